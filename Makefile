@@ -1,0 +1,74 @@
+# The commands a new user types. The real build is Meson (meson.build);
+# this file installs dependencies, configures build directories and runs
+# the test suites.
+#
+#   make               build: build/heapscope, build/libheapscope-preload.so
+#   make check         every test, then again under ASan+UBSan
+#   make demo          heapscope's main job on a bundled example
+#   make install PREFIX=/usr/local
+#   make bench         the benchmarks in bench/ (slow; not part of check)
+
+PREFIX ?= /usr/local
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+MESON ?= meson
+DEPS_STAMP := $(BUILD)/.deps-ok
+# Re-configure when test files are added or removed (meson lists them).
+TEST_LIST := $(shell ls tests/unit/test_*.c tests/integration/t*.bats 2>/dev/null | tr '\n' ' ')
+
+.PHONY: all deps check check-unit check-asan demo install bench clean
+
+all: $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+deps:
+	@scripts/install-deps.sh
+
+$(DEPS_STAMP): scripts/install-deps.sh
+	@scripts/install-deps.sh
+	@mkdir -p $(BUILD) && touch $@
+
+# $(1) = build dir, $(2) = extra meson options
+define configure
+	@mkdir -p $(1)
+	@if [ ! -f $(1)/build.ninja ]; then \
+		$(MESON) setup $(1) $(2) >/dev/null; \
+	elif [ "$$(cat $(1)/.test-list 2>/dev/null)" != "$(TEST_LIST)" ]; then \
+		$(MESON) setup --reconfigure $(1) $(2) >/dev/null; \
+	fi
+	@echo "$(TEST_LIST)" > $(1)/.test-list
+endef
+
+$(BUILD)/build.ninja: $(DEPS_STAMP) FORCE
+	$(call configure,$(BUILD),--prefix=$(abspath $(PREFIX)) -Dwerror=true)
+
+$(ASAN_BUILD)/build.ninja: $(DEPS_STAMP) FORCE
+	$(call configure,$(ASAN_BUILD),-Db_sanitize=address,undefined -Db_lundef=false -Dwerror=true -Dbuildtype=debug -Doptimization=1)
+
+FORCE:
+
+check: check-unit check-asan
+
+check-unit: all
+	$(MESON) test -C $(BUILD) --print-errorlogs --num-processes 2
+
+check-asan: $(ASAN_BUILD)/build.ninja
+	ninja -C $(ASAN_BUILD)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		$(MESON) test -C $(ASAN_BUILD) --print-errorlogs --num-processes 2 \
+		--timeout-multiplier 3
+
+demo: all
+	@sh scripts/demo.sh $(BUILD)/heapscope
+
+install: all
+	$(MESON) install -C $(BUILD) --destdir "$(DESTDIR)" >/dev/null
+	@echo "installed heapscope under $(DESTDIR)$(PREFIX)"
+
+bench: all
+	@scripts/install-deps.sh --bench
+	@sh bench/run.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,42 @@
+#!/bin/sh
+# install-deps.sh - install the Debian packages heapscope builds and tests
+# with, if any is missing. Idempotent; silent when nothing is missing.
+#
+#   scripts/install-deps.sh          build and test dependencies
+#   scripts/install-deps.sh --bench  also what bench/ compares against
+set -eu
+
+PACKAGES="gcc make pkg-config meson ninja-build
+libxxhash-dev libzstd-dev libzip-dev libexpat1-dev libyajl-dev libjansson-dev
+libpcre2-dev libunwind-dev libdw-dev libelf-dev libcmocka-dev bats
+linux-perf procps"
+if [ "${1:-}" = "--bench" ]; then
+	PACKAGES="$PACKAGES heaptrack sqlite3 python3 time"
+fi
+
+missing=""
+for p in $PACKAGES; do
+	status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	case "$status" in
+	*"install ok installed"*) ;;
+	*) missing="$missing $p" ;;
+	esac
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	if command -v sudo >/dev/null 2>&1; then
+		SUDO=sudo
+	else
+		echo "install-deps: missing packages:$missing" >&2
+		echo "install-deps: run this script as root to install them" >&2
+		exit 1
+	fi
+else
+	SUDO=
+fi
+echo "install-deps: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq >/dev/null
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,62 @@
+#ifndef HS_ANALYSIS_FILTER_H
+#define HS_ANALYSIS_FILTER_H
+#include <stdint.h>
+#include "common/diag.h"
+#include "model/stack_source.h"
+
+/*
+ * filter - the stack viewer's filter pipeline, perfview-semantics.md §0
+ * steps 1-5: time window, GroupPats, ExcPats, FoldPats, IncPats and the
+ * always-on collapse of a frame into an identical caller. (Fold% works on
+ * the call tree and belongs to the views.)
+ *
+ * The pipeline works per *stack*, not per sample: every input stack is
+ * mapped once to a processed output stack (or dropped), so a recompute over
+ * 10M samples costs one table lookup per sample. Output frames are named
+ * with what the viewer shows: the short (display) name of an ungrouped
+ * frame, a group's name, or "GROUP <<entry>>" for an entry group.
+ *
+ * Ownership: hs_filtered borrows the input source, which must outlive it
+ * and not change; it owns everything else. Release with
+ * hs_filtered_release().
+ */
+
+#define HS_DROPPED (UINT32_MAX - 1)	/* map value: the sample is filtered out */
+
+struct hs_filter_params {
+	const char *group;	/* GroupPats text; NULL or "" for none */
+	const char *fold;	/* FoldPats */
+	const char *inc;	/* IncPats: every ';' entry must match a frame */
+	const char *exc;	/* ExcPats: any match drops the sample */
+	double start_ms, end_ms;	/* time window; NAN = open bound */
+};
+#define HS_FILTER_PARAMS_INIT { .start_ms = NAN, .end_ms = NAN }
+
+struct hs_filtered {
+	const struct hs_stack_source *in;	/* borrowed */
+	struct hs_stack_source out;	/* processed frames and stacks; no samples */
+	uint32_t *map;		/* input stack -> output stack, HS_NO_STACK or HS_DROPPED */
+	uint8_t *folded;	/* input stack -> 1 if FoldPats moved its leaf's cost to a caller */
+	uint32_t root_map;	/* where a sample with no stack goes */
+	int has_window;		/* a Start or End bound is set */
+	int64_t start_ns, end_ns;	/* window incl. PerfView's 0.0006 ms slack */
+};
+
+/*
+ * Run the pipeline over @in with @p. Returns 0; -EINVAL for a bad pattern
+ * (the message, naming the pattern, is in @diag); -ENOMEM.
+ * On error @out is left released.
+ */
+int hs_filter_apply(const struct hs_stack_source *in,
+		    const struct hs_filter_params *p, struct hs_filtered *out,
+		    struct hs_diag *diag);
+void hs_filtered_release(struct hs_filtered *f);
+
+/*
+ * Sample @i of the input as the views see it: its output stack, and its
+ * metric and count after the time window (prorated for HS_METRIC_TIME
+ * sources, §0 step 1). Returns 0 when the sample is filtered out.
+ */
+int hs_filtered_sample(const struct hs_filtered *f, size_t i, uint32_t *stack,
+		       double *metric, double *count);
+#endif

@@ -1,0 +1,60 @@
+#ifndef HS_CLI_CLI_H
+#define HS_CLI_CLI_H
+#include "io/io.h"
+#include "model/stack_source.h"
+
+/*
+ * cli - what the commands share: the command table, exit codes, usage
+ * errors and loading an input file with a clear message.
+ *
+ * Only cli/ prints and exits; the libraries below return errors.
+ * Exit status: 0 success, 1 failure, 2 usage error.
+ */
+enum { HS_EXIT_OK = 0, HS_EXIT_FAIL = 1, HS_EXIT_USAGE = 2 };
+
+struct hs_command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;	/* one line for `heapscope help` */
+	const char *usage;	/* full text for `heapscope help NAME` and --help */
+};
+
+/* The table, terminated by an entry with a NULL name. */
+extern const struct hs_command hs_commands[];
+const struct hs_command *hs_command_find(const char *name);
+
+/* Print @cmd's usage on stdout (for --help); returns HS_EXIT_OK. */
+int cli_help(const char *cmd);
+/*
+ * Print "heapscope CMD: message" and a hint to stderr; returns
+ * HS_EXIT_USAGE, so `return cli_usage_error(...)` ends a command.
+ */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Print "heapscope: error: message" to stderr; returns HS_EXIT_FAIL. */
+int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Load @path into @src (initialised here) with format @from (a --from
+ * name or NULL for automatic). On failure prints the error, naming the
+ * file and line, and returns HS_EXIT_FAIL (or HS_EXIT_USAGE for an
+ * unknown --from); @src is then released.
+ */
+int cli_load(const char *cmd, const char *path, const char *from,
+	     struct hs_stack_source *src);
+
+/* Parse a non-negative or signed number option; 0 or HS_EXIT_USAGE. */
+int cli_parse_double(const char *cmd, const char *opt, const char *arg,
+		     double *out);
+int cli_parse_ulong(const char *cmd, const char *opt, const char *arg,
+		    unsigned long *out);
+
+/* The commands. */
+int cmd_help(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_overweight(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+#endif

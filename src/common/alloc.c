@@ -1,0 +1,94 @@
+/*
+ * alloc - allocation wrappers with fault injection for tests.
+ */
+#include "common/alloc.h"
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static long fail_countdown = -1;
+
+static int should_fail(void)
+{
+	if (fail_countdown < 0)
+		return 0;
+	if (fail_countdown == 0)
+		return 1;
+	fail_countdown--;
+	return 0;
+}
+
+void hs_alloc_fail_after(long n)
+{
+	fail_countdown = n;
+}
+
+void *hs_malloc(size_t size)
+{
+	return should_fail() ? NULL : malloc(size ? size : 1);
+}
+
+void *hs_calloc(size_t nmemb, size_t size)
+{
+	return should_fail() ? NULL : calloc(nmemb ? nmemb : 1, size ? size : 1);
+}
+
+void *hs_realloc(void *ptr, size_t size)
+{
+	return should_fail() ? NULL : realloc(ptr, size ? size : 1);
+}
+
+void *hs_grow(void *ptr, size_t elem, size_t need, size_t *alloc)
+{
+	size_t n = *alloc;
+	void *p;
+
+	if (need <= n)
+		return ptr;
+	if (n < 16)
+		n = 16;
+	while (n < need) {
+		if (n > SIZE_MAX / 3)
+			return NULL;
+		n += n / 2;
+	}
+	if (n > SIZE_MAX / elem)
+		return NULL;
+	p = hs_realloc(ptr, n * elem);
+	if (!p)
+		return NULL;
+	*alloc = n;
+	return p;
+}
+
+int hs__grow_typed(void **arr, size_t elem, size_t need, size_t *alloc)
+{
+	void *p = hs_grow(*arr, elem, need, alloc);
+
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	return 0;
+}
+
+char *hs_strndup(const char *s, size_t n)
+{
+	char *d = hs_malloc(n + 1);
+
+	if (!d)
+		return NULL;
+	memcpy(d, s, n);
+	d[n] = '\0';
+	return d;
+}
+
+char *hs_strdup(const char *s)
+{
+	return hs_strndup(s, strlen(s));
+}
+
+void hs_free(void *ptr)
+{
+	free(ptr);
+}

@@ -1,0 +1,41 @@
+#ifndef HS_COMMON_ALLOC_H
+#define HS_COMMON_ALLOC_H
+#include <stddef.h>
+
+/*
+ * alloc - the one door through which heapscope's libraries get memory.
+ *
+ * Every library allocation goes through hs_malloc() and friends so that
+ * tests can make the Nth allocation fail (hs_alloc_fail_after()) and check
+ * that each caller cleans up and reports -ENOMEM. The functions behave as
+ * their libc namesakes; hs_free(NULL) is a no-op.
+ *
+ * Not used by the collector, whose hooks must never allocate.
+ */
+void *hs_malloc(size_t size);
+void *hs_calloc(size_t nmemb, size_t size);
+/* Like realloc(3); on failure the old block is left untouched. */
+void *hs_realloc(void *ptr, size_t size);
+/*
+ * Grow an array of @elem-byte items so that it holds at least @need items.
+ * *@alloc is the current capacity (in items) and is updated on success.
+ * Growth is geometric (×1.5, at least 16). Returns the new pointer, or NULL
+ * on overflow or out of memory, in which case *@ptr is still valid.
+ */
+void *hs_grow(void *ptr, size_t elem, size_t need, size_t *alloc);
+char *hs_strdup(const char *s);
+char *hs_strndup(const char *s, size_t n);
+void hs_free(void *ptr);
+
+/*
+ * Testing aid: after @n further successful allocations, every allocation
+ * fails until hs_alloc_fail_after(-1) is called. Not thread-safe.
+ */
+void hs_alloc_fail_after(long n);
+
+/* Grow @arr (a typed pointer) with capacity @alloc to hold @need items. */
+#define HS_GROW(arr, need, alloc)                                          \
+	((need) <= (alloc) ? 0 : hs__grow_typed((void **)&(arr), sizeof(*(arr)), \
+						(need), &(alloc)))
+int hs__grow_typed(void **arr, size_t elem, size_t need, size_t *alloc);
+#endif

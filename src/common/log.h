@@ -1,0 +1,30 @@
+#ifndef HS_COMMON_LOG_H
+#define HS_COMMON_LOG_H
+
+/*
+ * log - leveled messages on stderr, prefixed "heapscope: ".
+ *
+ * The level comes from hs_log_set_level() (the CLI's -v) or the HS_LOG
+ * environment variable (error, warn, info, debug). Messages follow git's
+ * style: lowercase, no full stop, the subject in quotes.
+ */
+enum hs_log_level { HS_LOG_ERROR, HS_LOG_WARN, HS_LOG_INFO, HS_LOG_DEBUG };
+
+void hs_log_set_level(enum hs_log_level level);
+int hs_log_enabled(enum hs_log_level level);
+void hs_log(enum hs_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#define pr_err(...) hs_log(HS_LOG_ERROR, __VA_ARGS__)
+#define pr_warn(...) hs_log(HS_LOG_WARN, __VA_ARGS__)
+#define pr_info(...) hs_log(HS_LOG_INFO, __VA_ARGS__)
+#define pr_debug(...) hs_log(HS_LOG_DEBUG, __VA_ARGS__)
+
+/* A check that stays on in release builds; prints and aborts. */
+#define HS_BUG_ON(cond)                                                   \
+	do {                                                              \
+		if (cond)                                                 \
+			hs__bug(__FILE__, __LINE__, #cond);               \
+	} while (0)
+_Noreturn void hs__bug(const char *file, int line, const char *what);
+#endif

@@ -1,0 +1,140 @@
+/*
+ * strtab - string interning with an arena and an open-addressing index
+ * (linear probing, kept at most half full, hashes from XXH3).
+ */
+#include "common/strtab.h"
+#include "common/alloc.h"
+#include "common/hash.h"
+#include <errno.h>
+#include <string.h>
+
+#define BLOCK_MIN (64 * 1024)
+
+void hs_strtab_init(struct hs_strtab *t, size_t max_bytes)
+{
+	memset(t, 0, sizeof(*t));
+	t->max_bytes = max_bytes;
+}
+
+void hs_strtab_release(struct hs_strtab *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr_block; i++)
+		hs_free(t->block[i]);
+	hs_free(t->block);
+	hs_free(t->ent);
+	hs_free(t->slot);
+	hs_strtab_init(t, t->max_bytes);
+}
+
+static size_t find_slot(const struct hs_strtab *t, const char *s, size_t len)
+{
+	size_t mask = t->nr_slot - 1;
+	size_t i = (size_t)hs_hash_bytes(s, len) & mask;
+
+	while (t->slot[i]) {
+		uint32_t id = t->slot[i] - 1;
+
+		if (t->ent[id].len == len && !memcmp(t->ent[id].str, s, len))
+			break;
+		i = (i + 1) & mask;
+	}
+	return i;
+}
+
+static int grow_index(struct hs_strtab *t)
+{
+	size_t n = t->nr_slot ? 2 * t->nr_slot : 64;
+	uint32_t *slot = hs_calloc(n, sizeof(*slot));
+	size_t id;
+
+	if (!slot)
+		return -ENOMEM;
+	hs_free(t->slot);
+	t->slot = slot;
+	t->nr_slot = n;
+	for (id = 0; id < t->nr; id++)
+		t->slot[find_slot(t, t->ent[id].str, t->ent[id].len)] =
+			(uint32_t)id + 1;
+	return 0;
+}
+
+static char *arena_alloc(struct hs_strtab *t, size_t n)
+{
+	char *b;
+
+	if (t->nr_block && t->block_used + n <= t->block_size) {
+		b = t->block[t->nr_block - 1] + t->block_used;
+		t->block_used += n;
+		return b;
+	}
+	if (HS_GROW(t->block, t->nr_block + 1, t->alloc_block))
+		return NULL;
+	t->block_size = n > BLOCK_MIN ? n : BLOCK_MIN;
+	b = hs_malloc(t->block_size);
+	if (!b)
+		return NULL;
+	t->block[t->nr_block++] = b;
+	t->arena_bytes += t->block_size;
+	t->block_used = n;
+	return b;
+}
+
+int hs_strtab_find(const struct hs_strtab *t, const char *s, size_t len,
+		   uint32_t *id)
+{
+	size_t i;
+
+	if (!t->nr_slot)
+		return -ENOENT;
+	i = find_slot(t, s, len);
+	if (!t->slot[i])
+		return -ENOENT;
+	*id = t->slot[i] - 1;
+	return 0;
+}
+
+int hs_strtab_intern(struct hs_strtab *t, const char *s, size_t len,
+		     uint32_t *id)
+{
+	size_t i;
+	char *copy;
+
+	if (2 * (t->nr + 1) > t->nr_slot && grow_index(t))
+		return -ENOMEM;
+	i = find_slot(t, s, len);
+	if (t->slot[i]) {
+		*id = t->slot[i] - 1;
+		return 0;
+	}
+	if (len > UINT32_MAX || t->nr >= UINT32_MAX - 1 ||
+	    (t->max_bytes && len + 1 > t->max_bytes - t->bytes))
+		return -E2BIG;
+	if (HS_GROW(t->ent, t->nr + 1, t->alloc))
+		return -ENOMEM;
+	copy = arena_alloc(t, len + 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, s, len);
+	copy[len] = '\0';
+
+	t->ent[t->nr].str = copy;
+	t->ent[t->nr].len = len;
+	t->nr++;
+	t->slot[i] = (uint32_t)t->nr;	/* id + 1 */
+	t->bytes += len + 1;
+	*id = (uint32_t)t->nr - 1;
+	return 0;
+}
+
+const char *hs_strtab_get(const struct hs_strtab *t, uint32_t id)
+{
+	return id < t->nr ? t->ent[id].str : NULL;
+}
+
+size_t hs_strtab_memory(const struct hs_strtab *t)
+{
+	return t->arena_bytes + t->alloc * sizeof(*t->ent) +
+	       t->nr_slot * sizeof(*t->slot);
+}

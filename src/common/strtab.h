@@ -1,0 +1,55 @@
+#ifndef HS_COMMON_STRTAB_H
+#define HS_COMMON_STRTAB_H
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * strtab - intern strings (frame names, paths) as dense 32-bit ids.
+ *
+ * Ownership: the table copies every string into its own arena. Pointers
+ * returned by hs_strtab_get() are borrowed and stay valid until
+ * hs_strtab_release() (the arena never moves a string once written).
+ * Not thread-safe: callers serialise access.
+ */
+struct hs_strtab {
+	struct hs_strtab_entry {
+		const char *str;	/* NUL-terminated copy in an arena block */
+		size_t len;
+	} *ent;			/* id -> entry */
+	size_t nr, alloc;
+	uint32_t *slot;		/* hash index: id + 1; 0 = empty */
+	size_t nr_slot;		/* power of two, at most half full */
+	char **block;		/* arena blocks, each owned */
+	size_t nr_block, alloc_block;
+	size_t block_used, block_size;	/* fill of the newest block */
+	size_t arena_bytes;		/* sum of block sizes */
+	size_t bytes, max_bytes;	/* cap: input may be untrusted */
+};
+#define HS_STRTAB_INIT(cap) { .max_bytes = (cap) }
+
+void hs_strtab_init(struct hs_strtab *t, size_t max_bytes);
+/* Free all strings; @t can be reused after hs_strtab_init(). */
+void hs_strtab_release(struct hs_strtab *t);
+/*
+ * Intern @len bytes at @s; store the id in *@id. The bytes may contain
+ * anything but NUL. Returns 0, -ENOMEM or -E2BIG (over max_bytes or 2^32
+ * strings). On error nothing is added and *@id is untouched.
+ */
+int hs_strtab_intern(struct hs_strtab *t, const char *s, size_t len,
+		     uint32_t *id);
+/* Look up without adding: 0 and *@id, or -ENOENT. */
+int hs_strtab_find(const struct hs_strtab *t, const char *s, size_t len,
+		   uint32_t *id);
+/* Borrowed string for @id, or NULL if @id is unknown. */
+const char *hs_strtab_get(const struct hs_strtab *t, uint32_t id);
+static inline size_t hs_strtab_len(const struct hs_strtab *t, uint32_t id)
+{
+	return id < t->nr ? t->ent[id].len : 0;
+}
+static inline size_t hs_strtab_count(const struct hs_strtab *t)
+{
+	return t->nr;
+}
+/* Bytes held by the table (strings, arrays and index). */
+size_t hs_strtab_memory(const struct hs_strtab *t);
+#endif

@@ -1,0 +1,134 @@
+#ifndef HS_MODEL_STACK_SOURCE_H
+#define HS_MODEL_STACK_SOURCE_H
+#include <stddef.h>
+#include <stdint.h>
+#include "common/strtab.h"
+
+/*
+ * stack_source - PerfView's stack source: the one data model that every
+ * importer and trace view produces and every view consumes.
+ *
+ * A sample is (time, metric, count, call stack). Frames are interned names
+ * (full name "/path/to/module!function"; hs_frame_display() strips the
+ * directory). A call stack is an interned (frame, caller stack) pair, so a
+ * stack id names a whole path from the root to a leaf; HS_NO_STACK is the
+ * empty stack (a sample charged to ROOT itself). Samples are columnar.
+ *
+ * Interning is amortised O(1): frames through a strtab, stacks through an
+ * open-addressing index keyed by XXH3 of (frame, caller).
+ *
+ * Ownership: the source owns every array and string in it; pointers handed
+ * out (names, arrays) are borrowed until hs_source_release() or the next
+ * call that adds to the same table. Not thread-safe for writers; any number
+ * of readers may share a source that is no longer changing.
+ */
+
+#define HS_NO_STACK UINT32_MAX	/* the empty stack: ROOT */
+#define HS_NO_FRAME UINT32_MAX
+
+/* How the viewer scales a source (perfview-semantics.md §0 and §5). */
+enum hs_metric_kind {
+	HS_METRIC_PLAIN,	/* ScaleToData: bytes, counts, ... */
+	HS_METRIC_TIME,		/* TimeMetric: metric is a duration in ms */
+};
+
+/*
+ * The default text-box values a file may carry (the saved GUI state of a
+ * .perfView.xml); each is an owned string or NULL when absent.
+ */
+struct hs_source_defaults {
+	char *start, *end;	/* ms, as text */
+	char *group, *fold, *fold_pct, *inc, *exc;
+	char *notes;
+};
+
+struct hs_stack_source {
+	struct hs_strtab frames;	/* frame id -> full name */
+
+	uint32_t *stack_frame;	/* stack id -> its leaf frame */
+	uint32_t *stack_caller;	/* stack id -> caller stack, HS_NO_STACK at the top */
+	uint32_t *stack_depth;	/* stack id -> number of frames (>= 1) */
+	size_t nr_stacks, alloc_stacks;
+	uint32_t *stack_slot;	/* index: stack id + 1; 0 = empty */
+	size_t nr_stack_slot;	/* power of two, at most half full */
+
+	int64_t *time;		/* sample -> ns from the start of the trace */
+	double *metric;		/* sample -> its weight (bytes, ms, 1, ...) */
+	double *count;		/* sample -> how many events it stands for */
+	uint32_t *stack;	/* sample -> stack id or HS_NO_STACK */
+	size_t nr_samples, alloc_samples;
+
+	enum hs_metric_kind kind;
+	char *metric_unit;	/* owned; "ms", "bytes", "samples" or NULL */
+	struct hs_source_defaults defaults;
+};
+
+void hs_source_init(struct hs_stack_source *src);
+/* Free everything; @src may be re-initialised afterwards. NULL-safe. */
+void hs_source_release(struct hs_stack_source *src);
+
+/*
+ * Intern the frame named by @len bytes at @name (no NUL inside). Returns
+ * 0 and the id in *@frame, -ENOMEM, or -E2BIG over the name cap.
+ */
+int hs_source_intern_frame(struct hs_stack_source *src, const char *name,
+			   size_t len, uint32_t *frame);
+/*
+ * Intern the stack whose leaf is @frame called from @caller (a stack id or
+ * HS_NO_STACK). Returns 0 and the id in *@stack, -ENOMEM or -E2BIG.
+ */
+int hs_source_intern_stack(struct hs_stack_source *src, uint32_t frame,
+			   uint32_t caller, uint32_t *stack);
+/*
+ * Intern a whole stack given as @n frame ids, root first. An empty array
+ * gives HS_NO_STACK. Same returns as hs_source_intern_stack().
+ */
+int hs_source_intern_path(struct hs_stack_source *src, const uint32_t *frames,
+			  size_t n, uint32_t *stack);
+/* Append a sample. Returns 0 or -ENOMEM. */
+int hs_source_add_sample(struct hs_stack_source *src, int64_t time_ns,
+			 double metric, double count, uint32_t stack);
+/* Make room for @n more samples at once (an optimisation only). */
+int hs_source_reserve_samples(struct hs_stack_source *src, size_t n);
+
+static inline const char *hs_source_frame_name(const struct hs_stack_source *src,
+					       uint32_t frame)
+{
+	return hs_strtab_get(&src->frames, frame);
+}
+static inline size_t hs_source_nr_frames(const struct hs_stack_source *src)
+{
+	return hs_strtab_count(&src->frames);
+}
+static inline uint32_t hs_source_depth(const struct hs_stack_source *src,
+				       uint32_t stack)
+{
+	return stack == HS_NO_STACK ? 0 : src->stack_depth[stack];
+}
+/*
+ * Write the frames of @stack, root first, into @out (room for @max).
+ * Returns the stack's depth. When it exceeds @max, @out holds the @max
+ * frames nearest the leaf, still root first.
+ */
+size_t hs_source_stack_frames(const struct hs_stack_source *src, uint32_t stack,
+			      uint32_t *out, size_t max);
+
+/*
+ * Display name of a full frame name: the directory before the module is
+ * stripped ("/usr/lib/libc.so.6!malloc" -> "libc.so.6!malloc"), looking for
+ * the last '/' or '\\' before the first '!'. Names without '!' are shown
+ * whole. Returns a pointer into @full (borrowed).
+ */
+const char *hs_frame_display(const char *full);
+
+/* Sum of all metrics and counts. */
+void hs_source_totals(const struct hs_stack_source *src, double *metric,
+		      double *count);
+/* Smallest and largest sample time in ns (both 0 with no samples). */
+void hs_source_time_range(const struct hs_stack_source *src, int64_t *first,
+			  int64_t *last);
+/* Bytes of memory the source holds. */
+size_t hs_source_memory(const struct hs_stack_source *src);
+/* Free the default text-box values. */
+void hs_source_defaults_release(struct hs_source_defaults *d);
+#endif

@@ -1,0 +1,73 @@
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+#include "common/alloc.h"
+
+static void grow_is_geometric_and_keeps_content(void **state)
+{
+	int *a = NULL;
+	size_t alloc = 0, i;
+
+	(void)state;
+	for (i = 0; i < 1000; i++) {
+		assert_int_equal(HS_GROW(a, i + 1, alloc), 0);
+		a[i] = (int)i;
+	}
+	assert_true(alloc >= 1000 && alloc < 2000);
+	for (i = 0; i < 1000; i++)
+		assert_int_equal(a[i], (int)i);
+	hs_free(a);
+}
+
+static void grow_failure_keeps_old_array(void **state)
+{
+	int *a = NULL;
+	size_t alloc = 0;
+
+	(void)state;
+	assert_int_equal(HS_GROW(a, 10, alloc), 0);
+	a[9] = 42;
+	hs_alloc_fail_after(0);
+	assert_int_equal(HS_GROW(a, 100, alloc), -ENOMEM);
+	hs_alloc_fail_after(-1);
+	assert_int_equal(alloc, 16);
+	assert_int_equal(a[9], 42);
+	hs_free(a);
+}
+
+static void grow_rejects_overflow(void **state)
+{
+	char *a = NULL;
+	size_t alloc = 0;
+
+	(void)state;
+	assert_null(hs_grow(a, 16, SIZE_MAX / 2, &alloc));
+	assert_int_equal(alloc, 0);
+}
+
+static void strdup_copies(void **state)
+{
+	char *s = hs_strndup("heapscope", 4);
+
+	(void)state;
+	assert_string_equal(s, "heap");
+	hs_free(s);
+	s = hs_strdup("");
+	assert_string_equal(s, "");
+	hs_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(grow_is_geometric_and_keeps_content),
+		cmocka_unit_test(grow_failure_keeps_old_array),
+		cmocka_unit_test(grow_rejects_overflow),
+		cmocka_unit_test(strdup_copies),
+	};
+	return cmocka_run_group_tests_name("alloc", tests, NULL, NULL);
+}

@@ -1,0 +1,151 @@
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+#include "common/alloc.h"
+#include "model/stack_source.h"
+
+static uint32_t frame(struct hs_stack_source *src, const char *name)
+{
+	uint32_t id;
+
+	assert_int_equal(hs_source_intern_frame(src, name, strlen(name), &id), 0);
+	return id;
+}
+
+static void stacks_are_interned_by_frame_and_caller(void **state)
+{
+	struct hs_stack_source src;
+	uint32_t a, b, c, s1, s2, s3, s4, path[3], out[3];
+
+	(void)state;
+	hs_source_init(&src);
+	a = frame(&src, "/bin/prog!main");
+	b = frame(&src, "/bin/prog!work");
+	c = frame(&src, "/lib/libc.so.6!malloc");
+	assert_int_equal(frame(&src, "/bin/prog!main"), a);
+
+	assert_int_equal(hs_source_intern_stack(&src, a, HS_NO_STACK, &s1), 0);
+	assert_int_equal(hs_source_intern_stack(&src, b, s1, &s2), 0);
+	assert_int_equal(hs_source_intern_stack(&src, c, s2, &s3), 0);
+	path[0] = a, path[1] = b, path[2] = c;
+	assert_int_equal(hs_source_intern_path(&src, path, 3, &s4), 0);
+	assert_int_equal(s4, s3);
+	assert_int_equal(src.nr_stacks, 3);
+	assert_int_equal(hs_source_depth(&src, s3), 3);
+	assert_int_equal(hs_source_depth(&src, HS_NO_STACK), 0);
+	assert_int_equal(hs_source_stack_frames(&src, s3, out, 3), 3);
+	assert_memory_equal(out, path, sizeof(path));
+	/* a short buffer keeps the leaf-most frames */
+	assert_int_equal(hs_source_stack_frames(&src, s3, out, 2), 3);
+	assert_int_equal(out[0], b);
+	assert_int_equal(out[1], c);
+	/* same frame under another caller is another stack */
+	assert_int_equal(hs_source_intern_stack(&src, c, s1, &s4), 0);
+	assert_int_not_equal(s4, s3);
+	assert_int_equal(hs_source_intern_stack(&src, 99, s1, &s4), -EINVAL);
+	assert_int_equal(hs_source_intern_stack(&src, a, 99, &s4), -EINVAL);
+	hs_source_release(&src);
+}
+
+static void samples_are_columnar_with_totals(void **state)
+{
+	struct hs_stack_source src;
+	uint32_t a, s;
+	double m, c;
+	int64_t first, last;
+
+	(void)state;
+	hs_source_init(&src);
+	a = frame(&src, "x");
+	assert_int_equal(hs_source_intern_stack(&src, a, HS_NO_STACK, &s), 0);
+	assert_int_equal(hs_source_add_sample(&src, 5000000, 10, 1, s), 0);
+	assert_int_equal(hs_source_add_sample(&src, 1000000, -4, -1, HS_NO_STACK), 0);
+	assert_int_equal(hs_source_add_sample(&src, 9000000, 2.5, 2, s), 0);
+	assert_int_equal(hs_source_add_sample(&src, 0, 1, 1, 7), -EINVAL);
+	assert_int_equal(src.nr_samples, 3);
+	hs_source_totals(&src, &m, &c);
+	assert_true(m == 8.5 && c == 2);
+	hs_source_time_range(&src, &first, &last);
+	assert_int_equal(first, 1000000);
+	assert_int_equal(last, 9000000);
+	assert_true(hs_source_memory(&src) > 0);
+	hs_source_release(&src);
+}
+
+static void display_names_strip_the_directory(void **state)
+{
+	(void)state;
+	assert_string_equal(hs_frame_display("/usr/lib/libc.so.6!malloc"), "libc.so.6!malloc");
+	assert_string_equal(hs_frame_display("C:\\Windows\\ntdll!Rtl/Start"), "ntdll!Rtl/Start");
+	assert_string_equal(hs_frame_display("libc.so.6!a/b"), "libc.so.6!a/b");
+	assert_string_equal(hs_frame_display("Thread (12) /bin/x"), "Thread (12) /bin/x");
+	assert_string_equal(hs_frame_display("/no/bang/at/all"), "/no/bang/at/all");
+}
+
+static void million_stacks_intern_quickly(void **state)
+{
+	struct hs_stack_source src;
+	uint32_t f[64], s, i;
+	char name[16];
+
+	(void)state;
+	hs_source_init(&src);
+	for (i = 0; i < 64; i++) {
+		snprintf(name, sizeof(name), "f%u", i);
+		f[i] = frame(&src, name);
+	}
+	/* 1M distinct stacks: a 3-level tree 100 x 100 x 100 */
+	for (i = 0; i < 1000000; i++) {
+		uint32_t p[3] = { f[i % 64], f[(i / 64) % 64], f[(i / 4096) % 64] };
+		uint32_t leaf;
+
+		assert_int_equal(hs_source_intern_path(&src, p, 3, &s), 0);
+		snprintf(name, sizeof(name), "leaf%u", i % 1000);
+		leaf = frame(&src, name);
+		assert_int_equal(hs_source_intern_stack(&src, leaf, s, &s), 0);
+		assert_int_equal(hs_source_add_sample(&src, i, 1, 1, s), 0);
+	}
+	assert_true(src.nr_stacks > 250000);
+	assert_true(hs_source_memory(&src) < (size_t)256 << 20);
+	hs_source_release(&src);
+}
+
+static void out_of_memory_is_reported(void **state)
+{
+	struct hs_stack_source src;
+	uint32_t a, s;
+	long n;
+	int ret = -1;
+
+	(void)state;
+	for (n = 0; n < 20 && ret; n++) {
+		hs_source_init(&src);
+		hs_alloc_fail_after(n);
+		ret = hs_source_intern_frame(&src, "a", 1, &a);
+		if (!ret)
+			ret = hs_source_intern_stack(&src, a, HS_NO_STACK, &s);
+		if (!ret)
+			ret = hs_source_add_sample(&src, 0, 1, 1, s);
+		hs_alloc_fail_after(-1);
+		assert_true(ret == 0 || ret == -ENOMEM);
+		hs_source_release(&src);
+	}
+	assert_int_equal(ret, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(stacks_are_interned_by_frame_and_caller),
+		cmocka_unit_test(samples_are_columnar_with_totals),
+		cmocka_unit_test(display_names_strip_the_directory),
+		cmocka_unit_test(million_stacks_intern_quickly),
+		cmocka_unit_test(out_of_memory_is_reported),
+	};
+	return cmocka_run_group_tests_name("stack_source", tests, NULL, NULL);
+}

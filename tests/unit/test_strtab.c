@@ -1,0 +1,101 @@
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+#include "common/alloc.h"
+#include "common/strtab.h"
+
+static void equal_strings_share_an_id(void **state)
+{
+	struct hs_strtab t = HS_STRTAB_INIT(64);
+	uint32_t a, b, c;
+
+	(void)state;
+	assert_int_equal(hs_strtab_intern(&t, "main", 4, &a), 0);
+	assert_int_equal(hs_strtab_intern(&t, "malloc", 6, &b), 0);
+	assert_int_equal(hs_strtab_intern(&t, "main", 4, &c), 0);
+	assert_int_equal(a, c);
+	assert_int_not_equal(a, b);
+	assert_string_equal(hs_strtab_get(&t, b), "malloc");
+	assert_int_equal(hs_strtab_len(&t, b), 6);
+	assert_int_equal(hs_strtab_count(&t), 2);
+	hs_strtab_release(&t);
+}
+
+static void cap_rejects_without_side_effects(void **state)
+{
+	struct hs_strtab t = HS_STRTAB_INIT(64);
+	char big[80];
+	uint32_t id = 7;
+
+	(void)state;
+	memset(big, 'x', sizeof(big));
+	assert_int_equal(hs_strtab_intern(&t, big, sizeof(big), &id), -E2BIG);
+	assert_int_equal(id, 7);
+	assert_null(hs_strtab_get(&t, 0));
+	hs_strtab_release(&t);
+}
+
+static void many_strings_keep_their_ids(void **state)
+{
+	struct hs_strtab t = HS_STRTAB_INIT(0);
+	char name[32];
+	uint32_t id, i;
+
+	(void)state;
+	for (i = 0; i < 100000; i++) {
+		int n = snprintf(name, sizeof(name), "frame%u", i);
+
+		assert_int_equal(hs_strtab_intern(&t, name, (size_t)n, &id), 0);
+		assert_int_equal(id, i);
+	}
+	for (i = 0; i < 100000; i += 997) {
+		int n = snprintf(name, sizeof(name), "frame%u", i);
+
+		assert_int_equal(hs_strtab_find(&t, name, (size_t)n, &id), 0);
+		assert_int_equal(id, i);
+		assert_string_equal(hs_strtab_get(&t, i), name);
+	}
+	assert_int_equal(hs_strtab_find(&t, "nope", 4, &id), -ENOENT);
+	assert_true(hs_strtab_memory(&t) > 100000 * 8);
+	hs_strtab_release(&t);
+}
+
+static void out_of_memory_adds_nothing(void **state)
+{
+	struct hs_strtab t = HS_STRTAB_INIT(0);
+	uint32_t id;
+	long n;
+	int ret;
+
+	(void)state;
+	/* fail each allocation in turn; every failure leaves a usable table */
+	for (n = 0; n < 8; n++) {
+		hs_strtab_init(&t, 0);
+		hs_alloc_fail_after(n);
+		ret = hs_strtab_intern(&t, "abc", 3, &id);
+		hs_alloc_fail_after(-1);
+		if (ret) {
+			assert_int_equal(ret, -ENOMEM);
+			assert_int_equal(hs_strtab_count(&t), 0);
+		}
+		assert_int_equal(hs_strtab_intern(&t, "abc", 3, &id), 0);
+		assert_int_equal(hs_strtab_count(&t), 1);
+		hs_strtab_release(&t);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(equal_strings_share_an_id),
+		cmocka_unit_test(cap_rejects_without_side_effects),
+		cmocka_unit_test(many_strings_keep_their_ids),
+		cmocka_unit_test(out_of_memory_adds_nothing),
+	};
+	return cmocka_run_group_tests_name("strtab", tests, NULL, NULL);
+}
