@@ -50,6 +50,13 @@ int hs_export_path(const struct hs_stack_source *src, const char *path,
 /* The streaming importers, one per format. */
 int hs_import_perf_script(FILE *f, struct hs_stack_source *out,
 			  struct hs_diag *diag);
+/*
+ * perfcollect's .trace.zip: the first entry ending in ".data.txt" read as
+ * perf script, with the zip's perf-<pid>.map / perfinfo-<pid>.map side
+ * files used for frames perf left unknown.
+ */
+int hs_import_trace_zip(const char *path, struct hs_stack_source *out,
+			struct hs_diag *diag);
 int hs_import_perfview_xml(FILE *f, struct hs_stack_source *out,
 			   struct hs_diag *diag);
 int hs_import_perfview_json(FILE *f, struct hs_stack_source *out,

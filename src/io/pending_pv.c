@@ -1,10 +1,9 @@
 /*
- * pending - TEMPORARY: entry points whose real implementation is being
+ * pending_pv - TEMPORARY: entry points whose real implementation is being
  * written. Each is removed from here when its module lands; the file goes
  * away when empty. Nothing here may remain on main at the end of a session.
  */
 #include "io/io.h"
-#include "io/zipfile.h"
 #include <errno.h>
 
 enum hs_format hs_format_sniff(const unsigned char *head, size_t n)
@@ -15,8 +14,6 @@ int hs_import_path(const char *path, enum hs_format fmt,
 int hs_export_path(const struct hs_stack_source *src, const char *path,
 		   enum hs_format fmt, struct hs_diag *diag)
 { (void)src; (void)path; (void)fmt; (void)diag; return -ENOSYS; }
-int hs_import_perf_script(FILE *f, struct hs_stack_source *out, struct hs_diag *diag)
-{ (void)f; (void)out; (void)diag; return -ENOSYS; }
 int hs_import_perfview_xml(FILE *f, struct hs_stack_source *out, struct hs_diag *diag)
 { (void)f; (void)out; (void)diag; return -ENOSYS; }
 int hs_import_perfview_json(FILE *f, struct hs_stack_source *out, struct hs_diag *diag)
