@@ -16,7 +16,7 @@ DEPS_STAMP := $(BUILD)/.deps-ok
 # Re-configure when test files are added or removed (meson lists them).
 TEST_LIST := $(shell ls tests/unit/test_*.c tests/integration/t*.bats 2>/dev/null | tr '\n' ' ')
 
-.PHONY: all deps check check-unit check-asan demo install bench clean
+.PHONY: all deps check check-unit demo install bench clean
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -47,17 +47,21 @@ $(ASAN_BUILD)/build.ninja: $(DEPS_STAMP) FORCE
 
 FORCE:
 
-check: check-unit check-asan
-
-check-unit: all
-	$(MESON) test -C $(BUILD) --print-errorlogs --num-processes 2
-
-check-asan: $(ASAN_BUILD)/build.ninja
+# Both suites always run; the last line counts what passed and failed.
+check: all $(ASAN_BUILD)/build.ninja
 	ninja -C $(ASAN_BUILD)
+	@rc=0; \
+	$(MESON) test -C $(BUILD) --print-errorlogs --num-processes 2 || rc=1; \
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		$(MESON) test -C $(ASAN_BUILD) --print-errorlogs --num-processes 2 \
-		--timeout-multiplier 3
+		--timeout-multiplier 3 || rc=1; \
+	python3 scripts/test-summary.py $(BUILD)/meson-logs/testlog.json \
+		$(ASAN_BUILD)/meson-logs/testlog.json || rc=1; \
+	exit $$rc
+
+check-unit: all
+	$(MESON) test -C $(BUILD) --print-errorlogs --num-processes 2
 
 demo: all
 	@sh scripts/demo.sh $(BUILD)/heapscope

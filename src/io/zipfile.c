@@ -1,0 +1,239 @@
+/*
+ * zipfile - one zip entry as a stdio stream (libzip + fopencookie).
+ *
+ * Reading decompresses on the fly through zip_fread(). Writing spools the
+ * entry's bytes to an anonymous temporary file and builds the zip when the
+ * stream is closed, so neither direction holds a whole entry in memory.
+ */
+#include "io/zipfile.h"
+#include "common/alloc.h"
+#include <errno.h>
+#include <string.h>
+#include <zip.h>
+
+struct zip_reader {
+	zip_t *zip;
+	zip_file_t *file;
+};
+
+static ssize_t reader_read(void *cookie, char *buf, size_t size)
+{
+	struct zip_reader *r = cookie;
+	zip_int64_t n = zip_fread(r->file, buf, size);
+
+	if (n < 0) {
+		errno = EIO;
+		return -1;
+	}
+	return (ssize_t)n;
+}
+
+static int reader_close(void *cookie)
+{
+	struct zip_reader *r = cookie;
+
+	zip_fclose(r->file);
+	zip_discard(r->zip);
+	hs_free(r);
+	return 0;
+}
+
+static zip_t *open_archive(const char *path, struct hs_diag *diag)
+{
+	int zerr = 0;
+	zip_t *z = zip_open(path, ZIP_RDONLY, &zerr);
+
+	if (!z && diag) {
+		zip_error_t e;
+
+		zip_error_init_with_code(&e, zerr);
+		hs_diag_set(diag, 0, "cannot open as a zip: %s", zip_error_strerror(&e));
+		zip_error_fini(&e);
+	}
+	return z;
+}
+
+static FILE *open_index(zip_t *z, zip_uint64_t index, struct hs_diag *diag)
+{
+	static const cookie_io_functions_t io = {
+		.read = reader_read,
+		.close = reader_close,
+	};
+	struct zip_reader *r = hs_malloc(sizeof(*r));
+	FILE *f;
+
+	if (!r) {
+		zip_discard(z);
+		hs_diag_set(diag, 0, "out of memory");
+		return NULL;
+	}
+	r->zip = z;
+	r->file = zip_fopen_index(z, index, 0);
+	if (!r->file) {
+		hs_diag_set(diag, 0, "cannot read zip entry '%s': %s",
+			    zip_get_name(z, index, 0), zip_strerror(z));
+		zip_discard(z);
+		hs_free(r);
+		return NULL;
+	}
+	f = fopencookie(r, "r", io);
+	if (!f) {
+		reader_close(r);
+		hs_diag_set(diag, 0, "out of memory");
+	}
+	return f;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+FILE *hs_zip_open_entry(const char *path, const char *suffix,
+			char **entry_name, struct hs_diag *diag)
+{
+	zip_t *z = open_archive(path, diag);
+	zip_int64_t n, i, found = -1;
+
+	if (!z)
+		return NULL;
+	n = zip_get_num_entries(z, 0);
+	if (!suffix && n != 1) {
+		hs_diag_set(diag, 0, "expected exactly one entry in the zip, found %lld",
+			    (long long)n);
+		zip_discard(z);
+		return NULL;
+	}
+	for (i = 0; i < n && found < 0; i++) {
+		const char *name = zip_get_name(z, (zip_uint64_t)i, 0);
+
+		if (name && (!suffix || ends_with(name, suffix)))
+			found = i;
+	}
+	if (found < 0) {
+		hs_diag_set(diag, 0, "no entry ending in '%s' in the zip", suffix);
+		zip_discard(z);
+		return NULL;
+	}
+	if (entry_name) {
+		*entry_name = hs_strdup(zip_get_name(z, (zip_uint64_t)found, 0));
+		if (!*entry_name) {
+			zip_discard(z);
+			hs_diag_set(diag, 0, "out of memory");
+			return NULL;
+		}
+	}
+	return open_index(z, (zip_uint64_t)found, diag);
+}
+
+FILE *hs_zip_open_named(const char *path, const char *name)
+{
+	zip_t *z = open_archive(path, NULL);
+	zip_int64_t i;
+
+	if (!z)
+		return NULL;
+	i = zip_name_locate(z, name, ZIP_FL_NODIR);
+	if (i < 0) {
+		zip_discard(z);
+		return NULL;
+	}
+	return open_index(z, (zip_uint64_t)i, NULL);
+}
+
+struct zip_writer {
+	char *path;		/* owned */
+	char *entry;		/* owned */
+	FILE *spool;		/* temporary file holding the entry's bytes */
+};
+
+static ssize_t writer_write(void *cookie, const char *buf, size_t size)
+{
+	struct zip_writer *w = cookie;
+
+	if (fwrite(buf, 1, size, w->spool) != size) {
+		errno = EIO;
+		return 0;
+	}
+	return (ssize_t)size;
+}
+
+static void writer_free(struct zip_writer *w)
+{
+	if (w->spool)
+		fclose(w->spool);
+	hs_free(w->path);
+	hs_free(w->entry);
+	hs_free(w);
+}
+
+/* Build the zip from the spooled bytes; 0 or -1 with errno set. */
+static int writer_close(void *cookie)
+{
+	struct zip_writer *w = cookie;
+	zip_source_t *src = NULL;
+	zip_t *z;
+	int zerr = 0, ret = -1;
+
+	if (fflush(w->spool) || ferror(w->spool))
+		goto out;
+	rewind(w->spool);
+	z = zip_open(w->path, ZIP_CREATE | ZIP_TRUNCATE, &zerr);
+	if (!z)
+		goto out;
+	src = zip_source_filep(z, w->spool, 0, -1);
+	if (!src) {
+		zip_discard(z);
+		goto out;
+	}
+	w->spool = NULL;	/* the source owns it now */
+	if (zip_file_add(z, w->entry, src, ZIP_FL_ENC_UTF_8) < 0) {
+		zip_source_free(src);
+		zip_discard(z);
+		goto out;
+	}
+	if (zip_close(z) < 0) {
+		zip_discard(z);
+		goto out;
+	}
+	ret = 0;
+out:
+	writer_free(w);
+	if (ret)
+		errno = EIO;
+	return ret;
+}
+
+FILE *hs_zip_create_entry(const char *path, const char *entry_name,
+			  struct hs_diag *diag)
+{
+	static const cookie_io_functions_t io = {
+		.write = writer_write,
+		.close = writer_close,
+	};
+	struct zip_writer *w = hs_calloc(1, sizeof(*w));
+	FILE *f;
+
+	if (!w)
+		goto oom;
+	w->path = hs_strdup(path);
+	w->entry = hs_strdup(entry_name);
+	if (!w->path || !w->entry)
+		goto oom;
+	w->spool = tmpfile();
+	if (!w->spool) {
+		hs_diag_set(diag, 0, "cannot create a temporary file: %s", strerror(errno));
+		writer_free(w);
+		return NULL;
+	}
+	f = fopencookie(w, "w", io);
+	if (f)
+		return f;
+oom:
+	if (w)
+		writer_free(w);
+	hs_diag_set(diag, 0, "out of memory");
+	return NULL;
+}

@@ -1,0 +1,135 @@
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zip.h>
+#include <cmocka.h>
+#include "common/alloc.h"
+#include "io/zipfile.h"
+
+static char dir[] = "/tmp/hs-zipfile-XXXXXX";
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[64];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd);
+}
+
+static void path_in_dir(char *out, size_t n, const char *name)
+{
+	snprintf(out, n, "%s/%s", dir, name);
+}
+
+static void written_entry_reads_back(void **state)
+{
+	struct hs_diag d = HS_DIAG_INIT("x");
+	char path[128], line[64], *name = NULL;
+	FILE *f;
+	int i;
+
+	(void)state;
+	path_in_dir(path, sizeof(path), "a.perfView.xml.zip");
+	f = hs_zip_create_entry(path, "a.perfView.xml", &d);
+	assert_non_null(f);
+	for (i = 0; i < 100000; i++)
+		fprintf(f, "line %d\n", i);
+	assert_int_equal(fclose(f), 0);
+
+	f = hs_zip_open_entry(path, NULL, &name, &d);
+	assert_non_null(f);
+	assert_string_equal(name, "a.perfView.xml");
+	for (i = 0; i < 100000; i++) {
+		char want[32];
+
+		assert_non_null(fgets(line, sizeof(line), f));
+		snprintf(want, sizeof(want), "line %d\n", i);
+		assert_string_equal(line, want);
+	}
+	assert_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	hs_free(name);
+
+	f = hs_zip_open_named(path, "a.perfView.xml");
+	assert_non_null(f);
+	fclose(f);
+	assert_null(hs_zip_open_named(path, "missing.map"));
+}
+
+static void entry_found_by_suffix_among_several(void **state)
+{
+	struct hs_diag d = HS_DIAG_INIT("x");
+	char path[128], *name = NULL, buf[16] = { 0 };
+	zip_t *z;
+	int err;
+	FILE *f;
+
+	(void)state;
+	path_in_dir(path, sizeof(path), "t.trace.zip");
+	z = zip_open(path, ZIP_CREATE | ZIP_TRUNCATE, &err);
+	assert_non_null(z);
+	assert_true(zip_file_add(z, "dir/perf-12.map",
+				 zip_source_buffer(z, "10 20 jit\n", 10, 0), 0) >= 0);
+	assert_true(zip_file_add(z, "dir/run.data.txt",
+				 zip_source_buffer(z, "perf text\n", 10, 0), 0) >= 0);
+	assert_int_equal(zip_close(z), 0);
+
+	f = hs_zip_open_entry(path, ".data.txt", &name, &d);
+	assert_non_null(f);
+	assert_string_equal(name, "dir/run.data.txt");
+	assert_int_equal(fread(buf, 1, sizeof(buf) - 1, f), 10);
+	assert_string_equal(buf, "perf text\n");
+	fclose(f);
+	hs_free(name);
+
+	f = hs_zip_open_named(path, "perf-12.map");
+	assert_non_null(f);
+	fclose(f);
+
+	/* more than one entry where exactly one is expected */
+	assert_null(hs_zip_open_entry(path, NULL, NULL, &d));
+	assert_true(d.set);
+	assert_non_null(strstr(d.msg, "exactly one entry"));
+}
+
+static void missing_suffix_and_non_zip_are_errors(void **state)
+{
+	struct hs_diag d1 = HS_DIAG_INIT("x"), d2 = HS_DIAG_INIT("y");
+	char path[128];
+	FILE *f;
+
+	(void)state;
+	path_in_dir(path, sizeof(path), "a.perfView.xml.zip");
+	assert_null(hs_zip_open_entry(path, ".data.txt", NULL, &d1));
+	assert_non_null(strstr(d1.msg, "no entry ending in '.data.txt'"));
+
+	path_in_dir(path, sizeof(path), "not-a.zip");
+	f = fopen(path, "w");
+	fputs("hello, not a zip", f);
+	fclose(f);
+	assert_null(hs_zip_open_entry(path, NULL, NULL, &d2));
+	assert_non_null(strstr(d2.msg, "cannot open as a zip"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(written_entry_reads_back),
+		cmocka_unit_test(entry_found_by_suffix_among_several),
+		cmocka_unit_test(missing_suffix_and_non_zip_are_errors),
+	};
+	return cmocka_run_group_tests_name("zipfile", tests, setup, teardown);
+}
