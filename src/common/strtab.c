@@ -128,6 +128,58 @@ int hs_strtab_intern(struct hs_strtab *t, const char *s, size_t len,
 	return 0;
 }
 
+/* Empty slot @i of the index, closing the gap so probes still work. */
+static void remove_slot(struct hs_strtab *t, size_t i)
+{
+	size_t mask = t->nr_slot - 1;
+	size_t j = i, home;
+
+	for (;;) {
+		t->slot[i] = 0;
+		for (;;) {
+			uint32_t id;
+
+			j = (j + 1) & mask;
+			if (!t->slot[j])
+				return;
+			id = t->slot[j] - 1;
+			home = (size_t)hs_hash_bytes(t->ent[id].str, t->ent[id].len);
+			home &= mask;
+			/* move j back into the gap unless its home lies in (i, j] */
+			if (i <= j ? (home <= i || home > j) : (home <= i && home > j))
+				break;
+		}
+		t->slot[i] = t->slot[j];
+		i = j;
+	}
+}
+
+int hs_strtab_rename(struct hs_strtab *t, uint32_t id, const char *s, size_t len)
+{
+	size_t i;
+	char *copy;
+
+	if (id >= t->nr)
+		return -EINVAL;
+	i = find_slot(t, s, len);
+	if (t->slot[i])
+		return t->slot[i] - 1 == id ? 0 : -EEXIST;
+	if (len > UINT32_MAX ||
+	    (t->max_bytes && len + 1 > t->max_bytes - t->bytes))
+		return -E2BIG;
+	copy = arena_alloc(t, len + 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, s, len);
+	copy[len] = '\0';
+	remove_slot(t, find_slot(t, t->ent[id].str, t->ent[id].len));
+	t->ent[id].str = copy;
+	t->ent[id].len = len;
+	t->slot[find_slot(t, s, len)] = id + 1;
+	t->bytes += len + 1;
+	return 0;
+}
+
 const char *hs_strtab_get(const struct hs_strtab *t, uint32_t id)
 {
 	return id < t->nr ? t->ent[id].str : NULL;

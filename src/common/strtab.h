@@ -40,6 +40,13 @@ int hs_strtab_intern(struct hs_strtab *t, const char *s, size_t len,
 /* Look up without adding: 0 and *@id, or -ENOENT. */
 int hs_strtab_find(const struct hs_strtab *t, const char *s, size_t len,
 		   uint32_t *id);
+/*
+ * Give the string @id the new content @len bytes at @s, keeping its id.
+ * Returns 0, -EEXIST if another id already holds that content (nothing
+ * changes), -EINVAL for an unknown id, -ENOMEM or -E2BIG. The old bytes
+ * stay in the arena, so pointers to them remain valid.
+ */
+int hs_strtab_rename(struct hs_strtab *t, uint32_t id, const char *s, size_t len);
 /* Borrowed string for @id, or NULL if @id is unknown. */
 const char *hs_strtab_get(const struct hs_strtab *t, uint32_t id);
 static inline size_t hs_strtab_len(const struct hs_strtab *t, uint32_t id)

@@ -52,6 +52,12 @@ int hs_source_intern_frame(struct hs_stack_source *src, const char *name,
 	return hs_strtab_intern(&src->frames, name, len, frame);
 }
 
+int hs_source_rename_frame(struct hs_stack_source *src, uint32_t frame,
+			   const char *name, size_t len)
+{
+	return hs_strtab_rename(&src->frames, frame, name, len);
+}
+
 static size_t stack_slot(const struct hs_stack_source *src, uint32_t frame,
 			 uint32_t caller)
 {

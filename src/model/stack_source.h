@@ -74,6 +74,14 @@ void hs_source_release(struct hs_stack_source *src);
 int hs_source_intern_frame(struct hs_stack_source *src, const char *name,
 			   size_t len, uint32_t *frame);
 /*
+ * Rename @frame to the @len bytes at @name; its stacks and samples keep
+ * it. For importers that learn a pseudo-frame's final name only at the
+ * end (a process's name). Returns 0, -EEXIST if another frame already
+ * has that name (nothing changes), -EINVAL, -ENOMEM or -E2BIG.
+ */
+int hs_source_rename_frame(struct hs_stack_source *src, uint32_t frame,
+			   const char *name, size_t len);
+/*
  * Intern the stack whose leaf is @frame called from @caller (a stack id or
  * HS_NO_STACK). Returns 0 and the id in *@stack, -ENOMEM or -E2BIG.
  */

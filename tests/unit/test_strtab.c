@@ -89,6 +89,44 @@ static void out_of_memory_adds_nothing(void **state)
 	}
 }
 
+static void rename_keeps_the_id_and_the_index(void **state)
+{
+	struct hs_strtab t = HS_STRTAB_INIT(0);
+	char name[32];
+	uint32_t id, i;
+
+	(void)state;
+	for (i = 0; i < 5000; i++) {
+		snprintf(name, sizeof(name), "s%u", i);
+		assert_int_equal(hs_strtab_intern(&t, name, strlen(name), &id), 0);
+	}
+	/* rename every third string; all others must still be found */
+	for (i = 0; i < 5000; i += 3) {
+		snprintf(name, sizeof(name), "renamed %u", i);
+		assert_int_equal(hs_strtab_rename(&t, i, name, strlen(name)), 0);
+	}
+	for (i = 0; i < 5000; i++) {
+		if (i % 3 == 0)
+			snprintf(name, sizeof(name), "renamed %u", i);
+		else
+			snprintf(name, sizeof(name), "s%u", i);
+		assert_int_equal(hs_strtab_find(&t, name, strlen(name), &id), 0);
+		assert_int_equal(id, i);
+		assert_string_equal(hs_strtab_get(&t, i), name);
+	}
+	assert_int_equal(hs_strtab_find(&t, "s0", 2, &id), -ENOENT);
+	assert_int_equal(hs_strtab_count(&t), 5000);
+	/* the same name again is a no-op; another string's name is refused */
+	assert_int_equal(hs_strtab_rename(&t, 0, "renamed 0", 9), 0);
+	assert_int_equal(hs_strtab_rename(&t, 1, "renamed 0", 9), -EEXIST);
+	assert_string_equal(hs_strtab_get(&t, 1), "s1");
+	assert_int_equal(hs_strtab_rename(&t, 5000, "x", 1), -EINVAL);
+	/* a renamed string can be interned again under its old name */
+	assert_int_equal(hs_strtab_intern(&t, "s0", 2, &id), 0);
+	assert_int_equal(id, 5000);
+	hs_strtab_release(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -96,6 +134,7 @@ int main(void)
 		cmocka_unit_test(cap_rejects_without_side_effects),
 		cmocka_unit_test(many_strings_keep_their_ids),
 		cmocka_unit_test(out_of_memory_adds_nothing),
+		cmocka_unit_test(rename_keeps_the_id_and_the_index),
 	};
 	return cmocka_run_group_tests_name("strtab", tests, NULL, NULL);
 }

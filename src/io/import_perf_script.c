@@ -1,0 +1,1267 @@
+/*
+ * import_perf_script - `perf script` text to a stack source, streaming
+ * (perfview-semantics.md §9 and §10).
+ *
+ * The input is a series of events, each a header line
+ *
+ *	COMM PID[/TID] [CPU] SECONDS: [PERIOD] EVENT: details
+ *
+ * followed by its call stack, one TAB-led frame line per frame, leaf
+ * first; a blank line or the next header ends the event. Each event is
+ * classified by kind (kinds[] below) and handed, with its frames, to that
+ * kind's handler. CPU samples become samples whose stack is
+ * `Process <comm> (<pid>)` -> `Thread (<tid>)` -> outermost frame ... leaf
+ * and whose metric is the time in ms to the next CPU sample on the same
+ * CPU (the last sample of each CPU is dropped). The other kinds are
+ * recognised and ignored for now; a thread-time view hooks in there.
+ *
+ * Speed: lines come from a block line reader and are parsed in place; a
+ * frame line is looked up by its raw text (symbol, offset and module) in
+ * a cache of frame ids, so a frame's name is built once per distinct
+ * text; a sample's stack reuses the interned prefix it shares with the
+ * previous sample. Nothing is allocated per line once the tables are
+ * warm.
+ *
+ * Process names are final only at the end (a pid's threads may have
+ * several COMM values): each pid's process frame is interned at first
+ * sight under its first name and renamed at the end if that changed.
+ */
+#include "io/io.h"
+#include "io/perf_script.h"
+#include "common/alloc.h"
+#include "common/buf.h"
+#include "common/hash.h"
+#include "common/linereader.h"
+#include "common/strtab.h"
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+#define MAX_LINE ((size_t)1 << 20)	/* longest line accepted */
+#define MAX_FRAMES 100000		/* frames of one event */
+#define RAW_CACHE_BYTES ((size_t)64 << 20) /* cap on the raw-text cache */
+#define NO_ID UINT32_MAX
+
+/* ---- a small map from 63-bit keys to 64-bit values ---- */
+
+struct u64map {
+	uint64_t *key;		/* key + 1; 0 = empty slot */
+	uint64_t *val;
+	size_t nr, nr_slot;	/* nr_slot: power of two, at most half full */
+};
+
+static void map_release(struct u64map *m)
+{
+	hs_free(m->key);
+	hs_free(m->val);
+	memset(m, 0, sizeof(*m));
+}
+
+static size_t map_slot(const struct u64map *m, uint64_t key)
+{
+	size_t mask = m->nr_slot - 1;
+	size_t i = (size_t)hs_hash_u64(key) & mask;
+
+	while (m->key[i] && m->key[i] != key + 1)
+		i = (i + 1) & mask;
+	return i;
+}
+
+/* Value of @key in *@val, added as 0 if missing. Returns 0 or -ENOMEM. */
+static int map_put(struct u64map *m, uint64_t key, uint64_t **val)
+{
+	size_t i;
+
+	if (2 * (m->nr + 1) > m->nr_slot) {
+		struct u64map n = { .nr = m->nr };
+		size_t j;
+
+		n.nr_slot = m->nr_slot ? 2 * m->nr_slot : 64;
+		n.key = hs_calloc(n.nr_slot, sizeof(*n.key));
+		n.val = hs_calloc(n.nr_slot, sizeof(*n.val));
+		if (!n.key || !n.val) {
+			map_release(&n);
+			return -ENOMEM;
+		}
+		for (j = 0; j < m->nr_slot; j++) {
+			if (!m->key[j])
+				continue;
+			i = map_slot(&n, m->key[j] - 1);
+			n.key[i] = m->key[j];
+			n.val[i] = m->val[j];
+		}
+		map_release(m);
+		*m = n;
+	}
+	i = map_slot(m, key);
+	if (!m->key[i]) {
+		m->key[i] = key + 1;
+		m->val[i] = 0;
+		m->nr++;
+	}
+	*val = &m->val[i];
+	return 0;
+}
+
+/* ---- event kinds ---- */
+
+enum ps_kind {
+	PS_CPU,			/* anything not named below: a CPU sample */
+	PS_SCHED_SWITCH,
+	PS_SCHED_EXEC,
+	PS_SCHED_EXIT,
+	PS_SCHED_WAKEUP,
+	PS_BLOCK_ISSUE,
+	PS_BLOCK_COMPLETE,
+	PS_IRQ_ENTRY,
+	PS_IRQ_EXIT,
+	PS__NR_KINDS
+};
+
+/* Tracepoint names that select a kind (matched as whole words). */
+static const struct {
+	const char *name;
+	enum ps_kind kind;
+} kind_names[] = {
+	{ "sched_switch", PS_SCHED_SWITCH },
+	{ "sched_process_exec", PS_SCHED_EXEC },
+	{ "sched_process_exit", PS_SCHED_EXIT },
+	{ "sched_wakeup", PS_SCHED_WAKEUP },
+	{ "sched_wakeup_new", PS_SCHED_WAKEUP },
+	{ "block_rq_issue", PS_BLOCK_ISSUE },
+	{ "block_rq_complete", PS_BLOCK_COMPLETE },
+	{ "irq_handler_entry", PS_IRQ_ENTRY },
+	{ "softirq_entry", PS_IRQ_ENTRY },
+	{ "irq_handler_exit", PS_IRQ_EXIT },
+	{ "softirq_exit", PS_IRQ_EXIT },
+};
+
+/* One event being read: its header, then its frames in ps->frames. */
+struct ps_event {
+	enum ps_kind kind;
+	uint32_t pid, tid;
+	int64_t cpu;		/* -1 when the header has no [CPU] */
+	int64_t time;		/* ns from the first event */
+	uint64_t line;		/* line of the header */
+	/* comm, event name and details are copied to ps->comm, ->event, ->details */
+};
+
+struct ps;
+typedef int (*ps_handler)(struct ps *ps, const struct ps_event *ev);
+static int on_cpu_sample(struct ps *ps, const struct ps_event *ev);
+static int on_ignored(struct ps *ps, const struct ps_event *ev);
+
+/*
+ * What each kind does at the end of its event. @frames: whether its frame
+ * lines are interned into ps->frames (otherwise they are only checked).
+ */
+static const struct {
+	ps_handler finish;
+	int frames;
+} kinds[PS__NR_KINDS] = {
+	[PS_CPU] = { on_cpu_sample, 1 },
+	[PS_SCHED_SWITCH] = { on_ignored, 0 },
+	[PS_SCHED_EXEC] = { on_ignored, 0 },
+	[PS_SCHED_EXIT] = { on_ignored, 0 },
+	[PS_SCHED_WAKEUP] = { on_ignored, 0 },
+	[PS_BLOCK_ISSUE] = { on_ignored, 0 },
+	[PS_BLOCK_COMPLETE] = { on_ignored, 0 },
+	[PS_IRQ_ENTRY] = { on_ignored, 0 },
+	[PS_IRQ_EXIT] = { on_ignored, 0 },
+};
+
+/* ---- importer state ---- */
+
+struct proc {
+	uint32_t frame;		/* its `Process ...` frame */
+	uint32_t first, last;	/* its comm ids, in order of first sight */
+	uint32_t nr_comms;
+	const char *comm;	/* last comm seen (borrowed from ps->comms) */
+	size_t comm_len;
+};
+
+struct raw_ent {
+	uint32_t frame;
+	uint32_t unknown;	/* module or symbol is "unknown" */
+};
+
+struct ps {
+	struct hs_stack_source *out;
+	struct hs_diag *diag;
+	const struct hs__perf_symbols *syms;
+	struct hs_linereader lr;
+	struct hs_buf name;	/* scratch: a name being built */
+
+	/* the current event */
+	int in_event;
+	int after_frame;	/* the last line was a frame line */
+	struct ps_event ev;
+	struct hs_buf comm, event, details;
+	uint32_t *frames;	/* leaf first */
+	size_t nr_frames, alloc_frames;
+
+	int have_base;
+	int64_t base;		/* ns of the first event */
+
+	/* processes and threads */
+	struct u64map pids;	/* pid -> index in procs */
+	struct proc *procs;
+	size_t nr_procs, alloc_procs;
+	struct hs_strtab comms;	/* "<pid>:<comm>" */
+	uint32_t *comm_next;	/* comm id -> next comm id of its pid, NO_ID */
+	size_t alloc_comm_next;
+	struct u64map tids;	/* tid -> thread frame */
+
+	/* weights: cpu + 1 -> last sample index + 1 on that CPU */
+	struct u64map cpus;
+
+	/* the previous sample's path, root first, to reuse its prefix */
+	uint32_t *path_frame, *path_stack;
+	size_t path_len, alloc_path, alloc_path2;
+
+	/* frame line text (after the address) -> frame */
+	struct hs_strtab raw;
+	struct raw_ent *raw_ent;
+	size_t alloc_raw_ent;
+	int raw_full;		/* over RAW_CACHE_BYTES: stop adding */
+
+	char msg[400];		/* why a header did not parse */
+};
+
+static int fail(struct ps *ps, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Record a malformed-input error at the current line; returns -EINVAL. */
+static int fail(struct ps *ps, const char *fmt, ...)
+{
+	char buf[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	hs_diag_set(ps->diag, ps->lr.lineno, "%s%s", buf,
+		    ps->lr.last_had_newline ? "" : " (the file ends here: cut off?)");
+	return -EINVAL;
+}
+
+static int nomem(struct ps *ps)
+{
+	hs_diag_set(ps->diag, ps->lr.lineno, "out of memory");
+	return -ENOMEM;
+}
+
+static int is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static int is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static int hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static const char *skip_space(const char *p, const char *end)
+{
+	while (p < end && is_space(*p))
+		p++;
+	return p;
+}
+
+static const char *trim_end(const char *p, const char *end)
+{
+	while (end > p && is_space(end[-1]))
+		end--;
+	return end;
+}
+
+/* Quote at most 40 bytes of a token for a message. */
+static int quote_len(const char *p, const char *end)
+{
+	const char *q = p;
+
+	while (q < end && !is_space(*q))
+		q++;
+	return q - p > 40 ? 40 : (int)(q - p);
+}
+
+/* Decimal digits at *@pp (at least one) into *@v, at most @max. */
+static int parse_uint(const char **pp, const char *end, uint64_t max, uint64_t *v)
+{
+	const char *p = *pp;
+	uint64_t n = 0;
+
+	if (p == end || !is_digit(*p))
+		return -1;
+	while (p < end && is_digit(*p)) {
+		uint64_t d = (uint64_t)(*p++ - '0');
+
+		if (n > (max - d) / 10)
+			return -1;
+		n = n * 10 + d;
+	}
+	*pp = p;
+	*v = n;
+	return 0;
+}
+
+/* ---- the header line ---- */
+
+struct header {
+	const char *comm, *comm_end;
+	uint64_t pid, tid;
+	int64_t cpu;
+	int64_t time;		/* ns, absolute */
+	const char *event, *event_end;
+	const char *details, *details_end;
+};
+
+/*
+ * SECONDS: digits, optionally '.' and digits, then ':'. Nanoseconds are
+ * computed exactly; digits beyond the ninth decimal are ignored.
+ */
+static int parse_time(struct ps *ps, const char **pp, const char *end, int64_t *ns)
+{
+	const char *p = *pp;
+	uint64_t sec, frac = 0;
+	int digits = 0;
+
+	if (parse_uint(&p, end, 9000000000ull, &sec))
+		goto bad;
+	if (p < end && *p == '.') {
+		for (p++; p < end && is_digit(*p); p++)
+			if (digits < 9) {
+				frac = frac * 10 + (uint64_t)(*p - '0');
+				digits++;
+			}
+	}
+	for (; digits < 9; digits++)
+		frac *= 10;
+	if (p == end || *p != ':')
+		goto bad;
+	*ns = (int64_t)(sec * 1000000000ull + frac);
+	*pp = p + 1;
+	return 0;
+bad:
+	snprintf(ps->msg, sizeof(ps->msg), "bad time '%.*s' (expected SECONDS:)",
+		 quote_len(*pp, end), *pp);
+	return -1;
+}
+
+/*
+ * Parse `PID[/TID] [CPU] SECONDS: [PERIOD] EVENT: details` at @p. Returns
+ * 0, or -1 with the reason in ps->msg.
+ */
+static int parse_after_comm(struct ps *ps, const char *p, const char *end,
+			    struct header *h)
+{
+	const char *q;
+	uint64_t v;
+
+	if (parse_uint(&p, end, INT32_MAX, &h->pid))
+		goto bad_pid;
+	h->tid = h->pid;
+	if (p < end && *p == '/') {
+		p++;
+		if (parse_uint(&p, end, INT32_MAX, &h->tid))
+			goto bad_pid;
+	}
+	if (p == end) {
+		snprintf(ps->msg, sizeof(ps->msg), "header ends after the PID (no time)");
+		return -1;
+	}
+	if (!is_space(*p))
+		goto bad_pid;
+	p = skip_space(p, end);
+	h->cpu = -1;
+	if (p < end && *p == '[') {
+		q = p + 1;
+		if (parse_uint(&q, end, INT32_MAX, &v) || q == end || *q != ']') {
+			snprintf(ps->msg, sizeof(ps->msg),
+				 "bad CPU '%.*s' (expected [N])", quote_len(p, end), p);
+			return -1;
+		}
+		h->cpu = (int64_t)v;
+		p = skip_space(q + 1, end);
+	}
+	if (p == end) {
+		snprintf(ps->msg, sizeof(ps->msg), "header ends before the time");
+		return -1;
+	}
+	if (parse_time(ps, &p, end, &h->time))
+		return -1;
+	p = skip_space(p, end);
+	h->event = h->event_end = h->details = h->details_end = p;
+	if (p == end)
+		return 0;	/* perf script -F without 'event' */
+	/* PERIOD: a number before the event name */
+	q = p;
+	if (!parse_uint(&q, end, UINT64_MAX, &v) && q < end && is_space(*q))
+		p = skip_space(q, end);
+	q = memchr(p, ':', (size_t)(end - p));
+	if (!q) {
+		snprintf(ps->msg, sizeof(ps->msg),
+			 "expected 'EVENT:' after the time, found '%.*s'",
+			 quote_len(p, end), p);
+		return -1;
+	}
+	h->event = p;
+	h->event_end = q;
+	/* cpu/cycles/ -> cpu */
+	p = memchr(h->event, '/', (size_t)(q - h->event));
+	if (p)
+		h->event_end = p;
+	h->details = skip_space(q + 1, end);
+	h->details_end = end;
+	return 0;
+bad_pid:
+	snprintf(ps->msg, sizeof(ps->msg),
+		 "expected 'PID[/TID]' after the command name, found '%.*s'",
+		 quote_len(p, end), p);
+	return -1;
+}
+
+/*
+ * Does the token at @p look like the PID that ends COMM: `digits/digits`,
+ * or `digits` followed by ` [` or by ` SECONDS:`?
+ */
+static int looks_like_pid(const char *p, const char *end)
+{
+	while (p < end && is_digit(*p))
+		p++;
+	if (p < end && *p == '/')
+		return p + 1 < end && is_digit(p[1]);
+	if (p == end || !is_space(*p))
+		return 0;
+	p = skip_space(p, end);
+	if (p < end && *p == '[')
+		return 1;
+	if (p == end || !is_digit(*p))
+		return 0;
+	while (p < end && (is_digit(*p) || *p == '.'))
+		p++;
+	return p < end && *p == ':';
+}
+
+/*
+ * COMM is free-form (spaces, digits, slashes, or empty), so try each
+ * whitespace-separated token that looks like a PID, left to right; the
+ * first one after which the rest of the header parses ends COMM.
+ */
+static int parse_header(struct ps *ps, const char *line, const char *end,
+			struct header *h)
+{
+	const char *p = skip_space(line, end);
+	char first[sizeof(ps->msg)];
+	int tried = 0;
+
+	for (; p < end; p++) {
+		if (!is_digit(*p) || (p > line && !is_space(p[-1])))
+			continue;
+		if (!looks_like_pid(p, end))
+			continue;
+		if (!parse_after_comm(ps, p, end, h)) {
+			h->comm = skip_space(line, end);
+			h->comm_end = trim_end(h->comm, p);
+			return 0;
+		}
+		if (!tried++)	/* report the first problem */
+			memcpy(first, ps->msg, sizeof(first));
+	}
+	if (tried)
+		memcpy(ps->msg, first, sizeof(first));
+	else
+		snprintf(ps->msg, sizeof(ps->msg),
+			 "expected 'PID[/TID]' after the command name "
+			 "(a header is 'COMM PID[/TID] [CPU] SECONDS: EVENT:')");
+	return -1;
+}
+
+/*
+ * Kind of an event from its name and the start of its details
+ * ("sched:sched_switch: prev_comm=..." has name "sched" and details
+ * "sched_switch: ...").
+ */
+static enum ps_kind event_kind(const struct header *h)
+{
+	size_t i, n, dn = (size_t)(h->details_end - h->details);
+	size_t en = (size_t)(h->event_end - h->event);
+
+	for (i = 0; i < sizeof(kind_names) / sizeof(kind_names[0]); i++) {
+		n = strlen(kind_names[i].name);
+		if (dn >= n && !memcmp(h->details, kind_names[i].name, n) &&
+		    (dn == n || h->details[n] == ':' || is_space(h->details[n])))
+			return kind_names[i].kind;
+		if (en == n && !memcmp(h->event, kind_names[i].name, n))
+			return kind_names[i].kind;
+	}
+	return PS_CPU;
+}
+
+/* ---- frames ---- */
+
+/* Strip outer () and [] pairs repeatedly: "([unknown])" -> "unknown". */
+static void strip_brackets(const char **p, const char **end)
+{
+	while (*end - *p >= 2 &&
+	       ((**p == '(' && (*end)[-1] == ')') || (**p == '[' && (*end)[-1] == ']'))) {
+		(*p)++;
+		(*end)--;
+	}
+}
+
+/* Remove the last "+0x..." from @p..*@end unless it starts or ends it. */
+static void strip_offset(const char *p, const char **end)
+{
+	const char *q;
+
+	if (*end - p < 4)
+		return;
+	for (q = *end - 3; q > p; q--)
+		if (q[0] == '+' && q[1] == '0' && q[2] == 'x') {
+			if (q + 3 < *end)
+				*end = q;
+			return;
+		}
+}
+
+static int equals(const char *p, const char *end, const char *s)
+{
+	size_t n = strlen(s);
+
+	return (size_t)(end - p) == n && !memcmp(p, s, n);
+}
+
+/*
+ * In map-file symbol text, the first space-separated "[Assembly]" token
+ * names the module and what follows it the symbol
+ * ("instance void [System.Private.CoreLib] System.X::Y()"). Returns 1 and
+ * the two spans, or 0 when there is no such token (or nothing after it).
+ */
+static int assembly_token(const char *p, const char *end, const char **mod,
+			  const char **mod_end, const char **sym, const char **sym_end)
+{
+	const char *t = p, *te;
+
+	while (t < end) {
+		te = memchr(t, ' ', (size_t)(end - t));
+		if (!te)
+			te = end;
+		if (te - t >= 3 && *t == '[' && te[-1] == ']') {
+			*sym = skip_space(te, end);
+			*sym_end = trim_end(*sym, end);
+			if (*sym == *sym_end)
+				return 0;
+			*mod = t + 1;
+			*mod_end = te - 1;
+			return 1;
+		}
+		t = te + 1;
+	}
+	return 0;
+}
+
+/*
+ * jitted-<pid>.so (perf's jitdump): "[ret] [Assembly] Ns.Type::Method(args)"
+ * becomes module "Assembly", symbol "Ns.Type::Method(args)". Left as is
+ * when the text does not have that shape.
+ */
+static void jitted_rule(const char **mod, const char **mod_end, const char **sym,
+			const char **sym_end)
+{
+	const char *p = *sym;
+	ptrdiff_t i = *sym_end - p - 1, name, close;
+	int depth = 0;
+
+	if (*mod_end - *mod < 10 || memcmp(*mod, "jitted-", 7) ||
+	    memcmp(*mod_end - 3, ".so", 3) || i < 0 || p[i] != ')')
+		return;
+	/* the '(' matching the final ')' */
+	for (; i >= 0; i--) {
+		if (p[i] == ')')
+			depth++;
+		else if (p[i] == '(' && --depth == 0)
+			break;
+	}
+	while (i >= 0 && p[i] != ' ')
+		i--;
+	if (i < 0)
+		return;
+	name = i + 1;
+	while (i >= 0 && p[i] != ']')
+		i--;
+	if (i < 0)
+		return;
+	close = i;
+	while (i >= 0 && p[i] != '[')
+		i--;
+	if (i < 0)
+		return;
+	*mod = p + i + 1;
+	*mod_end = p + close;
+	*sym = p + name;
+}
+
+struct frame_text {
+	const char *mod, *mod_end;
+	const char *sym, *sym_end;
+	int unknown;		/* module or symbol is "unknown" */
+};
+
+/*
+ * Split the text after a frame's address, "SYMBOL[+0xOFF] (MODULE)", into
+ * module file name and symbol (the spans point into @p..@end).
+ */
+static int split_frame(struct ps *ps, const char *p, const char *end,
+		       struct frame_text *ft)
+{
+	const char *lp, *raw_sym, *raw_sym_end, *s;
+
+	lp = memrchr(p, '(', (size_t)(end - p));
+	if (!lp)
+		return fail(ps, "frame line has no '(MODULE)' after '%.*s' "
+			    "(perf script -F needs 'dso')", quote_len(p, end), p);
+	if (end[-1] != ')')
+		return fail(ps, "frame line does not end with ')' after '(MODULE'");
+	/* perf marks inline frames "SYMBOL (MODULE) (inlined)" */
+	if (equals(lp, end, "(inlined)") && lp > p) {
+		const char *e = trim_end(p, lp);
+		const char *lp2 = NULL;
+
+		if (e > p && e[-1] == ')')
+			lp2 = memrchr(p, '(', (size_t)(e - p));
+
+		if (lp2) {
+			lp = lp2;
+			end = e;
+		}
+	}
+	ft->mod = lp;
+	ft->mod_end = end;
+	strip_brackets(&ft->mod, &ft->mod_end);
+	ft->mod = skip_space(ft->mod, ft->mod_end);
+	ft->mod_end = trim_end(ft->mod, ft->mod_end);
+	strip_brackets(&ft->mod, &ft->mod_end);
+
+	raw_sym = p;
+	raw_sym_end = trim_end(p, lp);
+	ft->sym = raw_sym;
+	ft->sym_end = raw_sym_end;
+	strip_brackets(&ft->sym, &ft->sym_end);
+
+	if (ft->mod_end - ft->mod >= 4 && !memcmp(ft->mod_end - 4, ".map", 4)) {
+		/* perf-<pid>.map text may carry "[Assembly] symbol" */
+		const char *m, *me, *y, *ye;
+
+		if (assembly_token(raw_sym, raw_sym_end, &m, &me, &y, &ye)) {
+			ft->mod = m;
+			ft->mod_end = me;
+			ft->sym = y;
+			ft->sym_end = ye;
+		}
+	}
+	/* module file name, without a "+0x..." offset perf -F dsoff adds */
+	for (s = ft->mod_end; s > ft->mod; s--)
+		if (s[-1] == '/' || s[-1] == '\\')
+			break;
+	ft->mod = s;
+	strip_offset(ft->mod, &ft->mod_end);
+	strip_offset(ft->sym, &ft->sym_end);
+	ft->unknown = equals(ft->mod, ft->mod_end, "unknown") ||
+		      equals(ft->sym, ft->sym_end, "unknown");
+	jitted_rule(&ft->mod, &ft->mod_end, &ft->sym, &ft->sym_end);
+	return 0;
+}
+
+/* Intern "module!symbol" for @ft. */
+static int intern_frame_text(struct ps *ps, const struct frame_text *ft, uint32_t *frame)
+{
+	size_t ml = (size_t)(ft->mod_end - ft->mod), sl = (size_t)(ft->sym_end - ft->sym);
+	int err;
+
+	hs_buf_reset(&ps->name);
+	if (hs_buf_grow(&ps->name, ml + sl + 1))
+		return nomem(ps);
+	memcpy(ps->name.s, ft->mod, ml);
+	ps->name.s[ml] = '!';
+	memcpy(ps->name.s + ml + 1, ft->sym, sl);
+	ps->name.len = ml + sl + 1;
+	ps->name.s[ps->name.len] = '\0';
+	err = hs_source_intern_frame(ps->out, ps->name.s, ps->name.len, frame);
+	if (err == -ENOMEM)
+		return nomem(ps);
+	if (err) {
+		hs_diag_set(ps->diag, ps->lr.lineno, "too many frame names");
+		return err;
+	}
+	return 0;
+}
+
+/* A frame perf left unknown: ask the symbol files beside the trace. */
+static int resolve_unknown(struct ps *ps, uint64_t addr, struct frame_text *ft, int *hit)
+{
+	const char *sym, *mod, *m, *me, *y, *ye;
+	size_t sym_len, mod_len;
+	int ret;
+
+	ret = ps->syms->lookup(ps->syms->ctx, ps->ev.pid, addr, ft->mod,
+			       (size_t)(ft->mod_end - ft->mod), &sym, &sym_len, &mod,
+			       &mod_len);
+	if (ret < 0) {
+		hs_diag_set(ps->diag, ps->lr.lineno,
+			    "cannot read the trace's symbol maps");
+		return ret;
+	}
+	*hit = ret > 0;
+	if (!ret)
+		return 0;
+	y = skip_space(sym, sym + sym_len);
+	ye = trim_end(y, sym + sym_len);
+	if (assembly_token(y, ye, &m, &me, &y, &ye)) {
+		ft->mod = m;
+		ft->mod_end = me;
+	} else {
+		ft->mod = mod;
+		ft->mod_end = mod + mod_len;
+	}
+	ft->sym = y;
+	ft->sym_end = ye;
+	jitted_rule(&ft->mod, &ft->mod_end, &ft->sym, &ft->sym_end);
+	return 0;
+}
+
+/*
+ * A TAB-led frame line: "ADDRESS SYMBOL[+0xOFF] (MODULE)". Appends its
+ * frame to ps->frames when the event's kind wants frames.
+ */
+static int read_frame(struct ps *ps, const char *line, const char *end)
+{
+	const char *p = skip_space(line, end), *a = p, *text;
+	struct frame_text ft = { 0 };
+	struct raw_ent *re = NULL;
+	uint64_t addr = 0;
+	uint32_t frame, id;
+	int want = kinds[ps->ev.kind].frames, err, hit;
+	size_t len;
+
+	for (; p < end && !is_space(*p); p++) {
+		int v = hex_value(*p);
+
+		if (v < 0 || p - a >= 16)
+			return fail(ps, "bad frame address '%.*s' (expected hex)",
+				    quote_len(a, end), a);
+		addr = addr << 4 | (uint64_t)v;
+	}
+	text = skip_space(p, end);
+	end = trim_end(text, end);
+	len = (size_t)(end - text);
+	if (!len)
+		return fail(ps, "frame line has no 'SYMBOL (MODULE)' after the address");
+	if (ps->nr_frames >= MAX_FRAMES)
+		return fail(ps, "more than %d frames in one stack", MAX_FRAMES);
+
+	if (want && !hs_strtab_find(&ps->raw, text, len, &id)) {
+		re = &ps->raw_ent[id];
+		if (!re->unknown || !ps->syms) {
+			frame = re->frame;
+			goto push;
+		}
+	}
+	err = split_frame(ps, text, end, &ft);
+	if (err || !want)
+		return err;
+	hit = 0;
+	if (ft.unknown && ps->syms) {
+		err = resolve_unknown(ps, addr, &ft, &hit);
+		if (err)
+			return err;
+		if (hit) {
+			err = intern_frame_text(ps, &ft, &frame);
+			if (err)
+				return err;
+			goto push;
+		}
+	}
+	if (re) {
+		frame = re->frame;
+		goto push;
+	}
+	err = intern_frame_text(ps, &ft, &frame);
+	if (err)
+		return err;
+	if (!ps->raw_full) {
+		if (hs_strtab_memory(&ps->raw) > RAW_CACHE_BYTES) {
+			ps->raw_full = 1;
+		} else {
+			if (hs_strtab_intern(&ps->raw, text, len, &id) ||
+			    HS_GROW(ps->raw_ent, (size_t)id + 1, ps->alloc_raw_ent))
+				return nomem(ps);
+			ps->raw_ent[id].frame = frame;
+			ps->raw_ent[id].unknown = (uint32_t)ft.unknown;
+		}
+	}
+push:
+	if (HS_GROW(ps->frames, ps->nr_frames + 1, ps->alloc_frames))
+		return nomem(ps);
+	ps->frames[ps->nr_frames++] = frame;
+	return 0;
+}
+
+/* ---- processes, threads, stacks ---- */
+
+static int proc_add_comm(struct ps *ps, struct proc *pr, uint32_t pid,
+			 const char *comm, size_t len)
+{
+	size_t before = hs_strtab_count(&ps->comms);
+	uint32_t id;
+	int n;
+
+	hs_buf_reset(&ps->name);
+	n = hs_buf_addf(&ps->name, "%u:", pid);
+	if (n || hs_buf_add(&ps->name, comm, len) ||
+	    hs_strtab_intern(&ps->comms, ps->name.s, ps->name.len, &id))
+		return nomem(ps);
+	pr->comm = hs_strtab_get(&ps->comms, id) + (ps->name.len - len);
+	pr->comm_len = len;
+	if (id < before)
+		return 0;	/* this pid had that name before */
+	if (HS_GROW(ps->comm_next, (size_t)id + 1, ps->alloc_comm_next))
+		return nomem(ps);
+	ps->comm_next[id] = NO_ID;
+	if (pr->nr_comms)
+		ps->comm_next[pr->last] = id;
+	else
+		pr->first = id;
+	pr->last = id;
+	pr->nr_comms++;
+	return 0;
+}
+
+/* The process frame of @pid, noting @comm as one of its names. */
+static int process_frame(struct ps *ps, uint32_t pid, const char *comm, size_t len,
+			 uint32_t *frame)
+{
+	struct proc *pr;
+	uint64_t *v;
+	int err;
+
+	if (map_put(&ps->pids, pid, &v))
+		return nomem(ps);
+	if (!*v) {
+		if (HS_GROW(ps->procs, ps->nr_procs + 1, ps->alloc_procs))
+			return nomem(ps);
+		pr = &ps->procs[ps->nr_procs++];
+		memset(pr, 0, sizeof(*pr));
+		*v = ps->nr_procs;
+		err = proc_add_comm(ps, pr, pid, comm, len);
+		if (err)
+			return err;
+		hs_buf_reset(&ps->name);
+		if (hs_buf_adds(&ps->name, "Process ") ||
+		    hs_buf_add(&ps->name, comm, len) ||
+		    hs_buf_addf(&ps->name, " (%u)", pid))
+			return nomem(ps);
+		err = hs_source_intern_frame(ps->out, ps->name.s, ps->name.len,
+					     &pr->frame);
+		if (err)
+			return err == -ENOMEM ? nomem(ps) : err;
+	}
+	pr = &ps->procs[*v - 1];
+	if (len != pr->comm_len || memcmp(comm, pr->comm, len)) {
+		err = proc_add_comm(ps, pr, pid, comm, len);
+		if (err)
+			return err;
+	}
+	*frame = pr->frame;
+	return 0;
+}
+
+static int thread_frame(struct ps *ps, uint32_t tid, uint32_t *frame)
+{
+	uint64_t *v;
+	char name[32];
+	uint32_t id;
+	int err, n;
+
+	if (map_put(&ps->tids, tid, &v))
+		return nomem(ps);
+	if (!*v) {
+		n = snprintf(name, sizeof(name), "Thread (%u)", tid);
+		err = hs_source_intern_frame(ps->out, name, (size_t)n, &id);
+		if (err)
+			return err == -ENOMEM ? nomem(ps) : err;
+		*v = (uint64_t)id + 1;
+	}
+	*frame = (uint32_t)(*v - 1);
+	return 0;
+}
+
+/*
+ * Intern the stack Process -> Thread -> frames (outermost first), reusing
+ * the prefix it shares with the previous sample's stack.
+ */
+static int build_stack(struct ps *ps, uint32_t proc, uint32_t thread, uint32_t *stack)
+{
+	size_t n = ps->nr_frames + 2, i = 0;
+	uint32_t s = HS_NO_STACK, f;
+	int err;
+
+	if (HS_GROW(ps->path_frame, n, ps->alloc_path) ||
+	    HS_GROW(ps->path_stack, n, ps->alloc_path2))
+		return nomem(ps);
+	for (;; i++) {
+		if (i == n) {
+			*stack = ps->path_stack[n - 1];
+			ps->path_len = n;
+			return 0;
+		}
+		f = i == 0 ? proc : i == 1 ? thread : ps->frames[n - 1 - i];
+		if (i >= ps->path_len || ps->path_frame[i] != f)
+			break;
+	}
+	if (i)
+		s = ps->path_stack[i - 1];
+	for (; i < n; i++) {
+		f = i == 0 ? proc : i == 1 ? thread : ps->frames[n - 1 - i];
+		err = hs_source_intern_stack(ps->out, f, s, &s);
+		if (err) {
+			ps->path_len = 0;
+			return err == -ENOMEM ? nomem(ps) : err;
+		}
+		ps->path_frame[i] = f;
+		ps->path_stack[i] = s;
+	}
+	ps->path_len = n;
+	*stack = s;
+	return 0;
+}
+
+/* ---- event handlers ---- */
+
+static int on_ignored(struct ps *ps, const struct ps_event *ev)
+{
+	(void)ps;
+	(void)ev;
+	return 0;
+}
+
+/*
+ * A CPU sample: metric pending (NAN) until the next sample on its CPU
+ * ends it; the previous sample on this CPU gets its weight now.
+ */
+static int on_cpu_sample(struct ps *ps, const struct ps_event *ev)
+{
+	struct hs_stack_source *out = ps->out;
+	uint32_t proc, thread, stack;
+	uint64_t *last;
+	int err;
+
+	err = process_frame(ps, ev->pid, ps->comm.s, ps->comm.len, &proc);
+	if (!err)
+		err = thread_frame(ps, ev->tid, &thread);
+	if (!err)
+		err = build_stack(ps, proc, thread, &stack);
+	if (err)
+		return err;
+	if (map_put(&ps->cpus, (uint64_t)(ev->cpu + 1), &last))
+		return nomem(ps);
+	if (*last) {
+		size_t prev = *last - 1;
+
+		out->metric[prev] = (double)(ev->time - out->time[prev]) / 1e6;
+	}
+	if (hs_source_add_sample(out, ev->time, NAN, 1, stack))
+		return nomem(ps);
+	*last = out->nr_samples;
+	return 0;
+}
+
+/* End the current event, if any: hand it to its kind's handler. */
+static int end_event(struct ps *ps)
+{
+	int err;
+
+	if (!ps->in_event)
+		return 0;
+	ps->in_event = 0;
+	ps->after_frame = 0;
+	err = kinds[ps->ev.kind].finish(ps, &ps->ev);
+	ps->nr_frames = 0;
+	return err;
+}
+
+static int copy_span(struct hs_buf *b, const char *p, const char *end)
+{
+	hs_buf_reset(b);
+	return hs_buf_add(b, p, (size_t)(end - p));
+}
+
+/* A header line (not TAB-led, not blank) starts a new event. */
+static int start_event(struct ps *ps, const char *line, const char *end, int *srcline)
+{
+	struct header h;
+	int err;
+
+	*srcline = 0;
+	if (parse_header(ps, line, end, &h)) {
+		/* perf script -F +srcline prints "  file.c:12" under a frame */
+		if (ps->after_frame && line[0] == ' ') {
+			*srcline = 1;
+			return 0;
+		}
+		return fail(ps, "%s", ps->msg);
+	}
+	err = end_event(ps);
+	if (err)
+		return err;
+	if (!ps->have_base) {
+		ps->have_base = 1;
+		ps->base = h.time;
+	}
+	ps->ev.kind = event_kind(&h);
+	ps->ev.pid = (uint32_t)h.pid;
+	ps->ev.tid = (uint32_t)h.tid;
+	ps->ev.cpu = h.cpu;
+	ps->ev.time = h.time - ps->base;
+	ps->ev.line = ps->lr.lineno;
+	if (copy_span(&ps->comm, h.comm, h.comm_end))
+		return nomem(ps);
+	if (ps->ev.kind != PS_CPU &&
+	    (copy_span(&ps->event, h.event, h.event_end) ||
+	     copy_span(&ps->details, h.details, h.details_end)))
+		return nomem(ps);
+	ps->in_event = 1;
+	return 0;
+}
+
+/* ---- the end: process names, dropped samples ---- */
+
+static int is_ignored_name(const char *s, size_t n)
+{
+	static const char *const ignored[] = {
+		".NET Finalizer", ".NET Tiered Compilation Worker", ".NET BGC",
+		".NET Server GC",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
+		if (strlen(ignored[i]) == n && !memcmp(ignored[i], s, n))
+			return 1;
+	return 0;
+}
+
+/*
+ * A pid seen with several COMM values is named by all of them joined with
+ * ';' in order of first sight, leaving out the .NET helper-thread names
+ * unless nothing else is left.
+ */
+static int name_processes(struct ps *ps)
+{
+	size_t i;
+	int pass, added, err;
+
+	for (i = 0; i < ps->nr_procs; i++) {
+		struct proc *pr = &ps->procs[i];
+		const char *colon;
+		uint32_t id;
+
+		if (pr->nr_comms < 2)
+			continue;
+		hs_buf_reset(&ps->name);
+		if (hs_buf_adds(&ps->name, "Process "))
+			return nomem(ps);
+		added = 0;
+		for (pass = 0; pass < 2 && !added; pass++) {
+			for (id = pr->first; id != NO_ID; id = ps->comm_next[id]) {
+				const char *s = hs_strtab_get(&ps->comms, id);
+				size_t n = hs_strtab_len(&ps->comms, id);
+
+				colon = memchr(s, ':', n);
+				n -= (size_t)(colon + 1 - s);
+				s = colon + 1;
+				if (!pass && is_ignored_name(s, n))
+					continue;
+				if ((added && hs_buf_addc(&ps->name, ';')) ||
+				    hs_buf_add(&ps->name, s, n))
+					return nomem(ps);
+				added = 1;
+			}
+		}
+		colon = hs_strtab_get(&ps->comms, pr->first);
+		if (hs_buf_addf(&ps->name, " (%.*s)", (int)(strchr(colon, ':') - colon),
+				colon))
+			return nomem(ps);
+		err = hs_source_rename_frame(ps->out, pr->frame, ps->name.s,
+					     ps->name.len);
+		/* -EEXIST: a real frame has this very name; keep the first one */
+		if (err == -ENOMEM)
+			return nomem(ps);
+		if (err && err != -EEXIST)
+			return err;
+	}
+	return 0;
+}
+
+/* Drop the samples still without a weight: the last one of each CPU. */
+static void drop_unweighted(struct hs_stack_source *out)
+{
+	size_t i, j = 0;
+
+	for (i = 0; i < out->nr_samples; i++) {
+		if (isnan(out->metric[i]))
+			continue;
+		out->time[j] = out->time[i];
+		out->metric[j] = out->metric[i];
+		out->count[j] = out->count[i];
+		out->stack[j] = out->stack[i];
+		j++;
+	}
+	out->nr_samples = j;
+}
+
+static int finish(struct ps *ps)
+{
+	int err = name_processes(ps);
+
+	if (err)
+		return err;
+	drop_unweighted(ps->out);
+	ps->out->kind = HS_METRIC_TIME;
+	hs_free(ps->out->metric_unit);
+	ps->out->metric_unit = hs_strdup("ms");
+	return ps->out->metric_unit ? 0 : nomem(ps);
+}
+
+/* ---- the line loop ---- */
+
+static int is_blank(const char *p, const char *end)
+{
+	return skip_space(p, end) == end;
+}
+
+static int read_lines(struct ps *ps)
+{
+	char *line, *end;
+	size_t len;
+	int ret, first = 1, err, srcline;
+
+	while ((ret = hs_linereader_next(&ps->lr, &line, &len)) > 0) {
+		end = line + len;
+		if (first) {
+			first = 0;
+			if (len >= 3 && !memcmp(line, "\xef\xbb\xbf", 3))
+				line += 3;
+			if (end - line >= 7 && !memcmp(line, "PERFILE", 7))
+				return fail(ps, "this is a binary perf.data file: "
+					    "convert it with 'perf script -i FILE "
+					    "> FILE.data.txt'");
+		}
+		if (memchr(line, '\0', (size_t)(end - line)))
+			return fail(ps, "NUL byte in a line: not perf script text");
+		if (line[0] == '\t' && !is_blank(line, end)) {
+			if (!ps->in_event)
+				return fail(ps, "frame line outside a sample (no "
+					    "header line since the last blank line)");
+			err = read_frame(ps, line + 1, end);
+			if (err)
+				return err;
+			ps->after_frame = 1;
+			continue;
+		}
+		if (is_blank(line, end)) {
+			err = end_event(ps);
+			if (err)
+				return err;
+			continue;
+		}
+		if (line[0] == '#')
+			continue;
+		err = start_event(ps, line, end, &srcline);
+		if (err)
+			return err;
+	}
+	if (ret == -E2BIG && !ps->lr.lineno && ps->lr.end - ps->lr.start >= 7 &&
+	    !memcmp(ps->lr.buf + ps->lr.start, "PERFILE", 7)) {
+		hs_diag_set(ps->diag, 1, "this is a binary perf.data file: convert it "
+			    "with 'perf script -i FILE > FILE.data.txt'");
+		return -EINVAL;
+	}
+	if (ret == -E2BIG) {
+		hs_diag_set(ps->diag, ps->lr.lineno + 1, "line longer than %zu bytes",
+			    (size_t)MAX_LINE);
+		return -EINVAL;
+	}
+	if (ret < 0) {
+		hs_diag_set(ps->diag, ps->lr.lineno + 1, "read error");
+		return ret;
+	}
+	return end_event(ps);
+}
+
+static void ps_release(struct ps *ps)
+{
+	hs_linereader_release(&ps->lr);
+	hs_buf_release(&ps->name);
+	hs_buf_release(&ps->comm);
+	hs_buf_release(&ps->event);
+	hs_buf_release(&ps->details);
+	hs_free(ps->frames);
+	map_release(&ps->pids);
+	hs_free(ps->procs);
+	hs_strtab_release(&ps->comms);
+	hs_free(ps->comm_next);
+	map_release(&ps->tids);
+	map_release(&ps->cpus);
+	hs_free(ps->path_frame);
+	hs_free(ps->path_stack);
+	hs_strtab_release(&ps->raw);
+	hs_free(ps->raw_ent);
+}
+
+int hs__import_perf_script(FILE *f, struct hs_stack_source *out, struct hs_diag *diag,
+			   const struct hs__perf_symbols *syms)
+{
+	struct ps *ps = hs_calloc(1, sizeof(*ps));
+	int err;
+
+	if (!ps) {
+		hs_diag_set(diag, 0, "out of memory");
+		return -ENOMEM;
+	}
+	ps->out = out;
+	ps->diag = diag;
+	ps->syms = syms;
+	hs_buf_init(&ps->name);
+	hs_buf_init(&ps->comm);
+	hs_buf_init(&ps->event);
+	hs_buf_init(&ps->details);
+	hs_strtab_init(&ps->comms, 0);
+	hs_strtab_init(&ps->raw, 0);
+	err = hs_linereader_init(&ps->lr, f, MAX_LINE);
+	if (err)
+		err = nomem(ps);
+	if (!err)
+		err = read_lines(ps);
+	if (!err)
+		err = finish(ps);
+	ps_release(ps);
+	hs_free(ps);
+	return err;
+}
+
+int hs_import_perf_script(FILE *f, struct hs_stack_source *out, struct hs_diag *diag)
+{
+	return hs__import_perf_script(f, out, diag, NULL);
+}

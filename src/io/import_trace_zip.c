@@ -1,0 +1,458 @@
+/*
+ * import_trace_zip - perfcollect's .trace.zip: the first entry whose name
+ * ends in ".data.txt" is read as `perf script` text, and the map files
+ * the zip carries name the frames perf left unknown
+ * (perfview-semantics.md §9):
+ *
+ *  - perf-<pid>.map ("hexStart hexSize symbol" per line, written by JITs)
+ *    for frames whose module is unknown (JIT code);
+ *  - perfinfo-<pid>.map ("ImageLoad;/path/x.dll;{guid}[;hexBase]") for
+ *    frames in a known module with an unknown symbol: the address, or the
+ *    address minus the base, is looked up in the module's
+ *    "x.{guid}.map" or "x.ni.{guid}.map".
+ *
+ * Map files are read lazily, once, the first time a pid (or module) needs
+ * one, and kept sorted by start address for binary search.
+ */
+#include "io/io.h"
+#include "io/perf_script.h"
+#include "io/zipfile.h"
+#include "common/alloc.h"
+#include "common/buf.h"
+#include "common/linereader.h"
+#include "common/strtab.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAP_MAX_LINE ((size_t)1 << 16)
+
+struct sym_range {
+	uint64_t start, size;
+	size_t sym, sym_len;	/* offset and length in symmap.text */
+	size_t order;		/* line order: later lines win on ties */
+};
+
+/* One map file: ranges sorted by start. */
+struct symmap {
+	struct sym_range *r;
+	size_t nr, alloc;
+	struct hs_buf text;	/* the symbols, back to back */
+};
+
+/* What perfinfo-<pid>.map says about one module of one process. */
+struct module_info {
+	uint32_t map;		/* id in tz.maps */
+	uint64_t base;
+	int has_base;
+};
+
+struct tz {
+	const char *path;	/* the zip, borrowed */
+	/* "<pid>" -> per-pid state */
+	struct hs_strtab pids;
+	struct tz_pid {
+		uint32_t perf_map;	/* id in maps, or UINT32_MAX if none */
+		int perfinfo_read;
+	} *pid;
+	size_t alloc_pid;
+	/* "<pid>:<module file name>" -> module_info */
+	struct hs_strtab modules;
+	struct module_info *module;
+	size_t alloc_module;
+	/* map entry name -> loaded map (NULL: the zip has none) */
+	struct hs_strtab maps;
+	struct symmap **map;
+	size_t alloc_map;
+	struct hs_buf key, out;	/* scratch */
+};
+
+static void symmap_free(struct symmap *m)
+{
+	if (!m)
+		return;
+	hs_free(m->r);
+	hs_buf_release(&m->text);
+	hs_free(m);
+}
+
+static int parse_hex(const char **pp, const char *end, uint64_t *v)
+{
+	const char *p = *pp;
+	uint64_t n = 0;
+	int digits = 0;
+
+	if (end - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+		p += 2;
+	for (; p < end; p++, digits++) {
+		int d;
+
+		if (*p >= '0' && *p <= '9')
+			d = *p - '0';
+		else if (*p >= 'a' && *p <= 'f')
+			d = *p - 'a' + 10;
+		else if (*p >= 'A' && *p <= 'F')
+			d = *p - 'A' + 10;
+		else
+			break;
+		if (digits == 16)
+			return -1;
+		n = n << 4 | (uint64_t)d;
+	}
+	if (!digits)
+		return -1;
+	*pp = p;
+	*v = n;
+	return 0;
+}
+
+static const char *skip_blank(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	return p;
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct sym_range *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Read "hexStart hexSize symbol" lines; malformed lines are skipped. */
+static int symmap_read(FILE *f, struct symmap **out)
+{
+	struct symmap *m = hs_calloc(1, sizeof(*m));
+	struct hs_linereader lr;
+	char *line;
+	size_t len;
+	int ret;
+
+	if (!m)
+		return -ENOMEM;
+	hs_buf_init(&m->text);
+	ret = hs_linereader_init(&lr, f, MAP_MAX_LINE);
+	while (!ret) {
+		const char *p, *end;
+		struct sym_range r;
+
+		ret = hs_linereader_next(&lr, &line, &len);
+		if (ret <= 0)
+			break;
+		ret = 0;
+		p = skip_blank(line, line + len);
+		end = line + len;
+
+		if (parse_hex(&p, end, &r.start) || p == end || (*p != ' ' && *p != '\t'))
+			continue;
+		p = skip_blank(p, end);
+		if (parse_hex(&p, end, &r.size) || (p < end && *p != ' ' && *p != '\t'))
+			continue;
+		p = skip_blank(p, end);
+		while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+			end--;
+		r.sym = m->text.len;
+		r.sym_len = (size_t)(end - p);
+		r.order = m->nr;
+		if (hs_buf_add(&m->text, p, r.sym_len) ||
+		    HS_GROW(m->r, m->nr + 1, m->alloc)) {
+			ret = -ENOMEM;
+			break;
+		}
+		m->r[m->nr++] = r;
+	}
+	if (ret == -E2BIG)	/* an overlong line ends what is usable */
+		ret = 0;
+	hs_linereader_release(&lr);
+	if (ret < 0) {
+		symmap_free(m);
+		return ret;
+	}
+	qsort(m->r, m->nr, sizeof(*m->r), range_cmp);
+	*out = m;
+	return 0;
+}
+
+/* The range holding @addr: the last one starting at or below it. */
+static const struct sym_range *symmap_find(const struct symmap *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->nr, i, n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->r[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* lo ranges start at or below addr; nested ranges: look back a little */
+	for (i = lo, n = 0; i > 0 && n < 16; i--, n++)
+		if (addr - m->r[i - 1].start < m->r[i - 1].size)
+			return &m->r[i - 1];
+	return NULL;
+}
+
+/* Id in tz->maps of the zip entry @name, loading it on first use. */
+static int load_map(struct tz *tz, const char *name, uint32_t *id)
+{
+	size_t before = hs_strtab_count(&tz->maps);
+	struct symmap *m = NULL;
+	FILE *f;
+	int err;
+
+	if (hs_strtab_intern(&tz->maps, name, strlen(name), id))
+		return -ENOMEM;
+	if (*id < before)
+		return 0;
+	if (HS_GROW(tz->map, (size_t)*id + 1, tz->alloc_map))
+		return -ENOMEM;
+	tz->map[*id] = NULL;
+	f = hs_zip_open_named(tz->path, name);
+	if (!f)
+		return 0;
+	err = symmap_read(f, &m);
+	fclose(f);
+	if (err)
+		return err;
+	tz->map[*id] = m;
+	return 0;
+}
+
+/* Per-pid state, created on first use. */
+static int get_pid(struct tz *tz, uint32_t pid, struct tz_pid **out)
+{
+	size_t before = hs_strtab_count(&tz->pids);
+	uint32_t id;
+
+	hs_buf_reset(&tz->key);
+	if (hs_buf_addf(&tz->key, "%u", pid) ||
+	    hs_strtab_intern(&tz->pids, tz->key.s, tz->key.len, &id))
+		return -ENOMEM;
+	if (id >= before) {
+		int err;
+
+		if (HS_GROW(tz->pid, (size_t)id + 1, tz->alloc_pid))
+			return -ENOMEM;
+		tz->pid[id].perfinfo_read = 0;
+		hs_buf_reset(&tz->key);
+		if (hs_buf_addf(&tz->key, "perf-%u.map", pid))
+			return -ENOMEM;
+		err = load_map(tz, tz->key.s, &tz->pid[id].perf_map);
+		if (err)
+			return err;
+	}
+	*out = &tz->pid[id];
+	return 0;
+}
+
+static const char *file_name(const char *p, const char *end)
+{
+	const char *s = end;
+
+	while (s > p && s[-1] != '/' && s[-1] != '\\')
+		s--;
+	return s;
+}
+
+/* One "ImageLoad;/path/x.dll;{guid}[;hexBase]" line of perfinfo-<pid>.map. */
+static int perfinfo_line(struct tz *tz, uint32_t pid, const char *p, const char *end)
+{
+	const char *path, *path_end, *guid, *guid_end, *name, *dot, *b;
+	struct module_info mi = { 0 };
+	uint32_t id;
+	int err;
+
+	if (end - p < 10 || memcmp(p, "ImageLoad;", 10))
+		return 0;
+	path = p + 10;
+	path_end = memchr(path, ';', (size_t)(end - path));
+	if (!path_end)
+		return 0;
+	guid = path_end + 1;
+	guid_end = memchr(guid, ';', (size_t)(end - guid));
+	if (!guid_end)
+		guid_end = end;
+	while (guid_end > guid && (guid_end[-1] == ' ' || guid_end[-1] == '\t'))
+		guid_end--;
+	if (guid_end < end) {
+		b = skip_blank(guid_end + 1, end);
+		if (b < end && *b != ';' && !parse_hex(&b, end, &mi.base))
+			mi.has_base = 1;
+	}
+	name = file_name(path, path_end);
+	/* the map: the module's name with its extension replaced by the guid */
+	for (dot = path_end; dot > name && dot[-1] != '.'; dot--)
+		;
+	dot = dot > name ? dot - 1 : path_end;
+	hs_buf_reset(&tz->key);
+	if (hs_buf_add(&tz->key, name, (size_t)(dot - name)) ||
+	    hs_buf_addc(&tz->key, '.') ||
+	    hs_buf_add(&tz->key, guid, (size_t)(guid_end - guid)) ||
+	    hs_buf_adds(&tz->key, ".map"))
+		return -ENOMEM;
+	err = load_map(tz, tz->key.s, &mi.map);
+	if (err)
+		return err;
+	if (!tz->map[mi.map]) {
+		/* older runtimes: x.ni.{guid}.map */
+		hs_buf_reset(&tz->key);
+		if (hs_buf_add(&tz->key, name, (size_t)(dot - name)) ||
+		    hs_buf_adds(&tz->key, ".ni.") ||
+		    hs_buf_add(&tz->key, guid, (size_t)(guid_end - guid)) ||
+		    hs_buf_adds(&tz->key, ".map"))
+			return -ENOMEM;
+		err = load_map(tz, tz->key.s, &mi.map);
+		if (err)
+			return err;
+	}
+	hs_buf_reset(&tz->key);
+	if (hs_buf_addf(&tz->key, "%u:", pid) ||
+	    hs_buf_add(&tz->key, name, (size_t)(path_end - name)) ||
+	    hs_strtab_intern(&tz->modules, tz->key.s, tz->key.len, &id) ||
+	    HS_GROW(tz->module, (size_t)id + 1, tz->alloc_module))
+		return -ENOMEM;
+	tz->module[id] = mi;	/* a later ImageLoad of the same name wins */
+	return 0;
+}
+
+static int read_perfinfo(struct tz *tz, uint32_t pid)
+{
+	struct hs_linereader lr;
+	char name[64], *line;
+	size_t len;
+	FILE *f;
+	int ret;
+
+	snprintf(name, sizeof(name), "perfinfo-%u.map", pid);
+	f = hs_zip_open_named(tz->path, name);
+	if (!f)
+		return 0;
+	ret = hs_linereader_init(&lr, f, MAP_MAX_LINE);
+	while (!ret) {
+		ret = hs_linereader_next(&lr, &line, &len);
+		if (ret <= 0)
+			break;
+		ret = perfinfo_line(tz, pid, line, line + len);
+	}
+	if (ret == -E2BIG)
+		ret = 0;
+	hs_linereader_release(&lr);
+	fclose(f);
+	return ret < 0 ? ret : 0;
+}
+
+static int lookup(void *ctx, uint32_t pid, uint64_t addr, const char *module,
+		  size_t module_len, const char **sym, size_t *sym_len,
+		  const char **module_out, size_t *module_out_len)
+{
+	struct tz *tz = ctx;
+	const struct sym_range *r = NULL;
+	struct tz_pid *tp;
+	uint32_t id;
+	int err;
+
+	err = get_pid(tz, pid, &tp);
+	if (err)
+		return err;
+	if (module_len == 7 && !memcmp(module, "unknown", 7)) {
+		/* JIT code: perf-<pid>.map */
+		if (!tz->map[tp->perf_map])
+			return 0;
+		r = symmap_find(tz->map[tp->perf_map], addr);
+		if (!r)
+			return 0;
+		*sym = tz->map[tp->perf_map]->text.s + r->sym;
+		*sym_len = r->sym_len;
+		hs_buf_reset(&tz->out);
+		if (hs_buf_addf(&tz->out, "perf-%u.map", pid))
+			return -ENOMEM;
+		*module_out = tz->out.s;
+		*module_out_len = tz->out.len;
+		return 1;
+	}
+	if (!tp->perfinfo_read) {
+		tp->perfinfo_read = 1;
+		err = read_perfinfo(tz, pid);
+		if (err)
+			return err;
+		err = get_pid(tz, pid, &tp);	/* tz->pid may have moved */
+		if (err)
+			return err;
+	}
+	hs_buf_reset(&tz->key);
+	if (hs_buf_addf(&tz->key, "%u:", pid) || hs_buf_add(&tz->key, module, module_len))
+		return -ENOMEM;
+	if (hs_strtab_find(&tz->modules, tz->key.s, tz->key.len, &id) == 0) {
+		const struct module_info *mi = &tz->module[id];
+		const struct symmap *m = tz->map[mi->map];
+
+		if (m) {
+			r = symmap_find(m, addr);
+			if (!r && mi->has_base && addr >= mi->base)
+				r = symmap_find(m, addr - mi->base);
+		}
+		if (r) {
+			*sym = m->text.s + r->sym;
+			*sym_len = r->sym_len;
+			*module_out = module;
+			*module_out_len = module_len;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void tz_release(struct tz *tz)
+{
+	size_t i;
+
+	for (i = 0; i < hs_strtab_count(&tz->maps); i++)
+		symmap_free(tz->map[i]);
+	hs_free(tz->map);
+	hs_strtab_release(&tz->maps);
+	hs_strtab_release(&tz->pids);
+	hs_free(tz->pid);
+	hs_strtab_release(&tz->modules);
+	hs_free(tz->module);
+	hs_buf_release(&tz->key);
+	hs_buf_release(&tz->out);
+}
+
+int hs_import_trace_zip(const char *path, struct hs_stack_source *out,
+			struct hs_diag *diag)
+{
+	struct tz tz = { .path = path };
+	struct hs__perf_symbols syms = { .lookup = lookup, .ctx = &tz };
+	char *entry = NULL;
+	FILE *f;
+	int err;
+
+	f = hs_zip_open_entry(path, ".data.txt", &entry, diag);
+	if (!f)
+		return -EINVAL;
+	hs_strtab_init(&tz.pids, 0);
+	hs_strtab_init(&tz.modules, 0);
+	hs_strtab_init(&tz.maps, 0);
+	hs_buf_init(&tz.key);
+	hs_buf_init(&tz.out);
+	err = hs__import_perf_script(f, out, diag, &syms);
+	if (err && diag && diag->set) {
+		char msg[sizeof(diag->msg) + 256];
+		size_t n;
+
+		snprintf(msg, sizeof(msg), "in '%.200s': %s", entry, diag->msg);
+		n = strlen(msg);
+		if (n >= sizeof(diag->msg))
+			n = sizeof(diag->msg) - 1;
+		memcpy(diag->msg, msg, n);
+		diag->msg[n] = '\0';
+	}
+	tz_release(&tz);
+	fclose(f);
+	hs_free(entry);
+	return err;
+}

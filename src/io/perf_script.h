@@ -1,0 +1,38 @@
+#ifndef HS_IO_PERF_SCRIPT_H
+#define HS_IO_PERF_SCRIPT_H
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "common/diag.h"
+#include "model/stack_source.h"
+
+/*
+ * perf_script - what the `perf script` importer (import_perf_script.c)
+ * shares with the .trace.zip importer (import_trace_zip.c): a hook that
+ * names frames perf left unknown from symbol files shipped beside the
+ * trace (perf-<pid>.map, perfinfo-<pid>.map and the maps they point to).
+ * Internal to src/io.
+ */
+struct hs__perf_symbols {
+	/*
+	 * Look up the code address @addr of process @pid for a frame whose
+	 * module or symbol is "unknown"; @module (@module_len bytes) is the
+	 * frame's module file name. On a hit return 1, point *@sym at the
+	 * symbol text of the map file and *@module_out at the module to use
+	 * when that text names no "[Assembly]" (both borrowed until the next
+	 * call); return 0 when nothing is known, or a negative errno, in
+	 * which case the import fails with that error.
+	 */
+	int (*lookup)(void *ctx, uint32_t pid, uint64_t addr, const char *module,
+		      size_t module_len, const char **sym, size_t *sym_len,
+		      const char **module_out, size_t *module_out_len);
+	void *ctx;
+};
+
+/*
+ * hs_import_perf_script() with an optional symbol hook (@syms may be
+ * NULL). Borrows @f and @syms; appends to @out; fills @diag on error.
+ */
+int hs__import_perf_script(FILE *f, struct hs_stack_source *out, struct hs_diag *diag,
+			   const struct hs__perf_symbols *syms);
+#endif
