@@ -3,15 +3,59 @@
  *
  * Input stacks are processed in id order; a caller's id is always smaller
  * than its callee's, so each stack extends the already-processed result of
- * its caller.
+ * its caller. What a frame means (group, exclusion, folding, IncPats bits)
+ * depends on its name only and is computed the first time a stack uses it.
+ * Plain groups share one answer per group name.
+ *
+ * Every processed stack carries, besides its output stack, the identity
+ * of its leaf node (for the collapse of identical neighbours), the group of
+ * that node (for entry-group continuity) and the IncPats entries matched
+ * so far; a folded or collapsed stack copies all of them from its caller.
  */
 #include "analysis/filter.h"
+#include "analysis/group.h"
+#include "analysis/pattern.h"
 #include "common/alloc.h"
+#include "common/buf.h"
 #include <errno.h>
 #include <math.h>
 #include <string.h>
 
 #define WINDOW_SLACK_NS 600	/* PerfView's 0.0006 ms */
+#define NO_GROUP UINT32_MAX
+#define GROUP_IDENT(g) (((uint64_t)1 << 32) | (g))
+#define MAX_GROUP_BYTES ((size_t)1 << 30)
+
+enum frame_kind { FK_UNSEEN, FK_NORMAL, FK_DISCARD, FK_FOLD };
+
+/* What a frame (or a plain group) means, from its name alone. */
+struct frame_info {
+	uint8_t kind;		/* enum frame_kind */
+	uint8_t entry;		/* member of an entry group */
+	uint32_t group;		/* group index or NO_GROUP */
+	uint32_t out;		/* output frame id */
+};
+
+struct apply {
+	const struct hs_stack_source *in;
+	struct hs_filtered *f;
+	struct hs_diag *diag;
+	struct hs_groups groups;
+	struct hs_patlist exc, fold, inc;
+	size_t words;		/* IncPats bitset words (0 without IncPats) */
+
+	struct frame_info *fi;	/* input frame -> info */
+	uint64_t *fi_inc;	/* input frame -> IncPats bits */
+	struct hs_strtab group_names;	/* group name -> group index */
+	struct frame_info *gi;	/* plain group -> shared info */
+	uint64_t *gi_inc;
+	size_t alloc_gi, alloc_gi_inc;
+	struct hs_buf name, target;
+
+	uint64_t *s_ident;	/* input stack -> identity of its processed leaf */
+	uint32_t *s_group;	/* input stack -> group of its processed leaf */
+	uint64_t *s_inc;	/* input stack -> IncPats bits matched so far */
+};
 
 void hs_filtered_release(struct hs_filtered *f)
 {
@@ -21,76 +65,343 @@ void hs_filtered_release(struct hs_filtered *f)
 	memset(f, 0, sizeof(*f));
 }
 
-/* Output frame id for each input frame: its display name interned. */
-static int map_frames(const struct hs_stack_source *in, struct hs_filtered *f,
-		      uint32_t **frame_map)
+static int intern_out(struct apply *a, const char *name, size_t len, uint32_t *id)
 {
-	size_t n = hs_source_nr_frames(in), i;
-	uint32_t *m = hs_malloc(n * sizeof(*m));
+	return hs_source_intern_frame(&a->f->out, name, len, id);
+}
+
+/* Exclusion, folding and IncPats of the grouped name in a->target. */
+static int classify(struct apply *a, struct frame_info *info, uint64_t *inc)
+{
+	const char *t = a->target.s;
+	size_t which;
+	int rc;
+
+	rc = hs_patlist_match_any(&a->exc, t, a->target.len, &which);
+	if (rc < 0)
+		goto fail_exc;
+	if (rc) {
+		info->kind = FK_DISCARD;
+		return 0;
+	}
+	rc = hs_patlist_match_any(&a->fold, t, a->target.len, &which);
+	if (rc < 0)
+		goto fail_fold;
+	if (rc) {
+		info->kind = FK_FOLD;
+		return 0;
+	}
+	info->kind = FK_NORMAL;
+	if (a->words) {
+		memset(inc, 0, a->words * sizeof(*inc));
+		rc = hs_patlist_match_set(&a->inc, t, a->target.len, inc, &which);
+		if (rc < 0)
+			goto fail_inc;
+	}
+	return 0;
+fail_exc:
+	hs_pattern_match_error(a->diag, "ExcPats", a->exc.pat[which], rc, t);
+	return rc == -ENOMEM ? rc : -EINVAL;
+fail_fold:
+	hs_pattern_match_error(a->diag, "FoldPats", a->fold.pat[which], rc, t);
+	return rc == -ENOMEM ? rc : -EINVAL;
+fail_inc:
+	hs_pattern_match_error(a->diag, "IncPats", a->inc.pat[which], rc, t);
+	return rc == -ENOMEM ? rc : -EINVAL;
+}
+
+static int set_target(struct apply *a, const char *s, size_t len)
+{
+	hs_buf_reset(&a->target);
+	return hs_buf_add(&a->target, s, len);
+}
+
+/* The info of plain group @g (named a->name), computed once per group. */
+static int plain_group(struct apply *a, uint32_t g, struct frame_info *info,
+		       uint64_t *inc)
+{
+	size_t w = a->words;
+
+	if (g >= a->alloc_gi) {
+		size_t old = a->alloc_gi;
+
+		if (HS_GROW(a->gi, (size_t)g + 1, a->alloc_gi))
+			return -ENOMEM;
+		memset(a->gi + old, 0, (a->alloc_gi - old) * sizeof(*a->gi));
+		if (w && HS_GROW(a->gi_inc, a->alloc_gi * w, a->alloc_gi_inc))
+			return -ENOMEM;
+	}
+	if (a->gi[g].kind == FK_UNSEEN) {
+		struct frame_info gi = { .group = g };
+		int err = set_target(a, a->name.s, a->name.len);
+
+		if (!err)
+			err = classify(a, &gi, w ? a->gi_inc + (size_t)g * w : NULL);
+		if (!err && gi.kind == FK_NORMAL)
+			err = intern_out(a, a->name.s, a->name.len, &gi.out);
+		if (err)
+			return err;
+		a->gi[g] = gi;
+	}
+	*info = a->gi[g];
+	if (w)
+		memcpy(inc, a->gi_inc + (size_t)g * w, w * sizeof(*inc));
+	return 0;
+}
+
+static int frame_info(struct apply *a, uint32_t frame)
+{
+	const char *full = hs_source_frame_name(a->in, frame);
+	const char *shown = hs_frame_display(full);
+	struct frame_info info = { .group = NO_GROUP };
+	uint64_t *inc = a->words ? a->fi_inc + (size_t)frame * a->words : NULL;
+	uint32_t g;
+	int kind, err;
+
+	kind = hs_groups_match(&a->groups, full, &a->name, a->diag);
+	if (kind < 0)
+		return kind;
+	if (kind == HS_GROUP_NONE) {
+		err = set_target(a, full, strlen(full));
+		if (!err)
+			err = classify(a, &info, inc);
+		if (!err && info.kind != FK_DISCARD)
+			err = intern_out(a, shown, strlen(shown), &info.out);
+		if (err)
+			return err;
+		a->fi[frame] = info;
+		return 0;
+	}
+	err = hs_strtab_intern(&a->group_names, a->name.s, a->name.len, &g);
+	if (err)
+		return err;
+	if (kind == HS_GROUP_PLAIN) {
+		err = plain_group(a, g, &info, inc);
+	} else {
+		/* entry group: "GROUP <<short name of this frame>>" */
+		info.entry = 1;
+		info.group = g;
+		err = set_target(a, a->name.s, a->name.len);
+		if (!err)
+			err = hs_buf_addf(&a->target, " <<%s>>", shown);
+		if (!err)
+			err = classify(a, &info, inc);
+		if (!err && info.kind == FK_NORMAL)
+			err = intern_out(a, a->target.s, a->target.len, &info.out);
+	}
+	if (err)
+		return err;
+	if (info.kind == FK_FOLD) {
+		/* PerfView's shared "fold" answer: no group, no IncPats, and if
+		 * it has no caller to fold into, its own ungrouped name */
+		info.group = NO_GROUP;
+		info.entry = 0;
+		err = intern_out(a, shown, strlen(shown), &info.out);
+		if (err)
+			return err;
+	}
+	a->fi[frame] = info;
+	return 0;
+}
+
+static int all_set(const uint64_t *bits, size_t nr)
+{
+	size_t i;
+
+	for (i = 0; i < nr / 64; i++)
+		if (bits[i] != UINT64_MAX)
+			return 0;
+	return nr % 64 == 0 ||
+	       (bits[nr / 64] | (UINT64_MAX << (nr % 64))) == UINT64_MAX;
+}
+
+static int process_stacks(struct apply *a)
+{
+	const struct hs_stack_source *in = a->in;
+	struct hs_filtered *f = a->f;
+	size_t w = a->words, s;
 	int err;
 
-	if (!m)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		const char *d = hs_frame_display(hs_source_frame_name(in, (uint32_t)i));
+	for (s = 0; s < in->nr_stacks; s++) {
+		uint32_t caller = in->stack_caller[s];
+		uint32_t frame = in->stack_frame[s];
+		uint64_t *inc = w ? a->s_inc + s * w : NULL;
+		const struct frame_info *info;
+		uint64_t ident;
+		size_t i;
 
-		err = hs_source_intern_frame(&f->out, d, strlen(d), &m[i]);
-		if (err) {
-			hs_free(m);
-			return err;
+		if (caller != HS_NO_STACK && f->map[caller] == HS_DROPPED) {
+			f->map[s] = HS_DROPPED;	/* below an excluded frame */
+			continue;
 		}
+		if (a->fi[frame].kind == FK_UNSEEN) {
+			err = frame_info(a, frame);
+			if (err)
+				return err;
+		}
+		info = &a->fi[frame];
+		if (info->kind == FK_DISCARD) {
+			f->map[s] = HS_DROPPED;
+			continue;
+		}
+		ident = frame;
+		if (info->group != NO_GROUP) {
+			if (!info->entry)
+				ident = GROUP_IDENT(info->group);
+			else if (caller != HS_NO_STACK &&
+				 a->s_group[caller] == info->group)
+				ident = a->s_ident[caller];	/* inside the group */
+		}
+		if (caller != HS_NO_STACK &&
+		    (info->kind == FK_FOLD || ident == a->s_ident[caller])) {
+			/* this frame vanishes: the stack is its caller's */
+			f->map[s] = f->map[caller];
+			f->folded[s] = f->folded[caller] | (info->kind == FK_FOLD);
+			a->s_ident[s] = a->s_ident[caller];
+			a->s_group[s] = a->s_group[caller];
+			if (w)
+				memcpy(inc, a->s_inc + (size_t)caller * w,
+				       w * sizeof(*inc));
+			continue;
+		}
+		a->s_ident[s] = ident;
+		a->s_group[s] = info->group;
+		if (w) {
+			const uint64_t *mine = a->fi_inc + (size_t)frame * w;
+
+			for (i = 0; i < w; i++)
+				inc[i] = info->kind == FK_NORMAL ? mine[i] : 0;
+			if (caller != HS_NO_STACK)
+				for (i = 0; i < w; i++)
+					inc[i] |= a->s_inc[(size_t)caller * w + i];
+		}
+		err = hs_source_intern_stack(&f->out, info->out,
+					     caller == HS_NO_STACK ? HS_NO_STACK :
+					     f->map[caller], &f->map[s]);
+		if (err)
+			return err;
 	}
-	*frame_map = m;
+	if (!w)
+		return 0;
+	/* IncPats: drop the stacks that did not match every entry */
+	for (s = 0; s < in->nr_stacks; s++)
+		if (f->map[s] != HS_DROPPED && !all_set(a->s_inc + s * w, a->inc.nr))
+			f->map[s] = HS_DROPPED;
 	return 0;
+}
+
+static int parse_all(struct apply *a, const struct hs_filter_params *p)
+{
+	int err;
+
+	err = hs_groups_parse(&a->groups, p->group, a->diag);
+	if (!err)
+		err = hs_patlist_parse(&a->exc, p->exc, "ExcPats", a->diag);
+	if (!err)
+		err = hs_patlist_parse(&a->fold, p->fold, "FoldPats", a->diag);
+	if (!err)
+		err = hs_patlist_parse(&a->inc, p->inc, "IncPats", a->diag);
+	return err;
+}
+
+static int alloc_state(struct apply *a)
+{
+	size_t nf = hs_source_nr_frames(a->in), ns = a->in->nr_stacks;
+	size_t w = a->words;
+	struct hs_filtered *f = a->f;
+
+	f->map = hs_malloc((ns + 1) * sizeof(*f->map));
+	f->folded = hs_calloc(ns + 1, 1);
+	a->fi = hs_calloc(nf + 1, sizeof(*a->fi));
+	a->s_ident = hs_malloc((ns + 1) * sizeof(*a->s_ident));
+	a->s_group = hs_malloc((ns + 1) * sizeof(*a->s_group));
+	if (!f->map || !f->folded || !a->fi || !a->s_ident || !a->s_group)
+		return -ENOMEM;
+	if (w) {
+		if (nf > SIZE_MAX / 8 / w || ns > SIZE_MAX / 8 / w)
+			return -ENOMEM;
+		a->fi_inc = hs_malloc((nf + 1) * w * sizeof(*a->fi_inc));
+		a->s_inc = hs_malloc((ns + 1) * w * sizeof(*a->s_inc));
+		if (!a->fi_inc || !a->s_inc)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* @ms as ns, clamped well inside int64_t */
+static int64_t ms_to_ns(double ms)
+{
+	double ns = ms * 1e6;
+
+	if (ns > 4e18)
+		return (int64_t)4e18;
+	if (ns < -4e18)
+		return -(int64_t)4e18;
+	return (int64_t)llround(ns);
+}
+
+static void set_window(struct hs_filtered *f, const struct hs_filter_params *p)
+{
+	int lo = isfinite(p->start_ms), hi = isfinite(p->end_ms);
+
+	if (!lo && !hi)
+		return;
+	f->has_window = 1;
+	f->start_ns = lo ? ms_to_ns(p->start_ms) - WINDOW_SLACK_NS : INT64_MIN;
+	f->end_ns = hi ? ms_to_ns(p->end_ms) + WINDOW_SLACK_NS : INT64_MAX;
+}
+
+static void apply_release(struct apply *a)
+{
+	hs_groups_release(&a->groups);
+	hs_patlist_release(&a->exc);
+	hs_patlist_release(&a->fold);
+	hs_patlist_release(&a->inc);
+	hs_free(a->fi);
+	hs_free(a->fi_inc);
+	hs_strtab_release(&a->group_names);
+	hs_free(a->gi);
+	hs_free(a->gi_inc);
+	hs_buf_release(&a->name);
+	hs_buf_release(&a->target);
+	hs_free(a->s_ident);
+	hs_free(a->s_group);
+	hs_free(a->s_inc);
 }
 
 int hs_filter_apply(const struct hs_stack_source *in,
 		    const struct hs_filter_params *p, struct hs_filtered *f,
 		    struct hs_diag *diag)
 {
-	uint32_t *frame_map = NULL;
-	size_t s;
+	struct apply a = {
+		.in = in, .f = f, .diag = diag,
+		.groups = HS_GROUPS_INIT,
+		.name = HS_BUF_INIT, .target = HS_BUF_INIT,
+	};
 	int err;
 
-	(void)diag;
 	memset(f, 0, sizeof(*f));
 	f->in = in;
 	hs_source_init(&f->out);
 	f->out.kind = in->kind;
-	f->root_map = HS_NO_STACK;
-	f->map = hs_malloc((in->nr_stacks + 1) * sizeof(*f->map));
-	f->folded = hs_calloc(in->nr_stacks + 1, 1);
-	err = -ENOMEM;
-	if (!f->map || !f->folded)
-		goto fail;
-	err = map_frames(in, f, &frame_map);
+	hs_strtab_init(&a.group_names, MAX_GROUP_BYTES);
+	err = parse_all(&a, p);
 	if (err)
-		goto fail;
-	for (s = 0; s < in->nr_stacks; s++) {
-		uint32_t caller = in->stack_caller[s];
-		uint32_t up = caller == HS_NO_STACK ? HS_NO_STACK : f->map[caller];
-		uint32_t frame = frame_map[in->stack_frame[s]];
-
-		if (up != HS_NO_STACK && f->out.stack_frame[up] == frame) {
-			f->map[s] = up;	/* collapse into an identical caller */
-			continue;
-		}
-		err = hs_source_intern_stack(&f->out, frame, up, &f->map[s]);
-		if (err)
-			goto fail;
-	}
-	if (!isnan(p->start_ms) || !isnan(p->end_ms)) {
-		f->has_window = 1;
-		f->start_ns = isnan(p->start_ms) ? INT64_MIN :
-			(int64_t)llround(p->start_ms * 1e6) - WINDOW_SLACK_NS;
-		f->end_ns = isnan(p->end_ms) ? INT64_MAX :
-			(int64_t)llround(p->end_ms * 1e6) + WINDOW_SLACK_NS;
-	}
-	hs_free(frame_map);
-	return 0;
-fail:
-	hs_free(frame_map);
-	hs_filtered_release(f);
+		goto out;
+	a.words = (a.inc.nr + 63) / 64;
+	err = alloc_state(&a);
+	if (err)
+		goto out;
+	err = process_stacks(&a);
+	if (err)
+		goto out;
+	f->root_map = a.inc.nr ? HS_DROPPED : HS_NO_STACK;
+	f->nr_groups = hs_strtab_count(&a.group_names);
+	set_window(f, p);
+out:
+	apply_release(&a);
+	if (err)
+		hs_filtered_release(f);
 	return err;
 }
 
@@ -110,16 +421,18 @@ int hs_filtered_sample(const struct hs_filtered *f, size_t i, uint32_t *stack,
 		if (t > f->end_ns)
 			return 0;
 		if (in->kind == HS_METRIC_TIME) {
-			/* the sample covers [t, t + |metric| ms] */
-			double len = fabs(m) * 1e6;
-			double lo = (double)t, hi = lo + len;
-			double a = lo > (double)f->start_ns ? lo : (double)f->start_ns;
-			double b = hi < (double)f->end_ns ? hi : (double)f->end_ns;
+			/* the sample covers [t, t + |metric| ms]; keep the overlap */
+			double lo = (double)t, hi = lo + fabs(m) * 1e6;
+			double start = (double)f->start_ns, end = (double)f->end_ns;
 
-			if (hi < (double)f->start_ns)
+			if (hi < start)
 				return 0;
-			if (len > 0)
-				m *= (b > a ? b - a : 0) / len;
+			if (lo < start || hi > end) {
+				double span = ((hi < end ? hi : end) -
+					       (lo > start ? lo : start)) / 1e6;
+
+				m = m > 0 ? span : -span;
+			}
 		} else if (t < f->start_ns) {
 			return 0;
 		}

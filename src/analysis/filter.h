@@ -1,5 +1,6 @@
 #ifndef HS_ANALYSIS_FILTER_H
 #define HS_ANALYSIS_FILTER_H
+#include <math.h>
 #include <stdint.h>
 #include "common/diag.h"
 #include "model/stack_source.h"
@@ -16,9 +17,33 @@
  * with what the viewer shows: the short (display) name of an ungrouped
  * frame, a group's name, or "GROUP <<entry>>" for an entry group.
  *
+ * Per frame (computed once per frame id, from its full name): GroupPats
+ * (group.h, including the automatic group of "module!?" frames), then
+ * ExcPats, FoldPats and IncPats, all matched against the grouped name: the
+ * full name of an ungrouped frame, the group name of a plain group,
+ * "GROUP <<short name>>" of an entry-group frame. Exclusion beats folding.
+ *
+ * Per stack, root to leaf:
+ * - a stack below an excluded frame is excluded (its samples dropped);
+ * - an entry-group frame whose processed caller is in the same group
+ *   becomes that caller, so the frame entering a group shows as
+ *   "GROUP <<entry>>" and the frames it calls inside the group vanish into
+ *   it; leaving the group and entering it again makes a new node;
+ * - a frame matching FoldPats vanishes into its caller (its cost becomes
+ *   the caller's exclusive cost) and is transparent: its callee's caller
+ *   is the folded frame's caller, also for entry groups. A root-most frame
+ *   (no caller) is never folded; as in PerfView it then shows its
+ *   ungrouped short name and matches no IncPats;
+ * - a frame identical to its processed caller (same frame, same plain
+ *   group, or inside the caller's entry group) merges into it;
+ * - IncPats: each ';' entry must be matched by some frame that is still
+ *   on the processed stack (entries are ANDed; '|' inside an entry gives
+ *   OR). A sample with no stack is dropped when IncPats is not empty.
+ *
  * Ownership: hs_filtered borrows the input source, which must outlive it
  * and not change; it owns everything else. Release with
- * hs_filtered_release().
+ * hs_filtered_release(). @out may hold stacks that no input stack maps to
+ * (a prefix built before IncPats dropped its callees).
  */
 
 #define HS_DROPPED (UINT32_MAX - 1)	/* map value: the sample is filtered out */
@@ -28,7 +53,7 @@ struct hs_filter_params {
 	const char *fold;	/* FoldPats */
 	const char *inc;	/* IncPats: every ';' entry must match a frame */
 	const char *exc;	/* ExcPats: any match drops the sample */
-	double start_ms, end_ms;	/* time window; NAN = open bound */
+	double start_ms, end_ms;	/* time window; NAN (or infinite) = open */
 };
 #define HS_FILTER_PARAMS_INIT { .start_ms = NAN, .end_ms = NAN }
 
@@ -36,7 +61,9 @@ struct hs_filtered {
 	const struct hs_stack_source *in;	/* borrowed */
 	struct hs_stack_source out;	/* processed frames and stacks; no samples */
 	uint32_t *map;		/* input stack -> output stack, HS_NO_STACK or HS_DROPPED */
-	uint8_t *folded;	/* input stack -> 1 if FoldPats moved its leaf's cost to a caller */
+	uint8_t *folded;	/* input stack -> 1 if FoldPats moved its leaf's
+				 * cost to a caller */
+	size_t nr_groups;	/* distinct group names seen */
 	uint32_t root_map;	/* where a sample with no stack goes */
 	int has_window;		/* a Start or End bound is set */
 	int64_t start_ns, end_ns;	/* window incl. PerfView's 0.0006 ms slack */

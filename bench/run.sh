@@ -1,0 +1,7 @@
+#!/bin/sh
+# run.sh - run heapscope's benchmarks (make bench). $1 = the build directory.
+set -eu
+BUILD=${1:-build}
+
+echo "== filter: one stack-viewer recompute (budget: 10M samples in 0.5 s)"
+"$BUILD/bench/filter_bench"

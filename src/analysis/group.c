@@ -1,0 +1,240 @@
+/*
+ * group - GroupPats parsing and per-frame matching (see group.h).
+ */
+#include "analysis/group.h"
+#include "common/alloc.h"
+#include "model/stack_source.h"
+#include <ctype.h>
+#include <errno.h>
+#include <string.h>
+
+#define MODULE_ENTRY "{%}!=>module $1"
+
+void hs_groups_release(struct hs_groups *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->nr; i++) {
+		hs_pattern_free(g->pat[i].pat);
+		hs_free(g->pat[i].tmpl);
+	}
+	hs_free(g->pat);
+	hs_buf_release(&g->cur);
+	hs_buf_release(&g->next);
+	g->pat = NULL;
+	g->nr = g->alloc = 0;
+}
+
+struct parse_ctx {
+	struct hs_groups *g;
+	struct hs_diag *diag;
+};
+
+static int parse_entry(const char *e, size_t len, void *arg)
+{
+	struct parse_ctx *c = arg;
+	struct hs_groups *g = c->g;
+	struct hs_group_pat *gp;
+	struct hs_diag sub = HS_DIAG_INIT(NULL);
+	const char *arrow = memmem(e, len, "=>", 2);
+	const char *t, *te = e + len;
+	size_t plen = len;
+	int err;
+
+	if (g->nr >= HS_PATTERN_MAX_LIST) {
+		hs_diag_set(c->diag, 0, "GroupPats: more than %d patterns",
+			    HS_PATTERN_MAX_LIST);
+		return -EINVAL;
+	}
+	if (HS_GROW(g->pat, g->nr + 1, g->alloc))
+		return -ENOMEM;
+	gp = &g->pat[g->nr];
+	memset(gp, 0, sizeof(*gp));
+	gp->entry = arrow != NULL;
+	if (!arrow)
+		arrow = memmem(e, len, "->", 2);
+	if (arrow) {
+		plen = (size_t)(arrow - e);
+		for (t = arrow + 2; t < te && isspace((unsigned char)*t); t++)
+			;
+		while (te > t && isspace((unsigned char)te[-1]))
+			te--;
+		gp->tmpl = hs_strndup(t, (size_t)(te - t));
+	} else {
+		gp->tmpl = hs_strdup("$&");
+	}
+	if (!gp->tmpl)
+		return -ENOMEM;
+	if (len == strlen(MODULE_ENTRY) && !memcmp(e, MODULE_ENTRY, len)) {
+		g->nr++;	/* fast path: no regex */
+		return 0;
+	}
+	err = hs_pattern_compile(e, plen, &gp->pat, &sub);
+	if (err) {
+		hs_free(gp->tmpl);
+		if (sub.set)
+			hs_diag_set(c->diag, 0, "GroupPats: %s", sub.msg);
+		return err;
+	}
+	g->nr++;
+	return 0;
+}
+
+int hs_groups_parse(struct hs_groups *g, const char *text, struct hs_diag *diag)
+{
+	struct parse_ctx c = { .g = g, .diag = diag };
+	const char *p = text, *close;
+	int err;
+
+	if (!text)
+		return 0;
+	/* one leading "[description]" on the first line is a comment */
+	while (isspace((unsigned char)*p))
+		p++;
+	if (*p == '[') {
+		close = p + strcspn(p, "]\n");
+		if (*close == ']')
+			p = close + 1;
+	}
+	err = hs_pattern_split(p, parse_entry, &c);
+	if (err)
+		hs_groups_release(g);
+	return err;
+}
+
+int hs_group_expand(const char *tmpl, const char *subj,
+		    const struct hs_match *m, struct hs_buf *out)
+{
+	struct hs_buf tmp = HS_BUF_INIT;
+	const char *p;
+	int err = 0;
+
+	if (!strchr(tmpl, '$'))
+		return hs_buf_adds(out, tmpl);
+	if (!strcmp(tmpl, "$&"))
+		return hs_buf_add(out, subj + m->start[0], m->end[0] - m->start[0]);
+	/* first the numbered captures ... */
+	for (p = tmpl; *p && !err; p++) {
+		if (p[0] == '$' && p[1] >= '0' && p[1] <= '9') {
+			unsigned n = (unsigned)(p[1] - '0');
+
+			if (n < m->nr)
+				err = hs_buf_add(&tmp, subj + m->start[n],
+						 m->end[n] - m->start[n]);
+			p++;
+		} else {
+			err = hs_buf_addc(&tmp, *p);
+		}
+	}
+	/* ... then "$&" in what that gave */
+	for (p = tmp.s; *p && !err; p++) {
+		if (p[0] == '$' && p[1] == '&') {
+			err = hs_buf_add(out, subj + m->start[0],
+					 m->end[0] - m->start[0]);
+			p++;
+		} else {
+			err = hs_buf_addc(out, *p);
+		}
+	}
+	hs_buf_release(&tmp);
+	return err;
+}
+
+static int is_module_char(unsigned char c)
+{
+	/* letters and digits (any non-ASCII byte counts as a letter), '.', '_' */
+	return isalnum(c) || c == '.' || c == '_' || c >= 0x80;
+}
+
+/* "{%}!=>module $1" without PCRE2: the run of module characters before '!'. */
+static int module_entry(const char *s, struct hs_buf *name)
+{
+	const char *bang = strchr(s, '!'), *b;
+
+	if (!bang || bang == s)
+		return 0;
+	for (b = bang; b > s && is_module_char((unsigned char)b[-1]); b--)
+		;
+	if (hs_buf_adds(name, "module ") || hs_buf_add(name, b, (size_t)(bang - b)))
+		return -ENOMEM;
+	return 1;
+}
+
+static void swap_bufs(struct hs_buf *a, struct hs_buf *b)
+{
+	struct hs_buf t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+static int match_patterns(struct hs_groups *g, const char *full,
+			  struct hs_buf *name, struct hs_diag *diag)
+{
+	const char *cur = full;
+	int kind = HS_GROUP_NONE;
+	size_t i;
+
+	for (i = 0; i < g->nr; i++) {
+		struct hs_group_pat *gp = &g->pat[i];
+		struct hs_match m;
+		int rc;
+
+		if (!gp->pat) {
+			hs_buf_reset(&g->next);
+			rc = module_entry(cur, &g->next);
+			if (rc < 0)
+				return rc;
+			if (!rc)
+				continue;
+			hs_buf_reset(name);
+			if (hs_buf_add(name, g->next.s, g->next.len))
+				return -ENOMEM;
+			return HS_GROUP_ENTRY;
+		}
+		rc = hs_pattern_match(gp->pat, cur, strlen(cur), &m);
+		if (rc < 0) {
+			hs_pattern_match_error(diag, "GroupPats", gp->pat, rc, full);
+			return rc == -ENOMEM ? rc : -EINVAL;
+		}
+		if (!rc)
+			continue;
+		hs_buf_reset(&g->next);
+		if (hs_group_expand(gp->tmpl, cur, &m, &g->next))
+			return -ENOMEM;
+		if (!g->next.len)
+			return HS_GROUP_NONE;	/* the "exclusion group" */
+		hs_buf_reset(name);
+		if (hs_buf_add(name, g->next.s, g->next.len))
+			return -ENOMEM;
+		if (gp->entry)
+			return HS_GROUP_ENTRY;
+		/* a rename: later patterns see the new name */
+		kind = HS_GROUP_PLAIN;
+		swap_bufs(&g->cur, &g->next);
+		cur = g->cur.s;
+	}
+	return kind;
+}
+
+int hs_groups_match(struct hs_groups *g, const char *full, struct hs_buf *name,
+		    struct hs_diag *diag)
+{
+	size_t len = strlen(full);
+	int kind;
+
+	hs_buf_reset(name);
+	kind = match_patterns(g, full, name, diag);
+	if (kind < 0)
+		return kind;
+	if (kind == HS_GROUP_NONE) {
+		hs_buf_reset(name);
+		/* unresolved addresses of a module group by its short name */
+		if (len >= 2 && !strcmp(full + len - 2, "!?")) {
+			if (hs_buf_adds(name, hs_frame_display(full)))
+				return -ENOMEM;
+			kind = HS_GROUP_PLAIN;
+		}
+	}
+	return kind;
+}
