@@ -2,13 +2,13 @@
  * filter_bench - time one stack-viewer recompute: hs_filter_apply() plus
  * one hs_filtered_sample() pass over every sample, on a generated source.
  *
- *   filter_bench [SAMPLES [STACKS]]     (default 10000000 200000)
+ *   filter_bench [SAMPLES [STACKS [FUNCS]]]   (default 10000000 200000 100)
  *
- * The source: one process, 16 threads, 200 modules of 100 functions
- * (20,000 frame names under /usr/lib and /opt/app), stacks grown as a
- * random call tree up to 48 frames deep, samples spread over the stacks
- * with a skew towards a hot tenth, 1 ms apart, TimeMetric. Each setting is
- * run three times; the best time is printed.
+ * The source: one process, 16 threads, 200 modules of FUNCS functions
+ * (20,000 frame names by default, under /usr/lib and /opt/app), stacks
+ * grown as a random call tree up to 48 frames deep, samples spread over
+ * the stacks with a skew towards a hot tenth, 1 ms apart, TimeMetric.
+ * Each setting is run three times; the best time is printed.
  */
 #include "analysis/filter.h"
 #include <inttypes.h>
@@ -19,7 +19,7 @@
 #include <time.h>
 
 #define NR_MODULES 200
-#define NR_FUNCS 100
+static size_t nr_funcs = 100;
 #define NR_THREADS 16
 #define MAX_DEPTH 48
 
@@ -60,7 +60,7 @@ static uint32_t frame(struct hs_stack_source *src, const char *name)
 static void generate(struct hs_stack_source *src, size_t nr_samples,
 		     size_t nr_stacks)
 {
-	uint32_t *fn = malloc(NR_MODULES * NR_FUNCS * sizeof(*fn));
+	uint32_t *fn = malloc(NR_MODULES * nr_funcs * sizeof(*fn));
 	uint32_t process, s;
 	char name[128];
 	size_t i, m, f;
@@ -71,16 +71,16 @@ static void generate(struct hs_stack_source *src, size_t nr_samples,
 	src->kind = HS_METRIC_TIME;
 	process = frame(src, "Process app (4242)");
 	for (m = 0; m < NR_MODULES; m++)
-		for (f = 0; f < NR_FUNCS; f++) {
+		for (f = 0; f < nr_funcs; f++) {
 			if (m == 0)
 				snprintf(name, sizeof(name),
 					 "/opt/app/bin/app!app::Worker::step%zu(int)", f);
-			else if (f == NR_FUNCS - 1)
+			else if (f == nr_funcs - 1)
 				snprintf(name, sizeof(name), "/usr/lib/libmod%zu.so!?", m);
 			else
 				snprintf(name, sizeof(name),
 					 "/usr/lib/libmod%zu.so!mod%zu_fn%zu", m, m, f);
-			fn[m * NR_FUNCS + f] = frame(src, name);
+			fn[m * nr_funcs + f] = frame(src, name);
 		}
 	err = hs_source_intern_stack(src, process, HS_NO_STACK, &s);
 	for (i = 0; i < NR_THREADS && !err; i++) {
@@ -95,11 +95,11 @@ static void generate(struct hs_stack_source *src, size_t nr_samples,
 
 		if (src->stack_depth[parent] >= MAX_DEPTH)
 			continue;
-		if (rnd(2) && pf >= fn[0] && pf - fn[0] < NR_MODULES * NR_FUNCS)
-			m = (pf - fn[0]) / NR_FUNCS;
+		if (rnd(2) && pf >= fn[0] && pf - fn[0] < NR_MODULES * nr_funcs)
+			m = (pf - fn[0]) / nr_funcs;
 		else
 			m = rnd(NR_MODULES);
-		callee = fn[m * NR_FUNCS + rnd(NR_FUNCS)];
+		callee = fn[m * nr_funcs + rnd(nr_funcs)];
 		err = hs_source_intern_stack(src, callee, parent, &s);
 	}
 	if (!err)
@@ -191,6 +191,8 @@ int main(int argc, char **argv)
 	st[3].p.inc = "Process% app;mod|Worker";
 	st[3].p.start_ms = 1000;
 	st[3].p.end_ms = (double)nr_samples * 0.9;
+	if (argc > 3 && strtoull(argv[3], NULL, 10) >= 2)
+		nr_funcs = strtoull(argv[3], NULL, 10);
 	if (nr_stacks < 2 * NR_THREADS)
 		nr_stacks = 2 * NR_THREADS;
 	hs_source_init(&src);

@@ -60,9 +60,11 @@ struct hs_filter_params {
 struct hs_filtered {
 	const struct hs_stack_source *in;	/* borrowed */
 	struct hs_stack_source out;	/* processed frames and stacks; no samples */
-	uint32_t *map;		/* input stack -> output stack, HS_NO_STACK or HS_DROPPED */
-	uint8_t *folded;	/* input stack -> 1 if FoldPats moved its leaf's
-				 * cost to a caller */
+	uint32_t *map;		/* input stack -> output stack or HS_DROPPED */
+	uint8_t *folded;	/* input stack -> 1 if its leaf's cost reached
+				 * the output leaf through a FoldPats fold
+				 * (PerfView's "number of folded frames" > 0:
+				 * set for A->F->A with F folded, too) */
 	size_t nr_groups;	/* distinct group names seen */
 	uint32_t root_map;	/* where a sample with no stack goes */
 	int has_window;		/* a Start or End bound is set */
@@ -71,8 +73,9 @@ struct hs_filtered {
 
 /*
  * Run the pipeline over @in with @p. Returns 0; -EINVAL for a bad pattern
- * (the message, naming the pattern, is in @diag); -ENOMEM.
- * On error @out is left released.
+ * or one that hit its match limits on some frame name (the message, naming
+ * the pattern and the list it is in, is in @diag); -ENOMEM; -E2BIG when
+ * the output outgrows the model's caps. On error @out is left released.
  */
 int hs_filter_apply(const struct hs_stack_source *in,
 		    const struct hs_filter_params *p, struct hs_filtered *out,
