@@ -34,16 +34,34 @@ const char *hs_format_name(enum hs_format fmt);
 enum hs_format hs_format_parse(const char *name);
 /* Format implied by a file name's extension, or HS_FORMAT_UNKNOWN. */
 enum hs_format hs_format_from_path(const char *path);
-/* Guess from the first @n bytes of content, or HS_FORMAT_UNKNOWN. */
+/*
+ * Guess from the first @n bytes of content, or HS_FORMAT_UNKNOWN: '<' is
+ * XML, '{' JSON, a zip is told by its first entry's name (.xml, .json,
+ * anything else a trace zip), then perf script's sample header and folded
+ * "a;b;c 42" lines.
+ */
 enum hs_format hs_format_sniff(const unsigned char *head, size_t n);
+/* Whether heapscope can write @fmt (PerfView XML/JSON, zipped or not, folded). */
+int hs_format_writable(enum hs_format fmt);
 
 /*
  * Import @path ("-" = standard input) in format @fmt; HS_FORMAT_UNKNOWN
  * means: by extension, failing that by content. @out must be initialised.
+ * Standard input and pipes are never seeked: the bytes read to guess the
+ * format are replayed; a zip arriving on a pipe is copied to an anonymous
+ * temporary file first. A .perfView.xml.zip / .json.zip must hold exactly
+ * one entry; a .trace.zip goes to hs_import_trace_zip().
  */
 int hs_import_path(const char *path, enum hs_format fmt,
 		   struct hs_stack_source *out, struct hs_diag *diag);
-/* Export @src to @path ("-" = standard output); same choice of format. */
+/*
+ * Export @src to @path ("-" = standard output) in @fmt, HS_FORMAT_UNKNOWN
+ * meaning by extension (standard output needs a format). Zip formats write
+ * one entry named after the file minus ".zip". An existing file is
+ * overwritten (the CLI asks first); a file left half-written by an error
+ * is removed. Returns 0, -EINVAL (no format), -ENOTSUP (a format heapscope
+ * only reads), -EIO or -ENOMEM, with @diag filled.
+ */
 int hs_export_path(const struct hs_stack_source *src, const char *path,
 		   enum hs_format fmt, struct hs_diag *diag);
 
@@ -64,7 +82,17 @@ int hs_import_perfview_json(FILE *f, struct hs_stack_source *out,
 int hs_import_folded(FILE *f, struct hs_stack_source *out,
 		     struct hs_diag *diag);
 
-/* The exporters. Return 0, or -EIO when writing failed. */
+/*
+ * The exporters (formats in docs/formats.md). Return 0, -ENOMEM, or -EIO
+ * when writing failed. @src and @f are borrowed.
+ *   folded: one line per distinct stack, root first, with the summed
+ *           metric; samples on ROOT itself as a line " N" (empty stack).
+ *   xml:    PerfView's advanced form; times in ms with up to 6 decimals
+ *           (exact ns), Metric/Count only when not 1, the defaults as a
+ *           StackWindowGuiState.
+ *   json:   PerfView's simple JSON form plus Count, MetricUnit and the
+ *           defaults.
+ */
 int hs_export_folded(const struct hs_stack_source *src, FILE *f);
 int hs_export_perfview_xml(const struct hs_stack_source *src, FILE *f);
 int hs_export_perfview_json(const struct hs_stack_source *src, FILE *f);

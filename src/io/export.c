@@ -1,0 +1,425 @@
+/*
+ * export - write a stack source as folded stacks, .perfView.xml (advanced
+ * form) or .perfView.json. The formats, and what each keeps, are in
+ * docs/formats.md.
+ *
+ * XML and JSON output is always valid UTF-8: a byte that is not part of a
+ * valid UTF-8 sequence, and a control character XML 1.0 cannot carry, is
+ * written as U+FFFD.
+ */
+#include "io/io.h"
+#include "io/numtext.h"
+#include "common/alloc.h"
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char replacement[] = "\xef\xbf\xbd";	/* U+FFFD */
+
+/*
+ * Length of the valid UTF-8 sequence at @p (1-4) with its code point in
+ * *@cp, or 0 if there is none.
+ */
+static size_t utf8_len(const unsigned char *p, size_t left, unsigned long *cp)
+{
+	unsigned c = p[0];
+	size_t n, i;
+	unsigned long v;
+
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf) {
+		n = 2;
+		v = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		n = 3;
+		v = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4;
+		v = c & 0x07;
+	} else {
+		return 0;
+	}
+	if (left < n)
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		v = v << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && v < 0x800) || (n == 4 && (v < 0x10000 || v > 0x10ffff)) ||
+	    (v >= 0xd800 && v <= 0xdfff))
+		return 0;
+	*cp = v;
+	return n;
+}
+
+/* Write @len bytes at @s as XML text or attribute content. */
+static void xml_text(FILE *f, const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0, run = 0;
+
+	while (i < len) {
+		const char *esc = NULL;
+		unsigned char c = s[i];
+		size_t n = 1;
+
+		switch (c) {
+		case '&': esc = "&amp;"; break;
+		case '<': esc = "&lt;"; break;
+		case '>': esc = "&gt;"; break;
+		case '"': esc = "&quot;"; break;
+		case '\t': esc = "&#9;"; break;
+		case '\n': esc = "&#10;"; break;
+		case '\r': esc = "&#13;"; break;
+		default:
+			if (c < 0x20) {
+				esc = replacement;
+			} else {
+				unsigned long cp;
+
+				n = utf8_len(s + i, len - i, &cp);
+				if (!n || cp == 0xfffe || cp == 0xffff) {
+					esc = replacement;	/* not an XML character */
+					n = n ? n : 1;
+				}
+			}
+		}
+		if (esc) {
+			fwrite(s + run, 1, i - run, f);
+			fputs(esc, f);
+			run = i + n;
+		}
+		i += n;
+	}
+	fwrite(s + run, 1, len - run, f);
+}
+
+static void xml_str(FILE *f, const char *s)
+{
+	xml_text(f, s, strlen(s));
+}
+
+/* Write @len bytes at @s as a JSON string, quotes included. */
+static void json_string(FILE *f, const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0, run = 0;
+	char tmp[8];
+
+	fputc('"', f);
+	while (i < len) {
+		const char *esc = NULL;
+		unsigned char c = s[i];
+		size_t n = 1;
+
+		if (c == '"') {
+			esc = "\\\"";
+		} else if (c == '\\') {
+			esc = "\\\\";
+		} else if (c == '\n') {
+			esc = "\\n";
+		} else if (c == '\t') {
+			esc = "\\t";
+		} else if (c == '\r') {
+			esc = "\\r";
+		} else if (c < 0x20) {
+			snprintf(tmp, sizeof(tmp), "\\u%04x", c);
+			esc = tmp;
+		} else {
+			unsigned long cp;
+
+			n = utf8_len(s + i, len - i, &cp);
+			if (!n) {
+				esc = "\\ufffd";
+				n = 1;
+			}
+		}
+		if (esc) {
+			fwrite(s + run, 1, i - run, f);
+			fputs(esc, f);
+			run = i + n;
+		}
+		i += n;
+	}
+	fwrite(s + run, 1, len - run, f);
+	fputc('"', f);
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	json_string(f, s, strlen(s));
+}
+
+static int finish(FILE *f)
+{
+	if (fflush(f) || ferror(f))
+		return -EIO;
+	return 0;
+}
+
+/* ---- folded ---- */
+
+/*
+ * A frame name as one folded field: ';' would split it and a newline
+ * would end the line, so they become ':' and ' ' (as stackcollapse does).
+ */
+static void folded_frame(FILE *f, const char *s, size_t len)
+{
+	size_t i, run = 0;
+
+	for (i = 0; i < len; i++) {
+		char c = s[i];
+
+		if (c == ';' || c == '\n' || c == '\r') {
+			fwrite(s + run, 1, i - run, f);
+			fputc(c == ';' ? ':' : ' ', f);
+			run = i + 1;
+		}
+	}
+	fwrite(s + run, 1, len - run, f);
+}
+
+int hs_export_folded(const struct hs_stack_source *src, FILE *f)
+{
+	size_t n = src->nr_stacks + 1, nr_order = 0, i, alloc_frames = 0;
+	double *sum = hs_calloc(n, sizeof(*sum));
+	unsigned char *seen = hs_calloc(n, 1);
+	uint32_t *order = hs_malloc(n * sizeof(*order));
+	uint32_t *frames = NULL;
+	char num[HS_NUMTEXT_MAX];
+	int err = 0;
+
+	if (!sum || !seen || !order) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* sum per stack (slot 0 = ROOT), in the order stacks first appear */
+	for (i = 0; i < src->nr_samples; i++) {
+		uint32_t k = src->stack[i] == HS_NO_STACK ? 0 : src->stack[i] + 1;
+
+		if (!seen[k]) {
+			seen[k] = 1;
+			order[nr_order++] = k;
+		}
+		sum[k] += src->metric[i];
+	}
+	for (i = 0; i < nr_order; i++) {
+		uint32_t k = order[i], stack = k ? k - 1 : HS_NO_STACK;
+		size_t depth = hs_source_depth(src, stack), d;
+
+		if (HS_GROW(frames, depth, alloc_frames)) {
+			err = -ENOMEM;
+			goto out;
+		}
+		hs_source_stack_frames(src, stack, frames, depth);
+		for (d = 0; d < depth; d++) {
+			if (d)
+				fputc(';', f);
+			folded_frame(f, hs_source_frame_name(src, frames[d]),
+				     hs_strtab_len(&src->frames, frames[d]));
+		}
+		hs_numtext_double(num, sum[k]);
+		fputc(' ', f);
+		fputs(num, f);
+		fputc('\n', f);
+		if (ferror(f))
+			break;
+	}
+	err = finish(f);
+out:
+	hs_free(sum);
+	hs_free(seen);
+	hs_free(order);
+	hs_free(frames);
+	return err;
+}
+
+/* ---- PerfView XML ---- */
+
+static const char *const pseudo_frames[4] = { "ROOT", "BROKEN", "?!?", "OVERHEAD" };
+
+static int has_defaults(const struct hs_stack_source *src)
+{
+	const struct hs_source_defaults *d = &src->defaults;
+
+	return d->start || d->end || d->group || d->fold || d->fold_pct || d->inc ||
+	       d->exc || d->notes || src->kind == HS_METRIC_TIME;
+}
+
+static const struct {
+	const char *name;
+	size_t offset;
+} fields[] = {
+	{ "Start", offsetof(struct hs_source_defaults, start) },
+	{ "End", offsetof(struct hs_source_defaults, end) },
+	{ "GroupRegEx", offsetof(struct hs_source_defaults, group) },
+	{ "FoldPercent", offsetof(struct hs_source_defaults, fold_pct) },
+	{ "FoldRegEx", offsetof(struct hs_source_defaults, fold) },
+	{ "IncludeRegEx", offsetof(struct hs_source_defaults, inc) },
+	{ "ExcludeRegEx", offsetof(struct hs_source_defaults, exc) },
+};
+
+static const char *field(const struct hs_source_defaults *d, size_t i)
+{
+	return *(char *const *)((const char *)d + fields[i].offset);
+}
+
+static void xml_gui_state(const struct hs_stack_source *src, FILE *f)
+{
+	const struct hs_source_defaults *d = &src->defaults;
+	size_t i;
+
+	fputs(" <StackWindowGuiState>\n  <FilterGuiState>\n", f);
+	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		if (!field(d, i))
+			continue;
+		fprintf(f, "   <%s><Value>", fields[i].name);
+		xml_str(f, field(d, i));
+		fprintf(f, "</Value></%s>\n", fields[i].name);
+	}
+	fputs("  </FilterGuiState>\n", f);
+	if (d->notes) {
+		fputs("  <Notes>", f);
+		xml_str(f, d->notes);
+		fputs("</Notes>\n", f);
+	}
+	fprintf(f, "  <ScalingPolicy>%s</ScalingPolicy>\n",
+		src->kind == HS_METRIC_TIME ? "TimeMetric" : "ScaleToData");
+	fputs(" </StackWindowGuiState>\n", f);
+}
+
+int hs_export_perfview_xml(const struct hs_stack_source *src, FILE *f)
+{
+	size_t nr_frames = hs_source_nr_frames(src), i;
+	char t[HS_NUMTEXT_MAX], num[HS_NUMTEXT_MAX];
+
+	fputs("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<StackWindow>\n <StackSource", f);
+	if (src->metric_unit) {
+		fputs(" MetricUnit=\"", f);
+		xml_str(f, src->metric_unit);
+		fputc('"', f);
+	}
+	fprintf(f, ">\n  <Frames Count=\"%zu\">\n", nr_frames + 4);
+	for (i = 0; i < 4; i++)
+		fprintf(f, "   <Frame ID=\"%zu\">%s</Frame>\n", i, pseudo_frames[i]);
+	for (i = 0; i < nr_frames; i++) {
+		fprintf(f, "   <Frame ID=\"%zu\">", i + 4);
+		xml_text(f, hs_source_frame_name(src, (uint32_t)i),
+			 hs_strtab_len(&src->frames, (uint32_t)i));
+		fputs("</Frame>\n", f);
+		if (ferror(f))
+			return -EIO;
+	}
+	fprintf(f, "  </Frames>\n  <Stacks Count=\"%zu\">\n", src->nr_stacks);
+	for (i = 0; i < src->nr_stacks; i++) {
+		uint32_t caller = src->stack_caller[i];
+
+		fprintf(f, "   <Stack ID=\"%zu\" CallerID=\"%lld\" FrameID=\"%lu\"/>\n", i,
+			caller == HS_NO_STACK ? -1LL : (long long)caller,
+			(unsigned long)src->stack_frame[i] + 4);
+		if (ferror(f))
+			return -EIO;
+	}
+	fprintf(f, "  </Stacks>\n  <Samples Count=\"%zu\">\n", src->nr_samples);
+	for (i = 0; i < src->nr_samples; i++) {
+		uint32_t stack = src->stack[i];
+
+		hs_numtext_ms(t, src->time[i]);
+		fprintf(f, "   <Sample ID=\"%zu\" Time=\"%s\" StackID=\"%lld\"", i, t,
+			stack == HS_NO_STACK ? -1LL : (long long)stack);
+		if (src->metric[i] != 1) {
+			hs_numtext_double(num, src->metric[i]);
+			fprintf(f, " Metric=\"%s\"", num);
+		}
+		if (src->count[i] != 1) {
+			hs_numtext_double(num, src->count[i]);
+			fprintf(f, " Count=\"%s\"", num);
+		}
+		fputs("/>\n", f);
+		if (ferror(f))
+			return -EIO;
+	}
+	fputs("  </Samples>\n </StackSource>\n", f);
+	if (has_defaults(src))
+		xml_gui_state(src, f);
+	fputs("</StackWindow>\n", f);
+	return finish(f);
+}
+
+/* ---- PerfView JSON ---- */
+
+int hs_export_perfview_json(const struct hs_stack_source *src, FILE *f)
+{
+	const struct hs_source_defaults *d = &src->defaults;
+	char t[HS_NUMTEXT_MAX], num[HS_NUMTEXT_MAX];
+	uint32_t *frames = NULL;
+	size_t alloc_frames = 0, i;
+	int first;
+
+	fputs("{\"StackSource\":{", f);
+	if (src->metric_unit) {
+		fputs("\"MetricUnit\":", f);
+		json_str(f, src->metric_unit);
+		fputc(',', f);
+	}
+	fputs("\"Samples\":[\n", f);
+	for (i = 0; i < src->nr_samples; i++) {
+		uint32_t stack = src->stack[i];
+		size_t depth = hs_source_depth(src, stack), k;
+
+		if (HS_GROW(frames, depth, alloc_frames)) {
+			hs_free(frames);
+			return -ENOMEM;
+		}
+		hs_source_stack_frames(src, stack, frames, depth);
+		hs_numtext_ms(t, src->time[i]);
+		fprintf(f, "{\"Time\":%s", t);
+		if (src->metric[i] != 1) {
+			hs_numtext_double(num, src->metric[i]);
+			fprintf(f, ",\"Metric\":%s", num);
+		}
+		if (src->count[i] != 1) {
+			hs_numtext_double(num, src->count[i]);
+			fprintf(f, ",\"Count\":%s", num);
+		}
+		fputs(",\"Stack\":[", f);
+		/* leaf first, as PerfView's simple form */
+		for (k = depth; k-- > 0;) {
+			json_string(f, hs_source_frame_name(src, frames[k]),
+				    hs_strtab_len(&src->frames, frames[k]));
+			if (k)
+				fputc(',', f);
+		}
+		fputs(i + 1 < src->nr_samples ? "]},\n" : "]}\n", f);
+		if (ferror(f)) {
+			hs_free(frames);
+			return -EIO;
+		}
+	}
+	hs_free(frames);
+	fputs("]}", f);
+	if (has_defaults(src)) {
+		fputs(",\n\"StackWindowGuiState\":{\"FilterGuiState\":{", f);
+		for (i = 0, first = 1; i < sizeof(fields) / sizeof(fields[0]); i++) {
+			if (!field(d, i))
+				continue;
+			fprintf(f, "%s\"%s\":", first ? "" : ",", fields[i].name);
+			json_str(f, field(d, i));
+			first = 0;
+		}
+		fputc('}', f);
+		if (d->notes) {
+			fputs(",\"Notes\":", f);
+			json_str(f, d->notes);
+		}
+		fprintf(f, ",\"ScalingPolicy\":\"%s\"}",
+			src->kind == HS_METRIC_TIME ? "TimeMetric" : "ScaleToData");
+	}
+	fputs("}\n", f);
+	return finish(f);
+}
