@@ -28,35 +28,49 @@ void hs_strtab_release(struct hs_strtab *t)
 	hs_strtab_init(t, t->max_bytes);
 }
 
-static size_t find_slot(const struct hs_strtab *t, const char *s, size_t len)
+#define SLOT_ID(v) ((uint32_t)(v) - 1)
+#define SLOT_TAG(h) ((h) & ~(uint64_t)UINT32_MAX)
+
+/*
+ * The slot of @s: its entry, or the empty slot where it belongs. *@val is
+ * what to store there for id 0 (add the id). A slot holds the high half
+ * of the string's hash above id + 1, so a probe touches the string only
+ * when those 32 bits agree.
+ */
+static size_t find_slot(const struct hs_strtab *t, const char *s, size_t len,
+			uint64_t *val)
 {
 	size_t mask = t->nr_slot - 1;
-	size_t i = (size_t)hs_hash_bytes(s, len) & mask;
+	uint64_t h = hs_hash_bytes(s, len);
+	size_t i = (size_t)h & mask;
 
 	while (t->slot[i]) {
-		uint32_t id = t->slot[i] - 1;
+		uint32_t id = SLOT_ID(t->slot[i]);
 
-		if (t->ent[id].len == len && !memcmp(t->ent[id].str, s, len))
+		if (SLOT_TAG(t->slot[i]) == SLOT_TAG(h) && t->ent[id].len == len &&
+		    !memcmp(t->ent[id].str, s, len))
 			break;
 		i = (i + 1) & mask;
 	}
+	*val = SLOT_TAG(h) | 1;
 	return i;
 }
 
 static int grow_index(struct hs_strtab *t)
 {
 	size_t n = t->nr_slot ? 2 * t->nr_slot : 64;
-	uint32_t *slot = hs_calloc(n, sizeof(*slot));
-	size_t id;
+	uint64_t *slot = hs_calloc(n, sizeof(*slot)), v;
+	size_t id, i;
 
 	if (!slot)
 		return -ENOMEM;
 	hs_free(t->slot);
 	t->slot = slot;
 	t->nr_slot = n;
-	for (id = 0; id < t->nr; id++)
-		t->slot[find_slot(t, t->ent[id].str, t->ent[id].len)] =
-			(uint32_t)id + 1;
+	for (id = 0; id < t->nr; id++) {
+		i = find_slot(t, t->ent[id].str, t->ent[id].len, &v);
+		t->slot[i] = v + id;
+	}
 	return 0;
 }
 
@@ -84,28 +98,30 @@ static char *arena_alloc(struct hs_strtab *t, size_t n)
 int hs_strtab_find(const struct hs_strtab *t, const char *s, size_t len,
 		   uint32_t *id)
 {
+	uint64_t v;
 	size_t i;
 
 	if (!t->nr_slot)
 		return -ENOENT;
-	i = find_slot(t, s, len);
+	i = find_slot(t, s, len, &v);
 	if (!t->slot[i])
 		return -ENOENT;
-	*id = t->slot[i] - 1;
+	*id = SLOT_ID(t->slot[i]);
 	return 0;
 }
 
 int hs_strtab_intern(struct hs_strtab *t, const char *s, size_t len,
 		     uint32_t *id)
 {
+	uint64_t v;
 	size_t i;
 	char *copy;
 
 	if (2 * (t->nr + 1) > t->nr_slot && grow_index(t))
 		return -ENOMEM;
-	i = find_slot(t, s, len);
+	i = find_slot(t, s, len, &v);
 	if (t->slot[i]) {
-		*id = t->slot[i] - 1;
+		*id = SLOT_ID(t->slot[i]);
 		return 0;
 	}
 	if (len > UINT32_MAX || t->nr >= UINT32_MAX - 1 ||
@@ -122,7 +138,7 @@ int hs_strtab_intern(struct hs_strtab *t, const char *s, size_t len,
 	t->ent[t->nr].str = copy;
 	t->ent[t->nr].len = len;
 	t->nr++;
-	t->slot[i] = (uint32_t)t->nr;	/* id + 1 */
+	t->slot[i] = v + t->nr - 1;
 	t->bytes += len + 1;
 	*id = (uint32_t)t->nr - 1;
 	return 0;
@@ -142,7 +158,7 @@ static void remove_slot(struct hs_strtab *t, size_t i)
 			j = (j + 1) & mask;
 			if (!t->slot[j])
 				return;
-			id = t->slot[j] - 1;
+			id = SLOT_ID(t->slot[j]);
 			home = (size_t)hs_hash_bytes(t->ent[id].str, t->ent[id].len);
 			home &= mask;
 			/* move j back into the gap unless its home lies in (i, j] */
@@ -156,14 +172,15 @@ static void remove_slot(struct hs_strtab *t, size_t i)
 
 int hs_strtab_rename(struct hs_strtab *t, uint32_t id, const char *s, size_t len)
 {
+	uint64_t v;
 	size_t i;
 	char *copy;
 
 	if (id >= t->nr)
 		return -EINVAL;
-	i = find_slot(t, s, len);
+	i = find_slot(t, s, len, &v);
 	if (t->slot[i])
-		return t->slot[i] - 1 == id ? 0 : -EEXIST;
+		return SLOT_ID(t->slot[i]) == id ? 0 : -EEXIST;
 	if (len > UINT32_MAX ||
 	    (t->max_bytes && len + 1 > t->max_bytes - t->bytes))
 		return -E2BIG;
@@ -172,10 +189,11 @@ int hs_strtab_rename(struct hs_strtab *t, uint32_t id, const char *s, size_t len
 		return -ENOMEM;
 	memcpy(copy, s, len);
 	copy[len] = '\0';
-	remove_slot(t, find_slot(t, t->ent[id].str, t->ent[id].len));
+	remove_slot(t, find_slot(t, t->ent[id].str, t->ent[id].len, &v));
 	t->ent[id].str = copy;
 	t->ent[id].len = len;
-	t->slot[find_slot(t, s, len)] = id + 1;
+	i = find_slot(t, s, len, &v);
+	t->slot[i] = v + id;
 	t->bytes += len + 1;
 	return 0;
 }

@@ -17,7 +17,7 @@ struct hs_strtab {
 		size_t len;
 	} *ent;			/* id -> entry */
 	size_t nr, alloc;
-	uint32_t *slot;		/* hash index: id + 1; 0 = empty */
+	uint64_t *slot;		/* hash index: hash tag | id + 1; 0 = empty */
 	size_t nr_slot;		/* power of two, at most half full */
 	char **block;		/* arena blocks, each owned */
 	size_t nr_block, alloc_block;

@@ -16,11 +16,12 @@
  * recognised and ignored for now; a thread-time view hooks in there.
  *
  * Speed: lines come from a block line reader and are parsed in place; a
- * frame line is looked up by its raw text (symbol, offset and module) in
- * a cache of frame ids, so a frame's name is built once per distinct
- * text; a sample's stack reuses the interned prefix it shares with the
- * previous sample. Nothing is allocated per line once the tables are
- * warm.
+ * frame's name is built in a scratch buffer and interned (the frame table
+ * is small and stays in the CPU caches); a sample's stack reuses the
+ * interned prefix it shares with the previous sample. Nothing is
+ * allocated per line once the tables are warm. (A cache keyed by the raw
+ * frame text was measured slower: it holds every distinct return address
+ * and sampled IP, far more entries than there are frames.)
  *
  * Process names are final only at the end (a pid's threads may have
  * several COMM values): each pid's process frame is interned at first
@@ -40,7 +41,6 @@
 
 #define MAX_LINE ((size_t)1 << 20)	/* longest line accepted */
 #define MAX_FRAMES 100000		/* frames of one event */
-#define RAW_CACHE_BYTES ((size_t)64 << 20) /* cap on the raw-text cache */
 #define NO_ID UINT32_MAX
 
 /* ---- a small map from 63-bit keys to 64-bit values ---- */
@@ -181,11 +181,6 @@ struct proc {
 	size_t comm_len;
 };
 
-struct raw_ent {
-	uint32_t frame;
-	uint32_t unknown;	/* module or symbol is "unknown" */
-};
-
 struct ps {
 	struct hs_stack_source *out;
 	struct hs_diag *diag;
@@ -220,11 +215,6 @@ struct ps {
 	uint32_t *path_frame, *path_stack;
 	size_t path_len, alloc_path, alloc_path2;
 
-	/* frame line text (after the address) -> frame */
-	struct hs_strtab raw;
-	struct raw_ent *raw_ent;
-	size_t alloc_raw_ent;
-	int raw_full;		/* over RAW_CACHE_BYTES: stop adding */
 
 	char msg[400];		/* why a header did not parse */
 };
@@ -749,12 +739,10 @@ static int resolve_unknown(struct ps *ps, uint64_t addr, struct frame_text *ft, 
 static int read_frame(struct ps *ps, const char *line, const char *end)
 {
 	const char *p = skip_space(line, end), *a = p, *text;
-	struct frame_text ft = { 0 };
-	struct raw_ent *re = NULL;
+	struct frame_text ft;
 	uint64_t addr = 0;
-	uint32_t frame, id;
-	int want = kinds[ps->ev.kind].frames, err, hit;
-	size_t len;
+	uint32_t frame;
+	int err, hit = 0;
 
 	for (; p < end && !is_space(*p); p++) {
 		int v = hex_value(*p);
@@ -766,53 +754,21 @@ static int read_frame(struct ps *ps, const char *line, const char *end)
 	}
 	text = skip_space(p, end);
 	end = trim_end(text, end);
-	len = (size_t)(end - text);
-	if (!len)
+	if (text == end)
 		return fail(ps, "frame line has no 'SYMBOL (MODULE)' after the address");
+	err = split_frame(ps, text, end, &ft);
+	if (err || !kinds[ps->ev.kind].frames)
+		return err;
 	if (ps->nr_frames >= MAX_FRAMES)
 		return fail(ps, "more than %d frames in one stack", MAX_FRAMES);
-
-	if (want && !hs_strtab_find(&ps->raw, text, len, &id)) {
-		re = &ps->raw_ent[id];
-		if (!re->unknown || !ps->syms) {
-			frame = re->frame;
-			goto push;
-		}
-	}
-	err = split_frame(ps, text, end, &ft);
-	if (err || !want)
-		return err;
-	hit = 0;
 	if (ft.unknown && ps->syms) {
 		err = resolve_unknown(ps, addr, &ft, &hit);
 		if (err)
 			return err;
-		if (hit) {
-			err = intern_frame_text(ps, &ft, &frame);
-			if (err)
-				return err;
-			goto push;
-		}
-	}
-	if (re) {
-		frame = re->frame;
-		goto push;
 	}
 	err = intern_frame_text(ps, &ft, &frame);
 	if (err)
 		return err;
-	if (!ps->raw_full) {
-		if (hs_strtab_memory(&ps->raw) > RAW_CACHE_BYTES) {
-			ps->raw_full = 1;
-		} else {
-			if (hs_strtab_intern(&ps->raw, text, len, &id) ||
-			    HS_GROW(ps->raw_ent, (size_t)id + 1, ps->alloc_raw_ent))
-				return nomem(ps);
-			ps->raw_ent[id].frame = frame;
-			ps->raw_ent[id].unknown = (uint32_t)ft.unknown;
-		}
-	}
-push:
 	if (HS_GROW(ps->frames, ps->nr_frames + 1, ps->alloc_frames))
 		return nomem(ps);
 	ps->frames[ps->nr_frames++] = frame;
@@ -1226,8 +1182,6 @@ static void ps_release(struct ps *ps)
 	map_release(&ps->cpus);
 	hs_free(ps->path_frame);
 	hs_free(ps->path_stack);
-	hs_strtab_release(&ps->raw);
-	hs_free(ps->raw_ent);
 }
 
 int hs__import_perf_script(FILE *f, struct hs_stack_source *out, struct hs_diag *diag,
@@ -1248,7 +1202,6 @@ int hs__import_perf_script(FILE *f, struct hs_stack_source *out, struct hs_diag 
 	hs_buf_init(&ps->event);
 	hs_buf_init(&ps->details);
 	hs_strtab_init(&ps->comms, 0);
-	hs_strtab_init(&ps->raw, 0);
 	err = hs_linereader_init(&ps->lr, f, MAX_LINE);
 	if (err)
 		err = nomem(ps);
