@@ -96,6 +96,7 @@ struct xml_import {
 	/* the <Frame> being read */
 	int64_t f_id;
 	char *f_tier;
+	char *pseudo[4];	/* names the file gives frames 1-3, interned on use */
 
 	/* file frame id -> frame id in the source */
 	int64_t *fkey;
@@ -317,6 +318,7 @@ static int define_frame(struct xml_import *x, int64_t id, uint32_t frame)
  */
 static int lookup_frame(struct xml_import *x, int64_t id, uint32_t *frame)
 {
+	const char *name;
 	long i;
 	int err;
 
@@ -331,8 +333,8 @@ static int lookup_frame(struct xml_import *x, int64_t id, uint32_t *frame)
 	}
 	if (id < 1 || id > 3)
 		return 1;
-	err = hs_source_intern_frame(x->out, pseudo_names[id],
-				     strlen(pseudo_names[id]), frame);
+	name = x->pseudo[id] ? x->pseudo[id] : pseudo_names[id];
+	err = hs_source_intern_frame(x->out, name, strlen(name), frame);
 	return err ? err : define_frame(x, id, *frame);
 }
 
@@ -355,35 +357,46 @@ static void start_frame(struct xml_import *x, const XML_Char **atts)
 	}
 }
 
-/* Frame names keep the text exactly; an OptimizationTier goes after '!'. */
+/*
+ * Frame names keep the text exactly; an OptimizationTier goes after '!'.
+ * Names of the pseudo-frames 1-3 are interned only if a stack uses them,
+ * so that a saved view's unused BROKEN, ?!? and OVERHEAD add nothing.
+ */
 static void end_frame(struct xml_import *x)
 {
+	const char *bang = memchr(x->text.s, '!', x->text.len);
+	size_t at = bang ? (size_t)(bang - x->text.s) + 1 : 0;
+	struct hs_buf b = HS_BUF_INIT;
 	uint32_t frame;
 	int err;
 
 	if (x->f_id == 0)
 		return;		/* ROOT: no frame whatever it is called */
-	if (idx_get(&x->fidx, x->fkey, x->f_id) >= 0) {
+	if (idx_get(&x->fidx, x->fkey, x->f_id) >= 0 ||
+	    (x->f_id <= 3 && x->pseudo[x->f_id])) {
 		fail(x, -EINVAL, cur_line(x), "Frame ID=%lld is defined twice",
 		     (long long)x->f_id);
 		return;
 	}
-	if (x->f_tier) {
-		const char *bang = memchr(x->text.s, '!', x->text.len);
-		size_t at = bang ? (size_t)(bang - x->text.s) + 1 : 0;
-		struct hs_buf b = HS_BUF_INIT;
-
-		if (hs_buf_add(&b, x->text.s, at) || hs_buf_addf(&b, "[%s]", x->f_tier) ||
-		    hs_buf_add(&b, x->text.s + at, x->text.len - at)) {
-			hs_buf_release(&b);
-			fail_errno(x, -ENOMEM);
+	if (hs_buf_add(&b, x->text.s, x->f_tier ? at : x->text.len) ||
+	    (x->f_tier && (hs_buf_addf(&b, "[%s]", x->f_tier) ||
+			   hs_buf_add(&b, x->text.s + at, x->text.len - at)))) {
+		hs_buf_release(&b);
+		fail_errno(x, -ENOMEM);
+		return;
+	}
+	if (x->f_id <= 3) {
+		if (memchr(b.s, '\0', b.len)) {
+			hs_buf_release(&b);	/* cannot happen in XML */
 			return;
 		}
-		err = hs_source_intern_frame(x->out, b.s, b.len, &frame);
-		hs_buf_release(&b);
-	} else {
-		err = hs_source_intern_frame(x->out, x->text.s, x->text.len, &frame);
+		x->pseudo[x->f_id] = hs_buf_detach(&b);
+		if (!x->pseudo[x->f_id])
+			fail_errno(x, -ENOMEM);
+		return;
 	}
+	err = hs_source_intern_frame(x->out, b.s, b.len, &frame);
+	hs_buf_release(&b);
 	if (!err)
 		err = define_frame(x, x->f_id, frame);
 	if (err)
@@ -927,6 +940,9 @@ static void release(struct xml_import *x)
 	hs_buf_release(&x->value);
 	hs_free(x->frames);
 	hs_free(x->f_tier);
+	hs_free(x->pseudo[1]);
+	hs_free(x->pseudo[2]);
+	hs_free(x->pseudo[3]);
 	hs_free(x->fkey);
 	hs_free(x->fval);
 	hs_free(x->fidx.slot);

@@ -91,6 +91,8 @@ static void advanced_saved_view(void **state)
 		      "/usr/lib/libc.so.6!malloc\n");
 	hs_source_totals(&src, &metric, &count);
 	assert_true(metric == 516.5 && count == 5);
+	/* five named frames and BROKEN; the unused ?!? and OVERHEAD add nothing */
+	assert_int_equal(hs_source_nr_frames(&src), 6);
 	/* End is not a number: dropped; an empty box is no default */
 	assert_defaults(&src,
 			"start=0.5\n"
