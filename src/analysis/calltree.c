@@ -1,0 +1,470 @@
+/*
+ * calltree - trees of named nodes with costs, the call tree and Fold%
+ * (see calltree.h).
+ */
+#include "analysis/calltree.h"
+#include "common/alloc.h"
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void hs_node_exc_clear(struct hs_node_exc *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->first = INT64_MAX;
+	e->last = INT64_MIN;
+}
+
+void hs_node_inc_clear(struct hs_node_inc *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->first = INT64_MAX;
+	c->last = INT64_MIN;
+}
+
+void hs_node_exc_add(struct hs_node_exc *e, const struct hs_node_exc *add, double w)
+{
+	e->metric += w * add->metric;
+	e->count += w * add->count;
+	e->fold += w * add->fold;
+	e->fold_count += w * add->fold_count;
+	if (add->first < e->first)
+		e->first = add->first;
+	if (add->last > e->last)
+		e->last = add->last;
+}
+
+int hs_tree_alloc(struct hs_tree *t, size_t nr, const struct hs_stack_source *names)
+{
+	size_t i;
+
+	memset(t, 0, sizeof(*t));
+	t->names = names;
+	t->nr = nr;
+	t->frame = hs_malloc(nr * sizeof(*t->frame));
+	t->parent = hs_malloc(nr * sizeof(*t->parent));
+	t->exc = hs_malloc(nr * sizeof(*t->exc));
+	t->inc = hs_malloc(nr * sizeof(*t->inc));
+	t->flags = hs_calloc(nr, 1);
+	t->child_off = hs_calloc(nr + 1, sizeof(*t->child_off));
+	t->child = hs_malloc((nr ? nr : 1) * sizeof(*t->child));
+	if (!t->frame || !t->parent || !t->exc || !t->inc || !t->flags ||
+	    !t->child_off || !t->child) {
+		hs_tree_release(t);
+		return -ENOMEM;
+	}
+	for (i = 0; i < nr; i++)
+		hs_node_exc_clear(&t->exc[i]);
+	return 0;
+}
+
+void hs_tree_release(struct hs_tree *t)
+{
+	hs_free(t->frame);
+	hs_free(t->parent);
+	hs_free(t->exc);
+	hs_free(t->inc);
+	hs_free(t->flags);
+	hs_free(t->child_off);
+	hs_free(t->child);
+	memset(t, 0, sizeof(*t));
+}
+
+const char *hs_tree_name(const struct hs_tree *t, uint32_t n)
+{
+	if (t->frame[n] == HS_NO_FRAME)
+		return "ROOT";
+	return hs_source_frame_name(t->names, t->frame[n]);
+}
+
+/* Inclusive costs from exclusive ones; PRESENT | ALIVE on non-empty nodes. */
+static void sum_tree(struct hs_tree *t)
+{
+	size_t n;
+
+	for (n = 0; n < t->nr; n++) {
+		const struct hs_node_exc *e = &t->exc[n];
+		struct hs_node_inc *c = &t->inc[n];
+
+		c->metric = e->metric;
+		c->count = e->count;
+		c->first = e->first;
+		c->last = e->last;
+	}
+	for (n = t->nr; n-- > 1;) {
+		const struct hs_node_inc *c = &t->inc[n];
+		struct hs_node_inc *up;
+
+		if (c->first > c->last)
+			continue;
+		t->flags[n] |= HS_NODE_PRESENT | HS_NODE_ALIVE;
+		up = &t->inc[t->parent[n]];
+		up->metric += c->metric;
+		up->count += c->count;
+		if (c->first < up->first)
+			up->first = c->first;
+		if (c->last > up->last)
+			up->last = c->last;
+	}
+	if (t->nr)
+		t->flags[0] |= HS_NODE_PRESENT | HS_NODE_ALIVE;
+}
+
+static int cmp_children(const void *pa, const void *pb, void *arg)
+{
+	const struct hs_tree *t = arg;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	double ia = fabs(t->inc[a].metric), ib = fabs(t->inc[b].metric);
+	int c;
+
+	if (ia != ib)
+		return ia > ib ? -1 : 1;
+	if (t->inc[a].first != t->inc[b].first)
+		return t->inc[a].first < t->inc[b].first ? -1 : 1;
+	c = strcmp(hs_tree_name(t, a), hs_tree_name(t, b));
+	if (c)
+		return c;
+	return a < b ? -1 : a > b;
+}
+
+/* CSR children lists of the alive nodes, optionally sorted. */
+static void link_children(struct hs_tree *t, int sort)
+{
+	uint32_t *off = t->child_off, sum = 0, tmp;
+	size_t n;
+
+	memset(off, 0, (t->nr + 1) * sizeof(*off));
+	for (n = 1; n < t->nr; n++)
+		if (t->flags[n] & HS_NODE_ALIVE)
+			off[t->parent[n]]++;
+	for (n = 0; n <= t->nr; n++) {
+		tmp = off[n];
+		off[n] = sum;
+		sum += tmp;
+	}
+	/* fill using off[p] as a cursor, then shift the offsets back */
+	for (n = 1; n < t->nr; n++)
+		if (t->flags[n] & HS_NODE_ALIVE)
+			t->child[off[t->parent[n]]++] = (uint32_t)n;
+	for (n = t->nr; n > 0; n--)
+		off[n] = off[n - 1];
+	off[0] = 0;
+	if (!sort)
+		return;
+	for (n = 0; n < t->nr; n++)
+		if (off[n + 1] - off[n] > 1)
+			qsort_r(t->child + off[n], off[n + 1] - off[n], sizeof(*t->child),
+				cmp_children, t);
+}
+
+int hs_tree_link(struct hs_tree *t)
+{
+	link_children(t, 1);
+	return 0;
+}
+
+int hs_tree_finish(struct hs_tree *t)
+{
+	sum_tree(t);
+	link_children(t, 1);
+	return 0;
+}
+
+/*
+ * Mark nodes none of whose ancestors has the same frame (HS_NODE_TOP): a
+ * depth-first walk that counts, per frame, its nodes on the current path.
+ */
+static int mark_top(struct hs_tree *t)
+{
+	size_t nr_frames = hs_source_nr_frames(t->names), depth = 0, alloc = 0;
+	uint32_t *on_path = hs_calloc(nr_frames + 1, sizeof(*on_path));
+	struct { uint32_t node, next; } *stack = NULL;
+	int err = -ENOMEM;
+
+	if (!on_path || HS_GROW(stack, 64, alloc))
+		goto out;
+	t->flags[0] |= HS_NODE_TOP;
+	stack[depth].node = 0;
+	stack[depth++].next = t->child_off[0];
+	while (depth) {
+		uint32_t n = stack[depth - 1].node, c;
+
+		if (stack[depth - 1].next == t->child_off[n + 1]) {
+			if (t->frame[n] != HS_NO_FRAME)
+				on_path[t->frame[n]]--;
+			depth--;
+			continue;
+		}
+		c = t->child[stack[depth - 1].next++];
+		if (!on_path[t->frame[c]]++)
+			t->flags[c] |= HS_NODE_TOP;
+		if (HS_GROW(stack, depth + 1, alloc))
+			goto out;
+		stack[depth].node = c;
+		stack[depth++].next = t->child_off[c];
+	}
+	err = 0;
+out:
+	hs_free(on_path);
+	hs_free(stack);
+	return err;
+}
+
+/* By-name inclusive sums over alive TOP nodes, indexed by frame; ROOT last. */
+static double *byname_inclusive(const struct hs_tree *t)
+{
+	size_t nr_frames = hs_source_nr_frames(t->names), n;
+	double *sum = hs_calloc(nr_frames + 1, sizeof(*sum));
+
+	if (!sum)
+		return NULL;
+	for (n = 0; n < t->nr; n++)
+		if ((t->flags[n] & (HS_NODE_ALIVE | HS_NODE_TOP)) ==
+		    (HS_NODE_ALIVE | HS_NODE_TOP))
+			sum[t->frame[n] == HS_NO_FRAME ? nr_frames : t->frame[n]] +=
+				t->inc[n].metric;
+	return sum;
+}
+
+/*
+ * Fold% (§3): one top-down pass; a child whose |Inc| and whose name's
+ * pre-fold by-name |Inc| are both below the threshold goes, subtree and
+ * all, into its parent's exclusive and folded cost. BROKEN never folds,
+ * ROOT never folds, and nothing folds when the total is not positive.
+ */
+static int fold_small(struct hs_calltree *ct, double pct)
+{
+	struct hs_tree *t = &ct->t;
+	double total = t->inc[0].metric, limit, *byname;
+	uint32_t broken = HS_NO_FRAME;
+	size_t n;
+
+	ct->fold_pct = NAN;
+	if (!(pct > 0) || !(total > 0))
+		return 0;
+	limit = pct / 100 * total;
+	ct->fold_pct = pct;
+	ct->fold_threshold = limit;
+	byname = byname_inclusive(t);
+	if (!byname)
+		return -ENOMEM;
+	if (hs_strtab_find(&ct->f.out.frames, "BROKEN", 6, &broken))
+		broken = HS_NO_FRAME;
+	for (n = 1; n < t->nr; n++) {
+		uint32_t p = t->parent[n];
+		const struct hs_node_inc *c = &t->inc[n];
+		struct hs_node_exc *up;
+
+		if (!(t->flags[n] & HS_NODE_PRESENT))
+			continue;
+		if (!(t->flags[p] & HS_NODE_ALIVE)) {
+			t->flags[n] &= (uint8_t)~HS_NODE_ALIVE;
+			ct->rep[n] = ct->rep[p];
+			continue;
+		}
+		if (!(fabs(c->metric) < limit) || !(fabs(byname[t->frame[n]]) < limit) ||
+		    t->frame[n] == broken)
+			continue;
+		t->flags[n] &= (uint8_t)~HS_NODE_ALIVE;
+		ct->rep[n] = p;
+		ct->nr_folded++;
+		up = &t->exc[p];
+		up->metric += c->metric;
+		up->count += c->count;
+		up->fold += c->metric;
+		up->fold_count += c->count;
+		if (c->first < up->first)
+			up->first = c->first;
+		if (c->last > up->last)
+			up->last = c->last;
+	}
+	hs_free(byname);
+	return 0;
+}
+
+/* The one pass over the samples: each charged to its node's exclusive cost. */
+static void charge_samples(struct hs_calltree *ct)
+{
+	const struct hs_stack_source *in = ct->in;
+	const struct hs_filtered *f = &ct->f;
+	struct hs_node_exc *exc = ct->t.exc;
+	size_t i, nr = 0;
+
+	for (i = 0; i < in->nr_samples; i++) {
+		uint32_t s, is = in->stack[i];
+		double m, c;
+		int64_t t, end;
+		struct hs_node_exc *e;
+
+		if (!hs_filtered_sample(f, i, &s, &m, &c))
+			continue;
+		nr++;
+		e = &exc[s == HS_NO_STACK ? 0 : s + 1];
+		e->metric += m;
+		e->count += c;
+		if (is != HS_NO_STACK && f->folded[is]) {
+			e->fold += m;
+			e->fold_count += c;
+		}
+		t = in->time[i];
+		end = hs_when_sample_end(&ct->range, t, in->metric[i]);
+		if (t < e->first)
+			e->first = t;
+		if (end > e->last)
+			e->last = end;
+	}
+	ct->nr_samples = nr;
+}
+
+void hs_calltree_release(struct hs_calltree *ct)
+{
+	hs_tree_release(&ct->t);
+	hs_filtered_release(&ct->f);
+	hs_free(ct->rep);
+	memset(ct, 0, sizeof(*ct));
+}
+
+int hs_calltree_build(struct hs_calltree *ct, const struct hs_stack_source *in,
+		      const struct hs_view_params *p, struct hs_diag *diag)
+{
+	const struct hs_stack_source *out;
+	size_t n;
+	int err;
+
+	memset(ct, 0, sizeof(*ct));
+	ct->in = in;
+	ct->fold_pct = NAN;
+	err = hs_filter_apply(in, &p->filter, &ct->f, diag);
+	if (err) {
+		memset(ct, 0, sizeof(*ct));
+		return err;
+	}
+	out = &ct->f.out;
+	hs_when_range_init(&ct->range, in, p->filter.start_ms, p->filter.end_ms);
+	err = hs_tree_alloc(&ct->t, out->nr_stacks + 1, out);
+	if (err)
+		goto fail;
+	err = -ENOMEM;
+	ct->rep = hs_malloc(ct->t.nr * sizeof(*ct->rep));
+	if (!ct->rep)
+		goto fail;
+	ct->t.frame[0] = HS_NO_FRAME;
+	ct->t.parent[0] = HS_NO_NODE;
+	ct->rep[0] = 0;
+	for (n = 1; n < ct->t.nr; n++) {
+		uint32_t caller = out->stack_caller[n - 1];
+
+		ct->t.frame[n] = out->stack_frame[n - 1];
+		ct->t.parent[n] = caller == HS_NO_STACK ? 0 : caller + 1;
+		ct->rep[n] = (uint32_t)n;
+	}
+	charge_samples(ct);
+	sum_tree(&ct->t);
+	link_children(&ct->t, 0);
+	err = mark_top(&ct->t);
+	if (err)
+		goto fail;
+	err = fold_small(ct, p->fold_pct);
+	if (err)
+		goto fail;
+	link_children(&ct->t, 1);
+	return 0;
+fail:
+	hs_calltree_release(ct);
+	return err;
+}
+
+double hs_calltree_basis(const struct hs_calltree *ct)
+{
+	return fabs(ct->t.inc[0].metric);
+}
+
+int hs_calltree_find_name(const struct hs_calltree *ct, const char *name, uint32_t *frame)
+{
+	if (!strcmp(name, "ROOT")) {
+		*frame = HS_NO_FRAME;
+		return 0;
+	}
+	return hs_strtab_find(&ct->f.out.frames, name, strlen(name), frame);
+}
+
+int hs_calltree_byname(const struct hs_calltree *ct, struct hs_node_exc **rows_exc,
+		       struct hs_node_inc **rows_inc)
+{
+	const struct hs_tree *t = &ct->t;
+	size_t nr_frames = hs_source_nr_frames(t->names), n;
+	struct hs_node_exc *re = hs_malloc((nr_frames + 1) * sizeof(*re));
+	struct hs_node_inc *ri = hs_malloc((nr_frames + 1) * sizeof(*ri));
+
+	if (!re || !ri) {
+		hs_free(re);
+		hs_free(ri);
+		return -ENOMEM;
+	}
+	for (n = 0; n <= nr_frames; n++) {
+		hs_node_exc_clear(&re[n]);
+		hs_node_inc_clear(&ri[n]);
+	}
+	for (n = 0; n < t->nr; n++) {
+		size_t k = t->frame[n] == HS_NO_FRAME ? nr_frames : t->frame[n];
+		const struct hs_node_inc *c = &t->inc[n];
+
+		if (!(t->flags[n] & HS_NODE_ALIVE))
+			continue;
+		hs_node_exc_add(&re[k], &t->exc[n], 1);
+		if (!(t->flags[n] & HS_NODE_TOP))
+			continue;
+		ri[k].metric += c->metric;
+		ri[k].count += c->count;
+		if (c->first < ri[k].first)
+			ri[k].first = c->first;
+		if (c->last > ri[k].last)
+			ri[k].last = c->last;
+	}
+	*rows_exc = re;
+	*rows_inc = ri;
+	return 0;
+}
+
+int hs_calltree_when(const struct hs_calltree *ct, const struct hs_when_map *m,
+		     double (*hist)[HS_WHEN_BUCKETS], double *root_hist)
+{
+	const struct hs_stack_source *in = ct->in;
+	uint8_t bucket[HS_WHEN_BUCKETS];
+	double val[HS_WHEN_BUCKETS];
+	size_t i, r;
+
+	if (m->nr_rows)
+		memset(hist, 0, m->nr_rows * sizeof(*hist));
+	memset(root_hist, 0, HS_WHEN_BUCKETS * sizeof(*root_hist));
+	for (i = 0; i < in->nr_samples; i++) {
+		uint32_t s, n, e, k, j;
+		double metric, count;
+
+		if (!hs_filtered_sample(&ct->f, i, &s, &metric, &count))
+			continue;
+		n = ct->rep[s == HS_NO_STACK ? 0 : s + 1];
+		k = hs_when_spread(&ct->range, in->time[i], in->metric[i], metric,
+				   bucket, val);
+		for (j = 0; j < k; j++)
+			root_hist[bucket[j]] += val[j];
+		for (e = m->off[n]; e < m->off[n + 1]; e++) {
+			double *h = hist[m->ent[e].row], w = m->ent[e].w;
+
+			for (j = 0; j < k; j++)
+				h[bucket[j]] += w * val[j];
+		}
+	}
+	if (!m->row_parent)
+		return 0;
+	for (r = m->nr_rows; r-- > 0;) {
+		uint32_t p = m->row_parent[r], b;
+
+		if (p == HS_NO_NODE)
+			continue;
+		for (b = 0; b < HS_WHEN_BUCKETS; b++)
+			hist[p][b] += hist[r][b];
+	}
+	return 0;
+}

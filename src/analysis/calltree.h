@@ -1,0 +1,164 @@
+#ifndef HS_ANALYSIS_CALLTREE_H
+#define HS_ANALYSIS_CALLTREE_H
+#include <stddef.h>
+#include <stdint.h>
+#include "analysis/filter.h"
+#include "analysis/when.h"
+#include "common/diag.h"
+#include "model/stack_source.h"
+
+/*
+ * calltree - PerfView's call tree over a filtered stack source, Fold% and
+ * the by-name sums (perfview-semantics.md §3, §5, §6).
+ *
+ * struct hs_tree is any tree of named nodes with costs: the call tree, and
+ * the Callers and Callees trees of a focus name (views.h). Node 0 is the
+ * root; every other node's parent has a smaller id, so a loop over
+ * increasing ids meets callers before callees. Node names come from a
+ * stack source's frame table (@names).
+ *
+ * struct hs_calltree runs the filter over an input source and builds the
+ * call tree from its output: the filter's output stacks are path-unique
+ * nodes already (an interned (frame, caller) pair with display names), so
+ * node k >= 1 is output stack k - 1 and node 0 is ROOT. One pass over the
+ * samples charges each one to its node; inclusive sums follow by walking
+ * the nodes in decreasing id. Fold% then folds small subtrees into their
+ * parents. Memory is about 100 bytes per output stack; When histograms
+ * are not kept per node but computed for the rows a view shows
+ * (hs_calltree_when()).
+ *
+ * Ownership: a calltree owns its filter result and arrays and borrows the
+ * input source, which must outlive it and not change. Names returned are
+ * borrowed from the tree. Release with hs_calltree_release().
+ */
+
+#define HS_NO_NODE UINT32_MAX
+
+/* What lands on a node itself (its exclusive cost). */
+struct hs_node_exc {
+	double metric, count;
+	double fold, fold_count;	/* the part that arrived by FoldPats or Fold% */
+	int64_t first, last;		/* ns; INT64_MAX and INT64_MIN when empty */
+};
+
+/* A node's subtree (its inclusive cost). */
+struct hs_node_inc {
+	double metric, count;
+	int64_t first, last;		/* ns; INT64_MAX and INT64_MIN when empty */
+};
+
+enum hs_node_flags {
+	HS_NODE_PRESENT = 1 << 0,	/* some sample is in its subtree */
+	HS_NODE_ALIVE = 1 << 1,		/* present and not removed by Fold% */
+	HS_NODE_TOP = 1 << 2,		/* no ancestor has the same name */
+};
+
+struct hs_tree {
+	const struct hs_stack_source *names;	/* borrowed: frame names */
+	size_t nr;			/* nodes; 0 is the root */
+	uint32_t *frame;		/* node -> frame in @names; HS_NO_FRAME = ROOT */
+	uint32_t *parent;		/* node -> parent (smaller id); HS_NO_NODE at 0 */
+	struct hs_node_exc *exc;
+	struct hs_node_inc *inc;
+	uint8_t *flags;			/* enum hs_node_flags */
+	uint32_t *child_off;		/* nr + 1 offsets into @child */
+	uint32_t *child;		/* alive children, sorted |Inc| desc, First asc */
+};
+
+/* Allocate @nr empty nodes (costs zero, times empty). 0 or -ENOMEM. */
+int hs_tree_alloc(struct hs_tree *t, size_t nr, const struct hs_stack_source *names);
+void hs_tree_release(struct hs_tree *t);
+/*
+ * Set every node's inclusive cost from the exclusive costs, mark present
+ * nodes PRESENT | ALIVE and link and sort their children. Returns 0 or
+ * -ENOMEM.
+ */
+int hs_tree_finish(struct hs_tree *t);
+/* Link and sort the children of alive nodes (after flags change). */
+int hs_tree_link(struct hs_tree *t);
+/* Name of node @n (borrowed); "ROOT" for a root without a frame. */
+const char *hs_tree_name(const struct hs_tree *t, uint32_t n);
+static inline size_t hs_tree_nr_children(const struct hs_tree *t, uint32_t n)
+{
+	return t->child_off[n + 1] - t->child_off[n];
+}
+static inline const uint32_t *hs_tree_children(const struct hs_tree *t, uint32_t n)
+{
+	return t->child + t->child_off[n];
+}
+/* Empty exclusive / inclusive costs. */
+void hs_node_exc_clear(struct hs_node_exc *e);
+void hs_node_inc_clear(struct hs_node_inc *c);
+/* Add @add (scaled by @w) into @e; times are merged. */
+void hs_node_exc_add(struct hs_node_exc *e, const struct hs_node_exc *add, double w);
+
+/* Parameters of a recompute: the filter and Fold%. */
+struct hs_view_params {
+	struct hs_filter_params filter;
+	double fold_pct;	/* Fold%; NAN or <= 0 for none */
+};
+#define HS_VIEW_PARAMS_INIT { .filter = HS_FILTER_PARAMS_INIT, .fold_pct = NAN }
+
+struct hs_calltree {
+	struct hs_tree t;	/* node k >= 1 is output stack k - 1 */
+	struct hs_filtered f;	/* the filter's result (owned) */
+	const struct hs_stack_source *in;	/* borrowed input */
+	struct hs_when_range range;
+	uint32_t *rep;		/* node -> the alive node its samples are charged to */
+	double fold_pct;	/* as applied; NAN when none */
+	double fold_threshold;	/* |Inc| below which nodes folded; 0 when none */
+	size_t nr_samples;	/* samples that passed the filter */
+	size_t nr_folded;	/* nodes Fold% removed (counting subtrees once) */
+};
+
+/*
+ * Filter @in with @p and build its call tree with Fold%. Returns 0;
+ * -EINVAL for a bad pattern (the message, naming the pattern, in @diag);
+ * -ENOMEM. On error @ct is left released.
+ */
+int hs_calltree_build(struct hs_calltree *ct, const struct hs_stack_source *in,
+		      const struct hs_view_params *p, struct hs_diag *diag);
+void hs_calltree_release(struct hs_calltree *ct);
+
+/* Percent basis: |ROOT inclusive| (0 when nothing passed the filter). */
+double hs_calltree_basis(const struct hs_calltree *ct);
+
+/*
+ * Output frame id of the name @name in @ct, HS_NO_FRAME for "ROOT";
+ * -ENOENT when no frame has that name.
+ */
+int hs_calltree_find_name(const struct hs_calltree *ct, const char *name, uint32_t *frame);
+
+/*
+ * By-name sums over the alive nodes (§6): exclusive summed over nodes,
+ * inclusive counted once per sample (a node adds its inclusive only when
+ * no ancestor has the same name). @rows gets one entry per output frame
+ * plus one for ROOT at index nr_frames; entries with no node have
+ * inc.first == INT64_MAX. Returns 0 or -ENOMEM; @*rows_exc and @*rows_inc
+ * are owned by the caller (hs_free()).
+ */
+int hs_calltree_byname(const struct hs_calltree *ct, struct hs_node_exc **rows_exc,
+		       struct hs_node_inc **rows_inc);
+
+/*
+ * When histograms of view rows. A row is a weighted sum over call-tree
+ * nodes: node n's own samples (those charged to it, ct->rep) add @w times
+ * their metric to each (row, w) in ent[off[n] .. off[n+1]). When
+ * @row_parent is set, rows form a forest listed parents first, and each
+ * row's histogram is then added to its parent's (so entries need only
+ * name the nearest row). Fills @hist (nr_rows histograms) and @root_hist
+ * (all samples). Returns 0.
+ */
+struct hs_when_ent {
+	uint32_t row;
+	double w;
+};
+struct hs_when_map {
+	size_t nr_rows;
+	uint32_t *off;		/* ct->t.nr + 1 offsets into @ent */
+	struct hs_when_ent *ent;
+	const uint32_t *row_parent;	/* NULL or row -> parent row, HS_NO_NODE */
+};
+int hs_calltree_when(const struct hs_calltree *ct, const struct hs_when_map *m,
+		     double (*hist)[HS_WHEN_BUCKETS], double *root_hist);
+#endif

@@ -1,0 +1,139 @@
+#ifndef HS_ANALYSIS_VIEWS_H
+#define HS_ANALYSIS_VIEWS_H
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "analysis/calltree.h"
+#include "common/buf.h"
+
+/*
+ * views - the stack viewer's tabs as rows (perfview-semantics.md §5, §6,
+ * §11): ByName, CallTree, Callers and Callees of a focus name,
+ * Caller-Callee and the Flame Graph, with the When, First, Last and Fold
+ * columns and the summary line; and their text, CSV and JSON forms (the
+ * JSON is what the HTTP API returns too; docs/json-api.md).
+ *
+ * Every view is computed from a built hs_calltree (so after the filter and
+ * Fold%) without another look at the samples, except for the When column,
+ * which takes one pass over the samples for the rows a view shows.
+ *
+ * Rows of tree views are in depth-first order, children sorted by |Inc|
+ * descending then First; each names its parent row. The Callers tree
+ * grows upward from the focus: a row's children are its callers, ending
+ * at ROOT. Caller-Callee rows are the callers (section CALLER), the focus
+ * (FOCUS) and the callees (CALLEE), each list sorted by |Inc|.
+ *
+ * Ownership: a view owns its rows and the names of the Callers/Callees
+ * trees; other row names are borrowed from the calltree, which must
+ * outlive the view. Release with hs_view_release().
+ */
+
+enum hs_view_kind {
+	HS_VIEW_BYNAME,
+	HS_VIEW_CALLTREE,
+	HS_VIEW_CALLERS,
+	HS_VIEW_CALLEES,
+	HS_VIEW_CALLER_CALLEE,
+	HS_VIEW_FLAME,
+	HS_VIEW__COUNT
+};
+
+/* "byname", "calltree", "callers", "callees", "caller-callee", "flame". */
+const char *hs_view_kind_name(enum hs_view_kind kind);
+/* 0 and *@kind, or -EINVAL for an unknown name. */
+int hs_view_kind_parse(const char *name, enum hs_view_kind *kind);
+/* The view needs a focus name. */
+int hs_view_kind_has_focus(enum hs_view_kind kind);
+/* The view's rows form a tree. */
+int hs_view_kind_is_tree(enum hs_view_kind kind);
+
+enum hs_row_section {
+	HS_ROW_PLAIN,		/* ByName and tree rows */
+	HS_ROW_CALLER,
+	HS_ROW_FOCUS,
+	HS_ROW_CALLEE,
+};
+
+struct hs_view_row {
+	const char *name;	/* full name; borrowed (see above) */
+	uint32_t parent;	/* parent row (tree views) or HS_NO_NODE */
+	uint32_t depth;		/* 0 at a tree's root and for flat rows */
+	uint32_t nr_children;	/* children in the tree, shown or not */
+	enum hs_row_section section;
+	double exc, exc_count, inc, inc_count, fold, fold_count;
+	int64_t first, last;	/* ns; first > last when the row has no sample */
+	double x, width;	/* Flame Graph rectangle, fractions of the total */
+	char when[HS_WHEN_BUCKETS + 1];
+};
+
+struct hs_view_summary {
+	double metric, count;	/* ROOT inclusive */
+	size_t samples;		/* samples that passed the filter */
+	int64_t first, last;	/* ns; ROOT's First and Last (0, 0 when empty) */
+	double bucket_ms;	/* TimeBucket: the width of a When character */
+	double metric_per_interval;	/* metric / (Last - First) in ms; 0 if none */
+	double start_ms, end_ms;	/* the When histogram's range */
+	int time_metric;	/* TimeMetric scaling */
+	const char *unit;	/* borrowed metric unit, or NULL */
+	double fold_pct;	/* Fold% applied, NAN for none */
+};
+
+struct hs_view_opts {
+	enum hs_view_kind kind;
+	const char *focus;	/* the focus name (callers, callees, caller-callee) */
+	size_t limit;		/* at most this many rows (per list); 0 = all */
+	unsigned max_depth;	/* tree rows deeper than this are left out; 0 = all */
+	int no_when;		/* leave the When column empty (saves a pass) */
+};
+
+struct hs_view {
+	enum hs_view_kind kind;
+	char *focus;		/* owned copy, or NULL */
+	struct hs_view_summary sum;
+	double basis;		/* percent basis: |ROOT inclusive| */
+	struct hs_view_row *rows;
+	size_t nr_rows;
+	size_t nr_total;	/* rows the view had before --limit / --depth */
+	struct hs_stack_source names;	/* names of Callers/Callees tree rows */
+};
+
+/*
+ * Compute view @o->kind of @ct into @v. Returns 0; -ENOENT when the focus
+ * name is not a node of the tree (or is missing); -ENOMEM. On error @v is
+ * left released.
+ */
+int hs_view_build(struct hs_view *v, const struct hs_calltree *ct,
+		  const struct hs_view_opts *o);
+void hs_view_release(struct hs_view *v);
+
+/* The summary line alone. */
+void hs_view_summary_fill(struct hs_view_summary *s, const struct hs_calltree *ct);
+
+/*
+ * A name as displayed: cut at the first '{' unless it starts the name.
+ * Returns the number of bytes of @name to show.
+ */
+size_t hs_view_display_len(const char *name);
+
+/*
+ * Output. Text: the summary line, then aligned columns (Name, Exc %, Exc,
+ * Exc Ct, Inc %, Inc, Inc Ct, Fold, When, First, Last), tree names
+ * indented by depth; Flame Graph text is folded stacks ("a;b;c 12", root
+ * first). CSV: a header then one row per line (trees: a Depth column;
+ * Caller-Callee: a Section column; Flame Graph: rectangles). Each returns
+ * 0 or -EIO when writing failed. @f is borrowed.
+ */
+int hs_view_write_text(const struct hs_view *v, FILE *f);
+int hs_view_write_csv(const struct hs_view *v, FILE *f);
+/* Folded stacks of the call tree: one line per node with exclusive cost. */
+int hs_view_write_folded(const struct hs_view *v, FILE *f);
+
+/*
+ * JSON (docs/json-api.md): returns a new jansson object (the caller owns
+ * one reference), or NULL when out of memory. hs_view_write_json() dumps
+ * it to @f, indented, with a trailing newline.
+ */
+struct json_t;
+struct json_t *hs_view_json(const struct hs_view *v);
+int hs_view_write_json(const struct hs_view *v, FILE *f);
+#endif

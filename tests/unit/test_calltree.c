@@ -1,0 +1,389 @@
+/*
+ * test_calltree - the call tree, Fold%, time ranges and the summary, with
+ * costs worked out by hand.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <cmocka.h>
+#include "common/alloc.h"
+#include "views_helpers.h"
+
+/* Row @i's depth and name, then its costs. */
+static void expect_row(const struct hs_view *v, size_t i, unsigned depth, const char *name,
+		       double exc, double inc)
+{
+	assert_true(i < v->nr_rows);
+	assert_int_equal(v->rows[i].depth, depth);
+	assert_string_equal(v->rows[i].name, name);
+	assert_true(fabs(v->rows[i].exc - exc) < 1e-9);
+	assert_true(fabs(v->rows[i].inc - inc) < 1e-9);
+}
+
+/*
+ * ROOT 15 > A 15 > { E 8 (exc 8), B 7 (exc 4) > C 3 (exc 2) > B 1 > D 1 (exc 1) }:
+ * children by |Inc| descending, the recursive B its own path-unique node.
+ */
+static void recursion_tree(void **state)
+{
+	struct hs_stack_source src;
+	struct hs_calltree ct;
+	struct hs_view v;
+
+	(void)state;
+	recursion_source(&src);
+	build_tree(&ct, &src, NAN);
+	build_view(&v, &ct, HS_VIEW_CALLTREE, NULL);
+	assert_int_equal(v.nr_rows, 7);
+	expect_row(&v, 0, 0, "ROOT", 0, 15);
+	expect_row(&v, 1, 1, "A", 0, 15);
+	expect_row(&v, 2, 2, "E", 8, 8);
+	expect_row(&v, 3, 2, "B", 4, 7);
+	expect_row(&v, 4, 3, "C", 2, 3);
+	expect_row(&v, 5, 4, "B", 0, 1);
+	expect_row(&v, 6, 5, "D", 1, 1);
+	assert_int_equal(v.rows[3].parent, 1);
+	assert_int_equal(v.rows[6].parent, 5);
+	assert_int_equal(v.rows[1].nr_children, 2);
+	/* counts and First/Last (ns) */
+	assert_true(v.rows[3].inc_count == 3);
+	assert_true(v.rows[3].first == 0 && v.rows[3].last == 20000000);
+	assert_true(v.rows[2].first == 30000000 && v.rows[2].last == 30000000);
+	assert_int_equal(ct.nr_samples, 4);
+	hs_view_release(&v);
+
+	/* --depth and --limit cut rows, not costs */
+	{
+		struct hs_view_opts o = { .kind = HS_VIEW_CALLTREE, .max_depth = 2 };
+
+		assert_int_equal(hs_view_build(&v, &ct, &o), 0);
+		assert_int_equal(v.nr_rows, 4);
+		assert_int_equal(v.nr_total, 7);
+		expect_row(&v, 3, 2, "B", 4, 7);
+		hs_view_release(&v);
+		o.max_depth = 0;
+		o.limit = 3;
+		assert_int_equal(hs_view_build(&v, &ct, &o), 0);
+		assert_int_equal(v.nr_rows, 3);
+		expect_row(&v, 2, 2, "E", 8, 8);
+		hs_view_release(&v);
+	}
+	hs_calltree_release(&ct);
+	hs_source_release(&src);
+}
+
+/* Equal |Inc| siblings: First ascending, then name. */
+static void children_ties_sort_by_first(void **state)
+{
+	struct hs_stack_source src;
+	struct hs_calltree ct;
+	struct hs_view v;
+
+	(void)state;
+	hs_source_init(&src);
+	add(&src, 50, 3, 1, "M;late");
+	add(&src, 10, -3, 1, "M;early");
+	add(&src, 5, 1, 1, "M;small");
+	build_tree(&ct, &src, NAN);
+	build_view(&v, &ct, HS_VIEW_CALLTREE, NULL);
+	assert_int_equal(v.nr_rows, 5);
+	expect_row(&v, 2, 2, "early", -3, -3);
+	expect_row(&v, 3, 2, "late", 3, 3);
+	expect_row(&v, 4, 2, "small", 1, 1);
+	hs_view_release(&v);
+	hs_calltree_release(&ct);
+	hs_source_release(&src);
+}
+
+/*
+ * Fold% 10 of 15 = 1.5: D (1; by name 1) folds into the inner B; the inner
+ * B (1) stays because B by name is 7. Fold% 50 = 7.5: B (7, by name 7)
+ * folds into A with its whole subtree; E (8) stays.
+ */
+static void fold_pct_thresholds(void **state)
+{
+	struct hs_stack_source src;
+	struct hs_calltree ct;
+	struct hs_view v;
+	const struct hs_view_row *r;
+
+	(void)state;
+	recursion_source(&src);
+	build_tree(&ct, &src, 10);
+	assert_true(fabs(ct.fold_threshold - 1.5) < 1e-12);
+	build_view(&v, &ct, HS_VIEW_CALLTREE, NULL);
+	assert_int_equal(v.nr_rows, 6);
+	expect_row(&v, 5, 4, "B", 1, 1);
+	assert_true(v.rows[5].fold == 1 && v.rows[5].fold_count == 1);
+	hs_view_release(&v);
+	build_view(&v, &ct, HS_VIEW_BYNAME, NULL);
+	assert_null(row_named(&v, "D", HS_ROW_PLAIN));
+	r = row_named(&v, "B", HS_ROW_PLAIN);
+	assert_row(r, 5, 2, 7, 3, 1);
+	hs_view_release(&v);
+	hs_calltree_release(&ct);
+
+	build_tree(&ct, &src, 50);
+	build_view(&v, &ct, HS_VIEW_CALLTREE, NULL);
+	assert_int_equal(v.nr_rows, 3);
+	expect_row(&v, 1, 1, "A", 7, 15);
+	assert_true(v.rows[1].fold == 7 && v.rows[1].fold_count == 3);
+	/* A's exclusive now ends at the folded samples' last time */
+	expect_row(&v, 2, 2, "E", 8, 8);
+	hs_view_release(&v);
+	build_view(&v, &ct, HS_VIEW_BYNAME, NULL);
+	assert_int_equal(v.nr_rows, 3);	/* E, A, ROOT */
+	assert_null(row_named(&v, "B", HS_ROW_PLAIN));
+	assert_null(row_named(&v, "C", HS_ROW_PLAIN));
+	hs_view_release(&v);
+	hs_calltree_release(&ct);
+	hs_source_release(&src);
+}
+
+/* The by-name guard keeps a small node whose name is big elsewhere. */
+static void fold_pct_byname_guard(void **state)
+{
+	struct hs_stack_source src;
+	struct hs_calltree ct;
+	struct hs_view v;
+
+	(void)state;
+	hs_source_init(&src);
+	add(&src, 0, 90, 1, "main;hot;lib");
+	add(&src, 0, 5, 1, "main;cold;lib");
+	add(&src, 0, 5, 1, "main;cold;other");
+	/* 10% of 100 = 10: cold (10) stays, lib under cold (5) stays by name
+	 * (lib is 95), other (5) folds into cold */
+	build_tree(&ct, &src, 10);
+	build_view(&v, &ct, HS_VIEW_CALLTREE, NULL);
+	assert_int_equal(v.nr_rows, 6);
+	expect_row(&v, 4, 2, "cold", 5, 10);
+	expect_row(&v, 5, 3, "lib", 5, 5);
+	hs_view_release(&v);
+	hs_calltree_release(&ct);
+	/* 10.5%: cold (10) itself folds, whole subtree, into main */
+	build_tree(&ct, &src, 10.5);
+	build_view(&v, &ct, HS_VIEW_CALLTREE, NULL);
+	assert_int_equal(v.nr_rows, 4);
+	expect_row(&v, 1, 1, "main", 10, 100);
+	assert_true(v.rows[1].fold == 10 && v.rows[1].fold_count == 2);
+	hs_view_release(&v);
+	hs_calltree_release(&ct);
+	hs_source_release(&src);
+}
+
+/* BROKEN never folds; ROOT never folds; a total <= 0 folds nothing. */
+static void fold_pct_broken_root_and_negative_total(void **state)
+{
+	struct hs_stack_source src;
+	struct hs_calltree ct;
+	struct hs_view v;
+
+	(void)state;
+	hs_source_init(&src);
+	add(&src, 0, 99, 1, "P;T;main");
+	add(&src, 0, 1, 1, "P;T;BROKEN;x");
+	build_tree(&ct, &src, 5);
+	build_view(&v, &ct, HS_VIEW_CALLTREE, NULL);
+	/* ROOT P T {main, BROKEN(x folded into it)} */
+	assert_int_equal(v.nr_rows, 5);
+	expect_row(&v, 4, 3, "BROKEN", 1, 1);
+	assert_true(v.rows[4].fold == 1);
+	hs_view_release(&v);
+	hs_calltree_release(&ct);
+	hs_source_release(&src);
+
+	/* a diff whose total is negative: nothing folds at any Fold% */
+	hs_source_init(&src);
+	add(&src, 0, 2, 1, "X;small");
+	add(&src, 0, -5, -1, "X;big");
+	build_tree(&ct, &src, 99);
+	assert_true(isnan(ct.fold_pct));
+	assert_int_equal(ct.nr_folded, 0);
+	build_view(&v, &ct, HS_VIEW_CALLTREE, NULL);
+	assert_int_equal(v.nr_rows, 4);
+	hs_view_release(&v);
+	hs_calltree_release(&ct);
+	hs_source_release(&src);
+}
+
+/* Negative metrics: |Inc| decides; the folded cost keeps its sign. */
+static void fold_pct_negative_metrics(void **state)
+{
+	struct hs_stack_source src;
+	struct hs_calltree ct;
+	struct hs_view v;
+	double total, count;
+
+	(void)state;
+	hs_source_init(&src);
+	add(&src, 0, 12, 1, "X;P");
+	add(&src, 0, -2, -1, "X;N");
+	/* total 10, 25% = 2.5: N (|-2|) folds into X */
+	build_tree(&ct, &src, 25);
+	build_view(&v, &ct, HS_VIEW_CALLTREE, NULL);
+	assert_int_equal(v.nr_rows, 3);
+	expect_row(&v, 1, 1, "X", -2, 10);
+	assert_true(v.rows[1].fold == -2 && v.rows[1].fold_count == -1);
+	hs_view_release(&v);
+	/* Fold% never changes the total */
+	hs_source_totals(&src, &total, &count);
+	assert_true(ct.t.inc[0].metric == total && ct.t.inc[0].count == count);
+	hs_calltree_release(&ct);
+	hs_source_release(&src);
+}
+
+/* A sample with no stack is charged to ROOT itself. */
+static void stackless_samples_go_to_root(void **state)
+{
+	struct hs_stack_source src;
+	struct hs_calltree ct;
+	struct hs_view v;
+
+	(void)state;
+	hs_source_init(&src);
+	add(&src, 0, 3, 1, "");
+	add(&src, 1, 4, 1, "f");
+	build_tree(&ct, &src, NAN);
+	build_view(&v, &ct, HS_VIEW_CALLTREE, NULL);
+	expect_row(&v, 0, 0, "ROOT", 3, 7);
+	hs_view_release(&v);
+	hs_calltree_release(&ct);
+	hs_source_release(&src);
+}
+
+/*
+ * A time window on a TimeMetric source prorates the metric (count
+ * unchanged); Last is t + |metric| capped at End.
+ */
+static void time_window_prorates_time_metrics(void **state)
+{
+	struct hs_stack_source src;
+	struct hs_view_params p = HS_VIEW_PARAMS_INIT;
+	struct hs_calltree ct;
+	struct hs_view v;
+	const struct hs_view_row *r;
+
+	(void)state;
+	hs_source_init(&src);
+	src.kind = HS_METRIC_TIME;
+	add(&src, 0, 10, 1, "main;a");		/* [0, 10] */
+	add(&src, 95, 10, 1, "main;b");		/* [95, 105] */
+	add(&src, 200, 10, 1, "main;c");	/* after End: dropped */
+	p.filter.start_ms = 5;
+	p.filter.end_ms = 100;
+	assert_int_equal(hs_calltree_build(&ct, &src, &p, NULL), 0);
+	build_view(&v, &ct, HS_VIEW_BYNAME, NULL);
+	/* a covers [5 - 0.0006, 10]: 10 * 5.0006 / 10 */
+	r = row_named(&v, "a", HS_ROW_PLAIN);
+	assert_row(r, 5.0006, 1, 5.0006, 1, 0);
+	assert_true(r->first == 0 && r->last == 10000000);
+	/* b covers [95, 100.0006]: 10 * 5.0006 / 10; Last capped at End = 100 */
+	r = row_named(&v, "b", HS_ROW_PLAIN);
+	assert_row(r, 5.0006, 1, 5.0006, 1, 0);
+	assert_true(r->first == 95000000 && r->last == 100000000);
+	assert_null(row_named(&v, "c", HS_ROW_PLAIN));
+	assert_int_equal(v.sum.samples, 2);
+	assert_true(fabs(v.sum.metric - 10.0012) < 1e-9);
+	assert_true(v.sum.count == 2);
+	/* TimeBucket = (100.0006 - 4.9994) / 32 ms */
+	assert_true(fabs(v.sum.bucket_ms - 95.0012 / 32) < 1e-9);
+	hs_view_release(&v);
+	hs_calltree_release(&ct);
+
+	/* a plain source: samples outside the window are dropped, not prorated */
+	src.kind = HS_METRIC_PLAIN;
+	assert_int_equal(hs_calltree_build(&ct, &src, &p, NULL), 0);
+	build_view(&v, &ct, HS_VIEW_BYNAME, NULL);
+	assert_null(row_named(&v, "a", HS_ROW_PLAIN));
+	r = row_named(&v, "b", HS_ROW_PLAIN);
+	assert_row(r, 10, 1, 10, 1, 0);
+	assert_true(r->last == 95000000);
+	hs_view_release(&v);
+	hs_calltree_release(&ct);
+	hs_source_release(&src);
+}
+
+/* Totals Metric, Count, First, Last, Last-First, Metric/Interval, TimeBucket. */
+static void summary_line(void **state)
+{
+	struct hs_stack_source src;
+	struct hs_calltree ct;
+	struct hs_view_summary s;
+
+	(void)state;
+	recursion_source(&src);
+	build_tree(&ct, &src, NAN);
+	hs_view_summary_fill(&s, &ct);
+	assert_true(s.metric == 15 && s.count == 4 && s.samples == 4);
+	assert_true(s.first == 0 && s.last == 30000000);
+	assert_true(fabs(s.metric_per_interval - 0.5) < 1e-12);
+	/* the histogram spans [0 - 0.0006, 30 + 0.0006] ms */
+	assert_true(fabs(s.bucket_ms - 30.0012 / 32) < 1e-12);
+	hs_calltree_release(&ct);
+	hs_source_release(&src);
+}
+
+/* Every failed allocation is reported and leaks nothing. */
+static void out_of_memory(void **state)
+{
+	struct hs_stack_source src;
+	struct hs_calltree ct;
+	struct hs_view_params p = HS_VIEW_PARAMS_INIT;
+	long n;
+	int done = 0;
+
+	(void)state;
+	recursion_source(&src);
+	p.fold_pct = 10;
+	for (n = 0; !done && n < 1000; n++) {
+		int err;
+
+		hs_alloc_fail_after(n);
+		err = hs_calltree_build(&ct, &src, &p, NULL);
+		hs_alloc_fail_after(-1);
+		if (!err) {
+			enum hs_view_kind k;
+			int all = 1;
+
+			for (k = 0; k < HS_VIEW__COUNT; k++) {
+				struct hs_view_opts o = { .kind = k, .focus = "B" };
+				struct hs_view v;
+
+				hs_alloc_fail_after(n);
+				err = hs_view_build(&v, &ct, &o);
+				hs_alloc_fail_after(-1);
+				assert_true(err == 0 || err == -ENOMEM);
+				if (!err)
+					hs_view_release(&v);
+				all &= err == 0;
+			}
+			done = all;
+			hs_calltree_release(&ct);
+		} else {
+			assert_int_equal(err, -ENOMEM);
+		}
+	}
+	assert_true(done);
+	hs_source_release(&src);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(recursion_tree),
+		cmocka_unit_test(children_ties_sort_by_first),
+		cmocka_unit_test(fold_pct_thresholds),
+		cmocka_unit_test(fold_pct_byname_guard),
+		cmocka_unit_test(fold_pct_broken_root_and_negative_total),
+		cmocka_unit_test(fold_pct_negative_metrics),
+		cmocka_unit_test(stackless_samples_go_to_root),
+		cmocka_unit_test(time_window_prorates_time_metrics),
+		cmocka_unit_test(summary_line),
+		cmocka_unit_test(out_of_memory),
+	};
+	return cmocka_run_group_tests_name("calltree", tests, NULL, NULL);
+}

@@ -1,0 +1,191 @@
+/*
+ * test_report_json - views as JSON (the HTTP API's shape), text and CSV.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <cmocka.h>
+#include <jansson.h>
+#include "views_helpers.h"
+
+static double real(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	assert_non_null(v);
+	assert_true(json_is_number(v));
+	return json_number_value(v);
+}
+
+static const char *str(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	assert_non_null(v);
+	assert_true(json_is_string(v));
+	return json_string_value(v);
+}
+
+static void byname_json(void **state)
+{
+	struct hs_stack_source src;
+	struct hs_calltree ct;
+	struct hs_view v;
+	json_t *j, *sum, *rows, *b;
+
+	(void)state;
+	recursion_source(&src);
+	build_tree(&ct, &src, NAN);
+	build_view(&v, &ct, HS_VIEW_BYNAME, NULL);
+	j = hs_view_json(&v);
+	assert_non_null(j);
+	assert_string_equal(str(j, "view"), "byname");
+	sum = json_object_get(j, "summary");
+	assert_true(real(sum, "metric") == 15 && real(sum, "count") == 4);
+	assert_true(real(sum, "samples") == 4);
+	assert_true(real(sum, "first_ms") == 0 && real(sum, "last_ms") == 30);
+	assert_true(real(sum, "metric_per_interval") == 0.5);
+	assert_true(json_is_null(json_object_get(sum, "fold_pct")));
+	rows = json_object_get(j, "rows");
+	assert_int_equal(json_array_size(rows), 6);
+	b = json_array_get(rows, 1);
+	assert_string_equal(str(b, "name"), "B");
+	assert_true(real(b, "exc") == 4 && real(b, "exc_count") == 1);
+	assert_true(real(b, "inc") == 7 && real(b, "inc_count") == 3);
+	assert_true(fabs(real(b, "inc_pct") - 700.0 / 15) < 1e-9);
+	assert_true(fabs(real(b, "exc_pct") - 400.0 / 15) < 1e-9);
+	assert_true(real(b, "fold") == 0 && real(b, "fold_count") == 0);
+	assert_true(real(b, "first_ms") == 0 && real(b, "last_ms") == 20);
+	assert_string_equal(str(b, "when"), "2_________5__________A__________");
+	json_decref(j);
+	hs_view_release(&v);
+	hs_calltree_release(&ct);
+	hs_source_release(&src);
+}
+
+static void tree_json_nests_children(void **state)
+{
+	struct hs_stack_source src;
+	struct hs_calltree ct;
+	struct hs_view v;
+	json_t *j, *root, *a, *kids;
+
+	(void)state;
+	recursion_source(&src);
+	build_tree(&ct, &src, NAN);
+	build_view(&v, &ct, HS_VIEW_CALLTREE, NULL);
+	j = hs_view_json(&v);
+	root = json_object_get(j, "tree");
+	assert_string_equal(str(root, "name"), "ROOT");
+	a = json_array_get(json_object_get(root, "children"), 0);
+	assert_string_equal(str(a, "name"), "A");
+	kids = json_object_get(a, "children");
+	assert_int_equal(json_array_size(kids), 2);
+	assert_string_equal(str(json_array_get(kids, 0), "name"), "E");
+	assert_string_equal(str(json_array_get(kids, 1), "name"), "B");
+	assert_true(real(json_array_get(kids, 1), "depth") == 2);
+	assert_true(real(json_array_get(kids, 1), "nr_children") == 1);
+	json_decref(j);
+	hs_view_release(&v);
+
+	build_view(&v, &ct, HS_VIEW_CALLER_CALLEE, "B");
+	j = hs_view_json(&v);
+	assert_string_equal(str(j, "focus"), "B");
+	assert_true(real(json_object_get(j, "focus_row"), "inc") == 7);
+	assert_int_equal(json_array_size(json_object_get(j, "callers")), 2);
+	assert_true(real(json_array_get(json_object_get(j, "callers"), 0), "inc") == 6.5);
+	assert_int_equal(json_array_size(json_object_get(j, "callees")), 2);
+	json_decref(j);
+	hs_view_release(&v);
+
+	build_view(&v, &ct, HS_VIEW_FLAME, NULL);
+	j = hs_view_json(&v);
+	root = json_object_get(j, "tree");
+	assert_true(real(root, "x") == 0 && real(root, "width") == 1);
+	json_decref(j);
+	hs_view_release(&v);
+	hs_calltree_release(&ct);
+	hs_source_release(&src);
+}
+
+static char *capture(const struct hs_view *v, int (*fn)(const struct hs_view *, FILE *))
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(fn(v, f), 0);
+	fclose(f);
+	return buf;
+}
+
+static void text_and_csv(void **state)
+{
+	struct hs_stack_source src;
+	struct hs_calltree ct;
+	struct hs_view v;
+	struct hs_view_opts o = { .kind = HS_VIEW_BYNAME, .limit = 2 };
+	char *s;
+
+	(void)state;
+	recursion_source(&src);
+	build_tree(&ct, &src, NAN);
+	assert_int_equal(hs_view_build(&v, &ct, &o), 0);
+	s = capture(&v, hs_view_write_text);
+	assert_string_equal(s,
+		"Totals Metric: 15  Count: 4  Samples: 4  First: 0.000  Last: 30.000"
+		"  Last-First: 30.000  Metric/Interval: 0.50  TimeBucket: 0.938\n"
+		"\n"
+		"Name  Exc %  Exc  Exc Ct  Inc %  Inc  Inc Ct  Fold  When      "
+		"                         First    Last\n"
+		"E      53.3    8       1   53.3    8       1     0  ________________"
+		"_______________K  30.000  30.000\n"
+		"B      26.7    4       1   46.7    7       3     0  2_________5_____"
+		"_____A__________   0.000  20.000\n"
+		"(2 of 6 rows shown)\n");
+	free(s);
+	s = capture(&v, hs_view_write_csv);
+	assert_string_equal(s,
+		"Name,Exc %,Exc,Exc Ct,Inc %,Inc,Inc Ct,Fold,Fold Ct,Inc Avg,When,First,Last\n"
+		"E,53.333333333333336,8,1,53.333333333333336,8,1,0,0,8,"
+		"_______________________________K,30.000000,30.000000\n"
+		"B,26.666666666666668,4,1,46.666666666666664,7,3,0,0,2.3333333333333335,"
+		"2_________5__________A__________,0.000000,20.000000\n");
+	free(s);
+	hs_view_release(&v);
+	hs_calltree_release(&ct);
+	hs_source_release(&src);
+
+	/* names: cut at '{' for display; CSV quotes commas and quotes */
+	hs_source_init(&src);
+	add(&src, 0, 1.5, 1, "List{T}.Add");
+	add(&src, 0, 1, 1, "f(a, \"b\")");
+	build_tree(&ct, &src, NAN);
+	build_view(&v, &ct, HS_VIEW_BYNAME, NULL);
+	s = capture(&v, hs_view_write_csv);
+	assert_non_null(strstr(s, "\nList,"));
+	assert_non_null(strstr(s, "\n\"f(a, \"\"b\"\")\","));
+	free(s);
+	s = capture(&v, hs_view_write_text);
+	assert_non_null(strstr(s, "\nList   "));
+	assert_non_null(strstr(s, " 1.5 "));	/* a column with fractions gets a decimal */
+	free(s);
+	hs_view_release(&v);
+	hs_calltree_release(&ct);
+	hs_source_release(&src);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(byname_json),
+		cmocka_unit_test(tree_json_nests_children),
+		cmocka_unit_test(text_and_csv),
+	};
+	return cmocka_run_group_tests_name("report_json", tests, NULL, NULL);
+}
