@@ -607,8 +607,43 @@ static void jitted_rule(const char **mod, const char **mod_end, const char **sym
 struct frame_text {
 	const char *mod, *mod_end;
 	const char *sym, *sym_end;
+	const char *tier, *tier_end;	/* .NET optimization tier, or empty */
 	int unknown;		/* module or symbol is "unknown" */
 };
+
+/*
+ * .NET runtimes append the JIT's optimization tier to symbols
+ * ("Foo()[OptimizedTier1]"); it moves to the front of the frame's symbol
+ * ("module![OptimizedTier1]Foo()"). An "[Unknown]" tier is dropped.
+ */
+static void take_tier(struct frame_text *ft)
+{
+	static const char *const tiers[] = {
+		"MinOptJitted", "Optimized", "QuickJitted", "OptimizedTier1",
+		"OptimizedTier1OSR", "ReadyToRun", "PreJIT", "QuickJittedInstrumented",
+		"OptimizedTier1Instrumented", "Unknown",
+	};
+	const char *open = ft->sym_end - 2;
+	size_t i;
+
+	ft->tier = ft->tier_end = NULL;
+	if (ft->sym_end - ft->sym < 3 || ft->sym_end[-1] != ']')
+		return;
+	while (open > ft->sym && *open != '[')
+		open--;
+	if (*open != '[' || ft->sym_end - open <= 2)
+		return;
+	for (i = 0; i < sizeof(tiers) / sizeof(tiers[0]); i++) {
+		if (!equals(open + 1, ft->sym_end - 1, tiers[i]))
+			continue;
+		if (strcmp(tiers[i], "Unknown")) {
+			ft->tier = open + 1;
+			ft->tier_end = ft->sym_end - 1;
+		}
+		ft->sym_end = open;
+		return;
+	}
+}
 
 /*
  * Split the text after a frame's address, "SYMBOL[+0xOFF] (MODULE)", into
@@ -669,6 +704,7 @@ static int split_frame(struct ps *ps, const char *p, const char *end,
 	ft->mod = s;
 	strip_offset(ft->mod, &ft->mod_end);
 	strip_offset(ft->sym, &ft->sym_end);
+	take_tier(ft);
 	ft->unknown = equals(ft->mod, ft->mod_end, "unknown") ||
 		      equals(ft->sym, ft->sym_end, "unknown");
 	jitted_rule(&ft->mod, &ft->mod_end, &ft->sym, &ft->sym_end);
@@ -679,15 +715,25 @@ static int split_frame(struct ps *ps, const char *p, const char *end,
 static int intern_frame_text(struct ps *ps, const struct frame_text *ft, uint32_t *frame)
 {
 	size_t ml = (size_t)(ft->mod_end - ft->mod), sl = (size_t)(ft->sym_end - ft->sym);
+	size_t tl = ft->tier ? (size_t)(ft->tier_end - ft->tier) + 2 : 0;
+	char *p;
 	int err;
 
 	hs_buf_reset(&ps->name);
-	if (hs_buf_grow(&ps->name, ml + sl + 1))
+	if (hs_buf_grow(&ps->name, ml + tl + sl + 1))
 		return nomem(ps);
-	memcpy(ps->name.s, ft->mod, ml);
-	ps->name.s[ml] = '!';
-	memcpy(ps->name.s + ml + 1, ft->sym, sl);
-	ps->name.len = ml + sl + 1;
+	p = ps->name.s;
+	memcpy(p, ft->mod, ml);
+	p += ml;
+	*p++ = '!';
+	if (tl) {
+		*p++ = '[';
+		memcpy(p, ft->tier, tl - 2);
+		p += tl - 2;
+		*p++ = ']';
+	}
+	memcpy(p, ft->sym, sl);
+	ps->name.len = ml + tl + sl + 1;
 	ps->name.s[ps->name.len] = '\0';
 	err = hs_source_intern_frame(ps->out, ps->name.s, ps->name.len, frame);
 	if (err == -ENOMEM)
@@ -728,6 +774,7 @@ static int resolve_unknown(struct ps *ps, uint64_t addr, struct frame_text *ft, 
 	}
 	ft->sym = y;
 	ft->sym_end = ye;
+	take_tier(ft);
 	jitted_rule(&ft->mod, &ft->mod_end, &ft->sym, &ft->sym_end);
 	return 0;
 }
