@@ -5,3 +5,6 @@ BUILD=${1:-build}
 
 echo "== filter: one stack-viewer recompute (budget: 10M samples in 0.5 s)"
 "$BUILD/bench/filter_bench"
+
+echo "== perf script import: 1 GiB of generated text (targets: >= 50 MB/s, RSS <= 2x model)"
+sh bench/perf_script_import.sh "$BUILD"

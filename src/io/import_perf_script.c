@@ -656,8 +656,9 @@ static int split_frame(struct ps *ps, const char *p, const char *end,
 
 	lp = memrchr(p, '(', (size_t)(end - p));
 	if (!lp)
-		return fail(ps, "frame line has no '(MODULE)' after '%.*s' "
-			    "(perf script -F needs 'dso')", quote_len(p, end), p);
+		return fail(ps, "frame line has no '(MODULE)' after '%.*s'%s",
+			    quote_len(p, end), p, ps->lr.last_had_newline ?
+			    " (perf script -F needs 'dso')" : "");
 	if (end[-1] != ')')
 		return fail(ps, "frame line does not end with ')' after '(MODULE'");
 	/* perf marks inline frames "SYMBOL (MODULE) (inlined)" */

@@ -183,9 +183,11 @@ static void frame_names(void **state)
 		  "\t7f01 operator+0x10+0x20 (/usr/lib/libx.so)\n"
 		  "\t7f02 +0x10 (/usr/lib/libx.so)\n"
 		  "\t7f03 foo+0x (/usr/lib/libx.so)\n"
-		  "\t7f04 instance void [System.Private.CoreLib] System.Threading.Thread::StartCallback() (/tmp/perf-1.map)\n"
+		  "\t7f04 instance void [System.Private.CoreLib] "
+		  "System.Threading.Thread::StartCallback() (/tmp/perf-1.map)\n"
 		  "\t7f05 JitFoo (/tmp/perf-1.map)\n"
-		  "\t7f06 uint8[] [System.Private.CoreLib] Internal.IO.File::ReadAllBytes(string) (/tmp/jitted-1-12.so)\n"
+		  "\t7f06 uint8[] [System.Private.CoreLib] "
+		  "Internal.IO.File::ReadAllBytes(string) (/tmp/jitted-1-12.so)\n"
 		  "\t7f07 inl_fn (/usr/lib/liby.so) (inlined)\n"
 		  "\t7f08 main (/bin/a+0x1234)\n"
 		  "\t7f09 (/bin/a)\n"
@@ -212,6 +214,25 @@ static void frame_names(void **state)
 			    "unknown!unknown|"
 			    "kernel.kallsyms!asm_common_interrupt");
 	assert_float_equal(src.metric[0], 1000.0, 1e-9);
+	hs_source_release(&src);
+}
+
+static void optimization_tiers(void **state)
+{
+	struct hs_stack_source src;
+
+	(void)state;
+	import_ok("a 1 1.0: x:\n"
+		  "\t1 Foo()[QuickJitted] (/x.so)\n"
+		  "\t2 Bar[3] (/x.so)\n"
+		  "\t3 Baz()[Unknown] (/x.so)\n"
+		  "\t4 [] (/x.so)\n"
+		  "\t5 void [Asm] N.C::M()[OptimizedTier1] (/tmp/jitted-1-2.so)\n"
+		  "\n"
+		  "a 1 2.0: x:\n", &src);
+	assert_string_equal(sample_str(&src, 0),
+			    "Process a (1)|Thread (1)|Asm![OptimizedTier1]N.C::M()|"
+			    "x.so!|x.so!Baz()|x.so!Bar[3]|x.so![QuickJitted]Foo()");
 	hs_source_release(&src);
 }
 
@@ -646,6 +667,7 @@ int main(void)
 		cmocka_unit_test(comm_names),
 		cmocka_unit_test(tid_cpu_period_and_event_forms),
 		cmocka_unit_test(frame_names),
+		cmocka_unit_test(optimization_tiers),
 		cmocka_unit_test(srcline_lines_are_skipped),
 		cmocka_unit_test(shared_prefixes_give_shared_stacks),
 		cmocka_unit_test(weight_per_cpu),
