@@ -8,3 +8,6 @@ echo "== filter: one stack-viewer recompute (budget: 10M samples in 0.5 s)"
 
 echo "== perf script import: 1 GiB of generated text (targets: >= 50 MB/s, RSS <= 2x model)"
 sh bench/perf_script_import.sh "$BUILD"
+
+echo "== convert: PerfView XML/JSON and folded, write and read back"
+"$BUILD/bench/convert_bench"

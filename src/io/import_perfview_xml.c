@@ -50,10 +50,18 @@ static const char *const field_names[F__COUNT] = {
 	"IncludeRegEx", "ExcludeRegEx",
 };
 
-/* Open-addressing index from a file id (int64) to a position in a table. */
+/*
+ * Index from a file id (int64) to a position in a table. Ids are usually
+ * dense (0, 1, 2, ...), so small ids go to a direct array, allowed to grow
+ * to twice the number of entries plus a margin (a file cannot make it
+ * large with a few huge ids); other ids go to an open-addressing hash.
+ */
 struct id_index {
+	uint32_t *dense;	/* id -> position + 1; 0 = absent */
+	size_t nr_dense;
 	uint32_t *slot;		/* position + 1; 0 = empty */
 	size_t nr_slot;		/* power of two, at most half full */
+	size_t nr_hashed;
 };
 
 struct raw_stack {
@@ -173,6 +181,8 @@ static void fail_errno(struct xml_import *x, int err)
 
 /* ---- the id index ---- */
 
+#define DENSE_MARGIN 4096
+
 static size_t idx_find(const struct id_index *ix, const int64_t *keys, int64_t key)
 {
 	size_t mask = ix->nr_slot - 1;
@@ -188,31 +198,72 @@ static long idx_get(const struct id_index *ix, const int64_t *keys, int64_t key)
 {
 	size_t i;
 
+	if (key >= 0 && (uint64_t)key < ix->nr_dense)
+		return (long)ix->dense[key] - 1;
 	if (!ix->nr_slot)
 		return -1;
 	i = idx_find(ix, keys, key);
 	return ix->slot[i] ? (long)ix->slot[i] - 1 : -1;
 }
 
-/* Make room for entry number @n (0-based) in the index. */
-static int idx_reserve(struct id_index *ix, const int64_t *keys, size_t n)
+/*
+ * Add position @n, whose key is keys[@n] (not yet present). The first @n
+ * keys are in the index already.
+ */
+static int idx_put(struct id_index *ix, const int64_t *keys, size_t n)
 {
+	int64_t key = keys[n];
 	size_t want, i;
-	uint32_t *slot;
+	uint32_t *p;
+	int moved;
 
-	if (2 * (n + 1) <= ix->nr_slot)
-		return 0;
 	if (n >= UINT32_MAX / 4)
 		return -E2BIG;
-	want = ix->nr_slot ? 2 * ix->nr_slot : 1024;
-	slot = hs_calloc(want, sizeof(*slot));
-	if (!slot)
-		return -ENOMEM;
-	hs_free(ix->slot);
-	ix->slot = slot;
-	ix->nr_slot = want;
-	for (i = 0; i < n; i++)
-		ix->slot[idx_find(ix, keys, keys[i])] = (uint32_t)i + 1;
+	if (key >= 0 && (uint64_t)key >= ix->nr_dense &&
+	    (uint64_t)key < 2 * (uint64_t)n + DENSE_MARGIN) {
+		/* grow the direct array; hashed ids it now covers move over */
+		want = 2 * n + DENSE_MARGIN;
+		p = hs_realloc(ix->dense, want * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		memset(p + ix->nr_dense, 0, (want - ix->nr_dense) * sizeof(*p));
+		ix->dense = p;
+		ix->nr_dense = want;
+		for (i = 0, moved = 0; ix->nr_hashed && i < ix->nr_slot; i++) {
+			uint32_t pos = ix->slot[i];
+
+			if (pos && keys[pos - 1] >= 0 && (uint64_t)keys[pos - 1] < want) {
+				ix->dense[keys[pos - 1]] = pos;
+				ix->nr_hashed--;
+				moved = 1;
+			}
+		}
+		if (moved) {
+			/* rebuild the hash without the moved ids */
+			memset(ix->slot, 0, ix->nr_slot * sizeof(*ix->slot));
+			for (i = 0; i < n; i++)
+				if (keys[i] < 0 || (uint64_t)keys[i] >= want)
+					ix->slot[idx_find(ix, keys, keys[i])] = (uint32_t)i + 1;
+		}
+	}
+	if (key >= 0 && (uint64_t)key < ix->nr_dense) {
+		ix->dense[key] = (uint32_t)n + 1;
+		return 0;
+	}
+	if (2 * (ix->nr_hashed + 1) > ix->nr_slot) {
+		want = ix->nr_slot ? 2 * ix->nr_slot : 1024;
+		p = hs_calloc(want, sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		hs_free(ix->slot);
+		ix->slot = p;
+		ix->nr_slot = want;
+		for (i = 0; i < n; i++)
+			if (keys[i] < 0 || (uint64_t)keys[i] >= ix->nr_dense)
+				ix->slot[idx_find(ix, keys, keys[i])] = (uint32_t)i + 1;
+	}
+	ix->slot[idx_find(ix, keys, key)] = (uint32_t)n + 1;
+	ix->nr_hashed++;
 	return 0;
 }
 
@@ -302,12 +353,11 @@ static int define_frame(struct xml_import *x, int64_t id, uint32_t frame)
 
 	if (HS_GROW(x->fkey, n + 1, x->alloc_f) || HS_GROW(x->fval, n + 1, x->alloc_fv))
 		return -ENOMEM;
-	x->fkey[n] = id;	/* the index may rehash with this key present */
-	err = idx_reserve(&x->fidx, x->fkey, n);
+	x->fkey[n] = id;
+	err = idx_put(&x->fidx, x->fkey, n);
 	if (err)
 		return err;
 	x->fval[n] = frame;
-	x->fidx.slot[idx_find(&x->fidx, x->fkey, id)] = (uint32_t)n + 1;
 	x->nr_f++;
 	return 0;
 }
@@ -504,13 +554,12 @@ static void start_stack(struct xml_import *x, const XML_Char **atts)
 		return;
 	}
 	x->skey[n] = key;
-	err = idx_reserve(&x->sidx, x->skey, n);
+	x->sval[n] = s;
+	err = idx_put(&x->sidx, x->skey, n);
 	if (err) {
 		fail_errno(x, err);
 		return;
 	}
-	x->sval[n] = s;
-	x->sidx.slot[idx_find(&x->sidx, x->skey, key)] = (uint32_t)n + 1;
 	x->nr_s++;
 	x->nr_unresolved++;
 	/* the usual order (callers first) resolves at once, without a walk */
@@ -946,9 +995,11 @@ static void release(struct xml_import *x)
 	hs_free(x->fkey);
 	hs_free(x->fval);
 	hs_free(x->fidx.slot);
+	hs_free(x->fidx.dense);
 	hs_free(x->skey);
 	hs_free(x->sval);
 	hs_free(x->sidx.slot);
+	hs_free(x->sidx.dense);
 	hs_free(x->defer);
 	hs_free(x->chain);
 }

@@ -142,6 +142,66 @@ static void forward_references_resolve(void **state)
 	hs_source_release(&src);
 }
 
+/* Ids far apart (hashed) or close (direct) give the same source. */
+static char *sparse_doc(int64_t stack_mul, int64_t frame_mul)
+{
+	char *doc = NULL;
+	size_t len = 0, i;
+	FILE *f = open_memstream(&doc, &len);
+
+	fputs("<StackSource>\n<Samples>\n", f);
+	for (i = 0; i < 3000; i++)
+		fprintf(f, "<Sample Time=\"%zu\" StackID=\"%lld\"/>\n", i,
+			(long long)(stack_mul * (int64_t)(i * 7 % 3000)));
+	fputs("</Samples>\n<Stacks>\n", f);
+	for (i = 3000; i-- > 0;)
+		fprintf(f, "<Stack ID=\"%lld\" CallerID=\"%lld\" FrameID=\"%lld\"/>\n",
+			(long long)(stack_mul * (int64_t)i),
+			i < 5 ? -1LL : (long long)(stack_mul * (int64_t)(i / 5)),
+			(long long)(4 + frame_mul * (int64_t)(i % 400)));
+	fputs("</Stacks>\n<Frames>\n", f);
+	for (i = 0; i < 400; i++)
+		fprintf(f, "<Frame ID=\"%lld\">f%zu</Frame>\n",
+			(long long)(4 + frame_mul * (int64_t)i), i);
+	fputs("</Frames>\n</StackSource>\n", f);
+	fclose(f);
+	return doc;
+}
+
+static void sparse_ids_resolve_like_dense_ones(void **state)
+{
+	struct hs_diag d = HS_DIAG_INIT("sparse");
+	struct hs_stack_source a, b;
+	char *dense = sparse_doc(1, 1), *sparse = sparse_doc(1000003, 7919);
+	char *mid = sparse_doc(3, 11), *ta, *tb;
+	struct hs_stack_source c;
+
+	(void)state;
+	assert_int_equal(import_string(hs_import_perfview_xml, dense, &a, &d), 0);
+	assert_int_equal(import_string(hs_import_perfview_xml, sparse, &b, &d), 0);
+	/* ids beyond the direct array at first, moved into it as it grows */
+	assert_int_equal(import_string(hs_import_perfview_xml, mid, &c, &d), 0);
+	tb = source_text(&c);
+	ta = source_text(&a);
+	assert_string_equal(ta, tb);
+	free(ta);
+	free(tb);
+	free(mid);
+	hs_source_release(&c);
+	assert_int_equal(a.nr_samples, 3000);
+	ta = source_text(&a);
+	tb = source_text(&b);
+	assert_string_equal(ta, tb);
+	/* sample 1 is stack 7: f7 under stack 1 (f1), a root */
+	assert_non_null(strstr(ta, "\nt=1000000 m=1 c=1 f1;f7\n"));
+	free(ta);
+	free(tb);
+	free(dense);
+	free(sparse);
+	hs_source_release(&a);
+	hs_source_release(&b);
+}
+
 static void simple_form_details(void **state)
 {
 	/* a wrapper, CRLF lines, entities, leading/trailing/inner blanks */
@@ -314,6 +374,7 @@ int main(void)
 		cmocka_unit_test(guide_simple_example),
 		cmocka_unit_test(advanced_saved_view),
 		cmocka_unit_test(forward_references_resolve),
+		cmocka_unit_test(sparse_ids_resolve_like_dense_ones),
 		cmocka_unit_test(simple_form_details),
 		cmocka_unit_test(legacy_gui_state),
 		cmocka_unit_test(malformed_input_names_the_line),
