@@ -1,0 +1,942 @@
+/*
+ * symbolizer - modules opened through libdwfl, the cache of resolved
+ * addresses, and the frame and string storage results point into.
+ *
+ * Each module gets its own Dwfl session with the module reported at bias
+ * 0, so Dwfl addresses are the ELF virtual addresses callers pass. libdwfl
+ * reads .symtab (or .dynsym and .gnu_debugdata), finds separate debug files
+ * through the debuginfo path built from the debug directories, and
+ * decompresses compressed sections. Frames are stored in blocks that never
+ * move and strings in a strtab arena, so results stay valid until the
+ * symbolizer is freed.
+ */
+#include "symbols/symbols_internal.h"
+#include "common/alloc.h"
+#include "common/buf.h"
+#include "common/hash.h"
+#include "common/strtab.h"
+#include <dwarf.h>
+#include <dlfcn.h>
+#include <elfutils/debuginfod.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define STRTAB_CAP ((size_t)1 << 34)	/* names: far above any real need */
+#define FRAME_BLOCK 4096		/* frames per storage block */
+#define SYSTEM_DEBUG_DIR "/usr/lib/debug"
+
+struct sym_mod {
+	uint64_t hash;			/* of path and build id */
+	const char *path;		/* interned */
+	unsigned char *build_id;	/* owned copy, NULL when none */
+	size_t build_id_len;
+	uint32_t id;			/* index in hs_symbolizer.mod */
+	Dwfl *dwfl;			/* owned; NULL when unusable */
+	Dwfl_Module *dm;		/* the one module of dwfl */
+	const char *main_file;		/* interned; the file dwfl reads */
+	const char *why;		/* interned; why it is unusable */
+};
+
+/* Qualified DWARF name of a DIE that has no linkage name. */
+struct name_ent {
+	const void *dw;			/* Dwarf the DIE is in; NULL = free */
+	uint64_t off;			/* its DIE offset */
+	const char *name;		/* interned */
+};
+
+struct cache_ent {
+	uint64_t vaddr;
+	uint32_t mod;			/* module id + 1; 0 marks a free slot */
+	uint32_t status;		/* enum hs_sym_status */
+	uint32_t nr_frame;
+	const struct hs_sym_frame *frame;
+};
+
+/* libdebuginfod, loaded on first use as libdw itself does: linking it
+ * would load curl and its TLS stack into every heapscope command. */
+struct debuginfod_api {
+	int tried;			/* dlopen was attempted */
+	void *so;			/* dlopen handle */
+	debuginfod_client *client;
+	__typeof__(debuginfod_begin) *begin;
+	__typeof__(debuginfod_end) *end;
+	__typeof__(debuginfod_find_debuginfo) *find_debuginfo;
+};
+
+struct hs_symbolizer {
+	unsigned flags;			/* enum hs_symbolizer_flags */
+	int started;			/* a module was opened: dirs are fixed */
+	char **debug_dir;		/* owned absolute names, in search order */
+	size_t nr_debug_dir, alloc_debug_dir;
+	char *debuginfo_path;		/* libdwfl's search string, owned */
+	Dwfl_Callbacks callbacks;	/* shared by every module's Dwfl */
+
+	struct sym_mod **mod;		/* owned, by id */
+	size_t nr_mod, alloc_mod;
+	uint32_t *mod_slot;		/* hash index: id + 1; 0 = empty */
+	size_t nr_mod_slot;		/* power of two, at most half full */
+
+	struct cache_ent *cache;	/* open addressing, at most half full */
+	size_t nr_cache, nr_cache_slot;
+
+	struct name_ent *names;		/* open addressing, at most half full */
+	size_t nr_names, nr_names_slot;
+
+	struct hs_sym_frame **block;	/* frame storage, blocks never move */
+	size_t nr_block, alloc_block;
+	size_t block_used, block_size;	/* fill of the newest block */
+	struct hs_sym_frame *scratch;	/* frames of the lookup in progress */
+	size_t nr_scratch, alloc_scratch;
+
+	struct hs_strtab str;		/* every string handed out */
+	uint32_t *demangled;		/* raw name id -> demangled id + 1 */
+	size_t alloc_demangled;
+	struct hs_buf tmp;
+
+	struct hs_sym_modmap jit;	/* items: struct hs__jit_sym */
+	struct hs__jit_sym **jit_arr;	/* owned arrays of entries */
+	size_t nr_jit_arr, alloc_jit_arr;
+
+	struct debuginfod_api dbgd;
+	size_t lookups, hits, frames;
+};
+
+static const struct hs_sym_frame unknown_frame;
+
+static void set_unknown(struct hs_sym_result *out, enum hs_sym_status status,
+			const char *module)
+{
+	out->status = status;
+	out->module = module;
+	out->frame = &unknown_frame;
+	out->nr_frame = 1;
+}
+
+/* ---- strings ---------------------------------------------------------- */
+
+const char *hs__sym_intern(struct hs_symbolizer *s, const char *str, size_t len)
+{
+	uint32_t id;
+
+	if (hs_strtab_intern(&s->str, str, len, &id))
+		return NULL;
+	return hs_strtab_get(&s->str, id);
+}
+
+static const char *intern_buf(struct hs_symbolizer *s, const struct hs_buf *b)
+{
+	return hs__sym_intern(s, b->s, b->len);
+}
+
+const char *hs__sym_function_name(struct hs_symbolizer *s, const char *raw)
+{
+	size_t len = strlen(raw);
+	uint32_t rid, did;
+	int r;
+
+	if (s->flags & HS_SYM_NO_DEMANGLE || raw[0] != '_' ||
+	    (raw[1] != 'Z' && raw[1] != 'R'))
+		return hs__sym_intern(s, raw, len);
+	if (hs_strtab_intern(&s->str, raw, len, &rid))
+		return NULL;
+	if (rid < s->alloc_demangled && s->demangled[rid])
+		return hs_strtab_get(&s->str, s->demangled[rid] - 1);
+	if (rid >= s->alloc_demangled) {
+		size_t old = s->alloc_demangled;
+
+		if (HS_GROW(s->demangled, (size_t)rid + 1, s->alloc_demangled))
+			return NULL;
+		memset(s->demangled + old, 0,
+		       (s->alloc_demangled - old) * sizeof(*s->demangled));
+	}
+	hs_buf_reset(&s->tmp);
+	r = hs_sym_demangle(raw, &s->tmp);
+	if (r < 0)
+		return NULL;
+	did = rid;
+	if (r > 0 && hs_strtab_intern(&s->str, s->tmp.s, s->tmp.len, &did))
+		return NULL;
+	s->demangled[rid] = did + 1;
+	return hs_strtab_get(&s->str, did);
+}
+
+/* ---- frame storage ---------------------------------------------------- */
+
+/* @n contiguous frames that never move, or NULL when out of memory. */
+static struct hs_sym_frame *alloc_frames(struct hs_symbolizer *s, size_t n)
+{
+	struct hs_sym_frame *b;
+	size_t size;
+
+	if (s->nr_block && s->block_used + n <= s->block_size) {
+		b = s->block[s->nr_block - 1] + s->block_used;
+		s->block_used += n;
+		return b;
+	}
+	if (HS_GROW(s->block, s->nr_block + 1, s->alloc_block))
+		return NULL;
+	size = n > FRAME_BLOCK ? n : FRAME_BLOCK;
+	b = hs_calloc(size, sizeof(*b));
+	if (!b)
+		return NULL;
+	s->block[s->nr_block++] = b;
+	s->block_size = size;
+	s->block_used = n;
+	return b;
+}
+
+static int push_frame(struct hs_symbolizer *s, const char *function,
+		      const char *file, int line, int column, unsigned flags)
+{
+	struct hs_sym_frame *f;
+
+	if (HS_GROW(s->scratch, s->nr_scratch + 1, s->alloc_scratch))
+		return -ENOMEM;
+	f = &s->scratch[s->nr_scratch++];
+	f->function = function;
+	f->file = file;
+	f->line = line > 0 ? (uint32_t)line : 0;
+	f->column = column > 0 ? (uint32_t)column : 0;
+	f->flags = flags;
+	return 0;
+}
+
+/* ---- the symbolizer --------------------------------------------------- */
+
+struct hs_symbolizer *hs_symbolizer_new(unsigned flags)
+{
+	struct hs_symbolizer *s = hs_calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->flags = flags;
+	hs_strtab_init(&s->str, STRTAB_CAP);
+	hs_buf_init(&s->tmp);
+	hs_sym_modmap_init(&s->jit);
+	s->callbacks.find_elf = dwfl_build_id_find_elf;
+	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->callbacks.section_address = dwfl_offline_section_address;
+	s->callbacks.debuginfo_path = &s->debuginfo_path;
+	return s;
+}
+
+static void free_module(struct sym_mod *m)
+{
+	if (m->dwfl)
+		dwfl_end(m->dwfl);
+	hs_free(m->build_id);
+	hs_free(m);
+}
+
+void hs_symbolizer_free(struct hs_symbolizer *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->nr_mod; i++)
+		free_module(s->mod[i]);
+	hs_free(s->mod);
+	hs_free(s->mod_slot);
+	hs_free(s->cache);
+	hs_free(s->names);
+	for (i = 0; i < s->nr_block; i++)
+		hs_free(s->block[i]);
+	hs_free(s->block);
+	hs_free(s->scratch);
+	for (i = 0; i < s->nr_debug_dir; i++)
+		hs_free(s->debug_dir[i]);
+	hs_free(s->debug_dir);
+	hs_free(s->debuginfo_path);
+	hs_strtab_release(&s->str);
+	hs_free(s->demangled);
+	hs_buf_release(&s->tmp);
+	hs_sym_modmap_release(&s->jit);
+	for (i = 0; i < s->nr_jit_arr; i++)
+		hs_free(s->jit_arr[i]);
+	hs_free(s->jit_arr);
+	if (s->dbgd.client)
+		s->dbgd.end(s->dbgd.client);
+	if (s->dbgd.so)
+		dlclose(s->dbgd.so);
+	hs_free(s);
+}
+
+int hs_symbolizer_add_debug_dir(struct hs_symbolizer *s, const char *dir)
+{
+	char *copy, *abs = NULL;
+
+	if (s->started)
+		return -EBUSY;
+	if (!dir || !*dir)
+		return -EINVAL;
+	if (dir[0] != '/') {
+		abs = realpath(dir, NULL);
+		if (!abs)
+			return errno == ENOMEM ? -ENOMEM : -errno;
+		dir = abs;
+	}
+	if (strchr(dir, ':')) {
+		free(abs);
+		return -EINVAL;
+	}
+	copy = hs_strdup(dir);
+	free(abs);
+	if (!copy || HS_GROW(s->debug_dir, s->nr_debug_dir + 1, s->alloc_debug_dir)) {
+		hs_free(copy);
+		return -ENOMEM;
+	}
+	s->debug_dir[s->nr_debug_dir++] = copy;
+	return 0;
+}
+
+/*
+ * The string libdwfl's standard callbacks search (see libdwfl.h): the
+ * file's own directory, its .debug subdirectory, the caller's directories,
+ * then /usr/lib/debug. Build-id lookups use the absolute entries in that
+ * order, debuglink lookups all of them.
+ */
+static int build_debuginfo_path(struct hs_symbolizer *s)
+{
+	struct hs_buf b = HS_BUF_INIT;
+	size_t i;
+	int err = hs_buf_adds(&b, ":.debug");
+
+	for (i = 0; !err && i < s->nr_debug_dir; i++)
+		err = hs_buf_addf(&b, ":%s", s->debug_dir[i]);
+	if (!err && !(s->flags & HS_SYM_NO_SYSTEM_DEBUG))
+		err = hs_buf_adds(&b, ":" SYSTEM_DEBUG_DIR);
+	if (err) {
+		hs_buf_release(&b);
+		return err;
+	}
+	s->debuginfo_path = hs_buf_detach(&b);
+	return s->debuginfo_path ? 0 : -ENOMEM;
+}
+
+/* ---- opening modules -------------------------------------------------- */
+
+static uint64_t module_hash(const char *path, const unsigned char *id, size_t n)
+{
+	uint64_t h = hs_hash_bytes(path, strlen(path));
+
+	return h ^ hs_hash_u64(hs_hash_bytes(id, n) + n);
+}
+
+/*
+ * Report @file as @m's ELF in a new Dwfl session and check its build id.
+ * Returns 0 (m->dwfl set), 1 when the file is unusable (reason in s->tmp)
+ * or -ENOMEM.
+ */
+static int try_file(struct hs_symbolizer *s, struct sym_mod *m, const char *file)
+{
+	const unsigned char *bits;
+	GElf_Addr bias, where;
+	Dwfl_Module *dm;
+	struct stat st;
+	Dwfl *dwfl;
+	int n;
+
+	hs_buf_reset(&s->tmp);
+	if (stat(file, &st))
+		return hs_buf_addf(&s->tmp, "'%s': %s", file, strerror(errno)) ? -ENOMEM : 1;
+	if (!S_ISREG(st.st_mode))
+		return hs_buf_addf(&s->tmp, "'%s': not a regular file", file) ? -ENOMEM : 1;
+	dwfl = dwfl_begin(&s->callbacks);
+	if (!dwfl)
+		return -ENOMEM;
+	dm = dwfl_report_elf(dwfl, m->path, file, -1, 0, true);
+	if (!dm || dwfl_report_end(dwfl, NULL, NULL) ||
+	    !dwfl_module_getelf(dm, &bias)) {
+		n = hs_buf_addf(&s->tmp, "'%s': %s", file, dwfl_errmsg(-1));
+		dwfl_end(dwfl);
+		return n ? -ENOMEM : 1;
+	}
+	if (m->build_id_len) {
+		n = dwfl_module_build_id(dm, &bits, &where);
+		if (n != (int)m->build_id_len || memcmp(bits, m->build_id, n)) {
+			dwfl_end(dwfl);
+			return hs_buf_addf(&s->tmp, "'%s': %s", file,
+					   n > 0 ? "another build (build id differs)"
+						 : "no build id") ? -ENOMEM : 1;
+		}
+	}
+	m->main_file = hs__sym_intern(s, file, strlen(file));
+	if (!m->main_file) {
+		dwfl_end(dwfl);
+		return -ENOMEM;
+	}
+	m->dwfl = dwfl;
+	m->dm = dm;
+	return 0;
+}
+
+static int load_debuginfod(struct debuginfod_api *d)
+{
+	if (d->tried)
+		return d->client != NULL;
+	d->tried = 1;
+	d->so = dlopen("libdebuginfod.so.1", RTLD_LAZY);
+	if (!d->so)
+		return 0;
+	d->begin = (__typeof__(d->begin))dlsym(d->so, "debuginfod_begin");
+	d->end = (__typeof__(d->end))dlsym(d->so, "debuginfod_end");
+	d->find_debuginfo = (__typeof__(d->find_debuginfo))
+		dlsym(d->so, "debuginfod_find_debuginfo");
+	if (d->begin && d->end && d->find_debuginfo)
+		d->client = d->begin();
+	return d->client != NULL;
+}
+
+/* The build id's debug file from debuginfod, or 1 when there is none. */
+static int try_debuginfod(struct hs_symbolizer *s, struct sym_mod *m)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	char *path = NULL;
+	int fd, err;
+
+	if (s->flags & HS_SYM_NO_DEBUGINFOD || !urls || !*urls ||
+	    !load_debuginfod(&s->dbgd))
+		return 1;
+	fd = s->dbgd.find_debuginfo(s->dbgd.client, m->build_id,
+				    (int)m->build_id_len, &path);
+	if (fd < 0)
+		return 1;
+	close(fd);
+	err = try_file(s, m, path);
+	free(path);
+	return err;
+}
+
+/*
+ * Find a usable file for @m: the recorded path if its build id matches,
+ * else DIR/.build-id/xx/rest and DIR/.build-id/xx/rest.debug in the debug
+ * directories, else debuginfod. Returns 0 (usable or not, see m->dm) or
+ * -ENOMEM.
+ */
+static int open_module(struct hs_symbolizer *s, struct sym_mod *m)
+{
+	struct hs_buf name = HS_BUF_INIT;
+	size_t i, nr_dir = s->nr_debug_dir;
+	int err;
+
+	err = try_file(s, m, m->path);
+	if (err <= 0)
+		return err;
+	m->why = intern_buf(s, &s->tmp);
+	if (!m->why)
+		return -ENOMEM;
+	if (!m->build_id_len)
+		return 0;
+	if (!(s->flags & HS_SYM_NO_SYSTEM_DEBUG))
+		nr_dir++;
+	for (i = 0; i < nr_dir; i++) {
+		const char *dir = i < s->nr_debug_dir ? s->debug_dir[i]
+						       : SYSTEM_DEBUG_DIR;
+		size_t k;
+
+		hs_buf_reset(&name);
+		err = hs_buf_addf(&name, "%s/.build-id/%02x/", dir, m->build_id[0]);
+		for (k = 1; !err && k < m->build_id_len; k++)
+			err = hs_buf_addf(&name, "%02x", m->build_id[k]);
+		if (!err)
+			err = try_file(s, m, name.s);
+		if (err > 0 && !hs_buf_adds(&name, ".debug"))
+			err = try_file(s, m, name.s);
+		if (err <= 0)
+			goto out;
+	}
+	err = try_debuginfod(s, m);
+out:
+	hs_buf_release(&name);
+	return err < 0 ? err : 0;
+}
+
+static int grow_mod_index(struct hs_symbolizer *s)
+{
+	size_t n = s->nr_mod_slot ? 2 * s->nr_mod_slot : 64, i;
+	uint32_t *slot = hs_calloc(n, sizeof(*slot));
+
+	if (!slot)
+		return -ENOMEM;
+	for (i = 0; i < s->nr_mod; i++) {
+		size_t k = s->mod[i]->hash & (n - 1);
+
+		while (slot[k])
+			k = (k + 1) & (n - 1);
+		slot[k] = (uint32_t)i + 1;
+	}
+	hs_free(s->mod_slot);
+	s->mod_slot = slot;
+	s->nr_mod_slot = n;
+	return 0;
+}
+
+/* The cache entry for @mod, opened on first sight. 0 or -ENOMEM. */
+static int get_module(struct hs_symbolizer *s, const struct hs_sym_module *mod,
+		      struct sym_mod **out)
+{
+	const char *path = mod->path ? mod->path : "";
+	size_t idlen = mod->build_id ? mod->build_id_len : 0;
+	uint64_t h = module_hash(path, mod->build_id, idlen);
+	struct sym_mod *m;
+	size_t k;
+	int err;
+
+	if (!s->debuginfo_path) {
+		err = build_debuginfo_path(s);
+		if (err)
+			return err;
+	}
+	s->started = 1;
+	if (2 * (s->nr_mod + 1) > s->nr_mod_slot && grow_mod_index(s))
+		return -ENOMEM;
+	for (k = h & (s->nr_mod_slot - 1); s->mod_slot[k];
+	     k = (k + 1) & (s->nr_mod_slot - 1)) {
+		m = s->mod[s->mod_slot[k] - 1];
+		if (m->hash == h && m->build_id_len == idlen &&
+		    !strcmp(m->path, path) &&
+		    (!idlen || !memcmp(m->build_id, mod->build_id, idlen))) {
+			*out = m;
+			return 0;
+		}
+	}
+	if (s->nr_mod >= UINT32_MAX - 1 ||
+	    HS_GROW(s->mod, s->nr_mod + 1, s->alloc_mod))
+		return -ENOMEM;
+	m = hs_calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->hash = h;
+	m->id = (uint32_t)s->nr_mod;
+	m->path = hs__sym_intern(s, path, strlen(path));
+	if (idlen) {
+		m->build_id = hs_malloc(idlen);
+		if (m->build_id)
+			memcpy(m->build_id, mod->build_id, idlen);
+		m->build_id_len = idlen;
+	}
+	if (!m->path || (idlen && !m->build_id) || open_module(s, m)) {
+		free_module(m);
+		return -ENOMEM;
+	}
+	s->mod[s->nr_mod++] = m;
+	s->mod_slot[k] = m->id + 1;
+	*out = m;
+	return 0;
+}
+
+/* ---- resolving one address -------------------------------------------- */
+
+static size_t name_slot(const struct hs_symbolizer *s, const void *dw,
+			uint64_t off)
+{
+	size_t mask = s->nr_names_slot - 1;
+	size_t k = (size_t)hs_hash_u64(off ^ (uint64_t)(uintptr_t)dw) & mask;
+
+	while (s->names[k].dw && (s->names[k].dw != dw || s->names[k].off != off))
+		k = (k + 1) & mask;
+	return k;
+}
+
+static int grow_names(struct hs_symbolizer *s)
+{
+	size_t n = s->nr_names_slot ? 2 * s->nr_names_slot : 256, i;
+	struct name_ent *old = s->names, *e = hs_calloc(n, sizeof(*e));
+	size_t nr_old = s->nr_names_slot;
+
+	if (!e)
+		return -ENOMEM;
+	s->names = e;
+	s->nr_names_slot = n;
+	for (i = 0; i < nr_old; i++)
+		if (old[i].dw)
+			e[name_slot(s, old[i].dw, old[i].off)] = old[i];
+	hs_free(old);
+	return 0;
+}
+
+static int is_name_scope(int tag)
+{
+	return tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+	       tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
+	       tag == DW_TAG_interface_type;
+}
+
+/*
+ * "ns::cls::name" for a DIE that has a DW_AT_name: the names of the
+ * namespaces and types around it, as c++filt would print them. Computed
+ * once per DIE (finding the parents walks the CU). 0 or -ENOMEM.
+ */
+static int qualified_name(struct hs_symbolizer *s, Dwarf_Die *die,
+			  const char *n, const char **name)
+{
+	const void *dw = dwarf_cu_getdwarf(die->cu);
+	uint64_t off = dwarf_dieoffset(die);
+	Dwarf_Die *sc = NULL;
+	size_t k;
+	int i, nsc;
+
+	if (2 * (s->nr_names + 1) > s->nr_names_slot && grow_names(s))
+		return -ENOMEM;
+	k = name_slot(s, dw, off);
+	if (s->names[k].dw) {
+		*name = s->names[k].name;
+		return 0;
+	}
+	hs_buf_reset(&s->tmp);
+	nsc = dwarf_getscopes_die(die, &sc);
+	for (i = nsc - 1; i > 0; i--) {
+		const char *p;
+
+		if (!is_name_scope(dwarf_tag(&sc[i])))
+			continue;
+		p = dwarf_diename(&sc[i]);
+		if (hs_buf_addf(&s->tmp, "%s::", p ? p : dwarf_tag(&sc[i]) ==
+				DW_TAG_namespace ? "(anonymous namespace)" : "<anonymous>")) {
+			free(sc);
+			return -ENOMEM;
+		}
+	}
+	free(sc);
+	if (hs_buf_adds(&s->tmp, n) || !(*name = intern_buf(s, &s->tmp)))
+		return -ENOMEM;
+	s->names[k].dw = dw;
+	s->names[k].off = off;
+	s->names[k].name = *name;
+	s->nr_names++;
+	return 0;
+}
+
+/*
+ * Name of a subprogram or inlined-subroutine DIE: its linkage name
+ * demangled, else its DW_AT_name qualified with the enclosing namespaces
+ * and classes. Follows DW_AT_abstract_origin and DW_AT_specification.
+ * *@name is NULL when DWARF gives none. 0 or -ENOMEM.
+ */
+static int die_function(struct hs_symbolizer *s, Dwarf_Die *die,
+			const char **name)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die cur = *die, next;
+	const char *n;
+	int depth;
+
+	*name = NULL;
+	n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+	if (!n)
+		n = dwarf_formstring(dwarf_attr_integrate(die,
+						DW_AT_MIPS_linkage_name, &a));
+	if (n && *n) {
+		*name = hs__sym_function_name(s, n);
+		return *name ? 0 : -ENOMEM;
+	}
+	/* the DIE that carries the name (bounded: DWARF may loop) */
+	for (depth = 0; depth < 16 && !dwarf_hasattr(&cur, DW_AT_name); depth++) {
+		if (!dwarf_attr(&cur, DW_AT_abstract_origin, &a) &&
+		    !dwarf_attr(&cur, DW_AT_specification, &a))
+			break;
+		if (!dwarf_formref_die(&a, &next))
+			break;
+		cur = next;
+	}
+	n = dwarf_diename(&cur);
+	if (!n || !*n)
+		return 0;
+	return qualified_name(s, &cur, n, name);
+}
+
+/* DW_AT_call_file/line/column of an inlined subroutine. 0 or -ENOMEM. */
+static int call_site(struct hs_symbolizer *s, Dwarf_Die *die, const char **file,
+		     int *line, int *column)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word v;
+	Dwarf_Files *files;
+	Dwarf_Die cu;
+	size_t nfiles;
+	const char *f = NULL;
+
+	*file = NULL;
+	*line = *column = 0;
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &a), &v) == 0 &&
+	    dwarf_diecu(die, &cu, NULL, NULL) &&
+	    dwarf_getsrcfiles(&cu, &files, &nfiles) == 0 && v < nfiles)
+		f = dwarf_filesrc(files, v, NULL, NULL);
+	if (f) {
+		*file = hs__sym_intern(s, f, strlen(f));
+		if (!*file)
+			return -ENOMEM;
+	}
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &a), &v) == 0 &&
+	    v <= INT32_MAX)
+		*line = (int)v;
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_column, &a), &v) == 0 &&
+	    v <= INT32_MAX)
+		*column = (int)v;
+	return 0;
+}
+
+/*
+ * Build the frames of @vaddr in s->scratch, innermost first: the inline
+ * chain from dwarf_getscopes(), each frame with the line of the frame
+ * inside it, and last the real function, named from the symbol table
+ * when a sized symbol covers the address, else from DWARF.
+ */
+static int resolve(struct hs_symbolizer *s, struct sym_mod *m, uint64_t vaddr)
+{
+	const char *symname, *file = NULL, *name;
+	Dwarf_Die *cu, *scopes = NULL;
+	Dwarf_Addr dwbias = 0;
+	GElf_Off off;
+	GElf_Sym sym;
+	Dwfl_Line *ln;
+	int nscopes = 0, line = 0, column = 0, i, err = 0, done = 0;
+
+	s->nr_scratch = 0;
+	symname = dwfl_module_addrinfo(m->dm, vaddr, &off, &sym, NULL, NULL, NULL);
+	ln = dwfl_module_getsrc(m->dm, vaddr);
+	if (ln) {
+		const char *f = dwfl_lineinfo(ln, NULL, &line, &column, NULL, NULL);
+
+		if (f && !(file = hs__sym_intern(s, f, strlen(f))))
+			return -ENOMEM;
+	}
+	cu = dwfl_module_addrdie(m->dm, vaddr, &dwbias);
+	if (cu)
+		nscopes = dwarf_getscopes(cu, vaddr - dwbias, &scopes);
+	if (nscopes > 0) {
+		/* dwarf_getscopes() follows an innermost inlined instance
+		 * into its abstract definition; the chain of callers is the
+		 * DIE nesting around that instance instead */
+		Dwarf_Die inner = scopes[0];
+
+		free(scopes);
+		scopes = NULL;
+		nscopes = dwarf_getscopes_die(&inner, &scopes);
+	}
+	for (i = 0; i < nscopes && !err && !done; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (tag == DW_TAG_inlined_subroutine) {
+			err = die_function(s, &scopes[i], &name);
+			if (!err)
+				err = push_frame(s, name, file, line, column,
+						 HS_SYM_INLINE);
+			if (!err)
+				err = call_site(s, &scopes[i], &file, &line, &column);
+		} else if (tag == DW_TAG_subprogram) {
+			name = NULL;
+			if (!symname || !sym.st_size)
+				err = die_function(s, &scopes[i], &name);
+			if (!err && !name && symname &&
+			    !(name = hs__sym_function_name(s, symname)))
+				err = -ENOMEM;
+			if (!err)
+				err = push_frame(s, name, file, line, column, 0);
+			done = 1;
+		}
+	}
+	free(scopes);
+	if (!err && !done) {
+		name = NULL;
+		if (symname && !(name = hs__sym_function_name(s, symname)))
+			return -ENOMEM;
+		err = push_frame(s, name, file, line, column, 0);
+	}
+	return err;
+}
+
+static uint64_t cache_hash(uint32_t mod, uint64_t vaddr)
+{
+	uint64_t k[2] = { vaddr, mod };
+
+	return hs_hash_bytes(k, sizeof(k));
+}
+
+static size_t cache_slot(const struct hs_symbolizer *s, uint32_t mod,
+			 uint64_t vaddr)
+{
+	size_t mask = s->nr_cache_slot - 1;
+	size_t k = (size_t)cache_hash(mod + 1, vaddr) & mask;
+
+	while (s->cache[k].mod &&
+	       (s->cache[k].mod != mod + 1 || s->cache[k].vaddr != vaddr))
+		k = (k + 1) & mask;
+	return k;
+}
+
+static int grow_cache(struct hs_symbolizer *s)
+{
+	size_t n = s->nr_cache_slot ? 2 * s->nr_cache_slot : 1024, i;
+	struct cache_ent *old = s->cache, *c = hs_calloc(n, sizeof(*c));
+	size_t nr_old = s->nr_cache_slot;
+
+	if (!c)
+		return -ENOMEM;
+	s->cache = c;
+	s->nr_cache_slot = n;
+	for (i = 0; i < nr_old; i++)
+		if (old[i].mod)
+			c[cache_slot(s, old[i].mod - 1, old[i].vaddr)] = old[i];
+	hs_free(old);
+	return 0;
+}
+
+static void from_cache(const struct cache_ent *c, const struct sym_mod *m,
+		       struct hs_sym_result *out)
+{
+	out->status = c->status;
+	out->module = m->path;
+	out->frame = c->frame;
+	out->nr_frame = c->nr_frame;
+}
+
+int hs_symbolizer_lookup(struct hs_symbolizer *s, const struct hs_sym_module *mod,
+			 uint64_t vaddr, struct hs_sym_result *out)
+{
+	struct hs_sym_frame *f;
+	struct cache_ent *c;
+	struct sym_mod *m;
+	size_t k, i;
+	int err, found = 0;
+
+	s->lookups++;
+	err = get_module(s, mod, &m);
+	if (err) {
+		set_unknown(out, HS_SYM_BAD_MODULE, NULL);
+		return err;
+	}
+	if (!m->dm) {
+		set_unknown(out, HS_SYM_BAD_MODULE, m->path);
+		return 0;
+	}
+	if (2 * (s->nr_cache + 1) > s->nr_cache_slot && grow_cache(s))
+		goto nomem;
+	k = cache_slot(s, m->id, vaddr);
+	c = &s->cache[k];
+	if (c->mod) {
+		s->hits++;
+		from_cache(c, m, out);
+		return 0;
+	}
+	if (resolve(s, m, vaddr))
+		goto nomem;
+	f = alloc_frames(s, s->nr_scratch);
+	if (!f)
+		goto nomem;
+	memcpy(f, s->scratch, s->nr_scratch * sizeof(*f));
+	for (i = 0; i < s->nr_scratch; i++)
+		found |= f[i].function != NULL;
+	c->vaddr = vaddr;
+	c->mod = m->id + 1;
+	c->status = found ? HS_SYM_FOUND : HS_SYM_NO_SYMBOL;
+	c->nr_frame = (uint32_t)s->nr_scratch;
+	c->frame = f;
+	s->nr_cache++;
+	s->frames += s->nr_scratch;
+	from_cache(c, m, out);
+	return 0;
+nomem:
+	set_unknown(out, HS_SYM_BAD_MODULE, m->path);
+	return -ENOMEM;
+}
+
+int hs_symbolizer_module_info(struct hs_symbolizer *s,
+			      const struct hs_sym_module *mod,
+			      struct hs_sym_module_info *info)
+{
+	const char *mainfile = NULL, *debugfile = NULL;
+	struct sym_mod *m;
+	Dwarf_Addr bias;
+	int err;
+
+	memset(info, 0, sizeof(*info));
+	err = get_module(s, mod, &m);
+	if (err)
+		return err;
+	info->why = m->why;
+	if (!m->dm)
+		return 0;
+	info->usable = 1;
+	info->main_file = m->main_file;
+	if (!dwfl_module_getdwarf(m->dm, &bias))
+		return 0;
+	dwfl_module_info(m->dm, NULL, NULL, NULL, NULL, NULL, &mainfile,
+			 &debugfile);
+	if (!debugfile) {
+		info->debug_file = m->main_file;
+		return 0;
+	}
+	info->debug_file = hs__sym_intern(s, debugfile, strlen(debugfile));
+	return info->debug_file ? 0 : -ENOMEM;
+}
+
+/* ---- JIT, run-time addresses, formatting ------------------------------ */
+
+int hs__sym_add_jit(struct hs_symbolizer *s, struct hs__jit_sym *jit, size_t nr)
+{
+	size_t i;
+
+	if (HS_GROW(s->jit_arr, s->nr_jit_arr + 1, s->alloc_jit_arr) ||
+	    HS_GROW(s->jit.range, s->jit.nr + nr, s->jit.alloc)) {
+		hs_free(jit);
+		return -ENOMEM;
+	}
+	s->jit_arr[s->nr_jit_arr++] = jit;
+	for (i = 0; i < nr; i++)	/* cannot fail: room was made above */
+		hs__ranges_add(&s->jit, &jit[i], jit[i].start, jit[i].end);
+	return 0;
+}
+
+int hs_symbolizer_lookup_jit(struct hs_symbolizer *s, uint64_t addr,
+			     struct hs_sym_result *out)
+{
+	const struct hs__jit_sym *j = hs__ranges_find(&s->jit, addr);
+
+	if (!j) {
+		set_unknown(out, HS_SYM_NO_MODULE, NULL);
+		return 0;
+	}
+	out->status = HS_SYM_FOUND;
+	out->module = j->module;
+	out->frame = &j->frame;
+	out->nr_frame = 1;
+	return 0;
+}
+
+int hs_symbolizer_lookup_addr(struct hs_symbolizer *s, struct hs_sym_modmap *map,
+			      uint64_t addr, unsigned flags,
+			      struct hs_sym_result *out)
+{
+	const struct hs_sym_module *mod = map ? hs_sym_modmap_find(map, addr) : NULL;
+	uint64_t pc = addr - (flags & HS_SYM_RETURN_ADDRESS ? 1 : 0);
+
+	if (mod)
+		return hs_symbolizer_lookup(s, mod, pc - mod->bias, out);
+	return hs_symbolizer_lookup_jit(s, pc, out);
+}
+
+int hs_sym_format_frame(const struct hs_sym_result *r, unsigned i,
+			struct hs_buf *out)
+{
+	const char *fn = i < r->nr_frame ? r->frame[i].function : NULL;
+
+	return hs_buf_addf(out, "%s!%s", r->module && *r->module ? r->module : "?",
+			   fn ? fn : "?");
+}
+
+void hs_symbolizer_stats(const struct hs_symbolizer *s,
+			 struct hs_symbolizer_stats *st)
+{
+	st->modules = s->nr_mod;
+	st->lookups = s->lookups;
+	st->cache_hits = s->hits;
+	st->frames = s->frames;
+	st->strings = hs_strtab_count(&s->str);
+}
