@@ -12,14 +12,8 @@
  */
 #include "symbols/symbols_internal.h"
 #include "common/alloc.h"
-#include "common/buf.h"
 #include "common/hash.h"
-#include "common/strtab.h"
-#include <dwarf.h>
 #include <dlfcn.h>
-#include <elfutils/debuginfod.h>
-#include <elfutils/libdw.h>
-#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,82 +23,6 @@
 #define STRTAB_CAP ((size_t)1 << 34)	/* names: far above any real need */
 #define FRAME_BLOCK 4096		/* frames per storage block */
 #define SYSTEM_DEBUG_DIR "/usr/lib/debug"
-
-struct sym_mod {
-	uint64_t hash;			/* of path and build id */
-	const char *path;		/* interned */
-	unsigned char *build_id;	/* owned copy, NULL when none */
-	size_t build_id_len;
-	uint32_t id;			/* index in hs_symbolizer.mod */
-	Dwfl *dwfl;			/* owned; NULL when unusable */
-	Dwfl_Module *dm;		/* the one module of dwfl */
-	const char *main_file;		/* interned; the file dwfl reads */
-	const char *why;		/* interned; why it is unusable */
-};
-
-/* Qualified DWARF name of a DIE that has no linkage name. */
-struct name_ent {
-	const void *dw;			/* Dwarf the DIE is in; NULL = free */
-	uint64_t off;			/* its DIE offset */
-	const char *name;		/* interned */
-};
-
-struct cache_ent {
-	uint64_t vaddr;
-	uint32_t mod;			/* module id + 1; 0 marks a free slot */
-	uint32_t status;		/* enum hs_sym_status */
-	uint32_t nr_frame;
-	const struct hs_sym_frame *frame;
-};
-
-/* libdebuginfod, loaded on first use as libdw itself does: linking it
- * would load curl and its TLS stack into every heapscope command. */
-struct debuginfod_api {
-	int tried;			/* dlopen was attempted */
-	void *so;			/* dlopen handle */
-	debuginfod_client *client;
-	__typeof__(debuginfod_begin) *begin;
-	__typeof__(debuginfod_end) *end;
-	__typeof__(debuginfod_find_debuginfo) *find_debuginfo;
-};
-
-struct hs_symbolizer {
-	unsigned flags;			/* enum hs_symbolizer_flags */
-	int started;			/* a module was opened: dirs are fixed */
-	char **debug_dir;		/* owned absolute names, in search order */
-	size_t nr_debug_dir, alloc_debug_dir;
-	char *debuginfo_path;		/* libdwfl's search string, owned */
-	Dwfl_Callbacks callbacks;	/* shared by every module's Dwfl */
-
-	struct sym_mod **mod;		/* owned, by id */
-	size_t nr_mod, alloc_mod;
-	uint32_t *mod_slot;		/* hash index: id + 1; 0 = empty */
-	size_t nr_mod_slot;		/* power of two, at most half full */
-
-	struct cache_ent *cache;	/* open addressing, at most half full */
-	size_t nr_cache, nr_cache_slot;
-
-	struct name_ent *names;		/* open addressing, at most half full */
-	size_t nr_names, nr_names_slot;
-
-	struct hs_sym_frame **block;	/* frame storage, blocks never move */
-	size_t nr_block, alloc_block;
-	size_t block_used, block_size;	/* fill of the newest block */
-	struct hs_sym_frame *scratch;	/* frames of the lookup in progress */
-	size_t nr_scratch, alloc_scratch;
-
-	struct hs_strtab str;		/* every string handed out */
-	uint32_t *demangled;		/* raw name id -> demangled id + 1 */
-	size_t alloc_demangled;
-	struct hs_buf tmp;
-
-	struct hs_sym_modmap jit;	/* items: struct hs__jit_sym */
-	struct hs__jit_sym **jit_arr;	/* owned arrays of entries */
-	size_t nr_jit_arr, alloc_jit_arr;
-
-	struct debuginfod_api dbgd;
-	size_t lookups, hits, frames;
-};
 
 static const struct hs_sym_frame unknown_frame;
 
@@ -128,7 +46,7 @@ const char *hs__sym_intern(struct hs_symbolizer *s, const char *str, size_t len)
 	return hs_strtab_get(&s->str, id);
 }
 
-static const char *intern_buf(struct hs_symbolizer *s, const struct hs_buf *b)
+const char *hs__sym_intern_buf(struct hs_symbolizer *s, const struct hs_buf *b)
 {
 	return hs__sym_intern(s, b->s, b->len);
 }
@@ -190,22 +108,6 @@ static struct hs_sym_frame *alloc_frames(struct hs_symbolizer *s, size_t n)
 	return b;
 }
 
-static int push_frame(struct hs_symbolizer *s, const char *function,
-		      const char *file, int line, int column, unsigned flags)
-{
-	struct hs_sym_frame *f;
-
-	if (HS_GROW(s->scratch, s->nr_scratch + 1, s->alloc_scratch))
-		return -ENOMEM;
-	f = &s->scratch[s->nr_scratch++];
-	f->function = function;
-	f->file = file;
-	f->line = line > 0 ? (uint32_t)line : 0;
-	f->column = column > 0 ? (uint32_t)column : 0;
-	f->flags = flags;
-	return 0;
-}
-
 /* ---- the symbolizer --------------------------------------------------- */
 
 struct hs_symbolizer *hs_symbolizer_new(unsigned flags)
@@ -225,7 +127,7 @@ struct hs_symbolizer *hs_symbolizer_new(unsigned flags)
 	return s;
 }
 
-static void free_module(struct sym_mod *m)
+static void free_module(struct hs__sym_mod *m)
 {
 	if (m->dwfl)
 		dwfl_end(m->dwfl);
@@ -244,7 +146,7 @@ void hs_symbolizer_free(struct hs_symbolizer *s)
 	hs_free(s->mod);
 	hs_free(s->mod_slot);
 	hs_free(s->cache);
-	hs_free(s->names);
+	hs__sym_dwarf_release(s);
 	for (i = 0; i < s->nr_block; i++)
 		hs_free(s->block[i]);
 	hs_free(s->block);
@@ -333,7 +235,7 @@ static uint64_t module_hash(const char *path, const unsigned char *id, size_t n)
  * Returns 0 (m->dwfl set), 1 when the file is unusable (reason in s->tmp)
  * or -ENOMEM.
  */
-static int try_file(struct hs_symbolizer *s, struct sym_mod *m, const char *file)
+static int try_file(struct hs_symbolizer *s, struct hs__sym_mod *m, const char *file)
 {
 	const unsigned char *bits;
 	GElf_Addr bias, where;
@@ -376,7 +278,7 @@ static int try_file(struct hs_symbolizer *s, struct sym_mod *m, const char *file
 	return 0;
 }
 
-static int load_debuginfod(struct debuginfod_api *d)
+static int load_debuginfod(struct hs__debuginfod *d)
 {
 	if (d->tried)
 		return d->client != NULL;
@@ -394,7 +296,7 @@ static int load_debuginfod(struct debuginfod_api *d)
 }
 
 /* The build id's debug file from debuginfod, or 1 when there is none. */
-static int try_debuginfod(struct hs_symbolizer *s, struct sym_mod *m)
+static int try_debuginfod(struct hs_symbolizer *s, struct hs__sym_mod *m)
 {
 	const char *urls = getenv("DEBUGINFOD_URLS");
 	char *path = NULL;
@@ -419,7 +321,7 @@ static int try_debuginfod(struct hs_symbolizer *s, struct sym_mod *m)
  * directories, else debuginfod. Returns 0 (usable or not, see m->dm) or
  * -ENOMEM.
  */
-static int open_module(struct hs_symbolizer *s, struct sym_mod *m)
+static int open_module(struct hs_symbolizer *s, struct hs__sym_mod *m)
 {
 	struct hs_buf name = HS_BUF_INIT;
 	size_t i, nr_dir = s->nr_debug_dir;
@@ -428,7 +330,7 @@ static int open_module(struct hs_symbolizer *s, struct sym_mod *m)
 	err = try_file(s, m, m->path);
 	if (err <= 0)
 		return err;
-	m->why = intern_buf(s, &s->tmp);
+	m->why = hs__sym_intern_buf(s, &s->tmp);
 	if (!m->why)
 		return -ENOMEM;
 	if (!m->build_id_len)
@@ -479,12 +381,12 @@ static int grow_mod_index(struct hs_symbolizer *s)
 
 /* The cache entry for @mod, opened on first sight. 0 or -ENOMEM. */
 static int get_module(struct hs_symbolizer *s, const struct hs_sym_module *mod,
-		      struct sym_mod **out)
+		      struct hs__sym_mod **out)
 {
 	const char *path = mod->path ? mod->path : "";
 	size_t idlen = mod->build_id ? mod->build_id_len : 0;
 	uint64_t h = module_hash(path, mod->build_id, idlen);
-	struct sym_mod *m;
+	struct hs__sym_mod *m;
 	size_t k;
 	int err;
 
@@ -531,226 +433,7 @@ static int get_module(struct hs_symbolizer *s, const struct hs_sym_module *mod,
 	return 0;
 }
 
-/* ---- resolving one address -------------------------------------------- */
-
-static size_t name_slot(const struct hs_symbolizer *s, const void *dw,
-			uint64_t off)
-{
-	size_t mask = s->nr_names_slot - 1;
-	size_t k = (size_t)hs_hash_u64(off ^ (uint64_t)(uintptr_t)dw) & mask;
-
-	while (s->names[k].dw && (s->names[k].dw != dw || s->names[k].off != off))
-		k = (k + 1) & mask;
-	return k;
-}
-
-static int grow_names(struct hs_symbolizer *s)
-{
-	size_t n = s->nr_names_slot ? 2 * s->nr_names_slot : 256, i;
-	struct name_ent *old = s->names, *e = hs_calloc(n, sizeof(*e));
-	size_t nr_old = s->nr_names_slot;
-
-	if (!e)
-		return -ENOMEM;
-	s->names = e;
-	s->nr_names_slot = n;
-	for (i = 0; i < nr_old; i++)
-		if (old[i].dw)
-			e[name_slot(s, old[i].dw, old[i].off)] = old[i];
-	hs_free(old);
-	return 0;
-}
-
-static int is_name_scope(int tag)
-{
-	return tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
-	       tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
-	       tag == DW_TAG_interface_type;
-}
-
-/*
- * "ns::cls::name" for a DIE that has a DW_AT_name: the names of the
- * namespaces and types around it, as c++filt would print them. Computed
- * once per DIE (finding the parents walks the CU). 0 or -ENOMEM.
- */
-static int qualified_name(struct hs_symbolizer *s, Dwarf_Die *die,
-			  const char *n, const char **name)
-{
-	const void *dw = dwarf_cu_getdwarf(die->cu);
-	uint64_t off = dwarf_dieoffset(die);
-	Dwarf_Die *sc = NULL;
-	size_t k;
-	int i, nsc;
-
-	if (2 * (s->nr_names + 1) > s->nr_names_slot && grow_names(s))
-		return -ENOMEM;
-	k = name_slot(s, dw, off);
-	if (s->names[k].dw) {
-		*name = s->names[k].name;
-		return 0;
-	}
-	hs_buf_reset(&s->tmp);
-	nsc = dwarf_getscopes_die(die, &sc);
-	for (i = nsc - 1; i > 0; i--) {
-		const char *p;
-
-		if (!is_name_scope(dwarf_tag(&sc[i])))
-			continue;
-		p = dwarf_diename(&sc[i]);
-		if (hs_buf_addf(&s->tmp, "%s::", p ? p : dwarf_tag(&sc[i]) ==
-				DW_TAG_namespace ? "(anonymous namespace)" : "<anonymous>")) {
-			free(sc);
-			return -ENOMEM;
-		}
-	}
-	free(sc);
-	if (hs_buf_adds(&s->tmp, n) || !(*name = intern_buf(s, &s->tmp)))
-		return -ENOMEM;
-	s->names[k].dw = dw;
-	s->names[k].off = off;
-	s->names[k].name = *name;
-	s->nr_names++;
-	return 0;
-}
-
-/*
- * Name of a subprogram or inlined-subroutine DIE: its linkage name
- * demangled, else its DW_AT_name qualified with the enclosing namespaces
- * and classes. Follows DW_AT_abstract_origin and DW_AT_specification.
- * *@name is NULL when DWARF gives none. 0 or -ENOMEM.
- */
-static int die_function(struct hs_symbolizer *s, Dwarf_Die *die,
-			const char **name)
-{
-	Dwarf_Attribute a;
-	Dwarf_Die cur = *die, next;
-	const char *n;
-	int depth;
-
-	*name = NULL;
-	n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
-	if (!n)
-		n = dwarf_formstring(dwarf_attr_integrate(die,
-						DW_AT_MIPS_linkage_name, &a));
-	if (n && *n) {
-		*name = hs__sym_function_name(s, n);
-		return *name ? 0 : -ENOMEM;
-	}
-	/* the DIE that carries the name (bounded: DWARF may loop) */
-	for (depth = 0; depth < 16 && !dwarf_hasattr(&cur, DW_AT_name); depth++) {
-		if (!dwarf_attr(&cur, DW_AT_abstract_origin, &a) &&
-		    !dwarf_attr(&cur, DW_AT_specification, &a))
-			break;
-		if (!dwarf_formref_die(&a, &next))
-			break;
-		cur = next;
-	}
-	n = dwarf_diename(&cur);
-	if (!n || !*n)
-		return 0;
-	return qualified_name(s, &cur, n, name);
-}
-
-/* DW_AT_call_file/line/column of an inlined subroutine. 0 or -ENOMEM. */
-static int call_site(struct hs_symbolizer *s, Dwarf_Die *die, const char **file,
-		     int *line, int *column)
-{
-	Dwarf_Attribute a;
-	Dwarf_Word v;
-	Dwarf_Files *files;
-	Dwarf_Die cu;
-	size_t nfiles;
-	const char *f = NULL;
-
-	*file = NULL;
-	*line = *column = 0;
-	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &a), &v) == 0 &&
-	    dwarf_diecu(die, &cu, NULL, NULL) &&
-	    dwarf_getsrcfiles(&cu, &files, &nfiles) == 0 && v < nfiles)
-		f = dwarf_filesrc(files, v, NULL, NULL);
-	if (f) {
-		*file = hs__sym_intern(s, f, strlen(f));
-		if (!*file)
-			return -ENOMEM;
-	}
-	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &a), &v) == 0 &&
-	    v <= INT32_MAX)
-		*line = (int)v;
-	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_column, &a), &v) == 0 &&
-	    v <= INT32_MAX)
-		*column = (int)v;
-	return 0;
-}
-
-/*
- * Build the frames of @vaddr in s->scratch, innermost first: the inline
- * chain from dwarf_getscopes(), each frame with the line of the frame
- * inside it, and last the real function, named from the symbol table
- * when a sized symbol covers the address, else from DWARF.
- */
-static int resolve(struct hs_symbolizer *s, struct sym_mod *m, uint64_t vaddr)
-{
-	const char *symname, *file = NULL, *name;
-	Dwarf_Die *cu, *scopes = NULL;
-	Dwarf_Addr dwbias = 0;
-	GElf_Off off;
-	GElf_Sym sym;
-	Dwfl_Line *ln;
-	int nscopes = 0, line = 0, column = 0, i, err = 0, done = 0;
-
-	s->nr_scratch = 0;
-	symname = dwfl_module_addrinfo(m->dm, vaddr, &off, &sym, NULL, NULL, NULL);
-	ln = dwfl_module_getsrc(m->dm, vaddr);
-	if (ln) {
-		const char *f = dwfl_lineinfo(ln, NULL, &line, &column, NULL, NULL);
-
-		if (f && !(file = hs__sym_intern(s, f, strlen(f))))
-			return -ENOMEM;
-	}
-	cu = dwfl_module_addrdie(m->dm, vaddr, &dwbias);
-	if (cu)
-		nscopes = dwarf_getscopes(cu, vaddr - dwbias, &scopes);
-	if (nscopes > 0) {
-		/* dwarf_getscopes() follows an innermost inlined instance
-		 * into its abstract definition; the chain of callers is the
-		 * DIE nesting around that instance instead */
-		Dwarf_Die inner = scopes[0];
-
-		free(scopes);
-		scopes = NULL;
-		nscopes = dwarf_getscopes_die(&inner, &scopes);
-	}
-	for (i = 0; i < nscopes && !err && !done; i++) {
-		int tag = dwarf_tag(&scopes[i]);
-
-		if (tag == DW_TAG_inlined_subroutine) {
-			err = die_function(s, &scopes[i], &name);
-			if (!err)
-				err = push_frame(s, name, file, line, column,
-						 HS_SYM_INLINE);
-			if (!err)
-				err = call_site(s, &scopes[i], &file, &line, &column);
-		} else if (tag == DW_TAG_subprogram) {
-			name = NULL;
-			if (!symname || !sym.st_size)
-				err = die_function(s, &scopes[i], &name);
-			if (!err && !name && symname &&
-			    !(name = hs__sym_function_name(s, symname)))
-				err = -ENOMEM;
-			if (!err)
-				err = push_frame(s, name, file, line, column, 0);
-			done = 1;
-		}
-	}
-	free(scopes);
-	if (!err && !done) {
-		name = NULL;
-		if (symname && !(name = hs__sym_function_name(s, symname)))
-			return -ENOMEM;
-		err = push_frame(s, name, file, line, column, 0);
-	}
-	return err;
-}
+/* ---- the address cache ---------------------------------------------- */
 
 static uint64_t cache_hash(uint32_t mod, uint64_t vaddr)
 {
@@ -774,7 +457,7 @@ static size_t cache_slot(const struct hs_symbolizer *s, uint32_t mod,
 static int grow_cache(struct hs_symbolizer *s)
 {
 	size_t n = s->nr_cache_slot ? 2 * s->nr_cache_slot : 1024, i;
-	struct cache_ent *old = s->cache, *c = hs_calloc(n, sizeof(*c));
+	struct hs__cache_ent *old = s->cache, *c = hs_calloc(n, sizeof(*c));
 	size_t nr_old = s->nr_cache_slot;
 
 	if (!c)
@@ -788,7 +471,7 @@ static int grow_cache(struct hs_symbolizer *s)
 	return 0;
 }
 
-static void from_cache(const struct cache_ent *c, const struct sym_mod *m,
+static void from_cache(const struct hs__cache_ent *c, const struct hs__sym_mod *m,
 		       struct hs_sym_result *out)
 {
 	out->status = c->status;
@@ -801,8 +484,8 @@ int hs_symbolizer_lookup(struct hs_symbolizer *s, const struct hs_sym_module *mo
 			 uint64_t vaddr, struct hs_sym_result *out)
 {
 	struct hs_sym_frame *f;
-	struct cache_ent *c;
-	struct sym_mod *m;
+	struct hs__cache_ent *c;
+	struct hs__sym_mod *m;
 	size_t k, i;
 	int err, found = 0;
 
@@ -825,7 +508,7 @@ int hs_symbolizer_lookup(struct hs_symbolizer *s, const struct hs_sym_module *mo
 		from_cache(c, m, out);
 		return 0;
 	}
-	if (resolve(s, m, vaddr))
+	if (hs__sym_resolve(s, m->dm, vaddr))
 		goto nomem;
 	f = alloc_frames(s, s->nr_scratch);
 	if (!f)
@@ -852,7 +535,7 @@ int hs_symbolizer_module_info(struct hs_symbolizer *s,
 			      struct hs_sym_module_info *info)
 {
 	const char *mainfile = NULL, *debugfile = NULL;
-	struct sym_mod *m;
+	struct hs__sym_mod *m;
 	Dwarf_Addr bias;
 	int err;
 

@@ -1,17 +1,115 @@
 #ifndef HS_SYMBOLS_SYMBOLS_INTERNAL_H
 #define HS_SYMBOLS_SYMBOLS_INTERNAL_H
 #include "symbols/symbols.h"
+#include "common/buf.h"
+#include "common/strtab.h"
+#include <elfutils/debuginfod.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
 
 /*
- * symbols_internal - what the files of src/symbols share and nothing
- * else uses.
+ * symbols_internal - what the files of src/symbols share and nothing else
+ * uses: the symbolizer's fields, the range index behind struct
+ * hs_sym_modmap, and the entry points between symbolizer.c (modules,
+ * cache, storage), dwarf.c (one address to frames) and perfmap.c.
  *
- * The range index behind struct hs_sym_modmap also holds perf-map
- * entries; @item is borrowed and returned as is.
+ * Ownership follows symbols.h: everything hangs off the symbolizer and is
+ * freed by hs_symbolizer_free().
  */
+
+/* The range index also holds perf-map entries and DWARF scopes; @item is
+ * borrowed and returned as is. */
 int hs__ranges_add(struct hs_sym_modmap *m, const void *item, uint64_t start,
 		   uint64_t end);
 const void *hs__ranges_find(struct hs_sym_modmap *m, uint64_t addr);
+
+/* One open module. */
+struct hs__sym_mod {
+	uint64_t hash;			/* of path and build id */
+	const char *path;		/* interned */
+	unsigned char *build_id;	/* owned copy, NULL when none */
+	size_t build_id_len;
+	uint32_t id;			/* index in hs_symbolizer.mod */
+	Dwfl *dwfl;			/* owned; NULL when unusable */
+	Dwfl_Module *dm;		/* the one module of dwfl */
+	const char *main_file;		/* interned; the file dwfl reads */
+	const char *why;		/* interned; why it is unusable */
+};
+
+struct hs__cache_ent {
+	uint64_t vaddr;
+	uint32_t mod;			/* module id + 1; 0 marks a free slot */
+	uint32_t status;		/* enum hs_sym_status */
+	uint32_t nr_frame;
+	const struct hs_sym_frame *frame;
+};
+
+/* A hash map from a DIE (its Dwarf and offset) to a borrowed pointer. */
+struct hs__die_map {
+	struct hs__die_ent {
+		const void *dw;		/* NULL marks a free slot */
+		uint64_t off;
+		void *val;
+	} *ent;
+	size_t nr, nr_slot;		/* power of two, at most half full */
+};
+
+/* libdebuginfod, loaded on first use as libdw itself does: linking it
+ * would load curl and its TLS stack into every heapscope command. */
+struct hs__debuginfod {
+	int tried;			/* dlopen was attempted */
+	void *so;			/* dlopen handle */
+	debuginfod_client *client;
+	__typeof__(debuginfod_begin) *begin;
+	__typeof__(debuginfod_end) *end;
+	__typeof__(debuginfod_find_debuginfo) *find_debuginfo;
+};
+
+struct hs_symbolizer {
+	unsigned flags;			/* enum hs_symbolizer_flags */
+	int started;			/* a module was opened: dirs are fixed */
+	char **debug_dir;		/* owned absolute names, in search order */
+	size_t nr_debug_dir, alloc_debug_dir;
+	char *debuginfo_path;		/* libdwfl's search string, owned */
+	Dwfl_Callbacks callbacks;	/* shared by every module's Dwfl */
+
+	struct hs__sym_mod **mod;	/* owned, by id */
+	size_t nr_mod, alloc_mod;
+	uint32_t *mod_slot;		/* hash index: id + 1; 0 = empty */
+	size_t nr_mod_slot;		/* power of two, at most half full */
+
+	struct hs__cache_ent *cache;	/* open addressing, at most half full */
+	size_t nr_cache, nr_cache_slot;
+
+	struct hs_sym_frame **block;	/* frame storage, blocks never move */
+	size_t nr_block, alloc_block;
+	size_t block_used, block_size;	/* fill of the newest block */
+	struct hs_sym_frame *scratch;	/* frames of the lookup in progress */
+	size_t nr_scratch, alloc_scratch;
+
+	/* dwarf.c */
+	struct hs__die_map units;	/* unit DIE -> owned struct hs__unit */
+	struct hs__die_map prefixes;	/* subprogram DIE -> "ns::cls::" */
+	Dwarf_Die *path;		/* scopes from a unit down to a pc */
+	size_t alloc_path;
+	struct hs__unit_range {		/* a unit's index while it is built */
+		uint64_t low, high;
+		size_t die;
+	} *uranges;
+	size_t nr_uranges, alloc_uranges;
+
+	struct hs_strtab str;		/* every string handed out */
+	uint32_t *demangled;		/* raw name id -> demangled id + 1 */
+	size_t alloc_demangled;
+	struct hs_buf tmp;
+
+	struct hs_sym_modmap jit;	/* items: struct hs__jit_sym */
+	struct hs__jit_sym **jit_arr;	/* owned arrays of entries */
+	size_t nr_jit_arr, alloc_jit_arr;
+
+	struct hs__debuginfod dbgd;
+	size_t lookups, hits, frames;
+};
 
 /* One perf-map entry: run-time [start, end) named by @frame. */
 struct hs__jit_sym {
@@ -25,6 +123,7 @@ struct hs__jit_sym {
  * copy (valid until hs_symbolizer_free()) or NULL when out of memory.
  */
 const char *hs__sym_intern(struct hs_symbolizer *s, const char *str, size_t len);
+const char *hs__sym_intern_buf(struct hs_symbolizer *s, const struct hs_buf *b);
 /* Intern @raw demangled (unless HS_SYM_NO_DEMANGLE); NULL on -ENOMEM. */
 const char *hs__sym_function_name(struct hs_symbolizer *s, const char *raw);
 /*
@@ -32,4 +131,12 @@ const char *hs__sym_function_name(struct hs_symbolizer *s, const char *raw);
  * failure) to the JIT ranges. Returns 0 or -ENOMEM (then none is added).
  */
 int hs__sym_add_jit(struct hs_symbolizer *s, struct hs__jit_sym *jit, size_t nr);
+
+/*
+ * dwarf.c: put the frames of @vaddr in module @dm into s->scratch
+ * (s->nr_scratch >= 1 on success), innermost first. 0 or -ENOMEM.
+ */
+int hs__sym_resolve(struct hs_symbolizer *s, Dwfl_Module *dm, uint64_t vaddr);
+/* Free what dwarf.c keeps in @s. */
+void hs__sym_dwarf_release(struct hs_symbolizer *s);
 #endif

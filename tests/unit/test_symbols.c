@@ -1177,5 +1177,7 @@ int main(int argc, char **argv)
 		execv("/proc/self/exe", argv);
 		return 1;
 	}
+	if (getenv("HS_TEST_FILTER"))	/* e.g. HS_TEST_FILTER='perf_map*' */
+		cmocka_set_test_filter(getenv("HS_TEST_FILTER"));
 	return cmocka_run_group_tests_name("symbols", tests, NULL, NULL);
 }
