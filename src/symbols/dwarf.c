@@ -420,27 +420,29 @@ static int scopes_at(struct hs_symbolizer *s, Dwarf_Die *cu, Dwarf_Addr pc,
  * named from the symbol table when a sized symbol covers the address,
  * else from DWARF.
  */
-int hs__sym_resolve(struct hs_symbolizer *s, Dwfl_Module *dm, uint64_t vaddr)
+int hs__sym_resolve(struct hs_symbolizer *s, struct hs__sym_mod *m,
+		    uint64_t vaddr)
 {
 	const char *symname, *file = NULL, *name;
+	const struct hs__elf_sym *sym;
 	Dwarf_Addr dwbias = 0;
 	size_t nscopes = 0;
-	GElf_Off off;
-	GElf_Sym sym;
 	Dwfl_Line *ln;
 	Dwarf_Die *cu;
 	int line = 0, column = 0, i, err = 0, done = 0;
 
 	s->nr_scratch = 0;
-	symname = dwfl_module_addrinfo(dm, vaddr, &off, &sym, NULL, NULL, NULL);
-	ln = dwfl_module_getsrc(dm, vaddr);
+	if (hs__sym_elf_lookup(s, m, vaddr, &sym))
+		return -ENOMEM;
+	symname = sym ? sym->name : NULL;
+	ln = dwfl_module_getsrc(m->dm, vaddr);
 	if (ln) {
 		const char *f = dwfl_lineinfo(ln, NULL, &line, &column, NULL, NULL);
 
 		if (f && !(file = hs__sym_intern(s, f, strlen(f))))
 			return -ENOMEM;
 	}
-	cu = dwfl_module_addrdie(dm, vaddr, &dwbias);
+	cu = dwfl_module_addrdie(m->dm, vaddr, &dwbias);
 	if (cu && scopes_at(s, cu, vaddr - dwbias, &nscopes))
 		return -ENOMEM;
 	for (i = (int)nscopes - 1; i >= 0 && !err && !done; i--) {
@@ -456,7 +458,7 @@ int hs__sym_resolve(struct hs_symbolizer *s, Dwfl_Module *dm, uint64_t vaddr)
 				err = call_site(s, &die, &file, &line, &column);
 		} else if (tag == DW_TAG_subprogram) {
 			name = NULL;
-			if (!symname || !sym.st_size)
+			if (!sym || !sym->sized)
 				err = die_function(s, &die, &name);
 			if (!err && !name && symname &&
 			    !(name = hs__sym_function_name(s, symname)))

@@ -129,6 +129,7 @@ struct hs_symbolizer *hs_symbolizer_new(unsigned flags)
 
 static void free_module(struct hs__sym_mod *m)
 {
+	hs__sym_elf_release(m);
 	if (m->dwfl)
 		dwfl_end(m->dwfl);
 	hs_free(m->build_id);
@@ -508,7 +509,7 @@ int hs_symbolizer_lookup(struct hs_symbolizer *s, const struct hs_sym_module *mo
 		from_cache(c, m, out);
 		return 0;
 	}
-	if (hs__sym_resolve(s, m->dm, vaddr))
+	if (hs__sym_resolve(s, m, vaddr))
 		goto nomem;
 	f = alloc_frames(s, s->nr_scratch);
 	if (!f)
@@ -537,6 +538,7 @@ int hs_symbolizer_module_info(struct hs_symbolizer *s,
 	const char *mainfile = NULL, *debugfile = NULL;
 	struct hs__sym_mod *m;
 	Dwarf_Addr bias;
+	Dwarf *dw;
 	int err;
 
 	memset(info, 0, sizeof(*info));
@@ -548,12 +550,15 @@ int hs_symbolizer_module_info(struct hs_symbolizer *s,
 		return 0;
 	info->usable = 1;
 	info->main_file = m->main_file;
-	if (!dwfl_module_getdwarf(m->dm, &bias))
+	dw = dwfl_module_getdwarf(m->dm, &bias);
+	if (!dw)
 		return 0;
 	dwfl_module_info(m->dm, NULL, NULL, NULL, NULL, NULL, &mainfile,
 			 &debugfile);
 	if (!debugfile) {
-		info->debug_file = m->main_file;
+		/* DWARF in the main file, or a file libdw did not name */
+		info->debug_file = dwarf_getelf(dw) == dwfl_module_getelf(m->dm, &bias)
+				   ? m->main_file : "(no name)";
 		return 0;
 	}
 	info->debug_file = hs__sym_intern(s, debugfile, strlen(debugfile));

@@ -91,9 +91,15 @@ struct hs_sym_result {
 	unsigned nr_frame;		/* at least 1 */
 };
 
+/*
+ * Debuginfod is asked only when DEBUGINFOD_URLS is set and not empty:
+ * by the symbolizer for a module whose file is missing or of another
+ * build, and by libdw for the separate debug info of a file it has. Only
+ * the first can be turned off here; unset DEBUGINFOD_URLS to stop both.
+ */
 enum hs_symbolizer_flags {
 	HS_SYM_NO_SYSTEM_DEBUG = 1 << 0,	/* skip /usr/lib/debug */
-	HS_SYM_NO_DEBUGINFOD = 1 << 1,		/* never ask debuginfod ourselves */
+	HS_SYM_NO_DEBUGINFOD = 1 << 1,		/* no debuginfod for missing files */
 	HS_SYM_NO_DEMANGLE = 1 << 2,		/* keep mangled names */
 };
 
@@ -129,9 +135,10 @@ int hs_symbolizer_lookup(struct hs_symbolizer *s, const struct hs_sym_module *mo
 /*
  * Which files a module resolved to, for messages and tests. @main_file is
  * the ELF file in use (the recorded path, or what the build id led to),
- * @debug_file the file DWARF comes from (NULL if none was found), @why a
- * reason when the module is unusable (NULL otherwise). All are owned by @s.
- * Opens the module if needed. Returns 0, or -ENOMEM.
+ * @debug_file the file DWARF comes from (NULL if none was found; "(no
+ * name)" for one libdw fetched without naming it), @why the reason the
+ * file at the recorded path was not used (NULL when it was). All are
+ * owned by @s. Opens the module if needed. Returns 0, or -ENOMEM.
  */
 struct hs_sym_module_info {
 	const char *main_file;

@@ -23,6 +23,13 @@ int hs__ranges_add(struct hs_sym_modmap *m, const void *item, uint64_t start,
 		   uint64_t end);
 const void *hs__ranges_find(struct hs_sym_modmap *m, uint64_t addr);
 
+/* A function symbol of a module (see elfsyms.c). */
+struct hs__elf_sym {
+	uint64_t start, end;		/* [start, end) in module addresses */
+	const char *name;		/* libdw's or interned; no "@VERSION" */
+	int sized;			/* st_size was not 0 */
+};
+
 /* One open module. */
 struct hs__sym_mod {
 	uint64_t hash;			/* of path and build id */
@@ -33,7 +40,9 @@ struct hs__sym_mod {
 	Dwfl *dwfl;			/* owned; NULL when unusable */
 	Dwfl_Module *dm;		/* the one module of dwfl */
 	const char *main_file;		/* interned; the file dwfl reads */
-	const char *why;		/* interned; why it is unusable */
+	const char *why;		/* interned; why the path was not used */
+	struct hs_sym_modmap syms;	/* items: symv entries */
+	struct hs__elf_sym *symv;	/* owned; NULL until first needed */
 };
 
 struct hs__cache_ent {
@@ -133,10 +142,19 @@ const char *hs__sym_function_name(struct hs_symbolizer *s, const char *raw);
 int hs__sym_add_jit(struct hs_symbolizer *s, struct hs__jit_sym *jit, size_t nr);
 
 /*
- * dwarf.c: put the frames of @vaddr in module @dm into s->scratch
+ * dwarf.c: put the frames of @vaddr in usable module @m into s->scratch
  * (s->nr_scratch >= 1 on success), innermost first. 0 or -ENOMEM.
  */
-int hs__sym_resolve(struct hs_symbolizer *s, Dwfl_Module *dm, uint64_t vaddr);
+int hs__sym_resolve(struct hs_symbolizer *s, struct hs__sym_mod *m,
+		    uint64_t vaddr);
+
+/*
+ * elfsyms.c: the function symbol covering @vaddr in *@out (NULL if none),
+ * indexing the module's symbols on first use. 0 or -ENOMEM.
+ */
+int hs__sym_elf_lookup(struct hs_symbolizer *s, struct hs__sym_mod *m,
+		       uint64_t vaddr, const struct hs__elf_sym **out);
+void hs__sym_elf_release(struct hs__sym_mod *m);
 /* Free what dwarf.c keeps in @s. */
 void hs__sym_dwarf_release(struct hs_symbolizer *s);
 #endif

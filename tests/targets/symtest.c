@@ -43,6 +43,21 @@ void *hs_symtest_hidden_addr(void)
 	return (void *)symtest_hidden;
 }
 
+/* Symbols at one address: the global one with the shorter name names it. */
+int hs_symtest_leaf_alias(int x) __attribute__((alias("hs_symtest_leaf")));
+int hs_leaf(int x) __attribute__((weak, alias("hs_symtest_leaf")));
+
+/* An assembler label: no type, no size, covers up to the next symbol. */
+__asm__(".text\n"
+	".globl hs_symtest_asm_label\n"
+	"hs_symtest_asm_label:\n"
+	"\tnop\n\tnop\n\tnop\n\tret\n"
+	".globl hs_symtest_asm_after\n"
+	".type hs_symtest_asm_after, @function\n"
+	"hs_symtest_asm_after:\n"
+	"\tret\n"
+	".size hs_symtest_asm_after, 1\n");
+
 #ifdef HS_SYMTEST_OTHER
 /* Another build of this file for the build-id mismatch tests. */
 int hs_symtest_other_build = 1;

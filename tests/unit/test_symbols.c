@@ -476,6 +476,39 @@ static void address_without_symbol(void **state)
 	close_lib(&l);
 }
 
+static void symbol_table_rules(void **state)
+{
+	struct hs_symbolizer *s = new_sym();
+	struct hs_sym_result r;
+	struct lib l;
+	uint64_t label, after;
+
+	(void)state;
+	open_lib(&l, "libsymtest.so");
+	/* three names at the leaf: global hs_symtest_leaf and
+	 * hs_symtest_leaf_alias, weak hs_leaf */
+	assert_ptr_equal(sym(&l, "hs_leaf"), sym(&l, "hs_symtest_leaf"));
+	assert_int_equal(hs_symbolizer_lookup(s, &l.mod,
+		(uint64_t)(uintptr_t)sym(&l, "hs_symtest_leaf_alias") - l.bias, &r), 0);
+	assert_string_equal(r.frame[r.nr_frame - 1].function, "hs_symtest_leaf");
+
+	label = (uint64_t)(uintptr_t)sym(&l, "hs_symtest_asm_label") - l.bias;
+	after = (uint64_t)(uintptr_t)sym(&l, "hs_symtest_asm_after") - l.bias;
+	assert_int_equal(after - label, 4);
+	assert_int_equal(hs_symbolizer_lookup(s, &l.mod, label, &r), 0);
+	assert_string_equal(r.frame[r.nr_frame - 1].function, "hs_symtest_asm_label");
+	assert_int_equal(hs_symbolizer_lookup(s, &l.mod, after - 1, &r), 0);
+	assert_string_equal(r.frame[r.nr_frame - 1].function, "hs_symtest_asm_label");
+	assert_int_equal(hs_symbolizer_lookup(s, &l.mod, after, &r), 0);
+	assert_string_equal(r.frame[r.nr_frame - 1].function, "hs_symtest_asm_after");
+	/* past the sized symbol's one byte: nothing until the next symbol */
+	assert_int_equal(hs_symbolizer_lookup(s, &l.mod, after + 1, &r), 0);
+	assert_true(!r.frame[r.nr_frame - 1].function ||
+		    strcmp(r.frame[r.nr_frame - 1].function, "hs_symtest_asm_after"));
+	hs_symbolizer_free(s);
+	close_lib(&l);
+}
+
 /* ---- modules that cannot be used ------------------------------------------ */
 
 static void assert_bad_module(struct hs_symbolizer *s, const struct hs_sym_module *m,
@@ -747,6 +780,16 @@ static void debuglink_under_debug_dir(void **state)
 	pathf(want, sizeof(want), "%s/%s", dbg, rel);
 	check_debug_found(s, &l, file, want);
 	hs_symbolizer_free(s);
+	remove_tree(dbg);
+
+	/* and right in DIR */
+	s = new_sym();
+	make_tmpdir(dbg, sizeof(dbg));
+	install_debug(dbg, "libsymtest.debug");
+	assert_int_equal(hs_symbolizer_add_debug_dir(s, dbg), 0);
+	check_debug_found(s, &l, file, join(want, sizeof(want), dbg,
+					    "libsymtest.debug"));
+	hs_symbolizer_free(s);
 	remove_tree(dir);
 	remove_tree(dbg);
 	close_lib(&l);
@@ -825,6 +868,9 @@ static void missing_or_rebuilt_file_found_by_build_id(void **state)
 	assert_int_equal(hs_symbolizer_module_info(s, &m, &info), 0);
 	assert_true(info.usable);
 	assert_string_equal(info.main_file, want);
+	assert_string_equal(info.debug_file, want);
+	assert_string_equal(info.why,
+			    "'/nonexistent/libsymtest.so': No such file or directory");
 
 	/* another build at the recorded path is passed over for the id */
 	m.path = join(other, sizeof(other), TARGETS, "libsymtest-other.so");
@@ -832,6 +878,7 @@ static void missing_or_rebuilt_file_found_by_build_id(void **state)
 	assert_outer_frames(&r);
 	assert_int_equal(hs_symbolizer_module_info(s, &m, &info), 0);
 	assert_string_equal(info.main_file, want);
+	assert_non_null(strstr(info.why, "libsymtest-other.so': another build"));
 
 	/* ... but without the debug directory it gives no names */
 	hs_symbolizer_free(s);
@@ -1150,6 +1197,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(runtime_addresses_through_modmap),
 		cmocka_unit_test(cached_results_are_the_same_memory),
 		cmocka_unit_test(address_without_symbol),
+		cmocka_unit_test(symbol_table_rules),
 		cmocka_unit_test(wrong_build_id_gives_no_names),
 		cmocka_unit_test(missing_file),
 		cmocka_unit_test(corrupt_elf_never_crashes),
