@@ -11,3 +11,9 @@ sh bench/perf_script_import.sh "$BUILD"
 
 echo "== convert: PerfView XML/JSON and folded, write and read back"
 "$BUILD/bench/convert_bench"
+
+echo "== symbols: distinct addresses resolved per second (target: thousands)"
+if ninja -C "$BUILD" bench/symbols_input >/dev/null 2>&1; then
+	"$BUILD/bench/symbols_bench" "$BUILD/bench/symbols_input"
+fi
+"$BUILD/bench/symbols_bench" "$BUILD/heapscope"
