@@ -92,8 +92,8 @@ static void setup(void)
 				 "/usr/lib/x86_64-linux-gnu/libc.so.6");
 		else
 			snprintf(modules[i], sizeof(modules[i]),
-				 "/usr/lib/x86_64-linux-gnu/lib%s%u.so.%u", words[i % 32], i,
-				 1 + i % 3);
+				 "/usr/lib/x86_64-linux-gnu/lib%s%u.so.%u",
+				 words[i % 32], i, 1 + i % 3);
 	}
 	for (i = 0; i < NR_FUNCS; i++) {
 		struct func *f = &funcs[i];
@@ -155,34 +155,35 @@ int main(int argc, char **argv)
 		const struct proc *p = &procs[below(sizeof(procs) / sizeof(procs[0]))];
 		int tid = p->pid + (int)below((unsigned)p->nr_threads);
 		int cpu = (int)below(NR_CPUS), depth, kdepth = 0, i, n;
+		unsigned long long sec, usec;
 		unsigned f;
 
 		t_us += 1 + below(250);
+		sec = (unsigned long long)(t_us / 1000000);
+		usec = (unsigned long long)(t_us % 1000000);
 		if (sample++ % 20 == 19) {
 			n = snprintf(line, sizeof(line),
 				     "%16s %5d/%-5d [%03d] %llu.%06llu:          1 "
 				     "sched:sched_switch: prev_comm=%s prev_pid=%d "
-				     "prev_prio=120 prev_state=S ==> next_comm=swapper/%d "
-				     "next_pid=0 next_prio=120\n",
-				     p->comm, p->pid, tid, cpu,
-				     (unsigned long long)(t_us / 1000000),
-				     (unsigned long long)(t_us % 1000000), p->comm, tid, cpu);
+				     "prev_prio=120 prev_state=S ==> "
+				     "next_comm=swapper/%d next_pid=0 next_prio=120\n",
+				     p->comm, p->pid, tid, cpu, sec, usec, p->comm, tid,
+				     cpu);
 			fwrite(line, 1, (size_t)n, stdout);
 			written += (unsigned long long)n;
 			for (i = 0; i < 3; i++) {
 				const struct func *k = &kfuncs[i];
 
-				n = printf("\t%16llx %s+0x%x ([kernel.kallsyms])\n",
-					   (unsigned long long)(k->base + 0x40), k->name, 0x40);
+				n = printf("\t%16llx %s+0x40 ([kernel.kallsyms])\n",
+					   (unsigned long long)(k->base + 0x40), k->name);
 				written += (unsigned long long)n;
 			}
 			written += (unsigned long long)printf("\n");
 			continue;
 		}
 		n = snprintf(line, sizeof(line),
-			     "%16s %5d/%-5d [%03d] %llu.%06llu:     250000 cpu-clock:ppp: \n",
-			     p->comm, p->pid, tid, cpu, (unsigned long long)(t_us / 1000000),
-			     (unsigned long long)(t_us % 1000000));
+			     "%16s %5d/%-5d [%03d] %llu.%06llu:     250000 "
+			     "cpu-clock:ppp: \n", p->comm, p->pid, tid, cpu, sec, usec);
 		fwrite(line, 1, (size_t)n, stdout);
 		written += (unsigned long long)n;
 
@@ -220,11 +221,11 @@ int main(int argc, char **argv)
 				off = u->callsite[(chain[i + 1] + i) % NR_CALLEES];
 			if (below(400) == 0)
 				n = printf("\t%16llx [unknown] ([unknown])\n",
-					   (unsigned long long)(0x7f0000000000ull + rnd() % 0xfffff));
+					   0x7f0000000000ull + rnd() % 0xfffff);
 			else
 				n = printf("\t%16llx %s+0x%x (%s)\n",
-					   (unsigned long long)(u->base + off), u->name, off,
-					   modules[u->module]);
+					   (unsigned long long)(u->base + off), u->name,
+					   off, modules[u->module]);
 			written += (unsigned long long)n;
 		}
 		written += (unsigned long long)printf("\n");

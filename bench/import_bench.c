@@ -29,7 +29,7 @@ int main(int argc, char **argv)
 	struct hs_diag d = HS_DIAG_INIT(argc > 1 ? argv[1] : NULL);
 	struct rusage ru;
 	struct stat st;
-	double t0, t;
+	double t0, t, rss;
 	size_t model;
 	char msg[700];
 	size_t n = strlen(argc > 1 ? argv[1] : "");
@@ -55,16 +55,18 @@ int main(int argc, char **argv)
 	}
 	t = now() - t0;
 	if (err) {
-		fprintf(stderr, "import_bench: %s\n", hs_diag_format(&d, msg, sizeof(msg)));
+		fprintf(stderr, "import_bench: %s\n",
+			hs_diag_format(&d, msg, sizeof(msg)));
 		return 1;
 	}
 	model = hs_source_memory(&src);
 	getrusage(RUSAGE_SELF, &ru);
+	rss = (double)ru.ru_maxrss * 1024;
 	printf("bytes=%lld seconds=%.3f MB/s=%.1f samples=%zu frames=%zu stacks=%zu "
 	       "model_MB=%.1f peak_rss_MB=%.1f rss/model=%.2f\n",
 	       (long long)st.st_size, t, (double)st.st_size / 1e6 / t, src.nr_samples,
 	       hs_source_nr_frames(&src), src.nr_stacks, (double)model / 1e6,
-	       (double)ru.ru_maxrss * 1024 / 1e6, (double)ru.ru_maxrss * 1024 / (double)model);
+	       rss / 1e6, rss / (double)model);
 	hs_source_release(&src);
 	return 0;
 }

@@ -1013,18 +1013,44 @@ static int copy_span(struct hs_buf *b, const char *p, const char *end)
 }
 
 /* A header line (not TAB-led, not blank) starts a new event. */
-static int start_event(struct ps *ps, const char *line, const char *end, int *srcline)
+/*
+ * `perf script -F +srcline` prints "  file.c:12" (or "  ??:0", or
+ * "  f.c:7 (discriminator 2)", or "  module[hexaddr]" when it knows no
+ * line) on a line of its own under a frame.
+ */
+static int is_srcline(const char *line, const char *end)
+{
+	const char *p = trim_end(line, end), *d;
+
+	if (end - line < 3 || line[0] != ' ' || line[1] != ' ' || is_space(line[2]))
+		return 0;
+	if (p[-1] == ']') {
+		for (d = p - 1; d > line && hex_value(d[-1]) >= 0; d--)
+			;
+		return d < p - 1 && d - 1 > line + 2 && d[-1] == '[';
+	}
+	if (p > line && p[-1] == ')') {
+		const char *open = p - 1;
+
+		while (open > line && *open != '(')
+			open--;
+		if (p - open < 16 || memcmp(open, "(discriminator ", 15))
+			return 0;
+		p = trim_end(line, open);
+	}
+	for (d = p; d > line && is_digit(d[-1]); d--)
+		;
+	return d < p && d > line && d[-1] == ':';
+}
+
+static int start_event(struct ps *ps, const char *line, const char *end)
 {
 	struct header h;
 	int err;
 
-	*srcline = 0;
 	if (parse_header(ps, line, end, &h)) {
-		/* perf script -F +srcline prints "  file.c:12" under a frame */
-		if (ps->after_frame && line[0] == ' ') {
-			*srcline = 1;
+		if (ps->after_frame && is_srcline(line, end))
 			return 0;
-		}
 		return fail(ps, "%s", ps->msg);
 	}
 	err = end_event(ps);
@@ -1159,7 +1185,7 @@ static int read_lines(struct ps *ps)
 {
 	char *line, *end;
 	size_t len;
-	int ret, first = 1, err, srcline;
+	int ret, first = 1, err;
 
 	while ((ret = hs_linereader_next(&ps->lr, &line, &len)) > 0) {
 		end = line + len;
@@ -1192,7 +1218,7 @@ static int read_lines(struct ps *ps)
 		}
 		if (line[0] == '#')
 			continue;
-		err = start_event(ps, line, end, &srcline);
+		err = start_event(ps, line, end);
 		if (err)
 			return err;
 	}

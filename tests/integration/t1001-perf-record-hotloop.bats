@@ -71,3 +71,15 @@ in_range() {
 	echo "hot_function share: $s"
 	in_range "$s"
 }
+
+@test "perf script -F +srcline: source lines under frames change nothing" {
+	perf record -q -g -F 999 -o hl.data -- "$HOTLOOP" 20 >/dev/null 2>&1
+	perf script -i hl.data > plain.data.txt 2>/dev/null
+	perf script -i hl.data -F +srcline > srcline.data.txt 2>/dev/null
+	hs report plain.data.txt --view calltree
+	[ "$status" -eq 0 ]
+	want="$output"
+	hs report srcline.data.txt --view calltree
+	[ "$status" -eq 0 ]
+	[ "$output" = "$want" ]
+}

@@ -245,12 +245,23 @@ static void srcline_lines_are_skipped(void **state)
 		  "\t1234 main (/bin/a)\n"
 		  "  a.c:3\n"
 		  "\t1235 start (/bin/a)\n"
-		  "  a.c:9\n"
+		  "  ../sysdeps/x86/libc-start.c:74 (discriminator 2)\n"
+		  "\t1236 _start (/bin/a)\n"
+		  "  ??:0\n"
+		  "\tffffffff81000d62 irq+0x22 ([kernel.kallsyms])\n"
+		  "  [kernel.kallsyms][ffffffff81000d62]\n"
 		  "\n"
 		  "a 1 2.0: x:\n", &src);
 	assert_int_equal(src.nr_samples, 1);
-	assert_string_equal(sample_str(&src, 0), "Process a (1)|Thread (1)|a!start|a!main");
+	assert_string_equal(sample_str(&src, 0),
+			    "Process a (1)|Thread (1)|kernel.kallsyms!irq|a!_start|"
+			    "a!start|a!main");
 	hs_source_release(&src);
+	/* a frame indented with spaces is not taken for a source line */
+	BAD("a 1 1.0: x:\n\t1234 main (/bin/a)\n    1235 start (/bin/a)\n", 3,
+	    "expected 'PID[/TID]'");
+	BAD("a 1 1.0: x:\n\t1234 main (/bin/a)\n  a.c:x\n", 3, "expected 'PID[/TID]'");
+	BAD("a 1 1.0: x:\n  a.c:3\n", 2, "expected 'PID[/TID]'");
 }
 
 static void shared_prefixes_give_shared_stacks(void **state)
