@@ -231,12 +231,20 @@ static uint64_t module_hash(const char *path, const unsigned char *id, size_t n)
 	return h ^ hs_hash_u64(hs_hash_bytes(id, n) + n);
 }
 
+/* Say in s->tmp why @file cannot serve; returns 1, or -ENOMEM. */
+static int unusable(struct hs_symbolizer *s, const char *file, const char *why)
+{
+	hs_buf_reset(&s->tmp);
+	return hs_buf_addf(&s->tmp, "'%s': %s", file, why) ? -ENOMEM : 1;
+}
+
 /*
  * Report @file as @m's ELF in a new Dwfl session and check its build id.
  * Returns 0 (m->dwfl set), 1 when the file is unusable (reason in s->tmp)
  * or -ENOMEM.
  */
-static int try_file(struct hs_symbolizer *s, struct hs__sym_mod *m, const char *file)
+static int try_file(struct hs_symbolizer *s, struct hs__sym_mod *m,
+		    const char *file)
 {
 	const unsigned char *bits;
 	GElf_Addr bias, where;
@@ -245,28 +253,28 @@ static int try_file(struct hs_symbolizer *s, struct hs__sym_mod *m, const char *
 	Dwfl *dwfl;
 	int n;
 
-	hs_buf_reset(&s->tmp);
 	if (stat(file, &st))
-		return hs_buf_addf(&s->tmp, "'%s': %s", file, strerror(errno)) ? -ENOMEM : 1;
+		return unusable(s, file, strerror(errno));
 	if (!S_ISREG(st.st_mode))
-		return hs_buf_addf(&s->tmp, "'%s': not a regular file", file) ? -ENOMEM : 1;
+		return unusable(s, file, "not a regular file");
 	dwfl = dwfl_begin(&s->callbacks);
 	if (!dwfl)
 		return -ENOMEM;
 	dm = dwfl_report_elf(dwfl, m->path, file, -1, 0, true);
 	if (!dm || dwfl_report_end(dwfl, NULL, NULL) ||
 	    !dwfl_module_getelf(dm, &bias)) {
-		n = hs_buf_addf(&s->tmp, "'%s': %s", file, dwfl_errmsg(-1));
+		n = unusable(s, file, dwfl_errmsg(-1));
 		dwfl_end(dwfl);
-		return n ? -ENOMEM : 1;
+		return n;
 	}
 	if (m->build_id_len) {
 		n = dwfl_module_build_id(dm, &bits, &where);
 		if (n != (int)m->build_id_len || memcmp(bits, m->build_id, n)) {
+			const char *why = n > 0 ? "another build (build id differs)"
+						: "no build id";
+
 			dwfl_end(dwfl);
-			return hs_buf_addf(&s->tmp, "'%s': %s", file,
-					   n > 0 ? "another build (build id differs)"
-						 : "no build id") ? -ENOMEM : 1;
+			return unusable(s, file, why);
 		}
 	}
 	m->main_file = hs__sym_intern(s, file, strlen(file));

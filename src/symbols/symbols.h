@@ -59,7 +59,7 @@ struct hs_diag;
 
 /* A module as recorded at run time. Borrowed by every call that takes it. */
 struct hs_sym_module {
-	const char *path;		/* file as mapped, e.g. /usr/lib/x.so; NULL = "" */
+	const char *path;		/* file as mapped; NULL is taken as "" */
 	const unsigned char *build_id;	/* GNU build id bytes, or NULL */
 	size_t build_id_len;		/* 0 when unknown */
 	uint64_t bias;			/* load bias, used by the _addr helpers */

@@ -633,7 +633,8 @@ static void corrupt_elf_never_crashes(void **state)
 		memcpy(bad, data, n);
 		for (i = 0; i < 16; i++) {
 			seed = seed * 1103515245u + 12345u;
-			bad[64 + (seed >> 8) % (n - 64)] ^= (unsigned char)(seed >> 24 | 1);
+			bad[64 + (seed >> 8) % (n - 64)] ^=
+				(unsigned char)(seed >> 24 | 1);
 		}
 		pathf(path, sizeof(path), "%s/flip-%zu.so", dir, k);
 		write_file(path, bad, n);
@@ -955,7 +956,8 @@ static void demangles_cxx_and_rust(void **state)
 		{ "_ZNSt6vectorIiSaIiEE9push_backERKi",
 		  "std::vector<int, std::allocator<int> >::push_back(int const&)" },
 		/* Rust legacy: the hash is dropped */
-		{ "_ZN7mycrate6module4func17h0123456789abcdefE", "mycrate::module::func" },
+		{ "_ZN7mycrate6module4func17h0123456789abcdefE",
+		  "mycrate::module::func" },
 		/* Rust v0 */
 		{ "_RNvCs15kBYyAo9fc_7mycrate7example", "mycrate::example" },
 		{ "_RNvNtCs1234_7mycrate3foo3bar", "mycrate::foo::bar" },
@@ -1178,7 +1180,8 @@ static void survives_every_allocation_failure(void **state)
 			assert_int_equal(hs_symbolizer_lookup(s, &l.mod, v, &r), 0);
 			assert_outer_frames(&r);
 			assert_int_equal(hs_symbolizer_lookup_jit(s, 0x2000, &r), 0);
-			assert_string_equal(r.frame[0].function, "int hs::twice<int>(int)");
+			assert_string_equal(r.frame[0].function,
+					    "int hs::twice<int>(int)");
 			hs_symbolizer_free(s);
 			break;
 		}
