@@ -106,6 +106,14 @@ void hs__sym_dwarf_release(struct hs_symbolizer *s)
 
 /* ---- unit index ---------------------------------------------------------- */
 
+/* The DIE after @die on its level; 0 at the end or when a corrupt
+ * DW_AT_sibling points backwards (which would loop for ever). */
+static int next_sibling(Dwarf_Die *die, Dwarf_Die *next)
+{
+	return dwarf_siblingof(die, next) == 0 &&
+	       dwarf_dieoffset(next) > dwarf_dieoffset(die);
+}
+
 static int is_scope_tag(int tag)
 {
 	switch (tag) {
@@ -201,7 +209,7 @@ static int index_walk(struct hs_symbolizer *s, struct hs__unit *u,
 		}
 		if (err)
 			return err;
-		if (dwarf_siblingof(&child, &next) != 0)
+		if (!next_sibling(&child, &next))
 			return 0;
 		child = next;
 	}
@@ -285,7 +293,7 @@ static int pc_scopes(struct hs_symbolizer *s, Dwarf_Die *parent, Dwarf_Addr pc,
 			if (r || *depth != before)
 				return r;
 		}
-		if (dwarf_siblingof(&child, &next) != 0)
+		if (!next_sibling(&child, &next))
 			return 0;
 		child = next;
 	}

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -257,6 +258,16 @@ static int try_file(struct hs_symbolizer *s, struct hs__sym_mod *m,
 		return unusable(s, file, strerror(errno));
 	if (!S_ISREG(st.st_mode))
 		return unusable(s, file, "not a regular file");
+	if (!s->nofile_raised) {
+		/* libdwfl keeps each module's files open */
+		struct rlimit rl;
+
+		s->nofile_raised = 1;
+		if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	dwfl = dwfl_begin(&s->callbacks);
 	if (!dwfl)
 		return -ENOMEM;

@@ -54,7 +54,10 @@ struct hs_diag;
  * modules added to it: they must outlive the map.
  *
  * Cost. Results are cached per (module, address): looking an address up
- * again costs one hash probe. Not thread-safe: callers serialise access.
+ * again costs one hash probe. Each open module keeps its file (and its
+ * debug file) open, so the first module opened raises the process's soft
+ * RLIMIT_NOFILE to the hard limit. Not thread-safe: callers serialise
+ * access.
  */
 
 /* A module as recorded at run time. Borrowed by every call that takes it. */

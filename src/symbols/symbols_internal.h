@@ -77,6 +77,7 @@ struct hs__debuginfod {
 struct hs_symbolizer {
 	unsigned flags;			/* enum hs_symbolizer_flags */
 	int started;			/* a module was opened: dirs are fixed */
+	int nofile_raised;		/* RLIMIT_NOFILE was raised */
 	char **debug_dir;		/* owned absolute names, in search order */
 	size_t nr_debug_dir, alloc_debug_dir;
 	char *debuginfo_path;		/* libdwfl's search string, owned */

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -506,6 +507,46 @@ static void symbol_table_rules(void **state)
 	assert_true(!r.frame[r.nr_frame - 1].function ||
 		    strcmp(r.frame[r.nr_frame - 1].function, "hs_symtest_asm_after"));
 	hs_symbolizer_free(s);
+	close_lib(&l);
+}
+
+static void many_modules_open_at_once(void **state)
+{
+	struct hs_symbolizer *s = new_sym();
+	struct rlimit old, low;
+	char dir[4096], path[4096];
+	struct hs_sym_result r;
+	struct hs_sym_module m;
+	struct lib l;
+	uint64_t v;
+	int i;
+
+	(void)state;
+	open_lib(&l, "libsymtest.so");
+	v = outer_vaddr(&l);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	if (old.rlim_max != RLIM_INFINITY && old.rlim_max < 200) {
+		hs_symbolizer_free(s);
+		close_lib(&l);
+		skip();
+	}
+	/* 60 modules, each holding a file open, under a soft limit of 40 */
+	low = old;
+	low.rlim_cur = 40;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	make_tmpdir(dir, sizeof(dir));
+	for (i = 0; i < 60; i++) {
+		pathf(path, sizeof(path), "%s/lib%d.so", dir, i);
+		copy_file(l.path, path);
+		m = l.mod;
+		m.path = path;
+		assert_int_equal(hs_symbolizer_lookup(s, &m, v, &r), 0);
+		assert_int_equal(r.status, HS_SYM_FOUND);
+		assert_int_equal(r.nr_frame, 3);
+	}
+	hs_symbolizer_free(s);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	remove_tree(dir);
 	close_lib(&l);
 }
 
@@ -1201,6 +1242,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(cached_results_are_the_same_memory),
 		cmocka_unit_test(address_without_symbol),
 		cmocka_unit_test(symbol_table_rules),
+		cmocka_unit_test(many_modules_open_at_once),
 		cmocka_unit_test(wrong_build_id_gives_no_names),
 		cmocka_unit_test(missing_file),
 		cmocka_unit_test(corrupt_elf_never_crashes),
