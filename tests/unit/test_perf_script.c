@@ -452,7 +452,36 @@ static void malformed_frames(void **state)
 	memset(big, 'x', 3u << 20);
 	memcpy(big, "a 1 1.0: x:\n", 12);
 	import_bad(big, 3u << 20, 2, "line longer than");
+	/* a perf.data whose first "line" is over the limit */
+	memcpy(big, "PERFILE2", 8);
+	import_bad(big, 3u << 20, 1, "binary perf.data");
 	free(big);
+}
+
+static void deep_stacks_are_capped(void **state)
+{
+	size_t n = 100001, i, len = 0;
+	char *text = malloc(20 + n * 12);
+	struct hs_stack_source src;
+
+	(void)state;
+	assert_non_null(text);
+	len += (size_t)sprintf(text, "a 1 1.0: x:\n");
+	for (i = 0; i < n - 1; i++)
+		len += (size_t)sprintf(text + len, "\t1 f (/m)\n");
+	len += (size_t)sprintf(text + len, "\na 1 2.0: x:\n");
+	/* 100000 frames are fine */
+	text[len] = '\0';
+	import_ok(text, &src);
+	assert_int_equal(src.nr_samples, 1);
+	assert_int_equal(hs_source_depth(&src, src.stack[0]), 100002);
+	hs_source_release(&src);
+	/* one more is not */
+	len = (size_t)sprintf(text, "a 1 1.0: x:\n");
+	for (i = 0; i < n; i++)
+		len += (size_t)sprintf(text + len, "\t1 f (/m)\n");
+	import_bad(text, len, 100002, "more than 100000 frames");
+	free(text);
 }
 
 static void truncated_files(void **state)
@@ -688,6 +717,7 @@ int main(void)
 		cmocka_unit_test(bom_blank_and_comment_lines),
 		cmocka_unit_test(malformed_headers),
 		cmocka_unit_test(malformed_frames),
+		cmocka_unit_test(deep_stacks_are_capped),
 		cmocka_unit_test(truncated_files),
 		cmocka_unit_test(out_of_memory_is_reported),
 		cmocka_unit_test(garbage_never_crashes),
