@@ -33,6 +33,7 @@
 #define TEXT_MAX_BYTES (1u << 20)	/* notes, patterns */
 #define MAX_DEPTH (1u << 20)		/* frames in one simple-form stack */
 #define MAX_TRACKED 64			/* element nesting we classify */
+#define MAX_NESTING 10000		/* element nesting we accept at all */
 #define ALLOC_CAP ((size_t)256 << 20)	/* one expat allocation */
 #define FRAME_ROOT UINT32_MAX		/* file frame id 0: no frame */
 
@@ -822,6 +823,11 @@ static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **at
 
 	if (x->err)
 		return;
+	if (x->depth >= MAX_NESTING) {
+		fail(x, -E2BIG, cur_line(x), "elements nested deeper than %u levels",
+		     MAX_NESTING);
+		return;
+	}
 	k = classify(x, name);
 
 	if (x->depth < MAX_TRACKED)

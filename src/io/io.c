@@ -364,7 +364,14 @@ int hs_import_path(const char *path, enum hs_format fmt,
 	if (is_stdin) {
 		f = stdin;
 	} else {
+		struct stat st;
+
 		f = fopen(path, "rb");
+		if (f && !fstat(fileno(f), &st) && S_ISDIR(st.st_mode)) {
+			fclose(f);
+			f = NULL;
+			errno = EISDIR;
+		}
 		if (!f) {
 			err = -errno;
 			hs_diag_set(diag, 0, "cannot open: %s", strerror(errno));
@@ -564,6 +571,10 @@ int hs_export_path(const struct hs_stack_source *src, const char *path,
 	}
 	errno = 0;
 	err = export_stream(src, fmt, f);
+	if (err && zip)
+		regular = 1;	/* closing still builds the zip, with half the data */
+	else if (zip)
+		regular = 0;	/* if building it fails, libzip leaves the old file */
 	if (f == stdout) {
 		if ((fflush(f) || ferror(f)) && !err)
 			err = -EIO;
@@ -571,9 +582,12 @@ int hs_export_path(const struct hs_stack_source *src, const char *path,
 		err = -EIO;
 	}
 	if (err) {
-		hs_diag_set(diag, 0, "cannot write%s%s", errno ? ": " : "",
-			    errno ? strerror(errno) : "");
-		if (regular)
+		if (err == -ENOMEM)
+			hs_diag_set(diag, 0, "out of memory");
+		else
+			hs_diag_set(diag, 0, "cannot write%s%s", errno ? ": " : "",
+				    errno ? strerror(errno) : "");
+		if (regular && !is_stdout)
 			unlink(path);	/* no half-written output left behind */
 		goto out;
 	}

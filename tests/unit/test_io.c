@@ -350,6 +350,38 @@ static void bad_paths_and_zips(void **state)
 	hs_source_release(&src);
 }
 
+/* Failing part-way never leaves a file behind. */
+static void export_failures_leave_no_file(void **state)
+{
+	static const enum hs_format fmts[] = { HS_FORMAT_FOLDED, HS_FORMAT_PERFVIEW_JSON_ZIP };
+	struct hs_stack_source src;
+	char path[256];
+	size_t k;
+
+	(void)state;
+	random_source(&src, 11, 50);
+	for (k = 0; k < 2; k++) {
+		long n;
+		int ret = -1;
+
+		in_dir(path, sizeof(path), k ? "oom.perfView.json.zip" : "oom.folded");
+		for (n = 0; ret; n++) {
+			struct hs_diag d = HS_DIAG_INIT("oom");
+
+			hs_alloc_fail_after(n);
+			ret = hs_export_path(&src, path, fmts[k], &d);
+			hs_alloc_fail_after(-1);
+			if (ret) {
+				assert_true(ret == -ENOMEM || ret == -EIO);
+				assert_int_equal(access(path, F_OK), -1);
+			}
+		}
+		assert_int_equal(access(path, F_OK), 0);
+		assert_true(n > 1);
+	}
+	hs_source_release(&src);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -359,6 +391,7 @@ int main(void)
 		cmocka_unit_test(import_by_content),
 		cmocka_unit_test(zip_entries_are_named_after_the_file),
 		cmocka_unit_test(bad_paths_and_zips),
+		cmocka_unit_test(export_failures_leave_no_file),
 	};
 	return cmocka_run_group_tests_name("io", tests, setup, teardown);
 }

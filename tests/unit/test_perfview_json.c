@@ -175,6 +175,15 @@ static void huge_tokens_are_refused(void **state)
 	strcpy(p + 70000, "\"]}]}}\n");
 	assert_int_equal(import_string(hs_import_perfview_json, doc, &src, &d), -E2BIG);
 	hs_source_release(&src);
+
+	/* nesting is capped too */
+	p = doc + sprintf(doc, "{\"a\":");
+	memset(p, '[', 100001);
+	p[100001] = '\0';
+	d = (struct hs_diag)HS_DIAG_INIT("deep");
+	assert_int_equal(import_string(hs_import_perfview_json, doc, &src, &d), -E2BIG);
+	assert_non_null(strstr(d.msg, "nested deeper than 100000"));
+	hs_source_release(&src);
 	free(doc);
 }
 

@@ -328,6 +328,14 @@ static void overlong_frame_name_is_refused(void **state)
 	assert_int_equal(import_string(hs_import_perfview_xml, doc, &src, &d), -E2BIG);
 	assert_non_null(strstr(d.msg, "a frame name longer than 65536 bytes"));
 	hs_source_release(&src);
+
+	/* nesting is capped too */
+	for (p = doc, i = 0; i < 10001; i++)
+		p += sprintf(p, "<a>");
+	d = (struct hs_diag)HS_DIAG_INIT("deep");
+	assert_int_equal(import_string(hs_import_perfview_xml, doc, &src, &d), -E2BIG);
+	assert_non_null(strstr(d.msg, "nested deeper than 10000"));
+	hs_source_release(&src);
 	free(doc);
 }
 
