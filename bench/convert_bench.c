@@ -66,8 +66,10 @@ static void generate(struct hs_stack_source *src, size_t nr_samples, size_t nr_s
 	hs_source_reserve_samples(src, nr_samples);
 	for (i = 0; i < nr_samples; i++) {
 		/* skewed: a tenth of the stacks get most samples */
-		size_t s = next() % 4 ? next() % (nr_stacks / 10 + 1) : next() % nr_stacks;
-		double metric = next() % 2 ? (double)(next() % 65536) : (double)(next() % 100000) / 1000;
+		size_t s = next() % 4 ? next() % (nr_stacks / 10 + 1)
+				      : next() % nr_stacks;
+		double metric = next() % 2 ? (double)(next() % 65536)
+					   : (double)(next() % 100000) / 1000;
 
 		t += (int64_t)(next() % 2000000);
 		hs_source_add_sample(src, t, metric, 1, stacks[s]);
@@ -78,8 +80,8 @@ static void generate(struct hs_stack_source *src, size_t nr_samples, size_t nr_s
 int main(int argc, char **argv)
 {
 	static const enum hs_format formats[] = {
-		HS_FORMAT_PERFVIEW_XML, HS_FORMAT_PERFVIEW_XML_ZIP, HS_FORMAT_PERFVIEW_JSON,
-		HS_FORMAT_FOLDED,
+		HS_FORMAT_PERFVIEW_XML, HS_FORMAT_PERFVIEW_XML_ZIP,
+		HS_FORMAT_PERFVIEW_JSON, HS_FORMAT_FOLDED,
 	};
 	static const char *const ext[] = {
 		".perfView.xml", ".perfView.xml.zip", ".perfView.json", ".folded",
@@ -105,14 +107,16 @@ int main(int argc, char **argv)
 		struct stat st;
 		int run;
 
-		snprintf(path, sizeof(path), "%s/convert-bench-%d%s", tmp, (int)getpid(), ext[f]);
+		snprintf(path, sizeof(path), "%s/convert-bench-%d%s", tmp, (int)getpid(),
+			 ext[f]);
 		for (run = 0; run < 3; run++) {
 			struct hs_diag d = HS_DIAG_INIT(path);
 			struct hs_stack_source back;
 			double t0 = now();
 
 			if (hs_export_path(&src, path, formats[f], &d)) {
-				fprintf(stderr, "%s\n", hs_diag_format(&d, msg, sizeof(msg)));
+				fprintf(stderr, "%s\n",
+					hs_diag_format(&d, msg, sizeof(msg)));
 				return 1;
 			}
 			if (now() - t0 < tw)
@@ -120,20 +124,23 @@ int main(int argc, char **argv)
 			hs_source_init(&back);
 			t0 = now();
 			if (hs_import_path(path, formats[f], &back, &d)) {
-				fprintf(stderr, "%s\n", hs_diag_format(&d, msg, sizeof(msg)));
+				fprintf(stderr, "%s\n",
+					hs_diag_format(&d, msg, sizeof(msg)));
 				return 1;
 			}
 			if (now() - t0 < tr)
 				tr = now() - t0;
-			if (formats[f] != HS_FORMAT_FOLDED && back.nr_samples != src.nr_samples) {
-				fprintf(stderr, "%s: %zu samples read back, not %zu\n", path,
-					back.nr_samples, src.nr_samples);
+			if (formats[f] != HS_FORMAT_FOLDED &&
+			    back.nr_samples != src.nr_samples) {
+				fprintf(stderr, "%s: %zu samples read back, not %zu\n",
+					path, back.nr_samples, src.nr_samples);
 				return 1;
 			}
 			hs_source_release(&back);
 		}
 		stat(path, &st);
-		printf("%-18s %8.1f MB  write %6.3f s  read %6.3f s  %7.1f MB/s  %6.2f M samples/s\n",
+		printf("%-18s %8.1f MB  write %6.3f s  read %6.3f s  %7.1f MB/s  %6.2f M "
+		       "samples/s\n",
 		       hs_format_name(formats[f]), (double)st.st_size / 1e6, tw, tr,
 		       (double)st.st_size / 1e6 / tr, (double)nr_samples / 1e6 / tr);
 		unlink(path);

@@ -69,7 +69,8 @@ int cmd_convert(int argc, char **argv)
 	if (to) {
 		fmt = hs_format_parse(to);
 		if (fmt == HS_FORMAT_UNKNOWN)
-			return cli_usage_error("convert", "unknown output format '%s'", to);
+			return cli_usage_error("convert", "unknown output format '%s'",
+					       to);
 	} else if (strcmp(out, "-")) {
 		fmt = hs_format_from_path(out);
 		if (fmt == HS_FORMAT_UNKNOWN)
@@ -79,7 +80,8 @@ int cmd_convert(int argc, char **argv)
 		return cli_usage_error("convert", "standard output needs --to FORMAT");
 	}
 	if (!hs_format_writable(fmt))
-		return cli_usage_error("convert", "heapscope reads %s but does not write it",
+		return cli_usage_error("convert",
+				       "heapscope reads %s but does not write it",
 				       hs_format_name(fmt));
 	if (!force && strcmp(out, "-") && !stat(out, &st) && !S_ISCHR(st.st_mode) &&
 	    !S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode))

@@ -298,7 +298,8 @@ int hs_export_perfview_xml(const struct hs_stack_source *src, FILE *f)
 	size_t nr_frames = hs_source_nr_frames(src), i;
 	char t[HS_NUMTEXT_MAX], num[HS_NUMTEXT_MAX];
 
-	fputs("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<StackWindow>\n <StackSource", f);
+	fputs("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<StackWindow>\n <StackSource",
+	      f);
 	if (src->metric_unit) {
 		fputs(" MetricUnit=\"", f);
 		xml_str(f, src->metric_unit);
@@ -319,8 +320,8 @@ int hs_export_perfview_xml(const struct hs_stack_source *src, FILE *f)
 	for (i = 0; i < src->nr_stacks; i++) {
 		uint32_t caller = src->stack_caller[i];
 
-		fprintf(f, "   <Stack ID=\"%zu\" CallerID=\"%lld\" FrameID=\"%lu\"/>\n", i,
-			caller == HS_NO_STACK ? -1LL : (long long)caller,
+		fprintf(f, "   <Stack ID=\"%zu\" CallerID=\"%lld\" FrameID=\"%lu\"/>\n",
+			i, caller == HS_NO_STACK ? -1LL : (long long)caller,
 			(unsigned long)src->stack_frame[i] + 4);
 		if (ferror(f))
 			return -EIO;

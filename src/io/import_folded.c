@@ -99,8 +99,10 @@ int hs_import_folded(FILE *f, struct hs_stack_source *out, struct hs_diag *diag)
 		while (start && !is_blank(line[start - 1]))
 			start--;
 		if (hs_numtext_parse_double(line + start, end - start, &v)) {
-			hs_diag_set(diag, r.lineno, "expected a number at the end of the "
-				    "line, found '%.*s'", (int)(end - start > 40 ? 40 : end - start),
+			hs_diag_set(diag, r.lineno,
+				    "expected a number at the end of the "
+				    "line, found '%.*s'",
+				    (int)(end - start > 40 ? 40 : end - start),
 				    line + start);
 			err = -EINVAL;
 			break;
@@ -108,7 +110,8 @@ int hs_import_folded(FILE *f, struct hs_stack_source *out, struct hs_diag *diag)
 		end = start;
 		while (end && is_blank(line[end - 1]))
 			end--;
-		err = intern_line(out, line, end, &frames, &alloc, &stack, diag, r.lineno);
+		err = intern_line(out, line, end, &frames, &alloc, &stack, diag,
+				  r.lineno);
 		if (!err)
 			err = hs_source_add_sample(out, 0, v, v, stack);
 		if (err) {
@@ -120,7 +123,8 @@ int hs_import_folded(FILE *f, struct hs_stack_source *out, struct hs_diag *diag)
 	if (!err && ret < 0) {
 		err = ret;
 		if (ret == -E2BIG)
-			hs_diag_set(diag, r.lineno + 1, "a line longer than %u bytes", MAX_LINE);
+			hs_diag_set(diag, r.lineno + 1, "a line longer than %u bytes",
+				    MAX_LINE);
 		else
 			hs_diag_set(diag, r.lineno + 1, "read error");
 	}

@@ -154,7 +154,8 @@ static int add_frame(struct json_import *j, const char *s, size_t len)
 	int err;
 
 	if (len > NAME_MAX_BYTES)
-		return fail(j, -E2BIG, "a frame name longer than %u bytes", NAME_MAX_BYTES);
+		return fail(j, -E2BIG, "a frame name longer than %u bytes",
+			    NAME_MAX_BYTES);
 	if (memchr(s, '\0', len))
 		return fail(j, -EINVAL, "a frame name contains a NUL character");
 	if (j->nr_frames >= MAX_DEPTH)
@@ -180,7 +181,8 @@ static int set_text(struct json_import *j, char **slot, const char *s, size_t le
 		       s[len - 1] == '\n' || s[len - 1] == '\r'))
 		len--;
 	if (len > TEXT_MAX_BYTES)
-		return fail(j, -E2BIG, "a text value longer than %u bytes", TEXT_MAX_BYTES);
+		return fail(j, -E2BIG, "a text value longer than %u bytes",
+			    TEXT_MAX_BYTES);
 	if (memchr(s, '\0', len))
 		return fail(j, -EINVAL, "a text value contains a NUL character");
 	v = len ? hs_strndup(s, len) : NULL;
@@ -222,7 +224,8 @@ static int scalar(struct json_import *j, const char *s, size_t len, int is_num,
 
 	seen(j);
 	if (!l)
-		return fail(j, -EINVAL, "expected a JSON object at the top, not a single value");
+		return fail(j, -EINVAL,
+			    "expected a JSON object at the top, not a single value");
 	switch (l->role) {
 	case J_SAMPLES:
 		return fail(j, -EINVAL, "a sample must be a JSON object");
@@ -234,7 +237,8 @@ static int scalar(struct json_import *j, const char *s, size_t len, int is_num,
 		if (l->key != K_TIME && l->key != K_METRIC && l->key != K_COUNT)
 			return 1;
 		if (!is_num && !is_str)
-			return fail(j, -EINVAL, "sample %s is not a number", key_name(l->key));
+			return fail(j, -EINVAL, "sample %s is not a number",
+				    key_name(l->key));
 		if (l->key == K_TIME) {
 			err = hs_numtext_parse_ms(s, len, &j->s_time);
 		} else {
@@ -245,8 +249,8 @@ static int scalar(struct json_import *j, const char *s, size_t len, int is_num,
 				j->s_count = d;
 		}
 		if (err)
-			return fail(j, -EINVAL, "sample %s '%.*s' is %s", key_name(l->key),
-				    len > 64 ? 64 : (int)len, s,
+			return fail(j, -EINVAL, "sample %s '%.*s' is %s",
+				    key_name(l->key), len > 64 ? 64 : (int)len, s,
 				    err == -ERANGE ? "out of range" : "not a number");
 		return 1;
 	case J_SOURCE:
@@ -268,7 +272,8 @@ static int scalar(struct json_import *j, const char *s, size_t len, int is_num,
 
 		if (l->key != K_FIELD || (!is_num && !is_str))
 			return 1;
-		if ((l->field == F_START || l->field == F_END || l->field == F_FOLD_PCT) &&
+		if ((l->field == F_START || l->field == F_END ||
+		     l->field == F_FOLD_PCT) &&
 		    hs_numtext_parse_double(s, len, &d)) {
 			hs_free(*slot);	/* a non-numeric number box is dropped */
 			*slot = NULL;
@@ -375,7 +380,8 @@ static int cb_map_key(void *ctx, const unsigned char *k, size_t len)
 		break;
 	case J_FILTER:
 		for (f = 0; f < F__COUNT; f++)
-			if (len == strlen(field_names[f]) && !memcmp(s, field_names[f], len)) {
+			if (len == strlen(field_names[f]) &&
+			    !memcmp(s, field_names[f], len)) {
 				l->key = K_FIELD;
 				l->field = (enum field)f;
 			}
@@ -427,7 +433,8 @@ static int cb_start_array(void *ctx)
 
 	seen(j);
 	if (!l)
-		return fail(j, -EINVAL, "expected a JSON object at the top, not an array");
+		return fail(j, -EINVAL,
+			    "expected a JSON object at the top, not an array");
 	if (l->role == J_SOURCE && l->key == K_SAMPLES)
 		r = J_SAMPLES;
 	else if (l->role == J_SAMPLE)
@@ -525,8 +532,8 @@ int hs_import_perfview_json(FILE *f, struct hs_stack_source *out,
 		}
 		gap = j.callback_seen ? n - j.last_callback : gap + n;
 		if (gap > TOKEN_MAX_BYTES) {
-			hs_diag_set(diag, cur_line(&j), "a JSON value longer than %u bytes",
-				    TOKEN_MAX_BYTES);
+			hs_diag_set(diag, cur_line(&j),
+				    "a JSON value longer than %u bytes", TOKEN_MAX_BYTES);
 			err = -E2BIG;
 			break;
 		}
@@ -535,7 +542,8 @@ int hs_import_perfview_json(FILE *f, struct hs_stack_source *out,
 		j.chunk = NULL;
 	}
 	if (!err && !j.source_seen) {
-		hs_diag_set(diag, 0, "no \"StackSource\" object: not a PerfView stack file");
+		hs_diag_set(diag, 0,
+			    "no \"StackSource\" object: not a PerfView stack file");
 		err = -EINVAL;
 	}
 	yajl_free(j.h);

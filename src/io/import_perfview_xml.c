@@ -244,7 +244,8 @@ static int idx_put(struct id_index *ix, const int64_t *keys, size_t n)
 			memset(ix->slot, 0, ix->nr_slot * sizeof(*ix->slot));
 			for (i = 0; i < n; i++)
 				if (keys[i] < 0 || (uint64_t)keys[i] >= want)
-					ix->slot[idx_find(ix, keys, keys[i])] = (uint32_t)i + 1;
+					ix->slot[idx_find(ix, keys, keys[i])] =
+					    (uint32_t)i + 1;
 		}
 	}
 	if (key >= 0 && (uint64_t)key < ix->nr_dense) {
@@ -395,7 +396,8 @@ static void start_frame(struct xml_import *x, const XML_Char **atts)
 
 	hs_buf_reset(&x->text);
 	if (!id || parse_id(id, &x->f_id) || x->f_id < 0) {
-		fail(x, -EINVAL, cur_line(x), "<Frame> needs an ID that is a whole number >= 0%s%s%s",
+		fail(x, -EINVAL, cur_line(x),
+		     "<Frame> needs an ID that is a whole number >= 0%s%s%s",
 		     id ? ", not '" : "", id ? id : "", id ? "'" : "");
 		return;
 	}
@@ -533,7 +535,8 @@ static void start_stack(struct xml_import *x, const XML_Char **atts)
 	int err;
 
 	if (!id || parse_id(id, &key) || key < 0) {
-		fail(x, -EINVAL, s.line, "<Stack> needs an ID that is a whole number >= 0");
+		fail(x, -EINVAL, s.line,
+		     "<Stack> needs an ID that is a whole number >= 0");
 		return;
 	}
 	if (!frame || parse_id(frame, &s.frame) || s.frame < 0) {
@@ -547,7 +550,8 @@ static void start_stack(struct xml_import *x, const XML_Char **atts)
 		return;
 	}
 	if (idx_get(&x->sidx, x->skey, key) >= 0) {
-		fail(x, -EINVAL, s.line, "Stack ID=%lld is defined twice", (long long)key);
+		fail(x, -EINVAL, s.line, "Stack ID=%lld is defined twice",
+		     (long long)key);
 		return;
 	}
 	if (HS_GROW(x->skey, n + 1, x->alloc_s) || HS_GROW(x->sval, n + 1, x->alloc_sv)) {
@@ -618,8 +622,8 @@ static void start_sample(struct xml_import *x, const XML_Char **atts)
 		return;
 	if (stack) {
 		if (parse_id(stack, &x->s_stack) || x->s_stack < -1) {
-			fail(x, -EINVAL, x->s_line, "Sample StackID '%s' is not a stack id",
-			     stack);
+			fail(x, -EINVAL, x->s_line,
+			     "Sample StackID '%s' is not a stack id", stack);
 			return;
 		}
 		x->s_has_stack = x->s_stack != -1;
@@ -773,10 +777,12 @@ static void end_field(struct xml_import *x)
 
 static enum elem classify(struct xml_import *x, const char *name)
 {
-	enum elem parent = x->depth ? (x->depth <= MAX_TRACKED ?
-				       (enum elem)x->kind[x->depth - 1] : E_SKIP) : E_OTHER;
+	enum elem parent = E_OTHER;
 	int f;
 
+	if (x->depth)
+		parent = x->depth <= MAX_TRACKED ? (enum elem)x->kind[x->depth - 1]
+						 : E_SKIP;
 	if (parent == E_SKIP || parent == E_FRAME || parent == E_SAMPLE ||
 	    parent == E_STACK || parent == E_VALUE || parent == E_NOTES ||
 	    parent == E_SCALING)
@@ -960,7 +966,8 @@ static int finish(struct xml_import *x)
 	int err;
 
 	if (!x->source_state) {
-		hs_diag_set(x->diag, 0, "no <StackSource> element: not a PerfView stack file");
+		hs_diag_set(x->diag, 0,
+			    "no <StackSource> element: not a PerfView stack file");
 		return -EINVAL;
 	}
 	for (i = 0; i < x->nr_s && x->nr_unresolved; i++) {
@@ -1068,7 +1075,8 @@ int hs_import_perfview_xml(FILE *f, struct hs_stack_source *out,
 				err = -EINVAL;
 				hs_diag_set(diag, (uint64_t)XML_GetCurrentLineNumber(x.p),
 					    "XML error: the file ends before %s (truncated?)",
-					    x.depth ? "its elements are closed" : "any element");
+					    x.depth ? "its elements are closed"
+						    : "any element");
 			} else {
 				err = -EINVAL;
 				hs_diag_set(diag, (uint64_t)XML_GetCurrentLineNumber(x.p),

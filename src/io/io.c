@@ -177,8 +177,9 @@ enum hs_format hs_format_sniff(const unsigned char *head, size_t n)
 			i++;
 		if (i < len && s[0] != '#') {
 			if (perf)
-				return s[0] == '\t' || s[0] == ' ' || perf_header(s, len) ?
-				       HS_FORMAT_PERF_SCRIPT : HS_FORMAT_UNKNOWN;
+				return s[0] == '\t' || s[0] == ' ' || perf_header(s, len)
+					   ? HS_FORMAT_PERF_SCRIPT
+					   : HS_FORMAT_UNKNOWN;
 			if (!perf_header(s, len))
 				return folded_line(s, len) ? HS_FORMAT_FOLDED
 							   : HS_FORMAT_UNKNOWN;
@@ -288,7 +289,8 @@ static int spool(FILE *f, FILE **tmp, struct hs_diag *diag)
 	FILE *t = tmpfile();
 
 	if (!t) {
-		hs_diag_set(diag, 0, "cannot create a temporary file: %s", strerror(errno));
+		hs_diag_set(diag, 0, "cannot create a temporary file: %s",
+			    strerror(errno));
 		return -errno;
 	}
 	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
@@ -385,14 +387,17 @@ int hs_import_path(const char *path, enum hs_format fmt,
 
 		err = read_head(f, &head, &len);
 		if (err) {
-			hs_diag_set(diag, 0, err == -EIO ? "read error" : "out of memory");
+			hs_diag_set(diag, 0,
+				    err == -EIO ? "read error" : "out of memory");
 			goto out;
 		}
 		fmt = hs_format_sniff(head, len);
 		if (fmt == HS_FORMAT_UNKNOWN) {
 			hs_free(head);
-			hs_diag_set(diag, 0, len ? "cannot tell the input's format; "
-						   "name it with --from" : "the input is empty");
+			hs_diag_set(diag, 0,
+				    len ? "cannot tell the input's format; "
+					  "name it with --from"
+					: "the input is empty");
 			err = -EINVAL;
 			goto out;
 		}
@@ -527,7 +532,8 @@ int hs_export_path(const struct hs_stack_source *src, const char *path,
 		return -EINVAL;
 	}
 	if (!can_write(fmt)) {
-		hs_diag_set(diag, 0, "heapscope cannot write %s files", hs_format_name(fmt));
+		hs_diag_set(diag, 0, "heapscope cannot write %s files",
+			    hs_format_name(fmt));
 		return -ENOTSUP;
 	}
 	zip = fmt == HS_FORMAT_PERFVIEW_XML_ZIP || fmt == HS_FORMAT_PERFVIEW_JSON_ZIP;
