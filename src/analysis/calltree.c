@@ -283,16 +283,21 @@ static int fold_small(struct hs_calltree *ct, double pct)
 	return 0;
 }
 
-/* The one pass over the samples: each charged to its node's exclusive cost. */
+/*
+ * The one pass over the samples: each charged to its node's exclusive cost
+ * and, when kept, its When histogram.
+ */
 static void charge_samples(struct hs_calltree *ct)
 {
 	const struct hs_stack_source *in = ct->in;
 	const struct hs_filtered *f = &ct->f;
 	struct hs_node_exc *exc = ct->t.exc;
-	size_t i, nr = 0;
+	double *hist = ct->hist, val[HS_WHEN_BUCKETS];
+	size_t i, nr = 0, nr_nodes = ct->t.nr;
+	uint8_t bucket[HS_WHEN_BUCKETS];
 
 	for (i = 0; i < in->nr_samples; i++) {
-		uint32_t s, is = in->stack[i];
+		uint32_t s, is = in->stack[i], n, k, j;
 		double m, c;
 		int64_t t, end;
 		struct hs_node_exc *e;
@@ -300,7 +305,15 @@ static void charge_samples(struct hs_calltree *ct)
 		if (!hs_filtered_sample(f, i, &s, &m, &c))
 			continue;
 		nr++;
-		e = &exc[s == HS_NO_STACK ? 0 : s + 1];
+		n = s == HS_NO_STACK ? 0 : s + 1;
+		if (hist) {
+			k = hs_when_spread(&ct->range, in->time[i], in->metric[i], m, bucket, val);
+			for (j = 0; j < k; j++) {
+				hist[bucket[j] * nr_nodes + n] += val[j];
+				ct->root_hist[bucket[j]] += val[j];
+			}
+		}
+		e = &exc[n];
 		e->metric += m;
 		e->count += c;
 		if (is != HS_NO_STACK && f->folded[is]) {
@@ -322,6 +335,7 @@ void hs_calltree_release(struct hs_calltree *ct)
 	hs_tree_release(&ct->t);
 	hs_filtered_release(&ct->f);
 	hs_free(ct->rep);
+	hs_free(ct->hist);
 	memset(ct, 0, sizeof(*ct));
 }
 
@@ -349,6 +363,12 @@ int hs_calltree_build(struct hs_calltree *ct, const struct hs_stack_source *in,
 	ct->rep = hs_malloc(ct->t.nr * sizeof(*ct->rep));
 	if (!ct->rep)
 		goto fail;
+	if (p->node_hist > 0 || (p->node_hist == 0 && ct->t.nr <=
+				 HS_NODE_HIST_BUDGET(in->nr_samples) / (HS_WHEN_BUCKETS * sizeof(double)))) {
+		ct->hist = hs_calloc(ct->t.nr * HS_WHEN_BUCKETS, sizeof(*ct->hist));
+		if (!ct->hist)
+			goto fail;
+	}
 	ct->t.frame[0] = HS_NO_FRAME;
 	ct->t.parent[0] = HS_NO_NODE;
 	ct->rep[0] = 0;
@@ -427,44 +447,87 @@ int hs_calltree_byname(const struct hs_calltree *ct, struct hs_node_exc **rows_e
 	return 0;
 }
 
+/* hs_calltree_when() from the nodes' histograms: one pass over the nodes. */
+static void nodes_when(const struct hs_calltree *ct, const struct hs_when_map *m, double *hist)
+{
+	size_t nr = m->nr_slots, nn = ct->t.nr, n;
+	uint32_t b, e;
+
+	for (b = 0; b < HS_WHEN_BUCKETS; b++) {
+		const double *h = ct->hist + b * nn;
+		double *out = hist + b * nr;
+
+		for (n = 0; n < nn; n++) {
+			uint32_t r;
+
+			if (h[n] == 0)
+				continue;
+			if (m->slot_of) {
+				if (m->slot_of[n] != HS_NO_NODE)
+					out[m->slot_of[n]] += h[n];
+				continue;
+			}
+			r = ct->rep[n];
+			for (e = m->off[r]; e < m->off[r + 1]; e++)
+				out[m->ent[e].slot] += m->ent[e].w * h[n];
+		}
+	}
+}
+
 int hs_calltree_when(const struct hs_calltree *ct, const struct hs_when_map *m,
-		     double (*hist)[HS_WHEN_BUCKETS], double *root_hist)
+		     double *hist, double *root_hist)
 {
 	const struct hs_stack_source *in = ct->in;
+	size_t nr = m->nr_slots, i, r;
 	uint8_t bucket[HS_WHEN_BUCKETS];
 	double val[HS_WHEN_BUCKETS];
-	size_t i, r;
 
-	if (m->nr_rows)
-		memset(hist, 0, m->nr_rows * sizeof(*hist));
+	if (nr)
+		memset(hist, 0, HS_WHEN_BUCKETS * nr * sizeof(*hist));
 	memset(root_hist, 0, HS_WHEN_BUCKETS * sizeof(*root_hist));
+	if (ct->hist) {
+		nodes_when(ct, m, hist);
+		memcpy(root_hist, ct->root_hist, sizeof(ct->root_hist));
+		goto forest;
+	}
 	for (i = 0; i < in->nr_samples; i++) {
 		uint32_t s, n, e, k, j;
 		double metric, count;
 
 		if (!hs_filtered_sample(&ct->f, i, &s, &metric, &count))
 			continue;
-		n = ct->rep[s == HS_NO_STACK ? 0 : s + 1];
+		n = s == HS_NO_STACK ? 0 : s + 1;
 		k = hs_when_spread(&ct->range, in->time[i], in->metric[i], metric,
 				   bucket, val);
 		for (j = 0; j < k; j++)
 			root_hist[bucket[j]] += val[j];
+		if (m->slot_of) {
+			uint32_t slot = m->slot_of[n];
+
+			if (slot != HS_NO_NODE)
+				for (j = 0; j < k; j++)
+					hist[bucket[j] * nr + slot] += val[j];
+			continue;
+		}
+		n = ct->rep[n];
 		for (e = m->off[n]; e < m->off[n + 1]; e++) {
-			double *h = hist[m->ent[e].row], w = m->ent[e].w;
+			uint32_t slot = m->ent[e].slot;
+			double w = m->ent[e].w;
 
 			for (j = 0; j < k; j++)
-				h[bucket[j]] += w * val[j];
+				hist[bucket[j] * nr + slot] += w * val[j];
 		}
 	}
-	if (!m->row_parent)
+forest:
+	if (!m->slot_parent)
 		return 0;
-	for (r = m->nr_rows; r-- > 0;) {
-		uint32_t p = m->row_parent[r], b;
+	for (r = nr; r-- > 0;) {
+		uint32_t p = m->slot_parent[r], b;
 
 		if (p == HS_NO_NODE)
 			continue;
 		for (b = 0; b < HS_WHEN_BUCKETS; b++)
-			hist[p][b] += hist[r][b];
+			hist[b * nr + p] += hist[b * nr + r];
 	}
 	return 0;
 }

@@ -92,10 +92,19 @@ void hs_node_inc_clear(struct hs_node_inc *c);
 /* Add @add (scaled by @w) into @e; times are merged. */
 void hs_node_exc_add(struct hs_node_exc *e, const struct hs_node_exc *add, double w);
 
+/*
+ * Per-node When histograms are kept when they take at most 64 MB or at
+ * most 8 bytes per sample of the input (as much as one sample column).
+ */
+#define HS_NODE_HIST_BUDGET(nr_samples) \
+	((size_t)64 << 20 > 8 * (size_t)(nr_samples) ? (size_t)64 << 20 : 8 * (size_t)(nr_samples))
+
 /* Parameters of a recompute: the filter and Fold%. */
 struct hs_view_params {
 	struct hs_filter_params filter;
 	double fold_pct;	/* Fold%; NAN or <= 0 for none */
+	int node_hist;		/* per-node When histograms: 0 = within the
+				 * budget, 1 = always, -1 = never */
 };
 #define HS_VIEW_PARAMS_INIT { .filter = HS_FILTER_PARAMS_INIT, .fold_pct = NAN }
 
@@ -104,6 +113,10 @@ struct hs_calltree {
 	struct hs_filtered f;	/* the filter's result (owned) */
 	const struct hs_stack_source *in;	/* borrowed input */
 	struct hs_when_range range;
+	double *hist;		/* NULL, or HS_WHEN_BUCKETS * t.nr: each node's own
+				 * samples (before Fold%), bucket-major:
+				 * hist[b * t.nr + node] */
+	double root_hist[HS_WHEN_BUCKETS];	/* all samples (kept with @hist) */
 	uint32_t *rep;		/* node -> the alive node its samples are charged to */
 	double fold_pct;	/* as applied; NAN when none */
 	double fold_threshold;	/* |Inc| below which nodes folded; 0 when none */
@@ -141,24 +154,33 @@ int hs_calltree_byname(const struct hs_calltree *ct, struct hs_node_exc **rows_e
 		       struct hs_node_inc **rows_inc);
 
 /*
- * When histograms of view rows. A row is a weighted sum over call-tree
- * nodes: node n's own samples (those charged to it, ct->rep) add @w times
- * their metric to each (row, w) in ent[off[n] .. off[n+1]). When
- * @row_parent is set, rows form a forest listed parents first, and each
- * row's histogram is then added to its parent's (so entries need only
- * name the nearest row). Fills @hist (nr_rows histograms) and @root_hist
- * (all samples). Returns 0.
+ * When histograms for a view. The view chooses "slots" (histograms to
+ * fill; one per row, or more when rows are sums of slots) and says where
+ * the samples of each call-tree node go: with @slot_of, all of a node's
+ * samples to slot_of[n] (or nowhere: HS_NO_NODE); otherwise the samples
+ * charged to node n (ct->rep[] == n) go, @w times their metric, to each
+ * (slot, w) in ent[off[n] .. off[n+1]). When @slot_parent is set, slots
+ * form a forest listed parents first and each slot's histogram is then
+ * added to its parent's, so a node needs only name its nearest slot.
+ *
+ * @hist (HS_WHEN_BUCKETS * nr_slots doubles) is bucket-major:
+ * hist[b * nr_slots + slot]; samples usually come in time order, so one
+ * bucket's row of slots is what stays in the cache. @root_hist gets the
+ * histogram of all samples. Costs one pass over the nodes' histograms
+ * when the tree kept them (ct->hist), else one over the samples.
+ * Returns 0.
  */
 struct hs_when_ent {
-	uint32_t row;
+	uint32_t slot;
 	double w;
 };
 struct hs_when_map {
-	size_t nr_rows;
+	size_t nr_slots;
+	uint32_t *slot_of;	/* NULL, or node (any, rep or not) -> slot */
 	uint32_t *off;		/* ct->t.nr + 1 offsets into @ent */
 	struct hs_when_ent *ent;
-	const uint32_t *row_parent;	/* NULL or row -> parent row, HS_NO_NODE */
+	const uint32_t *slot_parent;	/* NULL or slot -> parent slot, HS_NO_NODE */
 };
 int hs_calltree_when(const struct hs_calltree *ct, const struct hs_when_map *m,
-		     double (*hist)[HS_WHEN_BUCKETS], double *root_hist);
+		     double *hist, double *root_hist);
 #endif

@@ -113,34 +113,35 @@ static void row_set(struct hs_view_row *r, const struct hs_node_exc *e,
 }
 
 /*
- * When maps, built node by node in increasing node order: map_begin(n)
- * opens node n's entry list, map_add() appends a row to it (adding the
- * weight when the row is already there), map_finish() closes the map.
+ * When maps (hs_when_map), built node by node in increasing node order:
+ * map_begin(n) opens node n's entry list, map_add() appends a slot to it
+ * (adding the weight when the slot is already there), map_finish()
+ * closes the map.
  */
 struct map_builder {
 	struct hs_when_map m;
 	size_t alloc;		/* entries allocated */
 	uint32_t nr_ent;
 	uint32_t open;		/* first entry of the open node */
-	uint32_t *slot;		/* row -> entry index + 1 within the open node */
+	uint32_t *pos;		/* slot -> entry index + 1 within the open node */
 	uint8_t *opened;	/* node -> has an entry list */
 };
 
-static int map_init(struct map_builder *b, const struct hs_calltree *ct, size_t nr_rows)
+static int map_init(struct map_builder *b, const struct hs_calltree *ct, size_t nr_slots)
 {
 	memset(b, 0, sizeof(*b));
-	b->m.nr_rows = nr_rows;
+	b->m.nr_slots = nr_slots;
 	b->m.off = hs_calloc(ct->t.nr + 1, sizeof(*b->m.off));
-	b->slot = hs_calloc(nr_rows + 1, sizeof(*b->slot));
+	b->pos = hs_calloc(nr_slots + 1, sizeof(*b->pos));
 	b->opened = hs_calloc(ct->t.nr + 1, 1);
-	return b->m.off && b->slot && b->opened ? 0 : -ENOMEM;
+	return b->m.off && b->pos && b->opened ? 0 : -ENOMEM;
 }
 
 static void map_release(struct map_builder *b)
 {
 	hs_free(b->m.off);
 	hs_free(b->m.ent);
-	hs_free(b->slot);
+	hs_free(b->pos);
 	hs_free(b->opened);
 }
 
@@ -149,29 +150,23 @@ static void map_begin(struct map_builder *b, uint32_t n)
 	uint32_t e;
 
 	for (e = b->open; e < b->nr_ent; e++)
-		b->slot[b->m.ent[e].row] = 0;
+		b->pos[b->m.ent[e].slot] = 0;
 	b->open = b->nr_ent;
 	b->m.off[n] = b->nr_ent;
 	b->opened[n] = 1;
 }
 
-/* Is @row already in the open node's list? */
-static int map_has(const struct map_builder *b, uint32_t row)
+static int map_add(struct map_builder *b, uint32_t slot, double w)
 {
-	return b->slot[row] != 0;
-}
-
-static int map_add(struct map_builder *b, uint32_t row, double w)
-{
-	if (b->slot[row]) {
-		b->m.ent[b->slot[row] - 1].w += w;
+	if (b->pos[slot]) {
+		b->m.ent[b->pos[slot] - 1].w += w;
 		return 0;
 	}
 	if (HS_GROW(b->m.ent, (size_t)b->nr_ent + 1, b->alloc))
 		return -ENOMEM;
-	b->m.ent[b->nr_ent].row = row;
+	b->m.ent[b->nr_ent].slot = slot;
 	b->m.ent[b->nr_ent].w = w;
-	b->slot[row] = ++b->nr_ent;
+	b->pos[slot] = ++b->nr_ent;
 	return 0;
 }
 
@@ -186,24 +181,44 @@ static void map_finish(struct map_builder *b, const struct hs_calltree *ct)
 			b->m.off[n] = b->m.off[n + 1];
 }
 
-/* Run the map over the samples and write the When strings of v->rows. */
+/*
+ * Run the map over the samples and write the When strings of v->rows:
+ * row r's histogram is its slot's (@slot_row NULL: slot r is row r) or
+ * the sum of the slots with slot_row[slot] == r.
+ */
 static int fill_when(struct hs_view *v, const struct hs_calltree *ct,
-		     const struct hs_when_map *m)
+		     const struct hs_when_map *m, const uint32_t *slot_row)
 {
-	double (*hist)[HS_WHEN_BUCKETS] = NULL;
-	double root[HS_WHEN_BUCKETS], scale;
-	size_t r;
+	size_t nr = m->nr_slots, r, s;
+	double *hist = NULL, (*rows)[HS_WHEN_BUCKETS] = NULL;
+	double root[HS_WHEN_BUCKETS], scale, one[HS_WHEN_BUCKETS];
+	int b;
 
-	if (m->nr_rows) {
-		hist = hs_malloc(m->nr_rows * sizeof(*hist));
-		if (!hist)
-			return -ENOMEM;
+	hist = hs_malloc((nr ? nr : 1) * HS_WHEN_BUCKETS * sizeof(*hist));
+	if (slot_row)
+		rows = hs_calloc(v->nr_rows + 1, sizeof(*rows));
+	if (!hist || (slot_row && !rows)) {
+		hs_free(hist);
+		hs_free(rows);
+		return -ENOMEM;
 	}
 	hs_calltree_when(ct, m, hist, root);
 	scale = hs_when_scale(&ct->range, root);
-	for (r = 0; r < v->nr_rows; r++)
-		hs_when_format(hist[r], scale, v->rows[r].when);
+	if (slot_row) {
+		for (s = 0; s < nr; s++)
+			for (b = 0; b < HS_WHEN_BUCKETS; b++)
+				rows[slot_row[s]][b] += hist[b * nr + s];
+		for (r = 0; r < v->nr_rows; r++)
+			hs_when_format(rows[r], scale, v->rows[r].when);
+	} else {
+		for (r = 0; r < v->nr_rows; r++) {
+			for (b = 0; b < HS_WHEN_BUCKETS; b++)
+				one[b] = hist[b * nr + r];
+			hs_when_format(one, scale, v->rows[r].when);
+		}
+	}
 	hs_free(hist);
+	hs_free(rows);
 	return 0;
 }
 
@@ -300,8 +315,8 @@ oom:
 }
 
 /*
- * When of tree rows: a call-tree node's own samples count in the row of
- * the nearest shown ancestor-or-self of land(n); rows then add up into
+ * When of tree rows: a call-tree node's samples count in the row of the
+ * nearest shown ancestor-or-self of land(rep(n)); rows then add up into
  * their parents.
  */
 static int tree_when(struct hs_view *v, const struct hs_calltree *ct, const struct hs_tree *t,
@@ -309,36 +324,29 @@ static int tree_when(struct hs_view *v, const struct hs_calltree *ct, const stru
 {
 	uint32_t *near = hs_malloc(t->nr * sizeof(*near));
 	uint32_t *row_parent = hs_malloc((v->nr_rows + 1) * sizeof(*row_parent));
-	struct map_builder b;
+	struct hs_when_map m = { .nr_slots = v->nr_rows };
 	size_t n;
-	int err = map_init(&b, ct, v->nr_rows);
+	int err = -ENOMEM;
 
-	if (err || !near || !row_parent) {
-		err = -ENOMEM;
+	m.slot_of = hs_malloc(ct->t.nr * sizeof(*m.slot_of));
+	if (!near || !row_parent || !m.slot_of)
 		goto out;
-	}
 	for (n = 0; n < t->nr; n++)
 		near[n] = row_of[n] != HS_NO_NODE ? row_of[n] :
 			  n ? near[t->parent[n]] : HS_NO_NODE;
 	for (n = 0; n < v->nr_rows; n++)
 		row_parent[n] = v->rows[n].parent;
 	for (n = 0; n < ct->t.nr; n++) {
-		uint32_t l = land ? land[n] : (uint32_t)n;
+		uint32_t r = ct->rep[n], l = land ? land[r] : r;
 
-		if (!own_samples(ct, (uint32_t)n) || l == HS_NO_NODE || near[l] == HS_NO_NODE)
-			continue;
-		map_begin(&b, (uint32_t)n);
-		err = map_add(&b, near[l], 1);
-		if (err)
-			goto out;
+		m.slot_of[n] = l == HS_NO_NODE ? HS_NO_NODE : near[l];
 	}
-	map_finish(&b, ct);
-	b.m.row_parent = row_parent;
-	err = fill_when(v, ct, &b.m);
+	m.slot_parent = row_parent;
+	err = fill_when(v, ct, &m, NULL);
 out:
-	map_release(&b);
 	hs_free(near);
 	hs_free(row_parent);
+	hs_free(m.slot_of);
 	return err;
 }
 
@@ -388,40 +396,48 @@ static int cmp_byname(const void *pa, const void *pb, void *arg)
 	return c ? c : (a > b) - (a < b);
 }
 
-/* ByName When: each node's own samples count once in every shown name on its path. */
+/*
+ * ByName When: a sample counts once in each shown name on its path, so in
+ * the topmost node of that name (HS_NODE_TOP). Those nodes are the slots:
+ * a node's own samples go to its nearest slot, slots add up into their
+ * nearest slot above, and each name's row sums its slots.
+ */
 static int byname_when(struct hs_view *v, const struct hs_calltree *ct, const uint32_t *row_of)
 {
 	const struct hs_tree *t = &ct->t;
-	size_t nr_frames = hs_source_nr_frames(&ct->f.out), n;
-	struct map_builder b;
-	int err = map_init(&b, ct, v->nr_rows);
+	size_t nr_frames = hs_source_nr_frames(&ct->f.out), n, nr = 0, a1 = 0, a2 = 0;
+	uint32_t *near = hs_malloc(t->nr * sizeof(*near));
+	uint32_t *slot_parent = NULL, *slot_row = NULL;
+	struct hs_when_map m = { 0 };
+	int err = -ENOMEM;
 
-	if (err)
+	if (!near)
 		goto out;
 	for (n = 0; n < t->nr; n++) {
-		uint32_t x = (uint32_t)n;
+		size_t k = t->frame[n] == HS_NO_FRAME ? nr_frames : t->frame[n];
+		uint32_t up = n ? near[t->parent[n]] : HS_NO_NODE;
 
-		if (!own_samples(ct, x))
+		near[n] = up;
+		if ((t->flags[n] & (HS_NODE_ALIVE | HS_NODE_TOP)) !=
+			    (HS_NODE_ALIVE | HS_NODE_TOP) || row_of[k] == HS_NO_NODE)
 			continue;
-		map_begin(&b, x);
-		for (;;) {
-			size_t k = t->frame[x] == HS_NO_FRAME ? nr_frames : t->frame[x];
-
-			/* a name twice on the path still counts once */
-			if (row_of[k] != HS_NO_NODE && !map_has(&b, row_of[k])) {
-				err = map_add(&b, row_of[k], 1);
-				if (err)
-					goto out;
-			}
-			if (!x)
-				break;
-			x = t->parent[x];
-		}
+		if (HS_GROW(slot_parent, nr + 1, a1) || HS_GROW(slot_row, nr + 1, a2))
+			goto out;
+		slot_parent[nr] = up;
+		slot_row[nr] = row_of[k];
+		near[n] = (uint32_t)nr++;
 	}
-	map_finish(&b, ct);
-	err = fill_when(v, ct, &b.m);
+	/* a node's samples go to its representative's nearest slot */
+	for (n = 0; n < t->nr; n++)
+		near[n] = near[ct->rep[n]];
+	m.nr_slots = nr;
+	m.slot_of = near;
+	m.slot_parent = slot_parent;
+	err = fill_when(v, ct, &m, slot_row);
 out:
-	map_release(&b);
+	hs_free(near);
+	hs_free(slot_parent);
+	hs_free(slot_row);
 	return err;
 }
 
@@ -852,7 +868,7 @@ static int cc_when(struct hs_view *v, const struct cc_state *s, uint32_t focus_r
 			goto out;
 	}
 	map_finish(&b, ct);
-	err = fill_when(v, ct, &b.m);
+	err = fill_when(v, ct, &b.m, NULL);
 out:
 	map_release(&b);
 	return err;

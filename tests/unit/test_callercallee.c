@@ -180,6 +180,152 @@ static void check_tree_sums(const struct hs_view *v, int callers)
 	free(kids);
 }
 
+/*
+ * When, the slow way: every sample that passed, walked up from the node it
+ * is charged to, added to each row @weight says it belongs to.
+ */
+typedef double (*weight_fn)(const struct hs_calltree *ct, uint32_t node,
+			    const struct hs_view_row *r);
+
+static const char *node_name(const struct hs_calltree *ct, uint32_t n)
+{
+	return hs_tree_name(&ct->t, n);
+}
+
+/* ByName: 1 when the name is on the path. */
+static double w_byname(const struct hs_calltree *ct, uint32_t n, const struct hs_view_row *r)
+{
+	for (;;) {
+		if (!strcmp(node_name(ct, n), r->name))
+			return 1;
+		if (!n)
+			return 0;
+		n = ct->t.parent[n];
+	}
+}
+
+/* Caller-Callee: 1/N per occurrence of the focus whose caller/callee is the row. */
+static const char *cc_focus;
+
+static double w_cc(const struct hs_calltree *ct, uint32_t n, const struct hs_view_row *r)
+{
+	uint32_t x = n, below = HS_NO_NODE;
+	double k = 0, hits = 0;
+
+	for (;;) {
+		if (!strcmp(node_name(ct, x), cc_focus)) {
+			k++;
+			if (r->section == HS_ROW_CALLER && x && !strcmp(node_name(ct, ct->t.parent[x]), r->name))
+				hits++;
+			if (r->section == HS_ROW_CALLEE && below != HS_NO_NODE &&
+			    !strcmp(node_name(ct, below), r->name))
+				hits++;
+		}
+		if (!x)
+			break;
+		below = x;
+		x = ct->t.parent[x];
+	}
+	if (r->section == HS_ROW_FOCUS)
+		return k ? 1 : 0;
+	return k ? hits / k : 0;
+}
+
+static void check_when(const struct hs_calltree *ct, const struct hs_view *v, weight_fn fn)
+{
+	const struct hs_stack_source *in = ct->in;
+	double (*hist)[HS_WHEN_BUCKETS] = calloc(v->nr_rows + 1, sizeof(*hist));
+	double root[HS_WHEN_BUCKETS] = { 0 }, val[HS_WHEN_BUCKETS], scale;
+	uint8_t b[HS_WHEN_BUCKETS];
+	char when[HS_WHEN_BUCKETS + 1];
+	size_t i, r;
+
+	assert_non_null(hist);
+	for (i = 0; i < in->nr_samples; i++) {
+		uint32_t s, n, k, j;
+		double m, c;
+
+		if (!hs_filtered_sample(&ct->f, i, &s, &m, &c))
+			continue;
+		n = ct->rep[s == HS_NO_STACK ? 0 : s + 1];
+		k = hs_when_spread(&ct->range, in->time[i], in->metric[i], m, b, val);
+		for (j = 0; j < k; j++)
+			root[b[j]] += val[j];
+		for (r = 0; r < v->nr_rows; r++) {
+			double w = fn(ct, n, &v->rows[r]);
+
+			for (j = 0; j < k; j++)
+				hist[r][b[j]] += w * val[j];
+		}
+	}
+	scale = hs_when_scale(&ct->range, root);
+	for (r = 0; r < v->nr_rows; r++) {
+		hs_when_format(hist[r], scale, when);
+		assert_string_equal(when, v->rows[r].when);
+	}
+	free(hist);
+}
+
+/* Tree rows: the row's node and the nodes below it (by row parents). */
+static void check_tree_when(const struct hs_calltree *ct, const struct hs_view *v)
+{
+	const struct hs_stack_source *in = ct->in;
+	double (*hist)[HS_WHEN_BUCKETS] = calloc(v->nr_rows + 1, sizeof(*hist));
+	double root[HS_WHEN_BUCKETS] = { 0 }, val[HS_WHEN_BUCKETS], scale;
+	uint32_t *row_of = malloc(ct->t.nr * sizeof(*row_of));
+	uint8_t b[HS_WHEN_BUCKETS];
+	char when[HS_WHEN_BUCKETS + 1];
+	size_t i, r;
+
+	assert_non_null(hist);
+	assert_non_null(row_of);
+	/* rows of the call tree are its alive nodes in depth-first order */
+	for (i = 0; i < ct->t.nr; i++)
+		row_of[i] = HS_NO_NODE;
+	{
+		uint32_t stack[256], depth = 1, next = 0;
+
+		stack[0] = 0;
+		row_of[0] = next++;
+		while (depth) {
+			uint32_t n = stack[depth - 1];
+			size_t c;
+
+			depth--;
+			for (c = hs_tree_nr_children(&ct->t, n); c-- > 0;)
+				stack[depth++] = hs_tree_children(&ct->t, n)[c];
+			if (n)
+				row_of[n] = next++;
+		}
+		assert_int_equal(next, v->nr_rows);
+	}
+	for (i = 0; i < in->nr_samples; i++) {
+		uint32_t s, n, k, j;
+		double m, c;
+
+		if (!hs_filtered_sample(&ct->f, i, &s, &m, &c))
+			continue;
+		n = ct->rep[s == HS_NO_STACK ? 0 : s + 1];
+		k = hs_when_spread(&ct->range, in->time[i], in->metric[i], m, b, val);
+		for (j = 0; j < k; j++)
+			root[b[j]] += val[j];
+		for (;;) {
+			for (j = 0; j < k; j++)
+				hist[row_of[n]][b[j]] += val[j];
+			if (!n)
+				break;
+			n = ct->t.parent[n];
+		}
+	}
+	scale = hs_when_scale(&ct->range, root);
+	for (r = 0; r < v->nr_rows; r++) {
+		hs_when_format(hist[r], scale, when);
+		assert_string_equal(when, v->rows[r].when);
+	}
+	free(hist);
+	free(row_of);
+}
+
 static void invariants_on_random_sources(void **state)
 {
 	unsigned seed;
@@ -189,12 +335,28 @@ static void invariants_on_random_sources(void **state)
 		struct hs_stack_source src;
 		struct hs_calltree ct;
 		struct hs_view byname, v;
-		double total, count, exc_sum = 0;
+		double total, exc_sum = 0;
 		size_t i;
 
 		random_source(&src, seed);
-		hs_source_totals(&src, &total, &count);
-		build_tree(&ct, &src, (seed % 4) * 7.0);
+		if (seed % 2)
+			src.kind = HS_METRIC_TIME;	/* spread over buckets */
+		{
+			struct hs_view_params p = HS_VIEW_PARAMS_INIT;
+
+			/* When from per-node histograms, or from a pass over the samples */
+			p.node_hist = (seed / 2) % 2 ? 1 : -1;
+			if (seed % 3 == 0) {
+				p.filter.start_ms = 100;
+				p.filter.end_ms = 800;
+			}
+			assert_int_equal(hs_calltree_build(&ct, &src, &p, NULL), 0);
+			assert_true(!ct.hist == (p.node_hist < 0));
+			total = ct.t.inc[0].metric;	/* without Fold% */
+			hs_calltree_release(&ct);
+			p.fold_pct = (seed % 4) * 7.0;
+			assert_int_equal(hs_calltree_build(&ct, &src, &p, NULL), 0);
+		}
 		/* Fold% never changes the total */
 		assert_true(fabs(ct.t.inc[0].metric - total) < 1e-9);
 		build_view(&byname, &ct, HS_VIEW_BYNAME, NULL);
@@ -203,8 +365,10 @@ static void invariants_on_random_sources(void **state)
 		for (i = 0; i < byname.nr_rows; i++)
 			exc_sum += byname.rows[i].exc;
 		assert_true(fabs(exc_sum - total) < 1e-9);
+		check_when(&ct, &byname, w_byname);
 		build_view(&v, &ct, HS_VIEW_CALLTREE, NULL);
 		check_tree_sums(&v, 0);
+		check_tree_when(&ct, &v);
 		hs_view_release(&v);
 
 		for (i = 0; i < byname.nr_rows; i++) {
@@ -219,15 +383,19 @@ static void invariants_on_random_sources(void **state)
 			if (strcmp(b->name, "ROOT"))
 				assert_true(fabs(sum_section(&v, HS_ROW_CALLER) - f->inc) < 1e-9);
 			assert_true(fabs(f->exc + sum_section(&v, HS_ROW_CALLEE) - f->inc) < 1e-9);
+			cc_focus = b->name;
+			check_when(&ct, &v, w_cc);
 			hs_view_release(&v);
 
 			build_view(&v, &ct, HS_VIEW_CALLERS, b->name);
+			assert_string_equal(v.rows[0].when, b->when);
 			assert_true(fabs(v.rows[0].inc - b->inc) < 1e-9);
 			assert_true(fabs(v.rows[0].exc - b->exc) < 1e-9);
 			check_tree_sums(&v, 1);
 			hs_view_release(&v);
 
 			build_view(&v, &ct, HS_VIEW_CALLEES, b->name);
+			assert_string_equal(v.rows[0].when, b->when);
 			assert_true(fabs(v.rows[0].inc - b->inc) < 1e-9);
 			assert_true(fabs(v.rows[0].exc - b->exc) < 1e-9);
 			check_tree_sums(&v, 0);
