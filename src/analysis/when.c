@@ -89,6 +89,13 @@ double hs_when_scale(const struct hs_when_range *r, const double *root_hist)
 	return peak / 2;
 }
 
+/*
+ * A value within a relative HS_WHEN_TOLERANCE of a step counts as reaching
+ * it: a bucket exactly 100% busy is a sum of many pieces, and the order of
+ * summation must not decide between '9' and 'A'.
+ */
+#define HS_WHEN_TOLERANCE 1e-9
+
 char hs_when_char(double v, double scale)
 {
 	double r;
@@ -97,6 +104,7 @@ char hs_when_char(double v, double scale)
 	if (v == 0 || !(scale > 0))
 		return '_';
 	r = v / scale;
+	r *= 1 + HS_WHEN_TOLERANCE;	/* away from zero */
 	if (r > 0) {
 		if (r < 0.001)
 			return '.';

@@ -61,7 +61,11 @@ int64_t hs_when_sample_end(const struct hs_when_range *r, int64_t t, double orig
  */
 double hs_when_scale(const struct hs_when_range *r, const double *root_hist);
 
-/* The character for bucket value @v at @scale (0 scale prints '_'). */
+/*
+ * The character for bucket value @v at @scale (0 scale prints '_'). A value
+ * within a relative 1e-9 of a step counts as reaching it, so that float
+ * rounding in the sums never changes a character.
+ */
 char hs_when_char(double v, double scale);
 
 /* The HS_WHEN_BUCKETS characters of @hist, NUL-terminated, into @out. */
