@@ -355,7 +355,9 @@ int hs_calltree_build(struct hs_calltree *ct, const struct hs_stack_source *in,
 		return err;
 	}
 	out = &ct->f.out;
-	hs_when_range_init(&ct->range, in, p->filter.start_ms, p->filter.end_ms);
+	hs_when_range_init(&ct->range, in,
+			   isfinite(p->filter.start_ms) ? p->filter.start_ms : p->when_start_ms,
+			   isfinite(p->filter.end_ms) ? p->filter.end_ms : p->when_end_ms);
 	err = hs_tree_alloc(&ct->t, out->nr_stacks + 1, out);
 	if (err)
 		goto fail;
@@ -393,6 +395,12 @@ int hs_calltree_build(struct hs_calltree *ct, const struct hs_stack_source *in,
 fail:
 	hs_calltree_release(ct);
 	return err;
+}
+
+void hs_calltree_when_bounds(const struct hs_calltree *ct, double *start_ms, double *end_ms)
+{
+	*start_ms = (double)ct->range.start / 1e6;
+	*end_ms = (double)ct->range.end / 1e6;
 }
 
 double hs_calltree_basis(const struct hs_calltree *ct)

@@ -103,10 +103,18 @@ void hs_node_exc_add(struct hs_node_exc *e, const struct hs_node_exc *add, doubl
 struct hs_view_params {
 	struct hs_filter_params filter;
 	double fold_pct;	/* Fold%; NAN or <= 0 for none */
+	/*
+	 * The When range where the window is open: NAN = from the source's
+	 * samples (when.h). A source made by Drill Into or Flatten keeps
+	 * the range of the view it came from (hs_calltree_when_bounds()).
+	 */
+	double when_start_ms, when_end_ms;
 	int node_hist;		/* per-node When histograms: 0 = within the
 				 * budget, 1 = always, -1 = never */
 };
-#define HS_VIEW_PARAMS_INIT { .filter = HS_FILTER_PARAMS_INIT, .fold_pct = NAN }
+#define HS_VIEW_PARAMS_INIT                                                   \
+	{ .filter = HS_FILTER_PARAMS_INIT, .fold_pct = NAN, .when_start_ms = NAN, \
+	  .when_end_ms = NAN }
 
 struct hs_calltree {
 	struct hs_tree t;	/* node k >= 1 is output stack k - 1 */
@@ -132,6 +140,12 @@ struct hs_calltree {
 int hs_calltree_build(struct hs_calltree *ct, const struct hs_stack_source *in,
 		      const struct hs_view_params *p, struct hs_diag *diag);
 void hs_calltree_release(struct hs_calltree *ct);
+
+/*
+ * The Start and End (ms) of @ct's When range, to pass on as
+ * when_start_ms/when_end_ms to a view of a source derived from it.
+ */
+void hs_calltree_when_bounds(const struct hs_calltree *ct, double *start_ms, double *end_ms);
 
 /* Percent basis: |ROOT inclusive| (0 when nothing passed the filter). */
 double hs_calltree_basis(const struct hs_calltree *ct);

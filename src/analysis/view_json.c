@@ -66,7 +66,7 @@ static json_t *row_json(const struct hs_view *v, const struct hs_view_row *r)
 	if (!o)
 		return NULL;
 	err |= set(o, "name", json_stringn(r->name, hs_view_display_len(r->name)));
-	err |= set(o, "full_name", json_string(r->name));
+	err |= set(o, "key", json_string(r->name));
 	err |= set(o, "inc", num(r->inc));
 	err |= set(o, "inc_pct", num(pct(v, r->inc)));
 	err |= set(o, "inc_count", num(r->inc_count));

@@ -8,8 +8,10 @@
  */
 #include "analysis/calltree.h"
 #include "analysis/drill.h"
+#include "analysis/presets.h"
 #include "analysis/views.h"
 #include "cli/cli.h"
+#include "common/alloc.h"
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -20,8 +22,10 @@
 enum out_format { OUT_TEXT, OUT_JSON, OUT_CSV };
 
 struct report_opts {
-	const char *from, *path, *drill;
+	const char *from, *path, *drill, *preset, *exe_dir;
 	char *drill_owned;	/* the name with its suffix cut, when it had one */
+	char *preset_group;	/* the preset's GroupPats text (owned) */
+	int list_presets;
 	enum hs_drill_what drill_what;
 	int flatten;
 	enum out_format format;
@@ -33,7 +37,7 @@ struct report_opts {
 enum {
 	OPT_FROM = 256, OPT_VIEW, OPT_FOCUS, OPT_GROUP, OPT_FOLD, OPT_FOLD_PCT, OPT_INC,
 	OPT_EXC, OPT_START, OPT_END, OPT_DRILL, OPT_FLATTEN, OPT_FORMAT, OPT_LIMIT,
-	OPT_DEPTH,
+	OPT_DEPTH, OPT_PRESET, OPT_LIST_PRESETS, OPT_EXE_DIR,
 };
 
 static const struct option long_opts[] = {
@@ -53,6 +57,9 @@ static const struct option long_opts[] = {
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "limit", required_argument, NULL, OPT_LIMIT },
 	{ "depth", required_argument, NULL, OPT_DEPTH },
+	{ "preset", required_argument, NULL, OPT_PRESET },
+	{ "list-presets", no_argument, NULL, OPT_LIST_PRESETS },
+	{ "exe-dir", required_argument, NULL, OPT_EXE_DIR },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -84,6 +91,59 @@ static int parse_drill(struct report_opts *o, const char *arg)
 			return cli_fail("out of memory");
 	}
 	return 0;
+}
+
+/*
+ * --preset: GroupPats "[name] group", and its FoldPats and Fold% when it
+ * has them; what the command line gives explicitly wins.
+ */
+static int apply_preset(struct report_opts *o)
+{
+	const struct hs_preset *p = hs_preset_find(o->preset);
+	double pct;
+	int err;
+
+	if (!p)
+		return cli_usage_error("report", "unknown preset '%s' (see --list-presets)",
+				       o->preset);
+	if (p->needs_exe_dir && (!o->exe_dir || o->exe_dir[0] != '/'))
+		return cli_usage_error("report", "preset '%s' needs --exe-dir with the "
+				       "program's absolute directory", p->name);
+	err = hs_preset_group_text(p, o->exe_dir, &o->preset_group);
+	if (err)
+		return cli_fail("preset '%s': %s", p->name, strerror(-err));
+	if (!o->has_group) {
+		o->params.filter.group = o->preset_group;
+		o->has_group = 1;
+	}
+	if (!o->has_fold && *p->fold) {
+		o->params.filter.fold = p->fold;
+		o->has_fold = 1;
+	}
+	if (!o->has_fold_pct && *p->fold_pct &&
+	    !cli_parse_double("report", "--preset's Fold%", p->fold_pct, &pct)) {
+		o->params.fold_pct = pct;
+		o->has_fold_pct = 1;
+	}
+	return 0;
+}
+
+static void list_presets(void)
+{
+	size_t i;
+
+	for (i = 0; i < hs_presets_count(); i++) {
+		const struct hs_preset *p = hs_presets_get(i);
+
+		printf("[%s]\n    %s\n", p->name, p->comment);
+		printf("    GroupPats: %s\n", *p->group ? p->group : "(none)");
+		if (*p->fold)
+			printf("    FoldPats: %s\n", p->fold);
+		if (*p->fold_pct)
+			printf("    Fold%%: %s\n", p->fold_pct);
+		if (p->needs_exe_dir)
+			printf("    (needs --exe-dir: EXE_DIR stands for it)\n");
+	}
 }
 
 static int parse_args(int argc, char **argv, struct report_opts *o)
@@ -160,6 +220,15 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 				ul = 1000000;
 			o->view.max_depth = (unsigned)ul;
 			break;
+		case OPT_PRESET:
+			o->preset = optarg;
+			break;
+		case OPT_LIST_PRESETS:
+			o->list_presets = 1;
+			break;
+		case OPT_EXE_DIR:
+			o->exe_dir = optarg;
+			break;
 		case ':':
 			return cli_usage_error("report", "option '%s' needs a value",
 					       argv[optind - 1]);
@@ -169,6 +238,8 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		if (err)
 			return err;
 	}
+	if (o->list_presets)
+		return optind == argc ? 0 : cli_usage_error("report", "--list-presets takes no file");
 	if (optind == argc)
 		return cli_usage_error("report", "no input file");
 	if (optind + 1 < argc)
@@ -179,7 +250,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 				       hs_view_kind_name(o->view.kind));
 	if (o->has_start && o->has_end && o->params.filter.end_ms < o->params.filter.start_ms)
 		return cli_usage_error("report", "--end is before --start");
-	return 0;
+	return o->preset ? apply_preset(o) : 0;
 }
 
 /* A saved default number: the value, or NAN when absent or not a number. */
@@ -228,8 +299,11 @@ static int build(struct hs_calltree *ct, const struct hs_stack_source *src,
 	return 0;
 }
 
-/* Replace *@src by a source derived from it (--drill, --flatten). */
-static int derive(struct hs_stack_source *src, const struct report_opts *o, int flatten)
+/*
+ * Replace *@src by a source derived from it (--drill, --flatten); the new
+ * view's When column keeps the time range of this one.
+ */
+static int derive(struct hs_stack_source *src, struct report_opts *o, int flatten)
 {
 	struct hs_stack_source next;
 	struct hs_calltree ct;
@@ -246,6 +320,7 @@ static int derive(struct hs_stack_source *src, const struct report_opts *o, int 
 	} else {
 		err = hs_drill_name(&ct, frame, o->drill_what, &next);
 	}
+	hs_calltree_when_bounds(&ct, &o->params.when_start_ms, &o->params.when_end_ms);
 	hs_calltree_release(&ct);
 	if (err)
 		return cli_fail("%s", strerror(-err));
@@ -292,14 +367,19 @@ int cmd_report(int argc, char **argv)
 	int ret;
 
 	ret = parse_args(argc, argv, &o);
-	if (ret < 0) {
+	if (ret < 0 || (!ret && o.list_presets)) {
 		free(o.drill_owned);
-		return cli_help("report");
+		hs_free(o.preset_group);
+		if (ret < 0)
+			return cli_help("report");
+		list_presets();
+		return HS_EXIT_OK;
 	}
 	if (!ret)
 		ret = cli_load("report", o.path, o.from, &src);
 	if (ret) {
 		free(o.drill_owned);
+		hs_free(o.preset_group);
 		return ret;
 	}
 	/* the defaults outlive the sources --drill and --flatten replace */
@@ -327,5 +407,6 @@ int cmd_report(int argc, char **argv)
 	hs_source_release(&src);
 	hs_source_defaults_release(&saved);
 	free(o.drill_owned);
+	hs_free(o.preset_group);
 	return ret;
 }

@@ -151,6 +151,20 @@ static void drill_keeps_original_metrics(void **state)
 	assert_int_equal(hs_calltree_build(&ct2, &out, &p, NULL), 0);
 	assert_true(ct2.t.inc[0].metric == ct.t.inc[0].metric);
 	hs_calltree_release(&ct2);
+
+	/* with an open window the derived view keeps the first one's When range */
+	hs_calltree_release(&ct);
+	hs_source_release(&out);
+	p.filter.start_ms = NAN;
+	assert_int_equal(hs_calltree_build(&ct, &src, &p, NULL), 0);
+	assert_int_equal(hs_calltree_find_name(&ct, "f", &f), 0);
+	assert_int_equal(hs_drill_name(&ct, f, HS_DRILL_INC, &out), 0);
+	hs_calltree_when_bounds(&ct, &p.when_start_ms, &p.when_end_ms);
+	assert_true(p.when_start_ms == 0 && p.when_end_ms == 50);
+	assert_int_equal(hs_calltree_build(&ct2, &out, &p, NULL), 0);
+	assert_true(ct2.range.start == 0 && ct2.range.end == 50000000);
+	assert_true(ct2.range.bucket == ct.range.bucket);
+	hs_calltree_release(&ct2);
 	hs_calltree_release(&ct);
 	hs_source_release(&out);
 	hs_source_release(&src);
