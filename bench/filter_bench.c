@@ -11,6 +11,7 @@
  * Each setting is run three times; the best time is printed.
  */
 #include "analysis/filter.h"
+#include "gen_source.h"
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -18,102 +19,8 @@
 #include <string.h>
 #include <time.h>
 
-#define NR_MODULES 200
 static size_t nr_funcs = 100;
 #define NR_THREADS 16
-#define MAX_DEPTH 48
-
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static uint32_t rnd(uint32_t n)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng % n);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void die(const char *what, int err)
-{
-	fprintf(stderr, "filter_bench: %s failed (%d)\n", what, err);
-	exit(1);
-}
-
-static uint32_t frame(struct hs_stack_source *src, const char *name)
-{
-	uint32_t id;
-	int err = hs_source_intern_frame(src, name, strlen(name), &id);
-
-	if (err)
-		die("intern frame", err);
-	return id;
-}
-
-static void generate(struct hs_stack_source *src, size_t nr_samples,
-		     size_t nr_stacks)
-{
-	uint32_t *fn = malloc(NR_MODULES * nr_funcs * sizeof(*fn));
-	uint32_t process, s;
-	char name[128];
-	size_t i, m, f;
-	int err;
-
-	if (!fn)
-		die("malloc", -1);
-	src->kind = HS_METRIC_TIME;
-	process = frame(src, "Process app (4242)");
-	for (m = 0; m < NR_MODULES; m++)
-		for (f = 0; f < nr_funcs; f++) {
-			if (m == 0)
-				snprintf(name, sizeof(name),
-					 "/opt/app/bin/app!app::Worker::step%zu(int)", f);
-			else if (f == nr_funcs - 1)
-				snprintf(name, sizeof(name), "/usr/lib/libmod%zu.so!?", m);
-			else
-				snprintf(name, sizeof(name),
-					 "/usr/lib/libmod%zu.so!mod%zu_fn%zu", m, m, f);
-			fn[m * nr_funcs + f] = frame(src, name);
-		}
-	err = hs_source_intern_stack(src, process, HS_NO_STACK, &s);
-	for (i = 0; i < NR_THREADS && !err; i++) {
-		snprintf(name, sizeof(name), "Thread (%zu) worker", 4242 + i);
-		err = hs_source_intern_stack(src, frame(src, name), s, &(uint32_t){ 0 });
-	}
-	/* grow a random call tree: extend a random stack by one frame;
-	 * callees stay in the caller's module half of the time */
-	while (!err && src->nr_stacks < nr_stacks) {
-		uint32_t parent = 1 + rnd((uint32_t)src->nr_stacks - 1);
-		uint32_t pf = src->stack_frame[parent], callee;
-
-		if (src->stack_depth[parent] >= MAX_DEPTH)
-			continue;
-		if (rnd(2) && pf >= fn[0] && pf - fn[0] < NR_MODULES * nr_funcs)
-			m = (pf - fn[0]) / nr_funcs;
-		else
-			m = rnd(NR_MODULES);
-		callee = fn[m * nr_funcs + rnd(nr_funcs)];
-		err = hs_source_intern_stack(src, callee, parent, &s);
-	}
-	if (!err)
-		err = hs_source_reserve_samples(src, nr_samples);
-	for (i = 0; i < nr_samples && !err; i++) {
-		uint32_t n = (uint32_t)src->nr_stacks;
-		uint32_t st = rnd(4) ? n - 1 - rnd(n / 10) : rnd(n);
-
-		err = hs_source_add_sample(src, (int64_t)i * 1000000, 1.0, 1, st);
-	}
-	if (err)
-		die("generate", err);
-	free(fn);
-}
 
 struct setting {
 	const char *what;
@@ -133,13 +40,13 @@ static void run(const struct hs_stack_source *src, const struct setting *st)
 		size_t i, n = 0;
 		int err;
 
-		t0 = now();
+		t0 = bench_now();
 		err = hs_filter_apply(src, &st->p, &f, &d);
 		if (err) {
 			fprintf(stderr, "filter_bench: %s: %s\n", st->what, d.msg);
 			exit(1);
 		}
-		t1 = now();
+		t1 = bench_now();
 		for (i = 0; i < src->nr_samples; i++) {
 			uint32_t s;
 			double m, c;
@@ -149,7 +56,7 @@ static void run(const struct hs_stack_source *src, const struct setting *st)
 				n++;
 			}
 		}
-		t2 = now();
+		t2 = bench_now();
 		if (t1 - t0 < best_apply)
 			best_apply = t1 - t0;
 		if (t2 - t1 < best_pass)
@@ -196,10 +103,10 @@ int main(int argc, char **argv)
 	if (nr_stacks < 2 * NR_THREADS)
 		nr_stacks = 2 * NR_THREADS;
 	hs_source_init(&src);
-	t0 = now();
-	generate(&src, nr_samples, nr_stacks);
+	t0 = bench_now();
+	bench_generate(&src, nr_samples, nr_stacks, nr_funcs);
 	printf("source: %zu samples, %zu stacks, %zu frames (generated in %.1f s)\n",
-	       src.nr_samples, src.nr_stacks, hs_source_nr_frames(&src), now() - t0);
+	       src.nr_samples, src.nr_stacks, hs_source_nr_frames(&src), bench_now() - t0);
 	for (i = 0; i < sizeof(st) / sizeof(st[0]); i++)
 		run(&src, &st[i]);
 	hs_source_release(&src);
