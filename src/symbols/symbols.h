@@ -53,6 +53,17 @@ struct hs_diag;
  * symbolizer copies what it keeps). A struct hs_sym_modmap borrows the
  * modules added to it: they must outlive the map.
  *
+ * Typical use, for the return addresses of a recorded stack:
+ *
+ *	struct hs_symbolizer *s = hs_symbolizer_new(0);
+ *	struct hs_sym_modmap map = HS_SYM_MODMAP_INIT;
+ *	hs_sym_modmap_add(&map, &mod, seg_start, seg_end);	   per PT_LOAD
+ *	hs_symbolizer_lookup_addr(s, &map, ret, HS_SYM_RETURN_ADDRESS, &r);
+ *	for (i = r.nr_frame; i-- > 0; )		   outermost to innermost
+ *		hs_sym_format_frame(&r, i, &name);	   "module!function"
+ *	hs_sym_modmap_release(&map);
+ *	hs_symbolizer_free(s);			   r's strings die here
+ *
  * Cost. Results are cached per (module, address): looking an address up
  * again costs one hash probe. Each open module keeps its file (and its
  * debug file) open, so the first module opened raises the process's soft
