@@ -4,9 +4,10 @@
  *	import_bench FILE
  *
  * Imports FILE (perf script text, or a .trace.zip) into a stack source
- * and prints one line of key=value pairs: input bytes, seconds, MB/s,
- * samples, frames, stacks, the model's size (hs_source_memory), the
- * process's peak RSS (getrusage) and their ratio.
+ * and prints one line of key=value pairs: input bytes, wall seconds,
+ * MB/s, CPU seconds (user + system) and MB per CPU second (steadier than
+ * MB/s on a busy machine), samples, frames, stacks, the model's size
+ * (hs_source_memory), the process's peak RSS (getrusage) and their ratio.
  */
 #include <stdio.h>
 #include <string.h>
@@ -29,7 +30,7 @@ int main(int argc, char **argv)
 	struct hs_diag d = HS_DIAG_INIT(argc > 1 ? argv[1] : NULL);
 	struct rusage ru;
 	struct stat st;
-	double t0, t, rss;
+	double t0, t, rss, cpu;
 	size_t model;
 	char msg[700];
 	size_t n = strlen(argc > 1 ? argv[1] : "");
@@ -62,11 +63,14 @@ int main(int argc, char **argv)
 	model = hs_source_memory(&src);
 	getrusage(RUSAGE_SELF, &ru);
 	rss = (double)ru.ru_maxrss * 1024;
-	printf("bytes=%lld seconds=%.3f MB/s=%.1f samples=%zu frames=%zu stacks=%zu "
-	       "model_MB=%.1f peak_rss_MB=%.1f rss/model=%.2f\n",
-	       (long long)st.st_size, t, (double)st.st_size / 1e6 / t, src.nr_samples,
-	       hs_source_nr_frames(&src), src.nr_stacks, (double)model / 1e6,
-	       rss / 1e6, rss / (double)model);
+	cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	      (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	printf("bytes=%lld seconds=%.3f MB/s=%.1f cpu_seconds=%.3f MB/cpu_s=%.1f "
+	       "samples=%zu frames=%zu stacks=%zu model_MB=%.1f peak_rss_MB=%.1f "
+	       "rss/model=%.2f\n",
+	       (long long)st.st_size, t, (double)st.st_size / 1e6 / t, cpu,
+	       (double)st.st_size / 1e6 / cpu, src.nr_samples, hs_source_nr_frames(&src),
+	       src.nr_stacks, (double)model / 1e6, rss / 1e6, rss / (double)model);
 	hs_source_release(&src);
 	return 0;
 }

@@ -21,6 +21,7 @@ echo "$out"
 echo "$out" | awk '{
 	for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 	ok = v["MB/s"] >= 50 && v["rss/model"] <= 2
-	printf "perf script import: %s MB/s (target >= 50), peak RSS %.2fx the model (target <= 2): %s\n",
-	       v["MB/s"], v["rss/model"], ok ? "ok" : "MISSED"
+	printf "perf script import: %s MB/s (%s MB per CPU second; target >= 50), " \
+	       "peak RSS %.2fx the model (target <= 2): %s\n",
+	       v["MB/s"], v["MB/cpu_s"], v["rss/model"], ok ? "ok" : "MISSED"
 }'
