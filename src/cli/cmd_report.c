@@ -3,13 +3,12 @@
  * text, CSV or JSON.
  *
  * Pipeline: load; fill the options not given from the file's saved
- * defaults; Drill Into (--drill) and Flatten (--flatten) each make a new
- * source; then filter, call tree, Fold% and the view.
+ * defaults; then the query (analysis/query.h): Drill Into (--drill) and
+ * Flatten (--flatten) each make a new source, then filter, call tree,
+ * Fold% and the view.
  */
-#include "analysis/calltree.h"
-#include "analysis/drill.h"
 #include "analysis/presets.h"
-#include "analysis/views.h"
+#include "analysis/query.h"
 #include "cli/cli.h"
 #include "common/alloc.h"
 #include <errno.h>
@@ -286,73 +285,66 @@ static void apply_defaults(struct report_opts *o, const struct hs_source_default
 		f->end_ms = default_number(d->end);
 }
 
-static int build(struct hs_calltree *ct, const struct hs_stack_source *src,
-		 const struct hs_view_params *p)
+static int output(const struct hs_view *v, enum out_format format)
 {
-	struct hs_diag diag = HS_DIAG_INIT(NULL);
-	int err = hs_calltree_build(ct, src, p, &diag);
+	int err;
 
-	if (err == -EINVAL)
-		return cli_fail("%s", diag.set ? diag.msg : "bad pattern");
+	switch (format) {
+	case OUT_JSON:
+		err = hs_view_write_json(v, stdout);
+		break;
+	case OUT_CSV:
+		err = hs_view_write_csv(v, stdout);
+		break;
+	default:
+		err = hs_view_write_text(v, stdout);
+		break;
+	}
 	if (err)
 		return cli_fail("%s", strerror(-err));
 	return 0;
 }
 
 /*
- * Replace *@src by a source derived from it (--drill, --flatten); the new
- * view's When column keeps the time range of this one.
+ * The query: Drill Into with all the options, then Flatten (with IncPats
+ * and ExcPats cleared when it follows a drill), then the view (Drill Into
+ * keeps the patterns and time but clears IncPats/ExcPats; Flatten clears
+ * the patterns and Fold%).
  */
-static int derive(struct hs_stack_source *src, struct report_opts *o, int flatten)
+static int run(const struct hs_stack_source *src, struct report_opts *o)
 {
-	struct hs_stack_source next;
-	struct hs_calltree ct;
-	uint32_t frame;
-	int err = build(&ct, src, &o->params);
+	struct hs_diag diag = HS_DIAG_INIT(NULL);
+	struct hs_query_step steps[2];
+	struct hs_query q = { .steps = steps, .params = o->params, .view = o->view };
+	struct hs_query_result r;
+	int err;
 
-	if (err)
-		return err;
-	if (flatten) {
-		err = hs_flatten(&ct, &next);
-	} else if (hs_calltree_find_name(&ct, o->drill, &frame)) {
-		hs_calltree_release(&ct);
-		return cli_fail("--drill: no frame named '%s'", o->drill);
-	} else {
-		err = hs_drill_name(&ct, frame, o->drill_what, &next);
+	if (o->drill) {
+		steps[q.nr_steps++] = (struct hs_query_step){
+			.kind = HS_STEP_DRILL, .params = q.params,
+			.name = o->drill, .what = o->drill_what,
+		};
+		q.params.filter.inc = q.params.filter.exc = NULL;
 	}
-	hs_calltree_when_bounds(&ct, &o->params.when_start_ms, &o->params.when_end_ms);
-	hs_calltree_release(&ct);
-	if (err)
-		return cli_fail("%s", strerror(-err));
-	hs_source_release(src);
-	*src = next;
-	return 0;
-}
-
-static int output(const struct hs_calltree *ct, const struct report_opts *o)
-{
-	struct hs_view v;
-	int err = hs_view_build(&v, ct, &o->view);
-
+	if (o->flatten) {
+		steps[q.nr_steps++] = (struct hs_query_step){
+			.kind = HS_STEP_FLATTEN, .params = q.params,
+		};
+		q.params.filter.group = q.params.filter.fold = NULL;
+		q.params.filter.inc = q.params.filter.exc = NULL;
+		q.params.fold_pct = NAN;
+	}
+	err = hs_query_run(src, &q, &r, &diag);
 	if (err == -ENOENT)
-		return cli_fail("--focus: no frame named '%s'", o->view.focus);
+		return cli_fail("%s: %s", r.err_at < q.nr_steps ? "--drill" : "--focus",
+				diag.msg);
+	if (err == -EINVAL)
+		return cli_fail("%s", diag.set ? diag.msg : "bad pattern");
 	if (err)
 		return cli_fail("%s", strerror(-err));
-	switch (o->format) {
-	case OUT_JSON:
-		err = hs_view_write_json(&v, stdout);
-		break;
-	case OUT_CSV:
-		err = hs_view_write_csv(&v, stdout);
-		break;
-	default:
-		err = hs_view_write_text(&v, stdout);
-		break;
-	}
-	hs_view_release(&v);
-	if (err)
-		return cli_fail("%s", strerror(-err));
-	return 0;
+	err = output(&r.view, o->format);
+	hs_query_result_release(&r);
+	return err;
 }
 
 int cmd_report(int argc, char **argv)
@@ -363,7 +355,6 @@ int cmd_report(int argc, char **argv)
 	};
 	struct hs_source_defaults saved;
 	struct hs_stack_source src;
-	struct hs_calltree ct;
 	int ret;
 
 	ret = parse_args(argc, argv, &o);
@@ -382,28 +373,11 @@ int cmd_report(int argc, char **argv)
 		hs_free(o.preset_group);
 		return ret;
 	}
-	/* the defaults outlive the sources --drill and --flatten replace */
+	/* the defaults are the file's, not the view's */
 	saved = src.defaults;
 	memset(&src.defaults, 0, sizeof(src.defaults));
 	apply_defaults(&o, &saved);
-	if (o.drill) {
-		ret = derive(&src, &o, 0);
-		/* Drill Into keeps the patterns and time, clears IncPats/ExcPats */
-		o.params.filter.inc = o.params.filter.exc = NULL;
-	}
-	if (!ret && o.flatten) {
-		ret = derive(&src, &o, 1);
-		/* Flatten clears the patterns */
-		o.params.filter.group = o.params.filter.fold = NULL;
-		o.params.filter.inc = o.params.filter.exc = NULL;
-		o.params.fold_pct = NAN;
-	}
-	if (!ret)
-		ret = build(&ct, &src, &o.params);
-	if (!ret) {
-		ret = output(&ct, &o);
-		hs_calltree_release(&ct);
-	}
+	ret = run(&src, &o);
 	hs_source_release(&src);
 	hs_source_defaults_release(&saved);
 	free(o.drill_owned);
