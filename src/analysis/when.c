@@ -20,12 +20,13 @@ void hs_when_range_init(struct hs_when_range *r, const struct hs_stack_source *i
 		r->end = r->start;
 	r->lo = (double)r->start - HS_WHEN_SLACK_NS;
 	r->bucket = ((double)r->end + HS_WHEN_SLACK_NS - r->lo) / HS_WHEN_BUCKETS;
+	r->per_ns = 1 / r->bucket;
 	r->time_metric = in->kind == HS_METRIC_TIME;
 }
 
 static int bucket_of(const struct hs_when_range *r, double t)
 {
-	double b = floor((t - r->lo) / r->bucket);
+	double b = floor((t - r->lo) * r->per_ns);
 
 	if (b < 0)
 		return 0;
@@ -52,6 +53,11 @@ unsigned hs_when_spread(const struct hs_when_range *r, int64_t t, double orig_me
 		return 0;
 	b0 = bucket_of(r, lo);
 	b1 = bucket_of(r, hi);
+	if (b0 == b1 && lo >= r->lo && hi <= top) {
+		bucket[0] = (uint8_t)b0;	/* all in one bucket */
+		val[0] = orig_metric;
+		return 1;
+	}
 	for (b = b0; b <= b1; b++) {
 		double a = r->lo + b * r->bucket, z = a + r->bucket;
 		double ov = (hi < z ? hi : z) - (lo > a ? lo : a);
