@@ -190,13 +190,13 @@ static int fill_when(struct hs_view *v, const struct hs_calltree *ct,
 		     const struct hs_when_map *m, const uint32_t *slot_row)
 {
 	size_t nr = m->nr_slots, r, s;
-	double *hist = NULL, (*rows)[HS_WHEN_BUCKETS] = NULL;
-	double root[HS_WHEN_BUCKETS], scale, one[HS_WHEN_BUCKETS];
+	double *hist = NULL, *rows = NULL, root[HS_WHEN_BUCKETS], scale, one[HS_WHEN_BUCKETS];
+	const double *h;
 	int b;
 
 	hist = hs_malloc((nr ? nr : 1) * HS_WHEN_BUCKETS * sizeof(*hist));
 	if (slot_row)
-		rows = hs_calloc(v->nr_rows + 1, sizeof(*rows));
+		rows = hs_calloc((v->nr_rows + 1) * HS_WHEN_BUCKETS, sizeof(*rows));
 	if (!hist || (slot_row && !rows)) {
 		hs_free(hist);
 		hs_free(rows);
@@ -204,18 +204,22 @@ static int fill_when(struct hs_view *v, const struct hs_calltree *ct,
 	}
 	hs_calltree_when(ct, m, hist, root);
 	scale = hs_when_scale(&ct->range, root);
+	/*
+	 * Both bucket-major; gathering a row's 32 values touches 32 cache
+	 * lines that the next rows use too.
+	 */
+	h = hist;
 	if (slot_row) {
-		for (s = 0; s < nr; s++)
-			for (b = 0; b < HS_WHEN_BUCKETS; b++)
-				rows[slot_row[s]][b] += hist[b * nr + s];
-		for (r = 0; r < v->nr_rows; r++)
-			hs_when_format(rows[r], scale, v->rows[r].when);
-	} else {
-		for (r = 0; r < v->nr_rows; r++) {
-			for (b = 0; b < HS_WHEN_BUCKETS; b++)
-				one[b] = hist[b * nr + r];
-			hs_when_format(one, scale, v->rows[r].when);
-		}
+		for (b = 0; b < HS_WHEN_BUCKETS; b++)
+			for (s = 0; s < nr; s++)
+				rows[b * v->nr_rows + slot_row[s]] += hist[b * nr + s];
+		h = rows;
+		nr = v->nr_rows;
+	}
+	for (r = 0; r < v->nr_rows; r++) {
+		for (b = 0; b < HS_WHEN_BUCKETS; b++)
+			one[b] = h[b * nr + r];
+		hs_when_format(one, scale, v->rows[r].when);
 	}
 	hs_free(hist);
 	hs_free(rows);
@@ -229,17 +233,38 @@ static int own_samples(const struct hs_calltree *ct, uint32_t n)
 }
 
 /*
+ * Flame Graph geometry of a row about to get the children of @fr: they
+ * start where they are centred under it (widths |Inc| / @total).
+ */
+struct frame {
+	uint32_t node, row, next;
+	double x;	/* where the next child's rectangle starts */
+};
+
+static void centre_children(const struct hs_view *v, const struct hs_tree *t,
+			    struct frame *fr, double total)
+{
+	const struct hs_view_row *p = &v->rows[fr->row];
+	double sum = 0;
+	size_t k;
+
+	for (k = 0; k < hs_tree_nr_children(t, fr->node); k++)
+		sum += fabs(t->inc[hs_tree_children(t, fr->node)[k]].metric);
+	fr->x = p->x + (p->width - (total > 0 ? sum / total : 0)) / 2;
+}
+
+/*
  * Tree rows: depth-first from the root of @t, children in their sorted
- * order, at most o->limit rows and o->max_depth levels. @land maps a
- * call-tree node to the node of @t its own samples count in (NULL: the
- * identity, @t is the call tree). Fills row_of[] (node of @t -> row).
+ * order, at most o->limit rows and o->max_depth levels; for the Flame
+ * Graph, each row's rectangle too. Fills row_of[] (node of @t -> row).
  */
 static int emit_tree(struct hs_view *v, const struct hs_tree *t, const struct hs_view_opts *o,
 		     uint32_t *row_of)
 {
-	struct frame { uint32_t node, row, next; double x; } *stack = NULL;
 	size_t alloc = 0, salloc = 0, depth = 0, limit = o->limit ? o->limit : SIZE_MAX;
 	double total = fabs(t->inc[0].metric);
+	int flame = v->kind == HS_VIEW_FLAME;
+	struct frame *stack = NULL;
 	struct hs_view_row *r;
 	size_t n;
 
@@ -251,21 +276,23 @@ static int emit_tree(struct hs_view *v, const struct hs_tree *t, const struct hs
 	if (total == 0)
 		for (n = 0; n < hs_tree_nr_children(t, 0); n++)
 			total += fabs(t->inc[hs_tree_children(t, 0)[n]].metric);
-	if (HS_GROW(stack, 64, salloc))
+	if (HS_GROW(stack, 64, salloc) ||
+	    HS_GROW(v->rows, v->nr_total < limit ? v->nr_total : limit, alloc)) {
+		hs_free(stack);
 		return -ENOMEM;
+	}
 	r = add_row(v, &alloc);
 	if (!r)
 		goto oom;
 	row_set(r, &t->exc[0], &t->inc[0]);
 	r->name = hs_tree_name(t, 0);
 	r->nr_children = (uint32_t)hs_tree_nr_children(t, 0);
-	r->width = total > 0 ? fabs(t->inc[0].metric) / total : 0;
+	if (flame) {
+		r->width = total > 0 ? fabs(t->inc[0].metric) / total : 0;
+		r->x = (1 - r->width) / 2;
+	}
 	row_of[0] = 0;
-	stack[0].node = 0;
-	stack[0].row = 0;
-	stack[0].next = 0;
-	stack[0].x = (1 - r->width) / 2;
-	r->x = stack[0].x;
+	stack[0] = (struct frame){ 0, 0, 0, 0 };
 	depth = 1;
 	while (depth && v->nr_rows < limit) {
 		struct frame *fr = &stack[depth - 1];
@@ -276,16 +303,8 @@ static int emit_tree(struct hs_view *v, const struct hs_tree *t, const struct hs
 			depth--;
 			continue;
 		}
-		if (fr->next == 0) {
-			/* centre the children under their parent */
-			double sum = 0;
-			size_t k;
-
-			for (k = 0; k < hs_tree_nr_children(t, fr->node); k++)
-				sum += fabs(t->inc[hs_tree_children(t, fr->node)[k]].metric);
-			fr->x = v->rows[fr->row].x +
-				(v->rows[fr->row].width - (total > 0 ? sum / total : 0)) / 2;
-		}
+		if (flame && fr->next == 0)
+			centre_children(v, t, fr, total);
 		c = hs_tree_children(t, fr->node)[fr->next++];
 		r = add_row(v, &alloc);
 		if (!r)
@@ -295,16 +314,15 @@ static int emit_tree(struct hs_view *v, const struct hs_tree *t, const struct hs
 		r->parent = fr->row;
 		r->depth = (uint32_t)depth;
 		r->nr_children = (uint32_t)hs_tree_nr_children(t, c);
-		r->x = fr->x;
-		r->width = total > 0 ? fabs(t->inc[c].metric) / total : 0;
-		fr->x += r->width;
+		if (flame) {
+			r->x = fr->x;
+			r->width = total > 0 ? fabs(t->inc[c].metric) / total : 0;
+			fr->x += r->width;
+		}
 		row_of[c] = (uint32_t)(v->nr_rows - 1);
 		if (HS_GROW(stack, depth + 1, salloc))
 			goto oom;
-		stack[depth].node = c;
-		stack[depth].row = (uint32_t)(v->nr_rows - 1);
-		stack[depth].next = 0;
-		stack[depth].x = 0;
+		stack[depth] = (struct frame){ c, (uint32_t)(v->nr_rows - 1), 0, 0 };
 		depth++;
 	}
 	hs_free(stack);
