@@ -300,9 +300,10 @@ static void charge_samples(struct hs_calltree *ct)
 	double *hist = ct->hist, val[HS_WHEN_BUCKETS];
 	size_t i, nr = 0, nr_nodes = ct->t.nr, n_in = in->nr_samples;
 	uint8_t bucket[HS_WHEN_BUCKETS], last_bucket = 0;
+	unsigned j;
 
 	for (i = 0; i < n_in; i++) {
-		uint32_t s, is = in->stack[i], n, k, j;
+		uint32_t s, is = in->stack[i], n, k;
 		double m, c;
 		int64_t t, end;
 		struct hs_node_exc *e;
@@ -313,7 +314,9 @@ static void charge_samples(struct hs_calltree *ct)
 			uint32_t ahead = in->stack[i + PREFETCH_AHEAD];
 
 			if (ahead != HS_NO_STACK && f->map[ahead] < HS_DROPPED) {
-				__builtin_prefetch(&exc[f->map[ahead] + 1], 1);
+				/* a node's costs may straddle two cache lines */
+				__builtin_prefetch(&exc[f->map[ahead] + 1].metric, 1);
+				__builtin_prefetch(&exc[f->map[ahead] + 1].last, 1);
 				if (hist)
 					__builtin_prefetch(&hist[last_bucket * nr_nodes +
 								 f->map[ahead] + 1], 1);
@@ -327,10 +330,8 @@ static void charge_samples(struct hs_calltree *ct)
 			k = hs_when_spread(&ct->range, in->time[i], in->metric[i], m, bucket, val);
 			if (k)
 				last_bucket = bucket[0];
-			for (j = 0; j < k; j++) {
+			for (j = 0; j < k; j++)
 				hist[bucket[j] * nr_nodes + n] += val[j];
-				ct->root_hist[bucket[j]] += val[j];
-			}
 		}
 		e = &exc[n];
 		e->metric += m;
@@ -347,6 +348,14 @@ static void charge_samples(struct hs_calltree *ct)
 			e->last = end;
 	}
 	ct->nr_samples = nr;
+	/* ROOT's histogram (for the scale) from the nodes' */
+	for (j = 0; hist && j < HS_WHEN_BUCKETS; j++) {
+		double sum = 0;
+
+		for (i = 0; i < nr_nodes; i++)
+			sum += hist[j * nr_nodes + i];
+		ct->root_hist[j] = sum;
+	}
 }
 
 void hs_calltree_release(struct hs_calltree *ct)
