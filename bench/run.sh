@@ -6,6 +6,9 @@ BUILD=${1:-build}
 echo "== filter: one stack-viewer recompute (budget: 10M samples in 0.5 s)"
 "$BUILD/bench/filter_bench"
 
+echo "== views: recompute (filter, call tree, Fold%) and every view (budget: 0.5 s)"
+"$BUILD/bench/views_bench"
+
 echo "== perf script import: 1 GiB of generated text (targets: >= 50 MB/s, RSS <= 2x model)"
 sh bench/perf_script_import.sh "$BUILD"
 
