@@ -158,12 +158,6 @@ static void link_children(struct hs_tree *t, int sort)
 				cmp_children, t);
 }
 
-int hs_tree_link(struct hs_tree *t)
-{
-	link_children(t, 1);
-	return 0;
-}
-
 int hs_tree_finish(struct hs_tree *t)
 {
 	sum_tree(t);

@@ -74,8 +74,6 @@ void hs_tree_release(struct hs_tree *t);
  * -ENOMEM.
  */
 int hs_tree_finish(struct hs_tree *t);
-/* Link and sort the children of alive nodes (after flags change). */
-int hs_tree_link(struct hs_tree *t);
 /* Name of node @n (borrowed); "ROOT" for a root without a frame. */
 const char *hs_tree_name(const struct hs_tree *t, uint32_t n);
 static inline size_t hs_tree_nr_children(const struct hs_tree *t, uint32_t n)

@@ -182,7 +182,7 @@ static void map_finish(struct map_builder *b, const struct hs_calltree *ct)
 }
 
 /*
- * Run the map over the samples and write the When strings of v->rows:
+ * Fill the map's slots (hs_calltree_when()) and write the When strings of v->rows:
  * row r's histogram is its slot's (@slot_row NULL: slot r is row r) or
  * the sum of the slots with slot_row[slot] == r.
  */
