@@ -1,12 +1,14 @@
 /*
  * cmd_report - `heapscope report`: one stack-viewer view of a file as
- * text, CSV or JSON.
+ * text, CSV or JSON; and `heapscope diff`: the same views of the
+ * difference of two files (test minus baseline, analysis/diff.h).
  *
  * Pipeline: load; fill the options not given from the file's saved
  * defaults; then the query (analysis/query.h): Drill Into (--drill) and
  * Flatten (--flatten) each make a new source, then filter, call tree,
  * Fold% and the view.
  */
+#include "analysis/diff.h"
 #include "analysis/presets.h"
 #include "analysis/query.h"
 #include "cli/cli.h"
@@ -21,9 +23,12 @@
 enum out_format { OUT_TEXT, OUT_JSON, OUT_CSV };
 
 struct report_opts {
-	const char *from, *path, *drill, *preset, *exe_dir;
+	const char *cmd;	/* "report" or "diff" */
+	int nr_paths;		/* input files the command takes: 1 or 2 */
+	const char *from, *path, *base_path, *drill, *preset, *exe_dir;
 	char *drill_owned;	/* the name with its suffix cut, when it had one */
 	char *preset_group;	/* the preset's GroupPats text (owned) */
+	char *diff_group;	/* diff: GroupPats with the PID/TID prefix (owned) */
 	int list_presets;
 	enum hs_drill_what drill_what;
 	int flatten;
@@ -62,7 +67,7 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int parse_format(const char *s, enum out_format *f)
+static int parse_format(const struct report_opts *o, const char *s, enum out_format *f)
 {
 	if (!strcmp(s, "text"))
 		*f = OUT_TEXT;
@@ -71,7 +76,7 @@ static int parse_format(const char *s, enum out_format *f)
 	else if (!strcmp(s, "csv"))
 		*f = OUT_CSV;
 	else
-		return cli_usage_error("report", "unknown format '%s' (text, json or csv)", s);
+		return cli_usage_error(o->cmd, "unknown format '%s' (text, json or csv)", s);
 	return 0;
 }
 
@@ -103,10 +108,10 @@ static int apply_preset(struct report_opts *o)
 	int err;
 
 	if (!p)
-		return cli_usage_error("report", "unknown preset '%s' (see --list-presets)",
+		return cli_usage_error(o->cmd, "unknown preset '%s' (see --list-presets)",
 				       o->preset);
 	if (p->needs_exe_dir && (!o->exe_dir || o->exe_dir[0] != '/'))
-		return cli_usage_error("report", "preset '%s' needs --exe-dir with the "
+		return cli_usage_error(o->cmd, "preset '%s' needs --exe-dir with the "
 				       "program's absolute directory", p->name);
 	err = hs_preset_group_text(p, o->exe_dir, &o->preset_group);
 	if (err)
@@ -120,7 +125,7 @@ static int apply_preset(struct report_opts *o)
 		o->has_fold = 1;
 	}
 	if (!o->has_fold_pct && *p->fold_pct &&
-	    !cli_parse_double("report", "--preset's Fold%", p->fold_pct, &pct)) {
+	    !cli_parse_double(o->cmd, "--preset's Fold%", p->fold_pct, &pct)) {
 		o->params.fold_pct = pct;
 		o->has_fold_pct = 1;
 	}
@@ -162,7 +167,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			break;
 		case OPT_VIEW:
 			if (hs_view_kind_parse(optarg, &o->view.kind))
-				return cli_usage_error("report", "unknown view '%s' (byname, "
+				return cli_usage_error(o->cmd, "unknown view '%s' (byname, "
 						       "calltree, callers, callees, caller-callee "
 						       "or flame)", optarg);
 			break;
@@ -186,18 +191,18 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			o->has_exc = 1;
 			break;
 		case OPT_FOLD_PCT:
-			err = cli_parse_double("report", "--fold-pct", optarg, &o->params.fold_pct);
+			err = cli_parse_double(o->cmd, "--fold-pct", optarg, &o->params.fold_pct);
 			if (!err && o->params.fold_pct < 0)
-				err = cli_usage_error("report", "--fold-pct must not be negative");
+				err = cli_usage_error(o->cmd, "--fold-pct must not be negative");
 			o->has_fold_pct = 1;
 			break;
 		case OPT_START:
-			err = cli_parse_double("report", "--start", optarg,
+			err = cli_parse_double(o->cmd, "--start", optarg,
 					       &o->params.filter.start_ms);
 			o->has_start = 1;
 			break;
 		case OPT_END:
-			err = cli_parse_double("report", "--end", optarg, &o->params.filter.end_ms);
+			err = cli_parse_double(o->cmd, "--end", optarg, &o->params.filter.end_ms);
 			o->has_end = 1;
 			break;
 		case OPT_DRILL:
@@ -207,14 +212,14 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			o->flatten = 1;
 			break;
 		case OPT_FORMAT:
-			err = parse_format(optarg, &o->format);
+			err = parse_format(o, optarg, &o->format);
 			break;
 		case OPT_LIMIT:
-			err = cli_parse_ulong("report", "--limit", optarg, &ul);
+			err = cli_parse_ulong(o->cmd, "--limit", optarg, &ul);
 			o->view.limit = ul;
 			break;
 		case OPT_DEPTH:
-			err = cli_parse_ulong("report", "--depth", optarg, &ul);
+			err = cli_parse_ulong(o->cmd, "--depth", optarg, &ul);
 			if (!err && ul > 1000000)
 				ul = 1000000;
 			o->view.max_depth = (unsigned)ul;
@@ -229,26 +234,29 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			o->exe_dir = optarg;
 			break;
 		case ':':
-			return cli_usage_error("report", "option '%s' needs a value",
+			return cli_usage_error(o->cmd, "option '%s' needs a value",
 					       argv[optind - 1]);
 		default:
-			return cli_usage_error("report", "unknown option '%s'", argv[optind - 1]);
+			return cli_usage_error(o->cmd, "unknown option '%s'", argv[optind - 1]);
 		}
 		if (err)
 			return err;
 	}
 	if (o->list_presets)
-		return optind == argc ? 0 : cli_usage_error("report", "--list-presets takes no file");
-	if (optind == argc)
-		return cli_usage_error("report", "no input file");
-	if (optind + 1 < argc)
-		return cli_usage_error("report", "too many arguments");
+		return optind == argc ? 0 : cli_usage_error(o->cmd, "--list-presets takes no file");
+	if (argc - optind < o->nr_paths)
+		return cli_usage_error(o->cmd, o->nr_paths == 1 ? "no input file" :
+				       "needs two files, BASE and TEST");
+	if (argc - optind > o->nr_paths)
+		return cli_usage_error(o->cmd, "too many arguments");
+	if (o->nr_paths == 2)
+		o->base_path = argv[optind++];
 	o->path = argv[optind];
 	if (hs_view_kind_has_focus(o->view.kind) && !o->view.focus)
-		return cli_usage_error("report", "view '%s' needs --focus NAME",
+		return cli_usage_error(o->cmd, "view '%s' needs --focus NAME",
 				       hs_view_kind_name(o->view.kind));
 	if (o->has_start && o->has_end && o->params.filter.end_ms < o->params.filter.start_ms)
-		return cli_usage_error("report", "--end is before --start");
+		return cli_usage_error(o->cmd, "--end is before --start");
 	return o->preset ? apply_preset(o) : 0;
 }
 
@@ -347,9 +355,62 @@ static int run(const struct hs_stack_source *src, struct report_opts *o)
 	return err;
 }
 
-int cmd_report(int argc, char **argv)
+/*
+ * diff: GroupPats always starts with [Ignore PID/TID], so the processes
+ * and threads of the two runs cancel; the user's GroupPats (without its
+ * "[description]") follows.
+ */
+static int diff_group(struct report_opts *o)
+{
+	const char *user = o->params.filter.group ? o->params.filter.group : "";
+	size_t n;
+
+	while (*user == ' ' || *user == '\t')
+		user++;
+	if (*user == '[' && strchr(user, ']'))
+		user = strchr(user, ']') + 1;
+	n = strlen("[diff] " HS_PRESET_IGNORE_PID_TID) + strlen(user) + 1;
+	o->diff_group = hs_malloc(n);
+	if (!o->diff_group)
+		return cli_fail("out of memory");
+	snprintf(o->diff_group, n, "[diff] %s%s", HS_PRESET_IGNORE_PID_TID, user);
+	o->params.filter.group = o->diff_group;
+	return 0;
+}
+
+/* diff: replace *@test by test - base, each side taken whole. */
+static int make_diff(struct report_opts *o, struct hs_stack_source *test)
+{
+	struct hs_filter_params all = HS_FILTER_PARAMS_INIT;
+	struct hs_stack_source base, out;
+	int ret = cli_load(o->cmd, o->base_path, o->from, &base);
+
+	if (ret)
+		return ret;
+	hs_source_init(&out);
+	ret = hs_diff_build(&base, &all, test, &all, &out, NULL);
+	hs_source_release(&base);
+	if (ret) {
+		hs_source_release(&out);
+		return cli_fail("%s", strerror(-ret));
+	}
+	hs_source_release(test);
+	*test = out;
+	return 0;
+}
+
+static void opts_release(struct report_opts *o)
+{
+	free(o->drill_owned);
+	hs_free(o->preset_group);
+	hs_free(o->diff_group);
+}
+
+static int report_or_diff(const char *cmd, int nr_paths, int argc, char **argv)
 {
 	struct report_opts o = {
+		.cmd = cmd,
+		.nr_paths = nr_paths,
 		.params = HS_VIEW_PARAMS_INIT,
 		.view = { .kind = HS_VIEW_BYNAME },
 	};
@@ -359,28 +420,41 @@ int cmd_report(int argc, char **argv)
 
 	ret = parse_args(argc, argv, &o);
 	if (ret < 0 || (!ret && o.list_presets)) {
-		free(o.drill_owned);
-		hs_free(o.preset_group);
+		opts_release(&o);
 		if (ret < 0)
-			return cli_help("report");
+			return cli_help(cmd);
 		list_presets();
 		return HS_EXIT_OK;
 	}
 	if (!ret)
-		ret = cli_load("report", o.path, o.from, &src);
+		ret = cli_load(cmd, o.path, o.from, &src);
 	if (ret) {
-		free(o.drill_owned);
-		hs_free(o.preset_group);
+		opts_release(&o);
 		return ret;
 	}
-	/* the defaults are the file's, not the view's */
+	/* the defaults are the file's (TEST's for diff), not the view's */
 	saved = src.defaults;
 	memset(&src.defaults, 0, sizeof(src.defaults));
 	apply_defaults(&o, &saved);
-	ret = run(&src, &o);
+	if (o.base_path) {
+		ret = make_diff(&o, &src);
+		if (!ret)
+			ret = diff_group(&o);
+	}
+	if (!ret)
+		ret = run(&src, &o);
 	hs_source_release(&src);
 	hs_source_defaults_release(&saved);
-	free(o.drill_owned);
-	hs_free(o.preset_group);
+	opts_release(&o);
 	return ret;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	return report_or_diff("report", 1, argc, argv);
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	return report_or_diff("diff", 2, argc, argv);
 }

@@ -8,6 +8,8 @@
 : "${HS_BIN:=$HS_BUILD/heapscope}"
 DATA="$HS_SRC/tests/data"
 
+bats_require_minimum_version 1.5.0
+
 # hs ARGS...: run heapscope under bats' `run`, stdout and stderr apart.
 hs() {
 	run --separate-stderr "$HS_BIN" "$@"
