@@ -107,18 +107,6 @@ static void adjacent_duplicates_collapse(void **state)
 	hs_source_release(&src);
 }
 
-static char *capture(const struct hs_view *v, int (*fn)(const struct hs_view *, FILE *))
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	assert_non_null(f);
-	assert_int_equal(fn(v, f), 0);
-	fclose(f);
-	return buf;
-}
-
 /*
  * Flame Graph: folded stacks, root first, each node's exclusive cost;
  * rectangles of width |Inc| / |total|, children centred under the parent.

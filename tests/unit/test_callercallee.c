@@ -12,16 +12,6 @@
 #include <cmocka.h>
 #include "views_helpers.h"
 
-static void expect(const struct hs_view *v, size_t i, unsigned depth, const char *name,
-		   double exc, double inc)
-{
-	assert_true(i < v->nr_rows);
-	assert_int_equal(v->rows[i].depth, depth);
-	assert_string_equal(v->rows[i].name, name);
-	assert_true(fabs(v->rows[i].exc - exc) < 1e-9);
-	assert_true(fabs(v->rows[i].inc - inc) < 1e-9);
-}
-
 /*
  * Focus B in A->B->C->B->D (1), A->B->C (2), A->B (4), A->E (8). Each sample
  * goes through its deepest B: sample 1's caller is C (then B, A, ROOT) and
@@ -39,31 +29,31 @@ static void recursion_callers_callees(void **state)
 
 	build_view(&v, &ct, HS_VIEW_CALLERS, "B");
 	assert_int_equal(v.nr_rows, 7);
-	expect(&v, 0, 0, "B", 4, 7);	/* the focus's by-name row */
-	expect(&v, 1, 1, "A", 0, 6);
-	expect(&v, 2, 2, "ROOT", 0, 6);
-	expect(&v, 3, 1, "C", 0, 1);
-	expect(&v, 4, 2, "B", 0, 1);
-	expect(&v, 5, 3, "A", 0, 1);
-	expect(&v, 6, 4, "ROOT", 0, 1);
+	expect_row(&v, 0, 0, "B", 4, 7);	/* the focus's by-name row */
+	expect_row(&v, 1, 1, "A", 0, 6);
+	expect_row(&v, 2, 2, "ROOT", 0, 6);
+	expect_row(&v, 3, 1, "C", 0, 1);
+	expect_row(&v, 4, 2, "B", 0, 1);
+	expect_row(&v, 5, 3, "A", 0, 1);
+	expect_row(&v, 6, 4, "ROOT", 0, 1);
 	assert_true(v.rows[3].inc_count == 1 && v.rows[1].inc_count == 2);
 	hs_view_release(&v);
 
 	build_view(&v, &ct, HS_VIEW_CALLEES, "B");
 	assert_int_equal(v.nr_rows, 3);
-	expect(&v, 0, 0, "B", 4, 7);
-	expect(&v, 1, 1, "C", 2, 2);
-	expect(&v, 2, 1, "D", 1, 1);
+	expect_row(&v, 0, 0, "B", 4, 7);
+	expect_row(&v, 1, 1, "C", 2, 2);
+	expect_row(&v, 2, 1, "D", 1, 1);
 	hs_view_release(&v);
 
 	/* ROOT as the focus: no callers; its callees are the call tree */
 	build_view(&v, &ct, HS_VIEW_CALLERS, "ROOT");
 	assert_int_equal(v.nr_rows, 1);
-	expect(&v, 0, 0, "ROOT", 0, 15);
+	expect_row(&v, 0, 0, "ROOT", 0, 15);
 	hs_view_release(&v);
 	build_view(&v, &ct, HS_VIEW_CALLEES, "ROOT");
 	assert_int_equal(v.nr_rows, 7);
-	expect(&v, 3, 2, "B", 4, 7);
+	expect_row(&v, 3, 2, "B", 4, 7);
 	hs_view_release(&v);
 
 	/* an unknown focus */
@@ -192,6 +182,8 @@ static const char *node_name(const struct hs_calltree *ct, uint32_t n)
 	return hs_tree_name(&ct->t, n);
 }
 
+static const struct hs_view_row *rows_base;	/* the rows check_when() checks */
+
 /* ByName: 1 when the name is on the path. */
 static double w_byname(const struct hs_calltree *ct, uint32_t n, const struct hs_view_row *r)
 {
@@ -241,6 +233,7 @@ static void check_when(const struct hs_calltree *ct, const struct hs_view *v, we
 	size_t i, r;
 
 	assert_non_null(hist);
+	rows_base = v->rows;
 	for (i = 0; i < in->nr_samples; i++) {
 		uint32_t s, n, k, j;
 		double m, c;
@@ -266,64 +259,44 @@ static void check_when(const struct hs_calltree *ct, const struct hs_view *v, we
 	free(hist);
 }
 
-/* Tree rows: the row's node and the nodes below it (by row parents). */
+/*
+ * Call-tree rows: 1 when the row's node is on the path. The rows are the
+ * alive nodes in depth-first order; row_node[] maps them back.
+ */
+static uint32_t *row_node;
+
+static double w_tree(const struct hs_calltree *ct, uint32_t n, const struct hs_view_row *r)
+{
+	uint32_t want = row_node[r - rows_base];
+
+	for (;;) {
+		if (n == want)
+			return 1;
+		if (!n)
+			return 0;
+		n = ct->t.parent[n];
+	}
+}
+
 static void check_tree_when(const struct hs_calltree *ct, const struct hs_view *v)
 {
-	const struct hs_stack_source *in = ct->in;
-	double (*hist)[HS_WHEN_BUCKETS] = calloc(v->nr_rows + 1, sizeof(*hist));
-	double root[HS_WHEN_BUCKETS] = { 0 }, val[HS_WHEN_BUCKETS], scale;
-	uint32_t *row_of = malloc(ct->t.nr * sizeof(*row_of));
-	uint8_t b[HS_WHEN_BUCKETS];
-	char when[HS_WHEN_BUCKETS + 1];
-	size_t i, r;
+	uint32_t stack[256], depth = 1, next = 0;
 
-	assert_non_null(hist);
-	assert_non_null(row_of);
-	/* rows of the call tree are its alive nodes in depth-first order */
-	for (i = 0; i < ct->t.nr; i++)
-		row_of[i] = HS_NO_NODE;
-	{
-		uint32_t stack[256], depth = 1, next = 0;
+	row_node = malloc((v->nr_rows + 1) * sizeof(*row_node));
+	assert_non_null(row_node);
+	stack[0] = 0;
+	while (depth) {
+		uint32_t n = stack[--depth];
+		size_t c;
 
-		stack[0] = 0;
-		row_of[0] = next++;
-		while (depth) {
-			uint32_t n = stack[depth - 1];
-			size_t c;
-
-			depth--;
-			for (c = hs_tree_nr_children(&ct->t, n); c-- > 0;)
-				stack[depth++] = hs_tree_children(&ct->t, n)[c];
-			if (n)
-				row_of[n] = next++;
-		}
-		assert_int_equal(next, v->nr_rows);
+		for (c = hs_tree_nr_children(&ct->t, n); c-- > 0;)
+			stack[depth++] = hs_tree_children(&ct->t, n)[c];
+		assert_true(next < v->nr_rows);
+		row_node[next++] = n;
 	}
-	for (i = 0; i < in->nr_samples; i++) {
-		uint32_t s, n, k, j;
-		double m, c;
-
-		if (!hs_filtered_sample(&ct->f, i, &s, &m, &c))
-			continue;
-		n = ct->rep[s == HS_NO_STACK ? 0 : s + 1];
-		k = hs_when_spread(&ct->range, in->time[i], in->metric[i], m, b, val);
-		for (j = 0; j < k; j++)
-			root[b[j]] += val[j];
-		for (;;) {
-			for (j = 0; j < k; j++)
-				hist[row_of[n]][b[j]] += val[j];
-			if (!n)
-				break;
-			n = ct->t.parent[n];
-		}
-	}
-	scale = hs_when_scale(&ct->range, root);
-	for (r = 0; r < v->nr_rows; r++) {
-		hs_when_format(hist[r], scale, when);
-		assert_string_equal(when, v->rows[r].when);
-	}
-	free(hist);
-	free(row_of);
+	assert_int_equal(next, v->nr_rows);
+	check_when(ct, v, w_tree);
+	free(row_node);
 }
 
 static void invariants_on_random_sources(void **state)

@@ -12,17 +12,6 @@
 #include "common/alloc.h"
 #include "views_helpers.h"
 
-/* Row @i's depth and name, then its costs. */
-static void expect_row(const struct hs_view *v, size_t i, unsigned depth, const char *name,
-		       double exc, double inc)
-{
-	assert_true(i < v->nr_rows);
-	assert_int_equal(v->rows[i].depth, depth);
-	assert_string_equal(v->rows[i].name, name);
-	assert_true(fabs(v->rows[i].exc - exc) < 1e-9);
-	assert_true(fabs(v->rows[i].inc - inc) < 1e-9);
-}
-
 /*
  * ROOT 15 > A 15 > { E 8 (exc 8), B 7 (exc 4) > C 3 (exc 2) > B 1 > D 1 (exc 1) }:
  * children by |Inc| descending, the recursive B its own path-unique node.

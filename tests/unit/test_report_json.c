@@ -112,18 +112,6 @@ static void tree_json_nests_children(void **state)
 	hs_source_release(&src);
 }
 
-static char *capture(const struct hs_view *v, int (*fn)(const struct hs_view *, FILE *))
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	assert_non_null(f);
-	assert_int_equal(fn(v, f), 0);
-	fclose(f);
-	return buf;
-}
-
 static void text_and_csv(void **state)
 {
 	struct hs_stack_source src;

@@ -5,6 +5,7 @@
 #ifndef HS_TEST_VIEWS_HELPERS_H
 #define HS_TEST_VIEWS_HELPERS_H
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include "analysis/calltree.h"
 #include "analysis/views.h"
@@ -73,6 +74,30 @@ static inline const struct hs_view_row *row_named(const struct hs_view *v, const
 		if (!strcmp(v->rows[i].name, name) && v->rows[i].section == section)
 			return &v->rows[i];
 	return NULL;
+}
+
+/* Row @i has @depth, @name and the exclusive and inclusive metrics given. */
+static inline void expect_row(const struct hs_view *v, size_t i, unsigned depth,
+			      const char *name, double exc, double inc)
+{
+	assert_true(i < v->nr_rows);
+	assert_int_equal(v->rows[i].depth, depth);
+	assert_string_equal(v->rows[i].name, name);
+	assert_true(fabs(v->rows[i].exc - exc) < 1e-9);
+	assert_true(fabs(v->rows[i].inc - inc) < 1e-9);
+}
+
+/* What @fn writes for @v, as a string to free(). */
+static inline char *capture(const struct hs_view *v, int (*fn)(const struct hs_view *, FILE *))
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(fn(v, f), 0);
+	fclose(f);
+	return buf;
 }
 
 /* Exact costs of a row: exc, exc count, inc, inc count, fold. */
