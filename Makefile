@@ -40,7 +40,7 @@ define configure
 endef
 
 $(BUILD)/build.ninja: $(DEPS_STAMP) FORCE
-	$(call configure,$(BUILD),--prefix=$(abspath $(PREFIX)) -Dwerror=true)
+	$(call configure,$(BUILD),-Dwerror=true)
 
 $(ASAN_BUILD)/build.ninja: $(DEPS_STAMP) FORCE
 	$(call configure,$(ASAN_BUILD),-Db_sanitize=address,undefined -Db_lundef=false -Dwerror=true -Dbuildtype=debug -Doptimization=1)
@@ -67,6 +67,8 @@ demo: all
 	@sh scripts/demo.sh $(BUILD)/heapscope
 
 install: all
+	$(MESON) configure $(BUILD) -Dprefix=$(abspath $(PREFIX))
+	ninja -C $(BUILD) >/dev/null
 	$(MESON) install -C $(BUILD) --destdir "$(DESTDIR)" >/dev/null
 	@echo "installed heapscope under $(DESTDIR)$(PREFIX)"
 

@@ -9,10 +9,10 @@ set -eu
 PACKAGES="gcc make pkg-config meson ninja-build
 libxxhash-dev libzstd-dev libzip-dev libexpat1-dev libyajl-dev libjansson-dev
 libpcre2-dev libunwind-dev libdw-dev libelf-dev libdebuginfod-dev libiberty-dev
-binutils g++ libcmocka-dev bats
+binutils g++ libcmocka-dev bats python3
 linux-perf procps"
 if [ "${1:-}" = "--bench" ]; then
-	PACKAGES="$PACKAGES heaptrack sqlite3 python3 time"
+	PACKAGES="$PACKAGES heaptrack sqlite3 time"
 fi
 
 missing=""
