@@ -15,6 +15,7 @@
  * token being handled.
  */
 #include "io/io.h"
+#include "io/gui_state.h"
 #include "io/numtext.h"
 #include "common/alloc.h"
 #include <errno.h>
@@ -42,17 +43,10 @@ enum key {
 	K_FIELD,				/* FilterGuiState + field */
 };
 
-enum field { F_START, F_END, F_GROUP, F_FOLD_PCT, F_FOLD, F_INC, F_EXC, F__COUNT };
-
-static const char *const field_names[F__COUNT] = {
-	"Start", "End", "GroupRegEx", "FoldPercent", "FoldRegEx",
-	"IncludeRegEx", "ExcludeRegEx",
-};
-
 struct level {
 	enum role role;
 	enum key key;		/* the last key seen, in a map */
-	enum field field;
+	enum hs_gui_field field;
 };
 
 struct json_import {
@@ -193,19 +187,6 @@ static int set_text(struct json_import *j, char **slot, const char *s, size_t le
 	return 1;
 }
 
-static char **field_slot(struct hs_source_defaults *d, enum field f)
-{
-	switch (f) {
-	case F_START: return &d->start;
-	case F_END: return &d->end;
-	case F_GROUP: return &d->group;
-	case F_FOLD_PCT: return &d->fold_pct;
-	case F_FOLD: return &d->fold;
-	case F_INC: return &d->inc;
-	default: return &d->exc;
-	}
-}
-
 static const char *key_name(enum key k)
 {
 	return k == K_TIME ? "Time" : k == K_METRIC ? "Metric" : "Count";
@@ -268,12 +249,11 @@ static int scalar(struct json_import *j, const char *s, size_t len, int is_num,
 		}
 		return 1;
 	case J_FILTER: {
-		char **slot = field_slot(&j->out->defaults, l->field);
+		char **slot = hs_gui_field_slot(&j->out->defaults, l->field);
 
 		if (l->key != K_FIELD || (!is_num && !is_str))
 			return 1;
-		if ((l->field == F_START || l->field == F_END ||
-		     l->field == F_FOLD_PCT) &&
+		if (hs_gui_field_is_number(l->field) &&
 		    hs_numtext_parse_double(s, len, &d)) {
 			hs_free(*slot);	/* a non-numeric number box is dropped */
 			*slot = NULL;
@@ -379,12 +359,11 @@ static int cb_map_key(void *ctx, const unsigned char *k, size_t len)
 			l->key = K_SCALING;
 		break;
 	case J_FILTER:
-		for (f = 0; f < F__COUNT; f++)
-			if (len == strlen(field_names[f]) &&
-			    !memcmp(s, field_names[f], len)) {
-				l->key = K_FIELD;
-				l->field = (enum field)f;
-			}
+		f = hs_gui_field_find(s, len);
+		if (f >= 0) {
+			l->key = K_FIELD;
+			l->field = (enum hs_gui_field)f;
+		}
 		break;
 	default:
 		break;

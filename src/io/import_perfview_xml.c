@@ -16,6 +16,7 @@
  * BROKEN, ?!? and OVERHEAD unless the file names them.
  */
 #include "io/io.h"
+#include "io/gui_state.h"
 #include "io/numtext.h"
 #include "common/alloc.h"
 #include "common/buf.h"
@@ -42,13 +43,6 @@ enum elem {
 	E_SKIP,		/* ignored with everything inside */
 	E_SOURCE, E_SAMPLES, E_FRAME, E_STACK, E_SAMPLE,
 	E_GUI, E_FILTER, E_FIELD, E_VALUE, E_NOTES, E_SCALING,
-};
-
-enum field { F_START, F_END, F_GROUP, F_FOLD_PCT, F_FOLD, F_INC, F_EXC, F__COUNT };
-
-static const char *const field_names[F__COUNT] = {
-	"Start", "End", "GroupRegEx", "FoldPercent", "FoldRegEx",
-	"IncludeRegEx", "ExcludeRegEx",
 };
 
 /*
@@ -91,7 +85,7 @@ struct xml_import {
 	struct hs_buf text;	/* text of the element being read */
 	struct hs_buf value;	/* text of a field's <Value> */
 	int has_value;
-	enum field field;
+	enum hs_gui_field field;
 
 	/* the <Sample> being read */
 	int64_t s_time, s_stack;
@@ -298,21 +292,6 @@ static int parse_id(const char *s, int64_t *out)
 	return 0;
 }
 
-static int is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
-	       c == '\f';
-}
-
-static void trim(const char **s, size_t *len)
-{
-	while (*len && is_blank(**s)) {
-		(*s)++;
-		(*len)--;
-	}
-	while (*len && is_blank((*s)[*len - 1]))
-		(*len)--;
-}
 
 /* An owned trimmed copy of @b, or NULL when it is empty (or no memory). */
 static char *trimmed_copy(struct xml_import *x, const struct hs_buf *b)
@@ -321,7 +300,7 @@ static char *trimmed_copy(struct xml_import *x, const struct hs_buf *b)
 	size_t len = b->len;
 	char *r;
 
-	trim(&s, &len);
+	hs_text_trim(&s, &len);
 	if (!len)
 		return NULL;
 	r = hs_strndup(s, len);
@@ -661,7 +640,7 @@ static int sample_line(struct xml_import *x)
 	size_t len = x->text.len;
 	int err = 0;
 
-	trim(&s, &len);
+	hs_text_trim(&s, &len);
 	if (!len) {
 		if (x->s_nonblank)
 			x->s_blank++;
@@ -739,19 +718,6 @@ static void end_sample(struct xml_import *x)
 
 /* ---- GUI state ---- */
 
-static char **field_slot(struct hs_source_defaults *d, enum field f)
-{
-	switch (f) {
-	case F_START: return &d->start;
-	case F_END: return &d->end;
-	case F_GROUP: return &d->group;
-	case F_FOLD_PCT: return &d->fold_pct;
-	case F_FOLD: return &d->fold;
-	case F_INC: return &d->inc;
-	default: return &d->exc;
-	}
-}
-
 static void set_default(char **slot, char *v)
 {
 	hs_free(*slot);
@@ -765,12 +731,12 @@ static void end_field(struct xml_import *x)
 
 	if (x->err)
 		return;
-	if (v && (x->field == F_START || x->field == F_END || x->field == F_FOLD_PCT) &&
+	if (v && hs_gui_field_is_number(x->field) &&
 	    hs_numtext_parse_double(v, strlen(v), &d)) {
 		hs_free(v);	/* PerfView drops a non-numeric number box */
 		v = NULL;
 	}
-	set_default(field_slot(&x->out->defaults, x->field), v);
+	set_default(hs_gui_field_slot(&x->out->defaults, x->field), v);
 }
 
 /* ---- expat callbacks ---- */
@@ -801,12 +767,11 @@ static enum elem classify(struct xml_import *x, const char *name)
 	if (!strcmp(name, "StackSource"))
 		return x->source_state ? E_SKIP : E_SOURCE;
 	if (parent == E_FILTER) {
-		for (f = 0; f < F__COUNT; f++)
-			if (!strcmp(name, field_names[f])) {
-				x->field = (enum field)f;
-				return E_FIELD;
-			}
-		return E_SKIP;
+		f = hs_gui_field_find(name, strlen(name));
+		if (f < 0)
+			return E_SKIP;
+		x->field = (enum hs_gui_field)f;
+		return E_FIELD;
 	}
 	if (parent == E_FIELD)
 		return strcmp(name, "Value") ? E_SKIP : E_VALUE;

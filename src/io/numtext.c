@@ -26,7 +26,7 @@ static int is_blank(char c)
 	       c == '\f';
 }
 
-static void trim(const char **s, size_t *len)
+void hs_text_trim(const char **s, size_t *len)
 {
 	while (*len && is_blank(**s)) {
 		(*s)++;
@@ -99,7 +99,7 @@ int hs_numtext_parse_ms(const char *s, size_t len, int64_t *ns)
 	uint64_t v;
 	int err;
 
-	trim(&s, &len);
+	hs_text_trim(&s, &len);
 	err = scan_decimal(s, len, &d);
 	if (err)
 		return err;
@@ -140,7 +140,7 @@ int hs_numtext_parse_double(const char *s, size_t len, double *v)
 	double x;
 	int err;
 
-	trim(&s, &len);
+	hs_text_trim(&s, &len);
 	err = scan_decimal(s, len, &d);
 	if (err)
 		return err;

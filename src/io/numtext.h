@@ -13,6 +13,9 @@
  * strtod() (heapscope never calls setlocale(), so it is always '.').
  */
 
+/* Narrow [*@s, *@s + *@len) to leave out ASCII blanks at both ends. */
+void hs_text_trim(const char **s, size_t *len);
+
 /* Longest text hs_numtext_ms() or hs_numtext_double() writes, with NUL. */
 #define HS_NUMTEXT_MAX 40
 

@@ -1,0 +1,27 @@
+#ifndef HS_IO_GUI_STATE_H
+#define HS_IO_GUI_STATE_H
+#include <stddef.h>
+#include "model/stack_source.h"
+
+/*
+ * gui_state - the text boxes of PerfView's saved FilterGuiState, shared by
+ * the XML and JSON importers (perfview-semantics.md §8): their element or
+ * key names and where each lands in struct hs_source_defaults.
+ *
+ * Nothing here allocates; returned pointers point into @d.
+ */
+enum hs_gui_field {
+	HS_GUI_START, HS_GUI_END, HS_GUI_GROUP, HS_GUI_FOLD_PCT, HS_GUI_FOLD,
+	HS_GUI_INC, HS_GUI_EXC, HS_GUI__COUNT
+};
+
+/* The field named by @len bytes at @name ("GroupRegEx", ...); -1 if none. */
+int hs_gui_field_find(const char *name, size_t len);
+/* Where field @f is kept in @d. */
+char **hs_gui_field_slot(struct hs_source_defaults *d, enum hs_gui_field f);
+/* Start, End and FoldPercent hold numbers; PerfView drops other text there. */
+static inline int hs_gui_field_is_number(enum hs_gui_field f)
+{
+	return f == HS_GUI_START || f == HS_GUI_END || f == HS_GUI_FOLD_PCT;
+}
+#endif
