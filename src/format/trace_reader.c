@@ -1,0 +1,1271 @@
+/*
+ * trace_reader - the streaming record reader and the in-memory trace
+ * (see trace_reader.h and docs/trace-format.md).
+ */
+#include "format/trace_reader.h"
+#include "format/trace_writer.h"
+#include "common/alloc.h"
+#include "common/hash.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+/* --- the record stream ----------------------------------------------- */
+
+static int check_file_header(struct hs_trace_reader *r, const uint8_t *h,
+			     struct hs_diag *diag)
+{
+	if (memcmp(h, HS_TRACE_MAGIC, HS_TRACE_MAGIC_LEN)) {
+		hs_diag_set_offset(diag, 0, "not a heapscope trace (bad magic)");
+		return -EINVAL;
+	}
+	r->major = hs_get_le16(h + 8);
+	r->minor = hs_get_le16(h + 10);
+	if (r->major != HS_TRACE_MAJOR) {
+		hs_diag_set_offset(diag, 8, "trace format version %u.%u is not supported "
+				   "(this heapscope reads %u.x)",
+				   r->major, r->minor, HS_TRACE_MAJOR);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void reader_init(struct hs_trace_reader *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+}
+
+static int reader_start(struct hs_trace_reader *r, struct hs_diag *diag)
+{
+	uint8_t h[HS_FILE_HEADER_SIZE];
+	int err;
+
+	if (r->size < HS_FILE_HEADER_SIZE) {
+		hs_diag_set_offset(diag, 0, "not a heapscope trace (%llu bytes, too short "
+				   "for the file header)", (unsigned long long)r->size);
+		return -EINVAL;
+	}
+	if (r->mem) {
+		memcpy(h, r->mem, sizeof(h));
+	} else {
+		ssize_t n = pread(r->fd, h, sizeof(h), 0);
+
+		if (n < 0)
+			return -errno;
+		if (n != (ssize_t)sizeof(h))
+			return -EIO;
+	}
+	err = check_file_header(r, h, diag);
+	if (err)
+		return err;
+	r->dctx = ZSTD_createDCtx();
+	if (!r->dctx)
+		return -ENOMEM;
+	r->offset = HS_FILE_HEADER_SIZE;
+	return 0;
+}
+
+int hs_trace_reader_open(struct hs_trace_reader *r, const char *path,
+			 struct hs_diag *diag)
+{
+	struct stat sb;
+	int err;
+
+	reader_init(r);
+	r->name = path;
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0)
+		return -errno;
+	if (fstat(r->fd, &sb)) {
+		err = -errno;
+		goto fail;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		hs_diag_set(diag, 0, "not a regular file");
+		err = -EINVAL;
+		goto fail;
+	}
+	r->size = (uint64_t)sb.st_size;
+	err = reader_start(r, diag);
+	if (err)
+		goto fail;
+	return 0;
+fail:
+	hs_trace_reader_close(r);
+	return err;
+}
+
+int hs_trace_reader_open_mem(struct hs_trace_reader *r, const void *data,
+			     size_t n, const char *name, struct hs_diag *diag)
+{
+	int err;
+
+	reader_init(r);
+	r->name = name;
+	r->mem = data;
+	r->size = n;
+	err = reader_start(r, diag);
+	if (err)
+		hs_trace_reader_close(r);
+	return err;
+}
+
+void hs_trace_reader_close(struct hs_trace_reader *r)
+{
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+	hs_free(r->stored);
+	hs_free(r->raw);
+	r->stored = r->raw = NULL;
+	ZSTD_freeDCtx(r->dctx);
+	r->dctx = NULL;
+}
+
+/* Read @n bytes at @off into *@buf (grown as needed) or point into memory. */
+static int read_at(struct hs_trace_reader *r, uint64_t off, size_t n,
+		   const uint8_t **out)
+{
+	ssize_t got;
+	size_t done = 0;
+
+	if (r->mem) {
+		*out = r->mem + off;
+		return 0;
+	}
+	if (n > r->alloc_stored) {
+		uint8_t *b = hs_realloc(r->stored, n);
+
+		if (!b)
+			return -ENOMEM;
+		r->stored = b;
+		r->alloc_stored = n;
+	}
+	while (done < n) {
+		got = pread(r->fd, r->stored + done, n - done, (off_t)(off + done));
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (got == 0)
+			return -EIO;	/* the file shrank under us */
+		done += (size_t)got;
+	}
+	*out = r->stored;
+	return 0;
+}
+
+static int corrupt(struct hs_trace_reader *r, struct hs_diag *diag, uint64_t off,
+		   const char *what)
+{
+	hs_diag_set_offset(diag, off, "corrupt trace: %s (chunk %llu)", what,
+			   (unsigned long long)r->nr_chunks);
+	r->done = -EINVAL;
+	return -EINVAL;
+}
+
+/* Load the next chunk; 1 = loaded, 0 = end of input, <0 = error. */
+static int next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
+{
+	for (;;) {
+		const uint8_t *hdr, *payload;
+		uint64_t left = r->size - r->offset;
+		struct hs_chunk_header *ch = &r->chunk;
+		int err;
+
+		if (left == 0)
+			return 0;
+		if (left < HS_CHUNK_HEADER_SIZE) {
+			r->cut_off = 1;
+			r->cut_offset = r->offset;
+			return 0;
+		}
+		err = read_at(r, r->offset, HS_CHUNK_HEADER_SIZE, &hdr);
+		if (err)
+			return err;
+		if (hs_chunk_header_parse(hdr, ch))
+			return corrupt(r, diag, r->offset, "bad chunk magic");
+		if (ch->stored > HS_CHUNK_MAX || ch->raw > HS_CHUNK_MAX)
+			return corrupt(r, diag, r->offset, "chunk larger than 16 MiB");
+		if (!(ch->flags & HS_CHUNK_ZSTD) && ch->raw != ch->stored)
+			return corrupt(r, diag, r->offset,
+				       "stored chunk whose sizes differ");
+		if (ch->flags & ~HS_CHUNK_ZSTD)
+			return corrupt(r, diag, r->offset, "unknown chunk flags");
+		if (ch->seq != r->nr_chunks)
+			return corrupt(r, diag, r->offset, "chunk out of sequence");
+		if (left - HS_CHUNK_HEADER_SIZE < ch->stored) {
+			r->cut_off = 1;
+			r->cut_offset = r->offset;
+			return 0;
+		}
+		{
+			uint8_t h[HS_CHUNK_HEADER_SIZE];
+
+			memcpy(h, hdr, sizeof(h));
+			err = read_at(r, r->offset + HS_CHUNK_HEADER_SIZE, ch->stored,
+				      &payload);
+			if (err)
+				return err;
+			if (hs_chunk_check(h, payload, ch->stored) != ch->check)
+				return corrupt(r, diag, r->offset,
+					       "chunk check does not match its content");
+		}
+		r->chunk_offset = r->offset;
+		r->offset += HS_CHUNK_HEADER_SIZE + (uint64_t)ch->stored;
+		r->nr_chunks++;
+		if (ch->kind != HS_CHUNK_EVENTS && ch->kind != HS_CHUNK_END)
+			continue;	/* a kind from a newer minor version */
+		if (ch->flags & HS_CHUNK_ZSTD) {
+			size_t got;
+
+			if (ch->raw > r->alloc_raw) {
+				uint8_t *b = hs_realloc(r->raw, ch->raw ? ch->raw : 1);
+
+				if (!b)
+					return -ENOMEM;
+				r->raw = b;
+				r->alloc_raw = ch->raw;
+			}
+			got = ZSTD_decompressDCtx(r->dctx, r->raw, ch->raw, payload,
+						  ch->stored);
+			if (ZSTD_isError(got) || got != ch->raw) {
+				r->nr_chunks--;
+				return corrupt(r, diag, r->chunk_offset,
+					       "payload does not decompress to its size");
+			}
+			payload = r->raw;
+		}
+		r->payload = payload;
+		r->p = payload;
+		r->end = payload + ch->raw;
+		memset(&r->st, 0, sizeof(r->st));
+		if (ch->kind == HS_CHUNK_END)
+			r->end_seen = 1;
+		return 1;
+	}
+}
+
+int hs_trace_reader_next(struct hs_trace_reader *r, struct hs_rec *rec,
+			 struct hs_diag *diag)
+{
+	const char *why;
+	int ret;
+
+	if (r->done)
+		return r->done < 0 ? r->done : 0;
+	while (r->p >= r->end) {
+		ret = next_chunk(r, diag);
+		if (ret <= 0) {
+			r->done = ret < 0 ? ret : 1;
+			return ret;
+		}
+	}
+	if (hs_rec_decode(&r->p, r->end, &r->st, rec, &why)) {
+		hs_diag_set_offset(diag, r->chunk_offset,
+				   "corrupt trace: chunk %llu, record at payload offset "
+				   "%llu: %s", (unsigned long long)(r->nr_chunks - 1),
+				   (unsigned long long)(r->p - r->payload), why);
+		r->done = -EINVAL;
+		return -EINVAL;
+	}
+	r->nr_records++;
+	if (rec->tag < HS_TAG_SIZED_FIRST && rec->tag != HS_TAG_SPAN &&
+	    rec->tag != HS_TAG_NODE)
+		r->nr_events++;
+	return 1;
+}
+
+/* --- PROCESS ----------------------------------------------------------- */
+
+static char *dup_string(const uint8_t **q, const uint8_t *end, int *err)
+{
+	uint64_t len;
+	char *s;
+
+	if (hs_get_varint(q, end, &len) || len > HS_STRING_MAX ||
+	    len > (uint64_t)(end - *q)) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	s = hs_strndup((const char *)*q, (size_t)len);
+	if (!s) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	/* Embedded NULs would hide the rest; keep what is before them. */
+	*q += len;
+	return s;
+}
+
+void hs_trace_info_release(struct hs_trace_info *info)
+{
+	size_t i;
+
+	hs_free(info->exe);
+	hs_free(info->comm);
+	hs_free(info->cwd);
+	for (i = 0; i < info->argc; i++)
+		hs_free(info->argv[i]);
+	hs_free(info->argv);
+	memset(info, 0, sizeof(*info));
+}
+
+int hs_trace_info_decode(const uint8_t *body, size_t n, struct hs_trace_info *info,
+			 const char **why)
+{
+	const uint8_t *q = body, *end = body + n;
+	uint64_t v[10], argc;
+	size_t i;
+	int err = 0;
+
+	memset(info, 0, sizeof(*info));
+	for (i = 0; i < 10; i++)
+		if (hs_get_varint(&q, end, &v[i]))
+			goto bad;
+	info->pid = v[0];
+	info->ppid = v[1];
+	info->page_size = v[2];
+	info->sample_bytes = v[3];
+	info->max_depth = v[4];
+	info->unwind = (unsigned)v[5];
+	info->clock = (unsigned)v[6];
+	info->start_realtime_ns = v[7];
+	info->flags = (unsigned)v[8];
+	info->parent_pid = v[9];
+	if (v[5] > 2 || v[6] > 1) {
+		*why = "unknown unwinder or clock in the process record";
+		return -EINVAL;
+	}
+	info->exe = dup_string(&q, end, &err);
+	if (!err)
+		info->comm = dup_string(&q, end, &err);
+	if (!err)
+		info->cwd = dup_string(&q, end, &err);
+	if (err)
+		goto fail;
+	if (hs_get_varint(&q, end, &argc) || argc > HS_ARGC_MAX ||
+	    argc > (uint64_t)(end - q))
+		goto bad;
+	info->argv = hs_calloc(argc + 1, sizeof(char *));
+	if (!info->argv) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < argc; i++) {
+		info->argv[i] = dup_string(&q, end, &err);
+		if (err)
+			goto fail;
+		info->argc = i + 1;
+	}
+	info->present = 1;
+	return 0;
+bad:
+	err = -EINVAL;
+fail:
+	if (err == -EINVAL)
+		*why = "malformed process record";
+	hs_trace_info_release(info);
+	return err;
+}
+
+/* --- the loaded trace ------------------------------------------------- */
+
+static uint32_t *node_slot_find(const struct hs_trace *t, uint64_t id)
+{
+	size_t mask = t->nr_node_slot - 1;
+	size_t i = hs_hash_u64(id) & mask;
+
+	while (t->node_slot[i] && t->node_id[t->node_slot[i] - 1] != id)
+		i = (i + 1) & mask;
+	return &t->node_slot[i];
+}
+
+static uint32_t node_index(const struct hs_trace *t, uint64_t id)
+{
+	uint32_t s;
+
+	if (!t->nr_node_slot)
+		return HS_TRACE_NONE;
+	s = *node_slot_find(t, id);
+	return s ? s - 1 : HS_TRACE_NONE;
+}
+
+static int node_index_grow(struct hs_trace *t)
+{
+	size_t n = t->nr_node_slot ? 2 * t->nr_node_slot : 1024, i;
+	uint32_t *old = t->node_slot;
+	size_t old_n = t->nr_node_slot;
+
+	t->node_slot = hs_calloc(n, sizeof(uint32_t));
+	if (!t->node_slot) {
+		t->node_slot = old;
+		return -ENOMEM;
+	}
+	t->nr_node_slot = n;
+	for (i = 0; i < old_n; i++)
+		if (old[i])
+			*node_slot_find(t, t->node_id[old[i] - 1]) = old[i];
+	hs_free(old);
+	return 0;
+}
+
+/* Reallocate one column of a set of parallel arrays to @cap items. */
+static int grow_col(void **col, size_t cap, size_t elem)
+{
+	void *p = hs_realloc(*col, cap * elem);
+
+	if (!p)
+		return -ENOMEM;
+	*col = p;
+	return 0;
+}
+
+/* Add a node; a second definition of an id keeps the first. */
+static int add_node(struct hs_trace *t, uint64_t id, uint64_t parent, uint64_t addr,
+		    uint64_t ticks)
+{
+	uint32_t *slot;
+	size_t n = t->nr_nodes;
+
+	if (n >= UINT32_MAX - 2)
+		return -E2BIG;
+	if (2 * (n + 1) > t->nr_node_slot && node_index_grow(t))
+		return -ENOMEM;
+	slot = node_slot_find(t, id);
+	if (*slot)
+		return 0;
+	if (n == t->alloc_nodes) {
+		size_t cap = n ? n + n / 2 : 1024;
+
+		if (grow_col((void **)&t->node_addr, cap, sizeof(uint64_t)) ||
+		    grow_col((void **)&t->node_parent, cap, sizeof(uint32_t)) ||
+		    grow_col((void **)&t->node_module, cap, sizeof(uint32_t)) ||
+		    grow_col((void **)&t->node_id, cap, sizeof(uint64_t)) ||
+		    grow_col((void **)&t->node_ticks, cap, sizeof(uint64_t)))
+			return -ENOMEM;
+		t->alloc_nodes = cap;
+	}
+	t->node_addr[n] = addr;
+	t->node_id[n] = id;
+	t->node_ticks[n] = ticks;
+	/* parents are resolved from their ids once everything is read */
+	t->node_parent[n] = HS_TRACE_NONE;
+	t->node_module[n] = HS_TRACE_NONE;
+	t->nr_nodes = n + 1;
+	*slot = (uint32_t)(n + 1);
+	return 0;
+}
+
+/* Thread index of @tid, added if new (a small hash keeps it O(1)). */
+struct tid_map {
+	uint64_t *key;
+	uint32_t *val;
+	size_t n, cap;
+};
+
+static int thread_index(struct hs_trace *t, struct tid_map *m, uint64_t tid,
+			uint32_t *out)
+{
+	size_t i, mask;
+
+	if (2 * (m->n + 1) > m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 64, j;
+		uint64_t *k = hs_calloc(cap, sizeof(uint64_t));
+		uint32_t *v = hs_calloc(cap, sizeof(uint32_t));
+
+		if (!k || !v) {
+			hs_free(k);
+			hs_free(v);
+			return -ENOMEM;
+		}
+		for (j = 0; j < m->cap; j++) {
+			if (!m->val[j])
+				continue;
+			i = hs_hash_u64(m->key[j]) & (cap - 1);
+			while (v[i])
+				i = (i + 1) & (cap - 1);
+			k[i] = m->key[j];
+			v[i] = m->val[j];
+		}
+		hs_free(m->key);
+		hs_free(m->val);
+		m->key = k;
+		m->val = v;
+		m->cap = cap;
+	}
+	mask = m->cap - 1;
+	i = hs_hash_u64(tid) & mask;
+	while (m->val[i] && m->key[i] != tid)
+		i = (i + 1) & mask;
+	if (m->val[i]) {
+		*out = m->val[i] - 1;
+		return 0;
+	}
+	if (t->nr_threads >= UINT32_MAX - 1 ||
+	    HS_GROW(t->threads, t->nr_threads + 1, t->alloc_threads))
+		return -ENOMEM;
+	memset(&t->threads[t->nr_threads], 0, sizeof(t->threads[0]));
+	t->threads[t->nr_threads].tid = tid;
+	t->threads[t->nr_threads].start_ns = -1;
+	t->threads[t->nr_threads].exit_ns = -1;
+	m->key[i] = tid;
+	m->val[i] = (uint32_t)++t->nr_threads;
+	m->n++;
+	*out = (uint32_t)(t->nr_threads - 1);
+	return 0;
+}
+
+static int grow_events(struct hs_trace *t, size_t need)
+{
+	size_t cap = t->alloc_events;
+	void *p;
+
+	if (need <= cap)
+		return 0;
+	cap = t->alloc_events ? t->alloc_events + t->alloc_events / 2 : 1024;
+	if (cap < need)
+		cap = need;
+#define GROW_COL(col)                                                   \
+	do {                                                            \
+		p = hs_realloc(t->col, cap * sizeof(*t->col));          \
+		if (!p)                                                 \
+			return -ENOMEM;                                 \
+		t->col = p;                                             \
+	} while (0)
+	GROW_COL(time);
+	GROW_COL(addr);
+	GROW_COL(size);
+	GROW_COL(stack);
+	GROW_COL(thread);
+	GROW_COL(op);
+	GROW_COL(fn);
+#undef GROW_COL
+	t->alloc_events = cap;
+	return 0;
+}
+
+/*
+ * Append an event. Its stack is the raw node id for now (the low 32 bits
+ * of a 64-bit id are not enough, so ids are kept aside in @ids).
+ */
+struct load_state {
+	struct tid_map tids;
+	uint64_t *stack_ids;		/* event -> node id, resolved at the end */
+	size_t alloc_stack_ids;
+	uint64_t last_ticks;
+};
+
+static int add_event(struct hs_trace *t, struct load_state *ls, uint32_t thread,
+		     uint64_t ticks, enum hs_trace_op op, unsigned fn, uint64_t addr,
+		     uint64_t size, uint64_t stack)
+{
+	size_t n = t->nr_events;
+
+	if (grow_events(t, n + 1) || HS_GROW(ls->stack_ids, n + 1, ls->alloc_stack_ids))
+		return -ENOMEM;
+	t->time[n] = (int64_t)ticks;
+	t->addr[n] = addr;
+	t->size[n] = size;
+	t->stack[n] = HS_TRACE_NONE;
+	ls->stack_ids[n] = stack;
+	t->thread[n] = thread;
+	t->op[n] = (uint8_t)op;
+	t->fn[n] = (uint8_t)fn;
+	t->nr_events = n + 1;
+	if (ticks > ls->last_ticks)
+		ls->last_ticks = ticks;
+	return 0;
+}
+
+static char *dup_bytes(const uint8_t *s, size_t n)
+{
+	return hs_strndup((const char *)s, n);
+}
+
+static int add_record(struct hs_trace *t, struct load_state *ls,
+		      const struct hs_rec *rec, const char **why)
+{
+	uint32_t th;
+	int err;
+
+	if (rec->tag == HS_TAG_NODE)
+		return add_node(t, rec->id, rec->parent, rec->addr, ls->last_ticks);
+	if (rec->tag == HS_TAG_PROCESS) {
+		if (t->info.present)
+			return 0;
+		return hs_trace_info_decode(rec->body, rec->body_len, &t->info, why);
+	}
+	err = thread_index(t, &ls->tids, rec->tid, &th);
+	if (err)
+		return err;
+	switch (rec->tag) {
+	case HS_TAG_SPAN:
+		return 0;
+	case HS_TAG_MALLOC:
+	case HS_TAG_CALLOC:
+	case HS_TAG_POSIX_MEMALIGN:
+	case HS_TAG_ALIGNED_ALLOC:
+	case HS_TAG_MEMALIGN:
+	case HS_TAG_VALLOC:
+	case HS_TAG_PVALLOC:
+	case HS_TAG_REALLOC:
+	case HS_TAG_REALLOCARRAY:
+		if (hs_tag_is_realloc(rec->tag) && rec->old_addr) {
+			err = add_event(t, ls, th, rec->ticks, HS_OP_FREE, rec->tag,
+					rec->old_addr, 0, 0);
+			if (err)
+				return err;
+		}
+		t->threads[th].allocs++;
+		t->threads[th].bytes += rec->size;
+		return add_event(t, ls, th, rec->ticks, HS_OP_ALLOC, rec->tag, rec->addr,
+				 rec->size, rec->stack);
+	case HS_TAG_FREE:
+	case HS_TAG_REALLOC_FREE:
+		t->threads[th].frees++;
+		return add_event(t, ls, th, rec->ticks, HS_OP_FREE, rec->tag, rec->addr,
+				 0, 0);
+	case HS_TAG_MMAP:
+		return add_event(t, ls, th, rec->ticks, HS_OP_MMAP, rec->tag, rec->addr,
+				 rec->size, rec->stack);
+	case HS_TAG_MUNMAP:
+		return add_event(t, ls, th, rec->ticks, HS_OP_MUNMAP, rec->tag,
+				 rec->addr, rec->size, 0);
+	case HS_TAG_MREMAP:
+		err = add_event(t, ls, th, rec->ticks, HS_OP_MUNMAP, rec->tag,
+				rec->old_addr, rec->old_size, 0);
+		if (err)
+			return err;
+		return add_event(t, ls, th, rec->ticks, HS_OP_MMAP, rec->tag, rec->addr,
+				 rec->size, rec->stack);
+	case HS_TAG_CLOCK:
+		if (t->nr_clock == t->alloc_clock) {
+			size_t cap = t->alloc_clock ? 2 * t->alloc_clock : 64;
+
+			if (grow_col((void **)&t->clock_ticks, cap, sizeof(uint64_t)) ||
+			    grow_col((void **)&t->clock_ns, cap, sizeof(int64_t)))
+				return -ENOMEM;
+			t->alloc_clock = cap;
+		}
+		t->clock_ticks[t->nr_clock] = rec->ticks;
+		t->clock_ns[t->nr_clock] = (int64_t)rec->value;
+		t->nr_clock++;
+		return 0;
+	case HS_TAG_RSS:
+		if (t->nr_rss == t->alloc_rss) {
+			size_t cap = t->alloc_rss ? 2 * t->alloc_rss : 64;
+
+			if (grow_col((void **)&t->rss_time, cap, sizeof(int64_t)) ||
+			    grow_col((void **)&t->rss_bytes, cap, sizeof(uint64_t)))
+				return -ENOMEM;
+			t->alloc_rss = cap;
+		}
+		t->rss_time[t->nr_rss] = (int64_t)rec->ticks;
+		t->rss_bytes[t->nr_rss] = rec->value;
+		t->nr_rss++;
+		if (rec->ticks > ls->last_ticks)
+			ls->last_ticks = rec->ticks;
+		return 0;
+	case HS_TAG_MODULE: {
+		struct hs_trace_module *m;
+
+		if (HS_GROW(t->modules, t->nr_modules + 1, t->alloc_modules))
+			return -ENOMEM;
+		m = &t->modules[t->nr_modules];
+		memset(m, 0, sizeof(*m));
+		m->id = rec->id;
+		m->bias = rec->bias;
+		m->start = rec->start;
+		m->end = rec->end;
+		m->load_ticks = rec->ticks;
+		m->unload_ticks = UINT64_MAX;
+		m->path = dup_bytes(rec->str, rec->str_len);
+		m->build_id = hs_malloc(rec->bytes_len ? rec->bytes_len : 1);
+		if (!m->path || !m->build_id) {
+			hs_free(m->path);
+			hs_free(m->build_id);
+			return -ENOMEM;
+		}
+		memcpy(m->build_id, rec->bytes, rec->bytes_len);
+		m->build_id_len = rec->bytes_len;
+		t->nr_modules++;
+		return 0;
+	}
+	case HS_TAG_MODULE_UNLOAD: {
+		size_t i;
+
+		for (i = t->nr_modules; i-- > 0;)
+			if (t->modules[i].id == rec->id &&
+			    t->modules[i].unload_ticks == UINT64_MAX) {
+				t->modules[i].unload_ticks = rec->ticks;
+				break;
+			}
+		return 0;
+	}
+	case HS_TAG_THREAD_START:
+	case HS_TAG_THREAD_NAME: {
+		char *name = dup_bytes(rec->str, rec->str_len);
+
+		if (!name)
+			return -ENOMEM;
+		hs_free(t->threads[th].name);
+		t->threads[th].name = name;
+		if (rec->tag == HS_TAG_THREAD_START)
+			t->threads[th].start_ns = (int64_t)rec->ticks;
+		return 0;
+	}
+	case HS_TAG_THREAD_EXIT:
+		t->threads[th].exit_ns = (int64_t)rec->ticks;
+		return 0;
+	case HS_TAG_END:
+		t->has_end = 1;
+		t->end_reason = (unsigned)rec->value;
+		t->end_detail = rec->detail;
+		if (rec->ticks > ls->last_ticks)
+			ls->last_ticks = rec->ticks;
+		return 0;
+	case HS_TAG_FOOTER: {
+		const uint8_t *q = rec->body, *end = rec->body + rec->body_len;
+		size_t i;
+
+		for (i = 0; i < HS_FC__COUNT; i++)
+			if (hs_get_varint(&q, end, &t->footer[i])) {
+				*why = "malformed footer";
+				return -EINVAL;
+			}
+		t->has_footer = 1;
+		return 0;
+	}
+	default:
+		return 0;	/* FORK, EXEC and unknown sized records */
+	}
+}
+
+/* ticks -> ns with the CLOCK pairs (sorted by ticks). */
+static int64_t ticks_to_ns(const struct hs_trace *t, uint64_t ticks)
+{
+	size_t lo = 0, hi = t->nr_clock, i;
+	double rate;
+
+	if (t->info.clock == HS_CLOCK_NS || t->nr_clock == 0)
+		return (int64_t)ticks;
+	/* last pair with clock_ticks <= ticks */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->clock_ticks[mid] <= ticks)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (t->nr_clock == 1)
+		return t->clock_ns[0] + (int64_t)(ticks - t->clock_ticks[0]);
+	i = lo == 0 ? 0 : lo - 1;
+	if (i + 1 >= t->nr_clock)
+		i = t->nr_clock - 2;
+	if (t->clock_ticks[i + 1] == t->clock_ticks[i])
+		return t->clock_ns[i];
+	rate = (double)(t->clock_ns[i + 1] - t->clock_ns[i]) /
+	       (double)(t->clock_ticks[i + 1] - t->clock_ticks[i]);
+	return t->clock_ns[i] +
+	       (int64_t)llround(((double)ticks - (double)t->clock_ticks[i]) * rate);
+}
+
+static int cmp_clock(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+static int sort_clock(struct hs_trace *t)
+{
+	uint64_t *pairs;
+	size_t i, n = t->nr_clock;
+
+	if (n < 2)
+		return 0;
+	pairs = hs_malloc(2 * n * sizeof(uint64_t));
+	if (!pairs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		pairs[2 * i] = t->clock_ticks[i];
+		pairs[2 * i + 1] = (uint64_t)t->clock_ns[i];
+	}
+	qsort(pairs, n, 2 * sizeof(uint64_t), cmp_clock);
+	for (i = 0; i < n; i++) {
+		t->clock_ticks[i] = pairs[2 * i];
+		t->clock_ns[i] = (int64_t)pairs[2 * i + 1];
+	}
+	hs_free(pairs);
+	return 0;
+}
+
+/* Stable merge sort of the event permutation @idx by time. */
+static void merge_sort(uint32_t *idx, uint32_t *tmp, size_t n, const int64_t *time)
+{
+	size_t width, i;
+
+	for (width = 1; width < n; width *= 2) {
+		for (i = 0; i < n; i += 2 * width) {
+			size_t lo = i, mid = i + width < n ? i + width : n;
+			size_t hi = i + 2 * width < n ? i + 2 * width : n;
+			size_t a = lo, b = mid, k = lo;
+
+			if (mid >= hi || time[idx[mid - 1]] <= time[idx[mid]]) {
+				memcpy(tmp + lo, idx + lo, (hi - lo) * sizeof(*idx));
+				continue;
+			}
+			while (a < mid && b < hi)
+				tmp[k++] = time[idx[b]] < time[idx[a]] ? idx[b++] : idx[a++];
+			while (a < mid)
+				tmp[k++] = idx[a++];
+			while (b < hi)
+				tmp[k++] = idx[b++];
+		}
+		memcpy(idx, tmp, n * sizeof(*idx));
+	}
+}
+
+#define PERMUTE(col, type)                                                \
+	do {                                                              \
+		type *dst = (type *)scratch;                              \
+		for (i = 0; i < n; i++)                                   \
+			dst[i] = t->col[idx[i]];                          \
+		memcpy(t->col, dst, n * sizeof(type));                    \
+	} while (0)
+
+static int sort_events(struct hs_trace *t)
+{
+	size_t n = t->nr_events, i;
+	uint32_t *idx, *tmp;
+	void *scratch;
+
+	for (i = 1; i < n; i++)
+		if (t->time[i] < t->time[i - 1])
+			break;
+	if (i >= n)
+		return 0;
+	idx = hs_malloc(n * sizeof(uint32_t));
+	tmp = hs_malloc(n * sizeof(uint32_t));
+	scratch = hs_malloc(n * sizeof(uint64_t));
+	if (!idx || !tmp || !scratch) {
+		hs_free(idx);
+		hs_free(tmp);
+		hs_free(scratch);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		idx[i] = (uint32_t)i;
+	merge_sort(idx, tmp, n, t->time);
+	PERMUTE(time, int64_t);
+	PERMUTE(addr, uint64_t);
+	PERMUTE(size, uint64_t);
+	PERMUTE(stack, uint32_t);
+	PERMUTE(thread, uint32_t);
+	PERMUTE(op, uint8_t);
+	PERMUTE(fn, uint8_t);
+	hs_free(idx);
+	hs_free(tmp);
+	hs_free(scratch);
+	return 0;
+}
+
+/* Module of each node: the latest module holding its address when defined. */
+static void resolve_node_modules(struct hs_trace *t)
+{
+	size_t i, j;
+
+	for (i = 0; i < t->nr_nodes; i++) {
+		uint64_t a = t->node_addr[i], tk = t->node_ticks[i];
+		uint32_t best = HS_TRACE_NONE;
+
+		if (!a)
+			continue;
+		for (j = 0; j < t->nr_modules; j++) {
+			const struct hs_trace_module *m = &t->modules[j];
+
+			if (a < m->start || a >= m->end)
+				continue;
+			if (m->load_ticks > tk && best != HS_TRACE_NONE)
+				continue;
+			if (m->unload_ticks <= tk)
+				continue;
+			if (best == HS_TRACE_NONE ||
+			    m->load_ticks >= t->modules[best].load_ticks)
+				best = (uint32_t)j;
+		}
+		t->node_module[i] = best;
+	}
+}
+
+static int finish(struct hs_trace *t, struct load_state *ls)
+{
+	size_t i;
+	int err;
+	uint32_t missing = HS_TRACE_NONE;
+
+	err = sort_clock(t);
+	if (err)
+		return err;
+	for (i = 0; i < t->nr_events; i++) {
+		uint64_t id = ls->stack_ids[i];
+
+		if (!id)
+			continue;
+		t->stack[i] = node_index(t, id);
+		if (t->stack[i] == HS_TRACE_NONE) {
+			t->missing_nodes++;
+			if (missing == HS_TRACE_NONE) {
+				/* a BROKEN node (address 0) stands for the lost stack */
+				err = add_node(t, UINT64_MAX, 0, 0, 0);
+				if (err)
+					return err;
+				missing = node_index(t, UINT64_MAX);
+			}
+			t->stack[i] = missing;
+		}
+	}
+	for (i = 0; i < t->nr_events; i++)
+		t->time[i] = ticks_to_ns(t, (uint64_t)t->time[i]);
+	for (i = 0; i < t->nr_rss; i++)
+		t->rss_time[i] = ticks_to_ns(t, (uint64_t)t->rss_time[i]);
+	for (i = 0; i < t->nr_threads; i++) {
+		if (t->threads[i].start_ns >= 0)
+			t->threads[i].start_ns = ticks_to_ns(t, (uint64_t)t->threads[i].start_ns);
+		if (t->threads[i].exit_ns >= 0)
+			t->threads[i].exit_ns = ticks_to_ns(t, (uint64_t)t->threads[i].exit_ns);
+	}
+	t->duration_ns = ticks_to_ns(t, ls->last_ticks);
+	resolve_node_modules(t);
+	return sort_events(t);
+}
+
+static void load_state_release(struct load_state *ls)
+{
+	hs_free(ls->tids.key);
+	hs_free(ls->tids.val);
+	hs_free(ls->stack_ids);
+}
+
+static int load(struct hs_trace_reader *r, struct hs_trace *t, struct hs_diag *diag)
+{
+	struct load_state ls;
+	struct hs_rec rec;
+	uint64_t *parent_ids = NULL;
+	size_t alloc_parent_ids = 0, i;
+	const char *why = NULL;
+	int ret, err = 0;
+
+	memset(&ls, 0, sizeof(ls));
+	while ((ret = hs_trace_reader_next(r, &rec, diag)) == 1) {
+		size_t before = t->nr_nodes;
+
+		err = add_record(t, &ls, &rec, &why);
+		if (err == -EINVAL) {
+			hs_diag_set_offset(diag, r->chunk_offset,
+					   "corrupt trace: chunk %llu: %s",
+					   (unsigned long long)(r->nr_chunks - 1),
+					   why ? why : "bad record");
+			goto out;
+		}
+		if (err)
+			goto out;
+		if (t->nr_nodes > before) {
+			if (HS_GROW(parent_ids, t->nr_nodes, alloc_parent_ids)) {
+				err = -ENOMEM;
+				goto out;
+			}
+			parent_ids[before] = rec.parent;
+		}
+	}
+	if (ret < 0) {
+		err = ret;
+		goto out;
+	}
+	/* A parent id that was never defined: the stack is BROKEN there. */
+	for (i = 0; i < t->nr_nodes; i++) {
+		t->node_parent[i] = HS_TRACE_NONE;
+		if (!parent_ids[i])
+			continue;
+		t->node_parent[i] = node_index(t, parent_ids[i]);
+		if (t->node_parent[i] == HS_TRACE_NONE) {
+			t->node_parent[i] = HS_TRACE_MISSING;
+			t->missing_nodes++;
+		}
+	}
+	t->nr_chunks = r->nr_chunks;
+	t->nr_records = r->nr_records;
+	t->file_size = r->size;
+	t->cut_off = r->cut_off || !r->end_seen;
+	t->cut_offset = r->cut_off ? r->cut_offset : r->size;
+	err = finish(t, &ls);
+out:
+	hs_free(parent_ids);
+	load_state_release(&ls);
+	return err;
+}
+
+static void trace_init(struct hs_trace *t)
+{
+	memset(t, 0, sizeof(*t));
+}
+
+int hs_trace_load(const char *path, struct hs_trace *t, struct hs_diag *diag)
+{
+	struct hs_trace_reader r;
+	int err;
+
+	trace_init(t);
+	err = hs_trace_reader_open(&r, path, diag);
+	if (err)
+		return err;
+	err = load(&r, t, diag);
+	hs_trace_reader_close(&r);
+	if (err)
+		hs_trace_release(t);
+	return err;
+}
+
+int hs_trace_load_mem(const void *data, size_t n, const char *name,
+		      struct hs_trace *t, struct hs_diag *diag)
+{
+	struct hs_trace_reader r;
+	int err;
+
+	trace_init(t);
+	err = hs_trace_reader_open_mem(&r, data, n, name, diag);
+	if (err)
+		return err;
+	err = load(&r, t, diag);
+	hs_trace_reader_close(&r);
+	if (err)
+		hs_trace_release(t);
+	return err;
+}
+
+void hs_trace_release(struct hs_trace *t)
+{
+	size_t i;
+
+	hs_trace_info_release(&t->info);
+	hs_free(t->node_addr);
+	hs_free(t->node_parent);
+	hs_free(t->node_module);
+	hs_free(t->node_id);
+	hs_free(t->node_ticks);
+	hs_free(t->node_slot);
+	for (i = 0; i < t->nr_modules; i++) {
+		hs_free(t->modules[i].path);
+		hs_free(t->modules[i].build_id);
+	}
+	hs_free(t->modules);
+	for (i = 0; i < t->nr_threads; i++)
+		hs_free(t->threads[i].name);
+	hs_free(t->threads);
+	hs_free(t->time);
+	hs_free(t->addr);
+	hs_free(t->size);
+	hs_free(t->stack);
+	hs_free(t->thread);
+	hs_free(t->op);
+	hs_free(t->fn);
+	hs_free(t->rss_time);
+	hs_free(t->rss_bytes);
+	hs_free(t->clock_ticks);
+	hs_free(t->clock_ns);
+	memset(t, 0, sizeof(*t));
+}
+
+size_t hs_trace_stack(const struct hs_trace *t, uint32_t node, uint32_t *out,
+		      size_t max)
+{
+	size_t n = 0;
+
+	while (node < t->nr_nodes && n < max) {
+		out[n++] = node;
+		node = t->node_parent[node];
+	}
+	/* a parent that was referenced but never defined */
+	if (node == HS_TRACE_MISSING && n < max)
+		out[n++] = HS_TRACE_NONE;
+	return n;
+}
+
+const char *hs_trace_frame_name(const struct hs_trace *t, uint32_t node,
+				char *buf, size_t n)
+{
+	uint64_t a;
+	uint32_t m;
+
+	if (node >= t->nr_nodes || !t->node_addr[node]) {
+		snprintf(buf, n, "BROKEN");
+		return buf;
+	}
+	a = t->node_addr[node];
+	m = t->node_module[node];
+	if (m == HS_TRACE_NONE)
+		snprintf(buf, n, "[unknown]!0x%llx", (unsigned long long)a);
+	else
+		snprintf(buf, n, "%s!0x%llx", t->modules[m].path,
+			 (unsigned long long)(a - t->modules[m].bias));
+	return buf;
+}
+
+double hs_trace_weight(const struct hs_trace *t, uint64_t size)
+{
+	double p;
+
+	if (!t->info.sample_bytes)
+		return 1.0;
+	p = -expm1(-(double)size / (double)t->info.sample_bytes);
+	return p > 0 ? 1.0 / p : 1.0;
+}
+
+/* --- stats: replay with an address -> size map ------------------------ */
+
+struct addr_map {
+	uint64_t *key;		/* 0 = empty (address 0 is never live) */
+	uint64_t *val;
+	size_t n, cap;
+};
+
+static size_t amap_find(const struct addr_map *m, uint64_t a)
+{
+	size_t mask = m->cap - 1, i = hs_hash_u64(a) & mask;
+
+	while (m->key[i] && m->key[i] != a)
+		i = (i + 1) & mask;
+	return i;
+}
+
+static int amap_put(struct addr_map *m, uint64_t a, uint64_t v, uint64_t *old)
+{
+	size_t i;
+
+	if (2 * (m->n + 1) > m->cap) {
+		struct addr_map g = { .cap = m->cap ? 2 * m->cap : 1024 };
+		size_t j;
+
+		g.key = hs_calloc(g.cap, sizeof(uint64_t));
+		g.val = hs_calloc(g.cap, sizeof(uint64_t));
+		if (!g.key || !g.val) {
+			hs_free(g.key);
+			hs_free(g.val);
+			return -ENOMEM;
+		}
+		for (j = 0; j < m->cap; j++)
+			if (m->key[j]) {
+				i = amap_find(&g, m->key[j]);
+				g.key[i] = m->key[j];
+				g.val[i] = m->val[j];
+			}
+		g.n = m->n;
+		hs_free(m->key);
+		hs_free(m->val);
+		*m = g;
+	}
+	i = amap_find(m, a);
+	*old = m->key[i] ? m->val[i] : UINT64_MAX;
+	if (!m->key[i])
+		m->n++;
+	m->key[i] = a;
+	m->val[i] = v;
+	return 0;
+}
+
+/* Remove @a; returns its value or UINT64_MAX. Backward-shift deletion. */
+static uint64_t amap_del(struct addr_map *m, uint64_t a)
+{
+	size_t mask, i, j;
+	uint64_t v;
+
+	if (!m->cap)
+		return UINT64_MAX;
+	mask = m->cap - 1;
+	i = amap_find(m, a);
+	if (!m->key[i])
+		return UINT64_MAX;
+	v = m->val[i];
+	m->n--;
+	j = i;
+	for (;;) {
+		size_t home;
+
+		j = (j + 1) & mask;
+		if (!m->key[j])
+			break;
+		home = hs_hash_u64(m->key[j]) & mask;
+		/* move j back to i if its home is not in (i, j] cyclically */
+		if ((j > i && (home <= i || home > j)) ||
+		    (j < i && (home <= i && home > j))) {
+			m->key[i] = m->key[j];
+			m->val[i] = m->val[j];
+			i = j;
+		}
+	}
+	m->key[i] = 0;
+	return v;
+}
+
+int hs_trace_stats(const struct hs_trace *t, struct hs_trace_stats *s)
+{
+	struct addr_map m = { 0 };
+	uint64_t live = 0, old;
+	size_t i;
+	int err = 0;
+
+	memset(s, 0, sizeof(*s));
+	for (i = 0; i < t->nr_events; i++) {
+		switch (t->op[i]) {
+		case HS_OP_ALLOC:
+			s->allocs++;
+			if (hs_tag_is_realloc(t->fn[i]))
+				s->reallocs++;
+			s->bytes_allocated += t->size[i];
+			err = amap_put(&m, t->addr[i], t->size[i], &old);
+			if (err)
+				goto out;
+			if (old != UINT64_MAX)
+				live -= old;	/* a free we never saw */
+			live += t->size[i];
+			if (live > s->peak_heap) {
+				s->peak_heap = live;
+				s->peak_time = t->time[i];
+			}
+			break;
+		case HS_OP_FREE:
+			s->frees++;
+			old = amap_del(&m, t->addr[i]);
+			if (old == UINT64_MAX)
+				s->unmatched_frees++;
+			else
+				live -= old;
+			break;
+		case HS_OP_MMAP:
+			s->mmaps++;
+			break;
+		case HS_OP_MUNMAP:
+			s->munmaps++;
+			break;
+		}
+	}
+	s->leaked_bytes = live;
+	s->leaked_blocks = m.n;
+	for (i = 0; i < t->nr_rss; i++)
+		if (t->rss_bytes[i] > s->peak_rss)
+			s->peak_rss = t->rss_bytes[i];
+out:
+	hs_free(m.key);
+	hs_free(m.val);
+	return err;
+}

@@ -1,0 +1,214 @@
+#ifndef HS_FORMAT_TRACE_READER_H
+#define HS_FORMAT_TRACE_READER_H
+#include <stddef.h>
+#include <stdint.h>
+#include "common/diag.h"
+#include "format/trace_format.h"
+#include "format/trace_record.h"
+
+/*
+ * trace_reader - read .heapscope traces (docs/trace-format.md).
+ *
+ * Two levels:
+ *  - hs_trace_reader: a stream of decoded records, chunk by chunk, in file
+ *    order, in bounded memory. It stops cleanly where a file was cut off
+ *    and reports how much it recovered; it rejects corrupt data with the
+ *    file offset in a struct hs_diag.
+ *  - hs_trace: a whole trace in memory: process info, modules, threads,
+ *    the stack tree, and the events as columns sorted by time, with times
+ *    converted to nanoseconds. Reallocs are split into a free and an
+ *    allocation, mremaps into an munmap and an mmap.
+ *
+ * Memory comes from hs_malloc (common/alloc.h). The reader owns its
+ * buffers; records handed out borrow from them until the next call.
+ * Input is untrusted: every size is bounded, nothing is trusted to be
+ * consistent (node ids, parents, module ids are all checked).
+ */
+
+struct hs_trace_reader {
+	/* input: a file descriptor (owned) or a memory buffer (borrowed) */
+	int fd;
+	const uint8_t *mem;
+	uint64_t size;			/* bytes of input */
+	const char *name;		/* for messages, borrowed */
+
+	unsigned major, minor;
+	uint64_t offset;		/* file offset of the next chunk */
+	uint64_t chunk_offset;		/* file offset of the current chunk */
+	struct hs_chunk_header chunk;	/* the current chunk */
+	uint64_t nr_chunks;		/* complete chunks read so far */
+	uint64_t nr_records, nr_events;	/* decoded so far */
+
+	uint8_t *stored, *raw;		/* payload buffers */
+	size_t alloc_stored, alloc_raw;
+	const uint8_t *p, *end;		/* the rest of the current payload */
+	const uint8_t *payload;		/* start of the current payload */
+	struct hs_rec_state st;
+	void *dctx;			/* ZSTD_DCtx */
+
+	int cut_off;			/* the file ends inside a chunk */
+	uint64_t cut_offset;		/* where that chunk started */
+	int end_seen;			/* an END chunk was read */
+	int done;
+};
+
+/*
+ * Open @path. Checks the file header; returns 0, -errno, or -EINVAL with
+ * @diag filled for a file that is not a trace (or a version we do not
+ * read). On failure nothing needs releasing.
+ */
+int hs_trace_reader_open(struct hs_trace_reader *r, const char *path,
+			 struct hs_diag *diag);
+/* The same over @n bytes at @data (borrowed while the reader is open). */
+int hs_trace_reader_open_mem(struct hs_trace_reader *r, const void *data,
+			     size_t n, const char *name, struct hs_diag *diag);
+/*
+ * Decode the next record into @rec (borrowing from the reader). Returns 1
+ * for a record, 0 at the end of the input (whole or cut off: see cut_off),
+ * or a negative errno (-EINVAL: corrupt, @diag names the offset; -EIO,
+ * -ENOMEM). After an error or the end, keeps returning the same.
+ */
+int hs_trace_reader_next(struct hs_trace_reader *r, struct hs_rec *rec,
+			 struct hs_diag *diag);
+/* Close the file and free the buffers. */
+void hs_trace_reader_close(struct hs_trace_reader *r);
+
+/* What the PROCESS record said; strings owned by the struct hs_trace. */
+struct hs_trace_info {
+	int present;			/* a PROCESS record was read */
+	uint64_t pid, ppid, page_size, sample_bytes, max_depth;
+	unsigned unwind, clock, flags;
+	uint64_t start_realtime_ns, parent_pid;
+	char *exe, *comm, *cwd;
+	char **argv;
+	size_t argc;
+};
+
+/*
+ * Decode a PROCESS body into @info (whose strings are allocated with
+ * hs_malloc; free them with hs_trace_info_release()). Returns 0, -EINVAL
+ * (malformed; *@why says what) or -ENOMEM.
+ */
+int hs_trace_info_decode(const uint8_t *body, size_t n, struct hs_trace_info *info,
+			 const char **why);
+void hs_trace_info_release(struct hs_trace_info *info);
+
+#define HS_TRACE_NONE UINT32_MAX	/* no node / module / thread */
+#define HS_TRACE_MISSING (UINT32_MAX - 1) /* node_parent: defined nowhere */
+
+struct hs_trace_module {
+	uint64_t id, bias, start, end;
+	char *path;
+	uint8_t *build_id;
+	size_t build_id_len;
+	uint64_t load_ticks, unload_ticks;	/* unload: UINT64_MAX if never */
+};
+
+struct hs_trace_thread {
+	uint64_t tid;			/* 0: the process itself */
+	char *name;			/* latest name, or NULL */
+	int64_t start_ns, exit_ns;	/* -1 if unknown */
+	uint64_t allocs, frees, bytes;
+};
+
+/* Event operations of a loaded trace. */
+enum hs_trace_op { HS_OP_ALLOC, HS_OP_FREE, HS_OP_MMAP, HS_OP_MUNMAP };
+
+struct hs_trace {
+	struct hs_trace_info info;
+
+	/* the stack tree: node index -> parent index (HS_TRACE_NONE at the
+	 * root, HS_TRACE_MISSING if the parent was never defined),
+	 * call-site address (0 = incomplete-stack marker), module index
+	 * (or HS_TRACE_NONE) and the ticks when it was defined */
+	uint64_t *node_addr;
+	uint32_t *node_parent;
+	uint32_t *node_module;
+	uint64_t *node_id;
+	uint64_t *node_ticks;
+	size_t nr_nodes, alloc_nodes;
+	uint32_t *node_slot;		/* id -> index + 1 hash index */
+	size_t nr_node_slot;
+
+	struct hs_trace_module *modules;
+	size_t nr_modules, alloc_modules;
+	struct hs_trace_thread *threads;
+	size_t nr_threads, alloc_threads;
+
+	/* events, sorted by time (stable: file order for equal times) */
+	int64_t *time;			/* ns since the start */
+	uint64_t *addr;
+	uint64_t *size;			/* bytes (or mapping length) */
+	uint32_t *stack;		/* node index or HS_TRACE_NONE */
+	uint32_t *thread;		/* thread index */
+	uint8_t *op;			/* enum hs_trace_op */
+	uint8_t *fn;			/* the record tag it came from */
+	size_t nr_events, alloc_events;
+
+	/* process-level samples */
+	int64_t *rss_time;
+	uint64_t *rss_bytes;
+	size_t nr_rss, alloc_rss;
+	uint64_t *clock_ticks;
+	int64_t *clock_ns;
+	size_t nr_clock, alloc_clock;
+
+	/* how the trace ended */
+	int has_footer;
+	uint64_t footer[HS_FC__COUNT];
+	int has_end;
+	unsigned end_reason;
+	uint64_t end_detail;
+	int64_t duration_ns;		/* time of the last event or sample */
+	int cut_off;			/* the file was cut off (no END, or inside a chunk) */
+	uint64_t cut_offset;		/* where the cut-off chunk starts, or the file size */
+	uint64_t nr_chunks;
+	uint64_t nr_records;
+	uint64_t file_size;
+	uint64_t missing_nodes;		/* references to nodes never defined */
+};
+
+/*
+ * Read the whole trace at @path into @t (initialised here). Returns 0 (a
+ * cut-off file is not an error: see t->cut_off), or a negative errno with
+ * @diag filled; @t is then released.
+ */
+int hs_trace_load(const char *path, struct hs_trace *t, struct hs_diag *diag);
+/* The same from memory (for tests and fuzzing). */
+int hs_trace_load_mem(const void *data, size_t n, const char *name,
+		      struct hs_trace *t, struct hs_diag *diag);
+void hs_trace_release(struct hs_trace *t);
+
+/*
+ * Write the frames of node @node leaf first into @out (room for @max node
+ * indexes); returns the depth. A missing parent ends the stack with
+ * HS_TRACE_NONE (the caller shows BROKEN).
+ */
+size_t hs_trace_stack(const struct hs_trace *t, uint32_t node, uint32_t *out,
+		      size_t max);
+/*
+ * Name of node @node's frame, "PATH!0xOFFSET", "[unknown]!0xADDR", or
+ * "BROKEN" for the incomplete-stack marker, into @buf (size @n).
+ * Returns @buf.
+ */
+const char *hs_trace_frame_name(const struct hs_trace *t, uint32_t node,
+				char *buf, size_t n);
+/*
+ * Sampling weight of an allocation of @size bytes in @t: 1 for a full
+ * trace, 1 / (1 - exp(-size / N)) with --sample-bytes N.
+ */
+double hs_trace_weight(const struct hs_trace *t, uint64_t size);
+
+/* Totals of a loaded trace, replaying its events in time order. */
+struct hs_trace_stats {
+	uint64_t allocs, frees, reallocs, mmaps, munmaps;
+	uint64_t bytes_allocated;
+	uint64_t peak_heap;		/* largest sum of live block sizes */
+	int64_t peak_time;		/* when it was reached (ns) */
+	uint64_t leaked_bytes, leaked_blocks;	/* live at the end */
+	uint64_t unmatched_frees;	/* frees of blocks not seen allocated */
+	uint64_t peak_rss;		/* largest RSS sample */
+};
+/* Returns 0 or -ENOMEM. */
+int hs_trace_stats(const struct hs_trace *t, struct hs_trace_stats *s);
+#endif

@@ -1,0 +1,257 @@
+/*
+ * trace_record - the record decoder shared by the reader and the
+ * collector's writer thread. See trace_record.h and docs/trace-format.md.
+ */
+#include "format/trace_record.h"
+#include <string.h>
+
+static const char *const tag_names[] = {
+	[HS_TAG_SPAN] = "span",
+	[HS_TAG_NODE] = "node",
+	[HS_TAG_MALLOC] = "malloc",
+	[HS_TAG_CALLOC] = "calloc",
+	[HS_TAG_REALLOC] = "realloc",
+	[HS_TAG_REALLOCARRAY] = "reallocarray",
+	[HS_TAG_POSIX_MEMALIGN] = "posix_memalign",
+	[HS_TAG_ALIGNED_ALLOC] = "aligned_alloc",
+	[HS_TAG_MEMALIGN] = "memalign",
+	[HS_TAG_VALLOC] = "valloc",
+	[HS_TAG_PVALLOC] = "pvalloc",
+	[HS_TAG_FREE] = "free",
+	[HS_TAG_REALLOC_FREE] = "realloc-free",
+	[HS_TAG_MMAP] = "mmap",
+	[HS_TAG_MUNMAP] = "munmap",
+	[HS_TAG_MREMAP] = "mremap",
+	[HS_TAG_PROCESS] = "process",
+	[HS_TAG_CLOCK] = "clock",
+	[HS_TAG_RSS] = "rss",
+	[HS_TAG_MODULE] = "module",
+	[HS_TAG_MODULE_UNLOAD] = "module-unload",
+	[HS_TAG_THREAD_START] = "thread-start",
+	[HS_TAG_THREAD_NAME] = "thread-name",
+	[HS_TAG_THREAD_EXIT] = "thread-exit",
+	[HS_TAG_FORK] = "fork",
+	[HS_TAG_EXEC] = "exec",
+	[HS_TAG_END] = "end",
+	[HS_TAG_FOOTER] = "footer",
+};
+
+const char *hs_tag_name(unsigned tag)
+{
+	if (tag >= sizeof(tag_names) / sizeof(tag_names[0]))
+		return NULL;
+	return tag_names[tag];
+}
+
+/* Read a varint or fail the record. */
+#define GET(v)                                                            \
+	do {                                                              \
+		if (hs_get_varint(&q, end, &(v)))                         \
+			goto bad_varint;                                  \
+	} while (0)
+#define GETS(v)                                                           \
+	do {                                                              \
+		if (hs_get_svarint(&q, end, &(v)))                        \
+			goto bad_varint;                                  \
+	} while (0)
+
+static int get_string(const uint8_t **q, const uint8_t *end,
+		      const uint8_t **s, size_t *n)
+{
+	uint64_t len;
+
+	if (hs_get_varint(q, end, &len) || len > HS_STRING_MAX ||
+	    len > (uint64_t)(end - *q))
+		return -1;
+	*s = *q;
+	*n = (size_t)len;
+	*q += len;
+	return 0;
+}
+
+/* Decode dt and da of an event and update the span state. */
+static int get_time_addr(const uint8_t **q, const uint8_t *end,
+			 struct hs_rec_state *st, struct hs_rec *rec)
+{
+	int64_t dt, da;
+
+	if (hs_get_svarint(q, end, &dt) || hs_get_svarint(q, end, &da))
+		return -1;
+	st->ticks += (uint64_t)dt;
+	st->addr += (uint64_t)da;
+	rec->ticks = st->ticks;
+	rec->addr = st->addr;
+	return 0;
+}
+
+static int decode_sized(const uint8_t *q, const uint8_t *end,
+			struct hs_rec *rec, const char **why)
+{
+	uint64_t v;
+
+	switch (rec->tag) {
+	case HS_TAG_CLOCK:
+	case HS_TAG_RSS:
+		GET(rec->ticks);
+		GET(rec->value);
+		break;
+	case HS_TAG_MODULE:
+		GET(rec->ticks);
+		GET(rec->id);
+		GET(rec->bias);
+		GET(rec->start);
+		GET(rec->end);
+		if (get_string(&q, end, &rec->str, &rec->str_len) ||
+		    get_string(&q, end, &rec->bytes, &rec->bytes_len)) {
+			*why = "bad string in module record";
+			return -1;
+		}
+		if (rec->end < rec->start) {
+			*why = "module record ends before it starts";
+			return -1;
+		}
+		break;
+	case HS_TAG_MODULE_UNLOAD:
+		GET(rec->ticks);
+		GET(rec->id);
+		break;
+	case HS_TAG_THREAD_START:
+	case HS_TAG_THREAD_NAME:
+	case HS_TAG_EXEC:
+		GET(rec->ticks);
+		if (get_string(&q, end, &rec->str, &rec->str_len)) {
+			*why = "bad string";
+			return -1;
+		}
+		break;
+	case HS_TAG_THREAD_EXIT:
+		GET(rec->ticks);
+		break;
+	case HS_TAG_FORK:
+		GET(rec->ticks);
+		GET(rec->id);
+		GET(rec->parent);
+		break;
+	case HS_TAG_END:
+		GET(rec->ticks);
+		GET(rec->value);
+		GET(rec->detail);
+		break;
+	default:
+		/* PROCESS, FOOTER and unknown records: body only. */
+		(void)v;
+		break;
+	}
+	return 0;
+bad_varint:
+	*why = "bad varint in record body";
+	return -1;
+}
+
+int hs_rec_decode(const uint8_t **p, const uint8_t *end,
+		  struct hs_rec_state *st, struct hs_rec *rec, const char **why)
+{
+	const uint8_t *q = *p;
+	struct hs_rec_state save = *st;
+	uint64_t v;
+	int64_t sv;
+
+	memset(rec, 0, sizeof(*rec));
+	if (q >= end) {
+		*why = "record past the end of the payload";
+		return -1;
+	}
+	rec->tag = *q++;
+	rec->tid = st->tid;
+	if (rec->tag >= HS_TAG_SIZED_FIRST && rec->tag <= HS_TAG_SIZED_LAST) {
+		uint64_t len;
+
+		if (hs_get_varint(&q, end, &len) || len > (uint64_t)(end - q)) {
+			*why = "sized record runs past the end of the payload";
+			return -1;
+		}
+		rec->body = q;
+		rec->body_len = (size_t)len;
+		if (decode_sized(q, q + len, rec, why))
+			return -1;
+		*p = q + len;
+		return 0;
+	}
+	switch (rec->tag) {
+	case HS_TAG_SPAN:
+		GET(st->tid);
+		GET(st->ticks);
+		GET(st->addr);
+		rec->tid = st->tid;
+		rec->ticks = st->ticks;
+		rec->addr = st->addr;
+		break;
+	case HS_TAG_NODE:
+		GET(rec->id);
+		GET(rec->parent);
+		GET(rec->addr);
+		if (!rec->id) {
+			*why = "node id 0";
+			goto fail;
+		}
+		break;
+	case HS_TAG_MALLOC:
+	case HS_TAG_CALLOC:
+	case HS_TAG_VALLOC:
+	case HS_TAG_PVALLOC:
+	case HS_TAG_REALLOC:
+	case HS_TAG_REALLOCARRAY:
+	case HS_TAG_POSIX_MEMALIGN:
+	case HS_TAG_ALIGNED_ALLOC:
+	case HS_TAG_MEMALIGN:
+		if (get_time_addr(&q, end, st, rec))
+			goto bad_varint;
+		GET(rec->size);
+		GET(rec->stack);
+		if (hs_tag_is_realloc(rec->tag)) {
+			GETS(sv);
+			rec->old_addr = rec->addr + (uint64_t)sv;
+		} else if (hs_tag_has_align(rec->tag)) {
+			GET(rec->align);
+		}
+		break;
+	case HS_TAG_FREE:
+	case HS_TAG_REALLOC_FREE:
+		if (get_time_addr(&q, end, st, rec))
+			goto bad_varint;
+		break;
+	case HS_TAG_MMAP:
+		if (get_time_addr(&q, end, st, rec))
+			goto bad_varint;
+		GET(rec->size);
+		GET(rec->prot);
+		GET(rec->flags);
+		GET(rec->stack);
+		break;
+	case HS_TAG_MUNMAP:
+		if (get_time_addr(&q, end, st, rec))
+			goto bad_varint;
+		GET(rec->size);
+		break;
+	case HS_TAG_MREMAP:
+		if (get_time_addr(&q, end, st, rec))
+			goto bad_varint;
+		GET(rec->size);
+		GET(rec->stack);
+		GETS(sv);
+		rec->old_addr = rec->addr + (uint64_t)sv;
+		GET(rec->old_size);
+		break;
+	default:
+		*why = "unknown record tag";
+		goto fail;
+	}
+	(void)v;
+	*p = q;
+	return 0;
+bad_varint:
+	*why = "bad varint or record past the end of the payload";
+fail:
+	*st = save;
+	return -1;
+}

@@ -1,0 +1,77 @@
+#ifndef HS_FORMAT_TRACE_WRITER_H
+#define HS_FORMAT_TRACE_WRITER_H
+#include <stddef.h>
+#include <stdint.h>
+#include "format/trace_format.h"
+
+/*
+ * trace_writer - the pieces that frame a .heapscope file: the file
+ * header, chunk headers with their check, sized records, and the PROCESS
+ * and FOOTER bodies. Used by the collector's writer thread and by tests.
+ *
+ * Nothing here allocates or keeps state: every function writes into a
+ * caller buffer and says how much it wrote, so the collector can use it
+ * with memory it mapped itself.
+ */
+
+/* Write the 16-byte file header into @out. */
+void hs_tw_file_header(uint8_t out[HS_FILE_HEADER_SIZE]);
+
+/*
+ * The chunk check: low 32 bits of XXH3-64 over the first 20 header bytes
+ * followed by the @n stored payload bytes at @payload.
+ */
+uint32_t hs_chunk_check(const uint8_t header[HS_CHUNK_HEADER_SIZE],
+			const uint8_t *payload, size_t n);
+
+/*
+ * Write a chunk header for @stored payload bytes at @payload (already
+ * compressed if @flags says so) that decompress to @raw bytes.
+ */
+void hs_tw_chunk_header(uint8_t out[HS_CHUNK_HEADER_SIZE], enum hs_chunk_kind kind,
+			unsigned flags, uint32_t stored, uint32_t raw, uint32_t seq,
+			const uint8_t *payload);
+
+/* Parse a chunk header (no validation beyond the magic): 0 or -1. */
+int hs_chunk_header_parse(const uint8_t in[HS_CHUNK_HEADER_SIZE],
+			  struct hs_chunk_header *h);
+
+/*
+ * Frame a sized record: write tag, varint length and the @n body bytes at
+ * @body to @out (room for n + 1 + HS_VARINT_MAX). @body may lie inside
+ * @out after the room for the prefix (it is moved). Returns the end.
+ */
+uint8_t *hs_tw_sized(uint8_t *out, unsigned tag, const uint8_t *body, size_t n);
+
+/* What the PROCESS record says. Strings are borrowed. */
+struct hs_process_info {
+	uint64_t pid, ppid, page_size, sample_bytes, max_depth;
+	unsigned unwind;	/* enum hs_unwind_mode */
+	unsigned clock;		/* enum hs_clock_kind */
+	uint64_t start_realtime_ns;
+	unsigned flags;		/* enum hs_process_flags */
+	uint64_t parent_pid;
+	const char *exe, *comm, *cwd;
+	int argc;
+	const char *const *argv;
+};
+
+/*
+ * Bytes needed by hs_tw_process() for @info (an upper bound). Arguments
+ * past HS_ARGC_MAX and bytes past HS_ARG_MAX in each are not counted.
+ */
+size_t hs_tw_process_size(const struct hs_process_info *info);
+/* Write a whole PROCESS record (tag, length, body) to @out; returns the end. */
+uint8_t *hs_tw_process(uint8_t *out, const struct hs_process_info *info);
+
+/* One entry of the footer's chunk index. */
+struct hs_chunk_index {
+	uint64_t offset, first_ticks, last_ticks;
+};
+
+/* Upper bound of hs_tw_footer()'s output for @n index entries. */
+size_t hs_tw_footer_size(size_t n);
+/* Write a whole FOOTER record to @out; returns the end. */
+uint8_t *hs_tw_footer(uint8_t *out, const uint64_t counts[HS_FC__COUNT],
+		      const struct hs_chunk_index *index, size_t n);
+#endif

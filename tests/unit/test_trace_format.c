@@ -1,0 +1,712 @@
+/*
+ * Tests of the trace format: varints, record decoding, chunk framing,
+ * loading, and recovery from cut-off and corrupt files.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <zstd.h>
+#include "format/trace_format.h"
+#include "format/trace_reader.h"
+#include "format/trace_record.h"
+#include "format/trace_writer.h"
+
+/* --- a small trace builder ------------------------------------------- */
+
+struct tb {
+	uint8_t *buf;
+	size_t len, cap;
+	uint8_t payload[1 << 16];
+	size_t plen;
+	uint32_t seq;
+	size_t chunk_end[16];	/* file size after each chunk */
+	size_t chunk_events[16];	/* events in each chunk */
+	size_t events;		/* events in the current payload */
+};
+
+static void tb_put(struct tb *b, const void *p, size_t n)
+{
+	if (b->len + n > b->cap) {
+		b->cap = (b->len + n) * 2;
+		b->buf = realloc(b->buf, b->cap);
+		assert_non_null(b->buf);
+	}
+	memcpy(b->buf + b->len, p, n);
+	b->len += n;
+}
+
+static void tb_init(struct tb *b)
+{
+	uint8_t h[HS_FILE_HEADER_SIZE];
+
+	memset(b, 0, sizeof(*b));
+	hs_tw_file_header(h);
+	tb_put(b, h, sizeof(h));
+}
+
+static uint8_t *tb_p(struct tb *b)
+{
+	return b->payload + b->plen;
+}
+
+static void tb_end(struct tb *b, uint8_t *p)
+{
+	b->plen = (size_t)(p - b->payload);
+}
+
+static void tb_chunk(struct tb *b, enum hs_chunk_kind kind, int zstd)
+{
+	uint8_t h[HS_CHUNK_HEADER_SIZE];
+	uint8_t out[1 << 17];
+	const uint8_t *data = b->payload;
+	size_t n = b->plen;
+
+	if (zstd) {
+		n = ZSTD_compress(out, sizeof(out), b->payload, b->plen, 1);
+		assert_false(ZSTD_isError(n));
+		data = out;
+	}
+	hs_tw_chunk_header(h, kind, zstd ? HS_CHUNK_ZSTD : 0, (uint32_t)n,
+			   (uint32_t)b->plen, b->seq, data);
+	tb_put(b, h, sizeof(h));
+	tb_put(b, data, n);
+	b->chunk_events[b->seq] = b->events;
+	b->chunk_end[b->seq++] = b->len;
+	b->plen = 0;
+	b->events = 0;
+}
+
+static uint8_t *put_span(uint8_t *p, uint64_t tid, uint64_t ticks, uint64_t addr)
+{
+	*p++ = HS_TAG_SPAN;
+	p = hs_put_varint(p, tid);
+	p = hs_put_varint(p, ticks);
+	return hs_put_varint(p, addr);
+}
+
+static uint8_t *put_node(uint8_t *p, uint64_t id, uint64_t parent, uint64_t addr)
+{
+	*p++ = HS_TAG_NODE;
+	p = hs_put_varint(p, id);
+	p = hs_put_varint(p, parent);
+	return hs_put_varint(p, addr);
+}
+
+static uint8_t *put_alloc(struct tb *b, uint8_t *p, unsigned tag, int64_t dt,
+			  int64_t da, uint64_t size, uint64_t stack)
+{
+	b->events++;
+	*p++ = (uint8_t)tag;
+	p = hs_put_svarint(p, dt);
+	p = hs_put_svarint(p, da);
+	p = hs_put_varint(p, size);
+	return hs_put_varint(p, stack);
+}
+
+static uint8_t *put_free(struct tb *b, uint8_t *p, int64_t dt, int64_t da)
+{
+	b->events++;
+	*p++ = HS_TAG_FREE;
+	p = hs_put_svarint(p, dt);
+	return hs_put_svarint(p, da);
+}
+
+static uint8_t *put_sized2(uint8_t *p, unsigned tag, uint64_t a, uint64_t v)
+{
+	uint8_t body[32], *q = body;
+
+	q = hs_put_varint(q, a);
+	q = hs_put_varint(q, v);
+	return hs_tw_sized(p, tag, body, (size_t)(q - body));
+}
+
+static uint8_t *put_module(uint8_t *p, uint64_t ticks, uint64_t id, uint64_t bias,
+			   uint64_t start, uint64_t end, const char *path)
+{
+	uint8_t body[256], *q = body;
+
+	q = hs_put_varint(q, ticks);
+	q = hs_put_varint(q, id);
+	q = hs_put_varint(q, bias);
+	q = hs_put_varint(q, start);
+	q = hs_put_varint(q, end);
+	q = hs_put_bytes(q, path, strlen(path));
+	q = hs_put_bytes(q, "\x01\x02", 2);
+	return hs_tw_sized(p, HS_TAG_MODULE, body, (size_t)(q - body));
+}
+
+static uint8_t *put_thread_start(uint8_t *p, uint64_t ticks, const char *name)
+{
+	uint8_t body[64], *q = body;
+
+	q = hs_put_varint(q, ticks);
+	q = hs_put_bytes(q, name, strlen(name));
+	return hs_tw_sized(p, HS_TAG_THREAD_START, body, (size_t)(q - body));
+}
+
+static uint8_t *put_process(uint8_t *p)
+{
+	static const char *const argv[] = { "./prog", "--flag" };
+	struct hs_process_info info = {
+		.pid = 4242, .ppid = 1, .page_size = 4096, .sample_bytes = 0,
+		.max_depth = 128, .unwind = HS_UNWIND_LIBUNWIND, .clock = HS_CLOCK_NS,
+		.start_realtime_ns = 1700000000000000000ull, .flags = 0,
+		.exe = "/usr/bin/prog", .comm = "prog", .cwd = "/tmp",
+		.argc = 2, .argv = argv,
+	};
+
+	assert_true(hs_tw_process_size(&info) < 512);
+	return hs_tw_process(p, &info);
+}
+
+/*
+ * The reference trace, in two EVENTS chunks and an END chunk:
+ *   thread 100 (main): malloc(100) at t=1000 -> 0x5000, stack main<-start
+ *                      malloc(32)  at t=1100 -> 0x5100, stack f<-main<-start
+ *                      free(0x5000) at t=5000
+ *   thread 101 (worker): calloc 64 at t=2000 -> 0x9000 (stack f<-main<-start)
+ *                        realloc 0x9000 -> 0x9800, 200 bytes, at t=3000
+ *   leaked at the end: 0x5100 (32) and 0x9800 (200); peak 100+32+200 at t=3000
+ */
+static void build_reference(struct tb *b, int zstd)
+{
+	uint8_t *p;
+
+	tb_init(b);
+	p = tb_p(b);
+	p = put_process(p);
+	p = put_sized2(p, HS_TAG_CLOCK, 0, 0);
+	p = put_module(p, 0, 1, 0x400000, 0x400000, 0x401000, "/usr/bin/prog");
+	p = put_module(p, 0, 2, 0x7f0000000000, 0x7f0000000000, 0x7f0000100000,
+		       "/lib/libc.so.6");
+	p = put_span(p, 100, 0, 0);
+	p = put_thread_start(p, 10, "prog");
+	p = put_node(p, 1, 0, 0x7f0000000123);		/* start */
+	p = put_node(p, 2, 1, 0x400100);		/* main */
+	p = put_alloc(b, p, HS_TAG_MALLOC, 1000, 0x5000, 100, 2);
+	p = put_node(p, 3, 2, 0x400200);		/* f */
+	p = put_alloc(b, p, HS_TAG_MALLOC, 100, 0x100, 32, 3);
+	p = put_span(p, 101, 1500, 0);
+	p = put_thread_start(p, 1500, "worker");
+	p = put_alloc(b, p, HS_TAG_CALLOC, 500, 0x9000, 64, 3);
+	tb_end(b, p);
+	tb_chunk(b, HS_CHUNK_EVENTS, zstd);
+
+	p = tb_p(b);
+	p = put_sized2(p, HS_TAG_RSS, 2500, 1 << 20);
+	p = put_span(p, 101, 2000, 0x9000);
+	b->events++;
+	*p++ = HS_TAG_REALLOC;
+	p = hs_put_svarint(p, 1000);
+	p = hs_put_svarint(p, 0x800);
+	p = hs_put_varint(p, 200);
+	p = hs_put_varint(p, 3);
+	p = hs_put_svarint(p, -0x800);
+	p = put_span(p, 100, 1100, 0x5100);
+	p = put_free(b, p, 3900, -0x100);
+	tb_end(b, p);
+	tb_chunk(b, HS_CHUNK_EVENTS, zstd);
+
+	p = tb_p(b);
+	{
+		uint8_t body[16], *q = body;
+
+		q = hs_put_varint(q, 6000);
+		q = hs_put_varint(q, HS_END_EXIT);
+		q = hs_put_varint(q, 0);
+		p = hs_tw_sized(p, HS_TAG_END, body, (size_t)(q - body));
+	}
+	{
+		uint64_t counts[HS_FC__COUNT] = { 4, 1, 1, 0, 0, 0, 3, 2, 2, 396, 0 };
+		struct hs_chunk_index idx[2] = { { 16, 0, 1500 }, { 200, 2000, 5000 } };
+
+		p = hs_tw_footer(p, counts, idx, 2);
+	}
+	tb_end(b, p);
+	tb_chunk(b, HS_CHUNK_END, zstd);
+}
+
+/* --- varints ---------------------------------------------------------- */
+
+static void varint_lengths_and_round_trip(void **state)
+{
+	static const struct {
+		uint64_t v;
+		size_t len;
+	} cases[] = {
+		{ 0, 1 }, { 1, 1 }, { 127, 1 }, { 128, 2 }, { 16383, 2 },
+		{ 16384, 3 }, { 1ull << 32, 5 }, { 1ull << 63, 10 },
+		{ UINT64_MAX, 10 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint8_t buf[HS_VARINT_MAX];
+		const uint8_t *q = buf;
+		uint64_t back = 12345;
+
+		assert_int_equal(hs_put_varint(buf, cases[i].v) - buf, cases[i].len);
+		assert_int_equal(hs_get_varint(&q, buf + cases[i].len, &back), 0);
+		assert_true(back == cases[i].v);
+		assert_ptr_equal(q, buf + cases[i].len);
+		/* one byte short fails and leaves the position alone */
+		q = buf;
+		assert_int_equal(hs_get_varint(&q, buf + cases[i].len - 1, &back), -1);
+		assert_ptr_equal(q, buf);
+	}
+	/* 300 = 0b1_0010_1100 -> ac 02 */
+	{
+		uint8_t buf[4];
+
+		assert_int_equal(hs_put_varint(buf, 300) - buf, 2);
+		assert_int_equal(buf[0], 0xac);
+		assert_int_equal(buf[1], 0x02);
+	}
+}
+
+static void varint_rejects_overlong(void **state)
+{
+	uint8_t eleven[11] = { 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+			       0x80, 0x80, 0x00 };
+	uint8_t too_big[10] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+				0xff, 0x02 };
+	const uint8_t *q;
+	uint64_t v;
+
+	(void)state;
+	q = eleven;
+	assert_int_equal(hs_get_varint(&q, eleven + 11, &v), -1);
+	q = too_big;
+	assert_int_equal(hs_get_varint(&q, too_big + 10, &v), -1);
+	too_big[9] = 0x01;
+	q = too_big;
+	assert_int_equal(hs_get_varint(&q, too_big + 10, &v), 0);
+	assert_true(v == UINT64_MAX);
+}
+
+static void zigzag(void **state)
+{
+	(void)state;
+	assert_true(hs_zigzag(0) == 0);
+	assert_true(hs_zigzag(-1) == 1);
+	assert_true(hs_zigzag(1) == 2);
+	assert_true(hs_zigzag(-2) == 3);
+	assert_true(hs_zigzag(INT64_MIN) == UINT64_MAX);
+	assert_true(hs_unzigzag(UINT64_MAX) == INT64_MIN);
+	assert_true(hs_unzigzag(hs_zigzag(-123456789)) == -123456789);
+}
+
+/* --- records ---------------------------------------------------------- */
+
+static void decode_records_with_span_state(void **state)
+{
+	uint8_t buf[256], *p = buf;
+	const uint8_t *q = buf;
+	struct hs_rec_state st = { 0 };
+	struct hs_rec rec;
+	const char *why = NULL;
+	struct tb b;
+
+	(void)state;
+	b.events = 0;
+	p = put_span(p, 7, 100, 0x1000);
+	p = put_node(p, 5, 4, 0x401234);
+	p = put_alloc(&b, p, HS_TAG_MALLOC, 20, 0x10, 48, 5);
+	*p++ = HS_TAG_POSIX_MEMALIGN;
+	p = hs_put_svarint(p, 5);
+	p = hs_put_svarint(p, 0x100);
+	p = hs_put_varint(p, 4096);
+	p = hs_put_varint(p, 5);
+	p = hs_put_varint(p, 64);
+	p = put_free(&b, p, 1, -0x110);
+	*p++ = HS_TAG_MREMAP;
+	p = hs_put_svarint(p, 2);
+	p = hs_put_svarint(p, 0x10000);
+	p = hs_put_varint(p, 8192);
+	p = hs_put_varint(p, 5);
+	p = hs_put_svarint(p, -0x10000);
+	p = hs_put_varint(p, 4096);
+	*p++ = 0x7e;		/* an unknown sized record is skipped */
+	*p++ = 2;
+	*p++ = 0xaa;
+	*p++ = 0xbb;
+
+	assert_int_equal(hs_rec_decode(&q, p, &st, &rec, &why), 0);
+	assert_int_equal(rec.tag, HS_TAG_SPAN);
+	assert_true(st.tid == 7 && st.ticks == 100 && st.addr == 0x1000);
+
+	assert_int_equal(hs_rec_decode(&q, p, &st, &rec, &why), 0);
+	assert_int_equal(rec.tag, HS_TAG_NODE);
+	assert_true(rec.id == 5 && rec.parent == 4 && rec.addr == 0x401234);
+
+	assert_int_equal(hs_rec_decode(&q, p, &st, &rec, &why), 0);
+	assert_int_equal(rec.tag, HS_TAG_MALLOC);
+	assert_true(rec.tid == 7 && rec.ticks == 120 && rec.addr == 0x1010);
+	assert_true(rec.size == 48 && rec.stack == 5);
+
+	assert_int_equal(hs_rec_decode(&q, p, &st, &rec, &why), 0);
+	assert_int_equal(rec.tag, HS_TAG_POSIX_MEMALIGN);
+	assert_true(rec.ticks == 125 && rec.addr == 0x1110 && rec.size == 4096);
+	assert_true(rec.align == 64);
+
+	assert_int_equal(hs_rec_decode(&q, p, &st, &rec, &why), 0);
+	assert_int_equal(rec.tag, HS_TAG_FREE);
+	assert_true(rec.ticks == 126 && rec.addr == 0x1000);
+
+	assert_int_equal(hs_rec_decode(&q, p, &st, &rec, &why), 0);
+	assert_int_equal(rec.tag, HS_TAG_MREMAP);
+	assert_true(rec.ticks == 128 && rec.addr == 0x11000 && rec.size == 8192);
+	assert_true(rec.old_addr == 0x1000 && rec.old_size == 4096);
+
+	assert_int_equal(hs_rec_decode(&q, p, &st, &rec, &why), 0);
+	assert_int_equal(rec.tag, 0x7e);
+	assert_int_equal(rec.body_len, 2);
+	assert_ptr_equal(q, p);
+
+	/* a record cut short fails without moving or changing the state */
+	{
+		uint8_t cut[8], *c = cut;
+		const uint8_t *cq = cut;
+		struct hs_rec_state before;
+
+		c = put_alloc(&b, c, HS_TAG_MALLOC, 1, 1, 300, 1);
+		before = st;
+		assert_int_equal(hs_rec_decode(&cq, c - 1, &st, &rec, &why), -1);
+		assert_ptr_equal(cq, cut);
+		assert_true(st.ticks == before.ticks && st.addr == before.addr);
+		assert_non_null(why);
+	}
+	/* tag 0x80 and tag 0x3f are invalid */
+	{
+		uint8_t bad[2] = { 0x80, 0 };
+		const uint8_t *bq = bad;
+
+		assert_int_equal(hs_rec_decode(&bq, bad + 2, &st, &rec, &why), -1);
+		bad[0] = 0x3f;
+		assert_int_equal(hs_rec_decode(&bq, bad + 2, &st, &rec, &why), -1);
+	}
+}
+
+static void chunk_header_round_trip(void **state)
+{
+	uint8_t h[HS_CHUNK_HEADER_SIZE];
+	const uint8_t payload[5] = "abcde";
+	struct hs_chunk_header ch;
+
+	(void)state;
+	hs_tw_chunk_header(h, HS_CHUNK_EVENTS, 0, 5, 5, 3, payload);
+	assert_memory_equal(h, "HSCK", 4);
+	assert_int_equal(hs_chunk_header_parse(h, &ch), 0);
+	assert_int_equal(ch.kind, HS_CHUNK_EVENTS);
+	assert_int_equal(ch.stored, 5);
+	assert_int_equal(ch.raw, 5);
+	assert_int_equal(ch.seq, 3);
+	assert_int_equal(ch.check, hs_chunk_check(h, payload, 5));
+	/* the check covers the payload */
+	assert_int_not_equal(ch.check, hs_chunk_check(h, (const uint8_t *)"abcdf", 5));
+	h[0] = 'X';
+	assert_int_equal(hs_chunk_header_parse(h, &ch), -1);
+}
+
+/* --- loading ----------------------------------------------------------- */
+
+static void check_reference(const struct hs_trace *t)
+{
+	struct hs_trace_stats s;
+	uint32_t frames[8];
+	char name[256];
+	size_t n;
+
+	assert_true(t->info.present);
+	assert_true(t->info.pid == 4242);
+	assert_string_equal(t->info.exe, "/usr/bin/prog");
+	assert_string_equal(t->info.comm, "prog");
+	assert_int_equal(t->info.argc, 2);
+	assert_string_equal(t->info.argv[1], "--flag");
+	assert_int_equal(t->nr_modules, 2);
+	assert_int_equal(t->nr_nodes, 3);
+	assert_false(t->cut_off);
+	assert_true(t->has_footer && t->has_end);
+	assert_true(t->footer[HS_FC_BYTES] == 396);
+
+	/* events in time order: malloc 1000, malloc 1100, calloc 2000,
+	 * realloc (free + alloc) 3000, free 5000 */
+	assert_int_equal(t->nr_events, 6);
+	assert_int_equal(t->time[0], 1000);
+	assert_int_equal(t->op[0], HS_OP_ALLOC);
+	assert_true(t->addr[0] == 0x5000 && t->size[0] == 100);
+	assert_int_equal(t->time[1], 1100);
+	assert_true(t->addr[1] == 0x5100 && t->size[1] == 32);
+	assert_int_equal(t->time[2], 2000);
+	assert_int_equal(t->fn[2], HS_TAG_CALLOC);
+	assert_int_equal(t->time[3], 3000);
+	assert_int_equal(t->op[3], HS_OP_FREE);
+	assert_true(t->addr[3] == 0x9000);
+	assert_int_equal(t->op[4], HS_OP_ALLOC);
+	assert_int_equal(t->fn[4], HS_TAG_REALLOC);
+	assert_true(t->addr[4] == 0x9800 && t->size[4] == 200);
+	assert_int_equal(t->time[5], 5000);
+	assert_int_equal(t->op[5], HS_OP_FREE);
+	assert_true(t->addr[5] == 0x5000);
+	assert_string_equal(t->threads[t->thread[2]].name, "worker");
+	assert_true(t->threads[t->thread[0]].tid == 100);
+
+	/* the stack of the second malloc: f <- main <- start */
+	n = hs_trace_stack(t, t->stack[1], frames, 8);
+	assert_int_equal(n, 3);
+	assert_string_equal(hs_trace_frame_name(t, frames[0], name, sizeof(name)),
+			    "/usr/bin/prog!0x200");
+	assert_string_equal(hs_trace_frame_name(t, frames[1], name, sizeof(name)),
+			    "/usr/bin/prog!0x100");
+	assert_string_equal(hs_trace_frame_name(t, frames[2], name, sizeof(name)),
+			    "/lib/libc.so.6!0x123");
+
+	assert_int_equal(hs_trace_stats(t, &s), 0);
+	assert_int_equal(s.allocs, 4);
+	assert_int_equal(s.frees, 2);
+	assert_int_equal(s.reallocs, 1);
+	assert_int_equal(s.bytes_allocated, 396);
+	assert_int_equal(s.peak_heap, 100 + 32 + 200);
+	assert_int_equal(s.peak_time, 3000);
+	assert_int_equal(s.leaked_bytes, 232);
+	assert_int_equal(s.leaked_blocks, 2);
+	assert_int_equal(s.unmatched_frees, 0);
+	assert_int_equal(s.peak_rss, 1 << 20);
+}
+
+static void load_reference_trace(void **state)
+{
+	struct hs_diag diag = HS_DIAG_INIT("ref");
+	struct hs_trace t;
+	struct tb b;
+	int z;
+
+	(void)state;
+	for (z = 0; z < 2; z++) {
+		build_reference(&b, z);
+		assert_int_equal(hs_trace_load_mem(b.buf, b.len, "ref", &t, &diag), 0);
+		check_reference(&t);
+		hs_trace_release(&t);
+		free(b.buf);
+	}
+}
+
+/* Cut the reference trace at every offset: a prefix of whole chunks. */
+static void truncation_at_every_offset_recovers_a_prefix(void **state)
+{
+	struct tb b;
+	size_t cut;
+
+	(void)state;
+	build_reference(&b, 1);
+	for (cut = 0; cut <= b.len; cut++) {
+		struct hs_diag diag = HS_DIAG_INIT("cut");
+		struct hs_trace t;
+		size_t whole = 0, events = 0, i;
+		int err = hs_trace_load_mem(b.buf, cut, "cut", &t, &diag);
+
+		if (cut < HS_FILE_HEADER_SIZE) {
+			assert_int_equal(err, -EINVAL);
+			assert_true(diag.set);
+			continue;
+		}
+		assert_int_equal(err, 0);
+		for (i = 0; i < b.seq && b.chunk_end[i] <= cut; i++) {
+			whole++;
+			events += b.chunk_events[i];
+		}
+		assert_int_equal(t.nr_chunks, whole);
+		assert_int_equal(t.cut_off, cut < b.len);
+		/* a realloc counts twice in the loaded events */
+		assert_int_equal(t.nr_events, events + (whole >= 2));
+		if (whole < b.seq)
+			assert_int_equal(t.cut_offset, whole ? b.chunk_end[whole - 1]
+							     : HS_FILE_HEADER_SIZE);
+		hs_trace_release(&t);
+	}
+	free(b.buf);
+}
+
+static void corrupt_chunk_names_its_offset(void **state)
+{
+	struct hs_diag diag = HS_DIAG_INIT("bad");
+	struct hs_trace t;
+	struct tb b;
+	char msg[1024];
+
+	(void)state;
+	build_reference(&b, 1);
+	/* a byte inside chunk 1's payload */
+	b.buf[b.chunk_end[0] + HS_CHUNK_HEADER_SIZE + 2] ^= 0x40;
+	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "bad", &t, &diag), -EINVAL);
+	assert_true(diag.has_offset);
+	assert_int_equal(diag.offset, b.chunk_end[0]);
+	hs_diag_format(&diag, msg, sizeof(msg));
+	assert_non_null(strstr(msg, "check"));
+	free(b.buf);
+
+	/* a bad chunk magic */
+	build_reference(&b, 0);
+	b.buf[b.chunk_end[1]] = 'X';
+	diag = (struct hs_diag)HS_DIAG_INIT("bad");
+	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "bad", &t, &diag), -EINVAL);
+	assert_int_equal(diag.offset, b.chunk_end[1]);
+	free(b.buf);
+
+	/* not a trace at all */
+	diag = (struct hs_diag)HS_DIAG_INIT("text");
+	assert_int_equal(hs_trace_load_mem("hello, world, this is text\n", 27, "text",
+					   &t, &diag), -EINVAL);
+	assert_int_equal(diag.offset, 0);
+
+	/* a major version we do not read */
+	build_reference(&b, 0);
+	b.buf[8] = 2;
+	diag = (struct hs_diag)HS_DIAG_INIT("v2");
+	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "v2", &t, &diag), -EINVAL);
+	assert_int_equal(diag.offset, 8);
+	free(b.buf);
+}
+
+/* A record malformed inside a valid chunk: the message names both offsets. */
+static void malformed_record_inside_a_chunk(void **state)
+{
+	struct hs_diag diag = HS_DIAG_INIT("rec");
+	struct hs_trace t;
+	struct tb b;
+	uint8_t *p;
+	char msg[1024];
+
+	(void)state;
+	tb_init(&b);
+	p = tb_p(&b);
+	p = put_span(p, 1, 0, 0);
+	*p++ = 0x3f;		/* invalid tag at payload offset 4 */
+	tb_end(&b, p);
+	tb_chunk(&b, HS_CHUNK_EVENTS, 1);
+	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "rec", &t, &diag), -EINVAL);
+	hs_diag_format(&diag, msg, sizeof(msg));
+	assert_non_null(strstr(msg, "offset 16"));
+	assert_non_null(strstr(msg, "payload offset 4"));
+	free(b.buf);
+}
+
+/* Random corruption never crashes: either an error or a loaded trace. */
+static void random_corruption_is_rejected_or_survived(void **state)
+{
+	struct tb b;
+	unsigned seed = 12345;
+	int round, errors = 0;
+
+	(void)state;
+	for (round = 0; round < 3000; round++) {
+		struct hs_diag diag = HS_DIAG_INIT("fuzz");
+		struct hs_trace t;
+		uint8_t *copy;
+		int k, flips, err;
+
+		build_reference(&b, round & 1);
+		copy = malloc(b.len);
+		memcpy(copy, b.buf, b.len);
+		flips = 1 + (int)(rand_r(&seed) % 4);
+		for (k = 0; k < flips; k++)
+			copy[rand_r(&seed) % b.len] = (uint8_t)rand_r(&seed);
+		err = hs_trace_load_mem(copy, b.len - (rand_r(&seed) % 3 == 0 ?
+						       rand_r(&seed) % b.len : 0),
+					"fuzz", &t, &diag);
+		if (err) {
+			assert_int_equal(err, -EINVAL);
+			assert_true(diag.set);
+			errors++;
+		} else {
+			hs_trace_release(&t);
+		}
+		free(copy);
+		free(b.buf);
+	}
+	assert_true(errors > 100);
+}
+
+/* A second definition of a node id, an unknown chunk kind, a missing parent. */
+static void odd_but_valid_input(void **state)
+{
+	struct hs_diag diag = HS_DIAG_INIT("odd");
+	struct hs_trace t;
+	struct tb b;
+	uint8_t *p;
+	uint32_t frames[8];
+	char name[64];
+	size_t n;
+
+	(void)state;
+	tb_init(&b);
+	p = tb_p(&b);
+	p = put_span(p, 1, 0, 0);
+	p = put_node(p, 9, 8, 0x10);		/* parent 8 is never defined */
+	p = put_node(p, 9, 0, 0x20);		/* ignored: id 9 exists */
+	p = put_alloc(&b, p, HS_TAG_MALLOC, 1, 0x100, 8, 9);
+	p = put_alloc(&b, p, HS_TAG_MALLOC, 1, 0x100, 8, 77);	/* no node 77 */
+	tb_end(&b, p);
+	tb_chunk(&b, HS_CHUNK_EVENTS, 0);
+	p = tb_p(&b);
+	*p++ = 0x01;
+	tb_end(&b, p);
+	tb_chunk(&b, 9, 0);			/* unknown kind: skipped */
+	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "odd", &t, &diag), 0);
+	assert_true(t.cut_off);			/* no END chunk */
+	assert_int_equal(t.nr_chunks, 2);
+	assert_int_equal(t.nr_events, 2);
+	n = hs_trace_stack(&t, t.stack[0], frames, 8);
+	assert_int_equal(n, 2);
+	assert_string_equal(hs_trace_frame_name(&t, frames[0], name, sizeof(name)),
+			    "[unknown]!0x10");
+	assert_string_equal(hs_trace_frame_name(&t, frames[1], name, sizeof(name)),
+			    "BROKEN");
+	n = hs_trace_stack(&t, t.stack[1], frames, 8);
+	assert_int_equal(n, 1);
+	assert_string_equal(hs_trace_frame_name(&t, frames[0], name, sizeof(name)),
+			    "BROKEN");
+	assert_int_equal(t.missing_nodes, 2);
+	hs_trace_release(&t);
+	free(b.buf);
+}
+
+static void sampling_weight(void **state)
+{
+	struct hs_trace t;
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	assert_true(hs_trace_weight(&t, 100) == 1.0);
+	t.info.sample_bytes = 1000;
+	/* 1 / (1 - e^-1) = 1.5819767... */
+	assert_true(hs_trace_weight(&t, 1000) > 1.58197 &&
+		    hs_trace_weight(&t, 1000) < 1.58198);
+	/* huge blocks are always sampled: weight 1 */
+	assert_true(hs_trace_weight(&t, 1000000) == 1.0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(varint_lengths_and_round_trip),
+		cmocka_unit_test(varint_rejects_overlong),
+		cmocka_unit_test(zigzag),
+		cmocka_unit_test(decode_records_with_span_state),
+		cmocka_unit_test(chunk_header_round_trip),
+		cmocka_unit_test(load_reference_trace),
+		cmocka_unit_test(truncation_at_every_offset_recovers_a_prefix),
+		cmocka_unit_test(corrupt_chunk_names_its_offset),
+		cmocka_unit_test(malformed_record_inside_a_chunk),
+		cmocka_unit_test(random_corruption_is_rejected_or_survived),
+		cmocka_unit_test(odd_but_valid_input),
+		cmocka_unit_test(sampling_weight),
+	};
+	return cmocka_run_group_tests_name("trace_format", tests, NULL, NULL);
+}
