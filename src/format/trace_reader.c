@@ -248,8 +248,8 @@ static int next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 		r->p = payload;
 		r->end = payload + ch->raw;
 		memset(&r->st, 0, sizeof(r->st));
-		if (ch->kind == HS_CHUNK_END)
-			r->end_seen = 1;
+		/* the trace is whole if its last chunk is an END chunk */
+		r->end_seen = ch->kind == HS_CHUNK_END;
 		return 1;
 	}
 }
@@ -620,7 +620,9 @@ static int add_record(struct hs_trace *t, struct load_state *ls,
 	case HS_TAG_REALLOC:
 	case HS_TAG_REALLOCARRAY:
 		if (hs_tag_is_realloc(rec->tag) && rec->old_addr) {
-			err = add_event(t, ls, th, rec->ticks, HS_OP_FREE, rec->tag,
+			uint64_t at = rec->lead <= rec->ticks ? rec->ticks - rec->lead : 0;
+
+			err = add_event(t, ls, th, at, HS_OP_FREE, rec->tag,
 					rec->old_addr, 0, 0);
 			if (err)
 				return err;
@@ -713,8 +715,14 @@ static int add_record(struct hs_trace *t, struct load_state *ls,
 	}
 	case HS_TAG_THREAD_START:
 	case HS_TAG_THREAD_NAME: {
-		char *name = dup_bytes(rec->str, rec->str_len);
+		char *name;
 
+		if (rec->tag == HS_TAG_THREAD_NAME && rec->id) {
+			err = thread_index(t, &ls->tids, rec->id, &th);
+			if (err)
+				return err;
+		}
+		name = dup_bytes(rec->str, rec->str_len);
 		if (!name)
 			return -ENOMEM;
 		hs_free(t->threads[th].name);

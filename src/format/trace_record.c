@@ -115,8 +115,15 @@ static int decode_sized(const uint8_t *q, const uint8_t *end,
 		GET(rec->ticks);
 		GET(rec->id);
 		break;
-	case HS_TAG_THREAD_START:
 	case HS_TAG_THREAD_NAME:
+		GET(rec->ticks);
+		GET(rec->id);
+		if (get_string(&q, end, &rec->str, &rec->str_len)) {
+			*why = "bad string";
+			return -1;
+		}
+		break;
+	case HS_TAG_THREAD_START:
 	case HS_TAG_EXEC:
 		GET(rec->ticks);
 		if (get_string(&q, end, &rec->str, &rec->str_len)) {
@@ -211,6 +218,7 @@ int hs_rec_decode(const uint8_t **p, const uint8_t *end,
 		if (hs_tag_is_realloc(rec->tag)) {
 			GETS(sv);
 			rec->old_addr = rec->addr + (uint64_t)sv;
+			GET(rec->lead);
 		} else if (hs_tag_has_align(rec->tag)) {
 			GET(rec->align);
 		}

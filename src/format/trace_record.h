@@ -34,9 +34,11 @@ struct hs_rec {
 	uint64_t stack;		/* node id, 0 = none */
 	uint64_t old_addr;	/* REALLOC*, MREMAP: the old address (0 = none) */
 	uint64_t old_size;	/* MREMAP: the old length */
+	uint64_t lead;		/* REALLOC*: ticks from the call to its return */
 	uint64_t align;		/* aligned allocations */
 	uint64_t prot, flags;	/* MMAP */
-	uint64_t id;		/* NODE, MODULE, MODULE_UNLOAD id; FORK child pid */
+	uint64_t id;		/* NODE, MODULE, MODULE_UNLOAD id; FORK child pid;
+				 * THREAD_NAME tid (0: the span's thread) */
 	uint64_t parent;	/* NODE parent; FORK followed */
 	uint64_t bias, start, end; /* MODULE */
 	uint64_t value;		/* CLOCK ns; RSS bytes; END reason */

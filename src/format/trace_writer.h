@@ -43,6 +43,13 @@ int hs_chunk_header_parse(const uint8_t in[HS_CHUNK_HEADER_SIZE],
  */
 uint8_t *hs_tw_sized(uint8_t *out, unsigned tag, const uint8_t *body, size_t n);
 
+/* Write a sized record's tag and body length @n; returns where the body goes. */
+static inline uint8_t *hs_tw_sized_prefix(uint8_t *out, unsigned tag, size_t n)
+{
+	*out = (uint8_t)tag;
+	return hs_put_varint(out + 1, n);
+}
+
 /* What the PROCESS record says. Strings are borrowed. */
 struct hs_process_info {
 	uint64_t pid, ppid, page_size, sample_bytes, max_depth;

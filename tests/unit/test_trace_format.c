@@ -207,6 +207,7 @@ static void build_reference(struct tb *b, int zstd)
 	p = hs_put_varint(p, 200);
 	p = hs_put_varint(p, 3);
 	p = hs_put_svarint(p, -0x800);
+	p = hs_put_varint(p, 0);
 	p = put_span(p, 100, 1100, 0x5100);
 	p = put_free(b, p, 3900, -0x100);
 	tb_end(b, p);

@@ -1,0 +1,364 @@
+/*
+ * cmd_dump - `heapscope dump`: a trace's records as text, for debugging
+ * and tests; or its events in time order with their stacks; or totals.
+ */
+#include "cli/cli.h"
+#include "format/trace_reader.h"
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const unwind_names[] = { "libunwind", "fp", "slow" };
+static const char *const end_names[] = { "exit", "signal", "exec", "_exit", "stopped" };
+static const char *const footer_names[HS_FC__COUNT] = {
+	"allocs", "frees", "reallocs", "mmaps", "munmaps", "mremaps", "nodes",
+	"modules", "threads", "bytes", "lost",
+};
+
+static void print_str(const char *key, const uint8_t *s, size_t n)
+{
+	size_t i;
+
+	printf(" %s=\"", key);
+	for (i = 0; i < n; i++) {
+		if (s[i] == '"' || s[i] == '\\')
+			printf("\\%c", s[i]);
+		else if (s[i] < 0x20 || s[i] >= 0x7f)
+			printf("\\x%02x", s[i]);
+		else
+			putchar(s[i]);
+	}
+	putchar('"');
+}
+
+static void print_process(const struct hs_rec *rec)
+{
+	struct hs_trace_info info;
+	const char *why = "";
+	size_t i;
+
+	if (hs_trace_info_decode(rec->body, rec->body_len, &info, &why)) {
+		printf("process (malformed: %s)\n", why);
+		return;
+	}
+	printf("process pid=%" PRIu64 " ppid=%" PRIu64 " page_size=%" PRIu64
+	       " sample_bytes=%" PRIu64 " max_depth=%" PRIu64 " unwind=%s clock=%s"
+	       " start=%" PRIu64 " flags=0x%x parent_pid=%" PRIu64,
+	       info.pid, info.ppid, info.page_size, info.sample_bytes, info.max_depth,
+	       info.unwind < 3 ? unwind_names[info.unwind] : "?",
+	       info.clock ? "tsc" : "ns", info.start_realtime_ns, info.flags,
+	       info.parent_pid);
+	print_str("exe", (const uint8_t *)info.exe, strlen(info.exe));
+	print_str("comm", (const uint8_t *)info.comm, strlen(info.comm));
+	print_str("cwd", (const uint8_t *)info.cwd, strlen(info.cwd));
+	printf("\nargv");
+	for (i = 0; i < info.argc; i++)
+		print_str("", (const uint8_t *)info.argv[i], strlen(info.argv[i]));
+	putchar('\n');
+	hs_trace_info_release(&info);
+}
+
+static void print_footer(const struct hs_rec *rec)
+{
+	const uint8_t *q = rec->body, *end = rec->body + rec->body_len;
+	uint64_t v, n, i;
+
+	printf("footer");
+	for (i = 0; i < HS_FC__COUNT; i++) {
+		if (hs_get_varint(&q, end, &v)) {
+			printf(" (malformed)\n");
+			return;
+		}
+		printf(" %s=%" PRIu64, footer_names[i], v);
+	}
+	if (hs_get_varint(&q, end, &n)) {
+		printf(" (malformed)\n");
+		return;
+	}
+	printf(" index=%" PRIu64 "\n", n);
+	for (i = 0; i < n; i++) {
+		uint64_t off, a, b;
+
+		if (hs_get_varint(&q, end, &off) || hs_get_varint(&q, end, &a) ||
+		    hs_get_varint(&q, end, &b)) {
+			printf("  (malformed index)\n");
+			return;
+		}
+		printf("  chunk at %" PRIu64 " ticks %" PRIu64 "..%" PRIu64 "\n", off, a, b);
+	}
+}
+
+static void print_record(const struct hs_rec *rec)
+{
+	const char *name = hs_tag_name(rec->tag);
+	unsigned tag = rec->tag;
+
+	if (tag == HS_TAG_PROCESS) {
+		print_process(rec);
+		return;
+	}
+	if (tag == HS_TAG_FOOTER) {
+		print_footer(rec);
+		return;
+	}
+	if (!name) {
+		printf("unknown tag=0x%02x bytes=%zu\n", tag, rec->body_len);
+		return;
+	}
+	if (tag == HS_TAG_SPAN) {
+		printf("span tid=%" PRIu64 " ticks=%" PRIu64 " addr=0x%" PRIx64 "\n",
+		       rec->tid, rec->ticks, rec->addr);
+		return;
+	}
+	if (tag == HS_TAG_NODE) {
+		printf("node id=%" PRIu64 " parent=%" PRIu64 " addr=0x%" PRIx64 "\n",
+		       rec->id, rec->parent, rec->addr);
+		return;
+	}
+	printf("%s", name);
+	if (tag < HS_TAG_SIZED_FIRST)
+		printf(" tid=%" PRIu64, rec->tid);
+	printf(" t=%" PRIu64, rec->ticks);
+	if (hs_tag_is_alloc(tag)) {
+		printf(" addr=0x%" PRIx64 " size=%" PRIu64 " stack=%" PRIu64, rec->addr,
+		       rec->size, rec->stack);
+		if (hs_tag_is_realloc(tag))
+			printf(" old=0x%" PRIx64 " lead=%" PRIu64, rec->old_addr, rec->lead);
+		if (hs_tag_has_align(tag))
+			printf(" align=%" PRIu64, rec->align);
+	}
+	switch (tag) {
+	case HS_TAG_FREE:
+	case HS_TAG_REALLOC_FREE:
+		printf(" addr=0x%" PRIx64, rec->addr);
+		break;
+	case HS_TAG_MMAP:
+		printf(" addr=0x%" PRIx64 " length=%" PRIu64 " prot=0x%" PRIx64
+		       " flags=0x%" PRIx64 " stack=%" PRIu64, rec->addr, rec->size, rec->prot,
+		       rec->flags, rec->stack);
+		break;
+	case HS_TAG_MUNMAP:
+		printf(" addr=0x%" PRIx64 " length=%" PRIu64, rec->addr, rec->size);
+		break;
+	case HS_TAG_MREMAP:
+		printf(" addr=0x%" PRIx64 " length=%" PRIu64 " stack=%" PRIu64
+		       " old=0x%" PRIx64 " old_length=%" PRIu64, rec->addr, rec->size,
+		       rec->stack, rec->old_addr, rec->old_size);
+		break;
+	case HS_TAG_CLOCK:
+		printf(" ns=%" PRIu64, rec->value);
+		break;
+	case HS_TAG_RSS:
+		printf(" bytes=%" PRIu64, rec->value);
+		break;
+	case HS_TAG_MODULE: {
+		size_t i;
+
+		printf(" id=%" PRIu64 " bias=0x%" PRIx64 " start=0x%" PRIx64 " end=0x%" PRIx64,
+		       rec->id, rec->bias, rec->start, rec->end);
+		print_str("path", rec->str, rec->str_len);
+		printf(" build_id=");
+		for (i = 0; i < rec->bytes_len; i++)
+			printf("%02x", rec->bytes[i]);
+		break;
+	}
+	case HS_TAG_MODULE_UNLOAD:
+		printf(" id=%" PRIu64, rec->id);
+		break;
+	case HS_TAG_THREAD_NAME:
+		if (rec->id)
+			printf(" of=%" PRIu64, rec->id);
+		/* fall through */
+	case HS_TAG_THREAD_START:
+		print_str("name", rec->str, rec->str_len);
+		break;
+	case HS_TAG_FORK:
+		printf(" child=%" PRIu64 " followed=%" PRIu64, rec->id, rec->parent);
+		break;
+	case HS_TAG_EXEC:
+		print_str("path", rec->str, rec->str_len);
+		break;
+	case HS_TAG_END:
+		printf(" reason=%s detail=%" PRIu64,
+		       rec->value < 5 ? end_names[rec->value] : "?", rec->detail);
+		break;
+	}
+	putchar('\n');
+}
+
+static int dump_records(const char *path)
+{
+	struct hs_diag diag = HS_DIAG_INIT(path);
+	struct hs_trace_reader r;
+	struct hs_rec rec;
+	uint64_t chunks = 0;
+	char msg[1024];
+	int ret, err;
+
+	err = hs_trace_reader_open(&r, path, &diag);
+	if (err)
+		goto fail;
+	printf("# %s: heapscope trace format %u.%u, %" PRIu64 " bytes\n", path, r.major,
+	       r.minor, r.size);
+	while ((ret = hs_trace_reader_next(&r, &rec, &diag)) == 1) {
+		if (r.nr_chunks != chunks) {
+			chunks = r.nr_chunks;
+			printf("chunk %" PRIu64 " at %" PRIu64 ": %s, %s %" PRIu32
+			       " -> %" PRIu32 " bytes\n", chunks - 1, r.chunk_offset,
+			       r.chunk.kind == HS_CHUNK_END ? "end" : "events",
+			       r.chunk.flags & HS_CHUNK_ZSTD ? "zstd" : "stored",
+			       r.chunk.stored, r.chunk.raw);
+		}
+		print_record(&rec);
+	}
+	if (ret < 0) {
+		err = ret;
+		printf("# error after %" PRIu64 " records\n", r.nr_records);
+		hs_trace_reader_close(&r);
+		goto fail;
+	}
+	if (r.cut_off)
+		printf("# cut off at offset %" PRIu64 ": %" PRIu64 " complete chunks, %"
+		       PRIu64 " events recovered\n", r.cut_offset, r.nr_chunks, r.nr_events);
+	else if (!r.end_seen)
+		printf("# no end chunk (the program did not finish): %" PRIu64
+		       " chunks, %" PRIu64 " events recovered\n", r.nr_chunks, r.nr_events);
+	else
+		printf("# complete: %" PRIu64 " chunks, %" PRIu64 " records, %" PRIu64
+		       " events\n", r.nr_chunks, r.nr_records, r.nr_events);
+	hs_trace_reader_close(&r);
+	return HS_EXIT_OK;
+fail:
+	if (!diag.set)
+		hs_diag_set(&diag, 0, "%s", strerror(-err));
+	return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
+}
+
+static const char *const op_names[] = { "alloc", "free", "mmap", "munmap" };
+
+static int load(const char *path, struct hs_trace *t)
+{
+	struct hs_diag diag = HS_DIAG_INIT(path);
+	char msg[1024];
+	int err = hs_trace_load(path, t, &diag);
+
+	if (err) {
+		if (!diag.set)
+			hs_diag_set(&diag, 0, "%s", strerror(-err));
+		return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
+	}
+	return 0;
+}
+
+static int dump_events(const char *path)
+{
+	struct hs_trace t;
+	uint32_t *frames;
+	char name[1200];
+	size_t i, j, n;
+
+	if (load(path, &t))
+		return HS_EXIT_FAIL;
+	frames = malloc((HS_DEPTH_LIMIT + 2) * sizeof(*frames));
+	if (!frames) {
+		hs_trace_release(&t);
+		return cli_fail("out of memory");
+	}
+	for (i = 0; i < t.nr_events; i++) {
+		printf("%" PRId64 " %" PRIu64 " %s %s 0x%" PRIx64 " %" PRIu64 " ", t.time[i],
+		       t.threads[t.thread[i]].tid, op_names[t.op[i] & 3],
+		       hs_tag_name(t.fn[i]) ? hs_tag_name(t.fn[i]) : "?", t.addr[i],
+		       t.size[i]);
+		if (t.stack[i] == HS_TRACE_NONE) {
+			puts("-");
+			continue;
+		}
+		n = hs_trace_stack(&t, t.stack[i], frames, HS_DEPTH_LIMIT + 2);
+		for (j = n; j-- > 0;) {
+			fputs(frames[j] == HS_TRACE_NONE ? "BROKEN"
+				: hs_trace_frame_name(&t, frames[j], name, sizeof(name)), stdout);
+			putchar(j ? ';' : '\n');
+		}
+	}
+	free(frames);
+	hs_trace_release(&t);
+	return HS_EXIT_OK;
+}
+
+static int dump_summary(const char *path)
+{
+	struct hs_trace_stats s;
+	struct hs_trace t;
+	size_t i;
+
+	if (load(path, &t))
+		return HS_EXIT_FAIL;
+	if (hs_trace_stats(&t, &s)) {
+		hs_trace_release(&t);
+		return cli_fail("out of memory");
+	}
+	printf("events: %zu\n", t.nr_events);
+	printf("allocations: %" PRIu64 "\n", s.allocs);
+	printf("bytes allocated: %" PRIu64 "\n", s.bytes_allocated);
+	printf("frees: %" PRIu64 "\n", s.frees);
+	printf("reallocs: %" PRIu64 "\n", s.reallocs);
+	printf("mmaps: %" PRIu64 "\n", s.mmaps);
+	printf("munmaps: %" PRIu64 "\n", s.munmaps);
+	printf("peak heap: %" PRIu64 "\n", s.peak_heap);
+	printf("leaked bytes: %" PRIu64 "\n", s.leaked_bytes);
+	printf("leaked blocks: %" PRIu64 "\n", s.leaked_blocks);
+	printf("unmatched frees: %" PRIu64 "\n", s.unmatched_frees);
+	printf("peak rss: %" PRIu64 "\n", s.peak_rss);
+	printf("nodes: %zu\n", t.nr_nodes);
+	printf("missing nodes: %" PRIu64 "\n", t.missing_nodes);
+	printf("modules: %zu\n", t.nr_modules);
+	printf("chunks: %" PRIu64 "\n", t.nr_chunks);
+	printf("sample bytes: %" PRIu64 "\n", t.info.sample_bytes);
+	if (t.has_footer)
+		printf("lost: %" PRIu64 "\n", t.footer[HS_FC_LOST]);
+	if (t.cut_off)
+		printf("status: cut off at offset %" PRIu64 "\n", t.cut_offset);
+	else
+		printf("status: complete\n");
+	if (t.has_end)
+		printf("end: %s %" PRIu64 "\n",
+		       t.end_reason < 5 ? end_names[t.end_reason] : "?", t.end_detail);
+	printf("threads: %zu\n", t.nr_threads);
+	for (i = 0; i < t.nr_threads; i++)
+		printf("thread %" PRIu64 " %s allocs=%" PRIu64 " frees=%" PRIu64
+		       " bytes=%" PRIu64 "\n", t.threads[i].tid,
+		       t.threads[i].name ? t.threads[i].name : "-", t.threads[i].allocs,
+		       t.threads[i].frees, t.threads[i].bytes);
+	hs_trace_release(&t);
+	return HS_EXIT_OK;
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	int mode = 0, i;
+	const char *path = NULL;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return cli_help("dump");
+		else if (!strcmp(argv[i], "--events"))
+			mode = 1;
+		else if (!strcmp(argv[i], "--summary"))
+			mode = 2;
+		else if (argv[i][0] == '-' && argv[i][1])
+			return cli_usage_error("dump", "unknown option '%s'", argv[i]);
+		else if (path)
+			return cli_usage_error("dump", "too many arguments");
+		else
+			path = argv[i];
+	}
+	if (!path)
+		return cli_usage_error("dump", "no trace file given");
+	if (mode == 1)
+		return dump_events(path);
+	if (mode == 2)
+		return dump_summary(path);
+	return dump_records(path);
+}

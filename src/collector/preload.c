@@ -1,0 +1,735 @@
+/*
+ * preload - the collector's life cycle: finding the real functions,
+ * start-up from HEAPSCOPE_OPTIONS, fork, exec, _exit, fatal signals and
+ * the end of the program.
+ *
+ * The environment `heapscope run` sets:
+ *   HEAPSCOPE_OUTPUT   the trace file it created for this process (empty);
+ *                      removed at start-up so children do not reuse it
+ *   HEAPSCOPE_OPTIONS  sample=N,unwind=libunwind|fp|slow,depth=N,fork=0|1,exec=0|1
+ *   HEAPSCOPE_DIR      where traces of followed children go
+ * Without HEAPSCOPE_OUTPUT (the library preloaded by hand, or an image
+ * started by exec) the trace is <comm>.<pid>.heapscope in HEAPSCOPE_DIR or
+ * the working directory. Without follow-exec, start-up removes the library
+ * from LD_PRELOAD so that programs started by this one run untraced.
+ */
+#include "collector/collector.h"
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct hs_config hs_cfg = { .max_depth = 128 };
+struct hs_real hs_real;
+_Atomic int hs_on;
+_Atomic uint64_t hs_gen;
+pid_t hs_pid;
+uint64_t hs_start_ns;
+size_t hs_page_size = 4096;
+
+static int saved_argc;
+static char **saved_argv;
+static char *const empty_argv[] = { NULL };
+
+/* --- messages ---------------------------------------------------------- */
+
+void hs_msg(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n;
+
+	memcpy(buf, "heapscope: ", 11);
+	va_start(ap, fmt);
+	n = vsnprintf(buf + 11, sizeof(buf) - 12, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	n += 11;
+	if (n > (int)sizeof(buf) - 2)
+		n = (int)sizeof(buf) - 2;
+	buf[n++] = '\n';
+	if (write(2, buf, (size_t)n) < 0)
+		return;
+}
+
+/* --- the real functions ------------------------------------------------ */
+
+static _Atomic int resolving, resolved;
+
+void hs_resolve_real(void)
+{
+	if (HS_LIKELY(atomic_load_explicit(&resolved, memory_order_acquire)))
+		return;
+	atomic_store(&resolving, 1);
+#define R(name) *(void **)&hs_real.name = dlsym(RTLD_NEXT, #name)
+	R(malloc);
+	R(free);
+	R(calloc);
+	R(realloc);
+	R(reallocarray);
+	R(posix_memalign);
+	R(aligned_alloc);
+	R(memalign);
+	R(valloc);
+	R(pvalloc);
+	R(mmap);
+	R(mmap64);
+	R(munmap);
+	R(mremap);
+	R(dlclose);
+	R(fork);
+	R(execve);
+	R(execv);
+	R(execvp);
+	R(execvpe);
+	R(fexecve);
+	R(_exit);
+	R(_Exit);
+	R(sigaction);
+	R(signal);
+	R(pthread_setname_np);
+	R(prctl);
+#undef R
+	atomic_store(&resolving, 0);
+	atomic_store_explicit(&resolved, 1, memory_order_release);
+}
+
+int hs_resolving(void) HS_HIDDEN;
+int hs_resolving(void)
+{
+	return atomic_load(&resolving);
+}
+
+/* --- configuration ----------------------------------------------------- */
+
+static void parse_options(const char *s)
+{
+	while (s && *s) {
+		const char *end = strchr(s, ',');
+		size_t n = end ? (size_t)(end - s) : strlen(s);
+		unsigned long long v;
+		char *num_end;
+
+		if (n > 7 && !strncmp(s, "sample=", 7)) {
+			v = strtoull(s + 7, &num_end, 10);
+			hs_cfg.sample_bytes = v;
+		} else if (n > 6 && !strncmp(s, "depth=", 6)) {
+			v = strtoull(s + 6, &num_end, 10);
+			hs_cfg.max_depth = v > HS_DEPTH_LIMIT ? HS_DEPTH_LIMIT : (unsigned)v;
+		} else if (n == 9 && !strncmp(s, "unwind=fp", 9)) {
+			hs_cfg.unwind = HS_UNWIND_FP;
+		} else if (n == 11 && !strncmp(s, "unwind=slow", 11)) {
+			hs_cfg.unwind = HS_UNWIND_SLOW;
+		} else if (n == 16 && !strncmp(s, "unwind=libunwind", 16)) {
+			hs_cfg.unwind = HS_UNWIND_LIBUNWIND;
+		} else if (n == 6 && !strncmp(s, "fork=1", 6)) {
+			hs_cfg.follow_fork = 1;
+		} else if (n == 6 && !strncmp(s, "exec=1", 6)) {
+			hs_cfg.follow_exec = 1;
+		}
+		s = end ? end + 1 : NULL;
+	}
+}
+
+/* Remove our own entry from LD_PRELOAD, in place (no allocation). */
+static void strip_preload(void)
+{
+	char *v = getenv("LD_PRELOAD");
+	Dl_info info;
+	const char *self, *base;
+	char *p;
+
+	if (!v || !dladdr((void *)strip_preload, &info) || !info.dli_fname)
+		return;
+	self = info.dli_fname;
+	base = strrchr(self, '/');
+	base = base ? base + 1 : self;
+	p = v;
+	while (*p) {
+		char *start, *end;
+		const char *b;
+		size_t len;
+
+		while (*p == ' ' || *p == ':')
+			p++;
+		start = p;
+		while (*p && *p != ' ' && *p != ':')
+			p++;
+		end = p;
+		len = (size_t)(end - start);
+		if (!len)
+			break;
+		for (b = end; b > start && b[-1] != '/'; b--)
+			;
+		if ((size_t)(end - b) == strlen(base) && !memcmp(b, base, strlen(base))) {
+			memmove(start, end, strlen(end) + 1);
+			p = start;
+		}
+	}
+	if (!v[strspn(v, " :")])
+		unsetenv("LD_PRELOAD");
+}
+
+static void start_clock(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	hs_start_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	atomic_store(&hs_coarse_ticks, 0);
+}
+
+/* The name of a new trace: DIR/COMM.PID.heapscope, made unique. */
+static int create_name(char *buf, size_t size)
+{
+	char comm[17] = "";
+	int i;
+
+	syscall(SYS_prctl, PR_GET_NAME, comm, 0, 0, 0);
+	for (i = 1; i < 1000; i++) {
+		int n;
+
+		if (i == 1)
+			n = snprintf(buf, size, "%s%s%s.%d.heapscope", hs_cfg.dir,
+				     hs_cfg.dir[0] ? "/" : "", comm, (int)hs_pid);
+		else
+			n = snprintf(buf, size, "%s%s%s.%d.%d.heapscope", hs_cfg.dir,
+				     hs_cfg.dir[0] ? "/" : "", comm, (int)hs_pid, i);
+		if (n < 0 || (size_t)n >= size)
+			return -1;
+		if (access(buf, F_OK))
+			return 0;
+	}
+	return -1;
+}
+
+/* Start a trace of this process: writer, main thread, modules, signals. */
+static int start_tracing(const char *path, int precreated, unsigned flags,
+			 uint64_t parent_pid)
+{
+	struct hs_thread *t;
+	char name[1200];
+
+	if (!path) {
+		if (create_name(name, sizeof(name))) {
+			hs_msg("cannot name a trace file in '%s'; not tracing", hs_cfg.dir);
+			return -1;
+		}
+		path = name;
+	}
+	if (hs_writer_start(path, precreated, flags, parent_pid, saved_argc,
+			    saved_argv ? saved_argv : (char **)empty_argv))
+		return -1;
+	t = hs_thread_get();
+	if (!t)
+		return -1;
+	hs_modules_scan(t);
+	return 0;
+}
+
+static void atfork_child(void)
+{
+	/* In the child until our fork wrapper decides: record nothing. */
+	atomic_store(&hs_on, 0);
+}
+
+__attribute__((constructor(101))) static void hs_init(int argc, char **argv, char **envp)
+{
+	const char *out, *opts, *dir;
+	unsigned flags = 0;
+	long ps;
+
+	(void)envp;
+	hs_resolve_real();
+	if (!hs_real.malloc || !hs_real.free) {
+		hs_msg("cannot find the allocator's functions; not tracing");
+		return;
+	}
+	hs_tls.guard = 1;
+	saved_argc = argc;
+	saved_argv = argv;
+	hs_pid = getpid();
+	ps = sysconf(_SC_PAGESIZE);
+	hs_page_size = ps > 0 ? (size_t)ps : 4096;
+	opts = getenv("HEAPSCOPE_OPTIONS");
+	parse_options(opts);
+	dir = getenv("HEAPSCOPE_DIR");
+	if (dir)
+		snprintf(hs_cfg.dir, sizeof(hs_cfg.dir), "%s", dir);
+	if (hs_cfg.follow_fork)
+		flags |= HS_PROC_FOLLOW_FORK;
+	if (hs_cfg.follow_exec)
+		flags |= HS_PROC_FOLLOW_EXEC;
+	out = getenv("HEAPSCOPE_OUTPUT");
+	if (!out && opts)
+		flags |= HS_PROC_EXECED;
+	start_clock();
+	if (hs_stacks_init() || hs_thread_init()) {
+		hs_msg("out of memory; not tracing");
+		hs_tls.guard = 0;
+		return;
+	}
+	pthread_atfork(NULL, NULL, atfork_child);
+	if (!start_tracing(out, out != NULL, flags, 0)) {
+		hs_signals_install();
+		atomic_store(&hs_on, 1);
+	}
+	/* after the file is open: the name must not leak to children */
+	if (out)
+		unsetenv("HEAPSCOPE_OUTPUT");
+	if (!hs_cfg.follow_exec) {
+		strip_preload();
+		unsetenv("HEAPSCOPE_OPTIONS");
+		unsetenv("HEAPSCOPE_DIR");
+	}
+	hs_tls.guard = 0;
+}
+
+void hs_shutdown(unsigned reason, uint64_t detail)
+{
+	atomic_store(&hs_on, 0);
+	hs_writer_finish(reason, detail, 0);
+}
+
+__attribute__((destructor)) static void hs_fini(void)
+{
+	if (getpid() != hs_pid)
+		return;
+	hs_tls.guard = 1;
+	hs_shutdown(HS_END_EXIT, 0);
+	hs_tls.guard = 0;
+}
+
+/* --- fork ----------------------------------------------------------------- */
+
+static void child_restart(pid_t parent)
+{
+	struct hs_thread *t;
+	uint8_t body[40], *q;
+	char name[17] = "";
+
+	hs_pid = getpid();
+	pthread_mutex_init(&hs_unwind_lock, NULL);
+	hs_sampler_after_fork();
+	hs_writer_forget();
+	hs_thread_after_fork();
+	hs_stacks_restart();
+	if (hs_writer_start_child(parent))
+		return;
+	t = hs_tls.t;
+	if (t) {
+		syscall(SYS_prctl, PR_GET_NAME, name, 0, 0, 0);
+		q = hs_put_varint(body, hs_now_ticks());
+		q = hs_put_bytes(q, name, strnlen(name, 16));
+		hs_emit_sized(t, HS_TAG_THREAD_START, body, (size_t)(q - body));
+		hs_modules_reemit(t);
+	} else if (!hs_thread_get()) {
+		return;
+	}
+	atomic_store(&hs_on, 1);
+}
+
+int hs_writer_start_child(pid_t parent)
+{
+	char name[1200];
+	unsigned flags = HS_PROC_FORKED | HS_PROC_FOLLOW_FORK;
+
+	if (hs_cfg.follow_exec)
+		flags |= HS_PROC_FOLLOW_EXEC;
+	if (create_name(name, sizeof(name))) {
+		hs_msg("cannot name a trace file for child %d; not tracing it", (int)hs_pid);
+		return -1;
+	}
+	return hs_writer_start(name, 0, flags, (uint64_t)parent, saved_argc,
+			       saved_argv ? saved_argv : (char **)empty_argv);
+}
+
+HS_EXPORT pid_t fork(void)
+{
+	pid_t parent = getpid(), pid;
+	int was_on, saved_guard = hs_tls.guard;
+
+	hs_resolve_real();
+	was_on = atomic_load(&hs_on) && !saved_guard && parent == hs_pid;
+	hs_tls.guard = 1;
+	pid = hs_real.fork();
+	if (pid == 0) {
+		int e = errno;
+
+		if (was_on && hs_cfg.follow_fork) {
+			child_restart(parent);
+		} else {
+			atomic_store(&hs_on, 0);
+			hs_writer_forget();
+		}
+		errno = e;
+	} else if (pid > 0 && was_on) {
+		struct hs_thread *t = hs_thread_get();
+
+		if (t) {
+			uint8_t body[3 * HS_VARINT_MAX], *q;
+			int e = errno;
+
+			q = hs_put_varint(body, hs_now_ticks());
+			q = hs_put_varint(q, (uint64_t)pid);
+			q = hs_put_varint(q, (uint64_t)hs_cfg.follow_fork);
+			hs_emit_sized(t, HS_TAG_FORK, body, (size_t)(q - body));
+			errno = e;
+		}
+	}
+	hs_tls.guard = saved_guard;
+	return pid;
+}
+
+/* --- exec and _exit ------------------------------------------------------- */
+
+/* Before the image is replaced: END the trace (resumed if exec fails). */
+static int before_exec(const char *path)
+{
+	struct hs_thread *t;
+	uint8_t body[1100], *q;
+	size_t n;
+
+	if (!atomic_load(&hs_on) || hs_tls.guard || getpid() != hs_pid)
+		return 0;
+	hs_tls.guard = 1;
+	t = hs_thread_get();
+	if (t && path) {
+		n = strnlen(path, 1024);
+		q = hs_put_varint(body, hs_now_ticks());
+		q = hs_put_bytes(q, path, n);
+		hs_emit_sized(t, HS_TAG_EXEC, body, (size_t)(q - body));
+	}
+	atomic_store(&hs_on, 0);
+	hs_writer_pause_for_exec();
+	hs_tls.guard = 0;
+	return 1;
+}
+
+static void after_failed_exec(int paused)
+{
+	int e = errno;
+
+	if (paused) {
+		hs_tls.guard = 1;
+		hs_writer_resume();
+		atomic_store(&hs_on, 1);
+		hs_tls.guard = 0;
+	}
+	errno = e;
+}
+
+HS_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	int paused, r;
+
+	hs_resolve_real();
+	paused = before_exec(path);
+	r = hs_real.execve(path, argv, envp);
+	after_failed_exec(paused);
+	return r;
+}
+
+HS_EXPORT int execv(const char *path, char *const argv[])
+{
+	int paused, r;
+
+	hs_resolve_real();
+	paused = before_exec(path);
+	r = hs_real.execv(path, argv);
+	after_failed_exec(paused);
+	return r;
+}
+
+HS_EXPORT int execvp(const char *file, char *const argv[])
+{
+	int paused, r;
+
+	hs_resolve_real();
+	paused = before_exec(file);
+	r = hs_real.execvp(file, argv);
+	after_failed_exec(paused);
+	return r;
+}
+
+HS_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	int paused, r;
+
+	hs_resolve_real();
+	paused = before_exec(file);
+	r = hs_real.execvpe(file, argv, envp);
+	after_failed_exec(paused);
+	return r;
+}
+
+HS_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	int paused, r;
+
+	hs_resolve_real();
+	paused = before_exec("(fexecve)");
+	r = hs_real.fexecve(fd, argv, envp);
+	after_failed_exec(paused);
+	return r;
+}
+
+/*
+ * execl, execle, execlp: glibc's versions call execve internally, where
+ * no wrapper sees them, so they are rebuilt here on the vector forms.
+ */
+#define MAX_LIST_ARGS 4096
+
+static char **list_args(const char *arg0, va_list ap, char ***envp_out,
+			int want_envp)
+{
+	char **v;
+	size_t n = 1, cap = 64;
+	const char *a;
+
+	v = hs_real.malloc(cap * sizeof(char *));
+	if (!v)
+		return NULL;
+	v[0] = (char *)arg0;
+	{
+		while ((a = va_arg(ap, const char *)) != NULL) {
+			if (n + 1 >= cap) {
+				char **nv;
+
+				if (cap >= MAX_LIST_ARGS * 64) {
+					hs_real.free(v);
+					errno = E2BIG;
+					return NULL;
+				}
+				nv = hs_real.realloc(v, 2 * cap * sizeof(char *));
+				if (!nv) {
+					hs_real.free(v);
+					return NULL;
+				}
+				v = nv;
+				cap *= 2;
+			}
+			v[n++] = (char *)a;
+		}
+	}
+	v[n] = NULL;
+	if (want_envp)
+		*envp_out = va_arg(ap, char **);
+	return v;
+}
+
+HS_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	char **v;
+	int r;
+
+	hs_resolve_real();
+	va_start(ap, arg);
+	v = list_args(arg, ap, NULL, 0);
+	va_end(ap);
+	if (!v)
+		return -1;
+	r = execv(path, v);
+	hs_real.free(v);
+	return r;
+}
+
+HS_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	va_list ap;
+	char **v;
+	int r;
+
+	hs_resolve_real();
+	va_start(ap, arg);
+	v = list_args(arg, ap, NULL, 0);
+	va_end(ap);
+	if (!v)
+		return -1;
+	r = execvp(file, v);
+	hs_real.free(v);
+	return r;
+}
+
+HS_EXPORT int execle(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	char **v, **envp = NULL;
+	int r;
+
+	hs_resolve_real();
+	va_start(ap, arg);
+	v = list_args(arg, ap, &envp, 1);
+	va_end(ap);
+	if (!v)
+		return -1;
+	r = execve(path, v, envp);
+	hs_real.free(v);
+	return r;
+}
+
+HS_EXPORT void _exit(int status)
+{
+	hs_resolve_real();
+	if (atomic_load(&hs_on) && getpid() == hs_pid) {
+		hs_tls.guard = 1;
+		hs_shutdown(HS_END__EXIT, (uint64_t)(unsigned)status);
+	}
+	if (hs_real._exit)
+		hs_real._exit(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+HS_EXPORT void _Exit(int status)
+{
+	hs_resolve_real();
+	if (atomic_load(&hs_on) && getpid() == hs_pid) {
+		hs_tls.guard = 1;
+		hs_shutdown(HS_END__EXIT, (uint64_t)(unsigned)status);
+	}
+	if (hs_real._Exit)
+		hs_real._Exit(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+/* --- fatal signals -------------------------------------------------------- */
+
+static const int fatal_signals[] = {
+	SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGQUIT,
+	SIGXCPU, SIGXFSZ, SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGALRM, SIGUSR1,
+	SIGUSR2,
+};
+static _Atomic int installed[NSIG];
+
+static void on_fatal(int sig, siginfo_t *si, void *uc)
+{
+	struct sigaction dfl;
+	int e = errno;
+
+	(void)si;
+	(void)uc;
+	if (atomic_load(&hs_on) && getpid() == hs_pid &&
+	    (pid_t)syscall(SYS_gettid) != hs_writer_tid) {
+		hs_tls.guard = 1;
+		atomic_store(&hs_on, 0);
+		hs_writer_finish(HS_END_SIGNAL, (uint64_t)sig, 1);
+	}
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	atomic_store(&installed[sig], 0);
+	hs_real.sigaction(sig, &dfl, NULL);
+	/* delivered again when the handler returns, now with the default action */
+	raise(sig);
+	errno = e;
+}
+
+void hs_signals_install(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
+		int sig = fatal_signals[i];
+		struct sigaction old, sa;
+
+		if (hs_real.sigaction(sig, NULL, &old) || old.sa_handler != SIG_DFL ||
+		    (old.sa_flags & SA_SIGINFO))
+			continue;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = on_fatal;
+		sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+		sigemptyset(&sa.sa_mask);
+		if (!hs_real.sigaction(sig, &sa, NULL))
+			atomic_store(&installed[sig], 1);
+	}
+}
+
+/* The program sees the dispositions it set itself, never ours. */
+HS_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	int r;
+
+	hs_resolve_real();
+	if (sig <= 0 || sig >= NSIG || !atomic_load(&installed[sig]))
+		return hs_real.sigaction(sig, act, old);
+	r = hs_real.sigaction(sig, act, old);
+	if (!r) {
+		if (old && (old->sa_flags & SA_SIGINFO) && old->sa_sigaction == on_fatal) {
+			memset(old, 0, sizeof(*old));
+			old->sa_handler = SIG_DFL;
+			sigemptyset(&old->sa_mask);
+		}
+		if (act)
+			atomic_store(&installed[sig], 0);
+	}
+	return r;
+}
+
+HS_EXPORT void (*signal(int sig, void (*handler)(int)))(int)
+{
+	void (*old)(int);
+
+	hs_resolve_real();
+	if (sig <= 0 || sig >= NSIG || !atomic_load(&installed[sig]))
+		return hs_real.signal(sig, handler);
+	old = hs_real.signal(sig, handler);
+	if (old != SIG_ERR) {
+		atomic_store(&installed[sig], 0);
+		if (old == (void (*)(int))(void *)on_fatal)
+			old = SIG_DFL;
+	}
+	return old;
+}
+
+/* --- thread names --------------------------------------------------------- */
+
+HS_EXPORT int pthread_setname_np(pthread_t th, const char *name)
+{
+	int r;
+
+	hs_resolve_real();
+	r = hs_real.pthread_setname_np(th, name);
+	if (!r && atomic_load(&hs_on) && !hs_tls.guard) {
+		hs_tls.guard = 1;
+		hs_thread_name(th, name);
+		hs_tls.guard = 0;
+	}
+	return r;
+}
+
+HS_EXPORT int prctl(int option, ...)
+{
+	unsigned long a[4];
+	va_list ap;
+	int i, r, e;
+
+	hs_resolve_real();
+	va_start(ap, option);
+	for (i = 0; i < 4; i++)
+		a[i] = va_arg(ap, unsigned long);
+	va_end(ap);
+	r = hs_real.prctl(option, a[0], a[1], a[2], a[3]);
+	if (option == PR_SET_NAME && !r && atomic_load(&hs_on) && !hs_tls.guard) {
+		char name[17];
+
+		e = errno;
+		hs_tls.guard = 1;
+		strncpy(name, (const char *)a[0], 16);
+		name[16] = '\0';
+		hs_thread_name(pthread_self(), name);
+		hs_tls.guard = 0;
+		errno = e;
+	}
+	return r;
+}

@@ -1,0 +1,270 @@
+/*
+ * stacks - intern call stacks as a prefix tree shared by all threads, so
+ * that each distinct stack is written to the trace once (as NODE records)
+ * and events carry one node id.
+ *
+ * The tree is a hash table of (parent id, call site) -> id. Lookups take
+ * no lock: a slot's key is published with a release store after its
+ * value, and readers that find nothing retry under the insert lock. Inserts
+ * (a stack seen for the first time) take the lock. A full table is
+ * replaced by a larger copy; readers still holding the old one can only
+ * miss, never see a wrong entry, and the old one is never unmapped.
+ *
+ * Each thread also keeps the previous stack it interned, root first with
+ * the node of every prefix: a new stack that shares a prefix with it
+ * (a loop calling malloc from the same place shares all of it) only looks
+ * up the frames below the shared part.
+ */
+#include "collector/collector.h"
+#include "common/hash.h"
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define MARKER_KEY UINTPTR_MAX		/* the incomplete-stack marker frame */
+#define INITIAL_SLOTS (1u << 14)
+
+struct slot {
+	_Atomic uintptr_t key;		/* call site; 0 = empty */
+	_Atomic uint64_t meta;		/* parent << 32 | id */
+};
+
+struct table {
+	size_t mask;
+	size_t count;
+	struct slot slots[];
+};
+
+static _Atomic(struct table *) cur;
+static pthread_mutex_t insert_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t next_id = 1;		/* under insert_lock */
+
+static struct table *table_new(size_t nslots)
+{
+	size_t bytes = sizeof(struct table) + nslots * sizeof(struct slot);
+	struct table *tb = (void *)syscall(SYS_mmap, NULL, bytes, PROT_READ | PROT_WRITE,
+					   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if ((long)tb < 0 && (long)tb > -4096)
+		return NULL;
+	tb->mask = nslots - 1;
+	tb->count = 0;
+	return tb;
+}
+
+static inline size_t slot_of(uint32_t parent, uintptr_t key, size_t mask)
+{
+	uint64_t k[2] = { parent, key };
+
+	return (size_t)XXH3_64bits(k, sizeof(k)) & mask;
+}
+
+static uint32_t lookup(const struct table *tb, uint32_t parent, uintptr_t key)
+{
+	size_t i = slot_of(parent, key, tb->mask);
+
+	for (;;) {
+		const struct slot *s = &tb->slots[i];
+		uintptr_t k = atomic_load_explicit(&s->key, memory_order_acquire);
+
+		if (!k)
+			return 0;
+		if (k == key) {
+			uint64_t m = atomic_load_explicit(&s->meta, memory_order_relaxed);
+
+			if ((uint32_t)(m >> 32) == parent)
+				return (uint32_t)m;
+		}
+		i = (i + 1) & tb->mask;
+	}
+}
+
+static void put(struct table *tb, uint32_t parent, uintptr_t key, uint32_t id)
+{
+	size_t i = slot_of(parent, key, tb->mask);
+
+	while (atomic_load_explicit(&tb->slots[i].key, memory_order_relaxed))
+		i = (i + 1) & tb->mask;
+	atomic_store_explicit(&tb->slots[i].meta, (uint64_t)parent << 32 | id,
+			      memory_order_relaxed);
+	atomic_store_explicit(&tb->slots[i].key, key, memory_order_release);
+	tb->count++;
+}
+
+/* Copy @tb into a table twice as large; NULL if out of memory. */
+static struct table *grow(struct table *tb)
+{
+	struct table *nt = table_new(2 * (tb->mask + 1));
+	size_t i;
+
+	if (!nt)
+		return NULL;
+	for (i = 0; i <= tb->mask; i++) {
+		uintptr_t k = atomic_load_explicit(&tb->slots[i].key, memory_order_relaxed);
+		uint64_t m;
+
+		if (!k)
+			continue;
+		m = atomic_load_explicit(&tb->slots[i].meta, memory_order_relaxed);
+		put(nt, (uint32_t)(m >> 32), k, (uint32_t)m);
+	}
+	return nt;
+}
+
+static void emit_node(struct hs_thread *t, uint32_t id, uint32_t parent,
+		      uintptr_t key)
+{
+	uint8_t rec[1 + 3 * HS_VARINT_MAX], *p = rec;
+
+	*p++ = HS_TAG_NODE;
+	p = hs_put_varint(p, id);
+	p = hs_put_varint(p, parent);
+	p = hs_put_varint(p, key == MARKER_KEY ? 0 : key);
+	hs_ring_put(t, rec, (size_t)(p - rec));
+}
+
+static uint32_t intern_slow(struct hs_thread *t, uint32_t parent, uintptr_t key);
+
+/* The id of (@parent, @key), inserting it (and writing its NODE) if new. */
+static uint32_t intern_one(struct hs_thread *t, uint32_t parent, uintptr_t key)
+{
+	struct table *tb = atomic_load_explicit(&cur, memory_order_acquire);
+	uint32_t id = lookup(tb, parent, key);
+	int e;
+
+	if (HS_LIKELY(id))
+		return id;
+	e = errno;
+	id = intern_slow(t, parent, key);
+	errno = e;
+	return id;
+}
+
+static uint32_t intern_slow(struct hs_thread *t, uint32_t parent, uintptr_t key)
+{
+	struct table *tb;
+	uint32_t id;
+
+	pthread_mutex_lock(&insert_lock);
+	tb = atomic_load_explicit(&cur, memory_order_relaxed);
+	id = lookup(tb, parent, key);
+	if (!id) {
+		if (2 * (tb->count + 1) > tb->mask + 1) {
+			struct table *nt = grow(tb);
+
+			if (!nt) {
+				pthread_mutex_unlock(&insert_lock);
+				return 0;
+			}
+			atomic_store_explicit(&cur, nt, memory_order_release);
+			tb = nt;
+		}
+		id = next_id++;
+		put(tb, parent, key, id);
+		pthread_mutex_unlock(&insert_lock);
+		emit_node(t, id, parent, key);
+		atomic_fetch_add_explicit(&hs_count_nodes, 1, memory_order_relaxed);
+		return id;
+	}
+	pthread_mutex_unlock(&insert_lock);
+	return id;
+}
+
+int hs_stacks_init(void)
+{
+	struct table *tb = table_new(INITIAL_SLOTS);
+
+	if (!tb)
+		return -1;
+	atomic_store(&cur, tb);
+	return 0;
+}
+
+void hs_stacks_reset(void)
+{
+	struct table *tb = table_new(INITIAL_SLOTS);
+
+	pthread_mutex_init(&insert_lock, NULL);
+	pthread_mutex_lock(&insert_lock);
+	if (tb)
+		atomic_store_explicit(&cur, tb, memory_order_release);
+	pthread_mutex_unlock(&insert_lock);
+	atomic_fetch_add(&hs_gen, 1);
+}
+
+void hs_stacks_restart(void)
+{
+	hs_stacks_reset();
+	next_id = 1;
+}
+
+void hs_thread_check_gen(struct hs_thread *t)
+{
+	uint64_t g = atomic_load_explicit(&hs_gen, memory_order_acquire);
+
+	if (HS_LIKELY(t->seen_gen == g))
+		return;
+	t->seen_gen = g;
+	t->prev_depth = 0;
+	for (unsigned i = 0; i < HS_MEMO; i++)
+		t->memo[i].valid = 0;
+	hs_unwind_flush(t);
+}
+
+uint32_t hs_stack_intern(struct hs_thread *t, const uintptr_t *ips, unsigned n,
+			 int complete)
+{
+	unsigned total = n + !complete, common = 0, i;
+	uint32_t node;
+
+	if (!total)
+		return 0;
+	/* key(i), root first: the marker (if incomplete), then ips[n-1..0] */
+#define KEY(i) (!complete ? ((i) == 0 ? MARKER_KEY : ips[n - (i)]) : ips[n - 1 - (i)])
+	while (common < total && common < t->prev_depth &&
+	       KEY(common) == t->prev_key[common])
+		common++;
+	node = common ? t->prev_node[common - 1] : 0;
+	for (i = common; i < total; i++) {
+		uintptr_t k = KEY(i);
+
+		node = intern_one(t, node, k);
+		if (!node) {
+			t->prev_depth = 0;
+			return 0;
+		}
+		t->prev_key[i] = k;
+		t->prev_node[i] = node;
+	}
+#undef KEY
+	t->prev_depth = total;
+	return node;
+}
+
+uint32_t hs_stack_walk(struct hs_thread *t, void *fp, struct hs_memo *m)
+{
+	uintptr_t f = (uintptr_t)fp, *ips = t->scratch;
+	struct hs_reads log;
+	unsigned n;
+	uint32_t node;
+	int complete;
+
+	log.addr = m->addr;
+	log.val = m->val;
+	log.n = 0;
+	log.overflow = 0;
+	m->valid = 0;
+	n = hs_unwind(t, fp, ips, hs_cfg.max_depth, &complete, &log);
+	node = hs_stack_intern(t, ips, n, complete);
+	if (!log.overflow && node) {
+		m->sp0 = f + 16;
+		m->bp0 = ((uintptr_t *)f)[0];
+		m->ra0 = ((uintptr_t *)f)[1];
+		m->nreads = log.n;
+		m->node = node;
+		m->valid = 1;
+	}
+	return node;
+}

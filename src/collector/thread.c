@@ -1,0 +1,286 @@
+/*
+ * thread - per-thread states: registration on a thread's first event, the
+ * single-producer ring its hooks append to, thread exit and reuse.
+ *
+ * A state is mmap'd once and never unmapped: after its thread exited and
+ * the writer drained its ring, the writer marks it free and the next new
+ * thread takes it over. The ring's head and tail only grow, across owners,
+ * and so does the encoding state (last ticks, last address), which keeps
+ * the writer's decoding state valid without any reset handshake.
+ */
+#include "collector/collector.h"
+#include "format/trace_writer.h"
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+__thread struct hs_tls hs_tls __attribute__((tls_model("initial-exec")));
+_Atomic(struct hs_thread *) hs_threads;
+static pthread_key_t exit_key;
+static int key_ok;
+
+static void *map_zero(size_t n)
+{
+	void *p = (void *)syscall(SYS_mmap, NULL, n, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return (long)p < 0 && (long)p > -4096 ? NULL : p;
+}
+
+static size_t state_size(void)
+{
+	return (sizeof(struct hs_thread) + hs_page_size - 1) & ~(hs_page_size - 1);
+}
+
+static struct hs_thread *claim_state(int *is_new)
+{
+	struct hs_thread *t;
+	uint8_t *p;
+
+	for (t = atomic_load(&hs_threads); t; t = t->next) {
+		int expect = HS_T_FREE;
+
+		if (atomic_load_explicit(&t->state, memory_order_relaxed) == HS_T_FREE &&
+		    atomic_compare_exchange_strong(&t->state, &expect, HS_T_LIVE)) {
+			*is_new = 0;
+			return t;
+		}
+	}
+	p = map_zero(state_size() + HS_RING_SIZE);
+	if (!p)
+		return NULL;
+	t = (struct hs_thread *)p;
+	t->ring = p + state_size();
+	atomic_store(&t->state, HS_T_LIVE);
+	*is_new = 1;
+	return t;
+}
+
+static void stack_bounds(struct hs_thread *t)
+{
+	pthread_attr_t attr;
+	void *addr;
+	size_t size;
+
+	t->stack_lo = 0;
+	t->stack_hi = UINTPTR_MAX;
+	if (pthread_getattr_np(pthread_self(), &attr))
+		return;
+	if (!pthread_attr_getstack(&attr, &addr, &size)) {
+		t->stack_lo = (uintptr_t)addr;
+		t->stack_hi = (uintptr_t)addr + size;
+	}
+	pthread_attr_destroy(&attr);
+}
+
+struct hs_thread *hs_thread_get(void)
+{
+	struct hs_thread *t = hs_tls.t;
+	char name[17] = "";
+	uint8_t body[40], *q;
+	int is_new, e;
+
+	if (HS_LIKELY(t))
+		return t;
+	e = errno;
+	t = claim_state(&is_new);
+	if (!t) {
+		errno = e;
+		return NULL;
+	}
+	t->tid = (pid_t)syscall(SYS_gettid);
+	t->self = pthread_self();
+	t->prev_depth = 0;
+	t->seen_gen = atomic_load(&hs_gen);
+	memset(t->rules, 0, sizeof(t->rules));
+	for (unsigned i = 0; i < HS_MEMO; i++)
+		t->memo[i].valid = 0;
+	stack_bounds(t);
+	hs_sampler_seed(t);
+	hs_tls.t = t;
+	if (key_ok)
+		pthread_setspecific(exit_key, t);
+	if (is_new) {
+		struct hs_thread *head = atomic_load(&hs_threads);
+
+		do
+			t->next = head;
+		while (!atomic_compare_exchange_weak(&hs_threads, &head, t));
+	}
+	syscall(SYS_prctl, PR_GET_NAME, name, 0, 0, 0);
+	q = hs_put_varint(body, hs_now_ticks());
+	q = hs_put_bytes(q, name, strnlen(name, 16));
+	hs_emit_sized(t, HS_TAG_THREAD_START, body, (size_t)(q - body));
+	errno = e;
+	return t;
+}
+
+/* Wait until @n bytes fit after @head; 0 if the writer is gone. */
+static int wait_room(struct hs_thread *t, uint64_t head, size_t n)
+{
+	unsigned spins;
+	int e = errno;
+
+	for (spins = 0;; spins++) {
+		t->cached_tail = atomic_load_explicit(&t->tail, memory_order_acquire);
+		if (head + n - t->cached_tail <= HS_RING_SIZE)
+			break;
+		if (!atomic_load(&hs_writer_alive)) {
+			errno = e;
+			return 0;
+		}
+		hs_writer_wake();
+		if (spins < 20) {
+			sched_yield();
+		} else {
+			struct timespec ts = { 0, 50000 };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	errno = e;
+	return 1;
+}
+
+int hs_ring_write(struct hs_thread *t, const uint8_t *rec, size_t n, uint64_t ticks,
+		  uint64_t addr)
+{
+	uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
+	size_t off, first;
+
+	if (head + n - t->cached_tail > HS_RING_SIZE) {
+		t->cached_tail = atomic_load_explicit(&t->tail, memory_order_acquire);
+		if (head + n - t->cached_tail > HS_RING_SIZE && !wait_room(t, head, n)) {
+			t->lost++;
+			return -1;
+		}
+	}
+	off = head & (HS_RING_SIZE - 1);
+	first = HS_RING_SIZE - off;
+	if (n <= first) {
+		memcpy(t->ring + off, rec, n);
+	} else {
+		memcpy(t->ring + off, rec, first);
+		memcpy(t->ring, rec + first, n - first);
+	}
+	hs_publish(t, head + n, ticks, addr);
+	return 0;
+}
+
+void hs_ring_check_fill(struct hs_thread *t, uint64_t head)
+{
+	t->cached_tail = atomic_load_explicit(&t->tail, memory_order_acquire);
+	if (head - t->cached_tail > HS_RING_SIZE / 2) {
+		int e = errno;
+
+		hs_writer_wake();
+		errno = e;
+	}
+}
+
+void hs_emit_sized(struct hs_thread *t, unsigned tag, const uint8_t *body, size_t n)
+{
+	uint8_t rec[1 + HS_VARINT_MAX + 1400];
+	uint8_t *end;
+
+	if (n > 1400)
+		return;
+	end = hs_tw_sized_prefix(rec, tag, n);
+	memcpy(end, body, n);
+	hs_ring_put(t, rec, (size_t)(end - rec) + n);
+	if (tag == HS_TAG_THREAD_START)
+		atomic_fetch_add(&hs_count_threads, 1);
+}
+
+static void thread_exit(void *arg)
+{
+	struct hs_thread *t = arg;
+
+	if (atomic_load(&hs_on) && !hs_tls.guard) {
+		uint8_t body[HS_VARINT_MAX], *q;
+
+		hs_tls.guard = 1;
+		q = hs_put_varint(body, hs_now_ticks());
+		hs_emit_sized(t, HS_TAG_THREAD_EXIT, body, (size_t)(q - body));
+		hs_tls.guard = 0;
+	}
+	atomic_store(&t->state, HS_T_EXITED);
+}
+
+int hs_thread_init(void)
+{
+	if (pthread_key_create(&exit_key, thread_exit))
+		return -1;
+	key_ok = 1;
+	return 0;
+}
+
+void hs_thread_reap(void)
+{
+	struct hs_thread *t;
+
+	for (t = atomic_load(&hs_threads); t; t = t->next) {
+		int expect = HS_T_EXITED;
+
+		if (atomic_load(&t->state) != HS_T_EXITED)
+			continue;
+		if (atomic_load(&t->head) != atomic_load(&t->tail))
+			continue;
+		if (syscall(SYS_tgkill, hs_pid, t->tid, 0) == 0 || errno != ESRCH)
+			continue;
+		atomic_compare_exchange_strong(&t->state, &expect, HS_T_FREE);
+	}
+}
+
+void hs_thread_after_fork(void)
+{
+	struct hs_thread *t, *me = hs_tls.t;
+
+	for (t = atomic_load(&hs_threads); t; t = t->next) {
+		/* the parent's pending events are not the child's */
+		atomic_store(&t->tail, atomic_load(&t->head));
+		t->w_ticks = atomic_load(&t->st_ticks);
+		t->w_addr = atomic_load(&t->st_addr);
+		t->cached_tail = atomic_load(&t->tail);
+		t->n_alloc = t->n_free = t->n_realloc = t->bytes = 0;
+		t->n_mmap = t->n_munmap = t->n_mremap = t->lost = 0;
+		if (t != me)
+			atomic_store(&t->state, HS_T_FREE);
+	}
+	if (me) {
+		me->tid = (pid_t)syscall(SYS_gettid);
+		me->prev_depth = 0;
+		for (unsigned i = 0; i < HS_MEMO; i++)
+			me->memo[i].valid = 0;
+		stack_bounds(me);
+		if (key_ok)
+			pthread_setspecific(exit_key, me);
+	}
+}
+
+void hs_thread_name(pthread_t th, const char *name)
+{
+	struct hs_thread *me = hs_thread_get(), *t;
+	uint8_t body[48], *q;
+	pid_t tid = 0;
+
+	if (!me)
+		return;
+	if (!pthread_equal(th, pthread_self())) {
+		for (t = atomic_load(&hs_threads); t; t = t->next)
+			if (atomic_load(&t->state) == HS_T_LIVE && pthread_equal(t->self, th))
+				tid = t->tid;
+		if (!tid)
+			return;
+	}
+	q = hs_put_varint(body, hs_now_ticks());
+	q = hs_put_varint(q, (uint64_t)tid);
+	q = hs_put_bytes(q, name, strnlen(name, 16));
+	hs_emit_sized(me, HS_TAG_THREAD_NAME, body, (size_t)(q - body));
+}

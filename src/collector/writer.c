@@ -1,0 +1,666 @@
+/*
+ * writer - the writer thread: drains the threads' rings into chunks,
+ * compresses them with zstd and appends them to the trace file; samples
+ * RSS and the clock every 10 ms; writes the END chunk with the footer.
+ *
+ * It wakes every 10 ms, or sooner when a ring is half full, and writes a
+ * chunk when 1 MiB of records is waiting or 50 ms after the last write, so
+ * that a killed program loses at most the last 100 ms.
+ *
+ * It allocates nothing once started (its buffers and zstd's workspace are
+ * mmap'd up front) and takes no lock that a hook could hold, except a
+ * try-lock for the module scan. So it can finish the trace for a thread
+ * that crashed anywhere, even inside malloc.
+ */
+#include "collector/collector.h"
+#include "format/trace_writer.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#define ZSTD_STATIC_LINKING_ONLY
+#include <zstd.h>
+
+#define CHUNK_CAP (1u << 20)		/* raw bytes per chunk */
+#define SPAN_MAX (1 + 3 * HS_VARINT_MAX)
+#define CLOCK_NS 1000000ull		/* the event clock's resolution */
+#define RSS_NS 10000000ull		/* RSS every 10 ms */
+#define FLUSH_NS 50000000ull		/* write at least every 50 ms */
+#define ZSTD_LEVEL 1
+
+_Atomic int hs_writer_alive;
+pid_t hs_writer_tid;
+_Atomic uint64_t hs_coarse_ticks __attribute__((aligned(64)));
+_Atomic uint64_t hs_count_nodes, hs_count_modules, hs_count_threads;
+
+static struct {
+	int fd, statm_fd;
+	dev_t dev;
+	ino_t ino;
+	uint64_t offset;		/* file size so far */
+	uint32_t seq;
+	int failed;			/* a write failed: stop */
+
+	uint8_t *raw;			/* chunk being built */
+	size_t len;
+	int span_process;		/* the chunk's current span is thread 0 */
+	uint64_t first_ticks, last_ticks;
+	uint8_t *zbuf;
+	size_t zcap;
+	ZSTD_CCtx *cctx;
+
+	struct hs_chunk_index *index;	/* mmap'd, grown with mremap */
+	size_t nr_index, alloc_index;
+
+	pthread_t thread;
+	_Atomic int finish_req;		/* 1: finish; 2: pause for exec */
+	_Atomic int done;		/* the thread finished its last chunk */
+	_Atomic int finishing;
+	unsigned reason;
+	uint64_t detail;
+	uint64_t last_flush_ns, next_rss_ns;
+} w = { .fd = -1, .statm_fd = -1 };
+
+static _Atomic int wake_word, sleeping;
+
+static void *map(size_t n)
+{
+	void *p = (void *)syscall(SYS_mmap, NULL, n, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return (long)p < 0 && (long)p > -4096 ? NULL : p;
+}
+
+uint64_t hs_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec - hs_start_ns;
+}
+
+void hs_writer_wake(void)
+{
+	if (atomic_load_explicit(&sleeping, memory_order_relaxed)) {
+		atomic_fetch_add(&wake_word, 1);
+		syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	}
+}
+
+static void force_wake(void)
+{
+	atomic_fetch_add(&wake_word, 1);
+	syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* Move @fd above the numbers a program normally uses. */
+static int move_high(int fd)
+{
+	struct rlimit rl;
+	long base = 900;
+	int nfd;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    (long)rl.rlim_cur - 64 > 0)
+		base = (long)rl.rlim_cur - 64;
+	if (base > 100000)
+		base = 100000;
+	nfd = fcntl(fd, F_DUPFD_CLOEXEC, (int)base);
+	if (nfd < 0)
+		return fd;
+	close(fd);
+	return nfd;
+}
+
+static int write_all(const struct iovec *iov, int n)
+{
+	struct iovec v[2];
+	size_t total = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		v[i] = iov[i];
+		total += iov[i].iov_len;
+	}
+	while (total) {
+		ssize_t k = writev(w.fd, v, n);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		total -= (size_t)k;
+		w.offset += (uint64_t)k;
+		for (i = 0; i < n && k > 0; i++) {
+			size_t d = (size_t)k < v[i].iov_len ? (size_t)k : v[i].iov_len;
+
+			v[i].iov_base = (char *)v[i].iov_base + d;
+			v[i].iov_len -= d;
+			k -= (ssize_t)d;
+		}
+	}
+	return 0;
+}
+
+/* The file behind our descriptor is still ours (not closed and reused). */
+static int fd_is_ours(void)
+{
+	struct stat sb;
+
+	return !fstat(w.fd, &sb) && sb.st_dev == w.dev && sb.st_ino == w.ino;
+}
+
+static void write_failed(const char *what)
+{
+	if (!w.failed)
+		hs_msg("cannot write the trace (%s); tracing stopped", what);
+	w.failed = 1;
+	atomic_store(&hs_on, 0);
+}
+
+static int add_index(uint64_t offset)
+{
+	if (w.nr_index == w.alloc_index) {
+		size_t n = w.alloc_index ? 2 * w.alloc_index : 4096;
+		void *p;
+
+		if (!w.index)
+			p = map(n * sizeof(*w.index));
+		else
+			p = (void *)syscall(SYS_mremap, w.index,
+					    w.alloc_index * sizeof(*w.index),
+					    n * sizeof(*w.index), MREMAP_MAYMOVE);
+		if (!p || ((long)p < 0 && (long)p > -4096))
+			return -1;
+		w.index = p;
+		w.alloc_index = n;
+	}
+	w.index[w.nr_index].offset = offset;
+	w.index[w.nr_index].first_ticks = w.first_ticks;
+	w.index[w.nr_index].last_ticks = w.last_ticks;
+	w.nr_index++;
+	return 0;
+}
+
+/* Compress and write @n bytes at @raw as one chunk of @kind. */
+static void write_chunk(enum hs_chunk_kind kind, const uint8_t *raw, size_t n,
+			uint8_t *zbuf, size_t zcap)
+{
+	uint8_t h[HS_CHUNK_HEADER_SIZE];
+	struct iovec iov[2];
+	const uint8_t *payload = raw;
+	size_t stored = n;
+	unsigned flags = 0;
+	uint64_t at = w.offset;
+
+	if (w.failed || !n)
+		return;
+	if (!fd_is_ours()) {
+		write_failed("the program closed or replaced its file descriptor");
+		return;
+	}
+	if (w.cctx && zbuf) {
+		size_t z = ZSTD_compressCCtx(w.cctx, zbuf, zcap, raw, n, ZSTD_LEVEL);
+
+		if (!ZSTD_isError(z) && z < n) {
+			payload = zbuf;
+			stored = z;
+			flags = HS_CHUNK_ZSTD;
+		}
+	}
+	hs_tw_chunk_header(h, kind, flags, (uint32_t)stored, (uint32_t)n, w.seq, payload);
+	iov[0].iov_base = h;
+	iov[0].iov_len = sizeof(h);
+	iov[1].iov_base = (void *)payload;
+	iov[1].iov_len = stored;
+	if (write_all(iov, 2)) {
+		write_failed(strerror(errno));
+		return;
+	}
+	w.seq++;
+	if (kind == HS_CHUNK_EVENTS)
+		add_index(at);
+}
+
+static void flush_chunk(void)
+{
+	write_chunk(HS_CHUNK_EVENTS, w.raw, w.len, w.zbuf, w.zcap);
+	w.len = 0;
+	w.span_process = 0;
+	w.first_ticks = UINT64_MAX;
+	w.last_ticks = 0;
+	w.last_flush_ns = hs_now_ns();
+}
+
+/* Make room for @n more bytes in the chunk. */
+static void ensure_room(size_t n)
+{
+	if (CHUNK_CAP - w.len < n)
+		flush_chunk();
+}
+
+void hs_writer_emit_sized(unsigned tag, const uint8_t *body, size_t n)
+{
+	uint8_t *p;
+
+	if (n > 8192)
+		return;
+	ensure_room(n + 64);
+	p = w.raw + w.len;
+	if (!w.span_process) {
+		*p++ = HS_TAG_SPAN;
+		*p++ = 0;
+		*p++ = 0;
+		*p++ = 0;
+		w.span_process = 1;
+	}
+	p = hs_tw_sized_prefix(p, tag, n);
+	memcpy(p, body, n);
+	w.len = (size_t)(p + n - w.raw);
+	if (tag == HS_TAG_MODULE)
+		atomic_fetch_add(&hs_count_modules, 1);
+}
+
+/* The head of @t's ring and the encoding state there, read consistently. */
+static void read_head(struct hs_thread *t, uint64_t *head, uint64_t *ticks,
+		      uint64_t *addr)
+{
+	for (;;) {
+		unsigned s1 = atomic_load_explicit(&t->seq, memory_order_acquire), s2;
+
+		if (s1 & 1) {
+			sched_yield();
+			continue;
+		}
+		*head = atomic_load_explicit(&t->head, memory_order_relaxed);
+		*ticks = atomic_load_explicit(&t->st_ticks, memory_order_relaxed);
+		*addr = atomic_load_explicit(&t->st_addr, memory_order_relaxed);
+		atomic_thread_fence(memory_order_acquire);
+		s2 = atomic_load_explicit(&t->seq, memory_order_relaxed);
+		if (s1 == s2)
+			return;
+	}
+}
+
+/* Move what @t's ring holds into the chunk as one SPAN. */
+static void drain(struct hs_thread *t)
+{
+	uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
+	uint64_t head, ticks, addr;
+	size_t n, off, first;
+	uint8_t *p;
+
+	read_head(t, &head, &ticks, &addr);
+	if (head == tail || w.failed)
+		return;
+	n = (size_t)(head - tail);
+	ensure_room(n + SPAN_MAX);
+	p = w.raw + w.len;
+	*p++ = HS_TAG_SPAN;
+	p = hs_put_varint(p, (uint64_t)t->tid);
+	p = hs_put_varint(p, t->w_ticks);
+	p = hs_put_varint(p, t->w_addr);
+	off = tail & (HS_RING_SIZE - 1);
+	first = HS_RING_SIZE - off;
+	if (n <= first) {
+		memcpy(p, t->ring + off, n);
+	} else {
+		memcpy(p, t->ring + off, first);
+		memcpy(p + first, t->ring, n - first);
+	}
+	w.len = (size_t)(p + n - w.raw);
+	w.span_process = 0;
+	if (t->w_ticks < w.first_ticks)
+		w.first_ticks = t->w_ticks;
+	if (ticks > w.last_ticks)
+		w.last_ticks = ticks;
+	t->w_ticks = ticks;
+	t->w_addr = addr;
+	atomic_store_explicit(&t->tail, head, memory_order_release);
+}
+
+static void drain_all(void)
+{
+	struct hs_thread *t;
+
+	for (t = atomic_load(&hs_threads); t; t = t->next)
+		if (atomic_load(&t->state) != HS_T_FREE)
+			drain(t);
+}
+
+static void sample_rss(void)
+{
+	uint8_t body[2 * HS_VARINT_MAX], *q;
+	char buf[128];
+	ssize_t n;
+
+	if (w.statm_fd < 0)
+		return;
+	n = pread(w.statm_fd, buf, sizeof(buf) - 1, 0);
+	if (n > 0) {
+		const char *s = buf;
+		uint64_t pages = 0;
+
+		buf[n] = '\0';
+		while (*s && *s != ' ')
+			s++;
+		while (*s == ' ')
+			s++;
+		while (*s >= '0' && *s <= '9')
+			pages = pages * 10 + (uint64_t)(*s++ - '0');
+		q = hs_put_varint(body, hs_now_ticks());
+		q = hs_put_varint(q, pages * hs_page_size);
+		hs_writer_emit_sized(HS_TAG_RSS, body, (size_t)(q - body));
+	}
+}
+
+/* The footer's totals: the threads' counters and the global ones. */
+static void totals(uint64_t c[HS_FC__COUNT])
+{
+	struct hs_thread *t;
+
+	memset(c, 0, HS_FC__COUNT * sizeof(c[0]));
+	for (t = atomic_load(&hs_threads); t; t = t->next) {
+		c[HS_FC_ALLOCS] += t->n_alloc;
+		c[HS_FC_FREES] += t->n_free;
+		c[HS_FC_REALLOCS] += t->n_realloc;
+		c[HS_FC_MMAPS] += t->n_mmap;
+		c[HS_FC_MUNMAPS] += t->n_munmap;
+		c[HS_FC_MREMAPS] += t->n_mremap;
+		c[HS_FC_BYTES] += t->bytes;
+		c[HS_FC_LOST] += t->lost;
+	}
+	c[HS_FC_NODES] = atomic_load(&hs_count_nodes);
+	c[HS_FC_MODULES] = atomic_load(&hs_count_modules);
+	c[HS_FC_THREADS] = atomic_load(&hs_count_threads);
+}
+
+static void write_end(void)
+{
+	uint8_t body[3 * HS_VARINT_MAX], *q, *buf, *zbuf, *p;
+	uint64_t counts[HS_FC__COUNT];
+	size_t size, zsize;
+
+	totals(counts);
+	size = hs_tw_footer_size(w.nr_index) + 256;
+	zsize = ZSTD_compressBound(size);
+	buf = map(size + zsize);
+	if (!buf) {
+		write_failed("out of memory for the footer");
+		return;
+	}
+	zbuf = buf + size;
+	p = buf;
+	*p++ = HS_TAG_SPAN;
+	*p++ = 0;
+	*p++ = 0;
+	*p++ = 0;
+	q = hs_put_varint(body, hs_now_ticks());
+	q = hs_put_varint(q, w.reason);
+	q = hs_put_varint(q, w.detail);
+	p = hs_tw_sized(p, HS_TAG_END, body, (size_t)(q - body));
+	p = hs_tw_footer(p, counts, w.index, w.nr_index);
+	write_chunk(HS_CHUNK_END, buf, (size_t)(p - buf), zbuf, zsize);
+	syscall(SYS_munmap, buf, size + zsize);
+}
+
+/* Sleep until the next clock tick, or until a producer wakes us. */
+static void wait_tick(void)
+{
+	int word = atomic_load(&wake_word);
+	struct timespec ts = { 0, (long)CLOCK_NS };
+
+	if (atomic_load(&w.finish_req))
+		return;
+	atomic_store(&sleeping, 1);
+	if (!atomic_load(&w.finish_req))
+		syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, word, &ts, NULL, 0);
+	atomic_store(&sleeping, 0);
+}
+
+static void *writer_main(void *arg)
+{
+	unsigned rounds = 0;
+
+	(void)arg;
+	hs_tls.guard = 1;
+	hs_writer_tid = (pid_t)syscall(SYS_gettid);
+	w.last_flush_ns = hs_now_ns();
+	w.next_rss_ns = w.last_flush_ns;
+	while (!atomic_load(&w.finish_req) && !w.failed) {
+		uint64_t now;
+
+		wait_tick();
+		now = hs_now_ns();
+		atomic_store_explicit(&hs_coarse_ticks, now, memory_order_relaxed);
+		if (now >= w.next_rss_ns) {
+			sample_rss();
+			if (!(rounds++ % 10))
+				hs_thread_reap();
+			hs_modules_scan(NULL);
+			w.next_rss_ns += RSS_NS;
+			if (w.next_rss_ns < now)
+				w.next_rss_ns = now + RSS_NS;
+		}
+		drain_all();
+		if (w.len >= CHUNK_CAP / 2 || (w.len && now - w.last_flush_ns >= FLUSH_NS))
+			flush_chunk();
+	}
+	/* the last drain: every event committed before now */
+	atomic_store_explicit(&hs_coarse_ticks, hs_now_ns(), memory_order_relaxed);
+	drain_all();
+	sample_rss();
+	flush_chunk();
+	write_end();
+	if (atomic_load(&w.finish_req) == 1 && w.fd >= 0) {
+		close(w.fd);
+		w.fd = -1;
+	}
+	atomic_store(&hs_writer_alive, 0);
+	atomic_store(&w.done, 1);
+	return NULL;
+}
+
+static int start_thread(void)
+{
+	sigset_t all, old;
+	int err;
+
+	atomic_store(&w.finish_req, 0);
+	atomic_store(&w.done, 0);
+	atomic_store(&w.finishing, 0);
+	atomic_store(&hs_writer_alive, 1);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&w.thread, NULL, writer_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		atomic_store(&hs_writer_alive, 0);
+		hs_msg("cannot start the writer thread (%s); not tracing", strerror(err));
+		return -1;
+	}
+	return 0;
+}
+
+static int setup_buffers(void)
+{
+	size_t ws;
+	void *wsp;
+
+	if (w.raw)
+		return 0;
+	w.zcap = ZSTD_compressBound(CHUNK_CAP);
+	w.raw = map(CHUNK_CAP + w.zcap);
+	if (!w.raw)
+		return -1;
+	w.zbuf = w.raw + CHUNK_CAP;
+	ws = ZSTD_estimateCCtxSize(ZSTD_LEVEL);
+	wsp = map(ws);
+	if (wsp)
+		w.cctx = ZSTD_initStaticCCtx(wsp, ws);
+	return 0;
+}
+
+int hs_writer_start(const char *path, int precreated, unsigned flags,
+		    uint64_t parent_pid, int argc, char **argv)
+{
+	uint8_t header[HS_FILE_HEADER_SIZE];
+	struct hs_process_info info;
+	struct stat sb;
+	char exe[1024] = "", comm[17] = "", cwd[1024] = "";
+	struct timespec rt;
+	ssize_t n;
+	int fd;
+
+	if (precreated)
+		fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	else
+		fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		hs_msg("cannot create '%s': %s; not tracing", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &sb) || (precreated && sb.st_size != 0)) {
+		hs_msg("'%s' is not empty; not overwriting it, not tracing", path);
+		close(fd);
+		return -1;
+	}
+	w.fd = move_high(fd);
+	fstat(w.fd, &sb);
+	w.dev = sb.st_dev;
+	w.ino = sb.st_ino;
+	w.offset = 0;
+	w.seq = 0;
+	w.failed = 0;
+	w.nr_index = 0;
+	atomic_store(&hs_count_nodes, 0);
+	atomic_store(&hs_count_modules, 0);
+	atomic_store(&hs_count_threads, 0);
+	if (w.statm_fd < 0) {
+		fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			w.statm_fd = move_high(fd);
+	}
+	if (setup_buffers()) {
+		hs_msg("out of memory; not tracing");
+		close(w.fd);
+		w.fd = -1;
+		return -1;
+	}
+	w.len = 0;
+	w.span_process = 0;
+	w.first_ticks = UINT64_MAX;
+	w.last_ticks = 0;
+
+	hs_tw_file_header(header);
+	{
+		struct iovec iov = { header, sizeof(header) };
+
+		if (write_all(&iov, 1)) {
+			hs_msg("cannot write '%s': %s; not tracing", path, strerror(errno));
+			close(w.fd);
+			w.fd = -1;
+			return -1;
+		}
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	syscall(SYS_prctl, PR_GET_NAME, comm, 0, 0, 0);
+	if (!getcwd(cwd, sizeof(cwd)))
+		cwd[0] = '\0';
+	clock_gettime(CLOCK_REALTIME, &rt);
+	memset(&info, 0, sizeof(info));
+	info.pid = (uint64_t)hs_pid;
+	info.ppid = (uint64_t)getppid();
+	info.page_size = hs_page_size;
+	info.sample_bytes = hs_cfg.sample_bytes;
+	info.max_depth = hs_cfg.max_depth;
+	info.unwind = hs_cfg.unwind;
+	info.clock = HS_CLOCK_NS;
+	info.start_realtime_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+	info.flags = flags;
+	info.parent_pid = parent_pid;
+	info.exe = exe;
+	info.comm = comm;
+	info.cwd = cwd;
+	info.argc = argc;
+	info.argv = (const char *const *)argv;
+	if (hs_tw_process_size(&info) + 64 < CHUNK_CAP) {
+		uint8_t *p = w.raw;
+
+		*p++ = HS_TAG_SPAN;
+		*p++ = 0;
+		*p++ = 0;
+		*p++ = 0;
+		p = hs_tw_process(p, &info);
+		w.len = (size_t)(p - w.raw);
+		w.span_process = 1;
+	}
+	return start_thread();
+}
+
+void hs_writer_finish(unsigned reason, uint64_t detail, int from_signal)
+{
+	int expect = 0;
+
+	if (!atomic_load(&hs_writer_alive))
+		return;
+	if (!atomic_compare_exchange_strong(&w.finishing, &expect, 1)) {
+		/* someone else is finishing: wait for it */
+		if (from_signal) {
+			int i;
+
+			for (i = 0; i < 2000 && !atomic_load(&w.done); i++) {
+				struct timespec ts = { 0, 1000000 };
+
+				nanosleep(&ts, NULL);
+			}
+		}
+		return;
+	}
+	w.reason = reason;
+	w.detail = detail;
+	atomic_store(&w.finish_req, reason == HS_END_EXEC ? 2 : 1);
+	force_wake();
+	if (from_signal) {
+		int i;
+
+		for (i = 0; i < 2000 && !atomic_load(&w.done); i++) {
+			struct timespec ts = { 0, 1000000 };
+
+			nanosleep(&ts, NULL);
+		}
+		return;
+	}
+	pthread_join(w.thread, NULL);
+}
+
+void hs_writer_pause_for_exec(void)
+{
+	hs_writer_finish(HS_END_EXEC, 0, 0);
+}
+
+void hs_writer_resume(void)
+{
+	if (w.fd < 0 || w.failed || atomic_load(&hs_writer_alive))
+		return;
+	start_thread();
+}
+
+void hs_writer_forget(void)
+{
+	if (w.fd >= 0)
+		close(w.fd);
+	w.fd = -1;
+	atomic_store(&hs_writer_alive, 0);
+}
