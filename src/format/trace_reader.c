@@ -916,6 +916,272 @@ static void resolve_node_modules(struct hs_trace *t)
 	}
 }
 
+/* --- an address -> size map (ties and stats) ---------------------------- */
+
+struct addr_map {
+	uint64_t *key;		/* 0 = empty (address 0 is never live) */
+	uint64_t *val;
+	size_t n, cap;
+};
+
+static size_t amap_find(const struct addr_map *m, uint64_t a)
+{
+	size_t mask = m->cap - 1, i = hs_hash_u64(a) & mask;
+
+	while (m->key[i] && m->key[i] != a)
+		i = (i + 1) & mask;
+	return i;
+}
+
+static int amap_put(struct addr_map *m, uint64_t a, uint64_t v, uint64_t *old)
+{
+	size_t i;
+
+	if (2 * (m->n + 1) > m->cap) {
+		struct addr_map g = { .cap = m->cap ? 2 * m->cap : 1024 };
+		size_t j;
+
+		g.key = hs_calloc(g.cap, sizeof(uint64_t));
+		g.val = hs_calloc(g.cap, sizeof(uint64_t));
+		if (!g.key || !g.val) {
+			hs_free(g.key);
+			hs_free(g.val);
+			return -ENOMEM;
+		}
+		for (j = 0; j < m->cap; j++)
+			if (m->key[j]) {
+				i = amap_find(&g, m->key[j]);
+				g.key[i] = m->key[j];
+				g.val[i] = m->val[j];
+			}
+		g.n = m->n;
+		hs_free(m->key);
+		hs_free(m->val);
+		*m = g;
+	}
+	i = amap_find(m, a);
+	*old = m->key[i] ? m->val[i] : UINT64_MAX;
+	if (!m->key[i])
+		m->n++;
+	m->key[i] = a;
+	m->val[i] = v;
+	return 0;
+}
+
+/* Remove @a; returns its value or UINT64_MAX. Backward-shift deletion. */
+static uint64_t amap_del(struct addr_map *m, uint64_t a)
+{
+	size_t mask, i, j;
+	uint64_t v;
+
+	if (!m->cap)
+		return UINT64_MAX;
+	mask = m->cap - 1;
+	i = amap_find(m, a);
+	if (!m->key[i])
+		return UINT64_MAX;
+	v = m->val[i];
+	m->n--;
+	j = i;
+	for (;;) {
+		size_t home;
+
+		j = (j + 1) & mask;
+		if (!m->key[j])
+			break;
+		home = hs_hash_u64(m->key[j]) & mask;
+		/* move j back to i if its home is not in (i, j] cyclically */
+		if ((j > i && (home <= i || home > j)) ||
+		    (j < i && (home <= i && home > j))) {
+			m->key[i] = m->key[j];
+			m->val[i] = m->val[j];
+			i = j;
+		}
+	}
+	m->key[i] = 0;
+	return v;
+}
+
+static int amap_has(const struct addr_map *m, uint64_t a)
+{
+	return m->cap && m->key[amap_find(m, a)] == a;
+}
+
+static void amap_release(struct addr_map *m)
+{
+	hs_free(m->key);
+	hs_free(m->val);
+	m->key = m->val = NULL;
+	m->n = m->cap = 0;
+}
+
+/* --- ordering events of equal time ------------------------------------- */
+
+
+struct tie {
+	uint64_t addr;
+	size_t at;
+};
+
+static int cmp_tie(const void *a, const void *b)
+{
+	const struct tie *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+#define MAX_TIE_RUN 256
+
+static void copy_event(struct hs_trace *t, size_t to, const struct hs_trace *from,
+		       size_t at)
+{
+	t->time[to] = from->time[at];
+	t->addr[to] = from->addr[at];
+	t->size[to] = from->size[at];
+	t->stack[to] = from->stack[at];
+	t->thread[to] = from->thread[at];
+	t->op[to] = from->op[at];
+	t->fn[to] = from->fn[at];
+}
+
+/*
+ * Reorder the events of one address within a group of equal time: keep
+ * each thread's order, and alternate allocation and free from @live (the
+ * block was live before the group) wherever the threads allow it.
+ */
+static void order_run(struct hs_trace *t, const struct tie *run, size_t r, int live)
+{
+	struct hs_trace tmp;
+	size_t order[MAX_TIE_RUN], k, i;
+	unsigned char used[MAX_TIE_RUN] = { 0 };
+	int64_t time[MAX_TIE_RUN];
+	uint64_t addr[MAX_TIE_RUN], size[MAX_TIE_RUN];
+	uint32_t stack[MAX_TIE_RUN], thread[MAX_TIE_RUN];
+	uint8_t op[MAX_TIE_RUN], fn[MAX_TIE_RUN];
+
+	for (k = 0; k < r; k++) {
+		size_t pick = r;
+
+		for (i = 0; i < r; i++) {
+			size_t j;
+			int first = 1;
+
+			if (used[i])
+				continue;
+			/* only the earliest remaining event of its thread may go */
+			for (j = 0; j < i; j++)
+				if (!used[j] && t->thread[run[j].at] == t->thread[run[i].at]) {
+					first = 0;
+					break;
+				}
+			if (!first)
+				continue;
+			if (pick == r)
+				pick = i;	/* fallback: the first possible one */
+			if ((t->op[run[i].at] == HS_OP_FREE) == live) {
+				pick = i;
+				break;
+			}
+		}
+		used[pick] = 1;
+		order[k] = pick;
+		live = t->op[run[pick].at] == HS_OP_ALLOC;
+	}
+	memset(&tmp, 0, sizeof(tmp));
+	tmp.time = time;
+	tmp.addr = addr;
+	tmp.size = size;
+	tmp.stack = stack;
+	tmp.thread = thread;
+	tmp.op = op;
+	tmp.fn = fn;
+	for (k = 0; k < r; k++)
+		copy_event(&tmp, k, t, run[k].at);
+	for (k = 0; k < r; k++)
+		copy_event(t, run[k].at, &tmp, order[k]);
+}
+
+static int is_heap_op(uint8_t op)
+{
+	return op == HS_OP_ALLOC || op == HS_OP_FREE;
+}
+
+/*
+ * The collector stamps events with a clock of limited resolution, so
+ * events of different threads often share a time and their file order is
+ * not their real order. Where that matters (one address freed by one
+ * thread and allocated by another in the same tick), put them in the only
+ * order that makes sense: a block is freed before it is allocated again.
+ */
+static int fix_ties(struct hs_trace *t)
+{
+	struct addr_map *live;
+	struct tie *ties = NULL;
+	size_t alloc_ties = 0, i = 0, n = t->nr_events;
+	int err = 0;
+
+	if (t->nr_threads < 2)
+		return 0;
+	live = hs_calloc(1, sizeof(*live));
+	if (!live)
+		return -ENOMEM;
+	while (i < n) {
+		size_t j = i + 1, k, nt = 0;
+		int multi = 0;
+		uint64_t old;
+
+		while (j < n && t->time[j] == t->time[i]) {
+			if (t->thread[j] != t->thread[i])
+				multi = 1;
+			j++;
+		}
+		if (multi) {
+			for (k = i; k < j; k++) {
+				if (!is_heap_op(t->op[k]))
+					continue;
+				if (HS_GROW(ties, nt + 1, alloc_ties)) {
+					err = -ENOMEM;
+					goto out;
+				}
+				ties[nt].addr = t->addr[k];
+				ties[nt].at = k;
+				nt++;
+			}
+			qsort(ties, nt, sizeof(*ties), cmp_tie);
+			for (k = 0; k < nt;) {
+				size_t e = k + 1, x;
+				int threads = 0;
+
+				while (e < nt && ties[e].addr == ties[k].addr)
+					e++;
+				for (x = k + 1; x < e; x++)
+					if (t->thread[ties[x].at] != t->thread[ties[k].at])
+						threads = 1;
+				if (threads && e - k <= MAX_TIE_RUN)
+					order_run(t, ties + k, e - k, amap_has(live, ties[k].addr));
+				k = e;
+			}
+		}
+		for (k = i; k < j; k++) {
+			if (t->op[k] == HS_OP_ALLOC) {
+				err = amap_put(live, t->addr[k], 1, &old);
+				if (err)
+					goto out;
+			} else if (t->op[k] == HS_OP_FREE) {
+				amap_del(live, t->addr[k]);
+			}
+		}
+		i = j;
+	}
+out:
+	hs_free(ties);
+	amap_release(live);
+	hs_free(live);
+	return err;
+}
+
 static int finish(struct hs_trace *t, struct load_state *ls)
 {
 	size_t i;
@@ -955,7 +1221,10 @@ static int finish(struct hs_trace *t, struct load_state *ls)
 	}
 	t->duration_ns = ticks_to_ns(t, ls->last_ticks);
 	resolve_node_modules(t);
-	return sort_events(t);
+	err = sort_events(t);
+	if (err)
+		return err;
+	return fix_ties(t);
 }
 
 static void load_state_release(struct load_state *ls)
@@ -1137,92 +1406,6 @@ double hs_trace_weight(const struct hs_trace *t, uint64_t size)
 		return 1.0;
 	p = -expm1(-(double)size / (double)t->info.sample_bytes);
 	return p > 0 ? 1.0 / p : 1.0;
-}
-
-/* --- stats: replay with an address -> size map ------------------------ */
-
-struct addr_map {
-	uint64_t *key;		/* 0 = empty (address 0 is never live) */
-	uint64_t *val;
-	size_t n, cap;
-};
-
-static size_t amap_find(const struct addr_map *m, uint64_t a)
-{
-	size_t mask = m->cap - 1, i = hs_hash_u64(a) & mask;
-
-	while (m->key[i] && m->key[i] != a)
-		i = (i + 1) & mask;
-	return i;
-}
-
-static int amap_put(struct addr_map *m, uint64_t a, uint64_t v, uint64_t *old)
-{
-	size_t i;
-
-	if (2 * (m->n + 1) > m->cap) {
-		struct addr_map g = { .cap = m->cap ? 2 * m->cap : 1024 };
-		size_t j;
-
-		g.key = hs_calloc(g.cap, sizeof(uint64_t));
-		g.val = hs_calloc(g.cap, sizeof(uint64_t));
-		if (!g.key || !g.val) {
-			hs_free(g.key);
-			hs_free(g.val);
-			return -ENOMEM;
-		}
-		for (j = 0; j < m->cap; j++)
-			if (m->key[j]) {
-				i = amap_find(&g, m->key[j]);
-				g.key[i] = m->key[j];
-				g.val[i] = m->val[j];
-			}
-		g.n = m->n;
-		hs_free(m->key);
-		hs_free(m->val);
-		*m = g;
-	}
-	i = amap_find(m, a);
-	*old = m->key[i] ? m->val[i] : UINT64_MAX;
-	if (!m->key[i])
-		m->n++;
-	m->key[i] = a;
-	m->val[i] = v;
-	return 0;
-}
-
-/* Remove @a; returns its value or UINT64_MAX. Backward-shift deletion. */
-static uint64_t amap_del(struct addr_map *m, uint64_t a)
-{
-	size_t mask, i, j;
-	uint64_t v;
-
-	if (!m->cap)
-		return UINT64_MAX;
-	mask = m->cap - 1;
-	i = amap_find(m, a);
-	if (!m->key[i])
-		return UINT64_MAX;
-	v = m->val[i];
-	m->n--;
-	j = i;
-	for (;;) {
-		size_t home;
-
-		j = (j + 1) & mask;
-		if (!m->key[j])
-			break;
-		home = hs_hash_u64(m->key[j]) & mask;
-		/* move j back to i if its home is not in (i, j] cyclically */
-		if ((j > i && (home <= i || home > j)) ||
-		    (j < i && (home <= i && home > j))) {
-			m->key[i] = m->key[j];
-			m->val[i] = m->val[j];
-			i = j;
-		}
-	}
-	m->key[i] = 0;
-	return v;
 }
 
 int hs_trace_stats(const struct hs_trace *t, struct hs_trace_stats *s)

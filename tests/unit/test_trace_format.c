@@ -678,6 +678,66 @@ static void odd_but_valid_input(void **state)
 	free(b.buf);
 }
 
+/* Index of the event @op at @addr (for allocations, @addr | size). */
+static size_t find_event(const struct hs_trace *t, unsigned op, uint64_t key)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr_events; i++) {
+		uint64_t k = t->op[i] == HS_OP_ALLOC && (key & 0xff) ? t->addr[i] | t->size[i]
+								      : t->addr[i];
+
+		if (t->op[i] == op && k == key)
+			return i;
+	}
+	fail_msg("no event %u at 0x%llx", op, (unsigned long long)key);
+	return 0;
+}
+
+/*
+ * Equal times from two threads: the reader orders frees and allocations of
+ * one address so that a block is freed before it is allocated again.
+ */
+static void equal_times_are_ordered_by_address_life(void **state)
+{
+	struct hs_diag diag = HS_DIAG_INIT("tie");
+	struct hs_trace t;
+	struct tb b;
+	uint8_t *p;
+
+	(void)state;
+	tb_init(&b);
+	p = tb_p(&b);
+	/* thread 1 allocates 0x100 at t=5 */
+	p = put_span(p, 1, 0, 0);
+	p = put_alloc(&b, p, HS_TAG_MALLOC, 5, 0x100, 16, 0);
+	/* thread 2, at t=10: allocates 0x100 (reused) and 0x300 (new) */
+	p = put_span(p, 2, 0, 0);
+	p = put_alloc(&b, p, HS_TAG_MALLOC, 10, 0x100, 32, 0);
+	p = put_alloc(&b, p, HS_TAG_MALLOC, 0, 0x200, 48, 0);
+	/* thread 1, at t=10: frees 0x100 and 0x300 (handed over by thread 2) */
+	p = put_span(p, 1, 5, 0x100);
+	p = put_free(&b, p, 5, 0);
+	p = put_free(&b, p, 0, 0x200);
+	tb_end(&b, p);
+	tb_chunk(&b, HS_CHUNK_EVENTS, 0);
+	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "tie", &t, &diag), 0);
+	assert_int_equal(t.nr_events, 5);
+	/* 0x100: free (thread 1) before the reuse (thread 2) */
+	assert_true(find_event(&t, HS_OP_FREE, 0x100) < find_event(&t, HS_OP_ALLOC, 0x100 | 32));
+	/* 0x300: allocated (thread 2) before it is freed (thread 1) */
+	assert_true(find_event(&t, HS_OP_ALLOC, 0x300) < find_event(&t, HS_OP_FREE, 0x300));
+	{
+		struct hs_trace_stats s;
+
+		assert_int_equal(hs_trace_stats(&t, &s), 0);
+		assert_int_equal(s.unmatched_frees, 0);
+		assert_int_equal(s.leaked_bytes, 32);
+	}
+	hs_trace_release(&t);
+	free(b.buf);
+}
+
 static void sampling_weight(void **state)
 {
 	struct hs_trace t;
@@ -707,6 +767,7 @@ int main(void)
 		cmocka_unit_test(malformed_record_inside_a_chunk),
 		cmocka_unit_test(random_corruption_is_rejected_or_survived),
 		cmocka_unit_test(odd_but_valid_input),
+		cmocka_unit_test(equal_times_are_ordered_by_address_life),
 		cmocka_unit_test(sampling_weight),
 	};
 	return cmocka_run_group_tests_name("trace_format", tests, NULL, NULL);

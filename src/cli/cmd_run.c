@@ -1,0 +1,388 @@
+/*
+ * cmd_run - `heapscope run`: start a program with the preload collector,
+ * wait for it, and summarise the trace it wrote.
+ *
+ * The trace file is created here (never over an existing file) before the
+ * program starts; the collector only opens it. The program's exit status
+ * becomes heapscope's (128 + N when signal N killed it); everything
+ * heapscope says goes to stderr.
+ */
+#include "cli/cli.h"
+#include "format/trace_reader.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef HS_LIBDIR
+#define HS_LIBDIR "/usr/local/lib"
+#endif
+#define PRELOAD_NAME "libheapscope-preload.so"
+
+struct run_opts {
+	const char *out;
+	unsigned long sample_bytes;
+	const char *unwind;
+	unsigned long max_depth;
+	int follow_fork, follow_exec, no_view;
+};
+
+/* The preload library: next to this executable, else in the libdir. */
+static int find_preload(char *buf, size_t n)
+{
+	char exe[PATH_MAX];
+	ssize_t k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (k > 0) {
+		char *slash;
+
+		exe[k] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			if ((size_t)snprintf(buf, n, "%s/%s", exe, PRELOAD_NAME) < n &&
+			    !access(buf, R_OK))
+				return 0;
+		}
+	}
+	if ((size_t)snprintf(buf, n, "%s/heapscope/%s", HS_LIBDIR, PRELOAD_NAME) < n &&
+	    !access(buf, R_OK))
+		return 0;
+	return -1;
+}
+
+/* The kernel's name for a program run as @cmd: basename, 15 bytes. */
+static void comm_of(const char *cmd, char *out)
+{
+	const char *b = strrchr(cmd, '/');
+
+	b = b ? b + 1 : cmd;
+	snprintf(out, 16, "%s", b);
+}
+
+static void human(uint64_t bytes, char *buf, size_t n)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)bytes;
+	int u = 0;
+
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, n, "%" PRIu64 " B", bytes);
+	else
+		snprintf(buf, n, "%.1f %s", v, units[u]);
+}
+
+/*
+ * In the child: create the trace file (unless -o made it), tell the
+ * parent its name, set the environment and exec. Never returns.
+ */
+static void child(const struct run_opts *o, const char *preload, const char *made,
+		  char **cmd, int report_fd)
+{
+	char path[PATH_MAX], comm[16], opts[256], dir[PATH_MAX], *slash;
+	const char *old;
+	int fd = -1, i, e;
+
+	if (made) {
+		snprintf(path, sizeof(path), "%s", made);
+	} else {
+		comm_of(cmd[0], comm);
+		for (i = 1; i < 1000; i++) {
+			if (i == 1)
+				snprintf(path, sizeof(path), "%s.%d.heapscope", comm, (int)getpid());
+			else
+				snprintf(path, sizeof(path), "%s.%d.%d.heapscope", comm,
+					 (int)getpid(), i);
+			fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+			if (fd >= 0 || errno != EEXIST)
+				break;
+		}
+		if (fd < 0) {
+			e = errno;
+			if (write(report_fd, "C", 1) < 0 || write(report_fd, &e, sizeof(e)) < 0)
+				_exit(127);
+			_exit(127);
+		}
+		close(fd);
+	}
+	if (write(report_fd, "P", 1) < 0 || write(report_fd, path, strlen(path) + 1) < 0)
+		_exit(127);
+	/* children's traces go next to this one */
+	if (!realpath(path, dir))
+		snprintf(dir, sizeof(dir), ".");
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir)
+		*slash = '\0';
+	setenv("HEAPSCOPE_DIR", dir, 1);
+	{
+		char abs[PATH_MAX + 32];
+
+		if (realpath(path, abs))
+			setenv("HEAPSCOPE_OUTPUT", abs, 1);
+		else
+			setenv("HEAPSCOPE_OUTPUT", path, 1);
+	}
+	snprintf(opts, sizeof(opts), "sample=%lu,unwind=%s,depth=%lu,fork=%d,exec=%d",
+		 o->sample_bytes, o->unwind, o->max_depth, o->follow_fork, o->follow_exec);
+	setenv("HEAPSCOPE_OPTIONS", opts, 1);
+	old = getenv("LD_PRELOAD");
+	if (old && *old) {
+		size_t n = strlen(preload) + strlen(old) + 2;
+		char *v = malloc(n);
+
+		if (v) {
+			snprintf(v, n, "%s:%s", preload, old);
+			setenv("LD_PRELOAD", v, 1);
+		}
+	} else {
+		setenv("LD_PRELOAD", preload, 1);
+	}
+	execvp(cmd[0], cmd);
+	e = errno;
+	unlink(path);
+	if (write(report_fd, "E", 1) < 0 || write(report_fd, &e, sizeof(e)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+/* Read the child's report: the trace name, then an exec error or EOF. */
+static int read_report(int fd, char *path, size_t n, int *exec_errno, int *create_errno)
+{
+	char buf[PATH_MAX + 64];
+	size_t len = 0;
+	ssize_t k;
+
+	while ((k = read(fd, buf + len, sizeof(buf) - 1 - len)) != 0) {
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		len += (size_t)k;
+		if (len >= sizeof(buf) - 1)
+			break;
+	}
+	buf[len] = '\0';
+	*exec_errno = *create_errno = 0;
+	path[0] = '\0';
+	if (len > 0 && buf[0] == 'C' && len >= 1 + sizeof(int)) {
+		memcpy(create_errno, buf + 1, sizeof(int));
+		return 0;
+	}
+	if (len > 0 && buf[0] == 'P') {
+		size_t plen = strnlen(buf + 1, len - 1);
+
+		if (plen >= n)
+			return -1;
+		memcpy(path, buf + 1, plen);
+		path[plen] = '\0';
+		if (len >= 1 + plen + 1 + 1 + sizeof(int) && buf[1 + plen + 1] == 'E')
+			memcpy(exec_errno, buf + 1 + plen + 2, sizeof(int));
+	}
+	return 0;
+}
+
+static pid_t target_pid;
+
+static void forward_signal(int sig)
+{
+	if (target_pid > 0)
+		kill(target_pid, sig);
+}
+
+static void summarize(const char *path, const struct rusage *ru)
+{
+	struct hs_diag diag = HS_DIAG_INIT(path);
+	struct hs_trace_stats s;
+	struct hs_trace t;
+	struct stat sb;
+	char a[32], b[32], c[32], d[32], msg[1024];
+	uint64_t rss;
+
+	if (hs_trace_load(path, &t, &diag)) {
+		if (!diag.set)
+			hs_diag_set(&diag, 0, "cannot read the trace");
+		fprintf(stderr, "heapscope: %s\n", hs_diag_format(&diag, msg, sizeof(msg)));
+		return;
+	}
+	if (hs_trace_stats(&t, &s)) {
+		hs_trace_release(&t);
+		return;
+	}
+	rss = (uint64_t)ru->ru_maxrss * 1024;
+	if (s.peak_rss > rss)
+		rss = s.peak_rss;
+	human(s.bytes_allocated, a, sizeof(a));
+	human(s.peak_heap, b, sizeof(b));
+	human(rss, c, sizeof(c));
+	human(s.leaked_bytes, d, sizeof(d));
+	fprintf(stderr, "heapscope: %" PRIu64 " allocations (%s), %" PRIu64
+		" frees, peak heap %s, peak RSS %s, leaked %s in %" PRIu64 " blocks\n",
+		s.allocs, a, s.frees, b, c, d, s.leaked_blocks);
+	if (t.info.sample_bytes)
+		fprintf(stderr, "heapscope: sampled one allocation per %" PRIu64
+			" bytes on average: counts and bytes above are of the samples\n",
+			t.info.sample_bytes);
+	if (t.cut_off)
+		fprintf(stderr, "heapscope: the trace was cut off (the program did not "
+			"finish): %zu events recovered\n", t.nr_events);
+	if (!stat(path, &sb))
+		human((uint64_t)sb.st_size, a, sizeof(a));
+	else
+		snprintf(a, sizeof(a), "?");
+	fprintf(stderr, "heapscope: trace written to %s (%s); look at it with: "
+		"heapscope report %s\n", path, a, path);
+	hs_trace_release(&t);
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_opts o = { .unwind = "libunwind", .max_depth = 128 };
+	struct sigaction ign, old_int, old_quit, fwd, old_term, old_hup;
+	char preload[PATH_MAX], path[PATH_MAX] = "";
+	struct rusage ru;
+	int i, pipefd[2], status, exec_errno = 0, create_errno = 0, made = 0;
+	pid_t pid;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (a[0] != '-')
+			break;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			return cli_help("run");
+		} else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+			if (++i >= argc)
+				return cli_usage_error("run", "%s needs a file name", a);
+			o.out = argv[i];
+		} else if (!strncmp(a, "--output=", 9)) {
+			o.out = a + 9;
+		} else if (!strcmp(a, "--sample-bytes") || !strncmp(a, "--sample-bytes=", 15)) {
+			const char *v = a[14] == '=' ? a + 15 : (++i < argc ? argv[i] : NULL);
+
+			if (!v)
+				return cli_usage_error("run", "--sample-bytes needs a number");
+			if (cli_parse_ulong("run", "--sample-bytes", v, &o.sample_bytes))
+				return HS_EXIT_USAGE;
+		} else if (!strcmp(a, "--unwind") || !strncmp(a, "--unwind=", 9)) {
+			const char *v = a[8] == '=' ? a + 9 : (++i < argc ? argv[i] : NULL);
+
+			if (!v)
+				return cli_usage_error("run", "--unwind needs libunwind or fp");
+			if (strcmp(v, "libunwind") && strcmp(v, "fp") && strcmp(v, "slow"))
+				return cli_usage_error("run", "--unwind is libunwind or fp, not '%s'", v);
+			o.unwind = v;
+		} else if (!strcmp(a, "--max-depth") || !strncmp(a, "--max-depth=", 12)) {
+			const char *v = a[11] == '=' ? a + 12 : (++i < argc ? argv[i] : NULL);
+
+			if (!v)
+				return cli_usage_error("run", "--max-depth needs a number");
+			if (cli_parse_ulong("run", "--max-depth", v, &o.max_depth))
+				return HS_EXIT_USAGE;
+			if (o.max_depth > HS_DEPTH_LIMIT)
+				return cli_usage_error("run", "--max-depth is at most %d",
+						       HS_DEPTH_LIMIT);
+		} else if (!strcmp(a, "--follow-fork")) {
+			o.follow_fork = 1;
+		} else if (!strcmp(a, "--follow-exec")) {
+			o.follow_exec = 1;
+		} else if (!strcmp(a, "--no-view")) {
+			o.no_view = 1;
+		} else {
+			return cli_usage_error("run", "unknown option '%s'", a);
+		}
+	}
+	if (i >= argc)
+		return cli_usage_error("run", "no program to run");
+	if (find_preload(preload, sizeof(preload)))
+		return cli_fail("cannot find %s next to heapscope or in %s/heapscope",
+				PRELOAD_NAME, HS_LIBDIR);
+	if (o.out) {
+		int fd = open(o.out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+		if (fd < 0) {
+			if (errno == EEXIST)
+				return cli_fail("'%s' exists; not overwriting it", o.out);
+			return cli_fail("cannot create '%s': %s", o.out, strerror(errno));
+		}
+		close(fd);
+		made = 1;
+	}
+	if (pipe2(pipefd, O_CLOEXEC)) {
+		if (made)
+			unlink(o.out);
+		return cli_fail("cannot create a pipe: %s", strerror(errno));
+	}
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		if (made)
+			unlink(o.out);
+		return cli_fail("cannot fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		close(pipefd[0]);
+		child(&o, preload, made ? o.out : NULL, argv + i, pipefd[1]);
+	}
+	target_pid = pid;
+	close(pipefd[1]);
+	/* Ctrl-C and Ctrl-\ are for the program; we summarise after it */
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	memset(&fwd, 0, sizeof(fwd));
+	fwd.sa_handler = forward_signal;
+	sigaction(SIGTERM, &fwd, &old_term);
+	sigaction(SIGHUP, &fwd, &old_hup);
+	read_report(pipefd[0], path, sizeof(path), &exec_errno, &create_errno);
+	close(pipefd[0]);
+	while (wait4(pid, &status, 0, &ru) < 0) {
+		if (errno != EINTR) {
+			status = 127 << 8;
+			memset(&ru, 0, sizeof(ru));
+			break;
+		}
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
+	if (create_errno) {
+		fprintf(stderr, "heapscope: error: cannot create a trace file in the "
+			"current directory: %s\n", strerror(create_errno));
+		return HS_EXIT_FAIL;
+	}
+	if (exec_errno) {
+		fprintf(stderr, "heapscope: error: cannot run '%s': %s\n", argv[i],
+			strerror(exec_errno));
+		if (made)
+			unlink(o.out);
+		return exec_errno == ENOENT ? 127 : 126;
+	}
+	if (path[0])
+		summarize(path, &ru);
+	if (WIFSIGNALED(status)) {
+		fprintf(stderr, "heapscope: %s was killed by signal %d (%s)\n", argv[i],
+			WTERMSIG(status), strsignal(WTERMSIG(status)));
+		return 128 + WTERMSIG(status);
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : HS_EXIT_FAIL;
+}
