@@ -165,7 +165,7 @@ static void print_record(const struct hs_rec *rec)
 		break;
 	}
 	case HS_TAG_MODULE_UNLOAD:
-		printf(" id=%" PRIu64, rec->id);
+		printf(" id=%" PRIu64 " next_node=%" PRIu64, rec->id, rec->parent);
 		break;
 	case HS_TAG_THREAD_NAME:
 		if (rec->id)

@@ -357,8 +357,11 @@ static inline uint32_t hs_stack_here(struct hs_thread *t, void *fp)
 	return hs_stack_walk(t, fp, m);
 }
 int hs_stacks_init(void) HS_HIDDEN;
-/* Start a new table after a module unload (ids go on growing). */
-void hs_stacks_reset(void) HS_HIDDEN;
+/*
+ * Start a new table after a module unload (ids go on growing); returns
+ * the first id the new table will give.
+ */
+uint32_t hs_stacks_reset(void) HS_HIDDEN;
 /* Start a new table with ids from 1 (a followed fork child's new trace). */
 void hs_stacks_restart(void) HS_HIDDEN;
 

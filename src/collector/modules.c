@@ -61,12 +61,13 @@ static void emit_module(struct hs_thread *t, struct hs_module *m)
 	m->emitted = 1;
 }
 
-static void emit_unload(struct hs_thread *t, struct hs_module *m)
+static void emit_unload(struct hs_thread *t, struct hs_module *m, uint32_t next_node)
 {
-	uint8_t body[2 * HS_VARINT_MAX], *q = body;
+	uint8_t body[3 * HS_VARINT_MAX], *q = body;
 
 	q = hs_put_varint(q, hs_now_ticks());
 	q = hs_put_varint(q, m->id);
+	q = hs_put_varint(q, next_node);
 	emit(t, HS_TAG_MODULE_UNLOAD, body, (size_t)(q - body));
 }
 
@@ -186,6 +187,7 @@ static void scan(struct hs_thread *t, int full)
 {
 	struct scan_ctx ctx = { .t = t, .full = full };
 	size_t i;
+	uint32_t next_node;
 	int unloaded = 0;
 
 	if (ensure_table())
@@ -194,18 +196,21 @@ static void scan(struct hs_thread *t, int full)
 	dl_iterate_phdr(scan_cb, &ctx);
 	if (!ctx.full)
 		return;		/* nothing changed */
+	for (i = 0; i < nr_mods; i++)
+		if (mods[i].live && !seen[i])
+			unloaded = 1;
+	if (!unloaded)
+		return;
+	/* new stacks get new nodes: old ones may name the unloaded code */
+	next_node = hs_stacks_reset();
+	hs_unwind_global_flush();
 	for (i = 0; i < nr_mods; i++) {
 		if (!mods[i].live || seen[i])
 			continue;
 		mods[i].live = 0;
 		if (mods[i].emitted)
-			emit_unload(t, &mods[i]);
+			emit_unload(t, &mods[i], next_node);
 		hs_module_close_cfi(&mods[i]);
-		unloaded = 1;
-	}
-	if (unloaded) {
-		hs_unwind_global_flush();
-		hs_stacks_reset();
 	}
 }
 

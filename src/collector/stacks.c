@@ -182,20 +182,23 @@ int hs_stacks_init(void)
 	return 0;
 }
 
-void hs_stacks_reset(void)
+uint32_t hs_stacks_reset(void)
 {
 	struct table *tb = table_new(INITIAL_SLOTS);
+	uint32_t next;
 
-	pthread_mutex_init(&insert_lock, NULL);
 	pthread_mutex_lock(&insert_lock);
 	if (tb)
 		atomic_store_explicit(&cur, tb, memory_order_release);
+	next = next_id;
 	pthread_mutex_unlock(&insert_lock);
 	atomic_fetch_add(&hs_gen, 1);
+	return next;
 }
 
 void hs_stacks_restart(void)
 {
+	pthread_mutex_init(&insert_lock, NULL);
 	hs_stacks_reset();
 	next_id = 1;
 }

@@ -56,19 +56,21 @@ static void open_cfi(struct hs_module *m)
 	m->fd = -1;
 	elf_version(EV_CURRENT);
 	if (m->path[0] == '/') {
-		m->fd = open(m->path, O_RDONLY | O_CLOEXEC);
-		if (m->fd >= 0)
-			elf = elf_begin(m->fd, ELF_C_READ_MMAP, NULL);
+		/* the whole file is mapped: the descriptor is not kept */
+		int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+
+		if (fd >= 0) {
+			elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+			if (elf)
+				elf_cntl(elf, ELF_C_FDDONE);
+			close(fd);
+		}
 	} else if (!strncmp(m->path, "linux-vdso", 10) || !strncmp(m->path, "linux-gate", 10)) {
 		/* the vDSO is a whole ELF image in memory */
 		elf = elf_memory((char *)m->start, m->end - m->start);
 	}
-	if (!elf) {
-		if (m->fd >= 0)
-			close(m->fd);
-		m->fd = -1;
+	if (!elf)
 		return;
-	}
 	m->elf = elf;
 	m->cfi = dwarf_getcfi_elf(elf);
 }
@@ -80,8 +82,6 @@ void hs_module_close_cfi(struct hs_module *m)
 		dwarf_cfi_end(m->cfi);
 	if (m->elf)
 		elf_end(m->elf);
-	if (m->fd >= 0 && m->cfi_tried)
-		close(m->fd);
 	m->cfi = m->elf = NULL;
 	m->fd = -1;
 	m->cfi_tried = 0;

@@ -690,6 +690,7 @@ static int add_record(struct hs_trace *t, struct load_state *ls,
 		m->end = rec->end;
 		m->load_ticks = rec->ticks;
 		m->unload_ticks = UINT64_MAX;
+		m->unload_node = UINT64_MAX;
 		m->path = dup_bytes(rec->str, rec->str_len);
 		m->build_id = hs_malloc(rec->bytes_len ? rec->bytes_len : 1);
 		if (!m->path || !m->build_id) {
@@ -709,6 +710,8 @@ static int add_record(struct hs_trace *t, struct load_state *ls,
 			if (t->modules[i].id == rec->id &&
 			    t->modules[i].unload_ticks == UINT64_MAX) {
 				t->modules[i].unload_ticks = rec->ticks;
+				if (rec->parent)
+					t->modules[i].unload_node = rec->parent;
 				break;
 			}
 		return 0;
@@ -888,14 +891,19 @@ static int sort_events(struct hs_trace *t)
 	return 0;
 }
 
-/* Module of each node: the latest module holding its address when defined. */
+/*
+ * Module of each node: among the modules holding its address that were
+ * not unloaded before it was defined (by node id where the unload says,
+ * else by time), the latest loaded no later than the node; failing that,
+ * the earliest loaded after it (a load noticed late).
+ */
 static void resolve_node_modules(struct hs_trace *t)
 {
 	size_t i, j;
 
 	for (i = 0; i < t->nr_nodes; i++) {
-		uint64_t a = t->node_addr[i], tk = t->node_ticks[i];
-		uint32_t best = HS_TRACE_NONE;
+		uint64_t a = t->node_addr[i], tk = t->node_ticks[i], id = t->node_id[i];
+		uint32_t before = HS_TRACE_NONE, after = HS_TRACE_NONE;
 
 		if (!a)
 			continue;
@@ -904,15 +912,19 @@ static void resolve_node_modules(struct hs_trace *t)
 
 			if (a < m->start || a >= m->end)
 				continue;
-			if (m->load_ticks > tk && best != HS_TRACE_NONE)
+			if (m->unload_node != UINT64_MAX ? id >= m->unload_node
+							 : m->unload_ticks < tk)
 				continue;
-			if (m->unload_ticks <= tk)
-				continue;
-			if (best == HS_TRACE_NONE ||
-			    m->load_ticks >= t->modules[best].load_ticks)
-				best = (uint32_t)j;
+			if (m->load_ticks <= tk) {
+				if (before == HS_TRACE_NONE ||
+				    m->load_ticks >= t->modules[before].load_ticks)
+					before = (uint32_t)j;
+			} else if (after == HS_TRACE_NONE ||
+				   m->load_ticks < t->modules[after].load_ticks) {
+				after = (uint32_t)j;
+			}
 		}
-		t->node_module[i] = best;
+		t->node_module[i] = before != HS_TRACE_NONE ? before : after;
 	}
 }
 

@@ -102,6 +102,7 @@ struct hs_trace_module {
 	uint8_t *build_id;
 	size_t build_id_len;
 	uint64_t load_ticks, unload_ticks;	/* unload: UINT64_MAX if never */
+	uint64_t unload_node;		/* first node id after the unload, or UINT64_MAX */
 };
 
 struct hs_trace_thread {

@@ -114,6 +114,8 @@ static int decode_sized(const uint8_t *q, const uint8_t *end,
 	case HS_TAG_MODULE_UNLOAD:
 		GET(rec->ticks);
 		GET(rec->id);
+		if (q < end)
+			GET(rec->parent);	/* the next node id */
 		break;
 	case HS_TAG_THREAD_NAME:
 		GET(rec->ticks);

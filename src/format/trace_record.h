@@ -39,7 +39,7 @@ struct hs_rec {
 	uint64_t prot, flags;	/* MMAP */
 	uint64_t id;		/* NODE, MODULE, MODULE_UNLOAD id; FORK child pid;
 				 * THREAD_NAME tid (0: the span's thread) */
-	uint64_t parent;	/* NODE parent; FORK followed */
+	uint64_t parent;	/* NODE parent; FORK followed; MODULE_UNLOAD next node */
 	uint64_t bias, start, end; /* MODULE */
 	uint64_t value;		/* CLOCK ns; RSS bytes; END reason */
 	uint64_t detail;	/* END detail */

@@ -1,0 +1,58 @@
+#!/usr/bin/env bats
+# heapscope run: every allocation of a program whose allocations are known
+# exactly (tests/targets/sites.c): each allocation function, a realloc
+# chain, leaks, nested calls, mmap: counts, sizes, frees and stacks.
+load trace-helpers
+
+setup() {
+	trace_setup
+}
+
+@test "the trace reproduces every call site exactly (libunwind)" {
+	trace_run -o s.heapscope -- "$TARGETS/sites"
+	[ "$status" -eq 0 ]
+	trace_check out.txt s.heapscope
+}
+
+@test "the trace reproduces every call site exactly (frame pointers)" {
+	trace_run --unwind fp -o s.heapscope -- "$TARGETS/sites"
+	[ "$status" -eq 0 ]
+	trace_check out.txt s.heapscope
+}
+
+@test "cached unwind rules give libunwind's stacks, frame for frame" {
+	trace_run -o fast.heapscope -- "$TARGETS/sites"
+	trace_run --unwind slow -o slow.heapscope -- "$TARGETS/sites"
+	"$HS_BIN" dump --events fast.heapscope | cut -d' ' -f3,4,6,7 | sort > fast.txt
+	"$HS_BIN" dump --events slow.heapscope | cut -d' ' -f3,4,6,7 | sort > slow.txt
+	[ "$(wc -l < fast.txt)" -ge 30 ]
+	diff fast.txt slow.txt
+	# the stacks are whole: they start at the program's entry point
+	! grep -q BROKEN fast.txt
+}
+
+@test "the sizes and totals of the summary are exact" {
+	trace_run -o s.heapscope -- "$TARGETS/sites"
+	# 10*100 + 5*100 + 200 + 256 + 50 + 300 + 5000 + 21 + 35 +
+	# 10 + 20 + 4000 + 100000 + 3*77 + 2*1234, plus stdout's buffer
+	local bytes=$(summary_field s.heapscope "bytes allocated")
+	[ "$bytes" -eq $((1000 + 500 + 200 + 256 + 50 + 300 + 5000 + 21 + 35 + 10 + 20 + 4000 + 100000 + 231 + 2468 + 4096)) ]
+	[ "$(summary_field s.heapscope "unmatched frees")" -eq 0 ]
+	[ "$(summary_field s.heapscope mmaps)" -eq 1 ]
+	[ "$(summary_field s.heapscope munmaps)" -eq 1 ]
+	[ "$(summary_field s.heapscope status)" = complete ]
+	[ "$(summary_field s.heapscope end)" = "exit 0" ]
+}
+
+@test "--max-depth cuts stacks on the outer side and marks them BROKEN" {
+	trace_run --max-depth 2 -o s.heapscope -- "$TARGETS/sites"
+	[ "$status" -eq 0 ]
+	"$HS_BIN" dump --events s.heapscope > ev.txt
+	# site_deep's malloc: its call site and middle's call of site_deep
+	grep " alloc malloc .* 1234 " ev.txt > deep.txt
+	[ "$(wc -l < deep.txt)" -eq 2 ]
+	while read -r _ _ _ _ _ _ stack; do
+		[[ "$stack" == BROKEN\;*\;* ]]
+		[ "$(echo "$stack" | tr ';' '\n' | wc -l)" -eq 3 ]
+	done < deep.txt
+}

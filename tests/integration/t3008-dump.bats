@@ -1,0 +1,54 @@
+#!/usr/bin/env bats
+# heapscope dump: usage, and what it says of damaged input.
+load trace-helpers
+
+setup() {
+	trace_setup
+}
+
+@test "dump without a file is a usage error" {
+	hs dump
+	[ "$status" -eq 2 ]
+	hs dump --frobnicate x
+	[ "$status" -eq 2 ]
+}
+
+@test "dump of a missing file fails with its name" {
+	hs dump nothing.heapscope
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"nothing.heapscope"* ]]
+}
+
+@test "dump of a file that is not a trace names offset 0" {
+	printf 'hello, this is not a trace at all\n' > text.heapscope
+	hs dump text.heapscope
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"text.heapscope: offset 0: not a heapscope trace"* ]]
+}
+
+@test "dump of a corrupt chunk names the chunk's offset" {
+	trace_run -o c.heapscope -- "$TARGETS/crasher" exit7
+	cp c.heapscope bad.heapscope
+	# flip a byte inside the first chunk's payload (after 16 + 24 bytes)
+	printf '\xff' | dd of=bad.heapscope bs=1 seek=60 conv=notrunc 2>/dev/null
+	hs dump bad.heapscope
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"bad.heapscope: offset 16: corrupt trace: chunk check does not match"* ]]
+}
+
+@test "dump prints the records, --events the events, --summary the totals" {
+	trace_run -o c.heapscope -- "$TARGETS/crasher" exit7
+	hs dump c.heapscope
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "# c.heapscope: heapscope trace format 1.0, "*" bytes" ]]
+	[[ "$output" == *$'\nprocess pid='* ]]
+	[[ "$output" == *$'\nmodule t='* ]]
+	[[ "$output" == *$'\nnode id=1 parent=0 addr=0x'* ]]
+	[[ "$output" == *$'\nmalloc tid='*" size=64 stack="* ]]
+	[[ "$output" == *$'\nfooter allocs='* ]]
+	hs dump --events c.heapscope
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | grep -c ' alloc malloc 0x[0-9a-f]* 64 ')" -eq 50 ]
+	hs dump --summary c.heapscope
+	[[ "$output" == *$'\nstatus: complete\n'* ]]
+}

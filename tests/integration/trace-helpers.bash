@@ -1,0 +1,50 @@
+# Helpers for the tests of `heapscope run` and the trace format: run a
+# test target under the collector and compare its trace with the
+# allocations the target says it made (tests/targets/target.h).
+
+load helpers
+
+TARGETS="$HS_BUILD/tests/targets"
+
+# In a fresh directory per test: traces are written to the current one.
+trace_setup() {
+	cd "$BATS_TEST_TMPDIR" || return 1
+}
+
+# trace_run ARGS...: heapscope run ARGS, the program's stdout in out.txt,
+# all stderr in err.txt, the exit status in $status.
+trace_run() {
+	status=0
+	"$HS_BIN" run "$@" > out.txt 2> err.txt || status=$?
+}
+
+# trace_expect OUT [PATTERN]: the target's expect lines (those matching
+# PATTERN), sorted.
+trace_expect() {
+	grep '^expect ' "$1" | grep -e "${2:-.}" | sort
+}
+
+# trace_found OUT TRACE [PATTERN]: the same lines computed from TRACE.
+trace_found() {
+	"$HS_BIN" dump --events "$2" |
+		awk -f "$HS_SRC/tests/integration/trace-check.awk" "$1" - |
+		grep -e "${3:-.}" | sort
+}
+
+# trace_check OUT TRACE [PATTERN]: the trace holds exactly the expected
+# allocations and frees, with their sizes and stacks.
+trace_check() {
+	local want got
+	want=$(trace_expect "$1" "${3:-.}")
+	got=$(trace_found "$1" "$2" "${3:-.}")
+	[ -n "$want" ] || { echo "no expect lines in $1"; return 1; }
+	if [ "$want" != "$got" ]; then
+		diff -u <(printf '%s\n' "$want") <(printf '%s\n' "$got")
+		return 1
+	fi
+}
+
+# summary_field TRACE NAME: a value from `heapscope dump --summary`.
+summary_field() {
+	"$HS_BIN" dump --summary "$1" | sed -n "s/^$2: //p"
+}
