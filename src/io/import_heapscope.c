@@ -21,8 +21,11 @@ struct memo {
 
 static uint32_t *memo_slot(struct memo *m, uint64_t key)
 {
-	size_t mask = m->cap - 1, i = hs_hash_u64(key) & mask;
+	size_t mask = m->cap - 1, i;
 
+	if (!m->cap)
+		return NULL;
+	i = hs_hash_u64(key) & mask;
 	while (m->key[i] && m->key[i] != key)
 		i = (i + 1) & mask;
 	return m->key[i] ? &m->val[i] : NULL;

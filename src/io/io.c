@@ -4,6 +4,7 @@
  */
 #include "io/io.h"
 #include "io/zipfile.h"
+#include "format/trace_format.h"
 #include "common/alloc.h"
 #include "common/buf.h"
 #include <errno.h>
@@ -26,6 +27,7 @@ static const struct {
 	[HS_FORMAT_PERFVIEW_JSON] = { "json", ".perfView.json" },
 	[HS_FORMAT_PERFVIEW_JSON_ZIP] = { "json-zip", ".perfView.json.zip" },
 	[HS_FORMAT_FOLDED] = { "folded", ".folded" },
+	[HS_FORMAT_HEAPSCOPE] = { "heapscope", ".heapscope" },
 };
 
 const char *hs_format_name(enum hs_format fmt)
@@ -146,6 +148,8 @@ enum hs_format hs_format_sniff(const unsigned char *head, size_t n)
 	const char *s = (const char *)head, *end = s + n;
 	int perf = 0;
 
+	if (n >= HS_TRACE_MAGIC_LEN && !memcmp(head, HS_TRACE_MAGIC, HS_TRACE_MAGIC_LEN))
+		return HS_FORMAT_HEAPSCOPE;
 	if (n >= 4 && head[0] == 'P' && head[1] == 'K' &&
 	    (head[2] == 3 || head[2] == 5) && (head[3] == 4 || head[3] == 6))
 		return sniff_zip(head, n);
@@ -336,6 +340,15 @@ static int import_zip(const char *zpath, enum hs_format fmt,
 	return err;
 }
 
+/* Formats read from a file by name: zips and heapscope traces. */
+static int import_file(const char *fpath, enum hs_format fmt,
+		       struct hs_stack_source *out, struct hs_diag *diag)
+{
+	if (fmt == HS_FORMAT_HEAPSCOPE)
+		return hs_import_heapscope(fpath, out, diag);
+	return import_zip(fpath, fmt, out, diag);
+}
+
 static int import_stream(FILE *f, enum hs_format fmt, struct hs_stack_source *out,
 			 struct hs_diag *diag)
 {
@@ -408,19 +421,19 @@ int hs_import_path(const char *path, enum hs_format fmt,
 			goto out;
 		}
 	}
-	if (is_zip(fmt)) {
+	if (is_zip(fmt) || fmt == HS_FORMAT_HEAPSCOPE) {
 		struct stat st;
 		char fdpath[64];
 
 		if (!is_stdin && !fstat(fileno(f), &st) && S_ISREG(st.st_mode)) {
-			err = import_zip(path, fmt, out, diag);
+			err = import_file(path, fmt, out, diag);
 			goto out;
 		}
 		err = spool(in, &tmp, diag);
 		if (err)
 			goto out;
 		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fileno(tmp));
-		err = import_zip(fdpath, fmt, out, diag);
+		err = import_file(fdpath, fmt, out, diag);
 		goto out;
 	}
 	err = import_stream(in, fmt, out, diag);

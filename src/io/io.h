@@ -25,6 +25,7 @@ enum hs_format {
 	HS_FORMAT_PERFVIEW_JSON,	/* *.perfView.json */
 	HS_FORMAT_PERFVIEW_JSON_ZIP,	/* *.perfView.json.zip */
 	HS_FORMAT_FOLDED,		/* folded stacks: "main;f;g 42" */
+	HS_FORMAT_HEAPSCOPE,		/* heapscope's own traces: *.heapscope */
 	HS_FORMAT__COUNT
 };
 
@@ -81,6 +82,20 @@ int hs_import_perfview_json(FILE *f, struct hs_stack_source *out,
 			    struct hs_diag *diag);
 int hs_import_folded(FILE *f, struct hs_stack_source *out,
 		     struct hs_diag *diag);
+/*
+ * A .heapscope trace (docs/trace-format.md): one sample per heap
+ * allocation, metric = bytes, count = 1 (with --sample-bytes N both are
+ * scaled by 1 / (1 - exp(-size/N))), stacks rooted in "Process COMM (PID)"
+ * then "Thread (TID) NAME", frames "MODULE!0xOFFSET" from the outermost
+ * down to the allocation function's call site. A cut-off trace imports
+ * what it holds.
+ */
+int hs_import_heapscope(const char *path, struct hs_stack_source *out,
+			struct hs_diag *diag);
+struct hs_trace;
+/* The same from a trace already loaded (format/trace_reader.h). */
+int hs_trace_to_source(const struct hs_trace *t, struct hs_stack_source *out,
+		       struct hs_diag *diag);
 
 /*
  * The exporters (formats in docs/formats.md). Return 0, -ENOMEM, or -EIO

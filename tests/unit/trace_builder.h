@@ -1,0 +1,162 @@
+#ifndef HS_TEST_TRACE_BUILDER_H
+#define HS_TEST_TRACE_BUILDER_H
+/*
+ * trace_builder - write small .heapscope traces in memory for unit tests:
+ * records are appended to a payload, tb_chunk() frames (and compresses)
+ * it. Include after cmocka.h; memory comes from malloc (free b->buf).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+#include "format/trace_format.h"
+#include "format/trace_writer.h"
+
+/* --- a small trace builder ------------------------------------------- */
+
+struct tb {
+	uint8_t *buf;
+	size_t len, cap;
+	uint8_t payload[1 << 16];
+	size_t plen;
+	uint32_t seq;
+	size_t chunk_end[16];	/* file size after each chunk */
+	size_t chunk_events[16];	/* events in each chunk */
+	size_t events;		/* events in the current payload */
+};
+
+static inline void tb_put(struct tb *b, const void *p, size_t n)
+{
+	if (b->len + n > b->cap) {
+		b->cap = (b->len + n) * 2;
+		b->buf = realloc(b->buf, b->cap);
+		assert_non_null(b->buf);
+	}
+	memcpy(b->buf + b->len, p, n);
+	b->len += n;
+}
+
+static inline void tb_init(struct tb *b)
+{
+	uint8_t h[HS_FILE_HEADER_SIZE];
+
+	memset(b, 0, sizeof(*b));
+	hs_tw_file_header(h);
+	tb_put(b, h, sizeof(h));
+}
+
+static inline uint8_t *tb_p(struct tb *b)
+{
+	return b->payload + b->plen;
+}
+
+static inline void tb_end(struct tb *b, uint8_t *p)
+{
+	b->plen = (size_t)(p - b->payload);
+}
+
+static inline void tb_chunk(struct tb *b, enum hs_chunk_kind kind, int zstd)
+{
+	uint8_t h[HS_CHUNK_HEADER_SIZE];
+	uint8_t out[1 << 17];
+	const uint8_t *data = b->payload;
+	size_t n = b->plen;
+
+	if (zstd) {
+		n = ZSTD_compress(out, sizeof(out), b->payload, b->plen, 1);
+		assert_false(ZSTD_isError(n));
+		data = out;
+	}
+	hs_tw_chunk_header(h, kind, zstd ? HS_CHUNK_ZSTD : 0, (uint32_t)n,
+			   (uint32_t)b->plen, b->seq, data);
+	tb_put(b, h, sizeof(h));
+	tb_put(b, data, n);
+	b->chunk_events[b->seq] = b->events;
+	b->chunk_end[b->seq++] = b->len;
+	b->plen = 0;
+	b->events = 0;
+}
+
+static inline uint8_t *put_span(uint8_t *p, uint64_t tid, uint64_t ticks, uint64_t addr)
+{
+	*p++ = HS_TAG_SPAN;
+	p = hs_put_varint(p, tid);
+	p = hs_put_varint(p, ticks);
+	return hs_put_varint(p, addr);
+}
+
+static inline uint8_t *put_node(uint8_t *p, uint64_t id, uint64_t parent, uint64_t addr)
+{
+	*p++ = HS_TAG_NODE;
+	p = hs_put_varint(p, id);
+	p = hs_put_varint(p, parent);
+	return hs_put_varint(p, addr);
+}
+
+static inline uint8_t *put_alloc(struct tb *b, uint8_t *p, unsigned tag, int64_t dt,
+			  int64_t da, uint64_t size, uint64_t stack)
+{
+	b->events++;
+	*p++ = (uint8_t)tag;
+	p = hs_put_svarint(p, dt);
+	p = hs_put_svarint(p, da);
+	p = hs_put_varint(p, size);
+	return hs_put_varint(p, stack);
+}
+
+static inline uint8_t *put_free(struct tb *b, uint8_t *p, int64_t dt, int64_t da)
+{
+	b->events++;
+	*p++ = HS_TAG_FREE;
+	p = hs_put_svarint(p, dt);
+	return hs_put_svarint(p, da);
+}
+
+static inline uint8_t *put_sized2(uint8_t *p, unsigned tag, uint64_t a, uint64_t v)
+{
+	uint8_t body[32], *q = body;
+
+	q = hs_put_varint(q, a);
+	q = hs_put_varint(q, v);
+	return hs_tw_sized(p, tag, body, (size_t)(q - body));
+}
+
+static inline uint8_t *put_module(uint8_t *p, uint64_t ticks, uint64_t id, uint64_t bias,
+			   uint64_t start, uint64_t end, const char *path)
+{
+	uint8_t body[256], *q = body;
+
+	q = hs_put_varint(q, ticks);
+	q = hs_put_varint(q, id);
+	q = hs_put_varint(q, bias);
+	q = hs_put_varint(q, start);
+	q = hs_put_varint(q, end);
+	q = hs_put_bytes(q, path, strlen(path));
+	q = hs_put_bytes(q, "\x01\x02", 2);
+	return hs_tw_sized(p, HS_TAG_MODULE, body, (size_t)(q - body));
+}
+
+static inline uint8_t *put_thread_start(uint8_t *p, uint64_t ticks, const char *name)
+{
+	uint8_t body[64], *q = body;
+
+	q = hs_put_varint(q, ticks);
+	q = hs_put_bytes(q, name, strlen(name));
+	return hs_tw_sized(p, HS_TAG_THREAD_START, body, (size_t)(q - body));
+}
+
+static inline uint8_t *put_process(uint8_t *p)
+{
+	static const char *const argv[] = { "./prog", "--flag" };
+	struct hs_process_info info = {
+		.pid = 4242, .ppid = 1, .page_size = 4096, .sample_bytes = 0,
+		.max_depth = 128, .unwind = HS_UNWIND_LIBUNWIND, .clock = HS_CLOCK_NS,
+		.start_realtime_ns = 1700000000000000000ull, .flags = 0,
+		.exe = "/usr/bin/prog", .comm = "prog", .cwd = "/tmp",
+		.argc = 2, .argv = argv,
+	};
+
+	assert_true(hs_tw_process_size(&info) < 512);
+	return hs_tw_process(p, &info);
+}
+
+#endif
