@@ -32,7 +32,7 @@ struct run_opts {
 	unsigned long sample_bytes;
 	const char *unwind;
 	unsigned long max_depth;
-	int follow_fork, follow_exec, no_view;
+	int follow_fork, follow_exec, no_view, quiet;
 };
 
 /* The preload library: next to this executable, else in the libdir. */
@@ -304,6 +304,8 @@ int cmd_run(int argc, char **argv)
 			o.follow_exec = 1;
 		} else if (!strcmp(a, "--no-view")) {
 			o.no_view = 1;
+		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+			o.quiet = 1;
 		} else {
 			return cli_usage_error("run", "unknown option '%s'", a);
 		}
@@ -377,7 +379,7 @@ int cmd_run(int argc, char **argv)
 			unlink(o.out);
 		return exec_errno == ENOENT ? 127 : 126;
 	}
-	if (path[0])
+	if (path[0] && !o.quiet)
 		summarize(path, &ru);
 	if (WIFSIGNALED(status)) {
 		fprintf(stderr, "heapscope: %s was killed by signal %d (%s)\n", argv[i],

@@ -138,6 +138,7 @@ struct hs_memo {
 	uint32_t node;
 	uint32_t nreads;
 	int valid;
+	int uses_bp0;		/* the walk used the caller's rbp (else any value) */
 	uintptr_t addr[HS_MEMO_READS];
 	uintptr_t val[HS_MEMO_READS];
 };
@@ -147,6 +148,7 @@ struct hs_reads {
 	uintptr_t *addr, *val;
 	unsigned n;
 	int overflow;		/* more than HS_MEMO_READS, or libunwind walked */
+	int uses_bp0;		/* the walk depended on the caller's rbp */
 };
 
 struct hs_thread {
@@ -347,7 +349,8 @@ static inline uint32_t hs_stack_here(struct hs_thread *t, void *fp)
 	if (HS_UNLIKELY(t->seen_gen != atomic_load_explicit(&hs_gen, memory_order_relaxed)))
 		hs_thread_check_gen(t);
 	m = &t->memo[((ra0 ^ (sp0 >> 4)) * 0x9E3779B97F4A7C15ull) >> (64 - 4)];
-	if (HS_LIKELY(m->valid && m->ra0 == ra0 && m->sp0 == sp0 && m->bp0 == bp0)) {
+	if (HS_LIKELY(m->valid && m->ra0 == ra0 && m->sp0 == sp0 &&
+		      (!m->uses_bp0 || m->bp0 == bp0))) {
 		for (i = 0; i < m->nreads; i++)
 			if (*(const uintptr_t *)m->addr[i] != m->val[i])
 				break;

@@ -258,6 +258,7 @@ uint32_t hs_stack_walk(struct hs_thread *t, void *fp, struct hs_memo *m)
 	log.val = m->val;
 	log.n = 0;
 	log.overflow = 0;
+	log.uses_bp0 = 0;
 	m->valid = 0;
 	n = hs_unwind(t, fp, ips, hs_cfg.max_depth, &complete, &log);
 	node = hs_stack_intern(t, ips, n, complete);
@@ -267,6 +268,7 @@ uint32_t hs_stack_walk(struct hs_thread *t, void *fp, struct hs_memo *m)
 		m->ra0 = ((uintptr_t *)f)[1];
 		m->nreads = log.n;
 		m->node = node;
+		m->uses_bp0 = log.uses_bp0;
 		m->valid = 1;
 	}
 	return node;

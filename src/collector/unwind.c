@@ -240,6 +240,7 @@ static unsigned fast_walk(struct hs_thread *t, uintptr_t fp, uintptr_t *ips,
 {
 	uintptr_t sp = fp + 16, bp = ((uintptr_t *)fp)[0], ra = ((uintptr_t *)fp)[1];
 	unsigned n = 0;
+	int bp_initial = 1;	/* bp is still the caller's rbp */
 
 	for (;;) {
 		struct hs_rule *r;
@@ -263,6 +264,8 @@ static unsigned fast_walk(struct hs_thread *t, uintptr_t fp, uintptr_t *ips,
 			break;
 		case HS_RULE_RBP:
 			cfa = bp + (uintptr_t)r->cfa_off;
+			if (bp_initial && log)
+				log->uses_bp0 = 1;
 			break;
 		case HS_RULE_END:
 			*complete = 1;
@@ -279,6 +282,7 @@ static unsigned fast_walk(struct hs_thread *t, uintptr_t fp, uintptr_t *ips,
 			if (HS_UNLIKELY(!in_stack(t, cfa + (uintptr_t)(intptr_t)r->bp_off)))
 				return SLOW_WALK;
 			bp = rd(log, cfa + (uintptr_t)(intptr_t)r->bp_off);
+			bp_initial = 0;
 		}
 		ra = rd(log, cfa - 8);
 		sp = cfa;
@@ -291,6 +295,8 @@ static unsigned fp_walk(struct hs_thread *t, uintptr_t fp, uintptr_t *ips,
 	uintptr_t ra = ((uintptr_t *)fp)[1], next = ((uintptr_t *)fp)[0];
 	unsigned n = 0;
 
+	if (log)
+		log->uses_bp0 = 1;	/* the chain starts at the caller's rbp */
 	for (;;) {
 		if (!ra) {
 			*complete = 1;

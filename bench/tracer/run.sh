@@ -1,0 +1,137 @@
+#!/bin/sh
+# run.sh - the heap tracer against the program alone and against heaptrack.
+#
+#   bench/tracer/run.sh [BUILD [RUNS]]      (BUILD=build, RUNS=3)
+#
+# Each workload runs alone, under `heapscope run` (every allocation), under
+# `heapscope run --sample-bytes 524288`, and under heaptrack (installed
+# from Debian by scripts/install-deps.sh --bench). Times are the best of
+# RUNS wall-clock runs (the CPU time of the whole process tree is printed
+# beside it). heapscope runs with -q: its summary reads the whole trace
+# after the program ended, which is not tracing cost; heaptrack's time
+# includes its interpreter process, which runs beside the program.
+#
+# Slowdown is the time added: T / T_alone - 1. Targets: full tracing at
+# most a quarter of heaptrack's slowdown on the single-threaded loop; two
+# threads no worse per event than one; --sample-bytes 524288 under 3% on
+# the real programs.
+set -eu
+BUILD=${1:-build}
+RUNS=${2:-3}
+HS="$BUILD/heapscope"
+LOOP="$BUILD/bench/malloc_loop"
+DIR=$(mktemp -d "${TMPDIR:-/tmp}/hs-tracer-bench.XXXXXX")
+trap 'rm -rf "$DIR"' EXIT INT TERM
+
+for tool in /usr/bin/time heaptrack /usr/bin/python3 sqlite3 gcc; do
+	command -v "$tool" >/dev/null 2>&1 || {
+		echo "bench/tracer: '$tool' is missing (scripts/install-deps.sh --bench)" >&2
+		exit 1
+	}
+done
+
+# --- the workloads ----------------------------------------------------------
+
+cat > "$DIR/dicts.py" <<'EOF'
+d = {}
+for i in range(1000000):
+    d['key%d' % i] = {'n': i, 's': str(i), 'l': [i, i + 1]}
+t = sorted(d, key=lambda k: d[k]['n'] % 1000)
+print(len(t))
+EOF
+
+cat > "$DIR/table.sql" <<'EOF'
+CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER, b TEXT);
+WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000)
+INSERT INTO t SELECT x, abs(random()) % 100000, hex(randomblob(12)) FROM c;
+CREATE INDEX t_a ON t(a);
+CREATE INDEX t_b ON t(b);
+SELECT count(*), sum(a) FROM t WHERE a < 50000;
+EOF
+
+# a C file with many functions for gcc -O2 (cc1 alone: gcc's driver would
+# run it in a child that neither tracer follows by default)
+awk 'BEGIN {
+	for (f = 0; f < 1500; f++) {
+		printf "struct s%d { int a[%d]; double d; };\n", f, f % 7 + 1
+		printf "int f%d(int *v, int n) {\n  int i, s = 0; struct s%d x = {{0}, 0};\n", f, f
+		printf "  for (i = 0; i < n; i++) { s += v[i] * %d + (s >> %d); x.a[0] ^= s; }\n", f + 1, f % 5 + 1
+		printf "  if (s %% %d == 0) s += f%d(v, n - 1);\n", f % 11 + 2, f > 0 ? f - 1 : 0
+		printf "  switch (s & 7) { case 1: s *= 3; break; case 2: s -= x.a[0]; break; default: s += %d; }\n", f
+		printf "  return s + (int)x.d;\n}\n"
+	}
+}' > "$DIR/gen.c"
+CC1=$(gcc -print-prog-name=cc1)
+# Python's own small-object allocator would hide most allocations
+export PYTHONMALLOC=malloc
+
+# name | command
+WORKLOADS="loop-1-thread|$LOOP 1 10000000
+loop-2-threads|$LOOP 2 5000000
+python3-dicts|/usr/bin/python3 $DIR/dicts.py
+sqlite3-index|sqlite3 :memory: -init $DIR/table.sql .quit
+gcc-O2|$CC1 -quiet -O2 $DIR/gen.c -o $DIR/gen.s"
+
+# best_time OUTVAR CMD...: best wall time of RUNS runs; also sets $cpu
+best_time() {
+	var=$1
+	shift
+	best=""
+	cpu=""
+	i=0
+	while [ "$i" -lt "$RUNS" ]; do
+		rm -f "$DIR"/t.heapscope "$DIR"/ht.*
+		/usr/bin/time -f "%e %U %S" -o "$DIR/time" "$@" > /dev/null 2> "$DIR/err" ||
+			{ echo "bench/tracer: failed: $*" >&2; cat "$DIR/err" >&2; exit 1; }
+		read -r w u s < "$DIR/time"
+		if [ -z "$best" ] || awk "BEGIN { exit !($w < $best) }"; then
+			best=$w
+			cpu=$(awk "BEGIN { print $u + $s }")
+		fi
+		i=$((i + 1))
+	done
+	eval "$var=\$best"
+}
+
+ratio() {
+	awk "BEGIN { printf \"%.2f\", $1 / $2 }"
+}
+
+overhead() {
+	awk "BEGIN { printf \"%.1f%%\", ($1 / $2 - 1) * 100 }"
+}
+
+echo "heap tracer: best of $RUNS runs on $(nproc) cores; slowdown = T/T_alone - 1"
+echo
+printf '| workload | alone | heapscope | trace | B/event | sampled 512K | heaptrack | trace | B/event | heapscope/heaptrack slowdown |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|\n'
+echo "$WORKLOADS" | while IFS='|' read -r name cmd; do
+	# shellcheck disable=SC2086
+	best_time t0 $cmd
+	c0=$cpu
+	# shellcheck disable=SC2086
+	best_time t1 "$HS" run -q --no-view -o "$DIR/t.heapscope" -- $cmd
+	c1=$cpu
+	hsize=$(stat -c %s "$DIR/t.heapscope")
+	events=$("$HS" dump --summary "$DIR/t.heapscope" | sed -n 's/^events: //p')
+	# shellcheck disable=SC2086
+	best_time t2 "$HS" run -q --no-view --sample-bytes 524288 -o "$DIR/t.heapscope" -- $cmd
+	# shellcheck disable=SC2086
+	best_time t3 heaptrack -o "$DIR/ht" $cmd
+	c3=$cpu
+	tsize=$(stat -c %s "$DIR"/ht.* | head -1)
+	hs_slow=$(awk "BEGIN { print $t1 / $t0 - 1 }")
+	ht_slow=$(awk "BEGIN { print $t3 / $t0 - 1 }")
+	printf '| %s | %.2f s (cpu %.2f) | %.2f s = %sx, +%s (cpu %.2f) | %s B | %s | %.2f s, +%s | %.2f s = %sx, +%s (cpu %.2f) | %s B | %s | %s |\n' \
+		"$name" "$t0" "$c0" "$t1" "$(ratio "$t1" "$t0")" "$(overhead "$t1" "$t0")" "$c1" \
+		"$hsize" "$(ratio "$hsize" "$events")" \
+		"$t2" "$(overhead "$t2" "$t0")" \
+		"$t3" "$(ratio "$t3" "$t0")" "$(overhead "$t3" "$t0")" "$c3" \
+		"$tsize" "$(ratio "$tsize" "$events")" \
+		"$(awk "BEGIN { printf \"%.2f\", $hs_slow / ($ht_slow > 0 ? $ht_slow : 1e-9) }")"
+	echo "$name $events $t0 $t1" >> "$DIR/per-event"
+done
+echo
+awk '$1 ~ /^loop/ {
+	printf "%s: %d events, %.1f ns added per event\n", $1, $2, ($4 - $3) / $2 * 1e9
+}' "$DIR/per-event"
