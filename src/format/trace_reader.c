@@ -1161,7 +1161,8 @@ static int fix_ties(struct hs_trace *t)
 				ties[nt].at = k;
 				nt++;
 			}
-			qsort(ties, nt, sizeof(*ties), cmp_tie);
+			if (nt > 1)
+				qsort(ties, nt, sizeof(*ties), cmp_tie);
 			for (k = 0; k < nt;) {
 				size_t e = k + 1, x;
 				int threads = 0;
