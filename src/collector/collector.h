@@ -381,7 +381,6 @@ struct hs_module {
 	unsigned build_id_len;
 	/* CFI for the fast unwinder (unwind.c), under hs_unwind_lock */
 	int cfi_tried;
-	int fd;
 	void *elf, *cfi;
 };
 

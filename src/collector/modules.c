@@ -155,7 +155,6 @@ static int scan_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	m->start = lo;
 	m->end = hi;
 	m->live = 1;
-	m->fd = -1;
 	memcpy(m->path, name, strnlen(name, sizeof(m->path) - 1));
 	read_build_id(info, m);
 	seen[nr_mods] = 1;

@@ -486,7 +486,7 @@ HS_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
  * execl, execle, execlp: glibc's versions call execve internally, where
  * no wrapper sees them, so they are rebuilt here on the vector forms.
  */
-#define MAX_LIST_ARGS 4096
+#define MAX_LIST_ARGS (1 << 20)
 
 static char **list_args(const char *arg0, va_list ap, char ***envp_out,
 			int want_envp)
@@ -499,26 +499,24 @@ static char **list_args(const char *arg0, va_list ap, char ***envp_out,
 	if (!v)
 		return NULL;
 	v[0] = (char *)arg0;
-	{
-		while ((a = va_arg(ap, const char *)) != NULL) {
-			if (n + 1 >= cap) {
-				char **nv;
+	while ((a = va_arg(ap, const char *)) != NULL) {
+		if (n + 1 >= cap) {
+			char **nv;
 
-				if (cap >= MAX_LIST_ARGS * 64) {
-					hs_real.free(v);
-					errno = E2BIG;
-					return NULL;
-				}
-				nv = hs_real.realloc(v, 2 * cap * sizeof(char *));
-				if (!nv) {
-					hs_real.free(v);
-					return NULL;
-				}
-				v = nv;
-				cap *= 2;
+			if (cap >= MAX_LIST_ARGS) {
+				hs_real.free(v);
+				errno = E2BIG;
+				return NULL;
 			}
-			v[n++] = (char *)a;
+			nv = hs_real.realloc(v, 2 * cap * sizeof(char *));
+			if (!nv) {
+				hs_real.free(v);
+				return NULL;
+			}
+			v = nv;
+			cap *= 2;
 		}
+		v[n++] = (char *)a;
 	}
 	v[n] = NULL;
 	if (want_envp)

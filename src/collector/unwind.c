@@ -53,7 +53,6 @@ static void open_cfi(struct hs_module *m)
 	Elf *elf = NULL;
 
 	m->cfi_tried = 1;
-	m->fd = -1;
 	elf_version(EV_CURRENT);
 	if (m->path[0] == '/') {
 		/* the whole file is mapped: the descriptor is not kept */
@@ -83,7 +82,6 @@ void hs_module_close_cfi(struct hs_module *m)
 	if (m->elf)
 		elf_end(m->elf);
 	m->cfi = m->elf = NULL;
-	m->fd = -1;
 	m->cfi_tried = 0;
 }
 

@@ -48,7 +48,7 @@ struct hs_trace_reader {
 
 	int cut_off;			/* the file ends inside a chunk */
 	uint64_t cut_offset;		/* where that chunk started */
-	int end_seen;			/* an END chunk was read */
+	int end_seen;			/* the last chunk read was an END chunk */
 	int done;
 };
 

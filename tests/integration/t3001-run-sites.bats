@@ -56,3 +56,10 @@ setup() {
 		[ "$(echo "$stack" | tr ';' '\n' | wc -l)" -eq 3 ]
 	done < deep.txt
 }
+
+@test "C++ new, new[], delete and over-aligned new are exact" {
+	[ -x "$TARGETS/cxx" ] || skip "no C++ compiler"
+	trace_run -o c.heapscope -- "$TARGETS/cxx"
+	[ "$status" -eq 0 ]
+	trace_check out.txt c.heapscope
+}

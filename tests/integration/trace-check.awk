@@ -5,9 +5,10 @@
 #
 # TARGET_STDOUT holds the target's "sym" lines; EVENTS is the output of
 # `heapscope dump --events`. Allocations (and mmaps) whose innermost frame
-# lies in a site_* function are counted by (function, size, stack), the
-# stack being the target's functions, outermost first; frees (and
-# munmaps) are counted under the allocation they free.
+# in the target's functions is a site_* function are counted by
+# (function, size, stack), the stack being the target's functions,
+# outermost first; frees (and munmaps) are counted under the allocation
+# they free.
 
 function hex(s,    i, v) {
 	v = 0
@@ -52,14 +53,17 @@ FNR == NR {
 	if (op == "alloc" || op == "mmap") {
 		delete live[addr]
 		n = split(stack, fr, ";")
-		if (name_of(fr[n]) !~ /^site_/)
-			next
 		names = ""
+		nm = ""
 		for (i = 1; i <= n; i++) {
 			nm = name_of(fr[i])
-			if (nm != "")
+			if (nm != "") {
 				names = names (names == "" ? "" : ";") nm
+				last = nm
+			}
 		}
+		if (names == "" || last !~ /^site_/)
+			next
 		key = fn " " size " " names
 		count[op " " key]++
 		live[addr] = key
