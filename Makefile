@@ -13,6 +13,8 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 MESON ?= meson
 DEPS_STAMP := $(BUILD)/.deps-ok
+# npm packages of the GUI (uplot, playwright-core), from package-lock.json
+NPM_STAMP := node_modules/.heapscope-npm-ok
 # Re-configure when test files are added or removed (meson lists them).
 TEST_LIST := $(shell ls tests/unit/test_*.c tests/integration/t*.bats 2>/dev/null | tr '\n' ' ')
 
@@ -23,10 +25,14 @@ all: $(BUILD)/build.ninja
 
 deps:
 	@scripts/install-deps.sh
+	@scripts/npm-deps.sh
 
 $(DEPS_STAMP): scripts/install-deps.sh
 	@scripts/install-deps.sh
 	@mkdir -p $(BUILD) && touch $@
+
+$(NPM_STAMP): package.json package-lock.json $(DEPS_STAMP)
+	@scripts/npm-deps.sh
 
 # $(1) = build dir, $(2) = extra meson options
 define configure
@@ -39,10 +45,10 @@ define configure
 	@echo "$(TEST_LIST)" > $(1)/.test-list
 endef
 
-$(BUILD)/build.ninja: $(DEPS_STAMP) FORCE
+$(BUILD)/build.ninja: $(DEPS_STAMP) $(NPM_STAMP) FORCE
 	$(call configure,$(BUILD),-Dwerror=true)
 
-$(ASAN_BUILD)/build.ninja: $(DEPS_STAMP) FORCE
+$(ASAN_BUILD)/build.ninja: $(DEPS_STAMP) $(NPM_STAMP) FORCE
 	$(call configure,$(ASAN_BUILD),-Db_sanitize=address,undefined -Db_lundef=false -Dwerror=true -Dbuildtype=debug -Doptimization=1)
 
 FORCE:

@@ -10,9 +10,16 @@ PACKAGES="gcc make pkg-config meson ninja-build
 libxxhash-dev libzstd-dev libzip-dev libexpat1-dev libyajl-dev libjansson-dev
 libpcre2-dev libunwind-dev libdw-dev libelf-dev libdebuginfod-dev libiberty-dev
 binutils g++ libcmocka-dev bats python3
-linux-perf procps"
+linux-perf procps
+libmicrohttpd-dev curl jq chromium"
 if [ "${1:-}" = "--bench" ]; then
 	PACKAGES="$PACKAGES heaptrack sqlite3 time"
+fi
+
+# The GUI's front-end packages come from npm (scripts/npm-deps.sh); a
+# node already installed is used, else Debian's nodejs and npm.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+	PACKAGES="$PACKAGES nodejs npm"
 fi
 
 missing=""

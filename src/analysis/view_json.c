@@ -175,6 +175,16 @@ json_t *hs_view_json(const struct hs_view *v)
 	return o;
 }
 
+json_t *hs_view_row_json(const struct hs_view *v, size_t i)
+{
+	return i < v->nr_rows ? row_json(v, &v->rows[i]) : NULL;
+}
+
+json_t *hs_view_summary_json(const struct hs_view *v)
+{
+	return summary_json(v);
+}
+
 int hs_view_write_json(const struct hs_view *v, FILE *f)
 {
 	json_t *o = hs_view_json(v);
@@ -182,7 +192,7 @@ int hs_view_write_json(const struct hs_view *v, FILE *f)
 
 	if (!o)
 		return -ENOMEM;
-	err = json_dumpf(o, f, JSON_INDENT(2) | JSON_REAL_PRECISION(15) | JSON_PRESERVE_ORDER);
+	err = json_dumpf(o, f, HS_VIEW_JSON_FLAGS);
 	json_decref(o);
 	if (err)
 		return -EIO;

@@ -136,4 +136,13 @@ int hs_view_write_folded(const struct hs_view *v, FILE *f);
 struct json_t;
 struct json_t *hs_view_json(const struct hs_view *v);
 int hs_view_write_json(const struct hs_view *v, FILE *f);
+/* The jansson dump flags of hs_view_write_json(). */
+#define HS_VIEW_JSON_FLAGS (JSON_INDENT(2) | JSON_REAL_PRECISION(15) | JSON_PRESERVE_ORDER)
+/*
+ * Row @i as in hs_view_json() but without "children" (tree rows keep
+ * "depth" and "nr_children"); the summary object. New references, or
+ * NULL when out of memory (or @i out of range).
+ */
+struct json_t *hs_view_row_json(const struct hs_view *v, size_t i);
+struct json_t *hs_view_summary_json(const struct hs_view *v);
 #endif

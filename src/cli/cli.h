@@ -49,10 +49,25 @@ int cli_parse_double(const char *cmd, const char *opt, const char *arg,
 int cli_parse_ulong(const char *cmd, const char *opt, const char *arg,
 		    unsigned long *out);
 
+/*
+ * Serve @app's traces with the web GUI until SIGINT or SIGTERM (`heapscope
+ * view`; `run` ends with it): prints the URL with its access token on
+ * stdout, opens a browser when not @no_browser, stdout is a terminal and
+ * there is a display. Returns the exit status.
+ */
+struct hs_app;
+struct cli_view_opts {
+	const char *bind;	/* NULL = 127.0.0.1 */
+	unsigned port;		/* 0 = any free port */
+	int no_browser;
+};
+int cli_view_serve(struct hs_app *app, const struct cli_view_opts *o);
+
 /* The commands. */
 int cmd_help(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_view(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_overweight(int argc, char **argv);
 int cmd_run(int argc, char **argv);

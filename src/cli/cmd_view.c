@@ -1,0 +1,182 @@
+/*
+ * cmd_view - `heapscope view`: serve the web GUI for one or more profiles
+ * on 127.0.0.1 and print its URL (with the access token) until SIGINT or
+ * SIGTERM. The first file is the one shown; the others can be switched to
+ * or used as a diff baseline.
+ */
+#include "cli/cli.h"
+#include "server/app.h"
+#include "server/server.h"
+#include <errno.h>
+#include <getopt.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+enum { OPT_FROM = 256, OPT_PORT, OPT_BIND, OPT_NO_BROWSER };
+
+static const struct option long_opts[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "from", required_argument, NULL, OPT_FROM },
+	{ "port", required_argument, NULL, OPT_PORT },
+	{ "bind", required_argument, NULL, OPT_BIND },
+	{ "no-browser", no_argument, NULL, OPT_NO_BROWSER },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* The file name without its directory. */
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return !strcmp(path, "-") ? "<stdin>" : slash && slash[1] ? slash + 1 : path;
+}
+
+/*
+ * Open @url in a browser when that makes sense: asked for, a terminal on
+ * stdout (not a test or a pipe) and a display. Returns the child or -1.
+ */
+static pid_t open_browser(const char *url, int no_browser)
+{
+	posix_spawn_file_actions_t fa;
+	char *argv[] = { "xdg-open", (char *)url, NULL };
+	pid_t pid;
+
+	if (no_browser || !isatty(STDOUT_FILENO) ||
+	    (!getenv("DISPLAY") && !getenv("WAYLAND_DISPLAY")))
+		return -1;
+	if (posix_spawn_file_actions_init(&fa))
+		return -1;
+	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+	if (posix_spawnp(&pid, "xdg-open", &fa, NULL, argv, environ))
+		pid = -1;
+	posix_spawn_file_actions_destroy(&fa);
+	return pid;
+}
+
+int cli_view_serve(struct hs_app *app, const struct cli_view_opts *o)
+{
+	struct hs_server_opts so = { .bind = o->bind, .port = o->port };
+	struct hs_diag diag = HS_DIAG_INIT(NULL);
+	struct hs_server *srv;
+	sigset_t set, old;
+	char url[256];
+	pid_t browser;
+	int sig, err;
+
+	/* the server's thread inherits the mask: signals come to sigwait() */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	err = hs_server_start(&srv, app, &so, &diag);
+	if (err) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (err == -EINVAL)
+			return cli_usage_error("view", "%s", diag.msg);
+		return cli_fail("%s", diag.set ? diag.msg : strerror(-err));
+	}
+	hs_server_url(srv, url, sizeof(url));
+	printf("heapscope: serving %s at %s\n", app->nr_traces ? app->traces[0].name : "nothing",
+	       url);
+	printf("heapscope: press Ctrl-C to stop\n");
+	fflush(stdout);
+	browser = open_browser(url, o->no_browser);
+	do {
+		err = sigwait(&set, &sig);
+	} while (err == EINTR);
+	hs_server_stop(srv);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (browser > 0)
+		waitpid(browser, NULL, WNOHANG);
+	fprintf(stderr, "heapscope: stopped (%s)\n", strsignal(sig));
+	return HS_EXIT_OK;
+}
+
+static int parse_args(int argc, char **argv, struct cli_view_opts *o, const char **from)
+{
+	unsigned long ul;
+	int c, err;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
+		err = 0;
+		switch (c) {
+		case 'h':
+			return -1;
+		case OPT_FROM:
+			*from = optarg;
+			break;
+		case OPT_PORT:
+			err = cli_parse_ulong("view", "--port", optarg, &ul);
+			if (!err && ul > 65535)
+				err = cli_usage_error("view", "--port must be at most 65535");
+			o->port = (unsigned)ul;
+			break;
+		case OPT_BIND:
+			o->bind = optarg;
+			break;
+		case OPT_NO_BROWSER:
+			o->no_browser = 1;
+			break;
+		case ':':
+			return cli_usage_error("view", "option '%s' needs a value",
+					       argv[optind - 1]);
+		default:
+			return cli_usage_error("view", "unknown option '%s'", argv[optind - 1]);
+		}
+		if (err)
+			return err;
+	}
+	if (optind == argc)
+		return cli_usage_error("view", "no input file");
+	return 0;
+}
+
+int cmd_view(int argc, char **argv)
+{
+	struct cli_view_opts o = { 0 };
+	struct hs_stack_source src;
+	const char *from = NULL;
+	struct hs_app app;
+	int ret, i, first;
+
+	ret = parse_args(argc, argv, &o, &from);
+	if (ret < 0)
+		return cli_help("view");
+	if (ret)
+		return ret;
+	first = optind;
+	ret = hs_app_init(&app, NULL);
+	if (ret)
+		return cli_fail("cannot make a token: %s", strerror(-ret));
+	for (i = first; i < argc; i++) {
+		enum hs_format fmt = from ? hs_format_parse(from) : HS_FORMAT_UNKNOWN;
+
+		ret = cli_load("view", argv[i], from, &src);
+		if (ret)
+			goto out;
+		if (fmt == HS_FORMAT_UNKNOWN)
+			fmt = hs_format_from_path(argv[i]);
+		if (hs_app_add_trace(&app, base_name(argv[i]),
+				     fmt != HS_FORMAT_UNKNOWN ? hs_format_name(fmt) : "",
+				     &src)) {
+			ret = cli_fail("out of memory");
+			goto out;
+		}
+	}
+	ret = cli_view_serve(&app, &o);
+out:
+	hs_app_release(&app);
+	return ret;
+}

@@ -1,0 +1,95 @@
+#ifndef HS_SERVER_APP_H
+#define HS_SERVER_APP_H
+#include <pthread.h>
+#include <stddef.h>
+#include "model/stack_source.h"
+#include "server/cache.h"
+
+/*
+ * app - `heapscope view` without the HTTP: the loaded traces, the access
+ * token, the cache of results, and one function that answers a request,
+ * so that the whole API (docs/json-api.md) and the embedded web GUI can be
+ * tested without a socket. http.c puts libmicrohttpd in front of it.
+ *
+ * Every request must carry the token, as the URL's "token" argument (the
+ * response then asks for it to be kept in a cookie) or as that cookie;
+ * otherwise 403. Paths under /api/ are the API (routes.c); any other path
+ * is an embedded asset ("/" is /index.html) or 404: no file outside the
+ * embedded assets is ever served. Bad requests get a 4xx status with a
+ * JSON body {"error": "..."}.
+ *
+ * Ownership: the app owns its traces (hs_app_add_trace() takes the
+ * source) and its cache. A response owns its body when @owned. Requests
+ * are answered one at a time (a mutex); the app is otherwise not
+ * thread-safe.
+ */
+
+#define HS_APP_TOKEN_LEN 32		/* hex digits */
+#define HS_APP_MAX_BODY (1u << 20)	/* bytes of a POST body */
+
+struct hs_trace {
+	char *name;			/* the file's name as shown (owned) */
+	const char *format;		/* static format name ("perf-script", ...) */
+	struct hs_stack_source src;	/* owned; its defaults fill the GUI's boxes */
+};
+
+struct hs_app {
+	struct hs_trace *traces;
+	size_t nr_traces, alloc_traces;
+	const struct hs_source_defaults **defaults;	/* per trace, for params.h */
+	char token[HS_APP_TOKEN_LEN + 1];
+	struct hs_cache cache;
+	pthread_mutex_t lock;
+};
+
+struct hs_request {
+	const char *method;		/* "GET", "HEAD", "POST", ... */
+	const char *path;		/* the URL's path, without the query */
+	/* the URL's query arguments, decoded; NULL when absent */
+	const char *(*arg)(void *ctx, const char *key);
+	void *ctx;
+	const char *cookie_token;	/* the token cookie's value, or NULL */
+	const char *body;		/* POST body (not NUL-terminated) or NULL */
+	size_t body_len;
+	int body_too_large;		/* the body was over HS_APP_MAX_BODY */
+};
+
+struct hs_response {
+	unsigned status;
+	const char *type;		/* static content type */
+	const void *data;		/* the body */
+	size_t len;
+	int owned;			/* @data is hs_malloc()ed, for hs_free() */
+	int set_cookie;			/* keep the token in a cookie */
+};
+
+/*
+ * Initialise @a with @token (HS_APP_TOKEN_LEN hex digits) or, when NULL,
+ * a random one from getrandom(2). Returns 0, -EINVAL (a malformed token)
+ * or the error of getrandom().
+ */
+int hs_app_init(struct hs_app *a, const char *token);
+void hs_app_release(struct hs_app *a);
+/*
+ * Add a trace named @name (copied) read in @format (static); takes @src,
+ * which is left empty. Returns 0 or -ENOMEM (then @src is released).
+ */
+int hs_app_add_trace(struct hs_app *a, const char *name, const char *format,
+		     struct hs_stack_source *src);
+/* Whether @given is the token (constant time). */
+int hs_app_token_ok(const struct hs_app *a, const char *given);
+/* Answer @req in @resp (always filled; release with hs_response_release()). */
+void hs_app_handle(struct hs_app *a, const struct hs_request *req,
+		   struct hs_response *resp);
+void hs_response_release(struct hs_response *r);
+
+/* For routes.c: answer a request for a path under /api/. */
+void hs__routes_handle(struct hs_app *a, const struct hs_request *req,
+		       struct hs_response *resp);
+/*
+ * Fill @resp with status @status and the JSON {"error": msg}; returns 0,
+ * so that `return hs__reply_error(...)` ends a handler.
+ */
+int hs__reply_error(struct hs_response *resp, unsigned status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+#endif

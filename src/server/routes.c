@@ -1,0 +1,1281 @@
+/*
+ * routes - the JSON API under /api/ (docs/json-api.md): the query of a
+ * request (params.h), the sources, call trees and views it needs (cached,
+ * cache.h), and the documents answered.
+ */
+#include "analysis/diff.h"
+#include "analysis/overweight.h"
+#include "analysis/presets.h"
+#include "analysis/query.h"
+#include "common/alloc.h"
+#include "server/app.h"
+#include "server/params.h"
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#define MAX_ROWS_PAGE 10000		/* rows in one /api/rows answer */
+#define MAX_TREE_ROWS 1000000		/* rows in one /api/tree or /api/flame answer */
+#define MAX_IDS 100000			/* ids in one "of" list */
+#define MAX_BUCKETS 4000		/* timeline buckets */
+#define MAX_SAMPLES_PAGE 1000		/* samples in one /api/samples answer */
+#define MAX_STACK_SHOWN 256		/* frames of one sample's stack */
+#define MAX_FIND_PATTERN 1024
+
+/* What a request works on, found or built through the cache. */
+struct ctx {
+	struct hs_app *app;
+	const struct hs_request *req;
+	struct hs_response *resp;
+	json_t *q;			/* the request's query object */
+	struct hs_api_query query;
+	struct hs_diag diag;
+	const struct hs_stack_source *src;	/* the query's source */
+	struct hs_cache_entry *tree, *view;
+};
+
+static double ms(int64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+/* Reply with @o (taken), dumped with @flags. */
+static int reply_json(struct hs_response *resp, json_t *o, size_t flags)
+{
+	char *s = o ? json_dumps(o, flags) : NULL;
+
+	json_decref(o);
+	if (!s)
+		return hs__reply_error(resp, 503, "out of memory");
+	hs_response_release(resp);
+	resp->status = 200;
+	resp->type = "application/json";
+	resp->len = strlen(s);
+	/* json_dumps() allocates with malloc; hand over an hs_malloc copy */
+	resp->data = hs_malloc(resp->len + 2);
+	if (!resp->data) {
+		free(s);
+		return hs__reply_error(resp, 503, "out of memory");
+	}
+	memcpy((char *)resp->data, s, resp->len);
+	((char *)resp->data)[resp->len++] = '\n';
+	((char *)resp->data)[resp->len] = '\0';
+	resp->owned = 1;
+	free(s);
+	return 0;
+}
+
+#define COMPACT (JSON_COMPACT | JSON_REAL_PRECISION(15) | JSON_PRESERVE_ORDER)
+
+/* Reply with the error of an engine call. */
+static int reply_err(struct ctx *c, int err, const char *what)
+{
+	const char *msg = c->diag.set ? c->diag.msg : strerror(-err);
+
+	switch (err) {
+	case -EINVAL:
+		hs__reply_error(c->resp, 400, "%s%s", what, msg);
+		break;
+	case -ENOENT:
+		hs__reply_error(c->resp, 404, "%s%s", what, msg);
+		break;
+	case -E2BIG:
+		hs__reply_error(c->resp, 413, "%s%s", what, msg);
+		break;
+	default:
+		hs__reply_error(c->resp, 503, "%s%s", what, strerror(-err));
+		break;
+	}
+	return 0;
+}
+
+/* ---- sources, trees and views through the cache ---- */
+
+struct resolved {
+	const struct hs_stack_source *src;
+	const double *when;		/* the When range it carries, or NULL */
+	struct hs_cache_entry *ent;	/* its cache entry, NULL for a trace */
+};
+
+static int resolve_src(struct hs_app *a, const struct hs_api_src *s, size_t k,
+		       struct resolved *r, struct hs_diag *d)
+{
+	struct resolved t, b;
+	struct hs_cache_entry *e;
+	int err;
+
+	if (!k && s->kind == HS_API_SRC_TRACE) {
+		r->src = &a->traces[s->trace].src;
+		r->when = NULL;
+		r->ent = NULL;
+		return 0;
+	}
+	e = hs_cache_get(&a->cache, HS_CACHE_SOURCE, s->keys[k]);
+	if (!e) {
+		if (!k) {
+			err = resolve_src(a, s->test, s->test->nr_steps, &t, d);
+			if (!err)
+				err = resolve_src(a, s->base, s->base->nr_steps, &b, d);
+		} else {
+			err = resolve_src(a, s, k - 1, &t, d);
+		}
+		if (err)
+			return err;
+		e = hs_cache_entry_new(HS_CACHE_SOURCE, s->keys[k], NULL);
+		if (!e)
+			return -ENOMEM;
+		if (!k) {
+			err = hs_diff_build(b.src, &s->base_params.vp.filter, t.src,
+					    &s->test_params.vp.filter, &e->u.source.src, d);
+		} else {
+			err = hs_query_derive(t.src, &s->steps[k - 1], t.when, &e->u.source.src,
+					      e->u.source.when, d);
+			e->u.source.has_when = 1;
+		}
+		if (err) {
+			hs_cache_entry_free(e);
+			return err;
+		}
+		err = hs_cache_add(&a->cache, e);
+		if (err)
+			return err;
+	}
+	r->src = &e->u.source.src;
+	r->when = e->u.source.has_when ? e->u.source.when : NULL;
+	r->ent = e;
+	return 0;
+}
+
+/* The call tree of the query (c->tree) and its source (c->src). */
+static int get_tree(struct ctx *c)
+{
+	struct hs_view_params p = c->query.params.vp;
+	struct hs_app *a = c->app;
+	struct resolved r;
+	struct hs_cache_entry *e;
+	int err;
+
+	e = hs_cache_get(&a->cache, HS_CACHE_TREE, c->query.tree_key);
+	if (e) {
+		c->tree = e;
+		c->src = e->u.tree.in;
+		return 0;
+	}
+	err = resolve_src(a, &c->query.src, c->query.src.nr_steps, &r, &c->diag);
+	if (err)
+		return err;
+	if (r.when) {
+		p.when_start_ms = r.when[0];
+		p.when_end_ms = r.when[1];
+	}
+	e = hs_cache_entry_new(HS_CACHE_TREE, c->query.tree_key, r.ent);
+	if (!e)
+		return -ENOMEM;
+	err = hs_calltree_build(&e->u.tree, r.src, &p, &c->diag);
+	if (err) {
+		hs_cache_entry_free(e);
+		return err;
+	}
+	err = hs_cache_add(&a->cache, e);
+	if (err)
+		return err;
+	c->tree = e;
+	c->src = r.src;
+	return 0;
+}
+
+/* The full view of the query (no limit, no depth): c->view. */
+static int get_view(struct ctx *c)
+{
+	struct hs_view_opts o = { .kind = c->query.view.kind, .focus = c->query.view.focus };
+	struct hs_buf key = HS_BUF_INIT;
+	struct hs_cache_entry *e;
+	int err;
+
+	if (hs_view_kind_has_focus(o.kind) && !o.focus) {
+		hs_diag_set(&c->diag, 0, "view '%s' needs a focus", hs_view_kind_name(o.kind));
+		return -EINVAL;
+	}
+	if (hs_buf_addf(&key, "%s\n%s\n%s", c->query.tree_key, hs_view_kind_name(o.kind),
+			o.focus ? o.focus : ""))
+		return -ENOMEM;
+	e = hs_cache_get(&c->app->cache, HS_CACHE_VIEW, key.s);
+	if (!e) {
+		err = get_tree(c);
+		if (err)
+			goto out;
+		err = -ENOMEM;
+		e = hs_cache_entry_new(HS_CACHE_VIEW, key.s, c->tree);
+		if (!e)
+			goto out;
+		err = hs_view_build(&e->u.view.v, &c->tree->u.tree, &o);
+		if (err == -ENOENT)
+			hs_diag_set(&c->diag, 0, "no frame named '%s'", o.focus);
+		if (!err)
+			err = hs_cache_index_view(e);
+		if (err) {
+			hs_cache_entry_free(e);
+			goto out;
+		}
+		err = hs_cache_add(&c->app->cache, e);
+		if (err)
+			goto out;
+	} else {
+		c->tree = e->dep;
+		c->src = c->tree->u.tree.in;
+	}
+	c->view = e;
+	err = 0;
+out:
+	hs_buf_release(&key);
+	return err;
+}
+
+/* ---- small readers of request keys ---- */
+
+static int get_uint(struct ctx *c, const char *key, size_t dflt, size_t max, size_t *out)
+{
+	json_t *v = json_object_get(c->q, key);
+	json_int_t n;
+
+	*out = dflt;
+	if (!v || json_is_null(v))
+		return 0;
+	n = json_is_integer(v) ? json_integer_value(v) : -1;
+	if (n < 0 || (size_t)n > max) {
+		hs_diag_set(&c->diag, 0, "%s must be a whole number up to %zu", key, max);
+		return -EINVAL;
+	}
+	*out = (size_t)n;
+	return 0;
+}
+
+static int get_bool(struct ctx *c, const char *key, int dflt, int *out)
+{
+	json_t *v = json_object_get(c->q, key);
+
+	*out = dflt;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_boolean(v)) {
+		hs_diag_set(&c->diag, 0, "%s must be true or false", key);
+		return -EINVAL;
+	}
+	*out = json_is_true(v);
+	return 0;
+}
+
+static int get_string(struct ctx *c, const char *key, size_t max, const char **out)
+{
+	json_t *v = json_object_get(c->q, key);
+
+	*out = NULL;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_string(v) || json_string_length(v) > max ||
+	    strlen(json_string_value(v)) != json_string_length(v)) {
+		hs_diag_set(&c->diag, 0, "%s must be a string of at most %zu bytes", key, max);
+		return -EINVAL;
+	}
+	*out = json_string_value(v);
+	return 0;
+}
+
+/* A row id of the view (HS_NO_NODE for none). */
+static int get_row(struct ctx *c, const char *key, uint32_t *out)
+{
+	size_t n;
+	int err = get_uint(c, key, HS_NO_NODE, UINT32_MAX, &n);
+
+	*out = (uint32_t)n;
+	if (!err && n != HS_NO_NODE && n >= c->view->u.view.v.nr_rows) {
+		hs_diag_set(&c->diag, 0, "%s: no row %zu", key, n);
+		return -EINVAL;
+	}
+	return err;
+}
+
+/* A row object with its "id" and "parent". */
+static json_t *row_obj(const struct hs_view *v, size_t i)
+{
+	json_t *o = hs_view_row_json(v, i);
+	uint32_t p = v->rows[i].parent;
+
+	if (!o || json_object_set_new(o, "id", json_integer((json_int_t)i)) ||
+	    json_object_set_new(o, "parent", p == HS_NO_NODE ? json_null()
+							     : json_integer(p))) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* A document: the view's name, summary and total rows, plus @key: @val. */
+static json_t *doc(const struct hs_view *v, const char *key, json_t *val)
+{
+	json_t *o = json_object();
+
+	if (!o || !val || json_object_set_new(o, "view", json_string(hs_view_kind_name(v->kind))) ||
+	    json_object_set_new(o, "summary", hs_view_summary_json(v)) ||
+	    json_object_set_new(o, "total_rows", json_integer((json_int_t)v->nr_rows)) ||
+	    json_object_set_new(o, key, val)) {
+		json_decref(o);
+		json_decref(val);
+		return NULL;
+	}
+	return o;
+}
+
+/* ---- sorting flat rows ---- */
+
+enum col { COL_NONE, COL_NAME, COL_EXC, COL_EXC_CT, COL_INC, COL_INC_CT, COL_FOLD,
+	   COL_FOLD_CT, COL_INC_AVG, COL_FIRST, COL_LAST };
+
+static const char *const col_names[] = {
+	[COL_NONE] = "", [COL_NAME] = "name", [COL_EXC] = "exc", [COL_EXC_CT] = "exc_count",
+	[COL_INC] = "inc", [COL_INC_CT] = "inc_count", [COL_FOLD] = "fold",
+	[COL_FOLD_CT] = "fold_count", [COL_INC_AVG] = "inc_avg", [COL_FIRST] = "first",
+	[COL_LAST] = "last",
+};
+
+struct sorter {
+	const struct hs_view *v;
+	enum col col;
+	int desc;
+};
+
+static double col_value(const struct hs_view_row *r, enum col col)
+{
+	switch (col) {
+	case COL_EXC: return r->exc;
+	case COL_EXC_CT: return r->exc_count;
+	case COL_INC: return r->inc;
+	case COL_INC_CT: return r->inc_count;
+	case COL_FOLD: return r->fold;
+	case COL_FOLD_CT: return r->fold_count;
+	case COL_INC_AVG: return r->inc_count != 0 ? r->inc / r->inc_count : 0;
+	case COL_FIRST: return r->first > r->last ? INFINITY : (double)r->first;
+	case COL_LAST: return r->first > r->last ? -INFINITY : (double)r->last;
+	default: return 0;
+	}
+}
+
+static int cmp_rows(const void *pa, const void *pb, void *arg)
+{
+	const struct sorter *s = arg;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	const struct hs_view_row *ra = &s->v->rows[a], *rb = &s->v->rows[b];
+	int c = 0;
+
+	if (s->col == COL_NAME) {
+		c = strcmp(ra->name, rb->name);
+	} else if (s->col != COL_NONE) {
+		double x = col_value(ra, s->col), y = col_value(rb, s->col);
+
+		c = x < y ? -1 : x > y;
+	}
+	if (s->desc)
+		c = -c;
+	return c ? c : (a > b) - (a < b);	/* then the view's order */
+}
+
+/* The rows of the view in the order "sort" / "order" ask for (owned). */
+static int sorted_rows(struct ctx *c, uint32_t **out)
+{
+	const struct hs_view *v = &c->view->u.view.v;
+	struct sorter s = { .v = v };
+	const char *sort, *order;
+	uint32_t *idx;
+	size_t i;
+	int err;
+
+	err = get_string(c, "sort", 32, &sort);
+	if (!err)
+		err = get_string(c, "order", 8, &order);
+	if (err)
+		return err;
+	if (sort && *sort) {
+		for (i = 1; i < sizeof(col_names) / sizeof(col_names[0]); i++)
+			if (!strcmp(sort, col_names[i]))
+				break;
+		if (i == sizeof(col_names) / sizeof(col_names[0])) {
+			hs_diag_set(&c->diag, 0, "unknown sort column '%s'", sort);
+			return -EINVAL;
+		}
+		s.col = (enum col)i;
+		s.desc = s.col != COL_NAME;
+	}
+	if (order && strcmp(order, "asc") && strcmp(order, "desc")) {
+		hs_diag_set(&c->diag, 0, "order must be \"asc\" or \"desc\"");
+		return -EINVAL;
+	}
+	if (order)
+		s.desc = !strcmp(order, "desc");
+	idx = hs_malloc((v->nr_rows + 1) * sizeof(*idx));
+	if (!idx)
+		return -ENOMEM;
+	for (i = 0; i < v->nr_rows; i++)
+		idx[i] = (uint32_t)i;
+	if (s.col != COL_NONE || s.desc)
+		qsort_r(idx, v->nr_rows, sizeof(*idx), cmp_rows, &s);
+	*out = idx;
+	return 0;
+}
+
+/* ---- the routes ---- */
+
+static int api_info(struct ctx *c)
+{
+	struct hs_app *a = c->app;
+	json_t *o = json_object(), *traces = json_array(), *presets = json_array(), *t, *d;
+	size_t i;
+	int err = !o || !traces || !presets;
+
+	for (i = 0; !err && i < a->nr_traces; i++) {
+		const struct hs_stack_source *s = &a->traces[i].src;
+		const struct hs_source_defaults *df = &s->defaults;
+		double metric, count;
+		int64_t first, last;
+
+		hs_source_totals(s, &metric, &count);
+		hs_source_time_range(s, &first, &last);
+		d = json_pack("{s:s?, s:s?, s:s?, s:s?, s:s?, s:s?, s:s?, s:s?}",
+			      "start", df->start, "end", df->end, "group", df->group,
+			      "fold", df->fold, "fold_pct", df->fold_pct, "inc", df->inc,
+			      "exc", df->exc, "notes", df->notes);
+		t = json_pack("{s:I, s:s, s:s, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:s?, s:b, "
+			      "s:[s], s:o}",
+			      "id", (json_int_t)i, "name", a->traces[i].name,
+			      "format", a->traces[i].format,
+			      "samples", (json_int_t)s->nr_samples,
+			      "frames", (json_int_t)hs_source_nr_frames(s),
+			      "stacks", (json_int_t)s->nr_stacks,
+			      "metric", metric, "count", count,
+			      "first_ms", ms(first), "last_ms", ms(last),
+			      "unit", s->metric_unit, "time_metric", s->kind == HS_METRIC_TIME,
+			      "sources", s->kind == HS_METRIC_TIME ? "cpu" : "samples",
+			      "defaults", d);
+		err = !t || json_array_append_new(traces, t);
+	}
+	for (i = 0; !err && i < hs_presets_count(); i++) {
+		const struct hs_preset *p = hs_presets_get(i);
+		char *text = NULL;
+
+		if (!p->needs_exe_dir && hs_preset_group_text(p, NULL, &text)) {
+			err = 1;
+			break;
+		}
+		t = json_pack("{s:s, s:s?, s:s, s:s, s:s, s:b}", "name", p->name,
+			      "group", text, "fold", p->fold, "fold_pct", p->fold_pct,
+			      "comment", p->comment, "needs_exe_dir", p->needs_exe_dir);
+		hs_free(text);
+		err = !t || json_array_append_new(presets, t);
+	}
+	if (!err)
+		err = json_object_set_new(o, "version", json_string(HS_VERSION)) ||
+		      json_object_set(o, "traces", traces) ||
+		      json_object_set(o, "presets", presets) ||
+		      json_object_set_new(o, "default_group",
+					  json_string(HS_PRESET_DEFAULT_GROUP)) ||
+		      json_object_set_new(o, "ignore_pid_tid",
+					  json_string(HS_PRESET_IGNORE_PID_TID)) ||
+		      json_object_set_new(o, "overweight", json_true()) ||
+		      json_object_set_new(o, "source_lines", json_false());
+	json_decref(traces);
+	json_decref(presets);
+	if (err) {
+		json_decref(o);
+		o = NULL;
+	}
+	return reply_json(c->resp, o, COMPACT);
+}
+
+/* Exactly `heapscope report --format json` for the same parameters. */
+static int api_view(struct ctx *c)
+{
+	struct hs_view fresh, *v;
+	int err;
+
+	if (!c->query.view.limit && !c->query.view.max_depth) {
+		err = get_view(c);
+		if (err)
+			return reply_err(c, err, "");
+		v = &c->view->u.view.v;
+	} else {
+		err = get_tree(c);
+		if (!err) {
+			err = hs_view_build(&fresh, &c->tree->u.tree, &c->query.view);
+			if (err == -ENOENT)
+				hs_diag_set(&c->diag, 0, "no frame named '%s'",
+					    c->query.view.focus);
+		}
+		if (err)
+			return reply_err(c, err, "");
+		v = &fresh;
+	}
+	reply_json(c->resp, hs_view_json(v), HS_VIEW_JSON_FLAGS);
+	if (v == &fresh)
+		hs_view_release(&fresh);
+	return 0;
+}
+
+/* A page of rows in the order asked for. */
+static int api_rows(struct ctx *c)
+{
+	const struct hs_view *v;
+	size_t offset, count, i;
+	uint32_t *idx = NULL;
+	json_t *rows, *o;
+	int err;
+
+	err = get_view(c);
+	if (!err)
+		err = get_uint(c, "offset", 0, UINT32_MAX, &offset);
+	if (!err)
+		err = get_uint(c, "count", 500, MAX_ROWS_PAGE, &count);
+	if (!err)
+		err = sorted_rows(c, &idx);
+	if (err)
+		return reply_err(c, err, "");
+	v = &c->view->u.view.v;
+	rows = json_array();
+	for (i = offset; rows && i < v->nr_rows && i - offset < count; i++)
+		if (json_array_append_new(rows, row_obj(v, idx[i]))) {
+			json_decref(rows);
+			rows = NULL;
+		}
+	hs_free(idx);
+	o = doc(v, "rows", rows);
+	if (o && json_object_set_new(o, "offset", json_integer((json_int_t)offset))) {
+		json_decref(o);
+		o = NULL;
+	}
+	return reply_json(c->resp, o, COMPACT);
+}
+
+/*
+ * Tree rows: the descendants of each row in "of" (or the roots and theirs)
+ * down "levels" levels (0 = all); with "auto", a row with one child is
+ * opened too. Each row names its parent, so a client can place it.
+ */
+struct walk {
+	const struct hs_cache_entry *e;
+	json_t *rows;
+	size_t max_rows;
+	int truncated, failed;
+	uint32_t *stack;	/* pairs (row, levels left) */
+	size_t nr, alloc;
+};
+
+static void emit(struct walk *w, uint32_t row)
+{
+	if (w->failed || w->truncated)
+		return;
+	if (json_array_size(w->rows) >= w->max_rows) {
+		w->truncated = 1;
+		return;
+	}
+	if (json_array_append_new(w->rows, row_obj(&w->e->u.view.v, row)))
+		w->failed = 1;
+}
+
+/*
+ * Emit the descendants of @row down @levels levels (0 = all). A stack
+ * entry is (row, levels of its descendants to show); with @autoopen a
+ * row with exactly one child shows it although no level is left.
+ */
+static void walk_children(struct walk *w, uint32_t row, uint32_t levels, int autoopen)
+{
+	const uint32_t *off = w->e->u.view.child_off, *child = w->e->u.view.child;
+	uint32_t r, left, k, ch, ch_left;
+
+	w->nr = 0;
+	if (HS_GROW(w->stack, 2, w->alloc)) {
+		w->failed = 1;
+		return;
+	}
+	w->stack[w->nr++] = row;
+	w->stack[w->nr++] = levels ? levels : UINT32_MAX;
+	while (w->nr && !w->failed && !w->truncated) {
+		left = w->stack[--w->nr];
+		r = w->stack[--w->nr];
+		if (r != row)
+			emit(w, r);
+		if (!left)
+			continue;
+		if (HS_GROW(w->stack, w->nr + 2 * (size_t)(off[r + 1] - off[r]), w->alloc)) {
+			w->failed = 1;
+			return;
+		}
+		/* pushed in reverse, so that the first child comes out first */
+		for (k = off[r + 1]; k > off[r]; k--) {
+			ch = child[k - 1];
+			ch_left = left == UINT32_MAX ? left : left - 1;
+			if (!ch_left && autoopen && off[ch + 1] - off[ch] == 1)
+				ch_left = 1;
+			w->stack[w->nr++] = ch;
+			w->stack[w->nr++] = ch_left;
+		}
+	}
+}
+
+static int api_tree(struct ctx *c)
+{
+	struct walk w = { 0 };
+	const struct hs_view *v;
+	size_t levels, i, n;
+	json_t *of, *o;
+	int err, autoopen;
+
+	err = get_view(c);
+	if (!err)
+		err = get_uint(c, "levels", 1, UINT32_MAX, &levels);
+	if (!err)
+		err = get_bool(c, "auto", 1, &autoopen);
+	if (!err)
+		err = get_uint(c, "max_rows", 100000, MAX_TREE_ROWS, &w.max_rows);
+	if (err)
+		return reply_err(c, err, "");
+	v = &c->view->u.view.v;
+	w.e = c->view;
+	w.rows = json_array();
+	of = json_object_get(c->q, "of");
+	if (of && !json_is_null(of)) {
+		n = json_is_array(of) ? json_array_size(of) : MAX_IDS + 1;
+		if (n > MAX_IDS) {
+			json_decref(w.rows);
+			return hs__reply_error(c->resp, 400, "of must be an array of at most %d "
+					       "row ids", MAX_IDS);
+		}
+		for (i = 0; i < n; i++) {
+			json_t *id = json_array_get(of, i);
+
+			if (!json_is_integer(id) || json_integer_value(id) < 0 ||
+			    (size_t)json_integer_value(id) >= v->nr_rows) {
+				json_decref(w.rows);
+				return hs__reply_error(c->resp, 400, "of: no row %s",
+						       json_is_integer(id) ? "with that id"
+									   : "(not a number)");
+			}
+		}
+		for (i = 0; i < n && w.rows; i++)
+			walk_children(&w, (uint32_t)json_integer_value(json_array_get(of, i)),
+				      (uint32_t)levels, autoopen);
+	} else {
+		for (i = 0; i < v->nr_rows && w.rows; i++)
+			if (v->rows[i].parent == HS_NO_NODE) {
+				emit(&w, (uint32_t)i);
+				walk_children(&w, (uint32_t)i, (uint32_t)levels, autoopen);
+			}
+	}
+	hs_free(w.stack);
+	if (w.failed) {
+		json_decref(w.rows);
+		w.rows = NULL;
+	}
+	o = doc(v, "rows", w.rows);
+	if (o && json_object_set_new(o, "truncated", json_boolean(w.truncated))) {
+		json_decref(o);
+		o = NULL;
+	}
+	return reply_json(c->resp, o, COMPACT);
+}
+
+/* The keys from below the tree's root down to row @r (a call-tree path). */
+static json_t *root_path(const struct hs_view *v, uint32_t r)
+{
+	json_t *a = json_array();
+
+	for (; a && r < v->nr_rows && v->rows[r].parent != HS_NO_NODE; r = v->rows[r].parent)
+		if (json_array_insert_new(a, 0, json_string(v->rows[r].name))) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+/* Flame Graph rectangles under "root" at least "min_width" of its width. */
+static int api_flame(struct ctx *c)
+{
+	const struct hs_view *v;
+	const uint32_t *off, *child;
+	uint32_t root, *stack = NULL, r, k;
+	size_t nr = 0, alloc = 0, max_rows;
+	double min_width = 0.0005, thr;
+	json_t *rows, *mw, *o;
+	int err, truncated = 0;
+
+	if (c->query.view.kind != HS_VIEW_FLAME)
+		c->query.view.kind = HS_VIEW_FLAME;
+	err = get_view(c);
+	if (!err)
+		err = get_row(c, "root", &root);
+	if (!err)
+		err = get_uint(c, "max_rows", 50000, MAX_TREE_ROWS, &max_rows);
+	if (err)
+		return reply_err(c, err, "");
+	mw = json_object_get(c->q, "min_width");
+	if (mw && !json_is_null(mw)) {
+		min_width = json_is_number(mw) ? json_number_value(mw) : -1;
+		if (!(min_width >= 0 && min_width <= 1))
+			return hs__reply_error(c->resp, 400, "min_width must be a number from 0 "
+					       "to 1");
+	}
+	v = &c->view->u.view.v;
+	off = c->view->u.view.child_off;
+	child = c->view->u.view.child;
+	if (root == HS_NO_NODE)
+		root = 0;
+	rows = json_array();
+	if (!v->nr_rows)
+		goto done;
+	thr = v->rows[root].width * min_width;
+	if (HS_GROW(stack, 1, alloc))
+		goto fail;
+	stack[nr++] = root;
+	while (nr) {
+		r = stack[--nr];
+		if (json_array_size(rows) >= max_rows) {
+			truncated = 1;
+			break;
+		}
+		if (json_array_append_new(rows, row_obj(v, r)))
+			goto fail;
+		if (HS_GROW(stack, nr + off[r + 1] - off[r], alloc))
+			goto fail;
+		for (k = off[r + 1]; k > off[r]; k--)
+			if (v->rows[child[k - 1]].width >= thr && v->rows[child[k - 1]].width > 0)
+				stack[nr++] = child[k - 1];
+	}
+	goto done;
+fail:
+	json_decref(rows);
+	rows = NULL;
+done:
+	hs_free(stack);
+	o = doc(v, "rows", rows);
+	if (o && (json_object_set_new(o, "root", json_integer(root)) ||
+		  json_object_set_new(o, "root_path", root_path(v, root)) ||
+		  json_object_set_new(o, "truncated", json_boolean(truncated)))) {
+		json_decref(o);
+		o = NULL;
+	}
+	return reply_json(c->resp, o, COMPACT);
+}
+
+/*
+ * Find: the next row after "from" (in the order of "sort"/"order" for a
+ * flat view, depth-first for a tree) whose name the regular expression
+ * "pattern" matches (case-insensitive), with the ids of its ancestors.
+ */
+static int api_find(struct ctx *c)
+{
+	const struct hs_view *v;
+	const char *pattern;
+	pcre2_code *re = NULL;
+	pcre2_match_data *md = NULL;
+	pcre2_match_context *mc = NULL;
+	uint32_t *idx = NULL, from, *path = NULL;
+	size_t i, start = 0, n, depth = 0, ncount;
+	json_t *o = NULL, *pj;
+	int err, rc, backward;
+	PCRE2_SIZE eoff;
+
+	err = get_view(c);
+	if (!err)
+		err = get_string(c, "pattern", MAX_FIND_PATTERN, &pattern);
+	if (!err)
+		err = get_row(c, "from", &from);
+	if (!err)
+		err = get_bool(c, "backward", 0, &backward);
+	if (!err && !pattern) {
+		hs_diag_set(&c->diag, 0, "find needs a pattern");
+		err = -EINVAL;
+	}
+	if (!err)
+		err = sorted_rows(c, &idx);
+	if (err)
+		return reply_err(c, err, "");
+	v = &c->view->u.view.v;
+	re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, PCRE2_CASELESS, &rc,
+			   &eoff, NULL);
+	if (!re) {
+		PCRE2_UCHAR msg[160];
+
+		pcre2_get_error_message(rc, msg, sizeof(msg));
+		hs_free(idx);
+		return hs__reply_error(c->resp, 400, "find: %s at character %zu", (char *)msg,
+				       (size_t)eoff);
+	}
+	md = pcre2_match_data_create_from_pattern(re, NULL);
+	mc = pcre2_match_context_create(NULL);
+	if (!md || !mc)
+		goto out;
+	pcre2_set_match_limit(mc, 100000);
+	pcre2_set_depth_limit(mc, 1000);
+	/* the position of "from" in the order; the search starts after it */
+	n = v->nr_rows;
+	if (from != HS_NO_NODE)
+		for (i = 0; i < n; i++)
+			if (idx[i] == from) {
+				start = i + 1;
+				break;
+			}
+	if (backward && from == HS_NO_NODE)
+		start = n;
+	else if (backward)
+		start = start ? start - 1 : 0;
+	for (ncount = 0; ncount < n; ncount++) {
+		uint32_t r;
+
+		if (backward) {
+			/* from the row before "from", wrapping around */
+			i = (start + 2 * n - 1 - ncount) % n;
+		} else {
+			i = (start + ncount) % n;
+		}
+		r = idx[i];
+		rc = pcre2_match(re, (PCRE2_SPTR)v->rows[r].name,
+				 hs_view_display_len(v->rows[r].name), 0, 0, md, mc);
+		if (rc >= 0)
+			break;
+	}
+	o = json_object();
+	if (!o)
+		goto out;
+	if (ncount == n) {
+		if (json_object_set_new(o, "id", json_null()))
+			goto fail;
+		goto out;
+	}
+	/* ancestors, root first */
+	for (uint32_t p = v->rows[idx[i]].parent; p != HS_NO_NODE; p = v->rows[p].parent)
+		depth++;
+	path = hs_malloc((depth + 1) * sizeof(*path));
+	pj = json_array();
+	if (!path || !pj || json_object_set_new(o, "path", pj))
+		goto fail;
+	n = depth;
+	for (uint32_t p = v->rows[idx[i]].parent; p != HS_NO_NODE; p = v->rows[p].parent)
+		path[--n] = p;
+	for (n = 0; n < depth; n++)
+		if (json_array_append_new(pj, json_integer(path[n])))
+			goto fail;
+	if (json_object_set_new(o, "id", json_integer(idx[i])) ||
+	    json_object_set_new(o, "index", json_integer((json_int_t)i)) ||
+	    json_object_set_new(o, "row", row_obj(v, idx[i])))
+		goto fail;
+	goto out;
+fail:
+	json_decref(o);
+	o = NULL;
+out:
+	hs_free(path);
+	hs_free(idx);
+	pcre2_match_context_free(mc);
+	pcre2_match_data_free(md);
+	pcre2_code_free(re);
+	return reply_json(c->resp, o, COMPACT);
+}
+
+/* Add @v spread evenly over [@a, @b) ns into the buckets of @h. */
+static void spread(double *h, size_t nb, double lo, double width, double a, double b,
+		   double v)
+{
+	size_t i, i0, i1;
+
+	if (b <= a) {
+		i = a <= lo ? 0 : (size_t)((a - lo) / width);
+		h[i < nb ? i : nb - 1] += v;
+		return;
+	}
+	i0 = a <= lo ? 0 : (size_t)((a - lo) / width);
+	i1 = b <= lo ? 0 : (size_t)((b - lo) / width);
+	if (i0 >= nb)
+		i0 = nb - 1;
+	if (i1 >= nb)
+		i1 = nb - 1;
+	for (i = i0; i <= i1; i++) {
+		double s = lo + (double)i * width, e = s + width;
+		double ov = (b < e ? b : e) - (a > s ? a : s);
+
+		if (i == nb - 1 && b > e)
+			ov += b - e;
+		if (i == 0 && a < s)
+			ov += s - a;
+		if (ov > 0)
+			h[i] += v * ov / (b - a);
+	}
+}
+
+/*
+ * The timeline: the source's metric per time bucket over the whole trace,
+ * for all samples and for those the filter keeps (the time window aside).
+ */
+static int api_timeline(struct ctx *c)
+{
+	const struct hs_calltree *ct;
+	const struct hs_stack_source *s;
+	size_t nb, i;
+	double *all = NULL, *kept = NULL, lo, hi, width;
+	json_t *o = NULL, *ja, *jk;
+	int64_t first, last;
+	int tm;
+
+	int err = get_tree(c);
+
+	if (!err)
+		err = get_uint(c, "buckets", 400, MAX_BUCKETS, &nb);
+	if (!err && !nb) {
+		hs_diag_set(&c->diag, 0, "buckets must be at least 1");
+		err = -EINVAL;
+	}
+	if (err)
+		return reply_err(c, err, "");
+	ct = &c->tree->u.tree;
+	s = c->src;
+	tm = s->kind == HS_METRIC_TIME;
+	hs_source_time_range(s, &first, &last);
+	lo = first < 0 ? (double)first : 0;
+	hi = (double)last;
+	if (tm)
+		for (i = 0; i < s->nr_samples; i++) {
+			double e = (double)s->time[i] + fabs(s->metric[i]) * 1e6;
+
+			if (e > hi)
+				hi = e;
+		}
+	width = hi > lo ? (hi - lo) / (double)nb : 1e6;
+	all = hs_calloc(nb, sizeof(*all));
+	kept = hs_calloc(nb, sizeof(*kept));
+	if (!all || !kept)
+		goto out;
+	for (i = 0; i < s->nr_samples; i++) {
+		double t = (double)s->time[i], m = s->metric[i];
+		double e = tm ? t + fabs(m) * 1e6 : t;
+		uint32_t st = s->stack[i];
+		uint32_t to = st == HS_NO_STACK ? ct->f.root_map : ct->f.map[st];
+
+		spread(all, nb, lo, width, t, e, m);
+		if (to != HS_DROPPED)
+			spread(kept, nb, lo, width, t, e, m);
+	}
+	o = json_object();
+	ja = json_array();
+	jk = json_array();
+	if (!o || !ja || !jk || json_object_set_new(o, "all", ja) ||
+	    json_object_set_new(o, "filtered", jk)) {
+		json_decref(ja);
+		json_decref(jk);
+		goto fail;
+	}
+	for (i = 0; i < nb; i++)
+		if (json_array_append_new(ja, json_real(all[i])) ||
+		    json_array_append_new(jk, json_real(kept[i])))
+			goto fail;
+	if (json_object_set_new(o, "start_ms", json_real(lo / 1e6)) ||
+	    json_object_set_new(o, "end_ms", json_real((lo + width * (double)nb) / 1e6)) ||
+	    json_object_set_new(o, "bucket_ms", json_real(width / 1e6)) ||
+	    json_object_set_new(o, "time_metric", json_boolean(tm)) ||
+	    json_object_set_new(o, "unit", s->metric_unit ? json_string(s->metric_unit)
+							  : json_null()))
+		goto fail;
+	goto out;
+fail:
+	json_decref(o);
+	o = NULL;
+out:
+	hs_free(all);
+	hs_free(kept);
+	return reply_json(c->resp, o, COMPACT);
+}
+
+/*
+ * The samples of a name ("name") or call-tree node ("path"), inclusive or
+ * exclusive ("what"), that pass the filter: a page of them in time order
+ * with their original stacks.
+ */
+static int api_samples(struct ctx *c)
+{
+	struct hs_stack_source out;
+	struct hs_query_step step = { .kind = HS_STEP_DRILL, .what = HS_DRILL_INC };
+	const struct hs_calltree *ct;
+	const char *what, **names = NULL;
+	uint32_t id, frames[MAX_STACK_SHOWN];
+	size_t offset, count, i, k, depth, n;
+	json_t *o = NULL, *rows, *path, *row, *st;
+	int err;
+
+	hs_source_init(&out);
+	err = get_tree(c);
+	if (!err)
+		err = get_string(c, "name", HS_API_MAX_TEXT, &step.name);
+	if (!err)
+		err = get_string(c, "what", 8, &what);
+	if (!err)
+		err = get_uint(c, "offset", 0, UINT32_MAX, &offset);
+	if (!err)
+		err = get_uint(c, "count", 100, MAX_SAMPLES_PAGE, &count);
+	if (err)
+		return reply_err(c, err, "");
+	if (what && strcmp(what, "inc") && strcmp(what, "exc"))
+		return hs__reply_error(c->resp, 400, "what must be \"inc\" or \"exc\"");
+	step.what = what && !strcmp(what, "exc") ? HS_DRILL_EXC : HS_DRILL_INC;
+	path = json_object_get(c->q, "path");
+	if (path && !json_is_null(path)) {
+		n = json_is_array(path) ? json_array_size(path) : 0;
+		if (!n || n > HS_API_MAX_PATH)
+			return hs__reply_error(c->resp, 400, "path must be an array of 1 to %d "
+					       "names", HS_API_MAX_PATH);
+		names = hs_calloc(n, sizeof(*names));
+		if (!names)
+			return hs__reply_error(c->resp, 503, "out of memory");
+		for (i = 0; i < n; i++) {
+			names[i] = json_string_value(json_array_get(path, i));
+			if (!names[i]) {
+				hs_free(names);
+				return hs__reply_error(c->resp, 400, "path: names are strings");
+			}
+		}
+		step.path = names;
+		step.path_len = n;
+	}
+	if (!step.name == !step.path_len) {
+		hs_free(names);
+		return hs__reply_error(c->resp, 400, "samples needs a name or a path");
+	}
+	ct = &c->tree->u.tree;
+	if (step.path_len) {
+		err = hs_query_find_path(ct, step.path, step.path_len, &id);
+		if (!err)
+			err = hs_drill_node(ct, id, step.what, &out);
+	} else {
+		err = hs_calltree_find_name(ct, step.name, &id);
+		if (!err)
+			err = hs_drill_name(ct, id, step.what, &out);
+	}
+	hs_free(names);
+	if (err) {
+		hs_source_release(&out);
+		if (err == -ENOENT)
+			return hs__reply_error(c->resp, 404, "no such name or call-tree node");
+		return reply_err(c, err, "");
+	}
+	rows = json_array();
+	o = json_pack("{s:I, s:I, s:o}", "total", (json_int_t)out.nr_samples,
+		      "offset", (json_int_t)offset, "rows", rows);
+	if (!o)
+		goto fail;
+	for (i = offset; i < out.nr_samples && i - offset < count; i++) {
+		depth = hs_source_stack_frames(&out, out.stack[i], frames, MAX_STACK_SHOWN);
+		st = json_array();
+		row = json_pack("{s:f, s:f, s:f, s:I, s:o}", "time_ms", ms(out.time[i]),
+				"metric", out.metric[i], "count", out.count[i],
+				"depth", (json_int_t)depth, "stack", st);
+		if (!row || json_array_append_new(rows, row))
+			goto fail;
+		n = depth < MAX_STACK_SHOWN ? depth : MAX_STACK_SHOWN;
+		for (k = 0; k < n; k++)
+			if (json_array_append_new(st, json_string(hs_source_frame_name(&out,
+											frames[k]))))
+				goto fail;
+	}
+	goto out;
+fail:
+	json_decref(o);
+	o = NULL;
+out:
+	hs_source_release(&out);
+	return reply_json(c->resp, o, COMPACT);
+}
+
+/* Numbers about the query's source and what the filter made of it. */
+static int api_stats(struct ctx *c)
+{
+	const struct hs_calltree *ct;
+	const struct hs_stack_source *s;
+	double metric, count;
+	int64_t first, last;
+	uint32_t maxd = 0;
+	size_t i;
+	json_t *o;
+	int err = get_tree(c);
+
+	if (err)
+		return reply_err(c, err, "");
+	ct = &c->tree->u.tree;
+	s = c->src;
+	hs_source_totals(s, &metric, &count);
+	hs_source_time_range(s, &first, &last);
+	for (i = 0; i < s->nr_stacks; i++)
+		if (s->stack_depth[i] > maxd)
+			maxd = s->stack_depth[i];
+	o = json_pack("{s:{s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:s?, s:b, s:I},"
+		      " s:{s:I, s:I, s:I, s:I, s:I, s:f, s:o?},"
+		      " s:{s:I, s:I, s:I}}",
+		      "source",
+		      "samples", (json_int_t)s->nr_samples,
+		      "frames", (json_int_t)hs_source_nr_frames(s),
+		      "stacks", (json_int_t)s->nr_stacks,
+		      "max_depth", (json_int_t)maxd,
+		      "metric", metric, "count", count,
+		      "first_ms", ms(first), "last_ms", ms(last),
+		      "unit", s->metric_unit, "time_metric", s->kind == HS_METRIC_TIME,
+		      "memory_bytes", (json_int_t)hs_source_memory(s),
+		      "filter",
+		      "samples", (json_int_t)ct->nr_samples,
+		      "frames", (json_int_t)hs_source_nr_frames(&ct->f.out),
+		      "stacks", (json_int_t)ct->f.out.nr_stacks,
+		      "groups", (json_int_t)ct->f.nr_groups,
+		      "folded_nodes", (json_int_t)ct->nr_folded,
+		      "fold_threshold", ct->fold_threshold,
+		      "fold_pct", isnan(ct->fold_pct) ? NULL : json_real(ct->fold_pct),
+		      "cache",
+		      "entries", (json_int_t)c->app->cache.nr,
+		      "hits", (json_int_t)c->app->cache.hits,
+		      "misses", (json_int_t)c->app->cache.misses);
+	return reply_json(c->resp, o, COMPACT);
+}
+
+/* Source lines need symbols with line numbers: not in any trace yet. */
+static int api_source(struct ctx *c)
+{
+	return hs__reply_error(c->resp, 501, "this trace has no source line information");
+}
+
+/*
+ * The Overweight report: the query's source and params are the test, the
+ * "base" source (as in a diff) with "base_params" the baseline.
+ */
+static int api_overweight(struct ctx *c)
+{
+	struct hs_api_params bp;
+	struct hs_api_query bq;
+	struct hs_overweight ow;
+	struct resolved t, b;
+	json_t *bj, *o = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	int err;
+
+	bj = json_object_get(c->q, "base");
+	if (!bj || !json_is_object(bj))
+		return hs__reply_error(c->resp, 400, "overweight needs a base source");
+	err = hs_api_query_parse(bj, c->app->nr_traces, 0, &bq, &c->diag);
+	if (err)
+		return reply_err(c, err, "base: ");
+	err = hs_api_params_parse(json_object_get(c->q, "base_params"), &bp, &c->diag);
+	if (!err)
+		err = resolve_src(c->app, &c->query.src, c->query.src.nr_steps, &t, &c->diag);
+	if (!err)
+		err = resolve_src(c->app, &bq.src, bq.src.nr_steps, &b, &c->diag);
+	if (!err)
+		err = hs_overweight_compute(b.src, &bp.vp, t.src, &c->query.params.vp, &ow,
+					    &c->diag);
+	hs_api_query_release(&bq);
+	hs_api_params_release(&bp);
+	if (err)
+		return reply_err(c, err, "");
+	f = open_memstream(&text, &len);
+	err = f ? hs_overweight_write_json(&ow, f) : -ENOMEM;
+	if (f && fclose(f))
+		err = -EIO;
+	hs_overweight_release(&ow);
+	if (!err)
+		o = json_loadb(text, len, 0, NULL);
+	free(text);
+	return reply_json(c->resp, o, COMPACT);
+}
+
+struct route {
+	const char *path;
+	int (*fn)(struct ctx *c);
+	int query;		/* parses a query (else none) */
+};
+
+static const struct route routes[] = {
+	{ "/api/info", api_info, 0 },
+	{ "/api/view", api_view, 1 },
+	{ "/api/rows", api_rows, 1 },
+	{ "/api/tree", api_tree, 1 },
+	{ "/api/flame", api_flame, 1 },
+	{ "/api/find", api_find, 1 },
+	{ "/api/timeline", api_timeline, 1 },
+	{ "/api/samples", api_samples, 1 },
+	{ "/api/stats", api_stats, 1 },
+	{ "/api/source", api_source, 0 },
+	{ "/api/overweight", api_overweight, 1 },
+	{ NULL, NULL, 0 },
+};
+
+/* The request's query object: the POST body, or the GET arguments. */
+static json_t *request_query(struct ctx *c)
+{
+	const struct hs_request *req = c->req;
+	json_error_t jerr;
+	json_t *q;
+
+	if (!strcmp(req->method, "POST")) {
+		q = json_loadb(req->body ? req->body : "", req->body_len,
+			       JSON_REJECT_DUPLICATES, &jerr);
+		if (!q) {
+			hs_diag_set(&c->diag, 0, "the body is not JSON: %s at character %d",
+				    jerr.text, jerr.position);
+			return NULL;
+		}
+		return q;
+	}
+	return hs_api_query_from_args(req->arg, req->ctx, c->app->defaults,
+				      c->app->nr_traces, &c->diag);
+}
+
+static int dispatch(struct hs_app *a, const struct hs_request *req,
+		    struct hs_response *resp)
+{
+	struct ctx c = { .app = a, .req = req, .resp = resp, .diag = HS_DIAG_INIT(NULL) };
+	const struct route *r;
+	int err;
+
+	for (r = routes; r->path; r++)
+		if (!strcmp(req->path, r->path))
+			break;
+	if (!r->path)
+		return hs__reply_error(resp, 404, "no API call %.100s", req->path);
+	if (strcmp(req->method, "GET") && strcmp(req->method, "POST"))
+		return hs__reply_error(resp, 405, "method %s is not allowed here", req->method);
+	if (req->body_too_large)
+		return hs__reply_error(resp, 413, "the request body is over %u bytes",
+				       HS_APP_MAX_BODY);
+	if (r->query) {
+		c.q = request_query(&c);
+		if (!c.q)
+			return hs__reply_error(resp, 400, "%s", c.diag.set ? c.diag.msg
+									  : "bad query");
+		if (!json_is_object(c.q)) {
+			json_decref(c.q);
+			return hs__reply_error(resp, 400, "the query must be a JSON object");
+		}
+		err = hs_api_query_parse(c.q, a->nr_traces, 0, &c.query, &c.diag);
+		if (err) {
+			reply_err(&c, err, "");
+			json_decref(c.q);
+			return 0;
+		}
+	}
+	r->fn(&c);
+	hs_api_query_release(&c.query);
+	json_decref(c.q);
+	return 0;
+}
+
+void hs__routes_handle(struct hs_app *a, const struct hs_request *req,
+		       struct hs_response *resp)
+{
+	dispatch(a, req, resp);
+}

@@ -1,0 +1,77 @@
+// events.js - the plain panes: Events (the samples of the selected row,
+// with their stacks), Stats (the source and what the filter made of it)
+// and the Overweight report.
+
+import * as fmt from './format.js';
+
+const esc = fmt.escapeHtml;
+
+function table(head, rows) {
+  const th = head.map((h) => `<th class="${h.num ? 'num' : ''}">${esc(h.title)}</th>`).join('');
+  return `<table><thead><tr>${th}</tr></thead><tbody>${rows.join('')}</tbody></table>`;
+}
+
+// @doc: a /api/samples answer for @what (a description of the row).
+export function renderEvents(el, what, doc, onMore) {
+  if (!doc) {
+    el.innerHTML = '<p>Select a row in ByName, CallTree or another view, then open Events ' +
+      '(or use <em>Show Events</em> in its context menu).</p>';
+    return;
+  }
+  const rows = doc.rows.map((s, i) => {
+    const leaf = s.stack.slice(-8).reverse().join('\n');
+    return `<tr><td class="num">${doc.offset + i}</td><td class="num">${fmt.ms(s.time_ms)}</td>` +
+      `<td class="num">${fmt.num(s.metric)}</td><td class="num">${fmt.count(s.count)}</td>` +
+      `<td class="num">${s.depth}</td><td class="stack" title="${esc(s.stack.join('\n'))}">${esc(leaf)}</td></tr>`;
+  });
+  el.innerHTML = `<h3>${esc(what)}: ${fmt.count(doc.total)} samples</h3>` +
+    table([{ title: '#', num: 1 }, { title: 'Time ms', num: 1 }, { title: 'Metric', num: 1 },
+      { title: 'Count', num: 1 }, { title: 'Depth', num: 1 }, { title: 'Stack (leaf first)' }], rows);
+  if (doc.offset + doc.rows.length < doc.total) {
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.textContent = 'Next page';
+    b.addEventListener('click', () => onMore(doc.offset + doc.rows.length));
+    el.append(b);
+  }
+}
+
+function kv(obj, labels) {
+  return '<table>' + Object.entries(labels).map(([k, label]) => {
+    let v = obj[k];
+    if (typeof v === 'number') v = k.endsWith('bytes') ? fmt.bytes(v) : k.endsWith('_ms')
+      ? fmt.ms(v) + ' ms' : Number.isInteger(v) ? fmt.count(v) : fmt.num(v);
+    return `<tr><th>${esc(label)}</th><td class="num">${esc(v ?? '\u2013')}</td></tr>`;
+  }).join('') + '</table>';
+}
+
+export function renderStats(el, s, trace) {
+  el.innerHTML = `<h3>Source${trace ? ': ' + esc(trace) : ''}</h3>` + kv(s.source, {
+    samples: 'Samples', frames: 'Frames', stacks: 'Stacks', max_depth: 'Deepest stack',
+    metric: 'Total metric', count: 'Total count', first_ms: 'First sample', last_ms: 'Last sample',
+    unit: 'Unit', time_metric: 'Metric is time', memory_bytes: 'Memory',
+  }) + '<h3>After the filter</h3>' + kv(s.filter, {
+    samples: 'Samples kept', frames: 'Names', stacks: 'Call-tree nodes', groups: 'Groups',
+    folded_nodes: 'Nodes folded by Fold%', fold_threshold: 'Fold% threshold', fold_pct: 'Fold%',
+  }) + '<h3>Cache</h3>' + kv(s.cache, { entries: 'Entries', hits: 'Hits', misses: 'Misses' }) +
+    '<p>Heap statistics (allocations, frees, peak, RSS) come with heap traces.</p>';
+}
+
+export function renderOverweight(el, doc, baseName, testName) {
+  if (!doc) {
+    el.innerHTML = '<p>Choose a baseline trace in <em>Overweight vs\u2026</em> at the top.</p>';
+    return;
+  }
+  const rows = doc.rows.map((r) => `<tr><td>${esc(r.name)}</td><td class="num">${fmt.num(r.base)}</td>` +
+    `<td class="num">${fmt.num(r.test)}</td><td class="num">${fmt.num(r.delta)}</td>` +
+    `<td class="num">${fmt.pct(r.responsibility_pct)}</td><td class="num">${fmt.pct(r.overweight_pct)}</td>` +
+    `<td class="num">${r.interest}</td></tr>`);
+  el.innerHTML = `<h3>Overweight: ${esc(testName)} (test) against ${esc(baseName)} (base)</h3>` +
+    kv(doc, { base_total: 'Base (old) total', test_total: 'Test (new) total', delta: 'Delta',
+      delta_pct: 'Delta %' }) +
+    '<p>Names that grew more than their share of the total growth; rows under 2% ' +
+    'responsibility are left out.</p>' +
+    table([{ title: 'Name' }, { title: 'Base', num: 1 }, { title: 'Test', num: 1 },
+      { title: 'Delta', num: 1 }, { title: 'Responsibility %', num: 1 },
+      { title: 'Overweight %', num: 1 }, { title: 'Interest', num: 1 }], rows);
+}

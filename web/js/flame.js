@@ -1,0 +1,161 @@
+// flame.js - the Flame Graph on a canvas: ROOT at the bottom, callees
+// above their callers, width proportional to |Inc|. Click zooms into a
+// node (click the bottom bar to zoom out), hovering shows its numbers,
+// Find highlights matching names. In a diff, growth is red and shrinkage
+// (negative Inc) blue.
+
+import * as fmt from './format.js';
+
+const BAR = 18;
+
+function hash(s) {
+  let h = 2166136261;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
+  return h >>> 0;
+}
+
+export class Flame {
+  // opts: { load(root, minWidth) -> {rows, root}, onContext(row, path, ev), tip }
+  constructor(parent, opts) {
+    this.opts = opts;
+    this.bar = document.createElement('div');
+    this.bar.className = 'flame-bar';
+    this.crumbs = document.createElement('span');
+    const reset = document.createElement('button');
+    reset.type = 'button';
+    reset.textContent = 'Reset zoom';
+    reset.addEventListener('click', () => this.zoom(0));
+    this.bar.append(reset, this.crumbs);
+    this.box = document.createElement('div');
+    this.box.className = 'flame';
+    this.canvas = document.createElement('canvas');
+    this.box.append(this.canvas);
+    parent.append(this.bar, this.box);
+    this.rows = [];
+    this.byId = new Map();
+    this.root = 0;
+    this.rootPath = [];
+    this.search = null;
+    this.diff = false;
+    this.canvas.addEventListener('mousemove', (ev) => this.hover(ev));
+    this.canvas.addEventListener('mouseleave', () => this.opts.tip(null));
+    this.canvas.addEventListener('click', (ev) => {
+      const r = this.hit(ev);
+      if (r) this.zoom(r.id === this.root ? (r.parent ?? 0) : r.id);
+    });
+    this.canvas.addEventListener('contextmenu', (ev) => {
+      const r = this.hit(ev);
+      if (!r) return;
+      ev.preventDefault();
+      this.opts.onContext?.(r, this.path(r), ev);
+    });
+    new ResizeObserver(() => this.draw()).observe(this.box);
+  }
+
+  // Show the graph from ROOT again (after an update).
+  async reset(diff) {
+    this.diff = diff;
+    this.root = 0;
+    this.rootPath = [];
+    await this.fetch();
+  }
+
+  async zoom(id) {
+    this.root = id;
+    await this.fetch();
+  }
+
+  async fetch() {
+    const width = Math.max(200, this.box.clientWidth);
+    const r = await this.opts.load(this.root, 0.5 / width);
+    this.rows = r.rows;
+    this.rootPath = r.root_path || [];
+    this.byId = new Map(this.rows.map((x) => [x.id, x]));
+    this.crumbs.textContent = this.rootPath.length ? 'zoomed to ' + this.rootPath.join(' \u25B8 ') : '';
+    this.draw();
+  }
+
+  // Keys from below ROOT to @r (a path for Drill Into).
+  path(r) {
+    const keys = [];
+    for (let x = r; x && x.id !== this.root; x = this.byId.get(x.parent)) keys.unshift(x.key);
+    return [...this.rootPath, ...keys];
+  }
+
+  setSearch(re) {
+    this.search = re;
+    this.draw();
+  }
+
+  layout() {
+    const top = this.rows[0];
+    if (!top) return { rects: [], depth: 0 };
+    const w = Math.max(200, this.box.clientWidth);
+    const scale = top.width > 0 ? w / top.width : 0;
+    let depth = 0;
+    const rects = this.rows.map((r) => {
+      const d = r.depth - top.depth;
+      depth = Math.max(depth, d);
+      return { r, x: (r.x - top.x) * scale, w: r.width * scale, d };
+    });
+    return { rects, depth, w };
+  }
+
+  color(r) {
+    if (this.search && this.search.test(r.name)) return '#d946ef';
+    if (this.diff) {
+      const total = Math.abs(this.rows[0]?.inc || 1);
+      const a = Math.min(1, 0.25 + (4 * Math.abs(r.inc)) / total);
+      return r.inc < 0 ? `rgba(37, 99, 235, ${a})` : `rgba(220, 38, 38, ${a})`;
+    }
+    const h = hash(r.name);
+    return `hsl(${10 + (h % 40)}, ${70 + ((h >> 8) % 25)}%, ${52 + ((h >> 16) % 14)}%)`;
+  }
+
+  draw() {
+    const { rects, depth, w } = this.layout();
+    const dpr = window.devicePixelRatio || 1;
+    const h = Math.max(this.box.clientHeight - 4, (depth + 1) * BAR);
+    this.canvas.width = Math.round((w || 1) * dpr);
+    this.canvas.height = Math.round(h * dpr);
+    this.canvas.style.width = `${w || 1}px`;
+    this.canvas.style.height = `${h}px`;
+    this.height = h;
+    const g = this.canvas.getContext('2d');
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.clearRect(0, 0, w, h);
+    g.font = '12px system-ui, sans-serif';
+    g.textBaseline = 'middle';
+    this.rects = rects;
+    for (const q of rects) {
+      const y = h - (q.d + 1) * BAR;
+      g.fillStyle = this.color(q.r);
+      g.fillRect(q.x, y, Math.max(q.w - 0.5, 0.5), BAR - 1);
+      if (q.w > 30) {
+        g.save();
+        g.beginPath();
+        g.rect(q.x, y, q.w - 2, BAR);
+        g.clip();
+        g.fillStyle = '#111';
+        g.fillText(q.r.name, q.x + 3, y + BAR / 2);
+        g.restore();
+      }
+    }
+  }
+
+  hit(ev) {
+    if (!this.rects) return null;
+    const b = this.canvas.getBoundingClientRect();
+    const x = ev.clientX - b.left, y = ev.clientY - b.top;
+    const d = Math.floor((this.height - y) / BAR);
+    for (const q of this.rects) if (q.d === d && x >= q.x && x < q.x + q.w) return q.r;
+    return null;
+  }
+
+  hover(ev) {
+    const r = this.hit(ev);
+    if (!r) return this.opts.tip(null);
+    this.opts.tip(`${r.name}\nInc ${fmt.num(r.inc)} (${fmt.pct(r.inc_pct)}%)  Inc Ct ${fmt.count(r.inc_count)}\n` +
+      `Exc ${fmt.num(r.exc)} (${fmt.pct(r.exc_pct)}%)  First ${fmt.ms(r.first_ms)}  Last ${fmt.ms(r.last_ms)}`, ev);
+  }
+}

@@ -1,0 +1,50 @@
+// format.js - numbers and times as the viewer shows them.
+
+const nf0 = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+const nf1 = new Intl.NumberFormat('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+const nf3 = new Intl.NumberFormat('en-US', { maximumFractionDigits: 3 });
+
+// A metric or count: one decimal, thousands separated ("1,234.5").
+export function num(v) {
+  if (v === null || v === undefined) return '';
+  if (v === 0) return '0';
+  return Math.abs(v) >= 1e15 ? v.toExponential(3) : nf1.format(v);
+}
+
+// A count that is usually whole.
+export function count(v) {
+  if (v === null || v === undefined) return '';
+  return Number.isInteger(v) ? nf0.format(v) : nf1.format(v);
+}
+
+// A percentage with one decimal.
+export function pct(v) {
+  if (v === null || v === undefined) return '';
+  return nf1.format(v);
+}
+
+// A time in ms with up to three decimals ("" for none).
+export function ms(v) {
+  if (v === null || v === undefined) return '';
+  return nf3.format(v);
+}
+
+// A time for a text box: plain digits, no separators, at most 6 decimals.
+export function msBox(v) {
+  return String(Math.round(v * 1e6) / 1e6);
+}
+
+export function bytes(v) {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  while (Math.abs(v) >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${i ? v.toFixed(1) : v} ${units[i]}`;
+}
+
+export function escapeHtml(s) {
+  return String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;',
+    '"': '&quot;', "'": '&#39;' })[c]);
+}

@@ -1,0 +1,78 @@
+// history.js - the viewer's state and Back/Forward. Everything that
+// decides what is shown is in one plain object kept in the URL's hash, so
+// the browser's history holds every parameter set, a URL opens the same
+// view in a new tab or window, and Drill Into can open one.
+
+export const PARAM_KEYS = ['start', 'end', 'group', 'fold', 'fold_pct', 'inc', 'exc'];
+
+export function emptyParams() {
+  return { start: '', end: '', group: '', fold: '', fold_pct: '', inc: '', exc: '' };
+}
+
+// The state a trace opens with: the file's saved text boxes, else Fold% 1.
+export function initialState(info, trace = 0) {
+  const t = info.traces[trace] || { defaults: {} };
+  const d = t.defaults || {};
+  const params = emptyParams();
+  for (const k of PARAM_KEYS) if (d[k] !== null && d[k] !== undefined) params[k] = String(d[k]);
+  if (d.fold_pct === null || d.fold_pct === undefined) params.fold_pct = '1';
+  return {
+    trace, diff: null, steps: [], params, tab: 'byname', focus: null, sort: {},
+    overweight: null,
+  };
+}
+
+// The query keys that name the state's source: {trace, steps} or {diff, steps}.
+export function sourceQuery(state) {
+  const q = state.diff ? { diff: state.diff } : { trace: state.trace };
+  if (state.steps.length) q.steps = state.steps;
+  return q;
+}
+
+// The query of the state's view: its source and parameters, plus @extra.
+export function query(state, extra = {}) {
+  return { ...sourceQuery(state), params: { ...state.params }, ...extra };
+}
+
+export function clone(state) {
+  return JSON.parse(JSON.stringify(state));
+}
+
+export function encode(state) {
+  return '#' + encodeURIComponent(JSON.stringify(state));
+}
+
+export function decode(hash) {
+  if (!hash || hash.length < 2) return null;
+  try {
+    const s = JSON.parse(decodeURIComponent(hash.slice(1)));
+    if (typeof s !== 'object' || !s || !s.params) return null;
+    s.steps ??= [];
+    s.sort ??= {};
+    s.tab ??= 'byname';
+    for (const k of PARAM_KEYS) s.params[k] ??= '';
+    return s;
+  } catch {
+    return null;
+  }
+}
+
+// Record @state as a new history entry (an Update, a drill, a tab change).
+export function push(state) {
+  const h = encode(state);
+  if (h !== location.hash) history.pushState(null, '', h);
+}
+
+// Replace the current entry (the first load).
+export function replace(state) {
+  history.replaceState(null, '', location.pathname + encode(state));
+}
+
+export function onPop(fn) {
+  window.addEventListener('popstate', () => fn(decode(location.hash)));
+}
+
+// A URL of this page showing @state (for a new window).
+export function urlOf(state) {
+  return location.pathname + encode(state);
+}

@@ -1,0 +1,809 @@
+// main.js - heapscope's stack viewer: wires the text boxes, the tabs, the
+// views, the timeline, the context menu and the keys to the JSON API.
+// The whole state is in the URL (history.js); every view asks the server
+// for exactly the rows it shows.
+
+import * as api from './api.js';
+import * as H from './history.js';
+import * as fmt from './format.js';
+import { VTable } from './table.js';
+import { TreeModel } from './tree.js';
+import { Flame } from './flame.js';
+import { Timeline } from './timeline.js';
+import { CallerCallee } from './callercallee.js';
+import { showMenu, literalPattern, moduleOf, entryGroup, appendPat, prependPat,
+  dropGroup } from './menu.js';
+import { renderEvents, renderStats, renderOverweight } from './events.js';
+
+const $ = (id) => document.getElementById(id);
+const BOXES = { start: 'start', end: 'end', group: 'group', fold_pct: 'foldpct', fold: 'fold',
+  inc: 'inc', exc: 'exc' };
+const TREE_TABS = ['calltree', 'callers', 'callees'];
+const PAGE = 200;
+
+let INFO = null;
+let state = null;
+let loaded = {};		// tab -> the key its content was loaded for
+let selection = null;		// {row, tab, path}: the row the menu and keys act on
+let whenSel = null;		// {start, end} from characters selected in a When cell
+let summary = null;		// the summary line of the last answer
+const views = {};
+
+// ---- status line ----
+
+function status(msg, error = false) {
+  const s = $('status');
+  s.textContent = msg;
+  s.classList.toggle('error', error);
+  s.dataset.error = error ? '1' : '';
+}
+
+function fail(e) {
+  console.error(e);
+  status(e.message || String(e), true);
+  for (const [k, id] of Object.entries(BOXES)) {
+    const names = { group: 'GroupPats', fold: 'FoldPats', inc: 'IncPats', exc: 'ExcPats',
+      fold_pct: 'fold_pct', start: 'start', end: 'end' };
+    $(id).classList.toggle('bad', (e.message || '').includes(names[k]));
+  }
+}
+
+api.onBusy((n) => document.body.classList.toggle('busy', n > 0));
+
+// ---- the query of what is shown ----
+
+function keyOf(extra = {}) {
+  return JSON.stringify(H.query(state, extra));
+}
+
+function tabKey(tab) {
+  const focus = ['callers', 'callees', 'caller-callee'].includes(tab) ? state.focus : null;
+  const sort = state.sort[tab] || null;
+  return keyOf({ tab, focus, sort });
+}
+
+// ---- summary line ----
+
+function showSummary(s) {
+  if (!s) return;
+  const unit = s.unit ? ` ${s.unit}` : '';
+  const el = $('summary');
+  el.textContent = `Totals Metric: ${fmt.num(s.metric)}${unit}   Count: ${fmt.count(s.count)}   ` +
+    `Samples: ${fmt.count(s.samples)}   First: ${fmt.ms(s.first_ms)}   Last: ${fmt.ms(s.last_ms)}   ` +
+    `Last-First: ${fmt.ms(s.interval_ms)}   Metric/Interval: ${fmt.num(s.metric_per_interval)}   ` +
+    `TimeBucket: ${fmt.ms(s.bucket_ms)} ms` + (s.fold_pct !== null ? `   Fold%: ${s.fold_pct}` : '');
+  el.dataset.metric = s.metric;
+  el.dataset.count = s.count;
+  el.dataset.samples = s.samples;
+  summary = s;
+}
+
+// ---- ByName: a flat list loaded page by page ----
+
+function makeByName() {
+  const v = { pages: new Map(), total: 0, pending: new Set() };
+  v.table = new VTable($('view-byname'), {
+    onNeed: (a, b) => loadPages(v, a, b),
+    onActivate: (i) => gotoCallerCallee(v.get(i)?.key),
+    onContext: (i, ev) => openMenu(ev, v.get(i), null),
+    onSelect: (i) => select(v.get(i), 'byname', null),
+    onSort: (key) => setSort('byname', key),
+  });
+  v.get = (i) => v.pages.get(Math.floor(i / PAGE))?.[i % PAGE] ?? null;
+  v.load = async () => {
+    v.pages = new Map();
+    v.pending = new Set();
+    v.gen = (v.gen || 0) + 1;
+    const sort = state.sort.byname;
+    v.table.setSort(sort?.key, sort?.asc);
+    const r = await fetchPage(v, 0);
+    v.total = r.total_rows;
+    v.table.set({ count: v.total, get: v.get });
+    return r;
+  };
+  return v;
+}
+
+async function fetchPage(v, page) {
+  const sort = state.sort.byname;
+  const g = v.gen;
+  v.pending.add(page);
+  try {
+    const r = await api.call('rows', H.query(state, { view: 'byname', offset: page * PAGE,
+      count: PAGE, sort: sort?.key ?? null, order: sort ? (sort.asc ? 'asc' : 'desc') : null }));
+    if (g !== v.gen) return r;
+    v.pages.set(page, r.rows);
+    showSummary(r.summary);
+    return r;
+  } finally {
+    v.pending.delete(page);
+  }
+}
+
+async function loadPages(v, first, last) {
+  const jobs = [];
+  for (let p = Math.floor(first / PAGE); p <= Math.floor(last / PAGE); p++)
+    if (!v.pages.has(p) && !v.pending.has(p)) jobs.push(fetchPage(v, p));
+  if (!jobs.length) return;
+  try {
+    await Promise.all(jobs);
+    v.table.render();
+  } catch (e) {
+    fail(e);
+  }
+}
+
+// ---- CallTree, Callers, Callees ----
+
+function makeTree(tab) {
+  const v = { tab };
+  v.table = new VTable($(`view-${tab}`), {
+    tree: true,
+    onToggle: (i) => toggle(v, i),
+    onExpandAll: (i) => expandAll(v, i),
+    onActivate: (i) => gotoCallerCallee(v.model.node(i)?.row.key),
+    onContext: (i, ev) => openMenu(ev, v.model.node(i)?.row, treePath(v, i)),
+    onSelect: (i) => select(v.model.node(i)?.row, tab, treePath(v, i)),
+    onSort: (key) => setSort(tab, key),
+  });
+  v.show = () => v.table.set({ count: v.model.visible.length,
+    get: (i) => v.model.node(i)?.row ?? null, info: (i) => v.model.info(i) });
+  v.load = async () => {
+    const paths = v.model && v.model.q === keyOf({ tab, focus: state.focus }) ? null
+      : v.model?.openPaths();
+    const q = H.query(state, { view: tab, focus: tab === 'calltree' ? null : state.focus });
+    v.model = new TreeModel(async (of, levels) => {
+      const r = await api.call('tree', { ...q, of, levels, auto: true, max_rows: 200000 });
+      showSummary(r.summary);
+      return r;
+    });
+    v.model.q = keyOf({ tab, focus: state.focus });
+    const sort = state.sort[tab];
+    if (sort) v.model.sort = sort;
+    v.table.setSort(sort?.key, sort?.asc);
+    const r = await v.model.init();
+    if (paths && paths.length) await v.model.restore(paths);
+    v.show();
+    return r;
+  };
+  return v;
+}
+
+// The call-tree path of visible row @i (CallTree only: keys below ROOT).
+function treePath(v, i) {
+  if (v.tab !== 'calltree') return null;
+  const n = v.model?.node(i);
+  if (!n) return null;
+  return v.model.keys(n.row.id).slice(1);
+}
+
+async function toggle(v, i) {
+  const n = v.model.node(i);
+  if (!n) return;
+  try {
+    await v.model.toggle(n.row.id);
+    v.show();
+  } catch (e) {
+    fail(e);
+  }
+}
+
+async function expandAll(v, i) {
+  const n = v.model.node(Math.max(0, i));
+  if (!n) return;
+  status('expanding\u2026');
+  try {
+    const t0 = performance.now();
+    const truncated = await v.model.expandAll(n.row.id);
+    v.show();
+    status(`${fmt.count(v.model.visible.length)} rows in ${Math.round(performance.now() - t0)} ms` +
+      (truncated ? ' (the first 200,000 only)' : ''));
+  } catch (e) {
+    fail(e);
+  }
+}
+
+// ---- Caller-Callee, Flame Graph, panes ----
+
+function makeCallerCallee() {
+  const v = {};
+  v.cc = new CallerCallee($('view-caller-callee'), {
+    onFocus: (name) => gotoCallerCallee(name),
+    onContext: (row, ev) => openMenu(ev, row, null),
+    onSelect: (row) => select(row, 'caller-callee', null),
+  });
+  v.load = async () => {
+    if (!state.focus) {
+      v.cc.set({ callers: [], focus_row: null, callees: [] });
+      status('Caller-Callee: double-click a name in another view to choose the focus');
+      return null;
+    }
+    const r = await api.call('view', H.query(state, { view: 'caller-callee', focus: state.focus,
+      limit: 20000 }));
+    showSummary(r.summary);
+    v.cc.set(r);
+    return r;
+  };
+  return v;
+}
+
+function makeFlame() {
+  const v = {};
+  v.flame = new Flame($('view-flame'), {
+    load: async (root, minWidth) => {
+      const r = await api.call('flame', H.query(state, { view: 'flame', root,
+        min_width: minWidth }));
+      showSummary(r.summary);
+      return r;
+    },
+    onContext: (row, path, ev) => {
+      select(row, 'flame', path);
+      openMenu(ev, row, path);
+    },
+    tip,
+  });
+  v.load = async () => {
+    await v.flame.reset(!!state.diff);
+    v.flame.setSearch(findRegex());
+  };
+  return v;
+}
+
+function makePane(tab, fn) {
+  const el = document.createElement('div');
+  el.className = 'pane';
+  $(`view-${tab}`).append(el);
+  return { el, load: () => fn(el) };
+}
+
+async function loadEvents(el, offset = 0) {
+  const s = state.events;
+  if (!s) return renderEvents(el, '', null);
+  const q = H.query(state, { what: s.what, offset, count: 200,
+    ...(s.path ? { path: s.path } : { name: s.name }) });
+  const doc = await api.call('samples', q);
+  renderEvents(el, `${s.what === 'exc' ? 'Exclusive' : 'Inclusive'} samples of ${s.name}`, doc,
+    (next) => loadEvents(el, next).catch(fail));
+}
+
+async function loadStats(el) {
+  const s = await api.call('stats', H.query(state));
+  renderStats(el, s, INFO.traces[state.trace]?.name);
+}
+
+async function loadOverweight(el) {
+  if (state.overweight === null || state.overweight === undefined)
+    return renderOverweight(el, null);
+  const params = { ...state.params, start: '', end: '' };
+  const doc = await api.call('overweight', H.query(state, {
+    base: { trace: state.overweight }, base_params: params }));
+  renderOverweight(el, doc, INFO.traces[state.overweight].name, describeSource());
+}
+
+// ---- loading what is shown ----
+
+// The focus views need a name: the selected row's, else ByName's first.
+async function ensureFocus(tab) {
+  if (state.focus || !['callers', 'callees', 'caller-callee'].includes(tab)) return;
+  let name = selection?.row?.key;
+  if (!name) {
+    const r = await api.call('rows', H.query(state, { view: 'byname', offset: 0, count: 1 }));
+    name = r.rows[0]?.key;
+  }
+  if (!name) return;
+  state.focus = name;
+  $('focusname').textContent = `Focus: ${name}`;
+  H.replace(state);
+}
+
+async function loadTab(tab, force = false) {
+  try {
+    await ensureFocus(tab);
+  } catch (e) {
+    return fail(e);
+  }
+  const key = tabKey(tab);
+  if (!force && loaded[tab] === key) return;
+  const v = views[tab];
+  if (!v || !v.load) return;
+  const t0 = performance.now();
+  try {
+    await v.load();
+    loaded[tab] = key;
+    if (!$('status').dataset.error) status(`${tabTitle(tab)} in ${Math.round(performance.now() - t0)} ms`);
+  } catch (e) {
+    loaded[tab] = null;
+    fail(e);
+  }
+}
+
+function tabTitle(tab) {
+  return document.querySelector(`[data-tab="${tab}"]`)?.textContent ?? tab;
+}
+
+async function loadTimeline() {
+  try {
+    const t = await api.call('timeline', H.query(state, { buckets: 600 }));
+    const num = (s) => (s === '' || s === null || isNaN(Number(s)) ? null : Number(s));
+    views.timeline.set(t, { start: num(state.params.start), end: num(state.params.end) });
+  } catch (e) {
+    fail(e);
+  }
+}
+
+function describeSource() {
+  const name = (i) => INFO.traces[i]?.name ?? `trace ${i}`;
+  let s;
+  if (state.diff) s = `diff: ${describeSide(state.diff.test, name)} \u2212 ${describeSide(state.diff.base, name)}`;
+  else s = name(state.trace);
+  for (const st of state.steps) {
+    s += st.kind === 'flatten' ? ' \u25B8 flatten'
+      : ` \u25B8 drill ${st.what === 'exc' ? 'exc' : 'inc'} ${st.name ?? st.path.at(-1)}`;
+  }
+  return s;
+}
+
+function describeSide(side, name) {
+  let s = side.diff ? '(diff)' : name(side.trace ?? 0);
+  for (const st of side.steps || []) s += st.kind === 'flatten' ? ' \u25B8 flatten' : ` \u25B8 ${st.name ?? st.path.at(-1)}`;
+  return s;
+}
+
+// Show @s: fill the boxes and load the summary, the timeline and the tab.
+async function show(s) {
+  state = s;
+  loaded = {};
+  whenSel = null;
+  status('');
+  for (const [k, id] of Object.entries(BOXES)) {
+    $(id).value = state.params[k] ?? '';
+    $(id).classList.remove('bad');
+  }
+  $('trace').value = state.diff ? '' : String(state.trace);
+  const origin = describeSource();
+  $('origin').textContent = state.steps.length || state.diff ? origin : '';
+  $('origin').title = origin;
+  document.title = `heapscope \u2013 ${origin}`;
+  fillSources();
+  $('focusname').textContent = state.focus ? `Focus: ${state.focus}` : '';
+  $('notes').value = localStorage.getItem(notesKey()) ??
+    (INFO.traces[state.trace]?.defaults?.notes || '');
+  setActiveTab(state.tab);
+  await Promise.all([loadTimeline(), loadTab(state.tab)]);
+}
+
+function setActiveTab(tab) {
+  if (!views[tab] && tab !== 'notes') tab = 'byname';
+  state.tab = tab;
+  for (const b of document.querySelectorAll('#tabs [data-tab]'))
+    b.classList.toggle('active', b.dataset.tab === tab);
+  for (const v of document.querySelectorAll('.view'))
+    v.classList.toggle('active', v.dataset.view === tab);
+  $('overweight').value = state.overweight ?? '';
+  document.querySelector('[data-tab="overweight"]').hidden = state.overweight === null ||
+    state.overweight === undefined;
+  $('expandall').hidden = !TREE_TABS.includes(tab);
+}
+
+// A new parameter set: record it, then show it.
+function go(s) {
+  H.push(s);
+  return show(s);
+}
+
+function readBoxes() {
+  const params = H.emptyParams();
+  for (const [k, id] of Object.entries(BOXES)) params[k] = $(id).value.trim();
+  return params;
+}
+
+function update() {
+  const s = H.clone(state);
+  s.params = readBoxes();
+  return go(s);
+}
+
+async function switchTab(tab) {
+  setActiveTab(tab);
+  H.replace(state);
+  await loadTab(tab);
+  if (views[tab]?.table) views[tab].table.focus();
+}
+
+function setSort(tab, key) {
+  const cur = state.sort[tab];
+  let next;
+  if (!key) next = null;
+  else if (cur && cur.key === key) next = cur.asc ? null : { key, asc: true };
+  else next = { key, asc: key === 'name' };
+  if (next && cur && cur.key === key && !cur.asc && key === 'name') next = null;
+  state.sort[tab] = next;
+  H.replace(state);
+  if (TREE_TABS.includes(tab)) {
+    const v = views[tab];
+    v.model?.setSort(next?.key, next?.asc);
+    v.table.setSort(next?.key, next?.asc);
+    v.show();
+    loaded[tab] = tabKey(tab);
+  } else {
+    loadTab(tab, true);
+  }
+}
+
+// ---- selection, focus, actions ----
+
+function select(row, tab, path) {
+  if (!row) return;
+  selection = { row, tab, path };
+}
+
+function gotoCallerCallee(name) {
+  if (!name) return;
+  const s = H.clone(state);
+  s.focus = name;
+  s.tab = 'caller-callee';
+  return go(s);
+}
+
+function gotoFocus(tab, name) {
+  const s = H.clone(state);
+  s.focus = name;
+  s.tab = tab;
+  return go(s);
+}
+
+function notesKey() {
+  return `heapscope-notes:${INFO.traces[state.trace]?.name ?? ''}`;
+}
+
+// Drill Into: a new source of exactly the row's samples; the patterns and
+// time stay, IncPats and ExcPats are cleared.
+function drill(row, path, what, newWindow) {
+  const s = H.clone(state);
+  const step = { kind: 'drill', what, params: { ...state.params } };
+  if (path && path.length) step.path = path;
+  else step.name = row.key;
+  s.steps = [...state.steps, step];
+  s.params = { ...state.params, inc: '', exc: '' };
+  s.focus = null;
+  if (newWindow) {
+    window.open(H.urlOf(s), '_blank');
+    return;
+  }
+  return go(s);
+}
+
+function editParams(fn) {
+  const s = H.clone(state);
+  s.params = readBoxes();
+  fn(s.params);
+  return go(s);
+}
+
+function setTimeRange(row) {
+  const r = whenSel || (row && row.first_ms !== null ? { start: row.first_ms, end: row.last_ms } : null);
+  if (!r) return status('select characters of a When cell first, or a row with samples', true);
+  return editParams((p) => {
+    p.start = fmt.msBox(r.start);
+    p.end = fmt.msBox(r.end);
+  });
+}
+
+async function gotoSource(row) {
+  if (!row) return;
+  try {
+    await api.call('source', { name: row.key });
+  } catch (e) {
+    status(`Goto Source: ${e.message} (${row.name})`, true);
+  }
+}
+
+function copyRow(row) {
+  if (!row) return;
+  const text = [row.name, row.exc_pct, row.exc, row.exc_count, row.inc_pct, row.inc, row.inc_count,
+    row.fold, row.when, row.first_ms, row.last_ms].join('\t');
+  navigator.clipboard?.writeText(text).then(() => status(`copied ${row.name}`),
+    () => status('the browser did not allow copying', true));
+}
+
+function showEvents(row, path, what) {
+  state.events = { name: row.key, path: path && path.length ? path : null, what };
+  switchTab('events');
+  loaded.events = null;
+  loadTab('events', true);
+}
+
+function foldPctStep(up) {
+  const cur = Number(state.params.fold_pct) || 0;
+  let next = up ? (cur > 0 ? cur * 1.6 : 1) : cur / 1.6;
+  next = Math.round(next * 1000) / 1000;
+  return editParams((p) => {
+    p.fold_pct = !up && next < 0.01 ? '' : String(next);
+  });
+}
+
+function openMenu(ev, row, path) {
+  if (!row) return;
+  const name = row.key;
+  const mod = moduleOf(row.name);
+  const entry = entryGroup(name);
+  const inTree = views[state.tab]?.model;
+  showMenu(ev.clientX, ev.clientY, [
+    { id: 'drill-inc', label: 'Drill Into (inclusive)', action: () => drill(row, path, 'inc') },
+    { id: 'drill-exc', label: 'Drill Into (exclusive)', action: () => drill(row, path, 'exc') },
+    { id: 'drill-new', label: 'Drill Into in a New Window', action: () => drill(row, path, 'inc', true) },
+    '-',
+    { id: 'fold', label: 'Fold Item', action: () => editParams((p) => { p.fold = appendPat(p.fold, literalPattern(name)); }) },
+    { id: 'group-module', label: 'Group Module', disabled: !mod,
+      action: () => editParams((p) => { p.group = appendPat(p.group, `${literalPattern(mod + '!')}->${mod}`); }) },
+    { id: 'entry-group-module', label: 'Entry Group Module', disabled: !mod,
+      action: () => editParams((p) => { p.group = appendPat(p.group, `${literalPattern(mod + '!')}=>${mod}`); }) },
+    { id: 'ungroup', label: 'Ungroup', disabled: !entry && !state.params.group,
+      action: () => editParams((p) => {
+        p.group = entry ? prependPat(p.group, `${literalPattern(entry.entry)}->`) : dropGroup(p.group, name);
+      }) },
+    { id: 'ungroup-module', label: 'Ungroup Module', disabled: !mod,
+      action: () => editParams((p) => { p.group = prependPat(p.group, `${literalPattern(mod + '!')}->`); }) },
+    { id: 'include', label: 'Include Item', action: () => editParams((p) => { p.inc = appendPat(p.inc, literalPattern(name)); }) },
+    { id: 'exclude', label: 'Exclude Item', action: () => editParams((p) => { p.exc = appendPat(p.exc, literalPattern(name)); }) },
+    '-',
+    { id: 'time-range', label: 'Set Time Range', key: 'Alt-R', action: () => setTimeRange(row) },
+    { id: 'source', label: 'Goto Source', key: 'Alt-D', action: () => gotoSource(row) },
+    { id: 'callers', label: 'Goto Callers', action: () => gotoFocus('callers', name) },
+    { id: 'callees', label: 'Goto Callees', action: () => gotoFocus('callees', name) },
+    { id: 'caller-callee', label: 'Goto Caller-Callee', key: 'dbl-click', action: () => gotoCallerCallee(name) },
+    { id: 'events', label: 'Show Events', action: () => showEvents(row, path, 'inc') },
+    { id: 'expand-all', label: 'Expand All', key: '*', disabled: !inTree,
+      action: () => expandAll(views[state.tab], views[state.tab].table.selected) },
+    { id: 'copy', label: 'Copy', key: 'Ctrl-C', action: () => copyRow(row) },
+  ]);
+}
+
+function tip(text, ev) {
+  const t = $('tip');
+  if (!text) {
+    t.hidden = true;
+    return;
+  }
+  t.textContent = text;
+  t.hidden = false;
+  t.style.left = `${Math.min(ev.clientX + 12, innerWidth - t.offsetWidth - 4)}px`;
+  t.style.top = `${ev.clientY + 14}px`;
+}
+
+// ---- Find ----
+
+function findRegex() {
+  const p = $('find').value.trim();
+  if (!p) return null;
+  try {
+    return new RegExp(p, 'i');
+  } catch {
+    return null;
+  }
+}
+
+async function find(backward = false) {
+  const pattern = $('find').value.trim();
+  if (!pattern) return status('type a pattern in Find first', true);
+  const tab = state.tab;
+  const v = views[tab];
+  try {
+    if (tab === 'flame') {
+      v.flame.setSearch(findRegex());
+      return;
+    }
+    if (tab === 'byname') {
+      const sort = state.sort.byname;
+      const from = v.table.selected >= 0 ? v.get(v.table.selected)?.id ?? null : null;
+      const r = await api.call('find', H.query(state, { view: 'byname', pattern, from, backward,
+        sort: sort?.key ?? null, order: sort ? (sort.asc ? 'asc' : 'desc') : null }));
+      if (r.id === null) return status(`no name matches ${pattern}`, true);
+      await loadPages(v, r.index, r.index);
+      v.table.select(r.index, true);
+      status(`found ${r.row.name}`);
+      return;
+    }
+    if (TREE_TABS.includes(tab)) {
+      const cur = v.model.node(v.table.selected);
+      const r = await api.call('find', H.query(state, { view: tab, pattern, backward,
+        focus: tab === 'calltree' ? null : state.focus, from: cur ? cur.row.id : null }));
+      if (r.id === null) return status(`no name matches ${pattern}`, true);
+      for (const id of r.path) await v.model.open(id);
+      v.show();
+      const i = v.model.indexOf(r.id);
+      v.table.select(i, true);
+      status(`found ${r.row.name}`);
+      return;
+    }
+    status('Find works in ByName, the trees and the Flame Graph');
+  } catch (e) {
+    fail(e);
+  }
+}
+
+// ---- When-cell selection: characters -> a time range ----
+
+function onSelectionChange() {
+  const sel = window.getSelection();
+  if (!sel || sel.isCollapsed || !sel.anchorNode) {
+    whenSel = null;
+    return;
+  }
+  const cell = sel.anchorNode.parentElement?.closest('.c-when');
+  if (!cell || !cell.contains(sel.focusNode)) return;
+  const s = summary;
+  if (!s) return;
+  const a = Math.min(sel.anchorOffset, sel.focusOffset);
+  const b = Math.max(sel.anchorOffset, sel.focusOffset);
+  if (b <= a) return;
+  whenSel = { start: s.start_ms + a * s.bucket_ms, end: s.start_ms + b * s.bucket_ms };
+  status(`TimeRange = ${fmt.ms(whenSel.start)} - ${fmt.ms(whenSel.end)}  Duration ` +
+    `${fmt.ms(whenSel.end - whenSel.start)} ms  (Alt-R sets it)`);
+}
+
+// ---- keys ----
+
+function onKey(ev) {
+  const row = selection?.row;
+  if (ev.key === 'F7') {
+    ev.preventDefault();
+    foldPctStep(!ev.shiftKey);
+  } else if (ev.key === 'F3') {
+    ev.preventDefault();
+    find(ev.shiftKey);
+  } else if ((ev.ctrlKey || ev.metaKey) && ev.key === 'f') {
+    ev.preventDefault();
+    $('find').focus();
+    $('find').select();
+  } else if (ev.altKey && (ev.key === 'r' || ev.key === 'R')) {
+    ev.preventDefault();
+    setTimeRange(row);
+  } else if (ev.altKey && (ev.key === 'd' || ev.key === 'D')) {
+    ev.preventDefault();
+    gotoSource(row);
+  } else if ((ev.ctrlKey || ev.metaKey) && ev.key === 'c' && row && !window.getSelection()?.toString() &&
+             !ev.target.closest('input, textarea')) {
+    ev.preventDefault();
+    copyRow(row);
+  } else if (ev.altKey && ev.key === 'ArrowLeft') {
+    history.back();
+  } else if (ev.altKey && ev.key === 'ArrowRight') {
+    history.forward();
+  }
+}
+
+// ---- the page ----
+
+function fillSources() {
+  const t = INFO.traces[state.trace] || { sources: [] };
+  const sel = $('source');
+  sel.textContent = '';
+  for (const name of t.sources) sel.append(new Option(name, name));
+  sel.disabled = t.sources.length < 2 || !!state.diff;
+}
+
+function fillSelects() {
+  const tr = $('trace');
+  tr.textContent = '';
+  INFO.traces.forEach((t, i) => tr.append(new Option(`${t.name}`, String(i))));
+  tr.append(new Option('(diff)', ''));
+  tr.lastChild.disabled = true;
+  const diff = $('diff'), ow = $('overweight');
+  INFO.traces.forEach((t, i) => {
+    diff.append(new Option(t.name, String(i)));
+    ow.append(new Option(t.name, String(i)));
+  });
+  diff.disabled = ow.disabled = INFO.traces.length < 2;
+  const pr = $('presets');
+  for (const p of INFO.presets) {
+    const o = new Option(`[${p.name}]`, p.name);
+    o.title = p.comment;
+    o.disabled = p.needs_exe_dir;
+    pr.append(o);
+  }
+}
+
+function applyPreset(name) {
+  const p = INFO.presets.find((x) => x.name === name);
+  if (!p) return;
+  editParams((params) => {
+    params.group = p.group;
+    if (p.fold) params.fold = p.fold;
+    if (p.fold_pct) params.fold_pct = p.fold_pct;
+  });
+}
+
+// Diff: this view (test) minus trace @base with the same filter; the diff
+// window gets its own patterns, with PID/TID ignored so that the process
+// and thread nodes of the two traces cancel.
+function diffWith(base) {
+  const testParams = { ...state.params, fold_pct: '' };
+  const s = H.clone(state);
+  s.diff = {
+    test: H.sourceQuery(state),
+    test_params: testParams,
+    base: { trace: base },
+    base_params: { ...testParams, start: '', end: '' },
+  };
+  s.steps = [];
+  s.params = { ...H.emptyParams(), group: INFO.ignore_pid_tid + state.params.group,
+    fold: state.params.fold, fold_pct: state.params.fold_pct };
+  s.focus = null;
+  return go(s);
+}
+
+function wire() {
+  $('filters').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    if (document.activeElement === $('find')) find();
+    else update();
+  });
+  $('find').addEventListener('keydown', (ev) => {
+    if (ev.key === 'Enter') {
+      ev.preventDefault();
+      find(ev.shiftKey);
+    }
+  });
+  $('find').addEventListener('input', () => views.flame.flame.setSearch(findRegex()));
+  $('back').addEventListener('click', () => history.back());
+  $('forward').addEventListener('click', () => history.forward());
+  for (const b of document.querySelectorAll('#tabs [data-tab]'))
+    b.addEventListener('click', () => switchTab(b.dataset.tab));
+  $('expandall').addEventListener('click', () => {
+    const v = views[state.tab];
+    if (v?.model) expandAll(v, Math.max(0, v.table.selected));
+  });
+  $('presets').addEventListener('change', (ev) => {
+    applyPreset(ev.target.value);
+    ev.target.value = '';
+  });
+  $('trace').addEventListener('change', (ev) => {
+    if (ev.target.value !== '') go(H.initialState(INFO, Number(ev.target.value)));
+  });
+  $('diff').addEventListener('change', (ev) => {
+    if (ev.target.value !== '') diffWith(Number(ev.target.value));
+    ev.target.value = '';
+  });
+  $('overweight').addEventListener('change', (ev) => {
+    const s = H.clone(state);
+    s.overweight = ev.target.value === '' ? null : Number(ev.target.value);
+    s.tab = s.overweight === null ? 'byname' : 'overweight';
+    go(s);
+  });
+  $('notes').addEventListener('input', () => localStorage.setItem(notesKey(), $('notes').value));
+  document.addEventListener('keydown', onKey);
+  document.addEventListener('selectionchange', onSelectionChange);
+  H.onPop((s) => show(s || H.initialState(INFO)));
+}
+
+async function main() {
+  try {
+    INFO = await api.info();
+  } catch (e) {
+    status(`cannot reach heapscope: ${e.message}`, true);
+    return;
+  }
+  // the token now lives in a cookie: keep it out of the address bar
+  views.byname = makeByName();
+  for (const t of TREE_TABS) views[t] = makeTree(t);
+  views['caller-callee'] = makeCallerCallee();
+  views.flame = makeFlame();
+  views.events = makePane('events', (el) => loadEvents(el));
+  views.stats = makePane('stats', loadStats);
+  views.overweight = makePane('overweight', loadOverweight);
+  views.timeline = new Timeline($('timeline'), {
+    onRange: (a, b) => editParams((p) => {
+      p.start = fmt.msBox(a);
+      p.end = fmt.msBox(b);
+    }),
+  });
+  fillSelects();
+  wire();
+  const s = H.decode(location.hash) || H.initialState(INFO);
+  H.replace(s);
+  await show(s);
+  document.body.dataset.ready = '1';
+}
+
+main();

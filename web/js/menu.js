@@ -1,0 +1,103 @@
+// menu.js - the context menu, and the pattern edits its items make
+// (Fold Item, Group Module, Include Item, ...; perfview-semantics.md §11).
+
+const menu = () => document.getElementById('menu');
+
+// items: [{label, key, action, disabled}] or '-' for a separator.
+export function showMenu(x, y, items) {
+  const m = menu();
+  m.textContent = '';
+  for (const it of items) {
+    if (it === '-') {
+      m.append(document.createElement('hr'));
+      continue;
+    }
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.disabled = !!it.disabled;
+    b.dataset.action = it.id || '';
+    const l = document.createElement('span');
+    l.textContent = it.label;
+    b.append(l);
+    if (it.key) {
+      const k = document.createElement('span');
+      k.className = 'key';
+      k.textContent = it.key;
+      b.append(k);
+    }
+    b.addEventListener('click', () => {
+      hideMenu();
+      it.action();
+    });
+    m.append(b);
+  }
+  m.hidden = false;
+  const r = m.getBoundingClientRect();
+  m.style.left = `${Math.min(x, innerWidth - r.width - 4)}px`;
+  m.style.top = `${Math.min(y, innerHeight - r.height - 4)}px`;
+  m.querySelector('button:not(:disabled)')?.focus();
+}
+
+export function hideMenu() {
+  menu().hidden = true;
+}
+
+document.addEventListener('mousedown', (ev) => {
+  if (!menu().hidden && !ev.target.closest('#menu')) hideMenu();
+});
+document.addEventListener('keydown', (ev) => {
+  if (menu().hidden) return;
+  if (ev.key === 'Escape') {
+    hideMenu();
+    ev.preventDefault();
+  } else if (ev.key === 'ArrowDown' || ev.key === 'ArrowUp') {
+    const bs = [...menu().querySelectorAll('button:not(:disabled)')];
+    const i = bs.indexOf(document.activeElement);
+    bs[(i + (ev.key === 'ArrowDown' ? 1 : bs.length - 1)) % bs.length]?.focus();
+    ev.preventDefault();
+  }
+});
+
+// A simplified pattern matching @name literally: the name itself when it
+// holds none of the special characters, else a raw regular expression
+// ("@..."), where ';' (the list separator) can only be matched by '.'.
+export function literalPattern(name) {
+  if (!/[*%^|{}@;]/.test(name) && name.trim() === name) return name;
+  return '@' + name.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&').replace(/;/g, '.').replace(/\s/g, '\\s');
+}
+
+// The module of a frame name ("libc.so.6!malloc" -> "libc.so.6"), or null.
+export function moduleOf(name) {
+  const i = name.indexOf('!');
+  return i > 0 ? name.slice(0, i) : null;
+}
+
+// An entry group's name "GROUP <<entry>>" -> {group, entry}, or null.
+export function entryGroup(name) {
+  const m = /^(.*) <<(.*)>>$/.exec(name);
+  return m ? { group: m[1], entry: m[2] } : null;
+}
+
+export function appendPat(list, pat) {
+  const t = list.trim();
+  return t ? `${t};${pat}` : pat;
+}
+
+// Put @pat first (after a leading "[description]").
+export function prependPat(list, pat) {
+  const m = /^\s*(\[[^\]]*\])?\s*(.*)$/s.exec(list);
+  const desc = m[1] ? m[1] + ' ' : '';
+  const rest = m[2].trim();
+  return desc + (rest ? `${pat};${rest}` : pat);
+}
+
+// Remove the GroupPats entries that make group @group ("pat->group").
+export function dropGroup(list, group) {
+  const m = /^\s*(\[[^\]]*\])?\s*(.*)$/s.exec(list);
+  const kept = m[2].split(';').filter((e) => {
+    const a = e.indexOf('=>') >= 0 ? e.indexOf('=>') : e.indexOf('->');
+    return a < 0 || e.slice(a + 2).trim() !== group;
+  });
+  const desc = m[1] ? m[1] + ' ' : '';
+  return desc + kept.join(';');
+}

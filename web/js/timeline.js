@@ -1,0 +1,91 @@
+// timeline.js - the source's metric over time (uPlot), above the views:
+// all samples and those the filter keeps. Dragging across it sets Start
+// and End; the current range is shown as the selection.
+
+import uPlot from '/vendor/uPlot.esm.js';
+import * as fmt from './format.js';
+
+export class Timeline {
+  // opts: { onRange(startMs, endMs) }
+  constructor(el, opts) {
+    this.el = el;
+    this.opts = opts;
+    this.plot = null;
+    this.range = null;
+    this.quiet = false;
+    new ResizeObserver(() => {
+      if (this.plot) {
+        this.plot.setSize(this.size());
+        this.showRange();
+      }
+    }).observe(el);
+  }
+
+  size() {
+    return { width: Math.max(200, this.el.clientWidth), height: Math.max(60, this.el.clientHeight) };
+  }
+
+  // @t: the /api/timeline answer; @range: {start, end} in ms (null = all).
+  set(t, range) {
+    const n = t.all.length;
+    const xs = new Float64Array(n + 1);
+    const all = new Array(n + 1), kept = new Array(n + 1);
+    for (let i = 0; i <= n; i++) {
+      xs[i] = t.start_ms + i * t.bucket_ms;
+      all[i] = t.all[Math.min(i, n - 1)];
+      kept[i] = t.filtered[Math.min(i, n - 1)];
+    }
+    const unit = t.unit ? ` ${t.unit}` : '';
+    const label = t.time_metric ? `CPU ms per ${fmt.ms(t.bucket_ms)} ms` : `metric${unit} per ${fmt.ms(t.bucket_ms)} ms`;
+    this.el.title = `${label}; drag to set Start and End`;
+    const data = [xs, all, kept];
+    if (!this.plot) {
+      const stepped = uPlot.paths.stepped({ align: 1 });
+      this.plot = new uPlot({
+        ...this.size(),
+        legend: { show: false },
+        scales: { x: { time: false } },
+        axes: [
+          { size: 22, values: (u, ticks) => ticks.map((v) => fmt.ms(v)), font: '11px system-ui' },
+          { size: 50, values: (u, ticks) => ticks.map((v) => fmt.num(v).replace('.0', '')),
+            font: '11px system-ui' },
+        ],
+        cursor: { drag: { x: true, y: false, setScale: false }, points: { show: false } },
+        series: [
+          {},
+          { label: 'all', stroke: '#9ca3af', fill: 'rgba(156,163,175,0.25)', paths: stepped, width: 1 },
+          { label: 'filtered', stroke: '#2563eb', fill: 'rgba(37,99,235,0.25)', paths: stepped,
+            width: 1 },
+        ],
+        hooks: {
+          setSelect: [(u) => {
+            if (this.quiet || u.select.width < 3) return;
+            const a = u.posToVal(u.select.left, 'x');
+            const b = u.posToVal(u.select.left + u.select.width, 'x');
+            this.opts.onRange(Math.max(a, t.start_ms), b);
+          }],
+        },
+      }, data, this.el);
+    } else {
+      this.plot.setData(data);
+    }
+    this.range = range;
+    this.showRange();
+  }
+
+  // Draw the current Start-End as the plot's selection box.
+  showRange() {
+    const u = this.plot;
+    if (!u) return;
+    this.quiet = true;
+    if (this.range && (this.range.start !== null || this.range.end !== null)) {
+      const lo = u.scales.x.min, hi = u.scales.x.max;
+      const a = u.valToPos(this.range.start ?? lo, 'x');
+      const b = u.valToPos(this.range.end ?? hi, 'x');
+      u.setSelect({ left: a, width: Math.max(1, b - a), top: 0, height: u.bbox.height / devicePixelRatio }, false);
+    } else {
+      u.setSelect({ left: 0, width: 0, top: 0, height: 0 }, false);
+    }
+    this.quiet = false;
+  }
+}
