@@ -15,7 +15,7 @@ function hash(s) {
 }
 
 export class Flame {
-  // opts: { load(root, minWidth) -> {rows, root}, onContext(row, path, ev), tip }
+  // opts: { load(root, minWidth) -> {rows, root}, onContext(row, path, ev), tip, onZoom() }
   constructor(parent, opts) {
     this.opts = opts;
     this.bar = document.createElement('div');
@@ -62,7 +62,11 @@ export class Flame {
 
   async zoom(id) {
     this.root = id;
-    await this.fetch();
+    try {
+      await this.fetch();
+    } finally {
+      this.opts.onZoom?.();
+    }
   }
 
   async fetch() {

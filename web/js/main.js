@@ -27,6 +27,7 @@ let loaded = {};		// tab -> the key its content was loaded for
 let selection = null;		// {row, tab, path}: the row the menu and keys act on
 let whenSel = null;		// {start, end} from characters selected in a When cell
 let summary = null;		// the summary line of the last answer
+let settled = 0;		// counts finished loads (tests wait on body[data-settled])
 const views = {};
 
 // ---- status line ----
@@ -39,7 +40,8 @@ function status(msg, error = false) {
 }
 
 function fail(e) {
-  console.error(e);
+  if (e instanceof api.ApiError) console.warn(e.message);
+  else console.error(e);
   status(e.message || String(e), true);
   for (const [k, id] of Object.entries(BOXES)) {
     const names = { group: 'GroupPats', fold: 'FoldPats', inc: 'IncPats', exc: 'ExcPats',
@@ -186,6 +188,7 @@ async function toggle(v, i) {
   } catch (e) {
     fail(e);
   }
+  settle();
 }
 
 async function expandAll(v, i) {
@@ -201,6 +204,7 @@ async function expandAll(v, i) {
   } catch (e) {
     fail(e);
   }
+  settle();
 }
 
 // ---- Caller-Callee, Flame Graph, panes ----
@@ -241,6 +245,7 @@ function makeFlame() {
       openMenu(ev, row, path);
     },
     tip,
+    onZoom: settle,
   });
   v.load = async () => {
     await v.flame.reset(!!state.diff);
@@ -370,6 +375,11 @@ async function show(s) {
     (INFO.traces[state.trace]?.defaults?.notes || '');
   setActiveTab(state.tab);
   await Promise.all([loadTimeline(), loadTab(state.tab)]);
+  settle();
+}
+
+function settle() {
+  document.body.dataset.settled = String(++settled);
 }
 
 function setActiveTab(tab) {
@@ -408,6 +418,7 @@ async function switchTab(tab) {
   H.replace(state);
   await loadTab(tab);
   if (views[tab]?.table) views[tab].table.focus();
+  settle();
 }
 
 function setSort(tab, key) {
@@ -425,8 +436,9 @@ function setSort(tab, key) {
     v.table.setSort(next?.key, next?.asc);
     v.show();
     loaded[tab] = tabKey(tab);
+    settle();
   } else {
-    loadTab(tab, true);
+    loadTab(tab, true).then(settle);
   }
 }
 
@@ -506,11 +518,12 @@ function copyRow(row) {
     () => status('the browser did not allow copying', true));
 }
 
-function showEvents(row, path, what) {
+async function showEvents(row, path, what) {
   state.events = { name: row.key, path: path && path.length ? path : null, what };
-  switchTab('events');
-  loaded.events = null;
-  loadTab('events', true);
+  setActiveTab('events');
+  H.replace(state);
+  await loadTab('events', true);
+  settle();
 }
 
 function foldPctStep(up) {
@@ -584,6 +597,14 @@ function findRegex() {
 }
 
 async function find(backward = false) {
+  try {
+    await findNext(backward);
+  } finally {
+    settle();
+  }
+}
+
+async function findNext(backward) {
   const pattern = $('find').value.trim();
   if (!pattern) return status('type a pattern in Find first', true);
   const tab = state.tab;
@@ -714,9 +735,10 @@ function applyPreset(name) {
   });
 }
 
-// Diff: this view (test) minus trace @base with the same filter; the diff
-// window gets its own patterns, with PID/TID ignored so that the process
-// and thread nodes of the two traces cancel.
+// Diff: this view (test) minus trace @base with the same filter (Fold%
+// cleared, and no time window on the base); the diff gets its own
+// patterns, with PID/TID ignored so that the process and thread nodes of
+// the two traces cancel, and no Fold%.
 function diffWith(base) {
   const testParams = { ...state.params, fold_pct: '' };
   const s = H.clone(state);
@@ -728,7 +750,7 @@ function diffWith(base) {
   };
   s.steps = [];
   s.params = { ...H.emptyParams(), group: INFO.ignore_pid_tid + state.params.group,
-    fold: state.params.fold, fold_pct: state.params.fold_pct };
+    fold: state.params.fold };
   s.focus = null;
   return go(s);
 }

@@ -209,6 +209,7 @@ export class VTable {
       return;
     }
     const inf = this.info(i);
+    cell.parentElement.dataset.depth = inf.depth;
     cell.textContent = '';
     cell.style.paddingLeft = `${4 + inf.depth * 14}px`;
     const tw = document.createElement('span');

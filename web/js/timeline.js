@@ -30,13 +30,16 @@ export class Timeline {
     const n = t.all.length;
     const xs = new Float64Array(n + 1);
     const all = new Array(n + 1), kept = new Array(n + 1);
+    // CPU time is shown as busy CPUs (ms of CPU per ms), other metrics per bucket
+    const scale = t.time_metric && t.bucket_ms > 0 ? 1 / t.bucket_ms : 1;
     for (let i = 0; i <= n; i++) {
       xs[i] = t.start_ms + i * t.bucket_ms;
-      all[i] = t.all[Math.min(i, n - 1)];
-      kept[i] = t.filtered[Math.min(i, n - 1)];
+      all[i] = t.all[Math.min(i, n - 1)] * scale;
+      kept[i] = t.filtered[Math.min(i, n - 1)] * scale;
     }
     const unit = t.unit ? ` ${t.unit}` : '';
-    const label = t.time_metric ? `CPU ms per ${fmt.ms(t.bucket_ms)} ms` : `metric${unit} per ${fmt.ms(t.bucket_ms)} ms`;
+    const label = t.time_metric ? 'busy CPUs (all samples in grey, the filtered ones in blue)'
+      : `metric${unit} per ${fmt.ms(t.bucket_ms)} ms (all in grey, filtered in blue)`;
     this.el.title = `${label}; drag to set Start and End`;
     const data = [xs, all, kept];
     if (!this.plot) {

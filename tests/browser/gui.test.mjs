@@ -1,0 +1,521 @@
+// gui.test.mjs - the web GUI in a real browser: playwright-core drives
+// Debian's chromium (headless, no network, a fresh profile) against
+// `heapscope view`. It opens traces, sets every text box, switches every
+// tab, drills in, diffs two traces, sets ranges on the timeline and in a
+// When cell, scrolls 100k rows, and checks the rows and numbers shown
+// against `heapscope report --format json` for the same parameters.
+// Screenshots of each view go to $HS_BUILD/browser-artifacts/.
+//
+// Environment: HS_BIN, HS_SRC, HS_BUILD (set by meson), HS_CHROMIUM
+// (default /usr/bin/chromium). Output is TAP. Bounded: every wait has a
+// timeout and the whole run stops after HS_BROWSER_TIMEOUT seconds.
+
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+const BIN = process.env.HS_BIN;
+const SRC = process.env.HS_SRC;
+const BUILD = process.env.HS_BUILD;
+const CHROMIUM = process.env.HS_CHROMIUM || '/usr/bin/chromium';
+const LIMIT_S = Number(process.env.HS_BROWSER_TIMEOUT || 240);
+const WAIT = 30000;
+const ART = path.join(BUILD, 'browser-artifacts');
+const PERF = path.join(SRC, 'tests/data/perf');
+const TRACES = [path.join(PERF, 'workload.data.txt'), path.join(PERF, 'workload-cpu.data.txt')];
+const BIG_NAMES = 100000;
+
+let server = null, context = null, page = null, tmp = null, n = 0;
+
+function cleanup() {
+  if (server) server.kill('SIGKILL');
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+}
+
+const deadline = setTimeout(async () => {
+  console.log(`not ok ${++n} - the run took more than ${LIMIT_S} s`);
+  if (page) await page.screenshot({ path: path.join(ART, 'timeout.png') }).catch(() => {});
+  cleanup();
+  process.exit(1);
+}, LIMIT_S * 1000);
+
+function ok(cond, what, detail) {
+  n++;
+  if (cond) {
+    console.log(`ok ${n} - ${what}`);
+    return;
+  }
+  console.log(`not ok ${n} - ${what}`);
+  if (detail !== undefined) console.log('# ' + JSON.stringify(detail).slice(0, 2000));
+  throw new Error(`failed: ${what}`);
+}
+
+// The numbers as the GUI prints them (web/js/format.js).
+const nf1 = new Intl.NumberFormat('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+const nf0 = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+const num = (v) => (v === 0 ? '0' : nf1.format(v));
+const count = (v) => (Number.isInteger(v) ? nf0.format(v) : nf1.format(v));
+
+// `heapscope report FILE ARGS --format json`, parsed.
+function report(file, args = []) {
+  return JSON.parse(execFileSync(BIN, ['report', file, ...args, '--format', 'json'],
+    { encoding: 'utf8', maxBuffer: 1 << 28 }));
+}
+
+// The report options of the GUI's text boxes.
+function cliArgs(p) {
+  const a = [];
+  const add = (opt, v) => { if (v !== '' && v !== undefined) a.push(opt, v); };
+  add('--start', p.start);
+  add('--end', p.end);
+  add('--group', p.group);
+  add('--fold-pct', p.fold_pct);
+  add('--fold', p.fold);
+  add('--inc', p.inc);
+  add('--exc', p.exc);
+  return a;
+}
+
+async function boxes() {
+  return page.evaluate(() => ({
+    start: document.getElementById('start').value,
+    end: document.getElementById('end').value,
+    group: document.getElementById('group').value,
+    fold_pct: document.getElementById('foldpct').value,
+    fold: document.getElementById('fold').value,
+    inc: document.getElementById('inc').value,
+    exc: document.getElementById('exc').value,
+  }));
+}
+
+// Do @action and wait until the page has finished loading what it causes.
+async function settled(action) {
+  const before = await page.evaluate(() => Number(document.body.dataset.settled || 0));
+  await action();
+  await page.waitForFunction((b) => Number(document.body.dataset.settled || 0) > b &&
+    !document.body.classList.contains('busy'), before, { timeout: WAIT });
+}
+
+async function shot(name) {
+  await page.screenshot({ path: path.join(ART, `${name}.png`) });
+}
+
+async function statusText() {
+  return page.textContent('#status');
+}
+
+async function noError(what) {
+  const e = await page.evaluate(() => document.getElementById('status').dataset.error);
+  ok(!e, `${what}: no error shown`, await statusText());
+}
+
+// The rows a table shows: key, depth and cell texts.
+async function shownRows(view) {
+  return page.$$eval(`#view-${view} .row:not([hidden]):not(.pending)`, (rows) => rows.map((r) => ({
+    key: r.dataset.key, depth: Number(r.dataset.depth || 0), index: Number(r.dataset.index),
+    cells: [...r.children].map((c) => c.textContent),
+  })));
+}
+
+// Column order: name exc% exc excct inc% inc incct fold when first last.
+function sameRow(shown, row) {
+  return shown.cells[0].endsWith(row.name) && shown.cells[2] === num(row.exc) &&
+    shown.cells[3] === count(row.exc_count) && shown.cells[5] === num(row.inc) &&
+    shown.cells[6] === count(row.inc_count) && shown.cells[8] === row.when;
+}
+
+// ByName as shown equals the report's rows for the same text boxes.
+async function checkByName(file, what, extra = []) {
+  const p = await boxes();
+  const j = report(file, [...cliArgs(p), ...extra]);
+  const rows = await shownRows('byname');
+  ok(rows.length > 0 && rows.length <= j.rows.length, `${what}: ByName shows rows`,
+    { shown: rows.length, report: j.rows.length });
+  const bad = rows.filter((r) => !sameRow(r, j.rows[r.index]));
+  ok(!bad.length, `${what}: ByName rows and numbers equal the report's`,
+    { bad: bad.slice(0, 3), want: bad.slice(0, 3).map((r) => j.rows[r.index]) });
+  const shownMetric = await page.getAttribute('#summary', 'data-metric');
+  ok(Number(shownMetric) === j.summary.metric, `${what}: the summary's metric is the report's`,
+    { shown: shownMetric, report: j.summary.metric });
+  return j;
+}
+
+// The CallTree rows shown equal the report's nodes at the same paths.
+async function checkCallTree(file, what) {
+  const p = await boxes();
+  const j = report(file, [...cliArgs(p), '--view', 'calltree']);
+  const rows = await shownRows('calltree');
+  const stack = [];
+  const bad = [];
+  for (const r of rows) {
+    stack.length = r.depth;
+    const parent = r.depth ? stack[r.depth - 1] : null;
+    const node = parent ? parent.children.find((c) => c.key === r.key) : j.tree;
+    if (!node || !sameRow(r, node)) bad.push({ shown: r, node: node && { ...node, children: undefined } });
+    stack.push(node || { children: [] });
+  }
+  ok(rows.length > 1 && !bad.length, `${what}: CallTree rows equal the report's tree`,
+    bad.slice(0, 3));
+}
+
+async function setBox(id, value) {
+  await page.fill(`#${id}`, value);
+  await settled(() => page.press(`#${id}`, 'Enter'));
+}
+
+async function rightClickRow(view, key) {
+  const sel = `#view-${view} .row[data-key="${key}"]`;
+  await page.waitForSelector(sel, { timeout: WAIT });
+  await page.click(sel, { button: 'right' });
+  await page.waitForSelector('#menu:not([hidden])', { timeout: WAIT });
+}
+
+async function menu(action) {
+  await settled(() => page.click(`#menu button[data-action="${action}"]`));
+}
+
+async function tab(name) {
+  await settled(() => page.click(`#tabs [data-tab="${name}"]`));
+  await page.waitForSelector(`#view-${name}.active`, { timeout: WAIT });
+}
+
+async function startServer(files) {
+  server = spawn(BIN, ['view', ...files, '--no-browser', '--bind', '127.0.0.1', '--port', '0'],
+    { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const t = setTimeout(() => reject(new Error('heapscope view printed no URL')), WAIT);
+    server.stdout.on('data', (d) => {
+      out += d;
+      const m = /(http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(t);
+        resolve(m[1]);
+      }
+    });
+    server.on('exit', (code) => reject(new Error(`heapscope view exited (${code})`)));
+  });
+}
+
+async function main() {
+  mkdirSync(ART, { recursive: true });
+  tmp = mkdtempSync(path.join(tmpdir(), 'hs-browser-'));
+  const big = path.join(tmp, 'big.folded');
+  const lines = [];
+  for (let i = 0; i < BIG_NAMES; i++) lines.push(`main;f${String(i).padStart(6, '0')} ${1 + (i % 7)}`);
+  writeFileSync(big, lines.join('\n') + '\n');
+  const url = await startServer([...TRACES, big]);
+  ok(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{32}$/.test(url), 'heapscope view prints its URL');
+
+  const { chromium } = await import(path.join(SRC, 'node_modules/playwright-core/index.mjs'));
+  context = await chromium.launchPersistentContext(path.join(tmp, 'profile'), {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1400, height: 900 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  page = context.pages()[0] || await context.newPage();
+  page.setDefaultTimeout(WAIT);
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  // 4xx answers (a bad pattern) and 501 (Goto Source) are expected; the
+  // GUI shows them itself
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !/^Failed to load resource: .* status of (4\d\d|501)/.test(m.text()))
+      errors.push(m.text());
+  });
+
+
+  // ---- open a trace ----
+  await page.goto(url);
+  await page.waitForSelector('body[data-ready="1"]');
+  ok(!(await page.url()).includes('token='), 'the token leaves the address bar (a cookie keeps it)');
+  const file = TRACES[0];
+  await checkByName(file, 'first view (Fold% 1)');
+  await shot('byname');
+
+  // ---- every text box ----
+  await setBox('foldpct', '');
+  await checkByName(file, 'Fold% cleared');
+  await setBox('group', '{%}!->module $1');
+  await checkByName(file, 'GroupPats');
+  await setBox('group', '');
+  await setBox('fold', 'cold');
+  await checkByName(file, 'FoldPats');
+  await setBox('inc', 'hotloop!main');
+  await setBox('exc', '11214');
+  await checkByName(file, 'IncPats and ExcPats');
+  await setBox('start', '20');
+  await setBox('end', '100.5');
+  await checkByName(file, 'Start and End');
+  await setBox('foldpct', '30');
+  await checkByName(file, 'Fold% 30');
+  await noError('after every text box');
+
+  // a bad pattern: a message, no crash; the next good one works
+  await setBox('inc', '@(');
+  ok((await statusText()).includes('IncPats'), 'a bad IncPats is reported', await statusText());
+  await setBox('inc', '');
+
+  // ---- Back and Forward through the parameter sets ----
+  await settled(() => page.click('#back'));
+  ok((await boxes()).inc === '@(', 'Back restores the previous text boxes', await boxes());
+  await settled(() => page.click('#back'));
+  ok((await boxes()).fold_pct === '30', 'Back again', await boxes());
+  await settled(() => page.click('#forward'));
+  await settled(() => page.click('#forward'));
+  ok((await boxes()).inc === '' && (await boxes()).fold_pct === '30', 'Forward', await boxes());
+  await checkByName(file, 'after Back and Forward');
+
+  // ---- presets, F7 / Shift-F7 ----
+  for (const id of ['start', 'end', 'fold', 'exc']) await setBox(id, '');
+  await settled(() => page.selectOption('#presets', 'group modules'));
+  ok((await boxes()).group.startsWith('[group modules]'), 'a preset fills GroupPats');
+  await checkByName(file, 'preset group modules');
+  await setBox('group', '');
+  await setBox('foldpct', '1');
+  await page.click('#view-byname .vtable');
+  await settled(() => page.keyboard.press('F7'));
+  ok((await boxes()).fold_pct === '1.6', 'F7 raises Fold% 1.6 times', await boxes());
+  await settled(() => page.keyboard.press('Shift+F7'));
+  ok((await boxes()).fold_pct === '1', 'Shift-F7 lowers it', await boxes());
+
+  // ---- context menu: Fold Item, Exclude Item, Include Item ----
+  await rightClickRow('byname', 'hotloop!cold_function');
+  await menu('fold');
+  ok((await boxes()).fold === 'hotloop!cold_function', 'Fold Item adds the name to FoldPats');
+  await checkByName(file, 'Fold Item');
+  await setBox('fold', '');
+  await rightClickRow('byname', 'Process hotloop (11214)');
+  await menu('exclude');
+  ok((await boxes()).exc === 'Process hotloop (11214)', 'Exclude Item adds it to ExcPats');
+  await checkByName(file, 'Exclude Item');
+  await setBox('exc', '');
+  await rightClickRow('byname', 'libc.so.6!__libc_start_call_main');
+  await menu('group-module');
+  ok((await boxes()).group === 'libc.so.6!->libc.so.6', 'Group Module', await boxes());
+  await checkByName(file, 'Group Module');
+  await setBox('group', '');
+
+  // ---- Find and Ctrl-F ----
+  await page.click('#view-byname .vtable');
+  await page.keyboard.press('Control+f');
+  ok(await page.evaluate(() => document.activeElement.id === 'find'), 'Ctrl-F goes to Find');
+  await page.fill('#find', 'COLD');
+  await settled(() => page.press('#find', 'Enter'));
+  const found = await page.$eval('#view-byname .row.sel', (r) => r.dataset.key);
+  ok(found === 'hotloop!cold_function', 'Find selects the matching row', found);
+
+  // ---- every tab ----
+  await tab('calltree');
+  await checkCallTree(file, 'CallTree');
+  // open the first process and check the rows again
+  await settled(() => page.click('#view-calltree .row[data-key^="Process"] .twist'));
+  await checkCallTree(file, 'CallTree after opening a node');
+  await shot('calltree');
+  const rowsBefore = (await shownRows('calltree')).length;
+  await page.click('#view-calltree .row[data-key="ROOT"]');
+  await settled(() => page.click('#expandall'));
+  const rowsAfter = (await shownRows('calltree')).length;
+  ok(rowsAfter > rowsBefore, 'Expand All opens the tree', { rowsBefore, rowsAfter });
+  await checkCallTree(file, 'CallTree expanded');
+  // a click on a twisty closes, Space opens again
+  await settled(() => page.click('#view-calltree .row[data-key="ROOT"] .twist'));
+  ok((await shownRows('calltree')).length === 1, 'closing ROOT leaves one row');
+  await settled(() => page.keyboard.press(' '));
+  ok((await shownRows('calltree')).length > 1, 'Space opens it again');
+
+  // double-click: Caller-Callee of that name
+  await tab('byname');
+  await settled(() => page.dblclick('#view-byname .row[data-key="hotloop!hot_function"] .c-exc'));
+  await page.waitForSelector('#view-caller-callee.active');
+  const cc = report(file, [...cliArgs(await boxes()), '--view', 'caller-callee', '--focus', 'hotloop!hot_function']);
+  const ccRows = await page.$$eval('#view-caller-callee .vtable', (ts) => ts.map((t) =>
+    [...t.querySelectorAll('.row:not([hidden]):not(.pending)')].map((r) => ({ key: r.dataset.key,
+      cells: [...r.children].map((c) => c.textContent) }))));
+  ok(ccRows[1].length === 1 && sameRow(ccRows[1][0], cc.focus_row) &&
+     ccRows[0].length === cc.callers.length && ccRows[0].every((r, i) => sameRow(r, cc.callers[i])) &&
+     ccRows[2].length === cc.callees.length,
+     'double-click shows Caller-Callee, equal to the report', { ccRows, cc });
+  await shot('caller-callee');
+
+  for (const t of ['callers', 'callees']) {
+    await tab(t);
+    const j = report(file, [...cliArgs(await boxes()), '--view', t, '--focus', 'hotloop!hot_function']);
+    const rows = await shownRows(t);
+    ok(rows.length >= 1 && sameRow(rows[0], j.tree), `${t} of the focus, equal to the report`,
+      { rows, tree: j.tree });
+    await shot(t);
+  }
+
+  await tab('flame');
+  await page.waitForFunction(() => document.querySelector('#view-flame canvas').width > 100);
+  await shot('flame');
+  // hover shows the numbers, click zooms in
+  const cv = await page.$eval('#view-flame canvas', (el) => {
+    const r = el.getBoundingClientRect();
+    return { x: r.x, bottom: r.bottom };
+  });
+  await page.mouse.move(cv.x + 40, cv.bottom - 9);
+  await page.waitForSelector('#tip:not([hidden])');
+  ok((await page.textContent('#tip')).startsWith('ROOT'), 'hovering the bottom bar shows ROOT',
+    await page.textContent('#tip'));
+  await page.mouse.move(cv.x + 40, cv.bottom - 9 - 18);
+  await settled(() => page.mouse.click(cv.x + 40, cv.bottom - 9 - 18));
+  ok((await page.textContent('#view-flame .flame-bar')).includes('zoomed to'), 'a click zooms in');
+  await settled(() => page.click('#view-flame .flame-bar button'));
+
+  await tab('stats');
+  ok((await page.textContent('#view-stats')).includes('Samples'), 'Stats shows the source');
+  await shot('stats');
+  await tab('notes');
+  await page.fill('#notes', 'hot_function is the one');
+  await shot('notes');
+
+  // ---- Events of a row ----
+  await tab('byname');
+  await rightClickRow('byname', 'hotloop!hot_function');
+  await menu('events');
+  const ev = await page.textContent('#view-events h3');
+  const hot = report(file, cliArgs(await boxes())).rows.find((r) => r.key === 'hotloop!hot_function');
+  ok(ev.includes(`${count(hot.inc_count)} samples`), 'Show Events lists the samples', { ev, hot });
+  await shot('events');
+
+  // ---- Goto Source, Set Time Range from a When selection (Alt-R) ----
+  await tab('byname');
+  await page.click('#view-byname .row[data-key="hotloop!hot_function"] .c-name');
+  await page.keyboard.press('Alt+d');
+  await page.waitForFunction(() => document.getElementById('status').textContent.includes('Goto Source'));
+  const sum = await page.evaluate(async () => (await (await fetch('/api/rows', { method: 'POST',
+    body: JSON.stringify({ count: 1 }) })).json()).summary);
+  await page.evaluate(() => {
+    const cell = document.querySelector('#view-byname .row[data-key="hotloop!hot_function"] .c-when');
+    const r = document.createRange();
+    r.setStart(cell.firstChild, 8);
+    r.setEnd(cell.firstChild, 16);
+    getSelection().removeAllRanges();
+    getSelection().addRange(r);
+  });
+  await page.waitForFunction(() => document.getElementById('status').textContent.startsWith('TimeRange'));
+  await settled(() => page.keyboard.press('Alt+r'));
+  const b = await boxes();
+  const want = (v) => String(Math.round(v * 1e6) / 1e6);
+  ok(b.start === want(sum.start_ms + 8 * sum.bucket_ms) && b.end === want(sum.start_ms + 16 * sum.bucket_ms),
+    'Alt-R sets Start and End from the selected When characters', { b, sum });
+  await checkByName(file, 'the When range');
+
+  // ---- the timeline: a drag sets Start and End ----
+  await setBox('start', '');
+  await setBox('end', '');
+  const over = await page.$eval('#timeline .u-over', (el) => {
+    const r = el.getBoundingClientRect();
+    return { x: r.x, y: r.y, w: r.width, h: r.height };
+  });
+  await page.mouse.move(over.x + over.w * 0.2, over.y + over.h / 2);
+  await page.mouse.down();
+  await page.mouse.move(over.x + over.w * 0.6, over.y + over.h / 2, { steps: 8 });
+  await settled(() => page.mouse.up());
+  const tb = await boxes();
+  ok(Number(tb.start) > 0 && Number(tb.end) > Number(tb.start), 'a drag on the timeline sets Start and End', tb);
+  await checkByName(file, 'the timeline range');
+  await shot('timeline-range');
+  await setBox('start', '');
+  await setBox('end', '');
+
+  // ---- Drill Into (here and in a new window) ----
+  await rightClickRow('byname', 'Process hotloop (11215)');
+  await menu('drill-inc');
+  ok((await page.textContent('#origin')).includes('drill'), 'Drill Into says where the view comes from');
+  await checkByName(file, 'Drill Into', ['--drill', 'Process hotloop (11215)']);
+  await tab('calltree');
+  await shot('drill-calltree');
+  await settled(() => page.click('#back'));
+  await tab('byname');
+  await rightClickRow('byname', 'hotloop!cold_function');
+  const [popup] = await Promise.all([context.waitForEvent('page'),
+    page.click('#menu button[data-action="drill-new"]')]);
+  await popup.waitForSelector('body[data-ready="1"]');
+  const popMetric = await popup.getAttribute('#summary', 'data-metric');
+  const drilled = report(file, [...cliArgs(await boxes()), '--drill', 'hotloop!cold_function']);
+  ok(Number(popMetric) === drilled.summary.metric, 'Drill Into in a new window', { popMetric });
+  await popup.close();
+
+  // ---- Diff: this trace minus the second ----
+  await settled(() => page.selectOption('#diff', '1'));
+  ok((await page.textContent('#origin')).startsWith('diff:'), 'the diff view says so');
+  const t0 = report(TRACES[0]).rows, t1 = report(TRACES[1]).rows;
+  const rowsD = await shownRows('byname');
+  for (const name of ['hotloop!hot_function', 'hotloop!cold_function']) {
+    const a = t0.find((r) => r.key === name), c = t1.find((r) => r.key === name);
+    const r = rowsD.find((x) => x.key === name);
+    ok(r && r.cells[2] === num(a.exc - c.exc) && r.cells[5] === num(a.inc - c.inc),
+      `the diff of ${name} is test minus base`, { r, a: a.exc, c: c.exc });
+  }
+  const m0 = report(TRACES[0]).summary.metric, m1 = report(TRACES[1]).summary.metric;
+  ok(Math.abs(Number(await page.getAttribute('#summary', 'data-metric')) - (m0 - m1)) < 1e-9,
+    'the diff total is the difference of the totals');
+  await shot('diff-byname');
+  await tab('flame');
+  await page.waitForFunction(() => document.querySelector('#view-flame canvas').width > 100);
+  const reds = await page.$eval('#view-flame canvas', (c) => {
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let red = 0;
+    for (let i = 0; i < d.length; i += 4) if (d[i] > 180 && d[i + 1] < 120 && d[i + 2] < 120) red++;
+    return red;
+  });
+  ok(reds > 100, 'the diff flame graph shows growth in red', reds);
+  await shot('diff-flame');
+
+  // ---- 100k rows: a big trace, virtual rows ----
+  await settled(() => page.selectOption('#trace', '2'));
+  await setBox('foldpct', '');
+  const total = await page.$eval('#view-byname .vtable .spacer', (s) => s.offsetHeight / 20);
+  ok(total === BIG_NAMES + 2, 'ByName has a row per name', total);
+  await page.$eval('#view-byname .scroll', (s) => { s.scrollTop = s.scrollHeight; });
+  await page.waitForSelector(`#view-byname .row[data-index="${BIG_NAMES + 1}"]:not(.pending)`);
+  const domRows = await page.$$eval('#view-byname .row', (r) => r.length);
+  ok(domRows < 200, 'only the rows on screen are in the page', domRows);
+  await checkByName(big, '100k names, scrolled to the end');
+  await tab('calltree');
+  await page.click('#view-calltree .row[data-key="ROOT"]');
+  await settled(() => page.click('#expandall'));
+  const treeRows = await page.$eval('#view-calltree .vtable .spacer', (s) => s.offsetHeight / 20);
+  ok(treeRows === BIG_NAMES + 2, 'Expand All shows 100k rows', treeRows);
+  const perStep = await page.$eval('#view-calltree .scroll', async (s) => {
+    const t0 = performance.now();
+    for (let i = 0; i < 60; i++) {
+      s.scrollTop += s.scrollHeight / 61;
+      await new Promise((r) => requestAnimationFrame(r));
+    }
+    return (performance.now() - t0) / 60;
+  });
+  console.log(`# scrolling 100k tree rows: ${perStep.toFixed(1)} ms per frame`);
+  ok(perStep < 100, '100k rows scroll smoothly', perStep);
+  await shot('big-calltree');
+
+  // ---- the notes were kept ----
+  await settled(() => page.selectOption('#trace', '0'));
+  ok((await page.inputValue('#notes')) === 'hot_function is the one', 'notes are kept per trace');
+
+  ok(!errors.length, 'no JavaScript errors', errors);
+}
+
+try {
+  await main();
+  console.log(`1..${n}`);
+  clearTimeout(deadline);
+  await context?.close();
+  server.kill('SIGTERM');
+  await new Promise((r) => server.once('exit', r));
+  server = null;
+  cleanup();
+} catch (e) {
+  console.log(`# ${e.stack}`);
+  if (page) await page.screenshot({ path: path.join(ART, 'failure.png') }).catch(() => {});
+  console.log(`1..${n}`);
+  await context?.close().catch(() => {});
+  cleanup();
+  process.exit(1);
+}

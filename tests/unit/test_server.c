@@ -1,0 +1,687 @@
+/*
+ * test_server - the HTTP API without sockets: the token, assets and 404s,
+ * bad requests, query parsing and canonical keys, report-style arguments,
+ * and the answers of the routes on a small source (numbers by hand).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <cmocka.h>
+#include <jansson.h>
+#include "analysis/query.h"
+#include "common/alloc.h"
+#include "server/app.h"
+#include "server/assets.h"
+#include "server/cache.h"
+#include "server/params.h"
+#include "views_helpers.h"
+
+#define TOKEN "0123456789abcdef0123456789abcdef"
+
+/* Query arguments as "k1", "v1", "k2", "v2", ..., NULL. */
+static const char *args_get(void *ctx, const char *key)
+{
+	const char *const *a = ctx;
+
+	for (; a && *a; a += 2)
+		if (!strcmp(a[0], key))
+			return a[1];
+	return NULL;
+}
+
+struct answer {
+	unsigned status;
+	int set_cookie;
+	const char *type;
+	json_t *json;		/* the body parsed, when it is JSON */
+	char *text;		/* the body (owned) */
+};
+
+static void ask(struct hs_app *app, const char *method, const char *path,
+		const char *const *args, const char *cookie, const char *body,
+		struct answer *out)
+{
+	struct hs_request req = {
+		.method = method, .path = path, .arg = args_get, .ctx = (void *)args,
+		.cookie_token = cookie, .body = body, .body_len = body ? strlen(body) : 0,
+	};
+	struct hs_response resp;
+
+	hs_app_handle(app, &req, &resp);
+	out->status = resp.status;
+	out->set_cookie = resp.set_cookie;
+	out->type = resp.type;
+	out->text = malloc(resp.len + 1);
+	memcpy(out->text, resp.data, resp.len);
+	out->text[resp.len] = '\0';
+	out->json = !strcmp(resp.type, "application/json") ? json_loads(out->text, 0, NULL)
+							    : NULL;
+	hs_response_release(&resp);
+}
+
+static void answer_release(struct answer *a)
+{
+	json_decref(a->json);
+	free(a->text);
+}
+
+/* POST @body to @path with the token cookie. */
+static void post(struct hs_app *app, const char *path, const char *body, struct answer *out)
+{
+	ask(app, "POST", path, NULL, TOKEN, body, out);
+}
+
+static void app_with_source(struct hs_app *app)
+{
+	struct hs_stack_source src;
+
+	assert_int_equal(hs_app_init(app, TOKEN), 0);
+	recursion_source(&src);
+	assert_int_equal(hs_app_add_trace(app, "rec.folded", "folded", &src), 0);
+}
+
+static double num_at(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	assert_non_null(v);
+	return json_number_value(v);
+}
+
+/* @v printed compactly is @text. */
+static void expect_json(const json_t *v, const char *text)
+{
+	char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+
+	assert_non_null(s);
+	assert_string_equal(s, text);
+	free(s);
+}
+
+static const char *error_of(const struct answer *a)
+{
+	return json_string_value(json_object_get(a->json, "error"));
+}
+
+/* Without the token nothing is served; the token argument asks for the cookie. */
+static void token_is_required(void **state)
+{
+	static const char *const good[] = { "token", TOKEN, NULL };
+	static const char *const bad[] = { "token", "0123456789abcdef0123456789abcdee", NULL };
+	struct hs_app app;
+	struct answer a;
+
+	(void)state;
+	app_with_source(&app);
+	ask(&app, "GET", "/", NULL, NULL, NULL, &a);
+	assert_int_equal(a.status, 403);
+	assert_non_null(error_of(&a));
+	answer_release(&a);
+	ask(&app, "GET", "/api/info", bad, NULL, NULL, &a);
+	assert_int_equal(a.status, 403);
+	answer_release(&a);
+	/* a right cookie does not excuse a wrong argument */
+	ask(&app, "GET", "/api/info", bad, TOKEN, NULL, &a);
+	assert_int_equal(a.status, 403);
+	answer_release(&a);
+	ask(&app, "GET", "/", NULL, "short", NULL, &a);
+	assert_int_equal(a.status, 403);
+	answer_release(&a);
+	ask(&app, "GET", "/", good, NULL, NULL, &a);
+	assert_int_equal(a.status, 200);
+	assert_true(a.set_cookie);
+	assert_string_equal(a.type, "text/html; charset=utf-8");
+	assert_non_null(strstr(a.text, "<title>heapscope</title>"));
+	answer_release(&a);
+	ask(&app, "GET", "/js/main.js", NULL, TOKEN, NULL, &a);
+	assert_int_equal(a.status, 200);
+	assert_false(a.set_cookie);
+	answer_release(&a);
+	assert_true(hs_app_token_ok(&app, TOKEN));
+	assert_false(hs_app_token_ok(&app, NULL));
+	assert_false(hs_app_token_ok(&app, TOKEN "0"));
+	hs_app_release(&app);
+	assert_int_equal(hs_app_init(&app, "not hex"), -EINVAL);
+	/* a random token is 32 hex digits */
+	assert_int_equal(hs_app_init(&app, NULL), 0);
+	assert_int_equal(strlen(app.token), 32);
+	assert_int_equal(strspn(app.token, "0123456789abcdef"), 32);
+	hs_app_release(&app);
+}
+
+/* Only embedded files are served; anything else is a 404 with a JSON body. */
+static void only_assets_are_served(void **state)
+{
+	static const char *const paths[] = {
+		"/../etc/passwd", "/etc/passwd", "//index.html", "/index.html/", "/js/",
+		"/js/../index.html", "/%2e%2e/x", "/api", "/api/", "/api/nope", "/vendor/",
+		"/index.htm", "",
+	};
+	struct hs_app app;
+	struct answer a;
+	size_t i;
+
+	(void)state;
+	app_with_source(&app);
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		ask(&app, "GET", paths[i], NULL, TOKEN, NULL, &a);
+		assert_int_equal(a.status, 404);
+		assert_non_null(error_of(&a));
+		answer_release(&a);
+	}
+	ask(&app, "DELETE", "/index.html", NULL, TOKEN, NULL, &a);
+	assert_int_equal(a.status, 405);
+	answer_release(&a);
+	ask(&app, "PUT", "/api/view", NULL, TOKEN, "{}", &a);
+	assert_int_equal(a.status, 405);
+	answer_release(&a);
+	/* every asset has a type and the uPlot files are in */
+	for (i = 0; hs_asset_get(i); i++)
+		assert_non_null(hs_asset_get(i)->type);
+	assert_non_null(hs_asset_find("/vendor/uPlot.esm.js"));
+	assert_non_null(hs_asset_find("/index.html"));
+	assert_null(hs_asset_find("/"));
+	hs_app_release(&app);
+}
+
+/* Malformed and oversized requests are 4xx with a message. */
+static void bad_requests(void **state)
+{
+	static const struct { const char *body; unsigned status; const char *msg; } cases[] = {
+		{ "", 400, "the body is not JSON" },
+		{ "{", 400, "the body is not JSON" },
+		{ "[1]", 400, "must be a JSON object" },
+		{ "{\"a\":1,\"a\":2}", 400, "the body is not JSON" },
+		{ "{\"view\":\"nope\"}", 400, "unknown view 'nope'" },
+		{ "{\"view\":\"callers\"}", 400, "needs a focus" },
+		{ "{\"trace\":7}", 400, "no trace 7 (1 loaded)" },
+		{ "{\"trace\":\"0\"}", 400, "trace must be a whole number" },
+		{ "{\"params\":{\"groop\":\"x\"}}", 400, "unknown key 'groop' in params" },
+		{ "{\"params\":{\"start\":\"ten\"}}", 400, "start expects a number" },
+		{ "{\"params\":{\"start\":5,\"end\":1}}", 400, "end is before start" },
+		{ "{\"params\":{\"fold_pct\":-1}}", 400, "fold_pct must not be negative" },
+		{ "{\"params\":{\"inc\":\"@(\"}}", 400, "IncPats" },
+		{ "{\"params\":{\"inc\":7}}", 400, "inc expects a string" },
+		{ "{\"steps\":[{\"kind\":\"x\"}]}", 400, "kind must be" },
+		{ "{\"steps\":[{\"kind\":\"drill\"}]}", 400, "needs a name or a path" },
+		{ "{\"steps\":[{\"kind\":\"drill\",\"name\":\"Z\"}]}", 404, "no frame named 'Z'" },
+		{ "{\"steps\":[{\"kind\":\"drill\",\"path\":[\"A\",\"Z\"]}]}", 404,
+		  "no call-tree node 'Z' at depth 2" },
+		{ "{\"steps\":[{\"kind\":\"flatten\",\"name\":\"A\"}]}", 400, "takes no name" },
+		{ "{\"steps\":{}}", 400, "steps must be an array" },
+		{ "{\"diff\":{\"test\":{}}}", 400, "needs a test and a base" },
+		{ "{\"diff\":{\"test\":{},\"base\":{\"trace\":3}}}", 400, "no trace 3" },
+		{ "{\"diff\":{\"test\":{},\"base\":{},\"x\":1}}", 400, "unknown key 'x' in diff" },
+		{ "{\"trace\":0,\"diff\":{}}", 400, "not both" },
+		{ "{\"view\":\"callers\",\"focus\":\"Q\"}", 404, "no frame named 'Q'" },
+		{ "{\"limit\":-1}", 400, "limit must be a whole number" },
+	};
+	struct hs_app app;
+	struct answer a;
+	char *big;
+	size_t i;
+
+	(void)state;
+	app_with_source(&app);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		post(&app, "/api/view", cases[i].body, &a);
+		if (a.status != cases[i].status || !error_of(&a) ||
+		    !strstr(error_of(&a), cases[i].msg))
+			fail_msg("%s: %u %s", cases[i].body, a.status, a.text);
+		answer_release(&a);
+	}
+	/* a diff nested too deep */
+	post(&app, "/api/view", "{\"diff\":{\"test\":{\"diff\":{\"test\":{\"diff\":{\"test\":"
+	     "{\"diff\":{\"test\":{\"diff\":{\"test\":{},\"base\":{}}},\"base\":{}}},"
+	     "\"base\":{}}},\"base\":{}}},\"base\":{}}}", &a);
+	assert_int_equal(a.status, 400);
+	assert_non_null(strstr(error_of(&a), "nest at most"));
+	answer_release(&a);
+	/* a text box over the limit */
+	big = malloc(HS_API_MAX_TEXT + 40);
+	memset(big, 'x', HS_API_MAX_TEXT + 39);
+	memcpy(big, "{\"params\":{\"inc\":\"", 18);
+	strcpy(big + HS_API_MAX_TEXT + 20, "\"}}");
+	post(&app, "/api/view", big, &a);
+	assert_int_equal(a.status, 400);
+	assert_non_null(strstr(error_of(&a), "longer than"));
+	answer_release(&a);
+	free(big);
+	/* a body over the limit (http.c sets the flag) */
+	{
+		struct hs_request req = { .method = "POST", .path = "/api/view",
+					  .cookie_token = TOKEN, .body_too_large = 1 };
+		struct hs_response resp;
+
+		hs_app_handle(&app, &req, &resp);
+		assert_int_equal(resp.status, 413);
+		hs_response_release(&resp);
+	}
+	/* the app still answers */
+	post(&app, "/api/view", "{}", &a);
+	assert_int_equal(a.status, 200);
+	answer_release(&a);
+	hs_app_release(&app);
+}
+
+/* Equal queries have equal keys, whatever the way they were written. */
+static void canonical_keys(void **state)
+{
+	struct hs_api_query a, b;
+	json_t *qa, *qb;
+
+	(void)state;
+	qa = json_loads("{\"params\":{\"start\":\"10\",\"inc\":null,\"group\":\"\"}}", 0, NULL);
+	qb = json_loads("{\"trace\":0,\"steps\":[],\"params\":{\"start\":10.0,\"end\":\"\"}}", 0,
+			NULL);
+	assert_int_equal(hs_api_query_parse(qa, 1, 0, &a, NULL), 0);
+	assert_int_equal(hs_api_query_parse(qb, 1, 0, &b, NULL), 0);
+	assert_string_equal(a.tree_key, b.tree_key);
+	assert_true(a.params.vp.filter.start_ms == 10);
+	assert_true(isnan(a.params.vp.filter.end_ms));
+	assert_null(a.params.vp.filter.inc);
+	hs_api_query_release(&a);
+	hs_api_query_release(&b);
+	json_decref(qa);
+	json_decref(qb);
+
+	/* a drill step: keys[0] is the trace, keys[1] with the step */
+	qa = json_loads("{\"steps\":[{\"kind\":\"drill\",\"name\":\"B\",\"params\":{\"fold_pct\":1}}],"
+			"\"view\":\"calltree\",\"limit\":3,\"depth\":2}", 0, NULL);
+	assert_int_equal(hs_api_query_parse(qa, 1, 0, &a, NULL), 0);
+	assert_int_equal(a.src.nr_steps, 1);
+	assert_string_equal(a.src.keys[0], "{\"steps\":[],\"trace\":0}");
+	assert_non_null(strstr(a.src.keys[1], "\"name\":\"B\""));
+	assert_non_null(strstr(a.src.keys[1], "\"what\":\"inc\""));
+	assert_int_equal(a.src.steps[0].kind, HS_STEP_DRILL);
+	assert_true(a.src.steps[0].params.fold_pct == 1);
+	assert_int_equal(a.view.kind, HS_VIEW_CALLTREE);
+	assert_int_equal(a.view.limit, 3);
+	assert_int_equal(a.view.max_depth, 2);
+	hs_api_query_release(&a);
+	json_decref(qa);
+}
+
+/* The report-style arguments make the query `heapscope report` runs. */
+static void report_arguments(void **state)
+{
+	static const char *const drill[] = {
+		"view", "calltree", "drill", "B:exc", "inc", "A", "flatten", "1", "fold_pct", "5",
+		NULL,
+	};
+	static const char *const preset[] = { "preset", "group-modules", "fold", "X", NULL };
+	static const char *const bad[] = { "start", "soon", NULL };
+	static const char *const both[] = { "q", "{}", "view", "byname", NULL };
+	struct hs_source_defaults d = { .group = "G", .fold_pct = "2", .end = "30" };
+	const struct hs_source_defaults *dp = &d;
+	struct hs_diag diag = HS_DIAG_INIT(NULL);
+	json_t *q, *steps;
+	char *s;
+
+	(void)state;
+	q = hs_api_query_from_args(args_get, (void *)drill, &dp, 1, &diag);
+	assert_non_null(q);
+	steps = json_object_get(q, "steps");
+	assert_int_equal(json_array_size(steps), 2);
+	s = json_dumps(q, JSON_SORT_KEYS | JSON_COMPACT);
+	/* drill with every option and the saved GroupPats and End */
+	assert_non_null(strstr(s, "{\"kind\":\"drill\",\"name\":\"B\",\"params\":{\"end\":30.0,"
+			       "\"exc\":\"\",\"fold\":\"\",\"fold_pct\":5.0,\"group\":\"G\","
+			       "\"inc\":\"A\",\"start\":null},\"what\":\"exc\"}"));
+	/* then flatten without IncPats, then the view without patterns */
+	assert_non_null(strstr(s, "{\"kind\":\"flatten\",\"params\":{\"end\":30.0,\"exc\":\"\","
+			       "\"fold\":\"\",\"fold_pct\":5.0,\"group\":\"G\",\"inc\":\"\""));
+	assert_non_null(strstr(s, "\"params\":{\"end\":30.0,\"exc\":\"\",\"fold\":\"\","
+			       "\"fold_pct\":null,\"group\":\"\",\"inc\":\"\",\"start\":null}"));
+	free(s);
+	json_decref(q);
+
+	q = hs_api_query_from_args(args_get, (void *)preset, NULL, 1, &diag);
+	assert_non_null(q);
+	s = json_dumps(json_object_get(q, "params"), JSON_SORT_KEYS | JSON_COMPACT);
+	assert_string_equal(s, "{\"end\":null,\"exc\":\"\",\"fold\":\"X\",\"fold_pct\":null,"
+			    "\"group\":\"[group modules] {%}!->module $1\",\"inc\":\"\","
+			    "\"start\":null}");
+	free(s);
+	json_decref(q);
+
+	assert_null(hs_api_query_from_args(args_get, (void *)bad, NULL, 1, &diag));
+	assert_string_equal(diag.msg, "start expects a number, not 'soon'");
+	diag = (struct hs_diag)HS_DIAG_INIT(NULL);
+	assert_null(hs_api_query_from_args(args_get, (void *)both, NULL, 1, &diag));
+	assert_string_equal(diag.msg, "argument 'view' cannot go with q");
+}
+
+/* /api/view is byte for byte what the report code writes for the same query. */
+static void view_is_report_json(void **state)
+{
+	static const char *const args[] = { "view", "caller-callee", "focus", "B", NULL };
+	struct hs_query q = { .params = HS_VIEW_PARAMS_INIT,
+			      .view = { .kind = HS_VIEW_CALLER_CALLEE, .focus = "B" } };
+	struct hs_query_result r;
+	struct hs_app app;
+	struct answer a;
+	char *expect;
+	json_t *o;
+
+	(void)state;
+	app_with_source(&app);
+	assert_int_equal(hs_query_run(&app.traces[0].src, &q, &r, NULL), 0);
+	o = hs_view_json(&r.view);
+	expect = json_dumps(o, HS_VIEW_JSON_FLAGS);
+	json_decref(o);
+	hs_query_result_release(&r);
+	ask(&app, "GET", "/api/view", args, TOKEN, NULL, &a);
+	assert_int_equal(a.status, 200);
+	assert_int_equal(strlen(a.text), strlen(expect) + 1);
+	assert_memory_equal(a.text, expect, strlen(expect));
+	answer_release(&a);
+	/* again, from the cache, as a POST */
+	post(&app, "/api/view", "{\"view\":\"caller-callee\",\"focus\":\"B\"}", &a);
+	assert_memory_equal(a.text, expect, strlen(expect));
+	answer_release(&a);
+	assert_true(app.cache.hits >= 1);
+	free(expect);
+	hs_app_release(&app);
+}
+
+/* The ids of an answer's rows, as "0 1 2". */
+static void ids_of(json_t *rows, char *buf, size_t n)
+{
+	size_t i, len = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < json_array_size(rows); i++)
+		len += (size_t)snprintf(buf + len, n - len, "%s%lld", i ? " " : "",
+					(long long)json_integer_value(json_object_get(
+						json_array_get(rows, i), "id")));
+}
+
+/*
+ * The call tree of the recursion source, depth first:
+ * 0 ROOT, 1 A (15), 2 E (8), 3 B (7), 4 C (3), 5 B (1), 6 D (1).
+ */
+static void tree_rows(void **state)
+{
+	struct hs_app app;
+	struct answer a;
+	char ids[128];
+	json_t *rows;
+
+	(void)state;
+	app_with_source(&app);
+	/* the roots and one level; A has two children, so nothing opens further */
+	post(&app, "/api/tree", "{\"view\":\"calltree\"}", &a);
+	assert_int_equal(a.status, 200);
+	rows = json_object_get(a.json, "rows");
+	ids_of(rows, ids, sizeof(ids));
+	assert_string_equal(ids, "0 1");
+	assert_true(num_at(a.json, "total_rows") == 7);
+	assert_true(json_is_null(json_object_get(json_array_get(rows, 0), "parent")));
+	answer_release(&a);
+	/* A's children; B -> C -> B -> D is a chain of single children */
+	post(&app, "/api/tree", "{\"view\":\"calltree\",\"of\":[1]}", &a);
+	ids_of(json_object_get(a.json, "rows"), ids, sizeof(ids));
+	assert_string_equal(ids, "2 3 4 5 6");
+	answer_release(&a);
+	post(&app, "/api/tree", "{\"view\":\"calltree\",\"of\":[1],\"auto\":false}", &a);
+	ids_of(json_object_get(a.json, "rows"), ids, sizeof(ids));
+	assert_string_equal(ids, "2 3");
+	answer_release(&a);
+	/* everything under ROOT, at most 3 rows */
+	post(&app, "/api/tree", "{\"view\":\"calltree\",\"of\":[0],\"levels\":0,\"max_rows\":3}",
+	     &a);
+	ids_of(json_object_get(a.json, "rows"), ids, sizeof(ids));
+	assert_string_equal(ids, "1 2 3");
+	assert_true(json_is_true(json_object_get(a.json, "truncated")));
+	answer_release(&a);
+	post(&app, "/api/tree", "{\"view\":\"calltree\",\"of\":[9]}", &a);
+	assert_int_equal(a.status, 400);
+	answer_release(&a);
+	/* Callers of B: B <- A <- ROOT, and B <- C <- B <- A <- ROOT */
+	post(&app, "/api/tree", "{\"view\":\"callers\",\"focus\":\"B\",\"levels\":0}", &a);
+	rows = json_object_get(a.json, "rows");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 0), "name")),
+			    "B");
+	assert_true(num_at(json_array_get(rows, 0), "inc") == 7);
+	answer_release(&a);
+	hs_app_release(&app);
+}
+
+/* ByName pages in any column's order; Find in that order. */
+static void rows_and_find(void **state)
+{
+	struct hs_app app;
+	struct answer a;
+	json_t *rows;
+
+	(void)state;
+	app_with_source(&app);
+	/* by |Exc|: E 8, B 4, C 2, D 1, then A and ROOT (0) by |Inc| */
+	post(&app, "/api/rows", "{\"offset\":1,\"count\":2}", &a);
+	rows = json_object_get(a.json, "rows");
+	assert_int_equal(json_array_size(rows), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 0), "name")),
+			    "B");
+	assert_true(num_at(a.json, "total_rows") == 6);
+	answer_release(&a);
+	post(&app, "/api/rows", "{\"sort\":\"name\",\"count\":10}", &a);
+	rows = json_object_get(a.json, "rows");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 0), "name")),
+			    "A");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 5), "name")),
+			    "ROOT");
+	answer_release(&a);
+	post(&app, "/api/rows", "{\"sort\":\"inc\",\"order\":\"asc\",\"count\":1}", &a);
+	rows = json_object_get(a.json, "rows");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 0), "name")),
+			    "D");
+	answer_release(&a);
+	post(&app, "/api/rows", "{\"sort\":\"size\"}", &a);
+	assert_int_equal(a.status, 400);
+	answer_release(&a);
+	post(&app, "/api/rows", "{\"count\":100000}", &a);
+	assert_int_equal(a.status, 400);
+	answer_release(&a);
+	/* find "^[cd]$" in the tree: C (row 4) whose ancestors are 0 1 3 */
+	post(&app, "/api/find", "{\"view\":\"calltree\",\"pattern\":\"^[cd]$\"}", &a);
+	assert_true(num_at(a.json, "id") == 4);
+	expect_json(json_object_get(a.json, "path"), "[0,1,3]");
+	answer_release(&a);
+	post(&app, "/api/find", "{\"view\":\"calltree\",\"pattern\":\"^[cd]$\",\"from\":4}", &a);
+	assert_true(num_at(a.json, "id") == 6);
+	answer_release(&a);
+	post(&app, "/api/find", "{\"view\":\"calltree\",\"pattern\":\"^[cd]$\",\"from\":4,"
+	     "\"backward\":true}", &a);
+	assert_true(num_at(a.json, "id") == 6);
+	answer_release(&a);
+	post(&app, "/api/find", "{\"pattern\":\"zz\"}", &a);
+	assert_true(json_is_null(json_object_get(a.json, "id")));
+	answer_release(&a);
+	post(&app, "/api/find", "{\"pattern\":\"(\"}", &a);
+	assert_int_equal(a.status, 400);
+	answer_release(&a);
+	hs_app_release(&app);
+}
+
+/* Timeline over 0-30 ms in 3 buckets; IncPats C keeps samples 1 and 2. */
+static void timeline_and_samples(void **state)
+{
+	struct hs_app app;
+	struct answer a;
+	json_t *rows;
+
+	(void)state;
+	app_with_source(&app);
+	post(&app, "/api/timeline", "{\"buckets\":3,\"params\":{\"inc\":\"C\"}}", &a);
+	assert_int_equal(a.status, 200);
+	expect_json(json_object_get(a.json, "all"), "[1.0,2.0,12.0]");
+	expect_json(json_object_get(a.json, "filtered"), "[1.0,2.0,0.0]");
+	assert_true(num_at(a.json, "bucket_ms") == 10);
+	answer_release(&a);
+	post(&app, "/api/timeline", "{\"buckets\":0}", &a);
+	assert_int_equal(a.status, 400);
+	answer_release(&a);
+	/* the samples under A;B;C */
+	post(&app, "/api/samples", "{\"path\":[\"A\",\"B\",\"C\"]}", &a);
+	assert_true(num_at(a.json, "total") == 2);
+	rows = json_object_get(a.json, "rows");
+	assert_true(num_at(json_array_get(rows, 1), "time_ms") == 10);
+	expect_json(json_object_get(json_array_get(rows, 0), "stack"),
+		    "[\"A\",\"B\",\"C\",\"B\",\"D\"]");
+	answer_release(&a);
+	post(&app, "/api/samples", "{\"name\":\"B\",\"what\":\"exc\",\"offset\":0,\"count\":5}", &a);
+	assert_true(num_at(a.json, "total") == 1);
+	answer_release(&a);
+	post(&app, "/api/samples", "{\"name\":\"nope\"}", &a);
+	assert_int_equal(a.status, 404);
+	answer_release(&a);
+	post(&app, "/api/stats", "{}", &a);
+	assert_true(num_at(json_object_get(a.json, "source"), "samples") == 4);
+	assert_true(num_at(json_object_get(a.json, "source"), "max_depth") == 5);
+	answer_release(&a);
+	post(&app, "/api/source", "{}", &a);
+	assert_int_equal(a.status, 501);
+	answer_release(&a);
+	hs_app_release(&app);
+}
+
+/* A drill, a diff of the source with itself (all zero) and the flame graph. */
+static void drill_diff_flame(void **state)
+{
+	struct hs_app app;
+	struct answer a;
+	json_t *rows;
+
+	(void)state;
+	app_with_source(&app);
+	post(&app, "/api/view", "{\"steps\":[{\"kind\":\"drill\",\"path\":[\"A\",\"B\",\"C\"]}]}",
+	     &a);
+	assert_true(num_at(json_object_get(a.json, "summary"), "metric") == 3);
+	answer_release(&a);
+	post(&app, "/api/view", "{\"diff\":{\"test\":{},\"base\":{}}}", &a);
+	assert_true(num_at(json_object_get(a.json, "summary"), "metric") == 0);
+	assert_true(num_at(json_object_get(a.json, "summary"), "samples") == 8);
+	answer_release(&a);
+	/* the test side drilled into E: 8 - 15 */
+	post(&app, "/api/view", "{\"diff\":{\"test\":{\"steps\":[{\"kind\":\"drill\","
+	     "\"name\":\"E\"}]},\"base\":{}}}", &a);
+	assert_true(num_at(json_object_get(a.json, "summary"), "metric") == -7);
+	answer_release(&a);
+	post(&app, "/api/flame", "{\"view\":\"flame\",\"root\":3,\"min_width\":0.5}", &a);
+	rows = json_object_get(a.json, "rows");
+	/* B (7/15 wide), then C (3/15) is under half of B: only B */
+	assert_int_equal(json_array_size(rows), 1);
+	expect_json(json_object_get(a.json, "root_path"), "[\"A\",\"B\"]");
+	answer_release(&a);
+	post(&app, "/api/overweight", "{\"base\":{}}", &a);
+	assert_int_equal(a.status, 200);
+	assert_true(num_at(a.json, "base_total") == 15);
+	answer_release(&a);
+	post(&app, "/api/overweight", "{}", &a);
+	assert_int_equal(a.status, 400);
+	answer_release(&a);
+	hs_app_release(&app);
+}
+
+/* Old entries go, with what borrows from them; pinned ones stay. */
+static void cache_evicts(void **state)
+{
+	struct hs_cache c;
+	struct hs_cache_entry *s[3], *t, *v;
+	char key[8];
+	int i;
+
+	(void)state;
+	hs_cache_init(&c);
+	c.max[HS_CACHE_SOURCE] = 2;
+	hs_cache_begin(&c);
+	for (i = 0; i < 2; i++) {
+		snprintf(key, sizeof(key), "s%d", i);
+		s[i] = hs_cache_entry_new(HS_CACHE_SOURCE, key, NULL);
+		assert_int_equal(hs_cache_add(&c, s[i]), 0);
+	}
+	t = hs_cache_entry_new(HS_CACHE_TREE, "t0", s[0]);
+	assert_int_equal(hs_cache_add(&c, t), 0);
+	v = hs_cache_entry_new(HS_CACHE_VIEW, "v0", t);
+	assert_int_equal(hs_cache_add(&c, v), 0);
+	/* all pinned in this request: a third source keeps them */
+	s[2] = hs_cache_entry_new(HS_CACHE_SOURCE, "s2", NULL);
+	assert_int_equal(hs_cache_add(&c, s[2]), 0);
+	assert_int_equal(c.nr, 5);
+	/* next request: s1 and s2 are used, s0 goes with t0 and v0 */
+	hs_cache_begin(&c);
+	assert_non_null(hs_cache_get(&c, HS_CACHE_SOURCE, "s1"));
+	assert_non_null(hs_cache_get(&c, HS_CACHE_SOURCE, "s2"));
+	assert_int_equal(hs_cache_add(&c, hs_cache_entry_new(HS_CACHE_SOURCE, "s3", NULL)), 0);
+	assert_null(hs_cache_get(&c, HS_CACHE_SOURCE, "s0"));
+	assert_null(hs_cache_get(&c, HS_CACHE_VIEW, "v0"));
+	assert_null(hs_cache_get(&c, HS_CACHE_TREE, "t0"));
+	/* using a view uses its tree and source */
+	hs_cache_begin(&c);
+	t = hs_cache_entry_new(HS_CACHE_TREE, "t1", hs_cache_get(&c, HS_CACHE_SOURCE, "s1"));
+	assert_int_equal(hs_cache_add(&c, t), 0);
+	hs_cache_begin(&c);
+	assert_non_null(hs_cache_get(&c, HS_CACHE_TREE, "t1"));
+	assert_int_equal(hs_cache_add(&c, hs_cache_entry_new(HS_CACHE_SOURCE, "s4", NULL)), 0);
+	assert_non_null(hs_cache_get(&c, HS_CACHE_SOURCE, "s1"));
+	assert_null(hs_cache_get(&c, HS_CACHE_SOURCE, "s2"));
+	hs_cache_release(&c);
+}
+
+/* Out of memory anywhere: a 503 (or the answer), never a crash or a leak. */
+static void allocation_failures(void **state)
+{
+	static const char *const bodies[] = {
+		"{\"view\":\"caller-callee\",\"focus\":\"B\"}",
+		"{\"view\":\"calltree\",\"of\":[0],\"levels\":0}",
+		"{\"steps\":[{\"kind\":\"drill\",\"name\":\"B\"}],\"view\":\"byname\"}",
+	};
+	static const char *const paths[] = { "/api/view", "/api/tree", "/api/rows" };
+	struct hs_app app;
+	struct answer a;
+	size_t k;
+	long n;
+
+	(void)state;
+	for (k = 0; k < 3; k++) {
+		for (n = 0;; n++) {
+			app_with_source(&app);
+			hs_alloc_fail_after(n);
+			post(&app, paths[k], bodies[k], &a);
+			hs_alloc_fail_after(-1);
+			if (a.status == 200) {
+				answer_release(&a);
+				hs_app_release(&app);
+				break;
+			}
+			assert_int_equal(a.status, 503);
+			answer_release(&a);
+			hs_app_release(&app);
+		}
+		assert_true(n > 3);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(token_is_required),
+		cmocka_unit_test(only_assets_are_served),
+		cmocka_unit_test(bad_requests),
+		cmocka_unit_test(canonical_keys),
+		cmocka_unit_test(report_arguments),
+		cmocka_unit_test(view_is_report_json),
+		cmocka_unit_test(tree_rows),
+		cmocka_unit_test(rows_and_find),
+		cmocka_unit_test(timeline_and_samples),
+		cmocka_unit_test(drill_diff_flame),
+		cmocka_unit_test(cache_evicts),
+		cmocka_unit_test(allocation_failures),
+	};
+	return cmocka_run_group_tests_name("server", tests, NULL, NULL);
+}
