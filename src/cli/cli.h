@@ -62,6 +62,9 @@ struct cli_view_opts {
 	int no_browser;
 };
 int cli_view_serve(struct hs_app *app, const struct cli_view_opts *o);
+/* Load the @n files @paths (format @from or NULL) and serve them as above. */
+int cli_view_files(int n, char *const *paths, const char *from,
+		   const struct cli_view_opts *o);
 
 /* The commands. */
 int cmd_help(int argc, char **argv);

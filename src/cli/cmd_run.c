@@ -381,6 +381,13 @@ int cmd_run(int argc, char **argv)
 	}
 	if (path[0] && !o.quiet)
 		summarize(path, &ru);
+	/* then the viewer, for a person at a terminal (scripts get their status) */
+	if (path[0] && !o.no_view && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
+		char *paths[] = { path };
+		const struct cli_view_opts vo = { 0 };
+
+		cli_view_files(1, paths, NULL, &vo);
+	}
 	if (WIFSIGNALED(status)) {
 		fprintf(stderr, "heapscope: %s was killed by signal %d (%s)\n", argv[i],
 			WTERMSIG(status), strsignal(WTERMSIG(status)));

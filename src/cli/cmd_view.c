@@ -49,8 +49,9 @@ static pid_t open_browser(const char *url, int no_browser)
 	char *argv[] = { "xdg-open", (char *)url, NULL };
 	pid_t pid;
 
-	if (no_browser || !isatty(STDOUT_FILENO) ||
-	    (!getenv("DISPLAY") && !getenv("WAYLAND_DISPLAY")))
+	const char *x11 = getenv("DISPLAY"), *wl = getenv("WAYLAND_DISPLAY");
+
+	if (no_browser || !isatty(STDOUT_FILENO) || ((!x11 || !*x11) && (!wl || !*wl)))
 		return -1;
 	if (posix_spawn_file_actions_init(&fa))
 		return -1;
@@ -143,40 +144,47 @@ static int parse_args(int argc, char **argv, struct cli_view_opts *o, const char
 	return 0;
 }
 
-int cmd_view(int argc, char **argv)
+int cli_view_files(int n, char *const *paths, const char *from,
+		   const struct cli_view_opts *o)
 {
-	struct cli_view_opts o = { 0 };
 	struct hs_stack_source src;
-	const char *from = NULL;
 	struct hs_app app;
-	int ret, i, first;
+	int ret, i;
 
-	ret = parse_args(argc, argv, &o, &from);
-	if (ret < 0)
-		return cli_help("view");
-	if (ret)
-		return ret;
-	first = optind;
 	ret = hs_app_init(&app, NULL);
 	if (ret)
 		return cli_fail("cannot make a token: %s", strerror(-ret));
-	for (i = first; i < argc; i++) {
+	for (i = 0; i < n; i++) {
 		enum hs_format fmt = from ? hs_format_parse(from) : HS_FORMAT_UNKNOWN;
 
-		ret = cli_load("view", argv[i], from, &src);
+		ret = cli_load("view", paths[i], from, &src);
 		if (ret)
 			goto out;
 		if (fmt == HS_FORMAT_UNKNOWN)
-			fmt = hs_format_from_path(argv[i]);
-		if (hs_app_add_trace(&app, base_name(argv[i]),
+			fmt = hs_format_from_path(paths[i]);
+		if (hs_app_add_trace(&app, base_name(paths[i]),
 				     fmt != HS_FORMAT_UNKNOWN ? hs_format_name(fmt) : "",
 				     &src)) {
 			ret = cli_fail("out of memory");
 			goto out;
 		}
 	}
-	ret = cli_view_serve(&app, &o);
+	ret = cli_view_serve(&app, o);
 out:
 	hs_app_release(&app);
 	return ret;
+}
+
+int cmd_view(int argc, char **argv)
+{
+	struct cli_view_opts o = { 0 };
+	const char *from = NULL;
+	int ret;
+
+	ret = parse_args(argc, argv, &o, &from);
+	if (ret < 0)
+		return cli_help("view");
+	if (ret)
+		return ret;
+	return cli_view_files(argc - optind, argv + optind, from, &o);
 }
