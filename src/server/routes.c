@@ -429,6 +429,17 @@ static int sorted_rows(struct ctx *c, uint32_t **out)
 
 /* ---- the routes ---- */
 
+/*
+ * The name of a trace's one stack source: what the selector shows until
+ * heap traces offer their memory views (alloc, net, leaks, peak, ...).
+ */
+static const char *source_name(const struct hs_trace *t)
+{
+	if (!strcmp(t->format, "heapscope"))
+		return "alloc";
+	return t->src.kind == HS_METRIC_TIME ? "cpu" : "samples";
+}
+
 static int api_info(struct ctx *c)
 {
 	struct hs_app *a = c->app;
@@ -458,7 +469,7 @@ static int api_info(struct ctx *c)
 			      "metric", metric, "count", count,
 			      "first_ms", ms(first), "last_ms", ms(last),
 			      "unit", s->metric_unit, "time_metric", s->kind == HS_METRIC_TIME,
-			      "sources", s->kind == HS_METRIC_TIME ? "cpu" : "samples",
+			      "sources", source_name(&a->traces[i]),
 			      "defaults", d);
 		err = !t || json_array_append_new(traces, t);
 	}

@@ -50,8 +50,11 @@ export class CallerCallee {
   }
 
   setSort(key) {
-    if (this.sort && this.sort.key === key) this.sort = this.sort.asc ? null : { key, asc: true };
-    else this.sort = key ? { key, asc: key === 'name' } : null;
+    const cur = this.sort;
+    if (!key) this.sort = null;
+    else if (!cur || cur.key !== key) this.sort = { key, asc: key === 'name' };
+    else if (cur.asc === (key === 'name')) this.sort = { key, asc: !cur.asc };
+    else this.sort = null;
     this.apply();
   }
 

@@ -422,12 +422,13 @@ async function switchTab(tab) {
 }
 
 function setSort(tab, key) {
+  // numbers largest first, names A-Z; again: reversed; a third time: the view's order
   const cur = state.sort[tab];
   let next;
   if (!key) next = null;
-  else if (cur && cur.key === key) next = cur.asc ? null : { key, asc: true };
-  else next = { key, asc: key === 'name' };
-  if (next && cur && cur.key === key && !cur.asc && key === 'name') next = null;
+  else if (!cur || cur.key !== key) next = { key, asc: key === 'name' };
+  else if (cur.asc === (key === 'name')) next = { key, asc: !cur.asc };
+  else next = null;
   state.sort[tab] = next;
   H.replace(state);
   if (TREE_TABS.includes(tab)) {
