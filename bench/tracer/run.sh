@@ -56,7 +56,7 @@ awk 'BEGIN {
 		printf "struct s%d { int a[%d]; double d; };\n", f, f % 7 + 1
 		printf "int f%d(int *v, int n) {\n  int i, s = 0; struct s%d x = {{0}, 0};\n", f, f
 		printf "  for (i = 0; i < n; i++) { s += v[i] * %d + (s >> %d); x.a[0] ^= s; }\n", f + 1, f % 5 + 1
-		printf "  if (s %% %d == 0) s += f%d(v, n - 1);\n", f % 11 + 2, f > 0 ? f - 1 : 0
+		printf "  if (s %% %d == 0) s += f%d(v, n - 1);\n", f % 11 + 2, (f > 0 ? f - 1 : 0)
 		printf "  switch (s & 7) { case 1: s *= 3; break; case 2: s -= x.a[0]; break; default: s += %d; }\n", f
 		printf "  return s + (int)x.d;\n}\n"
 	}
