@@ -20,3 +20,6 @@ if ninja -C "$BUILD" bench/symbols_input >/dev/null 2>&1; then
 	"$BUILD/bench/symbols_bench" "$BUILD/bench/symbols_input"
 fi
 "$BUILD/bench/symbols_bench" "$BUILD/heapscope"
+
+echo "== view: the GUI's actions through the HTTP API on 1M samples (budget: 300 ms each)"
+"$BUILD/bench/view_bench"

@@ -96,7 +96,10 @@ int hs_diff_build(const struct hs_stack_source *base,
 		if (!out->metric_unit)
 			return -ENOMEM;
 	}
-	err = append_side(test, test_params, 1.0, out, diag);
+	/* one allocation for both sides' samples, not a growth series */
+	err = hs_source_reserve_samples(out, test->nr_samples + base->nr_samples);
+	if (!err)
+		err = append_side(test, test_params, 1.0, out, diag);
 	if (!err)
 		err = append_side(base, base_params, -1.0, out, diag);
 	return err;

@@ -10,9 +10,32 @@
 void hs_cache_init(struct hs_cache *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->max[HS_CACHE_SOURCE] = 6;
-	c->max[HS_CACHE_TREE] = 6;
-	c->max[HS_CACHE_VIEW] = 16;
+	c->max[HS_CACHE_SOURCE] = 8;
+	c->max[HS_CACHE_TREE] = 8;
+	c->max[HS_CACHE_VIEW] = 32;
+	c->max_bytes = (size_t)1 << 30;
+}
+
+/* About the memory an entry holds. */
+static size_t entry_bytes(const struct hs_cache_entry *e)
+{
+	const struct hs_calltree *ct = &e->u.tree;
+	const struct hs_view *v = &e->u.view.v;
+
+	switch (e->kind) {
+	case HS_CACHE_SOURCE:
+		return hs_source_memory(&e->u.source.src);
+	case HS_CACHE_TREE:
+		/* the nodes' arrays, When histograms, the filter's output and maps */
+		return ct->t.nr * (sizeof(struct hs_node_exc) + sizeof(struct hs_node_inc) + 21) +
+		       (ct->hist ? ct->t.nr * HS_WHEN_BUCKETS * sizeof(double) : 0) +
+		       hs_source_memory(&ct->f.out) + (ct->in ? ct->in->nr_stacks * 5 : 0);
+	case HS_CACHE_VIEW:
+		return v->nr_rows * (sizeof(*v->rows) + 2 * sizeof(uint32_t)) +
+		       hs_source_memory(&v->names);
+	default:
+		return 0;
+	}
 }
 
 void hs_cache_entry_free(struct hs_cache_entry *e)
@@ -114,6 +137,7 @@ static void drop(struct hs_cache *c, struct hs_cache_entry *victim)
 		return;
 	memmove(&c->e[i], &c->e[i + 1], (c->nr - i - 1) * sizeof(*c->e));
 	c->nr--;
+	c->bytes -= victim->bytes;
 	hs_cache_entry_free(victim);
 }
 
@@ -127,18 +151,23 @@ int hs_cache_add(struct hs_cache *c, struct hs_cache_entry *e)
 		return -ENOMEM;
 	}
 	c->e[c->nr++] = e;
+	e->bytes = entry_bytes(e);
+	c->bytes += e->bytes;
 	touch(c, e);
 	for (;;) {
+		int over_bytes = c->bytes > c->max_bytes;
+
+		/* the oldest unpinned entry of this kind, or of any kind for memory */
 		old = NULL;
 		n = 0;
 		for (i = 0; i < c->nr; i++) {
-			if (c->e[i]->kind != e->kind)
+			if (c->e[i]->kind != e->kind && !over_bytes)
 				continue;
-			n++;
+			n += c->e[i]->kind == e->kind;
 			if (c->e[i]->used < c->pin && (!old || c->e[i]->used < old->used))
 				old = c->e[i];
 		}
-		if (n <= c->max[e->kind] || !old)
+		if ((n <= c->max[e->kind] && !over_bytes) || !old)
 			return 0;
 		drop(c, old);
 	}

@@ -14,9 +14,10 @@
  * focus).
  *
  * Entries are found by their canonical key (params.h). Each kind keeps at
- * most max[kind] entries and drops the least recently used one beyond
- * that, together with every entry that borrows from it (a view borrows
- * its call tree, a call tree its derived source). Entries used since the
+ * most max[kind] entries, and all of them together about max_bytes of
+ * memory; beyond that the least recently used entry goes, together with
+ * every entry that borrows from it (a view borrows its call tree, a call
+ * tree its derived source). Entries used since the
  * last hs_cache_begin() are pinned: a request never loses what it holds.
  * Using an entry also counts as using what it borrows from.
  *
@@ -30,6 +31,7 @@ struct hs_cache_entry {
 	enum hs_cache_kind kind;
 	char *key;			/* owned */
 	uint64_t used;			/* clock of the last use */
+	size_t bytes;			/* about what it holds (set when added) */
 	struct hs_cache_entry *dep;	/* the entry this one borrows from, or NULL */
 	union {
 		struct {
@@ -51,10 +53,11 @@ struct hs_cache {
 	size_t nr, alloc;
 	uint64_t clock, pin;
 	size_t max[HS_CACHE__KINDS];
+	size_t bytes, max_bytes;
 	size_t hits, misses;
 };
 
-/* Default sizes: 6 sources, 6 call trees, 16 views. */
+/* Default sizes: 8 sources, 8 call trees, 32 views, 1 GiB in all. */
 void hs_cache_init(struct hs_cache *c);
 void hs_cache_release(struct hs_cache *c);
 /* A new request begins: what it uses from now on is pinned. */

@@ -631,6 +631,24 @@ static void cache_evicts(void **state)
 	assert_non_null(hs_cache_get(&c, HS_CACHE_SOURCE, "s1"));
 	assert_null(hs_cache_get(&c, HS_CACHE_SOURCE, "s2"));
 	hs_cache_release(&c);
+
+	/* over the memory budget, old entries of any kind go */
+	hs_cache_init(&c);
+	hs_cache_begin(&c);
+	v = hs_cache_entry_new(HS_CACHE_VIEW, "v", NULL);
+	assert_int_equal(hs_cache_add(&c, v), 0);
+	hs_cache_begin(&c);
+	s[0] = hs_cache_entry_new(HS_CACHE_SOURCE, "big", NULL);
+	assert_int_equal(hs_source_intern_frame(&s[0]->u.source.src, "main", 4, &(uint32_t){ 0 }),
+			 0);
+	c.max_bytes = 1;
+	assert_int_equal(hs_cache_add(&c, s[0]), 0);
+	assert_true(s[0]->bytes > 1);
+	assert_null(hs_cache_get(&c, HS_CACHE_VIEW, "v"));
+	/* the pinned newcomer stays although the budget is still exceeded */
+	assert_non_null(hs_cache_get(&c, HS_CACHE_SOURCE, "big"));
+	assert_int_equal(c.bytes, s[0]->bytes);
+	hs_cache_release(&c);
 }
 
 /* Out of memory anywhere: a 503 (or the answer), never a crash or a leak. */
