@@ -23,6 +23,13 @@ export function pct(v) {
   return nf1.format(v);
 }
 
+const nfc = new Intl.NumberFormat('en-US', { notation: 'compact', maximumFractionDigits: 1 });
+
+// A short number for an axis ("2.2M").
+export function compact(v) {
+  return nfc.format(v);
+}
+
 // A time in ms with up to three decimals ("" for none).
 export function ms(v) {
   if (v === null || v === undefined) return '';

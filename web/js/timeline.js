@@ -50,7 +50,7 @@ export class Timeline {
         scales: { x: { time: false } },
         axes: [
           { size: 22, values: (u, ticks) => ticks.map((v) => fmt.ms(v)), font: '11px system-ui' },
-          { size: 50, values: (u, ticks) => ticks.map((v) => fmt.num(v).replace('.0', '')),
+          { size: 50, values: (u, ticks) => ticks.map((v) => fmt.compact(v)),
             font: '11px system-ui' },
         ],
         cursor: { drag: { x: true, y: false, setScale: false }, points: { show: false } },
