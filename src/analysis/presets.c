@@ -33,6 +33,10 @@ static const struct hs_preset presets[] = {
 	  "two runs cancel in a diff", 0 },
 	{ "Ignore Paths", HS_PRESET_IGNORE_PID_TID "{%}!{*}->$1!$2", "", "",
 	  "Ignore PID/TID, and frames without their module's directory", 0 },
+	{ "heap", "", HS_PRESET_HEAP_FOLD, "",
+	  "heap traces: the allocator's entry points (malloc family, operator "
+	  "new/delete, std allocators) folded into their callers, so ByName's "
+	  "Exc names the code that allocates (the default of heap views)", 0 },
 };
 
 #define NR_PRESETS (sizeof(presets) / sizeof(presets[0]))

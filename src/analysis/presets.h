@@ -27,6 +27,33 @@
 /* Strips process and thread ids (so a diff's nodes cancel). */
 #define HS_PRESET_IGNORE_PID_TID "^Process% {%}->$1;^Thread->Thread;"
 
+/*
+ * Heap views: the allocator's entry points (the malloc family, operator
+ * new and delete, the C++ standard library's allocator internals, and C
+ * library functions that only wrap malloc) as FoldPats, so that their
+ * cost is charged to the code that called them.
+ */
+#define HS_PRESET_HEAP_FOLD                                                      \
+	"@!(malloc|calloc|realloc|reallocarray|free|posix_memalign|aligned_alloc|" \
+	"memalign|valloc|pvalloc|mmap|mmap64|mremap|__libc_malloc|__libc_calloc|"  \
+	"__libc_realloc|__libc_memalign|strdup|__strdup|strndup|__strndup)"      \
+	"( \\(inline\\))?$;"                                                       \
+	"@!operator (new|delete);"                                               \
+	"@!(std::|__gnu_cxx::)(__)?(new_allocator|allocator|allocator_traits)<;" \
+	"@!std::_Vector_base<.*>::_M_allocate\\("
+/*
+ * Leaks views: allocations the C library and libstdc++ make once and
+ * never free before the program exits (ExcPats): stdio buffers, locale
+ * and iconv data, time zones, NSS modules, atexit handlers, the dynamic
+ * linker's data for dlopen()ed libraries and thread TLS, libstdc++'s
+ * emergency exception pool.
+ */
+#define HS_PRESET_LEAK_SUPPRESS                                                  \
+	"@!(_IO_file_doallocate|_nl_[a-z_]*|__gconv_[a-z_]*|__nss_[a-z_]*|"        \
+	"__new_exitfn|tzset_internal|__tzfile_read|dl_open_worker|_dl_[a-z_]*)"  \
+	"( \\(inline\\))?$;"                                                       \
+	"@!(_GLOBAL__sub_I_eh_alloc\\.cc|\\(anonymous namespace\\)::pool::pool\\()"
+
 struct hs_preset {
 	const char *name;	/* e.g. "group modules" (shown as "[group modules]") */
 	const char *group;	/* GroupPats without the "[name]" prefix */

@@ -66,6 +66,15 @@ int cli_view_serve(struct hs_app *app, const struct cli_view_opts *o);
 int cli_view_files(int n, char *const *paths, const char *from,
 		   const struct cli_view_opts *o);
 
+/*
+ * Resolve the addresses of the trace at @path and store them in it (or in
+ * @out); prints modules without symbols, and counts when @verbose.
+ * Returns HS_EXIT_OK or HS_EXIT_FAIL (after printing why).
+ */
+struct hs_symbolize_opts;
+int cli_symbolize(const char *path, const char *out, const struct hs_symbolize_opts *o,
+		  int verbose);
+
 /* The commands. */
 int cmd_help(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
@@ -75,4 +84,5 @@ int cmd_diff(int argc, char **argv);
 int cmd_overweight(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_symbolize(int argc, char **argv);
 #endif

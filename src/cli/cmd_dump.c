@@ -90,6 +90,37 @@ static void print_footer(const struct hs_rec *rec)
 	}
 }
 
+/* A symbol record: strings with their number, addresses with their frames. */
+static void print_sym(const struct hs_rec *rec)
+{
+	const uint8_t *q = rec->body, *end = rec->body + rec->body_len;
+	uint64_t v[5], f[4], i;
+
+	if (rec->tag == HS_TAG_SYM_STRING) {
+		printf("sym-string");
+		print_str("s", rec->body, rec->body_len);
+		putchar('\n');
+		return;
+	}
+	for (i = 0; i < 5; i++)
+		if (hs_get_varint(&q, end, &v[i])) {
+			printf("sym-addr (malformed)\n");
+			return;
+		}
+	printf("sym-addr module=%" PRIu64 " addr=0x%" PRIx64 " status=%" PRIu64
+	       " modname=%" PRIu64 " frames=%" PRIu64, v[0], v[1], v[2], v[3], v[4]);
+	for (i = 0; i < v[4] && i < HS_SYM_FRAMES_MAX; i++) {
+		if (hs_get_varint(&q, end, &f[0]) || hs_get_varint(&q, end, &f[1]) ||
+		    hs_get_varint(&q, end, &f[2]) || hs_get_varint(&q, end, &f[3])) {
+			printf(" (malformed)");
+			break;
+		}
+		printf(" [fn=%" PRIu64 " file=%" PRIu64 " line=%" PRIu64 "%s]", f[0], f[1],
+		       f[2], f[3] & HS_TSYM_INLINE ? " inline" : "");
+	}
+	putchar('\n');
+}
+
 static void print_record(const struct hs_rec *rec)
 {
 	const char *name = hs_tag_name(rec->tag);
@@ -105,6 +136,10 @@ static void print_record(const struct hs_rec *rec)
 	}
 	if (!name) {
 		printf("unknown tag=0x%02x bytes=%zu\n", tag, rec->body_len);
+		return;
+	}
+	if (tag == HS_TAG_SYM_STRING || tag == HS_TAG_SYM_ADDR) {
+		print_sym(rec);
 		return;
 	}
 	if (tag == HS_TAG_SPAN) {
@@ -207,7 +242,8 @@ static int dump_records(const char *path)
 			chunks = r.nr_chunks;
 			printf("chunk %" PRIu64 " at %" PRIu64 ": %s, %s %" PRIu32
 			       " -> %" PRIu32 " bytes\n", chunks - 1, r.chunk_offset,
-			       r.chunk.kind == HS_CHUNK_END ? "end" : "events",
+			       r.chunk.kind == HS_CHUNK_END ? "end" :
+			       r.chunk.kind == HS_CHUNK_SYMBOLS ? "symbols" : "events",
 			       r.chunk.flags & HS_CHUNK_ZSTD ? "zstd" : "stored",
 			       r.chunk.stored, r.chunk.raw);
 		}

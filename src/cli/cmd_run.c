@@ -8,7 +8,9 @@
  * heapscope says goes to stderr.
  */
 #include "cli/cli.h"
+#include "common/alloc.h"
 #include "format/trace_reader.h"
+#include "symbols/trace_symbolize.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -33,6 +35,9 @@ struct run_opts {
 	const char *unwind;
 	unsigned long max_depth;
 	int follow_fork, follow_exec, no_view, quiet;
+	int no_symbolize;
+	const char **debug_dirs;	/* --debug-dir, for the symbols */
+	size_t nr_debug_dirs;
 };
 
 /* The preload library: next to this executable, else in the libdir. */
@@ -306,6 +311,22 @@ int cmd_run(int argc, char **argv)
 			o.no_view = 1;
 		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
 			o.quiet = 1;
+		} else if (!strcmp(a, "--no-symbolize")) {
+			o.no_symbolize = 1;
+		} else if (!strcmp(a, "--debug-dir") || !strncmp(a, "--debug-dir=", 12)) {
+			struct stat sb;
+			const char *v = a[11] == '=' ? a + 12 : (++i < argc ? argv[i] : NULL);
+
+			if (!v)
+				return cli_usage_error("run", "--debug-dir needs a directory");
+			if (stat(v, &sb) || !S_ISDIR(sb.st_mode))
+				return cli_usage_error("run", "--debug-dir '%s' is not a "
+						       "directory", v);
+			if (!o.debug_dirs)
+				o.debug_dirs = hs_calloc((size_t)argc, sizeof(*o.debug_dirs));
+			if (!o.debug_dirs)
+				return cli_fail("out of memory");
+			o.debug_dirs[o.nr_debug_dirs++] = v;
 		} else {
 			return cli_usage_error("run", "unknown option '%s'", a);
 		}
@@ -379,6 +400,14 @@ int cmd_run(int argc, char **argv)
 			unlink(o.out);
 		return exec_errno == ENOENT ? 127 : 126;
 	}
+	if (path[0] && !o.no_symbolize) {
+		struct hs_symbolize_opts so = {
+			.debug_dirs = o.debug_dirs, .nr_debug_dirs = o.nr_debug_dirs,
+		};
+
+		cli_symbolize(path, NULL, &so, 0);
+	}
+	hs_free(o.debug_dirs);
 	if (path[0] && !o.quiet)
 		summarize(path, &ru);
 	/* then the viewer, for a person at a terminal (scripts get their status) */

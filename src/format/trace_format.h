@@ -17,7 +17,7 @@
 #define HS_TRACE_MAGIC "\x89HSTR\r\n\x1a"
 #define HS_TRACE_MAGIC_LEN 8
 #define HS_TRACE_MAJOR 1
-#define HS_TRACE_MINOR 0
+#define HS_TRACE_MINOR 1
 #define HS_FILE_HEADER_SIZE 16
 
 #define HS_CHUNK_MAGIC "HSCK"
@@ -28,6 +28,7 @@
 enum hs_chunk_kind {
 	HS_CHUNK_EVENTS = 1,
 	HS_CHUNK_END = 2,
+	HS_CHUNK_SYMBOLS = 3,		/* since 1.1: the symbol section */
 };
 
 #define HS_VARINT_MAX 10
@@ -35,6 +36,7 @@ enum hs_chunk_kind {
 #define HS_ARG_MAX 4096			/* writers cut each argument here */
 #define HS_ARGC_MAX 4096		/* and keep at most this many */
 #define HS_DEPTH_LIMIT 1024		/* largest --max-depth */
+#define HS_SYM_FRAMES_MAX 256		/* frames (inline + 1) per symbolized address */
 
 /* Record tags. 0x01-0x3f: fixed records; 0x40-0x7f: sized records. */
 enum hs_tag {
@@ -68,6 +70,8 @@ enum hs_tag {
 	HS_TAG_EXEC = 0x49,
 	HS_TAG_END = 0x4a,
 	HS_TAG_FOOTER = 0x4b,
+	HS_TAG_SYM_STRING = 0x4c,	/* since 1.1, in SYMBOLS chunks */
+	HS_TAG_SYM_ADDR = 0x4d,
 	HS_TAG_SIZED_LAST = 0x7f,
 };
 

@@ -3,6 +3,7 @@
  * (see trace_reader.h and docs/trace-format.md).
  */
 #include "format/trace_reader.h"
+#include "format/trace_symbols.h"
 #include "format/trace_writer.h"
 #include "common/alloc.h"
 #include "common/hash.h"
@@ -69,6 +70,7 @@ static int reader_start(struct hs_trace_reader *r, struct hs_diag *diag)
 	if (!r->dctx)
 		return -ENOMEM;
 	r->offset = HS_FILE_HEADER_SIZE;
+	r->data_end = r->offset;
 	return 0;
 }
 
@@ -222,7 +224,15 @@ static int next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 		r->chunk_offset = r->offset;
 		r->offset += HS_CHUNK_HEADER_SIZE + (uint64_t)ch->stored;
 		r->nr_chunks++;
-		if (ch->kind != HS_CHUNK_EVENTS && ch->kind != HS_CHUNK_END)
+		if (ch->kind == HS_CHUNK_SYMBOLS && r->prev_kind != HS_CHUNK_SYMBOLS)
+			r->sym_sections++;
+		r->prev_kind = ch->kind;
+		if (ch->kind != HS_CHUNK_SYMBOLS) {
+			r->data_end = r->offset;
+			r->data_chunks = r->nr_chunks;
+		}
+		if (ch->kind != HS_CHUNK_EVENTS && ch->kind != HS_CHUNK_END &&
+		    ch->kind != HS_CHUNK_SYMBOLS)
 			continue;	/* a kind from a newer minor version */
 		if (ch->flags & HS_CHUNK_ZSTD) {
 			size_t got;
@@ -248,8 +258,10 @@ static int next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 		r->p = payload;
 		r->end = payload + ch->raw;
 		memset(&r->st, 0, sizeof(r->st));
-		/* the trace is whole if its last chunk is an END chunk */
-		r->end_seen = ch->kind == HS_CHUNK_END;
+		/* the trace is whole if its last chunk (before the symbols)
+		 * is an END chunk */
+		if (ch->kind != HS_CHUNK_SYMBOLS)
+			r->end_seen = ch->kind == HS_CHUNK_END;
 		return 1;
 	}
 }
@@ -562,6 +574,8 @@ struct load_state {
 	uint64_t *stack_ids;		/* event -> node id, resolved at the end */
 	size_t alloc_stack_ids;
 	uint64_t last_ticks;
+	unsigned sym_section;		/* the symbol section being read */
+	unsigned flags;			/* enum hs_trace_load_flags */
 };
 
 static int add_event(struct hs_trace *t, struct load_state *ls, uint32_t thread,
@@ -570,6 +584,11 @@ static int add_event(struct hs_trace *t, struct load_state *ls, uint32_t thread,
 {
 	size_t n = t->nr_events;
 
+	if (ls->flags & HS_TRACE_NO_EVENTS) {
+		if (ticks > ls->last_ticks)
+			ls->last_ticks = ticks;
+		return 0;
+	}
 	if (grow_events(t, n + 1) || HS_GROW(ls->stack_ids, n + 1, ls->alloc_stack_ids))
 		return -ENOMEM;
 	t->time[n] = (int64_t)ticks;
@@ -1234,6 +1253,9 @@ static int finish(struct hs_trace *t, struct load_state *ls)
 	}
 	t->duration_ns = ticks_to_ns(t, ls->last_ticks);
 	resolve_node_modules(t);
+	err = hs__trace_syms_resolve(t);
+	if (err)
+		return err;
 	err = sort_events(t);
 	if (err)
 		return err;
@@ -1247,7 +1269,8 @@ static void load_state_release(struct load_state *ls)
 	hs_free(ls->stack_ids);
 }
 
-static int load(struct hs_trace_reader *r, struct hs_trace *t, struct hs_diag *diag)
+static int load(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags,
+		struct hs_diag *diag)
 {
 	struct load_state ls;
 	struct hs_rec rec;
@@ -1257,10 +1280,21 @@ static int load(struct hs_trace_reader *r, struct hs_trace *t, struct hs_diag *d
 	int ret, err = 0;
 
 	memset(&ls, 0, sizeof(ls));
+	ls.flags = flags;
 	while ((ret = hs_trace_reader_next(r, &rec, diag)) == 1) {
 		size_t before = t->nr_nodes;
 
-		err = add_record(t, &ls, &rec, &why);
+		if (rec.tag == HS_TAG_SYM_STRING || rec.tag == HS_TAG_SYM_ADDR) {
+			/* the last symbol section counts */
+			if (r->sym_sections != ls.sym_section) {
+				hs__trace_syms_reset(&t->syms);
+				ls.sym_section = r->sym_sections;
+				t->syms.offset = r->chunk_offset;
+			}
+			err = hs__trace_syms_record(t, &rec, &why);
+		} else {
+			err = add_record(t, &ls, &rec, &why);
+		}
 		if (err == -EINVAL) {
 			hs_diag_set_offset(diag, r->chunk_offset,
 					   "corrupt trace: chunk %llu: %s",
@@ -1298,6 +1332,8 @@ static int load(struct hs_trace_reader *r, struct hs_trace *t, struct hs_diag *d
 	t->file_size = r->size;
 	t->cut_off = r->cut_off || !r->end_seen;
 	t->cut_offset = r->cut_off ? r->cut_offset : r->size;
+	t->data_end = r->data_end;
+	t->data_chunks = r->data_chunks;
 	err = finish(t, &ls);
 out:
 	hs_free(parent_ids);
@@ -1312,6 +1348,12 @@ static void trace_init(struct hs_trace *t)
 
 int hs_trace_load(const char *path, struct hs_trace *t, struct hs_diag *diag)
 {
+	return hs_trace_load_flags(path, t, 0, diag);
+}
+
+int hs_trace_load_flags(const char *path, struct hs_trace *t, unsigned flags,
+			struct hs_diag *diag)
+{
 	struct hs_trace_reader r;
 	int err;
 
@@ -1319,7 +1361,7 @@ int hs_trace_load(const char *path, struct hs_trace *t, struct hs_diag *diag)
 	err = hs_trace_reader_open(&r, path, diag);
 	if (err)
 		return err;
-	err = load(&r, t, diag);
+	err = load(&r, t, flags, diag);
 	hs_trace_reader_close(&r);
 	if (err)
 		hs_trace_release(t);
@@ -1336,7 +1378,7 @@ int hs_trace_load_mem(const void *data, size_t n, const char *name,
 	err = hs_trace_reader_open_mem(&r, data, n, name, diag);
 	if (err)
 		return err;
-	err = load(&r, t, diag);
+	err = load(&r, t, 0, diag);
 	hs_trace_reader_close(&r);
 	if (err)
 		hs_trace_release(t);
@@ -1373,6 +1415,7 @@ void hs_trace_release(struct hs_trace *t)
 	hs_free(t->rss_bytes);
 	hs_free(t->clock_ticks);
 	hs_free(t->clock_ns);
+	hs__trace_syms_release(&t->syms);
 	memset(t, 0, sizeof(*t));
 }
 

@@ -50,6 +50,12 @@ struct hs_trace_reader {
 	uint64_t cut_offset;		/* where that chunk started */
 	int end_seen;			/* the last chunk read was an END chunk */
 	int done;
+	/* symbol sections (runs of SYMBOLS chunks) begun so far */
+	unsigned sym_sections;
+	unsigned prev_kind;		/* kind of the previous chunk */
+	/* end of the last complete chunk that is not SYMBOLS, and the
+	 * number of chunks up to it: where a new symbol section goes */
+	uint64_t data_end, data_chunks;
 };
 
 /*
@@ -112,6 +118,51 @@ struct hs_trace_thread {
 	uint64_t allocs, frees, bytes;
 };
 
+/*
+ * The symbol section (docs/trace-format.md, "Symbols"): what each code
+ * address of the stack tree resolved to when the trace was symbolized.
+ * Strings are numbered from 1; 0 means "none". The status values are
+ * those of enum hs_sym_status (symbols/symbols.h).
+ */
+enum hs_trace_sym_status {
+	HS_TSYM_FOUND, HS_TSYM_NO_SYMBOL, HS_TSYM_BAD_MODULE, HS_TSYM_NO_MODULE,
+	HS_TSYM__COUNT
+};
+#define HS_TSYM_INLINE 1u		/* frame flag: inlined into the next frame */
+
+struct hs_trace_sym_frame {
+	uint32_t function;		/* string id; 0: unknown ("?") */
+	uint32_t file;			/* string id; 0: unknown */
+	uint32_t line;			/* 1-based; 0: unknown */
+	uint32_t flags;			/* HS_TSYM_INLINE */
+};
+
+struct hs_trace_sym {
+	uint64_t addr;			/* module-relative (ELF) address, or the
+					 * run-time address without a module */
+	uint32_t module;		/* 1 + module index; 0: no module */
+	uint32_t modname;		/* string naming the module (a perf map);
+					 * 0: the module's recorded path */
+	uint32_t first;			/* frames [first, first + nr), innermost first */
+	uint16_t nr;
+	uint8_t status;			/* enum hs_trace_sym_status */
+};
+
+struct hs_trace_symtab {
+	int present;			/* the trace has a symbol section */
+	char **str;			/* string id - 1 -> owned string */
+	size_t nr_str, alloc_str, str_bytes;
+	struct hs_trace_sym *sym;
+	size_t nr_sym, alloc_sym;
+	struct hs_trace_sym_frame *frame;
+	size_t nr_frame, alloc_frame;
+	uint32_t *slot;			/* (module, addr) -> sym index + 1 */
+	size_t nr_slot;
+	uint32_t *node_sym;		/* node -> sym index, HS_TRACE_NONE; NULL
+					 * when there is no symbol section */
+	uint64_t offset;		/* file offset of the section in use */
+};
+
 /* Event operations of a loaded trace. */
 enum hs_trace_op { HS_OP_ALLOC, HS_OP_FREE, HS_OP_MMAP, HS_OP_MUNMAP };
 
@@ -167,6 +218,8 @@ struct hs_trace {
 	uint64_t nr_records;
 	uint64_t file_size;
 	uint64_t missing_nodes;		/* references to nodes never defined */
+	struct hs_trace_symtab syms;	/* the symbol section, if any */
+	uint64_t data_end, data_chunks;	/* see struct hs_trace_reader */
 };
 
 /*
@@ -175,6 +228,13 @@ struct hs_trace {
  * @diag filled; @t is then released.
  */
 int hs_trace_load(const char *path, struct hs_trace *t, struct hs_diag *diag);
+enum hs_trace_load_flags {
+	HS_TRACE_NO_EVENTS = 1 << 0,	/* keep no events: stack tree, modules,
+					 * threads and symbols only */
+};
+/* hs_trace_load() with @flags (enum hs_trace_load_flags). */
+int hs_trace_load_flags(const char *path, struct hs_trace *t, unsigned flags,
+			struct hs_diag *diag);
 /* The same from memory (for tests and fuzzing). */
 int hs_trace_load_mem(const void *data, size_t n, const char *name,
 		      struct hs_trace *t, struct hs_diag *diag);
@@ -194,6 +254,21 @@ size_t hs_trace_stack(const struct hs_trace *t, uint32_t node, uint32_t *out,
  */
 const char *hs_trace_frame_name(const struct hs_trace *t, uint32_t node,
 				char *buf, size_t n);
+/*
+ * The symbols of node @node: sets *@sym to its address's entry and
+ * *@frames to its frames, innermost first (the inlined functions, then
+ * the function they are in), and returns how many (at least 1). Returns
+ * 0 when the trace has no symbols for the node (no symbol section, an
+ * address the section does not list, or the BROKEN marker).
+ */
+unsigned hs_trace_node_syms(const struct hs_trace *t, uint32_t node,
+			    const struct hs_trace_sym **sym,
+			    const struct hs_trace_sym_frame **frames);
+/* String @id of the symbol section (borrowed); NULL for 0 or an unknown id. */
+const char *hs_trace_sym_str(const struct hs_trace *t, uint32_t id);
+/* The module path an entry names: its modname, its module's path or NULL. */
+const char *hs_trace_sym_module(const struct hs_trace *t, const struct hs_trace_sym *sym);
+
 /*
  * Sampling weight of an allocation of @size bytes in @t: 1 for a full
  * trace, 1 / (1 - exp(-size / N)) with --sample-bytes N.

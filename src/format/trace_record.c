@@ -34,6 +34,8 @@ static const char *const tag_names[] = {
 	[HS_TAG_EXEC] = "exec",
 	[HS_TAG_END] = "end",
 	[HS_TAG_FOOTER] = "footer",
+	[HS_TAG_SYM_STRING] = "sym-string",
+	[HS_TAG_SYM_ADDR] = "sym-addr",
 };
 
 const char *hs_tag_name(unsigned tag)

@@ -83,17 +83,19 @@ int hs_import_perfview_json(FILE *f, struct hs_stack_source *out,
 int hs_import_folded(FILE *f, struct hs_stack_source *out,
 		     struct hs_diag *diag);
 /*
- * A .heapscope trace (docs/trace-format.md): one sample per heap
- * allocation, metric = bytes, count = 1 (with --sample-bytes N both are
- * scaled by 1 / (1 - exp(-size/N))), stacks rooted in "Process COMM (PID)"
- * then "Thread (TID) NAME", frames "MODULE!0xOFFSET" from the outermost
- * down to the allocation function's call site. A cut-off trace imports
- * what it holds.
+ * A .heapscope trace (docs/trace-format.md) as its default memory view,
+ * "alloc" (analysis/memviews.h): one sample per heap allocation, metric =
+ * bytes, count = 1 (with --sample-bytes N both are scaled by
+ * 1 / (1 - exp(-size/N))), stacks rooted in "Process COMM (PID)" then
+ * "Thread (TID) NAME", the frames from the outermost in ("module!function"
+ * when the trace is symbolized, else "MODULE!0xOFFSET"), then the
+ * allocation function. A cut-off trace imports what it holds.
  */
 int hs_import_heapscope(const char *path, struct hs_stack_source *out,
 			struct hs_diag *diag);
 struct hs_trace;
-/* The same from a trace already loaded (format/trace_reader.h). */
+/* The same from a trace already loaded (format/trace_reader.h); @out is
+ * released and initialised first. */
 int hs_trace_to_source(const struct hs_trace *t, struct hs_stack_source *out,
 		       struct hs_diag *diag);
 

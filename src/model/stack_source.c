@@ -13,6 +13,7 @@ void hs_source_init(struct hs_stack_source *src)
 {
 	memset(src, 0, sizeof(*src));
 	hs_strtab_init(&src->frames, MAX_NAME_BYTES);
+	hs_strtab_init(&src->files, MAX_NAME_BYTES);
 }
 
 void hs_source_defaults_release(struct hs_source_defaults *d)
@@ -43,6 +44,11 @@ void hs_source_release(struct hs_stack_source *src)
 	hs_free(src->stack);
 	hs_free(src->metric_unit);
 	hs_source_defaults_release(&src->defaults);
+	hs_strtab_release(&src->files);
+	hs_free(src->loc_file);
+	hs_free(src->loc_line);
+	hs_free(src->loc_slot);
+	hs_free(src->stack_loc);
 	hs_source_init(src);
 }
 
@@ -59,15 +65,20 @@ int hs_source_rename_frame(struct hs_stack_source *src, uint32_t frame,
 }
 
 static size_t stack_slot(const struct hs_stack_source *src, uint32_t frame,
-			 uint32_t caller)
+			 uint32_t caller, uint32_t loc)
 {
 	size_t mask = src->nr_stack_slot - 1;
-	size_t i = (size_t)hs_hash_pair(frame, caller) & mask;
+	uint64_t h = hs_hash_pair(frame, caller);
+	size_t i;
 
+	if (loc)
+		h ^= hs_hash_u64(loc);
+	i = (size_t)h & mask;
 	while (src->stack_slot[i]) {
 		uint32_t id = src->stack_slot[i] - 1;
 
-		if (src->stack_frame[id] == frame && src->stack_caller[id] == caller)
+		if (src->stack_frame[id] == frame && src->stack_caller[id] == caller &&
+		    hs_source_stack_loc(src, id) == loc)
 			break;
 		i = (i + 1) & mask;
 	}
@@ -86,7 +97,8 @@ static int grow_stack_index(struct hs_stack_source *src)
 	src->stack_slot = slot;
 	src->nr_stack_slot = n;
 	for (id = 0; id < src->nr_stacks; id++) {
-		size_t i = stack_slot(src, src->stack_frame[id], src->stack_caller[id]);
+		size_t i = stack_slot(src, src->stack_frame[id], src->stack_caller[id],
+				      hs_source_stack_loc(src, (uint32_t)id));
 
 		src->stack_slot[i] = (uint32_t)id + 1;
 	}
@@ -104,7 +116,15 @@ static int grow_stacks(struct hs_stack_source *src)
 	    HS_GROW(src->stack_caller, need, a2) ||
 	    HS_GROW(src->stack_depth, need, a3))
 		return -ENOMEM;
-	/* all three grew by the same rule from the same capacity */
+	if (src->stack_loc) {
+		uint32_t *p = hs_realloc(src->stack_loc, a1 * sizeof(uint32_t));
+
+		if (!p)
+			return -ENOMEM;
+		memset(p + src->alloc_stacks, 0, (a1 - src->alloc_stacks) * sizeof(uint32_t));
+		src->stack_loc = p;
+	}
+	/* all grew by the same rule from the same capacity */
 	src->alloc_stacks = a1;
 	return 0;
 }
@@ -112,15 +132,27 @@ static int grow_stacks(struct hs_stack_source *src)
 int hs_source_intern_stack(struct hs_stack_source *src, uint32_t frame,
 			   uint32_t caller, uint32_t *stack)
 {
+	return hs_source_intern_stack_loc(src, frame, caller, 0, stack);
+}
+
+int hs_source_intern_stack_loc(struct hs_stack_source *src, uint32_t frame,
+			       uint32_t caller, uint32_t loc, uint32_t *stack)
+{
 	size_t i;
 	uint32_t id;
 
 	if (frame >= hs_source_nr_frames(src) ||
-	    (caller != HS_NO_STACK && caller >= src->nr_stacks))
+	    (caller != HS_NO_STACK && caller >= src->nr_stacks) || loc > src->nr_locs)
 		return -EINVAL;
+	if (loc && !src->stack_loc) {
+		src->stack_loc = hs_calloc(src->alloc_stacks ? src->alloc_stacks : 1,
+					   sizeof(uint32_t));
+		if (!src->stack_loc)
+			return -ENOMEM;
+	}
 	if (2 * (src->nr_stacks + 1) > src->nr_stack_slot && grow_stack_index(src))
 		return -ENOMEM;
-	i = stack_slot(src, frame, caller);
+	i = stack_slot(src, frame, caller, loc);
 	if (src->stack_slot[i]) {
 		*stack = src->stack_slot[i] - 1;
 		return 0;
@@ -133,9 +165,78 @@ int hs_source_intern_stack(struct hs_stack_source *src, uint32_t frame,
 	src->stack_frame[id] = frame;
 	src->stack_caller[id] = caller;
 	src->stack_depth[id] = caller == HS_NO_STACK ? 1 : src->stack_depth[caller] + 1;
+	if (src->stack_loc)
+		src->stack_loc[id] = loc;
 	src->stack_slot[i] = id + 1;
 	*stack = id;
 	return 0;
+}
+
+static size_t loc_slot(const struct hs_stack_source *src, uint32_t file, uint32_t line)
+{
+	size_t mask = src->nr_loc_slot - 1;
+	size_t i = (size_t)hs_hash_pair(file, line) & mask;
+
+	while (src->loc_slot[i]) {
+		uint32_t k = src->loc_slot[i] - 1;
+
+		if (src->loc_file[k] == file && src->loc_line[k] == line)
+			break;
+		i = (i + 1) & mask;
+	}
+	return i;
+}
+
+int hs_source_intern_loc(struct hs_stack_source *src, const char *file, size_t len,
+			 uint32_t line, uint32_t *loc)
+{
+	uint32_t f;
+	size_t i, a;
+	int err = hs_strtab_intern(&src->files, file, len, &f);
+
+	if (err)
+		return err;
+	if (2 * (src->nr_locs + 1) > src->nr_loc_slot) {
+		size_t n = src->nr_loc_slot ? 2 * src->nr_loc_slot : 256, k;
+		uint32_t *slot = hs_calloc(n, sizeof(uint32_t));
+
+		if (!slot)
+			return -ENOMEM;
+		hs_free(src->loc_slot);
+		src->loc_slot = slot;
+		src->nr_loc_slot = n;
+		for (k = 0; k < src->nr_locs; k++)
+			src->loc_slot[loc_slot(src, src->loc_file[k], src->loc_line[k])] =
+				(uint32_t)k + 1;
+	}
+	i = loc_slot(src, f, line);
+	if (src->loc_slot[i]) {
+		*loc = src->loc_slot[i];
+		return 0;
+	}
+	if (src->nr_locs >= UINT32_MAX - 1)
+		return -E2BIG;
+	a = src->alloc_locs;
+	if (HS_GROW(src->loc_file, src->nr_locs + 1, a))
+		return -ENOMEM;
+	a = src->alloc_locs;
+	if (HS_GROW(src->loc_line, src->nr_locs + 1, a))
+		return -ENOMEM;
+	src->alloc_locs = a;
+	src->loc_file[src->nr_locs] = f;
+	src->loc_line[src->nr_locs] = line;
+	*loc = (uint32_t)++src->nr_locs;
+	src->loc_slot[i] = *loc;
+	return 0;
+}
+
+const char *hs_source_loc(const struct hs_stack_source *src, uint32_t loc,
+			  uint32_t *line)
+{
+	if (!loc || loc > src->nr_locs)
+		return NULL;
+	*line = src->loc_line[loc - 1];
+	return hs_strtab_get(&src->files, src->loc_file[loc - 1]);
 }
 
 int hs_source_intern_path(struct hs_stack_source *src, const uint32_t *frames,
@@ -245,8 +346,10 @@ void hs_source_time_range(const struct hs_stack_source *src, int64_t *first,
 
 size_t hs_source_memory(const struct hs_stack_source *src)
 {
-	return hs_strtab_memory(&src->frames) +
-	       src->alloc_stacks * 3 * sizeof(uint32_t) +
+	return hs_strtab_memory(&src->frames) + hs_strtab_memory(&src->files) +
+	       src->alloc_locs * 2 * sizeof(uint32_t) +
+	       src->nr_loc_slot * sizeof(uint32_t) +
+	       src->alloc_stacks * (src->stack_loc ? 4 : 3) * sizeof(uint32_t) +
 	       src->nr_stack_slot * sizeof(uint32_t) +
 	       src->alloc_samples * (sizeof(int64_t) + 2 * sizeof(double) +
 				     sizeof(uint32_t));

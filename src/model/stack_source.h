@@ -61,6 +61,25 @@ struct hs_stack_source {
 	enum hs_metric_kind kind;
 	char *metric_unit;	/* owned; "ms", "bytes", "samples" or NULL */
 	struct hs_source_defaults defaults;
+
+	/*
+	 * Optional source locations (sources made from symbolized traces).
+	 * A location is a (file, line) pair, numbered from 1; 0 means none.
+	 * stack_loc gives the location of a stack's leaf frame: the line in
+	 * that frame's function that made the call below it (or, for the
+	 * innermost frame, the line being run). Stacks that differ only in
+	 * their location are distinct stacks with the same frames; views,
+	 * which work on frames, merge them. stack_loc is NULL when no stack
+	 * has a location; importers and derived sources (Drill Into,
+	 * Flatten, diff) keep none.
+	 */
+	struct hs_strtab files;	/* file id -> path */
+	uint32_t *loc_file;	/* location - 1 -> file id */
+	uint32_t *loc_line;	/* location - 1 -> line (1-based) */
+	size_t nr_locs, alloc_locs;
+	uint32_t *loc_slot;	/* index: location; 0 = empty */
+	size_t nr_loc_slot;
+	uint32_t *stack_loc;	/* stack id -> location, or NULL */
 };
 
 void hs_source_init(struct hs_stack_source *src);
@@ -87,6 +106,28 @@ int hs_source_rename_frame(struct hs_stack_source *src, uint32_t frame,
  */
 int hs_source_intern_stack(struct hs_stack_source *src, uint32_t frame,
 			   uint32_t caller, uint32_t *stack);
+/*
+ * Intern the location (@len bytes of file name at @file, @line); returns
+ * 0 and its number (>= 1) in *@loc, -ENOMEM or -E2BIG.
+ */
+int hs_source_intern_loc(struct hs_stack_source *src, const char *file, size_t len,
+			 uint32_t line, uint32_t *loc);
+/*
+ * hs_source_intern_stack() for a leaf frame at location @loc (0: none,
+ * which is hs_source_intern_stack() itself). -EINVAL for an unknown @loc.
+ */
+int hs_source_intern_stack_loc(struct hs_stack_source *src, uint32_t frame,
+			       uint32_t caller, uint32_t loc, uint32_t *stack);
+/* Location of @stack's leaf frame, 0 when none. */
+static inline uint32_t hs_source_stack_loc(const struct hs_stack_source *src,
+					   uint32_t stack)
+{
+	return src->stack_loc && stack != HS_NO_STACK ? src->stack_loc[stack] : 0;
+}
+/* File name (borrowed) and line of location @loc; NULL for 0 or unknown. */
+const char *hs_source_loc(const struct hs_stack_source *src, uint32_t loc,
+			  uint32_t *line);
+
 /*
  * Intern a whole stack given as @n frame ids, root first. An empty array
  * gives HS_NO_STACK. Same returns as hs_source_intern_stack().

@@ -351,6 +351,51 @@ static int die_function(struct hs_symbolizer *s, Dwarf_Die *die,
 	return *name ? 0 : -ENOMEM;
 }
 
+/*
+ * Intern source file @f of compilation unit @cu: a relative name (DWARF 5
+ * tables name files relative to the unit's directory) is joined to the
+ * unit's DW_AT_comp_dir when that is absolute, and "." and ".." segments
+ * are resolved, so that "../src/a.c" compiled in /b/build becomes
+ * "/b/src/a.c". NULL when out of memory.
+ */
+static const char *intern_file(struct hs_symbolizer *s, Dwarf_Die *cu, const char *f)
+{
+	Dwarf_Attribute a;
+	const char *dir = NULL, *p;
+	size_t keep;
+
+	if (f[0] != '/' && cu)
+		dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &a));
+	if (!dir || dir[0] != '/')
+		return hs__sym_intern(s, f, strlen(f));
+	hs_buf_reset(&s->tmp);
+	if (hs_buf_adds(&s->tmp, dir))
+		return NULL;
+	for (p = f; *p;) {
+		const char *e = strchrnul(p, '/');
+		size_t n = (size_t)(e - p);
+
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			/* drop the last segment (never the leading '/') */
+			keep = s->tmp.len;
+			while (keep > 1 && s->tmp.s[keep - 1] == '/')
+				keep--;
+			while (keep > 1 && s->tmp.s[keep - 1] != '/')
+				keep--;
+			s->tmp.len = keep;
+			s->tmp.s[keep] = '\0';
+		} else if (n && !(n == 1 && p[0] == '.')) {
+			if ((s->tmp.len == 0 || s->tmp.s[s->tmp.len - 1] != '/') &&
+			    hs_buf_addc(&s->tmp, '/'))
+				return NULL;
+			if (hs_buf_add(&s->tmp, p, n))
+				return NULL;
+		}
+		p = *e ? e + 1 : e;
+	}
+	return hs__sym_intern_buf(s, &s->tmp);
+}
+
 /* DW_AT_call_file/line/column of an inlined subroutine. 0 or -ENOMEM. */
 static int call_site(struct hs_symbolizer *s, Dwarf_Die *die, const char **file,
 		     int *line, int *column)
@@ -369,7 +414,7 @@ static int call_site(struct hs_symbolizer *s, Dwarf_Die *die, const char **file,
 	    dwarf_getsrcfiles(&cu, &files, &nfiles) == 0 && v < nfiles)
 		f = dwarf_filesrc(files, v, NULL, NULL);
 	if (f) {
-		*file = hs__sym_intern(s, f, strlen(f));
+		*file = intern_file(s, &cu, f);
 		if (!*file)
 			return -ENOMEM;
 	}
@@ -443,14 +488,14 @@ int hs__sym_resolve(struct hs_symbolizer *s, struct hs__sym_mod *m,
 	if (hs__sym_elf_lookup(s, m, vaddr, &sym))
 		return -ENOMEM;
 	symname = sym ? sym->name : NULL;
+	cu = dwfl_module_addrdie(m->dm, vaddr, &dwbias);
 	ln = dwfl_module_getsrc(m->dm, vaddr);
 	if (ln) {
 		const char *f = dwfl_lineinfo(ln, NULL, &line, &column, NULL, NULL);
 
-		if (f && !(file = hs__sym_intern(s, f, strlen(f))))
+		if (f && !(file = intern_file(s, cu, f)))
 			return -ENOMEM;
 	}
-	cu = dwfl_module_addrdie(m->dm, vaddr, &dwbias);
 	if (cu && scopes_at(s, cu, vaddr - dwbias, &nscopes))
 		return -ENOMEM;
 	for (i = (int)nscopes - 1; i >= 0 && !err && !done; i--) {

@@ -101,14 +101,22 @@ static void allocations_become_samples(void **state)
 	assert_true(src.time[0] == 1000000 && src.metric[0] == 100 && src.count[0] == 1);
 	stack_string(&src, src.stack[0], s, sizeof(s));
 	assert_string_equal(s, "Process app (77);Thread (10) main;"
-			       "/lib/libc.so.6!0x20;/bin/app!0x10");
+			       "/lib/libc.so.6!0x20;/bin/app!0x10;/lib/libc.so.6!malloc");
 	assert_true(src.time[1] == 2000000 && src.metric[1] == 40);
-	assert_int_equal(src.stack[1], src.stack[0]);
+	/* the same call site, another allocation function */
+	assert_int_equal(src.stack_caller[src.stack[1]], src.stack_caller[src.stack[0]]);
+	stack_string(&src, src.stack[1], s, sizeof(s));
+	assert_string_equal(s, "Process app (77);Thread (10) main;"
+			       "/lib/libc.so.6!0x20;/bin/app!0x10;/lib/libc.so.6!calloc");
 	assert_true(src.time[2] == 3000000 && src.metric[2] == 8);
 	stack_string(&src, src.stack[2], s, sizeof(s));
-	assert_string_equal(s, "Process app (77);Thread (11) worker;BROKEN;/bin/app!0x30");
+	assert_string_equal(s, "Process app (77);Thread (11) worker;BROKEN;/bin/app!0x30;"
+			       "/lib/libc.so.6!malloc");
 	stack_string(&src, src.stack[3], s, sizeof(s));
-	assert_string_equal(s, "Process app (77);Thread (11) worker");
+	assert_string_equal(s, "Process app (77);Thread (11) worker;/lib/libc.so.6!malloc");
+	/* the heap views' defaults: the allocator folded into its callers */
+	assert_non_null(src.defaults.fold);
+	assert_null(src.defaults.exc);
 	hs_source_release(&src);
 	free(b.buf);
 }

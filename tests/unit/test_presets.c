@@ -49,7 +49,7 @@ static void listing(void **state)
 	size_t i, n = hs_presets_count();
 
 	(void)state;
-	assert_int_equal(n, 10);
+	assert_int_equal(n, 11);
 	assert_string_equal(hs_presets_get(0)->name, "no grouping");
 	assert_string_equal(hs_presets_get(1)->name, "group modules");
 	assert_string_equal(hs_presets_get(1)->group, "{%}!->module $1");

@@ -115,6 +115,56 @@ static void million_stacks_intern_quickly(void **state)
 	hs_source_release(&src);
 }
 
+static void locations_tell_stacks_apart(void **state)
+{
+	struct hs_stack_source src;
+	uint32_t main_f, f, a, b, c, d, loc1, loc2, loc3, line, i;
+	const char *file;
+
+	(void)state;
+	hs_source_init(&src);
+	assert_int_equal(hs_source_intern_frame(&src, "app!main", 8, &main_f), 0);
+	assert_int_equal(hs_source_intern_frame(&src, "app!f", 5, &f), 0);
+	assert_int_equal(hs_source_intern_stack(&src, main_f, HS_NO_STACK, &a), 0);
+	assert_null(src.stack_loc);	/* no location yet: no array */
+	assert_int_equal(hs_source_stack_loc(&src, a), 0);
+	assert_int_equal(hs_source_intern_loc(&src, "/src/a.c", 8, 10, &loc1), 0);
+	assert_int_equal(hs_source_intern_loc(&src, "/src/a.c", 8, 12, &loc2), 0);
+	assert_int_equal(hs_source_intern_loc(&src, "/src/a.c", 8, 10, &loc3), 0);
+	assert_int_equal(loc1, 1);
+	assert_int_equal(loc2, 2);
+	assert_int_equal(loc3, loc1);
+	file = hs_source_loc(&src, loc2, &line);
+	assert_string_equal(file, "/src/a.c");
+	assert_int_equal(line, 12);
+	assert_null(hs_source_loc(&src, 0, &line));
+	assert_null(hs_source_loc(&src, 3, &line));
+	/* f called from main at two lines: two stacks with the same frames */
+	assert_int_equal(hs_source_intern_stack_loc(&src, f, a, loc1, &b), 0);
+	assert_int_equal(hs_source_intern_stack_loc(&src, f, a, loc2, &c), 0);
+	assert_int_not_equal(b, c);
+	assert_int_equal(hs_source_intern_stack_loc(&src, f, a, loc1, &d), 0);
+	assert_int_equal(d, b);
+	assert_int_equal(hs_source_intern_stack(&src, f, a, &d), 0);
+	assert_true(d != b && d != c);
+	assert_int_equal(hs_source_stack_loc(&src, b), loc1);
+	assert_int_equal(hs_source_stack_loc(&src, c), loc2);
+	assert_int_equal(hs_source_stack_loc(&src, d), 0);
+	assert_int_equal(hs_source_stack_loc(&src, a), 0);
+	assert_int_equal(hs_source_stack_loc(&src, HS_NO_STACK), 0);
+	assert_int_equal(src.stack_frame[b], src.stack_frame[c]);
+	assert_int_equal(hs_source_intern_stack_loc(&src, f, a, 99, &d), -EINVAL);
+	/* many stacks with locations: the index and the array grow together */
+	for (i = 0; i < 5000; i++) {
+		assert_int_equal(hs_source_intern_loc(&src, "/src/b.c", 8, i + 1, &loc3), 0);
+		assert_int_equal(hs_source_intern_stack_loc(&src, f, c, loc3, &d), 0);
+		assert_int_equal(hs_source_stack_loc(&src, d), loc3);
+	}
+	assert_int_equal(hs_source_intern_stack_loc(&src, f, a, loc2, &d), 0);
+	assert_int_equal(d, c);
+	hs_source_release(&src);
+}
+
 static void out_of_memory_is_reported(void **state)
 {
 	struct hs_stack_source src;
@@ -145,6 +195,7 @@ int main(void)
 		cmocka_unit_test(samples_are_columnar_with_totals),
 		cmocka_unit_test(display_names_strip_the_directory),
 		cmocka_unit_test(million_stacks_intern_quickly),
+		cmocka_unit_test(locations_tell_stacks_apart),
 		cmocka_unit_test(out_of_memory_is_reported),
 	};
 	return cmocka_run_group_tests_name("stack_source", tests, NULL, NULL);

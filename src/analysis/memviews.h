@@ -1,0 +1,114 @@
+#ifndef HS_ANALYSIS_MEMVIEWS_H
+#define HS_ANALYSIS_MEMVIEWS_H
+#include <stddef.h>
+#include <stdint.h>
+#include "common/diag.h"
+#include "format/trace_reader.h"
+#include "model/stack_source.h"
+
+/*
+ * memviews - the stack sources a heap trace offers (design.md, "Memory
+ * views"), the native analog of PerfView's GC heap and OS heap views:
+ *
+ *   alloc      every allocation: +bytes at its time (frees ignored)
+ *   net        +bytes at each allocation, -bytes at its free, charged to
+ *              the allocation's stack; a realloc is a free and an
+ *              allocation; frees of blocks never seen allocated are
+ *              ignored. A time range shows the net growth within it.
+ *   leaks      blocks allocated inside the range and still live at its
+ *              end ("allocated inside, freed outside"), at their
+ *              allocation time
+ *   peak       the blocks live at the moment heap in use was highest
+ *              (within the range), at their allocation times
+ *   temporary  allocations freed before any other allocation was made
+ *   mmap       anonymous mappings: +bytes at mmap, -bytes at munmap of
+ *              (any part of) them, charged to the mapping's stack
+ *
+ * Metric: bytes; count: blocks. With a sampled trace (--sample-bytes N)
+ * each recorded block stands for 1 / (1 - exp(-size/N)) blocks of its
+ * size, which makes every sum an unbiased estimate.
+ *
+ * Stacks, root first: "Process COMM (PID)", "Thread (TID) NAME", the
+ * trace's frames from the outermost in, the allocation function
+ * ("LIBC!malloc", "LIBC!calloc", ... "LIBC!mmap", with LIBC the trace's
+ * C library path, or the bare name without one), then "LargeAlloc" for
+ * blocks of at least the large threshold, then (optionally) the size
+ * class "Alloc < 2^k" written as a number ("Alloc < 128"). A symbolized
+ * trace gives "module!function" frames (its inlined functions as frames
+ * of their own, named "module!function (inline)") each with its
+ * file:line as the stack's location (model/stack_source.h); otherwise
+ * frames are "module!0xOFFSET". "module!?" is an address in a module
+ * without a symbol for it, "?!?" one in no module, "BROKEN" a stack cut
+ * short.
+ *
+ * Defaults: every view's source carries FoldPats HS_PRESET_HEAP_FOLD
+ * (presets.h: the allocator's entry points charged to their callers) and
+ * the leaks view also ExcPats HS_PRESET_LEAK_SUPPRESS (exit-time
+ * allocations of libc and libstdc++), as saved defaults a front end uses
+ * unless told otherwise.
+ *
+ * The range: for leaks and peak the source itself depends on the range
+ * (a block freed after End is live at End), so it is built from it; the
+ * other views ignore it (their samples are filtered by time as usual).
+ * Times are ms from the start of the trace, as the filter's.
+ *
+ * Ownership: the trace is borrowed; @out is initialised here and owned by
+ * the caller (hs_source_release()), also on error.
+ */
+
+enum hs_memview_kind {
+	HS_MEM_ALLOC,
+	HS_MEM_NET,
+	HS_MEM_LEAKS,
+	HS_MEM_PEAK,
+	HS_MEM_TEMPORARY,
+	HS_MEM_MMAP,
+	HS_MEM__COUNT
+};
+
+#define HS_LARGE_ALLOC_DEFAULT ((uint64_t)128 << 10)
+
+struct hs_memview_opts {
+	enum hs_memview_kind kind;
+	double start_ms, end_ms;	/* the range; NAN: open */
+	uint64_t large_threshold;	/* "LargeAlloc" from this size; 0: never */
+	int size_classes;		/* add "Alloc < 2^k" frames */
+};
+#define HS_MEMVIEW_OPTS_INIT                                                  \
+	{ .kind = HS_MEM_ALLOC, .start_ms = NAN, .end_ms = NAN,               \
+	  .large_threshold = HS_LARGE_ALLOC_DEFAULT }
+
+/* What a build found out besides the samples. */
+struct hs_memview_info {
+	int uses_range;		/* the range chose the blocks (leaks, peak) */
+	int64_t peak_ns;	/* peak: when heap in use was highest (-1: empty) */
+	double peak_bytes;	/* peak: the heap in use then */
+	int symbolized;		/* the trace has a symbol section */
+};
+
+/* "alloc", "net", ...; NULL for an unknown kind. */
+const char *hs_memview_name(enum hs_memview_kind kind);
+/* A one-line description of the view, for lists. */
+const char *hs_memview_description(enum hs_memview_kind kind);
+/* 0 and *@kind, or -EINVAL for an unknown name. */
+int hs_memview_parse(const char *name, enum hs_memview_kind *kind);
+/* Whether @t has anything for view @kind (mmap: the trace has mappings). */
+int hs_memview_offered(const struct hs_trace *t, enum hs_memview_kind kind);
+
+/*
+ * Build the source of view @o->kind of @t into @out (initialised here).
+ * @info may be NULL. Returns 0, -ENOMEM or -E2BIG (too many frames or
+ * stacks), with @diag filled.
+ */
+int hs_memview_build(const struct hs_trace *t, const struct hs_memview_opts *o,
+		     struct hs_stack_source *out, struct hs_memview_info *info,
+		     struct hs_diag *diag);
+
+/*
+ * The sources @t offers as JSON for front ends (docs/json-api.md): an
+ * array of {"name", "description", "default"}. A new reference, or NULL
+ * when out of memory.
+ */
+struct json_t;
+struct json_t *hs_memview_list_json(const struct hs_trace *t);
+#endif

@@ -1,0 +1,391 @@
+/*
+ * trace_symbolize - a trace's addresses through the symbolizer into its
+ * symbol section (see trace_symbolize.h).
+ */
+#include "symbols/trace_symbolize.h"
+#include "symbols/symbols.h"
+#include "format/trace_reader.h"
+#include "format/trace_symbols.h"
+#include "common/alloc.h"
+#include "common/diag.h"
+#include "common/hash.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A set of (module, address) keys, open addressing. */
+struct keyset {
+	uint64_t *key;		/* pairs: module + 1 (0 = empty slot), address */
+	size_t n, cap;
+};
+
+static size_t keyset_find(const struct keyset *k, uint64_t mod, uint64_t addr)
+{
+	uint64_t pair[2] = { mod, addr };
+	size_t mask = k->cap - 1, i = hs_hash_bytes(pair, sizeof(pair)) & mask;
+
+	while (k->key[2 * i] && (k->key[2 * i] != mod + 1 || k->key[2 * i + 1] != addr))
+		i = (i + 1) & mask;
+	return i;
+}
+
+/* 1 if added, 0 if already there, -ENOMEM. */
+static int keyset_add(struct keyset *k, uint64_t mod, uint64_t addr)
+{
+	size_t i;
+
+	if (2 * (k->n + 1) > k->cap) {
+		struct keyset g = { .cap = k->cap ? 2 * k->cap : 4096 };
+		size_t j;
+
+		g.key = hs_calloc(2 * g.cap, sizeof(uint64_t));
+		if (!g.key)
+			return -ENOMEM;
+		for (j = 0; j < k->cap; j++)
+			if (k->key[2 * j]) {
+				i = keyset_find(&g, k->key[2 * j] - 1, k->key[2 * j + 1]);
+				g.key[2 * i] = k->key[2 * j];
+				g.key[2 * i + 1] = k->key[2 * j + 1];
+			}
+		g.n = k->n;
+		hs_free(k->key);
+		*k = g;
+	}
+	i = keyset_find(k, mod, addr);
+	if (k->key[2 * i])
+		return 0;
+	k->key[2 * i] = mod + 1;
+	k->key[2 * i + 1] = addr;
+	k->n++;
+	return 1;
+}
+
+/* Where the chunks go: @fd at @offset onwards. */
+struct sink {
+	int fd;
+	uint64_t offset;
+};
+
+static int write_all(int fd, const void *p, size_t n, uint64_t off)
+{
+	const uint8_t *b = p;
+
+	while (n) {
+		ssize_t k = pwrite(fd, b, n, (off_t)off);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		b += k;
+		n -= (size_t)k;
+		off += (uint64_t)k;
+	}
+	return 0;
+}
+
+static int emit(void *ctx, const uint8_t *chunk, size_t n)
+{
+	struct sink *s = ctx;
+	int err = write_all(s->fd, chunk, n, s->offset);
+
+	if (!err)
+		s->offset += n;
+	return err;
+}
+
+/* Copy the first @n bytes of @in to @out. */
+static int copy_prefix(int in, int out, uint64_t n)
+{
+	size_t cap = 1 << 16;
+	uint8_t *buf = hs_malloc(cap);
+	uint64_t off = 0;
+	int err = buf ? 0 : -ENOMEM;
+
+	while (!err && off < n) {
+		size_t want = n - off < cap ? (size_t)(n - off) : cap;
+		ssize_t k = pread(in, buf, want, (off_t)off);
+
+		if (k < 0) {
+			if (errno != EINTR)
+				err = -errno;
+			continue;
+		}
+		if (k == 0) {
+			err = -EIO;
+			break;
+		}
+		err = write_all(out, buf, (size_t)k, off);
+		off += (uint64_t)k;
+	}
+	hs_free(buf);
+	return err;
+}
+
+static int note_bad(struct hs_symbolize_result *res, struct hs_symbolizer *s,
+		    const struct hs_sym_module *mod)
+{
+	struct hs_sym_module_info info;
+	struct hs_symbolize_module *b;
+
+	if (HS_GROW(res->bad, res->nr_bad + 1, res->alloc_bad))
+		return -ENOMEM;
+	b = &res->bad[res->nr_bad];
+	b->path = hs_strdup(mod->path ? mod->path : "");
+	b->why = NULL;
+	if (!hs_symbolizer_module_info(s, mod, &info) && info.why)
+		b->why = hs_strdup(info.why);
+	if (!b->path) {
+		hs_free(b->why);
+		return -ENOMEM;
+	}
+	res->nr_bad++;
+	return 0;
+}
+
+/* Look up one key and add its entry to the section. */
+static int resolve(struct hs_symbolizer *s, struct hs_symw *w, const struct hs_trace *t,
+		   const struct hs_sym_module *mods, uint8_t *mod_bad, uint32_t m,
+		   uint64_t addr, struct hs_symbolize_result *res)
+{
+	struct hs_symw_frame frames[HS_SYM_FRAMES_MAX];
+	struct hs_sym_result r;
+	const char *modname = NULL;
+	unsigned i, n;
+	int err;
+
+	if (m != HS_TRACE_NONE)
+		err = hs_symbolizer_lookup(s, &mods[m], addr, &r);
+	else
+		err = hs_symbolizer_lookup_jit(s, addr, &r);
+	if (err)
+		return err;
+	res->addresses++;
+	switch (r.status) {
+	case HS_SYM_FOUND:
+		res->found++;
+		if (m == HS_TRACE_NONE) {
+			res->jit++;
+			modname = r.module;
+		}
+		break;
+	case HS_SYM_NO_SYMBOL:
+		res->no_symbol++;
+		break;
+	case HS_SYM_BAD_MODULE:
+		res->bad_module++;
+		if (m != HS_TRACE_NONE && !mod_bad[m]) {
+			mod_bad[m] = 1;
+			err = note_bad(res, s, &mods[m]);
+			if (err)
+				return err;
+		}
+		break;
+	case HS_SYM_NO_MODULE:
+		res->no_module++;
+		break;
+	}
+	n = r.nr_frame < HS_SYM_FRAMES_MAX ? r.nr_frame : HS_SYM_FRAMES_MAX;
+	if (!n)
+		n = 1;
+	for (i = 0; i < n; i++) {
+		if (i < r.nr_frame) {
+			frames[i].function = r.frame[i].function;
+			frames[i].file = r.frame[i].file;
+			frames[i].line = r.frame[i].line;
+			frames[i].flags = r.frame[i].flags & HS_SYM_INLINE ? HS_TSYM_INLINE : 0;
+		} else {
+			memset(&frames[i], 0, sizeof(frames[i]));
+		}
+	}
+	if (r.nr_frame && r.frame[0].line)
+		res->with_lines++;
+	if (r.nr_frame > 1)
+		res->inlined++;
+	(void)t;
+	return hs_symw_add(w, m == HS_TRACE_NONE ? 0 : m + 1, addr, (unsigned)r.status,
+			   modname, frames, n);
+}
+
+static int open_symbolizer(const struct hs_symbolize_opts *o, const struct hs_trace *t,
+			   struct hs_symbolizer **out, struct hs_symbolize_result *res,
+			   struct hs_diag *diag)
+{
+	struct hs_diag md = HS_DIAG_INIT(NULL);
+	struct hs_symbolizer *s = hs_symbolizer_new(o->flags);
+	char msg[600];
+	size_t i;
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	for (i = 0; i < o->nr_debug_dirs; i++) {
+		err = hs_symbolizer_add_debug_dir(s, o->debug_dirs[i]);
+		if (err) {
+			hs_diag_set(diag, 0, "debug directory '%s': %s", o->debug_dirs[i],
+				    strerror(-err));
+			hs_symbolizer_free(s);
+			return err;
+		}
+	}
+	if (!o->no_perf_map) {
+		if (o->perf_map) {
+			md.file = o->perf_map;
+			err = hs_symbolizer_add_perf_map(s, o->perf_map, &md);
+		} else {
+			char path[64];
+
+			snprintf(path, sizeof(path), "/tmp/perf-%llu.map",
+				 (unsigned long long)t->info.pid);
+			md.file = path;
+			err = t->info.present ? hs_symbolizer_add_perf_map(s, path, &md)
+					      : -ENOENT;
+			if (err == -ENOENT)
+				err = 0;
+		}
+		if (err == -ENOMEM) {
+			hs_symbolizer_free(s);
+			return err;
+		}
+		if (err) {
+			if (!md.set)
+				hs_diag_set(&md, 0, "%s", strerror(-err));
+			res->perf_map_error = hs_strdup(hs_diag_format(&md, msg, sizeof(msg)));
+		}
+	}
+	*out = s;
+	return 0;
+}
+
+static int symbolize(const struct hs_trace *t, struct hs_symbolizer *s, struct hs_symw *w,
+		     struct hs_symbolize_result *res)
+{
+	struct hs_sym_module *mods;
+	struct keyset keys = { 0 };
+	uint8_t *mod_bad;
+	size_t i;
+	int err = 0;
+
+	mods = hs_calloc(t->nr_modules + 1, sizeof(*mods));
+	mod_bad = hs_calloc(t->nr_modules + 1, 1);
+	if (!mods || !mod_bad) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < t->nr_modules; i++) {
+		mods[i].path = t->modules[i].path;
+		mods[i].build_id = t->modules[i].build_id;
+		mods[i].build_id_len = t->modules[i].build_id_len;
+		mods[i].bias = t->modules[i].bias;
+	}
+	for (i = 0; i < t->nr_nodes && !err; i++) {
+		uint64_t a = t->node_addr[i];
+		uint32_t m = t->node_module[i];
+
+		if (!a)
+			continue;
+		if (m != HS_TRACE_NONE)
+			a -= t->modules[m].bias;
+		err = keyset_add(&keys, m == HS_TRACE_NONE ? 0 : (uint64_t)m + 1, a);
+		if (err == 1)
+			err = resolve(s, w, t, mods, mod_bad, m, a, res);
+	}
+	if (!err)
+		err = hs_symw_finish(w);
+out:
+	hs_free(keys.key);
+	hs_free(mods);
+	hs_free(mod_bad);
+	return err;
+}
+
+int hs_trace_symbolize(const char *path, const char *out, const struct hs_symbolize_opts *o,
+		       struct hs_symbolize_result *res, struct hs_diag *diag)
+{
+	struct hs_symbolizer *s = NULL;
+	struct hs_symw w;
+	struct hs_trace t;
+	struct sink sink = { .fd = -1 };
+	int in = -1, err, in_place = !out || !strcmp(out, path), w_ready = 0;
+
+	memset(res, 0, sizeof(*res));
+	err = hs_trace_load_flags(path, &t, HS_TRACE_NO_EVENTS, diag);
+	if (err)
+		return err;
+	err = open_symbolizer(o, &t, &s, res, diag);
+	if (err)
+		goto out;
+	if (in_place) {
+		sink.fd = open(path, O_RDWR | O_CLOEXEC);
+	} else {
+		in = open(path, O_RDONLY | O_CLOEXEC);
+		if (in < 0) {
+			err = -errno;
+			hs_diag_set(diag, 0, "cannot open: %s", strerror(errno));
+			goto out;
+		}
+		sink.fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	}
+	if (sink.fd < 0) {
+		err = -errno;
+		hs_diag_set(diag, 0, "cannot open '%s' for writing: %s", in_place ? path : out,
+			    strerror(errno));
+		goto out;
+	}
+	if (!in_place) {
+		err = copy_prefix(in, sink.fd, t.data_end);
+		if (err) {
+			hs_diag_set(diag, 0, "cannot copy to '%s': %s", out, strerror(-err));
+			goto out;
+		}
+	}
+	/* the new section replaces what follows the last data chunk */
+	sink.offset = t.data_end;
+	err = hs_symw_init(&w, (uint32_t)t.data_chunks, emit, &sink);
+	w_ready = !err;
+	if (!err)
+		err = symbolize(&t, s, &w, res);
+	/* also after an error: whole chunks, and nothing of the old section */
+	if (ftruncate(sink.fd, (off_t)sink.offset) && !err)
+		err = -errno;
+	if (err) {
+		if (err != -ENOMEM)
+			hs_diag_set(diag, 0, "cannot write the symbols to '%s': %s",
+				    in_place ? path : out, strerror(-err));
+		else
+			hs_diag_set(diag, 0, "out of memory");
+		goto out;
+	}
+	res->chunks = w.nr_chunks;
+	res->bytes = sink.offset - t.data_end;
+out:
+	if (w_ready)
+		hs_symw_release(&w);
+	if (sink.fd >= 0 && close(sink.fd) && !err) {
+		err = -errno;
+		hs_diag_set(diag, 0, "cannot write '%s': %s", in_place ? path : out,
+			    strerror(errno));
+	}
+	if (in >= 0)
+		close(in);
+	hs_symbolizer_free(s);
+	hs_trace_release(&t);
+	return err;
+}
+
+void hs_symbolize_result_release(struct hs_symbolize_result *res)
+{
+	size_t i;
+
+	for (i = 0; i < res->nr_bad; i++) {
+		hs_free(res->bad[i].path);
+		hs_free(res->bad[i].why);
+	}
+	hs_free(res->bad);
+	hs_free(res->perf_map_error);
+	memset(res, 0, sizeof(*res));
+}

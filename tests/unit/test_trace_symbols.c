@@ -1,0 +1,275 @@
+/*
+ * Tests of the symbol section: the writer's chunks read back through the
+ * reader, node -> entry resolution (module-relative addresses, no
+ * module), the last section winning, and malformed sections.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+#include "common/alloc.h"
+#include "format/trace_reader.h"
+#include "format/trace_symbols.h"
+#include "trace_builder.h"
+
+/*
+ * Two modules: /bin/app at bias 0x1000 (0x1000-0x2000), /lib/libc.so.6 at
+ * bias 0x9000; nodes 1 (libc 0x9020), 2 (app 0x1010, parent 1), 3 (an
+ * address in no module, parent 2); one malloc on node 3.
+ */
+static void build_events(struct tb *b)
+{
+	uint8_t *p;
+
+	tb_init(b);
+	p = tb_p(b);
+	p = put_process(p);
+	p = put_module(p, 0, 1, 0x1000, 0x1000, 0x2000, "/bin/app");
+	p = put_module(p, 0, 2, 0x9000, 0x9000, 0xa000, "/lib/libc.so.6");
+	p = put_span(p, 10, 0, 0);
+	p = put_node(p, 1, 0, 0x9020);
+	p = put_node(p, 2, 1, 0x1010);
+	p = put_node(p, 3, 2, 0x7f0000);
+	p = put_alloc(b, p, HS_TAG_MALLOC, 1000, 0x500, 100, 3);
+	tb_end(b, p);
+	tb_chunk(b, HS_CHUNK_EVENTS, 1);
+	{
+		uint8_t body[16], *q = body;
+
+		q = hs_put_varint(q, 2000);	/* ticks */
+		q = hs_put_varint(q, 0);	/* reason: exit */
+		q = hs_put_varint(q, 0);
+		tb_end(b, hs_tw_sized(tb_p(b), HS_TAG_END, body, (size_t)(q - body)));
+	}
+	tb_chunk(b, HS_CHUNK_END, 0);
+}
+
+static int emit_to_tb(void *ctx, const uint8_t *chunk, size_t n)
+{
+	struct tb *b = ctx;
+
+	tb_put(b, chunk, n);
+	b->seq++;
+	return 0;
+}
+
+/* A section naming app!0x10 (two frames: inline + function), libc!0x20. */
+static void add_section(struct tb *b, const char *fn_name)
+{
+	struct hs_symw w;
+	struct hs_symw_frame app[2] = {
+		{ "inner", "/src/inner.h", 7, HS_TSYM_INLINE },
+		{ fn_name, "/src/app.c", 42, 0 },
+	};
+	struct hs_symw_frame libc = { "__libc_start_main", NULL, 0, 0 };
+	struct hs_symw_frame jit = { "js_function", NULL, 0, 0 };
+
+	assert_int_equal(hs_symw_init(&w, b->seq, emit_to_tb, b), 0);
+	assert_int_equal(hs_symw_add(&w, 1, 0x10, HS_TSYM_FOUND, NULL, app, 2), 0);
+	assert_int_equal(hs_symw_add(&w, 2, 0x20, HS_TSYM_FOUND, NULL, &libc, 1), 0);
+	assert_int_equal(hs_symw_add(&w, 0, 0x7f0000, HS_TSYM_FOUND, "/tmp/perf-1.map",
+				     &jit, 1), 0);
+	/* bad arguments add nothing */
+	assert_int_equal(hs_symw_add(&w, 1, 0x99, HS_TSYM__COUNT, NULL, &libc, 1), -EINVAL);
+	assert_int_equal(hs_symw_add(&w, 1, 0x99, HS_TSYM_FOUND, NULL, &libc, 0), -EINVAL);
+	assert_int_equal(hs_symw_finish(&w), 0);
+	assert_int_equal(w.nr_entries, 3);
+	hs_symw_release(&w);
+}
+
+static void load(struct tb *b, struct hs_trace *t)
+{
+	struct hs_diag diag = HS_DIAG_INIT("t");
+
+	assert_int_equal(hs_trace_load_mem(b->buf, b->len, "t", t, &diag), 0);
+}
+
+static void section_round_trip(void **state)
+{
+	const struct hs_trace_sym *sym;
+	const struct hs_trace_sym_frame *f;
+	struct hs_trace t;
+	struct tb b;
+	size_t data_len;
+
+	(void)state;
+	build_events(&b);
+	data_len = b.len;
+	add_section(&b, "main");
+	load(&b, &t);
+	assert_true(t.syms.present);
+	assert_false(t.cut_off);	/* the section does not hide the END */
+	assert_int_equal(t.data_end, data_len);
+	assert_int_equal(t.data_chunks, 2);
+	assert_int_equal(t.nr_nodes, 3);
+	/* node 2: app 0x1010 - bias 0x1000 */
+	assert_int_equal(hs_trace_node_syms(&t, 1, &sym, &f), 2);
+	assert_int_equal(sym->status, HS_TSYM_FOUND);
+	assert_string_equal(hs_trace_sym_module(&t, sym), "/bin/app");
+	assert_string_equal(hs_trace_sym_str(&t, f[0].function), "inner");
+	assert_string_equal(hs_trace_sym_str(&t, f[0].file), "/src/inner.h");
+	assert_int_equal(f[0].line, 7);
+	assert_int_equal(f[0].flags, HS_TSYM_INLINE);
+	assert_string_equal(hs_trace_sym_str(&t, f[1].function), "main");
+	assert_int_equal(f[1].line, 42);
+	assert_int_equal(f[1].flags, 0);
+	/* node 1: libc, no file */
+	assert_int_equal(hs_trace_node_syms(&t, 0, &sym, &f), 1);
+	assert_string_equal(hs_trace_sym_module(&t, sym), "/lib/libc.so.6");
+	assert_null(hs_trace_sym_str(&t, f[0].file));
+	/* node 3: no module, named from a perf map */
+	assert_int_equal(hs_trace_node_syms(&t, 2, &sym, &f), 1);
+	assert_int_equal(sym->module, 0);
+	assert_string_equal(hs_trace_sym_module(&t, sym), "/tmp/perf-1.map");
+	assert_string_equal(hs_trace_sym_str(&t, f[0].function), "js_function");
+	assert_null(hs_trace_sym_str(&t, 0));
+	assert_null(hs_trace_sym_str(&t, 1000));
+	hs_trace_release(&t);
+	free(b.buf);
+}
+
+static void last_section_counts(void **state)
+{
+	const struct hs_trace_sym *sym;
+	const struct hs_trace_sym_frame *f;
+	struct hs_trace t;
+	struct tb b;
+	uint8_t *p;
+
+	(void)state;
+	/* a section, more events, a new section: only the new one is kept */
+	build_events(&b);
+	add_section(&b, "old");
+	p = tb_p(&b);
+	p = put_span(p, 10, 5000, 0);
+	p = put_alloc(&b, p, HS_TAG_MALLOC, 0, 0x900, 8, 2);
+	tb_end(&b, p);
+	tb_chunk(&b, HS_CHUNK_EVENTS, 0);
+	add_section(&b, "new");
+	load(&b, &t);
+	assert_int_equal(hs_trace_node_syms(&t, 1, &sym, &f), 2);
+	assert_string_equal(hs_trace_sym_str(&t, f[1].function), "new");
+	assert_int_equal(t.syms.nr_str, 7);	/* the old section's strings are gone */
+	assert_true(t.cut_off);		/* the last data chunk is not END */
+	hs_trace_release(&t);
+	free(b.buf);
+}
+
+static void no_section_no_symbols(void **state)
+{
+	const struct hs_trace_sym *sym;
+	const struct hs_trace_sym_frame *f;
+	struct hs_trace t;
+	struct tb b;
+
+	(void)state;
+	build_events(&b);
+	load(&b, &t);
+	assert_false(t.syms.present);
+	assert_int_equal(hs_trace_node_syms(&t, 1, &sym, &f), 0);
+	assert_int_equal(t.data_end, b.len);
+	hs_trace_release(&t);
+	free(b.buf);
+}
+
+/* A SYMBOLS chunk holding the records at @rec (@n bytes). */
+static int load_bad(const uint8_t *rec, size_t n, char *msg, size_t len)
+{
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct hs_trace t;
+	struct tb b;
+	int err;
+
+	build_events(&b);
+	memcpy(b.payload, rec, n);
+	b.plen = n;
+	tb_chunk(&b, HS_CHUNK_SYMBOLS, 1);
+	err = hs_trace_load_mem(b.buf, b.len, "t", &t, &diag);
+	if (!err)
+		hs_trace_release(&t);
+	hs_diag_format(&diag, msg, (unsigned)len);
+	free(b.buf);
+	return err;
+}
+
+static void malformed_sections(void **state)
+{
+	uint8_t rec[64], body[32], *p, *q;
+	char msg[600];
+
+	(void)state;
+	/* an address naming string 1 before any string */
+	q = body;
+	q = hs_put_varint(q, 1);
+	q = hs_put_varint(q, 0x10);
+	q = hs_put_varint(q, 0);
+	q = hs_put_varint(q, 0);
+	q = hs_put_varint(q, 1);
+	q = hs_put_varint(q, 1);	/* function: string 1, unknown */
+	q = hs_put_varint(q, 0);
+	q = hs_put_varint(q, 0);
+	q = hs_put_varint(q, 0);
+	p = hs_tw_sized(rec, HS_TAG_SYM_ADDR, body, (size_t)(q - body));
+	assert_int_equal(load_bad(rec, (size_t)(p - rec), msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, "malformed symbol record"));
+	/* a module that does not exist */
+	body[0] = 9;
+	p = hs_tw_sized(rec, HS_TAG_SYM_ADDR, body, (size_t)(q - body));
+	assert_int_equal(load_bad(rec, (size_t)(p - rec), msg, sizeof(msg)), -EINVAL);
+	/* no frames */
+	q = body;
+	q = hs_put_varint(q, 1);
+	q = hs_put_varint(q, 0x10);
+	q = hs_put_varint(q, 0);
+	q = hs_put_varint(q, 0);
+	q = hs_put_varint(q, 0);
+	p = hs_tw_sized(rec, HS_TAG_SYM_ADDR, body, (size_t)(q - body));
+	assert_int_equal(load_bad(rec, (size_t)(p - rec), msg, sizeof(msg)), -EINVAL);
+	/* a record cut short */
+	p = hs_tw_sized(rec, HS_TAG_SYM_ADDR, body, 3);
+	assert_int_equal(load_bad(rec, (size_t)(p - rec), msg, sizeof(msg)), -EINVAL);
+	/* strings alone are fine */
+	p = hs_tw_sized(rec, HS_TAG_SYM_STRING, (const uint8_t *)"abc", 3);
+	assert_int_equal(load_bad(rec, (size_t)(p - rec), msg, sizeof(msg)), 0);
+}
+
+/* Every allocation failure while reading a section is reported cleanly. */
+static void out_of_memory(void **state)
+{
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct hs_trace t;
+	struct tb b;
+	long n;
+	int err;
+
+	(void)state;
+	build_events(&b);
+	add_section(&b, "main");
+	for (n = 0;; n++) {
+		hs_alloc_fail_after(n);
+		err = hs_trace_load_mem(b.buf, b.len, "t", &t, &diag);
+		hs_alloc_fail_after(-1);
+		if (!err)
+			break;
+		assert_int_equal(err, -ENOMEM);
+	}
+	assert_true(t.syms.present);
+	hs_trace_release(&t);
+	free(b.buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(section_round_trip),
+		cmocka_unit_test(last_section_counts),
+		cmocka_unit_test(no_section_no_symbols),
+		cmocka_unit_test(malformed_sections),
+		cmocka_unit_test(out_of_memory),
+	};
+	return cmocka_run_group_tests_name("trace_symbols", tests, NULL, NULL);
+}
