@@ -20,11 +20,12 @@ clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-std=c11 -D_GNU_SOURCE -I"$SRC/src" \
 	"$SRC/tests/fuzz/fuzz_trace.c" \
 	"$SRC"/src/format/trace_reader.c "$SRC"/src/format/trace_record.c \
-	"$SRC"/src/format/trace_writer.c "$SRC"/src/io/import_heapscope.c \
+	"$SRC"/src/format/trace_writer.c "$SRC"/src/format/trace_symbols.c \
+	"$SRC"/src/io/import_heapscope.c "$SRC"/src/analysis/memviews.c \
 	"$SRC"/src/model/stack_source.c "$SRC"/src/common/alloc.c \
 	"$SRC"/src/common/strtab.c "$SRC"/src/common/diag.c \
 	"$SRC"/src/common/buf.c "$SRC"/src/common/log.c \
-	-lzstd -lm -o "$OUT/fuzz_trace"
+	-lzstd -ljansson -lm -o "$OUT/fuzz_trace"
 
 # seeds: whole traces of the targets, and damaged copies
 T="$BUILD/tests/targets"
