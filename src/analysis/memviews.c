@@ -272,8 +272,11 @@ struct builder {
 	uint8_t *node_len;
 	uint32_t *chain_frame, *chain_loc;
 	size_t nr_chain, alloc_chain;
-	struct memo base;		/* thread << 32 | node -> stack */
-	struct memo leaf;		/* stack << 16 | tag << 8 | class << 1 | large */
+	struct memo roots;		/* thread << 8 | category -> root number */
+	uint32_t *root_stack;		/* root number -> its stack */
+	size_t nr_roots, alloc_roots;
+	struct memo base;		/* root << 32 | node -> stack */
+	struct memo leaf;		/* stack << 8 | tag -> stack */
 	uint32_t *thread_stack;		/* thread -> its pseudo-frame stack */
 	uint32_t process_stack, broken_frame;
 	uint32_t fn_frame[256];		/* tag -> allocation function frame */
@@ -400,19 +403,71 @@ static int thread_stack(struct builder *b, uint32_t th, uint32_t *stack)
 	return err;
 }
 
-/* The stack of node @node in thread @th (without the allocation function). */
-static int base_stack(struct builder *b, uint32_t th, uint32_t node, uint32_t *stack)
+/*
+ * The root of an event's stack: its thread's stack, then "LargeAlloc" and
+ * the size class when they apply (@cat: class << 1 | large). Returns the
+ * root's number (for the memo of node stacks) and its stack in *@stack.
+ */
+static int category_root(struct builder *b, uint32_t th, unsigned cat, uint32_t *root,
+			 uint32_t *stack)
+{
+	uint64_t key = ((uint64_t)th << 8 | cat) + 1;
+	uint32_t *hit = memo_get(&b->roots, key), s, cls = cat >> 1;
+	int err;
+
+	if (hit) {
+		*root = *hit;
+		*stack = b->root_stack[*hit];
+		return 0;
+	}
+	err = thread_stack(b, th, &s);
+	if (!err && (cat & 1)) {
+		if (b->large_frame == HS_NO_FRAME)
+			err = intern(b, "LargeAlloc", 10, &b->large_frame);
+		if (!err)
+			err = hs_source_intern_stack(b->out, b->large_frame, s, &s);
+	}
+	if (!err && b->o->size_classes) {
+		if (b->class_frame[cls] == HS_NO_FRAME) {
+			hs_buf_reset(&b->name);
+			err = cls < 64 ? hs_buf_addf(&b->name, "Alloc < %" PRIu64,
+						     (uint64_t)1 << cls)
+				       : hs_buf_adds(&b->name, "Alloc >= 9223372036854775808");
+			if (!err)
+				err = intern(b, b->name.s, b->name.len, &b->class_frame[cls]);
+		}
+		if (!err)
+			err = hs_source_intern_stack(b->out, b->class_frame[cls], s, &s);
+	}
+	if (!err && (b->nr_roots >= UINT32_MAX - 1 ||
+		     HS_GROW(b->root_stack, b->nr_roots + 1, b->alloc_roots)))
+		err = -ENOMEM;
+	if (!err)
+		err = memo_put(&b->roots, key, (uint32_t)b->nr_roots);
+	if (err)
+		return err;
+	b->root_stack[b->nr_roots] = s;
+	*root = (uint32_t)b->nr_roots++;
+	*stack = s;
+	return 0;
+}
+
+/* The stack of node @node under root @root (without the allocation function). */
+static int base_stack(struct builder *b, uint32_t root, uint32_t root_stack, uint32_t node,
+		      uint32_t *stack)
 {
 	uint32_t s, *hit = NULL, first;
 	size_t n = 0, i;
 	unsigned len, k;
 	int err;
 
-	if (node == HS_TRACE_NONE)
-		return thread_stack(b, th, stack);
-	/* climb until a node already known in this thread, or the root */
+	if (node == HS_TRACE_NONE) {
+		*stack = root_stack;
+		return 0;
+	}
+	/* climb until a node already known under this root, or the root */
 	for (;;) {
-		hit = memo_get(&b->base, ((uint64_t)th << 32 | node) + 1);
+		hit = memo_get(&b->base, ((uint64_t)root << 32 | node) + 1);
 		if (hit || n > HS_DEPTH_LIMIT + 1)
 			break;
 		b->path[n++] = node;
@@ -424,13 +479,7 @@ static int base_stack(struct builder *b, uint32_t th, uint32_t node, uint32_t *s
 		if (node == HS_TRACE_NONE)
 			break;
 	}
-	if (hit) {
-		s = *hit;
-	} else {
-		err = thread_stack(b, th, &s);
-		if (err)
-			return err;
-	}
+	s = hit ? *hit : root_stack;
 	for (i = n; i-- > 0;) {
 		if (b->path[i] == HS_TRACE_NONE) {
 			err = hs_source_intern_stack(b->out, b->broken_frame, s, &s);
@@ -443,7 +492,7 @@ static int base_stack(struct builder *b, uint32_t th, uint32_t node, uint32_t *s
 			err = hs_source_intern_stack_loc(b->out, b->chain_frame[first + k], s,
 							 b->chain_loc[first + k], &s);
 		if (!err)
-			err = memo_put(&b->base, ((uint64_t)th << 32 | b->path[i]) + 1, s);
+			err = memo_put(&b->base, ((uint64_t)root << 32 | b->path[i]) + 1, s);
 		if (err)
 			return err;
 	}
@@ -475,22 +524,29 @@ static unsigned bit_length(uint64_t v)
 	return v ? 64u - (unsigned)__builtin_clzll(v) : 0;
 }
 
-/* The final stack of an event: base stack, allocation function, extras. */
+/*
+ * The stack of event @ev: Process, Thread, LargeAlloc and the size class
+ * when they apply, the frames of its node, then the allocation function
+ * as the leaf.
+ */
 static int event_stack(struct builder *b, size_t ev, uint32_t *stack)
 {
 	const struct hs_trace *t = b->t;
-	uint32_t s, *hit;
-	unsigned tag = t->fn[ev], cls = 0, large;
+	uint32_t s, *hit, root, root_stack;
+	unsigned tag = t->fn[ev], cat = 0;
 	uint64_t size = t->size[ev], key;
 	int err;
 
-	err = base_stack(b, t->thread[ev], t->stack[ev], &s);
+	if (b->o->large_threshold && size >= b->o->large_threshold)
+		cat |= 1;
+	if (b->o->size_classes)
+		cat |= bit_length(size) << 1;
+	err = category_root(b, t->thread[ev], cat, &root, &root_stack);
+	if (!err)
+		err = base_stack(b, root, root_stack, t->stack[ev], &s);
 	if (err)
 		return err;
-	large = b->o->large_threshold && size >= b->o->large_threshold;
-	if (b->o->size_classes)
-		cls = bit_length(size);
-	key = ((uint64_t)s << 16 | (uint64_t)tag << 8 | (uint64_t)cls << 1 | large) + 1;
+	key = ((uint64_t)s << 8 | tag) + 1;
 	hit = memo_get(&b->leaf, key);
 	if (hit) {
 		*stack = *hit;
@@ -506,24 +562,6 @@ static int event_stack(struct builder *b, size_t ev, uint32_t *stack)
 			return err;
 	}
 	err = hs_source_intern_stack(b->out, b->fn_frame[tag], s, &s);
-	if (!err && large) {
-		if (b->large_frame == HS_NO_FRAME)
-			err = intern(b, "LargeAlloc", 10, &b->large_frame);
-		if (!err)
-			err = hs_source_intern_stack(b->out, b->large_frame, s, &s);
-	}
-	if (!err && b->o->size_classes) {
-		if (b->class_frame[cls] == HS_NO_FRAME) {
-			hs_buf_reset(&b->name);
-			err = cls < 64 ? hs_buf_addf(&b->name, "Alloc < %" PRIu64,
-						     (uint64_t)1 << cls)
-				       : hs_buf_adds(&b->name, "Alloc >= 9223372036854775808");
-			if (!err)
-				err = intern(b, b->name.s, b->name.len, &b->class_frame[cls]);
-		}
-		if (!err)
-			err = hs_source_intern_stack(b->out, b->class_frame[cls], s, &s);
-	}
 	if (!err)
 		err = memo_put(&b->leaf, key, s);
 	if (!err)
@@ -593,6 +631,8 @@ static void builder_release(struct builder *b)
 	hs_free(b->node_len);
 	hs_free(b->chain_frame);
 	hs_free(b->chain_loc);
+	memo_release(&b->roots);
+	hs_free(b->root_stack);
 	memo_release(&b->base);
 	memo_release(&b->leaf);
 	hs_free(b->thread_stack);
@@ -818,15 +858,21 @@ static int view_temporary(struct builder *b)
 	return err;
 }
 
-/* Live anonymous mappings: sorted, disjoint [start, end). */
+/*
+ * Live anonymous mappings: sorted, disjoint [start, end). A mapping that
+ * munmap cut in pieces counts as one block until its last piece goes.
+ */
 struct mapping {
 	uint64_t start, end;
 	uint32_t stack;
+	uint32_t id;		/* the mmap it came from */
 };
 
 struct maps {
 	struct mapping *m;
 	size_t n, alloc;
+	uint32_t *pieces;	/* id -> live pieces */
+	size_t nr_ids, alloc_ids;
 };
 
 /* First mapping whose end is above @a. */
@@ -855,8 +901,11 @@ static int maps_unmap(struct builder *b, struct maps *ms, uint64_t a, uint64_t e
 	while (i < ms->n && ms->m[i].start < e && !err) {
 		struct mapping *m = &ms->m[i];
 		uint64_t lo = m->start > a ? m->start : a, hi = m->end < e ? m->end : e;
+		int whole = lo == m->start && hi == m->end;
 
-		err = add(b, time, -(double)(hi - lo), lo == m->start && hi == m->end ? -1 : 0,
+		if (whole)
+			ms->pieces[m->id]--;
+		err = add(b, time, -(double)(hi - lo), whole && !ms->pieces[m->id] ? -1 : 0,
 			  m->stack);
 		if (err)
 			break;
@@ -869,6 +918,7 @@ static int maps_unmap(struct builder *b, struct maps *ms, uint64_t a, uint64_t e
 			ms->n++;
 			ms->m[i].end = lo;
 			ms->m[i + 1].start = hi;
+			ms->pieces[ms->m[i].id]++;
 			return 0;
 		}
 		if (lo > m->start) {
@@ -910,7 +960,8 @@ static int view_mmap(struct builder *b)
 			err = event_stack(b, i, &s);
 		if (!err)
 			err = add(b, t->time[i], (double)t->size[i], 1, s);
-		if (!err && HS_GROW(ms.m, ms.n + 1, ms.alloc))
+		if (!err && (HS_GROW(ms.m, ms.n + 1, ms.alloc) || ms.nr_ids >= UINT32_MAX ||
+			     HS_GROW(ms.pieces, ms.nr_ids + 1, ms.alloc_ids)))
 			err = -ENOMEM;
 		if (err)
 			break;
@@ -919,9 +970,12 @@ static int view_mmap(struct builder *b)
 		ms.m[at].start = a;
 		ms.m[at].end = e;
 		ms.m[at].stack = s;
+		ms.m[at].id = (uint32_t)ms.nr_ids;
+		ms.pieces[ms.nr_ids++] = 1;
 		ms.n++;
 	}
 	hs_free(ms.m);
+	hs_free(ms.pieces);
 	return err;
 }
 

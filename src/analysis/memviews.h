@@ -28,12 +28,12 @@
  * each recorded block stands for 1 / (1 - exp(-size/N)) blocks of its
  * size, which makes every sum an unbiased estimate.
  *
- * Stacks, root first: "Process COMM (PID)", "Thread (TID) NAME", the
- * trace's frames from the outermost in, the allocation function
- * ("LIBC!malloc", "LIBC!calloc", ... "LIBC!mmap", with LIBC the trace's
- * C library path, or the bare name without one), then "LargeAlloc" for
- * blocks of at least the large threshold, then (optionally) the size
- * class "Alloc < 2^k" written as a number ("Alloc < 128"). A symbolized
+ * Stacks, root first: "Process COMM (PID)", "Thread (TID) NAME",
+ * "LargeAlloc" for blocks of at least the large threshold, (optionally)
+ * the size class "Alloc < 2^k" written as a number ("Alloc < 128"), the
+ * trace's frames from the outermost in, and the allocation function as
+ * the leaf ("LIBC!malloc", "LIBC!calloc", ... "LIBC!mmap", with LIBC the
+ * trace's C library path, or the bare name without one). A symbolized
  * trace gives "module!function" frames (its inlined functions as frames
  * of their own, named "module!function (inline)") each with its
  * file:line as the stack's location (model/stack_source.h); otherwise

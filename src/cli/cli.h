@@ -43,6 +43,19 @@ int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_load(const char *cmd, const char *path, const char *from,
 	     struct hs_stack_source *src);
 
+/* Whether @path (read with --from @from) is a heapscope trace. */
+int cli_is_trace(const char *path, const char *from);
+/*
+ * cli_load(), except that a heapscope trace becomes memory view @mv
+ * (analysis/memviews.h; @info may be NULL) and a cut-off trace is
+ * announced on stderr. Other files load as cli_load() does (@info zeroed).
+ */
+struct hs_memview_opts;
+struct hs_memview_info;
+int cli_load_view(const char *cmd, const char *path, const char *from,
+		  const struct hs_memview_opts *mv, struct hs_stack_source *src,
+		  struct hs_memview_info *info);
+
 /* Parse a non-negative or signed number option; 0 or HS_EXIT_USAGE. */
 int cli_parse_double(const char *cmd, const char *opt, const char *arg,
 		     double *out);

@@ -9,6 +9,7 @@
  * Fold% and the view.
  */
 #include "analysis/diff.h"
+#include "analysis/memviews.h"
 #include "analysis/presets.h"
 #include "analysis/query.h"
 #include "cli/cli.h"
@@ -36,12 +37,15 @@ struct report_opts {
 	struct hs_view_opts view;
 	struct hs_view_params params;
 	int has_group, has_fold, has_inc, has_exc, has_start, has_end, has_fold_pct;
+	struct hs_memview_opts mv;	/* heapscope traces: which memory view */
+	int has_mv;			/* --source, --large-threshold, --size-classes */
 };
 
 enum {
 	OPT_FROM = 256, OPT_VIEW, OPT_FOCUS, OPT_GROUP, OPT_FOLD, OPT_FOLD_PCT, OPT_INC,
 	OPT_EXC, OPT_START, OPT_END, OPT_DRILL, OPT_FLATTEN, OPT_FORMAT, OPT_LIMIT,
-	OPT_DEPTH, OPT_PRESET, OPT_LIST_PRESETS, OPT_EXE_DIR,
+	OPT_DEPTH, OPT_PRESET, OPT_LIST_PRESETS, OPT_EXE_DIR, OPT_SOURCE, OPT_LARGE,
+	OPT_SIZE_CLASSES,
 };
 
 static const struct option long_opts[] = {
@@ -64,6 +68,9 @@ static const struct option long_opts[] = {
 	{ "preset", required_argument, NULL, OPT_PRESET },
 	{ "list-presets", no_argument, NULL, OPT_LIST_PRESETS },
 	{ "exe-dir", required_argument, NULL, OPT_EXE_DIR },
+	{ "source", required_argument, NULL, OPT_SOURCE },
+	{ "large-threshold", required_argument, NULL, OPT_LARGE },
+	{ "size-classes", no_argument, NULL, OPT_SIZE_CLASSES },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -233,6 +240,21 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		case OPT_EXE_DIR:
 			o->exe_dir = optarg;
 			break;
+		case OPT_SOURCE:
+			if (hs_memview_parse(optarg, &o->mv.kind))
+				return cli_usage_error(o->cmd, "unknown source '%s' (alloc, net, "
+						       "leaks, peak, temporary or mmap)", optarg);
+			o->has_mv = 1;
+			break;
+		case OPT_LARGE:
+			err = cli_parse_ulong(o->cmd, "--large-threshold", optarg, &ul);
+			o->mv.large_threshold = ul;
+			o->has_mv = 1;
+			break;
+		case OPT_SIZE_CLASSES:
+			o->mv.size_classes = 1;
+			o->has_mv = 1;
+			break;
 		case ':':
 			return cli_usage_error(o->cmd, "option '%s' needs a value",
 					       argv[optind - 1]);
@@ -257,6 +279,14 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 				       hs_view_kind_name(o->view.kind));
 	if (o->has_start && o->has_end && o->params.filter.end_ms < o->params.filter.start_ms)
 		return cli_usage_error(o->cmd, "--end is before --start");
+	if (o->has_start)
+		o->mv.start_ms = o->params.filter.start_ms;
+	if (o->has_end)
+		o->mv.end_ms = o->params.filter.end_ms;
+	if (o->has_mv && (!cli_is_trace(o->path, o->from) ||
+			  (o->base_path && !cli_is_trace(o->base_path, o->from))))
+		return cli_usage_error(o->cmd, "--source, --large-threshold and "
+				       "--size-classes are for heapscope traces");
 	return o->preset ? apply_preset(o) : 0;
 }
 
@@ -383,7 +413,7 @@ static int make_diff(struct report_opts *o, struct hs_stack_source *test)
 {
 	struct hs_filter_params all = HS_FILTER_PARAMS_INIT;
 	struct hs_stack_source base, out;
-	int ret = cli_load(o->cmd, o->base_path, o->from, &base);
+	int ret = cli_load_view(o->cmd, o->base_path, o->from, &o->mv, &base, NULL);
 
 	if (ret)
 		return ret;
@@ -413,9 +443,11 @@ static int report_or_diff(const char *cmd, int nr_paths, int argc, char **argv)
 		.nr_paths = nr_paths,
 		.params = HS_VIEW_PARAMS_INIT,
 		.view = { .kind = HS_VIEW_BYNAME },
+		.mv = HS_MEMVIEW_OPTS_INIT,
 	};
 	struct hs_source_defaults saved;
 	struct hs_stack_source src;
+	struct hs_memview_info info;
 	int ret;
 
 	ret = parse_args(argc, argv, &o);
@@ -427,7 +459,7 @@ static int report_or_diff(const char *cmd, int nr_paths, int argc, char **argv)
 		return HS_EXIT_OK;
 	}
 	if (!ret)
-		ret = cli_load(cmd, o.path, o.from, &src);
+		ret = cli_load_view(cmd, o.path, o.from, &o.mv, &src, &info);
 	if (ret) {
 		opts_release(&o);
 		return ret;
@@ -436,6 +468,9 @@ static int report_or_diff(const char *cmd, int nr_paths, int argc, char **argv)
 	saved = src.defaults;
 	memset(&src.defaults, 0, sizeof(src.defaults));
 	apply_defaults(&o, &saved);
+	/* the range chose the peak's blocks, allocated before it or not */
+	if (info.uses_range && o.mv.kind == HS_MEM_PEAK)
+		o.params.filter.start_ms = o.params.filter.end_ms = NAN;
 	if (o.base_path) {
 		ret = make_diff(&o, &src);
 		if (!ret)

@@ -3,8 +3,12 @@
  * parsing numbers.
  */
 #include "cli/cli.h"
+#include "analysis/memviews.h"
 #include "common/diag.h"
+#include "format/trace_reader.h"
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -50,6 +54,56 @@ int cli_load(const char *cmd, const char *path, const char *from,
 	}
 	hs_source_init(src);
 	err = hs_import_path(path, fmt, src, &diag);
+	if (err) {
+		if (!diag.set)
+			hs_diag_set(&diag, 0, "%s", strerror(-err));
+		hs_source_release(src);
+		return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
+	}
+	return HS_EXIT_OK;
+}
+
+int cli_is_trace(const char *path, const char *from)
+{
+	enum hs_format fmt = from ? hs_format_parse(from) : hs_format_from_path(path);
+	unsigned char head[HS_TRACE_MAGIC_LEN];
+	ssize_t n;
+	int fd;
+
+	if (fmt != HS_FORMAT_UNKNOWN || !strcmp(path, "-"))
+		return fmt == HS_FORMAT_HEAPSCOPE;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, head, sizeof(head));
+	close(fd);
+	return n > 0 && hs_format_sniff(head, (size_t)n) == HS_FORMAT_HEAPSCOPE;
+}
+
+int cli_load_view(const char *cmd, const char *path, const char *from,
+		  const struct hs_memview_opts *mv, struct hs_stack_source *src,
+		  struct hs_memview_info *info)
+{
+	struct hs_diag diag = HS_DIAG_INIT(path);
+	struct hs_trace t;
+	char msg[1024];
+	int err;
+
+	if (!cli_is_trace(path, from)) {
+		if (info)
+			memset(info, 0, sizeof(*info));
+		return cli_load(cmd, path, from, src);
+	}
+	hs_source_init(src);
+	err = hs_trace_load(path, &t, &diag);
+	if (!err) {
+		if (t.cut_off)
+			fprintf(stderr, "heapscope: warning: %s was cut off (the program did not "
+				"finish): %zu events recovered\n", path, t.nr_events);
+		hs_source_release(src);
+		err = hs_memview_build(&t, mv, src, info, &diag);
+		hs_trace_release(&t);
+	}
 	if (err) {
 		if (!diag.set)
 			hs_diag_set(&diag, 0, "%s", strerror(-err));

@@ -1,0 +1,495 @@
+/*
+ * Tests of the memory views built from small hand-made traces: each
+ * view's samples, times and stacks, sampling weights on frees, reused
+ * addresses and unmatched frees, mappings cut in pieces, ranges, and
+ * frames named from the symbol section with their source locations.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+#include <jansson.h>
+#include "analysis/memviews.h"
+#include "common/alloc.h"
+#include "format/trace_reader.h"
+#include "format/trace_symbols.h"
+#include "trace_builder.h"
+
+#define MS 1000000	/* ticks (ns) per ms */
+
+static uint8_t *put_process_sampled(uint8_t *p, uint64_t sample_bytes)
+{
+	static const char *const argv[] = { "./app" };
+	struct hs_process_info info = {
+		.pid = 77, .ppid = 1, .page_size = 4096, .sample_bytes = sample_bytes,
+		.max_depth = 128, .clock = HS_CLOCK_NS,
+		.exe = "/bin/app", .comm = "app", .cwd = "/",
+		.argc = 1, .argv = argv,
+	};
+
+	return hs_tw_process(p, &info);
+}
+
+static uint8_t *put_mmap(struct tb *b, uint8_t *p, int64_t dt, int64_t da, uint64_t len,
+			 uint64_t stack)
+{
+	b->events++;
+	*p++ = HS_TAG_MMAP;
+	p = hs_put_svarint(p, dt);
+	p = hs_put_svarint(p, da);
+	p = hs_put_varint(p, len);
+	p = hs_put_varint(p, 3);
+	p = hs_put_varint(p, 0x22);
+	return hs_put_varint(p, stack);
+}
+
+static uint8_t *put_munmap(struct tb *b, uint8_t *p, int64_t dt, int64_t da, uint64_t len)
+{
+	b->events++;
+	*p++ = HS_TAG_MUNMAP;
+	p = hs_put_svarint(p, dt);
+	p = hs_put_svarint(p, da);
+	return hs_put_varint(p, len);
+}
+
+static uint8_t *put_realloc(struct tb *b, uint8_t *p, int64_t dt, int64_t da, uint64_t size,
+			    uint64_t stack, int64_t old_minus_new)
+{
+	b->events++;
+	*p++ = HS_TAG_REALLOC;
+	p = hs_put_svarint(p, dt);
+	p = hs_put_svarint(p, da);
+	p = hs_put_varint(p, size);
+	p = hs_put_varint(p, stack);
+	p = hs_put_svarint(p, old_minus_new);
+	return hs_put_varint(p, 0);
+}
+
+/*
+ * Thread 10 "main", stacks: node 1 = libc 0x9020 (the entry), node 2 =
+ * app 0x1010 under it (function f), node 3 = app 0x1040 under node 1
+ * (function g). Addresses are relative to the span (da).
+ *   1 ms  malloc 100 @0x1000 on f         (freed at 4 ms)
+ *   2 ms  malloc 40  @0x2000 on g         (freed at 3 ms: temporary)
+ *   3 ms  free 0x2000
+ *   4 ms  malloc 300000 @0x3000 on g      (live at the end: large, leaked)
+ *   4 ms  free 0x1000
+ *   5 ms  realloc 0x3000 -> 0x4000, 500000 bytes on f
+ *   6 ms  free 0x9999 (never allocated: ignored)
+ *   7 ms  malloc 8 @0x5000 on f; 8 ms malloc 16 @0x5000 on g (a free we
+ *         never saw: the first block is dropped)
+ */
+static void build_heap(struct tb *b, uint64_t sample_bytes)
+{
+	uint8_t *p;
+
+	tb_init(b);
+	p = tb_p(b);
+	p = put_process_sampled(p, sample_bytes);
+	p = put_module(p, 0, 1, 0x1000, 0x1000, 0x2000, "/bin/app");
+	p = put_module(p, 0, 2, 0x9000, 0x9000, 0xa000, "/lib/libc.so.6");
+	p = put_span(p, 10, 0, 0);
+	p = put_thread_start(p, 0, "main");
+	p = put_node(p, 1, 0, 0x9020);
+	p = put_node(p, 2, 1, 0x1010);
+	p = put_node(p, 3, 1, 0x1040);
+	p = put_alloc(b, p, HS_TAG_MALLOC, 1 * MS, 0x1000, 100, 2);
+	p = put_alloc(b, p, HS_TAG_MALLOC, 1 * MS, 0x1000, 40, 3);
+	p = put_free(b, p, 1 * MS, 0);
+	p = put_alloc(b, p, HS_TAG_MALLOC, 1 * MS, 0x1000, 300000, 3);
+	p = put_free(b, p, 0, -0x2000);
+	p = put_realloc(b, p, 1 * MS, 0x3000, 500000, 2, -0x1000);
+	p = put_free(b, p, 1 * MS, 0x5999);
+	p = put_alloc(b, p, HS_TAG_MALLOC, 1 * MS, -0x4999, 8, 2);
+	p = put_alloc(b, p, HS_TAG_CALLOC, 1 * MS, 0, 16, 3);
+	tb_end(b, p);
+	tb_chunk(b, HS_CHUNK_EVENTS, 1);
+}
+
+static int emit_to_tb(void *ctx, const uint8_t *chunk, size_t n)
+{
+	struct tb *b = ctx;
+
+	tb_put(b, chunk, n);
+	b->seq++;
+	return 0;
+}
+
+/* Symbols: f at app 0x10 (with an inlined helper), g at 0x40, libc's entry. */
+static void add_symbols(struct tb *b)
+{
+	struct hs_symw w;
+	struct hs_symw_frame f[2] = {
+		{ "helper", "/src/h.h", 3, HS_TSYM_INLINE },
+		{ "f", "/src/app.c", 10, 0 },
+	};
+	struct hs_symw_frame g = { "g", "/src/app.c", 20, 0 };
+	struct hs_symw_frame entry = { NULL, NULL, 0, 0 };
+
+	assert_int_equal(hs_symw_init(&w, b->seq, emit_to_tb, b), 0);
+	assert_int_equal(hs_symw_add(&w, 1, 0x10, HS_TSYM_FOUND, NULL, f, 2), 0);
+	assert_int_equal(hs_symw_add(&w, 1, 0x40, HS_TSYM_FOUND, NULL, &g, 1), 0);
+	assert_int_equal(hs_symw_add(&w, 2, 0x20, HS_TSYM_NO_SYMBOL, NULL, &entry, 1), 0);
+	assert_int_equal(hs_symw_finish(&w), 0);
+	hs_symw_release(&w);
+}
+
+static void load(struct tb *b, struct hs_trace *t)
+{
+	struct hs_diag diag = HS_DIAG_INIT("t");
+
+	assert_int_equal(hs_trace_load_mem(b->buf, b->len, "t", t, &diag), 0);
+}
+
+static void build(const struct hs_trace *t, enum hs_memview_kind kind, double start_ms,
+		  double end_ms, struct hs_stack_source *src, struct hs_memview_info *info)
+{
+	struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT;
+	struct hs_diag diag = HS_DIAG_INIT("t");
+
+	o.kind = kind;
+	o.start_ms = start_ms;
+	o.end_ms = end_ms;
+	assert_int_equal(hs_memview_build(t, &o, src, info, &diag), 0);
+}
+
+/* The stack of sample @i, frames joined by ';'. */
+static const char *stack_of(const struct hs_stack_source *src, size_t i)
+{
+	static char out[1024];
+	uint32_t frames[32];
+	size_t d = hs_source_stack_frames(src, src->stack[i], frames, 32), k;
+
+	out[0] = '\0';
+	for (k = 0; k < d; k++) {
+		if (k)
+			strcat(out, ";");
+		strcat(out, hs_source_frame_name(src, frames[k]));
+	}
+	return out;
+}
+
+#define ROOT "Process app (77);Thread (10) main;"
+#define F ROOT "/lib/libc.so.6!0x20;/bin/app!0x10;"
+#define G ROOT "/lib/libc.so.6!0x20;/bin/app!0x40;"
+
+static void sample_is(const struct hs_stack_source *src, size_t i, double ms, double bytes,
+		      double count, const char *stack)
+{
+	assert_true(i < src->nr_samples);
+	assert_true(fabs((double)src->time[i] - ms * MS) < 1);
+	assert_true(fabs(src->metric[i] - bytes) < 1e-6);
+	assert_true(fabs(src->count[i] - count) < 1e-9);
+	assert_string_equal(stack_of(src, i), stack);
+}
+
+static void alloc_and_net(void **state)
+{
+	struct hs_stack_source src;
+	struct hs_trace t;
+	struct tb b;
+
+	(void)state;
+	build_heap(&b, 0);
+	load(&b, &t);
+	build(&t, HS_MEM_ALLOC, NAN, NAN, &src, NULL);
+	assert_int_equal(src.nr_samples, 6);
+	sample_is(&src, 0, 1, 100, 1, F "/lib/libc.so.6!malloc");
+	sample_is(&src, 1, 2, 40, 1, G "/lib/libc.so.6!malloc");
+	sample_is(&src, 2, 4, 300000, 1,
+		  ROOT "LargeAlloc;/lib/libc.so.6!0x20;/bin/app!0x40;/lib/libc.so.6!malloc");
+	sample_is(&src, 3, 5, 500000, 1,
+		  ROOT "LargeAlloc;/lib/libc.so.6!0x20;/bin/app!0x10;/lib/libc.so.6!realloc");
+	sample_is(&src, 4, 7, 8, 1, F "/lib/libc.so.6!malloc");
+	sample_is(&src, 5, 8, 16, 1, G "/lib/libc.so.6!calloc");
+	assert_string_equal(src.metric_unit, "bytes");
+	assert_non_null(src.defaults.fold);
+	assert_null(src.defaults.exc);
+	hs_source_release(&src);
+
+	build(&t, HS_MEM_NET, NAN, NAN, &src, NULL);
+	/* frees are charged to the allocating stack at their own time */
+	assert_int_equal(src.nr_samples, 9);
+	sample_is(&src, 0, 1, 100, 1, F "/lib/libc.so.6!malloc");
+	sample_is(&src, 1, 2, 40, 1, G "/lib/libc.so.6!malloc");
+	sample_is(&src, 2, 3, -40, -1, G "/lib/libc.so.6!malloc");
+	sample_is(&src, 3, 4, 300000, 1,
+		  ROOT "LargeAlloc;/lib/libc.so.6!0x20;/bin/app!0x40;/lib/libc.so.6!malloc");
+	sample_is(&src, 4, 4, -100, -1, F "/lib/libc.so.6!malloc");
+	/* the realloc: its free of the old block first */
+	sample_is(&src, 5, 5, -300000, -1,
+		  ROOT "LargeAlloc;/lib/libc.so.6!0x20;/bin/app!0x40;/lib/libc.so.6!malloc");
+	sample_is(&src, 6, 5, 500000, 1,
+		  ROOT "LargeAlloc;/lib/libc.so.6!0x20;/bin/app!0x10;/lib/libc.so.6!realloc");
+	/* the unmatched free is ignored; the block at 0x5000 is replaced */
+	sample_is(&src, 7, 7, 8, 1, F "/lib/libc.so.6!malloc");
+	sample_is(&src, 8, 8, 16, 1, G "/lib/libc.so.6!calloc");
+	hs_source_release(&src);
+	hs_trace_release(&t);
+	free(b.buf);
+}
+
+static void leaks_peak_temporary(void **state)
+{
+	struct hs_memview_info info;
+	struct hs_stack_source src;
+	struct hs_trace t;
+	struct tb b;
+
+	(void)state;
+	build_heap(&b, 0);
+	load(&b, &t);
+	build(&t, HS_MEM_LEAKS, NAN, NAN, &src, &info);
+	assert_true(info.uses_range);
+	/* live at the end: the realloc'ed block and the block allocated last
+	 * at 0x5000 (the one before it there counts as freed) */
+	assert_int_equal(src.nr_samples, 2);
+	sample_is(&src, 0, 5, 500000, 1,
+		  ROOT "LargeAlloc;/lib/libc.so.6!0x20;/bin/app!0x10;/lib/libc.so.6!realloc");
+	sample_is(&src, 1, 8, 16, 1, G "/lib/libc.so.6!calloc");
+	assert_non_null(src.defaults.exc);
+	hs_source_release(&src);
+	/* up to 4.5 ms: 0x3000 (300000) allocated at 4 ms, freed at 5 */
+	build(&t, HS_MEM_LEAKS, NAN, 4.5, &src, NULL);
+	assert_int_equal(src.nr_samples, 1);
+	sample_is(&src, 0, 4, 300000, 1,
+		  ROOT "LargeAlloc;/lib/libc.so.6!0x20;/bin/app!0x40;/lib/libc.so.6!malloc");
+	hs_source_release(&src);
+	/* from 1.5 ms to 2.5 ms: the 40 bytes, freed after the range */
+	build(&t, HS_MEM_LEAKS, 1.5, 2.5, &src, NULL);
+	assert_int_equal(src.nr_samples, 1);
+	sample_is(&src, 0, 2, 40, 1, G "/lib/libc.so.6!malloc");
+	hs_source_release(&src);
+
+	/* heap in use: 100, 140, 100, 300100, 300000, 500000 (the peak, at
+	 * 5 ms), 500008, then 500016 at 8 ms (the replaced block counted once) */
+	build(&t, HS_MEM_PEAK, NAN, NAN, &src, &info);
+	assert_int_equal(info.peak_ns, 8 * MS);
+	assert_true(info.peak_bytes == 500016);
+	assert_int_equal(src.nr_samples, 2);
+	hs_source_release(&src);
+	build(&t, HS_MEM_PEAK, 0, 6, &src, &info);
+	assert_int_equal(info.peak_ns, 5 * MS);
+	assert_true(info.peak_bytes == 500000);
+	assert_int_equal(src.nr_samples, 1);
+	sample_is(&src, 0, 5, 500000, 1,
+		  ROOT "LargeAlloc;/lib/libc.so.6!0x20;/bin/app!0x10;/lib/libc.so.6!realloc");
+	hs_source_release(&src);
+	/* a range in which the heap only shrinks: the heap as it starts */
+	build(&t, HS_MEM_PEAK, 2.5, 3.5, &src, &info);
+	assert_int_equal(info.peak_ns, 2500000);
+	assert_true(info.peak_bytes == 140);
+	assert_int_equal(src.nr_samples, 2);
+	sample_is(&src, 0, 1, 100, 1, F "/lib/libc.so.6!malloc");
+	sample_is(&src, 1, 2, 40, 1, G "/lib/libc.so.6!malloc");
+	hs_source_release(&src);
+
+	/* temporary: the 40 bytes (freed next), the 300000 (realloc'ed next) */
+	build(&t, HS_MEM_TEMPORARY, NAN, NAN, &src, NULL);
+	assert_int_equal(src.nr_samples, 2);
+	sample_is(&src, 0, 2, 40, 1, G "/lib/libc.so.6!malloc");
+	sample_is(&src, 1, 4, 300000, 1,
+		  ROOT "LargeAlloc;/lib/libc.so.6!0x20;/bin/app!0x40;/lib/libc.so.6!malloc");
+	hs_source_release(&src);
+	hs_trace_release(&t);
+	free(b.buf);
+}
+
+static void sampled_frees_carry_their_weight(void **state)
+{
+	struct hs_stack_source src;
+	struct hs_trace t;
+	struct tb b;
+	double w100 = 1.0 / (1.0 - exp(-100.0 / 1000)), w40 = 1.0 / (1.0 - exp(-0.04));
+
+	(void)state;
+	build_heap(&b, 1000);
+	load(&b, &t);
+	build(&t, HS_MEM_NET, NAN, NAN, &src, NULL);
+	sample_is(&src, 0, 1, 100 * w100, w100, F "/lib/libc.so.6!malloc");
+	sample_is(&src, 2, 3, -40 * w40, -w40, G "/lib/libc.so.6!malloc");
+	sample_is(&src, 4, 4, -100 * w100, -w100, F "/lib/libc.so.6!malloc");
+	hs_source_release(&src);
+	hs_trace_release(&t);
+	free(b.buf);
+}
+
+static void symbols_name_frames_with_locations(void **state)
+{
+	struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT;
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct hs_stack_source src;
+	struct hs_memview_info info;
+	struct hs_trace t;
+	const char *file;
+	uint32_t line, s;
+	struct tb b;
+
+	(void)state;
+	build_heap(&b, 0);
+	add_symbols(&b);
+	load(&b, &t);
+	o.large_threshold = 0;
+	o.size_classes = 1;
+	assert_int_equal(hs_memview_build(&t, &o, &src, &info, &diag), 0);
+	assert_true(info.symbolized);
+	assert_string_equal(stack_of(&src, 0), ROOT "Alloc < 128;/lib/libc.so.6!?;/bin/app!f;"
+				"/bin/app!helper (inline);/lib/libc.so.6!malloc");
+	assert_string_equal(stack_of(&src, 1), ROOT "Alloc < 64;/lib/libc.so.6!?;/bin/app!g;"
+				"/lib/libc.so.6!malloc");
+	assert_string_equal(stack_of(&src, 2), ROOT "Alloc < 524288;/lib/libc.so.6!?;/bin/app!g;"
+				"/lib/libc.so.6!malloc");
+	/* each frame's line: the leaf's caller chain, innermost first */
+	s = src.stack_caller[src.stack[0]];	/* helper (inline) */
+	file = hs_source_loc(&src, hs_source_stack_loc(&src, s), &line);
+	assert_string_equal(file, "/src/h.h");
+	assert_int_equal(line, 3);
+	s = src.stack_caller[s];		/* f */
+	file = hs_source_loc(&src, hs_source_stack_loc(&src, s), &line);
+	assert_string_equal(file, "/src/app.c");
+	assert_int_equal(line, 10);
+	s = src.stack_caller[s];		/* libc!? has no location */
+	assert_int_equal(hs_source_stack_loc(&src, s), 0);
+	hs_source_release(&src);
+	hs_trace_release(&t);
+	free(b.buf);
+}
+
+/*
+ * Mappings: 0x100000 + 3 pages at 1 ms; the middle page unmapped at 2 ms
+ * (a split); 0x200000 + 1 page at 3 ms, mapped over at 4 ms by 0x200000
+ * + 2 pages; at 5 ms everything from 0x100000 to 0x202000 unmapped, holes
+ * included.
+ */
+static void mappings(void **state)
+{
+	struct hs_stack_source src;
+	struct hs_trace t;
+	struct tb b;
+	uint8_t *p;
+	double sum = 0;
+	size_t i;
+
+	(void)state;
+	tb_init(&b);
+	p = tb_p(&b);
+	p = put_process_sampled(p, 0);
+	p = put_module(p, 0, 1, 0x1000, 0x1000, 0x2000, "/bin/app");
+	p = put_span(p, 10, 0, 0);
+	p = put_thread_start(p, 0, "main");
+	p = put_node(p, 1, 0, 0x1010);
+	p = put_mmap(&b, p, 1 * MS, 0x100000, 3 * 4096, 1);
+	p = put_munmap(&b, p, 1 * MS, 4096, 4096);
+	p = put_mmap(&b, p, 1 * MS, 0x200000 - 0x101000, 4096, 1);
+	p = put_mmap(&b, p, 1 * MS, 0, 2 * 4096, 1);
+	p = put_munmap(&b, p, 1 * MS, 0x100000 - 0x200000, 0x102000);
+	tb_end(&b, p);
+	tb_chunk(&b, HS_CHUNK_EVENTS, 0);
+	load(&b, &t);
+	assert_true(hs_memview_offered(&t, HS_MEM_MMAP));
+	build(&t, HS_MEM_MMAP, NAN, NAN, &src, NULL);
+	for (i = 0; i < src.nr_samples; i++)
+		sum += src.metric[i];
+	assert_true(sum == 0);
+	assert_int_equal(src.nr_samples, 8);
+	sample_is(&src, 0, 1, 3 * 4096, 1, ROOT "/bin/app!0x10;mmap");
+	sample_is(&src, 1, 2, -4096, 0, ROOT "/bin/app!0x10;mmap");
+	sample_is(&src, 2, 3, 4096, 1, ROOT "/bin/app!0x10;mmap");
+	/* the remap replaces the page mapped there */
+	sample_is(&src, 3, 4, -4096, -1, ROOT "/bin/app!0x10;mmap");
+	sample_is(&src, 4, 4, 2 * 4096, 1, ROOT "/bin/app!0x10;mmap");
+	/* the last munmap: the two pieces of the first mapping (one block,
+	 * gone with its last piece), then the second mapping */
+	sample_is(&src, 5, 5, -4096, 0, ROOT "/bin/app!0x10;mmap");
+	sample_is(&src, 6, 5, -4096, -1, ROOT "/bin/app!0x10;mmap");
+	sample_is(&src, 7, 5, -2 * 4096, -1, ROOT "/bin/app!0x10;mmap");
+	for (i = 0, sum = 0; i < src.nr_samples; i++)
+		sum += src.count[i];
+	assert_true(sum == 0);
+	hs_source_release(&src);
+	/* no heap events: every heap view is empty, and allowed */
+	build(&t, HS_MEM_PEAK, NAN, NAN, &src, NULL);
+	assert_int_equal(src.nr_samples, 0);
+	hs_source_release(&src);
+	hs_trace_release(&t);
+	free(b.buf);
+}
+
+static void names_and_list(void **state)
+{
+	enum hs_memview_kind k;
+	struct hs_trace t;
+	struct tb b;
+	json_t *list;
+	char *s;
+
+	(void)state;
+	assert_int_equal(hs_memview_parse("temporary", &k), 0);
+	assert_int_equal(k, HS_MEM_TEMPORARY);
+	assert_string_equal(hs_memview_name(HS_MEM_PEAK), "peak");
+	assert_int_equal(hs_memview_parse("Peak", &k), -EINVAL);
+	assert_null(hs_memview_name(HS_MEM__COUNT));
+	build_heap(&b, 0);
+	load(&b, &t);
+	assert_false(hs_memview_offered(&t, HS_MEM_MMAP));
+	list = hs_memview_list_json(&t);
+	assert_non_null(list);
+	assert_int_equal(json_array_size(list), 5);
+	s = json_dumps(json_array_get(list, 0), JSON_SORT_KEYS | JSON_COMPACT);
+	assert_string_equal(s, "{\"default\":true,\"description\":\"every allocation, frees "
+			       "ignored\",\"name\":\"alloc\"}");
+	free(s);
+	json_decref(list);
+	hs_trace_release(&t);
+	free(b.buf);
+}
+
+static void out_of_memory(void **state)
+{
+	struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT;
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct hs_stack_source src;
+	struct hs_trace t;
+	struct tb b;
+	long n;
+	int k, err;
+
+	(void)state;
+	build_heap(&b, 0);
+	add_symbols(&b);
+	load(&b, &t);
+	o.size_classes = 1;
+	for (k = 0; k < HS_MEM__COUNT; k++) {
+		o.kind = (enum hs_memview_kind)k;
+		for (n = 0;; n++) {
+			hs_alloc_fail_after(n);
+			err = hs_memview_build(&t, &o, &src, NULL, &diag);
+			hs_alloc_fail_after(-1);
+			hs_source_release(&src);
+			if (!err)
+				break;
+			assert_int_equal(err, -ENOMEM);
+		}
+	}
+	hs_trace_release(&t);
+	free(b.buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(alloc_and_net),
+		cmocka_unit_test(leaks_peak_temporary),
+		cmocka_unit_test(sampled_frees_carry_their_weight),
+		cmocka_unit_test(symbols_name_frames_with_locations),
+		cmocka_unit_test(mappings),
+		cmocka_unit_test(names_and_list),
+		cmocka_unit_test(out_of_memory),
+	};
+	return cmocka_run_group_tests_name("memviews", tests, NULL, NULL);
+}
