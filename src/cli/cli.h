@@ -42,19 +42,29 @@ int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  */
 int cli_load(const char *cmd, const char *path, const char *from,
 	     struct hs_stack_source *src);
+/* The same, reading the source named @source (--source; NULL: the default). */
+int cli_load_source(const char *cmd, const char *path, const char *from,
+		    const char *source, struct hs_stack_source *src);
+/*
+ * --list-sources: print the sources @path's format offers, one per line
+ * ("NAME  summary", the default first), or say it offers no choice.
+ * Returns HS_EXIT_OK or HS_EXIT_FAIL.
+ */
+int cli_list_sources(const char *cmd, const char *path, const char *from);
 
 /* Whether @path (read with --from @from) is a heapscope trace. */
 int cli_is_trace(const char *path, const char *from);
 /*
  * cli_load(), except that a heapscope trace becomes memory view @mv
  * (analysis/memviews.h; @info may be NULL) and a cut-off trace is
- * announced on stderr. Other files load as cli_load() does (@info zeroed).
+ * announced on stderr. Other files load as cli_load_source() does, with
+ * source @source (NULL: the default; @info zeroed).
  */
 struct hs_memview_opts;
 struct hs_memview_info;
 int cli_load_view(const char *cmd, const char *path, const char *from,
-		  const struct hs_memview_opts *mv, struct hs_stack_source *src,
-		  struct hs_memview_info *info);
+		  const char *source, const struct hs_memview_opts *mv,
+		  struct hs_stack_source *src, struct hs_memview_info *info);
 
 /* Parse a non-negative or signed number option; 0 or HS_EXIT_USAGE. */
 int cli_parse_double(const char *cmd, const char *opt, const char *arg,

@@ -14,11 +14,12 @@ int cmd_convert(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "from", required_argument, NULL, 'F' },
 		{ "to", required_argument, NULL, 'T' },
+		{ "source", required_argument, NULL, 'S' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *in, *out = NULL, *from = NULL, *to = NULL;
+	const char *in, *out = NULL, *from = NULL, *to = NULL, *source = NULL;
 	struct hs_diag diag;
 	struct hs_stack_source src;
 	enum hs_format fmt = HS_FORMAT_UNKNOWN;
@@ -38,6 +39,9 @@ int cmd_convert(int argc, char **argv)
 			break;
 		case 'T':
 			to = optarg;
+			break;
+		case 'S':
+			source = optarg;
 			break;
 		case 'f':
 			force = 1;
@@ -87,7 +91,7 @@ int cmd_convert(int argc, char **argv)
 	    !S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode))
 		return cli_fail("'%s' already exists (use -f to overwrite it)", out);
 
-	ret = cli_load("convert", in, from, &src);
+	ret = cli_load_source("convert", in, from, source, &src);
 	if (ret)
 		return ret;
 	diag = (struct hs_diag)HS_DIAG_INIT(strcmp(out, "-") ? out : "<stdout>");

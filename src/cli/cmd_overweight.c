@@ -12,11 +12,12 @@
 #include <string.h>
 
 enum { OPT_FROM = 256, OPT_GROUP, OPT_FOLD, OPT_INC, OPT_EXC, OPT_START, OPT_END,
-       OPT_FORMAT };
+       OPT_FORMAT, OPT_SOURCE };
 
 static const struct option long_opts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "from", required_argument, NULL, OPT_FROM },
+	{ "source", required_argument, NULL, OPT_SOURCE },
 	{ "group", required_argument, NULL, OPT_GROUP },
 	{ "fold", required_argument, NULL, OPT_FOLD },
 	{ "inc", required_argument, NULL, OPT_INC },
@@ -33,7 +34,7 @@ int cmd_overweight(int argc, char **argv)
 	struct hs_stack_source base, test;
 	struct hs_diag diag = HS_DIAG_INIT(NULL);
 	struct hs_overweight ow;
-	const char *from = NULL, *format = "text";
+	const char *from = NULL, *format = "text", *source = NULL;
 	int c, err, ret;
 
 	opterr = 0;
@@ -45,6 +46,9 @@ int cmd_overweight(int argc, char **argv)
 			return cli_help("overweight");
 		case OPT_FROM:
 			from = optarg;
+			break;
+		case OPT_SOURCE:
+			source = optarg;
 			break;
 		case OPT_GROUP:
 			p.filter.group = optarg;
@@ -84,10 +88,10 @@ int cmd_overweight(int argc, char **argv)
 	if (argc - optind != 2)
 		return cli_usage_error("overweight", "needs two files, BASE and TEST");
 
-	ret = cli_load("overweight", argv[optind], from, &base);
+	ret = cli_load_source("overweight", argv[optind], from, source, &base);
 	if (ret)
 		return ret;
-	ret = cli_load("overweight", argv[optind + 1], from, &test);
+	ret = cli_load_source("overweight", argv[optind + 1], from, source, &test);
 	if (ret) {
 		hs_source_release(&base);
 		return ret;

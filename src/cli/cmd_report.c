@@ -26,11 +26,11 @@ enum out_format { OUT_TEXT, OUT_JSON, OUT_CSV };
 struct report_opts {
 	const char *cmd;	/* "report" or "diff" */
 	int nr_paths;		/* input files the command takes: 1 or 2 */
-	const char *from, *path, *base_path, *drill, *preset, *exe_dir;
+	const char *from, *path, *base_path, *drill, *preset, *exe_dir, *source;
 	char *drill_owned;	/* the name with its suffix cut, when it had one */
 	char *preset_group;	/* the preset's GroupPats text (owned) */
 	char *diff_group;	/* diff: GroupPats with the PID/TID prefix (owned) */
-	int list_presets;
+	int list_presets, list_sources;
 	enum hs_drill_what drill_what;
 	int flatten;
 	enum out_format format;
@@ -45,7 +45,7 @@ enum {
 	OPT_FROM = 256, OPT_VIEW, OPT_FOCUS, OPT_GROUP, OPT_FOLD, OPT_FOLD_PCT, OPT_INC,
 	OPT_EXC, OPT_START, OPT_END, OPT_DRILL, OPT_FLATTEN, OPT_FORMAT, OPT_LIMIT,
 	OPT_DEPTH, OPT_PRESET, OPT_LIST_PRESETS, OPT_EXE_DIR, OPT_SOURCE, OPT_LARGE,
-	OPT_SIZE_CLASSES,
+	OPT_SIZE_CLASSES, OPT_LIST_SOURCES,
 };
 
 static const struct option long_opts[] = {
@@ -71,6 +71,7 @@ static const struct option long_opts[] = {
 	{ "source", required_argument, NULL, OPT_SOURCE },
 	{ "large-threshold", required_argument, NULL, OPT_LARGE },
 	{ "size-classes", no_argument, NULL, OPT_SIZE_CLASSES },
+	{ "list-sources", no_argument, NULL, OPT_LIST_SOURCES },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -241,10 +242,10 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			o->exe_dir = optarg;
 			break;
 		case OPT_SOURCE:
-			if (hs_memview_parse(optarg, &o->mv.kind))
-				return cli_usage_error(o->cmd, "unknown source '%s' (alloc, net, "
-						       "leaks, peak, temporary or mmap)", optarg);
-			o->has_mv = 1;
+			o->source = optarg;
+			break;
+		case OPT_LIST_SOURCES:
+			o->list_sources = 1;
 			break;
 		case OPT_LARGE:
 			err = cli_parse_ulong(o->cmd, "--large-threshold", optarg, &ul);
@@ -266,6 +267,12 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	}
 	if (o->list_presets)
 		return optind == argc ? 0 : cli_usage_error(o->cmd, "--list-presets takes no file");
+	if (o->list_sources) {
+		if (argc - optind != 1)
+			return cli_usage_error(o->cmd, "--list-sources takes one file");
+		o->path = argv[optind];
+		return 0;
+	}
 	if (argc - optind < o->nr_paths)
 		return cli_usage_error(o->cmd, o->nr_paths == 1 ? "no input file" :
 				       "needs two files, BASE and TEST");
@@ -283,10 +290,18 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		o->mv.start_ms = o->params.filter.start_ms;
 	if (o->has_end)
 		o->mv.end_ms = o->params.filter.end_ms;
+	/* a trace's --source is a memory view; other files' go to the importer */
+	if (o->source && cli_is_trace(o->path, o->from)) {
+		if (hs_memview_parse(o->source, &o->mv.kind))
+			return cli_usage_error(o->cmd, "unknown source '%s' (alloc, net, "
+					       "leaks, peak, temporary or mmap)", o->source);
+		o->has_mv = 1;
+	}
 	if (o->has_mv && (!cli_is_trace(o->path, o->from) ||
 			  (o->base_path && !cli_is_trace(o->base_path, o->from))))
-		return cli_usage_error(o->cmd, "--source, --large-threshold and "
-				       "--size-classes are for heapscope traces");
+		return cli_usage_error(o->cmd, "--large-threshold, --size-classes "
+				       "and the memory views of --source are for "
+				       "heapscope traces");
 	return o->preset ? apply_preset(o) : 0;
 }
 
@@ -413,7 +428,8 @@ static int make_diff(struct report_opts *o, struct hs_stack_source *test)
 {
 	struct hs_filter_params all = HS_FILTER_PARAMS_INIT;
 	struct hs_stack_source base, out;
-	int ret = cli_load_view(o->cmd, o->base_path, o->from, &o->mv, &base, NULL);
+	int ret = cli_load_view(o->cmd, o->base_path, o->from, o->source, &o->mv, &base,
+				NULL);
 
 	if (ret)
 		return ret;
@@ -458,8 +474,12 @@ static int report_or_diff(const char *cmd, int nr_paths, int argc, char **argv)
 		list_presets();
 		return HS_EXIT_OK;
 	}
+	if (!ret && o.list_sources) {
+		opts_release(&o);
+		return cli_list_sources(cmd, o.path, o.from);
+	}
 	if (!ret)
-		ret = cli_load_view(cmd, o.path, o.from, &o.mv, &src, &info);
+		ret = cli_load_view(cmd, o.path, o.from, o.source, &o.mv, &src, &info);
 	if (ret) {
 		opts_release(&o);
 		return ret;

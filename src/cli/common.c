@@ -42,6 +42,41 @@ int cli_fail(const char *fmt, ...)
 int cli_load(const char *cmd, const char *path, const char *from,
 	     struct hs_stack_source *src)
 {
+	return cli_load_source(cmd, path, from, NULL, src);
+}
+
+int cli_list_sources(const char *cmd, const char *path, const char *from)
+{
+	enum hs_format fmt = HS_FORMAT_UNKNOWN;
+	struct hs_diag diag = HS_DIAG_INIT(strcmp(path, "-") ? path : "<stdin>");
+	const struct hs_source_info *list;
+	char msg[1024];
+	size_t i, n;
+	int err;
+
+	if (from) {
+		fmt = hs_format_parse(from);
+		if (fmt == HS_FORMAT_UNKNOWN)
+			return cli_usage_error(cmd, "unknown input format '%s'", from);
+	}
+	err = hs_path_format(path, fmt, &fmt, &diag);
+	if (err) {
+		if (!diag.set)
+			hs_diag_set(&diag, 0, "%s", strerror(-err));
+		return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
+	}
+	n = hs_format_sources(fmt, &list);
+	if (!n)
+		printf("(%s input has one source: no --source choice)\n",
+		       hs_format_name(fmt));
+	for (i = 0; i < n; i++)
+		printf("%-12s %s\n", list[i].name, list[i].summary);
+	return HS_EXIT_OK;
+}
+
+int cli_load_source(const char *cmd, const char *path, const char *from,
+		    const char *source, struct hs_stack_source *src)
+{
 	enum hs_format fmt = HS_FORMAT_UNKNOWN;
 	struct hs_diag diag = HS_DIAG_INIT(strcmp(path, "-") ? path : "<stdin>");
 	char msg[1024];
@@ -53,7 +88,7 @@ int cli_load(const char *cmd, const char *path, const char *from,
 			return cli_usage_error(cmd, "unknown input format '%s'", from);
 	}
 	hs_source_init(src);
-	err = hs_import_path(path, fmt, src, &diag);
+	err = hs_import_path_source(path, fmt, source, src, &diag);
 	if (err) {
 		if (!diag.set)
 			hs_diag_set(&diag, 0, "%s", strerror(-err));
@@ -81,8 +116,8 @@ int cli_is_trace(const char *path, const char *from)
 }
 
 int cli_load_view(const char *cmd, const char *path, const char *from,
-		  const struct hs_memview_opts *mv, struct hs_stack_source *src,
-		  struct hs_memview_info *info)
+		  const char *source, const struct hs_memview_opts *mv,
+		  struct hs_stack_source *src, struct hs_memview_info *info)
 {
 	struct hs_diag diag = HS_DIAG_INIT(path);
 	struct hs_trace t;
@@ -92,7 +127,7 @@ int cli_load_view(const char *cmd, const char *path, const char *from,
 	if (!cli_is_trace(path, from)) {
 		if (info)
 			memset(info, 0, sizeof(*info));
-		return cli_load(cmd, path, from, src);
+		return cli_load_source(cmd, path, from, source, src);
 	}
 	hs_source_init(src);
 	err = hs_trace_load(path, &t, &diag);

@@ -23,6 +23,13 @@ int hs_trace_to_source(const struct hs_trace *t, struct hs_stack_source *out,
 int hs_import_heapscope(const char *path, struct hs_stack_source *out,
 			struct hs_diag *diag)
 {
+	return hs_import_heapscope_source(path, HS_MEM_ALLOC, out, diag);
+}
+
+int hs_import_heapscope_source(const char *path, size_t view,
+			       struct hs_stack_source *out, struct hs_diag *diag)
+{
+	struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT;
 	struct hs_trace t;
 	int err = hs_trace_load(path, &t, diag);
 
@@ -31,7 +38,9 @@ int hs_import_heapscope(const char *path, struct hs_stack_source *out,
 			hs_diag_set(diag, 0, "%s", strerror(-err));
 		return err;
 	}
-	err = hs_trace_to_source(&t, out, diag);
+	o.kind = (enum hs_memview_kind)view;
+	hs_source_release(out);
+	err = hs_memview_build(&t, &o, out, NULL, diag);
 	hs_trace_release(&t);
 	return err;
 }

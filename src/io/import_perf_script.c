@@ -13,7 +13,33 @@
  * `Process <comm> (<pid>)` -> `Thread (<tid>)` -> outermost frame ... leaf
  * and whose metric is the time in ms to the next CPU sample on the same
  * CPU (the last sample of each CPU is dropped). The other kinds are
- * recognised and ignored for now; a thread-time view hooks in there.
+ * recognised and, in the CPU view, ignored.
+ *
+ * The thread-time view (HS_PERF_THREAD_TIME, docs/perf.md) cuts each
+ * thread's time into periods, each a sample at its start weighing its
+ * duration, with a leaf pseudo-frame saying what the thread was doing:
+ *
+ *   CPU_TIME      a CPU sample, weighted as in the CPU view, except that
+ *                 the thread's own switch-out or exit ends it sooner
+ *   BLOCKED_TIME  from a sched_switch whose prev_state is not runnable
+ *                 (S, D, I, ...) until its sched_wakeup, on the stack of
+ *                 the switch
+ *   READIED_TIME (waiting for cpu)
+ *                 from a sched_switch with prev_state R (preempted), or
+ *                 from the wakeup when the wait for a CPU after it took
+ *                 over 0.5 ms (shorter waits stay in BLOCKED_TIME, as in
+ *                 PerfView), on the stack of the switch
+ *
+ * A period ends when the thread is switched in (next_pid), at its next
+ * own event (perf records a process's switch-ins only when the task
+ * switched out is traced too), or at the end of the trace. A blocked
+ * period whose wakeup event has a stack (the waker's) gets, as in
+ * PerfView's "Thread Time (with ReadyThread)" view,
+ *
+ *	... frames at the switch -> READIED BY TID(t) comm (pid) ->
+ *	waker's frames, outermost first, each "NAME (READIED_BY)" -> BLOCKED_TIME
+ *
+ * The samples are put in time order at the end.
  *
  * Speed: lines come from a block line reader and are parsed in place; a
  * frame's name is built in a scratch buffer and interned (the frame table
@@ -66,6 +92,17 @@ static size_t map_slot(const struct u64map *m, uint64_t key)
 	while (m->key[i] && m->key[i] != key + 1)
 		i = (i + 1) & mask;
 	return i;
+}
+
+/* The value of @key, or NULL when it is missing. */
+static uint64_t *map_get(const struct u64map *m, uint64_t key)
+{
+	size_t i;
+
+	if (!m->nr_slot)
+		return NULL;
+	i = map_slot(m, key);
+	return m->key[i] ? &m->val[i] : NULL;
 }
 
 /* Value of @key in *@val, added as 0 if missing. Returns 0 or -ENOMEM. */
@@ -151,24 +188,29 @@ struct ps;
 typedef int (*ps_handler)(struct ps *ps, const struct ps_event *ev);
 static int on_cpu_sample(struct ps *ps, const struct ps_event *ev);
 static int on_ignored(struct ps *ps, const struct ps_event *ev);
+static int on_sched_switch(struct ps *ps, const struct ps_event *ev);
+static int on_sched_exit(struct ps *ps, const struct ps_event *ev);
+static int on_sched_wakeup(struct ps *ps, const struct ps_event *ev);
 
 /*
- * What each kind does at the end of its event. @frames: whether its frame
- * lines are interned into ps->frames (otherwise they are only checked).
+ * What each kind does at the end of its event, in each view. @frames:
+ * whether its frame lines are interned into ps->frames (otherwise they
+ * are only checked); in the thread-time view, a wakeup's frames are
+ * interned with the suffix " (READIED_BY)".
  */
 static const struct {
-	ps_handler finish;
-	int frames;
+	ps_handler finish[2];
+	int frames[2];
 } kinds[PS__NR_KINDS] = {
-	[PS_CPU] = { on_cpu_sample, 1 },
-	[PS_SCHED_SWITCH] = { on_ignored, 0 },
-	[PS_SCHED_EXEC] = { on_ignored, 0 },
-	[PS_SCHED_EXIT] = { on_ignored, 0 },
-	[PS_SCHED_WAKEUP] = { on_ignored, 0 },
-	[PS_BLOCK_ISSUE] = { on_ignored, 0 },
-	[PS_BLOCK_COMPLETE] = { on_ignored, 0 },
-	[PS_IRQ_ENTRY] = { on_ignored, 0 },
-	[PS_IRQ_EXIT] = { on_ignored, 0 },
+	[PS_CPU] = { { on_cpu_sample, on_cpu_sample }, { 1, 1 } },
+	[PS_SCHED_SWITCH] = { { on_ignored, on_sched_switch }, { 0, 1 } },
+	[PS_SCHED_EXEC] = { { on_ignored, on_ignored }, { 0, 0 } },
+	[PS_SCHED_EXIT] = { { on_ignored, on_sched_exit }, { 0, 0 } },
+	[PS_SCHED_WAKEUP] = { { on_ignored, on_sched_wakeup }, { 0, 1 } },
+	[PS_BLOCK_ISSUE] = { { on_ignored, on_ignored }, { 0, 0 } },
+	[PS_BLOCK_COMPLETE] = { { on_ignored, on_ignored }, { 0, 0 } },
+	[PS_IRQ_ENTRY] = { { on_ignored, on_ignored }, { 0, 0 } },
+	[PS_IRQ_EXIT] = { { on_ignored, on_ignored }, { 0, 0 } },
 };
 
 /* ---- importer state ---- */
@@ -181,10 +223,34 @@ struct proc {
 	size_t comm_len;
 };
 
+/* Thread-time state of one thread. */
+enum thr_state {
+	T_RUNNING,		/* running, or nothing known */
+	T_BLOCKED,		/* switched out, not runnable */
+	T_READY,		/* switched out while runnable (preempted) */
+};
+
+struct thr {
+	enum thr_state state;
+	int64_t since;		/* ns: when it was switched out */
+	int64_t woken;		/* ns: its first wakeup since, or -1 */
+	uint32_t stack;		/* Process -> Thread -> frames at the switch-out */
+	uint32_t readied_stack;	/* stack -> READIED BY ..., or HS_NO_STACK */
+	size_t last_cpu;	/* its last CPU sample's index + 1, 0 = none */
+};
+
+/*
+ * A wait for the CPU after a wakeup shorter than this stays in the blocked
+ * period (PerfView's MiniumReadiedTimeMSec).
+ */
+#define MIN_READIED_NS 500000
+#define READY_NAME "READIED_TIME (waiting for cpu)"
+
 struct ps {
 	struct hs_stack_source *out;
 	struct hs_diag *diag;
 	const struct hs__perf_symbols *syms;
+	int tt;			/* the thread-time view (index into kinds[]) */
 	struct hs_linereader lr;
 	struct hs_buf name;	/* scratch: a name being built */
 
@@ -193,6 +259,8 @@ struct ps {
 	int after_frame;	/* the last line was a frame line */
 	struct ps_event ev;
 	struct hs_buf comm, event, details;
+	struct hs_buf inl;	/* inlined frames waiting for a module */
+	size_t nr_inl;
 	uint32_t *frames;	/* leaf first */
 	size_t nr_frames, alloc_frames;
 
@@ -215,6 +283,12 @@ struct ps {
 	uint32_t *path_frame, *path_stack;
 	size_t path_len, alloc_path, alloc_path2;
 
+	/* thread time */
+	struct u64map thr_index;	/* tid -> index in thrs + 1 */
+	struct thr *thrs;
+	size_t nr_thrs, alloc_thrs;
+	uint32_t cpu_time_frame, blocked_frame, ready_frame;	/* NO_ID until needed */
+	int64_t last_time;	/* ns of the latest event */
 
 	char msg[400];		/* why a header did not parse */
 };
@@ -233,6 +307,22 @@ static int fail(struct ps *ps, const char *fmt, ...)
 	va_end(ap);
 	hs_diag_set(ps->diag, ps->lr.lineno, "%s%s", buf,
 		    ps->lr.last_had_newline ? "" : " (the file ends here: cut off?)");
+	return -EINVAL;
+}
+
+/* The same for the event whose header is at @line. */
+static int fail_at(struct ps *ps, uint64_t line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail_at(struct ps *ps, uint64_t line, const char *fmt, ...)
+{
+	char buf[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	hs_diag_set(ps->diag, line, "%s", buf);
 	return -EINVAL;
 }
 
@@ -609,6 +699,7 @@ struct frame_text {
 	const char *sym, *sym_end;
 	const char *tier, *tier_end;	/* .NET optimization tier, or empty */
 	int unknown;		/* module or symbol is "unknown" */
+	int inlined;		/* "SYMBOL (inlined)": no module of its own */
 };
 
 /*
@@ -662,6 +753,7 @@ static int split_frame(struct ps *ps, const char *p, const char *end,
 	if (end[-1] != ')')
 		return fail(ps, "frame line does not end with ')' after '(MODULE'");
 	/* perf marks inline frames "SYMBOL (MODULE) (inlined)" */
+	ft->inlined = 0;
 	if (equals(lp, end, "(inlined)") && lp > p) {
 		const char *e = trim_end(p, lp);
 		const char *lp2 = NULL;
@@ -672,6 +764,8 @@ static int split_frame(struct ps *ps, const char *p, const char *end,
 		if (lp2) {
 			lp = lp2;
 			end = e;
+		} else {
+			ft->inlined = 1;
 		}
 	}
 	ft->mod = lp;
@@ -712,16 +806,23 @@ static int split_frame(struct ps *ps, const char *p, const char *end,
 	return 0;
 }
 
-/* Intern "module!symbol" for @ft. */
+#define READIED_SUFFIX " (READIED_BY)"
+
+/*
+ * Intern "module!symbol" for @ft; a waker's frame in the thread-time view
+ * gets READIED_SUFFIX.
+ */
 static int intern_frame_text(struct ps *ps, const struct frame_text *ft, uint32_t *frame)
 {
 	size_t ml = (size_t)(ft->mod_end - ft->mod), sl = (size_t)(ft->sym_end - ft->sym);
 	size_t tl = ft->tier ? (size_t)(ft->tier_end - ft->tier) + 2 : 0;
+	int readied = ps->tt && ps->ev.kind == PS_SCHED_WAKEUP;
+	size_t xl = readied ? sizeof(READIED_SUFFIX) - 1 : 0;
 	char *p;
 	int err;
 
 	hs_buf_reset(&ps->name);
-	if (hs_buf_grow(&ps->name, ml + tl + sl + 1))
+	if (hs_buf_grow(&ps->name, ml + tl + sl + xl + 1))
 		return nomem(ps);
 	p = ps->name.s;
 	memcpy(p, ft->mod, ml);
@@ -734,7 +835,8 @@ static int intern_frame_text(struct ps *ps, const struct frame_text *ft, uint32_
 		*p++ = ']';
 	}
 	memcpy(p, ft->sym, sl);
-	ps->name.len = ml + tl + sl + 1;
+	memcpy(p + sl, READIED_SUFFIX, xl);
+	ps->name.len = ml + tl + sl + xl + 1;
 	ps->name.s[ps->name.len] = '\0';
 	err = hs_source_intern_frame(ps->out, ps->name.s, ps->name.len, frame);
 	if (err == -ENOMEM)
@@ -780,6 +882,56 @@ static int resolve_unknown(struct ps *ps, uint64_t addr, struct frame_text *ft, 
 	return 0;
 }
 
+/* Append @frame to the event's frames. */
+static int push_frame(struct ps *ps, uint32_t frame)
+{
+	if (ps->nr_frames >= MAX_FRAMES)
+		return fail(ps, "more than %d frames in one stack", MAX_FRAMES);
+	if (HS_GROW(ps->frames, ps->nr_frames + 1, ps->alloc_frames))
+		return nomem(ps);
+	ps->frames[ps->nr_frames++] = frame;
+	return 0;
+}
+
+/*
+ * perf (without --no-inline) prints the functions inlined at an address
+ * as "ADDRESS SYMBOL (inlined)" lines, innermost first, usually followed
+ * by the host function's own frame at the same address. Such frames wait
+ * in ps->inl (each an 8-byte address, then the symbol and a NUL) for the
+ * next frame with a module: those at its address @addr take its module
+ * @mod..@mod_end; the others (perf printed no host for them) keep the
+ * module "inlined", as PerfView reads them.
+ */
+static int flush_inlined(struct ps *ps, uint64_t addr, const char *mod,
+			 const char *mod_end)
+{
+	static const char inl[] = "inlined";
+	struct frame_text ft = { 0 };
+	size_t off = 0, n;
+	uint64_t at;
+	uint32_t frame;
+	int err;
+
+	while (off < ps->inl.len) {
+		memcpy(&at, ps->inl.s + off, sizeof(at));
+		off += sizeof(at);
+		n = strlen(ps->inl.s + off);
+		ft.sym = ps->inl.s + off;
+		ft.sym_end = ft.sym + n;
+		off += n + 1;
+		ft.mod = mod && at == addr ? mod : inl;
+		ft.mod_end = mod && at == addr ? mod_end : inl + sizeof(inl) - 1;
+		err = intern_frame_text(ps, &ft, &frame);
+		if (!err)
+			err = push_frame(ps, frame);
+		if (err)
+			return err;
+	}
+	hs_buf_reset(&ps->inl);
+	ps->nr_inl = 0;
+	return 0;
+}
+
 /*
  * A TAB-led frame line: "ADDRESS SYMBOL[+0xOFF] (MODULE)". Appends its
  * frame to ps->frames when the event's kind wants frames.
@@ -805,22 +957,30 @@ static int read_frame(struct ps *ps, const char *line, const char *end)
 	if (text == end)
 		return fail(ps, "frame line has no 'SYMBOL (MODULE)' after the address");
 	err = split_frame(ps, text, end, &ft);
-	if (err || !kinds[ps->ev.kind].frames)
+	if (err || !kinds[ps->ev.kind].frames[ps->tt])
 		return err;
-	if (ps->nr_frames >= MAX_FRAMES)
-		return fail(ps, "more than %d frames in one stack", MAX_FRAMES);
+	if (ft.inlined) {
+		if (ps->nr_frames + ps->nr_inl >= MAX_FRAMES)
+			return fail(ps, "more than %d frames in one stack", MAX_FRAMES);
+		if (hs_buf_add(&ps->inl, (const char *)&addr, sizeof(addr)) ||
+		    hs_buf_add(&ps->inl, ft.sym, (size_t)(ft.sym_end - ft.sym)) ||
+		    hs_buf_addc(&ps->inl, '\0'))
+			return nomem(ps);
+		ps->nr_inl++;
+		return 0;
+	}
 	if (ft.unknown && ps->syms) {
 		err = resolve_unknown(ps, addr, &ft, &hit);
 		if (err)
 			return err;
 	}
+	if (ps->inl.len) {
+		err = flush_inlined(ps, addr, ft.mod, ft.mod_end);
+		if (err)
+			return err;
+	}
 	err = intern_frame_text(ps, &ft, &frame);
-	if (err)
-		return err;
-	if (HS_GROW(ps->frames, ps->nr_frames + 1, ps->alloc_frames))
-		return nomem(ps);
-	ps->frames[ps->nr_frames++] = frame;
-	return 0;
+	return err ? err : push_frame(ps, frame);
 }
 
 /* ---- processes, threads, stacks ---- */
@@ -965,10 +1125,25 @@ static int on_ignored(struct ps *ps, const struct ps_event *ev)
  * A CPU sample: metric pending (NAN) until the next sample on its CPU
  * ends it; the previous sample on this CPU gets its weight now.
  */
+static int get_thr(struct ps *ps, uint32_t tid, struct thr **t);
+static int special_frame(struct ps *ps, uint32_t *frame, const char *name);
+
+/* Weight of a sample at @from ended at @to, in ms (never negative). */
+static double ms_between(int64_t from, int64_t to)
+{
+	return to > from ? (double)(to - from) / 1e6 : 0;
+}
+
+/*
+ * A CPU sample: metric pending (NAN) until the next sample on its CPU
+ * ends it (or, in the thread-time view, its thread's switch-out or exit);
+ * the previous sample on this CPU gets its weight now.
+ */
 static int on_cpu_sample(struct ps *ps, const struct ps_event *ev)
 {
 	struct hs_stack_source *out = ps->out;
 	uint32_t proc, thread, stack;
+	struct thr *t;
 	uint64_t *last;
 	int err;
 
@@ -977,6 +1152,14 @@ static int on_cpu_sample(struct ps *ps, const struct ps_event *ev)
 		err = thread_frame(ps, ev->tid, &thread);
 	if (!err)
 		err = build_stack(ps, proc, thread, &stack);
+	if (!err && ps->tt) {
+		err = special_frame(ps, &ps->cpu_time_frame, "CPU_TIME");
+		if (!err)
+			err = hs_source_intern_stack(out, ps->cpu_time_frame, stack,
+						     &stack);
+		if (err)
+			return err == -ENOMEM ? nomem(ps) : err;
+	}
 	if (err)
 		return err;
 	if (map_put(&ps->cpus, (uint64_t)(ev->cpu + 1), &last))
@@ -984,11 +1167,270 @@ static int on_cpu_sample(struct ps *ps, const struct ps_event *ev)
 	if (*last) {
 		size_t prev = *last - 1;
 
-		out->metric[prev] = (double)(ev->time - out->time[prev]) / 1e6;
+		if (!ps->tt)
+			out->metric[prev] = (double)(ev->time - out->time[prev]) / 1e6;
+		else if (isnan(out->metric[prev]))
+			out->metric[prev] = ms_between(out->time[prev], ev->time);
 	}
 	if (hs_source_add_sample(out, ev->time, NAN, 1, stack))
 		return nomem(ps);
 	*last = out->nr_samples;
+	if (ps->tt) {
+		err = get_thr(ps, ev->tid, &t);
+		if (err)
+			return err;
+		t->last_cpu = out->nr_samples;
+	}
+	return 0;
+}
+
+/* ---- thread time ---- */
+
+/* The thread-time state of @tid, created idle when missing. */
+static int get_thr(struct ps *ps, uint32_t tid, struct thr **t)
+{
+	uint64_t *v;
+
+	if (map_put(&ps->thr_index, tid, &v))
+		return nomem(ps);
+	if (!*v) {
+		if (HS_GROW(ps->thrs, ps->nr_thrs + 1, ps->alloc_thrs))
+			return nomem(ps);
+		memset(&ps->thrs[ps->nr_thrs], 0, sizeof(ps->thrs[0]));
+		*v = ++ps->nr_thrs;
+	}
+	*t = &ps->thrs[*v - 1];
+	return 0;
+}
+
+/* The state of @tid, or NULL when it was never seen. */
+static struct thr *find_thr(struct ps *ps, uint32_t tid)
+{
+	uint64_t *v = map_get(&ps->thr_index, tid);
+
+	return v ? &ps->thrs[*v - 1] : NULL;
+}
+
+/* Intern a pseudo-frame once: CPU_TIME, BLOCKED_TIME. */
+static int special_frame(struct ps *ps, uint32_t *frame, const char *name)
+{
+	int err;
+
+	if (*frame != NO_ID)
+		return 0;
+	err = hs_source_intern_frame(ps->out, name, strlen(name), frame);
+	return err == -ENOMEM ? nomem(ps) : err;
+}
+
+/* Weigh @t's pending CPU sample up to @time (its switch-out or exit). */
+static void end_cpu(struct ps *ps, struct thr *t, int64_t time)
+{
+	struct hs_stack_source *out = ps->out;
+	size_t i;
+
+	if (!t->last_cpu)
+		return;
+	i = t->last_cpu - 1;
+	if (isnan(out->metric[i]))
+		out->metric[i] = ms_between(out->time[i], time);
+	t->last_cpu = 0;
+}
+
+/* One sample from @from to @to on @stack plus the pseudo-frame @leaf. */
+static int add_period(struct ps *ps, int64_t from, int64_t to, uint32_t stack,
+		      uint32_t *leaf, const char *leaf_name)
+{
+	int err;
+
+	if (to <= from)
+		return 0;
+	err = special_frame(ps, leaf, leaf_name);
+	if (err)
+		return err;
+	err = hs_source_intern_stack(ps->out, *leaf, stack, &stack);
+	if (!err)
+		err = hs_source_add_sample(ps->out, from, ms_between(from, to), 1, stack);
+	return err == -ENOMEM ? nomem(ps) : err;
+}
+
+/*
+ * @t runs again (or the trace ends) at @end: its time switched out
+ * becomes BLOCKED_TIME up to its wakeup and READIED_TIME from there, or
+ * READIED_TIME all through when it was preempted.
+ */
+static int end_wait(struct ps *ps, struct thr *t, int64_t end)
+{
+	int64_t blocked_end = end;
+	enum thr_state state = t->state;
+	int err;
+
+	t->state = T_RUNNING;
+	if (state == T_READY)
+		return add_period(ps, t->since, end, t->stack, &ps->ready_frame,
+				  READY_NAME);
+	if (state != T_BLOCKED)
+		return 0;
+	if (t->woken >= 0 && end - t->woken > MIN_READIED_NS) {
+		blocked_end = t->woken;
+		err = add_period(ps, t->woken, end, t->stack, &ps->ready_frame,
+				 READY_NAME);
+		if (err)
+			return err;
+	}
+	return add_period(ps, t->since, blocked_end, t->readied_stack != HS_NO_STACK ?
+			  t->readied_stack : t->stack, &ps->blocked_frame, "BLOCKED_TIME");
+}
+
+/* Any event of a thread shows it running: its wait is over. */
+static int thread_ran(struct ps *ps, const struct ps_event *ev)
+{
+	struct thr *t = find_thr(ps, ev->tid);
+
+	return t ? end_wait(ps, t, ev->time) : 0;
+}
+
+/*
+ * The value of the field "@key=" in @p..@end: the first (@last = 0) or
+ * last occurrence that starts the text or follows a blank. The value runs
+ * to the next blank. Returns 0, or -1 when there is no such field or its
+ * value is empty.
+ */
+static int find_field(const char *p, const char *end, const char *key, int last,
+		      const char **val, const char **val_end)
+{
+	size_t kl = strlen(key);
+	const char *q = p, *hit = NULL;
+
+	while ((size_t)(end - q) >= kl) {
+		const char *k = memmem(q, (size_t)(end - q), key, kl);
+
+		if (!k)
+			break;
+		if (k == p || is_space(k[-1])) {
+			hit = k;
+			if (!last)
+				break;
+		}
+		q = k + 1;
+	}
+	if (!hit)
+		return -1;
+	*val = hit + kl;
+	for (*val_end = *val; *val_end < end && !is_space(**val_end); (*val_end)++)
+		;
+	return *val_end > *val ? 0 : -1;
+}
+
+/* The field @key of event @what, a whole number (a pid). */
+static int pid_field(struct ps *ps, const struct ps_event *ev, const char *what,
+		     const char *key, int last, uint32_t *pid)
+{
+	const char *p = ps->details.s, *end = p + ps->details.len, *v, *ve, *q;
+	uint64_t n;
+
+	if (find_field(p, end, key, last, &v, &ve))
+		return fail_at(ps, ev->line, "%s event without '%sN'", what, key);
+	q = v;
+	if (parse_uint(&q, ve, INT32_MAX, &n) || q != ve)
+		return fail_at(ps, ev->line, "bad '%s%.*s' (expected a whole number)",
+			       key, quote_len(v, ve), v);
+	*pid = (uint32_t)n;
+	return 0;
+}
+
+/*
+ * sched_switch: "prev_comm=C prev_pid=N prev_prio=N prev_state=S ==>
+ * next_comm=C next_pid=N next_prio=N". COMM may hold blanks, so prev_*
+ * fields are the first of their name and next_* the last. The thread
+ * switching out is the event's own (the header's TID).
+ */
+static int on_sched_switch(struct ps *ps, const struct ps_event *ev)
+{
+	const char *p = ps->details.s, *end = p + ps->details.len, *st, *st_end;
+	uint32_t prev_pid, next_pid, proc, thread;
+	struct thr *t, *n;
+	int err;
+
+	err = pid_field(ps, ev, "sched_switch", "prev_pid=", 0, &prev_pid);
+	if (!err)
+		err = pid_field(ps, ev, "sched_switch", "next_pid=", 1, &next_pid);
+	if (err)
+		return err;
+	if (find_field(p, end, "prev_state=", 0, &st, &st_end))
+		return fail_at(ps, ev->line, "sched_switch event without 'prev_state=S'");
+	if (ev->tid) {
+		err = get_thr(ps, ev->tid, &t);
+		if (err)
+			return err;
+		end_cpu(ps, t, ev->time);
+		/* R (R+): preempted, still runnable; X, Z: dead */
+		if (*st != 'X' && *st != 'Z' && *st != 'x') {
+			err = process_frame(ps, ev->pid, ps->comm.s, ps->comm.len, &proc);
+			if (!err)
+				err = thread_frame(ps, ev->tid, &thread);
+			if (!err)
+				err = build_stack(ps, proc, thread, &t->stack);
+			if (err)
+				return err;
+			t->state = *st == 'R' ? T_READY : T_BLOCKED;
+			t->since = ev->time;
+			t->woken = -1;
+			t->readied_stack = HS_NO_STACK;
+		}
+	}
+	n = next_pid ? find_thr(ps, next_pid) : NULL;
+	return n ? end_wait(ps, n, ev->time) : 0;
+}
+
+/* sched_process_exit: the thread (the header's TID) is gone. */
+static int on_sched_exit(struct ps *ps, const struct ps_event *ev)
+{
+	struct thr *t = find_thr(ps, ev->tid);
+
+	if (t) {
+		end_cpu(ps, t, ev->time);
+		t->state = T_RUNNING;
+	}
+	return 0;
+}
+
+/*
+ * sched_wakeup: "comm=C pid=N prio=N [success=1] target_cpu=N", sent by
+ * the waker (the header's thread, whose stack the event carries). The
+ * first one with a stack while the woken thread is blocked adds
+ * READIED BY TID(tid) comm (pid) and the waker's frames to its blocked
+ * stack.
+ */
+static int on_sched_wakeup(struct ps *ps, const struct ps_event *ev)
+{
+	struct hs_stack_source *out = ps->out;
+	uint32_t pid, frame, stack;
+	struct thr *t;
+	size_t i;
+	int err;
+
+	err = pid_field(ps, ev, "sched_wakeup", "pid=", 1, &pid);
+	if (err)
+		return err;
+	t = find_thr(ps, pid);
+	if (!t || t->state != T_BLOCKED || t->woken >= 0)
+		return 0;
+	t->woken = ev->time;
+	if (!ps->nr_frames)
+		return 0;
+	hs_buf_reset(&ps->name);
+	if (hs_buf_addf(&ps->name, "READIED BY TID(%u) ", ev->tid) ||
+	    hs_buf_add(&ps->name, ps->comm.s, ps->comm.len) ||
+	    hs_buf_addf(&ps->name, " (%u)", ev->pid))
+		return nomem(ps);
+	err = hs_source_intern_frame(out, ps->name.s, ps->name.len, &frame);
+	if (!err)
+		err = hs_source_intern_stack(out, frame, t->stack, &stack);
+	for (i = ps->nr_frames; !err && i > 0; i--)
+		err = hs_source_intern_stack(out, ps->frames[i - 1], stack, &stack);
+	if (err)
+		return err == -ENOMEM ? nomem(ps) : err;
+	t->readied_stack = stack;
 	return 0;
 }
 
@@ -1001,7 +1443,17 @@ static int end_event(struct ps *ps)
 		return 0;
 	ps->in_event = 0;
 	ps->after_frame = 0;
-	err = kinds[ps->ev.kind].finish(ps, &ps->ev);
+	if (ps->inl.len) {
+		err = flush_inlined(ps, 0, NULL, NULL);
+		if (err)
+			return err;
+	}
+	if (ps->tt) {
+		err = thread_ran(ps, &ps->ev);
+		if (err)
+			return err;
+	}
+	err = kinds[ps->ev.kind].finish[ps->tt](ps, &ps->ev);
 	ps->nr_frames = 0;
 	return err;
 }
@@ -1060,6 +1512,8 @@ static int start_event(struct ps *ps, const char *line, const char *end)
 		ps->have_base = 1;
 		ps->base = h.time;
 	}
+	if (h.time - ps->base > ps->last_time)
+		ps->last_time = h.time - ps->base;
 	ps->ev.kind = event_kind(&h);
 	ps->ev.pid = (uint32_t)h.pid;
 	ps->ev.tid = (uint32_t)h.tid;
@@ -1161,13 +1615,68 @@ static void drop_unweighted(struct hs_stack_source *out)
 	out->nr_samples = j;
 }
 
+/* Order of samples by time, then by index (a stable sort). */
+static int by_time(const void *a, const void *b, void *src)
+{
+	const int64_t *time = ((const struct hs_stack_source *)src)->time;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	int64_t ti = time[i], tj = time[j];
+
+	if (ti != tj)
+		return ti < tj ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+/* Put the samples in time order (blocked periods come out at their end). */
+static int sort_samples(struct hs_stack_source *out)
+{
+	size_t n = out->nr_samples, i, sorted = 1;
+	size_t *perm;
+	void *tmp;
+
+	for (i = 1; i < n && sorted; i++)
+		sorted = out->time[i - 1] <= out->time[i];
+	if (sorted)
+		return 0;
+	perm = hs_malloc(n * sizeof(*perm));
+	tmp = hs_malloc(n * 8);
+	if (!perm || !tmp) {
+		hs_free(perm);
+		hs_free(tmp);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		perm[i] = i;
+	qsort_r(perm, n, sizeof(*perm), by_time, out);
+#define PERMUTE(arr, type)                                      \
+	do {                                                    \
+		type *t_ = tmp;                                 \
+		for (i = 0; i < n; i++)                         \
+			t_[i] = (arr)[perm[i]];                 \
+		memcpy((arr), t_, n * sizeof(type));            \
+	} while (0)
+	PERMUTE(out->time, int64_t);
+	PERMUTE(out->metric, double);
+	PERMUTE(out->count, double);
+	PERMUTE(out->stack, uint32_t);
+#undef PERMUTE
+	hs_free(perm);
+	hs_free(tmp);
+	return 0;
+}
+
 static int finish(struct ps *ps)
 {
 	int err = name_processes(ps);
+	size_t i;
 
+	for (i = 0; !err && i < ps->nr_thrs; i++)
+		err = end_wait(ps, &ps->thrs[i], ps->last_time);
 	if (err)
 		return err;
 	drop_unweighted(ps->out);
+	if (ps->tt && sort_samples(ps->out))
+		return nomem(ps);
 	ps->out->kind = HS_METRIC_TIME;
 	hs_free(ps->out->metric_unit);
 	ps->out->metric_unit = hs_strdup("ms");
@@ -1247,6 +1756,7 @@ static void ps_release(struct ps *ps)
 	hs_buf_release(&ps->comm);
 	hs_buf_release(&ps->event);
 	hs_buf_release(&ps->details);
+	hs_buf_release(&ps->inl);
 	hs_free(ps->frames);
 	map_release(&ps->pids);
 	hs_free(ps->procs);
@@ -1254,12 +1764,14 @@ static void ps_release(struct ps *ps)
 	hs_free(ps->comm_next);
 	map_release(&ps->tids);
 	map_release(&ps->cpus);
+	map_release(&ps->thr_index);
+	hs_free(ps->thrs);
 	hs_free(ps->path_frame);
 	hs_free(ps->path_stack);
 }
 
-int hs__import_perf_script(FILE *f, struct hs_stack_source *out, struct hs_diag *diag,
-			   const struct hs__perf_symbols *syms)
+int hs__import_perf_script(FILE *f, enum hs_perf_view view, struct hs_stack_source *out,
+			   struct hs_diag *diag, const struct hs__perf_symbols *syms)
 {
 	struct ps *ps = hs_calloc(1, sizeof(*ps));
 	int err;
@@ -1271,10 +1783,13 @@ int hs__import_perf_script(FILE *f, struct hs_stack_source *out, struct hs_diag 
 	ps->out = out;
 	ps->diag = diag;
 	ps->syms = syms;
+	ps->tt = view == HS_PERF_THREAD_TIME;
+	ps->cpu_time_frame = ps->blocked_frame = ps->ready_frame = NO_ID;
 	hs_buf_init(&ps->name);
 	hs_buf_init(&ps->comm);
 	hs_buf_init(&ps->event);
 	hs_buf_init(&ps->details);
+	hs_buf_init(&ps->inl);
 	hs_strtab_init(&ps->comms, 0);
 	err = hs_linereader_init(&ps->lr, f, MAX_LINE);
 	if (err)
@@ -1290,5 +1805,11 @@ int hs__import_perf_script(FILE *f, struct hs_stack_source *out, struct hs_diag 
 
 int hs_import_perf_script(FILE *f, struct hs_stack_source *out, struct hs_diag *diag)
 {
-	return hs__import_perf_script(f, out, diag, NULL);
+	return hs__import_perf_script(f, HS_PERF_CPU, out, diag, NULL);
+}
+
+int hs_import_perf_script_view(FILE *f, enum hs_perf_view view,
+			       struct hs_stack_source *out, struct hs_diag *diag)
+{
+	return hs__import_perf_script(f, view, out, diag, NULL);
 }

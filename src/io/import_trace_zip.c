@@ -422,8 +422,8 @@ static void tz_release(struct tz *tz)
 	hs_buf_release(&tz->out);
 }
 
-int hs_import_trace_zip(const char *path, struct hs_stack_source *out,
-			struct hs_diag *diag)
+int hs_import_trace_zip_view(const char *path, enum hs_perf_view view,
+			     struct hs_stack_source *out, struct hs_diag *diag)
 {
 	struct tz tz = { .path = path };
 	struct hs__perf_symbols syms = { .lookup = lookup, .ctx = &tz };
@@ -439,7 +439,7 @@ int hs_import_trace_zip(const char *path, struct hs_stack_source *out,
 	hs_strtab_init(&tz.maps, 0);
 	hs_buf_init(&tz.key);
 	hs_buf_init(&tz.out);
-	err = hs__import_perf_script(f, out, diag, &syms);
+	err = hs__import_perf_script(f, view, out, diag, &syms);
 	if (err && diag && diag->set) {
 		char msg[sizeof(diag->msg) + 256];
 		size_t n;
@@ -455,4 +455,10 @@ int hs_import_trace_zip(const char *path, struct hs_stack_source *out,
 	fclose(f);
 	hs_free(entry);
 	return err;
+}
+
+int hs_import_trace_zip(const char *path, struct hs_stack_source *out,
+			struct hs_diag *diag)
+{
+	return hs_import_trace_zip_view(path, HS_PERF_CPU, out, diag);
 }

@@ -4,10 +4,12 @@
  */
 #include "io/io.h"
 #include "io/zipfile.h"
+#include "analysis/memviews.h"
 #include "format/trace_format.h"
 #include "common/alloc.h"
 #include "common/buf.h"
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,7 +198,7 @@ enum hs_format hs_format_sniff(const unsigned char *head, size_t n)
 	return perf ? HS_FORMAT_PERF_SCRIPT : HS_FORMAT_UNKNOWN;
 }
 
-/* ---- reading a path or standard input ---- */
+/* ---- reading standard input ---- */
 
 /* A stream that first replays the bytes read for sniffing, then the rest. */
 struct replay {
@@ -314,7 +316,7 @@ static int ends_with_case(const char *s, const char *suffix)
 	return s && ends_with(s, suffix);
 }
 
-static int import_zip(const char *zpath, enum hs_format fmt,
+static int import_zip(const char *zpath, enum hs_format fmt, size_t source,
 		      struct hs_stack_source *out, struct hs_diag *diag)
 {
 	char *entry = NULL;
@@ -322,7 +324,8 @@ static int import_zip(const char *zpath, enum hs_format fmt,
 	int err;
 
 	if (fmt == HS_FORMAT_TRACE_ZIP)
-		return hs_import_trace_zip(zpath, out, diag);
+		return hs_import_trace_zip_view(zpath, (enum hs_perf_view)source, out,
+						diag);
 	zf = hs_zip_open_entry(zpath, NULL, &entry, diag);
 	if (!zf)
 		return -EINVAL;
@@ -340,21 +343,25 @@ static int import_zip(const char *zpath, enum hs_format fmt,
 	return err;
 }
 
-/* Formats read from a file by name: zips and heapscope traces. */
-static int import_file(const char *fpath, enum hs_format fmt,
+/*
+ * Formats read from a file by name: zips and heapscope traces. @source
+ * is an index into the format's hs_format_sources() list.
+ */
+static int import_file(const char *fpath, enum hs_format fmt, size_t source,
 		       struct hs_stack_source *out, struct hs_diag *diag)
 {
 	if (fmt == HS_FORMAT_HEAPSCOPE)
-		return hs_import_heapscope(fpath, out, diag);
-	return import_zip(fpath, fmt, out, diag);
+		return hs_import_heapscope_source(fpath, source, out, diag);
+	return import_zip(fpath, fmt, source, out, diag);
 }
 
-static int import_stream(FILE *f, enum hs_format fmt, struct hs_stack_source *out,
-			 struct hs_diag *diag)
+static int import_stream(FILE *f, enum hs_format fmt, size_t source,
+			 struct hs_stack_source *out, struct hs_diag *diag)
 {
 	switch (fmt) {
 	case HS_FORMAT_PERF_SCRIPT:
-		return hs_import_perf_script(f, out, diag);
+		return hs_import_perf_script_view(f, (enum hs_perf_view)source, out,
+						  diag);
 	case HS_FORMAT_PERFVIEW_XML:
 		return hs_import_perfview_xml(f, out, diag);
 	case HS_FORMAT_PERFVIEW_JSON:
@@ -367,51 +374,186 @@ static int import_stream(FILE *f, enum hs_format fmt, struct hs_stack_source *ou
 	}
 }
 
-int hs_import_path(const char *path, enum hs_format fmt,
-		   struct hs_stack_source *out, struct hs_diag *diag)
+/* ---- sources ---- */
+
+/* In the order of enum hs_perf_view. */
+static const struct hs_source_info perf_sources[] = {
+	{ "cpu", "CPU samples, each weighted by the time to the next sample on "
+		 "its CPU (default)" },
+	{ "thread-time", "every thread's time: CPU_TIME from CPU samples, "
+			 "BLOCKED_TIME from sched_switch, READIED_BY from sched_wakeup" },
+};
+
+/* A heapscope trace's: its memory views (analysis/memviews.h), by kind. */
+static struct hs_source_info heap_sources[HS_MEM__COUNT];
+static pthread_once_t heap_sources_once = PTHREAD_ONCE_INIT;
+
+static void heap_sources_init(void)
+{
+	int i;
+
+	for (i = 0; i < HS_MEM__COUNT; i++) {
+		heap_sources[i].name = hs_memview_name((enum hs_memview_kind)i);
+		heap_sources[i].summary = hs_memview_description((enum hs_memview_kind)i);
+	}
+}
+
+size_t hs_format_sources(enum hs_format fmt, const struct hs_source_info **list)
+{
+	switch (fmt) {
+	case HS_FORMAT_PERF_SCRIPT:
+	case HS_FORMAT_TRACE_ZIP:
+		*list = perf_sources;
+		return sizeof(perf_sources) / sizeof(perf_sources[0]);
+	case HS_FORMAT_HEAPSCOPE:
+		pthread_once(&heap_sources_once, heap_sources_init);
+		*list = heap_sources;
+		return HS_MEM__COUNT;
+	default:
+		*list = NULL;
+		return 0;
+	}
+}
+
+/* The index of source @name (NULL: 0, the default) among @fmt's. */
+static int find_source(enum hs_format fmt, const char *name, size_t *index,
+		       struct hs_diag *diag)
+{
+	const struct hs_source_info *list;
+	size_t i, n = hs_format_sources(fmt, &list);
+	struct hs_buf names = HS_BUF_INIT;
+
+	*index = 0;
+	if (!name)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!strcmp(list[i].name, name)) {
+			*index = i;
+			return 0;
+		}
+	if (!n) {
+		hs_diag_set(diag, 0, "%s input offers no choice of source "
+			    "(asked for '%s')", hs_format_name(fmt), name);
+		return -ENOENT;
+	}
+	for (i = 0; i < n; i++)
+		if ((i && hs_buf_adds(&names, ", ")) ||
+		    hs_buf_adds(&names, list[i].name)) {
+			hs_buf_release(&names);
+			hs_diag_set(diag, 0, "out of memory");
+			return -ENOMEM;
+		}
+	hs_diag_set(diag, 0, "%s input has no source '%s' (it has: %s)",
+		    hs_format_name(fmt), name, names.s);
+	hs_buf_release(&names);
+	return -ENOENT;
+}
+
+/* ---- reading a path ---- */
+
+/* Open @path for reading ("-" is standard input, not a copy). */
+static int open_input(const char *path, FILE **out, struct hs_diag *diag)
+{
+	struct stat st;
+	FILE *f;
+	int err;
+
+	if (!strcmp(path, "-")) {
+		*out = stdin;
+		return 0;
+	}
+	f = fopen(path, "rb");
+	if (f && !fstat(fileno(f), &st) && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		f = NULL;
+		errno = EISDIR;
+	}
+	if (!f) {
+		err = -errno;
+		hs_diag_set(diag, 0, "cannot open: %s", strerror(errno));
+		return err;
+	}
+	*out = f;
+	return 0;
+}
+
+/* Read the head of @f and tell its format; *@head is owned by the caller. */
+static int sniff_input(FILE *f, enum hs_format *fmt, unsigned char **head, size_t *len,
+		       struct hs_diag *diag)
+{
+	int err = read_head(f, head, len);
+
+	if (err) {
+		hs_diag_set(diag, 0, err == -EIO ? "read error" : "out of memory");
+		return err;
+	}
+	*fmt = hs_format_sniff(*head, *len);
+	if (*fmt == HS_FORMAT_UNKNOWN) {
+		hs_free(*head);
+		*head = NULL;
+		hs_diag_set(diag, 0, *len ? "cannot tell the input's format; "
+					    "name it with --from"
+					  : "the input is empty");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int hs_path_format(const char *path, enum hs_format fmt, enum hs_format *out,
+		   struct hs_diag *diag)
+{
+	unsigned char *head = NULL;
+	size_t len;
+	FILE *f;
+	int err;
+
+	if (fmt == HS_FORMAT_UNKNOWN && strcmp(path, "-"))
+		fmt = hs_format_from_path(path);
+	if (fmt != HS_FORMAT_UNKNOWN && !strcmp(path, "-")) {
+		*out = fmt;
+		return 0;
+	}
+	err = open_input(path, &f, diag);
+	if (err)
+		return err;
+	*out = fmt;
+	if (fmt == HS_FORMAT_UNKNOWN)
+		err = sniff_input(f, out, &head, &len, diag);
+	hs_free(head);
+	if (f != stdin)
+		fclose(f);
+	return err;
+}
+
+int hs_import_path_source(const char *path, enum hs_format fmt, const char *source,
+			  struct hs_stack_source *out, struct hs_diag *diag)
 {
 	int is_stdin = !strcmp(path, "-");
 	FILE *f, *in = NULL, *tmp = NULL;
+	size_t index = 0;
 	int err = 0;
 
 	if (fmt == HS_FORMAT_UNKNOWN && !is_stdin)
 		fmt = hs_format_from_path(path);
-	if (is_stdin) {
-		f = stdin;
-	} else {
-		struct stat st;
-
-		f = fopen(path, "rb");
-		if (f && !fstat(fileno(f), &st) && S_ISDIR(st.st_mode)) {
-			fclose(f);
-			f = NULL;
-			errno = EISDIR;
-		}
-		if (!f) {
-			err = -errno;
-			hs_diag_set(diag, 0, "cannot open: %s", strerror(errno));
+	if (fmt != HS_FORMAT_UNKNOWN) {
+		err = find_source(fmt, source, &index, diag);
+		if (err)
 			return err;
-		}
 	}
+	err = open_input(path, &f, diag);
+	if (err)
+		return err;
 	in = f;
 	if (fmt == HS_FORMAT_UNKNOWN) {
 		unsigned char *head;
 		size_t len;
 
-		err = read_head(f, &head, &len);
-		if (err) {
-			hs_diag_set(diag, 0,
-				    err == -EIO ? "read error" : "out of memory");
+		err = sniff_input(f, &fmt, &head, &len, diag);
+		if (err)
 			goto out;
-		}
-		fmt = hs_format_sniff(head, len);
-		if (fmt == HS_FORMAT_UNKNOWN) {
+		err = find_source(fmt, source, &index, diag);
+		if (err) {
 			hs_free(head);
-			hs_diag_set(diag, 0,
-				    len ? "cannot tell the input's format; "
-					  "name it with --from"
-					: "the input is empty");
-			err = -EINVAL;
 			goto out;
 		}
 		in = replay_open(f, head, len);
@@ -426,17 +568,17 @@ int hs_import_path(const char *path, enum hs_format fmt,
 		char fdpath[64];
 
 		if (!is_stdin && !fstat(fileno(f), &st) && S_ISREG(st.st_mode)) {
-			err = import_file(path, fmt, out, diag);
+			err = import_file(path, fmt, index, out, diag);
 			goto out;
 		}
 		err = spool(in, &tmp, diag);
 		if (err)
 			goto out;
 		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fileno(tmp));
-		err = import_file(fdpath, fmt, out, diag);
+		err = import_file(fdpath, fmt, index, out, diag);
 		goto out;
 	}
-	err = import_stream(in, fmt, out, diag);
+	err = import_stream(in, fmt, index, out, diag);
 out:
 	if (tmp)
 		fclose(tmp);
@@ -445,6 +587,12 @@ out:
 	if (f != stdin)
 		fclose(f);
 	return err;
+}
+
+int hs_import_path(const char *path, enum hs_format fmt,
+		   struct hs_stack_source *out, struct hs_diag *diag)
+{
+	return hs_import_path_source(path, fmt, NULL, out, diag);
 }
 
 /* ---- writing a path or standard output ---- */

@@ -46,6 +46,28 @@ enum hs_format hs_format_sniff(const unsigned char *head, size_t n);
 int hs_format_writable(enum hs_format fmt);
 
 /*
+ * Sources: one file may hold several stack sources, as PerfView's file
+ * tree offers several views of one trace (a perf script file's CPU and
+ * Thread Time views). Each format names the sources it offers; the first
+ * is the default. A format with one way of reading offers none.
+ */
+struct hs_source_info {
+	const char *name;	/* for --source: "cpu", "thread-time", ... */
+	const char *summary;	/* one line for listings */
+};
+/* The sources of @fmt in *@list (static, borrowed); returns how many (0: no choice). */
+size_t hs_format_sources(enum hs_format fmt, const struct hs_source_info **list);
+/*
+ * The format of @path as hs_import_path() would read it: @fmt if known,
+ * else by extension, else by content. The file must open (it is closed
+ * again); for "-" with no known format standard input is read, so it
+ * cannot be imported afterwards. Returns 0 with *@out set, or a negative
+ * errno with @diag filled.
+ */
+int hs_path_format(const char *path, enum hs_format fmt, enum hs_format *out,
+		   struct hs_diag *diag);
+
+/*
  * Import @path ("-" = standard input) in format @fmt; HS_FORMAT_UNKNOWN
  * means: by extension, failing that by content. @out must be initialised.
  * Standard input and pipes are never seeked: the bytes read to guess the
@@ -55,6 +77,13 @@ int hs_format_writable(enum hs_format fmt);
  */
 int hs_import_path(const char *path, enum hs_format fmt,
 		   struct hs_stack_source *out, struct hs_diag *diag);
+/*
+ * The same, reading the source named @source (NULL: the format's
+ * default). A name the file's format does not offer is -ENOENT with @diag
+ * saying which names it offers.
+ */
+int hs_import_path_source(const char *path, enum hs_format fmt, const char *source,
+			  struct hs_stack_source *out, struct hs_diag *diag);
 /*
  * Export @src to @path ("-" = standard output) in @fmt, HS_FORMAT_UNKNOWN
  * meaning by extension (standard output needs a format). Zip formats write
@@ -66,16 +95,36 @@ int hs_import_path(const char *path, enum hs_format fmt,
 int hs_export_path(const struct hs_stack_source *src, const char *path,
 		   enum hs_format fmt, struct hs_diag *diag);
 
+/*
+ * The two sources of perf script text (docs/perf.md):
+ *   HS_PERF_CPU          CPU samples, each weighted by the time to the next
+ *                        CPU sample on the same CPU (PerfView's CPU view)
+ *   HS_PERF_THREAD_TIME  every thread's time: CPU samples with a CPU_TIME
+ *                        leaf, and the periods it spent switched out
+ *                        (sched_switch) as samples of their duration on the
+ *                        switch-out stack with a BLOCKED_TIME leaf, READIED_BY
+ *                        frames naming the waker (sched_wakeup) above it
+ */
+enum hs_perf_view {
+	HS_PERF_CPU,
+	HS_PERF_THREAD_TIME,
+};
+
 /* The streaming importers, one per format. */
 int hs_import_perf_script(FILE *f, struct hs_stack_source *out,
 			  struct hs_diag *diag);
+/* The same as @view. */
+int hs_import_perf_script_view(FILE *f, enum hs_perf_view view,
+			       struct hs_stack_source *out, struct hs_diag *diag);
 /*
  * perfcollect's .trace.zip: the first entry ending in ".data.txt" read as
- * perf script, with the zip's perf-<pid>.map / perfinfo-<pid>.map side
- * files used for frames perf left unknown.
+ * perf script (as @view), with the zip's perf-<pid>.map /
+ * perfinfo-<pid>.map side files used for frames perf left unknown.
  */
 int hs_import_trace_zip(const char *path, struct hs_stack_source *out,
 			struct hs_diag *diag);
+int hs_import_trace_zip_view(const char *path, enum hs_perf_view view,
+			     struct hs_stack_source *out, struct hs_diag *diag);
 int hs_import_perfview_xml(FILE *f, struct hs_stack_source *out,
 			   struct hs_diag *diag);
 int hs_import_perfview_json(FILE *f, struct hs_stack_source *out,
@@ -93,6 +142,12 @@ int hs_import_folded(FILE *f, struct hs_stack_source *out,
  */
 int hs_import_heapscope(const char *path, struct hs_stack_source *out,
 			struct hs_diag *diag);
+/*
+ * The same as memory view @view (an enum hs_memview_kind, the index of a
+ * name in hs_format_sources(HS_FORMAT_HEAPSCOPE)) with its default options.
+ */
+int hs_import_heapscope_source(const char *path, size_t view,
+			       struct hs_stack_source *out, struct hs_diag *diag);
 struct hs_trace;
 /* The same from a trace already loaded (format/trace_reader.h); @out is
  * released and initialised first. */

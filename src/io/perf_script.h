@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "common/diag.h"
+#include "io/io.h"
 #include "model/stack_source.h"
 
 /*
@@ -30,9 +31,9 @@ struct hs__perf_symbols {
 };
 
 /*
- * hs_import_perf_script() with an optional symbol hook (@syms may be
+ * hs_import_perf_script_view() with an optional symbol hook (@syms may be
  * NULL). Borrows @f and @syms; appends to @out; fills @diag on error.
  */
-int hs__import_perf_script(FILE *f, struct hs_stack_source *out, struct hs_diag *diag,
-			   const struct hs__perf_symbols *syms);
+int hs__import_perf_script(FILE *f, enum hs_perf_view view, struct hs_stack_source *out,
+			   struct hs_diag *diag, const struct hs__perf_symbols *syms);
 #endif

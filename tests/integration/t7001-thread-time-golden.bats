@@ -1,0 +1,123 @@
+#!/usr/bin/env bats
+# The thread-time source of perf script text on the hand-written
+# tests/data/perf/threadtime.data.txt, and choosing a file's source with
+# --source / --list-sources. The expected samples, worked out by hand (ms):
+#
+#   time  weight  thread  what
+#   0     1.0     main    CPU_TIME (to the next sample on CPU 0)
+#   0.5   1.5     worker  CPU_TIME (CPU 1)
+#   1     0.5     main    CPU_TIME (ended by its switch-out at 1.5)
+#   1.5   2.5     main    BLOCKED_TIME in read() until other's wakeup at 4,
+#                         READIED BY TID(200) other (200) -> produce, write,
+#                         try_to_wake_up (READIED_BY)
+#   2     0.5     worker  CPU_TIME (ended by its preemption at 2.5)
+#   2.5   2.5     worker  READIED_TIME, preempted until switched in at 5
+#   4     2.0     main    READIED_TIME, woken at 4, running again at 6
+#   5     3.0     other   BLOCKED_TIME in poll() to the end of the trace (8)
+#   6     2.0     main    CPU_TIME (CPU 0, to 8)
+#   6.5   0.5     worker  CPU_TIME (ended by its exit at 7)
+#
+# 16 ms in all; the CPU view has 5 samples and 14 ms. HS_UPDATE_GOLDEN=1
+# rewrites the goldens.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+P="$DATA/perf"
+G="$DATA/perf/golden"
+
+@test "thread time: the call tree of the hand-written trace" {
+	hs report "$P/threadtime.data.txt" --source thread-time --view calltree
+	[ "$status" -eq 0 ]
+	golden "$G/threadtime.calltree.txt"
+}
+
+@test "thread time: every sample's time, weight and stack" {
+	hs convert "$P/threadtime.data.txt" --source thread-time -o - --to xml
+	[ "$status" -eq 0 ]
+	golden "$G/threadtime.perfView.xml"
+}
+
+@test "thread time: ByName totals per pseudo-frame" {
+	hs report "$P/threadtime.data.txt" --source thread-time --format csv
+	[ "$status" -eq 0 ]
+	[[ "$output" == *$'\nCPU_TIME,37.5,6,6,37.5,6,6,'* ]]
+	[[ "$output" == *$'\nBLOCKED_TIME,34.375,5.5,2,34.375,5.5,2,'* ]]
+	[[ "$output" == *$'\nREADIED_TIME (waiting for cpu),28.125,4.5,2,28.125,4.5,2,'* ]]
+}
+
+@test "the CPU view stays the default" {
+	hs report "$P/threadtime.data.txt"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "Totals Metric: 14 ms  Count: 5  Samples: 5 "* ]]
+	hs report "$P/threadtime.data.txt" --source cpu
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "Totals Metric: 14 ms  Count: 5  Samples: 5 "* ]]
+}
+
+@test "thread time from standard input" {
+	run --separate-stderr sh -c "\"$HS_BIN\" report - --source thread-time --view calltree \
+		< \"$P/threadtime.data.txt\""
+	[ "$status" -eq 0 ]
+	golden "$G/threadtime.calltree.txt"
+}
+
+@test "--list-sources names the sources of a file's format" {
+	hs report "$P/threadtime.data.txt" --list-sources
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[0]}" == "cpu "* ]]
+	[[ "${lines[1]}" == "thread-time "* ]]
+	hs report "$DATA/perfview/guide-simple.perfView.xml" --list-sources
+	[ "$status" -eq 0 ]
+	[ "$output" = "(xml input has one source: no --source choice)" ]
+	hs report --list-sources
+	[ "$status" -eq 2 ]
+	hs report "$BATS_TEST_TMPDIR/missing.data.txt" --list-sources
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"missing.data.txt: cannot open: No such file or directory"* ]]
+}
+
+@test "--source names a source the file does not have: exit 1, the names it has" {
+	hs report "$P/threadtime.data.txt" --source wall
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"threadtime.data.txt: perf-script input has no source 'wall' (it has: cpu, thread-time)"* ]]
+	hs convert "$DATA/perfview/guide-simple.perfView.xml" --source cpu -o - --to folded
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"xml input offers no choice of source (asked for 'cpu')"* ]]
+}
+
+@test "diff and overweight take --source" {
+	hs diff "$P/threadtime.data.txt" "$P/threadtime.data.txt" --source thread-time
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "Totals Metric: 0 ms  Count: 0  Samples: 20 "* ]]
+	hs overweight "$P/threadtime.data.txt" "$P/threadtime.data.txt" --source thread-time
+	[ "$status" -eq 0 ]
+}
+
+@test "malformed sched_switch: FILE:LINE of its header, exit 1; the CPU view ignores it" {
+	printf 'a 1/2 [000] 1.0: cpu-clock:\n\t1 f (/m)\n\n%s\n\t1 f (/m)\n\n' \
+		'a 1/2 [000] 1.5: sched:sched_switch: prev_comm=a prev_pid=2 prev_state=S ==> next_comm=b' \
+		> "$BATS_TEST_TMPDIR/bad.data.txt"
+	hs report "$BATS_TEST_TMPDIR/bad.data.txt" --source thread-time
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"bad.data.txt:4: sched_switch event without 'next_pid=N'"* ]]
+	hs report "$BATS_TEST_TMPDIR/bad.data.txt"
+	[ "$status" -eq 0 ]
+}
+
+@test "malformed sched_wakeup: FILE:LINE of its header, exit 1" {
+	printf 'w 9/9 [001] 2.0: sched:sched_wakeup: comm=a pid=x2 prio=120\n' \
+		> "$BATS_TEST_TMPDIR/bad.data.txt"
+	hs report "$BATS_TEST_TMPDIR/bad.data.txt" --source thread-time
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"bad.data.txt:1: bad 'pid=x2' (expected a whole number)"* ]]
+}
+
+@test "help for report and convert mentions --source" {
+	hs help report
+	[[ "$output" == *"--source NAME"* ]]
+	[[ "$output" == *"--list-sources"* ]]
+	hs help convert
+	[[ "$output" == *"--source NAME"* ]]
+}
