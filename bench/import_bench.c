@@ -1,10 +1,10 @@
 /*
  * import_bench - time one import and report its speed and memory.
  *
- *	import_bench FILE
+ *	import_bench FILE [SOURCE]
  *
  * Imports FILE (perf script text, or a .trace.zip) into a stack source
- * and prints one line of key=value pairs: input bytes, wall seconds,
+ * (SOURCE: "cpu", the default, or "thread-time") and prints one line of key=value pairs: input bytes, wall seconds,
  * MB/s, CPU seconds (user + system) and MB per CPU second (steadier than
  * MB/s on a busy machine), samples, frames, stacks, the model's size
  * (hs_source_memory), the process's peak RSS (getrusage) and their ratio.
@@ -33,27 +33,16 @@ int main(int argc, char **argv)
 	double t0, t, rss, cpu;
 	size_t model;
 	char msg[700];
-	size_t n = strlen(argc > 1 ? argv[1] : "");
-	FILE *f = NULL;
 	int err;
 
-	if (argc != 2 || stat(argv[1], &st)) {
-		fprintf(stderr, "usage: import_bench FILE\n");
+	if (argc < 2 || argc > 3 || stat(argv[1], &st)) {
+		fprintf(stderr, "usage: import_bench FILE [SOURCE]\n");
 		return 2;
 	}
 	hs_source_init(&src);
 	t0 = now();
-	if (n > 10 && !strcmp(argv[1] + n - 10, ".trace.zip")) {
-		err = hs_import_trace_zip(argv[1], &src, &d);
-	} else {
-		f = fopen(argv[1], "r");
-		if (!f) {
-			perror(argv[1]);
-			return 1;
-		}
-		err = hs_import_perf_script(f, &src, &d);
-		fclose(f);
-	}
+	err = hs_import_path_source(argv[1], HS_FORMAT_UNKNOWN, argc > 2 ? argv[2] : NULL,
+				    &src, &d);
 	t = now() - t0;
 	if (err) {
 		fprintf(stderr, "import_bench: %s\n",

@@ -376,7 +376,11 @@ static int import_stream(FILE *f, enum hs_format fmt, size_t source,
 
 /* ---- sources ---- */
 
-/* In the order of enum hs_perf_view. */
+/*
+ * Each format's sources, the default first. The index of the one asked
+ * for reaches the format's importer through import_file() or
+ * import_stream(). perf script's are in the order of enum hs_perf_view.
+ */
 static const struct hs_source_info perf_sources[] = {
 	{ "cpu", "CPU samples, each weighted by the time to the next sample on "
 		 "its CPU (default)" },

@@ -33,10 +33,16 @@ setup() {
 }
 
 # record MODE: perf record + perf script as docs/perf.md says; the program's
-# output in out.txt, the trace in MODE.data.txt
+# output in out.txt, the trace in MODE.data.txt. A busy machine can make
+# perf lose events (it says so): then record again, up to three times.
 record() {
-	perf record -q --call-graph dwarf --sample-cpu "${EVENTS[@]}" -o "$1.data" \
-		-- "$BLOCKER" "$1" 300 > out.txt 2>/dev/null
+	local try
+	for try in 1 2 3; do
+		perf record -m 16M --call-graph dwarf --sample-cpu "${EVENTS[@]}" \
+			-o "$1.data" -- "$BLOCKER" "$1" 300 > out.txt 2> perf.err
+		grep -qi 'lost' perf.err || break
+		echo "try $try: $(grep -i lost perf.err)"
+	done
 	perf script --no-inline -i "$1.data" -F "$FIELDS" > "$1.data.txt" 2>/dev/null
 	grep -q 'sched:sched_switch' "$1.data.txt"
 }
