@@ -121,3 +121,29 @@ G="$DATA/perf/golden"
 	hs help convert
 	[[ "$output" == *"--source NAME"* ]]
 }
+
+@test "a heapscope trace's sources are its memory views" {
+	cd "$BATS_TEST_TMPDIR"
+	"$HS_BIN" run -o s.heapscope -- "$HS_BUILD/tests/targets/sites" > /dev/null 2>&1
+	hs report s.heapscope --list-sources
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | awk '{ print $1 }' | tr '\n' ' ')" = \
+		"alloc net leaks peak temporary mmap " ]
+	# convert reads a memory view by the same names
+	hs convert s.heapscope --source net -o net.folded
+	[ "$status" -eq 0 ]
+	hs convert s.heapscope --source alloc -o alloc.folded
+	[ "$status" -eq 0 ]
+	! cmp -s net.folded alloc.folded
+	hs convert s.heapscope --source thread-time -o x.folded
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"heapscope input has no source 'thread-time' (it has: alloc, net, leaks, peak, temporary, mmap)"* ]]
+	# report: a perf script source on a trace is a usage error
+	hs report s.heapscope --source thread-time
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"unknown source 'thread-time'"* ]]
+	# and a memory view on perf script text is one the file does not have
+	hs report "$P/threadtime.data.txt" --source leaks
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"has no source 'leaks' (it has: cpu, thread-time)"* ]]
+}

@@ -15,6 +15,7 @@
 #include <zip.h>
 #include <cmocka.h>
 #include "common/alloc.h"
+#include "analysis/memviews.h"
 #include "io/io.h"
 
 static char dir[] = "/tmp/hs-threadtime-XXXXXX";
@@ -416,6 +417,7 @@ static void inlined_frames(void **state)
 static void sources_of_formats(void **state)
 {
 	const struct hs_source_info *list;
+	int i;
 
 	(void)state;
 	assert_int_equal(hs_format_sources(HS_FORMAT_PERF_SCRIPT, &list), 2);
@@ -423,6 +425,12 @@ static void sources_of_formats(void **state)
 	assert_string_equal(list[1].name, "thread-time");
 	assert_int_equal(hs_format_sources(HS_FORMAT_TRACE_ZIP, &list), 2);
 	assert_string_equal(list[1].name, "thread-time");
+	assert_int_equal(hs_format_sources(HS_FORMAT_HEAPSCOPE, &list), HS_MEM__COUNT);
+	for (i = 0; i < HS_MEM__COUNT; i++) {
+		assert_string_equal(list[i].name, hs_memview_name((enum hs_memview_kind)i));
+		assert_non_null(list[i].summary);
+	}
+	assert_string_equal(list[0].name, "alloc");
 	assert_int_equal(hs_format_sources(HS_FORMAT_PERFVIEW_XML, &list), 0);
 	assert_null(list);
 	assert_int_equal(hs_format_sources(HS_FORMAT_FOLDED, &list), 0);
