@@ -74,6 +74,37 @@ int cli_list_sources(const char *cmd, const char *path, const char *from)
 	return HS_EXIT_OK;
 }
 
+/*
+ * --source NAME that @path's format does not offer is a usage error,
+ * told before reading the file. Standard input is not looked at twice:
+ * there the importer says it (exit 1).
+ */
+static int check_source(const char *cmd, const char *path, enum hs_format fmt,
+			const char *source)
+{
+	struct hs_diag diag = HS_DIAG_INIT(path);
+	const struct hs_source_info *list;
+	char names[256] = "";
+	size_t i, n;
+
+	if (!source || !strcmp(path, "-") || hs_path_format(path, fmt, &fmt, &diag))
+		return 0;	/* unreadable: the import says so */
+	n = hs_format_sources(fmt, &list);
+	for (i = 0; i < n; i++) {
+		if (!strcmp(list[i].name, source))
+			return 0;
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+			 i ? ", " : "", list[i].name);
+	}
+	if (!n)
+		return cli_usage_error(cmd, "%s: %s input has one source; --source is "
+				       "for perf script files (cpu, thread-time) and "
+				       "heapscope traces (their memory views)", path,
+				       hs_format_name(fmt));
+	return cli_usage_error(cmd, "%s: %s input has no source '%s' (it has: %s)", path,
+			       hs_format_name(fmt), source, names);
+}
+
 int cli_load_source(const char *cmd, const char *path, const char *from,
 		    const char *source, struct hs_stack_source *src)
 {
@@ -87,6 +118,9 @@ int cli_load_source(const char *cmd, const char *path, const char *from,
 		if (fmt == HS_FORMAT_UNKNOWN)
 			return cli_usage_error(cmd, "unknown input format '%s'", from);
 	}
+	err = check_source(cmd, path, fmt, source);
+	if (err)
+		return err;
 	hs_source_init(src);
 	err = hs_import_path_source(path, fmt, source, src, &diag);
 	if (err) {

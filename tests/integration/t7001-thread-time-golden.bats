@@ -78,13 +78,17 @@ G="$DATA/perf/golden"
 	[[ "$stderr" == *"missing.data.txt: cannot open: No such file or directory"* ]]
 }
 
-@test "--source names a source the file does not have: exit 1, the names it has" {
+@test "--source names a source the file does not have: usage error, the names it has" {
 	hs report "$P/threadtime.data.txt" --source wall
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"threadtime.data.txt: perf-script input has no source 'wall' (it has: cpu, thread-time)"* ]]
 	hs convert "$DATA/perfview/guide-simple.perfView.xml" --source cpu -o - --to folded
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"xml input has one source; --source is for perf script files"* ]]
+	# standard input is read once: the importer tells it
+	run --separate-stderr sh -c "\"$HS_BIN\" report - --source wall < \"$P/threadtime.data.txt\""
 	[ "$status" -eq 1 ]
-	[[ "$stderr" == *"xml input offers no choice of source (asked for 'cpu')"* ]]
+	[[ "$stderr" == *"<stdin>: perf-script input has no source 'wall' (it has: cpu, thread-time)"* ]]
 }
 
 @test "diff and overweight take --source" {
@@ -136,7 +140,7 @@ G="$DATA/perf/golden"
 	[ "$status" -eq 0 ]
 	! cmp -s net.folded alloc.folded
 	hs convert s.heapscope --source thread-time -o x.folded
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"heapscope input has no source 'thread-time' (it has: alloc, net, leaks, peak, temporary, mmap)"* ]]
 	# report: a perf script source on a trace is a usage error
 	hs report s.heapscope --source thread-time
@@ -144,6 +148,6 @@ G="$DATA/perf/golden"
 	[[ "$stderr" == *"unknown source 'thread-time'"* ]]
 	# and a memory view on perf script text is one the file does not have
 	hs report "$P/threadtime.data.txt" --source leaks
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"has no source 'leaks' (it has: cpu, thread-time)"* ]]
 }
