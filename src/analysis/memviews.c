@@ -671,7 +671,7 @@ static int view_alloc(struct builder *b)
 	return err;
 }
 
-static int view_net(struct builder *b)
+static int view_net(struct builder *b, struct hs_memview_info *info)
 {
 	const struct hs_trace *t = b->t;
 	struct live live = { 0 };
@@ -684,15 +684,30 @@ static int view_net(struct builder *b)
 		double w;
 
 		if (t->op[i] == HS_OP_ALLOC) {
+			/* a block at a live address: its free was missed */
+			if (live_del(&live, t->addr[i], &j, &s)) {
+				w = weight(t, j);
+				err = add(b, t->time[i], -(double)t->size[j] * w, -w, s);
+				if (info)
+					info->missed_frees++;
+			}
 			w = weight(t, i);
-			err = event_stack(b, i, &s);
+			if (!err)
+				err = event_stack(b, i, &s);
 			if (!err)
 				err = add(b, t->time[i], (double)t->size[i] * w, w, s);
 			if (!err)
 				err = live_put(&live, t->addr[i], i, s);
-		} else if (t->op[i] == HS_OP_FREE && live_del(&live, t->addr[i], &j, &s)) {
+		} else if (t->op[i] == HS_OP_FREE) {
+			if (!live_del(&live, t->addr[i], &j, &s)) {
+				if (info)
+					info->unmatched_frees++;
+				continue;
+			}
 			w = weight(t, j);
 			err = add(b, t->time[i], -(double)t->size[j] * w, -w, s);
+			if (info)
+				info->frees += w;
 		}
 	}
 	live_release(&live);
@@ -1010,7 +1025,7 @@ int hs_memview_build(const struct hs_trace *t, const struct hs_memview_opts *o,
 			err = view_alloc(&b);
 			break;
 		case HS_MEM_NET:
-			err = view_net(&b);
+			err = view_net(&b, info);
 			break;
 		case HS_MEM_LEAKS:
 			err = view_leaks(&b);

@@ -84,6 +84,10 @@ struct hs_memview_info {
 	int64_t peak_ns;	/* peak: when heap in use was highest (-1: empty) */
 	double peak_bytes;	/* peak: the heap in use then */
 	int symbolized;		/* the trace has a symbol section */
+	/* net: frees of live blocks (weighted), frees of blocks never seen
+	 * allocated, and blocks replaced by another at their address */
+	double frees;
+	size_t unmatched_frees, missed_frees;
 };
 
 /* "alloc", "net", ...; NULL for an unknown kind. */

@@ -1,0 +1,505 @@
+/*
+ * stats - a heap trace's numbers, computed from its memory views (see
+ * stats.h): totals from the views' samples, top call sites from ByName
+ * with the views' default patterns, timelines from the net view.
+ */
+#include "analysis/stats.h"
+#include "analysis/calltree.h"
+#include "analysis/memviews.h"
+#include "analysis/presets.h"
+#include "common/alloc.h"
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void hs_timeline_release(struct hs_timeline *tl)
+{
+	hs_free(tl->ms);
+	hs_free(tl->bytes);
+	memset(tl, 0, sizeof(*tl));
+}
+
+static void top_release(struct hs_top_list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->nr; i++)
+		hs_free(l->site[i].name);
+	hs_free(l->site);
+	memset(l, 0, sizeof(*l));
+}
+
+void hs_heap_stats_release(struct hs_heap_stats *s)
+{
+	top_release(&s->by_bytes);
+	top_release(&s->by_count);
+	top_release(&s->by_leaked);
+	top_release(&s->at_peak);
+	hs_timeline_release(&s->heap);
+	hs_timeline_release(&s->rss);
+	memset(s, 0, sizeof(*s));
+}
+
+/* --- timelines --------------------------------------------------------- */
+
+/*
+ * Bucket the values @v at times @t_ns (@n of them, in time order) into at
+ * most @points points over [0, @end_ns]: each bucket's highest value,
+ * starting from the value carried in from the bucket before (@carry: the
+ * value before the first sample, or NAN for none).
+ */
+static int bucket(const int64_t *t_ns, const double *v, size_t n, int64_t end_ns,
+		  size_t points, double carry, struct hs_timeline *out)
+{
+	double width, cur = carry;
+	size_t i = 0, b;
+
+	memset(out, 0, sizeof(*out));
+	if (!points)
+		points = 200;
+	if (end_ns <= 0)
+		end_ns = 1;
+	width = (double)end_ns / (double)points;
+	out->ms = hs_malloc(points * sizeof(double));
+	out->bytes = hs_malloc(points * sizeof(double));
+	if (!out->ms || !out->bytes) {
+		hs_timeline_release(out);
+		return -ENOMEM;
+	}
+	for (b = 0; b < points; b++) {
+		double hi = (double)(b + 1) * width, max = cur;
+
+		while (i < n && ((double)t_ns[i] < hi || b == points - 1)) {
+			cur = v[i++];
+			if (isnan(max) || cur > max)
+				max = cur;
+		}
+		if (isnan(max))
+			continue;
+		out->ms[out->n] = (double)b * width / 1e6;
+		out->bytes[out->n] = max;
+		out->n++;
+	}
+	return 0;
+}
+
+/* The heap in use after each sample of the net view @net. */
+static int heap_curve(const struct hs_stack_source *net, double **out)
+{
+	double *v = hs_malloc((net->nr_samples + 1) * sizeof(double)), sum = 0;
+	size_t i;
+
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < net->nr_samples; i++) {
+		sum += net->metric[i];
+		v[i] = sum;
+	}
+	*out = v;
+	return 0;
+}
+
+static int timelines(const struct hs_trace *t, const struct hs_stack_source *net,
+		     size_t points, struct hs_timeline *heap, struct hs_timeline *rss)
+{
+	double *v = NULL;
+	size_t i;
+	int err = 0;
+
+	if (heap) {
+		err = heap_curve(net, &v);
+		if (!err)
+			err = bucket(net->time, v, net->nr_samples, t->duration_ns, points,
+				     0, heap);
+		hs_free(v);
+		v = NULL;
+	}
+	if (!err && rss) {
+		v = hs_malloc((t->nr_rss + 1) * sizeof(double));
+		if (!v)
+			err = -ENOMEM;
+		for (i = 0; !err && i < t->nr_rss; i++)
+			v[i] = (double)t->rss_bytes[i];
+		if (!err)
+			err = bucket(t->rss_time, v, t->nr_rss, t->duration_ns, points, NAN, rss);
+		hs_free(v);
+	}
+	if (err) {
+		if (heap)
+			hs_timeline_release(heap);
+		if (rss)
+			hs_timeline_release(rss);
+	}
+	return err;
+}
+
+static int build(const struct hs_trace *t, enum hs_memview_kind kind,
+		 struct hs_stack_source *src, struct hs_memview_info *info,
+		 struct hs_diag *diag)
+{
+	struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT;
+
+	o.kind = kind;
+	return hs_memview_build(t, &o, src, info, diag);
+}
+
+int hs_heap_timelines(const struct hs_trace *t, size_t points, struct hs_timeline *heap,
+		      struct hs_timeline *rss)
+{
+	struct hs_diag diag = HS_DIAG_INIT(NULL);
+	struct hs_stack_source net;
+	int err = build(t, HS_MEM_NET, &net, NULL, &diag);
+
+	if (!err)
+		err = timelines(t, &net, points, heap, rss);
+	hs_source_release(&net);
+	if (err) {
+		if (heap)
+			memset(heap, 0, sizeof(*heap));
+		if (rss)
+			memset(rss, 0, sizeof(*rss));
+	}
+	return err;
+}
+
+/* --- top call sites ------------------------------------------------------ */
+
+struct cost_sort {
+	const struct hs_node_exc *exc;
+	int by_count;
+};
+
+static int cmp_cost(const void *pa, const void *pb, void *arg)
+{
+	const struct cost_sort *c = arg;
+	const struct hs_node_exc *a = &c->exc[*(const uint32_t *)pa];
+	const struct hs_node_exc *b = &c->exc[*(const uint32_t *)pb];
+	double x = c->by_count ? a->count : a->metric, y = c->by_count ? b->count : b->metric;
+
+	if (x != y)
+		return x > y ? -1 : 1;
+	x = c->by_count ? a->metric : a->count;
+	y = c->by_count ? b->metric : b->count;
+	if (x != y)
+		return x > y ? -1 : 1;
+	return *(const uint32_t *)pa < *(const uint32_t *)pb ? -1 : 1;
+}
+
+/*
+ * The top @n names of @src's ByName by exclusive bytes (and, when
+ * @by_count, a second list by exclusive count), with the source's default
+ * FoldPats and ExcPats. Sets *@total_metric and *@total_count to ROOT's
+ * inclusive cost after the filter.
+ */
+static int top(const struct hs_stack_source *src, size_t n, struct hs_top_list *by_bytes,
+	       struct hs_top_list *by_count, double *total_metric, double *total_count,
+	       struct hs_diag *diag)
+{
+	struct hs_view_params p = HS_VIEW_PARAMS_INIT;
+	struct hs_node_exc *re = NULL;
+	struct hs_node_inc *ri = NULL;
+	struct hs_calltree ct;
+	struct hs_top_list *lists[2] = { by_bytes, by_count };
+	uint32_t *order = NULL;
+	size_t nr_frames, nr = 0, k, l;
+	int err;
+
+	p.filter.fold = src->defaults.fold;
+	p.filter.exc = src->defaults.exc;
+	p.node_hist = -1;
+	err = hs_calltree_build(&ct, src, &p, diag);
+	if (err)
+		return err;
+	err = hs_calltree_byname(&ct, &re, &ri);
+	if (err)
+		goto out;
+	nr_frames = hs_source_nr_frames(&ct.f.out);
+	*total_metric = ri[nr_frames].metric;
+	*total_count = ri[nr_frames].count;
+	order = hs_malloc((nr_frames + 1) * sizeof(*order));
+	if (!order) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (k = 0; k < nr_frames; k++)
+		if (re[k].metric > 0)
+			order[nr++] = (uint32_t)k;
+	for (l = 0; l < 2 && !err; l++) {
+		struct cost_sort c = { .exc = re, .by_count = (int)l };
+		struct hs_top_list *list = lists[l];
+
+		if (!list)
+			continue;
+		qsort_r(order, nr, sizeof(*order), cmp_cost, &c);
+		list->site = hs_calloc(n < nr ? n : nr ? nr : 1, sizeof(*list->site));
+		if (!list->site) {
+			err = -ENOMEM;
+			break;
+		}
+		for (k = 0; k < nr && k < n; k++) {
+			struct hs_top_site *ts = &list->site[list->nr];
+
+			ts->name = hs_strdup(hs_source_frame_name(&ct.f.out, order[k]));
+			if (!ts->name) {
+				err = -ENOMEM;
+				break;
+			}
+			ts->bytes = re[order[k]].metric;
+			ts->count = re[order[k]].count;
+			list->nr++;
+		}
+	}
+out:
+	hs_free(order);
+	hs_free(re);
+	hs_free(ri);
+	hs_calltree_release(&ct);
+	return err;
+}
+
+/* --- the stats ------------------------------------------------------------- */
+
+static unsigned bit_length(uint64_t v)
+{
+	return v ? 64u - (unsigned)__builtin_clzll(v) : 0;
+}
+
+static void event_totals(const struct hs_trace *t, struct hs_heap_stats *s)
+{
+	size_t i;
+	unsigned k;
+
+	for (k = 0; k < 65; k++) {
+		s->hist[k].min = k ? (uint64_t)1 << (k - 1) : 0;
+		s->hist[k].max = k == 0 ? 0 : k == 64 ? UINT64_MAX : ((uint64_t)1 << k) - 1;
+	}
+	for (i = 0; i < t->nr_events; i++) {
+		switch (t->op[i]) {
+		case HS_OP_ALLOC: {
+			double w = hs_trace_weight(t, t->size[i]);
+
+			k = bit_length(t->size[i]);
+			s->hist[k].count += w;
+			s->hist[k].bytes += w * (double)t->size[i];
+			if (hs_tag_is_realloc(t->fn[i]))
+				s->reallocs += w;
+			break;
+		}
+		case HS_OP_MMAP:
+			s->mmaps++;
+			break;
+		case HS_OP_MUNMAP:
+			s->munmaps++;
+			break;
+		}
+	}
+	for (i = 0; i < t->nr_rss; i++)
+		if (t->rss_bytes[i] > s->peak_rss_bytes || s->peak_rss_ms < 0) {
+			s->peak_rss_bytes = (double)t->rss_bytes[i];
+			s->peak_rss_ms = (double)t->rss_time[i] / 1e6;
+		}
+}
+
+int hs_heap_stats_compute(const struct hs_trace *t, const struct hs_stats_opts *o,
+			  struct hs_heap_stats *s, struct hs_diag *diag)
+{
+	struct hs_stack_source src;
+	struct hs_memview_info info;
+	size_t n = o && o->top ? o->top : 10, i;
+	double m, c;
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	s->duration_ms = (double)t->duration_ns / 1e6;
+	s->peak_rss_ms = -1;
+	s->sampled = t->info.sample_bytes != 0;
+	s->sample_bytes = t->info.sample_bytes;
+	s->symbolized = t->syms.present;
+	s->cut_off = t->cut_off;
+	for (i = 0; i < t->nr_threads; i++)
+		s->threads += t->threads[i].tid != 0;	/* 0: the process's own records */
+	event_totals(t, s);
+
+	/* alloc: totals, and the top call sites by bytes and by count */
+	err = build(t, HS_MEM_ALLOC, &src, NULL, diag);
+	if (!err)
+		err = top(&src, n, &s->by_bytes, &s->by_count, &m, &c, diag);
+	if (!err) {
+		hs_source_totals(&src, &s->bytes_allocated, &s->allocations);
+		if (s->duration_ms > 0)
+			s->allocations_per_second = s->allocations / (s->duration_ms / 1000);
+	}
+	hs_source_release(&src);
+
+	/* net: frees and the timelines */
+	if (!err)
+		err = build(t, HS_MEM_NET, &src, &info, diag);
+	if (!err) {
+		s->frees = info.frees;
+		s->unmatched_frees = (double)info.unmatched_frees;
+		err = timelines(t, &src, o ? o->points : 0, &s->heap, &s->rss);
+	}
+	hs_source_release(&src);
+
+	/* leaks, after the default suppressions */
+	if (!err)
+		err = build(t, HS_MEM_LEAKS, &src, NULL, diag);
+	if (!err)
+		err = top(&src, n, &s->by_leaked, NULL, &s->leaked_bytes, &s->leaked_blocks,
+			  diag);
+	if (!err) {
+		hs_source_totals(&src, &m, &c);
+		s->suppressed_bytes = m - s->leaked_bytes;
+		s->suppressed_blocks = c - s->leaked_blocks;
+	}
+	hs_source_release(&src);
+
+	/* the peak */
+	if (!err)
+		err = build(t, HS_MEM_PEAK, &src, &info, diag);
+	if (!err) {
+		s->peak_heap_bytes = info.peak_bytes;
+		s->peak_heap_ms = info.peak_ns >= 0 ? (double)info.peak_ns / 1e6 : -1;
+		err = top(&src, n, &s->at_peak, NULL, &m, &c, diag);
+	}
+	hs_source_release(&src);
+
+	/* temporary allocations */
+	if (!err)
+		err = build(t, HS_MEM_TEMPORARY, &src, NULL, diag);
+	if (!err)
+		hs_source_totals(&src, &s->temporary_bytes, &s->temporary_allocations);
+	hs_source_release(&src);
+	if (err)
+		hs_heap_stats_release(s);
+	return err;
+}
+
+/* --- JSON ------------------------------------------------------------------ */
+
+/* A count or byte number: an integer when it is one, else a real. */
+static json_t *num(double x)
+{
+	if (x == 0)
+		return json_integer(0);
+	if (fabs(x) < 9e15 && x == floor(x))
+		return json_integer((json_int_t)x);
+	return json_real(x);
+}
+
+static int set(json_t *o, const char *key, json_t *v)
+{
+	return v ? json_object_set_new(o, key, v) : -1;
+}
+
+json_t *hs_timeline_json(const struct hs_timeline *tl)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	if (!a)
+		return NULL;
+	for (i = 0; i < tl->n; i++) {
+		json_t *p = json_pack("[f, o]", tl->ms[i], num(tl->bytes[i]));
+
+		if (!p || json_array_append_new(a, p)) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+static json_t *top_json(const struct hs_top_list *l)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	if (!a)
+		return NULL;
+	for (i = 0; i < l->nr; i++) {
+		json_t *p = json_pack("{s:s, s:o, s:o}", "name", l->site[i].name, "bytes",
+				      num(l->site[i].bytes), "count", num(l->site[i].count));
+
+		if (!p || json_array_append_new(a, p)) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+static json_t *hist_json(const struct hs_heap_stats *s)
+{
+	json_t *a = json_array();
+	unsigned k;
+
+	if (!a)
+		return NULL;
+	for (k = 0; k < 65; k++) {
+		json_t *p;
+
+		if (s->hist[k].count == 0)
+			continue;
+		p = json_pack("{s:o, s:o, s:o, s:o}", "min", num((double)s->hist[k].min),
+			      "max", num((double)s->hist[k].max), "count", num(s->hist[k].count),
+			      "bytes", num(s->hist[k].bytes));
+		if (!p || json_array_append_new(a, p)) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+static json_t *ms_or_null(double ms)
+{
+	return ms < 0 ? json_null() : json_real(ms);
+}
+
+json_t *hs_heap_stats_json(const struct hs_heap_stats *s)
+{
+	json_t *o = json_object();
+	int err = 0;
+
+	if (!o)
+		return NULL;
+	err |= set(o, "complete", json_boolean(!s->cut_off));
+	err |= set(o, "symbolized", json_boolean(s->symbolized));
+	err |= set(o, "sampled", json_boolean(s->sampled));
+	err |= set(o, "sample_bytes", json_integer((json_int_t)s->sample_bytes));
+	err |= set(o, "threads", json_integer((json_int_t)s->threads));
+	err |= set(o, "duration_ms", json_real(s->duration_ms));
+	err |= set(o, "total_allocations", num(s->allocations));
+	err |= set(o, "total_frees", num(s->frees));
+	err |= set(o, "total_reallocs", num(s->reallocs));
+	err |= set(o, "bytes_allocated", num(s->bytes_allocated));
+	err |= set(o, "allocations_per_second", json_real(s->allocations_per_second));
+	err |= set(o, "peak_heap_bytes", num(s->peak_heap_bytes));
+	err |= set(o, "peak_heap_ms", ms_or_null(s->peak_heap_ms));
+	err |= set(o, "peak_rss_bytes", num(s->peak_rss_bytes));
+	err |= set(o, "peak_rss_ms", ms_or_null(s->peak_rss_ms));
+	err |= set(o, "leaked_bytes", num(s->leaked_bytes));
+	err |= set(o, "leaked_blocks", num(s->leaked_blocks));
+	err |= set(o, "suppressed_leaked_bytes", num(s->suppressed_bytes));
+	err |= set(o, "suppressed_leaked_blocks", num(s->suppressed_blocks));
+	err |= set(o, "temporary_allocations", num(s->temporary_allocations));
+	err |= set(o, "temporary_bytes", num(s->temporary_bytes));
+	err |= set(o, "unmatched_frees", num(s->unmatched_frees));
+	err |= set(o, "mmaps", num(s->mmaps));
+	err |= set(o, "munmaps", num(s->munmaps));
+	err |= set(o, "size_histogram", hist_json(s));
+	err |= set(o, "top_by_bytes", top_json(&s->by_bytes));
+	err |= set(o, "top_by_count", top_json(&s->by_count));
+	err |= set(o, "top_by_leaked", top_json(&s->by_leaked));
+	err |= set(o, "top_at_peak", top_json(&s->at_peak));
+	err |= set(o, "heap_timeline", hs_timeline_json(&s->heap));
+	err |= set(o, "rss_timeline", hs_timeline_json(&s->rss));
+	if (err) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}

@@ -1,0 +1,100 @@
+#ifndef HS_ANALYSIS_STATS_H
+#define HS_ANALYSIS_STATS_H
+#include <stddef.h>
+#include <stdint.h>
+#include "common/diag.h"
+#include "format/trace_reader.h"
+
+/*
+ * stats - the numbers of a heap trace at a glance (`heapscope stats`, and
+ * the HTTP API): totals, the peak, leaks, temporary allocations, a size
+ * histogram, the top call sites by bytes, by count, by leaked bytes and
+ * at the peak, and the heap-in-use and RSS timelines.
+ *
+ * Every number follows the memory views (memviews.h): "allocations" is
+ * the alloc view's count, "leaked" the leaks view's total after its
+ * default ExcPats (what those drop is reported as "suppressed"), the
+ * peak is the peak view's, "temporary" the temporary view's. A call site
+ * is a name of ByName's Exc column with the default FoldPats (the
+ * allocator charged to its callers): the function that called the
+ * allocator. Sampled traces give estimates (scaled counts and bytes).
+ *
+ * Ownership: the trace is borrowed; struct hs_heap_stats owns its lists
+ * and timelines (hs_heap_stats_release()).
+ */
+
+/* Blocks of sizes [min, max] (a power-of-two class; min = max = 0 for 0). */
+struct hs_size_bucket {
+	uint64_t min, max;
+	double count, bytes;
+};
+
+/* A call site of a top list: its display name (owned) and its cost. */
+struct hs_top_site {
+	char *name;
+	double bytes, count;
+};
+
+struct hs_top_list {
+	struct hs_top_site *site;
+	size_t nr;
+};
+
+/* A timeline: @n points (time in ms from the start, value in bytes). */
+struct hs_timeline {
+	double *ms, *bytes;
+	size_t n;
+};
+
+struct hs_heap_stats {
+	double duration_ms;
+	double allocations, frees, reallocs;
+	double bytes_allocated;
+	double allocations_per_second;
+	double peak_heap_bytes, peak_heap_ms;	/* peak_heap_ms < 0: no heap */
+	double peak_rss_bytes, peak_rss_ms;	/* peak_rss_ms < 0: no RSS sample */
+	double leaked_bytes, leaked_blocks;
+	double suppressed_bytes, suppressed_blocks;
+	double temporary_allocations, temporary_bytes;
+	double unmatched_frees;
+	double mmaps, munmaps;
+	size_t threads;
+	int sampled, symbolized, cut_off;
+	uint64_t sample_bytes;
+	struct hs_size_bucket hist[65];	/* by bit length of the size */
+	struct hs_top_list by_bytes, by_count, by_leaked, at_peak;
+	struct hs_timeline heap, rss;
+};
+
+struct hs_stats_opts {
+	size_t top;		/* entries per top list (0: 10) */
+	size_t points;		/* timeline points at most (0: 200) */
+};
+
+/*
+ * Compute the stats of @t into @s (initialised here). Returns 0, -ENOMEM
+ * or -E2BIG with @diag filled; @s is then released.
+ */
+int hs_heap_stats_compute(const struct hs_trace *t, const struct hs_stats_opts *o,
+			  struct hs_heap_stats *s, struct hs_diag *diag);
+void hs_heap_stats_release(struct hs_heap_stats *s);
+
+/*
+ * The heap in use (live bytes; estimates for a sampled trace) and the RSS
+ * over time, each in at most @points points: the trace's time is cut in
+ * @points equal buckets and each point is a bucket's start and the
+ * highest value within it, so that no peak is lost. Either output may be
+ * NULL. Returns 0 or -ENOMEM (the timelines are then empty).
+ */
+int hs_heap_timelines(const struct hs_trace *t, size_t points, struct hs_timeline *heap,
+		      struct hs_timeline *rss);
+void hs_timeline_release(struct hs_timeline *tl);
+
+/*
+ * JSON (docs/json-api.md): the whole stats object, or a timeline as an
+ * array of [ms, bytes] pairs. New references; NULL when out of memory.
+ */
+struct json_t;
+struct json_t *hs_heap_stats_json(const struct hs_heap_stats *s);
+struct json_t *hs_timeline_json(const struct hs_timeline *tl);
+#endif

@@ -1,0 +1,279 @@
+/*
+ * cmd_stats - `heapscope stats`: a heap trace's numbers at a glance
+ * (analysis/stats.h), as text with small charts or as JSON
+ * (docs/json-api.md).
+ */
+#include "analysis/stats.h"
+#include "cli/cli.h"
+#include "common/diag.h"
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CHART_ROWS 6
+#define CHART_COLS 64
+
+static void human(double bytes, char *buf, size_t n)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = fabs(bytes);
+	int u = 0;
+
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, n, "%.0f B", bytes);
+	else
+		snprintf(buf, n, "%.1f %s", bytes < 0 ? -v : v, units[u]);
+}
+
+/* A count: whole, or with one decimal for the estimates of a sampled trace. */
+static void count(double x, char *buf, size_t n)
+{
+	if (x == floor(x) && fabs(x) < 1e15)
+		snprintf(buf, n, "%.0f", x);
+	else
+		snprintf(buf, n, "%.1f", x);
+}
+
+/* A chart of @tl: CHART_ROWS lines of CHART_COLS columns, '#' under the curve. */
+static void chart(const char *title, const struct hs_timeline *tl, double duration_ms)
+{
+	double col[CHART_COLS], max = 0;
+	char h[32], line[CHART_COLS + 1];
+	size_t i;
+	int c, r;
+
+	if (!tl->n) {
+		printf("%s: no samples\n", title);
+		return;
+	}
+	for (c = 0; c < CHART_COLS; c++)
+		col[c] = -1;
+	for (i = 0; i < tl->n; i++) {
+		c = duration_ms > 0 ? (int)(tl->ms[i] / duration_ms * CHART_COLS) : 0;
+		if (c >= CHART_COLS)
+			c = CHART_COLS - 1;
+		if (c < 0)
+			c = 0;
+		if (tl->bytes[i] > col[c])
+			col[c] = tl->bytes[i];
+		if (tl->bytes[i] > max)
+			max = tl->bytes[i];
+	}
+	/* a column without a point keeps the level before it */
+	for (c = 1; c < CHART_COLS; c++)
+		if (col[c] < 0)
+			col[c] = col[c - 1];
+	human(max, h, sizeof(h));
+	printf("%s (highest %s; time runs left to right, %.1f ms):\n", title, h, duration_ms);
+	for (r = CHART_ROWS; r > 0; r--) {
+		double level = max * (r - 0.5) / CHART_ROWS;
+
+		for (c = 0; c < CHART_COLS; c++)
+			line[c] = max > 0 && col[c] >= level ? '#' : ' ';
+		line[CHART_COLS] = '\0';
+		printf("  |%s\n", line);
+	}
+	printf("  +");
+	for (c = 0; c < CHART_COLS; c++)
+		putchar('-');
+	putchar('\n');
+}
+
+static void top_text(const char *title, const struct hs_top_list *l, int by_count)
+{
+	char a[32], b[32];
+	size_t i;
+
+	printf("\n%s:\n", title);
+	if (!l->nr)
+		printf("  (none)\n");
+	for (i = 0; i < l->nr; i++) {
+		count(by_count ? l->site[i].count : l->site[i].bytes, a, sizeof(a));
+		count(by_count ? l->site[i].bytes : l->site[i].count, b, sizeof(b));
+		printf("  %12s %s  (%s %s)  %s\n", a, by_count ? "allocations" : "bytes", b,
+		       by_count ? "bytes" : "allocations", l->site[i].name);
+	}
+}
+
+static void text(const char *path, const struct hs_trace *t, const struct hs_heap_stats *s)
+{
+	char a[32], b[32], c[32], d[32];
+	unsigned k;
+
+	printf("trace:                  %s (%s, pid %" PRIu64 ")%s%s\n", path,
+	       t->info.comm ? t->info.comm : "?", t->info.pid,
+	       s->cut_off ? ", cut off" : "", s->symbolized ? "" : ", not symbolized");
+	if (s->sampled)
+		printf("sampled:                one allocation per %" PRIu64 " bytes on "
+		       "average: counts and bytes are estimates\n", s->sample_bytes);
+	printf("duration:               %.3f ms\n", s->duration_ms);
+	count(s->allocations, a, sizeof(a));
+	printf("allocations:            %s (%.1f per second)\n", a, s->allocations_per_second);
+	count(s->frees, a, sizeof(a));
+	count(s->reallocs, b, sizeof(b));
+	printf("frees:                  %s\nreallocs:               %s\n", a, b);
+	count(s->bytes_allocated, a, sizeof(a));
+	human(s->bytes_allocated, b, sizeof(b));
+	printf("bytes allocated:        %s (%s)\n", a, b);
+	count(s->peak_heap_bytes, a, sizeof(a));
+	human(s->peak_heap_bytes, b, sizeof(b));
+	if (s->peak_heap_ms >= 0)
+		printf("peak heap:              %s (%s) at %.3f ms\n", a, b, s->peak_heap_ms);
+	else
+		printf("peak heap:              0\n");
+	human(s->peak_rss_bytes, b, sizeof(b));
+	if (s->peak_rss_ms >= 0)
+		printf("peak RSS:               %.0f (%s) at %.3f ms\n", s->peak_rss_bytes, b,
+		       s->peak_rss_ms);
+	else
+		printf("peak RSS:               no samples\n");
+	count(s->leaked_bytes, a, sizeof(a));
+	count(s->leaked_blocks, b, sizeof(b));
+	count(s->suppressed_bytes, c, sizeof(c));
+	count(s->suppressed_blocks, d, sizeof(d));
+	printf("leaked:                 %s bytes in %s blocks (and %s bytes in %s blocks of "
+	       "known exit-time allocations)\n", a, b, c, d);
+	count(s->temporary_allocations, a, sizeof(a));
+	count(s->temporary_bytes, b, sizeof(b));
+	printf("temporary allocations:  %s (%s bytes)\n", a, b);
+	count(s->unmatched_frees, a, sizeof(a));
+	printf("unmatched frees:        %s\n", a);
+	printf("mmaps, munmaps:         %.0f, %.0f\n", s->mmaps, s->munmaps);
+	printf("threads:                %zu\n", s->threads);
+
+	printf("\nsize histogram:\n  %21s %12s %14s\n", "size (bytes)", "allocations", "bytes");
+	for (k = 0; k < 65; k++) {
+		char range[48];
+
+		if (s->hist[k].count == 0)
+			continue;
+		if (s->hist[k].min == s->hist[k].max)
+			snprintf(range, sizeof(range), "%" PRIu64, s->hist[k].min);
+		else
+			snprintf(range, sizeof(range), "%" PRIu64 "-%" PRIu64, s->hist[k].min,
+				 s->hist[k].max);
+		count(s->hist[k].count, a, sizeof(a));
+		count(s->hist[k].bytes, b, sizeof(b));
+		printf("  %21s %12s %14s\n", range, a, b);
+	}
+	top_text("top call sites by bytes allocated", &s->by_bytes, 0);
+	top_text("top call sites by allocations", &s->by_count, 1);
+	top_text("top call sites by bytes leaked", &s->by_leaked, 0);
+	top_text("top call sites at the peak", &s->at_peak, 0);
+	putchar('\n');
+	chart("heap in use", &s->heap, s->duration_ms);
+	putchar('\n');
+	chart("RSS", &s->rss, s->duration_ms);
+}
+
+enum { OPT_FORMAT = 256, OPT_TOP, OPT_POINTS };
+
+static const struct option long_opts[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "top", required_argument, NULL, OPT_TOP },
+	{ "points", required_argument, NULL, OPT_POINTS },
+	{ NULL, 0, NULL, 0 },
+};
+
+int cmd_stats(int argc, char **argv)
+{
+	struct hs_stats_opts o = { 0 };
+	struct hs_heap_stats s;
+	struct hs_trace t;
+	struct hs_diag diag;
+	const char *path;
+	unsigned long ul;
+	char msg[1024];
+	int c, json = 0, err;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			return cli_help("stats");
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "json"))
+				json = 1;
+			else if (strcmp(optarg, "text"))
+				return cli_usage_error("stats", "unknown format '%s' (text or "
+						       "json)", optarg);
+			break;
+		case OPT_TOP:
+			if (cli_parse_ulong("stats", "--top", optarg, &ul))
+				return HS_EXIT_USAGE;
+			if (!ul || ul > 100000)
+				return cli_usage_error("stats", "--top is 1 to 100000");
+			o.top = ul;
+			break;
+		case OPT_POINTS:
+			if (cli_parse_ulong("stats", "--points", optarg, &ul))
+				return HS_EXIT_USAGE;
+			if (ul < 2 || ul > 1000000)
+				return cli_usage_error("stats", "--points is 2 to 1000000");
+			o.points = ul;
+			break;
+		case ':':
+			return cli_usage_error("stats", "option '%s' needs a value",
+					       argv[optind - 1]);
+		default:
+			return cli_usage_error("stats", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return cli_usage_error("stats", optind == argc ? "no trace file" :
+				       "too many arguments");
+	path = argv[optind];
+	if (!cli_is_trace(path, NULL) && access(path, R_OK) == 0)
+		return cli_fail("%s: not a heapscope trace (stats reads .heapscope traces)",
+				path);
+	diag = (struct hs_diag)HS_DIAG_INIT(path);
+	err = hs_trace_load(path, &t, &diag);
+	if (err) {
+		if (!diag.set)
+			hs_diag_set(&diag, 0, "%s", strerror(-err));
+		return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
+	}
+	if (t.cut_off)
+		fprintf(stderr, "heapscope: warning: %s was cut off (the program did not "
+			"finish): %zu events recovered\n", path, t.nr_events);
+	err = hs_heap_stats_compute(&t, &o, &s, &diag);
+	if (err) {
+		hs_trace_release(&t);
+		if (!diag.set)
+			hs_diag_set(&diag, 0, "%s", strerror(-err));
+		return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
+	}
+	if (json) {
+		json_t *j = hs_heap_stats_json(&s), *out = json_object(), *cmd = json_array();
+		size_t i;
+
+		err = !j || !out || !cmd;
+		for (i = 0; !err && i < t.info.argc; i++)
+			err = json_array_append_new(cmd, json_string(t.info.argv[i]));
+		err = err || json_object_set_new(out, "trace", json_string(path)) ||
+		      json_object_set_new(out, "pid", json_integer((json_int_t)t.info.pid)) ||
+		      json_object_set(out, "command", cmd) || json_object_update(out, j) ||
+		      json_dumpf(out, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ||
+		      putchar('\n') == EOF;
+		json_decref(j);
+		json_decref(cmd);
+		json_decref(out);
+	} else {
+		text(path, &t, &s);
+	}
+	hs_heap_stats_release(&s);
+	hs_trace_release(&t);
+	if (err || fflush(stdout))
+		return cli_fail("cannot write the stats");
+	return HS_EXIT_OK;
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/env bats
+# heapscope stats: the numbers of tests/targets/memtest.c's trace, exactly,
+# as JSON and as text; damaged and foreign inputs.
+load trace-helpers
+
+setup_file() {
+	cd "$BATS_FILE_TMPDIR" || return 1
+	"$HS_BIN" run -q -o m.heapscope -- "$TARGETS/memtest" > m.out
+	"$HS_BIN" run -q -o slow.heapscope -- "$TARGETS/memtest" slow > slow.out
+}
+
+setup() {
+	cd "$BATS_FILE_TMPDIR" || return 1
+}
+
+# key FILE KEY: a value of `stats --format json`, as Python prints it.
+key() {
+	"$HS_BIN" stats "$1" --format json |
+		python3 -c 'import json,sys; v=json.load(sys.stdin)[sys.argv[1]]; print(json.dumps(v))' "$2"
+}
+
+STDIO=4096	# stdout's buffer (see t5100)
+
+@test "stats --format json: totals, peak, leaks, temporaries" {
+	"$HS_BIN" stats m.heapscope --format json > s.json
+	python3 - "$STDIO" <<'EOF'
+import json, sys
+stdio = int(sys.argv[1])
+s = json.load(open("s.json"))
+want = {
+    "total_allocations": 28, "total_frees": 24, "total_reallocs": 1,
+    "bytes_allocated": 211737 + stdio, "peak_heap_bytes": 210231 + stdio,
+    "leaked_bytes": 231, "leaked_blocks": 3,
+    "suppressed_leaked_bytes": stdio, "suppressed_leaked_blocks": 1,
+    "temporary_allocations": 13, "temporary_bytes": 201474,
+    "unmatched_frees": 0, "mmaps": 2, "munmaps": 2, "threads": 1,
+    "complete": True, "symbolized": True, "sampled": False,
+}
+for k, v in want.items():
+    assert s[k] == v, (k, s[k], v)
+assert s["peak_rss_bytes"] > 0 and s["peak_heap_ms"] >= 0
+assert s["allocations_per_second"] > 0 and s["duration_ms"] >= 0
+assert s["command"][0].endswith("/memtest") and s["trace"] == "m.heapscope"
+hist = {(b["min"], b["max"]): (b["count"], b["bytes"]) for b in s["size_histogram"]}
+assert hist[(64, 127)] == (8, 551), hist
+assert hist[(512, 1023)] == (11, 11000), hist
+assert hist[(131072, 262143)] == (1, 200000), hist
+top = [(t["name"], t["bytes"], t["count"]) for t in s["top_by_bytes"]]
+assert top[:2] == [("memtest!site_large", 200000, 1), ("memtest!site_block", 10000, 10)], top
+top = [(t["name"], t["count"]) for t in s["top_by_count"]]
+assert top[:3] == [("memtest!site_block", 10), ("memtest!site_temp", 5),
+                   ("memtest!inl_alloc (inline)", 4)], top
+assert [(t["name"], t["bytes"]) for t in s["top_by_leaked"]] == [("memtest!site_leak", 231)]
+peak = {t["name"]: t["bytes"] for t in s["top_at_peak"]}
+assert peak == {"memtest!site_large": 200000, "memtest!site_block": 10000,
+                "libc.so.6!_IO_file_doallocate": stdio, "memtest!site_leak": 231}, peak
+for name in ("heap_timeline", "rss_timeline"):
+    tl = s[name]
+    assert 0 < len(tl) <= 200 and all(len(p) == 2 for p in tl), name
+assert max(p[1] for p in s["heap_timeline"]) == 210231 + stdio
+EOF
+}
+
+@test "stats: the heap timeline shows the peak and its fall" {
+	"$HS_BIN" stats slow.heapscope --format json --points 50 > s.json
+	python3 - "$STDIO" <<'EOF'
+import json, sys
+stdio = int(sys.argv[1])
+s = json.load(open("s.json"))
+tl = s["heap_timeline"]
+assert len(tl) <= 50
+# the peak lasts 50 ms of the ~100 ms, then the heap falls to the leaks
+assert tl[0][1] == 210231 + stdio, tl[0]
+assert tl[-1][1] == 1231 + stdio, tl[-1]
+assert any(p[1] == 231 + stdio for p in tl), tl
+assert s["duration_ms"] >= 100
+EOF
+}
+
+@test "stats text: the summary, the lists and the charts" {
+	hs stats m.heapscope
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"allocations:            28 ("* ]]
+	[[ "$output" == *"bytes allocated:        $((211737 + STDIO)) ("* ]]
+	[[ "$output" == *"peak heap:              $((210231 + STDIO)) ("* ]]
+	[[ "$output" == *"leaked:                 231 bytes in 3 blocks (and $STDIO bytes in 1 blocks"* ]]
+	[[ "$output" == *"temporary allocations:  13 (201474 bytes)"* ]]
+	[[ "$output" == *"top call sites by bytes allocated:"*"200000 bytes  (1 allocations)  memtest!site_large"* ]]
+	[[ "$output" == *"top call sites by bytes leaked:"*"231 bytes  (3 allocations)  memtest!site_leak"* ]]
+	[[ "$output" == *"heap in use (highest "*"|#"* ]]
+	[[ "$output" == *"RSS (highest "* ]]
+	hs stats --top 1 m.heapscope
+	[ "$(echo "$output" | grep -c 'memtest!site_large')" -eq 2 ]	# by bytes and at the peak
+}
+
+@test "stats: a cut-off trace says what it recovered; garbage is an error" {
+	local size=$(stat -c %s m.heapscope)
+	"$HS_BIN" run -q --no-symbolize -o plain.heapscope -- "$TARGETS/memtest" > /dev/null
+	size=$(stat -c %s plain.heapscope)
+	head -c $((size - 8)) plain.heapscope > cut.heapscope
+	hs stats cut.heapscope
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"cut off"*"events recovered"* ]]
+	[[ "$output" == *"cut off"* ]]
+	head -c 40 plain.heapscope > tiny.heapscope
+	hs stats tiny.heapscope --format json
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"total_allocations": 0'* ]]
+	printf 'a;b 3\n' > x.folded
+	hs stats x.folded
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"not a heapscope trace"* ]]
+	hs stats missing.heapscope
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"missing.heapscope"* ]]
+}
+
+@test "stats: usage" {
+	hs stats
+	[ "$status" -eq 2 ]
+	hs stats m.heapscope --format csv
+	[ "$status" -eq 2 ]
+	hs stats m.heapscope --top 0
+	[ "$status" -eq 2 ]
+	hs stats m.heapscope --points 1
+	[ "$status" -eq 2 ]
+	hs stats --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"usage: heapscope stats TRACE"* ]]
+}
