@@ -4,10 +4,11 @@
  *	import_bench FILE [SOURCE]
  *
  * Imports FILE (perf script text, or a .trace.zip) into a stack source
- * (SOURCE: "cpu", the default, or "thread-time") and prints one line of key=value pairs: input bytes, wall seconds,
- * MB/s, CPU seconds (user + system) and MB per CPU second (steadier than
- * MB/s on a busy machine), samples, frames, stacks, the model's size
- * (hs_source_memory), the process's peak RSS (getrusage) and their ratio.
+ * (SOURCE: "cpu", the default, or "thread-time") and prints one line of
+ * key=value pairs: input bytes, wall seconds, MB/s, CPU seconds (user +
+ * system) and MB per CPU second (steadier than MB/s on a busy machine),
+ * samples, frames, stacks, the model's size (hs_source_memory), the
+ * process's peak RSS (getrusage) and their ratio.
  */
 #include <stdio.h>
 #include <string.h>

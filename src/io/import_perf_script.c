@@ -1211,7 +1211,7 @@ static struct thr *find_thr(struct ps *ps, uint32_t tid)
 	return v ? &ps->thrs[*v - 1] : NULL;
 }
 
-/* Intern a pseudo-frame once: CPU_TIME, BLOCKED_TIME. */
+/* Intern a pseudo-frame once: CPU_TIME, BLOCKED_TIME, READIED_TIME. */
 static int special_frame(struct ps *ps, uint32_t *frame, const char *name)
 {
 	int err;
@@ -1262,6 +1262,7 @@ static int end_wait(struct ps *ps, struct thr *t, int64_t end)
 {
 	int64_t blocked_end = end;
 	enum thr_state state = t->state;
+	uint32_t stack;
 	int err;
 
 	t->state = T_RUNNING;
@@ -1277,8 +1278,9 @@ static int end_wait(struct ps *ps, struct thr *t, int64_t end)
 		if (err)
 			return err;
 	}
-	return add_period(ps, t->since, blocked_end, t->readied_stack != HS_NO_STACK ?
-			  t->readied_stack : t->stack, &ps->blocked_frame, "BLOCKED_TIME");
+	stack = t->readied_stack != HS_NO_STACK ? t->readied_stack : t->stack;
+	return add_period(ps, t->since, blocked_end, stack, &ps->blocked_frame,
+			  "BLOCKED_TIME");
 }
 
 /* Any event of a thread shows it running: its wait is over. */
@@ -1342,7 +1344,8 @@ static int pid_field(struct ps *ps, const struct ps_event *ev, const char *what,
  * sched_switch: "prev_comm=C prev_pid=N prev_prio=N prev_state=S ==>
  * next_comm=C next_pid=N next_prio=N". COMM may hold blanks, so prev_*
  * fields are the first of their name and next_* the last. The thread
- * switching out is the event's own (the header's TID).
+ * switching out is the event's own (the header's TID; prev_pid is only
+ * checked).
  */
 static int on_sched_switch(struct ps *ps, const struct ps_event *ev)
 {
@@ -1397,9 +1400,9 @@ static int on_sched_exit(struct ps *ps, const struct ps_event *ev)
 /*
  * sched_wakeup: "comm=C pid=N prio=N [success=1] target_cpu=N", sent by
  * the waker (the header's thread, whose stack the event carries). The
- * first one with a stack while the woken thread is blocked adds
- * READIED BY TID(tid) comm (pid) and the waker's frames to its blocked
- * stack.
+ * first one while the woken thread is blocked ends its blocked time; if
+ * it has a stack, READIED BY TID(tid) comm (pid) and the waker's frames
+ * go under the blocked stack.
  */
 static int on_sched_wakeup(struct ps *ps, const struct ps_event *ev)
 {

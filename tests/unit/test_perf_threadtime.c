@@ -427,7 +427,8 @@ static void sources_of_formats(void **state)
 	assert_string_equal(list[1].name, "thread-time");
 	assert_int_equal(hs_format_sources(HS_FORMAT_HEAPSCOPE, &list), HS_MEM__COUNT);
 	for (i = 0; i < HS_MEM__COUNT; i++) {
-		assert_string_equal(list[i].name, hs_memview_name((enum hs_memview_kind)i));
+		assert_string_equal(list[i].name,
+				    hs_memview_name((enum hs_memview_kind)i));
 		assert_non_null(list[i].summary);
 	}
 	assert_string_equal(list[0].name, "alloc");
