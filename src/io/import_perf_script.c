@@ -440,6 +440,23 @@ bad:
 	return -1;
 }
 
+/* "-1": perf's PID or TID of a task it no longer knows (one exiting). */
+static int is_minus_one(const char *p, const char *end)
+{
+	return end - p >= 2 && p[0] == '-' && p[1] == '1' && (end - p == 2 || !is_digit(p[2]));
+}
+
+/* A PID or TID: digits, or -1 (kept as UINT32_MAX, shown as -1). */
+static int parse_id(const char **pp, const char *end, uint64_t *v)
+{
+	if (is_minus_one(*pp, end)) {
+		*pp += 2;
+		*v = UINT32_MAX;
+		return 0;
+	}
+	return parse_uint(pp, end, INT32_MAX, v);
+}
+
 /*
  * Parse `PID[/TID] [CPU] SECONDS: [PERIOD] EVENT: details` at @p. Returns
  * 0, or -1 with the reason in ps->msg.
@@ -450,12 +467,12 @@ static int parse_after_comm(struct ps *ps, const char *p, const char *end,
 	const char *q;
 	uint64_t v;
 
-	if (parse_uint(&p, end, INT32_MAX, &h->pid))
+	if (parse_id(&p, end, &h->pid))
 		goto bad_pid;
 	h->tid = h->pid;
 	if (p < end && *p == '/') {
 		p++;
-		if (parse_uint(&p, end, INT32_MAX, &h->tid))
+		if (parse_id(&p, end, &h->tid))
 			goto bad_pid;
 	}
 	if (p == end) {
@@ -519,10 +536,12 @@ bad_pid:
  */
 static int looks_like_pid(const char *p, const char *end)
 {
+	if (is_minus_one(p, end))
+		p += 2;
 	while (p < end && is_digit(*p))
 		p++;
 	if (p < end && *p == '/')
-		return p + 1 < end && is_digit(p[1]);
+		return p + 1 < end && (is_digit(p[1]) || is_minus_one(p + 1, end));
 	if (p == end || !is_space(*p))
 		return 0;
 	p = skip_space(p, end);
@@ -548,7 +567,8 @@ static int parse_header(struct ps *ps, const char *line, const char *end,
 	int tried = 0;
 
 	for (; p < end; p++) {
-		if (!is_digit(*p) || (p > line && !is_space(p[-1])))
+		if ((!is_digit(*p) && !is_minus_one(p, end)) ||
+		    (p > line && !is_space(p[-1])))
 			continue;
 		if (!looks_like_pid(p, end))
 			continue;
@@ -993,7 +1013,7 @@ static int proc_add_comm(struct ps *ps, struct proc *pr, uint32_t pid,
 	int n;
 
 	hs_buf_reset(&ps->name);
-	n = hs_buf_addf(&ps->name, "%u:", pid);
+	n = hs_buf_addf(&ps->name, "%d:", (int)pid);
 	if (n || hs_buf_add(&ps->name, comm, len) ||
 	    hs_strtab_intern(&ps->comms, ps->name.s, ps->name.len, &id))
 		return nomem(ps);
@@ -1035,7 +1055,7 @@ static int process_frame(struct ps *ps, uint32_t pid, const char *comm, size_t l
 		hs_buf_reset(&ps->name);
 		if (hs_buf_adds(&ps->name, "Process ") ||
 		    hs_buf_add(&ps->name, comm, len) ||
-		    hs_buf_addf(&ps->name, " (%u)", pid))
+		    hs_buf_addf(&ps->name, " (%d)", (int)pid))
 			return nomem(ps);
 		err = hs_source_intern_frame(ps->out, ps->name.s, ps->name.len,
 					     &pr->frame);
@@ -1062,7 +1082,7 @@ static int thread_frame(struct ps *ps, uint32_t tid, uint32_t *frame)
 	if (map_put(&ps->tids, tid, &v))
 		return nomem(ps);
 	if (!*v) {
-		n = snprintf(name, sizeof(name), "Thread (%u)", tid);
+		n = snprintf(name, sizeof(name), "Thread (%d)", (int)tid);
 		err = hs_source_intern_frame(ps->out, name, (size_t)n, &id);
 		if (err)
 			return err == -ENOMEM ? nomem(ps) : err;
@@ -1422,9 +1442,9 @@ static int on_sched_wakeup(struct ps *ps, const struct ps_event *ev)
 	if (!ps->nr_frames)
 		return 0;
 	hs_buf_reset(&ps->name);
-	if (hs_buf_addf(&ps->name, "READIED BY TID(%u) ", ev->tid) ||
+	if (hs_buf_addf(&ps->name, "READIED BY TID(%d) ", (int)ev->tid) ||
 	    hs_buf_add(&ps->name, ps->comm.s, ps->comm.len) ||
-	    hs_buf_addf(&ps->name, " (%u)", ev->pid))
+	    hs_buf_addf(&ps->name, " (%d)", (int)ev->pid))
 		return nomem(ps);
 	err = hs_source_intern_frame(out, ps->name.s, ps->name.len, &frame);
 	if (!err)

@@ -385,6 +385,38 @@ static void malformed_sched_events(void **state)
 	}
 }
 
+/*
+ * perf prints a task it no longer knows (one exiting, in a system-wide
+ * recording) as ":-1 -1/-1"; its events read in both views.
+ */
+static void unknown_task(void **state)
+{
+	static const char text[] =
+		"a 1/2 [001] 1.000: sched:sched_switch: prev_comm=a prev_pid=2 "
+		"prev_prio=120 prev_state=S ==> next_comm=b next_pid=0 next_prio=120\n"
+		"\t1 f (/a)\n\n"
+		":-1    -1/-1    [001]  1.001: sched:sched_switch: prev_comm=b "
+		"prev_pid=5 prev_prio=120 prev_state=X ==> next_comm=a next_pid=2 "
+		"next_prio=120\n\t1 do_exit ([kernel.kallsyms])\n\n"
+		":-1 -1 [001] 1.002: cpu-clock:\n\t2 g (/a)\n\n"
+		"a 1/2 [001] 1.004: cpu-clock:\n\n";
+	struct hs_stack_source src;
+	struct hs_diag d = HS_DIAG_INIT("t");
+
+	(void)state;
+	tt_ok(text, &src);
+	assert_int_equal(src.nr_samples, 2);
+	check(&src, 0, 0, 1.0, F "BLOCKED_TIME");
+	check(&src, 1, 2000, 2.0, "Process :-1 (-1)|Thread (-1)|a!g|CPU_TIME");
+	hs_source_release(&src);
+	assert_int_equal(import_view(text, HS_PERF_CPU, &src, &d), 0);
+	assert_int_equal(src.nr_samples, 1);
+	check(&src, 0, 2000, 2.0, "Process :-1 (-1)|Thread (-1)|a!g");
+	hs_source_release(&src);
+	/* only -1 itself: "-12" is no PID */
+	tt_bad("a -12 1.0: cpu-clock:\n", 1, "expected 'PID[/TID]'");
+}
+
 /* ---- inlined frames (both views) ---- */
 
 static void inlined_frames(void **state)
@@ -622,6 +654,7 @@ int main(void)
 		cmocka_unit_test(trace_end),
 		cmocka_unit_test(comm_with_blanks),
 		cmocka_unit_test(malformed_sched_events),
+		cmocka_unit_test(unknown_task),
 		cmocka_unit_test(inlined_frames),
 		cmocka_unit_test(sources_of_formats),
 		cmocka_unit_test(source_names),
