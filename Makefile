@@ -70,7 +70,7 @@ check-unit: all
 	$(MESON) test -C $(BUILD) --print-errorlogs --num-processes 2
 
 demo: all
-	@sh scripts/demo.sh $(BUILD)/heapscope
+	@sh scripts/demo.sh $(BUILD)
 
 install: all
 	$(MESON) configure $(BUILD) -Dprefix=$(abspath $(PREFIX))
