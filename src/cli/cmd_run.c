@@ -210,46 +210,41 @@ static void forward_signal(int sig)
 static void summarize(const char *path, const struct rusage *ru)
 {
 	struct hs_diag diag = HS_DIAG_INIT(path);
-	struct hs_trace_stats s;
-	struct hs_trace t;
+	struct hs_trace_scan t;
+	const struct hs_trace_stats *s = &t.stats;
 	struct stat sb;
 	char a[32], b[32], c[32], d[32], msg[1024];
 	uint64_t rss;
 
-	if (hs_trace_load(path, &t, &diag)) {
+	if (hs_trace_scan(path, &t, &diag)) {
 		if (!diag.set)
 			hs_diag_set(&diag, 0, "cannot read the trace");
 		fprintf(stderr, "heapscope: %s\n", hs_diag_format(&diag, msg, sizeof(msg)));
 		return;
 	}
-	if (hs_trace_stats(&t, &s)) {
-		hs_trace_release(&t);
-		return;
-	}
 	rss = (uint64_t)ru->ru_maxrss * 1024;
-	if (s.peak_rss > rss)
-		rss = s.peak_rss;
-	human(s.bytes_allocated, a, sizeof(a));
-	human(s.peak_heap, b, sizeof(b));
+	if (s->peak_rss > rss)
+		rss = s->peak_rss;
+	human(s->bytes_allocated, a, sizeof(a));
+	human(s->peak_heap, b, sizeof(b));
 	human(rss, c, sizeof(c));
-	human(s.leaked_bytes, d, sizeof(d));
+	human(s->leaked_bytes, d, sizeof(d));
 	fprintf(stderr, "heapscope: %" PRIu64 " allocations (%s), %" PRIu64
 		" frees, peak heap %s, peak RSS %s, leaked %s in %" PRIu64 " blocks\n",
-		s.allocs, a, s.frees, b, c, d, s.leaked_blocks);
-	if (t.info.sample_bytes)
+		s->allocs, a, s->frees, b, c, d, s->leaked_blocks);
+	if (t.sample_bytes)
 		fprintf(stderr, "heapscope: sampled one allocation per %" PRIu64
 			" bytes on average: counts and bytes above are of the samples\n",
-			t.info.sample_bytes);
+			t.sample_bytes);
 	if (t.cut_off)
 		fprintf(stderr, "heapscope: the trace was cut off (the program did not "
-			"finish): %zu events recovered\n", t.nr_events);
+			"finish): %" PRIu64 " events recovered\n", t.events);
 	if (!stat(path, &sb))
 		human((uint64_t)sb.st_size, a, sizeof(a));
 	else
 		snprintf(a, sizeof(a), "?");
 	fprintf(stderr, "heapscope: trace written to %s (%s); look at it with: "
 		"heapscope report %s\n", path, a, path);
-	hs_trace_release(&t);
 }
 
 int cmd_run(int argc, char **argv)

@@ -1516,3 +1516,121 @@ out:
 	hs_free(m.val);
 	return err;
 }
+
+/* --- one streaming pass -------------------------------------------------- */
+
+struct scan_state {
+	struct addr_map live;		/* address -> size */
+	struct addr_map pending;	/* frees seen before their allocation */
+	uint64_t bytes;			/* live bytes */
+};
+
+static int scan_alloc(struct scan_state *ss, struct hs_trace_stats *s, uint64_t a,
+		      uint64_t size, uint64_t ticks)
+{
+	uint64_t old;
+	int err;
+
+	/* a free of this address met earlier in the file but later in time */
+	if (ss->pending.n && amap_del(&ss->pending, a) != UINT64_MAX)
+		return 0;
+	err = amap_put(&ss->live, a, size, &old);
+	if (err)
+		return err;
+	if (old != UINT64_MAX)
+		ss->bytes -= old;
+	ss->bytes += size;
+	if (ss->bytes > s->peak_heap) {
+		s->peak_heap = ss->bytes;
+		s->peak_time = (int64_t)ticks;
+	}
+	return 0;
+}
+
+static int scan_free(struct scan_state *ss, uint64_t a)
+{
+	uint64_t old = amap_del(&ss->live, a);
+
+	if (old != UINT64_MAX) {
+		ss->bytes -= old;
+		return 0;
+	}
+	return amap_put(&ss->pending, a, 1, &old);
+}
+
+int hs_trace_scan(const char *path, struct hs_trace_scan *out, struct hs_diag *diag)
+{
+	struct hs_trace_stats *s = &out->stats;
+	struct scan_state ss;
+	struct hs_trace_reader r;
+	struct hs_rec rec;
+	int ret, err;
+
+	memset(out, 0, sizeof(*out));
+	memset(&ss, 0, sizeof(ss));
+	err = hs_trace_reader_open(&r, path, diag);
+	if (err)
+		return err;
+	while ((ret = hs_trace_reader_next(&r, &rec, diag)) == 1) {
+		unsigned tag = rec.tag;
+
+		err = 0;
+		if (hs_tag_is_alloc(tag)) {
+			if (hs_tag_is_realloc(tag)) {
+				s->reallocs++;
+				if (rec.old_addr) {
+					s->frees++;
+					err = scan_free(&ss, rec.old_addr);
+				}
+			}
+			s->allocs++;
+			s->bytes_allocated += rec.size;
+			if (!err)
+				err = scan_alloc(&ss, s, rec.addr, rec.size, rec.ticks);
+		} else if (tag == HS_TAG_FREE || tag == HS_TAG_REALLOC_FREE) {
+			s->frees++;
+			err = scan_free(&ss, rec.addr);
+		} else if (tag == HS_TAG_MMAP) {
+			s->mmaps++;
+		} else if (tag == HS_TAG_MUNMAP) {
+			s->munmaps++;
+		} else if (tag == HS_TAG_MREMAP) {
+			s->mmaps++;
+			s->munmaps++;
+		} else if (tag == HS_TAG_RSS) {
+			if (rec.value > s->peak_rss)
+				s->peak_rss = rec.value;
+		} else if (tag == HS_TAG_PROCESS && !out->sample_bytes) {
+			const uint8_t *q = rec.body, *end = rec.body + rec.body_len;
+			uint64_t v[4];
+			int i;
+
+			for (i = 0; i < 4 && !hs_get_varint(&q, end, &v[i]); i++)
+				;
+			if (i == 4)
+				out->sample_bytes = v[3];
+		}
+		if (err) {
+			ret = err;
+			break;
+		}
+	}
+	if (ret < 0) {
+		err = ret;
+		if (err == -ENOMEM && !diag->set)
+			hs_diag_set(diag, 0, "out of memory");
+	} else {
+		err = 0;
+		s->leaked_bytes = ss.bytes;
+		s->leaked_blocks = ss.live.n;
+		s->unmatched_frees = ss.pending.n;
+		out->events = r.nr_events;
+		out->chunks = r.nr_chunks;
+		out->cut_off = r.cut_off || !r.end_seen;
+		out->cut_offset = r.cut_off ? r.cut_offset : r.size;
+	}
+	hs_trace_reader_close(&r);
+	amap_release(&ss.live);
+	amap_release(&ss.pending);
+	return err;
+}

@@ -287,4 +287,22 @@ struct hs_trace_stats {
 };
 /* Returns 0 or -ENOMEM. */
 int hs_trace_stats(const struct hs_trace *t, struct hs_trace_stats *s);
+
+/* What hs_trace_scan() finds. */
+struct hs_trace_scan {
+	struct hs_trace_stats stats;
+	uint64_t events, chunks;
+	uint64_t sample_bytes;
+	int cut_off;			/* no END chunk, or cut inside a chunk */
+	uint64_t cut_offset;
+};
+/*
+ * The totals of the trace at @path in one pass and bounded memory (the
+ * blocks live at a time), without loading it: for `heapscope run`'s
+ * summary. Counts, bytes and leaks are those of hs_trace_stats(); the
+ * peak is taken in file order, which is time order within each thread, so
+ * with several threads it can differ a little from the exact one. Times
+ * are ticks. Returns 0 or a negative errno with @diag filled.
+ */
+int hs_trace_scan(const char *path, struct hs_trace_scan *out, struct hs_diag *diag);
 #endif

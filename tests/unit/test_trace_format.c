@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include <zstd.h>
 #include "format/trace_format.h"
@@ -532,6 +533,44 @@ static void odd_but_valid_input(void **state)
 	free(b.buf);
 }
 
+/* The one-pass totals agree with the loaded trace's; a cut file too. */
+static void scan_agrees_with_load(void **state)
+{
+	char path[] = "/tmp/hs-scan-XXXXXX";
+	struct hs_diag diag = HS_DIAG_INIT("scan");
+	struct hs_trace_scan sc;
+	struct tb b;
+	int fd;
+
+	(void)state;
+	build_reference(&b, 1);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, b.buf, b.len), (ssize_t)b.len);
+	assert_int_equal(hs_trace_scan(path, &sc, &diag), 0);
+	assert_int_equal(sc.stats.allocs, 4);
+	assert_int_equal(sc.stats.frees, 2);
+	assert_int_equal(sc.stats.reallocs, 1);
+	assert_int_equal(sc.stats.bytes_allocated, 396);
+	assert_int_equal(sc.stats.peak_heap, 332);
+	assert_int_equal(sc.stats.leaked_bytes, 232);
+	assert_int_equal(sc.stats.leaked_blocks, 2);
+	assert_int_equal(sc.stats.unmatched_frees, 0);
+	assert_int_equal(sc.stats.peak_rss, 1 << 20);
+	assert_int_equal(sc.events, 5);
+	assert_false(sc.cut_off);
+	/* without the END chunk and half of chunk 1: chunk 0 only */
+	assert_int_equal(ftruncate(fd, (off_t)(b.chunk_end[0] + 30)), 0);
+	assert_int_equal(hs_trace_scan(path, &sc, &diag), 0);
+	assert_true(sc.cut_off);
+	assert_int_equal(sc.cut_offset, b.chunk_end[0]);
+	assert_int_equal(sc.stats.allocs, 3);
+	assert_int_equal(sc.stats.leaked_bytes, 196);
+	close(fd);
+	unlink(path);
+	free(b.buf);
+}
+
 /* Index of the event @op at @addr (for allocations, @addr | size). */
 static size_t find_event(const struct hs_trace *t, unsigned op, uint64_t key)
 {
@@ -622,6 +661,7 @@ int main(void)
 		cmocka_unit_test(random_corruption_is_rejected_or_survived),
 		cmocka_unit_test(odd_but_valid_input),
 		cmocka_unit_test(equal_times_are_ordered_by_address_life),
+		cmocka_unit_test(scan_agrees_with_load),
 		cmocka_unit_test(sampling_weight),
 	};
 	return cmocka_run_group_tests_name("trace_format", tests, NULL, NULL);
