@@ -23,3 +23,6 @@ fi
 
 echo "== view: the GUI's actions through the HTTP API on 1M samples (budget: 300 ms each)"
 "$BUILD/bench/view_bench"
+
+echo "== heap tracer: heapscope run against the program alone and heaptrack"
+sh bench/tracer/run.sh "$BUILD"

@@ -6,15 +6,15 @@
 # Each workload runs alone, under `heapscope run` (every allocation), under
 # `heapscope run --sample-bytes 524288`, and under heaptrack (installed
 # from Debian by scripts/install-deps.sh --bench). Times are the best of
-# RUNS wall-clock runs (the CPU time of the whole process tree is printed
-# beside it). heapscope runs with -q: its summary reads the whole trace
-# after the program ended, which is not tracing cost; heaptrack's time
-# includes its interpreter process, which runs beside the program.
+# RUNS runs, wall clock and CPU (user + system of the whole process tree:
+# heapscope's writer thread, heaptrack's interpreter process). On a busy
+# machine the CPU times are the steadier ones. heapscope runs with -q: its
+# summary reads the trace after the program ended, which is not tracing.
 #
-# Slowdown is the time added: T / T_alone - 1. Targets: full tracing at
-# most a quarter of heaptrack's slowdown on the single-threaded loop; two
-# threads no worse per event than one; --sample-bytes 524288 under 3% on
-# the real programs.
+# Slowdown is the time added: T / T_alone - 1 (the table also gives the
+# ratio T / T_alone). Targets: full tracing at most a quarter of
+# heaptrack's slowdown on the single-threaded loop; two threads no worse
+# per event than one; --sample-bytes 524288 under 3% on the real programs.
 set -eu
 BUILD=${1:-build}
 RUNS=${2:-3}
@@ -72,7 +72,7 @@ python3-dicts|/usr/bin/python3 $DIR/dicts.py
 sqlite3-index|sqlite3 :memory: -init $DIR/table.sql .quit
 gcc-O2|$CC1 -quiet -O2 $DIR/gen.c -o $DIR/gen.s"
 
-# best_time OUTVAR CMD...: best wall time of RUNS runs; also sets $cpu
+# best_time OUTVAR CMD...: best wall time of RUNS runs; $cpu: best CPU time
 best_time() {
 	var=$1
 	shift
@@ -84,9 +84,12 @@ best_time() {
 		/usr/bin/time -f "%e %U %S" -o "$DIR/time" "$@" > /dev/null 2> "$DIR/err" ||
 			{ echo "bench/tracer: failed: $*" >&2; cat "$DIR/err" >&2; exit 1; }
 		read -r w u s < "$DIR/time"
+		c=$(awk "BEGIN { print $u + $s }")
 		if [ -z "$best" ] || awk "BEGIN { exit !($w < $best) }"; then
 			best=$w
-			cpu=$(awk "BEGIN { print $u + $s }")
+		fi
+		if [ -z "$cpu" ] || awk "BEGIN { exit !($c < $cpu) }"; then
+			cpu=$c
 		fi
 		i=$((i + 1))
 	done
@@ -103,8 +106,8 @@ overhead() {
 
 echo "heap tracer: best of $RUNS runs on $(nproc) cores; slowdown = T/T_alone - 1"
 echo
-printf '| workload | alone | heapscope | trace | B/event | sampled 512K | heaptrack | trace | B/event | heapscope/heaptrack slowdown |\n'
-printf '|---|---|---|---|---|---|---|---|---|---|\n'
+printf '| workload | alone: wall, cpu | heapscope: wall, cpu | trace, B/event | sampled 512K: wall, cpu | heaptrack: wall, cpu | trace, B/event | heapscope / heaptrack slowdown: wall, cpu |\n'
+printf '|---|---|---|---|---|---|---|---|\n'
 echo "$WORKLOADS" | while IFS='|' read -r name cmd; do
 	# shellcheck disable=SC2086
 	best_time t0 $cmd
@@ -116,22 +119,24 @@ echo "$WORKLOADS" | while IFS='|' read -r name cmd; do
 	events=$("$HS" dump --summary "$DIR/t.heapscope" | sed -n 's/^events: //p')
 	# shellcheck disable=SC2086
 	best_time t2 "$HS" run -q --no-view --sample-bytes 524288 -o "$DIR/t.heapscope" -- $cmd
+	c2=$cpu
 	# shellcheck disable=SC2086
 	best_time t3 heaptrack -o "$DIR/ht" $cmd
 	c3=$cpu
 	tsize=$(stat -c %s "$DIR"/ht.* | head -1)
-	hs_slow=$(awk "BEGIN { print $t1 / $t0 - 1 }")
-	ht_slow=$(awk "BEGIN { print $t3 / $t0 - 1 }")
-	printf '| %s | %.2f s (cpu %.2f) | %.2f s = %sx, +%s (cpu %.2f) | %s B | %s | %.2f s, +%s | %.2f s = %sx, +%s (cpu %.2f) | %s B | %s | %s |\n' \
-		"$name" "$t0" "$c0" "$t1" "$(ratio "$t1" "$t0")" "$(overhead "$t1" "$t0")" "$c1" \
-		"$hsize" "$(ratio "$hsize" "$events")" \
-		"$t2" "$(overhead "$t2" "$t0")" \
-		"$t3" "$(ratio "$t3" "$t0")" "$(overhead "$t3" "$t0")" "$c3" \
-		"$tsize" "$(ratio "$tsize" "$events")" \
-		"$(awk "BEGIN { printf \"%.2f\", $hs_slow / ($ht_slow > 0 ? $ht_slow : 1e-9) }")"
-	echo "$name $events $t0 $t1" >> "$DIR/per-event"
+	printf '| %s | %.2f s, %.2f s | %.2f s (%sx, %s), %.2f s (%s) | %s B, %s | %s, %s | %.2f s (%sx, %s), %.2f s (%s) | %s B, %s | %s, %s |\n' \
+		"$name" "$t0" "$c0" \
+		"$t1" "$(ratio "$t1" "$t0")" "$(overhead "$t1" "$t0")" "$c1" "$(overhead "$c1" "$c0")" \
+		"$hsize" "$(awk "BEGIN { printf \"%.3f\", $hsize / $events }")" \
+		"$(overhead "$t2" "$t0")" "$(overhead "$c2" "$c0")" \
+		"$t3" "$(ratio "$t3" "$t0")" "$(overhead "$t3" "$t0")" "$c3" "$(overhead "$c3" "$c0")" \
+		"$tsize" "$(awk "BEGIN { printf \"%.3f\", $tsize / $events }")" \
+		"$(awk "BEGIN { printf \"%.2f\", ($t1 / $t0 - 1) / ($t3 / $t0 - 1) }")" \
+		"$(awk "BEGIN { printf \"%.2f\", ($c1 / $c0 - 1) / ($c3 / $c0 - 1) }")"
+	echo "$name $events $t0 $t1 $c0 $c1" >> "$DIR/per-event"
 done
 echo
 awk '$1 ~ /^loop/ {
-	printf "%s: %d events, %.1f ns added per event\n", $1, $2, ($4 - $3) / $2 * 1e9
+	printf "%s: %d events, %.1f ns of wall time and %.1f ns of CPU added per event\n",
+	       $1, $2, ($4 - $3) / $2 * 1e9, ($6 - $5) / $2 * 1e9
 }' "$DIR/per-event"
