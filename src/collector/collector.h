@@ -385,13 +385,14 @@ struct hs_module {
 };
 
 /*
- * Scan the loaded modules and record loads and unloads: in @t's ring, or
- * with @t NULL (the writer thread) in the writer's chunk. Takes
- * hs_unwind_lock (only tries, from the writer); hs_modules_scan_locked()
- * is for callers that hold it. Unloads reset the stack table.
+ * Scan the loaded modules and record loads and unloads in @t's ring.
+ * Takes hs_unwind_lock; hs_modules_scan_locked() is for callers that hold
+ * it. Unloads reset the stack table.
  */
 void hs_modules_scan(struct hs_thread *t) HS_HIDDEN;
 void hs_modules_scan_locked(struct hs_thread *t) HS_HIDDEN;
+/* @addr is a new frame: rescan if no known module holds it. */
+void hs_module_notice(struct hs_thread *t, uintptr_t addr) HS_HIDDEN;
 /* Re-emit every live module (a followed fork child's new trace). */
 void hs_modules_reemit(struct hs_thread *t) HS_HIDDEN;
 /* The live module holding @addr, or NULL (caller holds hs_unwind_lock). */
@@ -414,6 +415,27 @@ static inline int hs_sample(struct hs_thread *t, size_t size)
 int hs_sampled_add(uintptr_t addr) HS_HIDDEN;
 /* Remove @addr; 1 if it was a sampled block. Lock-free when absent. */
 int hs_sampled_remove(uintptr_t addr) HS_HIDDEN;
+
+/*
+ * A counting filter in front of the sampled set: one byte per hash bucket
+ * of addresses, the number of sampled live blocks in it (kept under the
+ * set's lock; 255 sticks). A free whose bucket is 0 was not sampled: one
+ * load of a 16 KiB table instead of a look-up.
+ */
+#define HS_FILTER_BITS 14
+extern _Atomic uint8_t hs_sample_filter[1u << HS_FILTER_BITS] HS_HIDDEN;
+
+static inline size_t hs_filter_slot(uintptr_t a)
+{
+	return (size_t)(((uint64_t)a * 0x9E3779B97F4A7C15ull) >> (64 - HS_FILTER_BITS));
+}
+
+/* Whether @addr may be a sampled block (no false negatives). */
+static inline int hs_maybe_sampled(uintptr_t a)
+{
+	return atomic_load_explicit(&hs_sample_filter[hs_filter_slot(a)],
+				    memory_order_relaxed) != 0;
+}
 void hs_sampler_seed(struct hs_thread *t) HS_HIDDEN;
 /* In a fork child: the set's lock may have been held by a vanished thread. */
 void hs_sampler_after_fork(void) HS_HIDDEN;

@@ -170,6 +170,13 @@ static inline __attribute__((always_inline)) void record_alloc(unsigned tag, voi
 	if (HS_UNLIKELY(!t))
 		return;
 	if (HS_UNLIKELY(hs_cfg.sample_bytes)) {
+		/* the common case inline: not sampled, no sampled old block */
+		if (!old || !hs_maybe_sampled(old)) {
+			t->sample_left -= (int64_t)size;
+			if (HS_LIKELY(t->sample_left > 0))
+				return;
+			t->sample_left += (int64_t)size;
+		}
 		record_sampled(t, tag, p, size, old, align, fp);
 		return;
 	}
@@ -191,7 +198,8 @@ static inline void record_free(unsigned tag, void *p)
 
 	if (HS_UNLIKELY(!t))
 		return;
-	if (HS_UNLIKELY(hs_cfg.sample_bytes) && !hs_sampled_remove((uintptr_t)p))
+	if (HS_UNLIKELY(hs_cfg.sample_bytes) &&
+	    (!hs_maybe_sampled((uintptr_t)p) || !hs_sampled_remove((uintptr_t)p)))
 		return;
 	put_free(t, tag, (uintptr_t)p);
 }

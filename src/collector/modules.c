@@ -2,12 +2,14 @@
  * modules - the module map: which file holds which addresses, with build
  * ids, as MODULE and MODULE_UNLOAD records.
  *
- * The map is rescanned with dl_iterate_phdr(): at start-up, by the writer
- * every 10 ms when the loader's add/remove counters moved, when the
- * unwinder meets an address outside every known module (a library being
- * loaded right now, whose constructor allocates), and after dlclose().
- * dlopen() itself is not interposed: glibc resolves a dlopen'ed name with
- * the caller's RUNPATH, which a wrapper would change.
+ * The map is rescanned with dl_iterate_phdr(): at start-up, when a stack
+ * holds an address outside every known module (a library loaded since;
+ * its constructor may be allocating right now), and after dlclose(). So a
+ * loaded module is recorded before its first frame is needed; a module in
+ * no stack is never recorded (it names nothing). dlopen() itself is not
+ * interposed: glibc resolves a dlopen'ed name with the caller's RUNPATH,
+ * which a wrapper would change. The writer thread never scans: waiting on
+ * the loader's lock could stall the rings of the thread holding it.
  *
  * The table is mmap'd, protected by hs_unwind_lock, and entries are never
  * moved, so the unwinder can keep pointers to them under the lock.
@@ -41,8 +43,6 @@ static void emit(struct hs_thread *t, unsigned tag, const uint8_t *body, size_t 
 {
 	if (t)
 		hs_emit_sized(t, tag, body, n);
-	else
-		hs_writer_emit_sized(tag, body, n);
 }
 
 static void emit_module(struct hs_thread *t, struct hs_module *m)
@@ -220,12 +220,16 @@ void hs_modules_scan_locked(struct hs_thread *t)
 
 void hs_modules_scan(struct hs_thread *t)
 {
-	if (t) {
-		pthread_mutex_lock(&hs_unwind_lock);
-	} else if (pthread_mutex_trylock(&hs_unwind_lock)) {
-		return;		/* the writer tries again in 10 ms */
-	}
-	scan(t, t != NULL);
+	pthread_mutex_lock(&hs_unwind_lock);
+	scan(t, 1);
+	pthread_mutex_unlock(&hs_unwind_lock);
+}
+
+void hs_module_notice(struct hs_thread *t, uintptr_t addr)
+{
+	pthread_mutex_lock(&hs_unwind_lock);
+	if (!hs_module_find(addr))
+		scan(t, 1);
 	pthread_mutex_unlock(&hs_unwind_lock);
 }
 

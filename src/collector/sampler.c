@@ -27,6 +27,7 @@ struct set {
 	_Atomic uintptr_t slot[];
 };
 
+_Atomic uint8_t hs_sample_filter[1u << HS_FILTER_BITS];
 static _Atomic(struct set *) cur;
 static _Atomic unsigned seq;		/* odd while the set changes */
 static atomic_flag lock = ATOMIC_FLAG_INIT;
@@ -130,6 +131,13 @@ int hs_sampled_add(uintptr_t a)
 	}
 	atomic_fetch_add_explicit(&seq, 1, memory_order_acq_rel);
 	set_put(s, a);
+	{
+		_Atomic uint8_t *f = &hs_sample_filter[hs_filter_slot(a)];
+		uint8_t c = atomic_load_explicit(f, memory_order_relaxed);
+
+		if (c < 255)
+			atomic_store_explicit(f, (uint8_t)(c + 1), memory_order_release);
+	}
 	atomic_fetch_add_explicit(&seq, 1, memory_order_release);
 out:
 	lock_release();
@@ -183,6 +191,8 @@ int hs_sampled_remove(uintptr_t a)
 	size_t i;
 	int found;
 
+	if (!hs_maybe_sampled(a))
+		return 0;
 	/* lock-free: is it there at all? */
 	for (;;) {
 		before = atomic_load_explicit(&seq, memory_order_acquire);
@@ -202,8 +212,13 @@ int hs_sampled_remove(uintptr_t a)
 	s = atomic_load_explicit(&cur, memory_order_relaxed);
 	found = find(s, a, &i);
 	if (found) {
+		_Atomic uint8_t *f = &hs_sample_filter[hs_filter_slot(a)];
+		uint8_t c = atomic_load_explicit(f, memory_order_relaxed);
+
 		atomic_fetch_add_explicit(&seq, 1, memory_order_acq_rel);
 		set_delete(s, i);
+		if (c > 0 && c < 255)
+			atomic_store_explicit(f, (uint8_t)(c - 1), memory_order_relaxed);
 		atomic_fetch_add_explicit(&seq, 1, memory_order_release);
 	}
 	lock_release();

@@ -166,6 +166,9 @@ static uint32_t intern_slow(struct hs_thread *t, uint32_t parent, uintptr_t key)
 		pthread_mutex_unlock(&insert_lock);
 		emit_node(t, id, parent, key);
 		atomic_fetch_add_explicit(&hs_count_nodes, 1, memory_order_relaxed);
+		/* a module loaded since the last scan: record it now */
+		if (key != MARKER_KEY)
+			hs_module_notice(t, key);
 		return id;
 	}
 	pthread_mutex_unlock(&insert_lock);

@@ -447,7 +447,6 @@ static void *writer_main(void *arg)
 			sample_rss();
 			if (!(rounds++ % 10))
 				hs_thread_reap();
-			hs_modules_scan(NULL);
 			w.next_rss_ns += RSS_NS;
 			if (w.next_rss_ns < now)
 				w.next_rss_ns = now + RSS_NS;
