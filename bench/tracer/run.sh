@@ -6,9 +6,9 @@
 # Each workload runs alone, under `heapscope run` (every allocation), under
 # `heapscope run --sample-bytes 524288`, and under heaptrack (installed
 # from Debian by scripts/install-deps.sh --bench). Times are the best of
-# RUNS runs, wall clock and CPU (user + system of the whole process tree:
-# heapscope's writer thread, heaptrack's interpreter process). On a busy
-# machine the CPU times are the steadier ones. heapscope runs with -q: its
+# RUNS runs, wall clock and CPU (task-clock of the whole process tree,
+# from perf stat: heapscope's writer thread, heaptrack's interpreter
+# process). On a busy machine the CPU times are the steadier ones. heapscope runs with -q: its
 # summary reads the trace after the program ended, which is not tracing.
 #
 # Slowdown is the time added: T / T_alone - 1 (the table also gives the
@@ -23,7 +23,7 @@ LOOP="$BUILD/bench/malloc_loop"
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/hs-tracer-bench.XXXXXX")
 trap 'rm -rf "$DIR"' EXIT INT TERM
 
-for tool in /usr/bin/time heaptrack /usr/bin/python3 sqlite3 gcc; do
+for tool in perf heaptrack /usr/bin/python3 sqlite3 gcc; do
 	command -v "$tool" >/dev/null 2>&1 || {
 		echo "bench/tracer: '$tool' is missing (scripts/install-deps.sh --bench)" >&2
 		exit 1
@@ -42,7 +42,7 @@ EOF
 
 cat > "$DIR/table.sql" <<'EOF'
 CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER, b TEXT);
-WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000)
+WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000)
 INSERT INTO t SELECT x, abs(random()) % 100000, hex(randomblob(12)) FROM c;
 CREATE INDEX t_a ON t(a);
 CREATE INDEX t_b ON t(b);
@@ -81,10 +81,10 @@ best_time() {
 	i=0
 	while [ "$i" -lt "$RUNS" ]; do
 		rm -f "$DIR"/t.heapscope "$DIR"/ht.*
-		/usr/bin/time -f "%e %U %S" -o "$DIR/time" "$@" > /dev/null 2> "$DIR/err" ||
+		perf stat -e task-clock -o "$DIR/stat" "$@" > /dev/null 2> "$DIR/err" ||
 			{ echo "bench/tracer: failed: $*" >&2; cat "$DIR/err" >&2; exit 1; }
-		read -r w u s < "$DIR/time"
-		c=$(awk "BEGIN { print $u + $s }")
+		c=$(awk '/msec task-clock/ { gsub(",", "", $1); print $1 / 1000 }' "$DIR/stat")
+		w=$(awk '/seconds time elapsed/ { print $1 }' "$DIR/stat")
 		if [ -z "$best" ] || awk "BEGIN { exit !($w < $best) }"; then
 			best=$w
 		fi

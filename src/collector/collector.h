@@ -37,6 +37,7 @@
 #define HS_RULE_CACHE 2048		/* per-thread unwind rules, power of two */
 #define HS_REC_MAX 64			/* largest hot record */
 #define HS_MEMO 16			/* walks remembered per thread */
+#define HS_NODE_CACHE 4096		/* per-thread (parent, call site) -> node */
 #define HS_MEMO_READS 96		/* stack words a remembered walk may read */
 
 /* --- configuration (from HEAPSCOPE_OPTIONS) ---------------------------- */
@@ -45,6 +46,7 @@ struct hs_config {
 	uint64_t sample_bytes;		/* 0: record every allocation */
 	unsigned max_depth;
 	unsigned unwind;		/* enum hs_unwind_mode */
+	int check_unwind;		/* compare every fast walk with libunwind's */
 	int follow_fork, follow_exec;
 	char dir[1024];			/* where children's traces go ("" = cwd) */
 };
@@ -143,12 +145,32 @@ struct hs_memo {
 	uintptr_t val[HS_MEMO_READS];
 };
 
-/* The stack words a walk read, for struct hs_memo (NULL: not recorded). */
-struct hs_reads {
-	uintptr_t *addr, *val;
-	unsigned n;
-	int overflow;		/* more than HS_MEMO_READS, or libunwind walked */
-	int uses_bp0;		/* the walk depended on the caller's rbp */
+/*
+ * One stack walk as the unwinder saw it: for each frame (leaf first, up to
+ * HS_SPLICE_DEPTH) the registers at that frame, and every stack word read.
+ * The next walk of the thread that reaches a frame with the same registers
+ * whose remaining words are unchanged takes the rest of its frames from
+ * this one ("splicing"), so a deep stack that changes only near its leaf
+ * costs a walk of the changed part and a check of the rest.
+ */
+#define HS_SPLICE_DEPTH 256
+struct hs_walk {
+	int valid;		/* a fast walk with all its frames here */
+	int complete;		/* it reached the outermost frame */
+	int truncated;		/* it stopped at the depth cap */
+	int overflow;		/* its reads did not all fit */
+	unsigned n;		/* frames */
+	unsigned nlog;		/* stack words read */
+	uintptr_t sp[HS_SPLICE_DEPTH], bp[HS_SPLICE_DEPTH], ra[HS_SPLICE_DEPTH];
+	uint32_t logpos[HS_SPLICE_DEPTH];	/* reads before the frame's */
+	uint8_t flags[HS_SPLICE_DEPTH];		/* HS_WF_* */
+	uintptr_t addr[2 * HS_SPLICE_DEPTH], val[2 * HS_SPLICE_DEPTH];
+};
+
+enum {
+	HS_WF_RBP = 1,		/* the frame's CFA is rbp-based */
+	HS_WF_RESTORE = 2,	/* the frame reloads rbp from the stack */
+	HS_WF_NEED_BP = 4,	/* the walk from here uses this frame's rbp */
 };
 
 struct hs_thread {
@@ -188,7 +210,14 @@ struct hs_thread {
 	uint32_t prev_node[HS_DEPTH_LIMIT + 1];
 	struct hs_rule rules[HS_RULE_CACHE];
 	uintptr_t scratch[HS_DEPTH_LIMIT];	/* the stack being unwound */
+	uintptr_t check[HS_DEPTH_LIMIT];	/* libunwind's, with check_unwind */
 	struct hs_memo memo[HS_MEMO];
+	struct hs_walk walks[2];		/* the last walk and the current one */
+	unsigned cur_walk;
+	struct {
+		uintptr_t key;
+		uint32_t parent, id;
+	} nodes[HS_NODE_CACHE];			/* stacks.c: a cache of the stack table */
 };
 
 struct hs_tls {
@@ -319,12 +348,15 @@ enum hs_rule_kind {
  * Unwind the program's stack from the frame of an exported hook whose
  * frame address is @fp: call sites, leaf first, into @ips (room for
  * @max). Returns the depth; *@complete is 1 if the walk reached the
- * outermost frame. If @log is given, every stack word read is logged.
+ * outermost frame. The walk is recorded in @w, and may splice the
+ * thread's previous walk (the other of t->walks).
  */
 unsigned hs_unwind(struct hs_thread *t, void *fp, uintptr_t *ips, unsigned max,
-		   int *complete, struct hs_reads *log) HS_HIDDEN;
+		   int *complete, struct hs_walk *w) HS_HIDDEN;
 /* Forget cached rules (a module was unloaded). */
 void hs_unwind_flush(struct hs_thread *t) HS_HIDDEN;
+/* With check_unwind: print how many walks differed from libunwind's. */
+void hs_unwind_report(void) HS_HIDDEN;
 void hs_unwind_global_flush(void) HS_HIDDEN;
 
 /* Intern a stack (leaf first) and return its node id, emitting new nodes. */

@@ -6,7 +6,9 @@
  * The environment `heapscope run` sets:
  *   HEAPSCOPE_OUTPUT   the trace file it created for this process (empty);
  *                      removed at start-up so children do not reuse it
- *   HEAPSCOPE_OPTIONS  sample=N,unwind=libunwind|fp|slow,depth=N,fork=0|1,exec=0|1
+ *   HEAPSCOPE_OPTIONS  sample=N,unwind=libunwind|fp|slow|check,depth=N,fork=0|1,
+ *                      exec=0|1 (check: libunwind, each fast walk compared
+ *                      with libunwind alone, the differences told at exit)
  *   HEAPSCOPE_DIR      where traces of followed children go
  * Without HEAPSCOPE_OUTPUT (the library preloaded by hand, or an image
  * started by exec) the trace is <comm>.<pid>.heapscope in HEAPSCOPE_DIR or
@@ -130,6 +132,10 @@ static void parse_options(const char *s)
 			hs_cfg.unwind = HS_UNWIND_SLOW;
 		} else if (n == 16 && !strncmp(s, "unwind=libunwind", 16)) {
 			hs_cfg.unwind = HS_UNWIND_LIBUNWIND;
+		} else if (n == 12 && !strncmp(s, "unwind=check", 12)) {
+			/* libunwind's results, checked against libunwind alone */
+			hs_cfg.unwind = HS_UNWIND_LIBUNWIND;
+			hs_cfg.check_unwind = 1;
 		} else if (n == 6 && !strncmp(s, "fork=1", 6)) {
 			hs_cfg.follow_fork = 1;
 		} else if (n == 6 && !strncmp(s, "exec=1", 6)) {
@@ -305,6 +311,8 @@ __attribute__((destructor)) static void hs_fini(void)
 		return;
 	hs_tls.guard = 1;
 	hs_shutdown(HS_END_EXIT, 0);
+	if (hs_cfg.check_unwind)
+		hs_unwind_report();
 	hs_tls.guard = 0;
 }
 

@@ -127,18 +127,31 @@ static void emit_node(struct hs_thread *t, uint32_t id, uint32_t parent,
 
 static uint32_t intern_slow(struct hs_thread *t, uint32_t parent, uintptr_t key);
 
-/* The id of (@parent, @key), inserting it (and writing its NODE) if new. */
+/*
+ * The id of (@parent, @key), inserting it (and writing its NODE) if new.
+ * A small per-thread cache comes first: the shared table is large and its
+ * slots are spread over many cache lines.
+ */
 static uint32_t intern_one(struct hs_thread *t, uint32_t parent, uintptr_t key)
 {
-	struct table *tb = atomic_load_explicit(&cur, memory_order_acquire);
-	uint32_t id = lookup(tb, parent, key);
+	size_t c = (size_t)(((key ^ ((uint64_t)parent << 17)) * 0x9E3779B97F4A7C15ull) >>
+			    (64 - 12)) & (HS_NODE_CACHE - 1);
+	struct table *tb;
+	uint32_t id;
 	int e;
 
-	if (HS_LIKELY(id))
-		return id;
-	e = errno;
-	id = intern_slow(t, parent, key);
-	errno = e;
+	if (t->nodes[c].key == key && t->nodes[c].parent == parent && t->nodes[c].id)
+		return t->nodes[c].id;
+	tb = atomic_load_explicit(&cur, memory_order_acquire);
+	id = lookup(tb, parent, key);
+	if (HS_UNLIKELY(!id)) {
+		e = errno;
+		id = intern_slow(t, parent, key);
+		errno = e;
+	}
+	t->nodes[c].key = key;
+	t->nodes[c].parent = parent;
+	t->nodes[c].id = id;
 	return id;
 }
 
@@ -214,8 +227,10 @@ void hs_thread_check_gen(struct hs_thread *t)
 		return;
 	t->seen_gen = g;
 	t->prev_depth = 0;
+	memset(t->nodes, 0, sizeof(t->nodes));
 	for (unsigned i = 0; i < HS_MEMO; i++)
 		t->memo[i].valid = 0;
+	t->walks[0].valid = t->walks[1].valid = 0;
 	hs_unwind_flush(t);
 }
 
@@ -252,27 +267,31 @@ uint32_t hs_stack_intern(struct hs_thread *t, const uintptr_t *ips, unsigned n,
 uint32_t hs_stack_walk(struct hs_thread *t, void *fp, struct hs_memo *m)
 {
 	uintptr_t f = (uintptr_t)fp, *ips = t->scratch;
-	struct hs_reads log;
+	struct hs_walk *w = &t->walks[t->cur_walk];
 	unsigned n;
 	uint32_t node;
 	int complete;
 
-	log.addr = m->addr;
-	log.val = m->val;
-	log.n = 0;
-	log.overflow = 0;
-	log.uses_bp0 = 0;
+	w->valid = w->overflow = w->truncated = w->complete = 0;
+	w->n = w->nlog = 0;
+	w->flags[0] = 0;
 	m->valid = 0;
-	n = hs_unwind(t, fp, ips, hs_cfg.max_depth, &complete, &log);
+	n = hs_unwind(t, fp, ips, hs_cfg.max_depth, &complete, w);
 	node = hs_stack_intern(t, ips, n, complete);
-	if (!log.overflow && node) {
+	if (!node)
+		return 0;
+	if (!w->overflow && w->nlog <= HS_MEMO_READS) {
+		memcpy(m->addr, w->addr, w->nlog * sizeof(uintptr_t));
+		memcpy(m->val, w->val, w->nlog * sizeof(uintptr_t));
 		m->sp0 = f + 16;
 		m->bp0 = ((uintptr_t *)f)[0];
 		m->ra0 = ((uintptr_t *)f)[1];
-		m->nreads = log.n;
+		m->nreads = w->nlog;
 		m->node = node;
-		m->uses_bp0 = log.uses_bp0;
+		m->uses_bp0 = n > 0 && (w->flags[0] & HS_WF_NEED_BP);
 		m->valid = 1;
 	}
+	if (w->valid)
+		t->cur_walk ^= 1;	/* the one the next walk may splice */
 	return node;
 }

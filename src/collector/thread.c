@@ -101,6 +101,8 @@ struct hs_thread *hs_thread_get(void)
 	memset(t->rules, 0, sizeof(t->rules));
 	for (unsigned i = 0; i < HS_MEMO; i++)
 		t->memo[i].valid = 0;
+	t->walks[0].valid = t->walks[1].valid = 0;
+	memset(t->nodes, 0, sizeof(t->nodes));
 	stack_bounds(t);
 	hs_sampler_seed(t);
 	hs_tls.t = t;
@@ -258,6 +260,8 @@ void hs_thread_after_fork(void)
 		me->prev_depth = 0;
 		for (unsigned i = 0; i < HS_MEMO; i++)
 			me->memo[i].valid = 0;
+		me->walks[0].valid = me->walks[1].valid = 0;
+		memset(me->nodes, 0, sizeof(me->nodes));
 		stack_bounds(me);
 		if (key_ok)
 			pthread_setspecific(exit_key, me);

@@ -169,7 +169,6 @@ static void fill_rule(struct hs_thread *t, struct hs_rule *r, uintptr_t ra)
 {
 	size_t mask = GLOBAL_RULES - 1, i;
 	int e = errno;
-
 	pthread_mutex_lock(&hs_unwind_lock);
 	if (!global_rules) {
 		global_rules = (void *)syscall(SYS_mmap, NULL,
@@ -216,41 +215,123 @@ static inline int in_stack(const struct hs_thread *t, uintptr_t a)
 	return a >= t->stack_lo && a <= t->stack_hi - sizeof(uintptr_t);
 }
 
-/* Read the stack word at @a, logging it for the memo. */
-static inline uintptr_t rd(struct hs_reads *log, uintptr_t a)
+/* Read the stack word at @a, logging it. */
+static inline uintptr_t rd(struct hs_walk *w, uintptr_t a)
 {
 	uintptr_t v = *(const uintptr_t *)a;
 
-	if (log) {
-		if (HS_LIKELY(log->n < HS_MEMO_READS)) {
-			log->addr[log->n] = a;
-			log->val[log->n] = v;
-			log->n++;
-		} else {
-			log->overflow = 1;
-		}
+	if (HS_LIKELY(w->nlog < 2 * HS_SPLICE_DEPTH)) {
+		w->addr[w->nlog] = a;
+		w->val[w->nlog] = v;
+		w->nlog++;
+	} else {
+		w->overflow = 1;
 	}
 	return v;
 }
 
-static unsigned fast_walk(struct hs_thread *t, uintptr_t fp, uintptr_t *ips,
-			  unsigned max, int *complete, struct hs_reads *log)
+/* Whether the reads of walk @p from frame @j on still hold. */
+static int reads_hold(const struct hs_walk *p, unsigned j)
 {
+	unsigned i;
+
+	for (i = p->logpos[j]; i < p->nlog; i++)
+		if (*(const uintptr_t *)p->addr[i] != p->val[i])
+			return 0;
+	return 1;
+}
+
+/*
+ * Take the frames of walk @p from its frame @j on as the rest of walk @w,
+ * whose frame @n is the same. Returns the new depth.
+ */
+static unsigned splice_walk(struct hs_walk *w, const struct hs_walk *p, unsigned j,
+			    unsigned n, uintptr_t *ips, unsigned max, int *complete)
+{
+	unsigned k, base = w->nlog - p->logpos[j];
+
+	for (k = j; k < p->n; k++) {
+		if (n == max) {
+			*complete = 0;
+			w->truncated = 1;
+			goto out;
+		}
+		ips[n] = p->ra[k] - 1;
+		if (n < HS_SPLICE_DEPTH) {
+			w->sp[n] = p->sp[k];
+			w->bp[n] = p->bp[k];
+			w->ra[n] = p->ra[k];
+			w->flags[n] = p->flags[k];
+			w->logpos[n] = p->logpos[k] + base;
+		}
+		n++;
+	}
+	*complete = p->complete;
+	w->truncated = p->truncated;
+out:
+	if (w->nlog + (p->nlog - p->logpos[j]) <= 2 * HS_SPLICE_DEPTH) {
+		memcpy(w->addr + w->nlog, p->addr + p->logpos[j],
+		       (p->nlog - p->logpos[j]) * sizeof(uintptr_t));
+		memcpy(w->val + w->nlog, p->val + p->logpos[j],
+		       (p->nlog - p->logpos[j]) * sizeof(uintptr_t));
+		w->nlog += p->nlog - p->logpos[j];
+	} else {
+		w->overflow = 1;
+	}
+	return n;
+}
+
+static unsigned fast_walk(struct hs_thread *t, uintptr_t fp, uintptr_t *ips,
+			  unsigned max, int *complete, struct hs_walk *w)
+{
+	const struct hs_walk *p = &t->walks[t->cur_walk ^ 1];
 	uintptr_t sp = fp + 16, bp = ((uintptr_t *)fp)[0], ra = ((uintptr_t *)fp)[1];
-	unsigned n = 0;
-	int bp_initial = 1;	/* bp is still the caller's rbp */
+	unsigned n = 0, j = 0, k;
+	int can_splice = p->valid;
 
 	for (;;) {
 		struct hs_rule *r;
 		uintptr_t cfa;
+		uint8_t f = 0;
 
 		if (!ra) {
 			*complete = 1;
-			return n;
+			break;
 		}
 		if (n == max) {
 			*complete = 0;
-			return n;
+			w->truncated = 1;
+			break;
+		}
+		if (n < HS_SPLICE_DEPTH) {
+			w->sp[n] = sp;
+			w->bp[n] = bp;
+			w->ra[n] = ra;
+			w->logpos[n] = w->nlog;
+		}
+		/* the rest of the previous walk, if this frame is one of it */
+		if (can_splice && n > 0) {
+			while (j < p->n && p->sp[j] < sp)
+				j++;
+			if (j < p->n && p->sp[j] == sp && p->ra[j] == ra &&
+			    (!(p->flags[j] & HS_WF_NEED_BP) || p->bp[j] == bp) &&
+			    (!p->truncated || n >= j) && reads_hold(p, j)) {
+				unsigned at = n;
+
+				n = splice_walk(w, p, j, n, ips, max, complete);
+				/* the frames before the splice need their own flags */
+				for (k = at; k-- > 0;)
+					if (k < HS_SPLICE_DEPTH) {
+						uint8_t next = k + 1 < HS_SPLICE_DEPTH ?
+								       w->flags[k + 1] : 0;
+
+						if ((w->flags[k] & HS_WF_RBP) ||
+						    (!(w->flags[k] & HS_WF_RESTORE) &&
+						     (next & HS_WF_NEED_BP)))
+							w->flags[k] |= HS_WF_NEED_BP;
+					}
+				goto done;
+			}
 		}
 		ips[n++] = ra - 1;
 		r = &t->rules[rule_slot(ra, HS_RULE_CACHE - 1)];
@@ -262,15 +343,14 @@ static unsigned fast_walk(struct hs_thread *t, uintptr_t fp, uintptr_t *ips,
 			break;
 		case HS_RULE_RBP:
 			cfa = bp + (uintptr_t)r->cfa_off;
-			if (bp_initial && log)
-				log->uses_bp0 = 1;
+			f |= HS_WF_RBP;
 			break;
 		case HS_RULE_END:
 			*complete = 1;
-			return n;
+			goto flags;
 		case HS_RULE_STOP:
 			*complete = 0;
-			return n;
+			goto flags;
 		default:
 			return SLOW_WALK;
 		}
@@ -279,22 +359,42 @@ static unsigned fast_walk(struct hs_thread *t, uintptr_t fp, uintptr_t *ips,
 		if (r->bp_off) {
 			if (HS_UNLIKELY(!in_stack(t, cfa + (uintptr_t)(intptr_t)r->bp_off)))
 				return SLOW_WALK;
-			bp = rd(log, cfa + (uintptr_t)(intptr_t)r->bp_off);
-			bp_initial = 0;
+			bp = rd(w, cfa + (uintptr_t)(intptr_t)r->bp_off);
+			f |= HS_WF_RESTORE;
 		}
-		ra = rd(log, cfa - 8);
+		ra = rd(w, cfa - 8);
 		sp = cfa;
+		if (n - 1 < HS_SPLICE_DEPTH)
+			w->flags[n - 1] = f;
+		continue;
+flags:
+		if (n - 1 < HS_SPLICE_DEPTH)
+			w->flags[n - 1] = f;
+		break;
 	}
+	/* which frames' rbp the rest of the walk uses, from the top down */
+	for (k = n < HS_SPLICE_DEPTH ? n : HS_SPLICE_DEPTH; k-- > 0;) {
+		uint8_t next = k + 1 < n && k + 1 < HS_SPLICE_DEPTH ? w->flags[k + 1] : 0;
+
+		if ((w->flags[k] & HS_WF_RBP) ||
+		    (!(w->flags[k] & HS_WF_RESTORE) && (next & HS_WF_NEED_BP)))
+			w->flags[k] |= HS_WF_NEED_BP;
+	}
+done:
+	w->n = n;
+	w->complete = *complete;
+	w->valid = n <= HS_SPLICE_DEPTH && !w->overflow;
+	return n;
 }
 
 static unsigned fp_walk(struct hs_thread *t, uintptr_t fp, uintptr_t *ips,
-			unsigned max, int *complete, struct hs_reads *log)
+			unsigned max, int *complete, struct hs_walk *log)
 {
 	uintptr_t ra = ((uintptr_t *)fp)[1], next = ((uintptr_t *)fp)[0];
 	unsigned n = 0;
 
-	if (log)
-		log->uses_bp0 = 1;	/* the chain starts at the caller's rbp */
+	/* the chain starts at the caller's rbp; no splicing */
+	log->flags[0] = HS_WF_NEED_BP;
 	for (;;) {
 		if (!ra) {
 			*complete = 1;
@@ -359,8 +459,39 @@ static unsigned slow_walk(uintptr_t caller_sp, uintptr_t *ips, unsigned max,
 	}
 }
 
+static _Atomic uint64_t checked, differed;
+
+void hs_unwind_report(void)
+{
+	hs_msg("unwind check: %llu stacks, %llu differ from libunwind's",
+	       (unsigned long long)atomic_load(&checked),
+	       (unsigned long long)atomic_load(&differed));
+}
+
+/* With check_unwind: walk again with libunwind alone and compare. */
+static void check_walk(struct hs_thread *t, uintptr_t f, const uintptr_t *ips,
+		       unsigned n, unsigned max, int complete)
+{
+	uintptr_t *other = t->check;
+	int c2, e = errno;
+	unsigned n2 = slow_walk(f + 16, other, max, &c2), i;
+
+	errno = e;
+	atomic_fetch_add(&checked, 1);
+	if (n2 == n && c2 == complete && !memcmp(ips, other, n * sizeof(*ips)))
+		return;
+	if (atomic_fetch_add(&differed, 1) < 5) {
+		for (i = 0; i < n && i < n2 && ips[i] == other[i]; i++)
+			;
+		hs_msg("unwind check: %u frames (complete %d) against libunwind's %u "
+		       "(complete %d), first difference at frame %u: %#lx against %#lx",
+		       n, complete, n2, c2, i, i < n ? (unsigned long)ips[i] : 0ul,
+		       i < n2 ? (unsigned long)other[i] : 0ul);
+	}
+}
+
 unsigned hs_unwind(struct hs_thread *t, void *fp, uintptr_t *ips, unsigned max,
-		   int *complete, struct hs_reads *log)
+		   int *complete, struct hs_walk *log)
 {
 	uintptr_t f = (uintptr_t)fp;
 	unsigned n;
@@ -374,12 +505,15 @@ unsigned hs_unwind(struct hs_thread *t, void *fp, uintptr_t *ips, unsigned max,
 		break;
 	default:
 		n = fast_walk(t, f, ips, max, complete, log);
-		if (HS_LIKELY(n != SLOW_WALK))
+		if (HS_LIKELY(n != SLOW_WALK)) {
+			if (HS_UNLIKELY(hs_cfg.check_unwind))
+				check_walk(t, f, ips, n, max, *complete);
 			return n;
+		}
 		break;
 	}
-	if (log)
-		log->overflow = 1;
+	log->overflow = 1;
+	log->valid = 0;
 	{
 		int e = errno;
 

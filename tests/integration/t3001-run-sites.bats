@@ -63,3 +63,34 @@ setup() {
 	[ "$status" -eq 0 ]
 	trace_check out.txt c.heapscope
 }
+
+# unwind=check: every stack of the cached-rule unwinder (including walks
+# that take their outer frames from the previous walk) is compared with
+# libunwind's own walk of the same stack, in the same run.
+unwind_check() {
+	HEAPSCOPE_OPTIONS=unwind=check LD_PRELOAD="$HS_BUILD/libheapscope-preload.so" \
+		"$@" > /dev/null 2> check.err || true
+	grep -E "^heapscope: unwind check: [0-9]+ stacks, 0 differ from libunwind's$" check.err
+}
+
+@test "every fast stack equals libunwind's (targets)" {
+	unwind_check "$TARGETS/sites"
+	unwind_check "$TARGETS/threads" 200
+	unwind_check "$TARGETS/dlopener" "$TARGETS/libhsdlib.so"
+	unwind_check "$TARGETS/crasher" exit7
+	[ -x "$TARGETS/cxx" ] && unwind_check "$TARGETS/cxx"
+}
+
+@test "every fast stack equals libunwind's (python3, deep varied stacks)" {
+	# the interpreter itself: a wrapper script would exec it untraced
+	local py=/usr/bin/python3
+	[ -x "$py" ] || skip "no /usr/bin/python3"
+	PYTHONMALLOC=malloc unwind_check "$py" -c '
+import json
+def deep(n):
+    return deep(n - 1) if n else json.dumps([str(i) * 3 for i in range(3000)])
+for k in range(30):
+    deep(k)'
+	local n=$(sed -n 's/^heapscope: unwind check: \([0-9]*\) stacks.*/\1/p' check.err)
+	[ "$n" -gt 1000 ]
+}
