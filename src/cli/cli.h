@@ -109,4 +109,5 @@ int cmd_run(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
+int cmd_source(int argc, char **argv);
 #endif

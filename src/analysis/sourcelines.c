@@ -1,0 +1,511 @@
+/*
+ * sourcelines - a function's cost per source line (see sourcelines.h).
+ *
+ * Per input stack (computed once, from its caller's result): the distinct
+ * locations of the function's frames on it, and the location of the
+ * innermost one. Per sample: one lookup, then its cost added to those
+ * locations. Locations are then grouped by file.
+ */
+#include "analysis/sourcelines.h"
+#include "common/alloc.h"
+#include "common/strtab.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define NOT_YET UINT32_MAX
+#define NO_LOC UINT32_MAX
+#define MAX_SOURCE_BYTES ((size_t)64 << 20)
+
+static const char inline_suffix[] = " (inline)";
+
+/* @len bytes at @s without a trailing " (inline)". */
+static size_t strip_inline(const char *s, size_t len)
+{
+	size_t k = sizeof(inline_suffix) - 1;
+
+	if (len > k && !memcmp(s + len - k, inline_suffix, k))
+		return len - k;
+	return len;
+}
+
+/* Equal, a trailing " (inline)" on either side ignored. */
+static int same(const char *s, size_t len, const char *want)
+{
+	size_t n = strip_inline(s, len), m = strip_inline(want, strlen(want));
+
+	return n == m && !memcmp(s, want, n);
+}
+
+/* Is the frame named @full the function @want? */
+static int is_function(const char *full, const char *want)
+{
+	const char *disp = hs_frame_display(full), *bang = strchr(full, '!');
+	size_t n = strlen(full);
+
+	if (same(full, n, want) || same(disp, strlen(disp), want))
+		return 1;
+	return bang && same(bang + 1, n - (size_t)(bang + 1 - full), want);
+}
+
+struct acc {
+	double inc, inc_count, exc, exc_count;
+};
+
+struct work {
+	const struct hs_stack_source *src;
+	uint8_t *matched;		/* input frame -> the function's */
+	uint32_t *first, *n;		/* input stack -> its locations in @locs */
+	uint32_t *inner;		/* input stack -> innermost location, NO_LOC */
+	uint32_t *locs;
+	size_t nr_locs, alloc_locs;
+	uint32_t *path;
+	size_t alloc_path;
+};
+
+/* Fill the memo of @stack (and of its callers not done yet). */
+static int stack_locs(struct work *w, uint32_t stack)
+{
+	const struct hs_stack_source *src = w->src;
+	size_t depth = 0;
+	uint32_t s = stack;
+
+	while (s != HS_NO_STACK && w->first[s] == NOT_YET) {
+		if (HS_GROW(w->path, depth + 1, w->alloc_path))
+			return -ENOMEM;
+		w->path[depth++] = s;
+		s = src->stack_caller[s];
+	}
+	while (depth-- > 0) {
+		uint32_t c, cn = 0, cfirst = 0, loc, k;
+		int add;
+
+		s = w->path[depth];
+		c = src->stack_caller[s];
+		if (c != HS_NO_STACK) {
+			cn = w->n[c];
+			cfirst = w->first[c];
+		}
+		w->inner[s] = c != HS_NO_STACK ? w->inner[c] : NO_LOC;
+		if (!w->matched[src->stack_frame[s]]) {
+			w->first[s] = cfirst;	/* the caller's list, shared */
+			w->n[s] = cn;
+			continue;
+		}
+		loc = hs_source_stack_loc(src, s);
+		w->inner[s] = loc;
+		add = 1;
+		for (k = 0; k < cn; k++)
+			if (w->locs[cfirst + k] == loc)
+				add = 0;
+		if (!add) {
+			w->first[s] = cfirst;
+			w->n[s] = cn;
+			continue;
+		}
+		if (w->nr_locs + cn + 1 > UINT32_MAX ||
+		    HS_GROW(w->locs, w->nr_locs + cn + 1, w->alloc_locs))
+			return -ENOMEM;
+		memcpy(w->locs + w->nr_locs, w->locs + cfirst, cn * sizeof(uint32_t));
+		w->locs[w->nr_locs + cn] = loc;
+		w->first[s] = (uint32_t)w->nr_locs;
+		w->n[s] = cn + 1;
+		w->nr_locs += cn + 1;
+	}
+	return 0;
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	const struct hs_line_cost *x = a, *y = b;
+
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+static int cmp_file(const void *a, const void *b)
+{
+	const struct hs_source_file *x = a, *y = b;
+
+	if (x->inc != y->inc)
+		return x->inc > y->inc ? -1 : 1;
+	if (!x->path || !y->path)
+		return !x->path - !y->path;
+	return strcmp(x->path, y->path);
+}
+
+/* Group the locations' costs by file into @out. */
+static int by_file(const struct hs_stack_source *src, const struct acc *acc,
+		   struct hs_source_lines *out)
+{
+	size_t nr_files = hs_strtab_count(&src->files), f, l;
+	uint32_t *file_of = hs_malloc((nr_files + 1) * sizeof(uint32_t));
+	int err = 0;
+
+	if (!file_of)
+		return -ENOMEM;
+	for (f = 0; f <= nr_files; f++)
+		file_of[f] = NOT_YET;
+	for (l = 0; l <= src->nr_locs && !err; l++) {
+		const struct acc *a = &acc[l];
+		struct hs_source_file *sf;
+		struct hs_line_cost *lc;
+		size_t k = l ? src->loc_file[l - 1] : nr_files;	/* nr_files: none */
+
+		if (a->inc_count == 0 && a->inc == 0)
+			continue;
+		if (file_of[k] == NOT_YET) {
+			sf = hs_realloc(out->files, (out->nr_files + 1) * sizeof(*sf));
+			if (!sf) {
+				err = -ENOMEM;
+				break;
+			}
+			out->files = sf;
+			sf = &out->files[out->nr_files];
+			memset(sf, 0, sizeof(*sf));
+			if (l && !(sf->path = hs_strdup(hs_strtab_get(&src->files,
+								     (uint32_t)k)))) {
+				err = -ENOMEM;
+				break;
+			}
+			file_of[k] = (uint32_t)out->nr_files++;
+		}
+		sf = &out->files[file_of[k]];
+		lc = hs_realloc(sf->lines, (sf->nr + 1) * sizeof(*lc));
+		if (!lc) {
+			err = -ENOMEM;
+			break;
+		}
+		sf->lines = lc;
+		lc = &sf->lines[sf->nr++];
+		lc->line = l ? src->loc_line[l - 1] : 0;
+		lc->inc = a->inc;
+		lc->inc_count = a->inc_count;
+		lc->exc = a->exc;
+		lc->exc_count = a->exc_count;
+		if (a->inc > sf->inc)
+			sf->inc = a->inc;
+	}
+	hs_free(file_of);
+	if (err)
+		return err;
+	for (f = 0; f < out->nr_files; f++)
+		qsort(out->files[f].lines, out->files[f].nr, sizeof(struct hs_line_cost),
+		      cmp_line);
+	qsort(out->files, out->nr_files, sizeof(*out->files), cmp_file);
+	return 0;
+}
+
+/* Mark the function's frames in @w->matched; their display names in @names and @out. */
+static int match_frames(const struct hs_stack_source *src, const char *function,
+			struct work *w, struct hs_strtab *names, struct hs_source_lines *out)
+{
+	size_t cap = 0, k, nr = hs_source_nr_frames(src);
+	uint32_t id;
+	int err = 0;
+
+	for (k = 0; k < nr && !err; k++) {
+		const char *full = hs_source_frame_name(src, (uint32_t)k), *disp;
+
+		if (!is_function(full, function))
+			continue;
+		w->matched[k] = 1;
+		disp = hs_frame_display(full);
+		if (!hs_strtab_find(names, disp, strlen(disp), &id))
+			continue;
+		err = hs_strtab_intern(names, disp, strlen(disp), &id);
+		if (!err && HS_GROW(out->names, out->nr_names + 1, cap))
+			err = -ENOMEM;
+		if (!err && !(out->names[out->nr_names] = hs_strdup(disp)))
+			err = -ENOMEM;
+		if (!err)
+			out->nr_names++;
+	}
+	return err;
+}
+
+int hs_source_lines_build(const struct hs_stack_source *src, const struct hs_filter_params *p,
+			  const char *function, struct hs_source_lines *out,
+			  struct hs_diag *diag)
+{
+	struct hs_strtab names = HS_STRTAB_INIT((size_t)1 << 30);
+	struct hs_filtered f = { 0 };
+	struct work w = { .src = src };
+	struct acc *acc = NULL;
+	uint8_t *out_match = NULL;
+	size_t i, nr_out;
+	int err = 0, filtered = 0;
+
+	memset(out, 0, sizeof(*out));
+	w.matched = hs_calloc(hs_source_nr_frames(src) + 1, 1);
+	if (!w.matched) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = match_frames(src, function, &w, &names, out);
+	if (err)
+		goto out;
+	if (!out->nr_names) {
+		hs_diag_set(diag, 0, "no frame is the function '%s'", function);
+		err = -ENOENT;
+		goto out;
+	}
+	if (!src->stack_loc) {
+		hs_diag_set(diag, 0, "no source lines: the file has no line information "
+			    "(a heapscope trace made with symbols has them)");
+		err = -ENODATA;
+		goto out;
+	}
+	err = hs_filter_apply(src, p, &f, diag);
+	if (err)
+		goto out;
+	filtered = 1;
+	nr_out = hs_source_nr_frames(&f.out);
+	out_match = hs_calloc(nr_out + 1, 1);
+	acc = hs_calloc(src->nr_locs + 1, sizeof(*acc));
+	w.first = hs_malloc((src->nr_stacks + 1) * sizeof(uint32_t));
+	w.n = hs_malloc((src->nr_stacks + 1) * sizeof(uint32_t));
+	w.inner = hs_malloc((src->nr_stacks + 1) * sizeof(uint32_t));
+	if (!out_match || !acc || !w.first || !w.n || !w.inner) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < nr_out; i++) {
+		const char *name = hs_source_frame_name(&f.out, (uint32_t)i);
+		uint32_t id;
+
+		out_match[i] = !hs_strtab_find(&names, name, strlen(name), &id);
+	}
+	for (i = 0; i < src->nr_stacks; i++)
+		w.first[i] = NOT_YET;
+	for (i = 0; i < src->nr_samples && !err; i++) {
+		uint32_t in = src->stack[i], os, k;
+		double m, c;
+
+		if (!hs_filtered_sample(&f, i, &os, &m, &c))
+			continue;
+		out->total += m;
+		if (in == HS_NO_STACK)
+			continue;
+		if (w.first[in] == NOT_YET && (err = stack_locs(&w, in)))
+			break;
+		if (!w.n[in])
+			continue;
+		out->inc += m;
+		out->inc_count += c;
+		for (k = 0; k < w.n[in]; k++) {
+			struct acc *a = &acc[w.locs[w.first[in] + k]];
+
+			a->inc += m;
+			a->inc_count += c;
+		}
+		if (os != HS_NO_STACK && out_match[f.out.stack_frame[os]] &&
+		    w.inner[in] != NO_LOC) {
+			acc[w.inner[in]].exc += m;
+			acc[w.inner[in]].exc_count += c;
+			out->exc += m;
+			out->exc_count += c;
+		}
+	}
+	if (!err)
+		err = by_file(src, acc, out);
+out:
+	if (err == -ENOMEM)
+		hs_diag_set(diag, 0, "out of memory");
+	if (filtered)
+		hs_filtered_release(&f);
+	hs_strtab_release(&names);
+	hs_free(w.matched);
+	hs_free(w.first);
+	hs_free(w.n);
+	hs_free(w.inner);
+	hs_free(w.locs);
+	hs_free(w.path);
+	hs_free(acc);
+	hs_free(out_match);
+	if (err)
+		hs_source_lines_release(out);
+	return err;
+}
+
+void hs_source_lines_release(struct hs_source_lines *sl)
+{
+	size_t i;
+
+	for (i = 0; i < sl->nr_names; i++)
+		hs_free(sl->names[i]);
+	hs_free(sl->names);
+	for (i = 0; i < sl->nr_files; i++) {
+		hs_free(sl->files[i].path);
+		hs_free(sl->files[i].lines);
+	}
+	hs_free(sl->files);
+	memset(sl, 0, sizeof(*sl));
+}
+
+/* --- source text ------------------------------------------------------------ */
+
+static int read_file(const char *path, struct hs_source_text *out)
+{
+	struct stat sb;
+	size_t done = 0, n;
+	char *p, *end;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return -ENOENT;
+	}
+	if ((uint64_t)sb.st_size > MAX_SOURCE_BYTES) {
+		close(fd);
+		return -EFBIG;
+	}
+	n = (size_t)sb.st_size;
+	out->data = hs_malloc(n + 1);
+	if (!out->data) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (done < n) {
+		ssize_t k = read(fd, out->data + done, n - done);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			err = k < 0 ? -errno : 0;
+			break;
+		}
+		done += (size_t)k;
+	}
+	close(fd);
+	if (err)
+		return err;
+	out->data[done] = '\0';
+	/* one pointer per line; '\n' and a '\r' before it become NULs */
+	out->line = hs_malloc((done + 2) * sizeof(char *));
+	if (!out->line)
+		return -ENOMEM;
+	for (p = out->data, end = out->data + done; p < end;) {
+		char *nl = memchr(p, '\n', (size_t)(end - p)), *e = nl ? nl : end;
+
+		if (e > p && e[-1] == '\r')
+			e[-1] = '\0';
+		*e = '\0';
+		out->line[out->nr++] = p;
+		p = e + 1;
+	}
+	out->path = hs_strdup(path);
+	return out->path ? 0 : -ENOMEM;
+}
+
+int hs_source_text_load(const char *path, const char *const *dirs, size_t nr_dirs,
+			struct hs_source_text *out)
+{
+	size_t d;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = read_file(path, out);
+	if (err != -ENOENT && err != -ENOTDIR && err != -EACCES)
+		goto done;
+	hs_source_text_release(out);
+	for (d = 0; d < nr_dirs; d++) {
+		const char *p = path;
+
+		while (*p == '/')
+			p++;
+		for (;;) {
+			size_t n = strlen(dirs[d]) + strlen(p) + 2;
+			char *try = hs_malloc(n);
+			const char *slash;
+
+			if (!try)
+				return -ENOMEM;
+			snprintf(try, n, "%s/%s", dirs[d], p);
+			err = read_file(try, out);
+			hs_free(try);
+			if (err != -ENOENT && err != -ENOTDIR && err != -EACCES)
+				goto done;
+			hs_source_text_release(out);
+			slash = strchr(p, '/');
+			if (!slash)
+				break;
+			p = slash + 1;
+		}
+	}
+	err = -ENOENT;
+done:
+	if (err)
+		hs_source_text_release(out);
+	return err;
+}
+
+void hs_source_text_release(struct hs_source_text *t)
+{
+	hs_free(t->path);
+	hs_free(t->data);
+	hs_free(t->line);
+	memset(t, 0, sizeof(*t));
+}
+
+/* --- JSON ------------------------------------------------------------------- */
+
+static json_t *num(double x)
+{
+	return json_real(x == 0 ? 0 : x);
+}
+
+json_t *hs_source_lines_json(const struct hs_source_lines *sl,
+			     const struct hs_source_text *const *texts)
+{
+	json_t *o = json_object(), *names = json_array(), *files = json_array();
+	size_t i, k;
+	int err = !o || !names || !files;
+
+	for (i = 0; !err && i < sl->nr_names; i++)
+		err = json_array_append_new(names, json_string(sl->names[i]));
+	for (i = 0; !err && i < sl->nr_files; i++) {
+		const struct hs_source_file *f = &sl->files[i];
+		const struct hs_source_text *t = texts ? texts[i] : NULL;
+		json_t *fo, *lines = json_array();
+
+		fo = json_pack("{s:o, s:o, s:b, s:o}", "path",
+			       f->path ? json_string(f->path) : json_null(),
+			       "read_from", t && t->path ? json_string(t->path) : json_null(),
+			       "found", t != NULL, "lines", lines);
+		err = !fo || json_array_append_new(files, fo);
+		for (k = 0; !err && k < f->nr; k++) {
+			const struct hs_line_cost *l = &f->lines[k];
+			json_t *lo = json_pack("{s:I, s:o, s:o, s:o, s:o}", "line", (json_int_t)l->line,
+					       "inc", num(l->inc), "inc_count", num(l->inc_count),
+					       "exc", num(l->exc), "exc_count", num(l->exc_count));
+
+			if (lo && t && l->line && l->line <= t->nr)
+				err = json_object_set_new(lo, "text",
+							  json_string(t->line[l->line - 1]));
+			err = err || !lo || json_array_append_new(lines, lo);
+		}
+	}
+	if (!err)
+		err = json_object_set_new(o, "names", names) ||
+		      json_object_set_new(o, "inc", num(sl->inc)) ||
+		      json_object_set_new(o, "inc_count", num(sl->inc_count)) ||
+		      json_object_set_new(o, "exc", num(sl->exc)) ||
+		      json_object_set_new(o, "exc_count", num(sl->exc_count)) ||
+		      json_object_set_new(o, "total", num(sl->total)) ||
+		      json_object_set_new(o, "files", files);
+	else {
+		json_decref(names);
+		json_decref(files);
+	}
+	if (err) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
