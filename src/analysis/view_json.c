@@ -4,6 +4,7 @@
  */
 #include "analysis/views.h"
 #include "common/alloc.h"
+#include "common/utf8.h"
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -11,7 +12,12 @@
 
 static double pct(const struct hs_view *v, double x)
 {
-	return v->basis > 0 ? 100 * x / v->basis : 0;
+	double r;
+
+	if (!(v->basis > 0))
+		return 0;
+	r = 100 * x / v->basis;
+	return isfinite(r) ? r : x / v->basis * 100;	/* 100 * x overflowed */
 }
 
 static double ms(int64_t ns)
@@ -25,9 +31,32 @@ static int set(json_t *obj, const char *key, json_t *val)
 	return val ? json_object_set_new(obj, key, val) : -1;
 }
 
+/* A number; one that is not finite (no JSON number is) becomes null. */
 static json_t *num(double x)
 {
+	if (!isfinite(x))
+		return json_null();
 	return json_real(x == 0 ? 0 : x);
+}
+
+/*
+ * A string from @len bytes of a name: names need not be UTF-8, JSON must
+ * be, so bytes outside valid sequences become U+FFFD.
+ */
+static json_t *str(const char *s, size_t len)
+{
+	json_t *j;
+	char *fixed;
+	size_t n;
+
+	if (hs_utf8_valid(s, len))
+		return json_stringn(s, len);
+	fixed = hs_utf8_repair(s, len, &n);
+	if (!fixed)
+		return NULL;
+	j = json_stringn(fixed, n);
+	hs_free(fixed);
+	return j;
 }
 
 static json_t *summary_json(const struct hs_view *v)
@@ -49,7 +78,7 @@ static json_t *summary_json(const struct hs_view *v)
 	err |= set(o, "start_ms", num(s->start_ms));
 	err |= set(o, "end_ms", num(s->end_ms));
 	err |= set(o, "time_metric", json_boolean(s->time_metric));
-	err |= set(o, "unit", s->unit ? json_string(s->unit) : json_null());
+	err |= set(o, "unit", s->unit ? str(s->unit, strlen(s->unit)) : json_null());
 	err |= set(o, "fold_pct", isnan(s->fold_pct) ? json_null() : num(s->fold_pct));
 	if (err) {
 		json_decref(o);
@@ -65,8 +94,8 @@ static json_t *row_json(const struct hs_view *v, const struct hs_view_row *r)
 
 	if (!o)
 		return NULL;
-	err |= set(o, "name", json_stringn(r->name, hs_view_display_len(r->name)));
-	err |= set(o, "key", json_string(r->name));
+	err |= set(o, "name", str(r->name, hs_view_display_len(r->name)));
+	err |= set(o, "key", str(r->name, strlen(r->name)));
 	err |= set(o, "inc", num(r->inc));
 	err |= set(o, "inc_pct", num(pct(v, r->inc)));
 	err |= set(o, "inc_count", num(r->inc_count));
@@ -150,7 +179,7 @@ json_t *hs_view_json(const struct hs_view *v)
 	err |= set(o, "view", json_string(hs_view_kind_name(v->kind)));
 	err |= set(o, "summary", summary_json(v));
 	if (v->focus)
-		err |= set(o, "focus", json_string(v->focus));
+		err |= set(o, "focus", str(v->focus, strlen(v->focus)));
 	err |= set(o, "total_rows", json_integer((json_int_t)v->nr_total));
 	err |= set(o, "shown_rows", json_integer((json_int_t)v->nr_rows));
 	switch (v->kind) {

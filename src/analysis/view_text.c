@@ -11,7 +11,12 @@
 
 static double pct(const struct hs_view *v, double x)
 {
-	return v->basis > 0 ? 100 * x / v->basis : 0;
+	double r;
+
+	if (!(v->basis > 0))
+		return 0;
+	r = 100 * x / v->basis;
+	return isfinite(r) ? r : x / v->basis * 100;	/* 100 * x overflowed */
 }
 
 static double ms(int64_t ns)

@@ -10,52 +10,13 @@
 #include "io/io.h"
 #include "io/numtext.h"
 #include "common/alloc.h"
+#include "common/utf8.h"
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
-static const char replacement[] = "\xef\xbf\xbd";	/* U+FFFD */
-
-/*
- * Length of the valid UTF-8 sequence at @p (1-4) with its code point in
- * *@cp, or 0 if there is none.
- */
-static size_t utf8_len(const unsigned char *p, size_t left, unsigned long *cp)
-{
-	unsigned c = p[0];
-	size_t n, i;
-	unsigned long v;
-
-	if (c < 0x80) {
-		*cp = c;
-		return 1;
-	}
-	if (c >= 0xc2 && c <= 0xdf) {
-		n = 2;
-		v = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		v = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		v = c & 0x07;
-	} else {
-		return 0;
-	}
-	if (left < n)
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		v = v << 6 | (p[i] & 0x3f);
-	}
-	if ((n == 3 && v < 0x800) || (n == 4 && (v < 0x10000 || v > 0x10ffff)) ||
-	    (v >= 0xd800 && v <= 0xdfff))
-		return 0;
-	*cp = v;
-	return n;
-}
+static const char replacement[] = HS_UTF8_REPLACEMENT;
 
 /* Write @len bytes at @s as XML text or attribute content. */
 static void xml_text(FILE *f, const char *str, size_t len)
@@ -82,7 +43,7 @@ static void xml_text(FILE *f, const char *str, size_t len)
 			} else {
 				unsigned long cp;
 
-				n = utf8_len(s + i, len - i, &cp);
+				n = hs_utf8_seq_len(s + i, len - i, &cp);
 				if (!n || cp == 0xfffe || cp == 0xffff) {
 					esc = replacement;	/* not an XML character */
 					n = n ? n : 1;
@@ -133,7 +94,7 @@ static void json_string(FILE *f, const char *str, size_t len)
 		} else {
 			unsigned long cp;
 
-			n = utf8_len(s + i, len - i, &cp);
+			n = hs_utf8_seq_len(s + i, len - i, &cp);
 			if (!n) {
 				esc = "\\ufffd";
 				n = 1;

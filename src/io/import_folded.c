@@ -98,12 +98,19 @@ int hs_import_folded(FILE *f, struct hs_stack_source *out, struct hs_diag *diag)
 		start = end;
 		while (start && !is_blank(line[start - 1]))
 			start--;
-		if (hs_numtext_parse_double(line + start, end - start, &v)) {
-			hs_diag_set(diag, r.lineno,
-				    "expected a number at the end of the "
-				    "line, found '%.*s'",
-				    (int)(end - start > 40 ? 40 : end - start),
-				    line + start);
+		err = hs_numtext_parse_metric(line + start, end - start, &v);
+		if (err) {
+			if (err == -ERANGE)
+				hs_diag_set(diag, r.lineno, "the number '%.*s' is out "
+					    "of range", (int)(end - start > 40 ? 40 :
+							      end - start),
+					    line + start);
+			else
+				hs_diag_set(diag, r.lineno,
+					    "expected a number at the end of the "
+					    "line, found '%.*s'",
+					    (int)(end - start > 40 ? 40 : end - start),
+					    line + start);
 			err = -EINVAL;
 			break;
 		}

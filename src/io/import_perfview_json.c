@@ -223,7 +223,7 @@ static int scalar(struct json_import *j, const char *s, size_t len, int is_num,
 		if (l->key == K_TIME) {
 			err = hs_numtext_parse_ms(s, len, &j->s_time);
 		} else {
-			err = hs_numtext_parse_double(s, len, &d);
+			err = hs_numtext_parse_metric(s, len, &d);
 			if (!err && l->key == K_METRIC)
 				j->s_metric = d;
 			else if (!err)

@@ -564,11 +564,14 @@ static int parse_number_attr(struct xml_import *x, const XML_Char **atts,
 			     const char *name, double *v)
 {
 	const char *s = attr(atts, name);
+	int err;
 
 	if (!s)
 		return 0;
-	if (hs_numtext_parse_double(s, strlen(s), v)) {
-		fail(x, -EINVAL, cur_line(x), "Sample %s '%s' is not a number", name, s);
+	err = hs_numtext_parse_metric(s, strlen(s), v);
+	if (err) {
+		fail(x, -EINVAL, cur_line(x), "Sample %s '%.64s' is %s", name, s,
+		     err == -ERANGE ? "out of range" : "not a number");
 		return -EINVAL;
 	}
 	return 0;

@@ -156,6 +156,19 @@ int hs_numtext_parse_double(const char *s, size_t len, double *v)
 	return 0;
 }
 
+int hs_numtext_parse_metric(const char *s, size_t len, double *v)
+{
+	double x;
+	int err = hs_numtext_parse_double(s, len, &x);
+
+	if (err)
+		return err;
+	if (fabs(x) > HS_NUMTEXT_METRIC_MAX)
+		return -ERANGE;
+	*v = x;
+	return 0;
+}
+
 size_t hs_numtext_ms(char *out, int64_t ns)
 {
 	uint64_t a = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;

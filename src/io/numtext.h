@@ -33,6 +33,16 @@ int hs_numtext_parse_ms(const char *s, size_t len, int64_t *ns);
  */
 int hs_numtext_parse_double(const char *s, size_t len, double *v);
 /*
+ * The largest magnitude of a sample's metric or count: PerfView keeps them
+ * as single-precision floats, and this bound keeps any sum of them finite.
+ */
+#define HS_NUMTEXT_METRIC_MAX 3.4e38
+/*
+ * hs_numtext_parse_double() for a sample's metric or count: also -ERANGE
+ * when the magnitude is above HS_NUMTEXT_METRIC_MAX.
+ */
+int hs_numtext_parse_metric(const char *s, size_t len, double *v);
+/*
  * Write @ns as milliseconds with as many decimals as needed (0 to 6):
  * 12345678 -> "12.345678", 12000000 -> "12". @out holds HS_NUMTEXT_MAX.
  * Returns the length written.

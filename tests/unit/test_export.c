@@ -135,6 +135,23 @@ static void doubles_survive_text(void **state)
 	}
 }
 
+static void metrics_are_bounded(void **state)
+{
+	double v = 7;
+
+	(void)state;
+	assert_int_equal(hs_numtext_parse_metric("3.4e38", 6, &v), 0);
+	assert_true(v == 3.4e38);
+	assert_int_equal(hs_numtext_parse_metric(" -3.4e38 ", 9, &v), 0);
+	assert_true(v == -3.4e38);
+	v = 7;
+	assert_int_equal(hs_numtext_parse_metric("3.5e38", 6, &v), -ERANGE);
+	assert_int_equal(hs_numtext_parse_metric("-1e308", 6, &v), -ERANGE);
+	assert_int_equal(hs_numtext_parse_metric("1e999", 5, &v), -ERANGE);
+	assert_int_equal(hs_numtext_parse_metric("abc", 3, &v), -EINVAL);
+	assert_true(v == 7);	/* untouched on failure */
+}
+
 /* ---- whole documents ---- */
 
 static void build_small(struct hs_stack_source *src)
@@ -319,6 +336,7 @@ int main(void)
 		cmocka_unit_test(ms_text_parses_to_exact_ns),
 		cmocka_unit_test(ns_print_as_short_ms),
 		cmocka_unit_test(doubles_survive_text),
+		cmocka_unit_test(metrics_are_bounded),
 		cmocka_unit_test(xml_is_the_advanced_form),
 		cmocka_unit_test(json_is_the_simple_form),
 		cmocka_unit_test(folded_is_one_line_per_stack),
