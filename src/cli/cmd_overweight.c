@@ -1,7 +1,10 @@
 /*
  * cmd_overweight - `heapscope overweight BASE TEST`: PerfView's Overweight
  * report of which names grew out of proportion from BASE to TEST, as
- * text, JSON or a self-contained HTML page.
+ * text, JSON or a self-contained HTML page. Each file is filtered with
+ * the patterns and time range of the command line and, for what the
+ * command line leaves out, with its own saved defaults, as each PerfView
+ * window has its own text boxes.
  */
 #include "analysis/overweight.h"
 #include "cli/cli.h"
@@ -28,9 +31,37 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* What the command line gave; the rest comes from each file's defaults. */
+enum { GIVEN_GROUP = 1, GIVEN_FOLD = 2, GIVEN_INC = 4, GIVEN_EXC = 8,
+       GIVEN_START = 16, GIVEN_END = 32 };
+
+/* @p with what @given leaves out taken from @src's defaults (borrowed). */
+static struct hs_view_params with_defaults(const struct hs_view_params *p,
+					   unsigned given,
+					   const struct hs_stack_source *src)
+{
+	const struct hs_source_defaults *d = &src->defaults;
+	struct hs_view_params q = *p;
+
+	if (!(given & GIVEN_GROUP) && d->group)
+		q.filter.group = d->group;
+	if (!(given & GIVEN_FOLD) && d->fold)
+		q.filter.fold = d->fold;
+	if (!(given & GIVEN_INC) && d->inc)
+		q.filter.inc = d->inc;
+	if (!(given & GIVEN_EXC) && d->exc)
+		q.filter.exc = d->exc;
+	if (!(given & GIVEN_START))
+		q.filter.start_ms = cli_default_number(d->start);
+	if (!(given & GIVEN_END))
+		q.filter.end_ms = cli_default_number(d->end);
+	return q;
+}
+
 int cmd_overweight(int argc, char **argv)
 {
-	struct hs_view_params p = HS_VIEW_PARAMS_INIT;
+	struct hs_view_params p = HS_VIEW_PARAMS_INIT, pb, pt;
+	unsigned given = 0;
 	struct hs_stack_source base, test;
 	struct hs_diag diag = HS_DIAG_INIT(NULL);
 	struct hs_overweight ow;
@@ -51,21 +82,27 @@ int cmd_overweight(int argc, char **argv)
 			source = optarg;
 			break;
 		case OPT_GROUP:
+			given |= GIVEN_GROUP;
 			p.filter.group = optarg;
 			break;
 		case OPT_FOLD:
+			given |= GIVEN_FOLD;
 			p.filter.fold = optarg;
 			break;
 		case OPT_INC:
+			given |= GIVEN_INC;
 			p.filter.inc = optarg;
 			break;
 		case OPT_EXC:
+			given |= GIVEN_EXC;
 			p.filter.exc = optarg;
 			break;
 		case OPT_START:
+			given |= GIVEN_START;
 			err = cli_parse_double("overweight", "--start", optarg, &p.filter.start_ms);
 			break;
 		case OPT_END:
+			given |= GIVEN_END;
 			err = cli_parse_double("overweight", "--end", optarg, &p.filter.end_ms);
 			break;
 		case OPT_FORMAT:
@@ -96,7 +133,9 @@ int cmd_overweight(int argc, char **argv)
 		hs_source_release(&base);
 		return ret;
 	}
-	err = hs_overweight_compute(&base, &p, &test, &p, &ow, &diag);
+	pb = with_defaults(&p, given, &base);
+	pt = with_defaults(&p, given, &test);
+	err = hs_overweight_compute(&base, &pb, &test, &pt, &ow, &diag);
 	hs_source_release(&base);
 	hs_source_release(&test);
 	if (err == -EINVAL)

@@ -305,18 +305,6 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	return o->preset ? apply_preset(o) : 0;
 }
 
-/* A saved default number: the value, or NAN when absent or not a number. */
-static double default_number(const char *s)
-{
-	char *end;
-	double v;
-
-	if (!s)
-		return NAN;
-	v = strtod(s, &end);
-	return end != s && !*end && isfinite(v) ? v : NAN;
-}
-
 /* Options not given on the command line come from the file's saved defaults. */
 static void apply_defaults(struct report_opts *o, const struct hs_source_defaults *d)
 {
@@ -331,11 +319,11 @@ static void apply_defaults(struct report_opts *o, const struct hs_source_default
 	if (!o->has_exc && d->exc)
 		f->exc = d->exc;
 	if (!o->has_fold_pct)
-		o->params.fold_pct = default_number(d->fold_pct);
+		o->params.fold_pct = cli_default_number(d->fold_pct);
 	if (!o->has_start)
-		f->start_ms = default_number(d->start);
+		f->start_ms = cli_default_number(d->start);
 	if (!o->has_end)
-		f->end_ms = default_number(d->end);
+		f->end_ms = cli_default_number(d->end);
 }
 
 static int output(const struct hs_view *v, enum out_format format)

@@ -196,6 +196,17 @@ int cli_parse_double(const char *cmd, const char *opt, const char *arg,
 	return 0;
 }
 
+double cli_default_number(const char *s)
+{
+	char *end;
+	double v;
+
+	if (!s)
+		return NAN;
+	v = strtod(s, &end);
+	return end != s && !*end && isfinite(v) ? v : NAN;
+}
+
 int cli_parse_ulong(const char *cmd, const char *opt, const char *arg,
 		    unsigned long *out)
 {
