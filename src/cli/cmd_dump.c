@@ -379,10 +379,14 @@ int cmd_dump(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
 			return cli_help("dump");
-		else if (!strcmp(argv[i], "--events"))
-			mode = 1;
-		else if (!strcmp(argv[i], "--summary"))
-			mode = 2;
+		else if (!strcmp(argv[i], "--events") || !strcmp(argv[i], "--summary")) {
+			int m = argv[i][2] == 'e' ? 1 : 2;
+
+			if (mode && mode != m)
+				return cli_usage_error("dump", "--events and --summary "
+						       "exclude each other");
+			mode = m;
+		}
 		else if (argv[i][0] == '-' && argv[i][1])
 			return cli_usage_error("dump", "unknown option '%s'", argv[i]);
 		else if (path)
@@ -392,6 +396,8 @@ int cmd_dump(int argc, char **argv)
 	}
 	if (!path)
 		return cli_usage_error("dump", "no trace file given");
+	if (!strcmp(path, "-"))
+		return cli_usage_error("dump", "reads a trace file, not standard input");
 	if (mode == 1)
 		return dump_events(path);
 	if (mode == 2)

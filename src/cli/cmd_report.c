@@ -121,6 +121,9 @@ static int apply_preset(struct report_opts *o)
 	if (p->needs_exe_dir && (!o->exe_dir || o->exe_dir[0] != '/'))
 		return cli_usage_error(o->cmd, "preset '%s' needs --exe-dir with the "
 				       "program's absolute directory", p->name);
+	if (!p->needs_exe_dir && o->exe_dir)
+		return cli_usage_error(o->cmd, "--exe-dir is for the 'Just My App' "
+				       "preset, not '%s'", p->name);
 	err = hs_preset_group_text(p, o->exe_dir, &o->preset_group);
 	if (err)
 		return cli_fail("preset '%s': %s", p->name, strerror(-err));
@@ -302,6 +305,8 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		return cli_usage_error(o->cmd, "--large-threshold, --size-classes "
 				       "and the memory views of --source are for "
 				       "heapscope traces");
+	if (o->exe_dir && !o->preset)
+		return cli_usage_error(o->cmd, "--exe-dir is for --preset 'Just My App'");
 	return o->preset ? apply_preset(o) : 0;
 }
 
