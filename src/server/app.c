@@ -39,12 +39,16 @@ int hs_app_init(struct hs_app *a, const char *token)
 
 void hs_app_release(struct hs_app *a)
 {
-	size_t i;
+	size_t i, k;
 
 	hs_cache_release(&a->cache);
 	for (i = 0; i < a->nr_traces; i++) {
+		for (k = 0; k < a->traces[i].nr_sources; k++) {
+			hs_free(a->traces[i].sources[k].name);
+			hs_source_release(&a->traces[i].sources[k].src);
+		}
+		hs_free(a->traces[i].sources);
 		hs_free(a->traces[i].name);
-		hs_source_release(&a->traces[i].src);
 	}
 	hs_free(a->traces);
 	hs_free(a->defaults);
@@ -52,12 +56,50 @@ void hs_app_release(struct hs_app *a)
 	memset(a, 0, sizeof(*a));
 }
 
+/* The name of an imported file's one source. */
+static const char *first_source_name(const char *format, const struct hs_stack_source *src)
+{
+	if (!strcmp(format, "heapscope"))
+		return "alloc";
+	return src->kind == HS_METRIC_TIME ? "cpu" : "samples";
+}
+
+int hs_app_add_source(struct hs_app *a, size_t trace, const char *name,
+		      struct hs_stack_source *src)
+{
+	struct hs_app_trace *t = trace < a->nr_traces ? &a->traces[trace] : NULL;
+	struct hs_app_source *ns;
+	int err = -EINVAL;
+
+	if (!t)
+		goto fail;
+	err = -EEXIST;
+	if (hs_app_source(a, trace, name) && *name)
+		goto fail;
+	err = -ENOMEM;
+	ns = hs_realloc(t->sources, (t->nr_sources + 1) * sizeof(*ns));
+	if (!ns)
+		goto fail;
+	t->sources = ns;
+	ns[t->nr_sources].name = hs_strdup(name);
+	if (!ns[t->nr_sources].name)
+		goto fail;
+	ns[t->nr_sources].src = *src;
+	hs_source_init(src);
+	t->nr_sources++;
+	a->defaults[trace] = &t->sources[0].src.defaults;
+	return 0;
+fail:
+	hs_source_release(src);
+	return err;
+}
+
 int hs_app_add_trace(struct hs_app *a, const char *name, const char *format,
 		     struct hs_stack_source *src)
 {
 	const struct hs_source_defaults **d;
-	struct hs_trace *t;
-	size_t i;
+	struct hs_app_trace *t;
+	int err;
 
 	d = hs_realloc(a->defaults, (a->nr_traces + 1) * sizeof(*d));
 	if (d)
@@ -65,20 +107,37 @@ int hs_app_add_trace(struct hs_app *a, const char *name, const char *format,
 	if (!d || HS_GROW(a->traces, a->nr_traces + 1, a->alloc_traces))
 		goto nomem;
 	t = &a->traces[a->nr_traces];
+	memset(t, 0, sizeof(*t));
 	t->name = hs_strdup(name);
 	if (!t->name)
 		goto nomem;
 	t->format = format;
-	t->src = *src;
-	hs_source_init(src);
 	a->nr_traces++;
-	/* the traces array may have moved */
-	for (i = 0; i < a->nr_traces; i++)
-		a->defaults[i] = &a->traces[i].src.defaults;
-	return 0;
+	err = hs_app_add_source(a, a->nr_traces - 1, first_source_name(format, src), src);
+	if (err) {
+		a->nr_traces--;
+		hs_free(t->name);
+	}
+	return err;
 nomem:
 	hs_source_release(src);
 	return -ENOMEM;
+}
+
+const struct hs_app_source *hs_app_source(const struct hs_app *a, size_t trace,
+					  const char *name)
+{
+	const struct hs_app_trace *t = trace < a->nr_traces ? &a->traces[trace] : NULL;
+	size_t k;
+
+	if (!t || !t->nr_sources)
+		return NULL;
+	if (!name || !*name)
+		return &t->sources[0];
+	for (k = 0; k < t->nr_sources; k++)
+		if (!strcmp(t->sources[k].name, name))
+			return &t->sources[k];
+	return NULL;
 }
 
 int hs_app_token_ok(const struct hs_app *a, const char *given)

@@ -18,8 +18,13 @@
  * embedded assets is ever served. Bad requests get a 4xx status with a
  * JSON body {"error": "..."}.
  *
- * Ownership: the app owns its traces (hs_app_add_trace() takes the
- * source) and its cache. A response owns its body when @owned. Requests
+ * A trace is a loaded file with one or more stack sources, each with a
+ * name (the GUI's Source selector): imported files have one ("cpu" for
+ * CPU samples, "samples" otherwise), heap traces "alloc" and, with the
+ * memory views, more.
+ *
+ * Ownership: the app owns its traces (hs_app_add_trace() and
+ * hs_app_add_source() take the sources) and its cache. A response owns its body when @owned. Requests
  * are answered one at a time (a mutex); the app is otherwise not
  * thread-safe.
  */
@@ -27,16 +32,23 @@
 #define HS_APP_TOKEN_LEN 32		/* hex digits */
 #define HS_APP_MAX_BODY (1u << 20)	/* bytes of a POST body */
 
-struct hs_trace {
-	char *name;			/* the file's name as shown (owned) */
-	const char *format;		/* static format name ("perf-script", ...) */
+struct hs_app_source {
+	char *name;			/* "cpu", "samples", "alloc", ... (owned) */
 	struct hs_stack_source src;	/* owned; its defaults fill the GUI's boxes */
 };
 
+struct hs_app_trace {
+	char *name;			/* the file's name as shown (owned) */
+	const char *format;		/* static format name ("perf-script", ...) */
+	struct hs_app_source *sources;	/* the first is the default */
+	size_t nr_sources;
+};
+
 struct hs_app {
-	struct hs_trace *traces;
+	struct hs_app_trace *traces;
 	size_t nr_traces, alloc_traces;
-	const struct hs_source_defaults **defaults;	/* per trace, for params.h */
+	/* per trace, its first source's saved defaults (for params.h) */
+	const struct hs_source_defaults **defaults;
 	char token[HS_APP_TOKEN_LEN + 1];
 	struct hs_cache cache;
 	pthread_mutex_t lock;
@@ -71,11 +83,22 @@ struct hs_response {
 int hs_app_init(struct hs_app *a, const char *token);
 void hs_app_release(struct hs_app *a);
 /*
- * Add a trace named @name (copied) read in @format (static); takes @src,
- * which is left empty. Returns 0 or -ENOMEM (then @src is released).
+ * Add a trace named @name (copied) read in @format (static) with one
+ * source, named after the format and metric; takes @src, which is left
+ * empty. Returns 0 or -ENOMEM (then @src is released).
  */
 int hs_app_add_trace(struct hs_app *a, const char *name, const char *format,
 		     struct hs_stack_source *src);
+/*
+ * Add source @name (copied) to trace @trace; takes @src as above. Returns
+ * 0, -EEXIST (a source of that name exists), -EINVAL (no such trace) or
+ * -ENOMEM; on error @src is released.
+ */
+int hs_app_add_source(struct hs_app *a, size_t trace, const char *name,
+		      struct hs_stack_source *src);
+/* Source @name of trace @trace (NULL or "" = its first), or NULL. */
+const struct hs_app_source *hs_app_source(const struct hs_app *a, size_t trace,
+					  const char *name);
 /* Whether @given is the token (constant time). */
 int hs_app_token_ok(const struct hs_app *a, const char *given);
 /* Answer @req in @resp (always filled; release with hs_response_release()). */

@@ -335,7 +335,7 @@ static void src_release(struct hs_api_src *s)
 static int parse_src(const json_t *q, size_t nr_traces, int depth, int top,
 		     struct hs_api_src *out, json_t **norm, struct hs_diag *d);
 
-static const char *const src_keys[] = { "trace", "diff", "steps", NULL };
+static const char *const src_keys[] = { "trace", "source", "diff", "steps", NULL };
 static const char *const diff_keys[] = {
 	"test", "test_params", "base", "base_params", NULL
 };
@@ -399,13 +399,13 @@ out:
 }
 
 /*
- * Parse the source described by @q (the keys "trace", "diff", "steps";
+ * Parse the source described by @q (the keys "trace", "source", "diff", "steps";
  * only those unless @top) into @out, with its canonical object in @norm.
  */
 static int parse_src(const json_t *q, size_t nr_traces, int depth, int top,
 		     struct hs_api_src *out, json_t **norm, struct hs_diag *d)
 {
-	const json_t *tj = NULL, *dj = NULL, *sj = NULL;
+	const json_t *tj = NULL, *dj = NULL, *sj = NULL, *nj = NULL;
 	json_t *o = json_object(), *steps = json_array(), *sn;
 	size_t i, n = 0;
 	int err = -ENOMEM;
@@ -423,13 +423,16 @@ static int parse_src(const json_t *q, size_t nr_traces, int depth, int top,
 		if (!top && check_keys(q, "a source", src_keys, d))
 			goto fail;
 		tj = json_object_get(q, "trace");
+		nj = json_object_get(q, "source");
 		dj = json_object_get(q, "diff");
 		sj = json_object_get(q, "steps");
 	}
-	if (tj && dj) {
+	if ((tj || (nj && !json_is_null(nj))) && dj) {
 		hs_diag_set(d, 0, "a source is a trace or a diff, not both");
 		goto fail;
 	}
+	if (get_text(nj, "source", 64, &out->source, d))
+		goto fail;
 	if (dj) {
 		out->kind = HS_API_SRC_DIFF;
 		err = parse_diff(dj, nr_traces, depth, out, o, d);
@@ -452,7 +455,8 @@ static int parse_src(const json_t *q, size_t nr_traces, int depth, int top,
 			hs_diag_set(d, 0, "no trace is loaded");
 			goto fail;
 		}
-		if (put(o, "trace", json_integer((json_int_t)out->trace))) {
+		if (put(o, "trace", json_integer((json_int_t)out->trace)) ||
+		    (out->source && *out->source && put(o, "source", json_string(out->source)))) {
 			err = -ENOMEM;
 			goto fail;
 		}

@@ -40,6 +40,7 @@ enum hs_api_src_kind { HS_API_SRC_TRACE, HS_API_SRC_DIFF };
 struct hs_api_src {
 	enum hs_api_src_kind kind;
 	size_t trace;			/* HS_API_SRC_TRACE: index of the trace */
+	const char *source;		/* and the name of its source; NULL = the first */
 	struct hs_api_src *test, *base;	/* HS_API_SRC_DIFF: owned */
 	struct hs_api_params test_params, base_params;
 	struct hs_query_step *steps;	/* owned array */
@@ -56,7 +57,7 @@ struct hs_api_query {
 };
 
 /*
- * Parse @q (a JSON object: the source keys "trace", "diff", "steps", and
+ * Parse @q (a JSON object: the source keys "trace", "source", "diff", "steps", and
  * "params", "view", "focus", "limit", "depth"; other keys are left to the
  * caller) with @nr_traces traces loaded. A view that needs a focus without
  * one is an error only when @need_focus. Returns 0, -EINVAL (message in

@@ -110,7 +110,13 @@ static int resolve_src(struct hs_app *a, const struct hs_api_src *s, size_t k,
 	int err;
 
 	if (!k && s->kind == HS_API_SRC_TRACE) {
-		r->src = &a->traces[s->trace].src;
+		const struct hs_app_source *as = hs_app_source(a, s->trace, s->source);
+
+		if (!as) {
+			hs_diag_set(d, 0, "trace %zu has no source '%s'", s->trace, s->source);
+			return -ENOENT;
+		}
+		r->src = &as->src;
 		r->when = NULL;
 		r->ent = NULL;
 		return 0;
@@ -429,50 +435,57 @@ static int sorted_rows(struct ctx *c, uint32_t **out)
 
 /* ---- the routes ---- */
 
-/*
- * The name of a trace's one stack source: what the selector shows until
- * heap traces offer their memory views (alloc, net, leaks, peak, ...).
- */
-static const char *source_name(const struct hs_trace *t)
+/* The saved text boxes of a source (null where absent). */
+static json_t *defaults_json(const struct hs_source_defaults *df)
 {
-	if (!strcmp(t->format, "heapscope"))
-		return "alloc";
-	return t->src.kind == HS_METRIC_TIME ? "cpu" : "samples";
+	return json_pack("{s:s?, s:s?, s:s?, s:s?, s:s?, s:s?, s:s?, s:s?}",
+			 "start", df->start, "end", df->end, "group", df->group,
+			 "fold", df->fold, "fold_pct", df->fold_pct, "inc", df->inc,
+			 "exc", df->exc, "notes", df->notes);
+}
+
+static json_t *trace_json(const struct hs_app_trace *t, size_t id)
+{
+	const struct hs_stack_source *s = &t->sources[0].src;
+	json_t *o, *srcs = json_array();
+	double metric, count;
+	int64_t first, last;
+	size_t k;
+
+	for (k = 0; srcs && k < t->nr_sources; k++) {
+		const struct hs_stack_source *x = &t->sources[k].src;
+
+		if (json_array_append_new(srcs, json_pack("{s:s, s:I, s:s?, s:b, s:o}",
+				"name", t->sources[k].name, "samples", (json_int_t)x->nr_samples,
+				"unit", x->metric_unit, "time_metric", x->kind == HS_METRIC_TIME,
+				"defaults", defaults_json(&x->defaults)))) {
+			json_decref(srcs);
+			srcs = NULL;
+		}
+	}
+	hs_source_totals(s, &metric, &count);
+	hs_source_time_range(s, &first, &last);
+	o = json_pack("{s:I, s:s, s:s, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:s?, s:b, s:o, s:o}",
+		      "id", (json_int_t)id, "name", t->name, "format", t->format,
+		      "samples", (json_int_t)s->nr_samples,
+		      "frames", (json_int_t)hs_source_nr_frames(s),
+		      "stacks", (json_int_t)s->nr_stacks,
+		      "metric", metric, "count", count,
+		      "first_ms", ms(first), "last_ms", ms(last),
+		      "unit", s->metric_unit, "time_metric", s->kind == HS_METRIC_TIME,
+		      "sources", srcs, "defaults", defaults_json(&s->defaults));
+	return o;
 }
 
 static int api_info(struct ctx *c)
 {
 	struct hs_app *a = c->app;
-	json_t *o = json_object(), *traces = json_array(), *presets = json_array(), *t, *d;
+	json_t *o = json_object(), *traces = json_array(), *presets = json_array(), *t;
 	size_t i;
 	int err = !o || !traces || !presets;
 
-	for (i = 0; !err && i < a->nr_traces; i++) {
-		const struct hs_stack_source *s = &a->traces[i].src;
-		const struct hs_source_defaults *df = &s->defaults;
-		double metric, count;
-		int64_t first, last;
-
-		hs_source_totals(s, &metric, &count);
-		hs_source_time_range(s, &first, &last);
-		d = json_pack("{s:s?, s:s?, s:s?, s:s?, s:s?, s:s?, s:s?, s:s?}",
-			      "start", df->start, "end", df->end, "group", df->group,
-			      "fold", df->fold, "fold_pct", df->fold_pct, "inc", df->inc,
-			      "exc", df->exc, "notes", df->notes);
-		t = json_pack("{s:I, s:s, s:s, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:s?, s:b, "
-			      "s:[s], s:o}",
-			      "id", (json_int_t)i, "name", a->traces[i].name,
-			      "format", a->traces[i].format,
-			      "samples", (json_int_t)s->nr_samples,
-			      "frames", (json_int_t)hs_source_nr_frames(s),
-			      "stacks", (json_int_t)s->nr_stacks,
-			      "metric", metric, "count", count,
-			      "first_ms", ms(first), "last_ms", ms(last),
-			      "unit", s->metric_unit, "time_metric", s->kind == HS_METRIC_TIME,
-			      "sources", source_name(&a->traces[i]),
-			      "defaults", d);
-		err = !t || json_array_append_new(traces, t);
-	}
+	for (i = 0; !err && i < a->nr_traces; i++)
+		err = json_array_append_new(traces, trace_json(&a->traces[i], i));
 	for (i = 0; !err && i < hs_presets_count(); i++) {
 		const struct hs_preset *p = hs_presets_get(i);
 		char *text = NULL;

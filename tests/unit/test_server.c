@@ -370,7 +370,7 @@ static void view_is_report_json(void **state)
 
 	(void)state;
 	app_with_source(&app);
-	assert_int_equal(hs_query_run(&app.traces[0].src, &q, &r, NULL), 0);
+	assert_int_equal(hs_query_run(&app.traces[0].sources[0].src, &q, &r, NULL), 0);
 	o = hs_view_json(&r.view);
 	expect = json_dumps(o, HS_VIEW_JSON_FLAGS);
 	json_decref(o);
@@ -588,6 +588,51 @@ static void drill_diff_flame(void **state)
 	hs_app_release(&app);
 }
 
+/* A trace with two sources: the first is the default, the other by name. */
+static void sources_of_a_trace(void **state)
+{
+	struct hs_stack_source other;
+	struct hs_app app;
+	struct answer a;
+	json_t *srcs;
+
+	(void)state;
+	app_with_source(&app);
+	hs_source_init(&other);
+	add(&other, 5, 100, 1, "X;Y");
+	assert_int_equal(hs_app_add_source(&app, 0, "net", &other), 0);
+	assert_int_equal(other.nr_samples, 0);
+	hs_source_init(&other);
+	assert_int_equal(hs_app_add_source(&app, 0, "net", &other), -EEXIST);
+	assert_int_equal(hs_app_add_source(&app, 3, "x", &other), -EINVAL);
+	assert_string_equal(hs_app_source(&app, 0, NULL)->name, "samples");
+	assert_null(hs_app_source(&app, 0, "leaks"));
+	ask(&app, "GET", "/api/info", NULL, TOKEN, NULL, &a);
+	srcs = json_object_get(json_array_get(json_object_get(a.json, "traces"), 0), "sources");
+	assert_int_equal(json_array_size(srcs), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(srcs, 1), "name")),
+			    "net");
+	answer_release(&a);
+	post(&app, "/api/view", "{\"source\":\"net\"}", &a);
+	assert_true(num_at(json_object_get(a.json, "summary"), "metric") == 100);
+	answer_release(&a);
+	post(&app, "/api/view", "{\"source\":\"samples\"}", &a);
+	assert_true(num_at(json_object_get(a.json, "summary"), "metric") == 15);
+	answer_release(&a);
+	post(&app, "/api/view", "{\"source\":\"leaks\"}", &a);
+	assert_int_equal(a.status, 404);
+	assert_string_equal(error_of(&a), "trace 0 has no source 'leaks'");
+	answer_release(&a);
+	post(&app, "/api/view", "{\"source\":\"net\",\"diff\":{\"test\":{},\"base\":{}}}", &a);
+	assert_int_equal(a.status, 400);
+	answer_release(&a);
+	/* a diff of the two sources: 15 - 100 */
+	post(&app, "/api/view", "{\"diff\":{\"test\":{},\"base\":{\"source\":\"net\"}}}", &a);
+	assert_true(num_at(json_object_get(a.json, "summary"), "metric") == -85);
+	answer_release(&a);
+	hs_app_release(&app);
+}
+
 /* Old entries go, with what borrows from them; pinned ones stay. */
 static void cache_evicts(void **state)
 {
@@ -698,6 +743,7 @@ int main(void)
 		cmocka_unit_test(rows_and_find),
 		cmocka_unit_test(timeline_and_samples),
 		cmocka_unit_test(drill_diff_flame),
+		cmocka_unit_test(sources_of_a_trace),
 		cmocka_unit_test(cache_evicts),
 		cmocka_unit_test(allocation_failures),
 	};

@@ -9,22 +9,26 @@ export function emptyParams() {
   return { start: '', end: '', group: '', fold: '', fold_pct: '', inc: '', exc: '' };
 }
 
-// The state a trace opens with: the file's saved text boxes, else Fold% 1.
-export function initialState(info, trace = 0) {
-  const t = info.traces[trace] || { defaults: {} };
-  const d = t.defaults || {};
+// The state a trace (and one of its sources) opens with: the saved text
+// boxes, else Fold% 1.
+export function initialState(info, trace = 0, source = null) {
+  const t = info.traces[trace] || { defaults: {}, sources: [] };
+  const src = (t.sources || []).find((x) => x.name === source);
+  const d = (src ? src.defaults : t.defaults) || {};
   const params = emptyParams();
   for (const k of PARAM_KEYS) if (d[k] !== null && d[k] !== undefined) params[k] = String(d[k]);
   if (d.fold_pct === null || d.fold_pct === undefined) params.fold_pct = '1';
   return {
-    trace, diff: null, steps: [], params, tab: 'byname', focus: null, sort: {},
-    overweight: null,
+    trace, source: src ? source : null, diff: null, steps: [], params, tab: 'byname',
+    focus: null, sort: {}, overweight: null,
   };
 }
 
-// The query keys that name the state's source: {trace, steps} or {diff, steps}.
+// The query keys that name the state's source: {trace, source, steps} or
+// {diff, steps}.
 export function sourceQuery(state) {
   const q = state.diff ? { diff: state.diff } : { trace: state.trace };
+  if (!state.diff && state.source) q.source = state.source;
   if (state.steps.length) q.steps = state.steps;
   return q;
 }

@@ -340,7 +340,7 @@ function describeSource() {
   const name = (i) => INFO.traces[i]?.name ?? `trace ${i}`;
   let s;
   if (state.diff) s = `diff: ${describeSide(state.diff.test, name)} \u2212 ${describeSide(state.diff.base, name)}`;
-  else s = name(state.trace);
+  else s = name(state.trace) + (state.source ? ` (${state.source})` : '');
   for (const st of state.steps) {
     s += st.kind === 'flatten' ? ' \u25B8 flatten'
       : ` \u25B8 drill ${st.what === 'exc' ? 'exc' : 'inc'} ${st.name ?? st.path.at(-1)}`;
@@ -349,7 +349,7 @@ function describeSource() {
 }
 
 function describeSide(side, name) {
-  let s = side.diff ? '(diff)' : name(side.trace ?? 0);
+  let s = side.diff ? '(diff)' : name(side.trace ?? 0) + (side.source ? ` (${side.source})` : '');
   for (const st of side.steps || []) s += st.kind === 'flatten' ? ' \u25B8 flatten' : ` \u25B8 ${st.name ?? st.path.at(-1)}`;
   return s;
 }
@@ -701,7 +701,8 @@ function fillSources() {
   const t = INFO.traces[state.trace] || { sources: [] };
   const sel = $('source');
   sel.textContent = '';
-  for (const name of t.sources) sel.append(new Option(name, name));
+  for (const src of t.sources) sel.append(new Option(src.name, src.name));
+  sel.value = state.source || t.sources[0]?.name || '';
   sel.disabled = t.sources.length < 2 || !!state.diff;
 }
 
@@ -780,6 +781,9 @@ function wire() {
   $('presets').addEventListener('change', (ev) => {
     applyPreset(ev.target.value);
     ev.target.value = '';
+  });
+  $('source').addEventListener('change', (ev) => {
+    go(H.initialState(INFO, state.trace, ev.target.value));
   });
   $('trace').addEventListener('change', (ev) => {
     if (ev.target.value !== '') go(H.initialState(INFO, Number(ev.target.value)));
