@@ -139,17 +139,33 @@ static void actions(void)
 	action("ByName scrolled to row 10000 (no Fold%)", "/api/rows",
 	       "{\"params\":{},\"offset\":10000,\"count\":200}");
 	action("CallTree tab: ROOT and one level", "/api/tree",
-	       "{\"params\":{\"fold_pct\":1},\"view\":\"calltree\"}");
+	       "{\"params\":{\"fold_pct\":1},\"view\":\"calltree\",\"skeleton\":true}");
 	action("CallTree: open a node", "/api/tree",
-	       "{\"params\":{\"fold_pct\":1},\"view\":\"calltree\",\"of\":[1]}");
+	       "{\"params\":{\"fold_pct\":1},\"view\":\"calltree\",\"of\":[1],"
+	       "\"skeleton\":true}");
 	action("CallTree: Expand All (Fold% 1)", "/api/tree",
-	       "{\"params\":{\"fold_pct\":1},\"view\":\"calltree\",\"of\":[0],\"levels\":0}");
+	       "{\"params\":{\"fold_pct\":1},\"view\":\"calltree\",\"of\":[0],\"levels\":0,"
+	       "\"skeleton\":true}");
 	action("CallTree (no Fold%): open ROOT", "/api/tree",
-	       "{\"params\":{},\"view\":\"calltree\"}");
+	       "{\"params\":{},\"view\":\"calltree\",\"skeleton\":true}");
+	action("CallTree (no Fold%): Expand All, 200k rows", "/api/tree",
+	       "{\"params\":{},\"view\":\"calltree\",\"of\":[0],\"levels\":0,"
+	       "\"max_rows\":200000,\"skeleton\":true,\"detail\":300}");
+	action("... the rows of a screen after a jump", "/api/rows",
+	       "{\"params\":{},\"view\":\"calltree\",\"ids\":[150000,150001,150002,150003,"
+	       "150004,150005,150006,150007,150008,150009,150010,150011,150012,150013,150014,"
+	       "150015,150016,150017,150018,150019,150020,150021,150022,150023,150024,150025,"
+	       "150026,150027,150028,150029,150030,150031,150032,150033,150034,150035,150036,"
+	       "150037,150038,150039]}");
+	action("CallTree (no Fold%) sorted by Inc Ct", "/api/tree",
+	       "{\"params\":{},\"view\":\"calltree\",\"of\":[0],\"levels\":0,"
+	       "\"max_rows\":200000,\"skeleton\":true,\"sort\":\"inc_count\"}");
 	action("Callers of the process", "/api/tree",
-	       "{\"params\":{\"fold_pct\":1},\"view\":\"callers\",\"focus\":\"Process app (4242)\"}");
+	       "{\"params\":{\"fold_pct\":1},\"view\":\"callers\",\"focus\":\"Process app (4242)\","
+	       "\"skeleton\":true}");
 	action("Callees of a thread", "/api/tree",
-	       "{\"params\":{\"fold_pct\":1},\"view\":\"callees\",\"focus\":\"Thread (4243) worker\"}");
+	       "{\"params\":{\"fold_pct\":1},\"view\":\"callees\",\"focus\":\"Thread (4243) worker\","
+	       "\"skeleton\":true}");
 	action("Caller-Callee of a thread", "/api/view",
 	       "{\"params\":{\"fold_pct\":1},\"view\":\"caller-callee\",\"focus\":\"Thread (4243) worker\","
 	       "\"limit\":20000}");

@@ -8,6 +8,7 @@
 #include "analysis/presets.h"
 #include "analysis/query.h"
 #include "common/alloc.h"
+#include "common/buf.h"
 #include "server/app.h"
 #include "server/params.h"
 #include <errno.h>
@@ -20,7 +21,7 @@
 #include <pcre2.h>
 
 #define MAX_ROWS_PAGE 10000		/* rows in one /api/rows answer */
-#define MAX_TREE_ROWS 1000000		/* rows in one /api/tree or /api/flame answer */
+#define MAX_TREE_ROWS 200000		/* rows in one /api/tree or /api/flame answer */
 #define MAX_IDS 100000			/* ids in one "of" list */
 #define MAX_BUCKETS 4000		/* timeline buckets */
 #define MAX_SAMPLES_PAGE 1000		/* samples in one /api/samples answer */
@@ -390,16 +391,15 @@ static int cmp_rows(const void *pa, const void *pb, void *arg)
 	return c ? c : (a > b) - (a < b);	/* then the view's order */
 }
 
-/* The rows of the view in the order "sort" / "order" ask for (owned). */
-static int sorted_rows(struct ctx *c, uint32_t **out)
+/* The order "sort" and "order" ask for (col COL_NONE: the view's own). */
+static int get_sorter(struct ctx *c, struct sorter *s)
 {
-	const struct hs_view *v = &c->view->u.view.v;
-	struct sorter s = { .v = v };
 	const char *sort, *order;
-	uint32_t *idx;
 	size_t i;
 	int err;
 
+	memset(s, 0, sizeof(*s));
+	s->v = &c->view->u.view.v;
 	err = get_string(c, "sort", 32, &sort);
 	if (!err)
 		err = get_string(c, "order", 8, &order);
@@ -413,21 +413,42 @@ static int sorted_rows(struct ctx *c, uint32_t **out)
 			hs_diag_set(&c->diag, 0, "unknown sort column '%s'", sort);
 			return -EINVAL;
 		}
-		s.col = (enum col)i;
-		s.desc = s.col != COL_NAME;
+		s->col = (enum col)i;
+		s->desc = s->col != COL_NAME;
 	}
 	if (order && strcmp(order, "asc") && strcmp(order, "desc")) {
 		hs_diag_set(&c->diag, 0, "order must be \"asc\" or \"desc\"");
 		return -EINVAL;
 	}
 	if (order)
-		s.desc = !strcmp(order, "desc");
+		s->desc = !strcmp(order, "desc");
+	return 0;
+}
+
+/* Whether @s changes the view's order. */
+static int sorts(const struct sorter *s)
+{
+	return s->col != COL_NONE || s->desc;
+}
+
+/* The rows of the view in the order "sort" / "order" ask for (owned). */
+static int sorted_rows(struct ctx *c, uint32_t **out)
+{
+	const struct hs_view *v = &c->view->u.view.v;
+	struct sorter s;
+	uint32_t *idx;
+	size_t i;
+	int err;
+
+	err = get_sorter(c, &s);
+	if (err)
+		return err;
 	idx = hs_malloc((v->nr_rows + 1) * sizeof(*idx));
 	if (!idx)
 		return -ENOMEM;
 	for (i = 0; i < v->nr_rows; i++)
 		idx[i] = (uint32_t)i;
-	if (s.col != COL_NONE || s.desc)
+	if (sorts(&s))
 		qsort_r(idx, v->nr_rows, sizeof(*idx), cmp_rows, &s);
 	*out = idx;
 	return 0;
@@ -548,7 +569,50 @@ static int api_view(struct ctx *c)
 	return 0;
 }
 
-/* A page of rows in the order asked for. */
+/* A JSON array of row objects for @rows (with "id" and "parent"). */
+static json_t *rows_array(const struct hs_view *v, const uint32_t *rows, size_t n)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; a && i < n; i++)
+		if (json_array_append_new(a, row_obj(v, rows[i]))) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+/* The rows whose ids "ids" lists (at most MAX_ROWS_PAGE), in that order. */
+static int rows_by_id(struct ctx *c)
+{
+	const struct hs_view *v = &c->view->u.view.v;
+	json_t *ids = json_object_get(c->q, "ids"), *o;
+	uint32_t *rows;
+	size_t i, n = json_is_array(ids) ? json_array_size(ids) : MAX_ROWS_PAGE + 1;
+
+	if (n > MAX_ROWS_PAGE)
+		return hs__reply_error(c->resp, 400, "ids must be an array of at most %d row ids",
+				       MAX_ROWS_PAGE);
+	rows = hs_malloc((n + 1) * sizeof(*rows));
+	if (!rows)
+		return hs__reply_error(c->resp, 503, "out of memory");
+	for (i = 0; i < n; i++) {
+		json_t *id = json_array_get(ids, i);
+
+		if (!json_is_integer(id) || json_integer_value(id) < 0 ||
+		    (size_t)json_integer_value(id) >= v->nr_rows) {
+			hs_free(rows);
+			return hs__reply_error(c->resp, 400, "ids: no such row");
+		}
+		rows[i] = (uint32_t)json_integer_value(id);
+	}
+	o = doc(v, "rows", rows_array(v, rows, n));
+	hs_free(rows);
+	return reply_json(c->resp, o, COMPACT);
+}
+
+/* A page of rows in the order asked for, or the rows "ids" names. */
 static int api_rows(struct ctx *c)
 {
 	const struct hs_view *v;
@@ -562,6 +626,8 @@ static int api_rows(struct ctx *c)
 		err = get_uint(c, "offset", 0, UINT32_MAX, &offset);
 	if (!err)
 		err = get_uint(c, "count", 500, MAX_ROWS_PAGE, &count);
+	if (!err && json_object_get(c->q, "ids"))
+		return rows_by_id(c);
 	if (!err)
 		err = sorted_rows(c, &idx);
 	if (err)
@@ -585,27 +651,35 @@ static int api_rows(struct ctx *c)
 /*
  * Tree rows: the descendants of each row in "of" (or the roots and theirs)
  * down "levels" levels (0 = all); with "auto", a row with one child is
- * opened too. Each row names its parent, so a client can place it.
+ * opened too; children in the order of "sort" / "order". Each row names
+ * its parent, so a client can place it. With "skeleton", only the ids,
+ * parents and numbers of children of the rows come as arrays, and whole
+ * rows for the first "detail" of them (the others by /api/rows "ids").
  */
 struct walk {
 	const struct hs_cache_entry *e;
-	json_t *rows;
-	size_t max_rows;
+	const struct sorter *sort;	/* NULL: the view's order */
+	uint32_t *out;			/* the rows emitted, in order */
+	size_t nr_out, alloc_out, max_rows;
 	int truncated, failed;
-	uint32_t *stack;	/* pairs (row, levels left) */
+	uint32_t *stack;		/* pairs (row, levels left) */
 	size_t nr, alloc;
+	uint32_t *kids;			/* scratch: children to sort */
+	size_t alloc_kids;
 };
 
 static void emit(struct walk *w, uint32_t row)
 {
 	if (w->failed || w->truncated)
 		return;
-	if (json_array_size(w->rows) >= w->max_rows) {
+	if (w->nr_out >= w->max_rows) {
 		w->truncated = 1;
 		return;
 	}
-	if (json_array_append_new(w->rows, row_obj(&w->e->u.view.v, row)))
+	if (HS_GROW(w->out, w->nr_out + 1, w->alloc_out))
 		w->failed = 1;
+	else
+		w->out[w->nr_out++] = row;
 }
 
 /*
@@ -616,7 +690,8 @@ static void emit(struct walk *w, uint32_t row)
 static void walk_children(struct walk *w, uint32_t row, uint32_t levels, int autoopen)
 {
 	const uint32_t *off = w->e->u.view.child_off, *child = w->e->u.view.child;
-	uint32_t r, left, k, ch, ch_left;
+	const uint32_t *kids;
+	uint32_t r, left, k, n, ch, ch_left;
 
 	w->nr = 0;
 	if (HS_GROW(w->stack, 2, w->alloc)) {
@@ -632,13 +707,24 @@ static void walk_children(struct walk *w, uint32_t row, uint32_t levels, int aut
 			emit(w, r);
 		if (!left)
 			continue;
-		if (HS_GROW(w->stack, w->nr + 2 * (size_t)(off[r + 1] - off[r]), w->alloc)) {
+		n = off[r + 1] - off[r];
+		kids = child + off[r];
+		if (HS_GROW(w->stack, w->nr + 2 * (size_t)n, w->alloc)) {
 			w->failed = 1;
 			return;
 		}
+		if (w->sort && n > 1) {
+			if (HS_GROW(w->kids, n, w->alloc_kids)) {
+				w->failed = 1;
+				return;
+			}
+			memcpy(w->kids, kids, n * sizeof(*kids));
+			qsort_r(w->kids, n, sizeof(*w->kids), cmp_rows, (void *)w->sort);
+			kids = w->kids;
+		}
 		/* pushed in reverse, so that the first child comes out first */
-		for (k = off[r + 1]; k > off[r]; k--) {
-			ch = child[k - 1];
+		for (k = n; k > 0; k--) {
+			ch = kids[k - 1];
 			ch_left = left == UINT32_MAX ? left : left - 1;
 			if (!ch_left && autoopen && off[ch + 1] - off[ch] == 1)
 				ch_left = 1;
@@ -648,13 +734,73 @@ static void walk_children(struct walk *w, uint32_t row, uint32_t levels, int aut
 	}
 }
 
+/* Append @n numbers as a JSON array member "@key":[...] to @b. */
+static int add_array(struct hs_buf *b, const char *key, const uint32_t *x, size_t n,
+		     int nullable)
+{
+	size_t i;
+	int err = hs_buf_addf(b, ",\"%s\":[", key);
+
+	for (i = 0; !err && i < n; i++) {
+		if (nullable && x[i] == HS_NO_NODE)
+			err = hs_buf_adds(b, i ? ",null" : "null");
+		else
+			err = hs_buf_addf(b, i ? ",%u" : "%u", x[i]);
+	}
+	return err ? err : hs_buf_addc(b, ']');
+}
+
+/* The skeleton answer: @o (the document without the arrays) plus them. */
+static int reply_skeleton(struct ctx *c, json_t *o, const struct walk *w)
+{
+	const struct hs_view *v = &c->view->u.view.v;
+	const uint32_t *off = c->view->u.view.child_off;
+	struct hs_buf b = HS_BUF_INIT;
+	uint32_t *x = NULL;
+	char *head;
+	size_t i;
+	int err = -ENOMEM;
+
+	head = o ? json_dumps(o, COMPACT) : NULL;
+	json_decref(o);
+	x = hs_malloc((w->nr_out + 1) * sizeof(*x));
+	if (!head || !x || hs_buf_add(&b, head, strlen(head) - 1))
+		goto out;
+	err = add_array(&b, "id", w->out, w->nr_out, 0);
+	for (i = 0; i < w->nr_out; i++)
+		x[i] = v->rows[w->out[i]].parent;
+	if (!err)
+		err = add_array(&b, "parent", x, w->nr_out, 1);
+	for (i = 0; i < w->nr_out; i++)
+		x[i] = off[w->out[i] + 1] - off[w->out[i]];
+	if (!err)
+		err = add_array(&b, "nr_children", x, w->nr_out, 0);
+	if (!err)
+		err = hs_buf_adds(&b, "}\n");
+out:
+	free(head);
+	hs_free(x);
+	if (err) {
+		hs_buf_release(&b);
+		return hs__reply_error(c->resp, 503, "out of memory");
+	}
+	hs_response_release(c->resp);
+	c->resp->status = 200;
+	c->resp->type = "application/json";
+	c->resp->len = b.len;
+	c->resp->data = hs_buf_detach(&b);
+	c->resp->owned = 1;
+	return 0;
+}
+
 static int api_tree(struct ctx *c)
 {
 	struct walk w = { 0 };
+	struct sorter sort;
 	const struct hs_view *v;
-	size_t levels, i, n;
+	size_t levels, detail, i, n;
 	json_t *of, *o;
-	int err, autoopen;
+	int err, autoopen, skeleton;
 
 	err = get_view(c);
 	if (!err)
@@ -662,52 +808,57 @@ static int api_tree(struct ctx *c)
 	if (!err)
 		err = get_bool(c, "auto", 1, &autoopen);
 	if (!err)
+		err = get_bool(c, "skeleton", 0, &skeleton);
+	if (!err)
+		err = get_uint(c, "detail", 200, MAX_ROWS_PAGE, &detail);
+	if (!err)
 		err = get_uint(c, "max_rows", 100000, MAX_TREE_ROWS, &w.max_rows);
+	if (!err)
+		err = get_sorter(c, &sort);
 	if (err)
 		return reply_err(c, err, "");
 	v = &c->view->u.view.v;
 	w.e = c->view;
-	w.rows = json_array();
+	w.sort = sorts(&sort) ? &sort : NULL;
 	of = json_object_get(c->q, "of");
 	if (of && !json_is_null(of)) {
 		n = json_is_array(of) ? json_array_size(of) : MAX_IDS + 1;
-		if (n > MAX_IDS) {
-			json_decref(w.rows);
+		if (n > MAX_IDS)
 			return hs__reply_error(c->resp, 400, "of must be an array of at most %d "
 					       "row ids", MAX_IDS);
-		}
 		for (i = 0; i < n; i++) {
 			json_t *id = json_array_get(of, i);
 
 			if (!json_is_integer(id) || json_integer_value(id) < 0 ||
-			    (size_t)json_integer_value(id) >= v->nr_rows) {
-				json_decref(w.rows);
+			    (size_t)json_integer_value(id) >= v->nr_rows)
 				return hs__reply_error(c->resp, 400, "of: no row %s",
 						       json_is_integer(id) ? "with that id"
 									   : "(not a number)");
-			}
 		}
-		for (i = 0; i < n && w.rows; i++)
+		for (i = 0; i < n; i++)
 			walk_children(&w, (uint32_t)json_integer_value(json_array_get(of, i)),
 				      (uint32_t)levels, autoopen);
 	} else {
-		for (i = 0; i < v->nr_rows && w.rows; i++)
+		for (i = 0; i < v->nr_rows; i++)
 			if (v->rows[i].parent == HS_NO_NODE) {
 				emit(&w, (uint32_t)i);
 				walk_children(&w, (uint32_t)i, (uint32_t)levels, autoopen);
 			}
 	}
 	hs_free(w.stack);
-	if (w.failed) {
-		json_decref(w.rows);
-		w.rows = NULL;
-	}
-	o = doc(v, "rows", w.rows);
+	hs_free(w.kids);
+	o = w.failed ? NULL : doc(v, "rows", rows_array(v, w.out, skeleton && detail < w.nr_out
+							       ? detail : w.nr_out));
 	if (o && json_object_set_new(o, "truncated", json_boolean(w.truncated))) {
 		json_decref(o);
 		o = NULL;
 	}
-	return reply_json(c->resp, o, COMPACT);
+	if (skeleton && o)
+		err = reply_skeleton(c, o, &w);
+	else
+		err = reply_json(c->resp, o, COMPACT);
+	hs_free(w.out);
+	return err;
 }
 
 /* The keys from below the tree's root down to row @r (a call-tree path). */

@@ -298,6 +298,26 @@ async function main() {
   ok((await boxes()).group === 'libc.so.6!->libc.so.6', 'Group Module', await boxes());
   await checkByName(file, 'Group Module');
   await setBox('group', '');
+  await rightClickRow('byname', 'libc.so.6!__libc_start_call_main');
+  await menu('entry-group-module');
+  ok((await boxes()).group === 'libc.so.6!=>libc.so.6', 'Entry Group Module', await boxes());
+  const entry = 'libc.so.6 <<libc.so.6!__libc_start_call_main>>';
+  await checkByName(file, 'Entry Group Module');
+  await rightClickRow('byname', entry);
+  await menu('ungroup');
+  ok((await boxes()).group === 'libc.so.6!__libc_start_call_main->;libc.so.6!=>libc.so.6',
+    'Ungroup puts the entry first, ungrouped', await boxes());
+  await checkByName(file, 'Ungroup');
+  await rightClickRow('byname', 'hotloop!main');
+  await menu('ungroup-module');
+  ok((await boxes()).group.startsWith('hotloop!->;'), 'Ungroup Module', await boxes());
+  await checkByName(file, 'Ungroup Module');
+  await setBox('group', '');
+  await rightClickRow('byname', 'Thread (11215)');
+  await menu('include');
+  ok((await boxes()).inc === 'Thread (11215)', 'Include Item adds it to IncPats', await boxes());
+  await checkByName(file, 'Include Item');
+  await setBox('inc', '');
 
   // ---- Find and Ctrl-F ----
   await page.click('#view-byname .vtable');
@@ -321,6 +341,19 @@ async function main() {
   const rowsAfter = (await shownRows('calltree')).length;
   ok(rowsAfter > rowsBefore, 'Expand All opens the tree', { rowsBefore, rowsAfter });
   await checkCallTree(file, 'CallTree expanded');
+  // sorted by name (the server orders the children), then back
+  const order = async () => (await shownRows('calltree')).filter((r) => r.depth === 1).map((r) => r.key);
+  const before = await order();
+  await settled(() => page.click('#view-calltree .head [data-col="name"]'));
+  const byName = await order();
+  ok(JSON.stringify(byName) === JSON.stringify([...before].sort()), 'CallTree sorted by Name',
+    { before, byName });
+  await settled(() => page.click('#view-calltree .head [data-col="name"]'));
+  ok(JSON.stringify(await order()) === JSON.stringify([...before].sort().reverse()),
+    'CallTree sorted by Name, reversed');
+  await settled(() => page.click('#view-calltree .head [data-col="name"]'));
+  ok(JSON.stringify(await order()) === JSON.stringify(before), 'CallTree in its own order again');
+  await checkCallTree(file, 'CallTree after sorting');
   // a click on a twisty closes, Space opens again
   await settled(() => page.click('#view-calltree .row[data-key="ROOT"] .twist'));
   ok((await shownRows('calltree')).length === 1, 'closing ROOT leaves one row');

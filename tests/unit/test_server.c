@@ -442,6 +442,35 @@ static void tree_rows(void **state)
 	post(&app, "/api/tree", "{\"view\":\"calltree\",\"of\":[9]}", &a);
 	assert_int_equal(a.status, 400);
 	answer_release(&a);
+	/* children by name: B's chain first, then E */
+	post(&app, "/api/tree", "{\"view\":\"calltree\",\"of\":[1],\"sort\":\"name\"}", &a);
+	ids_of(json_object_get(a.json, "rows"), ids, sizeof(ids));
+	assert_string_equal(ids, "3 4 5 6 2");
+	answer_release(&a);
+	/* the skeleton: ids, parents and numbers of children; two whole rows */
+	post(&app, "/api/tree", "{\"view\":\"calltree\",\"of\":[0],\"levels\":0,"
+	     "\"skeleton\":true,\"detail\":2}", &a);
+	assert_int_equal(a.status, 200);
+	expect_json(json_object_get(a.json, "id"), "[1,2,3,4,5,6]");
+	expect_json(json_object_get(a.json, "parent"), "[0,1,1,3,4,5]");
+	expect_json(json_object_get(a.json, "nr_children"), "[2,0,1,1,1,0]");
+	assert_int_equal(json_array_size(json_object_get(a.json, "rows")), 2);
+	assert_true(num_at(a.json, "total_rows") == 7);
+	answer_release(&a);
+	post(&app, "/api/tree", "{\"view\":\"calltree\",\"skeleton\":true}", &a);
+	expect_json(json_object_get(a.json, "parent"), "[null,0]");
+	answer_release(&a);
+	/* rows by id, in the order asked */
+	post(&app, "/api/rows", "{\"view\":\"calltree\",\"ids\":[6,0]}", &a);
+	rows = json_object_get(a.json, "rows");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 0), "name")),
+			    "D");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 1), "name")),
+			    "ROOT");
+	answer_release(&a);
+	post(&app, "/api/rows", "{\"view\":\"calltree\",\"ids\":[7]}", &a);
+	assert_int_equal(a.status, 400);
+	answer_release(&a);
 	/* Callers of B: B <- A <- ROOT, and B <- C <- B <- A <- ROOT */
 	post(&app, "/api/tree", "{\"view\":\"callers\",\"focus\":\"B\",\"levels\":0}", &a);
 	rows = json_object_get(a.json, "rows");

@@ -139,29 +139,36 @@ async function loadPages(v, first, last) {
 
 function makeTree(tab) {
   const v = { tab };
+  const row = (i) => v.model?.node(i)?.row ?? null;
   v.table = new VTable($(`view-${tab}`), {
     tree: true,
+    // render again only after rows arrived (rows being fetched are not asked again)
+    onNeed: (a, b) => v.model?.fetchVisible(a, b).then((got) => got && v.table.render(), fail),
     onToggle: (i) => toggle(v, i),
     onExpandAll: (i) => expandAll(v, i),
-    onActivate: (i) => gotoCallerCallee(v.model.node(i)?.row.key),
-    onContext: (i, ev) => openMenu(ev, v.model.node(i)?.row, treePath(v, i)),
-    onSelect: (i) => select(v.model.node(i)?.row, tab, treePath(v, i)),
+    onActivate: (i) => gotoCallerCallee(row(i)?.key),
+    onContext: async (i, ev) => openMenu(ev, row(i), await treePath(v, i).catch(() => null)),
+    onSelect: (i) => select(row(i), tab, () => treePath(v, i)),
     onSort: (key) => setSort(tab, key),
   });
-  v.show = () => v.table.set({ count: v.model.visible.length,
-    get: (i) => v.model.node(i)?.row ?? null, info: (i) => v.model.info(i) });
+  v.show = () => v.table.set({ count: v.model.visible.length, get: row,
+    info: (i) => v.model.info(i) });
   v.load = async () => {
-    const paths = v.model && v.model.q === keyOf({ tab, focus: state.focus }) ? null
-      : v.model?.openPaths();
-    const q = H.query(state, { view: tab, focus: tab === 'calltree' ? null : state.focus });
-    v.model = new TreeModel(async (of, levels) => {
-      const r = await api.call('tree', { ...q, of, levels, auto: true, max_rows: 200000 });
-      showSummary(r.summary);
-      return r;
-    });
-    v.model.q = keyOf({ tab, focus: state.focus });
+    const focus = tab === 'calltree' ? null : state.focus;
     const sort = state.sort[tab];
-    if (sort) v.model.sort = sort;
+    const paths = v.model && v.model.q !== keyOf({ tab, focus, sort }) ? v.model.openPaths() : null;
+    const q = H.query(state, { view: tab, focus, sort: sort?.key ?? null,
+      order: sort ? (sort.asc ? 'asc' : 'desc') : null });
+    v.model = new TreeModel({
+      tree: async (of, levels) => {
+        const r = await api.call('tree', { ...q, of, levels, auto: true, skeleton: true,
+          detail: 300, max_rows: 200000 });
+        showSummary(r.summary);
+        return r;
+      },
+      rows: (ids) => api.call('rows', { ...q, ids }),
+    });
+    v.model.q = keyOf({ tab, focus, sort });
     v.table.setSort(sort?.key, sort?.asc);
     const r = await v.model.init();
     if (paths && paths.length) await v.model.restore(paths);
@@ -172,18 +179,18 @@ function makeTree(tab) {
 }
 
 // The call-tree path of visible row @i (CallTree only: keys below ROOT).
-function treePath(v, i) {
+async function treePath(v, i) {
   if (v.tab !== 'calltree') return null;
   const n = v.model?.node(i);
   if (!n) return null;
-  return v.model.keys(n.row.id).slice(1);
+  return (await v.model.keys(n.id)).slice(1);
 }
 
 async function toggle(v, i) {
   const n = v.model.node(i);
   if (!n) return;
   try {
-    await v.model.toggle(n.row.id);
+    await v.model.toggle(n.id);
     v.show();
   } catch (e) {
     fail(e);
@@ -197,7 +204,7 @@ async function expandAll(v, i) {
   status('expanding\u2026');
   try {
     const t0 = performance.now();
-    const truncated = await v.model.expandAll(n.row.id);
+    const truncated = await v.model.expandAll(n.id);
     v.show();
     status(`${fmt.count(v.model.visible.length)} rows in ${Math.round(performance.now() - t0)} ms` +
       (truncated ? ' (the first 200,000 only)' : ''));
@@ -431,20 +438,12 @@ function setSort(tab, key) {
   else next = null;
   state.sort[tab] = next;
   H.replace(state);
-  if (TREE_TABS.includes(tab)) {
-    const v = views[tab];
-    v.model?.setSort(next?.key, next?.asc);
-    v.table.setSort(next?.key, next?.asc);
-    v.show();
-    loaded[tab] = tabKey(tab);
-    settle();
-  } else {
-    loadTab(tab, true).then(settle);
-  }
+  loadTab(tab, true).then(settle);
 }
 
 // ---- selection, focus, actions ----
 
+// @path: a call-tree path, or a function that finds it (trees fetch names).
 function select(row, tab, path) {
   if (!row) return;
   selection = { row, tab, path };
@@ -627,9 +626,10 @@ async function findNext(backward) {
       return;
     }
     if (TREE_TABS.includes(tab)) {
+      // depth first in the view's order (a sorted tree shows siblings in another order)
       const cur = v.model.node(v.table.selected);
       const r = await api.call('find', H.query(state, { view: tab, pattern, backward,
-        focus: tab === 'calltree' ? null : state.focus, from: cur ? cur.row.id : null }));
+        focus: tab === 'calltree' ? null : state.focus, from: cur ? cur.id : null }));
       if (r.id === null) return status(`no name matches ${pattern}`, true);
       for (const id of r.path) await v.model.open(id);
       v.show();

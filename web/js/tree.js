@@ -1,47 +1,54 @@
 // tree.js - the tree views (CallTree, Callers, Callees) on top of a
-// VTable: nodes are loaded lazily from /api/tree when opened, a node with
-// one child opens with it (the server does that), Expand All loads a whole
-// subtree, and the visible rows are the open part of the tree, flattened.
+// VTable. The server sends the shape of the tree (ids, parents, numbers
+// of children: /api/tree with "skeleton") as nodes are opened, children
+// already in the order shown, a node with one child opened with it; the
+// rows themselves (names, numbers) come for the part on screen only
+// (/api/rows with "ids"), so Expand All on 100k nodes stays quick. The
+// visible rows are the open part of the tree, flattened.
+
+const ROWS_PER_CALL = 2000;
 
 export class TreeModel {
-  // load(of, levels) -> {rows, summary, truncated}: of = null for the roots.
-  constructor(load) {
-    this.load = load;
-    this.nodes = new Map();	// id -> {row, kids: [id] | null, open, depth}
+  // api.tree(of, levels) -> a skeleton answer; api.rows(ids) -> {rows}
+  constructor(api) {
+    this.api = api;
+    this.nodes = new Map();	// id -> {id, row | null, parent, nrc, kids: [id] | null, open, depth}
     this.roots = [];
     this.visible = [];		// ids, in display order
-    this.sort = null;		// {key, asc} or null for the server's order
+    this.pending = new Set();	// ids whose rows are being fetched
     this.summary = null;
   }
 
   async init() {
-    const r = await this.load(null, 1);
+    const r = await this.api.tree(null, 1);
     this.summary = r.summary;
-    this.ingest(r.rows);
+    this.ingest(r);
     this.flatten();
     return r;
   }
 
-  // Add rows (each names its parent) to the tree; a parent whose children
-  // arrived is open.
-  ingest(rows) {
-    for (const row of rows) {
-      if (this.nodes.has(row.id)) {
-        if (row.parent !== null) this.nodes.get(row.parent).open = true;
+  // Add the nodes of a skeleton answer; a parent whose children arrived is open.
+  ingest(r) {
+    const rows = new Map(r.rows.map((x) => [x.id, x]));
+    for (let i = 0; i < r.id.length; i++) {
+      const id = r.id[i], parent = r.parent[i];
+      let n = this.nodes.get(id);
+      if (n) {
+        n.row ??= rows.get(id) ?? null;
+        if (parent !== null) this.nodes.get(parent).open = true;
         continue;
       }
-      const parent = row.parent === null ? null : this.nodes.get(row.parent);
-      const node = { row, kids: row.nr_children ? null : [], open: false,
-        depth: parent ? parent.depth + 1 : 0 };
-      this.nodes.set(row.id, node);
-      if (!parent) {
-        this.roots.push(row.id);
+      const p = parent === null ? null : this.nodes.get(parent);
+      n = { id, row: rows.get(id) ?? null, parent, nrc: r.nr_children[i],
+        kids: r.nr_children[i] ? null : [], open: false, depth: p ? p.depth + 1 : 0 };
+      this.nodes.set(id, n);
+      if (!p) {
+        this.roots.push(id);
       } else {
-        (parent.kids ??= []).push(row.id);
-        parent.open = true;
+        (p.kids ??= []).push(id);
+        p.open = true;
       }
     }
-    if (this.sort) this.sortAll();
   }
 
   flatten() {
@@ -54,6 +61,7 @@ export class TreeModel {
       if (n.open && n.kids) for (let k = n.kids.length - 1; k >= 0; k--) stack.push(n.kids[k]);
     }
     this.visible = out;
+    this.index = null;
   }
 
   node(i) {
@@ -61,24 +69,46 @@ export class TreeModel {
   }
 
   indexOf(id) {
-    return this.visible.indexOf(id);
+    if (!this.index) this.index = new Map(this.visible.map((x, i) => [x, i]));
+    return this.index.get(id) ?? -1;
   }
 
   info(i) {
     const n = this.node(i);
     if (!n) return {};
-    const p = n.row.parent;
-    return { depth: n.depth, open: n.open, leaf: !n.row.nr_children,
-      parent: p === null ? -1 : this.indexOf(p) };
+    return { depth: n.depth, open: n.open, leaf: !n.nrc,
+      parent: n.parent === null ? -1 : this.indexOf(n.parent) };
+  }
+
+  // Fetch the rows of @ids that are not here yet; true if any was asked for.
+  async fetch(ids) {
+    const want = ids.filter((id) => !this.nodes.get(id)?.row && !this.pending.has(id));
+    if (!want.length) return false;
+    for (let k = 0; k < want.length; k += ROWS_PER_CALL) {
+      const part = want.slice(k, k + ROWS_PER_CALL);
+      for (const id of part) this.pending.add(id);
+      try {
+        const r = await this.api.rows(part);
+        for (const row of r.rows) {
+          const n = this.nodes.get(row.id);
+          if (n) n.row = row;
+        }
+      } finally {
+        for (const id of part) this.pending.delete(id);
+      }
+    }
+    return true;
+  }
+
+  // The rows of visible rows @first..@last; true if any was asked for.
+  fetchVisible(first, last) {
+    return this.fetch(this.visible.slice(first, last + 1));
   }
 
   async open(id) {
     const n = this.nodes.get(id);
-    if (!n || !n.row.nr_children) return;
-    if (n.kids === null || n.kids.length < n.row.nr_children) {
-      const r = await this.load([id], 1);
-      this.ingest(r.rows);
-    }
+    if (!n || !n.nrc) return;
+    if (n.kids === null || n.kids.length < n.nrc) this.ingest(await this.api.tree([id], 1));
     n.open = true;
     this.flatten();
   }
@@ -96,8 +126,8 @@ export class TreeModel {
 
   // Open everything under @id (at most what the server sends at once).
   async expandAll(id) {
-    const r = await this.load([id], 0);
-    this.ingest(r.rows);
+    const r = await this.api.tree([id], 0);
+    this.ingest(r);
     const stack = [id];
     while (stack.length) {
       const n = this.nodes.get(stack.pop());
@@ -110,19 +140,27 @@ export class TreeModel {
     return r.truncated;
   }
 
-  // The keys from the tree's top down to @id.
-  keys(id) {
-    const out = [];
-    for (let n = this.nodes.get(id); n; n = n.row.parent === null ? null : this.nodes.get(n.row.parent))
-      out.unshift(n.row.key);
-    return out;
+  // The keys from the tree's top down to @id (rows fetched as needed).
+  async keys(id) {
+    const chain = [];
+    for (let n = this.nodes.get(id); n; n = n.parent === null ? null : this.nodes.get(n.parent))
+      chain.unshift(n.id);
+    await this.fetch(chain);
+    return chain.map((x) => this.nodes.get(x).row.key);
   }
 
-  // Paths (keys) of the open nodes, to open again after an update.
+  // Paths (keys) of the open nodes whose rows are here, to open again
+  // after an update.
   openPaths(max = 300) {
     const out = [];
-    for (const [id, n] of this.nodes) {
-      if (n.open && out.length < max) out.push(this.keys(id));
+    for (const n of this.nodes.values()) {
+      if (!n.open || out.length >= max) continue;
+      const keys = [];
+      for (let x = n; x; x = x.parent === null ? null : this.nodes.get(x.parent)) {
+        if (!x.row) break;
+        keys.unshift(x.row.key);
+        if (x.parent === null) out.push(keys);
+      }
     }
     return out.sort((a, b) => a.length - b.length);
   }
@@ -130,53 +168,15 @@ export class TreeModel {
   async restore(paths) {
     for (const path of paths) {
       let level = this.roots;
-      let node = null;
-      for (const key of path) {
-        const id = level.find((x) => this.nodes.get(x).row.key === key);
-        if (id === undefined) {
-          node = null;
-          break;
-        }
-        node = id;
+      for (let d = 0; d < path.length; d++) {
+        await this.fetch(level);
+        const id = level.find((x) => this.nodes.get(x).row?.key === path[d]);
+        if (id === undefined) break;
         const n = this.nodes.get(id);
-        if (path[path.length - 1] !== key && !n.open) await this.open(id);
+        if (!n.open) await this.open(id);
         level = n.kids || [];
       }
-      if (node !== null && !this.nodes.get(node).open) await this.open(node);
     }
     this.flatten();
-  }
-
-  setSort(key, asc) {
-    this.sort = key ? { key, asc } : null;
-    if (this.sort) this.sortAll();
-    else this.unsort();
-    this.flatten();
-  }
-
-  sortAll() {
-    const { key, asc } = this.sort;
-    const val = (id) => {
-      const r = this.nodes.get(id).row;
-      switch (key) {
-        case 'name': return r.name;
-        case 'first': return r.first_ms ?? Infinity;
-        case 'last': return r.last_ms ?? -Infinity;
-        default: return r[key] ?? 0;
-      }
-    };
-    const cmp = (a, b) => {
-      const x = val(a), y = val(b);
-      const c = x < y ? -1 : x > y ? 1 : a - b;
-      return asc ? c : -c;
-    };
-    this.roots.sort(cmp);
-    for (const n of this.nodes.values()) if (n.kids) n.kids.sort(cmp);
-  }
-
-  // The server's order: ids are depth-first in display order.
-  unsort() {
-    this.roots.sort((a, b) => a - b);
-    for (const n of this.nodes.values()) if (n.kids) n.kids.sort((a, b) => a - b);
   }
 }
