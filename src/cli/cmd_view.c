@@ -144,33 +144,51 @@ static int parse_args(int argc, char **argv, struct cli_view_opts *o, const char
 	return 0;
 }
 
+/* Add @path to @app: a file reads its other sources when they are asked for. */
+static int add_file(struct hs_app *app, const char *path, const char *from)
+{
+	enum hs_format fmt = from ? hs_format_parse(from) : HS_FORMAT_UNKNOWN;
+	struct hs_diag diag = HS_DIAG_INIT(path);
+	struct hs_stack_source src;
+	char msg[1024];
+	int err;
+
+	if (from && fmt == HS_FORMAT_UNKNOWN)
+		return cli_usage_error("view", "unknown input format '%s'", from);
+	if (!strcmp(path, "-")) {
+		/* standard input is read once: its default source only */
+		err = cli_load("view", path, from, &src);
+		if (err)
+			return err;
+		if (fmt == HS_FORMAT_UNKNOWN)
+			fmt = hs_format_from_path(path);
+		if (hs_app_add_trace(app, base_name(path),
+				     fmt != HS_FORMAT_UNKNOWN ? hs_format_name(fmt) : "", &src))
+			return cli_fail("out of memory");
+		return 0;
+	}
+	err = hs_app_open(app, path, base_name(path), fmt, &diag);
+	if (err) {
+		if (!diag.set)
+			hs_diag_set(&diag, 0, "%s", strerror(-err));
+		return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
+	}
+	return 0;
+}
+
 int cli_view_files(int n, char *const *paths, const char *from,
 		   const struct cli_view_opts *o)
 {
-	struct hs_stack_source src;
 	struct hs_app app;
 	int ret, i;
 
 	ret = hs_app_init(&app, NULL);
 	if (ret)
 		return cli_fail("cannot make a token: %s", strerror(-ret));
-	for (i = 0; i < n; i++) {
-		enum hs_format fmt = from ? hs_format_parse(from) : HS_FORMAT_UNKNOWN;
-
-		ret = cli_load("view", paths[i], from, &src);
-		if (ret)
-			goto out;
-		if (fmt == HS_FORMAT_UNKNOWN)
-			fmt = hs_format_from_path(paths[i]);
-		if (hs_app_add_trace(&app, base_name(paths[i]),
-				     fmt != HS_FORMAT_UNKNOWN ? hs_format_name(fmt) : "",
-				     &src)) {
-			ret = cli_fail("out of memory");
-			goto out;
-		}
-	}
-	ret = cli_view_serve(&app, o);
-out:
+	for (i = 0; i < n && !ret; i++)
+		ret = add_file(&app, paths[i], from);
+	if (!ret)
+		ret = cli_view_serve(&app, o);
 	hs_app_release(&app);
 	return ret;
 }

@@ -6,6 +6,7 @@
 #include "common/alloc.h"
 #include "common/buf.h"
 #include "server/assets.h"
+#include "format/trace_reader.h"
 #include <errno.h>
 #include <jansson.h>
 #include <stdarg.h>
@@ -37,57 +38,94 @@ int hs_app_init(struct hs_app *a, const char *token)
 	return 0;
 }
 
+static void trace_release(struct hs_app_trace *t)
+{
+	size_t k;
+
+	for (k = 0; k < t->nr_sources; k++) {
+		hs_free(t->sources[k].name);
+		hs_source_release(&t->sources[k].src);
+	}
+	hs_free(t->sources);
+	hs_free(t->name);
+	hs_free(t->path);
+	if (t->heap) {
+		hs_trace_release(t->heap);
+		hs_free(t->heap);
+	}
+	json_decref(t->heap_stats);
+	memset(t, 0, sizeof(*t));
+}
+
 void hs_app_release(struct hs_app *a)
 {
-	size_t i, k;
+	size_t i;
 
 	hs_cache_release(&a->cache);
-	for (i = 0; i < a->nr_traces; i++) {
-		for (k = 0; k < a->traces[i].nr_sources; k++) {
-			hs_free(a->traces[i].sources[k].name);
-			hs_source_release(&a->traces[i].sources[k].src);
-		}
-		hs_free(a->traces[i].sources);
-		hs_free(a->traces[i].name);
-	}
+	for (i = 0; i < a->nr_traces; i++)
+		trace_release(&a->traces[i]);
 	hs_free(a->traces);
-	hs_free(a->defaults);
 	pthread_mutex_destroy(&a->lock);
 	memset(a, 0, sizeof(*a));
 }
 
-/* The name of an imported file's one source. */
-static const char *first_source_name(const char *format, const struct hs_stack_source *src)
+/* The name of a source when the format offers no choice. */
+static const char *only_source_name(const struct hs_stack_source *src)
 {
-	if (!strcmp(format, "heapscope"))
-		return "alloc";
 	return src->kind == HS_METRIC_TIME ? "cpu" : "samples";
+}
+
+/* Append an empty source named @name to @t. 0 or -ENOMEM. */
+static int push_source(struct hs_app_trace *t, const char *name, const char *summary)
+{
+	struct hs_app_source *ns = hs_realloc(t->sources, (t->nr_sources + 1) * sizeof(*ns));
+
+	if (!ns)
+		return -ENOMEM;
+	t->sources = ns;
+	ns += t->nr_sources;
+	memset(ns, 0, sizeof(*ns));
+	ns->name = hs_strdup(name);
+	if (!ns->name)
+		return -ENOMEM;
+	ns->summary = summary;
+	hs_source_init(&ns->src);
+	t->nr_sources++;
+	return 0;
+}
+
+/* A new empty trace named @name at the end of @a (not counted yet). */
+static struct hs_app_trace *new_trace(struct hs_app *a, const char *name)
+{
+	struct hs_app_trace *t;
+
+	if (HS_GROW(a->traces, a->nr_traces + 1, a->alloc_traces))
+		return NULL;
+	t = &a->traces[a->nr_traces];
+	memset(t, 0, sizeof(*t));
+	t->name = hs_strdup(name);
+	return t->name ? t : NULL;
 }
 
 int hs_app_add_source(struct hs_app *a, size_t trace, const char *name,
 		      struct hs_stack_source *src)
 {
 	struct hs_app_trace *t = trace < a->nr_traces ? &a->traces[trace] : NULL;
-	struct hs_app_source *ns;
+	struct hs_app_source *s;
 	int err = -EINVAL;
 
 	if (!t)
 		goto fail;
 	err = -EEXIST;
-	if (hs_app_source(a, trace, name) && *name)
+	if (*name && hs_app_source(a, trace, name))
 		goto fail;
-	err = -ENOMEM;
-	ns = hs_realloc(t->sources, (t->nr_sources + 1) * sizeof(*ns));
-	if (!ns)
+	err = push_source(t, name, NULL);
+	if (err)
 		goto fail;
-	t->sources = ns;
-	ns[t->nr_sources].name = hs_strdup(name);
-	if (!ns[t->nr_sources].name)
-		goto fail;
-	ns[t->nr_sources].src = *src;
+	s = &t->sources[t->nr_sources - 1];
+	s->src = *src;
+	s->loaded = 1;
 	hs_source_init(src);
-	t->nr_sources++;
-	a->defaults[trace] = &t->sources[0].src.defaults;
 	return 0;
 fail:
 	hs_source_release(src);
@@ -97,35 +135,75 @@ fail:
 int hs_app_add_trace(struct hs_app *a, const char *name, const char *format,
 		     struct hs_stack_source *src)
 {
-	const struct hs_source_defaults **d;
-	struct hs_app_trace *t;
-	int err;
+	struct hs_app_trace *t = new_trace(a, name);
+	int err = -ENOMEM;
 
-	d = hs_realloc(a->defaults, (a->nr_traces + 1) * sizeof(*d));
-	if (d)
-		a->defaults = d;
-	if (!d || HS_GROW(a->traces, a->nr_traces + 1, a->alloc_traces))
-		goto nomem;
-	t = &a->traces[a->nr_traces];
-	memset(t, 0, sizeof(*t));
-	t->name = hs_strdup(name);
-	if (!t->name)
-		goto nomem;
+	if (!t)
+		goto fail;
 	t->format = format;
-	a->nr_traces++;
-	err = hs_app_add_source(a, a->nr_traces - 1, first_source_name(format, src), src);
+	t->fmt = HS_FORMAT_UNKNOWN;
+	err = push_source(t, only_source_name(src), NULL);
 	if (err) {
-		a->nr_traces--;
-		hs_free(t->name);
+		trace_release(t);
+		goto fail;
 	}
-	return err;
-nomem:
+	t->sources[0].src = *src;
+	t->sources[0].loaded = 1;
+	hs_source_init(src);
+	a->nr_traces++;
+	return 0;
+fail:
 	hs_source_release(src);
-	return -ENOMEM;
+	return err;
 }
 
-const struct hs_app_source *hs_app_source(const struct hs_app *a, size_t trace,
-					  const char *name)
+int hs_app_open(struct hs_app *a, const char *path, const char *name, enum hs_format fmt,
+		struct hs_diag *diag)
+{
+	const struct hs_source_info *list;
+	struct hs_app_trace *t;
+	size_t i, n;
+	int err;
+
+	err = hs_path_format(path, fmt, &fmt, diag);
+	if (err)
+		return err;
+	t = new_trace(a, name);
+	err = -ENOMEM;
+	if (!t || !(t->path = hs_strdup(path)))
+		goto fail;
+	t->fmt = fmt;
+	t->format = hs_format_name(fmt);
+	n = hs_format_sources(fmt, &list);
+	for (i = 0; i < n; i++)
+		if (push_source(t, list[i].name, list[i].summary))
+			goto fail;
+	if (!n && push_source(t, "", NULL))
+		goto fail;
+	err = hs_import_path_source(path, fmt, n ? list[0].name : NULL, &t->sources[0].src,
+				    diag);
+	if (err)
+		goto fail;
+	t->sources[0].loaded = 1;
+	if (!n) {
+		hs_free(t->sources[0].name);
+		t->sources[0].name = hs_strdup(only_source_name(&t->sources[0].src));
+		if (!t->sources[0].name) {
+			err = -ENOMEM;
+			goto fail;
+		}
+	}
+	a->nr_traces++;
+	return 0;
+fail:
+	if (t)
+		trace_release(t);
+	if (err == -ENOMEM && !diag->set)
+		hs_diag_set(diag, 0, "out of memory");
+	return err;
+}
+
+struct hs_app_source *hs_app_source(const struct hs_app *a, size_t trace, const char *name)
 {
 	const struct hs_app_trace *t = trace < a->nr_traces ? &a->traces[trace] : NULL;
 	size_t k;
@@ -138,6 +216,55 @@ const struct hs_app_source *hs_app_source(const struct hs_app *a, size_t trace,
 		if (!strcmp(t->sources[k].name, name))
 			return &t->sources[k];
 	return NULL;
+}
+
+int hs_app_load_source(struct hs_app *a, size_t trace, struct hs_app_source *s,
+		       struct hs_diag *diag)
+{
+	struct hs_app_trace *t = &a->traces[trace];
+	int err;
+
+	if (s->loaded)
+		return 0;
+	if (!t->path) {
+		hs_diag_set(diag, 0, "'%s' cannot be read again for source '%s'", t->name,
+			    s->name);
+		return -ENOENT;
+	}
+	err = hs_import_path_source(t->path, t->fmt, s->name, &s->src, diag);
+	if (err) {
+		hs_source_release(&s->src);
+		hs_source_init(&s->src);
+		return err;
+	}
+	s->loaded = 1;
+	return 0;
+}
+
+int hs_app_heap(struct hs_app *a, size_t trace, const struct hs_trace **out,
+		struct hs_diag *diag)
+{
+	struct hs_app_trace *t = &a->traces[trace];
+	int err;
+
+	*out = NULL;
+	if (!t->heap) {
+		if (t->fmt != HS_FORMAT_HEAPSCOPE || !t->path) {
+			hs_diag_set(diag, 0, "'%s' is not a heapscope trace", t->name);
+			return -ENOENT;
+		}
+		t->heap = hs_calloc(1, sizeof(*t->heap));
+		if (!t->heap)
+			return -ENOMEM;
+		err = hs_trace_load(t->path, t->heap, diag);
+		if (err) {
+			hs_free(t->heap);
+			t->heap = NULL;
+			return err;
+		}
+	}
+	*out = t->heap;
+	return 0;
 }
 
 int hs_app_token_ok(const struct hs_app *a, const char *given)

@@ -2,6 +2,8 @@
 #define HS_SERVER_APP_H
 #include <pthread.h>
 #include <stddef.h>
+#include "common/diag.h"
+#include "io/io.h"
 #include "model/stack_source.h"
 #include "server/cache.h"
 
@@ -19,9 +21,14 @@
  * JSON body {"error": "..."}.
  *
  * A trace is a loaded file with one or more stack sources, each with a
- * name (the GUI's Source selector): imported files have one ("cpu" for
- * CPU samples, "samples" otherwise), heap traces "alloc" and, with the
- * memory views, more.
+ * name (the GUI's Source selector): the sources its format offers
+ * (io.h: perf script "cpu" and "thread-time", a heapscope trace's memory
+ * views "alloc", "net", "leaks", "peak", "temporary", "mmap"), the first
+ * loaded at once and the others read from the file on first use; a
+ * format without a choice has one, "cpu" for CPU samples, "samples"
+ * otherwise. A heapscope trace itself (format/trace_reader.h) is loaded
+ * when something needs it: its stats, heap and RSS timelines, and the
+ * leaks and peak views of a time range.
  *
  * Ownership: the app owns its traces (hs_app_add_trace() and
  * hs_app_add_source() take the sources) and its cache. A response owns its body when @owned. Requests
@@ -34,21 +41,26 @@
 
 struct hs_app_source {
 	char *name;			/* "cpu", "samples", "alloc", ... (owned) */
+	const char *summary;		/* static one-line description, or NULL */
+	int loaded;			/* @src holds the source */
 	struct hs_stack_source src;	/* owned; its defaults fill the GUI's boxes */
 };
 
+struct hs_trace;
 struct hs_app_trace {
 	char *name;			/* the file's name as shown (owned) */
+	char *path;			/* owned; NULL: cannot be read again */
+	enum hs_format fmt;
 	const char *format;		/* static format name ("perf-script", ...) */
 	struct hs_app_source *sources;	/* the first is the default */
 	size_t nr_sources;
+	struct hs_trace *heap;		/* owned; a heapscope trace once loaded */
+	struct json_t *heap_stats;	/* its stats (hs_heap_stats_json()), or NULL */
 };
 
 struct hs_app {
 	struct hs_app_trace *traces;
 	size_t nr_traces, alloc_traces;
-	/* per trace, its first source's saved defaults (for params.h) */
-	const struct hs_source_defaults **defaults;
 	char token[HS_APP_TOKEN_LEN + 1];
 	struct hs_cache cache;
 	pthread_mutex_t lock;
@@ -83,9 +95,18 @@ struct hs_response {
 int hs_app_init(struct hs_app *a, const char *token);
 void hs_app_release(struct hs_app *a);
 /*
+ * Open the file @path (format @fmt; HS_FORMAT_UNKNOWN: by name, then
+ * content) as a new trace named @name (copied), with its default source
+ * loaded. Returns 0 or a negative errno with @diag filled (naming the
+ * file and line).
+ */
+int hs_app_open(struct hs_app *a, const char *path, const char *name, enum hs_format fmt,
+		struct hs_diag *diag);
+/*
  * Add a trace named @name (copied) read in @format (static) with one
  * source, named after the format and metric; takes @src, which is left
- * empty. Returns 0 or -ENOMEM (then @src is released).
+ * empty. For sources not from a file (standard input, tests). Returns 0
+ * or -ENOMEM (then @src is released).
  */
 int hs_app_add_trace(struct hs_app *a, const char *name, const char *format,
 		     struct hs_stack_source *src);
@@ -97,8 +118,22 @@ int hs_app_add_trace(struct hs_app *a, const char *name, const char *format,
 int hs_app_add_source(struct hs_app *a, size_t trace, const char *name,
 		      struct hs_stack_source *src);
 /* Source @name of trace @trace (NULL or "" = its first), or NULL. */
-const struct hs_app_source *hs_app_source(const struct hs_app *a, size_t trace,
-					  const char *name);
+struct hs_app_source *hs_app_source(const struct hs_app *a, size_t trace,
+				    const char *name);
+/*
+ * Make sure source @s of trace @trace is loaded (reading the file again
+ * when it is not). Returns 0, -ENOENT when the file cannot be read again,
+ * or the importer's error, with @diag filled.
+ */
+int hs_app_load_source(struct hs_app *a, size_t trace, struct hs_app_source *s,
+		       struct hs_diag *diag);
+/*
+ * The heapscope trace behind trace @trace, loaded on first use, in *@out.
+ * Returns 0, -ENOENT (not a heapscope trace, or not readable again) or the
+ * reader's error, with @diag filled.
+ */
+int hs_app_heap(struct hs_app *a, size_t trace, const struct hs_trace **out,
+		struct hs_diag *diag);
 /* Whether @given is the token (constant time). */
 int hs_app_token_ok(const struct hs_app *a, const char *given);
 /* Answer @req in @resp (always filled; release with hs_response_release()). */

@@ -583,7 +583,7 @@ void hs_api_query_release(struct hs_api_query *q)
 /* ---- report-style GET arguments ---- */
 
 static const char *const arg_names[] = {
-	"trace", "view", "focus", "group", "fold", "fold_pct", "inc", "exc", "start",
+	"trace", "source", "view", "focus", "group", "fold", "fold_pct", "inc", "exc", "start",
 	"end", "drill", "flatten", "limit", "depth", "preset", "exe_dir", NULL
 };
 
@@ -679,12 +679,13 @@ static int apply_preset(struct flat *f, const char *name, const char *exe_dir,
 }
 
 json_t *hs_api_query_from_args(const char *(*arg)(void *ctx, const char *key), void *ctx,
-			       const struct hs_source_defaults *const *defaults,
-			       size_t nr_traces, struct hs_diag *diag)
+			       const struct hs_source_defaults *(*defaults)(
+				       void *dctx, size_t trace, const char *source),
+			       void *dctx, struct hs_diag *diag)
 {
 	struct flat f = { .fold_pct = NAN, .start = NAN, .end = NAN };
 	const struct hs_source_defaults *dflt = NULL;
-	const char *s, *drill;
+	const char *s, *drill, *source;
 	char *group_text = NULL, *drill_name = NULL;
 	json_t *q, *steps = NULL, *step;
 	json_int_t n, trace = 0;
@@ -710,10 +711,12 @@ json_t *hs_api_query_from_args(const char *(*arg)(void *ctx, const char *key), v
 	s = arg(ctx, "trace");
 	if (s && (err = arg_count(s, "trace", &trace, diag)))
 		goto fail;
-	if ((size_t)trace < nr_traces && defaults)
-		dflt = defaults[trace];
+	source = arg(ctx, "source");
+	if (defaults)
+		dflt = defaults(dctx, (size_t)trace, source);
 	err = -ENOMEM;
-	if (put(q, "trace", json_integer(trace)))
+	if (put(q, "trace", json_integer(trace)) ||
+	    (source && put(q, "source", json_string(source))))
 		goto fail;
 	if ((s = arg(ctx, "view")) && put(q, "view", json_string(s)))
 		goto fail;

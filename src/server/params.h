@@ -77,18 +77,20 @@ int hs_api_params_parse(const struct json_t *p, struct hs_api_params *out,
 void hs_api_params_release(struct hs_api_params *p);
 
 /*
- * The flat GET arguments of `heapscope report` (trace, view, focus, group,
- * fold, fold_pct, inc, exc, start, end, drill=NAME[:inc|:exc], flatten,
- * limit, depth, preset, exe_dir) as a JSON query, with the same rules:
- * what is not given comes from the trace's saved defaults (@defaults[i]
- * for trace i of @nr_traces; an entry may be NULL), a preset gives GroupPats (and FoldPats, Fold%) unless they are
- * given, Drill Into clears IncPats/ExcPats after it and Flatten clears the
+ * The flat GET arguments of `heapscope report` (trace, source, view,
+ * focus, group, fold, fold_pct, inc, exc, start, end,
+ * drill=NAME[:inc|:exc], flatten, limit, depth, preset, exe_dir) as a JSON
+ * query, with the same rules: what is not given comes from the source's
+ * saved defaults (@defaults(@dctx, trace, source) gives them, or NULL), a
+ * preset gives GroupPats (and FoldPats, Fold%) unless they are given,
+ * Drill Into clears IncPats/ExcPats after it and Flatten clears the
  * patterns and Fold%. @arg looks up an argument (NULL when absent). Also
  * "q": a whole JSON query, which the other arguments may not accompany.
  * Returns a new JSON object, or NULL with a message in @diag.
  */
 struct json_t *hs_api_query_from_args(const char *(*arg)(void *ctx, const char *key),
 				      void *ctx,
-				      const struct hs_source_defaults *const *defaults,
-				      size_t nr_traces, struct hs_diag *diag);
+				      const struct hs_source_defaults *(*defaults)(
+					      void *dctx, size_t trace, const char *source),
+				      void *dctx, struct hs_diag *diag);
 #endif

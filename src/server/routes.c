@@ -4,6 +4,8 @@
  * cache.h), and the documents answered.
  */
 #include "analysis/diff.h"
+#include "analysis/memviews.h"
+#include "analysis/stats.h"
 #include "analysis/overweight.h"
 #include "analysis/presets.h"
 #include "analysis/query.h"
@@ -103,59 +105,185 @@ struct resolved {
 	struct hs_cache_entry *ent;	/* its cache entry, NULL for a trace */
 };
 
-static int resolve_src(struct hs_app *a, const struct hs_api_src *s, size_t k,
-		       struct resolved *r, struct hs_diag *d)
+/*
+ * Whether @s stands on a heap trace's peak view: the time range chose its
+ * blocks (allocated before the range or not), so no view of it filters
+ * by time (as `heapscope report --source peak` does).
+ */
+static int on_peak(const struct hs_app *a, const struct hs_api_src *s)
 {
+	const struct hs_app_source *as;
+
+	if (s->kind != HS_API_SRC_TRACE || a->traces[s->trace].fmt != HS_FORMAT_HEAPSCOPE)
+		return 0;
+	as = hs_app_source(a, s->trace, s->source);
+	return as && !strcmp(as->name, "peak");
+}
+
+/* @p without its time window when @s stands on a peak view. */
+static struct hs_filter_params window_for(const struct hs_app *a, const struct hs_api_src *s,
+					  const struct hs_filter_params *p)
+{
+	struct hs_filter_params f = *p;
+
+	if (on_peak(a, s))
+		f.start_ms = f.end_ms = NAN;
+	return f;
+}
+
+/*
+ * The memory view a heap trace's source @s is built from a time range
+ * for (leaks, peak), in *@kind; 0 when it is not one (or no bound is set
+ * in @win).
+ */
+static int ranged_view(const struct hs_app *a, const struct hs_api_src *s,
+		       const struct hs_filter_params *win, enum hs_memview_kind *kind)
+{
+	const struct hs_app_source *as;
+
+	if (s->kind != HS_API_SRC_TRACE || a->traces[s->trace].fmt != HS_FORMAT_HEAPSCOPE ||
+	    !win || (!isfinite(win->start_ms) && !isfinite(win->end_ms)))
+		return 0;
+	as = hs_app_source(a, s->trace, s->source);
+	return as && !hs_memview_parse(as->name, kind) &&
+	       (*kind == HS_MEM_LEAKS || *kind == HS_MEM_PEAK);
+}
+
+/*
+ * The cache key of @s with its first @k steps: keys[k], and the range
+ * when the chain stands on a view built from one.
+ */
+static int src_key(const struct hs_app *a, const struct hs_api_src *s, size_t k,
+		   const struct hs_filter_params *win, struct hs_buf *key)
+{
+	enum hs_memview_kind kind;
+
+	hs_buf_reset(key);
+	if (hs_buf_adds(key, s->keys[k]))
+		return -ENOMEM;
+	if (ranged_view(a, s, win, &kind) &&
+	    hs_buf_addf(key, "\nrange %.17g %.17g", win->start_ms, win->end_ms))
+		return -ENOMEM;
+	return 0;
+}
+
+/* A trace's source (k = 0); a ranged view is built and cached. */
+static int trace_source(struct hs_app *a, const struct hs_api_src *s,
+			const struct hs_filter_params *win, struct resolved *r,
+			struct hs_diag *d)
+{
+	struct hs_app_source *as = hs_app_source(a, s->trace, s->source);
+	struct hs_memview_opts mo = HS_MEMVIEW_OPTS_INIT;
+	struct hs_buf key = HS_BUF_INIT;
+	const struct hs_trace *t;
+	struct hs_cache_entry *e;
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	if (!as) {
+		hs_diag_set(d, 0, "trace %zu has no source '%s'", s->trace, s->source);
+		return -ENOENT;
+	}
+	if (!ranged_view(a, s, win, &mo.kind)) {
+		err = hs_app_load_source(a, s->trace, as, d);
+		r->src = &as->src;
+		return err;
+	}
+	mo.start_ms = win->start_ms;
+	mo.end_ms = win->end_ms;
+	err = src_key(a, s, 0, win, &key);
+	if (err)
+		return err;
+	e = hs_cache_get(&a->cache, HS_CACHE_SOURCE, key.s);
+	if (!e) {
+		err = hs_app_heap(a, s->trace, &t, d);
+		if (err)
+			goto out;
+		err = -ENOMEM;
+		e = hs_cache_entry_new(HS_CACHE_SOURCE, key.s, NULL);
+		if (!e)
+			goto out;
+		err = hs_memview_build(t, &mo, &e->u.source.src, NULL, d);
+		if (err) {
+			hs_cache_entry_free(e);
+			goto out;
+		}
+		err = hs_cache_add(&a->cache, e);
+		if (err)
+			goto out;
+	}
+	r->src = &e->u.source.src;
+	r->ent = e;
+	err = 0;
+out:
+	hs_buf_release(&key);
+	return err;
+}
+
+/*
+ * The source of @s with its first @k steps, built through the cache.
+ * @win is the time window of the view the chain ends in (for the leaks
+ * and peak views of a heap trace).
+ */
+static int resolve_src(struct hs_app *a, const struct hs_api_src *s, size_t k,
+		       const struct hs_filter_params *win, struct resolved *r,
+		       struct hs_diag *d)
+{
+	struct hs_buf key = HS_BUF_INIT;
+	struct hs_filter_params tf, bf;
+	struct hs_query_step step;
 	struct resolved t, b;
 	struct hs_cache_entry *e;
 	int err;
 
-	if (!k && s->kind == HS_API_SRC_TRACE) {
-		const struct hs_app_source *as = hs_app_source(a, s->trace, s->source);
-
-		if (!as) {
-			hs_diag_set(d, 0, "trace %zu has no source '%s'", s->trace, s->source);
-			return -ENOENT;
-		}
-		r->src = &as->src;
-		r->when = NULL;
-		r->ent = NULL;
-		return 0;
-	}
-	e = hs_cache_get(&a->cache, HS_CACHE_SOURCE, s->keys[k]);
+	if (!k && s->kind == HS_API_SRC_TRACE)
+		return trace_source(a, s, win, r, d);
+	err = src_key(a, s, k, win, &key);
+	if (err)
+		return err;
+	e = hs_cache_get(&a->cache, HS_CACHE_SOURCE, key.s);
 	if (!e) {
 		if (!k) {
-			err = resolve_src(a, s->test, s->test->nr_steps, &t, d);
+			tf = window_for(a, s->test, &s->test_params.vp.filter);
+			bf = window_for(a, s->base, &s->base_params.vp.filter);
+			err = resolve_src(a, s->test, s->test->nr_steps, &s->test_params.vp.filter,
+					  &t, d);
 			if (!err)
-				err = resolve_src(a, s->base, s->base->nr_steps, &b, d);
+				err = resolve_src(a, s->base, s->base->nr_steps,
+						  &s->base_params.vp.filter, &b, d);
 		} else {
-			err = resolve_src(a, s, k - 1, &t, d);
+			err = resolve_src(a, s, k - 1, win, &t, d);
 		}
 		if (err)
-			return err;
-		e = hs_cache_entry_new(HS_CACHE_SOURCE, s->keys[k], NULL);
+			goto out;
+		err = -ENOMEM;
+		e = hs_cache_entry_new(HS_CACHE_SOURCE, key.s, NULL);
 		if (!e)
-			return -ENOMEM;
+			goto out;
 		if (!k) {
-			err = hs_diff_build(b.src, &s->base_params.vp.filter, t.src,
-					    &s->test_params.vp.filter, &e->u.source.src, d);
+			err = hs_diff_build(b.src, &bf, t.src, &tf, &e->u.source.src, d);
 		} else {
-			err = hs_query_derive(t.src, &s->steps[k - 1], t.when, &e->u.source.src,
+			step = s->steps[k - 1];
+			step.params.filter = window_for(a, s, &step.params.filter);
+			err = hs_query_derive(t.src, &step, t.when, &e->u.source.src,
 					      e->u.source.when, d);
 			e->u.source.has_when = 1;
 		}
 		if (err) {
 			hs_cache_entry_free(e);
-			return err;
+			goto out;
 		}
 		err = hs_cache_add(&a->cache, e);
 		if (err)
-			return err;
+			goto out;
 	}
 	r->src = &e->u.source.src;
 	r->when = e->u.source.has_when ? e->u.source.when : NULL;
 	r->ent = e;
-	return 0;
+	err = 0;
+out:
+	hs_buf_release(&key);
+	return err;
 }
 
 /* The call tree of the query (c->tree) and its source (c->src). */
@@ -173,9 +301,11 @@ static int get_tree(struct ctx *c)
 		c->src = e->u.tree.in;
 		return 0;
 	}
-	err = resolve_src(a, &c->query.src, c->query.src.nr_steps, &r, &c->diag);
+	err = resolve_src(a, &c->query.src, c->query.src.nr_steps, &c->query.params.vp.filter, &r,
+			  &c->diag);
 	if (err)
 		return err;
+	p.filter = window_for(a, &c->query.src, &p.filter);
 	if (r.when) {
 		p.when_start_ms = r.when[0];
 		p.when_end_ms = r.when[1];
@@ -473,13 +603,15 @@ static json_t *trace_json(const struct hs_app_trace *t, size_t id)
 	int64_t first, last;
 	size_t k;
 
+	/* sources not read yet have no numbers and no defaults (null) */
 	for (k = 0; srcs && k < t->nr_sources; k++) {
-		const struct hs_stack_source *x = &t->sources[k].src;
+		const struct hs_app_source *as = &t->sources[k];
 
-		if (json_array_append_new(srcs, json_pack("{s:s, s:I, s:s?, s:b, s:o}",
-				"name", t->sources[k].name, "samples", (json_int_t)x->nr_samples,
-				"unit", x->metric_unit, "time_metric", x->kind == HS_METRIC_TIME,
-				"defaults", defaults_json(&x->defaults)))) {
+		if (json_array_append_new(srcs, json_pack("{s:s, s:s?, s:b, s:o?, s:o?}",
+				"name", as->name, "summary", as->summary, "loaded", as->loaded,
+				"samples", as->loaded ? json_integer((json_int_t)as->src.nr_samples)
+						      : NULL,
+				"defaults", as->loaded ? defaults_json(&as->src.defaults) : NULL))) {
 			json_decref(srcs);
 			srcs = NULL;
 		}
@@ -495,6 +627,10 @@ static json_t *trace_json(const struct hs_app_trace *t, size_t id)
 		      "first_ms", ms(first), "last_ms", ms(last),
 		      "unit", s->metric_unit, "time_metric", s->kind == HS_METRIC_TIME,
 		      "sources", srcs, "defaults", defaults_json(&s->defaults));
+	if (o && json_object_set_new(o, "heap", json_boolean(t->fmt == HS_FORMAT_HEAPSCOPE))) {
+		json_decref(o);
+		o = NULL;
+	}
 	return o;
 }
 
@@ -1088,6 +1224,39 @@ static void spread(double *h, size_t nb, double lo, double width, double a, doub
 	}
 }
 
+/* The heapscope trace the query's source is a view of, or NULL. */
+static const struct hs_trace *heap_trace(struct ctx *c)
+{
+	struct hs_diag d = HS_DIAG_INIT(NULL);
+	const struct hs_trace *t;
+
+	if (c->query.src.kind != HS_API_SRC_TRACE ||
+	    c->app->traces[c->query.src.trace].fmt != HS_FORMAT_HEAPSCOPE ||
+	    hs_app_heap(c->app, c->query.src.trace, &t, &d))
+		return NULL;
+	return t;
+}
+
+/*
+ * A heap trace's heap in use and RSS, "heap" and "rss": [[ms, bytes], ...]
+ * in at most @points points, each the highest value in its stretch of
+ * time. A trace that cannot be read again gives none. 0 or -ENOMEM.
+ */
+static int add_heap_timelines(struct ctx *c, json_t *o, size_t points)
+{
+	struct hs_timeline heap = { 0 }, rss = { 0 };
+	const struct hs_trace *t = heap_trace(c);
+	int err = 0;
+
+	if (hs_heap_timelines(t, points, &heap, &rss) ||
+	    json_object_set_new(o, "heap", hs_timeline_json(&heap)) ||
+	    json_object_set_new(o, "rss", hs_timeline_json(&rss)))
+		err = -ENOMEM;
+	hs_timeline_release(&heap);
+	hs_timeline_release(&rss);
+	return err;
+}
+
 /*
  * The timeline: the source's metric per time bucket over the whole trace,
  * for all samples and for those the filter keeps (the time window aside).
@@ -1125,7 +1294,11 @@ static int api_timeline(struct ctx *c)
 			if (e > hi)
 				hi = e;
 		}
-	width = hi > lo ? (hi - lo) / (double)nb : 1e6;
+	/* a heap trace's timeline spans the whole run (its heap and RSS too) */
+	if (heap_trace(c) && (double)heap_trace(c)->duration_ns > hi)
+		hi = (double)heap_trace(c)->duration_ns;
+	/* all at one time: 1 ms in all */
+	width = hi > lo ? (hi - lo) / (double)nb : 1e6 / (double)nb;
 	all = hs_calloc(nb, sizeof(*all));
 	kept = hs_calloc(nb, sizeof(*kept));
 	if (!all || !kept)
@@ -1153,6 +1326,8 @@ static int api_timeline(struct ctx *c)
 		if (json_array_append_new(ja, json_real(all[i])) ||
 		    json_array_append_new(jk, json_real(kept[i])))
 			goto fail;
+	if (heap_trace(c) && add_heap_timelines(c, o, nb))
+		goto fail;
 	if (json_object_set_new(o, "start_ms", json_real(lo / 1e6)) ||
 	    json_object_set_new(o, "end_ms", json_real((lo + width * (double)nb) / 1e6)) ||
 	    json_object_set_new(o, "bucket_ms", json_real(width / 1e6)) ||
@@ -1269,7 +1444,32 @@ out:
 	return reply_json(c->resp, o, COMPACT);
 }
 
-/* Numbers about the query's source and what the filter made of it. */
+/* The stats of the heap trace behind @s (cached per trace), or NULL. */
+static json_t *heap_stats(struct ctx *c, const struct hs_api_src *s)
+{
+	struct hs_app_trace *t;
+	struct hs_heap_stats hs;
+	const struct hs_trace *ht;
+	struct hs_diag d = HS_DIAG_INIT(NULL);
+
+	if (s->kind != HS_API_SRC_TRACE)
+		return NULL;
+	t = &c->app->traces[s->trace];
+	if (t->fmt != HS_FORMAT_HEAPSCOPE)
+		return NULL;
+	if (!t->heap_stats && !hs_app_heap(c->app, s->trace, &ht, &d) &&
+	    !hs_heap_stats_compute(ht, &(struct hs_stats_opts){ 0 }, &hs, &d)) {
+		t->heap_stats = hs_heap_stats_json(&hs);
+		hs_heap_stats_release(&hs);
+	}
+	return t->heap_stats ? json_incref(t->heap_stats) : NULL;
+}
+
+/*
+ * Numbers about the query's source (with its saved text boxes) and what
+ * the filter made of it; for a heap trace also its stats (`heapscope
+ * stats --format json`).
+ */
 static int api_stats(struct ctx *c)
 {
 	const struct hs_calltree *ct;
@@ -1278,7 +1478,7 @@ static int api_stats(struct ctx *c)
 	int64_t first, last;
 	uint32_t maxd = 0;
 	size_t i;
-	json_t *o;
+	json_t *o, *heap;
 	int err = get_tree(c);
 
 	if (err)
@@ -1290,7 +1490,7 @@ static int api_stats(struct ctx *c)
 	for (i = 0; i < s->nr_stacks; i++)
 		if (s->stack_depth[i] > maxd)
 			maxd = s->stack_depth[i];
-	o = json_pack("{s:{s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:s?, s:b, s:I},"
+	o = json_pack("{s:{s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:s?, s:b, s:I, s:o},"
 		      " s:{s:I, s:I, s:I, s:I, s:I, s:f, s:o?},"
 		      " s:{s:I, s:I, s:I}}",
 		      "source",
@@ -1302,6 +1502,7 @@ static int api_stats(struct ctx *c)
 		      "first_ms", ms(first), "last_ms", ms(last),
 		      "unit", s->metric_unit, "time_metric", s->kind == HS_METRIC_TIME,
 		      "memory_bytes", (json_int_t)hs_source_memory(s),
+		      "defaults", defaults_json(&s->defaults),
 		      "filter",
 		      "samples", (json_int_t)ct->nr_samples,
 		      "frames", (json_int_t)hs_source_nr_frames(&ct->f.out),
@@ -1314,6 +1515,11 @@ static int api_stats(struct ctx *c)
 		      "entries", (json_int_t)c->app->cache.nr,
 		      "hits", (json_int_t)c->app->cache.hits,
 		      "misses", (json_int_t)c->app->cache.misses);
+	heap = heap_stats(c, &c->query.src);
+	if (o && heap && json_object_set_new(o, "heap", heap)) {
+		json_decref(o);
+		o = NULL;
+	}
 	return reply_json(c->resp, o, COMPACT);
 }
 
@@ -1347,9 +1553,10 @@ static int api_overweight(struct ctx *c)
 		return reply_err(c, err, "base: ");
 	err = hs_api_params_parse(json_object_get(c->q, "base_params"), &bp, &c->diag);
 	if (!err)
-		err = resolve_src(c->app, &c->query.src, c->query.src.nr_steps, &t, &c->diag);
+		err = resolve_src(c->app, &c->query.src, c->query.src.nr_steps,
+				  &c->query.params.vp.filter, &t, &c->diag);
 	if (!err)
-		err = resolve_src(c->app, &bq.src, bq.src.nr_steps, &b, &c->diag);
+		err = resolve_src(c->app, &bq.src, bq.src.nr_steps, &bp.vp.filter, &b, &c->diag);
 	if (!err)
 		err = hs_overweight_compute(b.src, &bp.vp, t.src, &c->query.params.vp, &ow,
 					    &c->diag);
@@ -1389,6 +1596,18 @@ static const struct route routes[] = {
 	{ NULL, NULL, 0 },
 };
 
+/* The saved text boxes of a source, for report-style arguments (NULL: none). */
+static const struct hs_source_defaults *arg_defaults(void *ctx, size_t trace,
+						     const char *source)
+{
+	struct ctx *c = ctx;
+	struct hs_app_source *as = hs_app_source(c->app, trace, source);
+
+	if (!as || hs_app_load_source(c->app, trace, as, &c->diag))
+		return NULL;
+	return &as->src.defaults;
+}
+
 /* The request's query object: the POST body, or the GET arguments. */
 static json_t *request_query(struct ctx *c)
 {
@@ -1406,8 +1625,7 @@ static json_t *request_query(struct ctx *c)
 		}
 		return q;
 	}
-	return hs_api_query_from_args(req->arg, req->ctx, c->app->defaults,
-				      c->app->nr_traces, &c->diag);
+	return hs_api_query_from_args(req->arg, req->ctx, arg_defaults, c, &c->diag);
 }
 
 static int dispatch(struct hs_app *a, const struct hs_request *req,

@@ -142,9 +142,9 @@ async function checkByName(file, what, extra = []) {
 }
 
 // The CallTree rows shown equal the report's nodes at the same paths.
-async function checkCallTree(file, what) {
+async function checkCallTree(file, what, extra = []) {
   const p = await boxes();
-  const j = report(file, [...cliArgs(p), '--view', 'calltree']);
+  const j = report(file, [...cliArgs(p), '--view', 'calltree', ...extra]);
   const rows = await shownRows('calltree');
   const stack = [];
   const bad = [];
@@ -205,7 +205,11 @@ async function main() {
   const lines = [];
   for (let i = 0; i < BIG_NAMES; i++) lines.push(`main;f${String(i).padStart(6, '0')} ${1 + (i % 7)}`);
   writeFileSync(big, lines.join('\n') + '\n');
-  const url = await startServer([...TRACES, big]);
+  // a heap trace of a program whose allocations are known (tests/targets/memtest.c)
+  const heap = path.join(tmp, 'm.heapscope');
+  execFileSync(BIN, ['run', '-q', '--no-view', '-o', heap, '--',
+    path.join(BUILD, 'tests/targets/memtest')], { stdio: 'ignore' });
+  const url = await startServer([...TRACES, big, heap]);
   ok(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{32}$/.test(url), 'heapscope view prints its URL');
 
   const { chromium } = await import(path.join(SRC, 'node_modules/playwright-core/index.mjs'));
@@ -527,6 +531,27 @@ async function main() {
   console.log(`# scrolling 100k tree rows: ${perStep.toFixed(1)} ms per frame`);
   ok(perStep < 100, '100k rows scroll smoothly', perStep);
   await shot('big-calltree');
+
+  // ---- a heap trace: its memory views, heap and RSS, its stats ----
+  await settled(() => page.selectOption('#trace', '3'));
+  const srcNames = await page.$$eval('#source option', (o) => o.map((x) => x.value));
+  ok(JSON.stringify(srcNames) === '["alloc","net","leaks","peak","temporary","mmap"]',
+    'the Source selector offers the memory views', srcNames);
+  ok((await boxes()).fold !== '', 'a heap view starts with its FoldPats (the allocator)');
+  await checkByName(heap, 'heap trace: alloc');
+  ok((await page.getAttribute('#timeline', 'title')).includes('heap in use'),
+    'the timeline shows the heap in use and the RSS');
+  await shot('heap-byname');
+  await settled(() => page.selectOption('#source', 'leaks'));
+  ok((await boxes()).exc !== '', 'leaks start with the suppressions in ExcPats');
+  await checkByName(heap, 'heap trace: leaks', ['--source', 'leaks']);
+  await settled(() => page.selectOption('#source', 'net'));
+  await tab('calltree');
+  await checkCallTree(heap, 'heap trace: net', ['--source', 'net']);
+  await tab('stats');
+  ok((await page.textContent('#view-stats')).includes('Peak heap in use'), 'Stats of a heap trace');
+  await shot('heap-stats');
+  await tab('byname');
 
   // ---- the notes were kept ----
   await settled(() => page.selectOption('#trace', '0'));

@@ -306,6 +306,13 @@ static void canonical_keys(void **state)
 	json_decref(qa);
 }
 
+/* The saved defaults of trace 0's default source: @ctx. */
+static const struct hs_source_defaults *test_defaults(void *ctx, size_t trace,
+						      const char *source)
+{
+	return trace == 0 && !source ? ctx : NULL;
+}
+
 /* The report-style arguments make the query `heapscope report` runs. */
 static void report_arguments(void **state)
 {
@@ -317,13 +324,12 @@ static void report_arguments(void **state)
 	static const char *const bad[] = { "start", "soon", NULL };
 	static const char *const both[] = { "q", "{}", "view", "byname", NULL };
 	struct hs_source_defaults d = { .group = "G", .fold_pct = "2", .end = "30" };
-	const struct hs_source_defaults *dp = &d;
 	struct hs_diag diag = HS_DIAG_INIT(NULL);
 	json_t *q, *steps;
 	char *s;
 
 	(void)state;
-	q = hs_api_query_from_args(args_get, (void *)drill, &dp, 1, &diag);
+	q = hs_api_query_from_args(args_get, (void *)drill, test_defaults, &d, &diag);
 	assert_non_null(q);
 	steps = json_object_get(q, "steps");
 	assert_int_equal(json_array_size(steps), 2);
@@ -340,7 +346,7 @@ static void report_arguments(void **state)
 	free(s);
 	json_decref(q);
 
-	q = hs_api_query_from_args(args_get, (void *)preset, NULL, 1, &diag);
+	q = hs_api_query_from_args(args_get, (void *)preset, NULL, NULL, &diag);
 	assert_non_null(q);
 	s = json_dumps(json_object_get(q, "params"), JSON_SORT_KEYS | JSON_COMPACT);
 	assert_string_equal(s, "{\"end\":null,\"exc\":\"\",\"fold\":\"X\",\"fold_pct\":null,"
@@ -349,10 +355,10 @@ static void report_arguments(void **state)
 	free(s);
 	json_decref(q);
 
-	assert_null(hs_api_query_from_args(args_get, (void *)bad, NULL, 1, &diag));
+	assert_null(hs_api_query_from_args(args_get, (void *)bad, NULL, NULL, &diag));
 	assert_string_equal(diag.msg, "start expects a number, not 'soon'");
 	diag = (struct hs_diag)HS_DIAG_INIT(NULL);
-	assert_null(hs_api_query_from_args(args_get, (void *)both, NULL, 1, &diag));
+	assert_null(hs_api_query_from_args(args_get, (void *)both, NULL, NULL, &diag));
 	assert_string_equal(diag.msg, "argument 'view' cannot go with q");
 }
 

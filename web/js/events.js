@@ -39,22 +39,52 @@ export function renderEvents(el, what, doc, onMore) {
 function kv(obj, labels) {
   return '<table>' + Object.entries(labels).map(([k, label]) => {
     let v = obj[k];
-    if (typeof v === 'number') v = k.endsWith('bytes') ? fmt.bytes(v) : k.endsWith('_ms')
+    if (typeof v === 'boolean') v = v ? 'yes' : 'no';
+    if (typeof v === 'number') v = k.includes('bytes') ? fmt.bytes(v) : k.endsWith('_ms')
       ? fmt.ms(v) + ' ms' : Number.isInteger(v) ? fmt.count(v) : fmt.num(v);
     return `<tr><th>${esc(label)}</th><td class="num">${esc(v ?? '\u2013')}</td></tr>`;
   }).join('') + '</table>';
 }
 
+function topList(title, list) {
+  if (!list || !list.length) return '';
+  return `<h3>${esc(title)}</h3>` + table([{ title: 'Call site' }, { title: 'Bytes', num: 1 },
+    { title: 'Blocks', num: 1 }], list.map((t) => `<tr><td>${esc(t.name)}</td>` +
+    `<td class="num">${fmt.bytes(t.bytes)}</td><td class="num">${fmt.count(t.count)}</td></tr>`));
+}
+
+// A heap trace's numbers (`heapscope stats`).
+function heapStats(h) {
+  const hist = (h.size_histogram || []).map((b) => `<tr><td class="num">${fmt.bytes(b.min)}` +
+    ` \u2013 ${fmt.bytes(b.max)}</td><td class="num">${fmt.count(b.count)}</td>` +
+    `<td class="num">${fmt.bytes(b.bytes)}</td></tr>`);
+  return '<h3>Heap</h3>' + kv(h, {
+    duration_ms: 'Duration', total_allocations: 'Allocations', total_frees: 'Frees',
+    total_reallocs: 'Reallocs', bytes_allocated: 'Bytes allocated',
+    peak_heap_bytes: 'Peak heap in use', peak_heap_ms: 'Peak at', peak_rss_bytes: 'Peak RSS',
+    leaked_bytes: 'Leaked', leaked_blocks: 'Leaked blocks',
+    suppressed_leaked_bytes: 'Leaked, suppressed (libc, libstdc++ at exit)',
+    temporary_allocations: 'Temporary allocations', temporary_bytes: 'Temporary bytes',
+    unmatched_frees: 'Frees of unknown blocks', mmaps: 'Anonymous mappings', threads: 'Threads',
+    sampled: 'Sampled',
+  }) + topList('Top call sites by bytes', h.top_by_bytes) +
+    topList('Top call sites by allocations', h.top_by_count) +
+    topList('Top call sites by leaked bytes', h.top_by_leaked) +
+    topList('Top call sites at the peak', h.top_at_peak) +
+    (hist.length ? '<h3>Allocation sizes</h3>' + table([{ title: 'Size', num: 1 },
+      { title: 'Blocks', num: 1 }, { title: 'Bytes', num: 1 }], hist) : '');
+}
+
 export function renderStats(el, s, trace) {
-  el.innerHTML = `<h3>Source${trace ? ': ' + esc(trace) : ''}</h3>` + kv(s.source, {
+  el.innerHTML = (s.heap ? heapStats(s.heap) : '') +
+    `<h3>Source${trace ? ': ' + esc(trace) : ''}</h3>` + kv(s.source, {
     samples: 'Samples', frames: 'Frames', stacks: 'Stacks', max_depth: 'Deepest stack',
     metric: 'Total metric', count: 'Total count', first_ms: 'First sample', last_ms: 'Last sample',
     unit: 'Unit', time_metric: 'Metric is time', memory_bytes: 'Memory',
   }) + '<h3>After the filter</h3>' + kv(s.filter, {
     samples: 'Samples kept', frames: 'Names', stacks: 'Call-tree nodes', groups: 'Groups',
     folded_nodes: 'Nodes folded by Fold%', fold_threshold: 'Fold% threshold', fold_pct: 'Fold%',
-  }) + '<h3>Cache</h3>' + kv(s.cache, { entries: 'Entries', hits: 'Hits', misses: 'Misses' }) +
-    '<p>Heap statistics (allocations, frees, peak, RSS) come with heap traces.</p>';
+  }) + '<h3>Cache</h3>' + kv(s.cache, { entries: 'Entries', hits: 'Hits', misses: 'Misses' });
 }
 
 export function renderOverweight(el, doc, baseName, testName) {

@@ -11,10 +11,11 @@ export function emptyParams() {
 
 // The state a trace (and one of its sources) opens with: the saved text
 // boxes, else Fold% 1.
-export function initialState(info, trace = 0, source = null) {
+// @defaults: the source's saved boxes when @info does not have them yet.
+export function initialState(info, trace = 0, source = null, defaults = null) {
   const t = info.traces[trace] || { defaults: {}, sources: [] };
   const src = (t.sources || []).find((x) => x.name === source);
-  const d = (src ? src.defaults : t.defaults) || {};
+  const d = defaults || (src ? src.defaults : t.defaults) || {};
   const params = emptyParams();
   for (const k of PARAM_KEYS) if (d[k] !== null && d[k] !== undefined) params[k] = String(d[k]);
   if (d.fold_pct === null || d.fold_pct === undefined) params.fold_pct = '1';

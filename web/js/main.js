@@ -701,7 +701,11 @@ function fillSources() {
   const t = INFO.traces[state.trace] || { sources: [] };
   const sel = $('source');
   sel.textContent = '';
-  for (const src of t.sources) sel.append(new Option(src.name, src.name));
+  for (const src of t.sources) {
+    const o = new Option(src.name, src.name);
+    o.title = src.summary || '';
+    sel.append(o);
+  }
   sel.value = state.source || t.sources[0]?.name || '';
   sel.disabled = t.sources.length < 2 || !!state.diff;
 }
@@ -782,8 +786,17 @@ function wire() {
     applyPreset(ev.target.value);
     ev.target.value = '';
   });
-  $('source').addEventListener('change', (ev) => {
-    go(H.initialState(INFO, state.trace, ev.target.value));
+  // a source not read yet: its saved boxes come with its stats (which read it)
+  $('source').addEventListener('change', async (ev) => {
+    const name = ev.target.value;
+    try {
+      const st = await api.call('stats', { trace: state.trace, source: name });
+      await go(H.initialState(INFO, state.trace, name, st.source.defaults));
+    } catch (e) {
+      fail(e);
+      fillSources();
+      settle();
+    }
   });
   $('trace').addEventListener('change', (ev) => {
     if (ev.target.value !== '') go(H.initialState(INFO, Number(ev.target.value)));

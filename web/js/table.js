@@ -86,6 +86,10 @@ export class VTable {
     this.info = data.info || (() => ({}));
     if (this.selected >= this.count) this.selected = this.count - 1;
     this.spacer.style.height = `${this.count * this.rowH}px`;
+    // the rows' offset keeps the old height scrollable: clamp the position first
+    this.rows.style.transform = 'none';
+    const max = Math.max(0, this.count * this.rowH - this.scroll.clientHeight);
+    if (this.scroll.scrollTop > max) this.scroll.scrollTop = max;
     this.render();
   }
 
@@ -167,7 +171,7 @@ export class VTable {
   // Draw the rows on screen (and ask for the ones not loaded yet).
   render() {
     const top = this.scroll.scrollTop;
-    const first = Math.max(0, Math.floor(top / this.rowH) - 2);
+    const first = Math.max(0, Math.min(this.count - 1, Math.floor(top / this.rowH) - 2));
     const n = Math.min(this.count - first, Math.ceil(this.scroll.clientHeight / this.rowH) + 5);
     this.rows.style.transform = `translateY(${first * this.rowH}px)`;
     let missing = false;

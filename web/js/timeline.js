@@ -1,6 +1,7 @@
 // timeline.js - the source's metric over time (uPlot), above the views:
-// all samples and those the filter keeps. Dragging across it sets Start
-// and End; the current range is shown as the selection.
+// all samples and those the filter keeps, and for heap traces the heap in
+// use and the RSS (bytes, right axis). Dragging across it sets Start and
+// End; the current range is shown as the selection.
 
 import uPlot from '/vendor/uPlot.esm.js';
 import * as fmt from './format.js';
@@ -27,6 +28,12 @@ export class Timeline {
 
   // @t: the /api/timeline answer; @range: {start, end} in ms (null = all).
   set(t, range) {
+    const heap = !!(t.heap && t.heap.length);
+    if (this.plot && this.heap !== heap) {
+      this.plot.destroy();
+      this.plot = null;
+    }
+    this.heap = heap;
     const n = t.all.length;
     const xs = new Float64Array(n + 1);
     const all = new Array(n + 1), kept = new Array(n + 1);
@@ -38,10 +45,12 @@ export class Timeline {
       kept[i] = t.filtered[Math.min(i, n - 1)] * scale;
     }
     const unit = t.unit ? ` ${t.unit}` : '';
-    const label = t.time_metric ? 'busy CPUs (all samples in grey, the filtered ones in blue)'
-      : `metric${unit} per ${fmt.ms(t.bucket_ms)} ms (all in grey, filtered in blue)`;
+    const label = (t.time_metric ? 'busy CPUs (all samples in grey, the filtered ones in blue)'
+      : `metric${unit} per ${fmt.ms(t.bucket_ms)} ms (all in grey, filtered in blue)`) +
+      (heap ? '; heap in use (orange) and RSS (green, dashed) in bytes on the right' : '');
     this.el.title = `${label}; drag to set Start and End`;
     const data = [xs, all, kept];
+    if (heap) data.push(resample(t.heap, xs), resample(t.rss || [], xs));
     if (!this.plot) {
       const stepped = uPlot.paths.stepped({ align: 1 });
       this.plot = new uPlot({
@@ -52,6 +61,8 @@ export class Timeline {
           { size: 22, values: (u, ticks) => ticks.map((v) => fmt.ms(v)), font: '11px system-ui' },
           { size: 50, values: (u, ticks) => ticks.map((v) => fmt.compact(v)),
             font: '11px system-ui' },
+          ...(heap ? [{ scale: 'bytes', side: 1, size: 60, grid: { show: false },
+            values: (u, ticks) => ticks.map((v) => fmt.bytes(v)), font: '11px system-ui' }] : []),
         ],
         cursor: { drag: { x: true, y: false, setScale: false }, points: { show: false } },
         series: [
@@ -59,6 +70,10 @@ export class Timeline {
           { label: 'all', stroke: '#9ca3af', fill: 'rgba(156,163,175,0.25)', paths: stepped, width: 1 },
           { label: 'filtered', stroke: '#2563eb', fill: 'rgba(37,99,235,0.25)', paths: stepped,
             width: 1 },
+          ...(heap ? [
+            { label: 'heap in use', scale: 'bytes', stroke: '#ea580c', width: 2, paths: stepped },
+            { label: 'RSS', scale: 'bytes', stroke: '#16a34a', width: 1, dash: [4, 3], paths: stepped },
+          ] : []),
         ],
         hooks: {
           setSelect: [(u) => {
@@ -91,4 +106,23 @@ export class Timeline {
     }
     this.quiet = false;
   }
+}
+
+// [[ms, bytes], ...] (each point the highest value from its time on) onto
+// the times @xs: each x gets the highest point in [x, next x), else the
+// value before it.
+function resample(points, xs) {
+  const out = new Array(xs.length).fill(null);
+  let k = 0, last = null;
+  for (let i = 0; i < xs.length; i++) {
+    const end = i + 1 < xs.length ? xs[i + 1] : Infinity;
+    let best = null;
+    while (k < points.length && points[k][0] < end) {
+      if (points[k][0] >= xs[i] || i === 0) best = best === null ? points[k][1] : Math.max(best, points[k][1]);
+      last = points[k][1];
+      k++;
+    }
+    out[i] = best ?? last;
+  }
+  return out;
 }

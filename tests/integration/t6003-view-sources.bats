@@ -1,0 +1,113 @@
+#!/usr/bin/env bats
+# `heapscope view`: the stack sources of a file — perf script's cpu and
+# thread-time, a heap trace's memory views (with the time range of leaks
+# and peak) — give the report's JSON; a heap trace's stats and its heap
+# and RSS timelines.
+
+bats_require_minimum_version 1.5.0
+load trace-helpers
+
+R="$DATA/report"
+
+setup_file() {
+	cd "$BATS_FILE_TMPDIR" || return 1
+	"$HS_BIN" run -q --no-view -o m.heapscope -- "$HS_BUILD/tests/targets/memtest" > m.out
+	"$HS_BIN" view "$R/cpu.data.txt" m.heapscope --no-browser --port 0 \
+		> view.out 2> view.err &
+	echo $! > view.pid
+	for _ in $(seq 200); do
+		grep -q 'http://' view.out && break
+		sleep 0.05
+	done
+	url=$(grep -o 'http://[^ ]*' view.out)
+	echo "${url%%/\?token=*}" > base
+	echo "hs_token_$(sed 's/.*://' base)=${url##*token=}" > cookie
+}
+
+teardown_file() {
+	cd "$BATS_FILE_TMPDIR" || return 0
+	kill -TERM "$(cat view.pid)" 2>/dev/null || true
+}
+
+setup() {
+	cd "$BATS_FILE_TMPDIR" || return 1
+	BASE=$(cat base)
+	COOKIE=$(cat cookie)
+}
+
+# get PATH [ARG=VALUE...]: GET PATH with the arguments, the body in $output.
+get() {
+	local path=$1 a
+	shift
+	local q=()
+	for a in "$@"; do
+		q+=(--data-urlencode "$a")
+	done
+	output=$(curl -s -G -b "$COOKIE" "${q[@]}" "$BASE$path")
+}
+
+# same FILE TRACE [report options as ARG=VALUE...]: /api/view equals report.
+same() {
+	local file=$1 trace=$2 a k
+	shift 2
+	local opts=()
+	for a in "$@"; do
+		k=${a%%=*}
+		opts+=("--${k//_/-}" "${a#*=}")
+	done
+	get /api/view "trace=$trace" "$@"
+	printf '%s\n' "$output" > api.json
+	"$HS_BIN" report "$file" "${opts[@]}" --format json > cli.json
+	diff -u cli.json api.json
+}
+
+@test "info lists each file's sources" {
+	get /api/info
+	[ "$(jq -c '[.traces[0].sources[].name]' <<< "$output")" = '["cpu","thread-time"]' ]
+	[ "$(jq -c '[.traces[1].sources[].name]' <<< "$output")" = \
+	  '["alloc","net","leaks","peak","temporary","mmap"]' ]
+	[ "$(jq '.traces[1].heap' <<< "$output")" = true ]
+	[ "$(jq '.traces[1].sources[0].loaded' <<< "$output")" = true ]
+}
+
+@test "perf script: cpu and thread-time are the report's" {
+	same "$R/cpu.data.txt" 0 view=calltree
+	same "$R/cpu.data.txt" 0 source=thread-time view=calltree
+	same "$R/cpu.data.txt" 0 source=thread-time view=byname fold_pct=5
+}
+
+@test "a heap trace: every memory view is the report's" {
+	for s in alloc net leaks peak temporary mmap; do
+		same m.heapscope 1 "source=$s"
+	done
+	same m.heapscope 1 source=net view=calltree
+}
+
+@test "leaks and peak of a time range are the report's" {
+	end=$(jq '.peak_heap_ms' <<< "$("$HS_BIN" stats m.heapscope --format json)")
+	same m.heapscope 1 source=leaks start=0 "end=$end"
+	same m.heapscope 1 source=peak start=0 "end=$end" view=calltree
+	same m.heapscope 1 source=net start=0 "end=$end"
+}
+
+@test "a heap trace's stats and its heap and RSS timelines" {
+	"$HS_BIN" stats m.heapscope --format json > stats.json
+	get /api/stats trace=1
+	for k in total_allocations total_frees peak_heap_bytes leaked_bytes peak_rss_bytes; do
+		[ "$(jq ".heap.$k" <<< "$output")" = "$(jq ".$k" stats.json)" ]
+	done
+	output=$(curl -s -b "$COOKIE" -d '{"trace":1,"buckets":50}' "$BASE/api/timeline")
+	[ "$(jq '.heap | length' <<< "$output")" -ge 1 ]
+	[ "$(jq '.rss | length' <<< "$output")" -ge 1 ]
+	[ "$(jq '[.heap[][1]] | max' <<< "$output")" = "$(jq '.peak_heap_bytes' stats.json)" ]
+	# not a heap trace: no heap series
+	output=$(curl -s -b "$COOKIE" -d '{"trace":0}' "$BASE/api/timeline")
+	[ "$(jq 'has("heap")' <<< "$output")" = false ]
+}
+
+@test "a source the file does not offer is a 404 with the reason" {
+	get /api/view trace=0 source=leaks
+	jq -e '.error | test("no source .leaks.")' <<< "$output"
+	get /api/view trace=1 source=nope
+	jq -e '.error' <<< "$output"
+}
