@@ -4,6 +4,7 @@
  * cache.h), and the documents answered.
  */
 #include "analysis/diff.h"
+#include "analysis/lines.h"
 #include "analysis/memviews.h"
 #include "analysis/stats.h"
 #include "analysis/overweight.h"
@@ -666,7 +667,7 @@ static int api_info(struct ctx *c)
 		      json_object_set_new(o, "ignore_pid_tid",
 					  json_string(HS_PRESET_IGNORE_PID_TID)) ||
 		      json_object_set_new(o, "overweight", json_true()) ||
-		      json_object_set_new(o, "source_lines", json_false());
+		      json_object_set_new(o, "source_lines", json_true());
 	json_decref(traces);
 	json_decref(presets);
 	if (err) {
@@ -1523,10 +1524,59 @@ static int api_stats(struct ctx *c)
 	return reply_json(c->resp, o, COMPACT);
 }
 
-/* Source lines need symbols with line numbers: not in any trace yet. */
+/*
+ * Goto Source: the cost of the function "name" (a row key) per source
+ * line, from the source's locations (a symbolized heap trace has them):
+ * each line's exclusive and inclusive cost, once per sample. The server
+ * shows no file's text: it serves no file of the disk.
+ */
 static int api_source(struct ctx *c)
 {
-	return hs__reply_error(c->resp, 501, "this trace has no source line information");
+	const struct hs_calltree *ct;
+	struct hs_lines l;
+	const char *name;
+	double basis;
+	json_t *o, *lines;
+	size_t i;
+	int err = get_tree(c);
+
+	if (!err)
+		err = get_string(c, "name", HS_API_MAX_TEXT, &name);
+	if (!err && !name) {
+		hs_diag_set(&c->diag, 0, "source needs a name");
+		err = -EINVAL;
+	}
+	if (err)
+		return reply_err(c, err, "");
+	ct = &c->tree->u.tree;
+	err = hs_lines_compute(ct, name, &l);
+	if (err)
+		return reply_err(c, err, "");
+	if (!l.frames) {
+		hs_lines_release(&l);
+		return hs__reply_error(c->resp, 404, "no function named '%.200s' (a group or a "
+				       "name the filter made has no source lines)", name);
+	}
+	basis = hs_calltree_basis(ct);
+	lines = json_array();
+	for (i = 0; lines && i < l.nr; i++) {
+		const struct hs_line_cost *x = &l.line[i];
+
+		if (json_array_append_new(lines, json_pack("{s:s?, s:I, s:f, s:f, s:f, s:f, s:f, s:f}",
+				"file", x->file, "line", (json_int_t)x->line,
+				"exc", x->exc, "exc_pct", basis > 0 ? 100 * x->exc / basis : 0.0,
+				"exc_count", x->exc_count,
+				"inc", x->inc, "inc_pct", basis > 0 ? 100 * x->inc / basis : 0.0,
+				"inc_count", x->inc_count))) {
+			json_decref(lines);
+			lines = NULL;
+		}
+	}
+	o = json_pack("{s:s, s:I, s:b, s:f, s:f, s:o}", "name", name,
+		      "frames", (json_int_t)l.frames, "has_locations", l.has_locations,
+		      "inc", l.inc, "inc_count", l.inc_count, "lines", lines);
+	hs_lines_release(&l);
+	return reply_json(c->resp, o, COMPACT);
 }
 
 /*
@@ -1591,7 +1641,7 @@ static const struct route routes[] = {
 	{ "/api/timeline", api_timeline, 1 },
 	{ "/api/samples", api_samples, 1 },
 	{ "/api/stats", api_stats, 1 },
-	{ "/api/source", api_source, 0 },
+	{ "/api/source", api_source, 1 },
 	{ "/api/overweight", api_overweight, 1 },
 	{ NULL, NULL, 0 },
 };

@@ -27,6 +27,7 @@ const TRACES = [path.join(PERF, 'workload.data.txt'), path.join(PERF, 'workload-
 const BIG_NAMES = 100000;
 
 let server = null, context = null, page = null, tmp = null, n = 0;
+const errors = [];
 
 function cleanup() {
   if (server) server.kill('SIGKILL');
@@ -222,7 +223,6 @@ async function main() {
   });
   page = context.pages()[0] || await context.newPage();
   page.setDefaultTimeout(WAIT);
-  const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
   // 4xx answers (a bad pattern) and 501 (Goto Source) are expected; the
   // GUI shows them itself
@@ -423,8 +423,11 @@ async function main() {
   // ---- Goto Source, Set Time Range from a When selection (Alt-R) ----
   await tab('byname');
   await page.click('#view-byname .row[data-key="hotloop!hot_function"] .c-name');
-  await page.keyboard.press('Alt+d');
-  await page.waitForFunction(() => document.getElementById('status').textContent.includes('Goto Source'));
+  await settled(() => page.keyboard.press('Alt+d'));
+  await page.waitForSelector('#view-source.active');
+  ok((await page.textContent('#view-source')).includes('no line information'),
+    'Goto Source (Alt-D): a perf trace has no lines');
+  await tab('byname');
   const sum = await page.evaluate(async () => (await (await fetch('/api/rows', { method: 'POST',
     body: JSON.stringify({ count: 1 }) })).json()).summary);
   await page.evaluate(() => {
@@ -550,6 +553,15 @@ async function main() {
   await checkCallTree(heap, 'heap trace: net', ['--source', 'net']);
   await tab('stats');
   ok((await page.textContent('#view-stats')).includes('Peak heap in use'), 'Stats of a heap trace');
+  await tab('byname');
+  await rightClickRow('byname', 'memtest!site_leak');
+  await menu('source');
+  const src = await page.textContent('#view-source');
+  const blk = report(heap, [...cliArgs(await boxes()), '--source', 'net']).rows
+    .find((r) => r.key === 'memtest!site_leak');
+  ok(src.includes('memtest.c') && src.includes(`${num(blk.inc)} inclusive`),
+    'Goto Source: the lines of memtest.c, adding up to the name\'s Inc', { src: src.slice(0, 300), blk });
+  await shot('heap-source');
   await shot('heap-stats');
   await tab('byname');
 
@@ -571,6 +583,19 @@ try {
   cleanup();
 } catch (e) {
   console.log(`# ${e.stack}`);
+  for (const x of errors) console.log(`# page: ${x.split('\n')[0]}`);
+  if (page) {
+    const d = await page.evaluate(() => {
+      const v = window.heapscope?.views?.byname;
+      const sc = document.querySelector('#view-byname .scroll');
+      return v && { top: sc.scrollTop, h: sc.clientHeight, sh: sc.scrollHeight,
+        tr: document.querySelector('#view-byname .rows').style.transform,
+        shown: [...document.querySelectorAll('#view-byname .row:not([hidden])')].map((r) => r.dataset.index + (r.classList.contains('pending') ? 'p' : '')).join(','),
+        total: v.total, count: v.table.count, pages: [...v.pages.keys()],
+        page0: v.pages.get(0)?.length, gen: v.gen, state: window.heapscope.state() };
+    }).catch((x) => String(x));
+    console.log(`# byname: ${JSON.stringify(d).slice(0, 1500)}`);
+  }
   if (page) await page.screenshot({ path: path.join(ART, 'failure.png') }).catch(() => {});
   console.log(`1..${n}`);
   await context?.close().catch(() => {});

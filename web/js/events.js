@@ -105,3 +105,26 @@ export function renderOverweight(el, doc, baseName, testName) {
       { title: 'Delta', num: 1 }, { title: 'Responsibility %', num: 1 },
       { title: 'Overweight %', num: 1 }, { title: 'Interest', num: 1 }], rows);
 }
+
+// Goto Source: a function's cost per line (/api/source).
+export function renderSource(el, doc) {
+  if (!doc) {
+    el.innerHTML = '<p>Select a function and use <em>Goto Source</em> (Alt-D).</p>';
+    return;
+  }
+  const top = Math.max(...doc.lines.map((l) => Math.abs(l.inc)), 0) || 1;
+  const rows = doc.lines.map((l) => `<tr><td>${esc(l.file ?? '(no line information)')}</td>` +
+    `<td class="num">${l.file ? l.line : ''}</td>` +
+    `<td class="num">${fmt.num(l.exc)}</td><td class="num">${fmt.pct(l.exc_pct)}</td>` +
+    `<td class="num">${fmt.num(l.inc)}</td><td class="num">${fmt.pct(l.inc_pct)}</td>` +
+    `<td><span class="bar" style="width:${(100 * Math.abs(l.inc) / top).toFixed(1)}%"></span></td></tr>`);
+  el.innerHTML = `<h3>${esc(doc.name)}: ${fmt.num(doc.inc)} inclusive, by source line</h3>` +
+    (doc.has_locations ? '' : '<p>This source has no line information: symbolized heapscope ' +
+      'traces have it.</p>') +
+    '<p>Inclusive cost counts each sample once per line it runs; exclusive cost is what ' +
+    'the function itself costs after the filter (with what FoldPats folded into it). ' +
+    'The files themselves are not shown: heapscope serves no file of the disk.</p>' +
+    table([{ title: 'File' }, { title: 'Line', num: 1 }, { title: 'Exc', num: 1 },
+      { title: 'Exc %', num: 1 }, { title: 'Inc', num: 1 }, { title: 'Inc %', num: 1 },
+      { title: '' }], rows);
+}

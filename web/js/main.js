@@ -13,7 +13,7 @@ import { Timeline } from './timeline.js';
 import { CallerCallee } from './callercallee.js';
 import { showMenu, literalPattern, moduleOf, entryGroup, appendPat, prependPat,
   dropGroup } from './menu.js';
-import { renderEvents, renderStats, renderOverweight } from './events.js';
+import { renderEvents, renderStats, renderOverweight, renderSource } from './events.js';
 
 const $ = (id) => document.getElementById(id);
 const BOXES = { start: 'start', end: 'end', group: 'group', fold_pct: 'foldpct', fold: 'fold',
@@ -61,7 +61,8 @@ function keyOf(extra = {}) {
 function tabKey(tab) {
   const focus = ['callers', 'callees', 'caller-callee'].includes(tab) ? state.focus : null;
   const sort = state.sort[tab] || null;
-  return keyOf({ tab, focus, sort });
+  const of = tab === 'source' ? state.source_of : tab === 'events' ? state.events : null;
+  return keyOf({ tab, focus, sort, of });
 }
 
 // ---- summary line ----
@@ -399,6 +400,7 @@ function setActiveTab(tab) {
   $('overweight').value = state.overweight ?? '';
   document.querySelector('[data-tab="overweight"]').hidden = state.overweight === null ||
     state.overweight === undefined;
+  document.querySelector('[data-tab="source"]').hidden = !state.source_of;
   $('expandall').hidden = !TREE_TABS.includes(tab);
 }
 
@@ -501,13 +503,19 @@ function setTimeRange(row) {
   });
 }
 
+// Goto Source: the row's cost per source line, in the Source tab.
 async function gotoSource(row) {
   if (!row) return;
-  try {
-    await api.call('source', { name: row.key });
-  } catch (e) {
-    status(`Goto Source: ${e.message} (${row.name})`, true);
-  }
+  state.source_of = row.key;
+  setActiveTab('source');
+  H.replace(state);
+  await loadTab('source', true);
+  settle();
+}
+
+async function loadSource(el) {
+  if (!state.source_of) return renderSource(el, null);
+  renderSource(el, await api.call('source', H.query(state, { name: state.source_of })));
 }
 
 function copyRow(row) {
@@ -832,6 +840,7 @@ async function main() {
   views.events = makePane('events', (el) => loadEvents(el));
   views.stats = makePane('stats', loadStats);
   views.overweight = makePane('overweight', loadOverweight);
+  views.source = makePane('source', loadSource);
   views.timeline = new Timeline($('timeline'), {
     onRange: (a, b) => editParams((p) => {
       p.start = fmt.msBox(a);
@@ -844,6 +853,8 @@ async function main() {
   H.replace(s);
   await show(s);
   document.body.dataset.ready = '1';
+  // for debugging in the browser's console (and the tests' diagnostics)
+  window.heapscope = { views, state: () => state };
 }
 
 main();
