@@ -157,15 +157,18 @@ int hs_server_start(struct hs_server **out, struct hs_app *app,
 	if (!s)
 		return -ENOMEM;
 	s->app = app;
+	/* the URL names the loopback address when every address is bound */
 	if (inet_pton(AF_INET, bind, &a4.sin_addr) == 1) {
 		a4.sin_port = htons((uint16_t)o->port);
 		sa = (struct sockaddr *)&a4;
-		snprintf(s->host, sizeof(s->host), "%s", bind);
+		snprintf(s->host, sizeof(s->host), "%s",
+			 a4.sin_addr.s_addr == htonl(INADDR_ANY) ? "127.0.0.1" : bind);
 	} else if (inet_pton(AF_INET6, bind, &a6.sin6_addr) == 1) {
 		a6.sin6_port = htons((uint16_t)o->port);
 		sa = (struct sockaddr *)&a6;
 		flags |= MHD_USE_IPv6;
-		snprintf(s->host, sizeof(s->host), "[%s]", bind);
+		snprintf(s->host, sizeof(s->host), "[%s]",
+			 IN6_IS_ADDR_UNSPECIFIED(&a6.sin6_addr) ? "::1" : bind);
 	} else {
 		hs_free(s);
 		hs_diag_set(diag, 0, "'%s' is not a numeric IPv4 or IPv6 address", bind);
