@@ -11,7 +11,7 @@
 
 struct acc {
 	double exc, exc_count, inc, inc_count;
-	uint32_t stamp;		/* the last stack that counted this line's inclusive cost */
+	uint32_t stamp; /* the last stack that counted this line's inclusive cost */
 	int used;
 };
 
@@ -43,7 +43,8 @@ int hs_lines_compute(const struct hs_calltree *ct, const char *name, struct hs_l
 	if (!match)
 		goto out;
 	for (i = 0; i < nf; i++)
-		if (!strcmp(hs_frame_display(hs_source_frame_name(in, (uint32_t)i)), name)) {
+		if (!strcmp(hs_frame_display(hs_source_frame_name(in, (uint32_t)i)),
+			    name)) {
 			match[i] = 1;
 			out->frames++;
 		}

@@ -32,7 +32,7 @@ struct hs_line_cost {
 struct hs_lines {
 	struct hs_line_cost *line;	/* sorted by file, then line */
 	size_t nr;
-	double inc, inc_count;		/* the function's total (inclusive, once per sample) */
+	double inc, inc_count; /* the function's total (inclusive, once per sample) */
 	size_t frames;			/* frames of that name in the source */
 	int has_locations;		/* the source has locations at all */
 };

@@ -87,8 +87,8 @@ int cli_view_serve(struct hs_app *app, const struct cli_view_opts *o)
 		return cli_fail("%s", diag.set ? diag.msg : strerror(-err));
 	}
 	hs_server_url(srv, url, sizeof(url));
-	printf("heapscope: serving %s at %s\n", app->nr_traces ? app->traces[0].name : "nothing",
-	       url);
+	printf("heapscope: serving %s at %s\n",
+	       app->nr_traces ? app->traces[0].name : "nothing", url);
 	printf("heapscope: press Ctrl-C to stop\n");
 	fflush(stdout);
 	browser = open_browser(url, o->no_browser);
@@ -121,7 +121,8 @@ static int parse_args(int argc, char **argv, struct cli_view_opts *o, const char
 		case OPT_PORT:
 			err = cli_parse_ulong("view", "--port", optarg, &ul);
 			if (!err && ul > 65535)
-				err = cli_usage_error("view", "--port must be at most 65535");
+				err = cli_usage_error("view",
+						      "--port must be at most 65535");
 			o->port = (unsigned)ul;
 			break;
 		case OPT_BIND:
@@ -134,7 +135,8 @@ static int parse_args(int argc, char **argv, struct cli_view_opts *o, const char
 			return cli_usage_error("view", "option '%s' needs a value",
 					       argv[optind - 1]);
 		default:
-			return cli_usage_error("view", "unknown option '%s'", argv[optind - 1]);
+			return cli_usage_error("view", "unknown option '%s'",
+					       argv[optind - 1]);
 		}
 		if (err)
 			return err;
@@ -163,7 +165,8 @@ static int add_file(struct hs_app *app, const char *path, const char *from)
 		if (fmt == HS_FORMAT_UNKNOWN)
 			fmt = hs_format_from_path(path);
 		if (hs_app_add_trace(app, base_name(path),
-				     fmt != HS_FORMAT_UNKNOWN ? hs_format_name(fmt) : "", &src))
+				     fmt != HS_FORMAT_UNKNOWN ? hs_format_name(fmt) : "",
+				     &src))
 			return cli_fail("out of memory");
 		return 0;
 	}

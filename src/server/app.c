@@ -78,7 +78,8 @@ static const char *only_source_name(const struct hs_stack_source *src)
 /* Append an empty source named @name to @t. 0 or -ENOMEM. */
 static int push_source(struct hs_app_trace *t, const char *name, const char *summary)
 {
-	struct hs_app_source *ns = hs_realloc(t->sources, (t->nr_sources + 1) * sizeof(*ns));
+	struct hs_app_source *ns =
+	    hs_realloc(t->sources, (t->nr_sources + 1) * sizeof(*ns));
 
 	if (!ns)
 		return -ENOMEM;
@@ -343,7 +344,8 @@ void hs_app_handle(struct hs_app *a, const struct hs_request *req, struct hs_res
 	const char *arg_token = req->arg ? req->arg(req->ctx, "token") : NULL;
 
 	memset(resp, 0, sizeof(*resp));
-	if (arg_token ? !hs_app_token_ok(a, arg_token) : !hs_app_token_ok(a, req->cookie_token)) {
+	if (arg_token ? !hs_app_token_ok(a, arg_token)
+		      : !hs_app_token_ok(a, req->cookie_token)) {
 		hs__reply_error(resp, 403, "forbidden: open the URL heapscope printed "
 				"(with its token)");
 		return;

@@ -31,9 +31,9 @@
  * leaks and peak views of a time range.
  *
  * Ownership: the app owns its traces (hs_app_add_trace() and
- * hs_app_add_source() take the sources) and its cache. A response owns its body when @owned. Requests
- * are answered one at a time (a mutex); the app is otherwise not
- * thread-safe.
+ * hs_app_add_source() take the sources) and its cache. A response owns
+ * its body when @owned. Requests are answered one at a time (a mutex);
+ * the app is otherwise not thread-safe.
  */
 
 #define HS_APP_TOKEN_LEN 32		/* hex digits */

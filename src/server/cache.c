@@ -27,9 +27,11 @@ static size_t entry_bytes(const struct hs_cache_entry *e)
 		return hs_source_memory(&e->u.source.src);
 	case HS_CACHE_TREE:
 		/* the nodes' arrays, When histograms, the filter's output and maps */
-		return ct->t.nr * (sizeof(struct hs_node_exc) + sizeof(struct hs_node_inc) + 21) +
+		return ct->t.nr * (sizeof(struct hs_node_exc) +
+				   sizeof(struct hs_node_inc) + 21) +
 		       (ct->hist ? ct->t.nr * HS_WHEN_BUCKETS * sizeof(double) : 0) +
-		       hs_source_memory(&ct->f.out) + (ct->in ? ct->in->nr_stacks * 5 : 0);
+		       hs_source_memory(&ct->f.out) +
+		       (ct->in ? ct->in->nr_stacks * 5 : 0);
 	case HS_CACHE_VIEW:
 		return v->nr_rows * (sizeof(*v->rows) + 2 * sizeof(uint32_t)) +
 		       hs_source_memory(&v->names);

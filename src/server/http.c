@@ -66,8 +66,8 @@ static enum MHD_Result send_answer(struct hs_server *s, struct MHD_Connection *c
 	char cookie[128];
 
 	if (r->owned) {
-		mr = MHD_create_response_from_buffer_with_free_callback(r->len, (void *)r->data,
-									hs_free);
+		mr = MHD_create_response_from_buffer_with_free_callback(
+		    r->len, (void *)r->data, hs_free);
 		if (mr)
 			r->owned = 0;	/* the response frees it now */
 	} else {
@@ -96,7 +96,8 @@ static enum MHD_Result send_answer(struct hs_server *s, struct MHD_Connection *c
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version,
-			      const char *upload_data, size_t *upload_data_size, void **con_cls)
+			      const char *upload_data, size_t *upload_data_size,
+			      void **con_cls)
 {
 	struct hs_server *s = cls;
 	struct pending *p = *con_cls;

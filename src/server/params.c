@@ -165,15 +165,20 @@ static int parse_view_params(const json_t *p, struct hs_view_params *vp, struct 
 	if (!err)
 		err = get_number(json_object_get(p, "end"), "end", &f->end_ms, d);
 	if (!err)
-		err = get_number(json_object_get(p, "fold_pct"), "fold_pct", &vp->fold_pct, d);
+		err = get_number(json_object_get(p, "fold_pct"), "fold_pct",
+				 &vp->fold_pct, d);
 	if (!err)
-		err = get_text(json_object_get(p, "group"), "group", HS_API_MAX_TEXT, &f->group, d);
+		err = get_text(json_object_get(p, "group"), "group", HS_API_MAX_TEXT,
+			       &f->group, d);
 	if (!err)
-		err = get_text(json_object_get(p, "fold"), "fold", HS_API_MAX_TEXT, &f->fold, d);
+		err = get_text(json_object_get(p, "fold"), "fold", HS_API_MAX_TEXT,
+			       &f->fold, d);
 	if (!err)
-		err = get_text(json_object_get(p, "inc"), "inc", HS_API_MAX_TEXT, &f->inc, d);
+		err = get_text(json_object_get(p, "inc"), "inc", HS_API_MAX_TEXT, &f->inc,
+			       d);
 	if (!err)
-		err = get_text(json_object_get(p, "exc"), "exc", HS_API_MAX_TEXT, &f->exc, d);
+		err = get_text(json_object_get(p, "exc"), "exc", HS_API_MAX_TEXT, &f->exc,
+			       d);
 	if (err)
 		return err;
 	if (vp->fold_pct < 0) {
@@ -233,7 +238,8 @@ static int parse_step(const json_t *s, struct hs_query_step *st, json_t **norm,
 	if (!err)
 		err = get_text(json_object_get(s, "what"), "what", 16, &what, d);
 	if (!err)
-		err = get_text(json_object_get(s, "name"), "name", HS_API_MAX_TEXT, &st->name, d);
+		err = get_text(json_object_get(s, "name"), "name", HS_API_MAX_TEXT,
+			       &st->name, d);
 	if (!err)
 		err = parse_view_params(json_object_get(s, "params"), &st->params, d);
 	if (err)
@@ -260,8 +266,8 @@ static int parse_step(const json_t *s, struct hs_query_step *st, json_t **norm,
 		if (!names)
 			return -ENOMEM;
 		for (i = 0; i < n; i++) {
-			err = get_text(json_array_get(path, i), "a path name", HS_API_MAX_TEXT,
-				       &names[i], d);
+			err = get_text(json_array_get(path, i), "a path name",
+				       HS_API_MAX_TEXT, &names[i], d);
 			if (!err && !names[i]) {
 				hs_diag_set(d, 0, "a path name must be a string");
 				err = -EINVAL;
@@ -372,16 +378,17 @@ static int parse_diff(const json_t *dj, size_t nr_traces, int depth,
 	out->base = hs_calloc(1, sizeof(*out->base));
 	if (!out->test || !out->base)
 		goto out;
-	err = parse_src(json_object_get(dj, "test"), nr_traces, depth + 1, 0, out->test, &tn, d);
+	err = parse_src(json_object_get(dj, "test"), nr_traces, depth + 1, 0, out->test,
+			&tn, d);
 	if (!err)
-		err = parse_src(json_object_get(dj, "base"), nr_traces, depth + 1, 0, out->base,
-				&bn, d);
+		err = parse_src(json_object_get(dj, "base"), nr_traces, depth + 1, 0,
+				out->base, &bn, d);
 	if (!err)
-		err = hs_api_params_parse(json_object_get(dj, "test_params"), &out->test_params,
-					  d);
+		err = hs_api_params_parse(json_object_get(dj, "test_params"),
+					  &out->test_params, d);
 	if (!err)
-		err = hs_api_params_parse(json_object_get(dj, "base_params"), &out->base_params,
-					  d);
+		err = hs_api_params_parse(json_object_get(dj, "base_params"),
+					  &out->base_params, d);
 	if (err)
 		goto out;
 	err = -ENOMEM;
@@ -456,7 +463,8 @@ static int parse_src(const json_t *q, size_t nr_traces, int depth, int top,
 			goto fail;
 		}
 		if (put(o, "trace", json_integer((json_int_t)out->trace)) ||
-		    (out->source && *out->source && put(o, "source", json_string(out->source)))) {
+		    (out->source && *out->source &&
+		     put(o, "source", json_string(out->source)))) {
 			err = -ENOMEM;
 			goto fail;
 		}
@@ -531,8 +539,10 @@ int hs_api_query_parse(const json_t *q, size_t nr_traces, int need_focus,
 		goto fail;
 	err = -EINVAL;
 	if (view && hs_view_kind_parse(view, &out->view.kind)) {
-		hs_diag_set(diag, 0, "unknown view '%.40s' (byname, calltree, callers, callees, "
-			    "caller-callee or flame)", view);
+		hs_diag_set(diag, 0,
+			    "unknown view '%.40s' (byname, calltree, callers, callees, "
+			    "caller-callee or flame)",
+			    view);
 		goto fail;
 	}
 	if (need_focus && hs_view_kind_has_focus(out->view.kind) && !out->view.focus) {
@@ -583,8 +593,8 @@ void hs_api_query_release(struct hs_api_query *q)
 /* ---- report-style GET arguments ---- */
 
 static const char *const arg_names[] = {
-	"trace", "source", "view", "focus", "group", "fold", "fold_pct", "inc", "exc", "start",
-	"end", "drill", "flatten", "limit", "depth", "preset", "exe_dir", NULL
+	"trace", "source", "view", "focus", "group", "fold", "fold_pct", "inc", "exc",
+	"start", "end", "drill", "flatten", "limit", "depth", "preset", "exe_dir", NULL
 };
 
 /* A saved default number: its value, or NAN when absent or not a number. */
@@ -671,7 +681,8 @@ static int apply_preset(struct flat *f, const char *name, const char *exe_dir,
 		f->fold = p->fold;
 		f->has_fold = 1;
 	}
-	if (!f->has_fold_pct && *p->fold_pct && !arg_number(p->fold_pct, "fold_pct", &pct, d)) {
+	if (!f->has_fold_pct && *p->fold_pct &&
+	    !arg_number(p->fold_pct, "fold_pct", &pct, d)) {
 		f->fold_pct = pct;
 		f->has_fold_pct = 1;
 	}
@@ -697,12 +708,14 @@ json_t *hs_api_query_from_args(const char *(*arg)(void *ctx, const char *key), v
 	if (s) {
 		for (i = 0; arg_names[i]; i++)
 			if (arg(ctx, arg_names[i])) {
-				hs_diag_set(diag, 0, "argument '%s' cannot go with q", arg_names[i]);
+				hs_diag_set(diag, 0, "argument '%s' cannot go with q",
+					    arg_names[i]);
 				return NULL;
 			}
 		q = json_loads(s, JSON_REJECT_DUPLICATES, &jerr);
 		if (!q)
-			hs_diag_set(diag, 0, "q: %s at character %d", jerr.text, jerr.position);
+			hs_diag_set(diag, 0, "q: %s at character %d", jerr.text,
+				    jerr.position);
 		return q;
 	}
 	q = json_object();
@@ -789,15 +802,16 @@ json_t *hs_api_query_from_args(const char *(*arg)(void *ctx, const char *key), v
 			what = drill + len - 3;
 			drill_name[len - 4] = '\0';
 		}
-		step = json_pack("{s:s, s:s, s:s, s:o*}", "kind", "drill", "name", drill_name,
-				 "what", what, "params", flat_params(&f));
+		step = json_pack("{s:s, s:s, s:s, s:o*}", "kind", "drill", "name",
+				 drill_name, "what", what, "params", flat_params(&f));
 		if (!step || json_array_append_new(steps, step))
 			goto fail;
 		f.inc = f.exc = NULL;
 	}
 	s = arg(ctx, "flatten");
 	if (s && strcmp(s, "0") && strcmp(s, "false")) {
-		step = json_pack("{s:s, s:o*}", "kind", "flatten", "params", flat_params(&f));
+		step = json_pack("{s:s, s:o*}", "kind", "flatten", "params",
+				 flat_params(&f));
 		if (!step || json_array_append_new(steps, step))
 			goto fail;
 		f.group = f.fold = f.inc = f.exc = NULL;

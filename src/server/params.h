@@ -40,7 +40,7 @@ enum hs_api_src_kind { HS_API_SRC_TRACE, HS_API_SRC_DIFF };
 struct hs_api_src {
 	enum hs_api_src_kind kind;
 	size_t trace;			/* HS_API_SRC_TRACE: index of the trace */
-	const char *source;		/* and the name of its source; NULL = the first */
+	const char *source;		/* its source's name; NULL = the first */
 	struct hs_api_src *test, *base;	/* HS_API_SRC_DIFF: owned */
 	struct hs_api_params test_params, base_params;
 	struct hs_query_step *steps;	/* owned array */

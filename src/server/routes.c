@@ -122,7 +122,8 @@ static int on_peak(const struct hs_app *a, const struct hs_api_src *s)
 }
 
 /* @p without its time window when @s stands on a peak view. */
-static struct hs_filter_params window_for(const struct hs_app *a, const struct hs_api_src *s,
+static struct hs_filter_params window_for(const struct hs_app *a,
+					  const struct hs_api_src *s,
 					  const struct hs_filter_params *p)
 {
 	struct hs_filter_params f = *p;
@@ -247,8 +248,8 @@ static int resolve_src(struct hs_app *a, const struct hs_api_src *s, size_t k,
 		if (!k) {
 			tf = window_for(a, s->test, &s->test_params.vp.filter);
 			bf = window_for(a, s->base, &s->base_params.vp.filter);
-			err = resolve_src(a, s->test, s->test->nr_steps, &s->test_params.vp.filter,
-					  &t, d);
+			err = resolve_src(a, s->test, s->test->nr_steps,
+					  &s->test_params.vp.filter, &t, d);
 			if (!err)
 				err = resolve_src(a, s->base, s->base->nr_steps,
 						  &s->base_params.vp.filter, &b, d);
@@ -302,8 +303,8 @@ static int get_tree(struct ctx *c)
 		c->src = e->u.tree.in;
 		return 0;
 	}
-	err = resolve_src(a, &c->query.src, c->query.src.nr_steps, &c->query.params.vp.filter, &r,
-			  &c->diag);
+	err = resolve_src(a, &c->query.src, c->query.src.nr_steps,
+			  &c->query.params.vp.filter, &r, &c->diag);
 	if (err)
 		return err;
 	p.filter = window_for(a, &c->query.src, &p.filter);
@@ -330,13 +331,16 @@ static int get_tree(struct ctx *c)
 /* The full view of the query (no limit, no depth): c->view. */
 static int get_view(struct ctx *c)
 {
-	struct hs_view_opts o = { .kind = c->query.view.kind, .focus = c->query.view.focus };
+	struct hs_view_opts o = {
+		.kind = c->query.view.kind, .focus = c->query.view.focus,
+	};
 	struct hs_buf key = HS_BUF_INIT;
 	struct hs_cache_entry *e;
 	int err;
 
 	if (hs_view_kind_has_focus(o.kind) && !o.focus) {
-		hs_diag_set(&c->diag, 0, "view '%s' needs a focus", hs_view_kind_name(o.kind));
+		hs_diag_set(&c->diag, 0, "view '%s' needs a focus",
+			    hs_view_kind_name(o.kind));
 		return -EINVAL;
 	}
 	if (hs_buf_addf(&key, "%s\n%s\n%s", c->query.tree_key, hs_view_kind_name(o.kind),
@@ -417,7 +421,8 @@ static int get_string(struct ctx *c, const char *key, size_t max, const char **o
 		return 0;
 	if (!json_is_string(v) || json_string_length(v) > max ||
 	    strlen(json_string_value(v)) != json_string_length(v)) {
-		hs_diag_set(&c->diag, 0, "%s must be a string of at most %zu bytes", key, max);
+		hs_diag_set(&c->diag, 0, "%s must be a string of at most %zu bytes", key,
+			    max);
 		return -EINVAL;
 	}
 	*out = json_string_value(v);
@@ -458,7 +463,8 @@ static json_t *doc(const struct hs_view *v, const char *key, json_t *val)
 {
 	json_t *o = json_object();
 
-	if (!o || !val || json_object_set_new(o, "view", json_string(hs_view_kind_name(v->kind))) ||
+	if (!o || !val ||
+	    json_object_set_new(o, "view", json_string(hs_view_kind_name(v->kind))) ||
 	    json_object_set_new(o, "summary", hs_view_summary_json(v)) ||
 	    json_object_set_new(o, "total_rows", json_integer((json_int_t)v->nr_rows)) ||
 	    json_object_set_new(o, key, val)) {
@@ -607,19 +613,21 @@ static json_t *trace_json(const struct hs_app_trace *t, size_t id)
 	/* sources not read yet have no numbers and no defaults (null) */
 	for (k = 0; srcs && k < t->nr_sources; k++) {
 		const struct hs_app_source *as = &t->sources[k];
+		json_int_t n = (json_int_t)as->src.nr_samples;
+		json_t *x = json_pack("{s:s, s:s?, s:b, s:o?, s:o?}",
+			"name", as->name, "summary", as->summary, "loaded", as->loaded,
+			"samples", as->loaded ? json_integer(n) : NULL,
+			"defaults", as->loaded ? defaults_json(&as->src.defaults) : NULL);
 
-		if (json_array_append_new(srcs, json_pack("{s:s, s:s?, s:b, s:o?, s:o?}",
-				"name", as->name, "summary", as->summary, "loaded", as->loaded,
-				"samples", as->loaded ? json_integer((json_int_t)as->src.nr_samples)
-						      : NULL,
-				"defaults", as->loaded ? defaults_json(&as->src.defaults) : NULL))) {
+		if (json_array_append_new(srcs, x)) {
 			json_decref(srcs);
 			srcs = NULL;
 		}
 	}
 	hs_source_totals(s, &metric, &count);
 	hs_source_time_range(s, &first, &last);
-	o = json_pack("{s:I, s:s, s:s, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:s?, s:b, s:o, s:o}",
+	o = json_pack("{s:I, s:s, s:s, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:s?, s:b,"
+		      " s:o, s:o}",
 		      "id", (json_int_t)id, "name", t->name, "format", t->format,
 		      "samples", (json_int_t)s->nr_samples,
 		      "frames", (json_int_t)hs_source_nr_frames(s),
@@ -628,7 +636,8 @@ static json_t *trace_json(const struct hs_app_trace *t, size_t id)
 		      "first_ms", ms(first), "last_ms", ms(last),
 		      "unit", s->metric_unit, "time_metric", s->kind == HS_METRIC_TIME,
 		      "sources", srcs, "defaults", defaults_json(&s->defaults));
-	if (o && json_object_set_new(o, "heap", json_boolean(t->fmt == HS_FORMAT_HEAPSCOPE))) {
+	if (o &&
+	    json_object_set_new(o, "heap", json_boolean(t->fmt == HS_FORMAT_HEAPSCOPE))) {
 		json_decref(o);
 		o = NULL;
 	}
@@ -729,7 +738,8 @@ static int rows_by_id(struct ctx *c)
 	size_t i, n = json_is_array(ids) ? json_array_size(ids) : MAX_ROWS_PAGE + 1;
 
 	if (n > MAX_ROWS_PAGE)
-		return hs__reply_error(c->resp, 400, "ids must be an array of at most %d row ids",
+		return hs__reply_error(c->resp, 400,
+				       "ids must be an array of at most %d row ids",
 				       MAX_ROWS_PAGE);
 	rows = hs_malloc((n + 1) * sizeof(*rows));
 	if (!rows)
@@ -961,19 +971,23 @@ static int api_tree(struct ctx *c)
 	if (of && !json_is_null(of)) {
 		n = json_is_array(of) ? json_array_size(of) : MAX_IDS + 1;
 		if (n > MAX_IDS)
-			return hs__reply_error(c->resp, 400, "of must be an array of at most %d "
-					       "row ids", MAX_IDS);
+			return hs__reply_error(c->resp, 400,
+					       "of must be an array of at most %d "
+					       "row ids",
+					       MAX_IDS);
 		for (i = 0; i < n; i++) {
 			json_t *id = json_array_get(of, i);
 
 			if (!json_is_integer(id) || json_integer_value(id) < 0 ||
 			    (size_t)json_integer_value(id) >= v->nr_rows)
 				return hs__reply_error(c->resp, 400, "of: no row %s",
-						       json_is_integer(id) ? "with that id"
-									   : "(not a number)");
+						       json_is_integer(id)
+							   ? "with that id"
+							   : "(not a number)");
 		}
 		for (i = 0; i < n; i++)
-			walk_children(&w, (uint32_t)json_integer_value(json_array_get(of, i)),
+			walk_children(&w,
+				      (uint32_t)json_integer_value(json_array_get(of, i)),
 				      (uint32_t)levels, autoopen);
 	} else {
 		for (i = 0; i < v->nr_rows; i++)
@@ -984,8 +998,10 @@ static int api_tree(struct ctx *c)
 	}
 	hs_free(w.stack);
 	hs_free(w.kids);
-	o = w.failed ? NULL : doc(v, "rows", rows_array(v, w.out, skeleton && detail < w.nr_out
-							       ? detail : w.nr_out));
+	o = w.failed ? NULL
+		     : doc(v, "rows",
+			   rows_array(v, w.out,
+				      skeleton && detail < w.nr_out ? detail : w.nr_out));
 	if (o && json_object_set_new(o, "truncated", json_boolean(w.truncated))) {
 		json_decref(o);
 		o = NULL;
@@ -1003,7 +1019,8 @@ static json_t *root_path(const struct hs_view *v, uint32_t r)
 {
 	json_t *a = json_array();
 
-	for (; a && r < v->nr_rows && v->rows[r].parent != HS_NO_NODE; r = v->rows[r].parent)
+	for (; a && r < v->nr_rows && v->rows[r].parent != HS_NO_NODE;
+	     r = v->rows[r].parent)
 		if (json_array_insert_new(a, 0, json_string(v->rows[r].name))) {
 			json_decref(a);
 			return NULL;
@@ -1035,7 +1052,8 @@ static int api_flame(struct ctx *c)
 	if (mw && !json_is_null(mw)) {
 		min_width = json_is_number(mw) ? json_number_value(mw) : -1;
 		if (!(min_width >= 0 && min_width <= 1))
-			return hs__reply_error(c->resp, 400, "min_width must be a number from 0 "
+			return hs__reply_error(c->resp, 400,
+					       "min_width must be a number from 0 "
 					       "to 1");
 	}
 	v = &c->view->u.view.v;
@@ -1061,7 +1079,8 @@ static int api_flame(struct ctx *c)
 		if (HS_GROW(stack, nr + off[r + 1] - off[r], alloc))
 			goto fail;
 		for (k = off[r + 1]; k > off[r]; k--)
-			if (v->rows[child[k - 1]].width >= thr && v->rows[child[k - 1]].width > 0)
+			if (v->rows[child[k - 1]].width >= thr &&
+			    v->rows[child[k - 1]].width > 0)
 				stack[nr++] = child[k - 1];
 	}
 	goto done;
@@ -1121,8 +1140,8 @@ static int api_find(struct ctx *c)
 
 		pcre2_get_error_message(rc, msg, sizeof(msg));
 		hs_free(idx);
-		return hs__reply_error(c->resp, 400, "find: %s at character %zu", (char *)msg,
-				       (size_t)eoff);
+		return hs__reply_error(c->resp, 400, "find: %s at character %zu",
+				       (char *)msg, (size_t)eoff);
 	}
 	md = pcre2_match_data_create_from_pattern(re, NULL);
 	mc = pcre2_match_context_create(NULL);
@@ -1381,8 +1400,10 @@ static int api_samples(struct ctx *c)
 	if (path && !json_is_null(path)) {
 		n = json_is_array(path) ? json_array_size(path) : 0;
 		if (!n || n > HS_API_MAX_PATH)
-			return hs__reply_error(c->resp, 400, "path must be an array of 1 to %d "
-					       "names", HS_API_MAX_PATH);
+			return hs__reply_error(c->resp, 400,
+					       "path must be an array of 1 to %d "
+					       "names",
+					       HS_API_MAX_PATH);
 		names = hs_calloc(n, sizeof(*names));
 		if (!names)
 			return hs__reply_error(c->resp, 503, "out of memory");
@@ -1390,7 +1411,8 @@ static int api_samples(struct ctx *c)
 			names[i] = json_string_value(json_array_get(path, i));
 			if (!names[i]) {
 				hs_free(names);
-				return hs__reply_error(c->resp, 400, "path: names are strings");
+				return hs__reply_error(c->resp, 400,
+						       "path: names are strings");
 			}
 		}
 		step.path = names;
@@ -1414,7 +1436,8 @@ static int api_samples(struct ctx *c)
 	if (err) {
 		hs_source_release(&out);
 		if (err == -ENOENT)
-			return hs__reply_error(c->resp, 404, "no such name or call-tree node");
+			return hs__reply_error(c->resp, 404,
+					       "no such name or call-tree node");
 		return reply_err(c, err, "");
 	}
 	rows = json_array();
@@ -1432,8 +1455,8 @@ static int api_samples(struct ctx *c)
 			goto fail;
 		n = depth < MAX_STACK_SHOWN ? depth : MAX_STACK_SHOWN;
 		for (k = 0; k < n; k++)
-			if (json_array_append_new(st, json_string(hs_source_frame_name(&out,
-											frames[k]))))
+			if (json_array_append_new(
+				st, json_string(hs_source_frame_name(&out, frames[k]))))
 				goto fail;
 	}
 	goto out;
@@ -1554,20 +1577,24 @@ static int api_source(struct ctx *c)
 		return reply_err(c, err, "");
 	if (!l.frames) {
 		hs_lines_release(&l);
-		return hs__reply_error(c->resp, 404, "no function named '%.200s' (a group or a "
-				       "name the filter made has no source lines)", name);
+		return hs__reply_error(c->resp, 404,
+				       "no function named '%.200s' (a group or a "
+				       "name the filter made has no source lines)",
+				       name);
 	}
 	basis = hs_calltree_basis(ct);
 	lines = json_array();
 	for (i = 0; lines && i < l.nr; i++) {
 		const struct hs_line_cost *x = &l.line[i];
 
-		if (json_array_append_new(lines, json_pack("{s:s?, s:I, s:f, s:f, s:f, s:f, s:f, s:f}",
-				"file", x->file, "line", (json_int_t)x->line,
-				"exc", x->exc, "exc_pct", basis > 0 ? 100 * x->exc / basis : 0.0,
-				"exc_count", x->exc_count,
-				"inc", x->inc, "inc_pct", basis > 0 ? 100 * x->inc / basis : 0.0,
-				"inc_count", x->inc_count))) {
+		double ep = basis > 0 ? 100 * x->exc / basis : 0;
+		double ip = basis > 0 ? 100 * x->inc / basis : 0;
+		json_t *row = json_pack("{s:s?, s:I, s:f, s:f, s:f, s:f, s:f, s:f}",
+			"file", x->file, "line", (json_int_t)x->line,
+			"exc", x->exc, "exc_pct", ep, "exc_count", x->exc_count,
+			"inc", x->inc, "inc_pct", ip, "inc_count", x->inc_count);
+
+		if (json_array_append_new(lines, row)) {
 			json_decref(lines);
 			lines = NULL;
 		}
@@ -1606,7 +1633,8 @@ static int api_overweight(struct ctx *c)
 		err = resolve_src(c->app, &c->query.src, c->query.src.nr_steps,
 				  &c->query.params.vp.filter, &t, &c->diag);
 	if (!err)
-		err = resolve_src(c->app, &bq.src, bq.src.nr_steps, &bp.vp.filter, &b, &c->diag);
+		err = resolve_src(c->app, &bq.src, bq.src.nr_steps, &bp.vp.filter, &b,
+				  &c->diag);
 	if (!err)
 		err = hs_overweight_compute(b.src, &bp.vp, t.src, &c->query.params.vp, &ow,
 					    &c->diag);
@@ -1691,7 +1719,8 @@ static int dispatch(struct hs_app *a, const struct hs_request *req,
 	if (!r->path)
 		return hs__reply_error(resp, 404, "no API call %.100s", req->path);
 	if (strcmp(req->method, "GET") && strcmp(req->method, "POST"))
-		return hs__reply_error(resp, 405, "method %s is not allowed here", req->method);
+		return hs__reply_error(resp, 405, "method %s is not allowed here",
+				       req->method);
 	if (req->body_too_large)
 		return hs__reply_error(resp, 413, "the request body is over %u bytes",
 				       HS_APP_MAX_BODY);
@@ -1702,7 +1731,8 @@ static int dispatch(struct hs_app *a, const struct hs_request *req,
 									  : "bad query");
 		if (!json_is_object(c.q)) {
 			json_decref(c.q);
-			return hs__reply_error(resp, 400, "the query must be a JSON object");
+			return hs__reply_error(resp, 400,
+					       "the query must be a JSON object");
 		}
 		err = hs_api_query_parse(c.q, a->nr_traces, 0, &c.query, &c.diag);
 		if (err) {
