@@ -161,101 +161,227 @@ static void memo_release(struct memo *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/* The live blocks: address (never 0) -> allocating event and its stack. */
+/* The live blocks: address (never 0) -> the block's allocation. */
+struct block {
+	uint64_t ord;		/* its event's place in the stream */
+	int64_t time;
+	uint64_t size;
+	uint32_t key;		/* its stack key */
+};
+
+struct slot {
+	uint64_t addr;		/* 0 = empty */
+	struct block blk;
+};
+
 struct live {
-	uint64_t *key;
-	uint64_t *ev;
-	uint32_t *stk;
+	struct slot *slot;
 	size_t n, cap;
 };
 
-static size_t live_find(const struct live *m, uint64_t a)
+/* A cheap mix of an address (aligned: the low bits say little). */
+static inline size_t addr_hash(uint64_t a)
 {
-	size_t mask = m->cap - 1, i = hs_hash_u64(a) & mask;
+	a ^= a >> 33;
+	a *= 0xff51afd7ed558ccdull;
+	return (size_t)(a ^ (a >> 33));
+}
 
-	while (m->key[i] && m->key[i] != a)
+static inline size_t live_find(const struct live *m, uint64_t a)
+{
+	size_t mask = m->cap - 1, i = addr_hash(a) & mask;
+
+	while (m->slot[i].addr && m->slot[i].addr != a)
 		i = (i + 1) & mask;
 	return i;
 }
 
-static int live_put(struct live *m, uint64_t a, uint64_t ev, uint32_t stk)
+static int live_grow(struct live *m)
 {
-	size_t i;
+	struct live g = { .cap = m->cap ? 2 * m->cap : 256 };
+	size_t j;
 
-	if (2 * (m->n + 1) > m->cap) {
-		struct live g = { .cap = m->cap ? 2 * m->cap : 4096 };
-		size_t j;
-
-		g.key = hs_calloc(g.cap, sizeof(uint64_t));
-		g.ev = hs_malloc(g.cap * sizeof(uint64_t));
-		g.stk = hs_malloc(g.cap * sizeof(uint32_t));
-		if (!g.key || !g.ev || !g.stk) {
-			hs_free(g.key);
-			hs_free(g.ev);
-			hs_free(g.stk);
-			return -ENOMEM;
-		}
-		for (j = 0; j < m->cap; j++)
-			if (m->key[j]) {
-				i = live_find(&g, m->key[j]);
-				g.key[i] = m->key[j];
-				g.ev[i] = m->ev[j];
-				g.stk[i] = m->stk[j];
-			}
-		g.n = m->n;
-		hs_free(m->key);
-		hs_free(m->ev);
-		hs_free(m->stk);
-		*m = g;
-	}
-	i = live_find(m, a);
-	if (!m->key[i])
-		m->n++;
-	m->key[i] = a;
-	m->ev[i] = ev;
-	m->stk[i] = stk;
+	g.slot = hs_calloc(g.cap, sizeof(struct slot));
+	if (!g.slot)
+		return -ENOMEM;
+	for (j = 0; j < m->cap; j++)
+		if (m->slot[j].addr)
+			g.slot[live_find(&g, m->slot[j].addr)] = m->slot[j];
+	g.n = m->n;
+	hs_free(m->slot);
+	*m = g;
 	return 0;
 }
 
-/* Remove @a; 1 with its event and stack, or 0 when it is not live. */
-static int live_del(struct live *m, uint64_t a, uint64_t *ev, uint32_t *stk)
+/*
+ * Put @blk at @a; when a block was live there already, 1 with it in
+ * *@old (when @old is not NULL). Returns 0, 1 or -ENOMEM.
+ */
+static inline int live_replace(struct live *m, uint64_t a, const struct block *blk,
+			       struct block *old)
+{
+	size_t i;
+
+	if (2 * (m->n + 1) > m->cap && live_grow(m))
+		return -ENOMEM;
+	i = live_find(m, a);
+	if (m->slot[i].addr) {
+		if (old)
+			*old = m->slot[i].blk;
+		m->slot[i].blk = *blk;
+		return 1;
+	}
+	m->slot[i].addr = a;
+	m->slot[i].blk = *blk;
+	m->n++;
+	return 0;
+}
+
+static int live_put(struct live *m, uint64_t a, const struct block *blk)
+{
+	int err = live_replace(m, a, blk, NULL);
+
+	return err < 0 ? err : 0;
+}
+
+static int live_has(const struct live *m, uint64_t a)
+{
+	return m->cap && a && m->slot[live_find(m, a)].addr == a;
+}
+
+/* Remove @a; 1 with its block in *@blk, or 0 when it is not live. */
+static inline int live_del(struct live *m, uint64_t a, struct block *blk)
 {
 	size_t mask, i, j;
 
-	if (!m->cap || !a)
+	if (!m->n || !a)
 		return 0;
 	mask = m->cap - 1;
 	i = live_find(m, a);
-	if (!m->key[i])
+	if (!m->slot[i].addr)
 		return 0;
-	*ev = m->ev[i];
-	*stk = m->stk[i];
+	*blk = m->slot[i].blk;
 	m->n--;
 	j = i;
 	for (;;) {
 		size_t home;
 
 		j = (j + 1) & mask;
-		if (!m->key[j])
+		if (!m->slot[j].addr)
 			break;
-		home = hs_hash_u64(m->key[j]) & mask;
+		home = addr_hash(m->slot[j].addr) & mask;
 		if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
-			m->key[i] = m->key[j];
-			m->ev[i] = m->ev[j];
-			m->stk[i] = m->stk[j];
+			m->slot[i] = m->slot[j];
 			i = j;
 		}
 	}
-	m->key[i] = 0;
+	m->slot[i].addr = 0;
 	return 1;
 }
 
 static void live_release(struct live *m)
 {
-	hs_free(m->key);
-	hs_free(m->ev);
-	hs_free(m->stk);
+	hs_free(m->slot);
 	memset(m, 0, sizeof(*m));
+}
+
+/*
+ * Stack keys: what decides an event's stack (thread, node, allocation
+ * function, category: size class << 1 | large), numbered as met. Samples
+ * carry keys while the events are read (a streamed trace's nodes are not
+ * all known yet); the keys become stacks at the end.
+ */
+struct keytab {
+	uint64_t *node;		/* node index, HS_TRACE_NONE, or id | HS_TRACE_EV_NODE_ID */
+	uint32_t *thread;
+	uint16_t *tagcat;	/* tag << 8 | category */
+	size_t *last;		/* key -> its latest sample, or SIZE_MAX */
+	size_t n, alloc;
+	uint32_t *slot;		/* index: key + 1 */
+	size_t nr_slot;
+	size_t c_key;		/* the last key looked up (n: none) */
+};
+
+static uint64_t key_hash(uint64_t node, uint32_t thread, unsigned tagcat)
+{
+	uint64_t k[2] = { node, (uint64_t)thread << 16 | tagcat };
+
+	return hs_hash_bytes(k, sizeof(k));
+}
+
+static size_t key_slot(const struct keytab *k, uint64_t node, uint32_t thread, unsigned tagcat)
+{
+	size_t mask = k->nr_slot - 1, i = key_hash(node, thread, tagcat) & mask;
+
+	while (k->slot[i]) {
+		size_t j = k->slot[i] - 1;
+
+		if (k->node[j] == node && k->thread[j] == thread && k->tagcat[j] == tagcat)
+			break;
+		i = (i + 1) & mask;
+	}
+	return i;
+}
+
+static int key_of(struct keytab *k, uint64_t node, uint32_t thread, unsigned tagcat,
+		  uint32_t *key)
+{
+	size_t i, c = k->c_key;
+	size_t a;
+
+	if (c < k->n && k->node[c] == node && k->thread[c] == thread && k->tagcat[c] == tagcat) {
+		*key = (uint32_t)c;
+		return 0;
+	}
+	if (2 * (k->n + 1) > k->nr_slot) {
+		size_t n = k->nr_slot ? 2 * k->nr_slot : 1024, j;
+		uint32_t *slot = hs_calloc(n, sizeof(uint32_t));
+
+		if (!slot)
+			return -ENOMEM;
+		hs_free(k->slot);
+		k->slot = slot;
+		k->nr_slot = n;
+		for (j = 0; j < k->n; j++)
+			k->slot[key_slot(k, k->node[j], k->thread[j], k->tagcat[j])] =
+				(uint32_t)j + 1;
+	}
+	i = key_slot(k, node, thread, tagcat);
+	if (!k->slot[i]) {
+		if (k->n >= UINT32_MAX - 1)
+			return -E2BIG;
+		a = k->alloc;
+		if (HS_GROW(k->node, k->n + 1, a))
+			return -ENOMEM;
+		a = k->alloc;
+		if (HS_GROW(k->thread, k->n + 1, a))
+			return -ENOMEM;
+		a = k->alloc;
+		if (HS_GROW(k->tagcat, k->n + 1, a))
+			return -ENOMEM;
+		a = k->alloc;
+		if (HS_GROW(k->last, k->n + 1, a))
+			return -ENOMEM;
+		k->alloc = a;
+		k->node[k->n] = node;
+		k->thread[k->n] = thread;
+		k->tagcat[k->n] = (uint16_t)tagcat;
+		k->last[k->n] = SIZE_MAX;
+		k->slot[i] = (uint32_t)++k->n;
+	}
+	k->c_key = k->slot[i] - 1;
+	*key = (uint32_t)k->c_key;
+	return 0;
+}
+
+static void keytab_release(struct keytab *k)
+{
+	hs_free(k->node);
+	hs_free(k->thread);
+	hs_free(k->tagcat);
+	hs_free(k->last);
+	hs_free(k->slot);
+	memset(k, 0, sizeof(*k));
 }
 
 /* --- frames and stacks ---------------------------------------------------- */
@@ -518,32 +644,30 @@ static const char *fn_name(unsigned tag)
 	}
 }
 
-/* Bit length of @v: the k of the size class "Alloc < 2^k". */
-static unsigned bit_length(uint64_t v)
-{
-	return v ? 64u - (unsigned)__builtin_clzll(v) : 0;
-}
-
 /*
- * The stack of event @ev: Process, Thread, LargeAlloc and the size class
+ * The stack of key @k: Process, Thread, LargeAlloc and the size class
  * when they apply, the frames of its node, then the allocation function
  * as the leaf.
  */
-static int event_stack(struct builder *b, size_t ev, uint32_t *stack)
+static int key_stack(struct builder *b, const struct keytab *keys, size_t k, uint32_t *stack)
 {
 	const struct hs_trace *t = b->t;
-	uint32_t s, *hit, root, root_stack;
-	unsigned tag = t->fn[ev], cat = 0;
-	uint64_t size = t->size[ev], key;
-	int err;
+	uint64_t node = keys->node[k], key;
+	unsigned tag = keys->tagcat[k] >> 8, cat = keys->tagcat[k] & 0xff;
+	uint32_t s, *hit, root, root_stack, idx = HS_TRACE_NONE;
+	int err, broken = 0;
 
-	if (b->o->large_threshold && size >= b->o->large_threshold)
-		cat |= 1;
-	if (b->o->size_classes)
-		cat |= bit_length(size) << 1;
-	err = category_root(b, t->thread[ev], cat, &root, &root_stack);
-	if (!err)
-		err = base_stack(b, root, root_stack, t->stack[ev], &s);
+	if (node & HS_TRACE_EV_NODE_ID) {
+		idx = hs_trace_node_index(t, node & ~HS_TRACE_EV_NODE_ID);
+		broken = idx == HS_TRACE_NONE;	/* never defined: cut off */
+	} else if (node < t->nr_nodes) {
+		idx = (uint32_t)node;
+	}
+	err = category_root(b, keys->thread[k], cat, &root, &root_stack);
+	if (!err && broken)
+		err = hs_source_intern_stack(b->out, b->broken_frame, root_stack, &s);
+	else if (!err)
+		err = base_stack(b, root, root_stack, idx, &s);
 	if (err)
 		return err;
 	key = ((uint64_t)s << 8 | tag) + 1;
@@ -641,178 +765,233 @@ static void builder_release(struct builder *b)
 
 /* --- the views -------------------------------------------------------------- */
 
-static double weight(const struct hs_trace *t, size_t ev)
+/*
+ * A view's pass over the events, the same for a loaded trace and a
+ * streamed one: samples are emitted with stack keys, one sample per key
+ * and time (events of one stack at one clock tick add up).
+ */
+struct view {
+	const struct hs_trace *t;
+	const struct hs_memview_opts *o;
+	struct hs_stack_source *out;
+	struct hs_memview_info *info;
+	struct keytab keys;
+	struct live live;
+	double lo, hi;			/* the range in ns (leaks, peak) */
+	uint64_t ord;			/* events seen */
+	uint64_t last;			/* temporary: the latest allocation's address */
+};
+
+static inline double weight(const struct hs_trace *t, uint64_t size)
 {
-	return t->info.sample_bytes ? hs_trace_weight(t, t->size[ev]) : 1.0;
+	return t->info.sample_bytes ? hs_trace_weight(t, size) : 1.0;
 }
 
-static int add(struct builder *b, int64_t time, double bytes, double count, uint32_t stack)
+/* Bit length of @v: the k of the size class "Alloc < 2^k". */
+static unsigned size_class(uint64_t v)
 {
-	return hs_source_add_sample(b->out, time, bytes, count, stack);
+	return v ? 64u - (unsigned)__builtin_clzll(v) : 0;
 }
 
-static int view_alloc(struct builder *b)
+static int event_key(struct view *v, const struct hs_trace_event *e, uint32_t *key)
 {
-	const struct hs_trace *t = b->t;
-	size_t i;
-	uint32_t s;
-	int err = 0;
+	unsigned cat = 0;
 
-	for (i = 0; i < t->nr_events && !err; i++) {
-		double w;
+	if (v->o->large_threshold && e->size >= v->o->large_threshold)
+		cat |= 1;
+	if (v->o->size_classes)
+		cat |= size_class(e->size) << 1;
+	return key_of(&v->keys, e->node, e->thread, (unsigned)e->fn << 8 | cat, key);
+}
 
-		if (t->op[i] != HS_OP_ALLOC)
-			continue;
-		w = weight(t, i);
-		err = event_stack(b, i, &s);
-		if (!err)
-			err = add(b, t->time[i], (double)t->size[i] * w, w, s);
+/* A sample of @key: added to the key's latest one when that has the same time. */
+static int emit(struct view *v, int64_t time, double bytes, double count, uint32_t key)
+{
+	struct hs_stack_source *src = v->out;
+	size_t i = v->keys.last[key];
+
+	if (i != SIZE_MAX && src->time[i] == time) {
+		src->metric[i] += bytes;
+		src->count[i] += count;
+		return 0;
 	}
-	return err;
-}
-
-static int view_net(struct builder *b, struct hs_memview_info *info)
-{
-	const struct hs_trace *t = b->t;
-	struct live live = { 0 };
-	uint64_t j;
-	size_t i;
-	uint32_t s;
-	int err = 0;
-
-	for (i = 0; i < t->nr_events && !err; i++) {
-		double w;
-
-		if (t->op[i] == HS_OP_ALLOC) {
-			/* a block at a live address: its free was missed */
-			if (live_del(&live, t->addr[i], &j, &s)) {
-				w = weight(t, j);
-				err = add(b, t->time[i], -(double)t->size[j] * w, -w, s);
-				if (info)
-					info->missed_frees++;
-			}
-			w = weight(t, i);
-			if (!err)
-				err = event_stack(b, i, &s);
-			if (!err)
-				err = add(b, t->time[i], (double)t->size[i] * w, w, s);
-			if (!err)
-				err = live_put(&live, t->addr[i], i, s);
-		} else if (t->op[i] == HS_OP_FREE) {
-			if (!live_del(&live, t->addr[i], &j, &s)) {
-				if (info)
-					info->unmatched_frees++;
-				continue;
-			}
-			w = weight(t, j);
-			err = add(b, t->time[i], -(double)t->size[j] * w, -w, s);
-			if (info)
-				info->frees += w;
-		}
-	}
-	live_release(&live);
-	return err;
-}
-
-/* The range in ns, with the filter's 0.0006 ms of slack on each side. */
-static void range_ns(const struct hs_memview_opts *o, double *lo, double *hi)
-{
-	*lo = isnan(o->start_ms) ? -INFINITY : o->start_ms * 1e6 - 600;
-	*hi = isnan(o->end_ms) ? INFINITY : o->end_ms * 1e6 + 600;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Emit the blocks of @live in time order. */
-static int emit_live(struct builder *b, struct live *live)
-{
-	const struct hs_trace *t = b->t;
-	uint64_t *ev = hs_malloc((live->n + 1) * sizeof(uint64_t));
-	size_t i, n = 0;
-	uint32_t s;
-	int err = 0;
-
-	if (!ev)
+	if (src->nr_samples == src->alloc_samples && hs_source_reserve_samples(src, 1))
 		return -ENOMEM;
-	for (i = 0; i < live->cap; i++)
-		if (live->key[i])
-			ev[n++] = live->ev[i];
-	qsort(ev, n, sizeof(*ev), cmp_u64);
-	for (i = 0; i < n && !err; i++) {
-		double w = weight(t, ev[i]);
-
-		err = event_stack(b, ev[i], &s);
-		if (!err)
-			err = add(b, t->time[ev[i]], (double)t->size[ev[i]] * w, w, s);
-	}
-	hs_free(ev);
-	return err;
+	/* the stack column holds the key until the keys become stacks */
+	i = src->nr_samples++;
+	src->time[i] = time;
+	src->metric[i] = bytes;
+	src->count[i] = count;
+	src->stack[i] = key;
+	v->keys.last[key] = i;
+	return 0;
 }
 
-static int view_leaks(struct builder *b)
+static int emit_block(struct view *v, const struct block *blk, double sign, int64_t time)
 {
-	const struct hs_trace *t = b->t;
-	struct live live = { 0 };
-	double lo, hi;
-	uint64_t j;
-	size_t i;
-	uint32_t s;
+	double w = weight(v->t, blk->size);
+
+	return emit(v, time, sign * (double)blk->size * w, sign * w, blk->key);
+}
+
+static int put_block(struct view *v, const struct hs_trace_event *e, uint32_t key)
+{
+	struct block blk = { .ord = v->ord, .time = e->time, .size = e->size, .key = key };
+
+	return live_put(&v->live, e->addr, &blk);
+}
+
+static int view_event(struct view *v, const struct hs_trace_event *e)
+{
+	struct block blk;
+	uint32_t key;
 	int err = 0;
 
-	range_ns(b->o, &lo, &hi);
-	for (i = 0; i < t->nr_events && !err; i++) {
-		if ((double)t->time[i] > hi)
-			break;
-		if (t->op[i] == HS_OP_ALLOC) {
-			if ((double)t->time[i] >= lo)
-				err = live_put(&live, t->addr[i], i, 0);
-			else
-				live_del(&live, t->addr[i], &j, &s);	/* a reused address */
-		} else if (t->op[i] == HS_OP_FREE) {
-			live_del(&live, t->addr[i], &j, &s);
+	v->ord++;
+	switch (v->o->kind) {
+	case HS_MEM_ALLOC:
+		if (e->op != HS_OP_ALLOC)
+			return 0;
+		err = event_key(v, e, &key);
+		if (!err)
+			err = emit(v, e->time, (double)e->size * weight(v->t, e->size),
+				   weight(v->t, e->size), key);
+		return err;
+	case HS_MEM_NET:
+		if (e->op == HS_OP_ALLOC) {
+			double w = weight(v->t, e->size);
+			struct block nb;
+
+			err = event_key(v, e, &key);
+			if (err)
+				return err;
+			nb.ord = v->ord;
+			nb.time = e->time;
+			nb.size = e->size;
+			nb.key = key;
+			err = live_replace(&v->live, e->addr, &nb, &blk);
+			if (err == 1) {
+				/* a block at a live address: its free was missed */
+				err = emit_block(v, &blk, -1, e->time);
+				if (v->info)
+					v->info->missed_frees++;
+			}
+			if (!err)
+				err = emit(v, e->time, (double)e->size * w, w, key);
+		} else if (e->op == HS_OP_FREE) {
+			if (!live_del(&v->live, e->addr, &blk)) {
+				if (v->info)
+					v->info->unmatched_frees++;
+				return 0;
+			}
+			err = emit_block(v, &blk, -1, e->time);
+			if (v->info)
+				v->info->frees += weight(v->t, blk.size);
 		}
+		return err;
+	case HS_MEM_LEAKS:
+	case HS_MEM_PEAK:
+		/* every block, for liveness; those before the range are left
+		 * out when the live ones are emitted (leaks) */
+		if ((double)e->time > v->hi)
+			return 0;
+		if (e->op == HS_OP_ALLOC) {
+			live_del(&v->live, e->addr, &blk);
+			err = event_key(v, e, &key);
+			if (!err)
+				err = put_block(v, e, key);
+		} else if (e->op == HS_OP_FREE) {
+			live_del(&v->live, e->addr, &blk);
+		}
+		return err;
+	case HS_MEM_TEMPORARY:
+		if (e->op == HS_OP_ALLOC) {
+			err = event_key(v, e, &key);
+			if (!err)
+				err = put_block(v, e, key);
+			v->last = e->addr;
+		} else if (e->op == HS_OP_FREE && live_del(&v->live, e->addr, &blk)) {
+			if (e->addr != v->last)
+				return 0;
+			v->last = 0;
+			err = emit_block(v, &blk, 1, blk.time);
+		}
+		return err;
+	default:
+		return 0;
 	}
-	if (!err)
-		err = emit_live(b, &live);
-	live_release(&live);
+}
+
+static int cmp_block(const void *a, const void *b)
+{
+	const struct block *x = a, *y = b;
+
+	return x->ord < y->ord ? -1 : x->ord > y->ord;
+}
+
+/* Emit the live blocks allocated at @lo or later, in time order. */
+static int emit_live(struct view *v, double lo)
+{
+	struct block *all = hs_malloc((v->live.n + 1) * sizeof(*all));
+	size_t i, n = 0;
+	int err = 0;
+
+	if (!all)
+		return -ENOMEM;
+	for (i = 0; i < v->live.cap; i++)
+		if (v->live.slot[i].addr && (double)v->live.slot[i].blk.time >= lo)
+			all[n++] = v->live.slot[i].blk;
+	qsort(all, n, sizeof(*all), cmp_block);
+	for (i = 0; i < n && !err; i++)
+		err = emit_block(v, &all[i], 1, all[i].time);
+	hs_free(all);
 	return err;
 }
 
-static int view_peak(struct builder *b, struct hs_memview_info *info)
+/* The event @i of a loaded trace. */
+static void trace_event(const struct hs_trace *t, size_t i, struct hs_trace_event *e)
 {
-	const struct hs_trace *t = b->t;
-	struct live live = { 0 };
-	double lo, hi, in_use = 0, peak = -1;
+	e->time = t->time[i];
+	e->addr = t->addr[i];
+	e->size = t->size[i];
+	e->node = t->stack[i];
+	e->thread = t->thread[i];
+	e->op = t->op[i];
+	e->fn = t->fn[i];
+}
+
+/*
+ * peak: when was heap in use highest within the range (pass 1), then the
+ * blocks live at that moment (pass 2, a view of the events before it).
+ */
+static int view_peak(struct view *v)
+{
+	const struct hs_trace *t = v->t;
+	struct hs_trace_event e;
+	struct block blk;
+	double in_use = 0, peak = -1;
 	size_t i, upto = 0;	/* the peak is after events [0, upto) */
 	int64_t peak_ns = -1;
-	uint64_t j;
-	uint32_t s;
 	int err = 0, have = 0;
 
-	/* pass 1: when was heap in use highest within the range? */
-	range_ns(b->o, &lo, &hi);
 	for (i = 0; i < t->nr_events && !err; i++) {
-		if ((double)t->time[i] > hi)
+		if ((double)t->time[i] > v->hi)
 			break;
-		if (!have && (double)t->time[i] >= lo) {
+		if (!have && (double)t->time[i] >= v->lo) {
 			/* the heap as the range starts */
 			have = 1;
 			peak = in_use;
 			upto = i;
-			peak_ns = isfinite(lo) ? (int64_t)(lo + 600) : t->time[i];
+			peak_ns = isfinite(v->lo) ? (int64_t)(v->lo + 600) : t->time[i];
 		}
 		if (t->op[i] == HS_OP_ALLOC) {
-			if (live_del(&live, t->addr[i], &j, &s))
-				in_use -= (double)t->size[j] * weight(t, j);
-			err = live_put(&live, t->addr[i], i, 0);
-			in_use += (double)t->size[i] * weight(t, i);
-		} else if (t->op[i] == HS_OP_FREE && live_del(&live, t->addr[i], &j, &s)) {
-			in_use -= (double)t->size[j] * weight(t, j);
+			if (live_del(&v->live, t->addr[i], &blk))
+				in_use -= (double)blk.size * weight(t, blk.size);
+			blk.size = t->size[i];
+			err = live_put(&v->live, t->addr[i], &blk);
+			in_use += (double)t->size[i] * weight(t, t->size[i]);
+		} else if (t->op[i] == HS_OP_FREE && live_del(&v->live, t->addr[i], &blk)) {
+			in_use -= (double)blk.size * weight(t, blk.size);
 		} else {
 			continue;
 		}
@@ -822,52 +1001,42 @@ static int view_peak(struct builder *b, struct hs_memview_info *info)
 			peak_ns = t->time[i];
 		}
 	}
-	live_release(&live);
-	if (err)
-		return err;
-	/* pass 2: the blocks live then */
+	live_release(&v->live);
+	if (v->info) {
+		v->info->peak_ns = have ? peak_ns : -1;
+		v->info->peak_bytes = have ? peak : 0;
+	}
+	v->hi = INFINITY;
 	for (i = 0; i < upto && !err; i++) {
-		if (t->op[i] == HS_OP_ALLOC) {
-			live_del(&live, t->addr[i], &j, &s);
-			err = live_put(&live, t->addr[i], i, 0);
-		} else if (t->op[i] == HS_OP_FREE) {
-			live_del(&live, t->addr[i], &j, &s);
-		}
+		trace_event(t, i, &e);
+		err = view_event(v, &e);
 	}
-	if (!err)
-		err = emit_live(b, &live);
-	live_release(&live);
-	if (info) {
-		info->peak_ns = have ? peak_ns : -1;
-		info->peak_bytes = have ? peak : 0;
-	}
-	return err;
+	return err ? err : emit_live(v, -INFINITY);
 }
 
-static int view_temporary(struct builder *b)
+int hs_memview_heap_walk(const struct hs_trace *t,
+			 void (*fn)(void *ctx, int64_t time, double in_use), void *ctx)
 {
-	const struct hs_trace *t = b->t;
 	struct live live = { 0 };
-	uint64_t last = 0, j;	/* the latest allocation: its address */
+	struct block blk = { 0 };
+	double in_use = 0;
 	size_t i;
-	uint32_t s;
 	int err = 0;
 
 	for (i = 0; i < t->nr_events && !err; i++) {
 		if (t->op[i] == HS_OP_ALLOC) {
-			err = live_put(&live, t->addr[i], i, 0);
-			last = t->addr[i];
-		} else if (t->op[i] == HS_OP_FREE && live_del(&live, t->addr[i], &j, &s)) {
-			double w;
-
-			if (t->addr[i] != last)
-				continue;
-			last = 0;
-			w = weight(t, j);
-			err = event_stack(b, j, &s);
-			if (!err)
-				err = add(b, t->time[j], (double)t->size[j] * w, w, s);
+			blk.size = t->size[i];
+			err = live_replace(&live, t->addr[i], &blk, &blk);
+			if (err == 1)
+				in_use -= (double)blk.size * weight(t, blk.size);
+			err = err < 0 ? err : 0;
+			in_use += (double)t->size[i] * weight(t, t->size[i]);
+		} else if (t->op[i] == HS_OP_FREE && live_del(&live, t->addr[i], &blk)) {
+			in_use -= (double)blk.size * weight(t, blk.size);
+		} else {
+			continue;
 		}
+		fn(ctx, t->time[i], in_use);
 	}
 	live_release(&live);
 	return err;
@@ -879,7 +1048,7 @@ static int view_temporary(struct builder *b)
  */
 struct mapping {
 	uint64_t start, end;
-	uint32_t stack;
+	uint32_t key;
 	uint32_t id;		/* the mmap it came from */
 };
 
@@ -907,8 +1076,7 @@ static size_t maps_first(const struct maps *ms, uint64_t a)
 }
 
 /* Unmap [a, e) at @time: -bytes for each part of a mapping it covers. */
-static int maps_unmap(struct builder *b, struct maps *ms, uint64_t a, uint64_t e,
-		      int64_t time)
+static int maps_unmap(struct view *v, struct maps *ms, uint64_t a, uint64_t e, int64_t time)
 {
 	size_t i = maps_first(ms, a);
 	int err = 0;
@@ -920,8 +1088,8 @@ static int maps_unmap(struct builder *b, struct maps *ms, uint64_t a, uint64_t e
 
 		if (whole)
 			ms->pieces[m->id]--;
-		err = add(b, time, -(double)(hi - lo), whole && !ms->pieces[m->id] ? -1 : 0,
-			  m->stack);
+		err = emit(v, time, -(double)(hi - lo), whole && !ms->pieces[m->id] ? -1 : 0,
+			   m->key);
 		if (err)
 			break;
 		if (lo > m->start && hi < m->end) {
@@ -950,12 +1118,13 @@ static int maps_unmap(struct builder *b, struct maps *ms, uint64_t a, uint64_t e
 	return err;
 }
 
-static int view_mmap(struct builder *b)
+static int view_mmap(struct view *v)
 {
-	const struct hs_trace *t = b->t;
+	const struct hs_trace *t = v->t;
+	struct hs_trace_event ev;
 	struct maps ms = { 0 };
 	size_t i, at;
-	uint32_t s;
+	uint32_t key;
 	int err = 0;
 
 	for (i = 0; i < t->nr_events && !err; i++) {
@@ -964,17 +1133,19 @@ static int view_mmap(struct builder *b)
 		if (e < a)
 			e = UINT64_MAX;
 		if (t->op[i] == HS_OP_MUNMAP) {
-			err = maps_unmap(b, &ms, a, e, t->time[i]);
+			err = maps_unmap(v, &ms, a, e, t->time[i]);
 			continue;
 		}
 		if (t->op[i] != HS_OP_MMAP || e == a)
 			continue;
 		/* a mapping placed over live ones replaces them */
-		err = maps_unmap(b, &ms, a, e, t->time[i]);
+		err = maps_unmap(v, &ms, a, e, t->time[i]);
+		trace_event(t, i, &ev);
+		ev.size = 0;	/* mappings have no size class */
 		if (!err)
-			err = event_stack(b, i, &s);
+			err = event_key(v, &ev, &key);
 		if (!err)
-			err = add(b, t->time[i], (double)t->size[i], 1, s);
+			err = emit(v, t->time[i], (double)t->size[i], 1, key);
 		if (!err && (HS_GROW(ms.m, ms.n + 1, ms.alloc) || ms.nr_ids >= UINT32_MAX ||
 			     HS_GROW(ms.pieces, ms.nr_ids + 1, ms.alloc_ids)))
 			err = -ENOMEM;
@@ -984,7 +1155,7 @@ static int view_mmap(struct builder *b)
 		memmove(ms.m + at + 1, ms.m + at, (ms.n - at) * sizeof(*ms.m));
 		ms.m[at].start = a;
 		ms.m[at].end = e;
-		ms.m[at].stack = s;
+		ms.m[at].key = key;
 		ms.m[at].id = (uint32_t)ms.nr_ids;
 		ms.pieces[ms.nr_ids++] = 1;
 		ms.n++;
@@ -994,62 +1165,180 @@ static int view_mmap(struct builder *b)
 	return err;
 }
 
-int hs_memview_build(const struct hs_trace *t, const struct hs_memview_opts *o,
-		     struct hs_stack_source *out, struct hs_memview_info *info,
-		     struct hs_diag *diag)
+/* The range in ns, with the filter's 0.0006 ms of slack on each side. */
+static void range_ns(const struct hs_memview_opts *o, double *lo, double *hi)
 {
-	struct builder b;
-	int err;
+	*lo = isnan(o->start_ms) ? -INFINITY : o->start_ms * 1e6 - 600;
+	*hi = isnan(o->end_ms) ? INFINITY : o->end_ms * 1e6 + 600;
+}
 
+static void view_init(struct view *v, const struct hs_memview_opts *o,
+		      struct hs_stack_source *out, struct hs_memview_info *info)
+{
+	memset(v, 0, sizeof(*v));
+	v->o = o;
+	v->out = out;
+	v->info = info;
+	range_ns(o, &v->lo, &v->hi);
 	hs_source_init(out);
 	if (info) {
 		memset(info, 0, sizeof(*info));
 		info->peak_ns = -1;
 		info->uses_range = o->kind == HS_MEM_LEAKS || o->kind == HS_MEM_PEAK;
-		info->symbolized = t->syms.present;
 	}
-	err = builder_init(&b, t, o, out);
+}
+
+static void view_release(struct view *v)
+{
+	keytab_release(&v->keys);
+	live_release(&v->live);
+}
+
+/* The end of a view: the live blocks of leaks, then keys become stacks. */
+static int view_finish(struct view *v, const struct hs_trace *t)
+{
+	struct hs_stack_source *out = v->out;
+	struct builder b;
+	uint32_t *stack_of = NULL;
+	size_t i;
+	int err = 0;
+
+	memset(&b, 0, sizeof(b));
+	v->t = t;
+	if (v->o->kind == HS_MEM_LEAKS)
+		err = emit_live(v, v->lo);
+	if (!err)
+		err = builder_init(&b, t, v->o, out);
+	if (!err && !(stack_of = hs_malloc((v->keys.n + 1) * sizeof(uint32_t))))
+		err = -ENOMEM;
+	for (i = 0; !err && i < v->keys.n; i++)
+		err = key_stack(&b, &v->keys, i, &stack_of[i]);
+	for (i = 0; !err && i < out->nr_samples; i++)
+		out->stack[i] = stack_of[out->stack[i]];
+	builder_release(&b);
+	hs_free(stack_of);
 	if (!err) {
 		out->kind = HS_METRIC_PLAIN;
 		out->metric_unit = hs_strdup("bytes");
 		out->defaults.fold = hs_strdup(HS_PRESET_HEAP_FOLD);
 		if (!out->metric_unit || !out->defaults.fold)
 			err = -ENOMEM;
-		if (!err && o->kind == HS_MEM_LEAKS &&
+		if (!err && v->o->kind == HS_MEM_LEAKS &&
 		    !(out->defaults.exc = hs_strdup(HS_PRESET_LEAK_SUPPRESS)))
 			err = -ENOMEM;
 	}
-	if (!err) {
-		switch (o->kind) {
-		case HS_MEM_ALLOC:
-			err = view_alloc(&b);
-			break;
-		case HS_MEM_NET:
-			err = view_net(&b, info);
-			break;
-		case HS_MEM_LEAKS:
-			err = view_leaks(&b);
-			break;
-		case HS_MEM_PEAK:
-			err = view_peak(&b, info);
-			break;
-		case HS_MEM_TEMPORARY:
-			err = view_temporary(&b);
-			break;
-		case HS_MEM_MMAP:
-			err = view_mmap(&b);
-			break;
-		default:
-			err = -EINVAL;
-			break;
-		}
+	if (!err && v->info) {
+		v->info->symbolized = t->syms.present;
+		v->info->cut_off = t->cut_off;
+		v->info->events = t->nr_events ? t->nr_events : (size_t)v->ord;
 	}
-	builder_release(&b);
+	return err;
+}
+
+static int set_error(int err, struct hs_diag *diag)
+{
 	if (err == -ENOMEM)
 		hs_diag_set(diag, 0, "out of memory");
 	else if (err == -E2BIG)
 		hs_diag_set(diag, 0, "too many frames or stacks");
-	else if (err)
+	else if (err && !diag->set)
 		hs_diag_set(diag, 0, "%s", strerror(-err));
+	return err;
+}
+
+int hs_memview_build(const struct hs_trace *t, const struct hs_memview_opts *o,
+		     struct hs_stack_source *out, struct hs_memview_info *info,
+		     struct hs_diag *diag)
+{
+	struct hs_trace_event e;
+	struct view v;
+	size_t i;
+	int err = 0;
+
+	view_init(&v, o, out, info);
+	v.t = t;
+	switch (o->kind) {
+	case HS_MEM_ALLOC:
+	case HS_MEM_NET:
+	case HS_MEM_LEAKS:
+	case HS_MEM_TEMPORARY:
+		for (i = 0; i < t->nr_events && !err; i++) {
+			trace_event(t, i, &e);
+			err = view_event(&v, &e);
+		}
+		break;
+	case HS_MEM_PEAK:
+		err = view_peak(&v);
+		break;
+	case HS_MEM_MMAP:
+		err = view_mmap(&v);
+		break;
+	default:
+		err = -EINVAL;
+		break;
+	}
+	if (!err)
+		err = view_finish(&v, t);
+	view_release(&v);
+	return set_error(err, diag);
+}
+
+/* --- streaming ------------------------------------------------------------------ */
+
+static int sink_events(void *ctx, const struct hs_trace_event *ev, size_t n)
+{
+	struct view *v = ctx;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < n && !err; i++)
+		err = view_event(v, &ev[i]);
+	return err;
+}
+
+static int sink_live(void *ctx, uint64_t addr)
+{
+	const struct view *v = ctx;
+
+	return live_has(&v->live, addr);
+}
+
+int hs_memview_build_path(const char *path, const struct hs_memview_opts *o,
+			  struct hs_stack_source *out, struct hs_memview_info *info,
+			  struct hs_diag *diag)
+{
+	struct hs_trace t;
+	struct view v;
+	int err;
+
+	if (o->kind == HS_MEM_ALLOC || o->kind == HS_MEM_NET || o->kind == HS_MEM_LEAKS ||
+	    o->kind == HS_MEM_TEMPORARY) {
+		struct hs_trace_sink sink = {
+			.events = sink_events,
+			.live = o->kind == HS_MEM_ALLOC ? NULL : sink_live,
+			.ctx = &v,
+		};
+
+		view_init(&v, o, out, info);
+		v.t = &t;	/* the weights need only its process record */
+		err = hs_trace_stream(path, &t, &sink, diag);
+		if (!err) {
+			err = view_finish(&v, &t);
+			hs_trace_release(&t);
+		}
+		view_release(&v);
+		if (err != -EAGAIN)
+			return set_error(err, diag);
+		hs_source_release(out);
+	}
+	/* the events must be loaded (a view that needs two passes, or a file
+	 * whose events are not in time order) */
+	err = hs_trace_load(path, &t, diag);
+	if (err) {
+		hs_source_init(out);
+		return set_error(err, diag);
+	}
+	err = hs_memview_build(&t, o, out, info, diag);
+	hs_trace_release(&t);
 	return err;
 }

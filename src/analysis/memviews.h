@@ -1,5 +1,6 @@
 #ifndef HS_ANALYSIS_MEMVIEWS_H
 #define HS_ANALYSIS_MEMVIEWS_H
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "common/diag.h"
@@ -26,7 +27,10 @@
  *
  * Metric: bytes; count: blocks. With a sampled trace (--sample-bytes N)
  * each recorded block stands for 1 / (1 - exp(-size/N)) blocks of its
- * size, which makes every sum an unbiased estimate.
+ * size, which makes every sum an unbiased estimate. The events of one
+ * stack at one time (a clock tick) make one sample: their bytes and
+ * counts added up (a net view's allocation and free in the same tick add
+ * up to 0).
  *
  * Stacks, root first: "Process COMM (PID)", "Thread (TID) NAME",
  * "LargeAlloc" for blocks of at least the large threshold, (optionally)
@@ -88,6 +92,8 @@ struct hs_memview_info {
 	 * allocated, and blocks replaced by another at their address */
 	double frees;
 	size_t unmatched_frees, missed_frees;
+	int cut_off;		/* the trace was cut off (t->cut_off) */
+	size_t events;		/* events it holds */
 };
 
 /* "alloc", "net", ...; NULL for an unknown kind. */
@@ -107,6 +113,24 @@ int hs_memview_offered(const struct hs_trace *t, enum hs_memview_kind kind);
 int hs_memview_build(const struct hs_trace *t, const struct hs_memview_opts *o,
 		     struct hs_stack_source *out, struct hs_memview_info *info,
 		     struct hs_diag *diag);
+
+/*
+ * The same from the trace at @path, streaming its events when they are
+ * in time order in the file (alloc, net, leaks, temporary: a few bytes
+ * per event instead of reading them all in; else it loads the trace).
+ * Returns what hs_trace_load() and hs_memview_build() return.
+ */
+int hs_memview_build_path(const char *path, const struct hs_memview_opts *o,
+			  struct hs_stack_source *out, struct hs_memview_info *info,
+			  struct hs_diag *diag);
+
+/*
+ * Heap in use, event by event: @fn gets the time and the bytes live
+ * (estimates for a sampled trace) after each allocation and each free of
+ * a live block, in time order. Returns 0 or -ENOMEM.
+ */
+int hs_memview_heap_walk(const struct hs_trace *t,
+			 void (*fn)(void *ctx, int64_t time, double in_use), void *ctx);
 
 /*
  * The sources @t offers as JSON for front ends (docs/json-api.md): an

@@ -193,9 +193,11 @@ static int by_file(const struct hs_stack_source *src, const struct acc *acc,
 	if (err)
 		return err;
 	for (f = 0; f < out->nr_files; f++)
-		qsort(out->files[f].lines, out->files[f].nr, sizeof(struct hs_line_cost),
-		      cmp_line);
-	qsort(out->files, out->nr_files, sizeof(*out->files), cmp_file);
+		if (out->files[f].nr > 1)
+			qsort(out->files[f].lines, out->files[f].nr,
+			      sizeof(struct hs_line_cost), cmp_line);
+	if (out->nr_files > 1)
+		qsort(out->files, out->nr_files, sizeof(*out->files), cmp_file);
 	return 0;
 }
 

@@ -45,86 +45,106 @@ void hs_heap_stats_release(struct hs_heap_stats *s)
 /* --- timelines --------------------------------------------------------- */
 
 /*
- * Bucket the values @v at times @t_ns (@n of them, in time order) into at
- * most @points points over [0, @end_ns]: each bucket's highest value,
- * starting from the value carried in from the bucket before (@carry: the
- * value before the first sample, or NAN for none).
+ * A timeline being filled: the trace's time cut in @points buckets, each
+ * keeping its highest value and its last one (what the next bucket
+ * starts from).
  */
-static int bucket(const int64_t *t_ns, const double *v, size_t n, int64_t end_ns,
-		  size_t points, double carry, struct hs_timeline *out)
-{
-	double width, cur = carry;
-	size_t i = 0, b;
+struct buckets {
+	double width;		/* ns */
+	size_t points;
+	double *max, *last;
+	uint8_t *have;
+};
 
-	memset(out, 0, sizeof(*out));
+static int buckets_init(struct buckets *b, int64_t end_ns, size_t points)
+{
 	if (!points)
 		points = 200;
 	if (end_ns <= 0)
 		end_ns = 1;
-	width = (double)end_ns / (double)points;
-	out->ms = hs_malloc(points * sizeof(double));
-	out->bytes = hs_malloc(points * sizeof(double));
+	b->points = points;
+	b->width = (double)end_ns / (double)points;
+	b->max = hs_malloc(points * sizeof(double));
+	b->last = hs_malloc(points * sizeof(double));
+	b->have = hs_calloc(points, 1);
+	return b->max && b->last && b->have ? 0 : -ENOMEM;
+}
+
+static void buckets_release(struct buckets *b)
+{
+	hs_free(b->max);
+	hs_free(b->last);
+	hs_free(b->have);
+}
+
+static void buckets_add(void *ctx, int64_t time, double v)
+{
+	struct buckets *b = ctx;
+	double k = (double)time / b->width;
+	size_t i = k <= 0 ? 0 : k >= (double)b->points ? b->points - 1 : (size_t)k;
+
+	if (!b->have[i] || v > b->max[i])
+		b->max[i] = v;
+	b->last[i] = v;
+	b->have[i] = 1;
+}
+
+/*
+ * The points: each bucket's start and its highest value, counting the
+ * value it starts with (@carry before the first sample; NAN: none, then
+ * buckets before the first sample are left out).
+ */
+static int buckets_finish(struct buckets *b, double carry, struct hs_timeline *out)
+{
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	out->ms = hs_malloc(b->points * sizeof(double));
+	out->bytes = hs_malloc(b->points * sizeof(double));
 	if (!out->ms || !out->bytes) {
 		hs_timeline_release(out);
 		return -ENOMEM;
 	}
-	for (b = 0; b < points; b++) {
-		double hi = (double)(b + 1) * width, max = cur;
+	for (i = 0; i < b->points; i++) {
+		double m = carry;
 
-		while (i < n && ((double)t_ns[i] < hi || b == points - 1)) {
-			cur = v[i++];
-			if (isnan(max) || cur > max)
-				max = cur;
+		if (b->have[i]) {
+			if (isnan(m) || b->max[i] > m)
+				m = b->max[i];
+			carry = b->last[i];
 		}
-		if (isnan(max))
+		if (isnan(m))
 			continue;
-		out->ms[out->n] = (double)b * width / 1e6;
-		out->bytes[out->n] = max;
+		out->ms[out->n] = (double)i * b->width / 1e6;
+		out->bytes[out->n] = m;
 		out->n++;
 	}
 	return 0;
 }
 
-/* The heap in use after each sample of the net view @net. */
-static int heap_curve(const struct hs_stack_source *net, double **out)
+int hs_heap_timelines(const struct hs_trace *t, size_t points, struct hs_timeline *heap,
+		      struct hs_timeline *rss)
 {
-	double *v = hs_malloc((net->nr_samples + 1) * sizeof(double)), sum = 0;
-	size_t i;
-
-	if (!v)
-		return -ENOMEM;
-	for (i = 0; i < net->nr_samples; i++) {
-		sum += net->metric[i];
-		v[i] = sum;
-	}
-	*out = v;
-	return 0;
-}
-
-static int timelines(const struct hs_trace *t, const struct hs_stack_source *net,
-		     size_t points, struct hs_timeline *heap, struct hs_timeline *rss)
-{
-	double *v = NULL;
+	struct buckets b = { 0 };
 	size_t i;
 	int err = 0;
 
 	if (heap) {
-		err = heap_curve(net, &v);
+		err = buckets_init(&b, t->duration_ns, points);
 		if (!err)
-			err = bucket(net->time, v, net->nr_samples, t->duration_ns, points,
-				     0, heap);
-		hs_free(v);
-		v = NULL;
+			err = hs_memview_heap_walk(t, buckets_add, &b);
+		if (!err)
+			err = buckets_finish(&b, 0, heap);
+		buckets_release(&b);
+		memset(&b, 0, sizeof(b));
 	}
 	if (!err && rss) {
-		v = hs_malloc((t->nr_rss + 1) * sizeof(double));
-		if (!v)
-			err = -ENOMEM;
+		err = buckets_init(&b, t->duration_ns, points);
 		for (i = 0; !err && i < t->nr_rss; i++)
-			v[i] = (double)t->rss_bytes[i];
+			buckets_add(&b, t->rss_time[i], (double)t->rss_bytes[i]);
 		if (!err)
-			err = bucket(t->rss_time, v, t->nr_rss, t->duration_ns, points, NAN, rss);
-		hs_free(v);
+			err = buckets_finish(&b, NAN, rss);
+		buckets_release(&b);
 	}
 	if (err) {
 		if (heap)
@@ -143,25 +163,6 @@ static int build(const struct hs_trace *t, enum hs_memview_kind kind,
 
 	o.kind = kind;
 	return hs_memview_build(t, &o, src, info, diag);
-}
-
-int hs_heap_timelines(const struct hs_trace *t, size_t points, struct hs_timeline *heap,
-		      struct hs_timeline *rss)
-{
-	struct hs_diag diag = HS_DIAG_INIT(NULL);
-	struct hs_stack_source net;
-	int err = build(t, HS_MEM_NET, &net, NULL, &diag);
-
-	if (!err)
-		err = timelines(t, &net, points, heap, rss);
-	hs_source_release(&net);
-	if (err) {
-		if (heap)
-			memset(heap, 0, sizeof(*heap));
-		if (rss)
-			memset(rss, 0, sizeof(*rss));
-	}
-	return err;
 }
 
 /* --- top call sites ------------------------------------------------------ */
@@ -339,7 +340,7 @@ int hs_heap_stats_compute(const struct hs_trace *t, const struct hs_stats_opts *
 	if (!err) {
 		s->frees = info.frees;
 		s->unmatched_frees = (double)info.unmatched_frees;
-		err = timelines(t, &src, o ? o->points : 0, &s->heap, &s->rss);
+		err = hs_heap_timelines(t, o ? o->points : 0, &s->heap, &s->rss);
 	}
 	hs_source_release(&src);
 

@@ -154,7 +154,7 @@ int cli_load_view(const char *cmd, const char *path, const char *from,
 		  struct hs_stack_source *src, struct hs_memview_info *info)
 {
 	struct hs_diag diag = HS_DIAG_INIT(path);
-	struct hs_trace t;
+	struct hs_memview_info own;
 	char msg[1024];
 	int err;
 
@@ -163,16 +163,12 @@ int cli_load_view(const char *cmd, const char *path, const char *from,
 			memset(info, 0, sizeof(*info));
 		return cli_load_source(cmd, path, from, source, src);
 	}
-	hs_source_init(src);
-	err = hs_trace_load(path, &t, &diag);
-	if (!err) {
-		if (t.cut_off)
-			fprintf(stderr, "heapscope: warning: %s was cut off (the program did not "
-				"finish): %zu events recovered\n", path, t.nr_events);
-		hs_source_release(src);
-		err = hs_memview_build(&t, mv, src, info, &diag);
-		hs_trace_release(&t);
-	}
+	if (!info)
+		info = &own;
+	err = hs_memview_build_path(path, mv, src, info, &diag);
+	if (!err && info->cut_off)
+		fprintf(stderr, "heapscope: warning: %s was cut off (the program did not "
+			"finish): %zu events recovered\n", path, info->events);
 	if (err) {
 		if (!diag.set)
 			hs_diag_set(&diag, 0, "%s", strerror(-err));

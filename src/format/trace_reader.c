@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -566,42 +567,89 @@ static int grow_events(struct hs_trace *t, size_t need)
 }
 
 /*
- * Append an event. Its stack is the raw node id for now (the low 32 bits
- * of a 64-bit id are not enough, so ids are kept aside in @ids).
+ * The loader's state. An event's stack is resolved to a node index when
+ * its node is already known (the usual case: a 1-entry cache, then the id
+ * index); an event whose node is defined later in the file keeps its id
+ * in @pending until the end.
  */
+struct pending {
+	size_t ev;			/* event index */
+	uint64_t id;			/* its node id */
+};
+
+struct stream;
+
 struct load_state {
 	struct tid_map tids;
-	uint64_t *stack_ids;		/* event -> node id, resolved at the end */
-	size_t alloc_stack_ids;
+	struct pending *pending;
+	size_t nr_pending, alloc_pending;
 	uint64_t last_ticks;
 	unsigned sym_section;		/* the symbol section being read */
 	unsigned flags;			/* enum hs_trace_load_flags */
+	uint64_t cache_id;		/* the last node id resolved, 0 = none */
+	uint32_t cache_index;
+	uint64_t span_tid;		/* the thread of the current span ... */
+	uint32_t span_thread;		/* ... and its index */
+	int span_valid;
+	uint64_t *parent_ids;		/* node index -> parent id */
+	size_t alloc_parent_ids;
+	struct stream *stream;		/* hs_trace_stream(): events go there */
 };
 
-static int add_event(struct hs_trace *t, struct load_state *ls, uint32_t thread,
+static inline int stream_event(struct stream *s, uint32_t thread, uint64_t ticks,
+				enum hs_trace_op op, unsigned fn, uint64_t addr,
+				uint64_t size, uint64_t node);
+
+/* The index of node @id (0: no stack), or HS_TRACE_PENDING while unknown. */
+#define HS_TRACE_PENDING (UINT32_MAX - 2)
+static uint32_t stack_index(const struct hs_trace *t, struct load_state *ls, uint64_t id)
+{
+	uint32_t k;
+
+	if (!id)
+		return HS_TRACE_NONE;
+	if (id == ls->cache_id)
+		return ls->cache_index;
+	k = node_index(t, id);
+	if (k == HS_TRACE_NONE)
+		return HS_TRACE_PENDING;
+	ls->cache_id = id;
+	ls->cache_index = k;
+	return k;
+}
+
+static inline __attribute__((always_inline)) int
+add_event(struct hs_trace *t, struct load_state *ls, uint32_t thread,
 		     uint64_t ticks, enum hs_trace_op op, unsigned fn, uint64_t addr,
 		     uint64_t size, uint64_t stack)
 {
 	size_t n = t->nr_events;
+	uint32_t k;
 
-	if (ls->flags & HS_TRACE_NO_EVENTS) {
-		if (ticks > ls->last_ticks)
-			ls->last_ticks = ticks;
+	if (ticks > ls->last_ticks)
+		ls->last_ticks = ticks;
+	if (ls->flags & HS_TRACE_NO_EVENTS)
 		return 0;
-	}
-	if (grow_events(t, n + 1) || HS_GROW(ls->stack_ids, n + 1, ls->alloc_stack_ids))
+	k = stack_index(t, ls, stack);
+	if (ls->stream)
+		return stream_event(ls->stream, thread, ticks, op, fn, addr, size,
+				    k == HS_TRACE_PENDING ? HS_TRACE_EV_NODE_ID | stack : k);
+	if (n == t->alloc_events && grow_events(t, n + 1))
 		return -ENOMEM;
+	if (k == HS_TRACE_PENDING) {
+		if (HS_GROW(ls->pending, ls->nr_pending + 1, ls->alloc_pending))
+			return -ENOMEM;
+		ls->pending[ls->nr_pending].ev = n;
+		ls->pending[ls->nr_pending++].id = stack;
+	}
 	t->time[n] = (int64_t)ticks;
 	t->addr[n] = addr;
 	t->size[n] = size;
-	t->stack[n] = HS_TRACE_NONE;
-	ls->stack_ids[n] = stack;
+	t->stack[n] = k;
 	t->thread[n] = thread;
 	t->op[n] = (uint8_t)op;
 	t->fn[n] = (uint8_t)fn;
 	t->nr_events = n + 1;
-	if (ticks > ls->last_ticks)
-		ls->last_ticks = ticks;
 	return 0;
 }
 
@@ -1078,19 +1126,17 @@ static void copy_event(struct hs_trace *t, size_t to, const struct hs_trace *fro
 }
 
 /*
- * Reorder the events of one address within a group of equal time: keep
- * each thread's order, and alternate allocation and free from @live (the
+ * The order of the @r events of one address within a group of equal time
+ * (@thread and @is_free of each, in file order): each thread's events
+ * keep their order, and allocation and free alternate from @live (the
  * block was live before the group) wherever the threads allow it.
+ * order[k] is the event that goes k-th.
  */
-static void order_run(struct hs_trace *t, const struct tie *run, size_t r, int live)
+static void tie_order(size_t r, const uint32_t *thread, const uint8_t *is_free, int live,
+		      size_t *order)
 {
-	struct hs_trace tmp;
-	size_t order[MAX_TIE_RUN], k, i;
 	unsigned char used[MAX_TIE_RUN] = { 0 };
-	int64_t time[MAX_TIE_RUN];
-	uint64_t addr[MAX_TIE_RUN], size[MAX_TIE_RUN];
-	uint32_t stack[MAX_TIE_RUN], thread[MAX_TIE_RUN];
-	uint8_t op[MAX_TIE_RUN], fn[MAX_TIE_RUN];
+	size_t k, i;
 
 	for (k = 0; k < r; k++) {
 		size_t pick = r;
@@ -1103,7 +1149,7 @@ static void order_run(struct hs_trace *t, const struct tie *run, size_t r, int l
 				continue;
 			/* only the earliest remaining event of its thread may go */
 			for (j = 0; j < i; j++)
-				if (!used[j] && t->thread[run[j].at] == t->thread[run[i].at]) {
+				if (!used[j] && thread[j] == thread[i]) {
 					first = 0;
 					break;
 				}
@@ -1111,15 +1157,32 @@ static void order_run(struct hs_trace *t, const struct tie *run, size_t r, int l
 				continue;
 			if (pick == r)
 				pick = i;	/* fallback: the first possible one */
-			if ((t->op[run[i].at] == HS_OP_FREE) == live) {
+			if (is_free[i] == live) {
 				pick = i;
 				break;
 			}
 		}
 		used[pick] = 1;
 		order[k] = pick;
-		live = t->op[run[pick].at] == HS_OP_ALLOC;
+		live = !is_free[pick];
 	}
+}
+
+/* tie_order() applied to the columns of @t. */
+static void order_run(struct hs_trace *t, const struct tie *run, size_t r, int live)
+{
+	struct hs_trace tmp;
+	size_t order[MAX_TIE_RUN], k;
+	int64_t time[MAX_TIE_RUN];
+	uint64_t addr[MAX_TIE_RUN], size[MAX_TIE_RUN];
+	uint32_t stack[MAX_TIE_RUN], thread[MAX_TIE_RUN] = { 0 };
+	uint8_t op[MAX_TIE_RUN], fn[MAX_TIE_RUN], is_free[MAX_TIE_RUN] = { 0 };
+
+	for (k = 0; k < r; k++) {
+		thread[k] = t->thread[run[k].at];
+		is_free[k] = t->op[run[k].at] == HS_OP_FREE;
+	}
+	tie_order(r, thread, is_free, live, order);
 	memset(&tmp, 0, sizeof(tmp));
 	tmp.time = time;
 	tmp.addr = addr;
@@ -1214,21 +1277,179 @@ out:
 	return err;
 }
 
+/* --- streaming ------------------------------------------------------------- */
+
+/*
+ * The events go from the reading thread to the caller's thread in
+ * batches of whole groups (the events of one time), through a ring of
+ * NR_BATCHES batches: reading and the sink's work overlap.
+ */
+#define BATCH_EVENTS 2048
+#define NR_BATCHES 4
+
+struct group {
+	size_t start, n;
+	int multi;			/* it holds events of several threads */
+};
+
+struct batch {
+	struct hs_trace_event *ev;
+	size_t n, alloc;
+	struct group *grp;
+	size_t ngrp, alloc_grp;
+};
+
+struct stream {
+	const struct hs_trace_sink *sink;
+	/* the reading thread's side */
+	struct batch *cur;		/* the batch being filled */
+	int64_t time;			/* the open group's time */
+	size_t gstart;			/* its first event in @cur */
+	uint32_t gthread;		/* its first event's thread */
+	int gmulti, open;
+	/* the ring: batches [tail, head) are full, the others free */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct batch b[NR_BATCHES];
+	size_t head, tail;
+	int done, stop;
+	int read_err;			/* what reading returned */
+	/* the caller's side */
+	struct tie *ties;
+	size_t alloc_ties;
+};
+
+/* Order a group's equal-time events of one address across threads. */
+static int stream_ties(struct stream *s, struct hs_trace_event *grp, size_t n)
+{
+	struct hs_trace_event tmp[MAX_TIE_RUN];
+	uint32_t thread[MAX_TIE_RUN] = { 0 };
+	uint8_t is_free[MAX_TIE_RUN] = { 0 };
+	size_t order[MAX_TIE_RUN], i, k, nt = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!is_heap_op(grp[i].op))
+			continue;
+		if (HS_GROW(s->ties, nt + 1, s->alloc_ties))
+			return -ENOMEM;
+		s->ties[nt].addr = grp[i].addr;
+		s->ties[nt++].at = i;
+	}
+	if (nt > 1)
+		qsort(s->ties, nt, sizeof(*s->ties), cmp_tie);
+	for (k = 0; k < nt;) {
+		size_t e = k + 1, r;
+		int threads = 0;
+
+		while (e < nt && s->ties[e].addr == s->ties[k].addr)
+			e++;
+		r = e - k;
+		for (i = k + 1; i < e; i++)
+			if (grp[s->ties[i].at].thread != grp[s->ties[k].at].thread)
+				threads = 1;
+		if (threads && r <= MAX_TIE_RUN) {
+			for (i = 0; i < r; i++) {
+				tmp[i] = grp[s->ties[k + i].at];
+				thread[i] = tmp[i].thread;
+				is_free[i] = tmp[i].op == HS_OP_FREE;
+			}
+			tie_order(r, thread, is_free,
+				  s->sink->live(s->sink->ctx, s->ties[k].addr), order);
+			for (i = 0; i < r; i++)
+				grp[s->ties[k + i].at] = tmp[order[i]];
+		}
+		k = e;
+	}
+	return 0;
+}
+
+/* Close the open group (the reading thread). */
+static int stream_close_group(struct stream *s)
+{
+	struct batch *b = s->cur;
+
+	if (!s->open)
+		return 0;
+	if (HS_GROW(b->grp, b->ngrp + 1, b->alloc_grp))
+		return -ENOMEM;
+	b->grp[b->ngrp].start = s->gstart;
+	b->grp[b->ngrp].n = b->n - s->gstart;
+	b->grp[b->ngrp++].multi = s->gmulti;
+	s->open = 0;
+	return 0;
+}
+
+/* Hand the current batch over and wait for a free one (the reading thread). */
+static int stream_publish(struct stream *s)
+{
+	int stop;
+
+	if (!s->cur->n)
+		return 0;
+	pthread_mutex_lock(&s->mu);
+	s->head++;
+	pthread_cond_broadcast(&s->cv);
+	while (s->head - s->tail >= NR_BATCHES && !s->stop)
+		pthread_cond_wait(&s->cv, &s->mu);
+	stop = s->stop;
+	pthread_mutex_unlock(&s->mu);
+	s->cur = &s->b[s->head % NR_BATCHES];
+	s->cur->n = s->cur->ngrp = 0;
+	return stop ? -ECANCELED : 0;
+}
+
+static inline int stream_event(struct stream *s, uint32_t thread, uint64_t ticks,
+				enum hs_trace_op op, unsigned fn, uint64_t addr, uint64_t size,
+				uint64_t node)
+{
+	struct batch *b = s->cur;
+	struct hs_trace_event *e;
+	int err;
+
+	if (s->open && (int64_t)ticks != s->time) {
+		if ((int64_t)ticks < s->time)
+			return -EAGAIN;	/* not in time order: load it whole */
+		err = stream_close_group(s);
+		if (!err && b->n >= BATCH_EVENTS)
+			err = stream_publish(s);
+		if (err)
+			return err;
+		b = s->cur;
+	}
+	if (!s->open) {
+		s->open = 1;
+		s->time = (int64_t)ticks;
+		s->gstart = b->n;
+		s->gthread = thread;
+		s->gmulti = 0;
+	} else if (thread != s->gthread) {
+		s->gmulti = 1;
+	}
+	if (b->n == b->alloc && HS_GROW(b->ev, b->n + 1, b->alloc))
+		return -ENOMEM;
+	e = &b->ev[b->n++];
+	e->time = (int64_t)ticks;
+	e->addr = addr;
+	e->size = size;
+	e->node = node;
+	e->thread = thread;
+	e->op = (uint8_t)op;
+	e->fn = (uint8_t)fn;
+	return 0;
+}
+
 static int finish(struct hs_trace *t, struct load_state *ls)
 {
-	size_t i;
+	size_t i, k;
 	int err;
 	uint32_t missing = HS_TRACE_NONE;
 
 	err = sort_clock(t);
 	if (err)
 		return err;
-	for (i = 0; i < t->nr_events; i++) {
-		uint64_t id = ls->stack_ids[i];
-
-		if (!id)
-			continue;
-		t->stack[i] = node_index(t, id);
+	for (k = 0; k < ls->nr_pending; k++) {
+		i = ls->pending[k].ev;
+		t->stack[i] = node_index(t, ls->pending[k].id);
 		if (t->stack[i] == HS_TRACE_NONE) {
 			t->missing_nodes++;
 			if (missing == HS_TRACE_NONE) {
@@ -1241,8 +1462,9 @@ static int finish(struct hs_trace *t, struct load_state *ls)
 			t->stack[i] = missing;
 		}
 	}
-	for (i = 0; i < t->nr_events; i++)
-		t->time[i] = ticks_to_ns(t, (uint64_t)t->time[i]);
+	if (t->info.clock != HS_CLOCK_NS && t->nr_clock)
+		for (i = 0; i < t->nr_events; i++)
+			t->time[i] = ticks_to_ns(t, (uint64_t)t->time[i]);
 	for (i = 0; i < t->nr_rss; i++)
 		t->rss_time[i] = ticks_to_ns(t, (uint64_t)t->rss_time[i]);
 	for (i = 0; i < t->nr_threads; i++) {
@@ -1254,7 +1476,7 @@ static int finish(struct hs_trace *t, struct load_state *ls)
 	t->duration_ns = ticks_to_ns(t, ls->last_ticks);
 	resolve_node_modules(t);
 	err = hs__trace_syms_resolve(t);
-	if (err)
+	if (err || ls->stream)
 		return err;
 	err = sort_events(t);
 	if (err)
@@ -1266,24 +1488,250 @@ static void load_state_release(struct load_state *ls)
 {
 	hs_free(ls->tids.key);
 	hs_free(ls->tids.val);
-	hs_free(ls->stack_ids);
+	hs_free(ls->pending);
+	hs_free(ls->parent_ids);
 }
 
+/* The thread index of the current span (cached until the next SPAN). */
+static inline int span_thread(struct hs_trace *t, struct load_state *ls, uint64_t tid,
+			      uint32_t *th)
+{
+	int err;
+
+	if (ls->span_valid && ls->span_tid == tid) {
+		*th = ls->span_thread;
+		return 0;
+	}
+	err = thread_index(t, &ls->tids, tid, th);
+	if (!err) {
+		ls->span_tid = tid;
+		ls->span_thread = *th;
+		ls->span_valid = 1;
+	}
+	return err;
+}
+
+/* Remember node @index's parent id (parents are resolved at the end). */
+static int note_parent(struct hs_trace *t, struct load_state *ls, size_t before,
+		       uint64_t parent)
+{
+	if (t->nr_nodes == before)
+		return 0;
+	if (HS_GROW(ls->parent_ids, t->nr_nodes, ls->alloc_parent_ids))
+		return -ENOMEM;
+	ls->parent_ids[before] = parent;
+	return 0;
+}
+
+/* hs_get_varint() with the one-byte case first: most fields are small. */
+static inline int get_u(const uint8_t **q, const uint8_t *end, uint64_t *v)
+{
+	if (*q < end && **q < 0x80) {
+		*v = *(*q)++;
+		return 0;
+	}
+	return hs_get_varint(q, end, v);
+}
+
+static inline int get_s(const uint8_t **q, const uint8_t *end, int64_t *v)
+{
+	uint64_t u;
+
+	if (get_u(q, end, &u))
+		return -1;
+	*v = hs_unzigzag(u);
+	return 0;
+}
+
+#define FGET(v)                                                           \
+	do {                                                              \
+		if (get_u(&q, end, &(v)))                                 \
+			return 0;                                         \
+	} while (0)
+#define FGETS(v)                                                          \
+	do {                                                              \
+		if (get_s(&q, end, &(v)))                                 \
+			return 0;                                         \
+	} while (0)
+
+/*
+ * The common records (SPAN, NODE and the fixed event records), decoded
+ * here directly, as hs_rec_decode() and add_record() would. Returns 1
+ * when the record was handled, 0 when it is for the generic path (any
+ * other record, or a malformed one, which the generic decoder then
+ * reports), or a negative errno.
+ */
+static int fast_record(struct hs_trace_reader *r, struct hs_trace *t, struct load_state *ls)
+{
+	const uint8_t *q = r->p + 1, *end = r->end;
+	struct hs_rec_state *st = &r->st;
+	unsigned tag = *r->p;
+	uint64_t size = 0, stack = 0, x, y = 0, ticks, addr, old = 0, lead = 0;
+	int64_t dt, da, sv;
+	uint32_t th;
+	int err;
+
+	switch (tag) {
+	case HS_TAG_SPAN:
+		FGET(x);
+		FGET(ticks);
+		FGET(addr);
+		st->tid = x;
+		st->ticks = ticks;
+		st->addr = addr;
+		goto done;
+	case HS_TAG_NODE: {
+		size_t before = t->nr_nodes;
+
+		FGET(x);
+		FGET(y);
+		FGET(addr);
+		if (!x)
+			return 0;
+		err = add_node(t, x, y, addr, ls->last_ticks);
+		if (!err)
+			err = note_parent(t, ls, before, y);
+		if (err)
+			return err;
+		goto done;
+	}
+	case HS_TAG_MALLOC:
+	case HS_TAG_CALLOC:
+	case HS_TAG_VALLOC:
+	case HS_TAG_PVALLOC:
+	case HS_TAG_POSIX_MEMALIGN:
+	case HS_TAG_ALIGNED_ALLOC:
+	case HS_TAG_MEMALIGN:
+	case HS_TAG_REALLOC:
+	case HS_TAG_REALLOCARRAY:
+		FGETS(dt);
+		FGETS(da);
+		FGET(size);
+		FGET(stack);
+		if (hs_tag_is_realloc(tag)) {
+			FGETS(sv);
+			FGET(lead);
+			old = st->addr + (uint64_t)da + (uint64_t)sv;
+		} else if (hs_tag_has_align(tag)) {
+			FGET(x);
+		}
+		break;
+	case HS_TAG_FREE:
+	case HS_TAG_REALLOC_FREE:
+		FGETS(dt);
+		FGETS(da);
+		break;
+	case HS_TAG_MMAP:
+		FGETS(dt);
+		FGETS(da);
+		FGET(size);
+		FGET(x);
+		FGET(y);
+		FGET(stack);
+		break;
+	case HS_TAG_MUNMAP:
+		FGETS(dt);
+		FGETS(da);
+		FGET(size);
+		break;
+	case HS_TAG_MREMAP:
+		FGETS(dt);
+		FGETS(da);
+		FGET(size);
+		FGET(stack);
+		FGETS(sv);
+		FGET(y);	/* the old length */
+		old = st->addr + (uint64_t)da + (uint64_t)sv;
+		break;
+	default:
+		return 0;
+	}
+	/* an event: the whole record decoded, now the state moves */
+	st->ticks += (uint64_t)dt;
+	st->addr += (uint64_t)da;
+	ticks = st->ticks;
+	addr = st->addr;
+	r->nr_events++;
+	err = span_thread(t, ls, st->tid, &th);
+	if (err)
+		return err;
+	switch (tag) {
+	case HS_TAG_FREE:
+	case HS_TAG_REALLOC_FREE:
+		t->threads[th].frees++;
+		err = add_event(t, ls, th, ticks, HS_OP_FREE, tag, addr, 0, 0);
+		break;
+	case HS_TAG_MMAP:
+		err = add_event(t, ls, th, ticks, HS_OP_MMAP, tag, addr, size, stack);
+		break;
+	case HS_TAG_MUNMAP:
+		err = add_event(t, ls, th, ticks, HS_OP_MUNMAP, tag, addr, size, 0);
+		break;
+	case HS_TAG_MREMAP:
+		err = add_event(t, ls, th, ticks, HS_OP_MUNMAP, tag, old, y, 0);
+		if (!err)
+			err = add_event(t, ls, th, ticks, HS_OP_MMAP, tag, addr, size, stack);
+		break;
+	default:
+		if (hs_tag_is_realloc(tag) && old) {
+			uint64_t at = lead <= ticks ? ticks - lead : 0;
+
+			err = add_event(t, ls, th, at, HS_OP_FREE, tag, old, 0, 0);
+			if (err)
+				return err;
+		}
+		t->threads[th].allocs++;
+		t->threads[th].bytes += size;
+		err = add_event(t, ls, th, ticks, HS_OP_ALLOC, tag, addr, size, stack);
+		break;
+	}
+	if (err)
+		return err;
+done:
+	r->p = q;
+	r->nr_records++;
+	return 1;
+}
+
+#undef FGET
+#undef FGETS
+
 static int load(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags,
-		struct hs_diag *diag)
+		struct stream *stream, struct hs_diag *diag)
 {
 	struct load_state ls;
 	struct hs_rec rec;
-	uint64_t *parent_ids = NULL;
-	size_t alloc_parent_ids = 0, i;
+	size_t i;
 	const char *why = NULL;
 	int ret, err = 0;
 
 	memset(&ls, 0, sizeof(ls));
 	ls.flags = flags;
-	while ((ret = hs_trace_reader_next(r, &rec, diag)) == 1) {
+	ls.stream = stream;
+	for (;;) {
 		size_t before = t->nr_nodes;
 
+		if (r->done)
+			break;
+		if (r->p >= r->end) {
+			ret = next_chunk(r, diag);
+			if (ret <= 0) {
+				r->done = ret < 0 ? ret : 1;
+				break;
+			}
+			ls.span_valid = 0;	/* the chunk starts in thread 0 */
+			continue;
+		}
+		ret = fast_record(r, t, &ls);
+		if (ret < 0) {
+			err = ret;
+			goto out;
+		}
+		if (ret)
+			continue;
+		ret = hs_trace_reader_next(r, &rec, diag);
+		if (ret != 1)
+			break;
 		if (rec.tag == HS_TAG_SYM_STRING || rec.tag == HS_TAG_SYM_ADDR) {
 			/* the last symbol section counts */
 			if (r->sym_sections != ls.sym_section) {
@@ -1302,26 +1750,21 @@ static int load(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags,
 					   why ? why : "bad record");
 			goto out;
 		}
+		if (!err && rec.tag == HS_TAG_NODE)
+			err = note_parent(t, &ls, before, rec.parent);
 		if (err)
 			goto out;
-		if (t->nr_nodes > before) {
-			if (HS_GROW(parent_ids, t->nr_nodes, alloc_parent_ids)) {
-				err = -ENOMEM;
-				goto out;
-			}
-			parent_ids[before] = rec.parent;
-		}
 	}
-	if (ret < 0) {
-		err = ret;
+	if (r->done < 0) {
+		err = r->done;
 		goto out;
 	}
 	/* A parent id that was never defined: the stack is BROKEN there. */
 	for (i = 0; i < t->nr_nodes; i++) {
 		t->node_parent[i] = HS_TRACE_NONE;
-		if (!parent_ids[i])
+		if (!ls.parent_ids[i])
 			continue;
-		t->node_parent[i] = node_index(t, parent_ids[i]);
+		t->node_parent[i] = node_index(t, ls.parent_ids[i]);
 		if (t->node_parent[i] == HS_TRACE_NONE) {
 			t->node_parent[i] = HS_TRACE_MISSING;
 			t->missing_nodes++;
@@ -1336,7 +1779,6 @@ static int load(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags,
 	t->data_chunks = r->data_chunks;
 	err = finish(t, &ls);
 out:
-	hs_free(parent_ids);
 	load_state_release(&ls);
 	return err;
 }
@@ -1361,7 +1803,7 @@ int hs_trace_load_flags(const char *path, struct hs_trace *t, unsigned flags,
 	err = hs_trace_reader_open(&r, path, diag);
 	if (err)
 		return err;
-	err = load(&r, t, flags, diag);
+	err = load(&r, t, flags, NULL, diag);
 	hs_trace_reader_close(&r);
 	if (err)
 		hs_trace_release(t);
@@ -1378,11 +1820,149 @@ int hs_trace_load_mem(const void *data, size_t n, const char *name,
 	err = hs_trace_reader_open_mem(&r, data, n, name, diag);
 	if (err)
 		return err;
-	err = load(&r, t, 0, diag);
+	err = load(&r, t, 0, NULL, diag);
 	hs_trace_reader_close(&r);
 	if (err)
 		hs_trace_release(t);
 	return err;
+}
+
+struct reading {
+	struct hs_trace_reader r;
+	struct hs_trace *t;
+	struct stream *s;
+	struct hs_diag *diag;
+};
+
+/* The reading thread: the whole trace, its events into batches. */
+static void *stream_read(void *arg)
+{
+	struct reading *rd = arg;
+	struct stream *s = rd->s;
+	int err = load(&rd->r, rd->t, 0, s, rd->diag);
+
+	if (!err)
+		err = stream_close_group(s);
+	if (!err)
+		err = stream_publish(s);
+	pthread_mutex_lock(&s->mu);
+	s->read_err = err;
+	s->done = 1;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+/* The caller's side: one batch's groups through the sink. */
+static int stream_consume(struct stream *s, struct batch *b)
+{
+	size_t g;
+	int err = 0;
+
+	for (g = 0; g < b->ngrp && !err; g++) {
+		struct hs_trace_event *ev = b->ev + b->grp[g].start;
+
+		if (b->grp[g].multi && s->sink->live)
+			err = stream_ties(s, ev, b->grp[g].n);
+		if (!err)
+			err = s->sink->events(s->sink->ctx, ev, b->grp[g].n);
+	}
+	return err;
+}
+
+static int stream(struct reading *rd, const struct hs_trace_sink *sink);
+
+int hs_trace_stream(const char *path, struct hs_trace *t, const struct hs_trace_sink *sink,
+		    struct hs_diag *diag)
+{
+	struct reading rd = { .t = t, .diag = diag };
+	int err;
+
+	trace_init(t);
+	err = hs_trace_reader_open(&rd.r, path, diag);
+	return err ? err : stream(&rd, sink);
+}
+
+int hs_trace_stream_mem(const void *data, size_t n, const char *name, struct hs_trace *t,
+			const struct hs_trace_sink *sink, struct hs_diag *diag)
+{
+	struct reading rd = { .t = t, .diag = diag };
+	int err;
+
+	trace_init(t);
+	err = hs_trace_reader_open_mem(&rd.r, data, n, name, diag);
+	return err ? err : stream(&rd, sink);
+}
+
+/* hs_trace_stream() of the trace @rd->r has open (and closes). */
+static int stream(struct reading *rd, const struct hs_trace_sink *sink)
+{
+	struct hs_trace *t = rd->t;
+	struct stream s;
+	pthread_t th;
+	size_t i;
+	int err = 0, rerr;
+
+	memset(&s, 0, sizeof(s));
+	s.sink = sink;
+	s.cur = &s.b[0];
+	rd->s = &s;
+	pthread_mutex_init(&s.mu, NULL);
+	pthread_cond_init(&s.cv, NULL);
+	if (pthread_create(&th, NULL, stream_read, rd)) {
+		err = -EAGAIN;	/* no thread: the caller loads the trace */
+		goto out;
+	}
+	for (;;) {
+		struct batch *b;
+		int failed;
+
+		pthread_mutex_lock(&s.mu);
+		while (s.tail == s.head && !s.done)
+			pthread_cond_wait(&s.cv, &s.mu);
+		if (s.tail == s.head || err) {
+			/* nothing left, or an error: let the reading stop */
+			s.stop = 1;
+			pthread_cond_broadcast(&s.cv);
+			if (s.tail == s.head) {
+				pthread_mutex_unlock(&s.mu);
+				break;
+			}
+		}
+		b = &s.b[s.tail % NR_BATCHES];
+		failed = s.done && s.read_err;
+		pthread_mutex_unlock(&s.mu);
+		if (!err && !failed)
+			err = stream_consume(&s, b);
+		pthread_mutex_lock(&s.mu);
+		s.tail++;
+		pthread_cond_broadcast(&s.cv);
+		pthread_mutex_unlock(&s.mu);
+	}
+	pthread_join(th, NULL);
+	rerr = s.read_err;
+	if (!err && rerr != -ECANCELED)
+		err = rerr;
+	/* clock ticks that are not nanoseconds: the times were wrong */
+	if (!err && t->info.clock != HS_CLOCK_NS && t->nr_clock)
+		err = -EAGAIN;
+out:
+	hs_trace_reader_close(&rd->r);
+	for (i = 0; i < NR_BATCHES; i++) {
+		hs_free(s.b[i].ev);
+		hs_free(s.b[i].grp);
+	}
+	hs_free(s.ties);
+	pthread_cond_destroy(&s.cv);
+	pthread_mutex_destroy(&s.mu);
+	if (err)
+		hs_trace_release(t);
+	return err;
+}
+
+uint32_t hs_trace_node_index(const struct hs_trace *t, uint64_t id)
+{
+	return node_index(t, id);
 }
 
 void hs_trace_release(struct hs_trace *t)

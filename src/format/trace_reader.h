@@ -235,6 +235,51 @@ enum hs_trace_load_flags {
 /* hs_trace_load() with @flags (enum hs_trace_load_flags). */
 int hs_trace_load_flags(const char *path, struct hs_trace *t, unsigned flags,
 			struct hs_diag *diag);
+/*
+ * Streaming: a trace's events handed over in time order without keeping
+ * them (a few bytes per event instead of the columns of hs_trace_load()),
+ * for front ends that make one pass over them (analysis/memviews.h).
+ */
+struct hs_trace_event {
+	int64_t time;			/* ns since the start */
+	uint64_t addr, size;
+	/* node index, HS_TRACE_NONE (no stack) or, with HS_TRACE_EV_NODE_ID,
+	 * the id of a node defined later in the file (hs_trace_node_index()
+	 * finds it once the stream is over) */
+	uint64_t node;
+	uint32_t thread;		/* thread index */
+	uint8_t op, fn;			/* enum hs_trace_op, record tag */
+};
+#define HS_TRACE_EV_NODE_ID (1ull << 63)
+
+struct hs_trace_sink {
+	/* @n events of one time, in order (the array is borrowed); 0 or -errno */
+	int (*events)(void *ctx, const struct hs_trace_event *ev, size_t n);
+	/*
+	 * Whether the block at @addr is live now, for ordering events of
+	 * several threads that share a time as hs_trace_load() does; NULL
+	 * leaves them in file order.
+	 */
+	int (*live)(void *ctx, uint64_t addr);
+	void *ctx;
+};
+
+/*
+ * Read @path into @t like hs_trace_load(), except that the events go to
+ * @sink in time order instead of into @t (t->nr_events stays 0). Returns
+ * 0; -EAGAIN when the file's events are not in time order (threads
+ * written out of order, or a clock that is not in ns): the sink then got
+ * some of them and the caller starts again with hs_trace_load(); the
+ * sink's error; or an error of hs_trace_load(). On error @t is released.
+ */
+int hs_trace_stream(const char *path, struct hs_trace *t, const struct hs_trace_sink *sink,
+		    struct hs_diag *diag);
+/* The same from memory (for tests and fuzzing). */
+int hs_trace_stream_mem(const void *data, size_t n, const char *name, struct hs_trace *t,
+			const struct hs_trace_sink *sink, struct hs_diag *diag);
+/* The index of the node with id @id, or HS_TRACE_NONE. */
+uint32_t hs_trace_node_index(const struct hs_trace *t, uint64_t id);
+
 /* The same from memory (for tests and fuzzing). */
 int hs_trace_load_mem(const void *data, size_t n, const char *name,
 		      struct hs_trace *t, struct hs_diag *diag);

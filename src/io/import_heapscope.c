@@ -30,17 +30,8 @@ int hs_import_heapscope_source(const char *path, size_t view,
 			       struct hs_stack_source *out, struct hs_diag *diag)
 {
 	struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT;
-	struct hs_trace t;
-	int err = hs_trace_load(path, &t, diag);
 
-	if (err) {
-		if (!diag->set)
-			hs_diag_set(diag, 0, "%s", strerror(-err));
-		return err;
-	}
 	o.kind = (enum hs_memview_kind)view;
 	hs_source_release(out);
-	err = hs_memview_build(&t, &o, out, NULL, diag);
-	hs_trace_release(&t);
-	return err;
+	return hs_memview_build_path(path, &o, out, NULL, diag);
 }

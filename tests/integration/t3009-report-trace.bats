@@ -13,7 +13,8 @@ setup() {
 	local n=$(summary_field s.heapscope allocations)
 	hs report s.heapscope
 	[ "$status" -eq 0 ]
-	[[ "${lines[0]}" == "Totals Metric: $bytes bytes  Count: $n  Samples: $n "* ]]
+	# (one sample per stack and clock tick: the Samples are fewer)
+	[[ "${lines[0]}" == "Totals Metric: $bytes bytes  Count: $n  Samples: "* ]]
 }
 
 @test "report's call tree starts with the process and thread frames" {
