@@ -1,7 +1,10 @@
 /*
  * memview_bench - read a heapscope trace and build one memory view, timed.
  *
- *   memview_bench TRACE [VIEW [RUNS]]     (VIEW: net; RUNS: 3)
+ *   memview_bench TRACE [VIEW [RUNS [MODE]]]   (net, 3, both)
+ *
+ * MODE "path" times hs_memview_build_path only, "load" the loading
+ * only, "both" both.
  *
  * Prints, for the run of RUNS with the least CPU time, the wall and CPU
  * seconds of:
@@ -36,11 +39,15 @@ int main(int argc, char **argv)
 	double best_path = 0, cpu_path = 0, cpu_main = 0;
 	size_t events = 0, samples = 0, stacks = 0;
 	struct rusage ru;
-	int runs = 3, r;
+	int runs = 3, r, path_runs = 1, load_runs = 1;
 
-	if (argc < 2 || argc > 4) {
-		fprintf(stderr, "usage: memview_bench TRACE [VIEW [RUNS]]\n");
+	if (argc < 2 || argc > 5) {
+		fprintf(stderr, "usage: memview_bench TRACE [VIEW [RUNS [MODE]]]\n");
 		return 2;
+	}
+	if (argc > 4) {
+		path_runs = strcmp(argv[4], "load") ? 1 : 0;
+		load_runs = strcmp(argv[4], "path") ? 1 : 0;
 	}
 	o.kind = HS_MEM_NET;
 	if (argc > 2 && hs_memview_parse(argv[2], &o.kind)) {
@@ -49,7 +56,7 @@ int main(int argc, char **argv)
 	}
 	if (argc > 3)
 		runs = atoi(argv[3]);
-	for (r = 0; r < runs; r++) {
+	for (r = 0; path_runs && r < runs; r++) {
 		struct hs_diag diag = HS_DIAG_INIT(argv[1]);
 		struct hs_stack_source src;
 		double w0, c0, t0, w1, c1, t1;
@@ -74,7 +81,7 @@ int main(int argc, char **argv)
 		stacks = src.nr_stacks;
 		hs_source_release(&src);
 	}
-	for (r = 0; r < runs; r++) {
+	for (r = 0; load_runs && r < runs; r++) {
 		struct hs_diag diag = HS_DIAG_INIT(argv[1]);
 		struct hs_stack_source src;
 		struct hs_trace t;
@@ -109,13 +116,18 @@ int main(int argc, char **argv)
 		hs_trace_release(&t);
 	}
 	getrusage(RUSAGE_SELF, &ru);
-	printf("view %s of %zu events: %zu samples, %zu stacks\n", hs_memview_name(o.kind),
-	       events, samples, stacks);
-	printf("  hs_memview_build_path:         %.2f s wall, %.2f s CPU (%.2f s in the "
-	       "view's thread, %.2f s in the reading thread)\n", best_path, cpu_path, cpu_main,
-	       cpu_path - cpu_main);
-	printf("  hs_trace_load + hs_memview_build: %.2f s + %.2f s wall, %.2f s + %.2f s CPU\n",
-	       best_read, best_build, cpu_read, cpu_build);
+	printf("view %s of %s: %zu samples, %zu stacks", hs_memview_name(o.kind), argv[1],
+	       samples, stacks);
+	if (load_runs)
+		printf(" (%zu events)", events);
+	putchar('\n');
+	if (path_runs)
+		printf("  hs_memview_build_path:         %.2f s wall, %.2f s CPU (%.2f s in the "
+		       "view's thread, %.2f s in the reading thread)\n", best_path, cpu_path,
+		       cpu_main, cpu_path - cpu_main);
+	if (load_runs)
+		printf("  hs_trace_load + hs_memview_build: %.2f s + %.2f s wall, %.2f s + %.2f s "
+		       "CPU\n", best_read, best_build, cpu_read, cpu_build);
 	printf("  peak RSS %.0f MB\n", (double)ru.ru_maxrss / 1024);
 	return 0;
 }

@@ -596,9 +596,9 @@ struct load_state {
 	struct stream *stream;		/* hs_trace_stream(): events go there */
 };
 
-static inline int stream_event(struct stream *s, uint32_t thread, uint64_t ticks,
-				enum hs_trace_op op, unsigned fn, uint64_t addr,
-				uint64_t size, uint64_t node);
+static inline __attribute__((always_inline)) int
+stream_event(struct stream *s, uint32_t thread, uint64_t ticks, enum hs_trace_op op,
+	     unsigned fn, uint64_t addr, uint64_t size, uint64_t node);
 
 /* The index of node @id (0: no stack), or HS_TRACE_PENDING while unknown. */
 #define HS_TRACE_PENDING (UINT32_MAX - 2)
@@ -1283,9 +1283,19 @@ out:
  * The events go from the reading thread to the caller's thread in
  * batches of whole groups (the events of one time), through a ring of
  * NR_BATCHES batches: reading and the sink's work overlap.
+ *
+ * The reorder window: threads' events reach the file in the order the
+ * collector drained their buffers, so one thread's events may come after
+ * later ones of another thread (each thread's own are in order). So the
+ * reading side keeps its last HOLD_BATCHES filled batches back: an event
+ * that comes late is put in its place in them (after the events of its
+ * time already there, as in file order). A batch ends where the time
+ * changes. An event older than what was handed over stops the stream
+ * (-EAGAIN: the caller loads the trace whole).
  */
 #define BATCH_EVENTS 2048
-#define NR_BATCHES 4
+#define NR_BATCHES 16
+#define HOLD_BATCHES 8
 
 struct group {
 	size_t start, n;
@@ -1295,25 +1305,30 @@ struct group {
 struct batch {
 	struct hs_trace_event *ev;
 	size_t n, alloc;
-	struct group *grp;
+	struct group *grp;		/* the groups, but for the last (open) one */
 	size_t ngrp, alloc_grp;
+	size_t gstart;			/* the open group's first event */
+	uint32_t gthread;		/* its first event's thread */
+	int gmulti;
+	int dirty;			/* a late event came in: groups to redo */
 };
 
 struct stream {
 	const struct hs_trace_sink *sink;
-	/* the reading thread's side */
-	struct batch *cur;		/* the batch being filled */
-	int64_t time;			/* the open group's time */
-	size_t gstart;			/* its first event in @cur */
-	uint32_t gthread;		/* its first event's thread */
-	int gmulti, open;
-	/* the ring: batches [tail, head) are full, the others free */
+	/*
+	 * The ring: batches [tail, head) are handed over, [head, head +
+	 * held) are the reading side's (the last one being filled), the
+	 * others free.
+	 */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct batch b[NR_BATCHES];
-	size_t head, tail;
+	size_t head, tail, held;
+	struct batch *cur;		/* the batch being filled (the last held) */
 	int done, stop;
 	int read_err;			/* what reading returned */
+	int published;			/* some events were handed over ... */
+	int64_t pub_time;		/* ... the last of them at this time */
 	/* the caller's side */
 	struct tie *ties;
 	size_t alloc_ties;
@@ -1363,79 +1378,172 @@ static int stream_ties(struct stream *s, struct hs_trace_event *grp, size_t n)
 	return 0;
 }
 
-/* Close the open group (the reading thread). */
-static int stream_close_group(struct stream *s)
+static int push_group(struct batch *b, size_t start, size_t n, int multi)
 {
-	struct batch *b = s->cur;
-
-	if (!s->open)
-		return 0;
 	if (HS_GROW(b->grp, b->ngrp + 1, b->alloc_grp))
 		return -ENOMEM;
-	b->grp[b->ngrp].start = s->gstart;
-	b->grp[b->ngrp].n = b->n - s->gstart;
-	b->grp[b->ngrp++].multi = s->gmulti;
-	s->open = 0;
+	b->grp[b->ngrp].start = start;
+	b->grp[b->ngrp].n = n;
+	b->grp[b->ngrp++].multi = multi;
 	return 0;
 }
 
-/* Hand the current batch over and wait for a free one (the reading thread). */
+/* Hand the oldest held batch over, with its groups (the reading thread). */
 static int stream_publish(struct stream *s)
+{
+	struct batch *b = &s->b[s->head % NR_BATCHES];
+	size_t i, g = 0;
+	int err;
+
+	if (b->dirty) {
+		/* the groups again, from the events */
+		b->ngrp = 0;
+		for (i = 1; i <= b->n; i++) {
+			size_t k;
+			int multi = 0;
+
+			if (i < b->n && b->ev[i].time == b->ev[g].time)
+				continue;
+			for (k = g + 1; k < i; k++)
+				if (b->ev[k].thread != b->ev[g].thread)
+					multi = 1;
+			err = push_group(b, g, i - g, multi);
+			if (err)
+				return err;
+			g = i;
+		}
+	} else if (b->n) {
+		err = push_group(b, b->gstart, b->n - b->gstart, b->gmulti);
+		if (err)
+			return err;
+	}
+	if (b->n) {
+		s->published = 1;
+		s->pub_time = b->ev[b->n - 1].time;
+	}
+	pthread_mutex_lock(&s->mu);
+	s->head++;
+	s->held--;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	return 0;
+}
+
+/* Take a free batch to fill (the reading thread). */
+static int stream_take(struct stream *s)
 {
 	int stop;
 
-	if (!s->cur->n)
-		return 0;
+	if (s->held >= HOLD_BATCHES) {
+		int err = stream_publish(s);
+
+		if (err)
+			return err;
+	}
 	pthread_mutex_lock(&s->mu);
-	s->head++;
-	pthread_cond_broadcast(&s->cv);
-	while (s->head - s->tail >= NR_BATCHES && !s->stop)
+	while (s->head + s->held - s->tail >= NR_BATCHES && !s->stop)
 		pthread_cond_wait(&s->cv, &s->mu);
 	stop = s->stop;
+	if (!stop)
+		s->held++;
 	pthread_mutex_unlock(&s->mu);
-	s->cur = &s->b[s->head % NR_BATCHES];
+	if (stop)
+		return -ECANCELED;
+	s->cur = &s->b[(s->head + s->held - 1) % NR_BATCHES];
 	s->cur->n = s->cur->ngrp = 0;
-	return stop ? -ECANCELED : 0;
+	s->cur->dirty = 0;
+	return 0;
 }
 
-static inline int stream_event(struct stream *s, uint32_t thread, uint64_t ticks,
-				enum hs_trace_op op, unsigned fn, uint64_t addr, uint64_t size,
-				uint64_t node)
+/* Put @e, which came late, in its place among the held batches. */
+static int stream_late(struct stream *s, const struct hs_trace_event *e)
 {
-	struct batch *b = s->cur;
-	struct hs_trace_event *e;
+	struct batch *b = NULL;
+	size_t j, lo, hi;
+
+	for (j = s->held; j-- > 0;) {
+		b = &s->b[(s->head + j) % NR_BATCHES];
+		if (b->n && b->ev[0].time <= e->time)
+			break;
+	}
+	/* older than every held batch's start: the front of the oldest */
+	if (b->n == b->alloc && HS_GROW(b->ev, b->n + 1, b->alloc))
+		return -ENOMEM;
+	lo = 0;
+	hi = b->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b->ev[mid].time <= e->time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	memmove(b->ev + lo + 1, b->ev + lo, (b->n - lo) * sizeof(*b->ev));
+	b->ev[lo] = *e;
+	b->n++;
+	b->dirty = 1;
+	if (b == s->cur) {
+		/* the batch being filled: its groups so far are redone too */
+		b->ngrp = 0;
+		b->gstart = b->n - 1;
+		while (b->gstart && b->ev[b->gstart - 1].time == b->ev[b->n - 1].time)
+			b->gstart--;
+	}
+	return 0;
+}
+
+static inline __attribute__((always_inline)) int
+stream_event(struct stream *s, uint32_t thread, uint64_t ticks, enum hs_trace_op op,
+	     unsigned fn, uint64_t addr, uint64_t size, uint64_t node)
+{
+	struct hs_trace_event e = {
+		.time = (int64_t)ticks, .addr = addr, .size = size, .node = node,
+		.thread = thread, .op = (uint8_t)op, .fn = (uint8_t)fn,
+	};
+	struct batch *b;
 	int err;
 
-	if (s->open && (int64_t)ticks != s->time) {
-		if ((int64_t)ticks < s->time)
-			return -EAGAIN;	/* not in time order: load it whole */
-		err = stream_close_group(s);
-		if (!err && b->n >= BATCH_EVENTS)
-			err = stream_publish(s);
+	if (!s->held && (err = stream_take(s)))
+		return err;
+	b = s->cur;
+	if (b->n && e.time < b->ev[b->n - 1].time) {
+		if (s->published && e.time <= s->pub_time)
+			return -EAGAIN;	/* later than the window: load it whole */
+		return stream_late(s, &e);
+	}
+	/* a batch ends where the time changes */
+	if (b->n >= BATCH_EVENTS && e.time != b->ev[b->n - 1].time) {
+		err = stream_take(s);
 		if (err)
 			return err;
 		b = s->cur;
 	}
-	if (!s->open) {
-		s->open = 1;
-		s->time = (int64_t)ticks;
-		s->gstart = b->n;
-		s->gthread = thread;
-		s->gmulti = 0;
-	} else if (thread != s->gthread) {
-		s->gmulti = 1;
-	}
 	if (b->n == b->alloc && HS_GROW(b->ev, b->n + 1, b->alloc))
 		return -ENOMEM;
-	e = &b->ev[b->n++];
-	e->time = (int64_t)ticks;
-	e->addr = addr;
-	e->size = size;
-	e->node = node;
-	e->thread = thread;
-	e->op = (uint8_t)op;
-	e->fn = (uint8_t)fn;
+	if (!b->n || e.time != b->ev[b->n - 1].time) {
+		/* a new group: the open one closes */
+		if (b->n && !b->dirty && (err = push_group(b, b->gstart, b->n - b->gstart,
+							   b->gmulti)))
+			return err;
+		b->gstart = b->n;
+		b->gthread = e.thread;
+		b->gmulti = 0;
+	} else if (e.thread != b->gthread) {
+		b->gmulti = 1;
+	}
+	b->ev[b->n++] = e;
 	return 0;
+}
+
+/* Hand over every held batch (the end of the file). */
+static int stream_drain(struct stream *s)
+{
+	int err = 0;
+
+	while (s->held && !err)
+		err = stream_publish(s);
+	return err;
 }
 
 static int finish(struct hs_trace *t, struct load_state *ls)
@@ -1842,9 +1950,7 @@ static void *stream_read(void *arg)
 	int err = load(&rd->r, rd->t, 0, s, rd->diag);
 
 	if (!err)
-		err = stream_close_group(s);
-	if (!err)
-		err = stream_publish(s);
+		err = stream_drain(s);
 	pthread_mutex_lock(&s->mu);
 	s->read_err = err;
 	s->done = 1;
@@ -1905,7 +2011,6 @@ static int stream(struct reading *rd, const struct hs_trace_sink *sink)
 
 	memset(&s, 0, sizeof(s));
 	s.sink = sink;
-	s.cur = &s.b[0];
 	rd->s = &s;
 	pthread_mutex_init(&s.mu, NULL);
 	pthread_cond_init(&s.cv, NULL);
