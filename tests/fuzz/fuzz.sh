@@ -22,9 +22,7 @@ clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	"$SRC"/src/format/trace_reader.c "$SRC"/src/format/trace_record.c \
 	"$SRC"/src/format/trace_writer.c "$SRC"/src/format/trace_symbols.c \
 	"$SRC"/src/io/import_heapscope.c "$SRC"/src/analysis/*.c \
-	"$SRC"/src/model/stack_source.c "$SRC"/src/common/alloc.c \
-	"$SRC"/src/common/strtab.c "$SRC"/src/common/diag.c \
-	"$SRC"/src/common/buf.c "$SRC"/src/common/log.c \
+	"$SRC"/src/model/stack_source.c "$SRC"/src/common/*.c \
 	-lzstd -ljansson -lpcre2-8 -lpthread -lm -o "$OUT/fuzz_trace"
 
 # seeds: whole traces of the targets, and damaged copies
