@@ -1,6 +1,7 @@
 /*
  * crasher - allocates, then dies: crasher abort|segv|kill|exit7|_exit7
- * (kill: waits 300 ms so the collector has flushed, then SIGKILL).
+ * (kill: waits 1 s, ten times what the collector needs to write its
+ * last events, then SIGKILL).
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -17,7 +18,7 @@ SITE void *site_before(size_t n) { void *p = malloc(n); sink = p; return p; }
 int main(int argc, char **argv)
 {
 	const char *how = argc > 1 ? argv[1] : "abort";
-	struct timespec ts = { 0, 300000000 };
+	struct timespec ts = { 1, 0 };
 	int i;
 
 	SYM(main);
