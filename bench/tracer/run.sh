@@ -23,7 +23,7 @@ LOOP="$BUILD/bench/malloc_loop"
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/hs-tracer-bench.XXXXXX")
 trap 'rm -rf "$DIR"' EXIT INT TERM
 
-for tool in perf heaptrack /usr/bin/python3 sqlite3 gcc; do
+for tool in perf /usr/bin/time heaptrack /usr/bin/python3 sqlite3 gcc; do
 	command -v "$tool" >/dev/null 2>&1 || {
 		echo "bench/tracer: '$tool' is missing (scripts/install-deps.sh --bench)" >&2
 		exit 1
@@ -106,28 +106,30 @@ overhead() {
 
 echo "heap tracer: best of $RUNS runs on $(nproc) cores; slowdown = T/T_alone - 1"
 echo
-printf '| workload | alone: wall, cpu | heapscope: wall, cpu | trace, B/event | sampled 512K: wall, cpu | heaptrack: wall, cpu | trace, B/event | heapscope / heaptrack slowdown: wall, cpu |\n'
-printf '|---|---|---|---|---|---|---|---|\n'
+printf '| workload | alone: wall, cpu | heapscope: wall, cpu | trace, B/event | then symbolize | sampled 512K: wall, cpu | heaptrack: wall, cpu | trace, B/event | heapscope / heaptrack slowdown: wall, cpu |\n'
+printf '|---|---|---|---|---|---|---|---|---|\n'
 echo "$WORKLOADS" | while IFS='|' read -r name cmd; do
 	# shellcheck disable=SC2086
 	best_time t0 $cmd
 	c0=$cpu
 	# shellcheck disable=SC2086
-	best_time t1 "$HS" run -q --no-view -o "$DIR/t.heapscope" -- $cmd
+	best_time t1 "$HS" run -q --no-view --no-symbolize -o "$DIR/t.heapscope" -- $cmd
 	c1=$cpu
 	hsize=$(stat -c %s "$DIR/t.heapscope")
 	events=$("$HS" dump --summary "$DIR/t.heapscope" | sed -n 's/^events: //p')
+	sym=$( { /usr/bin/time -f %e "$HS" symbolize -q "$DIR/t.heapscope" > /dev/null; } 2>&1 | tail -1)
 	# shellcheck disable=SC2086
-	best_time t2 "$HS" run -q --no-view --sample-bytes 524288 -o "$DIR/t.heapscope" -- $cmd
+	best_time t2 "$HS" run -q --no-view --no-symbolize --sample-bytes 524288 \
+		-o "$DIR/t.heapscope" -- $cmd
 	c2=$cpu
 	# shellcheck disable=SC2086
 	best_time t3 heaptrack -o "$DIR/ht" $cmd
 	c3=$cpu
 	tsize=$(stat -c %s "$DIR"/ht.* | head -1)
-	printf '| %s | %.2f s, %.2f s | %.2f s (%sx, %s), %.2f s (%s) | %s B, %s | %s, %s | %.2f s (%sx, %s), %.2f s (%s) | %s B, %s | %s, %s |\n' \
+	printf '| %s | %.2f s, %.2f s | %.2f s (%sx, %s), %.2f s (%s) | %s B, %s | %s s | %s, %s | %.2f s (%sx, %s), %.2f s (%s) | %s B, %s | %s, %s |\n' \
 		"$name" "$t0" "$c0" \
 		"$t1" "$(ratio "$t1" "$t0")" "$(overhead "$t1" "$t0")" "$c1" "$(overhead "$c1" "$c0")" \
-		"$hsize" "$(awk "BEGIN { printf \"%.3f\", $hsize / $events }")" \
+		"$hsize" "$(awk "BEGIN { printf \"%.3f\", $hsize / $events }")" "$sym" \
 		"$(overhead "$t2" "$t0")" "$(overhead "$c2" "$c0")" \
 		"$t3" "$(ratio "$t3" "$t0")" "$(overhead "$t3" "$t0")" "$c3" "$(overhead "$c3" "$c0")" \
 		"$tsize" "$(awk "BEGIN { printf \"%.3f\", $tsize / $events }")" \
