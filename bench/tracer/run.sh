@@ -5,7 +5,9 @@
 #
 # Each workload runs alone, under `heapscope run` (every allocation), under
 # `heapscope run --sample-bytes 524288`, and under heaptrack (installed
-# from Debian by scripts/install-deps.sh --bench). Times are the best of
+# from Debian by scripts/install-deps.sh --bench), the four taking turns
+# RUNS times over (so that a busy moment of the machine is shared out). Times
+# are the best of
 # RUNS runs, wall clock and CPU (task-clock of the whole process tree,
 # from perf stat: heapscope's writer thread, heaptrack's interpreter
 # process). On a busy machine the CPU times are the steadier ones. heapscope runs with -q: its
@@ -72,28 +74,22 @@ python3-dicts|/usr/bin/python3 $DIR/dicts.py
 sqlite3-index|sqlite3 :memory: -init $DIR/table.sql .quit
 gcc-O2|$CC1 -quiet -O2 $DIR/gen.c -o $DIR/gen.s"
 
-# best_time OUTVAR CMD...: best wall time of RUNS runs; $cpu: best CPU time
-best_time() {
-	var=$1
+# measure NAME CMD...: one run; keeps the best wall and CPU time per NAME
+# (in $DIR/best.NAME) and leaves the files the command wrote
+measure() {
+	name=$1
 	shift
-	best=""
-	cpu=""
-	i=0
-	while [ "$i" -lt "$RUNS" ]; do
-		rm -f "$DIR"/t.heapscope "$DIR"/ht.*
-		perf stat -e task-clock -o "$DIR/stat" "$@" > /dev/null 2> "$DIR/err" ||
-			{ echo "bench/tracer: failed: $*" >&2; cat "$DIR/err" >&2; exit 1; }
-		c=$(awk '/msec task-clock/ { gsub(",", "", $1); print $1 / 1000 }' "$DIR/stat")
-		w=$(awk '/seconds time elapsed/ { print $1 }' "$DIR/stat")
-		if [ -z "$best" ] || awk "BEGIN { exit !($w < $best) }"; then
-			best=$w
-		fi
-		if [ -z "$cpu" ] || awk "BEGIN { exit !($c < $cpu) }"; then
-			cpu=$c
-		fi
-		i=$((i + 1))
-	done
-	eval "$var=\$best"
+	rm -f "$DIR"/t.heapscope "$DIR"/ht.*
+	perf stat -e task-clock -o "$DIR/stat" "$@" > /dev/null 2> "$DIR/err" ||
+		{ echo "bench/tracer: failed: $*" >&2; cat "$DIR/err" >&2; exit 1; }
+	c=$(awk '/msec task-clock/ { gsub(",", "", $1); print $1 / 1000 }' "$DIR/stat")
+	w=$(awk '/seconds time elapsed/ { print $1 }' "$DIR/stat")
+	if [ -f "$DIR/best.$name" ]; then
+		read -r bw bc < "$DIR/best.$name"
+		w=$(awk "BEGIN { print ($w < $bw) ? $w : $bw }")
+		c=$(awk "BEGIN { print ($c < $bc) ? $c : $bc }")
+	fi
+	echo "$w $c" > "$DIR/best.$name"
 }
 
 ratio() {
@@ -109,23 +105,31 @@ echo
 printf '| workload | alone: wall, cpu | heapscope: wall, cpu | trace, B/event | then symbolize | sampled 512K: wall, cpu | heaptrack: wall, cpu | trace, B/event | heapscope / heaptrack slowdown: wall, cpu |\n'
 printf '|---|---|---|---|---|---|---|---|---|\n'
 echo "$WORKLOADS" | while IFS='|' read -r name cmd; do
-	# shellcheck disable=SC2086
-	best_time t0 $cmd
-	c0=$cpu
-	# shellcheck disable=SC2086
-	best_time t1 "$HS" run -q --no-view --no-symbolize -o "$DIR/t.heapscope" -- $cmd
-	c1=$cpu
-	hsize=$(stat -c %s "$DIR/t.heapscope")
-	events=$("$HS" dump --summary "$DIR/t.heapscope" | sed -n 's/^events: //p')
-	sym=$( { /usr/bin/time -f %e "$HS" symbolize -q "$DIR/t.heapscope" > /dev/null; } 2>&1 | tail -1)
-	# shellcheck disable=SC2086
-	best_time t2 "$HS" run -q --no-view --no-symbolize --sample-bytes 524288 \
-		-o "$DIR/t.heapscope" -- $cmd
-	c2=$cpu
-	# shellcheck disable=SC2086
-	best_time t3 heaptrack -o "$DIR/ht" $cmd
-	c3=$cpu
-	tsize=$(stat -c %s "$DIR"/ht.* | head -1)
+	rm -f "$DIR"/best.*
+	# the four configurations take turns, so that a busy moment of the
+	# machine does not fall on one of them only
+	i=0
+	while [ "$i" -lt "$RUNS" ]; do
+		# shellcheck disable=SC2086
+		measure alone $cmd
+		# shellcheck disable=SC2086
+		measure full "$HS" run -q --no-view --no-symbolize -o "$DIR/t.heapscope" -- $cmd
+		hsize=$(stat -c %s "$DIR/t.heapscope")
+		cp "$DIR/t.heapscope" "$DIR/full.heapscope"
+		# shellcheck disable=SC2086
+		measure sampled "$HS" run -q --no-view --no-symbolize --sample-bytes 524288 \
+			-o "$DIR/t.heapscope" -- $cmd
+		# shellcheck disable=SC2086
+		measure heaptrack heaptrack -o "$DIR/ht" $cmd
+		tsize=$(stat -c %s "$DIR"/ht.* | head -1)
+		i=$((i + 1))
+	done
+	read -r t0 c0 < "$DIR/best.alone"
+	read -r t1 c1 < "$DIR/best.full"
+	read -r t2 c2 < "$DIR/best.sampled"
+	read -r t3 c3 < "$DIR/best.heaptrack"
+	events=$("$HS" dump --summary "$DIR/full.heapscope" | sed -n 's/^events: //p')
+	sym=$( { /usr/bin/time -f %e "$HS" symbolize -q "$DIR/full.heapscope" > /dev/null; } 2>&1 | tail -1)
 	printf '| %s | %.2f s, %.2f s | %.2f s (%sx, %s), %.2f s (%s) | %s B, %s | %s s | %s, %s | %.2f s (%sx, %s), %.2f s (%s) | %s B, %s | %s, %s |\n' \
 		"$name" "$t0" "$c0" \
 		"$t1" "$(ratio "$t1" "$t0")" "$(overhead "$t1" "$t0")" "$c1" "$(overhead "$c1" "$c0")" \
