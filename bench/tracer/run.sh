@@ -6,12 +6,14 @@
 # Each workload runs alone, under `heapscope run` (every allocation), under
 # `heapscope run --sample-bytes 524288`, and under heaptrack (installed
 # from Debian by scripts/install-deps.sh --bench), the four taking turns
-# RUNS times over (so that a busy moment of the machine is shared out). Times
-# are the best of
-# RUNS runs, wall clock and CPU (task-clock of the whole process tree,
-# from perf stat: heapscope's writer thread, heaptrack's interpreter
-# process). On a busy machine the CPU times are the steadier ones. heapscope runs with -q: its
-# summary reads the trace after the program ended, which is not tracing.
+# RUNS times over, so that a busy moment of the machine is shared out.
+# Times are the best of the RUNS, wall clock and CPU (task-clock of the
+# whole process tree, from perf stat: heapscope's writer thread,
+# heaptrack's interpreter process). On a busy machine the CPU times are
+# the steadier ones. heapscope runs with -q --no-symbolize: its summary
+# and the symbol section it adds to the trace (`heapscope symbolize`)
+# come after the program ended; the time of `heapscope symbolize` is
+# given apart.
 #
 # Slowdown is the time added: T / T_alone - 1 (the table also gives the
 # ratio T / T_alone). Targets: full tracing at most a quarter of
@@ -74,22 +76,22 @@ python3-dicts|/usr/bin/python3 $DIR/dicts.py
 sqlite3-index|sqlite3 :memory: -init $DIR/table.sql .quit
 gcc-O2|$CC1 -quiet -O2 $DIR/gen.c -o $DIR/gen.s"
 
-# measure NAME CMD...: one run; keeps the best wall and CPU time per NAME
-# (in $DIR/best.NAME) and leaves the files the command wrote
+# measure CONFIG CMD...: one run; keeps the best wall and CPU time per
+# CONFIG (in $DIR/best.CONFIG) and leaves the files the command wrote
 measure() {
-	name=$1
+	config=$1
 	shift
 	rm -f "$DIR"/t.heapscope "$DIR"/ht.*
 	perf stat -e task-clock -o "$DIR/stat" "$@" > /dev/null 2> "$DIR/err" ||
 		{ echo "bench/tracer: failed: $*" >&2; cat "$DIR/err" >&2; exit 1; }
 	c=$(awk '/msec task-clock/ { gsub(",", "", $1); print $1 / 1000 }' "$DIR/stat")
 	w=$(awk '/seconds time elapsed/ { print $1 }' "$DIR/stat")
-	if [ -f "$DIR/best.$name" ]; then
-		read -r bw bc < "$DIR/best.$name"
+	if [ -f "$DIR/best.$config" ]; then
+		read -r bw bc < "$DIR/best.$config"
 		w=$(awk "BEGIN { print ($w < $bw) ? $w : $bw }")
 		c=$(awk "BEGIN { print ($c < $bc) ? $c : $bc }")
 	fi
-	echo "$w $c" > "$DIR/best.$name"
+	echo "$w $c" > "$DIR/best.$config"
 }
 
 ratio() {

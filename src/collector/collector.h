@@ -107,13 +107,20 @@ extern size_t hs_page_size HS_HIDDEN;
  * an event together.
  */
 extern _Atomic uint64_t hs_coarse_ticks HS_HIDDEN;
+/*
+ * With --sample-bytes, events are few: they read the clock itself (ns),
+ * and the writer needs to wake only every 10 ms.
+ */
+extern int hs_precise_clock HS_HIDDEN;
+uint64_t hs_now_ns(void) HS_HIDDEN;
 
 static inline uint64_t hs_now_ticks(void)
 {
+	if (HS_UNLIKELY(hs_precise_clock))
+		return hs_now_ns();
 	return atomic_load_explicit(&hs_coarse_ticks, memory_order_relaxed);
 }
-/* CLOCK_MONOTONIC ns since the start. */
-uint64_t hs_now_ns(void) HS_HIDDEN;
+
 
 /* --- per-thread state (thread.c) --------------------------------------- */
 

@@ -204,6 +204,33 @@ static inline void record_free(unsigned tag, void *p)
 	put_free(t, tag, (uintptr_t)p);
 }
 
+/*
+ * With --sample-bytes: the common case, an allocation the sampler skips,
+ * decided before anything else (no guard, no record). Returns 1 to skip;
+ * else the countdown is as it was and the record path decides.
+ */
+static inline int skip_unsampled(size_t size)
+{
+	struct hs_thread *t;
+
+	if (HS_LIKELY(!hs_cfg.sample_bytes))
+		return 0;
+	t = hs_tls.t;
+	if (HS_UNLIKELY(!t))
+		return 0;
+	t->sample_left -= (int64_t)size;
+	if (HS_LIKELY(t->sample_left > 0))
+		return 1;
+	t->sample_left += (int64_t)size;
+	return 0;
+}
+
+/* With --sample-bytes: whether a free is of an unsampled block. */
+static inline int skip_unsampled_free(const void *p)
+{
+	return hs_cfg.sample_bytes && !hs_maybe_sampled((uintptr_t)p);
+}
+
 /* --- the malloc family ------------------------------------------------------ */
 
 HS_EXPORT void *malloc(size_t size)
@@ -212,7 +239,7 @@ HS_EXPORT void *malloc(size_t size)
 
 	if (HS_UNLIKELY(!real_ready()))
 		return pool_alloc(size, 16);
-	if (HS_UNLIKELY(!tracing()))
+	if (HS_UNLIKELY(!tracing()) || skip_unsampled(size))
 		return hs_real.malloc(size);
 	hs_tls.guard = 1;
 	p = hs_real.malloc(size);
@@ -226,7 +253,7 @@ HS_EXPORT void free(void *p)
 {
 	if (HS_UNLIKELY(!p || in_pool(p)))
 		return;
-	if (HS_UNLIKELY(!tracing())) {
+	if (HS_UNLIKELY(!tracing()) || skip_unsampled_free(p)) {
 		hs_real.free(p);
 		return;
 	}
@@ -245,7 +272,8 @@ HS_EXPORT void *calloc(size_t n, size_t size)
 			return NULL;
 		return pool_alloc(n * size, 16);
 	}
-	if (HS_UNLIKELY(!tracing()))
+	if (HS_UNLIKELY(!tracing()) ||
+	    ((!size || n <= SIZE_MAX / size) && skip_unsampled(n * size)))
 		return hs_real.calloc(n, size);
 	hs_tls.guard = 1;
 	p = hs_real.calloc(n, size);
@@ -275,7 +303,9 @@ static inline void *do_realloc(unsigned tag, void *old, size_t n, size_t size,
 			memcpy(p, old, keep < bytes ? keep : bytes);
 		return p;
 	}
-	if (HS_UNLIKELY(!tracing()))
+	if (HS_UNLIKELY(!tracing()) ||
+	    ((!old || skip_unsampled_free(old)) && bytes && (!size || n <= SIZE_MAX / size) &&
+	     skip_unsampled(bytes)))
 		return tag == HS_TAG_REALLOC ? hs_real.realloc(old, size)
 					     : hs_real.reallocarray(old, n, size);
 	hs_tls.guard = 1;

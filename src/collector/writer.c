@@ -40,6 +40,7 @@
 _Atomic int hs_writer_alive;
 pid_t hs_writer_tid;
 _Atomic uint64_t hs_coarse_ticks __attribute__((aligned(64)));
+int hs_precise_clock;
 _Atomic uint64_t hs_count_nodes, hs_count_modules, hs_count_threads;
 
 static struct {
@@ -418,7 +419,7 @@ static void write_end(void)
 static void wait_tick(void)
 {
 	int word = atomic_load(&wake_word);
-	struct timespec ts = { 0, (long)CLOCK_NS };
+	struct timespec ts = { 0, (long)(hs_precise_clock ? RSS_NS : CLOCK_NS) };
 
 	if (atomic_load(&w.finish_req))
 		return;
