@@ -1286,16 +1286,17 @@ out:
  *
  * The reorder window: threads' events reach the file in the order the
  * collector drained their buffers, so one thread's events may come after
- * later ones of another thread (each thread's own are in order). So the
- * reading side keeps its last HOLD_BATCHES filled batches back: an event
- * that comes late is put in its place in them (after the events of its
- * time already there, as in file order). A batch ends where the time
+ * later ones of another thread (each thread's own are in order). The
+ * reading side keeps the last STREAM_WINDOW events back, in order, in a
+ * staging array: a thread's events that come after later ones (a "run")
+ * are gathered and merged into it in one pass, after the events of their
+ * time already there, as in file order. A batch ends where the time
  * changes. An event older than what was handed over stops the stream
  * (-EAGAIN: the caller loads the trace whole).
  */
 #define BATCH_EVENTS 2048
-#define NR_BATCHES 16
-#define HOLD_BATCHES 8
+#define NR_BATCHES 8
+#define STREAM_WINDOW ((size_t)1 << 17)
 
 struct group {
 	size_t start, n;
@@ -1303,14 +1304,10 @@ struct group {
 };
 
 struct batch {
-	struct hs_trace_event *ev;
-	size_t n, alloc;
-	struct group *grp;		/* the groups, but for the last (open) one */
+	struct hs_trace_event *ev;	/* the events: n of them from ev + off */
+	size_t off, n, alloc;
+	struct group *grp;
 	size_t ngrp, alloc_grp;
-	size_t gstart;			/* the open group's first event */
-	uint32_t gthread;		/* its first event's thread */
-	int gmulti;
-	int dirty;			/* a late event came in: groups to redo */
 };
 
 struct stream {
@@ -1323,15 +1320,35 @@ struct stream {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct batch b[NR_BATCHES];
-	size_t head, tail, held;
-	struct batch *cur;		/* the batch being filled (the last held) */
+	size_t head, tail;
 	int done, stop;
+	/* the reorder window (the reading thread) */
+	struct hs_trace_event *stage;	/* waiting events, in order: [st_head, st_end) */
+	size_t st_head, st_end, st_alloc;
+	struct hs_trace_event *run;	/* a late thread's events, until they merge */
+	size_t run_n, run_alloc;
+	struct hs_trace_event *tmp;	/* scratch for a merge */
+	size_t tmp_alloc;
+	uint32_t run_thread;		/* the thread whose events come now */
+	int in_run;			/* they go to @run, not to @stage */
+	/*
+	 * The footer's chunk index, when the trace has one: EVENTS chunks'
+	 * offsets (increasing) and the lowest time of that chunk and every
+	 * later one. Events older than what the chunks still to come can
+	 * hold go on; without an index, all but the last STREAM_WINDOW.
+	 */
+	uint64_t *idx_off;
+	int64_t *idx_low;
+	size_t nidx;
 	int read_err;			/* what reading returned */
 	int published;			/* some events were handed over ... */
 	int64_t pub_time;		/* ... the last of them at this time */
 	/* the caller's side */
 	struct tie *ties;
 	size_t alloc_ties;
+	uint64_t *seen_addr;		/* a group's addresses (stream_ties()) */
+	uint32_t *seen_thread;
+	size_t alloc_seen;
 };
 
 /* Order a group's equal-time events of one address across threads. */
@@ -1340,14 +1357,51 @@ static int stream_ties(struct stream *s, struct hs_trace_event *grp, size_t n)
 	struct hs_trace_event tmp[MAX_TIE_RUN];
 	uint32_t thread[MAX_TIE_RUN] = { 0 };
 	uint8_t is_free[MAX_TIE_RUN] = { 0 };
-	size_t order[MAX_TIE_RUN], i, k, nt = 0;
+	size_t order[MAX_TIE_RUN], i, k, nt = 0, cap = 16, mask;
 
+	/* the addresses several threads touch: a hash of the group's
+	 * addresses with the first thread seen and whether another came */
+	while (cap < 2 * n)
+		cap *= 2;
+	if (cap > s->alloc_seen) {
+		hs_free(s->seen_addr);
+		hs_free(s->seen_thread);
+		s->seen_addr = hs_malloc(cap * sizeof(uint64_t));
+		s->seen_thread = hs_malloc(cap * sizeof(uint32_t));
+		s->alloc_seen = s->seen_addr && s->seen_thread ? cap : 0;
+		if (!s->alloc_seen)
+			return -ENOMEM;
+	}
+	mask = cap - 1;
+	memset(s->seen_addr, 0, cap * sizeof(uint64_t));
 	for (i = 0; i < n; i++) {
-		if (!is_heap_op(grp[i].op))
+		uint64_t a = grp[i].addr;
+
+		if (!is_heap_op(grp[i].op) || !a)
+			continue;
+		k = (size_t)hs_hash_u64(a) & mask;
+		while (s->seen_addr[k] && s->seen_addr[k] != a)
+			k = (k + 1) & mask;
+		if (!s->seen_addr[k]) {
+			s->seen_addr[k] = a;
+			s->seen_thread[k] = grp[i].thread;
+		} else if (s->seen_thread[k] != grp[i].thread) {
+			s->seen_thread[k] = UINT32_MAX;	/* several threads */
+		}
+	}
+	for (i = 0; i < n; i++) {
+		uint64_t a = grp[i].addr;
+
+		if (!is_heap_op(grp[i].op) || !a)
+			continue;
+		k = (size_t)hs_hash_u64(a) & mask;
+		while (s->seen_addr[k] != a)
+			k = (k + 1) & mask;
+		if (s->seen_thread[k] != UINT32_MAX)
 			continue;
 		if (HS_GROW(s->ties, nt + 1, s->alloc_ties))
 			return -ENOMEM;
-		s->ties[nt].addr = grp[i].addr;
+		s->ties[nt].addr = a;
 		s->ties[nt++].at = i;
 	}
 	if (nt > 1)
@@ -1378,118 +1432,137 @@ static int stream_ties(struct stream *s, struct hs_trace_event *grp, size_t n)
 	return 0;
 }
 
-static int push_group(struct batch *b, size_t start, size_t n, int multi)
+/*
+ * Hand the oldest @n staged events (and the rest of their tick) over as a
+ * batch with its groups (the reading thread).
+ */
+static int stream_publish(struct stream *s, size_t n)
 {
-	if (HS_GROW(b->grp, b->ngrp + 1, b->alloc_grp))
-		return -ENOMEM;
-	b->grp[b->ngrp].start = start;
-	b->grp[b->ngrp].n = n;
-	b->grp[b->ngrp++].multi = multi;
-	return 0;
-}
+	const struct hs_trace_event *ev = s->stage + s->st_head;
+	size_t avail = s->st_end - s->st_head, i, g = 0;
+	struct batch *b;
+	int stop;
 
-/* Hand the oldest held batch over, with its groups (the reading thread). */
-static int stream_publish(struct stream *s)
-{
-	struct batch *b = &s->b[s->head % NR_BATCHES];
-	size_t i, g = 0;
-	int err;
+	if (n > avail)
+		n = avail;
+	if (!n)
+		return 0;
+	while (n < avail && ev[n].time == ev[n - 1].time)
+		n++;
+	pthread_mutex_lock(&s->mu);
+	while (s->head - s->tail >= NR_BATCHES && !s->stop)
+		pthread_cond_wait(&s->cv, &s->mu);
+	stop = s->stop;
+	pthread_mutex_unlock(&s->mu);
+	if (stop)
+		return -ECANCELED;
+	b = &s->b[s->head % NR_BATCHES];
+	if (n >= avail - n) {
+		/* most of what waits: the batch takes the staging array, the
+		 * rest moves to the batch's old one */
+		struct hs_trace_event *old = b->ev;
+		size_t old_alloc = b->alloc, rest = avail - n;
 
-	if (b->dirty) {
-		/* the groups again, from the events */
-		b->ngrp = 0;
-		for (i = 1; i <= b->n; i++) {
-			size_t k;
-			int multi = 0;
-
-			if (i < b->n && b->ev[i].time == b->ev[g].time)
-				continue;
-			for (k = g + 1; k < i; k++)
-				if (b->ev[k].thread != b->ev[g].thread)
-					multi = 1;
-			err = push_group(b, g, i - g, multi);
-			if (err)
-				return err;
-			g = i;
-		}
-	} else if (b->n) {
-		err = push_group(b, b->gstart, b->n - b->gstart, b->gmulti);
-		if (err)
-			return err;
+		b->ev = s->stage;
+		b->alloc = s->st_alloc;
+		b->off = s->st_head;
+		s->stage = old;
+		s->st_alloc = old_alloc;
+		if (HS_GROW(s->stage, rest + 1, s->st_alloc))
+			return -ENOMEM;
+		memcpy(s->stage, b->ev + b->off + n, rest * sizeof(*ev));
+		s->st_head = 0;
+		s->st_end = rest;
+		ev = b->ev + b->off;
+	} else {
+		if (HS_GROW(b->ev, n, b->alloc))
+			return -ENOMEM;
+		memcpy(b->ev, ev, n * sizeof(*ev));
+		b->off = 0;
+		s->st_head += n;
 	}
-	if (b->n) {
-		s->published = 1;
-		s->pub_time = b->ev[b->n - 1].time;
+	b->n = n;
+	b->ngrp = 0;
+	for (i = 1; i <= n; i++) {
+		size_t k;
+		int multi = 0;
+
+		if (i < n && ev[i].time == ev[g].time)
+			continue;
+		for (k = g + 1; k < i; k++)
+			if (ev[k].thread != ev[g].thread) {
+				multi = 1;
+				break;
+			}
+		if (HS_GROW(b->grp, b->ngrp + 1, b->alloc_grp))
+			return -ENOMEM;
+		b->grp[b->ngrp].start = g;
+		b->grp[b->ngrp].n = i - g;
+		b->grp[b->ngrp++].multi = multi;
+		g = i;
 	}
+	s->published = 1;
+	s->pub_time = ev[n - 1].time;
 	pthread_mutex_lock(&s->mu);
 	s->head++;
-	s->held--;
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
 	return 0;
 }
 
-/* Take a free batch to fill (the reading thread). */
-static int stream_take(struct stream *s)
+/* Room for @n more staged events (moving them to the front, or growing). */
+static int stage_room(struct stream *s, size_t n)
 {
-	int stop;
+	size_t waiting = s->st_end - s->st_head;
 
-	if (s->held >= HOLD_BATCHES) {
-		int err = stream_publish(s);
-
-		if (err)
-			return err;
+	if (s->st_end + n <= s->st_alloc)
+		return 0;
+	if (s->st_head && waiting + n <= s->st_alloc / 4) {
+		memmove(s->stage, s->stage + s->st_head, waiting * sizeof(*s->stage));
+		s->st_head = 0;
+		s->st_end = waiting;
+		return 0;
 	}
-	pthread_mutex_lock(&s->mu);
-	while (s->head + s->held - s->tail >= NR_BATCHES && !s->stop)
-		pthread_cond_wait(&s->cv, &s->mu);
-	stop = s->stop;
-	if (!stop)
-		s->held++;
-	pthread_mutex_unlock(&s->mu);
-	if (stop)
-		return -ECANCELED;
-	s->cur = &s->b[(s->head + s->held - 1) % NR_BATCHES];
-	s->cur->n = s->cur->ngrp = 0;
-	s->cur->dirty = 0;
-	return 0;
+	return HS_GROW(s->stage, s->st_end + n, s->st_alloc) ? -ENOMEM : 0;
 }
 
-/* Put @e, which came late, in its place among the held batches. */
-static int stream_late(struct stream *s, const struct hs_trace_event *e)
+/* Merge the gathered run into the staged events (the reading thread). */
+static int stream_merge(struct stream *s)
 {
-	struct batch *b = NULL;
-	size_t j, lo, hi;
+	struct hs_trace_event *st, *r = s->run;
+	size_t lo, hi, pos, tail, i, j, k;
+	int err;
 
-	for (j = s->held; j-- > 0;) {
-		b = &s->b[(s->head + j) % NR_BATCHES];
-		if (b->n && b->ev[0].time <= e->time)
-			break;
-	}
-	/* older than every held batch's start: the front of the oldest */
-	if (b->n == b->alloc && HS_GROW(b->ev, b->n + 1, b->alloc))
-		return -ENOMEM;
-	lo = 0;
-	hi = b->n;
+	s->in_run = 0;
+	if (!s->run_n)
+		return 0;
+	if (s->published && r[0].time <= s->pub_time)
+		return -EAGAIN;	/* later than the window: load it whole */
+	err = stage_room(s, s->run_n);
+	if (err)
+		return err;
+	st = s->stage;
+	lo = s->st_head;
+	hi = s->st_end;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (b->ev[mid].time <= e->time)
+		if (st[mid].time <= r[0].time)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	memmove(b->ev + lo + 1, b->ev + lo, (b->n - lo) * sizeof(*b->ev));
-	b->ev[lo] = *e;
-	b->n++;
-	b->dirty = 1;
-	if (b == s->cur) {
-		/* the batch being filled: its groups so far are redone too */
-		b->ngrp = 0;
-		b->gstart = b->n - 1;
-		while (b->gstart && b->ev[b->gstart - 1].time == b->ev[b->n - 1].time)
-			b->gstart--;
-	}
+	pos = lo;
+	tail = s->st_end - pos;
+	if (HS_GROW(s->tmp, tail + 1, s->tmp_alloc))
+		return -ENOMEM;
+	memcpy(s->tmp, st + pos, tail * sizeof(*st));
+	/* equal times: the staged events were earlier in the file */
+	for (i = 0, j = 0, k = pos; i < tail || j < s->run_n;)
+		st[k++] = j == s->run_n || (i < tail && s->tmp[i].time <= r[j].time)
+			  ? s->tmp[i++] : r[j++];
+	s->st_end += s->run_n;
+	s->run_n = 0;
 	return 0;
 }
 
@@ -1497,52 +1570,175 @@ static inline __attribute__((always_inline)) int
 stream_event(struct stream *s, uint32_t thread, uint64_t ticks, enum hs_trace_op op,
 	     unsigned fn, uint64_t addr, uint64_t size, uint64_t node)
 {
-	struct hs_trace_event e = {
-		.time = (int64_t)ticks, .addr = addr, .size = size, .node = node,
-		.thread = thread, .op = (uint8_t)op, .fn = (uint8_t)fn,
-	};
-	struct batch *b;
+	struct hs_trace_event *e;
 	int err;
 
-	if (!s->held && (err = stream_take(s)))
-		return err;
-	b = s->cur;
-	if (b->n && e.time < b->ev[b->n - 1].time) {
-		if (s->published && e.time <= s->pub_time)
-			return -EAGAIN;	/* later than the window: load it whole */
-		return stream_late(s, &e);
-	}
-	/* a batch ends where the time changes */
-	if (b->n >= BATCH_EVENTS && e.time != b->ev[b->n - 1].time) {
-		err = stream_take(s);
-		if (err)
+	if (thread != s->run_thread) {
+		/* another thread's events: the late ones gathered so far merge */
+		if (s->in_run && (err = stream_merge(s)))
 			return err;
-		b = s->cur;
+		s->run_thread = thread;
+		s->in_run = s->st_end > s->st_head &&
+			    (int64_t)ticks < s->stage[s->st_end - 1].time;
 	}
-	if (b->n == b->alloc && HS_GROW(b->ev, b->n + 1, b->alloc))
-		return -ENOMEM;
-	if (!b->n || e.time != b->ev[b->n - 1].time) {
-		/* a new group: the open one closes */
-		if (b->n && !b->dirty && (err = push_group(b, b->gstart, b->n - b->gstart,
-							   b->gmulti)))
+	if (s->in_run) {
+		if (s->run_n == s->run_alloc && HS_GROW(s->run, s->run_n + 1, s->run_alloc))
+			return -ENOMEM;
+		e = &s->run[s->run_n++];
+	} else {
+		if (s->published && (int64_t)ticks <= s->pub_time)
+			return -EAGAIN;
+		if (s->st_end == s->st_alloc && (err = stage_room(s, 1)))
 			return err;
-		b->gstart = b->n;
-		b->gthread = e.thread;
-		b->gmulti = 0;
-	} else if (e.thread != b->gthread) {
-		b->gmulti = 1;
+		e = &s->stage[s->st_end++];
 	}
-	b->ev[b->n++] = e;
-	return 0;
+	e->time = (int64_t)ticks;
+	e->addr = addr;
+	e->size = size;
+	e->node = node;
+	e->thread = thread;
+	e->op = (uint8_t)op;
+	e->fn = (uint8_t)fn;
+	if (s->nidx || s->st_end - s->st_head < STREAM_WINDOW + BATCH_EVENTS)
+		return 0;
+	return stream_publish(s, BATCH_EVENTS);
 }
 
-/* Hand over every held batch (the end of the file). */
+/*
+ * A chunk starts at @offset (the reading thread): with the index, the
+ * staged events older than every event still to come go on.
+ */
+static int stream_chunk(struct stream *s, uint64_t offset)
+{
+	size_t lo = 0, hi = s->nidx, n;
+	int64_t low;
+	int err;
+
+	if (!s->nidx)
+		return 0;
+	if (s->in_run && (err = stream_merge(s)))
+		return err;
+	s->run_thread = UINT32_MAX;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->idx_off[mid] < offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	low = lo < s->nidx ? s->idx_low[lo] : INT64_MAX;
+	for (;;) {
+		lo = s->st_head;
+		hi = s->st_end;
+		if (lo == hi || s->stage[lo].time >= low)
+			return 0;
+		/* the events before @low */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (s->stage[mid].time < low)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		n = lo - s->st_head;
+		err = stream_publish(s, n);
+		if (err)
+			return err;
+	}
+}
+
+/*
+ * Read the footer's chunk index of the trace @r has open, if it has one
+ * (its last END chunk holds it), into @s. Anything odd leaves @s without
+ * an index: the stream then keeps a window of events back instead.
+ */
+static void stream_index(struct hs_trace_reader *r, struct stream *s)
+{
+	uint64_t off = HS_FILE_HEADER_SIZE, end_off = 0, v, n, i;
+	struct hs_chunk_header ch;
+	struct hs_rec_state st;
+	struct hs_rec rec;
+	const uint8_t *hdr, *q, *e;
+	uint8_t *raw = NULL;
+	const char *why;
+
+	while (r->size - off >= HS_CHUNK_HEADER_SIZE) {
+		if (read_at(r, off, HS_CHUNK_HEADER_SIZE, &hdr) ||
+		    hs_chunk_header_parse(hdr, &ch) || ch.stored > HS_CHUNK_MAX ||
+		    ch.raw > HS_CHUNK_MAX || r->size - off - HS_CHUNK_HEADER_SIZE < ch.stored)
+			break;
+		if (ch.kind == HS_CHUNK_END)
+			end_off = off;
+		off += HS_CHUNK_HEADER_SIZE + ch.stored;
+	}
+	if (!end_off || read_at(r, end_off, HS_CHUNK_HEADER_SIZE, &hdr) ||
+	    hs_chunk_header_parse(hdr, &ch))
+		return;
+	if (read_at(r, end_off + HS_CHUNK_HEADER_SIZE, ch.stored, &q))
+		return;
+	e = q + ch.stored;
+	if (ch.flags & HS_CHUNK_ZSTD) {
+		raw = hs_malloc(ch.raw ? ch.raw : 1);
+		if (!raw || ZSTD_isError(ZSTD_decompress(raw, ch.raw, q, ch.stored)))
+			goto out;
+		q = raw;
+		e = raw + ch.raw;
+	}
+	memset(&st, 0, sizeof(st));
+	while (q < e && !hs_rec_decode(&q, e, &st, &rec, &why)) {
+		const uint8_t *b, *be;
+		int64_t low = INT64_MAX;
+
+		if (rec.tag != HS_TAG_FOOTER || !rec.body)
+			continue;
+		b = rec.body;
+		be = rec.body + rec.body_len;
+		for (i = 0; i < HS_FC__COUNT; i++)
+			if (hs_get_varint(&b, be, &v))
+				goto out;
+		if (hs_get_varint(&b, be, &n) || n > (uint64_t)(be - b) / 3)
+			goto out;
+		s->idx_off = hs_malloc((n + 1) * sizeof(uint64_t));
+		s->idx_low = hs_malloc((n + 1) * sizeof(int64_t));
+		if (!s->idx_off || !s->idx_low)
+			goto bad;
+		for (i = 0; i < n; i++) {
+			uint64_t first, last;
+
+			if (hs_get_varint(&b, be, &s->idx_off[i]) ||
+			    hs_get_varint(&b, be, &first) || hs_get_varint(&b, be, &last) ||
+			    (i && s->idx_off[i] <= s->idx_off[i - 1]))
+				goto bad;
+			/* a chunk without events says UINT64_MAX */
+			s->idx_low[i] = first > INT64_MAX ? INT64_MAX : (int64_t)first;
+		}
+		for (i = n; i-- > 0;) {
+			if (s->idx_low[i] < low)
+				low = s->idx_low[i];
+			s->idx_low[i] = low;
+		}
+		s->nidx = (size_t)n;
+		goto out;
+	}
+	goto out;
+bad:
+	hs_free(s->idx_off);
+	hs_free(s->idx_low);
+	s->idx_off = NULL;
+	s->idx_low = NULL;
+out:
+	hs_free(raw);
+}
+
+/* Hand over every staged event (the end of the file). */
 static int stream_drain(struct stream *s)
 {
-	int err = 0;
+	int err = s->in_run ? stream_merge(s) : 0;
 
-	while (s->held && !err)
-		err = stream_publish(s);
+	while (!err && s->st_end > s->st_head)
+		err = stream_publish(s, BATCH_EVENTS);
 	return err;
 }
 
@@ -1828,6 +2024,9 @@ static int load(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags,
 				break;
 			}
 			ls.span_valid = 0;	/* the chunk starts in thread 0 */
+			if (stream && r->chunk.kind == HS_CHUNK_EVENTS &&
+			    (err = stream_chunk(stream, r->chunk_offset)))
+				goto out;
 			continue;
 		}
 		ret = fast_record(r, t, &ls);
@@ -1966,7 +2165,7 @@ static int stream_consume(struct stream *s, struct batch *b)
 	int err = 0;
 
 	for (g = 0; g < b->ngrp && !err; g++) {
-		struct hs_trace_event *ev = b->ev + b->grp[g].start;
+		struct hs_trace_event *ev = b->ev + b->off + b->grp[g].start;
 
 		if (b->grp[g].multi && s->sink->live)
 			err = stream_ties(s, ev, b->grp[g].n);
@@ -2011,7 +2210,9 @@ static int stream(struct reading *rd, const struct hs_trace_sink *sink)
 
 	memset(&s, 0, sizeof(s));
 	s.sink = sink;
+	s.run_thread = UINT32_MAX;
 	rd->s = &s;
+	stream_index(&rd->r, &s);
 	pthread_mutex_init(&s.mu, NULL);
 	pthread_cond_init(&s.cv, NULL);
 	if (pthread_create(&th, NULL, stream_read, rd)) {
@@ -2057,6 +2258,13 @@ out:
 		hs_free(s.b[i].ev);
 		hs_free(s.b[i].grp);
 	}
+	hs_free(s.stage);
+	hs_free(s.run);
+	hs_free(s.tmp);
+	hs_free(s.idx_off);
+	hs_free(s.idx_low);
+	hs_free(s.seen_addr);
+	hs_free(s.seen_thread);
 	hs_free(s.ties);
 	pthread_cond_destroy(&s.cv);
 	pthread_mutex_destroy(&s.mu);
