@@ -229,17 +229,16 @@ static int match_frames(const struct hs_stack_source *src, const char *function,
 	return err;
 }
 
-int hs_source_lines_build(const struct hs_stack_source *src, const struct hs_filter_params *p,
-			  const char *function, struct hs_source_lines *out,
-			  struct hs_diag *diag)
+int hs_source_lines_filtered(const struct hs_filtered *f, const char *function,
+			     struct hs_source_lines *out, struct hs_diag *diag)
 {
+	const struct hs_stack_source *src = f->in;
 	struct hs_strtab names = HS_STRTAB_INIT((size_t)1 << 30);
-	struct hs_filtered f = { 0 };
 	struct work w = { .src = src };
 	struct acc *acc = NULL;
 	uint8_t *out_match = NULL;
 	size_t i, nr_out;
-	int err = 0, filtered = 0;
+	int err = 0;
 
 	memset(out, 0, sizeof(*out));
 	w.matched = hs_calloc(hs_source_nr_frames(src) + 1, 1);
@@ -261,11 +260,7 @@ int hs_source_lines_build(const struct hs_stack_source *src, const struct hs_fil
 		err = -ENODATA;
 		goto out;
 	}
-	err = hs_filter_apply(src, p, &f, diag);
-	if (err)
-		goto out;
-	filtered = 1;
-	nr_out = hs_source_nr_frames(&f.out);
+	nr_out = hs_source_nr_frames(&f->out);
 	out_match = hs_calloc(nr_out + 1, 1);
 	acc = hs_calloc(src->nr_locs + 1, sizeof(*acc));
 	w.first = hs_malloc((src->nr_stacks + 1) * sizeof(uint32_t));
@@ -276,7 +271,7 @@ int hs_source_lines_build(const struct hs_stack_source *src, const struct hs_fil
 		goto out;
 	}
 	for (i = 0; i < nr_out; i++) {
-		const char *name = hs_source_frame_name(&f.out, (uint32_t)i);
+		const char *name = hs_source_frame_name(&f->out, (uint32_t)i);
 		uint32_t id;
 
 		out_match[i] = !hs_strtab_find(&names, name, strlen(name), &id);
@@ -287,7 +282,7 @@ int hs_source_lines_build(const struct hs_stack_source *src, const struct hs_fil
 		uint32_t in = src->stack[i], os, k;
 		double m, c;
 
-		if (!hs_filtered_sample(&f, i, &os, &m, &c))
+		if (!hs_filtered_sample(f, i, &os, &m, &c))
 			continue;
 		out->total += m;
 		if (in == HS_NO_STACK)
@@ -304,7 +299,7 @@ int hs_source_lines_build(const struct hs_stack_source *src, const struct hs_fil
 			a->inc += m;
 			a->inc_count += c;
 		}
-		if (os != HS_NO_STACK && out_match[f.out.stack_frame[os]] &&
+		if (os != HS_NO_STACK && out_match[f->out.stack_frame[os]] &&
 		    w.inner[in] != NO_LOC) {
 			acc[w.inner[in]].exc += m;
 			acc[w.inner[in]].exc_count += c;
@@ -317,8 +312,6 @@ int hs_source_lines_build(const struct hs_stack_source *src, const struct hs_fil
 out:
 	if (err == -ENOMEM)
 		hs_diag_set(diag, 0, "out of memory");
-	if (filtered)
-		hs_filtered_release(&f);
 	hs_strtab_release(&names);
 	hs_free(w.matched);
 	hs_free(w.first);
@@ -330,6 +323,24 @@ out:
 	hs_free(out_match);
 	if (err)
 		hs_source_lines_release(out);
+	return err;
+}
+
+int hs_source_lines_build(const struct hs_stack_source *src, const struct hs_filter_params *p,
+			  const char *function, struct hs_source_lines *out,
+			  struct hs_diag *diag)
+{
+	struct hs_filtered f;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = hs_filter_apply(src, p, &f, diag);
+	if (err == -ENOMEM)
+		hs_diag_set(diag, 0, "out of memory");
+	if (err)
+		return err;
+	err = hs_source_lines_filtered(&f, function, out, diag);
+	hs_filtered_release(&f);
 	return err;
 }
 

@@ -8,8 +8,9 @@
 
 /*
  * sourcelines - PerfView's Goto Source: a function's source lines with
- * the inclusive and exclusive cost of each (`heapscope source`, and the
- * GUI's source view).
+ * the inclusive and exclusive cost of each, the source files' text and
+ * their JSON. The one implementation behind `heapscope source` and the
+ * GUI's Source tab (/api/source), which therefore give the same numbers.
  *
  * The source must carry locations (model/stack_source.h: sources made
  * from symbolized traces do). A frame "is" the function when its full
@@ -50,6 +51,16 @@ struct hs_source_lines {
 	double inc, inc_count, exc, exc_count;	/* the function's totals */
 	double total;			/* all samples that passed the filter */
 };
+
+/*
+ * Compute the lines of @function over the samples the filter result @f
+ * keeps (@f->in is the source; @f is borrowed, e.g. a call tree's). Returns
+ * 0; -ENOENT when no frame is the function; -ENODATA when the source has
+ * no locations; -ENOMEM; each with @diag filled. On error @out is left
+ * released.
+ */
+int hs_source_lines_filtered(const struct hs_filtered *f, const char *function,
+			     struct hs_source_lines *out, struct hs_diag *diag);
 
 /*
  * Compute the lines of @function in @src with the filter @p. Returns 0;

@@ -4,8 +4,8 @@
  * cache.h), and the documents answered.
  */
 #include "analysis/diff.h"
-#include "analysis/lines.h"
 #include "analysis/memviews.h"
+#include "analysis/sourcelines.h"
 #include "analysis/stats.h"
 #include "analysis/overweight.h"
 #include "analysis/presets.h"
@@ -1547,20 +1547,38 @@ static int api_stats(struct ctx *c)
 	return reply_json(c->resp, o, COMPACT);
 }
 
+/* Each line's exc_pct and inc_pct of @basis in the files of @o. */
+static int add_line_pcts(json_t *o, double basis)
+{
+	json_t *file, *line;
+	size_t i, k;
+
+	json_array_foreach(json_object_get(o, "files"), i, file)
+		json_array_foreach(json_object_get(file, "lines"), k, line) {
+			double e = json_real_value(json_object_get(line, "exc"));
+			double n = json_real_value(json_object_get(line, "inc"));
+
+			if (json_object_set_new(line, "exc_pct",
+						json_real(basis > 0 ? 100 * e / basis : 0)) ||
+			    json_object_set_new(line, "inc_pct",
+						json_real(basis > 0 ? 100 * n / basis : 0)))
+				return -ENOMEM;
+		}
+	return 0;
+}
+
 /*
  * Goto Source: the cost of the function "name" (a row key) per source
- * line, from the source's locations (a symbolized heap trace has them):
- * each line's exclusive and inclusive cost, once per sample. The server
- * shows no file's text: it serves no file of the disk.
+ * line over the samples the query's filter keeps, computed as `heapscope
+ * source` does (analysis/sourcelines.h). 501 when the source has no
+ * locations.
  */
 static int api_source(struct ctx *c)
 {
 	const struct hs_calltree *ct;
-	struct hs_lines l;
+	struct hs_source_lines sl;
 	const char *name;
-	double basis;
-	json_t *o, *lines;
-	size_t i;
+	json_t *o;
 	int err = get_tree(c);
 
 	if (!err)
@@ -1572,37 +1590,20 @@ static int api_source(struct ctx *c)
 	if (err)
 		return reply_err(c, err, "");
 	ct = &c->tree->u.tree;
-	err = hs_lines_compute(ct, name, &l);
+	err = hs_source_lines_filtered(&ct->f, name, &sl, &c->diag);
+	if (err == -ENODATA)
+		return hs__reply_error(c->resp, 501, "%s", c->diag.msg);
 	if (err)
 		return reply_err(c, err, "");
-	if (!l.frames) {
-		hs_lines_release(&l);
-		return hs__reply_error(c->resp, 404,
-				       "no function named '%.200s' (a group or a "
-				       "name the filter made has no source lines)",
-				       name);
+	o = hs_source_lines_json(&sl, NULL);
+	hs_source_lines_release(&sl);
+	if (o && (json_object_set_new(o, "name", json_string(name)) ||
+		  json_object_set_new(o, "unit", ct->in->metric_unit ?
+				      json_string(ct->in->metric_unit) : json_null()) ||
+		  add_line_pcts(o, hs_calltree_basis(ct)))) {
+		json_decref(o);
+		o = NULL;
 	}
-	basis = hs_calltree_basis(ct);
-	lines = json_array();
-	for (i = 0; lines && i < l.nr; i++) {
-		const struct hs_line_cost *x = &l.line[i];
-
-		double ep = basis > 0 ? 100 * x->exc / basis : 0;
-		double ip = basis > 0 ? 100 * x->inc / basis : 0;
-		json_t *row = json_pack("{s:s?, s:I, s:f, s:f, s:f, s:f, s:f, s:f}",
-			"file", x->file, "line", (json_int_t)x->line,
-			"exc", x->exc, "exc_pct", ep, "exc_count", x->exc_count,
-			"inc", x->inc, "inc_pct", ip, "inc_count", x->inc_count);
-
-		if (json_array_append_new(lines, row)) {
-			json_decref(lines);
-			lines = NULL;
-		}
-	}
-	o = json_pack("{s:s, s:I, s:b, s:f, s:f, s:o}", "name", name,
-		      "frames", (json_int_t)l.frames, "has_locations", l.has_locations,
-		      "inc", l.inc, "inc_count", l.inc_count, "lines", lines);
-	hs_lines_release(&l);
 	return reply_json(c->resp, o, COMPACT);
 }
 

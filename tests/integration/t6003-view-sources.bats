@@ -111,3 +111,36 @@ same() {
 	get /api/view trace=1 source=nope
 	jq -e '.error' <<< "$output"
 }
+
+# source_same FUNCTION SOURCE: /api/source (with the view's default FoldPats,
+# as the GUI sends them) gives `heapscope source`'s numbers.
+source_same() {
+	local fold proj='{names, inc, inc_count, exc, exc_count, total,
+		files: [.files[] | {path, lines: [.lines[] | {line, inc, inc_count, exc, exc_count}]}]}'
+	get /api/info
+	fold=$(jq -c --arg s "$2" '.traces[1].sources[] | select(.name == $s) | .defaults.fold' \
+		<<< "$output")
+	output=$(curl -s -b "$COOKIE" -d "{\"trace\":1,\"source\":\"$2\",\"name\":\"$1\",
+		\"params\":{\"fold\":$fold}}" "$BASE/api/source")
+	jq -S "$proj" <<< "$output" > api.json
+	"$HS_BIN" source m.heapscope "$1" --source "$2" --format json | jq -S "$proj" > cli.json
+	diff -u cli.json api.json
+	[ "$(jq '.files | length' cli.json)" -ge 1 ]
+}
+
+@test "Goto Source: /api/source gives heapscope source's numbers" {
+	source_same memtest!site_leak net
+	source_same memtest!site_grow alloc
+	source_same memtest!run alloc
+	source_same "memtest!inl_alloc (inline)" alloc
+	source_same memtest!site_large peak
+	# percentages of the view's total
+	jq -e '.files[0].lines[0] | .inc_pct > 0 and .inc_pct <= 100' <<< "$output"
+	# a name no frame is: 404; a trace without line information: 501
+	output=$(curl -s -w ' %{http_code}' -b "$COOKIE" -d '{"trace":1,"name":"nope"}' \
+		"$BASE/api/source")
+	[[ "$output" == *"no frame is the function 'nope'"*" 404" ]]
+	output=$(curl -s -w ' %{http_code}' -b "$COOKIE" -d '{"trace":0,"name":"app!B"}' \
+		"$BASE/api/source")
+	[[ "$output" == *"no line information"*" 501" ]]
+}

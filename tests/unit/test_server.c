@@ -579,13 +579,11 @@ static void timeline_and_samples(void **state)
 	assert_true(num_at(json_object_get(a.json, "source"), "samples") == 4);
 	assert_true(num_at(json_object_get(a.json, "source"), "max_depth") == 5);
 	answer_release(&a);
-	/* Goto Source: no locations in this source, the lines of no file */
+	/* Goto Source: no locations in this source, what the trace cannot give */
 	post(&app, "/api/source", "{\"name\":\"B\"}", &a);
-	assert_int_equal(a.status, 200);
-	assert_false(json_is_true(json_object_get(a.json, "has_locations")));
-	assert_true(num_at(a.json, "inc") == 7);
-	expect_json(json_object_get(json_array_get(json_object_get(a.json, "lines"), 0), "file"),
-		    "null");
+	assert_int_equal(a.status, 501);
+	assert_non_null(strstr(json_string_value(json_object_get(a.json, "error")),
+			       "no line information"));
 	answer_release(&a);
 	post(&app, "/api/source", "{\"name\":\"Q\"}", &a);
 	assert_int_equal(a.status, 404);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include <jansson.h>
+#include "analysis/calltree.h"
 #include "analysis/sourcelines.h"
 #include "common/alloc.h"
 
@@ -179,6 +180,113 @@ static void unfolded_window_and_errors(void **state)
 	hs_source_release(&plain);
 }
 
+/* A frame at a location: "name@file:line" or "name" (none). */
+static uint32_t push_spec(struct hs_stack_source *s, uint32_t caller, const char *spec)
+{
+	char name[64], file[64];
+	uint32_t l = 0, line = 0;
+	const char *at = strchr(spec, '@');
+
+	snprintf(name, sizeof(name), "%.*s", at ? (int)(at - spec) : (int)strlen(spec), spec);
+	if (at) {
+		assert_int_equal(sscanf(at + 1, "%63[^:]:%u", file, &line), 2);
+		l = loc(s, file, line);
+	}
+	return push(s, caller, frame(s, name), l);
+}
+
+/* A sample at @t_ms of @metric on the stack of @n specs, root first. */
+static void sample(struct hs_stack_source *s, double t_ms, double metric, int n, ...)
+{
+	uint32_t stack = HS_NO_STACK;
+	va_list ap;
+
+	va_start(ap, n);
+	while (n--)
+		stack = push_spec(s, stack, va_arg(ap, const char *));
+	va_end(ap);
+	assert_int_equal(hs_source_add_sample(s, (int64_t)(t_ms * 1e6), metric, 1, stack), 0);
+}
+
+/* The source of the call tree tests (no allocator: f is often the leaf). */
+static void tree_source(struct hs_stack_source *s)
+{
+	hs_source_init(s);
+	sample(s, 0, 2, 2, "/bin/app!main@main.c:10", "/bin/app!f@f.c:5");
+	sample(s, 10, 3, 3, "/bin/app!main@main.c:10", "/bin/app!f@f.c:6", "/bin/app!g@g.c:1");
+	sample(s, 20, 4, 2, "/bin/app!main@main.c:11", "/bin/app!f@f.c:6");
+	sample(s, 30, 5, 3, "/bin/app!main@main.c:12", "/bin/app!f@f.c:7", "/bin/app!f@f.c:8");
+	sample(s, 40, 1, 2, "/bin/app!main", "/bin/app!f");
+}
+
+/* The lines of @name over the samples @ct's filter keeps (the GUI's way). */
+static void tree_lines(const struct hs_stack_source *s, const struct hs_view_params *p,
+		       const char *name, struct hs_source_lines *sl)
+{
+	struct hs_diag diag = HS_DIAG_INIT(NULL);
+	struct hs_calltree ct;
+
+	assert_int_equal(hs_calltree_build(&ct, s, p, NULL), 0);
+	assert_int_equal(hs_source_lines_filtered(&ct.f, name, sl, &diag), 0);
+	hs_calltree_release(&ct);
+}
+
+/* Through a call tree's filter: the numbers of hs_source_lines_build(). */
+static void call_tree_filter(void **state)
+{
+	struct hs_view_params p = HS_VIEW_PARAMS_INIT;
+	struct hs_diag diag = HS_DIAG_INIT(NULL);
+	struct hs_stack_source s;
+	struct hs_source_lines sl;
+	struct hs_calltree ct;
+
+	(void)state;
+	tree_source(&s);
+	tree_lines(&s, &p, "app!f", &sl);
+	assert_true(sl.inc == 15 && sl.inc_count == 5 && sl.exc == 12 && sl.total == 15);
+	assert_int_equal(sl.nr_files, 2);
+	assert_string_equal(sl.files[0].path, "f.c");
+	assert_int_equal(sl.files[0].nr, 4);
+	line_is(&sl.files[0], 0, 5, 2, 1, 2, 1);
+	line_is(&sl.files[0], 1, 6, 7, 2, 4, 1);
+	line_is(&sl.files[0], 2, 7, 5, 1, 0, 0);
+	line_is(&sl.files[0], 3, 8, 5, 1, 5, 1);
+	assert_null(sl.files[1].path);
+	line_is(&sl.files[1], 0, 0, 1, 1, 1, 1);
+	hs_source_lines_release(&sl);
+	tree_lines(&s, &p, "app!main", &sl);
+	assert_int_equal(sl.nr_files, 2);
+	assert_int_equal(sl.files[0].nr, 3);
+	line_is(&sl.files[0], 0, 10, 5, 2, 0, 0);
+	line_is(&sl.files[0], 2, 12, 5, 1, 0, 0);
+	hs_source_lines_release(&sl);
+	/* a window of 5-25 ms */
+	p.filter.start_ms = 5;
+	p.filter.end_ms = 25;
+	tree_lines(&s, &p, "app!f", &sl);
+	assert_true(sl.inc == 7 && sl.nr_files == 1 && sl.files[0].nr == 1);
+	line_is(&sl.files[0], 0, 6, 7, 2, 4, 1);
+	hs_source_lines_release(&sl);
+	/* IncPats g */
+	p.filter.start_ms = p.filter.end_ms = NAN;
+	p.filter.inc = "g";
+	tree_lines(&s, &p, "app!f", &sl);
+	assert_true(sl.inc == 3 && sl.nr_files == 1 && sl.files[0].nr == 1);
+	line_is(&sl.files[0], 0, 6, 3, 1, 0, 0);
+	hs_source_lines_release(&sl);
+	/* FoldPats g: g's cost is f's own, on the line that called it */
+	p.filter.inc = NULL;
+	p.filter.fold = "app!g";
+	tree_lines(&s, &p, "app!f", &sl);
+	line_is(&sl.files[0], 1, 6, 7, 2, 7, 2);
+	hs_source_lines_release(&sl);
+	/* a name no frame has */
+	assert_int_equal(hs_calltree_build(&ct, &s, &p, NULL), 0);
+	assert_int_equal(hs_source_lines_filtered(&ct.f, "app!nope", &sl, &diag), -ENOENT);
+	hs_calltree_release(&ct);
+	hs_source_release(&s);
+}
+
 static void json_and_text(void **state)
 {
 	struct hs_filter_params p = HS_FILTER_PARAMS_INIT;
@@ -283,6 +391,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(folded_allocator),
 		cmocka_unit_test(unfolded_window_and_errors),
+		cmocka_unit_test(call_tree_filter),
 		cmocka_unit_test(json_and_text),
 		cmocka_unit_test(out_of_memory),
 	};

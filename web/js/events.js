@@ -106,25 +106,43 @@ export function renderOverweight(el, doc, baseName, testName) {
       { title: 'Overweight %', num: 1 }, { title: 'Interest', num: 1 }], rows);
 }
 
-// Goto Source: a function's cost per line (/api/source).
+// Goto Source: a function's cost per line (/api/source), beside the file's
+// text when the server could read it. @doc null: nothing asked yet; a
+// string: why there are no lines (the server's message).
 export function renderSource(el, doc) {
-  if (!doc) {
-    el.innerHTML = '<p>Select a function and use <em>Goto Source</em> (Alt-D).</p>';
+  if (!doc || typeof doc === 'string') {
+    el.innerHTML = doc ? `<p class="source-none">${esc(doc)}</p>` :
+      '<p>Select a function and use <em>Goto Source</em> (Alt-D).</p>';
     return;
   }
-  const top = Math.max(...doc.lines.map((l) => Math.abs(l.inc)), 0) || 1;
-  const rows = doc.lines.map((l) => `<tr><td>${esc(l.file ?? '(no line information)')}</td>` +
-    `<td class="num">${l.file ? l.line : ''}</td>` +
-    `<td class="num">${fmt.num(l.exc)}</td><td class="num">${fmt.pct(l.exc_pct)}</td>` +
+  const top = Math.max(...doc.files.flatMap((f) => f.lines.map((l) => Math.abs(l.inc))), 0) || 1;
+  const cells = (l) => l ? `<td class="num">${fmt.num(l.exc)}</td><td class="num">${fmt.pct(l.exc_pct)}</td>` +
     `<td class="num">${fmt.num(l.inc)}</td><td class="num">${fmt.pct(l.inc_pct)}</td>` +
-    `<td><span class="bar" style="width:${(100 * Math.abs(l.inc) / top).toFixed(1)}%"></span></td></tr>`);
-  el.innerHTML = `<h3>${esc(doc.name)}: ${fmt.num(doc.inc)} inclusive, by source line</h3>` +
-    (doc.has_locations ? '' : '<p>This source has no line information: symbolized heapscope ' +
-      'traces have it.</p>') +
+    `<td><span class="bar" style="width:${(100 * Math.abs(l.inc) / top).toFixed(1)}%"></span></td>` :
+    '<td></td><td></td><td></td><td></td><td></td>';
+  const head = [{ title: 'Line', num: 1 }, { title: 'Exc', num: 1 }, { title: 'Exc %', num: 1 },
+    { title: 'Inc', num: 1 }, { title: 'Inc %', num: 1 }, { title: '' }, { title: 'Source' }];
+  const files = doc.files.map((f) => {
+    const byLine = new Map(f.lines.map((l) => [l.line, l]));
+    let rows;
+    if (f.text) {
+      // the whole file, each line with its cost if it has one
+      rows = f.text.map((t, i) => `<tr class="${byLine.has(i + 1) ? 'costed' : ''}">` +
+        `<td class="num">${i + 1}</td>${cells(byLine.get(i + 1))}<td class="src">${esc(t)}</td></tr>`);
+      for (const l of f.lines.filter((x) => x.line < 1 || x.line > f.text.length))
+        rows.push(`<tr class="costed"><td class="num">${l.line}</td>${cells(l)}<td></td></tr>`);
+    } else {
+      rows = f.lines.map((l) => `<tr class="costed"><td class="num">${f.path ? l.line : ''}</td>` +
+        `${cells(l)}<td class="src">${esc(l.text ?? '')}</td></tr>`);
+    }
+    const title = f.path === null ? '(frames without line information)' :
+      esc(f.path) + (f.found ? (f.read_from && f.read_from !== f.path ? ` (read from ${esc(f.read_from)})` : '') :
+        ' <span class="note">(not read: only its lines with a cost)</span>');
+    return `<h4>${title}</h4>` + table(head, rows);
+  });
+  el.innerHTML = `<h3>${esc(doc.name)}: ${fmt.num(doc.inc)} inclusive, ${fmt.num(doc.exc)} ` +
+    'exclusive, by source line</h3>' +
     '<p>Inclusive cost counts each sample once per line it runs; exclusive cost is what ' +
-    'the function itself costs after the filter (with what FoldPats folded into it). ' +
-    'The files themselves are not shown: heapscope serves no file of the disk.</p>' +
-    table([{ title: 'File' }, { title: 'Line', num: 1 }, { title: 'Exc', num: 1 },
-      { title: 'Exc %', num: 1 }, { title: 'Inc', num: 1 }, { title: 'Inc %', num: 1 },
-      { title: '' }], rows);
+    'the function itself costs after the filter (with what FoldPats folded into it), on ' +
+    'the line of its innermost frame.</p>' + files.join('');
 }

@@ -515,7 +515,15 @@ async function gotoSource(row) {
 
 async function loadSource(el) {
   if (!state.source_of) return renderSource(el, null);
-  renderSource(el, await api.call('source', H.query(state, { name: state.source_of })));
+  let doc;
+  try {
+    doc = await api.call('source', H.query(state, { name: state.source_of }));
+  } catch (e) {
+    // no lines to show (a trace without line information, a group): say why
+    if (!(e instanceof api.ApiError) || (e.status !== 404 && e.status !== 501)) throw e;
+    doc = `${state.source_of}: ${e.message}`;
+  }
+  renderSource(el, doc);
 }
 
 function copyRow(row) {
