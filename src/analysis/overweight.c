@@ -2,6 +2,7 @@
  * overweight - the Overweight report (see overweight.h).
  */
 #include "analysis/overweight.h"
+#include "analysis/views.h"
 #include "common/alloc.h"
 #include "common/buf.h"
 #include <errno.h>
@@ -229,8 +230,8 @@ int hs_overweight_write_json(const struct hs_overweight *ow, FILE *f)
 	json_object_set_new(root, "delta_pct", json_real(delta_pct(ow)));
 	for (i = 0; i < ow->nr; i++) {
 		const struct hs_overweight_row *r = &ow->rows[i];
-		json_t *row = json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:i}",
-					"name", r->name, "base", r->base, "test", r->test,
+		json_t *row = json_pack("{s:o, s:f, s:f, s:f, s:f, s:f, s:i}",
+					"name", hs_view_json_text(r->name), "base", r->base, "test", r->test,
 					"delta", r->delta,
 					"responsibility_pct", r->responsibility_pct,
 					"overweight_pct", r->overweight_pct,

@@ -7,6 +7,7 @@
  * locations. Locations are then grouped by file.
  */
 #include "analysis/sourcelines.h"
+#include "analysis/views.h"
 #include "common/alloc.h"
 #include "common/strtab.h"
 #include <errno.h>
@@ -481,15 +482,15 @@ json_t *hs_source_lines_json(const struct hs_source_lines *sl,
 	int err = !o || !names || !files;
 
 	for (i = 0; !err && i < sl->nr_names; i++)
-		err = json_array_append_new(names, json_string(sl->names[i]));
+		err = json_array_append_new(names, hs_view_json_text(sl->names[i]));
 	for (i = 0; !err && i < sl->nr_files; i++) {
 		const struct hs_source_file *f = &sl->files[i];
 		const struct hs_source_text *t = texts ? texts[i] : NULL;
 		json_t *fo, *lines = json_array();
 
 		fo = json_pack("{s:o, s:o, s:b, s:o}", "path",
-			       f->path ? json_string(f->path) : json_null(),
-			       "read_from", t && t->path ? json_string(t->path) : json_null(),
+			       hs_view_json_text(f->path),
+			       "read_from", hs_view_json_text(t ? t->path : NULL),
 			       "found", t != NULL, "lines", lines);
 		err = !fo || json_array_append_new(files, fo);
 		for (k = 0; !err && k < f->nr; k++) {
@@ -500,7 +501,7 @@ json_t *hs_source_lines_json(const struct hs_source_lines *sl,
 
 			if (lo && t && l->line && l->line <= t->nr)
 				err = json_object_set_new(lo, "text",
-							  json_string(t->line[l->line - 1]));
+							  hs_view_json_text(t->line[l->line - 1]));
 			err = err || !lo || json_array_append_new(lines, lo);
 		}
 	}

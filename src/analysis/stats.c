@@ -7,6 +7,7 @@
 #include "analysis/calltree.h"
 #include "analysis/memviews.h"
 #include "analysis/presets.h"
+#include "analysis/views.h"
 #include "common/alloc.h"
 #include <errno.h>
 #include <jansson.h>
@@ -421,7 +422,7 @@ static json_t *top_json(const struct hs_top_list *l)
 	if (!a)
 		return NULL;
 	for (i = 0; i < l->nr; i++) {
-		json_t *p = json_pack("{s:s, s:o, s:o}", "name", l->site[i].name, "bytes",
+		json_t *p = json_pack("{s:o, s:o, s:o}", "name", hs_view_json_text(l->site[i].name), "bytes",
 				      num(l->site[i].bytes), "count", num(l->site[i].count));
 
 		if (!p || json_array_append_new(a, p)) {

@@ -59,6 +59,11 @@ static json_t *str(const char *s, size_t len)
 	return j;
 }
 
+json_t *hs_view_json_text(const char *s)
+{
+	return s ? str(s, strlen(s)) : json_null();
+}
+
 static json_t *summary_json(const struct hs_view *v)
 {
 	const struct hs_view_summary *s = &v->sum;

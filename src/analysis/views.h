@@ -145,4 +145,11 @@ int hs_view_write_json(const struct hs_view *v, FILE *f);
  */
 struct json_t *hs_view_row_json(const struct hs_view *v, size_t i);
 struct json_t *hs_view_summary_json(const struct hs_view *v);
+/*
+ * A JSON string of @s (borrowed; names from files and programs need not
+ * be UTF-8: bytes outside valid sequences become U+FFFD, as in every JSON
+ * this module writes); json null for NULL. A new reference, or NULL when
+ * out of memory.
+ */
+struct json_t *hs_view_json_text(const char *s);
 #endif

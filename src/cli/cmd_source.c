@@ -5,6 +5,7 @@
  */
 #include "analysis/memviews.h"
 #include "analysis/sourcelines.h"
+#include "analysis/views.h"
 #include "cli/cli.h"
 #include "common/alloc.h"
 #include <getopt.h>
@@ -203,9 +204,8 @@ static int show(const struct source_opts *o, const struct hs_source_lines *sl,
 		json_t *j = hs_source_lines_json(sl, tp);
 
 		if (j) {
-			json_object_set_new(j, "function", json_string(o->function));
-			json_object_set_new(j, "unit", src->metric_unit ?
-					    json_string(src->metric_unit) : json_null());
+			json_object_set_new(j, "function", hs_view_json_text(o->function));
+			json_object_set_new(j, "unit", hs_view_json_text(src->metric_unit));
 		}
 		err = !j || json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS) ||
 		      putchar('\n') == EOF;

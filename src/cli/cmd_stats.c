@@ -4,6 +4,7 @@
  * (docs/json-api.md).
  */
 #include "analysis/stats.h"
+#include "analysis/views.h"
 #include "cli/cli.h"
 #include "common/diag.h"
 #include <getopt.h>
@@ -259,8 +260,8 @@ int cmd_stats(int argc, char **argv)
 
 		err = !j || !out || !cmd;
 		for (i = 0; !err && i < t.info.argc; i++)
-			err = json_array_append_new(cmd, json_string(t.info.argv[i]));
-		err = err || json_object_set_new(out, "trace", json_string(path)) ||
+			err = json_array_append_new(cmd, hs_view_json_text(t.info.argv[i]));
+		err = err || json_object_set_new(out, "trace", hs_view_json_text(path)) ||
 		      json_object_set_new(out, "pid", json_integer((json_int_t)t.info.pid)) ||
 		      json_object_set(out, "command", cmd) || json_object_update(out, j) ||
 		      json_dumpf(out, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ||

@@ -3,6 +3,7 @@
  * an embedded asset or the API (see app.h).
  */
 #include "server/app.h"
+#include "analysis/views.h"
 #include "common/alloc.h"
 #include "common/buf.h"
 #include "server/assets.h"
@@ -301,7 +302,8 @@ int hs__reply_error(struct hs_response *resp, unsigned status, const char *fmt, 
 	hs_response_release(resp);
 	resp->status = status;
 	resp->type = "application/json";
-	o = json_pack("{s:s}", "error", msg);
+	/* the message may quote a name that is not UTF-8, or cut one short */
+	o = json_pack("{s:o}", "error", hs_view_json_text(msg));
 	if (o)
 		s = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
 	json_decref(o);

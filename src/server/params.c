@@ -4,8 +4,10 @@
  */
 #include "server/params.h"
 #include "analysis/presets.h"
+#include "analysis/views.h"
 #include "common/alloc.h"
 #include "common/buf.h"
+#include "common/utf8.h"
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -134,11 +136,11 @@ static json_t *params_json(const struct hs_view_params *vp)
 		return NULL;
 	err |= put(o, "start", num_or_null(f->start_ms));
 	err |= put(o, "end", num_or_null(f->end_ms));
-	err |= put(o, "group", json_string(f->group ? f->group : ""));
-	err |= put(o, "fold", json_string(f->fold ? f->fold : ""));
+	err |= put(o, "group", hs_view_json_text(f->group ? f->group : ""));
+	err |= put(o, "fold", hs_view_json_text(f->fold ? f->fold : ""));
 	err |= put(o, "fold_pct", num_or_null(vp->fold_pct));
-	err |= put(o, "inc", json_string(f->inc ? f->inc : ""));
-	err |= put(o, "exc", json_string(f->exc ? f->exc : ""));
+	err |= put(o, "inc", hs_view_json_text(f->inc ? f->inc : ""));
+	err |= put(o, "exc", hs_view_json_text(f->exc ? f->exc : ""));
 	if (err) {
 		json_decref(o);
 		return NULL;
@@ -689,6 +691,18 @@ static int apply_preset(struct flat *f, const char *name, const char *exe_dir,
 	return 0;
 }
 
+/* Whether argument @key is absent or UTF-8 (else @diag says it is not). */
+static int utf8_arg(const char *(*arg)(void *ctx, const char *key), void *ctx,
+		    const char *key, struct hs_diag *diag)
+{
+	const char *s = arg(ctx, key);
+
+	if (!s || hs_utf8_valid(s, strlen(s)))
+		return 1;
+	hs_diag_set(diag, 0, "argument '%s' is not UTF-8", key);
+	return 0;
+}
+
 json_t *hs_api_query_from_args(const char *(*arg)(void *ctx, const char *key), void *ctx,
 			       const struct hs_source_defaults *(*defaults)(
 				       void *dctx, size_t trace, const char *source),
@@ -704,6 +718,12 @@ json_t *hs_api_query_from_args(const char *(*arg)(void *ctx, const char *key), v
 	size_t i, len;
 	int err = 0, has_start = 0, has_end = 0;
 
+	/* names are matched as they are: a request's bytes must be UTF-8 */
+	for (i = 0; arg_names[i]; i++)
+		if (!utf8_arg(arg, ctx, arg_names[i], diag))
+			return NULL;
+	if (!utf8_arg(arg, ctx, "q", diag))
+		return NULL;
 	s = arg(ctx, "q");
 	if (s) {
 		for (i = 0; arg_names[i]; i++)

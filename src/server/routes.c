@@ -596,10 +596,15 @@ static int sorted_rows(struct ctx *c, uint32_t **out)
 /* The saved text boxes of a source (null where absent). */
 static json_t *defaults_json(const struct hs_source_defaults *df)
 {
-	return json_pack("{s:s?, s:s?, s:s?, s:s?, s:s?, s:s?, s:s?, s:s?}",
-			 "start", df->start, "end", df->end, "group", df->group,
-			 "fold", df->fold, "fold_pct", df->fold_pct, "inc", df->inc,
-			 "exc", df->exc, "notes", df->notes);
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+			 "start", hs_view_json_text(df->start),
+			 "end", hs_view_json_text(df->end),
+			 "group", hs_view_json_text(df->group),
+			 "fold", hs_view_json_text(df->fold),
+			 "fold_pct", hs_view_json_text(df->fold_pct),
+			 "inc", hs_view_json_text(df->inc),
+			 "exc", hs_view_json_text(df->exc),
+			 "notes", hs_view_json_text(df->notes));
 }
 
 static json_t *trace_json(const struct hs_app_trace *t, size_t id)
@@ -614,8 +619,9 @@ static json_t *trace_json(const struct hs_app_trace *t, size_t id)
 	for (k = 0; srcs && k < t->nr_sources; k++) {
 		const struct hs_app_source *as = &t->sources[k];
 		json_int_t n = (json_int_t)as->src.nr_samples;
-		json_t *x = json_pack("{s:s, s:s?, s:b, s:o?, s:o?}",
-			"name", as->name, "summary", as->summary, "loaded", as->loaded,
+		json_t *x = json_pack("{s:o, s:o, s:b, s:o?, s:o?}",
+			"name", hs_view_json_text(as->name),
+			"summary", hs_view_json_text(as->summary), "loaded", as->loaded,
 			"samples", as->loaded ? json_integer(n) : NULL,
 			"defaults", as->loaded ? defaults_json(&as->src.defaults) : NULL);
 
@@ -626,16 +632,17 @@ static json_t *trace_json(const struct hs_app_trace *t, size_t id)
 	}
 	hs_source_totals(s, &metric, &count);
 	hs_source_time_range(s, &first, &last);
-	o = json_pack("{s:I, s:s, s:s, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:s?, s:b,"
+	o = json_pack("{s:I, s:o, s:o, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:o, s:b,"
 		      " s:o, s:o}",
-		      "id", (json_int_t)id, "name", t->name, "format", t->format,
+		      "id", (json_int_t)id, "name", hs_view_json_text(t->name),
+		      "format", hs_view_json_text(t->format),
 		      "samples", (json_int_t)s->nr_samples,
 		      "frames", (json_int_t)hs_source_nr_frames(s),
 		      "stacks", (json_int_t)s->nr_stacks,
 		      "metric", metric, "count", count,
 		      "first_ms", ms(first), "last_ms", ms(last),
-		      "unit", s->metric_unit, "time_metric", s->kind == HS_METRIC_TIME,
-		      "sources", srcs, "defaults", defaults_json(&s->defaults));
+		      "unit", hs_view_json_text(s->metric_unit),
+		      "time_metric", s->kind == HS_METRIC_TIME, "sources", srcs, "defaults", defaults_json(&s->defaults));
 	if (o &&
 	    json_object_set_new(o, "heap", json_boolean(t->fmt == HS_FORMAT_HEAPSCOPE))) {
 		json_decref(o);
@@ -1021,7 +1028,7 @@ static json_t *root_path(const struct hs_view *v, uint32_t r)
 
 	for (; a && r < v->nr_rows && v->rows[r].parent != HS_NO_NODE;
 	     r = v->rows[r].parent)
-		if (json_array_insert_new(a, 0, json_string(v->rows[r].name))) {
+		if (json_array_insert_new(a, 0, hs_view_json_text(v->rows[r].name))) {
 			json_decref(a);
 			return NULL;
 		}
@@ -1352,8 +1359,7 @@ static int api_timeline(struct ctx *c)
 	    json_object_set_new(o, "end_ms", json_real((lo + width * (double)nb) / 1e6)) ||
 	    json_object_set_new(o, "bucket_ms", json_real(width / 1e6)) ||
 	    json_object_set_new(o, "time_metric", json_boolean(tm)) ||
-	    json_object_set_new(o, "unit", s->metric_unit ? json_string(s->metric_unit)
-							  : json_null()))
+	    json_object_set_new(o, "unit", hs_view_json_text(s->metric_unit)))
 		goto fail;
 	goto out;
 fail:
@@ -1456,7 +1462,7 @@ static int api_samples(struct ctx *c)
 		n = depth < MAX_STACK_SHOWN ? depth : MAX_STACK_SHOWN;
 		for (k = 0; k < n; k++)
 			if (json_array_append_new(
-				st, json_string(hs_source_frame_name(&out, frames[k]))))
+				st, hs_view_json_text(hs_source_frame_name(&out, frames[k]))))
 				goto fail;
 	}
 	goto out;
@@ -1514,7 +1520,7 @@ static int api_stats(struct ctx *c)
 	for (i = 0; i < s->nr_stacks; i++)
 		if (s->stack_depth[i] > maxd)
 			maxd = s->stack_depth[i];
-	o = json_pack("{s:{s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:s?, s:b, s:I, s:o},"
+	o = json_pack("{s:{s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:o, s:b, s:I, s:o},"
 		      " s:{s:I, s:I, s:I, s:I, s:I, s:f, s:o?},"
 		      " s:{s:I, s:I, s:I}}",
 		      "source",
@@ -1524,7 +1530,8 @@ static int api_stats(struct ctx *c)
 		      "max_depth", (json_int_t)maxd,
 		      "metric", metric, "count", count,
 		      "first_ms", ms(first), "last_ms", ms(last),
-		      "unit", s->metric_unit, "time_metric", s->kind == HS_METRIC_TIME,
+		      "unit", hs_view_json_text(s->metric_unit),
+		      "time_metric", s->kind == HS_METRIC_TIME,
 		      "memory_bytes", (json_int_t)hs_source_memory(s),
 		      "defaults", defaults_json(&s->defaults),
 		      "filter",
@@ -1598,8 +1605,7 @@ static int api_source(struct ctx *c)
 	o = hs_source_lines_json(&sl, NULL);
 	hs_source_lines_release(&sl);
 	if (o && (json_object_set_new(o, "name", json_string(name)) ||
-		  json_object_set_new(o, "unit", ct->in->metric_unit ?
-				      json_string(ct->in->metric_unit) : json_null()) ||
+		  json_object_set_new(o, "unit", hs_view_json_text(ct->in->metric_unit)) ||
 		  add_line_pcts(o, hs_calltree_basis(ct)))) {
 		json_decref(o);
 		o = NULL;

@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include "analysis/query.h"
 #include "common/alloc.h"
+#include "common/utf8.h"
 #include "server/app.h"
 #include "server/assets.h"
 #include "server/cache.h"
@@ -594,6 +595,81 @@ static void timeline_and_samples(void **state)
 	hs_app_release(&app);
 }
 
+/* The row of @rows (a JSON array) named @name, or NULL. */
+static json_t *json_row_named(json_t *rows, const char *name)
+{
+	json_t *r;
+	size_t i;
+
+	json_array_foreach(rows, i, r)
+		if (!strcmp(json_string_value(json_object_get(r, "name")), name))
+			return r;
+	return NULL;
+}
+
+/*
+ * Names from files need not be UTF-8: the answers carry them with U+FFFD
+ * for the bad bytes (as `report --format json` does) instead of failing;
+ * a request's own arguments must be UTF-8 (400).
+ */
+static void names_not_utf8(void **state)
+{
+	static const char *const bad_arg[] = { "view", "callers", "focus", "B\xff", NULL };
+	const char *fixed = "B" HS_UTF8_REPLACEMENT HS_UTF8_REPLACEMENT;
+	struct hs_stack_source s0, s1;
+	struct hs_app app;
+	struct answer a;
+	json_t *r;
+
+	(void)state;
+	hs_source_init(&s0);
+	add(&s0, 0, 1, 1, "A;B\xff\xfe");
+	add(&s0, 10, 2, 1, "A;C");
+	hs_source_init(&s1);
+	add(&s1, 0, 5, 1, "A;B\xff\xfe");
+	add(&s1, 10, 2, 1, "A;C");
+	assert_int_equal(hs_app_init(&app, TOKEN), 0);
+	assert_int_equal(hs_app_add_trace(&app, "base\xe9.folded", "folded", &s0), 0);
+	assert_int_equal(hs_app_add_trace(&app, "test.folded", "folded", &s1), 0);
+	post(&app, "/api/info", "{}", &a);
+	assert_int_equal(a.status, 200);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(
+		json_object_get(a.json, "traces"), 0), "name")), "base" HS_UTF8_REPLACEMENT ".folded");
+	answer_release(&a);
+	post(&app, "/api/view", "{}", &a);
+	assert_int_equal(a.status, 200);
+	r = json_row_named(json_object_get(a.json, "rows"), fixed);
+	assert_non_null(r);
+	assert_true(num_at(r, "exc") == 1);
+	answer_release(&a);
+	post(&app, "/api/view", "{\"view\":\"calltree\"}", &a);
+	assert_int_equal(a.status, 200);
+	answer_release(&a);
+	post(&app, "/api/samples", "{\"name\":\"A\"}", &a);
+	assert_int_equal(a.status, 200);
+	expect_json(json_object_get(json_array_get(json_object_get(a.json, "rows"), 0), "stack"),
+		    "[\"A\",\"B" HS_UTF8_REPLACEMENT HS_UTF8_REPLACEMENT "\"]");
+	answer_release(&a);
+	post(&app, "/api/stats", "{}", &a);
+	assert_int_equal(a.status, 200);
+	answer_release(&a);
+	/* B grew from 1 to 5: Overweight names it */
+	post(&app, "/api/overweight", "{\"trace\":1,\"base\":{\"trace\":0}}", &a);
+	assert_int_equal(a.status, 200);
+	assert_non_null(json_row_named(json_object_get(a.json, "rows"), fixed));
+	answer_release(&a);
+	/* a request's bytes that are not UTF-8; an error quoting them */
+	ask(&app, "GET", "/api/view", bad_arg, TOKEN, NULL, &a);
+	assert_int_equal(a.status, 400);
+	assert_string_equal(error_of(&a), "argument 'focus' is not UTF-8");
+	answer_release(&a);
+	post(&app, "/api/\xff", "{}", &a);
+	assert_int_equal(a.status, 404);
+	assert_string_equal(error_of(&a), "no API call /api/" HS_UTF8_REPLACEMENT);
+	answer_release(&a);
+	hs_app_release(&app);
+}
+
 /* A drill, a diff of the source with itself (all zero) and the flame graph. */
 static void drill_diff_flame(void **state)
 {
@@ -789,6 +865,7 @@ int main(void)
 		cmocka_unit_test(drill_diff_flame),
 		cmocka_unit_test(sources_of_a_trace),
 		cmocka_unit_test(cache_evicts),
+		cmocka_unit_test(names_not_utf8),
 		cmocka_unit_test(allocation_failures),
 	};
 	return cmocka_run_group_tests_name("server", tests, NULL, NULL);
