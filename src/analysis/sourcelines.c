@@ -20,7 +20,6 @@
 
 #define NOT_YET UINT32_MAX
 #define NO_LOC UINT32_MAX
-#define MAX_SOURCE_BYTES ((size_t)64 << 20)
 
 static const char inline_suffix[] = " (inline)";
 
@@ -362,12 +361,13 @@ void hs_source_lines_release(struct hs_source_lines *sl)
 
 /* --- source text ------------------------------------------------------------ */
 
-static int read_file(const char *path, struct hs_source_text *out)
+static int read_file(const char *path, size_t max_bytes, struct hs_source_text *out)
 {
 	struct stat sb;
 	size_t done = 0, n;
 	char *p, *end;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
+	/* O_NONBLOCK: opening a FIFO does not wait for a writer */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), err = 0;
 
 	if (fd < 0)
 		return -errno;
@@ -375,7 +375,7 @@ static int read_file(const char *path, struct hs_source_text *out)
 		close(fd);
 		return -ENOENT;
 	}
-	if ((uint64_t)sb.st_size > MAX_SOURCE_BYTES) {
+	if ((uint64_t)sb.st_size > max_bytes) {
 		close(fd);
 		return -EFBIG;
 	}
@@ -418,13 +418,13 @@ static int read_file(const char *path, struct hs_source_text *out)
 }
 
 int hs_source_text_load(const char *path, const char *const *dirs, size_t nr_dirs,
-			struct hs_source_text *out)
+			size_t max_bytes, struct hs_source_text *out)
 {
 	size_t d;
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	err = read_file(path, out);
+	err = read_file(path, max_bytes, out);
 	if (err != -ENOENT && err != -ENOTDIR && err != -EACCES)
 		goto done;
 	hs_source_text_release(out);
@@ -441,7 +441,7 @@ int hs_source_text_load(const char *path, const char *const *dirs, size_t nr_dir
 			if (!try)
 				return -ENOMEM;
 			snprintf(try, n, "%s/%s", dirs[d], p);
-			err = read_file(try, out);
+			err = read_file(try, max_bytes, out);
 			hs_free(try);
 			if (err != -ENOENT && err != -ENOTDIR && err != -EACCES)
 				goto done;
@@ -474,8 +474,22 @@ static json_t *num(double x)
 	return json_real(x == 0 ? 0 : x);
 }
 
+/* All the lines of @t, as a JSON array of strings. */
+static json_t *text_json(const struct hs_source_text *t)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; a && i < t->nr; i++)
+		if (json_array_append_new(a, hs_view_json_text(t->line[i]))) {
+			json_decref(a);
+			a = NULL;
+		}
+	return a;
+}
+
 json_t *hs_source_lines_json(const struct hs_source_lines *sl,
-			     const struct hs_source_text *const *texts)
+			     const struct hs_source_text *const *texts, unsigned flags)
 {
 	json_t *o = json_object(), *names = json_array(), *files = json_array();
 	size_t i, k;
@@ -493,6 +507,8 @@ json_t *hs_source_lines_json(const struct hs_source_lines *sl,
 			       "read_from", hs_view_json_text(t ? t->path : NULL),
 			       "found", t != NULL, "lines", lines);
 		err = !fo || json_array_append_new(files, fo);
+		if (!err && t && (flags & HS_SOURCE_JSON_WHOLE_TEXT))
+			err = json_object_set_new(fo, "text", text_json(t));
 		for (k = 0; !err && k < f->nr; k++) {
 			const struct hs_line_cost *l = &f->lines[k];
 			json_t *lo = json_pack("{s:I, s:o, s:o, s:o, s:o}", "line", (json_int_t)l->line,

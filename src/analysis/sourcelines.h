@@ -81,23 +81,31 @@ struct hs_source_text {
 	size_t nr;
 };
 
+/* The most bytes `heapscope source` reads of a source file. */
+#define HS_SOURCE_TEXT_MAX ((size_t)64 << 20)
+
 /*
  * Read source file @path: as it is, else under each of @dirs (in order)
  * by its path's trailing parts, longest first (DIR/a/b/c.c, DIR/b/c.c,
- * DIR/c.c for /x/a/b/c.c). Files over 64 MiB are refused. Returns 0,
- * -ENOENT when none was found, -EFBIG, -ENOMEM or -errno.
+ * DIR/c.c for /x/a/b/c.c). Only regular files are read (a FIFO or a
+ * device is not even waited for); files over @max_bytes are refused.
+ * Returns 0, -ENOENT when none was found, -EFBIG, -ENOMEM or -errno.
  */
 int hs_source_text_load(const char *path, const char *const *dirs, size_t nr_dirs,
-			struct hs_source_text *out);
+			size_t max_bytes, struct hs_source_text *out);
 void hs_source_text_release(struct hs_source_text *t);
+
+/* hs_source_lines_json(): each file read gets "text", all its lines */
+#define HS_SOURCE_JSON_WHOLE_TEXT 1
 
 /*
  * JSON (docs/json-api.md): the function's totals and its files' costed
  * lines, with each line's text when @texts (may be NULL) gives it
- * (@texts[i] for files[i], NULL when it was not read). A new reference,
- * or NULL when out of memory.
+ * (@texts[i] for files[i], NULL when it was not read); @flags is 0 or
+ * HS_SOURCE_JSON_WHOLE_TEXT. Text that is not UTF-8 gets U+FFFD for its
+ * bad bytes. A new reference, or NULL when out of memory.
  */
 struct json_t;
 struct json_t *hs_source_lines_json(const struct hs_source_lines *sl,
-				    const struct hs_source_text *const *texts);
+				    const struct hs_source_text *const *texts, unsigned flags);
 #endif

@@ -198,10 +198,11 @@ static int show(const struct source_opts *o, const struct hs_source_lines *sl,
 	}
 	for (i = 0; i < sl->nr_files; i++)
 		if (sl->files[i].path &&
-		    !hs_source_text_load(sl->files[i].path, o->dirs, o->nr_dirs, &texts[i]))
+		    !hs_source_text_load(sl->files[i].path, o->dirs, o->nr_dirs, HS_SOURCE_TEXT_MAX,
+					 &texts[i]))
 			tp[i] = &texts[i];
 	if (o->json) {
-		json_t *j = hs_source_lines_json(sl, tp);
+		json_t *j = hs_source_lines_json(sl, tp, o->whole ? HS_SOURCE_JSON_WHOLE_TEXT : 0);
 
 		if (j) {
 			json_object_set_new(j, "function", hs_view_json_text(o->function));

@@ -1574,17 +1574,26 @@ static int add_line_pcts(json_t *o, double basis)
 	return 0;
 }
 
+/* Goto Source reads at most this many files of at most this size an answer. */
+#define SOURCE_MAX_FILES 8
+#define SOURCE_MAX_BYTES ((size_t)4 << 20)
+
 /*
  * Goto Source: the cost of the function "name" (a row key) per source
  * line over the samples the query's filter keeps, computed as `heapscope
- * source` does (analysis/sourcelines.h). 501 when the source has no
- * locations.
+ * source` does (analysis/sourcelines.h), with the text of the files the
+ * trace's line information names for it: never a path from the request,
+ * only regular files, bounded in number and size. 501 when the source has
+ * no locations.
  */
 static int api_source(struct ctx *c)
 {
+	struct hs_source_text text[SOURCE_MAX_FILES];
+	const struct hs_source_text **tp;
 	const struct hs_calltree *ct;
 	struct hs_source_lines sl;
 	const char *name;
+	size_t i, nr_read = 0;
 	json_t *o;
 	int err = get_tree(c);
 
@@ -1602,7 +1611,17 @@ static int api_source(struct ctx *c)
 		return hs__reply_error(c->resp, 501, "%s", c->diag.msg);
 	if (err)
 		return reply_err(c, err, "");
-	o = hs_source_lines_json(&sl, NULL);
+	/* the costliest files first (sl.files is in that order) */
+	tp = hs_calloc(sl.nr_files + 1, sizeof(*tp));
+	for (i = 0; tp && i < sl.nr_files && nr_read < SOURCE_MAX_FILES; i++)
+		if (sl.files[i].path &&
+		    !hs_source_text_load(sl.files[i].path, NULL, 0, SOURCE_MAX_BYTES,
+					 &text[nr_read]))
+			tp[i] = &text[nr_read++];
+	o = tp ? hs_source_lines_json(&sl, tp, HS_SOURCE_JSON_WHOLE_TEXT) : NULL;
+	for (i = 0; i < nr_read; i++)
+		hs_source_text_release(&text[i]);
+	hs_free(tp);
 	hs_source_lines_release(&sl);
 	if (o && (json_object_set_new(o, "name", json_string(name)) ||
 		  json_object_set_new(o, "unit", hs_view_json_text(ct->in->metric_unit)) ||

@@ -561,6 +561,11 @@ async function main() {
     .find((r) => r.key === 'memtest!site_leak');
   ok(src.includes('memtest.c') && src.includes(`${num(blk.inc)} inclusive`),
     'Goto Source: the lines of memtest.c, adding up to the name\'s Inc', { src: src.slice(0, 300), blk });
+  // the file's text, each line beside its cost: the costed line is site_leak's malloc
+  const costed = await page.$$eval('#view-source tr.costed td.src', (t) => t.map((x) => x.textContent));
+  const srcLines = await page.$$eval('#view-source td.src', (t) => t.length);
+  ok(costed.length === 1 && costed[0].includes('LINE:site_leak') && srcLines > 100,
+    'Goto Source shows the source file\'s text, the costed line marked', { costed, srcLines });
   await shot('heap-source');
   await shot('heap-stats');
   await tab('byname');

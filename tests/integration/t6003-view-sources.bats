@@ -130,6 +130,11 @@ source_same() {
 
 @test "Goto Source: /api/source gives heapscope source's numbers" {
 	source_same memtest!site_leak net
+	# the text of the file the trace names, all its lines
+	local src="$HS_SRC/tests/targets/memtest.c"
+	[ "$(jq '.files[0].found' <<< "$output")" = true ]
+	[ "$(jq -r '.files[0].text[]' <<< "$output")" = "$(cat "$src")" ]
+	jq -e '.files[0] | .text[.lines[0].line - 1] | contains("LINE:site_leak")' <<< "$output"
 	source_same memtest!site_grow alloc
 	source_same memtest!run alloc
 	source_same "memtest!inl_alloc (inline)" alloc

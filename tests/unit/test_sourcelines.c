@@ -311,8 +311,10 @@ static void json_and_text(void **state)
 	fputs("l1\nl2\r\n\nl4", fp);
 	fclose(fp);
 	dirs[0] = dir;
-	assert_int_equal(hs_source_text_load("/src/a.c", NULL, 0, &t), -ENOENT);
-	assert_int_equal(hs_source_text_load("/src/a.c", dirs, 1, &t), 0);
+	assert_int_equal(hs_source_text_load("/src/a.c", NULL, 0, HS_SOURCE_TEXT_MAX, &t), -ENOENT);
+	/* 10 bytes: over a limit of 9 */
+	assert_int_equal(hs_source_text_load("/src/a.c", dirs, 1, 9, &t), -EFBIG);
+	assert_int_equal(hs_source_text_load("/src/a.c", dirs, 1, 10, &t), 0);
 	assert_string_equal(t.path, path);
 	assert_int_equal(t.nr, 4);
 	assert_string_equal(t.line[1], "l2");
@@ -322,13 +324,14 @@ static void json_and_text(void **state)
 	/* the last part of the name alone, found under DIR/src */
 	snprintf(path, sizeof(path), "%s/src", dir);
 	dirs[0] = path;
-	assert_int_equal(hs_source_text_load("/elsewhere/a.c", dirs, 1, &t), 0);
+	assert_int_equal(hs_source_text_load("/elsewhere/a.c", dirs, 1, HS_SOURCE_TEXT_MAX, &t),
+			 0);
 	texts[0] = &t;
 
 	build(&src);
 	p.fold = "malloc";
 	assert_int_equal(hs_source_lines_build(&src, &p, "main", &sl, &diag), 0);
-	j = hs_source_lines_json(&sl, texts);
+	j = hs_source_lines_json(&sl, texts, 0);
 	assert_non_null(j);
 	s = json_dumps(json_object_get(json_array_get(json_object_get(j, "files"), 0), "lines"),
 		       JSON_COMPACT | JSON_SORT_KEYS);
@@ -351,6 +354,14 @@ static void json_and_text(void **state)
 	assert_string_equal(json_string_value(json_array_get(json_object_get(j, "names"), 0)),
 			    "app!main");
 	json_decref(j);
+	/* the whole text */
+	j = hs_source_lines_json(&sl, texts, HS_SOURCE_JSON_WHOLE_TEXT);
+	assert_non_null(j);
+	s = json_dumps(json_object_get(json_array_get(json_object_get(j, "files"), 0), "text"),
+		       JSON_COMPACT);
+	assert_string_equal(s, "[\"l1\",\"l2\",\"\",\"l4\"]");
+	free(s);
+	json_decref(j);
 	hs_source_lines_release(&sl);
 	hs_source_release(&src);
 	hs_source_text_release(&t);
@@ -358,6 +369,43 @@ static void json_and_text(void **state)
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/src", dir);
 	rmdir(path);
+	rmdir(dir);
+}
+
+/* A FIFO is not read (nor waited for); text that is not UTF-8 gets U+FFFD. */
+static void fifo_and_bad_text(void **state)
+{
+	struct hs_line_cost lc = { .line = 1, .inc = 1, .inc_count = 1 };
+	struct hs_source_file file = { .path = "b.c", .lines = &lc, .nr = 1, .inc = 1 };
+	struct hs_source_lines sl = { .files = &file, .nr_files = 1, .inc = 1, .inc_count = 1 };
+	const struct hs_source_text *texts[1];
+	struct hs_source_text t;
+	char dir[] = "/tmp/hs-srcXXXXXX", path[256], *s;
+	json_t *j;
+	FILE *fp;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(hs_source_text_load(path, NULL, 0, HS_SOURCE_TEXT_MAX, &t), -ENOENT);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/b.c", dir);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs("a\xff\n", fp);
+	fclose(fp);
+	assert_int_equal(hs_source_text_load(path, NULL, 0, HS_SOURCE_TEXT_MAX, &t), 0);
+	texts[0] = &t;
+	j = hs_source_lines_json(&sl, texts, HS_SOURCE_JSON_WHOLE_TEXT);
+	assert_non_null(j);
+	s = json_dumps(json_array_get(json_object_get(j, "files"), 0), JSON_COMPACT | JSON_SORT_KEYS);
+	assert_non_null(strstr(s, "\"text\":[\"a\xef\xbf\xbd\"]"));
+	assert_non_null(strstr(s, "\"line\":1,\"text\":\"a\xef\xbf\xbd\"}"));
+	free(s);
+	json_decref(j);
+	hs_source_text_release(&t);
+	unlink(path);
 	rmdir(dir);
 }
 
@@ -393,6 +441,7 @@ int main(void)
 		cmocka_unit_test(unfolded_window_and_errors),
 		cmocka_unit_test(call_tree_filter),
 		cmocka_unit_test(json_and_text),
+		cmocka_unit_test(fifo_and_bad_text),
 		cmocka_unit_test(out_of_memory),
 	};
 	return cmocka_run_group_tests_name("sourcelines", tests, NULL, NULL);

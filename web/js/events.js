@@ -145,4 +145,5 @@ export function renderSource(el, doc) {
     '<p>Inclusive cost counts each sample once per line it runs; exclusive cost is what ' +
     'the function itself costs after the filter (with what FoldPats folded into it), on ' +
     'the line of its innermost frame.</p>' + files.join('');
+  el.querySelector('tr.costed')?.scrollIntoView({ block: 'center' });
 }
