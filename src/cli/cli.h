@@ -66,6 +66,9 @@ int cli_load_view(const char *cmd, const char *path, const char *from,
 		  const char *source, const struct hs_memview_opts *mv,
 		  struct hs_stack_source *src, struct hs_memview_info *info);
 
+/* @bytes for people ("812 B", "4.6 MiB") into @buf of @n bytes. */
+void cli_human_bytes(double bytes, char *buf, size_t n);
+
 /* Parse a non-negative or signed number option; 0 or HS_EXIT_USAGE. */
 int cli_parse_double(const char *cmd, const char *opt, const char *arg,
 		     double *out);

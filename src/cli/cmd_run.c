@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -71,22 +70,6 @@ static void comm_of(const char *cmd, char *out)
 
 	b = b ? b + 1 : cmd;
 	snprintf(out, 16, "%s", b);
-}
-
-static void human(uint64_t bytes, char *buf, size_t n)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	double v = (double)bytes;
-	int u = 0;
-
-	while (v >= 1024 && u < 4) {
-		v /= 1024;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, n, "%" PRIu64 " B", bytes);
-	else
-		snprintf(buf, n, "%.1f %s", v, units[u]);
 }
 
 /*
@@ -207,14 +190,17 @@ static void forward_signal(int sig)
 		kill(target_pid, sig);
 }
 
-static void summarize(const char *path, const struct rusage *ru)
+/*
+ * The end summary. Its peak RSS is the trace's, as `heapscope stats`
+ * gives it: the highest of the RSS records (docs/memory.md).
+ */
+static void summarize(const char *path)
 {
 	struct hs_diag diag = HS_DIAG_INIT(path);
 	struct hs_trace_scan t;
 	const struct hs_trace_stats *s = &t.stats;
 	struct stat sb;
 	char a[32], b[32], c[32], d[32], msg[1024];
-	uint64_t rss;
 
 	if (hs_trace_scan(path, &t, &diag)) {
 		if (!diag.set)
@@ -222,13 +208,13 @@ static void summarize(const char *path, const struct rusage *ru)
 		fprintf(stderr, "heapscope: %s\n", hs_diag_format(&diag, msg, sizeof(msg)));
 		return;
 	}
-	rss = (uint64_t)ru->ru_maxrss * 1024;
-	if (s->peak_rss > rss)
-		rss = s->peak_rss;
-	human(s->bytes_allocated, a, sizeof(a));
-	human(s->peak_heap, b, sizeof(b));
-	human(rss, c, sizeof(c));
-	human(s->leaked_bytes, d, sizeof(d));
+	cli_human_bytes((double)s->bytes_allocated, a, sizeof(a));
+	cli_human_bytes((double)s->peak_heap, b, sizeof(b));
+	if (s->peak_rss)
+		cli_human_bytes((double)s->peak_rss, c, sizeof(c));
+	else
+		snprintf(c, sizeof(c), "not sampled");
+	cli_human_bytes((double)s->leaked_bytes, d, sizeof(d));
 	fprintf(stderr, "heapscope: %" PRIu64 " allocations (%s), %" PRIu64
 		" frees, peak heap %s, peak RSS %s, leaked %s in %" PRIu64 " blocks\n",
 		s->allocs, a, s->frees, b, c, d, s->leaked_blocks);
@@ -240,7 +226,7 @@ static void summarize(const char *path, const struct rusage *ru)
 		fprintf(stderr, "heapscope: the trace was cut off (the program did not "
 			"finish): %" PRIu64 " events recovered\n", t.events);
 	if (!stat(path, &sb))
-		human((uint64_t)sb.st_size, a, sizeof(a));
+		cli_human_bytes((double)sb.st_size, a, sizeof(a));
 	else
 		snprintf(a, sizeof(a), "?");
 	fprintf(stderr, "heapscope: trace written to %s (%s); look at it with: "
@@ -252,7 +238,6 @@ int cmd_run(int argc, char **argv)
 	struct run_opts o = { .unwind = "libunwind", .max_depth = 128 };
 	struct sigaction ign, old_int, old_quit, fwd, old_term, old_hup;
 	char preload[PATH_MAX], path[PATH_MAX] = "";
-	struct rusage ru;
 	int i, pipefd[2], status, exec_errno = 0, create_errno = 0, made = 0;
 	pid_t pid;
 
@@ -372,10 +357,9 @@ int cmd_run(int argc, char **argv)
 	sigaction(SIGHUP, &fwd, &old_hup);
 	read_report(pipefd[0], path, sizeof(path), &exec_errno, &create_errno);
 	close(pipefd[0]);
-	while (wait4(pid, &status, 0, &ru) < 0) {
+	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			status = 127 << 8;
-			memset(&ru, 0, sizeof(ru));
 			break;
 		}
 	}
@@ -404,7 +388,7 @@ int cmd_run(int argc, char **argv)
 	}
 	hs_free(o.debug_dirs);
 	if (path[0] && !o.quiet)
-		summarize(path, &ru);
+		summarize(path);
 	/* then the viewer, for a person at a terminal (scripts get their status) */
 	if (path[0] && !o.no_view && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
 		char *paths[] = { path };

@@ -18,22 +18,6 @@
 #define CHART_ROWS 6
 #define CHART_COLS 64
 
-static void human(double bytes, char *buf, size_t n)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	double v = fabs(bytes);
-	int u = 0;
-
-	while (v >= 1024 && u < 4) {
-		v /= 1024;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, n, "%.0f B", bytes);
-	else
-		snprintf(buf, n, "%.1f %s", bytes < 0 ? -v : v, units[u]);
-}
-
 /* A count: whole, or with one decimal for the estimates of a sampled trace. */
 static void count(double x, char *buf, size_t n)
 {
@@ -72,7 +56,7 @@ static void chart(const char *title, const struct hs_timeline *tl, double durati
 	for (c = 1; c < CHART_COLS; c++)
 		if (col[c] < 0)
 			col[c] = col[c - 1];
-	human(max, h, sizeof(h));
+	cli_human_bytes(max, h, sizeof(h));
 	printf("%s (highest %s; time runs left to right, %.1f ms):\n", title, h, duration_ms);
 	for (r = CHART_ROWS; r > 0; r--) {
 		double level = max * (r - 0.5) / CHART_ROWS;
@@ -122,15 +106,15 @@ static void text(const char *path, const struct hs_trace *t, const struct hs_hea
 	count(s->reallocs, b, sizeof(b));
 	printf("frees:                  %s\nreallocs:               %s\n", a, b);
 	count(s->bytes_allocated, a, sizeof(a));
-	human(s->bytes_allocated, b, sizeof(b));
+	cli_human_bytes(s->bytes_allocated, b, sizeof(b));
 	printf("bytes allocated:        %s (%s)\n", a, b);
 	count(s->peak_heap_bytes, a, sizeof(a));
-	human(s->peak_heap_bytes, b, sizeof(b));
+	cli_human_bytes(s->peak_heap_bytes, b, sizeof(b));
 	if (s->peak_heap_ms >= 0)
 		printf("peak heap:              %s (%s) at %.3f ms\n", a, b, s->peak_heap_ms);
 	else
 		printf("peak heap:              0\n");
-	human(s->peak_rss_bytes, b, sizeof(b));
+	cli_human_bytes(s->peak_rss_bytes, b, sizeof(b));
 	if (s->peak_rss_ms >= 0)
 		printf("peak RSS:               %.0f (%s) at %.3f ms\n", s->peak_rss_bytes, b,
 		       s->peak_rss_ms);

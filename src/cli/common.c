@@ -178,6 +178,22 @@ int cli_load_view(const char *cmd, const char *path, const char *from,
 	return HS_EXIT_OK;
 }
 
+void cli_human_bytes(double bytes, char *buf, size_t n)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = fabs(bytes);
+	int u = 0;
+
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, n, "%.0f B", bytes);
+	else
+		snprintf(buf, n, "%.1f %s", bytes < 0 ? -v : v, units[u]);
+}
+
 int cli_parse_double(const char *cmd, const char *opt, const char *arg,
 		     double *out)
 {

@@ -96,6 +96,19 @@ EOF
 	[ "$(echo "$output" | grep -c 'memtest!site_large')" -eq 2 ]	# by bytes and at the peak
 }
 
+@test "run's summary and stats give the same peak RSS: the trace's highest RSS record" {
+	"$HS_BIN" run --no-view -o r.heapscope -- "$TARGETS/memtest" > /dev/null 2> r.err
+	local run stats bytes
+	run=$(sed -n 's/.*, peak RSS \([^,]*\), leaked .*/\1/p' r.err)
+	stats=$("$HS_BIN" stats r.heapscope | sed -n 's/^peak RSS: *[0-9]* (\(.*\)) at .*/\1/p')
+	[ -n "$run" ] && [ "$run" = "$stats" ]
+	# the number is the highest RSS record of the trace
+	bytes=$("$HS_BIN" dump r.heapscope |
+		sed -n 's/.*rss t=[0-9]* bytes=\([0-9]*\).*/\1/p' | sort -n | tail -1)
+	[ -n "$bytes" ]
+	[ "$(key r.heapscope peak_rss_bytes)" = "$bytes" ]
+}
+
 @test "stats: a cut-off trace says what it recovered; garbage is an error" {
 	local size=$(stat -c %s m.heapscope)
 	"$HS_BIN" run -q --no-symbolize -o plain.heapscope -- "$TARGETS/memtest" > /dev/null
