@@ -287,6 +287,11 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	if (hs_view_kind_has_focus(o->view.kind) && !o->view.focus)
 		return cli_usage_error(o->cmd, "view '%s' needs --focus NAME",
 				       hs_view_kind_name(o->view.kind));
+	/* as in PerfView, only these views have a focus */
+	if (!hs_view_kind_has_focus(o->view.kind) && o->view.focus)
+		return cli_usage_error(o->cmd, "--focus is for the callers, callees and "
+				       "caller-callee views, not '%s'",
+				       hs_view_kind_name(o->view.kind));
 	if (o->has_start && o->has_end && o->params.filter.end_ms < o->params.filter.start_ms)
 		return cli_usage_error(o->cmd, "--end is before --start");
 	if (o->has_start)

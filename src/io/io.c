@@ -548,6 +548,17 @@ int hs_import_path_source(const char *path, enum hs_format fmt, const char *sour
 	if (err)
 		return err;
 	in = f;
+	/* named or not, an empty input is an error (sniffing says so itself) */
+	if (fmt != HS_FORMAT_UNKNOWN) {
+		int c = getc(f);
+
+		if (c == EOF) {
+			err = ferror(f) ? -EIO : -EINVAL;
+			hs_diag_set(diag, 0, err == -EIO ? "read error" : "the input is empty");
+			goto out;
+		}
+		ungetc(c, f);
+	}
 	if (fmt == HS_FORMAT_UNKNOWN) {
 		unsigned char *head;
 		size_t len;
