@@ -207,7 +207,9 @@ static inline void record_free(unsigned tag, void *p)
 /*
  * With --sample-bytes: the common case, an allocation the sampler skips,
  * decided before anything else (no guard, no record). Returns 1 to skip;
- * else the countdown is as it was and the record path decides.
+ * else the countdown is as it was and the record path decides. Inside a
+ * hook (the guard set) the countdown is left alone: only the program's
+ * allocations count.
  */
 static inline int skip_unsampled(size_t size)
 {
@@ -216,7 +218,7 @@ static inline int skip_unsampled(size_t size)
 	if (HS_LIKELY(!hs_cfg.sample_bytes))
 		return 0;
 	t = hs_tls.t;
-	if (HS_UNLIKELY(!t))
+	if (HS_UNLIKELY(!t || hs_tls.guard))
 		return 0;
 	t->sample_left -= (int64_t)size;
 	if (HS_LIKELY(t->sample_left > 0))
@@ -231,25 +233,46 @@ static inline int skip_unsampled_free(const void *p)
 	return hs_cfg.sample_bytes && !hs_maybe_sampled((uintptr_t)p);
 }
 
+/*
+ * The exported hooks of the malloc family are small: the cases that record
+ * nothing (most allocations with --sample-bytes) return from them without
+ * saving registers; the rest is in the *_slow() functions, which get the
+ * hook's frame (the stack walk starts there). A slow call is never made a
+ * tail call, since the hook's frame must still be there: HS_KEEP_FRAME()
+ * on its result after the call says so.
+ */
+#define HS_KEEP_FRAME(x) __asm__ volatile("" : "+r"(x))
+
 /* --- the malloc family ------------------------------------------------------ */
 
-HS_EXPORT void *malloc(size_t size)
+static __attribute__((noinline)) void *malloc_slow(size_t size, void *fp)
 {
 	void *p;
 
 	if (HS_UNLIKELY(!real_ready()))
 		return pool_alloc(size, 16);
-	if (HS_UNLIKELY(!tracing()) || skip_unsampled(size))
+	if (HS_UNLIKELY(!tracing()))
 		return hs_real.malloc(size);
 	hs_tls.guard = 1;
 	p = hs_real.malloc(size);
 	if (HS_LIKELY(p))
-		record_alloc(HS_TAG_MALLOC, p, size, 0, 0, __builtin_frame_address(0));
+		record_alloc(HS_TAG_MALLOC, p, size, 0, 0, fp);
 	hs_tls.guard = 0;
 	return p;
 }
 
-HS_EXPORT void free(void *p)
+HS_EXPORT void *malloc(size_t size)
+{
+	void *p;
+
+	if (skip_unsampled(size))
+		return hs_real.malloc(size);
+	p = malloc_slow(size, __builtin_frame_address(0));
+	HS_KEEP_FRAME(p);
+	return p;
+}
+
+static __attribute__((noinline)) void free_slow(void *p)
 {
 	if (HS_UNLIKELY(!p || in_pool(p)))
 		return;
@@ -263,7 +286,17 @@ HS_EXPORT void free(void *p)
 	hs_tls.guard = 0;
 }
 
-HS_EXPORT void *calloc(size_t n, size_t size)
+HS_EXPORT void free(void *p)
+{
+	/* an unsampled block (the pool's never are, but may share a bucket) */
+	if (skip_unsampled_free(p) && !in_pool(p)) {
+		hs_real.free(p);
+		return;
+	}
+	free_slow(p);
+}
+
+static __attribute__((noinline)) void *calloc_slow(size_t n, size_t size, void *fp)
 {
 	void *p;
 
@@ -272,24 +305,42 @@ HS_EXPORT void *calloc(size_t n, size_t size)
 			return NULL;
 		return pool_alloc(n * size, 16);
 	}
-	if (HS_UNLIKELY(!tracing()) ||
-	    ((!size || n <= SIZE_MAX / size) && skip_unsampled(n * size)))
+	if (HS_UNLIKELY(!tracing()))
 		return hs_real.calloc(n, size);
 	hs_tls.guard = 1;
 	p = hs_real.calloc(n, size);
 	if (HS_LIKELY(p))
-		record_alloc(HS_TAG_CALLOC, p, n * size, 0, 0, __builtin_frame_address(0));
+		record_alloc(HS_TAG_CALLOC, p, n * size, 0, 0, fp);
 	hs_tls.guard = 0;
 	return p;
 }
 
+HS_EXPORT void *calloc(size_t n, size_t size)
+{
+	void *p;
+
+	if ((!size || n <= SIZE_MAX / size) && skip_unsampled(n * size))
+		return hs_real.calloc(n, size);
+	p = calloc_slow(n, size, __builtin_frame_address(0));
+	HS_KEEP_FRAME(p);
+	return p;
+}
+
 /* realloc and reallocarray: @tag says which. */
-static inline void *do_realloc(unsigned tag, void *old, size_t n, size_t size,
-			       void *fp)
+static __attribute__((noinline)) void *realloc_slow(unsigned tag, void *old, size_t n,
+						    size_t size, void *fp)
 {
 	void *p;
 	size_t bytes = n * size;
 
+	if (HS_UNLIKELY(!real_ready())) {
+		if (tag == HS_TAG_REALLOCARRAY && size && n > SIZE_MAX / size)
+			return NULL;
+		p = pool_alloc(bytes, 16);
+		if (p && old && in_pool(old))
+			memcpy(p, old, pool_size(old) < bytes ? pool_size(old) : bytes);
+		return p;
+	}
 	if (HS_UNLIKELY(in_pool(old))) {
 		/* a bootstrap block grows into a real one */
 		size_t keep = pool_size(old);
@@ -319,31 +370,37 @@ static inline void *do_realloc(unsigned tag, void *old, size_t n, size_t size,
 	return p;
 }
 
+/*
+ * With --sample-bytes: a realloc that records nothing (an unsampled or no
+ * old block, a new one not sampled). Returns 1 to skip.
+ */
+static inline int skip_unsampled_realloc(const void *old, size_t n, size_t size)
+{
+	return (!old || skip_unsampled_free(old)) && size && n &&
+	       (n == 1 || n <= SIZE_MAX / size) && !in_pool(old) &&
+	       skip_unsampled(n * size);
+}
+
 HS_EXPORT void *realloc(void *old, size_t size)
 {
-	if (HS_UNLIKELY(!real_ready())) {
-		void *p = pool_alloc(size, 16);
+	void *p;
 
-		if (p && old && in_pool(old))
-			memcpy(p, old, pool_size(old) < size ? pool_size(old) : size);
-		return p;
-	}
-	return do_realloc(HS_TAG_REALLOC, old, 1, size, __builtin_frame_address(0));
+	if (skip_unsampled_realloc(old, 1, size))
+		return hs_real.realloc(old, size);
+	p = realloc_slow(HS_TAG_REALLOC, old, 1, size, __builtin_frame_address(0));
+	HS_KEEP_FRAME(p);
+	return p;
 }
 
 HS_EXPORT void *reallocarray(void *old, size_t n, size_t size)
 {
-	if (HS_UNLIKELY(!real_ready())) {
-		void *p;
+	void *p;
 
-		if (size && n > SIZE_MAX / size)
-			return NULL;
-		p = pool_alloc(n * size, 16);
-		if (p && old && in_pool(old))
-			memcpy(p, old, pool_size(old) < n * size ? pool_size(old) : n * size);
-		return p;
-	}
-	return do_realloc(HS_TAG_REALLOCARRAY, old, n, size, __builtin_frame_address(0));
+	if (skip_unsampled_realloc(old, n, size))
+		return hs_real.reallocarray(old, n, size);
+	p = realloc_slow(HS_TAG_REALLOCARRAY, old, n, size, __builtin_frame_address(0));
+	HS_KEEP_FRAME(p);
+	return p;
 }
 
 HS_EXPORT int posix_memalign(void **out, size_t align, size_t size)
