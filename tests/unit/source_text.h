@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/alloc.h"
 #include "io/io.h"
 #include "io/numtext.h"
 
@@ -81,6 +82,32 @@ static inline int import_string(importer_fn imp, const char *text,
 	return err;
 }
 
+/*
+ * Import @text with @imp with the Nth allocation failing, N = 0, 1, ...
+ * until the import succeeds: each failure is -ENOMEM, the success has
+ * @nr_samples samples. Returns how many imports were made.
+ */
+static inline long import_until_no_oom(importer_fn imp, const char *text, size_t nr_samples)
+{
+	long n;
+	int ret = -1;
+
+	for (n = 0; ret != 0; n++) {
+		struct hs_diag d = HS_DIAG_INIT("oom");
+		struct hs_stack_source src;
+
+		hs_alloc_fail_after(n);
+		ret = import_string(imp, text, &src, &d);
+		hs_alloc_fail_after(-1);
+		if (ret)
+			assert_int_equal(ret, -ENOMEM);
+		else
+			assert_int_equal(src.nr_samples, nr_samples);
+		hs_source_release(&src);
+	}
+	return n;
+}
+
 /* Export @src with @exp into a malloc()ed string. */
 static inline char *export_string(int (*exp)(const struct hs_stack_source *, FILE *),
 				  const struct hs_stack_source *src)
@@ -96,5 +123,13 @@ static inline char *export_string(int (*exp)(const struct hs_stack_source *, FIL
 	}
 	fclose(f);
 	return out;
+}
+/* @src's source_text() is @want. */
+static inline void assert_source(const struct hs_stack_source *src, const char *want)
+{
+	char *got = source_text(src);
+
+	assert_string_equal(got, want);
+	free(got);
 }
 #endif

@@ -9,19 +9,13 @@
 #include <cmocka.h>
 #include "analysis/diff.h"
 #include "common/alloc.h"
+#include "testutil.h"
 
 /* Add a sample whose stack is given root first as "a;b;c". */
 static void add(struct hs_stack_source *src, const char *path, int64_t t_ms,
 		double metric)
 {
-	uint32_t frames[2048], n = 0, stack;
-	char buf[16384], *tok, *save;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save))
-		assert_int_equal(hs_source_intern_frame(src, tok, strlen(tok), &frames[n++]), 0);
-	assert_int_equal(hs_source_intern_path(src, frames, n, &stack), 0);
-	assert_int_equal(hs_source_add_sample(src, t_ms * 1000000, metric, 1, stack), 0);
+	tu_sample(src, t_ms * 1000000, metric, 1, path);
 }
 
 /* Sum of metric over samples whose stack's leaf frame is named @leaf. */

@@ -18,19 +18,9 @@
 static void expect_sample(const struct hs_stack_source *s, size_t i, double metric,
 			  const char *stack)
 {
-	uint32_t frames[64];
-	size_t n, k;
-	char buf[512] = "";
-
 	assert_true(i < s->nr_samples);
 	assert_true(s->metric[i] == metric);
-	n = hs_source_stack_frames(s, s->stack[i], frames, 64);
-	for (k = 0; k < n; k++) {
-		if (k)
-			strcat(buf, ";");
-		strcat(buf, hs_source_frame_name(s, frames[k]));
-	}
-	assert_string_equal(buf, stack);
+	assert_string_equal(tu_sample_text(s, i, ";"), stack);
 }
 
 /* The call-tree node at path "A;B;C" (display names). */

@@ -11,64 +11,23 @@
 #include "analysis/group.h"
 #include "analysis/pattern.h"
 #include "common/alloc.h"
+#include "testutil.h"
 
 #define MAX_DEPTH 128
 
-/* Intern the stack "root;...;leaf" (NULL or "" = no stack). */
-static uint32_t path(struct hs_stack_source *src, const char *spec)
-{
-	uint32_t frames[MAX_DEPTH], s;
-	size_t n = 0;
-	const char *p = spec;
-
-	if (!spec || !*spec)
-		return HS_NO_STACK;
-	for (;;) {
-		size_t len = strcspn(p, ";");
-
-		assert_true(n < MAX_DEPTH);
-		assert_int_equal(hs_source_intern_frame(src, p, len, &frames[n++]), 0);
-		if (!p[len])
-			break;
-		p += len + 1;
-	}
-	assert_int_equal(hs_source_intern_path(src, frames, n, &s), 0);
-	return s;
-}
-
-/* Add a sample at @t_ns; returns its index. */
-static size_t add_ns(struct hs_stack_source *src, int64_t t_ns, double metric,
-		     double count, const char *spec)
-{
-	uint32_t s = path(src, spec);
-
-	assert_int_equal(hs_source_add_sample(src, t_ns, metric, count, s), 0);
-	return src->nr_samples - 1;
-}
-
 static size_t add(struct hs_stack_source *src, const char *spec)
 {
-	return add_ns(src, 0, 1, 1, spec);
+	return tu_sample(src, 0, 1, 1, spec);
 }
 
 /* The output stack of @s as "root;...;leaf" (static buffer). */
 static const char *stack_text(const struct hs_stack_source *out, uint32_t s)
 {
-	static char buf[4096];
-	uint32_t frames[MAX_DEPTH];
-	size_t n, i, at = 0;
-
 	if (s == HS_DROPPED)
 		return "DROPPED";
 	if (s == HS_NO_STACK)
 		return "ROOT";
-	n = hs_source_stack_frames(out, s, frames, MAX_DEPTH);
-	assert_true(n <= MAX_DEPTH);
-	buf[0] = 0;
-	for (i = 0; i < n; i++)
-		at += (size_t)snprintf(buf + at, sizeof(buf) - at, "%s%s", i ? ";" : "",
-				       hs_source_frame_name(out, frames[i]));
-	return buf;
+	return tu_stack_text(out, s, ";");
 }
 
 /* Sample @i as the views see it. */
@@ -412,12 +371,12 @@ static void time_window(void **state)
 
 	(void)state;
 	hs_source_init(&src);
-	add_ns(&src, 9999400, 5, 2, "m!a");	/* 10 ms - 0.0006 ms */
-	add_ns(&src, 9999399, 5, 2, "m!a");
-	add_ns(&src, 20000600, -5, 2, "m!a");	/* 20 ms + 0.0006 ms */
-	add_ns(&src, 20000601, 5, 2, "m!a");
-	add_ns(&src, 15000000, 5, 2, NULL);
-	add_ns(&src, 8000000, 4, 1, "m!a");
+	tu_sample(&src, 9999400, 5, 2, "m!a");	/* 10 ms - 0.0006 ms */
+	tu_sample(&src, 9999399, 5, 2, "m!a");
+	tu_sample(&src, 20000600, -5, 2, "m!a");	/* 20 ms + 0.0006 ms */
+	tu_sample(&src, 20000601, 5, 2, "m!a");
+	tu_sample(&src, 15000000, 5, 2, NULL);
+	tu_sample(&src, 8000000, 4, 1, "m!a");
 	p.start_ms = 10;
 	p.end_ms = 20;
 	assert_int_equal(hs_filter_apply(&src, &p, &f, NULL), 0);
@@ -460,7 +419,7 @@ static void check_prorated(int64_t t_ns, double metric, int kept, double want)
 
 	hs_source_init(&src);
 	src.kind = HS_METRIC_TIME;
-	add_ns(&src, t_ns, metric, 3, "m!a");
+	tu_sample(&src, t_ns, metric, 3, "m!a");
 	p.start_ms = 10;
 	p.end_ms = 20;
 	assert_int_equal(hs_filter_apply(&src, &p, &f, NULL), 0);
@@ -508,9 +467,9 @@ static void negative_metrics(void **state)
 
 	(void)state;
 	hs_source_init(&src);
-	add_ns(&src, 1, 5, 1, "/x/m!a;/x/m!b");
-	add_ns(&src, 2, -3, -1, "/x/m!a;/x/m!b");
-	add_ns(&src, 3, -7, -1, "/x/m!a;/x/n!c");
+	tu_sample(&src, 1, 5, 1, "/x/m!a;/x/m!b");
+	tu_sample(&src, 2, -3, -1, "/x/m!a;/x/m!b");
+	tu_sample(&src, 3, -7, -1, "/x/m!a;/x/n!c");
 	apply(&src, "{%}!=>module $1", "n!c", NULL, NULL, &f);
 	for (i = 0; i < src.nr_samples; i++) {
 		assert_int_equal(hs_filtered_sample(&f, i, &s, &m, &c), 1);
@@ -758,7 +717,7 @@ static void random_sources(void **state)
 							      (double)rnd(16) - 5,
 							      1 + rnd(2), s), 0);
 		}
-		add_ns(&src, 5, 2, 1, NULL);
+		tu_sample(&src, 5, 2, 1, NULL);
 		for (k = 0; k < sizeof(settings) / sizeof(settings[0]); k++) {
 			const char *const *st = settings[k];
 			struct ref r = { .groups = HS_GROUPS_INIT };

@@ -11,14 +11,6 @@
 #include "io/io.h"
 #include "source_text.h"
 
-static void assert_source(const struct hs_stack_source *src, const char *want)
-{
-	char *got = source_text(src);
-
-	assert_string_equal(got, want);
-	free(got);
-}
-
 static void fixture_reads_with_totals(void **state)
 {
 	struct hs_diag d = HS_DIAG_INIT("mixed.folded");
@@ -155,24 +147,9 @@ static void export_sums_per_stack(void **state)
 static void allocation_failures_are_clean(void **state)
 {
 	static const char text[] = "a;b;c 1\na;b;d 2\n3\nx;y 4.5\n";
-	long n;
-	int ret = -1;
 
 	(void)state;
-	for (n = 0; ret != 0; n++) {
-		struct hs_diag d = HS_DIAG_INIT("oom");
-		struct hs_stack_source src;
-
-		hs_alloc_fail_after(n);
-		ret = import_string(hs_import_folded, text, &src, &d);
-		hs_alloc_fail_after(-1);
-		if (ret)
-			assert_int_equal(ret, -ENOMEM);
-		else
-			assert_int_equal(src.nr_samples, 4);
-		hs_source_release(&src);
-	}
-	assert_true(n > 5);
+	assert_true(import_until_no_oom(hs_import_folded, text, 4) > 5);
 }
 
 int main(void)

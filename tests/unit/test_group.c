@@ -8,32 +8,7 @@
 #include <cmocka.h>
 #include "analysis/group.h"
 #include "common/alloc.h"
-
-/*
- * Group @full with GroupPats @text: returns the kind; the name is copied
- * into @name (which must hold 256 bytes).
- */
-static int group(const char *text, const char *full, char *name)
-{
-	struct hs_groups g = HS_GROUPS_INIT;
-	struct hs_buf out = HS_BUF_INIT;
-	int kind;
-
-	assert_int_equal(hs_groups_parse(&g, text, NULL), 0);
-	kind = hs_groups_match(&g, full, &out, NULL);
-	assert_true(kind >= 0);
-	snprintf(name, 256, "%s", out.s);
-	hs_buf_release(&out);
-	hs_groups_release(&g);
-	return kind;
-}
-
-#define assert_group(text, full, want_kind, want_name)                     \
-	do {                                                               \
-		char got_[256];                                            \
-		assert_int_equal(group((text), (full), got_), (want_kind)); \
-		assert_string_equal(got_, (want_name));                    \
-	} while (0)
+#include "testutil.h"
 
 static void parsing(void **state)
 {
@@ -182,7 +157,8 @@ static void module_entry_fast_path(void **state)
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		char a[256], b[256];
 
-		assert_int_equal(group(fast, names[i], a), group(slow, names[i], b));
+		assert_int_equal(tu_group(fast, names[i], a),
+				 tu_group(slow, names[i], b));
 		assert_string_equal(a, b);
 	}
 	/* it sees an earlier rename, and skips names without '!' */

@@ -17,19 +17,7 @@
 #include "io/io.h"
 #include "model/stack_source.h"
 #include "trace_builder.h"
-
-static uint8_t *put_process_info(uint8_t *p, uint64_t sample_bytes)
-{
-	static const char *const argv[] = { "./app" };
-	struct hs_process_info info = {
-		.pid = 77, .ppid = 1, .page_size = 4096, .sample_bytes = sample_bytes,
-		.max_depth = 128, .clock = HS_CLOCK_NS,
-		.exe = "/bin/app", .comm = "app", .cwd = "/",
-		.argc = 1, .argv = argv,
-	};
-
-	return hs_tw_process(p, &info);
-}
+#include "testutil.h"
 
 /*
  * Thread 10 "main": malloc 100 at 1 ms (stack app!0x10 <- libc!0x20),
@@ -42,7 +30,7 @@ static void build(struct tb *b, uint64_t sample_bytes)
 
 	tb_init(b);
 	p = tb_p(b);
-	p = put_process_info(p, sample_bytes);
+	p = put_process_sampled(p, sample_bytes);
 	p = put_module(p, 0, 1, 0x1000, 0x1000, 0x2000, "/bin/app");
 	p = put_module(p, 0, 2, 0x9000, 0x9000, 0xa000, "/lib/libc.so.6");
 	p = put_span(p, 10, 0, 0);
@@ -75,15 +63,7 @@ static void load(struct tb *b, struct hs_stack_source *src)
 static void stack_string(const struct hs_stack_source *src, uint32_t stack,
 			 char *out, size_t n)
 {
-	uint32_t frames[16];
-	size_t d = hs_source_stack_frames(src, stack, frames, 16), i;
-
-	out[0] = '\0';
-	for (i = 0; i < d; i++) {
-		if (i)
-			strncat(out, ";", n - strlen(out) - 1);
-		strncat(out, hs_source_frame_name(src, frames[i]), n - strlen(out) - 1);
-	}
+	snprintf(out, n, "%s", tu_stack_text(src, stack, ";"));
 }
 
 static void allocations_become_samples(void **state)

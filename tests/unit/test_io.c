@@ -12,27 +12,11 @@
 #include "common/alloc.h"
 #include "io/io.h"
 #include "source_text.h"
-
-static char dir[] = "/tmp/hs-io-XXXXXX";
-
-static int setup(void **state)
-{
-	(void)state;
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	char cmd[64];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd);
-}
+#include "testutil.h"
 
 static const char *in_dir(char *buf, size_t n, const char *name)
 {
-	snprintf(buf, n, "%s/%s", dir, name);
+	snprintf(buf, n, "%s/%s", tu_dir, name);
 	return buf;
 }
 
@@ -393,5 +377,6 @@ int main(void)
 		cmocka_unit_test(bad_paths_and_zips),
 		cmocka_unit_test(export_failures_leave_no_file),
 	};
-	return cmocka_run_group_tests_name("io", tests, setup, teardown);
+	return cmocka_run_group_tests_name("io", tests, tu_dir_setup,
+					   tu_dir_teardown);
 }

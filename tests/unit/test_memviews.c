@@ -23,19 +23,6 @@
 
 #define MS 1000000	/* ticks (ns) per ms */
 
-static uint8_t *put_process_sampled(uint8_t *p, uint64_t sample_bytes)
-{
-	static const char *const argv[] = { "./app" };
-	struct hs_process_info info = {
-		.pid = 77, .ppid = 1, .page_size = 4096, .sample_bytes = sample_bytes,
-		.max_depth = 128, .clock = HS_CLOCK_NS,
-		.exe = "/bin/app", .comm = "app", .cwd = "/",
-		.argc = 1, .argv = argv,
-	};
-
-	return hs_tw_process(p, &info);
-}
-
 static uint8_t *put_mmap(struct tb *b, uint8_t *p, int64_t dt, int64_t da, uint64_t len,
 			 uint64_t stack)
 {
@@ -58,33 +45,7 @@ static uint8_t *put_munmap(struct tb *b, uint8_t *p, int64_t dt, int64_t da, uin
 	return hs_put_varint(p, len);
 }
 
-static uint8_t *put_realloc(struct tb *b, uint8_t *p, int64_t dt, int64_t da, uint64_t size,
-			    uint64_t stack, int64_t old_minus_new)
-{
-	b->events++;
-	*p++ = HS_TAG_REALLOC;
-	p = hs_put_svarint(p, dt);
-	p = hs_put_svarint(p, da);
-	p = hs_put_varint(p, size);
-	p = hs_put_varint(p, stack);
-	p = hs_put_svarint(p, old_minus_new);
-	return hs_put_varint(p, 0);
-}
-
-/*
- * Thread 10 "main", stacks: node 1 = libc 0x9020 (the entry), node 2 =
- * app 0x1010 under it (function f), node 3 = app 0x1040 under node 1
- * (function g). Addresses are relative to the span (da).
- *   1 ms  malloc 100 @0x1000 on f         (freed at 4 ms)
- *   2 ms  malloc 40  @0x2000 on g         (freed at 3 ms: temporary)
- *   3 ms  free 0x2000
- *   4 ms  malloc 300000 @0x3000 on g      (live at the end: large, leaked)
- *   4 ms  free 0x1000
- *   5 ms  realloc 0x3000 -> 0x4000, 500000 bytes on f
- *   6 ms  free 0x9999 (never allocated: ignored)
- *   7 ms  malloc 8 @0x5000 on f; 8 ms malloc 16 @0x5000 on g (a free we
- *         never saw: the first block is dropped)
- */
+/* put_heap_program() (trace_builder.h), traced with --sample-bytes @sample_bytes. */
 static void build_heap(struct tb *b, uint64_t sample_bytes)
 {
 	uint8_t *p;
@@ -92,33 +53,9 @@ static void build_heap(struct tb *b, uint64_t sample_bytes)
 	tb_init(b);
 	p = tb_p(b);
 	p = put_process_sampled(p, sample_bytes);
-	p = put_module(p, 0, 1, 0x1000, 0x1000, 0x2000, "/bin/app");
-	p = put_module(p, 0, 2, 0x9000, 0x9000, 0xa000, "/lib/libc.so.6");
-	p = put_span(p, 10, 0, 0);
-	p = put_thread_start(p, 0, "main");
-	p = put_node(p, 1, 0, 0x9020);
-	p = put_node(p, 2, 1, 0x1010);
-	p = put_node(p, 3, 1, 0x1040);
-	p = put_alloc(b, p, HS_TAG_MALLOC, 1 * MS, 0x1000, 100, 2);
-	p = put_alloc(b, p, HS_TAG_MALLOC, 1 * MS, 0x1000, 40, 3);
-	p = put_free(b, p, 1 * MS, 0);
-	p = put_alloc(b, p, HS_TAG_MALLOC, 1 * MS, 0x1000, 300000, 3);
-	p = put_free(b, p, 0, -0x2000);
-	p = put_realloc(b, p, 1 * MS, 0x3000, 500000, 2, -0x1000);
-	p = put_free(b, p, 1 * MS, 0x5999);
-	p = put_alloc(b, p, HS_TAG_MALLOC, 1 * MS, -0x4999, 8, 2);
-	p = put_alloc(b, p, HS_TAG_CALLOC, 1 * MS, 0, 16, 3);
+	p = put_heap_program(b, p);
 	tb_end(b, p);
 	tb_chunk(b, HS_CHUNK_EVENTS, 1);
-}
-
-static int emit_to_tb(void *ctx, const uint8_t *chunk, size_t n)
-{
-	struct tb *b = ctx;
-
-	tb_put(b, chunk, n);
-	b->seq++;
-	return 0;
 }
 
 /* Symbols: f at app 0x10 (with an inlined helper), g at 0x40, libc's entry. */
@@ -132,19 +69,12 @@ static void add_symbols(struct tb *b)
 	struct hs_symw_frame g = { "g", "/src/app.c", 20, 0 };
 	struct hs_symw_frame entry = { NULL, NULL, 0, 0 };
 
-	assert_int_equal(hs_symw_init(&w, b->seq, emit_to_tb, b), 0);
+	assert_int_equal(hs_symw_init(&w, b->seq, tb_emit, b), 0);
 	assert_int_equal(hs_symw_add(&w, 1, 0x10, HS_TSYM_FOUND, NULL, f, 2), 0);
 	assert_int_equal(hs_symw_add(&w, 1, 0x40, HS_TSYM_FOUND, NULL, &g, 1), 0);
 	assert_int_equal(hs_symw_add(&w, 2, 0x20, HS_TSYM_NO_SYMBOL, NULL, &entry, 1), 0);
 	assert_int_equal(hs_symw_finish(&w), 0);
 	hs_symw_release(&w);
-}
-
-static void load(struct tb *b, struct hs_trace *t)
-{
-	struct hs_diag diag = HS_DIAG_INIT("t");
-
-	assert_int_equal(hs_trace_load_mem(b->buf, b->len, "t", t, &diag), 0);
 }
 
 static void build(const struct hs_trace *t, enum hs_memview_kind kind, double start_ms,
@@ -197,7 +127,7 @@ static void alloc_and_net(void **state)
 
 	(void)state;
 	build_heap(&b, 0);
-	load(&b, &t);
+	tb_load(&b, &t);
 	build(&t, HS_MEM_ALLOC, NAN, NAN, &src, NULL);
 	assert_int_equal(src.nr_samples, 6);
 	sample_is(&src, 0, 1, 100, 1, F "/lib/libc.so.6!malloc");
@@ -246,7 +176,7 @@ static void leaks_peak_temporary(void **state)
 
 	(void)state;
 	build_heap(&b, 0);
-	load(&b, &t);
+	tb_load(&b, &t);
 	build(&t, HS_MEM_LEAKS, NAN, NAN, &src, &info);
 	assert_true(info.uses_range);
 	/* live at the end: the realloc'ed block and the block allocated last
@@ -312,7 +242,7 @@ static void sampled_frees_carry_their_weight(void **state)
 
 	(void)state;
 	build_heap(&b, 1000);
-	load(&b, &t);
+	tb_load(&b, &t);
 	build(&t, HS_MEM_NET, NAN, NAN, &src, NULL);
 	sample_is(&src, 0, 1, 100 * w100, w100, F "/lib/libc.so.6!malloc");
 	sample_is(&src, 2, 3, -40 * w40, -w40, G "/lib/libc.so.6!malloc");
@@ -336,7 +266,7 @@ static void symbols_name_frames_with_locations(void **state)
 	(void)state;
 	build_heap(&b, 0);
 	add_symbols(&b);
-	load(&b, &t);
+	tb_load(&b, &t);
 	o.large_threshold = 0;
 	o.size_classes = 1;
 	assert_int_equal(hs_memview_build(&t, &o, &src, &info, &diag), 0);
@@ -393,7 +323,7 @@ static void mappings(void **state)
 	p = put_munmap(&b, p, 1 * MS, 0x100000 - 0x200000, 0x102000);
 	tb_end(&b, p);
 	tb_chunk(&b, HS_CHUNK_EVENTS, 0);
-	load(&b, &t);
+	tb_load(&b, &t);
 	assert_true(hs_memview_offered(&t, HS_MEM_MMAP));
 	build(&t, HS_MEM_MMAP, NAN, NAN, &src, NULL);
 	for (i = 0; i < src.nr_samples; i++)
@@ -437,7 +367,7 @@ static void names_and_list(void **state)
 	assert_int_equal(hs_memview_parse("Peak", &k), -EINVAL);
 	assert_null(hs_memview_name(HS_MEM__COUNT));
 	build_heap(&b, 0);
-	load(&b, &t);
+	tb_load(&b, &t);
 	assert_false(hs_memview_offered(&t, HS_MEM_MMAP));
 	list = hs_memview_list_json(&t);
 	assert_non_null(list);
@@ -756,7 +686,7 @@ static void out_of_memory(void **state)
 	(void)state;
 	build_heap(&b, 0);
 	add_symbols(&b);
-	load(&b, &t);
+	tb_load(&b, &t);
 	o.size_classes = 1;
 	for (k = 0; k < HS_MEM__COUNT; k++) {
 		o.kind = (enum hs_memview_kind)k;

@@ -10,17 +10,11 @@
 #include <cmocka.h>
 #include "analysis/overweight.h"
 #include "common/alloc.h"
+#include "testutil.h"
 
 static void add(struct hs_stack_source *src, const char *path, double metric)
 {
-	uint32_t frames[64], n = 0, stack;
-	char buf[1024], *tok, *save;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save))
-		assert_int_equal(hs_source_intern_frame(src, tok, strlen(tok), &frames[n++]), 0);
-	assert_int_equal(hs_source_intern_path(src, frames, n, &stack), 0);
-	assert_int_equal(hs_source_add_sample(src, 0, metric, 1, stack), 0);
+	tu_sample(src, 0, metric, 1, path);
 }
 
 static const struct hs_overweight_row *row(const struct hs_overweight *ow, const char *name)

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 #include "common/alloc.h"
 #include "io/io.h"
+#include "testutil.h"
 
 /* ---- helpers ---- */
 
@@ -33,9 +34,7 @@ static void import_ok(const char *text, struct hs_stack_source *src)
 	struct hs_diag d = HS_DIAG_INIT("t");
 	int ret = import_text(text, strlen(text), src, &d);
 
-	if (ret)
-		fail_msg("import failed: %d line %llu: %s", ret,
-			 (unsigned long long)d.line, d.msg);
+	tu_expect_ok(ret, &d);
 }
 
 /* Import @text, which must fail with -EINVAL at @line with a message holding @msg. */
@@ -46,34 +45,15 @@ static void import_bad(const char *text, size_t len, uint64_t line, const char *
 	int ret = import_text(text, len, &src, &d);
 
 	hs_source_release(&src);
-	if (ret != -EINVAL || !d.set || d.line != line || !strstr(d.msg, msg))
-		fail_msg("want -EINVAL at line %llu with '%s'; got %d at line %llu: '%s'",
-			 (unsigned long long)line, msg, ret, (unsigned long long)d.line,
-			 d.msg);
+	tu_expect_einval(ret, &d, line, msg);
 }
 
 #define BAD(text, line, msg) import_bad(text, sizeof(text) - 1, line, msg)
 
-/* Frames of @stack, root first, joined with '|'. */
-static const char *stack_str(const struct hs_stack_source *src, uint32_t stack)
-{
-	static char out[4096];
-	uint32_t frames[64];
-	size_t n = hs_source_stack_frames(src, stack, frames, 64), i;
-
-	out[0] = '\0';
-	for (i = 0; i < n; i++) {
-		if (i)
-			strcat(out, "|");
-		strcat(out, hs_source_frame_name(src, frames[i]));
-	}
-	return out;
-}
-
+/* Frames of sample @i's stack, root first, joined with '|'. */
 static const char *sample_str(const struct hs_stack_source *src, size_t i)
 {
-	assert_true(i < src->nr_samples);
-	return stack_str(src, src->stack[i]);
+	return tu_sample_text(src, i, "|");
 }
 
 /* ---- the header line ---- */
@@ -569,23 +549,6 @@ static void garbage_never_crashes(void **state)
 
 /* ---- .trace.zip ---- */
 
-static char dir[] = "/tmp/hs-perf-XXXXXX";
-
-static int setup(void **state)
-{
-	(void)state;
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	char cmd[64];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd);
-}
-
 static void add_entry(zip_t *z, const char *name, const char *text)
 {
 	zip_source_t *s = zip_source_buffer(z, text, strlen(text), 0);
@@ -619,7 +582,7 @@ static void trace_zip_uses_its_maps(void **state)
 	int err;
 
 	(void)state;
-	snprintf(path, sizeof(path), "%s/x.trace.zip", dir);
+	snprintf(path, sizeof(path), "%s/x.trace.zip", tu_dir);
 	z = zip_open(path, ZIP_CREATE | ZIP_TRUNCATE, &err);
 	assert_non_null(z);
 	add_entry(z, "x/readme.txt", "not this one\n");
@@ -670,7 +633,7 @@ static void trace_zip_errors(void **state)
 	int err;
 
 	(void)state;
-	snprintf(path, sizeof(path), "%s/none.trace.zip", dir);
+	snprintf(path, sizeof(path), "%s/none.trace.zip", tu_dir);
 	z = zip_open(path, ZIP_CREATE | ZIP_TRUNCATE, &err);
 	assert_non_null(z);
 	add_entry(z, "perf-1.map", "1 2 x\n");
@@ -680,7 +643,7 @@ static void trace_zip_errors(void **state)
 	assert_non_null(strstr(d.msg, ".data.txt"));
 	hs_source_release(&src);
 
-	snprintf(path, sizeof(path), "%s/bad.trace.zip", dir);
+	snprintf(path, sizeof(path), "%s/bad.trace.zip", tu_dir);
 	z = zip_open(path, ZIP_CREATE | ZIP_TRUNCATE, &err);
 	assert_non_null(z);
 	add_entry(z, "t/p.data.txt", "a 1 1.0: x:\n\t1 f (/m)\nb zz 2.0: x:\n");
@@ -694,7 +657,7 @@ static void trace_zip_errors(void **state)
 
 	memset(&d, 0, sizeof(d));
 	hs_source_init(&src);
-	snprintf(path, sizeof(path), "%s/missing.trace.zip", dir);
+	snprintf(path, sizeof(path), "%s/missing.trace.zip", tu_dir);
 	assert_int_equal(hs_import_trace_zip(path, &src, &d), -EINVAL);
 	assert_true(d.set);
 	hs_source_release(&src);
@@ -724,5 +687,6 @@ int main(void)
 		cmocka_unit_test(trace_zip_uses_its_maps),
 		cmocka_unit_test(trace_zip_errors),
 	};
-	return cmocka_run_group_tests_name("perf_script", tests, setup, teardown);
+	return cmocka_run_group_tests_name("perf_script", tests, tu_dir_setup,
+					   tu_dir_teardown);
 }

@@ -17,8 +17,7 @@
 #include "common/alloc.h"
 #include "analysis/memviews.h"
 #include "io/io.h"
-
-static char dir[] = "/tmp/hs-threadtime-XXXXXX";
+#include "testutil.h"
 
 /* ---- helpers ---- */
 
@@ -41,9 +40,7 @@ static void tt_ok(const char *text, struct hs_stack_source *src)
 	struct hs_diag d = HS_DIAG_INIT("t");
 	int ret = import_view(text, HS_PERF_THREAD_TIME, src, &d);
 
-	if (ret)
-		fail_msg("import failed: %d line %llu: %s", ret,
-			 (unsigned long long)d.line, d.msg);
+	tu_expect_ok(ret, &d);
 }
 
 /* Import @text as thread time: -EINVAL at @line with a message holding @msg. */
@@ -54,28 +51,13 @@ static void tt_bad(const char *text, uint64_t line, const char *msg)
 	int ret = import_view(text, HS_PERF_THREAD_TIME, &src, &d);
 
 	hs_source_release(&src);
-	if (ret != -EINVAL || !d.set || d.line != line || !strstr(d.msg, msg))
-		fail_msg("want -EINVAL at line %llu with '%s'; got %d at line %llu: '%s'",
-			 (unsigned long long)line, msg, ret, (unsigned long long)d.line,
-			 d.msg);
+	tu_expect_einval(ret, &d, line, msg);
 }
 
 /* Frames of sample @i's stack, root first, joined with '|'. */
 static const char *sample_str(const struct hs_stack_source *src, size_t i)
 {
-	static char out[4096];
-	uint32_t frames[64];
-	size_t n, k;
-
-	assert_true(i < src->nr_samples);
-	n = hs_source_stack_frames(src, src->stack[i], frames, 64);
-	out[0] = '\0';
-	for (k = 0; k < n; k++) {
-		if (k)
-			strcat(out, "|");
-		strcat(out, hs_source_frame_name(src, frames[k]));
-	}
-	return out;
+	return tu_sample_text(src, i, "|");
 }
 
 /* Sample @i: at @time_us microseconds, weighing @ms, on @stack. */
@@ -486,7 +468,7 @@ static void source_names(void **state)
 			    "(it has: cpu, thread-time)");
 	hs_source_release(&src);
 	/* the same when the format is only known from the content */
-	snprintf(path, sizeof(path), "%s/noext", dir);
+	snprintf(path, sizeof(path), "%s/noext", tu_dir);
 	f = fopen(path, "w");
 	assert_non_null(f);
 	fputs("a 1 1.0: cpu-clock:\n\t1 f (/a)\n\na 1 2.0: cpu-clock:\n", f);
@@ -518,14 +500,14 @@ static void source_names(void **state)
 	hs_source_release(&src);
 	/* hs_path_format: missing files and unknown content */
 	memset(&d, 0, sizeof(d));
-	snprintf(path, sizeof(path), "%s/missing", dir);
+	snprintf(path, sizeof(path), "%s/missing", tu_dir);
 	assert_int_equal(hs_path_format(path, HS_FORMAT_UNKNOWN, &fmt, &d), -ENOENT);
 	assert_true(d.set);
-	snprintf(path, sizeof(path), "%s/missing.data.txt", dir);
+	snprintf(path, sizeof(path), "%s/missing.data.txt", tu_dir);
 	memset(&d, 0, sizeof(d));
 	assert_int_equal(hs_path_format(path, HS_FORMAT_UNKNOWN, &fmt, &d), -ENOENT);
 	assert_string_equal(d.msg, "cannot open: No such file or directory");
-	snprintf(path, sizeof(path), "%s/junk", dir);
+	snprintf(path, sizeof(path), "%s/junk", tu_dir);
 	f = fopen(path, "w");
 	assert_non_null(f);
 	fputs("hello\n", f);
@@ -547,7 +529,7 @@ static void trace_zip_thread_time(void **state)
 	int err;
 
 	(void)state;
-	snprintf(path, sizeof(path), "%s/tt.trace.zip", dir);
+	snprintf(path, sizeof(path), "%s/tt.trace.zip", tu_dir);
 	z = zip_open(path, ZIP_CREATE | ZIP_TRUNCATE, &err);
 	assert_non_null(z);
 	zs = zip_source_buffer(z, text, strlen(text), 0);
@@ -627,21 +609,6 @@ static void garbage_never_crashes(void **state)
 	free(text);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	char cmd[64];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -662,5 +629,6 @@ int main(void)
 		cmocka_unit_test(out_of_memory_is_reported),
 		cmocka_unit_test(garbage_never_crashes),
 	};
-	return cmocka_run_group_tests_name("perf_threadtime", tests, setup, teardown);
+	return cmocka_run_group_tests_name("perf_threadtime", tests, tu_dir_setup,
+					   tu_dir_teardown);
 }

@@ -11,14 +11,6 @@
 #include "io/io.h"
 #include "source_text.h"
 
-static void assert_source(const struct hs_stack_source *src, const char *want)
-{
-	char *got = source_text(src);
-
-	assert_string_equal(got, want);
-	free(got);
-}
-
 /* The second example of the guide's "Viewing External Data" section. */
 static void guide_simple_example(void **state)
 {
@@ -196,24 +188,9 @@ static void allocation_failures_are_clean(void **state)
 		"{\"Time\": 3, \"Stack\": []}]},\n"
 		"\"StackWindowGuiState\": {\"FilterGuiState\": {\"GroupRegEx\": \"x\"},"
 		" \"Notes\": \"n\"}}\n";
-	long n;
-	int ret = -1;
 
 	(void)state;
-	for (n = 0; ret != 0; n++) {
-		struct hs_diag d = HS_DIAG_INIT("oom");
-		struct hs_stack_source src;
-
-		hs_alloc_fail_after(n);
-		ret = import_string(hs_import_perfview_json, doc, &src, &d);
-		hs_alloc_fail_after(-1);
-		if (ret)
-			assert_int_equal(ret, -ENOMEM);
-		else
-			assert_int_equal(src.nr_samples, 3);
-		hs_source_release(&src);
-	}
-	assert_true(n > 5);
+	assert_true(import_until_no_oom(hs_import_perfview_json, doc, 3) > 5);
 }
 
 int main(void)

@@ -27,14 +27,6 @@ static int import_file(const char *name, struct hs_stack_source *src,
 	return err;
 }
 
-static void assert_source(const struct hs_stack_source *src, const char *want)
-{
-	char *got = source_text(src);
-
-	assert_string_equal(got, want);
-	free(got);
-}
-
 static void assert_defaults(const struct hs_stack_source *src, const char *want)
 {
 	char *got = source_defaults_text(src);

@@ -9,29 +9,7 @@
 #include "analysis/group.h"
 #include "analysis/presets.h"
 #include "common/alloc.h"
-
-/* Group @full with GroupPats @text; the name goes to @name (256 bytes). */
-static int group(const char *text, const char *full, char *name)
-{
-	struct hs_groups g = HS_GROUPS_INIT;
-	struct hs_buf out = HS_BUF_INIT;
-	int kind;
-
-	assert_int_equal(hs_groups_parse(&g, text, NULL), 0);
-	kind = hs_groups_match(&g, full, &out, NULL);
-	assert_true(kind >= 0);
-	snprintf(name, 256, "%s", out.s);
-	hs_buf_release(&out);
-	hs_groups_release(&g);
-	return kind;
-}
-
-#define assert_group(text, full, want_kind, want_name)                     \
-	do {                                                               \
-		char got_[256];                                            \
-		assert_int_equal(group((text), (full), got_), (want_kind)); \
-		assert_string_equal(got_, (want_name));                    \
-	} while (0)
+#include "testutil.h"
 
 /* "[name] group" of the preset called @name (owned by the caller). */
 static char *text_of(const char *name, const char *exe_dir)

@@ -21,21 +21,9 @@
 
 #define MS 1000000
 
-static uint8_t *put_realloc(struct tb *b, uint8_t *p, int64_t dt, int64_t da, uint64_t size,
-			    uint64_t stack, int64_t old_minus_new)
-{
-	b->events++;
-	*p++ = HS_TAG_REALLOC;
-	p = hs_put_svarint(p, dt);
-	p = hs_put_svarint(p, da);
-	p = hs_put_varint(p, size);
-	p = hs_put_varint(p, stack);
-	p = hs_put_svarint(p, old_minus_new);
-	return hs_put_varint(p, 0);
-}
-
 /*
- * RSS 1000 at 0 ms, 3000 at 5 ms, 2000 at 9 ms. Thread 10; f = app 0x10,
+ * RSS 1000 at 0 ms, 3000 at 5 ms, 2000 at 9 ms, then put_heap_program()
+ * (trace_builder.h). Thread 10; f = app 0x10,
  * g = app 0x40, both called from libc 0x20.
  *   1 ms malloc 100 @0x1000 (f)      4 ms free 0x1000
  *   2 ms malloc 40 @0x2000 (g)       3 ms free 0x2000 (temporary)
@@ -55,31 +43,9 @@ static void build_trace(struct tb *b)
 	p = put_sized2(p, HS_TAG_RSS, 0, 1000);
 	p = put_sized2(p, HS_TAG_RSS, 5 * MS, 3000);
 	p = put_sized2(p, HS_TAG_RSS, 9 * MS, 2000);
-	p = put_module(p, 0, 1, 0x1000, 0x1000, 0x2000, "/bin/app");
-	p = put_module(p, 0, 2, 0x9000, 0x9000, 0xa000, "/lib/libc.so.6");
-	p = put_span(p, 10, 0, 0);
-	p = put_thread_start(p, 0, "main");
-	p = put_node(p, 1, 0, 0x9020);
-	p = put_node(p, 2, 1, 0x1010);
-	p = put_node(p, 3, 1, 0x1040);
-	p = put_alloc(b, p, HS_TAG_MALLOC, 1 * MS, 0x1000, 100, 2);
-	p = put_alloc(b, p, HS_TAG_MALLOC, 1 * MS, 0x1000, 40, 3);
-	p = put_free(b, p, 1 * MS, 0);
-	p = put_alloc(b, p, HS_TAG_MALLOC, 1 * MS, 0x1000, 300000, 3);
-	p = put_free(b, p, 0, -0x2000);
-	p = put_realloc(b, p, 1 * MS, 0x3000, 500000, 2, -0x1000);
-	p = put_free(b, p, 1 * MS, 0x5999);
-	p = put_alloc(b, p, HS_TAG_MALLOC, 1 * MS, -0x4999, 8, 2);
-	p = put_alloc(b, p, HS_TAG_CALLOC, 1 * MS, 0, 16, 3);
+	p = put_heap_program(b, p);
 	tb_end(b, p);
 	tb_chunk(b, HS_CHUNK_EVENTS, 1);
-}
-
-static void load(struct tb *b, struct hs_trace *t)
-{
-	struct hs_diag diag = HS_DIAG_INIT("t");
-
-	assert_int_equal(hs_trace_load_mem(b->buf, b->len, "t", t, &diag), 0);
 }
 
 static void site_is(const struct hs_top_list *l, size_t i, const char *name, double bytes,
@@ -101,7 +67,7 @@ static void totals_peak_leaks(void **state)
 
 	(void)state;
 	build_trace(&b);
-	load(&b, &t);
+	tb_load(&b, &t);
 	assert_int_equal(hs_heap_stats_compute(&t, &o, &s, &diag), 0);
 	assert_true(s.duration_ms == 9);
 	assert_true(s.allocations == 6);
@@ -159,7 +125,7 @@ static void timelines(void **state)
 
 	(void)state;
 	build_trace(&b);
-	load(&b, &t);
+	tb_load(&b, &t);
 	assert_int_equal(hs_heap_timelines(&t, 9, &h, &r), 0);
 	/* 1 ms buckets: each bucket's highest value, the value before it included */
 	assert_int_equal(h.n, 9);
@@ -204,7 +170,7 @@ static void json_keys(void **state)
 
 	(void)state;
 	build_trace(&b);
-	load(&b, &t);
+	tb_load(&b, &t);
 	assert_int_equal(hs_heap_stats_compute(&t, NULL, &s, &diag), 0);
 	j = hs_heap_stats_json(&s);
 	assert_non_null(j);
@@ -241,7 +207,7 @@ static void empty_trace(void **state)
 	p = put_process(p);
 	tb_end(&b, p);
 	tb_chunk(&b, HS_CHUNK_EVENTS, 0);
-	load(&b, &t);
+	tb_load(&b, &t);
 	assert_int_equal(hs_heap_stats_compute(&t, NULL, &s, &diag), 0);
 	assert_true(s.allocations == 0 && s.peak_heap_bytes == 0);
 	assert_true(s.peak_heap_ms < 0 && s.peak_rss_ms < 0);
@@ -265,7 +231,7 @@ static void out_of_memory(void **state)
 
 	(void)state;
 	build_trace(&b);
-	load(&b, &t);
+	tb_load(&b, &t);
 	for (n = 0;; n++) {
 		hs_alloc_fail_after(n);
 		err = hs_heap_stats_compute(&t, NULL, &s, &diag);

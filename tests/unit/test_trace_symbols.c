@@ -48,15 +48,6 @@ static void build_events(struct tb *b)
 	tb_chunk(b, HS_CHUNK_END, 0);
 }
 
-static int emit_to_tb(void *ctx, const uint8_t *chunk, size_t n)
-{
-	struct tb *b = ctx;
-
-	tb_put(b, chunk, n);
-	b->seq++;
-	return 0;
-}
-
 /* A section naming app!0x10 (two frames: inline + function), libc!0x20. */
 static void add_section(struct tb *b, const char *fn_name)
 {
@@ -68,7 +59,7 @@ static void add_section(struct tb *b, const char *fn_name)
 	struct hs_symw_frame libc = { "__libc_start_main", NULL, 0, 0 };
 	struct hs_symw_frame jit = { "js_function", NULL, 0, 0 };
 
-	assert_int_equal(hs_symw_init(&w, b->seq, emit_to_tb, b), 0);
+	assert_int_equal(hs_symw_init(&w, b->seq, tb_emit, b), 0);
 	assert_int_equal(hs_symw_add(&w, 1, 0x10, HS_TSYM_FOUND, NULL, app, 2), 0);
 	assert_int_equal(hs_symw_add(&w, 2, 0x20, HS_TSYM_FOUND, NULL, &libc, 1), 0);
 	assert_int_equal(hs_symw_add(&w, 0, 0x7f0000, HS_TSYM_FOUND, "/tmp/perf-1.map",
@@ -79,13 +70,6 @@ static void add_section(struct tb *b, const char *fn_name)
 	assert_int_equal(hs_symw_finish(&w), 0);
 	assert_int_equal(w.nr_entries, 3);
 	hs_symw_release(&w);
-}
-
-static void load(struct tb *b, struct hs_trace *t)
-{
-	struct hs_diag diag = HS_DIAG_INIT("t");
-
-	assert_int_equal(hs_trace_load_mem(b->buf, b->len, "t", t, &diag), 0);
 }
 
 static void section_round_trip(void **state)
@@ -100,7 +84,7 @@ static void section_round_trip(void **state)
 	build_events(&b);
 	data_len = b.len;
 	add_section(&b, "main");
-	load(&b, &t);
+	tb_load(&b, &t);
 	assert_true(t.syms.present);
 	assert_false(t.cut_off);	/* the section does not hide the END */
 	assert_int_equal(t.data_end, data_len);
@@ -150,7 +134,7 @@ static void last_section_counts(void **state)
 	tb_end(&b, p);
 	tb_chunk(&b, HS_CHUNK_EVENTS, 0);
 	add_section(&b, "new");
-	load(&b, &t);
+	tb_load(&b, &t);
 	assert_int_equal(hs_trace_node_syms(&t, 1, &sym, &f), 2);
 	assert_string_equal(hs_trace_sym_str(&t, f[1].function), "new");
 	assert_int_equal(t.syms.nr_str, 7);	/* the old section's strings are gone */
@@ -168,7 +152,7 @@ static void no_section_no_symbols(void **state)
 
 	(void)state;
 	build_events(&b);
-	load(&b, &t);
+	tb_load(&b, &t);
 	assert_false(t.syms.present);
 	assert_int_equal(hs_trace_node_syms(&t, 1, &sym, &f), 0);
 	assert_int_equal(t.data_end, b.len);

@@ -11,27 +11,11 @@
 #include <cmocka.h>
 #include "common/alloc.h"
 #include "io/zipfile.h"
-
-static char dir[] = "/tmp/hs-zipfile-XXXXXX";
-
-static int setup(void **state)
-{
-	(void)state;
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	char cmd[64];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd);
-}
+#include "testutil.h"
 
 static void path_in_dir(char *out, size_t n, const char *name)
 {
-	snprintf(out, n, "%s/%s", dir, name);
+	snprintf(out, n, "%s/%s", tu_dir, name);
 }
 
 static void written_entry_reads_back(void **state)
@@ -131,5 +115,6 @@ int main(void)
 		cmocka_unit_test(entry_found_by_suffix_among_several),
 		cmocka_unit_test(missing_suffix_and_non_zip_are_errors),
 	};
-	return cmocka_run_group_tests_name("zipfile", tests, setup, teardown);
+	return cmocka_run_group_tests_name("zipfile", tests, tu_dir_setup,
+					   tu_dir_teardown);
 }

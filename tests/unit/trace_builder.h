@@ -9,6 +9,7 @@
 #include <string.h>
 #include <zstd.h>
 #include "format/trace_format.h"
+#include "format/trace_reader.h"
 #include "format/trace_writer.h"
 
 /* --- a small trace builder ------------------------------------------- */
@@ -157,6 +158,88 @@ static inline uint8_t *put_process(uint8_t *p)
 
 	assert_true(hs_tw_process_size(&info) < 512);
 	return hs_tw_process(p, &info);
+}
+
+/* A process record of "./app" (pid 77) made with --sample-bytes @sample_bytes. */
+static inline uint8_t *put_process_sampled(uint8_t *p, uint64_t sample_bytes)
+{
+	static const char *const argv[] = { "./app" };
+	struct hs_process_info info = {
+		.pid = 77, .ppid = 1, .page_size = 4096, .sample_bytes = sample_bytes,
+		.max_depth = 128, .clock = HS_CLOCK_NS,
+		.exe = "/bin/app", .comm = "app", .cwd = "/",
+		.argc = 1, .argv = argv,
+	};
+
+	return hs_tw_process(p, &info);
+}
+
+static inline uint8_t *put_realloc(struct tb *b, uint8_t *p, int64_t dt, int64_t da,
+				   uint64_t size, uint64_t stack, int64_t old_minus_new)
+{
+	b->events++;
+	*p++ = HS_TAG_REALLOC;
+	p = hs_put_svarint(p, dt);
+	p = hs_put_svarint(p, da);
+	p = hs_put_varint(p, size);
+	p = hs_put_varint(p, stack);
+	p = hs_put_svarint(p, old_minus_new);
+	return hs_put_varint(p, 0);
+}
+
+/* An emit callback of the symbol writer (hs_symw_init()): the chunk into @ctx, a tb. */
+static inline int tb_emit(void *ctx, const uint8_t *chunk, size_t n)
+{
+	struct tb *b = ctx;
+
+	tb_put(b, chunk, n);
+	b->seq++;
+	return 0;
+}
+
+/* Load the trace built in @b into @t (which the caller releases). */
+static inline void tb_load(struct tb *b, struct hs_trace *t)
+{
+	struct hs_diag diag = HS_DIAG_INIT("t");
+
+	assert_int_equal(hs_trace_load_mem(b->buf, b->len, "t", t, &diag), 0);
+}
+
+/*
+ * A small program's heap events (times in ticks of 1 ns). Thread 10
+ * "main"; modules app (id 1, at 0x1000) and libc (id 2, at 0x9000);
+ * stacks: node 1 = libc 0x9020 (the entry), node 2 = app 0x1010 under it
+ * (function f), node 3 = app 0x1040 under node 1 (function g). Addresses
+ * are relative to the span:
+ *   1 ms  malloc 100 @0x1000 on f         (freed at 4 ms)
+ *   2 ms  malloc 40  @0x2000 on g         (freed at 3 ms: temporary)
+ *   3 ms  free 0x2000
+ *   4 ms  malloc 300000 @0x3000 on g      (live at the end: large, leaked)
+ *   4 ms  free 0x1000
+ *   5 ms  realloc 0x3000 -> 0x4000, 500000 bytes on f
+ *   6 ms  free 0x9999 (never allocated: ignored)
+ *   7 ms  malloc 8 @0x5000 on f; 8 ms malloc 16 @0x5000 on g (a free we
+ *         never saw: the first block is dropped)
+ */
+static inline uint8_t *put_heap_program(struct tb *b, uint8_t *p)
+{
+	p = put_module(p, 0, 1, 0x1000, 0x1000, 0x2000, "/bin/app");
+	p = put_module(p, 0, 2, 0x9000, 0x9000, 0xa000, "/lib/libc.so.6");
+	p = put_span(p, 10, 0, 0);
+	p = put_thread_start(p, 0, "main");
+	p = put_node(p, 1, 0, 0x9020);
+	p = put_node(p, 2, 1, 0x1010);
+	p = put_node(p, 3, 1, 0x1040);
+	p = put_alloc(b, p, HS_TAG_MALLOC, 1000000, 0x1000, 100, 2);
+	p = put_alloc(b, p, HS_TAG_MALLOC, 1000000, 0x1000, 40, 3);
+	p = put_free(b, p, 1000000, 0);
+	p = put_alloc(b, p, HS_TAG_MALLOC, 1000000, 0x1000, 300000, 3);
+	p = put_free(b, p, 0, -0x2000);
+	p = put_realloc(b, p, 1000000, 0x3000, 500000, 2, -0x1000);
+	p = put_free(b, p, 1000000, 0x5999);
+	p = put_alloc(b, p, HS_TAG_MALLOC, 1000000, -0x4999, 8, 2);
+	p = put_alloc(b, p, HS_TAG_CALLOC, 1000000, 0, 16, 3);
+	return p;
 }
 
 #endif

@@ -10,28 +10,13 @@
 #include "analysis/calltree.h"
 #include "analysis/views.h"
 #include "model/stack_source.h"
+#include "testutil.h"
 
 /* Add a sample at @t_ms with stack @stack ("A;B;C", root first; "" = none). */
 static inline void add(struct hs_stack_source *src, double t_ms, double metric, double count,
 		       const char *stack)
 {
-	uint32_t frames[64], s;
-	size_t n = 0;
-	const char *p = stack;
-
-	while (*p) {
-		const char *e = strchr(p, ';');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
-
-		assert_int_equal(hs_source_intern_frame(src, p, len, &frames[n]), 0);
-		n++;
-		p += len;
-		if (*p == ';')
-			p++;
-	}
-	assert_int_equal(hs_source_intern_path(src, frames, n, &s), 0);
-	assert_int_equal(hs_source_add_sample(src, (int64_t)llround(t_ms * 1e6), metric, count, s),
-			 0);
+	tu_sample(src, (int64_t)llround(t_ms * 1e6), metric, count, stack);
 }
 
 /*
