@@ -34,6 +34,9 @@ static const struct {
 	[HS_MEM_TEMPORARY] = { "temporary", "allocations freed before any other "
 		"allocation was made" },
 	[HS_MEM_MMAP] = { "mmap", "anonymous mappings: mapped minus unmapped bytes" },
+	[HS_MEM_CPU] = { "cpu", "CPU samples (run --cpu): ms of CPU time" },
+	[HS_MEM_WALL] = { "wall", "wall-clock samples (run --wall): every thread's "
+		"time, CPU_TIME or BLOCKED_TIME" },
 };
 
 const char *hs_memview_name(enum hs_memview_kind kind)
@@ -62,6 +65,12 @@ int hs_memview_offered(const struct hs_trace *t, enum hs_memview_kind kind)
 {
 	size_t i;
 
+	if (kind == HS_MEM_CPU)
+		return t->sampling.cpu_samples > 0;
+	if (kind == HS_MEM_WALL)
+		return t->sampling.wall_samples > 0;
+	if (t->sampling.present && (t->sampling.flags & 1))
+		return 0;	/* --no-heap: no heap views */
 	if (kind != HS_MEM_MMAP)
 		return (unsigned)kind < HS_MEM__COUNT;
 	for (i = 0; i < t->nr_events; i++)
@@ -73,17 +82,21 @@ int hs_memview_offered(const struct hs_trace *t, enum hs_memview_kind kind)
 json_t *hs_memview_list_json(const struct hs_trace *t)
 {
 	json_t *a = json_array();
-	int i;
+	int i, def = -1;
 
 	if (!a)
 		return NULL;
+	/* the default: alloc, else the first view offered */
+	for (i = 0; i < HS_MEM__COUNT && def < 0; i++)
+		if (hs_memview_offered(t, (enum hs_memview_kind)i))
+			def = i;
 	for (i = 0; i < HS_MEM__COUNT; i++) {
 		json_t *o;
 
 		if (!hs_memview_offered(t, (enum hs_memview_kind)i))
 			continue;
 		o = json_pack("{s:s, s:s, s:b}", "name", kinds[i].name, "description",
-			      kinds[i].description, "default", i == HS_MEM_ALLOC);
+			      kinds[i].description, "default", i == def);
 		if (!o || json_array_append_new(a, o)) {
 			json_decref(a);
 			return NULL;
@@ -412,6 +425,11 @@ struct builder {
 	uint32_t *path;			/* scratch: nodes leaf first */
 };
 
+static int is_sample_view(enum hs_memview_kind kind)
+{
+	return kind == HS_MEM_CPU || kind == HS_MEM_WALL;
+}
+
 static int intern(struct builder *b, const char *s, size_t n, uint32_t *frame)
 {
 	return hs_source_intern_frame(b->out, s, n, frame);
@@ -553,7 +571,7 @@ static int category_root(struct builder *b, uint32_t th, unsigned cat, uint32_t 
 		if (!err)
 			err = hs_source_intern_stack(b->out, b->large_frame, s, &s);
 	}
-	if (!err && b->o->size_classes) {
+	if (!err && b->o->size_classes && !is_sample_view(b->o->kind)) {
 		if (b->class_frame[cls] == HS_NO_FRAME) {
 			hs_buf_reset(&b->name);
 			err = cls < 64 ? hs_buf_addf(&b->name, "Alloc < %" PRIu64,
@@ -663,13 +681,28 @@ static int key_stack(struct builder *b, const struct keytab *keys, size_t k, uin
 	} else if (node < t->nr_nodes) {
 		idx = (uint32_t)node;
 	}
-	err = category_root(b, keys->thread[k], cat, &root, &root_stack);
+	err = category_root(b, keys->thread[k], tag == HS_TAG_SAMPLE ? 0 : cat, &root,
+			    &root_stack);
 	if (!err && broken)
 		err = hs_source_intern_stack(b->out, b->broken_frame, root_stack, &s);
 	else if (!err)
 		err = base_stack(b, root, root_stack, idx, &s);
 	if (err)
 		return err;
+	if (tag == HS_TAG_SAMPLE) {
+		/* wall: the leaf says whether the thread ran (cat 1) or not (2) */
+		static const char *const state[] = { NULL, "CPU_TIME", "BLOCKED_TIME" };
+		uint32_t f;
+
+		if (cat < 1 || cat > 2) {
+			*stack = s;
+			return 0;
+		}
+		err = intern(b, state[cat], strlen(state[cat]), &f);
+		if (!err)
+			err = hs_source_intern_stack(b->out, f, s, stack);
+		return err;
+	}
 	key = ((uint64_t)s << 8 | tag) + 1;
 	hit = memo_get(&b->leaf, key);
 	if (hit) {
@@ -841,6 +874,34 @@ static int put_block(struct view *v, const struct hs_trace_event *e, uint32_t ke
 	return live_put(&v->live, e->addr, &blk);
 }
 
+/*
+ * A CPU or wall sample: over [time - duration, time], so its sample time
+ * is the start and its metric the duration in ms (TimeMetric).
+ */
+static int view_sample(struct view *v, const struct hs_trace_event *e)
+{
+	unsigned cat = 0;
+	uint32_t key;
+	int err;
+
+	if (e->op != HS_OP_SAMPLE)
+		return 0;
+	if (v->o->kind == HS_MEM_CPU) {
+		if (e->addr != HS_SAMPLE_CPU)
+			return 0;
+	} else if (e->addr == HS_SAMPLE_WALL_CPU) {
+		cat = 1;
+	} else if (e->addr == HS_SAMPLE_WALL_BLOCKED) {
+		cat = 2;
+	} else {
+		return 0;
+	}
+	err = key_of(&v->keys, e->node, e->thread, (unsigned)HS_TAG_SAMPLE << 8 | cat, &key);
+	if (!err)
+		err = emit(v, e->time - (int64_t)e->size, (double)e->size / 1e6, 1, key);
+	return err;
+}
+
 static int view_event(struct view *v, const struct hs_trace_event *e)
 {
 	struct block blk;
@@ -848,6 +909,8 @@ static int view_event(struct view *v, const struct hs_trace_event *e)
 	int err = 0;
 
 	v->ord++;
+	if (is_sample_view(v->o->kind))
+		return view_sample(v, e);
 	switch (v->o->kind) {
 	case HS_MEM_ALLOC:
 		if (e->op != HS_OP_ALLOC)
@@ -1217,7 +1280,11 @@ static int view_finish(struct view *v, const struct hs_trace *t)
 		out->stack[i] = stack_of[out->stack[i]];
 	builder_release(&b);
 	hs_free(stack_of);
-	if (!err) {
+	if (!err && is_sample_view(v->o->kind)) {
+		out->kind = HS_METRIC_TIME;
+		if (!(out->metric_unit = hs_strdup("ms")))
+			err = -ENOMEM;
+	} else if (!err) {
 		out->kind = HS_METRIC_PLAIN;
 		out->metric_unit = hs_strdup("bytes");
 		out->defaults.fold = hs_strdup(HS_PRESET_HEAP_FOLD);
@@ -1262,6 +1329,8 @@ int hs_memview_build(const struct hs_trace *t, const struct hs_memview_opts *o,
 	case HS_MEM_NET:
 	case HS_MEM_LEAKS:
 	case HS_MEM_TEMPORARY:
+	case HS_MEM_CPU:
+	case HS_MEM_WALL:
 		for (i = 0; i < t->nr_events && !err; i++) {
 			trace_event(t, i, &e);
 			err = view_event(&v, &e);
@@ -1312,10 +1381,11 @@ int hs_memview_build_path(const char *path, const struct hs_memview_opts *o,
 	int err;
 
 	if (o->kind == HS_MEM_ALLOC || o->kind == HS_MEM_NET || o->kind == HS_MEM_LEAKS ||
-	    o->kind == HS_MEM_TEMPORARY) {
+	    o->kind == HS_MEM_TEMPORARY || is_sample_view(o->kind)) {
 		struct hs_trace_sink sink = {
 			.events = sink_events,
-			.live = o->kind == HS_MEM_ALLOC ? NULL : sink_live,
+			.live = o->kind == HS_MEM_ALLOC || is_sample_view(o->kind) ? NULL
+										  : sink_live,
 			.ctx = &v,
 		};
 

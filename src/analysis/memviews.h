@@ -24,6 +24,19 @@
  *   temporary  allocations freed before any other allocation was made
  *   mmap       anonymous mappings: +bytes at mmap, -bytes at munmap of
  *              (any part of) them, charged to the mapping's stack
+ *   cpu        the CPU samples of `heapscope run --cpu`: each is the CPU
+ *              time (ms) its thread used since its previous sample, over
+ *              [time - duration, time]; TimeMetric, so a range prorates
+ *              them and When shows % of one CPU
+ *   wall       the wall-clock samples of `--wall`: each thread's time,
+ *              with a leaf pseudo-frame CPU_TIME or BLOCKED_TIME (a Thread
+ *              Time view without kernel events); TimeMetric, in ms
+ *
+ * The sample views (cpu, wall) have stacks "Process", "Thread", the
+ * frames from the outermost in (the leaf is the instruction the thread
+ * was at), then for wall the CPU_TIME or BLOCKED_TIME frame; no size
+ * classes or LargeAlloc, no default folds. The heap views below do not
+ * apply to them.
  *
  * Metric: bytes; count: blocks. With a sampled trace (--sample-bytes N)
  * each recorded block stands for 1 / (1 - exp(-size/N)) blocks of its
@@ -67,6 +80,8 @@ enum hs_memview_kind {
 	HS_MEM_PEAK,
 	HS_MEM_TEMPORARY,
 	HS_MEM_MMAP,
+	HS_MEM_CPU,
+	HS_MEM_WALL,
 	HS_MEM__COUNT
 };
 

@@ -292,6 +292,18 @@ static void event_totals(const struct hs_trace *t, struct hs_heap_stats *s)
 		case HS_OP_MMAP:
 			s->mmaps++;
 			break;
+		case HS_OP_SAMPLE:
+			if (t->addr[i] == HS_SAMPLE_CPU) {
+				s->cpu_samples++;
+				s->cpu_ms += (double)t->size[i] / 1e6;
+			} else {
+				s->wall_samples++;
+				if (t->addr[i] == HS_SAMPLE_WALL_CPU)
+					s->wall_cpu_ms += (double)t->size[i] / 1e6;
+				else
+					s->wall_blocked_ms += (double)t->size[i] / 1e6;
+			}
+			break;
 		case HS_OP_MUNMAP:
 			s->munmaps++;
 			break;
@@ -479,6 +491,13 @@ json_t *hs_heap_stats_json(const struct hs_heap_stats *s)
 	err |= set(o, "total_reallocs", num(s->reallocs));
 	err |= set(o, "bytes_allocated", num(s->bytes_allocated));
 	err |= set(o, "allocations_per_second", json_real(s->allocations_per_second));
+	if (s->cpu_samples || s->wall_samples) {
+		err |= set(o, "cpu_samples", num(s->cpu_samples));
+		err |= set(o, "cpu_ms", json_real(s->cpu_ms));
+		err |= set(o, "wall_samples", num(s->wall_samples));
+		err |= set(o, "wall_cpu_ms", json_real(s->wall_cpu_ms));
+		err |= set(o, "wall_blocked_ms", json_real(s->wall_blocked_ms));
+	}
 	err |= set(o, "peak_heap_bytes", num(s->peak_heap_bytes));
 	err |= set(o, "peak_heap_ms", ms_or_null(s->peak_heap_ms));
 	err |= set(o, "peak_rss_bytes", num(s->peak_rss_bytes));

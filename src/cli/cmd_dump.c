@@ -219,6 +219,21 @@ static void print_record(const struct hs_rec *rec)
 		printf(" reason=%s detail=%" PRIu64,
 		       rec->value < 5 ? end_names[rec->value] : "?", rec->detail);
 		break;
+	case HS_TAG_SAMPLE:
+		printf(" tid=%" PRIu64 " kind=%s duration=%" PRIu64 " stack=%" PRIu64,
+		       rec->id, rec->value == HS_SAMPLE_CPU ? "cpu" :
+		       rec->value == HS_SAMPLE_WALL_CPU ? "cpu-time" :
+		       rec->value == HS_SAMPLE_WALL_BLOCKED ? "blocked-time" : "?",
+		       rec->size, rec->stack);
+		break;
+	case HS_TAG_SAMPLING:
+		printf(" cpu_hz=%" PRIu64 " wall_hz=%" PRIu64 " signal=%" PRIu64
+		       " flags=%" PRIu64, rec->value, rec->detail, rec->id, rec->flags);
+		break;
+	case HS_TAG_SAMPLING_END:
+		printf(" cpu=%" PRIu64 " wall=%" PRIu64 " dropped=%" PRIu64
+		       " signals=%" PRIu64, rec->value, rec->detail, rec->size, rec->old_size);
+		break;
 	}
 	putchar('\n');
 }
@@ -272,7 +287,8 @@ fail:
 	return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
 }
 
-static const char *const op_names[] = { "alloc", "free", "mmap", "munmap" };
+static const char *const op_names[] = { "alloc", "free", "mmap", "munmap", "sample",
+					"?", "?", "?" };
 
 static int load(const char *path, struct hs_trace *t)
 {
@@ -304,7 +320,7 @@ static int dump_events(const char *path)
 	}
 	for (i = 0; i < t.nr_events; i++) {
 		printf("%" PRId64 " %" PRIu64 " %s %s 0x%" PRIx64 " %" PRIu64 " ", t.time[i],
-		       t.threads[t.thread[i]].tid, op_names[t.op[i] & 3],
+		       t.threads[t.thread[i]].tid, op_names[t.op[i] & 7],
 		       hs_tag_name(t.fn[i]) ? hs_tag_name(t.fn[i]) : "?", t.addr[i],
 		       t.size[i]);
 		if (t.stack[i] == HS_TRACE_NONE) {

@@ -302,7 +302,8 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	if (o->source && cli_is_trace(o->path, o->from)) {
 		if (hs_memview_parse(o->source, &o->mv.kind))
 			return cli_usage_error(o->cmd, "unknown source '%s' (alloc, net, "
-					       "leaks, peak, temporary or mmap)", o->source);
+					       "leaks, peak, temporary, mmap, cpu or "
+					       "wall)", o->source);
 		o->has_mv = 1;
 	}
 	if (o->has_mv && (!cli_is_trace(o->path, o->from) ||

@@ -35,6 +35,8 @@ struct run_opts {
 	unsigned long max_depth;
 	int follow_fork, follow_exec, no_view, quiet;
 	int no_symbolize;
+	unsigned long cpu_hz, wall_hz;	/* --cpu, --wall; 0: off */
+	int no_heap;			/* --no-heap */
 	const char **debug_dirs;	/* --debug-dir, for the symbols */
 	size_t nr_debug_dirs;
 };
@@ -122,8 +124,10 @@ static void child(const struct run_opts *o, const char *preload, const char *mad
 		else
 			setenv("HEAPSCOPE_OUTPUT", path, 1);
 	}
-	snprintf(opts, sizeof(opts), "sample=%lu,unwind=%s,depth=%lu,fork=%d,exec=%d",
-		 o->sample_bytes, o->unwind, o->max_depth, o->follow_fork, o->follow_exec);
+	snprintf(opts, sizeof(opts), "sample=%lu,unwind=%s,depth=%lu,fork=%d,exec=%d,"
+		 "cpu=%lu,wall=%lu%s", o->sample_bytes, o->unwind, o->max_depth,
+		 o->follow_fork, o->follow_exec, o->cpu_hz, o->wall_hz,
+		 o->no_heap ? ",heap=0" : "");
 	setenv("HEAPSCOPE_OPTIONS", opts, 1);
 	old = getenv("LD_PRELOAD");
 	if (old && *old) {
@@ -222,6 +226,11 @@ static void summarize(const char *path)
 		fprintf(stderr, "heapscope: sampled one allocation per %" PRIu64
 			" bytes on average: counts and bytes above are of the samples\n",
 			t.sample_bytes);
+	if (t.cpu_samples || t.wall_samples)
+		fprintf(stderr, "heapscope: %" PRIu64 " CPU samples (%.1f ms of CPU), %" PRIu64
+			" wall-clock samples: heapscope report --source %s %s\n",
+			t.cpu_samples, (double)t.cpu_ns / 1e6, t.wall_samples,
+			t.cpu_samples ? "cpu" : "wall", path);
 	if (t.cut_off)
 		fprintf(stderr, "heapscope: the trace was cut off (the program did not "
 			"finish): %" PRIu64 " events recovered\n", t.events);
@@ -283,6 +292,23 @@ int cmd_run(int argc, char **argv)
 			if (o.max_depth > HS_DEPTH_LIMIT)
 				return cli_usage_error("run", "--max-depth is at most %d",
 						       HS_DEPTH_LIMIT);
+		} else if (!strcmp(a, "--cpu") || !strncmp(a, "--cpu=", 6) ||
+			   !strcmp(a, "--wall") || !strncmp(a, "--wall=", 7)) {
+			int wall = a[2] == 'w';
+			const char *eq = strchr(a, '=');
+			unsigned long hz = 999;
+
+			if (eq && (cli_parse_ulong("run", wall ? "--wall" : "--cpu", eq + 1, &hz)))
+				return HS_EXIT_USAGE;
+			if (hz < 1 || hz > 10000)
+				return cli_usage_error("run", "%s is a rate from 1 to 10000 Hz",
+						       wall ? "--wall" : "--cpu");
+			if (wall)
+				o.wall_hz = hz;
+			else
+				o.cpu_hz = hz;
+		} else if (!strcmp(a, "--no-heap")) {
+			o.no_heap = 1;
 		} else if (!strcmp(a, "--follow-fork")) {
 			o.follow_fork = 1;
 		} else if (!strcmp(a, "--follow-exec")) {
@@ -313,6 +339,8 @@ int cmd_run(int argc, char **argv)
 	}
 	if (i >= argc)
 		return cli_usage_error("run", "no program to run");
+	if (o.no_heap && !o.cpu_hz && !o.wall_hz)
+		return cli_usage_error("run", "--no-heap needs --cpu or --wall");
 	if (find_preload(preload, sizeof(preload)))
 		return cli_fail("cannot find %s next to heapscope or in %s/heapscope",
 				PRELOAD_NAME, HS_LIBDIR);

@@ -48,6 +48,8 @@ struct hs_config {
 	unsigned unwind;		/* enum hs_unwind_mode */
 	int check_unwind;		/* compare every fast walk with libunwind's */
 	int follow_fork, follow_exec;
+	unsigned cpu_hz, wall_hz;	/* stack sampling rates (cpu.c); 0: off */
+	int no_heap;			/* record no heap events (samples only) */
 	char dir[1024];			/* where children's traces go ("" = cwd) */
 };
 
@@ -91,7 +93,10 @@ void hs_resolve_real(void) HS_HIDDEN;
 
 /* --- global state ------------------------------------------------------ */
 
-/* 1 while events are recorded. Hooks read it on every call. */
+/*
+ * 1 while events are recorded, 2 while only samples are (--no-heap): the
+ * heap hooks record when it is 1, the rest of the collector when not 0.
+ */
 extern _Atomic int hs_on HS_HIDDEN;
 /* Bumped when a module is unloaded: stack and rule caches are stale. */
 extern _Atomic uint64_t hs_gen HS_HIDDEN;
@@ -480,6 +485,17 @@ void hs_sampler_seed(struct hs_thread *t) HS_HIDDEN;
 void hs_sampler_after_fork(void) HS_HIDDEN;
 /* 1 while the real functions are being looked up (use the bootstrap pool). */
 int hs_resolving(void) HS_HIDDEN;
+
+/* --- CPU and wall-clock sampling (cpu.c) ------------------------------- */
+
+/* Start sampling if configured (after the writer); 0 or -1 (message printed). */
+int hs_cpu_start(void) HS_HIDDEN;
+/* Stop sampling and write the last samples (before the writer finishes). */
+void hs_cpu_stop(void) HS_HIDDEN;
+/* Whether @sig is the sampling signal. */
+int hs_cpu_owns(int sig) HS_HIDDEN;
+/* sigaction() of the program on the sampling signal (see cpu.c). */
+int hs_cpu_sigaction(int sig, const struct sigaction *act, struct sigaction *old) HS_HIDDEN;
 
 /* --- lifecycle (preload.c) --------------------------------------------- */
 

@@ -69,7 +69,7 @@ static inline int real_ready(void)
 
 static inline int tracing(void)
 {
-	return atomic_load_explicit(&hs_on, memory_order_relaxed) && !hs_tls.guard;
+	return atomic_load_explicit(&hs_on, memory_order_relaxed) == 1 && !hs_tls.guard;
 }
 
 /* --- recording -------------------------------------------------------------- */

@@ -7,8 +7,10 @@
  *   HEAPSCOPE_OUTPUT   the trace file it created for this process (empty);
  *                      removed at start-up so children do not reuse it
  *   HEAPSCOPE_OPTIONS  sample=N,unwind=libunwind|fp|slow|check,depth=N,fork=0|1,
- *                      exec=0|1 (check: libunwind, each fast walk compared
- *                      with libunwind alone, the differences told at exit)
+ *                      exec=0|1,cpu=HZ,wall=HZ,heap=0 (check: libunwind,
+ *                      each fast walk compared with libunwind alone, the
+ *                      differences told at exit; cpu, wall: stack sampling
+ *                      rates, cpu.c; heap=0: no heap events)
  *   HEAPSCOPE_DIR      where traces of followed children go
  * Without HEAPSCOPE_OUTPUT (the library preloaded by hand, or an image
  * started by exec) the trace is <comm>.<pid>.heapscope in HEAPSCOPE_DIR or
@@ -136,6 +138,14 @@ static void parse_options(const char *s)
 			/* libunwind's results, checked against libunwind alone */
 			hs_cfg.unwind = HS_UNWIND_LIBUNWIND;
 			hs_cfg.check_unwind = 1;
+		} else if (n > 4 && !strncmp(s, "cpu=", 4)) {
+			v = strtoull(s + 4, NULL, 10);
+			hs_cfg.cpu_hz = v > 100000 ? 100000 : (unsigned)v;
+		} else if (n > 5 && !strncmp(s, "wall=", 5)) {
+			v = strtoull(s + 5, NULL, 10);
+			hs_cfg.wall_hz = v > 100000 ? 100000 : (unsigned)v;
+		} else if (n == 6 && !strncmp(s, "heap=0", 6)) {
+			hs_cfg.no_heap = 1;
 		} else if (n == 6 && !strncmp(s, "fork=1", 6)) {
 			hs_cfg.follow_fork = 1;
 		} else if (n == 6 && !strncmp(s, "exec=1", 6)) {
@@ -287,7 +297,8 @@ __attribute__((constructor(101))) static void hs_init(int argc, char **argv, cha
 	pthread_atfork(NULL, NULL, atfork_child);
 	if (!start_tracing(out, out != NULL, flags, 0)) {
 		hs_signals_install();
-		atomic_store(&hs_on, 1);
+		atomic_store(&hs_on, hs_cfg.no_heap ? 2 : 1);
+		hs_cpu_start();
 	}
 	/* after the file is open: the name must not leak to children */
 	if (out)
@@ -302,6 +313,7 @@ __attribute__((constructor(101))) static void hs_init(int argc, char **argv, cha
 
 void hs_shutdown(unsigned reason, uint64_t detail)
 {
+	hs_cpu_stop();
 	atomic_store(&hs_on, 0);
 	hs_writer_finish(reason, detail, 0);
 }
@@ -343,7 +355,7 @@ static void child_restart(pid_t parent)
 	} else if (!hs_thread_get()) {
 		return;
 	}
-	atomic_store(&hs_on, 1);
+	atomic_store(&hs_on, hs_cfg.no_heap ? 2 : 1);
 }
 
 int hs_writer_start_child(pid_t parent)
@@ -417,6 +429,7 @@ static int before_exec(const char *path)
 		q = hs_put_bytes(q, path, n);
 		hs_emit_sized(t, HS_TAG_EXEC, body, (size_t)(q - body));
 	}
+	hs_cpu_stop();	/* not resumed if exec fails */
 	atomic_store(&hs_on, 0);
 	hs_writer_pause_for_exec();
 	hs_tls.guard = 0;
@@ -430,7 +443,7 @@ static void after_failed_exec(int paused)
 	if (paused) {
 		hs_tls.guard = 1;
 		hs_writer_resume();
-		atomic_store(&hs_on, 1);
+		atomic_store(&hs_on, hs_cfg.no_heap ? 2 : 1);
 		hs_tls.guard = 0;
 	}
 	errno = e;
@@ -668,6 +681,8 @@ HS_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 	int r;
 
 	hs_resolve_real();
+	if (hs_cpu_owns(sig))
+		return hs_cpu_sigaction(sig, act, old);
 	if (sig <= 0 || sig >= NSIG || !atomic_load(&installed[sig]))
 		return hs_real.sigaction(sig, act, old);
 	r = hs_real.sigaction(sig, act, old);
@@ -688,6 +703,17 @@ HS_EXPORT void (*signal(int sig, void (*handler)(int)))(int)
 	void (*old)(int);
 
 	hs_resolve_real();
+	if (hs_cpu_owns(sig)) {
+		struct sigaction sa, o;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = handler;
+		sa.sa_flags = SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		if (hs_cpu_sigaction(sig, &sa, &o))
+			return SIG_ERR;
+		return o.sa_handler;
+	}
 	if (sig <= 0 || sig >= NSIG || !atomic_load(&installed[sig]))
 		return hs_real.signal(sig, handler);
 	old = hs_real.signal(sig, handler);

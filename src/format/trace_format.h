@@ -17,7 +17,7 @@
 #define HS_TRACE_MAGIC "\x89HSTR\r\n\x1a"
 #define HS_TRACE_MAGIC_LEN 8
 #define HS_TRACE_MAJOR 1
-#define HS_TRACE_MINOR 1
+#define HS_TRACE_MINOR 2
 #define HS_FILE_HEADER_SIZE 16
 
 #define HS_CHUNK_MAGIC "HSCK"
@@ -72,6 +72,9 @@ enum hs_tag {
 	HS_TAG_FOOTER = 0x4b,
 	HS_TAG_SYM_STRING = 0x4c,	/* since 1.1, in SYMBOLS chunks */
 	HS_TAG_SYM_ADDR = 0x4d,
+	HS_TAG_SAMPLE = 0x4e,		/* since 1.2: a CPU or wall-clock stack sample */
+	HS_TAG_SAMPLING = 0x4f,		/* since 1.2: sampling rates */
+	HS_TAG_SAMPLING_END = 0x50,	/* since 1.2: sampling totals */
 	HS_TAG_SIZED_LAST = 0x7f,
 };
 
@@ -99,6 +102,13 @@ enum hs_process_flags {
 	HS_PROC_FOLLOW_EXEC = 1 << 1,
 	HS_PROC_FORKED = 1 << 2,
 	HS_PROC_EXECED = 1 << 3,
+};
+
+/* SAMPLE kinds */
+enum hs_sample_kind {
+	HS_SAMPLE_CPU = 0,		/* a CPU-time timer fired */
+	HS_SAMPLE_WALL_CPU = 1,		/* wall tick, the thread was running */
+	HS_SAMPLE_WALL_BLOCKED = 2,	/* wall tick, the thread was not */
 };
 
 /* END reasons */

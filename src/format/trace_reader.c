@@ -823,6 +823,32 @@ static int add_record(struct hs_trace *t, struct load_state *ls,
 		t->has_footer = 1;
 		return 0;
 	}
+	case HS_TAG_SAMPLE:
+		if (rec->value > HS_SAMPLE_WALL_BLOCKED)
+			return 0;	/* a kind from a newer version */
+		if (rec->id) {
+			err = thread_index(t, &ls->tids, rec->id, &th);
+			if (err)
+				return err;
+		}
+		if (rec->value == HS_SAMPLE_CPU)
+			t->sampling.cpu_samples++;
+		else
+			t->sampling.wall_samples++;
+		return add_event(t, ls, th, rec->ticks, HS_OP_SAMPLE, rec->tag, rec->value,
+				 rec->size, rec->stack);
+	case HS_TAG_SAMPLING:
+		t->sampling.present = 1;
+		t->sampling.cpu_hz = rec->value;
+		t->sampling.wall_hz = rec->detail;
+		t->sampling.signal = rec->id;
+		t->sampling.flags = rec->flags;
+		return 0;
+	case HS_TAG_SAMPLING_END:
+		t->sampling.ended = 1;
+		t->sampling.dropped = rec->size;
+		t->sampling.signals = rec->old_size;
+		return 0;
 	default:
 		return 0;	/* FORK, EXEC and unknown sized records */
 	}
@@ -2490,6 +2516,13 @@ int hs_trace_scan(const char *path, struct hs_trace_scan *out, struct hs_diag *d
 		} else if (tag == HS_TAG_MREMAP) {
 			s->mmaps++;
 			s->munmaps++;
+		} else if (tag == HS_TAG_SAMPLE) {
+			if (rec.value == HS_SAMPLE_CPU) {
+				out->cpu_samples++;
+				out->cpu_ns += rec.size;
+			} else if (rec.value <= HS_SAMPLE_WALL_BLOCKED) {
+				out->wall_samples++;
+			}
 		} else if (tag == HS_TAG_RSS) {
 			if (rec.value > s->peak_rss)
 				s->peak_rss = rec.value;

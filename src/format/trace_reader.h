@@ -163,8 +163,21 @@ struct hs_trace_symtab {
 	uint64_t offset;		/* file offset of the section in use */
 };
 
-/* Event operations of a loaded trace. */
-enum hs_trace_op { HS_OP_ALLOC, HS_OP_FREE, HS_OP_MMAP, HS_OP_MUNMAP };
+/*
+ * Event operations of a loaded trace. HS_OP_SAMPLE is a CPU or wall-clock
+ * stack sample: addr is its kind (enum hs_sample_kind), size its duration
+ * in ns, and its time the end of the interval it covers.
+ */
+enum hs_trace_op { HS_OP_ALLOC, HS_OP_FREE, HS_OP_MMAP, HS_OP_MUNMAP, HS_OP_SAMPLE };
+
+/* What the SAMPLING and SAMPLING_END records said, and the samples read. */
+struct hs_trace_sampling {
+	int present;			/* a SAMPLING record was read */
+	uint64_t cpu_hz, wall_hz, signal, flags;
+	int ended;			/* a SAMPLING_END record was read */
+	uint64_t dropped, signals;
+	uint64_t cpu_samples, wall_samples;	/* SAMPLE records read */
+};
 
 struct hs_trace {
 	struct hs_trace_info info;
@@ -219,6 +232,7 @@ struct hs_trace {
 	uint64_t file_size;
 	uint64_t missing_nodes;		/* references to nodes never defined */
 	struct hs_trace_symtab syms;	/* the symbol section, if any */
+	struct hs_trace_sampling sampling;	/* CPU and wall-clock sampling */
 	uint64_t data_end, data_chunks;	/* see struct hs_trace_reader */
 };
 
@@ -338,6 +352,8 @@ struct hs_trace_scan {
 	struct hs_trace_stats stats;
 	uint64_t events, chunks;
 	uint64_t sample_bytes;
+	uint64_t cpu_samples, wall_samples;	/* SAMPLE records */
+	uint64_t cpu_ns;			/* the CPU samples' durations */
 	int cut_off;			/* no END chunk, or cut inside a chunk */
 	uint64_t cut_offset;
 };

@@ -36,6 +36,9 @@ static const char *const tag_names[] = {
 	[HS_TAG_FOOTER] = "footer",
 	[HS_TAG_SYM_STRING] = "sym-string",
 	[HS_TAG_SYM_ADDR] = "sym-addr",
+	[HS_TAG_SAMPLE] = "sample",
+	[HS_TAG_SAMPLING] = "sampling",
+	[HS_TAG_SAMPLING_END] = "sampling-end",
 };
 
 const char *hs_tag_name(unsigned tag)
@@ -147,6 +150,27 @@ static int decode_sized(const uint8_t *q, const uint8_t *end,
 		GET(rec->ticks);
 		GET(rec->value);
 		GET(rec->detail);
+		break;
+	case HS_TAG_SAMPLE:
+		GET(rec->ticks);
+		GET(rec->id);
+		GET(rec->value);
+		GET(rec->size);
+		GET(rec->stack);
+		break;
+	case HS_TAG_SAMPLING:
+		GET(rec->ticks);
+		GET(rec->value);
+		GET(rec->detail);
+		GET(rec->id);
+		GET(rec->flags);
+		break;
+	case HS_TAG_SAMPLING_END:
+		GET(rec->ticks);
+		GET(rec->value);
+		GET(rec->detail);
+		GET(rec->size);
+		GET(rec->old_size);
 		break;
 	default:
 		/* PROCESS, FOOTER and unknown records: body only. */

@@ -38,11 +38,16 @@ struct hs_rec {
 	uint64_t align;		/* aligned allocations */
 	uint64_t prot, flags;	/* MMAP */
 	uint64_t id;		/* NODE, MODULE, MODULE_UNLOAD id; FORK child pid;
-				 * THREAD_NAME tid (0: the span's thread) */
+				 * THREAD_NAME tid (0: the span's thread);
+				 * SAMPLE tid; SAMPLING signal */
 	uint64_t parent;	/* NODE parent; FORK followed; MODULE_UNLOAD next node */
 	uint64_t bias, start, end; /* MODULE */
-	uint64_t value;		/* CLOCK ns; RSS bytes; END reason */
-	uint64_t detail;	/* END detail */
+	uint64_t value;		/* CLOCK ns; RSS bytes; END reason; SAMPLE kind;
+				 * SAMPLING CPU Hz; SAMPLING_END CPU samples */
+	uint64_t detail;	/* END detail; SAMPLING wall Hz; SAMPLING_END
+				 * wall samples */
+	/* SAMPLE: size is the duration (ns); SAMPLING: flags are its flags;
+	 * SAMPLING_END: size is the samples dropped, old_size the signals */
 	const uint8_t *str;	/* MODULE path, THREAD_* name, EXEC path */
 	size_t str_len;
 	const uint8_t *bytes;	/* MODULE build id */

@@ -2,7 +2,8 @@
  * Tests of the memory views built from small hand-made traces: each
  * view's samples, times and stacks, sampling weights on frees, reused
  * addresses and unmatched frees, mappings cut in pieces, ranges, and
- * frames named from the symbol section with their source locations.
+ * frames named from the symbol section with their source locations; the
+ * CPU and wall-clock sample views.
  */
 #include <errno.h>
 #include <math.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include <jansson.h>
+#include "analysis/filter.h"
 #include "analysis/memviews.h"
 #include "common/alloc.h"
 #include "format/trace_reader.h"
@@ -423,6 +425,151 @@ static void same_both_ways(const char *path, const struct tb *b, enum hs_memview
 	hs_trace_release(&t);
 }
 
+static uint8_t *put_sample(struct tb *b, uint8_t *p, uint64_t ticks, uint64_t tid,
+			   unsigned kind, uint64_t dur, uint64_t stack)
+{
+	uint8_t body[64], *q = body;
+
+	b->events++;
+	q = hs_put_varint(q, ticks);
+	q = hs_put_varint(q, tid);
+	q = hs_put_varint(q, kind);
+	q = hs_put_varint(q, dur);
+	q = hs_put_varint(q, stack);
+	return hs_tw_sized(p, HS_TAG_SAMPLE, body, (size_t)(q - body));
+}
+
+/*
+ * Samples of thread 10 ("main"), written by the sampler thread 11:
+ *   cpu   at 20 ms, 10 ms of CPU, in f (node 2: libc 0x20 -> app 0x10)
+ *   cpu   at 30 ms, 4 ms, no stack
+ *   wall  at 25 ms, 1 ms CPU_TIME in f; at 26 ms, 1 ms BLOCKED_TIME in f
+ *   a kind from a newer version (skipped)
+ */
+static void build_samples(struct tb *b, int no_heap)
+{
+	uint8_t *p, body[64], *q = body;
+
+	tb_init(b);
+	p = tb_p(b);
+	p = put_process_sampled(p, 0);
+	p = put_module(p, 0, 1, 0x1000, 0x1000, 0x2000, "/bin/app");
+	p = put_module(p, 0, 2, 0x9000, 0x9000, 0xa000, "/lib/libc.so.6");
+	p = put_span(p, 10, 0, 0);
+	p = put_thread_start(p, 0, "main");
+	p = put_span(p, 11, 0, 0);
+	p = put_thread_start(p, 0, "heapscope");
+	q = hs_put_varint(q, 0);
+	q = hs_put_varint(q, 999);
+	q = hs_put_varint(q, 999);
+	q = hs_put_varint(q, 64);
+	q = hs_put_varint(q, (uint64_t)no_heap);
+	p = hs_tw_sized(p, HS_TAG_SAMPLING, body, (size_t)(q - body));
+	p = put_node(p, 1, 0, 0x9020);
+	p = put_node(p, 2, 1, 0x1010);
+	p = put_sample(b, p, 20 * MS, 10, HS_SAMPLE_CPU, 10 * MS, 2);
+	p = put_sample(b, p, 25 * MS, 10, HS_SAMPLE_WALL_CPU, 1 * MS, 2);
+	p = put_sample(b, p, 26 * MS, 10, HS_SAMPLE_WALL_BLOCKED, 1 * MS, 2);
+	p = put_sample(b, p, 30 * MS, 10, HS_SAMPLE_CPU, 4 * MS, 0);
+	p = put_sample(b, p, 31 * MS, 10, 7, 4 * MS, 0);
+	tb_end(b, p);
+	tb_chunk(b, HS_CHUNK_EVENTS, 1);
+}
+
+static void cpu_and_wall_samples(void **state)
+{
+	struct hs_stack_source src;
+	struct hs_filter_params fp = HS_FILTER_PARAMS_INIT;
+	struct hs_filtered f;
+	struct hs_trace t;
+	struct tb b;
+	uint32_t s;
+	double m, c;
+	json_t *list;
+	char *js;
+
+	(void)state;
+	build_samples(&b, 0);
+	load(&b, &t);
+	assert_true(t.sampling.present);
+	assert_int_equal(t.sampling.cpu_hz, 999);
+	assert_int_equal(t.sampling.cpu_samples, 2);
+	assert_int_equal(t.sampling.wall_samples, 2);
+	assert_true(hs_memview_offered(&t, HS_MEM_CPU));
+	assert_true(hs_memview_offered(&t, HS_MEM_WALL));
+	assert_true(hs_memview_offered(&t, HS_MEM_ALLOC));
+
+	/* cpu: over [ticks - duration, ticks], metric in ms, TimeMetric */
+	build(&t, HS_MEM_CPU, NAN, NAN, &src, NULL);
+	assert_int_equal(src.kind, HS_METRIC_TIME);
+	assert_string_equal(src.metric_unit, "ms");
+	assert_int_equal(src.nr_samples, 2);
+	sample_is(&src, 0, 10, 10, 1, ROOT "/lib/libc.so.6!0x20;/bin/app!0x10");
+	sample_is(&src, 1, 26, 4, 1, "Process app (77);Thread (10) main");
+	/* a range prorates them: [15, 28] ms keeps 5 of the first, 2 of the second */
+	fp.start_ms = 15;
+	fp.end_ms = 28;
+	assert_int_equal(hs_filter_apply(&src, &fp, &f, NULL), 0);
+	assert_int_equal(hs_filtered_sample(&f, 0, &s, &m, &c), 1);
+	assert_true(fabs(m - 5.0006) < 1e-9);
+	assert_true(c == 1);
+	assert_int_equal(hs_filtered_sample(&f, 1, &s, &m, &c), 1);
+	assert_true(fabs(m - 2.0006) < 1e-9);
+	hs_filtered_release(&f);
+	hs_source_release(&src);
+
+	/* wall: the leaf says whether the thread ran */
+	build(&t, HS_MEM_WALL, NAN, NAN, &src, NULL);
+	assert_int_equal(src.kind, HS_METRIC_TIME);
+	assert_int_equal(src.nr_samples, 2);
+	sample_is(&src, 0, 24, 1, 1, F "CPU_TIME");
+	sample_is(&src, 1, 25, 1, 1, F "BLOCKED_TIME");
+	hs_source_release(&src);
+
+	/* the heap views have no samples */
+	build(&t, HS_MEM_ALLOC, NAN, NAN, &src, NULL);
+	assert_int_equal(src.nr_samples, 0);
+	hs_source_release(&src);
+	hs_trace_release(&t);
+	free(b.buf);
+
+	/* --no-heap: only the sample views are offered, cpu first by default */
+	build_samples(&b, 1);
+	load(&b, &t);
+	assert_false(hs_memview_offered(&t, HS_MEM_ALLOC));
+	list = hs_memview_list_json(&t);
+	assert_non_null(list);
+	assert_int_equal(json_array_size(list), 2);
+	js = json_dumps(list, JSON_SORT_KEYS | JSON_COMPACT);
+	assert_non_null(strstr(js, "\"default\":true,\"description\":\"CPU samples"));
+	assert_non_null(strstr(js, "\"default\":false,\"description\":\"wall-clock"));
+	free(js);
+	json_decref(list);
+	hs_trace_release(&t);
+	free(b.buf);
+}
+
+/* The same views streamed from a file. */
+static void cpu_samples_streamed(void **state)
+{
+	struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT;
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct hs_stack_source src;
+	char path[32];
+	struct tb b;
+
+	(void)state;
+	build_samples(&b, 0);
+	to_file(&b, path);
+	o.kind = HS_MEM_CPU;
+	assert_int_equal(hs_memview_build_path(path, &o, &src, NULL, &diag), 0);
+	assert_int_equal(src.nr_samples, 2);
+	sample_is(&src, 0, 10, 10, 1, ROOT "/lib/libc.so.6!0x20;/bin/app!0x10");
+	hs_source_release(&src);
+	unlink(path);
+	free(b.buf);
+}
+
 static int count_events(void *ctx, const struct hs_trace_event *ev, size_t n)
 {
 	(void)ev;
@@ -718,6 +865,8 @@ int main(void)
 		cmocka_unit_test(streamed_too_late),
 		cmocka_unit_test(indexed_late_thread),
 		cmocka_unit_test(out_of_memory),
+		cmocka_unit_test(cpu_and_wall_samples),
+		cmocka_unit_test(cpu_samples_streamed),
 	};
 	return cmocka_run_group_tests_name("memviews", tests, NULL, NULL);
 }

@@ -1,0 +1,786 @@
+/*
+ * cpu - CPU and wall-clock stack sampling (heapscope run --cpu, --wall;
+ * docs/cpu.md, docs/trace-format.md "CPU and wall-clock samples").
+ *
+ * Every thread of the program gets a struct cpu_thread: at start-up for
+ * the main thread, and for later threads from the pthread_create hook
+ * here, which runs the new thread's start routine through a trampoline
+ * that registers it first. With --cpu each thread has a clock of its own
+ * CPU time that sends the sampling signal to that thread: a perf event
+ * (the task-clock software event, user space only, which the kernel
+ * allows a process on itself at kernel.perf_event_paranoid <= 2) whose
+ * overflows signal the thread through the file descriptor's owner (so
+ * the rate is what was asked for), else a POSIX timer on the thread's CPU
+ * clock (which the kernel runs at its tick, CONFIG_HZ, often 250 Hz: a
+ * lower rate, but each sample still weighs the CPU time it stands for).
+ * The perf descriptors are moved high (like the trace file's). With
+ * --wall the sampler thread ticks on CLOCK_MONOTONIC and asks threads for
+ * their stack with tgkill().
+ *
+ * The signal handler is async-signal-safe: it takes no lock and allocates
+ * nothing. It unwinds from the signal's context with libunwind (local
+ * unwinding, which libunwind makes signal-safe) into a slot of the
+ * thread's own ring of raw samples (single producer: the handler; single
+ * consumer: the sampler thread). A full ring drops the sample (counted).
+ * The handler never touches the thread's heap-event ring, its stack
+ * caches or any lock, so it may interrupt a heap hook anywhere.
+ *
+ * The sampler thread (created with the guard set, like the writer) turns
+ * raw samples into NODE and SAMPLE records: it interns the stacks in the
+ * shared stack tree and writes the records into its own ring, which the
+ * writer drains like any thread's.
+ *
+ * The signal is a real-time signal the program had left at SIG_DFL at
+ * start-up, from SIGRTMAX down. If the program later installs a handler
+ * for it, hs_cpu_sigaction() first moves sampling to another free number
+ * (re-creating every thread's timer), so the program gets its signal;
+ * if none is free, sampling stops.
+ *
+ * Memory: thread entries are mmap'd and never unmapped; an exited
+ * thread's entry is reused once the sampler drained it.
+ */
+#define UNW_LOCAL_ONLY
+#include "collector/collector.h"
+#include "format/trace_writer.h"
+#include <dlfcn.h>
+#include <errno.h>
+#include <libunwind.h>
+#include <signal.h>
+#include <string.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RAW_SLOTS 64			/* raw samples a thread can hold */
+#define RAW_DEPTH 256			/* frames of a raw sample */
+#define BATCH 1024			/* samples sorted and written at once */
+
+struct raw {
+	uint64_t ticks, dur;
+	uint32_t kind, n;
+	int complete;
+	uintptr_t ips[RAW_DEPTH];
+};
+
+struct cpu_thread {
+	struct cpu_thread *next;	/* registry; never unlinked */
+	_Atomic int state;		/* HS_T_* */
+	_Atomic int ready;		/* tid and clocks are set (wall ticks look) */
+	pid_t tid;
+	int timer;			/* kernel timer id, -1: none */
+	int perf_fd;			/* the perf event instead, -1: none */
+	uint64_t cpu_prev;		/* handler: CPU ns at the previous CPU sample */
+	uint64_t dropped;		/* handler: samples the full ring lost */
+	/* wall: the sampler's view */
+	uint64_t wall_ref;		/* CPU ns at the previous tick */
+	uint64_t wall_prev;		/* ns of the previous tick */
+	int blocked_valid;		/* blocked_node is this episode's stack */
+	uint32_t blocked_node;
+	/* wall requests, sampler -> handler */
+	_Atomic int req;		/* 0: none, else kind + 1 */
+	_Atomic uint64_t req_ticks, req_dur;
+	_Atomic uint64_t handler_cpu;	/* CPU ns when the last request was done */
+	/* raw samples, handler -> sampler */
+	_Atomic uint64_t head, tail;
+	struct raw slots[RAW_SLOTS];
+};
+
+struct out_sample {
+	uint64_t ticks, dur;
+	pid_t tid;
+	uint32_t kind, node;
+};
+
+static _Atomic(struct cpu_thread *) registry;
+static __thread struct cpu_thread *cpu_self __attribute__((tls_model("initial-exec")));
+static _Atomic int sampling;		/* 1 while samples are taken */
+static _Atomic int signo;		/* the sampling signal, 0: none */
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;	/* timers */
+static pthread_key_t exit_key;
+static int key_ok;
+static pthread_t sampler;
+static int sampler_ok;
+static _Atomic int sampler_run;
+static uint64_t n_cpu, n_wall, n_signals;	/* sampler thread */
+static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *,
+				  void *(*)(void *), void *);
+
+static void *map_zero(size_t n)
+{
+	void *p = (void *)syscall(SYS_mmap, NULL, n, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return (long)p < 0 && (long)p > -4096 ? NULL : p;
+}
+
+/* The CPU clock of thread @tid of this process (the kernel's encoding). */
+static clockid_t thread_clock(pid_t tid)
+{
+	return (clockid_t)((~(unsigned)tid << 3) | 6);
+}
+
+static uint64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	if (clock_gettime(c, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* --- the signal handler ----------------------------------------------------- */
+
+/* Unwind from the interrupted context: exact leaf, then call sites. */
+static unsigned unwind_signal(void *uc, uintptr_t *ips, unsigned max, int *complete)
+{
+	unw_cursor_t c;
+	unsigned n = 0;
+	int exact = 1;
+
+	*complete = 0;
+	if (unw_init_local2(&c, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0)
+		return 0;
+	for (;;) {
+		unw_word_t ip = 0;
+		int r;
+
+		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0)
+			return n;
+		if (!ip) {
+			*complete = 1;
+			return n;
+		}
+		if (n == max)
+			return n;
+		ips[n++] = exact ? ip : ip - 1;
+		exact = unw_is_signal_frame(&c) > 0;
+		r = unw_step(&c);
+		if (r == 0) {
+			*complete = 1;
+			return n;
+		}
+		if (r < 0)
+			return n;
+	}
+}
+
+static void take(struct cpu_thread *c, void *uc, unsigned kind, uint64_t ticks,
+		 uint64_t dur)
+{
+	uint64_t h = atomic_load_explicit(&c->head, memory_order_relaxed);
+	unsigned max = hs_cfg.max_depth < RAW_DEPTH ? hs_cfg.max_depth : RAW_DEPTH;
+	struct raw *r;
+
+	if (h - atomic_load_explicit(&c->tail, memory_order_acquire) >= RAW_SLOTS) {
+		c->dropped++;
+		return;
+	}
+	r = &c->slots[h % RAW_SLOTS];
+	r->n = max ? unwind_signal(uc, r->ips, max, &r->complete) : 0;
+	r->ticks = ticks;
+	r->dur = dur;
+	r->kind = kind;
+	atomic_store_explicit(&c->head, h + 1, memory_order_release);
+}
+
+static void on_signal(int sig, siginfo_t *si, void *uc)
+{
+	struct cpu_thread *c = cpu_self;
+	int e = errno, guard = hs_tls.guard;
+
+	(void)sig;
+	if (!c || !atomic_load_explicit(&sampling, memory_order_relaxed))
+		goto out;
+	/* libunwind may mmap (its memory pool): not an event of the program */
+	hs_tls.guard = 1;
+	if (si->si_code == SI_TIMER || si->si_code == POLL_IN || si->si_code == POLL_HUP) {
+		uint64_t now = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+
+		take(c, uc, HS_SAMPLE_CPU, hs_now_ns(), now - c->cpu_prev);
+		c->cpu_prev = now;
+	} else if (si->si_code == SI_TKILL && si->si_pid == hs_pid) {
+		int k = atomic_exchange(&c->req, 0);
+
+		if (k)
+			take(c, uc, (unsigned)k - 1, atomic_load(&c->req_ticks),
+			     atomic_exchange(&c->req_dur, 0));
+		atomic_store(&c->handler_cpu, clock_ns(CLOCK_THREAD_CPUTIME_ID));
+	}
+	hs_tls.guard = guard;
+out:
+	errno = e;
+}
+
+/* --- timers and the signal ---------------------------------------------- */
+
+static _Atomic int perf_ok = 1;		/* 0 once perf_event_open was refused */
+
+/* Move @fd above the numbers a program normally uses; -1 if impossible. */
+static int fd_high(int fd)
+{
+	struct rlimit rl;
+	long base = 512;
+	int nfd;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY)
+		base = (long)rl.rlim_cur / 2 > (long)rl.rlim_cur - 512 ?
+			       (long)rl.rlim_cur / 2 : (long)rl.rlim_cur - 512;
+	if (base > 100000)
+		base = 100000;
+	nfd = fcntl(fd, F_DUPFD_CLOEXEC, (int)base);
+	close(fd);
+	return nfd;
+}
+
+/* A task-clock perf event of thread @c that signals it with @sig. */
+static int set_perf(struct cpu_thread *c, int sig, uint64_t period)
+{
+	struct perf_event_attr a;
+	struct f_owner_ex owner = { F_OWNER_TID, c->tid };
+	int fd;
+
+	if (!atomic_load(&perf_ok))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.sample_period = period;
+	a.wakeup_events = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	a.disabled = 1;
+	fd = (int)syscall(SYS_perf_event_open, &a, c->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		if (errno == EACCES || errno == EPERM || errno == ENOSYS || errno == ENOENT)
+			atomic_store(&perf_ok, 0);
+		return -1;
+	}
+	fd = fd_high(fd);
+	if (fd < 0)
+		return -1;
+	if (fcntl(fd, F_SETOWN_EX, &owner) || fcntl(fd, F_SETSIG, sig) ||
+	    fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) ||
+	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
+		close(fd);
+		return -1;
+	}
+	c->perf_fd = fd;
+	return 0;
+}
+
+/* Thread @c's CPU-time clock: a perf event, else a POSIX timer. */
+static int set_timer(struct cpu_thread *c, int sig)
+{
+	struct sigevent sev;
+	struct itimerspec its;
+	uint64_t period = 1000000000u / hs_cfg.cpu_hz;
+	int id, e = errno;
+
+	if (!set_perf(c, sig, period)) {
+		errno = e;
+		return 0;
+	}
+	errno = e;
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = sig;
+	sev._sigev_un._tid = c->tid;
+	if (syscall(SYS_timer_create, thread_clock(c->tid), &sev, &id))
+		return -1;
+	its.it_interval.tv_sec = (time_t)(period / 1000000000u);
+	its.it_interval.tv_nsec = (long)(period % 1000000000u);
+	its.it_value = its.it_interval;
+	if (syscall(SYS_timer_settime, id, 0, &its, NULL)) {
+		syscall(SYS_timer_delete, id);
+		errno = e;
+		return -1;
+	}
+	c->timer = id;
+	errno = e;
+	return 0;
+}
+
+static void drop_timer(struct cpu_thread *c)
+{
+	if (c->timer >= 0)
+		syscall(SYS_timer_delete, c->timer);
+	c->timer = -1;
+	if (c->perf_fd >= 0) {
+		ioctl(c->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+		close(c->perf_fd);
+	}
+	c->perf_fd = -1;
+}
+
+/* A real-time signal left at SIG_DFL, other than @avoid; 0 if none. */
+static int free_signal(int avoid)
+{
+	int s;
+
+	for (s = SIGRTMAX; s >= SIGRTMIN; s--) {
+		struct sigaction old;
+
+		if (s == avoid || hs_real.sigaction(s, NULL, &old))
+			continue;
+		if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL)
+			return s;
+	}
+	return 0;
+}
+
+static int install(int s)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_signal;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	return hs_real.sigaction(s, &sa, NULL);
+}
+
+/* --- threads ------------------------------------------------------------ */
+
+static struct cpu_thread *claim(void)
+{
+	struct cpu_thread *c;
+
+	for (c = atomic_load(&registry); c; c = c->next) {
+		int expect = HS_T_FREE;
+
+		if (atomic_load(&c->state) == HS_T_FREE &&
+		    atomic_compare_exchange_strong(&c->state, &expect, HS_T_LIVE))
+			return c;
+	}
+	c = map_zero(sizeof(*c));
+	if (!c)
+		return NULL;
+	atomic_store(&c->state, HS_T_LIVE);
+	c->next = atomic_load(&registry);
+	while (!atomic_compare_exchange_weak(&registry, &c->next, c))
+		;
+	return c;
+}
+
+/* Register the calling thread (guard set by the caller). */
+static void thread_begin(void)
+{
+	struct cpu_thread *c;
+	int e = errno;
+
+	if (cpu_self || !atomic_load(&sampling))
+		return;
+	hs_thread_get();	/* its THREAD_START record and name */
+	c = claim();
+	if (!c)
+		goto out;
+	c->timer = -1;
+	c->perf_fd = -1;
+	c->tid = (pid_t)syscall(SYS_gettid);
+	c->cpu_prev = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	c->wall_ref = c->cpu_prev;
+	c->wall_prev = hs_now_ns();
+	c->blocked_valid = 0;
+	atomic_store(&c->req, 0);
+	atomic_store(&c->req_dur, 0);
+	atomic_store(&c->handler_cpu, 0);
+	c->dropped = 0;
+	if (key_ok)
+		pthread_setspecific(exit_key, c);
+	cpu_self = c;
+	atomic_store(&c->ready, 1);
+	if (hs_cfg.cpu_hz) {
+		pthread_mutex_lock(&reg_lock);
+		if (atomic_load(&signo) && atomic_load(&sampling))
+			set_timer(c, atomic_load(&signo));
+		pthread_mutex_unlock(&reg_lock);
+	}
+out:
+	errno = e;
+}
+
+static void thread_end(void *arg)
+{
+	struct cpu_thread *c = arg;
+
+	atomic_store(&c->ready, 0);
+	pthread_mutex_lock(&reg_lock);
+	drop_timer(c);
+	pthread_mutex_unlock(&reg_lock);
+	cpu_self = NULL;
+	atomic_store(&c->state, HS_T_EXITED);
+}
+
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *trampoline(void *p)
+{
+	struct start s = *(struct start *)p;
+
+	hs_real.free(p);
+	hs_tls.guard = 1;
+	thread_begin();
+	hs_tls.guard = 0;
+	return s.fn(s.arg);
+}
+
+/*
+ * Threads the program creates are sampled from their first instruction.
+ * Threads created while the guard is set (the collector's own writer and
+ * sampler) are not.
+ */
+HS_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
+			     void *(*fn)(void *), void *arg)
+{
+	struct start *s;
+	int r;
+
+	if (!real_pthread_create) {
+		int g = hs_tls.guard;
+
+		hs_tls.guard = 1;
+		real_pthread_create = dlsym(RTLD_NEXT, "pthread_create");
+		hs_tls.guard = g;
+		if (!real_pthread_create)
+			return EAGAIN;
+	}
+	hs_resolve_real();
+	if (!atomic_load(&sampling) || hs_tls.guard || !hs_real.malloc)
+		return real_pthread_create(th, attr, fn, arg);
+	s = hs_real.malloc(sizeof(*s));
+	if (!s)
+		return real_pthread_create(th, attr, fn, arg);
+	s->fn = fn;
+	s->arg = arg;
+	r = real_pthread_create(th, attr, trampoline, s);
+	if (r)
+		hs_real.free(s);
+	return r;
+}
+
+/* --- the sampler thread ------------------------------------------------- */
+
+struct batch {
+	struct out_sample s[BATCH];
+	size_t n;
+	uint64_t last_ticks;
+};
+
+static struct batch *batch;
+
+static void emit_batch(struct hs_thread *t)
+{
+	size_t i, j;
+
+	/* insertion sort by time: batches are small and nearly sorted */
+	for (i = 1; i < batch->n; i++) {
+		struct out_sample x = batch->s[i];
+
+		for (j = i; j > 0 && batch->s[j - 1].ticks > x.ticks; j--)
+			batch->s[j] = batch->s[j - 1];
+		batch->s[j] = x;
+	}
+	for (i = 0; i < batch->n; i++) {
+		struct out_sample *o = &batch->s[i];
+		uint8_t body[5 * HS_VARINT_MAX], *q;
+
+		if (o->ticks < batch->last_ticks)
+			o->ticks = batch->last_ticks;
+		batch->last_ticks = o->ticks;
+		q = hs_put_varint(body, o->ticks);
+		q = hs_put_varint(q, (uint64_t)o->tid);
+		q = hs_put_varint(q, o->kind);
+		q = hs_put_varint(q, o->dur);
+		q = hs_put_varint(q, o->node);
+		hs_emit_sized(t, HS_TAG_SAMPLE, body, (size_t)(q - body));
+		if (o->kind == HS_SAMPLE_CPU)
+			n_cpu++;
+		else
+			n_wall++;
+	}
+	batch->n = 0;
+}
+
+static void add_out(struct hs_thread *t, uint64_t ticks, uint64_t dur, pid_t tid,
+		    unsigned kind, uint32_t node)
+{
+	struct out_sample *o;
+
+	if (batch->n == BATCH)
+		emit_batch(t);
+	o = &batch->s[batch->n++];
+	o->ticks = ticks;
+	o->dur = dur;
+	o->tid = tid;
+	o->kind = kind;
+	o->node = node;
+}
+
+/* Move the raw samples of every thread into the batch. */
+static void collect(struct hs_thread *t)
+{
+	struct cpu_thread *c;
+
+	hs_thread_check_gen(t);
+	for (c = atomic_load(&registry); c; c = c->next) {
+		uint64_t tail = atomic_load_explicit(&c->tail, memory_order_relaxed);
+		uint64_t head = atomic_load_explicit(&c->head, memory_order_acquire);
+
+		for (; tail != head; tail++) {
+			struct raw *r = &c->slots[tail % RAW_SLOTS];
+			uint32_t node = hs_stack_intern(t, r->ips, r->n, r->complete);
+
+			add_out(t, r->ticks, r->dur, c->tid, r->kind, node);
+			if (r->kind == HS_SAMPLE_WALL_BLOCKED) {
+				c->blocked_node = node;
+				c->blocked_valid = 1;
+			}
+		}
+		atomic_store_explicit(&c->tail, tail, memory_order_release);
+		if (atomic_load(&c->state) == HS_T_EXITED &&
+		    atomic_load(&c->head) == tail) {
+			int expect = HS_T_EXITED;
+
+			atomic_compare_exchange_strong(&c->state, &expect, HS_T_FREE);
+		}
+	}
+}
+
+/*
+ * One wall-clock tick: a thread whose CPU clock advanced is asked for its
+ * stack (CPU_TIME); one that did not is BLOCKED_TIME, with the stack it
+ * had when first seen blocked (asked for once per blocked episode).
+ */
+static void wall_tick(struct hs_thread *t, uint64_t now, uint64_t threshold)
+{
+	struct cpu_thread *c;
+	int s = atomic_load(&signo);
+
+	for (c = atomic_load(&registry); c; c = c->next) {
+		uint64_t cpu, ref, hc, dur;
+		int advanced;
+
+		if (atomic_load(&c->state) != HS_T_LIVE || !atomic_load(&c->ready))
+			continue;
+		cpu = clock_ns(thread_clock(c->tid));
+		if (!cpu)
+			continue;
+		dur = now > c->wall_prev ? now - c->wall_prev : 0;
+		c->wall_prev = now;
+		ref = c->wall_ref;
+		hc = atomic_load(&c->handler_cpu);
+		if (hc > ref)
+			ref = hc;
+		advanced = cpu > ref + threshold;
+		c->wall_ref = cpu;
+		if (atomic_load(&c->req)) {
+			/* the last request is not served yet: it covers this tick too */
+			atomic_fetch_add(&c->req_dur, dur);
+			continue;
+		}
+		if (!advanced && c->blocked_valid) {
+			add_out(t, now, dur, c->tid, HS_SAMPLE_WALL_BLOCKED, c->blocked_node);
+			continue;
+		}
+		if (advanced)
+			c->blocked_valid = 0;
+		if (!s)
+			continue;
+		atomic_fetch_add(&c->req_dur, dur);
+		atomic_store(&c->req_ticks, now);
+		atomic_store(&c->req, (advanced ? HS_SAMPLE_WALL_CPU : HS_SAMPLE_WALL_BLOCKED) + 1);
+		if (syscall(SYS_tgkill, hs_pid, c->tid, s) == 0)
+			n_signals++;
+		else
+			atomic_store(&c->req, 0);
+	}
+}
+
+static void *sampler_main(void *arg)
+{
+	struct hs_thread *t;
+	uint64_t period, next, threshold, last_emit = 0;
+	uint8_t body[5 * HS_VARINT_MAX], *q;
+	uint64_t dropped = 0;
+	struct cpu_thread *c;
+
+	(void)arg;
+	hs_tls.guard = 1;
+	syscall(SYS_prctl, PR_SET_NAME, "heapscope", 0, 0, 0);
+	t = hs_thread_get();
+	if (!t)
+		return NULL;
+	q = hs_put_varint(body, hs_now_ns());
+	q = hs_put_varint(q, hs_cfg.cpu_hz);
+	q = hs_put_varint(q, hs_cfg.wall_hz);
+	q = hs_put_varint(q, (uint64_t)atomic_load(&signo));
+	q = hs_put_varint(q, hs_cfg.no_heap ? 1 : 0);
+	hs_emit_sized(t, HS_TAG_SAMPLING, body, (size_t)(q - body));
+	period = hs_cfg.wall_hz ? 1000000000u / hs_cfg.wall_hz : 10000000u;
+	threshold = period / 20;
+	next = hs_now_ns();
+	while (atomic_load(&sampler_run)) {
+		struct timespec ts;
+		uint64_t now, abs;
+
+		next += period;
+		now = hs_now_ns();
+		if (next + 10 * period < now)
+			next = now;	/* far behind: do not catch up */
+		abs = next + hs_start_ns;
+		ts.tv_sec = (time_t)(abs / 1000000000u);
+		ts.tv_nsec = (long)(abs % 1000000000u);
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+		now = hs_now_ns();
+		collect(t);
+		if (hs_cfg.wall_hz && atomic_load(&sampling))
+			wall_tick(t, now, threshold);
+		if (now - last_emit >= 10000000u || batch->n > BATCH / 2) {
+			emit_batch(t);
+			last_emit = now;
+		}
+	}
+	collect(t);
+	emit_batch(t);
+	for (c = atomic_load(&registry); c; c = c->next)
+		dropped += c->dropped;
+	q = hs_put_varint(body, hs_now_ns());
+	q = hs_put_varint(q, n_cpu);
+	q = hs_put_varint(q, n_wall);
+	q = hs_put_varint(q, dropped);
+	q = hs_put_varint(q, n_signals);
+	hs_emit_sized(t, HS_TAG_SAMPLING_END, body, (size_t)(q - body));
+	return NULL;
+}
+
+/* --- life cycle ----------------------------------------------------------- */
+
+static void after_fork_child(void)
+{
+	struct cpu_thread *c;
+
+	/* timers are not inherited and the sampler is gone: no sampling */
+	atomic_store(&sampling, 0);
+	for (c = atomic_load(&registry); c; c = c->next)
+		if (c->perf_fd >= 0) {
+			close(c->perf_fd);	/* the parent's threads' events */
+			c->perf_fd = -1;
+		}
+	atomic_store(&sampler_run, 0);
+	sampler_ok = 0;
+	cpu_self = NULL;
+	pthread_mutex_init(&reg_lock, NULL);
+}
+
+int hs_cpu_start(void)
+{
+	int s;
+
+	if (!hs_cfg.cpu_hz && !hs_cfg.wall_hz)
+		return 0;
+	batch = map_zero(sizeof(*batch));
+	if (!batch)
+		return -1;
+	if (!real_pthread_create)
+		real_pthread_create = dlsym(RTLD_NEXT, "pthread_create");
+	s = free_signal(0);
+	if (!s || install(s) || !real_pthread_create) {
+		hs_msg("no free real-time signal; not sampling");
+		return -1;
+	}
+	atomic_store(&signo, s);
+	if (!pthread_key_create(&exit_key, thread_end))
+		key_ok = 1;
+	pthread_atfork(NULL, NULL, after_fork_child);
+	atomic_store(&sampling, 1);
+	thread_begin();
+	atomic_store(&sampler_run, 1);
+	if (real_pthread_create(&sampler, NULL, sampler_main, NULL)) {
+		hs_msg("cannot start the sampler thread; not sampling");
+		atomic_store(&sampling, 0);
+		return -1;
+	}
+	sampler_ok = 1;
+	return 0;
+}
+
+void hs_cpu_stop(void)
+{
+	struct cpu_thread *c;
+
+	if (!atomic_exchange(&sampling, 0))
+		return;
+	pthread_mutex_lock(&reg_lock);
+	for (c = atomic_load(&registry); c; c = c->next)
+		if (atomic_load(&c->state) == HS_T_LIVE)
+			drop_timer(c);
+	pthread_mutex_unlock(&reg_lock);
+	if (sampler_ok) {
+		atomic_store(&sampler_run, 0);
+		pthread_join(sampler, NULL);
+		sampler_ok = 0;
+	}
+}
+
+int hs_cpu_owns(int sig)
+{
+	return sig > 0 && sig == atomic_load(&signo);
+}
+
+/*
+ * The program sets the disposition of the sampling signal: sampling moves
+ * to another free signal first (or stops), then the program's action is
+ * installed. A query shows the program the default action.
+ */
+int hs_cpu_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	struct cpu_thread *c;
+	int s;
+
+	if (!act) {
+		if (old) {
+			memset(old, 0, sizeof(*old));
+			old->sa_handler = SIG_DFL;
+			sigemptyset(&old->sa_mask);
+		}
+		return 0;
+	}
+	pthread_mutex_lock(&reg_lock);
+	s = free_signal(sig);
+	if (s && !install(s)) {
+		atomic_store(&signo, s);
+		if (atomic_load(&sampling) && hs_cfg.cpu_hz)
+			for (c = atomic_load(&registry); c; c = c->next)
+				if (atomic_load(&c->state) == HS_T_LIVE) {
+					drop_timer(c);
+					set_timer(c, s);
+				}
+	} else {
+		atomic_store(&signo, 0);
+		for (c = atomic_load(&registry); c; c = c->next)
+			drop_timer(c);
+		atomic_store(&sampling, 0);
+		hs_msg("the program took the sampling signal %d and no other is free; "
+		       "sampling stopped", sig);
+	}
+	pthread_mutex_unlock(&reg_lock);
+	if (hs_real.sigaction(sig, act, old))
+		return -1;
+	if (old) {
+		memset(old, 0, sizeof(*old));
+		old->sa_handler = SIG_DFL;
+		sigemptyset(&old->sa_mask);
+	}
+	return 0;
+}

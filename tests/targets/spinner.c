@@ -1,0 +1,144 @@
+/*
+ * spinner - CPU-bound programs with known behaviour, for the CPU and
+ * wall-clock samplers (tests/integration/t71*-run-cpu*.bats).
+ *
+ *   spinner late MS    the main thread spins about 30 ms, then starts
+ *                      thread "late", which spins MS ms of its own CPU
+ *                      time in late_spin(), and joins it
+ *   spinner prof MS    the program profiles itself: setitimer(ITIMER_PROF)
+ *                      every 20 ms with a SIGPROF handler that counts, and
+ *                      spins until the process used MS ms of CPU; prints
+ *                      "prof SIGNALS CPU_MS"
+ *   spinner rtsig MS   the program takes SIGRTMAX for itself: it prints what
+ *                      sigaction() said the disposition was ("before
+ *                      default" when SIG_DFL), installs a handler, then
+ *                      spins MS ms of CPU raising SIGRTMAX every ms of CPU
+ *                      in rt_spin(); prints "rtsig RECEIVED SENT"
+ *
+ * Spinning is measured in CPU time (CLOCK_THREAD_CPUTIME_ID, or the
+ * process's for prof), so a loaded machine stretches the wall time only.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+#define FN __attribute__((noinline, noclone, used))
+
+static volatile unsigned long sink;
+static volatile sig_atomic_t prof_count, rt_count;
+
+static double cpu_ms(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Spin until clock @c advanced by @ms milliseconds. */
+FN void spin_cpu(clockid_t c, double ms)
+{
+	double end = cpu_ms(c) + ms;
+	unsigned long i;
+
+	while (cpu_ms(c) < end)
+		for (i = 0; i < 1000; i++)
+			sink = sink * 6364136223846793005ul + 1;
+}
+
+static long arg_ms;
+
+FN void late_spin(void)
+{
+	spin_cpu(CLOCK_THREAD_CPUTIME_ID, (double)arg_ms);
+}
+
+static void *late_main(void *arg)
+{
+	(void)arg;
+	late_spin();
+	return NULL;
+}
+
+static void on_prof(int sig)
+{
+	(void)sig;
+	prof_count++;
+}
+
+static void on_rt(int sig)
+{
+	(void)sig;
+	rt_count++;
+}
+
+FN void rt_spin(long ms, int *sent)
+{
+	long i;
+
+	for (i = 0; i < ms; i++) {
+		spin_cpu(CLOCK_THREAD_CPUTIME_ID, 1);
+		raise(SIGRTMAX);
+		(*sent)++;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: spinner late|prof|rtsig MS\n");
+		return 2;
+	}
+	arg_ms = atol(argv[2]);
+	if (!strcmp(argv[1], "late")) {
+		pthread_t th;
+
+		spin_cpu(CLOCK_THREAD_CPUTIME_ID, 30);
+		if (pthread_create(&th, NULL, late_main, NULL))
+			return 1;
+		pthread_setname_np(th, "late");
+		pthread_join(th, NULL);
+		return 0;
+	}
+	if (!strcmp(argv[1], "prof")) {
+		struct sigaction sa;
+		struct itimerval it = { { 0, 20000 }, { 0, 20000 } };
+		double t0;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_prof;
+		sa.sa_flags = SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(SIGPROF, &sa, NULL) || setitimer(ITIMER_PROF, &it, NULL))
+			return 1;
+		t0 = cpu_ms(CLOCK_PROCESS_CPUTIME_ID);
+		spin_cpu(CLOCK_PROCESS_CPUTIME_ID, (double)arg_ms);
+		memset(&it, 0, sizeof(it));
+		setitimer(ITIMER_PROF, &it, NULL);
+		printf("prof %d %.0f\n", (int)prof_count, cpu_ms(CLOCK_PROCESS_CPUTIME_ID) - t0);
+		return 0;
+	}
+	if (!strcmp(argv[1], "rtsig")) {
+		struct sigaction sa, old;
+		int sent = 0;
+
+		if (sigaction(SIGRTMAX, NULL, &old))
+			return 1;
+		printf("before %s\n", !(old.sa_flags & SA_SIGINFO) &&
+		       old.sa_handler == SIG_DFL ? "default" : "other");
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_rt;
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(SIGRTMAX, &sa, NULL))
+			return 1;
+		rt_spin(arg_ms, &sent);
+		printf("rtsig %d %d\n", (int)rt_count, sent);
+		return 0;
+	}
+	fprintf(stderr, "usage: spinner late|prof|rtsig MS\n");
+	return 2;
+}
