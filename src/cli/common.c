@@ -49,7 +49,7 @@ int cli_list_sources(const char *cmd, const char *path, const char *from)
 {
 	enum hs_format fmt = HS_FORMAT_UNKNOWN;
 	struct hs_diag diag = HS_DIAG_INIT(strcmp(path, "-") ? path : "<stdin>");
-	const struct hs_source_info *list;
+	struct hs_source_info list[HS_SOURCES_MAX];
 	char msg[1024];
 	size_t i, n;
 	int err;
@@ -65,7 +65,7 @@ int cli_list_sources(const char *cmd, const char *path, const char *from)
 			hs_diag_set(&diag, 0, "%s", strerror(-err));
 		return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
 	}
-	n = hs_format_sources(fmt, &list);
+	n = hs_path_sources(path, fmt, list);
 	if (!n)
 		printf("(%s input has one source: no --source choice)\n",
 		       hs_format_name(fmt));
@@ -83,13 +83,13 @@ static int check_source(const char *cmd, const char *path, enum hs_format fmt,
 			const char *source)
 {
 	struct hs_diag diag = HS_DIAG_INIT(path);
-	const struct hs_source_info *list;
+	struct hs_source_info list[HS_SOURCES_MAX];
 	char names[256] = "";
 	size_t i, n;
 
 	if (!source || !strcmp(path, "-") || hs_path_format(path, fmt, &fmt, &diag))
 		return 0;	/* unreadable: the import says so */
-	n = hs_format_sources(fmt, &list);
+	n = hs_path_sources(path, fmt, list);
 	for (i = 0; i < n; i++) {
 		if (!strcmp(list[i].name, source))
 			return 0;
@@ -155,6 +155,7 @@ int cli_load_view(const char *cmd, const char *path, const char *from,
 {
 	struct hs_diag diag = HS_DIAG_INIT(path);
 	struct hs_memview_info own;
+	struct hs_memview_opts own_mv;
 	char msg[1024];
 	int err;
 
@@ -165,6 +166,16 @@ int cli_load_view(const char *cmd, const char *path, const char *from,
 	}
 	if (!info)
 		info = &own;
+	if (!source) {
+		/* no --source: the trace's default view (cpu for --no-heap) */
+		struct hs_source_info avail[HS_SOURCES_MAX];
+		struct hs_memview_opts *o = &own_mv;
+
+		*o = *mv;
+		if (hs_path_sources(path, HS_FORMAT_HEAPSCOPE, avail) &&
+		    !hs_memview_parse(avail[0].name, &o->kind))
+			mv = o;
+	}
 	err = hs_memview_build_path(path, mv, src, info, &diag);
 	if (!err && info->cut_off)
 		fprintf(stderr, "heapscope: warning: %s was cut off (the program did not "

@@ -2477,6 +2477,33 @@ static int scan_free(struct scan_state *ss, uint64_t a)
 	return amap_put(&ss->pending, a, 1, &old);
 }
 
+int hs_trace_peek_sampling(const char *path, struct hs_trace_sampling *out,
+			   struct hs_diag *diag)
+{
+	struct hs_trace_reader r;
+	struct hs_rec rec;
+	int ret, err;
+
+	memset(out, 0, sizeof(*out));
+	err = hs_trace_reader_open(&r, path, diag);
+	if (err)
+		return err;
+	while ((ret = hs_trace_reader_next(&r, &rec, diag)) == 1) {
+		if (rec.tag == HS_TAG_SAMPLING) {
+			out->present = 1;
+			out->cpu_hz = rec.value;
+			out->wall_hz = rec.detail;
+			out->signal = rec.id;
+			out->flags = rec.flags;
+			break;
+		}
+		if (r.nr_chunks > 8)
+			break;	/* the collector writes it at start-up */
+	}
+	hs_trace_reader_close(&r);
+	return ret < 0 ? ret : out->present;
+}
+
 int hs_trace_scan(const char *path, struct hs_trace_scan *out, struct hs_diag *diag)
 {
 	struct hs_trace_stats *s = &out->stats;

@@ -366,4 +366,13 @@ struct hs_trace_scan {
  * are ticks. Returns 0 or a negative errno with @diag filled.
  */
 int hs_trace_scan(const char *path, struct hs_trace_scan *out, struct hs_diag *diag);
+
+/*
+ * Whether the trace at @path was recorded with CPU or wall-clock sampling:
+ * looks for its SAMPLING record in the first chunks only (the collector
+ * writes it at start-up). Returns 1 with *@out filled (its counts are 0),
+ * 0 when there is none, or a negative errno with @diag filled.
+ */
+int hs_trace_peek_sampling(const char *path, struct hs_trace_sampling *out,
+			   struct hs_diag *diag);
 #endif

@@ -419,6 +419,27 @@ size_t hs_format_sources(enum hs_format fmt, const struct hs_source_info **list)
 	}
 }
 
+size_t hs_path_sources(const char *path, enum hs_format fmt, struct hs_source_info *out)
+{
+	const struct hs_source_info *list;
+	size_t i, n = hs_format_sources(fmt, &list), k = 0;
+	struct hs_diag diag = HS_DIAG_INIT(path);
+	struct hs_trace_sampling s;
+
+	if (fmt != HS_FORMAT_HEAPSCOPE || !strcmp(path, "-") ||
+	    hs_trace_peek_sampling(path, &s, &diag) <= 0)
+		memset(&s, 0, sizeof(s));
+	for (i = 0; i < n && k < HS_SOURCES_MAX; i++) {
+		if (fmt == HS_FORMAT_HEAPSCOPE) {
+			if (i == HS_MEM_CPU ? !s.cpu_hz :
+			    i == HS_MEM_WALL ? !s.wall_hz : (s.flags & 1) != 0)
+				continue;
+		}
+		out[k++] = list[i];
+	}
+	return k;
+}
+
 /* The index of source @name (NULL: 0, the default) among @fmt's. */
 static int find_source(enum hs_format fmt, const char *name, size_t *index,
 		       struct hs_diag *diag)
@@ -577,6 +598,15 @@ int hs_import_path_source(const char *path, enum hs_format fmt, const char *sour
 			err = -ENOMEM;
 			goto out;
 		}
+	}
+	if (fmt == HS_FORMAT_HEAPSCOPE && !source && !is_stdin) {
+		/* the default is the first view the trace offers (cpu for --no-heap) */
+		struct hs_source_info avail[HS_SOURCES_MAX];
+		enum hs_memview_kind kind;
+
+		if (hs_path_sources(path, fmt, avail) &&
+		    !hs_memview_parse(avail[0].name, &kind))
+			index = (size_t)kind;
 	}
 	if (is_zip(fmt) || fmt == HS_FORMAT_HEAPSCOPE) {
 		struct stat st;

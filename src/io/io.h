@@ -58,6 +58,15 @@ struct hs_source_info {
 /* The sources of @fmt in *@list (static, borrowed); returns how many (0: no choice). */
 size_t hs_format_sources(enum hs_format fmt, const struct hs_source_info **list);
 /*
+ * The sources the file at @path (of format @fmt, known) offers, into @out
+ * (room for HS_SOURCES_MAX; names borrowed from static tables), the
+ * default first: hs_format_sources(), except that a heapscope trace offers
+ * cpu and wall only when it was recorded with them, and no memory view
+ * when it was recorded with --no-heap. Returns how many (0: no choice).
+ */
+#define HS_SOURCES_MAX 16
+size_t hs_path_sources(const char *path, enum hs_format fmt, struct hs_source_info *out);
+/*
  * The format of @path as hs_import_path() would read it: @fmt if known,
  * else by extension, else by content. The file must open (it is closed
  * again); for "-" with no known format standard input is read, so it

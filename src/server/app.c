@@ -162,7 +162,7 @@ fail:
 int hs_app_open(struct hs_app *a, const char *path, const char *name, enum hs_format fmt,
 		struct hs_diag *diag)
 {
-	const struct hs_source_info *list;
+	struct hs_source_info list[HS_SOURCES_MAX];
 	struct hs_app_trace *t;
 	size_t i, n;
 	int err;
@@ -176,7 +176,7 @@ int hs_app_open(struct hs_app *a, const char *path, const char *name, enum hs_fo
 		goto fail;
 	t->fmt = fmt;
 	t->format = hs_format_name(fmt);
-	n = hs_format_sources(fmt, &list);
+	n = hs_path_sources(path, fmt, list);
 	for (i = 0; i < n; i++)
 		if (push_source(t, list[i].name, list[i].summary))
 			goto fail;

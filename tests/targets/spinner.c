@@ -2,6 +2,9 @@
  * spinner - CPU-bound programs with known behaviour, for the CPU and
  * wall-clock samplers (tests/integration/t71*-run-cpu*.bats).
  *
+ *   spinner share MS   the main thread spends 75% of its work in hot_work()
+ *                      and 25% in cold_work() (the same loop, 3 times as
+ *                      long), for MS ms of its CPU time
  *   spinner late MS    the main thread spins about 30 ms, then starts
  *                      thread "late", which spins MS ms of its own CPU
  *                      time in late_spin(), and joins it
@@ -52,6 +55,24 @@ FN void spin_cpu(clockid_t c, double ms)
 
 static long arg_ms;
 
+FN void work(unsigned long n)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++)
+		sink = sink * 6364136223846793005ul + 1442695040888963407ul;
+}
+
+FN void hot_work(void)
+{
+	work(300000);
+}
+
+FN void cold_work(void)
+{
+	work(100000);
+}
+
 FN void late_spin(void)
 {
 	spin_cpu(CLOCK_THREAD_CPUTIME_ID, (double)arg_ms);
@@ -90,10 +111,19 @@ FN void rt_spin(long ms, int *sent)
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: spinner late|prof|rtsig MS\n");
+		fprintf(stderr, "usage: spinner share|late|prof|rtsig MS\n");
 		return 2;
 	}
 	arg_ms = atol(argv[2]);
+	if (!strcmp(argv[1], "share")) {
+		double end = cpu_ms(CLOCK_THREAD_CPUTIME_ID) + (double)arg_ms;
+
+		while (cpu_ms(CLOCK_THREAD_CPUTIME_ID) < end) {
+			hot_work();
+			cold_work();
+		}
+		return 0;
+	}
 	if (!strcmp(argv[1], "late")) {
 		pthread_t th;
 
@@ -139,6 +169,6 @@ int main(int argc, char **argv)
 		printf("rtsig %d %d\n", (int)rt_count, sent);
 		return 0;
 	}
-	fprintf(stderr, "usage: spinner late|prof|rtsig MS\n");
+	fprintf(stderr, "usage: spinner share|late|prof|rtsig MS\n");
 	return 2;
 }
