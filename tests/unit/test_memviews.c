@@ -490,7 +490,7 @@ static void cpu_and_wall_samples(void **state)
 
 	(void)state;
 	build_samples(&b, 0);
-	load(&b, &t);
+	tb_load(&b, &t);
 	assert_true(t.sampling.present);
 	assert_int_equal(t.sampling.cpu_hz, 999);
 	assert_int_equal(t.sampling.cpu_samples, 2);
@@ -535,7 +535,7 @@ static void cpu_and_wall_samples(void **state)
 
 	/* --no-heap: only the sample views are offered, cpu first by default */
 	build_samples(&b, 1);
-	load(&b, &t);
+	tb_load(&b, &t);
 	assert_false(hs_memview_offered(&t, HS_MEM_ALLOC));
 	list = hs_memview_list_json(&t);
 	assert_non_null(list);
