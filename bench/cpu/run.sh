@@ -1,0 +1,109 @@
+#!/bin/sh
+# run.sh - the CPU sampler's overhead against the program alone and
+# against perf record -g at the same rate.
+#
+#   bench/cpu/run.sh [BUILD [RUNS [HZ]]]      (BUILD=build, RUNS=5, HZ=999)
+#
+# Each CPU-bound workload runs alone, under `heapscope run --cpu=HZ
+# --no-heap` (samples only, no symbolization afterwards) and under
+# `perf record -g -F HZ` (frame-pointer call graphs, perf's default), the
+# three taking turns RUNS times over so that a busy moment of the machine
+# is shared out. Times are the best of the RUNS: wall clock, and CPU
+# (task-clock of the whole process tree from perf stat, which counts
+# heapscope's sampler thread and perf's own process). Overhead is
+# T / T_alone - 1. Target: heapscope --cpu under 5% of CPU time.
+#
+# The samples each took are given too (heapscope: SAMPLE records; perf:
+# the samples perf script prints), and the ms of CPU heapscope's samples
+# add up to, against the CPU time of the run alone.
+set -eu
+BUILD=${1:-build}
+RUNS=${2:-5}
+HZ=${3:-999}
+HS="$BUILD/heapscope"
+SPINNER="$BUILD/tests/targets/spinner"
+DIR=$(mktemp -d "${TMPDIR:-/tmp}/hs-cpu-bench.XXXXXX")
+trap 'rm -rf "$DIR"' EXIT INT TERM
+
+for tool in perf python3 gcc; do
+	command -v "$tool" >/dev/null 2>&1 || {
+		echo "bench/cpu: '$tool' is missing" >&2
+		exit 1
+	}
+done
+[ -x "$SPINNER" ] || { echo "bench/cpu: $SPINNER is not built" >&2; exit 1; }
+perf record -q -o "$DIR/probe.data" -- true >/dev/null 2>&1 || {
+	echo "bench/cpu: perf record is refused (kernel.perf_event_paranoid)" >&2
+	exit 1
+}
+
+cat > "$DIR/loop.py" <<'PY'
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+print(sum(fib(22) for _ in range(40)))
+PY
+awk 'BEGIN {
+	for (f = 0; f < 1200; f++) {
+		printf "int f%d(int *v, int n) {\n  int i, s = 0;\n", f
+		printf "  for (i = 0; i < n; i++) s += v[i] * %d + (s >> %d);\n", f + 1, f % 5 + 1
+		printf "  if (s %% %d == 0) s += f%d(v, n - 1);\n  return s;\n}\n", f % 11 + 2, (f > 0 ? f - 1 : 0)
+	}
+}' > "$DIR/gen.c"
+CC1=$(gcc -print-prog-name=cc1)
+
+# name | command
+WORKLOADS="spin (2 frames)|$SPINNER share 3000
+python3 fib (deep stacks)|python3 $DIR/loop.py
+gcc -O2 (cc1)|$CC1 -quiet -O2 $DIR/gen.c -o $DIR/gen.s"
+
+# measure CONFIG CMD...: one run; keeps the best wall and CPU time per CONFIG
+measure() {
+	config=$1
+	shift
+	rm -f "$DIR/t.heapscope" "$DIR/t.data"
+	perf stat -e task-clock -o "$DIR/stat" "$@" > /dev/null 2> "$DIR/err" ||
+		{ echo "bench/cpu: failed: $*" >&2; cat "$DIR/err" >&2; exit 1; }
+	c=$(awk '/msec task-clock/ { gsub(",", "", $1); print $1 / 1000 }' "$DIR/stat")
+	w=$(awk '/seconds time elapsed/ { print $1 }' "$DIR/stat")
+	if [ -f "$DIR/best.$config" ]; then
+		read -r bw bc < "$DIR/best.$config"
+		w=$(awk "BEGIN { print ($w < $bw) ? $w : $bw }")
+		c=$(awk "BEGIN { print ($c < $bc) ? $c : $bc }")
+	fi
+	echo "$w $c" > "$DIR/best.$config"
+}
+
+overhead() {
+	awk "BEGIN { printf \"%+.1f%%\", ($1 / $2 - 1) * 100 }"
+}
+
+echo "CPU sampling at $HZ Hz: best of $RUNS runs on $(nproc) cores; overhead = T/T_alone - 1"
+echo
+printf '| workload | alone: wall, cpu | heapscope --cpu: wall, cpu | samples (ms of CPU) | perf record -g: wall, cpu | samples |\n'
+printf '|---|---|---|---|---|---|\n'
+echo "$WORKLOADS" | while IFS='|' read -r name cmd; do
+	rm -f "$DIR"/best.*
+	i=0
+	while [ "$i" -lt "$RUNS" ]; do
+		# shellcheck disable=SC2086
+		measure alone $cmd
+		# shellcheck disable=SC2086
+		measure heapscope "$HS" run -q --no-view --no-symbolize --cpu="$HZ" --no-heap \
+			-o "$DIR/t.heapscope" -- $cmd
+		cp "$DIR/t.heapscope" "$DIR/last.heapscope"
+		# shellcheck disable=SC2086
+		measure perf perf record -q -g -F "$HZ" -o "$DIR/t.data" -- $cmd
+		cp "$DIR/t.data" "$DIR/last.data"
+		i=$((i + 1))
+	done
+	read -r t0 c0 < "$DIR/best.alone"
+	read -r t1 c1 < "$DIR/best.heapscope"
+	read -r t2 c2 < "$DIR/best.perf"
+	hs_samples=$("$HS" stats "$DIR/last.heapscope" 2>/dev/null |
+		awk '/^cpu samples:/ { sub(/^\(/, "", $4); print $3 " (" $4 " ms)" }')
+	perf_samples=$(perf script -i "$DIR/last.data" -F comm 2>/dev/null | grep -c . || true)
+	printf '| %s | %.2f s, %.2f s | %.2f s (%s), %.2f s (%s) | %s | %.2f s (%s), %.2f s (%s) | %s |\n' \
+		"$name" "$t0" "$c0" \
+		"$t1" "$(overhead "$t1" "$t0")" "$c1" "$(overhead "$c1" "$c0")" "$hs_samples" \
+		"$t2" "$(overhead "$t2" "$t0")" "$c2" "$(overhead "$c2" "$c0")" "$perf_samples"
+done
