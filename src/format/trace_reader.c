@@ -1323,17 +1323,11 @@ out:
 #define BATCH_EVENTS 2048
 #define NR_BATCHES 8
 #define STREAM_WINDOW ((size_t)1 << 17)
-
-struct group {
-	size_t start, n;
-	int multi;			/* it holds events of several threads */
-};
+#define STREAM_SLICE 4096
 
 struct batch {
 	struct hs_trace_event *ev;	/* the events: n of them from ev + off */
 	size_t off, n, alloc;
-	struct group *grp;
-	size_t ngrp, alloc_grp;
 };
 
 struct stream {
@@ -1353,8 +1347,6 @@ struct stream {
 	size_t st_head, st_end, st_alloc;
 	struct hs_trace_event *run;	/* a late thread's events, until they merge */
 	size_t run_n, run_alloc;
-	struct hs_trace_event *tmp;	/* scratch for a merge */
-	size_t tmp_alloc;
 	uint32_t run_thread;		/* the thread whose events come now */
 	int in_run;			/* they go to @run, not to @stage */
 	/*
@@ -1384,6 +1376,7 @@ static int stream_ties(struct stream *s, struct hs_trace_event *grp, size_t n)
 	uint32_t thread[MAX_TIE_RUN] = { 0 };
 	uint8_t is_free[MAX_TIE_RUN] = { 0 };
 	size_t order[MAX_TIE_RUN], i, k, nt = 0, cap = 16, mask;
+	int shared = 0;
 
 	/* the addresses several threads touch: a hash of the group's
 	 * addresses with the first thread seen and whether another came */
@@ -1413,9 +1406,11 @@ static int stream_ties(struct stream *s, struct hs_trace_event *grp, size_t n)
 			s->seen_thread[k] = grp[i].thread;
 		} else if (s->seen_thread[k] != grp[i].thread) {
 			s->seen_thread[k] = UINT32_MAX;	/* several threads */
+			shared = 1;
 		}
 	}
-	for (i = 0; i < n; i++) {
+	/* nearly always: each thread has addresses of its own */
+	for (i = 0; shared && i < n; i++) {
 		uint64_t a = grp[i].addr;
 
 		if (!is_heap_op(grp[i].op) || !a)
@@ -1465,7 +1460,7 @@ static int stream_ties(struct stream *s, struct hs_trace_event *grp, size_t n)
 static int stream_publish(struct stream *s, size_t n)
 {
 	const struct hs_trace_event *ev = s->stage + s->st_head;
-	size_t avail = s->st_end - s->st_head, i, g = 0;
+	size_t avail = s->st_end - s->st_head;
 	struct batch *b;
 	int stop;
 
@@ -1508,25 +1503,6 @@ static int stream_publish(struct stream *s, size_t n)
 		s->st_head += n;
 	}
 	b->n = n;
-	b->ngrp = 0;
-	for (i = 1; i <= n; i++) {
-		size_t k;
-		int multi = 0;
-
-		if (i < n && ev[i].time == ev[g].time)
-			continue;
-		for (k = g + 1; k < i; k++)
-			if (ev[k].thread != ev[g].thread) {
-				multi = 1;
-				break;
-			}
-		if (HS_GROW(b->grp, b->ngrp + 1, b->alloc_grp))
-			return -ENOMEM;
-		b->grp[b->ngrp].start = g;
-		b->grp[b->ngrp].n = i - g;
-		b->grp[b->ngrp++].multi = multi;
-		g = i;
-	}
 	s->published = 1;
 	s->pub_time = ev[n - 1].time;
 	pthread_mutex_lock(&s->mu);
@@ -1552,11 +1528,15 @@ static int stage_room(struct stream *s, size_t n)
 	return HS_GROW(s->stage, s->st_end + n, s->st_alloc) ? -ENOMEM : 0;
 }
 
-/* Merge the gathered run into the staged events (the reading thread). */
+/*
+ * Merge the gathered run into the staged events (the reading thread),
+ * from the back: only the staged events later than the run's first move.
+ */
 static int stream_merge(struct stream *s)
 {
-	struct hs_trace_event *st, *r = s->run;
-	size_t lo, hi, pos, tail, i, j, k;
+	const struct hs_trace_event *r = s->run;
+	struct hs_trace_event *st;
+	size_t i, j, k;
 	int err;
 
 	s->in_run = 0;
@@ -1568,25 +1548,16 @@ static int stream_merge(struct stream *s)
 	if (err)
 		return err;
 	st = s->stage;
-	lo = s->st_head;
-	hi = s->st_end;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (st[mid].time <= r[0].time)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	pos = lo;
-	tail = s->st_end - pos;
-	if (HS_GROW(s->tmp, tail + 1, s->tmp_alloc))
-		return -ENOMEM;
-	memcpy(s->tmp, st + pos, tail * sizeof(*st));
+	i = s->st_end;
+	j = s->run_n;
+	k = i + j;
 	/* equal times: the staged events were earlier in the file */
-	for (i = 0, j = 0, k = pos; i < tail || j < s->run_n;)
-		st[k++] = j == s->run_n || (i < tail && s->tmp[i].time <= r[j].time)
-			  ? s->tmp[i++] : r[j++];
+	while (j) {
+		if (i > s->st_head && st[i - 1].time > r[j - 1].time)
+			st[--k] = st[--i];
+		else
+			st[--k] = r[--j];
+	}
 	s->st_end += s->run_n;
 	s->run_n = 0;
 	return 0;
@@ -2187,18 +2158,35 @@ static void *stream_read(void *arg)
 /* The caller's side: one batch's groups through the sink. */
 static int stream_consume(struct stream *s, struct batch *b)
 {
-	size_t g;
+	const struct hs_trace_sink *sink = s->sink;
+	struct hs_trace_event *ev = b->ev + b->off;
+	size_t n = b->n, start = 0, g = 0, i;
 	int err = 0;
 
-	for (g = 0; g < b->ngrp && !err; g++) {
-		struct hs_trace_event *ev = b->ev + b->off + b->grp[g].start;
+	if (!sink->live)
+		return sink->events(sink->ctx, ev, n);
+	/*
+	 * A batch ends with a tick. The ticks with several threads' events
+	 * have their ties ordered, when the events before them are in.
+	 */
+	while (g < n) {
+		int64_t time = ev[g].time;
+		uint32_t thread = ev[g].thread;
+		int multi = 0;
 
-		if (b->grp[g].multi && s->sink->live)
-			err = stream_ties(s, ev, b->grp[g].n);
-		if (!err)
-			err = s->sink->events(s->sink->ctx, ev, b->grp[g].n);
+		for (i = g + 1; i < n && ev[i].time == time; i++)
+			multi |= ev[i].thread != thread;
+		if (multi || g - start >= STREAM_SLICE) {
+			/* (in slices, which the sink reads while they are in cache) */
+			if (g > start && (err = sink->events(sink->ctx, ev + start, g - start)))
+				return err;
+			start = g;
+			if (multi && (err = stream_ties(s, ev + g, i - g)))
+				return err;
+		}
+		g = i;
 	}
-	return err;
+	return n > start ? sink->events(sink->ctx, ev + start, n - start) : 0;
 }
 
 static int stream(struct reading *rd, const struct hs_trace_sink *sink);
@@ -2282,11 +2270,9 @@ out:
 	hs_trace_reader_close(&rd->r);
 	for (i = 0; i < NR_BATCHES; i++) {
 		hs_free(s.b[i].ev);
-		hs_free(s.b[i].grp);
 	}
 	hs_free(s.stage);
 	hs_free(s.run);
-	hs_free(s.tmp);
 	hs_free(s.idx_off);
 	hs_free(s.idx_low);
 	hs_free(s.seen_addr);
