@@ -1330,6 +1330,12 @@ struct batch {
 	size_t off, n, alloc;
 };
 
+/* An address of a tick (stream_ties()): the first thread, UINT32_MAX for several. */
+struct seen {
+	uint64_t addr;
+	uint32_t thread, gen;
+};
+
 struct stream {
 	const struct hs_trace_sink *sink;
 	/*
@@ -1364,10 +1370,16 @@ struct stream {
 	/* the caller's side */
 	struct tie *ties;
 	size_t alloc_ties;
-	uint64_t *seen_addr;		/* a group's addresses (stream_ties()) */
-	uint32_t *seen_thread;
+	struct seen *seen;		/* a group's addresses (stream_ties()) */
 	size_t alloc_seen;
+	uint32_t seen_gen;		/* the entries of this group: seen[].gen */
 };
+
+/* A slot for address @a (a multiplicative hash: the table lives for one tick). */
+static inline size_t seen_slot(uint64_t a, size_t mask)
+{
+	return (size_t)((a * 0x9e3779b97f4a7c15ull) >> 29) & mask;
+}
 
 /* Order a group's equal-time events of one address across threads. */
 static int stream_ties(struct stream *s, struct hs_trace_event *grp, size_t n)
@@ -1376,36 +1388,42 @@ static int stream_ties(struct stream *s, struct hs_trace_event *grp, size_t n)
 	uint32_t thread[MAX_TIE_RUN] = { 0 };
 	uint8_t is_free[MAX_TIE_RUN] = { 0 };
 	size_t order[MAX_TIE_RUN], i, k, nt = 0, cap = 16, mask;
+	uint32_t gen;
 	int shared = 0;
 
 	/* the addresses several threads touch: a hash of the group's
-	 * addresses with the first thread seen and whether another came */
+	 * addresses with the first thread seen and whether another came
+	 * (entries of older groups have another generation) */
 	while (cap < 2 * n)
 		cap *= 2;
 	if (cap > s->alloc_seen) {
-		hs_free(s->seen_addr);
-		hs_free(s->seen_thread);
-		s->seen_addr = hs_malloc(cap * sizeof(uint64_t));
-		s->seen_thread = hs_malloc(cap * sizeof(uint32_t));
-		s->alloc_seen = s->seen_addr && s->seen_thread ? cap : 0;
-		if (!s->alloc_seen)
+		hs_free(s->seen);
+		s->seen = hs_calloc(cap, sizeof(*s->seen));
+		s->alloc_seen = s->seen ? cap : 0;
+		if (!s->seen)
 			return -ENOMEM;
+		s->seen_gen = 0;
 	}
-	mask = cap - 1;
-	memset(s->seen_addr, 0, cap * sizeof(uint64_t));
+	if (++s->seen_gen == 0) {
+		memset(s->seen, 0, s->alloc_seen * sizeof(*s->seen));
+		s->seen_gen = 1;
+	}
+	gen = s->seen_gen;
+	mask = s->alloc_seen - 1;
 	for (i = 0; i < n; i++) {
 		uint64_t a = grp[i].addr;
 
 		if (!is_heap_op(grp[i].op) || !a)
 			continue;
-		k = (size_t)hs_hash_u64(a) & mask;
-		while (s->seen_addr[k] && s->seen_addr[k] != a)
+		k = seen_slot(a, mask);
+		while (s->seen[k].gen == gen && s->seen[k].addr != a)
 			k = (k + 1) & mask;
-		if (!s->seen_addr[k]) {
-			s->seen_addr[k] = a;
-			s->seen_thread[k] = grp[i].thread;
-		} else if (s->seen_thread[k] != grp[i].thread) {
-			s->seen_thread[k] = UINT32_MAX;	/* several threads */
+		if (s->seen[k].gen != gen) {
+			s->seen[k].addr = a;
+			s->seen[k].thread = grp[i].thread;
+			s->seen[k].gen = gen;
+		} else if (s->seen[k].thread != grp[i].thread) {
+			s->seen[k].thread = UINT32_MAX;	/* several threads */
 			shared = 1;
 		}
 	}
@@ -1415,10 +1433,10 @@ static int stream_ties(struct stream *s, struct hs_trace_event *grp, size_t n)
 
 		if (!is_heap_op(grp[i].op) || !a)
 			continue;
-		k = (size_t)hs_hash_u64(a) & mask;
-		while (s->seen_addr[k] != a)
+		k = seen_slot(a, mask);
+		while (s->seen[k].addr != a)
 			k = (k + 1) & mask;
-		if (s->seen_thread[k] != UINT32_MAX)
+		if (s->seen[k].thread != UINT32_MAX)
 			continue;
 		if (HS_GROW(s->ties, nt + 1, s->alloc_ties))
 			return -ENOMEM;
@@ -2275,8 +2293,7 @@ out:
 	hs_free(s.run);
 	hs_free(s.idx_off);
 	hs_free(s.idx_low);
-	hs_free(s.seen_addr);
-	hs_free(s.seen_thread);
+	hs_free(s.seen);
 	hs_free(s.ties);
 	pthread_cond_destroy(&s.cv);
 	pthread_mutex_destroy(&s.mu);
