@@ -336,16 +336,11 @@ static size_t key_slot(const struct keytab *k, uint64_t node, uint32_t thread, u
 	return i;
 }
 
-static int key_of(struct keytab *k, uint64_t node, uint32_t thread, unsigned tagcat,
-		  uint32_t *key)
+static int key_find(struct keytab *k, uint64_t node, uint32_t thread, unsigned tagcat,
+		    uint32_t *key)
 {
-	size_t i, c = k->c_key;
-	size_t a;
+	size_t i, a;
 
-	if (c < k->n && k->node[c] == node && k->thread[c] == thread && k->tagcat[c] == tagcat) {
-		*key = (uint32_t)c;
-		return 0;
-	}
 	if (2 * (k->n + 1) > k->nr_slot) {
 		size_t n = k->nr_slot ? 2 * k->nr_slot : 1024, j;
 		uint32_t *slot = hs_calloc(n, sizeof(uint32_t));
@@ -385,6 +380,19 @@ static int key_of(struct keytab *k, uint64_t node, uint32_t thread, unsigned tag
 	k->c_key = k->slot[i] - 1;
 	*key = (uint32_t)k->c_key;
 	return 0;
+}
+
+/* The key of (@node, @thread, @tagcat), a new one when it has none. */
+static inline int key_of(struct keytab *k, uint64_t node, uint32_t thread, unsigned tagcat,
+			 uint32_t *key)
+{
+	size_t c = k->c_key;
+
+	if (c < k->n && k->node[c] == node && k->thread[c] == thread && k->tagcat[c] == tagcat) {
+		*key = (uint32_t)c;
+		return 0;
+	}
+	return key_find(k, node, thread, tagcat, key);
 }
 
 static void keytab_release(struct keytab *k)
@@ -826,7 +834,7 @@ static unsigned size_class(uint64_t v)
 	return v ? 64u - (unsigned)__builtin_clzll(v) : 0;
 }
 
-static int event_key(struct view *v, const struct hs_trace_event *e, uint32_t *key)
+static inline int event_key(struct view *v, const struct hs_trace_event *e, uint32_t *key)
 {
 	unsigned cat = 0;
 
@@ -838,7 +846,8 @@ static int event_key(struct view *v, const struct hs_trace_event *e, uint32_t *k
 }
 
 /* A sample of @key: added to the key's latest one when that has the same time. */
-static int emit(struct view *v, int64_t time, double bytes, double count, uint32_t key)
+static inline int emit(struct view *v, int64_t time, double bytes, double count,
+		       uint32_t key)
 {
 	struct hs_stack_source *src = v->out;
 	size_t i = v->keys.last[key];
@@ -1354,12 +1363,60 @@ int hs_memview_build(const struct hs_trace *t, const struct hs_memview_opts *o,
 
 /* --- streaming ------------------------------------------------------------------ */
 
+/*
+ * view_event() of the net view of an unsampled trace, as one loop: what
+ * reading a trace spends most of its time on (weights are 1, blocks are
+ * not ordered).
+ */
+static int net_events(struct view *v, const struct hs_trace_event *ev, size_t n)
+{
+	struct hs_memview_info *info = v->info;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < n && !err; i++) {
+		const struct hs_trace_event *e = &ev[i];
+		struct block blk, nb;
+
+		if (e->op == HS_OP_ALLOC) {
+			err = event_key(v, e, &nb.key);
+			if (err)
+				break;
+			nb.ord = v->ord + i + 1;
+			nb.time = e->time;
+			nb.size = e->size;
+			err = live_replace(&v->live, e->addr, &nb, &blk);
+			if (err == 1) {
+				/* a block at a live address: its free was missed */
+				err = emit(v, e->time, -(double)blk.size, -1.0, blk.key);
+				if (info)
+					info->missed_frees++;
+			}
+			if (!err)
+				err = emit(v, e->time, (double)e->size, 1.0, nb.key);
+		} else if (e->op == HS_OP_FREE) {
+			if (!live_del(&v->live, e->addr, &blk)) {
+				if (info)
+					info->unmatched_frees++;
+				continue;
+			}
+			err = emit(v, e->time, -(double)blk.size, -1.0, blk.key);
+			if (info)
+				info->frees += 1.0;
+		}
+	}
+	v->ord += i;
+	return err;
+}
+
 static int sink_events(void *ctx, const struct hs_trace_event *ev, size_t n)
 {
 	struct view *v = ctx;
 	size_t i;
 	int err = 0;
 
+	if (v->o->kind == HS_MEM_NET && !v->t->info.sample_bytes)
+		return net_events(v, ev, n);
 	for (i = 0; i < n && !err; i++)
 		err = view_event(v, &ev[i]);
 	return err;
