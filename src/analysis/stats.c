@@ -22,7 +22,7 @@ void hs_timeline_release(struct hs_timeline *tl)
 	memset(tl, 0, sizeof(*tl));
 }
 
-static void top_release(struct hs_top_list *l)
+void hs_heap_top_release(struct hs_top_list *l)
 {
 	size_t i;
 
@@ -34,10 +34,10 @@ static void top_release(struct hs_top_list *l)
 
 void hs_heap_stats_release(struct hs_heap_stats *s)
 {
-	top_release(&s->by_bytes);
-	top_release(&s->by_count);
-	top_release(&s->by_leaked);
-	top_release(&s->at_peak);
+	hs_heap_top_release(&s->by_bytes);
+	hs_heap_top_release(&s->by_count);
+	hs_heap_top_release(&s->by_leaked);
+	hs_heap_top_release(&s->at_peak);
 	hs_timeline_release(&s->heap);
 	hs_timeline_release(&s->rss);
 	memset(s, 0, sizeof(*s));
@@ -261,6 +261,46 @@ out:
 	return err;
 }
 
+/* --- leaks ----------------------------------------------------------------- */
+
+int hs_heap_leaks(const struct hs_stack_source *src, size_t n,
+		  struct hs_top_list *by_leaked, struct hs_leak_totals *out,
+		  struct hs_diag *diag)
+{
+	double all_bytes, all_blocks;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (by_leaked)
+		memset(by_leaked, 0, sizeof(*by_leaked));
+	err = top(src, n, by_leaked, NULL, &out->bytes, &out->blocks, diag);
+	if (err) {
+		if (by_leaked)
+			hs_heap_top_release(by_leaked);
+		memset(out, 0, sizeof(*out));
+		return err;
+	}
+	hs_source_totals(src, &all_bytes, &all_blocks);
+	out->suppressed_bytes = all_bytes - out->bytes;
+	out->suppressed_blocks = all_blocks - out->blocks;
+	return 0;
+}
+
+int hs_heap_leaks_path(const char *path, struct hs_leak_totals *out, struct hs_diag *diag)
+{
+	struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT;
+	struct hs_stack_source src;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	o.kind = HS_MEM_LEAKS;
+	err = hs_memview_build_path(path, &o, &src, NULL, diag);
+	if (!err)
+		err = hs_heap_leaks(&src, 0, NULL, out, diag);
+	hs_source_release(&src);
+	return err;
+}
+
 /* --- the stats ------------------------------------------------------------- */
 
 static unsigned bit_length(uint64_t v)
@@ -321,6 +361,7 @@ int hs_heap_stats_compute(const struct hs_trace *t, const struct hs_stats_opts *
 {
 	struct hs_stack_source src;
 	struct hs_memview_info info;
+	struct hs_leak_totals leaks;
 	size_t n = o && o->top ? o->top : 10, i;
 	double m, c;
 	int err;
@@ -361,12 +402,12 @@ int hs_heap_stats_compute(const struct hs_trace *t, const struct hs_stats_opts *
 	if (!err)
 		err = build(t, HS_MEM_LEAKS, &src, NULL, diag);
 	if (!err)
-		err = top(&src, n, &s->by_leaked, NULL, &s->leaked_bytes, &s->leaked_blocks,
-			  diag);
+		err = hs_heap_leaks(&src, n, &s->by_leaked, &leaks, diag);
 	if (!err) {
-		hs_source_totals(&src, &m, &c);
-		s->suppressed_bytes = m - s->leaked_bytes;
-		s->suppressed_blocks = c - s->leaked_blocks;
+		s->leaked_bytes = leaks.bytes;
+		s->leaked_blocks = leaks.blocks;
+		s->suppressed_bytes = leaks.suppressed_bytes;
+		s->suppressed_blocks = leaks.suppressed_blocks;
 	}
 	hs_source_release(&src);
 

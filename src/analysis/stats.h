@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include "common/diag.h"
 #include "format/trace_reader.h"
+#include "model/stack_source.h"
 
 /*
  * stats - the numbers of a heap trace at a glance (`heapscope stats`, and
@@ -80,6 +81,35 @@ struct hs_stats_opts {
 int hs_heap_stats_compute(const struct hs_trace *t, const struct hs_stats_opts *o,
 			  struct hs_heap_stats *s, struct hs_diag *diag);
 void hs_heap_stats_release(struct hs_heap_stats *s);
+
+/*
+ * What leaked, as stats counts it: the leaks view's blocks after its
+ * default FoldPats and ExcPats (the known exit-time allocations of libc
+ * and libstdc++, HS_PRESET_LEAK_SUPPRESS), and what those ExcPats left
+ * out. Estimates for a sampled trace.
+ */
+struct hs_leak_totals {
+	double bytes, blocks;
+	double suppressed_bytes, suppressed_blocks;
+};
+
+/*
+ * The leak totals of @src, a leaks view (hs_memview_build() with
+ * HS_MEM_LEAKS; borrowed), into @out; with @by_leaked, also its top @n
+ * call sites by bytes (initialised here, owned by the caller: released
+ * with the stats, or hs_heap_top_release()). Returns 0, -ENOMEM or -E2BIG
+ * with @diag filled.
+ */
+int hs_heap_leaks(const struct hs_stack_source *src, size_t n,
+		  struct hs_top_list *by_leaked, struct hs_leak_totals *out,
+		  struct hs_diag *diag);
+/*
+ * The same for the whole trace at @path, streamed when it can be
+ * (hs_memview_build_path()), without a top list: `heapscope run`'s
+ * summary. Returns what hs_memview_build_path() and hs_heap_leaks() return.
+ */
+int hs_heap_leaks_path(const char *path, struct hs_leak_totals *out, struct hs_diag *diag);
+void hs_heap_top_release(struct hs_top_list *l);
 
 /*
  * The heap in use (live bytes; estimates for a sampled trace) and the RSS

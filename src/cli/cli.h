@@ -68,6 +68,8 @@ int cli_load_view(const char *cmd, const char *path, const char *from,
 
 /* @bytes for people ("812 B", "4.6 MiB") into @buf of @n bytes. */
 void cli_human_bytes(double bytes, char *buf, size_t n);
+/* A count into @buf: whole, or with one decimal (a sampled trace's estimates). */
+void cli_count(double x, char *buf, size_t n);
 
 /* Parse a non-negative or signed number option; 0 or HS_EXIT_USAGE. */
 int cli_parse_double(const char *cmd, const char *opt, const char *arg,

@@ -7,6 +7,7 @@
  * becomes heapscope's (128 + N when signal N killed it); everything
  * heapscope says goes to stderr.
  */
+#include "analysis/stats.h"
 #include "cli/cli.h"
 #include "common/alloc.h"
 #include "format/trace_reader.h"
@@ -195,8 +196,38 @@ static void forward_signal(int sig)
 }
 
 /*
+ * What leaked, as `heapscope stats` counts it (hs_heap_leaks_path()):
+ * the known exit-time allocations of libc and libstdc++ are left out and
+ * said apart. "" when it cannot be computed (the reason is printed).
+ */
+static void leaked(const char *path, char *buf, size_t n)
+{
+	struct hs_diag diag = HS_DIAG_INIT(path);
+	struct hs_leak_totals l;
+	char a[32], b[32], c[32], msg[1024];
+	int len;
+
+	buf[0] = '\0';
+	if (hs_heap_leaks_path(path, &l, &diag)) {
+		if (!diag.set)
+			hs_diag_set(&diag, 0, "cannot compute the leaks");
+		fprintf(stderr, "heapscope: %s\n", hs_diag_format(&diag, msg, sizeof(msg)));
+		return;
+	}
+	cli_human_bytes(l.bytes, a, sizeof(a));
+	cli_count(l.blocks, b, sizeof(b));
+	len = snprintf(buf, n, ", leaked %s in %s blocks", a, b);
+	if (l.suppressed_blocks > 0 && len > 0 && (size_t)len < n) {
+		cli_human_bytes(l.suppressed_bytes, c, sizeof(c));
+		snprintf(buf + len, n - (size_t)len,
+			 " (%s more in known exit-time allocations)", c);
+	}
+}
+
+/*
  * The end summary. Its peak RSS is the trace's, as `heapscope stats`
- * gives it: the highest of the RSS records (docs/memory.md).
+ * gives it: the highest of the RSS records, and its leaks are stats's
+ * (docs/memory.md).
  */
 static void summarize(const char *path)
 {
@@ -204,7 +235,7 @@ static void summarize(const char *path)
 	struct hs_trace_scan t;
 	const struct hs_trace_stats *s = &t.stats;
 	struct stat sb;
-	char a[32], b[32], c[32], d[32], msg[1024];
+	char a[32], b[32], c[32], msg[1024], leaks[160];
 
 	if (hs_trace_scan(path, &t, &diag)) {
 		if (!diag.set)
@@ -212,20 +243,20 @@ static void summarize(const char *path)
 		fprintf(stderr, "heapscope: %s\n", hs_diag_format(&diag, msg, sizeof(msg)));
 		return;
 	}
+	leaked(path, leaks, sizeof(leaks));
 	cli_human_bytes((double)s->bytes_allocated, a, sizeof(a));
 	cli_human_bytes((double)s->peak_heap, b, sizeof(b));
 	if (s->peak_rss)
 		cli_human_bytes((double)s->peak_rss, c, sizeof(c));
 	else
 		snprintf(c, sizeof(c), "not sampled");
-	cli_human_bytes((double)s->leaked_bytes, d, sizeof(d));
 	fprintf(stderr, "heapscope: %" PRIu64 " allocations (%s), %" PRIu64
-		" frees, peak heap %s, peak RSS %s, leaked %s in %" PRIu64 " blocks\n",
-		s->allocs, a, s->frees, b, c, d, s->leaked_blocks);
+		" frees, peak heap %s, peak RSS %s%s\n",
+		s->allocs, a, s->frees, b, c, leaks);
 	if (t.sample_bytes)
 		fprintf(stderr, "heapscope: sampled one allocation per %" PRIu64
-			" bytes on average: counts and bytes above are of the samples\n",
-			t.sample_bytes);
+			" bytes on average: counts and bytes above are of the samples, "
+			"leaks are estimates\n", t.sample_bytes);
 	if (t.cpu_samples || t.wall_samples)
 		fprintf(stderr, "heapscope: %" PRIu64 " CPU samples (%.1f ms of CPU), %" PRIu64
 			" wall-clock samples: heapscope report --source %s %s\n",

@@ -18,15 +18,6 @@
 #define CHART_ROWS 6
 #define CHART_COLS 64
 
-/* A count: whole, or with one decimal for the estimates of a sampled trace. */
-static void count(double x, char *buf, size_t n)
-{
-	if (x == floor(x) && fabs(x) < 1e15)
-		snprintf(buf, n, "%.0f", x);
-	else
-		snprintf(buf, n, "%.1f", x);
-}
-
 /* A chart of @tl: CHART_ROWS lines of CHART_COLS columns, '#' under the curve. */
 static void chart(const char *title, const struct hs_timeline *tl, double duration_ms)
 {
@@ -81,8 +72,8 @@ static void top_text(const char *title, const struct hs_top_list *l, int by_coun
 	if (!l->nr)
 		printf("  (none)\n");
 	for (i = 0; i < l->nr; i++) {
-		count(by_count ? l->site[i].count : l->site[i].bytes, a, sizeof(a));
-		count(by_count ? l->site[i].bytes : l->site[i].count, b, sizeof(b));
+		cli_count(by_count ? l->site[i].count : l->site[i].bytes, a, sizeof(a));
+		cli_count(by_count ? l->site[i].bytes : l->site[i].count, b, sizeof(b));
 		printf("  %12s %s  (%s %s)  %s\n", a, by_count ? "allocations" : "bytes", b,
 		       by_count ? "bytes" : "allocations", l->site[i].name);
 	}
@@ -107,15 +98,15 @@ static void text(const char *path, const struct hs_trace *t, const struct hs_hea
 		printf("wall samples:           %.0f (CPU_TIME %.3f ms, BLOCKED_TIME %.3f ms; "
 		       "report --source wall)\n", s->wall_samples, s->wall_cpu_ms,
 		       s->wall_blocked_ms);
-	count(s->allocations, a, sizeof(a));
+	cli_count(s->allocations, a, sizeof(a));
 	printf("allocations:            %s (%.1f per second)\n", a, s->allocations_per_second);
-	count(s->frees, a, sizeof(a));
-	count(s->reallocs, b, sizeof(b));
+	cli_count(s->frees, a, sizeof(a));
+	cli_count(s->reallocs, b, sizeof(b));
 	printf("frees:                  %s\nreallocs:               %s\n", a, b);
-	count(s->bytes_allocated, a, sizeof(a));
+	cli_count(s->bytes_allocated, a, sizeof(a));
 	cli_human_bytes(s->bytes_allocated, b, sizeof(b));
 	printf("bytes allocated:        %s (%s)\n", a, b);
-	count(s->peak_heap_bytes, a, sizeof(a));
+	cli_count(s->peak_heap_bytes, a, sizeof(a));
 	cli_human_bytes(s->peak_heap_bytes, b, sizeof(b));
 	if (s->peak_heap_ms >= 0)
 		printf("peak heap:              %s (%s) at %.3f ms\n", a, b, s->peak_heap_ms);
@@ -127,16 +118,16 @@ static void text(const char *path, const struct hs_trace *t, const struct hs_hea
 		       s->peak_rss_ms);
 	else
 		printf("peak RSS:               no samples\n");
-	count(s->leaked_bytes, a, sizeof(a));
-	count(s->leaked_blocks, b, sizeof(b));
-	count(s->suppressed_bytes, c, sizeof(c));
-	count(s->suppressed_blocks, d, sizeof(d));
+	cli_count(s->leaked_bytes, a, sizeof(a));
+	cli_count(s->leaked_blocks, b, sizeof(b));
+	cli_count(s->suppressed_bytes, c, sizeof(c));
+	cli_count(s->suppressed_blocks, d, sizeof(d));
 	printf("leaked:                 %s bytes in %s blocks (and %s bytes in %s blocks of "
 	       "known exit-time allocations)\n", a, b, c, d);
-	count(s->temporary_allocations, a, sizeof(a));
-	count(s->temporary_bytes, b, sizeof(b));
+	cli_count(s->temporary_allocations, a, sizeof(a));
+	cli_count(s->temporary_bytes, b, sizeof(b));
 	printf("temporary allocations:  %s (%s bytes)\n", a, b);
-	count(s->unmatched_frees, a, sizeof(a));
+	cli_count(s->unmatched_frees, a, sizeof(a));
 	printf("unmatched frees:        %s\n", a);
 	printf("mmaps, munmaps:         %.0f, %.0f\n", s->mmaps, s->munmaps);
 	printf("threads:                %zu\n", s->threads);
@@ -152,8 +143,8 @@ static void text(const char *path, const struct hs_trace *t, const struct hs_hea
 		else
 			snprintf(range, sizeof(range), "%" PRIu64 "-%" PRIu64, s->hist[k].min,
 				 s->hist[k].max);
-		count(s->hist[k].count, a, sizeof(a));
-		count(s->hist[k].bytes, b, sizeof(b));
+		cli_count(s->hist[k].count, a, sizeof(a));
+		cli_count(s->hist[k].bytes, b, sizeof(b));
 		printf("  %21s %12s %14s\n", range, a, b);
 	}
 	top_text("top call sites by bytes allocated", &s->by_bytes, 0);

@@ -205,6 +205,14 @@ void cli_human_bytes(double bytes, char *buf, size_t n)
 		snprintf(buf, n, "%.1f %s", bytes < 0 ? -v : v, units[u]);
 }
 
+void cli_count(double x, char *buf, size_t n)
+{
+	if (x == floor(x) && fabs(x) < 1e15)
+		snprintf(buf, n, "%.0f", x);
+	else
+		snprintf(buf, n, "%.1f", x);
+}
+
 int cli_parse_double(const char *cmd, const char *opt, const char *arg,
 		     double *out)
 {
