@@ -41,6 +41,22 @@ int hs_view_kind_has_focus(enum hs_view_kind kind)
 	       kind == HS_VIEW_CALLER_CALLEE;
 }
 
+int hs_view_focus_check(enum hs_view_kind kind, const char *focus, int need,
+			const char *what, struct hs_diag *diag)
+{
+	if (!hs_view_kind_has_focus(kind) && focus) {
+		hs_diag_set(diag, 0, "%s is for the callers, callees and caller-callee "
+			    "views, not '%s'", what, hs_view_kind_name(kind));
+		return -EINVAL;
+	}
+	if (need && hs_view_kind_has_focus(kind) && !focus) {
+		hs_diag_set(diag, 0, "view '%s' needs %s NAME", hs_view_kind_name(kind),
+			    what);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int hs_view_kind_is_tree(enum hs_view_kind kind)
 {
 	return kind == HS_VIEW_CALLTREE || kind == HS_VIEW_CALLERS ||

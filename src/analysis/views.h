@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include "analysis/calltree.h"
 #include "common/buf.h"
+#include "common/diag.h"
 
 /*
  * views - the stack viewer's tabs as rows (perfview-semantics.md §5, §6,
@@ -44,6 +45,16 @@ const char *hs_view_kind_name(enum hs_view_kind kind);
 int hs_view_kind_parse(const char *name, enum hs_view_kind *kind);
 /* The view needs a focus name. */
 int hs_view_kind_has_focus(enum hs_view_kind kind);
+/*
+ * The focus rule, for every front end (as in PerfView, only the callers,
+ * callees and caller-callee views have a focus): a focus (@focus, NULL:
+ * none given) with another view is an error, and so is none with one of
+ * these when @need. @what is how the front end names the focus
+ * ("--focus", "focus"). Returns 0, or -EINVAL with @diag saying what is
+ * wrong.
+ */
+int hs_view_focus_check(enum hs_view_kind kind, const char *focus, int need,
+			const char *what, struct hs_diag *diag);
 /* The view's rows form a tree. */
 int hs_view_kind_is_tree(enum hs_view_kind kind);
 

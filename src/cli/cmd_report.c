@@ -163,6 +163,7 @@ static void list_presets(void)
 
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
+	struct hs_diag diag = HS_DIAG_INIT(NULL);
 	unsigned long ul;
 	int c, err;
 
@@ -284,14 +285,8 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	if (o->nr_paths == 2)
 		o->base_path = argv[optind++];
 	o->path = argv[optind];
-	if (hs_view_kind_has_focus(o->view.kind) && !o->view.focus)
-		return cli_usage_error(o->cmd, "view '%s' needs --focus NAME",
-				       hs_view_kind_name(o->view.kind));
-	/* as in PerfView, only these views have a focus */
-	if (!hs_view_kind_has_focus(o->view.kind) && o->view.focus)
-		return cli_usage_error(o->cmd, "--focus is for the callers, callees and "
-				       "caller-callee views, not '%s'",
-				       hs_view_kind_name(o->view.kind));
+	if (hs_view_focus_check(o->view.kind, o->view.focus, 1, "--focus", &diag))
+		return cli_usage_error(o->cmd, "%s", diag.msg);
 	if (o->has_start && o->has_end && o->params.filter.end_ms < o->params.filter.start_ms)
 		return cli_usage_error(o->cmd, "--end is before --start");
 	if (o->has_start)

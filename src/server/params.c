@@ -547,11 +547,8 @@ int hs_api_query_parse(const json_t *q, size_t nr_traces, int need_focus,
 			    view);
 		goto fail;
 	}
-	if (need_focus && hs_view_kind_has_focus(out->view.kind) && !out->view.focus) {
-		hs_diag_set(diag, 0, "view '%s' needs a focus",
-			    hs_view_kind_name(out->view.kind));
+	if (hs_view_focus_check(out->view.kind, out->view.focus, need_focus, "focus", diag))
 		goto fail;
-	}
 	v = json_object_get(q, "limit");
 	if (v && !json_is_null(v)) {
 		n = json_is_integer(v) ? json_integer_value(v) : -1;

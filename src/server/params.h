@@ -59,8 +59,9 @@ struct hs_api_query {
 /*
  * Parse @q (a JSON object: the source keys "trace", "source", "diff", "steps", and
  * "params", "view", "focus", "limit", "depth"; other keys are left to the
- * caller) with @nr_traces traces loaded. A view that needs a focus without
- * one is an error only when @need_focus. Returns 0, -EINVAL (message in
+ * caller) with @nr_traces traces loaded. A focus with a view that has
+ * none is an error; a view that needs a focus without one only when
+ * @need_focus (hs_view_focus_check()). Returns 0, -EINVAL (message in
  * @diag) or -ENOMEM. On error @out is left released.
  */
 struct json_t;

@@ -338,11 +338,9 @@ static int get_view(struct ctx *c)
 	struct hs_cache_entry *e;
 	int err;
 
-	if (hs_view_kind_has_focus(o.kind) && !o.focus) {
-		hs_diag_set(&c->diag, 0, "view '%s' needs a focus",
-			    hs_view_kind_name(o.kind));
-		return -EINVAL;
-	}
+	err = hs_view_focus_check(o.kind, o.focus, 1, "focus", &c->diag);
+	if (err)
+		return err;
 	if (hs_buf_addf(&key, "%s\n%s\n%s", c->query.tree_key, hs_view_kind_name(o.kind),
 			o.focus ? o.focus : ""))
 		return -ENOMEM;

@@ -198,7 +198,13 @@ static void bad_requests(void **state)
 		{ "[1]", 400, "must be a JSON object" },
 		{ "{\"a\":1,\"a\":2}", 400, "the body is not JSON" },
 		{ "{\"view\":\"nope\"}", 400, "unknown view 'nope'" },
-		{ "{\"view\":\"callers\"}", 400, "needs a focus" },
+		{ "{\"view\":\"callers\"}", 400, "view 'callers' needs focus NAME" },
+		{ "{\"focus\":\"A\"}", 400,
+		  "focus is for the callers, callees and caller-callee views, not 'byname'" },
+		{ "{\"view\":\"calltree\",\"focus\":\"A\"}", 400,
+		  "focus is for the callers, callees and caller-callee views, not 'calltree'" },
+		{ "{\"view\":\"flame\",\"focus\":\"A\"}", 400,
+		  "focus is for the callers, callees and caller-callee views, not 'flame'" },
 		{ "{\"trace\":7}", 400, "no trace 7 (1 loaded)" },
 		{ "{\"trace\":\"0\"}", 400, "trace must be a whole number" },
 		{ "{\"params\":{\"groop\":\"x\"}}", 400, "unknown key 'groop' in params" },
@@ -221,6 +227,10 @@ static void bad_requests(void **state)
 		{ "{\"view\":\"callers\",\"focus\":\"Q\"}", 404, "no frame named 'Q'" },
 		{ "{\"limit\":-1}", 400, "limit must be a whole number" },
 	};
+	static const char *const focus_routes[] = {
+		"/api/view", "/api/tree", "/api/rows", "/api/find", "/api/flame",
+	};
+	static const char *const get_focus[] = { "view", "byname", "focus", "A", NULL };
 	struct hs_app app;
 	struct answer a;
 	char *big;
@@ -235,6 +245,21 @@ static void bad_requests(void **state)
 			fail_msg("%s: %u %s", cases[i].body, a.status, a.text);
 		answer_release(&a);
 	}
+	/* every route that takes a view refuses a focus it does not use; null is none */
+	for (i = 0; i < sizeof(focus_routes) / sizeof(focus_routes[0]); i++) {
+		post(&app, focus_routes[i], "{\"view\":\"calltree\",\"focus\":\"A\"}", &a);
+		if (a.status != 400 || !error_of(&a) ||
+		    !strstr(error_of(&a), "focus is for the callers"))
+			fail_msg("%s: %u %s", focus_routes[i], a.status, a.text);
+		answer_release(&a);
+	}
+	post(&app, "/api/view", "{\"view\":\"calltree\",\"focus\":null}", &a);
+	assert_int_equal(a.status, 200);
+	answer_release(&a);
+	ask(&app, "GET", "/api/view", get_focus, TOKEN, NULL, &a);
+	assert_int_equal(a.status, 400);
+	assert_non_null(strstr(error_of(&a), "not 'byname'"));
+	answer_release(&a);
 	/* a diff nested too deep */
 	post(&app, "/api/view", "{\"diff\":{\"test\":{\"diff\":{\"test\":{\"diff\":{\"test\":"
 	     "{\"diff\":{\"test\":{\"diff\":{\"test\":{},\"base\":{}}},\"base\":{}}},"
