@@ -25,7 +25,7 @@ SPINNER="$BUILD/tests/targets/spinner"
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/hs-cpu-bench.XXXXXX")
 trap 'rm -rf "$DIR"' EXIT INT TERM
 
-for tool in perf python3 gcc; do
+for tool in perf /usr/bin/python3 gcc; do
 	command -v "$tool" >/dev/null 2>&1 || {
 		echo "bench/cpu: '$tool' is missing" >&2
 		exit 1
@@ -40,7 +40,7 @@ perf record -q -o "$DIR/probe.data" -- true >/dev/null 2>&1 || {
 cat > "$DIR/loop.py" <<'PY'
 def fib(n):
     return n if n < 2 else fib(n - 1) + fib(n - 2)
-print(sum(fib(22) for _ in range(40)))
+print(sum(fib(25) for _ in range(30)))
 PY
 awk 'BEGIN {
 	for (f = 0; f < 1200; f++) {
@@ -52,8 +52,8 @@ awk 'BEGIN {
 CC1=$(gcc -print-prog-name=cc1)
 
 # name | command
-WORKLOADS="spin (2 frames)|$SPINNER share 3000
-python3 fib (deep stacks)|python3 $DIR/loop.py
+WORKLOADS="spin (4 frames)|$SPINNER rounds 4000
+python3 fib (deep stacks)|/usr/bin/python3 $DIR/loop.py
 gcc -O2 (cc1)|$CC1 -quiet -O2 $DIR/gen.c -o $DIR/gen.s"
 
 # measure CONFIG CMD...: one run; keeps the best wall and CPU time per CONFIG

@@ -38,6 +38,7 @@ struct run_opts {
 	int no_symbolize;
 	unsigned long cpu_hz, wall_hz;	/* --cpu, --wall; 0: off */
 	int no_heap;			/* --no-heap */
+	int perf;			/* --perf: let perf record instead */
 	const char **debug_dirs;	/* --debug-dir, for the symbols */
 	size_t nr_debug_dirs;
 };
@@ -188,6 +189,171 @@ static int read_report(int fd, char *path, size_t n, int *exec_errno, int *creat
 }
 
 static pid_t target_pid;
+
+/* --- --perf: perf record and perf script (docs/perf.md) --------------------- */
+
+/* Run @argv (argv[0] looked up in PATH); its exit status, or -errno. */
+static int spawn(char *const argv[], const char *out, int quiet)
+{
+	int status, fd;
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		if (out) {
+			fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+			if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
+				_exit(126);
+		}
+		if (quiet) {
+			fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+			if (fd >= 0) {
+				dup2(fd, STDERR_FILENO);
+				if (!out)
+					dup2(fd, STDOUT_FILENO);
+			}
+		}
+		execvp(argv[0], argv);
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	target_pid = pid;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	target_pid = 0;
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+/*
+ * heapscope run --perf -- CMD: perf record (with the scheduler's
+ * tracepoints when perf may record them: the thread-time source) and
+ * perf script into OUT (default COMM.data.txt), the commands of
+ * docs/perf.md. Returns the exit status.
+ */
+static int run_perf(const struct run_opts *o, char **cmd, int ncmd)
+{
+	static const char *const sched[] = {
+		"-m", "16M", "--call-graph", "dwarf", "--sample-cpu", "-e", "cpu-clock",
+		"-e", "sched:sched_switch", "-e", "sched:sched_wakeup",
+		"-e", "sched:sched_process_exit",
+	};
+	static const char *const plain[] = { "-g", "--sample-cpu", "-F", "999" };
+	char out[PATH_MAX], data[PATH_MAX + 16], freq[32];
+	const char **av;
+	const char *base, *probe_av[16];
+	int n = 0, k, r, with_sched;
+	struct sigaction ign, old_int, old_quit;
+	struct stat sb;
+
+	base = strrchr(cmd[0], '/');
+	base = base ? base + 1 : cmd[0];
+	if (o->out) {
+		snprintf(out, sizeof(out), "%s", o->out);
+	} else {
+		snprintf(out, sizeof(out), "%s.data.txt", base);
+	}
+	if (!stat(out, &sb))
+		return cli_fail("'%s' exists; not overwriting it", out);
+	snprintf(data, sizeof(data), "%s.perf.data", out);
+	if (!stat(data, &sb))
+		return cli_fail("'%s' exists; not overwriting it", data);
+	/* is perf there, and may it record? */
+	probe_av[0] = "perf";
+	probe_av[1] = "record";
+	probe_av[2] = "-q";
+	probe_av[3] = "-o";
+	probe_av[4] = data;
+	probe_av[5] = "--";
+	probe_av[6] = "true";
+	probe_av[7] = NULL;
+	r = spawn((char *const *)probe_av, NULL, 1);
+	unlink(data);
+	if (r == 127)
+		return cli_fail("--perf needs perf, which is not on the PATH (Debian: "
+				"linux-perf)");
+	if (r)
+		return cli_fail("perf record is refused here (kernel.perf_event_paranoid "
+				"is too high, or no perf events in this container); "
+				"'heapscope run --cpu' samples without perf");
+	probe_av[3] = "-e";
+	probe_av[4] = "sched:sched_switch";
+	probe_av[5] = "-o";
+	probe_av[6] = data;
+	probe_av[7] = "--";
+	probe_av[8] = "true";
+	probe_av[9] = NULL;
+	with_sched = spawn((char *const *)probe_av, NULL, 1) == 0;
+	unlink(data);
+	av = hs_calloc((size_t)ncmd + 32, sizeof(*av));
+	if (!av)
+		return cli_fail("out of memory");
+	av[n++] = "perf";
+	av[n++] = "record";
+	snprintf(freq, sizeof(freq), "%lu", o->cpu_hz ? o->cpu_hz : 999);
+	if (with_sched) {
+		for (k = 0; k < (int)(sizeof(sched) / sizeof(sched[0])); k++)
+			av[n++] = sched[k];
+		if (o->cpu_hz) {
+			av[n++] = "-F";
+			av[n++] = freq;
+		}
+	} else {
+		for (k = 0; k < (int)(sizeof(plain) / sizeof(plain[0])); k++)
+			av[n++] = plain[k];
+		av[n - 1] = freq;
+	}
+	av[n++] = "-o";
+	av[n++] = data;
+	av[n++] = "--";
+	for (k = 0; k < ncmd; k++)
+		av[n++] = cmd[k];
+	av[n] = NULL;
+	if (!o->quiet)
+		fprintf(stderr, "heapscope: perf record %s-o %s -- %s ...\n",
+			with_sched ? "-m 16M --call-graph dwarf --sample-cpu -e cpu-clock "
+				     "-e sched:... " : "-g --sample-cpu ", data, cmd[0]);
+	/* Ctrl-C is for the program (perf passes it on) */
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	r = spawn((char *const *)av, NULL, 0);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	if (r < 0 || stat(data, &sb)) {
+		hs_free(av);
+		return cli_fail("perf record failed (status %d)", r);
+	}
+	n = 0;
+	av[n++] = "perf";
+	av[n++] = "script";
+	av[n++] = "--no-inline";
+	av[n++] = "-F";
+	av[n++] = with_sched ? "comm,pid,tid,cpu,time,period,event,ip,sym,dso,trace"
+			     : "comm,pid,tid,cpu,time,period,event,ip,sym,dso";
+	av[n++] = "-i";
+	av[n++] = data;
+	av[n] = NULL;
+	k = spawn((char *const *)av, out, 1);
+	hs_free(av);
+	if (k) {
+		unlink(out);
+		return cli_fail("perf script failed (status %d); the recording is in %s", k,
+				data);
+	}
+	unlink(data);
+	if (!o->quiet)
+		fprintf(stderr, "heapscope: perf script output written to %s; look at it "
+			"with: heapscope report %s%s\n", out, out,
+			with_sched ? " (and --source thread-time)" : "");
+	return r;
+}
 
 static void forward_signal(int sig)
 {
@@ -340,6 +506,8 @@ int cmd_run(int argc, char **argv)
 				o.cpu_hz = hz;
 		} else if (!strcmp(a, "--no-heap")) {
 			o.no_heap = 1;
+		} else if (!strcmp(a, "--perf")) {
+			o.perf = 1;
 		} else if (!strcmp(a, "--follow-fork")) {
 			o.follow_fork = 1;
 		} else if (!strcmp(a, "--follow-exec")) {
@@ -372,6 +540,17 @@ int cmd_run(int argc, char **argv)
 		return cli_usage_error("run", "no program to run");
 	if (o.no_heap && !o.cpu_hz && !o.wall_hz)
 		return cli_usage_error("run", "--no-heap needs --cpu or --wall");
+	if (o.perf) {
+		int r;
+
+		if (o.wall_hz || o.no_heap || o.sample_bytes || o.follow_fork ||
+		    o.follow_exec)
+			return cli_usage_error("run", "--perf records with perf alone: "
+					       "only -o, -q and --cpu=HZ go with it");
+		r = run_perf(&o, argv + i, argc - i);
+		hs_free(o.debug_dirs);
+		return r;
+	}
 	if (find_preload(preload, sizeof(preload)))
 		return cli_fail("cannot find %s next to heapscope or in %s/heapscope",
 				PRELOAD_NAME, HS_LIBDIR);

@@ -5,6 +5,8 @@
  *   spinner share MS   the main thread spends 75% of its work in hot_work()
  *                      and 25% in cold_work() (the same loop, 3 times as
  *                      long), for MS ms of its CPU time
+ *   spinner rounds N   the same work as share, a fixed amount: N rounds of
+ *                      hot_work() and cold_work() (for benchmarks)
  *   spinner late MS    the main thread spins about 30 ms, then starts
  *                      thread "late", which spins MS ms of its own CPU
  *                      time in late_spin(), and joins it
@@ -111,7 +113,7 @@ FN void rt_spin(long ms, int *sent)
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: spinner share|late|prof|rtsig MS\n");
+		fprintf(stderr, "usage: spinner share|rounds|late|prof|rtsig MS\n");
 		return 2;
 	}
 	arg_ms = atol(argv[2]);
@@ -119,6 +121,13 @@ int main(int argc, char **argv)
 		double end = cpu_ms(CLOCK_THREAD_CPUTIME_ID) + (double)arg_ms;
 
 		while (cpu_ms(CLOCK_THREAD_CPUTIME_ID) < end) {
+			hot_work();
+			cold_work();
+		}
+		return 0;
+	}
+	if (!strcmp(argv[1], "rounds")) {
+		for (; arg_ms > 0; arg_ms--) {
 			hot_work();
 			cold_work();
 		}
@@ -169,6 +178,6 @@ int main(int argc, char **argv)
 		printf("rtsig %d %d\n", (int)rt_count, sent);
 		return 0;
 	}
-	fprintf(stderr, "usage: spinner share|late|prof|rtsig MS\n");
+	fprintf(stderr, "usage: spinner share|rounds|late|prof|rtsig MS\n");
 	return 2;
 }
