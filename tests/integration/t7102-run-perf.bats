@@ -12,7 +12,8 @@ setup() {
 }
 
 @test "run --perf: a clear error without perf" {
-	PATH=/nonexistent hs run --perf -o p.txt -- "$SPINNER" rounds 10
+	run --separate-stderr env PATH=/nonexistent "$HS_BIN" run --perf -o p.txt -- \
+		"$SPINNER" rounds 10
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == *"--perf needs perf, which is not on the PATH"* ]]
 	[ ! -e p.txt ]
