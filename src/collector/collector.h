@@ -367,6 +367,14 @@ unsigned hs_unwind(struct hs_thread *t, void *fp, uintptr_t *ips, unsigned max,
 		   int *complete, struct hs_walk *w) HS_HIDDEN;
 /* Forget cached rules (a module was unloaded). */
 void hs_unwind_flush(struct hs_thread *t) HS_HIDDEN;
+/*
+ * The rule of the frame whose code address is @addr (a call site, or the
+ * exact instruction of an interrupted frame) into @r, and addresses
+ * [*@lo, *@hi) it holds for (from @addr to the end of its CFI row). Takes
+ * hs_unwind_lock; @t's ring gets module records.
+ */
+void hs_unwind_rule_range(struct hs_thread *t, uintptr_t addr, struct hs_rule *r,
+			  uintptr_t *lo, uintptr_t *hi) HS_HIDDEN;
 /* With check_unwind: print how many walks differed from libunwind's. */
 void hs_unwind_report(void) HS_HIDDEN;
 void hs_unwind_global_flush(void) HS_HIDDEN;

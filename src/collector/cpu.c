@@ -18,10 +18,22 @@
  * their stack with tgkill().
  *
  * The signal handler is async-signal-safe: it takes no lock and allocates
- * nothing. It unwinds from the signal's context with libunwind (local
- * unwinding, which libunwind makes signal-safe) into a slot of the
+ * nothing. It unwinds from the signal's context into a slot of the
  * thread's own ring of raw samples (single producer: the handler; single
  * consumer: the sampler thread). A full ring drops the sample (counted).
+ * The walk uses unwind rules (unwind.c: CFA = rsp or rbp + offset, where
+ * rbp was saved), each for the range of code addresses its CFI row covers
+ * (so that the exact instructions signals interrupt share rules), from a
+ * sorted table that only the sampler thread writes and handlers search
+ * without locks: a frame costs a binary search and two loads, each load
+ * checked against the thread's stack bounds. The sampler publishes a new
+ * table by writing the other of two buffers and swapping a pointer; a
+ * handler that stayed in a search across two publications could read a
+ * wrong rule, which gives a wrong stack, never a crash. An address
+ * without a rule yet is handed to the sampler (which computes it with
+ * libdw), and that sample is walked by libunwind instead (local
+ * unwinding, which libunwind makes signal-safe), as are frames the rules
+ * cannot describe (signal frames, DWARF expressions).
  * The handler never touches the thread's heap-event ring, its stack
  * caches or any lock, so it may interrupt a heap hook anywhere.
  *
@@ -46,6 +58,7 @@
 #include <errno.h>
 #include <libunwind.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -58,6 +71,9 @@
 #include <unistd.h>
 
 #define RAW_SLOTS 64			/* raw samples a thread can hold */
+#define MISS_SLOTS 256			/* addresses without a rule, per thread */
+#define SIG_RULES (1u << 16)		/* the handlers' rule table: rules at most */
+#define MAX_FRAME (64u << 20)		/* no frame is larger than this */
 #define RAW_DEPTH 256			/* frames of a raw sample */
 #define BATCH 1024			/* samples sorted and written at once */
 
@@ -86,9 +102,27 @@ struct cpu_thread {
 	_Atomic int req;		/* 0: none, else kind + 1 */
 	_Atomic uint64_t req_ticks, req_dur;
 	_Atomic uint64_t handler_cpu;	/* CPU ns when the last request was done */
+	uintptr_t stack_lo, stack_hi;	/* bounds of the thread's stack */
+	/* addresses the handler found no rule for, handler -> sampler */
+	_Atomic unsigned miss_head, miss_tail;
+	uintptr_t miss[MISS_SLOTS];
 	/* raw samples, handler -> sampler */
 	_Atomic uint64_t head, tail;
 	struct raw slots[RAW_SLOTS];
+};
+
+/* A rule of the handlers' table, for the code addresses [lo, hi). */
+struct sig_rule {
+	uintptr_t lo, hi;
+	int32_t cfa_off;
+	int16_t bp_off;
+	uint8_t kind;
+};
+
+/* A table: rules sorted by address, not overlapping. */
+struct sig_table {
+	size_t n;
+	struct sig_rule r[SIG_RULES];
 };
 
 struct out_sample {
@@ -110,6 +144,13 @@ static _Atomic int sampler_run;
 static uint64_t n_cpu, n_wall, n_signals;	/* sampler thread */
 static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *,
 				  void *(*)(void *), void *);
+static struct sig_table *sig_tab[2];	/* written by the sampler thread only */
+static _Atomic(struct sig_table *) sig_cur;	/* the one handlers search */
+static uint64_t sig_rules_gen;
+static _Atomic uint64_t n_fast, n_slow, n_checked, n_differ;
+/* why walks went to libunwind: no rule at the leaf, deeper; a rule the
+ * walk cannot use; a register out of the stack */
+static _Atomic uint64_t n_miss_leaf, n_miss_deep, n_no_rule, n_bounds;
 
 static void *map_zero(size_t n)
 {
@@ -170,6 +211,170 @@ static unsigned unwind_signal(void *uc, uintptr_t *ips, unsigned max, int *compl
 	}
 }
 
+/* The rule whose range holds code address @a in @tb, or NULL. */
+static const struct sig_rule *sig_rule_find(const struct sig_table *tb, uintptr_t a)
+{
+	size_t lo = 0, hi = tb->n, mid;
+
+	if (hi > SIG_RULES)
+		return NULL;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (tb->r[mid].lo <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && a < tb->r[lo - 1].hi)
+		return &tb->r[lo - 1];
+	return NULL;
+}
+
+static void note_miss(struct cpu_thread *c, uintptr_t key)
+{
+	unsigned h = atomic_load_explicit(&c->miss_head, memory_order_relaxed);
+
+	if (h - atomic_load_explicit(&c->miss_tail, memory_order_acquire) >= MISS_SLOTS)
+		return;
+	c->miss[h % MISS_SLOTS] = key;
+	atomic_store_explicit(&c->miss_head, h + 1, memory_order_release);
+}
+
+static inline int in_stack(const struct cpu_thread *c, uintptr_t a)
+{
+	return a >= c->stack_lo && a <= c->stack_hi - sizeof(uintptr_t);
+}
+
+/*
+ * Walk with the rules from the signal's registers: the exact leaf, then
+ * call sites. Returns the depth, or -1 when the walk needs libunwind (an
+ * address without a rule, which is noted for the sampler, or a frame the
+ * rules do not describe).
+ */
+static int walk_rules(struct cpu_thread *c, const struct sig_table *tb, uintptr_t key,
+		      uintptr_t sp, uintptr_t bp, uintptr_t *ips, unsigned n, unsigned max,
+		      int *complete)
+{
+	uintptr_t cfa;
+
+	if (!in_stack(c, sp)) {
+		atomic_fetch_add_explicit(&n_bounds, 1, memory_order_relaxed);
+		return -1;
+	}
+	for (;;) {
+		const struct sig_rule *r;
+
+		if (n == max) {
+			*complete = 0;
+			return (int)n;
+		}
+		ips[n++] = key - 1;
+		r = sig_rule_find(tb, key - 1);
+		if (!r) {
+			note_miss(c, key - 1);
+			atomic_fetch_add_explicit(n == 1 ? &n_miss_leaf : &n_miss_deep, 1,
+						  memory_order_relaxed);
+			return n == 1 ? -2 : -1;
+		}
+		switch (r->kind) {
+		case HS_RULE_RSP:
+			cfa = sp + (uintptr_t)r->cfa_off;
+			break;
+		case HS_RULE_RBP:
+			cfa = bp + (uintptr_t)r->cfa_off;
+			break;
+		case HS_RULE_END:
+			*complete = 1;
+			return (int)n;
+		case HS_RULE_STOP:
+			*complete = 0;
+			return (int)n;
+		default:
+			atomic_fetch_add_explicit(&n_no_rule, 1, memory_order_relaxed);
+			return -1;
+		}
+		if (cfa <= sp || cfa - sp > MAX_FRAME || !in_stack(c, cfa - 8)) {
+			atomic_fetch_add_explicit(&n_bounds, 1, memory_order_relaxed);
+			return -1;
+		}
+		if (r->bp_off) {
+			if (!in_stack(c, cfa + (uintptr_t)(intptr_t)r->bp_off)) {
+				atomic_fetch_add_explicit(&n_bounds, 1, memory_order_relaxed);
+				return -1;
+			}
+			bp = *(const uintptr_t *)(cfa + (uintptr_t)(intptr_t)r->bp_off);
+		}
+		key = *(const uintptr_t *)(cfa - 8);
+		sp = cfa;
+		if (!key) {
+			*complete = 1;
+			return (int)n;
+		}
+	}
+}
+
+/*
+ * Walk with the rules from the signal's registers: the exact leaf, then
+ * call sites. A leaf without a rule yet (signals land anywhere in the
+ * code, so that is the common miss) is stepped over by libunwind, the
+ * rest walked with the rules again. Returns the depth, or -1 when the
+ * walk needs libunwind (an address without a rule, noted for the sampler,
+ * or a frame the rules do not describe).
+ */
+static int fast_walk(struct cpu_thread *c, void *ucv, uintptr_t *ips, unsigned max,
+		     int *complete)
+{
+	const ucontext_t *uc = ucv;
+	const struct sig_table *tb = atomic_load_explicit(&sig_cur, memory_order_acquire);
+	unw_word_t ip = 0, sp = 0, bp = 0;
+	unw_cursor_t cur;
+	int n;
+
+	if (!tb)
+		return -1;
+	n = walk_rules(c, tb, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] + 1,
+		       (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
+		       (uintptr_t)uc->uc_mcontext.gregs[REG_RBP], ips, 0, max, complete);
+	if (n != -2)
+		return n;
+	/* the leaf by libunwind: one step */
+	if (unw_init_local2(&cur, (unw_context_t *)ucv, UNW_INIT_SIGNAL_FRAME) < 0 ||
+	    unw_is_signal_frame(&cur) > 0 || unw_step(&cur) <= 0 ||
+	    unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || unw_get_reg(&cur, UNW_REG_SP, &sp) < 0 ||
+	    unw_get_reg(&cur, UNW_X86_64_RBP, &bp) < 0)
+		return -1;
+	if (!ip) {
+		*complete = 1;
+		return 1;
+	}
+	return walk_rules(c, tb, (uintptr_t)ip, (uintptr_t)sp, (uintptr_t)bp, ips, 1, max,
+			  complete);
+}
+
+/* With unwind=check: walk again with libunwind alone and compare. */
+static void check_walk(void *uc, const uintptr_t *ips, unsigned n, unsigned max,
+		       int complete)
+{
+	uintptr_t other[RAW_DEPTH];
+	int c2;
+	unsigned n2 = unwind_signal(uc, other, max, &c2), i;
+
+	atomic_fetch_add(&n_checked, 1);
+	if (n2 == n && c2 == complete && !memcmp(ips, other, n * sizeof(*ips)))
+		return;
+	if (atomic_fetch_add(&n_differ, 1) < 5) {
+		for (i = 0; i < n && i < n2 && ips[i] == other[i]; i++)
+			;
+	{
+		const struct sig_rule *r = sig_rule_find(atomic_load(&sig_cur), ips[0]);
+		hs_msg("sample unwind check: %u frames (complete %d) against libunwind's %u "
+		       "(complete %d), first difference at frame %u: %#lx against %#lx; leaf %#lx rule %#lx-%#lx kind %d off %d bp %d",
+		       n, complete, n2, c2, i, i < n ? (unsigned long)ips[i] : 0ul,
+		       i < n2 ? (unsigned long)other[i] : 0ul, (unsigned long)ips[0], r ? r->lo : 0, r ? r->hi : 0, r ? r->kind : -1, r ? r->cfa_off : 0, r ? r->bp_off: 0);
+	}
+	}
+}
+
 static void take(struct cpu_thread *c, void *uc, unsigned kind, uint64_t ticks,
 		 uint64_t dur)
 {
@@ -182,7 +387,31 @@ static void take(struct cpu_thread *c, void *uc, unsigned kind, uint64_t ticks,
 		return;
 	}
 	r = &c->slots[h % RAW_SLOTS];
-	r->n = max ? unwind_signal(uc, r->ips, max, &r->complete) : 0;
+	r->n = 0;
+	r->complete = 0;
+	if (max) {
+		int n = fast_walk(c, uc, r->ips, max, &r->complete);
+
+		if (n < 0)
+			n = -1;
+
+		if (n >= 0) {
+			r->n = (unsigned)n;
+			atomic_fetch_add_explicit(&n_fast, 1, memory_order_relaxed);
+			if (HS_UNLIKELY(hs_cfg.check_unwind))
+				check_walk(uc, r->ips, r->n, max, r->complete);
+		} else {
+			const struct sig_table *tb = atomic_load(&sig_cur);
+			unsigned i;
+
+			r->n = unwind_signal(uc, r->ips, max, &r->complete);
+			atomic_fetch_add_explicit(&n_slow, 1, memory_order_relaxed);
+			/* the sampler learns the rules of the whole stack */
+			for (i = 1; tb && i < r->n; i++)
+				if (!sig_rule_find(tb, r->ips[i]))
+					note_miss(c, r->ips[i]);
+		}
+	}
 	r->ticks = ticks;
 	r->dur = dur;
 	r->kind = kind;
@@ -372,15 +601,19 @@ static struct cpu_thread *claim(void)
 /* Register the calling thread (guard set by the caller). */
 static void thread_begin(void)
 {
+	struct hs_thread *t;
 	struct cpu_thread *c;
 	int e = errno;
 
 	if (cpu_self || !atomic_load(&sampling))
 		return;
-	hs_thread_get();	/* its THREAD_START record and name */
+	t = hs_thread_get();	/* its THREAD_START record and name */
 	c = claim();
 	if (!c)
 		goto out;
+	c->stack_lo = t ? t->stack_lo : 0;
+	c->stack_hi = t ? t->stack_hi : 0;	/* unknown: every walk by libunwind */
+	atomic_store(&c->miss_tail, atomic_load(&c->miss_head));
 	c->timer = -1;
 	c->perf_fd = -1;
 	c->tid = (pid_t)syscall(SYS_gettid);
@@ -526,12 +759,88 @@ static void add_out(struct hs_thread *t, uint64_t ticks, uint64_t dur, pid_t tid
 	o->node = node;
 }
 
+static struct sig_rule new_rules[4096];
+static size_t nr_new;
+
+/* Compute the rule of code address @a for the handlers' next table. */
+static void add_sig_rule(struct hs_thread *t, uintptr_t a)
+{
+	struct sig_rule *s;
+	struct hs_rule r;
+	size_t i;
+
+	if (sig_rule_find(atomic_load(&sig_cur), a) || nr_new == sizeof(new_rules) /
+	    sizeof(new_rules[0]))
+		return;
+	for (i = 0; i < nr_new; i++)
+		if (new_rules[i].lo <= a && a < new_rules[i].hi)
+			return;
+	s = &new_rules[nr_new];
+	hs_unwind_rule_range(t, a, &r, &s->lo, &s->hi);
+	s->cfa_off = r.cfa_off;
+	s->bp_off = r.bp_off;
+	s->kind = r.kind;
+	/* the new ranges must not overlap each other */
+	for (i = 0; i < nr_new; i++)
+		if (s->lo < new_rules[i].hi && new_rules[i].lo < s->hi)
+			return;
+	nr_new++;
+}
+
+static int cmp_rule(const void *a, const void *b)
+{
+	const struct sig_rule *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Publish the current table merged with the new rules (or emptied). */
+static void publish_rules(int empty)
+{
+	struct sig_table *cur = atomic_load(&sig_cur);
+	struct sig_table *nt = cur == sig_tab[0] ? sig_tab[1] : sig_tab[0];
+	size_t i = 0, j = 0, n = 0;
+
+	if (!empty && !nr_new)
+		return;
+	qsort(new_rules, nr_new, sizeof(new_rules[0]), cmp_rule);
+	while (!empty && (i < cur->n || j < nr_new) && n < SIG_RULES) {
+		const struct sig_rule *x;
+
+		if (j == nr_new || (i < cur->n && cur->r[i].lo <= new_rules[j].lo))
+			x = &cur->r[i++];
+		else
+			x = &new_rules[j++];
+		if (n && x->lo < nt->r[n - 1].hi)
+			continue;	/* overlaps the one before: keep that */
+		nt->r[n++] = *x;
+	}
+	nt->n = n;
+	nr_new = 0;
+	atomic_store_explicit(&sig_cur, nt, memory_order_release);
+}
+
 /* Move the raw samples of every thread into the batch. */
 static void collect(struct hs_thread *t)
 {
 	struct cpu_thread *c;
+	uint64_t g = atomic_load(&hs_gen);
 
 	hs_thread_check_gen(t);
+	if (g != sig_rules_gen) {
+		/* a module went away: its rules with it */
+		sig_rules_gen = g;
+		publish_rules(1);
+	}
+	for (c = atomic_load(&registry); c; c = c->next) {
+		unsigned mt = atomic_load_explicit(&c->miss_tail, memory_order_relaxed);
+		unsigned mh = atomic_load_explicit(&c->miss_head, memory_order_acquire);
+
+		for (; mt != mh; mt++)
+			add_sig_rule(t, c->miss[mt % MISS_SLOTS]);
+		atomic_store_explicit(&c->miss_tail, mt, memory_order_release);
+	}
+	publish_rules(0);
 	for (c = atomic_load(&registry); c; c = c->next) {
 		uint64_t tail = atomic_load_explicit(&c->tail, memory_order_relaxed);
 		uint64_t head = atomic_load_explicit(&c->head, memory_order_acquire);
@@ -690,8 +999,12 @@ int hs_cpu_start(void)
 	if (!hs_cfg.cpu_hz && !hs_cfg.wall_hz)
 		return 0;
 	batch = map_zero(sizeof(*batch));
-	if (!batch)
+	sig_tab[0] = map_zero(sizeof(struct sig_table));
+	sig_tab[1] = map_zero(sizeof(struct sig_table));
+	if (!batch || !sig_tab[0] || !sig_tab[1])
 		return -1;
+	atomic_store(&sig_cur, sig_tab[0]);
+	sig_rules_gen = atomic_load(&hs_gen);
 	if (!real_pthread_create)
 		real_pthread_create = dlsym(RTLD_NEXT, "pthread_create");
 	s = free_signal(0);
@@ -731,6 +1044,18 @@ void hs_cpu_stop(void)
 		pthread_join(sampler, NULL);
 		sampler_ok = 0;
 	}
+	if (hs_cfg.check_unwind)
+		hs_msg("sample unwind check: %llu walks by rules, %llu by libunwind (no "
+		       "rule yet at the leaf %llu, deeper %llu; rule not usable %llu; out "
+		       "of the stack %llu); %llu compared, %llu differ",
+		       (unsigned long long)atomic_load(&n_fast),
+		       (unsigned long long)atomic_load(&n_slow),
+		       (unsigned long long)atomic_load(&n_miss_leaf),
+		       (unsigned long long)atomic_load(&n_miss_deep),
+		       (unsigned long long)atomic_load(&n_no_rule),
+		       (unsigned long long)atomic_load(&n_bounds),
+		       (unsigned long long)atomic_load(&n_checked),
+		       (unsigned long long)atomic_load(&n_differ));
 }
 
 int hs_cpu_owns(int sig)

@@ -99,9 +99,15 @@ static int is_offset_from_cfa(const Dwarf_Op *ops, size_t n, int64_t *off)
 	return 0;
 }
 
-/* Work out the rule for return address @ra (under hs_unwind_lock). */
-static void compute_rule(struct hs_thread *t, uintptr_t ra, struct hs_rule *r)
+/*
+ * Work out the rule for return address @ra (under hs_unwind_lock). With
+ * @lo and @hi (set by the caller to [ra - 1, ra)), also the range libdw
+ * gives for its CFI row (see hs_unwind_rule_range()).
+ */
+static void compute_rule(struct hs_thread *t, uintptr_t ra, struct hs_rule *r,
+			 uintptr_t *lo, uintptr_t *hi)
 {
+	Dwarf_Addr start = 0, end = 0;
 	struct hs_module *m;
 	Dwarf_Frame *f = NULL;
 	Dwarf_Op mem[3], *ops;
@@ -129,8 +135,12 @@ static void compute_rule(struct hs_thread *t, uintptr_t ra, struct hs_rule *r)
 		return;
 	if (dwarf_cfi_addrframe(m->cfi, ra - 1 - m->bias, &f) || !f)
 		return;
-	if (dwarf_frame_info(f, NULL, NULL, &sig) < 0 || sig)
+	if (dwarf_frame_info(f, &start, &end, &sig) < 0 || sig)
 		goto out;
+	if (lo && start <= ra - 1 - m->bias && ra - 1 - m->bias < end) {
+		*lo = (uintptr_t)start + m->bias;
+		*hi = (uintptr_t)end + m->bias;
+	}
 	/* the return address: undefined marks the outermost frame */
 	if (dwarf_frame_register(f, 16, mem, &ops, &n))
 		goto out;
@@ -187,12 +197,41 @@ static void fill_rule(struct hs_thread *t, struct hs_rule *r, uintptr_t ra)
 				return;
 			}
 	}
-	compute_rule(t, ra, r);
+	compute_rule(t, ra, r, NULL, NULL);
 	if (global_rules && 4 * (nr_global_rules + 1) < 3 * GLOBAL_RULES) {
 		for (i = rule_slot(ra, mask); global_rules[i].ra; i = (i + 1) & mask)
 			;
 		global_rules[i] = *r;
 		nr_global_rules++;
+	}
+	pthread_mutex_unlock(&hs_unwind_lock);
+	errno = e;
+}
+
+void hs_unwind_rule_range(struct hs_thread *t, uintptr_t addr, struct hs_rule *r,
+			  uintptr_t *lo, uintptr_t *hi)
+{
+	int e = errno;
+
+	*lo = addr;
+	*hi = addr + 1;
+	pthread_mutex_lock(&hs_unwind_lock);
+	compute_rule(t, addr + 1, r, lo, hi);
+	/*
+	 * libdw's start of a row can be too low (after DW_CFA_restore_state it
+	 * gives the start of an earlier row): it is kept only if the row found
+	 * there is the same rule and ends at the same place.
+	 */
+	if (*lo < addr) {
+		struct hs_rule r2;
+		uintptr_t lo2 = *lo, hi2 = *lo + 1;
+
+		compute_rule(t, *lo + 1, &r2, &lo2, &hi2);
+		if (r2.kind != r->kind || r2.cfa_off != r->cfa_off || r2.bp_off != r->bp_off ||
+		    hi2 != *hi)
+			*lo = addr;
+	} else {
+		*lo = addr;
 	}
 	pthread_mutex_unlock(&hs_unwind_lock);
 	errno = e;
