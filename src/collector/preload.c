@@ -284,7 +284,7 @@ __attribute__((constructor(101))) static void hs_init(int argc, char **argv, cha
 		flags |= HS_PROC_FOLLOW_FORK;
 	if (hs_cfg.follow_exec)
 		flags |= HS_PROC_FOLLOW_EXEC;
-	hs_precise_clock = hs_cfg.sample_bytes != 0;
+	hs_precise_clock = hs_cfg.sample_bytes != 0 || hs_cfg.no_heap;
 	out = getenv("HEAPSCOPE_OUTPUT");
 	if (!out && opts)
 		flags |= HS_PROC_EXECED;
