@@ -27,7 +27,9 @@ struct set {
 	_Atomic uintptr_t slot[];
 };
 
-_Atomic uint8_t hs_sample_filter[1u << HS_FILTER_BITS];
+_Atomic uint64_t hs_sample_filter[(1u << HS_FILTER_BITS) / 64];
+/* live sampled blocks per filter bucket, under the lock (255 sticks) */
+static uint8_t filter_count[1u << HS_FILTER_BITS];
 static _Atomic(struct set *) cur;
 static _Atomic unsigned seq;		/* odd while the set changes */
 static atomic_flag lock = ATOMIC_FLAG_INIT;
@@ -93,6 +95,24 @@ static void set_put(struct set *s, uintptr_t a)
 	s->count++;
 }
 
+/*
+ * Under the lock: count a sampled block in or out of @a's filter bucket
+ * (@d = 1 or -1), setting the bucket's bit while the count is not 0.
+ */
+static void filter_count_add(uintptr_t a, int d)
+{
+	size_t slot = hs_filter_slot(a);
+	uint8_t c = filter_count[slot];
+	_Atomic uint64_t *w = &hs_sample_filter[slot / 64];
+	uint64_t bit = 1ull << (slot % 64), v;
+
+	if (c == 255 || (d < 0 && c == 0))
+		return;
+	filter_count[slot] = c = (uint8_t)(c + d);
+	v = atomic_load_explicit(w, memory_order_relaxed);
+	atomic_store_explicit(w, c ? v | bit : v & ~bit, memory_order_release);
+}
+
 static void lock_acquire(void)
 {
 	while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
@@ -131,13 +151,7 @@ int hs_sampled_add(uintptr_t a)
 	}
 	atomic_fetch_add_explicit(&seq, 1, memory_order_acq_rel);
 	set_put(s, a);
-	{
-		_Atomic uint8_t *f = &hs_sample_filter[hs_filter_slot(a)];
-		uint8_t c = atomic_load_explicit(f, memory_order_relaxed);
-
-		if (c < 255)
-			atomic_store_explicit(f, (uint8_t)(c + 1), memory_order_release);
-	}
+	filter_count_add(a, 1);
 	atomic_fetch_add_explicit(&seq, 1, memory_order_release);
 out:
 	lock_release();
@@ -212,13 +226,9 @@ int hs_sampled_remove(uintptr_t a)
 	s = atomic_load_explicit(&cur, memory_order_relaxed);
 	found = find(s, a, &i);
 	if (found) {
-		_Atomic uint8_t *f = &hs_sample_filter[hs_filter_slot(a)];
-		uint8_t c = atomic_load_explicit(f, memory_order_relaxed);
-
 		atomic_fetch_add_explicit(&seq, 1, memory_order_acq_rel);
 		set_delete(s, i);
-		if (c > 0 && c < 255)
-			atomic_store_explicit(f, (uint8_t)(c - 1), memory_order_relaxed);
+		filter_count_add(a, -1);
 		atomic_fetch_add_explicit(&seq, 1, memory_order_release);
 	}
 	lock_release();
