@@ -16,8 +16,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include <jansson.h>
+#include "analysis/calltree.h"
 #include "analysis/filter.h"
 #include "analysis/memviews.h"
+#include "analysis/views.h"
 #include "common/alloc.h"
 #include "format/trace_reader.h"
 #include "format/trace_symbols.h"
@@ -549,6 +551,59 @@ static void cpu_and_wall_samples(void **state)
 	free(b.buf);
 }
 
+/*
+ * When: a thread busy all the time (ten CPU samples of 10 ms back to back,
+ * [0, 100] ms) is 100% of one CPU in every bucket ('A'), because each
+ * sample is spread over the buckets its interval covers, and two such
+ * threads are 200% ('K'). The first bucket starts 0.0006 ms before 0, so
+ * it is a hair under ('9', 'J').
+ */
+static void cpu_when_is_percent_of_one_cpu(void **state)
+{
+	struct hs_view_params p = HS_VIEW_PARAMS_INIT;
+	struct hs_view_opts vo = { .kind = HS_VIEW_BYNAME };
+	struct hs_stack_source src;
+	struct hs_calltree ct;
+	struct hs_view v;
+	struct hs_trace t;
+	struct tb b;
+	uint8_t *q;
+	size_t i;
+	int k;
+
+	(void)state;
+	tb_init(&b);
+	q = tb_p(&b);
+	q = put_process_sampled(q, 0);
+	q = put_span(q, 10, 0, 0);
+	q = put_thread_start(q, 0, "busy");
+	q = put_span(q, 12, 0, 0);
+	q = put_thread_start(q, 0, "also");
+	q = put_span(q, 11, 0, 0);
+	for (k = 1; k <= 10; k++) {
+		q = put_sample(&b, q, (uint64_t)k * 10 * MS, 10, HS_SAMPLE_CPU, 10 * MS, 0);
+		q = put_sample(&b, q, (uint64_t)k * 10 * MS, 12, HS_SAMPLE_CPU, 10 * MS, 0);
+	}
+	tb_end(&b, q);
+	tb_chunk(&b, HS_CHUNK_EVENTS, 1);
+	tb_load(&b, &t);
+	build(&t, HS_MEM_CPU, NAN, NAN, &src, NULL);
+	assert_int_equal(hs_calltree_build(&ct, &src, &p, NULL), 0);
+	assert_int_equal(hs_view_build(&v, &ct, &vo), 0);
+	for (i = 0; i < v.nr_rows; i++) {
+		if (!strcmp(v.rows[i].name, "Thread (10) busy"))
+			assert_string_equal(v.rows[i].when, "9AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA");
+		if (!strcmp(v.rows[i].name, "ROOT"))
+			assert_string_equal(v.rows[i].when, "JKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKK");
+	}
+	assert_int_equal(v.nr_rows, 4);	/* ROOT, Process and the two threads */
+	hs_view_release(&v);
+	hs_calltree_release(&ct);
+	hs_source_release(&src);
+	hs_trace_release(&t);
+	free(b.buf);
+}
+
 /* The same views streamed from a file. */
 static void cpu_samples_streamed(void **state)
 {
@@ -867,6 +922,7 @@ int main(void)
 		cmocka_unit_test(out_of_memory),
 		cmocka_unit_test(cpu_and_wall_samples),
 		cmocka_unit_test(cpu_samples_streamed),
+		cmocka_unit_test(cpu_when_is_percent_of_one_cpu),
 	};
 	return cmocka_run_group_tests_name("memviews", tests, NULL, NULL);
 }
