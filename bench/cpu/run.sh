@@ -40,7 +40,7 @@ perf record -q -o "$DIR/probe.data" -- true >/dev/null 2>&1 || {
 cat > "$DIR/loop.py" <<'PY'
 def fib(n):
     return n if n < 2 else fib(n - 1) + fib(n - 2)
-print(sum(fib(25) for _ in range(30)))
+print(sum(fib(25) for _ in range(200)))
 PY
 awk 'BEGIN {
 	for (f = 0; f < 1200; f++) {

@@ -9,6 +9,10 @@
  * decompresses compressed sections. Frames are stored in blocks that never
  * move and strings in a strtab arena, so results stay valid until the
  * symbolizer is freed.
+ *
+ * The vDSO (a module named linux-vdso.so.1, with no file) is read from
+ * this process's own vDSO when its build id is the recorded one (the same
+ * kernel): CPU samples often land in its clock_gettime.
  */
 #include "symbols/symbols_internal.h"
 #include "common/alloc.h"
@@ -17,6 +21,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -341,12 +347,52 @@ static int try_debuginfod(struct hs_symbolizer *s, struct hs__sym_mod *m)
  * directories, else debuginfod. Returns 0 (usable or not, see m->dm) or
  * -ENOMEM.
  */
+/*
+ * A copy of this process's vDSO in a memory file: its descriptor, or -1.
+ * The image is the [vdso] mapping of /proc/self/maps.
+ */
+static int own_vdso(void)
+{
+	unsigned long lo, hi;
+	char line[256];
+	FILE *f = fopen("/proc/self/maps", "re");
+	int fd = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, "[vdso]") || sscanf(line, "%lx-%lx", &lo, &hi) != 2 ||
+		    hi <= lo)
+			continue;
+		fd = memfd_create("vdso", MFD_CLOEXEC);
+		if (fd >= 0 && write(fd, (const void *)lo, hi - lo) != (ssize_t)(hi - lo)) {
+			close(fd);
+			fd = -1;
+		}
+		break;
+	}
+	fclose(f);
+	return fd;
+}
+
 static int open_module(struct hs_symbolizer *s, struct hs__sym_mod *m)
 {
 	struct hs_buf name = HS_BUF_INIT;
 	size_t i, nr_dir = s->nr_debug_dir;
 	int err;
 
+	if (!strncmp(m->path, "linux-vdso", 10) || !strncmp(m->path, "linux-gate", 10)) {
+		int fd = m->build_id_len ? own_vdso() : -1;
+		char file[64];
+
+		if (fd >= 0) {
+			snprintf(file, sizeof(file), "/proc/self/fd/%d", fd);
+			err = try_file(s, m, file);
+			close(fd);
+			if (err <= 0)
+				return err;
+		}
+	}
 	err = try_file(s, m, m->path);
 	if (err <= 0)
 		return err;
