@@ -2015,6 +2015,105 @@ done:
 #undef FGET
 #undef FGETS
 
+/*
+ * The stream's common case in one loop (the reading thread): the MALLOC,
+ * CALLOC and FREE records of the thread whose events are being taken,
+ * handled as fast_record() and stream_event() would, with their state in
+ * locals. Stops before anything else (then fast_record() goes on from
+ * there): another record, a stack not the last one seen, an event that
+ * would be late, no more room. Returns 0.
+ */
+static int stream_run(struct hs_trace_reader *r, struct hs_trace *t, struct load_state *ls,
+		      struct stream *s)
+{
+	const uint8_t *q = r->p, *end = r->end;
+	uint64_t ticks = r->st.ticks, addr = r->st.addr, last = ls->last_ticks;
+	uint64_t allocs = 0, frees = 0, bytes = 0;
+	struct hs_trace_event *e, *first, *lim;
+	int64_t pub = s->published && !s->in_run ? s->pub_time : INT64_MIN;
+	uint32_t th = ls->span_thread;
+	size_t room, n;
+
+	if (!ls->span_valid || ls->span_tid != r->st.tid || th != s->run_thread ||
+	    (ls->flags & HS_TRACE_NO_EVENTS))
+		return 0;
+	if (s->in_run) {
+		first = s->run + s->run_n;
+		room = s->run_alloc - s->run_n;
+	} else {
+		size_t waiting = s->st_end - s->st_head, max = STREAM_WINDOW + BATCH_EVENTS - 1;
+
+		first = s->stage + s->st_end;
+		room = s->st_alloc - s->st_end;
+		/* without the index, the window's end is stream_event()'s */
+		if (!s->nidx)
+			room = waiting >= max ? 0 : room < max - waiting ? room : max - waiting;
+	}
+	for (e = first, lim = first + room; e < lim;) {
+		const uint8_t *p = q + 1;
+		unsigned tag;
+		uint64_t dt, da, size = 0, stack = 0, node = HS_TRACE_NONE, at;
+
+		if (q >= end)
+			break;
+		tag = *q;
+		if (tag == HS_TAG_FREE) {
+			if (get_u(&p, end, &dt) || get_u(&p, end, &da))
+				break;
+		} else if (tag == HS_TAG_MALLOC || tag == HS_TAG_CALLOC) {
+			if (get_u(&p, end, &dt) || get_u(&p, end, &da) ||
+			    get_u(&p, end, &size) || get_u(&p, end, &stack))
+				break;
+			if (stack && stack != ls->cache_id)
+				break;
+			if (stack)
+				node = ls->cache_index;
+		} else {
+			break;
+		}
+		at = ticks + (uint64_t)hs_unzigzag(dt);
+		if ((int64_t)at <= pub)
+			break;	/* stream_event() says what to do */
+		ticks = at;
+		addr += (uint64_t)hs_unzigzag(da);
+		if (ticks > last)
+			last = ticks;
+		e->time = (int64_t)ticks;
+		e->addr = addr;
+		e->size = size;
+		e->node = node;
+		e->thread = th;
+		e->fn = (uint8_t)tag;
+		if (tag == HS_TAG_FREE) {
+			e->op = HS_OP_FREE;
+			frees++;
+		} else {
+			e->op = HS_OP_ALLOC;
+			allocs++;
+			bytes += size;
+		}
+		e++;
+		q = p;
+	}
+	n = (size_t)(e - first);
+	if (!n)
+		return 0;
+	if (s->in_run)
+		s->run_n += n;
+	else
+		s->st_end += n;
+	r->p = q;
+	r->st.ticks = ticks;
+	r->st.addr = addr;
+	r->nr_events += n;
+	r->nr_records += n;
+	ls->last_ticks = last;
+	t->threads[th].allocs += allocs;
+	t->threads[th].frees += frees;
+	t->threads[th].bytes += bytes;
+	return 0;
+}
+
 static int load(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags,
 		struct stream *stream, struct hs_diag *diag)
 {
@@ -2043,6 +2142,11 @@ static int load(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags,
 			    (err = stream_chunk(stream, r->chunk_offset)))
 				goto out;
 			continue;
+		}
+		if (stream) {
+			stream_run(r, t, &ls, stream);
+			if (r->p >= r->end)
+				continue;
 		}
 		ret = fast_record(r, t, &ls);
 		if (ret < 0) {
