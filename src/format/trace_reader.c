@@ -1325,10 +1325,24 @@ out:
 #define STREAM_WINDOW ((size_t)1 << 17)
 #define STREAM_SLICE 4096
 
+/*
+ * A batch is a stretch of a staging buffer: the reading side stages
+ * events in one buffer and hands them over where they are; it moves on to
+ * another buffer when the current one is full while batches still use it.
+ */
 struct batch {
-	struct hs_trace_event *ev;	/* the events: n of them from ev + off */
-	size_t off, n, alloc;
+	struct hs_trace_event *ev;	/* n events */
+	size_t n;
+	unsigned buf;			/* in stream.buf[] */
 };
+
+struct evbuf {
+	struct hs_trace_event *ev;
+	size_t alloc;
+	unsigned refs;			/* batches handed over from it (under mu) */
+};
+
+#define NR_BUFS (NR_BATCHES + 2)
 
 /* An address of a tick (stream_ties()): the first thread, UINT32_MAX for several. */
 struct seen {
@@ -1349,6 +1363,8 @@ struct stream {
 	size_t head, tail;
 	int done, stop;
 	/* the reorder window (the reading thread) */
+	struct evbuf buf[NR_BUFS];
+	unsigned cur;			/* the buffer that stage and st_alloc are */
 	struct hs_trace_event *stage;	/* waiting events, in order: [st_head, st_end) */
 	size_t st_head, st_end, st_alloc;
 	struct hs_trace_event *run;	/* a late thread's events, until they merge */
@@ -1477,7 +1493,7 @@ static int stream_ties(struct stream *s, struct hs_trace_event *grp, size_t n)
  */
 static int stream_publish(struct stream *s, size_t n)
 {
-	const struct hs_trace_event *ev = s->stage + s->st_head;
+	struct hs_trace_event *ev = s->stage + s->st_head;
 	size_t avail = s->st_end - s->st_head;
 	struct batch *b;
 	int stop;
@@ -1496,54 +1512,73 @@ static int stream_publish(struct stream *s, size_t n)
 	if (stop)
 		return -ECANCELED;
 	b = &s->b[s->head % NR_BATCHES];
-	if (n >= avail - n) {
-		/* most of what waits: the batch takes the staging array, the
-		 * rest moves to the batch's old one */
-		struct hs_trace_event *old = b->ev;
-		size_t old_alloc = b->alloc, rest = avail - n;
-
-		b->ev = s->stage;
-		b->alloc = s->st_alloc;
-		b->off = s->st_head;
-		s->stage = old;
-		s->st_alloc = old_alloc;
-		if (HS_GROW(s->stage, rest + 1, s->st_alloc))
-			return -ENOMEM;
-		memcpy(s->stage, b->ev + b->off + n, rest * sizeof(*ev));
-		s->st_head = 0;
-		s->st_end = rest;
-		ev = b->ev + b->off;
-	} else {
-		if (HS_GROW(b->ev, n, b->alloc))
-			return -ENOMEM;
-		memcpy(b->ev, ev, n * sizeof(*ev));
-		b->off = 0;
-		s->st_head += n;
-	}
+	b->ev = ev;
 	b->n = n;
+	b->buf = s->cur;
+	s->st_head += n;
 	s->published = 1;
 	s->pub_time = ev[n - 1].time;
 	pthread_mutex_lock(&s->mu);
+	s->buf[s->cur].refs++;
 	s->head++;
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
 	return 0;
 }
 
-/* Room for @n more staged events (moving them to the front, or growing). */
+/*
+ * Room for @n more staged events: in place when no batch uses the buffer
+ * (moving the waiting events to the front, or growing it), else the
+ * waiting events move to a buffer no batch uses.
+ */
 static int stage_room(struct stream *s, size_t n)
 {
-	size_t waiting = s->st_end - s->st_head;
+	size_t waiting = s->st_end - s->st_head, need = waiting + n;
+	struct evbuf *to = NULL;
+	unsigned i, refs;
 
 	if (s->st_end + n <= s->st_alloc)
 		return 0;
-	if (s->st_head && waiting + n <= s->st_alloc / 4) {
-		memmove(s->stage, s->stage + s->st_head, waiting * sizeof(*s->stage));
-		s->st_head = 0;
-		s->st_end = waiting;
-		return 0;
+	pthread_mutex_lock(&s->mu);
+	refs = s->buf[s->cur].refs;
+	for (i = 0; refs && !to && i < NR_BUFS; i++)
+		if (i != s->cur && !s->buf[i].refs)
+			to = &s->buf[i];
+	pthread_mutex_unlock(&s->mu);
+	if (!refs) {
+		struct evbuf *c = &s->buf[s->cur];
+
+		if (s->st_head && need <= s->st_alloc / 2) {
+			memmove(s->stage, s->stage + s->st_head, waiting * sizeof(*s->stage));
+		} else {
+			if (HS_GROW(c->ev, s->st_end + n, c->alloc))
+				return -ENOMEM;
+			s->stage = c->ev;
+			s->st_alloc = c->alloc;
+			return 0;
+		}
+	} else {
+		/* (there is always one: NR_BATCHES batches and the current) */
+		if (!to)
+			return -EAGAIN;
+		if (to->alloc < need) {
+			size_t a = 4 * need > STREAM_WINDOW ? 4 * need : STREAM_WINDOW;
+
+			hs_free(to->ev);
+			to->alloc = 0;
+			to->ev = hs_malloc(a * sizeof(*to->ev));
+			if (!to->ev)
+				return -ENOMEM;
+			to->alloc = a;
+		}
+		memcpy(to->ev, s->stage + s->st_head, waiting * sizeof(*s->stage));
+		s->cur = (unsigned)(to - s->buf);
+		s->stage = to->ev;
+		s->st_alloc = to->alloc;
 	}
-	return HS_GROW(s->stage, s->st_end + n, s->st_alloc) ? -ENOMEM : 0;
+	s->st_head = 0;
+	s->st_end = waiting;
+	return 0;
 }
 
 /*
@@ -2281,7 +2316,7 @@ static void *stream_read(void *arg)
 static int stream_consume(struct stream *s, struct batch *b)
 {
 	const struct hs_trace_sink *sink = s->sink;
-	struct hs_trace_event *ev = b->ev + b->off;
+	struct hs_trace_event *ev = b->ev;
 	size_t n = b->n, start = 0, g = 0, i;
 	int err = 0;
 
@@ -2377,6 +2412,7 @@ static int stream(struct reading *rd, const struct hs_trace_sink *sink)
 		if (!err && !failed)
 			err = stream_consume(&s, b);
 		pthread_mutex_lock(&s.mu);
+		s.buf[b->buf].refs--;
 		s.tail++;
 		pthread_cond_broadcast(&s.cv);
 		pthread_mutex_unlock(&s.mu);
@@ -2390,10 +2426,8 @@ static int stream(struct reading *rd, const struct hs_trace_sink *sink)
 		err = -EAGAIN;
 out:
 	hs_trace_reader_close(&rd->r);
-	for (i = 0; i < NR_BATCHES; i++) {
-		hs_free(s.b[i].ev);
-	}
-	hs_free(s.stage);
+	for (i = 0; i < NR_BUFS; i++)
+		hs_free(s.buf[i].ev);
 	hs_free(s.run);
 	hs_free(s.idx_off);
 	hs_free(s.idx_low);
