@@ -66,6 +66,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -700,6 +701,87 @@ HS_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 		hs_real.free(s);
 	return r;
 }
+
+/* --- the program's signal masks ------------------------------------------ */
+
+/*
+ * The program never blocks or waits for the sampling signal: a thread that
+ * blocks every signal is still sampled (and its signals do not pile up),
+ * and a thread in sigwait() on every signal does not receive the wall
+ * sampler's. The collector's own calls (the guard set: libunwind's locks,
+ * the writer's start) keep their masks as they are.
+ */
+static const sigset_t *strip(const sigset_t *set, sigset_t *copy)
+{
+	int s = atomic_load(&signo);
+
+	if (!set || !s || hs_tls.guard || !sigismember(set, s))
+		return set;
+	*copy = *set;
+	sigdelset(copy, s);
+	return copy;
+}
+
+#define REAL(name) static __typeof__(name) *real_##name;                    \
+	if (!real_##name) {                                                 \
+		int g_ = hs_tls.guard;                                      \
+		hs_tls.guard = 1;                                           \
+		real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name);  \
+		hs_tls.guard = g_;                                          \
+		if (!real_##name) {                                         \
+			errno = ENOSYS;                                     \
+			return -1;                                          \
+		}                                                           \
+	}
+
+HS_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	sigset_t copy;
+
+	REAL(sigprocmask);
+	return real_sigprocmask(how, how == SIG_UNBLOCK ? set : strip(set, &copy), old);
+}
+
+HS_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	sigset_t copy;
+
+	REAL(pthread_sigmask);
+	return real_pthread_sigmask(how, how == SIG_UNBLOCK ? set : strip(set, &copy), old);
+}
+
+HS_EXPORT int sigwait(const sigset_t *set, int *sig)
+{
+	sigset_t copy;
+
+	REAL(sigwait);
+	return real_sigwait(strip(set, &copy), sig);
+}
+
+HS_EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info)
+{
+	sigset_t copy;
+
+	REAL(sigwaitinfo);
+	return real_sigwaitinfo(strip(set, &copy), info);
+}
+
+HS_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *ts)
+{
+	sigset_t copy;
+
+	REAL(sigtimedwait);
+	return real_sigtimedwait(strip(set, &copy), info, ts);
+}
+
+HS_EXPORT int signalfd(int fd, const sigset_t *set, int flags)
+{
+	sigset_t copy;
+
+	REAL(signalfd);
+	return real_signalfd(fd, strip(set, &copy), flags);
+}
+#undef REAL
 
 /* --- the sampler thread ------------------------------------------------- */
 

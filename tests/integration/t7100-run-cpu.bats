@@ -111,6 +111,15 @@ between() {
 	[ "$(col 'spinner!rt_spin' 7 rt.csv)" -ge 20 ]
 }
 
+@test "run --cpu --wall: threads that block every signal are sampled, sigwait() gets only the program's" {
+	hs run -q --no-view --cpu --wall --no-heap -o sw.hs -- "$SPINNER" sigwait 300
+	[ "$status" -eq 0 ]
+	[ "$output" = "got 10" ]
+	"$HS_BIN" report --source cpu --format csv sw.hs > sw.csv 2>/dev/null
+	[ "$(col 'spinner!masked_spin' 7 sw.csv)" -ge 20 ]
+	"$HS_BIN" dump sw.hs | grep -q '^sampling-end .* dropped=0 '
+}
+
 @test "run --cpu: options are checked" {
 	hs run --no-heap -- true
 	[ "$status" -eq 2 ]

@@ -20,6 +20,13 @@
  *                      spins MS ms of CPU raising SIGRTMAX every ms of CPU
  *                      in rt_spin(); prints "rtsig RECEIVED SENT"
  *
+ *   spinner sigwait MS the main thread blocks every signal and waits for
+ *                      them all in sigwait(); thread "masked" (every
+ *                      signal blocked too) spins MS ms of CPU in
+ *                      masked_spin(), then sends SIGUSR1 to the main
+ *                      thread, which prints "got SIGNAL" for the first
+ *                      signal sigwait() gave it
+ *
  * Spinning is measured in CPU time (CLOCK_THREAD_CPUTIME_ID, or the
  * process's for prof), so a loaded machine stretches the wall time only.
  */
@@ -87,6 +94,21 @@ static void *late_main(void *arg)
 	return NULL;
 }
 
+static pthread_t main_thread;
+
+FN void masked_spin(void)
+{
+	spin_cpu(CLOCK_THREAD_CPUTIME_ID, (double)arg_ms);
+}
+
+static void *masked_main(void *arg)
+{
+	(void)arg;
+	masked_spin();
+	pthread_kill(main_thread, SIGUSR1);
+	return NULL;
+}
+
 static void on_prof(int sig)
 {
 	(void)sig;
@@ -113,7 +135,7 @@ FN void rt_spin(long ms, int *sent)
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: spinner share|rounds|late|prof|rtsig MS\n");
+		fprintf(stderr, "usage: spinner share|rounds|late|prof|rtsig|sigwait MS\n");
 		return 2;
 	}
 	arg_ms = atol(argv[2]);
@@ -124,6 +146,23 @@ int main(int argc, char **argv)
 			hot_work();
 			cold_work();
 		}
+		return 0;
+	}
+	if (!strcmp(argv[1], "sigwait")) {
+		sigset_t all;
+		pthread_t th;
+		int sig = 0;
+
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, NULL);
+		main_thread = pthread_self();
+		if (pthread_create(&th, NULL, masked_main, NULL))
+			return 1;
+		pthread_setname_np(th, "masked");
+		if (sigwait(&all, &sig))
+			return 1;
+		printf("got %d\n", sig);
+		pthread_join(th, NULL);
 		return 0;
 	}
 	if (!strcmp(argv[1], "rounds")) {
@@ -178,6 +217,6 @@ int main(int argc, char **argv)
 		printf("rtsig %d %d\n", (int)rt_count, sent);
 		return 0;
 	}
-	fprintf(stderr, "usage: spinner share|rounds|late|prof|rtsig MS\n");
+	fprintf(stderr, "usage: spinner share|rounds|late|prof|rtsig|sigwait MS\n");
 	return 2;
 }
