@@ -504,6 +504,8 @@ int hs_resolving(void) HS_HIDDEN;
 int hs_cpu_start(void) HS_HIDDEN;
 /* Stop sampling and write the last samples (before the writer finishes). */
 void hs_cpu_stop(void) HS_HIDDEN;
+/* In a followed fork child whose new trace has started: sample it too. */
+void hs_cpu_follow_child(void) HS_HIDDEN;
 /* Whether @sig is the sampling signal. */
 int hs_cpu_owns(int sig) HS_HIDDEN;
 /* sigaction() of the program on the sampling signal (see cpu.c). */

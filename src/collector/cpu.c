@@ -1057,21 +1057,77 @@ static void *sampler_main(void *arg)
 
 /* --- life cycle ----------------------------------------------------------- */
 
+static struct cpu_thread *fork_self;	/* the thread that forked, in a child */
+
+/*
+ * In a fork child: timers are not inherited and the sampler thread is
+ * gone, so sampling stops; hs_cpu_follow_child() starts it again in a
+ * child the collector follows.
+ */
 static void after_fork_child(void)
 {
-	struct cpu_thread *c;
+	struct cpu_thread *c, *me = cpu_self;
 
-	/* timers are not inherited and the sampler is gone: no sampling */
 	atomic_store(&sampling, 0);
-	for (c = atomic_load(&registry); c; c = c->next)
-		if (c->perf_fd >= 0) {
+	for (c = atomic_load(&registry); c; c = c->next) {
+		if (c->perf_fd >= 0)
 			close(c->perf_fd);	/* the parent's threads' events */
-			c->perf_fd = -1;
+		c->perf_fd = -1;
+		c->timer = -1;
+		atomic_store(&c->tail, atomic_load(&c->head));
+		atomic_store(&c->miss_tail, atomic_load(&c->miss_head));
+		if (c != me) {
+			atomic_store(&c->ready, 0);
+			atomic_store(&c->state, HS_T_FREE);
 		}
+	}
 	atomic_store(&sampler_run, 0);
 	sampler_ok = 0;
 	cpu_self = NULL;
 	pthread_mutex_init(&reg_lock, NULL);
+	fork_self = me;
+	if (me)
+		atomic_store(&me->ready, 0);
+}
+
+void hs_cpu_follow_child(void)
+{
+	struct cpu_thread *me = fork_self;
+	int g = hs_tls.guard;
+
+	if (!me || !real_pthread_create)
+		return;
+	fork_self = NULL;
+	hs_tls.guard = 1;
+	n_cpu = n_wall = n_signals = 0;
+	batch->n = 0;
+	batch->last_ticks = 0;
+	me->tid = (pid_t)syscall(SYS_gettid);
+	me->cpu_prev = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	me->wall_ref = me->cpu_prev;
+	me->wall_prev = hs_now_ns();
+	me->blocked_valid = 0;
+	me->dropped = 0;
+	atomic_store(&me->req, 0);
+	atomic_store(&me->req_dur, 0);
+	atomic_store(&me->handler_cpu, 0);
+	if (hs_tls.t) {
+		me->stack_lo = hs_tls.t->stack_lo;
+		me->stack_hi = hs_tls.t->stack_hi;
+	}
+	cpu_self = me;
+	atomic_store(&sampling, 1);
+	if (hs_cfg.cpu_hz && atomic_load(&signo))
+		set_timer(me, atomic_load(&signo));
+	atomic_store(&me->ready, 1);
+	atomic_store(&sampler_run, 1);
+	if (real_pthread_create(&sampler, NULL, sampler_main, NULL)) {
+		atomic_store(&sampling, 0);
+		drop_timer(me);
+	} else {
+		sampler_ok = 1;
+	}
+	hs_tls.guard = g;
 }
 
 int hs_cpu_start(void)

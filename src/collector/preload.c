@@ -356,6 +356,7 @@ static void child_restart(pid_t parent)
 		return;
 	}
 	atomic_store(&hs_on, hs_cfg.no_heap ? 2 : 1);
+	hs_cpu_follow_child();
 }
 
 int hs_writer_start_child(pid_t parent)

@@ -120,6 +120,17 @@ between() {
 	"$HS_BIN" dump sw.hs | grep -q '^sampling-end .* dropped=0 '
 }
 
+@test "run --cpu --follow-fork: a followed child is sampled into its own trace" {
+	mkdir fk && cd fk
+	hs run -q --no-view --cpu --no-heap --follow-fork -o parent.hs -- "$SPINNER" fork 300
+	[ "$status" -eq 0 ]
+	child=$(ls spinner.*.heapscope)
+	"$HS_BIN" symbolize -q "$child"
+	"$HS_BIN" report --source cpu --format csv "$child" > child.csv 2>/dev/null
+	between "$(col 'spinner!child_spin' 6 child.csv)" 260 340
+	"$HS_BIN" dump "$child" | grep -q '^sampling .*cpu_hz=999'
+}
+
 @test "run --cpu: options are checked" {
 	hs run --no-heap -- true
 	[ "$status" -eq 2 ]

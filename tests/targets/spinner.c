@@ -27,6 +27,9 @@
  *                      thread, which prints "got SIGNAL" for the first
  *                      signal sigwait() gave it
  *
+ *   spinner fork MS    forks; the child spins MS ms of CPU in child_spin()
+ *                      and exits, the parent waits for it
+ *
  * Spinning is measured in CPU time (CLOCK_THREAD_CPUTIME_ID, or the
  * process's for prof), so a loaded machine stretches the wall time only.
  */
@@ -36,6 +39,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <time.h>
 
 #define FN __attribute__((noinline, noclone, used))
@@ -109,6 +114,11 @@ static void *masked_main(void *arg)
 	return NULL;
 }
 
+FN void child_spin(void)
+{
+	spin_cpu(CLOCK_THREAD_CPUTIME_ID, (double)arg_ms);
+}
+
 static void on_prof(int sig)
 {
 	(void)sig;
@@ -135,7 +145,7 @@ FN void rt_spin(long ms, int *sent)
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: spinner share|rounds|late|prof|rtsig|sigwait MS\n");
+		fprintf(stderr, "usage: spinner share|rounds|late|prof|rtsig|sigwait|fork MS\n");
 		return 2;
 	}
 	arg_ms = atol(argv[2]);
@@ -163,6 +173,19 @@ int main(int argc, char **argv)
 			return 1;
 		printf("got %d\n", sig);
 		pthread_join(th, NULL);
+		return 0;
+	}
+	if (!strcmp(argv[1], "fork")) {
+		pid_t pid = fork();
+		int st;
+
+		if (pid < 0)
+			return 1;
+		if (pid == 0) {
+			child_spin();
+			exit(0);
+		}
+		waitpid(pid, &st, 0);
 		return 0;
 	}
 	if (!strcmp(argv[1], "rounds")) {
@@ -217,6 +240,6 @@ int main(int argc, char **argv)
 		printf("rtsig %d %d\n", (int)rt_count, sent);
 		return 0;
 	}
-	fprintf(stderr, "usage: spinner share|rounds|late|prof|rtsig|sigwait MS\n");
+	fprintf(stderr, "usage: spinner share|rounds|late|prof|rtsig|sigwait|fork MS\n");
 	return 2;
 }
