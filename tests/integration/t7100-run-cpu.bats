@@ -86,7 +86,8 @@ between() {
 	# ITIMER_PROF every 20 ms of CPU time, 400 ms of it: about 20 signals.
 	# The kernel's count varies from run to run on a loaded machine (20 to
 	# 28 seen), so the two runs are compared with each other: the traced
-	# one within -35%..+50% of the one alone, per ms of CPU.
+	# one within half and twice the one alone, per ms of CPU (a program
+	# whose signals were taken or lost would be far outside).
 	run "$SPINNER" prof 400
 	[ "$status" -eq 0 ]
 	read -r _ alone alone_ms <<< "$output"
@@ -96,7 +97,7 @@ between() {
 	echo "alone $alone signals in $alone_ms ms, traced $traced in $traced_ms ms"
 	[ "$alone" -ge 10 ]
 	between "$(awk -v a="$alone" -v am="$alone_ms" -v t="$traced" -v tm="$traced_ms" \
-		'BEGIN { print (t / tm) / (a / am) }')" 0.65 1.5
+		'BEGIN { print (t / tm) / (a / am) }')" 0.5 2
 	# and the collector sampled it meanwhile
 	"$HS_BIN" report --source cpu --format csv prof.hs > prof.csv 2>/dev/null
 	[ "$(col 'spinner!spin_cpu' 7 prof.csv)" -ge 20 ]
