@@ -180,7 +180,7 @@ function verdict(ok) { return ok ? "met" : "MISSED" }
 END {
 	printf "target: full tracing at most a quarter of heaptrack'"'"'s slowdown on the single-threaded loop (CPU): %.2f, %s\n",
 	       q, verdict(q <= 0.25)
-	printf "target: two threads no worse per event than one (CPU): %.1f ns vs %.1f ns, %s\n",
+	printf "target: two threads no worse per event than one (CPU): %.2f ns vs %.2f ns, %s\n",
 	       ns["loop-2-threads"], ns["loop-1-thread"],
 	       verdict(ns["loop-2-threads"] <= ns["loop-1-thread"])
 	n = split(order, names, " ")
