@@ -133,8 +133,8 @@ void hs_trace_reader_close(struct hs_trace_reader *r)
 }
 
 /* Read @n bytes at @off into *@buf (grown as needed) or point into memory. */
-static int read_at(struct hs_trace_reader *r, uint64_t off, size_t n,
-		   const uint8_t **out)
+static int read_buf(struct hs_trace_reader *r, uint64_t off, size_t n, uint8_t **buf,
+		    size_t *alloc, const uint8_t **out)
 {
 	ssize_t got;
 	size_t done = 0;
@@ -143,16 +143,16 @@ static int read_at(struct hs_trace_reader *r, uint64_t off, size_t n,
 		*out = r->mem + off;
 		return 0;
 	}
-	if (n > r->alloc_stored) {
-		uint8_t *b = hs_realloc(r->stored, n);
+	if (n > *alloc) {
+		uint8_t *b = hs_realloc(*buf, n);
 
 		if (!b)
 			return -ENOMEM;
-		r->stored = b;
-		r->alloc_stored = n;
+		*buf = b;
+		*alloc = n;
 	}
 	while (done < n) {
-		got = pread(r->fd, r->stored + done, n - done, (off_t)(off + done));
+		got = pread(r->fd, *buf + done, n - done, (off_t)(off + done));
 		if (got < 0) {
 			if (errno == EINTR)
 				continue;
@@ -162,8 +162,14 @@ static int read_at(struct hs_trace_reader *r, uint64_t off, size_t n,
 			return -EIO;	/* the file shrank under us */
 		done += (size_t)got;
 	}
-	*out = r->stored;
+	*out = *buf;
 	return 0;
+}
+
+static int read_at(struct hs_trace_reader *r, uint64_t off, size_t n,
+		   const uint8_t **out)
+{
+	return read_buf(r, off, n, &r->stored, &r->alloc_stored, out);
 }
 
 static int corrupt(struct hs_trace_reader *r, struct hs_diag *diag, uint64_t off,
@@ -1313,8 +1319,10 @@ out:
  * The reorder window: threads' events reach the file in the order the
  * collector drained their buffers, so one thread's events may come after
  * later ones of another thread (each thread's own are in order). The
- * reading side keeps the last STREAM_WINDOW events back, in order, in a
- * staging array: a thread's events that come after later ones (a "run")
+ * reading side keeps events back, in order, in a staging array: with the
+ * footer's chunk index, those that an event of a chunk still to come may
+ * go before (stream_chunk()); without it, the last STREAM_WINDOW. In the
+ * staging array, a thread's events that come after later ones (a "run")
  * are gathered and merged into it in one pass, after the events of their
  * time already there, as in file order. A batch ends where the time
  * changes. An event older than what was handed over stops the stream
@@ -1324,6 +1332,13 @@ out:
 #define NR_BATCHES 8
 #define STREAM_WINDOW ((size_t)1 << 17)
 #define STREAM_SLICE 4096
+/* with the chunk index: the chunks after the current one that are not
+ * read ahead (stream_chunk()) */
+#define STREAM_AHEAD 1
+/* a staging buffer that grows or is taken anew has room for STREAM_ROOM
+ * times the events that need it; all hold at most STREAM_BUDGET times */
+#define STREAM_ROOM 2
+#define STREAM_BUDGET 5
 
 /*
  * A batch is a stretch of a staging buffer: the reading side stages
@@ -1373,13 +1388,21 @@ struct stream {
 	int in_run;			/* they go to @run, not to @stage */
 	/*
 	 * The footer's chunk index, when the trace has one: EVENTS chunks'
-	 * offsets (increasing) and the lowest time of that chunk and every
-	 * later one. Events older than what the chunks still to come can
-	 * hold go on; without an index, all but the last STREAM_WINDOW.
+	 * offsets (increasing) and the lowest time each can hold (its first
+	 * ticks, or what stream_peek() found; idx_first[nidx] is INT64_MAX),
+	 * and a tree of the lowest of them (stream_lowest()). Events older
+	 * than what the chunks still to come can hold go on; without an
+	 * index, all but the last STREAM_WINDOW.
 	 */
 	uint64_t *idx_off;
-	int64_t *idx_low;
-	size_t nidx;
+	int64_t *idx_first;
+	uint8_t *idx_peeked;		/* stream_peek() read the chunk */
+	size_t *idx_tree;		/* 2 * idx_leaves: chunks, the lowest first */
+	size_t nidx, idx_leaves;
+	uint8_t *peek_stored, *peek_raw;	/* stream_peek()'s buffers */
+	size_t alloc_peek_stored, alloc_peek_raw;
+	size_t peeks;			/* chunks stream_peek() read */
+	size_t staged_max;		/* the most events kept back at a chunk's start */
 	int read_err;			/* what reading returned */
 	int published;			/* some events were handed over ... */
 	int64_t pub_time;		/* ... the last of them at this time */
@@ -1529,41 +1552,62 @@ static int stream_publish(struct stream *s, size_t n)
 /*
  * Room for @n more staged events: in place when no batch uses the buffer
  * (moving the waiting events to the front, or growing it), else the
- * waiting events move to a buffer no batch uses.
+ * waiting events move to a buffer no batch uses. The buffers hold at
+ * most STREAM_BUDGET times the events that need room (with some for what
+ * comes next): above that, the reading side waits for the caller's side
+ * to hand batches back instead of taking more memory.
  */
 static int stage_room(struct stream *s, size_t n)
 {
 	size_t waiting = s->st_end - s->st_head, need = waiting + n;
+	size_t a = STREAM_ROOM * need > STREAM_WINDOW ? STREAM_ROOM * need : STREAM_WINDOW;
+	size_t budget = STREAM_BUDGET * (need > STREAM_WINDOW ? need : STREAM_WINDOW);
 	struct evbuf *to = NULL;
-	unsigned i, refs;
+	unsigned i;
 
 	if (s->st_end + n <= s->st_alloc)
 		return 0;
 	pthread_mutex_lock(&s->mu);
-	refs = s->buf[s->cur].refs;
-	for (i = 0; refs && !to && i < NR_BUFS; i++)
-		if (i != s->cur && !s->buf[i].refs)
-			to = &s->buf[i];
+	while (s->buf[s->cur].refs) {
+		size_t total = 0;
+
+		/* a free buffer: the smallest one with room, else the largest */
+		to = NULL;
+		for (i = 0; i < NR_BUFS; i++) {
+			struct evbuf *b = &s->buf[i];
+
+			total += b->alloc;
+			if (i == s->cur || b->refs)
+				continue;
+			if (!to || (b->alloc >= need ? to->alloc < need || b->alloc < to->alloc :
+				    to->alloc < need && b->alloc > to->alloc))
+				to = b;
+		}
+		/* (there is always one: NR_BATCHES batches and the current) */
+		if (to && (to->alloc >= need || total - to->alloc + a <= budget))
+			break;
+		to = NULL;
+		pthread_cond_wait(&s->cv, &s->mu);
+	}
 	pthread_mutex_unlock(&s->mu);
-	if (!refs) {
+	if (!to) {
 		struct evbuf *c = &s->buf[s->cur];
 
-		if (s->st_head && need <= s->st_alloc / 2) {
+		if (s->st_head)
 			memmove(s->stage, s->stage + s->st_head, waiting * sizeof(*s->stage));
-		} else {
-			if (HS_GROW(c->ev, s->st_end + n, c->alloc))
+		if (need > s->st_alloc - s->st_alloc / 4) {
+			/* (room for as many again: moving the waiting events
+			 * to the front each time would cost more) */
+			if (HS_GROW(c->ev, a, c->alloc)) {
+				s->st_head = 0;
+				s->st_end = waiting;
 				return -ENOMEM;
+			}
 			s->stage = c->ev;
 			s->st_alloc = c->alloc;
-			return 0;
 		}
 	} else {
-		/* (there is always one: NR_BATCHES batches and the current) */
-		if (!to)
-			return -EAGAIN;
 		if (to->alloc < need) {
-			size_t a = 4 * need > STREAM_WINDOW ? 4 * need : STREAM_WINDOW;
-
 			hs_free(to->ev);
 			to->alloc = 0;
 			to->ev = hs_malloc(a * sizeof(*to->ev));
@@ -1654,16 +1698,115 @@ stream_event(struct stream *s, uint32_t thread, uint64_t ticks, enum hs_trace_op
 	return stream_publish(s, BATCH_EVENTS);
 }
 
-/*
- * A chunk starts at @offset (the reading thread): with the index, the
- * staged events older than every event still to come go on.
- */
-static int stream_chunk(struct stream *s, uint64_t offset)
+/* Of chunks @a and @b, the one that can hold the lower time (the first on a tie). */
+static inline size_t lower_chunk(const struct stream *s, size_t a, size_t b)
 {
-	size_t lo = 0, hi = s->nidx, n;
+	if (s->idx_first[b] < s->idx_first[a] || (s->idx_first[b] == s->idx_first[a] && b < a))
+		return b;
+	return a;
+}
+
+/* Chunk @i can hold nothing older than @v now. */
+static void stream_set_first(struct stream *s, size_t i, int64_t v)
+{
+	size_t k = s->idx_leaves + i;
+
+	s->idx_first[i] = v;
+	for (k /= 2; k; k /= 2)
+		s->idx_tree[k] = lower_chunk(s, s->idx_tree[2 * k], s->idx_tree[2 * k + 1]);
+}
+
+/* The chunk from @i on that can hold the oldest events (nidx: none). */
+static size_t stream_lowest(const struct stream *s, size_t i)
+{
+	size_t l = s->idx_leaves + i, h = s->idx_leaves + s->nidx, best = s->nidx;
+
+	for (; l < h; l /= 2, h /= 2) {
+		if (l & 1)
+			best = lower_chunk(s, best, s->idx_tree[l++]);
+		if (h & 1)
+			best = lower_chunk(s, best, s->idx_tree[--h]);
+	}
+	return best;
+}
+
+/*
+ * The lowest time of the events chunk @i holds, read from the chunk
+ * itself (the reading thread, while it reads an earlier chunk). Its first
+ * ticks in the index are its threads' times before it, far too low when
+ * one of them was idle for long. Returns INT64_MIN when it cannot tell:
+ * the index's bound stays (reading the chunk in its turn reports what is
+ * wrong with it).
+ */
+static int64_t stream_peek(struct stream *s, struct hs_trace_reader *r, size_t i)
+{
+	uint64_t off = s->idx_off[i];
+	struct hs_chunk_header ch;
+	struct hs_rec_state st;
+	struct hs_rec rec;
+	const uint8_t *hdr, *q, *e;
+	const char *why;
+	int64_t low = INT64_MAX;
+
+	s->peeks++;
+	if (off > r->size || r->size - off < HS_CHUNK_HEADER_SIZE ||
+	    read_buf(r, off, HS_CHUNK_HEADER_SIZE, &s->peek_stored, &s->alloc_peek_stored,
+		     &hdr) ||
+	    hs_chunk_header_parse(hdr, &ch) || ch.kind != HS_CHUNK_EVENTS ||
+	    ch.stored > HS_CHUNK_MAX || ch.raw > HS_CHUNK_MAX ||
+	    r->size - off - HS_CHUNK_HEADER_SIZE < ch.stored ||
+	    read_buf(r, off + HS_CHUNK_HEADER_SIZE, ch.stored, &s->peek_stored,
+		     &s->alloc_peek_stored, &q))
+		return INT64_MIN;
+	e = q + ch.stored;
+	if (ch.flags & HS_CHUNK_ZSTD) {
+		if (HS_GROW(s->peek_raw, ch.raw ? ch.raw : 1, s->alloc_peek_raw))
+			return INT64_MIN;
+		if (ZSTD_decompress(s->peek_raw, ch.raw, q, ch.stored) != ch.raw)
+			return INT64_MIN;
+		q = s->peek_raw;
+		e = q + ch.raw;
+	}
+	memset(&st, 0, sizeof(st));
+	while (q < e) {
+		uint64_t at;
+
+		if (hs_rec_decode(&q, e, &st, &rec, &why))
+			return INT64_MIN;
+		if (rec.tag >= HS_TAG_MALLOC && rec.tag <= HS_TAG_MREMAP) {
+			/* (a realloc's free goes before it: its lead) */
+			at = hs_tag_is_realloc(rec.tag) && rec.lead <= rec.ticks ?
+				rec.ticks - rec.lead : hs_tag_is_realloc(rec.tag) ? 0 : rec.ticks;
+		} else if (rec.tag == HS_TAG_SAMPLE) {
+			at = rec.ticks;
+		} else {
+			continue;
+		}
+		if (at > INT64_MAX)
+			return INT64_MIN;
+		if ((int64_t)at < low)
+			low = (int64_t)at;
+	}
+	return low;
+}
+
+/*
+ * A chunk of the trace @r reads starts at @offset (the reading thread):
+ * with the index, the staged events older than every event still to come
+ * go on. The chunk that can hold the oldest of them, when it is not one
+ * of the next STREAM_AHEAD + 1, is read ahead for its real lowest time
+ * (stream_peek()), once: a thread idle for long (a main thread that waits
+ * for its workers and frees at exit) otherwise keeps every event back
+ * until it writes again.
+ */
+static int stream_chunk(struct stream *s, struct hs_trace_reader *r, uint64_t offset)
+{
+	size_t lo = 0, hi = s->nidx, n, at;
 	int64_t low;
 	int err;
 
+	if (s->st_end - s->st_head + s->run_n > s->staged_max)
+		s->staged_max = s->st_end - s->st_head + s->run_n;
 	if (!s->nidx)
 		return 0;
 	if (s->in_run && (err = stream_merge(s)))
@@ -1677,7 +1820,18 @@ static int stream_chunk(struct stream *s, uint64_t offset)
 		else
 			hi = mid;
 	}
-	low = lo < s->nidx ? s->idx_low[lo] : INT64_MAX;
+	for (;;) {
+		int64_t v;
+
+		at = stream_lowest(s, lo);
+		if (at == s->nidx || at <= lo + STREAM_AHEAD || s->idx_peeked[at])
+			break;
+		s->idx_peeked[at] = 1;
+		v = stream_peek(s, r, at);
+		if (v != INT64_MIN)
+			stream_set_first(s, at, v);
+	}
+	low = s->idx_first[at];
 	for (;;) {
 		lo = s->st_head;
 		hi = s->st_end;
@@ -1739,7 +1893,6 @@ static void stream_index(struct hs_trace_reader *r, struct stream *s)
 	memset(&st, 0, sizeof(st));
 	while (q < e && !hs_rec_decode(&q, e, &st, &rec, &why)) {
 		const uint8_t *b, *be;
-		int64_t low = INT64_MAX;
 
 		if (rec.tag != HS_TAG_FOOTER || !rec.body)
 			continue;
@@ -1750,9 +1903,13 @@ static void stream_index(struct hs_trace_reader *r, struct stream *s)
 				goto out;
 		if (hs_get_varint(&b, be, &n) || n > (uint64_t)(be - b) / 3)
 			goto out;
+		for (s->idx_leaves = 1; s->idx_leaves < n + 1; s->idx_leaves *= 2)
+			;
 		s->idx_off = hs_malloc((n + 1) * sizeof(uint64_t));
-		s->idx_low = hs_malloc((n + 1) * sizeof(int64_t));
-		if (!s->idx_off || !s->idx_low)
+		s->idx_first = hs_malloc((n + 1) * sizeof(int64_t));
+		s->idx_peeked = hs_calloc(n + 1, 1);
+		s->idx_tree = hs_malloc(2 * s->idx_leaves * sizeof(size_t));
+		if (!s->idx_off || !s->idx_first || !s->idx_peeked || !s->idx_tree)
 			goto bad;
 		for (i = 0; i < n; i++) {
 			uint64_t first, last;
@@ -1762,22 +1919,28 @@ static void stream_index(struct hs_trace_reader *r, struct stream *s)
 			    (i && s->idx_off[i] <= s->idx_off[i - 1]))
 				goto bad;
 			/* a chunk without events says UINT64_MAX */
-			s->idx_low[i] = first > INT64_MAX ? INT64_MAX : (int64_t)first;
+			s->idx_first[i] = first > INT64_MAX ? INT64_MAX : (int64_t)first;
 		}
-		for (i = n; i-- > 0;) {
-			if (s->idx_low[i] < low)
-				low = s->idx_low[i];
-			s->idx_low[i] = low;
-		}
+		s->idx_first[n] = INT64_MAX;
 		s->nidx = (size_t)n;
+		for (i = 0; i < s->idx_leaves; i++)
+			s->idx_tree[s->idx_leaves + i] = i < n ? i : n;
+		for (i = s->idx_leaves; i-- > 1;)
+			s->idx_tree[i] = lower_chunk(s, s->idx_tree[2 * i],
+						     s->idx_tree[2 * i + 1]);
 		goto out;
 	}
 	goto out;
 bad:
 	hs_free(s->idx_off);
-	hs_free(s->idx_low);
+	hs_free(s->idx_first);
+	hs_free(s->idx_peeked);
+	hs_free(s->idx_tree);
 	s->idx_off = NULL;
-	s->idx_low = NULL;
+	s->idx_first = NULL;
+	s->idx_peeked = NULL;
+	s->idx_tree = NULL;
+	s->nidx = 0;
 out:
 	hs_free(raw);
 }
@@ -1787,6 +1950,8 @@ static int stream_drain(struct stream *s)
 {
 	int err = s->in_run ? stream_merge(s) : 0;
 
+	if (s->st_end - s->st_head > s->staged_max)
+		s->staged_max = s->st_end - s->st_head;
 	while (!err && s->st_end > s->st_head)
 		err = stream_publish(s, BATCH_EVENTS);
 	return err;
@@ -2174,7 +2339,7 @@ static int load(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags,
 			}
 			ls.span_valid = 0;	/* the chunk starts in thread 0 */
 			if (stream && r->chunk.kind == HS_CHUNK_EVENTS &&
-			    (err = stream_chunk(stream, r->chunk_offset)))
+			    (err = stream_chunk(stream, r, r->chunk_offset)))
 				goto out;
 			continue;
 		}
@@ -2424,13 +2589,18 @@ static int stream(struct reading *rd, const struct hs_trace_sink *sink)
 	/* clock ticks that are not nanoseconds: the times were wrong */
 	if (!err && t->info.clock != HS_CLOCK_NS && t->nr_clock)
 		err = -EAGAIN;
+	t->stream_staged_max = s.staged_max;
 out:
 	hs_trace_reader_close(&rd->r);
 	for (i = 0; i < NR_BUFS; i++)
 		hs_free(s.buf[i].ev);
 	hs_free(s.run);
 	hs_free(s.idx_off);
-	hs_free(s.idx_low);
+	hs_free(s.idx_first);
+	hs_free(s.idx_peeked);
+	hs_free(s.idx_tree);
+	hs_free(s.peek_stored);
+	hs_free(s.peek_raw);
 	hs_free(s.seen);
 	hs_free(s.ties);
 	pthread_cond_destroy(&s.cv);

@@ -234,6 +234,9 @@ struct hs_trace {
 	struct hs_trace_symtab syms;	/* the symbol section, if any */
 	struct hs_trace_sampling sampling;	/* CPU and wall-clock sampling */
 	uint64_t data_end, data_chunks;	/* see struct hs_trace_reader */
+	/* hs_trace_stream(): the most events it kept back at once, waiting
+	 * for earlier ones (at a chunk's start; for tests and benchmarks) */
+	size_t stream_staged_max;
 };
 
 /*

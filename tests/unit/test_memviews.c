@@ -875,6 +875,98 @@ static void streamed_too_late(void **state)
 	free(b.buf);
 }
 
+/*
+ * A main thread that allocates at the start and frees at exit, while
+ * thread 10 allocates and frees IDLE_PAIRS times per chunk in IDLE_CHUNKS
+ * chunks; thread 11's one allocation, made at 3.5 chunks' time, is
+ * written only in chunk 6 (the thread was stopped). The chunk index says
+ * what the collector's writer says: each chunk's first ticks are its
+ * threads' times before it, so the last chunk's are 0 (the main thread's).
+ * The stream keeps a few chunks' events back, not the whole trace (it
+ * reads ahead what the last chunk and chunk 6 really hold), and puts
+ * thread 11's allocation in its place.
+ */
+#define IDLE_CHUNKS 24
+#define IDLE_PAIRS 500
+#define IDLE_TICK 10000
+
+static void streamed_idle_main_thread(void **state)
+{
+	struct hs_trace_sink sink = { .events = count_events };
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct hs_chunk_index idx[IDLE_CHUNKS];
+	uint64_t counts[HS_FC__COUNT] = { 0 };
+	uint64_t last10 = 0, late = (3 * IDLE_PAIRS + IDLE_PAIRS / 2) * IDLE_TICK;
+	static uint8_t payload[1 << 16];
+	uint8_t h[HS_CHUNK_HEADER_SIZE], body[64], *p, *q;
+	struct hs_trace t;
+	uint32_t seq = 0;
+	char path[32];
+	size_t i, k, n = 0;
+	struct tb b;
+
+	(void)state;
+	tb_init(&b);
+	for (k = 0; k < IDLE_CHUNKS; k++) {
+		uint64_t first = last10;
+
+		p = payload;
+		if (k == 0) {
+			p = put_process_sampled(p, 0);
+			p = put_module(p, 0, 1, 0x1000, 0x1000, 0x2000, "/bin/app");
+			p = put_node(p, 1, 0, 0x1010);
+			p = put_span(p, 1, 0, 0);
+			p = put_alloc(&b, p, HS_TAG_MALLOC, 0, 0x9000, 64, 1);
+		}
+		if (k == 6) {
+			p = put_span(p, 11, late, 0);
+			p = put_alloc(&b, p, HS_TAG_MALLOC, 0, 0x7000, 8, 1);
+			first = late;
+		}
+		p = put_span(p, 10, last10, 0x1000);
+		for (i = 0; i < IDLE_PAIRS; i++) {
+			p = put_alloc(&b, p, HS_TAG_MALLOC, IDLE_TICK, 0, 100, 1);
+			p = put_free(&b, p, 0, 0);
+			last10 += IDLE_TICK;
+		}
+		idx[k].last_ticks = last10;
+		if (k == IDLE_CHUNKS - 1) {
+			p = put_span(p, 1, 0, 0x9000);
+			p = put_free(&b, p, (int64_t)(last10 + IDLE_TICK), 0);
+			first = 0;
+			idx[k].last_ticks = last10 + IDLE_TICK;
+		}
+		idx[k].offset = b.len;
+		idx[k].first_ticks = first;
+		raw_chunk(&b, payload, (size_t)(p - payload), seq++);
+	}
+	q = hs_put_varint(body, last10 + IDLE_TICK);
+	q = hs_put_varint(q, 0);
+	q = hs_put_varint(q, 0);
+	p = hs_tw_sized(payload, HS_TAG_END, body, (size_t)(q - body));
+	p = hs_tw_footer(p, counts, idx, IDLE_CHUNKS);
+	hs_tw_chunk_header(h, HS_CHUNK_END, 0, (uint32_t)(p - payload),
+			   (uint32_t)(p - payload), seq, payload);
+	tb_put(&b, h, sizeof(h));
+	tb_put(&b, payload, (size_t)(p - payload));
+	to_file(&b, path);
+	sink.ctx = &n;
+	assert_int_equal(hs_trace_stream(path, &t, &sink, &diag), 0);
+	assert_int_equal(n, 2 * IDLE_PAIRS * IDLE_CHUNKS + 3);
+	/* the events from thread 11's time on, until chunk 6 is read
+	 * (waiting for the main thread, it kept all 24003 back) */
+	assert_true(t.stream_staged_max > 0);
+	assert_true(t.stream_staged_max <= 4 * 2 * IDLE_PAIRS);
+	hs_trace_release(&t);
+	/* one sample per tick of thread 10 (its malloc and free add up),
+	 * the main thread's two, thread 11's one */
+	same_both_ways(path, &b, HS_MEM_NET, IDLE_PAIRS * IDLE_CHUNKS + 3);
+	/* thread 11's 8 bytes */
+	same_both_ways(path, &b, HS_MEM_LEAKS, 1);
+	unlink(path);
+	free(b.buf);
+}
+
 static void out_of_memory(void **state)
 {
 	struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT;
@@ -919,6 +1011,7 @@ int main(void)
 		cmocka_unit_test(streamed_ties_and_order),
 		cmocka_unit_test(streamed_too_late),
 		cmocka_unit_test(indexed_late_thread),
+		cmocka_unit_test(streamed_idle_main_thread),
 		cmocka_unit_test(out_of_memory),
 		cmocka_unit_test(cpu_and_wall_samples),
 		cmocka_unit_test(cpu_samples_streamed),
