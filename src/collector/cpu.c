@@ -841,32 +841,91 @@ static void add_out(struct hs_thread *t, uint64_t ticks, uint64_t dur, pid_t tid
 	o->node = node;
 }
 
-static struct sig_rule new_rules[4096];
+#define LEARN_CAP 4096			/* rules learned per tick at most */
+#define LEARN_ROWS 16			/* rows learned each way from a miss */
+#define LEARN_SPAN 4096			/* ... within this many bytes */
+
+static struct sig_rule new_rules[LEARN_CAP];
 static size_t nr_new;
 
-/* Compute the rule of code address @a for the handlers' next table. */
-static void add_sig_rule(struct hs_thread *t, uintptr_t a)
+/* Whether code address @a has a rule, published or about to be. */
+static int sig_rule_known(uintptr_t a)
 {
-	struct sig_rule *s;
-	struct hs_rule r;
 	size_t i;
 
-	if (sig_rule_find(atomic_load(&sig_cur), a) || nr_new == sizeof(new_rules) /
-	    sizeof(new_rules[0]))
-		return;
+	if (sig_rule_find(atomic_load(&sig_cur), a))
+		return 1;
 	for (i = 0; i < nr_new; i++)
 		if (new_rules[i].lo <= a && a < new_rules[i].hi)
-			return;
-	s = &new_rules[nr_new];
+			return 1;
+	return 0;
+}
+
+static int same_rule(const struct sig_rule *x, const struct sig_rule *y)
+{
+	return x->kind == y->kind && x->cfa_off == y->cfa_off && x->bp_off == y->bp_off;
+}
+
+/* The rule of the CFI row at code address @a into @s; 0 if it has none. */
+static int row_at(struct hs_thread *t, uintptr_t a, struct sig_rule *s)
+{
+	struct hs_rule r;
+
 	hs_unwind_rule_range(t, a, &r, &s->lo, &s->hi);
 	s->cfa_off = r.cfa_off;
 	s->bp_off = r.bp_off;
 	s->kind = r.kind;
-	/* the new ranges must not overlap each other */
-	for (i = 0; i < nr_new; i++)
-		if (s->lo < new_rules[i].hi && new_rules[i].lo < s->hi)
-			return;
-	nr_new++;
+	return s->lo < s->hi && s->lo <= a && a < s->hi &&
+	       (r.kind == HS_RULE_RSP || r.kind == HS_RULE_RBP || r.kind == HS_RULE_END);
+}
+
+/*
+ * Learn the rules around code address @a for the handlers' next table:
+ * its CFI row, then the rows before and after it (up to LEARN_ROWS each
+ * way, within LEARN_SPAN bytes, stopping at code without CFI or at a
+ * known rule), so that the other instructions and call sites of the
+ * function need no miss of their own. Adjacent rows with the same rule
+ * become one range (a shorter table to search).
+ */
+static void add_sig_rule(struct hs_thread *t, uintptr_t a)
+{
+	struct sig_rule *s, x;
+	size_t first;
+	unsigned k;
+
+	if (nr_new == LEARN_CAP || sig_rule_known(a))
+		return;
+	first = nr_new;
+	s = &new_rules[nr_new++];
+	if (!row_at(t, a, s))
+		return;	/* no usable row: the handler goes to libunwind there */
+	/* the rows after it */
+	for (k = 0; k < LEARN_ROWS && s->hi < a + LEARN_SPAN; k++) {
+		if (sig_rule_known(s->hi) || !row_at(t, s->hi, &x) || x.lo != s->hi)
+			break;
+		if (same_rule(&x, s)) {
+			s->hi = x.hi;
+		} else if (nr_new < LEARN_CAP) {
+			s = &new_rules[nr_new++];
+			*s = x;
+		} else {
+			break;
+		}
+	}
+	/* the rows before it */
+	s = &new_rules[first];
+	for (k = 0; k < LEARN_ROWS && s->lo + LEARN_SPAN > a; k++) {
+		if (sig_rule_known(s->lo - 1) || !row_at(t, s->lo - 1, &x) || x.hi != s->lo)
+			break;
+		if (same_rule(&x, s)) {
+			s->lo = x.lo;
+		} else if (nr_new < LEARN_CAP) {
+			s = &new_rules[nr_new++];
+			*s = x;
+		} else {
+			break;
+		}
+	}
 }
 
 static int cmp_rule(const void *a, const void *b)
@@ -893,9 +952,14 @@ static void publish_rules(int empty)
 			x = &cur->r[i++];
 		else
 			x = &new_rules[j++];
-		if (n && x->lo < nt->r[n - 1].hi)
-			continue;	/* overlaps the one before: keep that */
-		nt->r[n++] = *x;
+		nt->r[n] = *x;
+		if (n && x->lo < nt->r[n - 1].hi) {
+			/* overlaps the one before: keep that, and the rest of this */
+			if (x->hi <= nt->r[n - 1].hi)
+				continue;
+			nt->r[n].lo = nt->r[n - 1].hi;
+		}
+		n++;
 	}
 	nt->n = n;
 	nr_new = 0;
