@@ -83,6 +83,38 @@ int cli_parse_ulong(const char *cmd, const char *opt, const char *arg,
 double cli_default_number(const char *s);
 
 /*
+ * A getopt_long() answer no case took: ':' (an option without its value)
+ * or anything else (an unknown option, argv[optind - 1]). Prints the
+ * usage error and returns HS_EXIT_USAGE; @argv is borrowed.
+ */
+int cli_option_error(const char *cmd, int c, char *const *argv);
+
+/*
+ * The filter options report, source and overweight share: --group,
+ * --fold, --inc, --exc, --start and --end. Their getopt values (put them
+ * in the command's option table) and the bits of what the command line
+ * gave.
+ */
+enum { CLI_OPT_GROUP = 1024, CLI_OPT_FOLD, CLI_OPT_INC, CLI_OPT_EXC, CLI_OPT_START,
+       CLI_OPT_END };
+enum { CLI_GIVEN_GROUP = 1, CLI_GIVEN_FOLD = 2, CLI_GIVEN_INC = 4, CLI_GIVEN_EXC = 8,
+       CLI_GIVEN_START = 16, CLI_GIVEN_END = 32 };
+/*
+ * If @c is one of the filter options, store @arg (borrowed: it stays
+ * argv's) in @f, add its bit to *@given and return 0, or HS_EXIT_USAGE
+ * after printing why a number is bad; -ENOENT when @c is another option.
+ */
+struct hs_filter_params;
+int cli_filter_option(const char *cmd, int c, const char *arg,
+		      struct hs_filter_params *f, unsigned *given);
+/*
+ * What @given leaves out of @f taken from a file's saved defaults @d
+ * (borrowed: @f points into @d's strings afterwards).
+ */
+void cli_filter_defaults(struct hs_filter_params *f, unsigned given,
+			 const struct hs_source_defaults *d);
+
+/*
  * Serve @app's traces with the web GUI until SIGINT or SIGTERM (`heapscope
  * view`; `run` ends with it): prints the URL with its access token on
  * stdout, opens a browser when not @no_browser, stdout is a terminal and

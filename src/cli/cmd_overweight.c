@@ -14,49 +14,21 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { OPT_FROM = 256, OPT_GROUP, OPT_FOLD, OPT_INC, OPT_EXC, OPT_START, OPT_END,
-       OPT_FORMAT, OPT_SOURCE };
+enum { OPT_FROM = 256, OPT_FORMAT, OPT_SOURCE };
 
 static const struct option long_opts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "from", required_argument, NULL, OPT_FROM },
 	{ "source", required_argument, NULL, OPT_SOURCE },
-	{ "group", required_argument, NULL, OPT_GROUP },
-	{ "fold", required_argument, NULL, OPT_FOLD },
-	{ "inc", required_argument, NULL, OPT_INC },
-	{ "exc", required_argument, NULL, OPT_EXC },
-	{ "start", required_argument, NULL, OPT_START },
-	{ "end", required_argument, NULL, OPT_END },
+	{ "group", required_argument, NULL, CLI_OPT_GROUP },
+	{ "fold", required_argument, NULL, CLI_OPT_FOLD },
+	{ "inc", required_argument, NULL, CLI_OPT_INC },
+	{ "exc", required_argument, NULL, CLI_OPT_EXC },
+	{ "start", required_argument, NULL, CLI_OPT_START },
+	{ "end", required_argument, NULL, CLI_OPT_END },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ NULL, 0, NULL, 0 },
 };
-
-/* What the command line gave; the rest comes from each file's defaults. */
-enum { GIVEN_GROUP = 1, GIVEN_FOLD = 2, GIVEN_INC = 4, GIVEN_EXC = 8,
-       GIVEN_START = 16, GIVEN_END = 32 };
-
-/* @p with what @given leaves out taken from @src's defaults (borrowed). */
-static struct hs_view_params with_defaults(const struct hs_view_params *p,
-					   unsigned given,
-					   const struct hs_stack_source *src)
-{
-	const struct hs_source_defaults *d = &src->defaults;
-	struct hs_view_params q = *p;
-
-	if (!(given & GIVEN_GROUP) && d->group)
-		q.filter.group = d->group;
-	if (!(given & GIVEN_FOLD) && d->fold)
-		q.filter.fold = d->fold;
-	if (!(given & GIVEN_INC) && d->inc)
-		q.filter.inc = d->inc;
-	if (!(given & GIVEN_EXC) && d->exc)
-		q.filter.exc = d->exc;
-	if (!(given & GIVEN_START))
-		q.filter.start_ms = cli_default_number(d->start);
-	if (!(given & GIVEN_END))
-		q.filter.end_ms = cli_default_number(d->end);
-	return q;
-}
 
 int cmd_overweight(int argc, char **argv)
 {
@@ -81,30 +53,6 @@ int cmd_overweight(int argc, char **argv)
 		case OPT_SOURCE:
 			source = optarg;
 			break;
-		case OPT_GROUP:
-			given |= GIVEN_GROUP;
-			p.filter.group = optarg;
-			break;
-		case OPT_FOLD:
-			given |= GIVEN_FOLD;
-			p.filter.fold = optarg;
-			break;
-		case OPT_INC:
-			given |= GIVEN_INC;
-			p.filter.inc = optarg;
-			break;
-		case OPT_EXC:
-			given |= GIVEN_EXC;
-			p.filter.exc = optarg;
-			break;
-		case OPT_START:
-			given |= GIVEN_START;
-			err = cli_parse_double("overweight", "--start", optarg, &p.filter.start_ms);
-			break;
-		case OPT_END:
-			given |= GIVEN_END;
-			err = cli_parse_double("overweight", "--end", optarg, &p.filter.end_ms);
-			break;
 		case OPT_FORMAT:
 			format = optarg;
 			if (strcmp(format, "text") && strcmp(format, "json") &&
@@ -112,12 +60,10 @@ int cmd_overweight(int argc, char **argv)
 				return cli_usage_error("overweight", "unknown format '%s' "
 						       "(text, json or html)", format);
 			break;
-		case ':':
-			return cli_usage_error("overweight", "option '%s' needs a value",
-					       argv[optind - 1]);
 		default:
-			return cli_usage_error("overweight", "unknown option '%s'",
-					       argv[optind - 1]);
+			err = cli_filter_option("overweight", c, optarg, &p.filter, &given);
+			if (err < 0)
+				return cli_option_error("overweight", c, argv);
 		}
 		if (err)
 			return err;
@@ -133,8 +79,10 @@ int cmd_overweight(int argc, char **argv)
 		hs_source_release(&base);
 		return ret;
 	}
-	pb = with_defaults(&p, given, &base);
-	pt = with_defaults(&p, given, &test);
+	pb = p;
+	cli_filter_defaults(&pb.filter, given, &base.defaults);
+	pt = p;
+	cli_filter_defaults(&pt.filter, given, &test.defaults);
 	err = hs_overweight_compute(&base, &pb, &test, &pt, &ow, &diag);
 	hs_source_release(&base);
 	hs_source_release(&test);

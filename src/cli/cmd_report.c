@@ -36,15 +36,15 @@ struct report_opts {
 	enum out_format format;
 	struct hs_view_opts view;
 	struct hs_view_params params;
-	int has_group, has_fold, has_inc, has_exc, has_start, has_end, has_fold_pct;
+	unsigned given;			/* CLI_GIVEN_*: filter options given */
+	int has_fold_pct;
 	struct hs_memview_opts mv;	/* heapscope traces: which memory view */
 	int has_mv;			/* --source, --large-threshold, --size-classes */
 };
 
 enum {
-	OPT_FROM = 256, OPT_VIEW, OPT_FOCUS, OPT_GROUP, OPT_FOLD, OPT_FOLD_PCT, OPT_INC,
-	OPT_EXC, OPT_START, OPT_END, OPT_DRILL, OPT_FLATTEN, OPT_FORMAT, OPT_LIMIT,
-	OPT_DEPTH, OPT_PRESET, OPT_LIST_PRESETS, OPT_EXE_DIR, OPT_SOURCE, OPT_LARGE,
+	OPT_FROM = 256, OPT_VIEW, OPT_FOCUS, OPT_FOLD_PCT, OPT_DRILL, OPT_FLATTEN,
+	OPT_FORMAT, OPT_LIMIT, OPT_DEPTH, OPT_PRESET, OPT_LIST_PRESETS, OPT_EXE_DIR, OPT_SOURCE, OPT_LARGE,
 	OPT_SIZE_CLASSES, OPT_LIST_SOURCES,
 };
 
@@ -53,13 +53,13 @@ static const struct option long_opts[] = {
 	{ "from", required_argument, NULL, OPT_FROM },
 	{ "view", required_argument, NULL, OPT_VIEW },
 	{ "focus", required_argument, NULL, OPT_FOCUS },
-	{ "group", required_argument, NULL, OPT_GROUP },
-	{ "fold", required_argument, NULL, OPT_FOLD },
+	{ "group", required_argument, NULL, CLI_OPT_GROUP },
+	{ "fold", required_argument, NULL, CLI_OPT_FOLD },
 	{ "fold-pct", required_argument, NULL, OPT_FOLD_PCT },
-	{ "inc", required_argument, NULL, OPT_INC },
-	{ "exc", required_argument, NULL, OPT_EXC },
-	{ "start", required_argument, NULL, OPT_START },
-	{ "end", required_argument, NULL, OPT_END },
+	{ "inc", required_argument, NULL, CLI_OPT_INC },
+	{ "exc", required_argument, NULL, CLI_OPT_EXC },
+	{ "start", required_argument, NULL, CLI_OPT_START },
+	{ "end", required_argument, NULL, CLI_OPT_END },
 	{ "drill", required_argument, NULL, OPT_DRILL },
 	{ "flatten", no_argument, NULL, OPT_FLATTEN },
 	{ "format", required_argument, NULL, OPT_FORMAT },
@@ -127,13 +127,13 @@ static int apply_preset(struct report_opts *o)
 	err = hs_preset_group_text(p, o->exe_dir, &o->preset_group);
 	if (err)
 		return cli_fail("preset '%s': %s", p->name, strerror(-err));
-	if (!o->has_group) {
+	if (!(o->given & CLI_GIVEN_GROUP)) {
 		o->params.filter.group = o->preset_group;
-		o->has_group = 1;
+		o->given |= CLI_GIVEN_GROUP;
 	}
-	if (!o->has_fold && *p->fold) {
+	if (!(o->given & CLI_GIVEN_FOLD) && *p->fold) {
 		o->params.filter.fold = p->fold;
-		o->has_fold = 1;
+		o->given |= CLI_GIVEN_FOLD;
 	}
 	if (!o->has_fold_pct && *p->fold_pct &&
 	    !cli_parse_double(o->cmd, "--preset's Fold%", p->fold_pct, &pct)) {
@@ -186,36 +186,11 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		case OPT_FOCUS:
 			o->view.focus = optarg;
 			break;
-		case OPT_GROUP:
-			o->params.filter.group = optarg;
-			o->has_group = 1;
-			break;
-		case OPT_FOLD:
-			o->params.filter.fold = optarg;
-			o->has_fold = 1;
-			break;
-		case OPT_INC:
-			o->params.filter.inc = optarg;
-			o->has_inc = 1;
-			break;
-		case OPT_EXC:
-			o->params.filter.exc = optarg;
-			o->has_exc = 1;
-			break;
 		case OPT_FOLD_PCT:
 			err = cli_parse_double(o->cmd, "--fold-pct", optarg, &o->params.fold_pct);
 			if (!err && o->params.fold_pct < 0)
 				err = cli_usage_error(o->cmd, "--fold-pct must not be negative");
 			o->has_fold_pct = 1;
-			break;
-		case OPT_START:
-			err = cli_parse_double(o->cmd, "--start", optarg,
-					       &o->params.filter.start_ms);
-			o->has_start = 1;
-			break;
-		case OPT_END:
-			err = cli_parse_double(o->cmd, "--end", optarg, &o->params.filter.end_ms);
-			o->has_end = 1;
 			break;
 		case OPT_DRILL:
 			err = parse_drill(o, optarg);
@@ -260,11 +235,10 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			o->mv.size_classes = 1;
 			o->has_mv = 1;
 			break;
-		case ':':
-			return cli_usage_error(o->cmd, "option '%s' needs a value",
-					       argv[optind - 1]);
 		default:
-			return cli_usage_error(o->cmd, "unknown option '%s'", argv[optind - 1]);
+			err = cli_filter_option(o->cmd, c, optarg, &o->params.filter, &o->given);
+			if (err < 0)
+				return cli_option_error(o->cmd, c, argv);
 		}
 		if (err)
 			return err;
@@ -287,11 +261,12 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	o->path = argv[optind];
 	if (hs_view_focus_check(o->view.kind, o->view.focus, 1, "--focus", &diag))
 		return cli_usage_error(o->cmd, "%s", diag.msg);
-	if (o->has_start && o->has_end && o->params.filter.end_ms < o->params.filter.start_ms)
+	if ((o->given & CLI_GIVEN_START) && (o->given & CLI_GIVEN_END) &&
+	    o->params.filter.end_ms < o->params.filter.start_ms)
 		return cli_usage_error(o->cmd, "--end is before --start");
-	if (o->has_start)
+	if (o->given & CLI_GIVEN_START)
 		o->mv.start_ms = o->params.filter.start_ms;
-	if (o->has_end)
+	if (o->given & CLI_GIVEN_END)
 		o->mv.end_ms = o->params.filter.end_ms;
 	/* a trace's --source is a memory view; other files' go to the importer */
 	if (o->source && cli_is_trace(o->path, o->from)) {
@@ -314,22 +289,9 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 /* Options not given on the command line come from the file's saved defaults. */
 static void apply_defaults(struct report_opts *o, const struct hs_source_defaults *d)
 {
-	struct hs_filter_params *f = &o->params.filter;
-
-	if (!o->has_group && d->group)
-		f->group = d->group;
-	if (!o->has_fold && d->fold)
-		f->fold = d->fold;
-	if (!o->has_inc && d->inc)
-		f->inc = d->inc;
-	if (!o->has_exc && d->exc)
-		f->exc = d->exc;
+	cli_filter_defaults(&o->params.filter, o->given, d);
 	if (!o->has_fold_pct)
 		o->params.fold_pct = cli_default_number(d->fold_pct);
-	if (!o->has_start)
-		f->start_ms = cli_default_number(d->start);
-	if (!o->has_end)
-		f->end_ms = cli_default_number(d->end);
 }
 
 static int output(const struct hs_view *v, enum out_format format)

@@ -17,27 +17,27 @@
 struct source_opts {
 	const char *from, *path, *function, *view;
 	struct hs_filter_params filter;
-	int has_fold, has_exc, has_start, has_end, json, whole;
+	unsigned given;		/* CLI_GIVEN_*: filter options given */
+	int json, whole;
 	unsigned long context;
 	const char **dirs;
 	size_t nr_dirs;
 };
 
 enum {
-	OPT_FROM = 256, OPT_SOURCE, OPT_GROUP, OPT_FOLD, OPT_INC, OPT_EXC, OPT_START, OPT_END,
-	OPT_FORMAT, OPT_CONTEXT, OPT_WHOLE, OPT_DIR,
+	OPT_FROM = 256, OPT_SOURCE, OPT_FORMAT, OPT_CONTEXT, OPT_WHOLE, OPT_DIR,
 };
 
 static const struct option long_opts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "from", required_argument, NULL, OPT_FROM },
 	{ "source", required_argument, NULL, OPT_SOURCE },
-	{ "group", required_argument, NULL, OPT_GROUP },
-	{ "fold", required_argument, NULL, OPT_FOLD },
-	{ "inc", required_argument, NULL, OPT_INC },
-	{ "exc", required_argument, NULL, OPT_EXC },
-	{ "start", required_argument, NULL, OPT_START },
-	{ "end", required_argument, NULL, OPT_END },
+	{ "group", required_argument, NULL, CLI_OPT_GROUP },
+	{ "fold", required_argument, NULL, CLI_OPT_FOLD },
+	{ "inc", required_argument, NULL, CLI_OPT_INC },
+	{ "exc", required_argument, NULL, CLI_OPT_EXC },
+	{ "start", required_argument, NULL, CLI_OPT_START },
+	{ "end", required_argument, NULL, CLI_OPT_END },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "context", required_argument, NULL, OPT_CONTEXT },
 	{ "whole-file", no_argument, NULL, OPT_WHOLE },
@@ -62,28 +62,6 @@ static int parse(int argc, char **argv, struct source_opts *o)
 		case OPT_SOURCE:
 			o->view = optarg;
 			break;
-		case OPT_GROUP:
-			o->filter.group = optarg;
-			break;
-		case OPT_FOLD:
-			o->filter.fold = optarg;
-			o->has_fold = 1;
-			break;
-		case OPT_INC:
-			o->filter.inc = optarg;
-			break;
-		case OPT_EXC:
-			o->filter.exc = optarg;
-			o->has_exc = 1;
-			break;
-		case OPT_START:
-			err = cli_parse_double("source", "--start", optarg, &o->filter.start_ms);
-			o->has_start = 1;
-			break;
-		case OPT_END:
-			err = cli_parse_double("source", "--end", optarg, &o->filter.end_ms);
-			o->has_end = 1;
-			break;
 		case OPT_FORMAT:
 			if (!strcmp(optarg, "json"))
 				o->json = 1;
@@ -100,11 +78,10 @@ static int parse(int argc, char **argv, struct source_opts *o)
 		case OPT_DIR:
 			o->dirs[o->nr_dirs++] = optarg;
 			break;
-		case ':':
-			return cli_usage_error("source", "option '%s' needs a value",
-					       argv[optind - 1]);
 		default:
-			return cli_usage_error("source", "unknown option '%s'", argv[optind - 1]);
+			err = cli_filter_option("source", c, optarg, &o->filter, &o->given);
+			if (err < 0)
+				return cli_option_error("source", c, argv);
 		}
 		if (err)
 			return err;
@@ -114,7 +91,8 @@ static int parse(int argc, char **argv, struct source_opts *o)
 				       "function name" : "too many arguments");
 	o->path = argv[optind];
 	o->function = argv[optind + 1];
-	if (o->has_start && o->has_end && o->filter.end_ms < o->filter.start_ms)
+	if ((o->given & CLI_GIVEN_START) && (o->given & CLI_GIVEN_END) &&
+	    o->filter.end_ms < o->filter.start_ms)
 		return cli_usage_error("source", "--end is before --start");
 	return 0;
 }
@@ -260,18 +238,18 @@ int cmd_source(int argc, char **argv)
 		return cli_usage_error("source", "unknown source '%s' (alloc, net, leaks, peak, "
 				       "temporary or mmap)", o.view);
 	}
-	if (o.has_start)
+	if (o.given & CLI_GIVEN_START)
 		mv.start_ms = o.filter.start_ms;
-	if (o.has_end)
+	if (o.given & CLI_GIVEN_END)
 		mv.end_ms = o.filter.end_ms;
 	ret = cli_load_view("source", o.path, o.from, o.view, &mv, &src, &info);
 	if (ret) {
 		hs_free(o.dirs);
 		return ret;
 	}
-	if (!o.has_fold)
+	if (!(o.given & CLI_GIVEN_FOLD))
 		o.filter.fold = src.defaults.fold;
-	if (!o.has_exc)
+	if (!(o.given & CLI_GIVEN_EXC))
 		o.filter.exc = src.defaults.exc;
 	/* the range chose the peak's blocks, allocated before it or not */
 	if (info.uses_range && mv.kind == HS_MEM_PEAK)

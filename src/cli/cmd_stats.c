@@ -205,11 +205,8 @@ int cmd_stats(int argc, char **argv)
 				return cli_usage_error("stats", "--points is 2 to 1000000");
 			o.points = ul;
 			break;
-		case ':':
-			return cli_usage_error("stats", "option '%s' needs a value",
-					       argv[optind - 1]);
 		default:
-			return cli_usage_error("stats", "unknown option '%s'", argv[optind - 1]);
+			return cli_option_error("stats", c, argv);
 		}
 	}
 	if (optind != argc - 1)

@@ -106,14 +106,9 @@ int cmd_symbolize(int argc, char **argv)
 		case OPT_NO_PERF_MAP:
 			o.no_perf_map = 1;
 			break;
-		case ':':
-			hs_free(dirs);
-			return cli_usage_error("symbolize", "option '%s' needs a value",
-					       argv[optind - 1]);
 		default:
 			hs_free(dirs);
-			return cli_usage_error("symbolize", "unknown option '%s'",
-					       argv[optind - 1]);
+			return cli_option_error("symbolize", c, argv);
 		}
 	}
 	if (optind != argc - 1) {

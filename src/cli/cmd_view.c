@@ -131,12 +131,8 @@ static int parse_args(int argc, char **argv, struct cli_view_opts *o, const char
 		case OPT_NO_BROWSER:
 			o->no_browser = 1;
 			break;
-		case ':':
-			return cli_usage_error("view", "option '%s' needs a value",
-					       argv[optind - 1]);
 		default:
-			return cli_usage_error("view", "unknown option '%s'",
-					       argv[optind - 1]);
+			return cli_option_error("view", c, argv);
 		}
 		if (err)
 			return err;

@@ -3,6 +3,7 @@
  * parsing numbers.
  */
 #include "cli/cli.h"
+#include "analysis/filter.h"
 #include "analysis/memviews.h"
 #include "common/diag.h"
 #include "format/trace_reader.h"
@@ -252,4 +253,59 @@ int cli_parse_ulong(const char *cmd, const char *opt, const char *arg,
 		return cli_usage_error(cmd, "%s expects a whole number, not '%s'", opt, arg);
 	*out = v;
 	return 0;
+}
+
+int cli_option_error(const char *cmd, int c, char *const *argv)
+{
+	if (c == ':')
+		return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+	return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+}
+
+int cli_filter_option(const char *cmd, int c, const char *arg,
+		      struct hs_filter_params *f, unsigned *given)
+{
+	switch (c) {
+	case CLI_OPT_GROUP:
+		f->group = arg;
+		*given |= CLI_GIVEN_GROUP;
+		return 0;
+	case CLI_OPT_FOLD:
+		f->fold = arg;
+		*given |= CLI_GIVEN_FOLD;
+		return 0;
+	case CLI_OPT_INC:
+		f->inc = arg;
+		*given |= CLI_GIVEN_INC;
+		return 0;
+	case CLI_OPT_EXC:
+		f->exc = arg;
+		*given |= CLI_GIVEN_EXC;
+		return 0;
+	case CLI_OPT_START:
+		*given |= CLI_GIVEN_START;
+		return cli_parse_double(cmd, "--start", arg, &f->start_ms);
+	case CLI_OPT_END:
+		*given |= CLI_GIVEN_END;
+		return cli_parse_double(cmd, "--end", arg, &f->end_ms);
+	default:
+		return -ENOENT;
+	}
+}
+
+void cli_filter_defaults(struct hs_filter_params *f, unsigned given,
+			 const struct hs_source_defaults *d)
+{
+	if (!(given & CLI_GIVEN_GROUP) && d->group)
+		f->group = d->group;
+	if (!(given & CLI_GIVEN_FOLD) && d->fold)
+		f->fold = d->fold;
+	if (!(given & CLI_GIVEN_INC) && d->inc)
+		f->inc = d->inc;
+	if (!(given & CLI_GIVEN_EXC) && d->exc)
+		f->exc = d->exc;
+	if (!(given & CLI_GIVEN_START))
+		f->start_ms = cli_default_number(d->start);
+	if (!(given & CLI_GIVEN_END))
+		f->end_ms = cli_default_number(d->end);
 }
