@@ -5,7 +5,7 @@
 # report's.
 
 bats_require_minimum_version 1.5.0
-load helpers
+load view-helpers
 
 setup_file() {
 	cd "$BATS_FILE_TMPDIR" || return 1
@@ -14,53 +14,15 @@ setup_file() {
 		> both.out
 	"$HS_BIN" run -q --no-view --cpu --no-heap -o cpu.heapscope -- "$SPINNER" late 100 \
 		> cpu.out
-	"$HS_BIN" view both.heapscope cpu.heapscope --no-browser --port 0 \
-		> view.out 2> view.err &
-	echo $! > view.pid
-	for _ in $(seq 200); do
-		grep -q 'http://' view.out && break
-		sleep 0.05
-	done
-	url=$(grep -o 'http://[^ ]*' view.out)
-	echo "${url%%/\?token=*}" > base
-	echo "hs_token_$(sed 's/.*://' base)=${url##*token=}" > cookie
+	view_start both.heapscope cpu.heapscope
 }
 
 teardown_file() {
-	cd "$BATS_FILE_TMPDIR" || return 0
-	kill -TERM "$(cat view.pid)" 2>/dev/null || true
+	view_stop
 }
 
 setup() {
-	cd "$BATS_FILE_TMPDIR" || return 1
-	BASE=$(cat base)
-	COOKIE=$(cat cookie)
-}
-
-# get PATH [ARG=VALUE...]: GET PATH with the arguments, the body in $output.
-get() {
-	local path=$1 a
-	shift
-	local q=()
-	for a in "$@"; do
-		q+=(--data-urlencode "$a")
-	done
-	output=$(curl -s -G -b "$COOKIE" "${q[@]}" "$BASE$path")
-}
-
-# same FILE TRACE [report options as ARG=VALUE...]: /api/view equals report.
-same() {
-	local file=$1 trace=$2 a k
-	shift 2
-	local opts=()
-	for a in "$@"; do
-		k=${a%%=*}
-		opts+=("--${k//_/-}" "${a#*=}")
-	done
-	get /api/view "trace=$trace" "$@"
-	printf '%s\n' "$output" > api.json
-	"$HS_BIN" report "$file" "${opts[@]}" --format json > cli.json 2>/dev/null
-	diff -u cli.json api.json
+	view_setup
 }
 
 @test "the Source list has cpu and wall when the trace has samples" {
