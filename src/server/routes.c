@@ -169,83 +169,64 @@ static int src_key(const struct hs_app *a, const struct hs_api_src *s, size_t k,
 	return 0;
 }
 
-/* A trace's source (k = 0); a ranged view is built and cached. */
+/*
+ * A trace's source (k = 0): 0 with @r set when it is loaded in place, 1
+ * when it is a ranged view (@mo set) for resolve_src() to build and cache,
+ * or a negative errno.
+ */
 static int trace_source(struct hs_app *a, const struct hs_api_src *s,
 			const struct hs_filter_params *win, struct resolved *r,
-			struct hs_diag *d)
+			struct hs_memview_opts *mo, struct hs_diag *d)
 {
 	struct hs_app_source *as = hs_app_source(a, s->trace, s->source);
-	struct hs_memview_opts mo = HS_MEMVIEW_OPTS_INIT;
-	struct hs_buf key = HS_BUF_INIT;
-	const struct hs_trace *t;
-	struct hs_cache_entry *e;
-	int err;
 
 	memset(r, 0, sizeof(*r));
 	if (!as) {
 		hs_diag_set(d, 0, "trace %zu has no source '%s'", s->trace, s->source);
 		return -ENOENT;
 	}
-	if (!ranged_view(a, s, win, &mo.kind)) {
-		err = hs_app_load_source(a, s->trace, as, d);
+	if (!ranged_view(a, s, win, &mo->kind)) {
 		r->src = &as->src;
-		return err;
+		return hs_app_load_source(a, s->trace, as, d);
 	}
-	mo.start_ms = win->start_ms;
-	mo.end_ms = win->end_ms;
-	err = src_key(a, s, 0, win, &key);
-	if (err)
-		return err;
-	e = hs_cache_get(&a->cache, HS_CACHE_SOURCE, key.s);
-	if (!e) {
-		err = hs_app_heap(a, s->trace, &t, d);
-		if (err)
-			goto out;
-		err = -ENOMEM;
-		e = hs_cache_entry_new(HS_CACHE_SOURCE, key.s, NULL);
-		if (!e)
-			goto out;
-		err = hs_memview_build(t, &mo, &e->u.source.src, NULL, d);
-		if (err) {
-			hs_cache_entry_free(e);
-			goto out;
-		}
-		err = hs_cache_add(&a->cache, e);
-		if (err)
-			goto out;
-	}
-	r->src = &e->u.source.src;
-	r->ent = e;
-	err = 0;
-out:
-	hs_buf_release(&key);
-	return err;
+	mo->start_ms = win->start_ms;
+	mo->end_ms = win->end_ms;
+	return 1;
 }
 
 /*
- * The source of @s with its first @k steps, built through the cache.
- * @win is the time window of the view the chain ends in (for the leaks
- * and peak views of a heap trace).
+ * The source of @s with its first @k steps, built through the cache (a
+ * trace's own sources are loaded in place). @win is the time window of
+ * the view the chain ends in (for the leaks and peak views of a heap
+ * trace).
  */
 static int resolve_src(struct hs_app *a, const struct hs_api_src *s, size_t k,
 		       const struct hs_filter_params *win, struct resolved *r,
 		       struct hs_diag *d)
 {
+	struct hs_memview_opts mo = HS_MEMVIEW_OPTS_INIT;
 	struct hs_buf key = HS_BUF_INIT;
 	struct hs_filter_params tf, bf;
 	struct hs_query_step step;
 	struct resolved t, b;
+	const struct hs_trace *heap;
 	struct hs_cache_entry *e;
+	int trace = !k && s->kind == HS_API_SRC_TRACE;
 	int err;
 
-	if (!k && s->kind == HS_API_SRC_TRACE)
-		return trace_source(a, s, win, r, d);
+	if (trace) {
+		err = trace_source(a, s, win, r, &mo, d);
+		if (err <= 0)
+			return err;
+	}
 	err = src_key(a, s, k, win, &key);
 	if (err)
 		return err;
 	e = hs_cache_get(&a->cache, HS_CACHE_SOURCE, key.s);
 	if (!e) {
-		if (!k) {
+		if (trace) {
+			err = hs_app_heap(a, s->trace, &heap, d);
+		} else if (!k) {
 			tf = window_for(a, s->test, &s->test_params.vp.filter);
 			bf = window_for(a, s->base, &s->base_params.vp.filter);
 			err = resolve_src(a, s->test, s->test->nr_steps,
@@ -262,7 +243,9 @@ static int resolve_src(struct hs_app *a, const struct hs_api_src *s, size_t k,
 		e = hs_cache_entry_new(HS_CACHE_SOURCE, key.s, NULL);
 		if (!e)
 			goto out;
-		if (!k) {
+		if (trace) {
+			err = hs_memview_build(heap, &mo, &e->u.source.src, NULL, d);
+		} else if (!k) {
 			err = hs_diff_build(b.src, &bf, t.src, &tf, &e->u.source.src, d);
 		} else {
 			step = s->steps[k - 1];
