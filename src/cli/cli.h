@@ -76,11 +76,6 @@ int cli_parse_double(const char *cmd, const char *opt, const char *arg,
 		     double *out);
 int cli_parse_ulong(const char *cmd, const char *opt, const char *arg,
 		    unsigned long *out);
-/*
- * A saved default number (a text box of a file's view state): its value,
- * or NAN when @s is NULL or not a finite number.
- */
-double cli_default_number(const char *s);
 
 /*
  * A getopt_long() answer no case took: ':' (an option without its value)

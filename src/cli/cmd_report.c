@@ -291,7 +291,7 @@ static void apply_defaults(struct report_opts *o, const struct hs_source_default
 {
 	cli_filter_defaults(&o->params.filter, o->given, d);
 	if (!o->has_fold_pct)
-		o->params.fold_pct = cli_default_number(d->fold_pct);
+		o->params.fold_pct = hs_source_default_number(d->fold_pct);
 }
 
 static int output(const struct hs_view *v, enum out_format format)

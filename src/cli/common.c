@@ -228,17 +228,6 @@ int cli_parse_double(const char *cmd, const char *opt, const char *arg,
 	return 0;
 }
 
-double cli_default_number(const char *s)
-{
-	char *end;
-	double v;
-
-	if (!s)
-		return NAN;
-	v = strtod(s, &end);
-	return end != s && !*end && isfinite(v) ? v : NAN;
-}
-
 int cli_parse_ulong(const char *cmd, const char *opt, const char *arg,
 		    unsigned long *out)
 {
@@ -305,7 +294,7 @@ void cli_filter_defaults(struct hs_filter_params *f, unsigned given,
 	if (!(given & CLI_GIVEN_EXC) && d->exc)
 		f->exc = d->exc;
 	if (!(given & CLI_GIVEN_START))
-		f->start_ms = cli_default_number(d->start);
+		f->start_ms = hs_source_default_number(d->start);
 	if (!(given & CLI_GIVEN_END))
-		f->end_ms = cli_default_number(d->end);
+		f->end_ms = hs_source_default_number(d->end);
 }

@@ -5,6 +5,8 @@
 #include "common/alloc.h"
 #include "common/hash.h"
 #include <errno.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_NAME_BYTES ((size_t)4 << 30)	/* 4 GiB of frame names */
@@ -353,4 +355,15 @@ size_t hs_source_memory(const struct hs_stack_source *src)
 	       src->nr_stack_slot * sizeof(uint32_t) +
 	       src->alloc_samples * (sizeof(int64_t) + 2 * sizeof(double) +
 				     sizeof(uint32_t));
+}
+
+double hs_source_default_number(const char *s)
+{
+	char *end;
+	double v;
+
+	if (!s)
+		return NAN;
+	v = strtod(s, &end);
+	return end != s && !*end && isfinite(v) ? v : NAN;
 }

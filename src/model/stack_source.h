@@ -42,6 +42,12 @@ struct hs_source_defaults {
 	char *notes;
 };
 
+/*
+ * A saved default number (@s borrowed, one of the texts above): its
+ * value, or NAN when @s is NULL or not a finite number.
+ */
+double hs_source_default_number(const char *s);
+
 struct hs_stack_source {
 	struct hs_strtab frames;	/* frame id -> full name */
 

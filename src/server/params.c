@@ -596,18 +596,6 @@ static const char *const arg_names[] = {
 	"start", "end", "drill", "flatten", "limit", "depth", "preset", "exe_dir", NULL
 };
 
-/* A saved default number: its value, or NAN when absent or not a number. */
-static double default_number(const char *s)
-{
-	char *end;
-	double v;
-
-	if (!s)
-		return NAN;
-	v = strtod(s, &end);
-	return end != s && !*end && isfinite(v) ? v : NAN;
-}
-
 static int arg_number(const char *s, const char *what, double *out, struct hs_diag *d)
 {
 	char *end;
@@ -796,11 +784,11 @@ json_t *hs_api_query_from_args(const char *(*arg)(void *ctx, const char *key), v
 		if (!f.exc)
 			f.exc = dflt->exc;
 		if (!f.has_fold_pct)
-			f.fold_pct = default_number(dflt->fold_pct);
+			f.fold_pct = hs_source_default_number(dflt->fold_pct);
 		if (!has_start)
-			f.start = default_number(dflt->start);
+			f.start = hs_source_default_number(dflt->start);
 		if (!has_end)
-			f.end = default_number(dflt->end);
+			f.end = hs_source_default_number(dflt->end);
 	}
 	err = -ENOMEM;
 	steps = json_array();
