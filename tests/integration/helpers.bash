@@ -24,3 +24,14 @@ golden() {
 	fi
 	diff -u "$1" <(printf '%s\n' "$output")
 }
+
+# col NAME N CSV: column N of row NAME in a --format csv view (empty: 0)
+col() {
+	awk -F, -v n="$1" -v c="$2" '$1 == n { v = $c } END { print v == "" ? 0 : v }' "$3"
+}
+
+# between V LO HI: whether number V is within [LO, HI] (says which on stdout).
+between() {
+	echo "$1 within [$2, $3]?"
+	awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v != "" && v >= lo && v <= hi) }'
+}

@@ -52,12 +52,6 @@ inc() {
 	awk -F, -v n="$1" '$1 == n { print $6; exit }' "$2"
 }
 
-# between V LO HI
-between() {
-	echo "$1 within [$2, $3]?"
-	awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v != "" && v >= lo && v <= hi) }'
-}
-
 @test "read() on a pipe: 300 ms of BLOCKED_TIME under pipe_reader -> read, readied by the writer" {
 	record pipe
 	measured=$(awk '$1 == "blocked" { print $3 }' out.txt)

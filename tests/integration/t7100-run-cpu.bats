@@ -20,17 +20,6 @@ setup() {
 	cd "$BATS_TEST_TMPDIR"
 }
 
-# col NAME N CSV: column N of row NAME in a --format csv view (empty: 0)
-col() {
-	awk -F, -v n="$1" -v c="$2" '$1 == n { v = $c } END { print v == "" ? 0 : v }' "$3"
-}
-
-# between V LO HI
-between() {
-	echo "$1 within [$2, $3]?"
-	awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v != "" && v >= lo && v <= hi) }'
-}
-
 @test "run --cpu: a function doing 75% of the work gets 75% of the samples" {
 	hs run -q --no-view --cpu --no-heap -o h.hs -- "$SPINNER" share 800
 	[ "$status" -eq 0 ]
