@@ -4,9 +4,7 @@
 load trace-helpers
 
 setup_file() {
-	cd "$BATS_FILE_TMPDIR" || return 1
-	"$HS_BIN" run -q -o m.heapscope -- "$TARGETS/memtest" > m.out
-	"$HS_BIN" run -q -o slow.heapscope -- "$TARGETS/memtest" slow > slow.out
+	memtest_traces
 }
 
 setup() {

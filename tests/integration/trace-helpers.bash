@@ -48,3 +48,12 @@ trace_check() {
 summary_field() {
 	"$HS_BIN" dump --summary "$1" | sed -n "s/^$2: //p"
 }
+
+# memtest_traces (in setup_file): in $BATS_FILE_TMPDIR, m.heapscope and
+# slow.heapscope, memtest's trace run fast and slow, its output in m.out
+# and slow.out.
+memtest_traces() {
+	cd "$BATS_FILE_TMPDIR" || return 1
+	"$HS_BIN" run -q -o m.heapscope -- "$TARGETS/memtest" > m.out
+	"$HS_BIN" run -q -o slow.heapscope -- "$TARGETS/memtest" slow > slow.out
+}
