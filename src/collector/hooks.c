@@ -364,7 +364,7 @@ static __attribute__((noinline)) void *realloc_slow(unsigned tag, void *old, siz
 				  : hs_real.reallocarray(old, n, size);
 	if (p)
 		record_alloc(tag, p, bytes, (uintptr_t)old, 0, fp);
-	else if (old && bytes == 0)
+	else if (old && bytes == 0 && !(size && n > SIZE_MAX / size))
 		record_free(HS_TAG_REALLOC_FREE, old);	/* realloc(p, 0) freed p */
 	hs_tls.guard = 0;
 	return p;

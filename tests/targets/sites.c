@@ -66,6 +66,14 @@ SITE void *site_mmap(size_t n)
 	return p;
 }
 
+SITE void *site_mremap(void *p, size_t from, size_t to)
+{
+	void *q = mremap(p, from, to, MREMAP_MAYMOVE);
+
+	sink = q;
+	return q;
+}
+
 SITE void run_sites(void)
 {
 	void *p[16];
@@ -93,6 +101,13 @@ SITE void run_sites(void)
 	site_free(outer());
 	p[0] = site_mmap(65536);
 	munmap(p[0], 65536);
+	/* a mapping that grows, then goes */
+	p[0] = site_mremap(site_mmap(8192), 8192, 262144);
+	munmap(p[0], 262144);
+	/* an overflowing reallocarray fails and leaves its block alone */
+	p[0] = site_reallocarray(NULL, 2, 8);
+	if (!site_reallocarray(p[0], (size_t)1 << 32, (size_t)1 << 32))
+		site_free(p[0]);
 }
 
 int main(void)
@@ -114,6 +129,7 @@ int main(void)
 	SYM(middle);
 	SYM(outer);
 	SYM(site_mmap);
+	SYM(site_mremap);
 	fflush(stdout);
 	run_sites();
 	printf("expect alloc malloc 100 10 main;run_sites;site_malloc\n");
@@ -147,5 +163,11 @@ int main(void)
 	printf("expect free malloc 1234 2 main;run_sites;outer;middle;site_deep\n");
 	printf("expect mmap mmap 65536 1 main;run_sites;site_mmap\n");
 	printf("expect munmap mmap 65536 1 main;run_sites;site_mmap\n");
+	printf("expect mmap mmap 8192 1 main;run_sites;site_mmap\n");
+	printf("expect munmap mmap 8192 1 main;run_sites;site_mmap\n");
+	printf("expect mmap mremap 262144 1 main;run_sites;site_mremap\n");
+	printf("expect munmap mremap 262144 1 main;run_sites;site_mremap\n");
+	printf("expect alloc reallocarray 16 1 main;run_sites;site_reallocarray\n");
+	printf("expect free reallocarray 16 1 main;run_sites;site_reallocarray\n");
 	return 0;
 }
