@@ -235,6 +235,7 @@ struct hs_thread {
 struct hs_tls {
 	struct hs_thread *t;
 	int guard;			/* inside a hook: pass through */
+	int in_fork;			/* inside the fork() hook (preload.c) */
 };
 extern __thread struct hs_tls hs_tls
 	__attribute__((tls_model("initial-exec"))) HS_HIDDEN;
@@ -342,6 +343,13 @@ void hs_writer_resume(void) HS_HIDDEN;
 /* 1 while the writer thread drains the rings. */
 extern _Atomic int hs_writer_alive HS_HIDDEN;
 extern pid_t hs_writer_tid HS_HIDDEN;
+extern _Atomic pid_t hs_sampler_tid HS_HIDDEN;	/* cpu.c's thread, 0: none */
+/*
+ * Set when the main thread called pthread_exit(): from then on the writer
+ * ends the process with exit(0) once no thread of the program is left, as
+ * glibc would (the collector's own threads keep glibc from seeing it).
+ */
+extern _Atomic int hs_main_exited HS_HIDDEN;
 /* Forget the parent's writer in a fork child (no thread, close the file). */
 void hs_writer_forget(void) HS_HIDDEN;
 

@@ -1072,6 +1072,7 @@ static void *sampler_main(void *arg)
 	(void)arg;
 	hs_tls.guard = 1;
 	syscall(SYS_prctl, PR_SET_NAME, "heapscope", 0, 0, 0);
+	atomic_store(&hs_sampler_tid, (pid_t)syscall(SYS_gettid));
 	t = hs_thread_get();
 	if (!t)
 		return NULL;

@@ -251,11 +251,9 @@ static int start_tracing(const char *path, int precreated, unsigned flags,
 	return 0;
 }
 
-static void atfork_child(void)
-{
-	/* In the child until our fork wrapper decides: record nothing. */
-	atomic_store(&hs_on, 0);
-}
+
+static void atfork_prepare(void);
+static void atfork_child(void);
 
 __attribute__((constructor(101))) static void hs_init(int argc, char **argv, char **envp)
 {
@@ -294,7 +292,7 @@ __attribute__((constructor(101))) static void hs_init(int argc, char **argv, cha
 		hs_tls.guard = 0;
 		return;
 	}
-	pthread_atfork(NULL, NULL, atfork_child);
+	pthread_atfork(atfork_prepare, NULL, atfork_child);
 	if (!start_tracing(out, out != NULL, flags, 0)) {
 		hs_signals_install();
 		atomic_store(&hs_on, hs_cfg.no_heap ? 2 : 1);
@@ -374,26 +372,53 @@ int hs_writer_start_child(pid_t parent)
 			       saved_argv ? saved_argv : (char **)empty_argv);
 }
 
+/*
+ * Forks are followed from the atfork handlers, which run for every fork()
+ * glibc makes, also those of daemon() and forkpty() that do not go
+ * through the fork() below. The parent decides in atfork_prepare() (on
+ * the forking thread) whether the child is traced; the child starts its
+ * own trace or forgets the parent's in atfork_child(). A child made
+ * without the handlers (_Fork(), a raw clone) cannot be told apart here:
+ * its records go to rings nobody drains, and the first ring that fills
+ * up stops tracing in it (thread.c, wait_room()).
+ */
+static __thread int fork_traced;	/* the fork being made is followed */
+static __thread pid_t fork_parent;
+
+static void atfork_prepare(void)
+{
+	fork_parent = getpid();
+	fork_traced = atomic_load(&hs_on) && fork_parent == hs_pid &&
+		      (!hs_tls.guard || hs_tls.in_fork);
+}
+
+static void atfork_child(void)
+{
+	int e = errno, guard = hs_tls.guard;
+
+	hs_tls.guard = 1;
+	if (fork_traced && hs_cfg.follow_fork) {
+		child_restart(fork_parent);
+	} else {
+		atomic_store(&hs_on, 0);
+		hs_writer_forget();
+	}
+	hs_tls.guard = guard;
+	errno = e;
+}
+
+/* fork() itself only adds the FORK record (with the child's pid) to the parent. */
 HS_EXPORT pid_t fork(void)
 {
-	pid_t parent = getpid(), pid;
-	int was_on, saved_guard = hs_tls.guard;
+	int saved_guard = hs_tls.guard;
+	pid_t pid;
 
 	hs_resolve_real();
-	was_on = atomic_load(&hs_on) && !saved_guard && parent == hs_pid;
+	hs_tls.in_fork = 1;
 	hs_tls.guard = 1;
 	pid = hs_real.fork();
-	if (pid == 0) {
-		int e = errno;
-
-		if (was_on && hs_cfg.follow_fork) {
-			child_restart(parent);
-		} else {
-			atomic_store(&hs_on, 0);
-			hs_writer_forget();
-		}
-		errno = e;
-	} else if (pid > 0 && was_on) {
+	hs_tls.in_fork = 0;
+	if (pid > 0 && fork_traced) {
 		struct hs_thread *t = hs_thread_get();
 
 		if (t) {

@@ -137,6 +137,12 @@ static int wait_room(struct hs_thread *t, uint64_t head, size_t n)
 			errno = e;
 			return 0;
 		}
+		if (spins == 20 && getpid() != hs_pid) {
+			/* a child forked without the atfork handlers: no writer here */
+			atomic_store(&hs_on, 0);
+			errno = e;
+			return 0;
+		}
 		hs_writer_wake();
 		if (spins < 20) {
 			sched_yield();
@@ -212,6 +218,8 @@ static void thread_exit(void *arg)
 		hs_emit_sized(t, HS_TAG_THREAD_EXIT, body, (size_t)(q - body));
 		hs_tls.guard = 0;
 	}
+	if (t->tid == hs_pid)
+		atomic_store(&hs_main_exited, 1);
 	atomic_store(&t->state, HS_T_EXITED);
 }
 

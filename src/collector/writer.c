@@ -19,6 +19,8 @@
 #include <sched.h>
 #include <linux/futex.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -26,6 +28,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <dirent.h>
 #include <unistd.h>
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
@@ -39,6 +42,8 @@
 
 _Atomic int hs_writer_alive;
 pid_t hs_writer_tid;
+_Atomic pid_t hs_sampler_tid;
+_Atomic int hs_main_exited;
 _Atomic uint64_t hs_coarse_ticks __attribute__((aligned(64)));
 int hs_precise_clock;
 _Atomic uint64_t hs_count_nodes, hs_count_modules, hs_count_threads;
@@ -359,6 +364,8 @@ static void sample_rss(void)
 			s++;
 		while (*s >= '0' && *s <= '9')
 			pages = pages * 10 + (uint64_t)(*s++ - '0');
+		if (!pages)
+			return;	/* the main thread exited: statm reads zeros */
 		q = hs_put_varint(body, hs_now_ticks());
 		q = hs_put_varint(q, pages * hs_page_size);
 		hs_writer_emit_sized(HS_TAG_RSS, body, (size_t)(q - body));
@@ -429,6 +436,64 @@ static void wait_tick(void)
 	atomic_store(&sleeping, 0);
 }
 
+/* Whether thread @tid of this process is alive (not a zombie). */
+static int task_alive(const char *tid)
+{
+	char path[300], buf[256];
+	const char *paren;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%.255s/stat", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	paren = strrchr(buf, ')');
+	return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
+}
+
+/*
+ * Whether the program has no thread left: its main thread called
+ * pthread_exit() and every other thread but the collector's has ended.
+ * glibc ends the process with exit(0) when its last thread exits, but the
+ * collector's threads keep its count of threads above zero, so that is
+ * done here (writer_main). Reads /proc/self/task with system calls only.
+ */
+static int program_gone(void)
+{
+	char buf[2048];
+	int fd, alive = 0;
+	long n;
+
+	if (!atomic_load_explicit(&hs_main_exited, memory_order_relaxed))
+		return 0;
+	fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	while (!alive && (n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		long off = 0;
+
+		while (off < n && !alive) {
+			const struct dirent64 *d = (const void *)(buf + off);
+			pid_t tid = (pid_t)strtol(d->d_name, NULL, 10);
+
+			off += d->d_reclen;
+			if (tid <= 0 || tid == hs_writer_tid || tid == atomic_load(&hs_sampler_tid))
+				continue;
+			alive = task_alive(d->d_name);
+		}
+	}
+	close(fd);
+	return !alive && n == 0;
+}
+
+static void finish_here(void);
+
 static void *writer_main(void *arg)
 {
 	unsigned rounds = 0;
@@ -448,6 +513,8 @@ static void *writer_main(void *arg)
 			sample_rss();
 			if (!(rounds++ % 10))
 				hs_thread_reap();
+			if (program_gone())
+				exit(0);	/* as glibc would: atexit handlers, then hs_fini */
 			w.next_rss_ns += RSS_NS;
 			if (w.next_rss_ns < now)
 				w.next_rss_ns = now + RSS_NS;
@@ -456,6 +523,13 @@ static void *writer_main(void *arg)
 		if (w.len >= CHUNK_CAP / 2 || (w.len && now - w.last_flush_ns >= FLUSH_NS))
 			flush_chunk();
 	}
+	finish_here();
+	return NULL;
+}
+
+/* The writer's last steps, on the writer thread: drain, END, footer. */
+static void finish_here(void)
+{
 	/* the last drain: every event committed before now */
 	atomic_store_explicit(&hs_coarse_ticks, hs_now_ns(), memory_order_relaxed);
 	drain_all();
@@ -468,7 +542,6 @@ static void *writer_main(void *arg)
 	}
 	atomic_store(&hs_writer_alive, 0);
 	atomic_store(&w.done, 1);
-	return NULL;
 }
 
 static int start_thread(void)
@@ -631,6 +704,11 @@ void hs_writer_finish(unsigned reason, uint64_t detail, int from_signal)
 	w.reason = reason;
 	w.detail = detail;
 	atomic_store(&w.finish_req, reason == HS_END_EXEC ? 2 : 1);
+	if (pthread_equal(pthread_self(), w.thread)) {
+		/* exit() called on the writer thread (program_gone) */
+		finish_here();
+		return;
+	}
 	force_wake();
 	if (from_signal) {
 		int i;

@@ -1,0 +1,58 @@
+#!/usr/bin/env bats
+# heapscope run: lives that do not end by main's return, forks that do not
+# go through fork() (tests/targets/lifecycle.c).
+load trace-helpers
+
+setup() {
+	trace_setup
+}
+
+@test "main's pthread_exit: the process ends with its last thread, exit 0, stdio flushed" {
+	timeout 20 "$HS_BIN" run -q -o p.heapscope -- "$TARGETS/lifecycle" pthread-exit \
+		> out.txt 2> err.txt || status=$?
+	[ "${status:-0}" -eq 0 ]
+	[[ "$(tail -c 9 out.txt)" == "main gone" ]]
+	trace_check out.txt p.heapscope
+	[ "$(summary_field p.heapscope status)" = complete ]
+	[ "$(summary_field p.heapscope end)" = "exit 0" ]
+}
+
+@test "main's pthread_exit with no other thread ends the process" {
+	timeout 20 "$HS_BIN" run -q -o a.heapscope -- "$TARGETS/lifecycle" alone-exit \
+		> out.txt 2> err.txt || status=$?
+	[ "${status:-0}" -eq 0 ]
+	[[ "$(tail -c 9 out.txt)" == "main gone" ]]
+	trace_check out.txt a.heapscope
+	[ "$(summary_field a.heapscope end)" = "exit 0" ]
+}
+
+# wait_end TRACE: until TRACE has its END record (at most 20 s)
+wait_end() {
+	local i
+	for i in $(seq 200); do
+		[ -f "$1" ] && [ "$(summary_field "$1" status 2>/dev/null)" = complete ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+@test "daemon()'s fork inside glibc is followed with --follow-fork" {
+	LIFECYCLE_PID=$PWD/child.pid trace_run --follow-fork -o p.heapscope -- \
+		"$TARGETS/lifecycle" daemon
+	[ "$status" -eq 0 ]
+	for i in $(seq 200); do [ -s child.pid ] && break; sleep 0.1; done
+	local child=$(cat child.pid)
+	wait_end "lifecycle.$child.heapscope"
+	trace_check out.txt "lifecycle.$child.heapscope" site_child
+	# the parent's trace has the parent's allocations only
+	[ -z "$(trace_found out.txt p.heapscope site_child)" ]
+	"$HS_BIN" dump "lifecycle.$child.heapscope" | grep -qE "flags=0x5 parent_pid=[0-9]+ "
+}
+
+@test "daemon()'s child is not traced without --follow-fork" {
+	LIFECYCLE_PID=$PWD/child.pid trace_run -o p.heapscope -- "$TARGETS/lifecycle" daemon
+	[ "$status" -eq 0 ]
+	for i in $(seq 200); do [ -s child.pid ] && break; sleep 0.1; done
+	[ -s child.pid ]
+	[ "$(ls *.heapscope)" = p.heapscope ]
+}

@@ -1,0 +1,95 @@
+/*
+ * lifecycle - ways a program's life ends or forks that do not go through
+ * main's return or the fork() function:
+ *
+ *   lifecycle pthread-exit   main calls pthread_exit() while a worker
+ *                            thread still allocates; the process ends
+ *                            when the worker does (exit status 0)
+ *   lifecycle alone-exit     main calls pthread_exit() with no other
+ *                            thread
+ *   lifecycle daemon         daemon() forks inside glibc; the child
+ *                            allocates at site_child, writes its pid to
+ *                            the file named by $LIFECYCLE_PID and ends
+ *
+ * Output without a newline at the end tests that exit()'s flush of stdio
+ * still happens.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "target.h"
+
+static void *volatile sink;
+
+SITE void *site_worker(size_t n) { void *p = malloc(n); sink = p; return p; }
+SITE void *site_main(size_t n) { void *p = malloc(n); sink = p; return p; }
+SITE void *site_child(size_t n) { void *p = malloc(n); sink = p; return p; }
+
+void *worker(void *arg)
+{
+	struct timespec ts = { 0, 30 * 1000000 };
+	int i;
+
+	(void)arg;
+	nanosleep(&ts, NULL);	/* main has gone by now */
+	for (i = 0; i < 4; i++)
+		free(site_worker(900));
+	site_worker(123);	/* leaked */
+	return NULL;
+}
+
+int main(int argc, char **argv);
+
+static void symbols(void)
+{
+	SYM(main);
+	SYM(worker);
+	SYM(site_worker);
+	SYM(site_main);
+	SYM(site_child);
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "";
+	pthread_t th;
+
+	symbols();
+	free(site_main(50));
+	if (!strcmp(mode, "pthread-exit") || !strcmp(mode, "alone-exit")) {
+		if (!strcmp(mode, "pthread-exit")) {
+			printf("expect alloc malloc 900 4 worker;site_worker\n");
+			printf("expect free malloc 900 4 worker;site_worker\n");
+			printf("expect alloc malloc 123 1 worker;site_worker\n");
+			if (pthread_create(&th, NULL, worker, NULL))
+				return 3;
+		}
+		printf("expect alloc malloc 50 1 main;site_main\n");
+		printf("expect free malloc 50 1 main;site_main\n");
+		printf("main gone");	/* no newline: exit() flushes it */
+		pthread_exit(NULL);
+	}
+	if (!strcmp(mode, "daemon")) {
+		const char *pidfile = getenv("LIFECYCLE_PID");
+		FILE *f;
+		int i;
+
+		fflush(stdout);
+		if (daemon(1, 1))
+			return 4;
+		for (i = 0; i < 3; i++)
+			free(site_child(700));
+		printf("expect alloc malloc 700 3 main;site_child\n");
+		printf("expect free malloc 700 3 main;site_child\n");
+		fflush(stdout);
+		f = pidfile ? fopen(pidfile, "w") : NULL;
+		if (f) {
+			fprintf(f, "%d\n", (int)getpid());
+			fclose(f);
+		}
+		return 0;
+	}
+	fprintf(stderr, "usage: lifecycle pthread-exit|alone-exit|daemon\n");
+	return 2;
+}
