@@ -204,6 +204,8 @@ void hs_emit_sized(struct hs_thread *t, unsigned tag, const uint8_t *body, size_
 	hs_ring_put(t, rec, (size_t)(end - rec) + n);
 	if (tag == HS_TAG_THREAD_START)
 		atomic_fetch_add(&hs_count_threads, 1);
+	else if (tag == HS_TAG_MODULE)
+		atomic_fetch_add(&hs_count_modules, 1);
 }
 
 static void thread_exit(void *arg)

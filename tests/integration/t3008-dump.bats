@@ -46,6 +46,10 @@ setup() {
 	[[ "$output" == *$'\nnode id=1 parent=0 addr=0x'* ]]
 	[[ "$output" == *$'\nmalloc tid='*" size=64 stack="* ]]
 	[[ "$output" == *$'\nfooter allocs='* ]]
+	# the footer counts the module records the file holds
+	local modules=$(echo "$output" | grep -c '^module t=')
+	[ "$modules" -gt 0 ]
+	[[ "$output" == *$'\nfooter '*" modules=$modules "* ]]
 	hs dump --events c.heapscope
 	[ "$status" -eq 0 ]
 	[ "$(echo "$output" | grep -c ' alloc malloc 0x[0-9a-f]* 64 ')" -eq 50 ]
