@@ -39,6 +39,7 @@
 #define HS_MEMO 16			/* walks remembered per thread */
 #define HS_NODE_CACHE 4096		/* per-thread (parent, call site) -> node */
 #define HS_MEMO_READS 96		/* stack words a remembered walk may read */
+#define HS_ALTSTACK (64u << 10)		/* a thread's signal stack, if it has none */
 
 /* --- configuration (from HEAPSCOPE_OPTIONS) ---------------------------- */
 
@@ -205,7 +206,8 @@ struct hs_thread {
 	pid_t tid;
 	pthread_t self;
 	uint8_t *ring;			/* HS_RING_SIZE bytes */
-	char pad2[32];
+	void *altstack;			/* HS_ALTSTACK bytes for fatal signals, or NULL */
+	char pad2[24];
 
 	/* the producer's own */
 	uint64_t cached_tail;

@@ -79,6 +79,27 @@ static void stack_bounds(struct hs_thread *t)
 	pthread_attr_destroy(&attr);
 }
 
+/*
+ * Give the thread a signal stack if it has none, so that the fatal-signal
+ * handler (preload.c, SA_ONSTACK) can finish the trace after a stack
+ * overflow. The stack belongs to the state and goes to its next owner.
+ */
+static void signal_stack(struct hs_thread *t)
+{
+	stack_t cur, ss;
+
+	if (sigaltstack(NULL, &cur) || !(cur.ss_flags & SS_DISABLE))
+		return;
+	if (!t->altstack)
+		t->altstack = map_zero(HS_ALTSTACK);
+	if (!t->altstack)
+		return;
+	ss.ss_sp = t->altstack;
+	ss.ss_size = HS_ALTSTACK;
+	ss.ss_flags = 0;
+	sigaltstack(&ss, NULL);
+}
+
 struct hs_thread *hs_thread_get(void)
 {
 	struct hs_thread *t = hs_tls.t;
@@ -104,6 +125,7 @@ struct hs_thread *hs_thread_get(void)
 	t->walks[0].valid = t->walks[1].valid = 0;
 	memset(t->nodes, 0, sizeof(t->nodes));
 	stack_bounds(t);
+	signal_stack(t);
 	hs_sampler_seed(t);
 	hs_tls.t = t;
 	if (key_ok)

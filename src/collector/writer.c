@@ -1,11 +1,15 @@
 /*
  * writer - the writer thread: drains the threads' rings into chunks,
- * compresses them with zstd and appends them to the trace file; samples
- * RSS and the clock every 10 ms; writes the END chunk with the footer.
+ * compresses them with zstd and appends them to the trace file; stamps
+ * the event clock; samples RSS every 10 ms; writes the END chunk with the
+ * footer; ends the process when the program's last thread went without
+ * exit() (program_gone()).
  *
- * It wakes every 10 ms, or sooner when a ring is half full, and writes a
- * chunk when 1 MiB of records is waiting or 50 ms after the last write, so
- * that a killed program loses at most the last 100 ms.
+ * It wakes every millisecond (every 10 ms with --sample-bytes or
+ * --no-heap, whose events read the clock themselves), or sooner when a
+ * ring is half full, and writes a chunk when 512 KiB of records are
+ * waiting or 50 ms after the last write, so that a killed program loses at
+ * most the last 100 ms.
  *
  * It allocates nothing once started (its buffers and zstd's workspace are
  * mmap'd up front) and takes no lock that a hook could hold, except a

@@ -23,6 +23,19 @@ setup() {
 	[ "$(summary_field c.heapscope end)" = "signal 11" ]
 }
 
+@test "a stack overflow: exit 139 and a complete trace (the handler runs on its own stack)" {
+	trace_run -o c.heapscope -- "$TARGETS/crasher" overflow
+	[ "$status" -eq 139 ]
+	trace_check out.txt c.heapscope
+	[ "$(summary_field c.heapscope end)" = "signal 11" ]
+}
+
+@test "SIGKILL 300 ms after the last allocation: the trace holds every allocation" {
+	trace_run -o c.heapscope -- "$TARGETS/crasher" kill-soon
+	[ "$status" -eq 137 ]
+	trace_check out.txt c.heapscope
+}
+
 @test "SIGKILL: exit 137, a cut-off trace that still holds the allocations" {
 	trace_run -o c.heapscope -- "$TARGETS/crasher" kill
 	[ "$status" -eq 137 ]
