@@ -86,6 +86,8 @@ struct hs_real {
 	void (*(*signal)(int, void (*)(int)))(int);
 	int (*pthread_setname_np)(pthread_t, const char *);
 	int (*prctl)(int, unsigned long, unsigned long, unsigned long, unsigned long);
+	int (*close)(int);
+	int (*close_range)(unsigned, unsigned, int);
 };
 
 extern struct hs_real hs_real HS_HIDDEN;
@@ -520,6 +522,17 @@ void hs_cpu_follow_child(void) HS_HIDDEN;
 int hs_cpu_owns(int sig) HS_HIDDEN;
 /* sigaction() of the program on the sampling signal (see cpu.c). */
 int hs_cpu_sigaction(int sig, const struct sigaction *act, struct sigaction *old) HS_HIDDEN;
+
+/* --- the collector's descriptors (fds.c) ------------------------------- */
+
+/*
+ * Move @fd above the numbers a program normally uses (close-on-exec) and
+ * protect it from the program's close(): the new number, or @fd itself
+ * (protected) if it cannot move.
+ */
+int hs_fd_move_high(int fd) HS_HIDDEN;
+/* Close a descriptor of hs_fd_move_high()'s. */
+int hs_fd_close(int fd) HS_HIDDEN;
 
 /* --- lifecycle (preload.c) --------------------------------------------- */
 

@@ -101,6 +101,8 @@ void hs_resolve_real(void)
 	R(signal);
 	R(pthread_setname_np);
 	R(prctl);
+	R(close);
+	R(close_range);
 #undef R
 	atomic_store(&resolving, 0);
 	atomic_store_explicit(&resolved, 1, memory_order_release);

@@ -112,25 +112,6 @@ static void force_wake(void)
 	syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-/* Move @fd above the numbers a program normally uses. */
-static int move_high(int fd)
-{
-	struct rlimit rl;
-	long base = 900;
-	int nfd;
-
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
-	    (long)rl.rlim_cur - 64 > 0)
-		base = (long)rl.rlim_cur - 64;
-	if (base > 100000)
-		base = 100000;
-	nfd = fcntl(fd, F_DUPFD_CLOEXEC, (int)base);
-	if (nfd < 0)
-		return fd;
-	close(fd);
-	return nfd;
-}
-
 static int write_all(const struct iovec *iov, int n)
 {
 	struct iovec v[2];
@@ -541,7 +522,7 @@ static void finish_here(void)
 	flush_chunk();
 	write_end();
 	if (atomic_load(&w.finish_req) == 1 && w.fd >= 0) {
-		close(w.fd);
+		hs_fd_close(w.fd);
 		w.fd = -1;
 	}
 	atomic_store(&hs_writer_alive, 0);
@@ -612,7 +593,7 @@ int hs_writer_start(const char *path, int precreated, unsigned flags,
 		close(fd);
 		return -1;
 	}
-	w.fd = move_high(fd);
+	w.fd = hs_fd_move_high(fd);
 	fstat(w.fd, &sb);
 	w.dev = sb.st_dev;
 	w.ino = sb.st_ino;
@@ -626,11 +607,11 @@ int hs_writer_start(const char *path, int precreated, unsigned flags,
 	if (w.statm_fd < 0) {
 		fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
 		if (fd >= 0)
-			w.statm_fd = move_high(fd);
+			w.statm_fd = hs_fd_move_high(fd);
 	}
 	if (setup_buffers()) {
 		hs_msg("out of memory; not tracing");
-		close(w.fd);
+		hs_fd_close(w.fd);
 		w.fd = -1;
 		return -1;
 	}
@@ -645,7 +626,7 @@ int hs_writer_start(const char *path, int precreated, unsigned flags,
 
 		if (write_all(&iov, 1)) {
 			hs_msg("cannot write '%s': %s; not tracing", path, strerror(errno));
-			close(w.fd);
+			hs_fd_close(w.fd);
 			w.fd = -1;
 			return -1;
 		}
@@ -742,7 +723,11 @@ void hs_writer_resume(void)
 void hs_writer_forget(void)
 {
 	if (w.fd >= 0)
-		close(w.fd);
+		hs_fd_close(w.fd);
 	w.fd = -1;
+	/* /proc/self/statm was the parent's: a followed child opens its own */
+	if (w.statm_fd >= 0)
+		hs_fd_close(w.statm_fd);
+	w.statm_fd = -1;
 	atomic_store(&hs_writer_alive, 0);
 }

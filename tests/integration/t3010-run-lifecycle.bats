@@ -56,3 +56,14 @@ wait_end() {
 	[ -s child.pid ]
 	[ "$(ls *.heapscope)" = p.heapscope ]
 }
+
+@test "a program that closes every descriptor keeps its trace (close, close_range, closefrom)" {
+	local how
+	for how in close-loop close-range closefrom; do
+		trace_run -o "$how.heapscope" -- "$TARGETS/lifecycle" "$how"
+		[ "$status" -eq 0 ]
+		! grep -q "cannot write the trace" err.txt
+		trace_check out.txt "$how.heapscope"
+		[ "$(summary_field "$how.heapscope" status)" = complete ]
+	done
+}

@@ -10,12 +10,18 @@
  *   lifecycle daemon         daemon() forks inside glibc; the child
  *                            allocates at site_child, writes its pid to
  *                            the file named by $LIFECYCLE_PID and ends
+ *   lifecycle close-loop|close-range|closefrom
+ *                            closes every descriptor above 2 (close() in a
+ *                            loop, close_range(), closefrom()), then
+ *                            allocates at site_main
  *
  * Output without a newline at the end tests that exit()'s flush of stdio
  * still happens.
  */
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <string.h>
 #include <time.h>
 #include "target.h"
@@ -90,6 +96,30 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	fprintf(stderr, "usage: lifecycle pthread-exit|alone-exit|daemon\n");
+	if (!strncmp(mode, "close", 5)) {
+		struct rlimit rl;
+		int fd, i;
+
+		fflush(stdout);
+		if (!strcmp(mode, "close-loop")) {
+			getrlimit(RLIMIT_NOFILE, &rl);
+			for (fd = 3; fd < (int)rl.rlim_cur; fd++)
+				close(fd);
+		} else if (!strcmp(mode, "close-range")) {
+			if (close_range(3, ~0u, 0))
+				return 5;
+		} else {
+			closefrom(3);
+		}
+		for (i = 0; i < 20; i++)
+			free(site_main(333));
+		printf("expect alloc malloc 50 1 main;site_main\n");
+		printf("expect free malloc 50 1 main;site_main\n");
+		printf("expect alloc malloc 333 20 main;site_main\n");
+		printf("expect free malloc 333 20 main;site_main\n");
+		return 0;
+	}
+	fprintf(stderr, "usage: lifecycle pthread-exit|alone-exit|daemon|close-loop|"
+		"close-range|closefrom\n");
 	return 2;
 }
