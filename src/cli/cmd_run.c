@@ -41,6 +41,7 @@ struct run_opts {
 	int perf;			/* --perf: let perf record instead */
 	const char **debug_dirs;	/* --debug-dir, for the symbols */
 	size_t nr_debug_dirs;
+	char manifest[PATH_MAX];	/* the children's traces are listed here; "" */
 };
 
 /* The preload library: next to this executable, else in the libdir. */
@@ -131,6 +132,8 @@ static void child(const struct run_opts *o, const char *preload, const char *mad
 		 o->follow_fork, o->follow_exec, o->cpu_hz, o->wall_hz,
 		 o->no_heap ? ",heap=0" : "");
 	setenv("HEAPSCOPE_OPTIONS", opts, 1);
+	if (o->manifest[0])
+		setenv("HEAPSCOPE_MANIFEST", o->manifest, 1);
 	old = getenv("LD_PRELOAD");
 	if (old && *old) {
 		size_t n = strlen(preload) + strlen(old) + 2;
@@ -149,6 +152,14 @@ static void child(const struct run_opts *o, const char *preload, const char *mad
 	if (write(report_fd, "E", 1) < 0 || write(report_fd, &e, sizeof(e)) < 0)
 		_exit(127);
 	_exit(127);
+}
+
+/* Whether @path is an empty regular file. */
+static int empty_file(const char *path)
+{
+	struct stat sb;
+
+	return !stat(path, &sb) && S_ISREG(sb.st_mode) && sb.st_size == 0;
 }
 
 /* Read the child's report: the trace name, then an exec error or EOF. */
@@ -395,6 +406,71 @@ static void leaked(const char *path, char *buf, size_t n)
  * gives it: the highest of the RSS records, and its leaks are stats's
  * (docs/memory.md).
  */
+/*
+ * With --follow-fork or --follow-exec: the file the collector lists the
+ * traces of followed children and exec'd images in ("PID PATH" lines).
+ */
+static void make_manifest(struct run_opts *o)
+{
+	const char *tmp = getenv("TMPDIR");
+	int fd;
+
+	o->manifest[0] = '\0';
+	if (!o->follow_fork && !o->follow_exec)
+		return;
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	if ((size_t)snprintf(o->manifest, sizeof(o->manifest), "%s/heapscope-run.XXXXXX",
+			     tmp) >= sizeof(o->manifest)) {
+		o->manifest[0] = '\0';
+		return;
+	}
+	fd = mkstemp(o->manifest);
+	if (fd < 0) {
+		o->manifest[0] = '\0';
+		return;
+	}
+	close(fd);
+}
+
+/*
+ * The traces the manifest lists: symbolized like the main one when their
+ * process has ended; a process still running (a daemon) is still writing
+ * its trace, which is left for `heapscope symbolize`. Removes the manifest.
+ */
+static void finish_children(const struct run_opts *o, const struct hs_symbolize_opts *so)
+{
+	char line[PATH_MAX + 32];
+	FILE *f;
+
+	if (!o->manifest[0])
+		return;
+	f = fopen(o->manifest, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		char *path, *end;
+		long pid = strtol(line, &path, 10);
+
+		if (pid <= 0 || *path != ' ')
+			continue;
+		path++;
+		end = path + strcspn(path, "\n");
+		*end = '\0';
+		if (kill((pid_t)pid, 0) == 0 || errno == EPERM) {
+			fprintf(stderr, "heapscope: %s: process %ld is still running and "
+				"writing it; 'heapscope symbolize %s' once it has ended\n",
+				path, pid, path);
+			continue;
+		}
+		if (!o->no_symbolize)
+			cli_symbolize(path, NULL, so, 0);
+		if (!o->quiet)
+			fprintf(stderr, "heapscope: process %ld traced into %s\n", pid, path);
+	}
+	if (f)
+		fclose(f);
+	unlink(o->manifest);
+}
+
 static void summarize(const char *path)
 {
 	struct hs_diag diag = HS_DIAG_INIT(path);
@@ -570,6 +646,7 @@ int cmd_run(int argc, char **argv)
 			unlink(o.out);
 		return cli_fail("cannot create a pipe: %s", strerror(errno));
 	}
+	make_manifest(&o);
 	fflush(stdout);
 	fflush(stderr);
 	pid = fork();
@@ -608,21 +685,35 @@ int cmd_run(int argc, char **argv)
 	if (create_errno) {
 		fprintf(stderr, "heapscope: error: cannot create a trace file in the "
 			"current directory: %s\n", strerror(create_errno));
+		if (o.manifest[0])
+			unlink(o.manifest);
 		return HS_EXIT_FAIL;
 	}
 	if (exec_errno) {
 		fprintf(stderr, "heapscope: error: cannot run '%s': %s\n", argv[i],
 			strerror(exec_errno));
+		if (o.manifest[0])
+			unlink(o.manifest);
 		if (made)
 			unlink(o.out);
 		return exec_errno == ENOENT ? 127 : 126;
 	}
-	if (path[0] && !o.no_symbolize) {
+	if (path[0] && empty_file(path)) {
+		/* the collector never started in the program */
+		fprintf(stderr, "heapscope: %s did not load the collector, so nothing was "
+			"traced (a statically linked program, a setuid one, or one that "
+			"drops LD_PRELOAD before it runs cannot be traced)\n", argv[i]);
+		unlink(path);
+		path[0] = '\0';
+	}
+	{
 		struct hs_symbolize_opts so = {
 			.debug_dirs = o.debug_dirs, .nr_debug_dirs = o.nr_debug_dirs,
 		};
 
-		cli_symbolize(path, NULL, &so, 0);
+		if (path[0] && !o.no_symbolize)
+			cli_symbolize(path, NULL, &so, 0);
+		finish_children(&o, &so);
 	}
 	hs_free(o.debug_dirs);
 	if (path[0] && !o.quiet)

@@ -12,6 +12,9 @@
  *                      differences told at exit; cpu, wall: stack sampling
  *                      rates, cpu.c; heap=0: no heap events)
  *   HEAPSCOPE_DIR      where traces of followed children go
+ *   HEAPSCOPE_MANIFEST a file where each trace this library starts for a
+ *                      followed child or exec'd image is listed, as a
+ *                      line "PID PATH", for `heapscope run` to symbolize
  * Without HEAPSCOPE_OUTPUT (the library preloaded by hand, or an image
  * started by exec) the trace is <comm>.<pid>.heapscope in HEAPSCOPE_DIR or
  * the working directory. Without follow-exec, start-up removes the library
@@ -38,6 +41,7 @@ pid_t hs_pid;
 uint64_t hs_start_ns;
 size_t hs_page_size = 4096;
 
+static char manifest[1024];		/* HEAPSCOPE_MANIFEST, or "" */
 static int saved_argc;
 static char **saved_argv;
 static char *const empty_argv[] = { NULL };
@@ -229,6 +233,25 @@ static int create_name(char *buf, size_t size)
 	return -1;
 }
 
+/* List a trace this library started in the manifest (no allocation). */
+static void note_trace(const char *path)
+{
+	char line[1300];
+	int n, fd;
+
+	if (!manifest[0])
+		return;
+	n = snprintf(line, sizeof(line), "%d %s\n", (int)hs_pid, path);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return;
+	fd = open(manifest, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (write(fd, line, (size_t)n) < 0)
+		hs_msg("cannot list %s in %s: %s", path, manifest, strerror(errno));
+	close(fd);
+}
+
 /* Start a trace of this process: writer, main thread, modules, signals. */
 static int start_tracing(const char *path, int precreated, unsigned flags,
 			 uint64_t parent_pid)
@@ -246,6 +269,8 @@ static int start_tracing(const char *path, int precreated, unsigned flags,
 	if (hs_writer_start(path, precreated, flags, parent_pid, saved_argc,
 			    saved_argv ? saved_argv : (char **)empty_argv))
 		return -1;
+	if (!precreated)
+		note_trace(path);
 	t = hs_thread_get();
 	if (!t)
 		return -1;
@@ -280,6 +305,8 @@ __attribute__((constructor(101))) static void hs_init(int argc, char **argv, cha
 	dir = getenv("HEAPSCOPE_DIR");
 	if (dir)
 		snprintf(hs_cfg.dir, sizeof(hs_cfg.dir), "%s", dir);
+	if (getenv("HEAPSCOPE_MANIFEST"))
+		snprintf(manifest, sizeof(manifest), "%s", getenv("HEAPSCOPE_MANIFEST"));
 	if (hs_cfg.follow_fork)
 		flags |= HS_PROC_FOLLOW_FORK;
 	if (hs_cfg.follow_exec)
@@ -307,6 +334,7 @@ __attribute__((constructor(101))) static void hs_init(int argc, char **argv, cha
 		strip_preload();
 		unsetenv("HEAPSCOPE_OPTIONS");
 		unsetenv("HEAPSCOPE_DIR");
+		unsetenv("HEAPSCOPE_MANIFEST");
 	}
 	hs_tls.guard = 0;
 }
@@ -370,8 +398,11 @@ int hs_writer_start_child(pid_t parent)
 		hs_msg("cannot name a trace file for child %d; not tracing it", (int)hs_pid);
 		return -1;
 	}
-	return hs_writer_start(name, 0, flags, (uint64_t)parent, saved_argc,
-			       saved_argv ? saved_argv : (char **)empty_argv);
+	if (hs_writer_start(name, 0, flags, (uint64_t)parent, saved_argc,
+			    saved_argv ? saved_argv : (char **)empty_argv))
+		return -1;
+	note_trace(name);
+	return 0;
 }
 
 /*

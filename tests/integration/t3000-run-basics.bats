@@ -71,6 +71,15 @@ setup() {
 	[ ! -e a.heapscope ]
 }
 
+@test "a statically linked program runs, untraced, with a message and no empty trace" {
+	trace_run -o s.heapscope -- "$TARGETS/static"
+	[ "$status" -eq 3 ]
+	grep -q "^static ran$" out.txt
+	grep -q "did not load the collector, so nothing was traced" err.txt
+	! grep -q "not a heapscope trace" err.txt
+	[ ! -e s.heapscope ]
+}
+
 @test "the program's stdout, stderr, errno, signals and descriptors are its own" {
 	"$TARGETS/behave" > plain.out 2> plain.err || true
 	trace_run -o b.heapscope --no-view -- "$TARGETS/behave"

@@ -25,6 +25,10 @@ setup() {
 	trace_check out.txt "forker.$child.heapscope" site_child
 	[ -z "$(trace_found out.txt "forker.$child.heapscope" site_parent)" ]
 	"$HS_BIN" dump "forker.$child.heapscope" | grep -qE "flags=0x5 parent_pid=[0-9]+ "
+	# run symbolized the child's trace too, and said where it is
+	grep -q "process $child traced into .*forker.$child.heapscope" err.txt
+	hs report "forker.$child.heapscope" --format csv
+	[[ "$output" == *"forker!site_child,"* ]]
 }
 
 @test "without --follow-exec the new image is not traced" {
@@ -46,4 +50,6 @@ setup() {
 	[ -e "exe.$pid.heapscope" ]
 	trace_check out.txt e.heapscope site_first
 	trace_check out.txt "exe.$pid.heapscope" site_second
+	hs stats --format json "exe.$pid.heapscope"
+	[[ "$output" == *'"symbolized": true'* ]]
 }
