@@ -288,7 +288,14 @@ __attribute__((constructor(101))) static void hs_init(int argc, char **argv, cha
 	unsigned flags = 0;
 	long ps;
 
-	(void)envp;
+	/*
+	 * The library is linked with -z initfirst, so that the allocations of
+	 * other libraries' constructors are traced too: this runs before the
+	 * C library's own constructor has set environ, to the @envp it will
+	 * set it to.
+	 */
+	if (!environ)
+		environ = envp;
 	hs_resolve_real();
 	if (!hs_real.malloc || !hs_real.free) {
 		hs_msg("cannot find the allocator's functions; not tracing");
@@ -321,12 +328,13 @@ __attribute__((constructor(101))) static void hs_init(int argc, char **argv, cha
 		hs_tls.guard = 0;
 		return;
 	}
-	pthread_atfork(atfork_prepare, NULL, atfork_child);
 	if (!start_tracing(out, out != NULL, flags, 0)) {
 		hs_signals_install();
 		atomic_store(&hs_on, hs_cfg.no_heap ? 2 : 1);
 		hs_cpu_start();
 	}
+	/* after cpu.c's: a child's handlers run in this order, ours last */
+	pthread_atfork(atfork_prepare, NULL, atfork_child);
 	/* after the file is open: the name must not leak to children */
 	if (out)
 		unsetenv("HEAPSCOPE_OUTPUT");

@@ -21,3 +21,10 @@ setup() {
 	grep -qE "^module-unload t=[0-9]+ id=$id next_node=[0-9]+$" d.txt
 	"$HS_BIN" dump --events d.heapscope | grep " 999 " | grep -q "libhsdlib.so!0x"
 }
+
+@test "a library's constructor allocating before main is traced (the collector initializes first)" {
+	trace_run -o l.heapscope -- "$TARGETS/linked"
+	[ "$status" -eq 0 ]
+	trace_check out.txt l.heapscope
+	[ "$(summary_field l.heapscope "unmatched frees")" -eq 0 ]
+}
