@@ -262,14 +262,22 @@ void hs_writer_emit_sized(unsigned tag, const uint8_t *body, size_t n)
 		atomic_fetch_add(&hs_count_modules, 1);
 }
 
-/* The head of @t's ring and the encoding state there, read consistently. */
-static void read_head(struct hs_thread *t, uint64_t *head, uint64_t *ticks,
-		      uint64_t *addr)
+/*
+ * The head of @t's ring and the encoding state there, read consistently.
+ * Returns -1 when finishing and @t stays inside hs_publish(): a thread
+ * stopped there for good (a fatal signal, whose handler waits for us).
+ */
+static int read_head(struct hs_thread *t, uint64_t *head, uint64_t *ticks,
+		     uint64_t *addr)
 {
+	unsigned spins = 0;
+
 	for (;;) {
 		unsigned s1 = atomic_load_explicit(&t->seq, memory_order_acquire), s2;
 
 		if (s1 & 1) {
+			if (++spins > 10000 && atomic_load(&w.finish_req))
+				return -1;
 			sched_yield();
 			continue;
 		}
@@ -279,7 +287,7 @@ static void read_head(struct hs_thread *t, uint64_t *head, uint64_t *ticks,
 		atomic_thread_fence(memory_order_acquire);
 		s2 = atomic_load_explicit(&t->seq, memory_order_relaxed);
 		if (s1 == s2)
-			return;
+			return 0;
 	}
 }
 
@@ -291,8 +299,7 @@ static void drain(struct hs_thread *t)
 	size_t n, off, first;
 	uint8_t *p;
 
-	read_head(t, &head, &ticks, &addr);
-	if (head == tail || w.failed)
+	if (read_head(t, &head, &ticks, &addr) || head == tail || w.failed)
 		return;
 	n = (size_t)(head - tail);
 	ensure_room(n + SPAN_MAX);
