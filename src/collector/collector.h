@@ -91,6 +91,7 @@ struct hs_real {
 };
 
 extern struct hs_real hs_real HS_HIDDEN;
+extern _Atomic int hs_real_ready HS_HIDDEN;	/* 1 once every field is set */
 /* Resolve every real function (idempotent; safe before the constructor). */
 void hs_resolve_real(void) HS_HIDDEN;
 

@@ -205,18 +205,26 @@ static inline void record_free(unsigned tag, void *p)
 }
 
 /*
- * With --sample-bytes: the common case, an allocation the sampler skips,
- * decided before anything else (no guard, no record). Returns 1 to skip;
- * else the countdown is as it was and the record path decides. Inside a
- * hook (the guard set) the countdown is left alone: only the program's
- * allocations count.
+ * Whether heap events are not recorded at all (--no-heap, tracing stopped
+ * or not started) while the real functions are known: the hooks then call
+ * them straight away.
+ */
+#define UNTRACED() (atomic_load_explicit(&hs_on, memory_order_relaxed) != 1 && \
+		    atomic_load_explicit(&hs_real_ready, memory_order_acquire))
+
+/*
+ * The common cases that record nothing, decided before anything else (no
+ * guard, no record): heap events not recorded, or with --sample-bytes an
+ * allocation the sampler skips. Returns 1 to skip; else the countdown is
+ * as it was and the record path decides. Inside a hook (the guard set)
+ * the countdown is left alone: only the program's allocations count.
  */
 static inline int skip_unsampled(size_t size)
 {
 	struct hs_thread *t;
 
 	if (HS_LIKELY(!hs_cfg.sample_bytes))
-		return 0;
+		return UNTRACED();
 	t = hs_tls.t;
 	if (HS_UNLIKELY(!t || hs_tls.guard))
 		return 0;
@@ -227,10 +235,12 @@ static inline int skip_unsampled(size_t size)
 	return 0;
 }
 
-/* With --sample-bytes: whether a free is of an unsampled block. */
+/* Whether a free records nothing: not recording, or an unsampled block. */
 static inline int skip_unsampled_free(const void *p)
 {
-	return hs_cfg.sample_bytes && !hs_maybe_sampled((uintptr_t)p);
+	if (HS_LIKELY(!hs_cfg.sample_bytes))
+		return UNTRACED();
+	return !hs_maybe_sampled((uintptr_t)p);
 }
 
 /*

@@ -70,11 +70,12 @@ void hs_msg(const char *fmt, ...)
 
 /* --- the real functions ------------------------------------------------ */
 
-static _Atomic int resolving, resolved;
+static _Atomic int resolving;
+_Atomic int hs_real_ready;
 
 void hs_resolve_real(void)
 {
-	if (HS_LIKELY(atomic_load_explicit(&resolved, memory_order_acquire)))
+	if (HS_LIKELY(atomic_load_explicit(&hs_real_ready, memory_order_acquire)))
 		return;
 	atomic_store(&resolving, 1);
 #define R(name) *(void **)&hs_real.name = dlsym(RTLD_NEXT, #name)
@@ -109,7 +110,7 @@ void hs_resolve_real(void)
 	R(close_range);
 #undef R
 	atomic_store(&resolving, 0);
-	atomic_store_explicit(&resolved, 1, memory_order_release);
+	atomic_store_explicit(&hs_real_ready, 1, memory_order_release);
 }
 
 int hs_resolving(void) HS_HIDDEN;
