@@ -27,6 +27,9 @@ echo "== view: the GUI's actions through the HTTP API on 1M samples (budget: 300
 echo "== heap tracer: heapscope run against the program alone and heaptrack"
 sh bench/tracer/run.sh "$BUILD"
 
+echo "== CPU sampling: heapscope run --cpu against perf record -g (target: under 5% of CPU)"
+sh bench/cpu/run.sh "$BUILD"
+
 echo "== memory views: reading a 40M-event heap trace against heaptrack_print (target: 3x)"
 sh bench/memviews/run.sh "$BUILD"
 
