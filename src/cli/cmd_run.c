@@ -260,6 +260,60 @@ static int perf_probe(const char *data, const char *ev1, const char *ev2)
 }
 
 /*
+ * Whether the perf script text in @path has an event: a line that is
+ * neither blank, nor a '#' comment, nor a TAB-led frame. Reads up to the
+ * first one (the file's first line, when perf recorded anything).
+ */
+static int has_event(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int c, skip, found = 0;
+
+	if (!f)
+		return 1;	/* say nothing we do not know */
+	while (!found && (c = getc(f)) != EOF) {
+		skip = c == '#' || c == '\t';	/* c starts a line */
+		for (; c != EOF && c != '\n'; c = getc(f))
+			if (!skip && c != ' ' && c != '\t' && c != '\r') {
+				found = 1;
+				break;
+			}
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * perf recorded no sample: say so, and why it probably happened, instead
+ * of pointing to a report of an empty file. @hz: the sampling rate;
+ * @with_sched: whether the scheduler's tracepoints were recorded.
+ */
+static void no_samples(const char *cmd, const char *out, unsigned long hz,
+		       int with_sched)
+{
+	char buf[32] = "";
+	FILE *f;
+
+	fprintf(stderr, "heapscope: perf recorded no sample of %s (perf script printed "
+		"nothing; %s not written)\n", cmd, out);
+	fprintf(stderr, "heapscope: perf samples a program only while it runs on a CPU, "
+		"and %s probably ran for less than a sampling period (1/%lu s)\n", cmd, hz);
+	if (with_sched)
+		return;
+	f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = '\0';
+		buf[strcspn(buf, "\n")] = '\0';
+		fclose(f);
+	}
+	fprintf(stderr, "heapscope: the time it spent blocked or asleep needs the "
+		"scheduler's tracepoints, which perf may not record here (they need "
+		"root, or kernel.perf_event_paranoid at -1%s%s): see docs/perf.md\n",
+		buf[0] ? "; it is " : "", buf);
+}
+
+/*
  * heapscope run --perf -- CMD: perf record (with the scheduler's
  * tracepoints when perf may record them: the thread-time source; the
  * wakeups as sched_waking, else, on kernels before 4.3, sched_wakeup)
@@ -371,6 +425,13 @@ static int run_perf(const struct run_opts *o, char **cmd, int ncmd)
 				data);
 	}
 	unlink(data);
+	if (!has_event(out)) {
+		unlink(out);
+		/* perf's default rate for cpu-clock is 4000 Hz */
+		no_samples(cmd[0], out, o->cpu_hz ? o->cpu_hz : with_sched ? 4000 : 999,
+			   with_sched);
+		return r;
+	}
 	if (!o->quiet)
 		fprintf(stderr, "heapscope: perf script output written to %s; look at it "
 			"with: heapscope report %s%s\n", out, out,

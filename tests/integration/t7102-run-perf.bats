@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # heapscope run --perf: perf record and perf script run for the user with
 # the commands of docs/perf.md, into a file `report` reads. A fake perf on
-# the PATH (fake_perf) shows the commands run.
+# the PATH (fake_perf) shows the commands run and the case of no sample.
 
 bats_require_minimum_version 1.5.0
 load helpers
@@ -103,3 +103,28 @@ EOF
 	[[ "$stderr" == *"look at it with: heapscope report p.txt" ]]
 }
 
+@test "run --perf: no sample recorded: says so and why, writes no file, the program's status" {
+	fake_perf
+	# an unprivileged user: no tracepoints, and a program that sleeps
+	FAKE_PERF_REFUSE='sched:sched_switch' hs run --perf -o p.txt -- sh -c 'exit 3'
+	[ "$status" -eq 3 ]
+	[[ "$stderr" == *"perf recorded no sample of sh (perf script printed nothing; p.txt not written)"* ]]
+	[[ "$stderr" == *"sh probably ran for less than a sampling period (1/999 s)"* ]]
+	[[ "$stderr" == *"needs the scheduler's tracepoints, which perf may not record here (they need root, or kernel.perf_event_paranoid at -1"* ]]
+	[[ "$stderr" != *"heapscope report"* ]]
+	[ ! -e p.txt ]
+	[ ! -e p.txt.perf.data ]
+	# with the tracepoints (and --cpu=HZ): only the first part
+	hs run --perf --cpu=50 -q -o p.txt -- true
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"perf recorded no sample of true"* ]]
+	[[ "$stderr" == *"(1/50 s)"* ]]
+	[[ "$stderr" != *"tracepoints"* ]]
+	[ ! -e p.txt ]
+	# comments and blank lines are no event either
+	printf '# perf script\n\n  \n' > comments.data.txt
+	FAKE_PERF_SCRIPT=comments.data.txt hs run --perf -o p.txt -- true
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"perf recorded no sample of true"* ]]
+	[ ! -e p.txt ]
+}
