@@ -242,22 +242,107 @@ static int spawn(char *const argv[], const char *out, int quiet)
 }
 
 /*
+ * Whether perf may record here: `perf record -q [-e @ev1 -e @ev2] -o
+ * @data -- true` (the events may be NULL), its file removed. Returns its
+ * exit status: 0, 127 when there is no perf.
+ */
+static int perf_probe(const char *data, const char *ev1, const char *ev2)
+{
+	const char *av[16];
+	int n = 0, r;
+
+	av[n++] = "perf";
+	av[n++] = "record";
+	av[n++] = "-q";
+	if (ev1) {
+		av[n++] = "-e";
+		av[n++] = ev1;
+		av[n++] = "-e";
+		av[n++] = ev2;
+	}
+	av[n++] = "-o";
+	av[n++] = data;
+	av[n++] = "--";
+	av[n++] = "true";
+	av[n] = NULL;
+	r = spawn((char *const *)av, NULL, 1);
+	unlink(data);
+	return r;
+}
+
+/*
+ * Whether the perf script text in @path has an event: a line that is
+ * neither blank, nor a '#' comment, nor a TAB-led frame. Reads up to the
+ * first one (the file's first line, when perf recorded anything).
+ */
+static int has_event(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int c, skip, found = 0;
+
+	if (!f)
+		return 1;	/* say nothing we do not know */
+	while (!found && (c = getc(f)) != EOF) {
+		skip = c == '#' || c == '\t';	/* c starts a line */
+		for (; c != EOF && c != '\n'; c = getc(f))
+			if (!skip && c != ' ' && c != '\t' && c != '\r') {
+				found = 1;
+				break;
+			}
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * perf recorded no sample: say so, and why it probably happened, instead
+ * of pointing to a report of an empty file. @hz: the sampling rate;
+ * @with_sched: whether the scheduler's tracepoints were recorded.
+ */
+static void no_samples(const char *cmd, const char *out, unsigned long hz,
+		       int with_sched)
+{
+	char buf[32] = "";
+	FILE *f;
+
+	fprintf(stderr, "heapscope: perf recorded no sample of %s (perf script printed "
+		"nothing; %s not written)\n", cmd, out);
+	fprintf(stderr, "heapscope: perf samples a program only while it runs on a CPU, "
+		"and %s probably ran for less than a sampling period (1/%lu s)\n", cmd, hz);
+	if (with_sched)
+		return;
+	f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = '\0';
+		buf[strcspn(buf, "\n")] = '\0';
+		fclose(f);
+	}
+	fprintf(stderr, "heapscope: the time it spent blocked or asleep needs the "
+		"scheduler's tracepoints, which perf may not record here (they need "
+		"root, or kernel.perf_event_paranoid at -1%s%s): see docs/perf.md\n",
+		buf[0] ? "; it is " : "", buf);
+}
+
+/*
  * heapscope run --perf -- CMD: perf record (with the scheduler's
- * tracepoints when perf may record them: the thread-time source) and
- * perf script into OUT (default COMM.data.txt), the commands of
- * docs/perf.md. Returns the exit status.
+ * tracepoints when perf may record them: the thread-time source; the
+ * wakeups as sched_waking, else, on kernels before 4.3, sched_wakeup)
+ * and perf script into OUT (default COMM.data.txt), the commands of
+ * docs/perf.md. Returns the program's exit status (perf record's), or
+ * HS_EXIT_FAIL when perf cannot be run.
  */
 static int run_perf(const struct run_opts *o, char **cmd, int ncmd)
 {
 	static const char *const sched[] = {
 		"-m", "16M", "--call-graph", "dwarf", "--sample-cpu", "-e", "cpu-clock",
-		"-e", "sched:sched_switch", "-e", "sched:sched_wakeup",
+		"-e", "sched:sched_switch", "-e", NULL /* wakeup */,
 		"-e", "sched:sched_process_exit",
 	};
 	static const char *const plain[] = { "-g", "--sample-cpu", "-F", "999" };
 	char out[PATH_MAX], data[PATH_MAX + 16], freq[32];
 	const char **av;
-	const char *base, *probe_av[16];
+	const char *base, *wakeup = NULL;
 	int n = 0, k, r, with_sched;
 	struct sigaction ign, old_int, old_quit;
 	struct stat sb;
@@ -275,16 +360,7 @@ static int run_perf(const struct run_opts *o, char **cmd, int ncmd)
 	if (!stat(data, &sb))
 		return cli_fail("'%s' exists; not overwriting it", data);
 	/* is perf there, and may it record? */
-	probe_av[0] = "perf";
-	probe_av[1] = "record";
-	probe_av[2] = "-q";
-	probe_av[3] = "-o";
-	probe_av[4] = data;
-	probe_av[5] = "--";
-	probe_av[6] = "true";
-	probe_av[7] = NULL;
-	r = spawn((char *const *)probe_av, NULL, 1);
-	unlink(data);
+	r = perf_probe(data, NULL, NULL);
 	if (r == 127)
 		return cli_fail("--perf needs perf, which is not on the PATH (Debian: "
 				"linux-perf)");
@@ -292,15 +368,12 @@ static int run_perf(const struct run_opts *o, char **cmd, int ncmd)
 		return cli_fail("perf record is refused here (kernel.perf_event_paranoid "
 				"is too high, or no perf events in this container); "
 				"'heapscope run --cpu' samples without perf");
-	probe_av[3] = "-e";
-	probe_av[4] = "sched:sched_switch";
-	probe_av[5] = "-o";
-	probe_av[6] = data;
-	probe_av[7] = "--";
-	probe_av[8] = "true";
-	probe_av[9] = NULL;
-	with_sched = spawn((char *const *)probe_av, NULL, 1) == 0;
-	unlink(data);
+	/* the scheduler's tracepoints: sched_waking is Linux 4.3's */
+	if (!perf_probe(data, "sched:sched_switch", "sched:sched_waking"))
+		wakeup = "sched:sched_waking";
+	else if (!perf_probe(data, "sched:sched_switch", "sched:sched_wakeup"))
+		wakeup = "sched:sched_wakeup";
+	with_sched = wakeup != NULL;
 	av = hs_calloc((size_t)ncmd + 32, sizeof(*av));
 	if (!av)
 		return cli_fail("out of memory");
@@ -309,7 +382,7 @@ static int run_perf(const struct run_opts *o, char **cmd, int ncmd)
 	snprintf(freq, sizeof(freq), "%lu", o->cpu_hz ? o->cpu_hz : 999);
 	if (with_sched) {
 		for (k = 0; k < (int)(sizeof(sched) / sizeof(sched[0])); k++)
-			av[n++] = sched[k];
+			av[n++] = sched[k] ? sched[k] : wakeup;
 		if (o->cpu_hz) {
 			av[n++] = "-F";
 			av[n++] = freq;
@@ -329,6 +402,10 @@ static int run_perf(const struct run_opts *o, char **cmd, int ncmd)
 		fprintf(stderr, "heapscope: perf record %s-o %s -- %s ...\n",
 			with_sched ? "-m 16M --call-graph dwarf --sample-cpu -e cpu-clock "
 				     "-e sched:... " : "-g --sample-cpu ", data, cmd[0]);
+	if (!o->quiet && wakeup && strcmp(wakeup, "sched:sched_waking"))
+		fprintf(stderr, "heapscope: perf has no sched:sched_waking here, so the "
+			"wakeups are sched:sched_wakeup's, which misses those the kernel "
+			"hands to an idle CPU: READIED_BY is missing there (docs/perf.md)\n");
 	/* Ctrl-C is for the program (perf passes it on) */
 	memset(&ign, 0, sizeof(ign));
 	ign.sa_handler = SIG_IGN;
@@ -359,6 +436,13 @@ static int run_perf(const struct run_opts *o, char **cmd, int ncmd)
 				data);
 	}
 	unlink(data);
+	if (!has_event(out)) {
+		unlink(out);
+		/* perf's default rate for cpu-clock is 4000 Hz */
+		no_samples(cmd[0], out, o->cpu_hz ? o->cpu_hz : with_sched ? 4000 : 999,
+			   with_sched);
+		return r;
+	}
 	if (!o->quiet)
 		fprintf(stderr, "heapscope: perf script output written to %s; look at it "
 			"with: heapscope report %s%s\n", out, out,

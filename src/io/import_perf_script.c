@@ -22,8 +22,8 @@
  *   CPU_TIME      a CPU sample, weighted as in the CPU view, except that
  *                 the thread's own switch-out or exit ends it sooner
  *   BLOCKED_TIME  from a sched_switch whose prev_state is not runnable
- *                 (S, D, I, ...) until its sched_wakeup, on the stack of
- *                 the switch
+ *                 (S, D, I, ...) until its wakeup, on the stack of the
+ *                 switch
  *   READIED_TIME (waiting for cpu)
  *                 from a sched_switch with prev_state R (preempted), or
  *                 from the wakeup when the wait for a CPU after it took
@@ -32,7 +32,17 @@
  *
  * A period ends when the thread is switched in (next_pid), at its next
  * own event (perf records a process's switch-ins only when the task
- * switched out is traced too), or at the end of the trace. A blocked
+ * switched out is traced too), or at the end of the trace.
+ *
+ * A wakeup is two events: sched_waking, in the waker's context (on the
+ * waker's stack), then sched_wakeup, where the woken thread is put on a
+ * run queue: in the waker's context too, or, when the kernel hands that to
+ * the woken thread's idle CPU, there, in whatever runs there (which a
+ * recording of one program does not see). sched_waking ends the blocked
+ * period; sched_wakeup does as well in recordings without sched_waking
+ * (older ones), but once a sched_waking has been read a sched_wakeup only
+ * ends a period not ended yet and adds no READIED_BY (its stack need not
+ * be the waker's). Only the first wakeup of a period counts. A blocked
  * period whose wakeup event has a stack (the waker's) gets, as in
  * PerfView's "Thread Time (with ReadyThread)" view,
  *
@@ -148,7 +158,8 @@ enum ps_kind {
 	PS_SCHED_SWITCH,
 	PS_SCHED_EXEC,
 	PS_SCHED_EXIT,
-	PS_SCHED_WAKEUP,
+	PS_SCHED_WAKING,	/* sched_waking: a wakeup, in the waker's context */
+	PS_SCHED_WAKEUP,	/* sched_wakeup[_new]: the same, or its second half */
 	PS_BLOCK_ISSUE,
 	PS_BLOCK_COMPLETE,
 	PS_IRQ_ENTRY,
@@ -164,6 +175,7 @@ static const struct {
 	{ "sched_switch", PS_SCHED_SWITCH },
 	{ "sched_process_exec", PS_SCHED_EXEC },
 	{ "sched_process_exit", PS_SCHED_EXIT },
+	{ "sched_waking", PS_SCHED_WAKING },
 	{ "sched_wakeup", PS_SCHED_WAKEUP },
 	{ "sched_wakeup_new", PS_SCHED_WAKEUP },
 	{ "block_rq_issue", PS_BLOCK_ISSUE },
@@ -174,9 +186,17 @@ static const struct {
 	{ "softirq_exit", PS_IRQ_EXIT },
 };
 
+/* What an event's frame lines become (kinds[].frames). */
+enum ps_frames {
+	FR_NONE,		/* only checked */
+	FR_KEEP,		/* interned into ps->frames */
+	FR_WAKER,		/* the same, named "NAME (READIED_BY)" */
+};
+
 /* One event being read: its header, then its frames in ps->frames. */
 struct ps_event {
 	enum ps_kind kind;
+	enum ps_frames frames;	/* kinds[kind].frames[tt], or FR_NONE */
 	uint32_t pid, tid;
 	int64_t cpu;		/* -1 when the header has no [CPU] */
 	int64_t time;		/* ns from the first event */
@@ -193,24 +213,24 @@ static int on_sched_exit(struct ps *ps, const struct ps_event *ev);
 static int on_sched_wakeup(struct ps *ps, const struct ps_event *ev);
 
 /*
- * What each kind does at the end of its event, in each view. @frames:
- * whether its frame lines are interned into ps->frames (otherwise they
- * are only checked); in the thread-time view, a wakeup's frames are
- * interned with the suffix " (READIED_BY)".
+ * What each kind does at the end of its event, in each view, and what its
+ * frame lines become. (A sched_wakeup read after a sched_waking keeps no
+ * frames: start_event.)
  */
 static const struct {
 	ps_handler finish[2];
-	int frames[2];
+	enum ps_frames frames[2];
 } kinds[PS__NR_KINDS] = {
-	[PS_CPU] = { { on_cpu_sample, on_cpu_sample }, { 1, 1 } },
-	[PS_SCHED_SWITCH] = { { on_ignored, on_sched_switch }, { 0, 1 } },
-	[PS_SCHED_EXEC] = { { on_ignored, on_ignored }, { 0, 0 } },
-	[PS_SCHED_EXIT] = { { on_ignored, on_sched_exit }, { 0, 0 } },
-	[PS_SCHED_WAKEUP] = { { on_ignored, on_sched_wakeup }, { 0, 1 } },
-	[PS_BLOCK_ISSUE] = { { on_ignored, on_ignored }, { 0, 0 } },
-	[PS_BLOCK_COMPLETE] = { { on_ignored, on_ignored }, { 0, 0 } },
-	[PS_IRQ_ENTRY] = { { on_ignored, on_ignored }, { 0, 0 } },
-	[PS_IRQ_EXIT] = { { on_ignored, on_ignored }, { 0, 0 } },
+	[PS_CPU] = { { on_cpu_sample, on_cpu_sample }, { FR_KEEP, FR_KEEP } },
+	[PS_SCHED_SWITCH] = { { on_ignored, on_sched_switch }, { FR_NONE, FR_KEEP } },
+	[PS_SCHED_EXEC] = { { on_ignored, on_ignored }, { FR_NONE, FR_NONE } },
+	[PS_SCHED_EXIT] = { { on_ignored, on_sched_exit }, { FR_NONE, FR_NONE } },
+	[PS_SCHED_WAKING] = { { on_ignored, on_sched_wakeup }, { FR_NONE, FR_WAKER } },
+	[PS_SCHED_WAKEUP] = { { on_ignored, on_sched_wakeup }, { FR_NONE, FR_WAKER } },
+	[PS_BLOCK_ISSUE] = { { on_ignored, on_ignored }, { FR_NONE, FR_NONE } },
+	[PS_BLOCK_COMPLETE] = { { on_ignored, on_ignored }, { FR_NONE, FR_NONE } },
+	[PS_IRQ_ENTRY] = { { on_ignored, on_ignored }, { FR_NONE, FR_NONE } },
+	[PS_IRQ_EXIT] = { { on_ignored, on_ignored }, { FR_NONE, FR_NONE } },
 };
 
 /* ---- importer state ---- */
@@ -288,6 +308,7 @@ struct ps {
 	struct thr *thrs;
 	size_t nr_thrs, alloc_thrs;
 	uint32_t cpu_time_frame, blocked_frame, ready_frame;	/* NO_ID until needed */
+	int seen_waking;	/* a sched_waking was read: sched_wakeup is its twin */
 	int64_t last_time;	/* ns of the latest event */
 
 	char msg[400];		/* why a header did not parse */
@@ -836,7 +857,7 @@ static int intern_frame_text(struct ps *ps, const struct frame_text *ft, uint32_
 {
 	size_t ml = (size_t)(ft->mod_end - ft->mod), sl = (size_t)(ft->sym_end - ft->sym);
 	size_t tl = ft->tier ? (size_t)(ft->tier_end - ft->tier) + 2 : 0;
-	int readied = ps->tt && ps->ev.kind == PS_SCHED_WAKEUP;
+	int readied = ps->ev.frames == FR_WAKER;
 	size_t xl = readied ? sizeof(READIED_SUFFIX) - 1 : 0;
 	char *p;
 	int err;
@@ -977,7 +998,7 @@ static int read_frame(struct ps *ps, const char *line, const char *end)
 	if (text == end)
 		return fail(ps, "frame line has no 'SYMBOL (MODULE)' after the address");
 	err = split_frame(ps, text, end, &ft);
-	if (err || !kinds[ps->ev.kind].frames[ps->tt])
+	if (err || ps->ev.frames == FR_NONE)
 		return err;
 	if (ft.inlined) {
 		if (ps->nr_frames + ps->nr_inl >= MAX_FRAMES)
@@ -1418,11 +1439,13 @@ static int on_sched_exit(struct ps *ps, const struct ps_event *ev)
 }
 
 /*
- * sched_wakeup: "comm=C pid=N prio=N [success=1] target_cpu=N", sent by
- * the waker (the header's thread, whose stack the event carries). The
- * first one while the woken thread is blocked ends its blocked time; if
- * it has a stack, READIED BY TID(tid) comm (pid) and the waker's frames
- * go under the blocked stack.
+ * sched_waking, sched_wakeup: "comm=C pid=N prio=N [success=1]
+ * target_cpu=N", in the context of the header's thread: for sched_waking
+ * always the waker, whose stack the event carries (the header comment
+ * says when sched_wakeup's is). The first one while the woken thread is
+ * blocked ends its blocked time; if it kept frames (a sched_wakeup after a
+ * sched_waking keeps none), READIED BY TID(tid) comm (pid) and the waker's
+ * frames go under the blocked stack.
  */
 static int on_sched_wakeup(struct ps *ps, const struct ps_event *ev)
 {
@@ -1432,7 +1455,8 @@ static int on_sched_wakeup(struct ps *ps, const struct ps_event *ev)
 	size_t i;
 	int err;
 
-	err = pid_field(ps, ev, "sched_wakeup", "pid=", 1, &pid);
+	err = pid_field(ps, ev, ev->kind == PS_SCHED_WAKING ? "sched_waking" :
+			"sched_wakeup", "pid=", 1, &pid);
 	if (err)
 		return err;
 	t = find_thr(ps, pid);
@@ -1538,6 +1562,11 @@ static int start_event(struct ps *ps, const char *line, const char *end)
 	if (h.time - ps->base > ps->last_time)
 		ps->last_time = h.time - ps->base;
 	ps->ev.kind = event_kind(&h);
+	ps->ev.frames = kinds[ps->ev.kind].frames[ps->tt];
+	if (ps->ev.kind == PS_SCHED_WAKING)
+		ps->seen_waking = 1;
+	else if (ps->ev.kind == PS_SCHED_WAKEUP && ps->seen_waking)
+		ps->ev.frames = FR_NONE;	/* not the waker's stack, maybe */
 	ps->ev.pid = (uint32_t)h.pid;
 	ps->ev.tid = (uint32_t)h.tid;
 	ps->ev.cpu = h.cpu;

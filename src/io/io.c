@@ -385,7 +385,8 @@ static const struct hs_source_info perf_sources[] = {
 	{ "cpu", "CPU samples, each weighted by the time to the next sample on "
 		 "its CPU (default)" },
 	{ "thread-time", "every thread's time: CPU_TIME from CPU samples, "
-			 "BLOCKED_TIME from sched_switch, READIED_BY from sched_wakeup" },
+			 "BLOCKED_TIME from sched_switch, READIED_BY from sched_waking "
+			 "(or sched_wakeup)" },
 };
 
 /* A heapscope trace's: its memory views (analysis/memviews.h), by kind. */

@@ -112,7 +112,8 @@ int hs_export_path(const struct hs_stack_source *src, const char *path,
  *                        leaf, and the periods it spent switched out
  *                        (sched_switch) as samples of their duration on the
  *                        switch-out stack with a BLOCKED_TIME leaf, READIED_BY
- *                        frames naming the waker (sched_wakeup) above it
+ *                        frames naming the waker (sched_waking, or
+ *                        sched_wakeup in older recordings) above it
  */
 enum hs_perf_view {
 	HS_PERF_CPU,

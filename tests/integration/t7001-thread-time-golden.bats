@@ -17,8 +17,10 @@
 #   6     2.0     main    CPU_TIME (CPU 0, to 8)
 #   6.5   0.5     worker  CPU_TIME (ended by its exit at 7)
 #
-# 16 ms in all; the CPU view has 5 samples and 14 ms. HS_UPDATE_GOLDEN=1
-# rewrites the goldens.
+# 16 ms in all; the CPU view has 5 samples and 14 ms. The same trace
+# recorded with sched_waking instead of sched_wakeup
+# (threadtime-waking.data.txt) and with both (threadtime-both.data.txt)
+# gives the same samples. HS_UPDATE_GOLDEN=1 rewrites the goldens.
 
 bats_require_minimum_version 1.5.0
 load helpers
@@ -36,6 +38,22 @@ G="$DATA/perf/golden"
 	hs convert "$P/threadtime.data.txt" --source thread-time -o - --to xml
 	[ "$status" -eq 0 ]
 	golden "$G/threadtime.perfView.xml"
+}
+
+@test "thread time: sched_waking, sched_wakeup or both give the same samples" {
+	for f in threadtime-waking threadtime-both; do
+		hs convert "$P/$f.data.txt" --source thread-time -o - --to xml
+		[ "$status" -eq 0 ]
+		# the same frames too: the sched_wakeup after a sched_waking keeps none
+		golden "$G/threadtime.perfView.xml"
+		hs report "$P/$f.data.txt" --source thread-time --view calltree
+		[ "$status" -eq 0 ]
+		golden "$G/threadtime.calltree.txt"
+		# neither is a CPU sample
+		hs report "$P/$f.data.txt"
+		[ "$status" -eq 0 ]
+		[[ "${lines[0]}" == "Totals Metric: 14 ms  Count: 5  Samples: 5 "* ]]
+	done
 }
 
 @test "thread time: ByName totals per pseudo-frame" {
@@ -110,12 +128,17 @@ G="$DATA/perf/golden"
 	[ "$status" -eq 0 ]
 }
 
-@test "malformed sched_wakeup: FILE:LINE of its header, exit 1" {
+@test "malformed sched_wakeup or sched_waking: FILE:LINE of its header, exit 1" {
 	printf 'w 9/9 [001] 2.0: sched:sched_wakeup: comm=a pid=x2 prio=120\n' \
 		> "$BATS_TEST_TMPDIR/bad.data.txt"
 	hs report "$BATS_TEST_TMPDIR/bad.data.txt" --source thread-time
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == *"bad.data.txt:1: bad 'pid=x2' (expected a whole number)"* ]]
+	printf 'w 9/9 [001] 2.0: sched:sched_waking: comm=a prio=120\n' \
+		> "$BATS_TEST_TMPDIR/bad.data.txt"
+	hs report "$BATS_TEST_TMPDIR/bad.data.txt" --source thread-time
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"bad.data.txt:1: sched_waking event without 'pid=N'"* ]]
 }
 
 @test "help for report and convert mentions --source" {

@@ -92,6 +92,9 @@ static char *read_file(const char *path)
 }
 
 #define SCENARIO HS_TEST_DATA "/perf/threadtime.data.txt"
+/* the same with sched_waking instead of sched_wakeup, and with both */
+#define SCENARIO_WAKING HS_TEST_DATA "/perf/threadtime-waking.data.txt"
+#define SCENARIO_BOTH HS_TEST_DATA "/perf/threadtime-both.data.txt"
 #define MAIN "Process app (100)|Thread (100)|app!main"
 #define WORK "Process app (100)|Thread (101)|app!start|app!work"
 #define READY "READIED_TIME (waiting for cpu)"
@@ -103,17 +106,19 @@ static char *read_file(const char *path)
  * 1.5, is woken by other (200) at 4 and runs again at 6 (its next sample);
  * worker (101) runs on CPU 1 (samples at 0.5 and 2), is preempted at 2.5,
  * switched in at 5, sampled at 6.5 and exits at 7; other blocks in poll()
- * at 5 and is never woken; the trace ends at 8.
+ * at 5 and is never woken; the trace ends at 8. The wakeup at 4 is a
+ * sched_wakeup in @path = SCENARIO, a sched_waking in SCENARIO_WAKING, and
+ * in SCENARIO_BOTH a sched_waking followed by a sched_wakeup in the idle
+ * task's context at 4.01 (which must change nothing).
  */
-static void scenario(void **state)
+static void check_scenario(const char *path)
 {
 	struct hs_stack_source src;
 	struct hs_diag d = HS_DIAG_INIT("t");
 	double metric, count;
 
-	(void)state;
 	hs_source_init(&src);
-	assert_int_equal(hs_import_path_source(SCENARIO, HS_FORMAT_UNKNOWN,
+	assert_int_equal(hs_import_path_source(path, HS_FORMAT_UNKNOWN,
 					       "thread-time", &src, &d), 0);
 	assert_int_equal(src.nr_samples, 10);
 	/* CPU 0: 0 -> 1 ms; ended by main's switch-out at 1.5 */
@@ -149,16 +154,36 @@ static void scenario(void **state)
 	hs_source_release(&src);
 }
 
-/* The CPU view of the same file: CPU samples only, weighted per CPU. */
-static void scenario_cpu_view(void **state)
+static void scenario(void **state)
+{
+	(void)state;
+	check_scenario(SCENARIO);
+}
+
+static void scenario_waking(void **state)
+{
+	(void)state;
+	check_scenario(SCENARIO_WAKING);
+}
+
+static void scenario_both(void **state)
+{
+	(void)state;
+	check_scenario(SCENARIO_BOTH);
+}
+
+/*
+ * The CPU view of the same file: CPU samples only, weighted per CPU (no
+ * wakeup event, sched_waking or sched_wakeup, is one).
+ */
+static void check_scenario_cpu_view(const char *path)
 {
 	struct hs_stack_source src;
-	char *text = read_file(SCENARIO);
+	char *text = read_file(path);
 	struct hs_diag d = HS_DIAG_INIT("t");
 
-	(void)state;
 	hs_source_init(&src);
-	assert_int_equal(hs_import_path(SCENARIO, HS_FORMAT_UNKNOWN, &src, &d), 0);
+	assert_int_equal(hs_import_path(path, HS_FORMAT_UNKNOWN, &src, &d), 0);
 	assert_int_equal(src.nr_samples, 5);
 	check(&src, 0, 0, 1.0, MAIN "|app!compute");
 	check(&src, 1, 500, 1.5, WORK);
@@ -174,6 +199,14 @@ static void scenario_cpu_view(void **state)
 	free(text);
 }
 
+static void scenario_cpu_view(void **state)
+{
+	(void)state;
+	check_scenario_cpu_view(SCENARIO);
+	check_scenario_cpu_view(SCENARIO_WAKING);
+	check_scenario_cpu_view(SCENARIO_BOTH);
+}
+
 /* ---- rules, one at a time ---- */
 
 #define SW(time, tid, state, next)                                              \
@@ -184,6 +217,9 @@ static void scenario_cpu_view(void **state)
 #define WAKE(time, tid, target)                                                \
 	"w 9/" #tid " [001] " time ": sched:sched_wakeup: comm=a pid=" #target        \
 	" prio=120 target_cpu=000\n\t3 h (/w)\n\n"
+#define WAKING(time, tid, target)                                              \
+	"v 8/" #tid " [001] " time ": sched:sched_waking: comm=a pid=" #target        \
+	" prio=120 target_cpu=000\n\t4 k (/v)\n\n"
 
 #define F "Process a (1)|Thread (2)|a!f|"
 
@@ -273,6 +309,75 @@ static void wakeups(void **state)
 }
 
 /*
+ * sched_waking is a wakeup like sched_wakeup. Once one has been read, a
+ * sched_wakeup (its twin, or one fired in the context of a thread that is
+ * not the waker) adds no READIED_BY: after its twin it changes nothing;
+ * without one, it still ends the blocked time. Before any sched_waking a
+ * sched_wakeup is the wakeup, READIED_BY and all (older recordings).
+ */
+static void waking_and_wakeup(void **state)
+{
+	struct hs_stack_source src;
+
+	(void)state;
+	/* waking alone */
+	tt_ok(SW("1.000", 2, "S", 0) WAKING("1.002", 8, 2) SW("1.0025", 0, "R", 2),
+	      &src);
+	assert_int_equal(src.nr_samples, 1);
+	check(&src, 0, 0, 2.5, F "READIED BY TID(8) v (8)|v!k (READIED_BY)|"
+	      "BLOCKED_TIME");
+	hs_source_release(&src);
+	/*
+	 * a wakeup before any waking; a waking and its twin (in another
+	 * thread's context); a wakeup without a waking
+	 */
+	tt_ok(SW("2.000", 2, "S", 0) WAKE("2.001", 9, 2) SW("2.0013", 0, "R", 2)
+	      SW("2.010", 2, "S", 0) WAKING("2.012", 8, 2) WAKE("2.0121", 9, 2)
+	      SW("2.0124", 0, "R", 2)
+	      SW("2.020", 2, "S", 0) WAKE("2.023", 9, 2) SW("2.0232", 0, "R", 2),
+	      &src);
+	assert_int_equal(src.nr_samples, 3);
+	check(&src, 0, 0, 1.3, F "READIED BY TID(9) w (9)|w!h (READIED_BY)|"
+	      "BLOCKED_TIME");
+	check(&src, 1, 10000, 2.4, F "READIED BY TID(8) v (8)|v!k (READIED_BY)|"
+	      "BLOCKED_TIME");
+	check(&src, 2, 20000, 3.2, F "BLOCKED_TIME");
+	hs_source_release(&src);
+}
+
+/*
+ * No wakeup event is a CPU sample, in either view: a CPU sample before
+ * one on the same CPU still weighs the time to the next CPU sample.
+ */
+static void wakeups_are_not_cpu_samples(void **state)
+{
+	static const char text[] =
+		"a 1/2 [000] 1.000: cpu-clock:\n\t2 g (/a)\n\n"
+		"a 1/2 [000] 1.001: sched:sched_waking: comm=b pid=3 prio=120 "
+		"target_cpu=001\n\t5 try_to_wake_up ([kernel.kallsyms])\n\t2 g (/a)\n\n"
+		"a 1/2 [000] 1.002: sched:sched_wakeup: comm=b pid=3 prio=120 "
+		"target_cpu=001\n\t6 ttwu_do_activate ([kernel.kallsyms])\n\t2 g (/a)\n\n"
+		"a 1/2 [000] 1.0025: sched:sched_wakeup_new: comm=a pid=4 prio=120 "
+		"target_cpu=001\n\t7 wake_up_new_task ([kernel.kallsyms])\n\n"
+		"a 1/2 [000] 1.004: cpu-clock:\n\t2 g (/a)\n\n"
+		"a 1/2 [000] 1.005: cpu-clock:\n\n";
+	struct hs_stack_source src;
+	struct hs_diag d = HS_DIAG_INIT("t");
+
+	(void)state;
+	assert_int_equal(import_view(text, HS_PERF_CPU, &src, &d), 0);
+	assert_int_equal(src.nr_samples, 2);
+	check(&src, 0, 0, 4.0, "Process a (1)|Thread (2)|a!g");
+	check(&src, 1, 4000, 1.0, "Process a (1)|Thread (2)|a!g");
+	hs_source_release(&src);
+	tt_ok(text, &src);
+	assert_int_equal(src.nr_samples, 2);
+	check(&src, 0, 0, 4.0, "Process a (1)|Thread (2)|a!g|CPU_TIME");
+	check(&src, 1, 4000, 1.0, "Process a (1)|Thread (2)|a!g|CPU_TIME");
+	hs_source_release(&src);
+}
+
+/*
  * The end of the trace ends every wait: blocked, woken but not yet
  * running, preempted.
  */
@@ -346,6 +451,10 @@ static void malformed_sched_events(void **state)
 		  "sched_wakeup event without 'pid=N'" },
 		{ "a 1/2 [000] 1.0: sched:sched_wakeup: comm=a pid=-1 prio=1\n",
 		  "bad 'pid=-1' (expected a whole number)" },
+		{ "a 1/2 [000] 1.0: sched:sched_waking: comm=a prio=1 target_cpu=000\n",
+		  "sched_waking event without 'pid=N'" },
+		{ "a 1/2 [000] 1.0: sched:sched_waking: comm=a pid=7x prio=1\n",
+		  "bad 'pid=7x' (expected a whole number)" },
 		{ "a 1/2 [000] 1.0: sched:sched_switch:\n",
 		  "sched_switch event without 'prev_pid=N'" },
 	};
@@ -557,7 +666,7 @@ static void out_of_memory_is_reported(void **state)
 {
 	struct hs_stack_source src;
 	struct hs_diag d;
-	char *text = read_file(SCENARIO);
+	char *text = read_file(SCENARIO_BOTH);
 	long n;
 	int ret = -ENOMEM;
 
@@ -613,11 +722,15 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(scenario),
+		cmocka_unit_test(scenario_waking),
+		cmocka_unit_test(scenario_both),
 		cmocka_unit_test(scenario_cpu_view),
 		cmocka_unit_test(prev_states),
 		cmocka_unit_test(switch_in_ends_the_wait),
 		cmocka_unit_test(readied_threshold),
 		cmocka_unit_test(wakeups),
+		cmocka_unit_test(waking_and_wakeup),
+		cmocka_unit_test(wakeups_are_not_cpu_samples),
 		cmocka_unit_test(trace_end),
 		cmocka_unit_test(comm_with_blanks),
 		cmocka_unit_test(malformed_sched_events),
