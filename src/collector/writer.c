@@ -493,6 +493,7 @@ static void *writer_main(void *arg)
 	(void)arg;
 	hs_tls.guard = 1;
 	hs_writer_tid = (pid_t)syscall(SYS_gettid);
+	syscall(SYS_prctl, PR_SET_NAME, "heapscope", 0, 0, 0);
 	w.last_flush_ns = hs_now_ns();
 	w.next_rss_ns = w.last_flush_ns;
 	while (!atomic_load(&w.finish_req) && !w.failed) {
