@@ -990,11 +990,38 @@ static int sort_events(struct hs_trace *t)
 	return 0;
 }
 
+/* Whether module @i of @t was loaded before module @j (by time, then id, then file order). */
+static int loaded_before(const struct hs_trace *t, size_t i, size_t j)
+{
+	const struct hs_trace_module *a = &t->modules[i], *b = &t->modules[j];
+
+	if (a->load_ticks != b->load_ticks)
+		return a->load_ticks < b->load_ticks;
+	if (a->id != b->id)
+		return a->id < b->id;
+	return i < j;
+}
+
 /*
- * Module of each node: among the modules holding its address that were
- * not unloaded before it was defined (by node id where the unload says,
- * else by time), the latest loaded no later than the node; failing that,
- * the earliest loaded after it (a load noticed late).
+ * Whether module @m may hold node (@a, @id, defined at @tk): it holds the
+ * address and was not unloaded before the node was defined (by node id
+ * where the unload says, else by time).
+ */
+static int module_may_hold(const struct hs_trace_module *m, uint64_t a, uint64_t id,
+			   uint64_t tk)
+{
+	if (a < m->start || a >= m->end)
+		return 0;
+	return m->unload_node != UINT64_MAX ? id < m->unload_node : m->unload_ticks >= tk;
+}
+
+/*
+ * Module of each node. Among the modules that may hold it, the first
+ * loaded whose unload names the next node (so it was unloaded after the
+ * node was defined) rules out those loaded after it at those addresses:
+ * they came after its unload, after the node. Of the others, the latest
+ * loaded no later than the node; failing that, the earliest loaded after
+ * it (a load noticed late).
  */
 static void resolve_node_modules(struct hs_trace *t)
 {
@@ -1002,17 +1029,20 @@ static void resolve_node_modules(struct hs_trace *t)
 
 	for (i = 0; i < t->nr_nodes; i++) {
 		uint64_t a = t->node_addr[i], tk = t->node_ticks[i], id = t->node_id[i];
-		uint32_t before = HS_TRACE_NONE, after = HS_TRACE_NONE;
+		uint32_t before = HS_TRACE_NONE, after = HS_TRACE_NONE, last = HS_TRACE_NONE;
 
 		if (!a)
 			continue;
+		for (j = 0; j < t->nr_modules; j++)
+			if (module_may_hold(&t->modules[j], a, id, tk) &&
+			    t->modules[j].unload_node != UINT64_MAX &&
+			    (last == HS_TRACE_NONE || loaded_before(t, j, last)))
+				last = (uint32_t)j;
 		for (j = 0; j < t->nr_modules; j++) {
 			const struct hs_trace_module *m = &t->modules[j];
 
-			if (a < m->start || a >= m->end)
-				continue;
-			if (m->unload_node != UINT64_MAX ? id >= m->unload_node
-							 : m->unload_ticks < tk)
+			if (!module_may_hold(m, a, id, tk) ||
+			    (last != HS_TRACE_NONE && loaded_before(t, last, j)))
 				continue;
 			if (m->load_ticks <= tk) {
 				if (before == HS_TRACE_NONE ||

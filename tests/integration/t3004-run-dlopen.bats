@@ -21,3 +21,19 @@ setup() {
 	grep -qE "^module-unload t=[0-9]+ id=$id next_node=[0-9]+$" d.txt
 	"$HS_BIN" dump --events d.heapscope | grep " 999 " | grep -q "libhsdlib.so!0x"
 }
+
+@test "two libraries loaded in turn at one address: each frame names its own" {
+	trace_run -o s.heapscope -- "$TARGETS/dlswap" "$TARGETS/libhsdlswap_a.so" \
+		"$TARGETS/libhsdlswap_b.so"
+	[ "$status" -eq 0 ]
+	# (the loader did put them at one address: else this tests nothing)
+	[ "$(grep -c '^base ' out.txt)" -eq 4 ]
+	[ "$(sed -n 's/^base //p' out.txt | sort -u | wc -l)" -eq 1 ]
+	trace_check out.txt s.heapscope
+	# run symbolized the trace: each function's bytes, exactly
+	"$HS_BIN" report s.heapscope --format csv > alloc.csv
+	[ "$(col libhsdlswap_a.so!site_a_ctor 3 alloc.csv)" = 1002 ]
+	[ "$(col libhsdlswap_a.so!site_a 3 alloc.csv)" = 1004 ]
+	[ "$(col libhsdlswap_b.so!site_b_ctor 3 alloc.csv)" = 1202 ]
+	[ "$(col libhsdlswap_b.so!site_b 3 alloc.csv)" = 1204 ]
+}

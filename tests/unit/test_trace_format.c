@@ -534,6 +534,53 @@ static void odd_but_valid_input(void **state)
 	free(b.buf);
 }
 
+/* A MODULE_UNLOAD record of module @id, the next node @next_node. */
+static uint8_t *put_unload(uint8_t *p, uint64_t ticks, uint64_t id, uint64_t next_node)
+{
+	uint8_t body[32], *q = body;
+
+	q = hs_put_varint(q, ticks);
+	q = hs_put_varint(q, id);
+	q = hs_put_varint(q, next_node);
+	return hs_tw_sized(p, HS_TAG_MODULE_UNLOAD, body, (size_t)(q - body));
+}
+
+/*
+ * Libraries loaded in turn at one address within one tick: each node is
+ * named by the one that was loaded when the node was defined (the
+ * unloads' next nodes say which), not by one loaded after it.
+ */
+static void modules_in_turn_at_one_address(void **state)
+{
+	static const char *const want[] = { "/a.so!0x10", "/b.so!0x10", "/a.so!0x10",
+					    "/b.so!0x10" };
+	struct hs_trace t;
+	struct tb b;
+	uint8_t *p;
+	char name[64];
+	size_t i;
+
+	(void)state;
+	tb_init(&b);
+	p = tb_p(&b);
+	p = put_span(p, 1, 0, 0);
+	for (i = 0; i < 4; i++) {
+		p = put_module(p, 7, 10 + i, 0x7000, 0x7000, 0x8000, i % 2 ? "/b.so" : "/a.so");
+		p = put_node(p, 1 + i, 0, 0x7010);
+		p = put_alloc(&b, p, HS_TAG_MALLOC, i ? 0 : 7, i ? 0x10 : 0x100, 8, 1 + i);
+		p = put_unload(p, 7, 10 + i, 2 + i);
+	}
+	tb_end(&b, p);
+	tb_chunk(&b, HS_CHUNK_EVENTS, 0);
+	tb_load(&b, &t);
+	assert_int_equal(t.nr_events, 4);
+	for (i = 0; i < 4; i++)
+		assert_string_equal(hs_trace_frame_name(&t, t.stack[i], name, sizeof(name)),
+				    want[(t.addr[i] - 0x100) / 0x10]);
+	hs_trace_release(&t);
+	free(b.buf);
+}
+
 /* The one-pass totals agree with the loaded trace's; a cut file too. */
 static void scan_agrees_with_load(void **state)
 {
@@ -837,6 +884,7 @@ int main(void)
 		cmocka_unit_test(malformed_record_inside_a_chunk),
 		cmocka_unit_test(random_corruption_is_rejected_or_survived),
 		cmocka_unit_test(odd_but_valid_input),
+		cmocka_unit_test(modules_in_turn_at_one_address),
 		cmocka_unit_test(equal_times_are_ordered_by_address_life),
 		cmocka_unit_test(ties_alternate_across_threads),
 		cmocka_unit_test(a_long_run_of_ties),
