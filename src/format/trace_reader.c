@@ -181,66 +181,116 @@ static int corrupt(struct hs_trace_reader *r, struct hs_diag *diag, uint64_t off
 	return -EINVAL;
 }
 
-/* Load the next chunk; 1 = loaded, 0 = end of input, <0 = error. */
+/*
+ * Whether the chunk at r->offset (its header's first @n bytes at @hdr) is
+ * in a symbol section: the chunk before it is, or its kind says so (even
+ * if the rest of its header is damaged), or, cut before its kind, it
+ * follows an END chunk (only a failed exec puts events there).
+ */
+static int in_symbols(const struct hs_trace_reader *r, const uint8_t *hdr, uint64_t n)
+{
+	if (r->prev_kind == HS_CHUNK_SYMBOLS)
+		return 1;
+	return n > 4 ? hdr[4] == HS_CHUNK_SYMBOLS : r->prev_kind == HS_CHUNK_END;
+}
+
+/*
+ * The symbol section is damaged in the chunk at file offset @off: the
+ * rest of the section is skipped (the first damage is the one told).
+ */
+static void sym_damaged(struct hs_trace_reader *r, uint64_t off, const char *what)
+{
+	if (!r->sym_damage.what) {
+		r->sym_damage.what = what;
+		r->sym_damage.offset = off;
+	}
+	r->sym_skip = 1;
+	r->p = r->end;
+}
+
+/*
+ * Load the next chunk; 1 = loaded, 0 = end of input, <0 = error. A
+ * damaged chunk of a symbol section is skipped with the rest of the
+ * section, or ends the input where the chunks cannot be followed.
+ */
 static int next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 {
 	for (;;) {
 		const uint8_t *hdr, *payload;
 		uint64_t left = r->size - r->offset;
 		struct hs_chunk_header *ch = &r->chunk;
+		uint8_t h[HS_CHUNK_HEADER_SIZE];
+		const char *bad = NULL;
 		int err;
 
 		if (left == 0)
 			return 0;
-		if (left < HS_CHUNK_HEADER_SIZE) {
-			r->cut_off = 1;
-			r->cut_offset = r->offset;
-			return 0;
-		}
-		err = read_at(r, r->offset, HS_CHUNK_HEADER_SIZE, &hdr);
+		err = read_at(r, r->offset, left < sizeof(h) ? (size_t)left : sizeof(h), &hdr);
 		if (err)
 			return err;
-		if (hs_chunk_header_parse(hdr, ch))
-			return corrupt(r, diag, r->offset, "bad chunk magic");
-		if (ch->stored > HS_CHUNK_MAX || ch->raw > HS_CHUNK_MAX)
-			return corrupt(r, diag, r->offset, "chunk larger than 16 MiB");
-		if (!(ch->flags & HS_CHUNK_ZSTD) && ch->raw != ch->stored)
-			return corrupt(r, diag, r->offset,
-				       "stored chunk whose sizes differ");
-		if (ch->flags & ~HS_CHUNK_ZSTD)
-			return corrupt(r, diag, r->offset, "unknown chunk flags");
-		if (ch->seq != r->nr_chunks)
-			return corrupt(r, diag, r->offset, "chunk out of sequence");
-		if (left - HS_CHUNK_HEADER_SIZE < ch->stored) {
+		if (left < sizeof(h)) {
+			if (in_symbols(r, hdr, left)) {
+				sym_damaged(r, r->offset, "cut off");
+				return 0;
+			}
 			r->cut_off = 1;
 			r->cut_offset = r->offset;
 			return 0;
 		}
-		{
-			uint8_t h[HS_CHUNK_HEADER_SIZE];
-
-			memcpy(h, hdr, sizeof(h));
-			err = read_at(r, r->offset + HS_CHUNK_HEADER_SIZE, ch->stored,
-				      &payload);
-			if (err)
-				return err;
-			if (hs_chunk_check(h, payload, ch->stored) != ch->check)
-				return corrupt(r, diag, r->offset,
-					       "chunk check does not match its content");
+		if (hs_chunk_header_parse(hdr, ch))
+			bad = "bad chunk magic";
+		else if (ch->stored > HS_CHUNK_MAX || ch->raw > HS_CHUNK_MAX)
+			bad = "chunk larger than 16 MiB";
+		else if (!(ch->flags & HS_CHUNK_ZSTD) && ch->raw != ch->stored)
+			bad = "stored chunk whose sizes differ";
+		else if (ch->flags & ~HS_CHUNK_ZSTD)
+			bad = "unknown chunk flags";
+		else if (ch->seq != r->nr_chunks)
+			bad = "chunk out of sequence";
+		if (bad || left - sizeof(h) < ch->stored) {
+			/* (where the next chunk is is not known) */
+			if (in_symbols(r, hdr, sizeof(h))) {
+				sym_damaged(r, r->offset, bad ? bad : "cut off");
+				return 0;
+			}
+			if (bad)
+				return corrupt(r, diag, r->offset, bad);
+			r->cut_off = 1;
+			r->cut_offset = r->offset;
+			return 0;
+		}
+		memcpy(h, hdr, sizeof(h));
+		err = read_at(r, r->offset + sizeof(h), ch->stored, &payload);
+		if (err)
+			return err;
+		if (hs_chunk_check(h, payload, ch->stored) != ch->check) {
+			bad = "chunk check does not match its content";
+			if (!in_symbols(r, h, sizeof(h)))
+				return corrupt(r, diag, r->offset, bad);
+			ch->kind = HS_CHUNK_SYMBOLS;
 		}
 		r->chunk_offset = r->offset;
-		r->offset += HS_CHUNK_HEADER_SIZE + (uint64_t)ch->stored;
+		r->offset += sizeof(h) + (uint64_t)ch->stored;
 		r->nr_chunks++;
-		if (ch->kind == HS_CHUNK_SYMBOLS && r->prev_kind != HS_CHUNK_SYMBOLS)
+		if (ch->kind == HS_CHUNK_SYMBOLS && r->prev_kind != HS_CHUNK_SYMBOLS) {
 			r->sym_sections++;
+			memset(&r->sym_damage, 0, sizeof(r->sym_damage));
+			r->sym_skip = 0;
+		}
 		r->prev_kind = ch->kind;
 		if (ch->kind != HS_CHUNK_SYMBOLS) {
 			r->data_end = r->offset;
 			r->data_chunks = r->nr_chunks;
 		}
+		if (bad) {
+			sym_damaged(r, r->chunk_offset, bad);
+			continue;
+		}
 		if (ch->kind != HS_CHUNK_EVENTS && ch->kind != HS_CHUNK_END &&
 		    ch->kind != HS_CHUNK_SYMBOLS)
 			continue;	/* a kind from a newer minor version */
+		if (ch->kind == HS_CHUNK_SYMBOLS && r->sym_skip)
+			continue;
 		if (ch->flags & HS_CHUNK_ZSTD) {
 			size_t got;
 
@@ -255,9 +305,13 @@ static int next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 			got = ZSTD_decompressDCtx(r->dctx, r->raw, ch->raw, payload,
 						  ch->stored);
 			if (ZSTD_isError(got) || got != ch->raw) {
+				bad = "payload does not decompress to its size";
+				if (ch->kind == HS_CHUNK_SYMBOLS) {
+					sym_damaged(r, r->chunk_offset, bad);
+					continue;
+				}
 				r->nr_chunks--;
-				return corrupt(r, diag, r->chunk_offset,
-					       "payload does not decompress to its size");
+				return corrupt(r, diag, r->chunk_offset, bad);
 			}
 			payload = r->raw;
 		}
@@ -273,6 +327,18 @@ static int next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 	}
 }
 
+/* How many events of a loaded trace record @rec makes (add_record()). */
+static unsigned rec_events(const struct hs_rec *rec)
+{
+	if (rec->tag == HS_TAG_SAMPLE)
+		return rec->value <= HS_SAMPLE_WALL_BLOCKED;
+	if (rec->tag >= HS_TAG_SIZED_FIRST || rec->tag == HS_TAG_SPAN || rec->tag == HS_TAG_NODE)
+		return 0;
+	/* a realloc that freed a block, an mremap: a free and an allocation */
+	return 1 + (rec->tag == HS_TAG_MREMAP ||
+		    (hs_tag_is_realloc(rec->tag) && rec->old_addr));
+}
+
 int hs_trace_reader_next(struct hs_trace_reader *r, struct hs_rec *rec,
 			 struct hs_diag *diag)
 {
@@ -281,26 +347,34 @@ int hs_trace_reader_next(struct hs_trace_reader *r, struct hs_rec *rec,
 
 	if (r->done)
 		return r->done < 0 ? r->done : 0;
-	while (r->p >= r->end) {
-		ret = next_chunk(r, diag);
-		if (ret <= 0) {
-			r->done = ret < 0 ? ret : 1;
-			return ret;
+	for (;;) {
+		while (r->p >= r->end) {
+			ret = next_chunk(r, diag);
+			if (ret <= 0) {
+				r->done = ret < 0 ? ret : 1;
+				return ret;
+			}
 		}
+		if (hs_rec_decode(&r->p, r->end, &r->st, rec, &why)) {
+			if (r->chunk.kind == HS_CHUNK_SYMBOLS) {
+				sym_damaged(r, r->chunk_offset, why);
+				continue;
+			}
+			hs_diag_set_offset(diag, r->chunk_offset,
+					   "corrupt trace: chunk %llu, record at payload offset "
+					   "%llu: %s", (unsigned long long)(r->nr_chunks - 1),
+					   (unsigned long long)(r->p - r->payload), why);
+			r->done = -EINVAL;
+			return -EINVAL;
+		}
+		if (r->chunk.kind == HS_CHUNK_SYMBOLS && rec->tag < HS_TAG_SIZED_FIRST) {
+			sym_damaged(r, r->chunk_offset, "a record that is not a symbol");
+			continue;
+		}
+		r->nr_records++;
+		r->nr_events += rec_events(rec);
+		return 1;
 	}
-	if (hs_rec_decode(&r->p, r->end, &r->st, rec, &why)) {
-		hs_diag_set_offset(diag, r->chunk_offset,
-				   "corrupt trace: chunk %llu, record at payload offset "
-				   "%llu: %s", (unsigned long long)(r->nr_chunks - 1),
-				   (unsigned long long)(r->p - r->payload), why);
-		r->done = -EINVAL;
-		return -EINVAL;
-	}
-	r->nr_records++;
-	if (rec->tag < HS_TAG_SIZED_FIRST && rec->tag != HS_TAG_SPAN &&
-	    rec->tag != HS_TAG_NODE)
-		r->nr_events++;
-	return 1;
 }
 
 /* --- PROCESS ----------------------------------------------------------- */
@@ -2354,7 +2428,7 @@ static int fast_record(struct hs_trace_reader *r, struct hs_trace *t, struct loa
 	st->addr += (uint64_t)da;
 	ticks = st->ticks;
 	addr = st->addr;
-	r->nr_events++;
+	r->nr_events += 1 + (tag == HS_TAG_MREMAP || (hs_tag_is_realloc(tag) && old));
 	err = span_thread(t, ls, st->tid, &th);
 	if (err)
 		return err;
@@ -2527,18 +2601,20 @@ static int load(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags,
 				goto out;
 			continue;
 		}
-		if (stream) {
-			stream_run(r, t, &ls, stream);
-			if (r->p >= r->end)
+		if (r->chunk.kind != HS_CHUNK_SYMBOLS) {
+			if (stream) {
+				stream_run(r, t, &ls, stream);
+				if (r->p >= r->end)
+					continue;
+			}
+			ret = fast_record(r, t, &ls);
+			if (ret < 0) {
+				err = ret;
+				goto out;
+			}
+			if (ret)
 				continue;
 		}
-		ret = fast_record(r, t, &ls);
-		if (ret < 0) {
-			err = ret;
-			goto out;
-		}
-		if (ret)
-			continue;
 		ret = hs_trace_reader_next(r, &rec, diag);
 		if (ret != 1)
 			break;
@@ -2550,6 +2626,11 @@ static int load(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags,
 				t->syms.offset = r->chunk_offset;
 			}
 			err = hs__trace_syms_record(t, &rec, &why);
+			if (err == -EINVAL) {
+				sym_damaged(r, r->chunk_offset,
+					    why ? why : "malformed symbol record");
+				err = 0;
+			}
 		} else {
 			err = add_record(t, &ls, &rec, &why);
 		}
@@ -2587,6 +2668,10 @@ static int load(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags,
 	t->cut_offset = r->cut_off ? r->cut_offset : r->size;
 	t->data_end = r->data_end;
 	t->data_chunks = r->data_chunks;
+	/* a damaged symbol section: its names cannot be trusted */
+	t->sym_damage = r->sym_damage;
+	if (r->sym_damage.what)
+		hs__trace_syms_reset(&t->syms);
 	err = finish(t, &ls);
 out:
 	load_state_release(&ls);
