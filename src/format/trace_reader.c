@@ -1587,7 +1587,7 @@ static int order_ties(struct tie_work *w, struct hs_trace_event *grp, size_t n,
 			return -ENOMEM;
 		for (i = 0; i < r; i++)
 			w->run[i] = grp[w->ties[k + i].at];
-		order_run(w, r, live(ctx, w->ties[k].addr));
+		order_run(w, r, !!live(ctx, w->ties[k].addr));
 		for (i = 0; i < r; i++) {
 			moved |= w->order[i] != i;
 			grp[w->ties[k + i].at] = w->run[w->order[i]];
