@@ -1306,6 +1306,7 @@ static int view_finish(struct view *v, const struct hs_trace *t)
 	if (!err && v->info) {
 		v->info->symbolized = t->syms.present;
 		v->info->cut_off = t->cut_off;
+		v->info->sym_damage = t->sym_damage;
 		v->info->events = t->nr_events ? t->nr_events : (size_t)v->ord;
 	}
 	return err;

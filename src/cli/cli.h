@@ -56,15 +56,23 @@ int cli_list_sources(const char *cmd, const char *path, const char *from);
 int cli_is_trace(const char *path, const char *from);
 /*
  * cli_load(), except that a heapscope trace becomes memory view @mv
- * (analysis/memviews.h; @info may be NULL) and a cut-off trace is
- * announced on stderr. Other files load as cli_load_source() does, with
- * source @source (NULL: the default; @info zeroed).
+ * (analysis/memviews.h; @info may be NULL) and what is wrong with it is
+ * announced (cli_trace_warn()). Other files load as cli_load_source()
+ * does, with source @source (NULL: the default; @info zeroed).
  */
 struct hs_memview_opts;
 struct hs_memview_info;
 int cli_load_view(const char *cmd, const char *path, const char *from,
 		  const char *source, const struct hs_memview_opts *mv,
 		  struct hs_stack_source *src, struct hs_memview_info *info);
+/*
+ * Warn on stderr, a line each, that the trace @path was cut off
+ * (@cut_off, @events recovered) and that its symbol section is damaged
+ * (@damage).
+ */
+struct hs_trace_sym_damage;
+void cli_trace_warn(const char *path, int cut_off, size_t events,
+		    const struct hs_trace_sym_damage *damage);
 
 /* @bytes for people ("812 B", "4.6 MiB") into @buf of @n bytes. */
 void cli_human_bytes(double bytes, char *buf, size_t n);

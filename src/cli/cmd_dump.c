@@ -270,6 +270,9 @@ static int dump_records(const char *path)
 		hs_trace_reader_close(&r);
 		goto fail;
 	}
+	if (r.sym_damage.what)
+		printf("# the symbol section is damaged at offset %" PRIu64 " (%s): "
+		       "names are missing\n", r.sym_damage.offset, r.sym_damage.what);
 	if (r.cut_off)
 		printf("# cut off at offset %" PRIu64 ": %" PRIu64 " complete chunks, %"
 		       PRIu64 " events recovered\n", r.cut_offset, r.nr_chunks, r.nr_events);
@@ -374,6 +377,9 @@ static int dump_summary(const char *path)
 		printf("status: cut off at offset %" PRIu64 "\n", t.cut_offset);
 	else
 		printf("status: complete\n");
+	if (t.sym_damage.what)
+		printf("symbols: damaged at offset %" PRIu64 " (%s)\n", t.sym_damage.offset,
+		       t.sym_damage.what);
 	if (t.has_end)
 		printf("end: %s %" PRIu64 "\n",
 		       t.end_reason < 5 ? end_names[t.end_reason] : "?", t.end_detail);

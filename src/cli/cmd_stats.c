@@ -223,9 +223,7 @@ int cmd_stats(int argc, char **argv)
 			hs_diag_set(&diag, 0, "%s", strerror(-err));
 		return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
 	}
-	if (t.cut_off)
-		fprintf(stderr, "heapscope: warning: %s was cut off (the program did not "
-			"finish): %zu events recovered\n", path, t.nr_events);
+	cli_trace_warn(path, t.cut_off, t.nr_events, &t.sym_damage);
 	err = hs_heap_stats_compute(&t, &o, &s, &diag);
 	if (err) {
 		hs_trace_release(&t);

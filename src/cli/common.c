@@ -9,6 +9,7 @@
 #include "format/trace_reader.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <unistd.h>
 #include <math.h>
 #include <stdarg.h>
@@ -178,9 +179,8 @@ int cli_load_view(const char *cmd, const char *path, const char *from,
 			mv = o;
 	}
 	err = hs_memview_build_path(path, mv, src, info, &diag);
-	if (!err && info->cut_off)
-		fprintf(stderr, "heapscope: warning: %s was cut off (the program did not "
-			"finish): %zu events recovered\n", path, info->events);
+	if (!err)
+		cli_trace_warn(path, info->cut_off, info->events, &info->sym_damage);
 	if (err) {
 		if (!diag.set)
 			hs_diag_set(&diag, 0, "%s", strerror(-err));
@@ -188,6 +188,18 @@ int cli_load_view(const char *cmd, const char *path, const char *from,
 		return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
 	}
 	return HS_EXIT_OK;
+}
+
+void cli_trace_warn(const char *path, int cut_off, size_t events,
+		    const struct hs_trace_sym_damage *damage)
+{
+	if (cut_off)
+		fprintf(stderr, "heapscope: warning: %s was cut off (the program did not "
+			"finish): %zu events recovered\n", path, events);
+	if (damage->what)
+		fprintf(stderr, "heapscope: warning: %s: the symbol section is damaged at "
+			"offset %" PRIu64 " (%s); names are missing; `heapscope symbolize %s` "
+			"restores them\n", path, damage->offset, damage->what, path);
 }
 
 void cli_human_bytes(double bytes, char *buf, size_t n)

@@ -181,66 +181,116 @@ static int corrupt(struct hs_trace_reader *r, struct hs_diag *diag, uint64_t off
 	return -EINVAL;
 }
 
-/* Load the next chunk; 1 = loaded, 0 = end of input, <0 = error. */
+/*
+ * Whether the chunk at r->offset (its header's first @n bytes at @hdr) is
+ * in a symbol section: the chunk before it is, or its kind says so (even
+ * if the rest of its header is damaged), or, cut before its kind, it
+ * follows an END chunk (only a failed exec puts events there).
+ */
+static int in_symbols(const struct hs_trace_reader *r, const uint8_t *hdr, uint64_t n)
+{
+	if (r->prev_kind == HS_CHUNK_SYMBOLS)
+		return 1;
+	return n > 4 ? hdr[4] == HS_CHUNK_SYMBOLS : r->prev_kind == HS_CHUNK_END;
+}
+
+/*
+ * The symbol section is damaged in the chunk at file offset @off: the
+ * rest of the section is skipped (the first damage is the one told).
+ */
+static void sym_damaged(struct hs_trace_reader *r, uint64_t off, const char *what)
+{
+	if (!r->sym_damage.what) {
+		r->sym_damage.what = what;
+		r->sym_damage.offset = off;
+	}
+	r->sym_skip = 1;
+	r->p = r->end;
+}
+
+/*
+ * Load the next chunk; 1 = loaded, 0 = end of input, <0 = error. A
+ * damaged chunk of a symbol section is skipped with the rest of the
+ * section, or ends the input where the chunks cannot be followed.
+ */
 static int next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 {
 	for (;;) {
 		const uint8_t *hdr, *payload;
 		uint64_t left = r->size - r->offset;
 		struct hs_chunk_header *ch = &r->chunk;
+		uint8_t h[HS_CHUNK_HEADER_SIZE];
+		const char *bad = NULL;
 		int err;
 
 		if (left == 0)
 			return 0;
-		if (left < HS_CHUNK_HEADER_SIZE) {
-			r->cut_off = 1;
-			r->cut_offset = r->offset;
-			return 0;
-		}
-		err = read_at(r, r->offset, HS_CHUNK_HEADER_SIZE, &hdr);
+		err = read_at(r, r->offset, left < sizeof(h) ? (size_t)left : sizeof(h), &hdr);
 		if (err)
 			return err;
-		if (hs_chunk_header_parse(hdr, ch))
-			return corrupt(r, diag, r->offset, "bad chunk magic");
-		if (ch->stored > HS_CHUNK_MAX || ch->raw > HS_CHUNK_MAX)
-			return corrupt(r, diag, r->offset, "chunk larger than 16 MiB");
-		if (!(ch->flags & HS_CHUNK_ZSTD) && ch->raw != ch->stored)
-			return corrupt(r, diag, r->offset,
-				       "stored chunk whose sizes differ");
-		if (ch->flags & ~HS_CHUNK_ZSTD)
-			return corrupt(r, diag, r->offset, "unknown chunk flags");
-		if (ch->seq != r->nr_chunks)
-			return corrupt(r, diag, r->offset, "chunk out of sequence");
-		if (left - HS_CHUNK_HEADER_SIZE < ch->stored) {
+		if (left < sizeof(h)) {
+			if (in_symbols(r, hdr, left)) {
+				sym_damaged(r, r->offset, "cut off");
+				return 0;
+			}
 			r->cut_off = 1;
 			r->cut_offset = r->offset;
 			return 0;
 		}
-		{
-			uint8_t h[HS_CHUNK_HEADER_SIZE];
-
-			memcpy(h, hdr, sizeof(h));
-			err = read_at(r, r->offset + HS_CHUNK_HEADER_SIZE, ch->stored,
-				      &payload);
-			if (err)
-				return err;
-			if (hs_chunk_check(h, payload, ch->stored) != ch->check)
-				return corrupt(r, diag, r->offset,
-					       "chunk check does not match its content");
+		if (hs_chunk_header_parse(hdr, ch))
+			bad = "bad chunk magic";
+		else if (ch->stored > HS_CHUNK_MAX || ch->raw > HS_CHUNK_MAX)
+			bad = "chunk larger than 16 MiB";
+		else if (!(ch->flags & HS_CHUNK_ZSTD) && ch->raw != ch->stored)
+			bad = "stored chunk whose sizes differ";
+		else if (ch->flags & ~HS_CHUNK_ZSTD)
+			bad = "unknown chunk flags";
+		else if (ch->seq != r->nr_chunks)
+			bad = "chunk out of sequence";
+		if (bad || left - sizeof(h) < ch->stored) {
+			/* (where the next chunk is is not known) */
+			if (in_symbols(r, hdr, sizeof(h))) {
+				sym_damaged(r, r->offset, bad ? bad : "cut off");
+				return 0;
+			}
+			if (bad)
+				return corrupt(r, diag, r->offset, bad);
+			r->cut_off = 1;
+			r->cut_offset = r->offset;
+			return 0;
+		}
+		memcpy(h, hdr, sizeof(h));
+		err = read_at(r, r->offset + sizeof(h), ch->stored, &payload);
+		if (err)
+			return err;
+		if (hs_chunk_check(h, payload, ch->stored) != ch->check) {
+			bad = "chunk check does not match its content";
+			if (!in_symbols(r, h, sizeof(h)))
+				return corrupt(r, diag, r->offset, bad);
+			ch->kind = HS_CHUNK_SYMBOLS;
 		}
 		r->chunk_offset = r->offset;
-		r->offset += HS_CHUNK_HEADER_SIZE + (uint64_t)ch->stored;
+		r->offset += sizeof(h) + (uint64_t)ch->stored;
 		r->nr_chunks++;
-		if (ch->kind == HS_CHUNK_SYMBOLS && r->prev_kind != HS_CHUNK_SYMBOLS)
+		if (ch->kind == HS_CHUNK_SYMBOLS && r->prev_kind != HS_CHUNK_SYMBOLS) {
 			r->sym_sections++;
+			memset(&r->sym_damage, 0, sizeof(r->sym_damage));
+			r->sym_skip = 0;
+		}
 		r->prev_kind = ch->kind;
 		if (ch->kind != HS_CHUNK_SYMBOLS) {
 			r->data_end = r->offset;
 			r->data_chunks = r->nr_chunks;
 		}
+		if (bad) {
+			sym_damaged(r, r->chunk_offset, bad);
+			continue;
+		}
 		if (ch->kind != HS_CHUNK_EVENTS && ch->kind != HS_CHUNK_END &&
 		    ch->kind != HS_CHUNK_SYMBOLS)
 			continue;	/* a kind from a newer minor version */
+		if (ch->kind == HS_CHUNK_SYMBOLS && r->sym_skip)
+			continue;
 		if (ch->flags & HS_CHUNK_ZSTD) {
 			size_t got;
 
@@ -255,9 +305,13 @@ static int next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 			got = ZSTD_decompressDCtx(r->dctx, r->raw, ch->raw, payload,
 						  ch->stored);
 			if (ZSTD_isError(got) || got != ch->raw) {
+				bad = "payload does not decompress to its size";
+				if (ch->kind == HS_CHUNK_SYMBOLS) {
+					sym_damaged(r, r->chunk_offset, bad);
+					continue;
+				}
 				r->nr_chunks--;
-				return corrupt(r, diag, r->chunk_offset,
-					       "payload does not decompress to its size");
+				return corrupt(r, diag, r->chunk_offset, bad);
 			}
 			payload = r->raw;
 		}
@@ -273,6 +327,18 @@ static int next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 	}
 }
 
+/* How many events of a loaded trace record @rec makes (add_record()). */
+static unsigned rec_events(const struct hs_rec *rec)
+{
+	if (rec->tag == HS_TAG_SAMPLE)
+		return rec->value <= HS_SAMPLE_WALL_BLOCKED;
+	if (rec->tag >= HS_TAG_SIZED_FIRST || rec->tag == HS_TAG_SPAN || rec->tag == HS_TAG_NODE)
+		return 0;
+	/* a realloc that freed a block, an mremap: a free and an allocation */
+	return 1 + (rec->tag == HS_TAG_MREMAP ||
+		    (hs_tag_is_realloc(rec->tag) && rec->old_addr));
+}
+
 int hs_trace_reader_next(struct hs_trace_reader *r, struct hs_rec *rec,
 			 struct hs_diag *diag)
 {
@@ -281,26 +347,34 @@ int hs_trace_reader_next(struct hs_trace_reader *r, struct hs_rec *rec,
 
 	if (r->done)
 		return r->done < 0 ? r->done : 0;
-	while (r->p >= r->end) {
-		ret = next_chunk(r, diag);
-		if (ret <= 0) {
-			r->done = ret < 0 ? ret : 1;
-			return ret;
+	for (;;) {
+		while (r->p >= r->end) {
+			ret = next_chunk(r, diag);
+			if (ret <= 0) {
+				r->done = ret < 0 ? ret : 1;
+				return ret;
+			}
 		}
+		if (hs_rec_decode(&r->p, r->end, &r->st, rec, &why)) {
+			if (r->chunk.kind == HS_CHUNK_SYMBOLS) {
+				sym_damaged(r, r->chunk_offset, why);
+				continue;
+			}
+			hs_diag_set_offset(diag, r->chunk_offset,
+					   "corrupt trace: chunk %llu, record at payload offset "
+					   "%llu: %s", (unsigned long long)(r->nr_chunks - 1),
+					   (unsigned long long)(r->p - r->payload), why);
+			r->done = -EINVAL;
+			return -EINVAL;
+		}
+		if (r->chunk.kind == HS_CHUNK_SYMBOLS && rec->tag < HS_TAG_SIZED_FIRST) {
+			sym_damaged(r, r->chunk_offset, "a record that is not a symbol");
+			continue;
+		}
+		r->nr_records++;
+		r->nr_events += rec_events(rec);
+		return 1;
 	}
-	if (hs_rec_decode(&r->p, r->end, &r->st, rec, &why)) {
-		hs_diag_set_offset(diag, r->chunk_offset,
-				   "corrupt trace: chunk %llu, record at payload offset "
-				   "%llu: %s", (unsigned long long)(r->nr_chunks - 1),
-				   (unsigned long long)(r->p - r->payload), why);
-		r->done = -EINVAL;
-		return -EINVAL;
-	}
-	r->nr_records++;
-	if (rec->tag < HS_TAG_SIZED_FIRST && rec->tag != HS_TAG_SPAN &&
-	    rec->tag != HS_TAG_NODE)
-		r->nr_events++;
-	return 1;
 }
 
 /* --- PROCESS ----------------------------------------------------------- */
@@ -990,11 +1064,38 @@ static int sort_events(struct hs_trace *t)
 	return 0;
 }
 
+/* Whether module @i of @t was loaded before module @j (by time, then id, then file order). */
+static int loaded_before(const struct hs_trace *t, size_t i, size_t j)
+{
+	const struct hs_trace_module *a = &t->modules[i], *b = &t->modules[j];
+
+	if (a->load_ticks != b->load_ticks)
+		return a->load_ticks < b->load_ticks;
+	if (a->id != b->id)
+		return a->id < b->id;
+	return i < j;
+}
+
 /*
- * Module of each node: among the modules holding its address that were
- * not unloaded before it was defined (by node id where the unload says,
- * else by time), the latest loaded no later than the node; failing that,
- * the earliest loaded after it (a load noticed late).
+ * Whether module @m may hold node (@a, @id, defined at @tk): it holds the
+ * address and was not unloaded before the node was defined (by node id
+ * where the unload says, else by time).
+ */
+static int module_may_hold(const struct hs_trace_module *m, uint64_t a, uint64_t id,
+			   uint64_t tk)
+{
+	if (a < m->start || a >= m->end)
+		return 0;
+	return m->unload_node != UINT64_MAX ? id < m->unload_node : m->unload_ticks >= tk;
+}
+
+/*
+ * Module of each node. Among the modules that may hold it, the first
+ * loaded whose unload names the next node (so it was unloaded after the
+ * node was defined) rules out those loaded after it at those addresses:
+ * they came after its unload, after the node. Of the others, the latest
+ * loaded no later than the node; failing that, the earliest loaded after
+ * it (a load noticed late).
  */
 static void resolve_node_modules(struct hs_trace *t)
 {
@@ -1002,17 +1103,20 @@ static void resolve_node_modules(struct hs_trace *t)
 
 	for (i = 0; i < t->nr_nodes; i++) {
 		uint64_t a = t->node_addr[i], tk = t->node_ticks[i], id = t->node_id[i];
-		uint32_t before = HS_TRACE_NONE, after = HS_TRACE_NONE;
+		uint32_t before = HS_TRACE_NONE, after = HS_TRACE_NONE, last = HS_TRACE_NONE;
 
 		if (!a)
 			continue;
+		for (j = 0; j < t->nr_modules; j++)
+			if (module_may_hold(&t->modules[j], a, id, tk) &&
+			    t->modules[j].unload_node != UINT64_MAX &&
+			    (last == HS_TRACE_NONE || loaded_before(t, j, last)))
+				last = (uint32_t)j;
 		for (j = 0; j < t->nr_modules; j++) {
 			const struct hs_trace_module *m = &t->modules[j];
 
-			if (a < m->start || a >= m->end)
-				continue;
-			if (m->unload_node != UINT64_MAX ? id >= m->unload_node
-							 : m->unload_ticks < tk)
+			if (!module_may_hold(m, a, id, tk) ||
+			    (last != HS_TRACE_NONE && loaded_before(t, last, j)))
 				continue;
 			if (m->load_ticks <= tk) {
 				if (before == HS_TRACE_NONE ||
@@ -1128,6 +1232,16 @@ static void amap_release(struct addr_map *m)
 
 /* --- ordering events of equal time ------------------------------------- */
 
+/*
+ * The collector stamps events with a clock of limited resolution, so
+ * events of different threads often share a time and their file order is
+ * not their real order. Where that matters (one address freed and
+ * allocated by several threads in one tick), the events of the address
+ * are put in the order that alternates allocation and free, from whether
+ * the block was live before the tick, keeping each thread's own order.
+ * hs_trace_load() (fix_ties()) and the stream's caller side both do it
+ * with order_ties().
+ */
 
 struct tie {
 	uint64_t addr;
@@ -1143,169 +1257,420 @@ static int cmp_tie(const void *a, const void *b)
 	return x->at < y->at ? -1 : x->at > y->at;
 }
 
-#define MAX_TIE_RUN 256
+/* An address of a tick (order_ties()): the first thread, UINT32_MAX for several. */
+struct seen {
+	uint64_t addr;
+	uint32_t thread, gen;
+};
 
-static void copy_event(struct hs_trace *t, size_t to, const struct hs_trace *from,
-		       size_t at)
+/*
+ * order_ties()'s memory, kept from tick to tick and grown as needed
+ * (hs_malloc; tie_work_release() frees it).
+ */
+struct tie_work {
+	struct tie *ties;		/* a tick's events of shared addresses */
+	size_t alloc_ties;
+	struct seen *seen;		/* a tick's addresses */
+	size_t alloc_seen;
+	uint32_t seen_gen;		/* the entries of this tick: seen[].gen */
+	/* one address's events (order_run()), room for @cap of them */
+	struct hs_trace_event *run;	/* in file order */
+	struct tie *by_thread;		/* (thread, index in run), sorted */
+	size_t *group;			/* a thread's events: by_thread[group[g] ..
+					 * group[g + 1]) */
+	size_t *list;			/* groups by kind; the fallback: each
+					 * group's next event in by_thread */
+	size_t *heap;			/* the fallback's two heaps of groups */
+	size_t *order;			/* the result: order[k] goes k-th */
+	size_t cap;
+};
+
+static void tie_work_release(struct tie_work *w)
 {
-	t->time[to] = from->time[at];
-	t->addr[to] = from->addr[at];
-	t->size[to] = from->size[at];
-	t->stack[to] = from->stack[at];
-	t->thread[to] = from->thread[at];
-	t->op[to] = from->op[at];
-	t->fn[to] = from->fn[at];
+	hs_free(w->ties);
+	hs_free(w->seen);
+	hs_free(w->run);
+	hs_free(w->by_thread);
+	hs_free(w->group);
+	hs_free(w->list);
+	hs_free(w->heap);
+	hs_free(w->order);
+	memset(w, 0, sizeof(*w));
+}
+
+/* Room for a run of @r events. 0 or -ENOMEM (the room is then as it was). */
+static int tie_work_room(struct tie_work *w, size_t r)
+{
+	size_t cap = w->cap ? 2 * w->cap : 64;
+
+	if (r <= w->cap)
+		return 0;
+	if (cap < r)
+		cap = r;
+	if (grow_col((void **)&w->run, cap, sizeof(*w->run)) ||
+	    grow_col((void **)&w->by_thread, cap, sizeof(*w->by_thread)) ||
+	    grow_col((void **)&w->group, cap + 1, sizeof(size_t)) ||
+	    grow_col((void **)&w->list, cap, sizeof(size_t)) ||
+	    grow_col((void **)&w->heap, 2 * cap, sizeof(size_t)) ||
+	    grow_col((void **)&w->order, cap, sizeof(size_t)))
+		return -ENOMEM;
+	w->cap = cap;
+	return 0;
+}
+
+/* Whether the event at by_thread[@i] is a free. */
+#define RUN_FREE(w, i) ((w)->run[(w)->by_thread[i].at].op == HS_OP_FREE)
+
+/* Append group @g's events from its @from-th on to the order; the new length. */
+static size_t run_emit(struct tie_work *w, size_t n, size_t g, size_t from)
+{
+	size_t i;
+
+	for (i = w->group[g] + from; i < w->group[g + 1]; i++)
+		w->order[n++] = w->by_thread[i].at;
+	return n;
 }
 
 /*
- * The order of the @r events of one address within a group of equal time
- * (@thread and @is_free of each, in file order): each thread's events
- * keep their order, and allocation and free alternate from @live (the
- * block was live before the group) wherever the threads allow it.
- * order[k] is the event that goes k-th.
+ * Append the @nb groups @blocks (which keep the state), the @nn groups
+ * @nest (which keep the other state) between the first two events of
+ * the first of them; the new length.
  */
-static void tie_order(size_t r, const uint32_t *thread, const uint8_t *is_free, int live,
-		      size_t *order)
+static size_t run_emit_all(struct tie_work *w, size_t n, const size_t *blocks, size_t nb,
+			   const size_t *nest, size_t nn)
 {
-	unsigned char used[MAX_TIE_RUN] = { 0 };
-	size_t k, i;
+	size_t b, k;
 
-	for (k = 0; k < r; k++) {
-		size_t pick = r;
-
-		for (i = 0; i < r; i++) {
-			size_t j;
-			int first = 1;
-
-			if (used[i])
-				continue;
-			/* only the earliest remaining event of its thread may go */
-			for (j = 0; j < i; j++)
-				if (!used[j] && thread[j] == thread[i]) {
-					first = 0;
-					break;
-				}
-			if (!first)
-				continue;
-			if (pick == r)
-				pick = i;	/* fallback: the first possible one */
-			if (is_free[i] == live) {
-				pick = i;
-				break;
-			}
+	for (b = 0; b < nb; b++) {
+		if (b || !nn) {
+			n = run_emit(w, n, blocks[b], 0);
+			continue;
 		}
-		used[pick] = 1;
-		order[k] = pick;
-		live = !is_free[pick];
+		w->order[n++] = w->by_thread[w->group[blocks[0]]].at;
+		for (k = 0; k < nn; k++)
+			n = run_emit(w, n, nest[k], 0);
+		n = run_emit(w, n, blocks[0], 1);
 	}
+	return n;
 }
 
-/* tie_order() applied to the columns of @t. */
-static void order_run(struct hs_trace *t, const struct tie *run, size_t r, int live)
+/* The fallback's heaps: groups, the one whose next event is first in the file on top. */
+#define HEAP_KEY(w, g) ((w)->by_thread[(w)->list[g]].at)
+
+static void heap_push(struct tie_work *w, size_t *h, size_t *n, size_t g)
 {
-	struct hs_trace tmp;
-	size_t order[MAX_TIE_RUN], k;
-	int64_t time[MAX_TIE_RUN];
-	uint64_t addr[MAX_TIE_RUN], size[MAX_TIE_RUN];
-	uint32_t stack[MAX_TIE_RUN], thread[MAX_TIE_RUN] = { 0 };
-	uint8_t op[MAX_TIE_RUN], fn[MAX_TIE_RUN], is_free[MAX_TIE_RUN] = { 0 };
+	size_t i = (*n)++;
 
-	for (k = 0; k < r; k++) {
-		thread[k] = t->thread[run[k].at];
-		is_free[k] = t->op[run[k].at] == HS_OP_FREE;
+	while (i && HEAP_KEY(w, h[(i - 1) / 2]) > HEAP_KEY(w, g)) {
+		h[i] = h[(i - 1) / 2];
+		i = (i - 1) / 2;
 	}
-	tie_order(r, thread, is_free, live, order);
-	memset(&tmp, 0, sizeof(tmp));
-	tmp.time = time;
-	tmp.addr = addr;
-	tmp.size = size;
-	tmp.stack = stack;
-	tmp.thread = thread;
-	tmp.op = op;
-	tmp.fn = fn;
-	for (k = 0; k < r; k++)
-		copy_event(&tmp, k, t, run[k].at);
-	for (k = 0; k < r; k++)
-		copy_event(t, run[k].at, &tmp, order[k]);
+	h[i] = g;
 }
 
-static int is_heap_op(uint8_t op)
+static size_t heap_pop(struct tie_work *w, size_t *h, size_t *n)
+{
+	size_t top = h[0], last = h[--*n], i = 0, c;
+
+	while ((c = 2 * i + 1) < *n) {
+		if (c + 1 < *n && HEAP_KEY(w, h[c + 1]) < HEAP_KEY(w, h[c]))
+			c++;
+		if (HEAP_KEY(w, last) <= HEAP_KEY(w, h[c]))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	if (*n)
+		h[i] = last;
+	return top;
+}
+
+/* A thread's events of the address, by their first and last operation. */
+enum { RUN_AA, RUN_AF, RUN_FA, RUN_FF };
+
+/*
+ * The order of the @r events of one address in one tick, w->run[] in
+ * file order, into w->order[] (order[k] is the event that goes k-th):
+ * each thread's own events keep their order, and allocation and free
+ * alternate from @live (the block was live before the tick).
+ *
+ * When each thread's events alternate, each thread's sequence goes whole,
+ * by its first and last operation: from "free", the sequences that
+ * allocate first and free last (AF: the state stays free), then one
+ * AA (now live); from "live", the FA ones, then one FF (now free); and so
+ * on. AF sequences with no "free" to go to (live before the tick and no
+ * FF) go between the first two events of an FA one, and FA ones with no
+ * "live" inside an AF one. That finds an order whenever one exists, in
+ * time linear in @r after grouping by thread. When none does (events
+ * lost, a double free), each step takes the thread whose next event
+ * comes first in the file among those whose next event alternates, else
+ * the first (greedy).
+ */
+static void order_run(struct tie_work *w, size_t r, int live)
+{
+	size_t ng = 0, nk[4] = { 0 }, first[4], fill[4] = { 0 }, i, g, n = 0;
+	size_t *heap[2] = { w->heap, w->heap + r }, nh[2] = { 0, 0 };
+	int alternate = 1;
+
+	for (i = 0; i < r; i++) {
+		w->by_thread[i].addr = w->run[i].thread;
+		w->by_thread[i].at = i;
+	}
+	qsort(w->by_thread, r, sizeof(*w->by_thread), cmp_tie);
+	for (i = 0; i < r; i++) {
+		if (!i || w->by_thread[i].addr != w->by_thread[i - 1].addr)
+			w->group[ng++] = i;
+		else if (RUN_FREE(w, i) == RUN_FREE(w, i - 1))
+			alternate = 0;
+	}
+	w->group[ng] = r;
+	if (alternate) {
+		const size_t *aa, *af, *fa, *ff;
+		size_t iaa = 0, iff = 0;
+		int state = live, af_left, fa_left;
+
+		for (g = 0; g < ng; g++)
+			nk[2 * RUN_FREE(w, w->group[g]) + RUN_FREE(w, w->group[g + 1] - 1)]++;
+		for (first[0] = 0, i = 1; i < 4; i++)
+			first[i] = first[i - 1] + nk[i - 1];
+		for (g = 0; g < ng; g++) {
+			int k = 2 * RUN_FREE(w, w->group[g]) + RUN_FREE(w, w->group[g + 1] - 1);
+
+			w->list[first[k] + fill[k]++] = g;
+		}
+		aa = w->list + first[RUN_AA];
+		af = w->list + first[RUN_AF];
+		fa = w->list + first[RUN_FA];
+		ff = w->list + first[RUN_FF];
+		af_left = nk[RUN_AF] > 0;
+		fa_left = nk[RUN_FA] > 0;
+		for (;;) {
+			if (!state) {
+				if (af_left) {
+					/* no AA to come: the FA ones go inside */
+					int nest = fa_left && iaa == nk[RUN_AA];
+
+					n = run_emit_all(w, n, af, nk[RUN_AF], fa,
+							 nest ? nk[RUN_FA] : 0);
+					fa_left &= !nest;
+					af_left = 0;
+				}
+				if (iaa == nk[RUN_AA])
+					break;
+				n = run_emit(w, n, aa[iaa++], 0);
+			} else {
+				if (fa_left) {
+					int nest = af_left && iff == nk[RUN_FF];
+
+					n = run_emit_all(w, n, fa, nk[RUN_FA], af,
+							 nest ? nk[RUN_AF] : 0);
+					af_left &= !nest;
+					fa_left = 0;
+				}
+				if (iff == nk[RUN_FF])
+					break;
+				n = run_emit(w, n, ff[iff++], 0);
+			}
+			state = !state;
+		}
+		if (n == r)
+			return;
+	}
+	/* the greedy fallback: w->list[g] is group g's next event */
+	for (g = 0; g < ng; g++) {
+		w->list[g] = w->group[g];
+		heap_push(w, heap[RUN_FREE(w, w->group[g])], &nh[RUN_FREE(w, w->group[g])], g);
+	}
+	for (n = 0; n < r; n++) {
+		/* live: a free, else an allocation; failing that, the first */
+		int h = nh[live] ? live : !live;
+
+		g = heap_pop(w, heap[h], &nh[h]);
+		w->order[n] = w->by_thread[w->list[g]].at;
+		live = !RUN_FREE(w, w->list[g]);
+		if (++w->list[g] < w->group[g + 1]) {
+			int f = RUN_FREE(w, w->list[g]);
+
+			heap_push(w, heap[f], &nh[f], g);
+		}
+	}
+}
+
+#undef RUN_FREE
+#undef HEAP_KEY
+
+static inline int is_heap_op(uint8_t op)
 {
 	return op == HS_OP_ALLOC || op == HS_OP_FREE;
 }
 
+/* A slot for address @a (a multiplicative hash: the table lives for one tick). */
+static inline size_t seen_slot(uint64_t a, size_t mask)
+{
+	return (size_t)((a * 0x9e3779b97f4a7c15ull) >> 29) & mask;
+}
+
 /*
- * The collector stamps events with a clock of limited resolution, so
- * events of different threads often share a time and their file order is
- * not their real order. Where that matters (one address freed by one
- * thread and allocated by another in the same tick), put them in the only
- * order that makes sense: a block is freed before it is allocated again.
+ * Order the @n events of one tick, @grp (in file order), where several
+ * threads' events of one address share it (order_run()); @live says
+ * whether the block at an address was live before the tick. Returns 1
+ * when events moved, 0 when not, or -ENOMEM.
  */
+static int order_ties(struct tie_work *w, struct hs_trace_event *grp, size_t n,
+		      int (*live)(void *ctx, uint64_t addr), void *ctx)
+{
+	size_t i, k, nt = 0, cap = 16, mask;
+	uint32_t gen;
+	int shared = 0, moved = 0;
+
+	/* the addresses several threads touch: a hash of the tick's
+	 * addresses with the first thread seen and whether another came
+	 * (entries of older ticks have another generation) */
+	while (cap < 2 * n)
+		cap *= 2;
+	if (cap > w->alloc_seen) {
+		hs_free(w->seen);
+		w->seen = hs_calloc(cap, sizeof(*w->seen));
+		w->alloc_seen = w->seen ? cap : 0;
+		if (!w->seen)
+			return -ENOMEM;
+		w->seen_gen = 0;
+	}
+	if (++w->seen_gen == 0) {
+		memset(w->seen, 0, w->alloc_seen * sizeof(*w->seen));
+		w->seen_gen = 1;
+	}
+	gen = w->seen_gen;
+	mask = w->alloc_seen - 1;
+	for (i = 0; i < n; i++) {
+		uint64_t a = grp[i].addr;
+
+		if (!is_heap_op(grp[i].op) || !a)
+			continue;
+		k = seen_slot(a, mask);
+		while (w->seen[k].gen == gen && w->seen[k].addr != a)
+			k = (k + 1) & mask;
+		if (w->seen[k].gen != gen) {
+			w->seen[k].addr = a;
+			w->seen[k].thread = grp[i].thread;
+			w->seen[k].gen = gen;
+		} else if (w->seen[k].thread != grp[i].thread) {
+			w->seen[k].thread = UINT32_MAX;	/* several threads */
+			shared = 1;
+		}
+	}
+	/* nearly always: each thread has addresses of its own */
+	for (i = 0; shared && i < n; i++) {
+		uint64_t a = grp[i].addr;
+
+		if (!is_heap_op(grp[i].op) || !a)
+			continue;
+		k = seen_slot(a, mask);
+		while (w->seen[k].addr != a)
+			k = (k + 1) & mask;
+		if (w->seen[k].thread != UINT32_MAX)
+			continue;
+		if (HS_GROW(w->ties, nt + 1, w->alloc_ties))
+			return -ENOMEM;
+		w->ties[nt].addr = a;
+		w->ties[nt++].at = i;
+	}
+	if (nt > 1)
+		qsort(w->ties, nt, sizeof(*w->ties), cmp_tie);
+	for (k = 0; k < nt;) {
+		size_t e = k + 1, r;
+
+		while (e < nt && w->ties[e].addr == w->ties[k].addr)
+			e++;
+		r = e - k;
+		if (tie_work_room(w, r))
+			return -ENOMEM;
+		for (i = 0; i < r; i++)
+			w->run[i] = grp[w->ties[k + i].at];
+		order_run(w, r, !!live(ctx, w->ties[k].addr));
+		for (i = 0; i < r; i++) {
+			moved |= w->order[i] != i;
+			grp[w->ties[k + i].at] = w->run[w->order[i]];
+		}
+		k = e;
+	}
+	return moved;
+}
+
+/* Event @i of @t's columns as a struct hs_trace_event, and back. */
+static void event_get(const struct hs_trace *t, size_t i, struct hs_trace_event *e)
+{
+	e->time = t->time[i];
+	e->addr = t->addr[i];
+	e->size = t->size[i];
+	e->node = t->stack[i];
+	e->thread = t->thread[i];
+	e->op = t->op[i];
+	e->fn = t->fn[i];
+}
+
+static void event_put(struct hs_trace *t, size_t i, const struct hs_trace_event *e)
+{
+	t->time[i] = e->time;
+	t->addr[i] = e->addr;
+	t->size[i] = e->size;
+	t->stack[i] = (uint32_t)e->node;
+	t->thread[i] = e->thread;
+	t->op[i] = e->op;
+	t->fn[i] = e->fn;
+}
+
+static int amap_live(void *ctx, uint64_t a)
+{
+	return amap_has(ctx, a);
+}
+
+/* order_ties() over the ticks of a loaded trace with several threads' events. */
 static int fix_ties(struct hs_trace *t)
 {
-	struct addr_map *live;
-	struct tie *ties = NULL;
-	size_t alloc_ties = 0, i = 0, n = t->nr_events;
+	struct tie_work w;
+	struct addr_map live = { 0 };
+	struct hs_trace_event *grp = NULL;
+	size_t alloc_grp = 0, i = 0, n = t->nr_events, k;
+	uint64_t old;
 	int err = 0;
 
 	if (t->nr_threads < 2)
 		return 0;
-	live = hs_calloc(1, sizeof(*live));
-	if (!live)
-		return -ENOMEM;
-	while (i < n) {
-		size_t j = i + 1, k, nt = 0;
+	memset(&w, 0, sizeof(w));
+	while (i < n && !err) {
+		size_t j = i + 1;
 		int multi = 0;
-		uint64_t old;
 
 		while (j < n && t->time[j] == t->time[i]) {
-			if (t->thread[j] != t->thread[i])
-				multi = 1;
+			multi |= t->thread[j] != t->thread[i];
 			j++;
 		}
 		if (multi) {
-			for (k = i; k < j; k++) {
-				if (!is_heap_op(t->op[k]))
-					continue;
-				if (HS_GROW(ties, nt + 1, alloc_ties)) {
-					err = -ENOMEM;
-					goto out;
-				}
-				ties[nt].addr = t->addr[k];
-				ties[nt].at = k;
-				nt++;
+			if (HS_GROW(grp, j - i, alloc_grp)) {
+				err = -ENOMEM;
+				break;
 			}
-			if (nt > 1)
-				qsort(ties, nt, sizeof(*ties), cmp_tie);
-			for (k = 0; k < nt;) {
-				size_t e = k + 1, x;
-				int threads = 0;
-
-				while (e < nt && ties[e].addr == ties[k].addr)
-					e++;
-				for (x = k + 1; x < e; x++)
-					if (t->thread[ties[x].at] != t->thread[ties[k].at])
-						threads = 1;
-				if (threads && e - k <= MAX_TIE_RUN)
-					order_run(t, ties + k, e - k, amap_has(live, ties[k].addr));
-				k = e;
-			}
+			for (k = i; k < j; k++)
+				event_get(t, k, &grp[k - i]);
+			err = order_ties(&w, grp, j - i, amap_live, &live);
+			if (err > 0)
+				for (k = i; k < j; k++)
+					event_put(t, k, &grp[k - i]);
+			if (err > 0)
+				err = 0;
 		}
-		for (k = i; k < j; k++) {
-			if (t->op[k] == HS_OP_ALLOC) {
-				err = amap_put(live, t->addr[k], 1, &old);
-				if (err)
-					goto out;
-			} else if (t->op[k] == HS_OP_FREE) {
-				amap_del(live, t->addr[k]);
-			}
+		for (k = i; k < j && !err; k++) {
+			if (t->op[k] == HS_OP_ALLOC)
+				err = amap_put(&live, t->addr[k], 1, &old);
+			else if (t->op[k] == HS_OP_FREE)
+				amap_del(&live, t->addr[k]);
 		}
 		i = j;
 	}
-out:
-	hs_free(ties);
-	amap_release(live);
-	hs_free(live);
+	hs_free(grp);
+	tie_work_release(&w);
+	amap_release(&live);
 	return err;
 }
 
@@ -1359,12 +1724,6 @@ struct evbuf {
 
 #define NR_BUFS (NR_BATCHES + 2)
 
-/* An address of a tick (stream_ties()): the first thread, UINT32_MAX for several. */
-struct seen {
-	uint64_t addr;
-	uint32_t thread, gen;
-};
-
 struct stream {
 	const struct hs_trace_sink *sink;
 	/*
@@ -1406,109 +1765,8 @@ struct stream {
 	int read_err;			/* what reading returned */
 	int published;			/* some events were handed over ... */
 	int64_t pub_time;		/* ... the last of them at this time */
-	/* the caller's side */
-	struct tie *ties;
-	size_t alloc_ties;
-	struct seen *seen;		/* a group's addresses (stream_ties()) */
-	size_t alloc_seen;
-	uint32_t seen_gen;		/* the entries of this group: seen[].gen */
+	struct tie_work ties;		/* the caller's side: order_ties() */
 };
-
-/* A slot for address @a (a multiplicative hash: the table lives for one tick). */
-static inline size_t seen_slot(uint64_t a, size_t mask)
-{
-	return (size_t)((a * 0x9e3779b97f4a7c15ull) >> 29) & mask;
-}
-
-/* Order a group's equal-time events of one address across threads. */
-static int stream_ties(struct stream *s, struct hs_trace_event *grp, size_t n)
-{
-	struct hs_trace_event tmp[MAX_TIE_RUN];
-	uint32_t thread[MAX_TIE_RUN] = { 0 };
-	uint8_t is_free[MAX_TIE_RUN] = { 0 };
-	size_t order[MAX_TIE_RUN], i, k, nt = 0, cap = 16, mask;
-	uint32_t gen;
-	int shared = 0;
-
-	/* the addresses several threads touch: a hash of the group's
-	 * addresses with the first thread seen and whether another came
-	 * (entries of older groups have another generation) */
-	while (cap < 2 * n)
-		cap *= 2;
-	if (cap > s->alloc_seen) {
-		hs_free(s->seen);
-		s->seen = hs_calloc(cap, sizeof(*s->seen));
-		s->alloc_seen = s->seen ? cap : 0;
-		if (!s->seen)
-			return -ENOMEM;
-		s->seen_gen = 0;
-	}
-	if (++s->seen_gen == 0) {
-		memset(s->seen, 0, s->alloc_seen * sizeof(*s->seen));
-		s->seen_gen = 1;
-	}
-	gen = s->seen_gen;
-	mask = s->alloc_seen - 1;
-	for (i = 0; i < n; i++) {
-		uint64_t a = grp[i].addr;
-
-		if (!is_heap_op(grp[i].op) || !a)
-			continue;
-		k = seen_slot(a, mask);
-		while (s->seen[k].gen == gen && s->seen[k].addr != a)
-			k = (k + 1) & mask;
-		if (s->seen[k].gen != gen) {
-			s->seen[k].addr = a;
-			s->seen[k].thread = grp[i].thread;
-			s->seen[k].gen = gen;
-		} else if (s->seen[k].thread != grp[i].thread) {
-			s->seen[k].thread = UINT32_MAX;	/* several threads */
-			shared = 1;
-		}
-	}
-	/* nearly always: each thread has addresses of its own */
-	for (i = 0; shared && i < n; i++) {
-		uint64_t a = grp[i].addr;
-
-		if (!is_heap_op(grp[i].op) || !a)
-			continue;
-		k = seen_slot(a, mask);
-		while (s->seen[k].addr != a)
-			k = (k + 1) & mask;
-		if (s->seen[k].thread != UINT32_MAX)
-			continue;
-		if (HS_GROW(s->ties, nt + 1, s->alloc_ties))
-			return -ENOMEM;
-		s->ties[nt].addr = a;
-		s->ties[nt++].at = i;
-	}
-	if (nt > 1)
-		qsort(s->ties, nt, sizeof(*s->ties), cmp_tie);
-	for (k = 0; k < nt;) {
-		size_t e = k + 1, r;
-		int threads = 0;
-
-		while (e < nt && s->ties[e].addr == s->ties[k].addr)
-			e++;
-		r = e - k;
-		for (i = k + 1; i < e; i++)
-			if (grp[s->ties[i].at].thread != grp[s->ties[k].at].thread)
-				threads = 1;
-		if (threads && r <= MAX_TIE_RUN) {
-			for (i = 0; i < r; i++) {
-				tmp[i] = grp[s->ties[k + i].at];
-				thread[i] = tmp[i].thread;
-				is_free[i] = tmp[i].op == HS_OP_FREE;
-			}
-			tie_order(r, thread, is_free,
-				  s->sink->live(s->sink->ctx, s->ties[k].addr), order);
-			for (i = 0; i < r; i++)
-				grp[s->ties[k + i].at] = tmp[order[i]];
-		}
-		k = e;
-	}
-	return 0;
-}
 
 /*
  * Hand the oldest @n staged events (and the rest of their tick) over as a
@@ -2170,7 +2428,7 @@ static int fast_record(struct hs_trace_reader *r, struct hs_trace *t, struct loa
 	st->addr += (uint64_t)da;
 	ticks = st->ticks;
 	addr = st->addr;
-	r->nr_events++;
+	r->nr_events += 1 + (tag == HS_TAG_MREMAP || (hs_tag_is_realloc(tag) && old));
 	err = span_thread(t, ls, st->tid, &th);
 	if (err)
 		return err;
@@ -2343,18 +2601,20 @@ static int load(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags,
 				goto out;
 			continue;
 		}
-		if (stream) {
-			stream_run(r, t, &ls, stream);
-			if (r->p >= r->end)
+		if (r->chunk.kind != HS_CHUNK_SYMBOLS) {
+			if (stream) {
+				stream_run(r, t, &ls, stream);
+				if (r->p >= r->end)
+					continue;
+			}
+			ret = fast_record(r, t, &ls);
+			if (ret < 0) {
+				err = ret;
+				goto out;
+			}
+			if (ret)
 				continue;
 		}
-		ret = fast_record(r, t, &ls);
-		if (ret < 0) {
-			err = ret;
-			goto out;
-		}
-		if (ret)
-			continue;
 		ret = hs_trace_reader_next(r, &rec, diag);
 		if (ret != 1)
 			break;
@@ -2366,6 +2626,11 @@ static int load(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags,
 				t->syms.offset = r->chunk_offset;
 			}
 			err = hs__trace_syms_record(t, &rec, &why);
+			if (err == -EINVAL) {
+				sym_damaged(r, r->chunk_offset,
+					    why ? why : "malformed symbol record");
+				err = 0;
+			}
 		} else {
 			err = add_record(t, &ls, &rec, &why);
 		}
@@ -2403,6 +2668,10 @@ static int load(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags,
 	t->cut_offset = r->cut_off ? r->cut_offset : r->size;
 	t->data_end = r->data_end;
 	t->data_chunks = r->data_chunks;
+	/* a damaged symbol section: its names cannot be trusted */
+	t->sym_damage = r->sym_damage;
+	if (r->sym_damage.what)
+		hs__trace_syms_reset(&t->syms);
 	err = finish(t, &ls);
 out:
 	load_state_release(&ls);
@@ -2503,8 +2772,10 @@ static int stream_consume(struct stream *s, struct batch *b)
 			if (g > start && (err = sink->events(sink->ctx, ev + start, g - start)))
 				return err;
 			start = g;
-			if (multi && (err = stream_ties(s, ev + g, i - g)))
+			if (multi && (err = order_ties(&s->ties, ev + g, i - g, sink->live,
+						       sink->ctx)) < 0)
 				return err;
+			err = 0;
 		}
 		g = i;
 	}
@@ -2601,8 +2872,7 @@ out:
 	hs_free(s.idx_tree);
 	hs_free(s.peek_stored);
 	hs_free(s.peek_raw);
-	hs_free(s.seen);
-	hs_free(s.ties);
+	tie_work_release(&s.ties);
 	pthread_cond_destroy(&s.cv);
 	pthread_mutex_destroy(&s.mu);
 	if (err)

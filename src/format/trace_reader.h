@@ -23,7 +23,18 @@
  * buffers; records handed out borrow from them until the next call.
  * Input is untrusted: every size is bounded, nothing is trusted to be
  * consistent (node ids, parents, module ids are all checked).
+ *
+ * A symbol section that is damaged (cut off, corrupt) does not make the
+ * trace unreadable: the reader skips the rest of the section, says where
+ * (struct hs_trace_sym_damage) and the trace is read without names.
  */
+
+/* Where a trace's symbol section is damaged. */
+struct hs_trace_sym_damage {
+	const char *what;		/* what is wrong (a static string); NULL:
+					 * nothing is */
+	uint64_t offset;		/* file offset of the chunk where it is */
+};
 
 struct hs_trace_reader {
 	/* input: a file descriptor (owned) or a memory buffer (borrowed) */
@@ -37,7 +48,10 @@ struct hs_trace_reader {
 	uint64_t chunk_offset;		/* file offset of the current chunk */
 	struct hs_chunk_header chunk;	/* the current chunk */
 	uint64_t nr_chunks;		/* complete chunks read so far */
-	uint64_t nr_records, nr_events;	/* decoded so far */
+	uint64_t nr_records;		/* decoded so far */
+	uint64_t nr_events;		/* the events of those, counted as
+					 * hs_trace_load() does (a realloc
+					 * that frees is two) */
 
 	uint8_t *stored, *raw;		/* payload buffers */
 	size_t alloc_stored, alloc_raw;
@@ -52,6 +66,9 @@ struct hs_trace_reader {
 	int done;
 	/* symbol sections (runs of SYMBOLS chunks) begun so far */
 	unsigned sym_sections;
+	/* the last one is damaged (the rest of it is skipped: sym_skip) */
+	struct hs_trace_sym_damage sym_damage;
+	int sym_skip;
 	unsigned prev_kind;		/* kind of the previous chunk */
 	/* end of the last complete chunk that is not SYMBOLS, and the
 	 * number of chunks up to it: where a new symbol section goes */
@@ -72,7 +89,9 @@ int hs_trace_reader_open_mem(struct hs_trace_reader *r, const void *data,
  * Decode the next record into @rec (borrowing from the reader). Returns 1
  * for a record, 0 at the end of the input (whole or cut off: see cut_off),
  * or a negative errno (-EINVAL: corrupt, @diag names the offset; -EIO,
- * -ENOMEM). After an error or the end, keeps returning the same.
+ * -ENOMEM). After an error or the end, keeps returning the same. Damage
+ * inside a symbol section is no error: the rest of the section is
+ * skipped and sym_damage says where.
  */
 int hs_trace_reader_next(struct hs_trace_reader *r, struct hs_rec *rec,
 			 struct hs_diag *diag);
@@ -232,6 +251,8 @@ struct hs_trace {
 	uint64_t file_size;
 	uint64_t missing_nodes;		/* references to nodes never defined */
 	struct hs_trace_symtab syms;	/* the symbol section, if any */
+	/* the symbol section is damaged: it was dropped (syms.present is 0) */
+	struct hs_trace_sym_damage sym_damage;
 	struct hs_trace_sampling sampling;	/* CPU and wall-clock sampling */
 	uint64_t data_end, data_chunks;	/* see struct hs_trace_reader */
 	/* hs_trace_stream(): the most events it kept back at once, waiting

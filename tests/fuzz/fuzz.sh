@@ -27,7 +27,8 @@ clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 
 # seeds: whole traces of the targets, and damaged copies
 T="$BUILD/tests/targets"
-for args in "sites" "threads 50" "crasher exit7" "dlopener $T/libhsdlib.so"; do
+for args in "sites" "threads 50" "crasher exit7" "dlopener $T/libhsdlib.so" \
+	"churn 4 4 50"; do
 	name=$(echo "$args" | cut -d' ' -f1)
 	rm -f "$OUT/corpus/$name.heapscope"
 	# shellcheck disable=SC2086

@@ -28,3 +28,19 @@ setup() {
 	trace_check out.txt l.heapscope
 	[ "$(summary_field l.heapscope "unmatched frees")" -eq 0 ]
 }
+
+@test "two libraries loaded in turn at one address: each frame names its own" {
+	trace_run -o s.heapscope -- "$TARGETS/dlswap" "$TARGETS/libhsdlswap_a.so" \
+		"$TARGETS/libhsdlswap_b.so"
+	[ "$status" -eq 0 ]
+	# (the loader did put them at one address: else this tests nothing)
+	[ "$(grep -c '^base ' out.txt)" -eq 4 ]
+	[ "$(sed -n 's/^base //p' out.txt | sort -u | wc -l)" -eq 1 ]
+	trace_check out.txt s.heapscope
+	# run symbolized the trace: each function's bytes, exactly
+	"$HS_BIN" report s.heapscope --format csv > alloc.csv
+	[ "$(col libhsdlswap_a.so!site_a_ctor 3 alloc.csv)" = 1002 ]
+	[ "$(col libhsdlswap_a.so!site_a 3 alloc.csv)" = 1004 ]
+	[ "$(col libhsdlswap_b.so!site_b_ctor 3 alloc.csv)" = 1202 ]
+	[ "$(col libhsdlswap_b.so!site_b 3 alloc.csv)" = 1204 ]
+}

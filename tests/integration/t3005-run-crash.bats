@@ -54,16 +54,20 @@ setup() {
 	[ "$(summary_field c.heapscope end)" = "_exit 7" ]
 }
 
-@test "a trace cut anywhere is read up to the cut" {
+@test "a trace cut anywhere before its symbols is read up to the cut" {
 	trace_run -o c.heapscope -- "$TARGETS/crasher" exit7
-	local size=$(stat -c %s c.heapscope) cut
-	for cut in 16 40 $((size / 2)) $((size - 1)); do
+	# (a cut in the symbol section leaves the events whole: t5050)
+	local end cut events
+	end=$("$HS_BIN" dump c.heapscope | sed -n 's/^chunk [0-9]* at \([0-9]*\): symbols,.*/\1/p')
+	[ -n "$end" ]
+	for cut in 16 40 $((end / 2)) $((end - 1)); do
 		head -c "$cut" c.heapscope > cut.heapscope
 		hs dump cut.heapscope
 		[ "$status" -eq 0 ]
 		[[ "$output" == *"events recovered"* ]]
-		hs dump --summary cut.heapscope
-		[ "$status" -eq 0 ]
-		[[ "$output" == *"status: cut off at offset"* ]]
+		# the events as the loaded trace counts them
+		events=$(printf '%s\n' "$output" | sed -n 's/.*, \([0-9]*\) events recovered$/\1/p')
+		[ "$(summary_field cut.heapscope events)" = "$events" ]
+		[[ "$(summary_field cut.heapscope status)" == "cut off at offset "* ]]
 	done
 }

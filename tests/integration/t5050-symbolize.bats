@@ -90,6 +90,44 @@ setup() {
 	grep -q '^# no end chunk' dump.txt
 }
 
+@test "a damaged symbol section: the events whole, no names, one warning" {
+	trace_run -o s.heapscope -- "$TARGETS/sites"
+	[ "$status" -eq 0 ]
+	local size=$(stat -c %s s.heapscope) at cut
+	at=$("$HS_BIN" dump s.heapscope | sed -n 's/^chunk [0-9]* at \([0-9]*\): symbols,.*/\1/p')
+	[ -n "$at" ]
+	local events=$(summary_field s.heapscope events)
+	local warning="heapscope: warning: d.heapscope: the symbol section is damaged at offset $at"
+	local restore="names are missing; \`heapscope symbolize d.heapscope\` restores them"
+	for cut in $((at + 3)) $((at + 30)) $((size - 1)); do
+		head -c "$cut" s.heapscope > d.heapscope
+		hs stats d.heapscope
+		[ "$status" -eq 0 ]
+		[ "$stderr" = "$warning (cut off); $restore" ]
+		[[ "$output" == *", not symbolized"* ]]
+		[ "$(summary_field d.heapscope status)" = complete ]
+		[ "$(summary_field d.heapscope events)" = "$events" ]
+	done
+	# a byte changed inside it
+	cp s.heapscope d.heapscope
+	python3 -c 'import sys; f = open(sys.argv[1], "r+b"); f.seek(int(sys.argv[2])); b = f.read(1); f.seek(int(sys.argv[2])); f.write(bytes([b[0] ^ 0x55]))' \
+		d.heapscope $((at + 40))
+	hs report d.heapscope --view calltree
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "$warning (chunk check does not match its content); $restore" ]
+	[[ "$output" == *"sites!0x"* ]]
+	"$HS_BIN" dump d.heapscope > dump.txt
+	grep -q "^# the symbol section is damaged at offset $at (chunk check" dump.txt
+	# dump counts the events as the loaded trace does
+	grep -q "^# complete: .* records, $events events$" dump.txt
+	hs symbolize -q d.heapscope
+	[ "$status" -eq 0 ]
+	hs report d.heapscope --view calltree
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[[ "$output" == *"sites!site_deep"* ]]
+}
+
 @test "symbolize: usage and errors" {
 	hs symbolize
 	[ "$status" -eq 2 ]

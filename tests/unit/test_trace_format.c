@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -533,6 +534,53 @@ static void odd_but_valid_input(void **state)
 	free(b.buf);
 }
 
+/* A MODULE_UNLOAD record of module @id, the next node @next_node. */
+static uint8_t *put_unload(uint8_t *p, uint64_t ticks, uint64_t id, uint64_t next_node)
+{
+	uint8_t body[32], *q = body;
+
+	q = hs_put_varint(q, ticks);
+	q = hs_put_varint(q, id);
+	q = hs_put_varint(q, next_node);
+	return hs_tw_sized(p, HS_TAG_MODULE_UNLOAD, body, (size_t)(q - body));
+}
+
+/*
+ * Libraries loaded in turn at one address within one tick: each node is
+ * named by the one that was loaded when the node was defined (the
+ * unloads' next nodes say which), not by one loaded after it.
+ */
+static void modules_in_turn_at_one_address(void **state)
+{
+	static const char *const want[] = { "/a.so!0x10", "/b.so!0x10", "/a.so!0x10",
+					    "/b.so!0x10" };
+	struct hs_trace t;
+	struct tb b;
+	uint8_t *p;
+	char name[64];
+	size_t i;
+
+	(void)state;
+	tb_init(&b);
+	p = tb_p(&b);
+	p = put_span(p, 1, 0, 0);
+	for (i = 0; i < 4; i++) {
+		p = put_module(p, 7, 10 + i, 0x7000, 0x7000, 0x8000, i % 2 ? "/b.so" : "/a.so");
+		p = put_node(p, 1 + i, 0, 0x7010);
+		p = put_alloc(&b, p, HS_TAG_MALLOC, i ? 0 : 7, i ? 0x10 : 0x100, 8, 1 + i);
+		p = put_unload(p, 7, 10 + i, 2 + i);
+	}
+	tb_end(&b, p);
+	tb_chunk(&b, HS_CHUNK_EVENTS, 0);
+	tb_load(&b, &t);
+	assert_int_equal(t.nr_events, 4);
+	for (i = 0; i < 4; i++)
+		assert_string_equal(hs_trace_frame_name(&t, t.stack[i], name, sizeof(name)),
+				    want[(t.addr[i] - 0x100) / 0x10]);
+	hs_trace_release(&t);
+	free(b.buf);
+}
+
 /* The one-pass totals agree with the loaded trace's; a cut file too. */
 static void scan_agrees_with_load(void **state)
 {
@@ -557,7 +605,7 @@ static void scan_agrees_with_load(void **state)
 	assert_int_equal(sc.stats.leaked_blocks, 2);
 	assert_int_equal(sc.stats.unmatched_frees, 0);
 	assert_int_equal(sc.stats.peak_rss, 1 << 20);
-	assert_int_equal(sc.events, 5);
+	assert_int_equal(sc.events, 6);	/* as loaded: the realloc is two */
 	assert_false(sc.cut_off);
 	/* without the END chunk and half of chunk 1: chunk 0 only */
 	assert_int_equal(ftruncate(fd, (off_t)(b.chunk_end[0] + 30)), 0);
@@ -631,6 +679,182 @@ static void equal_times_are_ordered_by_address_life(void **state)
 	free(b.buf);
 }
 
+/*
+ * One tick (t=10) in which threads 2, 3, ... each allocate ('a') and
+ * free ('f') the block at 0x100 as @seqs[k] says, written thread after
+ * thread; thread 1 allocated it at t=5 when @live_before.
+ */
+static void build_tick(struct tb *b, int live_before, const char *const *seqs, size_t nseqs)
+{
+	uint8_t *p;
+	size_t k, i;
+
+	tb_init(b);
+	p = tb_p(b);
+	p = put_span(p, 1, 0, 0);
+	if (live_before)
+		p = put_alloc(b, p, HS_TAG_MALLOC, 5, 0x100, 8, 0);
+	for (k = 0; k < nseqs; k++) {
+		p = put_span(p, 2 + k, 0, 0);
+		for (i = 0; seqs[k][i]; i++) {
+			if (seqs[k][i] == 'a')
+				p = put_alloc(b, p, HS_TAG_MALLOC, i ? 0 : 10, i ? 0 : 0x100,
+					      16 + k, 0);
+			else
+				p = put_free(b, p, i ? 0 : 10, i ? 0 : 0x100);
+		}
+	}
+	tb_end(b, p);
+	tb_chunk(b, HS_CHUNK_EVENTS, 1);
+}
+
+/* The events of a tick as "2f 3a ...": thread id and operation, in order. */
+struct tick_order {
+	char s[1 << 16];
+	size_t len;
+	uint32_t thread[1 << 14];	/* the stream: thread indexes, until mapped */
+	char op[1 << 14];
+	size_t n;
+	int live;			/* the stream: the block at 0x100 */
+	size_t unmatched;
+};
+
+static void tick_add(struct tick_order *o, uint32_t thread, uint8_t op)
+{
+	assert_true(o->n < sizeof(o->op));
+	o->thread[o->n] = thread;
+	o->op[o->n++] = op == HS_OP_FREE ? 'f' : 'a';
+	if (op == HS_OP_FREE && !o->live)
+		o->unmatched++;
+	o->live = op != HS_OP_FREE;
+}
+
+static void tick_string(struct tick_order *o, const struct hs_trace *t)
+{
+	size_t i;
+
+	o->len = 0;
+	for (i = 0; i < o->n; i++)
+		o->len += (size_t)snprintf(o->s + o->len, sizeof(o->s) - o->len, "%s%llu%c",
+					   i ? " " : "",
+					   (unsigned long long)t->threads[o->thread[i]].tid,
+					   o->op[i]);
+}
+
+static int tick_events(void *ctx, const struct hs_trace_event *ev, size_t n)
+{
+	struct tick_order *o = ctx;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (ev[i].time == 10)
+			tick_add(o, ev[i].thread, ev[i].op);
+		else if (ev[i].op == HS_OP_ALLOC)
+			o->live = 1;
+	return 0;
+}
+
+static int tick_live(void *ctx, uint64_t addr)
+{
+	struct tick_order *o = ctx;
+
+	return addr == 0x100 && o->live;
+}
+
+/*
+ * The order of the tick of build_tick() as hs_trace_load() and
+ * hs_trace_stream() give it (they must agree) into @o, which also
+ * counts frees of a block that is not live.
+ */
+static void tick_order(struct tb *b, struct tick_order *o)
+{
+	static struct tick_order streamed;
+	struct hs_trace_sink sink = { .events = tick_events, .live = tick_live };
+	struct hs_diag diag = HS_DIAG_INIT("tick");
+	struct hs_trace t;
+	size_t i;
+
+	memset(o, 0, sizeof(*o));
+	tb_load(b, &t);
+	for (i = 0; i < t.nr_events; i++)
+		if (t.time[i] == 10)
+			tick_add(o, t.thread[i], t.op[i]);
+		else
+			o->live = 1;
+	tick_string(o, &t);
+	hs_trace_release(&t);
+
+	memset(&streamed, 0, sizeof(streamed));
+	sink.ctx = &streamed;
+	assert_int_equal(hs_trace_stream_mem(b->buf, b->len, "tick", &t, &sink, &diag), 0);
+	tick_string(&streamed, &t);
+	hs_trace_release(&t);
+	assert_string_equal(streamed.s, o->s);
+	assert_int_equal(streamed.unmatched, o->unmatched);
+}
+
+/*
+ * Equal times of several threads at one address: whole threads'
+ * sequences, in the order that alternates allocation and free.
+ */
+static void ties_alternate_across_threads(void **state)
+{
+	static const char *const swap[] = { "fa", "af" };
+	static const char *const nest[] = { "af", "fa" };
+	static const char *const lost[] = { "f", "af" };
+	static struct tick_order o;
+	struct tb b;
+
+	(void)state;
+	/* live before: thread 2 frees and gets it back, thread 3 uses it in
+	 * between (taking the first event that fits would let thread 2
+	 * allocate it again at once, and thread 3 allocate a live block) */
+	build_tick(&b, 1, swap, 2);
+	tick_order(&b, &o);
+	assert_string_equal(o.s, "2f 3a 3f 2a");
+	assert_int_equal(o.unmatched, 0);
+	free(b.buf);
+
+	/* free before: thread 3's free and allocation go inside thread 2's life of it */
+	build_tick(&b, 0, nest, 2);
+	tick_order(&b, &o);
+	assert_string_equal(o.s, "2a 3f 3a 2f");
+	assert_int_equal(o.unmatched, 0);
+	free(b.buf);
+
+	/* no order alternates (a free was lost): each thread's order is kept */
+	build_tick(&b, 0, lost, 2);
+	tick_order(&b, &o);
+	assert_string_equal(o.s, "3a 2f 3f");
+	assert_int_equal(o.unmatched, 1);
+	free(b.buf);
+}
+
+/*
+ * A run of thousands of events of one address in one tick: three threads
+ * allocate and free it 1000 times each, a fourth frees it (it was live);
+ * written in that order, the last thread's free goes first.
+ */
+static void a_long_run_of_ties(void **state)
+{
+	static char seq[2001];
+	static struct tick_order o;
+	const char *seqs[] = { seq, seq, seq, "f" };
+	struct tb b;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 2000; i++)
+		seq[i] = i % 2 ? 'f' : 'a';
+	build_tick(&b, 1, seqs, 4);
+	tick_order(&b, &o);
+	assert_int_equal(o.n, 6001);
+	assert_int_equal(o.unmatched, 0);
+	assert_memory_equal(o.s, "5f 2a 2f 2a", 11);
+	assert_int_equal(o.len, 6001 * 3 - 1);
+	free(b.buf);
+}
+
 static void sampling_weight(void **state)
 {
 	struct hs_trace t;
@@ -660,7 +884,10 @@ int main(void)
 		cmocka_unit_test(malformed_record_inside_a_chunk),
 		cmocka_unit_test(random_corruption_is_rejected_or_survived),
 		cmocka_unit_test(odd_but_valid_input),
+		cmocka_unit_test(modules_in_turn_at_one_address),
 		cmocka_unit_test(equal_times_are_ordered_by_address_life),
+		cmocka_unit_test(ties_alternate_across_threads),
+		cmocka_unit_test(a_long_run_of_ties),
 		cmocka_unit_test(scan_agrees_with_load),
 		cmocka_unit_test(sampling_weight),
 	};

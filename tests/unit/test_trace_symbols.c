@@ -1,7 +1,7 @@
 /*
  * Tests of the symbol section: the writer's chunks read back through the
  * reader, node -> entry resolution (module-relative addresses, no
- * module), the last section winning, and malformed sections.
+ * module), the last section winning, and malformed or damaged sections.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -160,30 +160,38 @@ static void no_section_no_symbols(void **state)
 	free(b.buf);
 }
 
-/* A SYMBOLS chunk holding the records at @rec (@n bytes). */
-static int load_bad(const uint8_t *rec, size_t n, char *msg, size_t len)
+/*
+ * A SYMBOLS chunk holding the records at @rec (@n bytes) after
+ * build_events(): what is wrong with the section (NULL: nothing).
+ */
+static const char *load_bad(const uint8_t *rec, size_t n)
 {
-	struct hs_diag diag = HS_DIAG_INIT("t");
 	struct hs_trace t;
 	struct tb b;
-	int err;
+	const char *what;
 
 	build_events(&b);
 	memcpy(b.payload, rec, n);
 	b.plen = n;
 	tb_chunk(&b, HS_CHUNK_SYMBOLS, 1);
-	err = hs_trace_load_mem(b.buf, b.len, "t", &t, &diag);
-	if (!err)
-		hs_trace_release(&t);
-	hs_diag_format(&diag, msg, (unsigned)len);
+	tb_load(&b, &t);
+	what = t.sym_damage.what;
+	/* the events are whole; the damaged section gives no names */
+	assert_int_equal(t.nr_events, 1);
+	assert_false(t.cut_off);
+	if (what) {
+		assert_false(t.syms.present);
+		assert_int_equal(t.sym_damage.offset, t.data_end);
+	}
+	hs_trace_release(&t);
 	free(b.buf);
-	return err;
+	return what;
 }
 
+/* Malformed records: the section is dropped, saying what is wrong. */
 static void malformed_sections(void **state)
 {
 	uint8_t rec[64], body[32], *p, *q;
-	char msg[600];
 
 	(void)state;
 	/* an address naming string 1 before any string */
@@ -198,12 +206,11 @@ static void malformed_sections(void **state)
 	q = hs_put_varint(q, 0);
 	q = hs_put_varint(q, 0);
 	p = hs_tw_sized(rec, HS_TAG_SYM_ADDR, body, (size_t)(q - body));
-	assert_int_equal(load_bad(rec, (size_t)(p - rec), msg, sizeof(msg)), -EINVAL);
-	assert_non_null(strstr(msg, "malformed symbol record"));
+	assert_string_equal(load_bad(rec, (size_t)(p - rec)), "malformed symbol record");
 	/* a module that does not exist */
 	body[0] = 9;
 	p = hs_tw_sized(rec, HS_TAG_SYM_ADDR, body, (size_t)(q - body));
-	assert_int_equal(load_bad(rec, (size_t)(p - rec), msg, sizeof(msg)), -EINVAL);
+	assert_non_null(load_bad(rec, (size_t)(p - rec)));
 	/* no frames */
 	q = body;
 	q = hs_put_varint(q, 1);
@@ -212,13 +219,111 @@ static void malformed_sections(void **state)
 	q = hs_put_varint(q, 0);
 	q = hs_put_varint(q, 0);
 	p = hs_tw_sized(rec, HS_TAG_SYM_ADDR, body, (size_t)(q - body));
-	assert_int_equal(load_bad(rec, (size_t)(p - rec), msg, sizeof(msg)), -EINVAL);
+	assert_non_null(load_bad(rec, (size_t)(p - rec)));
 	/* a record cut short */
 	p = hs_tw_sized(rec, HS_TAG_SYM_ADDR, body, 3);
-	assert_int_equal(load_bad(rec, (size_t)(p - rec), msg, sizeof(msg)), -EINVAL);
+	assert_non_null(load_bad(rec, (size_t)(p - rec)));
+	/* an event record, which has no place there */
+	p = put_span(rec, 10, 0, 0);
+	assert_non_null(load_bad(rec, (size_t)(p - rec)));
 	/* strings alone are fine */
 	p = hs_tw_sized(rec, HS_TAG_SYM_STRING, (const uint8_t *)"abc", 3);
-	assert_int_equal(load_bad(rec, (size_t)(p - rec), msg, sizeof(msg)), 0);
+	assert_null(load_bad(rec, (size_t)(p - rec)));
+}
+
+/*
+ * A symbol section cut off or with any byte changed (but its chunk's
+ * kind) is dropped, saying where: the trace is read whole, without names.
+ */
+static void damaged_section_is_dropped(void **state)
+{
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct hs_trace t;
+	struct tb b;
+	size_t data_len, i;
+	uint8_t *copy;
+
+	(void)state;
+	build_events(&b);
+	data_len = b.len;
+	add_section(&b, "main");
+	copy = malloc(b.len);
+	assert_non_null(copy);
+	for (i = data_len; i <= b.len; i++) {
+		/* cut at @i */
+		assert_int_equal(hs_trace_load_mem(b.buf, i, "t", &t, &diag), 0);
+		assert_false(t.cut_off);
+		assert_int_equal(t.nr_events, 1);
+		assert_int_equal(t.syms.present, i == b.len);
+		if (i == data_len || i == b.len) {
+			assert_null(t.sym_damage.what);
+		} else {
+			assert_string_equal(t.sym_damage.what, "cut off");
+			assert_int_equal(t.sym_damage.offset, data_len);
+		}
+		hs_trace_release(&t);
+		/* byte @i changed */
+		if (i == b.len || i == data_len + 4)
+			continue;
+		memcpy(copy, b.buf, b.len);
+		copy[i] ^= 0x21;
+		assert_int_equal(hs_trace_load_mem(copy, b.len, "t", &t, &diag), 0);
+		assert_false(t.cut_off);
+		assert_int_equal(t.nr_events, 1);
+		assert_false(t.syms.present);
+		assert_non_null(t.sym_damage.what);
+		assert_int_equal(t.sym_damage.offset, data_len);
+		hs_trace_release(&t);
+	}
+	free(copy);
+	free(b.buf);
+}
+
+/*
+ * A section in several chunks, the second damaged: the rest of it is
+ * skipped and all of it dropped; a later section is read.
+ */
+static void damage_drops_the_whole_section(void **state)
+{
+	struct hs_symw_frame f = { "f", NULL, 0, 0 };
+	struct hs_trace t;
+	struct hs_symw w;
+	struct tb b;
+	size_t second;
+	uint8_t *p;
+
+	(void)state;
+	build_events(&b);
+	assert_int_equal(hs_symw_init(&w, b.seq, tb_emit, &b), 0);
+	w.chunk_bytes = 1;	/* a chunk per entry */
+	assert_int_equal(hs_symw_add(&w, 1, 0x10, HS_TSYM_FOUND, NULL, &f, 1), 0);
+	second = b.len;
+	assert_int_equal(hs_symw_add(&w, 2, 0x20, HS_TSYM_FOUND, NULL, &f, 1), 0);
+	assert_int_equal(hs_symw_add(&w, 0, 0x7f0000, HS_TSYM_FOUND, NULL, &f, 1), 0);
+	assert_int_equal(hs_symw_finish(&w), 0);
+	assert_int_equal(w.nr_chunks, 3);
+	hs_symw_release(&w);
+	b.buf[second + HS_CHUNK_HEADER_SIZE] ^= 1;
+	tb_load(&b, &t);
+	assert_false(t.syms.present);
+	assert_int_equal(t.sym_damage.offset, second);
+	assert_string_equal(t.sym_damage.what, "chunk check does not match its content");
+	assert_int_equal(t.nr_chunks, 5);
+	hs_trace_release(&t);
+
+	/* more events, then a new section: read, the damage forgotten */
+	p = tb_p(&b);
+	p = put_span(p, 10, 5000, 0);
+	p = put_alloc(&b, p, HS_TAG_MALLOC, 0, 0x900, 8, 2);
+	tb_end(&b, p);
+	tb_chunk(&b, HS_CHUNK_EVENTS, 0);
+	add_section(&b, "new");
+	tb_load(&b, &t);
+	assert_true(t.syms.present);
+	assert_null(t.sym_damage.what);
+	assert_int_equal(t.nr_events, 2);
+	hs_trace_release(&t);
+	free(b.buf);
 }
 
 /* Every allocation failure while reading a section is reported cleanly. */
@@ -253,6 +358,8 @@ int main(void)
 		cmocka_unit_test(last_section_counts),
 		cmocka_unit_test(no_section_no_symbols),
 		cmocka_unit_test(malformed_sections),
+		cmocka_unit_test(damaged_section_is_dropped),
+		cmocka_unit_test(damage_drops_the_whole_section),
 		cmocka_unit_test(out_of_memory),
 	};
 	return cmocka_run_group_tests_name("trace_symbols", tests, NULL, NULL);
