@@ -1073,6 +1073,14 @@ static int view_peak(struct view *v)
 			peak_ns = t->time[i];
 		}
 	}
+	if (!err && !have && isfinite(v->lo)) {
+		/* no event from the range's start on: the heap as it starts
+		 * (after every event before it) is the only candidate */
+		have = 1;
+		peak = in_use;
+		upto = i;
+		peak_ns = (int64_t)(v->lo + 600);
+	}
 	live_release(&v->live);
 	if (v->info) {
 		v->info->peak_ns = have ? peak_ns : -1;

@@ -20,7 +20,9 @@
  *              end ("allocated inside, freed outside"), at their
  *              allocation time
  *   peak       the blocks live at the moment heap in use was highest
- *              (within the range), at their allocation times
+ *              (within the range; the heap as the range starts is a
+ *              candidate, the only one when no event falls in it), at
+ *              their allocation times
  *   temporary  allocations freed before any other allocation was made
  *   mmap       anonymous mappings: +bytes at mmap, -bytes at munmap of
  *              (any part of) them, charged to the mapping's stack

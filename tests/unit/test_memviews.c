@@ -171,6 +171,64 @@ static void alloc_and_net(void **state)
 	free(b.buf);
 }
 
+/*
+ * peak over ranges that hold no heap event: the heap as the range starts,
+ * whether the range lies between two events, before the first one or
+ * after the last one (put_heap_program()'s events are at 1 to 8 ms).
+ */
+static void peak_ranges_without_events(const struct hs_trace *t)
+{
+	struct hs_memview_info info;
+	struct hs_stack_source src;
+
+	/* between 1 and 2 ms: f's 100 bytes */
+	build(t, HS_MEM_PEAK, 1.2, 1.8, &src, &info);
+	assert_int_equal(info.peak_ns, 1200000);
+	assert_true(info.peak_bytes == 100);
+	assert_int_equal(src.nr_samples, 1);
+	sample_is(&src, 0, 1, 100, 1, F "/lib/libc.so.6!malloc");
+	hs_source_release(&src);
+	/* between 6 ms (a free of an unknown block) and 7 ms: the realloc'ed block */
+	build(t, HS_MEM_PEAK, 6.2, 6.8, &src, &info);
+	assert_int_equal(info.peak_ns, 6200000);
+	assert_true(info.peak_bytes == 500000);
+	assert_int_equal(src.nr_samples, 1);
+	sample_is(&src, 0, 5, 500000, 1,
+		  ROOT "LargeAlloc;/lib/libc.so.6!0x20;/bin/app!0x10;/lib/libc.so.6!realloc");
+	hs_source_release(&src);
+	/* before the first event: the heap is empty */
+	build(t, HS_MEM_PEAK, 0, 0.5, &src, &info);
+	assert_int_equal(info.peak_ns, 0);
+	assert_true(info.peak_bytes == 0);
+	assert_int_equal(src.nr_samples, 0);
+	hs_source_release(&src);
+	/* starting before the first event and holding some: as without a start */
+	build(t, HS_MEM_PEAK, 0, 1.5, &src, &info);
+	assert_int_equal(info.peak_ns, 1 * MS);
+	assert_true(info.peak_bytes == 100);
+	assert_int_equal(src.nr_samples, 1);
+	hs_source_release(&src);
+	/* after the last event, with and without an end: the heap as it was left */
+	build(t, HS_MEM_PEAK, 9, NAN, &src, &info);
+	assert_int_equal(info.peak_ns, 9 * MS);
+	assert_true(info.peak_bytes == 500016);
+	assert_int_equal(src.nr_samples, 2);
+	sample_is(&src, 0, 5, 500000, 1,
+		  ROOT "LargeAlloc;/lib/libc.so.6!0x20;/bin/app!0x10;/lib/libc.so.6!realloc");
+	sample_is(&src, 1, 8, 16, 1, G "/lib/libc.so.6!calloc");
+	hs_source_release(&src);
+	build(t, HS_MEM_PEAK, 9, 20, &src, &info);
+	assert_int_equal(info.peak_ns, 9 * MS);
+	assert_true(info.peak_bytes == 500016);
+	assert_int_equal(src.nr_samples, 2);
+	hs_source_release(&src);
+	/* no start, an end before the first event: the heap is empty */
+	build(t, HS_MEM_PEAK, NAN, 0.5, &src, &info);
+	assert_true(info.peak_bytes == 0);
+	assert_int_equal(src.nr_samples, 0);
+	hs_source_release(&src);
+}
+
 static void leaks_peak_temporary(void **state)
 {
 	struct hs_memview_info info;
@@ -225,6 +283,7 @@ static void leaks_peak_temporary(void **state)
 	sample_is(&src, 0, 1, 100, 1, F "/lib/libc.so.6!malloc");
 	sample_is(&src, 1, 2, 40, 1, G "/lib/libc.so.6!malloc");
 	hs_source_release(&src);
+	peak_ranges_without_events(&t);
 
 	/* temporary: the 40 bytes (freed next), the 300000 (realloc'ed next) */
 	build(&t, HS_MEM_TEMPORARY, NAN, NAN, &src, NULL);
