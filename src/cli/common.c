@@ -180,7 +180,8 @@ int cli_load_view(const char *cmd, const char *path, const char *from,
 	err = hs_memview_build_path(path, mv, src, info, &diag);
 	if (!err && info->cut_off)
 		fprintf(stderr, "heapscope: warning: %s was cut off (the program did not "
-			"finish): %zu events recovered\n", path, info->events);
+			"finish): %zu event%s recovered\n", path, info->events,
+			cli_s((double)info->events));
 	if (err) {
 		if (!diag.set)
 			hs_diag_set(&diag, 0, "%s", strerror(-err));
@@ -212,6 +213,11 @@ void cli_count(double x, char *buf, size_t n)
 		snprintf(buf, n, "%.0f", x);
 	else
 		snprintf(buf, n, "%.1f", x);
+}
+
+const char *cli_s(double x)
+{
+	return x == 1 ? "" : "s";
 }
 
 int cli_parse_double(const char *cmd, const char *opt, const char *arg,
