@@ -62,9 +62,13 @@
  *
  * Defaults: every view's source carries FoldPats HS_PRESET_HEAP_FOLD
  * (presets.h: the allocator's entry points charged to their callers) and
- * the leaks view also ExcPats HS_PRESET_LEAK_SUPPRESS (exit-time
- * allocations of libc and libstdc++), as saved defaults a front end uses
- * unless told otherwise.
+ * the leaks view also ExcPats HS_PRESET_LEAK_SUPPRESS, as saved defaults
+ * a front end uses unless told otherwise. The leaks view puts the known
+ * exit-time allocations of libc, its dynamic linker and libstdc++ (those
+ * whose allocating frames match HS_PRESET_EXIT_TIME_ALLOCS; memviews.c
+ * says which frames) under a pseudo-frame HS_EXIT_TIME_FRAME
+ * ("KnownExitTimeAlloc") after the thread's, which those ExcPats leave
+ * out.
  *
  * The range: for leaks and peak the source itself depends on the range
  * (a block freed after End is live at End), so it is built from it; the

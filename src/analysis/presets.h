@@ -80,13 +80,20 @@
 	"@^[^!]*!<?std::(?:alloc|sys::(?:\\w+::)*alloc)::;"                          \
 	"@^[^!]*!(?:__rust|__rdl|__rg)_(?:alloc|alloc_zeroed|realloc)( \\(inline\\))?$"
 /*
- * Leaks views: allocations the C library and libstdc++ make once and
- * never free before the program exits (ExcPats): stdio buffers, locale
- * and iconv data, time zones, NSS modules, atexit handlers, the dynamic
- * linker's data for dlopen()ed libraries and thread TLS, libstdc++'s
- * emergency exception pool.
+ * Leaks views: the functions of the C library, its dynamic linker and
+ * libstdc++ that allocate once and never free before the program exits:
+ * stdio buffers, locale and iconv data, time zones, NSS modules, atexit
+ * handlers, the dynamic linker's data for dlopen()ed libraries and thread
+ * TLS, libstdc++'s emergency exception pool. They are matched against an
+ * allocation's allocating frames only (memviews.c), not against every
+ * frame of its stack: a user's allocation made under dlopen() (in a
+ * library's constructor) is the user's. The blocks they made are put
+ * under the pseudo-frame HS_EXIT_TIME_FRAME, which the leaks view's
+ * default ExcPats HS_PRESET_LEAK_SUPPRESS leave out.
  */
-#define HS_PRESET_LEAK_SUPPRESS                                                  \
+#define HS_EXIT_TIME_FRAME "KnownExitTimeAlloc"
+#define HS_PRESET_LEAK_SUPPRESS "^" HS_EXIT_TIME_FRAME
+#define HS_PRESET_EXIT_TIME_ALLOCS                                               \
 	"@!(_IO_file_doallocate|_nl_[a-z_]*|__gconv_[a-z_]*|__nss_[a-z_]*|"        \
 	"__new_exitfn|tzset_internal|__tzfile_read|dl_open_worker|_dl_[a-z_]*)"  \
 	"( \\(inline\\))?$;"                                                       \
