@@ -3,7 +3,8 @@
 # tests/targets/containers.cc): ByName's Exc of each function that uses a
 # standard container, string or shared pointer is exactly what they
 # allocated, and frames above user code stay (std::thread's runner,
-# std::sort calling a comparator).
+# std::sort calling a comparator); heapscope source finds a C++ function
+# by its bare name.
 load trace-helpers
 
 setup_file() {
@@ -33,14 +34,14 @@ PY
 }
 
 @test "each use: Exc is what its containers allocated, to the byte" {
-	[ "$(grep -c '^exc ' c.out)" -eq 9 ]
-	while read -r _ fn bytes blocks; do
+	[ "$(grep -c '^exc ' c.out)" -eq 10 ]
+	while read -r _ bytes blocks fn; do
 		echo "$fn: $bytes bytes in $blocks blocks"
-		[ "$(cell fold.csv "containers!$fn()" Exc)" = "$bytes" ]
-		[ "$(cell fold.csv "containers!$fn()" "Exc Ct")" = "$blocks" ]
+		[ "$(cell fold.csv "containers!$fn" Exc)" = "$bytes" ]
+		[ "$(cell fold.csv "containers!$fn" "Exc Ct")" = "$blocks" ]
 		# all it allocated, with the library code inlined into it
-		[ "$(cell nofold.csv "containers!$fn()" Inc)" = "$bytes" ]
-		[ "$(cell fold.csv "containers!$fn()" Inc)" = "$bytes" ]
+		[ "$(cell nofold.csv "containers!$fn" Inc)" = "$bytes" ]
+		[ "$(cell fold.csv "containers!$fn" Inc)" = "$bytes" ]
 	done < <(grep '^exc ' c.out)
 }
 
@@ -65,4 +66,37 @@ PY
 	[ "$exc" -gt 0 ] && [ "$exc" = "$inc" ]
 	[ "$(cell fold.csv "containers!void std::sort<*" Inc)" = "$inc" ]
 	[ "$(cell fold.csv "containers!use_sort()" Exc)" = 0 ]
+}
+
+@test "source: a C++ function by its bare name, with its namespace, or as shown" {
+	local fill="std::vector<long, std::allocator<long> >* store::fill<long>(int)" want
+	want=$(sed -n 's/^exc \([0-9]*\) .* store::fill.*/\1/p' c.out)
+	for name in fill store::fill 'fill<long>' 'containers!fill' "$fill" "containers!$fill"; do
+		hs source c.heapscope "$name" --format json
+		[ "$status" -eq 0 ]
+		[ "$(jq -r '.names[0]' <<< "$output")" = "containers!$fill" ]
+		[ "$(jq '.exc' <<< "$output")" = "$want" ]
+	done
+	hs source c.heapscope use_deque
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "Function: containers!store::use_deque()" ]]
+	hs source c.heapscope store::use_deque
+	[ "$status" -eq 0 ]
+	hs source c.heapscope tore::use_deque
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"no frame is the function 'tore::use_deque'"* ]]
+}
+
+@test "source: a bare name of several functions lists them" {
+	hs source c.heapscope push_back --fold ''
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"'push_back' is ambiguous, it names "*" functions: "* ]]
+	[[ "$stderr" == *"std::vector<int, std::allocator<int> >::push_back(int const&)"* ]]
+	[[ "$stderr" == *"std::__cxx11::list<int, std::allocator<int> >::push_back(int&&)"* ]]
+	# one of them, as shown
+	hs source c.heapscope "std::__cxx11::list<int, std::allocator<int> >::push_back(int&&)" \
+		--fold ''
+	[ "$status" -eq 0 ]
+	hs source c.heapscope 'list<int, std::allocator<int> >::push_back' --fold ''
+	[ "$status" -eq 0 ]
 }

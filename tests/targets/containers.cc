@@ -4,9 +4,12 @@
 // FoldPats (the `heap` preset), ByName's Exc of each use_* function is
 // exactly what its containers allocated (t5130-memviews-cxx.bats).
 //
-// It prints, for each use_* function, "exc FUNCTION BYTES BLOCKS": what
-// the function allocates, computed from libstdc++'s own sizes (capacity,
-// node types, bucket counts), so that the numbers follow the library.
+// It prints, for each function that allocates, "exc BYTES BLOCKS NAME":
+// what the function allocates, computed from libstdc++'s own sizes
+// (capacity, node types, bucket counts), so that the numbers follow the
+// library, and its name as the demangler writes it. store::use_deque and
+// store::fill<long> are in a namespace, and fill<long> is a template with
+// a return type in its name (heapscope source finds them by bare name).
 // Frames that are not between a user's function and the allocator stay:
 // worker runs in a std::thread and allocates itself, by_len is a
 // comparator of std::sort that allocates.
@@ -50,7 +53,7 @@ SITE void use_str()
 {
 	std::string s(200, 'a');	// one block: capacity + 1
 	keep(s);
-	exc("use_str", s.capacity() + 1, 1);
+	exc("use_str()", s.capacity() + 1, 1);
 }
 
 SITE void use_vec()
@@ -67,7 +70,7 @@ SITE void use_vec()
 		}
 	}
 	keep(v);
-	exc("use_vec", bytes, blocks);
+	exc("use_vec()", bytes, blocks);
 }
 
 SITE void use_map()
@@ -77,7 +80,7 @@ SITE void use_map()
 	m[1] = 2;
 	m[3] = 4;
 	keep(m);
-	exc("use_map", 2 * sizeof(std::_Rb_tree_node<std::pair<const int, int>>), 2);
+	exc("use_map()", 2 * sizeof(std::_Rb_tree_node<std::pair<const int, int>>), 2);
 }
 
 SITE void use_umap()
@@ -87,7 +90,7 @@ SITE void use_umap()
 	m[1] = 2;
 	keep(m);
 	// a node, and the buckets (one in place until the first insert)
-	exc("use_umap", sizeof(std::__detail::_Hash_node<std::pair<const int, int>, false>) +
+	exc("use_umap()", sizeof(std::__detail::_Hash_node<std::pair<const int, int>, false>) +
 		m.bucket_count() * sizeof(void *), 2);
 }
 
@@ -98,9 +101,10 @@ SITE void use_list()
 	l.push_back(1);
 	l.push_back(2);
 	keep(l);
-	exc("use_list", 2 * sizeof(std::_List_node<int>), 2);
+	exc("use_list()", 2 * sizeof(std::_List_node<int>), 2);
 }
 
+namespace store {
 SITE void use_deque()
 {
 	std::deque<int> d;
@@ -108,7 +112,21 @@ SITE void use_deque()
 	d.push_back(1);
 	keep(d);
 	// the map of 8 node pointers (libstdc++'s initial size) and one node
-	exc("use_deque", 8 * sizeof(int *) + std::__deque_buf_size(sizeof(int)) * sizeof(int), 2);
+	exc("store::use_deque()", 8 * sizeof(int *) +
+		std::__deque_buf_size(sizeof(int)) * sizeof(int), 2);
+}
+
+template <class T> SITE std::vector<T> *fill(int n)
+{
+	auto *v = new std::vector<T>();
+
+	v->reserve(n);
+	for (int i = 0; i < n; i++)
+		v->push_back(T(i));
+	exc("std::vector<long, std::allocator<long> >* store::fill<long>(int)",
+	    sizeof(*v) + n * sizeof(T), 2);
+	return v;
+}
 }
 
 SITE void use_shared()
@@ -116,7 +134,7 @@ SITE void use_shared()
 	auto p = std::make_shared<long>(7);	// one block: control block and long
 
 	keep(p);
-	exc("use_shared", sizeof(std::_Sp_counted_ptr_inplace<long, std::allocator<long>,
+	exc("use_shared()", sizeof(std::_Sp_counted_ptr_inplace<long, std::allocator<long>,
 			       __gnu_cxx::_S_atomic>), 1);
 }
 
@@ -125,14 +143,14 @@ SITE void use_unique()
 	auto p = std::make_unique<long[]>(10);
 
 	keep(p);
-	exc("use_unique", 10 * sizeof(long), 1);
+	exc("use_unique()", 10 * sizeof(long), 1);
 }
 
 SITE void worker()
 {
 	sink = std::malloc(123);
 	std::free(sink);
-	exc("worker", 123, 1);
+	exc("worker()", 123, 1);
 }
 
 SITE bool by_len(const std::string &a, const std::string &b)
@@ -164,12 +182,13 @@ int main()
 	use_map();
 	use_umap();
 	use_list();
-	use_deque();
+	store::use_deque();
+	delete store::fill<long>(7);
 	use_shared();
 	use_unique();
 	use_sort();
 	use_thread();
 	for (int i = 0; i < nr_excs; i++)
-		std::printf("exc %s %zu %zu\n", excs[i].fn, excs[i].bytes, excs[i].blocks);
+		std::printf("exc %zu %zu %s\n", excs[i].bytes, excs[i].blocks, excs[i].fn);
 	return 0;
 }
