@@ -806,8 +806,8 @@ static int key_stack(struct builder *b, const struct keytab *keys, size_t k, uin
 		if (exit < 0)
 			return exit;
 	}
-	err = category_root(b, keys->thread[k], tag == HS_TAG_SAMPLE ? 0 : cat, exit, &root,
-			    &root_stack);
+	err = category_root(b, keys->thread[k], tag == HS_TAG_SAMPLE ? 0 : cat, exit,
+			    &root, &root_stack);
 	if (!err && broken)
 		err = hs_source_intern_stack(b->out, b->broken_frame, root_stack, &s);
 	else if (!err)
@@ -899,7 +899,8 @@ static int builder_init(struct builder *b, const struct hs_trace *t,
 	if (o->kind == HS_MEM_LEAKS) {
 		struct hs_diag diag = HS_DIAG_INIT(NULL);
 
-		err = hs_patlist_parse(&b->alloc_pats, HS_PRESET_HEAP_FOLD, "FoldPats", &diag);
+		err = hs_patlist_parse(&b->alloc_pats, HS_PRESET_HEAP_FOLD, "FoldPats",
+				       &diag);
 		if (!err)
 			err = hs_patlist_parse(&b->exit_pats, HS_PRESET_EXIT_TIME_ALLOCS,
 					       "ExcPats", &diag);

@@ -110,7 +110,9 @@ static int ends_in_operator(const char *s, size_t n)
  */
 static size_t qualified_name(const char *s, size_t n, int targs, size_t *start)
 {
-	static const char *const quals[] = { " const", " volatile", " &&", " &", " noexcept" };
+	static const char *const quals[] = {
+		" const", " volatile", " &&", " &", " noexcept",
+	};
 	size_t i, k, begin = 0;
 	int depth = 0, again = 1;
 
@@ -125,7 +127,7 @@ static size_t qualified_name(const char *s, size_t n, int targs, size_t *start)
 	}
 	if (n && s[n - 1] == ')' && (i = group_start(s, n, '(', ')')) < n && i > 0 &&
 	    !ends_with(s, i, "operator"))
-		n = i;				/* the parameters, not "operator()" */
+		n = i;			/* the parameters, not "operator()" */
 	while (n && s[n - 1] == ']' && (i = group_start(s, n, '[', ']')) < n &&
 	       !strncmp(s + i, "[abi:", 5))
 		n = i;				/* ABI tags */
@@ -341,7 +343,8 @@ static int by_file(const struct hs_stack_source *src, const struct acc *acc,
  * "'NAME' is ambiguous" with the functions @cands names (without module
  * and " (inline)"), as many as fit the message.
  */
-static void ambiguous(struct hs_diag *diag, const char *function, const struct hs_strtab *cands)
+static void ambiguous(struct hs_diag *diag, const char *function,
+		      const struct hs_strtab *cands)
 {
 	size_t i, n = hs_strtab_count(cands);
 	struct hs_buf b = HS_BUF_INIT;
@@ -368,8 +371,8 @@ static void ambiguous(struct hs_diag *diag, const char *function, const struct h
  * otherwise -EINVAL, the candidates named in @diag.
  */
 static int match_frames(const struct hs_stack_source *src, const char *function,
-			struct work *w, struct hs_strtab *names, struct hs_source_lines *out,
-			struct hs_diag *diag)
+			struct work *w, struct hs_strtab *names,
+			struct hs_source_lines *out, struct hs_diag *diag)
 {
 	struct hs_strtab cands = HS_STRTAB_INIT((size_t)1 << 30);
 	size_t cap = 0, k, nr = hs_source_nr_frames(src);
@@ -380,15 +383,16 @@ static int match_frames(const struct hs_stack_source *src, const char *function,
 	for (k = 0; k < nr && !err; k++) {
 		const char *full = hs_source_frame_name(src, (uint32_t)k), *disp;
 
-		if (!(by_name ? is_function_named(full, function) : is_function(full, function)))
+		if (!(by_name ? is_function_named : is_function)(full, function))
 			continue;
 		if (by_name) {
 			/* the candidate: the function without module, inline or
 			 * clone suffixes (in any module, as by name) */
 			const char *fn = strchr(full, '!') ? strchr(full, '!') + 1 : full;
 
-			err = hs_strtab_intern(&cands, fn,
-					       strip_clones(fn, strip_inline(fn, strlen(fn))), &id);
+			size_t n = strip_clones(fn, strip_inline(fn, strlen(fn)));
+
+			err = hs_strtab_intern(&cands, fn, n, &id);
 			if (err)
 				break;
 		}

@@ -16,8 +16,8 @@
  * from symbolized traces do). A frame "is" the function when its full
  * name, its display name or the part after '!' equals the name asked
  * for, a trailing " (inline)" or " [clone ...]" ignored: the function's
- * own frames, its inlined copies and GCC's clones. When no frame is, a frame is the function when the
- * name's qualified name (a C++ name without return type, parameters,
+ * own frames, its inlined copies and GCC's clones. When no frame is, a
+ * frame is the function when the name's qualified name (a C++ name without return type, parameters,
  * qualifiers and its own template arguments: "ns::fill" for
  * "std::vector<long>* ns::fill<long>(int)") is the frame's, or its last
  * components ("fill"), in the module given before a '!' if any; those

@@ -418,17 +418,17 @@ static void summarize(const char *path)
 		snprintf(c, sizeof(c), "not sampled");
 	fprintf(stderr, "heapscope: %" PRIu64 " allocation%s (%s), %" PRIu64
 		" free%s, peak heap %s, peak RSS %s%s\n",
-		s->allocs, cli_s((double)s->allocs), a, s->frees, cli_s((double)s->frees), b,
-		c, leaks);
+		s->allocs, cli_s((double)s->allocs), a, s->frees, cli_s((double)s->frees),
+		b, c, leaks);
 	if (t.sample_bytes)
 		fprintf(stderr, "heapscope: sampled one allocation per %" PRIu64
 			" bytes on average: counts and bytes above are of the samples, "
 			"leaks are estimates\n", t.sample_bytes);
 	if (t.cpu_samples || t.wall_samples)
-		fprintf(stderr, "heapscope: %" PRIu64 " CPU sample%s (%.1f ms of CPU), %" PRIu64
-			" wall-clock sample%s: heapscope report --source %s %s\n",
-			t.cpu_samples, cli_s((double)t.cpu_samples), (double)t.cpu_ns / 1e6,
-			t.wall_samples, cli_s((double)t.wall_samples),
+		fprintf(stderr, "heapscope: %" PRIu64 " CPU sample%s (%.1f ms of CPU), "
+			"%" PRIu64 " wall-clock sample%s: heapscope report --source "
+			"%s %s\n", t.cpu_samples, cli_s((double)t.cpu_samples),
+			(double)t.cpu_ns / 1e6, t.wall_samples, cli_s((double)t.wall_samples),
 			t.cpu_samples ? "cpu" : "wall", path);
 	if (t.cut_off)
 		fprintf(stderr, "heapscope: the trace was cut off (the program did not "

@@ -90,8 +90,9 @@ SITE void use_umap()
 	m[1] = 2;
 	keep(m);
 	// a node, and the buckets (one in place until the first insert)
-	exc("use_umap()", sizeof(std::__detail::_Hash_node<std::pair<const int, int>, false>) +
-		m.bucket_count() * sizeof(void *), 2);
+	exc("use_umap()",
+	    sizeof(std::__detail::_Hash_node<std::pair<const int, int>, false>) +
+		    m.bucket_count() * sizeof(void *), 2);
 }
 
 SITE void use_list()
@@ -134,8 +135,9 @@ SITE void use_shared()
 	auto p = std::make_shared<long>(7);	// one block: control block and long
 
 	keep(p);
-	exc("use_shared()", sizeof(std::_Sp_counted_ptr_inplace<long, std::allocator<long>,
-			       __gnu_cxx::_S_atomic>), 1);
+	exc("use_shared()",
+	    sizeof(std::_Sp_counted_ptr_inplace<long, std::allocator<long>,
+					       __gnu_cxx::_S_atomic>), 1);
 }
 
 SITE void use_unique()
@@ -189,6 +191,7 @@ int main()
 	use_sort();
 	use_thread();
 	for (int i = 0; i < nr_excs; i++)
-		std::printf("exc %zu %zu %s\n", excs[i].bytes, excs[i].blocks, excs[i].fn);
+		std::printf("exc %zu %zu %s\n", excs[i].bytes, excs[i].blocks,
+			    excs[i].fn);
 	return 0;
 }

@@ -183,10 +183,11 @@ static void flame_graph_negative(void **state)
 static void display_names(void **state)
 {
 	static const char *const whole[] = {
-		"plain", "{anon}", "List{T}.Add", "app!main::{lambda(int)#1}::operator()(int) const",
+		"plain", "{anon}", "List{T}.Add",
+		"app!main::{lambda(int)#1}::operator()(int) const",
 		"app!main::{lambda(int)#2}", "app!r::worker::{closure#0}",
-		"app!r::worker::{{closure}}", "app!f::{closure#0}::{closure#1}", "a }", "a {b",
-		"a {b}}", " {x}",
+		"app!r::worker::{{closure}}", "app!f::{closure#0}::{closure#1}",
+		"a }", "a {b", "a {b}}", " {x}",
 	};
 	size_t i;
 
