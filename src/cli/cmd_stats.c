@@ -77,9 +77,9 @@ static void top_text(const char *title, const struct hs_top_list *l, int by_coun
 
 		cli_count(first, a, sizeof(a));
 		cli_count(second, b, sizeof(b));
-		printf("  %12s %s  (%s %s%s)  %s\n", a,
-		       by_count ? "allocations" : "bytes", b,
-		       by_count ? "byte" : "allocation", cli_s(second), l->site[i].name);
+		printf("  %12s %s%s  (%s %s%s)  %s\n", a, by_count ? "allocation" : "byte",
+		       cli_s(first), b, by_count ? "byte" : "allocation", cli_s(second),
+		       l->site[i].name);
 	}
 }
 
