@@ -10,9 +10,9 @@
  * live blocks where it needs one.
  *
  * The leaks view puts the known exit-time allocations of libc and
- * libstdc++ under a pseudo-frame (HS_EXIT_TIME_FRAME in presets.h) that its default
- * ExcPats leave out: a block is one when one of its allocating frames
- * matches HS_PRESET_EXIT_TIME_ALLOCS. The allocating frames are those
+ * libstdc++ under a pseudo-frame (HS_EXIT_TIME_FRAME in presets.h) that
+ * its default ExcPats leave out: a block is one when one of its
+ * allocating frames matches HS_PRESET_EXIT_TIME_ALLOCS. The allocating frames are those
  * nearest the allocation function once the allocator's own
  * (HS_PRESET_HEAP_FOLD) are passed: the first other frame and its callers
  * in the same module, up to a frame of another module. So a block that a

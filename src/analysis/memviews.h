@@ -48,11 +48,13 @@
  * up to 0).
  *
  * Stacks, root first: "Process COMM (PID)", "Thread (TID) NAME",
- * "LargeAlloc" for blocks of at least the large threshold, (optionally)
- * the size class "Alloc < 2^k" written as a number ("Alloc < 128"), the
- * trace's frames from the outermost in, and the allocation function as
- * the leaf ("LIBC!malloc", "LIBC!calloc", ... "LIBC!mmap", with LIBC the
- * trace's C library path, or the bare name without one). A symbolized
+ * in the leaks view "KnownExitTimeAlloc" for a known exit-time
+ * allocation (below), "LargeAlloc" for blocks of at least the large
+ * threshold, (optionally) the size class "Alloc < 2^k" written as a
+ * number ("Alloc < 128"), the trace's frames from the outermost in, and
+ * the allocation function as the leaf ("LIBC!malloc", "LIBC!calloc", ...
+ * "LIBC!mmap", with LIBC the trace's C library path, or the bare name
+ * without one). A symbolized
  * trace gives "module!function" frames (its inlined functions as frames
  * of their own, named "module!function (inline)") each with its
  * file:line as the stack's location (model/stack_source.h); otherwise
