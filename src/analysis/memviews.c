@@ -8,8 +8,19 @@
  * the final stack of (base stack, allocation function, size class). Each
  * view is then one pass over the events in time order, with a map of the
  * live blocks where it needs one.
+ *
+ * The leaks view puts the known exit-time allocations of libc and
+ * libstdc++ under a pseudo-frame (HS_EXIT_TIME_FRAME in presets.h) that
+ * its default ExcPats leave out: a block is one when one of its
+ * allocating frames matches HS_PRESET_EXIT_TIME_ALLOCS. The allocating frames are those
+ * nearest the allocation function once the allocator's own
+ * (HS_PRESET_HEAP_FOLD) are passed: the first other frame and its callers
+ * in the same module, up to a frame of another module. So a block that a
+ * dlopen()ed library's constructor allocates is the library's, although
+ * the dynamic linker's functions are on its stack.
  */
 #include "analysis/memviews.h"
+#include "analysis/pattern.h"
 #include "analysis/presets.h"
 #include "common/alloc.h"
 #include "common/buf.h"
@@ -431,7 +442,14 @@ struct builder {
 	uint32_t class_frame[65];
 	const char *libc;		/* the C library's path, or NULL */
 	uint32_t *path;			/* scratch: nodes leaf first */
+	/* leaks: which allocations are known exit-time ones */
+	struct hs_patlist alloc_pats, exit_pats;
+	uint8_t *frame_kind;		/* frame -> FK_* bits (0: not looked at) */
+	size_t alloc_kind;
+	uint32_t exit_frame;		/* HS_EXIT_TIME_FRAME */
 };
+
+enum { FK_SEEN = 1, FK_ALLOCATOR = 2, FK_EXIT = 4 };
 
 static int is_sample_view(enum hs_memview_kind kind)
 {
@@ -556,14 +574,15 @@ static int thread_stack(struct builder *b, uint32_t th, uint32_t *stack)
 }
 
 /*
- * The root of an event's stack: its thread's stack, then "LargeAlloc" and
- * the size class when they apply (@cat: class << 1 | large). Returns the
- * root's number (for the memo of node stacks) and its stack in *@stack.
+ * The root of an event's stack: its thread's stack, then the exit-time
+ * pseudo-frame when @exit, "LargeAlloc" and the size class when they apply
+ * (@cat: class << 1 | large). Returns the root's number (for the memo of
+ * node stacks) and its stack in *@stack.
  */
-static int category_root(struct builder *b, uint32_t th, unsigned cat, uint32_t *root,
-			 uint32_t *stack)
+static int category_root(struct builder *b, uint32_t th, unsigned cat, int exit,
+			 uint32_t *root, uint32_t *stack)
 {
-	uint64_t key = ((uint64_t)th << 8 | cat) + 1;
+	uint64_t key = ((uint64_t)th << 9 | (uint64_t)!!exit << 8 | cat) + 1;
 	uint32_t *hit = memo_get(&b->roots, key), s, cls = cat >> 1;
 	int err;
 
@@ -573,6 +592,13 @@ static int category_root(struct builder *b, uint32_t th, unsigned cat, uint32_t 
 		return 0;
 	}
 	err = thread_stack(b, th, &s);
+	if (!err && exit) {
+		if (b->exit_frame == HS_NO_FRAME)
+			err = intern(b, HS_EXIT_TIME_FRAME, strlen(HS_EXIT_TIME_FRAME),
+				     &b->exit_frame);
+		if (!err)
+			err = hs_source_intern_stack(b->out, b->exit_frame, s, &s);
+	}
 	if (!err && (cat & 1)) {
 		if (b->large_frame == HS_NO_FRAME)
 			err = intern(b, "LargeAlloc", 10, &b->large_frame);
@@ -670,10 +696,96 @@ static const char *fn_name(unsigned tag)
 	}
 }
 
+/* The FK_* bits of @frame (a frame of a node's chain). */
+static int frame_kind(struct builder *b, uint32_t frame, unsigned *kind)
+{
+	const char *name;
+	size_t which, n;
+	int r;
+
+	if (frame >= b->alloc_kind) {
+		size_t a = b->alloc_kind;
+
+		if (HS_GROW(b->frame_kind, (size_t)frame + 1, a))
+			return -ENOMEM;
+		memset(b->frame_kind + b->alloc_kind, 0, a - b->alloc_kind);
+		b->alloc_kind = a;
+	}
+	if (!b->frame_kind[frame]) {
+		unsigned k = FK_SEEN;
+
+		name = hs_source_frame_name(b->out, frame);
+		n = strlen(name);
+		r = hs_patlist_match_any(&b->alloc_pats, name, n, &which);
+		if (r > 0)
+			k |= FK_ALLOCATOR;
+		if (r >= 0)
+			r = hs_patlist_match_any(&b->exit_pats, name, n, &which);
+		if (r < 0)
+			return r;
+		if (r)
+			k |= FK_EXIT;
+		b->frame_kind[frame] = (uint8_t)k;
+	}
+	*kind = b->frame_kind[frame];
+	return 0;
+}
+
+/* Length of the module part of frame name @s ("module!function"). */
+static size_t module_len(const char *s)
+{
+	const char *bang = strchr(s, '!');
+
+	return bang ? (size_t)(bang - s) : SIZE_MAX;
+}
+
 /*
- * The stack of key @k: Process, Thread, LargeAlloc and the size class
- * when they apply, the frames of its node, then the allocation function
- * as the leaf.
+ * Is the allocation at node @idx a known exit-time allocation: does one of
+ * its allocating frames (the file's header comment) match? 0, 1 or an error.
+ */
+static int exit_time(struct builder *b, uint32_t idx)
+{
+	const char *mod = NULL;
+	size_t mod_len = 0;
+	uint32_t first;
+	unsigned len, k, kind;
+	int err;
+
+	while (idx != HS_TRACE_NONE && idx != HS_TRACE_MISSING) {
+		err = node_chain(b, idx, &first, &len);
+		for (k = len; !err && k-- > 0;) {
+			uint32_t f = b->chain_frame[first + k];
+			const char *name = hs_source_frame_name(b->out, f);
+
+			err = frame_kind(b, f, &kind);
+			if (err)
+				break;
+			if (!mod) {
+				if (kind & FK_ALLOCATOR)
+					continue;	/* the allocator's own */
+				mod = name;
+				mod_len = module_len(name);
+				if (mod_len == SIZE_MAX)
+					return 0;
+			} else if (module_len(name) != mod_len ||
+				   memcmp(name, mod, mod_len)) {
+				return 0;	/* called from another module */
+			}
+			if (kind & FK_EXIT)
+				return 1;
+		}
+		if (err)
+			return err;
+		idx = b->t->node_parent[idx];
+	}
+	return 0;
+}
+
+/*
+ * The stack of key @k: Process, Thread, the exit-time pseudo-frame for a
+ * known exit-time allocation of the leaks view, LargeAlloc and the size
+ * class when they apply, the frames of its node, then the allocation
+ * function as the leaf.
  */
 static int key_stack(struct builder *b, const struct keytab *keys, size_t k, uint32_t *stack)
 {
@@ -681,7 +793,7 @@ static int key_stack(struct builder *b, const struct keytab *keys, size_t k, uin
 	uint64_t node = keys->node[k], key;
 	unsigned tag = keys->tagcat[k] >> 8, cat = keys->tagcat[k] & 0xff;
 	uint32_t s, *hit, root, root_stack, idx = HS_TRACE_NONE;
-	int err, broken = 0;
+	int err, broken = 0, exit = 0;
 
 	if (node & HS_TRACE_EV_NODE_ID) {
 		idx = hs_trace_node_index(t, node & ~HS_TRACE_EV_NODE_ID);
@@ -689,8 +801,13 @@ static int key_stack(struct builder *b, const struct keytab *keys, size_t k, uin
 	} else if (node < t->nr_nodes) {
 		idx = (uint32_t)node;
 	}
-	err = category_root(b, keys->thread[k], tag == HS_TAG_SAMPLE ? 0 : cat, &root,
-			    &root_stack);
+	if (b->exit_pats.nr && !broken && idx != HS_TRACE_NONE) {
+		exit = exit_time(b, idx);
+		if (exit < 0)
+			return exit;
+	}
+	err = category_root(b, keys->thread[k], tag == HS_TAG_SAMPLE ? 0 : cat, exit,
+			    &root, &root_stack);
 	if (!err && broken)
 		err = hs_source_intern_stack(b->out, b->broken_frame, root_stack, &s);
 	else if (!err)
@@ -777,7 +894,19 @@ static int builder_init(struct builder *b, const struct hs_trace *t,
 	for (i = 0; i < 65; i++)
 		b->class_frame[i] = HS_NO_FRAME;
 	b->large_frame = HS_NO_FRAME;
+	b->exit_frame = HS_NO_FRAME;
 	b->libc = find_libc(t);
+	if (o->kind == HS_MEM_LEAKS) {
+		struct hs_diag diag = HS_DIAG_INIT(NULL);
+
+		err = hs_patlist_parse(&b->alloc_pats, HS_PRESET_HEAP_FOLD, "FoldPats",
+				       &diag);
+		if (!err)
+			err = hs_patlist_parse(&b->exit_pats, HS_PRESET_EXIT_TIME_ALLOCS,
+					       "ExcPats", &diag);
+		if (err)
+			return err;
+	}
 	err = hs_buf_addf(&b->name, "Process %s (%" PRIu64 ")",
 			  t->info.comm && t->info.comm[0] ? t->info.comm : "?", t->info.pid);
 	if (!err)
@@ -791,6 +920,9 @@ static int builder_init(struct builder *b, const struct hs_trace *t,
 
 static void builder_release(struct builder *b)
 {
+	hs_patlist_release(&b->alloc_pats);
+	hs_patlist_release(&b->exit_pats);
+	hs_free(b->frame_kind);
 	hs_buf_release(&b->name);
 	hs_free(b->node_first);
 	hs_free(b->node_len);
@@ -1072,6 +1204,14 @@ static int view_peak(struct view *v)
 			upto = i + 1;
 			peak_ns = t->time[i];
 		}
+	}
+	if (!err && !have && isfinite(v->lo)) {
+		/* no event from the range's start on: the heap as it starts
+		 * (after every event before it) is the only candidate */
+		have = 1;
+		peak = in_use;
+		upto = i;
+		peak_ns = (int64_t)(v->lo + 600);
 	}
 	live_release(&v->live);
 	if (v->info) {

@@ -20,7 +20,9 @@
  *              end ("allocated inside, freed outside"), at their
  *              allocation time
  *   peak       the blocks live at the moment heap in use was highest
- *              (within the range), at their allocation times
+ *              (within the range; the heap as the range starts is a
+ *              candidate, the only one when no event falls in it), at
+ *              their allocation times
  *   temporary  allocations freed before any other allocation was made
  *   mmap       anonymous mappings: +bytes at mmap, -bytes at munmap of
  *              (any part of) them, charged to the mapping's stack
@@ -46,11 +48,13 @@
  * up to 0).
  *
  * Stacks, root first: "Process COMM (PID)", "Thread (TID) NAME",
- * "LargeAlloc" for blocks of at least the large threshold, (optionally)
- * the size class "Alloc < 2^k" written as a number ("Alloc < 128"), the
- * trace's frames from the outermost in, and the allocation function as
- * the leaf ("LIBC!malloc", "LIBC!calloc", ... "LIBC!mmap", with LIBC the
- * trace's C library path, or the bare name without one). A symbolized
+ * in the leaks view "KnownExitTimeAlloc" for a known exit-time
+ * allocation (below), "LargeAlloc" for blocks of at least the large
+ * threshold, (optionally) the size class "Alloc < 2^k" written as a
+ * number ("Alloc < 128"), the trace's frames from the outermost in, and
+ * the allocation function as the leaf ("LIBC!malloc", "LIBC!calloc", ...
+ * "LIBC!mmap", with LIBC the trace's C library path, or the bare name
+ * without one). A symbolized
  * trace gives "module!function" frames (its inlined functions as frames
  * of their own, named "module!function (inline)") each with its
  * file:line as the stack's location (model/stack_source.h); otherwise
@@ -60,9 +64,13 @@
  *
  * Defaults: every view's source carries FoldPats HS_PRESET_HEAP_FOLD
  * (presets.h: the allocator's entry points charged to their callers) and
- * the leaks view also ExcPats HS_PRESET_LEAK_SUPPRESS (exit-time
- * allocations of libc and libstdc++), as saved defaults a front end uses
- * unless told otherwise.
+ * the leaks view also ExcPats HS_PRESET_LEAK_SUPPRESS, as saved defaults
+ * a front end uses unless told otherwise. The leaks view puts the known
+ * exit-time allocations of libc, its dynamic linker and libstdc++ (those
+ * whose allocating frames match HS_PRESET_EXIT_TIME_ALLOCS; memviews.c
+ * says which frames) under a pseudo-frame HS_EXIT_TIME_FRAME
+ * ("KnownExitTimeAlloc") after the thread's, which those ExcPats leave
+ * out.
  *
  * The range: for leaks and peak the source itself depends on the range
  * (a block freed after End is live at End), so it is built from it; the

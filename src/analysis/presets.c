@@ -35,8 +35,10 @@ static const struct hs_preset presets[] = {
 	  "Ignore PID/TID, and frames without their module's directory", 0 },
 	{ "heap", "", HS_PRESET_HEAP_FOLD, "",
 	  "heap traces: the allocator's entry points (malloc family, operator "
-	  "new/delete, std allocators) folded into their callers, so ByName's "
-	  "Exc names the code that allocates (the default of heap views)", 0 },
+	  "new/delete, the C++ standard library's allocators, containers and "
+	  "strings, Rust's alloc crate and collections) folded into their "
+	  "callers, so ByName's Exc names the code that allocates (the default "
+	  "of heap views; docs/memory.md lists them)", 0 },
 };
 
 #define NR_PRESETS (sizeof(presets) / sizeof(presets[0]))

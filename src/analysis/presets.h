@@ -28,27 +28,72 @@
 #define HS_PRESET_IGNORE_PID_TID "^Process% {%}->$1;^Thread->Thread;"
 
 /*
- * Heap views: the allocator's entry points (the malloc family, operator
- * new and delete, the C++ standard library's allocator internals, and C
- * library functions that only wrap malloc) as FoldPats, so that their
- * cost is charged to the code that called them.
+ * Heap views: FoldPats that charge the allocator to the code that called
+ * it, so that ByName's Exc names the user's functions (docs/memory.md
+ * lists what each entry folds). The entries name only functions that lie
+ * between a user's function and the allocation function on the ordinary
+ * paths to it: the malloc family and the C library's wrappers that only
+ * allocate; operator new and delete; libstdc++'s allocators, containers,
+ * strings, shared pointers and the helpers that build their elements;
+ * Rust's alloc crate (Vec, String, Box, Rc, Arc, collections, format!),
+ * hashbrown and std's HashMap, Iterator::collect, Option::map_or_else
+ * (which format! goes through) and the global allocator.
+ * Frames above user code that the user needs stay (std::thread's runner,
+ * std::sort and the comparator it calls, std::function, std::__invoke).
+ *
+ * C++ frames are matched by their qualified name, not a return type or an
+ * argument: a balanced template argument list is HS__TARGS's "(?&t)", and
+ * HS__CXX_AT skips the module and a function template's return type.
  */
+#define HS__TARGS "(?(DEFINE)(?<t><(?:[^<>]|(?&t))*+>))"
+#define HS__CXX_AT "^[^!]*!(?:(?:[^<>()]|(?&t))*\\s)?(?:std|__gnu_cxx)::(?:__cxx11::)?"
 #define HS_PRESET_HEAP_FOLD                                                      \
 	"@!(malloc|calloc|realloc|reallocarray|free|posix_memalign|aligned_alloc|" \
 	"memalign|valloc|pvalloc|mmap|mmap64|mremap|__libc_malloc|__libc_calloc|"  \
 	"__libc_realloc|__libc_memalign|strdup|__strdup|strndup|__strndup)"      \
 	"( \\(inline\\))?$;"                                                       \
 	"@!operator (new|delete);"                                               \
-	"@!(std::|__gnu_cxx::)(__)?(new_allocator|allocator|allocator_traits)<;" \
-	"@!std::_Vector_base<.*>::_M_allocate\\("
+	"@" HS__TARGS HS__CXX_AT                                                 \
+	"(?:allocator|__new_allocator|new_allocator|allocator_traits|"            \
+	"__alloc_traits|basic_string|vector|_Vector_base|deque|_Deque_base|list|" \
+	"_List_base|forward_list|_Fwd_list_base|map|multimap|set|multiset|"       \
+	"_Rb_tree|unordered_map|unordered_multimap|unordered_set|"                \
+	"unordered_multiset|_Hashtable|__detail::_Hashtable_alloc|"               \
+	"__detail::_Map_base|__detail::_Insert_base|__detail::_Insert|"           \
+	"__detail::_AllocNode|__detail::_ReuseOrAllocNode|stack|queue|"           \
+	"priority_queue|pair|shared_ptr|__shared_ptr|__shared_count|"             \
+	"__allocated_ptr|__uninitialized_copy|__uninitialized_fill_n|"            \
+	"__uninitialized_default_n_1)"                                            \
+	"(?&t)::(?:\\w+::)*(?:~?\\w+(?&t)?|operator[^(]*)\\(;"                     \
+	"@" HS__TARGS HS__CXX_AT                                                 \
+	"(?:make_shared|allocate_shared|__make_shared|__allocate_shared|"         \
+	"make_unique|make_unique_for_overwrite|__allocate_guarded|to_string|"     \
+	"to_wstring|getline|operator\\+|_Construct|construct_at|"                 \
+	"__uninitialized_copy_a|__uninitialized_move_if_noexcept_a|"              \
+	"__uninitialized_fill_n_a|__uninitialized_default_n_a|__do_uninit_copy|"  \
+	"__relocate_a|__relocate_a_1)(?&t)?\\(;"                                  \
+	"@^[^!]*!<?(?:alloc|hashbrown|std::collections)::"                         \
+	"(?![^!]* as (?!(?:core|alloc|std|hashbrown)::));"                         \
+	"@^[^!]*!<[^!]*? as (?:alloc|hashbrown)::;"                               \
+	"@^[^!]*!(?:<[^!]*? as )?core::iter::traits::iterator::Iterator>?::collect\\b;" \
+	"@^[^!]*!<?core::option::Option<.*?>?::map_or_else\\b;"                       \
+	"@^[^!]*!<?std::(?:alloc|sys::(?:\\w+::)*alloc)::;"                          \
+	"@^[^!]*!(?:__rust|__rdl|__rg)_(?:alloc|alloc_zeroed|realloc)( \\(inline\\))?$"
 /*
- * Leaks views: allocations the C library and libstdc++ make once and
- * never free before the program exits (ExcPats): stdio buffers, locale
- * and iconv data, time zones, NSS modules, atexit handlers, the dynamic
- * linker's data for dlopen()ed libraries and thread TLS, libstdc++'s
- * emergency exception pool.
+ * Leaks views: the functions of the C library, its dynamic linker and
+ * libstdc++ that allocate once and never free before the program exits:
+ * stdio buffers, locale and iconv data, time zones, NSS modules, atexit
+ * handlers, the dynamic linker's data for dlopen()ed libraries and thread
+ * TLS, libstdc++'s emergency exception pool. They are matched against an
+ * allocation's allocating frames only (memviews.c), not against every
+ * frame of its stack: a user's allocation made under dlopen() (in a
+ * library's constructor) is the user's. The blocks they made are put
+ * under the pseudo-frame HS_EXIT_TIME_FRAME, which the leaks view's
+ * default ExcPats HS_PRESET_LEAK_SUPPRESS leave out.
  */
-#define HS_PRESET_LEAK_SUPPRESS                                                  \
+#define HS_EXIT_TIME_FRAME "KnownExitTimeAlloc"
+#define HS_PRESET_LEAK_SUPPRESS "^" HS_EXIT_TIME_FRAME
+#define HS_PRESET_EXIT_TIME_ALLOCS                                               \
 	"@!(_IO_file_doallocate|_nl_[a-z_]*|__gconv_[a-z_]*|__nss_[a-z_]*|"        \
 	"__new_exitfn|tzset_internal|__tzfile_read|dl_open_worker|_dl_[a-z_]*)"  \
 	"( \\(inline\\))?$;"                                                       \

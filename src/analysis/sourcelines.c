@@ -9,6 +9,7 @@
 #include "analysis/sourcelines.h"
 #include "analysis/views.h"
 #include "common/alloc.h"
+#include "common/buf.h"
 #include "common/strtab.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -33,10 +34,26 @@ static size_t strip_inline(const char *s, size_t len)
 	return len;
 }
 
-/* Equal, a trailing " (inline)" on either side ignored. */
+/* @n without trailing " [clone .xxx]" suffixes (GCC's copies of a function). */
+static size_t strip_clones(const char *s, size_t n)
+{
+	while (n && s[n - 1] == ']') {
+		size_t i = n - 1;
+
+		while (i && s[i] != '[')
+			i--;
+		if (i < 1 || s[i - 1] != ' ' || strncmp(s + i, "[clone ", 7))
+			break;
+		n = i - 1;
+	}
+	return n;
+}
+
+/* Equal, a trailing " (inline)" and " [clone ...]" on either side ignored. */
 static int same(const char *s, size_t len, const char *want)
 {
-	size_t n = strip_inline(s, len), m = strip_inline(want, strlen(want));
+	size_t n = strip_clones(s, strip_inline(s, len));
+	size_t m = strip_clones(want, strip_inline(want, strlen(want)));
 
 	return n == m && !memcmp(s, want, n);
 }
@@ -50,6 +67,124 @@ static int is_function(const char *full, const char *want)
 	if (same(full, n, want) || same(disp, strlen(disp), want))
 		return 1;
 	return bang && same(bang + 1, n - (size_t)(bang + 1 - full), want);
+}
+
+static int ends_with(const char *s, size_t n, const char *suffix)
+{
+	size_t k = strlen(suffix);
+
+	return n >= k && !memcmp(s + n - k, suffix, k);
+}
+
+/* The start of the brace group that ends at @end - 1 (@open, @close), or @end. */
+static size_t group_start(const char *s, size_t end, char open, char close)
+{
+	size_t i = end;
+	int depth = 0;
+
+	while (i-- > 0) {
+		if (s[i] == close)
+			depth++;
+		else if (s[i] == open && --depth == 0)
+			return i;
+	}
+	return end;
+}
+
+/* Does @s[0..@n) end with an operator's name ("operator>>", "operator->")? */
+static int ends_in_operator(const char *s, size_t n)
+{
+	size_t i = n;
+
+	while (i && strchr("<>=-!+*/%^&|~,[]()", s[i - 1]))
+		i--;
+	return i < n && i >= 8 && !memcmp(s + i - 8, "operator", 8);
+}
+
+/*
+ * The qualified name of function text @s (@n bytes, no module): without a
+ * trailing " (inline)", clone suffixes, cv and ref qualifiers, parameters,
+ * ABI tags, a return type and, unless @targs, the function's own template
+ * arguments: "ns::fill" for "std::vector<long>* ns::fill<long>(int)"
+ * ("ns::fill<long>" with @targs). Sets *@start and returns the length.
+ */
+static size_t qualified_name(const char *s, size_t n, int targs, size_t *start)
+{
+	static const char *const quals[] = {
+		" const", " volatile", " &&", " &", " noexcept",
+	};
+	size_t i, k, begin = 0;
+	int depth = 0, again = 1;
+
+	n = strip_clones(s, strip_inline(s, n));
+	while (again) {
+		again = 0;
+		for (k = 0; k < sizeof(quals) / sizeof(quals[0]); k++)
+			if (ends_with(s, n, quals[k])) {
+				n -= strlen(quals[k]);
+				again = 1;
+			}
+	}
+	if (n && s[n - 1] == ')' && (i = group_start(s, n, '(', ')')) < n && i > 0 &&
+	    !ends_with(s, i, "operator"))
+		n = i;			/* the parameters, not "operator()" */
+	while (n && s[n - 1] == ']' && (i = group_start(s, n, '[', ']')) < n &&
+	       !strncmp(s + i, "[abi:", 5))
+		n = i;				/* ABI tags */
+	if (!targs && n && s[n - 1] == '>' && !ends_in_operator(s, n) &&
+	    (i = group_start(s, n, '<', '>')) < n && i > 0)
+		n = i;				/* its template arguments */
+	while (n && s[n - 1] == ' ')
+		n--;
+	/* a return type ends at the last space outside brackets */
+	for (i = 0; i < n; i++) {
+		if (strchr("<([{", s[i]))
+			depth++;
+		else if (strchr(">)]}", s[i]) && depth > 0)
+			depth--;
+		else if (!depth && s[i] == ' ')
+			begin = i + 1;
+		else if (!depth && !strncmp(s + i, "operator", 8) &&
+			 (!i || s[i - 1] == ':' || s[i - 1] == ' '))
+			break;		/* "operator new", "operator<" */
+	}
+	*start = begin;
+	return n - begin;
+}
+
+/*
+ * Is the frame named @full the function @want by its qualified name: is
+ * @want's qualified name the frame's, or its last components ("fill" and
+ * "ns::fill" for "ns::fill<long>(int)"; "fill<long>" when @want gives
+ * template arguments)? A module before '!' in @want must be the frame's
+ * (its path or its file name).
+ */
+static int is_function_named(const char *full, const char *want)
+{
+	const char *bang = strchr(full, '!'), *fn = bang ? bang + 1 : full;
+	const char *wbang = strchr(want, '!'), *wfn = wbang ? wbang + 1 : want;
+	size_t fs, ws, fl, wl = qualified_name(wfn, strlen(wfn), 1, &ws);
+	int targs = wl && wfn[ws + wl - 1] == '>' && !ends_in_operator(wfn + ws, wl);
+
+	fl = qualified_name(fn, strlen(fn), targs, &fs);
+	if (!targs)
+		wl = qualified_name(wfn, strlen(wfn), 0, &ws);
+
+	if (wbang) {
+		const char *disp = hs_frame_display(full);
+		size_t ml = (size_t)(wbang - want);
+		int path, file;
+
+		if (!bang)
+			return 0;
+		path = (size_t)(bang - full) == ml && !memcmp(full, want, ml);
+		file = (size_t)(bang - disp) == ml && !memcmp(disp, want, ml);
+		if (!path && !file)
+			return 0;
+	}
+	if (!wl || wl > fl || memcmp(fn + fs + fl - wl, wfn + ws, wl))
+		return 0;
+	return wl == fl || (fl - wl >= 2 && !memcmp(fn + fs + fl - wl - 2, "::", 2));
 }
 
 struct acc {
@@ -201,19 +336,66 @@ static int by_file(const struct hs_stack_source *src, const struct acc *acc,
 	return 0;
 }
 
-/* Mark the function's frames in @w->matched; their display names in @names and @out. */
-static int match_frames(const struct hs_stack_source *src, const char *function,
-			struct work *w, struct hs_strtab *names, struct hs_source_lines *out)
-{
-	size_t cap = 0, k, nr = hs_source_nr_frames(src);
-	uint32_t id;
-	int err = 0;
+/* Up to this many candidates are named when a name is ambiguous. */
+#define MAX_SHOWN 8
 
+/*
+ * "'NAME' is ambiguous" with the functions @cands names (without module
+ * and " (inline)"), as many as fit the message.
+ */
+static void ambiguous(struct hs_diag *diag, const char *function,
+		      const struct hs_strtab *cands)
+{
+	size_t i, n = hs_strtab_count(cands);
+	struct hs_buf b = HS_BUF_INIT;
+
+	for (i = 0; i < n && i < MAX_SHOWN; i++) {
+		const char *c = hs_strtab_get(cands, (uint32_t)i);
+
+		if (i && b.len + strlen(c) > 360)
+			break;
+		hs_buf_addf(&b, "%s%s", i ? "; " : "", c);
+	}
+	if (i < n)
+		hs_buf_addf(&b, "; and %zu more", n - i);
+	hs_diag_set(diag, 0, "'%s' is ambiguous, it names %zu functions: %s (give one as "
+		    "shown)", function, n, b.s ? b.s : "");
+	hs_buf_release(&b);
+}
+
+/*
+ * Mark the function's frames in @w->matched; their display names in @names
+ * and @out. Frames that are the function by name (is_function()) first;
+ * when none is, those that are it by qualified name (is_function_named()),
+ * which must all be one function (in one module or several, as by name):
+ * otherwise -EINVAL, the candidates named in @diag.
+ */
+static int match_frames(const struct hs_stack_source *src, const char *function,
+			struct work *w, struct hs_strtab *names,
+			struct hs_source_lines *out, struct hs_diag *diag)
+{
+	struct hs_strtab cands = HS_STRTAB_INIT((size_t)1 << 30);
+	size_t cap = 0, k, nr = hs_source_nr_frames(src);
+	int by_name, err = 0;
+	uint32_t id;
+
+	for (by_name = 0; by_name < 2 && !out->nr_names && !err; by_name++)
 	for (k = 0; k < nr && !err; k++) {
 		const char *full = hs_source_frame_name(src, (uint32_t)k), *disp;
 
-		if (!is_function(full, function))
+		if (!(by_name ? is_function_named : is_function)(full, function))
 			continue;
+		if (by_name) {
+			/* the candidate: the function without module, inline or
+			 * clone suffixes (in any module, as by name) */
+			const char *fn = strchr(full, '!') ? strchr(full, '!') + 1 : full;
+
+			size_t n = strip_clones(fn, strip_inline(fn, strlen(fn)));
+
+			err = hs_strtab_intern(&cands, fn, n, &id);
+			if (err)
+				break;
+		}
 		w->matched[k] = 1;
 		disp = hs_frame_display(full);
 		if (!hs_strtab_find(names, disp, strlen(disp), &id))
@@ -226,6 +408,11 @@ static int match_frames(const struct hs_stack_source *src, const char *function,
 		if (!err)
 			out->nr_names++;
 	}
+	if (!err && hs_strtab_count(&cands) > 1) {
+		ambiguous(diag, function, &cands);
+		err = -EINVAL;
+	}
+	hs_strtab_release(&cands);
 	return err;
 }
 
@@ -246,7 +433,7 @@ int hs_source_lines_filtered(const struct hs_filtered *f, const char *function,
 		err = -ENOMEM;
 		goto out;
 	}
-	err = match_frames(src, function, &w, &names, out);
+	err = match_frames(src, function, &w, &names, out, diag);
 	if (err)
 		goto out;
 	if (!out->nr_names) {

@@ -15,8 +15,14 @@
  * The source must carry locations (model/stack_source.h: sources made
  * from symbolized traces do). A frame "is" the function when its full
  * name, its display name or the part after '!' equals the name asked
- * for, a trailing " (inline)" ignored: the function's own frames and its
- * inlined copies. For each sample that passes the filter (time window,
+ * for, a trailing " (inline)" or " [clone ...]" ignored: the function's
+ * own frames, its inlined copies and GCC's clones. When no frame is, a
+ * frame is the function when the name's qualified name (a C++ name without return type, parameters,
+ * qualifiers and its own template arguments: "ns::fill" for
+ * "std::vector<long>* ns::fill<long>(int)") is the frame's, or its last
+ * components ("fill"), in the module given before a '!' if any; those
+ * frames must all be one function (clones "[clone .cold]" and inlined
+ * copies count as it). For each sample that passes the filter (time window,
  * IncPats, ExcPats, FoldPats, GroupPats):
  *   - each distinct line at which one of the function's frames sits on
  *     the sample's stack gets the sample's cost as inclusive cost (once
@@ -55,9 +61,10 @@ struct hs_source_lines {
 /*
  * Compute the lines of @function over the samples the filter result @f
  * keeps (@f->in is the source; @f is borrowed, e.g. a call tree's). Returns
- * 0; -ENOENT when no frame is the function; -ENODATA when the source has
- * no locations; -ENOMEM; each with @diag filled. On error @out is left
- * released.
+ * 0; -ENOENT when no frame is the function; -EINVAL when @function is
+ * ambiguous (its qualified name is that of several functions: @diag names
+ * them); -ENODATA when the source has no locations; -ENOMEM; each with
+ * @diag filled. On error @out is left released.
  */
 int hs_source_lines_filtered(const struct hs_filtered *f, const char *function,
 			     struct hs_source_lines *out, struct hs_diag *diag);
@@ -65,8 +72,8 @@ int hs_source_lines_filtered(const struct hs_filtered *f, const char *function,
 /*
  * Compute the lines of @function in @src with the filter @p. Returns 0;
  * -ENOENT when no frame is the function; -ENODATA when the source has no
- * locations; -EINVAL for a bad pattern; -ENOMEM; each with @diag filled.
- * On error @out is left released.
+ * locations; -EINVAL for a bad pattern or an ambiguous @function; -ENOMEM;
+ * each with @diag filled. On error @out is left released.
  */
 int hs_source_lines_build(const struct hs_stack_source *src, const struct hs_filter_params *p,
 			  const char *function, struct hs_source_lines *out,

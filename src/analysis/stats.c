@@ -541,7 +541,9 @@ json_t *hs_heap_stats_json(const struct hs_heap_stats *s)
 	}
 	err |= set(o, "peak_heap_bytes", num(s->peak_heap_bytes));
 	err |= set(o, "peak_heap_ms", ms_or_null(s->peak_heap_ms));
-	err |= set(o, "peak_rss_bytes", num(s->peak_rss_bytes));
+	/* no RSS sample: unknown (null), where an empty heap's peak is 0 */
+	err |= set(o, "peak_rss_bytes",
+		   s->peak_rss_ms < 0 ? json_null() : num(s->peak_rss_bytes));
 	err |= set(o, "peak_rss_ms", ms_or_null(s->peak_rss_ms));
 	err |= set(o, "leaked_bytes", num(s->leaked_bytes));
 	err |= set(o, "leaked_blocks", num(s->leaked_blocks));

@@ -85,8 +85,8 @@ void hs_heap_stats_release(struct hs_heap_stats *s);
 /*
  * What leaked, as stats counts it: the leaks view's blocks after its
  * default FoldPats and ExcPats (the known exit-time allocations of libc
- * and libstdc++, HS_PRESET_LEAK_SUPPRESS), and what those ExcPats left
- * out. Estimates for a sampled trace.
+ * and libstdc++, which the leaks view puts under HS_EXIT_TIME_FRAME), and
+ * what those ExcPats left out. Estimates for a sampled trace.
  */
 struct hs_leak_totals {
 	double bytes, blocks;

@@ -65,9 +65,23 @@ int hs_view_kind_is_tree(enum hs_view_kind kind)
 
 size_t hs_view_display_len(const char *name)
 {
-	const char *brace = strchr(name, '{');
+	size_t n = strlen(name), i;
+	int depth = 0;
 
-	return brace && brace != name ? (size_t)(brace - name) : strlen(name);
+	if (!n || name[n - 1] != '}')
+		return n;
+	/* the '{' that opens the group ending the name */
+	for (i = n; i-- > 0;) {
+		if (name[i] == '}')
+			depth++;
+		else if (name[i] == '{' && --depth == 0)
+			break;
+	}
+	if (depth || !i || name[i - 1] != ' ')
+		return n;
+	while (i > 0 && name[i - 1] == ' ')
+		i--;
+	return i ? i : n;
 }
 
 void hs_view_summary_fill(struct hs_view_summary *s, const struct hs_calltree *ct)

@@ -121,8 +121,12 @@ void hs_view_release(struct hs_view *v);
 void hs_view_summary_fill(struct hs_view_summary *s, const struct hs_calltree *ct);
 
 /*
- * A name as displayed: cut at the first '{' unless it starts the name.
- * Returns the number of bytes of @name to show.
+ * A name as displayed: without a trailing annotation " {...}" (a brace
+ * group after a space that ends the name), which is what PerfView's rule
+ * of cutting names at their first '{' is for. Braces that are part of a
+ * name stay: C++ lambdas ("main::{lambda(int)#1}::operator()(int) const"),
+ * Rust closures ("f::{closure#0}", "f::{{closure}}"), a name that starts
+ * with one. Returns the number of bytes of @name to show.
  */
 size_t hs_view_display_len(const char *name);
 

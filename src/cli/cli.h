@@ -78,6 +78,8 @@ void cli_trace_warn(const char *path, int cut_off, size_t events,
 void cli_human_bytes(double bytes, char *buf, size_t n);
 /* A count into @buf: whole, or with one decimal (a sampled trace's estimates). */
 void cli_count(double x, char *buf, size_t n);
+/* "" when @x is 1, else "s": "%s block%s" for "1 block", "2 blocks", "1.5 blocks". */
+const char *cli_s(double x);
 
 /* Parse a non-negative or signed number option; 0 or HS_EXIT_USAGE. */
 int cli_parse_double(const char *cmd, const char *opt, const char *arg,

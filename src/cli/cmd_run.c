@@ -477,7 +477,7 @@ static void leaked(const char *path, char *buf, size_t n)
 	}
 	cli_human_bytes(l.bytes, a, sizeof(a));
 	cli_count(l.blocks, b, sizeof(b));
-	len = snprintf(buf, n, ", leaked %s in %s blocks", a, b);
+	len = snprintf(buf, n, ", leaked %s in %s block%s", a, b, cli_s(l.blocks));
 	if (l.suppressed_blocks > 0 && len > 0 && (size_t)len < n) {
 		cli_human_bytes(l.suppressed_bytes, c, sizeof(c));
 		snprintf(buf + len, n - (size_t)len,
@@ -576,21 +576,24 @@ static void summarize(const char *path)
 		cli_human_bytes((double)s->peak_rss, c, sizeof(c));
 	else
 		snprintf(c, sizeof(c), "not sampled");
-	fprintf(stderr, "heapscope: %" PRIu64 " allocations (%s), %" PRIu64
-		" frees, peak heap %s, peak RSS %s%s\n",
-		s->allocs, a, s->frees, b, c, leaks);
+	fprintf(stderr, "heapscope: %" PRIu64 " allocation%s (%s), %" PRIu64
+		" free%s, peak heap %s, peak RSS %s%s\n",
+		s->allocs, cli_s((double)s->allocs), a, s->frees, cli_s((double)s->frees),
+		b, c, leaks);
 	if (t.sample_bytes)
 		fprintf(stderr, "heapscope: sampled one allocation per %" PRIu64
 			" bytes on average: counts and bytes above are of the samples, "
 			"leaks are estimates\n", t.sample_bytes);
 	if (t.cpu_samples || t.wall_samples)
-		fprintf(stderr, "heapscope: %" PRIu64 " CPU samples (%.1f ms of CPU), %" PRIu64
-			" wall-clock samples: heapscope report --source %s %s\n",
-			t.cpu_samples, (double)t.cpu_ns / 1e6, t.wall_samples,
+		fprintf(stderr, "heapscope: %" PRIu64 " CPU sample%s (%.1f ms of CPU), "
+			"%" PRIu64 " wall-clock sample%s: heapscope report --source "
+			"%s %s\n", t.cpu_samples, cli_s((double)t.cpu_samples),
+			(double)t.cpu_ns / 1e6, t.wall_samples, cli_s((double)t.wall_samples),
 			t.cpu_samples ? "cpu" : "wall", path);
 	if (t.cut_off)
 		fprintf(stderr, "heapscope: the trace was cut off (the program did not "
-			"finish): %" PRIu64 " events recovered\n", t.events);
+			"finish): %" PRIu64 " event%s recovered\n", t.events,
+			cli_s((double)t.events));
 	if (!stat(path, &sb))
 		cli_human_bytes((double)sb.st_size, a, sizeof(a));
 	else

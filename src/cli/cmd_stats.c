@@ -72,10 +72,14 @@ static void top_text(const char *title, const struct hs_top_list *l, int by_coun
 	if (!l->nr)
 		printf("  (none)\n");
 	for (i = 0; i < l->nr; i++) {
-		cli_count(by_count ? l->site[i].count : l->site[i].bytes, a, sizeof(a));
-		cli_count(by_count ? l->site[i].bytes : l->site[i].count, b, sizeof(b));
-		printf("  %12s %s  (%s %s)  %s\n", a, by_count ? "allocations" : "bytes", b,
-		       by_count ? "bytes" : "allocations", l->site[i].name);
+		double first = by_count ? l->site[i].count : l->site[i].bytes;
+		double second = by_count ? l->site[i].bytes : l->site[i].count;
+
+		cli_count(first, a, sizeof(a));
+		cli_count(second, b, sizeof(b));
+		printf("  %12s %s%s  (%s %s%s)  %s\n", a, by_count ? "allocation" : "byte",
+		       cli_s(first), b, by_count ? "byte" : "allocation", cli_s(second),
+		       l->site[i].name);
 	}
 }
 
@@ -122,11 +126,14 @@ static void text(const char *path, const struct hs_trace *t, const struct hs_hea
 	cli_count(s->leaked_blocks, b, sizeof(b));
 	cli_count(s->suppressed_bytes, c, sizeof(c));
 	cli_count(s->suppressed_blocks, d, sizeof(d));
-	printf("leaked:                 %s bytes in %s blocks (and %s bytes in %s blocks of "
-	       "known exit-time allocations)\n", a, b, c, d);
+	printf("leaked:                 %s byte%s in %s block%s (and %s byte%s in %s "
+	       "block%s of known exit-time allocations)\n", a, cli_s(s->leaked_bytes), b,
+	       cli_s(s->leaked_blocks), c, cli_s(s->suppressed_bytes), d,
+	       cli_s(s->suppressed_blocks));
 	cli_count(s->temporary_allocations, a, sizeof(a));
 	cli_count(s->temporary_bytes, b, sizeof(b));
-	printf("temporary allocations:  %s (%s bytes)\n", a, b);
+	printf("temporary allocations:  %s (%s byte%s)\n", a, b,
+	       cli_s(s->temporary_bytes));
 	cli_count(s->unmatched_frees, a, sizeof(a));
 	printf("unmatched frees:        %s\n", a);
 	printf("mmaps, munmaps:         %.0f, %.0f\n", s->mmaps, s->munmaps);

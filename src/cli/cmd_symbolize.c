@@ -36,11 +36,11 @@ int cli_symbolize(const char *path, const char *out, const struct hs_symbolize_o
 		fprintf(stderr, "heapscope: warning: perf map not used: %s\n",
 			r.perf_map_error);
 	if (verbose)
-		fprintf(stderr, "heapscope: %zu addresses: %zu named (%zu with file:line, "
-			"%zu in inlined code, %zu JIT), %zu without a symbol, %zu in "
-			"modules without symbols, %zu outside every module\n",
-			r.addresses, r.found, r.with_lines, r.inlined, r.jit, r.no_symbol,
-			r.bad_module, r.no_module);
+		fprintf(stderr, "heapscope: %zu address%s: %zu named (%zu with "
+			"file:line, %zu in inlined code, %zu JIT), %zu without a symbol, "
+			"%zu in modules without symbols, %zu outside every module\n",
+			r.addresses, r.addresses == 1 ? "" : "es", r.found, r.with_lines,
+			r.inlined, r.jit, r.no_symbol, r.bad_module, r.no_module);
 	hs_symbolize_result_release(&r);
 	return HS_EXIT_OK;
 }

@@ -195,7 +195,7 @@ void cli_trace_warn(const char *path, int cut_off, size_t events,
 {
 	if (cut_off)
 		fprintf(stderr, "heapscope: warning: %s was cut off (the program did not "
-			"finish): %zu events recovered\n", path, events);
+			"finish): %zu event%s recovered\n", path, events, cli_s((double)events));
 	if (damage->what)
 		fprintf(stderr, "heapscope: warning: %s: the symbol section is damaged at "
 			"offset %" PRIu64 " (%s); names are missing; `heapscope symbolize %s` "
@@ -224,6 +224,11 @@ void cli_count(double x, char *buf, size_t n)
 		snprintf(buf, n, "%.0f", x);
 	else
 		snprintf(buf, n, "%.1f", x);
+}
+
+const char *cli_s(double x)
+{
+	return x == 1 ? "" : "s";
 }
 
 int cli_parse_double(const char *cmd, const char *opt, const char *arg,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # `heapscope report`: every view as text, JSON and CSV, on hand-written
 # inputs in tests/data/report (recursion.folded: A->B->C->B->D recursion
-# and libc frames, times 0; cpu.data.txt: perf script with one sample every
+# and libc frames, times 0; braces.folded: names with braces of their own
+# and an annotation; cpu.data.txt: perf script with one sample every
 # 10 ms, TimeMetric; defaults.perfView.xml: a saved view state).
 # HS_UPDATE_GOLDEN=1 rewrites the goldens.
 
@@ -38,6 +39,15 @@ G="$DATA/report/golden"
 	hs report "$R/recursion.folded" --view calltree --format csv
 	[ "$status" -eq 0 ]
 	golden "$G/recursion.calltree.csv"
+}
+
+@test "names with braces: lambdas and closures whole, a trailing {annotation} left out" {
+	hs report "$R/braces.folded"
+	[ "$status" -eq 0 ]
+	golden "$G/braces.byname.txt"
+	hs report "$R/braces.folded" --format csv
+	[ "$status" -eq 0 ]
+	golden "$G/braces.byname.csv"
 }
 
 @test "--depth and --limit cut tree rows" {

@@ -84,9 +84,9 @@ EOF
 	[[ "$output" == *"allocations:            28 ("* ]]
 	[[ "$output" == *"bytes allocated:        $((211737 + STDIO)) ("* ]]
 	[[ "$output" == *"peak heap:              $((210231 + STDIO)) ("* ]]
-	[[ "$output" == *"leaked:                 231 bytes in 3 blocks (and $STDIO bytes in 1 blocks"* ]]
+	[[ "$output" == *"leaked:                 231 bytes in 3 blocks (and $STDIO bytes in 1 block of"* ]]
 	[[ "$output" == *"temporary allocations:  13 (201474 bytes)"* ]]
-	[[ "$output" == *"top call sites by bytes allocated:"*"200000 bytes  (1 allocations)  memtest!site_large"* ]]
+	[[ "$output" == *"top call sites by bytes allocated:"*"200000 bytes  (1 allocation)  memtest!site_large"* ]]
 	[[ "$output" == *"top call sites by bytes leaked:"*"231 bytes  (3 allocations)  memtest!site_leak"* ]]
 	[[ "$output" == *"heap in use (highest "*"  |"*"#"* ]]
 	[[ "$output" == *"RSS (highest "* ]]
@@ -123,7 +123,8 @@ def human(b):
     return "%.0f B" % b if u == 0 else "%.1f %s" % (v, ["B", "KiB", "MiB", "GiB", "TiB"][u])
 def count(x):
     return "%.0f" % x if x == math.floor(x) else "%.1f" % x
-want = ", leaked %s in %s blocks" % (human(s["leaked_bytes"]), count(s["leaked_blocks"]))
+want = ", leaked %s in %s block%s" % (human(s["leaked_bytes"]), count(s["leaked_blocks"]),
+                                     "" if s["leaked_blocks"] == 1 else "s")
 if s["suppressed_leaked_blocks"] > 0:
     want += " (%s more in known exit-time allocations)" % human(s["suppressed_leaked_bytes"])
 assert line[0].endswith(want + "\n"), (line[0], want)

@@ -52,6 +52,16 @@ setup() {
 	same m.heapscope 1 source=net start=0 "end=$end"
 }
 
+@test "peak of a range that holds no event is the heap as it was, as the report gives it" {
+	"$HS_BIN" stats m.heapscope --format json > stats.json
+	start=$(jq '.duration_ms + 10' stats.json)
+	same m.heapscope 1 source=peak "start=$start" view=calltree
+	# after the last event: what was live at the end
+	[ "$(jq '.summary.metric' api.json)" = \
+	  "$(jq '.leaked_bytes + .suppressed_leaked_bytes' stats.json)" ]
+	[ "$(jq '.summary.metric' api.json)" -gt 0 ]
+}
+
 @test "a heap trace's stats and its heap and RSS timelines" {
 	"$HS_BIN" stats m.heapscope --format json > stats.json
 	get /api/stats trace=1

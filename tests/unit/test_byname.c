@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 #include "views_helpers.h"
 
@@ -175,13 +176,28 @@ static void flame_graph_negative(void **state)
 	hs_source_release(&src);
 }
 
-/* Names are cut at the first '{' for display, unless it starts the name. */
+/*
+ * Names lose a trailing " {annotation}" for display; braces that are part
+ * of a name (C++ lambdas, Rust closures) stay.
+ */
 static void display_names(void **state)
 {
+	static const char *const whole[] = {
+		"plain", "{anon}", "List{T}.Add",
+		"app!main::{lambda(int)#1}::operator()(int) const",
+		"app!main::{lambda(int)#2}", "app!r::worker::{closure#0}",
+		"app!r::worker::{{closure}}", "app!f::{closure#0}::{closure#1}",
+		"a }", "a {b", "a {b}}", " {x}",
+	};
+	size_t i;
+
 	(void)state;
-	assert_int_equal(hs_view_display_len("List{T}.Add"), 4);
-	assert_int_equal(hs_view_display_len("{anon}"), 6);
-	assert_int_equal(hs_view_display_len("plain"), 5);
+	for (i = 0; i < sizeof(whole) / sizeof(whole[0]); i++)
+		assert_int_equal(hs_view_display_len(whole[i]), strlen(whole[i]));
+	assert_int_equal(hs_view_display_len("app!Foo::bar {Tier1}"), 12);
+	assert_int_equal(hs_view_display_len("Foo  {a {b} c}"), 3);
+	assert_int_equal(hs_view_display_len("x::{lambda()#1} {note}"), 15);
+	assert_int_equal(hs_view_display_len("A {x} {y}"), 5);
 }
 
 int main(void)

@@ -19,6 +19,8 @@
 #include "analysis/calltree.h"
 #include "analysis/filter.h"
 #include "analysis/memviews.h"
+#include "analysis/presets.h"
+#include "analysis/stats.h"
 #include "analysis/views.h"
 #include "common/alloc.h"
 #include "format/trace_reader.h"
@@ -171,6 +173,64 @@ static void alloc_and_net(void **state)
 	free(b.buf);
 }
 
+/*
+ * peak over ranges that hold no heap event: the heap as the range starts,
+ * whether the range lies between two events, before the first one or
+ * after the last one (put_heap_program()'s events are at 1 to 8 ms).
+ */
+static void peak_ranges_without_events(const struct hs_trace *t)
+{
+	struct hs_memview_info info;
+	struct hs_stack_source src;
+
+	/* between 1 and 2 ms: f's 100 bytes */
+	build(t, HS_MEM_PEAK, 1.2, 1.8, &src, &info);
+	assert_int_equal(info.peak_ns, 1200000);
+	assert_true(info.peak_bytes == 100);
+	assert_int_equal(src.nr_samples, 1);
+	sample_is(&src, 0, 1, 100, 1, F "/lib/libc.so.6!malloc");
+	hs_source_release(&src);
+	/* between 6 ms (a free of an unknown block) and 7 ms: the realloc'ed block */
+	build(t, HS_MEM_PEAK, 6.2, 6.8, &src, &info);
+	assert_int_equal(info.peak_ns, 6200000);
+	assert_true(info.peak_bytes == 500000);
+	assert_int_equal(src.nr_samples, 1);
+	sample_is(&src, 0, 5, 500000, 1,
+		  ROOT "LargeAlloc;/lib/libc.so.6!0x20;/bin/app!0x10;/lib/libc.so.6!realloc");
+	hs_source_release(&src);
+	/* before the first event: the heap is empty */
+	build(t, HS_MEM_PEAK, 0, 0.5, &src, &info);
+	assert_int_equal(info.peak_ns, 0);
+	assert_true(info.peak_bytes == 0);
+	assert_int_equal(src.nr_samples, 0);
+	hs_source_release(&src);
+	/* starting before the first event and holding some: as without a start */
+	build(t, HS_MEM_PEAK, 0, 1.5, &src, &info);
+	assert_int_equal(info.peak_ns, 1 * MS);
+	assert_true(info.peak_bytes == 100);
+	assert_int_equal(src.nr_samples, 1);
+	hs_source_release(&src);
+	/* after the last event, with and without an end: the heap as it was left */
+	build(t, HS_MEM_PEAK, 9, NAN, &src, &info);
+	assert_int_equal(info.peak_ns, 9 * MS);
+	assert_true(info.peak_bytes == 500016);
+	assert_int_equal(src.nr_samples, 2);
+	sample_is(&src, 0, 5, 500000, 1,
+		  ROOT "LargeAlloc;/lib/libc.so.6!0x20;/bin/app!0x10;/lib/libc.so.6!realloc");
+	sample_is(&src, 1, 8, 16, 1, G "/lib/libc.so.6!calloc");
+	hs_source_release(&src);
+	build(t, HS_MEM_PEAK, 9, 20, &src, &info);
+	assert_int_equal(info.peak_ns, 9 * MS);
+	assert_true(info.peak_bytes == 500016);
+	assert_int_equal(src.nr_samples, 2);
+	hs_source_release(&src);
+	/* no start, an end before the first event: the heap is empty */
+	build(t, HS_MEM_PEAK, NAN, 0.5, &src, &info);
+	assert_true(info.peak_bytes == 0);
+	assert_int_equal(src.nr_samples, 0);
+	hs_source_release(&src);
+}
+
 static void leaks_peak_temporary(void **state)
 {
 	struct hs_memview_info info;
@@ -225,6 +285,7 @@ static void leaks_peak_temporary(void **state)
 	sample_is(&src, 0, 1, 100, 1, F "/lib/libc.so.6!malloc");
 	sample_is(&src, 1, 2, 40, 1, G "/lib/libc.so.6!malloc");
 	hs_source_release(&src);
+	peak_ranges_without_events(&t);
 
 	/* temporary: the 40 bytes (freed next), the 300000 (realloc'ed next) */
 	build(&t, HS_MEM_TEMPORARY, NAN, NAN, &src, NULL);
@@ -292,6 +353,120 @@ static void symbols_name_frames_with_locations(void **state)
 	assert_int_equal(line, 10);
 	s = src.stack_caller[s];		/* libc!? has no location */
 	assert_int_equal(hs_source_stack_loc(&src, s), 0);
+	hs_source_release(&src);
+	hs_trace_release(&t);
+	free(b.buf);
+}
+
+/*
+ * Known exit-time allocations of the leaks view: recognised by the frames
+ * that allocate (the first frames above the allocator's own, in one
+ * module), not by any frame of the stack. Modules: a plugin (1), libc (2),
+ * the dynamic linker (3); every block is leaked.
+ *   plugin_setup under _dl_init            777  the plugin's
+ *   __strdup under plugin_setup             10  the plugin's (strdup is the allocator's)
+ *   fopen under main                        20  the program's
+ *   _IO_file_doallocate under main        4096  exit-time
+ *   _dl_new_object under _dl_init          100  exit-time
+ *   _dlfo_alloc (inline) in _dl_find_object_update under _dl_init
+ *                                          200  exit-time
+ */
+static void exit_time_allocations(void **state)
+{
+	static const struct {
+		unsigned mod;
+		uint64_t off;
+		const char *fn, *inl;
+	} sym[] = {
+		{ 3, 0x20, "_dl_init", NULL }, { 1, 0x10, "plugin_setup", NULL },
+		{ 1, 0x50, "main", NULL }, { 2, 0x30, "_IO_file_doallocate", NULL },
+		{ 2, 0x40, "__strdup", NULL }, { 3, 0x60, "_dl_new_object", NULL },
+		{ 2, 0x50, "fopen", NULL },
+		{ 3, 0x70, "_dl_find_object_update", "_dlfo_alloc" },
+	};
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct hs_leak_totals lt;
+	struct hs_stack_source src;
+	struct hs_symw w;
+	struct hs_trace t;
+	struct tb b;
+	uint8_t *p;
+	size_t i;
+
+	(void)state;
+	tb_init(&b);
+	p = tb_p(&b);
+	p = put_process_sampled(p, 0);
+	p = put_module(p, 0, 1, 0x1000, 0x1000, 0x2000, "/opt/plug.so");
+	p = put_module(p, 0, 2, 0x9000, 0x9000, 0xa000, "/lib/libc.so.6");
+	p = put_module(p, 0, 3, 0x5000, 0x5000, 0x6000, "/lib/ld-linux-x86-64.so.2");
+	p = put_span(p, 10, 0, 0);
+	p = put_thread_start(p, 0, "main");
+	p = put_node(p, 1, 0, 0x1050);		/* main */
+	p = put_node(p, 2, 1, 0x5020);		/* _dl_init */
+	p = put_node(p, 3, 2, 0x1010);		/* plugin_setup */
+	p = put_node(p, 4, 3, 0x9040);		/* __strdup */
+	p = put_node(p, 5, 1, 0x9050);		/* fopen */
+	p = put_node(p, 6, 1, 0x9030);		/* _IO_file_doallocate */
+	p = put_node(p, 7, 2, 0x5060);		/* _dl_new_object */
+	p = put_node(p, 8, 2, 0x5070);		/* _dlfo_alloc (inline) */
+	p = put_alloc(&b, p, HS_TAG_MALLOC, 1 * MS, 0x1000, 777, 3);
+	p = put_alloc(&b, p, HS_TAG_MALLOC, 0, 0x1000, 10, 4);
+	p = put_alloc(&b, p, HS_TAG_MALLOC, 0, 0x1000, 20, 5);
+	p = put_alloc(&b, p, HS_TAG_MALLOC, 0, 0x1000, 4096, 6);
+	p = put_alloc(&b, p, HS_TAG_MALLOC, 0, 0x2000, 100, 7);
+	p = put_alloc(&b, p, HS_TAG_MALLOC, 0, 0x1000, 200, 8);
+	tb_end(&b, p);
+	tb_chunk(&b, HS_CHUNK_EVENTS, 1);
+	assert_int_equal(hs_symw_init(&w, b.seq, tb_emit, &b), 0);
+	for (i = 0; i < sizeof(sym) / sizeof(sym[0]); i++) {
+		struct hs_symw_frame f[2] = {
+			{ sym[i].inl, "/src/x.c", 1, HS_TSYM_INLINE },
+			{ sym[i].fn, "/src/x.c", 2, 0 },
+		};
+
+		int n = sym[i].inl ? 2 : 1;
+
+		assert_int_equal(hs_symw_add(&w, sym[i].mod, sym[i].off, HS_TSYM_FOUND, NULL,
+					     f + 2 - n, (unsigned)n), 0);
+	}
+	assert_int_equal(hs_symw_finish(&w), 0);
+	hs_symw_release(&w);
+	tb_load(&b, &t);
+
+	build(&t, HS_MEM_LEAKS, NAN, NAN, &src, NULL);
+	assert_int_equal(src.nr_samples, 6);
+#define R "Process app (77);Thread (10) main;"
+#define KNOWN R HS_EXIT_TIME_FRAME ";"
+#define M "/opt/plug.so!main;"
+#define DL M "/lib/ld-linux-x86-64.so.2!_dl_init;"
+#define LEAF ";/lib/libc.so.6!malloc"
+	assert_string_equal(stack_of(&src, 0), R DL "/opt/plug.so!plugin_setup" LEAF);
+	assert_string_equal(stack_of(&src, 1), R DL "/opt/plug.so!plugin_setup;"
+			    "/lib/libc.so.6!__strdup" LEAF);
+	assert_string_equal(stack_of(&src, 2), R M "/lib/libc.so.6!fopen" LEAF);
+	assert_string_equal(stack_of(&src, 3),
+			    KNOWN M "/lib/libc.so.6!_IO_file_doallocate" LEAF);
+	assert_string_equal(stack_of(&src, 4), KNOWN DL "/lib/ld-linux-x86-64.so.2!"
+			    "_dl_new_object" LEAF);
+	assert_string_equal(stack_of(&src, 5), KNOWN DL "/lib/ld-linux-x86-64.so.2!"
+			    "_dl_find_object_update;"
+			    "/lib/ld-linux-x86-64.so.2!_dlfo_alloc (inline)" LEAF);
+#undef R
+#undef KNOWN
+#undef M
+#undef DL
+#undef LEAF
+	/* the default ExcPats leave out those, and stats counts them apart */
+	assert_string_equal(src.defaults.exc, HS_PRESET_LEAK_SUPPRESS);
+	assert_int_equal(hs_heap_leaks(&src, 0, NULL, &lt, &diag), 0);
+	assert_true(lt.bytes == 807 && lt.blocks == 3);
+	assert_true(lt.suppressed_bytes == 4396 && lt.suppressed_blocks == 3);
+	hs_source_release(&src);
+	/* the other views have no such frame */
+	build(&t, HS_MEM_ALLOC, NAN, NAN, &src, NULL);
+	for (i = 0; i < src.nr_samples; i++)
+		assert_null(strstr(stack_of(&src, i), HS_EXIT_TIME_FRAME));
 	hs_source_release(&src);
 	hs_trace_release(&t);
 	free(b.buf);
@@ -1003,6 +1178,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(alloc_and_net),
 		cmocka_unit_test(leaks_peak_temporary),
+		cmocka_unit_test(exit_time_allocations),
 		cmocka_unit_test(sampled_frees_carry_their_weight),
 		cmocka_unit_test(symbols_name_frames_with_locations),
 		cmocka_unit_test(mappings),

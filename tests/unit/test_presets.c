@@ -7,6 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "analysis/group.h"
+#include "analysis/pattern.h"
 #include "analysis/presets.h"
 #include "common/alloc.h"
 #include "testutil.h"
@@ -155,6 +156,160 @@ static void just_my_app(void **state)
 	hs_free(t);
 }
 
+/* Does an entry of FoldPats @l match @name as @want says (1: folded)? */
+static int folds_as(const struct hs_patlist *l, const char *name, int want)
+{
+	size_t which;
+	int r = hs_patlist_match_any(l, name, strlen(name), &which);
+
+	assert_true(r >= 0);
+	if (r != want)
+		print_error("%s: %s\n", r ? "folded" : "not folded", name);
+	return r == want;
+}
+
+/*
+ * The heap views' FoldPats fold the frames between a user's function and
+ * the allocator (C++ and Rust names as the demangler writes them, with
+ * return types, inline suffixes and v0 Rust paths) and keep the user's
+ * functions and the library's frames above them.
+ */
+static void heap_fold(void **state)
+{
+	static const char *const folded[] = {
+		"/lib/libc.so.6!malloc",
+		"/lib/libc.so.6!__strdup",
+		"/lib/ld-linux-x86-64.so.2!calloc (inline)",
+		"/usr/lib/libstdc++.so.6!operator new(unsigned long)",
+		"/usr/lib/libstdc++.so.6!operator new[](unsigned long, std::align_val_t)",
+		"/bin/app!std::__cxx11::basic_string<char, std::char_traits<char>, "
+		"std::allocator<char> >::basic_string<std::allocator<char> >(unsigned long, "
+		"char, std::allocator<char> const&) (inline)",
+		"/usr/lib/libstdc++.so.6!std::__cxx11::basic_string<char, "
+		"std::char_traits<char>, std::allocator<char> >::_M_create(unsigned long&, "
+		"unsigned long)",
+		"/bin/app!void std::vector<int, std::allocator<int> >::_M_realloc_insert<int "
+		"const&>(__gnu_cxx::__normal_iterator<int*, std::vector<int, "
+		"std::allocator<int> > >, int const&)",
+		"/bin/app!std::vector<int, std::allocator<int> >::_M_default_append(unsigned "
+		"long)",
+		"/bin/app!std::vector<int, std::allocator<int> >::push_back(int const&) (inline)",
+		"/bin/app!std::_Vector_base<int, std::allocator<int> >::_M_allocate(unsigned "
+		"long) (inline)",
+		"/bin/app!std::_Rb_tree_node<std::pair<int const, int> >* std::_Rb_tree<int, "
+		"std::pair<int const, int>, std::_Select1st<std::pair<int const, int> >, "
+		"std::less<int>, std::allocator<std::pair<int const, int> > "
+		">::_M_create_node<int&&>(int&&) (inline)",
+		"/bin/app!std::_Rb_tree<int, int, std::_Identity<int>, std::less<int>, "
+		"std::allocator<int> >::_M_get_node() (inline)",
+		"/bin/app!std::map<int, int, std::less<int>, std::allocator<std::pair<int "
+		"const, int> > >::operator[](int&&) (inline)",
+		"/bin/app!std::__detail::_Hashtable_alloc<std::allocator<std::__detail::"
+		"_Hash_node<std::pair<int const, int>, false> > >::_M_allocate_buckets("
+		"unsigned long) (inline)",
+		"/bin/app!std::__detail::_Hash_node<std::pair<int const, int>, false>* "
+		"std::__detail::_Hashtable_alloc<std::allocator<std::__detail::_Hash_node<"
+		"std::pair<int const, int>, false> > >::_M_allocate_node<std::piecewise_"
+		"construct_t const&, std::tuple<int&&>, std::tuple<> >(std::piecewise_"
+		"construct_t const&, std::tuple<int&&>&&, std::tuple<>&&)",
+		"/bin/app!std::_Hashtable<int, std::pair<int const, int>, std::allocator<std::"
+		"pair<int const, int> >, std::__detail::_Select1st, std::equal_to<int>, "
+		"std::hash<int>, std::__detail::_Mod_range_hashing, std::__detail::_Default_"
+		"ranged_hash, std::__detail::_Prime_rehash_policy, std::__detail::_Hashtable_"
+		"traits<false, false, true> >::_Scoped_node::_Scoped_node<std::piecewise_"
+		"construct_t const&>(std::piecewise_construct_t const&) (inline)",
+		"/bin/app!__gnu_cxx::new_allocator<int>::allocate(unsigned long, void const*)",
+		"/bin/app!std::__new_allocator<int>::allocate(unsigned long, void const*) (inline)",
+		"/bin/app!std::deque<int, std::allocator<int> >::_M_push_back_aux<int "
+		"const&>(int const&)",
+		"/bin/app!std::__cxx11::list<int, std::allocator<int> >::_M_insert<int>("
+		"std::_List_iterator<int>, int&&) (inline)",
+		"/bin/app!std::shared_ptr<std::enable_if<!std::is_array<long>::value, "
+		"long>::type> std::make_shared<long, int>(int&&) (inline)",
+		"/bin/app!std::__shared_count<(__gnu_cxx::_Lock_policy)2>::__shared_count<long,"
+		" std::allocator<void>, int>(long*&, std::_Sp_alloc_shared_tag<std::allocator"
+		"<void> >, int&&) (inline)",
+		"/bin/app!std::__detail::_MakeUniq<long []>::__array std::make_unique<long "
+		"[]>(unsigned long) (inline)",
+		"/bin/app!std::__cxx11::to_string(int) (inline)",
+		"/bin/r!<alloc::raw_vec::RawVecInner>::try_allocate_in",
+		"/bin/r!alloc::raw_vec::RawVec<T,A>::grow_one",
+		"/bin/r!alloc::raw_vec::finish_grow",
+		"/bin/r!alloc::alloc::alloc (inline)",
+		"/bin/r!<alloc::alloc::Global as core::alloc::Allocator>::allocate",
+		"/bin/r!alloc::vec::Vec<T,A>::push",
+		"/bin/r!<alloc::vec::Vec<u8>>::with_capacity",
+		"/bin/r!<alloc::vec::Vec<T> as core::clone::Clone>::clone",
+		"/bin/r!<alloc::string::String as core::convert::From<&str>>::from",
+		"/bin/r!alloc::boxed::Box<T>::new",
+		"/bin/r!<alloc::boxed::Box<[u64; 16]>>::new",
+		"/bin/r!<str as alloc::string::ToString>::to_string",
+		"/bin/r!alloc::fmt::format::format_inner",
+		"/bin/r!hashbrown::raw::RawTable<T,A>::reserve_rehash",
+		"/bin/r!std::collections::hash::map::HashMap<K,V,S>::insert",
+		"/bin/r!core::iter::traits::iterator::Iterator::collect",
+		"/bin/r!<core::slice::iter::Iter<u8> as core::iter::traits::iterator::"
+		"Iterator>::collect::<alloc::vec::Vec<u8>>",
+		"/bin/r!core::option::Option<T>::map_or_else (inline)",
+		"/bin/r!<core::option::Option<&str>>::map_or_else::<alloc::string::String, "
+		"alloc::fmt::format::{closure#0}, <str as alloc::borrow::ToOwned>::to_owned>",
+		"/bin/r!__rust_alloc",
+		"/bin/r!__rdl_realloc (inline)",
+		"/bin/r!std::sys::alloc::unix::<impl core::alloc::global::GlobalAlloc for "
+		"std::alloc::System>::alloc",
+		"/bin/r!<std::alloc::System as core::alloc::global::GlobalAlloc>::alloc",
+	};
+	static const char *const kept[] = {
+		"/bin/app!main",
+		"/bin/app!use_vec()",
+		"/lib/libc.so.6!_IO_file_doallocate",
+		"/lib/libc.so.6!freeaddrinfo",
+		"/bin/app!std::vector<long, std::allocator<long> >* ns::fill<long>(int)",
+		"/bin/app!use(std::vector<int, std::allocator<int> >&)",
+		"/bin/app!f(int, std::map<int, int, std::less<int>, std::allocator<std::"
+		"pair<int const, int> > > const&)",
+		"/bin/app!Cache<std::map<int, int, std::less<int>, std::allocator<std::"
+		"pair<int const, int> > > >::get(int)",
+		"/bin/app!std::_Rb_tree_iterator<std::pair<int const, int> > "
+		"find_or_add<int>(std::map<int, int, std::less<int>, std::allocator<std::"
+		"pair<int const, int> > >&, int)",
+		"/bin/app!ns::vector<int>::push_back(int)",
+		"/bin/app!mystd::vector<int>::push_back(int)",
+		"/bin/app!main::{lambda(int)#1}::operator()(int) const",
+		"/bin/app!std::thread::_State_impl<std::thread::_Invoker<std::tuple<void "
+		"(*)()> > >::_M_run()",
+		"/bin/app!std::thread::thread<void (&)(), void>(void (&)()) (inline)",
+		"/bin/app!void std::sort<int*, bool (*)(int, int)>(int*, int*, bool "
+		"(*)(int, int)) (inline)",
+		"/bin/app!std::_Function_handler<void (), main::{lambda()#1}>::_M_invoke("
+		"std::_Any_data const&)",
+		"/bin/app!std::__invoke_result<void (*)()>::type std::__invoke<void "
+		"(*)()>(void (*&&)()) (inline)",
+		"/bin/r!r::cache::insert",
+		"/bin/r!r::worker::{closure#0}",
+		"/bin/r!<r::Foo as core::fmt::Display>::fmt",
+		"/bin/r!<r::Foo as core::convert::From<alloc::string::String>>::from",
+		"/bin/r!<alloc::vec::Vec<r::Item> as r::Summary>::summarize",
+		"/bin/r!std::thread::Builder::spawn_unchecked_",
+		"/bin/r!core::slice::sort::shared::smallsort::insertion_sort_shift_left",
+		"/bin/r!std::rt::lang_start_internal",
+		"/bin/r!core::option::Option<T>::unwrap_or_else",
+	};
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct hs_patlist l = HS_PATLIST_INIT;
+	size_t i;
+	int bad = 0;
+
+	(void)state;
+	assert_int_equal(hs_patlist_parse(&l, HS_PRESET_HEAP_FOLD, "FoldPats", &diag), 0);
+	for (i = 0; i < sizeof(folded) / sizeof(folded[0]); i++)
+		bad += !folds_as(&l, folded[i], 1);
+	for (i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+		bad += !folds_as(&l, kept[i], 0);
+	assert_int_equal(bad, 0);
+	hs_patlist_release(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -163,6 +318,7 @@ int main(void)
 		cmocka_unit_test(group_texts),
 		cmocka_unit_test(linux_names),
 		cmocka_unit_test(just_my_app),
+		cmocka_unit_test(heap_fold),
 	};
 	return cmocka_run_group_tests_name("presets", tests, NULL, NULL);
 }

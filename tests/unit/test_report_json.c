@@ -149,9 +149,10 @@ static void text_and_csv(void **state)
 	hs_calltree_release(&ct);
 	hs_source_release(&src);
 
-	/* names: cut at '{' for display; CSV quotes commas and quotes */
+	/* names: a trailing " {...}" is left out for display; CSV quotes
+	 * commas and quotes */
 	hs_source_init(&src);
-	add(&src, 0, 1.5, 1, "List{T}.Add");
+	add(&src, 0, 1.5, 1, "List {T1}");
 	add(&src, 0, 1, 1, "f(a, \"b\")");
 	build_tree(&ct, &src, NAN);
 	build_view(&v, &ct, HS_VIEW_BYNAME, NULL);

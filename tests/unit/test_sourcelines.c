@@ -287,6 +287,91 @@ static void call_tree_filter(void **state)
 	hs_source_release(&s);
 }
 
+/*
+ * C++ and Rust functions by their bare names: one frame each (1 byte each
+ * at line 1 of its own file), the names as the demangler writes them.
+ */
+static void bare_names(void **state)
+{
+	static const char *const fns[] = {
+		"/bin/app!strings()",
+		"/bin/app!std::vector<long, std::allocator<long> >* ns::fill<long>(int)",
+		"/bin/app!ns::Widget::make(int) [clone .constprop.0]",
+		"/bin/app!ns::Widget::make(int) (inline)",
+		"/bin/app!void ns::put<int>(int)",
+		"/bin/app!void ns::put<long>(long)",
+		"/bin/app!ns::Foo::operator()(int) const",
+		"/bin/app!std::__cxx11::basic_string<char, std::char_traits<char>, "
+		"std::allocator<char> > ns::name[abi:cxx11](int)",
+		"/lib/libother.so!strings()",
+		"/bin/r!r::cache::insert",
+		"/bin/r!<alloc::vec::Vec<u8>>::push",
+		"/bin/r!main",
+	};
+	static const struct {
+		const char *want;
+		double inc;	/* the bytes of the frames that are it; 0: none */
+		int err;
+	} cases[] = {
+		{ "strings", 2, 0 },		/* both modules' strings() */
+		{ "app!strings", 1, 0 },
+		{ "/bin/app!strings", 1, 0 },
+		{ "libother.so!strings", 1, 0 },
+		{ "fill", 1, 0 },
+		{ "ns::fill", 1, 0 },
+		{ "ns::fill<long>", 1, 0 },
+		{ "fill<long>(int)", 1, 0 },
+		{ "fill<int>", 0, -ENOENT },
+		{ "s::fill", 0, -ENOENT },	/* components are whole */
+		{ "make", 2, 0 },		/* a clone and an inlined copy */
+		{ "Widget::make", 2, 0 },
+		{ "ns::Widget::make(int)", 2, 0 },
+		{ "put", 0, -EINVAL },		/* put<int> and put<long> */
+		{ "ns::put", 0, -EINVAL },
+		{ "put<int>", 1, 0 },
+		{ "void ns::put<long>(long)", 1, 0 },	/* as shown */
+		{ "operator()", 1, 0 },
+		{ "Foo::operator()", 1, 0 },
+		{ "name", 1, 0 },
+		{ "insert", 1, 0 },
+		{ "cache::insert", 1, 0 },
+		{ "push", 1, 0 },
+		{ "main", 1, 0 },
+		{ "other!fill", 0, -ENOENT },
+	};
+	struct hs_filter_params p = HS_FILTER_PARAMS_INIT;
+	struct hs_stack_source src;
+	struct hs_source_lines sl;
+	size_t i;
+
+	(void)state;
+	hs_source_init(&src);
+	for (i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
+		uint32_t st = push(&src, HS_NO_STACK, frame(&src, fns[i]), loc(&src, fns[i], 1));
+
+		assert_int_equal(hs_source_add_sample(&src, 0, 1, 1, st), 0);
+	}
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct hs_diag diag = HS_DIAG_INIT(NULL);
+		int err = hs_source_lines_build(&src, &p, cases[i].want, &sl, &diag);
+
+		if (err != cases[i].err || (!err && sl.inc != cases[i].inc))
+			print_error("%s: %d (%s), inc %g\n", cases[i].want, err, diag.msg,
+				    err ? 0 : sl.inc);
+		assert_int_equal(err, cases[i].err);
+		if (!err)
+			assert_true(sl.inc == cases[i].inc);
+		if (err == -EINVAL) {
+			/* the candidates, as they can be given */
+			assert_non_null(strstr(diag.msg, "is ambiguous"));
+			assert_non_null(strstr(diag.msg, ": void ns::put<int>(int); "));
+			assert_non_null(strstr(diag.msg, "; void ns::put<long>(long) "));
+		}
+		hs_source_lines_release(&sl);
+	}
+	hs_source_release(&src);
+}
+
 static void json_and_text(void **state)
 {
 	struct hs_filter_params p = HS_FILTER_PARAMS_INIT;
@@ -440,6 +525,7 @@ int main(void)
 		cmocka_unit_test(folded_allocator),
 		cmocka_unit_test(unfolded_window_and_errors),
 		cmocka_unit_test(call_tree_filter),
+		cmocka_unit_test(bare_names),
 		cmocka_unit_test(json_and_text),
 		cmocka_unit_test(fifo_and_bad_text),
 		cmocka_unit_test(out_of_memory),

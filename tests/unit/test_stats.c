@@ -199,6 +199,7 @@ static void empty_trace(void **state)
 	struct hs_trace t;
 	struct tb b;
 	uint8_t *p;
+	json_t *j;
 
 	(void)state;
 	/* a trace with no events at all */
@@ -214,6 +215,15 @@ static void empty_trace(void **state)
 	assert_int_equal(s.by_bytes.nr, 0);
 	assert_int_equal(s.heap.n, 200);	/* flat at 0 */
 	assert_int_equal(s.rss.n, 0);
+	/* JSON: the empty heap's peak is 0 bytes at no time; no RSS is known */
+	j = hs_heap_stats_json(&s);
+	assert_non_null(j);
+	assert_true(json_is_integer(json_object_get(j, "peak_heap_bytes")));
+	assert_int_equal(json_integer_value(json_object_get(j, "peak_heap_bytes")), 0);
+	assert_true(json_is_null(json_object_get(j, "peak_heap_ms")));
+	assert_true(json_is_null(json_object_get(j, "peak_rss_bytes")));
+	assert_true(json_is_null(json_object_get(j, "peak_rss_ms")));
+	json_decref(j);
 	hs_heap_stats_release(&s);
 	hs_trace_release(&t);
 	free(b.buf);
