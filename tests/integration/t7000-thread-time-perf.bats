@@ -127,10 +127,12 @@ inc() {
 	[[ "$output" != *CPU_TIME* ]]
 	[[ "$output" == *"blocker!spin_ms"* ]]
 	printf '%s\n' "$output" > all.csv
-	# the same view without the sched events (one paragraph each)
+	# the same view without the sched events (one paragraph each), but for
+	# the first event, whatever it is: times count from it (First, Last)
 	grep -q 'sched:sched_waking:' pipe.data.txt
-	awk -v RS= -v ORS='\n\n' '!/^[^\n]* sched:sched_/' pipe.data.txt > cpu.data.txt
-	! grep -q 'sched:' cpu.data.txt
+	awk -v RS= -v ORS='\n\n' 'NR == 1 || !/^[^\n]* sched:sched_/' pipe.data.txt \
+		> cpu.data.txt
+	[ "$(grep -c 'sched:' cpu.data.txt)" -le 1 ]
 	hs report cpu.data.txt --format csv
 	[ "$status" -eq 0 ]
 	[ "$output" = "$(cat all.csv)" ]
