@@ -1152,18 +1152,6 @@ static int emit_live(struct view *v, double lo)
 	return err;
 }
 
-/* The event @i of a loaded trace. */
-static void trace_event(const struct hs_trace *t, size_t i, struct hs_trace_event *e)
-{
-	e->time = t->time[i];
-	e->addr = t->addr[i];
-	e->size = t->size[i];
-	e->node = t->stack[i];
-	e->thread = t->thread[i];
-	e->op = t->op[i];
-	e->fn = t->fn[i];
-}
-
 /*
  * peak: when was heap in use highest within the range (pass 1), then the
  * blocks live at that moment (pass 2, a view of the events before it).
@@ -1220,7 +1208,7 @@ static int view_peak(struct view *v)
 	}
 	v->hi = INFINITY;
 	for (i = 0; i < upto && !err; i++) {
-		trace_event(t, i, &e);
+		hs_trace_event_get(t, i, &e);
 		err = view_event(v, &e);
 	}
 	return err ? err : emit_live(v, -INFINITY);
@@ -1352,7 +1340,7 @@ static int view_mmap(struct view *v)
 			continue;
 		/* a mapping placed over live ones replaces them */
 		err = maps_unmap(v, &ms, a, e, t->time[i]);
-		trace_event(t, i, &ev);
+		hs_trace_event_get(t, i, &ev);
 		ev.size = 0;	/* mappings have no size class */
 		if (!err)
 			err = event_key(v, &ev, &key);
@@ -1482,7 +1470,7 @@ int hs_memview_build(const struct hs_trace *t, const struct hs_memview_opts *o,
 	case HS_MEM_CPU:
 	case HS_MEM_WALL:
 		for (i = 0; i < t->nr_events && !err; i++) {
-			trace_event(t, i, &e);
+			hs_trace_event_get(t, i, &e);
 			err = view_event(&v, &e);
 		}
 		break;

@@ -1597,8 +1597,7 @@ static int order_ties(struct tie_work *w, struct hs_trace_event *grp, size_t n,
 	return moved;
 }
 
-/* Event @i of @t's columns as a struct hs_trace_event, and back. */
-static void event_get(const struct hs_trace *t, size_t i, struct hs_trace_event *e)
+void hs_trace_event_get(const struct hs_trace *t, size_t i, struct hs_trace_event *e)
 {
 	e->time = t->time[i];
 	e->addr = t->addr[i];
@@ -1609,6 +1608,7 @@ static void event_get(const struct hs_trace *t, size_t i, struct hs_trace_event 
 	e->fn = t->fn[i];
 }
 
+/* The reverse of hs_trace_event_get(). */
 static void event_put(struct hs_trace *t, size_t i, const struct hs_trace_event *e)
 {
 	t->time[i] = e->time;
@@ -1652,7 +1652,7 @@ static int fix_ties(struct hs_trace *t)
 				break;
 			}
 			for (k = i; k < j; k++)
-				event_get(t, k, &grp[k - i]);
+				hs_trace_event_get(t, k, &grp[k - i]);
 			err = order_ties(&w, grp, j - i, amap_live, &live);
 			if (err > 0)
 				for (k = i; k < j; k++)

@@ -290,6 +290,9 @@ struct hs_trace_event {
 };
 #define HS_TRACE_EV_NODE_ID (1ull << 63)
 
+/* Event @i of a loaded trace's columns as a struct hs_trace_event. */
+void hs_trace_event_get(const struct hs_trace *t, size_t i, struct hs_trace_event *e);
+
 struct hs_trace_sink {
 	/* @n events of one time, in order (the array is borrowed); 0 or -errno */
 	int (*events)(void *ctx, const struct hs_trace_event *ev, size_t n);
