@@ -352,28 +352,44 @@ static int fast_walk(struct cpu_thread *c, void *ucv, uintptr_t *ips, unsigned m
 			  complete);
 }
 
-/* With unwind=check: walk again with libunwind alone and compare. */
+/*
+ * With unwind=check: walk again with libunwind alone and compare. The
+ * first differences are told with the rule of the frame whose caller
+ * differs (the rule that went wrong, or libunwind).
+ */
 static void check_walk(void *uc, const uintptr_t *ips, unsigned n, unsigned max,
 		       int complete)
 {
+	static const char *const base[] = { "?", "rsp", "rbp", "?", "?", "?" };
 	uintptr_t other[RAW_DEPTH];
+	const struct sig_rule *r;
 	int c2;
 	unsigned n2 = unwind_signal(uc, other, max, &c2), i;
 
 	atomic_fetch_add(&n_checked, 1);
 	if (n2 == n && c2 == complete && !memcmp(ips, other, n * sizeof(*ips)))
 		return;
-	if (atomic_fetch_add(&n_differ, 1) < 5) {
-		for (i = 0; i < n && i < n2 && ips[i] == other[i]; i++)
-			;
-	{
-		const struct sig_rule *r = sig_rule_find(atomic_load(&sig_cur), ips[0]);
-		hs_msg("sample unwind check: %u frames (complete %d) against libunwind's %u "
-		       "(complete %d), first difference at frame %u: %#lx against %#lx; leaf %#lx rule %#lx-%#lx kind %d off %d bp %d",
-		       n, complete, n2, c2, i, i < n ? (unsigned long)ips[i] : 0ul,
-		       i < n2 ? (unsigned long)other[i] : 0ul, (unsigned long)ips[0], r ? r->lo : 0, r ? r->hi : 0, r ? r->kind : -1, r ? r->cfa_off : 0, r ? r->bp_off: 0);
-	}
-	}
+	if (atomic_fetch_add(&n_differ, 1) >= 5)
+		return;
+	for (i = 0; i < n && i < n2 && ips[i] == other[i]; i++)
+		;
+	hs_msg("sample unwind check: %u frames (complete %d) against libunwind's %u "
+	       "(complete %d), first difference at frame %u: %#lx against %#lx",
+	       n, complete, n2, c2, i, i < n ? (unsigned long)ips[i] : 0ul,
+	       i < n2 ? (unsigned long)other[i] : 0ul);
+	r = i > 0 && i <= n ? sig_rule_find(atomic_load(&sig_cur), ips[i - 1]) : NULL;
+	if (!r || (r->kind != HS_RULE_RSP && r->kind != HS_RULE_RBP))
+		return;
+	if (r->bp_off)
+		hs_msg("sample unwind check: frame %u (%#lx) used the rule of %#lx-%#lx: "
+		       "CFA = %s%+d, rbp saved at CFA%+d", i - 1, (unsigned long)ips[i - 1],
+		       (unsigned long)r->lo, (unsigned long)r->hi, base[r->kind],
+		       (int)r->cfa_off, (int)r->bp_off);
+	else
+		hs_msg("sample unwind check: frame %u (%#lx) used the rule of %#lx-%#lx: "
+		       "CFA = %s%+d, rbp unchanged", i - 1, (unsigned long)ips[i - 1],
+		       (unsigned long)r->lo, (unsigned long)r->hi, base[r->kind],
+		       (int)r->cfa_off);
 }
 
 static void take(struct cpu_thread *c, void *uc, unsigned kind, uint64_t ticks,
