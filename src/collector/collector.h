@@ -49,6 +49,7 @@ struct hs_config {
 	int check_unwind;		/* compare every fast walk with libunwind's */
 	int follow_fork, follow_exec;
 	unsigned cpu_hz, wall_hz;	/* stack sampling rates (cpu.c); 0: off */
+	int cpu_timer;			/* --cpu by POSIX timers, never perf events */
 	int no_heap;			/* record no heap events (samples only) */
 	char dir[1024];			/* where children's traces go ("" = cwd) */
 };

@@ -6,16 +6,18 @@
  * the main thread, and for later threads from the pthread_create hook
  * here, which runs the new thread's start routine through a trampoline
  * that registers it first. With --cpu each thread has a clock of its own
- * CPU time that sends the sampling signal to that thread: a perf event
- * (the task-clock software event, user space only, which the kernel
- * allows a process on itself at kernel.perf_event_paranoid <= 2) whose
- * overflows signal the thread through the file descriptor's owner (so
- * the rate is what was asked for), else a POSIX timer on the thread's CPU
- * clock (which the kernel runs at its tick, CONFIG_HZ, often 250 Hz: a
- * lower rate, but each sample still weighs the CPU time it stands for).
- * The perf descriptors are moved high (like the trace file's). With
- * --wall the sampler thread ticks on CLOCK_MONOTONIC and asks threads for
- * their stack with tgkill().
+ * CPU time, kernel time included (so that a system call's time is sampled
+ * on the return to its caller, not carried by the next sample in user
+ * space), that sends the sampling signal to that thread: a perf event
+ * (the task-clock software event, which the kernel allows with kernel
+ * time at kernel.perf_event_paranoid <= 1 or CAP_PERFMON) whose overflows
+ * signal the thread through the file descriptor's owner (so the rate is
+ * what was asked for), else a POSIX timer on the thread's CPU clock
+ * (which the kernel runs at its tick, CONFIG_HZ, often 250 Hz: a lower
+ * rate, but each sample still weighs the CPU time it stands for). The
+ * perf descriptors are moved high (like the trace file's). With --wall
+ * the sampler thread ticks on CLOCK_MONOTONIC and asks threads for their
+ * stack with tgkill().
  *
  * The signal handler is async-signal-safe: it takes no lock and allocates
  * nothing. It unwinds from the signal's context into a slot of the
@@ -499,7 +501,13 @@ static int set_perf(struct cpu_thread *c, int sig, uint64_t period)
 	a.config = PERF_COUNT_SW_TASK_CLOCK;
 	a.sample_period = period;
 	a.wakeup_events = 1;
-	a.exclude_kernel = 1;
+	/*
+	 * Kernel time counts: the signal of a period that ends in a system call
+	 * comes on the return to user space, on the stack of the call's caller.
+	 * Leaving it out (what paranoid 2 allows) would not sample that time and
+	 * give it to the next sample taken in user space, wherever that is.
+	 */
+	a.exclude_kernel = 0;
 	a.exclude_hv = 1;
 	a.disabled = 1;
 	fd = (int)syscall(SYS_perf_event_open, &a, c->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
@@ -1095,7 +1103,8 @@ static void *sampler_main(void *arg)
 	q = hs_put_varint(q, hs_cfg.cpu_hz);
 	q = hs_put_varint(q, hs_cfg.wall_hz);
 	q = hs_put_varint(q, (uint64_t)atomic_load(&signo));
-	q = hs_put_varint(q, hs_cfg.no_heap ? 1 : 0);
+	q = hs_put_varint(q, (hs_cfg.no_heap ? 1u : 0u) |
+			     (hs_cfg.cpu_hz && !atomic_load(&perf_ok) ? 2u : 0u));
 	hs_emit_sized(t, HS_TAG_SAMPLING, body, (size_t)(q - body));
 	period = hs_cfg.wall_hz ? 1000000000u / hs_cfg.wall_hz : 10000000u;
 	threshold = period / 20;
@@ -1223,6 +1232,8 @@ int hs_cpu_start(void)
 		return -1;
 	atomic_store(&sig_cur, sig_tab[0]);
 	sig_rules_gen = atomic_load(&hs_gen);
+	if (hs_cfg.cpu_timer)
+		atomic_store(&perf_ok, 0);
 	if (!real_pthread_create)
 		real_pthread_create = dlsym(RTLD_NEXT, "pthread_create");
 	s = free_signal(0);

@@ -7,10 +7,12 @@
  *   HEAPSCOPE_OUTPUT   the trace file it created for this process (empty);
  *                      removed at start-up so children do not reuse it
  *   HEAPSCOPE_OPTIONS  sample=N,unwind=libunwind|fp|slow|check,depth=N,fork=0|1,
- *                      exec=0|1,cpu=HZ,wall=HZ,heap=0 (check: libunwind,
- *                      each fast walk compared with libunwind alone, the
- *                      differences told at exit; cpu, wall: stack sampling
- *                      rates, cpu.c; heap=0: no heap events)
+ *                      exec=0|1,cpu=HZ,wall=HZ,cpuclock=timer,heap=0 (check:
+ *                      libunwind, each fast walk compared with libunwind
+ *                      alone, the differences told at exit; cpu, wall: stack
+ *                      sampling rates, cpu.c; cpuclock=timer: CPU samples by
+ *                      POSIX timers even where perf events are allowed;
+ *                      heap=0: no heap events)
  *   HEAPSCOPE_DIR      where traces of followed children go
  * Without HEAPSCOPE_OUTPUT (the library preloaded by hand, or an image
  * started by exec) the trace is <comm>.<pid>.heapscope in HEAPSCOPE_DIR or
@@ -144,6 +146,8 @@ static void parse_options(const char *s)
 		} else if (n > 5 && !strncmp(s, "wall=", 5)) {
 			v = strtoull(s + 5, NULL, 10);
 			hs_cfg.wall_hz = v > 100000 ? 100000 : (unsigned)v;
+		} else if (n == 14 && !strncmp(s, "cpuclock=timer", 14)) {
+			hs_cfg.cpu_timer = 1;
 		} else if (n == 6 && !strncmp(s, "heap=0", 6)) {
 			hs_cfg.no_heap = 1;
 		} else if (n == 6 && !strncmp(s, "fork=1", 6)) {
