@@ -84,6 +84,8 @@ struct hs_real {
 	void (*_Exit)(int) __attribute__((noreturn));
 	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
 	void (*(*signal)(int, void (*)(int)))(int);
+	void (*(*sysv_signal)(int, void (*)(int)))(int);
+	void (*(*sigset)(int, void (*)(int)))(int);
 	int (*pthread_setname_np)(pthread_t, const char *);
 	int (*prctl)(int, unsigned long, unsigned long, unsigned long, unsigned long);
 };

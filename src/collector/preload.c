@@ -101,6 +101,8 @@ void hs_resolve_real(void)
 	R(_Exit);
 	R(sigaction);
 	R(signal);
+	R(sysv_signal);
+	R(sigset);
 	R(pthread_setname_np);
 	R(prctl);
 #undef R
@@ -703,30 +705,97 @@ HS_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 	return r;
 }
 
-HS_EXPORT void (*signal(int sig, void (*handler)(int)))(int)
+/*
+ * signal() and its relatives install handlers through libc's own
+ * sigaction, not the interposed one: each is interposed the same way.
+ * @real sets the handler for a signal that is neither the sampling one
+ * nor one of the fatal ones the collector watches; for the sampling
+ * signal, @flags are what @real would have set.
+ */
+static void (*set_handler(int sig, void (*handler)(int), int flags,
+			  void (*(*real)(int, void (*)(int)))(int)))(int)
 {
 	void (*old)(int);
 
-	hs_resolve_real();
 	if (hs_cpu_owns(sig)) {
 		struct sigaction sa, o;
 
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = handler;
-		sa.sa_flags = SA_RESTART;
+		sa.sa_flags = flags;
 		sigemptyset(&sa.sa_mask);
 		if (hs_cpu_sigaction(sig, &sa, &o))
 			return SIG_ERR;
 		return o.sa_handler;
 	}
+	if (!real) {
+		errno = ENOSYS;
+		return SIG_ERR;
+	}
 	if (sig <= 0 || sig >= NSIG || !atomic_load(&installed[sig]))
-		return hs_real.signal(sig, handler);
-	old = hs_real.signal(sig, handler);
+		return real(sig, handler);
+	old = real(sig, handler);
 	if (old != SIG_ERR) {
 		atomic_store(&installed[sig], 0);
 		if (old == (void (*)(int))(void *)on_fatal)
 			old = SIG_DFL;
 	}
+	return old;
+}
+
+HS_EXPORT void (*signal(int sig, void (*handler)(int)))(int)
+{
+	hs_resolve_real();
+	return set_handler(sig, handler, SA_RESTART, hs_real.signal);
+}
+
+/* Aliases of glibc's signal(), with the same semantics. */
+HS_EXPORT void (*bsd_signal(int sig, void (*handler)(int)))(int);	/* not in <signal.h> */
+HS_EXPORT void (*bsd_signal(int sig, void (*handler)(int)))(int)
+{
+	hs_resolve_real();
+	return set_handler(sig, handler, SA_RESTART, hs_real.signal);
+}
+
+HS_EXPORT void (*ssignal(int sig, void (*handler)(int)))(int)
+{
+	hs_resolve_real();
+	return set_handler(sig, handler, SA_RESTART, hs_real.signal);
+}
+
+/* The System V semantics: the handler is reset when it runs. */
+HS_EXPORT void (*sysv_signal(int sig, void (*handler)(int)))(int)
+{
+	hs_resolve_real();
+	return set_handler(sig, handler, SA_RESETHAND | SA_NODEFER, hs_real.sysv_signal);
+}
+
+HS_EXPORT void (*__sysv_signal(int sig, void (*handler)(int)))(int)
+{
+	hs_resolve_real();
+	return set_handler(sig, handler, SA_RESETHAND | SA_NODEFER, hs_real.sysv_signal);
+}
+
+/*
+ * sigset() also blocks (SIG_HOLD) or unblocks the signal; the sampling
+ * signal is never blocked (cpu.c), so SIG_HOLD only tells its disposition.
+ */
+HS_EXPORT void (*sigset(int sig, void (*disp)(int)))(int)
+{
+	struct sigaction o;
+	sigset_t one;
+	void (*old)(int);
+
+	hs_resolve_real();
+	if (!hs_cpu_owns(sig))
+		return set_handler(sig, disp, 0, hs_real.sigset);
+	if (disp == SIG_HOLD)
+		return hs_cpu_sigaction(sig, NULL, &o) ? SIG_ERR : o.sa_handler;
+	old = set_handler(sig, disp, 0, hs_real.sigset);
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	if (old != SIG_ERR)
+		pthread_sigmask(SIG_UNBLOCK, &one, NULL);
 	return old;
 }
 
