@@ -110,7 +110,7 @@ share_of() {
 	b=$(col "$3" 7 "$1")
 	n=$((a + b))
 	echo "$2 $a, $3 $b samples"
-	[ "$n" -ge 50 ]
+	[ "$n" -ge 25 ]
 	tol=$(awk -v p="$4" -v n="$n" 'BEGIN { print 4 * sqrt(p * (1 - p) / n) + 0.03 }')
 	between "$(awk -v a="$a" -v n="$n" 'BEGIN { print a / n }')" \
 		"$(awk -v p="$4" -v t="$tol" 'BEGIN { print p - t }')" \
