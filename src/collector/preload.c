@@ -787,6 +787,13 @@ HS_EXPORT void (*sigset(int sig, void (*disp)(int)))(int)
 	void (*old)(int);
 
 	hs_resolve_real();
+	if (!hs_cpu_owns(sig) && disp == SIG_HOLD) {
+		/* the handler stays: the collector's may stay hidden */
+		if (!hs_real.sigset)
+			return SIG_ERR;
+		old = hs_real.sigset(sig, disp);
+		return old == (void (*)(int))(void *)on_fatal ? SIG_DFL : old;
+	}
 	if (!hs_cpu_owns(sig))
 		return set_handler(sig, disp, 0, hs_real.sigset);
 	if (disp == SIG_HOLD)
