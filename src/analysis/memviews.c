@@ -47,7 +47,7 @@ static const struct {
 	[HS_MEM_MMAP] = { "mmap", "anonymous mappings: mapped minus unmapped bytes" },
 	[HS_MEM_CPU] = { "cpu", "CPU samples (run --cpu): ms of CPU time" },
 	[HS_MEM_WALL] = { "wall", "wall-clock samples (run --wall): every thread's "
-		"time, CPU_TIME or BLOCKED_TIME" },
+		"time, CPU_TIME, BLOCKED_TIME or READIED_TIME" },
 };
 
 const char *hs_memview_name(enum hs_memview_kind kind)
@@ -815,11 +815,16 @@ static int key_stack(struct builder *b, const struct keytab *keys, size_t k, uin
 	if (err)
 		return err;
 	if (tag == HS_TAG_SAMPLE) {
-		/* wall: the leaf says whether the thread ran (cat 1) or not (2) */
-		static const char *const state[] = { NULL, "CPU_TIME", "BLOCKED_TIME" };
+		/*
+		 * wall: the leaf says whether the thread ran (cat 1), was blocked
+		 * (2) or waited for a CPU (3), named as in the perf thread-time
+		 * source
+		 */
+		static const char *const state[] = { NULL, "CPU_TIME", "BLOCKED_TIME",
+						     "READIED_TIME (waiting for cpu)" };
 		uint32_t f;
 
-		if (cat < 1 || cat > 2) {
+		if (cat < 1 || cat > 3) {
 			*stack = s;
 			return 0;
 		}
@@ -1034,6 +1039,8 @@ static int view_sample(struct view *v, const struct hs_trace_event *e)
 		cat = 1;
 	} else if (e->addr == HS_SAMPLE_WALL_BLOCKED) {
 		cat = 2;
+	} else if (e->addr == HS_SAMPLE_WALL_READY) {
+		cat = 3;
 	} else {
 		return 0;
 	}

@@ -31,12 +31,13 @@
  *              [time - duration, time]; TimeMetric, so a range prorates
  *              them and When shows % of one CPU
  *   wall       the wall-clock samples of `--wall`: each thread's time,
- *              with a leaf pseudo-frame CPU_TIME or BLOCKED_TIME (a Thread
- *              Time view without kernel events); TimeMetric, in ms
+ *              with a leaf pseudo-frame CPU_TIME, BLOCKED_TIME or
+ *              READIED_TIME (waiting for cpu) (a Thread Time view without
+ *              kernel events); TimeMetric, in ms
  *
  * The sample views (cpu, wall) have stacks "Process", "Thread", the
  * frames from the outermost in (the leaf is the instruction the thread
- * was at), then for wall the CPU_TIME or BLOCKED_TIME frame; no size
+ * was at), then for wall the CPU_TIME, BLOCKED_TIME or READIED_TIME frame; no size
  * classes or LargeAlloc, no default folds. The heap views below do not
  * apply to them.
  *

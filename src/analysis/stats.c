@@ -340,6 +340,8 @@ static void event_totals(const struct hs_trace *t, struct hs_heap_stats *s)
 				s->wall_samples++;
 				if (t->addr[i] == HS_SAMPLE_WALL_CPU)
 					s->wall_cpu_ms += (double)t->size[i] / 1e6;
+				else if (t->addr[i] == HS_SAMPLE_WALL_READY)
+					s->wall_ready_ms += (double)t->size[i] / 1e6;
 				else
 					s->wall_blocked_ms += (double)t->size[i] / 1e6;
 			}
@@ -538,6 +540,7 @@ json_t *hs_heap_stats_json(const struct hs_heap_stats *s)
 		err |= set(o, "wall_samples", num(s->wall_samples));
 		err |= set(o, "wall_cpu_ms", json_real(s->wall_cpu_ms));
 		err |= set(o, "wall_blocked_ms", json_real(s->wall_blocked_ms));
+		err |= set(o, "wall_ready_ms", json_real(s->wall_ready_ms));
 	}
 	err |= set(o, "peak_heap_bytes", num(s->peak_heap_bytes));
 	err |= set(o, "peak_heap_ms", ms_or_null(s->peak_heap_ms));

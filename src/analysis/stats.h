@@ -60,7 +60,8 @@ struct hs_heap_stats {
 	double unmatched_frees;
 	double mmaps, munmaps;
 	/* CPU and wall-clock samples (run --cpu, --wall) and the ms they cover */
-	double cpu_samples, cpu_ms, wall_samples, wall_cpu_ms, wall_blocked_ms;
+	double cpu_samples, cpu_ms, wall_samples;
+	double wall_cpu_ms, wall_blocked_ms, wall_ready_ms;
 	size_t threads;
 	int sampled, symbolized, cut_off;
 	uint64_t sample_bytes;

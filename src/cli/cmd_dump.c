@@ -223,7 +223,8 @@ static void print_record(const struct hs_rec *rec)
 		printf(" tid=%" PRIu64 " kind=%s duration=%" PRIu64 " stack=%" PRIu64,
 		       rec->id, rec->value == HS_SAMPLE_CPU ? "cpu" :
 		       rec->value == HS_SAMPLE_WALL_CPU ? "cpu-time" :
-		       rec->value == HS_SAMPLE_WALL_BLOCKED ? "blocked-time" : "?",
+		       rec->value == HS_SAMPLE_WALL_BLOCKED ? "blocked-time" :
+		       rec->value == HS_SAMPLE_WALL_READY ? "readied-time" : "?",
 		       rec->size, rec->stack);
 		break;
 	case HS_TAG_SAMPLING:

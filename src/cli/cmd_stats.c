@@ -99,9 +99,9 @@ static void text(const char *path, const struct hs_trace *t, const struct hs_hea
 		printf("cpu samples:            %.0f (%.3f ms of CPU; report --source cpu)\n",
 		       s->cpu_samples, s->cpu_ms);
 	if (s->wall_samples)
-		printf("wall samples:           %.0f (CPU_TIME %.3f ms, BLOCKED_TIME %.3f ms; "
-		       "report --source wall)\n", s->wall_samples, s->wall_cpu_ms,
-		       s->wall_blocked_ms);
+		printf("wall samples:           %.0f (CPU_TIME %.3f ms, BLOCKED_TIME %.3f ms, "
+		       "READIED_TIME %.3f ms; report --source wall)\n", s->wall_samples,
+		       s->wall_cpu_ms, s->wall_blocked_ms, s->wall_ready_ms);
 	cli_count(s->allocations, a, sizeof(a));
 	printf("allocations:            %s (%.1f per second)\n", a, s->allocations_per_second);
 	cli_count(s->frees, a, sizeof(a));

@@ -50,6 +50,7 @@ struct hs_config {
 	int check_unwind;		/* compare every fast walk with libunwind's */
 	int follow_fork, follow_exec;
 	unsigned cpu_hz, wall_hz;	/* stack sampling rates (cpu.c); 0: off */
+	int cpu_timer;			/* --cpu by POSIX timers, never perf events */
 	int no_heap;			/* record no heap events (samples only) */
 	char dir[1024];			/* where children's traces go ("" = cwd) */
 };
@@ -84,6 +85,8 @@ struct hs_real {
 	void (*_Exit)(int) __attribute__((noreturn));
 	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
 	void (*(*signal)(int, void (*)(int)))(int);
+	void (*(*sysv_signal)(int, void (*)(int)))(int);
+	void (*(*sigset)(int, void (*)(int)))(int);
 	int (*pthread_setname_np)(pthread_t, const char *);
 	int (*prctl)(int, unsigned long, unsigned long, unsigned long, unsigned long);
 	int (*close)(int);

@@ -7,10 +7,12 @@
  *   HEAPSCOPE_OUTPUT   the trace file it created for this process (empty);
  *                      removed at start-up so children do not reuse it
  *   HEAPSCOPE_OPTIONS  sample=N,unwind=libunwind|fp|slow|check,depth=N,fork=0|1,
- *                      exec=0|1,cpu=HZ,wall=HZ,heap=0 (check: libunwind,
- *                      each fast walk compared with libunwind alone, the
- *                      differences told at exit; cpu, wall: stack sampling
- *                      rates, cpu.c; heap=0: no heap events)
+ *                      exec=0|1,cpu=HZ,wall=HZ,cpuclock=timer,heap=0 (check:
+ *                      libunwind, each fast walk compared with libunwind
+ *                      alone, the differences told at exit; cpu, wall: stack
+ *                      sampling rates, cpu.c; cpuclock=timer: CPU samples by
+ *                      POSIX timers even where perf events are allowed;
+ *                      heap=0: no heap events)
  *   HEAPSCOPE_DIR      where traces of followed children go
  *   HEAPSCOPE_MANIFEST a file where each trace this library starts for a
  *                      followed child or exec'd image is listed, as a
@@ -104,6 +106,8 @@ void hs_resolve_real(void)
 	R(_Exit);
 	R(sigaction);
 	R(signal);
+	R(sysv_signal);
+	R(sigset);
 	R(pthread_setname_np);
 	R(prctl);
 	R(close);
@@ -151,6 +155,8 @@ static void parse_options(const char *s)
 		} else if (n > 5 && !strncmp(s, "wall=", 5)) {
 			v = strtoull(s + 5, NULL, 10);
 			hs_cfg.wall_hz = v > 100000 ? 100000 : (unsigned)v;
+		} else if (n == 14 && !strncmp(s, "cpuclock=timer", 14)) {
+			hs_cfg.cpu_timer = 1;
 		} else if (n == 6 && !strncmp(s, "heap=0", 6)) {
 			hs_cfg.no_heap = 1;
 		} else if (n == 6 && !strncmp(s, "fork=1", 6)) {
@@ -766,30 +772,104 @@ HS_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 	return r;
 }
 
-HS_EXPORT void (*signal(int sig, void (*handler)(int)))(int)
+/*
+ * signal() and its relatives install handlers through libc's own
+ * sigaction, not the interposed one: each is interposed the same way.
+ * @real sets the handler for a signal that is neither the sampling one
+ * nor one of the fatal ones the collector watches; for the sampling
+ * signal, @flags are what @real would have set.
+ */
+static void (*set_handler(int sig, void (*handler)(int), int flags,
+			  void (*(*real)(int, void (*)(int)))(int)))(int)
 {
 	void (*old)(int);
 
-	hs_resolve_real();
 	if (hs_cpu_owns(sig)) {
 		struct sigaction sa, o;
 
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = handler;
-		sa.sa_flags = SA_RESTART;
+		sa.sa_flags = flags;
 		sigemptyset(&sa.sa_mask);
 		if (hs_cpu_sigaction(sig, &sa, &o))
 			return SIG_ERR;
 		return o.sa_handler;
 	}
+	if (!real) {
+		errno = ENOSYS;
+		return SIG_ERR;
+	}
 	if (sig <= 0 || sig >= NSIG || !atomic_load(&installed[sig]))
-		return hs_real.signal(sig, handler);
-	old = hs_real.signal(sig, handler);
+		return real(sig, handler);
+	old = real(sig, handler);
 	if (old != SIG_ERR) {
 		atomic_store(&installed[sig], 0);
 		if (old == (void (*)(int))(void *)on_fatal)
 			old = SIG_DFL;
 	}
+	return old;
+}
+
+HS_EXPORT void (*signal(int sig, void (*handler)(int)))(int)
+{
+	hs_resolve_real();
+	return set_handler(sig, handler, SA_RESTART, hs_real.signal);
+}
+
+/* Aliases of glibc's signal(), with the same semantics. */
+HS_EXPORT void (*bsd_signal(int sig, void (*handler)(int)))(int);	/* not in <signal.h> */
+HS_EXPORT void (*bsd_signal(int sig, void (*handler)(int)))(int)
+{
+	hs_resolve_real();
+	return set_handler(sig, handler, SA_RESTART, hs_real.signal);
+}
+
+HS_EXPORT void (*ssignal(int sig, void (*handler)(int)))(int)
+{
+	hs_resolve_real();
+	return set_handler(sig, handler, SA_RESTART, hs_real.signal);
+}
+
+/* The System V semantics: the handler is reset when it runs. */
+HS_EXPORT void (*sysv_signal(int sig, void (*handler)(int)))(int)
+{
+	hs_resolve_real();
+	return set_handler(sig, handler, SA_RESETHAND | SA_NODEFER, hs_real.sysv_signal);
+}
+
+HS_EXPORT void (*__sysv_signal(int sig, void (*handler)(int)))(int)
+{
+	hs_resolve_real();
+	return set_handler(sig, handler, SA_RESETHAND | SA_NODEFER, hs_real.sysv_signal);
+}
+
+/*
+ * sigset() also blocks (SIG_HOLD) or unblocks the signal; the sampling
+ * signal is never blocked (cpu.c), so SIG_HOLD only tells its disposition.
+ */
+HS_EXPORT void (*sigset(int sig, void (*disp)(int)))(int)
+{
+	struct sigaction o;
+	sigset_t one;
+	void (*old)(int);
+
+	hs_resolve_real();
+	if (!hs_cpu_owns(sig) && disp == SIG_HOLD) {
+		/* the handler stays: the collector's may stay hidden */
+		if (!hs_real.sigset)
+			return SIG_ERR;
+		old = hs_real.sigset(sig, disp);
+		return old == (void (*)(int))(void *)on_fatal ? SIG_DFL : old;
+	}
+	if (!hs_cpu_owns(sig))
+		return set_handler(sig, disp, 0, hs_real.sigset);
+	if (disp == SIG_HOLD)
+		return hs_cpu_sigaction(sig, NULL, &o) ? SIG_ERR : o.sa_handler;
+	old = set_handler(sig, disp, 0, hs_real.sigset);
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	if (old != SIG_ERR)
+		pthread_sigmask(SIG_UNBLOCK, &one, NULL);
 	return old;
 }
 

@@ -17,7 +17,7 @@
 #define HS_TRACE_MAGIC "\x89HSTR\r\n\x1a"
 #define HS_TRACE_MAGIC_LEN 8
 #define HS_TRACE_MAJOR 1
-#define HS_TRACE_MINOR 2
+#define HS_TRACE_MINOR 3
 #define HS_FILE_HEADER_SIZE 16
 
 #define HS_CHUNK_MAGIC "HSCK"
@@ -108,7 +108,8 @@ enum hs_process_flags {
 enum hs_sample_kind {
 	HS_SAMPLE_CPU = 0,		/* a CPU-time timer fired */
 	HS_SAMPLE_WALL_CPU = 1,		/* wall tick, the thread was running */
-	HS_SAMPLE_WALL_BLOCKED = 2,	/* wall tick, the thread was not */
+	HS_SAMPLE_WALL_BLOCKED = 2,	/* wall tick, the thread was blocked */
+	HS_SAMPLE_WALL_READY = 3,	/* wall tick, it waited for a CPU (1.3) */
 };
 
 /* END reasons */

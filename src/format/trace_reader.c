@@ -904,7 +904,7 @@ static int add_record(struct hs_trace *t, struct load_state *ls,
 		return 0;
 	}
 	case HS_TAG_SAMPLE:
-		if (rec->value > HS_SAMPLE_WALL_BLOCKED)
+		if (rec->value > HS_SAMPLE_WALL_READY)
 			return 0;	/* a kind from a newer version */
 		if (rec->id) {
 			err = thread_index(t, &ls->tids, rec->id, &th);
@@ -3128,7 +3128,7 @@ int hs_trace_scan(const char *path, struct hs_trace_scan *out, struct hs_diag *d
 			if (rec.value == HS_SAMPLE_CPU) {
 				out->cpu_samples++;
 				out->cpu_ns += rec.size;
-			} else if (rec.value <= HS_SAMPLE_WALL_BLOCKED) {
+			} else if (rec.value <= HS_SAMPLE_WALL_READY) {
 				out->wall_samples++;
 			}
 		} else if (tag == HS_TAG_RSS) {

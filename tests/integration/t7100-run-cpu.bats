@@ -55,7 +55,7 @@ setup() {
 	hs run -q --no-view --cpu --no-heap -o nh.hs -- "$SPINNER" late 100
 	[ "$status" -eq 0 ]
 	"$HS_BIN" dump nh.hs > nh.txt
-	grep -q '^sampling .*cpu_hz=999 wall_hz=0 .*flags=1' nh.txt
+	grep -Eq '^sampling .*cpu_hz=999 wall_hz=0 .*flags=[13]$' nh.txt
 	grep -q '^sample .*kind=cpu' nh.txt
 	! grep -Eq '^(malloc|calloc|realloc|free|mmap|munmap|mremap) ' nh.txt
 	grep -q '^sampling-end .* dropped=0 ' nh.txt
@@ -99,6 +99,97 @@ setup() {
 	[ "${lines[1]}" = "rtsig 300 300" ]
 	"$HS_BIN" report --source cpu --format csv rt.hs > rt.csv 2>/dev/null
 	[ "$(col 'spinner!rt_spin' 7 rt.csv)" -ge 20 ]
+}
+
+# share_of CSV FN1 FN2 P: FN1's share of the samples of FN1 and FN2 (column
+# 7, the inclusive count) and of their time (column 6) are both P within
+# the tolerance of test 1.
+share_of() {
+	local a b n tol
+	a=$(col "$2" 7 "$1")
+	b=$(col "$3" 7 "$1")
+	n=$((a + b))
+	echo "$2 $a, $3 $b samples"
+	[ "$n" -ge 25 ]
+	tol=$(awk -v p="$4" -v n="$n" 'BEGIN { print 4 * sqrt(p * (1 - p) / n) + 0.03 }')
+	between "$(awk -v a="$a" -v n="$n" 'BEGIN { print a / n }')" \
+		"$(awk -v p="$4" -v t="$tol" 'BEGIN { print p - t }')" \
+		"$(awk -v p="$4" -v t="$tol" 'BEGIN { print p + t }')"
+	between "$(awk -v a="$(col "$2" 6 "$1")" -v b="$(col "$3" 6 "$1")" \
+		'BEGIN { print a / (a + b) }')" \
+		"$(awk -v p="$4" -v t="$tol" 'BEGIN { print p - t }')" \
+		"$(awk -v p="$4" -v t="$tol" 'BEGIN { print p + t }')"
+}
+
+@test "run --cpu: time in system calls is sampled where they are made" {
+	# sys_part() spends its CPU time in getppid() calls (in the kernel),
+	# user_part() in user space: the CPU time each took, by the program's
+	# own clock, is the share each must get (not the next user-space
+	# sample's, as when kernel time was not sampled: 78% against 22%).
+	hs run -q --no-view --cpu --no-heap -o sys.hs -- "$SPINNER" sys 600
+	[ "$status" -eq 0 ]
+	read -r _ user sys <<< "$output"
+	"$HS_BIN" report --source cpu --format csv sys.hs > sys.csv 2>/dev/null
+	share_of sys.csv 'spinner!user_part' 'spinner!sys_part' \
+		"$(awk -v u="$user" -v s="$sys" 'BEGIN { print u / (u + s) }')"
+	# and, with perf events, at the rate asked for: about one sample per
+	# ms of CPU (flags bit 1: POSIX timers, at the kernel's tick rate)
+	flags=$("$HS_BIN" dump sys.hs | sed -n 's/^sampling .*flags=\([0-9]*\).*/\1/p')
+	if [ $((flags & 2)) -eq 0 ]; then
+		between "$(col 'spinner!main' 7 sys.csv)" 400 800
+	fi
+}
+
+@test "run --cpu with POSIX timers (cpuclock=timer): system calls are sampled too" {
+	# what sampling falls back to where perf events are not allowed
+	mkdir pt && cd pt
+	HEAPSCOPE_OPTIONS=cpu=999,heap=0,cpuclock=timer \
+		LD_PRELOAD="$HS_BUILD/libheapscope-preload.so" "$SPINNER" sys 600 > out.txt
+	read -r _ user sys < out.txt
+	trace=$(ls spinner.*.heapscope)
+	"$HS_BIN" dump "$trace" | grep -q '^sampling .*flags=3$'
+	"$HS_BIN" symbolize -q "$trace"
+	"$HS_BIN" report --source cpu --format csv "$trace" > sys.csv 2>/dev/null
+	share_of sys.csv 'spinner!user_part' 'spinner!sys_part' \
+		"$(awk -v u="$user" -v s="$sys" 'BEGIN { print u / (u + s) }')"
+}
+
+@test "run --cpu: handlers set with signal, bsd_signal, sysv_signal or sigset get the signal" {
+	for how in signal bsd_signal sysv_signal sigset; do
+		hs run -q --no-view --cpu --no-heap -o "rt-$how.hs" -- "$SPINNER" rtsig 200 "$how"
+		echo "$how: $output"
+		[ "$status" -eq 0 ]
+		[ "${lines[1]}" = "rtsig 200 200" ]
+		"$HS_BIN" report --source cpu --format csv "rt-$how.hs" > rt.csv 2>/dev/null
+		[ "$(col 'spinner!rt_spin' 7 rt.csv)" -ge 20 ]
+	done
+}
+
+@test "run --cpu: sampling signals waiting when the program takes the signal do not reach it" {
+	# thread "masked" blocks every signal by the raw system call while it
+	# spins: its CPU samples' signals wait. Then the program installs a
+	# handler for the sampling signal (sampling moves to another one); the
+	# waiting signals are the collector's, the program's handler must not
+	# get them when the thread unblocks.
+	hs run -q --no-view --cpu --no-heap -o pend.hs -- "$SPINNER" pending 200
+	[ "$status" -eq 0 ]
+	[ "$output" = "pending 0" ]
+}
+
+@test "run --cpu: raise() of the sampling signal left at SIG_DFL ends the program" {
+	hs run -q --no-view --cpu --no-heap -o raise.hs -- "$SPINNER" raise 50
+	# killed by SIGRTMAX, as it would be alone: 128 + 64
+	[ "$status" -eq $((128 + $(kill -l RTMAX))) ]
+	[ "$output" = "" ]
+	"$HS_BIN" dump raise.hs | grep -Eq "^end .*reason=signal detail=$(kill -l RTMAX)"
+}
+
+@test "run --cpu: a program that takes every real-time signal stops sampling, the trace ends it" {
+	hs run -q --no-view --cpu --no-heap -o all.hs -- "$SPINNER" rtall 100
+	[ "$status" -eq 0 ]
+	[ "${lines[1]}" = "rtsig 100 100" ]
+	[[ "$stderr" == *"no other is free; sampling stopped"* ]]
+	"$HS_BIN" dump all.hs | grep -q '^sampling-end '
 }
 
 @test "run --cpu --wall: threads that block every signal are sampled, sigwait() gets only the program's" {

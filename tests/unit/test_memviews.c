@@ -620,7 +620,8 @@ static uint8_t *put_sample(struct tb *b, uint8_t *p, uint64_t ticks, uint64_t ti
  * Samples of thread 10 ("main"), written by the sampler thread 11:
  *   cpu   at 20 ms, 10 ms of CPU, in f (node 2: libc 0x20 -> app 0x10)
  *   cpu   at 30 ms, 4 ms, no stack
- *   wall  at 25 ms, 1 ms CPU_TIME in f; at 26 ms, 1 ms BLOCKED_TIME in f
+ *   wall  at 25 ms, 1 ms CPU_TIME in f; at 26 ms, 1 ms BLOCKED_TIME in f;
+ *         at 28 ms, 2 ms READIED_TIME in f (format 1.3)
  *   a kind from a newer version (skipped)
  */
 static void build_samples(struct tb *b, int no_heap)
@@ -647,6 +648,7 @@ static void build_samples(struct tb *b, int no_heap)
 	p = put_sample(b, p, 20 * MS, 10, HS_SAMPLE_CPU, 10 * MS, 2);
 	p = put_sample(b, p, 25 * MS, 10, HS_SAMPLE_WALL_CPU, 1 * MS, 2);
 	p = put_sample(b, p, 26 * MS, 10, HS_SAMPLE_WALL_BLOCKED, 1 * MS, 2);
+	p = put_sample(b, p, 28 * MS, 10, HS_SAMPLE_WALL_READY, 2 * MS, 2);
 	p = put_sample(b, p, 30 * MS, 10, HS_SAMPLE_CPU, 4 * MS, 0);
 	p = put_sample(b, p, 31 * MS, 10, 7, 4 * MS, 0);
 	tb_end(b, p);
@@ -671,7 +673,7 @@ static void cpu_and_wall_samples(void **state)
 	assert_true(t.sampling.present);
 	assert_int_equal(t.sampling.cpu_hz, 999);
 	assert_int_equal(t.sampling.cpu_samples, 2);
-	assert_int_equal(t.sampling.wall_samples, 2);
+	assert_int_equal(t.sampling.wall_samples, 3);
 	assert_true(hs_memview_offered(&t, HS_MEM_CPU));
 	assert_true(hs_memview_offered(&t, HS_MEM_WALL));
 	assert_true(hs_memview_offered(&t, HS_MEM_ALLOC));
@@ -695,12 +697,13 @@ static void cpu_and_wall_samples(void **state)
 	hs_filtered_release(&f);
 	hs_source_release(&src);
 
-	/* wall: the leaf says whether the thread ran */
+	/* wall: the leaf says whether the thread ran, was blocked or waited */
 	build(&t, HS_MEM_WALL, NAN, NAN, &src, NULL);
 	assert_int_equal(src.kind, HS_METRIC_TIME);
-	assert_int_equal(src.nr_samples, 2);
+	assert_int_equal(src.nr_samples, 3);
 	sample_is(&src, 0, 24, 1, 1, F "CPU_TIME");
 	sample_is(&src, 1, 25, 1, 1, F "BLOCKED_TIME");
+	sample_is(&src, 2, 26, 2, 1, F "READIED_TIME (waiting for cpu)");
 	hs_source_release(&src);
 
 	/* the heap views have no samples */
