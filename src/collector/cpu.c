@@ -572,23 +572,6 @@ out:
 
 static _Atomic int perf_ok = 1;		/* 0 once perf_event_open was refused */
 
-/* Move @fd above the numbers a program normally uses; -1 if impossible. */
-static int fd_high(int fd)
-{
-	struct rlimit rl;
-	long base = 512;
-	int nfd;
-
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY)
-		base = (long)rl.rlim_cur / 2 > (long)rl.rlim_cur - 512 ?
-			       (long)rl.rlim_cur / 2 : (long)rl.rlim_cur - 512;
-	if (base > 100000)
-		base = 100000;
-	nfd = fcntl(fd, F_DUPFD_CLOEXEC, (int)base);
-	close(fd);
-	return nfd;
-}
-
 /* A task-clock perf event of thread @c that signals it with @sig. */
 static int set_perf(struct cpu_thread *c, int sig, uint64_t period)
 {
@@ -619,13 +602,13 @@ static int set_perf(struct cpu_thread *c, int sig, uint64_t period)
 			atomic_store(&perf_ok, 0);
 		return -1;
 	}
-	fd = fd_high(fd);
+	fd = hs_fd_move_high(fd);
 	if (fd < 0)
 		return -1;
 	if (fcntl(fd, F_SETOWN_EX, &owner) || fcntl(fd, F_SETSIG, sig) ||
 	    fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) ||
 	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
-		close(fd);
+		hs_fd_close(fd);
 		return -1;
 	}
 	c->perf_fd = fd;
@@ -672,7 +655,7 @@ static void drop_timer(struct cpu_thread *c)
 	c->timer = -1;
 	if (c->perf_fd >= 0) {
 		ioctl(c->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
-		close(c->perf_fd);
+		hs_fd_close(c->perf_fd);
 	}
 	c->perf_fd = -1;
 }
@@ -1209,7 +1192,7 @@ static void collect(struct hs_thread *t)
 
 			flush_open(t, c);
 			if (c->sys_fd >= 0)
-				close(c->sys_fd);
+				hs_fd_close(c->sys_fd);
 			c->sys_fd = -1;
 			pthread_mutex_lock(&sig_lock);
 			trigger_close(c);
@@ -1681,7 +1664,7 @@ static int read_state(struct cpu_thread *c, struct sys_state *st)
 			path[len++] = digits[--k];
 		memcpy(path + len, "/syscall", sizeof("/syscall"));
 		fd = open(path, O_RDONLY | O_CLOEXEC);
-		c->sys_fd = fd < 0 ? -2 : fd_high(fd);
+		c->sys_fd = fd < 0 ? -2 : hs_fd_move_high(fd);
 		if (c->sys_fd < 0)
 			c->sys_fd = -2;
 	}
@@ -1749,10 +1732,10 @@ static int trigger_open(struct cpu_thread *c, int s)
 			       errno == ENOENT))
 			wall_perf_ok = 0;
 		if (fd >= 0)
-			fd = fd_high(fd);
+			fd = hs_fd_move_high(fd);
 		if (fd >= 0 && (fcntl(fd, F_SETOWN_EX, &owner) || fcntl(fd, F_SETSIG, s) ||
 				fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK))) {
-			close(fd);
+			hs_fd_close(fd);
 			fd = -1;
 		}
 		atomic_store(&c->wall_fd, fd < 0 ? -2 : fd);
@@ -1806,7 +1789,7 @@ static void trigger_close(struct cpu_thread *c)
 	int fd = atomic_exchange(&c->wall_fd, -1);
 
 	if (fd >= 0)
-		close(fd);
+		hs_fd_close(fd);
 	if (c->wall_timer >= 0)
 		syscall(SYS_timer_delete, c->wall_timer);
 	c->wall_timer = -1;
@@ -2077,7 +2060,7 @@ static void *sampler_main(void *arg)
 	for (c = atomic_load(&registry); c; c = c->next) {
 		flush_open(t, c);
 		if (c->sys_fd >= 0)
-			close(c->sys_fd);
+			hs_fd_close(c->sys_fd);
 		c->sys_fd = -1;
 		trigger_close(c);
 		dropped += c->dropped;
@@ -2109,11 +2092,11 @@ static void after_fork_child(void)
 	atomic_store(&sampling, 0);
 	for (c = atomic_load(&registry); c; c = c->next) {
 		if (c->perf_fd >= 0)
-			close(c->perf_fd);	/* the parent's threads' events */
+			hs_fd_close(c->perf_fd);	/* the parent's threads' events */
 		if (c->sys_fd >= 0)
-			close(c->sys_fd);	/* and their /proc files */
+			hs_fd_close(c->sys_fd);	/* and their /proc files */
 		if (atomic_load(&c->wall_fd) >= 0)
-			close(atomic_load(&c->wall_fd));
+			hs_fd_close(atomic_load(&c->wall_fd));
 		c->perf_fd = -1;
 		c->sys_fd = -1;
 		atomic_store(&c->wall_fd, -1);

@@ -67,3 +67,13 @@ wait_end() {
 		[ "$(summary_field "$how.heapscope" status)" = complete ]
 	done
 }
+
+@test "with --cpu, the samples go on after the program closed every descriptor" {
+	trace_run --cpu --no-heap -o c.heapscope -- "$TARGETS/lifecycle" closefrom
+	[ "$status" -eq 0 ]
+	hs report --source cpu c.heapscope --format csv
+	[ "$status" -eq 0 ]
+	printf '%s\n' "$output" > cpu.csv
+	# 200 ms of CPU spun after closefrom(): at least half of it sampled
+	between "$(col 'lifecycle!site_spin' 6 cpu.csv)" 100 400
+}

@@ -13,7 +13,8 @@
  *   lifecycle close-loop|close-range|closefrom
  *                            closes every descriptor above 2 (close() in a
  *                            loop, close_range(), closefrom()), then
- *                            allocates at site_main
+ *                            allocates at site_main and spins 200 ms of
+ *                            CPU in site_spin (for --cpu)
  *
  * Output without a newline at the end tests that exit()'s flush of stdio
  * still happens.
@@ -31,6 +32,20 @@ static void *volatile sink;
 SITE void *site_worker(size_t n) { void *p = malloc(n); sink = p; return p; }
 SITE void *site_main(size_t n) { void *p = malloc(n); sink = p; return p; }
 SITE void *site_child(size_t n) { void *p = malloc(n); sink = p; return p; }
+
+/* Spin @ms milliseconds of this thread's CPU time. */
+SITE void site_spin(long ms)
+{
+	struct timespec t0, t;
+	volatile unsigned long x = 0;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	do {
+		for (int i = 0; i < 100000; i++)
+			x += (unsigned long)i;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+}
 
 void *worker(void *arg)
 {
@@ -54,6 +69,7 @@ static void symbols(void)
 	SYM(site_worker);
 	SYM(site_main);
 	SYM(site_child);
+	SYM(site_spin);
 }
 
 int main(int argc, char **argv)
@@ -113,6 +129,7 @@ int main(int argc, char **argv)
 		}
 		for (i = 0; i < 20; i++)
 			free(site_main(333));
+		site_spin(200);
 		printf("expect alloc malloc 50 1 main;site_main\n");
 		printf("expect free malloc 50 1 main;site_main\n");
 		printf("expect alloc malloc 333 20 main;site_main\n");
