@@ -37,6 +37,7 @@ struct run_opts {
 	int follow_fork, follow_exec, no_view, quiet;
 	int no_symbolize;
 	unsigned long cpu_hz, wall_hz;	/* --cpu, --wall; 0: off */
+	int cpu_timer;			/* --cpu-clock timer */
 	int no_heap;			/* --no-heap */
 	int perf;			/* --perf: let perf record instead */
 	const char **debug_dirs;	/* --debug-dir, for the symbols */
@@ -128,9 +129,9 @@ static void child(const struct run_opts *o, const char *preload, const char *mad
 			setenv("HEAPSCOPE_OUTPUT", path, 1);
 	}
 	snprintf(opts, sizeof(opts), "sample=%lu,unwind=%s,depth=%lu,fork=%d,exec=%d,"
-		 "cpu=%lu,wall=%lu%s", o->sample_bytes, o->unwind, o->max_depth,
+		 "cpu=%lu,wall=%lu%s%s", o->sample_bytes, o->unwind, o->max_depth,
 		 o->follow_fork, o->follow_exec, o->cpu_hz, o->wall_hz,
-		 o->no_heap ? ",heap=0" : "");
+		 o->no_heap ? ",heap=0" : "", o->cpu_timer ? ",cpuclock=timer" : "");
 	setenv("HEAPSCOPE_OPTIONS", opts, 1);
 	if (o->manifest[0])
 		setenv("HEAPSCOPE_MANIFEST", o->manifest, 1);
@@ -667,6 +668,15 @@ int cmd_run(int argc, char **argv)
 				o.wall_hz = hz;
 			else
 				o.cpu_hz = hz;
+		} else if (!strcmp(a, "--cpu-clock") || !strncmp(a, "--cpu-clock=", 12)) {
+			const char *v = a[11] == '=' ? a + 12 : (++i < argc ? argv[i] : NULL);
+
+			if (!v)
+				return cli_usage_error("run", "--cpu-clock needs perf or timer");
+			if (strcmp(v, "perf") && strcmp(v, "timer"))
+				return cli_usage_error("run", "--cpu-clock is perf or timer, not "
+						       "'%s'", v);
+			o.cpu_timer = !strcmp(v, "timer");
 		} else if (!strcmp(a, "--no-heap")) {
 			o.no_heap = 1;
 		} else if (!strcmp(a, "--perf")) {
@@ -703,6 +713,8 @@ int cmd_run(int argc, char **argv)
 		return cli_usage_error("run", "no program to run");
 	if (o.no_heap && !o.cpu_hz && !o.wall_hz)
 		return cli_usage_error("run", "--no-heap needs --cpu or --wall");
+	if (o.cpu_timer && !o.cpu_hz)
+		return cli_usage_error("run", "--cpu-clock goes with --cpu");
 	if (o.perf) {
 		int r;
 

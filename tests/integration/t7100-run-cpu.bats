@@ -140,16 +140,13 @@ share_of() {
 	fi
 }
 
-@test "run --cpu with POSIX timers (cpuclock=timer): system calls are sampled too" {
+@test "run --cpu --cpu-clock timer: POSIX timers, system calls sampled too" {
 	# what sampling falls back to where perf events are not allowed
-	mkdir pt && cd pt
-	HEAPSCOPE_OPTIONS=cpu=999,heap=0,cpuclock=timer \
-		LD_PRELOAD="$HS_BUILD/libheapscope-preload.so" "$SPINNER" sys 600 > out.txt
-	read -r _ user sys < out.txt
-	trace=$(ls spinner.*.heapscope)
-	"$HS_BIN" dump "$trace" | grep -q '^sampling .*flags=3$'
-	"$HS_BIN" symbolize -q "$trace"
-	"$HS_BIN" report --source cpu --format csv "$trace" > sys.csv 2>/dev/null
+	hs run -q --no-view --cpu --cpu-clock timer --no-heap -o pt.hs -- "$SPINNER" sys 600
+	[ "$status" -eq 0 ]
+	read -r _ user sys <<< "$output"
+	"$HS_BIN" dump pt.hs | grep -q '^sampling .*flags=3$'
+	"$HS_BIN" report --source cpu --format csv pt.hs > sys.csv 2>/dev/null
 	share_of sys.csv 'spinner!user_part' 'spinner!sys_part' \
 		"$(awk -v u="$user" -v s="$sys" 'BEGIN { print u / (u + s) }')"
 }
