@@ -86,7 +86,10 @@
 
 #define RAW_SLOTS 64			/* raw samples a thread can hold */
 #define MISS_SLOTS 256			/* addresses without a rule, per thread */
-#define SIG_RULES (1u << 16)		/* the handlers' rule table: rules at most */
+#define SIG_RULES (1u << 16)		/* the handlers' big rule table: rules at most */
+#define RECENT_RULES (1u << 14)		/* their table of recent rules: at most */
+#define RECENT_MAX (1u << 13)		/* ... before they go into the big one */
+#define REBUILD_NS 1000000000u		/* ... or after this long (ns) */
 #define MAX_FRAME (64u << 20)		/* no frame is larger than this */
 #define RAW_DEPTH 256			/* frames of a raw sample */
 #define BATCH 1024			/* samples sorted and written at once */
@@ -145,10 +148,21 @@ struct sig_rule {
 	uint8_t kind;
 };
 
-/* A table: rules sorted by address, not overlapping. */
+/* A table: rules sorted by address, not overlapping; room for @cap. */
 struct sig_table {
-	size_t n;
-	struct sig_rule r[SIG_RULES];
+	size_t n, cap;
+	struct sig_rule r[];
+};
+
+/*
+ * What the handlers search: the big table of the rules learned up to its
+ * last rebuild, and a small one of those learned since. The sampler adds
+ * rules to the small one at every tick (a copy of a small table) and
+ * rebuilds the big one only when the small one has grown or a second has
+ * passed, instead of copying every rule at every tick that learned one.
+ */
+struct sig_view {
+	const struct sig_table *big, *recent;
 };
 
 struct out_sample {
@@ -192,8 +206,11 @@ static _Atomic int sampler_run;
 static uint64_t n_cpu, n_wall, n_signals;	/* sampler thread */
 static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *,
 				  void *(*)(void *), void *);
-static struct sig_table *sig_tab[2];	/* written by the sampler thread only */
-static _Atomic(struct sig_table *) sig_cur;	/* the one handlers search */
+/* written by the sampler thread only; each pair: the one handlers search
+ * and the one the next publication writes */
+static struct sig_table *big_tab[2], *recent_tab[2];
+static _Atomic(struct sig_table *) sig_big, sig_recent;	/* handlers search these */
+static uint64_t last_rebuild;		/* ns: the big table's last rebuild */
 static uint64_t sig_rules_gen;
 static _Atomic uint64_t n_fast, n_slow, n_checked, n_differ;
 /* why walks went to libunwind: no rule at the leaf, deeper; a rule the
@@ -264,7 +281,7 @@ static const struct sig_rule *sig_rule_find(const struct sig_table *tb, uintptr_
 {
 	size_t lo = 0, hi = tb->n, mid;
 
-	if (hi > SIG_RULES)
+	if (hi > tb->cap)
 		return NULL;
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
@@ -276,6 +293,27 @@ static const struct sig_rule *sig_rule_find(const struct sig_table *tb, uintptr_
 	if (lo && a < tb->r[lo - 1].hi)
 		return &tb->r[lo - 1];
 	return NULL;
+}
+
+static inline struct sig_view sig_view_now(void)
+{
+	struct sig_view v = {
+		atomic_load_explicit(&sig_big, memory_order_acquire),
+		atomic_load_explicit(&sig_recent, memory_order_acquire),
+	};
+
+	return v;
+}
+
+/* The rule of code address @a in @v, or NULL. */
+static const struct sig_rule *sig_view_find(struct sig_view v, uintptr_t a)
+{
+	const struct sig_rule *r;
+
+	if (!v.big || !v.recent)
+		return NULL;
+	r = sig_rule_find(v.big, a);
+	return r ? r : sig_rule_find(v.recent, a);
 }
 
 static void note_miss(struct cpu_thread *c, uintptr_t key)
@@ -299,7 +337,7 @@ static inline int in_stack(const struct cpu_thread *c, uintptr_t a)
  * address without a rule, which is noted for the sampler, or a frame the
  * rules do not describe).
  */
-static int walk_rules(struct cpu_thread *c, const struct sig_table *tb, uintptr_t key,
+static int walk_rules(struct cpu_thread *c, struct sig_view tb, uintptr_t key,
 		      uintptr_t sp, uintptr_t bp, uintptr_t *ips, unsigned n, unsigned max,
 		      int *complete)
 {
@@ -317,7 +355,7 @@ static int walk_rules(struct cpu_thread *c, const struct sig_table *tb, uintptr_
 			return (int)n;
 		}
 		ips[n++] = key - 1;
-		r = sig_rule_find(tb, key - 1);
+		r = sig_view_find(tb, key - 1);
 		if (!r) {
 			note_miss(c, key - 1);
 			atomic_fetch_add_explicit(n == 1 ? &n_miss_leaf : &n_miss_deep, 1,
@@ -373,12 +411,12 @@ static int fast_walk(struct cpu_thread *c, void *ucv, uintptr_t *ips, unsigned m
 		     int *complete)
 {
 	const ucontext_t *uc = ucv;
-	const struct sig_table *tb = atomic_load_explicit(&sig_cur, memory_order_acquire);
+	struct sig_view tb = sig_view_now();
 	unw_word_t ip = 0, sp = 0, bp = 0;
 	unw_cursor_t cur;
 	int n;
 
-	if (!tb)
+	if (!tb.big || !tb.recent)
 		return -1;
 	n = walk_rules(c, tb, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] + 1,
 		       (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
@@ -424,7 +462,7 @@ static void check_walk(void *uc, const uintptr_t *ips, unsigned n, unsigned max,
 	       "(complete %d), first difference at frame %u: %#lx against %#lx",
 	       n, complete, n2, c2, i, i < n ? (unsigned long)ips[i] : 0ul,
 	       i < n2 ? (unsigned long)other[i] : 0ul);
-	r = i > 0 && i <= n ? sig_rule_find(atomic_load(&sig_cur), ips[i - 1]) : NULL;
+	r = i > 0 && i <= n ? sig_view_find(sig_view_now(), ips[i - 1]) : NULL;
 	if (!r || (r->kind != HS_RULE_RSP && r->kind != HS_RULE_RBP))
 		return;
 	if (r->bp_off)
@@ -465,14 +503,14 @@ static void take(struct cpu_thread *c, void *uc, unsigned kind, uint64_t ticks,
 			if (HS_UNLIKELY(hs_cfg.check_unwind))
 				check_walk(uc, r->ips, r->n, max, r->complete);
 		} else {
-			const struct sig_table *tb = atomic_load(&sig_cur);
+			struct sig_view tb = sig_view_now();
 			unsigned i;
 
 			r->n = unwind_signal(uc, r->ips, max, &r->complete);
 			atomic_fetch_add_explicit(&n_slow, 1, memory_order_relaxed);
 			/* the sampler learns the rules of the whole stack */
-			for (i = 1; tb && i < r->n; i++)
-				if (!sig_rule_find(tb, r->ips[i]))
+			for (i = 1; tb.big && tb.recent && i < r->n; i++)
+				if (!sig_view_find(tb, r->ips[i]))
 					note_miss(c, r->ips[i]);
 		}
 	}
@@ -988,7 +1026,7 @@ static int sig_rule_known(uintptr_t a)
 {
 	size_t i;
 
-	if (sig_rule_find(atomic_load(&sig_cur), a))
+	if (sig_view_find(sig_view_now(), a))
 		return 1;
 	for (i = 0; i < nr_new; i++)
 		if (new_rules[i].lo <= a && a < new_rules[i].hi)
@@ -1070,35 +1108,79 @@ static int cmp_rule(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* Publish the current table merged with the new rules (or emptied). */
-static void publish_rules(int empty)
+/*
+ * Merge the sorted rules @a[@na] and @b[@nb] into @dst (at most its cap);
+ * where two overlap, the first keeps its range and the other what lies
+ * beyond it.
+ */
+static void merge_rules(struct sig_table *dst, const struct sig_rule *a, size_t na,
+			const struct sig_rule *b, size_t nb)
 {
-	struct sig_table *cur = atomic_load(&sig_cur);
-	struct sig_table *nt = cur == sig_tab[0] ? sig_tab[1] : sig_tab[0];
 	size_t i = 0, j = 0, n = 0;
 
-	if (!empty && !nr_new)
-		return;
-	qsort(new_rules, nr_new, sizeof(new_rules[0]), cmp_rule);
-	while (!empty && (i < cur->n || j < nr_new) && n < SIG_RULES) {
+	while ((i < na || j < nb) && n < dst->cap) {
 		const struct sig_rule *x;
 
-		if (j == nr_new || (i < cur->n && cur->r[i].lo <= new_rules[j].lo))
-			x = &cur->r[i++];
+		if (j == nb || (i < na && a[i].lo <= b[j].lo))
+			x = &a[i++];
 		else
-			x = &new_rules[j++];
-		nt->r[n] = *x;
-		if (n && x->lo < nt->r[n - 1].hi) {
+			x = &b[j++];
+		dst->r[n] = *x;
+		if (n && x->lo < dst->r[n - 1].hi) {
 			/* overlaps the one before: keep that, and the rest of this */
-			if (x->hi <= nt->r[n - 1].hi)
+			if (x->hi <= dst->r[n - 1].hi)
 				continue;
-			nt->r[n].lo = nt->r[n - 1].hi;
+			dst->r[n].lo = dst->r[n - 1].hi;
 		}
 		n++;
 	}
-	nt->n = n;
+	dst->n = n;
+}
+
+/* The table of @pair that handlers do not search (@cur is the other). */
+static struct sig_table *other_table(struct sig_table *pair[2], const struct sig_table *cur)
+{
+	return cur == pair[0] ? pair[1] : pair[0];
+}
+
+/*
+ * Publish the new rules (new_rules[nr_new]) for the handlers, or with
+ * @empty forget every rule. The new rules join the recent table; when it
+ * has grown past RECENT_MAX or REBUILD_NS have passed, it joins the big
+ * table, published first, then an empty recent one. A table is written
+ * only while handlers search the other of its pair.
+ */
+static void publish_rules(int empty)
+{
+	struct sig_table *big = atomic_load(&sig_big), *recent = atomic_load(&sig_recent);
+	struct sig_table *rt = other_table(recent_tab, recent), *bt;
+	uint64_t now;
+
+	if (empty) {
+		bt = other_table(big_tab, big);
+		bt->n = 0;
+		rt->n = 0;
+		atomic_store_explicit(&sig_big, bt, memory_order_release);
+		atomic_store_explicit(&sig_recent, rt, memory_order_release);
+		nr_new = 0;
+		return;
+	}
+	if (!nr_new)
+		return;
+	qsort(new_rules, nr_new, sizeof(new_rules[0]), cmp_rule);
+	merge_rules(rt, recent->r, recent->n, new_rules, nr_new);
 	nr_new = 0;
-	atomic_store_explicit(&sig_cur, nt, memory_order_release);
+	now = hs_now_ns();
+	if (rt->n <= RECENT_MAX && now - last_rebuild < REBUILD_NS) {
+		atomic_store_explicit(&sig_recent, rt, memory_order_release);
+		return;
+	}
+	bt = other_table(big_tab, big);
+	merge_rules(bt, big->r, big->n, rt->r, rt->n);
+	atomic_store_explicit(&sig_big, bt, memory_order_release);
+	rt->n = 0;
+	atomic_store_explicit(&sig_recent, rt, memory_order_release);
+	last_rebuild = now;
 }
 
 /*
@@ -1303,7 +1385,7 @@ static const struct sig_rule *new_rule_find(uintptr_t a)
  */
 static int sampler_rule(struct hs_thread *t, uintptr_t a, struct sig_rule *r)
 {
-	const struct sig_rule *x = sig_rule_find(atomic_load(&sig_cur), a);
+	const struct sig_rule *x = sig_view_find(sig_view_now(), a);
 
 	if (!x)
 		x = new_rule_find(a);
@@ -2180,18 +2262,27 @@ void hs_cpu_follow_child(void)
 
 int hs_cpu_start(void)
 {
-	int s;
+	int s, i;
 
 	if (!hs_cfg.cpu_hz && !hs_cfg.wall_hz)
 		return 0;
 	batch = map_zero(sizeof(*batch));
-	sig_tab[0] = map_zero(sizeof(struct sig_table));
-	sig_tab[1] = map_zero(sizeof(struct sig_table));
+	for (i = 0; i < 2; i++) {
+		big_tab[i] = map_zero(sizeof(struct sig_table) + SIG_RULES * sizeof(struct sig_rule));
+		recent_tab[i] = map_zero(sizeof(struct sig_table) +
+					 RECENT_RULES * sizeof(struct sig_rule));
+		if (!big_tab[i] || !recent_tab[i])
+			return -1;
+		big_tab[i]->cap = SIG_RULES;
+		recent_tab[i]->cap = RECENT_RULES;
+	}
 	if (hs_cfg.wall_hz)
 		snap_buf = map_zero(SNAP_MAX);
-	if (!batch || !sig_tab[0] || !sig_tab[1] || (hs_cfg.wall_hz && !snap_buf))
+	if (!batch || (hs_cfg.wall_hz && !snap_buf))
 		return -1;
-	atomic_store(&sig_cur, sig_tab[0]);
+	atomic_store(&sig_big, big_tab[0]);
+	atomic_store(&sig_recent, recent_tab[0]);
+	last_rebuild = hs_now_ns();
 	sig_rules_gen = atomic_load(&hs_gen);
 	/* not guessable by the program, never NULL */
 	sig_cookie = (void *)(((uintptr_t)&sig_cookie ^
