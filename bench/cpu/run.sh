@@ -71,6 +71,23 @@ measure() {
 		c=$(awk "BEGIN { print ($c < $bc) ? $c : $bc }")
 	fi
 	echo "$w $c" > "$DIR/best.$config"
+	echo "$w $c" >> "$DIR/runs.$config"
+}
+
+# paired CONFIG: the median over the turns of T_CONFIG / T_alone - 1 in
+# percent, wall and CPU, each run against the alone run of its own turn
+# (steadier than the best times on a machine whose speed drifts)
+paired() {
+	paste -d ' ' "$DIR/runs.alone" "$DIR/runs.$1" | awk '
+	{ w[NR] = ($3 / $1 - 1) * 100; c[NR] = ($4 / $2 - 1) * 100 }
+	function median(a, n,    i, j, t) {
+		for (i = 2; i <= n; i++)
+			for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
+				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
+			}
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	END { printf "%+.1f%%, %+.1f%%\n", median(w, NR), median(c, NR) }'
 }
 
 overhead() {
@@ -79,10 +96,10 @@ overhead() {
 
 echo "CPU sampling at $HZ Hz: best of $RUNS runs on $(nproc) cores; overhead = T/T_alone - 1"
 echo
-printf '| workload | alone: wall, cpu | heapscope --cpu: wall, cpu | samples (ms of CPU) | perf record -g: wall, cpu | samples |\n'
-printf '|---|---|---|---|---|---|\n'
+printf '| workload | alone: wall, cpu | heapscope --cpu: wall, cpu | median of paired runs | samples (ms of CPU) | perf record -g: wall, cpu | median of paired runs | samples |\n'
+printf '|---|---|---|---|---|---|---|---|\n'
 echo "$WORKLOADS" | while IFS='|' read -r name cmd; do
-	rm -f "$DIR"/best.*
+	rm -f "$DIR"/best.* "$DIR"/runs.*
 	i=0
 	while [ "$i" -lt "$RUNS" ]; do
 		# shellcheck disable=SC2086
@@ -102,8 +119,31 @@ echo "$WORKLOADS" | while IFS='|' read -r name cmd; do
 	hs_samples=$("$HS" stats "$DIR/last.heapscope" 2>/dev/null |
 		awk '/^cpu samples:/ { sub(/^\(/, "", $4); print $3 " (" $4 " ms)" }')
 	perf_samples=$(perf script -i "$DIR/last.data" -F comm 2>/dev/null | grep -c . || true)
-	printf '| %s | %.2f s, %.2f s | %.2f s (%s), %.2f s (%s) | %s | %.2f s (%s), %.2f s (%s) | %s |\n' \
+	printf '| %s | %.2f s, %.2f s | %.2f s (%s), %.2f s (%s) | %s | %s | %.2f s (%s), %.2f s (%s) | %s | %s |\n' \
 		"$name" "$t0" "$c0" \
-		"$t1" "$(overhead "$t1" "$t0")" "$c1" "$(overhead "$c1" "$c0")" "$hs_samples" \
-		"$t2" "$(overhead "$t2" "$t0")" "$c2" "$(overhead "$c2" "$c0")" "$perf_samples"
+		"$t1" "$(overhead "$t1" "$t0")" "$c1" "$(overhead "$c1" "$c0")" \
+		"$(paired heapscope)" "$hs_samples" \
+		"$t2" "$(overhead "$t2" "$t0")" "$c2" "$(overhead "$c2" "$c0")" \
+		"$(paired perf)" "$perf_samples"
 done
+
+# --wall on a program asleep for a second: the sampler's own cost, at the
+# default rate against one tick a second (the same start-up)
+SLEEPER="$BUILD/tests/targets/sleeper"
+if [ -x "$SLEEPER" ]; then
+	rm -f "$DIR"/best.* "$DIR"/runs.*
+	i=0
+	while [ "$i" -lt "$RUNS" ]; do
+		measure slow "$HS" run -q --no-view --no-symbolize --wall=1 --no-heap \
+			-o "$DIR/t.heapscope" -- "$SLEEPER" idle 1000
+		measure idle "$HS" run -q --no-view --no-symbolize --wall="$HZ" --no-heap \
+			-o "$DIR/t.heapscope" -- "$SLEEPER" idle 1000
+		i=$((i + 1))
+	done
+	read -r _ cs < "$DIR/best.slow"
+	read -r _ ci < "$DIR/best.idle"
+	echo
+	awk -v s="$cs" -v i="$ci" -v hz="$HZ" 'BEGIN {
+		printf "--wall=%d on a program asleep for 1 s: %.1f ms of CPU, %.1f ms more than at one tick a second\n",
+		       hz, i * 1000, (i - s) * 1000 }'
+fi

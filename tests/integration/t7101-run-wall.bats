@@ -148,21 +148,13 @@ blocked() {
 	between "$ready" 300 100000
 }
 
-@test "run --wall: an idle program is not signalled and costs little" {
+@test "run --wall: an idle program is not signalled" {
 	# a program asleep for a second: its thread is never signalled (one
-	# look at its start, at most), and the sampler's ticks space out
-	# while nothing runs. Its CPU time at 999 ticks a second is compared
-	# with one tick a second (the same start-up): at most 20 ms more
-	# (about 48 ms more when each tick signalled it).
+	# look at its start, at most). What the sampler costs meanwhile is
+	# measured in bench/cpu/run.sh, not here.
 	[ -x "$SLEEPER" ] || skip "test target $SLEEPER not built"
-	hs run -q --no-view --wall=1 --no-heap -o slow.hs -- "$SLEEPER" idle 1000
-	[ "$status" -eq 0 ]
-	read -r _ base <<< "$output"
 	hs run -q --no-view --wall --no-heap -o idle.hs -- "$SLEEPER" idle 1000
 	[ "$status" -eq 0 ]
-	read -r _ cpu <<< "$output"
-	echo "process CPU $cpu ms, $base ms at one tick a second"
-	[ "$(awk -v c="$cpu" -v b="$base" 'BEGIN { print (c < b + 20) }')" = 1 ]
 	signals=$("$HS_BIN" dump idle.hs | awk '$1 == "sampling-end" { sub("signals=", "", $6); print $6 }')
 	echo "signals $signals"
 	[ "$signals" -le 2 ]
