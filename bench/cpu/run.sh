@@ -11,7 +11,13 @@
 # is shared out. Times are the best of the RUNS: wall clock, and CPU
 # (task-clock of the whole process tree from perf stat, which counts
 # heapscope's sampler thread and perf's own process). Overhead is
-# T / T_alone - 1. Target: heapscope --cpu under 5% of CPU time.
+# T / T_alone - 1, the best times' and the median of each turn's runs.
+# Target: heapscope --cpu under 5% of CPU time. Each workload is also
+# profiled under --cpu once (bench/collector_share.sh): the share of the
+# run's CPU samples in the collector's code and threads, a figure that
+# does not drift with the machine's speed but leaves out the kernel's work
+# of delivering the sampling signals. Last, the cost of --wall on a
+# program that sleeps.
 #
 # The samples each took are given too (heapscope: SAMPLE records; perf:
 # the samples perf script prints), and the ms of CPU heapscope's samples
@@ -65,13 +71,13 @@ measure() {
 		{ echo "bench/cpu: failed: $*" >&2; cat "$DIR/err" >&2; exit 1; }
 	c=$(awk '/msec task-clock/ { gsub(",", "", $1); print $1 / 1000 }' "$DIR/stat")
 	w=$(awk '/seconds time elapsed/ { print $1 }' "$DIR/stat")
+	echo "$w $c" >> "$DIR/runs.$config"
 	if [ -f "$DIR/best.$config" ]; then
 		read -r bw bc < "$DIR/best.$config"
 		w=$(awk "BEGIN { print ($w < $bw) ? $w : $bw }")
 		c=$(awk "BEGIN { print ($c < $bc) ? $c : $bc }")
 	fi
 	echo "$w $c" > "$DIR/best.$config"
-	echo "$w $c" >> "$DIR/runs.$config"
 }
 
 # paired CONFIG: the median over the turns of T_CONFIG / T_alone - 1 in
@@ -119,6 +125,10 @@ echo "$WORKLOADS" | while IFS='|' read -r name cmd; do
 	hs_samples=$("$HS" stats "$DIR/last.heapscope" 2>/dev/null |
 		awk '/^cpu samples:/ { sub(/^\(/, "", $4); print $3 " (" $4 " ms)" }')
 	perf_samples=$(perf script -i "$DIR/last.data" -F comm 2>/dev/null | grep -c . || true)
+	# shellcheck disable=SC2086
+	share=$(sh bench/collector_share.sh "$DIR/share.data" "$HS" run -q --no-view \
+		--no-symbolize --cpu="$HZ" --no-heap -o "$DIR/t.heapscope" -- $cmd)
+	echo "$name: the collector's share of the run's CPU samples: $share" >> "$DIR/shares"
 	printf '| %s | %.2f s, %.2f s | %.2f s (%s), %.2f s (%s) | %s | %s | %.2f s (%s), %.2f s (%s) | %s | %s |\n' \
 		"$name" "$t0" "$c0" \
 		"$t1" "$(overhead "$t1" "$t0")" "$c1" "$(overhead "$c1" "$c0")" \
@@ -126,6 +136,9 @@ echo "$WORKLOADS" | while IFS='|' read -r name cmd; do
 		"$t2" "$(overhead "$t2" "$t0")" "$c2" "$(overhead "$c2" "$c0")" \
 		"$(paired perf)" "$perf_samples"
 done
+
+echo
+cat "$DIR/shares"
 
 # --wall on a program asleep for a second: the sampler's own cost, at the
 # default rate against one tick a second (the same start-up)
