@@ -18,9 +18,12 @@
 set -eu
 out=$1
 shift
-perf record -q -F 4000 -e cpu-clock -o "$out" -- "$@" > /dev/null 2>&1
-perf script -i "$out" -F pid,tid,comm,ip,dso 2>/dev/null | awk '
-NR == 1 { cli = $2; sub("/.*", "", cli) }
+# The shell writes its pid and becomes `heapscope run`: that pid is the CLI.
+perf record -q -F 4000 -e cpu-clock -o "$out" -- \
+	sh -c 'echo $$ > "$0.pid"; exec "$@"' "$out" "$@" > /dev/null 2>&1
+cli=$(cat "$out.pid")
+rm -f "$out.pid"
+perf script -i "$out" -F pid,tid,comm,ip,dso 2>/dev/null | awk -v cli="$cli" '
 {
 	split($2, id, "/")
 	dso = $NF
