@@ -16,8 +16,13 @@
 # profiled under --cpu once (bench/collector_share.sh): the share of the
 # run's CPU samples in the collector's code and threads, a figure that
 # does not drift with the machine's speed but leaves out the kernel's work
-# of delivering the sampling signals. Last, the cost of --wall on a
-# program that sleeps.
+# of delivering the sampling signals. A fourth configuration takes the
+# turns too: the program with only an empty handler of the same signals
+# (build/bench/libsignal_floor.so: the task-clock perf event at HZ and a
+# real-time signal, what any sampler of this design pays before it reads
+# a stack), the floor under the overhead on this machine; the table gives
+# heapscope's time above it, the median of each turn's pair. Last, the
+# cost of --wall on a program that sleeps.
 #
 # The samples each took are given too (heapscope: SAMPLE records; perf:
 # the samples perf script prints), and the ms of CPU heapscope's samples
@@ -28,6 +33,7 @@ RUNS=${2:-5}
 HZ=${3:-999}
 HS="$BUILD/heapscope"
 SPINNER="$BUILD/tests/targets/spinner"
+FLOOR="$BUILD/bench/libsignal_floor.so"
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/hs-cpu-bench.XXXXXX")
 trap 'rm -rf "$DIR"' EXIT INT TERM
 
@@ -37,7 +43,9 @@ for tool in perf /usr/bin/python3 gcc; do
 		exit 1
 	}
 done
-[ -x "$SPINNER" ] || { echo "bench/cpu: $SPINNER is not built" >&2; exit 1; }
+for f in "$SPINNER" "$FLOOR"; do
+	[ -e "$f" ] || { echo "bench/cpu: $f is not built" >&2; exit 1; }
+done
 perf record -q -o "$DIR/probe.data" -- true >/dev/null 2>&1 || {
 	echo "bench/cpu: perf record is refused (kernel.perf_event_paranoid)" >&2
 	exit 1
@@ -80,11 +88,12 @@ measure() {
 	echo "$w $c" > "$DIR/best.$config"
 }
 
-# paired CONFIG: the median over the turns of T_CONFIG / T_alone - 1 in
-# percent, wall and CPU, each run against the alone run of its own turn
-# (steadier than the best times on a machine whose speed drifts)
+# paired CONFIG [BASE]: the median over the turns of T_CONFIG / T_BASE - 1
+# in percent, wall and CPU, each run against the BASE run (default: alone)
+# of its own turn (steadier than the best times on a machine whose speed
+# drifts)
 paired() {
-	paste -d ' ' "$DIR/runs.alone" "$DIR/runs.$1" | awk '
+	paste -d ' ' "$DIR/runs.${2:-alone}" "$DIR/runs.$1" | awk '
 	{ w[NR] = ($3 / $1 - 1) * 100; c[NR] = ($4 / $2 - 1) * 100 }
 	function median(a, n,    i, j, t) {
 		for (i = 2; i <= n; i++)
@@ -102,14 +111,16 @@ overhead() {
 
 echo "CPU sampling at $HZ Hz: best of $RUNS runs on $(nproc) cores; overhead = T/T_alone - 1"
 echo
-printf '| workload | alone: wall, cpu | heapscope --cpu: wall, cpu | median of paired runs | samples (ms of CPU) | perf record -g: wall, cpu | median of paired runs | samples |\n'
-printf '|---|---|---|---|---|---|---|---|\n'
+printf '| workload | alone: wall, cpu | empty handler (floor): wall, cpu | median of paired runs | heapscope --cpu: wall, cpu | median of paired runs | above the floor: median | samples (ms of CPU) | perf record -g: wall, cpu | median of paired runs | samples |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|---|\n'
 echo "$WORKLOADS" | while IFS='|' read -r name cmd; do
 	rm -f "$DIR"/best.* "$DIR"/runs.*
 	i=0
 	while [ "$i" -lt "$RUNS" ]; do
 		# shellcheck disable=SC2086
 		measure alone $cmd
+		# shellcheck disable=SC2086
+		measure floor env LD_PRELOAD="$FLOOR" HS_FLOOR_HZ="$HZ" $cmd
 		# shellcheck disable=SC2086
 		measure heapscope "$HS" run -q --no-view --no-symbolize --cpu="$HZ" --no-heap \
 			-o "$DIR/t.heapscope" -- $cmd
@@ -120,6 +131,7 @@ echo "$WORKLOADS" | while IFS='|' read -r name cmd; do
 		i=$((i + 1))
 	done
 	read -r t0 c0 < "$DIR/best.alone"
+	read -r tf cf < "$DIR/best.floor"
 	read -r t1 c1 < "$DIR/best.heapscope"
 	read -r t2 c2 < "$DIR/best.perf"
 	hs_samples=$("$HS" stats "$DIR/last.heapscope" 2>/dev/null |
@@ -129,10 +141,11 @@ echo "$WORKLOADS" | while IFS='|' read -r name cmd; do
 	share=$(sh bench/collector_share.sh "$DIR/share.data" "$HS" run -q --no-view \
 		--no-symbolize --cpu="$HZ" --no-heap -o "$DIR/t.heapscope" -- $cmd)
 	echo "$name: the collector's share of the run's CPU samples: $share" >> "$DIR/shares"
-	printf '| %s | %.2f s, %.2f s | %.2f s (%s), %.2f s (%s) | %s | %s | %.2f s (%s), %.2f s (%s) | %s | %s |\n' \
+	printf '| %s | %.2f s, %.2f s | %.2f s (%s), %.2f s (%s) | %s | %.2f s (%s), %.2f s (%s) | %s | %s | %s | %.2f s (%s), %.2f s (%s) | %s | %s |\n' \
 		"$name" "$t0" "$c0" \
+		"$tf" "$(overhead "$tf" "$t0")" "$cf" "$(overhead "$cf" "$c0")" "$(paired floor)" \
 		"$t1" "$(overhead "$t1" "$t0")" "$c1" "$(overhead "$c1" "$c0")" \
-		"$(paired heapscope)" "$hs_samples" \
+		"$(paired heapscope)" "$(paired heapscope floor)" "$hs_samples" \
 		"$t2" "$(overhead "$t2" "$t0")" "$c2" "$(overhead "$c2" "$c0")" \
 		"$(paired perf)" "$perf_samples"
 done
