@@ -2572,6 +2572,51 @@ static int stream_run(struct hs_trace_reader *r, struct hs_trace *t, struct load
 	return 0;
 }
 
+/*
+ * A damaged file can give nodes parents that lead back to themselves (ids
+ * are resolved after the whole file is read, so a parent may come later).
+ * Every walk towards the root must end: the node where a walk meets its
+ * own path loses its parent, BROKEN there like an undefined one. Each node
+ * is walked once: mark[i] is 0 (not seen), the walk's number + 1 while the
+ * walk that reached it is going on, UINT32_MAX once its way to the root is
+ * known to end.
+ */
+static int break_cycles(struct hs_trace *t)
+{
+	uint32_t *mark;
+	size_t i;
+
+	if (!t->nr_nodes)
+		return 0;
+	mark = hs_calloc(t->nr_nodes, sizeof(*mark));
+	if (!mark)
+		return -ENOMEM;
+	for (i = 0; i < t->nr_nodes; i++) {
+		uint32_t walk = (uint32_t)i + 1, n = (uint32_t)i, up;
+
+		while (!mark[n]) {
+			mark[n] = walk;
+			up = t->node_parent[n];
+			if (up == HS_TRACE_NONE || up == HS_TRACE_MISSING)
+				break;
+			if (mark[up] == walk) {		/* back on this walk's path */
+				t->node_parent[n] = HS_TRACE_MISSING;
+				t->missing_nodes++;
+				break;
+			}
+			n = up;
+		}
+		for (n = (uint32_t)i; mark[n] == walk; n = t->node_parent[n]) {
+			mark[n] = UINT32_MAX;
+			if (t->node_parent[n] == HS_TRACE_NONE ||
+			    t->node_parent[n] == HS_TRACE_MISSING)
+				break;
+		}
+	}
+	hs_free(mark);
+	return 0;
+}
+
 static int load(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags,
 		struct stream *stream, struct hs_diag *diag)
 {
@@ -2661,6 +2706,9 @@ static int load(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags,
 			t->missing_nodes++;
 		}
 	}
+	err = break_cycles(t);
+	if (err)
+		goto out;
 	t->nr_chunks = r->nr_chunks;
 	t->nr_records = r->nr_records;
 	t->file_size = r->size;

@@ -534,6 +534,58 @@ static void odd_but_valid_input(void **state)
 	free(b.buf);
 }
 
+/*
+ * Nodes whose parents lead back to themselves (a damaged file): every walk
+ * to the root ends, the node where the loop closes BROKEN like a missing
+ * parent. 5 is its own parent; 1 -> 3 -> 2 -> 1 (child -> parent); 4 hangs
+ * below that loop, which the walk from 1 (the first defined) closes at 2.
+ */
+static void cyclic_parents_end(void **state)
+{
+	struct hs_diag diag = HS_DIAG_INIT("cyclic");
+	struct hs_trace t;
+	struct tb b;
+	uint8_t *p;
+	uint32_t frames[16];
+	char name[64];
+	size_t n, i;
+
+	(void)state;
+	tb_init(&b);
+	p = tb_p(&b);
+	p = put_span(p, 1, 0, 0);
+	p = put_node(p, 5, 5, 0x50);
+	p = put_node(p, 1, 3, 0x10);
+	p = put_node(p, 2, 1, 0x20);
+	p = put_node(p, 3, 2, 0x30);
+	p = put_node(p, 4, 3, 0x40);
+	p = put_alloc(&b, p, HS_TAG_MALLOC, 1, 0x100, 8, 5);
+	p = put_alloc(&b, p, HS_TAG_MALLOC, 1, 0x200, 8, 4);
+	tb_end(&b, p);
+	tb_chunk(&b, HS_CHUNK_EVENTS, 0);
+	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "cyclic", &t, &diag), 0);
+	assert_int_equal(t.missing_nodes, 2);	/* one per loop */
+	n = hs_trace_stack(&t, t.stack[0], frames, 16);
+	assert_int_equal(n, 2);
+	assert_string_equal(hs_trace_frame_name(&t, frames[0], name, sizeof(name)),
+			    "[unknown]!0x50");
+	assert_string_equal(hs_trace_frame_name(&t, frames[1], name, sizeof(name)),
+			    "BROKEN");
+	n = hs_trace_stack(&t, t.stack[1], frames, 16);
+	assert_int_equal(n, 4);			/* 4, 3, 2, BROKEN */
+	for (i = 0; i < 3; i++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "[unknown]!0x%x", (unsigned)(0x40 - 0x10 * i));
+		assert_string_equal(hs_trace_frame_name(&t, frames[i], name, sizeof(name)),
+				    want);
+	}
+	assert_string_equal(hs_trace_frame_name(&t, frames[3], name, sizeof(name)),
+			    "BROKEN");
+	hs_trace_release(&t);
+	free(b.buf);
+}
+
 /* A MODULE_UNLOAD record of module @id, the next node @next_node. */
 static uint8_t *put_unload(uint8_t *p, uint64_t ticks, uint64_t id, uint64_t next_node)
 {
@@ -884,6 +936,7 @@ int main(void)
 		cmocka_unit_test(malformed_record_inside_a_chunk),
 		cmocka_unit_test(random_corruption_is_rejected_or_survived),
 		cmocka_unit_test(odd_but_valid_input),
+		cmocka_unit_test(cyclic_parents_end),
 		cmocka_unit_test(modules_in_turn_at_one_address),
 		cmocka_unit_test(equal_times_are_ordered_by_address_life),
 		cmocka_unit_test(ties_alternate_across_threads),
