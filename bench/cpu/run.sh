@@ -70,39 +70,12 @@ WORKLOADS="spin (4 frames)|$SPINNER rounds 4000
 python3 fib (deep stacks)|/usr/bin/python3 $DIR/loop.py
 gcc -O2 (cc1)|$CC1 -quiet -O2 $DIR/gen.c -o $DIR/gen.s"
 
-# measure CONFIG CMD...: one run; keeps the best wall and CPU time per CONFIG
-measure() {
-	config=$1
-	shift
-	rm -f "$DIR/t.heapscope" "$DIR/t.data"
-	perf stat -e task-clock -o "$DIR/stat" "$@" > /dev/null 2> "$DIR/err" ||
-		{ echo "bench/cpu: failed: $*" >&2; cat "$DIR/err" >&2; exit 1; }
-	c=$(awk '/msec task-clock/ { gsub(",", "", $1); print $1 / 1000 }' "$DIR/stat")
-	w=$(awk '/seconds time elapsed/ { print $1 }' "$DIR/stat")
-	echo "$w $c" >> "$DIR/runs.$config"
-	if [ -f "$DIR/best.$config" ]; then
-		read -r bw bc < "$DIR/best.$config"
-		w=$(awk "BEGIN { print ($w < $bw) ? $w : $bw }")
-		c=$(awk "BEGIN { print ($c < $bc) ? $c : $bc }")
-	fi
-	echo "$w $c" > "$DIR/best.$config"
-}
+BENCH=bench/cpu
+. bench/timing.sh
 
-# paired CONFIG [BASE]: the median over the turns of T_CONFIG / T_BASE - 1
-# in percent, wall and CPU, each run against the BASE run (default: alone)
-# of its own turn (steadier than the best times on a machine whose speed
-# drifts)
-paired() {
-	paste -d ' ' "$DIR/runs.${2:-alone}" "$DIR/runs.$1" | awk '
-	{ w[NR] = ($3 / $1 - 1) * 100; c[NR] = ($4 / $2 - 1) * 100 }
-	function median(a, n,    i, j, t) {
-		for (i = 2; i <= n; i++)
-			for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
-				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
-			}
-		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-	}
-	END { printf "%+.1f%%, %+.1f%%\n", median(w, NR), median(c, NR) }'
+# paired_pct CONFIG [BASE]: paired's medians as "+W%, +C%"
+paired_pct() {
+	paired "$@" | awk '{ printf "%+.1f%%, %+.1f%%", $1, $2 }'
 }
 
 overhead() {
@@ -143,11 +116,11 @@ echo "$WORKLOADS" | while IFS='|' read -r name cmd; do
 	echo "$name: the collector's share of the run's CPU samples: $share" >> "$DIR/shares"
 	printf '| %s | %.2f s, %.2f s | %.2f s (%s), %.2f s (%s) | %s | %.2f s (%s), %.2f s (%s) | %s | %s | %s | %.2f s (%s), %.2f s (%s) | %s | %s |\n' \
 		"$name" "$t0" "$c0" \
-		"$tf" "$(overhead "$tf" "$t0")" "$cf" "$(overhead "$cf" "$c0")" "$(paired floor)" \
+		"$tf" "$(overhead "$tf" "$t0")" "$cf" "$(overhead "$cf" "$c0")" "$(paired_pct floor)" \
 		"$t1" "$(overhead "$t1" "$t0")" "$c1" "$(overhead "$c1" "$c0")" \
-		"$(paired heapscope)" "$(paired heapscope floor)" "$hs_samples" \
+		"$(paired_pct heapscope)" "$(paired_pct heapscope floor)" "$hs_samples" \
 		"$t2" "$(overhead "$t2" "$t0")" "$c2" "$(overhead "$c2" "$c0")" \
-		"$(paired perf)" "$perf_samples"
+		"$(paired_pct perf)" "$perf_samples"
 done
 
 echo

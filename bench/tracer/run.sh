@@ -87,39 +87,9 @@ python3-dicts|/usr/bin/python3 $DIR/dicts.py
 sqlite3-index|sqlite3 :memory: -init $DIR/table.sql .quit
 gcc-O2|$CC1 -quiet -O2 $DIR/gen.c -o $DIR/gen.s"
 
-# measure CONFIG CMD...: one run; keeps the best wall and CPU time per
-# CONFIG (in $DIR/best.CONFIG) and leaves the files the command wrote
-measure() {
-	config=$1
-	shift
-	rm -f "$DIR"/t.heapscope "$DIR"/ht.*
-	perf stat -e task-clock -o "$DIR/stat" "$@" > /dev/null 2> "$DIR/err" ||
-		{ echo "bench/tracer: failed: $*" >&2; cat "$DIR/err" >&2; exit 1; }
-	c=$(awk '/msec task-clock/ { gsub(",", "", $1); print $1 / 1000 }' "$DIR/stat")
-	w=$(awk '/seconds time elapsed/ { print $1 }' "$DIR/stat")
-	if [ -f "$DIR/best.$config" ]; then
-		read -r bw bc < "$DIR/best.$config"
-		w=$(awk "BEGIN { print ($w < $bw) ? $w : $bw }")
-		c=$(awk "BEGIN { print ($c < $bc) ? $c : $bc }")
-	fi
-	echo "$w $c" > "$DIR/best.$config"
-	echo "$w $c" >> "$DIR/runs.$config"
-}
+BENCH=bench/tracer
+. bench/timing.sh
 
-# paired CONFIG: the median over the turns of T_CONFIG / T_alone - 1 in
-# percent, wall and CPU, each run against the alone run of its own turn
-paired() {
-	paste -d ' ' "$DIR/runs.alone" "$DIR/runs.$1" | awk '
-	{ w[NR] = ($3 / $1 - 1) * 100; c[NR] = ($4 / $2 - 1) * 100 }
-	function median(a, n,    i, j, t) {
-		for (i = 2; i <= n; i++)
-			for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
-				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
-			}
-		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-	}
-	END { printf "%.1f %.1f\n", median(w, NR), median(c, NR) }'
-}
 
 ratio() {
 	awk "BEGIN { printf \"%.2f\", $1 / $2 }"
@@ -149,8 +119,8 @@ echo "$WORKLOADS" | while IFS='|' read -r name cmd; do
 		hsize=$(stat -c %s "$DIR/t.heapscope")
 		cp "$DIR/t.heapscope" "$DIR/full.heapscope"
 		# shellcheck disable=SC2086
-		measure heaptrack heaptrack -o "$DIR/ht" $cmd
-		tsize=$(stat -c %s "$DIR"/ht.* | head -1)
+		measure heaptrack heaptrack -o "$DIR/t.ht" $cmd
+		tsize=$(stat -c %s "$DIR"/t.ht.* | head -1)
 		i=$((i + 1))
 	done
 	read -r t0 c0 < "$DIR/best.alone"
