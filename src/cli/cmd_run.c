@@ -487,11 +487,6 @@ static void leaked(const char *path, char *buf, size_t n)
 }
 
 /*
- * The end summary. Its peak RSS is the trace's, as `heapscope stats`
- * gives it: the highest of the RSS records, and its leaks are stats's
- * (docs/memory.md).
- */
-/*
  * With --follow-fork or --follow-exec: the file the collector lists the
  * traces of followed children and exec'd images in ("PID PATH" lines).
  */
@@ -518,12 +513,19 @@ static void make_manifest(struct run_opts *o)
 	close(fd);
 }
 
+static void drop_manifest(struct run_opts *o)
+{
+	if (o->manifest[0])
+		unlink(o->manifest);
+	o->manifest[0] = '\0';
+}
+
 /*
  * The traces the manifest lists: symbolized like the main one when their
  * process has ended; a process still running (a daemon) is still writing
  * its trace, which is left for `heapscope symbolize`. Removes the manifest.
  */
-static void finish_children(const struct run_opts *o, const struct hs_symbolize_opts *so)
+static void finish_children(struct run_opts *o, const struct hs_symbolize_opts *so)
 {
 	char line[PATH_MAX + 32];
 	FILE *f;
@@ -553,9 +555,14 @@ static void finish_children(const struct run_opts *o, const struct hs_symbolize_
 	}
 	if (f)
 		fclose(f);
-	unlink(o->manifest);
+	drop_manifest(o);
 }
 
+/*
+ * The end summary. Its peak RSS is the trace's, as `heapscope stats`
+ * gives it: the highest of the RSS records, and its leaks are stats's
+ * (docs/memory.md).
+ */
 static void summarize(const char *path)
 {
 	struct hs_diag diag = HS_DIAG_INIT(path);
@@ -750,9 +757,12 @@ int cmd_run(int argc, char **argv)
 	fflush(stderr);
 	pid = fork();
 	if (pid < 0) {
+		int e = errno;
+
+		drop_manifest(&o);
 		if (made)
 			unlink(o.out);
-		return cli_fail("cannot fork: %s", strerror(errno));
+		return cli_fail("cannot fork: %s", strerror(e));
 	}
 	if (pid == 0) {
 		close(pipefd[0]);
@@ -784,15 +794,13 @@ int cmd_run(int argc, char **argv)
 	if (create_errno) {
 		fprintf(stderr, "heapscope: error: cannot create a trace file in the "
 			"current directory: %s\n", strerror(create_errno));
-		if (o.manifest[0])
-			unlink(o.manifest);
+		drop_manifest(&o);
 		return HS_EXIT_FAIL;
 	}
 	if (exec_errno) {
 		fprintf(stderr, "heapscope: error: cannot run '%s': %s\n", argv[i],
 			strerror(exec_errno));
-		if (o.manifest[0])
-			unlink(o.manifest);
+		drop_manifest(&o);
 		if (made)
 			unlink(o.out);
 		return exec_errno == ENOENT ? 127 : 126;
