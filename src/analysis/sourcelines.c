@@ -76,21 +76,6 @@ static int ends_with(const char *s, size_t n, const char *suffix)
 	return n >= k && !memcmp(s + n - k, suffix, k);
 }
 
-/* The start of the brace group that ends at @end - 1 (@open, @close), or @end. */
-static size_t group_start(const char *s, size_t end, char open, char close)
-{
-	size_t i = end;
-	int depth = 0;
-
-	while (i-- > 0) {
-		if (s[i] == close)
-			depth++;
-		else if (s[i] == open && --depth == 0)
-			return i;
-	}
-	return end;
-}
-
 /* Does @s[0..@n) end with an operator's name ("operator>>", "operator->")? */
 static int ends_in_operator(const char *s, size_t n)
 {
@@ -125,14 +110,14 @@ static size_t qualified_name(const char *s, size_t n, int targs, size_t *start)
 				again = 1;
 			}
 	}
-	if (n && s[n - 1] == ')' && (i = group_start(s, n, '(', ')')) < n && i > 0 &&
+	if (n && s[n - 1] == ')' && (i = hs_view_group_start(s, n, '(', ')')) < n && i > 0 &&
 	    !ends_with(s, i, "operator"))
 		n = i;			/* the parameters, not "operator()" */
-	while (n && s[n - 1] == ']' && (i = group_start(s, n, '[', ']')) < n &&
+	while (n && s[n - 1] == ']' && (i = hs_view_group_start(s, n, '[', ']')) < n &&
 	       !strncmp(s + i, "[abi:", 5))
 		n = i;				/* ABI tags */
 	if (!targs && n && s[n - 1] == '>' && !ends_in_operator(s, n) &&
-	    (i = group_start(s, n, '<', '>')) < n && i > 0)
+	    (i = hs_view_group_start(s, n, '<', '>')) < n && i > 0)
 		n = i;				/* its template arguments */
 	while (n && s[n - 1] == ' ')
 		n--;

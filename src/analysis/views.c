@@ -63,21 +63,29 @@ int hs_view_kind_is_tree(enum hs_view_kind kind)
 	       kind == HS_VIEW_CALLEES || kind == HS_VIEW_FLAME;
 }
 
+size_t hs_view_group_start(const char *s, size_t end, char open, char close)
+{
+	size_t i = end;
+	int depth = 0;
+
+	while (i-- > 0) {
+		if (s[i] == close)
+			depth++;
+		else if (s[i] == open && --depth == 0)
+			return i;
+	}
+	return end;
+}
+
 size_t hs_view_display_len(const char *name)
 {
 	size_t n = strlen(name), i;
-	int depth = 0;
 
 	if (!n || name[n - 1] != '}')
 		return n;
 	/* the '{' that opens the group ending the name */
-	for (i = n; i-- > 0;) {
-		if (name[i] == '}')
-			depth++;
-		else if (name[i] == '{' && --depth == 0)
-			break;
-	}
-	if (depth || !i || name[i - 1] != ' ')
+	i = hs_view_group_start(name, n, '{', '}');
+	if (i == n || !i || name[i - 1] != ' ')
 		return n;
 	while (i > 0 && name[i - 1] == ' ')
 		i--;

@@ -131,6 +131,13 @@ void hs_view_summary_fill(struct hs_view_summary *s, const struct hs_calltree *c
 size_t hs_view_display_len(const char *name);
 
 /*
+ * Where the bracketed group that ends at @s[@end - 1] opens: the index of
+ * its @open character, nested pairs of @open and @close counted; @end when
+ * it never opens.
+ */
+size_t hs_view_group_start(const char *s, size_t end, char open, char close);
+
+/*
  * Output. Text: the summary line, then aligned columns (Name, Exc %, Exc,
  * Exc Ct, Inc %, Inc, Inc Ct, Fold, When, First, Last), tree names
  * indented by depth; Flame Graph text is folded stacks ("a;b;c 12", root
