@@ -820,8 +820,9 @@ static int key_stack(struct builder *b, const struct keytab *keys, size_t k, uin
 		 * (2) or waited for a CPU (3), named as in the perf thread-time
 		 * source
 		 */
-		static const char *const state[] = { NULL, "CPU_TIME", "BLOCKED_TIME",
-						     "READIED_TIME (waiting for cpu)" };
+		static const char *const state[] = { NULL, HS_FRAME_CPU_TIME,
+						     HS_FRAME_BLOCKED_TIME,
+						     HS_FRAME_READIED_TIME };
 		uint32_t f;
 
 		if (cat < 1 || cat > 3) {
@@ -1035,12 +1036,9 @@ static int view_sample(struct view *v, const struct hs_trace_event *e)
 	if (v->o->kind == HS_MEM_CPU) {
 		if (e->addr != HS_SAMPLE_CPU)
 			return 0;
-	} else if (e->addr == HS_SAMPLE_WALL_CPU) {
-		cat = 1;
-	} else if (e->addr == HS_SAMPLE_WALL_BLOCKED) {
-		cat = 2;
-	} else if (e->addr == HS_SAMPLE_WALL_READY) {
-		cat = 3;
+	} else if (e->addr == HS_SAMPLE_WALL_CPU || e->addr == HS_SAMPLE_WALL_BLOCKED ||
+		   e->addr == HS_SAMPLE_WALL_READY) {
+		cat = (unsigned)e->addr;	/* 1, 2, 3: key_stack()'s state[] */
 	} else {
 		return 0;
 	}

@@ -264,7 +264,6 @@ struct thr {
  * period (PerfView's MiniumReadiedTimeMSec).
  */
 #define MIN_READIED_NS 500000
-#define READY_NAME "READIED_TIME (waiting for cpu)"
 
 struct ps {
 	struct hs_stack_source *out;
@@ -1194,7 +1193,7 @@ static int on_cpu_sample(struct ps *ps, const struct ps_event *ev)
 	if (!err)
 		err = build_stack(ps, proc, thread, &stack);
 	if (!err && ps->tt) {
-		err = special_frame(ps, &ps->cpu_time_frame, "CPU_TIME");
+		err = special_frame(ps, &ps->cpu_time_frame, HS_FRAME_CPU_TIME);
 		if (!err)
 			err = hs_source_intern_stack(out, ps->cpu_time_frame, stack,
 						     &stack);
@@ -1309,19 +1308,19 @@ static int end_wait(struct ps *ps, struct thr *t, int64_t end)
 	t->state = T_RUNNING;
 	if (state == T_READY)
 		return add_period(ps, t->since, end, t->stack, &ps->ready_frame,
-				  READY_NAME);
+				  HS_FRAME_READIED_TIME);
 	if (state != T_BLOCKED)
 		return 0;
 	if (t->woken >= 0 && end - t->woken > MIN_READIED_NS) {
 		blocked_end = t->woken;
 		err = add_period(ps, t->woken, end, t->stack, &ps->ready_frame,
-				 READY_NAME);
+				 HS_FRAME_READIED_TIME);
 		if (err)
 			return err;
 	}
 	stack = t->readied_stack != HS_NO_STACK ? t->readied_stack : t->stack;
 	return add_period(ps, t->since, blocked_end, stack, &ps->blocked_frame,
-			  "BLOCKED_TIME");
+			  HS_FRAME_BLOCKED_TIME);
 }
 
 /* Any event of a thread shows it running: its wait is over. */

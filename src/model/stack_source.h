@@ -26,6 +26,15 @@
 #define HS_NO_STACK UINT32_MAX	/* the empty stack: ROOT */
 #define HS_NO_FRAME UINT32_MAX
 
+/*
+ * The leaf pseudo-frames of a thread-time source (perfview-semantics.md
+ * §9), one spelling for every source that makes them: `perf script`'s
+ * thread time and the wall samples of heapscope's traces.
+ */
+#define HS_FRAME_CPU_TIME "CPU_TIME"
+#define HS_FRAME_BLOCKED_TIME "BLOCKED_TIME"
+#define HS_FRAME_READIED_TIME "READIED_TIME (waiting for cpu)"
+
 /* How the viewer scales a source (perfview-semantics.md §0 and §5). */
 enum hs_metric_kind {
 	HS_METRIC_PLAIN,	/* ScaleToData: bytes, counts, ... */
