@@ -462,7 +462,8 @@ HS_EXPORT pid_t fork(void)
 	pid_t pid;
 
 	hs_resolve_real();
-	hs_tls.in_fork = 1;
+	/* a fork from inside a hook (a signal handler's) is not followed */
+	hs_tls.in_fork = !saved_guard;
 	hs_tls.guard = 1;
 	pid = hs_real.fork();
 	hs_tls.in_fork = 0;
@@ -816,20 +817,9 @@ HS_EXPORT void (*signal(int sig, void (*handler)(int)))(int)
 	return set_handler(sig, handler, SA_RESTART, hs_real.signal);
 }
 
-/* Aliases of glibc's signal(), with the same semantics. */
-HS_EXPORT void (*bsd_signal(int sig, void (*handler)(int)))(int);	/* not in <signal.h> */
-HS_EXPORT void (*bsd_signal(int sig, void (*handler)(int)))(int)
-{
-	hs_resolve_real();
-	return set_handler(sig, handler, SA_RESTART, hs_real.signal);
-}
-
-HS_EXPORT void (*ssignal(int sig, void (*handler)(int)))(int)
-{
-	hs_resolve_real();
-	return set_handler(sig, handler, SA_RESTART, hs_real.signal);
-}
-
+/* glibc's other names of signal() and sysv_signal(), the same functions here */
+HS_EXPORT __typeof__(signal) bsd_signal __attribute__((alias("signal"), copy(signal)));
+HS_EXPORT __typeof__(signal) ssignal __attribute__((alias("signal"), copy(signal)));
 /* The System V semantics: the handler is reset when it runs. */
 HS_EXPORT void (*sysv_signal(int sig, void (*handler)(int)))(int)
 {
@@ -837,11 +827,7 @@ HS_EXPORT void (*sysv_signal(int sig, void (*handler)(int)))(int)
 	return set_handler(sig, handler, SA_RESETHAND | SA_NODEFER, hs_real.sysv_signal);
 }
 
-HS_EXPORT void (*__sysv_signal(int sig, void (*handler)(int)))(int)
-{
-	hs_resolve_real();
-	return set_handler(sig, handler, SA_RESETHAND | SA_NODEFER, hs_real.sysv_signal);
-}
+HS_EXPORT __typeof__(sysv_signal) __sysv_signal __attribute__((alias("sysv_signal"), copy(sysv_signal)));
 
 /*
  * sigset() also blocks (SIG_HOLD) or unblocks the signal; the sampling
