@@ -537,6 +537,8 @@ int hs_cpu_sigaction(int sig, const struct sigaction *act, struct sigaction *old
 int hs_fd_move_high(int fd) HS_HIDDEN;
 /* Close a descriptor of hs_fd_move_high()'s. */
 int hs_fd_close(int fd) HS_HIDDEN;
+/* Stop protecting @fd, a number that is no longer the collector's file. */
+void hs_fd_forget(int fd) HS_HIDDEN;
 
 /* --- lifecycle (preload.c) --------------------------------------------- */
 

@@ -1755,11 +1755,18 @@ static int read_state(struct cpu_thread *c, struct sys_state *st)
 	n = pread(c->sys_fd, b, sizeof(b), 0);
 	if (n > 0 && !parse_syscall(b, (size_t)n, st))
 		return 0;
-	if (n < 0 && errno != EBADF)
+	if (n < 0 && errno == EBADF) {
+		/* not our file any more: the number may be the program's now */
+		hs_fd_forget(c->sys_fd);
+		c->sys_fd = -1;
+		return -2;
+	}
+	if (n < 0)
 		return -2;	/* the thread is gone (ESRCH), or try again */
-	/* not our file any more: the number may be the program's now, not closed */
-	c->sys_fd = -1;
-	return -2;
+	/* a text this kernel writes that we cannot read: signals from now on */
+	hs_fd_close(c->sys_fd);
+	c->sys_fd = -2;
+	return -1;
 }
 
 /* The stack of blocked thread @c, walked by the sampler from /proc's sp and pc. */

@@ -80,6 +80,11 @@ int hs_fd_close(int fd)
 	return real_close(fd);
 }
 
+void hs_fd_forget(int fd)
+{
+	mark(fd, 0);
+}
+
 HS_EXPORT int close(int fd)
 {
 	if (HS_UNLIKELY(owned(fd))) {
