@@ -546,6 +546,13 @@ void hs_fd_forget(int fd) HS_HIDDEN;
 void hs_shutdown(unsigned reason, uint64_t detail) HS_HIDDEN;
 /* Install handlers that flush on fatal signals (preload.c). */
 void hs_signals_install(void) HS_HIDDEN;
+/*
+ * Signal @sig, in its handler, is to end the process: finish the trace
+ * (in the traced process, not on the writer's thread), set @sig's action
+ * to SIG_DFL and send it to this thread again, delivered when the handler
+ * returns. Async-signal-safe.
+ */
+void hs_fatal_signal(int sig) HS_HIDDEN;
 
 /* A message on stderr, "heapscope: ..." (no allocation; async-signal-safe). */
 void hs_msg(const char *fmt, ...) HS_HIDDEN __attribute__((format(printf, 1, 2)));

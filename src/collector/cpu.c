@@ -554,23 +554,10 @@ static int ours(const siginfo_t *si)
  */
 static void foreign(int sig)
 {
-	struct sigaction dfl;
-
 	if (sig != atomic_load(&signo) || atomic_load(&prog_ign) || masked_sig == sig)
 		return;
-	if (atomic_load(&hs_on) && getpid() == hs_pid &&
-	    (pid_t)syscall(SYS_gettid) != hs_writer_tid) {
-		hs_tls.guard = 1;
-		atomic_store(&sampling, 0);
-		atomic_store(&hs_on, 0);
-		hs_writer_finish(HS_END_SIGNAL, (uint64_t)sig, 1);
-	}
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	sigemptyset(&dfl.sa_mask);
-	hs_real.sigaction(sig, &dfl, NULL);
-	/* delivered again when the handler returns, now with the default action */
-	syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
+	atomic_store(&sampling, 0);
+	hs_fatal_signal(sig);
 }
 
 static void on_signal(int sig, siginfo_t *si, void *uc)

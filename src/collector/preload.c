@@ -707,13 +707,10 @@ static const int fatal_signals[] = {
 };
 static _Atomic int installed[NSIG];
 
-static void on_fatal(int sig, siginfo_t *si, void *uc)
+void hs_fatal_signal(int sig)
 {
 	struct sigaction dfl;
-	int e = errno;
 
-	(void)si;
-	(void)uc;
 	if (atomic_load(&hs_on) && getpid() == hs_pid &&
 	    (pid_t)syscall(SYS_gettid) != hs_writer_tid) {
 		hs_tls.guard = 1;
@@ -723,10 +720,19 @@ static void on_fatal(int sig, siginfo_t *si, void *uc)
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
 	sigemptyset(&dfl.sa_mask);
-	atomic_store(&installed[sig], 0);
 	hs_real.sigaction(sig, &dfl, NULL);
 	/* delivered again when the handler returns, now with the default action */
-	raise(sig);
+	syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
+}
+
+static void on_fatal(int sig, siginfo_t *si, void *uc)
+{
+	int e = errno;
+
+	(void)si;
+	(void)uc;
+	atomic_store(&installed[sig], 0);
+	hs_fatal_signal(sig);
 	errno = e;
 }
 
