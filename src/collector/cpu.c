@@ -1008,17 +1008,28 @@ static void add_out(struct hs_thread *t, uint64_t ticks, uint64_t dur, pid_t tid
 static struct sig_rule new_rules[LEARN_CAP];
 static size_t nr_new;
 
-/* Whether code address @a has a rule, published or about to be. */
-static int sig_rule_known(uintptr_t a)
+/* The rules learned this tick that hold @a, or NULL. */
+static const struct sig_rule *new_rule_find(uintptr_t a)
 {
 	size_t i;
 
-	if (sig_view_find(sig_view_now(), a))
-		return 1;
-	for (i = 0; i < nr_new; i++)
+	for (i = nr_new; i-- > 0;)
 		if (new_rules[i].lo <= a && a < new_rules[i].hi)
-			return 1;
-	return 0;
+			return &new_rules[i];
+	return NULL;
+}
+
+/* The rule of code address @a, published or about to be, or NULL. */
+static const struct sig_rule *known_rule(uintptr_t a)
+{
+	const struct sig_rule *x = sig_view_find(sig_view_now(), a);
+
+	return x ? x : new_rule_find(a);
+}
+
+static int sig_rule_known(uintptr_t a)
+{
+	return known_rule(a) != NULL;
 }
 
 static int same_rule(const struct sig_rule *x, const struct sig_rule *y)
@@ -1354,17 +1365,6 @@ static void take_snap(const struct cpu_thread *c, uintptr_t sp, struct snap *s)
 	}
 }
 
-/* The rules learned this tick that hold @a, or NULL. */
-static const struct sig_rule *new_rule_find(uintptr_t a)
-{
-	size_t i;
-
-	for (i = nr_new; i-- > 0;)
-		if (new_rules[i].lo <= a && a < new_rules[i].hi)
-			return &new_rules[i];
-	return NULL;
-}
-
 /*
  * The rule of code address @a for the sampler's own walks: from the
  * handlers' table, the rules to publish next, else learned now (and
@@ -1372,10 +1372,8 @@ static const struct sig_rule *new_rule_find(uintptr_t a)
  */
 static int sampler_rule(struct hs_thread *t, uintptr_t a, struct sig_rule *r)
 {
-	const struct sig_rule *x = sig_view_find(sig_view_now(), a);
+	const struct sig_rule *x = known_rule(a);
 
-	if (!x)
-		x = new_rule_find(a);
 	if (!x) {
 		add_sig_rule(t, a);
 		x = new_rule_find(a);

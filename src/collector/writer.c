@@ -258,8 +258,6 @@ void hs_writer_emit_sized(unsigned tag, const uint8_t *body, size_t n)
 	p = hs_tw_sized_prefix(p, tag, n);
 	memcpy(p, body, n);
 	w.len = (size_t)(p + n - w.raw);
-	if (tag == HS_TAG_MODULE)
-		atomic_fetch_add(&hs_count_modules, 1);
 }
 
 /*
