@@ -1219,6 +1219,19 @@ static void add_blocked(struct hs_thread *t, struct cpu_thread *c, uint64_t end,
 
 static void trigger_close(struct cpu_thread *c);
 
+/*
+ * Thread @c is done with: its open period written, its /proc file and
+ * trigger closed (sig_lock held).
+ */
+static void wall_release(struct hs_thread *t, struct cpu_thread *c)
+{
+	flush_open(t, c);
+	if (c->sys_fd >= 0)
+		hs_fd_close(c->sys_fd);
+	c->sys_fd = -1;
+	trigger_close(c);
+}
+
 /* Move the raw samples of every thread into the batch. */
 static void collect(struct hs_thread *t)
 {
@@ -1270,12 +1283,8 @@ static void collect(struct hs_thread *t)
 		    atomic_load(&c->head) == tail) {
 			int expect = HS_T_EXITED;
 
-			flush_open(t, c);
-			if (c->sys_fd >= 0)
-				hs_fd_close(c->sys_fd);
-			c->sys_fd = -1;
 			pthread_mutex_lock(&sig_lock);
-			trigger_close(c);
+			wall_release(t, c);
 			pthread_mutex_unlock(&sig_lock);
 			atomic_compare_exchange_strong(&c->state, &expect, HS_T_FREE);
 		}
@@ -1954,7 +1963,7 @@ static void wall_thread(struct hs_thread *t, struct cpu_thread *c, uint64_t now,
 		add_blocked(t, c, now, dur, c->blocked_node);
 		return;
 	}
-	r = c->sys_fd == -2 ? -1 : read_state(c, &st);
+	r = read_state(c, &st);
 	if (r == -2)
 		return;
 	if (r == -1) {
@@ -2132,11 +2141,7 @@ static void *sampler_main(void *arg)
 	collect(t);
 	pthread_mutex_lock(&sig_lock);
 	for (c = atomic_load(&registry); c; c = c->next) {
-		flush_open(t, c);
-		if (c->sys_fd >= 0)
-			hs_fd_close(c->sys_fd);
-		c->sys_fd = -1;
-		trigger_close(c);
+		wall_release(t, c);
 		dropped += c->dropped;
 	}
 	pthread_mutex_unlock(&sig_lock);
