@@ -58,10 +58,29 @@ static int same(const char *s, size_t len, const char *want)
 	return n == m && !memcmp(s, want, n);
 }
 
+/*
+ * The '!' that ends the module in @name ("libfoo.so!f"), or NULL: the
+ * first one that is not an operator's ("X::operator!=", "operator!").
+ */
+static const char *module_bang(const char *name)
+{
+	const char *p;
+
+	for (p = strchr(name, '!'); p; p = strchr(p + 1, '!')) {
+		const char *q = p;
+
+		while (q > name && q[-1] == ' ')
+			q--;
+		if (q - name < 8 || memcmp(q - 8, "operator", 8))
+			return p;
+	}
+	return NULL;
+}
+
 /* Is the frame named @full the function @want? */
 static int is_function(const char *full, const char *want)
 {
-	const char *disp = hs_frame_display(full), *bang = strchr(full, '!');
+	const char *disp = hs_frame_display(full), *bang = module_bang(full);
 	size_t n = strlen(full);
 
 	if (same(full, n, want) || same(disp, strlen(disp), want))
@@ -146,8 +165,8 @@ static size_t qualified_name(const char *s, size_t n, int targs, size_t *start)
  */
 static int is_function_named(const char *full, const char *want)
 {
-	const char *bang = strchr(full, '!'), *fn = bang ? bang + 1 : full;
-	const char *wbang = strchr(want, '!'), *wfn = wbang ? wbang + 1 : want;
+	const char *bang = module_bang(full), *fn = bang ? bang + 1 : full;
+	const char *wbang = module_bang(want), *wfn = wbang ? wbang + 1 : want;
 	size_t fs, ws, fl, wl = qualified_name(wfn, strlen(wfn), 1, &ws);
 	int targs = wl && wfn[ws + wl - 1] == '>' && !ends_in_operator(wfn + ws, wl);
 
@@ -373,8 +392,7 @@ static int match_frames(const struct hs_stack_source *src, const char *function,
 		if (by_name) {
 			/* the candidate: the function without module, inline or
 			 * clone suffixes (in any module, as by name) */
-			const char *fn = strchr(full, '!') ? strchr(full, '!') + 1 : full;
-
+			const char *bang = module_bang(full), *fn = bang ? bang + 1 : full;
 			size_t n = strip_clones(fn, strip_inline(fn, strlen(fn)));
 
 			err = hs_strtab_intern(&cands, fn, n, &id);

@@ -301,6 +301,7 @@ static void bare_names(void **state)
 		"/bin/app!void ns::put<int>(int)",
 		"/bin/app!void ns::put<long>(long)",
 		"/bin/app!ns::Foo::operator()(int) const",
+		"/bin/app!ns::Foo::operator!=(ns::Foo const&) const",
 		"/bin/app!std::__cxx11::basic_string<char, std::char_traits<char>, "
 		"std::allocator<char> > ns::name[abi:cxx11](int)",
 		"/lib/libother.so!strings()",
@@ -332,6 +333,8 @@ static void bare_names(void **state)
 		{ "void ns::put<long>(long)", 1, 0 },	/* as shown */
 		{ "operator()", 1, 0 },
 		{ "Foo::operator()", 1, 0 },
+		{ "Foo::operator!=", 1, 0 },	/* its '!' is not a module's */
+		{ "app!ns::Foo::operator!=", 1, 0 },
 		{ "name", 1, 0 },
 		{ "insert", 1, 0 },
 		{ "cache::insert", 1, 0 },
