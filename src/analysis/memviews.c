@@ -1171,16 +1171,21 @@ static int view_peak(struct view *v)
 	int64_t peak_ns = -1;
 	int err = 0, have = 0;
 
-	for (i = 0; i < t->nr_events && !err; i++) {
-		if ((double)t->time[i] > v->hi)
-			break;
-		if (!have && (double)t->time[i] >= v->lo) {
-			/* the heap as the range starts */
+	for (i = 0; !err; i++) {
+		int end = i == t->nr_events || (double)t->time[i] > v->hi;
+
+		/*
+		 * The heap as the range starts, a candidate: at its first event,
+		 * or after every event before it when none is inside
+		 */
+		if (!have && (end ? isfinite(v->lo) : (double)t->time[i] >= v->lo)) {
 			have = 1;
 			peak = in_use;
 			upto = i;
 			peak_ns = isfinite(v->lo) ? (int64_t)(v->lo + 600) : t->time[i];
 		}
+		if (end)
+			break;
 		if (t->op[i] == HS_OP_ALLOC) {
 			if (live_del(&v->live, t->addr[i], &blk))
 				in_use -= (double)blk.size * weight(t, blk.size);
@@ -1197,14 +1202,6 @@ static int view_peak(struct view *v)
 			upto = i + 1;
 			peak_ns = t->time[i];
 		}
-	}
-	if (!err && !have && isfinite(v->lo)) {
-		/* no event from the range's start on: the heap as it starts
-		 * (after every event before it) is the only candidate */
-		have = 1;
-		peak = in_use;
-		upto = i;
-		peak_ns = (int64_t)(v->lo + 600);
 	}
 	live_release(&v->live);
 	if (v->info) {
