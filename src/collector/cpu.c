@@ -174,11 +174,14 @@ struct out_sample {
 static _Atomic(struct cpu_thread *) registry;
 static __thread struct cpu_thread *cpu_self __attribute__((tls_model("initial-exec")));
 /*
- * The sampling signal when this thread's program asked to block it (the
- * collector leaves it unblocked), else 0: a signal of the program's that
- * comes then is not the program's to die of, it meant it to wait.
+ * The signals this thread's program asked to block, as far as it told us
+ * (sigprocmask, pthread_sigmask; inherited by the threads it creates). The
+ * collector leaves the sampling signal unblocked whatever the program
+ * asks: a signal of the program's on it while the program has it in this
+ * mask is not the program's to die of, it meant it to wait. Whichever
+ * signal sampling moves to, the program's wish for it is here.
  */
-static __thread int masked_sig __attribute__((tls_model("initial-exec")));
+static __thread sigset_t prog_mask __attribute__((tls_model("initial-exec")));
 static _Atomic int sampling;		/* 1 while samples are taken */
 static _Atomic int signo;		/* the sampling signal, 0: none */
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;	/* timers */
@@ -554,7 +557,7 @@ static int ours(const siginfo_t *si)
  */
 static void foreign(int sig)
 {
-	if (sig != atomic_load(&signo) || atomic_load(&prog_ign) || masked_sig == sig)
+	if (sig != atomic_load(&signo) || atomic_load(&prog_ign) || sigismember(&prog_mask, sig))
 		return;
 	atomic_store(&sampling, 0);
 	hs_fatal_signal(sig);
@@ -685,20 +688,74 @@ static void drop_timer(struct cpu_thread *c)
 	c->perf_fd = -1;
 }
 
-/* A real-time signal left at SIG_DFL, other than @avoid; 0 if none. */
-static int free_signal(int avoid)
+/*
+ * A real-time signal left at SIG_DFL, other than @avoid and not in
+ * @blocked (bit s - 1 for signal s); 0 if none.
+ */
+static int free_signal(int avoid, uint64_t blocked)
 {
 	int s;
 
 	for (s = SIGRTMAX; s >= SIGRTMIN; s--) {
 		struct sigaction old;
 
-		if (s == avoid || hs_real.sigaction(s, NULL, &old))
+		if (s == avoid || (blocked >> (s - 1) & 1) || hs_real.sigaction(s, NULL, &old))
 			continue;
 		if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL)
 			return s;
 	}
 	return 0;
+}
+
+/* "/proc/self/task/TID/@leaf" into @path (64 bytes; @leaf short), without stdio. */
+static void task_file(char *path, pid_t tid, const char *leaf)
+{
+	static const char dir[] = "/proc/self/task/";
+	char digits[12];
+	unsigned v = (unsigned)tid, k = 0;
+	size_t len = sizeof(dir) - 1;
+
+	memcpy(path, dir, len);
+	do
+		digits[k++] = (char)('0' + v % 10);
+	while ((v /= 10) && k < sizeof(digits));
+	while (k)
+		path[len++] = digits[--k];
+	path[len++] = '/';
+	memcpy(path + len, leaf, strlen(leaf) + 1);
+}
+
+/*
+ * The signals some sampled thread blocks now (bit s - 1 for signal s), as
+ * /proc tells: the sampling signal is left out of the masks the program
+ * sets, but a signal sampling moves to may be in them already.
+ */
+static uint64_t blocked_somewhere(void)
+{
+	struct cpu_thread *c;
+	uint64_t all = 0;
+
+	for (c = atomic_load(&registry); c; c = c->next) {
+		char path[64], buf[4096], *p;
+		ssize_t n;
+		int fd;
+
+		if (atomic_load(&c->state) != HS_T_LIVE)
+			continue;
+		task_file(path, c->tid, "status");
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		p = strstr(buf, "\nSigBlk:");
+		if (p)
+			all |= strtoull(p + 8, NULL, 16);
+	}
+	return all;
 }
 
 static int install(int s)
@@ -797,7 +854,7 @@ static void thread_end(void *arg)
 struct start {
 	void *(*fn)(void *);
 	void *arg;
-	int masked;		/* the creator's masked_sig (its mask is inherited) */
+	sigset_t mask;		/* the creator's prog_mask (its mask is inherited) */
 };
 
 static void *trampoline(void *p)
@@ -805,7 +862,7 @@ static void *trampoline(void *p)
 	struct start s = *(struct start *)p;
 
 	hs_real.free(p);
-	masked_sig = s.masked;
+	prog_mask = s.mask;
 	hs_tls.guard = 1;
 	thread_begin();
 	hs_tls.guard = 0;
@@ -840,7 +897,7 @@ HS_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 		return real_pthread_create(th, attr, fn, arg);
 	s->fn = fn;
 	s->arg = arg;
-	s->masked = masked_sig;
+	s->mask = prog_mask;
 	r = real_pthread_create(th, attr, trampoline, s);
 	if (r)
 		hs_real.free(s);
@@ -879,17 +936,25 @@ static const sigset_t *strip(const sigset_t *set, sigset_t *copy)
 		}                                                           \
 	}
 
-/* What the program asked for: whether its mask holds the sampling signal. */
+/* What the program asked for, into prog_mask. */
 static void note_mask(int how, const sigset_t *set)
 {
-	int s = atomic_load(&signo);
+	sigset_t keep;
 
-	if (!set || !s || hs_tls.guard)
+	if (!set || hs_tls.guard)
 		return;
-	if (how == SIG_SETMASK)
-		masked_sig = sigismember(set, s) ? s : 0;
-	else if (sigismember(set, s))
-		masked_sig = how == SIG_BLOCK ? s : 0;
+	if (how == SIG_SETMASK) {
+		prog_mask = *set;
+	} else if (how == SIG_BLOCK) {
+		sigorset(&prog_mask, &prog_mask, set);
+	} else if (how == SIG_UNBLOCK) {
+		/* keep = prog_mask without set's members */
+		sigfillset(&keep);
+		for (int sig = 1; sig < NSIG; sig++)
+			if (sigismember(set, sig) == 1)
+				sigdelset(&keep, sig);
+		sigandset(&prog_mask, &prog_mask, &keep);
+	}
 }
 
 HS_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
@@ -1728,17 +1793,10 @@ static int read_state(struct cpu_thread *c, struct sys_state *st)
 	ssize_t n;
 
 	if (c->sys_fd == -1) {
-		char path[64] = "/proc/self/task/", digits[12];
-		unsigned v = (unsigned)c->tid, k = 0;
-		size_t len = strlen(path);
+		char path[64];
 		int fd;
 
-		do
-			digits[k++] = (char)('0' + v % 10);
-		while ((v /= 10) && k < sizeof(digits));
-		while (k)
-			path[len++] = digits[--k];
-		memcpy(path + len, "/syscall", sizeof("/syscall"));
+		task_file(path, c->tid, "syscall");
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		c->sys_fd = fd < 0 ? -2 : hs_fd_move_high(fd);
 		if (c->sys_fd < 0)
@@ -2291,7 +2349,7 @@ int hs_cpu_start(void)
 	sigemptyset(&prog_act.sa_mask);
 	if (!real_pthread_create)
 		real_pthread_create = dlsym(RTLD_NEXT, "pthread_create");
-	s = free_signal(0);
+	s = free_signal(0, 0);
 	if (!s || install(s) || !real_pthread_create) {
 		hs_msg("no free real-time signal; not sampling");
 		return -1;
@@ -2375,7 +2433,7 @@ int hs_cpu_sigaction(int sig, const struct sigaction *act, struct sigaction *old
 			*old = prev;
 		return 0;
 	}
-	s = free_signal(sig);
+	s = free_signal(sig, blocked_somewhere());
 	pthread_mutex_lock(&sig_lock);
 	/* the wall triggers signal with @sig: gone, made again on the next request */
 	for (c = atomic_load(&registry); c; c = c->next)

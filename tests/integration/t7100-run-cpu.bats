@@ -173,6 +173,21 @@ share_of() {
 	[ "$output" = "pending 0" ]
 }
 
+@test "run --cpu: sampling moves only to a signal no thread blocks" {
+	# the program blocks every signal (the collector leaves the sampling
+	# signal out), then takes SIGRTMAX, the sampling signal: every other
+	# real-time signal is blocked, so sampling stops, with a message,
+	# rather than move to a signal that would never be delivered. The
+	# signals the program then sends itself wait, as they do alone.
+	hs run -q --no-view --cpu --no-heap -o stray.hs -- "$SPINNER" stray 100
+	[ "$status" -eq 0 ]
+	[ "$output" = "stray 0" ]
+	[[ "$stderr" == *"took the sampling signal $(kill -l RTMAX) and no other is free; sampling stopped"* ]]
+	"$HS_BIN" dump stray.hs | grep -q '^sampling-end '
+	run "$SPINNER" stray 10
+	[ "$output" = "stray 0" ]
+}
+
 @test "run --cpu: raise() of the sampling signal left at SIG_DFL ends the program" {
 	hs run -q --no-view --cpu --no-heap -o raise.hs -- "$SPINNER" raise 50
 	# killed by SIGRTMAX, as it would be alone: 128 + 64

@@ -32,6 +32,10 @@
  *                      handler for SIGRTMAX and the masked thread unblocks;
  *                      prints "pending RECEIVED" (what reached the handler:
  *                      nothing, the program sent none)
+ *   spinner stray MS   the main thread blocks every signal (pthread_sigmask),
+ *                      installs a handler for SIGRTMAX, spins MS ms of CPU
+ *                      and sends itself every other real-time signal, which
+ *                      wait as it blocks them; prints "stray RECEIVED"
  *   spinner sys MS     user_part() and sys_part() take turns, 3 ms of CPU
  *                      each, for MS ms: user_part() computes, sys_part()
  *                      makes system calls (getppid); prints "sys USER_MS
@@ -258,7 +262,7 @@ FN void rt_spin(long ms, int *sent)
 int main(int argc, char **argv)
 {
 	if (argc != 3 && !(argc == 4 && !strcmp(argv[1], "rtsig"))) {
-		fprintf(stderr, "usage: spinner share|rounds|late|prof|rtsig|rtall|raise|pending|"
+		fprintf(stderr, "usage: spinner share|rounds|late|prof|rtsig|rtall|raise|pending|stray|"
 			"sys|pinned|sigwait|fork MS\n");
 		return 2;
 	}
@@ -374,6 +378,20 @@ int main(int argc, char **argv)
 		printf("pending %d\n", (int)rt_count);
 		return 0;
 	}
+	if (!strcmp(argv[1], "stray")) {
+		sigset_t all;
+		int s;
+
+		sigfillset(&all);
+		if (pthread_sigmask(SIG_BLOCK, &all, NULL) || take_signal(SIGRTMAX, "sigaction"))
+			return 1;
+		spin_cpu(CLOCK_THREAD_CPUTIME_ID, (double)arg_ms);
+		for (s = SIGRTMIN; s < SIGRTMAX; s++)
+			if (pthread_kill(pthread_self(), s))
+				return 1;
+		printf("stray %d\n", (int)rt_count);
+		return 0;
+	}
 	if (!strcmp(argv[1], "sys")) {
 		double u = 0, k = 0, t;
 		long i;
@@ -406,7 +424,7 @@ int main(int argc, char **argv)
 		pthread_join(th, NULL);
 		return 0;
 	}
-	fprintf(stderr, "usage: spinner share|rounds|late|prof|rtsig|rtall|raise|pending|sys|"
+	fprintf(stderr, "usage: spinner share|rounds|late|prof|rtsig|rtall|raise|pending|stray|sys|"
 		"pinned|sigwait|fork MS\n");
 	return 2;
 }
