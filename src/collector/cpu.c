@@ -72,7 +72,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
-#include <link.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -1459,78 +1458,18 @@ static int sampler_rule(struct hs_thread *t, uintptr_t a, struct sig_rule *r)
 	return r->kind == HS_RULE_RSP || r->kind == HS_RULE_RBP || r->kind == HS_RULE_END;
 }
 
-struct entry_query {
-	uintptr_t pc, entry;
-};
-
-/* In .eh_frame_hdr @h (@n bytes): the start of the FDE that holds @pc, or 0. */
-static uintptr_t eh_hdr_entry(const uint8_t *h, size_t n, uintptr_t pc)
-{
-	const uint8_t *tab;
-	uint32_t count;
-	size_t lo = 0, hi;
-	uintptr_t best = 0;
-
-	/* version 1, a 4-byte eh_frame_ptr, udata4 count, datarel sdata4 table */
-	if (n < 12 || h[0] != 1 || (h[1] & 0x0f) != 0x0b || h[2] != 0x03 || h[3] != 0x3b)
-		return 0;
-	memcpy(&count, h + 8, 4);
-	tab = h + 12;
-	if (count > (n - 12) / 8)
-		return 0;
-	hi = count;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int32_t rel;
-		uintptr_t loc;
-
-		memcpy(&rel, tab + 8 * mid, 4);
-		loc = (uintptr_t)h + (uintptr_t)(intptr_t)rel;
-		if (loc <= pc) {
-			best = loc;
-			lo = mid + 1;
-		} else {
-			hi = mid;
-		}
-	}
-	return best;
-}
-
-static int entry_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	struct entry_query *q = arg;
-	const ElfW(Phdr) *eh = NULL;
-	int i, in = 0;
-
-	(void)size;
-	for (i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type == PT_LOAD &&
-		    q->pc - (info->dlpi_addr + ph->p_vaddr) < ph->p_memsz)
-			in = 1;
-		else if (ph->p_type == PT_GNU_EH_FRAME)
-			eh = ph;
-	}
-	if (!in)
-		return 0;
-	if (eh)
-		q->entry = eh_hdr_entry((const uint8_t *)(info->dlpi_addr + eh->p_vaddr),
-					eh->p_memsz, q->pc);
-	return 1;
-}
-
 /*
- * The start of the function that holds code address @pc, from the
- * .eh_frame_hdr table of its module (read while the loader's lock keeps
- * the module loaded); 0 if unknown.
+ * The start of the function that holds code address @pc, from its FDE
+ * (libunwind finds it through the module's .eh_frame_hdr); 0 if unknown.
  */
 static uintptr_t func_entry(uintptr_t pc)
 {
-	struct entry_query q = { pc, 0 };
+	unw_proc_info_t pi;
 
-	dl_iterate_phdr(entry_cb, &q);
-	return q.entry;
+	memset(&pi, 0, sizeof(pi));
+	if (unw_get_proc_info_by_ip(unw_local_addr_space, (unw_word_t)pc, &pi, NULL) < 0)
+		return 0;
+	return (uintptr_t)pi.start_ip;
 }
 
 /* Where a PLT entry at @a jumps to (its GOT slot), else @a. */
