@@ -48,6 +48,17 @@ static void build_events(struct tb *b)
 	tb_chunk(b, HS_CHUNK_END, 0);
 }
 
+/* One more chunk of events: a malloc at 5000 ns on node 2. */
+static void add_event_chunk(struct tb *b)
+{
+	uint8_t *p = tb_p(b);
+
+	p = put_span(p, 10, 5000, 0);
+	p = put_alloc(b, p, HS_TAG_MALLOC, 0, 0x900, 8, 2);
+	tb_end(b, p);
+	tb_chunk(b, HS_CHUNK_EVENTS, 0);
+}
+
 /* A section naming app!0x10 (two frames: inline + function), libc!0x20. */
 static void add_section(struct tb *b, const char *fn_name)
 {
@@ -122,17 +133,12 @@ static void last_section_counts(void **state)
 	const struct hs_trace_sym_frame *f;
 	struct hs_trace t;
 	struct tb b;
-	uint8_t *p;
 
 	(void)state;
 	/* a section, more events, a new section: only the new one is kept */
 	build_events(&b);
 	add_section(&b, "old");
-	p = tb_p(&b);
-	p = put_span(p, 10, 5000, 0);
-	p = put_alloc(&b, p, HS_TAG_MALLOC, 0, 0x900, 8, 2);
-	tb_end(&b, p);
-	tb_chunk(&b, HS_CHUNK_EVENTS, 0);
+	add_event_chunk(&b);
 	add_section(&b, "new");
 	tb_load(&b, &t);
 	assert_int_equal(hs_trace_node_syms(&t, 1, &sym, &f), 2);
@@ -290,7 +296,6 @@ static void damage_drops_the_whole_section(void **state)
 	struct hs_symw w;
 	struct tb b;
 	size_t second;
-	uint8_t *p;
 
 	(void)state;
 	build_events(&b);
@@ -312,11 +317,7 @@ static void damage_drops_the_whole_section(void **state)
 	hs_trace_release(&t);
 
 	/* more events, then a new section: read, the damage forgotten */
-	p = tb_p(&b);
-	p = put_span(p, 10, 5000, 0);
-	p = put_alloc(&b, p, HS_TAG_MALLOC, 0, 0x900, 8, 2);
-	tb_end(&b, p);
-	tb_chunk(&b, HS_CHUNK_EVENTS, 0);
+	add_event_chunk(&b);
 	add_section(&b, "new");
 	tb_load(&b, &t);
 	assert_true(t.syms.present);
