@@ -483,10 +483,44 @@ static int on_ignored(struct ps *ps, const struct ps_event *ev)
 	return 0;
 }
 
+/* "S.UUUUUU" seconds of event time @t (ns from the first event) into @buf. */
+static const char *seconds(const struct ps *ps, int64_t t, char buf[32])
+{
+	uint64_t ns = (uint64_t)(t + ps->base);
+
+	snprintf(buf, 32, "%llu.%06llu", (unsigned long long)(ns / 1000000000u),
+		 (unsigned long long)(ns % 1000000000u / 1000u));
+	return buf;
+}
+
+/*
+ * The thread-time view reads the scheduler's events in the order given,
+ * so it refuses a CPU whose samples go back in time (a CPU sample there
+ * ends at the next one on its CPU, or at its thread's switch-out).
+ */
+static int out_of_order(struct ps *ps, const struct ps_event *ev, int64_t prev)
+{
+	char now_s[32], prev_s[32];
+
+	seconds(ps, ev->time, now_s);
+	seconds(ps, prev, prev_s);
+	if (ev->cpu < 0)
+		return hs__ps_fail_at(ps, ev->line, "sample at %s s is earlier than the one "
+				      "before it (%s s): the thread-time view needs the "
+				      "events in time order (perf script prints them so)",
+				      now_s, prev_s);
+	return hs__ps_fail_at(ps, ev->line, "sample at %s s on CPU %lld is earlier than the "
+			      "one before it on that CPU (%s s): the thread-time view needs "
+			      "the events in time order (perf script prints them so)",
+			      now_s, (long long)ev->cpu, prev_s);
+}
+
 /*
  * A CPU sample: metric pending (NAN) until the next sample on its CPU
  * ends it (or, in the thread-time view, its thread's switch-out or exit);
- * the previous sample on this CPU gets its weight now.
+ * the previous sample on this CPU gets its weight now. In the CPU view,
+ * samples that go back in time on their CPU are weighed again at the end
+ * (reweigh_per_cpu()); the thread-time view refuses them.
  */
 static int on_cpu_sample(struct ps *ps, const struct ps_event *ev)
 {
@@ -516,13 +550,25 @@ static int on_cpu_sample(struct ps *ps, const struct ps_event *ev)
 	if (*last) {
 		size_t prev = *last - 1;
 
+		if (ev->time < out->time[prev]) {
+			/* weighed at the end, in time order (reweigh_per_cpu()) */
+			if (ps->tt)
+				return out_of_order(ps, ev, out->time[prev]);
+			ps->cpu_unordered = 1;
+		}
 		if (!ps->tt)
 			out->metric[prev] = (double)(ev->time - out->time[prev]) / 1e6;
 		else if (isnan(out->metric[prev]))
 			out->metric[prev] = ms_between(out->time[prev], ev->time);
 	}
+	if (!ps->tt && HS_GROW(ps->sample_cpu, out->nr_samples - ps->first_sample + 1,
+			       ps->alloc_sample_cpu))
+		return hs__ps_nomem(ps);
 	if (hs_source_add_sample(out, ev->time, NAN, 1, stack))
 		return hs__ps_nomem(ps);
+	if (!ps->tt)
+		ps->sample_cpu[out->nr_samples - 1 - ps->first_sample] =
+			(uint32_t)(ev->cpu + 1);
 	*last = out->nr_samples;
 	if (ps->tt) {
 		err = hs__ps_get_thr(ps, ev->tid, &t);
@@ -740,6 +786,58 @@ static int sort_samples(struct hs_stack_source *out)
 	return 0;
 }
 
+/* Order of this import's samples (indices from ps->first_sample): CPU, time, index. */
+static int by_cpu_time(const void *a, const void *b, void *arg)
+{
+	const struct ps *ps = arg;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	uint32_t ci = ps->sample_cpu[i], cj = ps->sample_cpu[j];
+	int64_t ti = ps->out->time[ps->first_sample + i];
+	int64_t tj = ps->out->time[ps->first_sample + j];
+
+	if (ci != cj)
+		return ci < cj ? -1 : 1;
+	if (ti != tj)
+		return ti < tj ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+/*
+ * CPU view, some CPU's samples out of time order: weigh every sample of
+ * this import again, as the time to the next sample on its CPU in time
+ * order (the last of each CPU left without a weight, dropped as usual),
+ * and count times from the earliest sample.
+ */
+static int reweigh_per_cpu(struct ps *ps)
+{
+	struct hs_stack_source *out = ps->out;
+	int64_t *time = out->time + ps->first_sample;
+	double *metric = out->metric + ps->first_sample;
+	size_t n = out->nr_samples - ps->first_sample, k;
+	size_t *perm = hs_malloc((n ? n : 1) * sizeof(*perm));
+	int64_t earliest = 0;
+
+	if (!perm)
+		return hs__ps_nomem(ps);
+	for (k = 0; k < n; k++)
+		perm[k] = k;
+	qsort_r(perm, n, sizeof(*perm), by_cpu_time, ps);
+	for (k = 0; k < n; k++) {
+		size_t i = perm[k], next = k + 1 < n ? perm[k + 1] : 0;
+
+		if (k + 1 < n && ps->sample_cpu[next] == ps->sample_cpu[i])
+			metric[i] = (double)(time[next] - time[i]) / 1e6;
+		else
+			metric[i] = NAN;
+		if (time[i] < earliest)
+			earliest = time[i];
+	}
+	for (k = 0; k < n; k++)
+		time[k] -= earliest;
+	hs_free(perm);
+	return 0;
+}
+
 static int finish(struct ps *ps)
 {
 	int err = name_processes(ps);
@@ -749,8 +847,13 @@ static int finish(struct ps *ps)
 		err = hs__ps_end_wait(ps, &ps->thrs[i], ps->last_time);
 	if (err)
 		return err;
+	if (ps->cpu_unordered) {
+		err = reweigh_per_cpu(ps);
+		if (err)
+			return err;
+	}
 	drop_unweighted(ps->out);
-	if (ps->tt && sort_samples(ps->out))
+	if ((ps->tt || ps->cpu_unordered) && sort_samples(ps->out))
 		return hs__ps_nomem(ps);
 	ps->out->kind = HS_METRIC_TIME;
 	hs_free(ps->out->metric_unit);
@@ -832,6 +935,7 @@ static void ps_release(struct ps *ps)
 	hs_free(ps->comm_next);
 	map_release(&ps->tids);
 	map_release(&ps->cpus);
+	hs_free(ps->sample_cpu);
 	map_release(&ps->thr_index);
 	hs_free(ps->thrs);
 	hs_free(ps->path_frame);
@@ -852,6 +956,7 @@ int hs__import_perf_script(FILE *f, enum hs_perf_view view, struct hs_stack_sour
 	ps->diag = diag;
 	ps->syms = syms;
 	ps->tt = view == HS_PERF_THREAD_TIME;
+	ps->first_sample = out->nr_samples;
 	ps->cpu_time_frame = ps->blocked_frame = ps->ready_frame = NO_ID;
 	hs_buf_init(&ps->name);
 	hs_buf_init(&ps->comm);

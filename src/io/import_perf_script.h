@@ -128,6 +128,15 @@ struct ps {
 
 	/* weights: cpu + 1 -> last sample index + 1 on that CPU */
 	struct u64map cpus;
+	/*
+	 * CPU view: cpu + 1 of each sample (index: its index in out minus
+	 * first_sample, the samples out held before), and whether a CPU's
+	 * samples came out of time order (then weighed again at the end)
+	 */
+	size_t first_sample;
+	uint32_t *sample_cpu;
+	size_t alloc_sample_cpu;
+	int cpu_unordered;
 
 	/* the previous sample's path, root first, to reuse its prefix */
 	uint32_t *path_frame, *path_stack;

@@ -53,9 +53,12 @@ static const struct {
 	{ "softirq_exit", PS_IRQ_EXIT },
 };
 
+#define MAX_SECONDS 9000000000ull	/* in ns, it still fits an int64_t */
+
 /*
  * SECONDS: digits, optionally '.' and digits, then ':'. Nanoseconds are
- * computed exactly; digits beyond the ninth decimal are ignored.
+ * computed exactly; digits beyond the ninth decimal are ignored. Seconds
+ * past MAX_SECONDS are refused as out of range.
  */
 static int parse_time(struct ps *ps, const char **pp, const char *end, int64_t *ns)
 {
@@ -63,8 +66,15 @@ static int parse_time(struct ps *ps, const char **pp, const char *end, int64_t *
 	uint64_t sec, frac = 0;
 	int digits = 0;
 
-	if (hs__ps_parse_uint(&p, end, 9000000000ull, &sec))
+	if (hs__ps_parse_uint(&p, end, MAX_SECONDS, &sec)) {
+		if (p < end && is_digit(*p)) {
+			snprintf(ps->msg, sizeof(ps->msg),
+				 "bad time '%.*s' (out of range: perf times are seconds, "
+				 "at most %llu)", quote_len(*pp, end), *pp, MAX_SECONDS);
+			return -1;
+		}
 		goto bad;
+	}
 	if (p < end && *p == '.') {
 		for (p++; p < end && is_digit(*p); p++)
 			if (digits < 9) {
