@@ -837,7 +837,7 @@ HS_EXPORT __typeof__(sysv_signal) __sysv_signal __attribute__((alias("sysv_signa
 
 /*
  * sigset() also blocks (SIG_HOLD) or unblocks the signal; the sampling
- * signal is never blocked (cpu.c), so SIG_HOLD only tells its disposition.
+ * signal is never blocked (cpu_threads.c), so SIG_HOLD only tells its disposition.
  */
 HS_EXPORT void (*sigset(int sig, void (*disp)(int)))(int)
 {
