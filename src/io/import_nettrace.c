@@ -348,9 +348,11 @@ static int on_process_info(struct importer *im, const struct hs_nettrace_event *
 	if (*base) {
 		hs_free(im->process_name);
 		im->process_name = hs_strdup(base);
+		if (!im->process_name)
+			err = -ENOMEM;
 	}
 	hs_free(cmd);
-	return *base && !im->process_name ? -ENOMEM : 0;
+	return err;
 }
 
 /* ---- the views ---- */
