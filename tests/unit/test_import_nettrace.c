@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "common/alloc.h"
 #include "io/import_nettrace.h"
 #include "io/io.h"
 #include "testutil.h"
@@ -258,6 +259,36 @@ static void cut_off_file_keeps_what_was_read(void **state)
 	hs_source_release(&cut);
 }
 
+/* Each allocation failing in turn: -ENOMEM, nothing leaked (ASan), until it fits. */
+static void out_of_memory_at_every_step(void **state)
+{
+	const char *const sources[] = { "gc-alloc", "thread-time", "events" };
+	size_t k;
+
+	(void)state;
+	for (k = 0; k < 3; k++) {
+		long n;
+		int err;
+
+		for (n = 0;; n += n < 300 ? 1 : 23) {
+			struct hs_diag d = HS_DIAG_INIT("oom");
+			struct hs_stack_source src;
+
+			hs_source_init(&src);
+			hs_alloc_fail_after(n);
+			err = hs_import_path_source(data("allocs.nettrace"), HS_FORMAT_UNKNOWN,
+						    sources[k], &src, &d);
+			hs_alloc_fail_after(-1);
+			hs_source_release(&src);
+			if (!err)
+				break;
+			if (err != -ENOMEM)
+				fail_msg("%s, failing after %ld: %d %s", sources[k], n, err, d.msg);
+		}
+		assert_true(n > 10);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -269,6 +300,7 @@ int main(void)
 		cmocka_unit_test(events_of_one_kind),
 		cmocka_unit_test(format_by_name_and_content),
 		cmocka_unit_test(cut_off_file_keeps_what_was_read),
+		cmocka_unit_test(out_of_memory_at_every_step),
 	};
 	return cmocka_run_group_tests_name("import_nettrace", tests, tu_dir_setup,
 					   tu_dir_teardown);
