@@ -684,6 +684,12 @@ static int read_stream(struct reader *r)
 	err = read_bytes(r, head, sizeof(head));
 	if (err < 0)
 		return err;
+	if (r->pos >= 16 && !memcmp(head, "Nettrace", 8) && !get32(head + 8)) {
+		/* V6 and later: a reserved 0, then the major and minor versions */
+		hs_diag_set_offset(r->diag, 12, "NetTrace version %u is not supported "
+				   "(versions 4 and 5 are)", get32(head + 12));
+		return -EINVAL;
+	}
 	if (err || memcmp(head, magic, sizeof(head))) {
 		if (err && r->pos >= 8 && !memcmp(head, magic, (size_t)r->pos))
 			return 1;	/* the header, cut off */

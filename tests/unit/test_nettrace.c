@@ -481,6 +481,13 @@ static void garbage_names_its_offset(void **state)
 	memset(&d, 0, sizeof(d));
 	assert_int_equal(read_mem("Netscape", 8, &g, &st, &d), -EINVAL);
 	assert_int_equal(d.offset, 0);
+
+	/* version 6 has another header: refused by name */
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(read_mem("Nettrace\0\0\0\0\6\0\0\0\0\0\0\0", 20, &g, &st, &d),
+			 -EINVAL);
+	assert_int_equal(d.offset, 12);
+	assert_non_null(strstr(d.msg, "version 6 is not supported"));
 }
 
 static void blob_past_its_block_is_corrupt(void **state)
