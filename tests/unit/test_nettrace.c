@@ -667,6 +667,85 @@ static void fixture_damaged_never_crashes(void **state)
 	free(b);
 }
 
+/* The GC lifecycle events of the fixture: three GCs, as the program says. */
+struct gcs {
+	unsigned pointer_size;
+	int starts, ends, stats, suspends, restarts;
+	uint32_t last_count, depth_of_induced;
+	struct hs_clr_gc_heap_stats first, last;
+};
+
+static int gc_header(void *ctx, const struct hs_nettrace_header *h)
+{
+	((struct gcs *)ctx)->pointer_size = h->pointer_size;
+	return 0;
+}
+
+static int gc_event(void *ctx, const struct hs_nettrace_event *ev)
+{
+	struct gcs *g = ctx;
+	struct hs_clr_gc_start start;
+	struct hs_clr_gc_end end;
+	struct hs_clr_gc_heap_stats stats;
+	struct hs_clr_gc_suspend suspend;
+
+	if (!hs_clr_gc_start(ev, &start)) {
+		g->starts++;
+		assert_int_equal(start.count, g->last_count + 1);
+		g->last_count = start.count;
+		/* GC.Collect() is induced (reason 1), blocking, of generation 2 */
+		assert_int_equal(start.reason, 1);
+		g->depth_of_induced = start.depth;
+	}
+	if (!hs_clr_gc_end(ev, &end)) {
+		g->ends++;
+		assert_int_equal(end.count, g->last_count);
+	}
+	if (!hs_clr_gc_heap_stats(ev, &stats)) {
+		if (!g->stats++)
+			g->first = stats;
+		g->last = stats;
+	}
+	if (!hs_clr_gc_suspend(ev, &suspend))
+		g->suspends++;
+	g->restarts += hs_clr_is(ev, HS_CLR_PROVIDER, HS_CLR_GC_RESTART_EE_END);
+	return 0;
+}
+
+static void fixture_gc_lifecycle(void **state)
+{
+	size_t n;
+	unsigned char *b = slurp("allocs.nettrace", &n);
+	struct gcs g;
+	struct hs_nettrace_ops ops = { .ctx = &g, .header = gc_header, .event = gc_event };
+	struct hs_diag d = HS_DIAG_INIT("allocs.nettrace");
+	FILE *f = fmemopen(b, n, "rb");
+
+	(void)state;
+	memset(&g, 0, sizeof(g));
+	assert_int_equal(hs_nettrace_read(f, &ops, NULL, &d), 0);
+	fclose(f);
+	/* allocs.truth: gc_count 3, all three from GC.Collect() */
+	assert_int_equal(g.starts, 3);
+	assert_int_equal(g.ends, 3);
+	assert_int_equal(g.stats, 3);
+	assert_int_equal(g.depth_of_induced, 2);
+	/* every pause is a suspension and a restart (the runtime also suspends for itself) */
+	assert_true(g.suspends >= 3);
+	assert_int_equal(g.suspends, g.restarts);
+	/*
+	 * Three full GCs one after another: what the first left in gen1 is in
+	 * gen2 at the end, gen0 is empty; the pinned object heap (a v2 field)
+	 * holds the runtime's pinned arrays throughout.
+	 */
+	assert_true(g.first.gen_size[1] > 0);
+	assert_true(g.last.gen_size[2] >= g.first.gen_size[1]);
+	assert_int_equal(g.last.gen_size[0], 0);
+	assert_true(g.last.gen_size[4] > 0);
+	assert_int_equal(g.last.gen_size[4], g.first.gen_size[4]);
+	free(b);
+}
+
 /* ---- payload layouts ---- */
 
 static void alloc_tick_layout(void **state)
@@ -802,6 +881,7 @@ int main(void)
 		cmocka_unit_test(fixture_reads_whole),
 		cmocka_unit_test(fixture_truncated_at_every_offset),
 		cmocka_unit_test(fixture_damaged_never_crashes),
+		cmocka_unit_test(fixture_gc_lifecycle),
 		cmocka_unit_test(alloc_tick_layout),
 		cmocka_unit_test(method_names_as_perfview),
 		cmocka_unit_test(heap_stats_and_sampling_weight),
