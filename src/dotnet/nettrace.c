@@ -13,6 +13,7 @@
  */
 #include "dotnet/nettrace.h"
 #include "common/alloc.h"
+#include "common/hash.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,13 @@ struct blob_state {
 	int64_t timestamp;
 };
 
+/* The last sequence number seen of one capture thread. */
+struct seq_slot {
+	uint64_t thread;
+	uint32_t last;
+	int used;
+};
+
 struct reader {
 	FILE *f;				/* borrowed */
 	const struct hs_nettrace_ops *ops;	/* borrowed */
@@ -67,6 +75,9 @@ struct reader {
 	uint64_t *stack_start;			/* id -> first IP + 1; 0 = undefined */
 	uint32_t *stack_len;			/* id -> depth */
 	size_t nr_stack_ids, alloc_stack_start, alloc_stack_len;
+
+	struct seq_slot *seq;			/* capture thread -> last sequence */
+	size_t nr_seq, nr_seq_slots;
 
 	struct kept_event *kept;		/* the region's events */
 	size_t nr_kept, alloc_kept;
@@ -393,6 +404,78 @@ static int keep_event(struct reader *r, const struct blob_state *s, const unsign
 	return 0;
 }
 
+/* ---- lost events: gaps in each capture thread's sequence numbers ---- */
+
+static struct seq_slot *seq_find(struct reader *r, uint64_t thread)
+{
+	size_t i, mask;
+
+	if (2 * (r->nr_seq + 1) > r->nr_seq_slots) {
+		size_t n = r->nr_seq_slots ? r->nr_seq_slots * 2 : 64;
+		struct seq_slot *s;
+
+		if (r->nr_seq >= HS_NETTRACE_MAX_META)
+			return NULL;	/* a cap like the metadata's: stop counting */
+		s = hs_calloc(n, sizeof(*s));
+		if (!s)
+			return NULL;
+		for (i = 0; i < r->nr_seq_slots; i++) {
+			size_t j;
+
+			if (!r->seq[i].used)
+				continue;
+			for (j = hs_hash_u64(r->seq[i].thread) & (n - 1); s[j].used;
+			     j = (j + 1) & (n - 1))
+				;
+			s[j] = r->seq[i];
+		}
+		hs_free(r->seq);
+		r->seq = s;
+		r->nr_seq_slots = n;
+	}
+	mask = r->nr_seq_slots - 1;
+	for (i = hs_hash_u64(thread) & mask; r->seq[i].used; i = (i + 1) & mask)
+		if (r->seq[i].thread == thread)
+			return &r->seq[i];
+	r->seq[i].used = 1;
+	r->seq[i].thread = thread;
+	r->seq[i].last = 0;
+	r->nr_seq++;
+	return &r->seq[i];
+}
+
+/*
+ * Event @sequence of capture thread @thread: a gap after its previous one
+ * is events dropped (a restart at 1 is a new thread with the same id).
+ */
+static void seq_event(struct reader *r, uint64_t thread, uint32_t sequence)
+{
+	struct seq_slot *s = seq_find(r, thread);
+	uint32_t gap;
+
+	if (!s)
+		return;
+	gap = sequence - s->last - 1;
+	if (s->last && sequence != 1 && gap < 0x80000000u)
+		r->st.nr_lost += gap;
+	s->last = sequence;
+}
+
+/* A sequence point's lower bound @sequence for @thread: beyond the last seen is lost. */
+static void seq_point(struct reader *r, uint64_t thread, uint32_t sequence)
+{
+	struct seq_slot *s = seq_find(r, thread);
+	uint32_t gap;
+
+	if (!s)
+		return;
+	gap = sequence - s->last;
+	if (gap && gap < 0x80000000u) {
+		r->st.nr_lost += gap;
+		s->last = sequence;
+	}
+}
+
 /* ---- blocks ---- */
 
 /* The blobs of an event or metadata block at file offset @base. */
@@ -486,6 +569,7 @@ static int read_blobs(struct reader *r, const unsigned char *c, size_t size, uin
 		} else if (!s.meta_id) {
 			err = corrupt(r, offset, "event without metadata id");
 		} else {
+			seq_event(r, s.capture_thread_id, s.sequence);
 			err = keep_event(r, &s, payload, offset);
 		}
 		if (err)
@@ -542,7 +626,7 @@ static int read_stack_block(struct reader *r, const unsigned char *c, size_t siz
 static int read_sequence_point(struct reader *r, const unsigned char *c, size_t size,
 			       uint64_t base)
 {
-	uint32_t threads;
+	uint32_t threads, i;
 	int err;
 
 	if (size < 12)
@@ -550,6 +634,8 @@ static int read_sequence_point(struct reader *r, const unsigned char *c, size_t 
 	threads = get32(c + 8);
 	if ((uint64_t)threads * 12 != size - 12)
 		return corrupt(r, base, "sequence point size does not match its thread count");
+	for (i = 0; i < threads; i++)
+		seq_point(r, get64(c + 12 + 12 * (size_t)i), get32(c + 20 + 12 * (size_t)i));
 	err = flush_region(r);
 	clear_stacks(r);
 	r->st.nr_sequence_points++;
@@ -761,6 +847,7 @@ int hs_nettrace_read(FILE *f, const struct hs_nettrace_ops *ops,
 	hs_free(r.ips);
 	hs_free(r.stack_start);
 	hs_free(r.stack_len);
+	hs_free(r.seq);
 	hs_free(r.kept);
 	hs_free(r.region_bytes);
 	return err;

@@ -714,6 +714,10 @@ int hs_import_nettrace(FILE *f, size_t view, const char *source,
 			PRIu64 "); keeping the %" PRIu64 " events before it",
 			diag && diag->file ? diag->file : "nettrace", st.truncated_at,
 			st.truncated_object, st.nr_events);
+	if (!err && st.nr_lost)
+		pr_warn("%s: the runtime dropped %" PRIu64 " event%s (its buffers were full); "
+			"the sources miss them", diag && diag->file ? diag->file : "nettrace",
+			st.nr_lost, st.nr_lost == 1 ? "" : "s");
 	if (!err && im.only && !im.matched) {
 		hs_diag_set(diag, 0, "the trace has no stacks of event '%s'", im.only);
 		err = -ENOENT;

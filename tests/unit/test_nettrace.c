@@ -253,6 +253,9 @@ static void sniffs_the_magic(void **state)
 	assert_false(hs_nettrace_sniff((const unsigned char *)"PK\3\4xxxxx", 9));
 }
 
+/* Events thread 20 tried to log after its last one in the file. */
+static uint32_t sp_dropped;
+
 /*
  * Two regions. The first: a metadata block, a stack block (ids 1, 2), an
  * event block whose blobs use every header flag, with thread 20's events
@@ -347,7 +350,7 @@ static void build_stream(struct out *o, int compressed_events)
 	u64(&c, 10);
 	u32(&c, 12);
 	u64(&c, 20);
-	u32(&c, 11);
+	u32(&c, 11 + sp_dropped);
 	block(o, "SPBlock", &c);
 
 	/* region two: stack id 1 is now another stack */
@@ -414,6 +417,24 @@ static void compressed_headers_sorted_by_time(void **state)
 	/* region two: stack id 1 is the new stack; no payload size flag: 0 bytes */
 	assert_int_equal(g.ts[3], 800);
 	assert_int_equal(g.leaf[3], 0x9000);
+	assert_int_equal(st.nr_lost, 0);
+}
+
+/* A sequence point past a thread's last event: the difference was dropped. */
+static void sequence_point_counts_lost_events(void **state)
+{
+	struct out o = { .n = 0 };
+	struct hs_nettrace_stats st;
+	struct hs_diag d = HS_DIAG_INIT("t");
+	struct got g;
+
+	(void)state;
+	sp_dropped = 3;
+	build_stream(&o, 1);
+	sp_dropped = 0;
+	assert_int_equal(read_mem(o.b, o.n, &g, &st, &d), 0);
+	assert_int_equal(st.nr_lost, 3);
+	assert_int_equal(g.n, 4);
 }
 
 static void uncompressed_headers(void **state)
@@ -596,6 +617,7 @@ static void fixture_reads_whole(void **state)
 	assert_int_equal(read_tally(b, n, &t, &st, &d), 0);
 	assert_true(st.complete);
 	assert_int_equal(st.bytes, n);
+	assert_int_equal(st.nr_lost, 0);
 	/* the program allocates ten byte[200_000]: ten large-object ticks */
 	assert_int_equal(t.large, 10);
 	assert_true(t.ticks >= 50);
@@ -875,6 +897,7 @@ int main(void)
 		cmocka_unit_test(sniffs_the_magic),
 		cmocka_unit_test(compressed_headers_sorted_by_time),
 		cmocka_unit_test(uncompressed_headers),
+		cmocka_unit_test(sequence_point_counts_lost_events),
 		cmocka_unit_test(synthetic_truncation_every_offset),
 		cmocka_unit_test(garbage_names_its_offset),
 		cmocka_unit_test(blob_past_its_block_is_corrupt),
