@@ -60,3 +60,27 @@ near() {
 		--view byname --format csv > e.csv
 	[ "$(col 'allocs!Allocs.Program.ThrowNullReference()' 7 e.csv)" = 1 ]
 }
+
+# dotnet_trace: dotnet-trace on PATH or where `dotnet tool install -g` puts it
+dotnet_trace() {
+	command -v dotnet-trace 2> /dev/null ||
+		{ [ -x "$HOME/.dotnet/tools/dotnet-trace" ] && echo "$HOME/.dotnet/tools/dotnet-trace"; }
+}
+
+@test "dotnet: a trace dotnet-trace records of the same program gives the same totals" {
+	local dt
+	dt=$(dotnet_trace) ||
+		skip "dotnet-trace is not installed (dotnet tool install -g dotnet-trace)"
+	"$dt" collect -o dt.nettrace --show-child-io \
+		--providers 'Microsoft-Windows-DotNETRuntime:0x4000C019:5,Microsoft-DotNETCore-SampleProfiler' \
+		-- dotnet out/allocs.dll 2 > dt.out 2>&1
+	grep -q '^caught 1' dt.out
+	"$HS_BIN" report dt.nettrace --view byname --format csv > d.csv
+	"$HS_BIN" report live.nettrace --view byname --format csv > v.csv
+	near "Type Allocs.Foo" d.csv "$(truth foo_bytes)"
+	near "Type System.String" d.csv "$(truth string_bytes)"
+	[ "$(col LargeObject 7 d.csv)" = "$(col LargeObject 7 v.csv)" ]
+	[ "$(col LargeObject 6 d.csv)" = "$(col LargeObject 6 v.csv)" ]
+	near "allocs!Allocs.Program.AllocateFoos(int32)" d.csv \
+		"$(col 'allocs!Allocs.Program.AllocateFoos(int32)' 6 v.csv)"
+}
