@@ -93,7 +93,11 @@ static int check_source(const char *cmd, const char *path, enum hs_format fmt,
 		return 0;	/* unreadable: the import says so */
 	n = hs_path_sources(path, fmt, list);
 	for (i = 0; i < n; i++) {
-		if (!strcmp(list[i].name, source))
+		size_t len = strlen(list[i].name);
+
+		/* "events:PROVIDER/EVENT" is one of a file's "events" */
+		if (!strcmp(list[i].name, source) ||
+		    (!strncmp(list[i].name, source, len) && source[len] == ':'))
 			return 0;
 		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
 			 i ? ", " : "", list[i].name);

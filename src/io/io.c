@@ -4,6 +4,8 @@
  */
 #include "io/io.h"
 #include "io/zipfile.h"
+#include "io/import_nettrace.h"
+#include "dotnet/nettrace.h"
 #include "analysis/memviews.h"
 #include "format/trace_format.h"
 #include "common/alloc.h"
@@ -30,6 +32,8 @@ static const struct {
 	[HS_FORMAT_PERFVIEW_JSON_ZIP] = { "json-zip", ".perfView.json.zip" },
 	[HS_FORMAT_FOLDED] = { "folded", ".folded" },
 	[HS_FORMAT_HEAPSCOPE] = { "heapscope", ".heapscope" },
+	[HS_FORMAT_NETTRACE] = { "nettrace", ".nettrace" },
+	[HS_FORMAT_NETTRACE_ZIP] = { "nettrace-zip", ".nettrace.zip" },
 };
 
 const char *hs_format_name(enum hs_format fmt)
@@ -60,6 +64,8 @@ enum hs_format hs_format_from_path(const char *path)
 {
 	int i;
 
+	if (ends_with(path, ".nettrace.zip"))	/* before .trace.zip */
+		return HS_FORMAT_NETTRACE_ZIP;
 	for (i = 1; i < HS_FORMAT__COUNT; i++)
 		if (ends_with(path, formats[i].suffix))
 			return (enum hs_format)i;
@@ -91,6 +97,8 @@ static enum hs_format sniff_zip(const unsigned char *head, size_t n)
 		return HS_FORMAT_PERFVIEW_XML_ZIP;
 	if (ends_with(name, ".json"))
 		return HS_FORMAT_PERFVIEW_JSON_ZIP;
+	if (ends_with(name, ".nettrace"))
+		return HS_FORMAT_NETTRACE_ZIP;
 	return HS_FORMAT_TRACE_ZIP;
 }
 
@@ -152,6 +160,8 @@ enum hs_format hs_format_sniff(const unsigned char *head, size_t n)
 
 	if (n >= HS_TRACE_MAGIC_LEN && !memcmp(head, HS_TRACE_MAGIC, HS_TRACE_MAGIC_LEN))
 		return HS_FORMAT_HEAPSCOPE;
+	if (hs_nettrace_sniff(head, n))
+		return HS_FORMAT_NETTRACE;
 	if (n >= 4 && head[0] == 'P' && head[1] == 'K' &&
 	    (head[2] == 3 || head[2] == 5) && (head[3] == 4 || head[3] == 6))
 		return sniff_zip(head, n);
@@ -281,7 +291,7 @@ static FILE *replay_open(FILE *under, unsigned char *head, size_t len)
 static int is_zip(enum hs_format fmt)
 {
 	return fmt == HS_FORMAT_TRACE_ZIP || fmt == HS_FORMAT_PERFVIEW_XML_ZIP ||
-	       fmt == HS_FORMAT_PERFVIEW_JSON_ZIP;
+	       fmt == HS_FORMAT_PERFVIEW_JSON_ZIP || fmt == HS_FORMAT_NETTRACE_ZIP;
 }
 
 /*
@@ -348,17 +358,21 @@ static int import_zip(const char *zpath, enum hs_format fmt, size_t source,
  * is an index into the format's hs_format_sources() list.
  */
 static int import_file(const char *fpath, enum hs_format fmt, size_t source,
-		       struct hs_stack_source *out, struct hs_diag *diag)
+		       const char *name, struct hs_stack_source *out, struct hs_diag *diag)
 {
+	if (fmt == HS_FORMAT_NETTRACE_ZIP)
+		return hs_import_nettrace_zip(fpath, source, name, out, diag);
 	if (fmt == HS_FORMAT_HEAPSCOPE)
 		return hs_import_heapscope_source(fpath, source, out, diag);
 	return import_zip(fpath, fmt, source, out, diag);
 }
 
-static int import_stream(FILE *f, enum hs_format fmt, size_t source,
+static int import_stream(FILE *f, enum hs_format fmt, size_t source, const char *name,
 			 struct hs_stack_source *out, struct hs_diag *diag)
 {
 	switch (fmt) {
+	case HS_FORMAT_NETTRACE:
+		return hs_import_nettrace(f, source, name, out, diag);
 	case HS_FORMAT_PERF_SCRIPT:
 		return hs_import_perf_script_view(f, (enum hs_perf_view)source, out,
 						  diag);
@@ -410,6 +424,10 @@ size_t hs_format_sources(enum hs_format fmt, const struct hs_source_info **list)
 	case HS_FORMAT_TRACE_ZIP:
 		*list = perf_sources;
 		return sizeof(perf_sources) / sizeof(perf_sources[0]);
+	case HS_FORMAT_NETTRACE:
+	case HS_FORMAT_NETTRACE_ZIP:
+		*list = hs_nettrace_sources;
+		return HS_NETTRACE__COUNT;
 	case HS_FORMAT_HEAPSCOPE:
 		pthread_once(&heap_sources_once, heap_sources_init);
 		*list = heap_sources;
@@ -427,6 +445,8 @@ size_t hs_path_sources(const char *path, enum hs_format fmt, struct hs_source_in
 	struct hs_diag diag = HS_DIAG_INIT(path);
 	struct hs_trace_sampling s;
 
+	if ((fmt == HS_FORMAT_NETTRACE || fmt == HS_FORMAT_NETTRACE_ZIP) && strcmp(path, "-"))
+		return hs_nettrace_path_sources(path, fmt == HS_FORMAT_NETTRACE_ZIP, out);
 	if (fmt != HS_FORMAT_HEAPSCOPE || !strcmp(path, "-") ||
 	    hs_trace_peek_sampling(path, &s, &diag) <= 0)
 		memset(&s, 0, sizeof(s));
@@ -452,6 +472,9 @@ static int find_source(enum hs_format fmt, const char *name, size_t *index,
 	*index = 0;
 	if (!name)
 		return 0;
+	if ((fmt == HS_FORMAT_NETTRACE || fmt == HS_FORMAT_NETTRACE_ZIP) &&
+	    !hs_nettrace_source_index(name, index))
+		return 0;	/* "events:PROVIDER/EVENT" too */
 	for (i = 0; i < n; i++)
 		if (!strcmp(list[i].name, name)) {
 			*index = i;
@@ -614,17 +637,17 @@ int hs_import_path_source(const char *path, enum hs_format fmt, const char *sour
 		char fdpath[64];
 
 		if (!is_stdin && !fstat(fileno(f), &st) && S_ISREG(st.st_mode)) {
-			err = import_file(path, fmt, index, out, diag);
+			err = import_file(path, fmt, index, source, out, diag);
 			goto out;
 		}
 		err = spool(in, &tmp, diag);
 		if (err)
 			goto out;
 		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fileno(tmp));
-		err = import_file(fdpath, fmt, index, out, diag);
+		err = import_file(fdpath, fmt, index, source, out, diag);
 		goto out;
 	}
-	err = import_stream(in, fmt, index, out, diag);
+	err = import_stream(in, fmt, index, source, out, diag);
 out:
 	if (tmp)
 		fclose(tmp);

@@ -26,6 +26,8 @@ enum hs_format {
 	HS_FORMAT_PERFVIEW_JSON_ZIP,	/* *.perfView.json.zip */
 	HS_FORMAT_FOLDED,		/* folded stacks: "main;f;g 42" */
 	HS_FORMAT_HEAPSCOPE,		/* heapscope's own traces: *.heapscope */
+	HS_FORMAT_NETTRACE,		/* .NET EventPipe: *.nettrace (import_nettrace.h) */
+	HS_FORMAT_NETTRACE_ZIP,		/* *.nettrace.zip */
 	HS_FORMAT__COUNT
 };
 
