@@ -1,5 +1,7 @@
 #ifndef HS_CLI_CLI_H
 #define HS_CLI_CLI_H
+#include "analysis/filter.h"
+#include "cli/parse_options.h"
 #include "io/io.h"
 #include "model/stack_source.h"
 
@@ -17,6 +19,7 @@ struct hs_command {
 	int (*fn)(int argc, char **argv);
 	const char *summary;	/* one line for `heapscope help` */
 	const char *usage;	/* full text for `heapscope help NAME` and --help */
+	const struct cli_syntax *syntax; /* its options; the help comes from it */
 };
 
 /* The table, terminated by an entry with a NULL name. */
@@ -95,6 +98,40 @@ int cli_parse_ulong(const char *cmd, const char *opt, const char *arg,
 int cli_option_error(const char *cmd, int c, char *const *argv);
 
 /*
+ * The filter options as table entries (parse_options.h): --group, --fold,
+ * --inc, --exc, --start and --end into the struct cli_filter @member of
+ * the command's options struct @type.
+ */
+struct cli_filter {
+	struct hs_filter_params params;	/* strings borrowed from argv */
+	unsigned given;			/* CLI_GIVEN_*: what the command line gave */
+};
+int cli_filter_option_cb(const char *cmd, const struct cli_option *opt, void *field,
+			 const char *arg);
+#define CLI_FILTER_OPTIONS(type, member) \
+	OPT_CALLBACK(0, "group", type, member, "PATS", \
+		     "GroupPats: 'pat->group' renames matching frames and\n" \
+		     "goes on matching, 'pat=>group' makes an entry group\n" \
+		     "and stops, an empty group leaves the frame ungrouped", \
+		     cli_filter_option_cb, CLI_GIVEN_GROUP), \
+	OPT_CALLBACK(0, "fold", type, member, "PATS", \
+		     "FoldPats: matching frames are charged to their caller", \
+		     cli_filter_option_cb, CLI_GIVEN_FOLD), \
+	OPT_CALLBACK(0, "inc", type, member, "PATS", \
+		     "IncPats: keep samples whose stack matches EVERY ';'\n" \
+		     "entry (use '|' inside an entry for \"either\")", \
+		     cli_filter_option_cb, CLI_GIVEN_INC), \
+	OPT_CALLBACK(0, "exc", type, member, "PATS", \
+		     "ExcPats: drop samples whose stack matches any entry", \
+		     cli_filter_option_cb, CLI_GIVEN_EXC), \
+	OPT_CALLBACK(0, "start", type, member, "MS", \
+		     "start of the time window in ms; for CPU-time sources\n" \
+		     "a sample covering the edge counts in part", \
+		     cli_filter_option_cb, CLI_GIVEN_START), \
+	OPT_CALLBACK(0, "end", type, member, "MS", "end of the time window in ms", \
+		     cli_filter_option_cb, CLI_GIVEN_END)
+
+/*
  * The filter options report, source and overweight share: --group,
  * --fold, --inc, --exc, --start and --end. Their getopt values (put them
  * in the command's option table) and the bits of what the command line
@@ -145,7 +182,8 @@ struct hs_symbolize_opts;
 int cli_symbolize(const char *path, const char *out, const struct hs_symbolize_opts *o,
 		  int verbose);
 
-/* The commands. */
+/* The commands, and their syntax (usage and options) for the help. */
+extern const struct cli_syntax cli_help_syntax;
 int cmd_help(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_report(int argc, char **argv);

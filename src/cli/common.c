@@ -1,6 +1,6 @@
 /*
- * common - helpers every command uses: usage errors, loading inputs,
- * parsing numbers.
+ * common - helpers every command uses: loading inputs, the filter
+ * options, numbers for people.
  */
 #include "cli/cli.h"
 #include "analysis/filter.h"
@@ -16,30 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-int cli_usage_error(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "heapscope %s: ", cmd);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nSee 'heapscope %s --help'.\n", cmd);
-	return HS_EXIT_USAGE;
-}
-
-int cli_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "heapscope: error: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return HS_EXIT_FAIL;
-}
 
 int cli_load(const char *cmd, const char *path, const char *from,
 	     struct hs_stack_source *src)
@@ -231,36 +207,6 @@ const char *cli_s(double x)
 	return x == 1 ? "" : "s";
 }
 
-int cli_parse_double(const char *cmd, const char *opt, const char *arg,
-		     double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !isfinite(v))
-		return cli_usage_error(cmd, "%s expects a number, not '%s'", opt, arg);
-	*out = v;
-	return 0;
-}
-
-int cli_parse_ulong(const char *cmd, const char *opt, const char *arg,
-		    unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	if (arg[0] == '-')
-		return cli_usage_error(cmd, "%s expects a whole number, not '%s'", opt, arg);
-	v = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end)
-		return cli_usage_error(cmd, "%s expects a whole number, not '%s'", opt, arg);
-	*out = v;
-	return 0;
-}
-
 int cli_option_error(const char *cmd, int c, char *const *argv)
 {
 	if (c == ':')
@@ -296,6 +242,32 @@ int cli_filter_option(const char *cmd, int c, const char *arg,
 		return cli_parse_double(cmd, "--end", arg, &f->end_ms);
 	default:
 		return -ENOENT;
+	}
+}
+
+int cli_filter_option_cb(const char *cmd, const struct cli_option *opt, void *field,
+			 const char *arg)
+{
+	struct cli_filter *f = field;
+
+	f->given |= (unsigned)opt->value;
+	switch (opt->value) {
+	case CLI_GIVEN_GROUP:
+		f->params.group = arg;
+		return 0;
+	case CLI_GIVEN_FOLD:
+		f->params.fold = arg;
+		return 0;
+	case CLI_GIVEN_INC:
+		f->params.inc = arg;
+		return 0;
+	case CLI_GIVEN_EXC:
+		f->params.exc = arg;
+		return 0;
+	case CLI_GIVEN_START:
+		return cli_parse_double(cmd, "--start", arg, &f->params.start_ms);
+	default:
+		return cli_parse_double(cmd, "--end", arg, &f->params.end_ms);
 	}
 }
 
