@@ -185,6 +185,7 @@ int cli_symbolize(const char *path, const char *out, const struct hs_symbolize_o
 /* The commands, and their syntax (usage and options) for the help. */
 extern const struct cli_syntax cli_help_syntax;
 int cmd_help(int argc, char **argv);
+extern const struct cli_syntax cli_convert_syntax;
 int cmd_convert(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_view(int argc, char **argv);

@@ -142,7 +142,7 @@ void cli_syntax_print(const struct cli_syntax *s, FILE *out)
 		}
 		synopsis(o, indent, syn, sizeof(syn));
 		width = fprintf(out, "  %s", syn);
-		if (width >= col - 1 && *h) {
+		if (width >= col && *h) {
 			fputc('\n', out);
 			width = 0;
 		}
