@@ -197,5 +197,6 @@ int cmd_dump(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
 extern const struct cli_syntax cli_stats_syntax;
 int cmd_stats(int argc, char **argv);
+extern const struct cli_syntax cli_source_syntax;
 int cmd_source(int argc, char **argv);
 #endif
