@@ -188,6 +188,7 @@ int cmd_help(int argc, char **argv);
 extern const struct cli_syntax cli_convert_syntax;
 int cmd_convert(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+extern const struct cli_syntax cli_view_syntax;
 int cmd_view(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 extern const struct cli_syntax cli_overweight_syntax;
