@@ -187,6 +187,7 @@ extern const struct cli_syntax cli_help_syntax;
 int cmd_help(int argc, char **argv);
 extern const struct cli_syntax cli_convert_syntax;
 int cmd_convert(int argc, char **argv);
+extern const struct cli_syntax cli_report_syntax, cli_diff_syntax;
 int cmd_report(int argc, char **argv);
 extern const struct cli_syntax cli_view_syntax;
 int cmd_view(int argc, char **argv);
