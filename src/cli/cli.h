@@ -194,6 +194,7 @@ int cmd_view(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 extern const struct cli_syntax cli_overweight_syntax;
 int cmd_overweight(int argc, char **argv);
+extern const struct cli_syntax cli_run_syntax;
 int cmd_run(int argc, char **argv);
 extern const struct cli_syntax cli_dump_syntax;
 int cmd_dump(int argc, char **argv);

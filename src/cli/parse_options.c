@@ -322,5 +322,6 @@ int cli_parse_options(const struct cli_syntax *s, void *opts, int argc, char **a
 			return -1;
 		}
 	}
+	argv[n] = NULL;	/* n < argc: the operands end as argv does */
 	return n;
 }

@@ -117,7 +117,7 @@ void cli_syntax_print(const struct cli_syntax *s, FILE *out);
 /*
  * Parse @argv (argv[0] is the command's name) by @s into @opts, the
  * command's options struct. Returns the number N of operands, moved to
- * argv[0..N-1] in their order; or -1 when the command must stop and
+ * argv[0..N-1] in their order, argv[N] set to NULL; or -1 when the command must stop and
  * return *@status: HS_EXIT_OK after printing the help, HS_EXIT_USAGE (or
  * what a callback returned) after printing the error.
  */

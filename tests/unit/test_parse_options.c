@@ -179,6 +179,7 @@ static void stop_at_the_first_operand(void **state)
 	assert_string_equal(argv[0], "prog");
 	assert_string_equal(argv[1], "-f");
 	assert_string_equal(argv[3], "x");
+	assert_null(argv[4]);
 }
 
 /* Each bad command line: exit 2 and a message naming the option. */
