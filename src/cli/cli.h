@@ -17,16 +17,15 @@ enum { HS_EXIT_OK = 0, HS_EXIT_FAIL = 1, HS_EXIT_USAGE = 2 };
 struct hs_command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
+	const struct cli_syntax *syntax; /* usage and options: `help NAME`, --help */
 	const char *summary;	/* one line for `heapscope help` */
-	const char *usage;	/* full text for `heapscope help NAME` and --help */
-	const struct cli_syntax *syntax; /* its options; the help comes from it */
 };
 
 /* The table, terminated by an entry with a NULL name. */
 extern const struct hs_command hs_commands[];
 const struct hs_command *hs_command_find(const char *name);
 
-/* Print @cmd's usage on stdout (for --help); returns HS_EXIT_OK. */
+/* Print @cmd's help (its syntax) on stdout; returns HS_EXIT_OK. */
 int cli_help(const char *cmd);
 /*
  * Print "heapscope CMD: message" and a hint to stderr; returns
@@ -91,13 +90,6 @@ int cli_parse_ulong(const char *cmd, const char *opt, const char *arg,
 		    unsigned long *out);
 
 /*
- * A getopt_long() answer no case took: ':' (an option without its value)
- * or anything else (an unknown option, argv[optind - 1]). Prints the
- * usage error and returns HS_EXIT_USAGE; @argv is borrowed.
- */
-int cli_option_error(const char *cmd, int c, char *const *argv);
-
-/*
  * The filter options as table entries (parse_options.h): --group, --fold,
  * --inc, --exc, --start and --end into the struct cli_filter @member of
  * the command's options struct @type.
@@ -131,24 +123,9 @@ int cli_filter_option_cb(const char *cmd, const struct cli_option *opt, void *fi
 	OPT_CALLBACK(0, "end", type, member, "MS", "end of the time window in ms", \
 		     cli_filter_option_cb, CLI_GIVEN_END)
 
-/*
- * The filter options report, source and overweight share: --group,
- * --fold, --inc, --exc, --start and --end. Their getopt values (put them
- * in the command's option table) and the bits of what the command line
- * gave.
- */
-enum { CLI_OPT_GROUP = 1024, CLI_OPT_FOLD, CLI_OPT_INC, CLI_OPT_EXC, CLI_OPT_START,
-       CLI_OPT_END };
+/* The bits of struct cli_filter's given: which filter options were given. */
 enum { CLI_GIVEN_GROUP = 1, CLI_GIVEN_FOLD = 2, CLI_GIVEN_INC = 4, CLI_GIVEN_EXC = 8,
        CLI_GIVEN_START = 16, CLI_GIVEN_END = 32 };
-/*
- * If @c is one of the filter options, store @arg (borrowed: it stays
- * argv's) in @f, add its bit to *@given and return 0, or HS_EXIT_USAGE
- * after printing why a number is bad; -ENOENT when @c is another option.
- */
-struct hs_filter_params;
-int cli_filter_option(const char *cmd, int c, const char *arg,
-		      struct hs_filter_params *f, unsigned *given);
 /*
  * What @given leaves out of @f taken from a file's saved defaults @d
  * (borrowed: @f points into @d's strings afterwards).

@@ -207,44 +207,6 @@ const char *cli_s(double x)
 	return x == 1 ? "" : "s";
 }
 
-int cli_option_error(const char *cmd, int c, char *const *argv)
-{
-	if (c == ':')
-		return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
-	return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
-}
-
-int cli_filter_option(const char *cmd, int c, const char *arg,
-		      struct hs_filter_params *f, unsigned *given)
-{
-	switch (c) {
-	case CLI_OPT_GROUP:
-		f->group = arg;
-		*given |= CLI_GIVEN_GROUP;
-		return 0;
-	case CLI_OPT_FOLD:
-		f->fold = arg;
-		*given |= CLI_GIVEN_FOLD;
-		return 0;
-	case CLI_OPT_INC:
-		f->inc = arg;
-		*given |= CLI_GIVEN_INC;
-		return 0;
-	case CLI_OPT_EXC:
-		f->exc = arg;
-		*given |= CLI_GIVEN_EXC;
-		return 0;
-	case CLI_OPT_START:
-		*given |= CLI_GIVEN_START;
-		return cli_parse_double(cmd, "--start", arg, &f->start_ms);
-	case CLI_OPT_END:
-		*given |= CLI_GIVEN_END;
-		return cli_parse_double(cmd, "--end", arg, &f->end_ms);
-	default:
-		return -ENOENT;
-	}
-}
-
 int cli_filter_option_cb(const char *cmd, const struct cli_option *opt, void *field,
 			 const char *arg)
 {

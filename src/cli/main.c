@@ -40,10 +40,7 @@ int cli_help(const char *cmd)
 
 	if (!c)
 		return cli_usage_error("help", "'%s' is not a heapscope command", cmd);
-	if (c->syntax)
-		cli_syntax_print(c->syntax, stdout);
-	else
-		fputs(c->usage, stdout);
+	cli_syntax_print(c->syntax, stdout);
 	return HS_EXIT_OK;
 }
 
