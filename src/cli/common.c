@@ -110,7 +110,11 @@ int cli_load_source(const char *cmd, const char *path, const char *from,
 	return HS_EXIT_OK;
 }
 
-int cli_is_trace(const char *path, const char *from)
+/*
+ * @path's format as far as it is known without consuming standard input:
+ * --from @from, else the extension, else the content of a file.
+ */
+static enum hs_format guess_format(const char *path, const char *from)
 {
 	enum hs_format fmt = from ? hs_format_parse(from) : hs_format_from_path(path);
 	unsigned char head[HS_TRACE_MAGIC_LEN];
@@ -118,13 +122,18 @@ int cli_is_trace(const char *path, const char *from)
 	int fd;
 
 	if (fmt != HS_FORMAT_UNKNOWN || !strcmp(path, "-"))
-		return fmt == HS_FORMAT_HEAPSCOPE;
+		return fmt;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return HS_FORMAT_UNKNOWN;
 	n = read(fd, head, sizeof(head));
 	close(fd);
-	return n > 0 && hs_format_sniff(head, (size_t)n) == HS_FORMAT_HEAPSCOPE;
+	return n > 0 ? hs_format_sniff(head, (size_t)n) : HS_FORMAT_UNKNOWN;
+}
+
+int cli_is_trace(const char *path, const char *from)
+{
+	return hs_format_has(guess_format(path, from), HS_FORMAT_HAS_HEAP);
 }
 
 int cli_load_view(const char *cmd, const char *path, const char *from,
@@ -150,7 +159,7 @@ int cli_load_view(const char *cmd, const char *path, const char *from,
 		struct hs_memview_opts *o = &own_mv;
 
 		*o = *mv;
-		if (hs_path_sources(path, HS_FORMAT_HEAPSCOPE, avail) &&
+		if (hs_path_sources(path, guess_format(path, from), avail) &&
 		    !hs_memview_parse(avail[0].name, &o->kind))
 			mv = o;
 	}

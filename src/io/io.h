@@ -29,6 +29,49 @@ enum hs_format {
 	HS_FORMAT__COUNT
 };
 
+/*
+ * A format as data: adding a format is one entry in io.c's table (and its
+ * enum hs_format value). Front ends ask hs_format_has() for what a format
+ * can do instead of testing ids.
+ */
+enum hs_format_caps {
+	HS_FORMAT_WRITABLE = 1 << 0,	/* heapscope writes it (it has export_stream) */
+	HS_FORMAT_HAS_HEAP = 1 << 1,	/* a heap trace: memory views, stats, heap API */
+	HS_FORMAT_HAS_TIME = 1 << 2,	/* its samples carry times (folded's do not) */
+};
+
+struct hs_source_info;
+struct hs_format_ops {
+	enum hs_format id;
+	const char *name;		/* for --from/--to and messages */
+	const char *const *suffixes;	/* NULL-terminated, matched without case;
+					 * the first names a zip's entry */
+	const char *const *aliases;	/* other --from names, or NULL */
+	unsigned caps;			/* enum hs_format_caps, but WRITABLE */
+	/* whether the first @n bytes are this format; tried in table order */
+	int (*sniff)(const unsigned char *head, size_t n);
+	/*
+	 * The importer, as source @source (an index into sources()): a
+	 * stream, or a seekable file (a pipe is copied to a temporary file
+	 * first); one of the two.
+	 */
+	int (*import_stream)(FILE *f, size_t source, struct hs_stack_source *out,
+			     struct hs_diag *diag);
+	int (*import_file)(const char *path, size_t source, struct hs_stack_source *out,
+			   struct hs_diag *diag);
+	/* The exporter (NULL: read only); for a zip, of its one entry. */
+	int (*export_stream)(const struct hs_stack_source *src, FILE *f);
+	enum hs_format zip_of;		/* a zip of one entry of this format, or UNKNOWN */
+	/* The sources it offers, the default first (NULL: one source). */
+	size_t (*sources)(const struct hs_source_info **list);
+	/* Those a file at @path offers, when they depend on the file (NULL: all). */
+	size_t (*path_sources)(const char *path, struct hs_source_info *out);
+};
+/* The operations of @fmt (static, borrowed), or NULL for HS_FORMAT_UNKNOWN. */
+const struct hs_format_ops *hs_format_ops(enum hs_format fmt);
+/* Whether @fmt has every capability of @caps (enum hs_format_caps). */
+int hs_format_has(enum hs_format fmt, unsigned caps);
+
 /* Short name for --from/--to and messages ("perf-script", "xml", ...). */
 const char *hs_format_name(enum hs_format fmt);
 /* Parse a --from/--to name; HS_FORMAT_UNKNOWN if none matches. */
@@ -36,10 +79,10 @@ enum hs_format hs_format_parse(const char *name);
 /* Format implied by a file name's extension, or HS_FORMAT_UNKNOWN. */
 enum hs_format hs_format_from_path(const char *path);
 /*
- * Guess from the first @n bytes of content, or HS_FORMAT_UNKNOWN: '<' is
- * XML, '{' JSON, a zip is told by its first entry's name (.xml, .json,
- * anything else a trace zip), then perf script's sample header and folded
- * "a;b;c 42" lines.
+ * Guess from the first @n bytes of content, or HS_FORMAT_UNKNOWN: the
+ * heapscope magic, a zip told by its first entry's name (.xml, .json,
+ * anything else a trace zip), '<' XML, '{' JSON, then perf script's sample
+ * header and folded "a;b;c 42" lines (each format's sniff, in table order).
  */
 enum hs_format hs_format_sniff(const unsigned char *head, size_t n);
 /* Whether heapscope can write @fmt (PerfView XML/JSON, zipped or not, folded). */
