@@ -54,6 +54,23 @@ int cli_load_source(const char *cmd, const char *path, const char *from,
  */
 int cli_list_sources(const char *cmd, const char *path, const char *from);
 
+/*
+ * An input path that can be opened again: @path itself, or for "-"
+ * standard input as "/proc/self/fd/N": the redirected file itself when it
+ * is one (read from its start), else a copy in an unlinked temporary file
+ * (hs_spool_input()). @name is what messages call it ("<stdin>").
+ * cli_input_open() returns HS_EXIT_OK or HS_EXIT_FAIL after printing why;
+ * cli_input_close() drops the copy.
+ */
+struct cli_input {
+	const char *path;	/* to open (borrowed: @path or fdpath) */
+	const char *name;	/* for messages */
+	FILE *tmp;		/* owned copy of standard input, or NULL */
+	char fdpath[32];
+};
+int cli_input_open(const char *path, struct cli_input *in);
+void cli_input_close(struct cli_input *in);
+
 /* Whether @path (read with --from @from) is a heapscope trace. */
 int cli_is_trace(const char *path, const char *from);
 /*

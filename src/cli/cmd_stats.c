@@ -212,42 +212,27 @@ const struct cli_syntax cli_stats_syntax = {
 	.help_column = 16,
 };
 
-int cmd_stats(int argc, char **argv)
+/* The stats of the trace @in as text or JSON; the exit status. */
+static int show(const struct cli_input *in, const struct hs_stats_opts *o, int json)
 {
-	struct stats_cli cli = { .format = "text" };
-	struct hs_stats_opts o;
 	struct hs_heap_stats s;
 	struct hs_trace t;
 	struct hs_diag diag;
-	const char *path;
 	char msg[1024];
-	int n, json = 0, err;
+	int err;
 
-	n = cli_parse_options(&cli_stats_syntax, &cli, argc, argv, &err);
-	if (n < 0)
-		return err;
-	if (!strcmp(cli.format, "json"))
-		json = 1;
-	else if (strcmp(cli.format, "text"))
-		return cli_usage_error("stats", "unknown format '%s' (text or json)",
-				       cli.format);
-	if (n != 1)
-		return cli_usage_error("stats", n == 0 ? "no trace file" :
-				       "too many arguments");
-	o = cli.o;
-	path = argv[0];
-	if (!cli_is_trace(path, NULL) && access(path, R_OK) == 0)
+	if (!cli_is_trace(in->path, NULL) && access(in->path, R_OK) == 0)
 		return cli_fail("%s: not a heapscope trace (stats reads .heapscope traces)",
-				path);
-	diag = (struct hs_diag)HS_DIAG_INIT(path);
-	err = hs_trace_load(path, &t, &diag);
+				in->name);
+	diag = (struct hs_diag)HS_DIAG_INIT(in->name);
+	err = hs_trace_load(in->path, &t, &diag);
 	if (err) {
 		if (!diag.set)
 			hs_diag_set(&diag, 0, "%s", strerror(-err));
 		return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
 	}
-	cli_trace_warn(path, t.cut_off, t.nr_events, &t.sym_damage);
-	err = hs_heap_stats_compute(&t, &o, &s, &diag);
+	cli_trace_warn(in->name, t.cut_off, t.nr_events, &t.sym_damage);
+	err = hs_heap_stats_compute(&t, o, &s, &diag);
 	if (err) {
 		hs_trace_release(&t);
 		if (!diag.set)
@@ -261,7 +246,7 @@ int cmd_stats(int argc, char **argv)
 		err = !j || !out || !cmd;
 		for (i = 0; !err && i < t.info.argc; i++)
 			err = json_array_append_new(cmd, hs_view_json_text(t.info.argv[i]));
-		err = err || json_object_set_new(out, "trace", hs_view_json_text(path)) ||
+		err = err || json_object_set_new(out, "trace", hs_view_json_text(in->name)) ||
 		      json_object_set_new(out, "pid", json_integer((json_int_t)t.info.pid)) ||
 		      json_object_set(out, "command", cmd) || json_object_update(out, j) ||
 		      json_dumpf(out, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ||
@@ -270,11 +255,37 @@ int cmd_stats(int argc, char **argv)
 		json_decref(cmd);
 		json_decref(out);
 	} else {
-		text(path, &t, &s);
+		text(in->name, &t, &s);
 	}
 	hs_heap_stats_release(&s);
 	hs_trace_release(&t);
 	if (err || fflush(stdout))
 		return cli_fail("cannot write the stats");
 	return HS_EXIT_OK;
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	struct stats_cli cli = { .format = "text" };
+	struct hs_stats_opts o;
+	struct cli_input in;
+	int n, json = 0, ret;
+
+	n = cli_parse_options(&cli_stats_syntax, &cli, argc, argv, &ret);
+	if (n < 0)
+		return ret;
+	if (!strcmp(cli.format, "json"))
+		json = 1;
+	else if (strcmp(cli.format, "text"))
+		return cli_usage_error("stats", "unknown format '%s' (text or json)",
+				       cli.format);
+	if (n != 1)
+		return cli_usage_error("stats", n == 0 ? "no trace file" :
+				       "too many arguments");
+	o = cli.o;
+	ret = cli_input_open(argv[0], &in);
+	if (!ret)
+		ret = show(&in, &o, json);
+	cli_input_close(&in);
+	return ret;
 }

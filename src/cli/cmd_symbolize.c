@@ -107,10 +107,20 @@ int cmd_symbolize(int argc, char **argv)
 				      "too many arguments");
 		n = -1;
 	}
+	if (n >= 0 && !strcmp(argv[0], "-") && !cli.out) {
+		ret = cli_usage_error("symbolize", "standard input needs -o OUT (it cannot "
+				      "be rewritten in place)");
+		n = -1;
+	}
 	if (n >= 0) {
+		struct cli_input in;
+
 		cli.o.debug_dirs = cli.dirs.v;
 		cli.o.nr_debug_dirs = cli.dirs.nr;
-		ret = cli_symbolize(argv[0], cli.out, &cli.o, !cli.quiet);
+		ret = cli_input_open(argv[0], &in);
+		if (!ret)
+			ret = cli_symbolize(in.path, cli.out, &cli.o, !cli.quiet);
+		cli_input_close(&in);
 	}
 	cli_string_list_release(&cli.dirs);
 	return ret;

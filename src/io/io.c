@@ -658,6 +658,15 @@ static int find_source(enum hs_format fmt, const char *name, size_t *index,
 	return -ENOENT;
 }
 
+FILE *hs_spool_input(FILE *f, struct hs_diag *diag)
+{
+	FILE *t = NULL;
+
+	if (spool(f, &t, diag))
+		return NULL;
+	return t;
+}
+
 /* ---- reading a path ---- */
 
 /* Open @path for reading ("-" is standard input, not a copy). */

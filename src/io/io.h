@@ -120,6 +120,14 @@ int hs_path_format(const char *path, enum hs_format fmt, enum hs_format *out,
 		   struct hs_diag *diag);
 
 /*
+ * Copy what is left of @f (standard input, a pipe) into an anonymous
+ * temporary file, for readers that need a file they can open by name
+ * ("/proc/self/fd/N"). Returns the copy (owned: fclose() it) or NULL with
+ * @diag filled.
+ */
+FILE *hs_spool_input(FILE *f, struct hs_diag *diag);
+
+/*
  * Import @path ("-" = standard input) in format @fmt; HS_FORMAT_UNKNOWN
  * means: by extension, failing that by content. @out must be initialised.
  * Standard input and pipes are never seeked: the bytes read to guess the
