@@ -203,8 +203,15 @@ static enum hs_format sniff_lines(const unsigned char *head, size_t n)
 	return perf ? HS_FORMAT_PERF_SCRIPT : HS_FORMAT_UNKNOWN;
 }
 
+/*
+ * perf script text; or a binary perf.data recording (its magic
+ * "PERFILE2"), which the perf script reader refuses with the
+ * `perf script` command that converts it.
+ */
 static int sniff_perf_script(const unsigned char *head, size_t n)
 {
+	if (n >= 8 && !memcmp(head, "PERFILE2", 8))
+		return 1;
 	return sniff_lines(head, n) == HS_FORMAT_PERF_SCRIPT;
 }
 

@@ -82,7 +82,8 @@ enum hs_format hs_format_from_path(const char *path);
  * Guess from the first @n bytes of content, or HS_FORMAT_UNKNOWN: the
  * heapscope magic, a zip told by its first entry's name (.xml, .json,
  * anything else a trace zip), '<' XML, '{' JSON, then perf script's sample
- * header and folded "a;b;c 42" lines (each format's sniff, in table order).
+ * header (or perf.data's magic: its reader says to run `perf script`) and
+ * folded "a;b;c 42" lines (each format's sniff, in table order).
  */
 enum hs_format hs_format_sniff(const unsigned char *head, size_t n);
 /* Whether heapscope can write @fmt (PerfView XML/JSON, zipped or not, folded). */

@@ -92,6 +92,9 @@ static void content_decides_the_format(void **state)
 	assert_int_equal(sniff("perf 12 4.5: 1 cycles: ffff sym (mod)\n"
 			       "perf 12 4.6: 1 cycles: ffff sym (mod)\n"), HS_FORMAT_PERF_SCRIPT);
 	assert_int_equal(sniff("My Program 7 99.000001: cpu-clock:\n"), HS_FORMAT_PERF_SCRIPT);
+	assert_int_equal(hs_format_sniff((const unsigned char *)"PERFILE2h\0\0\0\0\0\0\0", 16),
+			 HS_FORMAT_PERF_SCRIPT);
+	assert_int_equal(sniff("PERFILE"), HS_FORMAT_UNKNOWN);
 	assert_int_equal(hs_format_sniff(zip_xml, sizeof(zip_xml) - 1), HS_FORMAT_PERFVIEW_XML_ZIP);
 	assert_int_equal(hs_format_sniff(zip_json, sizeof(zip_json) - 1), HS_FORMAT_PERFVIEW_JSON_ZIP);
 	assert_int_equal(hs_format_sniff(zip_trace, sizeof(zip_trace) - 1), HS_FORMAT_TRACE_ZIP);
