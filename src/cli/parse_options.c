@@ -103,20 +103,19 @@ static int has_short(const struct cli_option *opts)
 static void synopsis(const struct cli_option *o, int indent_long, char *buf, size_t n)
 {
 	const char *arg = o->arg_name ? o->arg_name : "VALUE";
-	int len = 0;
+	int optional = (o->flags & CLI_OPTION_OPTIONAL_VALUE) != 0;
+	char short_part[8] = "";
 
 	if (o->short_name)
-		len = snprintf(buf, n, "-%c%s", o->short_name, o->long_name ? ", " : "");
+		snprintf(short_part, sizeof(short_part), "-%c%s", o->short_name,
+			 o->long_name ? ", " : "");
 	else if (indent_long)
-		len = snprintf(buf, n, "    ");
-	if (o->long_name)
-		len += snprintf(buf + len, n - (size_t)len, "--%s", o->long_name);
-	if (!takes_value(o))
-		return;
-	if (o->flags & CLI_OPTION_OPTIONAL_VALUE)
-		snprintf(buf + len, n - (size_t)len, "[=%s]", arg);
-	else
-		snprintf(buf + len, n - (size_t)len, " %s", arg);
+		snprintf(short_part, sizeof(short_part), "    ");
+	snprintf(buf, n, "%s%s%s", short_part, o->long_name ? "--" : "",
+		 o->long_name ? o->long_name : "");
+	if (takes_value(o))
+		snprintf(buf + strlen(buf), n - strlen(buf), "%s%s%s", optional ? "[=" : " ",
+			 arg, optional ? "]" : "");
 }
 
 void cli_syntax_print(const struct cli_syntax *s, FILE *out)
