@@ -115,7 +115,8 @@ static int on_peak(const struct hs_app *a, const struct hs_api_src *s)
 {
 	const struct hs_app_source *as;
 
-	if (s->kind != HS_API_SRC_TRACE || a->traces[s->trace].fmt != HS_FORMAT_HEAPSCOPE)
+	if (s->kind != HS_API_SRC_TRACE ||
+	    !hs_format_has(a->traces[s->trace].fmt, HS_FORMAT_HAS_HEAP))
 		return 0;
 	as = hs_app_source(a, s->trace, s->source);
 	return as && !strcmp(as->name, "peak");
@@ -143,7 +144,8 @@ static int ranged_view(const struct hs_app *a, const struct hs_api_src *s,
 {
 	const struct hs_app_source *as;
 
-	if (s->kind != HS_API_SRC_TRACE || a->traces[s->trace].fmt != HS_FORMAT_HEAPSCOPE ||
+	if (s->kind != HS_API_SRC_TRACE ||
+	    !hs_format_has(a->traces[s->trace].fmt, HS_FORMAT_HAS_HEAP) ||
 	    !win || (!isfinite(win->start_ms) && !isfinite(win->end_ms)))
 		return 0;
 	as = hs_app_source(a, s->trace, s->source);
@@ -625,7 +627,7 @@ static json_t *trace_json(const struct hs_app_trace *t, size_t id)
 		      "unit", hs_view_json_text(s->metric_unit),
 		      "time_metric", s->kind == HS_METRIC_TIME, "sources", srcs, "defaults", defaults_json(&s->defaults));
 	if (o &&
-	    json_object_set_new(o, "heap", json_boolean(t->fmt == HS_FORMAT_HEAPSCOPE))) {
+	    json_object_set_new(o, "heap", json_boolean(hs_format_has(t->fmt, HS_FORMAT_HAS_HEAP)))) {
 		json_decref(o);
 		o = NULL;
 	}
@@ -1239,7 +1241,7 @@ static const struct hs_trace *heap_trace(struct ctx *c)
 	const struct hs_trace *t;
 
 	if (c->query.src.kind != HS_API_SRC_TRACE ||
-	    c->app->traces[c->query.src.trace].fmt != HS_FORMAT_HEAPSCOPE ||
+	    !hs_format_has(c->app->traces[c->query.src.trace].fmt, HS_FORMAT_HAS_HEAP) ||
 	    hs_app_heap(c->app, c->query.src.trace, &t, &d))
 		return NULL;
 	return t;
@@ -1466,7 +1468,7 @@ static json_t *heap_stats(struct ctx *c, const struct hs_api_src *s)
 	if (s->kind != HS_API_SRC_TRACE)
 		return NULL;
 	t = &c->app->traces[s->trace];
-	if (t->fmt != HS_FORMAT_HEAPSCOPE)
+	if (!hs_format_has(t->fmt, HS_FORMAT_HAS_HEAP))
 		return NULL;
 	if (!t->heap_stats && !hs_app_heap(c->app, s->trace, &ht, &d) &&
 	    !hs_heap_stats_compute(ht, &(struct hs_stats_opts){ 0 }, &hs, &d)) {
