@@ -3,6 +3,7 @@
  */
 #include "analysis/group.h"
 #include "common/alloc.h"
+#include "model/frame_name.h"
 #include "model/stack_source.h"
 #include <ctype.h>
 #include <errno.h>
@@ -146,12 +147,15 @@ static int is_module_char(unsigned char c)
 	return isalnum(c) || c == '.' || c == '_' || c >= 0x80;
 }
 
-/* "{%}!=>module $1" without PCRE2: the run of module characters before '!'. */
+/*
+ * "{%}!=>module $1" without PCRE2: the run of module characters before
+ * the module's '!' (frame_name.h: not an operator's, as "operator!=").
+ */
 static int module_entry(const char *s, struct hs_buf *name)
 {
-	const char *bang = strchr(s, '!'), *b;
+	const char *bang = hs_frame_name_bang(s, strlen(s)), *b;
 
-	if (!bang || bang == s)
+	if (!bang)
 		return 0;
 	for (b = bang; b > s && is_module_char((unsigned char)b[-1]); b--)
 		;

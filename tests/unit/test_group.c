@@ -161,6 +161,11 @@ static void module_entry_fast_path(void **state)
 				 tu_group(slow, names[i], b));
 		assert_string_equal(a, b);
 	}
+	/* an operator's '!' is not a module's (model/frame_name.h) */
+	assert_group(fast, "Foo::operator!=(Foo const&)", HS_GROUP_NONE, "");
+	assert_group(fast, "operator!", HS_GROUP_NONE, "");
+	assert_group(fast, "/a/libx.so!Foo::operator!=(Foo const&)", HS_GROUP_ENTRY,
+		     "module libx.so");
 	/* it sees an earlier rename, and skips names without '!' */
 	assert_group("x->y!z;{%}!=>module $1", "x", HS_GROUP_ENTRY, "module y");
 	assert_group("x->Q;{%}!=>module $1", "x", HS_GROUP_PLAIN, "Q");
