@@ -316,6 +316,40 @@ async function main() {
   await menu('ungroup-module');
   ok((await boxes()).group.startsWith('hotloop!->;'), 'Ungroup Module', await boxes());
   await checkByName(file, 'Ungroup Module');
+  // the presets' groups: their names come from a template ("module $1"),
+  // so Ungroup asks the API which module a group's frames are from
+  await settled(() => page.selectOption('#presets', 'group modules'));
+  const keys = async () => (await shownRows('byname')).map((r) => r.key);
+  ok((await keys()).includes('module hotloop'), 'group modules makes "module hotloop"', await keys());
+  await rightClickRow('byname', 'module hotloop');
+  await menu('ungroup');
+  ok((await boxes()).group === '[group modules] hotloop!->;{%}!->module $1',
+    'Ungroup of a preset\'s plain group ungroups its module first', await boxes());
+  await checkByName(file, 'Ungroup of a preset group');
+  ok((await keys()).includes('hotloop!hot_function') && !(await keys()).includes('module hotloop') &&
+     (await keys()).includes('module libc.so.6'),
+  'the module\'s frames are shown again, the other groups stay', await keys());
+  await shot('ungroup-preset');
+  await settled(() => page.selectOption('#presets', 'group module entries'));
+  const libcEntry = 'module libc.so.6 <<libc.so.6!__libc_start_call_main>>';
+  await rightClickRow('byname', libcEntry);
+  await menu('ungroup-module');
+  ok((await boxes()).group === '[group module entries] libc.so.6!->;{%}!=>module $1',
+    'Ungroup Module of a preset\'s entry group takes the entry\'s module', await boxes());
+  await checkByName(file, 'Ungroup Module of a preset entry group');
+  ok((await keys()).includes('libc.so.6!__libc_start_call_main') && !(await keys()).includes(libcEntry),
+    'the module\'s frames are shown again', await keys());
+  await settled(() => page.selectOption('#presets', 'group module entries'));
+  await rightClickRow('byname', libcEntry);
+  await menu('ungroup');
+  ok((await boxes()).group === '[group module entries] libc.so.6!__libc_start_call_main->;{%}!=>module $1',
+    'Ungroup of a preset\'s entry group ungroups its entry frame', await boxes());
+  await checkByName(file, 'Ungroup of a preset entry group');
+  await rightClickRow('byname', 'Process hotloop (11215)');
+  ok(await page.$eval('#menu button[data-action="ungroup"]', (b) => b.disabled) &&
+     await page.$eval('#menu button[data-action="ungroup-module"]', (b) => b.disabled),
+  'Ungroup and Ungroup Module are disabled on a frame without group or module');
+  await page.keyboard.press('Escape');
   await setBox('group', '');
   await rightClickRow('byname', 'Thread (11215)');
   await menu('include');

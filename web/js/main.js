@@ -11,8 +11,8 @@ import { TreeModel } from './tree.js';
 import { Flame } from './flame.js';
 import { Timeline } from './timeline.js';
 import { CallerCallee } from './callercallee.js';
-import { showMenu, literalPattern, moduleOf, entryGroup, appendPat, prependPat,
-  dropGroup } from './menu.js';
+import { showMenu, literalPattern, appendPat, ungroup,
+  ungroupModule } from './menu.js';
 import { renderEvents, renderStats, renderOverweight, renderSource } from './events.js';
 
 const $ = (id) => document.getElementById(id);
@@ -554,8 +554,8 @@ function foldPctStep(up) {
 function openMenu(ev, row, path) {
   if (!row) return;
   const name = row.key;
-  const mod = moduleOf(row.name);
-  const entry = entryGroup(name);
+  const mod = row.module; // from the API, which knows what the name stands for
+  const undone = ungroup(state.params.group || '', row);
   const inTree = views[state.tab]?.model;
   showMenu(ev.clientX, ev.clientY, [
     { id: 'drill-inc', label: 'Drill Into (inclusive)', action: () => drill(row, path, 'inc') },
@@ -567,12 +567,10 @@ function openMenu(ev, row, path) {
       action: () => editParams((p) => { p.group = appendPat(p.group, `${literalPattern(mod + '!')}->${mod}`); }) },
     { id: 'entry-group-module', label: 'Entry Group Module', disabled: !mod,
       action: () => editParams((p) => { p.group = appendPat(p.group, `${literalPattern(mod + '!')}=>${mod}`); }) },
-    { id: 'ungroup', label: 'Ungroup', disabled: !entry && !state.params.group,
-      action: () => editParams((p) => {
-        p.group = entry ? prependPat(p.group, `${literalPattern(entry.entry)}->`) : dropGroup(p.group, name);
-      }) },
+    { id: 'ungroup', label: 'Ungroup', disabled: undone === null,
+      action: () => editParams((p) => { p.group = ungroup(p.group, row) ?? p.group; }) },
     { id: 'ungroup-module', label: 'Ungroup Module', disabled: !mod,
-      action: () => editParams((p) => { p.group = prependPat(p.group, `${literalPattern(mod + '!')}->`); }) },
+      action: () => editParams((p) => { p.group = ungroupModule(p.group, mod); }) },
     { id: 'include', label: 'Include Item', action: () => editParams((p) => { p.inc = appendPat(p.inc, literalPattern(name)); }) },
     { id: 'exclude', label: 'Exclude Item', action: () => editParams((p) => { p.exc = appendPat(p.exc, literalPattern(name)); }) },
     '-',
