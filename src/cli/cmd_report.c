@@ -12,6 +12,7 @@
 #include "analysis/memviews.h"
 #include "analysis/presets.h"
 #include "analysis/query.h"
+#include "analysis/view_order.h"
 #include "cli/cli.h"
 #include "common/alloc.h"
 #include <errno.h>
@@ -33,6 +34,7 @@ struct report_opts {
 	int list_presets, list_sources;
 	enum hs_drill_what drill_what;
 	int flatten;
+	const char *sort, *find;	/* --sort COLUMN[:asc|:desc], --find REGEX */
 	enum out_format format;
 	struct hs_view_opts view;
 	struct hs_view_params params;
@@ -45,7 +47,7 @@ struct report_opts {
 enum {
 	OPT_FROM = 256, OPT_VIEW, OPT_FOCUS, OPT_FOLD_PCT, OPT_DRILL, OPT_FLATTEN,
 	OPT_FORMAT, OPT_LIMIT, OPT_DEPTH, OPT_PRESET, OPT_LIST_PRESETS, OPT_EXE_DIR, OPT_SOURCE, OPT_LARGE,
-	OPT_SIZE_CLASSES, OPT_LIST_SOURCES,
+	OPT_SIZE_CLASSES, OPT_LIST_SOURCES, OPT_SORT, OPT_FIND,
 };
 
 static const struct option long_opts[] = {
@@ -72,6 +74,8 @@ static const struct option long_opts[] = {
 	{ "large-threshold", required_argument, NULL, OPT_LARGE },
 	{ "size-classes", no_argument, NULL, OPT_SIZE_CLASSES },
 	{ "list-sources", no_argument, NULL, OPT_LIST_SOURCES },
+	{ "sort", required_argument, NULL, OPT_SORT },
+	{ "find", required_argument, NULL, OPT_FIND },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -226,6 +230,12 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		case OPT_LIST_SOURCES:
 			o->list_sources = 1;
 			break;
+		case OPT_SORT:
+			o->sort = optarg;
+			break;
+		case OPT_FIND:
+			o->find = optarg;
+			break;
 		case OPT_LARGE:
 			err = cli_parse_ulong(o->cmd, "--large-threshold", optarg, &ul);
 			o->mv.large_threshold = ul;
@@ -294,6 +304,36 @@ static void apply_defaults(struct report_opts *o, const struct hs_source_default
 		o->params.fold_pct = hs_source_default_number(d->fold_pct);
 }
 
+/*
+ * --sort COLUMN[:asc|:desc] and --find REGEX (analysis/view_order.h) on
+ * the view built; a ByName --limit applies to what they leave.
+ */
+static int arrange(struct hs_view *v, const struct report_opts *o, size_t limit)
+{
+	struct hs_diag diag = HS_DIAG_INIT(NULL);
+	struct hs_view_order order = HS_VIEW_ORDER_INIT;
+	struct hs_pattern *find = NULL;
+	const char *dir = o->sort ? strrchr(o->sort, ':') : NULL;
+	char *col = o->sort ? strndup(o->sort, dir ? (size_t)(dir - o->sort) : strlen(o->sort)) : NULL;
+	int err = o->sort && !col ? -ENOMEM : 0;
+
+	if (!err && o->sort)
+		err = hs_view_order_parse(&order, col, dir ? dir + 1 : NULL, &diag);
+	free(col);
+	if (err == -EINVAL)
+		return cli_usage_error(o->cmd, "--sort: %s", diag.msg);
+	if (!err && o->find)
+		err = hs_view_find_compile(o->find, strlen(o->find), &find, &diag);
+	if (err == -EINVAL)
+		return cli_usage_error(o->cmd, "--%s", diag.msg);
+	if (!err)
+		err = hs_view_arrange(v, &order, find, limit, &diag);
+	hs_pattern_free(find);
+	if (err == -EINVAL)
+		return cli_fail("%s", diag.msg);
+	return err ? cli_fail("%s", strerror(-err)) : 0;
+}
+
 static int output(const struct hs_view *v, enum out_format format)
 {
 	int err;
@@ -343,6 +383,8 @@ static int run(const struct hs_stack_source *src, struct report_opts *o)
 		q.params.filter.inc = q.params.filter.exc = NULL;
 		q.params.fold_pct = NAN;
 	}
+	if ((o->sort || o->find) && q.view.kind == HS_VIEW_BYNAME)
+		q.view.limit = 0;	/* the limit applies to the rows arranged */
 	err = hs_query_run(src, &q, &r, &diag);
 	if (err == -ENOENT)
 		return cli_fail("%s: %s", r.err_at < q.nr_steps ? "--drill" : "--focus",
@@ -351,7 +393,9 @@ static int run(const struct hs_stack_source *src, struct report_opts *o)
 		return cli_fail("%s", diag.set ? diag.msg : "bad pattern");
 	if (err)
 		return cli_fail("%s", strerror(-err));
-	err = output(&r.view, o->format);
+	err = o->sort || o->find ? arrange(&r.view, o, o->view.limit) : 0;
+	if (!err)
+		err = output(&r.view, o->format);
 	hs_query_result_release(&r);
 	return err;
 }

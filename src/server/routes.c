@@ -10,6 +10,7 @@
 #include "analysis/overweight.h"
 #include "analysis/presets.h"
 #include "analysis/query.h"
+#include "analysis/view_order.h"
 #include "common/alloc.h"
 #include "common/buf.h"
 #include "server/app.h"
@@ -20,8 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
 
 #define MAX_ROWS_PAGE 10000		/* rows in one /api/rows answer */
 #define MAX_TREE_ROWS 200000		/* rows in one /api/tree or /api/flame answer */
@@ -29,7 +28,6 @@
 #define MAX_BUCKETS 4000		/* timeline buckets */
 #define MAX_SAMPLES_PAGE 1000		/* samples in one /api/samples answer */
 #define MAX_STACK_SHOWN 256		/* frames of one sample's stack */
-#define MAX_FIND_PATTERN 1024
 
 /* What a request works on, found or built through the cache. */
 struct ctx {
@@ -456,120 +454,29 @@ static json_t *doc(const struct hs_view *v, const char *key, json_t *val)
 	return o;
 }
 
-/* ---- sorting flat rows ---- */
+/* ---- the order asked for (analysis/view_order.h) ---- */
 
-enum col { COL_NONE, COL_NAME, COL_EXC, COL_EXC_CT, COL_INC, COL_INC_CT, COL_FOLD,
-	   COL_FOLD_CT, COL_INC_AVG, COL_FIRST, COL_LAST };
-
-static const char *const col_names[] = {
-	[COL_NONE] = "", [COL_NAME] = "name", [COL_EXC] = "exc", [COL_EXC_CT] = "exc_count",
-	[COL_INC] = "inc", [COL_INC_CT] = "inc_count", [COL_FOLD] = "fold",
-	[COL_FOLD_CT] = "fold_count", [COL_INC_AVG] = "inc_avg", [COL_FIRST] = "first",
-	[COL_LAST] = "last",
-};
-
-struct sorter {
-	const struct hs_view *v;
-	enum col col;
-	int desc;
-};
-
-static double col_value(const struct hs_view_row *r, enum col col)
-{
-	switch (col) {
-	case COL_EXC: return r->exc;
-	case COL_EXC_CT: return r->exc_count;
-	case COL_INC: return r->inc;
-	case COL_INC_CT: return r->inc_count;
-	case COL_FOLD: return r->fold;
-	case COL_FOLD_CT: return r->fold_count;
-	case COL_INC_AVG: return r->inc_count != 0 ? r->inc / r->inc_count : 0;
-	case COL_FIRST: return r->first > r->last ? INFINITY : (double)r->first;
-	case COL_LAST: return r->first > r->last ? -INFINITY : (double)r->last;
-	default: return 0;
-	}
-}
-
-static int cmp_rows(const void *pa, const void *pb, void *arg)
-{
-	const struct sorter *s = arg;
-	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-	const struct hs_view_row *ra = &s->v->rows[a], *rb = &s->v->rows[b];
-	int c = 0;
-
-	if (s->col == COL_NAME) {
-		c = strcmp(ra->name, rb->name);
-	} else if (s->col != COL_NONE) {
-		double x = col_value(ra, s->col), y = col_value(rb, s->col);
-
-		c = x < y ? -1 : x > y;
-	}
-	if (s->desc)
-		c = -c;
-	return c ? c : (a > b) - (a < b);	/* then the view's order */
-}
-
-/* The order "sort" and "order" ask for (col COL_NONE: the view's own). */
-static int get_sorter(struct ctx *c, struct sorter *s)
+/* The order "sort" and "order" ask for (col HS_COL_NONE: the view's own). */
+static int get_order(struct ctx *c, struct hs_view_order *o)
 {
 	const char *sort, *order;
-	size_t i;
 	int err;
 
-	memset(s, 0, sizeof(*s));
-	s->v = &c->view->u.view.v;
 	err = get_string(c, "sort", 32, &sort);
 	if (!err)
 		err = get_string(c, "order", 8, &order);
-	if (err)
-		return err;
-	if (sort && *sort) {
-		for (i = 1; i < sizeof(col_names) / sizeof(col_names[0]); i++)
-			if (!strcmp(sort, col_names[i]))
-				break;
-		if (i == sizeof(col_names) / sizeof(col_names[0])) {
-			hs_diag_set(&c->diag, 0, "unknown sort column '%s'", sort);
-			return -EINVAL;
-		}
-		s->col = (enum col)i;
-		s->desc = s->col != COL_NAME;
-	}
-	if (order && strcmp(order, "asc") && strcmp(order, "desc")) {
-		hs_diag_set(&c->diag, 0, "order must be \"asc\" or \"desc\"");
-		return -EINVAL;
-	}
-	if (order)
-		s->desc = !strcmp(order, "desc");
-	return 0;
-}
-
-/* Whether @s changes the view's order. */
-static int sorts(const struct sorter *s)
-{
-	return s->col != COL_NONE || s->desc;
+	if (!err)
+		err = hs_view_order_parse(o, sort, order, &c->diag);
+	return err;
 }
 
 /* The rows of the view in the order "sort" / "order" ask for (owned). */
 static int sorted_rows(struct ctx *c, uint32_t **out)
 {
-	const struct hs_view *v = &c->view->u.view.v;
-	struct sorter s;
-	uint32_t *idx;
-	size_t i;
-	int err;
+	struct hs_view_order o;
+	int err = get_order(c, &o);
 
-	err = get_sorter(c, &s);
-	if (err)
-		return err;
-	idx = hs_malloc((v->nr_rows + 1) * sizeof(*idx));
-	if (!idx)
-		return -ENOMEM;
-	for (i = 0; i < v->nr_rows; i++)
-		idx[i] = (uint32_t)i;
-	if (sorts(&s))
-		qsort_r(idx, v->nr_rows, sizeof(*idx), cmp_rows, &s);
-	*out = idx;
-	return 0;
+	return err ? err : hs_view_order_rows(&c->view->u.view.v, &o, out);
 }
 
 /* ---- the routes ---- */
@@ -793,7 +700,7 @@ static int api_rows(struct ctx *c)
  */
 struct walk {
 	const struct hs_cache_entry *e;
-	const struct sorter *sort;	/* NULL: the view's order */
+	const struct hs_view_order *order;	/* NULL: the view's order */
 	uint32_t *out;			/* the rows emitted, in order */
 	size_t nr_out, alloc_out, max_rows;
 	int truncated, failed;
@@ -848,13 +755,13 @@ static void walk_children(struct walk *w, uint32_t row, uint32_t levels, int aut
 			w->failed = 1;
 			return;
 		}
-		if (w->sort && n > 1) {
+		if (w->order && n > 1) {
 			if (HS_GROW(w->kids, n, w->alloc_kids)) {
 				w->failed = 1;
 				return;
 			}
 			memcpy(w->kids, kids, n * sizeof(*kids));
-			qsort_r(w->kids, n, sizeof(*w->kids), cmp_rows, (void *)w->sort);
+			hs_view_order_sort(&w->e->u.view.v, w->order, w->kids, n);
 			kids = w->kids;
 		}
 		/* pushed in reverse, so that the first child comes out first */
@@ -931,7 +838,7 @@ out:
 static int api_tree(struct ctx *c)
 {
 	struct walk w = { 0 };
-	struct sorter sort;
+	struct hs_view_order order;
 	const struct hs_view *v;
 	size_t levels, detail, i, n;
 	json_t *of, *o;
@@ -949,12 +856,12 @@ static int api_tree(struct ctx *c)
 	if (!err)
 		err = get_uint(c, "max_rows", 100000, MAX_TREE_ROWS, &w.max_rows);
 	if (!err)
-		err = get_sorter(c, &sort);
+		err = get_order(c, &order);
 	if (err)
 		return reply_err(c, err, "");
 	v = &c->view->u.view.v;
 	w.e = c->view;
-	w.sort = sorts(&sort) ? &sort : NULL;
+	w.order = hs_view_order_changes(&order) ? &order : NULL;
 	of = json_object_get(c->q, "of");
 	if (of && !json_is_null(of)) {
 		n = json_is_array(of) ? json_array_size(of) : MAX_IDS + 1;
@@ -1096,18 +1003,15 @@ static int api_find(struct ctx *c)
 {
 	const struct hs_view *v;
 	const char *pattern;
-	pcre2_code *re = NULL;
-	pcre2_match_data *md = NULL;
-	pcre2_match_context *mc = NULL;
-	uint32_t *idx = NULL, from, *path = NULL;
-	size_t i, start = 0, n, depth = 0, ncount;
+	struct hs_pattern *re = NULL;
+	uint32_t *idx = NULL, from, *path = NULL, p;
+	size_t i, at = HS_FIND_START, n, depth = 0;
 	json_t *o = NULL, *pj;
-	int err, rc, backward;
-	PCRE2_SIZE eoff;
+	int err, backward;
 
 	err = get_view(c);
 	if (!err)
-		err = get_string(c, "pattern", MAX_FIND_PATTERN, &pattern);
+		err = get_string(c, "pattern", HS_PATTERN_MAX_LEN, &pattern);
 	if (!err)
 		err = get_row(c, "from", &from);
 	if (!err)
@@ -1120,74 +1024,46 @@ static int api_find(struct ctx *c)
 		err = sorted_rows(c, &idx);
 	if (err)
 		return reply_err(c, err, "");
+	err = hs_view_find_compile(pattern, strlen(pattern), &re, &c->diag);
 	v = &c->view->u.view.v;
-	re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, PCRE2_CASELESS, &rc,
-			   &eoff, NULL);
-	if (!re) {
-		PCRE2_UCHAR msg[160];
-
-		pcre2_get_error_message(rc, msg, sizeof(msg));
-		hs_free(idx);
-		return hs__reply_error(c->resp, 400, "find: %s at character %zu",
-				       (char *)msg, (size_t)eoff);
-	}
-	md = pcre2_match_data_create_from_pattern(re, NULL);
-	mc = pcre2_match_context_create(NULL);
-	if (!md || !mc)
-		goto out;
-	pcre2_set_match_limit(mc, 100000);
-	pcre2_set_depth_limit(mc, 1000);
-	/* the position of "from" in the order; the search starts after it */
 	n = v->nr_rows;
-	if (from != HS_NO_NODE)
-		for (i = 0; i < n; i++)
-			if (idx[i] == from) {
-				start = i + 1;
-				break;
-			}
-	if (backward && from == HS_NO_NODE)
-		start = n;
-	else if (backward)
-		start = start ? start - 1 : 0;
-	for (ncount = 0; ncount < n; ncount++) {
-		uint32_t r;
-
-		if (backward) {
-			/* from the row before "from", wrapping around */
-			i = (start + 2 * n - 1 - ncount) % n;
-		} else {
-			i = (start + ncount) % n;
-		}
-		r = idx[i];
-		rc = pcre2_match(re, (PCRE2_SPTR)v->rows[r].name,
-				 hs_view_display_len(v->rows[r].name), 0, 0, md, mc);
-		if (rc >= 0)
+	/* the position of "from" in the order; the search starts after it */
+	for (i = 0; !err && from != HS_NO_NODE && i < n; i++)
+		if (idx[i] == from) {
+			at = i;
 			break;
+		}
+	if (!err)
+		err = hs_view_find(v, idx, n, re, at, backward, &at, &c->diag);
+	hs_pattern_free(re);
+	if (err < 0) {
+		hs_free(idx);
+		return reply_err(c, err, "");
 	}
 	o = json_object();
 	if (!o)
 		goto out;
-	if (ncount == n) {
+	if (!err) {
 		if (json_object_set_new(o, "id", json_null()))
 			goto fail;
 		goto out;
 	}
 	/* ancestors, root first */
-	for (uint32_t p = v->rows[idx[i]].parent; p != HS_NO_NODE; p = v->rows[p].parent)
+	for (p = v->rows[idx[at]].parent; p != HS_NO_NODE; p = v->rows[p].parent)
 		depth++;
 	path = hs_malloc((depth + 1) * sizeof(*path));
 	pj = json_array();
 	if (!path || !pj || json_object_set_new(o, "path", pj))
 		goto fail;
 	n = depth;
-	for (uint32_t p = v->rows[idx[i]].parent; p != HS_NO_NODE; p = v->rows[p].parent)
+	for (p = v->rows[idx[at]].parent; p != HS_NO_NODE; p = v->rows[p].parent)
 		path[--n] = p;
 	for (n = 0; n < depth; n++)
 		if (json_array_append_new(pj, json_integer(path[n])))
 			goto fail;
-	if (json_object_set_new(o, "id", json_integer(idx[i])) ||
-	    json_object_set_new(o, "index", json_integer((json_int_t)i)) ||
-	    json_object_set_new(o, "row", row_obj(v, idx[i])))
+	if (json_object_set_new(o, "id", json_integer(idx[at])) ||
+	    json_object_set_new(o, "index", json_integer((json_int_t)at)) ||
+	    json_object_set_new(o, "row", row_obj(v, idx[at])))
 		goto fail;
 	goto out;
 fail:
@@ -1196,9 +1072,6 @@ fail:
 out:
 	hs_free(path);
 	hs_free(idx);
-	pcre2_match_context_free(mc);
-	pcre2_match_data_free(md);
-	pcre2_code_free(re);
 	return reply_json(c->resp, o, COMPACT);
 }
 
