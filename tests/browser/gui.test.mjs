@@ -119,6 +119,20 @@ async function shownRows(view) {
   })));
 }
 
+// What the eye sees: the row elements of a table that are laid out (a
+// row with the hidden attribute must not show, whatever its CSS says).
+async function visibleRows(view) {
+  return page.$$eval(`#view-${view} .row`, (rows) => rows.filter((r) =>
+    getComputedStyle(r).display !== 'none' && r.getBoundingClientRect().height > 0).length);
+}
+
+// Issue 17 item 1: no row of a previous, longer view stays on screen.
+async function noStaleRows(view, what) {
+  const shown = (await shownRows(view)).length;
+  const seen = await visibleRows(view);
+  ok(seen === shown, `${what}: no stale rows on screen`, { shown, seen });
+}
+
 // Column order: name exc% exc excct inc% inc incct fold when first last.
 function sameRow(shown, row) {
   return shown.cells[0].endsWith(row.name) && shown.cells[2] === num(row.exc) &&
@@ -275,9 +289,15 @@ async function main() {
 
   // ---- presets, F7 / Shift-F7 ----
   for (const id of ['start', 'end', 'fold', 'exc']) await setBox(id, '');
+  await setBox('foldpct', '');
+  const longer = (await shownRows('byname')).length;
   await settled(() => page.selectOption('#presets', 'group modules'));
   ok((await boxes()).group.startsWith('[group modules]'), 'a preset fills GroupPats');
   await checkByName(file, 'preset group modules');
+  ok((await shownRows('byname')).length < longer, 'group modules makes ByName shorter',
+    { longer, now: (await shownRows('byname')).length });
+  await noStaleRows('byname', 'a shorter view');
+  await shot('preset-shorter');
   await setBox('group', '');
   await setBox('foldpct', '1');
   await page.click('#view-byname .vtable');
@@ -395,6 +415,7 @@ async function main() {
   // a click on a twisty closes, Space opens again
   await settled(() => page.click('#view-calltree .row[data-key="ROOT"] .twist'));
   ok((await shownRows('calltree')).length === 1, 'closing ROOT leaves one row');
+  await noStaleRows('calltree', 'a collapsed tree');
   await settled(() => page.keyboard.press(' '));
   ok((await shownRows('calltree')).length > 1, 'Space opens it again');
 
