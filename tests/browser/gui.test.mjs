@@ -389,6 +389,15 @@ async function main() {
   // ---- every tab ----
   await tab('calltree');
   await checkCallTree(file, 'CallTree');
+  // the status line names the tab shown (issue 17 item 10), also when
+  // the tab was loaded already
+  ok(/^CallTree in \d+ ms$/.test(await statusText()), 'the status line names CallTree',
+    await statusText());
+  await tab('byname');
+  ok(/^ByName in \d+ ms$/.test(await statusText()), 'back on ByName, it names ByName',
+    await statusText());
+  await tab('calltree');
+  ok(/^CallTree in \d+ ms$/.test(await statusText()), 'and CallTree again', await statusText());
   // open the first process and check the rows again
   await settled(() => page.click('#view-calltree .row[data-key^="Process"] .twist'));
   await checkCallTree(file, 'CallTree after opening a node');
@@ -463,6 +472,8 @@ async function main() {
   ok((await page.textContent('#view-stats')).includes('Samples'), 'Stats shows the source');
   await shot('stats');
   await tab('notes');
+  ok(!/ in \d+ ms$/.test(await statusText()), 'Notes names no other tab in the status line',
+    await statusText());
   await page.fill('#notes', 'hot_function is the one');
   await shot('notes');
 

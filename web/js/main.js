@@ -309,6 +309,14 @@ async function ensureFocus(tab) {
   H.replace(state);
 }
 
+// The status line names the tab shown, never another one whose load ended
+// later (issue 17 item 10): each tab keeps its own "TAB in N ms".
+const timing = {};
+
+function tabStatus(tab) {
+  if (state.tab === tab && !$('status').dataset.error) status(timing[tab] ?? '');
+}
+
 async function loadTab(tab, force = false) {
   try {
     await ensureFocus(tab);
@@ -316,14 +324,14 @@ async function loadTab(tab, force = false) {
     return fail(e);
   }
   const key = tabKey(tab);
-  if (!force && loaded[tab] === key) return;
   const v = views[tab];
-  if (!v || !v.load) return;
+  if (!v || !v.load || (!force && loaded[tab] === key)) return tabStatus(tab);
   const t0 = performance.now();
   try {
     await v.load();
     loaded[tab] = key;
-    if (!$('status').dataset.error) status(`${tabTitle(tab)} in ${Math.round(performance.now() - t0)} ms`);
+    timing[tab] = `${tabTitle(tab)} in ${Math.round(performance.now() - t0)} ms`;
+    tabStatus(tab);
   } catch (e) {
     loaded[tab] = null;
     fail(e);
