@@ -25,6 +25,7 @@
 #include "common/alloc.h"
 #include "common/buf.h"
 #include "common/hash.h"
+#include "model/frame_name.h"
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -734,7 +735,7 @@ static int frame_kind(struct builder *b, uint32_t frame, unsigned *kind)
 /* Length of the module part of frame name @s ("module!function"). */
 static size_t module_len(const char *s)
 {
-	const char *bang = strchr(s, '!');
+	const char *bang = hs_frame_name_bang(s, strlen(s));
 
 	return bang ? (size_t)(bang - s) : SIZE_MAX;
 }

@@ -12,6 +12,7 @@
 #include "analysis/memviews.h"
 #include "analysis/presets.h"
 #include "analysis/query.h"
+#include "analysis/view_order.h"
 #include "cli/cli.h"
 #include "common/alloc.h"
 #include <errno.h>
@@ -32,6 +33,7 @@ struct report_opts {
 	int list_presets, list_sources;
 	enum hs_drill_what drill_what;
 	int flatten;
+	const char *sort, *find;	/* --sort COLUMN[:asc|:desc], --find REGEX */
 	enum out_format format;
 	struct hs_view_opts view;
 	struct hs_view_params params;
@@ -179,6 +181,16 @@ static const struct cli_option report_options[] = {
 		     "at most N rows (per list in caller-callee; 0: all)", count_cb, 0),
 	OPT_CALLBACK(0, "depth", struct report_opts, cmd, "N",
 		     "tree views: at most N levels below the root (0: all)", count_cb, 1),
+	OPT_STRING(0, "sort", struct report_opts, sort, "COLUMN[:asc|:desc]",
+		   "rows (a tree: each row's children) sorted by name,\n"
+		   "exc, exc_count, inc, inc_count, fold, fold_count,\n"
+		   "inc_avg, first or last; names ascend and numbers\n"
+		   "descend unless :asc or :desc says otherwise"),
+	OPT_STRING(0, "find", struct report_opts, find, "REGEX",
+		   "only the rows whose name the regular expression\n"
+		   "matches (caseless), in a tree with the rows that lead\n"
+		   "to them; as the GUI's Find (ByName: --limit counts\n"
+		   "the rows sorted and found)"),
 	OPT_TEXT("\n"
 		 "Heapscope traces (.heapscope) offer memory views (metric: bytes, count:\n"
 		 "blocks; sampled traces are scaled to estimates):\n"
@@ -231,6 +243,7 @@ const struct cli_syntax cli_report_syntax = {
 		 "                        [--preset NAME [--exe-dir DIR]]\n"
 		 "                        [--format text|json|csv] [--limit N] [--depth N]\n"
 		 "                        [--large-threshold N] [--size-classes]\n"
+		 "                        [--sort COLUMN[:asc|:desc]] [--find REGEX]\n"
 		 "       heapscope report --list-presets\n"
 		 "       heapscope report FILE --list-sources\n",
 	.intro = "Print one view of PerfView's stack viewer for FILE ('-' for standard\n"
@@ -381,6 +394,36 @@ static void apply_defaults(struct report_opts *o, const struct hs_source_default
 		o->params.fold_pct = hs_source_default_number(d->fold_pct);
 }
 
+/*
+ * --sort COLUMN[:asc|:desc] and --find REGEX (analysis/view_order.h) on
+ * the view built; a ByName --limit applies to what they leave.
+ */
+static int arrange(struct hs_view *v, const struct report_opts *o, size_t limit)
+{
+	struct hs_diag diag = HS_DIAG_INIT(NULL);
+	struct hs_view_order order = HS_VIEW_ORDER_INIT;
+	struct hs_pattern *find = NULL;
+	const char *dir = o->sort ? strrchr(o->sort, ':') : NULL;
+	char *col = o->sort ? strndup(o->sort, dir ? (size_t)(dir - o->sort) : strlen(o->sort)) : NULL;
+	int err = o->sort && !col ? -ENOMEM : 0;
+
+	if (!err && o->sort)
+		err = hs_view_order_parse(&order, col, dir ? dir + 1 : NULL, &diag);
+	free(col);
+	if (err == -EINVAL)
+		return cli_usage_error(o->cmd, "--sort: %s", diag.msg);
+	if (!err && o->find)
+		err = hs_view_find_compile(o->find, strlen(o->find), &find, &diag);
+	if (err == -EINVAL)
+		return cli_usage_error(o->cmd, "--%s", diag.msg);
+	if (!err)
+		err = hs_view_arrange(v, &order, find, limit, &diag);
+	hs_pattern_free(find);
+	if (err == -EINVAL)
+		return cli_fail("%s", diag.msg);
+	return err ? cli_fail("%s", strerror(-err)) : 0;
+}
+
 static int output(const struct hs_view *v, enum out_format format)
 {
 	int err;
@@ -430,6 +473,8 @@ static int run(const struct hs_stack_source *src, struct report_opts *o)
 		q.params.filter.inc = q.params.filter.exc = NULL;
 		q.params.fold_pct = NAN;
 	}
+	if ((o->sort || o->find) && q.view.kind == HS_VIEW_BYNAME)
+		q.view.limit = 0;	/* the limit applies to the rows arranged */
 	err = hs_query_run(src, &q, &r, &diag);
 	if (err == -ENOENT)
 		return cli_fail("%s: %s", r.err_at < q.nr_steps ? "--drill" : "--focus",
@@ -438,7 +483,9 @@ static int run(const struct hs_stack_source *src, struct report_opts *o)
 		return cli_fail("%s", diag.set ? diag.msg : "bad pattern");
 	if (err)
 		return cli_fail("%s", strerror(-err));
-	err = output(&r.view, o->format);
+	err = o->sort || o->find ? arrange(&r.view, o, o->view.limit) : 0;
+	if (!err)
+		err = output(&r.view, o->format);
 	hs_query_result_release(&r);
 	return err;
 }

@@ -21,6 +21,7 @@
 #include "common/alloc.h"
 #include "common/buf.h"
 #include "common/hash.h"
+#include "model/frame_name.h"
 #include <errno.h>
 #include <expat.h>
 #include <stdarg.h>
@@ -396,7 +397,7 @@ static void start_frame(struct xml_import *x, const XML_Char **atts)
  */
 static void end_frame(struct xml_import *x)
 {
-	const char *bang = memchr(x->text.s, '!', x->text.len);
+	const char *bang = hs_frame_name_bang(x->text.s, x->text.len);
 	size_t at = bang ? (size_t)(bang - x->text.s) + 1 : 0;
 	struct hs_buf b = HS_BUF_INIT;
 	uint32_t frame;

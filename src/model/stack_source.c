@@ -2,6 +2,7 @@
  * stack_source - interned frames and stacks, columnar samples.
  */
 #include "model/stack_source.h"
+#include "model/frame_name.h"
 #include "common/alloc.h"
 #include "common/hash.h"
 #include <errno.h>
@@ -305,15 +306,10 @@ size_t hs_source_stack_frames(const struct hs_stack_source *src, uint32_t stack,
 
 const char *hs_frame_display(const char *full)
 {
-	const char *bang = strchr(full, '!');
-	const char *p, *start = full;
+	size_t mlen;
+	const char *mod = hs_frame_name_short_module(full, strlen(full), &mlen);
 
-	if (!bang)
-		return full;
-	for (p = full; p < bang; p++)
-		if (*p == '/' || *p == '\\')
-			start = p + 1;
-	return start;
+	return mod ? mod : full;
 }
 
 void hs_source_totals(const struct hs_stack_source *src, double *metric,

@@ -180,8 +180,9 @@ size_t hs_source_stack_frames(const struct hs_stack_source *src, uint32_t stack,
 /*
  * Display name of a full frame name: the directory before the module is
  * stripped ("/usr/lib/libc.so.6!malloc" -> "libc.so.6!malloc"), looking for
- * the last '/' or '\\' before the first '!'. Names without '!' are shown
- * whole. Returns a pointer into @full (borrowed).
+ * the last '/' or '\\' before the module's '!' (frame_name.h). Names
+ * without a module are shown whole. Returns a pointer into @full
+ * (borrowed).
  */
 const char *hs_frame_display(const char *full);
 

@@ -119,6 +119,20 @@ async function shownRows(view) {
   })));
 }
 
+// What the eye sees: the row elements of a table that are laid out (a
+// row with the hidden attribute must not show, whatever its CSS says).
+async function visibleRows(view) {
+  return page.$$eval(`#view-${view} .row`, (rows) => rows.filter((r) =>
+    getComputedStyle(r).display !== 'none' && r.getBoundingClientRect().height > 0).length);
+}
+
+// Issue 17 item 1: no row of a previous, longer view stays on screen.
+async function noStaleRows(view, what) {
+  const shown = (await shownRows(view)).length;
+  const seen = await visibleRows(view);
+  ok(seen === shown, `${what}: no stale rows on screen`, { shown, seen });
+}
+
 // Column order: name exc% exc excct inc% inc incct fold when first last.
 function sameRow(shown, row) {
   return shown.cells[0].endsWith(row.name) && shown.cells[2] === num(row.exc) &&
@@ -275,9 +289,15 @@ async function main() {
 
   // ---- presets, F7 / Shift-F7 ----
   for (const id of ['start', 'end', 'fold', 'exc']) await setBox(id, '');
+  await setBox('foldpct', '');
+  const longer = (await shownRows('byname')).length;
   await settled(() => page.selectOption('#presets', 'group modules'));
   ok((await boxes()).group.startsWith('[group modules]'), 'a preset fills GroupPats');
   await checkByName(file, 'preset group modules');
+  ok((await shownRows('byname')).length < longer, 'group modules makes ByName shorter',
+    { longer, now: (await shownRows('byname')).length });
+  await noStaleRows('byname', 'a shorter view');
+  await shot('preset-shorter');
   await setBox('group', '');
   await setBox('foldpct', '1');
   await page.click('#view-byname .vtable');
@@ -316,6 +336,40 @@ async function main() {
   await menu('ungroup-module');
   ok((await boxes()).group.startsWith('hotloop!->;'), 'Ungroup Module', await boxes());
   await checkByName(file, 'Ungroup Module');
+  // the presets' groups: their names come from a template ("module $1"),
+  // so Ungroup asks the API which module a group's frames are from
+  await settled(() => page.selectOption('#presets', 'group modules'));
+  const keys = async () => (await shownRows('byname')).map((r) => r.key);
+  ok((await keys()).includes('module hotloop'), 'group modules makes "module hotloop"', await keys());
+  await rightClickRow('byname', 'module hotloop');
+  await menu('ungroup');
+  ok((await boxes()).group === '[group modules] hotloop!->;{%}!->module $1',
+    'Ungroup of a preset\'s plain group ungroups its module first', await boxes());
+  await checkByName(file, 'Ungroup of a preset group');
+  ok((await keys()).includes('hotloop!hot_function') && !(await keys()).includes('module hotloop') &&
+     (await keys()).includes('module libc.so.6'),
+  'the module\'s frames are shown again, the other groups stay', await keys());
+  await shot('ungroup-preset');
+  await settled(() => page.selectOption('#presets', 'group module entries'));
+  const libcEntry = 'module libc.so.6 <<libc.so.6!__libc_start_call_main>>';
+  await rightClickRow('byname', libcEntry);
+  await menu('ungroup-module');
+  ok((await boxes()).group === '[group module entries] libc.so.6!->;{%}!=>module $1',
+    'Ungroup Module of a preset\'s entry group takes the entry\'s module', await boxes());
+  await checkByName(file, 'Ungroup Module of a preset entry group');
+  ok((await keys()).includes('libc.so.6!__libc_start_call_main') && !(await keys()).includes(libcEntry),
+    'the module\'s frames are shown again', await keys());
+  await settled(() => page.selectOption('#presets', 'group module entries'));
+  await rightClickRow('byname', libcEntry);
+  await menu('ungroup');
+  ok((await boxes()).group === '[group module entries] libc.so.6!__libc_start_call_main->;{%}!=>module $1',
+    'Ungroup of a preset\'s entry group ungroups its entry frame', await boxes());
+  await checkByName(file, 'Ungroup of a preset entry group');
+  await rightClickRow('byname', 'Process hotloop (11215)');
+  ok(await page.$eval('#menu button[data-action="ungroup"]', (b) => b.disabled) &&
+     await page.$eval('#menu button[data-action="ungroup-module"]', (b) => b.disabled),
+  'Ungroup and Ungroup Module are disabled on a frame without group or module');
+  await page.keyboard.press('Escape');
   await setBox('group', '');
   await rightClickRow('byname', 'Thread (11215)');
   await menu('include');
@@ -335,6 +389,15 @@ async function main() {
   // ---- every tab ----
   await tab('calltree');
   await checkCallTree(file, 'CallTree');
+  // the status line names the tab shown (issue 17 item 10), also when
+  // the tab was loaded already
+  ok(/^CallTree in \d+ ms$/.test(await statusText()), 'the status line names CallTree',
+    await statusText());
+  await tab('byname');
+  ok(/^ByName in \d+ ms$/.test(await statusText()), 'back on ByName, it names ByName',
+    await statusText());
+  await tab('calltree');
+  ok(/^CallTree in \d+ ms$/.test(await statusText()), 'and CallTree again', await statusText());
   // open the first process and check the rows again
   await settled(() => page.click('#view-calltree .row[data-key^="Process"] .twist'));
   await checkCallTree(file, 'CallTree after opening a node');
@@ -361,6 +424,7 @@ async function main() {
   // a click on a twisty closes, Space opens again
   await settled(() => page.click('#view-calltree .row[data-key="ROOT"] .twist'));
   ok((await shownRows('calltree')).length === 1, 'closing ROOT leaves one row');
+  await noStaleRows('calltree', 'a collapsed tree');
   await settled(() => page.keyboard.press(' '));
   ok((await shownRows('calltree')).length > 1, 'Space opens it again');
 
@@ -408,6 +472,8 @@ async function main() {
   ok((await page.textContent('#view-stats')).includes('Samples'), 'Stats shows the source');
   await shot('stats');
   await tab('notes');
+  ok(!/ in \d+ ms$/.test(await statusText()), 'Notes names no other tab in the status line',
+    await statusText());
   await page.fill('#notes', 'hot_function is the one');
   await shot('notes');
 

@@ -11,8 +11,8 @@ import { TreeModel } from './tree.js';
 import { Flame } from './flame.js';
 import { Timeline } from './timeline.js';
 import { CallerCallee } from './callercallee.js';
-import { showMenu, literalPattern, moduleOf, entryGroup, appendPat, prependPat,
-  dropGroup } from './menu.js';
+import { showMenu, literalPattern, appendPat, ungroup,
+  ungroupModule } from './menu.js';
 import { renderEvents, renderStats, renderOverweight, renderSource } from './events.js';
 
 const $ = (id) => document.getElementById(id);
@@ -309,6 +309,14 @@ async function ensureFocus(tab) {
   H.replace(state);
 }
 
+// The status line names the tab shown, never another one whose load ended
+// later (issue 17 item 10): each tab keeps its own "TAB in N ms".
+const timing = {};
+
+function tabStatus(tab) {
+  if (state.tab === tab && !$('status').dataset.error) status(timing[tab] ?? '');
+}
+
 async function loadTab(tab, force = false) {
   try {
     await ensureFocus(tab);
@@ -316,14 +324,14 @@ async function loadTab(tab, force = false) {
     return fail(e);
   }
   const key = tabKey(tab);
-  if (!force && loaded[tab] === key) return;
   const v = views[tab];
-  if (!v || !v.load) return;
+  if (!v || !v.load || (!force && loaded[tab] === key)) return tabStatus(tab);
   const t0 = performance.now();
   try {
     await v.load();
     loaded[tab] = key;
-    if (!$('status').dataset.error) status(`${tabTitle(tab)} in ${Math.round(performance.now() - t0)} ms`);
+    timing[tab] = `${tabTitle(tab)} in ${Math.round(performance.now() - t0)} ms`;
+    tabStatus(tab);
   } catch (e) {
     loaded[tab] = null;
     fail(e);
@@ -554,8 +562,8 @@ function foldPctStep(up) {
 function openMenu(ev, row, path) {
   if (!row) return;
   const name = row.key;
-  const mod = moduleOf(row.name);
-  const entry = entryGroup(name);
+  const mod = row.module; // from the API, which knows what the name stands for
+  const undone = ungroup(state.params.group || '', row);
   const inTree = views[state.tab]?.model;
   showMenu(ev.clientX, ev.clientY, [
     { id: 'drill-inc', label: 'Drill Into (inclusive)', action: () => drill(row, path, 'inc') },
@@ -567,12 +575,10 @@ function openMenu(ev, row, path) {
       action: () => editParams((p) => { p.group = appendPat(p.group, `${literalPattern(mod + '!')}->${mod}`); }) },
     { id: 'entry-group-module', label: 'Entry Group Module', disabled: !mod,
       action: () => editParams((p) => { p.group = appendPat(p.group, `${literalPattern(mod + '!')}=>${mod}`); }) },
-    { id: 'ungroup', label: 'Ungroup', disabled: !entry && !state.params.group,
-      action: () => editParams((p) => {
-        p.group = entry ? prependPat(p.group, `${literalPattern(entry.entry)}->`) : dropGroup(p.group, name);
-      }) },
+    { id: 'ungroup', label: 'Ungroup', disabled: undone === null,
+      action: () => editParams((p) => { p.group = ungroup(p.group, row) ?? p.group; }) },
     { id: 'ungroup-module', label: 'Ungroup Module', disabled: !mod,
-      action: () => editParams((p) => { p.group = prependPat(p.group, `${literalPattern(mod + '!')}->`); }) },
+      action: () => editParams((p) => { p.group = ungroupModule(p.group, mod); }) },
     { id: 'include', label: 'Include Item', action: () => editParams((p) => { p.inc = appendPat(p.inc, literalPattern(name)); }) },
     { id: 'exclude', label: 'Exclude Item', action: () => editParams((p) => { p.exc = appendPat(p.exc, literalPattern(name)); }) },
     '-',
