@@ -26,6 +26,7 @@ all: $(BUILD)/build.ninja
 deps:
 	@scripts/install-deps.sh
 	@scripts/npm-deps.sh
+	@scripts/dotnet-tools.sh
 
 $(DEPS_STAMP): scripts/install-deps.sh
 	@scripts/install-deps.sh
@@ -55,6 +56,7 @@ FORCE:
 
 # Both suites always run; the last line counts what passed and failed.
 check: all $(ASAN_BUILD)/build.ninja
+	@scripts/dotnet-tools.sh
 	ninja -C $(ASAN_BUILD)
 	@rc=0; \
 	$(MESON) test -C $(BUILD) --print-errorlogs --num-processes 2 || rc=1; \
