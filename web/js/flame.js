@@ -41,6 +41,8 @@ export class Flame {
     this.canvas.addEventListener('mouseleave', () => this.opts.tip(null));
     this.canvas.addEventListener('click', (ev) => {
       const r = this.hit(ev);
+      // the tooltip named the box clicked: it is stale once the graph changes
+      this.opts.tip(null);
       if (r) this.zoom(r.id === this.root ? (r.parent ?? 0) : r.id);
     });
     this.canvas.addEventListener('contextmenu', (ev) => {
@@ -76,7 +78,10 @@ export class Flame {
     this.rootPath = r.root_path || [];
     this.byId = new Map(this.rows.map((x) => [x.id, x]));
     this.crumbs.textContent = this.rootPath.length ? 'zoomed to ' + this.rootPath.join(' \u25B8 ') : '';
+    this.opts.tip(null);
     this.draw();
+    // ROOT (or the zoomed node) is at the bottom: show it, not the empty top
+    this.box.scrollTop = this.box.scrollHeight;
   }
 
   // Keys from below ROOT to @r (a path for Drill Into).
