@@ -256,6 +256,28 @@ async function busy() {
   await page.unroute('**/api/stats');
   await settled(() => page.selectOption('#source', 'peak'));
   ok(await page.inputValue('#source') === 'peak', 'the switch works when it is not cancelled');
+
+  // a cancelled Update goes back to the parameters on screen
+  const fold0 = await page.inputValue('#fold');
+  await page.route('**/api/rows', async (route) => {
+    await sleep(3000);
+    await route.continue().catch(() => {});
+  });
+  await page.fill('#fold', 'never_shown');
+  await page.press('#fold', 'Enter');
+  await page.waitForFunction(() => document.body.classList.contains('busy'));
+  await sleep(400);
+  await page.click('#cancel');
+  await page.unroute('**/api/rows');
+  await page.waitForFunction((f) => document.getElementById('fold').value === f &&
+    !document.body.classList.contains('busy') &&
+    /back to the previous/.test(document.getElementById('status').textContent), fold0,
+  { timeout: 10000 }).catch(() => {});
+  const back = await page.evaluate(() => ({ fold: document.getElementById('fold').value,
+    status: document.getElementById('status').textContent,
+    state: window.heapscope.state().params.fold }));
+  ok(back.fold === fold0 && back.state === fold0 && /back to the previous/.test(back.status),
+    'a cancelled Update goes back to the previous parameters', { fold0, back });
 }
 
 // Item 7: the selection is kept by key across an Update; ByName's scroll.

@@ -427,8 +427,9 @@ async function show(s) {
   // a row selected under other parameters is acted on only once found again
   selection = null;
   cancelled = false;
-  status(afterBack ?? '');
+  const note = afterBack;
   afterBack = null;
+  status(note ?? '');
   for (const [k, id] of Object.entries(BOXES)) {
     $(id).value = state.params[k] ?? '';
     $(id).classList.remove('bad');
@@ -444,6 +445,7 @@ async function show(s) {
     (INFO.traces[state.trace]?.defaults?.notes || '');
   setActiveTab(state.tab);
   await Promise.all([loadTimeline(), loadTab(state.tab)]);
+  if (note && !$('status').dataset.error) status(note);
   settle();
   return !cancelled;
 }
