@@ -5,6 +5,7 @@
 // (negative Inc) blue.
 
 import * as fmt from './format.js';
+import { metricUnit } from './table.js';
 
 const BAR = 18;
 
@@ -164,7 +165,9 @@ export class Flame {
   hover(ev) {
     const r = this.hit(ev);
     if (!r) return this.opts.tip(null);
-    this.opts.tip(`${r.name}\nInc ${fmt.num(r.inc)} (${fmt.pct(r.inc_pct)}%)  Inc Ct ${fmt.count(r.inc_count)}\n` +
-      `Exc ${fmt.num(r.exc)} (${fmt.pct(r.exc_pct)}%)  First ${fmt.ms(r.first_ms)}  Last ${fmt.ms(r.last_ms)}`, ev);
+    const u = metricUnit();
+    this.opts.tip(`${r.name}\nInc ${fmt.metric(r.inc, u)} (${fmt.pct(r.inc_pct)}%)  Inc Ct ` +
+      `${fmt.count(r.inc_count)}\nExc ${fmt.metric(r.exc, u)} (${fmt.pct(r.exc_pct)}%)  ` +
+      `First ${fmt.ms(r.first_ms)}  Last ${fmt.ms(r.last_ms)}`, ev);
   }
 }

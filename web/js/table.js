@@ -13,9 +13,13 @@ export function setMetricUnit(u) {
   unit = u || null;
 }
 
+export function metricUnit() {
+  return unit;
+}
+
 const metricText = (v) => fmt.metric(v, unit);
 const metricTitle = (v) => fmt.exact(v, unit);
-const countTitle = (v) => fmt.exact(v, 'samples');
+const countTitle = (v) => fmt.exact(v);
 
 // The stack viewer's columns, as PerfView shows them. @px: the starting
 // width; a column grows to fit the widest text it shows (up to @max), and
