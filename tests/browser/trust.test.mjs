@@ -398,6 +398,10 @@ async function eventsNames() {
   await shot('events');
   ok(stack.includes('libc.so.6!malloc') && !/\/[^\n]*!/.test(stack),
     'Show Events names modules by their file name, as the other views do', stack.slice(0, 400));
+  const metrics = await page.$$eval('#view-events tbody tr td:nth-child(3)', (t) =>
+    t.map((x) => ({ text: x.textContent, title: x.title })));
+  ok(metrics.length > 0 && metrics.every((m) => /\d (B|KiB|MiB)$/.test(m.text) && / bytes$/.test(m.title)),
+    'Events shows bytes in the tables\' units, exact in the tooltip', metrics.slice(0, 3));
 }
 
 // Item 11: one default Fold% for the GUI and `heapscope report`.

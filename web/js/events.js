@@ -3,6 +3,7 @@
 // and the Overweight report.
 
 import * as fmt from './format.js';
+import { metricUnit } from './table.js';
 
 const esc = fmt.escapeHtml;
 
@@ -29,7 +30,7 @@ export function renderEvents(el, what, doc, onMore) {
     // modules by their file name, as every other view names them
     const leaf = s.stack.slice(-8).reverse().map(shortFrame).join('\n');
     return `<tr><td class="num">${doc.offset + i}</td><td class="num">${fmt.ms(s.time_ms)}</td>` +
-      `<td class="num">${fmt.num(s.metric)}</td><td class="num">${fmt.count(s.count)}</td>` +
+      `<td class="num" title="${fmt.exact(s.metric, metricUnit())}">${fmt.metric(s.metric, metricUnit())}</td><td class="num">${fmt.count(s.count)}</td>` +
       `<td class="num">${s.depth}</td><td class="stack" title="${esc(s.stack.join('\n'))}">${esc(leaf)}</td></tr>`;
   });
   el.innerHTML = `<h3>${esc(what)}: ${fmt.count(doc.total)} samples</h3>` +
