@@ -62,9 +62,12 @@ export function decode(hash) {
 }
 
 // Record @state as a new history entry (an Update, a drill, a tab change).
+// Returns false when it is the current entry already (nothing recorded).
 export function push(state) {
   const h = encode(state);
-  if (h !== location.hash) history.pushState(null, '', h);
+  if (h === location.hash) return false;
+  history.pushState(null, '', h);
+  return true;
 }
 
 // Replace the current entry (the first load).

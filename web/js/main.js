@@ -471,9 +471,8 @@ function setActiveTab(tab) {
 // A new parameter set: record it, then show it. When Cancel stops it,
 // Back shows the previous set again (its answers are in the server's cache).
 async function go(s) {
-  const had = !!state;
-  H.push(s);
-  if (!(await show(s)) && had) {
+  const pushed = H.push(s);
+  if (!(await show(s)) && pushed) {
     afterBack = 'cancelled: back to the previous parameters';
     history.back();
   }
