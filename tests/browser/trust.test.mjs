@@ -191,6 +191,18 @@ async function deepNames(deep) {
     { w0, w1, hw });
   const sortOf = await page.evaluate(() => JSON.stringify(window.heapscope.state().sort));
   ok(sortOf === '{}', 'resizing a column does not sort by it', sortOf);
+
+  // another trace: the columns fitted to the deep names start again; the
+  // one sized by hand keeps its width
+  await settled(() => page.selectOption('#trace', '1'));
+  await tab('calltree');
+  const w = await page.evaluate(() => ({
+    name: document.querySelector('#view-calltree .head [data-col="name"]').offsetWidth,
+    inc: document.querySelector('#view-calltree .head [data-col="inc"]').offsetWidth,
+    sw: document.querySelector('#view-calltree .scroll').scrollWidth,
+    cw: document.querySelector('#view-calltree .scroll').clientWidth }));
+  ok(w.name < 800 && w.inc === w1 && w.sw <= w.cw,
+    'another trace starts from the usual widths, but for the one sized by hand', w);
 }
 
 // Item 3: the flame graph opens where ROOT is; its tooltip goes after a zoom.

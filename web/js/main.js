@@ -6,7 +6,7 @@
 import * as api from './api.js';
 import * as H from './history.js';
 import * as fmt from './format.js';
-import { VTable, setMetricUnit } from './table.js';
+import { VTable, setMetricUnit, refitAll } from './table.js';
 import { TreeModel } from './tree.js';
 import { Flame } from './flame.js';
 import { Timeline } from './timeline.js';
@@ -30,6 +30,7 @@ let summary = null;		// the summary line of the last answer
 let settled = 0;		// counts finished loads (tests wait on body[data-settled])
 let cancelled = false;		// Cancel was pressed during the current load
 let afterBack = null;		// the status to show once Back (after a Cancel) has loaded
+let shownSource = null;		// the source query of what is shown (JSON)
 const views = {};
 
 // ---- status line ----
@@ -424,6 +425,9 @@ async function show(s) {
   state = s;
   loaded = {};
   whenSel = null;
+  const src = JSON.stringify(H.sourceQuery(s));
+  if (src !== shownSource) refitAll();
+  shownSource = src;
   // a row selected under other parameters is acted on only once found again
   selection = null;
   cancelled = false;

@@ -47,6 +47,18 @@ export const COLUMNS = [
     text: (r) => fmt.ms(r.last_ms), tip: (r) => fmt.exact(r.last_ms, 'ms') },
 ];
 const MAX_PX = 480;	// a number column grows to at most this
+const tables = new Set();	// every VTable, for refitAll()
+
+// Another source is shown: the columns that grew to fit the last one's
+// text start again from their own widths (those sized by hand stay).
+export function refitAll() {
+  for (const t of tables) {
+    COLUMNS.forEach((c, k) => {
+      if (!t.sized.has(k)) t.widths[k] = c.px;
+    });
+    t.applyWidths();
+  }
+}
 
 export class VTable {
   // opts: { tree, onNeed(first, last), onToggle(i), onActivate(i), onContext(i, ev),
@@ -89,6 +101,7 @@ export class VTable {
     parent.append(this.el);
     this.pool = [];
     this.applyWidths();
+    tables.add(this);
     this.scroll.addEventListener('scroll', () => this.render());
     new ResizeObserver(() => this.render()).observe(this.scroll);
     this.rows.addEventListener('click', (ev) => this.click(ev));
