@@ -79,6 +79,11 @@ int cli_view_serve(struct hs_app *app, const struct cli_view_opts *o)
 	       app->nr_traces ? app->traces[0].name : "nothing", url);
 	printf("heapscope: press Ctrl-C to stop\n");
 	fflush(stdout);
+	if (hs_server_exposed(srv))
+		fprintf(stderr, "heapscope: warning: listening on %s port %u: the GUI is "
+			"reachable from the network, and whoever has the URL's token "
+			"can read these profiles\n",
+			hs_server_exposed(srv), hs_server_port(srv));
 	browser = open_browser(url, o->no_browser);
 	do {
 		err = sigwait(&set, &sig);

@@ -52,11 +52,19 @@ function ok(cond, what, detail) {
   throw new Error(`failed: ${what}`);
 }
 
-// The numbers as the GUI prints them (web/js/format.js).
+// The numbers as the GUI prints them (web/js/format.js): whole numbers
+// without a decimal, bytes in binary units with one decimal above 1 KiB.
 const nf1 = new Intl.NumberFormat('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 });
 const nf0 = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
-const num = (v) => (v === 0 ? '0' : nf1.format(v));
-const count = (v) => (Number.isInteger(v) ? nf0.format(v) : nf1.format(v));
+const num = (v) => (Number.isInteger(v) ? nf0.format(v) : nf1.format(v));
+const count = num;
+function human(v) {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  for (; Math.abs(v) >= 1024 && i < units.length - 1; i++) v /= 1024;
+  return `${i ? v.toFixed(1) : num(v)} ${units[i]}`;
+}
+const metric = (v, unit) => (unit === 'bytes' ? human(v) : num(v));
 
 // `heapscope report FILE ARGS --format json`, parsed.
 function report(file, args = []) {
@@ -115,7 +123,7 @@ async function noError(what) {
 async function shownRows(view) {
   return page.$$eval(`#view-${view} .row:not([hidden]):not(.pending)`, (rows) => rows.map((r) => ({
     key: r.dataset.key, depth: Number(r.dataset.depth || 0), index: Number(r.dataset.index),
-    cells: [...r.children].map((c) => c.textContent),
+    cells: [...r.children].map((c) => c.textContent), tips: [...r.children].map((c) => c.title),
   })));
 }
 
@@ -134,10 +142,13 @@ async function noStaleRows(view, what) {
 }
 
 // Column order: name exc% exc excct inc% inc incct fold when first last.
-function sameRow(shown, row) {
-  return shown.cells[0].endsWith(row.name) && shown.cells[2] === num(row.exc) &&
-    shown.cells[3] === count(row.exc_count) && shown.cells[5] === num(row.inc) &&
-    shown.cells[6] === count(row.inc_count) && shown.cells[8] === row.when;
+// @unit: the source's (bytes are shown in binary units, exact in the tooltip).
+function sameRow(shown, row, unit) {
+  return shown.cells[0].endsWith(row.name) && shown.cells[2] === metric(row.exc, unit) &&
+    shown.cells[3] === count(row.exc_count) && shown.cells[5] === metric(row.inc, unit) &&
+    shown.cells[6] === count(row.inc_count) && shown.cells[8] === row.when &&
+    (unit !== 'bytes' || (shown.tips[2] === `${num(row.exc)} bytes` &&
+      shown.tips[5] === `${num(row.inc)} bytes`));
 }
 
 // ByName as shown equals the report's rows for the same text boxes.
@@ -147,7 +158,7 @@ async function checkByName(file, what, extra = []) {
   const rows = await shownRows('byname');
   ok(rows.length > 0 && rows.length <= j.rows.length, `${what}: ByName shows rows`,
     { shown: rows.length, report: j.rows.length });
-  const bad = rows.filter((r) => !sameRow(r, j.rows[r.index]));
+  const bad = rows.filter((r) => !sameRow(r, j.rows[r.index], j.summary.unit));
   ok(!bad.length, `${what}: ByName rows and numbers equal the report's`,
     { bad: bad.slice(0, 3), want: bad.slice(0, 3).map((r) => j.rows[r.index]) });
   const shownMetric = await page.getAttribute('#summary', 'data-metric');
@@ -167,7 +178,7 @@ async function checkCallTree(file, what, extra = []) {
     stack.length = r.depth;
     const parent = r.depth ? stack[r.depth - 1] : null;
     const node = parent ? parent.children.find((c) => c.key === r.key) : j.tree;
-    if (!node || !sameRow(r, node)) bad.push({ shown: r, node: node && { ...node, children: undefined } });
+    if (!node || !sameRow(r, node, j.summary.unit)) bad.push({ shown: r, node: node && { ...node, children: undefined } });
     stack.push(node || { children: [] });
   }
   ok(rows.length > 1 && !bad.length, `${what}: CallTree rows equal the report's tree`,
@@ -251,7 +262,7 @@ async function main() {
   await page.waitForSelector('body[data-ready="1"]');
   ok(!(await page.url()).includes('token='), 'the token leaves the address bar (a cookie keeps it)');
   const file = TRACES[0];
-  await checkByName(file, 'first view (Fold% 1)');
+  await checkByName(file, 'first view');
   await shot('byname');
 
   // ---- every text box ----
