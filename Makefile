@@ -34,22 +34,30 @@ $(DEPS_STAMP): scripts/install-deps.sh
 $(NPM_STAMP): package.json package-lock.json $(DEPS_STAMP)
 	@scripts/npm-deps.sh
 
-# $(1) = build dir, $(2) = extra meson options
+# $(1) = build dir, $(2) = extra meson options (a build configured with
+# others is configured again); a comma inside an argument of $(call) is
+# written $(comma)
+comma := ,
 define configure
 	@mkdir -p $(1)
 	@if [ ! -f $(1)/build.ninja ]; then \
 		$(MESON) setup $(1) $(2) >/dev/null; \
-	elif [ "$$(cat $(1)/.test-list 2>/dev/null)" != "$(TEST_LIST)" ]; then \
+	elif [ "$$(cat $(1)/.test-list 2>/dev/null)" != "$(TEST_LIST)" ] || \
+	     [ "$$(cat $(1)/.options 2>/dev/null)" != "$(2)" ]; then \
 		$(MESON) setup --reconfigure $(1) $(2) >/dev/null; \
 	fi
 	@echo "$(TEST_LIST)" > $(1)/.test-list
+	@echo "$(2)" > $(1)/.options
 endef
 
 $(BUILD)/build.ninja: $(DEPS_STAMP) $(NPM_STAMP) FORCE
 	$(call configure,$(BUILD),-Dwerror=true)
 
+# ASan+UBSan. Not -Werror: with -fsanitize gcc's flow warnings
+# (-Warray-bounds, -Wformat-truncation) change and misfire; the plain
+# build is the one that keeps the code free of warnings.
 $(ASAN_BUILD)/build.ninja: $(DEPS_STAMP) $(NPM_STAMP) FORCE
-	$(call configure,$(ASAN_BUILD),-Db_sanitize=address,undefined -Db_lundef=false -Dwerror=true -Dbuildtype=debug -Doptimization=1)
+	$(call configure,$(ASAN_BUILD),-Db_sanitize=address$(comma)undefined -Db_lundef=false -Dwerror=false -Dbuildtype=debug -Doptimization=1)
 
 FORCE:
 
