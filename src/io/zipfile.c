@@ -96,6 +96,7 @@ FILE *hs_zip_open_entry(const char *path, const char *suffix,
 {
 	zip_t *z = open_archive(path, diag);
 	zip_int64_t n, i, found = -1;
+	FILE *f;
 
 	if (!z)
 		return NULL;
@@ -125,7 +126,12 @@ FILE *hs_zip_open_entry(const char *path, const char *suffix,
 			return NULL;
 		}
 	}
-	return open_index(z, (zip_uint64_t)found, diag);
+	f = open_index(z, (zip_uint64_t)found, diag);
+	if (!f && entry_name) {	/* nothing is handed over on failure */
+		hs_free(*entry_name);
+		*entry_name = NULL;
+	}
+	return f;
 }
 
 FILE *hs_zip_open_named(const char *path, const char *name)

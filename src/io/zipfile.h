@@ -14,7 +14,7 @@
  * with @suffix (NULL = the only entry; more than one is an error).
  * Returns a FILE the caller must fclose(), or NULL with @diag filled.
  * The entry's name is stored in *@entry_name (owned by the caller; may be
- * NULL if not wanted).
+ * NULL if not wanted); on failure the caller owns nothing.
  */
 FILE *hs_zip_open_entry(const char *path, const char *suffix,
 			char **entry_name, struct hs_diag *diag);

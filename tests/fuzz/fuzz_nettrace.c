@@ -7,9 +7,8 @@
  *
  * Each input is read once with a consumer that runs every payload decoder
  * on every event, then imported as each source. The seed corpus is
- * tests/fuzz/corpus/nettrace/ (a trace recorded from tests/targets/dotnet).
- * Build it with clang -fsanitize=fuzzer against src/dotnet, src/io's
- * import_nettrace.c and zipfile.c, src/model and src/common.
+ * tests/fuzz/corpus/fuzz_nettrace/ (a trace recorded from tests/targets/dotnet);
+ * tests/fuzz/meson.build builds it like every other target.
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -10,13 +10,16 @@
  * trace that loads is also streamed, and its memory views, stats and
  * source lines are built.
  *
- * Built and run by tests/fuzz/fuzz.sh (clang -fsanitize=fuzzer).
+ * The stack source of the default memory view must hold up
+ * (fuzz_util.h). Seeds: tests/fuzz/corpus/fuzz_trace/ (whole traces, a
+ * cut-off one, and the decompressed payloads of a trace's chunks).
  */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "fuzz_util.h"
 #include "analysis/memviews.h"
 #include "analysis/sourcelines.h"
 #include "analysis/stats.h"
@@ -25,8 +28,6 @@
 #include "format/trace_writer.h"
 #include "io/io.h"
 #include "model/stack_source.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void try_file(const uint8_t *data, size_t size);
 
@@ -153,7 +154,8 @@ static void try_file(const uint8_t *data, size_t size)
 	}
 	hs_trace_stats(&t, &s);
 	hs_source_init(&src);
-	hs_trace_to_source(&t, &src, &diag);
+	if (!hs_trace_to_source(&t, &src, &diag))
+		fuzz_check_source(&src);
 	hs_source_release(&src);
 	try_views(&t);
 	hs_trace_release(&t);
