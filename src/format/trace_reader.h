@@ -402,4 +402,27 @@ int hs_trace_scan(const char *path, struct hs_trace_scan *out, struct hs_diag *d
  */
 int hs_trace_peek_sampling(const char *path, struct hs_trace_sampling *out,
 			   struct hs_diag *diag);
+/* --- for the readers in format/ ------------------------------------------ */
+
+/*
+ * Load @r's next chunk into r->p, r->end: 1 = loaded, 0 = end of input,
+ * <0 = error (@diag filled). A damaged chunk of a symbol section is
+ * skipped with the rest of the section.
+ */
+int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag);
+/*
+ * Read @n bytes at file offset @off: into *@buf (grown as needed, its
+ * room in *@alloc) or, for a reader over memory, point into it. *@out
+ * is where they are. 0 or a negative errno.
+ */
+int hs__reader_read(struct hs_trace_reader *r, uint64_t off, size_t n, uint8_t **buf,
+		    size_t *alloc, const uint8_t **out);
+/* The same into the reader's own buffer (valid until its next read). */
+int hs__reader_read_at(struct hs_trace_reader *r, uint64_t off, size_t n,
+		       const uint8_t **out);
+/*
+ * The symbol section is damaged in the chunk at file offset @off (@what:
+ * a static string): the rest of the section is skipped.
+ */
+void hs__reader_sym_damaged(struct hs_trace_reader *r, uint64_t off, const char *what);
 #endif
