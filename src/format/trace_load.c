@@ -285,14 +285,82 @@ static char *dup_bytes(const uint8_t *s, size_t n)
 	return hs_strndup((const char *)s, n);
 }
 
-static int add_record(struct hs_trace *t, struct load_state *ls,
-		      const struct hs_rec *rec, const char **why)
+static inline int span_thread(struct hs_trace *t, struct load_state *ls, uint64_t tid,
+			      uint32_t *th);
+static int note_parent(struct hs_trace *t, struct load_state *ls, size_t before,
+		       uint64_t parent);
+
+/* Event @ev of a record of tag @tag into @t: its thread's counts, and the event. */
+static inline __attribute__((always_inline)) int
+walk_event(struct hs_trace *t, struct load_state *ls, unsigned tag,
+	   const struct hs_rec_event *ev)
+{
+	uint32_t th;
+	int err = span_thread(t, ls, ev->tid, &th);
+
+	if (err)
+		return err;
+	switch (ev->op) {
+	case HS_OP_ALLOC:
+		t->threads[th].allocs++;
+		t->threads[th].bytes += ev->size;
+		break;
+	case HS_OP_FREE:
+		/* (a realloc's free is not one of the thread's frees) */
+		t->threads[th].frees += !hs_tag_is_realloc(tag);
+		break;
+	case HS_OP_SAMPLE:
+		if (ev->addr == HS_SAMPLE_CPU)
+			t->sampling.cpu_samples++;
+		else
+			t->sampling.wall_samples++;
+		break;
+	}
+	return add_event(t, ls, th, ev->ticks, ev->op, tag, ev->addr, ev->size, ev->stack);
+}
+
+/*
+ * The events of record @rec (hs_rec_events()) into @t. Returns how many,
+ * or a negative errno.
+ */
+static inline __attribute__((always_inline)) int
+walk_events(struct hs_trace *t, struct load_state *ls, const struct hs_rec *rec)
+{
+	struct hs_rec_event ev[2];
+	unsigned n = hs_rec_events(rec, ev);
+	int err = 0;
+
+	/* (each by a constant index: the events stay in registers) */
+	if (n > 0)
+		err = walk_event(t, ls, rec->tag, &ev[0]);
+	if (n > 1 && !err)
+		err = walk_event(t, ls, rec->tag, &ev[1]);
+	return err ? err : (int)n;
+}
+
+/*
+ * Record @rec into @t: the stack tree, the process, threads, modules,
+ * clock, RSS, the end, the footer, sampling, and the events
+ * (walk_events()). Symbol records are not for here.
+ */
+static int walk_record(struct hs_trace *t, struct load_state *ls,
+		       const struct hs_rec *rec, const char **why)
 {
 	uint32_t th;
 	int err;
 
-	if (rec->tag == HS_TAG_NODE)
-		return add_node(t, rec->id, rec->parent, rec->addr, ls->last_ticks);
+	if (rec->tag == HS_TAG_SPAN)
+		return 0;
+	if (rec->tag == HS_TAG_NODE) {
+		size_t before = t->nr_nodes;
+
+		err = add_node(t, rec->id, rec->parent, rec->addr, ls->last_ticks);
+		return err ? err : note_parent(t, ls, before, rec->parent);
+	}
+	if (rec->tag < HS_TAG_SIZED_FIRST) {
+		err = walk_events(t, ls, rec);
+		return err < 0 ? err : 0;
+	}
 	if (rec->tag == HS_TAG_PROCESS) {
 		if (t->info.present)
 			return 0;
@@ -302,47 +370,6 @@ static int add_record(struct hs_trace *t, struct load_state *ls,
 	if (err)
 		return err;
 	switch (rec->tag) {
-	case HS_TAG_SPAN:
-		return 0;
-	case HS_TAG_MALLOC:
-	case HS_TAG_CALLOC:
-	case HS_TAG_POSIX_MEMALIGN:
-	case HS_TAG_ALIGNED_ALLOC:
-	case HS_TAG_MEMALIGN:
-	case HS_TAG_VALLOC:
-	case HS_TAG_PVALLOC:
-	case HS_TAG_REALLOC:
-	case HS_TAG_REALLOCARRAY:
-		if (hs_tag_is_realloc(rec->tag) && rec->old_addr) {
-			uint64_t at = rec->lead <= rec->ticks ? rec->ticks - rec->lead : 0;
-
-			err = add_event(t, ls, th, at, HS_OP_FREE, rec->tag,
-					rec->old_addr, 0, 0);
-			if (err)
-				return err;
-		}
-		t->threads[th].allocs++;
-		t->threads[th].bytes += rec->size;
-		return add_event(t, ls, th, rec->ticks, HS_OP_ALLOC, rec->tag, rec->addr,
-				 rec->size, rec->stack);
-	case HS_TAG_FREE:
-	case HS_TAG_REALLOC_FREE:
-		t->threads[th].frees++;
-		return add_event(t, ls, th, rec->ticks, HS_OP_FREE, rec->tag, rec->addr,
-				 0, 0);
-	case HS_TAG_MMAP:
-		return add_event(t, ls, th, rec->ticks, HS_OP_MMAP, rec->tag, rec->addr,
-				 rec->size, rec->stack);
-	case HS_TAG_MUNMAP:
-		return add_event(t, ls, th, rec->ticks, HS_OP_MUNMAP, rec->tag,
-				 rec->addr, rec->size, 0);
-	case HS_TAG_MREMAP:
-		err = add_event(t, ls, th, rec->ticks, HS_OP_MUNMAP, rec->tag,
-				rec->old_addr, rec->old_size, 0);
-		if (err)
-			return err;
-		return add_event(t, ls, th, rec->ticks, HS_OP_MMAP, rec->tag, rec->addr,
-				 rec->size, rec->stack);
 	case HS_TAG_CLOCK:
 		if (t->nr_clock == t->alloc_clock) {
 			size_t cap = t->alloc_clock ? 2 * t->alloc_clock : 64;
@@ -451,19 +478,9 @@ static int add_record(struct hs_trace *t, struct load_state *ls,
 		return 0;
 	}
 	case HS_TAG_SAMPLE:
-		if (rec->value > HS_SAMPLE_WALL_READY)
-			return 0;	/* a kind from a newer version */
-		if (rec->id) {
-			err = thread_index(t, &ls->tids, rec->id, &th);
-			if (err)
-				return err;
-		}
-		if (rec->value == HS_SAMPLE_CPU)
-			t->sampling.cpu_samples++;
-		else
-			t->sampling.wall_samples++;
-		return add_event(t, ls, th, rec->ticks, HS_OP_SAMPLE, rec->tag, rec->value,
-				 rec->size, rec->stack);
+		/* (the span's thread comes first: its samples' threads after it) */
+		err = walk_events(t, ls, rec);
+		return err < 0 ? err : 0;
 	case HS_TAG_SAMPLING:
 		t->sampling.present = 1;
 		t->sampling.cpu_hz = rec->value;
@@ -1108,23 +1125,18 @@ static int64_t stream_peek(struct stream *s, struct hs_trace_reader *r, size_t i
 	}
 	memset(&st, 0, sizeof(st));
 	while (q < e) {
-		uint64_t at;
+		struct hs_rec_event ev[2];
+		unsigned n, k;
 
 		if (hs_rec_decode(&q, e, &st, &rec, &why))
 			return INT64_MIN;
-		if (rec.tag >= HS_TAG_MALLOC && rec.tag <= HS_TAG_MREMAP) {
-			/* (a realloc's free goes before it: its lead) */
-			at = hs_tag_is_realloc(rec.tag) && rec.lead <= rec.ticks ?
-				rec.ticks - rec.lead : hs_tag_is_realloc(rec.tag) ? 0 : rec.ticks;
-		} else if (rec.tag == HS_TAG_SAMPLE) {
-			at = rec.ticks;
-		} else {
-			continue;
+		n = hs_rec_events(&rec, ev);
+		for (k = 0; k < n; k++) {
+			if (ev[k].ticks > INT64_MAX)
+				return INT64_MIN;
+			if ((int64_t)ev[k].ticks < low)
+				low = (int64_t)ev[k].ticks;
 		}
-		if (at > INT64_MAX)
-			return INT64_MIN;
-		if ((int64_t)at < low)
-			low = (int64_t)at;
 	}
 	return low;
 }
@@ -1381,193 +1393,55 @@ static int note_parent(struct hs_trace *t, struct load_state *ls, size_t before,
 	return 0;
 }
 
-/* hs_get_varint() with the one-byte case first: most fields are small. */
-static inline int get_u(const uint8_t **q, const uint8_t *end, uint64_t *v)
-{
-	if (*q < end && **q < 0x80) {
-		*v = *(*q)++;
-		return 0;
-	}
-	return hs_get_varint(q, end, v);
-}
-
-static inline int get_s(const uint8_t **q, const uint8_t *end, int64_t *v)
-{
-	uint64_t u;
-
-	if (get_u(q, end, &u))
-		return -1;
-	*v = hs_unzigzag(u);
-	return 0;
-}
-
-#define FGET(v)                                                           \
-	do {                                                              \
-		if (get_u(&q, end, &(v)))                                 \
-			return 0;                                         \
-	} while (0)
-#define FGETS(v)                                                          \
-	do {                                                              \
-		if (get_s(&q, end, &(v)))                                 \
-			return 0;                                         \
-	} while (0)
-
 /*
- * The common records (SPAN, NODE and the fixed event records), decoded
- * here directly, as hs_rec_decode() and add_record() would. Returns 1
- * when the record was handled, 0 when it is for the generic path (any
- * other record, or a malformed one, which the generic decoder then
- * reports), or a negative errno.
+ * The fixed records (SPAN, NODE and the event records), decoded inline
+ * (hs_rec_decode_fixed()) and walked without going through the record
+ * stream. Returns 1 when the record was handled, 0 when it is for the
+ * generic path (a sized record, or a malformed one, which the generic
+ * decoder then reports), or a negative errno.
  */
-static int fast_record(struct hs_trace_reader *r, struct hs_trace *t, struct load_state *ls)
+static inline __attribute__((always_inline)) int
+fast_record(struct hs_trace_reader *r, struct hs_trace *t, struct load_state *ls)
 {
-	const uint8_t *q = r->p + 1, *end = r->end;
-	struct hs_rec_state *st = &r->st;
-	unsigned tag = *r->p;
-	uint64_t size = 0, stack = 0, x, y = 0, ticks, addr, old = 0, lead = 0;
-	int64_t dt, da, sv;
-	uint32_t th;
-	int err;
+	const uint8_t *q = r->p;
+	struct hs_rec rec;
+	const char *why;
+	int n;
 
-	switch (tag) {
-	case HS_TAG_SPAN:
-		FGET(x);
-		FGET(ticks);
-		FGET(addr);
-		st->tid = x;
-		st->ticks = ticks;
-		st->addr = addr;
-		goto done;
-	case HS_TAG_NODE: {
-		size_t before = t->nr_nodes;
-
-		FGET(x);
-		FGET(y);
-		FGET(addr);
-		if (!x)
-			return 0;
-		err = add_node(t, x, y, addr, ls->last_ticks);
-		if (!err)
-			err = note_parent(t, ls, before, y);
-		if (err)
-			return err;
-		goto done;
-	}
-	case HS_TAG_MALLOC:
-	case HS_TAG_CALLOC:
-	case HS_TAG_VALLOC:
-	case HS_TAG_PVALLOC:
-	case HS_TAG_POSIX_MEMALIGN:
-	case HS_TAG_ALIGNED_ALLOC:
-	case HS_TAG_MEMALIGN:
-	case HS_TAG_REALLOC:
-	case HS_TAG_REALLOCARRAY:
-		FGETS(dt);
-		FGETS(da);
-		FGET(size);
-		FGET(stack);
-		if (hs_tag_is_realloc(tag)) {
-			FGETS(sv);
-			FGET(lead);
-			old = st->addr + (uint64_t)da + (uint64_t)sv;
-		} else if (hs_tag_has_align(tag)) {
-			FGET(x);
-		}
-		break;
-	case HS_TAG_FREE:
-	case HS_TAG_REALLOC_FREE:
-		FGETS(dt);
-		FGETS(da);
-		break;
-	case HS_TAG_MMAP:
-		FGETS(dt);
-		FGETS(da);
-		FGET(size);
-		FGET(x);
-		FGET(y);
-		FGET(stack);
-		break;
-	case HS_TAG_MUNMAP:
-		FGETS(dt);
-		FGETS(da);
-		FGET(size);
-		break;
-	case HS_TAG_MREMAP:
-		FGETS(dt);
-		FGETS(da);
-		FGET(size);
-		FGET(stack);
-		FGETS(sv);
-		FGET(y);	/* the old length */
-		old = st->addr + (uint64_t)da + (uint64_t)sv;
-		break;
-	default:
+	if (hs_rec_decode_fixed(&q, r->end, &r->st, &rec, &why) != 1)
 		return 0;
-	}
-	/* an event: the whole record decoded, now the state moves */
-	st->ticks += (uint64_t)dt;
-	st->addr += (uint64_t)da;
-	ticks = st->ticks;
-	addr = st->addr;
-	r->nr_events += 1 + (tag == HS_TAG_MREMAP || (hs_tag_is_realloc(tag) && old));
-	err = span_thread(t, ls, st->tid, &th);
-	if (err)
-		return err;
-	switch (tag) {
-	case HS_TAG_FREE:
-	case HS_TAG_REALLOC_FREE:
-		t->threads[th].frees++;
-		err = add_event(t, ls, th, ticks, HS_OP_FREE, tag, addr, 0, 0);
-		break;
-	case HS_TAG_MMAP:
-		err = add_event(t, ls, th, ticks, HS_OP_MMAP, tag, addr, size, stack);
-		break;
-	case HS_TAG_MUNMAP:
-		err = add_event(t, ls, th, ticks, HS_OP_MUNMAP, tag, addr, size, 0);
-		break;
-	case HS_TAG_MREMAP:
-		err = add_event(t, ls, th, ticks, HS_OP_MUNMAP, tag, old, y, 0);
-		if (!err)
-			err = add_event(t, ls, th, ticks, HS_OP_MMAP, tag, addr, size, stack);
-		break;
-	default:
-		if (hs_tag_is_realloc(tag) && old) {
-			uint64_t at = lead <= ticks ? ticks - lead : 0;
-
-			err = add_event(t, ls, th, at, HS_OP_FREE, tag, old, 0, 0);
-			if (err)
-				return err;
-		}
-		t->threads[th].allocs++;
-		t->threads[th].bytes += size;
-		err = add_event(t, ls, th, ticks, HS_OP_ALLOC, tag, addr, size, stack);
-		break;
-	}
-	if (err)
-		return err;
-done:
 	r->p = q;
 	r->nr_records++;
+	if (rec.tag == HS_TAG_SPAN)
+		return 1;
+	if (rec.tag == HS_TAG_NODE) {
+		n = walk_record(t, ls, &rec, &why);
+		return n < 0 ? n : 1;
+	}
+	n = walk_events(t, ls, &rec);
+	if (n < 0)
+		return n;
+	r->nr_events += (unsigned)n;
 	return 1;
 }
-
-#undef FGET
-#undef FGETS
 
 /*
  * The stream's common case in one loop (the reading thread): the MALLOC,
  * CALLOC and FREE records of the thread whose events are being taken,
- * handled as fast_record() and stream_event() would, with their state in
- * locals. Stops before anything else (then fast_record() goes on from
- * there): another record, a stack not the last one seen, an event that
- * would be late, no more room. Returns 0.
+ * decoded by the one decoder and handled as fast_record() and
+ * stream_event() would, with their state in locals. Stops before anything
+ * else (then fast_record() goes on from there): another record, a stack
+ * not the last one seen, an event that would be late, no more room.
+ * Returns 0.
  */
-static int stream_run(struct hs_trace_reader *r, struct hs_trace *t, struct load_state *ls,
+/* (not inlined into load(): its loop gets the registers to itself) */
+static __attribute__((noinline)) int
+stream_run(struct hs_trace_reader *r, struct hs_trace *t, struct load_state *ls,
 		      struct stream *s)
 {
 	const uint8_t *q = r->p, *end = r->end;
-	uint64_t ticks = r->st.ticks, addr = r->st.addr, last = ls->last_ticks;
-	uint64_t allocs = 0, frees = 0, bytes = 0;
+	struct hs_rec_state st = r->st;
+	uint64_t last = ls->last_ticks, allocs = 0, frees = 0, bytes = 0;
 	struct hs_trace_event *e, *first, *lim;
 	int64_t pub = s->published && !s->in_run ? s->pub_time : INT64_MIN;
 	uint32_t th = ls->span_thread;
@@ -1589,50 +1463,46 @@ static int stream_run(struct hs_trace_reader *r, struct hs_trace *t, struct load
 			room = waiting >= max ? 0 : room < max - waiting ? room : max - waiting;
 	}
 	for (e = first, lim = first + room; e < lim;) {
-		const uint8_t *p = q + 1;
-		unsigned tag;
-		uint64_t dt, da, size = 0, stack = 0, node = HS_TRACE_NONE, at;
+		const uint8_t *p = q;
+		struct hs_rec_state next = st;
+		struct hs_rec_event ev[2];
+		struct hs_rec rec;
+		const char *why;
+		uint64_t node = HS_TRACE_NONE;
 
-		if (q >= end)
+		/* one allocation or free, not a realloc's two events (the
+		 * common tags first: the decoder then needs no other case) */
+		if (p >= end || (*p != HS_TAG_MALLOC && *p != HS_TAG_FREE && *p != HS_TAG_CALLOC))
 			break;
-		tag = *q;
-		if (tag == HS_TAG_FREE) {
-			if (get_u(&p, end, &dt) || get_u(&p, end, &da))
-				break;
-		} else if (tag == HS_TAG_MALLOC || tag == HS_TAG_CALLOC) {
-			if (get_u(&p, end, &dt) || get_u(&p, end, &da) ||
-			    get_u(&p, end, &size) || get_u(&p, end, &stack))
-				break;
-			if (stack && stack != ls->cache_id)
-				break;
-			if (stack)
-				node = ls->cache_index;
-		} else {
+		if (hs_rec_decode_fixed(&p, end, &next, &rec, &why) != 1 ||
+		    hs_rec_events(&rec, ev) != 1 ||
+		    (ev[0].op != HS_OP_ALLOC && ev[0].op != HS_OP_FREE))
 			break;
+		if (ev[0].stack) {
+			if (ev[0].stack != ls->cache_id)
+				break;
+			node = ls->cache_index;
 		}
-		at = ticks + (uint64_t)hs_unzigzag(dt);
-		if ((int64_t)at <= pub)
+		if ((int64_t)ev[0].ticks <= pub)
 			break;	/* stream_event() says what to do */
-		ticks = at;
-		addr += (uint64_t)hs_unzigzag(da);
-		if (ticks > last)
-			last = ticks;
-		e->time = (int64_t)ticks;
-		e->addr = addr;
-		e->size = size;
+		st = next;
+		q = p;
+		if (ev[0].ticks > last)
+			last = ev[0].ticks;
+		e->time = (int64_t)ev[0].ticks;
+		e->addr = ev[0].addr;
+		e->size = ev[0].size;
 		e->node = node;
 		e->thread = th;
-		e->fn = (uint8_t)tag;
-		if (tag == HS_TAG_FREE) {
-			e->op = HS_OP_FREE;
+		e->fn = rec.tag;
+		e->op = ev[0].op;
+		if (ev[0].op == HS_OP_FREE) {
 			frees++;
 		} else {
-			e->op = HS_OP_ALLOC;
 			allocs++;
-			bytes += size;
+			bytes += ev[0].size;
 		}
 		e++;
-		q = p;
 	}
 	n = (size_t)(e - first);
 	if (!n)
@@ -1642,8 +1512,7 @@ static int stream_run(struct hs_trace_reader *r, struct hs_trace *t, struct load
 	else
 		s->st_end += n;
 	r->p = q;
-	r->st.ticks = ticks;
-	r->st.addr = addr;
+	r->st = st;
 	r->nr_events += n;
 	r->nr_records += n;
 	ls->last_ticks = last;
@@ -1711,8 +1580,6 @@ static int load(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags,
 	ls.flags = flags;
 	ls.stream = stream;
 	for (;;) {
-		size_t before = t->nr_nodes;
-
 		if (r->done)
 			break;
 		if (r->p >= r->end) {
@@ -1758,7 +1625,7 @@ static int load(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags,
 				err = 0;
 			}
 		} else {
-			err = add_record(t, &ls, &rec, &why);
+			err = walk_record(t, &ls, &rec, &why);
 		}
 		if (err == -EINVAL) {
 			hs_diag_set_offset(diag, r->chunk_offset,
@@ -1767,8 +1634,6 @@ static int load(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags,
 					   why ? why : "bad record");
 			goto out;
 		}
-		if (!err && rec.tag == HS_TAG_NODE)
-			err = note_parent(t, &ls, before, rec.parent);
 		if (err)
 			goto out;
 	}

@@ -324,21 +324,10 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 	}
 }
 
-/* How many events of a loaded trace record @rec makes (add_record()). */
-static unsigned rec_events(const struct hs_rec *rec)
-{
-	if (rec->tag == HS_TAG_SAMPLE)
-		return rec->value <= HS_SAMPLE_WALL_BLOCKED;
-	if (rec->tag >= HS_TAG_SIZED_FIRST || rec->tag == HS_TAG_SPAN || rec->tag == HS_TAG_NODE)
-		return 0;
-	/* a realloc that freed a block, an mremap: a free and an allocation */
-	return 1 + (rec->tag == HS_TAG_MREMAP ||
-		    (hs_tag_is_realloc(rec->tag) && rec->old_addr));
-}
-
 int hs_trace_reader_next(struct hs_trace_reader *r, struct hs_rec *rec,
 			 struct hs_diag *diag)
 {
+	struct hs_rec_event ev[2];
 	const char *why;
 	int ret;
 
@@ -369,7 +358,7 @@ int hs_trace_reader_next(struct hs_trace_reader *r, struct hs_rec *rec,
 			continue;
 		}
 		r->nr_records++;
-		r->nr_events += rec_events(rec);
+		r->nr_events += hs_rec_events(rec, ev);
 		return 1;
 	}
 }

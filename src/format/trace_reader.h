@@ -182,13 +182,6 @@ struct hs_trace_symtab {
 	uint64_t offset;		/* file offset of the section in use */
 };
 
-/*
- * Event operations of a loaded trace. HS_OP_SAMPLE is a CPU or wall-clock
- * stack sample: addr is its kind (enum hs_sample_kind), size its duration
- * in ns, and its time the end of the interval it covers.
- */
-enum hs_trace_op { HS_OP_ALLOC, HS_OP_FREE, HS_OP_MMAP, HS_OP_MUNMAP, HS_OP_SAMPLE };
-
 /* What the SAMPLING and SAMPLING_END records said, and the samples read. */
 struct hs_trace_sampling {
 	int present;			/* a SAMPLING record was read */

@@ -19,8 +19,7 @@ command -v clang >/dev/null || { echo "fuzz.sh: clang is needed" >&2; exit 1; }
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-std=c11 -D_GNU_SOURCE -I"$SRC/src" \
 	"$SRC/tests/fuzz/fuzz_trace.c" \
-	"$SRC"/src/format/trace_reader.c "$SRC"/src/format/trace_record.c \
-	"$SRC"/src/format/trace_writer.c "$SRC"/src/format/trace_symbols.c \
+	"$SRC"/src/format/*.c \
 	"$SRC"/src/io/import_heapscope.c "$SRC"/src/analysis/*.c \
 	"$SRC"/src/model/stack_source.c "$SRC"/src/common/*.c \
 	-lzstd -ljansson -lpcre2-8 -lpthread -lm -o "$OUT/fuzz_trace"

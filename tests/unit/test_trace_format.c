@@ -57,27 +57,14 @@ static void build_reference(struct tb *b, int zstd)
 	p = put_sized2(p, HS_TAG_RSS, 2500, 1 << 20);
 	p = put_span(p, 101, 2000, 0x9000);
 	b->events++;
-	*p++ = HS_TAG_REALLOC;
-	p = hs_put_svarint(p, 1000);
-	p = hs_put_svarint(p, 0x800);
-	p = hs_put_varint(p, 200);
-	p = hs_put_varint(p, 3);
-	p = hs_put_svarint(p, -0x800);
-	p = hs_put_varint(p, 0);
+	p = hs_enc_realloc(p, HS_TAG_REALLOC, 1000, 0x800, 200, 3, -0x800, 0);
 	p = put_span(p, 100, 1100, 0x5100);
 	p = put_free(b, p, 3900, -0x100);
 	tb_end(b, p);
 	tb_chunk(b, HS_CHUNK_EVENTS, zstd);
 
 	p = tb_p(b);
-	{
-		uint8_t body[16], *q = body;
-
-		q = hs_put_varint(q, 6000);
-		q = hs_put_varint(q, HS_END_EXIT);
-		q = hs_put_varint(q, 0);
-		p = hs_tw_sized(p, HS_TAG_END, body, (size_t)(q - body));
-	}
+	p = put_end(p, 6000, HS_END_EXIT, 0);
 	{
 		uint64_t counts[HS_FC__COUNT] = { 4, 1, 1, 0, 0, 0, 3, 2, 2, 396, 0 };
 		struct hs_chunk_index idx[2] = { { 16, 0, 1500 }, { 200, 2000, 5000 } };
@@ -175,20 +162,9 @@ static void decode_records_with_span_state(void **state)
 	p = put_span(p, 7, 100, 0x1000);
 	p = put_node(p, 5, 4, 0x401234);
 	p = put_alloc(&b, p, HS_TAG_MALLOC, 20, 0x10, 48, 5);
-	*p++ = HS_TAG_POSIX_MEMALIGN;
-	p = hs_put_svarint(p, 5);
-	p = hs_put_svarint(p, 0x100);
-	p = hs_put_varint(p, 4096);
-	p = hs_put_varint(p, 5);
-	p = hs_put_varint(p, 64);
+	p = hs_enc_alloc(p, HS_TAG_POSIX_MEMALIGN, 5, 0x100, 4096, 5, 64);
 	p = put_free(&b, p, 1, -0x110);
-	*p++ = HS_TAG_MREMAP;
-	p = hs_put_svarint(p, 2);
-	p = hs_put_svarint(p, 0x10000);
-	p = hs_put_varint(p, 8192);
-	p = hs_put_varint(p, 5);
-	p = hs_put_svarint(p, -0x10000);
-	p = hs_put_varint(p, 4096);
+	p = hs_enc_mremap(p, 2, 0x10000, 8192, 5, -0x10000, 4096);
 	*p++ = 0x7e;		/* an unknown sized record is skipped */
 	*p++ = 2;
 	*p++ = 0xaa;
@@ -589,11 +565,8 @@ static void cyclic_parents_end(void **state)
 /* A MODULE_UNLOAD record of module @id, the next node @next_node. */
 static uint8_t *put_unload(uint8_t *p, uint64_t ticks, uint64_t id, uint64_t next_node)
 {
-	uint8_t body[32], *q = body;
+	uint8_t body[32], *q = hs_enc_module_unload_body(body, ticks, id, next_node);
 
-	q = hs_put_varint(q, ticks);
-	q = hs_put_varint(q, id);
-	q = hs_put_varint(q, next_node);
 	return hs_tw_sized(p, HS_TAG_MODULE_UNLOAD, body, (size_t)(q - body));
 }
 
