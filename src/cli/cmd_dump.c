@@ -2,6 +2,7 @@
  * cmd_dump - `heapscope dump`: a trace's records as text, for debugging
  * and tests; or its events in time order with their stacks; or totals.
  */
+#include "analysis/totals.h"
 #include "cli/cli.h"
 #include "format/trace_reader.h"
 #include <errno.h>
@@ -345,13 +346,13 @@ static int dump_events(const char *path)
 
 static int dump_summary(const char *path)
 {
-	struct hs_trace_stats s;
+	struct hs_heap_totals s;
 	struct hs_trace t;
 	size_t i;
 
 	if (load(path, &t))
 		return HS_EXIT_FAIL;
-	if (hs_trace_stats(&t, &s)) {
+	if (hs_heap_totals(&t, &s)) {
 		hs_trace_release(&t);
 		return cli_fail("out of memory");
 	}

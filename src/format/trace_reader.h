@@ -354,39 +354,6 @@ const char *hs_trace_sym_module(const struct hs_trace *t, const struct hs_trace_
  */
 double hs_trace_weight(const struct hs_trace *t, uint64_t size);
 
-/* Totals of a loaded trace, replaying its events in time order. */
-struct hs_trace_stats {
-	uint64_t allocs, frees, reallocs, mmaps, munmaps;
-	uint64_t bytes_allocated;
-	uint64_t peak_heap;		/* largest sum of live block sizes */
-	int64_t peak_time;		/* when it was reached (ns) */
-	uint64_t leaked_bytes, leaked_blocks;	/* live at the end */
-	uint64_t unmatched_frees;	/* frees of blocks not seen allocated */
-	uint64_t peak_rss;		/* largest RSS sample */
-};
-/* Returns 0 or -ENOMEM. */
-int hs_trace_stats(const struct hs_trace *t, struct hs_trace_stats *s);
-
-/* What hs_trace_scan() finds. */
-struct hs_trace_scan {
-	struct hs_trace_stats stats;
-	uint64_t events, chunks;
-	uint64_t sample_bytes;
-	uint64_t cpu_samples, wall_samples;	/* SAMPLE records */
-	uint64_t cpu_ns;			/* the CPU samples' durations */
-	int cut_off;			/* no END chunk, or cut inside a chunk */
-	uint64_t cut_offset;
-};
-/*
- * The totals of the trace at @path in one pass and bounded memory (the
- * blocks live at a time), without loading it: for `heapscope run`'s
- * summary. Counts, bytes and leaks are those of hs_trace_stats(); the
- * peak is taken in file order, which is time order within each thread, so
- * with several threads it can differ a little from the exact one. Times
- * are ticks. Returns 0 or a negative errno with @diag filled.
- */
-int hs_trace_scan(const char *path, struct hs_trace_scan *out, struct hs_diag *diag);
-
 /*
  * Whether the trace at @path was recorded with CPU or wall-clock sampling:
  * looks for its SAMPLING record in the first chunks only (the collector

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include <zstd.h>
+#include "analysis/totals.h"
 #include "format/trace_format.h"
 #include "format/trace_reader.h"
 #include "format/trace_record.h"
@@ -251,7 +252,7 @@ static void chunk_header_round_trip(void **state)
 
 static void check_reference(const struct hs_trace *t)
 {
-	struct hs_trace_stats s;
+	struct hs_heap_totals s;
 	uint32_t frames[8];
 	char name[256];
 	size_t n;
@@ -300,13 +301,13 @@ static void check_reference(const struct hs_trace *t)
 	assert_string_equal(hs_trace_frame_name(t, frames[2], name, sizeof(name)),
 			    "/lib/libc.so.6!0x123");
 
-	assert_int_equal(hs_trace_stats(t, &s), 0);
+	assert_int_equal(hs_heap_totals(t, &s), 0);
 	assert_int_equal(s.allocs, 4);
 	assert_int_equal(s.frees, 2);
 	assert_int_equal(s.reallocs, 1);
 	assert_int_equal(s.bytes_allocated, 396);
 	assert_int_equal(s.peak_heap, 100 + 32 + 200);
-	assert_int_equal(s.peak_time, 3000);
+	assert_int_equal(s.peak_ns, 3000);
 	assert_int_equal(s.leaked_bytes, 232);
 	assert_int_equal(s.leaked_blocks, 2);
 	assert_int_equal(s.unmatched_frees, 0);
@@ -606,12 +607,13 @@ static void modules_in_turn_at_one_address(void **state)
 	free(b.buf);
 }
 
-/* The one-pass totals agree with the loaded trace's; a cut file too. */
+/* The streamed totals agree with the loaded trace's; a cut file too. */
 static void scan_agrees_with_load(void **state)
 {
 	char path[] = "/tmp/hs-scan-XXXXXX";
 	struct hs_diag diag = HS_DIAG_INIT("scan");
-	struct hs_trace_scan sc;
+	struct hs_heap_totals tot;
+	struct hs_trace t;
 	struct tb b;
 	int fd;
 
@@ -620,25 +622,27 @@ static void scan_agrees_with_load(void **state)
 	fd = mkstemp(path);
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, b.buf, b.len), (ssize_t)b.len);
-	assert_int_equal(hs_trace_scan(path, &sc, &diag), 0);
-	assert_int_equal(sc.stats.allocs, 4);
-	assert_int_equal(sc.stats.frees, 2);
-	assert_int_equal(sc.stats.reallocs, 1);
-	assert_int_equal(sc.stats.bytes_allocated, 396);
-	assert_int_equal(sc.stats.peak_heap, 332);
-	assert_int_equal(sc.stats.leaked_bytes, 232);
-	assert_int_equal(sc.stats.leaked_blocks, 2);
-	assert_int_equal(sc.stats.unmatched_frees, 0);
-	assert_int_equal(sc.stats.peak_rss, 1 << 20);
-	assert_int_equal(sc.events, 6);	/* as loaded: the realloc is two */
-	assert_false(sc.cut_off);
+	assert_int_equal(hs_heap_totals_path(path, &t, &tot, &diag), 0);
+	assert_int_equal(tot.allocs, 4);
+	assert_int_equal(tot.frees, 2);
+	assert_int_equal(tot.reallocs, 1);
+	assert_int_equal(tot.bytes_allocated, 396);
+	assert_int_equal(tot.peak_heap, 332);
+	assert_int_equal(tot.leaked_bytes, 232);
+	assert_int_equal(tot.leaked_blocks, 2);
+	assert_int_equal(tot.unmatched_frees, 0);
+	assert_int_equal(tot.peak_rss, 1 << 20);
+	assert_int_equal(tot.events, 6);	/* as loaded: the realloc is two */
+	assert_false(t.cut_off);
+	hs_trace_release(&t);
 	/* without the END chunk and half of chunk 1: chunk 0 only */
 	assert_int_equal(ftruncate(fd, (off_t)(b.chunk_end[0] + 30)), 0);
-	assert_int_equal(hs_trace_scan(path, &sc, &diag), 0);
-	assert_true(sc.cut_off);
-	assert_int_equal(sc.cut_offset, b.chunk_end[0]);
-	assert_int_equal(sc.stats.allocs, 3);
-	assert_int_equal(sc.stats.leaked_bytes, 196);
+	assert_int_equal(hs_heap_totals_path(path, &t, &tot, &diag), 0);
+	assert_true(t.cut_off);
+	assert_int_equal(t.cut_offset, b.chunk_end[0]);
+	assert_int_equal(tot.allocs, 3);
+	assert_int_equal(tot.leaked_bytes, 196);
+	hs_trace_release(&t);
 	close(fd);
 	unlink(path);
 	free(b.buf);
@@ -694,9 +698,9 @@ static void equal_times_are_ordered_by_address_life(void **state)
 	/* 0x300: allocated (thread 2) before it is freed (thread 1) */
 	assert_true(find_event(&t, HS_OP_ALLOC, 0x300) < find_event(&t, HS_OP_FREE, 0x300));
 	{
-		struct hs_trace_stats s;
+		struct hs_heap_totals s;
 
-		assert_int_equal(hs_trace_stats(&t, &s), 0);
+		assert_int_equal(hs_heap_totals(&t, &s), 0);
 		assert_int_equal(s.unmatched_frees, 0);
 		assert_int_equal(s.leaked_bytes, 32);
 	}
