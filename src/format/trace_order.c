@@ -129,27 +129,23 @@ int hs__order_room(struct hs__order *s, size_t n)
 }
 
 /*
- * Merge the gathered run into the staged events (the reading thread),
- * from the back: only the staged events later than the run's first move.
+ * Merge the @n events at @r (in time order, after the staged ones in the
+ * file) into the staged events, from the back: only the staged events
+ * later than the first of @r move.
  */
-int hs__order_merge(struct hs__order *s)
+static int stage_merge(struct hs__order *s, const struct hs_trace_event *r, size_t n)
 {
-	const struct hs_trace_event *r = s->run;
 	struct hs_trace_event *st;
-	size_t i, j, k;
+	size_t i, j = n, k;
 	int err;
 
-	s->in_run = 0;
-	if (!s->run_n)
+	if (!n)
 		return 0;
-	if (s->published && r[0].time <= s->pub_time)
-		return -EAGAIN;	/* later than the window: load it whole */
-	err = hs__order_room(s, s->run_n);
+	err = hs__order_room(s, n);
 	if (err)
 		return err;
 	st = s->stage;
 	i = s->st_end;
-	j = s->run_n;
 	k = i + j;
 	/* equal times: the staged events were earlier in the file */
 	while (j) {
@@ -158,9 +154,87 @@ int hs__order_merge(struct hs__order *s)
 		else
 			st[--k] = r[--j];
 	}
-	s->st_end += s->run_n;
-	s->run_n = 0;
+	s->moves += s->st_end + n - k;
+	s->st_end += n;
 	return 0;
+}
+
+/* Merge the last waiting run into the one before it, or into the stage. */
+static int merge_last(struct hs__order *s)
+{
+	struct order_seg *b = &s->seg[s->nseg - 1], *a;
+	struct hs_trace_event *c;
+	size_t i = 0, j = 0, k = 0;
+	int err;
+
+	if (s->nseg == 1) {
+		err = stage_merge(s, b->ev, b->n);
+		if (err)
+			return err;
+	} else {
+		a = b - 1;
+		c = hs_malloc((a->n + b->n) * sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		/* equal times: @a was earlier in the file */
+		while (i < a->n && j < b->n)
+			c[k++] = b->ev[j].time < a->ev[i].time ? b->ev[j++] : a->ev[i++];
+		while (i < a->n)
+			c[k++] = a->ev[i++];
+		while (j < b->n)
+			c[k++] = b->ev[j++];
+		hs_free(a->ev);
+		a->ev = c;
+		a->n += b->n;
+		s->moves += a->n;
+	}
+	s->seg_events -= s->nseg == 1 ? b->n : 0;
+	hs_free(b->ev);
+	s->nseg--;
+	return 0;
+}
+
+int hs__order_push(struct hs__order *s)
+{
+	struct order_seg *g;
+	int err;
+
+	s->in_run = 0;
+	if (!s->run_n)
+		return 0;
+	if (s->published && s->run[0].time <= s->pub_time)
+		return -EAGAIN;	/* later than the window: load it whole */
+	if (HS_GROW(s->seg, s->nseg + 1, s->alloc_seg))
+		return -ENOMEM;
+	/* the run's buffer becomes the waiting run's */
+	g = &s->seg[s->nseg++];
+	g->ev = s->run;
+	g->n = s->run_n;
+	s->seg_events += s->run_n;
+	s->run = NULL;
+	s->run_n = s->run_alloc = 0;
+	while (s->nseg) {
+		size_t before = s->nseg > 1 ? s->seg[s->nseg - 2].n : s->st_end - s->st_head;
+
+		if (2 * s->seg[s->nseg - 1].n < before)
+			break;
+		err = merge_last(s);
+		if (err)
+			return err;
+	}
+	/* without the index, what waits stays about a window */
+	if (!s->nidx && s->nseg && s->st_end - s->st_head + s->seg_events >= STREAM_WINDOW)
+		return hs__order_flush(s);
+	return 0;
+}
+
+int hs__order_flush(struct hs__order *s)
+{
+	int err = s->in_run ? hs__order_push(s) : 0;
+
+	while (!err && s->nseg)
+		err = merge_last(s);
+	return err;
 }
 
 /* Of chunks @a and @b, the one that can hold the lower time (the first on a tie). */
@@ -265,11 +339,11 @@ int hs__order_chunk(struct hs__order *s, struct hs_trace_reader *r, uint64_t off
 	int64_t low;
 	int err;
 
-	if (s->st_end - s->st_head + s->run_n > s->staged_max)
-		s->staged_max = s->st_end - s->st_head + s->run_n;
+	if (s->st_end - s->st_head + s->run_n + s->seg_events > s->staged_max)
+		s->staged_max = s->st_end - s->st_head + s->run_n + s->seg_events;
 	if (!s->nidx)
 		return 0;
-	if (s->in_run && (err = hs__order_merge(s)))
+	if ((s->in_run || s->nseg) && (err = hs__order_flush(s)))
 		return err;
 	s->run_thread = UINT32_MAX;
 	while (lo < hi) {
@@ -408,7 +482,7 @@ out:
 /* Hand over every staged event (the end of the file). */
 static int hs__order_drain(struct hs__order *s)
 {
-	int err = s->in_run ? hs__order_merge(s) : 0;
+	int err = hs__order_flush(s);
 
 	if (s->st_end - s->st_head > s->staged_max)
 		s->staged_max = s->st_end - s->st_head;
@@ -556,11 +630,15 @@ static int stream(struct reading *rd, const struct hs_trace_sink *sink)
 	if (!err && t->info.clock != HS_CLOCK_NS && t->nr_clock)
 		err = -EAGAIN;
 	t->stream_staged_max = s.staged_max;
+	t->stream_moves = s.moves;
 out:
 	hs_trace_reader_close(&rd->r);
 	for (i = 0; i < NR_BUFS; i++)
 		hs_free(s.buf[i].ev);
 	hs_free(s.run);
+	for (i = 0; i < s.nseg; i++)
+		hs_free(s.seg[i].ev);
+	hs_free(s.seg);
 	hs_free(s.idx_off);
 	hs_free(s.idx_first);
 	hs_free(s.idx_peeked);

@@ -85,10 +85,22 @@ struct hs__order {
 	unsigned cur;			/* the buffer that stage and st_alloc are */
 	struct hs_trace_event *stage;	/* waiting events, in order: [st_head, st_end) */
 	size_t st_head, st_end, st_alloc;
-	struct hs_trace_event *run;	/* a late thread's events, until they merge */
+	struct hs_trace_event *run;	/* late events in order, until they merge */
 	size_t run_n, run_alloc;
 	uint32_t run_thread;		/* the thread whose events come now */
 	int in_run;			/* they go to @run, not to @stage */
+	/*
+	 * Runs that wait to be merged (hs__order_push()): in file order,
+	 * each in time order and under half the size of the one before it
+	 * (the stage before them all), so that an event is merged O(log n)
+	 * times however often the file's time runs backwards.
+	 */
+	struct order_seg {
+		struct hs_trace_event *ev;
+		size_t n;
+	} *seg;
+	size_t nseg, alloc_seg, seg_events;
+	size_t moves;			/* events moved by merges */
 	/*
 	 * The footer's chunk index, when the trace has one: EVENTS chunks'
 	 * offsets (increasing) and the lowest time each can hold (its first
@@ -114,7 +126,14 @@ struct hs__order {
 
 int hs__order_publish(struct hs__order *s, size_t n);
 int hs__order_room(struct hs__order *s, size_t n);
-int hs__order_merge(struct hs__order *s);
+/*
+ * The run gathered so far waits to be merged (it becomes the last of the
+ * runs), and runs merge while one is not under half the one before it.
+ * 0, -EAGAIN (the run is older than what went on) or -ENOMEM.
+ */
+int hs__order_push(struct hs__order *s);
+/* Every waiting run merged into the stage: 0, -EAGAIN or -ENOMEM. */
+int hs__order_flush(struct hs__order *s);
 /*
  * A chunk of the trace @r reads starts at @offset (the reading thread):
  * the staged events older than every event still to come go on.
@@ -131,15 +150,22 @@ hs__order_event(struct hs__order *s, uint32_t thread, uint64_t ticks, enum hs_tr
 	     unsigned fn, uint64_t addr, uint64_t size, uint64_t node)
 {
 	struct hs_trace_event *e;
+	int64_t time = (int64_t)ticks;
 	int err;
 
-	if (thread != s->run_thread) {
-		/* another thread's events: the late ones gathered so far merge */
-		if (s->in_run && (err = hs__order_merge(s)))
+	/*
+	 * Another thread's events, or time going backwards: the run gathered
+	 * so far waits to merge, and the events that come now are a run of
+	 * their own when they go before the staged ones (or runs wait)
+	 */
+	if (thread != s->run_thread ||
+	    (s->in_run ? s->run_n && time < s->run[s->run_n - 1].time
+		       : s->st_end > s->st_head && time < s->stage[s->st_end - 1].time)) {
+		if (s->in_run && (err = hs__order_push(s)))
 			return err;
 		s->run_thread = thread;
-		s->in_run = s->st_end > s->st_head &&
-			    (int64_t)ticks < s->stage[s->st_end - 1].time;
+		s->in_run = s->nseg ||
+			    (s->st_end > s->st_head && time < s->stage[s->st_end - 1].time);
 	}
 	if (s->in_run) {
 		if (s->run_n == s->run_alloc && HS_GROW(s->run, s->run_n + 1, s->run_alloc))

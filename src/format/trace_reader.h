@@ -251,6 +251,10 @@ struct hs_trace {
 	/* hs_trace_stream(): the most events it kept back at once, waiting
 	 * for earlier ones (at a chunk's start; for tests and benchmarks) */
 	size_t stream_staged_max;
+	/* hs_trace_stream(): events moved to put late runs in order (for
+	 * tests: it grows as n log n, not n^2, however often time runs
+	 * backwards in the file) */
+	size_t stream_moves;
 };
 
 /*

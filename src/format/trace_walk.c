@@ -747,7 +747,7 @@ stream_run(struct hs_trace_reader *r, struct hs_trace *t, struct load_state *ls,
 	struct hs_rec_state st = r->st;
 	uint64_t last = ls->last_ticks, allocs = 0, frees = 0, bytes = 0;
 	struct hs_trace_event *e, *first, *lim;
-	int64_t pub = s->published && !s->in_run ? s->pub_time : INT64_MIN;
+	int64_t pub = s->published && !s->in_run ? s->pub_time : INT64_MIN, tail;
 	uint32_t th = ls->span_thread;
 	size_t room, n;
 
@@ -757,11 +757,13 @@ stream_run(struct hs_trace_reader *r, struct hs_trace *t, struct load_state *ls,
 	if (s->in_run) {
 		first = s->run + s->run_n;
 		room = s->run_alloc - s->run_n;
+		tail = s->run_n ? s->run[s->run_n - 1].time : INT64_MIN;
 	} else {
 		size_t waiting = s->st_end - s->st_head, max = STREAM_WINDOW + BATCH_EVENTS - 1;
 
 		first = s->stage + s->st_end;
 		room = s->st_alloc - s->st_end;
+		tail = s->st_end > s->st_head ? s->stage[s->st_end - 1].time : INT64_MIN;
 		/* without the index, the window's end is hs__order_event()'s */
 		if (!s->nidx)
 			room = waiting >= max ? 0 : room < max - waiting ? room : max - waiting;
@@ -787,8 +789,9 @@ stream_run(struct hs_trace_reader *r, struct hs_trace *t, struct load_state *ls,
 				break;
 			node = ls->cache_index;
 		}
-		if ((int64_t)ev[0].ticks <= pub)
+		if ((int64_t)ev[0].ticks <= pub || (int64_t)ev[0].ticks < tail)
 			break;	/* hs__order_event() says what to do */
+		tail = (int64_t)ev[0].ticks;
 		st = next;
 		q = p;
 		if (ev[0].ticks > last)
