@@ -394,7 +394,7 @@ int hs__order_chunk(struct hs__order *s, struct hs_trace_reader *r, uint64_t off
  */
 static void hs__order_index(struct hs_trace_reader *r, struct hs__order *s)
 {
-	uint64_t off = HS_FILE_HEADER_SIZE, end_off = 0, v, n, i;
+	uint64_t off = HS_FILE_HEADER_SIZE, end_off = 0, counts[HS_FC__COUNT], n, i;
 	struct hs_chunk_header ch;
 	struct hs_rec_state st;
 	struct hs_rec rec;
@@ -432,10 +432,8 @@ static void hs__order_index(struct hs_trace_reader *r, struct hs__order *s)
 			continue;
 		b = rec.body;
 		be = rec.body + rec.body_len;
-		for (i = 0; i < HS_FC__COUNT; i++)
-			if (hs_get_varint(&b, be, &v))
-				goto out;
-		if (hs_get_varint(&b, be, &n) || n > (uint64_t)(be - b) / 3)
+		if (hs_footer_counts(&b, be, counts) || hs_footer_index_len(&b, be, &n) ||
+		    n > (uint64_t)(be - b) / 3)
 			goto out;
 		for (s->idx_leaves = 1; s->idx_leaves < n + 1; s->idx_leaves *= 2)
 			;
@@ -446,14 +444,15 @@ static void hs__order_index(struct hs_trace_reader *r, struct hs__order *s)
 		if (!s->idx_off || !s->idx_first || !s->idx_peeked || !s->idx_tree)
 			goto bad;
 		for (i = 0; i < n; i++) {
-			uint64_t first, last;
+			struct hs_chunk_index ci;
 
-			if (hs_get_varint(&b, be, &s->idx_off[i]) ||
-			    hs_get_varint(&b, be, &first) || hs_get_varint(&b, be, &last) ||
-			    (i && s->idx_off[i] <= s->idx_off[i - 1]))
+			if (hs_footer_index_next(&b, be, &ci) ||
+			    (i && ci.offset <= s->idx_off[i - 1]))
 				goto bad;
+			s->idx_off[i] = ci.offset;
 			/* a chunk without events says UINT64_MAX */
-			s->idx_first[i] = first > INT64_MAX ? INT64_MAX : (int64_t)first;
+			s->idx_first[i] = ci.first_ticks > INT64_MAX ? INT64_MAX
+								     : (int64_t)ci.first_ticks;
 		}
 		s->idx_first[n] = INT64_MAX;
 		s->nidx = (size_t)n;

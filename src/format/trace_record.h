@@ -393,6 +393,39 @@ int hs_rec_decode(const uint8_t **p, const uint8_t *end,
 /* Name of a tag for dumps and messages ("malloc", "free", ...), or NULL. */
 const char *hs_tag_name(unsigned tag);
 
+/* --- the FOOTER body ------------------------------------------------------ */
+
+/* One entry of the footer's chunk index (hs_tw_footer() writes them). */
+struct hs_chunk_index {
+	uint64_t offset, first_ticks, last_ticks;
+};
+
+/* The counts that begin a FOOTER body [*@q, @end): 0 and *@q past them, or -1. */
+static inline int hs_footer_counts(const uint8_t **q, const uint8_t *end,
+				   uint64_t counts[HS_FC__COUNT])
+{
+	unsigned i;
+
+	for (i = 0; i < HS_FC__COUNT; i++)
+		if (hs_get_varint(q, end, &counts[i]))
+			return -1;
+	return 0;
+}
+
+/* After the counts: the number of chunk index entries. 0 or -1. */
+static inline int hs_footer_index_len(const uint8_t **q, const uint8_t *end, uint64_t *n)
+{
+	return hs_get_varint(q, end, n);
+}
+
+/* The next entry of the chunk index. 0 or -1. */
+static inline int hs_footer_index_next(const uint8_t **q, const uint8_t *end,
+				       struct hs_chunk_index *e)
+{
+	return hs_get_varint(q, end, &e->offset) || hs_get_varint(q, end, &e->first_ticks) ||
+			       hs_get_varint(q, end, &e->last_ticks) ? -1 : 0;
+}
+
 /* --- from records to events ---------------------------------------------- */
 
 /*

@@ -459,14 +459,12 @@ static int walk_record(struct hs_trace *t, struct load_state *ls,
 			ls->last_ticks = rec->ticks;
 		return 0;
 	case HS_TAG_FOOTER: {
-		const uint8_t *q = rec->body, *end = rec->body + rec->body_len;
-		size_t i;
+		const uint8_t *q = rec->body;
 
-		for (i = 0; i < HS_FC__COUNT; i++)
-			if (hs_get_varint(&q, end, &t->footer[i])) {
-				*why = "malformed footer";
-				return -EINVAL;
-			}
+		if (hs_footer_counts(&q, rec->body + rec->body_len, t->footer)) {
+			*why = "malformed footer";
+			return -EINVAL;
+		}
 		t->has_footer = 1;
 		return 0;
 	}

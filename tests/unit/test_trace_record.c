@@ -251,6 +251,39 @@ static void a_sample_is_an_event_of_its_thread(void **state)
 	assert_int_equal(events_of(buf, p, &st, ev), 0);
 }
 
+static void footer_round_trip(void **state)
+{
+	uint64_t counts[HS_FC__COUNT], back[HS_FC__COUNT], n;
+	struct hs_chunk_index idx[2] = { { 16, 5, 9 }, { 4000, 7, UINT64_MAX } }, e;
+	uint8_t buf[512] = { 0 }, *p;
+	struct hs_rec_state st = { 0 };
+	struct hs_rec rec;
+	const uint8_t *q, *end;
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < HS_FC__COUNT; i++)
+		counts[i] = 1000 * i + 1;
+	p = hs_tw_footer(buf, counts, idx, 2);
+	decode_one(buf, p, &st, &rec);
+	assert_int_equal(rec.tag, HS_TAG_FOOTER);
+	q = rec.body;
+	end = rec.body + rec.body_len;
+	assert_int_equal(hs_footer_counts(&q, end, back), 0);
+	assert_memory_equal(back, counts, sizeof(counts));
+	assert_int_equal(hs_footer_index_len(&q, end, &n), 0);
+	assert_true(n == 2);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(hs_footer_index_next(&q, end, &e), 0);
+		assert_memory_equal(&e, &idx[i], sizeof(e));
+	}
+	assert_ptr_equal(q, end);
+	assert_int_equal(hs_footer_index_next(&q, end, &e), -1);
+	/* cut inside the counts */
+	q = rec.body;
+	assert_int_equal(hs_footer_counts(&q, rec.body + 3, back), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -258,6 +291,7 @@ int main(void)
 		cmocka_unit_test(sized_bodies_round_trip),
 		cmocka_unit_test(a_realloc_that_freed_and_an_mremap_are_two_events),
 		cmocka_unit_test(a_sample_is_an_event_of_its_thread),
+		cmocka_unit_test(footer_round_trip),
 	};
 	return cmocka_run_group_tests_name("trace_record", tests, NULL, NULL);
 }
