@@ -333,8 +333,10 @@ walk_events(struct hs_trace *t, struct load_state *ls, const struct hs_rec *rec)
 
 /*
  * Record @rec into @t: the stack tree, the process, threads, modules,
- * clock, RSS, the end, the footer, sampling, and the events
- * (walk_events()). Symbol records are not for here.
+ * clock, RSS, the end, the footer, sampling, and a SAMPLE's event
+ * (walk_events()). The other fixed records never come here: every one
+ * that decodes is walked by fast_record() (which gives NODE to this
+ * function). Symbol records are not for here.
  */
 static int walk_record(struct hs_trace *t, struct load_state *ls,
 		       const struct hs_rec *rec, const char **why)
@@ -342,17 +344,11 @@ static int walk_record(struct hs_trace *t, struct load_state *ls,
 	uint32_t th;
 	int err;
 
-	if (rec->tag == HS_TAG_SPAN)
-		return 0;
 	if (rec->tag == HS_TAG_NODE) {
 		size_t before = t->nr_nodes;
 
 		err = add_node(t, rec->id, rec->parent, rec->addr, ls->last_ticks);
 		return err ? err : note_parent(t, ls, before, rec->parent);
-	}
-	if (rec->tag < HS_TAG_SIZED_FIRST) {
-		err = walk_events(t, ls, rec);
-		return err < 0 ? err : 0;
 	}
 	if (rec->tag == HS_TAG_PROCESS) {
 		if (t->info.present)
