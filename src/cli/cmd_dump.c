@@ -2,6 +2,7 @@
  * cmd_dump - `heapscope dump`: a trace's records as text, for debugging
  * and tests; or its events in time order with their stacks; or totals.
  */
+#include "analysis/totals.h"
 #include "cli/cli.h"
 #include "format/trace_reader.h"
 #include <errno.h>
@@ -63,30 +64,28 @@ static void print_process(const struct hs_rec *rec)
 static void print_footer(const struct hs_rec *rec)
 {
 	const uint8_t *q = rec->body, *end = rec->body + rec->body_len;
-	uint64_t v, n, i;
+	uint64_t counts[HS_FC__COUNT], n, i;
+	struct hs_chunk_index e;
 
 	printf("footer");
-	for (i = 0; i < HS_FC__COUNT; i++) {
-		if (hs_get_varint(&q, end, &v)) {
-			printf(" (malformed)\n");
-			return;
-		}
-		printf(" %s=%" PRIu64, footer_names[i], v);
+	if (hs_footer_counts(&q, end, counts)) {
+		printf(" (malformed)\n");
+		return;
 	}
-	if (hs_get_varint(&q, end, &n)) {
+	for (i = 0; i < HS_FC__COUNT; i++)
+		printf(" %s=%" PRIu64, footer_names[i], counts[i]);
+	if (hs_footer_index_len(&q, end, &n)) {
 		printf(" (malformed)\n");
 		return;
 	}
 	printf(" index=%" PRIu64 "\n", n);
 	for (i = 0; i < n; i++) {
-		uint64_t off, a, b;
-
-		if (hs_get_varint(&q, end, &off) || hs_get_varint(&q, end, &a) ||
-		    hs_get_varint(&q, end, &b)) {
+		if (hs_footer_index_next(&q, end, &e)) {
 			printf("  (malformed index)\n");
 			return;
 		}
-		printf("  chunk at %" PRIu64 " ticks %" PRIu64 "..%" PRIu64 "\n", off, a, b);
+		printf("  chunk at %" PRIu64 " ticks %" PRIu64 "..%" PRIu64 "\n", e.offset,
+		       e.first_ticks, e.last_ticks);
 	}
 }
 
@@ -345,13 +344,13 @@ static int dump_events(const char *path)
 
 static int dump_summary(const char *path)
 {
-	struct hs_trace_stats s;
+	struct hs_heap_totals s;
 	struct hs_trace t;
 	size_t i;
 
 	if (load(path, &t))
 		return HS_EXIT_FAIL;
-	if (hs_trace_stats(&t, &s)) {
+	if (hs_heap_totals(&t, &s)) {
 		hs_trace_release(&t);
 		return cli_fail("out of memory");
 	}

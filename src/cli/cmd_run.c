@@ -8,6 +8,7 @@
  * heapscope says goes to stderr.
  */
 #include "analysis/stats.h"
+#include "analysis/totals.h"
 #include "cli/cli.h"
 #include "common/alloc.h"
 #include "format/trace_reader.h"
@@ -558,19 +559,19 @@ static void finish_children(struct run_opts *o, const struct hs_symbolize_opts *
 }
 
 /*
- * The end summary. Its peak RSS is the trace's, as `heapscope stats`
- * gives it: the highest of the RSS records, and its leaks are stats's
+ * The end summary: the trace's totals (analysis/totals.h), as `heapscope
+ * stats` and `dump --summary` give them, and stats's leaks
  * (docs/memory.md).
  */
 static void summarize(const char *path)
 {
 	struct hs_diag diag = HS_DIAG_INIT(path);
-	struct hs_trace_scan t;
-	const struct hs_trace_stats *s = &t.stats;
+	struct hs_heap_totals tot, *s = &tot;
+	struct hs_trace t;
 	struct stat sb;
 	char a[32], b[32], c[32], msg[1024], leaks[160];
 
-	if (hs_trace_scan(path, &t, &diag)) {
+	if (hs_heap_totals_path(path, &t, &tot, &diag)) {
 		if (!diag.set)
 			hs_diag_set(&diag, 0, "cannot read the trace");
 		fprintf(stderr, "heapscope: %s\n", hs_diag_format(&diag, msg, sizeof(msg)));
@@ -587,20 +588,21 @@ static void summarize(const char *path)
 		" free%s, peak heap %s, peak RSS %s%s\n",
 		s->allocs, cli_s((double)s->allocs), a, s->frees, cli_s((double)s->frees),
 		b, c, leaks);
-	if (t.sample_bytes)
+	if (t.info.sample_bytes)
 		fprintf(stderr, "heapscope: sampled one allocation per %" PRIu64
 			" bytes on average: counts and bytes above are of the samples, "
-			"leaks are estimates\n", t.sample_bytes);
-	if (t.cpu_samples || t.wall_samples)
+			"leaks are estimates\n", t.info.sample_bytes);
+	if (s->cpu_samples || s->wall_samples)
 		fprintf(stderr, "heapscope: %" PRIu64 " CPU sample%s (%.1f ms of CPU), "
 			"%" PRIu64 " wall-clock sample%s: heapscope report --source "
-			"%s %s\n", t.cpu_samples, cli_s((double)t.cpu_samples),
-			(double)t.cpu_ns / 1e6, t.wall_samples, cli_s((double)t.wall_samples),
-			t.cpu_samples ? "cpu" : "wall", path);
+			"%s %s\n", s->cpu_samples, cli_s((double)s->cpu_samples),
+			(double)s->cpu_ns / 1e6, s->wall_samples, cli_s((double)s->wall_samples),
+			s->cpu_samples ? "cpu" : "wall", path);
 	if (t.cut_off)
 		fprintf(stderr, "heapscope: the trace was cut off (the program did not "
-			"finish): %" PRIu64 " event%s recovered\n", t.events,
-			cli_s((double)t.events));
+			"finish): %" PRIu64 " event%s recovered\n", s->events,
+			cli_s((double)s->events));
+	hs_trace_release(&t);
 	if (!stat(path, &sb))
 		cli_human_bytes((double)sb.st_size, a, sizeof(a));
 	else

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
-#include "format/trace_format.h"
+#include "format/trace_record.h"
 
 /*
  * collector - the LD_PRELOAD library's internals, shared by its files.

@@ -23,6 +23,7 @@
 #include "analysis/memviews.h"
 #include "analysis/sourcelines.h"
 #include "analysis/stats.h"
+#include "analysis/totals.h"
 #include "common/diag.h"
 #include "format/trace_reader.h"
 #include "format/trace_writer.h"
@@ -136,7 +137,7 @@ static void try_file(const uint8_t *data, size_t size)
 {
 	struct hs_diag diag = HS_DIAG_INIT("fuzz");
 	struct hs_trace_reader r;
-	struct hs_trace_stats s;
+	struct hs_heap_totals s;
 	struct hs_stack_source src;
 	struct hs_trace t;
 	struct hs_rec rec;
@@ -152,7 +153,7 @@ static void try_file(const uint8_t *data, size_t size)
 		hs_diag_format(&diag, msg, sizeof(msg));
 		return;
 	}
-	hs_trace_stats(&t, &s);
+	hs_heap_totals(&t, &s);
 	hs_source_init(&src);
 	if (!hs_trace_to_source(&t, &src, &diag))
 		fuzz_check_source(&src);
