@@ -38,13 +38,13 @@ static size_t free_slot(const struct hs_idindex_slot *slot, size_t mask, uint32_
 	return i;
 }
 
-int hs_idindex_reserve(struct hs_idindex *ix, size_t n)
+/* Rebuild the slots with room for @n ids (more than now). */
+int hs__idindex_grow(struct hs_idindex *ix, size_t n)
 {
 	struct hs_idindex_slot *slot;
 	size_t cap = ix->cap ? ix->cap : MIN_CAP, i, moved = 0;
 
-	if (n <= ix->cap / 2)
-		return 0;
+	HS_BUG_ON(n <= ix->cap / 2);
 	/* ids are 32-bit: more than 2^32 of them cannot be told apart */
 	if (n > (size_t)UINT32_MAX)
 		return -ENOMEM;

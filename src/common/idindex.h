@@ -54,8 +54,6 @@ void hs_idindex_init(struct hs_idindex *ix);
 void hs_idindex_release(struct hs_idindex *ix);
 /* Remove every id, keeping the slots. */
 void hs_idindex_clear(struct hs_idindex *ix);
-/* Make room for @n ids in all: 0, or -ENOMEM (index unchanged). */
-HS_MUST_CHECK int hs_idindex_reserve(struct hs_idindex *ix, size_t n);
 /* Add @id (not HS_IDINDEX_NONE), whose key hashes to @hash and which
  * the caller knows is not in the index yet: 0 or -ENOMEM. */
 HS_MUST_CHECK int hs_idindex_insert(struct hs_idindex *ix, uint64_t hash, uint32_t id);
@@ -63,6 +61,14 @@ HS_MUST_CHECK int hs_idindex_insert(struct hs_idindex *ix, uint64_t hash, uint32
 int hs_idindex_remove(struct hs_idindex *ix, uint64_t hash, uint32_t id);
 /* Bytes of the slot array. */
 size_t hs_idindex_memory(const struct hs_idindex *ix);
+
+HS_MUST_CHECK int hs__idindex_grow(struct hs_idindex *ix, size_t n);
+
+/* Make room for @n ids in all: 0, or -ENOMEM (index unchanged). */
+static inline HS_MUST_CHECK int hs_idindex_reserve(struct hs_idindex *ix, size_t n)
+{
+	return n <= ix->cap / 2 ? 0 : hs__idindex_grow(ix, n);
+}
 
 static inline uint32_t hs_idindex_fp(uint64_t hash)
 {
