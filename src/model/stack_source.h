@@ -2,6 +2,7 @@
 #define HS_MODEL_STACK_SOURCE_H
 #include <stddef.h>
 #include <stdint.h>
+#include "common/idindex.h"
 #include "common/strtab.h"
 
 /*
@@ -64,8 +65,7 @@ struct hs_stack_source {
 	uint32_t *stack_caller;	/* stack id -> caller stack, HS_NO_STACK at the top */
 	uint32_t *stack_depth;	/* stack id -> number of frames (>= 1) */
 	size_t nr_stacks, alloc_stacks;
-	uint32_t *stack_slot;	/* index: stack id + 1; 0 = empty */
-	size_t nr_stack_slot;	/* power of two, at most half full */
+	struct hs_idindex stack_index;	/* of the stack ids, by (frame, caller, loc) */
 
 	int64_t *time;		/* sample -> ns from the start of the trace */
 	double *metric;		/* sample -> its weight (bytes, ms, 1, ...) */
@@ -92,8 +92,7 @@ struct hs_stack_source {
 	uint32_t *loc_file;	/* location - 1 -> file id */
 	uint32_t *loc_line;	/* location - 1 -> line (1-based) */
 	size_t nr_locs, alloc_locs;
-	uint32_t *loc_slot;	/* index: location; 0 = empty */
-	size_t nr_loc_slot;
+	struct hs_idindex loc_index;	/* of location - 1, by (file, line) */
 	uint32_t *stack_loc;	/* stack id -> location, or NULL */
 };
 
