@@ -21,7 +21,9 @@
 #include "common/alloc.h"
 #include "common/buf.h"
 #include "common/hash.h"
+#include "common/log.h"
 #include <errno.h>
+#include <inttypes.h>
 #include <expat.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -824,9 +826,11 @@ static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **at
 		const char *c = attr(atts, "Count");
 		int64_t n;
 
-		/* a hint only: never trust it with much memory */
-		if (c && !parse_id(c, &n) && n > 0 && n < (1 << 22))
-			hs_source_reserve_samples(x->out, (size_t)n);
+		/* a hint only: never trust it with much memory; without the
+		 * room, the samples grow one at a time */
+		if (c && !parse_id(c, &n) && n > 0 && n < (1 << 22) &&
+		    hs_source_reserve_samples(x->out, (size_t)n))
+			pr_debug("no room for %" PRId64 " samples at once", n);
 		break;
 	}
 	case E_FRAME:

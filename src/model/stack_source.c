@@ -269,10 +269,12 @@ int hs_source_add_sample(struct hs_stack_source *src, int64_t time_ns,
 size_t hs_source_stack_frames(const struct hs_stack_source *src, uint32_t stack,
 			      uint32_t *out, size_t max)
 {
-	size_t depth = hs_source_depth(src, stack);
-	size_t n = depth < max ? depth : max;
-	size_t i = n;
+	size_t depth, n, i;
 
+	HS_BUG_ON(stack != HS_NO_STACK && stack >= src->nr_stacks);
+	depth = hs_source_depth(src, stack);
+	n = depth < max ? depth : max;
+	i = n;
 	while (i > 0) {
 		out[--i] = src->stack_frame[stack];
 		stack = src->stack_caller[stack];
