@@ -57,11 +57,12 @@ struct hs__cache_ent {
 /* A hash map from a DIE (its Dwarf and offset) to a borrowed pointer. */
 struct hs__die_map {
 	struct hs__die_ent {
-		const void *dw;		/* NULL marks a free slot */
+		const void *dw;
 		uint64_t off;
 		void *val;
-	} *ent;
-	size_t nr, nr_slot;		/* power of two, at most half full */
+	} *ent;				/* in the order added */
+	size_t nr, alloc;
+	struct hs_idindex index;	/* of ent, by (dw, off) */
 };
 
 /* libdebuginfod, loaded on first use as libdw itself does: linking it
