@@ -469,6 +469,8 @@ static int get_module(struct hs_symbolizer *s, const struct hs_sym_module *mod,
 	pos = hs_idindex_slot(&s->mod_index, k.hash, mod_eq, s, &k);
 	id = hs_idindex_at(&s->mod_index, pos);
 	if (id != HS_IDINDEX_NONE) {
+		/* s->mod is by id (symbols_internal.h) */
+		HS_BUG_ON(s->mod[id]->id != id);
 		*out = s->mod[id];
 		return 0;
 	}
