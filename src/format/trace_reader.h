@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "common/diag.h"
+#include "common/idindex.h"
 #include "format/trace_format.h"
 #include "format/trace_record.h"
 
@@ -175,8 +176,7 @@ struct hs_trace_symtab {
 	size_t nr_sym, alloc_sym;
 	struct hs_trace_sym_frame *frame;
 	size_t nr_frame, alloc_frame;
-	uint32_t *slot;			/* (module, addr) -> sym index + 1 */
-	size_t nr_slot;
+	struct hs_idindex index;	/* of sym, by (module, addr) */
 	uint32_t *node_sym;		/* node -> sym index, HS_TRACE_NONE; NULL
 					 * when there is no symbol section */
 	uint64_t offset;		/* file offset of the section in use */
