@@ -251,6 +251,35 @@ static void providers_parse(void **state)
 	assert_int_equal(l.nr, 0);
 }
 
+/* Every allocation of the provider list failing in turn: -ENOMEM, nothing leaked. */
+static void providers_out_of_memory(void **state)
+{
+	char err[256];
+	long n;
+	int r;
+
+	(void)state;
+	for (n = 0;; n++) {
+		struct hs_dipc_providers l = { 0 };
+
+		hs_alloc_fail_after(n);
+		r = hs_dipc_providers_default(&l);
+		if (!r)
+			r = hs_dipc_providers_parse(&l, "Microsoft-Windows-DotNETRuntime:1:5:a=b,"
+						    "Other::4:k=v", err, sizeof(err));
+		hs_alloc_fail_after(-1);
+		if (!r) {
+			assert_int_equal(l.nr, 3);
+			assert_string_equal(l.v[0].filter, "a=b");
+			hs_dipc_providers_release(&l);
+			break;
+		}
+		assert_int_equal(r, -ENOMEM);
+		hs_dipc_providers_release(&l);
+	}
+	assert_true(n > 4);
+}
+
 /* --- over sockets ------------------------------------------------------------ */
 
 static void pair(int sv[2])
@@ -439,6 +468,7 @@ int main(void)
 		cmocka_unit_test(advertisement),
 		cmocka_unit_test(replies),
 		cmocka_unit_test(providers_parse),
+		cmocka_unit_test(providers_out_of_memory),
 		cmocka_unit_test(short_reads_and_timeouts),
 		cmocka_unit_test(a_long_reply_is_skipped_past),
 		cmocka_unit_test(collect_over_a_socket),
