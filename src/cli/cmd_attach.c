@@ -298,8 +298,7 @@ int cmd_attach(int argc, char **argv)
 	if (!stopped || gone) {
 		/* the stream ended before we asked: the process went away */
 		fprintf(stderr, "heapscope: process %ld went away during the recording; kept "
-			"the %" PRIu64 " bytes it sent in %s (without the rundown, methods "
-			"compiled before the recording may be unnamed)\n", pid, bytes, out);
+			"the %" PRIu64 " bytes it sent in %s\n", pid, bytes, out);
 		status = bytes ? HS_EXIT_OK : HS_EXIT_FAIL;
 		if (!bytes)
 			unlink(out);

@@ -14,8 +14,9 @@
  * the runtime stops the session at shutdown and writes the rundown (the
  * names of the methods compiled before the session) first.
  *
- * Other .NET processes the program starts inherit the variable and
- * connect too; they are resumed at once and not recorded.
+ * The first runtime to connect is recorded (the program's, unless CMD is
+ * a script that starts .NET processes). Other .NET processes inherit the
+ * variable and connect too; they are resumed at once and not recorded.
  *
  * Ownership: struct cli_dotnet_run owns the socket, its directory, the
  * output file and the thread, from cli_dotnet_run_listen() to
@@ -156,10 +157,12 @@ static double now_ms(void)
 }
 
 /*
- * Handle one advertisement on the listening socket: our program's first
- * connection starts the session, its second resumes it; other processes
- * are resumed; later connections of ours wait, unanswered, until the next
- * one replaces them (the runtime keeps one connection pending).
+ * Handle one advertisement on the listening socket. The first runtime to
+ * connect is the one recorded: the program itself, or the first .NET
+ * process a script run as CMD starts. Its first connection starts the
+ * session, its second resumes it; other processes are resumed; its later
+ * connections wait, unanswered, until the next one replaces them (the
+ * runtime keeps one connection pending).
  */
 static void on_connect(struct cli_dotnet_run *r)
 {
@@ -169,7 +172,10 @@ static void on_connect(struct cli_dotnet_run *r)
 
 	if (fd < 0)
 		return;
-	if ((pid_t)adv.pid != r->pid) {
+	/* the program, or the first runtime it starts (a script that runs dotnet) */
+	if (!r->recorded_pid)
+		r->recorded_pid = adv.pid;
+	if (adv.pid != r->recorded_pid) {
 		resume_and_close(r, fd, 0);
 		return;
 	}

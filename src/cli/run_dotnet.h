@@ -22,7 +22,8 @@ struct cli_dotnet_run {
 	char error[512];		/* what went wrong, for the end */
 	const struct hs_dipc_collect *req; /* borrowed */
 	int lfd, ofd, stream_fd, spare_fd;
-	pid_t pid;
+	pid_t pid;			/* the program */
+	uint64_t recorded_pid;		/* the runtime recorded; 0 until one connects */
 	uint64_t session, bytes;
 	int resumed, refused, cut, started;
 	int program_exited;		/* set by finish(), read by the thread */

@@ -105,3 +105,12 @@ check_gc_alloc() {
 	[[ "$stderr" == *"never connected to the diagnostic port"* ]]
 	[ ! -e t.nettrace ]
 }
+
+@test "run --dotnet of a script records the first .NET process it starts" {
+	run --separate-stderr "$HS_BIN" run --no-view --dotnet -o s.heapscope -- \
+		sh -c 'dotnet out/allocs.dll 1; status=$?; exit $status'
+	[ "$status" -eq 0 ]
+	echo "$output" > s.truth
+	[ "$(truth caught s.truth)" = 1 ]
+	check_gc_alloc s.nettrace s.truth
+}
