@@ -104,6 +104,8 @@ start_gated() {
 	wait "$attach"
 	grep -q "process $pid went away during the recording; kept the [0-9]* bytes" x/attach.err
 	check_gc_alloc x.nettrace x/truth
+	# its exit wrote the rundown
+	grep -q '^"System.Private.CoreLib!System.String.Ctor(wchar,int32)",' x.nettrace.csv
 }
 
 @test "attach: no such process, and a process that is not .NET" {
