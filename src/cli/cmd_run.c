@@ -10,6 +10,8 @@
 #include "analysis/stats.h"
 #include "analysis/totals.h"
 #include "cli/cli.h"
+#include "cli/dotnet_session.h"
+#include "cli/run_dotnet.h"
 #include "common/alloc.h"
 #include "format/trace_reader.h"
 #include "symbols/trace_symbolize.h"
@@ -43,6 +45,9 @@ struct run_opts {
 	int perf;			/* --perf: let perf record instead */
 	struct cli_string_list debug_dirs; /* --debug-dir, for the symbols */
 	char manifest[PATH_MAX];	/* the children's traces are listed here; "" */
+	int dotnet;			/* --dotnet 1, --no-dotnet -1, 0: detect */
+	struct cli_string_list providers; /* --providers, for --dotnet */
+	const char *dotnet_port;	/* DOTNET_DiagnosticPorts for the child, or NULL */
 };
 
 /* The preload library: next to this executable, else in the libdir. */
@@ -135,6 +140,8 @@ static void child(const struct run_opts *o, const char *preload, const char *mad
 	setenv("HEAPSCOPE_OPTIONS", opts, 1);
 	if (o->manifest[0])
 		setenv("HEAPSCOPE_MANIFEST", o->manifest, 1);
+	if (o->dotnet_port)
+		setenv("DOTNET_DiagnosticPorts", o->dotnet_port, 1);
 	old = getenv("LD_PRELOAD");
 	if (old && *old) {
 		size_t n = strlen(preload) + strlen(old) + 2;
@@ -715,6 +722,17 @@ static const struct cli_option run_options[] = {
 		 "the scheduler's events when allowed, then perf\n"
 		 "script into -o FILE, default COMM.data.txt: the\n"
 		 "commands of docs/perf.md); --cpu=HZ sets its rate"),
+	OPT_SET_INT(0, "dotnet", struct run_opts, dotnet, 1,
+		    "also record the .NET runtime's events (GC allocation\n"
+		    "ticks, GCs, JIT, exceptions, the SampleProfiler)\n"
+		    "through a diagnostic port into COMM.PID.nettrace;\n"
+		    "the default when CMD is `dotnet` or an apphost"),
+	OPT_SET_INT(0, "no-dotnet", struct run_opts, dotnet, -1,
+		    "do not record the .NET runtime's events"),
+	OPT_STRING_LIST(0, "providers", struct run_opts, providers, "LIST",
+			"more .NET providers, in dotnet-trace's syntax:\n"
+			"Provider[:keywords[:level[:key=value;...]]],...\n"
+			"(one of the same name replaces heapscope's)"),
 	OPT_END(),
 };
 
@@ -725,13 +743,17 @@ const struct cli_syntax cli_run_syntax = {
 		 "                     [--max-depth N] [--follow-fork] [--follow-exec]\n"
 		 "                     [--no-view] [--no-symbolize] [--debug-dir DIR]...\n"
 		 "                     [--cpu[=HZ]] [--cpu-clock perf|timer] [--wall[=HZ]]\n"
-		 "                     [--no-heap] [--perf]\n"
+		 "                     [--no-heap] [--perf] [--[no-]dotnet] [--providers LIST]\n"
 		 "                     [-q] [--] CMD [ARGS...]\n",
 	.intro = "Run CMD with heapscope's collector preloaded and record every heap\n"
 		 "allocation and free (malloc, calloc, realloc, the aligned variants, C++\n"
 		 "new and delete, anonymous mmap) with its call stack, into a trace file.\n"
 		 "The exit status is CMD's (128+N if signal N killed it). At the end a\n"
-		 "summary goes to stderr; CMD's own output is untouched.\n",
+		 "summary goes to stderr; CMD's own output is untouched.\n"
+		 "\n"
+		 "For a .NET program (`dotnet app.dll`, or an apphost) the runtime's events\n"
+		 "are recorded too, as `heapscope attach` does, into COMM.PID.nettrace beside\n"
+		 "the trace (docs/dotnet.md).\n",
 	.options = run_options,
 	.flags = CLI_SYNTAX_STOP_AT_OPERAND,
 	.help_column = 26,
@@ -743,7 +765,13 @@ int cmd_run(int argc, char **argv)
 	struct sigaction ign, old_int, old_quit, fwd, old_term, old_hup;
 	char preload[PATH_MAX], path[PATH_MAX] = "";
 	int i, n, pipefd[2], status, exec_errno = 0, create_errno = 0, made = 0;
+	int dotnet = 0, have_nettrace = 0;
+	struct hs_dipc_providers providers = { 0 };
+	struct hs_dipc_collect req;
+	struct cli_dotnet_run dr;
 	pid_t pid;
+
+	memset(&dr, 0, sizeof(dr));
 
 	n = cli_parse_options(&cli_run_syntax, &o, argc, argv, &status);
 	for (i = 0; n >= 0 && i < (int)o.debug_dirs.nr; i++) {
@@ -761,7 +789,15 @@ int cmd_run(int argc, char **argv)
 	}
 	if (n < 0) {
 		cli_string_list_release(&o.debug_dirs);
+		cli_string_list_release(&o.providers);
 		return status;
+	}
+	if (o.dotnet > 0 && o.perf)
+		return cli_usage_error("run", "--dotnet does not go with --perf");
+	dotnet = o.dotnet > 0 || (!o.dotnet && !o.perf && cli_dotnet_program(argv[0]));
+	if (o.providers.nr && !dotnet) {
+		cli_string_list_release(&o.providers);
+		return cli_usage_error("run", "--providers is for a .NET program (--dotnet)");
 	}
 	if (o.no_heap && !o.cpu_hz && !o.wall_hz)
 		return cli_usage_error("run", "--no-heap needs --cpu or --wall");
@@ -792,10 +828,30 @@ int cmd_run(int argc, char **argv)
 		close(fd);
 		made = 1;
 	}
+	if (dotnet) {
+		status = cli_dotnet_providers("run", &o.providers, &providers);
+		if (!status) {
+			cli_dotnet_request(&providers, &req);
+			status = cli_dotnet_run_listen(&dr, &req);
+		}
+		if (status) {
+			cli_string_list_release(&o.providers);
+			cli_string_list_release(&o.debug_dirs);
+			hs_dipc_providers_release(&providers);
+			if (made)
+				unlink(o.out);
+			return status;
+		}
+		o.dotnet_port = dr.env;
+	}
 	if (pipe2(pipefd, O_CLOEXEC)) {
+		int e = errno;
+
+		if (dotnet)
+			cli_dotnet_run_finish(&dr, 1);
 		if (made)
 			unlink(o.out);
-		return cli_fail("cannot create a pipe: %s", strerror(errno));
+		return cli_fail("cannot create a pipe: %s", strerror(e));
 	}
 	make_manifest(&o);
 	fflush(stdout);
@@ -805,6 +861,8 @@ int cmd_run(int argc, char **argv)
 		int e = errno;
 
 		drop_manifest(&o);
+		if (dotnet)
+			cli_dotnet_run_finish(&dr, 1);
 		if (made)
 			unlink(o.out);
 		return cli_fail("cannot fork: %s", strerror(e));
@@ -826,6 +884,8 @@ int cmd_run(int argc, char **argv)
 	sigaction(SIGHUP, &fwd, &old_hup);
 	read_report(pipefd[0], path, sizeof(path), &exec_errno, &create_errno);
 	close(pipefd[0]);
+	if (dotnet && path[0] && !exec_errno)
+		cli_dotnet_run_start(&dr, pid, path);
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			status = 127 << 8;
@@ -836,6 +896,11 @@ int cmd_run(int argc, char **argv)
 	sigaction(SIGQUIT, &old_quit, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGHUP, &old_hup, NULL);
+	if (dotnet) {
+		have_nettrace = cli_dotnet_run_finish(&dr, o.quiet);
+		hs_dipc_providers_release(&providers);
+		cli_string_list_release(&o.providers);
+	}
 	if (create_errno) {
 		fprintf(stderr, "heapscope: error: cannot create a trace file in the "
 			"current directory: %s\n", strerror(create_errno));
@@ -872,10 +937,10 @@ int cmd_run(int argc, char **argv)
 		summarize(path);
 	/* then the viewer, for a person at a terminal (scripts get their status) */
 	if (path[0] && !o.no_view && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
-		char *paths[] = { path };
+		char *paths[] = { path, dr.out };
 		const struct cli_view_opts vo = { 0 };
 
-		cli_view_files(1, paths, NULL, &vo);
+		cli_view_files(have_nettrace ? 2 : 1, paths, NULL, &vo);
 	}
 	if (WIFSIGNALED(status)) {
 		fprintf(stderr, "heapscope: %s was killed by signal %d (%s)\n", argv[0],

@@ -11,6 +11,10 @@
 // NullReferenceException (the runtime turns the SIGSEGV into it), and runs
 // worker threads that spin and sleep. At the end it prints the truth it
 // measured itself, one "key value" line each, for the tests to compare.
+//
+// With ALLOCS_GATE=PATH in its environment it prints "ready PID" and waits
+// until PATH exists before it allocates, and until PATH.end exists before
+// it exits (at most a minute each): the tests that attach to it use that.
 using System;
 using System.Runtime.CompilerServices;
 using System.Threading;
@@ -80,6 +84,12 @@ namespace Allocs
                 Console.WriteLine("never");
         }
 
+        static void WaitFor(string path)
+        {
+            for (int i = 0; i < 6000 && !System.IO.File.Exists(path); i++)
+                Thread.Sleep(10);
+        }
+
         static long Measure(Action a)
         {
             long before = GC.GetAllocatedBytesForCurrentThread();
@@ -93,6 +103,12 @@ namespace Allocs
             int foos = 50_000 * scale, arrays = 10 * scale, strings = 10_000 * scale;
             int collects = 3;
             var workers = new Thread[3];
+            string gate = Environment.GetEnvironmentVariable("ALLOCS_GATE");
+
+            if (gate != null) {
+                Console.WriteLine("ready " + Environment.ProcessId);
+                WaitFor(gate);
+            }
 
             for (int i = 0; i < workers.Length; i++) {
                 workers[i] = new Thread(Spin) { Name = "spinner" + i };
@@ -118,6 +134,8 @@ namespace Allocs
             Console.WriteLine("gc_count_before_collects " + gcBefore);
             Console.WriteLine("gc_count " + GC.CollectionCount(0));
             Console.WriteLine("caught " + (caught ? 1 : 0));
+            if (gate != null)
+                WaitFor(gate + ".end");
             return caught ? 0 : 1;
         }
     }
