@@ -1104,6 +1104,32 @@ static int emit_live(struct view *v, double lo)
 }
 
 /*
+ * Apply event @i of @t to @sizes (live address -> size) and to the weighted
+ * bytes in use *@in_use. Returns 1 if the heap changed, 0 if the event is
+ * neither an allocation nor the free of a live block, or a negative errno
+ * (*@in_use still counts the allocation).
+ */
+static int heap_step(const struct hs_trace *t, size_t i, struct hs_u64map *sizes,
+		     double *in_use)
+{
+	uint64_t old;
+	int err;
+
+	if (t->op[i] == HS_OP_ALLOC) {
+		err = live_size_put(sizes, t->addr[i], t->size[i], &old);
+		if (err == 1)
+			*in_use -= (double)old * weight(t, old);
+		*in_use += (double)t->size[i] * weight(t, t->size[i]);
+		return err < 0 ? err : 1;
+	}
+	if (t->op[i] == HS_OP_FREE && live_size_del(sizes, t->addr[i], &old)) {
+		*in_use -= (double)old * weight(t, old);
+		return 1;
+	}
+	return 0;
+}
+
+/*
  * peak: when was heap in use highest within the range (pass 1), then the
  * blocks live at that moment (pass 2, a view of the events before it).
  */
@@ -1112,11 +1138,10 @@ static int view_peak(struct view *v)
 	const struct hs_trace *t = v->t;
 	struct hs_trace_event e;
 	struct hs_u64map sizes = HS_U64MAP_INIT;	/* live address -> size */
-	uint64_t old;
 	double in_use = 0, peak = -1;
 	size_t i, upto = 0;	/* the peak is after events [0, upto) */
 	int64_t peak_ns = -1;
-	int err = 0, have = 0;
+	int err = 0, have = 0, step;
 
 	for (i = 0; !err; i++) {
 		int end = i == t->nr_events || (double)t->time[i] > v->hi;
@@ -1133,17 +1158,10 @@ static int view_peak(struct view *v)
 		}
 		if (end)
 			break;
-		if (t->op[i] == HS_OP_ALLOC) {
-			err = live_size_put(&sizes, t->addr[i], t->size[i], &old);
-			if (err == 1)
-				in_use -= (double)old * weight(t, old);
-			err = err < 0 ? err : 0;
-			in_use += (double)t->size[i] * weight(t, t->size[i]);
-		} else if (t->op[i] == HS_OP_FREE && live_size_del(&sizes, t->addr[i], &old)) {
-			in_use -= (double)old * weight(t, old);
-		} else {
+		step = heap_step(t, i, &sizes, &in_use);
+		if (!step)
 			continue;
-		}
+		err = step < 0 ? step : 0;
 		if (have && in_use > peak) {
 			peak = in_use;
 			upto = i + 1;
@@ -1167,23 +1185,15 @@ int hs_memview_heap_walk(const struct hs_trace *t,
 			 void (*fn)(void *ctx, int64_t time, double in_use), void *ctx)
 {
 	struct hs_u64map sizes = HS_U64MAP_INIT;	/* live address -> size */
-	uint64_t old;
 	double in_use = 0;
 	size_t i;
-	int err = 0;
+	int err = 0, step;
 
 	for (i = 0; i < t->nr_events && !err; i++) {
-		if (t->op[i] == HS_OP_ALLOC) {
-			err = live_size_put(&sizes, t->addr[i], t->size[i], &old);
-			if (err == 1)
-				in_use -= (double)old * weight(t, old);
-			err = err < 0 ? err : 0;
-			in_use += (double)t->size[i] * weight(t, t->size[i]);
-		} else if (t->op[i] == HS_OP_FREE && live_size_del(&sizes, t->addr[i], &old)) {
-			in_use -= (double)old * weight(t, old);
-		} else {
+		step = heap_step(t, i, &sizes, &in_use);
+		if (!step)
 			continue;
-		}
+		err = step < 0 ? step : 0;
 		fn(ctx, t->time[i], in_use);
 	}
 	hs_u64map_release(&sizes);
