@@ -1053,6 +1053,16 @@ static void set_origins(struct hs_view *v, const struct hs_calltree *ct)
 	}
 }
 
+double hs_view_pct(const struct hs_view *v, double x)
+{
+	double r;
+
+	if (!(v->basis > 0))
+		return 0;
+	r = 100 * x / v->basis;
+	return isfinite(r) ? r : x / v->basis * 100;	/* 100 * x overflowed */
+}
+
 int hs_view_build(struct hs_view *v, const struct hs_calltree *ct,
 		  const struct hs_view_opts *o)
 {

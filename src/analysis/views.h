@@ -112,6 +112,9 @@ struct hs_view {
 	struct hs_stack_source names;	/* names of Callers/Callees tree rows */
 };
 
+/* @x as a percentage of @v's basis; 0 when the basis is 0 */
+double hs_view_pct(const struct hs_view *v, double x);
+
 /*
  * Compute view @o->kind of @ct into @v. Returns 0; -ENOENT when the focus
  * name is not a node of the tree (or is missing); -ENOMEM. On error @v is
