@@ -1067,6 +1067,7 @@ int hs_view_build(struct hs_view *v, const struct hs_calltree *ct,
 		  const struct hs_view_opts *o)
 {
 	uint32_t focus = HS_NO_FRAME;
+	size_t i;
 	int err;
 
 	memset(v, 0, sizeof(*v));
@@ -1103,9 +1104,13 @@ int hs_view_build(struct hs_view *v, const struct hs_calltree *ct,
 	default:
 		err = -EINVAL;
 	}
-	if (err)
+	if (err) {
 		hs_view_release(v);
-	else
-		set_origins(v, ct);
-	return err;
+		return err;
+	}
+	set_origins(v, ct);
+	/* depth-first rows: a parent row comes before its children */
+	for (i = 0; i < v->nr_rows; i++)
+		HS_BUG_ON(v->rows[i].parent != HS_NO_NODE && v->rows[i].parent >= i);
+	return 0;
 }
