@@ -242,6 +242,27 @@ char *hs_clr_module_name(const char *il_path)
 	return hs_strdup(base);
 }
 
+int hs_clr_alloc_amount(const struct hs_nettrace_event *ev, uint64_t *amount, uint32_t *kind)
+{
+	struct cursor c;
+	uint64_t amount64 = 0;
+	uint32_t amount32;
+
+	*amount = 0;
+	*kind = HS_CLR_ALLOC_SMALL;
+	if (!hs_clr_is(ev, HS_CLR_PROVIDER, HS_CLR_GC_ALLOCATION_TICK))
+		return -ENOENT;
+	cursor_init(&c, ev);
+	amount32 = (uint32_t)take(&c, 4);
+	*kind = (uint32_t)take(&c, 4);
+	if (ev->meta->version >= 2) {
+		take(&c, 2);	/* CLR instance id */
+		amount64 = take(&c, 8);
+	}
+	*amount = amount64 ? amount64 : amount32;
+	return finish(&c);
+}
+
 int hs_clr_gc_start(const struct hs_nettrace_event *ev, struct hs_clr_gc_start *out)
 {
 	struct cursor c;

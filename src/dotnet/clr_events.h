@@ -71,6 +71,13 @@ struct hs_clr_alloc_tick {
 int hs_clr_alloc_tick(const struct hs_nettrace_event *ev, unsigned pointer_size,
 		      struct hs_clr_alloc_tick *out);
 void hs_clr_alloc_tick_release(struct hs_clr_alloc_tick *t);
+/*
+ * Only the amount and kind of a GCAllocationTick (any version), without
+ * the type name: for consumers that count bytes per tick and must not
+ * allocate. *@amount is AllocationAmount64, or AllocationAmount where that
+ * is 0 or absent (version 0 and 1).
+ */
+int hs_clr_alloc_amount(const struct hs_nettrace_event *ev, uint64_t *amount, uint32_t *kind);
 
 /* AllocationSampled (.NET 10): one randomly sampled allocation. */
 struct hs_clr_alloc_sampled {
