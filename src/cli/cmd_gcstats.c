@@ -2,16 +2,14 @@
  * cmd_gcstats - `heapscope gcstats FILE`: PerfView's GCStats report of a
  * .nettrace (plain or zipped): the summary, "GC Rollup By Generation" and
  * "GC Events by Time", as text, JSON or one self-contained HTML page.
- * The numbers come from dotnet/gc_stats.c; this file reads the file into
- * it and prints. Sizes are in MB of 1,000,000 bytes, as in PerfView.
+ * The numbers come from dotnet/gc_stats.c (read by io/gc_stats_load.c,
+ * JSON by dotnet/gc_stats_json.c); this file prints them. Sizes are in MB of 1,000,000 bytes, as in PerfView.
  */
 #include "cli/cli.h"
 #include "common/diag.h"
 #include "common/log.h"
 #include "dotnet/gc_stats.h"
-#include "dotnet/nettrace.h"
-#include "io/zipfile.h"
-#include <errno.h>
+#include "io/gc_stats_load.h"
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
@@ -48,87 +46,36 @@ const struct cli_syntax cli_gcstats_syntax = {
 	.help_column = 16,
 };
 
-/* What was read besides the GCs. */
+/* A trace's GCs and what the read found. */
 struct gc_read {
 	struct hs_gc_stats st;
 	uint32_t pid;
-	int have_header;
 };
-
-static int on_header(void *ctx, const struct hs_nettrace_header *h)
-{
-	struct gc_read *r = ctx;
-
-	r->pid = h->pid;
-	r->have_header = 1;
-	hs_gc_stats_header(&r->st, h);
-	return 0;
-}
-
-static int on_event(void *ctx, const struct hs_nettrace_event *ev)
-{
-	struct gc_read *r = ctx;
-
-	return hs_gc_stats_event(&r->st, ev);
-}
-
-/* Whether @path starts as a zip or as a nettrace stream: 'z', 'n' or 0. */
-static int sniff(const char *path)
-{
-	unsigned char head[8];
-	size_t n = 0;
-	FILE *f = fopen(path, "rb");
-
-	if (!f)
-		return -1;
-	n = fread(head, 1, sizeof(head), f);
-	fclose(f);
-	if (n >= 4 && !memcmp(head, "PK\3\4", 4))
-		return 'z';
-	return hs_nettrace_sniff(head, n) ? 'n' : 0;
-}
 
 /* Read @in into @r; the exit status (after printing why on failure). */
 static int read_trace(const struct cli_input *in, struct gc_read *r)
 {
-	struct hs_nettrace_ops ops = { .ctx = r, .header = on_header, .event = on_event };
 	struct hs_diag diag = HS_DIAG_INIT(in->name);
-	struct hs_nettrace_stats ns;
+	struct hs_gc_load_info info;
 	char msg[1024];
-	FILE *f;
-	int kind = sniff(in->path), err;
+	int err;
 
-	if (kind < 0)
-		return cli_fail("%s: %s", in->name, strerror(errno));
-	if (!kind)
+	err = hs_gc_stats_load(in->path, &r->st, &info, &diag);
+	r->pid = info.pid;
+	if (err && info.not_nettrace)
 		return cli_fail("gcstats reads .nettrace files (EventPipe traces of .NET "
 				"programs, plain or zipped); %s is not one", in->name);
-	f = kind == 'z' ? hs_zip_open_entry(in->path, ".nettrace", NULL, &diag) :
-	    fopen(in->path, "rb");
-	if (!f) {
-		if (!diag.set)
-			hs_diag_set(&diag, 0, "%s", strerror(errno));
-		return cli_fail("gcstats reads .nettrace files; %s",
-				hs_diag_format(&diag, msg, sizeof(msg)));
-	}
-	err = hs_nettrace_read(f, &ops, &ns, &diag);
-	fclose(f);
-	if (!err && !r->have_header) {
-		hs_diag_set_offset(&diag, ns.bytes, "the trace ends before its Trace object");
-		err = -EINVAL;
-	}
 	if (err) {
 		if (!diag.set)
 			hs_diag_set(&diag, 0, "%s", strerror(-err));
 		return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
 	}
-	if (ns.truncated)
+	if (info.truncated)
 		pr_warn("%s: cut off at offset %" PRIu64 "; the GCs before it are kept, "
-			"the last may be incomplete", in->name, ns.truncated_at);
-	if (ns.nr_lost)
+			"the last may be incomplete", in->name, info.truncated_at);
+	if (info.nr_lost)
 		pr_warn("%s: the runtime dropped %" PRIu64 " event%s; some GCs may be "
-			"incomplete", in->name, ns.nr_lost, ns.nr_lost == 1 ? "" : "s");
-	hs_gc_stats_finish(&r->st);
+			"incomplete", in->name, info.nr_lost, info.nr_lost == 1 ? "" : "s");
 	return HS_EXIT_OK;
 }
 
@@ -227,106 +174,12 @@ static void text(const char *name, const struct gc_read *r)
 	}
 }
 
-/* ---- JSON ---- */
-
-/* A number, or null when unknown. */
-static json_t *jnum(double v)
-{
-	return isnan(v) || isinf(v) ? json_null() : json_real(v);
-}
-
-static json_t *summary_json(const char *name, const struct gc_read *r)
-{
-	const struct hs_gc_stats *s = &r->st;
-
-	return json_pack("{s:s, s:I, s:o, s:o, s:o, s:I, s:I, s:I, s:o, s:o, s:o, s:o}",
-			 "trace", name, "pid", (json_int_t)r->pid,
-			 "duration_ms", jnum(s->duration_ms),
-			 "total_allocated_mb",
-			 s->has_alloc_ticks ? jnum(s->total_alloc_bytes / MB) : json_null(),
-			 "total_allocated_bytes",
-			 s->has_alloc_ticks ? jnum(s->total_alloc_bytes) : json_null(),
-			 "gc_count", (json_int_t)s->nr,
-			 "induced", (json_int_t)s->rollup[0].induced,
-			 "incomplete", (json_int_t)s->nr_incomplete,
-			 "total_pause_ms", jnum(s->total_pause_ms),
-			 "max_pause_ms", jnum(s->max_pause_ms),
-			 "pause_percent", jnum(s->pause_percent),
-			 "max_heap_mb", jnum(s->max_peak_bytes / MB));
-}
-
-static json_t *rollup_json(const struct hs_gc_rollup *u, int k)
-{
-	return json_pack("{s:s, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
-			 "gen", gen_label(k), "count", (json_int_t)u->count,
-			 "induced", (json_int_t)u->induced,
-			 "max_pause_ms", jnum(u->max_pause_ms),
-			 "mean_pause_ms", jnum(u->mean_pause_ms),
-			 "total_pause_ms", jnum(u->total_pause_ms),
-			 "max_peak_mb", jnum(u->max_peak_bytes / MB),
-			 "mean_peak_mb", jnum(u->mean_peak_bytes / MB),
-			 "mean_after_mb", jnum(u->mean_after_bytes / MB),
-			 "total_alloc_mb", jnum(u->total_alloc_bytes / MB),
-			 "total_promoted_mb", jnum(u->total_promoted_bytes / MB));
-}
-
-static json_t *gc_json(const struct hs_gc_record *gc)
-{
-	static const char *const names[HS_GC__NR_GENS] = { "gen0", "gen1", "gen2", "loh", "poh" };
-	char b1[32], b2[32];
-	json_t *o, *gens;
-	int g;
-
-	gens = json_object();
-	for (g = 0; gens && g < HS_GC__NR_GENS; g++)
-		json_object_set_new(gens, names[g], json_pack(
-			"{s:o, s:o, s:o}",
-			"size_mb", gc->has_heap_stats ? jnum((double)gc->heap.gen_size[g] / MB) :
-				   json_null(),
-			"promoted_mb", gc->has_heap_stats ?
-				       jnum((double)gc->heap.promoted[g] / MB) : json_null(),
-			"survival_percent", jnum(gc->survival[g])));
-	o = json_pack("{s:I, s:I, s:o, s:o, s:s, s:I, s:I, s:s, s:o, s:o, s:o, s:o, s:o, s:o,"
-		      " s:o, s:o, s:o, s:o, s:b}",
-		      "index", (json_int_t)gc->index, "number", (json_int_t)gc->number,
-		      "pause_start_ms", jnum(gc->pause_start_ms),
-		      "start_ms", jnum(gc->start_ms),
-		      "reason", hs_gc_reason_name(gc->reason, b1, sizeof(b1)),
-		      "reason_id", (json_int_t)gc->reason,
-		      "generation", (json_int_t)gc->generation,
-		      "kind", hs_gc_kind_name(gc->kind, b2, sizeof(b2)),
-		      "suspend_ms", jnum(gc->suspend_ms),
-		      "pause_ms", jnum(gc->pause_ms),
-		      "duration_ms", jnum(gc->duration_ms),
-		      "gen0_alloc_mb", jnum((double)gc->alloc_gen0 / MB),
-		      "large_alloc_mb", jnum((double)gc->alloc_large / MB),
-		      "peak_mb", jnum(gc->peak_bytes / MB),
-		      "after_mb", jnum(gc->after_bytes / MB),
-		      "promoted_mb", jnum(gc->promoted_bytes / MB),
-		      "generations", gens ? gens : json_null(),
-		      "pinned_objects", gc->has_heap_stats ?
-					json_integer(gc->heap.pinned_objects) : json_null(),
-		      "complete", gc->complete);
-	return o;
-}
-
 static int json_out(const char *name, const struct gc_read *r)
 {
-	json_t *out = json_object(), *roll = json_array(), *gcs = json_array();
-	size_t i;
-	int k, err;
+	json_t *out = hs_gc_stats_json(&r->st, name, r->pid);
+	int err = !out || json_dumpf(out, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ||
+		  putchar('\n') == EOF;
 
-	err = !out || !roll || !gcs;
-	for (k = 0; !err && k < 4; k++)
-		err = json_array_append_new(roll, rollup_json(&r->st.rollup[k], k));
-	for (i = 0; !err && i < r->st.nr; i++)
-		err = json_array_append_new(gcs, gc_json(&r->st.gcs[i]));
-	err = err || json_object_set_new(out, "summary", summary_json(name, r)) ||
-	      json_object_set(out, "rollup", roll) || json_object_set(out, "gcs", gcs) ||
-	      json_dumpf(out, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ||
-	      putchar('\n') == EOF;
-	json_decref(roll);
-	json_decref(gcs);
 	json_decref(out);
 	return err;
 }
@@ -465,7 +318,6 @@ int cmd_gcstats(int argc, char **argv)
 	if (ret)
 		return ret;
 	memset(&r, 0, sizeof(r));
-	hs_gc_stats_init(&r.st);
 	ret = read_trace(&in, &r);
 	if (ret == HS_EXIT_OK) {
 		if (format == FORMAT_JSON)

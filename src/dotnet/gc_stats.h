@@ -121,6 +121,14 @@ int hs_gc_stats_event(struct hs_gc_stats *s, const struct hs_nettrace_event *ev)
 /* After the last event: the derived fields, rollups and summary. */
 void hs_gc_stats_finish(struct hs_gc_stats *s);
 
+/*
+ * The whole report as {"summary": {...}, "rollup": [...], "gcs": [...]}
+ * (docs/dotnet.md; MB of 1e6 bytes, unknown numbers null), the trace
+ * named @name of process @pid. A new reference, or NULL (no memory).
+ */
+struct json_t;
+struct json_t *hs_gc_stats_json(const struct hs_gc_stats *s, const char *name, uint32_t pid);
+
 /* "Induced", "AllocSmall", ...; "Reason<N>" into @buf for others. */
 const char *hs_gc_reason_name(uint32_t reason, char *buf, size_t n);
 /* "NonConcurrentGC", "BackgroundGC", "ForegroundGC", or "Kind<N>" into @buf. */

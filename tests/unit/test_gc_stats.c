@@ -18,7 +18,9 @@
 #include <cmocka.h>
 #include "dotnet/gc_stats.h"
 #include "dotnet/nettrace.h"
+#include "io/gc_stats_load.h"
 #include "io/zipfile.h"
+#include <jansson.h>
 
 /* @a within @eps of @b (this cmocka has no assert_double_equal). */
 #define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
@@ -370,6 +372,22 @@ static void missing_and_cut_off(void **state)
 	assert_int_equal(f.s.nr_incomplete, 2);
 	assert_near(f.s.total_pause_ms, 4, 1e-9);
 	assert_false(f.s.has_alloc_ticks);
+	/* in JSON, what is unknown is null */
+	{
+		json_t *j = hs_gc_stats_json(&f.s, "t", 1);
+		json_t *g0 = json_array_get(json_object_get(j, "gcs"), 0);
+
+		assert_non_null(j);
+		assert_true(json_is_null(json_object_get(g0, "pause_ms")));
+		assert_true(json_is_null(json_object_get(g0, "suspend_ms")));
+		assert_true(json_is_false(json_object_get(g0, "complete")));
+		assert_true(json_is_null(json_object_get(json_object_get(j, "summary"),
+							  "total_allocated_mb")));
+		assert_int_equal(json_integer_value(json_object_get(
+			json_object_get(j, "summary"), "incomplete")), 2);
+		assert_int_equal(json_array_size(json_object_get(j, "rollup")), 4);
+		json_decref(j);
+	}
 	hs_gc_stats_release(&f.s);
 }
 
@@ -497,6 +515,31 @@ static void fixture_zip_and_sampled(void **state)
 	hs_gc_stats_release(&s);
 }
 
+/* The loader: a zip, a plain file, and what is not a .nettrace. */
+static void load(void **state)
+{
+	struct hs_gc_stats s;
+	struct hs_gc_load_info info;
+	struct hs_diag d = HS_DIAG_INIT("x");
+	char path[1024];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/dotnet/allocs-rundown.nettrace.zip", HS_TEST_DATA);
+	assert_int_equal(hs_gc_stats_load(path, &s, &info, &d), 0);
+	assert_int_equal(s.nr, 3);
+	assert_true(info.pid > 0);
+	assert_false(info.truncated);
+	hs_gc_stats_release(&s);
+	snprintf(path, sizeof(path), "%s/dotnet/allocs.truth", HS_TEST_DATA);
+	assert_int_equal(hs_gc_stats_load(path, &s, &info, &d), -EINVAL);
+	assert_true(info.not_nettrace);
+	hs_gc_stats_release(&s);
+	snprintf(path, sizeof(path), "%s/dotnet/no-such.nettrace", HS_TEST_DATA);
+	assert_int_equal(hs_gc_stats_load(path, &s, &info, &d), -ENOENT);
+	assert_false(info.not_nettrace);
+	hs_gc_stats_release(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -509,6 +552,7 @@ int main(void)
 		cmocka_unit_test(names),
 		cmocka_unit_test(fixture_allocs),
 		cmocka_unit_test(fixture_zip_and_sampled),
+		cmocka_unit_test(load),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
