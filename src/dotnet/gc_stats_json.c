@@ -18,9 +18,12 @@ static const char *const rollup_names[4] = { "ALL", "0", "1", "2" };
 
 static json_t *summary_json(const struct hs_gc_stats *s, const char *name, uint32_t pid)
 {
-	return json_pack("{s:s, s:I, s:o, s:o, s:o, s:I, s:I, s:I, s:o, s:o, s:o, s:o}",
+	return json_pack("{s:s, s:I, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:I, s:o, s:o, s:o,"
+			 " s:o}",
 			 "trace", name, "pid", (json_int_t)pid,
 			 "duration_ms", jnum(s->duration_ms),
+			 "first_ms", jnum(s->have_event ? s->first_ms : NAN),
+			 "last_ms", jnum(s->have_event ? s->last_ms : NAN),
 			 "total_allocated_mb",
 			 s->has_alloc_ticks ? jnum(s->total_alloc_bytes / MB) : json_null(),
 			 "total_allocated_bytes",
