@@ -177,7 +177,8 @@ static void text(const char *name, const struct gc_read *r)
 static int json_out(const char *name, const struct gc_read *r)
 {
 	json_t *out = hs_gc_stats_json(&r->st, name, r->pid);
-	int err = !out || json_dumpf(out, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ||
+	int err = !out || json_dumpf(out, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+				     JSON_REAL_PRECISION(12)) ||
 		  putchar('\n') == EOF;
 
 	json_decref(out);
