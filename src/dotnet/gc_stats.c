@@ -206,9 +206,15 @@ static void on_heap_stats(struct hs_gc_stats *s, const struct hs_nettrace_event 
 	r->heap = hs;
 	r->has_heap_stats = 1;
 	if (r->kind == HS_GC_BACKGROUND) {
-		r->complete = 1;
 		if (s->current_bgc && &s->gcs[s->current_bgc - 1] == r)
 			s->current_bgc = 0;
+		/*
+		 * Its end in its own initial suspension (the runtime may do the
+		 * whole of a requested background GC there): the restart still
+		 * to come ends its pause.
+		 */
+		if (isnan(s->suspend_begin_ms) || s->suspend_for_bgc)
+			r->complete = 1;
 	} else if (!isnan(r->pause_ms)) {
 		r->complete = 1;
 	}
@@ -227,6 +233,8 @@ static void on_restart_end(struct hs_gc_stats *s, const struct hs_nettrace_event
 				      (t - s->suspend_begin_ms);
 		else
 			r->pause_ms = t - r->pause_start_ms;
+		if (r->has_heap_stats)
+			r->complete = 1;
 	} else if (r) {
 		r->pause_ms = t - r->pause_start_ms;
 		if (r->has_heap_stats)

@@ -61,6 +61,18 @@ jget() {
 	[ "$(jget n.json 'd["summary"]["total_allocated_mb"]')" = None ]
 }
 
+@test "gcstats: background GCs, and foreground GCs while they run" {
+	# tests/targets/dotnet-bgc: three requested background GCs, 1 MB gen0
+	"$HS_BIN" gcstats --format json "$ND/bgc.nettrace.zip" > b.json
+	[ "$(jget b.json 'd["summary"]["gc_count"]')" = "$(truth gen0 "$ND/bgc.truth")" ]
+	[ "$(jget b.json 'd["rollup"][3]["count"]')" = "$(truth gen2 "$ND/bgc.truth")" ]
+	[ "$(jget b.json 'sum(g["kind"] == "BackgroundGC" for g in d["gcs"])')" = 3 ]
+	[ "$(jget b.json 'sum(g["kind"] == "ForegroundGC" for g in d["gcs"]) >= 2')" = True ]
+	hs gcstats "$ND/bgc.nettrace.zip"
+	[ "$(echo "$output" | grep -cE ' InducedNotForced +2B BackgroundGC ')" -eq 3 ]
+	echo "$output" | grep -qE ' AllocSmall +0F ForegroundGC '
+}
+
 @test "gcstats: HTML is one page with both tables and nothing external" {
 	"$HS_BIN" gcstats --format html "$ND/allocs.nettrace" > g.html
 	grep -q '^<!DOCTYPE html>' g.html

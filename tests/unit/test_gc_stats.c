@@ -333,6 +333,34 @@ static void ephemeral_at_bgc_start(void **state)
 	hs_gc_stats_release(&f.s);
 }
 
+/*
+ * A requested background GC the runtime does whole inside its initial
+ * suspension: its GCEnd and heap stats come before the restart, which
+ * still ends its pause.
+ */
+static void bgc_inside_its_suspension(void **state)
+{
+	static const uint64_t size[5] = { 10, 20, 30, 40, 50 };
+	static const uint64_t prom[5] = { 1, 2, 3, 4, 5 };
+	struct feed f;
+
+	(void)state;
+	feed_init(&f);
+	suspend(&f, 10, 7, 1);
+	no_payload(&f, HS_CLR_GC_SUSPEND_EE_END, 10.5, 7);
+	start(&f, 11, 7, 1, 2, 7, HS_GC_BACKGROUND);
+	end(&f, 12, 7, 1, 2);
+	heap_stats(&f, 12.5, 7, size, prom, 0);
+	assert_false(f.s.gcs[0].complete);
+	no_payload(&f, HS_CLR_GC_RESTART_EE_END, 13, 7);
+	hs_gc_stats_finish(&f.s);
+	assert_true(f.s.gcs[0].complete);
+	assert_near(f.s.gcs[0].pause_ms, 3, 1e-9);
+	assert_near(f.s.gcs[0].duration_ms, 1, 1e-9);
+	assert_int_equal(f.s.nr_incomplete, 0);
+	hs_gc_stats_release(&f.s);
+}
+
 static void missing_and_cut_off(void **state)
 {
 	static const uint64_t size[5] = { 10, 20, 30, 40, 50 };
@@ -500,6 +528,55 @@ static void fixture_allocs(void **state)
 	hs_gc_stats_release(&s);
 }
 
+/*
+ * bgc.truth: tests/targets/dotnet-bgc asked for three background GCs after
+ * two blocking ones, with a 1 MB gen0 budget: GC.CollectionCount(0) 79,
+ * (1) 5, (2) 5; gen0 GCs ran while the background GCs marked.
+ */
+static void fixture_background(void **state)
+{
+	struct hs_gc_stats s;
+	size_t i, j, bgcs = 0, fgcs = 0;
+
+	(void)state;
+	read_fixture("bgc.nettrace.zip", &s);
+	assert_int_equal(s.nr, 79);
+	assert_int_equal(s.rollup[3].count, 5);		/* gen2 */
+	assert_int_equal(s.rollup[2].count + s.rollup[3].count, 5);	/* gen1 and above */
+	assert_int_equal(s.nr_incomplete, 0);
+	for (i = 0; i < s.nr; i++) {
+		const struct hs_gc_record *r = &s.gcs[i];
+
+		assert_true(r->pause_ms > 0);
+		assert_true(r->suspend_ms >= 0 && r->suspend_ms <= r->pause_ms);
+		if (r->kind == HS_GC_FOREGROUND) {
+			/* during a background GC: the last one before it still runs */
+			fgcs++;
+			for (j = i; j-- > 0 && s.gcs[j].kind != HS_GC_BACKGROUND;)
+				;
+			assert_true(j < i);
+			assert_true(r->start_ms < s.gcs[j].start_ms + s.gcs[j].duration_ms);
+		}
+		if (r->kind != HS_GC_BACKGROUND)
+			continue;
+		bgcs++;
+		assert_int_equal(r->generation, 2);
+		assert_int_equal(r->reason, 7);		/* InducedNotForced */
+		/*
+		 * The first (GC 4) ran whole inside its initial suspension; the
+		 * others pause for less than they run, while gen0 GCs run.
+		 */
+		if (i == 3)
+			assert_true(r->pause_ms >= r->duration_ms);
+		else
+			assert_true(r->pause_ms < r->duration_ms / 2);
+		assert_true(r->peak_bytes > 0);
+	}
+	assert_int_equal(bgcs, 3);
+	assert_true(fgcs >= 2);
+	hs_gc_stats_release(&s);
+}
+
 static void fixture_zip_and_sampled(void **state)
 {
 	struct hs_gc_stats s;
@@ -547,10 +624,12 @@ int main(void)
 		cmocka_unit_test(gens_and_rollup),
 		cmocka_unit_test(background_gc),
 		cmocka_unit_test(ephemeral_at_bgc_start),
+		cmocka_unit_test(bgc_inside_its_suspension),
 		cmocka_unit_test(missing_and_cut_off),
 		cmocka_unit_test(short_payloads_ignored),
 		cmocka_unit_test(names),
 		cmocka_unit_test(fixture_allocs),
+		cmocka_unit_test(fixture_background),
 		cmocka_unit_test(fixture_zip_and_sampled),
 		cmocka_unit_test(load),
 	};
