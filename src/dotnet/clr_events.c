@@ -322,6 +322,42 @@ int hs_clr_gc_heap_stats(const struct hs_nettrace_event *ev,
 	return finish(&c);
 }
 
+int hs_clr_gc_per_heap(const struct hs_nettrace_event *ev, unsigned pointer_size,
+		       struct hs_clr_gc_per_heap *out)
+{
+	struct cursor c;
+	uint32_t count, g, k;
+
+	memset(out, 0, sizeof(*out));
+	if (!hs_clr_is(ev, HS_CLR_PROVIDER, HS_CLR_GC_PER_HEAP_HISTORY) || ev->meta->version < 3)
+		return -ENOENT;
+	cursor_init(&c, ev);
+	take(&c, 2);		/* CLR instance id */
+	for (k = 0; k < 6; k++)	/* free list allocated and rejected, ... pinned advance */
+		take(&c, pointer_size);
+	for (k = 0; k < 5; k++)	/* efficiency, condemn reasons 0 and 1, mechanisms */
+		take(&c, 4);
+	out->heap_index = (uint32_t)take(&c, 4);
+	take(&c, pointer_size);	/* extra gen0 commit */
+	count = (uint32_t)take(&c, 4);
+	out->nr_gens = count;
+	for (g = 0; g < count && !c.bad; g++) {
+		uint64_t before = take(&c, pointer_size);
+
+		take(&c, pointer_size);	/* free list space before */
+		take(&c, pointer_size);	/* free object space before */
+		if (g < HS_CLR_GC_MAX_GENS) {
+			out->size_before[g] = before;
+			out->size_after[g] = take(&c, pointer_size);
+		} else {
+			take(&c, pointer_size);
+		}
+		for (k = 0; k < 6; k++)	/* free after, in, pinned and not pinned survived, budget */
+			take(&c, pointer_size);
+	}
+	return finish(&c);
+}
+
 int hs_clr_gc_suspend(const struct hs_nettrace_event *ev, struct hs_clr_gc_suspend *out)
 {
 	struct cursor c;

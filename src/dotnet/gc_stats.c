@@ -57,6 +57,7 @@ void hs_gc_stats_init(struct hs_gc_stats *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->qpc_per_ms = 1e6;	/* nanoseconds until a header says otherwise */
+	s->pointer_size = 8;
 	s->suspend_begin_ms = NAN;
 	s->suspend_end_ms = NAN;
 }
@@ -73,6 +74,8 @@ void hs_gc_stats_header(struct hs_gc_stats *s, const struct hs_nettrace_header *
 	s->have_header = 1;
 	s->qpc_origin = h->sync_qpc;
 	s->qpc_per_ms = h->qpc_freq > 0 ? (double)h->qpc_freq / 1e3 : 1e6;
+	if (h->pointer_size == 4 || h->pointer_size == 8)
+		s->pointer_size = h->pointer_size;
 }
 
 static double event_ms(const struct hs_gc_stats *s, int64_t timestamp)
@@ -220,6 +223,19 @@ static void on_heap_stats(struct hs_gc_stats *s, const struct hs_nettrace_event 
 	}
 }
 
+static void on_per_heap_history(struct hs_gc_stats *s, const struct hs_nettrace_event *ev)
+{
+	struct hs_gc_record *r = current_gc(s);
+	struct hs_clr_gc_per_heap ph;
+	int g;
+
+	if (!r || hs_clr_gc_per_heap(ev, s->pointer_size, &ph))
+		return;
+	r->nr_heap_histories++;
+	for (g = 0; g < HS_GC__NR_GENS && (uint32_t)g < ph.nr_gens; g++)
+		r->size_before[g] += ph.size_before[g];
+}
+
 static void on_restart_end(struct hs_gc_stats *s, const struct hs_nettrace_event *ev, double t)
 {
 	struct hs_gc_record *r;
@@ -275,6 +291,9 @@ int hs_gc_stats_event(struct hs_gc_stats *s, const struct hs_nettrace_event *ev)
 	case HS_CLR_GC_RESTART_EE_END:
 		on_restart_end(s, ev, t);
 		break;
+	case HS_CLR_GC_PER_HEAP_HISTORY:
+		on_per_heap_history(s, ev);
+		break;
 	case HS_CLR_GC_ALLOCATION_TICK:
 		if (hs_clr_alloc_amount(ev, &amount, &kind))
 			break;
@@ -297,15 +316,21 @@ static double max2(double a, double b)
 }
 
 /*
- * The heap before @r, per generation, estimated from @prev (the last GC
- * before it with heap stats, or NULL) as PerfView does without the
- * per-heap history: gen0 is what was allocated since (or what the last GC
- * left, if more), the older generations are what the last GC left.
+ * The heap before @r, per generation: what its heap histories say, else
+ * estimated from @prev (the last GC before it with heap stats, or NULL) as
+ * PerfView does without them: gen0 is what was allocated since (or what
+ * the last GC left, if more), the older generations are what the last GC
+ * left.
  */
 static void estimate_before(struct hs_gc_record *r, const struct hs_gc_record *prev)
 {
 	int g;
 
+	if (r->nr_heap_histories) {
+		for (g = 0; g < HS_GC__NR_GENS; g++)
+			r->before[g] = (double)r->size_before[g];
+		return;
+	}
 	for (g = 0; g < HS_GC__NR_GENS; g++)
 		r->before[g] = 0;
 	r->before[HS_GC_GEN0] = (double)r->alloc_gen0;

@@ -15,10 +15,10 @@
  * The events are fed in time order (hs_nettrace_read() hands them so) to
  * hs_gc_stats_event(); the computer keeps one record per GC and a few
  * timestamps of state, so memory grows with the number of GCs only.
- * hs_gc_stats_finish() then derives what needs the neighbours (the heap
- * before a GC is estimated from the previous GC's sizes and the
- * allocations since, as PerfView does without GCPerHeapHistory) and the
- * rollups.
+ * hs_gc_stats_finish() then derives what needs the neighbours and the
+ * rollups. The heap before a GC is what its GCPerHeapHistory events say;
+ * without them it is estimated from the previous GC's sizes and the
+ * allocations since, as PerfView does.
  *
  * How a pause is measured (docs/dotnet.md, "GCStats"):
  * - a blocking GC pauses from its GCSuspendEEBegin to the RestartEEEnd
@@ -62,8 +62,10 @@ struct hs_gc_record {
 	int has_heap_stats;
 	struct hs_clr_gc_heap_stats heap; /* the heap after it (GCHeapStats) */
 	int complete;		/* its pause ended and its heap stats came */
+	uint32_t nr_heap_histories;	/* GCPerHeapHistory events (one per heap) */
+	uint64_t size_before[HS_GC__NR_GENS];	/* their sizes before, summed over the heaps */
 	/* derived by hs_gc_stats_finish() */
-	double before[HS_GC__NR_GENS];	/* estimated bytes before, per generation */
+	double before[HS_GC__NR_GENS];	/* bytes before, per generation (estimated without heap histories) */
 	double survival[HS_GC__NR_GENS];	/* % of before that survived; NaN where not collected */
 	double peak_bytes;	/* the heap before it (the larger of before and after) */
 	double after_bytes;	/* the heap after it (NaN without heap stats) */
@@ -96,6 +98,7 @@ struct hs_gc_stats {
 
 	/* the streaming state */
 	int64_t qpc_origin;		/* the trace's sync time */
+	unsigned pointer_size;		/* the trace's (8 until a header says) */
 	double qpc_per_ms;
 	int have_header, have_event;
 	double first_ms, last_ms;

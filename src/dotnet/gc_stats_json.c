@@ -60,7 +60,8 @@ static json_t *generations_json(const struct hs_gc_record *gc)
 
 	for (g = 0; gens && g < HS_GC__NR_GENS; g++) {
 		json_t *one = json_pack(
-			"{s:o, s:o, s:o}",
+			"{s:o, s:o, s:o, s:o}",
+			"before_mb", jnum(gc->before[g] / MB),
 			"size_mb", gc->has_heap_stats ?
 				   jnum((double)gc->heap.gen_size[g] / MB) : json_null(),
 			"promoted_mb", gc->has_heap_stats ?
@@ -83,7 +84,7 @@ static json_t *gc_json(const struct hs_gc_record *gc)
 	if (!gens)
 		return NULL;
 	return json_pack("{s:I, s:I, s:o, s:o, s:s, s:I, s:I, s:s, s:o, s:o, s:o, s:o, s:o,"
-			 " s:o, s:o, s:o, s:o, s:o, s:b}",
+			 " s:o, s:o, s:o, s:o, s:o, s:b, s:b}",
 			 "index", (json_int_t)gc->index, "number", (json_int_t)gc->number,
 			 "pause_start_ms", jnum(gc->pause_start_ms),
 			 "start_ms", jnum(gc->start_ms),
@@ -102,7 +103,8 @@ static json_t *gc_json(const struct hs_gc_record *gc)
 			 "generations", gens,
 			 "pinned_objects", gc->has_heap_stats ?
 					   json_integer(gc->heap.pinned_objects) : json_null(),
-			 "complete", gc->complete);
+			 "complete", gc->complete,
+			 "heap_history", gc->nr_heap_histories > 0);
 }
 
 json_t *hs_gc_stats_json(const struct hs_gc_stats *s, const char *name, uint32_t pid)

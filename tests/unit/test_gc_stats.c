@@ -30,7 +30,7 @@
 struct feed {
 	struct hs_gc_stats s;
 	struct hs_nettrace_meta meta[16];
-	unsigned char payload[128];
+	unsigned char payload[512];
 };
 
 static void put(unsigned char **p, uint64_t v, unsigned bytes)
@@ -123,6 +123,35 @@ static void heap_stats(struct feed *f, double ms, uint64_t thread, const uint64_
 	put(&p, size[4], 8);
 	put(&p, promoted[4], 8);
 	feed_raw(f, HS_CLR_GC_HEAP_STATS, 2, ms, thread, (size_t)(p - f->payload));
+}
+
+/* GCPerHeapHistory v3 of heap @heap: @before and @after per generation (5). */
+static void heap_history(struct feed *f, double ms, uint32_t heap, const uint64_t before[5],
+			 const uint64_t after[5])
+{
+	unsigned char *p = f->payload;
+	int g, k;
+
+	put(&p, 0, 2);
+	for (k = 0; k < 6; k++)
+		put(&p, 1000 + (uint64_t)k, 8);
+	for (k = 0; k < 5; k++)
+		put(&p, 77, 4);
+	put(&p, heap, 4);
+	put(&p, 0, 8);
+	put(&p, 5, 4);
+	assert_int_equal(p - f->payload, 86);
+	feed_raw(f, HS_CLR_GC_PER_HEAP_HISTORY, 3, ms, 7, 86);	/* header only: too short */
+	for (g = 0; g < 5; g++) {
+		put(&p, before[g], 8);
+		put(&p, 11, 8);
+		put(&p, 12, 8);
+		put(&p, after[g], 8);
+		for (k = 0; k < 6; k++)
+			put(&p, 13 + (uint64_t)k, 8);
+	}
+	assert_true((size_t)(p - f->payload) <= sizeof(f->payload));
+	feed_raw(f, HS_CLR_GC_PER_HEAP_HISTORY, 3, ms, 7, (size_t)(p - f->payload));
 }
 
 static void tick(struct feed *f, double ms, uint64_t amount, uint32_t kind)
@@ -361,6 +390,40 @@ static void bgc_inside_its_suspension(void **state)
 	hs_gc_stats_release(&f.s);
 }
 
+/* Two heaps' histories: the sizes before are theirs, summed, not estimates. */
+static void heap_histories(void **state)
+{
+	static const uint64_t before0[5] = { 100000, 4000, 9000, 50000, 8 };
+	static const uint64_t before1[5] = { 300000, 6000, 1000, 0, 0 };
+	static const uint64_t after[5] = { 0, 0, 0, 0, 0 };
+	static const uint64_t size[5] = { 0, 10000, 8000, 25000, 8 };
+	static const uint64_t prom[5] = { 40000, 5000, 5000, 25000, 8 };
+	struct feed f;
+	const struct hs_gc_record *r;
+
+	(void)state;
+	feed_init(&f);
+	tick(&f, 1, 100000, 0);
+	suspend(&f, 10, 7, 1);
+	start(&f, 11, 7, 1, 2, 0, HS_GC_NONCONCURRENT);
+	heap_history(&f, 12, 0, before0, after);
+	heap_history(&f, 12, 1, before1, after);
+	end(&f, 13, 7, 1, 2);
+	heap_stats(&f, 14, 7, size, prom, 0);
+	no_payload(&f, HS_CLR_GC_RESTART_EE_END, 15, 7);
+	hs_gc_stats_finish(&f.s);
+	r = &f.s.gcs[0];
+	assert_int_equal(r->nr_heap_histories, 2);	/* the short one is ignored */
+	assert_near(r->before[HS_GC_GEN0], 400000, 1e-9);
+	assert_near(r->before[HS_GC_GEN2], 10000, 1e-9);
+	assert_near(r->survival[HS_GC_GEN0], 10.0, 1e-9);
+	assert_near(r->survival[HS_GC_GEN1], 50.0, 1e-9);
+	assert_near(r->survival[HS_GC_GEN2], 50.0, 1e-9);
+	assert_near(r->survival[HS_GC_LOH], 50.0, 1e-9);
+	assert_near(r->peak_bytes, 400000 + 10000 + 10000 + 50000 + 8, 1e-9);
+	hs_gc_stats_release(&f.s);
+}
+
 static void missing_and_cut_off(void **state)
 {
 	static const uint64_t size[5] = { 10, 20, 30, 40, 50 };
@@ -522,6 +585,18 @@ static void fixture_allocs(void **state)
 	assert_true(s.gcs[0].alloc_large >= 1900000 && s.gcs[0].alloc_large <= 2100000);
 	assert_true(s.gcs[0].alloc_gen0 >= 4400000 && s.gcs[0].alloc_gen0 <= 5000000 + 300000);
 	assert_true(s.has_alloc_ticks);
+	/*
+	 * Its heap history has the exact sizes before: the ten arrays in the
+	 * LOH (2,000,240 bytes), Foo and strings (4,640,000) and the runtime's
+	 * own in gen0; the peak is their sum.
+	 */
+	assert_int_equal(s.gcs[0].nr_heap_histories, 1);
+	assert_true(s.gcs[0].before[HS_GC_LOH] >= 2000240 &&
+		    s.gcs[0].before[HS_GC_LOH] < 2000240 + 100000);
+	assert_true(s.gcs[0].before[HS_GC_GEN0] >= 4640000 &&
+		    s.gcs[0].before[HS_GC_GEN0] < 4640000 + 1000000);
+	assert_near(s.gcs[0].peak_bytes, s.gcs[0].before[0] + s.gcs[0].before[1] +
+		    s.gcs[0].before[2] + s.gcs[0].before[3] + s.gcs[0].before[4], 1e-6);
 	/* the later two find the heap the first left: gen0 empty, the rest survives */
 	assert_true(s.gcs[2].survival[HS_GC_GEN2] > 50);
 	assert_int_equal(s.gcs[2].heap.gen_size[0], 0);
@@ -625,6 +700,7 @@ int main(void)
 		cmocka_unit_test(background_gc),
 		cmocka_unit_test(ephemeral_at_bgc_start),
 		cmocka_unit_test(bgc_inside_its_suspension),
+		cmocka_unit_test(heap_histories),
 		cmocka_unit_test(missing_and_cut_off),
 		cmocka_unit_test(short_payloads_ignored),
 		cmocka_unit_test(names),
