@@ -120,6 +120,11 @@ static void text(const char *name, const struct gc_read *r)
 	printf("longest pause:      %.3f ms\n", s->max_pause_ms);
 	printf("time paused:        %.2f %%\n", s->pause_percent);
 	printf("largest heap:       %.3f MB\n", s->max_peak_bytes / MB);
+	for (i = 0; i < s->nr && s->gcs[i].nr_heap_histories; i++)
+		;
+	if (s->nr)
+		printf("sizes before GCs:   %s\n", i == s->nr ? "from GCPerHeapHistory" :
+		       "estimated where GCPerHeapHistory is missing (docs/dotnet.md)");
 
 	printf("\nGC Rollup By Generation\n");
 	printf("%-4s %6s %11s %11s %12s %11s %12s %13s %14s %17s %8s\n", "Gen", "Count",

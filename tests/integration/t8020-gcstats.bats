@@ -31,6 +31,7 @@ jget() {
 	[ "$(echo "$output" | grep -cE '^ +[123] +[0-9.]+ Induced +2N NonConcurrentGC ')" -eq 3 ]
 	echo "$output" | grep -qE '^2 +3 '
 	echo "$output" | grep -qE '^total allocated: +7\.[0-9]+ MB'
+	echo "$output" | grep -q '^sizes before GCs: *from GCPerHeapHistory$'
 }
 
 @test "gcstats: JSON has one entry per GC and a consistent summary" {
