@@ -198,6 +198,8 @@ extern const struct cli_syntax cli_symbolize_syntax;
 int cmd_symbolize(int argc, char **argv);
 extern const struct cli_syntax cli_stats_syntax;
 int cmd_stats(int argc, char **argv);
+extern const struct cli_syntax cli_gcstats_syntax;
+int cmd_gcstats(int argc, char **argv);
 extern const struct cli_syntax cli_source_syntax;
 int cmd_source(int argc, char **argv);
 #endif
