@@ -118,7 +118,10 @@ static void print_text(const char *name, const struct hs_heapgraph *g,
 
 		cli_count(rows[i].bytes, a, sizeof(a));
 		cli_count(rows[i].count, b, sizeof(b));
-		printf("  %14s  %11s  %s  [%s]\n", a, b, t->name, module_base(t->module));
+		printf("  %14s  %11s  %s", a, b, t->name);
+		if (t->module && *t->module)
+			printf("  [%s]", module_base(t->module));
+		putchar('\n');
 	}
 	printf("\nLargest retainers (bytes freed if the object were gone):\n");
 	if (!ntop)
