@@ -327,142 +327,163 @@ out:
 /* ---- dominators ---- */
 
 /*
- * Reverse postorder of the nodes reachable from the root, by an iterative
- * depth-first walk: @rpo gets the nodes (root first), @num each node's
- * position (NONE when unreachable). Returns how many.
+ * Lengauer and Tarjan's algorithm (the simple version: path compression,
+ * O(m log n)), every step iterative. Vertices are numbered in depth-first
+ * preorder from the root; arrays indexed by that number end in _n.
  */
-static uint32_t reverse_postorder(const struct hs_heapgraph *g, uint32_t *rpo,
-				  uint32_t *num, uint32_t *stack, uint32_t *next_edge)
+struct lt {
+	uint32_t *semi, *label, *ancestor, *path;
+};
+
+/* The vertex of least semidominator on @v's path in the forest, compressing it. */
+static uint32_t lt_eval(struct lt *t, uint32_t v)
 {
-	uint32_t i, top = 0, post = 0, nr;
+	uint32_t x = v, top = 0;
 
-	for (i = 0; i < g->nr_nodes; i++)
-		num[i] = NONE;
-	/* num doubles as the "seen" mark while walking: 0 = on the way */
-	stack[top++] = g->root;
-	num[g->root] = 0;
-	next_edge[g->root] = g->first_child[g->root];
+	if (t->ancestor[v] == NONE)
+		return v;
+	while (t->ancestor[t->ancestor[x]] != NONE) {
+		t->path[top++] = x;
+		x = t->ancestor[x];
+	}
 	while (top) {
-		uint32_t node = stack[top - 1];
+		uint32_t y = t->path[--top], a = t->ancestor[y];
 
-		if (next_edge[node] < g->first_child[node + 1]) {
-			uint32_t c = g->children[next_edge[node]++];
-
-			if (num[c] == NONE) {
-				num[c] = 0;
-				next_edge[c] = g->first_child[c];
-				stack[top++] = c;
-			}
-			continue;
-		}
-		top--;
-		rpo[post++] = node;	/* postorder for now */
+		if (t->semi[t->label[a]] < t->semi[t->label[y]])
+			t->label[y] = t->label[a];
+		t->ancestor[y] = t->ancestor[a];
 	}
-	nr = post;
-	for (i = 0; i < nr / 2; i++) {
-		uint32_t t = rpo[i];
-
-		rpo[i] = rpo[nr - 1 - i];
-		rpo[nr - 1 - i] = t;
-	}
-	for (i = 0; i < nr; i++)
-		num[rpo[i]] = i;
-	return nr;
+	return t->label[v];
 }
 
 int hs_heapgraph_dominators(const struct hs_heapgraph *g, uint32_t *idom)
 {
-	uint32_t *rpo = NULL, *num = NULL, *tmp = NULL, *next_edge = NULL;
-	uint32_t *pred_first = NULL, *preds = NULL, *dom = NULL;
-	uint32_t i, nr;
+	uint32_t *num = NULL, *vertex = NULL, *dfs_parent = NULL, *next_edge = NULL;
+	uint32_t *stack = NULL, *pred_first = NULL, *preds = NULL, *dom = NULL;
+	uint32_t *bucket_head = NULL, *bucket_next = NULL;
+	struct lt t = { NULL, NULL, NULL, NULL };
+	size_t n1 = (size_t)g->nr_nodes + 1;
+	uint32_t i, nr = 0, top = 0, w;
 	size_t e;
-	int changed, err = 0;
+	int err = 0;
 
 	for (i = 0; i < g->nr_nodes; i++)
 		idom[i] = NONE;
 	if (g->root == NONE || g->root >= g->nr_nodes)
 		return 0;
-	rpo = hs_malloc(((size_t)g->nr_nodes + 1) * sizeof(*rpo));
-	num = hs_malloc(((size_t)g->nr_nodes + 1) * sizeof(*num));
-	tmp = hs_malloc(((size_t)g->nr_nodes + 1) * sizeof(*tmp));
-	next_edge = hs_malloc(((size_t)g->nr_nodes + 1) * sizeof(*next_edge));
-	if (!rpo || !num || !tmp || !next_edge) {
+	num = hs_malloc(n1 * sizeof(*num));
+	vertex = hs_malloc(n1 * sizeof(*vertex));
+	dfs_parent = hs_malloc(n1 * sizeof(*dfs_parent));
+	next_edge = hs_malloc(n1 * sizeof(*next_edge));
+	stack = hs_malloc(n1 * sizeof(*stack));
+	if (!num || !vertex || !dfs_parent || !next_edge || !stack) {
 		err = -ENOMEM;
 		goto out;
 	}
-	nr = reverse_postorder(g, rpo, num, tmp, next_edge);
+	/* depth-first preorder from the root, with an explicit stack */
+	for (i = 0; i < g->nr_nodes; i++)
+		num[i] = NONE;
+	num[g->root] = nr;
+	vertex[nr] = g->root;
+	dfs_parent[nr++] = NONE;
+	next_edge[g->root] = g->first_child[g->root];
+	stack[top++] = g->root;
+	while (top) {
+		uint32_t node = stack[top - 1], c;
+
+		if (next_edge[node] == g->first_child[node + 1]) {
+			top--;
+			continue;
+		}
+		c = g->children[next_edge[node]++];
+		if (num[c] != NONE)
+			continue;
+		num[c] = nr;
+		vertex[nr] = c;
+		dfs_parent[nr++] = num[node];
+		next_edge[c] = g->first_child[c];
+		stack[top++] = c;
+	}
 	hs_free(next_edge);
 	next_edge = NULL;
+	hs_free(stack);
+	stack = NULL;
 
-	/* predecessors among reachable nodes, by rpo number (CSR) */
+	/* the predecessors of each reachable vertex, by number (CSR) */
 	pred_first = hs_calloc((size_t)nr + 2, sizeof(*pred_first));
 	if (!pred_first) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < nr; i++) {
-		uint32_t node = rpo[i];
-
-		for (e = g->first_child[node]; e < g->first_child[node + 1]; e++)
+	for (i = 0; i < nr; i++)
+		for (e = g->first_child[vertex[i]]; e < g->first_child[vertex[i] + 1]; e++)
 			pred_first[num[g->children[e]] + 2]++;
-	}
 	for (i = 0; i < nr; i++)
 		pred_first[i + 2] += pred_first[i + 1];
-	preds = hs_malloc((pred_first[nr + 1] + 1) * sizeof(*preds));
-	if (!preds) {
+	preds = hs_malloc(((size_t)pred_first[nr + 1] + 1) * sizeof(*preds));
+	dom = hs_malloc(((size_t)nr + 1) * sizeof(*dom));
+	bucket_head = hs_malloc(((size_t)nr + 1) * sizeof(*bucket_head));
+	bucket_next = hs_malloc(((size_t)nr + 1) * sizeof(*bucket_next));
+	t.semi = hs_malloc(((size_t)nr + 1) * sizeof(*t.semi));
+	t.label = hs_malloc(((size_t)nr + 1) * sizeof(*t.label));
+	t.ancestor = hs_malloc(((size_t)nr + 1) * sizeof(*t.ancestor));
+	t.path = hs_malloc(((size_t)nr + 1) * sizeof(*t.path));
+	if (!preds || !dom || !bucket_head || !bucket_next || !t.semi || !t.label ||
+	    !t.ancestor || !t.path) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < nr; i++) {
-		uint32_t node = rpo[i];
-
-		for (e = g->first_child[node]; e < g->first_child[node + 1]; e++)
+	for (i = 0; i < nr; i++)
+		for (e = g->first_child[vertex[i]]; e < g->first_child[vertex[i] + 1]; e++)
 			preds[pred_first[num[g->children[e]] + 1]++] = i;
-	}
 	/* now pred_first[k] .. pred_first[k + 1] are k's predecessors */
-
-	dom = tmp;	/* by rpo number */
-	for (i = 0; i < nr; i++)
+	for (i = 0; i < nr; i++) {
+		t.semi[i] = i;
+		t.label[i] = i;
+		t.ancestor[i] = NONE;
+		bucket_head[i] = NONE;
 		dom[i] = NONE;
-	dom[0] = 0;
-	do {
-		changed = 0;
-		for (i = 1; i < nr; i++) {
-			uint32_t p, new_idom = NONE;
+	}
+	for (w = nr; w-- > 1;) {
+		uint32_t p = dfs_parent[w], v, k;
 
-			for (p = pred_first[i]; p < pred_first[i + 1]; p++) {
-				uint32_t a = preds[p], b;
+		for (k = pred_first[w]; k < pred_first[w + 1]; k++) {
+			uint32_t u = lt_eval(&t, preds[k]);
 
-				if (dom[a] == NONE)
-					continue;
-				if (new_idom == NONE) {
-					new_idom = a;
-					continue;
-				}
-				b = new_idom;
-				while (a != b) {
-					while (a > b)
-						a = dom[a];
-					while (b > a)
-						b = dom[b];
-				}
-				new_idom = a;
-			}
-			if (new_idom != NONE && dom[i] != new_idom) {
-				dom[i] = new_idom;
-				changed = 1;
-			}
+			if (t.semi[u] < t.semi[w])
+				t.semi[w] = t.semi[u];
 		}
-	} while (changed);
+		bucket_next[w] = bucket_head[t.semi[w]];
+		bucket_head[t.semi[w]] = w;
+		t.ancestor[w] = p;	/* link */
+		for (v = bucket_head[p]; v != NONE; v = bucket_next[v]) {
+			uint32_t u = lt_eval(&t, v);
+
+			dom[v] = t.semi[u] < t.semi[v] ? u : p;
+		}
+		bucket_head[p] = NONE;
+	}
+	dom[0] = 0;
+	for (w = 1; w < nr; w++)
+		if (dom[w] != t.semi[w])
+			dom[w] = dom[dom[w]];
 	for (i = 0; i < nr; i++)
-		idom[rpo[i]] = rpo[dom[i]];
+		idom[vertex[i]] = vertex[dom[i]];
 out:
-	hs_free(rpo);
 	hs_free(num);
-	hs_free(tmp);
+	hs_free(vertex);
+	hs_free(dfs_parent);
 	hs_free(next_edge);
+	hs_free(stack);
 	hs_free(pred_first);
 	hs_free(preds);
+	hs_free(dom);
+	hs_free(bucket_head);
+	hs_free(bucket_next);
+	hs_free(t.semi);
+	hs_free(t.label);
+	hs_free(t.ancestor);
+	hs_free(t.path);
 	return err;
 }
 

@@ -123,8 +123,8 @@ double hs_heapgraph_multiplier(const struct hs_heapgraph *g, uint32_t node);
 uint32_t hs_heapgraph_spanning_tree(const struct hs_heapgraph *g, uint32_t *parent,
 				    uint32_t *order, int *err);
 /*
- * The immediate dominators (Cooper, Harvey and Kennedy's iterative
- * algorithm on the reverse postorder; no recursion): @idom (room for
+ * The immediate dominators (Lengauer and Tarjan's algorithm with path
+ * compression, O(m log n); no recursion): @idom (room for
  * nr_nodes) gets each reachable node's immediate dominator, the root's is
  * itself, unreachable nodes' HS_HEAPGRAPH_NONE. Returns 0 or -ENOMEM.
  */

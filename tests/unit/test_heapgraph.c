@@ -210,6 +210,95 @@ static void test_heap_and_retained_views(void **state)
 	hs_heapgraph_release(&f.g);
 }
 
+/* Whether @target is reachable from the root without passing @removed. */
+static int reaches(const struct hs_heapgraph *g, uint32_t removed, uint32_t target,
+		   uint32_t *stack, char *seen)
+{
+	uint32_t top = 0, e;
+
+	memset(seen, 0, g->nr_nodes);
+	if (g->root == removed)
+		return 0;
+	stack[top++] = g->root;
+	seen[g->root] = 1;
+	while (top) {
+		uint32_t n = stack[--top];
+
+		if (n == target)
+			return 1;
+		for (e = g->first_child[n]; e < g->first_child[n + 1]; e++) {
+			uint32_t c = g->children[e];
+
+			if (!seen[c] && c != removed) {
+				seen[c] = 1;
+				stack[top++] = c;
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * Random graphs against the definition: d dominates n when n cannot be
+ * reached without d; the immediate dominator is the strict dominator
+ * that every other strict dominator dominates (the one with the most
+ * strict dominators of its own).
+ */
+static void test_dominators_against_definition(void **state)
+{
+	enum { N = 40 };
+	uint32_t idom[N], stack[N], kids[6], round;
+	char seen[N];
+
+	(void)state;
+	srand(16);
+	for (round = 0; round < 300; round++) {
+		struct fixture f;
+		uint32_t n, d, k, nr_dom[N];
+		int dominates[N][N];
+
+		types(&f);
+		for (n = 0; n < N; n++) {
+			uint32_t nr = (uint32_t)rand() % 4;
+
+			for (k = 0; k < nr; k++)
+				kids[k] = (uint32_t)rand() % N;
+			assert_int_equal(hs_heapgraph_add_node(&f.g, f.t_obj, 1 + n, 0, kids, nr), 0);
+		}
+		f.g.root = 0;
+		assert_int_equal(hs_heapgraph_dominators(&f.g, idom), 0);
+		for (n = 0; n < N; n++) {
+			int reachable = reaches(&f.g, NONE, n, stack, seen);
+
+			nr_dom[n] = 0;
+			for (d = 0; d < N; d++) {
+				dominates[d][n] = reachable && d != n &&
+						  !reaches(&f.g, d, n, stack, seen);
+				nr_dom[n] += (uint32_t)dominates[d][n];
+			}
+			if (!reachable)
+				nr_dom[n] = NONE;
+		}
+		for (n = 0; n < N; n++) {
+			uint32_t best = NONE;
+
+			if (nr_dom[n] == NONE) {
+				assert_int_equal(idom[n], NONE);
+				continue;
+			}
+			if (n == 0) {
+				assert_int_equal(idom[n], 0);
+				continue;
+			}
+			for (d = 0; d < N; d++)
+				if (dominates[d][n] && (best == NONE || nr_dom[d] > nr_dom[best]))
+					best = d;
+			assert_int_equal(idom[n], best);
+		}
+		hs_heapgraph_release(&f.g);
+	}
+}
+
 /* A million objects in one chain: every walk is iterative. */
 static void test_deep_chain(void **state)
 {
@@ -314,6 +403,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dominators_diamond_and_cycle),
 		cmocka_unit_test(test_dominators_two_entries),
+		cmocka_unit_test(test_dominators_against_definition),
 		cmocka_unit_test(test_spanning_tree_priorities),
 		cmocka_unit_test(test_heap_and_retained_views),
 		cmocka_unit_test(test_deep_chain),
