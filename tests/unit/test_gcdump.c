@@ -96,15 +96,17 @@ static void type_object(struct bytes *o, const char *name, int32_t version, int3
 	u8(o, 6);
 }
 
-enum { NODES = 301 };
+enum { NODES = 301, SAMPLED = -2 };
 
 /*
  * Node 0 (the root, type 0) has children 1 and 300; nodes 1..300 are of
  * type 1 with an explicit size 200 (node 1: the type's size, 64), each
  * pointing to the next (delta 1) but node 300, which points back to node
  * 1 (delta -299). The JS heap info "object" is
- * typed by a reference to the graph's type object at @graph_type_at,
- * which the reader accepts and then stops at.
+ * typed by a reference to the graph's type object at @graph_type_at
+ * (or the offset @js_type_ref), which the reader accepts and then stops
+ * at; with @js_type_ref SAMPLED both infos are null and the fields up to
+ * the per-type count multipliers follow (1 for type 0, 4 for type 1).
  */
 static size_t build(struct bytes *o, int32_t js_type_ref)
 {
@@ -162,6 +164,22 @@ static size_t build(struct bytes *o, int32_t js_type_ref)
 	u8(o, 1);	/* GCHeapDump: is 64 bits */
 	i32(o, 0x3f800000);	/* 1.0f */
 	i32(o, 0x3f800000);
+	if (js_type_ref == SAMPLED) {
+		u8(o, 1);	/* no JS heap info */
+		u8(o, 1);	/* no .NET heap info */
+		str(o, "log");
+		i64(o, 638000000000000000);
+		str(o, "machine");
+		str(o, "app");
+		i32(o, 4242);
+		i64(o, 1 << 20);
+		i64(o, 1 << 21);
+		i32(o, 2);	/* a count multiplier per type */
+		i32(o, 0x3f800000);	/* 1.0f */
+		i32(o, 0x40800000);	/* 4.0f */
+		u8(o, 0x0c);	/* then what the reader does not need */
+		return graph_type_at;
+	}
 	u8(o, 4);	/* the JS heap info: an object ... */
 	u8(o, 2);	/* ... of a type written before */
 	i32(o, js_type_ref >= 0 ? js_type_ref : (int32_t)graph_type_at);
@@ -237,6 +255,39 @@ static void test_hand_built(void **state)
 	hs_heapgraph_init(&g);
 	assert_int_equal(read_mem(o.b, o.n, &g, &d), -EINVAL);
 	assert_non_null(strstr(d.msg, "no type object"));
+	hs_heapgraph_release(&g);
+}
+
+/* A sampled graph: each object of type 1 stands for 4. */
+static void test_count_multipliers(void **state)
+{
+	struct bytes o;
+	struct hs_heapgraph g;
+	struct hs_heapgraph_type_total *rows;
+	struct hs_diag d = HS_DIAG_INIT("sampled");
+	struct hs_stack_source s;
+	double m, c;
+	size_t n;
+	int err;
+
+	(void)state;
+	build(&o, SAMPLED);
+	hs_heapgraph_init(&g);
+	assert_int_equal(read_mem(o.b, o.n, &g, &d), 0);
+	assert_non_null(g.count_multiplier);
+	assert_true(g.count_multiplier[0] == 1 && g.count_multiplier[1] == 4);
+	n = hs_heapgraph_type_totals(&g, &rows, &err);
+	assert_int_equal(n, 2);
+	assert_int_equal(rows[0].type, 1);
+	assert_true(rows[0].count == 4 * 300);
+	assert_true(rows[0].bytes == 4.0 * (64 + 299 * 200));
+	hs_free(rows);
+	hs_source_init(&s);
+	assert_int_equal(hs_heapgraph_heap_source(&g, &s), 0);
+	hs_source_totals(&s, &m, &c);
+	assert_true(m == 4.0 * (64 + 299 * 200));
+	assert_true(c == 4 * 300);
+	hs_source_release(&s);
 	hs_heapgraph_release(&g);
 }
 
@@ -533,6 +584,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_compressed_ints),
 		cmocka_unit_test(test_hand_built),
+		cmocka_unit_test(test_count_multipliers),
 		cmocka_unit_test(test_cut_off_and_damaged),
 		cmocka_unit_test(test_recorded_snapshots),
 		cmocka_unit_test(test_views_through_io),
