@@ -212,75 +212,89 @@ static float type_priority(const struct hs_heapgraph_type *t)
 	return 0;
 }
 
-/* The work queue: a max-heap on priority, then first queued first. */
-struct queue_item {
+/*
+ * The work queue: highest priority first, first queued first among
+ * equals. Priorities take few distinct values (a type's, plus a tenth of
+ * the parent's, which fades to nothing within a few dozen levels), so the
+ * queue is a FIFO per distinct priority, chained through @next (a node is
+ * queued once), the FIFOs kept sorted by priority, the highest last.
+ */
+struct fifo {
 	float priority;
-	uint32_t node;
-	uint64_t seq;
+	uint32_t head, tail;
 };
 
-static int item_before(const struct queue_item *a, const struct queue_item *b)
+struct work_queue {
+	struct fifo *fifos;
+	size_t nr, alloc;
+	uint32_t *next;	/* node -> the node queued after it */
+};
+
+static int queue_push(struct work_queue *q, float priority, uint32_t node)
 {
-	if (a->priority != b->priority)
-		return a->priority > b->priority;
-	return a->seq < b->seq;
+	size_t lo = 0, hi = q->nr;
+	struct fifo *f;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (q->fifos[mid].priority < priority)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == q->nr || q->fifos[lo].priority != priority) {
+		if (HS_GROW(q->fifos, q->nr + 1, q->alloc))
+			return -ENOMEM;
+		memmove(q->fifos + lo + 1, q->fifos + lo, (q->nr - lo) * sizeof(*q->fifos));
+		q->fifos[lo] = (struct fifo){ priority, NONE, NONE };
+		q->nr++;
+	}
+	f = &q->fifos[lo];
+	q->next[node] = NONE;
+	if (f->tail == NONE)
+		f->head = node;
+	else
+		q->next[f->tail] = node;
+	f->tail = node;
+	return 0;
 }
 
-static void queue_push(struct queue_item *heap, size_t *n, struct queue_item it)
+/* The next node, or NONE when the queue is empty. */
+static uint32_t queue_pop(struct work_queue *q)
 {
-	size_t i = (*n)++;
+	while (q->nr) {
+		struct fifo *f = &q->fifos[q->nr - 1];
+		uint32_t node = f->head;
 
-	while (i > 0) {
-		size_t up = (i - 1) / 2;
-
-		if (!item_before(&it, &heap[up]))
-			break;
-		heap[i] = heap[up];
-		i = up;
+		if (node == NONE) {
+			q->nr--;
+			continue;
+		}
+		f->head = q->next[node];
+		if (f->head == NONE)
+			f->tail = NONE;
+		return node;
 	}
-	heap[i] = it;
-}
-
-static struct queue_item queue_pop(struct queue_item *heap, size_t *n)
-{
-	struct queue_item top = heap[0], last = heap[--*n];
-	size_t i = 0;
-
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= *n)
-			break;
-		if (c + 1 < *n && item_before(&heap[c + 1], &heap[c]))
-			c++;
-		if (!item_before(&heap[c], &last))
-			break;
-		heap[i] = heap[c];
-		i = c;
-	}
-	if (*n)
-		heap[i] = last;
-	return top;
+	return NONE;
 }
 
 uint32_t hs_heapgraph_spanning_tree(const struct hs_heapgraph *g, uint32_t *parent,
 				    uint32_t *order, int *err)
 {
-	struct queue_item *heap = NULL;
+	struct work_queue q = { NULL, 0, 0, NULL };
 	float *type_prio = NULL, *node_prio = NULL;
-	size_t nheap = 0;
-	uint64_t seq = 0;
-	uint32_t i, nr = 0, next_orphan = 0;
+	uint32_t i, nr = 0, next_orphan = 0, node;
 
 	*err = 0;
 	for (i = 0; i < g->nr_nodes; i++)
 		parent[i] = NONE;
 	if (g->root == NONE || g->root >= g->nr_nodes)
 		return 0;
-	heap = hs_malloc(((size_t)g->nr_nodes + 1) * sizeof(*heap));
+	q.next = hs_malloc(((size_t)g->nr_nodes + 1) * sizeof(*q.next));
 	type_prio = hs_malloc(((size_t)g->nr_types + 1) * sizeof(*type_prio));
 	node_prio = hs_calloc((size_t)g->nr_nodes + 1, sizeof(*node_prio));
-	if (!heap || !type_prio || !node_prio) {
+	if (!q.next || !type_prio || !node_prio) {
 		*err = -ENOMEM;
 		goto out;
 	}
@@ -288,11 +302,11 @@ uint32_t hs_heapgraph_spanning_tree(const struct hs_heapgraph *g, uint32_t *pare
 		type_prio[i] = type_priority(&g->types[i]);
 	/* the root is its own parent while walking, so that no edge re-queues it */
 	parent[g->root] = g->root;
-	queue_push(heap, &nheap, (struct queue_item){ 0, g->root, seq++ });
+	if ((*err = queue_push(&q, 0, g->root)))
+		goto out;
 	for (;;) {
-		while (nheap) {
-			struct queue_item it = queue_pop(heap, &nheap);
-			uint32_t e, node = it.node;
+		while ((node = queue_pop(&q)) != NONE) {
+			uint32_t e;
 
 			order[nr++] = node;
 			for (e = g->first_child[node]; e < g->first_child[node + 1]; e++) {
@@ -302,8 +316,8 @@ uint32_t hs_heapgraph_spanning_tree(const struct hs_heapgraph *g, uint32_t *pare
 					continue;
 				parent[c] = node;
 				node_prio[c] = type_prio[g->type[c]] + node_prio[node] / 10;
-				queue_push(heap, &nheap,
-					   (struct queue_item){ node_prio[c], c, seq++ });
+				if ((*err = queue_push(&q, node_prio[c], c)))
+					goto out;
 			}
 		}
 		/* the next node no root reaches starts a tree of orphans */
@@ -313,12 +327,13 @@ uint32_t hs_heapgraph_spanning_tree(const struct hs_heapgraph *g, uint32_t *pare
 			break;
 		parent[next_orphan] = HS_HEAPGRAPH_ORPHAN;
 		node_prio[next_orphan] = type_prio[g->type[next_orphan]];
-		queue_push(heap, &nheap, (struct queue_item){ node_prio[next_orphan],
-							      next_orphan, seq++ });
+		if ((*err = queue_push(&q, node_prio[next_orphan], next_orphan)))
+			goto out;
 	}
 	parent[g->root] = NONE;
 out:
-	hs_free(heap);
+	hs_free(q.fifos);
+	hs_free(q.next);
 	hs_free(type_prio);
 	hs_free(node_prio);
 	return *err ? 0 : nr;

@@ -149,6 +149,33 @@ static void test_spanning_tree_priorities(void **state)
 	assert_int_equal(parent[4], 3);	/* [static vars] is walked before [local vars] */
 	assert_int_equal(parent[5], 4);	/* through the object, not the handle */
 	assert_int_equal(parent[0], NONE);
+	/* what [static vars] reaches (priority 0) before [local vars] (-1000) */
+	assert_int_equal(order[2], 4);
+	assert_int_equal(order[3], 5);
+	assert_int_equal(order[4], 2);
+	assert_int_equal(order[5], 1);
+	hs_heapgraph_release(&f.g);
+}
+
+/* Among equal priorities, first queued first: breadth first. */
+static void test_spanning_tree_fifo(void **state)
+{
+	struct fixture f;
+	uint32_t parent[7], order[7], n, i;
+	int err;
+
+	(void)state;
+	types(&f);
+	node(&f, f.t_root, 0, 2, 1, 2);	/* 0 */
+	node(&f, f.t_obj, 1, 2, 3, 4);	/* 1 */
+	node(&f, f.t_obj, 1, 2, 5, 6);	/* 2 */
+	for (i = 3; i < 7; i++)
+		node(&f, f.t_obj, 1, 1, 0);
+	f.g.root = 0;
+	n = hs_heapgraph_spanning_tree(&f.g, parent, order, &err);
+	assert_int_equal(n, 7);
+	for (i = 0; i < 7; i++)
+		assert_int_equal(order[i], i);
 	hs_heapgraph_release(&f.g);
 }
 
@@ -405,6 +432,7 @@ int main(void)
 		cmocka_unit_test(test_dominators_two_entries),
 		cmocka_unit_test(test_dominators_against_definition),
 		cmocka_unit_test(test_spanning_tree_priorities),
+		cmocka_unit_test(test_spanning_tree_fifo),
 		cmocka_unit_test(test_heap_and_retained_views),
 		cmocka_unit_test(test_deep_chain),
 		cmocka_unit_test(test_type_totals_and_root_kinds),
