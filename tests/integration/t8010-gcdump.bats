@@ -84,6 +84,16 @@ report_total() {
 	[[ "$stderr" == *"offset 96: bad type count"* ]]
 }
 
+@test "gcdump: dotnet-gcdump report still prints the committed reports" {
+	PATH="$PATH:$HOME/.dotnet/tools"
+	command -v dotnet-gcdump > /dev/null ||
+		skip "dotnet-gcdump is not installed (dotnet tool install -g dotnet-gcdump)"
+	for f in heap-1000 heap-1500; do
+		DOTNET_CLI_TELEMETRY_OPTOUT=1 dotnet-gcdump report "$D/$f.gcdump" > "$f.txt"
+		diff "$D/$f.report.txt" "$f.txt"
+	done
+}
+
 @test "gcdump: live snapshot agrees with dotnet-gcdump report" {
 	PATH="$PATH:$HOME/.dotnet/tools"
 	command -v dotnet > /dev/null ||
