@@ -8,6 +8,7 @@
 #include "io/zipfile.h"
 #include "io/import_nettrace.h"
 #include "dotnet/nettrace.h"
+#include "heapgraph/gcdump.h"
 #include "analysis/memviews.h"
 #include "format/trace_format.h"
 #include "common/alloc.h"
@@ -294,6 +295,13 @@ static int import_nettrace_zip(const char *path, size_t source, const char *name
 	return hs_import_nettrace_zip(path, source, name, out, diag);
 }
 
+static int import_gcdump_file(const char *path, size_t source, const char *name,
+			      struct hs_stack_source *out, struct hs_diag *diag)
+{
+	(void)name;
+	return hs_import_gcdump(path, source, out, diag);
+}
+
 static int import_heapscope_file(const char *path, size_t source, const char *name,
 				 struct hs_stack_source *out, struct hs_diag *diag)
 {
@@ -382,6 +390,13 @@ static const char *const folded_suffixes[] = {
 static const char *const heapscope_suffixes[] = { ".heapscope", NULL };
 static const char *const nettrace_suffixes[] = { ".nettrace", NULL };
 static const char *const nettrace_zip_suffixes[] = { ".nettrace.zip", NULL };
+static const char *const gcdump_suffixes[] = { ".gcdump", NULL };
+
+static size_t gcdump_source_list(const struct hs_source_info **list)
+{
+	*list = hs_gcdump_sources;
+	return HS_GCDUMP__COUNT;
+}
 
 /* A .nettrace's sources: its events read once, to list what it holds. */
 static size_t nettrace_source_list(const struct hs_source_info **list)
@@ -415,6 +430,13 @@ static const struct hs_format_ops formats[] = {
 		.sniff = sniff_heapscope, .import_file = import_heapscope_file,
 		.sources = heap_source_list, .path_sources = heap_path_sources,
 		.default_by_file = 1,
+	},
+	{
+		.id = HS_FORMAT_GCDUMP, .name = "gcdump",
+		.suffixes = gcdump_suffixes,
+		.caps = HS_FORMAT_HAS_GRAPH,
+		.sniff = hs_gcdump_sniff, .import_file = import_gcdump_file,
+		.sources = gcdump_source_list,
 	},
 	{
 		.id = HS_FORMAT_PERFVIEW_XML_ZIP, .name = "xml-zip",
