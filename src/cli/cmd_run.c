@@ -557,25 +557,12 @@ static void finish_children(struct run_opts *o, const struct hs_symbolize_opts *
 	drop_manifest(o);
 }
 
-/*
- * The end summary. Its peak RSS is the trace's, as `heapscope stats`
- * gives it: the highest of the RSS records, and its leaks are stats's
- * (docs/memory.md).
- */
-static void summarize(const char *path)
+/* The end summary's heap lines: counts, peaks, leaks (docs/memory.md). */
+static void summarize_heap(const char *path, const struct hs_trace_scan *t)
 {
-	struct hs_diag diag = HS_DIAG_INIT(path);
-	struct hs_trace_scan t;
-	const struct hs_trace_stats *s = &t.stats;
-	struct stat sb;
-	char a[32], b[32], c[32], msg[1024], leaks[160];
+	const struct hs_trace_stats *s = &t->stats;
+	char a[32], b[32], c[32], leaks[160];
 
-	if (hs_trace_scan(path, &t, &diag)) {
-		if (!diag.set)
-			hs_diag_set(&diag, 0, "cannot read the trace");
-		fprintf(stderr, "heapscope: %s\n", hs_diag_format(&diag, msg, sizeof(msg)));
-		return;
-	}
 	leaked(path, leaks, sizeof(leaks));
 	cli_human_bytes((double)s->bytes_allocated, a, sizeof(a));
 	cli_human_bytes((double)s->peak_heap, b, sizeof(b));
@@ -587,10 +574,38 @@ static void summarize(const char *path)
 		" free%s, peak heap %s, peak RSS %s%s\n",
 		s->allocs, cli_s((double)s->allocs), a, s->frees, cli_s((double)s->frees),
 		b, c, leaks);
-	if (t.sample_bytes)
+	if (t->sample_bytes)
 		fprintf(stderr, "heapscope: sampled one allocation per %" PRIu64
 			" bytes on average: counts and bytes above are of the samples, "
-			"leaks are estimates\n", t.sample_bytes);
+			"leaks are estimates\n", t->sample_bytes);
+}
+
+/*
+ * The end summary. Its peak RSS is the trace's, as `heapscope stats`
+ * gives it: the highest of the RSS records, and its leaks are stats's
+ * (docs/memory.md). A --no-heap trace (its SAMPLING record's flags bit
+ * 0) has no heap line of zeros, only its peak RSS.
+ */
+static void summarize(const char *path)
+{
+	struct hs_diag diag = HS_DIAG_INIT(path);
+	struct hs_trace_scan t;
+	struct hs_trace_sampling sampling;
+	struct stat sb;
+	char a[32], msg[1024];
+
+	if (hs_trace_scan(path, &t, &diag)) {
+		if (!diag.set)
+			hs_diag_set(&diag, 0, "cannot read the trace");
+		fprintf(stderr, "heapscope: %s\n", hs_diag_format(&diag, msg, sizeof(msg)));
+		return;
+	}
+	if (hs_trace_peek_sampling(path, &sampling, &diag) != 1 || !(sampling.flags & 1)) {
+		summarize_heap(path, &t);
+	} else if (t.stats.peak_rss) {
+		cli_human_bytes((double)t.stats.peak_rss, a, sizeof(a));
+		fprintf(stderr, "heapscope: heap not recorded (--no-heap), peak RSS %s\n", a);
+	}
 	if (t.cpu_samples || t.wall_samples)
 		fprintf(stderr, "heapscope: %" PRIu64 " CPU sample%s (%.1f ms of CPU), "
 			"%" PRIu64 " wall-clock sample%s: heapscope report --source "
