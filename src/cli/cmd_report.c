@@ -39,6 +39,7 @@ struct report_opts {
 	struct hs_view_params params;
 	struct cli_filter filter;	/* the filter options as given */
 	unsigned given;			/* CLI_GIVEN_*: filter options given */
+	struct cli_joined_pats joined;	/* "+PATS" joined to the defaults */
 	int has_fold_pct;
 	struct hs_memview_opts mv;	/* heapscope traces: which memory view */
 	int has_mv;			/* --source, --large-threshold, --size-classes */
@@ -387,11 +388,11 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 }
 
 /* Options not given on the command line come from the file's saved defaults. */
-static void apply_defaults(struct report_opts *o, const struct hs_source_defaults *d)
+static int apply_defaults(struct report_opts *o, const struct hs_source_defaults *d)
 {
-	cli_filter_defaults(&o->params.filter, o->given, d);
 	if (!o->has_fold_pct)
 		o->params.fold_pct = hs_source_default_number(d->fold_pct);
+	return cli_filter_defaults(&o->params.filter, o->given, d, &o->joined);
 }
 
 /*
@@ -540,6 +541,7 @@ static void opts_release(struct report_opts *o)
 	free(o->drill_owned);
 	hs_free(o->preset_group);
 	hs_free(o->diff_group);
+	cli_joined_pats_release(&o->joined);
 }
 
 static int report_or_diff(const char *cmd, int nr_paths, int argc, char **argv)
@@ -578,11 +580,11 @@ static int report_or_diff(const char *cmd, int nr_paths, int argc, char **argv)
 	/* the defaults are the file's (TEST's for diff), not the view's */
 	saved = src.defaults;
 	memset(&src.defaults, 0, sizeof(src.defaults));
-	apply_defaults(&o, &saved);
+	ret = apply_defaults(&o, &saved);
 	/* the range chose the peak's blocks, allocated before it or not */
 	if (info.uses_range && o.mv.kind == HS_MEM_PEAK)
 		o.params.filter.start_ms = o.params.filter.end_ms = NAN;
-	if (o.base_path) {
+	if (!ret && o.base_path) {
 		ret = make_diff(&o, &src);
 		if (!ret)
 			ret = diff_group(&o);

@@ -5,6 +5,8 @@
 #include "cli/cli.h"
 #include "analysis/filter.h"
 #include "analysis/memviews.h"
+#include "analysis/pattern.h"
+#include "common/alloc.h"
 #include "common/diag.h"
 #include "format/trace_reader.h"
 #include <errno.h>
@@ -347,8 +349,8 @@ int cli_filter_option_cb(const char *cmd, const struct cli_option *opt, void *fi
 	}
 }
 
-void cli_filter_defaults(struct hs_filter_params *f, unsigned given,
-			 const struct hs_source_defaults *d)
+int cli_filter_defaults(struct hs_filter_params *f, unsigned given,
+			const struct hs_source_defaults *d, struct cli_joined_pats *keep)
 {
 	if (!(given & CLI_GIVEN_GROUP) && d->group)
 		f->group = d->group;
@@ -362,4 +364,28 @@ void cli_filter_defaults(struct hs_filter_params *f, unsigned given,
 		f->start_ms = hs_source_default_number(d->start);
 	if (!(given & CLI_GIVEN_END))
 		f->end_ms = hs_source_default_number(d->end);
+	return cli_filter_extend(f, d, keep);
+}
+
+int cli_filter_extend(struct hs_filter_params *f, const struct hs_source_defaults *d,
+		      struct cli_joined_pats *keep)
+{
+	const char *group = hs_patterns_extend(f->group, d->group, &keep->group);
+	const char *fold = hs_patterns_extend(f->fold, d->fold, &keep->fold);
+	const char *exc = hs_patterns_extend(f->exc, d->exc, &keep->exc);
+
+	if ((f->group && !group) || (f->fold && !fold) || (f->exc && !exc))
+		return cli_fail("out of memory");
+	f->group = group;
+	f->fold = fold;
+	f->exc = exc;
+	return 0;
+}
+
+void cli_joined_pats_release(struct cli_joined_pats *j)
+{
+	hs_free(j->group);
+	hs_free(j->fold);
+	hs_free(j->exc);
+	memset(j, 0, sizeof(*j));
 }
