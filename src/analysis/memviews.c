@@ -22,6 +22,7 @@
 #include "analysis/memviews.h"
 #include "analysis/pattern.h"
 #include "analysis/presets.h"
+#include "analysis/wrappers.h"
 #include "common/alloc.h"
 #include "common/buf.h"
 #include "common/hash.h"
@@ -1397,6 +1398,63 @@ static void view_release(struct view *v)
 	live_release(&v->live);
 }
 
+/*
+ * The heap views' default FoldPats: the heap preset, then the trace's
+ * allocation wrappers (analysis/wrappers.h) unless @o->keep_wrappers.
+ * The wrappers are found over every stack of the trace, whatever the view
+ * keeps: each leaf of the stack tree, under the process, with an
+ * allocation function below it (the event's own function is not known
+ * here; any of them is one). Returns 0 or -ENOMEM.
+ */
+static int heap_fold(const struct hs_trace *t, const struct hs_memview_opts *o,
+		     char **fold)
+{
+	struct hs_memview_opts all = *o;
+	struct hs_diag diag = HS_DIAG_INIT(NULL);
+	struct hs_stack_source graph;
+	struct builder b;
+	uint8_t *has_child = NULL;
+	char *wrappers = NULL;
+	uint32_t alloc, s;
+	size_t i, n;
+	int err;
+
+	*fold = NULL;
+	if (o->keep_wrappers || !t->nr_nodes)
+		return (*fold = hs_strdup(HS_PRESET_HEAP_FOLD)) ? 0 : -ENOMEM;
+	all.kind = HS_MEM_ALLOC;
+	hs_source_init(&graph);
+	err = builder_init(&b, t, &all, &graph);
+	if (!err && !(has_child = hs_calloc(t->nr_nodes, 1)))
+		err = -ENOMEM;
+	for (i = 0; !err && i < t->nr_nodes; i++)
+		if (t->node_parent[i] < t->nr_nodes)
+			has_child[t->node_parent[i]] = 1;
+	if (!err)
+		err = intern(&b, "?!malloc", 8, &alloc);
+	for (i = 0; !err && i < t->nr_nodes; i++) {
+		if (has_child[i])
+			continue;
+		err = base_stack(&b, 0, b.process_stack, (uint32_t)i, &s);
+		if (!err)
+			err = hs_source_intern_stack(&graph, alloc, s, &s);
+	}
+	if (!err)
+		err = hs_wrappers_find(&graph, HS_PRESET_HEAP_FOLD, &wrappers, &diag);
+	builder_release(&b);
+	hs_source_release(&graph);
+	hs_free(has_child);
+	if (err)
+		return err == -ENOMEM ? -ENOMEM : 0;
+	n = strlen(HS_PRESET_HEAP_FOLD) + (wrappers ? 1 + strlen(wrappers) : 0) + 1;
+	*fold = hs_malloc(n);
+	if (*fold)
+		snprintf(*fold, n, "%s%s%s", HS_PRESET_HEAP_FOLD, wrappers ? ";" : "",
+			 wrappers ? wrappers : "");
+	hs_free(wrappers);
+	return *fold ? 0 : -ENOMEM;
+}
+
 /* The end of a view: the live blocks of leaks, then keys become stacks. */
 static int view_finish(struct view *v, const struct hs_trace *t)
 {
@@ -1427,8 +1485,8 @@ static int view_finish(struct view *v, const struct hs_trace *t)
 	} else if (!err) {
 		out->kind = HS_METRIC_PLAIN;
 		out->metric_unit = hs_strdup("bytes");
-		out->defaults.fold = hs_strdup(HS_PRESET_HEAP_FOLD);
-		if (!out->metric_unit || !out->defaults.fold)
+		err = heap_fold(t, v->o, &out->defaults.fold);
+		if (!out->metric_unit)
 			err = -ENOMEM;
 		if (!err && v->o->kind == HS_MEM_LEAKS &&
 		    !(out->defaults.exc = hs_strdup(HS_PRESET_LEAK_SUPPRESS)))

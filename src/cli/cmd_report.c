@@ -42,7 +42,7 @@ struct report_opts {
 	struct cli_joined_pats joined;	/* "+PATS" joined to the defaults */
 	int has_fold_pct;
 	struct hs_memview_opts mv;	/* heapscope traces: which memory view */
-	int has_mv;			/* --source, --large-threshold, --size-classes */
+	int has_mv;			/* --source and the memory views' options */
 };
 
 /* --drill NAME[:inc|:exc]: the suffix is optional, so names may hold ':'. */
@@ -118,7 +118,10 @@ static int count_cb(const char *cmd, const struct cli_option *opt, void *field,
 	return 0;
 }
 
-/* --large-threshold N and --size-classes: options of a trace's memory views */
+/*
+ * --large-threshold N, --size-classes and --keep-wrappers (value 1):
+ * options of a trace's memory views
+ */
 static int memview_cb(const char *cmd, const struct cli_option *opt, void *field,
 		      const char *arg)
 {
@@ -126,6 +129,10 @@ static int memview_cb(const char *cmd, const struct cli_option *opt, void *field
 	unsigned long ul;
 
 	o->has_mv = 1;
+	if (!arg && opt->value) {
+		o->mv.keep_wrappers = 1;
+		return 0;
+	}
 	if (!arg) {
 		o->mv.size_classes = 1;
 		return 0;
@@ -215,9 +222,14 @@ static const struct cli_option report_options[] = {
 	OPT_CALLBACK_F(0, "size-classes", struct report_opts, cmd, NULL,
 		       "an 'Alloc < 2^k' frame (as a number) under each\n"
 		       "allocation", memview_cb, 0, CLI_OPTION_NO_VALUE),
+	OPT_CALLBACK_F(0, "keep-wrappers", struct report_opts, cmd, NULL,
+		       "no allocation wrappers in the default FoldPats",
+		       memview_cb, 1, CLI_OPTION_NO_VALUE),
 	OPT_TEXT("Their default FoldPats (see --list-presets, 'heap') charge the allocator\n"
 		 "(malloc, operator new, C++ containers and strings, Rust's Vec, String,\n"
-		 "Box, HashMap) to its callers; leaks puts the exit-time allocations of\n"
+		 "Box, HashMap) and the program's allocation wrappers (functions that\n"
+		 "only pass an allocation on, called from several places) to their\n"
+		 "callers; leaks puts the exit-time allocations of\n"
 		 "libc and libstdc++ (known by the frames that allocate) under a\n"
 		 "'KnownExitTimeAlloc' frame that its default ExcPats drop\n"
 		 "(docs/memory.md). Give --fold '' or --exc '' to see them.\n"),
@@ -379,7 +391,8 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	}
 	if (o->has_mv && (!cli_is_trace(o->path, o->from) ||
 			  (o->base_path && !cli_is_trace(o->base_path, o->from))))
-		return cli_usage_error(o->cmd, "--large-threshold, --size-classes "
+		return cli_usage_error(o->cmd, "--large-threshold, --size-classes, "
+				       "--keep-wrappers "
 				       "and the memory views of --source are for "
 				       "heapscope traces");
 	if (o->exe_dir && !o->preset)

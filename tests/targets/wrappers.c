@@ -2,10 +2,10 @@
  * wrappers - allocation wrappers as git has them (do_xmalloc under xmalloc
  * and xmallocz, xcalloc, xrealloc, xstrdup): static, never inlined, each
  * only calling an allocation function or another wrapper, and called from
- * several user functions. With the wrappers folded (the heap views'
+ * two user functions or more. With the wrappers folded (the heap views'
  * automatic wrapper fold, or --fold +PATS) ByName's Exc names the user
  * functions, with what they allocated: the "exc BYTES BLOCKS FUNCTION"
- * lines this prints (t5170).
+ * lines this prints, and its one leak ("leak BYTES BLOCKS FUNCTION") (t5170).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,7 +90,8 @@ USER void grow_text(void)
 	free(text);
 }
 
-/* 3 strdup'd names of 6 bytes and one 41-byte buffer: 59 bytes in 4 */
+/* 3 strdup'd names of 6 bytes and one 41-byte buffer: 59 bytes in 4; the
+ * buffer is the program's one leak */
 USER void parse_names(void)
 {
 	static const char *const names[] = { "alpha", "bravo", "delta" };
@@ -101,7 +102,21 @@ USER void parse_names(void)
 		copies[i] = xstrdup(names[i]);
 	for (int i = 0; i < 3; i++)
 		free(copies[i]);
-	free(buf);
+	sink = buf;	/* leaked: 41 bytes */
+}
+
+/* the other wrappers' second caller: 32 + 5 + 16 + 10 = 63 bytes in 4 */
+USER void join_words(void)
+{
+	char **parts = xcalloc(4, 8);
+	char *word = xstrdup("join");
+	char *tail;
+
+	word = xrealloc(word, 16);
+	tail = xmallocz(9);
+	free(tail);
+	free(word);
+	free(parts);
 }
 
 /* a user function allocating directly, called once: 4000 bytes in 1 */
@@ -118,9 +133,12 @@ int main(void)
 	parse_names();
 	keep_table();
 	grow_text();
+	join_words();
 	printf("exc 1800 11 load_items\n");
 	printf("exc 1920 8 grow_text\n");
 	printf("exc 59 4 parse_names\n");
 	printf("exc 4000 1 keep_table\n");
+	printf("exc 63 4 join_words\n");
+	printf("leak 41 1 parse_names\n");
 	return 0;
 }
