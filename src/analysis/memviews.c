@@ -449,6 +449,12 @@ struct builder {
 	uint8_t *frame_kind;		/* frame -> FK_* bits (0: not looked at) */
 	size_t alloc_kind;
 	uint32_t exit_frame;		/* HS_EXIT_TIME_FRAME */
+	/*
+	 * "module!function" of every out-of-line frame of the symbol
+	 * section: an inlined copy of one of these is named as it is, not
+	 * "... (inline)", unless o->split_inline
+	 */
+	struct hs_strtab outofline;
 };
 
 enum { FK_SEEN = 1, FK_ALLOCATOR = 2, FK_EXIT = 4 };
@@ -499,8 +505,13 @@ static int sym_chain(struct builder *b, const struct hs_trace_sym *sym,
 			i = 0;
 			file = NULL;
 		} else {
-			err = hs_buf_addf(&b->name, "%s!%s%s", mod ? mod : "?", fn,
-					  f[i].flags & HS_TSYM_INLINE ? " (inline)" : "");
+			uint32_t id;
+
+			err = hs_buf_addf(&b->name, "%s!%s", mod ? mod : "?", fn);
+			if (!err && (f[i].flags & HS_TSYM_INLINE) &&
+			    (b->o->split_inline ||
+			     hs_strtab_find(&b->outofline, b->name.s, b->name.len, &id)))
+				err = hs_buf_adds(&b->name, " (inline)");
 		}
 		if (!err)
 			err = intern(b, b->name.s, b->name.len, &frame);
@@ -875,6 +886,39 @@ static const char *find_libc(const struct hs_trace *t)
 	return NULL;
 }
 
+/* b->outofline: the functions the symbol section has out-of-line frames of. */
+static int find_outofline(struct builder *b)
+{
+	const struct hs_trace *t = b->t;
+	const struct hs_trace_sym *sym;
+	const struct hs_trace_sym_frame *f;
+	size_t i;
+	unsigned nf, k;
+	uint32_t id;
+	int err = 0;
+
+	for (i = 0; !err && i < t->nr_nodes; i++) {
+		const char *mod;
+
+		nf = hs_trace_node_syms(t, (uint32_t)i, &sym, &f);
+		if (!nf || sym->status != HS_TSYM_FOUND)
+			continue;
+		mod = hs_trace_sym_module(t, sym);
+		for (k = 0; !err && k < nf; k++) {
+			const char *fn = hs_trace_sym_str(t, f[k].function);
+
+			if ((f[k].flags & HS_TSYM_INLINE) || !fn)
+				continue;
+			hs_buf_reset(&b->name);
+			err = hs_buf_addf(&b->name, "%s!%s", mod ? mod : "?", fn);
+			if (!err)
+				err = hs_strtab_intern(&b->outofline, b->name.s, b->name.len, &id);
+		}
+	}
+	hs_buf_reset(&b->name);
+	return err;
+}
+
 static int builder_init(struct builder *b, const struct hs_trace *t,
 			const struct hs_memview_opts *o, struct hs_stack_source *out)
 {
@@ -904,6 +948,12 @@ static int builder_init(struct builder *b, const struct hs_trace *t,
 	b->large_frame = HS_NO_FRAME;
 	b->exit_frame = HS_NO_FRAME;
 	b->libc = find_libc(t);
+	hs_strtab_init(&b->outofline, (size_t)1 << 30);
+	if (!o->split_inline && t->syms.present) {
+		err = find_outofline(b);
+		if (err)
+			return err;
+	}
 	if (o->kind == HS_MEM_LEAKS) {
 		struct hs_diag diag = HS_DIAG_INIT(NULL);
 
@@ -931,6 +981,7 @@ static void builder_release(struct builder *b)
 	hs_patlist_release(&b->alloc_pats);
 	hs_patlist_release(&b->exit_pats);
 	hs_free(b->frame_kind);
+	hs_strtab_release(&b->outofline);
 	hs_buf_release(&b->name);
 	hs_free(b->node_first);
 	hs_free(b->node_len);

@@ -119,8 +119,8 @@ static int count_cb(const char *cmd, const struct cli_option *opt, void *field,
 }
 
 /*
- * --large-threshold N, --size-classes and --keep-wrappers (value 1):
- * options of a trace's memory views
+ * --large-threshold N, --size-classes, --keep-wrappers (value 1) and
+ * --split-inline (2): options of a trace's memory views
  */
 static int memview_cb(const char *cmd, const struct cli_option *opt, void *field,
 		      const char *arg)
@@ -129,8 +129,12 @@ static int memview_cb(const char *cmd, const struct cli_option *opt, void *field
 	unsigned long ul;
 
 	o->has_mv = 1;
-	if (!arg && opt->value) {
+	if (!arg && opt->value == 1) {
 		o->mv.keep_wrappers = 1;
+		return 0;
+	}
+	if (!arg && opt->value == 2) {
+		o->mv.split_inline = 1;
 		return 0;
 	}
 	if (!arg) {
@@ -225,6 +229,10 @@ static const struct cli_option report_options[] = {
 	OPT_CALLBACK_F(0, "keep-wrappers", struct report_opts, cmd, NULL,
 		       "no allocation wrappers in the default FoldPats",
 		       memview_cb, 1, CLI_OPTION_NO_VALUE),
+	OPT_CALLBACK_F(0, "split-inline", struct report_opts, cmd, NULL,
+		       "an inlined copy of a function that also has out-of-line\n"
+		       "frames apart, as 'f (inline)' (by default they are one)",
+		       memview_cb, 2, CLI_OPTION_NO_VALUE),
 	OPT_TEXT("Their default FoldPats (see --list-presets, 'heap') charge the allocator\n"
 		 "(malloc, operator new, C++ containers and strings, Rust's Vec, String,\n"
 		 "Box, HashMap) and the program's allocation wrappers (functions that\n"
@@ -392,7 +400,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	if (o->has_mv && (!cli_is_trace(o->path, o->from) ||
 			  (o->base_path && !cli_is_trace(o->base_path, o->from))))
 		return cli_usage_error(o->cmd, "--large-threshold, --size-classes, "
-				       "--keep-wrappers "
+				       "--keep-wrappers, --split-inline "
 				       "and the memory views of --source are for "
 				       "heapscope traces");
 	if (o->exe_dir && !o->preset)
