@@ -565,25 +565,12 @@ static void finish_children(struct run_opts *o, const struct hs_symbolize_opts *
 	drop_manifest(o);
 }
 
-/*
- * The end summary: the trace's totals (analysis/totals.h), as `heapscope
- * stats` and `dump --summary` give them, and stats's leaks
- * (docs/memory.md).
- */
-static void summarize(const char *path)
+/* The end summary's heap line: counts, peaks, leaks (docs/memory.md). */
+static void summarize_heap(const char *path, const struct hs_trace *t,
+			   const struct hs_heap_totals *s)
 {
-	struct hs_diag diag = HS_DIAG_INIT(path);
-	struct hs_heap_totals tot, *s = &tot;
-	struct hs_trace t;
-	struct stat sb;
-	char a[32], b[32], c[32], msg[1024], leaks[160];
+	char a[32], b[32], c[32], leaks[160];
 
-	if (hs_heap_totals_path(path, &t, &tot, &diag)) {
-		if (!diag.set)
-			hs_diag_set(&diag, 0, "cannot read the trace");
-		fprintf(stderr, "heapscope: %s\n", hs_diag_format(&diag, msg, sizeof(msg)));
-		return;
-	}
 	leaked(path, leaks, sizeof(leaks));
 	cli_human_bytes((double)s->bytes_allocated, a, sizeof(a));
 	cli_human_bytes((double)s->peak_heap, b, sizeof(b));
@@ -595,10 +582,39 @@ static void summarize(const char *path)
 		" free%s, peak heap %s, peak RSS %s%s\n",
 		s->allocs, cli_s((double)s->allocs), a, s->frees, cli_s((double)s->frees),
 		b, c, leaks);
-	if (t.info.sample_bytes)
+	if (t->info.sample_bytes)
 		fprintf(stderr, "heapscope: sampled one allocation per %" PRIu64
 			" bytes on average: counts and bytes above are of the samples, "
-			"leaks are estimates\n", t.info.sample_bytes);
+			"leaks are estimates\n", t->info.sample_bytes);
+}
+
+/*
+ * The end summary: the trace's totals (analysis/totals.h), as `heapscope
+ * stats` and `dump --summary` give them, and stats's leaks
+ * (docs/memory.md). A --no-heap trace (its SAMPLING record's flags bit
+ * 0) has no heap line of zeros, only its peak RSS.
+ */
+static void summarize(const char *path)
+{
+	struct hs_diag diag = HS_DIAG_INIT(path);
+	struct hs_heap_totals tot, *s = &tot;
+	struct hs_trace_sampling sampling;
+	struct hs_trace t;
+	struct stat sb;
+	char a[32], msg[1024];
+
+	if (hs_heap_totals_path(path, &t, &tot, &diag)) {
+		if (!diag.set)
+			hs_diag_set(&diag, 0, "cannot read the trace");
+		fprintf(stderr, "heapscope: %s\n", hs_diag_format(&diag, msg, sizeof(msg)));
+		return;
+	}
+	if (hs_trace_peek_sampling(path, &sampling, &diag) != 1 || !(sampling.flags & 1)) {
+		summarize_heap(path, &t, s);
+	} else if (s->peak_rss) {
+		cli_human_bytes((double)s->peak_rss, a, sizeof(a));
+		fprintf(stderr, "heapscope: heap not recorded (--no-heap), peak RSS %s\n", a);
+	}
 	if (s->cpu_samples || s->wall_samples)
 		fprintf(stderr, "heapscope: %" PRIu64 " CPU sample%s (%.1f ms of CPU), "
 			"%" PRIu64 " wall-clock sample%s: heapscope report --source "
