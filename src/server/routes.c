@@ -678,6 +678,8 @@ static int api_info(struct ctx *c)
 static int api_view(struct ctx *c)
 {
 	struct hs_view fresh, *v;
+	char *json_text;
+	size_t json_len;
 	int err;
 
 	if (!c->query.view.limit && !c->query.view.max_depth) {
@@ -697,7 +699,8 @@ static int api_view(struct ctx *c)
 			return reply_err(c, err, "");
 		v = &fresh;
 	}
-	reply_json(c->resp, hs_view_json(v), HS_VIEW_JSON_FLAGS);
+	json_text = hs_view_json_dump(v, HS_VIEW_JSON_FLAGS, &json_len);
+	hs__reply_json_text(c->resp, json_text, json_len);
 	if (v == &fresh)
 		hs_view_release(&fresh);
 	return 0;
