@@ -140,12 +140,18 @@ size_t hs_view_group_start(const char *s, size_t end, char open, char close);
 /*
  * Output. Text: the summary line, then aligned columns (Name, Exc %, Exc,
  * Exc Ct, Inc %, Inc, Inc Ct, Fold, When, First, Last), tree names
- * indented by depth; Flame Graph text is folded stacks ("a;b;c 12", root
+ * indented by depth, two spaces a level up to HS_VIEW_TEXT_MAX_INDENT
+ * levels, deeper rows with their depth in brackets ("[1234] name"); the
+ * Name column is at most HS_VIEW_TEXT_MAX_NAME_WIDTH wide (a longer name
+ * pushes the rest of its line right); rows are written as they are
+ * formatted, in memory that does not grow with them. Flame Graph text is folded stacks ("a;b;c 12", root
  * first). CSV: a header then one row per line (trees: a Depth column;
  * Caller-Callee: a Section column; Flame Graph: rectangles). Each returns
  * 0 or -EIO when writing failed. @f is borrowed.
  */
 int hs_view_write_text(const struct hs_view *v, FILE *f);
+#define HS_VIEW_TEXT_MAX_INDENT 50
+#define HS_VIEW_TEXT_MAX_NAME_WIDTH 200
 int hs_view_write_csv(const struct hs_view *v, FILE *f);
 /* Folded stacks of the call tree: one line per node with exclusive cost. */
 int hs_view_write_folded(const struct hs_view *v, FILE *f);

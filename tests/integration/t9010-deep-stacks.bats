@@ -1,7 +1,9 @@
 #!/usr/bin/env bats
-# One very deep stack (issue 19, item 1): the JSON views are written
+# One very deep stack (issue 19, items 1 and 3): the JSON views are written
 # without recursion (jansson's dumper overflowed the stack at 14,000
-# frames, in report and in the GUI server). The inputs are generated here.
+# frames, in report and in the GUI server), and the text views cap the
+# indentation of a row's name, so that time and memory stay linear in the
+# rows (100,000 frames took 5.2 GB before). The inputs are generated here.
 load helpers
 bats_require_minimum_version 1.5.0
 
@@ -67,4 +69,53 @@ setup() {
 	valid_json "$T/api.json"
 	"$HS_BIN" report "$T/deep.folded" --view calltree --format json > "$T/cli.json"
 	cmp "$T/cli.json" "$T/api.json"
+}
+
+# bounded ARGS...: heapscope ARGS under 300 MB of address space and 30 s,
+# standard output to $T/out (a quadratic view took 5.2 GB and was killed
+# after 30 s; this one needs about 80 MB and 2 s).
+bounded() {
+	run --separate-stderr bash -c 'ulimit -v 300000 && exec timeout 30 "$@" > "$T/out"' \
+		bounded "$HS_BIN" "$@"
+}
+
+@test "text views of a 100,000-frame stack stay within time and memory bounds" {
+	deep_folded 100000 "$T/deep.folded"
+	export T
+	bounded report "$T/deep.folded" --view calltree
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "$(wc -l < "$T/out")" -eq 100004 ]	# 3 lines of heading, ROOT
+	# indentation stops at 50 levels; deeper rows say their depth
+	grep -q '^ \{100\}f49 ' "$T/out"
+	grep -q '^ \{100\}\[51\] f50 ' "$T/out"
+	grep -q '^ \{100\}\[100000\] f99999 ' "$T/out"
+	! grep -q '^ \{101\}' "$T/out"
+	# the Name column is padded to 200 characters at most
+	[ "$(awk 'length > m { m = length } END { print m }' "$T/out")" -lt 400 ]
+	bounded report "$T/deep.folded" --view callers --focus f50000
+	[ "$status" -eq 0 ]
+	[ "$(wc -l < "$T/out")" -eq 50006 ]	# 4 lines of heading, ROOT
+	bounded report "$T/deep.folded" --view callees --focus f50000
+	[ "$status" -eq 0 ]
+	[ "$(wc -l < "$T/out")" -eq 50004 ]
+	bounded report "$T/deep.folded" --view flame
+	[ "$status" -eq 0 ]
+	[ "$(wc -l < "$T/out")" -eq 1 ]
+	bounded report "$T/deep.folded" --view calltree --format json
+	[ "$status" -eq 0 ]
+	grep -q '"name": "f99999"' "$T/out"
+}
+
+@test "one very long name does not widen every row" {
+	{
+		awk 'BEGIN { for (i = 0; i < 2000; i++) printf "%sf%d", (i ? ";" : ""), i; print " 5" }'
+		printf 'main;%s 1\n' "$(head -c 60000 /dev/zero | tr '\0' x)"
+	} > "$T/long.folded"
+	export T
+	bounded report "$T/long.folded" --view calltree
+	[ "$status" -eq 0 ]
+	# the long name's own line is long; the others are not padded to it
+	[ "$(awk 'length > 60000' "$T/out" | wc -l)" -eq 1 ]
+	[ "$(awk 'length > 400' "$T/out" | wc -l)" -eq 1 ]
 }
