@@ -4,6 +4,7 @@
 #include "analysis/views.h"
 #include "common/alloc.h"
 #include "common/buf.h"
+#include "common/escape.h"
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -124,7 +125,7 @@ static int add_name_cell(struct hs_buf *b, const struct hs_view_row *r)
 		err = hs_buf_adds(b, "  ");
 	if (!err && r->depth > HS_VIEW_TEXT_MAX_INDENT)
 		err = hs_buf_addf(b, "[%u] ", r->depth);
-	return err ? err : hs_buf_add(b, r->name, hs_view_display_len(r->name));
+	return err ? err : hs_escape_add(b, r->name, hs_view_display_len(r->name));
 }
 
 static int text_row_fill(struct text_row *t, const struct hs_view *v,
@@ -241,7 +242,9 @@ static void summary_text(const struct hs_view *v, FILE *f)
 	struct hs_buf b = HS_BUF_INIT;
 
 	add_num(&b, s->metric, integral(s->metric) ? 0 : 3);
-	fprintf(f, "Totals Metric: %s%s%s", b.s, s->unit ? " " : "", s->unit ? s->unit : "");
+	fprintf(f, "Totals Metric: %s%s", b.s, s->unit ? " " : "");
+	if (s->unit)
+		hs_escape_write(f, s->unit, strlen(s->unit));
 	hs_buf_reset(&b);
 	add_num(&b, s->count, integral(s->count) ? 0 : 3);
 	fprintf(f, "  Count: %s  Samples: %zu  First: %.3f  Last: %.3f  Last-First: %.3f"
@@ -269,8 +272,11 @@ int hs_view_write_text(const struct hs_view *v, FILE *f)
 		return err;
 	}
 	summary_text(v, f);
-	if (v->focus)
-		fprintf(f, "Focus: %s\n", v->focus);
+	if (v->focus) {
+		fputs("Focus: ", f);
+		hs_escape_write(f, v->focus, strlen(v->focus));
+		fputc('\n', f);
+	}
 	fputc('\n', f);
 	text_row_print(&t, &lay, f);
 	for (i = 0; i < v->nr_rows && !err && !ferror(f); i++) {
@@ -293,17 +299,25 @@ int hs_view_write_text(const struct hs_view *v, FILE *f)
 
 /* CSV -------------------------------------------------------------------- */
 
+/* A name, control characters escaped (so no line breaks), then quoted. */
 static int csv_field(struct hs_buf *b, const char *s, size_t len)
 {
-	size_t i;
-	int err;
+	size_t i, start = b->len;
+	int err = hs_escape_add(b, s, len);
+	char *copy;
 
-	if (!memchr(s, ',', len) && !memchr(s, '"', len) && !memchr(s, '\n', len) &&
-	    !memchr(s, '\r', len))
-		return hs_buf_add(b, s, len);
+	if (err || (!memchr(b->s + start, ',', b->len - start) &&
+		    !memchr(b->s + start, '"', b->len - start)))
+		return err;
+	copy = hs_strdup(b->s + start);
+	if (!copy)
+		return -ENOMEM;
+	b->len = start;
+	b->s[start] = '\0';
 	err = hs_buf_addc(b, '"');
-	for (i = 0; i < len && !err; i++)
-		err = s[i] == '"' ? hs_buf_adds(b, "\"\"") : hs_buf_addc(b, s[i]);
+	for (i = 0; copy[i] && !err; i++)
+		err = copy[i] == '"' ? hs_buf_adds(b, "\"\"") : hs_buf_addc(b, copy[i]);
+	hs_free(copy);
 	return err ? err : hs_buf_addc(b, '"');
 }
 
@@ -411,12 +425,15 @@ int hs_view_write_folded(const struct hs_view *v, FILE *f)
 			path[n++] = x;
 		hs_buf_reset(&b);
 		if (!n)
-			err = hs_buf_adds(&b, v->rows[i].name);
+			err = hs_escape_add(&b, v->rows[i].name, strlen(v->rows[i].name));
 		for (k = n; k-- > 0 && !err;) {
-			const char *s = v->rows[path[k]].name;
+			size_t start = b.len, j;
 
-			for (; *s && !err; s++)
-				err = hs_buf_addc(&b, *s == ';' ? ':' : *s);
+			err = hs_escape_add(&b, v->rows[path[k]].name,
+					    strlen(v->rows[path[k]].name));
+			for (j = start; j < b.len; j++)
+				if (b.s[j] == ';')
+					b.s[j] = ':';
 			if (k && !err)
 				err = hs_buf_addc(&b, ';');
 		}

@@ -144,7 +144,9 @@ size_t hs_view_group_start(const char *s, size_t end, char open, char close);
  * levels, deeper rows with their depth in brackets ("[1234] name"); the
  * Name column is at most HS_VIEW_TEXT_MAX_NAME_WIDTH wide (a longer name
  * pushes the rest of its line right); rows are written as they are
- * formatted, in memory that does not grow with them. Flame Graph text is folded stacks ("a;b;c 12", root
+ * formatted, in memory that does not grow with them. In text, CSV and
+ * folded output, control characters in names (and in the focus and the
+ * unit) are escaped as common/escape.h says. Flame Graph text is folded stacks ("a;b;c 12", root
  * first). CSV: a header then one row per line (trees: a Depth column;
  * Caller-Callee: a Section column; Flame Graph: rectangles). Each returns
  * 0 or -EIO when writing failed. @f is borrowed.

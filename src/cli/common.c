@@ -6,6 +6,7 @@
 #include "analysis/filter.h"
 #include "analysis/memviews.h"
 #include "common/diag.h"
+#include "common/escape.h"
 #include "format/trace_reader.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -23,7 +24,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 
 	fprintf(stderr, "heapscope %s: ", cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	hs_escape_vprintf(stderr, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\nSee 'heapscope %s --help'.\n", cmd);
 	return HS_EXIT_USAGE;
@@ -35,7 +36,7 @@ int cli_fail(const char *fmt, ...)
 
 	fprintf(stderr, "heapscope: error: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	hs_escape_vprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 	return HS_EXIT_FAIL;
