@@ -284,33 +284,6 @@ static int is_zip(enum hs_format fmt)
 	       fmt == HS_FORMAT_PERFVIEW_JSON_ZIP;
 }
 
-/*
- * Zips need a seekable file: copy @f (a pipe or standard input) into an
- * anonymous temporary file, returned in *@tmp for the caller to fclose().
- */
-static int spool(FILE *f, FILE **tmp, struct hs_diag *diag)
-{
-	char buf[65536];
-	size_t n;
-	FILE *t = tmpfile();
-
-	if (!t) {
-		hs_diag_set(diag, 0, "cannot create a temporary file: %s",
-			    strerror(errno));
-		return -errno;
-	}
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		if (fwrite(buf, 1, n, t) != n)
-			break;
-	if (ferror(f) || ferror(t) || fflush(t)) {
-		hs_diag_set(diag, 0, "cannot copy the input to a temporary file");
-		fclose(t);
-		return -EIO;
-	}
-	*tmp = t;
-	return 0;
-}
-
 static int ends_with_case(const char *s, const char *suffix)
 {
 	return s && ends_with(s, suffix);
@@ -617,7 +590,7 @@ int hs_import_path_source(const char *path, enum hs_format fmt, const char *sour
 			err = import_file(path, fmt, index, out, diag);
 			goto out;
 		}
-		err = spool(in, &tmp, diag);
+		err = hs_zip_spool(in, &tmp, diag);	/* zips need seeking */
 		if (err)
 			goto out;
 		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fileno(tmp));

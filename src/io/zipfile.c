@@ -8,7 +8,11 @@
 #include "io/zipfile.h"
 #include "common/alloc.h"
 #include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 #include <zip.h>
 
 struct zip_reader {
@@ -229,9 +233,8 @@ FILE *hs_zip_create_entry(const char *path, const char *entry_name,
 	w->entry = hs_strdup(entry_name);
 	if (!w->path || !w->entry)
 		goto oom;
-	w->spool = tmpfile();
+	w->spool = hs_zip_tmpfile(diag);
 	if (!w->spool) {
-		hs_diag_set(diag, 0, "cannot create a temporary file: %s", strerror(errno));
 		writer_free(w);
 		return NULL;
 	}
@@ -244,3 +247,113 @@ oom:
 	hs_diag_set(diag, 0, "out of memory");
 	return NULL;
 }
+
+/* ---- temporary files ---- */
+
+static const char *tmp_dir(void)
+{
+	const char *d = getenv("TMPDIR");
+
+	return d && *d ? d : "/tmp";
+}
+
+FILE *hs_zip_tmpfile(struct hs_diag *diag)
+{
+	char path[PATH_MAX];
+	const char *dir = tmp_dir();
+	FILE *f;
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/heapscope-XXXXXX", dir) >= sizeof(path)) {
+		hs_diag_set(diag, 0, "cannot create a temporary file in %s: %s", dir,
+			    strerror(ENAMETOOLONG));
+		return NULL;
+	}
+	fd = mkstemp(path);
+	if (fd < 0) {
+		hs_diag_set(diag, 0, "cannot create a temporary file in %s: %s", dir,
+			    strerror(errno));
+		return NULL;
+	}
+	unlink(path);
+	f = fdopen(fd, "w+");
+	if (!f) {
+		hs_diag_set(diag, 0, "out of memory");
+		close(fd);
+	}
+	return f;
+}
+
+unsigned long long hs_zip_spool_max(void)
+{
+	const char *s = getenv("HEAPSCOPE_SPOOL_MAX");
+	unsigned long long v, unit = 1;
+	char *end;
+
+	if (!s || !*s || *s == '-')
+		return HS_ZIP_SPOOL_MAX;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*end == 'K' || *end == 'k')
+		unit = 1ULL << 10;
+	else if (*end == 'M' || *end == 'm')
+		unit = 1ULL << 20;
+	else if (*end == 'G' || *end == 'g')
+		unit = 1ULL << 30;
+	if (unit > 1)
+		end++;
+	if (errno || end == s || *end || !v || v > ULLONG_MAX / unit)
+		return HS_ZIP_SPOOL_MAX;
+	return v * unit;
+}
+
+/* Half the bytes free in the temporary directory, or ULLONG_MAX if unknown. */
+static unsigned long long half_free(FILE *t)
+{
+	struct statvfs st;
+
+	if (fstatvfs(fileno(t), &st))
+		return ULLONG_MAX;
+	return (unsigned long long)st.f_bavail * st.f_frsize / 2;
+}
+
+int hs_zip_spool(FILE *in, FILE **out, struct hs_diag *diag)
+{
+	unsigned long long max = hs_zip_spool_max(), room, copied = 0;
+	char buf[65536];
+	size_t n;
+	FILE *t = hs_zip_tmpfile(diag);
+
+	if (!t)
+		return -EIO;
+	room = half_free(t);
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0) {
+		if (copied + n > max || copied + n > room) {
+			if (copied + n > max)
+				hs_diag_set(diag, 0, "a zip on standard input is copied to a "
+					    "temporary file to be read, and this one is larger "
+					    "than %llu bytes (HEAPSCOPE_SPOOL_MAX); give the "
+					    "zip's file name instead", max);
+			else
+				hs_diag_set(diag, 0, "a zip on standard input is copied to a "
+					    "temporary file to be read, and this one would fill "
+					    "more than half the space free in %s (TMPDIR); give "
+					    "the zip's file name instead", tmp_dir());
+			fclose(t);
+			return copied + n > max ? -EFBIG : -ENOSPC;
+		}
+		if (fwrite(buf, 1, n, t) != n)
+			break;
+		copied += n;
+	}
+	if (ferror(in) || ferror(t) || fflush(t)) {
+		hs_diag_set(diag, 0, "cannot copy standard input to a temporary file in %s: %s",
+			    tmp_dir(), strerror(errno));
+		fclose(t);
+		return -EIO;
+	}
+	rewind(t);
+	*out = t;
+	return 0;
+}
+

@@ -31,4 +31,27 @@ FILE *hs_zip_open_named(const char *path, const char *name);
  */
 FILE *hs_zip_create_entry(const char *path, const char *entry_name,
 			  struct hs_diag *diag);
+
+/*
+ * An anonymous temporary file (unlinked at once) in $TMPDIR, else /tmp,
+ * opened "w+"; NULL with @diag naming the directory on failure.
+ */
+FILE *hs_zip_tmpfile(struct hs_diag *diag);
+
+/*
+ * The most hs_zip_spool() copies: HEAPSCOPE_SPOOL_MAX (bytes, with an
+ * optional K, M or G suffix) if set and valid, else HS_ZIP_SPOOL_MAX.
+ */
+#define HS_ZIP_SPOOL_MAX (1ULL << 30)
+unsigned long long hs_zip_spool_max(void);
+
+/*
+ * Copy @in (a pipe: zips need seeking) into a new temporary file, in
+ * *@out for the caller to fclose(). The copy stops at hs_zip_spool_max()
+ * bytes and at half the space free in the temporary directory when it
+ * starts, and is then refused with a message that says which bound and
+ * what to do instead (name the file). Returns 0, -EFBIG, -ENOSPC or
+ * -EIO (with @diag filled).
+ */
+int hs_zip_spool(FILE *in, FILE **out, struct hs_diag *diag);
 #endif

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # Inputs of issue 19 that were refused wrongly or handled without bounds:
-# a JSON file that starts with a byte order mark (item 13).
+# a JSON file that starts with a byte order mark (item 13), a zip on
+# standard input (item 9).
 load helpers
 bats_require_minimum_version 1.5.0
 
@@ -19,4 +20,31 @@ setup() {
 	hs report "$T/noext" --format csv
 	[ "$status" -eq 0 ]
 	[[ "$output" == *$'\nleaf,'* ]]
+}
+
+# A zip on standard input is copied to a temporary file (zips need
+# seeking): in $TMPDIR, and at most HEAPSCOPE_SPOOL_MAX bytes (item 9; an
+# endless stream filled the disk at 1 GB/s, in /tmp whatever TMPDIR said).
+@test "an endless zip on standard input is refused at the spool's bound" {
+	mkdir "$T/tmp"
+	run --separate-stderr timeout 60 bash -c \
+		'(printf "PK\3\4"; cat /dev/zero) | TMPDIR="$1" HEAPSCOPE_SPOOL_MAX=4M "$2" report - --from xml-zip' \
+		sh "$T/tmp" "$HS_BIN"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "heapscope: error: <stdin>: a zip on standard input is copied to a temporary file to be read, and this one is larger than 4194304 bytes (HEAPSCOPE_SPOOL_MAX); give the zip's file name instead" ]
+	[ -z "$(ls -A "$T/tmp")" ]
+}
+
+@test "a zip on standard input is spooled in TMPDIR" {
+	printf 'main;a 5\n' > "$T/a.folded"
+	"$HS_BIN" convert "$T/a.folded" --to xml-zip -o "$T/a.perfView.xml.zip"
+	run --separate-stderr bash -c 'TMPDIR="$1" "$2" report - < "$3"' \
+		sh "$T/none" "$HS_BIN" "$T/a.perfView.xml.zip"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "heapscope: error: <stdin>: cannot create a temporary file in $T/none: No such file or directory" ]
+	mkdir "$T/tmp"
+	run --separate-stderr bash -c 'TMPDIR="$1" "$2" report - --format csv < "$3"' \
+		sh "$T/tmp" "$HS_BIN" "$T/a.perfView.xml.zip"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *$'\na,'* ]]
 }
