@@ -7,6 +7,7 @@
 #include "analysis/memviews.h"
 #include "common/diag.h"
 #include "common/escape.h"
+#include "common/log.h"
 #include "format/trace_reader.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +41,16 @@ int cli_fail(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	return HS_EXIT_FAIL;
+}
+
+void cli_warn_lines(const char *text)
+{
+	const char *nl;
+
+	for (; text && *text; text = nl ? nl + 1 : NULL) {
+		nl = strchr(text, '\n');
+		pr_warn("%.*s", nl ? (int)(nl - text) : (int)strlen(text), text);
+	}
 }
 
 int cli_load(const char *cmd, const char *path, const char *from,
@@ -132,6 +143,7 @@ int cli_load_source(const char *cmd, const char *path, const char *from,
 		hs_source_release(src);
 		return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
 	}
+	cli_warn_lines(src->defaults.warning);	/* saved texts not used */
 	return HS_EXIT_OK;
 }
 

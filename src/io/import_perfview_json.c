@@ -535,6 +535,8 @@ int hs_import_perfview_json(FILE *f, struct hs_stack_source *out,
 			    "no \"StackSource\" object: not a PerfView stack file");
 		err = -EINVAL;
 	}
+	if (!err)	/* a bad saved pattern must not make the file unreadable */
+		err = hs_gui_defaults_check(&out->defaults, diag ? diag->file : NULL);
 	yajl_free(j.h);
 	hs_free(buf);
 	hs_free(j.frames);

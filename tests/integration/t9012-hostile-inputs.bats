@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Inputs of issue 19 that were refused wrongly or handled without bounds:
 # a JSON file that starts with a byte order mark (item 13), a zip on
-# standard input (item 9).
+# standard input (item 9), a bad pattern saved in a file (item 15).
 load helpers
 bats_require_minimum_version 1.5.0
 
@@ -47,4 +47,26 @@ setup() {
 		sh "$T/tmp" "$HS_BIN" "$T/a.perfView.xml.zip"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *$'\na,'* ]]
+}
+
+# A pattern saved in a file's view state that does not compile made every
+# view of the file fail, with a message naming neither the file nor where
+# the pattern came from (item 15): it is dropped, with a warning saying so.
+@test "a bad pattern saved in a .perfView.xml is not used, and the warning says so" {
+	f="$DATA/report/bad-saved-pattern.perfView.xml"
+	hs report "$f" --view calltree
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "heapscope: warning: $f: the GroupRegEx saved in its view state is not used: GroupPats: bad pattern '{': missing closing parenthesis at offset 1" ]
+	# the other saved texts still apply: ExcludeRegEx app!E, Start 5 ms
+	[[ "$output" != *"app!E"* ]]
+	[[ "$output" == *"First: 10.000"* ]]
+	# the same view as the file without a group pattern
+	hs report "$DATA/report/defaults.perfView.xml" --view calltree --group ''
+	expected=$output
+	hs report "$f" --view calltree
+	[ "$output" = "$expected" ]
+	# a pattern given on the command line is used as before
+	hs report "$f" --group '{'
+	[ "$status" -eq 1 ]
+	[ "${stderr##*$'\n'}" = "heapscope: error: GroupPats: bad pattern '{': missing closing parenthesis at offset 1" ]
 }

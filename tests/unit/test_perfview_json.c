@@ -209,6 +209,34 @@ static void byte_order_mark_is_skipped(void **state)
 	hs_source_release(&src);
 }
 
+/*
+ * A pattern saved in the view state that does not compile is dropped,
+ * and the defaults say which, from which file, and why; the others stay.
+ */
+static void bad_saved_pattern_is_dropped(void **state)
+{
+	static const char doc[] =
+		"{\"StackSource\": {\"Samples\": [{\"Time\": 1, \"Stack\": [\"a\"]}]},\n"
+		"\"StackWindowGuiState\": {\"FilterGuiState\": {\"GroupRegEx\": \"x->y\","
+		" \"FoldRegEx\": \"{\", \"ExcludeRegEx\": \"b\", \"IncludeRegEx\": \"a{\"}}}\n";
+	struct hs_diag d = HS_DIAG_INIT("saved.json");
+	struct hs_stack_source src;
+
+	(void)state;
+	hs_source_init(&src);
+	assert_int_equal(import_string(hs_import_perfview_json, doc, &src, &d), 0);
+	assert_string_equal(src.defaults.group, "x->y");
+	assert_string_equal(src.defaults.exc, "b");
+	assert_null(src.defaults.fold);
+	assert_null(src.defaults.inc);
+	assert_string_equal(src.defaults.warning,
+		"saved.json: the FoldRegEx saved in its view state is not used: "
+		"FoldPats: bad pattern '{': missing closing parenthesis at offset 1\n"
+		"saved.json: the IncludeRegEx saved in its view state is not used: "
+		"IncPats: bad pattern 'a{': missing closing parenthesis at offset 2");
+	hs_source_release(&src);
+}
+
 static void allocation_failures_are_clean(void **state)
 {
 	static const char doc[] =
@@ -232,6 +260,7 @@ int main(void)
 		cmocka_unit_test(lines_are_counted_across_blocks),
 		cmocka_unit_test(huge_tokens_are_refused),
 		cmocka_unit_test(byte_order_mark_is_skipped),
+		cmocka_unit_test(bad_saved_pattern_is_dropped),
 		cmocka_unit_test(allocation_failures_are_clean),
 	};
 	return cmocka_run_group_tests_name("perfview_json", tests, NULL, NULL);
