@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 #include <zip.h>
@@ -174,20 +175,39 @@ static void writer_free(struct zip_writer *w)
 }
 
 /* Build the zip from the spooled bytes; 0 or -1 with errno set. */
+/*
+ * The errno behind libzip's error @ze, so that fclose() says "No space
+ * left on device" rather than "Input/output error"; EIO when it is not a
+ * system error.
+ */
+static int zip_errno(zip_error_t *ze)
+{
+	int sys = zip_error_code_system(ze);
+
+	return zip_error_system_type(ze) == ZIP_ET_SYS && sys > 0 ? sys : EIO;
+}
+
 static int writer_close(void *cookie)
 {
 	struct zip_writer *w = cookie;
 	zip_source_t *src = NULL;
 	zip_int64_t index;
 	zip_t *z;
-	int zerr = 0, ret = -1;
+	zip_error_t ze;
+	int zerr = 0, ret = -1, saved = EIO;
 
-	if (fflush(w->spool) || ferror(w->spool))
+	if (fflush(w->spool) || ferror(w->spool)) {
+		saved = errno ? errno : EIO;
 		goto out;
+	}
 	rewind(w->spool);
 	z = zip_open(w->path, ZIP_CREATE | ZIP_TRUNCATE, &zerr);
-	if (!z)
+	if (!z) {
+		zip_error_init_with_code(&ze, zerr);
+		saved = zip_errno(&ze);
+		zip_error_fini(&ze);
 		goto out;
+	}
 	src = zip_source_filep(z, w->spool, 0, -1);
 	if (!src) {
 		zip_discard(z);
@@ -206,6 +226,7 @@ static int writer_close(void *cookie)
 		goto out;
 	}
 	if (zip_close(z) < 0) {
+		saved = zip_errno(zip_get_error(z));
 		zip_discard(z);
 		goto out;
 	}
@@ -213,7 +234,7 @@ static int writer_close(void *cookie)
 out:
 	writer_free(w);
 	if (ret)
-		errno = EIO;
+		errno = saved;
 	return ret;
 }
 
@@ -224,9 +245,17 @@ FILE *hs_zip_create_entry(const char *path, const char *entry_name,
 		.write = writer_write,
 		.close = writer_close,
 	};
-	struct zip_writer *w = hs_calloc(1, sizeof(*w));
+	struct zip_writer *w;
+	struct stat st;
 	FILE *f;
 
+	/* libzip writes a new file and renames it over @path: no devices */
+	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+		hs_diag_set(diag, 0, "a zip can only be written to a regular file, "
+			    "not to a device, pipe or directory");
+		return NULL;
+	}
+	w = hs_calloc(1, sizeof(*w));
 	if (!w)
 		goto oom;
 	w->path = hs_strdup(path);

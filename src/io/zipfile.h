@@ -26,8 +26,9 @@ FILE *hs_zip_open_named(const char *path, const char *name);
 /*
  * Create the zip @path with one entry @entry_name; data written to the
  * returned FILE is compressed into it when the FILE is fclose()d, and
- * fclose() returns EOF if writing the zip failed. NULL with @diag filled
- * on error.
+ * fclose() returns EOF if writing the zip failed, errno saying why (as
+ * libzip's error says: ENOSPC for a full disk). NULL with @diag filled
+ * on error, and for a @path that is there and not a regular file.
  */
 FILE *hs_zip_create_entry(const char *path, const char *entry_name,
 			  struct hs_diag *diag);
