@@ -39,6 +39,15 @@ static uint64_t next(void)
 	return rng;
 }
 
+/* Stop when building the source fails (out of memory). */
+static void must(int err, const char *what)
+{
+	if (err) {
+		fprintf(stderr, "convert_bench: %s: %s\n", what, strerror(-err));
+		exit(1);
+	}
+}
+
 static void generate(struct hs_stack_source *src, size_t nr_samples, size_t nr_stacks)
 {
 	enum { NR_FRAMES = 5000 };
@@ -54,16 +63,16 @@ static void generate(struct hs_stack_source *src, size_t nr_samples, size_t nr_s
 		snprintf(name, sizeof(name), "/usr/lib/x86_64-linux-gnu/libmod%zu.so!"
 			 "ns%zu::Class%zu::function_%zu(int, char const*)",
 			 i % 60, i % 7, i % 101, i);
-		hs_source_intern_frame(src, name, strlen(name), &frames[i]);
+		must(hs_source_intern_frame(src, name, strlen(name), &frames[i]), "frame");
 	}
 	for (i = 0; i < nr_stacks; i++) {
 		size_t depth = 4 + next() % 29;
 
 		for (k = 0; k < depth; k++)
 			path[k] = frames[k < 3 ? k : next() % NR_FRAMES];
-		hs_source_intern_path(src, path, depth, &stacks[i]);
+		must(hs_source_intern_path(src, path, depth, &stacks[i]), "stack");
 	}
-	hs_source_reserve_samples(src, nr_samples);
+	must(hs_source_reserve_samples(src, nr_samples), "samples");
 	for (i = 0; i < nr_samples; i++) {
 		/* skewed: a tenth of the stacks get most samples */
 		size_t s = next() % 4 ? next() % (nr_stacks / 10 + 1)
@@ -72,7 +81,7 @@ static void generate(struct hs_stack_source *src, size_t nr_samples, size_t nr_s
 					   : (double)(next() % 100000) / 1000;
 
 		t += (int64_t)(next() % 2000000);
-		hs_source_add_sample(src, t, metric, 1, stacks[s]);
+		must(hs_source_add_sample(src, t, metric, 1, stacks[s]), "sample");
 	}
 	free(stacks);
 }

@@ -80,7 +80,7 @@ int main(int argc, char **argv)
 	struct setting st[] = {
 		{ "no patterns", HS_FILTER_PARAMS_INIT },
 		{ "module entries + fold + inc", HS_FILTER_PARAMS_INIT },
-		{ "group modules (regex) + fold + inc + exc", HS_FILTER_PARAMS_INIT },
+		{ "group modules + fold + inc + exc", HS_FILTER_PARAMS_INIT },
 		{ "class entries + 2 fold + 2 inc + window", HS_FILTER_PARAMS_INIT },
 	};
 	double t0;

@@ -4,6 +4,9 @@
 #
 #   scripts/install-deps.sh          build and test dependencies
 #   scripts/install-deps.sh --bench  also what bench/ compares against
+#
+# clang and its runtime (libclang-rt-14-dev: libFuzzer and the sanitizers)
+# build the fuzz targets that `make check` runs (tests/fuzz/README.md).
 set -eu
 
 PACKAGES="gcc make pkg-config meson ninja-build
@@ -11,7 +14,8 @@ libxxhash-dev libzstd-dev libzip-dev libexpat1-dev libyajl-dev libjansson-dev
 libpcre2-dev libunwind-dev libdw-dev libelf-dev libdebuginfod-dev libiberty-dev
 binutils g++ libcmocka-dev bats python3
 linux-perf procps
-libmicrohttpd-dev curl jq chromium"
+libmicrohttpd-dev curl jq chromium
+clang libclang-rt-14-dev"
 if [ "${1:-}" = "--bench" ]; then
 	PACKAGES="$PACKAGES heaptrack sqlite3 time"
 fi

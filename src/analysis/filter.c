@@ -17,6 +17,7 @@
 #include "analysis/pattern.h"
 #include "common/alloc.h"
 #include "common/buf.h"
+#include "model/frame_name.h"
 #include <errno.h>
 #include <math.h>
 #include <string.h>
@@ -60,6 +61,8 @@ struct apply {
 void hs_filtered_release(struct hs_filtered *f)
 {
 	hs_source_release(&f->out);
+	hs_free(f->origin);
+	hs_strtab_release(&f->modules);
 	hs_free(f->map);
 	hs_free(f->folded);
 	memset(f, 0, sizeof(*f));
@@ -68,6 +71,62 @@ void hs_filtered_release(struct hs_filtered *f)
 static int intern_out(struct apply *a, const char *name, size_t len, uint32_t *id)
 {
 	return hs_source_intern_frame(&a->f->out, name, len, id);
+}
+
+#define MIXED_MODULE (UINT32_MAX - 1)	/* while building: several modules */
+#define ORIGIN_UNSEEN 0xff
+
+/*
+ * Output frame @out stands for a frame of kind @kind shown as @shown (its
+ * short name): record its module, or that a group has several.
+ */
+static int note_origin(struct apply *a, uint32_t out, enum hs_origin_kind kind,
+		       const char *shown, size_t entry_at)
+{
+	struct hs_filtered *f = a->f;
+	struct hs_origin *o;
+	const char *mod;
+	size_t mlen, old = f->alloc_origin;
+	uint32_t m = HS_NO_MODULE;
+	int err;
+
+	if (out >= f->alloc_origin) {
+		if (HS_GROW(f->origin, (size_t)out + 1, f->alloc_origin))
+			return -ENOMEM;
+		memset(f->origin + old, ORIGIN_UNSEEN,
+		       (f->alloc_origin - old) * sizeof(*f->origin));
+	}
+	mod = hs_frame_name_short_module(shown, strlen(shown), &mlen);
+	if (mod) {
+		err = hs_strtab_intern(&f->modules, mod, mlen, &m);
+		if (err)
+			return err;
+	}
+	o = &f->origin[out];
+	if (o->kind == ORIGIN_UNSEEN) {
+		o->kind = (uint8_t)kind;
+		o->module = m;
+		o->entry_at = (uint32_t)entry_at;
+	} else if (o->module != m) {
+		o->module = MIXED_MODULE;
+	}
+	return 0;
+}
+
+enum hs_origin_kind hs_filtered_origin(const struct hs_filtered *f, uint32_t frame,
+				       const char **module, size_t *entry_at)
+{
+	const struct hs_origin *o = frame < f->alloc_origin ? &f->origin[frame] : NULL;
+
+	*module = NULL;
+	*entry_at = 0;
+	if (!o || o->kind == ORIGIN_UNSEEN)
+		return HS_ORIGIN_FRAME;
+	if (o->module < MIXED_MODULE)
+		*module = hs_strtab_get(&f->modules, o->module);
+	if (o->kind == HS_ORIGIN_ENTRY)
+		*entry_at = o->entry_at;
+	return (enum hs_origin_kind)o->kind;
 }
 
 /* Exclusion, folding and IncPats of the grouped name in a->target. */
@@ -167,6 +226,8 @@ static int frame_info(struct apply *a, uint32_t frame)
 			err = classify(a, &info, inc);
 		if (!err && info.kind != FK_DISCARD)
 			err = intern_out(a, shown, strlen(shown), &info.out);
+		if (!err && info.kind != FK_DISCARD)
+			err = note_origin(a, info.out, HS_ORIGIN_FRAME, shown, 0);
 		if (err)
 			return err;
 		a->fi[frame] = info;
@@ -177,6 +238,8 @@ static int frame_info(struct apply *a, uint32_t frame)
 		return err;
 	if (kind == HS_GROUP_PLAIN) {
 		err = plain_group(a, g, &info, inc);
+		if (!err && info.kind == FK_NORMAL)
+			err = note_origin(a, info.out, HS_ORIGIN_GROUP, shown, 0);
 	} else {
 		/* entry group: "GROUP <<short name of this frame>>" */
 		info.entry = 1;
@@ -188,6 +251,9 @@ static int frame_info(struct apply *a, uint32_t frame)
 			err = classify(a, &info, inc);
 		if (!err && info.kind == FK_NORMAL)
 			err = intern_out(a, a->target.s, a->target.len, &info.out);
+		if (!err && info.kind == FK_NORMAL)
+			err = note_origin(a, info.out, HS_ORIGIN_ENTRY, shown,
+					  a->name.len + 3);
 	}
 	if (err)
 		return err;
@@ -197,6 +263,8 @@ static int frame_info(struct apply *a, uint32_t frame)
 		info.group = NO_GROUP;
 		info.entry = 0;
 		err = intern_out(a, shown, strlen(shown), &info.out);
+		if (!err)
+			err = note_origin(a, info.out, HS_ORIGIN_FRAME, shown, 0);
 		if (err)
 			return err;
 	}
@@ -385,6 +453,7 @@ int hs_filter_apply(const struct hs_stack_source *in,
 	hs_source_init(&f->out);
 	f->out.kind = in->kind;
 	hs_strtab_init(&a.group_names, MAX_GROUP_BYTES);
+	hs_strtab_init(&f->modules, MAX_GROUP_BYTES);
 	err = parse_all(&a, p);
 	if (err)
 		goto out;

@@ -48,6 +48,22 @@
 
 #define HS_DROPPED (UINT32_MAX - 1)	/* map value: the sample is filtered out */
 
+/* What an output frame stands for. */
+enum hs_origin_kind {
+	HS_ORIGIN_FRAME,	/* an input frame, by its short name */
+	HS_ORIGIN_GROUP,	/* a plain group (GroupPats "->") */
+	HS_ORIGIN_ENTRY,	/* an entry group: "GROUP <<entry frame>>" */
+};
+
+struct hs_origin {
+	uint8_t kind;		/* enum hs_origin_kind */
+	uint32_t module;	/* short module in @modules; HS_NO_MODULE when
+				 * none, or when a group's frames have several */
+	uint32_t entry_at;	/* HS_ORIGIN_ENTRY: offset of the entry frame's
+				 * name in the output name */
+};
+#define HS_NO_MODULE UINT32_MAX
+
 struct hs_filter_params {
 	const char *group;	/* GroupPats text; NULL or "" for none */
 	const char *fold;	/* FoldPats */
@@ -65,6 +81,9 @@ struct hs_filtered {
 				 * the output leaf through a FoldPats fold
 				 * (PerfView's "number of folded frames" > 0:
 				 * set for A->F->A with F folded, too) */
+	struct hs_origin *origin;	/* output frame -> what it stands for */
+	size_t alloc_origin;
+	struct hs_strtab modules;	/* short module names of @origin */
 	size_t nr_groups;	/* distinct group names seen */
 	uint32_t root_map;	/* where a sample with no stack goes */
 	int has_window;		/* a Start or End bound is set */
@@ -81,6 +100,16 @@ int hs_filter_apply(const struct hs_stack_source *in,
 		    const struct hs_filter_params *p, struct hs_filtered *out,
 		    struct hs_diag *diag);
 void hs_filtered_release(struct hs_filtered *f);
+
+/*
+ * What output frame @frame of @f stands for: whether it is a frame or a
+ * group; its short module (model/frame_name.h; a plain group's when all
+ * its frames share one, an entry group's the entry frame's), borrowed, or
+ * NULL; for an entry group, where the entry frame's name starts in
+ * the output frame's name (*@entry_at, else 0). Returns the kind.
+ */
+enum hs_origin_kind hs_filtered_origin(const struct hs_filtered *f, uint32_t frame,
+				       const char **module, size_t *entry_at);
 
 /*
  * Sample @i of the input as the views see it: its output stack, and its

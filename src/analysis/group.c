@@ -3,12 +3,14 @@
  */
 #include "analysis/group.h"
 #include "common/alloc.h"
+#include "model/frame_name.h"
 #include "model/stack_source.h"
 #include <ctype.h>
 #include <errno.h>
 #include <string.h>
 
 #define MODULE_ENTRY "{%}!=>module $1"
+#define MODULE_GROUP "{%}!->module $1"
 
 void hs_groups_release(struct hs_groups *g)
 {
@@ -65,7 +67,8 @@ static int parse_entry(const char *e, size_t len, void *arg)
 	}
 	if (!gp->tmpl)
 		return -ENOMEM;
-	if (len == strlen(MODULE_ENTRY) && !memcmp(e, MODULE_ENTRY, len)) {
+	if ((len == strlen(MODULE_ENTRY) && !memcmp(e, MODULE_ENTRY, len)) ||
+	    (len == strlen(MODULE_GROUP) && !memcmp(e, MODULE_GROUP, len))) {
 		g->nr++;	/* fast path: no regex */
 		return 0;
 	}
@@ -146,12 +149,16 @@ static int is_module_char(unsigned char c)
 	return isalnum(c) || c == '.' || c == '_' || c >= 0x80;
 }
 
-/* "{%}!=>module $1" without PCRE2: the run of module characters before '!'. */
+/*
+ * "{%}!=>module $1" and "{%}!->module $1" without PCRE2: the run of module
+ * characters before the module's '!' (frame_name.h: not an operator's, as
+ * "operator!="), so that the two presets agree on every name.
+ */
 static int module_entry(const char *s, struct hs_buf *name)
 {
-	const char *bang = strchr(s, '!'), *b;
+	const char *bang = hs_frame_name_bang(s, strlen(s)), *b;
 
-	if (!bang || bang == s)
+	if (!bang)
 		return 0;
 	for (b = bang; b > s && is_module_char((unsigned char)b[-1]); b--)
 		;
@@ -190,7 +197,12 @@ static int match_patterns(struct hs_groups *g, const char *full,
 			hs_buf_reset(name);
 			if (hs_buf_add(name, g->next.s, g->next.len))
 				return -ENOMEM;
-			return HS_GROUP_ENTRY;
+			if (gp->entry)
+				return HS_GROUP_ENTRY;
+			kind = HS_GROUP_PLAIN;	/* a rename, as below */
+			swap_bufs(&g->cur, &g->next);
+			cur = g->cur.s;
+			continue;
 		}
 		rc = hs_pattern_match(gp->pat, cur, strlen(cur), &m);
 		if (rc < 0) {

@@ -19,8 +19,9 @@
  * Matching, patterns in order: a match whose template gives an empty name
  * means "not grouped" and stops; an "=>" match stops with that entry
  * group; a "->" match renames the frame and matching goes on with the new
- * name (the last rename wins). The entry "{%}!=>module $1" is recognised
- * and done without PCRE2. A frame that no pattern groups and whose full
+ * name (the last rename wins). The entries "{%}!=>module $1" and
+ * "{%}!->module $1" are recognised and done without PCRE2, with the
+ * module of model/frame_name.h (a C++ operator's '!' is no module's). A frame that no pattern groups and whose full
  * name ends in "!?" (an unresolved address) goes into a plain group named
  * by its short name, so a module's unknown frames collapse together.
  *
@@ -38,7 +39,7 @@ enum hs_group_kind {
 };
 
 struct hs_group_pat {
-	struct hs_pattern *pat;	/* owned; NULL for the module-entry fast path */
+	struct hs_pattern *pat;	/* owned; NULL for the module fast paths */
 	char *tmpl;		/* owned template, trimmed */
 	int entry;		/* "=>" */
 };

@@ -25,6 +25,9 @@
 #include "common/alloc.h"
 #include "common/buf.h"
 #include "common/hash.h"
+#include "model/frame_name.h"
+#include "common/idindex.h"
+#include "common/u64map.h"
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -117,73 +120,6 @@ json_t *hs_memview_list_json(const struct hs_trace *t)
 }
 
 /* --- maps ---------------------------------------------------------------- */
-
-/* u64 key (never 0) -> u32 value. */
-struct memo {
-	uint64_t *key;
-	uint32_t *val;
-	size_t n, cap;
-};
-
-static uint32_t *memo_get(const struct memo *m, uint64_t key)
-{
-	size_t mask, i;
-
-	if (!m->cap)
-		return NULL;
-	mask = m->cap - 1;
-	i = hs_hash_u64(key) & mask;
-	while (m->key[i] && m->key[i] != key)
-		i = (i + 1) & mask;
-	return m->key[i] ? &m->val[i] : NULL;
-}
-
-static int memo_put(struct memo *m, uint64_t key, uint32_t val)
-{
-	size_t i, mask;
-
-	if (2 * (m->n + 1) > m->cap) {
-		struct memo g = { .cap = m->cap ? 2 * m->cap : 4096 };
-		size_t j;
-
-		g.key = hs_calloc(g.cap, sizeof(uint64_t));
-		g.val = hs_malloc(g.cap * sizeof(uint32_t));
-		if (!g.key || !g.val) {
-			hs_free(g.key);
-			hs_free(g.val);
-			return -ENOMEM;
-		}
-		for (j = 0; j < m->cap; j++) {
-			if (!m->key[j])
-				continue;
-			i = hs_hash_u64(m->key[j]) & (g.cap - 1);
-			while (g.key[i])
-				i = (i + 1) & (g.cap - 1);
-			g.key[i] = m->key[j];
-			g.val[i] = m->val[j];
-		}
-		g.n = m->n;
-		hs_free(m->key);
-		hs_free(m->val);
-		*m = g;
-	}
-	mask = m->cap - 1;
-	i = hs_hash_u64(key) & mask;
-	while (m->key[i] && m->key[i] != key)
-		i = (i + 1) & mask;
-	if (!m->key[i])
-		m->n++;
-	m->key[i] = key;
-	m->val[i] = val;
-	return 0;
-}
-
-static void memo_release(struct memo *m)
-{
-	hs_free(m->key);
-	hs_free(m->val);
-	memset(m, 0, sizeof(*m));
-}
 
 /* The live blocks: address (never 0) -> the block's allocation. */
 struct block {
@@ -310,6 +246,21 @@ static void live_release(struct live *m)
 }
 
 /*
+ * Where only sizes count (heap in use over time), the live blocks are a
+ * u64map of address -> size. Address 0 is never live, as above.
+ */
+static inline int live_size_put(struct hs_u64map *m, uint64_t a, uint64_t size,
+				uint64_t *old)
+{
+	return a ? hs_u64map_put(m, a, size, old) : 0;
+}
+
+static inline int live_size_del(struct hs_u64map *m, uint64_t a, uint64_t *old)
+{
+	return a && hs_u64map_del(m, a, old);
+}
+
+/*
  * Stack keys: what decides an event's stack (thread, node, allocation
  * function, category: size class << 1 | large), numbered as met. Samples
  * carry keys while the events are read (a streamed trace's nodes are not
@@ -321,52 +272,45 @@ struct keytab {
 	uint16_t *tagcat;	/* tag << 8 | category */
 	size_t *last;		/* key -> its latest sample, or SIZE_MAX */
 	size_t n, alloc;
-	uint32_t *slot;		/* index: key + 1 */
-	size_t nr_slot;
+	struct hs_idindex index;	/* of the keys above */
 	size_t c_key;		/* the last key looked up (n: none) */
 };
 
-static uint64_t key_hash(uint64_t node, uint32_t thread, unsigned tagcat)
+struct key_probe {
+	uint64_t node;
+	uint32_t thread;
+	unsigned tagcat;
+};
+
+static uint64_t key_hash(const struct key_probe *p)
 {
-	uint64_t k[2] = { node, (uint64_t)thread << 16 | tagcat };
+	uint64_t k[2] = { p->node, (uint64_t)p->thread << 16 | p->tagcat };
 
 	return hs_hash_bytes(k, sizeof(k));
 }
 
-static size_t key_slot(const struct keytab *k, uint64_t node, uint32_t thread, unsigned tagcat)
+static int key_eq(const void *ctx, uint32_t id, const void *key)
 {
-	size_t mask = k->nr_slot - 1, i = key_hash(node, thread, tagcat) & mask;
+	const struct keytab *k = ctx;
+	const struct key_probe *p = key;
 
-	while (k->slot[i]) {
-		size_t j = k->slot[i] - 1;
-
-		if (k->node[j] == node && k->thread[j] == thread && k->tagcat[j] == tagcat)
-			break;
-		i = (i + 1) & mask;
-	}
-	return i;
+	return k->node[id] == p->node && k->thread[id] == p->thread &&
+	       k->tagcat[id] == p->tagcat;
 }
 
 static int key_find(struct keytab *k, uint64_t node, uint32_t thread, unsigned tagcat,
 		    uint32_t *key)
 {
+	struct key_probe p = { node, thread, tagcat };
+	uint64_t h = key_hash(&p);
 	size_t i, a;
+	uint32_t id;
 
-	if (2 * (k->n + 1) > k->nr_slot) {
-		size_t n = k->nr_slot ? 2 * k->nr_slot : 1024, j;
-		uint32_t *slot = hs_calloc(n, sizeof(uint32_t));
-
-		if (!slot)
-			return -ENOMEM;
-		hs_free(k->slot);
-		k->slot = slot;
-		k->nr_slot = n;
-		for (j = 0; j < k->n; j++)
-			k->slot[key_slot(k, k->node[j], k->thread[j], k->tagcat[j])] =
-				(uint32_t)j + 1;
-	}
-	i = key_slot(k, node, thread, tagcat);
-	if (!k->slot[i]) {
+	if (hs_idindex_reserve(&k->index, k->n + 1))
+		return -ENOMEM;
+	i = hs_idindex_slot(&k->index, h, key_eq, k, &p);
+	id = hs_idindex_at(&k->index, i);
+	if (id == HS_IDINDEX_NONE) {
 		if (k->n >= UINT32_MAX - 1)
 			return -E2BIG;
 		a = k->alloc;
@@ -382,14 +326,15 @@ static int key_find(struct keytab *k, uint64_t node, uint32_t thread, unsigned t
 		if (HS_GROW(k->last, k->n + 1, a))
 			return -ENOMEM;
 		k->alloc = a;
-		k->node[k->n] = node;
-		k->thread[k->n] = thread;
-		k->tagcat[k->n] = (uint16_t)tagcat;
-		k->last[k->n] = SIZE_MAX;
-		k->slot[i] = (uint32_t)++k->n;
+		id = (uint32_t)k->n++;
+		k->node[id] = node;
+		k->thread[id] = thread;
+		k->tagcat[id] = (uint16_t)tagcat;
+		k->last[id] = SIZE_MAX;
+		hs_idindex_set(&k->index, i, h, id);
 	}
-	k->c_key = k->slot[i] - 1;
-	*key = (uint32_t)k->c_key;
+	k->c_key = id;
+	*key = id;
 	return 0;
 }
 
@@ -412,7 +357,7 @@ static void keytab_release(struct keytab *k)
 	hs_free(k->thread);
 	hs_free(k->tagcat);
 	hs_free(k->last);
-	hs_free(k->slot);
+	hs_idindex_release(&k->index);
 	memset(k, 0, sizeof(*k));
 }
 
@@ -430,11 +375,11 @@ struct builder {
 	uint8_t *node_len;
 	uint32_t *chain_frame, *chain_loc;
 	size_t nr_chain, alloc_chain;
-	struct memo roots;		/* thread << 8 | category -> root number */
+	struct hs_u64map roots;		/* thread << 9 | exit << 8 | category -> root number */
 	uint32_t *root_stack;		/* root number -> its stack */
 	size_t nr_roots, alloc_roots;
-	struct memo base;		/* root << 32 | node -> stack */
-	struct memo leaf;		/* stack << 8 | tag -> stack */
+	struct hs_u64map base;		/* root << 32 | node -> stack */
+	struct hs_u64map leaf;		/* stack << 8 | tag -> stack */
 	uint32_t *thread_stack;		/* thread -> its pseudo-frame stack */
 	uint32_t process_stack, broken_frame;
 	uint32_t fn_frame[256];		/* tag -> allocation function frame */
@@ -582,13 +527,13 @@ static int thread_stack(struct builder *b, uint32_t th, uint32_t *stack)
 static int category_root(struct builder *b, uint32_t th, unsigned cat, int exit,
 			 uint32_t *root, uint32_t *stack)
 {
-	uint64_t key = ((uint64_t)th << 9 | (uint64_t)!!exit << 8 | cat) + 1;
-	uint32_t *hit = memo_get(&b->roots, key), s, cls = cat >> 1;
+	uint64_t key = (uint64_t)th << 9 | (uint64_t)!!exit << 8 | cat, hit;
+	uint32_t s, cls = cat >> 1;
 	int err;
 
-	if (hit) {
-		*root = *hit;
-		*stack = b->root_stack[*hit];
+	if (hs_u64map_get(&b->roots, key, &hit)) {
+		*root = (uint32_t)hit;
+		*stack = b->root_stack[hit];
 		return 0;
 	}
 	err = thread_stack(b, th, &s);
@@ -621,8 +566,8 @@ static int category_root(struct builder *b, uint32_t th, unsigned cat, int exit,
 		     HS_GROW(b->root_stack, b->nr_roots + 1, b->alloc_roots)))
 		err = -ENOMEM;
 	if (!err)
-		err = memo_put(&b->roots, key, (uint32_t)b->nr_roots);
-	if (err)
+		err = hs_u64map_put(&b->roots, key, b->nr_roots, NULL);
+	if (err < 0)
 		return err;
 	b->root_stack[b->nr_roots] = s;
 	*root = (uint32_t)b->nr_roots++;
@@ -634,10 +579,11 @@ static int category_root(struct builder *b, uint32_t th, unsigned cat, int exit,
 static int base_stack(struct builder *b, uint32_t root, uint32_t root_stack, uint32_t node,
 		      uint32_t *stack)
 {
-	uint32_t s, *hit = NULL, first;
+	uint32_t s, first;
+	uint64_t hit;
 	size_t n = 0, i;
 	unsigned len, k;
-	int err;
+	int err, found;
 
 	if (node == HS_TRACE_NONE) {
 		*stack = root_stack;
@@ -645,8 +591,8 @@ static int base_stack(struct builder *b, uint32_t root, uint32_t root_stack, uin
 	}
 	/* climb until a node already known under this root, or the root */
 	for (;;) {
-		hit = memo_get(&b->base, ((uint64_t)root << 32 | node) + 1);
-		if (hit || n > HS_DEPTH_LIMIT + 1)
+		found = hs_u64map_get(&b->base, (uint64_t)root << 32 | node, &hit);
+		if (found || n > HS_DEPTH_LIMIT + 1)
 			break;
 		b->path[n++] = node;
 		node = b->t->node_parent[node];
@@ -657,7 +603,7 @@ static int base_stack(struct builder *b, uint32_t root, uint32_t root_stack, uin
 		if (node == HS_TRACE_NONE)
 			break;
 	}
-	s = hit ? *hit : root_stack;
+	s = found ? (uint32_t)hit : root_stack;
 	for (i = n; i-- > 0;) {
 		if (b->path[i] == HS_TRACE_NONE) {
 			err = hs_source_intern_stack(b->out, b->broken_frame, s, &s);
@@ -670,8 +616,8 @@ static int base_stack(struct builder *b, uint32_t root, uint32_t root_stack, uin
 			err = hs_source_intern_stack_loc(b->out, b->chain_frame[first + k], s,
 							 b->chain_loc[first + k], &s);
 		if (!err)
-			err = memo_put(&b->base, ((uint64_t)root << 32 | b->path[i]) + 1, s);
-		if (err)
+			err = hs_u64map_put(&b->base, (uint64_t)root << 32 | b->path[i], s, NULL);
+		if (err < 0)
 			return err;
 	}
 	*stack = s;
@@ -734,7 +680,7 @@ static int frame_kind(struct builder *b, uint32_t frame, unsigned *kind)
 /* Length of the module part of frame name @s ("module!function"). */
 static size_t module_len(const char *s)
 {
-	const char *bang = strchr(s, '!');
+	const char *bang = hs_frame_name_bang(s, strlen(s));
 
 	return bang ? (size_t)(bang - s) : SIZE_MAX;
 }
@@ -790,9 +736,9 @@ static int exit_time(struct builder *b, uint32_t idx)
 static int key_stack(struct builder *b, const struct keytab *keys, size_t k, uint32_t *stack)
 {
 	const struct hs_trace *t = b->t;
-	uint64_t node = keys->node[k], key;
+	uint64_t node = keys->node[k], key, hit;
 	unsigned tag = keys->tagcat[k] >> 8, cat = keys->tagcat[k] & 0xff;
-	uint32_t s, *hit, root, root_stack, idx = HS_TRACE_NONE;
+	uint32_t s, root, root_stack, idx = HS_TRACE_NONE;
 	int err, broken = 0, exit = 0;
 
 	if (node & HS_TRACE_EV_NODE_ID) {
@@ -834,10 +780,9 @@ static int key_stack(struct builder *b, const struct keytab *keys, size_t k, uin
 			err = hs_source_intern_stack(b->out, f, s, stack);
 		return err;
 	}
-	key = ((uint64_t)s << 8 | tag) + 1;
-	hit = memo_get(&b->leaf, key);
-	if (hit) {
-		*stack = *hit;
+	key = (uint64_t)s << 8 | tag;
+	if (hs_u64map_get(&b->leaf, key, &hit)) {
+		*stack = (uint32_t)hit;
 		return 0;
 	}
 	if (b->fn_frame[tag] == HS_NO_FRAME) {
@@ -851,10 +796,11 @@ static int key_stack(struct builder *b, const struct keytab *keys, size_t k, uin
 	}
 	err = hs_source_intern_stack(b->out, b->fn_frame[tag], s, &s);
 	if (!err)
-		err = memo_put(&b->leaf, key, s);
-	if (!err)
-		*stack = s;
-	return err;
+		err = hs_u64map_put(&b->leaf, key, s, NULL);
+	if (err < 0)
+		return err;
+	*stack = s;
+	return 0;
 }
 
 /* The C library's path: the module named libc.so* or libc-*.so. */
@@ -934,10 +880,10 @@ static void builder_release(struct builder *b)
 	hs_free(b->node_len);
 	hs_free(b->chain_frame);
 	hs_free(b->chain_loc);
-	memo_release(&b->roots);
+	hs_u64map_release(&b->roots);
 	hs_free(b->root_stack);
-	memo_release(&b->base);
-	memo_release(&b->leaf);
+	hs_u64map_release(&b->base);
+	hs_u64map_release(&b->leaf);
 	hs_free(b->thread_stack);
 	hs_free(b->path);
 }
@@ -1165,7 +1111,8 @@ static int view_peak(struct view *v)
 {
 	const struct hs_trace *t = v->t;
 	struct hs_trace_event e;
-	struct block blk;
+	struct hs_u64map sizes = HS_U64MAP_INIT;	/* live address -> size */
+	uint64_t old;
 	double in_use = 0, peak = -1;
 	size_t i, upto = 0;	/* the peak is after events [0, upto) */
 	int64_t peak_ns = -1;
@@ -1187,13 +1134,13 @@ static int view_peak(struct view *v)
 		if (end)
 			break;
 		if (t->op[i] == HS_OP_ALLOC) {
-			if (live_del(&v->live, t->addr[i], &blk))
-				in_use -= (double)blk.size * weight(t, blk.size);
-			blk.size = t->size[i];
-			err = live_put(&v->live, t->addr[i], &blk);
+			err = live_size_put(&sizes, t->addr[i], t->size[i], &old);
+			if (err == 1)
+				in_use -= (double)old * weight(t, old);
+			err = err < 0 ? err : 0;
 			in_use += (double)t->size[i] * weight(t, t->size[i]);
-		} else if (t->op[i] == HS_OP_FREE && live_del(&v->live, t->addr[i], &blk)) {
-			in_use -= (double)blk.size * weight(t, blk.size);
+		} else if (t->op[i] == HS_OP_FREE && live_size_del(&sizes, t->addr[i], &old)) {
+			in_use -= (double)old * weight(t, old);
 		} else {
 			continue;
 		}
@@ -1203,7 +1150,7 @@ static int view_peak(struct view *v)
 			peak_ns = t->time[i];
 		}
 	}
-	live_release(&v->live);
+	hs_u64map_release(&sizes);
 	if (v->info) {
 		v->info->peak_ns = have ? peak_ns : -1;
 		v->info->peak_bytes = have ? peak : 0;
@@ -1219,28 +1166,27 @@ static int view_peak(struct view *v)
 int hs_memview_heap_walk(const struct hs_trace *t,
 			 void (*fn)(void *ctx, int64_t time, double in_use), void *ctx)
 {
-	struct live live = { 0 };
-	struct block blk = { 0 };
+	struct hs_u64map sizes = HS_U64MAP_INIT;	/* live address -> size */
+	uint64_t old;
 	double in_use = 0;
 	size_t i;
 	int err = 0;
 
 	for (i = 0; i < t->nr_events && !err; i++) {
 		if (t->op[i] == HS_OP_ALLOC) {
-			blk.size = t->size[i];
-			err = live_replace(&live, t->addr[i], &blk, &blk);
+			err = live_size_put(&sizes, t->addr[i], t->size[i], &old);
 			if (err == 1)
-				in_use -= (double)blk.size * weight(t, blk.size);
+				in_use -= (double)old * weight(t, old);
 			err = err < 0 ? err : 0;
 			in_use += (double)t->size[i] * weight(t, t->size[i]);
-		} else if (t->op[i] == HS_OP_FREE && live_del(&live, t->addr[i], &blk)) {
-			in_use -= (double)blk.size * weight(t, blk.size);
+		} else if (t->op[i] == HS_OP_FREE && live_size_del(&sizes, t->addr[i], &old)) {
+			in_use -= (double)old * weight(t, old);
 		} else {
 			continue;
 		}
 		fn(ctx, t->time[i], in_use);
 	}
-	live_release(&live);
+	hs_u64map_release(&sizes);
 	return err;
 }
 
@@ -1415,8 +1361,11 @@ static int view_finish(struct view *v, const struct hs_trace *t)
 		err = -ENOMEM;
 	for (i = 0; !err && i < v->keys.n; i++)
 		err = key_stack(&b, &v->keys, i, &stack_of[i]);
-	for (i = 0; !err && i < out->nr_samples; i++)
+	for (i = 0; !err && i < out->nr_samples; i++) {
+		/* the stack column holds keys until here (emit()) */
+		HS_BUG_ON(out->stack[i] >= v->keys.n);
 		out->stack[i] = stack_of[out->stack[i]];
+	}
 	builder_release(&b);
 	hs_free(stack_of);
 	if (!err && is_sample_view(v->o->kind)) {

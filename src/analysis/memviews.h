@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "common/diag.h"
+#include "common/log.h"
 #include "format/trace_reader.h"
 #include "model/stack_source.h"
 
@@ -126,7 +127,7 @@ const char *hs_memview_name(enum hs_memview_kind kind);
 /* A one-line description of the view, for lists. */
 const char *hs_memview_description(enum hs_memview_kind kind);
 /* 0 and *@kind, or -EINVAL for an unknown name. */
-int hs_memview_parse(const char *name, enum hs_memview_kind *kind);
+HS_MUST_CHECK int hs_memview_parse(const char *name, enum hs_memview_kind *kind);
 /* Whether @t has anything for view @kind (mmap: the trace has mappings). */
 int hs_memview_offered(const struct hs_trace *t, enum hs_memview_kind kind);
 
@@ -135,9 +136,10 @@ int hs_memview_offered(const struct hs_trace *t, enum hs_memview_kind kind);
  * @info may be NULL. Returns 0, -ENOMEM or -E2BIG (too many frames or
  * stacks), with @diag filled.
  */
-int hs_memview_build(const struct hs_trace *t, const struct hs_memview_opts *o,
-		     struct hs_stack_source *out, struct hs_memview_info *info,
-		     struct hs_diag *diag);
+HS_MUST_CHECK int hs_memview_build(const struct hs_trace *t,
+				   const struct hs_memview_opts *o,
+				   struct hs_stack_source *out,
+				   struct hs_memview_info *info, struct hs_diag *diag);
 
 /*
  * The same from the trace at @path, streaming its events when they are
@@ -145,17 +147,20 @@ int hs_memview_build(const struct hs_trace *t, const struct hs_memview_opts *o,
  * per event instead of reading them all in; else it loads the trace).
  * Returns what hs_trace_load() and hs_memview_build() return.
  */
-int hs_memview_build_path(const char *path, const struct hs_memview_opts *o,
-			  struct hs_stack_source *out, struct hs_memview_info *info,
-			  struct hs_diag *diag);
+HS_MUST_CHECK int hs_memview_build_path(const char *path,
+					const struct hs_memview_opts *o,
+					struct hs_stack_source *out,
+					struct hs_memview_info *info,
+					struct hs_diag *diag);
 
 /*
  * Heap in use, event by event: @fn gets the time and the bytes live
  * (estimates for a sampled trace) after each allocation and each free of
  * a live block, in time order. Returns 0 or -ENOMEM.
  */
-int hs_memview_heap_walk(const struct hs_trace *t,
-			 void (*fn)(void *ctx, int64_t time, double in_use), void *ctx);
+HS_MUST_CHECK int hs_memview_heap_walk(const struct hs_trace *t,
+				       void (*fn)(void *ctx, int64_t time, double in_use),
+				       void *ctx);
 
 /*
  * The sources @t offers as JSON for front ends (docs/json-api.md): an

@@ -186,8 +186,9 @@ out:
 	return err;
 }
 
-int hs_pattern_compile(const char *pat, size_t len, struct hs_pattern **out,
-		       struct hs_diag *diag)
+/* A simplified pattern (@raw 0) or a regular expression as written. */
+static int compile(const char *pat, size_t len, int raw, struct hs_pattern **out,
+		   struct hs_diag *diag)
 {
 	struct hs_buf regex = HS_BUF_INIT;
 	struct hs_pattern *p;
@@ -209,7 +210,7 @@ int hs_pattern_compile(const char *pat, size_t len, struct hs_pattern **out,
 		hs_pattern_free(p);
 		return -EINVAL;
 	}
-	err = hs_pattern_translate(pat, len, &regex, &src_of);
+	err = raw ? hs_buf_add(&regex, pat, len) : hs_pattern_translate(pat, len, &regex, &src_of);
 	if (!err)
 		err = compile_regex(p, regex.s, regex.len, src_of, diag);
 	hs_free(src_of);
@@ -220,6 +221,18 @@ int hs_pattern_compile(const char *pat, size_t len, struct hs_pattern **out,
 	}
 	*out = p;
 	return 0;
+}
+
+int hs_pattern_compile(const char *pat, size_t len, struct hs_pattern **out,
+		       struct hs_diag *diag)
+{
+	return compile(pat, len, 0, out, diag);
+}
+
+int hs_pattern_compile_regex(const char *re, size_t len, struct hs_pattern **out,
+			     struct hs_diag *diag)
+{
+	return compile(re, len, 1, out, diag);
 }
 
 int hs_pattern_match(struct hs_pattern *p, const char *s, size_t len,

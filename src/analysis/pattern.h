@@ -59,6 +59,12 @@ int hs_pattern_translate(const char *pat, size_t len, struct hs_buf *out,
  */
 int hs_pattern_compile(const char *pat, size_t len, struct hs_pattern **out,
 		       struct hs_diag *diag);
+/*
+ * Compile @re (@len bytes) as a PCRE2 regular expression, as the text
+ * after a leading '@' is: caseless, with the same bounds. Same returns.
+ */
+int hs_pattern_compile_regex(const char *re, size_t len, struct hs_pattern **out,
+			     struct hs_diag *diag);
 void hs_pattern_free(struct hs_pattern *p);
 /* The pattern as written (borrowed). */
 const char *hs_pattern_text(const struct hs_pattern *p);

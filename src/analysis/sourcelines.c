@@ -11,6 +11,7 @@
 #include "common/alloc.h"
 #include "common/buf.h"
 #include "common/strtab.h"
+#include "model/frame_name.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -22,16 +23,10 @@
 #define NOT_YET UINT32_MAX
 #define NO_LOC UINT32_MAX
 
-static const char inline_suffix[] = " (inline)";
-
 /* @len bytes at @s without a trailing " (inline)". */
 static size_t strip_inline(const char *s, size_t len)
 {
-	size_t k = sizeof(inline_suffix) - 1;
-
-	if (len > k && !memcmp(s + len - k, inline_suffix, k))
-		return len - k;
-	return len;
+	return hs_frame_name_strip_inline(s, len);
 }
 
 /* @n without trailing " [clone .xxx]" suffixes (GCC's copies of a function). */
@@ -58,23 +53,10 @@ static int same(const char *s, size_t len, const char *want)
 	return n == m && !memcmp(s, want, n);
 }
 
-/*
- * The '!' that ends the module in @name ("libfoo.so!f"), or NULL: the
- * first one that is not an operator's ("X::operator!=", "operator!").
- */
+/* The '!' that ends the module in @name, or NULL (frame_name.h). */
 static const char *module_bang(const char *name)
 {
-	const char *p;
-
-	for (p = strchr(name, '!'); p; p = strchr(p + 1, '!')) {
-		const char *q = p;
-
-		while (q > name && q[-1] == ' ')
-			q--;
-		if (q - name < 8 || memcmp(q - 8, "operator", 8))
-			return p;
-	}
-	return NULL;
+	return hs_frame_name_bang(name, strlen(name));
 }
 
 /* Is the frame named @full the function @want? */

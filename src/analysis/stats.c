@@ -4,6 +4,7 @@
  * with the views' default patterns, timelines from the net view.
  */
 #include "analysis/stats.h"
+#include "analysis/totals.h"
 #include "analysis/calltree.h"
 #include "analysis/memviews.h"
 #include "analysis/presets.h"
@@ -303,59 +304,31 @@ int hs_heap_leaks_path(const char *path, struct hs_leak_totals *out, struct hs_d
 
 /* --- the stats ------------------------------------------------------------- */
 
-static unsigned bit_length(uint64_t v)
+/* The numbers that come from the trace's totals (totals.h). */
+static int event_totals(const struct hs_trace *t, struct hs_heap_stats *s)
 {
-	return v ? 64u - (unsigned)__builtin_clzll(v) : 0;
-}
+	struct hs_heap_totals tot;
+	int err = hs_heap_totals(t, &tot);
 
-static void event_totals(const struct hs_trace *t, struct hs_heap_stats *s)
-{
-	size_t i;
-	unsigned k;
-
-	for (k = 0; k < 65; k++) {
-		s->hist[k].min = k ? (uint64_t)1 << (k - 1) : 0;
-		s->hist[k].max = k == 0 ? 0 : k == 64 ? UINT64_MAX : ((uint64_t)1 << k) - 1;
+	if (err)
+		return err;
+	memcpy(s->hist, tot.hist, sizeof(s->hist));
+	s->reallocs = tot.reallocs_est;
+	s->mmaps = (double)tot.mmaps;
+	s->munmaps = (double)tot.munmaps;
+	s->cpu_samples = (double)tot.cpu_samples;
+	s->cpu_ms = tot.cpu_ms;
+	s->wall_samples = (double)tot.wall_samples;
+	s->wall_cpu_ms = tot.wall_cpu_ms;
+	s->wall_blocked_ms = tot.wall_blocked_ms;
+	s->wall_ready_ms = tot.wall_ready_ms;
+	s->peak_heap_bytes = tot.peak_heap_est;
+	s->peak_heap_ms = tot.peak_ns >= 0 ? (double)tot.peak_ns / 1e6 : -1;
+	if (tot.peak_rss_ns >= 0) {
+		s->peak_rss_bytes = (double)tot.peak_rss;
+		s->peak_rss_ms = (double)tot.peak_rss_ns / 1e6;
 	}
-	for (i = 0; i < t->nr_events; i++) {
-		switch (t->op[i]) {
-		case HS_OP_ALLOC: {
-			double w = hs_trace_weight(t, t->size[i]);
-
-			k = bit_length(t->size[i]);
-			s->hist[k].count += w;
-			s->hist[k].bytes += w * (double)t->size[i];
-			if (hs_tag_is_realloc(t->fn[i]))
-				s->reallocs += w;
-			break;
-		}
-		case HS_OP_MMAP:
-			s->mmaps++;
-			break;
-		case HS_OP_SAMPLE:
-			if (t->addr[i] == HS_SAMPLE_CPU) {
-				s->cpu_samples++;
-				s->cpu_ms += (double)t->size[i] / 1e6;
-			} else {
-				s->wall_samples++;
-				if (t->addr[i] == HS_SAMPLE_WALL_CPU)
-					s->wall_cpu_ms += (double)t->size[i] / 1e6;
-				else if (t->addr[i] == HS_SAMPLE_WALL_READY)
-					s->wall_ready_ms += (double)t->size[i] / 1e6;
-				else
-					s->wall_blocked_ms += (double)t->size[i] / 1e6;
-			}
-			break;
-		case HS_OP_MUNMAP:
-			s->munmaps++;
-			break;
-		}
-	}
-	for (i = 0; i < t->nr_rss; i++)
-		if (t->rss_bytes[i] > s->peak_rss_bytes || s->peak_rss_ms < 0) {
-			s->peak_rss_bytes = (double)t->rss_bytes[i];
-			s->peak_rss_ms = (double)t->rss_time[i] / 1e6;
-		}
+	return 0;
 }
 
 int hs_heap_stats_compute(const struct hs_trace *t, const struct hs_stats_opts *o,
@@ -377,7 +350,12 @@ int hs_heap_stats_compute(const struct hs_trace *t, const struct hs_stats_opts *
 	s->cut_off = t->cut_off;
 	for (i = 0; i < t->nr_threads; i++)
 		s->threads += t->threads[i].tid != 0;	/* 0: the process's own records */
-	event_totals(t, s);
+	err = event_totals(t, s);
+	if (err) {
+		hs_diag_set(diag, 0, "out of memory");
+		hs_heap_stats_release(s);
+		return err;
+	}
 
 	/* alloc: totals, and the top call sites by bytes and by count */
 	err = build(t, HS_MEM_ALLOC, &src, NULL, diag);
@@ -413,14 +391,11 @@ int hs_heap_stats_compute(const struct hs_trace *t, const struct hs_stats_opts *
 	}
 	hs_source_release(&src);
 
-	/* the peak */
+	/* the blocks live at the peak */
 	if (!err)
-		err = build(t, HS_MEM_PEAK, &src, &info, diag);
-	if (!err) {
-		s->peak_heap_bytes = info.peak_bytes;
-		s->peak_heap_ms = info.peak_ns >= 0 ? (double)info.peak_ns / 1e6 : -1;
+		err = build(t, HS_MEM_PEAK, &src, NULL, diag);
+	if (!err)
 		err = top(&src, n, &s->at_peak, NULL, &m, &c, diag);
-	}
 	hs_source_release(&src);
 
 	/* temporary allocations */

@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "common/diag.h"
+#include "analysis/totals.h"
 #include "format/trace_reader.h"
 #include "model/stack_source.h"
 
@@ -14,8 +15,11 @@
  *
  * Every number follows the memory views (memviews.h): "allocations" is
  * the alloc view's count, "leaked" the leaks view's total after its
- * default ExcPats (what those drop is reported as "suppressed"), the
- * peak is the peak view's, "temporary" the temporary view's. A call site
+ * default ExcPats (what those drop is reported as "suppressed"),
+ * "temporary" the temporary view's. The peak, mappings, samples, RSS
+ * and the size histogram are the trace's totals (totals.h), as `run`'s
+ * summary and `dump --summary` give them; the peak view's blocks are
+ * those live at that peak. A call site
  * is a name of ByName's Exc column with the default FoldPats (the
  * allocator charged to its callers): the function that called the
  * allocator. Sampled traces give estimates (scaled counts and bytes).
@@ -23,12 +27,6 @@
  * Ownership: the trace is borrowed; struct hs_heap_stats owns its lists
  * and timelines (hs_heap_stats_release()).
  */
-
-/* Blocks of sizes [min, max] (a power-of-two class; min = max = 0 for 0). */
-struct hs_size_bucket {
-	uint64_t min, max;
-	double count, bytes;
-};
 
 /* A call site of a top list: its display name (owned) and its cost. */
 struct hs_top_site {

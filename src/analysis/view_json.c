@@ -97,6 +97,7 @@ static json_t *summary_json(const struct hs_view *v)
 static json_t *row_json(const struct hs_view *v, const struct hs_view_row *r)
 {
 	json_t *o = json_object();
+	struct hs_row_parts parts;
 	int err = 0, empty = r->first > r->last;
 
 	if (!o)
@@ -123,6 +124,11 @@ static json_t *row_json(const struct hs_view *v, const struct hs_view_row *r)
 		err |= set(o, "depth", json_integer(r->depth));
 		err |= set(o, "nr_children", json_integer(r->nr_children));
 	}
+	hs_view_row_parts(r, &parts);
+	err |= set(o, "module", parts.module ? str(parts.module, strlen(parts.module)) : json_null());
+	err |= set(o, "function", parts.function ? str(parts.function, parts.function_len) : json_null());
+	err |= set(o, "group", parts.group ? json_string(parts.group) : json_null());
+	err |= set(o, "entry", parts.entry ? str(parts.entry, parts.entry_len) : json_null());
 	if (err) {
 		json_decref(o);
 		return NULL;

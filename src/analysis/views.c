@@ -4,6 +4,7 @@
  */
 #include "analysis/views.h"
 #include "common/alloc.h"
+#include "model/frame_name.h"
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -1008,6 +1009,50 @@ out:
 
 /* ------------------------------------------------------------------------ */
 
+void hs_view_row_parts(const struct hs_view_row *r, struct hs_row_parts *p)
+{
+	size_t len = strlen(r->name);
+	struct hs_frame_name fn;
+
+	memset(p, 0, sizeof(*p));
+	p->module = r->module;
+	switch (r->origin) {
+	case HS_ORIGIN_GROUP:
+		p->group = "plain";
+		return;
+	case HS_ORIGIN_ENTRY:
+		p->group = "entry";
+		/* "GROUP <<entry>>" */
+		if (r->entry_at + 2 > len)
+			return;
+		p->entry = r->name + r->entry_at;
+		p->entry_len = len - r->entry_at - 2;
+		hs_frame_name_split(p->entry, p->entry_len, &fn);
+		break;
+	default:
+		hs_frame_name_split(r->name, len, &fn);
+		break;
+	}
+	p->function = fn.function;
+	p->function_len = fn.function_len;
+}
+
+/* Each row's origin and module, from the output frame of its name. */
+static void set_origins(struct hs_view *v, const struct hs_calltree *ct)
+{
+	size_t i, at;
+	uint32_t frame;
+
+	for (i = 0; i < v->nr_rows; i++) {
+		struct hs_view_row *r = &v->rows[i];
+
+		if (hs_calltree_find_name(ct, r->name, &frame) || frame == HS_NO_FRAME)
+			continue;
+		r->origin = (uint8_t)hs_filtered_origin(&ct->f, frame, &r->module, &at);
+		r->entry_at = (uint32_t)at;
+	}
+}
+
 int hs_view_build(struct hs_view *v, const struct hs_calltree *ct,
 		  const struct hs_view_opts *o)
 {
@@ -1050,5 +1095,7 @@ int hs_view_build(struct hs_view *v, const struct hs_calltree *ct,
 	}
 	if (err)
 		hs_view_release(v);
+	else
+		set_origins(v, ct);
 	return err;
 }

@@ -75,6 +75,10 @@ struct hs_view_row {
 	int64_t first, last;	/* ns; first > last when the row has no sample */
 	double x, width;	/* Flame Graph rectangle, fractions of the total */
 	char when[HS_WHEN_BUCKETS + 1];
+	/* what the name stands for (filter.h hs_filtered_origin()) */
+	uint8_t origin;		/* enum hs_origin_kind */
+	uint32_t entry_at;	/* HS_ORIGIN_ENTRY: where the entry frame starts */
+	const char *module;	/* short module, borrowed like @name; or NULL */
 };
 
 struct hs_view_summary {
@@ -116,6 +120,24 @@ struct hs_view {
 int hs_view_build(struct hs_view *v, const struct hs_calltree *ct,
 		  const struct hs_view_opts *o);
 void hs_view_release(struct hs_view *v);
+
+/*
+ * What row @r's name stands for, for front ends that need its module
+ * (Group Module, Ungroup Module): @group is NULL for a frame, "plain" or
+ * "entry" for a group; @module the short module (NULL: none, or a plain
+ * group of frames of several modules); @function the function of a frame
+ * (or of an entry group's entry frame) without its module and a trailing
+ * " (inline)", NULL for a plain group; @entry an entry group's entry
+ * frame (NULL otherwise). Pointers borrow from the row; @function and
+ * @entry are not NUL-terminated (their lengths are given).
+ */
+struct hs_row_parts {
+	const char *group;
+	const char *module;
+	const char *function, *entry;
+	size_t function_len, entry_len;
+};
+void hs_view_row_parts(const struct hs_view_row *r, struct hs_row_parts *p);
 
 /* The summary line alone. */
 void hs_view_summary_fill(struct hs_view_summary *s, const struct hs_calltree *ct);

@@ -1,5 +1,7 @@
 #ifndef HS_CLI_CLI_H
 #define HS_CLI_CLI_H
+#include "analysis/filter.h"
+#include "cli/parse_options.h"
 #include "io/io.h"
 #include "model/stack_source.h"
 
@@ -15,15 +17,15 @@ enum { HS_EXIT_OK = 0, HS_EXIT_FAIL = 1, HS_EXIT_USAGE = 2 };
 struct hs_command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
+	const struct cli_syntax *syntax; /* usage and options: `help NAME`, --help */
 	const char *summary;	/* one line for `heapscope help` */
-	const char *usage;	/* full text for `heapscope help NAME` and --help */
 };
 
 /* The table, terminated by an entry with a NULL name. */
 extern const struct hs_command hs_commands[];
 const struct hs_command *hs_command_find(const char *name);
 
-/* Print @cmd's usage on stdout (for --help); returns HS_EXIT_OK. */
+/* Print @cmd's help (its syntax) on stdout; returns HS_EXIT_OK. */
 int cli_help(const char *cmd);
 /*
  * Print "heapscope CMD: message" and a hint to stderr; returns
@@ -53,6 +55,23 @@ int cli_load_source(const char *cmd, const char *path, const char *from,
  * Returns HS_EXIT_OK or HS_EXIT_FAIL.
  */
 int cli_list_sources(const char *cmd, const char *path, const char *from);
+
+/*
+ * An input path that can be opened again: @path itself, or for "-"
+ * standard input as "/proc/self/fd/N": the redirected file itself when it
+ * is one (read from its start), else a copy in an unlinked temporary file
+ * (hs_spool_input()). @name is what messages call it ("<stdin>").
+ * cli_input_open() returns HS_EXIT_OK or HS_EXIT_FAIL after printing why;
+ * cli_input_close() drops the copy.
+ */
+struct cli_input {
+	const char *path;	/* to open (borrowed: @path or fdpath) */
+	const char *name;	/* for messages */
+	FILE *tmp;		/* owned copy of standard input, or NULL */
+	char fdpath[32];
+};
+int cli_input_open(const char *path, struct cli_input *in);
+void cli_input_close(struct cli_input *in);
 
 /* Whether @path (read with --from @from) is a heapscope trace. */
 int cli_is_trace(const char *path, const char *from);
@@ -90,30 +109,42 @@ int cli_parse_ulong(const char *cmd, const char *opt, const char *arg,
 		    unsigned long *out);
 
 /*
- * A getopt_long() answer no case took: ':' (an option without its value)
- * or anything else (an unknown option, argv[optind - 1]). Prints the
- * usage error and returns HS_EXIT_USAGE; @argv is borrowed.
+ * The filter options as table entries (parse_options.h): --group, --fold,
+ * --inc, --exc, --start and --end into the struct cli_filter @member of
+ * the command's options struct @type.
  */
-int cli_option_error(const char *cmd, int c, char *const *argv);
+struct cli_filter {
+	struct hs_filter_params params;	/* strings borrowed from argv */
+	unsigned given;			/* CLI_GIVEN_*: what the command line gave */
+};
+int cli_filter_option_cb(const char *cmd, const struct cli_option *opt, void *field,
+			 const char *arg);
+#define CLI_FILTER_OPTIONS(type, member) \
+	OPT_CALLBACK(0, "group", type, member, "PATS", \
+		     "GroupPats: 'pat->group' renames matching frames and\n" \
+		     "goes on matching, 'pat=>group' makes an entry group\n" \
+		     "and stops, an empty group leaves the frame ungrouped", \
+		     cli_filter_option_cb, CLI_GIVEN_GROUP), \
+	OPT_CALLBACK(0, "fold", type, member, "PATS", \
+		     "FoldPats: matching frames are charged to their caller", \
+		     cli_filter_option_cb, CLI_GIVEN_FOLD), \
+	OPT_CALLBACK(0, "inc", type, member, "PATS", \
+		     "IncPats: keep samples whose stack matches EVERY ';'\n" \
+		     "entry (use '|' inside an entry for \"either\")", \
+		     cli_filter_option_cb, CLI_GIVEN_INC), \
+	OPT_CALLBACK(0, "exc", type, member, "PATS", \
+		     "ExcPats: drop samples whose stack matches any entry", \
+		     cli_filter_option_cb, CLI_GIVEN_EXC), \
+	OPT_CALLBACK(0, "start", type, member, "MS", \
+		     "start of the time window in ms; for CPU-time sources\n" \
+		     "a sample covering the edge counts in part", \
+		     cli_filter_option_cb, CLI_GIVEN_START), \
+	OPT_CALLBACK(0, "end", type, member, "MS", "end of the time window in ms", \
+		     cli_filter_option_cb, CLI_GIVEN_END)
 
-/*
- * The filter options report, source and overweight share: --group,
- * --fold, --inc, --exc, --start and --end. Their getopt values (put them
- * in the command's option table) and the bits of what the command line
- * gave.
- */
-enum { CLI_OPT_GROUP = 1024, CLI_OPT_FOLD, CLI_OPT_INC, CLI_OPT_EXC, CLI_OPT_START,
-       CLI_OPT_END };
+/* The bits of struct cli_filter's given: which filter options were given. */
 enum { CLI_GIVEN_GROUP = 1, CLI_GIVEN_FOLD = 2, CLI_GIVEN_INC = 4, CLI_GIVEN_EXC = 8,
        CLI_GIVEN_START = 16, CLI_GIVEN_END = 32 };
-/*
- * If @c is one of the filter options, store @arg (borrowed: it stays
- * argv's) in @f, add its bit to *@given and return 0, or HS_EXIT_USAGE
- * after printing why a number is bad; -ENOENT when @c is another option.
- */
-struct hs_filter_params;
-int cli_filter_option(const char *cmd, int c, const char *arg,
-		      struct hs_filter_params *f, unsigned *given);
 /*
  * What @given leaves out of @f taken from a file's saved defaults @d
  * (borrowed: @f points into @d's strings afterwards).
@@ -147,16 +178,28 @@ struct hs_symbolize_opts;
 int cli_symbolize(const char *path, const char *out, const struct hs_symbolize_opts *o,
 		  int verbose);
 
-/* The commands. */
+/* The commands, and their syntax (usage and options) for the help. */
+extern const struct cli_syntax cli_help_syntax;
 int cmd_help(int argc, char **argv);
+extern const struct cli_syntax cli_convert_syntax;
 int cmd_convert(int argc, char **argv);
+extern const struct cli_syntax cli_report_syntax, cli_diff_syntax;
 int cmd_report(int argc, char **argv);
+extern const struct cli_syntax cli_view_syntax;
 int cmd_view(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+extern const struct cli_syntax cli_overweight_syntax;
 int cmd_overweight(int argc, char **argv);
+extern const struct cli_syntax cli_run_syntax;
 int cmd_run(int argc, char **argv);
+extern const struct cli_syntax cli_attach_syntax;
+int cmd_attach(int argc, char **argv);
+extern const struct cli_syntax cli_dump_syntax;
 int cmd_dump(int argc, char **argv);
+extern const struct cli_syntax cli_symbolize_syntax;
 int cmd_symbolize(int argc, char **argv);
+extern const struct cli_syntax cli_stats_syntax;
 int cmd_stats(int argc, char **argv);
+extern const struct cli_syntax cli_source_syntax;
 int cmd_source(int argc, char **argv);
 #endif

@@ -3,68 +3,78 @@
  * reads, write PerfView XML/JSON (zipped or not) or folded stacks.
  */
 #include "cli/cli.h"
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
+struct convert_opts {
+	const char *out, *from, *to, *source;
+	int force;
+};
+
+static const struct cli_option convert_options[] = {
+	OPT_STRING('o', "output", struct convert_opts, out, "OUT",
+		   "where to write (required)"),
+	OPT_STRING(0, "from", struct convert_opts, from, "FMT",
+		   "input format; default: by IN's extension, else by content"),
+	OPT_STRING(0, "source", struct convert_opts, source, "NAME",
+		   "which of IN's sources to read (perf script: cpu, the\n"
+		   "default, or thread-time; see 'report --list-sources')"),
+	OPT_STRING(0, "to", struct convert_opts, to, "FMT",
+		   "output format; default: by OUT's extension\n"
+		   "(required with -o -)"),
+	OPT_FLAG('f', "force", struct convert_opts, force,
+		 "overwrite OUT if it exists (default: refuse)"),
+	OPT_END(),
+};
+
+const struct cli_syntax cli_convert_syntax = {
+	.cmd = "convert",
+	.usage = "usage: heapscope convert IN -o OUT [--from FMT] [--source NAME] [--to FMT]\n"
+		 "                         [-f]\n",
+	.intro = "Read IN in any format heapscope reads and write it to OUT.\n"
+		 "IN or OUT may be '-' for standard input or output.\n",
+	.options = convert_options,
+	.outro = "Formats (name: extension):\n"
+		 "  perf-script: .data.txt .perf.data.dump   perf script text (read only)\n"
+		 "  trace-zip:   .trace.zip                  perfcollect's zip (read only)\n"
+		 "  xml:         .perfView.xml               PerfView's stack XML\n"
+		 "  xml-zip:     .perfView.xml.zip           the same, zipped (one entry)\n"
+		 "  json:        .perfView.json              PerfView's stack JSON\n"
+		 "  json-zip:    .perfView.json.zip          the same, zipped (one entry)\n"
+		 "  folded:      .folded .collapsed          'main;f;g 42' lines, root first\n\n"
+		 "XML and JSON keep every sample's stack, time (to the nanosecond),\n"
+		 "metric and count, and the file's default filter settings. Folded keeps\n"
+		 "one line per distinct stack with its summed metric: times and counts\n"
+		 "are lost (it reads back with time 0 and count = metric).\n"
+		 "See docs/formats.md.\n\n"
+		 "Exit status: 0 converted, 1 failed (unreadable or malformed input,\n"
+		 "OUT exists, cannot write), 2 usage error.\n",
+};
+
 int cmd_convert(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "from", required_argument, NULL, 'F' },
-		{ "to", required_argument, NULL, 'T' },
-		{ "source", required_argument, NULL, 'S' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *in, *out = NULL, *from = NULL, *to = NULL, *source = NULL;
+	struct convert_opts o = { 0 };
+	const char *in, *out, *to, *source;
 	struct hs_diag diag;
 	struct hs_stack_source src;
 	enum hs_format fmt = HS_FORMAT_UNKNOWN;
-	int force = 0, c, err, ret;
+	int n, err, ret;
 	struct stat st;
 	char msg[1024];
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":o:fh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			out = optarg;
-			break;
-		case 'F':
-			from = optarg;
-			break;
-		case 'T':
-			to = optarg;
-			break;
-		case 'S':
-			source = optarg;
-			break;
-		case 'f':
-			force = 1;
-			break;
-		case 'h':
-			return cli_help("convert");
-		case ':':
-			return cli_usage_error("convert", "option '%s' needs a value",
-					       argv[optind - 1]);
-		default:
-			if (optopt)
-				return cli_usage_error("convert", "unknown option '-%c'",
-						       optopt);
-			return cli_usage_error("convert", "unknown option '%s'",
-					       argv[optind - 1]);
-		}
-	}
-	if (optind >= argc)
+	n = cli_parse_options(&cli_convert_syntax, &o, argc, argv, &ret);
+	if (n < 0)
+		return ret;
+	if (n == 0)
 		return cli_usage_error("convert", "no input file");
-	if (optind + 1 < argc)
+	if (n > 1)
 		return cli_usage_error("convert", "one input file only ('%s' is extra)",
-				       argv[optind + 1]);
-	in = argv[optind];
+				       argv[1]);
+	out = o.out;
+	to = o.to;
+	source = o.source;
+	in = argv[0];
 	if (!out)
 		return cli_usage_error("convert", "no output: give one with -o FILE "
 				       "(-o - for standard output)");
@@ -87,11 +97,11 @@ int cmd_convert(int argc, char **argv)
 		return cli_usage_error("convert",
 				       "heapscope reads %s but does not write it",
 				       hs_format_name(fmt));
-	if (!force && strcmp(out, "-") && !stat(out, &st) && !S_ISCHR(st.st_mode) &&
+	if (!o.force && strcmp(out, "-") && !stat(out, &st) && !S_ISCHR(st.st_mode) &&
 	    !S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode))
 		return cli_fail("'%s' already exists (use -f to overwrite it)", out);
 
-	ret = cli_load_source("convert", in, from, source, &src);
+	ret = cli_load_source("convert", in, o.from, source, &src);
 	if (ret)
 		return ret;
 	diag = (struct hs_diag)HS_DIAG_INIT(strcmp(out, "-") ? out : "<stdout>");

@@ -2,6 +2,7 @@
  * cmd_dump - `heapscope dump`: a trace's records as text, for debugging
  * and tests; or its events in time order with their stacks; or totals.
  */
+#include "analysis/totals.h"
 #include "cli/cli.h"
 #include "format/trace_reader.h"
 #include <errno.h>
@@ -63,30 +64,28 @@ static void print_process(const struct hs_rec *rec)
 static void print_footer(const struct hs_rec *rec)
 {
 	const uint8_t *q = rec->body, *end = rec->body + rec->body_len;
-	uint64_t v, n, i;
+	uint64_t counts[HS_FC__COUNT], n, i;
+	struct hs_chunk_index e;
 
 	printf("footer");
-	for (i = 0; i < HS_FC__COUNT; i++) {
-		if (hs_get_varint(&q, end, &v)) {
-			printf(" (malformed)\n");
-			return;
-		}
-		printf(" %s=%" PRIu64, footer_names[i], v);
+	if (hs_footer_counts(&q, end, counts)) {
+		printf(" (malformed)\n");
+		return;
 	}
-	if (hs_get_varint(&q, end, &n)) {
+	for (i = 0; i < HS_FC__COUNT; i++)
+		printf(" %s=%" PRIu64, footer_names[i], counts[i]);
+	if (hs_footer_index_len(&q, end, &n)) {
 		printf(" (malformed)\n");
 		return;
 	}
 	printf(" index=%" PRIu64 "\n", n);
 	for (i = 0; i < n; i++) {
-		uint64_t off, a, b;
-
-		if (hs_get_varint(&q, end, &off) || hs_get_varint(&q, end, &a) ||
-		    hs_get_varint(&q, end, &b)) {
+		if (hs_footer_index_next(&q, end, &e)) {
 			printf("  (malformed index)\n");
 			return;
 		}
-		printf("  chunk at %" PRIu64 " ticks %" PRIu64 "..%" PRIu64 "\n", off, a, b);
+		printf("  chunk at %" PRIu64 " ticks %" PRIu64 "..%" PRIu64 "\n", e.offset,
+		       e.first_ticks, e.last_ticks);
 	}
 }
 
@@ -345,13 +344,13 @@ static int dump_events(const char *path)
 
 static int dump_summary(const char *path)
 {
-	struct hs_trace_stats s;
+	struct hs_heap_totals s;
 	struct hs_trace t;
 	size_t i;
 
 	if (load(path, &t))
 		return HS_EXIT_FAIL;
-	if (hs_trace_stats(&t, &s)) {
+	if (hs_heap_totals(&t, &s)) {
 		hs_trace_release(&t);
 		return cli_fail("out of memory");
 	}
@@ -394,36 +393,67 @@ static int dump_summary(const char *path)
 	return HS_EXIT_OK;
 }
 
+enum dump_mode { DUMP_RECORDS, DUMP_EVENTS, DUMP_SUMMARY };
+
+/* --events and --summary: one of them at most */
+static int mode_cb(const char *cmd, const struct cli_option *opt, void *field,
+		   const char *arg)
+{
+	int *mode = field;
+
+	if (*mode != DUMP_RECORDS && *mode != opt->value)
+		return cli_usage_error(cmd, "--events and --summary exclude each other");
+	*mode = (int)opt->value;
+	return 0;
+}
+
+struct dump_opts {
+	int mode;	/* enum dump_mode */
+};
+
+static const struct cli_option dump_options[] = {
+	OPT_CALLBACK_F(0, "events", struct dump_opts, mode, NULL,
+		       "one line per event in time order: time (ns), thread,\n"
+		       "operation, function, address, size and the stack, root\n"
+		       "first, as module!0xOFFSET frames joined by ';'",
+		       mode_cb, DUMP_EVENTS, CLI_OPTION_NO_VALUE),
+	OPT_CALLBACK_F(0, "summary", struct dump_opts, mode, NULL,
+		       "totals: allocations, frees, peak heap, leaks, threads",
+		       mode_cb, DUMP_SUMMARY, CLI_OPTION_NO_VALUE),
+	OPT_END(),
+};
+
+const struct cli_syntax cli_dump_syntax = {
+	.cmd = "dump",
+	.usage = "usage: heapscope dump [--events | --summary] TRACE\n",
+	.intro = "Print every record of TRACE (a .heapscope file) in file order, for\n"
+		 "debugging: chunks, the process record, modules, threads, stack nodes,\n"
+		 "allocations and frees with their raw tick times. A trace that was cut\n"
+		 "off (the program was killed) is read up to where it ends, and the last\n"
+		 "line says how much was recovered; a damaged symbol section is skipped\n"
+		 "and named. Events are counted as --summary counts them: a realloc of a\n"
+		 "block is a free and an allocation.\n",
+	.options = dump_options,
+	.help_column = 14,
+};
+
 int cmd_dump(int argc, char **argv)
 {
-	int mode = 0, i;
-	const char *path = NULL;
+	struct dump_opts o = { DUMP_RECORDS };
+	int n, status;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-			return cli_help("dump");
-		else if (!strcmp(argv[i], "--events") || !strcmp(argv[i], "--summary")) {
-			int m = argv[i][2] == 'e' ? 1 : 2;
-
-			if (mode && mode != m)
-				return cli_usage_error("dump", "--events and --summary "
-						       "exclude each other");
-			mode = m;
-		}
-		else if (argv[i][0] == '-' && argv[i][1])
-			return cli_usage_error("dump", "unknown option '%s'", argv[i]);
-		else if (path)
-			return cli_usage_error("dump", "too many arguments");
-		else
-			path = argv[i];
-	}
-	if (!path)
+	n = cli_parse_options(&cli_dump_syntax, &o, argc, argv, &status);
+	if (n < 0)
+		return status;
+	if (n > 1)
+		return cli_usage_error("dump", "too many arguments");
+	if (n == 0)
 		return cli_usage_error("dump", "no trace file given");
-	if (!strcmp(path, "-"))
+	if (!strcmp(argv[0], "-"))
 		return cli_usage_error("dump", "reads a trace file, not standard input");
-	if (mode == 1)
-		return dump_events(path);
-	if (mode == 2)
-		return dump_summary(path);
-	return dump_records(path);
+	if (o.mode == DUMP_EVENTS)
+		return dump_events(argv[0]);
+	if (o.mode == DUMP_SUMMARY)
+		return dump_summary(argv[0]);
+	return dump_records(argv[0]);
 }

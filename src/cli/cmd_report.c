@@ -12,10 +12,10 @@
 #include "analysis/memviews.h"
 #include "analysis/presets.h"
 #include "analysis/query.h"
+#include "analysis/view_order.h"
 #include "cli/cli.h"
 #include "common/alloc.h"
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,64 +33,22 @@ struct report_opts {
 	int list_presets, list_sources;
 	enum hs_drill_what drill_what;
 	int flatten;
+	const char *sort, *find;	/* --sort COLUMN[:asc|:desc], --find REGEX */
 	enum out_format format;
 	struct hs_view_opts view;
 	struct hs_view_params params;
+	struct cli_filter filter;	/* the filter options as given */
 	unsigned given;			/* CLI_GIVEN_*: filter options given */
 	int has_fold_pct;
 	struct hs_memview_opts mv;	/* heapscope traces: which memory view */
 	int has_mv;			/* --source, --large-threshold, --size-classes */
 };
 
-enum {
-	OPT_FROM = 256, OPT_VIEW, OPT_FOCUS, OPT_FOLD_PCT, OPT_DRILL, OPT_FLATTEN,
-	OPT_FORMAT, OPT_LIMIT, OPT_DEPTH, OPT_PRESET, OPT_LIST_PRESETS, OPT_EXE_DIR, OPT_SOURCE, OPT_LARGE,
-	OPT_SIZE_CLASSES, OPT_LIST_SOURCES,
-};
-
-static const struct option long_opts[] = {
-	{ "help", no_argument, NULL, 'h' },
-	{ "from", required_argument, NULL, OPT_FROM },
-	{ "view", required_argument, NULL, OPT_VIEW },
-	{ "focus", required_argument, NULL, OPT_FOCUS },
-	{ "group", required_argument, NULL, CLI_OPT_GROUP },
-	{ "fold", required_argument, NULL, CLI_OPT_FOLD },
-	{ "fold-pct", required_argument, NULL, OPT_FOLD_PCT },
-	{ "inc", required_argument, NULL, CLI_OPT_INC },
-	{ "exc", required_argument, NULL, CLI_OPT_EXC },
-	{ "start", required_argument, NULL, CLI_OPT_START },
-	{ "end", required_argument, NULL, CLI_OPT_END },
-	{ "drill", required_argument, NULL, OPT_DRILL },
-	{ "flatten", no_argument, NULL, OPT_FLATTEN },
-	{ "format", required_argument, NULL, OPT_FORMAT },
-	{ "limit", required_argument, NULL, OPT_LIMIT },
-	{ "depth", required_argument, NULL, OPT_DEPTH },
-	{ "preset", required_argument, NULL, OPT_PRESET },
-	{ "list-presets", no_argument, NULL, OPT_LIST_PRESETS },
-	{ "exe-dir", required_argument, NULL, OPT_EXE_DIR },
-	{ "source", required_argument, NULL, OPT_SOURCE },
-	{ "large-threshold", required_argument, NULL, OPT_LARGE },
-	{ "size-classes", no_argument, NULL, OPT_SIZE_CLASSES },
-	{ "list-sources", no_argument, NULL, OPT_LIST_SOURCES },
-	{ NULL, 0, NULL, 0 },
-};
-
-static int parse_format(const struct report_opts *o, const char *s, enum out_format *f)
-{
-	if (!strcmp(s, "text"))
-		*f = OUT_TEXT;
-	else if (!strcmp(s, "json"))
-		*f = OUT_JSON;
-	else if (!strcmp(s, "csv"))
-		*f = OUT_CSV;
-	else
-		return cli_usage_error(o->cmd, "unknown format '%s' (text, json or csv)", s);
-	return 0;
-}
-
 /* --drill NAME[:inc|:exc]: the suffix is optional, so names may hold ':'. */
-static int parse_drill(struct report_opts *o, const char *arg)
+static int drill_cb(const char *cmd, const struct cli_option *opt, void *field,
+		    const char *arg)
 {
+	struct report_opts *o = field;
 	size_t len = strlen(arg);
 
 	o->drill = arg;
@@ -104,6 +62,218 @@ static int parse_drill(struct report_opts *o, const char *arg)
 	}
 	return 0;
 }
+
+static int view_cb(const char *cmd, const struct cli_option *opt, void *field,
+		   const char *arg)
+{
+	if (hs_view_kind_parse(arg, field))
+		return cli_usage_error(cmd, "unknown view '%s' (byname, calltree, callers, "
+				       "callees, caller-callee or flame)", arg);
+	return 0;
+}
+
+static int format_cb(const char *cmd, const struct cli_option *opt, void *field,
+		     const char *arg)
+{
+	enum out_format *f = field;
+
+	if (!strcmp(arg, "text"))
+		*f = OUT_TEXT;
+	else if (!strcmp(arg, "json"))
+		*f = OUT_JSON;
+	else if (!strcmp(arg, "csv"))
+		*f = OUT_CSV;
+	else
+		return cli_usage_error(cmd, "unknown format '%s' (text, json or csv)", arg);
+	return 0;
+}
+
+static int fold_pct_cb(const char *cmd, const struct cli_option *opt, void *field,
+		       const char *arg)
+{
+	struct report_opts *o = field;
+
+	o->has_fold_pct = 1;
+	if (cli_parse_double(cmd, "--fold-pct", arg, &o->params.fold_pct))
+		return HS_EXIT_USAGE;
+	if (o->params.fold_pct < 0)
+		return cli_usage_error(cmd, "--fold-pct must not be negative");
+	return 0;
+}
+
+/* --limit N, and --depth N (more than 1000000 is 1000000) */
+static int count_cb(const char *cmd, const struct cli_option *opt, void *field,
+		    const char *arg)
+{
+	struct report_opts *o = field;
+	unsigned long ul;
+
+	if (cli_parse_ulong(cmd, opt->value ? "--depth" : "--limit", arg, &ul))
+		return HS_EXIT_USAGE;
+	if (opt->value)
+		o->view.max_depth = (unsigned)(ul > 1000000 ? 1000000 : ul);
+	else
+		o->view.limit = ul;
+	return 0;
+}
+
+/* --large-threshold N and --size-classes: options of a trace's memory views */
+static int memview_cb(const char *cmd, const struct cli_option *opt, void *field,
+		      const char *arg)
+{
+	struct report_opts *o = field;
+	unsigned long ul;
+
+	o->has_mv = 1;
+	if (!arg) {
+		o->mv.size_classes = 1;
+		return 0;
+	}
+	if (cli_parse_ulong(cmd, "--large-threshold", arg, &ul))
+		return HS_EXIT_USAGE;
+	o->mv.large_threshold = ul;
+	return 0;
+}
+
+/* Callbacks that need more than one field get the whole struct (offset 0). */
+static const struct cli_option report_options[] = {
+	OPT_STRING(0, "from", struct report_opts, from, "FMT",
+		   "input format (default: by file name, then content)"),
+	OPT_STRING(0, "source", struct report_opts, source, "NAME",
+		   "which of the file's sources to view: for perf script\n"
+		   "files 'cpu' (default) or 'thread-time' (CPU_TIME and\n"
+		   "BLOCKED_TIME per thread from sched events: see\n"
+		   "docs/perf.md); for heapscope traces a memory view\n"
+		   "(below)"),
+	OPT_FLAG(0, "list-sources", struct report_opts, list_sources,
+		 "list the sources FILE offers"),
+	OPT_CALLBACK(0, "view", struct report_opts, view.kind, "VIEW",
+		     "byname (default): one row per name, sorted by |Exc|;\n"
+		     "calltree: the call tree from ROOT, indented by depth;\n"
+		     "callers / callees: the tree of callers or callees of\n"
+		     "--focus (the deepest occurrence on each stack counts);\n"
+		     "caller-callee: callers, the focus and its callees;\n"
+		     "flame: the call tree as folded stacks (text) or as\n"
+		     "flame-graph rectangles (json, csv)", view_cb, 0),
+	OPT_STRING(0, "focus", struct report_opts, view.focus, "NAME",
+		   "the name the callers, callees and caller-callee views\n"
+		   "are about (\"ROOT\" is allowed)"),
+	CLI_FILTER_OPTIONS(struct report_opts, filter),
+	OPT_CALLBACK(0, "fold-pct", struct report_opts, cmd, "P",
+		     "Fold%: fold call-tree nodes (and names) under P% of\n"
+		     "the total into their parent", fold_pct_cb, 0),
+	OPT_CALLBACK(0, "drill", struct report_opts, cmd, "NAME[:inc|:exc]",
+		     "Drill Into: view only the samples under (inc, the\n"
+		     "default) or charged to (exc) the name, with their\n"
+		     "original stacks; IncPats and ExcPats are cleared", drill_cb, 0),
+	OPT_FLAG(0, "flatten", struct report_opts, flatten,
+		 "view each sample as its one (grouped) leaf frame;\n"
+		 "the patterns are cleared afterwards"),
+	OPT_STRING(0, "preset", struct report_opts, preset, "NAME",
+		   "GroupPats (and FoldPats, Fold%) of a preset; --group,\n"
+		   "--fold and --fold-pct given explicitly win"),
+	OPT_STRING(0, "exe-dir", struct report_opts, exe_dir, "DIR",
+		   "the program's directory, for the Just My App preset"),
+	OPT_FLAG(0, "list-presets", struct report_opts, list_presets, "list the presets"),
+	OPT_CALLBACK(0, "format", struct report_opts, format, "F",
+		     "text (default), json (docs/json-api.md) or csv", format_cb, 0),
+	OPT_CALLBACK(0, "limit", struct report_opts, cmd, "N",
+		     "at most N rows (per list in caller-callee; 0: all)", count_cb, 0),
+	OPT_CALLBACK(0, "depth", struct report_opts, cmd, "N",
+		     "tree views: at most N levels below the root (0: all)", count_cb, 1),
+	OPT_STRING(0, "sort", struct report_opts, sort, "COLUMN[:asc|:desc]",
+		   "rows (a tree: each row's children) sorted by name,\n"
+		   "exc, exc_count, inc, inc_count, fold, fold_count,\n"
+		   "inc_avg, first or last; names ascend and numbers\n"
+		   "descend unless :asc or :desc says otherwise"),
+	OPT_STRING(0, "find", struct report_opts, find, "REGEX",
+		   "only the rows whose name the regular expression\n"
+		   "matches (caseless), in a tree with the rows that lead\n"
+		   "to them; as the GUI's Find (ByName: --limit counts\n"
+		   "the rows sorted and found)"),
+	OPT_TEXT("\n"
+		 "Heapscope traces (.heapscope) offer memory views (metric: bytes, count:\n"
+		 "blocks; sampled traces are scaled to estimates):\n"
+		 "  --source NAME     alloc (default): every allocation, frees ignored;\n"
+		 "                    net: allocations minus frees, each free charged to\n"
+		 "                    the allocating stack at its time (a range shows the\n"
+		 "                    growth in it); leaks: blocks allocated in the range\n"
+		 "                    --start..--end (default: the whole trace) and still\n"
+		 "                    live at its end; peak: the blocks live when heap in\n"
+		 "                    use was highest (within the range; blocks allocated\n"
+		 "                    before it count too; a range without an allocation\n"
+		 "                    or free: the heap as it was); temporary: allocations\n"
+		 "                    freed before any other allocation; mmap: anonymous\n"
+		 "                    mappings;\n"
+		 "                    cpu: CPU samples of 'run --cpu' (ms of CPU time);\n"
+		 "                    wall: wall-clock samples of 'run --wall', each thread's\n"
+		 "                    time as CPU_TIME, BLOCKED_TIME or READIED_TIME (ms)\n"),
+	OPT_CALLBACK(0, "large-threshold", struct report_opts, cmd, "N",
+		     "a 'LargeAlloc' frame under allocations of at least N\n"
+		     "bytes (default 131072; 0: none)", memview_cb, 0),
+	OPT_CALLBACK_F(0, "size-classes", struct report_opts, cmd, NULL,
+		       "an 'Alloc < 2^k' frame (as a number) under each\n"
+		       "allocation", memview_cb, 0, CLI_OPTION_NO_VALUE),
+	OPT_TEXT("Their default FoldPats (see --list-presets, 'heap') charge the allocator\n"
+		 "(malloc, operator new, C++ containers and strings, Rust's Vec, String,\n"
+		 "Box, HashMap) to its callers; leaks puts the exit-time allocations of\n"
+		 "libc and libstdc++ (known by the frames that allocate) under a\n"
+		 "'KnownExitTimeAlloc' frame that its default ExcPats drop\n"
+		 "(docs/memory.md). Give --fold '' or --exc '' to see them.\n"),
+	OPT_END(),
+};
+
+static const char report_outro[] =
+	"Patterns (';'-separated): '*' any text, '%' a run of letters, digits,\n"
+	"'_', '.' and '?', '^' an anchor, '{...}' a group for $1..$9, '@' at the\n"
+	"start a raw regular expression; case-insensitive substring matches.\n"
+	"Options not given on the command line come from the file's saved view\n"
+	"state (.perfView.xml) when it has one. NAME is a name as the views show\n"
+	"it (the \"key\" of --format json).\n\n"
+	"Exit status: 0 printed, 1 failed (unreadable input, a bad pattern, an\n"
+	"unknown focus or drill name), 2 usage error.\n";
+
+const struct cli_syntax cli_report_syntax = {
+	.cmd = "report",
+	.usage = "usage: heapscope report FILE [--from FMT] [--source NAME] [--view VIEW]\n"
+		 "                        [--focus NAME] [--group PATS] [--fold PATS]\n"
+		 "                        [--fold-pct P]\n"
+		 "                        [--inc PATS] [--exc PATS] [--start MS] [--end MS]\n"
+		 "                        [--drill NAME[:inc|:exc]] [--flatten]\n"
+		 "                        [--preset NAME [--exe-dir DIR]]\n"
+		 "                        [--format text|json|csv] [--limit N] [--depth N]\n"
+		 "                        [--large-threshold N] [--size-classes]\n"
+		 "                        [--sort COLUMN[:asc|:desc]] [--find REGEX]\n"
+		 "       heapscope report --list-presets\n"
+		 "       heapscope report FILE --list-sources\n",
+	.intro = "Print one view of PerfView's stack viewer for FILE ('-' for standard\n"
+		 "input): first the summary line (Totals Metric, Count, Samples, First,\n"
+		 "Last, Last-First, Metric/Interval, TimeBucket; times in ms), then rows\n"
+		 "with the columns Name, Exc %, Exc, Exc Ct, Inc %, Inc, Inc Ct, Fold,\n"
+		 "When, First and Last. Percentages are of |ROOT inclusive|.\n",
+	.options = report_options,
+	.outro = report_outro,
+};
+
+/* diff takes report's options: its help lists them after its own text */
+const struct cli_syntax cli_diff_syntax = {
+	.cmd = "diff",
+	.usage = "usage: heapscope diff BASE TEST [report options]\n",
+	.intro = "PerfView's Diff: one source holding TEST's samples as they are and\n"
+		 "BASE's samples negated, each on its raw stack, viewed with every option\n"
+		 "of 'heapscope report' (see 'heapscope help report'). Positive numbers\n"
+		 "grew from BASE to TEST, negative ones shrank; negative When buckets show\n"
+		 "as lowercase letters.\n"
+		 "\n"
+		 "GroupPats always starts with the [Ignore PID/TID] patterns\n"
+		 "  " "^Process% {%}->$1;^Thread->Thread;\n"
+		 "so the processes and threads of the two runs cancel; --group or\n"
+		 "--preset text follows it. Saved defaults come from TEST.\n"
+		 "\n"
+		 "Example: heapscope diff before.data.txt after.data.txt --view calltree\n",
+	.options = report_options,
+	.outro = report_outro,
+};
 
 /*
  * --preset: GroupPats "[name] group", and its FoldPats and Fold% when it
@@ -163,102 +333,32 @@ static void list_presets(void)
 
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
+	const struct cli_syntax *syntax = o->nr_paths == 2 ? &cli_diff_syntax
+							   : &cli_report_syntax;
 	struct hs_diag diag = HS_DIAG_INIT(NULL);
-	unsigned long ul;
-	int c, err;
+	int n, status;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
-		err = 0;
-		switch (c) {
-		case 'h':
-			return -1;
-		case OPT_FROM:
-			o->from = optarg;
-			break;
-		case OPT_VIEW:
-			if (hs_view_kind_parse(optarg, &o->view.kind))
-				return cli_usage_error(o->cmd, "unknown view '%s' (byname, "
-						       "calltree, callers, callees, caller-callee "
-						       "or flame)", optarg);
-			break;
-		case OPT_FOCUS:
-			o->view.focus = optarg;
-			break;
-		case OPT_FOLD_PCT:
-			err = cli_parse_double(o->cmd, "--fold-pct", optarg, &o->params.fold_pct);
-			if (!err && o->params.fold_pct < 0)
-				err = cli_usage_error(o->cmd, "--fold-pct must not be negative");
-			o->has_fold_pct = 1;
-			break;
-		case OPT_DRILL:
-			err = parse_drill(o, optarg);
-			break;
-		case OPT_FLATTEN:
-			o->flatten = 1;
-			break;
-		case OPT_FORMAT:
-			err = parse_format(o, optarg, &o->format);
-			break;
-		case OPT_LIMIT:
-			err = cli_parse_ulong(o->cmd, "--limit", optarg, &ul);
-			o->view.limit = ul;
-			break;
-		case OPT_DEPTH:
-			err = cli_parse_ulong(o->cmd, "--depth", optarg, &ul);
-			if (!err && ul > 1000000)
-				ul = 1000000;
-			o->view.max_depth = (unsigned)ul;
-			break;
-		case OPT_PRESET:
-			o->preset = optarg;
-			break;
-		case OPT_LIST_PRESETS:
-			o->list_presets = 1;
-			break;
-		case OPT_EXE_DIR:
-			o->exe_dir = optarg;
-			break;
-		case OPT_SOURCE:
-			o->source = optarg;
-			break;
-		case OPT_LIST_SOURCES:
-			o->list_sources = 1;
-			break;
-		case OPT_LARGE:
-			err = cli_parse_ulong(o->cmd, "--large-threshold", optarg, &ul);
-			o->mv.large_threshold = ul;
-			o->has_mv = 1;
-			break;
-		case OPT_SIZE_CLASSES:
-			o->mv.size_classes = 1;
-			o->has_mv = 1;
-			break;
-		default:
-			err = cli_filter_option(o->cmd, c, optarg, &o->params.filter, &o->given);
-			if (err < 0)
-				return cli_option_error(o->cmd, c, argv);
-		}
-		if (err)
-			return err;
-	}
+	n = cli_parse_options(syntax, o, argc, argv, &status);
+	if (n < 0)
+		return status ? status : -1;
+	o->params.filter = o->filter.params;
+	o->given = o->filter.given;
 	if (o->list_presets)
-		return optind == argc ? 0 : cli_usage_error(o->cmd, "--list-presets takes no file");
+		return n == 0 ? 0 : cli_usage_error(o->cmd, "--list-presets takes no file");
 	if (o->list_sources) {
-		if (argc - optind != 1)
+		if (n != 1)
 			return cli_usage_error(o->cmd, "--list-sources takes one file");
-		o->path = argv[optind];
+		o->path = argv[0];
 		return 0;
 	}
-	if (argc - optind < o->nr_paths)
+	if (n < o->nr_paths)
 		return cli_usage_error(o->cmd, o->nr_paths == 1 ? "no input file" :
 				       "needs two files, BASE and TEST");
-	if (argc - optind > o->nr_paths)
+	if (n > o->nr_paths)
 		return cli_usage_error(o->cmd, "too many arguments");
 	if (o->nr_paths == 2)
-		o->base_path = argv[optind++];
-	o->path = argv[optind];
+		o->base_path = argv[0];
+	o->path = argv[o->nr_paths - 1];
 	if (hs_view_focus_check(o->view.kind, o->view.focus, 1, "--focus", &diag))
 		return cli_usage_error(o->cmd, "%s", diag.msg);
 	if ((o->given & CLI_GIVEN_START) && (o->given & CLI_GIVEN_END) &&
@@ -292,6 +392,36 @@ static void apply_defaults(struct report_opts *o, const struct hs_source_default
 	cli_filter_defaults(&o->params.filter, o->given, d);
 	if (!o->has_fold_pct)
 		o->params.fold_pct = hs_source_default_number(d->fold_pct);
+}
+
+/*
+ * --sort COLUMN[:asc|:desc] and --find REGEX (analysis/view_order.h) on
+ * the view built; a ByName --limit applies to what they leave.
+ */
+static int arrange(struct hs_view *v, const struct report_opts *o, size_t limit)
+{
+	struct hs_diag diag = HS_DIAG_INIT(NULL);
+	struct hs_view_order order = HS_VIEW_ORDER_INIT;
+	struct hs_pattern *find = NULL;
+	const char *dir = o->sort ? strrchr(o->sort, ':') : NULL;
+	char *col = o->sort ? strndup(o->sort, dir ? (size_t)(dir - o->sort) : strlen(o->sort)) : NULL;
+	int err = o->sort && !col ? -ENOMEM : 0;
+
+	if (!err && o->sort)
+		err = hs_view_order_parse(&order, col, dir ? dir + 1 : NULL, &diag);
+	free(col);
+	if (err == -EINVAL)
+		return cli_usage_error(o->cmd, "--sort: %s", diag.msg);
+	if (!err && o->find)
+		err = hs_view_find_compile(o->find, strlen(o->find), &find, &diag);
+	if (err == -EINVAL)
+		return cli_usage_error(o->cmd, "--%s", diag.msg);
+	if (!err)
+		err = hs_view_arrange(v, &order, find, limit, &diag);
+	hs_pattern_free(find);
+	if (err == -EINVAL)
+		return cli_fail("%s", diag.msg);
+	return err ? cli_fail("%s", strerror(-err)) : 0;
 }
 
 static int output(const struct hs_view *v, enum out_format format)
@@ -343,6 +473,8 @@ static int run(const struct hs_stack_source *src, struct report_opts *o)
 		q.params.filter.inc = q.params.filter.exc = NULL;
 		q.params.fold_pct = NAN;
 	}
+	if ((o->sort || o->find) && q.view.kind == HS_VIEW_BYNAME)
+		q.view.limit = 0;	/* the limit applies to the rows arranged */
 	err = hs_query_run(src, &q, &r, &diag);
 	if (err == -ENOENT)
 		return cli_fail("%s: %s", r.err_at < q.nr_steps ? "--drill" : "--focus",
@@ -351,7 +483,9 @@ static int run(const struct hs_stack_source *src, struct report_opts *o)
 		return cli_fail("%s", diag.set ? diag.msg : "bad pattern");
 	if (err)
 		return cli_fail("%s", strerror(-err));
-	err = output(&r.view, o->format);
+	err = o->sort || o->find ? arrange(&r.view, o, o->view.limit) : 0;
+	if (!err)
+		err = output(&r.view, o->format);
 	hs_query_result_release(&r);
 	return err;
 }
@@ -414,6 +548,7 @@ static int report_or_diff(const char *cmd, int nr_paths, int argc, char **argv)
 		.cmd = cmd,
 		.nr_paths = nr_paths,
 		.params = HS_VIEW_PARAMS_INIT,
+		.filter = { .params = HS_FILTER_PARAMS_INIT },
 		.view = { .kind = HS_VIEW_BYNAME },
 		.mv = HS_MEMVIEW_OPTS_INIT,
 	};
@@ -426,7 +561,7 @@ static int report_or_diff(const char *cmd, int nr_paths, int argc, char **argv)
 	if (ret < 0 || (!ret && o.list_presets)) {
 		opts_release(&o);
 		if (ret < 0)
-			return cli_help(cmd);
+			return HS_EXIT_OK;	/* the help was printed */
 		list_presets();
 		return HS_EXIT_OK;
 	}

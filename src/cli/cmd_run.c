@@ -8,7 +8,10 @@
  * heapscope says goes to stderr.
  */
 #include "analysis/stats.h"
+#include "analysis/totals.h"
 #include "cli/cli.h"
+#include "cli/dotnet_session.h"
+#include "cli/run_dotnet.h"
 #include "common/alloc.h"
 #include "format/trace_reader.h"
 #include "symbols/trace_symbolize.h"
@@ -40,9 +43,11 @@ struct run_opts {
 	int cpu_timer;			/* --cpu-clock timer */
 	int no_heap;			/* --no-heap */
 	int perf;			/* --perf: let perf record instead */
-	const char **debug_dirs;	/* --debug-dir, for the symbols */
-	size_t nr_debug_dirs;
+	struct cli_string_list debug_dirs; /* --debug-dir, for the symbols */
 	char manifest[PATH_MAX];	/* the children's traces are listed here; "" */
+	int dotnet;			/* --dotnet 1, --no-dotnet -1, 0: detect */
+	struct cli_string_list providers; /* --providers, for --dotnet */
+	const char *dotnet_port;	/* DOTNET_DiagnosticPorts for the child, or NULL */
 };
 
 /* The preload library: next to this executable, else in the libdir. */
@@ -135,6 +140,8 @@ static void child(const struct run_opts *o, const char *preload, const char *mad
 	setenv("HEAPSCOPE_OPTIONS", opts, 1);
 	if (o->manifest[0])
 		setenv("HEAPSCOPE_MANIFEST", o->manifest, 1);
+	if (o->dotnet_port)
+		setenv("DOTNET_DiagnosticPorts", o->dotnet_port, 1);
 	old = getenv("LD_PRELOAD");
 	if (old && *old) {
 		size_t n = strlen(preload) + strlen(old) + 2;
@@ -602,20 +609,20 @@ static void finish_children(struct run_opts *o, const struct hs_symbolize_opts *
 }
 
 /*
- * The end summary. Its peak RSS is the trace's, as `heapscope stats`
- * gives it: the highest of the RSS records, and its leaks are stats's
+ * The end summary: the trace's totals (analysis/totals.h), as `heapscope
+ * stats` and `dump --summary` give them, and stats's leaks
  * (docs/memory.md). @exited: the program ended by exit, so a trace cut
  * short was cut by a failed write, not by the program's end.
  */
 static void summarize(const char *path, int exited)
 {
 	struct hs_diag diag = HS_DIAG_INIT(path);
-	struct hs_trace_scan t;
-	const struct hs_trace_stats *s = &t.stats;
+	struct hs_heap_totals tot, *s = &tot;
+	struct hs_trace t;
 	struct stat sb;
 	char a[32], b[32], c[32], msg[1024], leaks[160];
 
-	if (hs_trace_scan(path, &t, &diag)) {
+	if (hs_heap_totals_path(path, &t, &tot, &diag)) {
 		if (!diag.set)
 			hs_diag_set(&diag, 0, "cannot read the trace");
 		fprintf(stderr, "heapscope: %s\n", hs_diag_format(&diag, msg, sizeof(msg)));
@@ -632,25 +639,26 @@ static void summarize(const char *path, int exited)
 		" free%s, peak heap %s, peak RSS %s%s\n",
 		s->allocs, cli_s((double)s->allocs), a, s->frees, cli_s((double)s->frees),
 		b, c, leaks);
-	if (t.sample_bytes)
+	if (t.info.sample_bytes)
 		fprintf(stderr, "heapscope: sampled one allocation per %" PRIu64
 			" bytes on average: counts and bytes above are of the samples, "
-			"leaks are estimates\n", t.sample_bytes);
-	if (t.cpu_samples || t.wall_samples)
+			"leaks are estimates\n", t.info.sample_bytes);
+	if (s->cpu_samples || s->wall_samples)
 		fprintf(stderr, "heapscope: %" PRIu64 " CPU sample%s (%.1f ms of CPU), "
 			"%" PRIu64 " wall-clock sample%s: heapscope report --source "
-			"%s %s\n", t.cpu_samples, cli_s((double)t.cpu_samples),
-			(double)t.cpu_ns / 1e6, t.wall_samples, cli_s((double)t.wall_samples),
-			t.cpu_samples ? "cpu" : "wall", path);
+			"%s %s\n", s->cpu_samples, cli_s((double)s->cpu_samples),
+			(double)s->cpu_ns / 1e6, s->wall_samples, cli_s((double)s->wall_samples),
+			s->cpu_samples ? "cpu" : "wall", path);
 	if (t.cut_off && exited)
 		fprintf(stderr, "heapscope: the trace was cut off although the program "
 			"finished: the collector could not write all of it (a full disk, "
-			"or a file size limit?): %" PRIu64 " event%s recovered\n", t.events,
-			cli_s((double)t.events));
+			"or a file size limit?): %" PRIu64 " event%s recovered\n", s->events,
+			cli_s((double)s->events));
 	else if (t.cut_off)
 		fprintf(stderr, "heapscope: the trace was cut off (the program did not "
-			"finish): %" PRIu64 " event%s recovered\n", t.events,
-			cli_s((double)t.events));
+			"finish): %" PRIu64 " event%s recovered\n", s->events,
+			cli_s((double)s->events));
+	hs_trace_release(&t);
 	if (!stat(path, &sb))
 		cli_human_bytes((double)sb.st_size, a, sizeof(a));
 	else
@@ -659,114 +667,187 @@ static void summarize(const char *path, int exited)
 		"heapscope report %s\n", path, a, path);
 }
 
+static int unwind_cb(const char *cmd, const struct cli_option *opt, void *field,
+		     const char *arg)
+{
+	if (strcmp(arg, "libunwind") && strcmp(arg, "fp") && strcmp(arg, "slow"))
+		return cli_usage_error(cmd, "--unwind is libunwind or fp, not '%s'", arg);
+	*(const char **)field = arg;
+	return 0;
+}
+
+static int max_depth_cb(const char *cmd, const struct cli_option *opt, void *field,
+			const char *arg)
+{
+	unsigned long *depth = field;
+
+	if (cli_parse_ulong(cmd, "--max-depth", arg, depth))
+		return HS_EXIT_USAGE;
+	if (*depth > HS_DEPTH_LIMIT)
+		return cli_usage_error(cmd, "--max-depth is at most %d", HS_DEPTH_LIMIT);
+	return 0;
+}
+
+/* --cpu[=HZ], --wall[=HZ]: a rate, 999 Hz when not given */
+static int rate_cb(const char *cmd, const struct cli_option *opt, void *field,
+		   const char *arg)
+{
+	const char *name = opt->value ? "--wall" : "--cpu";
+	unsigned long hz = 999;
+
+	if (arg && cli_parse_ulong(cmd, name, arg, &hz))
+		return HS_EXIT_USAGE;
+	if (hz < 1 || hz > 10000)
+		return cli_usage_error(cmd, "%s is a rate from 1 to 10000 Hz", name);
+	*(unsigned long *)field = hz;
+	return 0;
+}
+
+static int cpu_clock_cb(const char *cmd, const struct cli_option *opt, void *field,
+			const char *arg)
+{
+	if (strcmp(arg, "perf") && strcmp(arg, "timer"))
+		return cli_usage_error(cmd, "--cpu-clock is perf or timer, not '%s'", arg);
+	*(int *)field = !strcmp(arg, "timer");
+	return 0;
+}
+
+static const struct cli_option run_options[] = {
+	OPT_STRING('o', "output", struct run_opts, out, "FILE",
+		   "the trace file (default: COMM.PID.heapscope in the\n"
+		   "current directory); an existing file is never\n"
+		   "overwritten"),
+	OPT_ULONG(0, "sample-bytes", struct run_opts, sample_bytes, "N",
+		  "record a Poisson sample of allocations, one per N\n"
+		  "bytes on average (0: all); frees only of sampled\n"
+		  "blocks; readers scale the samples back up"),
+	OPT_CALLBACK(0, "unwind", struct run_opts, unwind, "MODE",
+		     "libunwind (default: DWARF unwind rules, cached per\n"
+		     "return address) or fp (frame pointers: faster,\n"
+		     "needs code built with -fno-omit-frame-pointer)", unwind_cb, 0),
+	OPT_CALLBACK(0, "max-depth", struct run_opts, max_depth, "N",
+		     "keep at most N frames of each stack (default 128);\n"
+		     "deeper stacks start with a BROKEN frame", max_depth_cb, 0),
+	OPT_FLAG(0, "follow-fork", struct run_opts, follow_fork,
+		 "children made by fork() (daemon()'s too) write\n"
+		 "their own traces (COMM.PID.heapscope next to this\n"
+		 "one), listed and symbolized at the end; without\n"
+		 "it, tracing stops in them"),
+	OPT_FLAG(0, "follow-exec", struct run_opts, follow_exec,
+		 "programs started by exec() are traced too, each\n"
+		 "into its own COMM.PID.heapscope, listed and\n"
+		 "symbolized at the end"),
+	OPT_FLAG(0, "no-view", struct run_opts, no_view,
+		 "do not serve the trace in the GUI afterwards (as\n"
+		 "`heapscope view` does, until Ctrl-C); it is served\n"
+		 "only when stdin and stdout are a terminal"),
+	OPT_FLAG('q', "quiet", struct run_opts, quiet,
+		 "no summary at the end (it reads the whole trace)"),
+	OPT_FLAG(0, "no-symbolize", struct run_opts, no_symbolize,
+		 "leave the addresses unresolved (see 'heapscope\n"
+		 "symbolize'); by default names and file:line of\n"
+		 "every address are stored in the trace at the end"),
+	OPT_STRING_LIST(0, "debug-dir", struct run_opts, debug_dirs, "DIR",
+			"look for separate debug files in DIR too"),
+	OPT_CALLBACK_F(0, "cpu", struct run_opts, cpu_hz, "HZ",
+		       "also sample every thread's stack HZ times per second\n"
+		       "of its CPU time (default 999): the 'cpu' source",
+		       rate_cb, 0, CLI_OPTION_OPTIONAL_VALUE),
+	OPT_CALLBACK(0, "cpu-clock", struct run_opts, cpu_timer, "CLOCK",
+		     "what times --cpu: perf (default: a perf event of\n"
+		     "the thread's time, where the kernel allows it)\n"
+		     "or timer (POSIX CPU-clock timers, at the kernel's\n"
+		     "tick rate, which never make a sleep return EINTR;\n"
+		     "docs/cpu.md)", cpu_clock_cb, 0),
+	OPT_CALLBACK_F(0, "wall", struct run_opts, wall_hz, "HZ",
+		       "also sample every thread HZ times per second of\n"
+		       "wall-clock time (default 999), running or blocked:\n"
+		       "the 'wall' source: CPU_TIME, BLOCKED_TIME and\n"
+		       "READIED_TIME", rate_cb, 1, CLI_OPTION_OPTIONAL_VALUE),
+	OPT_FLAG(0, "no-heap", struct run_opts, no_heap,
+		 "record no heap events, only the samples"),
+	OPT_FLAG(0, "perf", struct run_opts, perf,
+		 "record CMD with perf instead (perf record -g, with\n"
+		 "the scheduler's events when allowed, then perf\n"
+		 "script into -o FILE, default COMM.data.txt: the\n"
+		 "commands of docs/perf.md); --cpu=HZ sets its rate"),
+	OPT_SET_INT(0, "dotnet", struct run_opts, dotnet, 1,
+		    "also record the .NET runtime's events (GC allocation\n"
+		    "ticks, GCs, JIT, exceptions, the SampleProfiler)\n"
+		    "through a diagnostic port into COMM.PID.nettrace;\n"
+		    "the default when CMD is `dotnet` or an apphost"),
+	OPT_SET_INT(0, "no-dotnet", struct run_opts, dotnet, -1,
+		    "do not record the .NET runtime's events"),
+	OPT_STRING_LIST(0, "providers", struct run_opts, providers, "LIST",
+			"more .NET providers, in dotnet-trace's syntax:\n"
+			"Provider[:keywords[:level[:key=value;...]]],...\n"
+			"(one of the same name replaces heapscope's)"),
+	OPT_END(),
+};
+
+/* The options end at CMD: what follows is CMD's own. */
+const struct cli_syntax cli_run_syntax = {
+	.cmd = "run",
+	.usage = "usage: heapscope run [-o FILE] [--sample-bytes N] [--unwind libunwind|fp]\n"
+		 "                     [--max-depth N] [--follow-fork] [--follow-exec]\n"
+		 "                     [--no-view] [--no-symbolize] [--debug-dir DIR]...\n"
+		 "                     [--cpu[=HZ]] [--cpu-clock perf|timer] [--wall[=HZ]]\n"
+		 "                     [--no-heap] [--perf] [--[no-]dotnet] [--providers LIST]\n"
+		 "                     [-q] [--] CMD [ARGS...]\n",
+	.intro = "Run CMD with heapscope's collector preloaded and record every heap\n"
+		 "allocation and free (malloc, calloc, realloc, the aligned variants, C++\n"
+		 "new and delete, anonymous mmap) with its call stack, into a trace file.\n"
+		 "The exit status is CMD's (128+N if signal N killed it). At the end a\n"
+		 "summary goes to stderr; CMD's own output is untouched.\n"
+		 "\n"
+		 "For a .NET program (`dotnet app.dll`, or an apphost) the runtime's events\n"
+		 "are recorded too, as `heapscope attach` does, into COMM.PID.nettrace beside\n"
+		 "the trace (docs/dotnet.md).\n",
+	.options = run_options,
+	.flags = CLI_SYNTAX_STOP_AT_OPERAND,
+	.help_column = 26,
+};
+
 int cmd_run(int argc, char **argv)
 {
 	struct run_opts o = { .unwind = "libunwind", .max_depth = 128 };
 	struct sigaction ign, old_int, old_quit, fwd, old_term, old_hup;
 	char preload[PATH_MAX], path[PATH_MAX] = "";
-	int i, pipefd[2], status, exec_errno = 0, create_errno = 0, made = 0;
+	int i, n, pipefd[2], status, exec_errno = 0, create_errno = 0, made = 0;
+	int dotnet = 0, have_nettrace = 0;
+	struct hs_dipc_providers providers = { 0 };
+	struct hs_dipc_collect req;
+	struct cli_dotnet_run dr;
 	pid_t pid;
 
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
+	memset(&dr, 0, sizeof(dr));
 
-		if (!strcmp(a, "--")) {
-			i++;
-			break;
-		}
-		if (a[0] != '-')
-			break;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			return cli_help("run");
-		} else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-			if (++i >= argc)
-				return cli_usage_error("run", "%s needs a file name", a);
-			o.out = argv[i];
-		} else if (!strncmp(a, "--output=", 9)) {
-			o.out = a + 9;
-		} else if (!strcmp(a, "--sample-bytes") || !strncmp(a, "--sample-bytes=", 15)) {
-			const char *v = a[14] == '=' ? a + 15 : (++i < argc ? argv[i] : NULL);
+	n = cli_parse_options(&cli_run_syntax, &o, argc, argv, &status);
+	for (i = 0; n >= 0 && i < (int)o.debug_dirs.nr; i++) {
+		struct stat sb;
 
-			if (!v)
-				return cli_usage_error("run", "--sample-bytes needs a number");
-			if (cli_parse_ulong("run", "--sample-bytes", v, &o.sample_bytes))
-				return HS_EXIT_USAGE;
-		} else if (!strcmp(a, "--unwind") || !strncmp(a, "--unwind=", 9)) {
-			const char *v = a[8] == '=' ? a + 9 : (++i < argc ? argv[i] : NULL);
-
-			if (!v)
-				return cli_usage_error("run", "--unwind needs libunwind or fp");
-			if (strcmp(v, "libunwind") && strcmp(v, "fp") && strcmp(v, "slow"))
-				return cli_usage_error("run", "--unwind is libunwind or fp, not '%s'", v);
-			o.unwind = v;
-		} else if (!strcmp(a, "--max-depth") || !strncmp(a, "--max-depth=", 12)) {
-			const char *v = a[11] == '=' ? a + 12 : (++i < argc ? argv[i] : NULL);
-
-			if (!v)
-				return cli_usage_error("run", "--max-depth needs a number");
-			if (cli_parse_ulong("run", "--max-depth", v, &o.max_depth))
-				return HS_EXIT_USAGE;
-			if (o.max_depth > HS_DEPTH_LIMIT)
-				return cli_usage_error("run", "--max-depth is at most %d",
-						       HS_DEPTH_LIMIT);
-		} else if (!strcmp(a, "--cpu") || !strncmp(a, "--cpu=", 6) ||
-			   !strcmp(a, "--wall") || !strncmp(a, "--wall=", 7)) {
-			int wall = a[2] == 'w';
-			const char *eq = strchr(a, '=');
-			unsigned long hz = 999;
-
-			if (eq && (cli_parse_ulong("run", wall ? "--wall" : "--cpu", eq + 1, &hz)))
-				return HS_EXIT_USAGE;
-			if (hz < 1 || hz > 10000)
-				return cli_usage_error("run", "%s is a rate from 1 to 10000 Hz",
-						       wall ? "--wall" : "--cpu");
-			if (wall)
-				o.wall_hz = hz;
-			else
-				o.cpu_hz = hz;
-		} else if (!strcmp(a, "--cpu-clock") || !strncmp(a, "--cpu-clock=", 12)) {
-			const char *v = a[11] == '=' ? a + 12 : (++i < argc ? argv[i] : NULL);
-
-			if (!v)
-				return cli_usage_error("run", "--cpu-clock needs perf or timer");
-			if (strcmp(v, "perf") && strcmp(v, "timer"))
-				return cli_usage_error("run", "--cpu-clock is perf or timer, not "
-						       "'%s'", v);
-			o.cpu_timer = !strcmp(v, "timer");
-		} else if (!strcmp(a, "--no-heap")) {
-			o.no_heap = 1;
-		} else if (!strcmp(a, "--perf")) {
-			o.perf = 1;
-		} else if (!strcmp(a, "--follow-fork")) {
-			o.follow_fork = 1;
-		} else if (!strcmp(a, "--follow-exec")) {
-			o.follow_exec = 1;
-		} else if (!strcmp(a, "--no-view")) {
-			o.no_view = 1;
-		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-			o.quiet = 1;
-		} else if (!strcmp(a, "--no-symbolize")) {
-			o.no_symbolize = 1;
-		} else if (!strcmp(a, "--debug-dir") || !strncmp(a, "--debug-dir=", 12)) {
-			struct stat sb;
-			const char *v = a[11] == '=' ? a + 12 : (++i < argc ? argv[i] : NULL);
-
-			if (!v)
-				return cli_usage_error("run", "--debug-dir needs a directory");
-			if (stat(v, &sb) || !S_ISDIR(sb.st_mode))
-				return cli_usage_error("run", "--debug-dir '%s' is not a "
-						       "directory", v);
-			if (!o.debug_dirs)
-				o.debug_dirs = hs_calloc((size_t)argc, sizeof(*o.debug_dirs));
-			if (!o.debug_dirs)
-				return cli_fail("out of memory");
-			o.debug_dirs[o.nr_debug_dirs++] = v;
-		} else {
-			return cli_usage_error("run", "unknown option '%s'", a);
+		if (stat(o.debug_dirs.v[i], &sb) || !S_ISDIR(sb.st_mode)) {
+			status = cli_usage_error("run", "--debug-dir '%s' is not a directory",
+						 o.debug_dirs.v[i]);
+			n = -1;
 		}
 	}
-	if (i >= argc)
-		return cli_usage_error("run", "no program to run");
+	if (n == 0) {
+		status = cli_usage_error("run", "no program to run");
+		n = -1;
+	}
+	if (n < 0) {
+		cli_string_list_release(&o.debug_dirs);
+		cli_string_list_release(&o.providers);
+		return status;
+	}
+	if (o.dotnet > 0 && o.perf)
+		return cli_usage_error("run", "--dotnet does not go with --perf");
+	dotnet = o.dotnet > 0 || (!o.dotnet && !o.perf && cli_dotnet_program(argv[0]));
+	if (o.providers.nr && !dotnet) {
+		cli_string_list_release(&o.providers);
+		return cli_usage_error("run", "--providers is for a .NET program (--dotnet)");
+	}
 	if (o.no_heap && !o.cpu_hz && !o.wall_hz)
 		return cli_usage_error("run", "--no-heap needs --cpu or --wall");
 	if (o.cpu_timer && !o.cpu_hz)
@@ -778,8 +859,8 @@ int cmd_run(int argc, char **argv)
 		    o.follow_exec)
 			return cli_usage_error("run", "--perf records with perf alone: "
 					       "only -o, -q and --cpu=HZ go with it");
-		r = run_perf(&o, argv + i, argc - i);
-		hs_free(o.debug_dirs);
+		r = run_perf(&o, argv, n);
+		cli_string_list_release(&o.debug_dirs);
 		return r;
 	}
 	if (find_preload(preload, sizeof(preload)))
@@ -796,10 +877,30 @@ int cmd_run(int argc, char **argv)
 		close(fd);
 		made = 1;
 	}
+	if (dotnet) {
+		status = cli_dotnet_providers("run", &o.providers, &providers);
+		if (!status) {
+			cli_dotnet_request(&providers, &req);
+			status = cli_dotnet_run_listen(&dr, &req);
+		}
+		if (status) {
+			cli_string_list_release(&o.providers);
+			cli_string_list_release(&o.debug_dirs);
+			hs_dipc_providers_release(&providers);
+			if (made)
+				unlink(o.out);
+			return status;
+		}
+		o.dotnet_port = dr.env;
+	}
 	if (pipe2(pipefd, O_CLOEXEC)) {
+		int e = errno;
+
+		if (dotnet)
+			cli_dotnet_run_finish(&dr, 1);
 		if (made)
 			unlink(o.out);
-		return cli_fail("cannot create a pipe: %s", strerror(errno));
+		return cli_fail("cannot create a pipe: %s", strerror(e));
 	}
 	make_manifest(&o);
 	fflush(stdout);
@@ -809,13 +910,15 @@ int cmd_run(int argc, char **argv)
 		int e = errno;
 
 		drop_manifest(&o);
+		if (dotnet)
+			cli_dotnet_run_finish(&dr, 1);
 		if (made)
 			unlink(o.out);
 		return cli_fail("cannot fork: %s", strerror(e));
 	}
 	if (pid == 0) {
 		close(pipefd[0]);
-		child(&o, preload, made ? o.out : NULL, argv + i, pipefd[1]);
+		child(&o, preload, made ? o.out : NULL, argv, pipefd[1]);
 	}
 	target_pid = pid;
 	close(pipefd[1]);
@@ -830,6 +933,8 @@ int cmd_run(int argc, char **argv)
 	sigaction(SIGHUP, &fwd, &old_hup);
 	read_report(pipefd[0], path, sizeof(path), &exec_errno, &create_errno);
 	close(pipefd[0]);
+	if (dotnet && path[0] && !exec_errno)
+		cli_dotnet_run_start(&dr, pid, path);
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			status = 127 << 8;
@@ -840,6 +945,11 @@ int cmd_run(int argc, char **argv)
 	sigaction(SIGQUIT, &old_quit, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGHUP, &old_hup, NULL);
+	if (dotnet) {
+		have_nettrace = cli_dotnet_run_finish(&dr, o.quiet);
+		hs_dipc_providers_release(&providers);
+		cli_string_list_release(&o.providers);
+	}
 	if (create_errno) {
 		fprintf(stderr, "heapscope: error: cannot create a trace file in the "
 			"current directory: %s\n", strerror(create_errno));
@@ -847,7 +957,7 @@ int cmd_run(int argc, char **argv)
 		return HS_EXIT_FAIL;
 	}
 	if (exec_errno) {
-		fprintf(stderr, "heapscope: error: cannot run '%s': %s\n", argv[i],
+		fprintf(stderr, "heapscope: error: cannot run '%s': %s\n", argv[0],
 			strerror(exec_errno));
 		drop_manifest(&o);
 		if (made)
@@ -858,31 +968,31 @@ int cmd_run(int argc, char **argv)
 		/* the collector never started in the program */
 		fprintf(stderr, "heapscope: %s did not load the collector, so nothing was "
 			"traced (a statically linked program, a setuid one, or one that "
-			"drops LD_PRELOAD before it runs cannot be traced)\n", argv[i]);
+			"drops LD_PRELOAD before it runs cannot be traced)\n", argv[0]);
 		unlink(path);
 		path[0] = '\0';
 	}
 	{
 		struct hs_symbolize_opts so = {
-			.debug_dirs = o.debug_dirs, .nr_debug_dirs = o.nr_debug_dirs,
+			.debug_dirs = o.debug_dirs.v, .nr_debug_dirs = o.debug_dirs.nr,
 		};
 
 		if (path[0] && !o.no_symbolize)
 			symbolize_apart(path, &so);
 		finish_children(&o, &so);
 	}
-	hs_free(o.debug_dirs);
+	cli_string_list_release(&o.debug_dirs);
 	if (path[0] && !o.quiet)
 		summarize(path, WIFEXITED(status));
 	/* then the viewer, for a person at a terminal (scripts get their status) */
 	if (path[0] && !o.no_view && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
-		char *paths[] = { path };
+		char *paths[] = { path, dr.out };
 		const struct cli_view_opts vo = { 0 };
 
-		cli_view_files(1, paths, NULL, &vo);
+		cli_view_files(have_nettrace ? 2 : 1, paths, NULL, &vo);
 	}
 	if (WIFSIGNALED(status)) {
-		fprintf(stderr, "heapscope: %s was killed by signal %d (%s)\n", argv[i],
+		fprintf(stderr, "heapscope: %s was killed by signal %d (%s)\n", argv[0],
 			WTERMSIG(status), strsignal(WTERMSIG(status)));
 		return 128 + WTERMSIG(status);
 	}

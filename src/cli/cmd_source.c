@@ -8,91 +8,81 @@
 #include "analysis/views.h"
 #include "cli/cli.h"
 #include "common/alloc.h"
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 struct source_opts {
-	const char *from, *path, *function, *view;
-	struct hs_filter_params filter;
-	unsigned given;		/* CLI_GIVEN_*: filter options given */
+	const char *from, *path, *function, *view, *format;
+	struct cli_filter f;
 	int json, whole;
 	unsigned long context;
-	const char **dirs;
-	size_t nr_dirs;
+	struct cli_string_list dirs;	/* --source-dir */
 };
 
-enum {
-	OPT_FROM = 256, OPT_SOURCE, OPT_FORMAT, OPT_CONTEXT, OPT_WHOLE, OPT_DIR,
+static const struct cli_option source_options[] = {
+	OPT_STRING(0, "source", struct source_opts, view, "VIEW",
+		   "a trace's memory view: alloc (default), net, leaks,\n"
+		   "peak, temporary, mmap, cpu, wall (see 'heapscope help\n"
+		   "report')"),
+	OPT_STRING(0, "from", struct source_opts, from, "FMT",
+		   "input format (default: by file name, then content)"),
+	CLI_FILTER_OPTIONS(struct source_opts, f),
+	OPT_TEXT("                    (the filter, as in 'heapscope report'; the view's\n"
+		 "                    default FoldPats and ExcPats unless given)\n"),
+	OPT_ULONG(0, "context", struct source_opts, context, "N",
+		  "lines shown around the lines with a cost (default 3)"),
+	OPT_FLAG(0, "whole-file", struct source_opts, whole,
+		 "the whole file (json: each file's \"text\", all its lines)"),
+	OPT_STRING_LIST(0, "source-dir", struct source_opts, dirs, "DIR",
+			"look for the source under DIR too (by the path's\n"
+			"trailing parts), when it is not where it was built"),
+	OPT_STRING(0, "format", struct source_opts, format, "F",
+		   "text (default) or json (docs/json-api.md)"),
+	OPT_END(),
 };
 
-static const struct option long_opts[] = {
-	{ "help", no_argument, NULL, 'h' },
-	{ "from", required_argument, NULL, OPT_FROM },
-	{ "source", required_argument, NULL, OPT_SOURCE },
-	{ "group", required_argument, NULL, CLI_OPT_GROUP },
-	{ "fold", required_argument, NULL, CLI_OPT_FOLD },
-	{ "inc", required_argument, NULL, CLI_OPT_INC },
-	{ "exc", required_argument, NULL, CLI_OPT_EXC },
-	{ "start", required_argument, NULL, CLI_OPT_START },
-	{ "end", required_argument, NULL, CLI_OPT_END },
-	{ "format", required_argument, NULL, OPT_FORMAT },
-	{ "context", required_argument, NULL, OPT_CONTEXT },
-	{ "whole-file", no_argument, NULL, OPT_WHOLE },
-	{ "source-dir", required_argument, NULL, OPT_DIR },
-	{ NULL, 0, NULL, 0 },
+const struct cli_syntax cli_source_syntax = {
+	.cmd = "source",
+	.usage = "usage: heapscope source FILE FUNCTION [--source VIEW] [--from FMT]\n"
+		 "                        [--group PATS] [--fold PATS] [--inc PATS] [--exc PATS]\n"
+		 "                        [--start MS] [--end MS] [--format text|json]\n"
+		 "                        [--context N | --whole-file] [--source-dir DIR]...\n",
+	.intro = "Show FUNCTION's source file with the cost of each line, as PerfView's\n"
+		 "Goto Source does: Inc is the cost of the samples whose stack goes\n"
+		 "through the function at that line (the call made there, or the\n"
+		 "allocation), counted once per sample; Exc the cost charged to the\n"
+		 "function itself there (with the heap views' default FoldPats: what it\n"
+		 "allocated directly). FUNCTION is a name as 'report' shows it\n"
+		 "(module!function) or the function's name alone; for C++ also the bare\n"
+		 "name, with or without its namespace or class ('fill', 'ns::fill' for\n"
+		 "'std::vector<long>* ns::fill<long>(int)'), when it names one function\n"
+		 "(else the error lists the candidates); inlined copies ('... (inline)')\n"
+		 "count too. FILE must carry line information: a symbolized heapscope\n"
+		 "trace does.\n",
+	.options = source_options,
 };
 
 static int parse(int argc, char **argv, struct source_opts *o)
 {
-	int c, err;
+	int n, status;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
-		err = 0;
-		switch (c) {
-		case 'h':
-			return -1;
-		case OPT_FROM:
-			o->from = optarg;
-			break;
-		case OPT_SOURCE:
-			o->view = optarg;
-			break;
-		case OPT_FORMAT:
-			if (!strcmp(optarg, "json"))
-				o->json = 1;
-			else if (strcmp(optarg, "text"))
-				return cli_usage_error("source", "unknown format '%s' (text or "
-						       "json)", optarg);
-			break;
-		case OPT_CONTEXT:
-			err = cli_parse_ulong("source", "--context", optarg, &o->context);
-			break;
-		case OPT_WHOLE:
-			o->whole = 1;
-			break;
-		case OPT_DIR:
-			o->dirs[o->nr_dirs++] = optarg;
-			break;
-		default:
-			err = cli_filter_option("source", c, optarg, &o->filter, &o->given);
-			if (err < 0)
-				return cli_option_error("source", c, argv);
-		}
-		if (err)
-			return err;
-	}
-	if (argc - optind != 2)
-		return cli_usage_error("source", argc - optind < 2 ? "needs a file and a "
+	n = cli_parse_options(&cli_source_syntax, o, argc, argv, &status);
+	if (n < 0)
+		return status ? status : -1;
+	if (!strcmp(o->format, "json"))
+		o->json = 1;
+	else if (strcmp(o->format, "text"))
+		return cli_usage_error("source", "unknown format '%s' (text or json)",
+				       o->format);
+	if (n != 2)
+		return cli_usage_error("source", n < 2 ? "needs a file and a "
 				       "function name" : "too many arguments");
-	o->path = argv[optind];
-	o->function = argv[optind + 1];
-	if ((o->given & CLI_GIVEN_START) && (o->given & CLI_GIVEN_END) &&
-	    o->filter.end_ms < o->filter.start_ms)
+	o->path = argv[0];
+	o->function = argv[1];
+	if ((o->f.given & CLI_GIVEN_START) && (o->f.given & CLI_GIVEN_END) &&
+	    o->f.params.end_ms < o->f.params.start_ms)
 		return cli_usage_error("source", "--end is before --start");
 	return 0;
 }
@@ -176,7 +166,7 @@ static int show(const struct source_opts *o, const struct hs_source_lines *sl,
 	}
 	for (i = 0; i < sl->nr_files; i++)
 		if (sl->files[i].path &&
-		    !hs_source_text_load(sl->files[i].path, o->dirs, o->nr_dirs, HS_SOURCE_TEXT_MAX,
+		    !hs_source_text_load(sl->files[i].path, o->dirs.v, o->dirs.nr, HS_SOURCE_TEXT_MAX,
 					 &texts[i]))
 			tp[i] = &texts[i];
 	if (o->json) {
@@ -215,8 +205,9 @@ static int show(const struct source_opts *o, const struct hs_source_lines *sl,
 int cmd_source(int argc, char **argv)
 {
 	struct source_opts o = {
-		.filter = HS_FILTER_PARAMS_INIT,
+		.f = { .params = HS_FILTER_PARAMS_INIT },
 		.context = 3,
+		.format = "text",
 	};
 	struct hs_memview_opts mv = HS_MEMVIEW_OPTS_INIT;
 	struct hs_diag diag = HS_DIAG_INIT(NULL);
@@ -225,42 +216,39 @@ int cmd_source(int argc, char **argv)
 	struct hs_memview_info info;
 	int ret;
 
-	o.dirs = hs_calloc((size_t)argc + 1, sizeof(*o.dirs));
-	if (!o.dirs)
-		return cli_fail("out of memory");
 	ret = parse(argc, argv, &o);
 	if (ret) {
-		hs_free(o.dirs);
-		return ret < 0 ? cli_help("source") : ret;
+		cli_string_list_release(&o.dirs);
+		return ret < 0 ? HS_EXIT_OK : ret;
 	}
 	if (o.view && cli_is_trace(o.path, o.from) && hs_memview_parse(o.view, &mv.kind)) {
-		hs_free(o.dirs);
+		cli_string_list_release(&o.dirs);
 		return cli_usage_error("source", "unknown source '%s' (alloc, net, leaks, peak, "
 				       "temporary or mmap)", o.view);
 	}
-	if (o.given & CLI_GIVEN_START)
-		mv.start_ms = o.filter.start_ms;
-	if (o.given & CLI_GIVEN_END)
-		mv.end_ms = o.filter.end_ms;
+	if (o.f.given & CLI_GIVEN_START)
+		mv.start_ms = o.f.params.start_ms;
+	if (o.f.given & CLI_GIVEN_END)
+		mv.end_ms = o.f.params.end_ms;
 	ret = cli_load_view("source", o.path, o.from, o.view, &mv, &src, &info);
 	if (ret) {
-		hs_free(o.dirs);
+		cli_string_list_release(&o.dirs);
 		return ret;
 	}
-	if (!(o.given & CLI_GIVEN_FOLD))
-		o.filter.fold = src.defaults.fold;
-	if (!(o.given & CLI_GIVEN_EXC))
-		o.filter.exc = src.defaults.exc;
+	if (!(o.f.given & CLI_GIVEN_FOLD))
+		o.f.params.fold = src.defaults.fold;
+	if (!(o.f.given & CLI_GIVEN_EXC))
+		o.f.params.exc = src.defaults.exc;
 	/* the range chose the peak's blocks, allocated before it or not */
 	if (info.uses_range && mv.kind == HS_MEM_PEAK)
-		o.filter.start_ms = o.filter.end_ms = NAN;
-	ret = hs_source_lines_build(&src, &o.filter, o.function, &sl, &diag);
+		o.f.params.start_ms = o.f.params.end_ms = NAN;
+	ret = hs_source_lines_build(&src, &o.f.params, o.function, &sl, &diag);
 	if (ret)
 		ret = cli_fail("%s", diag.set ? diag.msg : strerror(-ret));
 	else
 		ret = show(&o, &sl, &src);
 	hs_source_lines_release(&sl);
 	hs_source_release(&src);
-	hs_free(o.dirs);
+	cli_string_list_release(&o.dirs);
 	return ret;
 }

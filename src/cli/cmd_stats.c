@@ -7,7 +7,6 @@
 #include "analysis/views.h"
 #include "cli/cli.h"
 #include "common/diag.h"
-#include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
@@ -164,74 +163,76 @@ static void text(const char *path, const struct hs_trace *t, const struct hs_hea
 	chart("RSS", &s->rss, s->duration_ms);
 }
 
-enum { OPT_FORMAT = 256, OPT_TOP, OPT_POINTS };
-
-static const struct option long_opts[] = {
-	{ "help", no_argument, NULL, 'h' },
-	{ "format", required_argument, NULL, OPT_FORMAT },
-	{ "top", required_argument, NULL, OPT_TOP },
-	{ "points", required_argument, NULL, OPT_POINTS },
-	{ NULL, 0, NULL, 0 },
+struct stats_cli {
+	const char *format;
+	struct hs_stats_opts o;
 };
 
-int cmd_stats(int argc, char **argv)
+/* --top N and --points N: whole numbers in a range. */
+static int range_cb(const char *cmd, const struct cli_option *opt, void *field,
+		    const char *arg)
 {
-	struct hs_stats_opts o = { 0 };
+	unsigned long lo = opt->value == 't' ? 1 : 2, hi = opt->value == 't' ? 100000 : 1000000;
+	const char *name = opt->value == 't' ? "--top" : "--points";
+	unsigned long ul;
+
+	if (cli_parse_ulong(cmd, name, arg, &ul))
+		return HS_EXIT_USAGE;
+	if (ul < lo || ul > hi)
+		return cli_usage_error(cmd, "%s is %lu to %lu", name, lo, hi);
+	*(size_t *)field = ul;
+	return 0;
+}
+
+static const struct cli_option stats_options[] = {
+	OPT_STRING(0, "format", struct stats_cli, format, "F",
+		   "text (default) or json (keys in docs/json-api.md)"),
+	OPT_CALLBACK(0, "top", struct stats_cli, o.top, "N",
+		     "entries per top list (default 10)", range_cb, 't'),
+	OPT_CALLBACK(0, "points", struct stats_cli, o.points, "N",
+		     "points per timeline at most (default 200)", range_cb, 'p'),
+	OPT_END(),
+};
+
+const struct cli_syntax cli_stats_syntax = {
+	.cmd = "stats",
+	.usage = "usage: heapscope stats TRACE [--format text|json] [--top N] [--points N]\n",
+	.intro = "Summarise a heapscope trace: duration, allocations, frees, reallocs,\n"
+		 "bytes allocated, allocations per second, the peak of heap in use and\n"
+		 "when, the peak RSS, what leaked (live at the end; known exit-time\n"
+		 "allocations of libc and libstdc++ counted apart), temporary\n"
+		 "allocations (freed before any other allocation), a histogram of sizes,\n"
+		 "the top call sites by bytes, by allocations, by bytes leaked and at\n"
+		 "the peak, and the timelines of heap in use and RSS (charts in text,\n"
+		 "[ms, bytes] arrays in JSON). A call site is the function that called\n"
+		 "the allocator, as 'report' shows it in ByName's Exc column. Sampled\n"
+		 "traces give estimates. The numbers are those of the memory views of\n"
+		 "'heapscope report --source ...' (docs/memory.md).\n",
+	.options = stats_options,
+	.help_column = 16,
+};
+
+/* The stats of the trace @in as text or JSON; the exit status. */
+static int show(const struct cli_input *in, const struct hs_stats_opts *o, int json)
+{
 	struct hs_heap_stats s;
 	struct hs_trace t;
 	struct hs_diag diag;
-	const char *path;
-	unsigned long ul;
 	char msg[1024];
-	int c, json = 0, err;
+	int err;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			return cli_help("stats");
-		case OPT_FORMAT:
-			if (!strcmp(optarg, "json"))
-				json = 1;
-			else if (strcmp(optarg, "text"))
-				return cli_usage_error("stats", "unknown format '%s' (text or "
-						       "json)", optarg);
-			break;
-		case OPT_TOP:
-			if (cli_parse_ulong("stats", "--top", optarg, &ul))
-				return HS_EXIT_USAGE;
-			if (!ul || ul > 100000)
-				return cli_usage_error("stats", "--top is 1 to 100000");
-			o.top = ul;
-			break;
-		case OPT_POINTS:
-			if (cli_parse_ulong("stats", "--points", optarg, &ul))
-				return HS_EXIT_USAGE;
-			if (ul < 2 || ul > 1000000)
-				return cli_usage_error("stats", "--points is 2 to 1000000");
-			o.points = ul;
-			break;
-		default:
-			return cli_option_error("stats", c, argv);
-		}
-	}
-	if (optind != argc - 1)
-		return cli_usage_error("stats", optind == argc ? "no trace file" :
-				       "too many arguments");
-	path = argv[optind];
-	if (!cli_is_trace(path, NULL) && access(path, R_OK) == 0)
+	if (!cli_is_trace(in->path, NULL) && access(in->path, R_OK) == 0)
 		return cli_fail("%s: not a heapscope trace (stats reads .heapscope traces)",
-				path);
-	diag = (struct hs_diag)HS_DIAG_INIT(path);
-	err = hs_trace_load(path, &t, &diag);
+				in->name);
+	diag = (struct hs_diag)HS_DIAG_INIT(in->name);
+	err = hs_trace_load(in->path, &t, &diag);
 	if (err) {
 		if (!diag.set)
 			hs_diag_set(&diag, 0, "%s", strerror(-err));
 		return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
 	}
-	cli_trace_warn(path, t.cut_off, t.nr_events, &t.sym_damage);
-	err = hs_heap_stats_compute(&t, &o, &s, &diag);
+	cli_trace_warn(in->name, t.cut_off, t.nr_events, &t.sym_damage);
+	err = hs_heap_stats_compute(&t, o, &s, &diag);
 	if (err) {
 		hs_trace_release(&t);
 		if (!diag.set)
@@ -245,7 +246,7 @@ int cmd_stats(int argc, char **argv)
 		err = !j || !out || !cmd;
 		for (i = 0; !err && i < t.info.argc; i++)
 			err = json_array_append_new(cmd, hs_view_json_text(t.info.argv[i]));
-		err = err || json_object_set_new(out, "trace", hs_view_json_text(path)) ||
+		err = err || json_object_set_new(out, "trace", hs_view_json_text(in->name)) ||
 		      json_object_set_new(out, "pid", json_integer((json_int_t)t.info.pid)) ||
 		      json_object_set(out, "command", cmd) || json_object_update(out, j) ||
 		      json_dumpf(out, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ||
@@ -254,11 +255,37 @@ int cmd_stats(int argc, char **argv)
 		json_decref(cmd);
 		json_decref(out);
 	} else {
-		text(path, &t, &s);
+		text(in->name, &t, &s);
 	}
 	hs_heap_stats_release(&s);
 	hs_trace_release(&t);
 	if (err || fflush(stdout))
 		return cli_fail("cannot write the stats");
 	return HS_EXIT_OK;
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	struct stats_cli cli = { .format = "text" };
+	struct hs_stats_opts o;
+	struct cli_input in;
+	int n, json = 0, ret;
+
+	n = cli_parse_options(&cli_stats_syntax, &cli, argc, argv, &ret);
+	if (n < 0)
+		return ret;
+	if (!strcmp(cli.format, "json"))
+		json = 1;
+	else if (strcmp(cli.format, "text"))
+		return cli_usage_error("stats", "unknown format '%s' (text or json)",
+				       cli.format);
+	if (n != 1)
+		return cli_usage_error("stats", n == 0 ? "no trace file" :
+				       "too many arguments");
+	o = cli.o;
+	ret = cli_input_open(argv[0], &in);
+	if (!ret)
+		ret = show(&in, &o, json);
+	cli_input_close(&in);
+	return ret;
 }

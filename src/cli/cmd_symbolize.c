@@ -9,7 +9,6 @@
 #include "common/diag.h"
 #include "symbols/symbols.h"
 #include "symbols/trace_symbolize.h"
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -45,79 +44,84 @@ int cli_symbolize(const char *path, const char *out, const struct hs_symbolize_o
 	return HS_EXIT_OK;
 }
 
-enum { OPT_DEBUG_DIR = 256, OPT_NO_DEBUGINFOD, OPT_NO_SYSTEM_DEBUG, OPT_PERF_MAP,
-       OPT_NO_PERF_MAP };
+struct symbolize_cli {
+	struct hs_symbolize_opts o;
+	struct cli_string_list dirs;	/* --debug-dir */
+	const char *out;
+	int quiet;
+};
 
-static const struct option long_opts[] = {
-	{ "help", no_argument, NULL, 'h' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
-	{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
-	{ "no-system-debug", no_argument, NULL, OPT_NO_SYSTEM_DEBUG },
-	{ "perf-map", required_argument, NULL, OPT_PERF_MAP },
-	{ "no-perf-map", no_argument, NULL, OPT_NO_PERF_MAP },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ NULL, 0, NULL, 0 },
+static const struct cli_option symbolize_options[] = {
+	OPT_STRING('o', "output", struct symbolize_cli, out, "OUT",
+		   "write TRACE with the new symbols to OUT (replaced\n"
+		   "if it exists) and leave TRACE as it is"),
+	OPT_STRING_LIST(0, "debug-dir", struct symbolize_cli, dirs, "DIR",
+			"look for debug files (by build id, .build-id/xx/..,\n"
+			"and by .gnu_debuglink name) in DIR before\n"
+			"/usr/lib/debug; may be repeated"),
+	OPT_BIT(0, "no-debuginfod", struct symbolize_cli, o.flags, HS_SYM_NO_DEBUGINFOD,
+		"never ask debuginfod servers for missing files"),
+	OPT_BIT(0, "no-system-debug", struct symbolize_cli, o.flags, HS_SYM_NO_SYSTEM_DEBUG,
+		"do not look in /usr/lib/debug"),
+	OPT_STRING(0, "perf-map", struct symbolize_cli, o.perf_map, "FILE",
+		   "name JIT code from FILE (default: the traced\n"
+		   "process's /tmp/perf-PID.map, if it exists)"),
+	OPT_FLAG(0, "no-perf-map", struct symbolize_cli, o.no_perf_map, "read no perf map"),
+	OPT_FLAG('q', "quiet", struct symbolize_cli, quiet, "print only problems"),
+	OPT_END(),
+};
+
+const struct cli_syntax cli_symbolize_syntax = {
+	.cmd = "symbolize",
+	.usage = "usage: heapscope symbolize TRACE [-o OUT] [--debug-dir DIR]...\n"
+		 "                           [--no-debuginfod] [--no-system-debug]\n"
+		 "                           [--perf-map FILE | --no-perf-map] [-q]\n",
+	.intro = "Resolve every code address of TRACE's stacks into function names,\n"
+		 "inlined functions and file:line, and store them in the trace (its\n"
+		 "symbol section), so that it shows names on a machine without the\n"
+		 "program. 'heapscope run' does this when the program ends; run this\n"
+		 "again when debug files were installed later or the trace comes from\n"
+		 "elsewhere. The section replaces the one the trace had.\n",
+	.options = symbolize_options,
+	.outro = "A module whose file is missing or of another build (its build id\n"
+		 "differs) gives 'module!?' frames; see docs/symbols.md.\n",
+	.help_column = 24,
 };
 
 int cmd_symbolize(int argc, char **argv)
 {
-	struct hs_symbolize_opts o = { 0 };
-	const char **dirs = NULL;
-	const char *out = NULL;
-	int c, ret, quiet = 0;
+	struct symbolize_cli cli = { 0 };
+	struct stat sb;
+	size_t i;
+	int n, ret;
 
-	dirs = hs_calloc((size_t)argc + 1, sizeof(*dirs));
-	if (!dirs)
-		return cli_fail("out of memory");
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":ho:q", long_opts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			hs_free(dirs);
-			return cli_help("symbolize");
-		case 'o':
-			out = optarg;
-			break;
-		case 'q':
-			quiet = 1;
-			break;
-		case OPT_DEBUG_DIR: {
-			struct stat sb;
+	n = cli_parse_options(&cli_symbolize_syntax, &cli, argc, argv, &ret);
+	for (i = 0; n >= 0 && i < cli.dirs.nr; i++)
+		if (stat(cli.dirs.v[i], &sb) || !S_ISDIR(sb.st_mode)) {
+			ret = cli_usage_error("symbolize", "--debug-dir '%s' is not a "
+					      "directory", cli.dirs.v[i]);
+			n = -1;
+		}
+	if (n >= 0 && n != 1) {
+		ret = cli_usage_error("symbolize", n == 0 ? "no trace file" :
+				      "too many arguments");
+		n = -1;
+	}
+	if (n >= 0 && !strcmp(argv[0], "-") && !cli.out) {
+		ret = cli_usage_error("symbolize", "standard input needs -o OUT (it cannot "
+				      "be rewritten in place)");
+		n = -1;
+	}
+	if (n >= 0) {
+		struct cli_input in;
 
-			if (stat(optarg, &sb) || !S_ISDIR(sb.st_mode)) {
-				hs_free(dirs);
-				return cli_usage_error("symbolize", "--debug-dir '%s' is not a "
-						       "directory", optarg);
-			}
-			dirs[o.nr_debug_dirs++] = optarg;
-			break;
-		}
-		case OPT_NO_DEBUGINFOD:
-			o.flags |= HS_SYM_NO_DEBUGINFOD;
-			break;
-		case OPT_NO_SYSTEM_DEBUG:
-			o.flags |= HS_SYM_NO_SYSTEM_DEBUG;
-			break;
-		case OPT_PERF_MAP:
-			o.perf_map = optarg;
-			break;
-		case OPT_NO_PERF_MAP:
-			o.no_perf_map = 1;
-			break;
-		default:
-			hs_free(dirs);
-			return cli_option_error("symbolize", c, argv);
-		}
+		cli.o.debug_dirs = cli.dirs.v;
+		cli.o.nr_debug_dirs = cli.dirs.nr;
+		ret = cli_input_open(argv[0], &in);
+		if (!ret)
+			ret = cli_symbolize(in.path, cli.out, &cli.o, !cli.quiet);
+		cli_input_close(&in);
 	}
-	if (optind != argc - 1) {
-		hs_free(dirs);
-		return cli_usage_error("symbolize", optind == argc ? "no trace file" :
-				       "too many arguments");
-	}
-	o.debug_dirs = dirs;
-	ret = cli_symbolize(argv[optind], out, &o, !quiet);
-	hs_free(dirs);
+	cli_string_list_release(&cli.dirs);
 	return ret;
 }

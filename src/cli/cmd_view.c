@@ -8,7 +8,6 @@
 #include "server/app.h"
 #include "server/server.h"
 #include <errno.h>
-#include <getopt.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -19,17 +18,6 @@
 #include <unistd.h>
 
 extern char **environ;
-
-enum { OPT_FROM = 256, OPT_PORT, OPT_BIND, OPT_NO_BROWSER };
-
-static const struct option long_opts[] = {
-	{ "help", no_argument, NULL, 'h' },
-	{ "from", required_argument, NULL, OPT_FROM },
-	{ "port", required_argument, NULL, OPT_PORT },
-	{ "bind", required_argument, NULL, OPT_BIND },
-	{ "no-browser", no_argument, NULL, OPT_NO_BROWSER },
-	{ NULL, 0, NULL, 0 },
-};
 
 /* The file name without its directory. */
 static const char *base_name(const char *path)
@@ -91,6 +79,11 @@ int cli_view_serve(struct hs_app *app, const struct cli_view_opts *o)
 	       app->nr_traces ? app->traces[0].name : "nothing", url);
 	printf("heapscope: press Ctrl-C to stop\n");
 	fflush(stdout);
+	if (hs_server_exposed(srv))
+		fprintf(stderr, "heapscope: warning: listening on %s port %u: the GUI is "
+			"reachable from the network, and whoever has the URL's token "
+			"can read these profiles\n",
+			hs_server_exposed(srv), hs_server_port(srv));
 	browser = open_browser(url, o->no_browser);
 	do {
 		err = sigwait(&set, &sig);
@@ -103,44 +96,53 @@ int cli_view_serve(struct hs_app *app, const struct cli_view_opts *o)
 	return HS_EXIT_OK;
 }
 
-static int parse_args(int argc, char **argv, struct cli_view_opts *o, const char **from)
+/* The command line: the server's options and --from. */
+struct view_cli {
+	struct cli_view_opts o;
+	const char *from;
+};
+
+static int port_cb(const char *cmd, const struct cli_option *opt, void *field,
+		   const char *arg)
 {
 	unsigned long ul;
-	int c, err;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
-		err = 0;
-		switch (c) {
-		case 'h':
-			return -1;
-		case OPT_FROM:
-			*from = optarg;
-			break;
-		case OPT_PORT:
-			err = cli_parse_ulong("view", "--port", optarg, &ul);
-			if (!err && ul > 65535)
-				err = cli_usage_error("view",
-						      "--port must be at most 65535");
-			o->port = (unsigned)ul;
-			break;
-		case OPT_BIND:
-			o->bind = optarg;
-			break;
-		case OPT_NO_BROWSER:
-			o->no_browser = 1;
-			break;
-		default:
-			return cli_option_error("view", c, argv);
-		}
-		if (err)
-			return err;
-	}
-	if (optind == argc)
-		return cli_usage_error("view", "no input file");
+	if (cli_parse_ulong(cmd, "--port", arg, &ul))
+		return HS_EXIT_USAGE;
+	if (ul > 65535)
+		return cli_usage_error(cmd, "--port must be at most 65535");
+	*(unsigned *)field = (unsigned)ul;
 	return 0;
 }
+
+static const struct cli_option view_options[] = {
+	OPT_STRING(0, "from", struct view_cli, from, "FMT",
+		   "input format of every FILE (default: by name, then content)"),
+	OPT_CALLBACK(0, "port", struct view_cli, o.port, "N",
+		     "port to listen on (default: any free port)", port_cb, 0),
+	OPT_STRING(0, "bind", struct view_cli, o.bind, "ADDR",
+		   "numeric address to listen on (default: 127.0.0.1; anything\n"
+		   "else lets other machines in, with the token)"),
+	OPT_FLAG(0, "no-browser", struct view_cli, o.no_browser,
+		 "do not open a browser (it is opened only when stdout is a\n"
+		 "terminal and there is a display)"),
+	OPT_END(),
+};
+
+const struct cli_syntax cli_view_syntax = {
+	.cmd = "view",
+	.usage = "usage: heapscope view FILE [FILE...] [--from FMT] [--port N] [--bind ADDR]\n"
+		 "                      [--no-browser]\n",
+	.intro = "Serve the stack viewer for FILE in a web browser and print its URL. The\n"
+		 "URL holds a random token that every request needs (the browser then\n"
+		 "keeps it in a cookie); only the GUI's own files are ever served. Other\n"
+		 "FILEs can be switched to, or used as the baseline of a diff. Runs until\n"
+		 "interrupted (Ctrl-C, SIGTERM).\n",
+	.options = view_options,
+	.outro = "The GUI: docs/gui.md; its JSON API (the same JSON as `heapscope report\n"
+		 "--format json`): docs/json-api.md.\n",
+	.help_column = 17,
+};
 
 /* Add @path to @app: a file reads its other sources when they are asked for. */
 static int add_file(struct hs_app *app, const char *path, const char *from)
@@ -195,14 +197,13 @@ int cli_view_files(int n, char *const *paths, const char *from,
 
 int cmd_view(int argc, char **argv)
 {
-	struct cli_view_opts o = { 0 };
-	const char *from = NULL;
-	int ret;
+	struct view_cli cli = { 0 };
+	int n, status;
 
-	ret = parse_args(argc, argv, &o, &from);
-	if (ret < 0)
-		return cli_help("view");
-	if (ret)
-		return ret;
-	return cli_view_files(argc - optind, argv + optind, from, &o);
+	n = cli_parse_options(&cli_view_syntax, &cli, argc, argv, &status);
+	if (n < 0)
+		return status;
+	if (n == 0)
+		return cli_usage_error("view", "no input file");
+	return cli_view_files(n, argv, cli.from, &cli.o);
 }

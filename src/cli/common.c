@@ -1,12 +1,11 @@
 /*
- * common - helpers every command uses: usage errors, loading inputs,
- * parsing numbers.
+ * common - helpers every command uses: loading inputs, the filter
+ * options, numbers for people.
  */
 #include "cli/cli.h"
 #include "analysis/filter.h"
 #include "analysis/memviews.h"
 #include "common/diag.h"
-#include "common/escape.h"
 #include "common/log.h"
 #include "format/trace_reader.h"
 #include <errno.h>
@@ -14,34 +13,11 @@
 #include <inttypes.h>
 #include <unistd.h>
 #include <math.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-int cli_usage_error(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "heapscope %s: ", cmd);
-	va_start(ap, fmt);
-	hs_escape_vprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nSee 'heapscope %s --help'.\n", cmd);
-	return HS_EXIT_USAGE;
-}
-
-int cli_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "heapscope: error: ");
-	va_start(ap, fmt);
-	hs_escape_vprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return HS_EXIT_FAIL;
-}
 
 void cli_warn_lines(const char *text)
 {
@@ -62,8 +38,9 @@ int cli_load(const char *cmd, const char *path, const char *from,
 int cli_list_sources(const char *cmd, const char *path, const char *from)
 {
 	enum hs_format fmt = HS_FORMAT_UNKNOWN;
-	struct hs_diag diag = HS_DIAG_INIT(strcmp(path, "-") ? path : "<stdin>");
 	struct hs_source_info list[HS_SOURCES_MAX];
+	struct cli_input in;
+	struct hs_diag diag;
 	char msg[1024];
 	size_t i, n;
 	int err;
@@ -73,13 +50,19 @@ int cli_list_sources(const char *cmd, const char *path, const char *from)
 		if (fmt == HS_FORMAT_UNKNOWN)
 			return cli_usage_error(cmd, "unknown input format '%s'", from);
 	}
-	err = hs_path_format(path, fmt, &fmt, &diag);
+	err = cli_input_open(path, &in);
+	if (err)
+		return err;
+	diag = (struct hs_diag)HS_DIAG_INIT(in.name);
+	err = hs_path_format(in.path, fmt, &fmt, &diag);
 	if (err) {
+		cli_input_close(&in);
 		if (!diag.set)
 			hs_diag_set(&diag, 0, "%s", strerror(-err));
 		return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
 	}
-	n = hs_path_sources(path, fmt, list);
+	n = hs_path_sources(in.path, fmt, list);
+	cli_input_close(&in);
 	if (!n)
 		printf("(%s input has one source: no --source choice)\n",
 		       hs_format_name(fmt));
@@ -105,7 +88,11 @@ static int check_source(const char *cmd, const char *path, enum hs_format fmt,
 		return 0;	/* unreadable: the import says so */
 	n = hs_path_sources(path, fmt, list);
 	for (i = 0; i < n; i++) {
-		if (!strcmp(list[i].name, source))
+		size_t len = strlen(list[i].name);
+
+		/* "events:PROVIDER/EVENT" is one of a file's "events" */
+		if (!strcmp(list[i].name, source) ||
+		    (!strncmp(list[i].name, source, len) && source[len] == ':'))
 			return 0;
 		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
 			 i ? ", " : "", list[i].name);
@@ -119,11 +106,16 @@ static int check_source(const char *cmd, const char *path, enum hs_format fmt,
 			       hs_format_name(fmt), source, names);
 }
 
-int cli_load_source(const char *cmd, const char *path, const char *from,
-		    const char *source, struct hs_stack_source *src)
+/*
+ * Import @path, called @name in messages; --source is checked first
+ * (a usage error) unless @path is standard input or a copy of it, which
+ * the importer reads once and reports on (exit 1).
+ */
+static int load_source(const char *cmd, const char *path, const char *name,
+		       const char *from, const char *source, struct hs_stack_source *src)
 {
 	enum hs_format fmt = HS_FORMAT_UNKNOWN;
-	struct hs_diag diag = HS_DIAG_INIT(strcmp(path, "-") ? path : "<stdin>");
+	struct hs_diag diag = HS_DIAG_INIT(name);
 	char msg[1024];
 	int err;
 
@@ -132,9 +124,11 @@ int cli_load_source(const char *cmd, const char *path, const char *from,
 		if (fmt == HS_FORMAT_UNKNOWN)
 			return cli_usage_error(cmd, "unknown input format '%s'", from);
 	}
-	err = check_source(cmd, path, fmt, source);
-	if (err)
-		return err;
+	if (path == name) {
+		err = check_source(cmd, path, fmt, source);
+		if (err)
+			return err;
+	}
 	hs_source_init(src);
 	err = hs_import_path_source(path, fmt, source, src, &diag);
 	if (err) {
@@ -147,7 +141,50 @@ int cli_load_source(const char *cmd, const char *path, const char *from,
 	return HS_EXIT_OK;
 }
 
-int cli_is_trace(const char *path, const char *from)
+int cli_load_source(const char *cmd, const char *path, const char *from,
+		    const char *source, struct hs_stack_source *src)
+{
+	return load_source(cmd, path, strcmp(path, "-") ? path : "<stdin>", from, source,
+			   src);
+}
+
+int cli_input_open(const char *path, struct cli_input *in)
+{
+	struct hs_diag diag = HS_DIAG_INIT("<stdin>");
+	struct stat st;
+	char msg[1024];
+
+	memset(in, 0, sizeof(*in));
+	in->path = in->name = path;
+	if (strcmp(path, "-"))
+		return HS_EXIT_OK;
+	in->name = "<stdin>";
+	if (!fstat(STDIN_FILENO, &st) && S_ISREG(st.st_mode) &&
+	    lseek(STDIN_FILENO, 0, SEEK_CUR) == 0) {
+		/* a redirected file, read from its start: open it again */
+		snprintf(in->fdpath, sizeof(in->fdpath), "/proc/self/fd/%d", STDIN_FILENO);
+	} else {
+		in->tmp = hs_spool_input(stdin, &diag);
+		if (!in->tmp)
+			return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
+		snprintf(in->fdpath, sizeof(in->fdpath), "/proc/self/fd/%d", fileno(in->tmp));
+	}
+	in->path = in->fdpath;
+	return HS_EXIT_OK;
+}
+
+void cli_input_close(struct cli_input *in)
+{
+	if (in->tmp)
+		fclose(in->tmp);
+	in->tmp = NULL;
+}
+
+/*
+ * @path's format as far as it is known without consuming standard input:
+ * --from @from, else the extension, else the content of a file.
+ */
+static enum hs_format guess_format(const char *path, const char *from)
 {
 	enum hs_format fmt = from ? hs_format_parse(from) : hs_format_from_path(path);
 	unsigned char head[HS_TRACE_MAGIC_LEN];
@@ -155,45 +192,51 @@ int cli_is_trace(const char *path, const char *from)
 	int fd;
 
 	if (fmt != HS_FORMAT_UNKNOWN || !strcmp(path, "-"))
-		return fmt == HS_FORMAT_HEAPSCOPE;
+		return fmt;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return HS_FORMAT_UNKNOWN;
 	n = read(fd, head, sizeof(head));
 	close(fd);
-	return n > 0 && hs_format_sniff(head, (size_t)n) == HS_FORMAT_HEAPSCOPE;
+	return n > 0 ? hs_format_sniff(head, (size_t)n) : HS_FORMAT_UNKNOWN;
 }
 
-int cli_load_view(const char *cmd, const char *path, const char *from,
-		  const char *source, const struct hs_memview_opts *mv,
-		  struct hs_stack_source *src, struct hs_memview_info *info)
+int cli_is_trace(const char *path, const char *from)
 {
-	struct hs_diag diag = HS_DIAG_INIT(path);
+	return hs_format_has(guess_format(path, from), HS_FORMAT_HAS_HEAP);
+}
+
+/* cli_load_view() of @path, readable as @in->path, called @in->name in messages. */
+static int load_view(const char *cmd, const struct cli_input *in, const char *from,
+		     const char *source, const struct hs_memview_opts *mv,
+		     struct hs_stack_source *src, struct hs_memview_info *info)
+{
+	struct hs_diag diag = HS_DIAG_INIT(in->name);
 	struct hs_memview_info own;
-	struct hs_memview_opts own_mv;
+	struct hs_memview_opts own_mv = *mv;
 	char msg[1024];
 	int err;
 
-	if (!cli_is_trace(path, from)) {
+	if (!cli_is_trace(in->path, from)) {
 		if (info)
 			memset(info, 0, sizeof(*info));
-		return cli_load_source(cmd, path, from, source, src);
+		return load_source(cmd, in->path, in->name, from, source, src);
 	}
 	if (!info)
 		info = &own;
 	if (!source) {
 		/* no --source: the trace's default view (cpu for --no-heap) */
 		struct hs_source_info avail[HS_SOURCES_MAX];
-		struct hs_memview_opts *o = &own_mv;
 
-		*o = *mv;
-		if (hs_path_sources(path, HS_FORMAT_HEAPSCOPE, avail) &&
-		    !hs_memview_parse(avail[0].name, &o->kind))
-			mv = o;
+		if (hs_path_sources(in->path, guess_format(in->path, from), avail))
+			source = avail[0].name;
 	}
-	err = hs_memview_build_path(path, mv, src, info, &diag);
+	if (source && hs_memview_parse(source, &own_mv.kind))
+		return cli_usage_error(cmd, "unknown source '%s' (alloc, net, leaks, peak, "
+				       "temporary, mmap, cpu or wall)", source);
+	err = hs_memview_build_path(in->path, &own_mv, src, info, &diag);
 	if (!err)
-		cli_trace_warn(path, info->cut_off, info->events, &info->sym_damage);
+		cli_trace_warn(in->name, info->cut_off, info->events, &info->sym_damage);
 	if (err) {
 		if (!diag.set)
 			hs_diag_set(&diag, 0, "%s", strerror(-err));
@@ -201,6 +244,22 @@ int cli_load_view(const char *cmd, const char *path, const char *from,
 		return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
 	}
 	return HS_EXIT_OK;
+}
+
+int cli_load_view(const char *cmd, const char *path, const char *from,
+		  const char *source, const struct hs_memview_opts *mv,
+		  struct hs_stack_source *src, struct hs_memview_info *info)
+{
+	struct cli_input in;
+	int ret;
+
+	if (from && !hs_format_has(hs_format_parse(from), HS_FORMAT_HAS_HEAP))
+		return cli_load_source(cmd, path, from, source, src);
+	ret = cli_input_open(path, &in);
+	if (!ret)
+		ret = load_view(cmd, &in, from, source, mv, src, info);
+	cli_input_close(&in);
+	return ret;
 }
 
 void cli_trace_warn(const char *path, int cut_off, size_t events,
@@ -244,71 +303,29 @@ const char *cli_s(double x)
 	return x == 1 ? "" : "s";
 }
 
-int cli_parse_double(const char *cmd, const char *opt, const char *arg,
-		     double *out)
+int cli_filter_option_cb(const char *cmd, const struct cli_option *opt, void *field,
+			 const char *arg)
 {
-	char *end;
-	double v;
+	struct cli_filter *f = field;
 
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !isfinite(v))
-		return cli_usage_error(cmd, "%s expects a number, not '%s'", opt, arg);
-	*out = v;
-	return 0;
-}
-
-int cli_parse_ulong(const char *cmd, const char *opt, const char *arg,
-		    unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	if (arg[0] == '-')
-		return cli_usage_error(cmd, "%s expects a whole number, not '%s'", opt, arg);
-	v = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end)
-		return cli_usage_error(cmd, "%s expects a whole number, not '%s'", opt, arg);
-	*out = v;
-	return 0;
-}
-
-int cli_option_error(const char *cmd, int c, char *const *argv)
-{
-	if (c == ':')
-		return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
-	return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
-}
-
-int cli_filter_option(const char *cmd, int c, const char *arg,
-		      struct hs_filter_params *f, unsigned *given)
-{
-	switch (c) {
-	case CLI_OPT_GROUP:
-		f->group = arg;
-		*given |= CLI_GIVEN_GROUP;
+	f->given |= (unsigned)opt->value;
+	switch (opt->value) {
+	case CLI_GIVEN_GROUP:
+		f->params.group = arg;
 		return 0;
-	case CLI_OPT_FOLD:
-		f->fold = arg;
-		*given |= CLI_GIVEN_FOLD;
+	case CLI_GIVEN_FOLD:
+		f->params.fold = arg;
 		return 0;
-	case CLI_OPT_INC:
-		f->inc = arg;
-		*given |= CLI_GIVEN_INC;
+	case CLI_GIVEN_INC:
+		f->params.inc = arg;
 		return 0;
-	case CLI_OPT_EXC:
-		f->exc = arg;
-		*given |= CLI_GIVEN_EXC;
+	case CLI_GIVEN_EXC:
+		f->params.exc = arg;
 		return 0;
-	case CLI_OPT_START:
-		*given |= CLI_GIVEN_START;
-		return cli_parse_double(cmd, "--start", arg, &f->start_ms);
-	case CLI_OPT_END:
-		*given |= CLI_GIVEN_END;
-		return cli_parse_double(cmd, "--end", arg, &f->end_ms);
+	case CLI_GIVEN_START:
+		return cli_parse_double(cmd, "--start", arg, &f->params.start_ms);
 	default:
-		return -ENOENT;
+		return cli_parse_double(cmd, "--end", arg, &f->params.end_ms);
 	}
 }
 

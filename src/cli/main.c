@@ -1,9 +1,10 @@
 /*
  * main - heapscope's entry point: a git-style table of commands.
  *
- * Adding a command takes: a cmd_<name>.c exporting cmd_<name>(argc, argv),
- * its declaration in cli.h, an entry below with its usage text, a section
- * in README.md, and a bats test in tests/integration/.
+ * Adding a command takes: a cmd_<name>.c exporting cmd_<name>(argc, argv)
+ * and its syntax (usage and option table, cli/parse_options.h), their
+ * declarations in cli.h, an entry in commands.inc, a section in
+ * README.md, and a bats test in tests/integration/.
  */
 #include "cli/cli.h"
 #include "common/log.h"
@@ -39,18 +40,32 @@ int cli_help(const char *cmd)
 
 	if (!c)
 		return cli_usage_error("help", "'%s' is not a heapscope command", cmd);
-	fputs(c->usage, stdout);
+	cli_syntax_print(c->syntax, stdout);
 	return HS_EXIT_OK;
 }
 
+static const struct cli_option help_options[] = {
+	OPT_END(),
+};
+
+const struct cli_syntax cli_help_syntax = {
+	.cmd = "help",
+	.usage = "usage: heapscope help [COMMAND]\n",
+	.intro = "Without COMMAND, list the commands; with it, show its usage.\n",
+	.options = help_options,
+};
+
 int cmd_help(int argc, char **argv)
 {
-	if (argc > 2)
+	int n, status;
+
+	n = cli_parse_options(&cli_help_syntax, NULL, argc, argv, &status);
+	if (n < 0)
+		return status;
+	if (n > 1)
 		return cli_usage_error("help", "too many arguments");
-	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
-		return cli_help("help");
-	if (argc == 2)
-		return cli_help(argv[1]);
+	if (n == 1)
+		return cli_help(argv[0]);
 	list_commands(stdout);
 	return HS_EXIT_OK;
 }

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
-#include "format/trace_format.h"
+#include "format/trace_record.h"
 
 /*
  * collector - the LD_PRELOAD library's internals, shared by its files.
@@ -351,7 +351,7 @@ void hs_writer_resume(void) HS_HIDDEN;
 /* 1 while the writer thread drains the rings. */
 extern _Atomic int hs_writer_alive HS_HIDDEN;
 extern pid_t hs_writer_tid HS_HIDDEN;
-extern _Atomic pid_t hs_sampler_tid HS_HIDDEN;	/* cpu.c's thread, 0: none */
+extern _Atomic pid_t hs_sampler_tid HS_HIDDEN;	/* cpu_sampler.c's thread, 0: none */
 /*
  * Set when the main thread called pthread_exit(): from then on the writer
  * ends the process with exit(0) once no thread of the program is left, as
@@ -514,7 +514,7 @@ void hs_sampler_after_fork(void) HS_HIDDEN;
 /* 1 while the real functions are being looked up (use the bootstrap pool). */
 int hs_resolving(void) HS_HIDDEN;
 
-/* --- CPU and wall-clock sampling (cpu.c) ------------------------------- */
+/* --- CPU and wall-clock sampling (cpu*.c) ------------------------------ */
 
 /* Start sampling if configured (after the writer); 0 or -1 (message printed). */
 int hs_cpu_start(void) HS_HIDDEN;

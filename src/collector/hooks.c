@@ -98,18 +98,12 @@ static inline uint8_t *put_alloc(uint8_t *q, const struct hs_thread *t, unsigned
 				 uint64_t ticks, uint64_t addr, size_t size,
 				 uint32_t stack, uintptr_t old, size_t align)
 {
-	*q++ = (uint8_t)tag;
-	q = hs_put_svarint(q, (int64_t)(ticks - last_ticks(t)));
-	q = hs_put_svarint(q, (int64_t)(addr - last_addr(t)));
-	q = hs_put_varint(q, size);
-	q = hs_put_varint(q, stack);
-	if (hs_tag_is_realloc(tag)) {
-		q = hs_put_svarint(q, (int64_t)(old - addr));
-		*q++ = 0;	/* lead: the clock does not resolve it */
-	} else if (hs_tag_has_align(tag)) {
-		q = hs_put_varint(q, align);
-	}
-	return q;
+	int64_t dt = (int64_t)(ticks - last_ticks(t)), da = (int64_t)(addr - last_addr(t));
+
+	/* lead 0: the clock does not resolve it */
+	if (hs_tag_is_realloc(tag))
+		return hs_enc_realloc(q, tag, dt, da, size, stack, (int64_t)(old - addr), 0);
+	return hs_enc_alloc(q, tag, dt, da, size, stack, align);
 }
 
 /* Encode a FREE or REALLOC_FREE of @addr and commit it. */
@@ -118,9 +112,7 @@ static inline void put_free(struct hs_thread *t, unsigned tag, uint64_t addr)
 	uint64_t ticks = hs_now_ticks();
 	uint8_t *s = hs_rec_begin(t), *q = s;
 
-	*q++ = (uint8_t)tag;
-	q = hs_put_svarint(q, (int64_t)(ticks - last_ticks(t)));
-	q = hs_put_svarint(q, (int64_t)(addr - last_addr(t)));
+	q = hs_enc_free(q, tag, (int64_t)(ticks - last_ticks(t)), (int64_t)(addr - last_addr(t)));
 	t->n_free++;
 	hs_rec_commit(t, s, q, ticks, addr);
 }
@@ -474,13 +466,8 @@ static void record_mmap(void *p, size_t len, int prot, int flags, void *fp)
 		return;
 	ticks = hs_now_ticks();
 	stack = hs_stack_here(t, fp);
-	*q++ = HS_TAG_MMAP;
-	q = hs_put_svarint(q, (int64_t)(ticks - last_ticks(t)));
-	q = hs_put_svarint(q, (int64_t)(addr - last_addr(t)));
-	q = hs_put_varint(q, len);
-	q = hs_put_varint(q, (uint64_t)(unsigned)prot);
-	q = hs_put_varint(q, (uint64_t)(unsigned)flags);
-	q = hs_put_varint(q, stack);
+	q = hs_enc_mmap(q, (int64_t)(ticks - last_ticks(t)), (int64_t)(addr - last_addr(t)), len,
+			(uint64_t)(unsigned)prot, (uint64_t)(unsigned)flags, stack);
 	t->n_mmap++;
 	hs_ring_write(t, rec, (size_t)(q - rec), ticks, addr);
 }
@@ -543,10 +530,8 @@ HS_EXPORT int munmap(void *addr, size_t len)
 		uint8_t rec[HS_REC_MAX], *q = rec;
 		uint64_t a = (uintptr_t)addr;
 
-		*q++ = HS_TAG_MUNMAP;
-		q = hs_put_svarint(q, (int64_t)(ticks - last_ticks(t)));
-		q = hs_put_svarint(q, (int64_t)(a - last_addr(t)));
-		q = hs_put_varint(q, len);
+		q = hs_enc_munmap(q, (int64_t)(ticks - last_ticks(t)), (int64_t)(a - last_addr(t)),
+				  len);
 		t->n_munmap++;
 		hs_ring_write(t, rec, (size_t)(q - rec), ticks, a);
 	}
@@ -579,13 +564,9 @@ HS_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...
 		uint64_t ticks = hs_now_ticks(), addr = (uintptr_t)p;
 		uint32_t stack = hs_stack_here(t, __builtin_frame_address(0));
 
-		*q++ = HS_TAG_MREMAP;
-		q = hs_put_svarint(q, (int64_t)(ticks - last_ticks(t)));
-		q = hs_put_svarint(q, (int64_t)(addr - last_addr(t)));
-		q = hs_put_varint(q, new_len);
-		q = hs_put_varint(q, stack);
-		q = hs_put_svarint(q, (int64_t)((uintptr_t)old - addr));
-		q = hs_put_varint(q, old_len);
+		q = hs_enc_mremap(q, (int64_t)(ticks - last_ticks(t)),
+				  (int64_t)(addr - last_addr(t)), new_len, stack,
+				  (int64_t)((uintptr_t)old - addr), old_len);
 		t->n_mremap++;
 		hs_ring_write(t, rec, (size_t)(q - rec), ticks, addr);
 	}

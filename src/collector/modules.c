@@ -50,13 +50,8 @@ static void emit_module(struct hs_thread *t, struct hs_module *m)
 	uint8_t body[1200], *q = body;
 	size_t plen = strnlen(m->path, sizeof(m->path));
 
-	q = hs_put_varint(q, hs_now_ticks());
-	q = hs_put_varint(q, m->id);
-	q = hs_put_varint(q, m->bias);
-	q = hs_put_varint(q, m->start);
-	q = hs_put_varint(q, m->end);
-	q = hs_put_bytes(q, m->path, plen);
-	q = hs_put_bytes(q, m->build_id, m->build_id_len);
+	q = hs_enc_module_body(q, hs_now_ticks(), m->id, m->bias, m->start, m->end, m->path,
+			       plen, m->build_id, m->build_id_len);
 	emit(t, HS_TAG_MODULE, body, (size_t)(q - body));
 	m->emitted = 1;
 }
@@ -65,9 +60,7 @@ static void emit_unload(struct hs_thread *t, struct hs_module *m, uint32_t next_
 {
 	uint8_t body[3 * HS_VARINT_MAX], *q = body;
 
-	q = hs_put_varint(q, hs_now_ticks());
-	q = hs_put_varint(q, m->id);
-	q = hs_put_varint(q, next_node);
+	q = hs_enc_module_unload_body(q, hs_now_ticks(), m->id, next_node);
 	emit(t, HS_TAG_MODULE_UNLOAD, body, (size_t)(q - body));
 }
 

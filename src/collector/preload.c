@@ -391,8 +391,7 @@ static void child_restart(pid_t parent)
 	t = hs_tls.t;
 	if (t) {
 		syscall(SYS_prctl, PR_GET_NAME, name, 0, 0, 0);
-		q = hs_put_varint(body, hs_now_ticks());
-		q = hs_put_bytes(q, name, strnlen(name, 16));
+		q = hs_enc_thread_start_body(body, hs_now_ticks(), name, strnlen(name, 16));
 		hs_emit_sized(t, HS_TAG_THREAD_START, body, (size_t)(q - body));
 		hs_modules_reemit(t);
 	} else if (!hs_thread_get()) {
@@ -474,9 +473,8 @@ HS_EXPORT pid_t fork(void)
 			uint8_t body[3 * HS_VARINT_MAX], *q;
 			int e = errno;
 
-			q = hs_put_varint(body, hs_now_ticks());
-			q = hs_put_varint(q, (uint64_t)pid);
-			q = hs_put_varint(q, (uint64_t)hs_cfg.follow_fork);
+			q = hs_enc_fork_body(body, hs_now_ticks(), (uint64_t)pid,
+					     (uint64_t)hs_cfg.follow_fork);
 			hs_emit_sized(t, HS_TAG_FORK, body, (size_t)(q - body));
 			errno = e;
 		}
@@ -500,8 +498,7 @@ static int before_exec(const char *path)
 	t = hs_thread_get();
 	if (t && path) {
 		n = strnlen(path, 1024);
-		q = hs_put_varint(body, hs_now_ticks());
-		q = hs_put_bytes(q, path, n);
+		q = hs_enc_exec_body(body, hs_now_ticks(), path, n);
 		hs_emit_sized(t, HS_TAG_EXEC, body, (size_t)(q - body));
 	}
 	hs_cpu_stop();	/* not resumed if exec fails */
@@ -837,7 +834,7 @@ HS_EXPORT __typeof__(sysv_signal) __sysv_signal __attribute__((alias("sysv_signa
 
 /*
  * sigset() also blocks (SIG_HOLD) or unblocks the signal; the sampling
- * signal is never blocked (cpu.c), so SIG_HOLD only tells its disposition.
+ * signal is never blocked (cpu_threads.c), so SIG_HOLD only tells its disposition.
  */
 HS_EXPORT void (*sigset(int sig, void (*disp)(int)))(int)
 {

@@ -118,10 +118,7 @@ static void emit_node(struct hs_thread *t, uint32_t id, uint32_t parent,
 {
 	uint8_t rec[1 + 3 * HS_VARINT_MAX], *p = rec;
 
-	*p++ = HS_TAG_NODE;
-	p = hs_put_varint(p, id);
-	p = hs_put_varint(p, parent);
-	p = hs_put_varint(p, key == MARKER_KEY ? 0 : key);
+	p = hs_enc_node(p, id, parent, key == MARKER_KEY ? 0 : key);
 	hs_ring_put(t, rec, (size_t)(p - rec));
 }
 

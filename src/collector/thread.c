@@ -138,8 +138,7 @@ struct hs_thread *hs_thread_get(void)
 		while (!atomic_compare_exchange_weak(&hs_threads, &head, t));
 	}
 	syscall(SYS_prctl, PR_GET_NAME, name, 0, 0, 0);
-	q = hs_put_varint(body, hs_now_ticks());
-	q = hs_put_bytes(q, name, strnlen(name, 16));
+	q = hs_enc_thread_start_body(body, hs_now_ticks(), name, strnlen(name, 16));
 	hs_emit_sized(t, HS_TAG_THREAD_START, body, (size_t)(q - body));
 	errno = e;
 	return t;
@@ -238,7 +237,7 @@ static void thread_exit(void *arg)
 		uint8_t body[HS_VARINT_MAX], *q;
 
 		hs_tls.guard = 1;
-		q = hs_put_varint(body, hs_now_ticks());
+		q = hs_enc_thread_exit_body(body, hs_now_ticks());
 		hs_emit_sized(t, HS_TAG_THREAD_EXIT, body, (size_t)(q - body));
 		hs_tls.guard = 0;
 	}
@@ -315,8 +314,7 @@ void hs_thread_name(pthread_t th, const char *name)
 		if (!tid)
 			return;
 	}
-	q = hs_put_varint(body, hs_now_ticks());
-	q = hs_put_varint(q, (uint64_t)tid);
-	q = hs_put_bytes(q, name, strnlen(name, 16));
+	q = hs_enc_thread_name_body(body, hs_now_ticks(), (uint64_t)tid, name,
+				    strnlen(name, 16));
 	hs_emit_sized(me, HS_TAG_THREAD_NAME, body, (size_t)(q - body));
 }

@@ -249,10 +249,7 @@ void hs_writer_emit_sized(unsigned tag, const uint8_t *body, size_t n)
 	ensure_room(n + 64);
 	p = w.raw + w.len;
 	if (!w.span_process) {
-		*p++ = HS_TAG_SPAN;
-		*p++ = 0;
-		*p++ = 0;
-		*p++ = 0;
+		p = hs_enc_span(p, 0, 0, 0);
 		w.span_process = 1;
 	}
 	p = hs_tw_sized_prefix(p, tag, n);
@@ -302,10 +299,7 @@ static void drain(struct hs_thread *t)
 	n = (size_t)(head - tail);
 	ensure_room(n + SPAN_MAX);
 	p = w.raw + w.len;
-	*p++ = HS_TAG_SPAN;
-	p = hs_put_varint(p, (uint64_t)t->tid);
-	p = hs_put_varint(p, t->w_ticks);
-	p = hs_put_varint(p, t->w_addr);
+	p = hs_enc_span(p, (uint64_t)t->tid, t->w_ticks, t->w_addr);
 	off = tail & (HS_RING_SIZE - 1);
 	first = HS_RING_SIZE - off;
 	if (n <= first) {
@@ -356,8 +350,7 @@ static void sample_rss(void)
 			pages = pages * 10 + (uint64_t)(*s++ - '0');
 		if (!pages)
 			return;	/* the main thread exited: statm reads zeros */
-		q = hs_put_varint(body, hs_now_ticks());
-		q = hs_put_varint(q, pages * hs_page_size);
+		q = hs_enc_rss_body(body, hs_now_ticks(), pages * hs_page_size);
 		hs_writer_emit_sized(HS_TAG_RSS, body, (size_t)(q - body));
 	}
 }
@@ -398,14 +391,8 @@ static void write_end(void)
 		return;
 	}
 	zbuf = buf + size;
-	p = buf;
-	*p++ = HS_TAG_SPAN;
-	*p++ = 0;
-	*p++ = 0;
-	*p++ = 0;
-	q = hs_put_varint(body, hs_now_ticks());
-	q = hs_put_varint(q, w.reason);
-	q = hs_put_varint(q, w.detail);
+	p = hs_enc_span(buf, 0, 0, 0);
+	q = hs_enc_end_body(body, hs_now_ticks(), w.reason, w.detail);
 	p = hs_tw_sized(p, HS_TAG_END, body, (size_t)(q - body));
 	p = hs_tw_footer(p, counts, w.index, w.nr_index);
 	write_chunk(HS_CHUNK_END, buf, (size_t)(p - buf), zbuf, zsize);
@@ -660,12 +647,8 @@ int hs_writer_start(const char *path, int precreated, unsigned flags,
 	info.argc = argc;
 	info.argv = (const char *const *)argv;
 	if (hs_tw_process_size(&info) + 64 < CHUNK_CAP) {
-		uint8_t *p = w.raw;
+		uint8_t *p = hs_enc_span(w.raw, 0, 0, 0);
 
-		*p++ = HS_TAG_SPAN;
-		*p++ = 0;
-		*p++ = 0;
-		*p++ = 0;
 		p = hs_tw_process(p, &info);
 		w.len = (size_t)(p - w.raw);
 		w.span_process = 1;

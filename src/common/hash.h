@@ -6,10 +6,14 @@
 #include <xxhash.h>
 
 /*
- * hash - strong, fast 64-bit hashes (XXH3) for every hash table in
- * heapscope. Interning untrusted names and stacks needs a hash that does
- * not degrade on crafted input; XXH3 is seeded per process where that
- * matters (see hs_hash_seed()).
+ * hash - fast 64-bit hashes (XXH3) with good avalanche, for the hash
+ * tables of the read side: u64map and idindex (common/) and their users.
+ * The hashes are unseeded, so a file crafted against them can still make
+ * keys collide; the tables stay correct then, only slower. Tables that
+ * hash otherwise: the collector's lock-free ones (sampler.c and unwind.c
+ * multiply by the golden ratio; stacks.c calls XXH3 itself), the live
+ * blocks of analysis/memviews.c and the seen-address set of
+ * format/trace_reader.c's tie ordering.
  */
 static inline uint64_t hs_hash_bytes(const void *p, size_t n)
 {

@@ -22,11 +22,22 @@ void hs_log(enum hs_log_level level, const char *fmt, ...)
 #define pr_info(...) hs_log(HS_LOG_INFO, __VA_ARGS__)
 #define pr_debug(...) hs_log(HS_LOG_DEBUG, __VA_ARGS__)
 
-/* A check that stays on in release builds; prints and aborts. */
+/*
+ * A check of a documented invariant that stays on in release builds:
+ * when @cond holds, prints "BUG at file:line" and aborts. For the
+ * caller's mistakes and corrupted state, never for bad input (which gets
+ * an error return).
+ */
 #define HS_BUG_ON(cond)                                                   \
 	do {                                                              \
-		if (cond)                                                 \
+		if (__builtin_expect(!!(cond), 0))                        \
 			hs__bug(__FILE__, __LINE__, #cond);               \
 	} while (0)
 _Noreturn void hs__bug(const char *file, int line, const char *what);
+
+/*
+ * On a function that can fail: the compiler warns (an error under
+ * -Werror) when a caller ignores its result.
+ */
+#define HS_MUST_CHECK __attribute__((warn_unused_result))
 #endif

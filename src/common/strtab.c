@@ -1,6 +1,6 @@
 /*
- * strtab - string interning with an arena and an open-addressing index
- * (linear probing, kept at most half full, hashes from XXH3).
+ * strtab - string interning with an arena and an id index (common/idindex)
+ * over the entries, hashes from XXH3.
  */
 #include "common/strtab.h"
 #include "common/alloc.h"
@@ -24,54 +24,22 @@ void hs_strtab_release(struct hs_strtab *t)
 		hs_free(t->block[i]);
 	hs_free(t->block);
 	hs_free(t->ent);
-	hs_free(t->slot);
+	hs_idindex_release(&t->index);
 	hs_strtab_init(t, t->max_bytes);
 }
 
-#define SLOT_ID(v) ((uint32_t)(v) - 1)
-#define SLOT_TAG(h) ((h) & ~(uint64_t)UINT32_MAX)
+/* A string to look up: @len bytes at @s. */
+struct probe {
+	const char *s;
+	size_t len;
+};
 
-/*
- * The slot of @s: its entry, or the empty slot where it belongs. *@val is
- * what to store there for id 0 (add the id). A slot holds the high half
- * of the string's hash above id + 1, so a probe touches the string only
- * when those 32 bits agree.
- */
-static size_t find_slot(const struct hs_strtab *t, const char *s, size_t len,
-			uint64_t *val)
+static int entry_eq(const void *ctx, uint32_t id, const void *key)
 {
-	size_t mask = t->nr_slot - 1;
-	uint64_t h = hs_hash_bytes(s, len);
-	size_t i = (size_t)h & mask;
+	const struct hs_strtab *t = ctx;
+	const struct probe *p = key;
 
-	while (t->slot[i]) {
-		uint32_t id = SLOT_ID(t->slot[i]);
-
-		if (SLOT_TAG(t->slot[i]) == SLOT_TAG(h) && t->ent[id].len == len &&
-		    !memcmp(t->ent[id].str, s, len))
-			break;
-		i = (i + 1) & mask;
-	}
-	*val = SLOT_TAG(h) | 1;
-	return i;
-}
-
-static int grow_index(struct hs_strtab *t)
-{
-	size_t n = t->nr_slot ? 2 * t->nr_slot : 64;
-	uint64_t *slot = hs_calloc(n, sizeof(*slot)), v;
-	size_t id, i;
-
-	if (!slot)
-		return -ENOMEM;
-	hs_free(t->slot);
-	t->slot = slot;
-	t->nr_slot = n;
-	for (id = 0; id < t->nr; id++) {
-		i = find_slot(t, t->ent[id].str, t->ent[id].len, &v);
-		t->slot[i] = v + id;
-	}
-	return 0;
+	return t->ent[id].len == p->len && !memcmp(t->ent[id].str, p->s, p->len);
 }
 
 static char *arena_alloc(struct hs_strtab *t, size_t n)
@@ -98,30 +66,30 @@ static char *arena_alloc(struct hs_strtab *t, size_t n)
 int hs_strtab_find(const struct hs_strtab *t, const char *s, size_t len,
 		   uint32_t *id)
 {
-	uint64_t v;
-	size_t i;
+	struct probe p = { s, len };
+	uint32_t found = hs_idindex_find(&t->index, hs_hash_bytes(s, len), entry_eq, t, &p);
 
-	if (!t->nr_slot)
+	if (found == HS_IDINDEX_NONE)
 		return -ENOENT;
-	i = find_slot(t, s, len, &v);
-	if (!t->slot[i])
-		return -ENOENT;
-	*id = SLOT_ID(t->slot[i]);
+	*id = found;
 	return 0;
 }
 
 int hs_strtab_intern(struct hs_strtab *t, const char *s, size_t len,
 		     uint32_t *id)
 {
-	uint64_t v;
+	struct probe p = { s, len };
+	uint64_t h = hs_hash_bytes(s, len);
+	uint32_t found;
 	size_t i;
 	char *copy;
 
-	if (2 * (t->nr + 1) > t->nr_slot && grow_index(t))
+	if (hs_idindex_reserve(&t->index, t->nr + 1))
 		return -ENOMEM;
-	i = find_slot(t, s, len, &v);
-	if (t->slot[i]) {
-		*id = SLOT_ID(t->slot[i]);
+	i = hs_idindex_slot(&t->index, h, entry_eq, t, &p);
+	found = hs_idindex_at(&t->index, i);
+	if (found != HS_IDINDEX_NONE) {
+		*id = found;
 		return 0;
 	}
 	if (len > UINT32_MAX || t->nr >= UINT32_MAX - 1 ||
@@ -137,50 +105,26 @@ int hs_strtab_intern(struct hs_strtab *t, const char *s, size_t len,
 
 	t->ent[t->nr].str = copy;
 	t->ent[t->nr].len = len;
+	hs_idindex_set(&t->index, i, h, (uint32_t)t->nr);
 	t->nr++;
-	t->slot[i] = v + t->nr - 1;
 	t->bytes += len + 1;
 	*id = (uint32_t)t->nr - 1;
 	return 0;
 }
 
-/* Empty slot @i of the index, closing the gap so probes still work. */
-static void remove_slot(struct hs_strtab *t, size_t i)
-{
-	size_t mask = t->nr_slot - 1;
-	size_t j = i, home;
-
-	for (;;) {
-		t->slot[i] = 0;
-		for (;;) {
-			uint32_t id;
-
-			j = (j + 1) & mask;
-			if (!t->slot[j])
-				return;
-			id = SLOT_ID(t->slot[j]);
-			home = (size_t)hs_hash_bytes(t->ent[id].str, t->ent[id].len);
-			home &= mask;
-			/* move j back into the gap unless its home lies in (i, j] */
-			if (i <= j ? (home <= i || home > j) : (home <= i && home > j))
-				break;
-		}
-		t->slot[i] = t->slot[j];
-		i = j;
-	}
-}
-
 int hs_strtab_rename(struct hs_strtab *t, uint32_t id, const char *s, size_t len)
 {
-	uint64_t v;
-	size_t i;
+	struct probe p = { s, len };
+	uint64_t h = hs_hash_bytes(s, len);
+	uint32_t found;
 	char *copy;
+	int removed, err;
 
 	if (id >= t->nr)
 		return -EINVAL;
-	i = find_slot(t, s, len, &v);
-	if (t->slot[i])
-		return SLOT_ID(t->slot[i]) == id ? 0 : -EEXIST;
+	found = hs_idindex_find(&t->index, h, entry_eq, t, &p);
+	if (found != HS_IDINDEX_NONE)
+		return found == id ? 0 : -EEXIST;
 	if (len > UINT32_MAX ||
 	    (t->max_bytes && len + 1 > t->max_bytes - t->bytes))
 		return -E2BIG;
@@ -189,11 +133,15 @@ int hs_strtab_rename(struct hs_strtab *t, uint32_t id, const char *s, size_t len
 		return -ENOMEM;
 	memcpy(copy, s, len);
 	copy[len] = '\0';
-	remove_slot(t, find_slot(t, t->ent[id].str, t->ent[id].len, &v));
+	/* every id is in the index, so its old content is found, and the
+	 * index has room for it again: the insert cannot fail */
+	removed = hs_idindex_remove(&t->index, hs_hash_bytes(t->ent[id].str, t->ent[id].len),
+				    id);
+	HS_BUG_ON(!removed);
 	t->ent[id].str = copy;
 	t->ent[id].len = len;
-	i = find_slot(t, s, len, &v);
-	t->slot[i] = v + id;
+	err = hs_idindex_insert(&t->index, h, id);
+	HS_BUG_ON(err);
 	t->bytes += len + 1;
 	return 0;
 }
@@ -205,6 +153,5 @@ const char *hs_strtab_get(const struct hs_strtab *t, uint32_t id)
 
 size_t hs_strtab_memory(const struct hs_strtab *t)
 {
-	return t->arena_bytes + t->alloc * sizeof(*t->ent) +
-	       t->nr_slot * sizeof(*t->slot);
+	return t->arena_bytes + t->alloc * sizeof(*t->ent) + hs_idindex_memory(&t->index);
 }

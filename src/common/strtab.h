@@ -1,5 +1,7 @@
 #ifndef HS_COMMON_STRTAB_H
 #define HS_COMMON_STRTAB_H
+#include "common/idindex.h"
+#include "common/log.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,8 +19,7 @@ struct hs_strtab {
 		size_t len;
 	} *ent;			/* id -> entry */
 	size_t nr, alloc;
-	uint64_t *slot;		/* hash index: hash tag | id + 1; 0 = empty */
-	size_t nr_slot;		/* power of two, at most half full */
+	struct hs_idindex index;	/* of the ids, by content */
 	char **block;		/* arena blocks, each owned */
 	size_t nr_block, alloc_block;
 	size_t block_used, block_size;	/* fill of the newest block */
@@ -35,18 +36,19 @@ void hs_strtab_release(struct hs_strtab *t);
  * anything but NUL. Returns 0, -ENOMEM or -E2BIG (over max_bytes or 2^32
  * strings). On error nothing is added and *@id is untouched.
  */
-int hs_strtab_intern(struct hs_strtab *t, const char *s, size_t len,
-		     uint32_t *id);
+HS_MUST_CHECK int hs_strtab_intern(struct hs_strtab *t, const char *s, size_t len,
+				   uint32_t *id);
 /* Look up without adding: 0 and *@id, or -ENOENT. */
-int hs_strtab_find(const struct hs_strtab *t, const char *s, size_t len,
-		   uint32_t *id);
+HS_MUST_CHECK int hs_strtab_find(const struct hs_strtab *t, const char *s, size_t len,
+				 uint32_t *id);
 /*
  * Give the string @id the new content @len bytes at @s, keeping its id.
  * Returns 0, -EEXIST if another id already holds that content (nothing
  * changes), -EINVAL for an unknown id, -ENOMEM or -E2BIG. The old bytes
  * stay in the arena, so pointers to them remain valid.
  */
-int hs_strtab_rename(struct hs_strtab *t, uint32_t id, const char *s, size_t len);
+HS_MUST_CHECK int hs_strtab_rename(struct hs_strtab *t, uint32_t id, const char *s,
+				   size_t len);
 /* Borrowed string for @id, or NULL if @id is unknown. */
 const char *hs_strtab_get(const struct hs_strtab *t, uint32_t id);
 static inline size_t hs_strtab_len(const struct hs_strtab *t, uint32_t id)

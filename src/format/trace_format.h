@@ -176,6 +176,11 @@ static inline int hs_get_varint(const uint8_t **p, const uint8_t *end,
 	uint64_t v = 0;
 	unsigned shift = 0;
 
+	if (q < end && *q < 0x80) {	/* most fields fit one byte */
+		*out = *q;
+		*p = q + 1;
+		return 0;
+	}
 	for (;;) {
 		uint8_t b;
 

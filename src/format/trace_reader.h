@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "common/diag.h"
+#include "common/idindex.h"
 #include "format/trace_format.h"
 #include "format/trace_record.h"
 
@@ -175,19 +176,11 @@ struct hs_trace_symtab {
 	size_t nr_sym, alloc_sym;
 	struct hs_trace_sym_frame *frame;
 	size_t nr_frame, alloc_frame;
-	uint32_t *slot;			/* (module, addr) -> sym index + 1 */
-	size_t nr_slot;
+	struct hs_idindex index;	/* of sym, by (module, addr) */
 	uint32_t *node_sym;		/* node -> sym index, HS_TRACE_NONE; NULL
 					 * when there is no symbol section */
 	uint64_t offset;		/* file offset of the section in use */
 };
-
-/*
- * Event operations of a loaded trace. HS_OP_SAMPLE is a CPU or wall-clock
- * stack sample: addr is its kind (enum hs_sample_kind), size its duration
- * in ns, and its time the end of the interval it covers.
- */
-enum hs_trace_op { HS_OP_ALLOC, HS_OP_FREE, HS_OP_MMAP, HS_OP_MUNMAP, HS_OP_SAMPLE };
 
 /* What the SAMPLING and SAMPLING_END records said, and the samples read. */
 struct hs_trace_sampling {
@@ -258,6 +251,10 @@ struct hs_trace {
 	/* hs_trace_stream(): the most events it kept back at once, waiting
 	 * for earlier ones (at a chunk's start; for tests and benchmarks) */
 	size_t stream_staged_max;
+	/* hs_trace_stream(): events moved to put late runs in order (for
+	 * tests: it grows as n log n, not n^2, however often time runs
+	 * backwards in the file) */
+	size_t stream_moves;
 };
 
 /*
@@ -361,39 +358,6 @@ const char *hs_trace_sym_module(const struct hs_trace *t, const struct hs_trace_
  */
 double hs_trace_weight(const struct hs_trace *t, uint64_t size);
 
-/* Totals of a loaded trace, replaying its events in time order. */
-struct hs_trace_stats {
-	uint64_t allocs, frees, reallocs, mmaps, munmaps;
-	uint64_t bytes_allocated;
-	uint64_t peak_heap;		/* largest sum of live block sizes */
-	int64_t peak_time;		/* when it was reached (ns) */
-	uint64_t leaked_bytes, leaked_blocks;	/* live at the end */
-	uint64_t unmatched_frees;	/* frees of blocks not seen allocated */
-	uint64_t peak_rss;		/* largest RSS sample */
-};
-/* Returns 0 or -ENOMEM. */
-int hs_trace_stats(const struct hs_trace *t, struct hs_trace_stats *s);
-
-/* What hs_trace_scan() finds. */
-struct hs_trace_scan {
-	struct hs_trace_stats stats;
-	uint64_t events, chunks;
-	uint64_t sample_bytes;
-	uint64_t cpu_samples, wall_samples;	/* SAMPLE records */
-	uint64_t cpu_ns;			/* the CPU samples' durations */
-	int cut_off;			/* no END chunk, or cut inside a chunk */
-	uint64_t cut_offset;
-};
-/*
- * The totals of the trace at @path in one pass and bounded memory (the
- * blocks live at a time), without loading it: for `heapscope run`'s
- * summary. Counts, bytes and leaks are those of hs_trace_stats(); the
- * peak is taken in file order, which is time order within each thread, so
- * with several threads it can differ a little from the exact one. Times
- * are ticks. Returns 0 or a negative errno with @diag filled.
- */
-int hs_trace_scan(const char *path, struct hs_trace_scan *out, struct hs_diag *diag);
-
 /*
  * Whether the trace at @path was recorded with CPU or wall-clock sampling:
  * looks for its SAMPLING record in the first chunks only (the collector
@@ -402,4 +366,27 @@ int hs_trace_scan(const char *path, struct hs_trace_scan *out, struct hs_diag *d
  */
 int hs_trace_peek_sampling(const char *path, struct hs_trace_sampling *out,
 			   struct hs_diag *diag);
+/* --- for the readers in format/ ------------------------------------------ */
+
+/*
+ * Load @r's next chunk into r->p, r->end: 1 = loaded, 0 = end of input,
+ * <0 = error (@diag filled). A damaged chunk of a symbol section is
+ * skipped with the rest of the section.
+ */
+int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag);
+/*
+ * Read @n bytes at file offset @off: into *@buf (grown as needed, its
+ * room in *@alloc) or, for a reader over memory, point into it. *@out
+ * is where they are. 0 or a negative errno.
+ */
+int hs__reader_read(struct hs_trace_reader *r, uint64_t off, size_t n, uint8_t **buf,
+		    size_t *alloc, const uint8_t **out);
+/* The same into the reader's own buffer (valid until its next read). */
+int hs__reader_read_at(struct hs_trace_reader *r, uint64_t off, size_t n,
+		       const uint8_t **out);
+/*
+ * The symbol section is damaged in the chunk at file offset @off (@what:
+ * a static string): the rest of the section is skipped.
+ */
+void hs__reader_sym_damaged(struct hs_trace_reader *r, uint64_t off, const char *what);
 #endif

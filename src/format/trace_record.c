@@ -1,6 +1,7 @@
 /*
- * trace_record - the record decoder shared by the reader and the
- * collector's writer thread. See trace_record.h and docs/trace-format.md.
+ * trace_record - the record codec's out-of-line part: tag names and the
+ * decoder of every record (sized ones here, fixed ones inline in
+ * trace_record.h). See trace_record.h and docs/trace-format.md.
  */
 #include "format/trace_record.h"
 #include <string.h>
@@ -54,11 +55,6 @@ const char *hs_tag_name(unsigned tag)
 		if (hs_get_varint(&q, end, &(v)))                         \
 			goto bad_varint;                                  \
 	} while (0)
-#define GETS(v)                                                           \
-	do {                                                              \
-		if (hs_get_svarint(&q, end, &(v)))                        \
-			goto bad_varint;                                  \
-	} while (0)
 
 static int get_string(const uint8_t **q, const uint8_t *end,
 		      const uint8_t **s, size_t *n)
@@ -71,21 +67,6 @@ static int get_string(const uint8_t **q, const uint8_t *end,
 	*s = *q;
 	*n = (size_t)len;
 	*q += len;
-	return 0;
-}
-
-/* Decode dt and da of an event and update the span state. */
-static int get_time_addr(const uint8_t **q, const uint8_t *end,
-			 struct hs_rec_state *st, struct hs_rec *rec)
-{
-	int64_t dt, da;
-
-	if (hs_get_svarint(q, end, &dt) || hs_get_svarint(q, end, &da))
-		return -1;
-	st->ticks += (uint64_t)dt;
-	st->addr += (uint64_t)da;
-	rec->ticks = st->ticks;
-	rec->addr = st->addr;
 	return 0;
 }
 
@@ -187,107 +168,30 @@ int hs_rec_decode(const uint8_t **p, const uint8_t *end,
 		  struct hs_rec_state *st, struct hs_rec *rec, const char **why)
 {
 	const uint8_t *q = *p;
-	struct hs_rec_state save = *st;
-	uint64_t v;
-	int64_t sv;
+	uint64_t len;
+	int ret;
 
 	memset(rec, 0, sizeof(*rec));
 	if (q >= end) {
 		*why = "record past the end of the payload";
 		return -1;
 	}
+	if (*q < HS_TAG_SIZED_FIRST || *q > HS_TAG_SIZED_LAST) {
+		ret = hs_rec_decode_fixed(p, end, st, rec, why);
+		if (ret == 0)
+			*why = "unknown record tag";
+		return ret == 1 ? 0 : -1;
+	}
 	rec->tag = *q++;
 	rec->tid = st->tid;
-	if (rec->tag >= HS_TAG_SIZED_FIRST && rec->tag <= HS_TAG_SIZED_LAST) {
-		uint64_t len;
-
-		if (hs_get_varint(&q, end, &len) || len > (uint64_t)(end - q)) {
-			*why = "sized record runs past the end of the payload";
-			return -1;
-		}
-		rec->body = q;
-		rec->body_len = (size_t)len;
-		if (decode_sized(q, q + len, rec, why))
-			return -1;
-		*p = q + len;
-		return 0;
+	if (hs_get_varint(&q, end, &len) || len > (uint64_t)(end - q)) {
+		*why = "sized record runs past the end of the payload";
+		return -1;
 	}
-	switch (rec->tag) {
-	case HS_TAG_SPAN:
-		GET(st->tid);
-		GET(st->ticks);
-		GET(st->addr);
-		rec->tid = st->tid;
-		rec->ticks = st->ticks;
-		rec->addr = st->addr;
-		break;
-	case HS_TAG_NODE:
-		GET(rec->id);
-		GET(rec->parent);
-		GET(rec->addr);
-		if (!rec->id) {
-			*why = "node id 0";
-			goto fail;
-		}
-		break;
-	case HS_TAG_MALLOC:
-	case HS_TAG_CALLOC:
-	case HS_TAG_VALLOC:
-	case HS_TAG_PVALLOC:
-	case HS_TAG_REALLOC:
-	case HS_TAG_REALLOCARRAY:
-	case HS_TAG_POSIX_MEMALIGN:
-	case HS_TAG_ALIGNED_ALLOC:
-	case HS_TAG_MEMALIGN:
-		if (get_time_addr(&q, end, st, rec))
-			goto bad_varint;
-		GET(rec->size);
-		GET(rec->stack);
-		if (hs_tag_is_realloc(rec->tag)) {
-			GETS(sv);
-			rec->old_addr = rec->addr + (uint64_t)sv;
-			GET(rec->lead);
-		} else if (hs_tag_has_align(rec->tag)) {
-			GET(rec->align);
-		}
-		break;
-	case HS_TAG_FREE:
-	case HS_TAG_REALLOC_FREE:
-		if (get_time_addr(&q, end, st, rec))
-			goto bad_varint;
-		break;
-	case HS_TAG_MMAP:
-		if (get_time_addr(&q, end, st, rec))
-			goto bad_varint;
-		GET(rec->size);
-		GET(rec->prot);
-		GET(rec->flags);
-		GET(rec->stack);
-		break;
-	case HS_TAG_MUNMAP:
-		if (get_time_addr(&q, end, st, rec))
-			goto bad_varint;
-		GET(rec->size);
-		break;
-	case HS_TAG_MREMAP:
-		if (get_time_addr(&q, end, st, rec))
-			goto bad_varint;
-		GET(rec->size);
-		GET(rec->stack);
-		GETS(sv);
-		rec->old_addr = rec->addr + (uint64_t)sv;
-		GET(rec->old_size);
-		break;
-	default:
-		*why = "unknown record tag";
-		goto fail;
-	}
-	(void)v;
-	*p = q;
+	rec->body = q;
+	rec->body_len = (size_t)len;
+	if (decode_sized(q, q + len, rec, why))
+		return -1;
+	*p = q + len;
 	return 0;
-bad_varint:
-	*why = "bad varint or record past the end of the payload";
-fail:
-	*st = save;
-	return -1;
 }

@@ -5,13 +5,230 @@
 #include "format/trace_format.h"
 
 /*
- * trace_record - decode one record of a chunk payload into plain numbers.
+ * trace_record - the record codec: the one place where the layout of each
+ * record of a chunk payload is written, to encode (hs_enc_*()) and to
+ * decode (hs_rec_decode(), hs_rec_decode_fixed()), and where a record
+ * becomes the heap events it stands for (hs_rec_events()).
  *
- * Shared by the reader and by the collector's writer thread (which walks
- * what threads wrote to keep each thread's decoding state and the event
- * totals), so it allocates nothing: strings and byte arrays in the result
- * point into the payload (borrowed for as long as the payload lives).
+ * Shared by the collector (its hooks and writer thread encode), the
+ * reader and the test builders, so nothing here allocates or keeps state:
+ * encoders write into caller buffers and return the end of what they
+ * wrote; decoded strings and byte arrays point into the payload (borrowed
+ * for as long as the payload lives). The hot functions are inline.
  */
+
+/* --- encoding ----------------------------------------------------------- */
+
+/*
+ * Fixed records: the tag, then varints. Events carry their time and
+ * address as deltas from the span's state (@dt, @da: this event's ticks
+ * and address minus the previous event's of the span). Room needed: 1 +
+ * HS_VARINT_MAX per field.
+ */
+static inline uint8_t *hs_enc_span(uint8_t *p, uint64_t tid, uint64_t ticks, uint64_t addr)
+{
+	*p++ = HS_TAG_SPAN;
+	p = hs_put_varint(p, tid);
+	p = hs_put_varint(p, ticks);
+	return hs_put_varint(p, addr);
+}
+
+/* A stack node: @id (not 0) under @parent (0: a root), at code address @addr. */
+static inline uint8_t *hs_enc_node(uint8_t *p, uint64_t id, uint64_t parent, uint64_t addr)
+{
+	*p++ = HS_TAG_NODE;
+	p = hs_put_varint(p, id);
+	p = hs_put_varint(p, parent);
+	return hs_put_varint(p, addr);
+}
+
+static inline uint8_t *hs__enc_event(uint8_t *p, unsigned tag, int64_t dt, int64_t da)
+{
+	*p++ = (uint8_t)tag;
+	p = hs_put_svarint(p, dt);
+	return hs_put_svarint(p, da);
+}
+
+/*
+ * An allocation that is not a realloc (MALLOC ... PVALLOC): @size bytes on
+ * stack node @stack (0: none); @align is written for the tags that have
+ * one (hs_tag_has_align()).
+ */
+static inline uint8_t *hs_enc_alloc(uint8_t *p, unsigned tag, int64_t dt, int64_t da,
+				    uint64_t size, uint64_t stack, uint64_t align)
+{
+	p = hs__enc_event(p, tag, dt, da);
+	p = hs_put_varint(p, size);
+	p = hs_put_varint(p, stack);
+	return hs_tag_has_align(tag) ? hs_put_varint(p, align) : p;
+}
+
+/*
+ * REALLOC or REALLOCARRAY: the new block, and the old one as @old_delta
+ * (old address minus new; old address 0: the realloc freed nothing)
+ * freed @lead ticks before the call returned.
+ */
+static inline uint8_t *hs_enc_realloc(uint8_t *p, unsigned tag, int64_t dt, int64_t da,
+				      uint64_t size, uint64_t stack, int64_t old_delta,
+				      uint64_t lead)
+{
+	p = hs__enc_event(p, tag, dt, da);
+	p = hs_put_varint(p, size);
+	p = hs_put_varint(p, stack);
+	p = hs_put_svarint(p, old_delta);
+	return hs_put_varint(p, lead);
+}
+
+/* FREE or REALLOC_FREE. */
+static inline uint8_t *hs_enc_free(uint8_t *p, unsigned tag, int64_t dt, int64_t da)
+{
+	return hs__enc_event(p, tag, dt, da);
+}
+
+static inline uint8_t *hs_enc_mmap(uint8_t *p, int64_t dt, int64_t da, uint64_t len,
+				   uint64_t prot, uint64_t flags, uint64_t stack)
+{
+	p = hs__enc_event(p, HS_TAG_MMAP, dt, da);
+	p = hs_put_varint(p, len);
+	p = hs_put_varint(p, prot);
+	p = hs_put_varint(p, flags);
+	return hs_put_varint(p, stack);
+}
+
+static inline uint8_t *hs_enc_munmap(uint8_t *p, int64_t dt, int64_t da, uint64_t len)
+{
+	p = hs__enc_event(p, HS_TAG_MUNMAP, dt, da);
+	return hs_put_varint(p, len);
+}
+
+/* The new mapping, and the old one as @old_delta (old address minus new), @old_len. */
+static inline uint8_t *hs_enc_mremap(uint8_t *p, int64_t dt, int64_t da, uint64_t len,
+				     uint64_t stack, int64_t old_delta, uint64_t old_len)
+{
+	p = hs__enc_event(p, HS_TAG_MREMAP, dt, da);
+	p = hs_put_varint(p, len);
+	p = hs_put_varint(p, stack);
+	p = hs_put_svarint(p, old_delta);
+	return hs_put_varint(p, old_len);
+}
+
+/*
+ * Bodies of sized records: the caller frames them (tag and length:
+ * hs_tw_sized() or hs_tw_sized_prefix() of trace_writer.h). Times are
+ * absolute ticks (ns for SAMPLING and SAMPLING_END). Strings are written
+ * as given: the caller keeps them under HS_STRING_MAX and leaves room for
+ * them.
+ */
+
+/* CLOCK (@value: ns at @ticks), RSS (@value: bytes) */
+static inline uint8_t *hs_enc_clock_body(uint8_t *q, uint64_t ticks, uint64_t value)
+{
+	q = hs_put_varint(q, ticks);
+	return hs_put_varint(q, value);
+}
+
+#define hs_enc_rss_body hs_enc_clock_body
+
+static inline uint8_t *hs_enc_module_body(uint8_t *q, uint64_t ticks, uint64_t id,
+					  uint64_t bias, uint64_t start, uint64_t end,
+					  const void *path, size_t path_len,
+					  const void *build_id, size_t build_id_len)
+{
+	q = hs_put_varint(q, ticks);
+	q = hs_put_varint(q, id);
+	q = hs_put_varint(q, bias);
+	q = hs_put_varint(q, start);
+	q = hs_put_varint(q, end);
+	q = hs_put_bytes(q, path, path_len);
+	return hs_put_bytes(q, build_id, build_id_len);
+}
+
+/* MODULE_UNLOAD of module @id; @next_node: the first node id after it. */
+static inline uint8_t *hs_enc_module_unload_body(uint8_t *q, uint64_t ticks, uint64_t id,
+						 uint64_t next_node)
+{
+	q = hs_put_varint(q, ticks);
+	q = hs_put_varint(q, id);
+	return hs_put_varint(q, next_node);
+}
+
+/* THREAD_START (the span's thread, named @name) and EXEC (@name: the path) */
+static inline uint8_t *hs_enc_thread_start_body(uint8_t *q, uint64_t ticks, const void *name,
+						size_t n)
+{
+	q = hs_put_varint(q, ticks);
+	return hs_put_bytes(q, name, n);
+}
+
+#define hs_enc_exec_body hs_enc_thread_start_body
+
+/* THREAD_NAME of thread @tid (0: the span's) */
+static inline uint8_t *hs_enc_thread_name_body(uint8_t *q, uint64_t ticks, uint64_t tid,
+					       const void *name, size_t n)
+{
+	q = hs_put_varint(q, ticks);
+	q = hs_put_varint(q, tid);
+	return hs_put_bytes(q, name, n);
+}
+
+static inline uint8_t *hs_enc_thread_exit_body(uint8_t *q, uint64_t ticks)
+{
+	return hs_put_varint(q, ticks);
+}
+
+/* FORK of child @pid; @followed: whether the child is traced too */
+static inline uint8_t *hs_enc_fork_body(uint8_t *q, uint64_t ticks, uint64_t pid,
+					uint64_t followed)
+{
+	q = hs_put_varint(q, ticks);
+	q = hs_put_varint(q, pid);
+	return hs_put_varint(q, followed);
+}
+
+/* END: @reason (enum hs_end_reason) and its @detail */
+static inline uint8_t *hs_enc_end_body(uint8_t *q, uint64_t ticks, uint64_t reason,
+				       uint64_t detail)
+{
+	q = hs_put_varint(q, ticks);
+	q = hs_put_varint(q, reason);
+	return hs_put_varint(q, detail);
+}
+
+/* SAMPLE of thread @tid: @kind (enum hs_sample_kind), @dur ns, on node @node */
+static inline uint8_t *hs_enc_sample_body(uint8_t *q, uint64_t ticks, uint64_t tid,
+					  uint64_t kind, uint64_t dur, uint64_t node)
+{
+	q = hs_put_varint(q, ticks);
+	q = hs_put_varint(q, tid);
+	q = hs_put_varint(q, kind);
+	q = hs_put_varint(q, dur);
+	return hs_put_varint(q, node);
+}
+
+/* SAMPLING: the rates (Hz), the signal and the flags */
+static inline uint8_t *hs_enc_sampling_body(uint8_t *q, uint64_t ns, uint64_t cpu_hz,
+					    uint64_t wall_hz, uint64_t signo, uint64_t flags)
+{
+	q = hs_put_varint(q, ns);
+	q = hs_put_varint(q, cpu_hz);
+	q = hs_put_varint(q, wall_hz);
+	q = hs_put_varint(q, signo);
+	return hs_put_varint(q, flags);
+}
+
+/* SAMPLING_END: the samples taken, dropped, and the signals */
+static inline uint8_t *hs_enc_sampling_end_body(uint8_t *q, uint64_t ns, uint64_t cpu,
+						uint64_t wall, uint64_t dropped,
+						uint64_t signals)
+{
+	q = hs_put_varint(q, ns);
+	q = hs_put_varint(q, cpu);
+	q = hs_put_varint(q, wall);
+	q = hs_put_varint(q, dropped);
+	return hs_put_varint(q, signals);
+}
+
+/* --- decoding ------------------------------------------------------------- */
 
 /* Decoding state of a chunk: the current span. Zero it at a chunk start. */
 struct hs_rec_state {
@@ -21,9 +238,9 @@ struct hs_rec_state {
 };
 
 /*
- * A decoded record. Only the fields of its tag are set (the others are
- * zero). For sized records, body/body_len is the whole body; PROCESS and
- * FOOTER bodies are decoded further by the reader.
+ * A decoded record. Only the fields of its tag are set (hs_rec_decode()
+ * zeroes the others). For sized records, body/body_len is the whole
+ * body; PROCESS and FOOTER bodies are decoded further by the reader.
  */
 struct hs_rec {
 	uint8_t tag;
@@ -57,6 +274,113 @@ struct hs_rec {
 };
 
 /*
+ * Decode the fixed record (SPAN, NODE or an event record) at *@p, before
+ * @end, with state @st. Sets the fields of its tag, and tag, tid, ticks,
+ * addr, size, stack, old_addr, old_size, lead, id and value always (0
+ * where the tag has none); other fields are left as they were. Returns 1 and advances
+ * *@p and @st (SPAN resets it; events advance ticks and address); 0 when
+ * the tag is not that of a fixed record (nothing read); -1 on malformed
+ * input, with *@p and @st unchanged and *@why set to a static message.
+ */
+static inline __attribute__((always_inline)) int
+hs_rec_decode_fixed(const uint8_t **p, const uint8_t *end, struct hs_rec_state *st,
+		    struct hs_rec *rec, const char **why)
+{
+	const uint8_t *q = *p;
+	uint64_t dt, da, sv = 0;
+	unsigned tag;
+	int has_old = 0;
+
+	if (q >= end)
+		return 0;
+	tag = *q++;
+	rec->tag = (uint8_t)tag;
+	rec->tid = st->tid;
+	rec->size = rec->stack = rec->old_addr = rec->old_size = rec->lead = 0;
+	rec->id = rec->value = 0;
+	switch (tag) {
+	case HS_TAG_SPAN:
+		if (hs_get_varint(&q, end, &rec->tid) || hs_get_varint(&q, end, &rec->ticks) ||
+		    hs_get_varint(&q, end, &rec->addr))
+			goto bad_varint;
+		st->tid = rec->tid;
+		st->ticks = rec->ticks;
+		st->addr = rec->addr;
+		*p = q;
+		return 1;
+	case HS_TAG_NODE:
+		if (hs_get_varint(&q, end, &rec->id) || hs_get_varint(&q, end, &rec->parent) ||
+		    hs_get_varint(&q, end, &rec->addr))
+			goto bad_varint;
+		if (!rec->id) {
+			*why = "node id 0";
+			return -1;
+		}
+		rec->ticks = 0;
+		*p = q;
+		return 1;
+	case HS_TAG_MALLOC:
+	case HS_TAG_CALLOC:
+	case HS_TAG_VALLOC:
+	case HS_TAG_PVALLOC:
+	case HS_TAG_REALLOC:
+	case HS_TAG_REALLOCARRAY:
+	case HS_TAG_POSIX_MEMALIGN:
+	case HS_TAG_ALIGNED_ALLOC:
+	case HS_TAG_MEMALIGN:
+		if (hs_get_varint(&q, end, &dt) || hs_get_varint(&q, end, &da) ||
+		    hs_get_varint(&q, end, &rec->size) || hs_get_varint(&q, end, &rec->stack))
+			goto bad_varint;
+		if (hs_tag_is_realloc(tag)) {
+			if (hs_get_varint(&q, end, &sv) || hs_get_varint(&q, end, &rec->lead))
+				goto bad_varint;
+			has_old = 1;
+		} else if (hs_tag_has_align(tag)) {
+			if (hs_get_varint(&q, end, &rec->align))
+				goto bad_varint;
+		}
+		break;
+	case HS_TAG_FREE:
+	case HS_TAG_REALLOC_FREE:
+		if (hs_get_varint(&q, end, &dt) || hs_get_varint(&q, end, &da))
+			goto bad_varint;
+		break;
+	case HS_TAG_MMAP:
+		if (hs_get_varint(&q, end, &dt) || hs_get_varint(&q, end, &da) ||
+		    hs_get_varint(&q, end, &rec->size) || hs_get_varint(&q, end, &rec->prot) ||
+		    hs_get_varint(&q, end, &rec->flags) || hs_get_varint(&q, end, &rec->stack))
+			goto bad_varint;
+		break;
+	case HS_TAG_MUNMAP:
+		if (hs_get_varint(&q, end, &dt) || hs_get_varint(&q, end, &da) ||
+		    hs_get_varint(&q, end, &rec->size))
+			goto bad_varint;
+		break;
+	case HS_TAG_MREMAP:
+		if (hs_get_varint(&q, end, &dt) || hs_get_varint(&q, end, &da) ||
+		    hs_get_varint(&q, end, &rec->size) || hs_get_varint(&q, end, &rec->stack) ||
+		    hs_get_varint(&q, end, &sv) || hs_get_varint(&q, end, &rec->old_size))
+			goto bad_varint;
+		has_old = 1;
+		break;
+	default:
+		return 0;
+	}
+	/* an event: the whole record is read, now the state moves */
+	st->ticks += (uint64_t)hs_unzigzag(dt);
+	st->addr += (uint64_t)hs_unzigzag(da);
+	rec->ticks = st->ticks;
+	rec->addr = st->addr;
+	if (has_old)
+		rec->old_addr = rec->addr + (uint64_t)hs_unzigzag(sv);	/* old minus new */
+	*p = q;
+	return 1;
+bad_varint:
+	*why = "bad varint or record past the end of the payload";
+	return -1;
+}
+
+/*
  * Decode the record at *@p (before @end) with state @st, which is updated
  * (SPAN resets it; events advance ticks and address). On success returns
  * 0 and advances *@p. On malformed input returns -1, leaves *@p at the
@@ -68,4 +392,127 @@ int hs_rec_decode(const uint8_t **p, const uint8_t *end,
 
 /* Name of a tag for dumps and messages ("malloc", "free", ...), or NULL. */
 const char *hs_tag_name(unsigned tag);
+
+/* --- the FOOTER body ------------------------------------------------------ */
+
+/* One entry of the footer's chunk index (hs_tw_footer() writes them). */
+struct hs_chunk_index {
+	uint64_t offset, first_ticks, last_ticks;
+};
+
+/* The counts that begin a FOOTER body [*@q, @end): 0 and *@q past them, or -1. */
+static inline int hs_footer_counts(const uint8_t **q, const uint8_t *end,
+				   uint64_t counts[HS_FC__COUNT])
+{
+	unsigned i;
+
+	for (i = 0; i < HS_FC__COUNT; i++)
+		if (hs_get_varint(q, end, &counts[i]))
+			return -1;
+	return 0;
+}
+
+/* After the counts: the number of chunk index entries. 0 or -1. */
+static inline int hs_footer_index_len(const uint8_t **q, const uint8_t *end, uint64_t *n)
+{
+	return hs_get_varint(q, end, n);
+}
+
+/* The next entry of the chunk index. 0 or -1. */
+static inline int hs_footer_index_next(const uint8_t **q, const uint8_t *end,
+				       struct hs_chunk_index *e)
+{
+	return hs_get_varint(q, end, &e->offset) || hs_get_varint(q, end, &e->first_ticks) ||
+			       hs_get_varint(q, end, &e->last_ticks) ? -1 : 0;
+}
+
+/* --- from records to events ---------------------------------------------- */
+
+/*
+ * Event operations. HS_OP_SAMPLE is a CPU or wall-clock stack sample: its
+ * address is its kind (enum hs_sample_kind), its size its duration in
+ * ns, and its time the end of the interval it covers.
+ */
+enum hs_trace_op { HS_OP_ALLOC, HS_OP_FREE, HS_OP_MMAP, HS_OP_MUNMAP, HS_OP_SAMPLE };
+
+/* One event of a record (hs_rec_events()). */
+struct hs_rec_event {
+	uint64_t ticks;
+	uint64_t tid;		/* the thread it happened in */
+	uint64_t addr, size;
+	uint64_t stack;		/* node id, 0 = none */
+	uint8_t op;		/* enum hs_trace_op */
+};
+
+/*
+ * The events record @rec stands for, in the order they happened, into
+ * @ev; returns how many (0 to 2). The rule every reader keeps: a realloc
+ * that freed a block is a free (@lead ticks before it returned, of the
+ * old address) and an allocation; an mremap is an munmap of the old
+ * mapping and an mmap of the new one; a SAMPLE of a known kind is one
+ * event of its own thread; records that are not events give none.
+ * Reads only the fields hs_rec_decode_fixed() always sets, and for SAMPLE
+ * those hs_rec_decode() sets.
+ */
+static inline __attribute__((always_inline)) unsigned
+hs_rec_events(const struct hs_rec *rec, struct hs_rec_event ev[2])
+{
+	unsigned tag = rec->tag;
+
+	/* the one event most records are; two-event records fill ev[1] too */
+	ev[0] = (struct hs_rec_event){ .ticks = rec->ticks, .tid = rec->tid, .addr = rec->addr,
+				       .size = rec->size, .stack = rec->stack,
+				       .op = HS_OP_ALLOC };
+	ev[1] = ev[0];
+	switch (tag) {
+	case HS_TAG_MALLOC:
+	case HS_TAG_CALLOC:
+	case HS_TAG_VALLOC:
+	case HS_TAG_PVALLOC:
+	case HS_TAG_POSIX_MEMALIGN:
+	case HS_TAG_ALIGNED_ALLOC:
+	case HS_TAG_MEMALIGN:
+		return 1;
+	case HS_TAG_REALLOC:
+	case HS_TAG_REALLOCARRAY:
+		if (!rec->old_addr)
+			return 1;
+		ev[0].ticks = rec->lead <= rec->ticks ? rec->ticks - rec->lead : 0;
+		ev[0].addr = rec->old_addr;
+		ev[0].size = 0;
+		ev[0].stack = 0;
+		ev[0].op = HS_OP_FREE;
+		return 2;
+	case HS_TAG_FREE:
+	case HS_TAG_REALLOC_FREE:
+		ev[0].size = 0;
+		ev[0].stack = 0;
+		ev[0].op = HS_OP_FREE;
+		return 1;
+	case HS_TAG_MMAP:
+		ev[0].op = HS_OP_MMAP;
+		return 1;
+	case HS_TAG_MUNMAP:
+		ev[0].stack = 0;
+		ev[0].op = HS_OP_MUNMAP;
+		return 1;
+	case HS_TAG_MREMAP:
+		ev[1].op = HS_OP_MMAP;
+		ev[0].addr = rec->old_addr;
+		ev[0].size = rec->old_size;
+		ev[0].stack = 0;
+		ev[0].op = HS_OP_MUNMAP;
+		return 2;
+	case HS_TAG_SAMPLE:
+		if (rec->value > HS_SAMPLE_WALL_READY)
+			return 0;	/* a kind from a newer version */
+		if (rec->id)
+			ev[0].tid = rec->id;
+		ev[0].addr = rec->value;
+		ev[0].op = HS_OP_SAMPLE;
+		return 1;
+	default:
+		return 0;
+	}
+}
 #endif

@@ -158,7 +158,7 @@ void hs__trace_syms_release(struct hs_trace_symtab *s)
 	hs_free(s->str);
 	hs_free(s->sym);
 	hs_free(s->frame);
-	hs_free(s->slot);
+	hs_idindex_release(&s->index);
 	hs_free(s->node_sym);
 	memset(s, 0, sizeof(*s));
 }
@@ -175,40 +175,18 @@ static uint64_t key_hash(uint32_t module, uint64_t addr)
 	return hs_hash_bytes(k, sizeof(k));
 }
 
-static uint32_t *slot_find(const struct hs_trace_symtab *s, uint32_t module, uint64_t addr)
+/* An address to look up: (module, addr) as in struct hs_trace_sym. */
+struct sym_key {
+	uint32_t module;
+	uint64_t addr;
+};
+
+static int sym_eq(const void *ctx, uint32_t id, const void *key)
 {
-	size_t mask = s->nr_slot - 1, i = key_hash(module, addr) & mask;
+	const struct hs_trace_symtab *s = ctx;
+	const struct sym_key *k = key;
 
-	while (s->slot[i]) {
-		const struct hs_trace_sym *e = &s->sym[s->slot[i] - 1];
-
-		if (e->module == module && e->addr == addr)
-			break;
-		i = (i + 1) & mask;
-	}
-	return &s->slot[i];
-}
-
-static int slots_grow(struct hs_trace_symtab *s)
-{
-	size_t n = s->nr_slot ? 2 * s->nr_slot : 1024, i;
-	uint32_t *old = s->slot;
-	size_t old_n = s->nr_slot;
-
-	s->slot = hs_calloc(n, sizeof(uint32_t));
-	if (!s->slot) {
-		s->slot = old;
-		return -ENOMEM;
-	}
-	s->nr_slot = n;
-	for (i = 0; i < old_n; i++)
-		if (old[i]) {
-			const struct hs_trace_sym *e = &s->sym[old[i] - 1];
-
-			*slot_find(s, e->module, e->addr) = old[i];
-		}
-	hs_free(old);
-	return 0;
+	return s->sym[id].module == k->module && s->sym[id].addr == k->addr;
 }
 
 static int add_string(struct hs_trace_symtab *s, const struct hs_rec *rec, const char **why)
@@ -246,9 +224,10 @@ static int add_addr(struct hs_trace *t, const struct hs_rec *rec, const char **w
 	struct hs_trace_symtab *s = &t->syms;
 	const uint8_t *q = rec->body, *end = rec->body + rec->body_len;
 	struct hs_trace_sym e;
-	uint64_t module, status, n, v;
-	uint32_t *slot;
-	size_t i;
+	struct sym_key k;
+	uint64_t module, status, n, v, h;
+	uint32_t id;
+	size_t i, pos;
 
 	memset(&e, 0, sizeof(e));
 	if (hs_get_varint(&q, end, &module) || hs_get_varint(&q, end, &e.addr) ||
@@ -282,16 +261,21 @@ static int add_addr(struct hs_trace *t, const struct hs_rec *rec, const char **w
 	}
 	if (HS_GROW(s->sym, s->nr_sym + 1, s->alloc_sym))
 		return -ENOMEM;
-	if (2 * (s->nr_sym + 1) > s->nr_slot && slots_grow(s))
+	if (hs_idindex_reserve(&s->index, s->nr_sym + 1))
 		return -ENOMEM;
 	s->nr_frame += n;
-	slot = slot_find(s, e.module, e.addr);
-	if (*slot) {
-		s->sym[*slot - 1] = e;	/* listed again: the later entry counts */
+	k.module = e.module;
+	k.addr = e.addr;
+	h = key_hash(e.module, e.addr);
+	pos = hs_idindex_slot(&s->index, h, sym_eq, s, &k);
+	id = hs_idindex_at(&s->index, pos);
+	if (id != HS_IDINDEX_NONE) {
+		s->sym[id] = e;	/* listed again: the later entry counts */
 		return 0;
 	}
-	s->sym[s->nr_sym++] = e;
-	*slot = (uint32_t)s->nr_sym;
+	s->sym[s->nr_sym] = e;
+	hs_idindex_set(&s->index, pos, h, (uint32_t)s->nr_sym);
+	s->nr_sym++;
 	return 0;
 bad:
 	*why = "malformed symbol record";
@@ -318,18 +302,20 @@ int hs__trace_syms_resolve(struct hs_trace *t)
 		return -ENOMEM;
 	for (i = 0; i < t->nr_nodes; i++) {
 		uint64_t a = t->node_addr[i];
-		uint32_t m = t->node_module[i], mod = 0, *slot;
+		uint32_t m = t->node_module[i], id;
+		struct sym_key k = { 0, 0 };
 
 		s->node_sym[i] = HS_TRACE_NONE;
-		if (!a || !s->nr_slot)
+		if (!a)
 			continue;
 		if (m != HS_TRACE_NONE) {
 			a -= t->modules[m].bias;
-			mod = m + 1;
+			k.module = m + 1;
 		}
-		slot = slot_find(s, mod, a);
-		if (*slot)
-			s->node_sym[i] = *slot - 1;
+		k.addr = a;
+		id = hs_idindex_find(&s->index, key_hash(k.module, a), sym_eq, s, &k);
+		if (id != HS_IDINDEX_NONE)
+			s->node_sym[i] = id;
 	}
 	return 0;
 }
@@ -343,6 +329,8 @@ unsigned hs_trace_node_syms(const struct hs_trace *t, uint32_t node,
 	if (!t->syms.node_sym || node >= t->nr_nodes ||
 	    t->syms.node_sym[node] == HS_TRACE_NONE)
 		return 0;
+	/* node_sym holds sym indexes or HS_TRACE_NONE (trace_reader.h) */
+	HS_BUG_ON(t->syms.node_sym[node] >= t->syms.nr_sym);
 	e = &t->syms.sym[t->syms.node_sym[node]];
 	*sym = e;
 	*frames = t->syms.frame + e->first;

@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "common/buf.h"
+#include "common/log.h"
 #include "common/strtab.h"
 #include "format/trace_reader.h"
 
@@ -45,7 +46,8 @@ struct hs_symw {
  * Start a section whose first chunk gets sequence number @seq (the number
  * of chunks before it in the file). Returns 0 or -ENOMEM.
  */
-int hs_symw_init(struct hs_symw *w, uint32_t seq, hs_symw_emit_fn emit, void *ctx);
+HS_MUST_CHECK int hs_symw_init(struct hs_symw *w, uint32_t seq, hs_symw_emit_fn emit,
+			    void *ctx);
 /*
  * Add the entry of @addr in module @module (1 + module index, 0: none):
  * @status (enum hs_trace_sym_status), @modname (NULL: the module's own
@@ -53,10 +55,11 @@ int hs_symw_init(struct hs_symw *w, uint32_t seq, hs_symw_emit_fn emit, void *ct
  * chunk when one is full. Returns 0, -EINVAL (bad @n or @status), -ENOMEM
  * or the callback's error.
  */
-int hs_symw_add(struct hs_symw *w, uint32_t module, uint64_t addr, unsigned status,
-		const char *modname, const struct hs_symw_frame *frames, unsigned n);
+HS_MUST_CHECK int hs_symw_add(struct hs_symw *w, uint32_t module, uint64_t addr,
+			   unsigned status, const char *modname,
+			   const struct hs_symw_frame *frames, unsigned n);
 /* Emit what is left (an empty section still gets one chunk). 0 or -errno. */
-int hs_symw_finish(struct hs_symw *w);
+HS_MUST_CHECK int hs_symw_finish(struct hs_symw *w);
 void hs_symw_release(struct hs_symw *w);
 
 /* --- for trace_reader.c ------------------------------------------------ */
@@ -68,7 +71,8 @@ void hs__trace_syms_release(struct hs_trace_symtab *s);
  * Decode a SYM_STRING or SYM_ADDR record into @t. Returns 0, -EINVAL with
  * *@why set, or -ENOMEM.
  */
-int hs__trace_syms_record(struct hs_trace *t, const struct hs_rec *rec, const char **why);
+HS_MUST_CHECK int hs__trace_syms_record(struct hs_trace *t, const struct hs_rec *rec,
+				     const char **why);
 /* Map every node to its entry (after the modules are resolved). 0 or -ENOMEM. */
-int hs__trace_syms_resolve(struct hs_trace *t);
+HS_MUST_CHECK int hs__trace_syms_resolve(struct hs_trace *t);
 #endif

@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "format/trace_format.h"
+#include "format/trace_record.h"
 
 /*
  * trace_writer - the pieces that frame a .heapscope file: the file
@@ -70,11 +71,6 @@ struct hs_process_info {
 size_t hs_tw_process_size(const struct hs_process_info *info);
 /* Write a whole PROCESS record (tag, length, body) to @out; returns the end. */
 uint8_t *hs_tw_process(uint8_t *out, const struct hs_process_info *info);
-
-/* One entry of the footer's chunk index. */
-struct hs_chunk_index {
-	uint64_t offset, first_ticks, last_ticks;
-};
 
 /* Upper bound of hs_tw_footer()'s output for @n index entries. */
 size_t hs_tw_footer_size(size_t n);

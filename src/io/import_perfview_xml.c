@@ -21,7 +21,11 @@
 #include "common/alloc.h"
 #include "common/buf.h"
 #include "common/hash.h"
+#include "model/frame_name.h"
+#include "common/idindex.h"
+#include "common/log.h"
 #include <errno.h>
+#include <inttypes.h>
 #include <expat.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -49,14 +53,12 @@ enum elem {
  * Index from a file id (int64) to a position in a table. Ids are usually
  * dense (0, 1, 2, ...), so small ids go to a direct array, allowed to grow
  * to twice the number of entries plus a margin (a file cannot make it
- * large with a few huge ids); other ids go to an open-addressing hash.
+ * large with a few huge ids); other ids go to an idindex of positions.
  */
 struct id_index {
 	uint32_t *dense;	/* id -> position + 1; 0 = absent */
 	size_t nr_dense;
-	uint32_t *slot;		/* position + 1; 0 = empty */
-	size_t nr_slot;		/* power of two, at most half full */
-	size_t nr_hashed;
+	struct hs_idindex hashed;	/* positions of the other ids */
 };
 
 struct raw_stack {
@@ -178,27 +180,32 @@ static void fail_errno(struct xml_import *x, int err)
 
 #define DENSE_MARGIN 4096
 
-static size_t idx_find(const struct id_index *ix, const int64_t *keys, int64_t key)
+static int key_eq(const void *ctx, uint32_t pos, const void *key)
 {
-	size_t mask = ix->nr_slot - 1;
-	size_t i = (size_t)hs_hash_u64((uint64_t)key) & mask;
+	const int64_t *keys = ctx;
 
-	while (ix->slot[i] && keys[ix->slot[i] - 1] != key)
-		i = (i + 1) & mask;
-	return i;
+	return keys[pos] == *(const int64_t *)key;
+}
+
+static uint64_t key_hash(int64_t key)
+{
+	return hs_hash_u64((uint64_t)key);
+}
+
+static int is_dense(const struct id_index *ix, int64_t key)
+{
+	return key >= 0 && (uint64_t)key < ix->nr_dense;
 }
 
 /* Position of @key, or -1. */
 static long idx_get(const struct id_index *ix, const int64_t *keys, int64_t key)
 {
-	size_t i;
+	uint32_t pos;
 
-	if (key >= 0 && (uint64_t)key < ix->nr_dense)
+	if (is_dense(ix, key))
 		return (long)ix->dense[key] - 1;
-	if (!ix->nr_slot)
-		return -1;
-	i = idx_find(ix, keys, key);
-	return ix->slot[i] ? (long)ix->slot[i] - 1 : -1;
+	pos = hs_idindex_find(&ix->hashed, key_hash(key), key_eq, keys, &key);
+	return pos == HS_IDINDEX_NONE ? -1 : (long)pos;
 }
 
 /*
@@ -210,7 +217,7 @@ static int idx_put(struct id_index *ix, const int64_t *keys, size_t n)
 	int64_t key = keys[n];
 	size_t want, i;
 	uint32_t *p;
-	int moved;
+	int moved, err;
 
 	if (n >= UINT32_MAX / 4)
 		return -E2BIG;
@@ -223,44 +230,37 @@ static int idx_put(struct id_index *ix, const int64_t *keys, size_t n)
 			return -ENOMEM;
 		memset(p + ix->nr_dense, 0, (want - ix->nr_dense) * sizeof(*p));
 		ix->dense = p;
-		ix->nr_dense = want;
-		for (i = 0, moved = 0; ix->nr_hashed && i < ix->nr_slot; i++) {
-			uint32_t pos = ix->slot[i];
-
-			if (pos && keys[pos - 1] >= 0 && (uint64_t)keys[pos - 1] < want) {
-				ix->dense[keys[pos - 1]] = pos;
-				ix->nr_hashed--;
+		for (i = 0, moved = 0; ix->hashed.nr && i < n; i++)
+			if (keys[i] >= 0 && (uint64_t)keys[i] >= ix->nr_dense &&
+			    (uint64_t)keys[i] < want) {
+				ix->dense[keys[i]] = (uint32_t)i + 1;
 				moved = 1;
 			}
-		}
+		ix->nr_dense = want;
 		if (moved) {
-			/* rebuild the hash without the moved ids */
-			memset(ix->slot, 0, ix->nr_slot * sizeof(*ix->slot));
+			/* rebuild the hash without the moved ids: fewer ids in
+			 * the same slots, so the inserts need no memory */
+			hs_idindex_clear(&ix->hashed);
 			for (i = 0; i < n; i++)
-				if (keys[i] < 0 || (uint64_t)keys[i] >= want)
-					ix->slot[idx_find(ix, keys, keys[i])] =
-					    (uint32_t)i + 1;
+				if (!is_dense(ix, keys[i])) {
+					err = hs_idindex_insert(&ix->hashed, key_hash(keys[i]),
+								(uint32_t)i);
+					HS_BUG_ON(err);
+				}
 		}
 	}
-	if (key >= 0 && (uint64_t)key < ix->nr_dense) {
+	if (is_dense(ix, key)) {
 		ix->dense[key] = (uint32_t)n + 1;
 		return 0;
 	}
-	if (2 * (ix->nr_hashed + 1) > ix->nr_slot) {
-		want = ix->nr_slot ? 2 * ix->nr_slot : 1024;
-		p = hs_calloc(want, sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		hs_free(ix->slot);
-		ix->slot = p;
-		ix->nr_slot = want;
-		for (i = 0; i < n; i++)
-			if (keys[i] < 0 || (uint64_t)keys[i] >= ix->nr_dense)
-				ix->slot[idx_find(ix, keys, keys[i])] = (uint32_t)i + 1;
-	}
-	ix->slot[idx_find(ix, keys, key)] = (uint32_t)n + 1;
-	ix->nr_hashed++;
-	return 0;
+	return hs_idindex_insert(&ix->hashed, key_hash(key), (uint32_t)n);
+}
+
+static void idx_release(struct id_index *ix)
+{
+	hs_free(ix->dense);
+	hs_idindex_release(&ix->hashed);
+	memset(ix, 0, sizeof(*ix));
 }
 
 /* ---- small parsing helpers ---- */
@@ -396,7 +396,7 @@ static void start_frame(struct xml_import *x, const XML_Char **atts)
  */
 static void end_frame(struct xml_import *x)
 {
-	const char *bang = memchr(x->text.s, '!', x->text.len);
+	const char *bang = hs_frame_name_bang(x->text.s, x->text.len);
 	size_t at = bang ? (size_t)(bang - x->text.s) + 1 : 0;
 	struct hs_buf b = HS_BUF_INIT;
 	uint32_t frame;
@@ -824,9 +824,11 @@ static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **at
 		const char *c = attr(atts, "Count");
 		int64_t n;
 
-		/* a hint only: never trust it with much memory */
-		if (c && !parse_id(c, &n) && n > 0 && n < (1 << 22))
-			hs_source_reserve_samples(x->out, (size_t)n);
+		/* a hint only: never trust it with much memory; without the
+		 * room, the samples grow one at a time */
+		if (c && !parse_id(c, &n) && n > 0 && n < (1 << 22) &&
+		    hs_source_reserve_samples(x->out, (size_t)n))
+			pr_debug("no room for %" PRId64 " samples at once", n);
 		break;
 	}
 	case E_FRAME:
@@ -975,12 +977,10 @@ static void release(struct xml_import *x)
 	hs_free(x->pseudo[3]);
 	hs_free(x->fkey);
 	hs_free(x->fval);
-	hs_free(x->fidx.slot);
-	hs_free(x->fidx.dense);
+	idx_release(&x->fidx);
 	hs_free(x->skey);
 	hs_free(x->sval);
-	hs_free(x->sidx.slot);
-	hs_free(x->sidx.dense);
+	idx_release(&x->sidx);
 	hs_free(x->defer);
 	hs_free(x->chain);
 }

@@ -171,7 +171,8 @@ static int symmap_read(FILE *f, struct symmap **out)
 		symmap_free(m);
 		return ret;
 	}
-	qsort(m->r, m->nr, sizeof(*m->r), range_cmp);
+	if (m->nr)	/* a map of no usable line has no array to sort */
+		qsort(m->r, m->nr, sizeof(*m->r), range_cmp);
 	*out = m;
 	return 0;
 }

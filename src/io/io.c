@@ -1,9 +1,13 @@
 /*
- * io - format names, detection and the path-level import/export entry
- * points that open files, standard streams and zip entries.
+ * io - the formats as data (one struct hs_format_ops each: names,
+ * suffixes, sniffing, importing, exporting, sources, capabilities), and
+ * the path-level import/export entry points that open files, standard
+ * streams and zip entries and hand them to a format's operations.
  */
 #include "io/io.h"
 #include "io/zipfile.h"
+#include "io/import_nettrace.h"
+#include "dotnet/nettrace.h"
 #include "analysis/memviews.h"
 #include "format/trace_format.h"
 #include "common/alloc.h"
@@ -17,38 +21,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const struct {
-	const char *name;	/* for --from / --to */
-	const char *suffix;	/* file name ending, matched without case */
-} formats[HS_FORMAT__COUNT] = {
-	[HS_FORMAT_UNKNOWN] = { "unknown", NULL },
-	[HS_FORMAT_PERF_SCRIPT] = { "perf-script", ".data.txt" },
-	[HS_FORMAT_TRACE_ZIP] = { "trace-zip", ".trace.zip" },
-	[HS_FORMAT_PERFVIEW_XML] = { "xml", ".perfView.xml" },
-	[HS_FORMAT_PERFVIEW_XML_ZIP] = { "xml-zip", ".perfView.xml.zip" },
-	[HS_FORMAT_PERFVIEW_JSON] = { "json", ".perfView.json" },
-	[HS_FORMAT_PERFVIEW_JSON_ZIP] = { "json-zip", ".perfView.json.zip" },
-	[HS_FORMAT_FOLDED] = { "folded", ".folded" },
-	[HS_FORMAT_HEAPSCOPE] = { "heapscope", ".heapscope" },
-};
-
-const char *hs_format_name(enum hs_format fmt)
-{
-	return fmt < HS_FORMAT__COUNT ? formats[fmt].name : "unknown";
-}
-
-enum hs_format hs_format_parse(const char *name)
-{
-	int i;
-
-	for (i = 1; i < HS_FORMAT__COUNT; i++)
-		if (!strcasecmp(name, formats[i].name))
-			return (enum hs_format)i;
-	if (!strcasecmp(name, "perf"))
-		return HS_FORMAT_PERF_SCRIPT;
-	return HS_FORMAT_UNKNOWN;
-}
-
 static int ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);
@@ -56,42 +28,97 @@ static int ends_with(const char *s, const char *suffix)
 	return n >= m && !strcasecmp(s + n - m, suffix);
 }
 
-enum hs_format hs_format_from_path(const char *path)
-{
-	int i;
-
-	for (i = 1; i < HS_FORMAT__COUNT; i++)
-		if (ends_with(path, formats[i].suffix))
-			return (enum hs_format)i;
-	if (ends_with(path, ".perf.data.dump") || ends_with(path, ".perfscript"))
-		return HS_FORMAT_PERF_SCRIPT;
-	if (ends_with(path, ".folded.txt") || ends_with(path, ".collapsed"))
-		return HS_FORMAT_FOLDED;
-	return HS_FORMAT_UNKNOWN;
-}
-
 /* ---- detection by content ---- */
 
 #define SNIFF_BYTES 4096
 
-/* A zip: the first entry's name tells a PerfView zip from a trace zip. */
-static enum hs_format sniff_zip(const unsigned char *head, size_t n)
+static int sniff_heapscope(const unsigned char *head, size_t n)
+{
+	return n >= HS_TRACE_MAGIC_LEN && !memcmp(head, HS_TRACE_MAGIC, HS_TRACE_MAGIC_LEN);
+}
+
+static int is_zip_head(const unsigned char *head, size_t n)
+{
+	return n >= 4 && head[0] == 'P' && head[1] == 'K' && (head[2] == 3 || head[2] == 5) &&
+	       (head[3] == 4 || head[3] == 6);
+}
+
+/*
+ * A zip's first entry name ending (".xml", ".json"), or NULL when it
+ * cannot be read from @head (too short, an empty zip, a long name).
+ */
+static int zip_first_entry(const unsigned char *head, size_t n, char *name, size_t size)
 {
 	size_t len;
-	char name[256];
 
 	if (n < 30 || memcmp(head, "PK\3\4", 4))
-		return HS_FORMAT_PERFVIEW_XML_ZIP;	/* empty: let the reader say so */
+		return -1;	/* empty or no local header in reach */
 	len = (size_t)head[26] | (size_t)head[27] << 8;
-	if (30 + len > n || len >= sizeof(name))
-		return HS_FORMAT_TRACE_ZIP;
+	if (30 + len > n || len >= size)
+		return 0;	/* a name that is not in reach: no known ending */
 	memcpy(name, head + 30, len);
 	name[len] = '\0';
-	if (ends_with(name, ".xml"))
-		return HS_FORMAT_PERFVIEW_XML_ZIP;
-	if (ends_with(name, ".json"))
-		return HS_FORMAT_PERFVIEW_JSON_ZIP;
-	return HS_FORMAT_TRACE_ZIP;
+	return 1;
+}
+
+/* A PerfView zip: its first entry is .xml (or, with no entry in reach, assumed). */
+static int sniff_xml_zip(const unsigned char *head, size_t n)
+{
+	char name[256];
+	int got;
+
+	if (!is_zip_head(head, n))
+		return 0;
+	got = zip_first_entry(head, n, name, sizeof(name));
+	return got < 0 || (got > 0 && ends_with(name, ".xml"));	/* empty: the reader says so */
+}
+
+static int sniff_json_zip(const unsigned char *head, size_t n)
+{
+	char name[256];
+
+	return is_zip_head(head, n) && zip_first_entry(head, n, name, sizeof(name)) > 0 &&
+	       ends_with(name, ".json");
+}
+
+static int sniff_nettrace_zip(const unsigned char *head, size_t n)
+{
+	char name[256];
+
+	return is_zip_head(head, n) && zip_first_entry(head, n, name, sizeof(name)) > 0 &&
+	       ends_with(name, ".nettrace");
+}
+
+/* Any other zip is perfcollect's (the zip formats before it are tried first). */
+static int sniff_trace_zip(const unsigned char *head, size_t n)
+{
+	return is_zip_head(head, n);
+}
+
+/* The first byte that is not a UTF-8 byte order mark or a blank, or NULL. */
+static const char *first_text(const unsigned char *head, size_t n)
+{
+	const char *s = (const char *)head, *end = s + n;
+
+	if (n >= 3 && !memcmp(s, "\xef\xbb\xbf", 3))
+		s += 3;
+	while (s < end && (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n'))
+		s++;
+	return s < end ? s : NULL;
+}
+
+static int sniff_xml(const unsigned char *head, size_t n)
+{
+	const char *s = first_text(head, n);
+
+	return s && *s == '<';
+}
+
+static int sniff_json(const unsigned char *head, size_t n)
+{
+	const char *s = first_text(head, n);
+
+	return s && *s == '{';
 }
 
 static int is_digit(int c)
@@ -145,32 +172,20 @@ static int folded_line(const char *s, size_t len)
 	return digits > 0;
 }
 
-enum hs_format hs_format_sniff(const unsigned char *head, size_t n)
+/*
+ * The line formats: the first line that is not blank or a '#' comment
+ * decides (the reader says later what is wrong with the others), except
+ * that a perf script sample header must be followed by a frame line or
+ * another header. Returns HS_FORMAT_PERF_SCRIPT, HS_FORMAT_FOLDED or
+ * HS_FORMAT_UNKNOWN.
+ */
+static enum hs_format sniff_lines(const unsigned char *head, size_t n)
 {
-	const char *s = (const char *)head, *end = s + n;
+	const char *s = first_text(head, n), *end = (const char *)head + n;
 	int perf = 0;
 
-	if (n >= HS_TRACE_MAGIC_LEN && !memcmp(head, HS_TRACE_MAGIC, HS_TRACE_MAGIC_LEN))
-		return HS_FORMAT_HEAPSCOPE;
-	if (n >= 4 && head[0] == 'P' && head[1] == 'K' &&
-	    (head[2] == 3 || head[2] == 5) && (head[3] == 4 || head[3] == 6))
-		return sniff_zip(head, n);
-	if (n >= 3 && !memcmp(s, "\xef\xbb\xbf", 3))
-		s += 3;
-	while (s < end && (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n'))
-		s++;
-	if (s == end)
+	if (!s)
 		return HS_FORMAT_UNKNOWN;
-	if (*s == '<')
-		return HS_FORMAT_PERFVIEW_XML;
-	if (*s == '{')
-		return HS_FORMAT_PERFVIEW_JSON;
-	/*
-	 * Line formats: the first line that is not blank or a '#' comment
-	 * decides (the reader says later what is wrong with the others),
-	 * except that a perf script sample header must be followed by a frame
-	 * line or another header.
-	 */
 	while (s < end) {
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
 		size_t len = nl ? (size_t)(nl - s) : (size_t)(end - s), i = 0;
@@ -196,6 +211,375 @@ enum hs_format hs_format_sniff(const unsigned char *head, size_t n)
 		s = nl + 1;
 	}
 	return perf ? HS_FORMAT_PERF_SCRIPT : HS_FORMAT_UNKNOWN;
+}
+
+/*
+ * perf script text; or a binary perf.data recording (its magic
+ * "PERFILE2"), which the perf script reader refuses with the
+ * `perf script` command that converts it.
+ */
+static int sniff_perf_script(const unsigned char *head, size_t n)
+{
+	if (n >= 8 && !memcmp(head, "PERFILE2", 8))
+		return 1;
+	return sniff_lines(head, n) == HS_FORMAT_PERF_SCRIPT;
+}
+
+static int sniff_folded(const unsigned char *head, size_t n)
+{
+	return sniff_lines(head, n) == HS_FORMAT_FOLDED;
+}
+
+/* ---- the importers and exporters, as the table calls them ---- */
+
+static int import_perf_stream(FILE *f, size_t source, const char *name, struct hs_stack_source *out,
+			      struct hs_diag *diag)
+{
+	return hs_import_perf_script_view(f, (enum hs_perf_view)source, out, diag);
+}
+
+static int import_trace_zip(const char *path, size_t source, const char *name, struct hs_stack_source *out,
+			    struct hs_diag *diag)
+{
+	return hs_import_trace_zip_view(path, (enum hs_perf_view)source, out, diag);
+}
+
+static int import_xml_stream(FILE *f, size_t source, const char *name, struct hs_stack_source *out,
+			     struct hs_diag *diag)
+{
+	return hs_import_perfview_xml(f, out, diag);
+}
+
+static int import_json_stream(FILE *f, size_t source, const char *name, struct hs_stack_source *out,
+			      struct hs_diag *diag)
+{
+	return hs_import_perfview_json(f, out, diag);
+}
+
+static int import_folded_stream(FILE *f, size_t source, const char *name, struct hs_stack_source *out,
+				struct hs_diag *diag)
+{
+	return hs_import_folded(f, out, diag);
+}
+
+/* A PerfView zip's one entry: its own name (.json, .xml) says which it is. */
+static int import_perfview_zip(const char *path, size_t source, const char *name,
+			       struct hs_stack_source *out, struct hs_diag *diag)
+{
+	char *entry = NULL;
+	FILE *zf;
+	int err;
+
+	zf = hs_zip_open_entry(path, NULL, &entry, diag);
+	if (!zf)
+		return -EINVAL;
+	if (entry && ends_with(entry, ".json"))
+		err = hs_import_perfview_json(zf, out, diag);
+	else
+		err = hs_import_perfview_xml(zf, out, diag);
+	fclose(zf);
+	hs_free(entry);
+	return err;
+}
+
+static int import_nettrace_stream(FILE *f, size_t source, const char *name,
+				 struct hs_stack_source *out, struct hs_diag *diag)
+{
+	return hs_import_nettrace(f, source, name, out, diag);
+}
+
+static int import_nettrace_zip(const char *path, size_t source, const char *name,
+			       struct hs_stack_source *out, struct hs_diag *diag)
+{
+	return hs_import_nettrace_zip(path, source, name, out, diag);
+}
+
+static int import_heapscope_file(const char *path, size_t source, const char *name,
+				 struct hs_stack_source *out, struct hs_diag *diag)
+{
+	return hs_import_heapscope_source(path, source, out, diag);
+}
+
+/* ---- sources ---- */
+
+/*
+ * Each format's sources, the default first. The index of the one asked
+ * for reaches the format's importer. perf script's are in the order of
+ * enum hs_perf_view.
+ */
+static const struct hs_source_info perf_sources[] = {
+	{ "cpu", "CPU samples, each weighted by the time to the next sample on "
+		 "its CPU (default)" },
+	{ "thread-time", "every thread's time: CPU_TIME from CPU samples, "
+			 "BLOCKED_TIME from sched_switch, READIED_BY from sched_waking "
+			 "(or sched_wakeup)" },
+};
+
+static size_t perf_source_list(const struct hs_source_info **list)
+{
+	*list = perf_sources;
+	return sizeof(perf_sources) / sizeof(perf_sources[0]);
+}
+
+/* A heapscope trace's: its memory views (analysis/memviews.h), by kind. */
+static struct hs_source_info heap_sources[HS_MEM__COUNT];
+static pthread_once_t heap_sources_once = PTHREAD_ONCE_INIT;
+
+static void heap_sources_init(void)
+{
+	int i;
+
+	for (i = 0; i < HS_MEM__COUNT; i++) {
+		heap_sources[i].name = hs_memview_name((enum hs_memview_kind)i);
+		heap_sources[i].summary = hs_memview_description((enum hs_memview_kind)i);
+	}
+}
+
+static size_t heap_source_list(const struct hs_source_info **list)
+{
+	pthread_once(&heap_sources_once, heap_sources_init);
+	*list = heap_sources;
+	return HS_MEM__COUNT;
+}
+
+/*
+ * The views a trace at @path offers: cpu and wall only when it was
+ * recorded with them, and no memory view when it was recorded with
+ * --no-heap (its sampling header says so).
+ */
+static size_t heap_path_sources(const char *path, struct hs_source_info *out)
+{
+	const struct hs_source_info *list;
+	size_t i, n = heap_source_list(&list), k = 0;
+	struct hs_diag diag = HS_DIAG_INIT(path);
+	struct hs_trace_sampling s;
+
+	if (!strcmp(path, "-") || hs_trace_peek_sampling(path, &s, &diag) <= 0)
+		memset(&s, 0, sizeof(s));
+	for (i = 0; i < n && k < HS_SOURCES_MAX; i++) {
+		if (i == HS_MEM_CPU ? !s.cpu_hz : i == HS_MEM_WALL ? !s.wall_hz
+								    : (s.flags & 1) != 0)
+			continue;
+		out[k++] = list[i];
+	}
+	return k;
+}
+
+/* ---- the table ---- */
+
+static const char *const perf_suffixes[] = {
+	".data.txt", ".perf.data.dump", ".perfscript", NULL
+};
+static const char *const perf_aliases[] = { "perf", NULL };
+static const char *const trace_zip_suffixes[] = { ".trace.zip", NULL };
+static const char *const xml_suffixes[] = { ".perfView.xml", NULL };
+static const char *const xml_zip_suffixes[] = { ".perfView.xml.zip", NULL };
+static const char *const json_suffixes[] = { ".perfView.json", NULL };
+static const char *const json_zip_suffixes[] = { ".perfView.json.zip", NULL };
+static const char *const folded_suffixes[] = {
+	".folded", ".folded.txt", ".collapsed", NULL
+};
+static const char *const heapscope_suffixes[] = { ".heapscope", NULL };
+static const char *const nettrace_suffixes[] = { ".nettrace", NULL };
+static const char *const nettrace_zip_suffixes[] = { ".nettrace.zip", NULL };
+
+/* A .nettrace's sources: its events read once, to list what it holds. */
+static size_t nettrace_source_list(const struct hs_source_info **list)
+{
+	*list = hs_nettrace_sources;
+	return HS_NETTRACE__COUNT;
+}
+
+static size_t nettrace_path_sources(const char *path, struct hs_source_info *out)
+{
+	return hs_nettrace_path_sources(path, 0, out);
+}
+
+static size_t nettrace_zip_path_sources(const char *path, struct hs_source_info *out)
+{
+	return hs_nettrace_path_sources(path, 1, out);
+}
+
+/*
+ * In the order content is tried: the heapscope magic first, the zips
+ * that name their entry before perfcollect's zip, which takes any
+ * other, then XML, JSON and the line formats. Suffixes are tried in the
+ * same order, the longest match winning (.perfView.xml.zip over
+ * .perfView.xml is told by the ending itself).
+ */
+static const struct hs_format_ops formats[] = {
+	{
+		.id = HS_FORMAT_HEAPSCOPE, .name = "heapscope",
+		.suffixes = heapscope_suffixes,
+		.caps = HS_FORMAT_HAS_HEAP | HS_FORMAT_HAS_TIME,
+		.sniff = sniff_heapscope, .import_file = import_heapscope_file,
+		.sources = heap_source_list, .path_sources = heap_path_sources,
+		.default_by_file = 1,
+	},
+	{
+		.id = HS_FORMAT_PERFVIEW_XML_ZIP, .name = "xml-zip",
+		.suffixes = xml_zip_suffixes, .zip_of = HS_FORMAT_PERFVIEW_XML,
+		.caps = HS_FORMAT_HAS_TIME,
+		.sniff = sniff_xml_zip, .import_file = import_perfview_zip,
+		.export_stream = hs_export_perfview_xml,
+	},
+	{
+		.id = HS_FORMAT_PERFVIEW_JSON_ZIP, .name = "json-zip",
+		.suffixes = json_zip_suffixes, .zip_of = HS_FORMAT_PERFVIEW_JSON,
+		.caps = HS_FORMAT_HAS_TIME,
+		.sniff = sniff_json_zip, .import_file = import_perfview_zip,
+		.export_stream = hs_export_perfview_json,
+	},
+	{
+		.id = HS_FORMAT_NETTRACE_ZIP, .name = "nettrace-zip",
+		.suffixes = nettrace_zip_suffixes, .zip_of = HS_FORMAT_NETTRACE,
+		.caps = HS_FORMAT_HAS_TIME,
+		.sniff = sniff_nettrace_zip, .import_file = import_nettrace_zip,
+		.sources = nettrace_source_list, .path_sources = nettrace_zip_path_sources,
+		.source_index = hs_nettrace_source_index,
+	},
+	{
+		.id = HS_FORMAT_TRACE_ZIP, .name = "trace-zip",
+		.suffixes = trace_zip_suffixes,
+		.caps = HS_FORMAT_HAS_TIME,
+		.sniff = sniff_trace_zip, .import_file = import_trace_zip,
+		.sources = perf_source_list,
+	},
+	{
+		.id = HS_FORMAT_NETTRACE, .name = "nettrace",
+		.suffixes = nettrace_suffixes,
+		.caps = HS_FORMAT_HAS_TIME,
+		.sniff = hs_nettrace_sniff, .import_stream = import_nettrace_stream,
+		.sources = nettrace_source_list, .path_sources = nettrace_path_sources,
+		.source_index = hs_nettrace_source_index,
+	},
+	{
+		.id = HS_FORMAT_PERFVIEW_XML, .name = "xml",
+		.suffixes = xml_suffixes,
+		.caps = HS_FORMAT_HAS_TIME,
+		.sniff = sniff_xml, .import_stream = import_xml_stream,
+		.export_stream = hs_export_perfview_xml,
+	},
+	{
+		.id = HS_FORMAT_PERFVIEW_JSON, .name = "json",
+		.suffixes = json_suffixes,
+		.caps = HS_FORMAT_HAS_TIME,
+		.sniff = sniff_json, .import_stream = import_json_stream,
+		.export_stream = hs_export_perfview_json,
+	},
+	{
+		.id = HS_FORMAT_PERF_SCRIPT, .name = "perf-script",
+		.suffixes = perf_suffixes, .aliases = perf_aliases,
+		.caps = HS_FORMAT_HAS_TIME,
+		.sniff = sniff_perf_script, .import_stream = import_perf_stream,
+		.sources = perf_source_list,
+	},
+	{
+		.id = HS_FORMAT_FOLDED, .name = "folded",
+		.suffixes = folded_suffixes,
+		.sniff = sniff_folded, .import_stream = import_folded_stream,
+		.export_stream = hs_export_folded,
+	},
+};
+
+#define NR_FORMATS (sizeof(formats) / sizeof(formats[0]))
+
+const struct hs_format_ops *hs_format_ops(enum hs_format fmt)
+{
+	size_t i;
+
+	for (i = 0; i < NR_FORMATS; i++)
+		if (formats[i].id == fmt)
+			return &formats[i];
+	return NULL;
+}
+
+int hs_format_has(enum hs_format fmt, unsigned caps)
+{
+	const struct hs_format_ops *ops = hs_format_ops(fmt);
+	unsigned have;
+
+	if (!ops)
+		return 0;
+	have = ops->caps | (ops->export_stream ? HS_FORMAT_WRITABLE : 0u);
+	return (have & caps) == caps;
+}
+
+const char *hs_format_name(enum hs_format fmt)
+{
+	const struct hs_format_ops *ops = hs_format_ops(fmt);
+
+	return ops ? ops->name : "unknown";
+}
+
+enum hs_format hs_format_parse(const char *name)
+{
+	const char *const *a;
+	size_t i;
+
+	for (i = 0; i < NR_FORMATS; i++) {
+		if (!strcasecmp(name, formats[i].name))
+			return formats[i].id;
+		for (a = formats[i].aliases; a && *a; a++)
+			if (!strcasecmp(name, *a))
+				return formats[i].id;
+	}
+	return HS_FORMAT_UNKNOWN;
+}
+
+enum hs_format hs_format_from_path(const char *path)
+{
+	enum hs_format best = HS_FORMAT_UNKNOWN;
+	const char *const *sfx;
+	size_t i, best_len = 0;
+
+	for (i = 0; i < NR_FORMATS; i++)
+		for (sfx = formats[i].suffixes; sfx && *sfx; sfx++)
+			if (strlen(*sfx) > best_len && ends_with(path, *sfx)) {
+				best = formats[i].id;
+				best_len = strlen(*sfx);
+			}
+	return best;
+}
+
+enum hs_format hs_format_sniff(const unsigned char *head, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < NR_FORMATS; i++)
+		if (formats[i].sniff && formats[i].sniff(head, n))
+			return formats[i].id;
+	return HS_FORMAT_UNKNOWN;
+}
+
+int hs_format_writable(enum hs_format fmt)
+{
+	return hs_format_has(fmt, HS_FORMAT_WRITABLE);
+}
+
+size_t hs_format_sources(enum hs_format fmt, const struct hs_source_info **list)
+{
+	const struct hs_format_ops *ops = hs_format_ops(fmt);
+
+	if (!ops || !ops->sources) {
+		*list = NULL;
+		return 0;
+	}
+	return ops->sources(list);
+}
+
+size_t hs_path_sources(const char *path, enum hs_format fmt, struct hs_source_info *out)
+{
+	const struct hs_format_ops *ops = hs_format_ops(fmt);
+	const struct hs_source_info *list;
+	size_t i, n;
+
+	if (ops && ops->path_sources)
+		return ops->path_sources(path, out);
+	n = hs_format_sources(fmt, &list);
+	for (i = 0; i < n && i < HS_SOURCES_MAX; i++)
+		out[i] = list[i];
+	return i;
 }
 
 /* ---- reading standard input ---- */
@@ -278,142 +662,6 @@ static FILE *replay_open(FILE *under, unsigned char *head, size_t len)
 	return f;
 }
 
-static int is_zip(enum hs_format fmt)
-{
-	return fmt == HS_FORMAT_TRACE_ZIP || fmt == HS_FORMAT_PERFVIEW_XML_ZIP ||
-	       fmt == HS_FORMAT_PERFVIEW_JSON_ZIP;
-}
-
-static int ends_with_case(const char *s, const char *suffix)
-{
-	return s && ends_with(s, suffix);
-}
-
-static int import_zip(const char *zpath, enum hs_format fmt, size_t source,
-		      struct hs_stack_source *out, struct hs_diag *diag)
-{
-	char *entry = NULL;
-	FILE *zf;
-	int err;
-
-	if (fmt == HS_FORMAT_TRACE_ZIP)
-		return hs_import_trace_zip_view(zpath, (enum hs_perf_view)source, out,
-						diag);
-	zf = hs_zip_open_entry(zpath, NULL, &entry, diag);
-	if (!zf)
-		return -EINVAL;
-	/* the entry's own name wins, as the file name does for PerfView */
-	if (ends_with_case(entry, ".json"))
-		fmt = HS_FORMAT_PERFVIEW_JSON_ZIP;
-	else if (ends_with_case(entry, ".xml"))
-		fmt = HS_FORMAT_PERFVIEW_XML_ZIP;
-	if (fmt == HS_FORMAT_PERFVIEW_JSON_ZIP)
-		err = hs_import_perfview_json(zf, out, diag);
-	else
-		err = hs_import_perfview_xml(zf, out, diag);
-	fclose(zf);
-	hs_free(entry);
-	return err;
-}
-
-/*
- * Formats read from a file by name: zips and heapscope traces. @source
- * is an index into the format's hs_format_sources() list.
- */
-static int import_file(const char *fpath, enum hs_format fmt, size_t source,
-		       struct hs_stack_source *out, struct hs_diag *diag)
-{
-	if (fmt == HS_FORMAT_HEAPSCOPE)
-		return hs_import_heapscope_source(fpath, source, out, diag);
-	return import_zip(fpath, fmt, source, out, diag);
-}
-
-static int import_stream(FILE *f, enum hs_format fmt, size_t source,
-			 struct hs_stack_source *out, struct hs_diag *diag)
-{
-	switch (fmt) {
-	case HS_FORMAT_PERF_SCRIPT:
-		return hs_import_perf_script_view(f, (enum hs_perf_view)source, out,
-						  diag);
-	case HS_FORMAT_PERFVIEW_XML:
-		return hs_import_perfview_xml(f, out, diag);
-	case HS_FORMAT_PERFVIEW_JSON:
-		return hs_import_perfview_json(f, out, diag);
-	case HS_FORMAT_FOLDED:
-		return hs_import_folded(f, out, diag);
-	default:
-		hs_diag_set(diag, 0, "cannot read format '%s'", hs_format_name(fmt));
-		return -EINVAL;
-	}
-}
-
-/* ---- sources ---- */
-
-/*
- * Each format's sources, the default first. The index of the one asked
- * for reaches the format's importer through import_file() or
- * import_stream(). perf script's are in the order of enum hs_perf_view.
- */
-static const struct hs_source_info perf_sources[] = {
-	{ "cpu", "CPU samples, each weighted by the time to the next sample on "
-		 "its CPU (default)" },
-	{ "thread-time", "every thread's time: CPU_TIME from CPU samples, "
-			 "BLOCKED_TIME from sched_switch, READIED_BY from sched_waking "
-			 "(or sched_wakeup)" },
-};
-
-/* A heapscope trace's: its memory views (analysis/memviews.h), by kind. */
-static struct hs_source_info heap_sources[HS_MEM__COUNT];
-static pthread_once_t heap_sources_once = PTHREAD_ONCE_INIT;
-
-static void heap_sources_init(void)
-{
-	int i;
-
-	for (i = 0; i < HS_MEM__COUNT; i++) {
-		heap_sources[i].name = hs_memview_name((enum hs_memview_kind)i);
-		heap_sources[i].summary = hs_memview_description((enum hs_memview_kind)i);
-	}
-}
-
-size_t hs_format_sources(enum hs_format fmt, const struct hs_source_info **list)
-{
-	switch (fmt) {
-	case HS_FORMAT_PERF_SCRIPT:
-	case HS_FORMAT_TRACE_ZIP:
-		*list = perf_sources;
-		return sizeof(perf_sources) / sizeof(perf_sources[0]);
-	case HS_FORMAT_HEAPSCOPE:
-		pthread_once(&heap_sources_once, heap_sources_init);
-		*list = heap_sources;
-		return HS_MEM__COUNT;
-	default:
-		*list = NULL;
-		return 0;
-	}
-}
-
-size_t hs_path_sources(const char *path, enum hs_format fmt, struct hs_source_info *out)
-{
-	const struct hs_source_info *list;
-	size_t i, n = hs_format_sources(fmt, &list), k = 0;
-	struct hs_diag diag = HS_DIAG_INIT(path);
-	struct hs_trace_sampling s;
-
-	if (fmt != HS_FORMAT_HEAPSCOPE || !strcmp(path, "-") ||
-	    hs_trace_peek_sampling(path, &s, &diag) <= 0)
-		memset(&s, 0, sizeof(s));
-	for (i = 0; i < n && k < HS_SOURCES_MAX; i++) {
-		if (fmt == HS_FORMAT_HEAPSCOPE) {
-			if (i == HS_MEM_CPU ? !s.cpu_hz :
-			    i == HS_MEM_WALL ? !s.wall_hz : (s.flags & 1) != 0)
-				continue;
-		}
-		out[k++] = list[i];
-	}
-	return k;
-}
-
 /* The index of source @name (NULL: 0, the default) among @fmt's. */
 static int find_source(enum hs_format fmt, const char *name, size_t *index,
 		       struct hs_diag *diag)
@@ -424,6 +672,8 @@ static int find_source(enum hs_format fmt, const char *name, size_t *index,
 
 	*index = 0;
 	if (!name)
+		return 0;
+	if (hs_format_ops(fmt)->source_index && !hs_format_ops(fmt)->source_index(name, index))
 		return 0;
 	for (i = 0; i < n; i++)
 		if (!strcmp(list[i].name, name)) {
@@ -446,6 +696,16 @@ static int find_source(enum hs_format fmt, const char *name, size_t *index,
 		    hs_format_name(fmt), name, names.s);
 	hs_buf_release(&names);
 	return -ENOENT;
+}
+
+FILE *hs_spool_input(FILE *f, struct hs_diag *diag)
+{
+	FILE *t = NULL;
+
+	/* bounded, in TMPDIR (zipfile.h) */
+	if (hs_zip_spool(f, &t, diag))
+		return NULL;
+	return t;
 }
 
 /* ---- reading a path ---- */
@@ -528,6 +788,7 @@ int hs_import_path_source(const char *path, enum hs_format fmt, const char *sour
 			  struct hs_stack_source *out, struct hs_diag *diag)
 {
 	int is_stdin = !strcmp(path, "-");
+	const struct hs_format_ops *ops;
 	FILE *f, *in = NULL, *tmp = NULL;
 	size_t index = 0;
 	int err = 0;
@@ -573,31 +834,33 @@ int hs_import_path_source(const char *path, enum hs_format fmt, const char *sour
 			goto out;
 		}
 	}
-	if (fmt == HS_FORMAT_HEAPSCOPE && !source && !is_stdin) {
-		/* the default is the first view the trace offers (cpu for --no-heap) */
+	ops = hs_format_ops(fmt);
+	if (ops->default_by_file && !source && !is_stdin) {
+		/* the default is the first source the file offers (cpu for --no-heap) */
 		struct hs_source_info avail[HS_SOURCES_MAX];
-		enum hs_memview_kind kind;
 
-		if (hs_path_sources(path, fmt, avail) &&
-		    !hs_memview_parse(avail[0].name, &kind))
-			index = (size_t)kind;
+		if (ops->path_sources(path, avail) &&
+		    find_source(fmt, avail[0].name, &index, diag)) {
+			err = -ENOENT;
+			goto out;
+		}
 	}
-	if (is_zip(fmt) || fmt == HS_FORMAT_HEAPSCOPE) {
+	if (ops->import_file) {
 		struct stat st;
 		char fdpath[64];
 
 		if (!is_stdin && !fstat(fileno(f), &st) && S_ISREG(st.st_mode)) {
-			err = import_file(path, fmt, index, out, diag);
+			err = ops->import_file(path, index, source, out, diag);
 			goto out;
 		}
 		err = hs_zip_spool(in, &tmp, diag);	/* zips need seeking */
 		if (err)
 			goto out;
 		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fileno(tmp));
-		err = import_file(fdpath, fmt, index, out, diag);
+		err = ops->import_file(fdpath, index, source, out, diag);
 		goto out;
 	}
-	err = import_stream(in, fmt, index, out, diag);
+	err = ops->import_stream(in, index, source, out, diag);
 out:
 	if (tmp)
 		fclose(tmp);
@@ -616,25 +879,14 @@ int hs_import_path(const char *path, enum hs_format fmt,
 
 /* ---- writing a path or standard output ---- */
 
-static int can_write(enum hs_format fmt)
-{
-	return fmt == HS_FORMAT_PERFVIEW_XML || fmt == HS_FORMAT_PERFVIEW_XML_ZIP ||
-	       fmt == HS_FORMAT_PERFVIEW_JSON || fmt == HS_FORMAT_PERFVIEW_JSON_ZIP ||
-	       fmt == HS_FORMAT_FOLDED;
-}
-
-int hs_format_writable(enum hs_format fmt)
-{
-	return can_write(fmt);
-}
-
 /*
  * The zip entry's name: the file name minus ".zip", made to end in
  * .perfView.xml / .perfView.json so that readers can tell what it holds.
  */
-static char *entry_name(const char *path, enum hs_format fmt)
+static char *entry_name(const char *path, const struct hs_format_ops *zip)
 {
-	const char *ext = fmt == HS_FORMAT_PERFVIEW_JSON_ZIP ? ".json" : ".xml";
+	const char *inner = hs_format_ops(zip->zip_of)->suffixes[0];
+	const char *ext = strrchr(inner, '.');
 	const char *base = strrchr(path, '/');
 	struct hs_buf b = HS_BUF_INIT;
 	size_t len;
@@ -647,28 +899,11 @@ static char *entry_name(const char *path, enum hs_format fmt)
 		len -= 4;
 	if (hs_buf_add(&b, base, len))
 		return NULL;
-	if (!ends_with(b.s, ext) &&
-	    hs_buf_adds(&b, fmt == HS_FORMAT_PERFVIEW_JSON_ZIP ? ".perfView.json"
-							       : ".perfView.xml")) {
+	if (!ends_with(b.s, ext) && hs_buf_adds(&b, inner)) {
 		hs_buf_release(&b);
 		return NULL;
 	}
 	return hs_buf_detach(&b);
-}
-
-static int export_stream(const struct hs_stack_source *src, enum hs_format fmt,
-			 FILE *f)
-{
-	switch (fmt) {
-	case HS_FORMAT_PERFVIEW_XML:
-	case HS_FORMAT_PERFVIEW_XML_ZIP:
-		return hs_export_perfview_xml(src, f);
-	case HS_FORMAT_PERFVIEW_JSON:
-	case HS_FORMAT_PERFVIEW_JSON_ZIP:
-		return hs_export_perfview_json(src, f);
-	default:
-		return hs_export_folded(src, f);
-	}
 }
 
 /* Copy the file at @path to @out. */
@@ -696,6 +931,7 @@ int hs_export_path(const struct hs_stack_source *src, const char *path,
 		   enum hs_format fmt, struct hs_diag *diag)
 {
 	int is_stdout = !strcmp(path, "-");
+	const struct hs_format_ops *ops;
 	const char *tmpdir = getenv("TMPDIR");
 	char tmpzip[4096];
 	const char *target = path;
@@ -711,14 +947,15 @@ int hs_export_path(const struct hs_stack_source *src, const char *path,
 			    "name it with --to");
 		return -EINVAL;
 	}
-	if (!can_write(fmt)) {
+	ops = hs_format_ops(fmt);
+	if (!ops->export_stream) {
 		hs_diag_set(diag, 0, "heapscope cannot write %s files",
 			    hs_format_name(fmt));
 		return -ENOTSUP;
 	}
-	zip = fmt == HS_FORMAT_PERFVIEW_XML_ZIP || fmt == HS_FORMAT_PERFVIEW_JSON_ZIP;
+	zip = ops->zip_of != HS_FORMAT_UNKNOWN;
 	if (zip) {
-		entry = entry_name(path, fmt);
+		entry = entry_name(path, ops);
 		if (!entry) {
 			hs_diag_set(diag, 0, "out of memory");
 			return -ENOMEM;
@@ -756,7 +993,7 @@ int hs_export_path(const struct hs_stack_source *src, const char *path,
 		regular = !fstat(fileno(f), &st) && S_ISREG(st.st_mode);
 	}
 	errno = 0;
-	err = export_stream(src, fmt, f);
+	err = ops->export_stream(src, f);
 	if (err && zip)
 		regular = 1;	/* closing still builds the zip, with half the data */
 	else if (zip)

@@ -26,8 +26,66 @@ enum hs_format {
 	HS_FORMAT_PERFVIEW_JSON_ZIP,	/* *.perfView.json.zip */
 	HS_FORMAT_FOLDED,		/* folded stacks: "main;f;g 42" */
 	HS_FORMAT_HEAPSCOPE,		/* heapscope's own traces: *.heapscope */
+	HS_FORMAT_NETTRACE,		/* .NET EventPipe: *.nettrace (import_nettrace.h) */
+	HS_FORMAT_NETTRACE_ZIP,		/* *.nettrace.zip */
 	HS_FORMAT__COUNT
 };
+
+/*
+ * A format as data: adding a format is one entry in io.c's table (and its
+ * enum hs_format value). Front ends ask hs_format_has() for what a format
+ * can do instead of testing ids.
+ */
+enum hs_format_caps {
+	HS_FORMAT_WRITABLE = 1 << 0,	/* heapscope writes it (it has export_stream) */
+	HS_FORMAT_HAS_HEAP = 1 << 1,	/* a heap trace: memory views, stats, heap API */
+	HS_FORMAT_HAS_TIME = 1 << 2,	/* its samples carry times (folded's do not) */
+};
+
+struct hs_source_info;
+struct hs_format_ops {
+	enum hs_format id;
+	const char *name;		/* for --from/--to and messages */
+	const char *const *suffixes;	/* NULL-terminated, matched without case;
+					 * the first names a zip's entry */
+	const char *const *aliases;	/* other --from names, or NULL */
+	unsigned caps;			/* enum hs_format_caps, but WRITABLE */
+	/* whether the first @n bytes are this format; tried in table order */
+	int (*sniff)(const unsigned char *head, size_t n);
+	/*
+	 * The importer, as source @source (an index into sources()) asked
+	 * for by @name (NULL: the default; "events:PROVIDER/EVENT" carries a
+	 * detail past its family's name): a stream, or a seekable file (a
+	 * pipe is copied to a temporary file first); one of the two.
+	 */
+	int (*import_stream)(FILE *f, size_t source, const char *name,
+			     struct hs_stack_source *out, struct hs_diag *diag);
+	int (*import_file)(const char *path, size_t source, const char *name,
+			   struct hs_stack_source *out, struct hs_diag *diag);
+	/* The exporter (NULL: read only); for a zip, of its one entry. */
+	int (*export_stream)(const struct hs_stack_source *src, FILE *f);
+	enum hs_format zip_of;		/* a zip of one entry of this format, or UNKNOWN */
+	/* The sources it offers, the default first (NULL: one source). */
+	size_t (*sources)(const struct hs_source_info **list);
+	/* Those a file at @path offers, when they depend on the file (NULL: all). */
+	size_t (*path_sources)(const char *path, struct hs_source_info *out);
+	/*
+	 * Whether the default source is the first that path_sources() finds
+	 * (a heap trace recorded with --no-heap defaults to cpu) rather than
+	 * the list's first; a format whose listing reads the whole file
+	 * leaves it 0, so that importing reads the file once.
+	 */
+	int default_by_file;
+	/*
+	 * The index of source @name when its names are more than the list
+	 * (NULL: the list's names only): 0 and *@index, or -ENOENT.
+	 */
+	int (*source_index)(const char *name, size_t *index);
+};
+/* The operations of @fmt (static, borrowed), or NULL for HS_FORMAT_UNKNOWN. */
+const struct hs_format_ops *hs_format_ops(enum hs_format fmt);
+/* Whether @fmt has every capability of @caps (enum hs_format_caps). */
+int hs_format_has(enum hs_format fmt, unsigned caps);
 
 /* Short name for --from/--to and messages ("perf-script", "xml", ...). */
 const char *hs_format_name(enum hs_format fmt);
@@ -36,10 +94,11 @@ enum hs_format hs_format_parse(const char *name);
 /* Format implied by a file name's extension, or HS_FORMAT_UNKNOWN. */
 enum hs_format hs_format_from_path(const char *path);
 /*
- * Guess from the first @n bytes of content, or HS_FORMAT_UNKNOWN: '<' is
- * XML, '{' JSON, a zip is told by its first entry's name (.xml, .json,
- * anything else a trace zip), then perf script's sample header and folded
- * "a;b;c 42" lines.
+ * Guess from the first @n bytes of content, or HS_FORMAT_UNKNOWN: the
+ * heapscope magic, a zip told by its first entry's name (.xml, .json,
+ * anything else a trace zip), '<' XML, '{' JSON, then perf script's sample
+ * header (or perf.data's magic: its reader says to run `perf script`) and
+ * folded "a;b;c 42" lines (each format's sniff, in table order).
  */
 enum hs_format hs_format_sniff(const unsigned char *head, size_t n);
 /* Whether heapscope can write @fmt (PerfView XML/JSON, zipped or not, folded). */
@@ -75,6 +134,14 @@ size_t hs_path_sources(const char *path, enum hs_format fmt, struct hs_source_in
  */
 int hs_path_format(const char *path, enum hs_format fmt, enum hs_format *out,
 		   struct hs_diag *diag);
+
+/*
+ * Copy what is left of @f (standard input, a pipe) into an anonymous
+ * temporary file, for readers that need a file they can open by name
+ * ("/proc/self/fd/N"). Returns the copy (owned: fclose() it) or NULL with
+ * @diag filled.
+ */
+FILE *hs_spool_input(FILE *f, struct hs_diag *diag);
 
 /*
  * Import @path ("-" = standard input) in format @fmt; HS_FORMAT_UNKNOWN

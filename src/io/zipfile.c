@@ -101,6 +101,7 @@ FILE *hs_zip_open_entry(const char *path, const char *suffix,
 {
 	zip_t *z = open_archive(path, diag);
 	zip_int64_t n, i, found = -1;
+	FILE *f;
 
 	if (!z)
 		return NULL;
@@ -130,7 +131,12 @@ FILE *hs_zip_open_entry(const char *path, const char *suffix,
 			return NULL;
 		}
 	}
-	return open_index(z, (zip_uint64_t)found, diag);
+	f = open_index(z, (zip_uint64_t)found, diag);
+	if (!f && entry_name) {	/* nothing is handed over on failure */
+		hs_free(*entry_name);
+		*entry_name = NULL;
+	}
+	return f;
 }
 
 FILE *hs_zip_open_named(const char *path, const char *name)
@@ -359,15 +365,15 @@ int hs_zip_spool(FILE *in, FILE **out, struct hs_diag *diag)
 	while ((n = fread(buf, 1, sizeof(buf), in)) > 0) {
 		if (copied + n > max || copied + n > room) {
 			if (copied + n > max)
-				hs_diag_set(diag, 0, "a zip on standard input is copied to a "
-					    "temporary file to be read, and this one is larger "
-					    "than %llu bytes (HEAPSCOPE_SPOOL_MAX); give the "
-					    "zip's file name instead", max);
+				hs_diag_set(diag, 0, "standard input is copied to a "
+					    "temporary file to be read, and this input is "
+					    "larger than %llu bytes (HEAPSCOPE_SPOOL_MAX); give "
+					    "the file's name instead", max);
 			else
-				hs_diag_set(diag, 0, "a zip on standard input is copied to a "
-					    "temporary file to be read, and this one would fill "
-					    "more than half the space free in %s (TMPDIR); give "
-					    "the zip's file name instead", tmp_dir());
+				hs_diag_set(diag, 0, "standard input is copied to a "
+					    "temporary file to be read, and this input would "
+					    "fill more than half the space free in %s (TMPDIR); "
+					    "give the file's name instead", tmp_dir());
 			fclose(t);
 			return copied + n > max ? -EFBIG : -ENOSPC;
 		}

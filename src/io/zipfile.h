@@ -14,7 +14,7 @@
  * with @suffix (NULL = the only entry; more than one is an error).
  * Returns a FILE the caller must fclose(), or NULL with @diag filled.
  * The entry's name is stored in *@entry_name (owned by the caller; may be
- * NULL if not wanted).
+ * NULL if not wanted); on failure the caller owns nothing.
  */
 FILE *hs_zip_open_entry(const char *path, const char *suffix,
 			char **entry_name, struct hs_diag *diag);
@@ -47,8 +47,10 @@ FILE *hs_zip_tmpfile(struct hs_diag *diag);
 unsigned long long hs_zip_spool_max(void);
 
 /*
- * Copy @in (a pipe: zips need seeking) into a new temporary file, in
- * *@out for the caller to fclose(). The copy stops at hs_zip_spool_max()
+ * Copy @in (a pipe: zips, and readers that open a file by name, need
+ * seeking) into a new temporary file, in *@out for the caller to
+ * fclose(); io.c's hs_spool_input() and its import of a zip on a pipe
+ * spool through it. The copy stops at hs_zip_spool_max()
  * bytes and at half the space free in the temporary directory when it
  * starts, and is then refused with a message that says which bound and
  * what to do instead (name the file). Returns 0, -EFBIG, -ENOSPC or

@@ -2,6 +2,7 @@
  * stack_source - interned frames and stacks, columnar samples.
  */
 #include "model/stack_source.h"
+#include "model/frame_name.h"
 #include "common/alloc.h"
 #include "common/hash.h"
 #include <errno.h>
@@ -40,7 +41,7 @@ void hs_source_release(struct hs_stack_source *src)
 	hs_free(src->stack_frame);
 	hs_free(src->stack_caller);
 	hs_free(src->stack_depth);
-	hs_free(src->stack_slot);
+	hs_idindex_release(&src->stack_index);
 	hs_free(src->time);
 	hs_free(src->metric);
 	hs_free(src->count);
@@ -50,7 +51,7 @@ void hs_source_release(struct hs_stack_source *src)
 	hs_strtab_release(&src->files);
 	hs_free(src->loc_file);
 	hs_free(src->loc_line);
-	hs_free(src->loc_slot);
+	hs_idindex_release(&src->loc_index);
 	hs_free(src->stack_loc);
 	hs_source_init(src);
 }
@@ -67,45 +68,25 @@ int hs_source_rename_frame(struct hs_stack_source *src, uint32_t frame,
 	return hs_strtab_rename(&src->frames, frame, name, len);
 }
 
-static size_t stack_slot(const struct hs_stack_source *src, uint32_t frame,
-			 uint32_t caller, uint32_t loc)
+/* A stack to look up. */
+struct stack_key {
+	uint32_t frame, caller, loc;
+};
+
+static inline uint64_t stack_hash(const struct stack_key *k)
 {
-	size_t mask = src->nr_stack_slot - 1;
-	uint64_t h = hs_hash_pair(frame, caller);
-	size_t i;
+	uint64_t h = hs_hash_pair(k->frame, k->caller);
 
-	if (loc)
-		h ^= hs_hash_u64(loc);
-	i = (size_t)h & mask;
-	while (src->stack_slot[i]) {
-		uint32_t id = src->stack_slot[i] - 1;
-
-		if (src->stack_frame[id] == frame && src->stack_caller[id] == caller &&
-		    hs_source_stack_loc(src, id) == loc)
-			break;
-		i = (i + 1) & mask;
-	}
-	return i;
+	return k->loc ? h ^ hs_hash_u64(k->loc) : h;
 }
 
-static int grow_stack_index(struct hs_stack_source *src)
+static int stack_eq(const void *ctx, uint32_t id, const void *key)
 {
-	size_t n = src->nr_stack_slot ? 2 * src->nr_stack_slot : 1024;
-	uint32_t *slot = hs_calloc(n, sizeof(*slot));
-	size_t id;
+	const struct hs_stack_source *src = ctx;
+	const struct stack_key *k = key;
 
-	if (!slot)
-		return -ENOMEM;
-	hs_free(src->stack_slot);
-	src->stack_slot = slot;
-	src->nr_stack_slot = n;
-	for (id = 0; id < src->nr_stacks; id++) {
-		size_t i = stack_slot(src, src->stack_frame[id], src->stack_caller[id],
-				      hs_source_stack_loc(src, (uint32_t)id));
-
-		src->stack_slot[i] = (uint32_t)id + 1;
-	}
-	return 0;
+	return src->stack_frame[id] == k->frame && src->stack_caller[id] == k->caller &&
+	       hs_source_stack_loc(src, id) == k->loc;
 }
 
 static int grow_stacks(struct hs_stack_source *src)
@@ -141,6 +122,8 @@ int hs_source_intern_stack(struct hs_stack_source *src, uint32_t frame,
 int hs_source_intern_stack_loc(struct hs_stack_source *src, uint32_t frame,
 			       uint32_t caller, uint32_t loc, uint32_t *stack)
 {
+	struct stack_key k = { frame, caller, loc };
+	uint64_t h;
 	size_t i;
 	uint32_t id;
 
@@ -153,11 +136,13 @@ int hs_source_intern_stack_loc(struct hs_stack_source *src, uint32_t frame,
 		if (!src->stack_loc)
 			return -ENOMEM;
 	}
-	if (2 * (src->nr_stacks + 1) > src->nr_stack_slot && grow_stack_index(src))
+	if (hs_idindex_reserve(&src->stack_index, src->nr_stacks + 1))
 		return -ENOMEM;
-	i = stack_slot(src, frame, caller, loc);
-	if (src->stack_slot[i]) {
-		*stack = src->stack_slot[i] - 1;
+	h = stack_hash(&k);
+	i = hs_idindex_slot(&src->stack_index, h, stack_eq, src, &k);
+	id = hs_idindex_at(&src->stack_index, i);
+	if (id != HS_IDINDEX_NONE) {
+		*stack = id;
 		return 0;
 	}
 	if (src->nr_stacks >= UINT32_MAX - 1)
@@ -170,51 +155,44 @@ int hs_source_intern_stack_loc(struct hs_stack_source *src, uint32_t frame,
 	src->stack_depth[id] = caller == HS_NO_STACK ? 1 : src->stack_depth[caller] + 1;
 	if (src->stack_loc)
 		src->stack_loc[id] = loc;
-	src->stack_slot[i] = id + 1;
+	hs_idindex_set(&src->stack_index, i, h, id);
 	*stack = id;
 	return 0;
 }
 
-static size_t loc_slot(const struct hs_stack_source *src, uint32_t file, uint32_t line)
+/* A location to look up: (file id, line). */
+struct loc_key {
+	uint32_t file, line;
+};
+
+static int loc_eq(const void *ctx, uint32_t k, const void *key)
 {
-	size_t mask = src->nr_loc_slot - 1;
-	size_t i = (size_t)hs_hash_pair(file, line) & mask;
+	const struct hs_stack_source *src = ctx;
+	const struct loc_key *l = key;
 
-	while (src->loc_slot[i]) {
-		uint32_t k = src->loc_slot[i] - 1;
-
-		if (src->loc_file[k] == file && src->loc_line[k] == line)
-			break;
-		i = (i + 1) & mask;
-	}
-	return i;
+	return src->loc_file[k] == l->file && src->loc_line[k] == l->line;
 }
 
 int hs_source_intern_loc(struct hs_stack_source *src, const char *file, size_t len,
 			 uint32_t line, uint32_t *loc)
 {
-	uint32_t f;
+	struct loc_key k;
+	uint32_t f, found;
+	uint64_t h;
 	size_t i, a;
 	int err = hs_strtab_intern(&src->files, file, len, &f);
 
 	if (err)
 		return err;
-	if (2 * (src->nr_locs + 1) > src->nr_loc_slot) {
-		size_t n = src->nr_loc_slot ? 2 * src->nr_loc_slot : 256, k;
-		uint32_t *slot = hs_calloc(n, sizeof(uint32_t));
-
-		if (!slot)
-			return -ENOMEM;
-		hs_free(src->loc_slot);
-		src->loc_slot = slot;
-		src->nr_loc_slot = n;
-		for (k = 0; k < src->nr_locs; k++)
-			src->loc_slot[loc_slot(src, src->loc_file[k], src->loc_line[k])] =
-				(uint32_t)k + 1;
-	}
-	i = loc_slot(src, f, line);
-	if (src->loc_slot[i]) {
-		*loc = src->loc_slot[i];
+	if (hs_idindex_reserve(&src->loc_index, src->nr_locs + 1))
+		return -ENOMEM;
+	k.file = f;
+	k.line = line;
+	h = hs_hash_pair(f, line);
+	i = hs_idindex_slot(&src->loc_index, h, loc_eq, src, &k);
+	found = hs_idindex_at(&src->loc_index, i);
+	if (found != HS_IDINDEX_NONE) {
+		*loc = found + 1;
 		return 0;
 	}
 	if (src->nr_locs >= UINT32_MAX - 1)
@@ -228,8 +206,8 @@ int hs_source_intern_loc(struct hs_stack_source *src, const char *file, size_t l
 	src->alloc_locs = a;
 	src->loc_file[src->nr_locs] = f;
 	src->loc_line[src->nr_locs] = line;
+	hs_idindex_set(&src->loc_index, i, h, (uint32_t)src->nr_locs);
 	*loc = (uint32_t)++src->nr_locs;
-	src->loc_slot[i] = *loc;
 	return 0;
 }
 
@@ -293,10 +271,12 @@ int hs_source_add_sample(struct hs_stack_source *src, int64_t time_ns,
 size_t hs_source_stack_frames(const struct hs_stack_source *src, uint32_t stack,
 			      uint32_t *out, size_t max)
 {
-	size_t depth = hs_source_depth(src, stack);
-	size_t n = depth < max ? depth : max;
-	size_t i = n;
+	size_t depth, n, i;
 
+	HS_BUG_ON(stack != HS_NO_STACK && stack >= src->nr_stacks);
+	depth = hs_source_depth(src, stack);
+	n = depth < max ? depth : max;
+	i = n;
 	while (i > 0) {
 		out[--i] = src->stack_frame[stack];
 		stack = src->stack_caller[stack];
@@ -306,15 +286,10 @@ size_t hs_source_stack_frames(const struct hs_stack_source *src, uint32_t stack,
 
 const char *hs_frame_display(const char *full)
 {
-	const char *bang = strchr(full, '!');
-	const char *p, *start = full;
+	size_t mlen;
+	const char *mod = hs_frame_name_short_module(full, strlen(full), &mlen);
 
-	if (!bang)
-		return full;
-	for (p = full; p < bang; p++)
-		if (*p == '/' || *p == '\\')
-			start = p + 1;
-	return start;
+	return mod ? mod : full;
 }
 
 void hs_source_totals(const struct hs_stack_source *src, double *metric,
@@ -351,9 +326,9 @@ size_t hs_source_memory(const struct hs_stack_source *src)
 {
 	return hs_strtab_memory(&src->frames) + hs_strtab_memory(&src->files) +
 	       src->alloc_locs * 2 * sizeof(uint32_t) +
-	       src->nr_loc_slot * sizeof(uint32_t) +
+	       hs_idindex_memory(&src->loc_index) +
 	       src->alloc_stacks * (src->stack_loc ? 4 : 3) * sizeof(uint32_t) +
-	       src->nr_stack_slot * sizeof(uint32_t) +
+	       hs_idindex_memory(&src->stack_index) +
 	       src->alloc_samples * (sizeof(int64_t) + 2 * sizeof(double) +
 				     sizeof(uint32_t));
 }

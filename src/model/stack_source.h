@@ -2,6 +2,8 @@
 #define HS_MODEL_STACK_SOURCE_H
 #include <stddef.h>
 #include <stdint.h>
+#include "common/idindex.h"
+#include "common/log.h"
 #include "common/strtab.h"
 
 /*
@@ -65,8 +67,7 @@ struct hs_stack_source {
 	uint32_t *stack_caller;	/* stack id -> caller stack, HS_NO_STACK at the top */
 	uint32_t *stack_depth;	/* stack id -> number of frames (>= 1) */
 	size_t nr_stacks, alloc_stacks;
-	uint32_t *stack_slot;	/* index: stack id + 1; 0 = empty */
-	size_t nr_stack_slot;	/* power of two, at most half full */
+	struct hs_idindex stack_index;	/* of the stack ids, by (frame, caller, loc) */
 
 	int64_t *time;		/* sample -> ns from the start of the trace */
 	double *metric;		/* sample -> its weight (bytes, ms, 1, ...) */
@@ -93,8 +94,7 @@ struct hs_stack_source {
 	uint32_t *loc_file;	/* location - 1 -> file id */
 	uint32_t *loc_line;	/* location - 1 -> line (1-based) */
 	size_t nr_locs, alloc_locs;
-	uint32_t *loc_slot;	/* index: location; 0 = empty */
-	size_t nr_loc_slot;
+	struct hs_idindex loc_index;	/* of location - 1, by (file, line) */
 	uint32_t *stack_loc;	/* stack id -> location, or NULL */
 };
 
@@ -106,34 +106,35 @@ void hs_source_release(struct hs_stack_source *src);
  * Intern the frame named by @len bytes at @name (no NUL inside). Returns
  * 0 and the id in *@frame, -ENOMEM, or -E2BIG over the name cap.
  */
-int hs_source_intern_frame(struct hs_stack_source *src, const char *name,
-			   size_t len, uint32_t *frame);
+HS_MUST_CHECK int hs_source_intern_frame(struct hs_stack_source *src, const char *name,
+					 size_t len, uint32_t *frame);
 /*
  * Rename @frame to the @len bytes at @name; its stacks and samples keep
  * it. For importers that learn a pseudo-frame's final name only at the
  * end (a process's name). Returns 0, -EEXIST if another frame already
  * has that name (nothing changes), -EINVAL, -ENOMEM or -E2BIG.
  */
-int hs_source_rename_frame(struct hs_stack_source *src, uint32_t frame,
-			   const char *name, size_t len);
+HS_MUST_CHECK int hs_source_rename_frame(struct hs_stack_source *src, uint32_t frame,
+					 const char *name, size_t len);
 /*
  * Intern the stack whose leaf is @frame called from @caller (a stack id or
  * HS_NO_STACK). Returns 0 and the id in *@stack, -ENOMEM or -E2BIG.
  */
-int hs_source_intern_stack(struct hs_stack_source *src, uint32_t frame,
-			   uint32_t caller, uint32_t *stack);
+HS_MUST_CHECK int hs_source_intern_stack(struct hs_stack_source *src, uint32_t frame,
+					 uint32_t caller, uint32_t *stack);
 /*
  * Intern the location (@len bytes of file name at @file, @line); returns
  * 0 and its number (>= 1) in *@loc, -ENOMEM or -E2BIG.
  */
-int hs_source_intern_loc(struct hs_stack_source *src, const char *file, size_t len,
-			 uint32_t line, uint32_t *loc);
+HS_MUST_CHECK int hs_source_intern_loc(struct hs_stack_source *src, const char *file,
+				       size_t len, uint32_t line, uint32_t *loc);
 /*
  * hs_source_intern_stack() for a leaf frame at location @loc (0: none,
  * which is hs_source_intern_stack() itself). -EINVAL for an unknown @loc.
  */
-int hs_source_intern_stack_loc(struct hs_stack_source *src, uint32_t frame,
-			       uint32_t caller, uint32_t loc, uint32_t *stack);
+HS_MUST_CHECK int hs_source_intern_stack_loc(struct hs_stack_source *src, uint32_t frame,
+					     uint32_t caller, uint32_t loc,
+					     uint32_t *stack);
 /* Location of @stack's leaf frame, 0 when none. */
 static inline uint32_t hs_source_stack_loc(const struct hs_stack_source *src,
 					   uint32_t stack)
@@ -148,13 +149,14 @@ const char *hs_source_loc(const struct hs_stack_source *src, uint32_t loc,
  * Intern a whole stack given as @n frame ids, root first. An empty array
  * gives HS_NO_STACK. Same returns as hs_source_intern_stack().
  */
-int hs_source_intern_path(struct hs_stack_source *src, const uint32_t *frames,
-			  size_t n, uint32_t *stack);
+HS_MUST_CHECK int hs_source_intern_path(struct hs_stack_source *src,
+					const uint32_t *frames, size_t n,
+					uint32_t *stack);
 /* Append a sample. Returns 0 or -ENOMEM. */
-int hs_source_add_sample(struct hs_stack_source *src, int64_t time_ns,
-			 double metric, double count, uint32_t stack);
+HS_MUST_CHECK int hs_source_add_sample(struct hs_stack_source *src, int64_t time_ns,
+				       double metric, double count, uint32_t stack);
 /* Make room for @n more samples at once (an optimisation only). */
-int hs_source_reserve_samples(struct hs_stack_source *src, size_t n);
+HS_MUST_CHECK int hs_source_reserve_samples(struct hs_stack_source *src, size_t n);
 
 static inline const char *hs_source_frame_name(const struct hs_stack_source *src,
 					       uint32_t frame)
@@ -173,7 +175,8 @@ static inline uint32_t hs_source_depth(const struct hs_stack_source *src,
 /*
  * Write the frames of @stack, root first, into @out (room for @max).
  * Returns the stack's depth. When it exceeds @max, @out holds the @max
- * frames nearest the leaf, still root first.
+ * frames nearest the leaf, still root first. @stack is one of @src's or
+ * HS_NO_STACK; anything else is a bug (HS_BUG_ON).
  */
 size_t hs_source_stack_frames(const struct hs_stack_source *src, uint32_t stack,
 			      uint32_t *out, size_t max);
@@ -181,8 +184,9 @@ size_t hs_source_stack_frames(const struct hs_stack_source *src, uint32_t stack,
 /*
  * Display name of a full frame name: the directory before the module is
  * stripped ("/usr/lib/libc.so.6!malloc" -> "libc.so.6!malloc"), looking for
- * the last '/' or '\\' before the first '!'. Names without '!' are shown
- * whole. Returns a pointer into @full (borrowed).
+ * the last '/' or '\\' before the module's '!' (frame_name.h). Names
+ * without a module are shown whole. Returns a pointer into @full
+ * (borrowed).
  */
 const char *hs_frame_display(const char *full);
 

@@ -251,7 +251,7 @@ int hs_app_heap(struct hs_app *a, size_t trace, const struct hs_trace **out,
 
 	*out = NULL;
 	if (!t->heap) {
-		if (t->fmt != HS_FORMAT_HEAPSCOPE || !t->path) {
+		if (!hs_format_has(t->fmt, HS_FORMAT_HAS_HEAP) || !t->path) {
 			hs_diag_set(diag, 0, "'%s' is not a heapscope trace", t->name);
 			return -ENOENT;
 		}

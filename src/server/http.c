@@ -46,6 +46,8 @@ struct hs_server {
 	unsigned port;
 	char host[INET6_ADDRSTRLEN + 2];	/* as it goes in a URL */
 	char cookie[32];			/* "hs_token_PORT" */
+	char bound[INET6_ADDRSTRLEN];		/* the address listened on */
+	int exposed;				/* not a loopback address */
 	struct conn *oldest, *newest;		/* the guard's list */
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
@@ -342,12 +344,14 @@ int hs_server_start(struct hs_server **out, struct hs_app *app,
 	if (inet_pton(AF_INET, bind, &a4.sin_addr) == 1) {
 		a4.sin_port = htons((uint16_t)o->port);
 		sa = (struct sockaddr *)&a4;
+		s->exposed = (ntohl(a4.sin_addr.s_addr) >> 24) != 127;
 		snprintf(s->host, sizeof(s->host), "%s",
 			 a4.sin_addr.s_addr == htonl(INADDR_ANY) ? "127.0.0.1" : bind);
 	} else if (inet_pton(AF_INET6, bind, &a6.sin6_addr) == 1) {
 		a6.sin6_port = htons((uint16_t)o->port);
 		sa = (struct sockaddr *)&a6;
 		flags |= MHD_USE_IPv6;
+		s->exposed = !IN6_IS_ADDR_LOOPBACK(&a6.sin6_addr);
 		snprintf(s->host, sizeof(s->host), "[%s]",
 			 IN6_IS_ADDR_UNSPECIFIED(&a6.sin6_addr) ? "::1" : bind);
 	} else {
@@ -383,6 +387,7 @@ int hs_server_start(struct hs_server **out, struct hs_app *app,
 	info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
 	s->port = info ? info->port : o->port;
 	snprintf(s->cookie, sizeof(s->cookie), "hs_token_%u", s->port);
+	snprintf(s->bound, sizeof(s->bound), "%s", bind);
 	*out = s;
 	return 0;
 }
@@ -396,6 +401,11 @@ const char *hs_server_url(const struct hs_server *s, char *buf, size_t n)
 {
 	snprintf(buf, n, "http://%s:%u/?token=%s", s->host, s->port, s->app->token);
 	return buf;
+}
+
+const char *hs_server_exposed(const struct hs_server *s)
+{
+	return s->exposed ? s->bound : NULL;
 }
 
 void hs_server_stop(struct hs_server *s)

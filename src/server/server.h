@@ -43,6 +43,11 @@ int hs_server_start(struct hs_server **out, struct hs_app *app,
 unsigned hs_server_port(const struct hs_server *s);
 /* "http://HOST:PORT/?token=TOKEN" into @buf (size @n). Returns @buf. */
 const char *hs_server_url(const struct hs_server *s, char *buf, size_t n);
+/*
+ * The address listened on when it is not a loopback one (0.0.0.0, ::,
+ * a network address: the GUI is reachable from the network), else NULL.
+ */
+const char *hs_server_exposed(const struct hs_server *s);
 /* Stop, closing every connection, and free @s. NULL-safe. */
 void hs_server_stop(struct hs_server *s);
 #endif

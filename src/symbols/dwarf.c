@@ -33,53 +33,56 @@ struct hs__unit {
 
 /* ---- DIE maps ----------------------------------------------------------- */
 
-static size_t die_slot(const struct hs__die_map *m, const void *dw, uint64_t off)
+static uint64_t die_hash(const void *dw, uint64_t off)
 {
-	size_t mask = m->nr_slot - 1;
-	size_t k = (size_t)hs_hash_u64(off ^ (uint64_t)(uintptr_t)dw) & mask;
+	return hs_hash_u64(off ^ (uint64_t)(uintptr_t)dw);
+}
 
-	while (m->ent[k].dw && (m->ent[k].dw != dw || m->ent[k].off != off))
-		k = (k + 1) & mask;
-	return k;
+static int die_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct hs__die_map *m = ctx;
+	const struct hs__die_ent *k = key;
+
+	return m->ent[id].dw == k->dw && m->ent[id].off == k->off;
 }
 
 static void *die_map_get(const struct hs__die_map *m, const void *dw, uint64_t off)
 {
-	if (!m->nr)
-		return NULL;
-	return m->ent[die_slot(m, dw, off)].val;
+	struct hs__die_ent k = { dw, off, NULL };
+	uint32_t id = hs_idindex_find(&m->index, die_hash(dw, off), die_eq, m, &k);
+
+	return id == HS_IDINDEX_NONE ? NULL : m->ent[id].val;
 }
 
 /* Set the value for (@dw, @off); 0 or -ENOMEM (map unchanged). */
 static int die_map_put(struct hs__die_map *m, const void *dw, uint64_t off,
 		       void *val)
 {
-	struct hs__die_ent *e;
-	size_t k;
+	struct hs__die_ent k = { dw, off, val };
+	uint64_t h = die_hash(dw, off);
+	uint32_t id;
+	size_t pos;
 
-	if (2 * (m->nr + 1) > m->nr_slot) {
-		size_t n = m->nr_slot ? 2 * m->nr_slot : 256, i;
-		struct hs__die_ent *old = m->ent, *ent = hs_calloc(n, sizeof(*ent));
-		size_t nr_old = m->nr_slot;
-
-		if (!ent)
-			return -ENOMEM;
-		m->ent = ent;
-		m->nr_slot = n;
-		for (i = 0; i < nr_old; i++)
-			if (old[i].dw)
-				ent[die_slot(m, old[i].dw, old[i].off)] = old[i];
-		hs_free(old);
+	if (m->nr >= UINT32_MAX - 1 || hs_idindex_reserve(&m->index, m->nr + 1) ||
+	    HS_GROW(m->ent, m->nr + 1, m->alloc))
+		return -ENOMEM;
+	pos = hs_idindex_slot(&m->index, h, die_eq, m, &k);
+	id = hs_idindex_at(&m->index, pos);
+	if (id != HS_IDINDEX_NONE) {
+		m->ent[id].val = val;
+		return 0;
 	}
-	k = die_slot(m, dw, off);
-	e = &m->ent[k];
-	if (!e->dw) {
-		e->dw = dw;
-		e->off = off;
-		m->nr++;
-	}
-	e->val = val;
+	m->ent[m->nr] = k;
+	hs_idindex_set(&m->index, pos, h, (uint32_t)m->nr);
+	m->nr++;
 	return 0;
+}
+
+static void die_map_release(struct hs__die_map *m)
+{
+	hs_free(m->ent);
+	hs_idindex_release(&m->index);
+	memset(m, 0, sizeof(*m));
 }
 
 static void free_unit(struct hs__unit *u)
@@ -95,11 +98,10 @@ void hs__sym_dwarf_release(struct hs_symbolizer *s)
 {
 	size_t i;
 
-	for (i = 0; i < s->units.nr_slot; i++)
-		if (s->units.ent[i].dw)
-			free_unit(s->units.ent[i].val);
-	hs_free(s->units.ent);
-	hs_free(s->prefixes.ent);
+	for (i = 0; i < s->units.nr; i++)
+		free_unit(s->units.ent[i].val);
+	die_map_release(&s->units);
+	die_map_release(&s->prefixes);
 	hs_free(s->path);
 	hs_free(s->uranges);
 }

@@ -120,7 +120,8 @@ static int build(struct hs_symbolizer *s, struct hs__sym_mod *m)
 		c[nr].rank = bind_rank(GELF_ST_BIND(sym.st_info));
 		nr++;
 	}
-	qsort(c, nr, sizeof(*c), cmp_cand);
+	if (nr)		/* no candidate: no array to sort (qsort's NULL is UB) */
+		qsort(c, nr, sizeof(*c), cmp_cand);
 	e = hs_calloc(nr ? nr : 1, sizeof(*e));
 	if (!e)
 		goto out;

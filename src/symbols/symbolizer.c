@@ -152,8 +152,9 @@ void hs_symbolizer_free(struct hs_symbolizer *s)
 	for (i = 0; i < s->nr_mod; i++)
 		free_module(s->mod[i]);
 	hs_free(s->mod);
-	hs_free(s->mod_slot);
+	hs_idindex_release(&s->mod_index);
 	hs_free(s->cache);
+	hs_idindex_release(&s->cache_index);
 	hs__sym_dwarf_release(s);
 	for (i = 0; i < s->nr_block; i++)
 		hs_free(s->block[i]);
@@ -425,54 +426,53 @@ out:
 	return err < 0 ? err : 0;
 }
 
-static int grow_mod_index(struct hs_symbolizer *s)
+/* A module to look up: its path ("" for none) and build id. */
+struct mod_key {
+	const char *path;
+	const unsigned char *build_id;
+	size_t idlen;
+	uint64_t hash;		/* module_hash() of the above */
+};
+
+static int mod_eq(const void *ctx, uint32_t id, const void *key)
 {
-	size_t n = s->nr_mod_slot ? 2 * s->nr_mod_slot : 64, i;
-	uint32_t *slot = hs_calloc(n, sizeof(*slot));
+	const struct hs_symbolizer *s = ctx;
+	const struct hs__sym_mod *m = s->mod[id];
+	const struct mod_key *k = key;
 
-	if (!slot)
-		return -ENOMEM;
-	for (i = 0; i < s->nr_mod; i++) {
-		size_t k = s->mod[i]->hash & (n - 1);
-
-		while (slot[k])
-			k = (k + 1) & (n - 1);
-		slot[k] = (uint32_t)i + 1;
-	}
-	hs_free(s->mod_slot);
-	s->mod_slot = slot;
-	s->nr_mod_slot = n;
-	return 0;
+	return m->hash == k->hash && m->build_id_len == k->idlen && !strcmp(m->path, k->path) &&
+	       (!k->idlen || !memcmp(m->build_id, k->build_id, k->idlen));
 }
 
 /* The cache entry for @mod, opened on first sight. 0 or -ENOMEM. */
 static int get_module(struct hs_symbolizer *s, const struct hs_sym_module *mod,
 		      struct hs__sym_mod **out)
 {
-	const char *path = mod->path ? mod->path : "";
-	size_t idlen = mod->build_id ? mod->build_id_len : 0;
-	uint64_t h = module_hash(path, mod->build_id, idlen);
+	struct mod_key k;
 	struct hs__sym_mod *m;
-	size_t k;
+	uint32_t id;
+	size_t pos;
 	int err;
 
+	k.path = mod->path ? mod->path : "";
+	k.build_id = mod->build_id;
+	k.idlen = mod->build_id ? mod->build_id_len : 0;
+	k.hash = module_hash(k.path, k.build_id, k.idlen);
 	if (!s->debuginfo_path) {
 		err = build_debuginfo_path(s);
 		if (err)
 			return err;
 	}
 	s->started = 1;
-	if (2 * (s->nr_mod + 1) > s->nr_mod_slot && grow_mod_index(s))
+	if (hs_idindex_reserve(&s->mod_index, s->nr_mod + 1))
 		return -ENOMEM;
-	for (k = h & (s->nr_mod_slot - 1); s->mod_slot[k];
-	     k = (k + 1) & (s->nr_mod_slot - 1)) {
-		m = s->mod[s->mod_slot[k] - 1];
-		if (m->hash == h && m->build_id_len == idlen &&
-		    !strcmp(m->path, path) &&
-		    (!idlen || !memcmp(m->build_id, mod->build_id, idlen))) {
-			*out = m;
-			return 0;
-		}
+	pos = hs_idindex_slot(&s->mod_index, k.hash, mod_eq, s, &k);
+	id = hs_idindex_at(&s->mod_index, pos);
+	if (id != HS_IDINDEX_NONE) {
+		/* s->mod is by id (symbols_internal.h) */
+		HS_BUG_ON(s->mod[id]->id != id);
+		*out = s->mod[id];
+		return 0;
 	}
 	if (s->nr_mod >= UINT32_MAX - 1 ||
 	    HS_GROW(s->mod, s->nr_mod + 1, s->alloc_mod))
@@ -480,21 +480,21 @@ static int get_module(struct hs_symbolizer *s, const struct hs_sym_module *mod,
 	m = hs_calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
-	m->hash = h;
+	m->hash = k.hash;
 	m->id = (uint32_t)s->nr_mod;
-	m->path = hs__sym_intern(s, path, strlen(path));
-	if (idlen) {
-		m->build_id = hs_malloc(idlen);
+	m->path = hs__sym_intern(s, k.path, strlen(k.path));
+	if (k.idlen) {
+		m->build_id = hs_malloc(k.idlen);
 		if (m->build_id)
-			memcpy(m->build_id, mod->build_id, idlen);
-		m->build_id_len = idlen;
+			memcpy(m->build_id, k.build_id, k.idlen);
+		m->build_id_len = k.idlen;
 	}
-	if (!m->path || (idlen && !m->build_id) || open_module(s, m)) {
+	if (!m->path || (k.idlen && !m->build_id) || open_module(s, m)) {
 		free_module(m);
 		return -ENOMEM;
 	}
 	s->mod[s->nr_mod++] = m;
-	s->mod_slot[k] = m->id + 1;
+	hs_idindex_set(&s->mod_index, pos, k.hash, m->id);
 	*out = m;
 	return 0;
 }
@@ -508,33 +508,18 @@ static uint64_t cache_hash(uint32_t mod, uint64_t vaddr)
 	return hs_hash_bytes(k, sizeof(k));
 }
 
-static size_t cache_slot(const struct hs_symbolizer *s, uint32_t mod,
-			 uint64_t vaddr)
+/* An address to look up: (module id, vaddr). */
+struct cache_key {
+	uint32_t mod;
+	uint64_t vaddr;
+};
+
+static int cache_eq(const void *ctx, uint32_t id, const void *key)
 {
-	size_t mask = s->nr_cache_slot - 1;
-	size_t k = (size_t)cache_hash(mod + 1, vaddr) & mask;
+	const struct hs_symbolizer *s = ctx;
+	const struct cache_key *k = key;
 
-	while (s->cache[k].mod &&
-	       (s->cache[k].mod != mod + 1 || s->cache[k].vaddr != vaddr))
-		k = (k + 1) & mask;
-	return k;
-}
-
-static int grow_cache(struct hs_symbolizer *s)
-{
-	size_t n = s->nr_cache_slot ? 2 * s->nr_cache_slot : 1024, i;
-	struct hs__cache_ent *old = s->cache, *c = hs_calloc(n, sizeof(*c));
-	size_t nr_old = s->nr_cache_slot;
-
-	if (!c)
-		return -ENOMEM;
-	s->cache = c;
-	s->nr_cache_slot = n;
-	for (i = 0; i < nr_old; i++)
-		if (old[i].mod)
-			c[cache_slot(s, old[i].mod - 1, old[i].vaddr)] = old[i];
-	hs_free(old);
-	return 0;
+	return s->cache[id].mod == k->mod && s->cache[id].vaddr == k->vaddr;
 }
 
 static void from_cache(const struct hs__cache_ent *c, const struct hs__sym_mod *m,
@@ -552,7 +537,10 @@ int hs_symbolizer_lookup(struct hs_symbolizer *s, const struct hs_sym_module *mo
 	struct hs_sym_frame *f;
 	struct hs__cache_ent *c;
 	struct hs__sym_mod *m;
-	size_t k, i;
+	struct cache_key k;
+	uint64_t h;
+	uint32_t id;
+	size_t pos, i;
 	int err, found = 0;
 
 	s->lookups++;
@@ -565,13 +553,17 @@ int hs_symbolizer_lookup(struct hs_symbolizer *s, const struct hs_sym_module *mo
 		set_unknown(out, HS_SYM_BAD_MODULE, m->path);
 		return 0;
 	}
-	if (2 * (s->nr_cache + 1) > s->nr_cache_slot && grow_cache(s))
+	if (hs_idindex_reserve(&s->cache_index, s->nr_cache + 1) ||
+	    HS_GROW(s->cache, s->nr_cache + 1, s->alloc_cache))
 		goto nomem;
-	k = cache_slot(s, m->id, vaddr);
-	c = &s->cache[k];
-	if (c->mod) {
+	k.mod = m->id;
+	k.vaddr = vaddr;
+	h = cache_hash(m->id + 1, vaddr);
+	pos = hs_idindex_slot(&s->cache_index, h, cache_eq, s, &k);
+	id = hs_idindex_at(&s->cache_index, pos);
+	if (id != HS_IDINDEX_NONE) {
 		s->hits++;
-		from_cache(c, m, out);
+		from_cache(&s->cache[id], m, out);
 		return 0;
 	}
 	if (hs__sym_resolve(s, m, vaddr))
@@ -582,11 +574,13 @@ int hs_symbolizer_lookup(struct hs_symbolizer *s, const struct hs_sym_module *mo
 	memcpy(f, s->scratch, s->nr_scratch * sizeof(*f));
 	for (i = 0; i < s->nr_scratch; i++)
 		found |= f[i].function != NULL;
+	c = &s->cache[s->nr_cache];
 	c->vaddr = vaddr;
-	c->mod = m->id + 1;
+	c->mod = m->id;
 	c->status = found ? HS_SYM_FOUND : HS_SYM_NO_SYMBOL;
 	c->nr_frame = (uint32_t)s->nr_scratch;
 	c->frame = f;
+	hs_idindex_set(&s->cache_index, pos, h, (uint32_t)s->nr_cache);
 	s->nr_cache++;
 	s->frames += s->nr_scratch;
 	from_cache(c, m, out);

@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "common/log.h"
 
 struct hs_buf;
 struct hs_diag;
@@ -135,7 +136,7 @@ void hs_symbolizer_free(struct hs_symbolizer *s);
  * the first lookup. Returns 0, -EBUSY after a lookup, -EINVAL for an
  * empty name or one with ':', -errno from realpath(3), or -ENOMEM.
  */
-int hs_symbolizer_add_debug_dir(struct hs_symbolizer *s, const char *dir);
+HS_MUST_CHECK int hs_symbolizer_add_debug_dir(struct hs_symbolizer *s, const char *dir);
 
 /*
  * Describe @vaddr (ELF virtual address, already minus 1 for a return
@@ -143,8 +144,9 @@ int hs_symbolizer_add_debug_dir(struct hs_symbolizer *s, const char *dir);
  * @s. Returns 0 — also when nothing was found (see out->status) — or
  * -ENOMEM, in which case *@out is a "module!?" result.
  */
-int hs_symbolizer_lookup(struct hs_symbolizer *s, const struct hs_sym_module *mod,
-			 uint64_t vaddr, struct hs_sym_result *out);
+HS_MUST_CHECK int hs_symbolizer_lookup(struct hs_symbolizer *s,
+				       const struct hs_sym_module *mod, uint64_t vaddr,
+				       struct hs_sym_result *out);
 
 /*
  * Which files a module resolved to, for messages and tests. @main_file is
@@ -160,9 +162,9 @@ struct hs_sym_module_info {
 	const char *why;
 	int usable;
 };
-int hs_symbolizer_module_info(struct hs_symbolizer *s,
-			      const struct hs_sym_module *mod,
-			      struct hs_sym_module_info *info);
+HS_MUST_CHECK int hs_symbolizer_module_info(struct hs_symbolizer *s,
+					    const struct hs_sym_module *mod,
+					    struct hs_sym_module_info *info);
 
 /*
  * JIT code: read a perf map (lines "START SIZE name", START and SIZE in
@@ -174,17 +176,17 @@ int hs_symbolizer_module_info(struct hs_symbolizer *s,
  * silently. Results of such addresses name the map's path as module.
  * Returns 0, -errno from open(), -EINVAL or -ENOMEM.
  */
-int hs_symbolizer_add_perf_map(struct hs_symbolizer *s, const char *path,
-			       struct hs_diag *diag);
+HS_MUST_CHECK int hs_symbolizer_add_perf_map(struct hs_symbolizer *s, const char *path,
+					     struct hs_diag *diag);
 /* The same for /tmp/perf-<pid>.map; -ENOENT when the process wrote none. */
-int hs_symbolizer_add_perf_map_pid(struct hs_symbolizer *s, pid_t pid,
-				   struct hs_diag *diag);
+HS_MUST_CHECK int hs_symbolizer_add_perf_map_pid(struct hs_symbolizer *s, pid_t pid,
+						 struct hs_diag *diag);
 /*
  * Name the run-time address @addr from the perf maps. Fills *@out (owned
  * by @s) and returns 0 whether or not it was found (HS_SYM_NO_MODULE).
  */
-int hs_symbolizer_lookup_jit(struct hs_symbolizer *s, uint64_t addr,
-			     struct hs_sym_result *out);
+HS_MUST_CHECK int hs_symbolizer_lookup_jit(struct hs_symbolizer *s, uint64_t addr,
+					   struct hs_sym_result *out);
 
 /*
  * Module membership: a set of run-time address ranges, each belonging to
@@ -211,8 +213,9 @@ void hs_sym_modmap_release(struct hs_sym_modmap *m);
  * e.g. each PT_LOAD segment dl_iterate_phdr reported. Returns 0, -EINVAL
  * for an empty range or -ENOMEM.
  */
-int hs_sym_modmap_add(struct hs_sym_modmap *m, const struct hs_sym_module *mod,
-		      uint64_t start, uint64_t end);
+HS_MUST_CHECK int hs_sym_modmap_add(struct hs_sym_modmap *m,
+				    const struct hs_sym_module *mod, uint64_t start,
+				    uint64_t end);
 /* The module containing run-time address @addr, or NULL. */
 const struct hs_sym_module *hs_sym_modmap_find(struct hs_sym_modmap *m,
 					       uint64_t addr);
@@ -227,24 +230,24 @@ enum hs_sym_lookup_flags {
  * it up; an address outside every module is tried in the perf maps, and
  * otherwise gives HS_SYM_NO_MODULE ("?!?"). Returns 0 or -ENOMEM.
  */
-int hs_symbolizer_lookup_addr(struct hs_symbolizer *s, struct hs_sym_modmap *map,
-			      uint64_t addr, unsigned flags,
-			      struct hs_sym_result *out);
+HS_MUST_CHECK int hs_symbolizer_lookup_addr(struct hs_symbolizer *s,
+					    struct hs_sym_modmap *map, uint64_t addr,
+					    unsigned flags, struct hs_sym_result *out);
 
 /*
  * Append frame @i of @r to @out as the stack source's frame name
  * "module!function": "/lib/libc.so.6!malloc", "/bin/x!?", "?!?".
  * Returns 0 or -ENOMEM.
  */
-int hs_sym_format_frame(const struct hs_sym_result *r, unsigned i,
-			struct hs_buf *out);
+HS_MUST_CHECK int hs_sym_format_frame(const struct hs_sym_result *r, unsigned i,
+				      struct hs_buf *out);
 
 /*
  * Demangle @name (Itanium C++ "_Z...", Rust "_R..." and legacy "_ZN...h<hash>E")
  * into @out, with parameters for C++. Returns 1 if it was demangled, 0 if
  * it is not a mangled name (nothing appended), -ENOMEM.
  */
-int hs_sym_demangle(const char *name, struct hs_buf *out);
+HS_MUST_CHECK int hs_sym_demangle(const char *name, struct hs_buf *out);
 
 /* Statistics, for benchmarks and -v output. */
 struct hs_symbolizer_stats {

@@ -2,6 +2,7 @@
 #define HS_SYMBOLS_SYMBOLS_INTERNAL_H
 #include "symbols/symbols.h"
 #include "common/buf.h"
+#include "common/idindex.h"
 #include "common/strtab.h"
 #include <elfutils/debuginfod.h>
 #include <elfutils/libdw.h>
@@ -47,7 +48,7 @@ struct hs__sym_mod {
 
 struct hs__cache_ent {
 	uint64_t vaddr;
-	uint32_t mod;			/* module id + 1; 0 marks a free slot */
+	uint32_t mod;			/* module id */
 	uint32_t status;		/* enum hs_sym_status */
 	uint32_t nr_frame;
 	const struct hs_sym_frame *frame;
@@ -56,11 +57,12 @@ struct hs__cache_ent {
 /* A hash map from a DIE (its Dwarf and offset) to a borrowed pointer. */
 struct hs__die_map {
 	struct hs__die_ent {
-		const void *dw;		/* NULL marks a free slot */
+		const void *dw;
 		uint64_t off;
 		void *val;
-	} *ent;
-	size_t nr, nr_slot;		/* power of two, at most half full */
+	} *ent;				/* in the order added */
+	size_t nr, alloc;
+	struct hs_idindex index;	/* of ent, by (dw, off) */
 };
 
 /* libdebuginfod, loaded on first use as libdw itself does: linking it
@@ -85,11 +87,11 @@ struct hs_symbolizer {
 
 	struct hs__sym_mod **mod;	/* owned, by id */
 	size_t nr_mod, alloc_mod;
-	uint32_t *mod_slot;		/* hash index: id + 1; 0 = empty */
-	size_t nr_mod_slot;		/* power of two, at most half full */
+	struct hs_idindex mod_index;	/* of mod, by (path, build id) */
 
-	struct hs__cache_ent *cache;	/* open addressing, at most half full */
-	size_t nr_cache, nr_cache_slot;
+	struct hs__cache_ent *cache;	/* resolved addresses, as added */
+	size_t nr_cache, alloc_cache;
+	struct hs_idindex cache_index;	/* of cache, by (module, vaddr) */
 
 	struct hs_sym_frame **block;	/* frame storage, blocks never move */
 	size_t nr_block, alloc_block;

@@ -9,6 +9,7 @@
 #include "common/alloc.h"
 #include "common/diag.h"
 #include "common/hash.h"
+#include "common/idindex.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,51 +17,37 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* A set of (module, address) keys, open addressing. */
-struct keyset {
-	uint64_t *key;		/* pairs: module + 1 (0 = empty slot), address */
-	size_t n, cap;
+/*
+ * The nodes already resolved, indexed by their (module, address) key:
+ * the first node of each key is resolved, the others share its entry.
+ */
+struct node_key {
+	uint64_t mod;		/* module index + 1; 0: none */
+	uint64_t addr;		/* module-relative when there is a module */
 };
 
-static size_t keyset_find(const struct keyset *k, uint64_t mod, uint64_t addr)
+static void node_key(const struct hs_trace *t, uint32_t node, struct node_key *k)
 {
-	uint64_t pair[2] = { mod, addr };
-	size_t mask = k->cap - 1, i = hs_hash_bytes(pair, sizeof(pair)) & mask;
+	uint32_t m = t->node_module[node];
 
-	while (k->key[2 * i] && (k->key[2 * i] != mod + 1 || k->key[2 * i + 1] != addr))
-		i = (i + 1) & mask;
-	return i;
+	k->mod = m == HS_TRACE_NONE ? 0 : (uint64_t)m + 1;
+	k->addr = t->node_addr[node] - (m == HS_TRACE_NONE ? 0 : t->modules[m].bias);
 }
 
-/* 1 if added, 0 if already there, -ENOMEM. */
-static int keyset_add(struct keyset *k, uint64_t mod, uint64_t addr)
+static uint64_t node_key_hash(const struct node_key *k)
 {
-	size_t i;
+	uint64_t pair[2] = { k->mod, k->addr };
 
-	if (2 * (k->n + 1) > k->cap) {
-		struct keyset g = { .cap = k->cap ? 2 * k->cap : 4096 };
-		size_t j;
+	return hs_hash_bytes(pair, sizeof(pair));
+}
 
-		g.key = hs_calloc(2 * g.cap, sizeof(uint64_t));
-		if (!g.key)
-			return -ENOMEM;
-		for (j = 0; j < k->cap; j++)
-			if (k->key[2 * j]) {
-				i = keyset_find(&g, k->key[2 * j] - 1, k->key[2 * j + 1]);
-				g.key[2 * i] = k->key[2 * j];
-				g.key[2 * i + 1] = k->key[2 * j + 1];
-			}
-		g.n = k->n;
-		hs_free(k->key);
-		*k = g;
-	}
-	i = keyset_find(k, mod, addr);
-	if (k->key[2 * i])
-		return 0;
-	k->key[2 * i] = mod + 1;
-	k->key[2 * i + 1] = addr;
-	k->n++;
-	return 1;
+static int node_key_eq(const void *ctx, uint32_t node, const void *key)
+{
+	const struct node_key *k = key;
+	struct node_key other;
+
+	node_key(ctx, node, &other);
+	return other.mod == k->mod && other.addr == k->addr;
 }
 
 /* Where the chunks go: @fd at @offset onwards. */
@@ -265,7 +252,7 @@ static int symbolize(const struct hs_trace *t, struct hs_symbolizer *s, struct h
 		     struct hs_symbolize_result *res)
 {
 	struct hs_sym_module *mods;
-	struct keyset keys = { 0 };
+	struct hs_idindex seen = HS_IDINDEX_INIT;
 	uint8_t *mod_bad;
 	size_t i;
 	int err = 0;
@@ -283,21 +270,28 @@ static int symbolize(const struct hs_trace *t, struct hs_symbolizer *s, struct h
 		mods[i].bias = t->modules[i].bias;
 	}
 	for (i = 0; i < t->nr_nodes && !err; i++) {
-		uint64_t a = t->node_addr[i];
-		uint32_t m = t->node_module[i];
+		struct node_key k;
+		uint64_t h;
+		size_t pos;
 
-		if (!a)
+		if (!t->node_addr[i])
 			continue;
-		if (m != HS_TRACE_NONE)
-			a -= t->modules[m].bias;
-		err = keyset_add(&keys, m == HS_TRACE_NONE ? 0 : (uint64_t)m + 1, a);
-		if (err == 1)
-			err = resolve(s, w, t, mods, mod_bad, m, a, res);
+		node_key(t, (uint32_t)i, &k);
+		h = node_key_hash(&k);
+		if (hs_idindex_reserve(&seen, seen.nr + 1)) {
+			err = -ENOMEM;
+			break;
+		}
+		pos = hs_idindex_slot(&seen, h, node_key_eq, t, &k);
+		if (hs_idindex_at(&seen, pos) != HS_IDINDEX_NONE)
+			continue;
+		hs_idindex_set(&seen, pos, h, (uint32_t)i);
+		err = resolve(s, w, t, mods, mod_bad, t->node_module[i], k.addr, res);
 	}
 	if (!err)
 		err = hs_symw_finish(w);
 out:
-	hs_free(keys.key);
+	hs_idindex_release(&seen);
 	hs_free(mods);
 	hs_free(mod_bad);
 	return err;

@@ -2,6 +2,7 @@
 #define HS_SYMBOLS_TRACE_SYMBOLIZE_H
 #include <stddef.h>
 #include <stdint.h>
+#include "common/log.h"
 
 struct hs_diag;
 
@@ -55,7 +56,8 @@ struct hs_symbolize_result {
  * Fills @res (always initialised; release it). Returns 0, or a negative
  * errno with @diag filled (an unreadable trace, a write error).
  */
-int hs_trace_symbolize(const char *path, const char *out, const struct hs_symbolize_opts *o,
-		       struct hs_symbolize_result *res, struct hs_diag *diag);
+HS_MUST_CHECK int hs_trace_symbolize(const char *path, const char *out,
+				     const struct hs_symbolize_opts *o,
+				     struct hs_symbolize_result *res, struct hs_diag *diag);
 void hs_symbolize_result_release(struct hs_symbolize_result *res);
 #endif

@@ -52,11 +52,19 @@ function ok(cond, what, detail) {
   throw new Error(`failed: ${what}`);
 }
 
-// The numbers as the GUI prints them (web/js/format.js).
+// The numbers as the GUI prints them (web/js/format.js): whole numbers
+// without a decimal, bytes in binary units with one decimal above 1 KiB.
 const nf1 = new Intl.NumberFormat('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 });
 const nf0 = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
-const num = (v) => (v === 0 ? '0' : nf1.format(v));
-const count = (v) => (Number.isInteger(v) ? nf0.format(v) : nf1.format(v));
+const num = (v) => (Number.isInteger(v) ? nf0.format(v) : nf1.format(v));
+const count = num;
+function human(v) {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  for (; Math.abs(v) >= 1024 && i < units.length - 1; i++) v /= 1024;
+  return `${i ? v.toFixed(1) : num(v)} ${units[i]}`;
+}
+const metric = (v, unit) => (unit === 'bytes' ? human(v) : num(v));
 
 // `heapscope report FILE ARGS --format json`, parsed.
 function report(file, args = []) {
@@ -115,15 +123,32 @@ async function noError(what) {
 async function shownRows(view) {
   return page.$$eval(`#view-${view} .row:not([hidden]):not(.pending)`, (rows) => rows.map((r) => ({
     key: r.dataset.key, depth: Number(r.dataset.depth || 0), index: Number(r.dataset.index),
-    cells: [...r.children].map((c) => c.textContent),
+    cells: [...r.children].map((c) => c.textContent), tips: [...r.children].map((c) => c.title),
   })));
 }
 
+// What the eye sees: the row elements of a table that are laid out (a
+// row with the hidden attribute must not show, whatever its CSS says).
+async function visibleRows(view) {
+  return page.$$eval(`#view-${view} .row`, (rows) => rows.filter((r) =>
+    getComputedStyle(r).display !== 'none' && r.getBoundingClientRect().height > 0).length);
+}
+
+// Issue 17 item 1: no row of a previous, longer view stays on screen.
+async function noStaleRows(view, what) {
+  const shown = (await shownRows(view)).length;
+  const seen = await visibleRows(view);
+  ok(seen === shown, `${what}: no stale rows on screen`, { shown, seen });
+}
+
 // Column order: name exc% exc excct inc% inc incct fold when first last.
-function sameRow(shown, row) {
-  return shown.cells[0].endsWith(row.name) && shown.cells[2] === num(row.exc) &&
-    shown.cells[3] === count(row.exc_count) && shown.cells[5] === num(row.inc) &&
-    shown.cells[6] === count(row.inc_count) && shown.cells[8] === row.when;
+// @unit: the source's (bytes are shown in binary units, exact in the tooltip).
+function sameRow(shown, row, unit) {
+  return shown.cells[0].endsWith(row.name) && shown.cells[2] === metric(row.exc, unit) &&
+    shown.cells[3] === count(row.exc_count) && shown.cells[5] === metric(row.inc, unit) &&
+    shown.cells[6] === count(row.inc_count) && shown.cells[8] === row.when &&
+    (unit !== 'bytes' || (shown.tips[2] === `${num(row.exc)} bytes` &&
+      shown.tips[5] === `${num(row.inc)} bytes`));
 }
 
 // ByName as shown equals the report's rows for the same text boxes.
@@ -133,7 +158,7 @@ async function checkByName(file, what, extra = []) {
   const rows = await shownRows('byname');
   ok(rows.length > 0 && rows.length <= j.rows.length, `${what}: ByName shows rows`,
     { shown: rows.length, report: j.rows.length });
-  const bad = rows.filter((r) => !sameRow(r, j.rows[r.index]));
+  const bad = rows.filter((r) => !sameRow(r, j.rows[r.index], j.summary.unit));
   ok(!bad.length, `${what}: ByName rows and numbers equal the report's`,
     { bad: bad.slice(0, 3), want: bad.slice(0, 3).map((r) => j.rows[r.index]) });
   const shownMetric = await page.getAttribute('#summary', 'data-metric');
@@ -153,7 +178,7 @@ async function checkCallTree(file, what, extra = []) {
     stack.length = r.depth;
     const parent = r.depth ? stack[r.depth - 1] : null;
     const node = parent ? parent.children.find((c) => c.key === r.key) : j.tree;
-    if (!node || !sameRow(r, node)) bad.push({ shown: r, node: node && { ...node, children: undefined } });
+    if (!node || !sameRow(r, node, j.summary.unit)) bad.push({ shown: r, node: node && { ...node, children: undefined } });
     stack.push(node || { children: [] });
   }
   ok(rows.length > 1 && !bad.length, `${what}: CallTree rows equal the report's tree`,
@@ -237,7 +262,7 @@ async function main() {
   await page.waitForSelector('body[data-ready="1"]');
   ok(!(await page.url()).includes('token='), 'the token leaves the address bar (a cookie keeps it)');
   const file = TRACES[0];
-  await checkByName(file, 'first view (Fold% 1)');
+  await checkByName(file, 'first view');
   await shot('byname');
 
   // ---- every text box ----
@@ -275,9 +300,15 @@ async function main() {
 
   // ---- presets, F7 / Shift-F7 ----
   for (const id of ['start', 'end', 'fold', 'exc']) await setBox(id, '');
+  await setBox('foldpct', '');
+  const longer = (await shownRows('byname')).length;
   await settled(() => page.selectOption('#presets', 'group modules'));
   ok((await boxes()).group.startsWith('[group modules]'), 'a preset fills GroupPats');
   await checkByName(file, 'preset group modules');
+  ok((await shownRows('byname')).length < longer, 'group modules makes ByName shorter',
+    { longer, now: (await shownRows('byname')).length });
+  await noStaleRows('byname', 'a shorter view');
+  await shot('preset-shorter');
   await setBox('group', '');
   await setBox('foldpct', '1');
   await page.click('#view-byname .vtable');
@@ -316,6 +347,40 @@ async function main() {
   await menu('ungroup-module');
   ok((await boxes()).group.startsWith('hotloop!->;'), 'Ungroup Module', await boxes());
   await checkByName(file, 'Ungroup Module');
+  // the presets' groups: their names come from a template ("module $1"),
+  // so Ungroup asks the API which module a group's frames are from
+  await settled(() => page.selectOption('#presets', 'group modules'));
+  const keys = async () => (await shownRows('byname')).map((r) => r.key);
+  ok((await keys()).includes('module hotloop'), 'group modules makes "module hotloop"', await keys());
+  await rightClickRow('byname', 'module hotloop');
+  await menu('ungroup');
+  ok((await boxes()).group === '[group modules] hotloop!->;{%}!->module $1',
+    'Ungroup of a preset\'s plain group ungroups its module first', await boxes());
+  await checkByName(file, 'Ungroup of a preset group');
+  ok((await keys()).includes('hotloop!hot_function') && !(await keys()).includes('module hotloop') &&
+     (await keys()).includes('module libc.so.6'),
+  'the module\'s frames are shown again, the other groups stay', await keys());
+  await shot('ungroup-preset');
+  await settled(() => page.selectOption('#presets', 'group module entries'));
+  const libcEntry = 'module libc.so.6 <<libc.so.6!__libc_start_call_main>>';
+  await rightClickRow('byname', libcEntry);
+  await menu('ungroup-module');
+  ok((await boxes()).group === '[group module entries] libc.so.6!->;{%}!=>module $1',
+    'Ungroup Module of a preset\'s entry group takes the entry\'s module', await boxes());
+  await checkByName(file, 'Ungroup Module of a preset entry group');
+  ok((await keys()).includes('libc.so.6!__libc_start_call_main') && !(await keys()).includes(libcEntry),
+    'the module\'s frames are shown again', await keys());
+  await settled(() => page.selectOption('#presets', 'group module entries'));
+  await rightClickRow('byname', libcEntry);
+  await menu('ungroup');
+  ok((await boxes()).group === '[group module entries] libc.so.6!__libc_start_call_main->;{%}!=>module $1',
+    'Ungroup of a preset\'s entry group ungroups its entry frame', await boxes());
+  await checkByName(file, 'Ungroup of a preset entry group');
+  await rightClickRow('byname', 'Process hotloop (11215)');
+  ok(await page.$eval('#menu button[data-action="ungroup"]', (b) => b.disabled) &&
+     await page.$eval('#menu button[data-action="ungroup-module"]', (b) => b.disabled),
+  'Ungroup and Ungroup Module are disabled on a frame without group or module');
+  await page.keyboard.press('Escape');
   await setBox('group', '');
   await rightClickRow('byname', 'Thread (11215)');
   await menu('include');
@@ -335,6 +400,15 @@ async function main() {
   // ---- every tab ----
   await tab('calltree');
   await checkCallTree(file, 'CallTree');
+  // the status line names the tab shown (issue 17 item 10), also when
+  // the tab was loaded already
+  ok(/^CallTree in \d+ ms$/.test(await statusText()), 'the status line names CallTree',
+    await statusText());
+  await tab('byname');
+  ok(/^ByName in \d+ ms$/.test(await statusText()), 'back on ByName, it names ByName',
+    await statusText());
+  await tab('calltree');
+  ok(/^CallTree in \d+ ms$/.test(await statusText()), 'and CallTree again', await statusText());
   // open the first process and check the rows again
   await settled(() => page.click('#view-calltree .row[data-key^="Process"] .twist'));
   await checkCallTree(file, 'CallTree after opening a node');
@@ -361,6 +435,7 @@ async function main() {
   // a click on a twisty closes, Space opens again
   await settled(() => page.click('#view-calltree .row[data-key="ROOT"] .twist'));
   ok((await shownRows('calltree')).length === 1, 'closing ROOT leaves one row');
+  await noStaleRows('calltree', 'a collapsed tree');
   await settled(() => page.keyboard.press(' '));
   ok((await shownRows('calltree')).length > 1, 'Space opens it again');
 
@@ -408,6 +483,8 @@ async function main() {
   ok((await page.textContent('#view-stats')).includes('Samples'), 'Stats shows the source');
   await shot('stats');
   await tab('notes');
+  ok(!/ in \d+ ms$/.test(await statusText()), 'Notes names no other tab in the status line',
+    await statusText());
   await page.fill('#notes', 'hot_function is the one');
   await shot('notes');
 

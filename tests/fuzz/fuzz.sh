@@ -1,60 +1,51 @@
 #!/bin/sh
-# fuzz.sh - fuzz the trace reader with libFuzzer for a while.
+# fuzz.sh - fuzz one target (or all) for longer than `make check` does.
 #
-#   tests/fuzz/fuzz.sh [SECONDS [BUILD]]       (60, build)
+#   tests/fuzz/fuzz.sh [TARGET|all [SECONDS [LIBFUZZER OPTIONS...]]]
+#                                              (fuzz_trace, 600)
 #
-# Builds tests/fuzz/fuzz_trace.c with clang (-fsanitize=fuzzer,address,
-# undefined) into BUILD/fuzz/, seeds the corpus with traces of the test
-# targets (made with BUILD/heapscope run), cut and flipped copies of them,
-# and runs the fuzzer for SECONDS. Crashes are left in BUILD/fuzz/ as
-# crash-* files; the exit status is the fuzzer's.
+# Configures and builds the fuzz build (FUZZ_BUILD, default build-fuzz:
+# clang, libFuzzer, ASan+UBSan; `make` does the configuring) and runs
+# TARGET for SECONDS from the committed seeds (tests/fuzz/corpus/TARGET/)
+# plus what earlier runs found (FUZZ_BUILD/corpus/TARGET/, kept between
+# runs). Crash, leak and timeout inputs are left in FUZZ_BUILD/crashes/ as
+# TARGET-crash-*, ...; `FUZZ_BUILD/tests/fuzz/TARGET FILE` replays one.
+# The exit status is the last fuzzer's. tests/fuzz/README.md says what to
+# do with a crash.
 set -eu
-SECONDS_TO_RUN=${1:-60}
-BUILD=${2:-build}
+TARGET=${1:-fuzz_trace}
+SECONDS_TO_RUN=${2:-600}
+[ $# -gt 2 ] && shift 2 || set --
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-OUT="$BUILD/fuzz"
-mkdir -p "$OUT/corpus"
+FUZZ_BUILD=${FUZZ_BUILD:-build-fuzz}
+case "$FUZZ_BUILD" in
+/*) ;;
+*) FUZZ_BUILD="$SRC/$FUZZ_BUILD" ;;
+esac
 
-command -v clang >/dev/null || { echo "fuzz.sh: clang is needed" >&2; exit 1; }
-clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	-std=c11 -D_GNU_SOURCE -I"$SRC/src" \
-	"$SRC/tests/fuzz/fuzz_trace.c" \
-	"$SRC"/src/format/trace_reader.c "$SRC"/src/format/trace_record.c \
-	"$SRC"/src/format/trace_writer.c "$SRC"/src/format/trace_symbols.c \
-	"$SRC"/src/io/import_heapscope.c "$SRC"/src/analysis/*.c \
-	"$SRC"/src/model/stack_source.c "$SRC"/src/common/*.c \
-	-lzstd -ljansson -lpcre2-8 -lpthread -lm -o "$OUT/fuzz_trace"
+if [ "$TARGET" = all ]; then
+	targets=$(cd "$SRC/tests/fuzz" && ls fuzz_*.c | sed 's/\.c$//' | grep -v '^fuzz_util$')
+else
+	[ -f "$SRC/tests/fuzz/$TARGET.c" ] || {
+		echo "fuzz.sh: no target $TARGET (tests/fuzz/fuzz_*.c)" >&2
+		exit 2
+	}
+	targets=$TARGET
+fi
 
-# seeds: whole traces of the targets, and damaged copies
-T="$BUILD/tests/targets"
-for args in "sites" "threads 50" "crasher exit7" "dlopener $T/libhsdlib.so" \
-	"churn 4 4 50"; do
-	name=$(echo "$args" | cut -d' ' -f1)
-	rm -f "$OUT/corpus/$name.heapscope"
-	# shellcheck disable=SC2086
-	"$BUILD/heapscope" run -q -o "$OUT/corpus/$name.heapscope" -- "$T"/$args > /dev/null || true
-	size=$(stat -c %s "$OUT/corpus/$name.heapscope")
-	head -c $((size / 2)) "$OUT/corpus/$name.heapscope" > "$OUT/corpus/$name.half"
+make -s -C "$SRC" FUZZ_BUILD="$FUZZ_BUILD" "$FUZZ_BUILD/build.ninja"
+for t in $targets; do
+	ninja -C "$FUZZ_BUILD" "tests/fuzz/$t" >/dev/null
 done
-# payload seeds: the records of a trace's chunks, decompressed (the
-# fuzzer wraps inputs in a stored chunk itself)
-"$BUILD/heapscope" run -q -o "$OUT/raw.heapscope" -- "$T/sites" > /dev/null
-off=16
-n=0
-size=$(stat -c %s "$OUT/raw.heapscope")
-while [ $((off + 24)) -le "$size" ]; do
-	stored=$(od -An -tu4 -j $((off + 8)) -N4 "$OUT/raw.heapscope" | tr -d ' ')
-	flags=$(od -An -tu1 -j $((off + 5)) -N1 "$OUT/raw.heapscope" | tr -d ' ')
-	tail -c +$((off + 25)) "$OUT/raw.heapscope" | head -c "$stored" > "$OUT/chunk"
-	if [ "$flags" = 1 ]; then
-		zstd -q -d -c "$OUT/chunk" > "$OUT/corpus/payload$n" 2>/dev/null || true
-	else
-		cp "$OUT/chunk" "$OUT/corpus/payload$n"
-	fi
-	off=$((off + 24 + stored))
-	n=$((n + 1))
+mkdir -p "$FUZZ_BUILD/crashes"
+rc=0
+for t in $targets; do
+	mkdir -p "$FUZZ_BUILD/corpus/$t"
+	echo "fuzz.sh: $t for $SECONDS_TO_RUN s" >&2
+	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
+	"$FUZZ_BUILD/tests/fuzz/$t" -max_total_time="$SECONDS_TO_RUN" \
+		-timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+		-artifact_prefix="$FUZZ_BUILD/crashes/$t-" "$@" \
+		"$FUZZ_BUILD/corpus/$t" "$SRC/tests/fuzz/corpus/$t" || rc=$?
 done
-rm -f "$OUT/chunk" rm -f "$OUT/raw.heapscope"
-
-"$OUT/fuzz_trace" -max_total_time="$SECONDS_TO_RUN" -max_len=65536 \
-	-artifact_prefix="$OUT/" "$OUT/corpus"
+exit "$rc"

@@ -10,23 +10,25 @@
  * trace that loads is also streamed, and its memory views, stats and
  * source lines are built.
  *
- * Built and run by tests/fuzz/fuzz.sh (clang -fsanitize=fuzzer).
+ * The stack source of the default memory view must hold up
+ * (fuzz_util.h). Seeds: tests/fuzz/corpus/fuzz_trace/ (whole traces, a
+ * cut-off one, and the decompressed payloads of a trace's chunks).
  */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "fuzz_util.h"
 #include "analysis/memviews.h"
 #include "analysis/sourcelines.h"
 #include "analysis/stats.h"
+#include "analysis/totals.h"
 #include "common/diag.h"
 #include "format/trace_reader.h"
 #include "format/trace_writer.h"
 #include "io/io.h"
 #include "model/stack_source.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void try_file(const uint8_t *data, size_t size);
 
@@ -135,7 +137,7 @@ static void try_file(const uint8_t *data, size_t size)
 {
 	struct hs_diag diag = HS_DIAG_INIT("fuzz");
 	struct hs_trace_reader r;
-	struct hs_trace_stats s;
+	struct hs_heap_totals s;
 	struct hs_stack_source src;
 	struct hs_trace t;
 	struct hs_rec rec;
@@ -151,9 +153,10 @@ static void try_file(const uint8_t *data, size_t size)
 		hs_diag_format(&diag, msg, sizeof(msg));
 		return;
 	}
-	hs_trace_stats(&t, &s);
+	hs_heap_totals(&t, &s);
 	hs_source_init(&src);
-	hs_trace_to_source(&t, &src, &diag);
+	if (!hs_trace_to_source(&t, &src, &diag))
+		fuzz_check_source(&src);
 	hs_source_release(&src);
 	try_views(&t);
 	hs_trace_release(&t);

@@ -56,3 +56,31 @@ load helpers
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == *"cannot listen on 127.0.0.1 port $port"* ]]
 }
+
+@test "view --bind 0.0.0.0 names the address it listens on, with a warning" {
+	"$HS_BIN" view "$DATA/report/recursion.folded" --no-browser --port 0 --bind 0.0.0.0 \
+		> "$BATS_TEST_TMPDIR/out" 2> "$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	for _ in $(seq 100); do
+		grep -q 'warning' "$BATS_TEST_TMPDIR/err" && break
+		sleep 0.1
+	done
+	kill -TERM "$pid"
+	wait "$pid" || true
+	port=$(grep -o '127.0.0.1:[0-9]*' "$BATS_TEST_TMPDIR/out" | cut -d: -f2)
+	[ -n "$port" ]
+	grep -q "warning: listening on 0.0.0.0 port $port: the GUI is reachable from the network" \
+		"$BATS_TEST_TMPDIR/err"
+	# on the loopback address: no warning
+	"$HS_BIN" view "$DATA/report/recursion.folded" --no-browser --port 0 \
+		> "$BATS_TEST_TMPDIR/out2" 2> "$BATS_TEST_TMPDIR/err2" &
+	pid=$!
+	for _ in $(seq 100); do
+		grep -q 'http://' "$BATS_TEST_TMPDIR/out2" && break
+		sleep 0.1
+	done
+	kill -TERM "$pid"
+	wait "$pid" || true
+	grep -q 'http://127.0.0.1:' "$BATS_TEST_TMPDIR/out2"
+	! grep -q 'warning' "$BATS_TEST_TMPDIR/err2"
+}

@@ -31,19 +31,20 @@ setup() {
 		'(printf "PK\3\4"; cat /dev/zero) | TMPDIR="$1" HEAPSCOPE_SPOOL_MAX=4M "$2" report - --from xml-zip' \
 		sh "$T/tmp" "$HS_BIN"
 	[ "$status" -eq 1 ]
-	[ "$stderr" = "heapscope: error: <stdin>: a zip on standard input is copied to a temporary file to be read, and this one is larger than 4194304 bytes (HEAPSCOPE_SPOOL_MAX); give the zip's file name instead" ]
+	[ "$stderr" = "heapscope: error: <stdin>: standard input is copied to a temporary file to be read, and this input is larger than 4194304 bytes (HEAPSCOPE_SPOOL_MAX); give the file's name instead" ]
 	[ -z "$(ls -A "$T/tmp")" ]
 }
 
 @test "a zip on standard input is spooled in TMPDIR" {
 	printf 'main;a 5\n' > "$T/a.folded"
 	"$HS_BIN" convert "$T/a.folded" --to xml-zip -o "$T/a.perfView.xml.zip"
-	run --separate-stderr bash -c 'TMPDIR="$1" "$2" report - < "$3"' \
+	# through a pipe: a file redirected to standard input is read in place
+	run --separate-stderr bash -c 'cat "$3" | TMPDIR="$1" "$2" report -' \
 		sh "$T/none" "$HS_BIN" "$T/a.perfView.xml.zip"
 	[ "$status" -eq 1 ]
 	[ "$stderr" = "heapscope: error: <stdin>: cannot create a temporary file in $T/none: No such file or directory" ]
 	mkdir "$T/tmp"
-	run --separate-stderr bash -c 'TMPDIR="$1" "$2" report - --format csv < "$3"' \
+	run --separate-stderr bash -c 'cat "$3" | TMPDIR="$1" "$2" report - --format csv' \
 		sh "$T/tmp" "$HS_BIN" "$T/a.perfView.xml.zip"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *$'\na,'* ]]

@@ -161,9 +161,45 @@ static void module_entry_fast_path(void **state)
 				 tu_group(slow, names[i], b));
 		assert_string_equal(a, b);
 	}
+	/* an operator's '!' is not a module's (model/frame_name.h) */
+	assert_group(fast, "Foo::operator!=(Foo const&)", HS_GROUP_NONE, "");
+	assert_group(fast, "operator!", HS_GROUP_NONE, "");
+	assert_group(fast, "/a/libx.so!Foo::operator!=(Foo const&)", HS_GROUP_ENTRY,
+		     "module libx.so");
 	/* it sees an earlier rename, and skips names without '!' */
 	assert_group("x->y!z;{%}!=>module $1", "x", HS_GROUP_ENTRY, "module y");
 	assert_group("x->Q;{%}!=>module $1", "x", HS_GROUP_PLAIN, "Q");
+}
+
+static void module_group_fast_path(void **state)
+{
+	const char *fast = "{%}!->module $1";
+	const char *slow = "{%}!-> module $1";	/* same meaning, through PCRE2 */
+	const char *names[] = {
+		"/usr/lib/libc.so.6!malloc", "app!main", "/a/b-c.so!f",
+		"x!y!z", "Thread (1) main",
+	};
+	size_t i;
+
+	(void)state;
+	assert_group(fast, "/usr/lib/libc.so.6!malloc", HS_GROUP_PLAIN, "module libc.so.6");
+	assert_group(fast, "Thread (1) main", HS_GROUP_NONE, "");
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char a[256], b[256];
+
+		assert_int_equal(tu_group(fast, names[i], a),
+				 tu_group(slow, names[i], b));
+		assert_string_equal(a, b);
+	}
+	/* a rename: later patterns see the group's name */
+	assert_group("{%}!->module $1;module libc.so.6->LIBC", "/lib/libc.so.6!free",
+		     HS_GROUP_PLAIN, "LIBC");
+	assert_group("{%}!->module $1;module libc.so.6=>E", "/lib/libc.so.6!free",
+		     HS_GROUP_ENTRY, "E");
+	/* the two module presets agree on operators */
+	assert_group(fast, "Foo::operator!=(Foo const&)", HS_GROUP_NONE, "");
+	assert_group(fast, "/a/libx.so!Foo::operator!=(Foo const&)", HS_GROUP_PLAIN,
+		     "module libx.so");
 }
 
 static void unresolved_frames(void **state)
@@ -234,6 +270,7 @@ int main(void)
 		cmocka_unit_test(entry_stops),
 		cmocka_unit_test(exclusion_group),
 		cmocka_unit_test(module_entry_fast_path),
+		cmocka_unit_test(module_group_fast_path),
 		cmocka_unit_test(unresolved_frames),
 		cmocka_unit_test(match_limit_is_an_error),
 		cmocka_unit_test(out_of_memory),

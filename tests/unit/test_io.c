@@ -20,6 +20,49 @@ static const char *in_dir(char *buf, size_t n, const char *name)
 	return buf;
 }
 
+/* ---- the table ---- */
+
+/*
+ * Every format is one consistent entry: its name and first suffix lead
+ * back to it, it has exactly one importer, a zip names a format it holds,
+ * and the capabilities the front ends ask for are where they belong.
+ */
+static void each_format_is_one_entry(void **state)
+{
+	int i;
+
+	(void)state;
+	assert_null(hs_format_ops(HS_FORMAT_UNKNOWN));
+	assert_false(hs_format_has(HS_FORMAT_UNKNOWN, 0));
+	for (i = 1; i < HS_FORMAT__COUNT; i++) {
+		const struct hs_format_ops *ops = hs_format_ops((enum hs_format)i);
+		char path[64];
+
+		assert_non_null(ops);
+		assert_int_equal(ops->id, i);
+		assert_int_equal(hs_format_parse(ops->name), i);
+		assert_string_equal(hs_format_name((enum hs_format)i), ops->name);
+		snprintf(path, sizeof(path), "dir/file%s", ops->suffixes[0]);
+		assert_int_equal(hs_format_from_path(path), i);
+		assert_true(!ops->import_stream != !ops->import_file);
+		assert_non_null(ops->sniff);
+		if (ops->zip_of != HS_FORMAT_UNKNOWN) {
+			assert_non_null(hs_format_ops(ops->zip_of));
+			assert_non_null(ops->import_file);
+		}
+		assert_int_equal(hs_format_writable((enum hs_format)i), ops->export_stream != NULL);
+	}
+	assert_true(hs_format_has(HS_FORMAT_HEAPSCOPE, HS_FORMAT_HAS_HEAP));
+	assert_false(hs_format_has(HS_FORMAT_PERF_SCRIPT, HS_FORMAT_HAS_HEAP));
+	assert_false(hs_format_has(HS_FORMAT_HEAPSCOPE, HS_FORMAT_HAS_HEAP | HS_FORMAT_WRITABLE));
+	assert_true(hs_format_has(HS_FORMAT_PERFVIEW_JSON_ZIP,
+				  HS_FORMAT_WRITABLE | HS_FORMAT_HAS_TIME));
+	assert_false(hs_format_has(HS_FORMAT_FOLDED, HS_FORMAT_HAS_TIME));
+	assert_int_equal(hs_format_parse("PERF"), HS_FORMAT_PERF_SCRIPT);
+	assert_int_equal(hs_format_from_path("x.folded.txt"), HS_FORMAT_FOLDED);
+	assert_int_equal(hs_format_from_path("x.perf.data.dump"), HS_FORMAT_PERF_SCRIPT);
+}
+
 /* ---- detection ---- */
 
 static enum hs_format sniff(const char *s)
@@ -49,6 +92,9 @@ static void content_decides_the_format(void **state)
 	assert_int_equal(sniff("perf 12 4.5: 1 cycles: ffff sym (mod)\n"
 			       "perf 12 4.6: 1 cycles: ffff sym (mod)\n"), HS_FORMAT_PERF_SCRIPT);
 	assert_int_equal(sniff("My Program 7 99.000001: cpu-clock:\n"), HS_FORMAT_PERF_SCRIPT);
+	assert_int_equal(hs_format_sniff((const unsigned char *)"PERFILE2h\0\0\0\0\0\0\0", 16),
+			 HS_FORMAT_PERF_SCRIPT);
+	assert_int_equal(sniff("PERFILE"), HS_FORMAT_UNKNOWN);
 	assert_int_equal(hs_format_sniff(zip_xml, sizeof(zip_xml) - 1), HS_FORMAT_PERFVIEW_XML_ZIP);
 	assert_int_equal(hs_format_sniff(zip_json, sizeof(zip_json) - 1), HS_FORMAT_PERFVIEW_JSON_ZIP);
 	assert_int_equal(hs_format_sniff(zip_trace, sizeof(zip_trace) - 1), HS_FORMAT_TRACE_ZIP);
@@ -369,6 +415,7 @@ static void export_failures_leave_no_file(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(each_format_is_one_entry),
 		cmocka_unit_test(content_decides_the_format),
 		cmocka_unit_test(names_and_extensions),
 		cmocka_unit_test(round_trips_over_all_format_pairs),

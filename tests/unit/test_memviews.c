@@ -33,22 +33,13 @@ static uint8_t *put_mmap(struct tb *b, uint8_t *p, int64_t dt, int64_t da, uint6
 			 uint64_t stack)
 {
 	b->events++;
-	*p++ = HS_TAG_MMAP;
-	p = hs_put_svarint(p, dt);
-	p = hs_put_svarint(p, da);
-	p = hs_put_varint(p, len);
-	p = hs_put_varint(p, 3);
-	p = hs_put_varint(p, 0x22);
-	return hs_put_varint(p, stack);
+	return hs_enc_mmap(p, dt, da, len, 3, 0x22, stack);
 }
 
 static uint8_t *put_munmap(struct tb *b, uint8_t *p, int64_t dt, int64_t da, uint64_t len)
 {
 	b->events++;
-	*p++ = HS_TAG_MUNMAP;
-	p = hs_put_svarint(p, dt);
-	p = hs_put_svarint(p, da);
-	return hs_put_varint(p, len);
+	return hs_enc_munmap(p, dt, da, len);
 }
 
 /* put_heap_program() (trace_builder.h), traced with --sample-bytes @sample_bytes. */
@@ -605,14 +596,9 @@ static void same_both_ways(const char *path, const struct tb *b, enum hs_memview
 static uint8_t *put_sample(struct tb *b, uint8_t *p, uint64_t ticks, uint64_t tid,
 			   unsigned kind, uint64_t dur, uint64_t stack)
 {
-	uint8_t body[64], *q = body;
+	uint8_t body[64], *q = hs_enc_sample_body(body, ticks, tid, kind, dur, stack);
 
 	b->events++;
-	q = hs_put_varint(q, ticks);
-	q = hs_put_varint(q, tid);
-	q = hs_put_varint(q, kind);
-	q = hs_put_varint(q, dur);
-	q = hs_put_varint(q, stack);
 	return hs_tw_sized(p, HS_TAG_SAMPLE, body, (size_t)(q - body));
 }
 
@@ -637,11 +623,7 @@ static void build_samples(struct tb *b, int no_heap)
 	p = put_thread_start(p, 0, "main");
 	p = put_span(p, 11, 0, 0);
 	p = put_thread_start(p, 0, "heapscope");
-	q = hs_put_varint(q, 0);
-	q = hs_put_varint(q, 999);
-	q = hs_put_varint(q, 999);
-	q = hs_put_varint(q, 64);
-	q = hs_put_varint(q, (uint64_t)no_heap);
+	q = hs_enc_sampling_body(q, 0, 999, 999, 64, (uint64_t)no_heap);
 	p = hs_tw_sized(p, HS_TAG_SAMPLING, body, (size_t)(q - body));
 	p = put_node(p, 1, 0, 0x9020);
 	p = put_node(p, 2, 1, 0x1010);
@@ -926,7 +908,7 @@ static void indexed_late_thread(void **state)
 	struct hs_diag diag = HS_DIAG_INIT("t");
 	struct hs_chunk_index idx[2];
 	uint64_t counts[HS_FC__COUNT] = { 0 };
-	uint8_t *p, body[64], *q;
+	uint8_t *p;
 	struct hs_trace t;
 	char path[32];
 	size_t n = 0;
@@ -960,11 +942,7 @@ static void indexed_late_thread(void **state)
 	idx[1].first_ticks = 2 * MS;
 	idx[1].last_ticks = 3 * MS;
 	p = tb_p(&b);
-	q = body;
-	q = hs_put_varint(q, 6 * MS);
-	q = hs_put_varint(q, 0);
-	q = hs_put_varint(q, 0);
-	p = hs_tw_sized(p, HS_TAG_END, body, (size_t)(q - body));
+	p = put_end(p, 6 * MS, HS_END_EXIT, 0);
 	p = hs_tw_footer(p, counts, idx, 2);
 	tb_end(&b, p);
 	tb_chunk(&b, HS_CHUNK_END, 1);
@@ -1076,7 +1054,7 @@ static void streamed_idle_main_thread(void **state)
 	uint64_t counts[HS_FC__COUNT] = { 0 };
 	uint64_t last10 = 0, late = (3 * IDLE_PAIRS + IDLE_PAIRS / 2) * IDLE_TICK;
 	static uint8_t payload[1 << 16];
-	uint8_t h[HS_CHUNK_HEADER_SIZE], body[64], *p, *q;
+	uint8_t h[HS_CHUNK_HEADER_SIZE], *p;
 	struct hs_trace t;
 	uint32_t seq = 0;
 	char path[32];
@@ -1118,10 +1096,7 @@ static void streamed_idle_main_thread(void **state)
 		idx[k].first_ticks = first;
 		raw_chunk(&b, payload, (size_t)(p - payload), seq++);
 	}
-	q = hs_put_varint(body, last10 + IDLE_TICK);
-	q = hs_put_varint(q, 0);
-	q = hs_put_varint(q, 0);
-	p = hs_tw_sized(payload, HS_TAG_END, body, (size_t)(q - body));
+	p = put_end(payload, last10 + IDLE_TICK, HS_END_EXIT, 0);
 	p = hs_tw_footer(p, counts, idx, IDLE_CHUNKS);
 	hs_tw_chunk_header(h, HS_CHUNK_END, 0, (uint32_t)(p - payload),
 			   (uint32_t)(p - payload), seq, payload);

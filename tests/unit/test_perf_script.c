@@ -296,6 +296,52 @@ static void weight_per_cpu(void **state)
 	hs_source_release(&src);
 }
 
+/* Samples that go back in time on their CPU: weighed in time order (issue 19). */
+static void out_of_order_samples_are_weighed_in_time_order(void **state)
+{
+	struct hs_stack_source src;
+	double m, c;
+
+	(void)state;
+	import_ok("a 1/1 [000] 2.0: x:\n\t1 two (/m)\n\n"
+		  "a 1/2 [001] 1.5: x:\n\t1 cpu1 (/m)\n\n"
+		  "a 1/1 [000] 1.0: x:\n\t1 one (/m)\n\n"
+		  "a 1/2 [001] 2.0: x:\n\t1 cpu1 (/m)\n\n"
+		  "a 1/1 [000] 3.0: x:\n\t1 three (/m)\n", &src);
+	/* in time order, from the earliest sample: 1.0, 1.5, 2.0 (3.0 and CPU 1's 2.0 dropped) */
+	assert_int_equal(src.nr_samples, 3);
+	assert_int_equal(src.time[0], 0);
+	assert_int_equal(src.time[1], 500000000);
+	assert_int_equal(src.time[2], 1000000000);
+	assert_float_equal(src.metric[0], 1000.0, 1e-9);
+	assert_float_equal(src.metric[1], 500.0, 1e-9);
+	assert_float_equal(src.metric[2], 1000.0, 1e-9);
+	assert_string_equal(sample_str(&src, 0), "Process a (1)|Thread (1)|m!one");
+	assert_string_equal(sample_str(&src, 1), "Process a (1)|Thread (2)|m!cpu1");
+	assert_string_equal(sample_str(&src, 2), "Process a (1)|Thread (1)|m!two");
+	hs_source_totals(&src, &m, &c);
+	assert_float_equal(m, 2500.0, 1e-9);
+	hs_source_release(&src);
+	/* the earliest sample on another CPU than the first one read */
+	import_ok("a 1/1 [000] 2.0: x:\na 1/2 [001] 5.0: x:\na 1/2 [001] 1.0: x:\n"
+		  "a 1/1 [000] 3.0: x:\na 1/2 [001] 6.0: x:\n", &src);
+	assert_int_equal(src.nr_samples, 3);
+	assert_int_equal(src.time[0], 0);
+	assert_int_equal(src.time[1], 1000000000);
+	assert_int_equal(src.time[2], 4000000000ll);
+	assert_float_equal(src.metric[0], 4000.0, 1e-9);
+	assert_float_equal(src.metric[1], 1000.0, 1e-9);
+	assert_float_equal(src.metric[2], 1000.0, 1e-9);
+	hs_source_release(&src);
+	/* without [CPU]: one CPU, the same rule */
+	import_ok("a 1 5.0: x:\na 1 4.0: x:\na 1 6.0: x:\n", &src);
+	assert_int_equal(src.nr_samples, 2);
+	assert_int_equal(src.time[0], 0);
+	assert_float_equal(src.metric[0], 1000.0, 1e-9);
+	assert_float_equal(src.metric[1], 1000.0, 1e-9);
+	hs_source_release(&src);
+}
+
 static void one_sample_per_cpu_gives_nothing(void **state)
 {
 	struct hs_stack_source src;
@@ -436,6 +482,23 @@ static void malformed_frames(void **state)
 	memcpy(big, "PERFILE2", 8);
 	import_bad(big, 3u << 20, 1, "binary perf.data");
 	free(big);
+}
+
+/* A time past what fits in nanoseconds is said to be out of range (issue 19). */
+static void times_out_of_range(void **state)
+{
+	struct hs_stack_source src;
+
+	(void)state;
+	BAD("a 1 9000000001.0: x:\n", 1,
+	    "bad time '9000000001.0:' (out of range: perf times are seconds, at most "
+	    "9000000000)");
+	BAD("a 1 99999999999999999999999: x:\n", 1, "(out of range: ");
+	import_ok("a 1 9000000000.999999999: x:\na 1 9000000000.999999999: x:\n", &src);
+	assert_int_equal(src.nr_samples, 1);
+	hs_source_release(&src);
+	/* not a number at all: still the shape that was expected */
+	BAD("a 1 [0] x.0: x:\n", 1, "bad time 'x.0:' (expected SECONDS:)");
 }
 
 static void deep_stacks_are_capped(void **state)
@@ -674,6 +737,7 @@ int main(void)
 		cmocka_unit_test(srcline_lines_are_skipped),
 		cmocka_unit_test(shared_prefixes_give_shared_stacks),
 		cmocka_unit_test(weight_per_cpu),
+		cmocka_unit_test(out_of_order_samples_are_weighed_in_time_order),
 		cmocka_unit_test(one_sample_per_cpu_gives_nothing),
 		cmocka_unit_test(process_names_are_joined),
 		cmocka_unit_test(other_event_kinds_are_not_samples),
@@ -681,6 +745,7 @@ int main(void)
 		cmocka_unit_test(malformed_headers),
 		cmocka_unit_test(malformed_frames),
 		cmocka_unit_test(deep_stacks_are_capped),
+		cmocka_unit_test(times_out_of_range),
 		cmocka_unit_test(truncated_files),
 		cmocka_unit_test(out_of_memory_is_reported),
 		cmocka_unit_test(garbage_never_crashes),

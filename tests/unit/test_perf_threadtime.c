@@ -425,6 +425,35 @@ static void comm_with_blanks(void **state)
 	hs_source_release(&src);
 }
 
+/*
+ * CPU samples that go back in time on their CPU: the thread-time view
+ * follows the events in the order given, so it refuses them with the
+ * sample's line (issue 19); the CPU view weighs them in time order.
+ */
+static void samples_out_of_time_order(void **state)
+{
+	struct hs_stack_source src;
+	struct hs_diag d = HS_DIAG_INIT("t");
+	static const char text[] = "a 1/2 [001] 2.0: cpu-clock:\n\t1 f (/a)\n\n"
+				   "a 1/3 [000] 1.0: cpu-clock:\n\t1 f (/a)\n\n"
+				   "a 1/2 [001] 1.5: cpu-clock:\n\t1 f (/a)\n\n"
+				   "a 1/2 [001] 3.0: cpu-clock:\n";
+
+	(void)state;
+	tt_bad(text, 7, "sample at 1.500000 s on CPU 1 is earlier than the one before "
+			"it on that CPU (2.000000 s): the thread-time view needs the "
+			"events in time order");
+	tt_bad("a 1/2 2.0: cpu-clock:\na 1/2 1.0: cpu-clock:\n", 2,
+	       "sample at 1.000000 s is earlier than the one before it (2.000000 s)");
+	/* another CPU going back is not out of order */
+	tt_ok("a 1/2 [001] 2.0: cpu-clock:\na 1/3 [000] 1.0: cpu-clock:\n"
+	      "a 1/2 [001] 2.5: cpu-clock:\n", &src);
+	hs_source_release(&src);
+	assert_int_equal(import_view(text, HS_PERF_CPU, &src, &d), 0);
+	assert_int_equal(src.nr_samples, 2);
+	hs_source_release(&src);
+}
+
 /* Malformed sched events: the header's line and what is missing. */
 static void malformed_sched_events(void **state)
 {
@@ -739,6 +768,7 @@ int main(void)
 		cmocka_unit_test(sources_of_formats),
 		cmocka_unit_test(source_names),
 		cmocka_unit_test(trace_zip_thread_time),
+		cmocka_unit_test(samples_out_of_time_order),
 		cmocka_unit_test(out_of_memory_is_reported),
 		cmocka_unit_test(garbage_never_crashes),
 	};

@@ -37,14 +37,7 @@ static void build_events(struct tb *b)
 	p = put_alloc(b, p, HS_TAG_MALLOC, 1000, 0x500, 100, 3);
 	tb_end(b, p);
 	tb_chunk(b, HS_CHUNK_EVENTS, 1);
-	{
-		uint8_t body[16], *q = body;
-
-		q = hs_put_varint(q, 2000);	/* ticks */
-		q = hs_put_varint(q, 0);	/* reason: exit */
-		q = hs_put_varint(q, 0);
-		tb_end(b, hs_tw_sized(tb_p(b), HS_TAG_END, body, (size_t)(q - body)));
-	}
+	tb_end(b, put_end(tb_p(b), 2000, HS_END_EXIT, 0));
 	tb_chunk(b, HS_CHUNK_END, 0);
 }
 

@@ -10,6 +10,7 @@
 #include <zstd.h>
 #include "format/trace_format.h"
 #include "format/trace_reader.h"
+#include "format/trace_record.h"
 #include "format/trace_writer.h"
 
 /* --- a small trace builder ------------------------------------------- */
@@ -79,69 +80,48 @@ static inline void tb_chunk(struct tb *b, enum hs_chunk_kind kind, int zstd)
 
 static inline uint8_t *put_span(uint8_t *p, uint64_t tid, uint64_t ticks, uint64_t addr)
 {
-	*p++ = HS_TAG_SPAN;
-	p = hs_put_varint(p, tid);
-	p = hs_put_varint(p, ticks);
-	return hs_put_varint(p, addr);
+	return hs_enc_span(p, tid, ticks, addr);
 }
 
 static inline uint8_t *put_node(uint8_t *p, uint64_t id, uint64_t parent, uint64_t addr)
 {
-	*p++ = HS_TAG_NODE;
-	p = hs_put_varint(p, id);
-	p = hs_put_varint(p, parent);
-	return hs_put_varint(p, addr);
+	return hs_enc_node(p, id, parent, addr);
 }
 
 static inline uint8_t *put_alloc(struct tb *b, uint8_t *p, unsigned tag, int64_t dt,
 			  int64_t da, uint64_t size, uint64_t stack)
 {
 	b->events++;
-	*p++ = (uint8_t)tag;
-	p = hs_put_svarint(p, dt);
-	p = hs_put_svarint(p, da);
-	p = hs_put_varint(p, size);
-	return hs_put_varint(p, stack);
+	return hs_enc_alloc(p, tag, dt, da, size, stack, 0);
 }
 
 static inline uint8_t *put_free(struct tb *b, uint8_t *p, int64_t dt, int64_t da)
 {
 	b->events++;
-	*p++ = HS_TAG_FREE;
-	p = hs_put_svarint(p, dt);
-	return hs_put_svarint(p, da);
+	return hs_enc_free(p, HS_TAG_FREE, dt, da);
 }
 
 static inline uint8_t *put_sized2(uint8_t *p, unsigned tag, uint64_t a, uint64_t v)
 {
-	uint8_t body[32], *q = body;
+	uint8_t body[32], *q = hs_enc_clock_body(body, a, v);
 
-	q = hs_put_varint(q, a);
-	q = hs_put_varint(q, v);
 	return hs_tw_sized(p, tag, body, (size_t)(q - body));
 }
 
 static inline uint8_t *put_module(uint8_t *p, uint64_t ticks, uint64_t id, uint64_t bias,
 			   uint64_t start, uint64_t end, const char *path)
 {
-	uint8_t body[256], *q = body;
+	uint8_t body[256], *q;
 
-	q = hs_put_varint(q, ticks);
-	q = hs_put_varint(q, id);
-	q = hs_put_varint(q, bias);
-	q = hs_put_varint(q, start);
-	q = hs_put_varint(q, end);
-	q = hs_put_bytes(q, path, strlen(path));
-	q = hs_put_bytes(q, "\x01\x02", 2);
+	q = hs_enc_module_body(body, ticks, id, bias, start, end, path, strlen(path),
+			       "\x01\x02", 2);
 	return hs_tw_sized(p, HS_TAG_MODULE, body, (size_t)(q - body));
 }
 
 static inline uint8_t *put_thread_start(uint8_t *p, uint64_t ticks, const char *name)
 {
-	uint8_t body[64], *q = body;
+	uint8_t body[64], *q = hs_enc_thread_start_body(body, ticks, name, strlen(name));
 
-	q = hs_put_varint(q, ticks);
-	q = hs_put_bytes(q, name, strlen(name));
 	return hs_tw_sized(p, HS_TAG_THREAD_START, body, (size_t)(q - body));
 }
 
@@ -178,13 +158,15 @@ static inline uint8_t *put_realloc(struct tb *b, uint8_t *p, int64_t dt, int64_t
 				   uint64_t size, uint64_t stack, int64_t old_minus_new)
 {
 	b->events++;
-	*p++ = HS_TAG_REALLOC;
-	p = hs_put_svarint(p, dt);
-	p = hs_put_svarint(p, da);
-	p = hs_put_varint(p, size);
-	p = hs_put_varint(p, stack);
-	p = hs_put_svarint(p, old_minus_new);
-	return hs_put_varint(p, 0);
+	return hs_enc_realloc(p, HS_TAG_REALLOC, dt, da, size, stack, old_minus_new, 0);
+}
+
+/* An END record: @reason (enum hs_end_reason) and its @detail. */
+static inline uint8_t *put_end(uint8_t *p, uint64_t ticks, uint64_t reason, uint64_t detail)
+{
+	uint8_t body[3 * HS_VARINT_MAX], *q = hs_enc_end_body(body, ticks, reason, detail);
+
+	return hs_tw_sized(p, HS_TAG_END, body, (size_t)(q - body));
 }
 
 /* An emit callback of the symbol writer (hs_symw_init()): the chunk into @ctx, a tb. */

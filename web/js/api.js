@@ -1,6 +1,8 @@
 // api.js - the JSON API of `heapscope view` (docs/json-api.md). Every call
 // is a POST of one query object; the token travels in the cookie that the
-// first page load set.
+// first page load set. cancel() aborts every request in flight (they
+// reject with a CancelledError); a server that does not answer at all is
+// reported as stopped, with how to start it again.
 
 export class ApiError extends Error {
   constructor(message, status) {
@@ -9,7 +11,18 @@ export class ApiError extends Error {
   }
 }
 
+// Thrown by a call that cancel() aborted.
+export class CancelledError extends Error {
+  constructor() {
+    super('cancelled');
+  }
+}
+
+const GONE = 'heapscope view is not answering: it has stopped (or its computer is ' +
+  'unreachable). Start it again with `heapscope view FILE...`, then open the URL it prints.';
+
 let inflight = 0;
+let aborter = new AbortController();
 const listeners = new Set();
 
 // onBusy(fn): fn(count) is called whenever the number of requests in flight changes.
@@ -24,18 +37,27 @@ function busy(delta) {
 
 // call('view', query) -> the parsed answer; throws ApiError with the server's message.
 export async function call(name, query) {
+  const signal = aborter.signal;
   busy(1);
   try {
-    const r = await fetch('/api/' + name, {
-      method: 'POST',
-      credentials: 'same-origin',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify(query ?? {}),
-    });
+    let r;
+    try {
+      r = await fetch('/api/' + name, {
+        method: 'POST',
+        credentials: 'same-origin',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(query ?? {}),
+        signal,
+      });
+    } catch (e) {
+      if (signal.aborted) throw new CancelledError();
+      throw new ApiError(GONE, 0);
+    }
     let body;
     try {
       body = await r.json();
     } catch {
+      if (signal.aborted) throw new CancelledError();
       throw new ApiError(`${name}: the server sent no JSON (HTTP ${r.status})`, r.status);
     }
     if (!r.ok) throw new ApiError(body.error || `HTTP ${r.status}`, r.status);
@@ -45,8 +67,23 @@ export async function call(name, query) {
   }
 }
 
+// Abort every request in flight; the next calls go ahead as usual.
+export function cancel() {
+  aborter.abort();
+  aborter = new AbortController();
+}
+
+export function isCancel(e) {
+  return e instanceof CancelledError;
+}
+
 export async function info() {
-  const r = await fetch('/api/info', { credentials: 'same-origin' });
+  let r;
+  try {
+    r = await fetch('/api/info', { credentials: 'same-origin' });
+  } catch {
+    throw new ApiError(GONE, 0);
+  }
   const body = await r.json();
   if (!r.ok) throw new ApiError(body.error || `HTTP ${r.status}`, r.status);
   return body;

@@ -3,12 +3,20 @@
 // and the Overweight report.
 
 import * as fmt from './format.js';
+import { metricUnit } from './table.js';
 
 const esc = fmt.escapeHtml;
 
 function table(head, rows) {
   const th = head.map((h) => `<th class="${h.num ? 'num' : ''}">${esc(h.title)}</th>`).join('');
   return `<table><thead><tr>${th}</tr></thead><tbody>${rows.join('')}</tbody></table>`;
+}
+
+// "/usr/lib/libc.so.6!malloc" -> "libc.so.6!malloc"; other names unchanged.
+function shortFrame(name) {
+  const bang = name.indexOf('!');
+  const slash = bang > 0 ? name.lastIndexOf('/', bang) : -1;
+  return slash >= 0 ? name.slice(slash + 1) : name;
 }
 
 // @doc: a /api/samples answer for @what (a description of the row).
@@ -19,9 +27,10 @@ export function renderEvents(el, what, doc, onMore) {
     return;
   }
   const rows = doc.rows.map((s, i) => {
-    const leaf = s.stack.slice(-8).reverse().join('\n');
+    // modules by their file name, as every other view names them
+    const leaf = s.stack.slice(-8).reverse().map(shortFrame).join('\n');
     return `<tr><td class="num">${doc.offset + i}</td><td class="num">${fmt.ms(s.time_ms)}</td>` +
-      `<td class="num">${fmt.num(s.metric)}</td><td class="num">${fmt.count(s.count)}</td>` +
+      `<td class="num" title="${fmt.exact(s.metric, metricUnit())}">${fmt.metric(s.metric, metricUnit())}</td><td class="num">${fmt.count(s.count)}</td>` +
       `<td class="num">${s.depth}</td><td class="stack" title="${esc(s.stack.join('\n'))}">${esc(leaf)}</td></tr>`;
   });
   el.innerHTML = `<h3>${esc(what)}: ${fmt.count(doc.total)} samples</h3>` +

@@ -5,6 +5,7 @@
 // (negative Inc) blue.
 
 import * as fmt from './format.js';
+import { metricUnit } from './table.js';
 
 const BAR = 18;
 
@@ -41,6 +42,8 @@ export class Flame {
     this.canvas.addEventListener('mouseleave', () => this.opts.tip(null));
     this.canvas.addEventListener('click', (ev) => {
       const r = this.hit(ev);
+      // the tooltip named the box clicked: it is stale once the graph changes
+      this.opts.tip(null);
       if (r) this.zoom(r.id === this.root ? (r.parent ?? 0) : r.id);
     });
     this.canvas.addEventListener('contextmenu', (ev) => {
@@ -76,7 +79,10 @@ export class Flame {
     this.rootPath = r.root_path || [];
     this.byId = new Map(this.rows.map((x) => [x.id, x]));
     this.crumbs.textContent = this.rootPath.length ? 'zoomed to ' + this.rootPath.join(' \u25B8 ') : '';
+    this.opts.tip(null);
     this.draw();
+    // ROOT (or the zoomed node) is at the bottom: show it, not the empty top
+    this.box.scrollTop = this.box.scrollHeight;
   }
 
   // Keys from below ROOT to @r (a path for Drill Into).
@@ -159,7 +165,9 @@ export class Flame {
   hover(ev) {
     const r = this.hit(ev);
     if (!r) return this.opts.tip(null);
-    this.opts.tip(`${r.name}\nInc ${fmt.num(r.inc)} (${fmt.pct(r.inc_pct)}%)  Inc Ct ${fmt.count(r.inc_count)}\n` +
-      `Exc ${fmt.num(r.exc)} (${fmt.pct(r.exc_pct)}%)  First ${fmt.ms(r.first_ms)}  Last ${fmt.ms(r.last_ms)}`, ev);
+    const u = metricUnit();
+    this.opts.tip(`${r.name}\nInc ${fmt.metric(r.inc, u)} (${fmt.pct(r.inc_pct)}%)  Inc Ct ` +
+      `${fmt.count(r.inc_count)}\nExc ${fmt.metric(r.exc, u)} (${fmt.pct(r.exc_pct)}%)  ` +
+      `First ${fmt.ms(r.first_ms)}  Last ${fmt.ms(r.last_ms)}`, ev);
   }
 }

@@ -4,11 +4,27 @@ const nf0 = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 const nf1 = new Intl.NumberFormat('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 });
 const nf3 = new Intl.NumberFormat('en-US', { maximumFractionDigits: 3 });
 
-// A metric or count: one decimal, thousands separated ("1,234.5").
+const nf6 = new Intl.NumberFormat('en-US', { maximumFractionDigits: 6 });
+
+// A metric or count: thousands separated, one decimal unless whole
+// ("1,234.5", "1,234").
 export function num(v) {
   if (v === null || v === undefined) return '';
-  if (v === 0) return '0';
-  return Math.abs(v) >= 1e15 ? v.toExponential(3) : nf1.format(v);
+  if (Math.abs(v) >= 1e15) return v.toExponential(3);
+  return Number.isInteger(v) ? nf0.format(v) : nf1.format(v);
+}
+
+// A metric as the tables show it: bytes in binary units ("525.0 MiB", as
+// Stats shows them), other units as plain numbers.
+export function metric(v, unit) {
+  if (v === null || v === undefined) return '';
+  return unit === 'bytes' ? bytes(v) : num(v);
+}
+
+// The exact value, for a tooltip ("550,550,000 bytes").
+export function exact(v, unit) {
+  if (v === null || v === undefined) return '';
+  return nf6.format(v) + (unit ? ` ${unit}` : '');
 }
 
 // A count that is usually whole.
@@ -41,6 +57,7 @@ export function msBox(v) {
   return String(Math.round(v * 1e6) / 1e6);
 }
 
+// Bytes in binary units, one decimal above 1 KiB ("4.0 KiB", "512 B").
 export function bytes(v) {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let i = 0;
@@ -48,7 +65,7 @@ export function bytes(v) {
     v /= 1024;
     i++;
   }
-  return `${i ? v.toFixed(1) : v} ${units[i]}`;
+  return `${i ? v.toFixed(1) : num(v)} ${units[i]}`;
 }
 
 export function escapeHtml(s) {

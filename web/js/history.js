@@ -10,7 +10,7 @@ export function emptyParams() {
 }
 
 // The state a trace (and one of its sources) opens with: the saved text
-// boxes, else Fold% 1.
+// boxes, else blank (no Fold%, as `heapscope report`: docs/gui.md says why).
 // @defaults: the source's saved boxes when @info does not have them yet.
 export function initialState(info, trace = 0, source = null, defaults = null) {
   const t = info.traces[trace] || { defaults: {}, sources: [] };
@@ -18,7 +18,6 @@ export function initialState(info, trace = 0, source = null, defaults = null) {
   const d = defaults || (src ? src.defaults : t.defaults) || {};
   const params = emptyParams();
   for (const k of PARAM_KEYS) if (d[k] !== null && d[k] !== undefined) params[k] = String(d[k]);
-  if (d.fold_pct === null || d.fold_pct === undefined) params.fold_pct = '1';
   return {
     trace, source: src ? source : null, diff: null, steps: [], params, tab: 'byname',
     focus: null, sort: {}, overweight: null,
@@ -63,9 +62,12 @@ export function decode(hash) {
 }
 
 // Record @state as a new history entry (an Update, a drill, a tab change).
+// Returns false when it is the current entry already (nothing recorded).
 export function push(state) {
   const h = encode(state);
-  if (h !== location.hash) history.pushState(null, '', h);
+  if (h === location.hash) return false;
+  history.pushState(null, '', h);
+  return true;
 }
 
 // Replace the current entry (the first load).

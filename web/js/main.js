@@ -6,13 +6,13 @@
 import * as api from './api.js';
 import * as H from './history.js';
 import * as fmt from './format.js';
-import { VTable } from './table.js';
+import { VTable, setMetricUnit, refitAll } from './table.js';
 import { TreeModel } from './tree.js';
 import { Flame } from './flame.js';
 import { Timeline } from './timeline.js';
 import { CallerCallee } from './callercallee.js';
-import { showMenu, literalPattern, moduleOf, entryGroup, appendPat, prependPat,
-  dropGroup } from './menu.js';
+import { showMenu, literalPattern, appendPat, ungroup,
+  ungroupModule } from './menu.js';
 import { renderEvents, renderStats, renderOverweight, renderSource } from './events.js';
 
 const $ = (id) => document.getElementById(id);
@@ -28,6 +28,9 @@ let selection = null;		// {row, tab, path}: the row the menu and keys act on
 let whenSel = null;		// {start, end} from characters selected in a When cell
 let summary = null;		// the summary line of the last answer
 let settled = 0;		// counts finished loads (tests wait on body[data-settled])
+let cancelled = false;		// Cancel was pressed during the current load
+let afterBack = null;		// the status to show once Back (after a Cancel) has loaded
+let shownSource = null;		// the source query of what is shown (JSON)
 const views = {};
 
 // ---- status line ----
@@ -40,6 +43,11 @@ function status(msg, error = false) {
 }
 
 function fail(e) {
+  if (api.isCancel(e)) {
+    cancelled = true;
+    status('cancelled: the view shows what was loaded before');
+    return;
+  }
   if (e instanceof api.ApiError) console.warn(e.message);
   else console.error(e);
   status(e.message || String(e), true);
@@ -50,7 +58,16 @@ function fail(e) {
   }
 }
 
-api.onBusy((n) => document.body.classList.toggle('busy', n > 0));
+// A sign of work: body.busy shows the busy bar (after a moment, so quick
+// answers do not flicker) and dims the views; @what says what is loading.
+api.onBusy((n) => {
+  document.body.classList.toggle('busy', n > 0);
+  if (!n) $('busytext').textContent = 'working\u2026';
+});
+
+function working(what) {
+  $('busytext').textContent = what;
+}
 
 // ---- the query of what is shown ----
 
@@ -69,12 +86,16 @@ function tabKey(tab) {
 
 function showSummary(s) {
   if (!s) return;
-  const unit = s.unit ? ` ${s.unit}` : '';
+  // bytes in binary units as in the tables and Stats; other units named
+  const unit = s.unit && s.unit !== 'bytes' ? ` ${s.unit}` : '';
   const el = $('summary');
-  el.textContent = `Totals Metric: ${fmt.num(s.metric)}${unit}   Count: ${fmt.count(s.count)}   ` +
+  setMetricUnit(s.unit);
+  el.textContent = `Totals Metric: ${fmt.metric(s.metric, s.unit)}${unit}   Count: ${fmt.count(s.count)}   ` +
     `Samples: ${fmt.count(s.samples)}   First: ${fmt.ms(s.first_ms)}   Last: ${fmt.ms(s.last_ms)}   ` +
-    `Last-First: ${fmt.ms(s.interval_ms)}   Metric/Interval: ${fmt.num(s.metric_per_interval)}   ` +
+    `Last-First: ${fmt.ms(s.interval_ms)}   Metric/Interval: ` +
+    `${fmt.metric(s.metric_per_interval, s.unit)}${unit}   ` +
     `TimeBucket: ${fmt.ms(s.bucket_ms)} ms` + (s.fold_pct !== null ? `   Fold%: ${s.fold_pct}` : '');
+  el.title = `Totals Metric: ${fmt.exact(s.metric, s.unit)}`;
   el.dataset.metric = s.metric;
   el.dataset.count = s.count;
   el.dataset.samples = s.samples;
@@ -89,7 +110,10 @@ function makeByName() {
     onNeed: (a, b) => loadPages(v, a, b),
     onActivate: (i) => gotoCallerCallee(v.get(i)?.key),
     onContext: (i, ev) => openMenu(ev, v.get(i), null),
-    onSelect: (i) => select(v.get(i), 'byname', null),
+    onSelect: (i) => {
+      v.selKey = v.get(i)?.key ?? null;
+      select(v.get(i), 'byname', null);
+    },
     onSort: (key) => setSort('byname', key),
   });
   v.get = (i) => v.pages.get(Math.floor(i / PAGE))?.[i % PAGE] ?? null;
@@ -101,10 +125,32 @@ function makeByName() {
     v.table.setSort(sort?.key, sort?.asc);
     const r = await fetchPage(v, 0);
     v.total = r.total_rows;
-    v.table.set({ count: v.total, get: v.get });
+    const sel = await locateName(v, r.rows);
+    // the selected name stays selected (and in view); without one, the top
+    v.table.set({ count: v.total, get: v.get, selected: sel, top: sel < 0 });
+    if (state.tab === 'byname' && sel >= 0) select(v.get(sel), 'byname', null);
     return r;
   };
   return v;
+}
+
+// Where ByName's selected name (v.selKey) is after an Update: its index
+// (its page loaded), or -1 when it is gone.
+async function locateName(v, firstPage) {
+  if (!v.selKey) return -1;
+  const k = firstPage.findIndex((x) => x.key === v.selKey);
+  if (k >= 0) return k;
+  const sort = state.sort.byname;
+  const pattern = '^' + v.selKey.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&') + '$';
+  const r = pattern.length > 1000 ? { id: null } : await api.call('find', H.query(state, {
+    view: 'byname', pattern, from: null, backward: false, sort: sort?.key ?? null,
+    order: sort ? (sort.asc ? 'asc' : 'desc') : null }));
+  if (r.id === null || r.row.key !== v.selKey) {
+    v.selKey = null;
+    return -1;
+  }
+  await fetchPage(v, Math.floor(r.index / PAGE));
+  return r.index;
 }
 
 async function fetchPage(v, page) {
@@ -149,14 +195,22 @@ function makeTree(tab) {
     onExpandAll: (i) => expandAll(v, i),
     onActivate: (i) => gotoCallerCallee(row(i)?.key),
     onContext: async (i, ev) => openMenu(ev, row(i), await treePath(v, i).catch(() => null)),
-    onSelect: (i) => select(row(i), tab, () => treePath(v, i)),
+    onSelect: (i) => {
+      v.selId = v.model?.node(i)?.id ?? null;
+      select(row(i), tab, () => treePath(v, i));
+    },
     onSort: (key) => setSort(tab, key),
   });
+  // the selected node stays selected when nodes above it open or close
   v.show = () => v.table.set({ count: v.model.visible.length, get: row,
-    info: (i) => v.model.info(i) });
+    info: (i) => v.model.info(i), selected: v.selId === null || v.selId === undefined ? -1
+      : v.model.indexOf(v.selId) });
   v.load = async () => {
     const focus = tab === 'calltree' ? null : state.focus;
     const sort = state.sort[tab];
+    // the selected node is found again by its path (the keys from the top)
+    const old = v.model?.node(v.table.selected);
+    const selPath = old ? await v.model.keys(old.id).catch(() => null) : null;
     const paths = v.model && v.model.q !== keyOf({ tab, focus, sort }) ? v.model.openPaths() : null;
     const q = H.query(state, { view: tab, focus, sort: sort?.key ?? null,
       order: sort ? (sort.asc ? 'asc' : 'desc') : null });
@@ -173,7 +227,11 @@ function makeTree(tab) {
     v.table.setSort(sort?.key, sort?.asc);
     const r = await v.model.init();
     if (paths && paths.length) await v.model.restore(paths);
-    v.show();
+    const sel = selPath ? await v.model.locate(selPath) : -1;
+    v.selId = sel >= 0 ? v.model.node(sel).id : null;
+    v.table.set({ count: v.model.visible.length, get: row, info: (i) => v.model.info(i),
+      selected: sel });
+    if (state.tab === tab && sel >= 0) select(row(sel), tab, () => treePath(v, sel));
     return r;
   };
   return v;
@@ -309,6 +367,14 @@ async function ensureFocus(tab) {
   H.replace(state);
 }
 
+// The status line names the tab shown, never another one whose load ended
+// later (issue 17 item 10): each tab keeps its own "TAB in N ms".
+const timing = {};
+
+function tabStatus(tab) {
+  if (state.tab === tab && !$('status').dataset.error) status(timing[tab] ?? '');
+}
+
 async function loadTab(tab, force = false) {
   try {
     await ensureFocus(tab);
@@ -316,14 +382,14 @@ async function loadTab(tab, force = false) {
     return fail(e);
   }
   const key = tabKey(tab);
-  if (!force && loaded[tab] === key) return;
   const v = views[tab];
-  if (!v || !v.load) return;
+  if (!v || !v.load || (!force && loaded[tab] === key)) return tabStatus(tab);
   const t0 = performance.now();
   try {
     await v.load();
     loaded[tab] = key;
-    if (!$('status').dataset.error) status(`${tabTitle(tab)} in ${Math.round(performance.now() - t0)} ms`);
+    timing[tab] = `${tabTitle(tab)} in ${Math.round(performance.now() - t0)} ms`;
+    tabStatus(tab);
   } catch (e) {
     loaded[tab] = null;
     fail(e);
@@ -367,7 +433,15 @@ async function show(s) {
   state = s;
   loaded = {};
   whenSel = null;
-  status('');
+  const src = JSON.stringify(H.sourceQuery(s));
+  if (src !== shownSource) refitAll();
+  shownSource = src;
+  // a row selected under other parameters is acted on only once found again
+  selection = null;
+  cancelled = false;
+  const note = afterBack;
+  afterBack = null;
+  status(note ?? '');
   for (const [k, id] of Object.entries(BOXES)) {
     $(id).value = state.params[k] ?? '';
     $(id).classList.remove('bad');
@@ -383,7 +457,9 @@ async function show(s) {
     (INFO.traces[state.trace]?.defaults?.notes || '');
   setActiveTab(state.tab);
   await Promise.all([loadTimeline(), loadTab(state.tab)]);
+  if (note && !$('status').dataset.error) status(note);
   settle();
+  return !cancelled;
 }
 
 function settle() {
@@ -404,10 +480,14 @@ function setActiveTab(tab) {
   $('expandall').hidden = !TREE_TABS.includes(tab);
 }
 
-// A new parameter set: record it, then show it.
-function go(s) {
-  H.push(s);
-  return show(s);
+// A new parameter set: record it, then show it. When Cancel stops it,
+// Back shows the previous set again (its answers are in the server's cache).
+async function go(s) {
+  const pushed = H.push(s);
+  if (!(await show(s)) && pushed) {
+    afterBack = 'cancelled: back to the previous parameters';
+    history.back();
+  }
 }
 
 function readBoxes() {
@@ -554,8 +634,8 @@ function foldPctStep(up) {
 function openMenu(ev, row, path) {
   if (!row) return;
   const name = row.key;
-  const mod = moduleOf(row.name);
-  const entry = entryGroup(name);
+  const mod = row.module; // from the API, which knows what the name stands for
+  const undone = ungroup(state.params.group || '', row);
   const inTree = views[state.tab]?.model;
   showMenu(ev.clientX, ev.clientY, [
     { id: 'drill-inc', label: 'Drill Into (inclusive)', action: () => drill(row, path, 'inc') },
@@ -567,12 +647,10 @@ function openMenu(ev, row, path) {
       action: () => editParams((p) => { p.group = appendPat(p.group, `${literalPattern(mod + '!')}->${mod}`); }) },
     { id: 'entry-group-module', label: 'Entry Group Module', disabled: !mod,
       action: () => editParams((p) => { p.group = appendPat(p.group, `${literalPattern(mod + '!')}=>${mod}`); }) },
-    { id: 'ungroup', label: 'Ungroup', disabled: !entry && !state.params.group,
-      action: () => editParams((p) => {
-        p.group = entry ? prependPat(p.group, `${literalPattern(entry.entry)}->`) : dropGroup(p.group, name);
-      }) },
+    { id: 'ungroup', label: 'Ungroup', disabled: undone === null,
+      action: () => editParams((p) => { p.group = ungroup(p.group, row) ?? p.group; }) },
     { id: 'ungroup-module', label: 'Ungroup Module', disabled: !mod,
-      action: () => editParams((p) => { p.group = prependPat(p.group, `${literalPattern(mod + '!')}->`); }) },
+      action: () => editParams((p) => { p.group = ungroupModule(p.group, mod); }) },
     { id: 'include', label: 'Include Item', action: () => editParams((p) => { p.inc = appendPat(p.inc, literalPattern(name)); }) },
     { id: 'exclude', label: 'Exclude Item', action: () => editParams((p) => { p.exc = appendPat(p.exc, literalPattern(name)); }) },
     '-',
@@ -791,6 +869,7 @@ function wire() {
   });
   $('find').addEventListener('input', () => views.flame.flame.setSearch(findRegex()));
   $('back').addEventListener('click', () => history.back());
+  $('cancel').addEventListener('click', () => api.cancel());
   $('forward').addEventListener('click', () => history.forward());
   for (const b of document.querySelectorAll('#tabs [data-tab]'))
     b.addEventListener('click', () => switchTab(b.dataset.tab));
@@ -805,6 +884,9 @@ function wire() {
   // a source not read yet: its saved boxes come with its stats (which read it)
   $('source').addEventListener('change', async (ev) => {
     const name = ev.target.value;
+    // the box names what is shown until the new source has arrived
+    fillSources();
+    working(`reading source ${name}\u2026`);
     try {
       const st = await api.call('stats', { trace: state.trace, source: name });
       await go(H.initialState(INFO, state.trace, name, st.source.defaults));

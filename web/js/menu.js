@@ -66,18 +66,6 @@ export function literalPattern(name) {
   return '@' + name.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&').replace(/;/g, '.').replace(/\s/g, '\\s');
 }
 
-// The module of a frame name ("libc.so.6!malloc" -> "libc.so.6"), or null.
-export function moduleOf(name) {
-  const i = name.indexOf('!');
-  return i > 0 ? name.slice(0, i) : null;
-}
-
-// An entry group's name "GROUP <<entry>>" -> {group, entry}, or null.
-export function entryGroup(name) {
-  const m = /^(.*) <<(.*)>>$/.exec(name);
-  return m ? { group: m[1], entry: m[2] } : null;
-}
-
 export function appendPat(list, pat) {
   const t = list.trim();
   return t ? `${t};${pat}` : pat;
@@ -91,13 +79,35 @@ export function prependPat(list, pat) {
   return desc + (rest ? `${pat};${rest}` : pat);
 }
 
-// Remove the GroupPats entries that make group @group ("pat->group").
+// Remove the GroupPats entries that make group @group ("pat->group"); null
+// when no entry does (a preset's "{%}!->module $1" names no group itself).
 export function dropGroup(list, group) {
   const m = /^\s*(\[[^\]]*\])?\s*(.*)$/s.exec(list);
-  const kept = m[2].split(';').filter((e) => {
+  const all = m[2].split(';');
+  const kept = all.filter((e) => {
     const a = e.indexOf('=>') >= 0 ? e.indexOf('=>') : e.indexOf('->');
     return a < 0 || e.slice(a + 2).trim() !== group;
   });
+  if (kept.length === all.length) return null;
   const desc = m[1] ? m[1] + ' ' : '';
   return desc + kept.join(';');
+}
+
+// Ungroup @row (a row of the API: its "group", "entry" and "module" say
+// what its name stands for; the GUI never parses names) in GroupPats
+// @list: an entry group's entry frame goes first as "entry->"; a plain
+// group loses the entries that name it, else (a pattern's template made
+// it) the module of its frames goes first as "mod!->". Returns the new
+// GroupPats, or null when the row is no group it can undo.
+export function ungroup(list, row) {
+  if (row.group === 'entry' && row.entry) return prependPat(list, `${literalPattern(row.entry)}->`);
+  if (row.group !== 'plain') return null;
+  const dropped = dropGroup(list, row.key);
+  if (dropped !== null) return dropped;
+  return row.module ? ungroupModule(list, row.module) : null;
+}
+
+// "mod!->" first: the frames of module @mod are no group's.
+export function ungroupModule(list, mod) {
+  return prependPat(list, `${literalPattern(mod + '!')}->`);
 }

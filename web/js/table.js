@@ -5,26 +5,60 @@
 
 import * as fmt from './format.js';
 
-// The stack viewer's columns, as PerfView shows them.
+// The unit of the metric shown ("bytes", "ms", "samples" or null): the
+// same for every table, since every view shows one source.
+let unit = null;
+
+export function setMetricUnit(u) {
+  unit = u || null;
+}
+
+export function metricUnit() {
+  return unit;
+}
+
+const metricText = (v) => fmt.metric(v, unit);
+const metricTitle = (v) => fmt.exact(v, unit);
+const countTitle = (v) => fmt.exact(v);
+
+// The stack viewer's columns, as PerfView shows them. @px: the starting
+// width; a column grows to fit the widest text it shows (up to @max), and
+// dragging its header's right edge sizes it by hand.
 export const COLUMNS = [
-  { key: 'name', title: 'Name', width: 'minmax(16em, 1fr)', sort: 'name' },
-  { key: 'exc_pct', title: 'Exc %', width: '5.5em', num: true, sort: 'exc',
-    text: (r) => fmt.pct(r.exc_pct) },
-  { key: 'exc', title: 'Exc', width: '7.5em', num: true, sort: 'exc', text: (r) => fmt.num(r.exc) },
-  { key: 'exc_count', title: 'Exc Ct', width: '6em', num: true, sort: 'exc_count',
-    text: (r) => fmt.count(r.exc_count) },
-  { key: 'inc_pct', title: 'Inc %', width: '5.5em', num: true, sort: 'inc',
-    text: (r) => fmt.pct(r.inc_pct) },
-  { key: 'inc', title: 'Inc', width: '7.5em', num: true, sort: 'inc', text: (r) => fmt.num(r.inc) },
-  { key: 'inc_count', title: 'Inc Ct', width: '6em', num: true, sort: 'inc_count',
-    text: (r) => fmt.count(r.inc_count) },
-  { key: 'fold', title: 'Fold', width: '6em', num: true, sort: 'fold', text: (r) => fmt.num(r.fold) },
-  { key: 'when', title: 'When', width: '24em', text: (r) => r.when },
-  { key: 'first_ms', title: 'First', width: '7em', num: true, sort: 'first',
-    text: (r) => fmt.ms(r.first_ms) },
-  { key: 'last_ms', title: 'Last', width: '7em', num: true, sort: 'last',
-    text: (r) => fmt.ms(r.last_ms) },
+  { key: 'name', title: 'Name', px: 208, max: 3000, sort: 'name' },
+  { key: 'exc_pct', title: 'Exc %', px: 64, num: true, sort: 'exc',
+    text: (r) => fmt.pct(r.exc_pct), tip: (r) => fmt.exact(r.exc_pct, '%') },
+  { key: 'exc', title: 'Exc', px: 90, num: true, sort: 'exc', text: (r) => metricText(r.exc),
+    tip: (r) => metricTitle(r.exc) },
+  { key: 'exc_count', title: 'Exc Ct', px: 70, num: true, sort: 'exc_count',
+    text: (r) => fmt.count(r.exc_count), tip: (r) => countTitle(r.exc_count) },
+  { key: 'inc_pct', title: 'Inc %', px: 64, num: true, sort: 'inc',
+    text: (r) => fmt.pct(r.inc_pct), tip: (r) => fmt.exact(r.inc_pct, '%') },
+  { key: 'inc', title: 'Inc', px: 90, num: true, sort: 'inc', text: (r) => metricText(r.inc),
+    tip: (r) => metricTitle(r.inc) },
+  { key: 'inc_count', title: 'Inc Ct', px: 70, num: true, sort: 'inc_count',
+    text: (r) => fmt.count(r.inc_count), tip: (r) => countTitle(r.inc_count) },
+  { key: 'fold', title: 'Fold', px: 78, num: true, sort: 'fold', text: (r) => metricText(r.fold),
+    tip: (r) => metricTitle(r.fold) },
+  { key: 'when', title: 'When', px: 312, text: (r) => r.when },
+  { key: 'first_ms', title: 'First', px: 84, num: true, sort: 'first',
+    text: (r) => fmt.ms(r.first_ms), tip: (r) => fmt.exact(r.first_ms, 'ms') },
+  { key: 'last_ms', title: 'Last', px: 84, num: true, sort: 'last',
+    text: (r) => fmt.ms(r.last_ms), tip: (r) => fmt.exact(r.last_ms, 'ms') },
 ];
+const MAX_PX = 480;	// a number column grows to at most this
+const tables = new Set();	// every VTable, for refitAll()
+
+// Another source is shown: the columns that grew to fit the last one's
+// text start again from their own widths (those sized by hand stay).
+export function refitAll() {
+  for (const t of tables) {
+    COLUMNS.forEach((c, k) => {
+      if (!t.sized.has(k)) t.widths[k] = c.px;
+    });
+    t.applyWidths();
+  }
+}
 
 export class VTable {
   // opts: { tree, onNeed(first, last), onToggle(i), onActivate(i), onContext(i, ev),
@@ -36,32 +70,38 @@ export class VTable {
     this.info = () => ({});
     this.selected = -1;
     this.rowH = 20;
+    this.headH = 22;
     this.sortKey = null;
     this.sortAsc = false;
+    this.widths = COLUMNS.map((c) => c.px);
+    this.sized = new Set();	// columns sized by hand: no longer fitted
     this.el = document.createElement('div');
     this.el.className = 'vtable';
     this.el.tabIndex = 0;
-    this.el.style.setProperty('--cols', COLUMNS.map((c) => c.width).join(' '));
+    // the header scrolls sideways with the rows and stays on top (sticky)
+    this.scroll = document.createElement('div');
+    this.scroll.className = 'scroll';
     this.head = document.createElement('div');
     this.head.className = 'head';
-    for (const c of COLUMNS) {
+    COLUMNS.forEach((c, k) => {
       const h = document.createElement('div');
       h.textContent = c.title;
       h.dataset.col = c.key;
       if (c.num) h.style.textAlign = 'right';
       h.addEventListener('click', () => this.opts.onSort?.(c.sort));
+      h.append(this.grip(k));
       this.head.append(h);
-    }
-    this.scroll = document.createElement('div');
-    this.scroll.className = 'scroll';
+    });
     this.spacer = document.createElement('div');
     this.spacer.className = 'spacer';
     this.rows = document.createElement('div');
     this.rows.className = 'rows';
-    this.scroll.append(this.spacer, this.rows);
-    this.el.append(this.head, this.scroll);
+    this.scroll.append(this.head, this.spacer, this.rows);
+    this.el.append(this.scroll);
     parent.append(this.el);
     this.pool = [];
+    this.applyWidths();
+    tables.add(this);
     this.scroll.addEventListener('scroll', () => this.render());
     new ResizeObserver(() => this.render()).observe(this.scroll);
     this.rows.addEventListener('click', (ev) => this.click(ev));
@@ -79,17 +119,85 @@ export class VTable {
     this.el.addEventListener('keydown', (ev) => this.key(ev));
   }
 
-  // set({count, get(i) -> row|null, info(i) -> {depth, open, leaf}}) and redraw.
+  // The handle on column @k's right edge: drag to size it, double-click
+  // to fit it to its content again.
+  grip(k) {
+    const g = document.createElement('span');
+    g.className = 'grip';
+    g.title = 'drag to resize; double-click to fit';
+    g.addEventListener('click', (ev) => ev.stopPropagation());
+    g.addEventListener('dblclick', (ev) => {
+      ev.stopPropagation();
+      this.sized.delete(k);
+      this.widths[k] = COLUMNS[k].px;
+      this.applyWidths();
+      this.render();
+    });
+    g.addEventListener('pointerdown', (ev) => {
+      ev.preventDefault();
+      ev.stopPropagation();
+      const x0 = ev.clientX, w0 = g.parentElement.offsetWidth;
+      g.setPointerCapture(ev.pointerId);
+      const move = (e) => {
+        this.widths[k] = Math.max(28, Math.round(w0 + e.clientX - x0));
+        this.sized.add(k);
+        this.applyWidths();
+      };
+      const up = () => {
+        g.removeEventListener('pointermove', move);
+        g.removeEventListener('pointerup', up);
+        this.render();
+      };
+      g.addEventListener('pointermove', move);
+      g.addEventListener('pointerup', up);
+    });
+    return g;
+  }
+
+  // Lay the columns out from this.widths (Name takes what is left over).
+  applyWidths() {
+    const [name, ...rest] = this.widths;
+    this.el.style.setProperty('--cols',
+      `minmax(${name}px, 1fr) ${rest.map((w) => `${w}px`).join(' ')}`);
+    const total = this.widths.reduce((a, b) => a + b, 0);
+    this.head.style.minWidth = this.rows.style.minWidth = `${total}px`;
+  }
+
+  // Widen the columns whose text on screen is cut off (not those sized by hand).
+  fit(nrows) {
+    let changed = false;
+    const check = (cells) => {
+      for (let c = 0; c < COLUMNS.length; c++) {
+        const cell = cells[c];
+        if (this.sized.has(c) || cell.scrollWidth <= cell.clientWidth) continue;
+        const want = Math.min(COLUMNS[c].max ?? MAX_PX, Math.ceil(cell.scrollWidth) + 2);
+        if (want > this.widths[c] && cell.offsetWidth < want) {
+          this.widths[c] = want;
+          changed = true;
+        }
+      }
+    };
+    check(this.head.children);
+    for (let k = 0; k < nrows; k++) if (!this.pool[k].classList.contains('pending')) check(this.pool[k].children);
+    if (changed) this.applyWidths();
+  }
+
+  // set({count, get(i) -> row|null, info(i) -> {depth, open, leaf}, selected, top})
+  // and redraw. @selected: the row to select (-1: none; absent: the same
+  // index); @top: true to scroll to the top.
   set(data) {
     this.count = data.count;
     this.get = data.get;
     this.info = data.info || (() => ({}));
+    if (data.selected !== undefined) this.selected = data.selected;
     if (this.selected >= this.count) this.selected = this.count - 1;
     this.spacer.style.height = `${this.count * this.rowH}px`;
     // the rows' offset keeps the old height scrollable: clamp the position first
     this.rows.style.transform = 'none';
-    const max = Math.max(0, this.count * this.rowH - this.scroll.clientHeight);
+    const max = Math.max(0, this.count * this.rowH + this.headH - this.scroll.clientHeight);
+    if (data.top) this.scroll.scrollTop = 0;
     if (this.scroll.scrollTop > max) this.scroll.scrollTop = max;
+    if (data.selected >= 0) this.reveal(data.selected);
     this.render();
   }
 
@@ -128,14 +236,14 @@ export class VTable {
 
   reveal(i) {
     const top = i * this.rowH;
-    const h = this.scroll.clientHeight - this.rowH;
+    const h = this.scroll.clientHeight - this.headH - this.rowH;
     if (top < this.scroll.scrollTop) this.scroll.scrollTop = top;
     else if (top > this.scroll.scrollTop + h) this.scroll.scrollTop = top - h;
   }
 
   key(ev) {
     if (ev.target.closest('input, textarea')) return;
-    const page = Math.max(1, Math.floor(this.scroll.clientHeight / this.rowH) - 1);
+    const page = Math.max(1, Math.floor((this.scroll.clientHeight - this.headH) / this.rowH) - 1);
     let i = this.selected;
     switch (ev.key) {
       case 'ArrowDown': i++; break;
@@ -187,7 +295,10 @@ export class VTable {
         el.classList.add('pending');
         el.dataset.key = '';
         el.children[0].textContent = '\u2026';
-        for (let c = 1; c < COLUMNS.length; c++) el.children[c].textContent = '';
+        for (let c = 1; c < COLUMNS.length; c++) {
+          el.children[c].textContent = '';
+          el.children[c].title = '';
+        }
         continue;
       }
       el.classList.remove('pending');
@@ -199,13 +310,14 @@ export class VTable {
         const col = COLUMNS[c];
         const cell = el.children[c];
         cell.textContent = col.text(r);
+        if (col.tip) cell.title = col.tip(r);
         if (col.num) cell.classList.toggle('neg', (r[col.key] ?? 0) < 0);
       }
     }
     for (let k = Math.max(n, 0); k < this.pool.length; k++) this.pool[k].hidden = true;
+    this.fit(Math.max(n, 0));
     if (missing && n > 0) this.opts.onNeed?.(first, first + n - 1);
   }
-
   fillName(cell, r, i) {
     if (!this.opts.tree) {
       cell.textContent = r.name;

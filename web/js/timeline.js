@@ -1,7 +1,8 @@
 // timeline.js - the source's metric over time (uPlot), above the views:
 // all samples and those the filter keeps, and for heap traces the heap in
 // use and the RSS (bytes, right axis). Dragging across it sets Start and
-// End; the current range is shown as the selection.
+// End; the current range is shown as the selection. The legend under it
+// names each series and, while the mouse is over the plot, its value there.
 
 import uPlot from '/vendor/uPlot.esm.js';
 import * as fmt from './format.js';
@@ -23,7 +24,10 @@ export class Timeline {
   }
 
   size() {
-    return { width: Math.max(200, this.el.clientWidth), height: Math.max(60, this.el.clientHeight) };
+    const legend = this.el.querySelector('.u-legend');
+    const lh = legend ? legend.offsetHeight : 18;
+    return { width: Math.max(200, this.el.clientWidth),
+      height: Math.max(50, this.el.clientHeight - lh) };
   }
 
   // @t: the /api/timeline answer; @range: {start, end} in ms (null = all).
@@ -51,28 +55,39 @@ export class Timeline {
     this.el.title = `${label}; drag to set Start and End`;
     const data = [xs, all, kept];
     if (heap) data.push(resample(t.heap, xs), resample(t.rss || [], xs));
+    this.span = [t.start_ms, xs[n]];
+    // the metric's values: busy CPUs, bytes in binary units, else numbers
+    const metricValue = t.time_metric ? (v) => fmt.num(Math.round(v * 100) / 100)
+      : t.unit === 'bytes' ? fmt.bytes : fmt.compact;
+    this.metricValue = metricValue;
     if (!this.plot) {
       const stepped = uPlot.paths.stepped({ align: 1 });
+      const font = '11px system-ui';
+      const show = (f) => (u, v) => (v === null || v === undefined ? '\u2013' : f(v));
       this.plot = new uPlot({
         ...this.size(),
-        legend: { show: false },
-        scales: { x: { time: false } },
+        legend: { show: true, live: true },
+        // the x axis spans the trace's buckets exactly, never rounded past them
+        scales: { x: { time: false, range: () => this.span } },
         axes: [
-          { size: 22, values: (u, ticks) => ticks.map((v) => fmt.ms(v)), font: '11px system-ui' },
-          { size: 50, values: (u, ticks) => ticks.map((v) => fmt.compact(v)),
-            font: '11px system-ui' },
-          ...(heap ? [{ scale: 'bytes', side: 1, size: 60, grid: { show: false },
-            values: (u, ticks) => ticks.map((v) => fmt.bytes(v)), font: '11px system-ui' }] : []),
+          { size: 22, values: (u, ticks) => ticks.map((v) => fmt.ms(v)), font },
+          { size: fitLabels, values: (u, ticks) => ticks.map((v) => this.metricValue(v)), font },
+          ...(heap ? [{ scale: 'bytes', side: 1, size: fitLabels, grid: { show: false },
+            values: (u, ticks) => ticks.map((v) => fmt.bytes(v)), font }] : []),
         ],
         cursor: { drag: { x: true, y: false, setScale: false }, points: { show: false } },
         series: [
-          {},
-          { label: 'all', stroke: '#9ca3af', fill: 'rgba(156,163,175,0.25)', paths: stepped, width: 1 },
+          { label: 'ms', value: show((v) => `${fmt.ms(v)} ms`) },
+          { label: 'all', stroke: '#9ca3af',
+            fill: 'rgba(156,163,175,0.25)', paths: stepped, width: 1,
+            value: show((v) => this.metricValue(v)) },
           { label: 'filtered', stroke: '#2563eb', fill: 'rgba(37,99,235,0.25)', paths: stepped,
-            width: 1 },
+            width: 1, value: show((v) => this.metricValue(v)) },
           ...(heap ? [
-            { label: 'heap in use', scale: 'bytes', stroke: '#ea580c', width: 2, paths: stepped },
-            { label: 'RSS', scale: 'bytes', stroke: '#16a34a', width: 1, dash: [4, 3], paths: stepped },
+            { label: 'heap in use', scale: 'bytes', stroke: '#ea580c', width: 2, paths: stepped,
+              value: show(fmt.bytes) },
+            { label: 'RSS', scale: 'bytes', stroke: '#16a34a', width: 1, dash: [4, 3], paths: stepped,
+              value: show(fmt.bytes) },
           ] : []),
         ],
         hooks: {
@@ -84,6 +99,7 @@ export class Timeline {
           }],
         },
       }, data, this.el);
+      this.plot.setSize(this.size());
     } else {
       this.plot.setData(data);
     }
@@ -106,6 +122,17 @@ export class Timeline {
     }
     this.quiet = false;
   }
+}
+
+// An axis's width: its widest label, the tick and the gap (uPlot's
+// size hook; @values null before the first layout).
+const measure = document.createElement('canvas').getContext('2d');
+function fitLabels(u, values, i) {
+  if (!values) return 40;
+  const axis = u.axes[i];
+  measure.font = axis.font?.[0] ?? '11px system-ui';
+  const widest = Math.max(0, ...values.map((v) => measure.measureText(String(v)).width));
+  return Math.ceil(widest + (axis.ticks?.size ?? 10) + (axis.gap ?? 5) + 6);
 }
 
 // [[ms, bytes], ...] (each point the highest value from its time on) onto

@@ -165,6 +165,24 @@ export class TreeModel {
     return out.sort((a, b) => a.length - b.length);
   }
 
+  // The visible index of the node at @keys (from the top), opening its
+  // ancestors; -1 when the tree has no such node.
+  async locate(keys) {
+    let level = this.roots, id;
+    for (let d = 0; d < keys.length; d++) {
+      await this.fetch(level);
+      id = level.find((x) => this.nodes.get(x).row?.key === keys[d]);
+      if (id === undefined) return -1;
+      const n = this.nodes.get(id);
+      if (d + 1 < keys.length) {
+        if (!n.open) await this.open(id);
+        level = n.kids || [];
+      }
+    }
+    this.flatten();
+    return this.indexOf(id);
+  }
+
   async restore(paths) {
     for (const path of paths) {
       let level = this.roots;

@@ -1,0 +1,197 @@
+/*
+ * totals - a heap trace's totals as a sink of its events (see totals.h):
+ * the live blocks in an address map, everything else in counters.
+ */
+#include "analysis/totals.h"
+#include "format/trace_amap.h"
+#include <errno.h>
+#include <string.h>
+
+/* The sink's state: the totals so far and the live blocks (address -> size). */
+struct totals_sink {
+	const struct hs_trace *t;
+	struct hs_heap_totals *out;
+	struct hs_amap live;
+	uint64_t live_bytes;
+	double live_est;
+};
+
+static double weight(const struct hs_trace *t, uint64_t size)
+{
+	return t->info.sample_bytes ? hs_trace_weight(t, size) : 1.0;
+}
+
+static unsigned bit_length(uint64_t v)
+{
+	return v ? 64u - (unsigned)__builtin_clzll(v) : 0;
+}
+
+static void totals_init(struct totals_sink *ts, const struct hs_trace *t,
+			struct hs_heap_totals *out)
+{
+	unsigned k;
+
+	memset(ts, 0, sizeof(*ts));
+	ts->t = t;
+	ts->out = out;
+	memset(out, 0, sizeof(*out));
+	out->peak_ns = -1;
+	out->peak_rss_ns = -1;
+	for (k = 0; k < 65; k++) {
+		out->hist[k].min = k ? (uint64_t)1 << (k - 1) : 0;
+		out->hist[k].max = k == 0 ? 0 : k == 64 ? UINT64_MAX : ((uint64_t)1 << k) - 1;
+	}
+}
+
+static int totals_event(struct totals_sink *ts, const struct hs_trace_event *e)
+{
+	struct hs_heap_totals *o = ts->out;
+	uint64_t old;
+	double w;
+	int err;
+
+	o->events++;
+	if (o->peak_ns < 0)
+		o->peak_ns = e->time;	/* the heap as it starts: empty */
+	switch (e->op) {
+	case HS_OP_ALLOC:
+		w = weight(ts->t, e->size);
+		o->allocs++;
+		o->bytes_allocated += e->size;
+		if (hs_tag_is_realloc(e->fn)) {
+			o->reallocs++;
+			o->reallocs_est += w;
+		}
+		o->hist[bit_length(e->size)].count += w;
+		o->hist[bit_length(e->size)].bytes += w * (double)e->size;
+		err = hs_amap_put(&ts->live, e->addr, e->size, &old);
+		if (err)
+			return err;
+		if (old != UINT64_MAX) {
+			/* a block at a live address: its free was not seen */
+			ts->live_bytes -= old;
+			ts->live_est -= (double)old * weight(ts->t, old);
+		}
+		ts->live_bytes += e->size;
+		ts->live_est += (double)e->size * w;
+		if (ts->live_bytes > o->peak_heap)
+			o->peak_heap = ts->live_bytes;
+		if (ts->live_est > o->peak_heap_est) {
+			o->peak_heap_est = ts->live_est;
+			o->peak_ns = e->time;
+		}
+		break;
+	case HS_OP_FREE:
+		o->frees++;
+		old = hs_amap_del(&ts->live, e->addr);
+		if (old == UINT64_MAX) {
+			o->unmatched_frees++;
+			break;
+		}
+		ts->live_bytes -= old;
+		ts->live_est -= (double)old * weight(ts->t, old);
+		break;
+	case HS_OP_MMAP:
+		o->mmaps++;
+		break;
+	case HS_OP_MUNMAP:
+		o->munmaps++;
+		break;
+	case HS_OP_SAMPLE:
+		if (e->addr == HS_SAMPLE_CPU) {
+			o->cpu_samples++;
+			o->cpu_ns += e->size;
+			o->cpu_ms += (double)e->size / 1e6;
+			break;
+		}
+		o->wall_samples++;
+		if (e->addr == HS_SAMPLE_WALL_CPU)
+			o->wall_cpu_ms += (double)e->size / 1e6;
+		else if (e->addr == HS_SAMPLE_WALL_READY)
+			o->wall_ready_ms += (double)e->size / 1e6;
+		else
+			o->wall_blocked_ms += (double)e->size / 1e6;
+		break;
+	}
+	return 0;
+}
+
+static int sink_events(void *ctx, const struct hs_trace_event *ev, size_t n)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < n && !err; i++)
+		err = totals_event(ctx, &ev[i]);
+	return err;
+}
+
+static int sink_live(void *ctx, uint64_t addr)
+{
+	struct totals_sink *ts = ctx;
+
+	return hs_amap_has(&ts->live, addr);
+}
+
+/* What is left live, and the RSS records (a stream has them at its end). */
+static void totals_finish(struct totals_sink *ts)
+{
+	const struct hs_trace *t = ts->t;
+	struct hs_heap_totals *o = ts->out;
+	size_t i;
+
+	o->leaked_bytes = ts->live_bytes;
+	o->leaked_blocks = ts->live.n;
+	for (i = 0; i < t->nr_rss; i++)
+		if (t->rss_bytes[i] > o->peak_rss || o->peak_rss_ns < 0) {
+			o->peak_rss = t->rss_bytes[i];
+			o->peak_rss_ns = t->rss_time[i];
+		}
+	hs_amap_release(&ts->live);
+}
+
+int hs_heap_totals(const struct hs_trace *t, struct hs_heap_totals *out)
+{
+	struct totals_sink ts;
+	struct hs_trace_event e;
+	size_t i;
+	int err = 0;
+
+	totals_init(&ts, t, out);
+	for (i = 0; i < t->nr_events && !err; i++) {
+		hs_trace_event_get(t, i, &e);
+		err = totals_event(&ts, &e);
+	}
+	totals_finish(&ts);
+	if (err)
+		totals_init(&ts, t, out);
+	return err;
+}
+
+int hs_heap_totals_path(const char *path, struct hs_trace *t, struct hs_heap_totals *out,
+			struct hs_diag *diag)
+{
+	struct totals_sink ts;
+	struct hs_trace_sink sink = { .events = sink_events, .live = sink_live, .ctx = &ts };
+	int err;
+
+	totals_init(&ts, t, out);
+	err = hs_trace_stream(path, t, &sink, diag);
+	if (err == -EAGAIN) {
+		/* not in time order: the events the sink had go, the trace is loaded */
+		hs_amap_release(&ts.live);
+		totals_init(&ts, t, out);
+		err = hs_trace_load(path, t, diag);
+		if (!err) {
+			err = hs_heap_totals(t, out);
+			if (err)
+				hs_trace_release(t);
+		}
+		return err;
+	}
+	if (!err)
+		totals_finish(&ts);
+	else
+		hs_amap_release(&ts.live);
+	return err;
+}

@@ -1,0 +1,63 @@
+#ifndef HS_ANALYSIS_TOTALS_H
+#define HS_ANALYSIS_TOTALS_H
+#include <stddef.h>
+#include <stdint.h>
+#include "common/diag.h"
+#include "format/trace_reader.h"
+
+/*
+ * totals - a heap trace's totals in one pass over its events in time
+ * order: counts, bytes, the heap's peak and when it was reached, what is
+ * live at the end, frees of blocks never seen allocated, mappings, CPU
+ * and wall samples, a size histogram, the highest RSS. The one place
+ * they are computed: `run`'s summary (the trace streamed), `dump
+ * --summary` and `stats` (a loaded trace) all read them from here, so
+ * their peak is one number.
+ *
+ * Counts and bytes are those of the records (of the samples, for a
+ * trace made with --sample-bytes); the *_est fields and the histogram
+ * are estimates for such a trace (hs_trace_weight()), the same numbers
+ * as the records' for a full one. Equal-time events of several threads
+ * are ordered as hs_trace_load() orders them.
+ *
+ * Ownership: the trace is borrowed; struct hs_heap_totals owns nothing.
+ */
+
+/* Blocks of sizes [min, max] (a power-of-two class; min = max = 0 for 0). */
+struct hs_size_bucket {
+	uint64_t min, max;
+	double count, bytes;
+};
+
+struct hs_heap_totals {
+	uint64_t events;		/* every event (a realloc that freed is two) */
+	uint64_t allocs, frees, reallocs, mmaps, munmaps;
+	uint64_t bytes_allocated;
+	uint64_t peak_heap;		/* the most bytes live at once */
+	double peak_heap_est;		/* the same, estimated */
+	int64_t peak_ns;		/* when the estimated peak was first reached
+					 * (the first event's time for an empty
+					 * heap; -1: no event) */
+	double reallocs_est;
+	uint64_t leaked_bytes, leaked_blocks;	/* live at the end */
+	uint64_t unmatched_frees;	/* frees of blocks not seen allocated */
+	uint64_t cpu_samples, wall_samples;
+	uint64_t cpu_ns;		/* the CPU samples' durations */
+	double cpu_ms, wall_cpu_ms, wall_blocked_ms, wall_ready_ms;
+	uint64_t peak_rss;		/* the highest RSS record (0: none) */
+	int64_t peak_rss_ns;		/* its time (-1: no RSS record) */
+	struct hs_size_bucket hist[65];	/* allocations by bit length of the size */
+};
+
+/* The totals of loaded trace @t into @out. Returns 0 or -ENOMEM. */
+int hs_heap_totals(const struct hs_trace *t, struct hs_heap_totals *out);
+/*
+ * The totals of the trace at @path in one streamed pass
+ * (hs_trace_stream(); loaded instead when its events cannot be streamed
+ * in time order). @t gets the trace as read (initialised here; the
+ * caller releases it with hs_trace_release()). Returns 0 or a negative
+ * errno with @diag filled; @t is then released.
+ */
+int hs_heap_totals_path(const char *path, struct hs_trace *t, struct hs_heap_totals *out,
+			struct hs_diag *diag);
+#endif

@@ -1,0 +1,654 @@
+/*
+ * trace_order - a trace's events in time order, handed to a sink
+ * (hs_trace_stream(); see trace_reader.h and trace_order.h): the reorder
+ * window of the reading thread, the read-ahead of chunks by the footer's
+ * index, and the caller's side that orders ties and feeds the sink.
+ */
+#include "format/trace_order.h"
+#include "format/trace_walk.h"
+#include "format/trace_writer.h"
+#include "common/alloc.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+/*
+ * Hand the oldest @n staged events (and the rest of their tick) over as a
+ * batch with its groups (the reading thread).
+ */
+int hs__order_publish(struct hs__order *s, size_t n)
+{
+	struct hs_trace_event *ev = s->stage + s->st_head;
+	size_t avail = s->st_end - s->st_head;
+	struct batch *b;
+	int stop;
+
+	if (n > avail)
+		n = avail;
+	if (!n)
+		return 0;
+	while (n < avail && ev[n].time == ev[n - 1].time)
+		n++;
+	pthread_mutex_lock(&s->mu);
+	while (s->head - s->tail >= NR_BATCHES && !s->stop)
+		pthread_cond_wait(&s->cv, &s->mu);
+	stop = s->stop;
+	pthread_mutex_unlock(&s->mu);
+	if (stop)
+		return -ECANCELED;
+	b = &s->b[s->head % NR_BATCHES];
+	b->ev = ev;
+	b->n = n;
+	b->buf = s->cur;
+	s->st_head += n;
+	s->published = 1;
+	s->pub_time = ev[n - 1].time;
+	pthread_mutex_lock(&s->mu);
+	s->buf[s->cur].refs++;
+	s->head++;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	return 0;
+}
+
+/*
+ * Room for @n more staged events: in place when no batch uses the buffer
+ * (moving the waiting events to the front, or growing it), else the
+ * waiting events move to a buffer no batch uses. The buffers hold at
+ * most STREAM_BUDGET times the events that need room (with some for what
+ * comes next): above that, the reading side waits for the caller's side
+ * to hand batches back instead of taking more memory.
+ */
+int hs__order_room(struct hs__order *s, size_t n)
+{
+	size_t waiting = s->st_end - s->st_head, need = waiting + n;
+	size_t a = STREAM_ROOM * need > STREAM_WINDOW ? STREAM_ROOM * need : STREAM_WINDOW;
+	size_t budget = STREAM_BUDGET * (need > STREAM_WINDOW ? need : STREAM_WINDOW);
+	struct evbuf *to = NULL;
+	unsigned i;
+
+	if (s->st_end + n <= s->st_alloc)
+		return 0;
+	pthread_mutex_lock(&s->mu);
+	while (s->buf[s->cur].refs) {
+		size_t total = 0;
+
+		/* a free buffer: the smallest one with room, else the largest */
+		to = NULL;
+		for (i = 0; i < NR_BUFS; i++) {
+			struct evbuf *b = &s->buf[i];
+
+			total += b->alloc;
+			if (i == s->cur || b->refs)
+				continue;
+			if (!to || (b->alloc >= need ? to->alloc < need || b->alloc < to->alloc :
+				    to->alloc < need && b->alloc > to->alloc))
+				to = b;
+		}
+		/* (there is always one: NR_BATCHES batches and the current) */
+		if (to && (to->alloc >= need || total - to->alloc + a <= budget))
+			break;
+		to = NULL;
+		pthread_cond_wait(&s->cv, &s->mu);
+	}
+	pthread_mutex_unlock(&s->mu);
+	if (!to) {
+		struct evbuf *c = &s->buf[s->cur];
+
+		if (s->st_head)
+			memmove(s->stage, s->stage + s->st_head, waiting * sizeof(*s->stage));
+		if (need > s->st_alloc - s->st_alloc / 4) {
+			/* (room for as many again: moving the waiting events
+			 * to the front each time would cost more) */
+			if (HS_GROW(c->ev, a, c->alloc)) {
+				s->st_head = 0;
+				s->st_end = waiting;
+				return -ENOMEM;
+			}
+			s->stage = c->ev;
+			s->st_alloc = c->alloc;
+		}
+	} else {
+		if (to->alloc < need) {
+			hs_free(to->ev);
+			to->alloc = 0;
+			to->ev = hs_malloc(a * sizeof(*to->ev));
+			if (!to->ev)
+				return -ENOMEM;
+			to->alloc = a;
+		}
+		memcpy(to->ev, s->stage + s->st_head, waiting * sizeof(*s->stage));
+		s->cur = (unsigned)(to - s->buf);
+		s->stage = to->ev;
+		s->st_alloc = to->alloc;
+	}
+	s->st_head = 0;
+	s->st_end = waiting;
+	return 0;
+}
+
+/*
+ * Merge the @n events at @r (in time order, after the staged ones in the
+ * file) into the staged events, from the back: only the staged events
+ * later than the first of @r move.
+ */
+static int stage_merge(struct hs__order *s, const struct hs_trace_event *r, size_t n)
+{
+	struct hs_trace_event *st;
+	size_t i, j = n, k;
+	int err;
+
+	if (!n)
+		return 0;
+	err = hs__order_room(s, n);
+	if (err)
+		return err;
+	st = s->stage;
+	i = s->st_end;
+	k = i + j;
+	/* equal times: the staged events were earlier in the file */
+	while (j) {
+		if (i > s->st_head && st[i - 1].time > r[j - 1].time)
+			st[--k] = st[--i];
+		else
+			st[--k] = r[--j];
+	}
+	s->moves += s->st_end + n - k;
+	s->st_end += n;
+	return 0;
+}
+
+/* Merge the last waiting run into the one before it, or into the stage. */
+static int merge_last(struct hs__order *s)
+{
+	struct order_seg *b = &s->seg[s->nseg - 1], *a;
+	struct hs_trace_event *c;
+	size_t i = 0, j = 0, k = 0;
+	int err;
+
+	if (s->nseg == 1) {
+		err = stage_merge(s, b->ev, b->n);
+		if (err)
+			return err;
+	} else {
+		a = b - 1;
+		c = hs_malloc((a->n + b->n) * sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		/* equal times: @a was earlier in the file */
+		while (i < a->n && j < b->n)
+			c[k++] = b->ev[j].time < a->ev[i].time ? b->ev[j++] : a->ev[i++];
+		while (i < a->n)
+			c[k++] = a->ev[i++];
+		while (j < b->n)
+			c[k++] = b->ev[j++];
+		hs_free(a->ev);
+		a->ev = c;
+		a->n += b->n;
+		s->moves += a->n;
+	}
+	s->seg_events -= s->nseg == 1 ? b->n : 0;
+	hs_free(b->ev);
+	s->nseg--;
+	return 0;
+}
+
+int hs__order_push(struct hs__order *s)
+{
+	struct order_seg *g;
+	int err;
+
+	s->in_run = 0;
+	if (!s->run_n)
+		return 0;
+	if (s->published && s->run[0].time <= s->pub_time)
+		return -EAGAIN;	/* later than the window: load it whole */
+	if (HS_GROW(s->seg, s->nseg + 1, s->alloc_seg))
+		return -ENOMEM;
+	/* the run's buffer becomes the waiting run's */
+	g = &s->seg[s->nseg++];
+	g->ev = s->run;
+	g->n = s->run_n;
+	s->seg_events += s->run_n;
+	s->run = NULL;
+	s->run_n = s->run_alloc = 0;
+	while (s->nseg) {
+		size_t before = s->nseg > 1 ? s->seg[s->nseg - 2].n : s->st_end - s->st_head;
+
+		if (2 * s->seg[s->nseg - 1].n < before)
+			break;
+		err = merge_last(s);
+		if (err)
+			return err;
+	}
+	/* without the index, what waits stays about a window */
+	if (!s->nidx && s->nseg && s->st_end - s->st_head + s->seg_events >= STREAM_WINDOW)
+		return hs__order_flush(s);
+	return 0;
+}
+
+int hs__order_flush(struct hs__order *s)
+{
+	int err = s->in_run ? hs__order_push(s) : 0;
+
+	while (!err && s->nseg)
+		err = merge_last(s);
+	return err;
+}
+
+/* Of chunks @a and @b, the one that can hold the lower time (the first on a tie). */
+static inline size_t lower_chunk(const struct hs__order *s, size_t a, size_t b)
+{
+	if (s->idx_first[b] < s->idx_first[a] || (s->idx_first[b] == s->idx_first[a] && b < a))
+		return b;
+	return a;
+}
+
+/* Chunk @i can hold nothing older than @v now. */
+static void stream_set_first(struct hs__order *s, size_t i, int64_t v)
+{
+	size_t k = s->idx_leaves + i;
+
+	s->idx_first[i] = v;
+	for (k /= 2; k; k /= 2)
+		s->idx_tree[k] = lower_chunk(s, s->idx_tree[2 * k], s->idx_tree[2 * k + 1]);
+}
+
+/* The chunk from @i on that can hold the oldest events (nidx: none). */
+static size_t stream_lowest(const struct hs__order *s, size_t i)
+{
+	size_t l = s->idx_leaves + i, h = s->idx_leaves + s->nidx, best = s->nidx;
+
+	for (; l < h; l /= 2, h /= 2) {
+		if (l & 1)
+			best = lower_chunk(s, best, s->idx_tree[l++]);
+		if (h & 1)
+			best = lower_chunk(s, best, s->idx_tree[--h]);
+	}
+	return best;
+}
+
+/*
+ * The lowest time of the events chunk @i holds, read from the chunk
+ * itself (the reading thread, while it reads an earlier chunk). Its first
+ * ticks in the index are its threads' times before it, far too low when
+ * one of them was idle for long. Returns INT64_MIN when it cannot tell:
+ * the index's bound stays (reading the chunk in its turn reports what is
+ * wrong with it).
+ */
+static int64_t stream_peek(struct hs__order *s, struct hs_trace_reader *r, size_t i)
+{
+	uint64_t off = s->idx_off[i];
+	struct hs_chunk_header ch;
+	struct hs_rec_state st;
+	struct hs_rec rec;
+	const uint8_t *hdr, *q, *e;
+	const char *why;
+	int64_t low = INT64_MAX;
+
+	s->peeks++;
+	if (off > r->size || r->size - off < HS_CHUNK_HEADER_SIZE ||
+	    hs__reader_read(r, off, HS_CHUNK_HEADER_SIZE, &s->peek_stored, &s->alloc_peek_stored,
+		     &hdr) ||
+	    hs_chunk_header_parse(hdr, &ch) || ch.kind != HS_CHUNK_EVENTS ||
+	    ch.stored > HS_CHUNK_MAX || ch.raw > HS_CHUNK_MAX ||
+	    r->size - off - HS_CHUNK_HEADER_SIZE < ch.stored ||
+	    hs__reader_read(r, off + HS_CHUNK_HEADER_SIZE, ch.stored, &s->peek_stored,
+		     &s->alloc_peek_stored, &q))
+		return INT64_MIN;
+	e = q + ch.stored;
+	if (ch.flags & HS_CHUNK_ZSTD) {
+		if (HS_GROW(s->peek_raw, ch.raw ? ch.raw : 1, s->alloc_peek_raw))
+			return INT64_MIN;
+		if (ZSTD_decompress(s->peek_raw, ch.raw, q, ch.stored) != ch.raw)
+			return INT64_MIN;
+		q = s->peek_raw;
+		e = q + ch.raw;
+	}
+	memset(&st, 0, sizeof(st));
+	while (q < e) {
+		struct hs_rec_event ev[2];
+		unsigned n, k;
+
+		if (hs_rec_decode(&q, e, &st, &rec, &why))
+			return INT64_MIN;
+		n = hs_rec_events(&rec, ev);
+		for (k = 0; k < n; k++) {
+			if (ev[k].ticks > INT64_MAX)
+				return INT64_MIN;
+			if ((int64_t)ev[k].ticks < low)
+				low = (int64_t)ev[k].ticks;
+		}
+	}
+	return low;
+}
+
+/*
+ * A chunk of the trace @r reads starts at @offset (the reading thread):
+ * with the index, the staged events older than every event still to come
+ * go on. The chunk that can hold the oldest of them, when it is not one
+ * of the next STREAM_AHEAD + 1, is read ahead for its real lowest time
+ * (stream_peek()), once: a thread idle for long (a main thread that waits
+ * for its workers and frees at exit) otherwise keeps every event back
+ * until it writes again.
+ */
+int hs__order_chunk(struct hs__order *s, struct hs_trace_reader *r, uint64_t offset)
+{
+	size_t lo = 0, hi = s->nidx, n, at;
+	int64_t low;
+	int err;
+
+	if (s->st_end - s->st_head + s->run_n + s->seg_events > s->staged_max)
+		s->staged_max = s->st_end - s->st_head + s->run_n + s->seg_events;
+	if (!s->nidx)
+		return 0;
+	if ((s->in_run || s->nseg) && (err = hs__order_flush(s)))
+		return err;
+	s->run_thread = UINT32_MAX;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->idx_off[mid] < offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (;;) {
+		int64_t v;
+
+		at = stream_lowest(s, lo);
+		if (at == s->nidx || at <= lo + STREAM_AHEAD || s->idx_peeked[at])
+			break;
+		s->idx_peeked[at] = 1;
+		v = stream_peek(s, r, at);
+		if (v != INT64_MIN)
+			stream_set_first(s, at, v);
+	}
+	low = s->idx_first[at];
+	for (;;) {
+		lo = s->st_head;
+		hi = s->st_end;
+		if (lo == hi || s->stage[lo].time >= low)
+			return 0;
+		/* the events before @low */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (s->stage[mid].time < low)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		n = lo - s->st_head;
+		err = hs__order_publish(s, n);
+		if (err)
+			return err;
+	}
+}
+
+/*
+ * Read the footer's chunk index of the trace @r has open, if it has one
+ * (its last END chunk holds it), into @s. Anything odd leaves @s without
+ * an index: the stream then keeps a window of events back instead.
+ */
+static void hs__order_index(struct hs_trace_reader *r, struct hs__order *s)
+{
+	uint64_t off = HS_FILE_HEADER_SIZE, end_off = 0, counts[HS_FC__COUNT], n, i;
+	struct hs_chunk_header ch;
+	struct hs_rec_state st;
+	struct hs_rec rec;
+	const uint8_t *hdr, *q, *e;
+	uint8_t *raw = NULL;
+	const char *why;
+
+	while (r->size - off >= HS_CHUNK_HEADER_SIZE) {
+		if (hs__reader_read_at(r, off, HS_CHUNK_HEADER_SIZE, &hdr) ||
+		    hs_chunk_header_parse(hdr, &ch) || ch.stored > HS_CHUNK_MAX ||
+		    ch.raw > HS_CHUNK_MAX || r->size - off - HS_CHUNK_HEADER_SIZE < ch.stored)
+			break;
+		if (ch.kind == HS_CHUNK_END)
+			end_off = off;
+		off += HS_CHUNK_HEADER_SIZE + ch.stored;
+	}
+	if (!end_off || hs__reader_read_at(r, end_off, HS_CHUNK_HEADER_SIZE, &hdr) ||
+	    hs_chunk_header_parse(hdr, &ch))
+		return;
+	if (hs__reader_read_at(r, end_off + HS_CHUNK_HEADER_SIZE, ch.stored, &q))
+		return;
+	e = q + ch.stored;
+	if (ch.flags & HS_CHUNK_ZSTD) {
+		raw = hs_malloc(ch.raw ? ch.raw : 1);
+		if (!raw || ZSTD_isError(ZSTD_decompress(raw, ch.raw, q, ch.stored)))
+			goto out;
+		q = raw;
+		e = raw + ch.raw;
+	}
+	memset(&st, 0, sizeof(st));
+	while (q < e && !hs_rec_decode(&q, e, &st, &rec, &why)) {
+		const uint8_t *b, *be;
+
+		if (rec.tag != HS_TAG_FOOTER || !rec.body)
+			continue;
+		b = rec.body;
+		be = rec.body + rec.body_len;
+		if (hs_footer_counts(&b, be, counts) || hs_footer_index_len(&b, be, &n) ||
+		    n > (uint64_t)(be - b) / 3)
+			goto out;
+		for (s->idx_leaves = 1; s->idx_leaves < n + 1; s->idx_leaves *= 2)
+			;
+		s->idx_off = hs_malloc((n + 1) * sizeof(uint64_t));
+		s->idx_first = hs_malloc((n + 1) * sizeof(int64_t));
+		s->idx_peeked = hs_calloc(n + 1, 1);
+		s->idx_tree = hs_malloc(2 * s->idx_leaves * sizeof(size_t));
+		if (!s->idx_off || !s->idx_first || !s->idx_peeked || !s->idx_tree)
+			goto bad;
+		for (i = 0; i < n; i++) {
+			struct hs_chunk_index ci;
+
+			if (hs_footer_index_next(&b, be, &ci) ||
+			    (i && ci.offset <= s->idx_off[i - 1]))
+				goto bad;
+			s->idx_off[i] = ci.offset;
+			/* a chunk without events says UINT64_MAX */
+			s->idx_first[i] = ci.first_ticks > INT64_MAX ? INT64_MAX
+								     : (int64_t)ci.first_ticks;
+		}
+		s->idx_first[n] = INT64_MAX;
+		s->nidx = (size_t)n;
+		for (i = 0; i < s->idx_leaves; i++)
+			s->idx_tree[s->idx_leaves + i] = i < n ? i : n;
+		for (i = s->idx_leaves; i-- > 1;)
+			s->idx_tree[i] = lower_chunk(s, s->idx_tree[2 * i],
+						     s->idx_tree[2 * i + 1]);
+		goto out;
+	}
+	goto out;
+bad:
+	hs_free(s->idx_off);
+	hs_free(s->idx_first);
+	hs_free(s->idx_peeked);
+	hs_free(s->idx_tree);
+	s->idx_off = NULL;
+	s->idx_first = NULL;
+	s->idx_peeked = NULL;
+	s->idx_tree = NULL;
+	s->nidx = 0;
+out:
+	hs_free(raw);
+}
+
+/* Hand over every staged event (the end of the file). */
+static int hs__order_drain(struct hs__order *s)
+{
+	int err = hs__order_flush(s);
+
+	if (s->st_end - s->st_head > s->staged_max)
+		s->staged_max = s->st_end - s->st_head;
+	while (!err && s->st_end > s->st_head)
+		err = hs__order_publish(s, BATCH_EVENTS);
+	return err;
+}
+
+struct reading {
+	struct hs_trace_reader r;
+	struct hs_trace *t;
+	struct hs__order *s;
+	struct hs_diag *diag;
+};
+
+/* The reading thread: the whole trace, its events into batches. */
+static void *stream_read(void *arg)
+{
+	struct reading *rd = arg;
+	struct hs__order *s = rd->s;
+	int err = hs__trace_walk(&rd->r, rd->t, 0, s, rd->diag);
+
+	if (!err)
+		err = hs__order_drain(s);
+	pthread_mutex_lock(&s->mu);
+	s->read_err = err;
+	s->done = 1;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+/* The caller's side: one batch's groups through the sink. */
+static int stream_consume(struct hs__order *s, struct batch *b)
+{
+	const struct hs_trace_sink *sink = s->sink;
+	struct hs_trace_event *ev = b->ev;
+	size_t n = b->n, start = 0, g = 0, i;
+	int err = 0;
+
+	if (!sink->live)
+		return sink->events(sink->ctx, ev, n);
+	/*
+	 * A batch ends with a tick. The ticks with several threads' events
+	 * have their ties ordered, when the events before them are in.
+	 */
+	while (g < n) {
+		int64_t time = ev[g].time;
+		uint32_t thread = ev[g].thread;
+		int multi = 0;
+
+		for (i = g + 1; i < n && ev[i].time == time; i++)
+			multi |= ev[i].thread != thread;
+		if (multi || g - start >= STREAM_SLICE) {
+			/* (in slices, which the sink reads while they are in cache) */
+			if (g > start && (err = sink->events(sink->ctx, ev + start, g - start)))
+				return err;
+			start = g;
+			if (multi && (err = hs_order_ties(&s->ties, ev + g, i - g, sink->live,
+						       sink->ctx)) < 0)
+				return err;
+			err = 0;
+		}
+		g = i;
+	}
+	return n > start ? sink->events(sink->ctx, ev + start, n - start) : 0;
+}
+
+static int stream(struct reading *rd, const struct hs_trace_sink *sink);
+
+int hs_trace_stream(const char *path, struct hs_trace *t, const struct hs_trace_sink *sink,
+		    struct hs_diag *diag)
+{
+	struct reading rd = { .t = t, .diag = diag };
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	err = hs_trace_reader_open(&rd.r, path, diag);
+	return err ? err : stream(&rd, sink);
+}
+
+int hs_trace_stream_mem(const void *data, size_t n, const char *name, struct hs_trace *t,
+			const struct hs_trace_sink *sink, struct hs_diag *diag)
+{
+	struct reading rd = { .t = t, .diag = diag };
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	err = hs_trace_reader_open_mem(&rd.r, data, n, name, diag);
+	return err ? err : stream(&rd, sink);
+}
+
+/* hs_trace_stream() of the trace @rd->r has open (and closes). */
+static int stream(struct reading *rd, const struct hs_trace_sink *sink)
+{
+	struct hs_trace *t = rd->t;
+	struct hs__order s;
+	pthread_t th;
+	size_t i;
+	int err = 0, rerr;
+
+	memset(&s, 0, sizeof(s));
+	s.sink = sink;
+	s.run_thread = UINT32_MAX;
+	rd->s = &s;
+	hs__order_index(&rd->r, &s);
+	pthread_mutex_init(&s.mu, NULL);
+	pthread_cond_init(&s.cv, NULL);
+	if (pthread_create(&th, NULL, stream_read, rd)) {
+		err = -EAGAIN;	/* no thread: the caller loads the trace */
+		goto out;
+	}
+	for (;;) {
+		struct batch *b;
+		int failed;
+
+		pthread_mutex_lock(&s.mu);
+		while (s.tail == s.head && !s.done)
+			pthread_cond_wait(&s.cv, &s.mu);
+		if (s.tail == s.head || err) {
+			/* nothing left, or an error: let the reading stop */
+			s.stop = 1;
+			pthread_cond_broadcast(&s.cv);
+			if (s.tail == s.head) {
+				pthread_mutex_unlock(&s.mu);
+				break;
+			}
+		}
+		b = &s.b[s.tail % NR_BATCHES];
+		failed = s.done && s.read_err;
+		pthread_mutex_unlock(&s.mu);
+		if (!err && !failed)
+			err = stream_consume(&s, b);
+		pthread_mutex_lock(&s.mu);
+		s.buf[b->buf].refs--;
+		s.tail++;
+		pthread_cond_broadcast(&s.cv);
+		pthread_mutex_unlock(&s.mu);
+	}
+	pthread_join(th, NULL);
+	rerr = s.read_err;
+	if (!err && rerr != -ECANCELED)
+		err = rerr;
+	/* clock ticks that are not nanoseconds: the times were wrong */
+	if (!err && t->info.clock != HS_CLOCK_NS && t->nr_clock)
+		err = -EAGAIN;
+	t->stream_staged_max = s.staged_max;
+	t->stream_moves = s.moves;
+out:
+	hs_trace_reader_close(&rd->r);
+	for (i = 0; i < NR_BUFS; i++)
+		hs_free(s.buf[i].ev);
+	hs_free(s.run);
+	for (i = 0; i < s.nseg; i++)
+		hs_free(s.seg[i].ev);
+	hs_free(s.seg);
+	hs_free(s.idx_off);
+	hs_free(s.idx_first);
+	hs_free(s.idx_peeked);
+	hs_free(s.idx_tree);
+	hs_free(s.peek_stored);
+	hs_free(s.peek_raw);
+	hs_tie_work_release(&s.ties);
+	pthread_cond_destroy(&s.cv);
+	pthread_mutex_destroy(&s.mu);
+	if (err)
+		hs_trace_release(t);
+	return err;
+}
+

@@ -1,0 +1,193 @@
+#ifndef HS_FORMAT_TRACE_ORDER_H
+#define HS_FORMAT_TRACE_ORDER_H
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "common/alloc.h"
+#include "format/trace_reader.h"
+#include "format/trace_ties.h"
+
+/*
+ * trace_order - the time-order sink of the walk (trace_order.c): the
+ * events of hs_trace_stream(), staged and reordered on the reading
+ * thread, handed to the caller's sink in time order on its own thread.
+ * For format/ only: the walk (trace_walk.c) stages events through the
+ * inline hs__order_event() and its fast loop fills the staging buffer
+ * itself, so the state is here.
+ *
+ * Memory: the struct is the stream's (hs_trace_stream()); buffers come
+ * from hs_malloc and are freed when the stream ends.
+ */
+
+/*
+ * The events go from the reading thread to the caller's thread in
+ * batches of whole groups (the events of one time), through a ring of
+ * NR_BATCHES batches: reading and the sink's work overlap.
+ *
+ * The reorder window: threads' events reach the file in the order the
+ * collector drained their buffers, so one thread's events may come after
+ * later ones of another thread (each thread's own are in order). The
+ * reading side keeps events back, in order, in a staging array: with the
+ * footer's chunk index, those that an event of a chunk still to come may
+ * go before (hs__order_chunk()); without it, the last STREAM_WINDOW. In the
+ * staging array, a thread's events that come after later ones (a "run")
+ * are gathered and merged into it in one pass, after the events of their
+ * time already there, as in file order. A batch ends where the time
+ * changes. An event older than what was handed over stops the stream
+ * (-EAGAIN: the caller loads the trace whole).
+ */
+#define BATCH_EVENTS 2048
+#define NR_BATCHES 8
+#define STREAM_WINDOW ((size_t)1 << 17)
+#define STREAM_SLICE 4096
+/* with the chunk index: the chunks after the current one that are not
+ * read ahead (hs__order_chunk()) */
+#define STREAM_AHEAD 1
+/* a staging buffer that grows or is taken anew has room for STREAM_ROOM
+ * times the events that need it; all hold at most STREAM_BUDGET times */
+#define STREAM_ROOM 2
+#define STREAM_BUDGET 5
+
+/*
+ * A batch is a stretch of a staging buffer: the reading side stages
+ * events in one buffer and hands them over where they are; it moves on to
+ * another buffer when the current one is full while batches still use it.
+ */
+struct batch {
+	struct hs_trace_event *ev;	/* n events */
+	size_t n;
+	unsigned buf;			/* in stream.buf[] */
+};
+
+struct evbuf {
+	struct hs_trace_event *ev;
+	size_t alloc;
+	unsigned refs;			/* batches handed over from it (under mu) */
+};
+
+#define NR_BUFS (NR_BATCHES + 2)
+
+struct hs__order {
+	const struct hs_trace_sink *sink;
+	/*
+	 * The ring: batches [tail, head) are handed over, [head, head +
+	 * held) are the reading side's (the last one being filled), the
+	 * others free.
+	 */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct batch b[NR_BATCHES];
+	size_t head, tail;
+	int done, stop;
+	/* the reorder window (the reading thread) */
+	struct evbuf buf[NR_BUFS];
+	unsigned cur;			/* the buffer that stage and st_alloc are */
+	struct hs_trace_event *stage;	/* waiting events, in order: [st_head, st_end) */
+	size_t st_head, st_end, st_alloc;
+	struct hs_trace_event *run;	/* late events in order, until they merge */
+	size_t run_n, run_alloc;
+	uint32_t run_thread;		/* the thread whose events come now */
+	int in_run;			/* they go to @run, not to @stage */
+	/*
+	 * Runs that wait to be merged (hs__order_push()): in file order,
+	 * each in time order and under half the size of the one before it
+	 * (the stage before them all), so that an event is merged O(log n)
+	 * times however often the file's time runs backwards.
+	 */
+	struct order_seg {
+		struct hs_trace_event *ev;
+		size_t n;
+	} *seg;
+	size_t nseg, alloc_seg, seg_events;
+	size_t moves;			/* events moved by merges */
+	/*
+	 * The footer's chunk index, when the trace has one: EVENTS chunks'
+	 * offsets (increasing) and the lowest time each can hold (its first
+	 * ticks, or what stream_peek() found; idx_first[nidx] is INT64_MAX),
+	 * and a tree of the lowest of them (stream_lowest()). Events older
+	 * than what the chunks still to come can hold go on; without an
+	 * index, all but the last STREAM_WINDOW.
+	 */
+	uint64_t *idx_off;
+	int64_t *idx_first;
+	uint8_t *idx_peeked;		/* stream_peek() read the chunk */
+	size_t *idx_tree;		/* 2 * idx_leaves: chunks, the lowest first */
+	size_t nidx, idx_leaves;
+	uint8_t *peek_stored, *peek_raw;	/* stream_peek()'s buffers */
+	size_t alloc_peek_stored, alloc_peek_raw;
+	size_t peeks;			/* chunks stream_peek() read */
+	size_t staged_max;		/* the most events kept back at a chunk's start */
+	int read_err;			/* what reading returned */
+	int published;			/* some events were handed over ... */
+	int64_t pub_time;		/* ... the last of them at this time */
+	struct hs_tie_work ties;		/* the caller's side: hs_order_ties() */
+};
+
+int hs__order_publish(struct hs__order *s, size_t n);
+int hs__order_room(struct hs__order *s, size_t n);
+/*
+ * The run gathered so far waits to be merged (it becomes the last of the
+ * runs), and runs merge while one is not under half the one before it.
+ * 0, -EAGAIN (the run is older than what went on) or -ENOMEM.
+ */
+int hs__order_push(struct hs__order *s);
+/* Every waiting run merged into the stage: 0, -EAGAIN or -ENOMEM. */
+int hs__order_flush(struct hs__order *s);
+/*
+ * A chunk of the trace @r reads starts at @offset (the reading thread):
+ * the staged events older than every event still to come go on.
+ */
+int hs__order_chunk(struct hs__order *s, struct hs_trace_reader *r, uint64_t offset);
+
+/*
+ * Stage one event of the walk (the reading thread): in order, or in the
+ * run of a thread whose events come late. 0 or a negative errno
+ * (-EAGAIN: older than what went on).
+ */
+static inline __attribute__((always_inline)) int
+hs__order_event(struct hs__order *s, uint32_t thread, uint64_t ticks, enum hs_trace_op op,
+	     unsigned fn, uint64_t addr, uint64_t size, uint64_t node)
+{
+	struct hs_trace_event *e;
+	int64_t time = (int64_t)ticks;
+	int err;
+
+	/*
+	 * Another thread's events, or time going backwards: the run gathered
+	 * so far waits to merge, and the events that come now are a run of
+	 * their own when they go before the staged ones (or runs wait)
+	 */
+	if (thread != s->run_thread ||
+	    (s->in_run ? s->run_n && time < s->run[s->run_n - 1].time
+		       : s->st_end > s->st_head && time < s->stage[s->st_end - 1].time)) {
+		if (s->in_run && (err = hs__order_push(s)))
+			return err;
+		s->run_thread = thread;
+		s->in_run = s->nseg ||
+			    (s->st_end > s->st_head && time < s->stage[s->st_end - 1].time);
+	}
+	if (s->in_run) {
+		if (s->run_n == s->run_alloc && HS_GROW(s->run, s->run_n + 1, s->run_alloc))
+			return -ENOMEM;
+		e = &s->run[s->run_n++];
+	} else {
+		if (s->published && (int64_t)ticks <= s->pub_time)
+			return -EAGAIN;
+		if (s->st_end == s->st_alloc && (err = hs__order_room(s, 1)))
+			return err;
+		e = &s->stage[s->st_end++];
+	}
+	e->time = (int64_t)ticks;
+	e->addr = addr;
+	e->size = size;
+	e->node = node;
+	e->thread = thread;
+	e->op = (uint8_t)op;
+	e->fn = (uint8_t)fn;
+	if (s->nidx || s->st_end - s->st_head < STREAM_WINDOW + BATCH_EVENTS)
+		return 0;
+	return hs__order_publish(s, BATCH_EVENTS);
+}
+
+#endif

@@ -1,0 +1,298 @@
+#ifndef HS_IO_IMPORT_PERF_SCRIPT_H
+#define HS_IO_IMPORT_PERF_SCRIPT_H
+/*
+ * import_perf_script - what the three files of the `perf script` importer
+ * share. Internal to them; perf_script.h is what the rest of src/io sees.
+ *
+ *   import_perf_script.c             the driver: the line loop, events to
+ *                                    their kind's handler, frames and
+ *                                    stacks interned into the stack source,
+ *                                    CPU samples, the end (names, order)
+ *   import_perf_script_parse.c       the line parser: header lines, frame
+ *                                    lines' text, tracepoint fields; it
+ *                                    reads text and fills structs, nothing
+ *                                    else (no allocation, no stack source)
+ *   import_perf_script_threadtime.c  the thread-time view's state machine
+ *                                    (sched_switch, wakeups, exits)
+ *
+ * struct ps is the importer's state, owned by the driver
+ * (hs__import_perf_script() creates and frees it); the other files borrow
+ * it for the duration of a call. Errors: functions returning int give 0
+ * or a negative errno, with ps->diag filled (hs__ps_fail() and co.),
+ * except the parser's, whose contracts are given beside them.
+ */
+#include "io/io.h"
+#include "io/perf_script.h"
+#include "common/buf.h"
+#include "common/linereader.h"
+#include "common/strtab.h"
+#include <stddef.h>
+#include <stdint.h>
+
+#define MAX_LINE ((size_t)1 << 20)	/* longest line accepted */
+#define MAX_FRAMES 100000		/* frames of one event */
+#define NO_ID UINT32_MAX
+
+/* A small map from 63-bit keys to 64-bit values (import_perf_script.c). */
+struct u64map {
+	uint64_t *key;		/* key + 1; 0 = empty slot */
+	uint64_t *val;
+	size_t nr, nr_slot;	/* nr_slot: power of two, at most half full */
+};
+
+enum ps_kind {
+	PS_CPU,			/* anything not named below: a CPU sample */
+	PS_SCHED_SWITCH,
+	PS_SCHED_EXEC,
+	PS_SCHED_EXIT,
+	PS_SCHED_WAKING,	/* sched_waking: a wakeup, in the waker's context */
+	PS_SCHED_WAKEUP,	/* sched_wakeup[_new]: the same, or its second half */
+	PS_BLOCK_ISSUE,
+	PS_BLOCK_COMPLETE,
+	PS_IRQ_ENTRY,
+	PS_IRQ_EXIT,
+	PS__NR_KINDS
+};
+
+/* What an event's frame lines become (kinds[].frames). */
+enum ps_frames {
+	FR_NONE,		/* only checked */
+	FR_KEEP,		/* interned into ps->frames */
+	FR_WAKER,		/* the same, named "NAME (READIED_BY)" */
+};
+
+/* One event being read: its header, then its frames in ps->frames. */
+struct ps_event {
+	enum ps_kind kind;
+	enum ps_frames frames;	/* kinds[kind].frames[tt], or FR_NONE */
+	uint32_t pid, tid;
+	int64_t cpu;		/* -1 when the header has no [CPU] */
+	int64_t time;		/* ns from the first event */
+	uint64_t line;		/* line of the header */
+	/* comm, event name and details are copied to ps->comm, ->event, ->details */
+};
+
+struct proc {
+	uint32_t frame;		/* its `Process ...` frame */
+	uint32_t first, last;	/* its comm ids, in order of first sight */
+	uint32_t nr_comms;
+	const char *comm;	/* last comm seen (borrowed from ps->comms) */
+	size_t comm_len;
+};
+
+/* Thread-time state of one thread. */
+enum thr_state {
+	T_RUNNING,		/* running, or nothing known */
+	T_BLOCKED,		/* switched out, not runnable */
+	T_READY,		/* switched out while runnable (preempted) */
+};
+
+struct thr {
+	enum thr_state state;
+	int64_t since;		/* ns: when it was switched out */
+	int64_t woken;		/* ns: its first wakeup since, or -1 */
+	uint32_t stack;		/* Process -> Thread -> frames at the switch-out */
+	uint32_t readied_stack;	/* stack -> READIED BY ..., or HS_NO_STACK */
+	size_t last_cpu;	/* its last CPU sample's index + 1, 0 = none */
+};
+
+struct ps {
+	struct hs_stack_source *out;
+	struct hs_diag *diag;
+	const struct hs__perf_symbols *syms;
+	int tt;			/* the thread-time view (index into kinds[]) */
+	struct hs_linereader lr;
+	struct hs_buf name;	/* scratch: a name being built */
+
+	/* the current event */
+	int in_event;
+	int after_frame;	/* the last line was a frame line */
+	struct ps_event ev;
+	struct hs_buf comm, event, details;
+	struct hs_buf inl;	/* inlined frames waiting for a module */
+	size_t nr_inl;
+	uint32_t *frames;	/* leaf first */
+	size_t nr_frames, alloc_frames;
+
+	int have_base;
+	int64_t base;		/* ns of the first event */
+
+	/* processes and threads */
+	struct u64map pids;	/* pid -> index in procs */
+	struct proc *procs;
+	size_t nr_procs, alloc_procs;
+	struct hs_strtab comms;	/* "<pid>:<comm>" */
+	uint32_t *comm_next;	/* comm id -> next comm id of its pid, NO_ID */
+	size_t alloc_comm_next;
+	struct u64map tids;	/* tid -> thread frame */
+
+	/* weights: cpu + 1 -> last sample index + 1 on that CPU */
+	struct u64map cpus;
+	/*
+	 * CPU view: cpu + 1 of each sample (index: its index in out minus
+	 * first_sample, the samples out held before), and whether a CPU's
+	 * samples came out of time order (then weighed again at the end)
+	 */
+	size_t first_sample;
+	uint32_t *sample_cpu;
+	size_t alloc_sample_cpu;
+	int cpu_unordered;
+
+	/* the previous sample's path, root first, to reuse its prefix */
+	uint32_t *path_frame, *path_stack;
+	size_t path_len, alloc_path, alloc_path2;
+
+	/* thread time */
+	struct u64map thr_index;	/* tid -> index in thrs + 1 */
+	struct thr *thrs;
+	size_t nr_thrs, alloc_thrs;
+	uint32_t cpu_time_frame, blocked_frame, ready_frame;	/* NO_ID until needed */
+	int seen_waking;	/* a sched_waking was read: sched_wakeup is its twin */
+	int64_t last_time;	/* ns of the latest event */
+
+	char msg[400];		/* why a header did not parse */
+};
+
+struct header {
+	const char *comm, *comm_end;
+	uint64_t pid, tid;
+	int64_t cpu;
+	int64_t time;		/* ns, absolute */
+	const char *event, *event_end;
+	const char *details, *details_end;
+};
+
+struct frame_text {
+	const char *mod, *mod_end;
+	const char *sym, *sym_end;
+	const char *tier, *tier_end;	/* .NET optimization tier, or empty */
+	int unknown;		/* module or symbol is "unknown" */
+	int inlined;		/* "SYMBOL (inlined)": no module of its own */
+};
+
+/* --- text helpers (the parser's and the driver's) ---------------------- */
+
+static inline int is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static inline int is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static inline int hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static inline const char *skip_space(const char *p, const char *end)
+{
+	while (p < end && is_space(*p))
+		p++;
+	return p;
+}
+
+static inline const char *trim_end(const char *p, const char *end)
+{
+	while (end > p && is_space(end[-1]))
+		end--;
+	return end;
+}
+
+/* Quote at most 40 bytes of a token for a message. */
+static inline int quote_len(const char *p, const char *end)
+{
+	const char *q = p;
+
+	while (q < end && !is_space(*q))
+		q++;
+	return q - p > 40 ? 40 : (int)(q - p);
+}
+
+/* Weight of a sample at @from ended at @to, in ms (never negative). */
+static inline double ms_between(int64_t from, int64_t to)
+{
+	return to > from ? (double)(to - from) / 1e6 : 0;
+}
+
+static inline int is_blank(const char *p, const char *end)
+{
+	return skip_space(p, end) == end;
+}
+
+/* --- import_perf_script.c: the driver ----------------------------------- */
+
+/* The value of @key, or NULL when it is missing. */
+uint64_t *hs__ps_map_get(const struct u64map *m, uint64_t key);
+/* Value of @key in *@val, added as 0 if missing. Returns 0 or -ENOMEM. */
+int hs__ps_map_put(struct u64map *m, uint64_t key, uint64_t **val);
+/* Record a malformed-input error at the current line; returns -EINVAL. */
+int hs__ps_fail(struct ps *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same for the event whose header is at @line. */
+int hs__ps_fail_at(struct ps *ps, uint64_t line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Record "out of memory" at the current line; returns -ENOMEM. */
+int hs__ps_nomem(struct ps *ps);
+/* The `Process <comm> (<pid>)` frame of @pid, seen with @comm (@len bytes). */
+int hs__ps_process_frame(struct ps *ps, uint32_t pid, const char *comm, size_t len,
+			 uint32_t *frame);
+/* The `Thread (<tid>)` frame of @tid. */
+int hs__ps_thread_frame(struct ps *ps, uint32_t tid, uint32_t *frame);
+/* @proc -> @thread -> the event's frames (ps->frames), outermost first. */
+int hs__ps_build_stack(struct ps *ps, uint32_t proc, uint32_t thread, uint32_t *stack);
+
+/* --- import_perf_script_parse.c: the line parser --------------------------- */
+
+/* Decimal digits at *@pp (at least one) into *@v, at most @max; 0 or -1. */
+int hs__ps_parse_uint(const char **pp, const char *end, uint64_t max, uint64_t *v);
+/*
+ * A header line `COMM PID[/TID] [CPU] SECONDS: [PERIOD] EVENT: details`
+ * into @h (spans into the line). 0, or -1 with the reason in ps->msg.
+ */
+int hs__ps_parse_header(struct ps *ps, const char *line, const char *end,
+			struct header *h);
+/* The kind of the event whose header is @h. */
+enum ps_kind hs__ps_event_kind(const struct header *h);
+/*
+ * "SYMBOL[+0xOFF] (MODULE)" (the text after a frame's address) into @ft
+ * (spans into the text). 0, or hs__ps_fail()'s -EINVAL.
+ */
+int hs__ps_split_frame(struct ps *ps, const char *p, const char *end,
+		       struct frame_text *ft);
+/* An "[Assembly] symbol" token in map-file text: 1 and the spans, else 0. */
+int hs__ps_assembly_token(const char *p, const char *end, const char **mod,
+			  const char **mod_end, const char **sym, const char **sym_end);
+/* jitted-<pid>.so's "[ret] [Assembly] Method(args)" to module and symbol. */
+void hs__ps_jitted_rule(const char **mod, const char **mod_end, const char **sym,
+			const char **sym_end);
+/* A .NET tier suffix of the symbol ("Foo()[OptimizedTier1]") to ft->tier. */
+void hs__ps_take_tier(struct frame_text *ft);
+/* Whether the line is a `perf script -F +srcline` line under a frame. */
+int hs__ps_is_srcline(const char *line, const char *end);
+/* The value of the field "@key" in @p..@end (first, or last with @last); 0 or -1. */
+int hs__ps_find_field(const char *p, const char *end, const char *key, int last,
+		      const char **val, const char **val_end);
+
+/* --- import_perf_script_threadtime.c: the thread-time view -------------- */
+
+/* The thread-time state of @tid, created idle when missing. */
+int hs__ps_get_thr(struct ps *ps, uint32_t tid, struct thr **t);
+/* Intern a pseudo-frame once (CPU_TIME, BLOCKED_TIME, READIED_TIME). */
+int hs__ps_special_frame(struct ps *ps, uint32_t *frame, const char *name);
+/* @t runs again (or the trace ends) at @end: its wait becomes samples. */
+int hs__ps_end_wait(struct ps *ps, struct thr *t, int64_t end);
+/* Any event of a thread shows it running: its wait is over. */
+int hs__ps_thread_ran(struct ps *ps, const struct ps_event *ev);
+/* The handlers of the scheduler events in the thread-time view. */
+int hs__ps_on_sched_switch(struct ps *ps, const struct ps_event *ev);
+int hs__ps_on_sched_exit(struct ps *ps, const struct ps_event *ev);
+int hs__ps_on_sched_wakeup(struct ps *ps, const struct ps_event *ev);
+#endif

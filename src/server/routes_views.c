@@ -1,0 +1,540 @@
+/*
+ * routes_views - the rows of a view (docs/json-api.md): /api/view (a
+ * whole view, as `report --format json`), /api/rows (a page in the order
+ * asked for, or rows by id), /api/tree (the descendants of rows, for the
+ * tree tabs), /api/flame (Flame Graph rectangles) and /api/find. Sorting
+ * and Find are analysis/view_order's; this file only walks and answers.
+ */
+#include "analysis/view_order.h"
+#include "server/routes.h"
+#include "common/alloc.h"
+#include "common/buf.h"
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the order asked for (analysis/view_order.h) ---- */
+
+/* The order "sort" and "order" ask for (col HS_COL_NONE: the view's own). */
+static int get_order(struct hs_route_ctx *c, struct hs_view_order *o)
+{
+	const char *sort, *order;
+	int err;
+
+	err = hs__get_string(c, "sort", 32, &sort);
+	if (!err)
+		err = hs__get_string(c, "order", 8, &order);
+	if (!err)
+		err = hs_view_order_parse(o, sort, order, &c->diag);
+	return err;
+}
+
+/* The rows of the view in the order "sort" / "order" ask for (owned). */
+static int sorted_rows(struct hs_route_ctx *c, uint32_t **out)
+{
+	struct hs_view_order o;
+	int err = get_order(c, &o);
+
+	return err ? err : hs_view_order_rows(&c->view->u.view.v, &o, out);
+}
+
+int hs__api_view(struct hs_route_ctx *c)
+{
+	struct hs_view fresh, *v;
+	char *json_text;
+	size_t json_len;
+	int err;
+
+	if (!c->query.view.limit && !c->query.view.max_depth) {
+		err = hs__get_view(c);
+		if (err)
+			return hs__reply_err(c, err, "");
+		v = &c->view->u.view.v;
+	} else {
+		err = hs__get_tree(c);
+		if (!err) {
+			err = hs_view_build(&fresh, &c->tree->u.tree, &c->query.view);
+			if (err == -ENOENT)
+				hs_diag_set(&c->diag, 0, "no frame named '%s'",
+					    c->query.view.focus);
+		}
+		if (err)
+			return hs__reply_err(c, err, "");
+		v = &fresh;
+	}
+	/* written without recursion: a view as deep as its stacks (views.h) */
+	json_text = hs_view_json_dump(v, HS_VIEW_JSON_FLAGS, &json_len);
+	hs__reply_json_text(c->resp, json_text, json_len);
+	if (v == &fresh)
+		hs_view_release(&fresh);
+	return 0;
+}
+
+/* A JSON array of row objects for @rows (with "id" and "parent"). */
+static json_t *rows_array(const struct hs_view *v, const uint32_t *rows, size_t n)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; a && i < n; i++)
+		if (json_array_append_new(a, hs__row_obj(v, rows[i]))) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+/* The rows whose ids "ids" lists (at most MAX_ROWS_PAGE), in that order. */
+static int rows_by_id(struct hs_route_ctx *c)
+{
+	const struct hs_view *v = &c->view->u.view.v;
+	json_t *ids = json_object_get(c->q, "ids"), *o;
+	uint32_t *rows;
+	size_t i, n = json_is_array(ids) ? json_array_size(ids) : MAX_ROWS_PAGE + 1;
+
+	if (n > MAX_ROWS_PAGE)
+		return hs__reply_error(c->resp, 400,
+				       "ids must be an array of at most %d row ids",
+				       MAX_ROWS_PAGE);
+	rows = hs_malloc((n + 1) * sizeof(*rows));
+	if (!rows)
+		return hs__reply_error(c->resp, 503, "out of memory");
+	for (i = 0; i < n; i++) {
+		json_t *id = json_array_get(ids, i);
+
+		if (!json_is_integer(id) || json_integer_value(id) < 0 ||
+		    (size_t)json_integer_value(id) >= v->nr_rows) {
+			hs_free(rows);
+			return hs__reply_error(c->resp, 400, "ids: no such row");
+		}
+		rows[i] = (uint32_t)json_integer_value(id);
+	}
+	o = hs__doc(v, "rows", rows_array(v, rows, n));
+	hs_free(rows);
+	return hs__reply_json(c->resp, o, COMPACT);
+}
+
+/* A page of rows in the order asked for, or the rows "ids" names. */
+int hs__api_rows(struct hs_route_ctx *c)
+{
+	const struct hs_view *v;
+	size_t offset, count, i;
+	uint32_t *idx = NULL;
+	json_t *rows, *o;
+	int err;
+
+	err = hs__get_view(c);
+	if (!err)
+		err = hs__get_uint(c, "offset", 0, UINT32_MAX, &offset);
+	if (!err)
+		err = hs__get_uint(c, "count", 500, MAX_ROWS_PAGE, &count);
+	if (!err && json_object_get(c->q, "ids"))
+		return rows_by_id(c);
+	if (!err)
+		err = sorted_rows(c, &idx);
+	if (err)
+		return hs__reply_err(c, err, "");
+	v = &c->view->u.view.v;
+	rows = json_array();
+	for (i = offset; rows && i < v->nr_rows && i - offset < count; i++)
+		if (json_array_append_new(rows, hs__row_obj(v, idx[i]))) {
+			json_decref(rows);
+			rows = NULL;
+		}
+	hs_free(idx);
+	o = hs__doc(v, "rows", rows);
+	if (o && json_object_set_new(o, "offset", json_integer((json_int_t)offset))) {
+		json_decref(o);
+		o = NULL;
+	}
+	return hs__reply_json(c->resp, o, COMPACT);
+}
+
+/*
+ * Tree rows: the descendants of each row in "of" (or the roots and theirs)
+ * down "levels" levels (0 = all); with "auto", a row with one child is
+ * opened too; children in the order of "sort" / "order". Each row names
+ * its parent, so a client can place it. With "skeleton", only the ids,
+ * parents and numbers of children of the rows come as arrays, and whole
+ * rows for the first "detail" of them (the others by /api/rows "ids").
+ */
+struct walk {
+	const struct hs_cache_entry *e;
+	const struct hs_view_order *order;	/* NULL: the view's order */
+	uint32_t *out;			/* the rows emitted, in order */
+	size_t nr_out, alloc_out, max_rows;
+	int truncated, failed;
+	uint32_t *stack;		/* pairs (row, levels left) */
+	size_t nr, alloc;
+	uint32_t *kids;			/* scratch: children to sort */
+	size_t alloc_kids;
+};
+
+static void emit(struct walk *w, uint32_t row)
+{
+	if (w->failed || w->truncated)
+		return;
+	if (w->nr_out >= w->max_rows) {
+		w->truncated = 1;
+		return;
+	}
+	if (HS_GROW(w->out, w->nr_out + 1, w->alloc_out))
+		w->failed = 1;
+	else
+		w->out[w->nr_out++] = row;
+}
+
+/*
+ * Emit the descendants of @row down @levels levels (0 = all). A stack
+ * entry is (row, levels of its descendants to show); with @autoopen a
+ * row with exactly one child shows it although no level is left.
+ */
+static void walk_children(struct walk *w, uint32_t row, uint32_t levels, int autoopen)
+{
+	const uint32_t *off = w->e->u.view.child_off, *child = w->e->u.view.child;
+	const uint32_t *kids;
+	uint32_t r, left, k, n, ch, ch_left;
+
+	w->nr = 0;
+	if (HS_GROW(w->stack, 2, w->alloc)) {
+		w->failed = 1;
+		return;
+	}
+	w->stack[w->nr++] = row;
+	w->stack[w->nr++] = levels ? levels : UINT32_MAX;
+	while (w->nr && !w->failed && !w->truncated) {
+		left = w->stack[--w->nr];
+		r = w->stack[--w->nr];
+		if (r != row)
+			emit(w, r);
+		if (!left)
+			continue;
+		n = off[r + 1] - off[r];
+		kids = child + off[r];
+		if (HS_GROW(w->stack, w->nr + 2 * (size_t)n, w->alloc)) {
+			w->failed = 1;
+			return;
+		}
+		if (w->order && n > 1) {
+			if (HS_GROW(w->kids, n, w->alloc_kids)) {
+				w->failed = 1;
+				return;
+			}
+			memcpy(w->kids, kids, n * sizeof(*kids));
+			hs_view_order_sort(&w->e->u.view.v, w->order, w->kids, n);
+			kids = w->kids;
+		}
+		/* pushed in reverse, so that the first child comes out first */
+		for (k = n; k > 0; k--) {
+			ch = kids[k - 1];
+			ch_left = left == UINT32_MAX ? left : left - 1;
+			if (!ch_left && autoopen && off[ch + 1] - off[ch] == 1)
+				ch_left = 1;
+			w->stack[w->nr++] = ch;
+			w->stack[w->nr++] = ch_left;
+		}
+	}
+}
+
+/* Append @n numbers as a JSON array member "@key":[...] to @b. */
+static int add_array(struct hs_buf *b, const char *key, const uint32_t *x, size_t n,
+		     int nullable)
+{
+	size_t i;
+	int err = hs_buf_addf(b, ",\"%s\":[", key);
+
+	for (i = 0; !err && i < n; i++) {
+		if (nullable && x[i] == HS_NO_NODE)
+			err = hs_buf_adds(b, i ? ",null" : "null");
+		else
+			err = hs_buf_addf(b, i ? ",%u" : "%u", x[i]);
+	}
+	return err ? err : hs_buf_addc(b, ']');
+}
+
+/* The skeleton answer: @o (the document without the arrays) plus them. */
+static int reply_skeleton(struct hs_route_ctx *c, json_t *o, const struct walk *w)
+{
+	const struct hs_view *v = &c->view->u.view.v;
+	const uint32_t *off = c->view->u.view.child_off;
+	struct hs_buf b = HS_BUF_INIT;
+	uint32_t *x = NULL;
+	char *head;
+	size_t i;
+	int err = -ENOMEM;
+
+	head = o ? json_dumps(o, COMPACT) : NULL;
+	json_decref(o);
+	x = hs_malloc((w->nr_out + 1) * sizeof(*x));
+	if (!head || !x || hs_buf_add(&b, head, strlen(head) - 1))
+		goto out;
+	err = add_array(&b, "id", w->out, w->nr_out, 0);
+	for (i = 0; i < w->nr_out; i++)
+		x[i] = v->rows[w->out[i]].parent;
+	if (!err)
+		err = add_array(&b, "parent", x, w->nr_out, 1);
+	for (i = 0; i < w->nr_out; i++)
+		x[i] = off[w->out[i] + 1] - off[w->out[i]];
+	if (!err)
+		err = add_array(&b, "nr_children", x, w->nr_out, 0);
+	if (!err)
+		err = hs_buf_adds(&b, "}\n");
+out:
+	free(head);
+	hs_free(x);
+	if (err) {
+		hs_buf_release(&b);
+		return hs__reply_error(c->resp, 503, "out of memory");
+	}
+	hs_response_release(c->resp);
+	c->resp->status = 200;
+	c->resp->type = "application/json";
+	c->resp->len = b.len;
+	c->resp->data = hs_buf_detach(&b);
+	c->resp->owned = 1;
+	return 0;
+}
+
+int hs__api_tree(struct hs_route_ctx *c)
+{
+	struct walk w = { 0 };
+	struct hs_view_order order;
+	const struct hs_view *v;
+	size_t levels, detail, i, n;
+	json_t *of, *o;
+	int err, autoopen, skeleton;
+
+	err = hs__get_view(c);
+	if (!err)
+		err = hs__get_uint(c, "levels", 1, UINT32_MAX, &levels);
+	if (!err)
+		err = hs__get_bool(c, "auto", 1, &autoopen);
+	if (!err)
+		err = hs__get_bool(c, "skeleton", 0, &skeleton);
+	if (!err)
+		err = hs__get_uint(c, "detail", 200, MAX_ROWS_PAGE, &detail);
+	if (!err)
+		err = hs__get_uint(c, "max_rows", 100000, MAX_TREE_ROWS, &w.max_rows);
+	if (!err)
+		err = get_order(c, &order);
+	if (err)
+		return hs__reply_err(c, err, "");
+	v = &c->view->u.view.v;
+	w.e = c->view;
+	w.order = hs_view_order_changes(&order) ? &order : NULL;
+	of = json_object_get(c->q, "of");
+	if (of && !json_is_null(of)) {
+		n = json_is_array(of) ? json_array_size(of) : MAX_IDS + 1;
+		if (n > MAX_IDS)
+			return hs__reply_error(c->resp, 400,
+					       "of must be an array of at most %d "
+					       "row ids",
+					       MAX_IDS);
+		for (i = 0; i < n; i++) {
+			json_t *id = json_array_get(of, i);
+
+			if (!json_is_integer(id) || json_integer_value(id) < 0 ||
+			    (size_t)json_integer_value(id) >= v->nr_rows)
+				return hs__reply_error(c->resp, 400, "of: no row %s",
+						       json_is_integer(id)
+							   ? "with that id"
+							   : "(not a number)");
+		}
+		for (i = 0; i < n; i++)
+			walk_children(&w,
+				      (uint32_t)json_integer_value(json_array_get(of, i)),
+				      (uint32_t)levels, autoopen);
+	} else {
+		for (i = 0; i < v->nr_rows; i++)
+			if (v->rows[i].parent == HS_NO_NODE) {
+				emit(&w, (uint32_t)i);
+				walk_children(&w, (uint32_t)i, (uint32_t)levels, autoopen);
+			}
+	}
+	hs_free(w.stack);
+	hs_free(w.kids);
+	o = w.failed ? NULL
+		     : hs__doc(v, "rows",
+			   rows_array(v, w.out,
+				      skeleton && detail < w.nr_out ? detail : w.nr_out));
+	if (o && json_object_set_new(o, "truncated", json_boolean(w.truncated))) {
+		json_decref(o);
+		o = NULL;
+	}
+	if (skeleton && o)
+		err = reply_skeleton(c, o, &w);
+	else
+		err = hs__reply_json(c->resp, o, COMPACT);
+	hs_free(w.out);
+	return err;
+}
+
+/* The keys from below the tree's root down to row @r (a call-tree path). */
+static json_t *root_path(const struct hs_view *v, uint32_t r)
+{
+	json_t *a = json_array();
+
+	for (; a && r < v->nr_rows && v->rows[r].parent != HS_NO_NODE;
+	     r = v->rows[r].parent)
+		if (json_array_insert_new(a, 0, hs_view_json_text(v->rows[r].name))) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+/* Flame Graph rectangles under "root" at least "min_width" of its width. */
+int hs__api_flame(struct hs_route_ctx *c)
+{
+	const struct hs_view *v;
+	const uint32_t *off, *child;
+	uint32_t root, *stack = NULL, r, k;
+	size_t nr = 0, alloc = 0, max_rows;
+	double min_width = 0.0005, thr;
+	json_t *rows, *mw, *o;
+	int err, truncated = 0;
+
+	if (c->query.view.kind != HS_VIEW_FLAME)
+		c->query.view.kind = HS_VIEW_FLAME;
+	err = hs__get_view(c);
+	if (!err)
+		err = hs__get_row(c, "root", &root);
+	if (!err)
+		err = hs__get_uint(c, "max_rows", 50000, MAX_TREE_ROWS, &max_rows);
+	if (err)
+		return hs__reply_err(c, err, "");
+	mw = json_object_get(c->q, "min_width");
+	if (mw && !json_is_null(mw)) {
+		min_width = json_is_number(mw) ? json_number_value(mw) : -1;
+		if (!(min_width >= 0 && min_width <= 1))
+			return hs__reply_error(c->resp, 400,
+					       "min_width must be a number from 0 "
+					       "to 1");
+	}
+	v = &c->view->u.view.v;
+	off = c->view->u.view.child_off;
+	child = c->view->u.view.child;
+	if (root == HS_NO_NODE)
+		root = 0;
+	rows = json_array();
+	if (!v->nr_rows)
+		goto done;
+	thr = v->rows[root].width * min_width;
+	if (HS_GROW(stack, 1, alloc))
+		goto fail;
+	stack[nr++] = root;
+	while (nr) {
+		r = stack[--nr];
+		if (json_array_size(rows) >= max_rows) {
+			truncated = 1;
+			break;
+		}
+		if (json_array_append_new(rows, hs__row_obj(v, r)))
+			goto fail;
+		if (HS_GROW(stack, nr + off[r + 1] - off[r], alloc))
+			goto fail;
+		for (k = off[r + 1]; k > off[r]; k--)
+			if (v->rows[child[k - 1]].width >= thr &&
+			    v->rows[child[k - 1]].width > 0)
+				stack[nr++] = child[k - 1];
+	}
+	goto done;
+fail:
+	json_decref(rows);
+	rows = NULL;
+done:
+	hs_free(stack);
+	o = hs__doc(v, "rows", rows);
+	if (o && (json_object_set_new(o, "root", json_integer(root)) ||
+		  json_object_set_new(o, "root_path", root_path(v, root)) ||
+		  json_object_set_new(o, "truncated", json_boolean(truncated)))) {
+		json_decref(o);
+		o = NULL;
+	}
+	return hs__reply_json(c->resp, o, COMPACT);
+}
+
+/*
+ * Find: the next row after "from" (in the order of "sort"/"order" for a
+ * flat view, depth-first for a tree) whose name the regular expression
+ * "pattern" matches (case-insensitive), with the ids of its ancestors.
+ */
+int hs__api_find(struct hs_route_ctx *c)
+{
+	const struct hs_view *v;
+	const char *pattern;
+	struct hs_pattern *re = NULL;
+	uint32_t *idx = NULL, from, *path = NULL, p;
+	size_t i, at = HS_FIND_START, n, depth = 0;
+	json_t *o = NULL, *pj;
+	int err, backward;
+
+	err = hs__get_view(c);
+	if (!err)
+		err = hs__get_string(c, "pattern", HS_PATTERN_MAX_LEN, &pattern);
+	if (!err)
+		err = hs__get_row(c, "from", &from);
+	if (!err)
+		err = hs__get_bool(c, "backward", 0, &backward);
+	if (!err && !pattern) {
+		hs_diag_set(&c->diag, 0, "find needs a pattern");
+		err = -EINVAL;
+	}
+	if (!err)
+		err = sorted_rows(c, &idx);
+	if (err)
+		return hs__reply_err(c, err, "");
+	err = hs_view_find_compile(pattern, strlen(pattern), &re, &c->diag);
+	v = &c->view->u.view.v;
+	n = v->nr_rows;
+	/* the position of "from" in the order; the search starts after it */
+	for (i = 0; !err && from != HS_NO_NODE && i < n; i++)
+		if (idx[i] == from) {
+			at = i;
+			break;
+		}
+	if (!err)
+		err = hs_view_find(v, idx, n, re, at, backward, &at, &c->diag);
+	hs_pattern_free(re);
+	if (err < 0) {
+		hs_free(idx);
+		return hs__reply_err(c, err, "");
+	}
+	o = json_object();
+	if (!o)
+		goto out;
+	if (!err) {
+		if (json_object_set_new(o, "id", json_null()))
+			goto fail;
+		goto out;
+	}
+	/* ancestors, root first */
+	for (p = v->rows[idx[at]].parent; p != HS_NO_NODE; p = v->rows[p].parent)
+		depth++;
+	path = hs_malloc((depth + 1) * sizeof(*path));
+	pj = json_array();
+	if (!path || !pj || json_object_set_new(o, "path", pj))
+		goto fail;
+	n = depth;
+	for (p = v->rows[idx[at]].parent; p != HS_NO_NODE; p = v->rows[p].parent)
+		path[--n] = p;
+	for (n = 0; n < depth; n++)
+		if (json_array_append_new(pj, json_integer(path[n])))
+			goto fail;
+	if (json_object_set_new(o, "id", json_integer(idx[at])) ||
+	    json_object_set_new(o, "index", json_integer((json_int_t)at)) ||
+	    json_object_set_new(o, "row", hs__row_obj(v, idx[at])))
+		goto fail;
+	goto out;
+fail:
+	json_decref(o);
+	o = NULL;
+out:
+	hs_free(path);
+	hs_free(idx);
+	return hs__reply_json(c->resp, o, COMPACT);
+}
+

@@ -1,0 +1,513 @@
+// trust.test.mjs - the GUI defects of issue 17 that make a new user
+// distrust it, each checked in Debian's chromium (playwright-core, headless)
+// against `heapscope view`: numbers that fit their cells (bytes over
+// 100 MB, counts over 1M, deep tree names), the flame graph's first screen
+// and its tooltip, a visible sign of work with a Cancel, the selection
+// kept by key across an Update, the timeline's legend and axes, a dead
+// server explained, Events without library paths, and the default Fold%.
+// Each part runs on its own (a failure is reported and the next part
+// starts from a fresh page); screenshots go to $HS_BUILD/browser-artifacts/
+// (trust-*.png).
+//
+// Environment: HS_BIN, HS_SRC, HS_BUILD (set by meson), HS_CHROMIUM
+// (default /usr/bin/chromium). Output is TAP.
+
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+const BIN = process.env.HS_BIN;
+const SRC = process.env.HS_SRC;
+const BUILD = process.env.HS_BUILD;
+const CHROMIUM = process.env.HS_CHROMIUM || '/usr/bin/chromium';
+const LIMIT_S = Number(process.env.HS_BROWSER_TIMEOUT || 240);
+const WAIT = 30000;
+const ART = path.join(BUILD, 'browser-artifacts');
+const PERF = path.join(SRC, 'tests/data/perf/workload.data.txt');
+const DEEP = 90;		// levels of the deep folded stack
+const WIDE = 3000;		// names of the wide folded file
+
+let server = null, context = null, page = null, tmp = null, url = null, n = 0, failed = 0;
+const errors = [];
+
+const deadline = setTimeout(() => {
+  console.log(`not ok ${++n} - the run took more than ${LIMIT_S} s`);
+  cleanup();
+  process.exit(1);
+}, LIMIT_S * 1000);
+
+function cleanup() {
+  if (server) server.kill('SIGKILL');
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+}
+
+class Fail extends Error {}
+
+function ok(cond, what, detail) {
+  n++;
+  if (cond) {
+    console.log(`ok ${n} - ${what}`);
+    return;
+  }
+  console.log(`not ok ${n} - ${what}`);
+  if (detail !== undefined) console.log('# ' + JSON.stringify(detail).slice(0, 2000));
+  throw new Fail(what);
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function settled(action) {
+  const before = await page.evaluate(() => Number(document.body.dataset.settled || 0));
+  await action();
+  await page.waitForFunction((b) => Number(document.body.dataset.settled || 0) > b &&
+    !document.body.classList.contains('busy'), before, { timeout: WAIT });
+}
+
+async function shot(name) {
+  await page.screenshot({ path: path.join(ART, `trust-${name}.png`) });
+}
+
+async function setBox(id, value) {
+  await page.fill(`#${id}`, value);
+  await settled(() => page.press(`#${id}`, 'Enter'));
+}
+
+async function tab(name) {
+  await settled(() => page.click(`#tabs [data-tab="${name}"]`));
+  await page.waitForSelector(`#view-${name}.active`, { timeout: WAIT });
+}
+
+// Open trace @i afresh (its first screen, as a new user sees it).
+async function open(i) {
+  await page.goto('about:blank');
+  await page.goto(url.replace(/\?token=.*/, ''));
+  await page.waitForSelector('body[data-ready="1"]');
+  if (i !== 0) await settled(() => page.selectOption('#trace', String(i)));
+}
+
+function report(file, args = []) {
+  return JSON.parse(execFileSync(BIN, ['report', file, ...args, '--format', 'json'],
+    { encoding: 'utf8', maxBuffer: 1 << 28 }));
+}
+
+// The cells on screen whose text is wider than the cell.
+async function cutCells(view) {
+  return page.$$eval(`#view-${view} .row:not([hidden]):not(.pending) > div, #view-${view} .head > div`,
+    (cells) => cells.filter((c) => c.scrollWidth > c.clientWidth + 0.5 && c.getBoundingClientRect().width > 0)
+      .map((c) => ({ cls: c.className, text: c.textContent, sw: c.scrollWidth, cw: c.clientWidth })));
+}
+
+async function cellOf(view, key, col) {
+  return page.$eval(`#view-${view} .row[data-key="${key}"] .c-${col}`,
+    (c) => ({ text: c.textContent, title: c.title }));
+}
+
+async function startServer(files) {
+  server = spawn(BIN, ['view', ...files, '--no-browser', '--bind', '127.0.0.1', '--port', '0'],
+    { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const t = setTimeout(() => reject(new Error('heapscope view printed no URL')), WAIT);
+    server.stdout.on('data', (d) => {
+      out += d;
+      const m = /(http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(t);
+        resolve(m[1]);
+      }
+    });
+  });
+}
+
+// ---- the parts ----
+
+// Item 2: bytes over 100 MB, counts over 1M, no ".0", units and tooltips.
+async function numbers(heap, wide) {
+  await open(0);
+  const cut = await cutCells('byname');
+  await shot('numbers-byname');
+  ok(!cut.length, 'heap trace ByName: no cell\'s text is wider than its cell', cut.slice(0, 4));
+  const exc = await cellOf('byname', 'stress!site_stress', 'exc');
+  const ct = await cellOf('byname', 'stress!site_stress', 'exc-count');
+  ok(exc.text === '525.0 MiB' && exc.title.startsWith('550,550,000 bytes'),
+    'bytes in human units (as Stats shows them), the exact value in the tooltip', exc);
+  ok(ct.text === '1,100,000', 'a count over 1M in full, without ".0"', ct);
+  const summary = await page.textContent('#summary');
+  ok(summary.includes('525.0 MiB'), 'the summary line says MiB too', summary);
+  await tab('calltree');
+  await page.click('#view-calltree .row[data-key="ROOT"]');
+  await settled(() => page.click('#expandall'));
+  const cutTree = await cutCells('calltree');
+  await shot('numbers-calltree');
+  ok(!cutTree.length, 'heap trace CallTree expanded: no cell\'s text is wider than its cell',
+    cutTree.slice(0, 4));
+
+  await open(wide);
+  const want = report(path.join(tmp, 'wide.folded')).rows.find((r) => r.key === 'main!big');
+  const big = await cellOf('byname', 'main!big', 'exc');
+  ok(big.text === '3,000,000' && want.exc === 3e6, 'a big sample count in full, without ".0"', big);
+  ok(!(await cutCells('byname')).length, 'wide file: no cell cut off', await cutCells('byname'));
+}
+
+// Item 2: deep tree names scroll sideways; columns resize by dragging.
+async function deepNames(deep) {
+  await open(deep);
+  await tab('calltree');
+  await page.click('#view-calltree .row[data-key="ROOT"]');
+  await settled(() => page.click('#expandall'));
+  const sc = '#view-calltree .scroll';
+  await page.$eval(sc, (s) => { s.scrollTop = s.scrollHeight; });
+  await page.waitForSelector(`#view-calltree .row[data-key="deep_function_number_${DEEP}"]:not(.pending)`);
+  const leaf = await page.$eval(`#view-calltree .row[data-key="deep_function_number_${DEEP}"] .c-name`,
+    (c) => ({ sw: c.scrollWidth, cw: c.clientWidth }));
+  const wide = await page.$eval(sc, (s) => ({ sw: s.scrollWidth, cw: s.clientWidth }));
+  ok(leaf.sw <= leaf.cw && wide.sw > wide.cw,
+    'the deepest name fits its cell, and the tree scrolls sideways to it', { leaf, wide });
+  await page.$eval(sc, (s) => { s.scrollLeft = 400; });
+  await sleep(100);
+  await shot('deep-calltree');
+  const align = await page.evaluate(() => {
+    const h = document.querySelector('#view-calltree .head [data-col="inc"]').getBoundingClientRect();
+    const c = document.querySelector('#view-calltree .row:not([hidden]) .c-inc').getBoundingClientRect();
+    return { head: h.left, cell: c.left };
+  });
+  ok(Math.abs(align.head - align.cell) < 1, 'scrolled sideways, the header stays over its column', align);
+
+  // drag the Inc header's right edge 40 px to the left (scrolled to the right end)
+  await page.$eval(sc, (s) => { s.scrollLeft = s.scrollWidth; });
+  const grip = await page.$eval('#view-calltree .head [data-col="inc"] .grip', (g) => {
+    const r = g.getBoundingClientRect();
+    return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+  });
+  const w0 = await page.$eval('#view-calltree .row:not([hidden]) .c-inc', (c) => c.offsetWidth);
+  await page.mouse.move(grip.x, grip.y);
+  await page.mouse.down();
+  await page.mouse.move(grip.x - 40, grip.y, { steps: 5 });
+  await page.mouse.up();
+  const w1 = await page.$eval('#view-calltree .row:not([hidden]) .c-inc', (c) => c.offsetWidth);
+  const hw = await page.$eval('#view-calltree .head [data-col="inc"]', (c) => c.offsetWidth);
+  ok(Math.abs(w0 - 40 - w1) <= 1 && hw === w1, 'dragging a header\'s edge resizes its column',
+    { w0, w1, hw });
+  const sortOf = await page.evaluate(() => JSON.stringify(window.heapscope.state().sort));
+  ok(sortOf === '{}', 'resizing a column does not sort by it', sortOf);
+
+  // another trace: the columns fitted to the deep names start again; the
+  // one sized by hand keeps its width
+  await settled(() => page.selectOption('#trace', '1'));
+  await tab('calltree');
+  const w = await page.evaluate(() => ({
+    name: document.querySelector('#view-calltree .head [data-col="name"]').offsetWidth,
+    inc: document.querySelector('#view-calltree .head [data-col="inc"]').offsetWidth,
+    sw: document.querySelector('#view-calltree .scroll').scrollWidth,
+    cw: document.querySelector('#view-calltree .scroll').clientWidth }));
+  ok(w.name < 800 && w.inc === w1 && w.sw <= w.cw,
+    'another trace starts from the usual widths, but for the one sized by hand', w);
+}
+
+// Item 3: the flame graph opens where ROOT is; its tooltip goes after a zoom.
+async function flame(deep) {
+  await open(deep);
+  await tab('flame');
+  await page.waitForFunction(() => document.querySelector('#view-flame canvas').height > 100);
+  await shot('flame-first-screen');
+  const g = await page.$eval('#view-flame .flame', (b) => ({ top: b.scrollTop, ch: b.clientHeight,
+    h: b.querySelector('canvas').offsetHeight }));
+  ok(g.h > g.ch && g.top + g.ch >= g.h - 1, 'the flame graph opens scrolled to ROOT (the bottom)', g);
+  const box = await page.$eval('#view-flame .flame', (b) => {
+    const r = b.getBoundingClientRect();
+    return { x: r.x, bottom: r.bottom };
+  });
+  await page.mouse.move(box.x + 40, box.bottom - 12);
+  await page.waitForSelector('#tip:not([hidden])');
+  ok((await page.textContent('#tip')).startsWith('ROOT'), 'ROOT is on the first screen',
+    await page.textContent('#tip'));
+  await page.mouse.move(box.x + 40, box.bottom - 12 - 18 * 3);
+  await page.waitForSelector('#tip:not([hidden])');
+  await settled(() => page.mouse.click(box.x + 40, box.bottom - 12 - 18 * 3));
+  await shot('flame-zoomed');
+  const tipShown = await page.$eval('#tip', (t) => !t.hidden);
+  ok(!tipShown, 'the tooltip disappears after a zoom', await page.textContent('#tip'));
+  const z = await page.$eval('#view-flame .flame', (b) => ({ top: b.scrollTop, ch: b.clientHeight,
+    h: b.querySelector('canvas').offsetHeight }));
+  ok(z.top + z.ch >= z.h - 1, 'a zoom shows its root at the bottom of the screen', z);
+}
+
+// Item 4: a slow source switch shows work, keeps the old source's name
+// until its data arrived, and Cancel aborts it.
+async function busy() {
+  await open(0);
+  const before = await page.inputValue('#source');
+  let release = null;
+  await page.route('**/api/stats', async (route) => {
+    await new Promise((r) => { release = r; setTimeout(r, 20000); });
+    await route.continue().catch(() => {});
+  });
+  await page.selectOption('#source', 'peak');
+  await page.waitForFunction(() => document.body.classList.contains('busy'));
+  await sleep(600);
+  const look = await page.evaluate(() => {
+    const b = document.getElementById('busy');
+    const cs = b && getComputedStyle(b);
+    return { busy: !!b && cs.display !== 'none' && cs.visibility === 'visible' && Number(cs.opacity) > 0.5,
+      text: b?.textContent,
+      dim: Number(getComputedStyle(document.querySelector('#views')).opacity),
+      source: document.getElementById('source').value };
+  });
+  await shot('busy');
+  ok(look.busy && look.dim < 1, 'a slow request shows a busy bar and dims the view', look);
+  ok(look.source === before && /peak/.test(look.text),
+    'the Source box keeps the shown source; the bar names the one being read', look);
+  await page.click('#cancel');
+  await page.waitForFunction(() => !document.body.classList.contains('busy'), null, { timeout: 3000 });
+  const after = await page.evaluate(() => ({ status: document.getElementById('status').textContent,
+    source: document.getElementById('source').value, state: window.heapscope.state().source }));
+  ok(/cancel/i.test(after.status) && after.source === before && (after.state ?? 'alloc') === before,
+    'Cancel aborts the request and the old source stays', after);
+  release?.();
+  await page.unroute('**/api/stats');
+  await settled(() => page.selectOption('#source', 'peak'));
+  ok(await page.inputValue('#source') === 'peak', 'the switch works when it is not cancelled');
+
+  // a cancelled Update goes back to the parameters on screen
+  const fold0 = await page.inputValue('#fold');
+  await page.route('**/api/rows', async (route) => {
+    await sleep(3000);
+    await route.continue().catch(() => {});
+  });
+  await page.fill('#fold', 'never_shown');
+  await page.press('#fold', 'Enter');
+  await page.waitForFunction(() => document.body.classList.contains('busy'));
+  await sleep(400);
+  await page.click('#cancel');
+  await page.unroute('**/api/rows');
+  await page.waitForFunction((f) => document.getElementById('fold').value === f &&
+    !document.body.classList.contains('busy') &&
+    /back to the previous/.test(document.getElementById('status').textContent), fold0,
+  { timeout: 10000 }).catch(() => {});
+  const back = await page.evaluate(() => ({ fold: document.getElementById('fold').value,
+    status: document.getElementById('status').textContent,
+    state: window.heapscope.state().params.fold }));
+  ok(back.fold === fold0 && back.state === fold0 && /back to the previous/.test(back.status),
+    'a cancelled Update goes back to the previous parameters', { fold0, back });
+}
+
+// Item 7: the selection is kept by key across an Update; ByName's scroll.
+async function selection(perfIdx, wide) {
+  await open(perfIdx);
+  await setBox('foldpct', '');
+  const keys = await page.$$eval('#view-byname .row:not([hidden])', (r) => r.map((x) => x.dataset.key));
+  const pick = keys[3];
+  await page.click(`#view-byname .row[data-key="${pick}"] .c-exc`);
+  await setBox('exc', keys[0].replace(/[*%^|{}@;]/g, '.'));
+  const sel = await page.$$eval('#view-byname .row.sel:not([hidden])', (r) => r.map((x) => x.dataset.key));
+  ok(sel.length === 1 && sel[0] === pick, 'ByName: the selected row is the same name after an Update',
+    { pick, sel });
+  await page.evaluate(() => navigator.clipboard.writeText('sentinel'));
+  await page.click('#view-byname .vtable');
+  await page.keyboard.press('Control+c');
+  await page.waitForFunction(() => /copied/.test(document.getElementById('status').textContent));
+  const copied = await page.evaluate(() => navigator.clipboard.readText());
+  ok(copied.startsWith(pick + '\t'), 'Ctrl-C copies the highlighted row', copied);
+  // ExcPats removes the selected row: nothing is selected, Ctrl-C copies nothing
+  await page.evaluate(() => navigator.clipboard.writeText('sentinel'));
+  await setBox('exc', `${await page.inputValue('#exc')};${pick.replace(/[*%^|{}@;]/g, '.')}`);
+  const gone = await page.$$eval('#view-byname .row.sel:not([hidden])', (r) => r.map((x) => x.dataset.key));
+  await page.focus('#view-byname .vtable');
+  await page.keyboard.press('Control+c');
+  await sleep(300);
+  ok(!gone.length && await page.evaluate(() => navigator.clipboard.readText()) === 'sentinel',
+    'a selected row that ExcPats removed is no longer acted on', gone);
+
+  // trees: the node is found again by its path
+  await setBox('exc', '');
+  await tab('calltree');
+  await page.click('#view-calltree .row[data-key="ROOT"]');
+  await settled(() => page.click('#expandall'));
+  const rows = await page.$$eval('#view-calltree .row:not([hidden])', (r) => r.map((x) =>
+    ({ key: x.dataset.key, depth: Number(x.dataset.depth) })));
+  const target = rows.filter((r) => r.depth === 3)[1];
+  const idx = rows.indexOf(target);
+  await page.click(`#view-calltree .row[data-index="${idx}"] .c-exc`);
+  const firstProc = rows.find((r) => r.depth === 1 && r !== rows[idx]);
+  await setBox('exc', firstProc.key.replace(/[*%^|{}@;()]/g, '.'));
+  const tsel = await page.$$eval('#view-calltree .row.sel:not([hidden])', (r) => r.map((x) =>
+    ({ key: x.dataset.key, depth: Number(x.dataset.depth) })));
+  ok(tsel.length === 1 && tsel[0].key === target.key && tsel[0].depth === target.depth,
+    'CallTree: the selected node is the same path after an Update', { target, tsel, firstProc });
+
+  // ByName's scroll position: top without a selection; the selection in view
+  await open(wide);
+  await page.$eval('#view-byname .scroll', (s) => { s.scrollTop = s.scrollHeight / 2; });
+  await sleep(300);
+  await setBox('exc', 'no_such_name_at_all');
+  const top = await page.$eval('#view-byname .scroll', (s) => s.scrollTop);
+  ok(top === 0, 'ByName starts at the top after an Update when nothing is selected', top);
+  await page.$eval('#view-byname .scroll', (s) => { s.scrollTop = 20 * 1500; });
+  await page.waitForSelector('#view-byname .row[data-index="1502"]:not(.pending)');
+  const mid = await page.$eval('#view-byname .row[data-index="1502"]', (r) => r.dataset.key);
+  await page.click('#view-byname .row[data-index="1502"] .c-exc');
+  await page.$eval('#view-byname .scroll', (s) => { s.scrollTop = 0; });
+  await setBox('exc', 'main!w00000[0-4]');
+  await page.waitForSelector(`#view-byname .row.sel[data-key="${mid}"]:not([hidden]):not(.pending)`,
+    { timeout: 5000 }).catch(() => {});
+  const vis = await page.evaluate((k) => {
+    const r = document.querySelector(`#view-byname .row.sel[data-key="${k}"]:not([hidden])`);
+    const s = document.querySelector('#view-byname .scroll').getBoundingClientRect();
+    if (!r) return null;
+    const b = r.getBoundingClientRect();
+    return { top: b.top, bottom: b.bottom, stop: s.top, sbottom: s.bottom };
+  }, mid);
+  ok(vis && vis.top >= vis.stop && vis.bottom <= vis.sbottom,
+    'a selected row further down is still selected and shown after an Update', { mid, vis });
+}
+
+// Item 9: the timeline's legend, hover values, axes.
+async function timeline() {
+  await open(0);
+  const t = await page.evaluate(() => {
+    const u = window.heapscope.views.timeline.plot;
+    const g = document.createElement('canvas').getContext('2d');
+    const axes = u.axes.map((a, i) => {
+      if (!a.show || !a._values) return null;
+      g.font = a.font[0];
+      const wide = Math.max(...a._values.map((v) => g.measureText(String(v)).width));
+      return { i, side: a.side, size: a._size, wide, values: a._values, label: a.label ?? null };
+    });
+    return { axes, xmax: u.scales.x.max, xmin: u.scales.x.min,
+      xdata: Math.max(...u.data[0]), legend: !!document.querySelector('#timeline .u-legend') };
+  });
+  const sum = await page.evaluate(async () => (await (await fetch('/api/rows', { method: 'POST',
+    body: JSON.stringify({ trace: 0, count: 1 }) })).json()).summary);
+  ok(t.legend, 'the timeline has a legend', t);
+  const right = t.axes.find((a) => a && a.side === 1);
+  ok(right && right.wide + 8 <= right.size, 'the right axis is wide enough for its labels', right);
+  ok(right && (/bytes|B/.test(right.label || '') || right.values.every((v) => /B$/.test(v))) &&
+     right.values.length > 0, 'the heap axis says its unit', right);
+  const left = t.axes.find((a) => a && a.side === 3);
+  ok(left && left.values.every((v) => /\d B$|iB$/.test(v)) && left.wide + 8 <= left.size,
+    'the left axis of a heap trace counts bytes in binary units, and fits', left);
+  ok(t.xmax <= sum.last_ms + 1e-6 || t.xmax <= t.xdata,
+    'the x axis ends where the data ends', { xmax: t.xmax, last: sum.last_ms, xdata: t.xdata });
+  const over = await page.$eval('#timeline .u-over', (el) => {
+    const r = el.getBoundingClientRect();
+    return { x: r.x, y: r.y, w: r.width, h: r.height };
+  });
+  await page.mouse.move(over.x + over.w * 0.5, over.y + over.h / 2);
+  await sleep(200);
+  const legend = await page.$eval('#timeline .u-legend', (l) => l.textContent);
+  await shot('timeline-hover');
+  ok(/heap in use/.test(legend) && /\d(\.\d)? (B|KiB|MiB)/.test(legend) && /ms/.test(legend),
+    'hovering the timeline shows the time and each series\' value', legend);
+}
+
+// Item 10: Events shows module names without their directories.
+async function eventsNames() {
+  await open(0);
+  await page.click('#view-byname .row[data-key="stress!site_stress"]', { button: 'right' });
+  await settled(() => page.click('#menu button[data-action="events"]'));
+  const stack = await page.$$eval('#view-events td.stack', (t) => t.map((x) => x.textContent).join('\n'));
+  await shot('events');
+  ok(stack.includes('libc.so.6!malloc') && !/\/[^\n]*!/.test(stack),
+    'Show Events names modules by their file name, as the other views do', stack.slice(0, 400));
+  const metrics = await page.$$eval('#view-events tbody tr td:nth-child(3)', (t) =>
+    t.map((x) => ({ text: x.textContent, title: x.title })));
+  ok(metrics.length > 0 && metrics.every((m) => /\d (B|KiB|MiB)$/.test(m.text) && / bytes$/.test(m.title)),
+    'Events shows bytes in the tables\' units, exact in the tooltip', metrics.slice(0, 3));
+}
+
+// Item 11: one default Fold% for the GUI and `heapscope report`.
+async function defaults(perfIdx) {
+  await open(perfIdx);
+  const fp = await page.inputValue('#foldpct');
+  const j = report(PERF);
+  const total = await page.$eval('#view-byname .vtable .spacer', (s) => s.offsetHeight / 20);
+  ok(fp === '' && j.summary.fold_pct === null && total === j.total_rows,
+    'a trace opens with the Fold% of `heapscope report` (none): the same rows', { fp, total, report: j.total_rows });
+}
+
+// Item 10: a dead server is explained.
+async function deadServer() {
+  await open(0);
+  server.kill('SIGTERM');
+  await new Promise((r) => server.once('exit', r));
+  server = null;
+  await page.fill('#fold', 'x');
+  await page.press('#fold', 'Enter');
+  await page.waitForFunction(() => document.getElementById('status').dataset.error === '1');
+  const msg = await page.textContent('#status');
+  await shot('dead-server');
+  ok(/heapscope view/.test(msg) && /(stopped|not running|gone)/.test(msg) && !/^Failed to fetch$/.test(msg),
+    'a dead server: the status line says so and how to start it again', msg);
+}
+
+async function main() {
+  mkdirSync(ART, { recursive: true });
+  tmp = mkdtempSync(path.join(tmpdir(), 'hs-trust-'));
+  const heap = path.join(tmp, 'stress.heapscope');
+  execFileSync(BIN, ['run', '-q', '--no-view', '-o', heap, '--',
+    path.join(BUILD, 'tests/targets/stress'), '1', '1100000'], { stdio: 'ignore' });
+  const chain = [];
+  for (let d = 1; d <= DEEP; d++) chain.push(`deep_function_number_${d}`);
+  writeFileSync(path.join(tmp, 'deep.folded'), `main;${chain.join(';')} 5\nmain;other 3\n`);
+  const wide = [];
+  for (let i = 0; i < WIDE; i++) wide.push(`main!w${String(i).padStart(6, '0')} ${WIDE - i}`);
+  wide.push('main!big 3000000');
+  writeFileSync(path.join(tmp, 'wide.folded'), wide.join('\n') + '\n');
+  url = await startServer([heap, PERF, path.join(tmp, 'deep.folded'), path.join(tmp, 'wide.folded')]);
+
+  const { chromium } = await import(path.join(SRC, 'node_modules/playwright-core/index.mjs'));
+  context = await chromium.launchPersistentContext(path.join(tmp, 'profile'), {
+    executablePath: CHROMIUM, headless: true, viewport: { width: 1400, height: 900 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  page = context.pages()[0] || await context.newPage();
+  page.setDefaultTimeout(WAIT);
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !/^Failed to load resource/.test(m.text())) errors.push(m.text());
+  });
+  await page.goto(url);
+  await page.waitForSelector('body[data-ready="1"]');
+
+  const parts = [
+    ['numbers', () => numbers(heap, 3)],
+    ['deep names', () => deepNames(2)],
+    ['flame graph', () => flame(2)],
+    ['busy', () => busy()],
+    ['selection', () => selection(1, 3)],
+    ['timeline', () => timeline()],
+    ['events', () => eventsNames()],
+    ['defaults', () => defaults(1)],
+    ['dead server', () => deadServer()],
+  ];
+  for (const [name, fn] of parts) {
+    try {
+      await fn();
+    } catch (e) {
+      failed++;
+      if (!(e instanceof Fail)) {
+        console.log(`not ok ${++n} - ${name}: ${e.message.split('\n')[0]}`);
+        console.log(`# ${e.stack}`);
+      }
+      await page.screenshot({ path: path.join(ART, `trust-failure-${name.replace(/ /g, '-')}.png`) })
+        .catch(() => {});
+      await page.unrouteAll?.().catch(() => {});
+    }
+  }
+  ok(!errors.length, 'no JavaScript errors', errors);
+}
+
+try {
+  await main();
+} catch (e) {
+  failed++;
+  if (!(e instanceof Fail)) console.log(`not ok ${++n} - ${e.message}`);
+}
+console.log(`1..${n}`);
+clearTimeout(deadline);
+await context?.close().catch(() => {});
+cleanup();
+process.exit(failed ? 1 : 0);

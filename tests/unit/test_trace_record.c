@@ -1,0 +1,302 @@
+/*
+ * Tests of the record codec (format/trace_record.h): every encoder's
+ * record decodes to what was encoded, the inline decoder of fixed records
+ * agrees with the generic one, and the one rule of what events a record
+ * stands for.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+#include "format/trace_record.h"
+#include "format/trace_writer.h"
+
+/* Decode the one record in [buf, end) with state @st; it must use all of it. */
+static void decode_one(const uint8_t *buf, const uint8_t *end, struct hs_rec_state *st,
+		       struct hs_rec *rec)
+{
+	const uint8_t *q = buf;
+	const char *why = NULL;
+
+	assert_int_equal(hs_rec_decode(&q, end, st, rec, &why), 0);
+	assert_ptr_equal(q, end);
+}
+
+static void fixed_records_round_trip(void **state)
+{
+	struct hs_rec_state st = { 0 }, st2;
+	struct hs_rec rec, fast;
+	uint8_t buf[256] = { 0 }, *p;
+	const uint8_t *q;
+	const char *why;
+
+	(void)state;
+	p = hs_enc_span(buf, 42, 1000, 0x10000);
+	decode_one(buf, p, &st, &rec);
+	assert_int_equal(rec.tag, HS_TAG_SPAN);
+	assert_true(st.tid == 42 && st.ticks == 1000 && st.addr == 0x10000);
+
+	p = hs_enc_node(buf, 7, 3, 0x401000);
+	decode_one(buf, p, &st, &rec);
+	assert_true(rec.tag == HS_TAG_NODE && rec.id == 7 && rec.parent == 3 &&
+		    rec.addr == 0x401000);
+
+	p = hs_enc_alloc(buf, HS_TAG_MEMALIGN, 5, 0x40, 4096, 7, 64);
+	st2 = st;
+	decode_one(buf, p, &st, &rec);
+	assert_true(rec.tag == HS_TAG_MEMALIGN && rec.tid == 42 && rec.ticks == 1005 &&
+		    rec.addr == 0x10040 && rec.size == 4096 && rec.stack == 7 &&
+		    rec.align == 64);
+	/* the inline decoder agrees, from the same state */
+	q = buf;
+	memset(&fast, 0xa5, sizeof(fast));
+	assert_int_equal(hs_rec_decode_fixed(&q, p, &st2, &fast, &why), 1);
+	assert_ptr_equal(q, p);
+	assert_true(fast.ticks == rec.ticks && fast.addr == rec.addr && fast.size == rec.size &&
+		    fast.stack == rec.stack && fast.align == rec.align && fast.old_addr == 0 &&
+		    fast.lead == 0 && fast.value == 0);
+	assert_memory_equal(&st, &st2, sizeof(st));
+
+	/* MALLOC has no alignment: @align is not written */
+	p = hs_enc_alloc(buf, HS_TAG_MALLOC, 1, 0x100, 24, 0, 999);
+	decode_one(buf, p, &st, &rec);
+	assert_true(rec.ticks == 1006 && rec.addr == 0x10140 && rec.size == 24 && rec.align == 0);
+
+	p = hs_enc_realloc(buf, HS_TAG_REALLOCARRAY, 2, 0x1000, 80, 7, -0x1000, 1);
+	decode_one(buf, p, &st, &rec);
+	assert_true(rec.addr == 0x11140 && rec.old_addr == 0x10140 && rec.lead == 1 &&
+		    rec.ticks == 1008 && rec.size == 80);
+	/* a realloc in place: old minus new is 0, the old address is the new one */
+	p = hs_enc_realloc(buf, HS_TAG_REALLOC, 0, 0, 96, 7, 0, 0);
+	decode_one(buf, p, &st, &rec);
+	assert_true(rec.old_addr == 0x11140 && rec.addr == 0x11140);
+
+	p = hs_enc_free(buf, HS_TAG_REALLOC_FREE, 1, -0x1000);
+	decode_one(buf, p, &st, &rec);
+	assert_true(rec.tag == HS_TAG_REALLOC_FREE && rec.addr == 0x10140 && rec.ticks == 1009);
+
+	p = hs_enc_mmap(buf, 1, 0x100000, 8192, 3, 0x22, 7);
+	decode_one(buf, p, &st, &rec);
+	assert_true(rec.tag == HS_TAG_MMAP && rec.addr == 0x110140 && rec.size == 8192 &&
+		    rec.prot == 3 && rec.flags == 0x22 && rec.stack == 7);
+
+	p = hs_enc_munmap(buf, 1, 0x1000, 4096);
+	decode_one(buf, p, &st, &rec);
+	assert_true(rec.tag == HS_TAG_MUNMAP && rec.addr == 0x111140 && rec.size == 4096);
+
+	p = hs_enc_mremap(buf, 1, 0x10000, 16384, 7, -0x10000, 4096);
+	decode_one(buf, p, &st, &rec);
+	assert_true(rec.tag == HS_TAG_MREMAP && rec.addr == 0x121140 && rec.size == 16384 &&
+		    rec.old_addr == 0x111140 && rec.old_size == 4096 && rec.ticks == 1012);
+
+	/* not a fixed record: the inline decoder leaves it */
+	buf[0] = HS_TAG_RSS;
+	q = buf;
+	assert_int_equal(hs_rec_decode_fixed(&q, buf + 4, &st, &fast, &why), 0);
+	assert_ptr_equal(q, buf);
+	/* cut short: -1, nothing moves */
+	p = hs_enc_alloc(buf, HS_TAG_MALLOC, 1, 1, 1 << 20, 7, 0);
+	q = buf;
+	st2 = st;
+	assert_int_equal(hs_rec_decode_fixed(&q, p - 1, &st, &fast, &why), -1);
+	assert_ptr_equal(q, buf);
+	assert_memory_equal(&st, &st2, sizeof(st));
+	assert_non_null(why);
+}
+
+/*
+ * Frame the body [body, end) as a sized record of @tag and decode it.
+ * A decoded record borrows its strings from the bytes it was read from,
+ * so those outlive the call (until the next one).
+ */
+static void sized(unsigned tag, const uint8_t *body, const uint8_t *end, struct hs_rec *rec)
+{
+	static uint8_t rec_buf[512];
+	uint8_t *p;
+	struct hs_rec_state st = { .tid = 9 };
+
+	p = hs_tw_sized(rec_buf, tag, body, (size_t)(end - body));
+	decode_one(rec_buf, p, &st, rec);
+	assert_int_equal(rec->tag, tag);
+}
+
+static void sized_bodies_round_trip(void **state)
+{
+	uint8_t body[256] = { 0 };
+	struct hs_rec rec;
+
+	(void)state;
+	sized(HS_TAG_CLOCK, body, hs_enc_clock_body(body, 10, 20), &rec);
+	assert_true(rec.ticks == 10 && rec.value == 20);
+	sized(HS_TAG_RSS, body, hs_enc_rss_body(body, 11, 1 << 20), &rec);
+	assert_true(rec.ticks == 11 && rec.value == 1 << 20);
+	sized(HS_TAG_MODULE, body,
+	      hs_enc_module_body(body, 12, 3, 0x1000, 0x1000, 0x5000, "/bin/x", 6, "\x01\x02", 2),
+	      &rec);
+	assert_true(rec.ticks == 12 && rec.id == 3 && rec.bias == 0x1000 &&
+		    rec.start == 0x1000 && rec.end == 0x5000 && rec.str_len == 6 &&
+		    !memcmp(rec.str, "/bin/x", 6) && rec.bytes_len == 2 && rec.bytes[1] == 2);
+	sized(HS_TAG_MODULE_UNLOAD, body, hs_enc_module_unload_body(body, 13, 3, 77), &rec);
+	assert_true(rec.ticks == 13 && rec.id == 3 && rec.parent == 77);
+	sized(HS_TAG_THREAD_START, body, hs_enc_thread_start_body(body, 14, "main", 4), &rec);
+	assert_true(rec.ticks == 14 && rec.str_len == 4 && !memcmp(rec.str, "main", 4));
+	sized(HS_TAG_THREAD_NAME, body, hs_enc_thread_name_body(body, 15, 44, "io", 2), &rec);
+	assert_true(rec.ticks == 15 && rec.id == 44 && rec.str_len == 2);
+	sized(HS_TAG_THREAD_EXIT, body, hs_enc_thread_exit_body(body, 16), &rec);
+	assert_true(rec.ticks == 16);
+	sized(HS_TAG_FORK, body, hs_enc_fork_body(body, 17, 1234, 1), &rec);
+	assert_true(rec.ticks == 17 && rec.id == 1234 && rec.parent == 1);
+	sized(HS_TAG_EXEC, body, hs_enc_exec_body(body, 18, "/bin/sh", 7), &rec);
+	assert_true(rec.ticks == 18 && rec.str_len == 7);
+	sized(HS_TAG_END, body, hs_enc_end_body(body, 19, HS_END_SIGNAL, 11), &rec);
+	assert_true(rec.ticks == 19 && rec.value == HS_END_SIGNAL && rec.detail == 11);
+	sized(HS_TAG_SAMPLE, body, hs_enc_sample_body(body, 20, 55, HS_SAMPLE_WALL_READY,
+						      1000000, 8), &rec);
+	assert_true(rec.ticks == 20 && rec.id == 55 && rec.value == HS_SAMPLE_WALL_READY &&
+		    rec.size == 1000000 && rec.stack == 8 && rec.tid == 9);
+	sized(HS_TAG_SAMPLING, body, hs_enc_sampling_body(body, 21, 999, 100, 34, 1), &rec);
+	assert_true(rec.ticks == 21 && rec.value == 999 && rec.detail == 100 && rec.id == 34 &&
+		    rec.flags == 1);
+	sized(HS_TAG_SAMPLING_END, body, hs_enc_sampling_end_body(body, 22, 5, 6, 7, 8), &rec);
+	assert_true(rec.ticks == 22 && rec.value == 5 && rec.detail == 6 && rec.size == 7 &&
+		    rec.old_size == 8);
+}
+
+/* The events of the record in [buf, end), decoded from state @st. */
+static unsigned events_of(const uint8_t *buf, const uint8_t *end, struct hs_rec_state *st,
+			  struct hs_rec_event ev[2])
+{
+	struct hs_rec rec;
+
+	decode_one(buf, end, st, &rec);
+	return hs_rec_events(&rec, ev);
+}
+
+static void a_realloc_that_freed_and_an_mremap_are_two_events(void **state)
+{
+	struct hs_rec_state st = { .tid = 5, .ticks = 100, .addr = 0x1000 };
+	struct hs_rec_event ev[2];
+	uint8_t buf[128] = { 0 }, *p;
+
+	(void)state;
+	p = hs_enc_alloc(buf, HS_TAG_CALLOC, 1, 0, 32, 3, 0);
+	assert_int_equal(events_of(buf, p, &st, ev), 1);
+	assert_true(ev[0].op == HS_OP_ALLOC && ev[0].ticks == 101 && ev[0].addr == 0x1000 &&
+		    ev[0].size == 32 && ev[0].stack == 3 && ev[0].tid == 5);
+
+	/* realloc 0x1000 -> 0x2000, the old block freed 1 tick before it returned */
+	p = hs_enc_realloc(buf, HS_TAG_REALLOC, 9, 0x1000, 64, 4, -0x1000, 1);
+	assert_int_equal(events_of(buf, p, &st, ev), 2);
+	assert_true(ev[0].op == HS_OP_FREE && ev[0].ticks == 109 && ev[0].addr == 0x1000 &&
+		    ev[0].size == 0 && ev[0].stack == 0);
+	assert_true(ev[1].op == HS_OP_ALLOC && ev[1].ticks == 110 && ev[1].addr == 0x2000 &&
+		    ev[1].size == 64 && ev[1].stack == 4);
+	/* a lead longer than the time: the free is at 0 */
+	p = hs_enc_realloc(buf, HS_TAG_REALLOC, 0, 0, 64, 4, 0x10, 1000);
+	assert_int_equal(events_of(buf, p, &st, ev), 2);
+	assert_true(ev[0].ticks == 0 && ev[0].addr == 0x2010 && ev[1].ticks == 110);
+	/* realloc(NULL, n): the old address is 0, one allocation */
+	p = hs_enc_realloc(buf, HS_TAG_REALLOC, 0, 0x1000, 8, 4, -0x3000, 0);
+	assert_int_equal(events_of(buf, p, &st, ev), 1);
+	assert_true(ev[0].op == HS_OP_ALLOC && ev[0].addr == 0x3000);
+
+	p = hs_enc_free(buf, HS_TAG_FREE, 0, 0);
+	assert_int_equal(events_of(buf, p, &st, ev), 1);
+	assert_true(ev[0].op == HS_OP_FREE && ev[0].addr == 0x3000 && ev[0].size == 0);
+
+	p = hs_enc_mmap(buf, 1, 0x7000, 4096, 3, 0x22, 6);
+	assert_int_equal(events_of(buf, p, &st, ev), 1);
+	assert_true(ev[0].op == HS_OP_MMAP && ev[0].addr == 0xa000 && ev[0].size == 4096 &&
+		    ev[0].stack == 6);
+	p = hs_enc_munmap(buf, 1, 0, 4096);
+	assert_int_equal(events_of(buf, p, &st, ev), 1);
+	assert_true(ev[0].op == HS_OP_MUNMAP && ev[0].size == 4096 && ev[0].stack == 0);
+
+	/* mremap 0xa000 (4096) -> 0x20000 (8192): an munmap, then an mmap */
+	p = hs_enc_mremap(buf, 1, 0x16000, 8192, 6, -0x16000, 4096);
+	assert_int_equal(events_of(buf, p, &st, ev), 2);
+	assert_true(ev[0].op == HS_OP_MUNMAP && ev[0].addr == 0xa000 && ev[0].size == 4096 &&
+		    ev[0].ticks == 113);
+	assert_true(ev[1].op == HS_OP_MMAP && ev[1].addr == 0x20000 && ev[1].size == 8192 &&
+		    ev[1].stack == 6 && ev[1].ticks == 113);
+
+	/* records that are no events */
+	p = hs_enc_span(buf, 6, 0, 0);
+	assert_int_equal(events_of(buf, p, &st, ev), 0);
+	p = hs_enc_node(buf, 9, 0, 0x1234);
+	assert_int_equal(events_of(buf, p, &st, ev), 0);
+}
+
+static void a_sample_is_an_event_of_its_thread(void **state)
+{
+	struct hs_rec_state st = { .tid = 5 };
+	struct hs_rec_event ev[2];
+	uint8_t body[64] = { 0 }, buf[80] = { 0 }, *q, *p;
+	unsigned kind;
+
+	(void)state;
+	for (kind = HS_SAMPLE_CPU; kind <= HS_SAMPLE_WALL_READY + 1; kind++) {
+		q = hs_enc_sample_body(body, 50, kind == HS_SAMPLE_CPU ? 0 : 77, kind, 1000, 2);
+		p = hs_tw_sized(buf, HS_TAG_SAMPLE, body, (size_t)(q - body));
+		if (kind > HS_SAMPLE_WALL_READY) {
+			/* a kind from a newer version */
+			assert_int_equal(events_of(buf, p, &st, ev), 0);
+			continue;
+		}
+		assert_int_equal(events_of(buf, p, &st, ev), 1);
+		assert_true(ev[0].op == HS_OP_SAMPLE && ev[0].addr == kind &&
+			    ev[0].size == 1000 && ev[0].stack == 2 && ev[0].ticks == 50);
+		/* thread 0: the span's */
+		assert_true(ev[0].tid == (kind == HS_SAMPLE_CPU ? 5 : 77));
+	}
+	q = hs_enc_rss_body(body, 1, 2);
+	p = hs_tw_sized(buf, HS_TAG_RSS, body, (size_t)(q - body));
+	assert_int_equal(events_of(buf, p, &st, ev), 0);
+}
+
+static void footer_round_trip(void **state)
+{
+	uint64_t counts[HS_FC__COUNT], back[HS_FC__COUNT], n;
+	struct hs_chunk_index idx[2] = { { 16, 5, 9 }, { 4000, 7, UINT64_MAX } }, e;
+	uint8_t buf[512] = { 0 }, *p;
+	struct hs_rec_state st = { 0 };
+	struct hs_rec rec;
+	const uint8_t *q, *end;
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < HS_FC__COUNT; i++)
+		counts[i] = 1000 * i + 1;
+	p = hs_tw_footer(buf, counts, idx, 2);
+	decode_one(buf, p, &st, &rec);
+	assert_int_equal(rec.tag, HS_TAG_FOOTER);
+	q = rec.body;
+	end = rec.body + rec.body_len;
+	assert_int_equal(hs_footer_counts(&q, end, back), 0);
+	assert_memory_equal(back, counts, sizeof(counts));
+	assert_int_equal(hs_footer_index_len(&q, end, &n), 0);
+	assert_true(n == 2);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(hs_footer_index_next(&q, end, &e), 0);
+		assert_memory_equal(&e, &idx[i], sizeof(e));
+	}
+	assert_ptr_equal(q, end);
+	assert_int_equal(hs_footer_index_next(&q, end, &e), -1);
+	/* cut inside the counts */
+	q = rec.body;
+	assert_int_equal(hs_footer_counts(&q, rec.body + 3, back), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(fixed_records_round_trip),
+		cmocka_unit_test(sized_bodies_round_trip),
+		cmocka_unit_test(a_realloc_that_freed_and_an_mremap_are_two_events),
+		cmocka_unit_test(a_sample_is_an_event_of_its_thread),
+		cmocka_unit_test(footer_round_trip),
+	};
+	return cmocka_run_group_tests_name("trace_record", tests, NULL, NULL);
+}
