@@ -33,6 +33,8 @@ int cli_help(const char *cmd);
  */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Each line of @text (NULL: none) as a "heapscope: warning:" message. */
+void cli_warn_lines(const char *text);
 /* Print "heapscope: error: message" to stderr; returns HS_EXIT_FAIL. */
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

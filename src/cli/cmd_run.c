@@ -528,6 +528,49 @@ static void drop_manifest(struct run_opts *o)
 }
 
 /*
+ * Symbolize @path in a child process. libdw ends the process it runs in
+ * when memory is short (it calls exit() from its out-of-memory handler,
+ * or crashes in dwarf_getsrclines() under a tight ulimit -v), and run
+ * must still return the program's status. A failure is a warning: the
+ * trace is whole without its symbol section, which `heapscope symbolize`
+ * writes again from the data (a section cut short is replaced).
+ */
+static void symbolize_apart(const char *path, const struct hs_symbolize_opts *so)
+{
+	const char *why = NULL;
+	char reason[96];
+	pid_t pid;
+	int st = 0;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		/* libdw's own messages go through error(): say who we are */
+		program_invocation_name = (char *)"heapscope";
+		_exit(cli_symbolize(path, NULL, so, 0) == HS_EXIT_OK ? 0 : 1);
+	}
+	if (pid < 0) {
+		snprintf(reason, sizeof(reason), "cannot start it: %s", strerror(errno));
+		why = reason;
+	} else {
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		if (WIFSIGNALED(st)) {
+			snprintf(reason, sizeof(reason), "the symbolizer was killed by signal "
+				 "%d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+			why = reason;
+		} else if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+			why = "see above";
+		}
+	}
+	if (why)
+		fprintf(stderr, "heapscope: warning: symbolization of %s was skipped (%s); "
+			"the trace is complete without names: 'heapscope symbolize %s' "
+			"adds them later\n", path, why, path);
+}
+
+/*
  * The traces the manifest lists: symbolized like the main one when their
  * process has ended; a process still running (a daemon) is still writing
  * its trace, which is left for `heapscope symbolize`. Removes the manifest.
@@ -556,7 +599,7 @@ static void finish_children(struct run_opts *o, const struct hs_symbolize_opts *
 			continue;
 		}
 		if (!o->no_symbolize)
-			cli_symbolize(path, NULL, so, 0);
+			symbolize_apart(path, so);
 		if (!o->quiet)
 			fprintf(stderr, "heapscope: process %ld traced into %s\n", pid, path);
 	}
@@ -592,9 +635,11 @@ static void summarize_heap(const char *path, const struct hs_trace *t,
  * The end summary: the trace's totals (analysis/totals.h), as `heapscope
  * stats` and `dump --summary` give them, and stats's leaks
  * (docs/memory.md). A --no-heap trace (its SAMPLING record's flags bit
- * 0) has no heap line of zeros, only its peak RSS.
+ * 0) has no heap line of zeros, only its peak RSS. @exited: the program
+ * ended by exit, so a trace cut short was cut by a failed write, not by
+ * the program's end.
  */
-static void summarize(const char *path)
+static void summarize(const char *path, int exited)
 {
 	struct hs_diag diag = HS_DIAG_INIT(path);
 	struct hs_heap_totals tot, *s = &tot;
@@ -621,7 +666,12 @@ static void summarize(const char *path)
 			"%s %s\n", s->cpu_samples, cli_s((double)s->cpu_samples),
 			(double)s->cpu_ns / 1e6, s->wall_samples, cli_s((double)s->wall_samples),
 			s->cpu_samples ? "cpu" : "wall", path);
-	if (t.cut_off)
+	if (t.cut_off && exited)
+		fprintf(stderr, "heapscope: the trace was cut off although the program "
+			"finished: the collector could not write all of it (a full disk, "
+			"or a file size limit?): %" PRIu64 " event%s recovered\n", s->events,
+			cli_s((double)s->events));
+	else if (t.cut_off)
 		fprintf(stderr, "heapscope: the trace was cut off (the program did not "
 			"finish): %" PRIu64 " event%s recovered\n", s->events,
 			cli_s((double)s->events));
@@ -945,12 +995,12 @@ int cmd_run(int argc, char **argv)
 		};
 
 		if (path[0] && !o.no_symbolize)
-			cli_symbolize(path, NULL, &so, 0);
+			symbolize_apart(path, &so);
 		finish_children(&o, &so);
 	}
 	cli_string_list_release(&o.debug_dirs);
 	if (path[0] && !o.quiet)
-		summarize(path);
+		summarize(path, WIFEXITED(status));
 	/* then the viewer, for a person at a terminal (scripts get their status) */
 	if (path[0] && !o.no_view && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
 		char *paths[] = { path, dr.out };

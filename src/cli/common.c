@@ -8,6 +8,7 @@
 #include "analysis/pattern.h"
 #include "common/alloc.h"
 #include "common/diag.h"
+#include "common/log.h"
 #include "format/trace_reader.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +20,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+void cli_warn_lines(const char *text)
+{
+	const char *nl;
+
+	for (; text && *text; text = nl ? nl + 1 : NULL) {
+		nl = strchr(text, '\n');
+		pr_warn("%.*s", nl ? (int)(nl - text) : (int)strlen(text), text);
+	}
+}
 
 int cli_load(const char *cmd, const char *path, const char *from,
 	     struct hs_stack_source *src)
@@ -128,6 +139,7 @@ static int load_source(const char *cmd, const char *path, const char *name,
 		hs_source_release(src);
 		return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
 	}
+	cli_warn_lines(src->defaults.warning);	/* saved texts not used */
 	return HS_EXIT_OK;
 }
 

@@ -684,33 +684,6 @@ static FILE *replay_open(FILE *under, unsigned char *head, size_t len)
 	return f;
 }
 
-/*
- * Zips need a seekable file: copy @f (a pipe or standard input) into an
- * anonymous temporary file, returned in *@tmp for the caller to fclose().
- */
-static int spool(FILE *f, FILE **tmp, struct hs_diag *diag)
-{
-	char buf[65536];
-	size_t n;
-	FILE *t = tmpfile();
-
-	if (!t) {
-		hs_diag_set(diag, 0, "cannot create a temporary file: %s",
-			    strerror(errno));
-		return -errno;
-	}
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		if (fwrite(buf, 1, n, t) != n)
-			break;
-	if (ferror(f) || ferror(t) || fflush(t)) {
-		hs_diag_set(diag, 0, "cannot copy the input to a temporary file");
-		fclose(t);
-		return -EIO;
-	}
-	*tmp = t;
-	return 0;
-}
-
 /* The index of source @name (NULL: 0, the default) among @fmt's. */
 static int find_source(enum hs_format fmt, const char *name, size_t *index,
 		       struct hs_diag *diag)
@@ -751,7 +724,8 @@ FILE *hs_spool_input(FILE *f, struct hs_diag *diag)
 {
 	FILE *t = NULL;
 
-	if (spool(f, &t, diag))
+	/* bounded, in TMPDIR (zipfile.h) */
+	if (hs_zip_spool(f, &t, diag))
 		return NULL;
 	return t;
 }
@@ -901,7 +875,7 @@ int hs_import_path_source(const char *path, enum hs_format fmt, const char *sour
 			err = ops->import_file(path, index, source, out, diag);
 			goto out;
 		}
-		err = spool(in, &tmp, diag);
+		err = hs_zip_spool(in, &tmp, diag);	/* zips need seeking */
 		if (err)
 			goto out;
 		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fileno(tmp));
