@@ -757,8 +757,8 @@ static int view_finish(struct view *v, const struct hs_trace *t)
 	} else if (!err) {
 		out->kind = HS_METRIC_PLAIN;
 		out->metric_unit = hs_strdup("bytes");
-		out->defaults.fold = hs_strdup(HS_PRESET_HEAP_FOLD);
-		if (!out->metric_unit || !out->defaults.fold)
+		err = heap_fold(t, v->o, &out->defaults.fold);
+		if (!out->metric_unit)
 			err = -ENOMEM;
 		if (!err && v->o->kind == HS_MEM_LEAKS &&
 		    !(out->defaults.exc = hs_strdup(HS_PRESET_LEAK_SUPPRESS)))

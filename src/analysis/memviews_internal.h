@@ -9,6 +9,8 @@
 #include "analysis/pattern.h"
 #include "common/buf.h"
 #include "common/idindex.h"
+#include "common/log.h"
+#include "common/strtab.h"
 #include "common/u64map.h"
 #include <stddef.h>
 #include <stdint.h>
@@ -58,6 +60,12 @@ struct builder {
 	uint8_t *frame_kind;		/* frame -> FK_* bits (0: not looked at) */
 	size_t alloc_kind;
 	uint32_t exit_frame;		/* HS_EXIT_TIME_FRAME */
+	/*
+	 * "module!function" of every out-of-line frame of the symbol
+	 * section: an inlined copy of one of these is named as it is, not
+	 * "... (inline)", unless o->split_inline
+	 */
+	struct hs_strtab outofline;
 };
 
 enum { FK_SEEN = 1, FK_ALLOCATOR = 2, FK_EXIT = 4 };
@@ -73,6 +81,13 @@ int key_stack(struct builder *b, const struct keytab *keys, size_t k, uint32_t *
 int builder_init(struct builder *b, const struct hs_trace *t,
 		 const struct hs_memview_opts *o, struct hs_stack_source *out);
 void builder_release(struct builder *b);
+/*
+ * The heap views' default FoldPats for trace @t into *@fold (a new
+ * string, the caller frees it): the heap preset and the trace's
+ * allocation wrappers (see memviews_stacks.c). 0 or -ENOMEM.
+ */
+HS_MUST_CHECK int heap_fold(const struct hs_trace *t, const struct hs_memview_opts *o,
+			    char **fold);
 
 /* The key of (@node, @thread, @tagcat), a new one when it has none. */
 static inline int key_of(struct keytab *k, uint64_t node, uint32_t thread, unsigned tagcat,

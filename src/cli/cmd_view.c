@@ -171,6 +171,7 @@ static int add_file(struct hs_app *app, const char *path, const char *from)
 	if (err) {
 		return cli_fail_diag(&diag, err);
 	}
+	cli_warn_lines(app->traces[app->nr_traces - 1].sources[0].src.defaults.warning);
 	return 0;
 }
 
