@@ -96,6 +96,7 @@ static void sum_tree(struct hs_tree *t)
 		const struct hs_node_inc *c = &t->inc[n];
 		struct hs_node_inc *up;
 
+		HS_BUG_ON(t->parent[n] >= n);	/* parents first: see struct hs_tree */
 		if (c->first > c->last)
 			continue;
 		t->flags[n] |= HS_NODE_PRESENT | HS_NODE_ALIVE;

@@ -1,5 +1,6 @@
 #ifndef HS_ANALYSIS_CALLTREE_H
 #define HS_ANALYSIS_CALLTREE_H
+#include "common/log.h"
 #include <stddef.h>
 #include <stdint.h>
 #include "analysis/filter.h"
@@ -66,14 +67,14 @@ struct hs_tree {
 };
 
 /* Allocate @nr empty nodes (costs zero, times empty). 0 or -ENOMEM. */
-int hs_tree_alloc(struct hs_tree *t, size_t nr, const struct hs_stack_source *names);
+HS_MUST_CHECK int hs_tree_alloc(struct hs_tree *t, size_t nr, const struct hs_stack_source *names);
 void hs_tree_release(struct hs_tree *t);
 /*
  * Set every node's inclusive cost from the exclusive costs, mark present
  * nodes PRESENT | ALIVE and link and sort their children. Returns 0 or
  * -ENOMEM.
  */
-int hs_tree_finish(struct hs_tree *t);
+HS_MUST_CHECK int hs_tree_finish(struct hs_tree *t);
 /* Name of node @n (borrowed); "ROOT" for a root without a frame. */
 const char *hs_tree_name(const struct hs_tree *t, uint32_t n);
 static inline size_t hs_tree_nr_children(const struct hs_tree *t, uint32_t n)
@@ -135,8 +136,8 @@ struct hs_calltree {
  * -EINVAL for a bad pattern (the message, naming the pattern, in @diag);
  * -ENOMEM. On error @ct is left released.
  */
-int hs_calltree_build(struct hs_calltree *ct, const struct hs_stack_source *in,
-		      const struct hs_view_params *p, struct hs_diag *diag);
+HS_MUST_CHECK int hs_calltree_build(struct hs_calltree *ct, const struct hs_stack_source *in,
+				    const struct hs_view_params *p, struct hs_diag *diag);
 void hs_calltree_release(struct hs_calltree *ct);
 
 /*
@@ -152,7 +153,7 @@ double hs_calltree_basis(const struct hs_calltree *ct);
  * Output frame id of the name @name in @ct, HS_NO_FRAME for "ROOT";
  * -ENOENT when no frame has that name.
  */
-int hs_calltree_find_name(const struct hs_calltree *ct, const char *name, uint32_t *frame);
+HS_MUST_CHECK int hs_calltree_find_name(const struct hs_calltree *ct, const char *name, uint32_t *frame);
 
 /*
  * By-name sums over the alive nodes (§6): exclusive summed over nodes,
@@ -162,8 +163,8 @@ int hs_calltree_find_name(const struct hs_calltree *ct, const char *name, uint32
  * inc.first == INT64_MAX. Returns 0 or -ENOMEM; @*rows_exc and @*rows_inc
  * are owned by the caller (hs_free()).
  */
-int hs_calltree_byname(const struct hs_calltree *ct, struct hs_node_exc **rows_exc,
-		       struct hs_node_inc **rows_inc);
+HS_MUST_CHECK int hs_calltree_byname(const struct hs_calltree *ct, struct hs_node_exc **rows_exc,
+				     struct hs_node_inc **rows_inc);
 
 /*
  * When histograms for a view. The view chooses "slots" (histograms to

@@ -437,6 +437,17 @@ static void apply_release(struct apply *a)
 	hs_free(a->s_inc);
 }
 
+/* The output's invariants: a model, and every input stack mapped into it */
+static void check_output(const struct hs_filtered *f)
+{
+	size_t i;
+
+	hs_source_check(&f->out);
+	for (i = 0; i < f->in->nr_stacks; i++)
+		HS_BUG_ON(f->map[i] != HS_DROPPED && f->map[i] != HS_NO_STACK &&
+			  f->map[i] >= f->out.nr_stacks);
+}
+
 int hs_filter_apply(const struct hs_stack_source *in,
 		    const struct hs_filter_params *p, struct hs_filtered *f,
 		    struct hs_diag *diag)
@@ -467,6 +478,7 @@ int hs_filter_apply(const struct hs_stack_source *in,
 	f->root_map = a.inc.nr ? HS_DROPPED : HS_NO_STACK;
 	f->nr_groups = hs_strtab_count(&a.group_names);
 	set_window(f, p);
+	check_output(f);
 out:
 	apply_release(&a);
 	if (err)

@@ -1,5 +1,6 @@
 #ifndef HS_ANALYSIS_FILTER_H
 #define HS_ANALYSIS_FILTER_H
+#include "common/log.h"
 #include <math.h>
 #include <stdint.h>
 #include "common/diag.h"
@@ -96,9 +97,9 @@ struct hs_filtered {
  * the pattern and the list it is in, is in @diag); -ENOMEM; -E2BIG when
  * the output outgrows the model's caps. On error @out is left released.
  */
-int hs_filter_apply(const struct hs_stack_source *in,
-		    const struct hs_filter_params *p, struct hs_filtered *out,
-		    struct hs_diag *diag);
+HS_MUST_CHECK int hs_filter_apply(const struct hs_stack_source *in,
+				  const struct hs_filter_params *p, struct hs_filtered *out,
+				  struct hs_diag *diag);
 void hs_filtered_release(struct hs_filtered *f);
 
 /*

@@ -25,6 +25,7 @@ int hs_query_find_path(const struct hs_calltree *ct, const char *const *path, si
 			return -ENOENT;
 		cur = kids[k];
 	}
+	HS_BUG_ON(cur >= t->nr);
 	*node = cur;
 	return 0;
 }

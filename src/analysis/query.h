@@ -1,5 +1,6 @@
 #ifndef HS_ANALYSIS_QUERY_H
 #define HS_ANALYSIS_QUERY_H
+#include "common/log.h"
 #include <stddef.h>
 #include "analysis/calltree.h"
 #include "analysis/drill.h"
@@ -71,16 +72,16 @@ struct hs_query_result {
  * @diag); -ENOENT when the drilled name or path is not in the tree (the
  * message says which); -ENOMEM. On error @out is left released.
  */
-int hs_query_derive(const struct hs_stack_source *in, const struct hs_query_step *step,
-		    const double *when, struct hs_stack_source *out, double *when_out,
-		    struct hs_diag *diag);
+HS_MUST_CHECK int hs_query_derive(const struct hs_stack_source *in, const struct hs_query_step *step,
+				  const double *when, struct hs_stack_source *out, double *when_out,
+				  struct hs_diag *diag);
 
 /*
  * The call-tree node of @ct reached from ROOT through the names @path[0..n)
  * (row keys). 0 and the node in *@node, or -ENOENT.
  */
-int hs_query_find_path(const struct hs_calltree *ct, const char *const *path, size_t n,
-		       uint32_t *node);
+HS_MUST_CHECK int hs_query_find_path(const struct hs_calltree *ct, const char *const *path, size_t n,
+				     uint32_t *node);
 
 /*
  * Run @q over @in into @r (initialised here). Returns 0, or the error of
@@ -89,7 +90,7 @@ int hs_query_find_path(const struct hs_calltree *ct, const char *const *path, si
  * r->err_at saying which and a message in @diag; @r is then left released
  * except for err_at.
  */
-int hs_query_run(const struct hs_stack_source *in, const struct hs_query *q,
-		 struct hs_query_result *r, struct hs_diag *diag);
+HS_MUST_CHECK int hs_query_run(const struct hs_stack_source *in, const struct hs_query *q,
+			       struct hs_query_result *r, struct hs_diag *diag);
 void hs_query_result_release(struct hs_query_result *r);
 #endif

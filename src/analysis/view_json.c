@@ -12,16 +12,6 @@
 #include <math.h>
 #include <string.h>
 
-static double pct(const struct hs_view *v, double x)
-{
-	double r;
-
-	if (!(v->basis > 0))
-		return 0;
-	r = 100 * x / v->basis;
-	return isfinite(r) ? r : x / v->basis * 100;	/* 100 * x overflowed */
-}
-
 static double ms(int64_t ns)
 {
 	return (double)ns / 1e6;
@@ -105,11 +95,11 @@ static json_t *row_json(const struct hs_view *v, const struct hs_view_row *r)
 	err |= set(o, "name", str(r->name, hs_view_display_len(r->name)));
 	err |= set(o, "key", str(r->name, strlen(r->name)));
 	err |= set(o, "inc", num(r->inc));
-	err |= set(o, "inc_pct", num(pct(v, r->inc)));
+	err |= set(o, "inc_pct", num(hs_view_pct(v, r->inc)));
 	err |= set(o, "inc_count", num(r->inc_count));
 	err |= set(o, "inc_avg", num(r->inc_count != 0 ? r->inc / r->inc_count : 0));
 	err |= set(o, "exc", num(r->exc));
-	err |= set(o, "exc_pct", num(pct(v, r->exc)));
+	err |= set(o, "exc_pct", num(hs_view_pct(v, r->exc)));
 	err |= set(o, "exc_count", num(r->exc_count));
 	err |= set(o, "fold", num(r->fold));
 	err |= set(o, "fold_count", num(r->fold_count));

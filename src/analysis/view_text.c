@@ -10,16 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double pct(const struct hs_view *v, double x)
-{
-	double r;
-
-	if (!(v->basis > 0))
-		return 0;
-	r = 100 * x / v->basis;
-	return isfinite(r) ? r : x / v->basis * 100;	/* 100 * x overflowed */
-}
-
 static double ms(int64_t ns)
 {
 	return (double)ns / 1e6;
@@ -142,7 +132,7 @@ static int text_row_fill(struct text_row *t, const struct hs_view *v,
 			err = add_name_cell(&t->b, r);
 			break;
 		case C_EXC_PCT:
-			err = add_num(&t->b, pct(v, r->exc), 1);
+			err = add_num(&t->b, hs_view_pct(v, r->exc), 1);
 			break;
 		case C_EXC:
 			err = add_num(&t->b, r->exc, lay->dec_exc);
@@ -151,7 +141,7 @@ static int text_row_fill(struct text_row *t, const struct hs_view *v,
 			err = add_num(&t->b, r->exc_count, lay->dec_exc_ct);
 			break;
 		case C_INC_PCT:
-			err = add_num(&t->b, pct(v, r->inc), 1);
+			err = add_num(&t->b, hs_view_pct(v, r->inc), 1);
 			break;
 		case C_INC:
 			err = add_num(&t->b, r->inc, lay->dec_inc);
@@ -343,7 +333,7 @@ static int csv_row(struct hs_buf *b, const struct hs_view *v, const struct hs_vi
 	}
 	{
 		const double cols[] = {
-			pct(v, r->exc), r->exc, r->exc_count, pct(v, r->inc), r->inc,
+			hs_view_pct(v, r->exc), r->exc, r->exc_count, hs_view_pct(v, r->inc), r->inc,
 			r->inc_count, r->fold, r->fold_count,
 			r->inc_count != 0 ? r->inc / r->inc_count : 0,
 		};

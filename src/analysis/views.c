@@ -1053,10 +1053,21 @@ static void set_origins(struct hs_view *v, const struct hs_calltree *ct)
 	}
 }
 
+double hs_view_pct(const struct hs_view *v, double x)
+{
+	double r;
+
+	if (!(v->basis > 0))
+		return 0;
+	r = 100 * x / v->basis;
+	return isfinite(r) ? r : x / v->basis * 100;	/* 100 * x overflowed */
+}
+
 int hs_view_build(struct hs_view *v, const struct hs_calltree *ct,
 		  const struct hs_view_opts *o)
 {
 	uint32_t focus = HS_NO_FRAME;
+	size_t i;
 	int err;
 
 	memset(v, 0, sizeof(*v));
@@ -1093,9 +1104,13 @@ int hs_view_build(struct hs_view *v, const struct hs_calltree *ct,
 	default:
 		err = -EINVAL;
 	}
-	if (err)
+	if (err) {
 		hs_view_release(v);
-	else
-		set_origins(v, ct);
-	return err;
+		return err;
+	}
+	set_origins(v, ct);
+	/* depth-first rows: a parent row comes before its children */
+	for (i = 0; i < v->nr_rows; i++)
+		HS_BUG_ON(v->rows[i].parent != HS_NO_NODE && v->rows[i].parent >= i);
+	return 0;
 }

@@ -1,5 +1,6 @@
 #ifndef HS_ANALYSIS_VIEWS_H
 #define HS_ANALYSIS_VIEWS_H
+#include "common/log.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,7 +43,7 @@ enum hs_view_kind {
 /* "byname", "calltree", "callers", "callees", "caller-callee", "flame". */
 const char *hs_view_kind_name(enum hs_view_kind kind);
 /* 0 and *@kind, or -EINVAL for an unknown name. */
-int hs_view_kind_parse(const char *name, enum hs_view_kind *kind);
+HS_MUST_CHECK int hs_view_kind_parse(const char *name, enum hs_view_kind *kind);
 /* The view needs a focus name. */
 int hs_view_kind_has_focus(enum hs_view_kind kind);
 /*
@@ -53,8 +54,8 @@ int hs_view_kind_has_focus(enum hs_view_kind kind);
  * ("--focus", "focus"). Returns 0, or -EINVAL with @diag saying what is
  * wrong.
  */
-int hs_view_focus_check(enum hs_view_kind kind, const char *focus, int need,
-			const char *what, struct hs_diag *diag);
+HS_MUST_CHECK int hs_view_focus_check(enum hs_view_kind kind, const char *focus, int need,
+				      const char *what, struct hs_diag *diag);
 /* The view's rows form a tree. */
 int hs_view_kind_is_tree(enum hs_view_kind kind);
 
@@ -112,13 +113,16 @@ struct hs_view {
 	struct hs_stack_source names;	/* names of Callers/Callees tree rows */
 };
 
+/* @x as a percentage of @v's basis; 0 when the basis is 0 */
+double hs_view_pct(const struct hs_view *v, double x);
+
 /*
  * Compute view @o->kind of @ct into @v. Returns 0; -ENOENT when the focus
  * name is not a node of the tree (or is missing); -ENOMEM. On error @v is
  * left released.
  */
-int hs_view_build(struct hs_view *v, const struct hs_calltree *ct,
-		  const struct hs_view_opts *o);
+HS_MUST_CHECK int hs_view_build(struct hs_view *v, const struct hs_calltree *ct,
+				const struct hs_view_opts *o);
 void hs_view_release(struct hs_view *v);
 
 /*
@@ -173,12 +177,12 @@ size_t hs_view_group_start(const char *s, size_t end, char open, char close);
  * Caller-Callee: a Section column; Flame Graph: rectangles). Each returns
  * 0 or -EIO when writing failed. @f is borrowed.
  */
-int hs_view_write_text(const struct hs_view *v, FILE *f);
+HS_MUST_CHECK int hs_view_write_text(const struct hs_view *v, FILE *f);
 #define HS_VIEW_TEXT_MAX_INDENT 50
 #define HS_VIEW_TEXT_MAX_NAME_WIDTH 200
-int hs_view_write_csv(const struct hs_view *v, FILE *f);
+HS_MUST_CHECK int hs_view_write_csv(const struct hs_view *v, FILE *f);
 /* Folded stacks of the call tree: one line per node with exclusive cost. */
-int hs_view_write_folded(const struct hs_view *v, FILE *f);
+HS_MUST_CHECK int hs_view_write_folded(const struct hs_view *v, FILE *f);
 
 /*
  * JSON (docs/json-api.md). hs_view_write_json() writes the document to
@@ -194,9 +198,9 @@ int hs_view_write_folded(const struct hs_view *v, FILE *f);
  * 1,000 rows deep), so it is for small views and tests.
  */
 struct json_t;
-int hs_view_write_json(const struct hs_view *v, FILE *f);
-char *hs_view_json_dump(const struct hs_view *v, size_t flags, size_t *len);
-struct json_t *hs_view_json(const struct hs_view *v);
+HS_MUST_CHECK int hs_view_write_json(const struct hs_view *v, FILE *f);
+HS_MUST_CHECK char *hs_view_json_dump(const struct hs_view *v, size_t flags, size_t *len);
+HS_MUST_CHECK struct json_t *hs_view_json(const struct hs_view *v);
 /* The jansson dump flags of hs_view_write_json(). */
 #define HS_VIEW_JSON_FLAGS (JSON_INDENT(2) | JSON_REAL_PRECISION(15) | JSON_PRESERVE_ORDER)
 /* Levels of nesting past which lines are indented no further. */
@@ -206,8 +210,8 @@ struct json_t *hs_view_json(const struct hs_view *v);
  * "depth" and "nr_children"); the summary object. New references, or
  * NULL when out of memory (or @i out of range).
  */
-struct json_t *hs_view_row_json(const struct hs_view *v, size_t i);
-struct json_t *hs_view_summary_json(const struct hs_view *v);
+HS_MUST_CHECK struct json_t *hs_view_row_json(const struct hs_view *v, size_t i);
+HS_MUST_CHECK struct json_t *hs_view_summary_json(const struct hs_view *v);
 /*
  * A JSON string of @s (borrowed; names from files and programs need not
  * be UTF-8: bytes outside valid sequences become U+FFFD, as in every JSON

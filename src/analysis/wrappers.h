@@ -1,6 +1,7 @@
 #ifndef HS_ANALYSIS_WRAPPERS_H
 #define HS_ANALYSIS_WRAPPERS_H
 #include "common/diag.h"
+#include "common/log.h"
 #include "model/stack_source.h"
 
 /*
@@ -32,6 +33,6 @@
  * there are none. Returns 0, -EINVAL for a bad @alloc_pats (message in
  * @diag) or -ENOMEM.
  */
-int hs_wrappers_find(const struct hs_stack_source *src, const char *alloc_pats,
-		     char **fold, struct hs_diag *diag);
+HS_MUST_CHECK int hs_wrappers_find(const struct hs_stack_source *src, const char *alloc_pats,
+				   char **fold, struct hs_diag *diag);
 #endif

@@ -37,6 +37,11 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 void cli_warn_lines(const char *text);
 /* Print "heapscope: error: message" to stderr; returns HS_EXIT_FAIL. */
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * cli_fail() with @diag's message, or strerror(-@err) where the failed call
+ * set none; returns HS_EXIT_FAIL.
+ */
+int cli_fail_diag(struct hs_diag *diag, int err);
 
 /*
  * Load @path into @src (initialised here) with format @from (a --from

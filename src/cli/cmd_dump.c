@@ -244,7 +244,6 @@ static int dump_records(const char *path)
 	struct hs_trace_reader r;
 	struct hs_rec rec;
 	uint64_t chunks = 0;
-	char msg[1024];
 	int ret, err;
 
 	err = hs_trace_reader_open(&r, path, &diag);
@@ -285,9 +284,7 @@ static int dump_records(const char *path)
 	hs_trace_reader_close(&r);
 	return HS_EXIT_OK;
 fail:
-	if (!diag.set)
-		hs_diag_set(&diag, 0, "%s", strerror(-err));
-	return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
+	return cli_fail_diag(&diag, err);
 }
 
 static const char *const op_names[] = { "alloc", "free", "mmap", "munmap", "sample",
@@ -296,13 +293,10 @@ static const char *const op_names[] = { "alloc", "free", "mmap", "munmap", "samp
 static int load(const char *path, struct hs_trace *t)
 {
 	struct hs_diag diag = HS_DIAG_INIT(path);
-	char msg[1024];
 	int err = hs_trace_load(path, t, &diag);
 
 	if (err) {
-		if (!diag.set)
-			hs_diag_set(&diag, 0, "%s", strerror(-err));
-		return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
+		return cli_fail_diag(&diag, err);
 	}
 	return 0;
 }

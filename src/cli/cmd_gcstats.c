@@ -57,7 +57,6 @@ static int read_trace(const struct cli_input *in, struct gc_read *r)
 {
 	struct hs_diag diag = HS_DIAG_INIT(in->name);
 	struct hs_gc_load_info info;
-	char msg[1024];
 	int err;
 
 	err = hs_gc_stats_load(in->path, &r->st, &info, &diag);
@@ -65,11 +64,8 @@ static int read_trace(const struct cli_input *in, struct gc_read *r)
 	if (err && info.not_nettrace)
 		return cli_fail("gcstats reads .nettrace files (EventPipe traces of .NET "
 				"programs, plain or zipped); %s is not one", in->name);
-	if (err) {
-		if (!diag.set)
-			hs_diag_set(&diag, 0, "%s", strerror(-err));
-		return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
-	}
+	if (err)
+		return cli_fail_diag(&diag, err);
 	if (info.truncated)
 		pr_warn("%s: cut off at offset %" PRIu64 "; the GCs before it are kept, "
 			"the last may be incomplete", in->name, info.truncated_at);

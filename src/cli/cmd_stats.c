@@ -223,7 +223,6 @@ static int show(const struct cli_input *in, const struct hs_stats_opts *o, int j
 	struct hs_heap_stats s;
 	struct hs_trace t;
 	struct hs_diag diag;
-	char msg[1024];
 	enum hs_format fmt;
 	int err;
 
@@ -238,17 +237,13 @@ static int show(const struct cli_input *in, const struct hs_stats_opts *o, int j
 	diag = (struct hs_diag)HS_DIAG_INIT(in->name);
 	err = hs_trace_load(in->path, &t, &diag);
 	if (err) {
-		if (!diag.set)
-			hs_diag_set(&diag, 0, "%s", strerror(-err));
-		return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
+		return cli_fail_diag(&diag, err);
 	}
 	cli_trace_warn(in->name, t.cut_off, t.nr_events, &t.sym_damage);
 	err = hs_heap_stats_compute(&t, o, &s, &diag);
 	if (err) {
 		hs_trace_release(&t);
-		if (!diag.set)
-			hs_diag_set(&diag, 0, "%s", strerror(-err));
-		return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
+		return cli_fail_diag(&diag, err);
 	}
 	if (json) {
 		json_t *j = hs_heap_stats_json(&s), *out = json_object(), *cmd = json_array();

@@ -150,7 +150,6 @@ static int add_file(struct hs_app *app, const char *path, const char *from)
 	enum hs_format fmt = from ? hs_format_parse(from) : HS_FORMAT_UNKNOWN;
 	struct hs_diag diag = HS_DIAG_INIT(path);
 	struct hs_stack_source src;
-	char msg[1024];
 	int err;
 
 	if (from && fmt == HS_FORMAT_UNKNOWN)
@@ -170,9 +169,7 @@ static int add_file(struct hs_app *app, const char *path, const char *from)
 	}
 	err = hs_app_open(app, path, base_name(path), fmt, &diag);
 	if (err) {
-		if (!diag.set)
-			hs_diag_set(&diag, 0, "%s", strerror(-err));
-		return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
+		return cli_fail_diag(&diag, err);
 	}
 	cli_warn_lines(app->traces[app->nr_traces - 1].sources[0].src.defaults.warning);
 	return 0;

@@ -21,6 +21,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+int cli_fail_diag(struct hs_diag *diag, int err)
+{
+	char msg[1024];
+
+	if (!diag->set)
+		hs_diag_set(diag, 0, "%s", strerror(-err));
+	return cli_fail("%s", hs_diag_format(diag, msg, sizeof(msg)));
+}
+
 void cli_warn_lines(const char *text)
 {
 	const char *nl;
@@ -43,7 +52,6 @@ int cli_list_sources(const char *cmd, const char *path, const char *from)
 	struct hs_source_info list[HS_SOURCES_MAX];
 	struct cli_input in;
 	struct hs_diag diag;
-	char msg[1024];
 	size_t i, n;
 	int err;
 
@@ -59,9 +67,7 @@ int cli_list_sources(const char *cmd, const char *path, const char *from)
 	err = hs_path_format(in.path, fmt, &fmt, &diag);
 	if (err) {
 		cli_input_close(&in);
-		if (!diag.set)
-			hs_diag_set(&diag, 0, "%s", strerror(-err));
-		return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
+		return cli_fail_diag(&diag, err);
 	}
 	n = hs_path_sources(in.path, fmt, list);
 	cli_input_close(&in);
@@ -118,7 +124,6 @@ static int load_source(const char *cmd, const char *path, const char *name,
 {
 	enum hs_format fmt = HS_FORMAT_UNKNOWN;
 	struct hs_diag diag = HS_DIAG_INIT(name);
-	char msg[1024];
 	int err;
 
 	if (from) {
@@ -134,10 +139,8 @@ static int load_source(const char *cmd, const char *path, const char *name,
 	hs_source_init(src);
 	err = hs_import_path_source(path, fmt, source, src, &diag);
 	if (err) {
-		if (!diag.set)
-			hs_diag_set(&diag, 0, "%s", strerror(-err));
 		hs_source_release(src);
-		return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
+		return cli_fail_diag(&diag, err);
 	}
 	cli_warn_lines(src->defaults.warning);	/* saved texts not used */
 	return HS_EXIT_OK;
@@ -245,7 +248,7 @@ static int load_view(const char *cmd, const struct cli_input *in, const char *fr
 	struct hs_memview_info own;
 	struct hs_memview_opts own_mv = *mv;
 	struct hs_source_info avail[HS_SOURCES_MAX];
-	char msg[1024], names[256];
+	char names[256];
 	size_t n_avail;
 	int err;
 
@@ -270,10 +273,8 @@ static int load_view(const char *cmd, const struct cli_input *in, const char *fr
 	if (!err)
 		cli_trace_warn(in->name, info->cut_off, info->events, &info->sym_damage);
 	if (err) {
-		if (!diag.set)
-			hs_diag_set(&diag, 0, "%s", strerror(-err));
 		hs_source_release(src);
-		return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
+		return cli_fail_diag(&diag, err);
 	}
 	return HS_EXIT_OK;
 }

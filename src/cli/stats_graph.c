@@ -145,7 +145,6 @@ int cli_stats_graph(const char *path, const char *name, size_t top, int json)
 	uint64_t *retained = NULL;
 	double bytes = 0, objects = 0;
 	size_t nrows = 0, ntop = 0, i;
-	char msg[1024];
 	int err;
 
 	hs_heapgraph_init(&g);
@@ -163,14 +162,12 @@ int cli_stats_graph(const char *path, const char *name, size_t top, int json)
 	if (!err)
 		err = hs_heapgraph_retained(&g, idom, retained);
 	if (err) {
-		if (!diag.set)
-			hs_diag_set(&diag, 0, "%s", strerror(-err));
 		hs_free(rows);
 		hs_free(idom);
 		hs_free(retained);
 		hs_free(tops);
 		hs_heapgraph_release(&g);
-		return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
+		return cli_fail_diag(&diag, err);
 	}
 	if (top)
 		ntop = top_retainers(&g, retained, top, tops);

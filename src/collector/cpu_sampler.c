@@ -74,11 +74,8 @@ static void emit_batch(struct hs_thread *t)
 		if (o->ticks < batch->last_ticks)
 			o->ticks = batch->last_ticks;
 		batch->last_ticks = o->ticks;
-		q = hs_put_varint(body, o->ticks);
-		q = hs_put_varint(q, (uint64_t)o->tid);
-		q = hs_put_varint(q, o->kind);
-		q = hs_put_varint(q, o->dur);
-		q = hs_put_varint(q, o->node);
+		q = hs_enc_sample_body(body, o->ticks, (uint64_t)o->tid, o->kind, o->dur,
+				       o->node);
 		hs_emit_sized(t, HS_TAG_SAMPLE, body, (size_t)(q - body));
 		if (o->kind == HS_SAMPLE_CPU)
 			n_cpu++;
@@ -379,7 +376,7 @@ void *hs__cpu_sampler_main(void *arg)
 	uint64_t period, next, last_emit = 0;
 	unsigned idle = 0;		/* ticks are period << idle apart */
 	uint8_t body[5 * HS_VARINT_MAX], *q;
-	uint64_t dropped = 0;
+	uint64_t dropped = 0, flags;
 	struct cpu_thread *c;
 
 	(void)arg;
@@ -389,12 +386,10 @@ void *hs__cpu_sampler_main(void *arg)
 	t = hs_thread_get();
 	if (!t)
 		return NULL;
-	q = hs_put_varint(body, hs_now_ns());
-	q = hs_put_varint(q, hs_cfg.cpu_hz);
-	q = hs_put_varint(q, hs_cfg.wall_hz);
-	q = hs_put_varint(q, (uint64_t)atomic_load(&hs__cpu_signo));
-	q = hs_put_varint(q, (hs_cfg.no_heap ? 1u : 0u) |
-			     (hs_cfg.cpu_hz && !atomic_load(&hs__cpu_perf_ok) ? 2u : 0u));
+	flags = (hs_cfg.no_heap ? 1u : 0u) |
+		(hs_cfg.cpu_hz && !atomic_load(&hs__cpu_perf_ok) ? 2u : 0u);
+	q = hs_enc_sampling_body(body, hs_now_ns(), hs_cfg.cpu_hz, hs_cfg.wall_hz,
+				 (uint64_t)atomic_load(&hs__cpu_signo), flags);
 	hs_emit_sized(t, HS_TAG_SAMPLING, body, (size_t)(q - body));
 	period = hs_cfg.wall_hz ? 1000000000u / hs_cfg.wall_hz : 10000000u;
 	hs__cpu_wall_begin(period);
@@ -435,11 +430,8 @@ void *hs__cpu_sampler_main(void *arg)
 	}
 	pthread_mutex_unlock(&hs__cpu_sig_lock);
 	emit_batch(t);
-	q = hs_put_varint(body, hs_now_ns());
-	q = hs_put_varint(q, n_cpu);
-	q = hs_put_varint(q, n_wall);
-	q = hs_put_varint(q, dropped);
-	q = hs_put_varint(q, hs__cpu_n_signals);
+	q = hs_enc_sampling_end_body(body, hs_now_ns(), n_cpu, n_wall, dropped,
+				     hs__cpu_n_signals);
 	hs_emit_sized(t, HS_TAG_SAMPLING_END, body, (size_t)(q - body));
 	return NULL;
 }

@@ -652,81 +652,89 @@ static char **list_args(const char *arg0, va_list ap, char ***envp_out,
 	return v;
 }
 
+enum list_exec { LIST_EXECV, LIST_EXECVP, LIST_EXECVE };
+
+/* Run @v (from list_args(), NULL if that failed) by @how, then free it. */
+static int exec_list(enum list_exec how, const char *path, char **v, char **envp)
+{
+	int r;
+
+	if (!v)
+		return -1;
+	switch (how) {
+	case LIST_EXECVP:
+		r = execvp(path, v);
+		break;
+	case LIST_EXECVE:
+		r = execve(path, v, envp);
+		break;
+	default:
+		r = execv(path, v);
+		break;
+	}
+	hs_real.free(v);
+	return r;
+}
+
 HS_EXPORT int execl(const char *path, const char *arg, ...)
 {
 	va_list ap;
 	char **v;
-	int r;
 
 	hs_resolve_real();
 	va_start(ap, arg);
 	v = list_args(arg, ap, NULL, 0);
 	va_end(ap);
-	if (!v)
-		return -1;
-	r = execv(path, v);
-	hs_real.free(v);
-	return r;
+	return exec_list(LIST_EXECV, path, v, NULL);
 }
 
 HS_EXPORT int execlp(const char *file, const char *arg, ...)
 {
 	va_list ap;
 	char **v;
-	int r;
 
 	hs_resolve_real();
 	va_start(ap, arg);
 	v = list_args(arg, ap, NULL, 0);
 	va_end(ap);
-	if (!v)
-		return -1;
-	r = execvp(file, v);
-	hs_real.free(v);
-	return r;
+	return exec_list(LIST_EXECVP, file, v, NULL);
 }
 
 HS_EXPORT int execle(const char *path, const char *arg, ...)
 {
 	va_list ap;
 	char **v, **envp = NULL;
-	int r;
 
 	hs_resolve_real();
 	va_start(ap, arg);
 	v = list_args(arg, ap, &envp, 1);
 	va_end(ap);
-	if (!v)
-		return -1;
-	r = execve(path, v, envp);
-	hs_real.free(v);
-	return r;
+	return exec_list(LIST_EXECVE, path, v, envp);
+}
+
+/* _exit() and _Exit(): end the trace, then leave through libc's @real */
+static _Noreturn void exit_now(int status, void (*real)(int))
+{
+	if (atomic_load(&hs_on) && getpid() == hs_pid) {
+		hs_tls.guard = 1;
+		hs_shutdown(HS_END__EXIT, (uint64_t)(unsigned)status);
+	}
+	if (real)
+		real(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
 }
 
 HS_EXPORT void _exit(int status)
 {
 	hs_resolve_real();
-	if (atomic_load(&hs_on) && getpid() == hs_pid) {
-		hs_tls.guard = 1;
-		hs_shutdown(HS_END__EXIT, (uint64_t)(unsigned)status);
-	}
-	if (hs_real._exit)
-		hs_real._exit(status);
-	syscall(SYS_exit_group, status);
-	__builtin_unreachable();
+	exit_now(status, hs_real._exit);
 }
 
 HS_EXPORT void _Exit(int status)
 {
 	hs_resolve_real();
-	if (atomic_load(&hs_on) && getpid() == hs_pid) {
-		hs_tls.guard = 1;
-		hs_shutdown(HS_END__EXIT, (uint64_t)(unsigned)status);
-	}
-	if (hs_real._Exit)
-		hs_real._Exit(status);
-	syscall(SYS_exit_group, status);
-	__builtin_unreachable();
+	exit_now(status, hs_real._Exit);
 }
 
 /* --- fatal signals -------------------------------------------------------- */

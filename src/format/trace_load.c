@@ -176,6 +176,20 @@ static void trace_init(struct hs_trace *t)
 	memset(t, 0, sizeof(*t));
 }
 
+/* Load the opened @r into @t in time order, then close @r; @t is released on failure. */
+static int load_opened(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags,
+		       struct hs_diag *diag)
+{
+	int err = hs__trace_walk(r, t, flags, NULL, diag);
+
+	if (!err)
+		err = in_time_order(t);
+	hs_trace_reader_close(r);
+	if (err)
+		hs_trace_release(t);
+	return err;
+}
+
 int hs_trace_load(const char *path, struct hs_trace *t, struct hs_diag *diag)
 {
 	return hs_trace_load_flags(path, t, 0, diag);
@@ -189,15 +203,7 @@ int hs_trace_load_flags(const char *path, struct hs_trace *t, unsigned flags,
 
 	trace_init(t);
 	err = hs_trace_reader_open(&r, path, diag);
-	if (err)
-		return err;
-	err = hs__trace_walk(&r, t, flags, NULL, diag);
-	if (!err)
-		err = in_time_order(t);
-	hs_trace_reader_close(&r);
-	if (err)
-		hs_trace_release(t);
-	return err;
+	return err ? err : load_opened(&r, t, flags, diag);
 }
 
 int hs_trace_load_mem(const void *data, size_t n, const char *name,
@@ -208,15 +214,7 @@ int hs_trace_load_mem(const void *data, size_t n, const char *name,
 
 	trace_init(t);
 	err = hs_trace_reader_open_mem(&r, data, n, name, diag);
-	if (err)
-		return err;
-	err = hs__trace_walk(&r, t, 0, NULL, diag);
-	if (!err)
-		err = in_time_order(t);
-	hs_trace_reader_close(&r);
-	if (err)
-		hs_trace_release(t);
-	return err;
+	return err ? err : load_opened(&r, t, 0, diag);
 }
 
 void hs_trace_release(struct hs_trace *t)

@@ -200,6 +200,28 @@ out:
 	return err;
 }
 
+/*
+ * A sample's Metric and Count where they are not 1 (PerfView's default),
+ * as JSON members if @json, else as XML attributes.
+ */
+static void put_weights(FILE *f, int json, double metric, double count)
+{
+	const char *names[] = { "Metric", "Count" };
+	const double vals[] = { metric, count };
+	char num[HS_NUMTEXT_MAX];
+	size_t k;
+
+	for (k = 0; k < 2; k++) {
+		if (vals[k] == 1)
+			continue;
+		hs_numtext_double(num, vals[k]);
+		if (json)
+			fprintf(f, ",\"%s\":%s", names[k], num);
+		else
+			fprintf(f, " %s=\"%s\"", names[k], num);
+	}
+}
+
 /* ---- PerfView XML ---- */
 
 static const char *const pseudo_frames[4] = { "ROOT", "BROKEN", "?!?", "OVERHEAD" };
@@ -257,7 +279,7 @@ static void xml_gui_state(const struct hs_stack_source *src, FILE *f)
 int hs_export_perfview_xml(const struct hs_stack_source *src, FILE *f)
 {
 	size_t nr_frames = hs_source_nr_frames(src), i;
-	char t[HS_NUMTEXT_MAX], num[HS_NUMTEXT_MAX];
+	char t[HS_NUMTEXT_MAX];
 
 	fputs("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<StackWindow>\n <StackSource",
 	      f);
@@ -294,14 +316,7 @@ int hs_export_perfview_xml(const struct hs_stack_source *src, FILE *f)
 		hs_numtext_ms(t, src->time[i]);
 		fprintf(f, "   <Sample ID=\"%zu\" Time=\"%s\" StackID=\"%lld\"", i, t,
 			stack == HS_NO_STACK ? -1LL : (long long)stack);
-		if (src->metric[i] != 1) {
-			hs_numtext_double(num, src->metric[i]);
-			fprintf(f, " Metric=\"%s\"", num);
-		}
-		if (src->count[i] != 1) {
-			hs_numtext_double(num, src->count[i]);
-			fprintf(f, " Count=\"%s\"", num);
-		}
+		put_weights(f, 0, src->metric[i], src->count[i]);
 		fputs("/>\n", f);
 		if (ferror(f))
 			return -EIO;
@@ -318,7 +333,7 @@ int hs_export_perfview_xml(const struct hs_stack_source *src, FILE *f)
 int hs_export_perfview_json(const struct hs_stack_source *src, FILE *f)
 {
 	const struct hs_source_defaults *d = &src->defaults;
-	char t[HS_NUMTEXT_MAX], num[HS_NUMTEXT_MAX];
+	char t[HS_NUMTEXT_MAX];
 	uint32_t *frames = NULL;
 	size_t alloc_frames = 0, i;
 	int first;
@@ -341,14 +356,7 @@ int hs_export_perfview_json(const struct hs_stack_source *src, FILE *f)
 		hs_source_stack_frames(src, stack, frames, depth);
 		hs_numtext_ms(t, src->time[i]);
 		fprintf(f, "{\"Time\":%s", t);
-		if (src->metric[i] != 1) {
-			hs_numtext_double(num, src->metric[i]);
-			fprintf(f, ",\"Metric\":%s", num);
-		}
-		if (src->count[i] != 1) {
-			hs_numtext_double(num, src->count[i]);
-			fprintf(f, ",\"Count\":%s", num);
-		}
+		put_weights(f, 1, src->metric[i], src->count[i]);
 		fputs(",\"Stack\":[", f);
 		/* leaf first, as PerfView's simple form */
 		for (k = depth; k-- > 0;) {

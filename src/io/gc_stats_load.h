@@ -2,6 +2,7 @@
 #define HS_IO_GC_STATS_LOAD_H
 #include <stdint.h>
 #include "common/diag.h"
+#include "common/log.h"
 #include "dotnet/gc_stats.h"
 
 /*
@@ -26,6 +27,6 @@ struct hs_gc_load_info {
  * (@info->not_nettrace set) or is damaged; -ENOENT and the like when it
  * cannot be opened; -ENOMEM.
  */
-int hs_gc_stats_load(const char *path, struct hs_gc_stats *s, struct hs_gc_load_info *info,
-		     struct hs_diag *diag);
+HS_MUST_CHECK int hs_gc_stats_load(const char *path, struct hs_gc_stats *s,
+				   struct hs_gc_load_info *info, struct hs_diag *diag);
 #endif

@@ -1,6 +1,7 @@
 #ifndef HS_IO_GUI_STATE_H
 #define HS_IO_GUI_STATE_H
 #include <stddef.h>
+#include "common/log.h"
 #include "model/stack_source.h"
 
 /*
@@ -33,5 +34,5 @@ static inline int hs_gui_field_is_number(enum hs_gui_field f)
  * @d->warning says which, from which file (@file, borrowed; NULL: the
  * input) and why. Returns 0 or -ENOMEM.
  */
-int hs_gui_defaults_check(struct hs_source_defaults *d, const char *file);
+HS_MUST_CHECK int hs_gui_defaults_check(struct hs_source_defaults *d, const char *file);
 #endif

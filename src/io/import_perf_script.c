@@ -44,70 +44,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void map_release(struct u64map *m)
-{
-	hs_free(m->key);
-	hs_free(m->val);
-	memset(m, 0, sizeof(*m));
-}
-
-static size_t map_slot(const struct u64map *m, uint64_t key)
-{
-	size_t mask = m->nr_slot - 1;
-	size_t i = (size_t)hs_hash_u64(key) & mask;
-
-	while (m->key[i] && m->key[i] != key + 1)
-		i = (i + 1) & mask;
-	return i;
-}
-
-/* The value of @key, or NULL when it is missing. */
-uint64_t *hs__ps_map_get(const struct u64map *m, uint64_t key)
-{
-	size_t i;
-
-	if (!m->nr_slot)
-		return NULL;
-	i = map_slot(m, key);
-	return m->key[i] ? &m->val[i] : NULL;
-}
-
-/* Value of @key in *@val, added as 0 if missing. Returns 0 or -ENOMEM. */
-int hs__ps_map_put(struct u64map *m, uint64_t key, uint64_t **val)
-{
-	size_t i;
-
-	if (2 * (m->nr + 1) > m->nr_slot) {
-		struct u64map n = { .nr = m->nr };
-		size_t j;
-
-		n.nr_slot = m->nr_slot ? 2 * m->nr_slot : 64;
-		n.key = hs_calloc(n.nr_slot, sizeof(*n.key));
-		n.val = hs_calloc(n.nr_slot, sizeof(*n.val));
-		if (!n.key || !n.val) {
-			map_release(&n);
-			return -ENOMEM;
-		}
-		for (j = 0; j < m->nr_slot; j++) {
-			if (!m->key[j])
-				continue;
-			i = map_slot(&n, m->key[j] - 1);
-			n.key[i] = m->key[j];
-			n.val[i] = m->val[j];
-		}
-		map_release(m);
-		*m = n;
-	}
-	i = map_slot(m, key);
-	if (!m->key[i]) {
-		m->key[i] = key + 1;
-		m->val[i] = 0;
-		m->nr++;
-	}
-	*val = &m->val[i];
-	return 0;
-}
-
 struct ps;
 typedef int (*ps_handler)(struct ps *ps, const struct ps_event *ev);
 
@@ -381,9 +317,10 @@ int hs__ps_process_frame(struct ps *ps, uint32_t pid, const char *comm, size_t l
 {
 	struct proc *pr;
 	uint64_t *v;
-	int err;
+	int err, added;
 
-	if (hs__ps_map_put(&ps->pids, pid, &v))
+	v = hs_u64map_ref(&ps->pids, pid, 0, &added);
+	if (!v)
 		return hs__ps_nomem(ps);
 	if (!*v) {
 		if (HS_GROW(ps->procs, ps->nr_procs + 1, ps->alloc_procs))
@@ -419,9 +356,10 @@ int hs__ps_thread_frame(struct ps *ps, uint32_t tid, uint32_t *frame)
 	uint64_t *v;
 	char name[32];
 	uint32_t id;
-	int err, n;
+	int err, n, added;
 
-	if (hs__ps_map_put(&ps->tids, tid, &v))
+	v = hs_u64map_ref(&ps->tids, tid, 0, &added);
+	if (!v)
 		return hs__ps_nomem(ps);
 	if (!*v) {
 		n = snprintf(name, sizeof(name), "Thread (%d)", (int)tid);
@@ -528,7 +466,7 @@ static int on_cpu_sample(struct ps *ps, const struct ps_event *ev)
 	uint32_t proc, thread, stack;
 	struct thr *t;
 	uint64_t *last;
-	int err;
+	int err, added;
 
 	err = hs__ps_process_frame(ps, ev->pid, ps->comm.s, ps->comm.len, &proc);
 	if (!err)
@@ -545,7 +483,8 @@ static int on_cpu_sample(struct ps *ps, const struct ps_event *ev)
 	}
 	if (err)
 		return err;
-	if (hs__ps_map_put(&ps->cpus, (uint64_t)(ev->cpu + 1), &last))
+	last = hs_u64map_ref(&ps->cpus, (uint64_t)(ev->cpu + 1), 0, &added);
+	if (!last)
 		return hs__ps_nomem(ps);
 	if (*last) {
 		size_t prev = *last - 1;
@@ -929,14 +868,14 @@ static void ps_release(struct ps *ps)
 	hs_buf_release(&ps->details);
 	hs_buf_release(&ps->inl);
 	hs_free(ps->frames);
-	map_release(&ps->pids);
+	hs_u64map_release(&ps->pids);
 	hs_free(ps->procs);
 	hs_strtab_release(&ps->comms);
 	hs_free(ps->comm_next);
-	map_release(&ps->tids);
-	map_release(&ps->cpus);
+	hs_u64map_release(&ps->tids);
+	hs_u64map_release(&ps->cpus);
 	hs_free(ps->sample_cpu);
-	map_release(&ps->thr_index);
+	hs_u64map_release(&ps->thr_index);
 	hs_free(ps->thrs);
 	hs_free(ps->path_frame);
 	hs_free(ps->path_stack);

@@ -26,19 +26,13 @@
 #include "common/buf.h"
 #include "common/linereader.h"
 #include "common/strtab.h"
+#include "common/u64map.h"
 #include <stddef.h>
 #include <stdint.h>
 
 #define MAX_LINE ((size_t)1 << 20)	/* longest line accepted */
 #define MAX_FRAMES 100000		/* frames of one event */
 #define NO_ID UINT32_MAX
-
-/* A small map from 63-bit keys to 64-bit values (import_perf_script.c). */
-struct u64map {
-	uint64_t *key;		/* key + 1; 0 = empty slot */
-	uint64_t *val;
-	size_t nr, nr_slot;	/* nr_slot: power of two, at most half full */
-};
 
 enum ps_kind {
 	PS_CPU,			/* anything not named below: a CPU sample */
@@ -118,16 +112,16 @@ struct ps {
 	int64_t base;		/* ns of the first event */
 
 	/* processes and threads */
-	struct u64map pids;	/* pid -> index in procs */
+	struct hs_u64map pids;	/* pid -> index in procs */
 	struct proc *procs;
 	size_t nr_procs, alloc_procs;
 	struct hs_strtab comms;	/* "<pid>:<comm>" */
 	uint32_t *comm_next;	/* comm id -> next comm id of its pid, NO_ID */
 	size_t alloc_comm_next;
-	struct u64map tids;	/* tid -> thread frame */
+	struct hs_u64map tids;	/* tid -> thread frame */
 
 	/* weights: cpu + 1 -> last sample index + 1 on that CPU */
-	struct u64map cpus;
+	struct hs_u64map cpus;
 	/*
 	 * CPU view: cpu + 1 of each sample (index: its index in out minus
 	 * first_sample, the samples out held before), and whether a CPU's
@@ -143,7 +137,7 @@ struct ps {
 	size_t path_len, alloc_path, alloc_path2;
 
 	/* thread time */
-	struct u64map thr_index;	/* tid -> index in thrs + 1 */
+	struct hs_u64map thr_index;	/* tid -> index in thrs + 1 */
 	struct thr *thrs;
 	size_t nr_thrs, alloc_thrs;
 	uint32_t cpu_time_frame, blocked_frame, ready_frame;	/* NO_ID until needed */
@@ -230,10 +224,6 @@ static inline int is_blank(const char *p, const char *end)
 
 /* --- import_perf_script.c: the driver ----------------------------------- */
 
-/* The value of @key, or NULL when it is missing. */
-uint64_t *hs__ps_map_get(const struct u64map *m, uint64_t key);
-/* Value of @key in *@val, added as 0 if missing. Returns 0 or -ENOMEM. */
-int hs__ps_map_put(struct u64map *m, uint64_t key, uint64_t **val);
 /* Record a malformed-input error at the current line; returns -EINVAL. */
 int hs__ps_fail(struct ps *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The same for the event whose header is at @line. */

@@ -56,8 +56,10 @@
 int hs__ps_get_thr(struct ps *ps, uint32_t tid, struct thr **t)
 {
 	uint64_t *v;
+	int added;
 
-	if (hs__ps_map_put(&ps->thr_index, tid, &v))
+	v = hs_u64map_ref(&ps->thr_index, tid, 0, &added);
+	if (!v)
 		return hs__ps_nomem(ps);
 	if (!*v) {
 		if (HS_GROW(ps->thrs, ps->nr_thrs + 1, ps->alloc_thrs))
@@ -72,9 +74,9 @@ int hs__ps_get_thr(struct ps *ps, uint32_t tid, struct thr **t)
 /* The state of @tid, or NULL when it was never seen. */
 static struct thr *find_thr(struct ps *ps, uint32_t tid)
 {
-	uint64_t *v = hs__ps_map_get(&ps->thr_index, tid);
+	uint64_t v;
 
-	return v ? &ps->thrs[*v - 1] : NULL;
+	return hs_u64map_get(&ps->thr_index, tid, &v) && v ? &ps->thrs[v - 1] : NULL;
 }
 
 /* Intern a pseudo-frame once: CPU_TIME, BLOCKED_TIME, READIED_TIME. */

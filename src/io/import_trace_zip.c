@@ -223,6 +223,17 @@ static int load_map(struct tz *tz, const char *name, uint32_t *id)
 	return 0;
 }
 
+/* load_map() of "@stem@sep@guid.map" */
+static int load_guid_map(struct tz *tz, const char *stem, size_t stem_len, const char *sep,
+			 const char *guid, size_t guid_len, uint32_t *id)
+{
+	hs_buf_reset(&tz->key);
+	if (hs_buf_add(&tz->key, stem, stem_len) || hs_buf_adds(&tz->key, sep) ||
+	    hs_buf_add(&tz->key, guid, guid_len) || hs_buf_adds(&tz->key, ".map"))
+		return -ENOMEM;
+	return load_map(tz, tz->key.s, id);
+}
+
 /* Per-pid state, created on first use. */
 static int get_pid(struct tz *tz, uint32_t pid, struct tz_pid **out)
 {
@@ -289,24 +300,14 @@ static int perfinfo_line(struct tz *tz, uint32_t pid, const char *p, const char 
 	for (dot = path_end; dot > name && dot[-1] != '.'; dot--)
 		;
 	dot = dot > name ? dot - 1 : path_end;
-	hs_buf_reset(&tz->key);
-	if (hs_buf_add(&tz->key, name, (size_t)(dot - name)) ||
-	    hs_buf_addc(&tz->key, '.') ||
-	    hs_buf_add(&tz->key, guid, (size_t)(guid_end - guid)) ||
-	    hs_buf_adds(&tz->key, ".map"))
-		return -ENOMEM;
-	err = load_map(tz, tz->key.s, &mi.map);
+	err = load_guid_map(tz, name, (size_t)(dot - name), ".", guid,
+			    (size_t)(guid_end - guid), &mi.map);
 	if (err)
 		return err;
 	if (!tz->map[mi.map]) {
 		/* older runtimes: x.ni.{guid}.map */
-		hs_buf_reset(&tz->key);
-		if (hs_buf_add(&tz->key, name, (size_t)(dot - name)) ||
-		    hs_buf_adds(&tz->key, ".ni.") ||
-		    hs_buf_add(&tz->key, guid, (size_t)(guid_end - guid)) ||
-		    hs_buf_adds(&tz->key, ".map"))
-			return -ENOMEM;
-		err = load_map(tz, tz->key.s, &mi.map);
+		err = load_guid_map(tz, name, (size_t)(dot - name), ".ni.", guid,
+				    (size_t)(guid_end - guid), &mi.map);
 		if (err)
 			return err;
 	}

@@ -884,6 +884,8 @@ int hs_import_path_source(const char *path, enum hs_format fmt, const char *sour
 	}
 	err = ops->import_stream(in, index, source, out, diag);
 out:
+	if (!err)
+		hs_source_check(out);	/* every importer hands over a valid model */
 	if (tmp)
 		fclose(tmp);
 	if (in && in != f)

@@ -1,5 +1,6 @@
 #ifndef HS_IO_IO_H
 #define HS_IO_IO_H
+#include "common/log.h"
 #include <stdio.h>
 #include "common/diag.h"
 #include "model/stack_source.h"
@@ -134,8 +135,8 @@ size_t hs_path_sources(const char *path, enum hs_format fmt, struct hs_source_in
  * cannot be imported afterwards. Returns 0 with *@out set, or a negative
  * errno with @diag filled.
  */
-int hs_path_format(const char *path, enum hs_format fmt, enum hs_format *out,
-		   struct hs_diag *diag);
+HS_MUST_CHECK int hs_path_format(const char *path, enum hs_format fmt, enum hs_format *out,
+				 struct hs_diag *diag);
 
 /*
  * Copy what is left of @f (standard input, a pipe) into an anonymous
@@ -153,15 +154,15 @@ FILE *hs_spool_input(FILE *f, struct hs_diag *diag);
  * temporary file first. A .perfView.xml.zip / .json.zip must hold exactly
  * one entry; a .trace.zip goes to hs_import_trace_zip().
  */
-int hs_import_path(const char *path, enum hs_format fmt,
-		   struct hs_stack_source *out, struct hs_diag *diag);
+HS_MUST_CHECK int hs_import_path(const char *path, enum hs_format fmt,
+				 struct hs_stack_source *out, struct hs_diag *diag);
 /*
  * The same, reading the source named @source (NULL: the format's
  * default). A name the file's format does not offer is -ENOENT with @diag
  * saying which names it offers.
  */
-int hs_import_path_source(const char *path, enum hs_format fmt, const char *source,
-			  struct hs_stack_source *out, struct hs_diag *diag);
+HS_MUST_CHECK int hs_import_path_source(const char *path, enum hs_format fmt, const char *source,
+					struct hs_stack_source *out, struct hs_diag *diag);
 /*
  * Export @src to @path ("-" = standard output) in @fmt, HS_FORMAT_UNKNOWN
  * meaning by extension (standard output needs a format). Zip formats write
@@ -170,8 +171,8 @@ int hs_import_path_source(const char *path, enum hs_format fmt, const char *sour
  * is removed. Returns 0, -EINVAL (no format), -ENOTSUP (a format heapscope
  * only reads), -EIO or -ENOMEM, with @diag filled.
  */
-int hs_export_path(const struct hs_stack_source *src, const char *path,
-		   enum hs_format fmt, struct hs_diag *diag);
+HS_MUST_CHECK int hs_export_path(const struct hs_stack_source *src, const char *path,
+				 enum hs_format fmt, struct hs_diag *diag);
 
 /*
  * The two sources of perf script text (docs/perf.md):
@@ -190,26 +191,26 @@ enum hs_perf_view {
 };
 
 /* The streaming importers, one per format. */
-int hs_import_perf_script(FILE *f, struct hs_stack_source *out,
-			  struct hs_diag *diag);
+HS_MUST_CHECK int hs_import_perf_script(FILE *f, struct hs_stack_source *out,
+					struct hs_diag *diag);
 /* The same as @view. */
-int hs_import_perf_script_view(FILE *f, enum hs_perf_view view,
-			       struct hs_stack_source *out, struct hs_diag *diag);
+HS_MUST_CHECK int hs_import_perf_script_view(FILE *f, enum hs_perf_view view,
+					     struct hs_stack_source *out, struct hs_diag *diag);
 /*
  * perfcollect's .trace.zip: the first entry ending in ".data.txt" read as
  * perf script (as @view), with the zip's perf-<pid>.map /
  * perfinfo-<pid>.map side files used for frames perf left unknown.
  */
-int hs_import_trace_zip(const char *path, struct hs_stack_source *out,
-			struct hs_diag *diag);
-int hs_import_trace_zip_view(const char *path, enum hs_perf_view view,
-			     struct hs_stack_source *out, struct hs_diag *diag);
-int hs_import_perfview_xml(FILE *f, struct hs_stack_source *out,
-			   struct hs_diag *diag);
-int hs_import_perfview_json(FILE *f, struct hs_stack_source *out,
-			    struct hs_diag *diag);
-int hs_import_folded(FILE *f, struct hs_stack_source *out,
-		     struct hs_diag *diag);
+HS_MUST_CHECK int hs_import_trace_zip(const char *path, struct hs_stack_source *out,
+				      struct hs_diag *diag);
+HS_MUST_CHECK int hs_import_trace_zip_view(const char *path, enum hs_perf_view view,
+					   struct hs_stack_source *out, struct hs_diag *diag);
+HS_MUST_CHECK int hs_import_perfview_xml(FILE *f, struct hs_stack_source *out,
+					 struct hs_diag *diag);
+HS_MUST_CHECK int hs_import_perfview_json(FILE *f, struct hs_stack_source *out,
+					  struct hs_diag *diag);
+HS_MUST_CHECK int hs_import_folded(FILE *f, struct hs_stack_source *out,
+				   struct hs_diag *diag);
 /*
  * A .heapscope trace (docs/trace-format.md) as its default memory view,
  * "alloc" (analysis/memviews.h): one sample per heap allocation, metric =
@@ -219,19 +220,19 @@ int hs_import_folded(FILE *f, struct hs_stack_source *out,
  * when the trace is symbolized, else "MODULE!0xOFFSET"), then the
  * allocation function. A cut-off trace imports what it holds.
  */
-int hs_import_heapscope(const char *path, struct hs_stack_source *out,
-			struct hs_diag *diag);
+HS_MUST_CHECK int hs_import_heapscope(const char *path, struct hs_stack_source *out,
+				      struct hs_diag *diag);
 /*
  * The same as memory view @view (an enum hs_memview_kind, the index of a
  * name in hs_format_sources(HS_FORMAT_HEAPSCOPE)) with its default options.
  */
-int hs_import_heapscope_source(const char *path, size_t view,
-			       struct hs_stack_source *out, struct hs_diag *diag);
+HS_MUST_CHECK int hs_import_heapscope_source(const char *path, size_t view,
+					     struct hs_stack_source *out, struct hs_diag *diag);
 struct hs_trace;
 /* The same from a trace already loaded (format/trace_reader.h); @out is
  * released and initialised first. */
-int hs_trace_to_source(const struct hs_trace *t, struct hs_stack_source *out,
-		       struct hs_diag *diag);
+HS_MUST_CHECK int hs_trace_to_source(const struct hs_trace *t, struct hs_stack_source *out,
+				     struct hs_diag *diag);
 
 /*
  * The exporters (formats in docs/formats.md). Return 0, -ENOMEM, or -EIO
@@ -244,7 +245,7 @@ int hs_trace_to_source(const struct hs_trace *t, struct hs_stack_source *out,
  *   json:   PerfView's simple JSON form plus Count, MetricUnit and the
  *           defaults.
  */
-int hs_export_folded(const struct hs_stack_source *src, FILE *f);
-int hs_export_perfview_xml(const struct hs_stack_source *src, FILE *f);
-int hs_export_perfview_json(const struct hs_stack_source *src, FILE *f);
+HS_MUST_CHECK int hs_export_folded(const struct hs_stack_source *src, FILE *f);
+HS_MUST_CHECK int hs_export_perfview_xml(const struct hs_stack_source *src, FILE *f);
+HS_MUST_CHECK int hs_export_perfview_json(const struct hs_stack_source *src, FILE *f);
 #endif

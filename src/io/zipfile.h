@@ -2,6 +2,7 @@
 #define HS_IO_ZIPFILE_H
 #include <stdio.h>
 #include "common/diag.h"
+#include "common/log.h"
 
 /*
  * zipfile - read and write one entry of a .zip as a stdio stream (libzip
@@ -37,7 +38,7 @@ FILE *hs_zip_create_entry(const char *path, const char *entry_name,
  * An anonymous temporary file (unlinked at once) in $TMPDIR, else /tmp,
  * opened "w+"; NULL with @diag naming the directory on failure.
  */
-FILE *hs_zip_tmpfile(struct hs_diag *diag);
+HS_MUST_CHECK FILE *hs_zip_tmpfile(struct hs_diag *diag);
 
 /*
  * The most hs_zip_spool() copies: HEAPSCOPE_SPOOL_MAX (bytes, with an
@@ -56,5 +57,5 @@ unsigned long long hs_zip_spool_max(void);
  * what to do instead (name the file). Returns 0, -EFBIG, -ENOSPC or
  * -EIO (with @diag filled).
  */
-int hs_zip_spool(FILE *in, FILE **out, struct hs_diag *diag);
+HS_MUST_CHECK int hs_zip_spool(FILE *in, FILE **out, struct hs_diag *diag);
 #endif

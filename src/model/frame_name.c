@@ -2,6 +2,7 @@
  * frame_name - split "module!function" frame names (see frame_name.h).
  */
 #include "model/frame_name.h"
+#include "common/log.h"
 #include <string.h>
 
 static const char inline_suffix[] = " (inline)";
@@ -71,6 +72,8 @@ void hs_frame_name_split(const char *name, size_t len, struct hs_frame_name *out
 	out->function = name + start;
 	out->function_len = hs_frame_name_strip_inline(name + start, len - start);
 	out->inlined = out->function_len != len - start;
+	/* module, '!', function and the suffix tile the name */
+	HS_BUG_ON(out->module_len + (bang ? 1 : 0) + out->function_len > len);
 }
 
 const char *hs_frame_name_short_module(const char *name, size_t len, size_t *mlen)

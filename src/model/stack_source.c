@@ -268,6 +268,22 @@ int hs_source_add_sample(struct hs_stack_source *src, int64_t time_ns,
 	return 0;
 }
 
+void hs_source_check(const struct hs_stack_source *src)
+{
+	size_t nr_frames = hs_source_nr_frames(src), i;
+
+	HS_BUG_ON(src->nr_stacks > src->alloc_stacks || src->nr_samples > src->alloc_samples);
+	for (i = 0; i < src->nr_stacks; i++) {
+		uint32_t caller = src->stack_caller[i];
+
+		HS_BUG_ON(src->stack_frame[i] >= nr_frames);
+		HS_BUG_ON(caller != HS_NO_STACK && caller >= i);
+		HS_BUG_ON(src->stack_depth[i] != hs_source_depth(src, caller) + 1);
+	}
+	for (i = 0; i < src->nr_samples; i++)
+		HS_BUG_ON(src->stack[i] != HS_NO_STACK && src->stack[i] >= src->nr_stacks);
+}
+
 size_t hs_source_stack_frames(const struct hs_stack_source *src, uint32_t stack,
 			      uint32_t *out, size_t max)
 {

@@ -198,6 +198,14 @@ void hs_source_time_range(const struct hs_stack_source *src, int64_t *first,
 			  int64_t *last);
 /* Bytes of memory the source holds. */
 size_t hs_source_memory(const struct hs_stack_source *src);
+/*
+ * HS_BUG_ON the invariants above: each stack's frame is a frame id, its
+ * caller a smaller stack id (or HS_NO_STACK) and its depth one more than
+ * its caller's; each sample's stack is a stack id or HS_NO_STACK. For
+ * module boundaries (what an importer hands over): one pass over the
+ * stacks and the samples.
+ */
+void hs_source_check(const struct hs_stack_source *src);
 /* Free the default text-box values. */
 void hs_source_defaults_release(struct hs_source_defaults *d);
 #endif

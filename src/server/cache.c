@@ -90,6 +90,7 @@ struct hs_cache_entry *hs_cache_get(struct hs_cache *c, enum hs_cache_kind kind,
 {
 	size_t i;
 
+	HS_BUG_ON(!key);
 	for (i = 0; i < c->nr; i++)
 		if (c->e[i]->kind == kind && !strcmp(c->e[i]->key, key)) {
 			touch(c, c->e[i]);
@@ -103,8 +104,12 @@ struct hs_cache_entry *hs_cache_get(struct hs_cache *c, enum hs_cache_kind kind,
 struct hs_cache_entry *hs_cache_entry_new(enum hs_cache_kind kind, const char *key,
 					  struct hs_cache_entry *dep)
 {
-	struct hs_cache_entry *e = hs_calloc(1, sizeof(*e));
+	struct hs_cache_entry *e;
 
+	/* a view borrows from a tree, a tree from a source: never the reverse */
+	HS_BUG_ON(!key || kind >= HS_CACHE__KINDS);
+	HS_BUG_ON(dep && dep->kind >= kind);
+	e = hs_calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
 	e->kind = kind;

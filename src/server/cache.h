@@ -1,5 +1,6 @@
 #ifndef HS_SERVER_CACHE_H
 #define HS_SERVER_CACHE_H
+#include "common/log.h"
 #include <stddef.h>
 #include <stdint.h>
 #include "analysis/calltree.h"
@@ -69,15 +70,15 @@ struct hs_cache_entry *hs_cache_get(struct hs_cache *c, enum hs_cache_kind kind,
  * A new empty entry of @kind with a copy of @key, to fill and then hand
  * to hs_cache_add() (or hs_cache_entry_free()). NULL when out of memory.
  */
-struct hs_cache_entry *hs_cache_entry_new(enum hs_cache_kind kind, const char *key,
-					  struct hs_cache_entry *dep);
+HS_MUST_CHECK struct hs_cache_entry *hs_cache_entry_new(enum hs_cache_kind kind, const char *key,
+							struct hs_cache_entry *dep);
 /* Free @e and what it holds (its payload must be filled or zero). */
 void hs_cache_entry_free(struct hs_cache_entry *e);
 /*
  * Add @e (taken: on -ENOMEM it is freed), then drop old entries of its
  * kind over the limit. 0 or -ENOMEM.
  */
-int hs_cache_add(struct hs_cache *c, struct hs_cache_entry *e);
+HS_MUST_CHECK int hs_cache_add(struct hs_cache *c, struct hs_cache_entry *e);
 /* Index the children of a view entry's rows (after filling u.view.v). 0 or -ENOMEM. */
-int hs_cache_index_view(struct hs_cache_entry *e);
+HS_MUST_CHECK int hs_cache_index_view(struct hs_cache_entry *e);
 #endif

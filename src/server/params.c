@@ -520,6 +520,7 @@ int hs_api_query_parse(const json_t *q, size_t nr_traces, int need_focus,
 	const json_t *v;
 	json_t *norm = NULL;
 	json_int_t n;
+	size_t k;
 	int err;
 
 	memset(out, 0, sizeof(*out));
@@ -574,6 +575,10 @@ int hs_api_query_parse(const json_t *q, size_t nr_traces, int need_focus,
 	out->tree_key = hs_buf_detach(&key);
 	if (!out->tree_key)
 		goto fail;
+	/* what the cache keys and the trace lookup rely on */
+	HS_BUG_ON(out->src.kind == HS_API_SRC_TRACE && out->src.trace >= nr_traces);
+	for (k = 0; k <= out->src.nr_steps; k++)
+		HS_BUG_ON(!out->src.keys[k]);
 	return 0;
 fail:
 	hs_buf_release(&key);

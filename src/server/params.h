@@ -1,5 +1,6 @@
 #ifndef HS_SERVER_PARAMS_H
 #define HS_SERVER_PARAMS_H
+#include "common/log.h"
 #include <stddef.h>
 #include "analysis/query.h"
 #include "common/diag.h"
@@ -65,16 +66,16 @@ struct hs_api_query {
  * @diag) or -ENOMEM. On error @out is left released.
  */
 struct json_t;
-int hs_api_query_parse(const struct json_t *q, size_t nr_traces, int need_focus,
-		       struct hs_api_query *out, struct hs_diag *diag);
+HS_MUST_CHECK int hs_api_query_parse(const struct json_t *q, size_t nr_traces, int need_focus,
+				     struct hs_api_query *out, struct hs_diag *diag);
 void hs_api_query_release(struct hs_api_query *q);
 
 /*
  * Parse a "params" object (NULL = all defaults: no patterns, open window,
  * no Fold%) into @out. 0, -EINVAL or -ENOMEM.
  */
-int hs_api_params_parse(const struct json_t *p, struct hs_api_params *out,
-			struct hs_diag *diag);
+HS_MUST_CHECK int hs_api_params_parse(const struct json_t *p, struct hs_api_params *out,
+				      struct hs_diag *diag);
 void hs_api_params_release(struct hs_api_params *p);
 
 /*

@@ -4,7 +4,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include "common/alloc.h"
 #include "model/stack_source.h"
@@ -165,6 +168,54 @@ static void locations_tell_stacks_apart(void **state)
 	hs_source_release(&src);
 }
 
+/* Run hs_source_check(@src) in a child: 1 if it aborted (a BUG), 0 if it returned. */
+static int check_aborts(const struct hs_stack_source *src)
+{
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (!pid) {
+		fclose(stderr);	/* the BUG line is expected */
+		hs_source_check(src);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+}
+
+static void check_finds_a_broken_model(void **state)
+{
+	struct hs_stack_source src;
+	uint32_t a, b, s1, s2;
+
+	(void)state;
+	hs_source_init(&src);
+	a = frame(&src, "main");
+	b = frame(&src, "work");
+	assert_int_equal(hs_source_intern_stack(&src, a, HS_NO_STACK, &s1), 0);
+	assert_int_equal(hs_source_intern_stack(&src, b, s1, &s2), 0);
+	assert_int_equal(hs_source_add_sample(&src, 0, 1, 1, s2), 0);
+	assert_int_equal(hs_source_add_sample(&src, 0, 1, 1, HS_NO_STACK), 0);
+	hs_source_check(&src);
+	assert_int_equal(check_aborts(&src), 0);
+
+	src.stack_caller[s1] = s2;	/* a caller after its callee */
+	assert_int_equal(check_aborts(&src), 1);
+	src.stack_caller[s1] = HS_NO_STACK;
+	src.stack_depth[s2] = 3;	/* depth not its caller's + 1 */
+	assert_int_equal(check_aborts(&src), 1);
+	src.stack_depth[s2] = 2;
+	src.stack_frame[s2] = 2;	/* no such frame */
+	assert_int_equal(check_aborts(&src), 1);
+	src.stack_frame[s2] = b;
+	src.stack[0] = 2;		/* no such stack */
+	assert_int_equal(check_aborts(&src), 1);
+	src.stack[0] = s2;
+	assert_int_equal(check_aborts(&src), 0);
+	hs_source_release(&src);
+}
+
 static void out_of_memory_is_reported(void **state)
 {
 	struct hs_stack_source src;
@@ -196,6 +247,7 @@ int main(void)
 		cmocka_unit_test(display_names_strip_the_directory),
 		cmocka_unit_test(million_stacks_intern_quickly),
 		cmocka_unit_test(locations_tell_stacks_apart),
+		cmocka_unit_test(check_finds_a_broken_model),
 		cmocka_unit_test(out_of_memory_is_reported),
 	};
 	return cmocka_run_group_tests_name("stack_source", tests, NULL, NULL);
