@@ -380,6 +380,7 @@ static const char *const folded_suffixes[] = {
 	".folded", ".folded.txt", ".collapsed", NULL
 };
 static const char *const heapscope_suffixes[] = { ".heapscope", NULL };
+static const char *const pprof_suffixes[] = { ".pb.gz", NULL };
 static const char *const nettrace_suffixes[] = { ".nettrace", NULL };
 static const char *const nettrace_zip_suffixes[] = { ".nettrace.zip", NULL };
 
@@ -415,6 +416,12 @@ static const struct hs_format_ops formats[] = {
 		.sniff = sniff_heapscope, .import_file = import_heapscope_file,
 		.sources = heap_source_list, .path_sources = heap_path_sources,
 		.default_by_file = 1,
+	},
+	{
+		.id = HS_FORMAT_PPROF, .name = "pprof",
+		.suffixes = pprof_suffixes,
+		.sniff = hs_pprof_sniff, .import_stream = hs_import_pprof_stream,
+		.export_stream = hs_export_pprof,
 	},
 	{
 		.id = HS_FORMAT_PERFVIEW_XML_ZIP, .name = "xml-zip",
@@ -861,6 +868,12 @@ int hs_import_path_source(const char *path, enum hs_format fmt, const char *sour
 		}
 	}
 	ops = hs_format_ops(fmt);
+	if (!ops->import_file && !ops->import_stream) {
+		hs_diag_set(diag, 0, "heapscope writes %s files but does not read them",
+			    ops->name);
+		err = -ENOTSUP;
+		goto out;
+	}
 	if (ops->default_by_file && !source && !is_stdin) {
 		/* the default is the first source the file offers (cpu for --no-heap) */
 		struct hs_source_info avail[HS_SOURCES_MAX];

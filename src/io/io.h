@@ -28,6 +28,7 @@ enum hs_format {
 	HS_FORMAT_HEAPSCOPE,		/* heapscope's own traces: *.heapscope */
 	HS_FORMAT_NETTRACE,		/* .NET EventPipe: *.nettrace (import_nettrace.h) */
 	HS_FORMAT_NETTRACE_ZIP,		/* *.nettrace.zip */
+	HS_FORMAT_PPROF,		/* pprof's gzip'd profile.proto: *.pb.gz */
 	HS_FORMAT__COUNT
 };
 
@@ -241,8 +242,20 @@ int hs_trace_to_source(const struct hs_trace *t, struct hs_stack_source *out,
  *           StackWindowGuiState.
  *   json:   PerfView's simple JSON form plus Count, MetricUnit and the
  *           defaults.
+ *   pprof:  gzip'd profile.proto (export_pprof.c): one sample per stack,
+ *           the count and the metric as two sample types named by the
+ *           source's view_name.
  */
 int hs_export_folded(const struct hs_stack_source *src, FILE *f);
 int hs_export_perfview_xml(const struct hs_stack_source *src, FILE *f);
 int hs_export_perfview_json(const struct hs_stack_source *src, FILE *f);
+int hs_export_pprof(const struct hs_stack_source *src, FILE *f);
+
+/*
+ * pprof's reader (import_pprof.c): whether @head starts a gzip stream, and
+ * the importer (the default sample type as the metric).
+ */
+int hs_pprof_sniff(const unsigned char *head, size_t n);
+int hs_import_pprof_stream(FILE *f, size_t source, const char *name,
+			   struct hs_stack_source *out, struct hs_diag *diag);
 #endif
