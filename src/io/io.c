@@ -381,6 +381,7 @@ static const char *const folded_suffixes[] = {
 };
 static const char *const heapscope_suffixes[] = { ".heapscope", NULL };
 static const char *const pprof_suffixes[] = { ".pb.gz", NULL };
+static const char *const speedscope_suffixes[] = { ".speedscope.json", NULL };
 static const char *const nettrace_suffixes[] = { ".nettrace", NULL };
 static const char *const nettrace_zip_suffixes[] = { ".nettrace.zip", NULL };
 
@@ -422,6 +423,12 @@ static const struct hs_format_ops formats[] = {
 		.suffixes = pprof_suffixes,
 		.sniff = hs_pprof_sniff, .import_stream = hs_import_pprof_stream,
 		.export_stream = hs_export_pprof,
+	},
+	{
+		.id = HS_FORMAT_SPEEDSCOPE, .name = "speedscope",
+		.suffixes = speedscope_suffixes,
+		.sniff = hs_speedscope_sniff, .import_stream = hs_import_speedscope_stream,
+		.export_stream = hs_export_speedscope,
 	},
 	{
 		.id = HS_FORMAT_PERFVIEW_XML_ZIP, .name = "xml-zip",

@@ -29,6 +29,7 @@ enum hs_format {
 	HS_FORMAT_NETTRACE,		/* .NET EventPipe: *.nettrace (import_nettrace.h) */
 	HS_FORMAT_NETTRACE_ZIP,		/* *.nettrace.zip */
 	HS_FORMAT_PPROF,		/* pprof's gzip'd profile.proto: *.pb.gz */
+	HS_FORMAT_SPEEDSCOPE,		/* speedscope's JSON: *.speedscope.json */
 	HS_FORMAT__COUNT
 };
 
@@ -250,6 +251,11 @@ int hs_export_folded(const struct hs_stack_source *src, FILE *f);
 int hs_export_perfview_xml(const struct hs_stack_source *src, FILE *f);
 int hs_export_perfview_json(const struct hs_stack_source *src, FILE *f);
 int hs_export_pprof(const struct hs_stack_source *src, FILE *f);
+/*
+ * speedscope's file format, its "sampled" profile (export.c): one sample
+ * per distinct stack weighted by its summed metric, frames shared.
+ */
+int hs_export_speedscope(const struct hs_stack_source *src, FILE *f);
 
 /*
  * pprof's reader (import_pprof.c): whether @head starts a gzip stream, and
@@ -258,4 +264,11 @@ int hs_export_pprof(const struct hs_stack_source *src, FILE *f);
 int hs_pprof_sniff(const unsigned char *head, size_t n);
 int hs_import_pprof_stream(FILE *f, size_t source, const char *name,
 			   struct hs_stack_source *out, struct hs_diag *diag);
+/*
+ * speedscope's reader (import_speedscope.c): whether @head is JSON naming
+ * speedscope's schema, and the importer (sampled and evented profiles).
+ */
+int hs_speedscope_sniff(const unsigned char *head, size_t n);
+int hs_import_speedscope_stream(FILE *f, size_t source, const char *name,
+				struct hs_stack_source *out, struct hs_diag *diag);
 #endif
