@@ -15,6 +15,7 @@
 #include "analysis/view_order.h"
 #include "cli/cli.h"
 #include "common/alloc.h"
+#include "model/source_merge.h"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -27,6 +28,8 @@ struct report_opts {
 	const char *cmd;	/* "report" or "diff" */
 	int nr_paths;		/* input files the command takes: 1 or 2 */
 	const char *from, *path, *base_path, *drill, *preset, *exe_dir, *source;
+	char **more_paths;	/* report a b c: the files after the first */
+	int nr_more;
 	char *drill_owned;	/* the name with its suffix cut, when it had one */
 	char *preset_group;	/* the preset's GroupPats text (owned) */
 	char *diff_group;	/* diff: GroupPats with the PID/TID prefix (owned) */
@@ -235,7 +238,7 @@ static const char report_outro[] =
 
 const struct cli_syntax cli_report_syntax = {
 	.cmd = "report",
-	.usage = "usage: heapscope report FILE [--from FMT] [--source NAME] [--view VIEW]\n"
+	.usage = "usage: heapscope report FILE... [--from FMT] [--source NAME] [--view VIEW]\n"
 		 "                        [--focus NAME] [--group PATS] [--fold PATS]\n"
 		 "                        [--fold-pct P]\n"
 		 "                        [--inc PATS] [--exc PATS] [--start MS] [--end MS]\n"
@@ -250,7 +253,10 @@ const struct cli_syntax cli_report_syntax = {
 		 "input): first the summary line (Totals Metric, Count, Samples, First,\n"
 		 "Last, Last-First, Metric/Interval, TimeBucket; times in ms), then rows\n"
 		 "with the columns Name, Exc %, Exc, Exc Ct, Inc %, Inc, Inc Ct, Fold,\n"
-		 "When, First and Last. Percentages are of |ROOT inclusive|.\n",
+		 "When, First and Last. Percentages are of |ROOT inclusive|.\n"
+		 "Several FILEs are read as one source (PerfView's multi-file view): each\n"
+		 "trace under its \"Process NAME (PID)\" frames, any other file under a\n"
+		 "\"Trace FILE\" frame; they must share a unit (bytes, ms, ...).\n",
 	.options = report_options,
 	.outro = report_outro,
 };
@@ -354,11 +360,18 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	if (n < o->nr_paths)
 		return cli_usage_error(o->cmd, o->nr_paths == 1 ? "no input file" :
 				       "needs two files, BASE and TEST");
-	if (n > o->nr_paths)
+	if (n > o->nr_paths && o->nr_paths == 2)
 		return cli_usage_error(o->cmd, "too many arguments");
+	if (n > o->nr_paths) {
+		o->more_paths = argv + 1;
+		o->nr_more = n - 1;
+		o->path = argv[0];
+		goto checks;
+	}
 	if (o->nr_paths == 2)
 		o->base_path = argv[0];
 	o->path = argv[o->nr_paths - 1];
+checks:
 	if (hs_view_focus_check(o->view.kind, o->view.focus, 1, "--focus", &diag))
 		return cli_usage_error(o->cmd, "%s", diag.msg);
 	if ((o->given & CLI_GIVEN_START) && (o->given & CLI_GIVEN_END) &&
@@ -542,6 +555,61 @@ static void opts_release(struct report_opts *o)
 	hs_free(o->diff_group);
 }
 
+/*
+ * Top frame of a trace merged with others: none for a heapscope trace, whose
+ * stacks start at their process; "Trace FILE" for the rest.
+ */
+static int merge_into(struct hs_stack_source *all, struct hs_stack_source *one,
+		      const char *path, const char *cmd)
+{
+	char top[4200];
+	int err;
+
+	snprintf(top, sizeof(top), "Trace %s", path);
+	err = hs_source_append(all, one, hs_source_has_process_frames(one) ? NULL : top);
+	if (err == -EINVAL)
+		return cli_fail("%s: %s is in %s, the first file in %s", cmd, path,
+				one->metric_unit ? one->metric_unit : "no unit",
+				all->metric_unit ? all->metric_unit : "no unit");
+	if (err)
+		return cli_fail("%s: %s: %s", cmd, path, strerror(-err));
+	return HS_EXIT_OK;
+}
+
+/*
+ * report a b c: the files after the first, each read as the same view,
+ * appended to @src under their process (or file) frame, as PerfView's
+ * multi-file view. The first file's defaults stay.
+ */
+static int load_more(struct report_opts *o, struct hs_stack_source *src)
+{
+	struct hs_stack_source all, one;
+	struct hs_memview_info info;
+	int i, ret;
+
+	hs_source_init(&all);
+	ret = merge_into(&all, src, o->path, o->cmd);
+	for (i = 0; !ret && i < o->nr_more; i++) {
+		ret = cli_load_view(o->cmd, o->more_paths[i], o->from, o->source, &o->mv, &one,
+				    &info);
+		if (ret)
+			break;
+		ret = merge_into(&all, &one, o->more_paths[i], o->cmd);
+		hs_source_release(&one);
+	}
+	if (ret) {
+		hs_source_release(&all);
+		hs_source_release(src);
+		return ret;
+	}
+	/* the first file's default text boxes, then the merged samples */
+	all.defaults = src->defaults;
+	memset(&src->defaults, 0, sizeof(src->defaults));
+	hs_source_release(src);
+	*src = all;
+	return HS_EXIT_OK;
+}
+
 static int report_or_diff(const char *cmd, int nr_paths, int argc, char **argv)
 {
 	struct report_opts o = {
@@ -571,6 +639,8 @@ static int report_or_diff(const char *cmd, int nr_paths, int argc, char **argv)
 	}
 	if (!ret)
 		ret = cli_load_view(cmd, o.path, o.from, o.source, &o.mv, &src, &info);
+	if (!ret && o.nr_more)
+		ret = load_more(&o, &src);
 	if (ret) {
 		opts_release(&o);
 		return ret;
