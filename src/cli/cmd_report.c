@@ -28,6 +28,8 @@ struct report_opts {
 	const char *cmd;	/* "report" or "diff" */
 	int nr_paths;		/* input files the command takes: 1 or 2 */
 	const char *from, *path, *base_path, *drill, *preset, *exe_dir, *source;
+	const char *modules;	/* diff --modules ignore|keep; NULL: by the programs */
+	int ignore_modules;	/* diff: group frames without their module */
 	char **more_paths;	/* report a b c: the files after the first */
 	int nr_more;
 	char *drill_owned;	/* the name with its suffix cut, when it had one */
@@ -46,6 +48,14 @@ struct report_opts {
 	struct hs_memview_opts mv;	/* heapscope traces: which memory view */
 	int has_mv;			/* --source, --large-threshold, --size-classes */
 };
+
+/*
+ * diff --modules ignore: every process is "Process", every thread
+ * "Thread", and a frame "MODULE!FUNCTION" is FUNCTION (the first '!' before
+ * any '(' or '<' that is not a C++ operator's ends the module).
+ */
+#define DIFF_IGNORE_MODULES "^Process% ->Process;^Thread->Thread;" \
+	"@^[^!(<]+(?<!operator)(?<!operator )!(.+)->$1;"
 
 /* --drill NAME[:inc|:exc]: the suffix is optional, so names may hold ':'. */
 static int drill_cb(const char *cmd, const struct cli_option *opt, void *field,
@@ -211,6 +221,11 @@ static const struct cli_option report_options[] = {
 		 "                    cpu: CPU samples of 'run --cpu' (ms of CPU time);\n"
 		 "                    wall: wall-clock samples of 'run --wall', each thread's\n"
 		 "                    time as CPU_TIME, BLOCKED_TIME or READIED_TIME (ms)\n"),
+	OPT_STRING(0, "modules", struct report_opts, modules, "ignore|keep",
+		   "diff only: 'ignore' groups every frame without its\n"
+		   "module (and every process as 'Process'), so 'stl!f' in\n"
+		   "BASE and 'stl2!f' in TEST cancel; 'keep' does not;\n"
+		   "default: ignore when BASE's and TEST's programs differ"),
 	OPT_CALLBACK(0, "large-threshold", struct report_opts, cmd, "N",
 		     "a 'LargeAlloc' frame under allocations of at least N\n"
 		     "bytes (default 131072; 0: none)", memview_cb, 0),
@@ -360,6 +375,11 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	if (n < o->nr_paths)
 		return cli_usage_error(o->cmd, o->nr_paths == 1 ? "no input file" :
 				       "needs two files, BASE and TEST");
+	if (o->modules && o->nr_paths != 2)
+		return cli_usage_error(o->cmd, "--modules is for diff");
+	if (o->modules && strcmp(o->modules, "ignore") && strcmp(o->modules, "keep"))
+		return cli_usage_error(o->cmd, "--modules takes 'ignore' or 'keep', not '%s'",
+				       o->modules);
 	if (n > o->nr_paths && o->nr_paths == 2)
 		return cli_usage_error(o->cmd, "too many arguments");
 	if (n > o->nr_paths) {
@@ -511,19 +531,84 @@ static int run(const struct hs_stack_source *src, struct report_opts *o)
 static int diff_group(struct report_opts *o)
 {
 	const char *user = o->params.filter.group ? o->params.filter.group : "";
+	const char *prefix;
 	size_t n;
 
 	while (*user == ' ' || *user == '\t')
 		user++;
 	if (*user == '[' && strchr(user, ']'))
 		user = strchr(user, ']') + 1;
-	n = strlen("[diff] " HS_PRESET_IGNORE_PID_TID) + strlen(user) + 1;
+	prefix = o->ignore_modules ? DIFF_IGNORE_MODULES : HS_PRESET_IGNORE_PID_TID;
+	n = strlen("[diff] ") + strlen(prefix) + strlen(user) + 1;
 	o->diff_group = hs_malloc(n);
 	if (!o->diff_group)
 		return cli_fail("out of memory");
-	snprintf(o->diff_group, n, "[diff] %s%s", HS_PRESET_IGNORE_PID_TID, user);
+	snprintf(o->diff_group, n, "[diff] %s%s", prefix, user);
 	o->params.filter.group = o->diff_group;
 	return 0;
+}
+
+/*
+ * The program names of @src's "Process NAME (PID)" top frames, interned in
+ * @names; 0 or -ENOMEM.
+ */
+static int program_names(const struct hs_stack_source *src, struct hs_strtab *names)
+{
+	static const char prefix[] = "Process ";
+	size_t i;
+
+	for (i = 0; i < src->nr_stacks; i++) {
+		const char *name = hs_source_frame_name(src, src->stack_frame[i]), *end;
+		uint32_t id;
+
+		if (src->stack_caller[i] != HS_NO_STACK ||
+		    strncmp(name, prefix, sizeof(prefix) - 1))
+			continue;
+		name += sizeof(prefix) - 1;
+		end = strrchr(name, '(');
+		while (end && end > name && end[-1] == ' ')
+			end--;
+		if (hs_strtab_intern(names, name, end && end > name ? (size_t)(end - name)
+								     : strlen(name), &id))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Whether @a names a program that @b does not. */
+static int has_other_program(const struct hs_strtab *a, const struct hs_strtab *b)
+{
+	size_t i;
+	uint32_t id;
+
+	for (i = 0; i < hs_strtab_count(a); i++)
+		if (hs_strtab_find(b, hs_strtab_get(a, (uint32_t)i),
+				   hs_strtab_len(a, (uint32_t)i), &id))
+			return 1;
+	return 0;
+}
+
+/*
+ * diff's --modules default: ignore module names when BASE and TEST ran
+ * different programs (their process frames name different executables),
+ * so that the same function in two builds cancels.
+ */
+static int programs_differ(const struct hs_stack_source *base,
+			   const struct hs_stack_source *test, int *differ)
+{
+	struct hs_strtab b, t;
+	int err;
+
+	hs_strtab_init(&b, 1 << 20);
+	hs_strtab_init(&t, 1 << 20);
+	err = program_names(base, &b);
+	if (!err)
+		err = program_names(test, &t);
+	*differ = !err && hs_strtab_count(&b) && hs_strtab_count(&t) &&
+		  (has_other_program(&b, &t) || has_other_program(&t, &b));
+	hs_strtab_release(&b);
+	hs_strtab_release(&t);
+	return err;
 }
 
 /* diff: replace *@test by test - base, each side taken whole. */
@@ -536,6 +621,19 @@ static int make_diff(struct report_opts *o, struct hs_stack_source *test)
 
 	if (ret)
 		return ret;
+	if (!o->modules) {
+		ret = programs_differ(&base, test, &o->ignore_modules);
+		if (ret) {
+			hs_source_release(&base);
+			return cli_fail("out of memory");
+		}
+		if (o->ignore_modules)
+			fprintf(stderr, "heapscope: %s: BASE and TEST ran different programs: "
+				"frames are compared without their module "
+				"(--modules keep to keep them)\n", o->cmd);
+	} else {
+		o->ignore_modules = !strcmp(o->modules, "ignore");
+	}
 	hs_source_init(&out);
 	ret = hs_diff_build(&base, &all, test, &all, &out, NULL);
 	hs_source_release(&base);
