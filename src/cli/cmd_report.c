@@ -247,7 +247,10 @@ static const char report_outro[] =
 	"start a raw regular expression; case-insensitive substring matches.\n"
 	"Options not given on the command line come from the file's saved view\n"
 	"state (.perfView.xml) when it has one. NAME is a name as the views show\n"
-	"it (the \"key\" of --format json).\n\n"
+	"it (the \"key\" of --format json), or, when it names one frame, the name\n"
+	"without its module or the bare C++ function ('fill', 'ns::fill' for\n"
+	"'app!std::vector<long>* ns::fill<long>(int)'), as 'source' takes it;\n"
+	"otherwise the error lists the frames it names, or those containing it.\n\n"
 	"Exit status: 0 printed, 1 failed (unreadable input, a bad pattern, an\n"
 	"unknown focus or drill name), 2 usage error.\n";
 
