@@ -67,8 +67,92 @@ static const char *const col_title[C__COUNT] = {
 struct table {
 	char **cell;		/* (nr_rows + 1) * C__COUNT; row 0 = titles */
 	size_t nr_rows;
-	size_t width[C__COUNT];
+	size_t width[C__COUNT];	/* in characters (UTF-8 code points) */
 };
+
+#define ELLIPSIS "\xe2\x80\xa6"	/* U+2026, one column */
+#define MIN_NAME_WIDTH 16
+
+/* Characters (UTF-8 code points) in @s. */
+static size_t text_width(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+/* Whether the '<' at @s[@i] is part of an operator's name ("operator<<"). */
+static int operator_bracket(const char *s, size_t i)
+{
+	size_t start = i;
+
+	while (start && s[start - 1] == '<')
+		start--;
+	/* "operator<" and "operator<<" name at most two */
+	return i - start < 2 && start >= 8 && !memcmp(s + start - 8, "operator", 8);
+}
+
+int hs_view_short_templates(struct hs_buf *b, const char *name, size_t len)
+{
+	size_t i = 0;
+	int err = 0;
+
+	while (i < len && !err) {
+		size_t j, depth, parens;
+
+		if (name[i] != '<' || operator_bracket(name, i)) {
+			err = hs_buf_addc(b, name[i++]);
+			continue;
+		}
+		/* find the matching '>'; brackets inside parentheses are not
+		 * the template's ("f<(a<b)>") */
+		for (j = i + 1, depth = 1, parens = 0; j < len && depth; j++) {
+			if (name[j] == '(')
+				parens++;
+			else if (name[j] == ')' && parens)
+				parens--;
+			else if (parens)
+				continue;
+			else if (name[j] == '<' && !operator_bracket(name, j))
+				depth++;
+			else if (name[j] == '>' && !(j && name[j - 1] == '-'))
+				depth--;
+		}
+		if (depth) {	/* unbalanced: the rest as it is */
+			err = hs_buf_add(b, name + i, len - i);
+			break;
+		}
+		err = hs_buf_adds(b, "<" ELLIPSIS ">");
+		i = j;
+	}
+	return err;
+}
+
+/* Cut @s (owned, reallocated) to @max characters, the last one "…". */
+static int cut_name(char **s, size_t max)
+{
+	size_t i = 0, chars = 0;
+	char *cut;
+
+	if (text_width(*s) <= max)
+		return 0;
+	while ((*s)[i] && chars < max - 1) {
+		i++;
+		while (((unsigned char)(*s)[i] & 0xc0) == 0x80)
+			i++;
+		chars++;
+	}
+	cut = hs_malloc(i + sizeof(ELLIPSIS));
+	if (!cut)
+		return -ENOMEM;
+	memcpy(cut, *s, i);
+	memcpy(cut + i, ELLIPSIS, sizeof(ELLIPSIS));
+	hs_free(*s);
+	*s = cut;
+	return 0;
+}
 
 static int integral(double x)
 {
@@ -96,7 +180,8 @@ static void table_free(struct table *t)
 	hs_free(t->cell);
 }
 
-static int table_build(struct table *t, const struct hs_view *v)
+static int table_build(struct table *t, const struct hs_view *v,
+		       const struct hs_text_opts *o)
 {
 	int dec_exc = column_decimals(v, offsetof(struct hs_view_row, exc));
 	int dec_exc_ct = column_decimals(v, offsetof(struct hs_view_row, exc_count));
@@ -128,7 +213,10 @@ static int table_build(struct table *t, const struct hs_view *v)
 			case C_NAME:
 				for (d = 0; d < r->depth && !err; d++)
 					err = hs_buf_adds(&b, "  ");
-				if (!err)
+				if (!err && o->short_templates)
+					err = hs_view_short_templates(&b, r->name,
+								      hs_view_display_len(r->name));
+				else if (!err)
 					err = hs_buf_add(&b, r->name, hs_view_display_len(r->name));
 				break;
 			case C_EXC_PCT:
@@ -176,12 +264,25 @@ static int table_build(struct table *t, const struct hs_view *v)
 		return err;
 	for (i = 0; i <= t->nr_rows; i++)
 		for (c = 0; c < C__COUNT; c++) {
-			size_t len = strlen(t->cell[i * C__COUNT + c]);
+			size_t len = text_width(t->cell[i * C__COUNT + c]);
 
 			if (len > t->width[c])
 				t->width[c] = len;
 		}
-	return 0;
+	if (o->width) {
+		/* the other columns and their two-blank gaps take the rest */
+		size_t others = 0, max;
+
+		for (c = 1; c < C__COUNT; c++)
+			others += 2 + t->width[c];
+		max = o->width > others + MIN_NAME_WIDTH ? o->width - others : MIN_NAME_WIDTH;
+		if (t->width[C_NAME] > max) {
+			for (i = 1; i <= t->nr_rows && !err; i++)
+				err = cut_name(&t->cell[i * C__COUNT + C_NAME], max);
+			t->width[C_NAME] = max;
+		}
+	}
+	return err;
 }
 
 static void table_line(const struct table *t, size_t i, FILE *f)
@@ -192,8 +293,8 @@ static void table_line(const struct table *t, size_t i, FILE *f)
 		const char *s = t->cell[i * C__COUNT + c];
 		int w = (int)t->width[c];
 
-		if (c == C_NAME)
-			fprintf(f, "%-*s", w, s);
+		if (c == C_NAME)	/* padded by characters: names may hold "…" */
+			fprintf(f, "%s%*s", s, (int)(t->width[c] - text_width(s)), "");
 		else if (c == C_WHEN)
 			fprintf(f, "  %-*s", w, s);
 		else if (c == C_LAST)
@@ -221,6 +322,13 @@ static void summary_text(const struct hs_view *v, FILE *f)
 
 int hs_view_write_text(const struct hs_view *v, FILE *f)
 {
+	static const struct hs_text_opts plain;
+
+	return hs_view_write_text_opts(v, &plain, f);
+}
+
+int hs_view_write_text_opts(const struct hs_view *v, const struct hs_text_opts *o, FILE *f)
+{
 	enum hs_row_section section = HS_ROW_PLAIN;
 	struct table t;
 	size_t i;
@@ -228,7 +336,7 @@ int hs_view_write_text(const struct hs_view *v, FILE *f)
 
 	if (v->kind == HS_VIEW_FLAME)
 		return hs_view_write_folded(v, f);
-	err = table_build(&t, v);
+	err = table_build(&t, v, o);
 	if (err) {
 		table_free(&t);
 		return err;

@@ -168,6 +168,19 @@ size_t hs_view_group_start(const char *s, size_t end, char open, char close);
  * 0 or -EIO when writing failed. @f is borrowed.
  */
 int hs_view_write_text(const struct hs_view *v, FILE *f);
+/*
+ * How text output fits names: @short_templates writes each template's
+ * arguments as "<…>" ("std::vector<…>::push_back(…)" keeps its function
+ * parameters); @width > 0 cuts names ending in "…" so that a line fits in
+ * @width columns (names keep at least 16).
+ */
+struct hs_text_opts {
+	int short_templates;
+	size_t width;
+};
+int hs_view_write_text_opts(const struct hs_view *v, const struct hs_text_opts *o, FILE *f);
+/* @name (@len bytes) with its template arguments as "<…>", into @b. */
+int hs_view_short_templates(struct hs_buf *b, const char *name, size_t len);
 int hs_view_write_csv(const struct hs_view *v, FILE *f);
 /* Folded stacks of the call tree: one line per node with exclusive cost. */
 int hs_view_write_folded(const struct hs_view *v, FILE *f);

@@ -21,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 enum out_format { OUT_TEXT, OUT_JSON, OUT_CSV };
 
@@ -30,6 +32,9 @@ struct report_opts {
 	const char *from, *path, *base_path, *drill, *preset, *exe_dir, *source;
 	const char *modules;	/* diff --modules ignore|keep; NULL: by the programs */
 	int ignore_modules;	/* diff: group frames without their module */
+	int short_templates;	/* text: template arguments as "<…>" */
+	unsigned long width;	/* text: fit lines in this many columns; 0: no limit */
+	int fit;		/* text: fit the terminal's width */
 	char **more_paths;	/* report a b c: the files after the first */
 	int nr_more;
 	char *drill_owned;	/* the name with its suffix cut, when it had one */
@@ -188,6 +193,13 @@ static const struct cli_option report_options[] = {
 	OPT_STRING(0, "exe-dir", struct report_opts, exe_dir, "DIR",
 		   "the program's directory, for the Just My App preset"),
 	OPT_FLAG(0, "list-presets", struct report_opts, list_presets, "list the presets"),
+	OPT_FLAG(0, "short-templates", struct report_opts, short_templates,
+		 "text: write template arguments as <…> (std::vector<…>)"),
+	OPT_ULONG(0, "width", struct report_opts, width, "N",
+		  "text: cut names (ending in …) so that lines fit N\n"
+		  "columns"),
+	OPT_FLAG(0, "fit", struct report_opts, fit,
+		 "text: --width of the terminal (else $COLUMNS, else 80)"),
 	OPT_CALLBACK(0, "format", struct report_opts, format, "F",
 		     "text (default), json (docs/json-api.md) or csv", format_cb, 0),
 	OPT_CALLBACK(0, "limit", struct report_opts, cmd, "N",
@@ -460,7 +472,21 @@ static int arrange(struct hs_view *v, const struct report_opts *o, size_t limit)
 	return err ? cli_fail("%s", strerror(-err)) : 0;
 }
 
-static int output(const struct hs_view *v, enum out_format format)
+/* --fit: the terminal's width, else $COLUMNS, else 80. */
+static size_t terminal_width(void)
+{
+	const char *env = getenv("COLUMNS");
+	struct winsize ws;
+	long n;
+
+	if (isatty(STDOUT_FILENO) && !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col)
+		return ws.ws_col;
+	n = env ? strtol(env, NULL, 10) : 0;
+	return n > 0 ? (size_t)n : 80;
+}
+
+static int output(const struct hs_view *v, enum out_format format,
+		  const struct hs_text_opts *text)
 {
 	int err;
 
@@ -472,7 +498,7 @@ static int output(const struct hs_view *v, enum out_format format)
 		err = hs_view_write_csv(v, stdout);
 		break;
 	default:
-		err = hs_view_write_text(v, stdout);
+		err = hs_view_write_text_opts(v, text, stdout);
 		break;
 	}
 	if (err)
@@ -492,6 +518,7 @@ static int run(const struct hs_stack_source *src, struct report_opts *o)
 	struct hs_query_step steps[2];
 	struct hs_query q = { .steps = steps, .params = o->params, .view = o->view };
 	struct hs_query_result r;
+	struct hs_text_opts text;
 	int err;
 
 	if (o->drill) {
@@ -520,8 +547,10 @@ static int run(const struct hs_stack_source *src, struct report_opts *o)
 	if (err)
 		return cli_fail("%s", strerror(-err));
 	err = o->sort || o->find ? arrange(&r.view, o, o->view.limit) : 0;
+	text.short_templates = o->short_templates;
+	text.width = o->fit ? terminal_width() : o->width;
 	if (!err)
-		err = output(&r.view, o->format);
+		err = output(&r.view, o->format, &text);
 	hs_query_result_release(&r);
 	return err;
 }
