@@ -15,7 +15,9 @@
  * - one Location per (frame, source line) pair, one Function per frame
  *   (its name without the module), one Mapping per module (its path);
  *   a Line carries the function and the source line when the stack has
- *   one, and the Function the file.
+ *   one, and the Function the file. Mappings come in stack order, callers
+ *   first, so that the program's own module is the first (pprof's main
+ *   binary).
  *
  * Ownership: everything built here is freed before returning; @src and
  * @f are borrowed.
@@ -251,6 +253,30 @@ static int location_id(struct pprof_builder *b, uint32_t stack, uint64_t *id)
 	return err;
 }
 
+/*
+ * Mappings in the order of the stacks, callers first: the program's own
+ * module (the first under the process and thread frames) is mapping 1,
+ * which pprof takes for the main binary ("File: app").
+ */
+static int add_mappings(struct pprof_builder *b)
+{
+	const struct hs_stack_source *src = b->src;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < src->nr_stacks && !err; i++) {
+		uint32_t frame = src->stack_frame[i];
+		struct hs_frame_name parts;
+		uint64_t id;
+
+		hs_frame_name_split(hs_source_frame_name(src, frame),
+				    hs_strtab_len(&src->frames, frame), &parts);
+		if (parts.module)
+			err = mapping_id(b, parts.module, parts.module_len, &id);
+	}
+	return err;
+}
+
 /* One pprof sample per distinct stack, with its summed count and metric. */
 static int add_samples(struct pprof_builder *b)
 {
@@ -418,6 +444,8 @@ int hs_export_pprof(const struct hs_stack_source *src, FILE *f)
 		err = intern(&b, "", 0, &empty);	/* string_table[0] is "" */
 	if (!err)
 		err = add_sample_types(&b);
+	if (!err)
+		err = add_mappings(&b);
 	if (!err)
 		err = add_samples(&b);
 	if (!err)

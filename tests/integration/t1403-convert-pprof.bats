@@ -97,6 +97,8 @@ pprof_traces_sum() {
 		[ "$(go tool pprof -symbolize=none -top -sample_index="${kind}_objects" "$src.pb.gz" |
 			sed -n 's/^Showing nodes accounting for .* of \([0-9]*\) total$/\1/p')" = "$count" ]
 	done
+	# the program's own module is pprof's main binary
+	go tool pprof -symbolize=none -top alloc.pb.gz | grep -x 'File: memtest'
 	# file:line reach pprof's -lines
 	go tool pprof -symbolize=none -lines -top -nodefraction=0 alloc.pb.gz > lines.txt
 	grep -E 'site_large [^ ]*memtest\.c:[0-9]+' lines.txt
