@@ -35,3 +35,6 @@ sh bench/memviews/run.sh "$BUILD"
 
 echo "== heapscope's and heaptrack's numbers on the same programs"
 sh bench/memviews/agree.sh "$BUILD"
+
+echo "== .nettrace: reading in MB/s per core against dotnet-trace (target: >= 150 MB/s)"
+sh bench/dotnet/run.sh "$BUILD"

@@ -22,6 +22,7 @@
 #include "analysis/memviews.h"
 #include "analysis/pattern.h"
 #include "analysis/presets.h"
+#include "analysis/wrappers.h"
 #include "common/alloc.h"
 #include "common/buf.h"
 #include "common/hash.h"
@@ -392,6 +393,12 @@ struct builder {
 	uint8_t *frame_kind;		/* frame -> FK_* bits (0: not looked at) */
 	size_t alloc_kind;
 	uint32_t exit_frame;		/* HS_EXIT_TIME_FRAME */
+	/*
+	 * "module!function" of every out-of-line frame of the symbol
+	 * section: an inlined copy of one of these is named as it is, not
+	 * "... (inline)", unless o->split_inline
+	 */
+	struct hs_strtab outofline;
 };
 
 enum { FK_SEEN = 1, FK_ALLOCATOR = 2, FK_EXIT = 4 };
@@ -442,8 +449,13 @@ static int sym_chain(struct builder *b, const struct hs_trace_sym *sym,
 			i = 0;
 			file = NULL;
 		} else {
-			err = hs_buf_addf(&b->name, "%s!%s%s", mod ? mod : "?", fn,
-					  f[i].flags & HS_TSYM_INLINE ? " (inline)" : "");
+			uint32_t id;
+
+			err = hs_buf_addf(&b->name, "%s!%s", mod ? mod : "?", fn);
+			if (!err && (f[i].flags & HS_TSYM_INLINE) &&
+			    (b->o->split_inline ||
+			     hs_strtab_find(&b->outofline, b->name.s, b->name.len, &id)))
+				err = hs_buf_adds(&b->name, " (inline)");
 		}
 		if (!err)
 			err = intern(b, b->name.s, b->name.len, &frame);
@@ -819,6 +831,39 @@ static const char *find_libc(const struct hs_trace *t)
 	return NULL;
 }
 
+/* b->outofline: the functions the symbol section has out-of-line frames of. */
+static int find_outofline(struct builder *b)
+{
+	const struct hs_trace *t = b->t;
+	const struct hs_trace_sym *sym;
+	const struct hs_trace_sym_frame *f;
+	size_t i;
+	unsigned nf, k;
+	uint32_t id;
+	int err = 0;
+
+	for (i = 0; !err && i < t->nr_nodes; i++) {
+		const char *mod;
+
+		nf = hs_trace_node_syms(t, (uint32_t)i, &sym, &f);
+		if (!nf || sym->status != HS_TSYM_FOUND)
+			continue;
+		mod = hs_trace_sym_module(t, sym);
+		for (k = 0; !err && k < nf; k++) {
+			const char *fn = hs_trace_sym_str(t, f[k].function);
+
+			if ((f[k].flags & HS_TSYM_INLINE) || !fn)
+				continue;
+			hs_buf_reset(&b->name);
+			err = hs_buf_addf(&b->name, "%s!%s", mod ? mod : "?", fn);
+			if (!err)
+				err = hs_strtab_intern(&b->outofline, b->name.s, b->name.len, &id);
+		}
+	}
+	hs_buf_reset(&b->name);
+	return err;
+}
+
 static int builder_init(struct builder *b, const struct hs_trace *t,
 			const struct hs_memview_opts *o, struct hs_stack_source *out)
 {
@@ -848,6 +893,12 @@ static int builder_init(struct builder *b, const struct hs_trace *t,
 	b->large_frame = HS_NO_FRAME;
 	b->exit_frame = HS_NO_FRAME;
 	b->libc = find_libc(t);
+	hs_strtab_init(&b->outofline, (size_t)1 << 30);
+	if (!o->split_inline && t->syms.present) {
+		err = find_outofline(b);
+		if (err)
+			return err;
+	}
 	if (o->kind == HS_MEM_LEAKS) {
 		struct hs_diag diag = HS_DIAG_INIT(NULL);
 
@@ -875,6 +926,7 @@ static void builder_release(struct builder *b)
 	hs_patlist_release(&b->alloc_pats);
 	hs_patlist_release(&b->exit_pats);
 	hs_free(b->frame_kind);
+	hs_strtab_release(&b->outofline);
 	hs_buf_release(&b->name);
 	hs_free(b->node_first);
 	hs_free(b->node_len);
@@ -1342,6 +1394,63 @@ static void view_release(struct view *v)
 	live_release(&v->live);
 }
 
+/*
+ * The heap views' default FoldPats: the heap preset, then the trace's
+ * allocation wrappers (analysis/wrappers.h) unless @o->keep_wrappers.
+ * The wrappers are found over every stack of the trace, whatever the view
+ * keeps: each leaf of the stack tree, under the process, with an
+ * allocation function below it (the event's own function is not known
+ * here; any of them is one). Returns 0 or -ENOMEM.
+ */
+static int heap_fold(const struct hs_trace *t, const struct hs_memview_opts *o,
+		     char **fold)
+{
+	struct hs_memview_opts all = *o;
+	struct hs_diag diag = HS_DIAG_INIT(NULL);
+	struct hs_stack_source graph;
+	struct builder b;
+	uint8_t *has_child = NULL;
+	char *wrappers = NULL;
+	uint32_t alloc, s;
+	size_t i, n;
+	int err;
+
+	*fold = NULL;
+	if (o->keep_wrappers || !t->nr_nodes)
+		return (*fold = hs_strdup(HS_PRESET_HEAP_FOLD)) ? 0 : -ENOMEM;
+	all.kind = HS_MEM_ALLOC;
+	hs_source_init(&graph);
+	err = builder_init(&b, t, &all, &graph);
+	if (!err && !(has_child = hs_calloc(t->nr_nodes, 1)))
+		err = -ENOMEM;
+	for (i = 0; !err && i < t->nr_nodes; i++)
+		if (t->node_parent[i] < t->nr_nodes)
+			has_child[t->node_parent[i]] = 1;
+	if (!err)
+		err = intern(&b, "?!malloc", 8, &alloc);
+	for (i = 0; !err && i < t->nr_nodes; i++) {
+		if (has_child[i])
+			continue;
+		err = base_stack(&b, 0, b.process_stack, (uint32_t)i, &s);
+		if (!err)
+			err = hs_source_intern_stack(&graph, alloc, s, &s);
+	}
+	if (!err)
+		err = hs_wrappers_find(&graph, HS_PRESET_HEAP_FOLD, &wrappers, &diag);
+	builder_release(&b);
+	hs_source_release(&graph);
+	hs_free(has_child);
+	if (err)
+		return err == -ENOMEM ? -ENOMEM : 0;
+	n = strlen(HS_PRESET_HEAP_FOLD) + (wrappers ? 1 + strlen(wrappers) : 0) + 1;
+	*fold = hs_malloc(n);
+	if (*fold)
+		snprintf(*fold, n, "%s%s%s", HS_PRESET_HEAP_FOLD, wrappers ? ";" : "",
+			 wrappers ? wrappers : "");
+	hs_free(wrappers);
+	return *fold ? 0 : -ENOMEM;
+}
+
 /* The end of a view: the live blocks of leaks, then keys become stacks. */
 static int view_finish(struct view *v, const struct hs_trace *t)
 {
@@ -1375,8 +1484,8 @@ static int view_finish(struct view *v, const struct hs_trace *t)
 	} else if (!err) {
 		out->kind = HS_METRIC_PLAIN;
 		out->metric_unit = hs_strdup("bytes");
-		out->defaults.fold = hs_strdup(HS_PRESET_HEAP_FOLD);
-		if (!out->metric_unit || !out->defaults.fold)
+		err = heap_fold(t, v->o, &out->defaults.fold);
+		if (!out->metric_unit)
 			err = -ENOMEM;
 		if (!err && v->o->kind == HS_MEM_LEAKS &&
 		    !(out->defaults.exc = hs_strdup(HS_PRESET_LEAK_SUPPRESS)))

@@ -102,6 +102,13 @@ struct hs_memview_opts {
 	double start_ms, end_ms;	/* the range; NAN: open */
 	uint64_t large_threshold;	/* "LargeAlloc" from this size; 0: never */
 	int size_classes;		/* add "Alloc < 2^k" frames */
+	/* no allocation wrappers in the default FoldPats (analysis/wrappers.h) */
+	int keep_wrappers;
+	/*
+	 * keep " (inline)" on an inlined copy of a function that also has
+	 * out-of-line frames (by default they are one frame, as heaptrack's)
+	 */
+	int split_inline;
 };
 #define HS_MEMVIEW_OPTS_INIT                                                  \
 	{ .kind = HS_MEM_ALLOC, .start_ms = NAN, .end_ms = NAN,               \

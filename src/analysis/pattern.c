@@ -14,6 +14,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <pcre2.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Bounds on the work PCRE2 may do (untrusted patterns). */
@@ -397,4 +398,27 @@ int hs_patlist_match_set(const struct hs_patlist *l, const char *s, size_t len,
 			bits[i / 64] |= (uint64_t)1 << (i % 64);
 	}
 	return 0;
+}
+
+const char *hs_patterns_extend(const char *given, const char *base, char **joined)
+{
+	const char *add = given;
+	size_t n;
+
+	*joined = NULL;
+	if (!given)
+		return NULL;
+	while (isspace((unsigned char)*add))
+		add++;
+	if (*add != '+')
+		return given;
+	add++;
+	if (!base || !base[strspn(base, " \t;")])
+		return add;
+	n = strlen(base) + 1 + strlen(add) + 1;
+	*joined = hs_malloc(n);
+	if (!*joined)
+		return NULL;
+	snprintf(*joined, n, "%s;%s", base, add);
+	return *joined;
 }

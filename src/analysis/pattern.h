@@ -117,6 +117,16 @@ int hs_pattern_split(const char *text,
 		     int (*fn)(const char *entry, size_t len, void *arg),
 		     void *arg);
 
+/*
+ * A pattern list given as "+PATS" extends @base (a default list, may be
+ * NULL) instead of replacing it: the patterns of @base, then PATS's
+ * (`--fold +PATS`, docs/patterns.md). Returns @given itself when it does
+ * not start with '+' (after blanks), PATS when @base has no pattern, else
+ * "@base;PATS" in a new string also put in *@joined (hs_free; *@joined is
+ * NULL otherwise). NULL when @given is NULL or out of memory.
+ */
+const char *hs_patterns_extend(const char *given, const char *base, char **joined);
+
 /* Complete an error message for a failed match of @p against @s. */
 void hs_pattern_match_error(struct hs_diag *diag, const char *what,
 			    const struct hs_pattern *p, int err, const char *s);

@@ -62,6 +62,7 @@
 	"__detail::_Map_base|__detail::_Insert_base|__detail::_Insert|"           \
 	"__detail::_AllocNode|__detail::_ReuseOrAllocNode|stack|queue|"           \
 	"priority_queue|pair|shared_ptr|__shared_ptr|__shared_count|"             \
+	"_Sp_counted_ptr_inplace|_Sp_counted_ptr|_Sp_counted_deleter|"            \
 	"__allocated_ptr|__uninitialized_copy|__uninitialized_fill_n|"            \
 	"__uninitialized_default_n_1)"                                            \
 	"(?&t)::(?:\\w+::)*(?:~?\\w+(?&t)?|operator[^(]*)\\(;"                     \

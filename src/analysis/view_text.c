@@ -4,6 +4,7 @@
 #include "analysis/views.h"
 #include "common/alloc.h"
 #include "common/buf.h"
+#include "common/escape.h"
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -62,12 +63,6 @@ enum col {
 static const char *const col_title[C__COUNT] = {
 	"Name", "Exc %", "Exc", "Exc Ct", "Inc %", "Inc", "Inc Ct", "Fold",
 	"When", "First", "Last",
-};
-
-struct table {
-	char **cell;		/* (nr_rows + 1) * C__COUNT; row 0 = titles */
-	size_t nr_rows;
-	size_t width[C__COUNT];	/* in characters (UTF-8 code points) */
 };
 
 #define ELLIPSIS "\xe2\x80\xa6"	/* U+2026, one column */
@@ -130,28 +125,25 @@ int hs_view_short_templates(struct hs_buf *b, const char *name, size_t len)
 	return err;
 }
 
-/* Cut @s (owned, reallocated) to @max characters, the last one "…". */
-static int cut_name(char **s, size_t max)
+/*
+ * Cut the text of @b from byte @start on to @max characters, the last one
+ * "…" (a UTF-8 sequence is never split).
+ */
+static int cut_tail(struct hs_buf *b, size_t start, size_t max)
 {
-	size_t i = 0, chars = 0;
-	char *cut;
+	size_t i = start, chars = 0;
 
-	if (text_width(*s) <= max)
+	if (text_width(b->s + start) <= max)
 		return 0;
-	while ((*s)[i] && chars < max - 1) {
+	while (b->s[i] && chars < max - 1) {
 		i++;
-		while (((unsigned char)(*s)[i] & 0xc0) == 0x80)
+		while (((unsigned char)b->s[i] & 0xc0) == 0x80)
 			i++;
 		chars++;
 	}
-	cut = hs_malloc(i + sizeof(ELLIPSIS));
-	if (!cut)
-		return -ENOMEM;
-	memcpy(cut, *s, i);
-	memcpy(cut + i, ELLIPSIS, sizeof(ELLIPSIS));
-	hs_free(*s);
-	*s = cut;
-	return 0;
+	b->len = i;
+	b->s[i] = '\0';
+	return hs_buf_adds(b, ELLIPSIS);
 }
 
 static int integral(double x)
@@ -170,132 +162,192 @@ static int column_decimals(const struct hs_view *v, size_t off)
 	return 0;
 }
 
-static void table_free(struct table *t)
-{
-	size_t i;
+/*
+ * Deep trees. Indenting every row by its depth made a 100,000-frame stack
+ * cost time and memory quadratic in its depth (5.2 GB, killed after 30 s),
+ * and padding every name to the widest one does the same for one long
+ * name. So a name is indented at most HS_VIEW_TEXT_MAX_INDENT levels, a
+ * deeper row says its depth in brackets ("[1234] name"), and the Name
+ * column is at most HS_VIEW_TEXT_MAX_NAME_WIDTH wide: a longer name pushes
+ * the rest of its line to the right. Rows are formatted twice (once for
+ * the widths, once to print), one at a time: memory does not grow with
+ * the rows.
+ */
+struct text_layout {
+	const struct hs_text_opts *o;
+	int dec_exc, dec_exc_ct, dec_inc, dec_inc_ct, dec_fold;
+	size_t width[C__COUNT];	/* in characters (UTF-8 code points) */
+	size_t name_max;	/* names cut to this many characters; 0: not cut */
+};
 
-	if (t->cell)
-		for (i = 0; i < (t->nr_rows + 1) * C__COUNT; i++)
-			hs_free(t->cell[i]);
-	hs_free(t->cell);
-}
+/*
+ * One row's cells, NUL-separated in @b, starting at @at[c]; @name is
+ * scratch for a name with its template arguments shortened.
+ */
+struct text_row {
+	struct hs_buf b;
+	struct hs_buf name;
+	size_t at[C__COUNT];
+};
 
-static int table_build(struct table *t, const struct hs_view *v,
-		       const struct hs_text_opts *o)
+static int text_row_titles(struct text_row *t)
 {
-	int dec_exc = column_decimals(v, offsetof(struct hs_view_row, exc));
-	int dec_exc_ct = column_decimals(v, offsetof(struct hs_view_row, exc_count));
-	int dec_inc = column_decimals(v, offsetof(struct hs_view_row, inc));
-	int dec_inc_ct = column_decimals(v, offsetof(struct hs_view_row, inc_count));
-	int dec_fold = column_decimals(v, offsetof(struct hs_view_row, fold));
-	struct hs_buf b = HS_BUF_INIT;
-	size_t i, c;
+	size_t c;
 	int err = 0;
 
-	memset(t, 0, sizeof(*t));
-	t->nr_rows = v->nr_rows;
-	t->cell = hs_calloc((v->nr_rows + 1) * C__COUNT, sizeof(*t->cell));
-	if (!t->cell)
-		return -ENOMEM;
+	hs_buf_reset(&t->b);
+	for (c = 0; c < C__COUNT && !err; c++) {
+		t->at[c] = t->b.len;
+		err = hs_buf_add(&t->b, col_title[c], strlen(col_title[c]) + 1);
+	}
+	return err;
+}
+
+/*
+ * The Name cell as it prints: indentation, the name (its template
+ * arguments shortened when asked), control characters escaped, then cut
+ * to the layout's @name_max when --width set one.
+ */
+static int add_name_cell(struct text_row *t, const struct text_layout *lay,
+			 const struct hs_view_row *r)
+{
+	unsigned d, shown = r->depth < HS_VIEW_TEXT_MAX_INDENT ? r->depth : HS_VIEW_TEXT_MAX_INDENT;
+	struct hs_buf *b = &t->b;
+	size_t start = b->len;
+	int err = 0;
+
+	for (d = 0; d < shown && !err; d++)
+		err = hs_buf_adds(b, "  ");
+	if (!err && r->depth > HS_VIEW_TEXT_MAX_INDENT)
+		err = hs_buf_addf(b, "[%u] ", r->depth);
+	if (!err && lay->o->short_templates) {
+		hs_buf_reset(&t->name);
+		err = hs_view_short_templates(&t->name, r->name, hs_view_display_len(r->name));
+		if (!err)
+			err = hs_escape_add(b, t->name.s ? t->name.s : "", t->name.len);
+	} else if (!err) {
+		err = hs_escape_add(b, r->name, hs_view_display_len(r->name));
+	}
+	if (!err && lay->name_max)
+		err = cut_tail(b, start, lay->name_max);
+	return err;
+}
+
+static int text_row_fill(struct text_row *t, const struct hs_view *v,
+			 const struct text_layout *lay, const struct hs_view_row *r)
+{
+	size_t c;
+	int err = 0;
+
+	hs_buf_reset(&t->b);
+	for (c = 0; c < C__COUNT && !err; c++) {
+		t->at[c] = t->b.len;
+		switch (c) {
+		case C_NAME:
+			err = add_name_cell(t, lay, r);
+			break;
+		case C_EXC_PCT:
+			err = add_num(&t->b, pct(v, r->exc), 1);
+			break;
+		case C_EXC:
+			err = add_num(&t->b, r->exc, lay->dec_exc);
+			break;
+		case C_EXC_CT:
+			err = add_num(&t->b, r->exc_count, lay->dec_exc_ct);
+			break;
+		case C_INC_PCT:
+			err = add_num(&t->b, pct(v, r->inc), 1);
+			break;
+		case C_INC:
+			err = add_num(&t->b, r->inc, lay->dec_inc);
+			break;
+		case C_INC_CT:
+			err = add_num(&t->b, r->inc_count, lay->dec_inc_ct);
+			break;
+		case C_FOLD:
+			err = add_num(&t->b, r->fold, lay->dec_fold);
+			break;
+		case C_WHEN:
+			err = hs_buf_adds(&t->b, r->when);
+			break;
+		case C_FIRST:
+			err = row_empty(r) ? hs_buf_adds(&t->b, "-") :
+					     hs_buf_addf(&t->b, "%.3f", ms(r->first));
+			break;
+		case C_LAST:
+			err = row_empty(r) ? hs_buf_adds(&t->b, "-") :
+					     hs_buf_addf(&t->b, "%.3f", ms(r->last));
+			break;
+		}
+		if (!err)
+			err = hs_buf_addc(&t->b, '\0');
+	}
+	return err;
+}
+
+static void text_row_widen(const struct text_row *t, struct text_layout *lay)
+{
+	size_t c;
+
 	for (c = 0; c < C__COUNT; c++) {
-		t->cell[c] = hs_strdup(col_title[c]);
-		if (!t->cell[c])
-			return -ENOMEM;
+		size_t len = text_width(t->b.s + t->at[c]);
+
+		if (c == C_NAME && len > HS_VIEW_TEXT_MAX_NAME_WIDTH)
+			len = HS_VIEW_TEXT_MAX_NAME_WIDTH;
+		if (len > lay->width[c])
+			lay->width[c] = len;
 	}
+}
+
+static int text_layout_init(struct text_layout *lay, const struct hs_view *v,
+			    const struct hs_text_opts *o, struct text_row *t)
+{
+	size_t i;
+	int err;
+
+	memset(lay, 0, sizeof(*lay));
+	lay->o = o;
+	lay->dec_exc = column_decimals(v, offsetof(struct hs_view_row, exc));
+	lay->dec_exc_ct = column_decimals(v, offsetof(struct hs_view_row, exc_count));
+	lay->dec_inc = column_decimals(v, offsetof(struct hs_view_row, inc));
+	lay->dec_inc_ct = column_decimals(v, offsetof(struct hs_view_row, inc_count));
+	lay->dec_fold = column_decimals(v, offsetof(struct hs_view_row, fold));
+	err = text_row_titles(t);
+	if (!err)
+		text_row_widen(t, lay);
 	for (i = 0; i < v->nr_rows && !err; i++) {
-		const struct hs_view_row *r = &v->rows[i];
-		char **row = &t->cell[(i + 1) * C__COUNT];
-		unsigned d;
-
-		for (c = 0; c < C__COUNT && !err; c++) {
-			hs_buf_reset(&b);
-			switch (c) {
-			case C_NAME:
-				for (d = 0; d < r->depth && !err; d++)
-					err = hs_buf_adds(&b, "  ");
-				if (!err && o->short_templates)
-					err = hs_view_short_templates(&b, r->name,
-								      hs_view_display_len(r->name));
-				else if (!err)
-					err = hs_buf_add(&b, r->name, hs_view_display_len(r->name));
-				break;
-			case C_EXC_PCT:
-				err = add_num(&b, pct(v, r->exc), 1);
-				break;
-			case C_EXC:
-				err = add_num(&b, r->exc, dec_exc);
-				break;
-			case C_EXC_CT:
-				err = add_num(&b, r->exc_count, dec_exc_ct);
-				break;
-			case C_INC_PCT:
-				err = add_num(&b, pct(v, r->inc), 1);
-				break;
-			case C_INC:
-				err = add_num(&b, r->inc, dec_inc);
-				break;
-			case C_INC_CT:
-				err = add_num(&b, r->inc_count, dec_inc_ct);
-				break;
-			case C_FOLD:
-				err = add_num(&b, r->fold, dec_fold);
-				break;
-			case C_WHEN:
-				err = hs_buf_adds(&b, r->when);
-				break;
-			case C_FIRST:
-				err = row_empty(r) ? hs_buf_adds(&b, "-") :
-						     hs_buf_addf(&b, "%.3f", ms(r->first));
-				break;
-			case C_LAST:
-				err = row_empty(r) ? hs_buf_adds(&b, "-") :
-						     hs_buf_addf(&b, "%.3f", ms(r->last));
-				break;
-			}
-			if (!err) {
-				row[c] = hs_buf_detach(&b);
-				if (!row[c])
-					err = -ENOMEM;
-			}
-		}
+		err = text_row_fill(t, v, lay, &v->rows[i]);
+		if (!err)
+			text_row_widen(t, lay);
 	}
-	hs_buf_release(&b);
-	if (err)
-		return err;
-	for (i = 0; i <= t->nr_rows; i++)
-		for (c = 0; c < C__COUNT; c++) {
-			size_t len = text_width(t->cell[i * C__COUNT + c]);
-
-			if (len > t->width[c])
-				t->width[c] = len;
-		}
-	if (o->width) {
+	if (!err && o->width) {
 		/* the other columns and their two-blank gaps take the rest */
-		size_t others = 0, max;
+		size_t others = 0, c, max;
 
 		for (c = 1; c < C__COUNT; c++)
-			others += 2 + t->width[c];
+			others += 2 + lay->width[c];
 		max = o->width > others + MIN_NAME_WIDTH ? o->width - others : MIN_NAME_WIDTH;
-		if (t->width[C_NAME] > max) {
-			for (i = 1; i <= t->nr_rows && !err; i++)
-				err = cut_name(&t->cell[i * C__COUNT + C_NAME], max);
-			t->width[C_NAME] = max;
+		if (lay->width[C_NAME] > max) {
+			lay->width[C_NAME] = max;
+			lay->name_max = max;
 		}
 	}
 	return err;
 }
 
-static void table_line(const struct table *t, size_t i, FILE *f)
+static void text_row_print(const struct text_row *t, const struct text_layout *lay, FILE *f)
 {
 	size_t c;
 
 	for (c = 0; c < C__COUNT; c++) {
-		const char *s = t->cell[i * C__COUNT + c];
-		int w = (int)t->width[c];
+		const char *s = t->b.s + t->at[c];
+		int w = (int)lay->width[c];
 
-		if (c == C_NAME)	/* padded by characters: names may hold "…" */
-			fprintf(f, "%s%*s", s, (int)(t->width[c] - text_width(s)), "");
-		else if (c == C_WHEN)
+		if (c == C_NAME) {	/* padded by characters: names may hold "…" */
+			size_t chars = text_width(s);
+
+			fprintf(f, "%s%*s", s, chars < lay->width[c] ? (int)(lay->width[c] - chars) : 0, "");
+		} else if (c == C_WHEN)
 			fprintf(f, "  %-*s", w, s);
 		else if (c == C_LAST)
 			fprintf(f, "  %*s\n", w, s);
@@ -310,7 +362,9 @@ static void summary_text(const struct hs_view *v, FILE *f)
 	struct hs_buf b = HS_BUF_INIT;
 
 	add_num(&b, s->metric, integral(s->metric) ? 0 : 3);
-	fprintf(f, "Totals Metric: %s%s%s", b.s, s->unit ? " " : "", s->unit ? s->unit : "");
+	fprintf(f, "Totals Metric: %s%s", b.s, s->unit ? " " : "");
+	if (s->unit)
+		hs_escape_write(f, s->unit, strlen(s->unit));
 	hs_buf_reset(&b);
 	add_num(&b, s->count, integral(s->count) ? 0 : 3);
 	fprintf(f, "  Count: %s  Samples: %zu  First: %.3f  Last: %.3f  Last-First: %.3f"
@@ -330,49 +384,69 @@ int hs_view_write_text(const struct hs_view *v, FILE *f)
 int hs_view_write_text_opts(const struct hs_view *v, const struct hs_text_opts *o, FILE *f)
 {
 	enum hs_row_section section = HS_ROW_PLAIN;
-	struct table t;
+	struct text_row t = { .b = HS_BUF_INIT, .name = HS_BUF_INIT };
+	struct text_layout lay;
 	size_t i;
 	int err;
 
 	if (v->kind == HS_VIEW_FLAME)
 		return hs_view_write_folded(v, f);
-	err = table_build(&t, v, o);
+	err = text_layout_init(&lay, v, o, &t);
+	if (!err)
+		err = text_row_titles(&t);
 	if (err) {
-		table_free(&t);
+		hs_buf_release(&t.b);
+		hs_buf_release(&t.name);
 		return err;
 	}
 	summary_text(v, f);
-	if (v->focus)
-		fprintf(f, "Focus: %s\n", v->focus);
+	if (v->focus) {
+		fputs("Focus: ", f);
+		hs_escape_write(f, v->focus, strlen(v->focus));
+		fputc('\n', f);
+	}
 	fputc('\n', f);
-	table_line(&t, 0, f);
-	for (i = 0; i < v->nr_rows; i++) {
+	text_row_print(&t, &lay, f);
+	for (i = 0; i < v->nr_rows && !err && !ferror(f); i++) {
 		if (v->rows[i].section != section) {
 			section = v->rows[i].section;
 			fprintf(f, "%s\n", section == HS_ROW_CALLER ? "Callers:" :
 					   section == HS_ROW_FOCUS ? "Focus:" : "Callees:");
 		}
-		table_line(&t, i + 1, f);
+		err = text_row_fill(&t, v, &lay, &v->rows[i]);
+		if (!err)
+			text_row_print(&t, &lay, f);
 	}
+	hs_buf_release(&t.b);
+	hs_buf_release(&t.name);
+	if (err)
+		return err;
 	if (v->nr_rows < v->nr_total)
 		fprintf(f, "(%zu of %zu rows shown)\n", v->nr_rows, v->nr_total);
-	table_free(&t);
 	return ferror(f) ? -EIO : 0;
 }
 
 /* CSV -------------------------------------------------------------------- */
 
+/* A name, control characters escaped (so no line breaks), then quoted. */
 static int csv_field(struct hs_buf *b, const char *s, size_t len)
 {
-	size_t i;
-	int err;
+	size_t i, start = b->len;
+	int err = hs_escape_add(b, s, len);
+	char *copy;
 
-	if (!memchr(s, ',', len) && !memchr(s, '"', len) && !memchr(s, '\n', len) &&
-	    !memchr(s, '\r', len))
-		return hs_buf_add(b, s, len);
+	if (err || (!memchr(b->s + start, ',', b->len - start) &&
+		    !memchr(b->s + start, '"', b->len - start)))
+		return err;
+	copy = hs_strdup(b->s + start);
+	if (!copy)
+		return -ENOMEM;
+	b->len = start;
+	b->s[start] = '\0';
 	err = hs_buf_addc(b, '"');
-	for (i = 0; i < len && !err; i++)
-		err = s[i] == '"' ? hs_buf_adds(b, "\"\"") : hs_buf_addc(b, s[i]);
+	for (i = 0; copy[i] && !err; i++)
+		err = copy[i] == '"' ? hs_buf_adds(b, "\"\"") : hs_buf_addc(b, copy[i]);
+	hs_free(copy);
 	return err ? err : hs_buf_addc(b, '"');
 }
 
@@ -480,12 +554,15 @@ int hs_view_write_folded(const struct hs_view *v, FILE *f)
 			path[n++] = x;
 		hs_buf_reset(&b);
 		if (!n)
-			err = hs_buf_adds(&b, v->rows[i].name);
+			err = hs_escape_add(&b, v->rows[i].name, strlen(v->rows[i].name));
 		for (k = n; k-- > 0 && !err;) {
-			const char *s = v->rows[path[k]].name;
+			size_t start = b.len, j;
 
-			for (; *s && !err; s++)
-				err = hs_buf_addc(&b, *s == ';' ? ':' : *s);
+			err = hs_escape_add(&b, v->rows[path[k]].name,
+					    strlen(v->rows[path[k]].name));
+			for (j = start; j < b.len; j++)
+				if (b.s[j] == ';')
+					b.s[j] = ':';
 			if (k && !err)
 				err = hs_buf_addc(&b, ';');
 		}

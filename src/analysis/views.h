@@ -162,16 +162,25 @@ size_t hs_view_group_start(const char *s, size_t end, char open, char close);
 /*
  * Output. Text: the summary line, then aligned columns (Name, Exc %, Exc,
  * Exc Ct, Inc %, Inc, Inc Ct, Fold, When, First, Last), tree names
- * indented by depth; Flame Graph text is folded stacks ("a;b;c 12", root
+ * indented by depth, two spaces a level up to HS_VIEW_TEXT_MAX_INDENT
+ * levels, deeper rows with their depth in brackets ("[1234] name"); the
+ * Name column is at most HS_VIEW_TEXT_MAX_NAME_WIDTH wide (a longer name
+ * pushes the rest of its line right); rows are written as they are
+ * formatted, in memory that does not grow with them. In text, CSV and
+ * folded output, control characters in names (and in the focus and the
+ * unit) are escaped as common/escape.h says. Flame Graph text is folded stacks ("a;b;c 12", root
  * first). CSV: a header then one row per line (trees: a Depth column;
  * Caller-Callee: a Section column; Flame Graph: rectangles). Each returns
  * 0 or -EIO when writing failed. @f is borrowed.
  */
 int hs_view_write_text(const struct hs_view *v, FILE *f);
+#define HS_VIEW_TEXT_MAX_INDENT 50
+#define HS_VIEW_TEXT_MAX_NAME_WIDTH 200
 /*
  * How text output fits names: @short_templates writes each template's
  * arguments as "<…>" ("std::vector<…>::push_back(…)" keeps its function
- * parameters); @width > 0 cuts names ending in "…" so that a line fits in
+ * parameters); @width > 0 cuts names as printed (indented, escaped),
+ * ending them in "…", so that a line fits in
  * @width columns (names keep at least 16).
  */
 struct hs_text_opts {
@@ -186,15 +195,26 @@ int hs_view_write_csv(const struct hs_view *v, FILE *f);
 int hs_view_write_folded(const struct hs_view *v, FILE *f);
 
 /*
- * JSON (docs/json-api.md): returns a new jansson object (the caller owns
- * one reference), or NULL when out of memory. hs_view_write_json() dumps
- * it to @f, indented, with a trailing newline.
+ * JSON (docs/json-api.md). hs_view_write_json() writes the document to
+ * @f, indented, with a trailing newline; hs_view_json_dump() returns it
+ * as a new string (free with hs_free(); NULL when out of memory), its
+ * length in *@len, with jansson dump flags @flags. Neither recurses
+ * through a tree nor holds more than one row's object, and indentation
+ * stops growing at HS_VIEW_JSON_MAX_INDENT levels of nesting, so a tree
+ * of any depth costs time and memory linear in its rows. Return 0, -EIO
+ * or -ENOMEM. hs_view_json() parses that document back into a new
+ * jansson object (the caller owns one reference): NULL when out of
+ * memory, or when the tree is deeper than jansson's parser allows (about
+ * 1,000 rows deep), so it is for small views and tests.
  */
 struct json_t;
-struct json_t *hs_view_json(const struct hs_view *v);
 int hs_view_write_json(const struct hs_view *v, FILE *f);
+char *hs_view_json_dump(const struct hs_view *v, size_t flags, size_t *len);
+struct json_t *hs_view_json(const struct hs_view *v);
 /* The jansson dump flags of hs_view_write_json(). */
 #define HS_VIEW_JSON_FLAGS (JSON_INDENT(2) | JSON_REAL_PRECISION(15) | JSON_PRESERVE_ORDER)
+/* Levels of nesting past which lines are indented no further. */
+#define HS_VIEW_JSON_MAX_INDENT 32
 /*
  * Row @i as in hs_view_json() but without "children" (tree rows keep
  * "depth" and "nr_children"); the summary object. New references, or

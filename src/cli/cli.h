@@ -33,6 +33,8 @@ int cli_help(const char *cmd);
  */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Each line of @text (NULL: none) as a "heapscope: warning:" message. */
+void cli_warn_lines(const char *text);
 /* Print "heapscope: error: message" to stderr; returns HS_EXIT_FAIL. */
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -124,7 +126,8 @@ int cli_filter_option_cb(const char *cmd, const struct cli_option *opt, void *fi
 		     "and stops, an empty group leaves the frame ungrouped", \
 		     cli_filter_option_cb, CLI_GIVEN_GROUP), \
 	OPT_CALLBACK(0, "fold", type, member, "PATS", \
-		     "FoldPats: matching frames are charged to their caller", \
+		     "FoldPats: matching frames are charged to their caller\n" \
+		     "('+PATS' in --group, --fold, --exc: the default, then PATS)", \
 		     cli_filter_option_cb, CLI_GIVEN_FOLD), \
 	OPT_CALLBACK(0, "inc", type, member, "PATS", \
 		     "IncPats: keep samples whose stack matches EVERY ';'\n" \
@@ -143,12 +146,26 @@ int cli_filter_option_cb(const char *cmd, const struct cli_option *opt, void *fi
 /* The bits of struct cli_filter's given: which filter options were given. */
 enum { CLI_GIVEN_GROUP = 1, CLI_GIVEN_FOLD = 2, CLI_GIVEN_INC = 4, CLI_GIVEN_EXC = 8,
        CLI_GIVEN_START = 16, CLI_GIVEN_END = 32 };
+/* GroupPats, FoldPats and ExcPats "+PATS" joined to a default: owned. */
+struct cli_joined_pats {
+	char *group, *fold, *exc;
+};
+void cli_joined_pats_release(struct cli_joined_pats *j);
+
 /*
  * What @given leaves out of @f taken from a file's saved defaults @d
- * (borrowed: @f points into @d's strings afterwards).
+ * (borrowed: @f points into @d's strings afterwards), then
+ * cli_filter_extend(). Returns 0 or the exit status of a failure (told).
  */
-void cli_filter_defaults(struct hs_filter_params *f, unsigned given,
-			 const struct hs_source_defaults *d);
+int cli_filter_defaults(struct hs_filter_params *f, unsigned given,
+			const struct hs_source_defaults *d, struct cli_joined_pats *keep);
+/*
+ * GroupPats, FoldPats or ExcPats of @f given as "+PATS" add PATS to @d's
+ * default instead of replacing it (hs_patterns_extend()); the lists
+ * joined are kept in @keep. Returns 0 or the exit status of a failure.
+ */
+int cli_filter_extend(struct hs_filter_params *f, const struct hs_source_defaults *d,
+		      struct cli_joined_pats *keep);
 
 /*
  * Serve @app's traces with the web GUI until SIGINT or SIGTERM (`heapscope
@@ -198,6 +215,8 @@ extern const struct cli_syntax cli_symbolize_syntax;
 int cmd_symbolize(int argc, char **argv);
 extern const struct cli_syntax cli_stats_syntax;
 int cmd_stats(int argc, char **argv);
+extern const struct cli_syntax cli_gcstats_syntax;
+int cmd_gcstats(int argc, char **argv);
 extern const struct cli_syntax cli_source_syntax;
 int cmd_source(int argc, char **argv);
 #endif

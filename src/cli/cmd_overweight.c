@@ -65,6 +65,7 @@ int cmd_overweight(int argc, char **argv)
 	struct hs_stack_source base, test;
 	struct hs_diag diag = HS_DIAG_INIT(NULL);
 	struct hs_overweight ow;
+	struct cli_joined_pats base_pats = { 0 }, test_pats = { 0 };
 	const char *from, *format;
 	int n, err, ret;
 
@@ -89,12 +90,18 @@ int cmd_overweight(int argc, char **argv)
 		return ret;
 	}
 	pb = p;
-	cli_filter_defaults(&pb.filter, o.filter.given, &base.defaults);
+	ret = cli_filter_defaults(&pb.filter, o.filter.given, &base.defaults, &base_pats);
 	pt = p;
-	cli_filter_defaults(&pt.filter, o.filter.given, &test.defaults);
-	err = hs_overweight_compute(&base, &pb, &test, &pt, &ow, &diag);
+	if (!ret)
+		ret = cli_filter_defaults(&pt.filter, o.filter.given, &test.defaults,
+					  &test_pats);
+	err = ret ? 0 : hs_overweight_compute(&base, &pb, &test, &pt, &ow, &diag);
 	hs_source_release(&base);
 	hs_source_release(&test);
+	cli_joined_pats_release(&base_pats);
+	cli_joined_pats_release(&test_pats);
+	if (ret)
+		return ret;
 	if (err == -EINVAL)
 		return cli_fail("%s", diag.set ? diag.msg : "bad pattern");
 	if (err)

@@ -49,9 +49,10 @@ struct report_opts {
 	struct hs_view_params params;
 	struct cli_filter filter;	/* the filter options as given */
 	unsigned given;			/* CLI_GIVEN_*: filter options given */
+	struct cli_joined_pats joined;	/* "+PATS" joined to the defaults */
 	int has_fold_pct;
 	struct hs_memview_opts mv;	/* heapscope traces: which memory view */
-	int has_mv;			/* --source, --large-threshold, --size-classes */
+	int has_mv;			/* --source and the memory views' options */
 };
 
 /*
@@ -135,7 +136,10 @@ static int count_cb(const char *cmd, const struct cli_option *opt, void *field,
 	return 0;
 }
 
-/* --large-threshold N and --size-classes: options of a trace's memory views */
+/*
+ * --large-threshold N, --size-classes, --keep-wrappers (value 1) and
+ * --split-inline (2): options of a trace's memory views
+ */
 static int memview_cb(const char *cmd, const struct cli_option *opt, void *field,
 		      const char *arg)
 {
@@ -143,6 +147,14 @@ static int memview_cb(const char *cmd, const struct cli_option *opt, void *field
 	unsigned long ul;
 
 	o->has_mv = 1;
+	if (!arg && opt->value == 1) {
+		o->mv.keep_wrappers = 1;
+		return 0;
+	}
+	if (!arg && opt->value == 2) {
+		o->mv.split_inline = 1;
+		return 0;
+	}
 	if (!arg) {
 		o->mv.size_classes = 1;
 		return 0;
@@ -244,9 +256,18 @@ static const struct cli_option report_options[] = {
 	OPT_CALLBACK_F(0, "size-classes", struct report_opts, cmd, NULL,
 		       "an 'Alloc < 2^k' frame (as a number) under each\n"
 		       "allocation", memview_cb, 0, CLI_OPTION_NO_VALUE),
+	OPT_CALLBACK_F(0, "keep-wrappers", struct report_opts, cmd, NULL,
+		       "no allocation wrappers in the default FoldPats",
+		       memview_cb, 1, CLI_OPTION_NO_VALUE),
+	OPT_CALLBACK_F(0, "split-inline", struct report_opts, cmd, NULL,
+		       "an inlined copy of a function that also has out-of-line\n"
+		       "frames apart, as 'f (inline)' (by default they are one)",
+		       memview_cb, 2, CLI_OPTION_NO_VALUE),
 	OPT_TEXT("Their default FoldPats (see --list-presets, 'heap') charge the allocator\n"
 		 "(malloc, operator new, C++ containers and strings, Rust's Vec, String,\n"
-		 "Box, HashMap) to its callers; leaks puts the exit-time allocations of\n"
+		 "Box, HashMap) and the program's allocation wrappers (functions that\n"
+		 "only pass an allocation on, called from several places) to their\n"
+		 "callers; leaks puts the exit-time allocations of\n"
 		 "libc and libstdc++ (known by the frames that allocate) under a\n"
 		 "'KnownExitTimeAlloc' frame that its default ExcPats drop\n"
 		 "(docs/memory.md). Give --fold '' or --exc '' to see them.\n"),
@@ -426,7 +447,8 @@ checks:
 	}
 	if (o->has_mv && (!cli_is_trace(o->path, o->from) ||
 			  (o->base_path && !cli_is_trace(o->base_path, o->from))))
-		return cli_usage_error(o->cmd, "--large-threshold, --size-classes "
+		return cli_usage_error(o->cmd, "--large-threshold, --size-classes, "
+				       "--keep-wrappers, --split-inline "
 				       "and the memory views of --source are for "
 				       "heapscope traces");
 	if (o->exe_dir && !o->preset)
@@ -435,11 +457,11 @@ checks:
 }
 
 /* Options not given on the command line come from the file's saved defaults. */
-static void apply_defaults(struct report_opts *o, const struct hs_source_defaults *d)
+static int apply_defaults(struct report_opts *o, const struct hs_source_defaults *d)
 {
-	cli_filter_defaults(&o->params.filter, o->given, d);
 	if (!o->has_fold_pct)
 		o->params.fold_pct = hs_source_default_number(d->fold_pct);
+	return cli_filter_defaults(&o->params.filter, o->given, d, &o->joined);
 }
 
 /*
@@ -683,6 +705,7 @@ static void opts_release(struct report_opts *o)
 	free(o->drill_owned);
 	hs_free(o->preset_group);
 	hs_free(o->diff_group);
+	cli_joined_pats_release(&o->joined);
 }
 
 /*
@@ -778,11 +801,11 @@ static int report_or_diff(const char *cmd, int nr_paths, int argc, char **argv)
 	/* the defaults are the file's (TEST's for diff), not the view's */
 	saved = src.defaults;
 	memset(&src.defaults, 0, sizeof(src.defaults));
-	apply_defaults(&o, &saved);
+	ret = apply_defaults(&o, &saved);
 	/* the range chose the peak's blocks, allocated before it or not */
 	if (info.uses_range && o.mv.kind == HS_MEM_PEAK)
 		o.params.filter.start_ms = o.params.filter.end_ms = NAN;
-	if (o.base_path) {
+	if (!ret && o.base_path) {
 		ret = make_diff(&o, &src);
 		if (!ret)
 			ret = diff_group(&o);

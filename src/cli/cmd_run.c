@@ -528,6 +528,49 @@ static void drop_manifest(struct run_opts *o)
 }
 
 /*
+ * Symbolize @path in a child process. libdw ends the process it runs in
+ * when memory is short (it calls exit() from its out-of-memory handler,
+ * or crashes in dwarf_getsrclines() under a tight ulimit -v), and run
+ * must still return the program's status. A failure is a warning: the
+ * trace is whole without its symbol section, which `heapscope symbolize`
+ * writes again from the data (a section cut short is replaced).
+ */
+static void symbolize_apart(const char *path, const struct hs_symbolize_opts *so)
+{
+	const char *why = NULL;
+	char reason[96];
+	pid_t pid;
+	int st = 0;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		/* libdw's own messages go through error(): say who we are */
+		program_invocation_name = (char *)"heapscope";
+		_exit(cli_symbolize(path, NULL, so, 0) == HS_EXIT_OK ? 0 : 1);
+	}
+	if (pid < 0) {
+		snprintf(reason, sizeof(reason), "cannot start it: %s", strerror(errno));
+		why = reason;
+	} else {
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		if (WIFSIGNALED(st)) {
+			snprintf(reason, sizeof(reason), "the symbolizer was killed by signal "
+				 "%d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+			why = reason;
+		} else if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+			why = "see above";
+		}
+	}
+	if (why)
+		fprintf(stderr, "heapscope: warning: symbolization of %s was skipped (%s); "
+			"the trace is complete without names: 'heapscope symbolize %s' "
+			"adds them later\n", path, why, path);
+}
+
+/*
  * The traces the manifest lists: symbolized like the main one when their
  * process has ended; a process still running (a daemon) is still writing
  * its trace, which is left for `heapscope symbolize`. Removes the manifest.
@@ -556,7 +599,7 @@ static void finish_children(struct run_opts *o, const struct hs_symbolize_opts *
 			continue;
 		}
 		if (!o->no_symbolize)
-			cli_symbolize(path, NULL, so, 0);
+			symbolize_apart(path, so);
 		if (!o->quiet)
 			fprintf(stderr, "heapscope: process %ld traced into %s\n", pid, path);
 	}
@@ -565,25 +608,12 @@ static void finish_children(struct run_opts *o, const struct hs_symbolize_opts *
 	drop_manifest(o);
 }
 
-/*
- * The end summary: the trace's totals (analysis/totals.h), as `heapscope
- * stats` and `dump --summary` give them, and stats's leaks
- * (docs/memory.md).
- */
-static void summarize(const char *path)
+/* The end summary's heap line: counts, peaks, leaks (docs/memory.md). */
+static void summarize_heap(const char *path, const struct hs_trace *t,
+			   const struct hs_heap_totals *s)
 {
-	struct hs_diag diag = HS_DIAG_INIT(path);
-	struct hs_heap_totals tot, *s = &tot;
-	struct hs_trace t;
-	struct stat sb;
-	char a[32], b[32], c[32], msg[1024], leaks[160];
+	char a[32], b[32], c[32], leaks[160];
 
-	if (hs_heap_totals_path(path, &t, &tot, &diag)) {
-		if (!diag.set)
-			hs_diag_set(&diag, 0, "cannot read the trace");
-		fprintf(stderr, "heapscope: %s\n", hs_diag_format(&diag, msg, sizeof(msg)));
-		return;
-	}
 	leaked(path, leaks, sizeof(leaks));
 	cli_human_bytes((double)s->bytes_allocated, a, sizeof(a));
 	cli_human_bytes((double)s->peak_heap, b, sizeof(b));
@@ -595,17 +625,53 @@ static void summarize(const char *path)
 		" free%s, peak heap %s, peak RSS %s%s\n",
 		s->allocs, cli_s((double)s->allocs), a, s->frees, cli_s((double)s->frees),
 		b, c, leaks);
-	if (t.info.sample_bytes)
+	if (t->info.sample_bytes)
 		fprintf(stderr, "heapscope: sampled one allocation per %" PRIu64
 			" bytes on average: counts and bytes above are of the samples, "
-			"leaks are estimates\n", t.info.sample_bytes);
+			"leaks are estimates\n", t->info.sample_bytes);
+}
+
+/*
+ * The end summary: the trace's totals (analysis/totals.h), as `heapscope
+ * stats` and `dump --summary` give them, and stats's leaks
+ * (docs/memory.md). A --no-heap trace (its SAMPLING record's flags bit
+ * 0) has no heap line of zeros, only its peak RSS. @exited: the program
+ * ended by exit, so a trace cut short was cut by a failed write, not by
+ * the program's end.
+ */
+static void summarize(const char *path, int exited)
+{
+	struct hs_diag diag = HS_DIAG_INIT(path);
+	struct hs_heap_totals tot, *s = &tot;
+	struct hs_trace_sampling sampling;
+	struct hs_trace t;
+	struct stat sb;
+	char a[32], msg[1024];
+
+	if (hs_heap_totals_path(path, &t, &tot, &diag)) {
+		if (!diag.set)
+			hs_diag_set(&diag, 0, "cannot read the trace");
+		fprintf(stderr, "heapscope: %s\n", hs_diag_format(&diag, msg, sizeof(msg)));
+		return;
+	}
+	if (hs_trace_peek_sampling(path, &sampling, &diag) != 1 || !(sampling.flags & 1)) {
+		summarize_heap(path, &t, s);
+	} else if (s->peak_rss) {
+		cli_human_bytes((double)s->peak_rss, a, sizeof(a));
+		fprintf(stderr, "heapscope: heap not recorded (--no-heap), peak RSS %s\n", a);
+	}
 	if (s->cpu_samples || s->wall_samples)
 		fprintf(stderr, "heapscope: %" PRIu64 " CPU sample%s (%.1f ms of CPU), "
 			"%" PRIu64 " wall-clock sample%s: heapscope report --source "
 			"%s %s\n", s->cpu_samples, cli_s((double)s->cpu_samples),
 			(double)s->cpu_ns / 1e6, s->wall_samples, cli_s((double)s->wall_samples),
 			s->cpu_samples ? "cpu" : "wall", path);
-	if (t.cut_off)
+	if (t.cut_off && exited)
+		fprintf(stderr, "heapscope: the trace was cut off although the program "
+			"finished: the collector could not write all of it (a full disk, "
+			"or a file size limit?): %" PRIu64 " event%s recovered\n", s->events,
+			cli_s((double)s->events));
+	else if (t.cut_off)
 		fprintf(stderr, "heapscope: the trace was cut off (the program did not "
 			"finish): %" PRIu64 " event%s recovered\n", s->events,
 			cli_s((double)s->events));
@@ -929,12 +995,12 @@ int cmd_run(int argc, char **argv)
 		};
 
 		if (path[0] && !o.no_symbolize)
-			cli_symbolize(path, NULL, &so, 0);
+			symbolize_apart(path, &so);
 		finish_children(&o, &so);
 	}
 	cli_string_list_release(&o.debug_dirs);
 	if (path[0] && !o.quiet)
-		summarize(path);
+		summarize(path, WIFEXITED(status));
 	/* then the viewer, for a person at a terminal (scripts get their status) */
 	if (path[0] && !o.no_view && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
 		char *paths[] = { path, dr.out };

@@ -214,6 +214,7 @@ int cmd_source(int argc, char **argv)
 	struct hs_source_lines sl;
 	struct hs_stack_source src;
 	struct hs_memview_info info;
+	struct cli_joined_pats joined = { 0 };
 	int ret;
 
 	ret = parse(argc, argv, &o);
@@ -239,6 +240,12 @@ int cmd_source(int argc, char **argv)
 		o.f.params.fold = src.defaults.fold;
 	if (!(o.f.given & CLI_GIVEN_EXC))
 		o.f.params.exc = src.defaults.exc;
+	ret = cli_filter_extend(&o.f.params, &src.defaults, &joined);
+	if (ret) {
+		hs_source_release(&src);
+		cli_string_list_release(&o.dirs);
+		return ret;
+	}
 	/* the range chose the peak's blocks, allocated before it or not */
 	if (info.uses_range && mv.kind == HS_MEM_PEAK)
 		o.f.params.start_ms = o.f.params.end_ms = NAN;
@@ -249,6 +256,7 @@ int cmd_source(int argc, char **argv)
 		ret = show(&o, &sl, &src);
 	hs_source_lines_release(&sl);
 	hs_source_release(&src);
+	cli_joined_pats_release(&joined);
 	cli_string_list_release(&o.dirs);
 	return ret;
 }

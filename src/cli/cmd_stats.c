@@ -6,6 +6,8 @@
 #include "analysis/stats.h"
 #include "analysis/views.h"
 #include "cli/cli.h"
+#include "cli/stats_graph.h"
+#include "io/io.h"
 #include "common/diag.h"
 #include <inttypes.h>
 #include <jansson.h>
@@ -207,7 +209,10 @@ const struct cli_syntax cli_stats_syntax = {
 		 "[ms, bytes] arrays in JSON). A call site is the function that called\n"
 		 "the allocator, as 'report' shows it in ByName's Exc column. Sampled\n"
 		 "traces give estimates. The numbers are those of the memory views of\n"
-		 "'heapscope report --source ...' (docs/memory.md).\n",
+		 "'heapscope report --source ...' (docs/memory.md).\n"
+		 "For a .NET heap snapshot (.gcdump): the totals, the type table\n"
+		 "(objects and bytes per type, largest first) and the largest\n"
+		 "retainers (docs/dotnet.md).\n",
 	.options = stats_options,
 	.help_column = 16,
 };
@@ -219,10 +224,16 @@ static int show(const struct cli_input *in, const struct hs_stats_opts *o, int j
 	struct hs_trace t;
 	struct hs_diag diag;
 	char msg[1024];
+	enum hs_format fmt;
 	int err;
 
+	diag = (struct hs_diag)HS_DIAG_INIT(in->name);
+	if (!cli_is_trace(in->path, NULL) &&
+	    !hs_path_format(in->path, HS_FORMAT_UNKNOWN, &fmt, &diag) &&
+	    hs_format_has(fmt, HS_FORMAT_HAS_GRAPH))
+		return cli_stats_graph(in->path, in->name, o->top ? o->top : 10, json);
 	if (!cli_is_trace(in->path, NULL) && access(in->path, R_OK) == 0)
-		return cli_fail("%s: not a heapscope trace (stats reads .heapscope traces)",
+		return cli_fail("%s: not a heapscope trace or heap snapshot (stats reads .heapscope and .gcdump files)",
 				in->name);
 	diag = (struct hs_diag)HS_DIAG_INIT(in->name);
 	err = hs_trace_load(in->path, &t, &diag);

@@ -174,6 +174,7 @@ static int add_file(struct hs_app *app, const char *path, const char *from)
 			hs_diag_set(&diag, 0, "%s", strerror(-err));
 		return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
 	}
+	cli_warn_lines(app->traces[app->nr_traces - 1].sources[0].src.defaults.warning);
 	return 0;
 }
 

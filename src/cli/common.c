@@ -5,7 +5,10 @@
 #include "cli/cli.h"
 #include "analysis/filter.h"
 #include "analysis/memviews.h"
+#include "analysis/pattern.h"
+#include "common/alloc.h"
 #include "common/diag.h"
+#include "common/log.h"
 #include "format/trace_reader.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +20,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+void cli_warn_lines(const char *text)
+{
+	const char *nl;
+
+	for (; text && *text; text = nl ? nl + 1 : NULL) {
+		nl = strchr(text, '\n');
+		pr_warn("%.*s", nl ? (int)(nl - text) : (int)strlen(text), text);
+	}
+}
 
 int cli_load(const char *cmd, const char *path, const char *from,
 	     struct hs_stack_source *src)
@@ -126,6 +139,7 @@ static int load_source(const char *cmd, const char *path, const char *name,
 		hs_source_release(src);
 		return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
 	}
+	cli_warn_lines(src->defaults.warning);	/* saved texts not used */
 	return HS_EXIT_OK;
 }
 
@@ -194,7 +208,35 @@ int cli_is_trace(const char *path, const char *from)
 	return hs_format_has(guess_format(path, from), HS_FORMAT_HAS_HEAP);
 }
 
-/* cli_load_view() of @path, readable as @in->path, called @in->name in messages. */
+static int has_source(const struct hs_source_info *list, size_t n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(list[i].name, name))
+			return 1;
+	return 0;
+}
+
+/* "cpu, wall": the names of @list, in @buf. */
+static const char *source_names(const struct hs_source_info *list, size_t n, char *buf,
+				size_t size)
+{
+	size_t i, used = 0;
+
+	buf[0] = 0;
+	for (i = 0; i < n && used < size; i++)
+		used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? ", " : "",
+					 list[i].name);
+	return buf;
+}
+
+/*
+ * cli_load_view() of @path, readable as @in->path, called @in->name in
+ * messages. A --source the trace does not have (cpu of a heap-only trace,
+ * a memory view of a --no-heap one) fails naming those it has, rather
+ * than showing an empty view.
+ */
 static int load_view(const char *cmd, const struct cli_input *in, const char *from,
 		     const char *source, const struct hs_memview_opts *mv,
 		     struct hs_stack_source *src, struct hs_memview_info *info)
@@ -202,7 +244,9 @@ static int load_view(const char *cmd, const struct cli_input *in, const char *fr
 	struct hs_diag diag = HS_DIAG_INIT(in->name);
 	struct hs_memview_info own;
 	struct hs_memview_opts own_mv = *mv;
-	char msg[1024];
+	struct hs_source_info avail[HS_SOURCES_MAX];
+	char msg[1024], names[256];
+	size_t n_avail;
 	int err;
 
 	if (!cli_is_trace(in->path, from)) {
@@ -212,16 +256,16 @@ static int load_view(const char *cmd, const struct cli_input *in, const char *fr
 	}
 	if (!info)
 		info = &own;
-	if (!source) {
-		/* no --source: the trace's default view (cpu for --no-heap) */
-		struct hs_source_info avail[HS_SOURCES_MAX];
-
-		if (hs_path_sources(in->path, guess_format(in->path, from), avail))
-			source = avail[0].name;
-	}
+	n_avail = hs_path_sources(in->path, guess_format(in->path, from), avail);
+	/* no --source: the trace's default view (cpu for --no-heap) */
+	if (!source && n_avail)
+		source = avail[0].name;
 	if (source && hs_memview_parse(source, &own_mv.kind))
 		return cli_usage_error(cmd, "unknown source '%s' (alloc, net, leaks, peak, "
 				       "temporary, mmap, cpu or wall)", source);
+	if (source && n_avail && !has_source(avail, n_avail, source))
+		return cli_fail("%s: the trace has no '%s' source (it has: %s)", in->name,
+				source, source_names(avail, n_avail, names, sizeof(names)));
 	err = hs_memview_build_path(in->path, &own_mv, src, info, &diag);
 	if (!err)
 		cli_trace_warn(in->name, info->cut_off, info->events, &info->sym_damage);
@@ -317,8 +361,8 @@ int cli_filter_option_cb(const char *cmd, const struct cli_option *opt, void *fi
 	}
 }
 
-void cli_filter_defaults(struct hs_filter_params *f, unsigned given,
-			 const struct hs_source_defaults *d)
+int cli_filter_defaults(struct hs_filter_params *f, unsigned given,
+			const struct hs_source_defaults *d, struct cli_joined_pats *keep)
 {
 	if (!(given & CLI_GIVEN_GROUP) && d->group)
 		f->group = d->group;
@@ -332,4 +376,28 @@ void cli_filter_defaults(struct hs_filter_params *f, unsigned given,
 		f->start_ms = hs_source_default_number(d->start);
 	if (!(given & CLI_GIVEN_END))
 		f->end_ms = hs_source_default_number(d->end);
+	return cli_filter_extend(f, d, keep);
+}
+
+int cli_filter_extend(struct hs_filter_params *f, const struct hs_source_defaults *d,
+		      struct cli_joined_pats *keep)
+{
+	const char *group = hs_patterns_extend(f->group, d->group, &keep->group);
+	const char *fold = hs_patterns_extend(f->fold, d->fold, &keep->fold);
+	const char *exc = hs_patterns_extend(f->exc, d->exc, &keep->exc);
+
+	if ((f->group && !group) || (f->fold && !fold) || (f->exc && !exc))
+		return cli_fail("out of memory");
+	f->group = group;
+	f->fold = fold;
+	f->exc = exc;
+	return 0;
+}
+
+void cli_joined_pats_release(struct cli_joined_pats *j)
+{
+	hs_free(j->group);
+	hs_free(j->fold);
+	hs_free(j->exc);
+	memset(j, 0, sizeof(*j));
 }

@@ -6,6 +6,7 @@
 #include "cli/parse_options.h"
 #include "cli/cli.h"
 #include "common/alloc.h"
+#include "common/escape.h"
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -19,7 +20,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 
 	fprintf(stderr, "heapscope %s: ", cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	hs_escape_vprintf(stderr, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\nSee 'heapscope %s --help'.\n", cmd);
 	return HS_EXIT_USAGE;
@@ -31,7 +32,7 @@ int cli_fail(const char *fmt, ...)
 
 	fprintf(stderr, "heapscope: error: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	hs_escape_vprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 	return HS_EXIT_FAIL;

@@ -361,10 +361,44 @@ void hs_shutdown(unsigned reason, uint64_t detail)
 	hs_writer_finish(reason, detail, 0);
 }
 
+/*
+ * libstdc++ allocates its emergency exception pool (72,704 bytes with
+ * GCC 12) when it is loaded and frees it only in its free-at-exit hook
+ * __gnu_cxx::__freeres(), which memcheck and heaptrack call at the exit;
+ * without it the pool is a leak of every C++ program, and a nameless one
+ * (libstdc++.so.6!?) where libstdc++ has no debug information. Called
+ * once, on the exit() path of the traced process only (not on _exit, a
+ * fatal signal or exec), with the hooks on so that its free is recorded.
+ * The hook only frees the pool, which libstdc++ uses only when malloc
+ * fails in a throw. libc's __libc_freeres is not called: it tears down
+ * stdio, the loader's and the threads' state while other libraries'
+ * destructors and other threads may still run, and the blocks it frees
+ * are the leaks view's known exit-time allocations already.
+ */
+static void run_freeres_hooks(void)
+{
+	static _Atomic int ran;
+	void (*cxx_freeres)(void);
+	int expect = 0, saved_guard = hs_tls.guard;
+
+	if (atomic_load(&hs_on) != 1 ||
+	    !atomic_compare_exchange_strong(&ran, &expect, 1))
+		return;
+	/* untraced: a failed dlsym allocates its error message */
+	hs_tls.guard = 1;
+	*(void **)&cxx_freeres = dlsym(RTLD_DEFAULT, "_ZN9__gnu_cxx9__freeresEv");
+	if (!cxx_freeres)
+		(void)dlerror();
+	hs_tls.guard = saved_guard;
+	if (cxx_freeres)
+		cxx_freeres();
+}
+
 __attribute__((destructor)) static void hs_fini(void)
 {
 	if (getpid() != hs_pid)
 		return;
+	run_freeres_hooks();
 	hs_tls.guard = 1;
 	hs_shutdown(HS_END_EXIT, 0);
 	if (hs_cfg.check_unwind)

@@ -2,6 +2,7 @@
  * diag - first-error-wins diagnostics for parsers.
  */
 #include "common/diag.h"
+#include "common/escape.h"
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -42,12 +43,20 @@ const char *hs_diag_format(const struct hs_diag *d, char *out, unsigned n)
 {
 	const char *file = d->file ? d->file : "<input>";
 	const char *msg = d->set ? d->msg : "unknown error";
+	char raw[2048];
+	int len;
 
+	if (!n)
+		return out;
 	if (d->line)
-		snprintf(out, n, "%s:%" PRIu64 ": %s", file, d->line, msg);
+		len = snprintf(raw, sizeof(raw), "%s:%" PRIu64 ": %s", file, d->line, msg);
 	else if (d->has_offset)
-		snprintf(out, n, "%s: offset %" PRIu64 ": %s", file, d->offset, msg);
+		len = snprintf(raw, sizeof(raw), "%s: offset %" PRIu64 ": %s", file, d->offset, msg);
 	else
-		snprintf(out, n, "%s: %s", file, msg);
+		len = snprintf(raw, sizeof(raw), "%s: %s", file, msg);
+	if (len < 0)
+		len = 0;
+	/* the file's name and the message may quote control characters */
+	hs_escape_copy(out, n, raw, (size_t)len < sizeof(raw) ? (size_t)len : sizeof(raw) - 1);
 	return out;
 }

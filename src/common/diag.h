@@ -28,7 +28,8 @@ void hs_diag_set_offset(struct hs_diag *d, uint64_t offset, const char *fmt, ...
 	__attribute__((format(printf, 3, 4)));
 /*
  * Format the diagnostic into @out (size @n) as "FILE:LINE: msg",
- * "FILE: offset N: msg", or "FILE: msg". Returns @out.
+ * "FILE: offset N: msg", or "FILE: msg", control characters escaped
+ * (common/escape.h). Returns @out.
  */
 const char *hs_diag_format(const struct hs_diag *d, char *out, unsigned n);
 #endif

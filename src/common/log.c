@@ -2,6 +2,7 @@
  * log - leveled stderr logging.
  */
 #include "common/log.h"
+#include "common/escape.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +48,7 @@ void hs_log(enum hs_log_level l, const char *fmt, ...)
 		return;
 	fprintf(stderr, "heapscope: %s", names[l]);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	hs_escape_vprintf(stderr, fmt, ap);	/* arguments quote input */
 	va_end(ap);
 	fputc('\n', stderr);
 }

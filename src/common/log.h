@@ -6,7 +6,9 @@
  *
  * The level comes from hs_log_set_level() (the CLI's -v) or the HS_LOG
  * environment variable (error, warn, info, debug). Messages follow git's
- * style: lowercase, no full stop, the subject in quotes.
+ * style: lowercase, no full stop, the subject in quotes. Control
+ * characters in a message are escaped (common/escape.h): its arguments
+ * quote names and files.
  */
 enum hs_log_level { HS_LOG_ERROR, HS_LOG_WARN, HS_LOG_INFO, HS_LOG_DEBUG };
 

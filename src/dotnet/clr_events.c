@@ -242,6 +242,27 @@ char *hs_clr_module_name(const char *il_path)
 	return hs_strdup(base);
 }
 
+int hs_clr_alloc_amount(const struct hs_nettrace_event *ev, uint64_t *amount, uint32_t *kind)
+{
+	struct cursor c;
+	uint64_t amount64 = 0;
+	uint32_t amount32;
+
+	*amount = 0;
+	*kind = HS_CLR_ALLOC_SMALL;
+	if (!hs_clr_is(ev, HS_CLR_PROVIDER, HS_CLR_GC_ALLOCATION_TICK))
+		return -ENOENT;
+	cursor_init(&c, ev);
+	amount32 = (uint32_t)take(&c, 4);
+	*kind = (uint32_t)take(&c, 4);
+	if (ev->meta->version >= 2) {
+		take(&c, 2);	/* CLR instance id */
+		amount64 = take(&c, 8);
+	}
+	*amount = amount64 ? amount64 : amount32;
+	return finish(&c);
+}
+
 int hs_clr_gc_start(const struct hs_nettrace_event *ev, struct hs_clr_gc_start *out)
 {
 	struct cursor c;
@@ -297,6 +318,42 @@ int hs_clr_gc_heap_stats(const struct hs_nettrace_event *ev,
 		take(&c, 2);	/* CLR instance id */
 		out->gen_size[4] = take(&c, 8);
 		out->promoted[4] = take(&c, 8);
+	}
+	return finish(&c);
+}
+
+int hs_clr_gc_per_heap(const struct hs_nettrace_event *ev, unsigned pointer_size,
+		       struct hs_clr_gc_per_heap *out)
+{
+	struct cursor c;
+	uint32_t count, g, k;
+
+	memset(out, 0, sizeof(*out));
+	if (!hs_clr_is(ev, HS_CLR_PROVIDER, HS_CLR_GC_PER_HEAP_HISTORY) || ev->meta->version < 3)
+		return -ENOENT;
+	cursor_init(&c, ev);
+	take(&c, 2);		/* CLR instance id */
+	for (k = 0; k < 6; k++)	/* free list allocated and rejected, ... pinned advance */
+		take(&c, pointer_size);
+	for (k = 0; k < 5; k++)	/* efficiency, condemn reasons 0 and 1, mechanisms */
+		take(&c, 4);
+	out->heap_index = (uint32_t)take(&c, 4);
+	take(&c, pointer_size);	/* extra gen0 commit */
+	count = (uint32_t)take(&c, 4);
+	out->nr_gens = count;
+	for (g = 0; g < count && !c.bad; g++) {
+		uint64_t before = take(&c, pointer_size);
+
+		take(&c, pointer_size);	/* free list space before */
+		take(&c, pointer_size);	/* free object space before */
+		if (g < HS_CLR_GC_MAX_GENS) {
+			out->size_before[g] = before;
+			out->size_after[g] = take(&c, pointer_size);
+		} else {
+			take(&c, pointer_size);
+		}
+		for (k = 0; k < 6; k++)	/* free after, in, pinned and not pinned survived, budget */
+			take(&c, pointer_size);
 	}
 	return finish(&c);
 }

@@ -39,6 +39,7 @@ enum hs_clr_event_id {
 	HS_CLR_METHOD_UNLOAD_VERBOSE = 144,
 	HS_CLR_MODULE_LOAD = 152,
 	HS_CLR_MODULE_UNLOAD = 153,
+	HS_CLR_GC_PER_HEAP_HISTORY = 204,
 	HS_CLR_ALLOCATION_SAMPLED = 303,
 };
 
@@ -71,6 +72,13 @@ struct hs_clr_alloc_tick {
 int hs_clr_alloc_tick(const struct hs_nettrace_event *ev, unsigned pointer_size,
 		      struct hs_clr_alloc_tick *out);
 void hs_clr_alloc_tick_release(struct hs_clr_alloc_tick *t);
+/*
+ * Only the amount and kind of a GCAllocationTick (any version), without
+ * the type name: for consumers that count bytes per tick and must not
+ * allocate. *@amount is AllocationAmount64, or AllocationAmount where that
+ * is 0 or absent (version 0 and 1).
+ */
+int hs_clr_alloc_amount(const struct hs_nettrace_event *ev, uint64_t *amount, uint32_t *kind);
 
 /* AllocationSampled (.NET 10): one randomly sampled allocation. */
 struct hs_clr_alloc_sampled {
@@ -150,6 +158,22 @@ struct hs_clr_gc_heap_stats {
 };
 int hs_clr_gc_heap_stats(const struct hs_nettrace_event *ev,
 			 struct hs_clr_gc_heap_stats *out);
+
+/*
+ * GCPerHeapHistory, version 3 (what .NET Core writes): one heap's view of
+ * a GC, fired once per heap. Of its per-generation records (gen0, gen1,
+ * gen2, LOH, POH; ten pointer-sized values each) the sizes before and
+ * after are kept.
+ */
+#define HS_CLR_GC_MAX_GENS 5
+struct hs_clr_gc_per_heap {
+	uint32_t heap_index;
+	uint32_t nr_gens;	/* records present, at most HS_CLR_GC_MAX_GENS kept */
+	uint64_t size_before[HS_CLR_GC_MAX_GENS];
+	uint64_t size_after[HS_CLR_GC_MAX_GENS];
+};
+int hs_clr_gc_per_heap(const struct hs_nettrace_event *ev, unsigned pointer_size,
+		       struct hs_clr_gc_per_heap *out);
 
 /* GCSuspendEEBegin, versions 0 and 1; the other pause events carry nothing. */
 struct hs_clr_gc_suspend {

@@ -8,7 +8,8 @@
  * the XML and JSON importers (perfview-semantics.md §8): their element or
  * key names and where each lands in struct hs_source_defaults.
  *
- * Nothing here allocates; returned pointers point into @d.
+ * Nothing here allocates but hs_gui_defaults_check(); returned pointers
+ * point into @d.
  */
 enum hs_gui_field {
 	HS_GUI_START, HS_GUI_END, HS_GUI_GROUP, HS_GUI_FOLD_PCT, HS_GUI_FOLD,
@@ -24,4 +25,13 @@ static inline int hs_gui_field_is_number(enum hs_gui_field f)
 {
 	return f == HS_GUI_START || f == HS_GUI_END || f == HS_GUI_FOLD_PCT;
 }
+
+/*
+ * Check the patterns saved in @d (GroupRegEx, FoldRegEx, IncludeRegEx,
+ * ExcludeRegEx) as the filter will parse them. A bad one would make every
+ * view of the file fail with a message naming neither: it is dropped, and
+ * @d->warning says which, from which file (@file, borrowed; NULL: the
+ * input) and why. Returns 0 or -ENOMEM.
+ */
+int hs_gui_defaults_check(struct hs_source_defaults *d, const char *file);
 #endif

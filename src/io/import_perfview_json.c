@@ -465,7 +465,7 @@ int hs_import_perfview_json(FILE *f, struct hs_stack_source *out,
 	struct json_import j;
 	unsigned char *buf;
 	size_t gap = 0;
-	int err = 0;
+	int err = 0, first = 1;
 
 	memset(&j, 0, sizeof(j));
 	j.out = out;
@@ -487,6 +487,16 @@ int hs_import_perfview_json(FILE *f, struct hs_stack_source *out,
 			err = -EIO;
 			break;
 		}
+		if (first && n >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3)) {
+			/* a UTF-8 byte order mark, as format detection skips */
+			memmove(buf, buf + 3, n - 3);
+			n -= 3;
+		}
+		if (first && !n) {	/* nothing but the mark: read on */
+			first = 0;
+			continue;
+		}
+		first = 0;
 		if (!n) {
 			j.chunk = NULL;
 			st = yajl_complete_parse(j.h);
@@ -525,6 +535,8 @@ int hs_import_perfview_json(FILE *f, struct hs_stack_source *out,
 			    "no \"StackSource\" object: not a PerfView stack file");
 		err = -EINVAL;
 	}
+	if (!err)	/* a bad saved pattern must not make the file unreadable */
+		err = hs_gui_defaults_check(&out->defaults, diag ? diag->file : NULL);
 	yajl_free(j.h);
 	hs_free(buf);
 	hs_free(j.frames);

@@ -1061,6 +1061,8 @@ int hs_import_perfview_xml(FILE *f, struct hs_stack_source *out,
 	}
 	if (!err)
 		err = finish(&x);
+	if (!err)	/* a bad saved pattern must not make the file unreadable */
+		err = hs_gui_defaults_check(&out->defaults, diag ? diag->file : NULL);
 	release(&x);
 	return err;
 }

@@ -8,6 +8,7 @@
 #include "io/zipfile.h"
 #include "io/import_nettrace.h"
 #include "dotnet/nettrace.h"
+#include "heapgraph/gcdump.h"
 #include "analysis/memviews.h"
 #include "format/trace_format.h"
 #include "common/alloc.h"
@@ -294,6 +295,13 @@ static int import_nettrace_zip(const char *path, size_t source, const char *name
 	return hs_import_nettrace_zip(path, source, name, out, diag);
 }
 
+static int import_gcdump_file(const char *path, size_t source, const char *name,
+			      struct hs_stack_source *out, struct hs_diag *diag)
+{
+	(void)name;
+	return hs_import_gcdump(path, source, out, diag);
+}
+
 static int import_heapscope_file(const char *path, size_t source, const char *name,
 				 struct hs_stack_source *out, struct hs_diag *diag)
 {
@@ -384,6 +392,13 @@ static const char *const pprof_suffixes[] = { ".pb.gz", NULL };
 static const char *const speedscope_suffixes[] = { ".speedscope.json", NULL };
 static const char *const nettrace_suffixes[] = { ".nettrace", NULL };
 static const char *const nettrace_zip_suffixes[] = { ".nettrace.zip", NULL };
+static const char *const gcdump_suffixes[] = { ".gcdump", NULL };
+
+static size_t gcdump_source_list(const struct hs_source_info **list)
+{
+	*list = hs_gcdump_sources;
+	return HS_GCDUMP__COUNT;
+}
 
 /* A .nettrace's sources: its events read once, to list what it holds. */
 static size_t nettrace_source_list(const struct hs_source_info **list)
@@ -403,11 +418,13 @@ static size_t nettrace_zip_path_sources(const char *path, struct hs_source_info 
 }
 
 /*
- * In the order content is tried: the heapscope magic first, the zips
- * that name their entry before perfcollect's zip, which takes any
- * other, then XML, JSON and the line formats. Suffixes are tried in the
- * same order, the longest match winning (.perfView.xml.zip over
- * .perfView.xml is told by the ending itself).
+ * In the order content is tried: the magics first (heapscope's, a
+ * .gcdump's FastSerialization header, pprof's gzip), speedscope's JSON
+ * before any other JSON, the zips that name their entry before
+ * perfcollect's zip, which takes any other, then XML, JSON and the line
+ * formats. Suffixes are tried in the same order, the longest match
+ * winning (.perfView.xml.zip over .perfView.xml and .speedscope.json
+ * over .json are told by the ending itself).
  */
 static const struct hs_format_ops formats[] = {
 	{
@@ -417,6 +434,13 @@ static const struct hs_format_ops formats[] = {
 		.sniff = sniff_heapscope, .import_file = import_heapscope_file,
 		.sources = heap_source_list, .path_sources = heap_path_sources,
 		.default_by_file = 1,
+	},
+	{
+		.id = HS_FORMAT_GCDUMP, .name = "gcdump",
+		.suffixes = gcdump_suffixes,
+		.caps = HS_FORMAT_HAS_GRAPH,
+		.sniff = hs_gcdump_sniff, .import_file = import_gcdump_file,
+		.sources = gcdump_source_list,
 	},
 	{
 		.id = HS_FORMAT_PPROF, .name = "pprof",
@@ -676,33 +700,6 @@ static FILE *replay_open(FILE *under, unsigned char *head, size_t len)
 	return f;
 }
 
-/*
- * Zips need a seekable file: copy @f (a pipe or standard input) into an
- * anonymous temporary file, returned in *@tmp for the caller to fclose().
- */
-static int spool(FILE *f, FILE **tmp, struct hs_diag *diag)
-{
-	char buf[65536];
-	size_t n;
-	FILE *t = tmpfile();
-
-	if (!t) {
-		hs_diag_set(diag, 0, "cannot create a temporary file: %s",
-			    strerror(errno));
-		return -errno;
-	}
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		if (fwrite(buf, 1, n, t) != n)
-			break;
-	if (ferror(f) || ferror(t) || fflush(t)) {
-		hs_diag_set(diag, 0, "cannot copy the input to a temporary file");
-		fclose(t);
-		return -EIO;
-	}
-	*tmp = t;
-	return 0;
-}
-
 /* The index of source @name (NULL: 0, the default) among @fmt's. */
 static int find_source(enum hs_format fmt, const char *name, size_t *index,
 		       struct hs_diag *diag)
@@ -743,7 +740,8 @@ FILE *hs_spool_input(FILE *f, struct hs_diag *diag)
 {
 	FILE *t = NULL;
 
-	if (spool(f, &t, diag))
+	/* bounded, in TMPDIR (zipfile.h) */
+	if (hs_zip_spool(f, &t, diag))
 		return NULL;
 	return t;
 }
@@ -899,7 +897,7 @@ int hs_import_path_source(const char *path, enum hs_format fmt, const char *sour
 			err = ops->import_file(path, index, source, out, diag);
 			goto out;
 		}
-		err = spool(in, &tmp, diag);
+		err = hs_zip_spool(in, &tmp, diag);	/* zips need seeking */
 		if (err)
 			goto out;
 		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fileno(tmp));

@@ -28,6 +28,7 @@ enum hs_format {
 	HS_FORMAT_HEAPSCOPE,		/* heapscope's own traces: *.heapscope */
 	HS_FORMAT_NETTRACE,		/* .NET EventPipe: *.nettrace (import_nettrace.h) */
 	HS_FORMAT_NETTRACE_ZIP,		/* *.nettrace.zip */
+	HS_FORMAT_GCDUMP,		/* .NET heap snapshot: *.gcdump (heapgraph/gcdump.h) */
 	HS_FORMAT_PPROF,		/* pprof's gzip'd profile.proto: *.pb.gz */
 	HS_FORMAT_SPEEDSCOPE,		/* speedscope's JSON: *.speedscope.json */
 	HS_FORMAT__COUNT
@@ -42,6 +43,7 @@ enum hs_format_caps {
 	HS_FORMAT_WRITABLE = 1 << 0,	/* heapscope writes it (it has export_stream) */
 	HS_FORMAT_HAS_HEAP = 1 << 1,	/* a heap trace: memory views, stats, heap API */
 	HS_FORMAT_HAS_TIME = 1 << 2,	/* its samples carry times (folded's do not) */
+	HS_FORMAT_HAS_GRAPH = 1 << 3,	/* a heap snapshot graph (heapgraph/graph.h) */
 };
 
 struct hs_source_info;

@@ -8,7 +8,12 @@
 #include "io/zipfile.h"
 #include "common/alloc.h"
 #include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 #include <zip.h>
 
 struct zip_reader {
@@ -176,20 +181,39 @@ static void writer_free(struct zip_writer *w)
 }
 
 /* Build the zip from the spooled bytes; 0 or -1 with errno set. */
+/*
+ * The errno behind libzip's error @ze, so that fclose() says "No space
+ * left on device" rather than "Input/output error"; EIO when it is not a
+ * system error.
+ */
+static int zip_errno(zip_error_t *ze)
+{
+	int sys = zip_error_code_system(ze);
+
+	return zip_error_system_type(ze) == ZIP_ET_SYS && sys > 0 ? sys : EIO;
+}
+
 static int writer_close(void *cookie)
 {
 	struct zip_writer *w = cookie;
 	zip_source_t *src = NULL;
 	zip_int64_t index;
 	zip_t *z;
-	int zerr = 0, ret = -1;
+	zip_error_t ze;
+	int zerr = 0, ret = -1, saved = EIO;
 
-	if (fflush(w->spool) || ferror(w->spool))
+	if (fflush(w->spool) || ferror(w->spool)) {
+		saved = errno ? errno : EIO;
 		goto out;
+	}
 	rewind(w->spool);
 	z = zip_open(w->path, ZIP_CREATE | ZIP_TRUNCATE, &zerr);
-	if (!z)
+	if (!z) {
+		zip_error_init_with_code(&ze, zerr);
+		saved = zip_errno(&ze);
+		zip_error_fini(&ze);
 		goto out;
+	}
 	src = zip_source_filep(z, w->spool, 0, -1);
 	if (!src) {
 		zip_discard(z);
@@ -208,6 +232,7 @@ static int writer_close(void *cookie)
 		goto out;
 	}
 	if (zip_close(z) < 0) {
+		saved = zip_errno(zip_get_error(z));
 		zip_discard(z);
 		goto out;
 	}
@@ -215,7 +240,7 @@ static int writer_close(void *cookie)
 out:
 	writer_free(w);
 	if (ret)
-		errno = EIO;
+		errno = saved;
 	return ret;
 }
 
@@ -226,18 +251,25 @@ FILE *hs_zip_create_entry(const char *path, const char *entry_name,
 		.write = writer_write,
 		.close = writer_close,
 	};
-	struct zip_writer *w = hs_calloc(1, sizeof(*w));
+	struct zip_writer *w;
+	struct stat st;
 	FILE *f;
 
+	/* libzip writes a new file and renames it over @path: no devices */
+	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+		hs_diag_set(diag, 0, "a zip can only be written to a regular file, "
+			    "not to a device, pipe or directory");
+		return NULL;
+	}
+	w = hs_calloc(1, sizeof(*w));
 	if (!w)
 		goto oom;
 	w->path = hs_strdup(path);
 	w->entry = hs_strdup(entry_name);
 	if (!w->path || !w->entry)
 		goto oom;
-	w->spool = tmpfile();
+	w->spool = hs_zip_tmpfile(diag);
 	if (!w->spool) {
-		hs_diag_set(diag, 0, "cannot create a temporary file: %s", strerror(errno));
 		writer_free(w);
 		return NULL;
 	}
@@ -250,3 +282,113 @@ oom:
 	hs_diag_set(diag, 0, "out of memory");
 	return NULL;
 }
+
+/* ---- temporary files ---- */
+
+static const char *tmp_dir(void)
+{
+	const char *d = getenv("TMPDIR");
+
+	return d && *d ? d : "/tmp";
+}
+
+FILE *hs_zip_tmpfile(struct hs_diag *diag)
+{
+	char path[PATH_MAX];
+	const char *dir = tmp_dir();
+	FILE *f;
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/heapscope-XXXXXX", dir) >= sizeof(path)) {
+		hs_diag_set(diag, 0, "cannot create a temporary file in %s: %s", dir,
+			    strerror(ENAMETOOLONG));
+		return NULL;
+	}
+	fd = mkstemp(path);
+	if (fd < 0) {
+		hs_diag_set(diag, 0, "cannot create a temporary file in %s: %s", dir,
+			    strerror(errno));
+		return NULL;
+	}
+	unlink(path);
+	f = fdopen(fd, "w+");
+	if (!f) {
+		hs_diag_set(diag, 0, "out of memory");
+		close(fd);
+	}
+	return f;
+}
+
+unsigned long long hs_zip_spool_max(void)
+{
+	const char *s = getenv("HEAPSCOPE_SPOOL_MAX");
+	unsigned long long v, unit = 1;
+	char *end;
+
+	if (!s || !*s || *s == '-')
+		return HS_ZIP_SPOOL_MAX;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*end == 'K' || *end == 'k')
+		unit = 1ULL << 10;
+	else if (*end == 'M' || *end == 'm')
+		unit = 1ULL << 20;
+	else if (*end == 'G' || *end == 'g')
+		unit = 1ULL << 30;
+	if (unit > 1)
+		end++;
+	if (errno || end == s || *end || !v || v > ULLONG_MAX / unit)
+		return HS_ZIP_SPOOL_MAX;
+	return v * unit;
+}
+
+/* Half the bytes free in the temporary directory, or ULLONG_MAX if unknown. */
+static unsigned long long half_free(FILE *t)
+{
+	struct statvfs st;
+
+	if (fstatvfs(fileno(t), &st))
+		return ULLONG_MAX;
+	return (unsigned long long)st.f_bavail * st.f_frsize / 2;
+}
+
+int hs_zip_spool(FILE *in, FILE **out, struct hs_diag *diag)
+{
+	unsigned long long max = hs_zip_spool_max(), room, copied = 0;
+	char buf[65536];
+	size_t n;
+	FILE *t = hs_zip_tmpfile(diag);
+
+	if (!t)
+		return -EIO;
+	room = half_free(t);
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0) {
+		if (copied + n > max || copied + n > room) {
+			if (copied + n > max)
+				hs_diag_set(diag, 0, "standard input is copied to a "
+					    "temporary file to be read, and this input is "
+					    "larger than %llu bytes (HEAPSCOPE_SPOOL_MAX); give "
+					    "the file's name instead", max);
+			else
+				hs_diag_set(diag, 0, "standard input is copied to a "
+					    "temporary file to be read, and this input would "
+					    "fill more than half the space free in %s (TMPDIR); "
+					    "give the file's name instead", tmp_dir());
+			fclose(t);
+			return copied + n > max ? -EFBIG : -ENOSPC;
+		}
+		if (fwrite(buf, 1, n, t) != n)
+			break;
+		copied += n;
+	}
+	if (ferror(in) || ferror(t) || fflush(t)) {
+		hs_diag_set(diag, 0, "cannot copy standard input to a temporary file in %s: %s",
+			    tmp_dir(), strerror(errno));
+		fclose(t);
+		return -EIO;
+	}
+	rewind(t);
+	*out = t;
+	return 0;
+}
+

@@ -26,9 +26,35 @@ FILE *hs_zip_open_named(const char *path, const char *name);
 /*
  * Create the zip @path with one entry @entry_name; data written to the
  * returned FILE is compressed into it when the FILE is fclose()d, and
- * fclose() returns EOF if writing the zip failed. NULL with @diag filled
- * on error.
+ * fclose() returns EOF if writing the zip failed, errno saying why (as
+ * libzip's error says: ENOSPC for a full disk). NULL with @diag filled
+ * on error, and for a @path that is there and not a regular file.
  */
 FILE *hs_zip_create_entry(const char *path, const char *entry_name,
 			  struct hs_diag *diag);
+
+/*
+ * An anonymous temporary file (unlinked at once) in $TMPDIR, else /tmp,
+ * opened "w+"; NULL with @diag naming the directory on failure.
+ */
+FILE *hs_zip_tmpfile(struct hs_diag *diag);
+
+/*
+ * The most hs_zip_spool() copies: HEAPSCOPE_SPOOL_MAX (bytes, with an
+ * optional K, M or G suffix) if set and valid, else HS_ZIP_SPOOL_MAX.
+ */
+#define HS_ZIP_SPOOL_MAX (1ULL << 30)
+unsigned long long hs_zip_spool_max(void);
+
+/*
+ * Copy @in (a pipe: zips, and readers that open a file by name, need
+ * seeking) into a new temporary file, in *@out for the caller to
+ * fclose(); io.c's hs_spool_input() and its import of a zip on a pipe
+ * spool through it. The copy stops at hs_zip_spool_max()
+ * bytes and at half the space free in the temporary directory when it
+ * starts, and is then refused with a message that says which bound and
+ * what to do instead (name the file). Returns 0, -EFBIG, -ENOSPC or
+ * -EIO (with @diag filled).
+ */
+int hs_zip_spool(FILE *in, FILE **out, struct hs_diag *diag);
 #endif

@@ -29,6 +29,7 @@ void hs_source_defaults_release(struct hs_source_defaults *d)
 	hs_free(d->inc);
 	hs_free(d->exc);
 	hs_free(d->notes);
+	hs_free(d->warning);
 	memset(d, 0, sizeof(*d));
 }
 

@@ -51,6 +51,7 @@ struct hs_source_defaults {
 	char *start, *end;	/* ms, as text */
 	char *group, *fold, *fold_pct, *inc, *exc;
 	char *notes;
+	char *warning;		/* saved texts that were dropped, and why: a message */
 };
 
 /*

@@ -322,6 +322,25 @@ int hs__reply_error(struct hs_response *resp, unsigned status, const char *fmt, 
 	return 0;
 }
 
+int hs__reply_json_text(struct hs_response *resp, char *s, size_t len)
+{
+	char *grown = s ? hs_realloc(s, len + 2) : NULL;
+
+	if (!grown) {
+		hs_free(s);
+		return hs__reply_error(resp, 503, "out of memory");
+	}
+	hs_response_release(resp);
+	grown[len++] = '\n';
+	grown[len] = '\0';
+	resp->status = 200;
+	resp->type = "application/json";
+	resp->data = grown;
+	resp->len = len;
+	resp->owned = 1;
+	return 0;
+}
+
 static void serve_asset(const struct hs_request *req, struct hs_response *resp)
 {
 	const struct hs_asset *as;

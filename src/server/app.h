@@ -150,4 +150,10 @@ void hs__routes_handle(struct hs_app *a, const struct hs_request *req,
  */
 int hs__reply_error(struct hs_response *resp, unsigned status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/*
+ * Fill @resp with status 200 and the JSON text @s of @len bytes (taken:
+ * hs_malloc()ed), a newline added; NULL @s (out of memory) is a 503.
+ * Returns 0.
+ */
+int hs__reply_json_text(struct hs_response *resp, char *s, size_t len);
 #endif

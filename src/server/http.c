@@ -2,6 +2,18 @@
  * http - libmicrohttpd in front of the app (see server.h): collects a
  * request (path, arguments, token cookie, bounded body), lets
  * hs_app_handle() answer it and sends the answer with safe headers.
+ *
+ * Slow clients. libmicrohttpd's timeout restarts with every byte, so
+ * sockets that trickle header bytes held all 64 connection slots and
+ * locked the user out. A connection is trusted once one of its requests
+ * carries the token; until then it is a guest, and guests are bounded
+ * (docs/gui.md): each has HS_HTTP_GUEST_DEADLINE seconds in all, at most
+ * HS_HTTP_GUESTS_PER_CLIENT come from one address and HS_HTTP_GUESTS in
+ * all, the oldest giving way to a newcomer, so that slots stay free for
+ * the user's browser. The guard runs when a connection opens (on
+ * libmicrohttpd's thread) and every second (on the server's watch
+ * thread); @lock covers the list, and a connection leaves it before
+ * libmicrohttpd closes its descriptor.
  */
 #include "server/server.h"
 #include "common/alloc.h"
@@ -13,7 +25,20 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/socket.h>
+#include <time.h>
+
+/* One open connection, in the guard's list (oldest first). */
+struct conn {
+	struct conn *prev, *next;
+	int fd;
+	int trusted;		/* a request of it carried the token */
+	int evicted;		/* shut down, waiting for libmicrohttpd to close it */
+	struct timespec start;
+	struct sockaddr_storage addr;
+	socklen_t addr_len;
+};
 
 struct hs_server {
 	struct MHD_Daemon *d;
@@ -23,7 +48,152 @@ struct hs_server {
 	char cookie[32];			/* "hs_token_PORT" */
 	char bound[INET6_ADDRSTRLEN];		/* the address listened on */
 	int exposed;				/* not a loopback address */
+	struct conn *oldest, *newest;		/* the guard's list */
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	pthread_t watch;
+	int watching, stopping;
 };
+
+static double seconds_since(const struct timespec *t, const struct timespec *now)
+{
+	return (double)(now->tv_sec - t->tv_sec) + (double)(now->tv_nsec - t->tv_nsec) / 1e9;
+}
+
+static int same_client(const struct conn *a, const struct conn *b)
+{
+	const struct sockaddr *x = (const void *)&a->addr, *y = (const void *)&b->addr;
+
+	if (x->sa_family != y->sa_family)
+		return 0;
+	if (x->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)x)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)y)->sin_addr.s_addr;
+	if (x->sa_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)x)->sin6_addr,
+			       &((const struct sockaddr_in6 *)y)->sin6_addr, 16);
+	return 0;
+}
+
+/* End a guest's connection: libmicrohttpd sees it closed and cleans up. */
+static void evict(struct conn *k, const char *why)
+{
+	pr_debug("http: closing a connection without the token (%s)", why);
+	shutdown(k->fd, SHUT_RDWR);
+	k->evicted = 1;
+}
+
+/*
+ * Guests past their deadline go; then, before @fresh (NULL: none) takes a
+ * slot, the oldest guests of its address and of all while over their
+ * limits. Called with @s->lock held.
+ */
+static void guard(struct hs_server *s, const struct conn *fresh)
+{
+	struct timespec now;
+	struct conn *k;
+	unsigned guests = 0, mine = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	for (k = s->oldest; k; k = k->next) {
+		if (k->trusted || k->evicted || k == fresh)
+			continue;
+		if (seconds_since(&k->start, &now) > HS_HTTP_GUEST_DEADLINE) {
+			evict(k, "deadline");
+			continue;
+		}
+		guests++;
+		mine += fresh && same_client(k, fresh);
+	}
+	if (!fresh)
+		return;
+	for (k = s->oldest; k && (guests >= HS_HTTP_GUESTS ||
+				 mine >= HS_HTTP_GUESTS_PER_CLIENT); k = k->next) {
+		if (k->trusted || k->evicted || k == fresh)
+			continue;
+		if (mine >= HS_HTTP_GUESTS_PER_CLIENT && !same_client(k, fresh) &&
+		    guests < HS_HTTP_GUESTS)
+			continue;
+		evict(k, "too many");
+		guests--;
+		mine -= same_client(k, fresh);
+	}
+}
+
+static void notify_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			      enum MHD_ConnectionNotificationCode code)
+{
+	struct hs_server *s = cls;
+	struct conn *k = *socket_context;
+	const union MHD_ConnectionInfo *fd, *addr;
+
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		if (!k)
+			return;
+		pthread_mutex_lock(&s->lock);
+		*(k->prev ? &k->prev->next : &s->oldest) = k->next;
+		*(k->next ? &k->next->prev : &s->newest) = k->prev;
+		pthread_mutex_unlock(&s->lock);
+		hs_free(k);
+		*socket_context = NULL;
+		return;
+	}
+	fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	addr = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	k = fd ? hs_calloc(1, sizeof(*k)) : NULL;
+	if (!k)
+		return;	/* unguarded: the idle timeout still applies */
+	k->fd = fd->connect_fd;
+	clock_gettime(CLOCK_MONOTONIC, &k->start);
+	if (addr && addr->client_addr) {
+		k->addr_len = addr->client_addr->sa_family == AF_INET6 ?
+				      sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+		memcpy(&k->addr, addr->client_addr, k->addr_len);
+	}
+	pthread_mutex_lock(&s->lock);
+	k->prev = s->newest;
+	*(s->newest ? &s->newest->next : &s->oldest) = k;
+	s->newest = k;
+	*socket_context = k;
+	guard(s, k);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* The watch thread: the guests' deadline, checked every second. */
+static void *watch(void *arg)
+{
+	struct hs_server *s = arg;
+	struct timespec until;
+
+	pthread_mutex_lock(&s->lock);
+	while (!s->stopping) {
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec++;
+		pthread_cond_timedwait(&s->wake, &s->lock, &until);
+		if (!s->stopping)
+			guard(s, NULL);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/* Whether @c's current request carries the token (cookie or ?token=). */
+static void note_token(struct hs_server *s, struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct conn *k = ci ? ci->socket_context : NULL;
+	const char *arg = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
+	const char *cookie = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, s->cookie);
+
+	if (k && !k->trusted) {
+		int ok = hs_app_token_ok(s->app, arg ? arg : cookie);
+
+		pthread_mutex_lock(&s->lock);
+		k->trusted = ok;
+		pthread_mutex_unlock(&s->lock);
+	}
+}
 
 /* One request being received. */
 struct pending {
@@ -110,6 +280,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	(void)version;
 	if (!p) {
 		/* headers only so far: keep a place for the body */
+		note_token(s, c);
 		p = hs_calloc(1, sizeof(*p));
 		if (!p)
 			return MHD_NO;
@@ -139,6 +310,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	return ret;
 }
 
+static void free_server(struct hs_server *s)
+{
+	pthread_cond_destroy(&s->wake);
+	pthread_mutex_destroy(&s->lock);
+	hs_free(s);
+}
+
 int hs_server_start(struct hs_server **out, struct hs_app *app,
 		    const struct hs_server_opts *o, struct hs_diag *diag)
 {
@@ -160,6 +338,8 @@ int hs_server_start(struct hs_server **out, struct hs_app *app,
 	if (!s)
 		return -ENOMEM;
 	s->app = app;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->wake, NULL);
 	/* the URL names the loopback address when every address is bound */
 	if (inet_pton(AF_INET, bind, &a4.sin_addr) == 1) {
 		a4.sin_port = htons((uint16_t)o->port);
@@ -175,7 +355,7 @@ int hs_server_start(struct hs_server **out, struct hs_app *app,
 		snprintf(s->host, sizeof(s->host), "[%s]",
 			 IN6_IS_ADDR_UNSPECIFIED(&a6.sin6_addr) ? "::1" : bind);
 	} else {
-		hs_free(s);
+		free_server(s);
 		hs_diag_set(diag, 0, "'%s' is not a numeric IPv4 or IPv6 address", bind);
 		return -EINVAL;
 	}
@@ -186,15 +366,24 @@ int hs_server_start(struct hs_server **out, struct hs_app *app,
 				MHD_OPTION_CONNECTION_LIMIT, 64u,
 				MHD_OPTION_CONNECTION_TIMEOUT, 30u,
 				MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+				MHD_OPTION_NOTIFY_CONNECTION, notify_connection, s,
 				MHD_OPTION_EXTERNAL_LOGGER, log_mhd, NULL,
 				MHD_OPTION_END);
 	if (!s->d) {
 		err = errno ? -errno : -EADDRINUSE;
 		hs_diag_set(diag, 0, "cannot listen on %s port %u: %s", bind, o->port,
 			    strerror(-err));
-		hs_free(s);
+		free_server(s);
 		return err;
 	}
+	err = pthread_create(&s->watch, NULL, watch, s);
+	if (err) {
+		MHD_stop_daemon(s->d);
+		free_server(s);
+		hs_diag_set(diag, 0, "cannot start a thread: %s", strerror(err));
+		return -err;
+	}
+	s->watching = 1;
 	info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
 	s->port = info ? info->port : o->port;
 	snprintf(s->cookie, sizeof(s->cookie), "hs_token_%u", s->port);
@@ -223,6 +412,13 @@ void hs_server_stop(struct hs_server *s)
 {
 	if (!s)
 		return;
+	if (s->watching) {
+		pthread_mutex_lock(&s->lock);
+		s->stopping = 1;
+		pthread_cond_signal(&s->wake);
+		pthread_mutex_unlock(&s->lock);
+		pthread_join(s->watch, NULL);
+	}
 	MHD_stop_daemon(s->d);
-	hs_free(s);
+	free_server(s);
 }

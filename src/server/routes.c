@@ -436,6 +436,7 @@ static const struct route routes[] = {
 	{ "/api/stats", hs__api_stats, 1 },
 	{ "/api/source", hs__api_source, 1 },
 	{ "/api/overweight", hs__api_overweight, 1 },
+	{ "/api/gc", hs__api_gc, 0 },
 	{ NULL, NULL, 0 },
 };
 

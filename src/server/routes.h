@@ -19,7 +19,8 @@
  *                     find;
  *   routes_sources.c  what the files hold: /api/info, stats, overweight;
  *   routes_time.c     samples over time: /api/timeline, samples;
- *   routes_lines.c    a function's source lines: /api/source.
+ *   routes_lines.c    a function's source lines: /api/source;
+ *   routes_gc.c       a .NET trace's GCStats: /api/gc.
  *
  * A handler gets the request's context, answers into c->resp (through
  * hs__reply_json() or hs__reply_err()) and returns 0. What it finds
@@ -105,4 +106,5 @@ int hs__api_overweight(struct hs_route_ctx *c);
 int hs__api_timeline(struct hs_route_ctx *c);
 int hs__api_samples(struct hs_route_ctx *c);
 int hs__api_source(struct hs_route_ctx *c);
+int hs__api_gc(struct hs_route_ctx *c);
 #endif

@@ -44,6 +44,8 @@ static int sorted_rows(struct hs_route_ctx *c, uint32_t **out)
 int hs__api_view(struct hs_route_ctx *c)
 {
 	struct hs_view fresh, *v;
+	char *json_text;
+	size_t json_len;
 	int err;
 
 	if (!c->query.view.limit && !c->query.view.max_depth) {
@@ -63,7 +65,9 @@ int hs__api_view(struct hs_route_ctx *c)
 			return hs__reply_err(c, err, "");
 		v = &fresh;
 	}
-	hs__reply_json(c->resp, hs_view_json(v), HS_VIEW_JSON_FLAGS);
+	/* written without recursion: a view as deep as its stacks (views.h) */
+	json_text = hs_view_json_dump(v, HS_VIEW_JSON_FLAGS, &json_len);
+	hs__reply_json_text(c->resp, json_text, json_len);
 	if (v == &fresh)
 		hs_view_release(&fresh);
 	return 0;

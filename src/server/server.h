@@ -11,11 +11,19 @@
  *
  * Limits: request headers and URL within 64 KiB (libmicrohttpd answers
  * 431 or 414 beyond), POST bodies within HS_APP_MAX_BODY (413), at most
- * 64 connections, 30 s idle timeout. The token cookie is named after the
- * port, so that two servers on one host do not share it.
+ * 64 connections, 30 s idle timeout. A connection none of whose requests
+ * has carried the token yet (a guest) has HS_HTTP_GUEST_DEADLINE seconds
+ * in all, however slowly it sends; there are at most HS_HTTP_GUESTS
+ * guests, HS_HTTP_GUESTS_PER_CLIENT from one address, the oldest closed
+ * for a newcomer: the other slots are the user's. The token cookie is
+ * named after the port, so that two servers on one host do not share it.
  *
  * Ownership: the server borrows @app, which must outlive it.
  */
+
+#define HS_HTTP_GUEST_DEADLINE 10	/* seconds */
+#define HS_HTTP_GUESTS 40
+#define HS_HTTP_GUESTS_PER_CLIENT 24
 
 struct hs_server_opts {
 	const char *bind;	/* numeric IPv4 or IPv6 address; NULL = 127.0.0.1 */

@@ -281,6 +281,37 @@ static void out_of_memory(void **state)
 	assert_true(n > 3);
 }
 
+/* "+PATS" extends a default list; anything else replaces it. */
+static void extend_default(void **state)
+{
+	char *joined = (char *)1;
+	const char *r;
+
+	(void)state;
+	r = hs_patterns_extend("x;y", "malloc;free", &joined);
+	assert_string_equal(r, "x;y");
+	assert_null(joined);
+	r = hs_patterns_extend(" +xmalloc;xcalloc", "malloc;free", &joined);
+	assert_string_equal(r, "malloc;free;xmalloc;xcalloc");
+	assert_ptr_equal(r, joined);
+	hs_free(joined);
+	r = hs_patterns_extend("+xmalloc", NULL, &joined);
+	assert_string_equal(r, "xmalloc");
+	assert_null(joined);
+	r = hs_patterns_extend("+xmalloc", " ; ", &joined);
+	assert_string_equal(r, "xmalloc");
+	r = hs_patterns_extend("+", "malloc", &joined);
+	assert_string_equal(r, "malloc;");
+	hs_free(joined);
+	assert_null(hs_patterns_extend(NULL, "malloc", &joined));
+	assert_null(joined);
+	hs_alloc_fail_after(0);
+	r = hs_patterns_extend("+x", "malloc", &joined);
+	hs_alloc_fail_after(-1);
+	assert_null(r);
+	assert_null(joined);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -295,6 +326,7 @@ int main(void)
 		cmocka_unit_test(lists),
 		cmocka_unit_test(list_errors),
 		cmocka_unit_test(out_of_memory),
+		cmocka_unit_test(extend_default),
 	};
 	return cmocka_run_group_tests_name("pattern", tests, NULL, NULL);
 }

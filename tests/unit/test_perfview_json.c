@@ -179,6 +179,64 @@ static void huge_tokens_are_refused(void **state)
 	free(doc);
 }
 
+/*
+ * A UTF-8 byte order mark is skipped, as format detection skips it (it
+ * was detected as JSON, then refused with "invalid char"); one inside
+ * the document is still an error, on its line.
+ */
+static void byte_order_mark_is_skipped(void **state)
+{
+	static const char doc[] =
+		"\xef\xbb\xbf{\"StackSource\": {\"Samples\": [\n"
+		"{\"Time\": 1, \"Metric\": 5, \"Stack\": [\"b\", \"a\"]}]}}\n";
+	static const char twice[] =
+		"\xef\xbb\xbf\n\xef\xbb\xbf{\"StackSource\": {\"Samples\": []}}\n";
+	struct hs_diag d = HS_DIAG_INIT("bom");
+	struct hs_stack_source src;
+
+	(void)state;
+	hs_source_init(&src);
+	assert_int_equal(import_string(hs_import_perfview_json, doc, &src, &d), 0);
+	assert_source(&src, "t=1000000 m=5 c=1 a;b\n");
+	hs_source_release(&src);
+	hs_source_init(&src);
+	assert_int_equal(import_string(hs_import_perfview_json, "\xef\xbb\xbf", &src, &d), -EINVAL);
+	hs_source_release(&src);
+	d = (struct hs_diag)HS_DIAG_INIT("bom");
+	hs_source_init(&src);
+	assert_int_equal(import_string(hs_import_perfview_json, twice, &src, &d), -EINVAL);
+	assert_int_equal(d.line, 2);
+	hs_source_release(&src);
+}
+
+/*
+ * A pattern saved in the view state that does not compile is dropped,
+ * and the defaults say which, from which file, and why; the others stay.
+ */
+static void bad_saved_pattern_is_dropped(void **state)
+{
+	static const char doc[] =
+		"{\"StackSource\": {\"Samples\": [{\"Time\": 1, \"Stack\": [\"a\"]}]},\n"
+		"\"StackWindowGuiState\": {\"FilterGuiState\": {\"GroupRegEx\": \"x->y\","
+		" \"FoldRegEx\": \"{\", \"ExcludeRegEx\": \"b\", \"IncludeRegEx\": \"a{\"}}}\n";
+	struct hs_diag d = HS_DIAG_INIT("saved.json");
+	struct hs_stack_source src;
+
+	(void)state;
+	hs_source_init(&src);
+	assert_int_equal(import_string(hs_import_perfview_json, doc, &src, &d), 0);
+	assert_string_equal(src.defaults.group, "x->y");
+	assert_string_equal(src.defaults.exc, "b");
+	assert_null(src.defaults.fold);
+	assert_null(src.defaults.inc);
+	assert_string_equal(src.defaults.warning,
+		"saved.json: the FoldRegEx saved in its view state is not used: "
+		"FoldPats: bad pattern '{': missing closing parenthesis at offset 1\n"
+		"saved.json: the IncludeRegEx saved in its view state is not used: "
+		"IncPats: bad pattern 'a{': missing closing parenthesis at offset 2");
+	hs_source_release(&src);
+}
+
 static void allocation_failures_are_clean(void **state)
 {
 	static const char doc[] =
@@ -201,6 +259,8 @@ int main(void)
 		cmocka_unit_test(malformed_input_names_the_line),
 		cmocka_unit_test(lines_are_counted_across_blocks),
 		cmocka_unit_test(huge_tokens_are_refused),
+		cmocka_unit_test(byte_order_mark_is_skipped),
+		cmocka_unit_test(bad_saved_pattern_is_dropped),
 		cmocka_unit_test(allocation_failures_are_clean),
 	};
 	return cmocka_run_group_tests_name("perfview_json", tests, NULL, NULL);

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <cmocka.h>
 #include <jansson.h>
+#include "common/alloc.h"
+#include "common/buf.h"
 #include "views_helpers.h"
 
 static double real(json_t *o, const char *key)
@@ -112,6 +114,150 @@ static void tree_json_nests_children(void **state)
 	hs_source_release(&src);
 }
 
+/* A source of one stack @depth frames deep ("f0;f1;..."), metric 5. */
+static void deep_source(struct hs_stack_source *src, size_t depth)
+{
+	struct hs_buf b = HS_BUF_INIT;
+	size_t i;
+
+	hs_source_init(src);
+	for (i = 0; i < depth; i++)
+		assert_int_equal(hs_buf_addf(&b, "%sf%zu", i ? ";" : "", i), 0);
+	add(src, 1, 5, 1, b.s);
+	hs_buf_release(&b);
+}
+
+/*
+ * The writer lays documents out as jansson does for the same flags, for
+ * every kind of view.
+ */
+static void dump_matches_jansson(void **state)
+{
+	static const size_t flags[] = {
+		HS_VIEW_JSON_FLAGS, JSON_COMPACT | JSON_REAL_PRECISION(15),
+		JSON_REAL_PRECISION(15), JSON_INDENT(3) | JSON_COMPACT,
+	};
+	struct hs_stack_source src;
+	struct hs_calltree ct;
+	struct hs_view v;
+	int kind;
+	size_t f, len;
+
+	(void)state;
+	recursion_source(&src);
+	build_tree(&ct, &src, NAN);
+	for (kind = 0; kind < HS_VIEW__COUNT; kind++) {
+		build_view(&v, &ct, (enum hs_view_kind)kind,
+			   hs_view_kind_has_focus((enum hs_view_kind)kind) ? "B" : NULL);
+		for (f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
+			json_t *j = hs_view_json(&v);
+			char *want = json_dumps(j, flags[f]);
+			char *got = hs_view_json_dump(&v, flags[f], &len);
+
+			assert_non_null(want);
+			assert_non_null(got);
+			assert_string_equal(got, want);
+			assert_int_equal(len, strlen(want));
+			free(want);
+			hs_free(got);
+			json_decref(j);
+		}
+		hs_view_release(&v);
+	}
+	hs_calltree_release(&ct);
+	hs_source_release(&src);
+}
+
+/*
+ * A 20,000-frame stack: jansson's recursive dumper overflowed the stack
+ * on such trees. The writer gives valid JSON whose lines are indented 64
+ * spaces at most, so its size is linear in the rows.
+ */
+static void deep_tree_json(void **state)
+{
+	static const enum hs_view_kind kinds[] = {
+		HS_VIEW_CALLTREE, HS_VIEW_FLAME, HS_VIEW_CALLERS, HS_VIEW_CALLEES,
+	};
+	struct hs_stack_source src;
+	struct hs_calltree ct;
+	struct hs_view v;
+	size_t k, len, i, widest, col;
+	json_error_t jerr;
+
+	(void)state;
+	deep_source(&src, 20000);
+	build_tree(&ct, &src, NAN);
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		char *s, *compact;
+		json_t *j;
+		size_t leaves = 0;
+
+		build_view(&v, &ct, kinds[k], hs_view_kind_has_focus(kinds[k]) ? "f9999" : NULL);
+		s = capture(&v, hs_view_write_json);
+		len = strlen(s);
+		/* every line's indentation is capped */
+		widest = 0;
+		for (i = 0, col = 0; i < len; i++) {
+			if (s[i] == '\n') {
+				col = 0;
+				continue;
+			}
+			if (col == (size_t)-1)
+				continue;
+			if (s[i] == ' ') {
+				col++;
+				if (col > widest)
+					widest = col;
+			} else {
+				col = (size_t)-1;
+			}
+		}
+		assert_int_equal(widest, 2 * HS_VIEW_JSON_MAX_INDENT);
+		assert_true(len < 3000 * v.nr_rows);
+		/* jansson parses no more than 2048 levels: check the document's
+		 * nesting by hand, and the compact form's rows by count */
+		compact = hs_view_json_dump(&v, JSON_COMPACT, &len);
+		assert_non_null(compact);
+		for (i = 0; i + 14 < len; i++)
+			if (!memcmp(compact + i, "\"children\":[]}", 14))
+				leaves++;
+		assert_int_equal(leaves, 1);
+		assert_int_equal(compact[len - 1], '}');
+		{
+			size_t d = 0, most = 0;
+			int in_str = 0;
+
+			for (i = 0; i < len; i++) {
+				char c = compact[i];
+
+				if (in_str) {
+					if (c == '\\')
+						i++;
+					else if (c == '"')
+						in_str = 0;
+					continue;
+				}
+				if (c == '"')
+					in_str = 1;
+				else if (c == '{' || c == '[')
+					d++, most = d > most ? d : most;
+				else if (c == '}' || c == ']')
+					d--;
+			}
+			assert_int_equal(d, 0);
+			assert_true(most >= 2 * v.nr_rows);
+		}
+		j = json_loadb(compact, len, 0, &jerr);
+		assert_null(j);	/* too deep for jansson, as said in views.h */
+		assert_null(hs_view_json(&v));
+		hs_free(compact);
+		free(s);
+		hs_view_release(&v);
+	}
+	hs_calltree_release(&ct);
+	hs_source_release(&src);
+}
+
 static void text_and_csv(void **state)
 {
 	struct hs_stack_source src;
@@ -200,6 +346,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(byname_json),
 		cmocka_unit_test(tree_json_nests_children),
+		cmocka_unit_test(dump_matches_jansson),
+		cmocka_unit_test(deep_tree_json),
 		cmocka_unit_test(text_and_csv),
 		cmocka_unit_test(short_templates),
 	};

@@ -106,10 +106,15 @@ static void fixed_records_round_trip(void **state)
 	assert_non_null(why);
 }
 
-/* Frame the body [body, end) as a sized record of @tag and decode it. */
+/*
+ * Frame the body [body, end) as a sized record of @tag and decode it.
+ * A decoded record borrows its strings from the bytes it was read from,
+ * so those outlive the call (until the next one).
+ */
 static void sized(unsigned tag, const uint8_t *body, const uint8_t *end, struct hs_rec *rec)
 {
-	uint8_t rec_buf[512], *p;
+	static uint8_t rec_buf[512];
+	uint8_t *p;
 	struct hs_rec_state st = { .tid = 9 };
 
 	p = hs_tw_sized(rec_buf, tag, body, (size_t)(end - body));

@@ -108,12 +108,78 @@ static void missing_suffix_and_non_zip_are_errors(void **state)
 	assert_non_null(strstr(d2.msg, "cannot open as a zip"));
 }
 
+/* The spool's bound: HEAPSCOPE_SPOOL_MAX with a suffix, else 1 GiB. */
+static void spool_bound_from_the_environment(void **state)
+{
+	(void)state;
+	unsetenv("HEAPSCOPE_SPOOL_MAX");
+	assert_true(hs_zip_spool_max() == HS_ZIP_SPOOL_MAX);
+	setenv("HEAPSCOPE_SPOOL_MAX", "64K", 1);
+	assert_true(hs_zip_spool_max() == 65536);
+	setenv("HEAPSCOPE_SPOOL_MAX", "3g", 1);
+	assert_true(hs_zip_spool_max() == 3ULL << 30);
+	setenv("HEAPSCOPE_SPOOL_MAX", "1000", 1);
+	assert_true(hs_zip_spool_max() == 1000);
+	setenv("HEAPSCOPE_SPOOL_MAX", "-5", 1);
+	assert_true(hs_zip_spool_max() == HS_ZIP_SPOOL_MAX);
+	setenv("HEAPSCOPE_SPOOL_MAX", "12X", 1);
+	assert_true(hs_zip_spool_max() == HS_ZIP_SPOOL_MAX);
+	setenv("HEAPSCOPE_SPOOL_MAX", "0", 1);
+	assert_true(hs_zip_spool_max() == HS_ZIP_SPOOL_MAX);
+	unsetenv("HEAPSCOPE_SPOOL_MAX");
+}
+
+/*
+ * A spool holds what fits and refuses more, in $TMPDIR, saying why; a
+ * TMPDIR that does not exist is named.
+ */
+static void spool_is_bounded_and_in_tmpdir(void **state)
+{
+	static char data[200000];
+	struct hs_diag d = HS_DIAG_INIT("<stdin>");
+	FILE *in, *out = NULL;
+	char back[16];
+
+	(void)state;
+	memset(data, 'z', sizeof(data));
+	memcpy(data, "PK\3\4", 4);
+	setenv("HEAPSCOPE_SPOOL_MAX", "300K", 1);
+	in = fmemopen(data, sizeof(data), "r");
+	assert_int_equal(hs_zip_spool(in, &out, &d), 0);
+	fclose(in);
+	assert_int_equal(fread(back, 1, 4, out), 4);
+	assert_memory_equal(back, "PK\3\4", 4);
+	assert_int_equal(fseek(out, 0, SEEK_END), 0);
+	assert_int_equal(ftell(out), (long)sizeof(data));
+	fclose(out);
+	out = NULL;
+
+	setenv("HEAPSCOPE_SPOOL_MAX", "100K", 1);
+	in = fmemopen(data, sizeof(data), "r");
+	assert_int_equal(hs_zip_spool(in, &out, &d), -EFBIG);
+	fclose(in);
+	assert_null(out);
+	assert_non_null(strstr(d.msg, "larger than 102400 bytes (HEAPSCOPE_SPOOL_MAX)"));
+	unsetenv("HEAPSCOPE_SPOOL_MAX");
+
+	d = (struct hs_diag)HS_DIAG_INIT("<stdin>");
+	setenv("TMPDIR", "/nonexistent-heapscope-dir", 1);
+	in = fmemopen(data, 10, "r");
+	assert_int_equal(hs_zip_spool(in, &out, &d), -EIO);
+	fclose(in);
+	assert_string_equal(d.msg, "cannot create a temporary file in "
+			    "/nonexistent-heapscope-dir: No such file or directory");
+	unsetenv("TMPDIR");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(written_entry_reads_back),
 		cmocka_unit_test(entry_found_by_suffix_among_several),
 		cmocka_unit_test(missing_suffix_and_non_zip_are_errors),
+		cmocka_unit_test(spool_bound_from_the_environment),
+		cmocka_unit_test(spool_is_bounded_and_in_tmpdir),
 	};
 	return cmocka_run_group_tests_name("zipfile", tests, tu_dir_setup,
 					   tu_dir_teardown);

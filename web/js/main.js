@@ -14,6 +14,7 @@ import { CallerCallee } from './callercallee.js';
 import { showMenu, literalPattern, appendPat, ungroup,
   ungroupModule } from './menu.js';
 import { renderEvents, renderStats, renderOverweight, renderSource } from './events.js';
+import { renderGc, fetchGc, isNetTrace } from './gc.js';
 
 const $ = (id) => document.getElementById(id);
 const BOXES = { start: 'start', end: 'end', group: 'group', fold_pct: 'foldpct', fold: 'fold',
@@ -342,6 +343,11 @@ async function loadStats(el) {
   renderStats(el, s, INFO.traces[state.trace]?.name);
 }
 
+async function loadGc(el) {
+  if (!isNetTrace(INFO.traces[state.trace])) return renderGc(el, null);
+  renderGc(el, await fetchGc(state.trace));
+}
+
 async function loadOverweight(el) {
   if (state.overweight === null || state.overweight === undefined)
     return renderOverweight(el, null);
@@ -477,6 +483,7 @@ function setActiveTab(tab) {
   document.querySelector('[data-tab="overweight"]').hidden = state.overweight === null ||
     state.overweight === undefined;
   document.querySelector('[data-tab="source"]').hidden = !state.source_of;
+  document.querySelector('[data-tab="gc"]').hidden = !isNetTrace(INFO.traces[state.trace]);
   $('expandall').hidden = !TREE_TABS.includes(tab);
 }
 
@@ -929,6 +936,7 @@ async function main() {
   views.flame = makeFlame();
   views.events = makePane('events', (el) => loadEvents(el));
   views.stats = makePane('stats', loadStats);
+  views.gc = makePane('gc', loadGc);
   views.overweight = makePane('overweight', loadOverweight);
   views.source = makePane('source', loadSource);
   views.timeline = new Timeline($('timeline'), {

@@ -1,0 +1,73 @@
+#!/usr/bin/env bats
+# Inputs of issue 19 that were refused wrongly or handled without bounds:
+# a JSON file that starts with a byte order mark (item 13), a zip on
+# standard input (item 9), a bad pattern saved in a file (item 15).
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+	T="$BATS_TEST_TMPDIR"
+}
+
+@test "PerfView JSON after a UTF-8 byte order mark is read, by name and by content" {
+	hs report "$DATA/perfview/bom.perfView.json" --view calltree
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"    leaf "* ]]
+	run --separate-stderr sh -c '"$1" report - --view calltree < "$2"' sh "$HS_BIN" "$DATA/perfview/bom.perfView.json"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"    leaf "* ]]
+	cp "$DATA/perfview/bom.perfView.json" "$T/noext"
+	hs report "$T/noext" --format csv
+	[ "$status" -eq 0 ]
+	[[ "$output" == *$'\nleaf,'* ]]
+}
+
+# A zip on standard input is copied to a temporary file (zips need
+# seeking): in $TMPDIR, and at most HEAPSCOPE_SPOOL_MAX bytes (item 9; an
+# endless stream filled the disk at 1 GB/s, in /tmp whatever TMPDIR said).
+@test "an endless zip on standard input is refused at the spool's bound" {
+	mkdir "$T/tmp"
+	run --separate-stderr timeout 60 bash -c \
+		'(printf "PK\3\4"; cat /dev/zero) | TMPDIR="$1" HEAPSCOPE_SPOOL_MAX=4M "$2" report - --from xml-zip' \
+		sh "$T/tmp" "$HS_BIN"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "heapscope: error: <stdin>: standard input is copied to a temporary file to be read, and this input is larger than 4194304 bytes (HEAPSCOPE_SPOOL_MAX); give the file's name instead" ]
+	[ -z "$(ls -A "$T/tmp")" ]
+}
+
+@test "a zip on standard input is spooled in TMPDIR" {
+	printf 'main;a 5\n' > "$T/a.folded"
+	"$HS_BIN" convert "$T/a.folded" --to xml-zip -o "$T/a.perfView.xml.zip"
+	# through a pipe: a file redirected to standard input is read in place
+	run --separate-stderr bash -c 'cat "$3" | TMPDIR="$1" "$2" report -' \
+		sh "$T/none" "$HS_BIN" "$T/a.perfView.xml.zip"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "heapscope: error: <stdin>: cannot create a temporary file in $T/none: No such file or directory" ]
+	mkdir "$T/tmp"
+	run --separate-stderr bash -c 'cat "$3" | TMPDIR="$1" "$2" report - --format csv' \
+		sh "$T/tmp" "$HS_BIN" "$T/a.perfView.xml.zip"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *$'\na,'* ]]
+}
+
+# A pattern saved in a file's view state that does not compile made every
+# view of the file fail, with a message naming neither the file nor where
+# the pattern came from (item 15): it is dropped, with a warning saying so.
+@test "a bad pattern saved in a .perfView.xml is not used, and the warning says so" {
+	f="$DATA/report/bad-saved-pattern.perfView.xml"
+	hs report "$f" --view calltree
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "heapscope: warning: $f: the GroupRegEx saved in its view state is not used: GroupPats: bad pattern '{': missing closing parenthesis at offset 1" ]
+	# the other saved texts still apply: ExcludeRegEx app!E, Start 5 ms
+	[[ "$output" != *"app!E"* ]]
+	[[ "$output" == *"First: 10.000"* ]]
+	# the same view as the file without a group pattern
+	hs report "$DATA/report/defaults.perfView.xml" --view calltree --group ''
+	expected=$output
+	hs report "$f" --view calltree
+	[ "$output" = "$expected" ]
+	# a pattern given on the command line is used as before
+	hs report "$f" --group '{'
+	[ "$status" -eq 1 ]
+	[ "${stderr##*$'\n'}" = "heapscope: error: GroupPats: bad pattern '{': missing closing parenthesis at offset 1" ]
+}
