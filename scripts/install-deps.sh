@@ -5,6 +5,8 @@
 #   scripts/install-deps.sh          build and test dependencies
 #   scripts/install-deps.sh --bench  also what bench/ compares against
 #
+# protobuf-c and zlib write pprof profiles; golang-go's `go tool pprof`
+# (about 63 MB to download) checks them in t1403-convert-pprof.bats.
 # clang and its runtime (libclang-rt-14-dev: libFuzzer and the sanitizers)
 # build the fuzz targets that `make check` runs (tests/fuzz/README.md).
 set -eu
@@ -12,6 +14,7 @@ set -eu
 PACKAGES="gcc make pkg-config meson ninja-build
 libxxhash-dev libzstd-dev libzip-dev libexpat1-dev libyajl-dev libjansson-dev
 libpcre2-dev libunwind-dev libdw-dev libelf-dev libdebuginfod-dev libiberty-dev
+libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go
 binutils g++ libcmocka-dev bats python3
 linux-perf procps
 libmicrohttpd-dev curl jq chromium

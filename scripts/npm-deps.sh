@@ -1,7 +1,8 @@
 #!/bin/sh
 # npm-deps.sh - install the front-end packages of package-lock.json into
 # node_modules (uPlot, embedded into the binary; playwright-core, for the
-# browser tests). Idempotent: does nothing when node_modules already
+# browser tests; speedscope, whose built files load heapscope's speedscope
+# export in tests/browser/speedscope.test.mjs). Idempotent: does nothing when node_modules already
 # matches the lock file. Never downloads a browser: the tests drive
 # Debian's chromium.
 set -eu
@@ -14,7 +15,7 @@ if ! command -v npm >/dev/null 2>&1; then
 	echo "npm-deps: npm is missing (scripts/install-deps.sh installs it)" >&2
 	exit 1
 fi
-echo "npm-deps: npm ci (uplot, playwright-core)" >&2
+echo "npm-deps: npm ci (uplot, playwright-core, speedscope)" >&2
 PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --ignore-scripts --no-audit --no-fund \
 	--loglevel=error >/dev/null
 touch "$stamp"

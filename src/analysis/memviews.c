@@ -764,6 +764,8 @@ static int view_finish(struct view *v, const struct hs_trace *t)
 		    !(out->defaults.exc = hs_strdup(HS_PRESET_LEAK_SUPPRESS)))
 			err = -ENOMEM;
 	}
+	if (!err && !(out->view_name = hs_strdup(kinds[v->o->kind].name)))
+		err = -ENOMEM;
 	if (!err && v->info) {
 		v->info->symbolized = t->syms.present;
 		v->info->cut_off = t->cut_off;

@@ -3,9 +3,15 @@
  * (see query.h).
  */
 #include "analysis/query.h"
+#include "analysis/sourcelines.h"
+#include "common/buf.h"
 #include <errno.h>
 #include <math.h>
 #include <string.h>
+#include <strings.h>
+
+#define MAX_CANDIDATES 8	/* names a message lists */
+#define MIN_SUGGEST_LEN 3	/* shorter names get no suggestions */
 
 int hs_query_find_path(const struct hs_calltree *ct, const char *const *path, size_t n,
 		       uint32_t *node)
@@ -28,6 +34,71 @@ int hs_query_find_path(const struct hs_calltree *ct, const char *const *path, si
 	HS_BUG_ON(cur >= t->nr);
 	*node = cur;
 	return 0;
+}
+
+/* Whether @hay holds @needle, without regard to case. */
+static int contains_nocase(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (; *hay; hay++)
+		if (!strncasecmp(hay, needle, n))
+			return 1;
+	return 0;
+}
+
+/* Add frame @name to the list in @b (at most MAX_CANDIDATES shown). */
+static void list_add(struct hs_buf *b, size_t *nr, const char *name)
+{
+	if (*nr < MAX_CANDIDATES)
+		hs_buf_addf(b, "%s'%s'", *nr ? ", " : "", name);
+	(*nr)++;
+}
+
+int hs_query_resolve_name(const struct hs_calltree *ct, const char *name, uint32_t *frame,
+			  struct hs_diag *diag)
+{
+	const struct hs_stack_source *out = &ct->f.out;
+	size_t nr = hs_source_nr_frames(out), k, hits = 0, pass;
+	struct hs_buf list = HS_BUF_INIT;
+	uint32_t found = HS_NO_FRAME;
+
+	if (!hs_calltree_find_name(ct, name, frame))
+		return 0;
+	/* by name without module or directory, then by qualified name */
+	for (pass = 0; pass < 2 && !hits; pass++)
+		for (k = 0; k < nr; k++) {
+			const char *full = hs_source_frame_name(out, (uint32_t)k);
+
+			if (!(pass ? hs_function_named : hs_function_is)(full, name))
+				continue;
+			found = (uint32_t)k;
+			list_add(&list, &hits, full);
+		}
+	if (hits == 1) {
+		hs_buf_release(&list);
+		*frame = found;
+		return 0;
+	}
+	if (hits > 1) {
+		hs_diag_set(diag, 0, "'%s' names %zu frames (give one as shown): %s%s", name,
+			    hits, list.s ? list.s : "", hits > MAX_CANDIDATES ? ", ..." : "");
+		hs_buf_release(&list);
+		return -ENOENT;
+	}
+	for (k = 0; strlen(name) >= MIN_SUGGEST_LEN && k < nr; k++) {
+		const char *full = hs_source_frame_name(out, (uint32_t)k);
+
+		if (contains_nocase(full, name))
+			list_add(&list, &hits, full);
+	}
+	if (hits)
+		hs_diag_set(diag, 0, "no frame named '%s'; did you mean %s%s?", name, list.s ? list.s : "",
+			    hits > MAX_CANDIDATES ? ", ..." : "");
+	else
+		hs_diag_set(diag, 0, "no frame named '%s'", name);
+	hs_buf_release(&list);
+	return -ENOENT;
 }
 
 static int build(struct hs_calltree *ct, const struct hs_stack_source *in,
@@ -56,10 +127,12 @@ static int drill(const struct hs_calltree *ct, const struct hs_query_step *step,
 		}
 		return hs_drill_node(ct, id, step->what, out);
 	}
-	if (!step->name || hs_calltree_find_name(ct, step->name, &id)) {
-		hs_diag_set(diag, 0, "no frame named '%s'", step->name ? step->name : "");
+	if (!step->name) {
+		hs_diag_set(diag, 0, "no frame named ''");
 		return -ENOENT;
 	}
+	if (hs_query_resolve_name(ct, step->name, &id, diag))
+		return -ENOENT;
 	return hs_drill_name(ct, id, step->what, out);
 }
 
@@ -89,6 +162,7 @@ int hs_query_run(const struct hs_stack_source *in, const struct hs_query *q,
 		 struct hs_query_result *r, struct hs_diag *diag)
 {
 	struct hs_stack_source next;
+	struct hs_view_opts view;
 	double when[2] = { NAN, NAN };
 	int err, derived = 0;
 	size_t i;
@@ -113,7 +187,20 @@ int hs_query_run(const struct hs_stack_source *in, const struct hs_query *q,
 	if (err)
 		goto fail;
 	hs_calltree_when_bounds(&r->ct, &r->when_start_ms, &r->when_end_ms);
-	err = hs_view_build(&r->view, &r->ct, &q->view);
+	view = q->view;
+	if (view.focus && hs_view_kind_has_focus(view.kind)) {
+		/* a bare or qualified name stands for the one frame it names */
+		uint32_t id;
+
+		if (hs_query_resolve_name(&r->ct, view.focus, &id, diag)) {
+			hs_calltree_release(&r->ct);
+			err = -ENOENT;
+			goto fail;
+		}
+		if (id != HS_NO_FRAME)
+			view.focus = hs_source_frame_name(&r->ct.f.out, id);
+	}
+	err = hs_view_build(&r->view, &r->ct, &view);
 	if (err) {
 		if (err == -ENOENT)
 			hs_diag_set(diag, 0, "no frame named '%s'",

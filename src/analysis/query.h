@@ -93,4 +93,15 @@ HS_MUST_CHECK int hs_query_find_path(const struct hs_calltree *ct, const char *c
 HS_MUST_CHECK int hs_query_run(const struct hs_stack_source *in, const struct hs_query *q,
 			       struct hs_query_result *r, struct hs_diag *diag);
 void hs_query_result_release(struct hs_query_result *r);
+
+/*
+ * The output frame of @ct that @name stands for: its exact name, else the
+ * one frame whose display name or function is @name, else the one whose
+ * qualified function name ends in it ("fill", "ns::fill"), as `source`
+ * accepts (sourcelines.h). 0 and *@frame (HS_NO_FRAME for "ROOT"), or
+ * -ENOENT with @diag listing the frames it names or, when it names none,
+ * the frames that contain it ("did you mean").
+ */
+int hs_query_resolve_name(const struct hs_calltree *ct, const char *name, uint32_t *frame,
+			  struct hs_diag *diag);
 #endif

@@ -60,7 +60,7 @@ static const char *module_bang(const char *name)
 }
 
 /* Is the frame named @full the function @want? */
-static int is_function(const char *full, const char *want)
+int hs_function_is(const char *full, const char *want)
 {
 	const char *disp = hs_frame_display(full), *bang = module_bang(full);
 	size_t n = strlen(full);
@@ -145,7 +145,7 @@ static size_t qualified_name(const char *s, size_t n, int targs, size_t *start)
  * template arguments)? A module before '!' in @want must be the frame's
  * (its path or its file name).
  */
-static int is_function_named(const char *full, const char *want)
+int hs_function_named(const char *full, const char *want)
 {
 	const char *bang = module_bang(full), *fn = bang ? bang + 1 : full;
 	const char *wbang = module_bang(want), *wfn = wbang ? wbang + 1 : want;
@@ -369,7 +369,7 @@ static int match_frames(const struct hs_stack_source *src, const char *function,
 	for (k = 0; k < nr && !err; k++) {
 		const char *full = hs_source_frame_name(src, (uint32_t)k), *disp;
 
-		if (!(by_name ? is_function_named : is_function)(full, function))
+		if (!(by_name ? hs_function_named : hs_function_is)(full, function))
 			continue;
 		if (by_name) {
 			/* the candidate: the function without module, inline or

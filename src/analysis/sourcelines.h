@@ -70,6 +70,19 @@ int hs_source_lines_filtered(const struct hs_filtered *f, const char *function,
 			     struct hs_source_lines *out, struct hs_diag *diag);
 
 /*
+ * The name forms `source`, --focus and --drill accept for a frame named
+ * @full. hs_function_is(): @want is the frame's full name, its display
+ * name (no directory) or its function (no module), a trailing
+ * " (inline)" or " [clone ...]" ignored on either side.
+ * hs_function_named(): @want is the frame's function by its qualified
+ * name: its last components ("fill", "ns::fill" for
+ * "std::vector<long>* ns::fill<long>(int)"), with template arguments
+ * only when @want gives them, a "MODULE!" in @want matching the frame's.
+ */
+int hs_function_is(const char *full, const char *want);
+int hs_function_named(const char *full, const char *want);
+
+/*
  * Compute the lines of @function in @src with the filter @p. Returns 0;
  * -ENOENT when no frame is the function; -ENODATA when the source has no
  * locations; -EINVAL for a bad pattern or an ambiguous @function; -ENOMEM;

@@ -55,6 +55,87 @@ static const char *const col_title[C__COUNT] = {
 	"When", "First", "Last",
 };
 
+#define ELLIPSIS "\xe2\x80\xa6"	/* U+2026, one column */
+#define MIN_NAME_WIDTH 16
+
+/* Characters (UTF-8 code points) in @s. */
+static size_t text_width(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+/* Whether the '<' at @s[@i] is part of an operator's name ("operator<<"). */
+static int operator_bracket(const char *s, size_t i)
+{
+	size_t start = i;
+
+	while (start && s[start - 1] == '<')
+		start--;
+	/* "operator<" and "operator<<" name at most two */
+	return i - start < 2 && start >= 8 && !memcmp(s + start - 8, "operator", 8);
+}
+
+int hs_view_short_templates(struct hs_buf *b, const char *name, size_t len)
+{
+	size_t i = 0;
+	int err = 0;
+
+	while (i < len && !err) {
+		size_t j, depth, parens;
+
+		if (name[i] != '<' || operator_bracket(name, i)) {
+			err = hs_buf_addc(b, name[i++]);
+			continue;
+		}
+		/* find the matching '>'; brackets inside parentheses are not
+		 * the template's ("f<(a<b)>") */
+		for (j = i + 1, depth = 1, parens = 0; j < len && depth; j++) {
+			if (name[j] == '(')
+				parens++;
+			else if (name[j] == ')' && parens)
+				parens--;
+			else if (parens)
+				continue;
+			else if (name[j] == '<' && !operator_bracket(name, j))
+				depth++;
+			else if (name[j] == '>' && !(j && name[j - 1] == '-'))
+				depth--;
+		}
+		if (depth) {	/* unbalanced: the rest as it is */
+			err = hs_buf_add(b, name + i, len - i);
+			break;
+		}
+		err = hs_buf_adds(b, "<" ELLIPSIS ">");
+		i = j;
+	}
+	return err;
+}
+
+/*
+ * Cut the text of @b from byte @start on to @max characters, the last one
+ * "…" (a UTF-8 sequence is never split).
+ */
+static int cut_tail(struct hs_buf *b, size_t start, size_t max)
+{
+	size_t i = start, chars = 0;
+
+	if (text_width(b->s + start) <= max)
+		return 0;
+	while (b->s[i] && chars < max - 1) {
+		i++;
+		while (((unsigned char)b->s[i] & 0xc0) == 0x80)
+			i++;
+		chars++;
+	}
+	b->len = i;
+	b->s[i] = '\0';
+	return hs_buf_adds(b, ELLIPSIS);
+}
+
 static int integral(double x)
 {
 	return x == floor(x) && fabs(x) < 1e15;
@@ -83,13 +164,19 @@ static int column_decimals(const struct hs_view *v, size_t off)
  * the rows.
  */
 struct text_layout {
+	const struct hs_text_opts *o;
 	int dec_exc, dec_exc_ct, dec_inc, dec_inc_ct, dec_fold;
-	size_t width[C__COUNT];
+	size_t width[C__COUNT];	/* in characters (UTF-8 code points) */
+	size_t name_max;	/* names cut to this many characters; 0: not cut */
 };
 
-/* One row's cells, NUL-separated in @b, starting at @at[c]. */
+/*
+ * One row's cells, NUL-separated in @b, starting at @at[c]; @name is
+ * scratch for a name with its template arguments shortened.
+ */
 struct text_row {
 	struct hs_buf b;
+	struct hs_buf name;
 	size_t at[C__COUNT];
 };
 
@@ -106,16 +193,34 @@ static int text_row_titles(struct text_row *t)
 	return err;
 }
 
-static int add_name_cell(struct hs_buf *b, const struct hs_view_row *r)
+/*
+ * The Name cell as it prints: indentation, the name (its template
+ * arguments shortened when asked), control characters escaped, then cut
+ * to the layout's @name_max when --width set one.
+ */
+static int add_name_cell(struct text_row *t, const struct text_layout *lay,
+			 const struct hs_view_row *r)
 {
 	unsigned d, shown = r->depth < HS_VIEW_TEXT_MAX_INDENT ? r->depth : HS_VIEW_TEXT_MAX_INDENT;
+	struct hs_buf *b = &t->b;
+	size_t start = b->len;
 	int err = 0;
 
 	for (d = 0; d < shown && !err; d++)
 		err = hs_buf_adds(b, "  ");
 	if (!err && r->depth > HS_VIEW_TEXT_MAX_INDENT)
 		err = hs_buf_addf(b, "[%u] ", r->depth);
-	return err ? err : hs_escape_add(b, r->name, hs_view_display_len(r->name));
+	if (!err && lay->o->short_templates) {
+		hs_buf_reset(&t->name);
+		err = hs_view_short_templates(&t->name, r->name, hs_view_display_len(r->name));
+		if (!err)
+			err = hs_escape_add(b, t->name.s ? t->name.s : "", t->name.len);
+	} else if (!err) {
+		err = hs_escape_add(b, r->name, hs_view_display_len(r->name));
+	}
+	if (!err && lay->name_max)
+		err = cut_tail(b, start, lay->name_max);
+	return err;
 }
 
 static int text_row_fill(struct text_row *t, const struct hs_view *v,
@@ -129,7 +234,7 @@ static int text_row_fill(struct text_row *t, const struct hs_view *v,
 		t->at[c] = t->b.len;
 		switch (c) {
 		case C_NAME:
-			err = add_name_cell(&t->b, r);
+			err = add_name_cell(t, lay, r);
 			break;
 		case C_EXC_PCT:
 			err = add_num(&t->b, hs_view_pct(v, r->exc), 1);
@@ -175,7 +280,7 @@ static void text_row_widen(const struct text_row *t, struct text_layout *lay)
 	size_t c;
 
 	for (c = 0; c < C__COUNT; c++) {
-		size_t len = strlen(t->b.s + t->at[c]);
+		size_t len = text_width(t->b.s + t->at[c]);
 
 		if (c == C_NAME && len > HS_VIEW_TEXT_MAX_NAME_WIDTH)
 			len = HS_VIEW_TEXT_MAX_NAME_WIDTH;
@@ -185,12 +290,13 @@ static void text_row_widen(const struct text_row *t, struct text_layout *lay)
 }
 
 static int text_layout_init(struct text_layout *lay, const struct hs_view *v,
-			    struct text_row *t)
+			    const struct hs_text_opts *o, struct text_row *t)
 {
 	size_t i;
 	int err;
 
 	memset(lay, 0, sizeof(*lay));
+	lay->o = o;
 	lay->dec_exc = column_decimals(v, offsetof(struct hs_view_row, exc));
 	lay->dec_exc_ct = column_decimals(v, offsetof(struct hs_view_row, exc_count));
 	lay->dec_inc = column_decimals(v, offsetof(struct hs_view_row, inc));
@@ -204,6 +310,18 @@ static int text_layout_init(struct text_layout *lay, const struct hs_view *v,
 		if (!err)
 			text_row_widen(t, lay);
 	}
+	if (!err && o->width) {
+		/* the other columns and their two-blank gaps take the rest */
+		size_t others = 0, c, max;
+
+		for (c = 1; c < C__COUNT; c++)
+			others += 2 + lay->width[c];
+		max = o->width > others + MIN_NAME_WIDTH ? o->width - others : MIN_NAME_WIDTH;
+		if (lay->width[C_NAME] > max) {
+			lay->width[C_NAME] = max;
+			lay->name_max = max;
+		}
+	}
 	return err;
 }
 
@@ -215,9 +333,11 @@ static void text_row_print(const struct text_row *t, const struct text_layout *l
 		const char *s = t->b.s + t->at[c];
 		int w = (int)lay->width[c];
 
-		if (c == C_NAME)
-			fprintf(f, "%-*s", w, s);
-		else if (c == C_WHEN)
+		if (c == C_NAME) {	/* padded by characters: names may hold "…" */
+			size_t chars = text_width(s);
+
+			fprintf(f, "%s%*s", s, chars < lay->width[c] ? (int)(lay->width[c] - chars) : 0, "");
+		} else if (c == C_WHEN)
 			fprintf(f, "  %-*s", w, s);
 		else if (c == C_LAST)
 			fprintf(f, "  %*s\n", w, s);
@@ -246,19 +366,27 @@ static void summary_text(const struct hs_view *v, FILE *f)
 
 int hs_view_write_text(const struct hs_view *v, FILE *f)
 {
+	static const struct hs_text_opts plain;
+
+	return hs_view_write_text_opts(v, &plain, f);
+}
+
+int hs_view_write_text_opts(const struct hs_view *v, const struct hs_text_opts *o, FILE *f)
+{
 	enum hs_row_section section = HS_ROW_PLAIN;
-	struct text_row t = { .b = HS_BUF_INIT };
+	struct text_row t = { .b = HS_BUF_INIT, .name = HS_BUF_INIT };
 	struct text_layout lay;
 	size_t i;
 	int err;
 
 	if (v->kind == HS_VIEW_FLAME)
 		return hs_view_write_folded(v, f);
-	err = text_layout_init(&lay, v, &t);
+	err = text_layout_init(&lay, v, o, &t);
 	if (!err)
 		err = text_row_titles(&t);
 	if (err) {
 		hs_buf_release(&t.b);
+		hs_buf_release(&t.name);
 		return err;
 	}
 	summary_text(v, f);
@@ -280,6 +408,7 @@ int hs_view_write_text(const struct hs_view *v, FILE *f)
 			text_row_print(&t, &lay, f);
 	}
 	hs_buf_release(&t.b);
+	hs_buf_release(&t.name);
 	if (err)
 		return err;
 	if (v->nr_rows < v->nr_total)

@@ -180,6 +180,20 @@ size_t hs_view_group_start(const char *s, size_t end, char open, char close);
 HS_MUST_CHECK int hs_view_write_text(const struct hs_view *v, FILE *f);
 #define HS_VIEW_TEXT_MAX_INDENT 50
 #define HS_VIEW_TEXT_MAX_NAME_WIDTH 200
+/*
+ * How text output fits names: @short_templates writes each template's
+ * arguments as "<…>" ("std::vector<…>::push_back(…)" keeps its function
+ * parameters); @width > 0 cuts names as printed (indented, escaped),
+ * ending them in "…", so that a line fits in
+ * @width columns (names keep at least 16).
+ */
+struct hs_text_opts {
+	int short_templates;
+	size_t width;
+};
+HS_MUST_CHECK int hs_view_write_text_opts(const struct hs_view *v, const struct hs_text_opts *o, FILE *f);
+/* @name (@len bytes) with its template arguments as "<…>", into @b. */
+HS_MUST_CHECK int hs_view_short_templates(struct hs_buf *b, const char *name, size_t len);
 HS_MUST_CHECK int hs_view_write_csv(const struct hs_view *v, FILE *f);
 /* Folded stacks of the call tree: one line per node with exclusive cost. */
 HS_MUST_CHECK int hs_view_write_folded(const struct hs_view *v, FILE *f);

@@ -15,11 +15,14 @@
 #include "analysis/view_order.h"
 #include "cli/cli.h"
 #include "common/alloc.h"
+#include "model/source_merge.h"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 enum out_format { OUT_TEXT, OUT_JSON, OUT_CSV };
 
@@ -27,6 +30,13 @@ struct report_opts {
 	const char *cmd;	/* "report" or "diff" */
 	int nr_paths;		/* input files the command takes: 1 or 2 */
 	const char *from, *path, *base_path, *drill, *preset, *exe_dir, *source;
+	const char *modules;	/* diff --modules ignore|keep; NULL: by the programs */
+	int ignore_modules;	/* diff: group frames without their module */
+	int short_templates;	/* text: template arguments as "<…>" */
+	unsigned long width;	/* text: fit lines in this many columns; 0: no limit */
+	int fit;		/* text: fit the terminal's width */
+	char **more_paths;	/* report a b c: the files after the first */
+	int nr_more;
 	char *drill_owned;	/* the name with its suffix cut, when it had one */
 	char *preset_group;	/* the preset's GroupPats text (owned) */
 	char *diff_group;	/* diff: GroupPats with the PID/TID prefix (owned) */
@@ -44,6 +54,14 @@ struct report_opts {
 	struct hs_memview_opts mv;	/* heapscope traces: which memory view */
 	int has_mv;			/* --source and the memory views' options */
 };
+
+/*
+ * diff --modules ignore: every process is "Process", every thread
+ * "Thread", and a frame "MODULE!FUNCTION" is FUNCTION (the first '!' before
+ * any '(' or '<' that is not a C++ operator's ends the module).
+ */
+#define DIFF_IGNORE_MODULES "^Process% ->Process;^Thread->Thread;" \
+	"@^[^!(<]+(?<!operator)(?<!operator )!(.+)->$1;"
 
 /* --drill NAME[:inc|:exc]: the suffix is optional, so names may hold ':'. */
 static int drill_cb(const char *cmd, const struct cli_option *opt, void *field,
@@ -187,6 +205,13 @@ static const struct cli_option report_options[] = {
 	OPT_STRING(0, "exe-dir", struct report_opts, exe_dir, "DIR",
 		   "the program's directory, for the Just My App preset"),
 	OPT_FLAG(0, "list-presets", struct report_opts, list_presets, "list the presets"),
+	OPT_FLAG(0, "short-templates", struct report_opts, short_templates,
+		 "text: write template arguments as <…> (std::vector<…>)"),
+	OPT_ULONG(0, "width", struct report_opts, width, "N",
+		  "text: cut names (ending in …) so that lines fit N\n"
+		  "columns"),
+	OPT_FLAG(0, "fit", struct report_opts, fit,
+		 "text: --width of the terminal (else $COLUMNS, else 80)"),
 	OPT_CALLBACK(0, "format", struct report_opts, format, "F",
 		     "text (default), json (docs/json-api.md) or csv", format_cb, 0),
 	OPT_CALLBACK(0, "limit", struct report_opts, cmd, "N",
@@ -220,6 +245,11 @@ static const struct cli_option report_options[] = {
 		 "                    cpu: CPU samples of 'run --cpu' (ms of CPU time);\n"
 		 "                    wall: wall-clock samples of 'run --wall', each thread's\n"
 		 "                    time as CPU_TIME, BLOCKED_TIME or READIED_TIME (ms)\n"),
+	OPT_STRING(0, "modules", struct report_opts, modules, "ignore|keep",
+		   "diff only: 'ignore' groups every frame without its\n"
+		   "module (and every process as 'Process'), so 'stl!f' in\n"
+		   "BASE and 'stl2!f' in TEST cancel; 'keep' does not;\n"
+		   "default: ignore when BASE's and TEST's programs differ"),
 	OPT_CALLBACK(0, "large-threshold", struct report_opts, cmd, "N",
 		     "a 'LargeAlloc' frame under allocations of at least N\n"
 		     "bytes (default 131072; 0: none)", memview_cb, 0),
@@ -250,13 +280,16 @@ static const char report_outro[] =
 	"start a raw regular expression; case-insensitive substring matches.\n"
 	"Options not given on the command line come from the file's saved view\n"
 	"state (.perfView.xml) when it has one. NAME is a name as the views show\n"
-	"it (the \"key\" of --format json).\n\n"
+	"it (the \"key\" of --format json), or, when it names one frame, the name\n"
+	"without its module or the bare C++ function ('fill', 'ns::fill' for\n"
+	"'app!std::vector<long>* ns::fill<long>(int)'), as 'source' takes it;\n"
+	"otherwise the error lists the frames it names, or those containing it.\n\n"
 	"Exit status: 0 printed, 1 failed (unreadable input, a bad pattern, an\n"
 	"unknown focus or drill name), 2 usage error.\n";
 
 const struct cli_syntax cli_report_syntax = {
 	.cmd = "report",
-	.usage = "usage: heapscope report FILE [--from FMT] [--source NAME] [--view VIEW]\n"
+	.usage = "usage: heapscope report FILE... [--from FMT] [--source NAME] [--view VIEW]\n"
 		 "                        [--focus NAME] [--group PATS] [--fold PATS]\n"
 		 "                        [--fold-pct P]\n"
 		 "                        [--inc PATS] [--exc PATS] [--start MS] [--end MS]\n"
@@ -271,7 +304,10 @@ const struct cli_syntax cli_report_syntax = {
 		 "input): first the summary line (Totals Metric, Count, Samples, First,\n"
 		 "Last, Last-First, Metric/Interval, TimeBucket; times in ms), then rows\n"
 		 "with the columns Name, Exc %, Exc, Exc Ct, Inc %, Inc, Inc Ct, Fold,\n"
-		 "When, First and Last. Percentages are of |ROOT inclusive|.\n",
+		 "When, First and Last. Percentages are of |ROOT inclusive|.\n"
+		 "Several FILEs are read as one source (PerfView's multi-file view): each\n"
+		 "trace under its \"Process NAME (PID)\" frames, any other file under a\n"
+		 "\"Trace FILE\" frame; they must share a unit (bytes, ms, ...).\n",
 	.options = report_options,
 	.outro = report_outro,
 };
@@ -375,11 +411,23 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	if (n < o->nr_paths)
 		return cli_usage_error(o->cmd, o->nr_paths == 1 ? "no input file" :
 				       "needs two files, BASE and TEST");
-	if (n > o->nr_paths)
+	if (o->modules && o->nr_paths != 2)
+		return cli_usage_error(o->cmd, "--modules is for diff");
+	if (o->modules && strcmp(o->modules, "ignore") && strcmp(o->modules, "keep"))
+		return cli_usage_error(o->cmd, "--modules takes 'ignore' or 'keep', not '%s'",
+				       o->modules);
+	if (n > o->nr_paths && o->nr_paths == 2)
 		return cli_usage_error(o->cmd, "too many arguments");
+	if (n > o->nr_paths) {
+		o->more_paths = argv + 1;
+		o->nr_more = n - 1;
+		o->path = argv[0];
+		goto checks;
+	}
 	if (o->nr_paths == 2)
 		o->base_path = argv[0];
 	o->path = argv[o->nr_paths - 1];
+checks:
 	if (hs_view_focus_check(o->view.kind, o->view.focus, 1, "--focus", &diag))
 		return cli_usage_error(o->cmd, "%s", diag.msg);
 	if ((o->given & CLI_GIVEN_START) && (o->given & CLI_GIVEN_END) &&
@@ -446,7 +494,21 @@ static int arrange(struct hs_view *v, const struct report_opts *o, size_t limit)
 	return err ? cli_fail("%s", strerror(-err)) : 0;
 }
 
-static int output(const struct hs_view *v, enum out_format format)
+/* --fit: the terminal's width, else $COLUMNS, else 80. */
+static size_t terminal_width(void)
+{
+	const char *env = getenv("COLUMNS");
+	struct winsize ws;
+	long n;
+
+	if (isatty(STDOUT_FILENO) && !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col)
+		return ws.ws_col;
+	n = env ? strtol(env, NULL, 10) : 0;
+	return n > 0 ? (size_t)n : 80;
+}
+
+static int output(const struct hs_view *v, enum out_format format,
+		  const struct hs_text_opts *text)
 {
 	int err;
 
@@ -458,7 +520,7 @@ static int output(const struct hs_view *v, enum out_format format)
 		err = hs_view_write_csv(v, stdout);
 		break;
 	default:
-		err = hs_view_write_text(v, stdout);
+		err = hs_view_write_text_opts(v, text, stdout);
 		break;
 	}
 	if (err)
@@ -478,6 +540,7 @@ static int run(const struct hs_stack_source *src, struct report_opts *o)
 	struct hs_query_step steps[2];
 	struct hs_query q = { .steps = steps, .params = o->params, .view = o->view };
 	struct hs_query_result r;
+	struct hs_text_opts text;
 	int err;
 
 	if (o->drill) {
@@ -506,8 +569,10 @@ static int run(const struct hs_stack_source *src, struct report_opts *o)
 	if (err)
 		return cli_fail("%s", strerror(-err));
 	err = o->sort || o->find ? arrange(&r.view, o, o->view.limit) : 0;
+	text.short_templates = o->short_templates;
+	text.width = o->fit ? terminal_width() : o->width;
 	if (!err)
-		err = output(&r.view, o->format);
+		err = output(&r.view, o->format, &text);
 	hs_query_result_release(&r);
 	return err;
 }
@@ -520,19 +585,84 @@ static int run(const struct hs_stack_source *src, struct report_opts *o)
 static int diff_group(struct report_opts *o)
 {
 	const char *user = o->params.filter.group ? o->params.filter.group : "";
+	const char *prefix;
 	size_t n;
 
 	while (*user == ' ' || *user == '\t')
 		user++;
 	if (*user == '[' && strchr(user, ']'))
 		user = strchr(user, ']') + 1;
-	n = strlen("[diff] " HS_PRESET_IGNORE_PID_TID) + strlen(user) + 1;
+	prefix = o->ignore_modules ? DIFF_IGNORE_MODULES : HS_PRESET_IGNORE_PID_TID;
+	n = strlen("[diff] ") + strlen(prefix) + strlen(user) + 1;
 	o->diff_group = hs_malloc(n);
 	if (!o->diff_group)
 		return cli_fail("out of memory");
-	snprintf(o->diff_group, n, "[diff] %s%s", HS_PRESET_IGNORE_PID_TID, user);
+	snprintf(o->diff_group, n, "[diff] %s%s", prefix, user);
 	o->params.filter.group = o->diff_group;
 	return 0;
+}
+
+/*
+ * The program names of @src's "Process NAME (PID)" top frames, interned in
+ * @names; 0 or -ENOMEM.
+ */
+static int program_names(const struct hs_stack_source *src, struct hs_strtab *names)
+{
+	static const char prefix[] = "Process ";
+	size_t i;
+
+	for (i = 0; i < src->nr_stacks; i++) {
+		const char *name = hs_source_frame_name(src, src->stack_frame[i]), *end;
+		uint32_t id;
+
+		if (src->stack_caller[i] != HS_NO_STACK ||
+		    strncmp(name, prefix, sizeof(prefix) - 1))
+			continue;
+		name += sizeof(prefix) - 1;
+		end = strrchr(name, '(');
+		while (end && end > name && end[-1] == ' ')
+			end--;
+		if (hs_strtab_intern(names, name, end && end > name ? (size_t)(end - name)
+								     : strlen(name), &id))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Whether @a names a program that @b does not. */
+static int has_other_program(const struct hs_strtab *a, const struct hs_strtab *b)
+{
+	size_t i;
+	uint32_t id;
+
+	for (i = 0; i < hs_strtab_count(a); i++)
+		if (hs_strtab_find(b, hs_strtab_get(a, (uint32_t)i),
+				   hs_strtab_len(a, (uint32_t)i), &id))
+			return 1;
+	return 0;
+}
+
+/*
+ * diff's --modules default: ignore module names when BASE and TEST ran
+ * different programs (their process frames name different executables),
+ * so that the same function in two builds cancels.
+ */
+static int programs_differ(const struct hs_stack_source *base,
+			   const struct hs_stack_source *test, int *differ)
+{
+	struct hs_strtab b, t;
+	int err;
+
+	hs_strtab_init(&b, 1 << 20);
+	hs_strtab_init(&t, 1 << 20);
+	err = program_names(base, &b);
+	if (!err)
+		err = program_names(test, &t);
+	*differ = !err && hs_strtab_count(&b) && hs_strtab_count(&t) &&
+		  (has_other_program(&b, &t) || has_other_program(&t, &b));
+	hs_strtab_release(&b);
+	hs_strtab_release(&t);
+	return err;
 }
 
 /* diff: replace *@test by test - base, each side taken whole. */
@@ -545,6 +675,19 @@ static int make_diff(struct report_opts *o, struct hs_stack_source *test)
 
 	if (ret)
 		return ret;
+	if (!o->modules) {
+		ret = programs_differ(&base, test, &o->ignore_modules);
+		if (ret) {
+			hs_source_release(&base);
+			return cli_fail("out of memory");
+		}
+		if (o->ignore_modules)
+			fprintf(stderr, "heapscope: %s: BASE and TEST ran different programs: "
+				"frames are compared without their module "
+				"(--modules keep to keep them)\n", o->cmd);
+	} else {
+		o->ignore_modules = !strcmp(o->modules, "ignore");
+	}
 	hs_source_init(&out);
 	ret = hs_diff_build(&base, &all, test, &all, &out, NULL);
 	hs_source_release(&base);
@@ -563,6 +706,61 @@ static void opts_release(struct report_opts *o)
 	hs_free(o->preset_group);
 	hs_free(o->diff_group);
 	cli_joined_pats_release(&o->joined);
+}
+
+/*
+ * Top frame of a trace merged with others: none for a heapscope trace, whose
+ * stacks start at their process; "Trace FILE" for the rest.
+ */
+static int merge_into(struct hs_stack_source *all, struct hs_stack_source *one,
+		      const char *path, const char *cmd)
+{
+	char top[4200];
+	int err;
+
+	snprintf(top, sizeof(top), "Trace %s", path);
+	err = hs_source_append(all, one, hs_source_has_process_frames(one) ? NULL : top);
+	if (err == -EINVAL)
+		return cli_fail("%s: %s is in %s, the first file in %s", cmd, path,
+				one->metric_unit ? one->metric_unit : "no unit",
+				all->metric_unit ? all->metric_unit : "no unit");
+	if (err)
+		return cli_fail("%s: %s: %s", cmd, path, strerror(-err));
+	return HS_EXIT_OK;
+}
+
+/*
+ * report a b c: the files after the first, each read as the same view,
+ * appended to @src under their process (or file) frame, as PerfView's
+ * multi-file view. The first file's defaults stay.
+ */
+static int load_more(struct report_opts *o, struct hs_stack_source *src)
+{
+	struct hs_stack_source all, one;
+	struct hs_memview_info info;
+	int i, ret;
+
+	hs_source_init(&all);
+	ret = merge_into(&all, src, o->path, o->cmd);
+	for (i = 0; !ret && i < o->nr_more; i++) {
+		ret = cli_load_view(o->cmd, o->more_paths[i], o->from, o->source, &o->mv, &one,
+				    &info);
+		if (ret)
+			break;
+		ret = merge_into(&all, &one, o->more_paths[i], o->cmd);
+		hs_source_release(&one);
+	}
+	if (ret) {
+		hs_source_release(&all);
+		hs_source_release(src);
+		return ret;
+	}
+	/* the first file's default text boxes, then the merged samples */
+	all.defaults = src->defaults;
+	memset(&src->defaults, 0, sizeof(src->defaults));
+	hs_source_release(src);
+	*src = all;
+	return HS_EXIT_OK;
 }
 
 static int report_or_diff(const char *cmd, int nr_paths, int argc, char **argv)
@@ -594,6 +792,8 @@ static int report_or_diff(const char *cmd, int nr_paths, int argc, char **argv)
 	}
 	if (!ret)
 		ret = cli_load_view(cmd, o.path, o.from, o.source, &o.mv, &src, &info);
+	if (!ret && o.nr_more)
+		ret = load_more(&o, &src);
 	if (ret) {
 		opts_release(&o);
 		return ret;

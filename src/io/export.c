@@ -10,6 +10,7 @@
 #include "io/io.h"
 #include "io/numtext.h"
 #include "common/alloc.h"
+#include "common/u64map.h"
 #include "common/utf8.h"
 #include <errno.h>
 #include <stddef.h>
@@ -392,4 +393,137 @@ int hs_export_perfview_json(const struct hs_stack_source *src, FILE *f)
 	}
 	fputs("}\n", f);
 	return finish(f);
+}
+
+/* ---- speedscope ---- */
+
+/*
+ * speedscope's unit for @src: its file format names "bytes",
+ * "milliseconds", ... and "none" for anything else.
+ */
+static const char *speedscope_unit(const struct hs_stack_source *src)
+{
+	if (src->kind == HS_METRIC_TIME)
+		return "milliseconds";
+	if (src->metric_unit && !strcmp(src->metric_unit, "bytes"))
+		return "bytes";
+	return "none";
+}
+
+/*
+ * The "sampled" form: one sample per distinct stack (root first, indices
+ * into shared.frames) weighted by its summed metric, in the order stacks
+ * first appear. A shared frame is a (frame, source line) pair, so a
+ * symbolized trace's file and line show in speedscope.
+ */
+int hs_export_speedscope(const struct hs_stack_source *src, FILE *f)
+{
+	size_t n = src->nr_stacks + 1, nr_order = 0, nr_keys = 0, alloc_keys = 0, i;
+	double *sum = hs_calloc(n, sizeof(*sum));
+	unsigned char *seen = hs_calloc(n, 1);
+	uint32_t *order = hs_malloc(n * sizeof(*order));
+	uint32_t *index_of_stack = hs_malloc(n * sizeof(*index_of_stack));
+	uint64_t *keys = NULL;	/* shared frame index -> (frame << 32 | loc) */
+	struct hs_u64map index_of;	/* (frame << 32 | loc) -> shared frame index */
+	char num[HS_NUMTEXT_MAX];
+	double total = 0;
+	int err = 0;
+
+	hs_u64map_init(&index_of);
+	if (!sum || !seen || !order || !index_of_stack) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < src->nr_samples; i++) {
+		uint32_t k = src->stack[i] == HS_NO_STACK ? 0 : src->stack[i] + 1;
+
+		if (!seen[k]) {
+			seen[k] = 1;
+			order[nr_order++] = k;
+		}
+		sum[k] += src->metric[i];
+		total += src->metric[i];
+	}
+	/* a shared frame index for each stack on the way to a sampled one */
+	for (i = 0; i < n; i++)
+		index_of_stack[i] = UINT32_MAX;
+	for (i = 0; i < nr_order; i++) {
+		uint32_t stack;
+
+		for (stack = order[i] ? order[i] - 1 : HS_NO_STACK;
+		     stack != HS_NO_STACK && index_of_stack[stack + 1] == UINT32_MAX;
+		     stack = src->stack_caller[stack]) {
+			uint64_t key = (uint64_t)src->stack_frame[stack] << 32 |
+				       hs_source_stack_loc(src, stack);
+			uint64_t *slot;
+			int added;
+
+			slot = hs_u64map_ref(&index_of, key, nr_keys, &added);
+			if (!slot || HS_GROW(keys, nr_keys + 1, alloc_keys)) {
+				err = -ENOMEM;
+				goto out;
+			}
+			if (added)
+				keys[nr_keys++] = key;
+			index_of_stack[stack + 1] = (uint32_t)*slot;
+		}
+	}
+	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n"
+	      "\"exporter\":\"heapscope\",\"name\":", f);
+	json_str(f, src->view_name ? src->view_name : "heapscope");
+	fputs(",\"activeProfileIndex\":0,\n\"profiles\":[{\"type\":\"sampled\",\"name\":", f);
+	json_str(f, src->view_name ? src->view_name : "heapscope");
+	fprintf(f, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":", speedscope_unit(src));
+	hs_numtext_double(num, total);
+	fputs(num, f);
+	fputs(",\n\"samples\":[", f);
+	for (i = 0; i < nr_order; i++) {
+		uint32_t stack = order[i] ? order[i] - 1 : HS_NO_STACK;
+		size_t depth = hs_source_depth(src, stack), d;
+
+		fputs(i ? ",\n[" : "\n[", f);
+		err = HS_GROW(keys, nr_keys + depth, alloc_keys) ? -ENOMEM : 0;
+		if (err)
+			goto out;
+		/* the spare tail of keys holds this stack's indices, leaf first;
+		 * they are written root first */
+		for (d = 0; d < depth; d++, stack = src->stack_caller[stack])
+			keys[nr_keys + d] = index_of_stack[stack + 1];
+		for (d = depth; d-- > 0;)
+			fprintf(f, "%s%u", d + 1 < depth ? "," : "", (unsigned)keys[nr_keys + d]);
+		fputc(']', f);
+	}
+	fputs("],\n\"weights\":[", f);
+	for (i = 0; i < nr_order; i++) {
+		hs_numtext_double(num, sum[order[i]]);
+		fprintf(f, "%s%s", i ? "," : "", num);
+	}
+	fputs("]}],\n\"shared\":{\"frames\":[", f);
+	for (i = 0; i < nr_keys; i++) {
+		uint32_t frame = (uint32_t)(keys[i] >> 32), line;
+		const char *file = hs_source_loc(src, (uint32_t)keys[i], &line);
+
+		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", f);
+		json_str(f, hs_frame_display(hs_source_frame_name(src, frame)));
+		if (file) {
+			fputs(",\"file\":", f);
+			json_str(f, file);
+			fprintf(f, ",\"line\":%u", (unsigned)line);
+		}
+		fputc('}', f);
+		if (ferror(f)) {
+			err = -EIO;
+			goto out;
+		}
+	}
+	fputs("]}}\n", f);
+	err = finish(f);
+out:
+	hs_u64map_release(&index_of);
+	hs_free(keys);
+	hs_free(index_of_stack);
+	hs_free(order);
+	hs_free(seen);
+	hs_free(sum);
+	return err;
 }

@@ -388,6 +388,8 @@ static const char *const folded_suffixes[] = {
 	".folded", ".folded.txt", ".collapsed", NULL
 };
 static const char *const heapscope_suffixes[] = { ".heapscope", NULL };
+static const char *const pprof_suffixes[] = { ".pb.gz", NULL };
+static const char *const speedscope_suffixes[] = { ".speedscope.json", NULL };
 static const char *const nettrace_suffixes[] = { ".nettrace", NULL };
 static const char *const nettrace_zip_suffixes[] = { ".nettrace.zip", NULL };
 static const char *const gcdump_suffixes[] = { ".gcdump", NULL };
@@ -416,11 +418,13 @@ static size_t nettrace_zip_path_sources(const char *path, struct hs_source_info 
 }
 
 /*
- * In the order content is tried: the heapscope magic first, the zips
- * that name their entry before perfcollect's zip, which takes any
- * other, then XML, JSON and the line formats. Suffixes are tried in the
- * same order, the longest match winning (.perfView.xml.zip over
- * .perfView.xml is told by the ending itself).
+ * In the order content is tried: the magics first (heapscope's, a
+ * .gcdump's FastSerialization header, pprof's gzip), speedscope's JSON
+ * before any other JSON, the zips that name their entry before
+ * perfcollect's zip, which takes any other, then XML, JSON and the line
+ * formats. Suffixes are tried in the same order, the longest match
+ * winning (.perfView.xml.zip over .perfView.xml and .speedscope.json
+ * over .json are told by the ending itself).
  */
 static const struct hs_format_ops formats[] = {
 	{
@@ -437,6 +441,18 @@ static const struct hs_format_ops formats[] = {
 		.caps = HS_FORMAT_HAS_GRAPH,
 		.sniff = hs_gcdump_sniff, .import_file = import_gcdump_file,
 		.sources = gcdump_source_list,
+	},
+	{
+		.id = HS_FORMAT_PPROF, .name = "pprof",
+		.suffixes = pprof_suffixes,
+		.sniff = hs_pprof_sniff, .import_stream = hs_import_pprof_stream,
+		.export_stream = hs_export_pprof,
+	},
+	{
+		.id = HS_FORMAT_SPEEDSCOPE, .name = "speedscope",
+		.suffixes = speedscope_suffixes,
+		.sniff = hs_speedscope_sniff, .import_stream = hs_import_speedscope_stream,
+		.export_stream = hs_export_speedscope,
 	},
 	{
 		.id = HS_FORMAT_PERFVIEW_XML_ZIP, .name = "xml-zip",
@@ -857,6 +873,12 @@ int hs_import_path_source(const char *path, enum hs_format fmt, const char *sour
 		}
 	}
 	ops = hs_format_ops(fmt);
+	if (!ops->import_file && !ops->import_stream) {
+		hs_diag_set(diag, 0, "heapscope writes %s files but does not read them",
+			    ops->name);
+		err = -ENOTSUP;
+		goto out;
+	}
 	if (ops->default_by_file && !source && !is_stdin) {
 		/* the default is the first source the file offers (cpu for --no-heap) */
 		struct hs_source_info avail[HS_SOURCES_MAX];

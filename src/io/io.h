@@ -30,6 +30,8 @@ enum hs_format {
 	HS_FORMAT_NETTRACE,		/* .NET EventPipe: *.nettrace (import_nettrace.h) */
 	HS_FORMAT_NETTRACE_ZIP,		/* *.nettrace.zip */
 	HS_FORMAT_GCDUMP,		/* .NET heap snapshot: *.gcdump (heapgraph/gcdump.h) */
+	HS_FORMAT_PPROF,		/* pprof's gzip'd profile.proto: *.pb.gz */
+	HS_FORMAT_SPEEDSCOPE,		/* speedscope's JSON: *.speedscope.json */
 	HS_FORMAT__COUNT
 };
 
@@ -244,8 +246,32 @@ HS_MUST_CHECK int hs_trace_to_source(const struct hs_trace *t, struct hs_stack_s
  *           StackWindowGuiState.
  *   json:   PerfView's simple JSON form plus Count, MetricUnit and the
  *           defaults.
+ *   pprof:  gzip'd profile.proto (export_pprof.c): one sample per stack,
+ *           the count and the metric as two sample types named by the
+ *           source's view_name.
  */
 HS_MUST_CHECK int hs_export_folded(const struct hs_stack_source *src, FILE *f);
 HS_MUST_CHECK int hs_export_perfview_xml(const struct hs_stack_source *src, FILE *f);
 HS_MUST_CHECK int hs_export_perfview_json(const struct hs_stack_source *src, FILE *f);
+HS_MUST_CHECK int hs_export_pprof(const struct hs_stack_source *src, FILE *f);
+/*
+ * speedscope's file format, its "sampled" profile (export.c): one sample
+ * per distinct stack weighted by its summed metric, frames shared.
+ */
+HS_MUST_CHECK int hs_export_speedscope(const struct hs_stack_source *src, FILE *f);
+
+/*
+ * pprof's reader (import_pprof.c): whether @head starts a gzip stream, and
+ * the importer (the default sample type as the metric).
+ */
+int hs_pprof_sniff(const unsigned char *head, size_t n);
+HS_MUST_CHECK int hs_import_pprof_stream(FILE *f, size_t source, const char *name,
+			   struct hs_stack_source *out, struct hs_diag *diag);
+/*
+ * speedscope's reader (import_speedscope.c): whether @head is JSON naming
+ * speedscope's schema, and the importer (sampled and evented profiles).
+ */
+int hs_speedscope_sniff(const unsigned char *head, size_t n);
+HS_MUST_CHECK int hs_import_speedscope_stream(FILE *f, size_t source, const char *name,
+				struct hs_stack_source *out, struct hs_diag *diag);
 #endif

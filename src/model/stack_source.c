@@ -47,6 +47,7 @@ void hs_source_release(struct hs_stack_source *src)
 	hs_free(src->count);
 	hs_free(src->stack);
 	hs_free(src->metric_unit);
+	hs_free(src->view_name);
 	hs_source_defaults_release(&src->defaults);
 	hs_strtab_release(&src->files);
 	hs_free(src->loc_file);

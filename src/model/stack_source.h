@@ -77,6 +77,12 @@ struct hs_stack_source {
 
 	enum hs_metric_kind kind;
 	char *metric_unit;	/* owned; "ms", "bytes", "samples" or NULL */
+	/*
+	 * Owned; the view it was made as ("alloc", "leaks", "cpu", ... of a
+	 * heapscope trace) or NULL: what the metric measures, for exporters
+	 * that name it (pprof's sample types).
+	 */
+	char *view_name;
 	struct hs_source_defaults defaults;
 
 	/*

@@ -170,6 +170,39 @@ static void allocation_failures(void **state)
 	hs_source_release(&src);
 }
 
+/* --focus and --drill names: as shown, without module, qualified, or a miss. */
+static void names_resolve_as_source_takes_them(void **state)
+{
+	struct hs_view_params p = HS_VIEW_PARAMS_INIT;
+	struct hs_diag d = HS_DIAG_INIT(NULL);
+	struct hs_stack_source src;
+	struct hs_calltree ct;
+	uint32_t id;
+
+	(void)state;
+	hs_source_init(&src);
+	tu_sample(&src, 0, 1, 1, "/bin/app!main;/bin/app!std::vector<long>* ns::fill<long>(int)");
+	tu_sample(&src, 0, 1, 1, "/bin/app!main;/bin/app!ns::fill<int>(int)");
+	tu_sample(&src, 0, 1, 1, "/bin/app!main;/bin/app!other");
+	assert_int_equal(hs_calltree_build(&ct, &src, &p, &d), 0);
+	assert_int_equal(hs_query_resolve_name(&ct, "ROOT", &id, &d), 0);
+	assert_int_equal(id, HS_NO_FRAME);
+	assert_int_equal(hs_query_resolve_name(&ct, "other", &id, &d), 0);
+	assert_string_equal(hs_source_frame_name(&ct.f.out, id), "app!other");
+	assert_int_equal(hs_query_resolve_name(&ct, "app!other", &id, &d), 0);
+	assert_string_equal(hs_source_frame_name(&ct.f.out, id), "app!other");
+	assert_int_equal(hs_query_resolve_name(&ct, "fill<long>", &id, &d), 0);
+	assert_string_equal(hs_source_frame_name(&ct.f.out, id),
+			    "app!std::vector<long>* ns::fill<long>(int)");
+	assert_int_equal(hs_query_resolve_name(&ct, "ns::fill", &id, &d), -ENOENT);
+	assert_non_null(strstr(d.msg, "'ns::fill' names 2 frames (give one as shown): "));
+	d = (struct hs_diag)HS_DIAG_INIT(NULL);
+	assert_int_equal(hs_query_resolve_name(&ct, "othe", &id, &d), -ENOENT);
+	assert_string_equal(d.msg, "no frame named 'othe'; did you mean 'app!other'?");
+	hs_calltree_release(&ct);
+	hs_source_release(&src);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -177,6 +210,7 @@ int main(void)
 		cmocka_unit_test(drill_by_path),
 		cmocka_unit_test(drill_then_flatten),
 		cmocka_unit_test(failures_say_where),
+		cmocka_unit_test(names_resolve_as_source_takes_them),
 		cmocka_unit_test(allocation_failures),
 	};
 	return cmocka_run_group_tests_name("query", tests, NULL, NULL);

@@ -315,6 +315,32 @@ static void text_and_csv(void **state)
 	hs_source_release(&src);
 }
 
+/* "<…>" for template arguments; operators' brackets and "->" are kept. */
+static void short_templates(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "std::vector<int, std::allocator<int> >::push_back(int const&)",
+		  "std::vector<\xe2\x80\xa6>::push_back(int const&)" },
+		{ "m!f<(a<b)>(std::map<K, V>)", "m!f<\xe2\x80\xa6>(std::map<\xe2\x80\xa6>)" },
+		{ "X::operator<<(int)", "X::operator<<(int)" },
+		{ "X::operator<<<int>(int)", "X::operator<<<\xe2\x80\xa6>(int)" },
+		{ "g<decltype(p->x)>()", "g<\xe2\x80\xa6>()" },
+		{ "unbalanced<a", "unbalanced<a" },
+		{ "plain", "plain" },
+	};
+	size_t k;
+
+	(void)state;
+	for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct hs_buf b = HS_BUF_INIT;
+
+		assert_int_equal(hs_view_short_templates(&b, cases[k][0], strlen(cases[k][0])), 0);
+		assert_non_null(b.s);
+		assert_string_equal(b.s, cases[k][1]);
+		hs_buf_release(&b);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -323,6 +349,7 @@ int main(void)
 		cmocka_unit_test(dump_matches_jansson),
 		cmocka_unit_test(deep_tree_json),
 		cmocka_unit_test(text_and_csv),
+		cmocka_unit_test(short_templates),
 	};
 	return cmocka_run_group_tests_name("report_json", tests, NULL, NULL);
 }
