@@ -191,7 +191,10 @@ int hs_trace_load_flags(const char *path, struct hs_trace *t, unsigned flags,
 	err = hs_trace_reader_open(&r, path, diag);
 	if (err)
 		return err;
-	err = hs__trace_walk(&r, t, flags, NULL, diag);
+	if ((flags & HS_TRACE_SKIP_EVENT_CHUNKS) && (flags & HS_TRACE_NO_EVENTS))
+		err = hs_trace_reader_skip_events(&r);
+	if (err >= 0)
+		err = hs__trace_walk(&r, t, flags, NULL, diag);
 	if (!err)
 		err = in_time_order(t);
 	hs_trace_reader_close(&r);

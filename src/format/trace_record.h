@@ -426,6 +426,36 @@ static inline int hs_footer_index_next(const uint8_t **q, const uint8_t *end,
 			       hs_get_varint(q, end, &e->last_ticks) ? -1 : 0;
 }
 
+/*
+ * Since 1.4, after the index: how many of its entries are marked as
+ * chunks that hold records other than events (hs_tw_footer_marked()).
+ * 0, 1 when the body ends before (a footer without the marks: every chunk
+ * may hold some; *@n is 0), or -1.
+ */
+static inline int hs_footer_marks_len(const uint8_t **q, const uint8_t *end, uint64_t *n)
+{
+	*n = 0;
+	if (*q == end)
+		return 1;
+	return hs_get_varint(q, end, n);
+}
+
+/*
+ * The index entry of mark @i (0, 1, ... in order) into *@at, which holds
+ * the previous one's (the marks are increasing, each written as its
+ * distance from the one before). 0 or -1.
+ */
+static inline int hs_footer_mark_next(const uint8_t **q, const uint8_t *end, uint64_t i,
+				      uint64_t *at)
+{
+	uint64_t k;
+
+	if (hs_get_varint(q, end, &k) || (i && !k) || (i && k > UINT64_MAX - *at))
+		return -1;
+	*at = i ? *at + k : k;
+	return 0;
+}
+
 /* --- from records to events ---------------------------------------------- */
 
 /*

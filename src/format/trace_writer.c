@@ -116,14 +116,21 @@ uint8_t *hs_tw_process(uint8_t *out, const struct hs_process_info *info)
 
 size_t hs_tw_footer_size(size_t n)
 {
-	return (1 + HS_VARINT_MAX) + (HS_FC__COUNT + 1 + 3 * n) * HS_VARINT_MAX;
+	return (1 + HS_VARINT_MAX) + (HS_FC__COUNT + 2 + 4 * n) * HS_VARINT_MAX;
 }
 
 uint8_t *hs_tw_footer(uint8_t *out, const uint64_t counts[HS_FC__COUNT],
 		      const struct hs_chunk_index *index, size_t n)
 {
+	return hs_tw_footer_marked(out, counts, index, n, NULL);
+}
+
+uint8_t *hs_tw_footer_marked(uint8_t *out, const uint64_t counts[HS_FC__COUNT],
+			     const struct hs_chunk_index *index, size_t n,
+			     const uint8_t *has_records)
+{
 	uint8_t *body = out + 1 + HS_VARINT_MAX, *p = body;
-	size_t i;
+	size_t i, marked = 0, prev = 0;
 
 	for (i = 0; i < HS_FC__COUNT; i++)
 		p = hs_put_varint(p, counts[i]);
@@ -132,6 +139,18 @@ uint8_t *hs_tw_footer(uint8_t *out, const uint64_t counts[HS_FC__COUNT],
 		p = hs_put_varint(p, index[i].offset);
 		p = hs_put_varint(p, index[i].first_ticks);
 		p = hs_put_varint(p, index[i].last_ticks);
+	}
+	if (has_records) {
+		/* since 1.4: the chunks that hold records other than events */
+		for (i = 0; i < n; i++)
+			marked += has_records[i] != 0;
+		p = hs_put_varint(p, marked);
+		for (i = 0; i < n; i++) {
+			if (!has_records[i])
+				continue;
+			p = hs_put_varint(p, i - prev);
+			prev = i;
+		}
 	}
 	return hs_tw_sized(out, HS_TAG_FOOTER, body, (size_t)(p - body));
 }

@@ -74,7 +74,16 @@ uint8_t *hs_tw_process(uint8_t *out, const struct hs_process_info *info);
 
 /* Upper bound of hs_tw_footer()'s output for @n index entries. */
 size_t hs_tw_footer_size(size_t n);
-/* Write a whole FOOTER record to @out; returns the end. */
+/* Write a whole FOOTER record to @out, without the 1.4 marks; returns the end. */
 uint8_t *hs_tw_footer(uint8_t *out, const uint64_t counts[HS_FC__COUNT],
 		      const struct hs_chunk_index *index, size_t n);
+/*
+ * The same with the marks of 1.4: @has_records[i] is nonzero when the
+ * chunk of index entry i holds records other than events (SPAN, the heap
+ * events, RSS and SAMPLE), so that a reader that wants only the stack
+ * tree and the modules skips the others unread.
+ */
+uint8_t *hs_tw_footer_marked(uint8_t *out, const uint64_t counts[HS_FC__COUNT],
+			     const struct hs_chunk_index *index, size_t n,
+			     const uint8_t *has_records);
 #endif

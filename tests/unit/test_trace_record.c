@@ -251,6 +251,42 @@ static void a_sample_is_an_event_of_its_thread(void **state)
 	assert_int_equal(events_of(buf, p, &st, ev), 0);
 }
 
+/* Since 1.4: the marks of the chunks that hold records other than events. */
+static void footer_marks_round_trip(void **state)
+{
+	uint64_t counts[HS_FC__COUNT] = { 0 }, back[HS_FC__COUNT], n, at = 0, i;
+	struct hs_chunk_index idx[5] = { { 16, 0, 1 }, { 100, 1, 2 }, { 200, 2, 3 },
+					 { 300, 3, 4 }, { 400, 4, 5 } }, e;
+	static const uint8_t marks[5] = { 0, 1, 1, 0, 1 };
+	static const uint64_t want[3] = { 1, 2, 4 };
+	uint8_t buf[512] = { 0 }, *p;
+	struct hs_rec_state st = { 0 };
+	struct hs_rec rec;
+	const uint8_t *q, *end;
+
+	(void)state;
+	p = hs_tw_footer_marked(buf, counts, idx, 5, marks);
+	decode_one(buf, p, &st, &rec);
+	q = rec.body;
+	end = rec.body + rec.body_len;
+	assert_int_equal(hs_footer_counts(&q, end, back), 0);
+	assert_int_equal(hs_footer_index_len(&q, end, &n), 0);
+	assert_true(n == 5);
+	for (i = 0; i < n; i++)
+		assert_int_equal(hs_footer_index_next(&q, end, &e), 0);
+	assert_int_equal(hs_footer_marks_len(&q, end, &n), 0);
+	assert_true(n == 3);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(hs_footer_mark_next(&q, end, i, &at), 0);
+		assert_true(at == want[i]);
+	}
+	assert_ptr_equal(q, end);
+	/* a second mark at the same entry is malformed */
+	q = (const uint8_t[]){ 0 };
+	at = 3;
+	assert_int_equal(hs_footer_mark_next(&q, q + 1, 1, &at), -1);
+}
+
 static void footer_round_trip(void **state)
 {
 	uint64_t counts[HS_FC__COUNT], back[HS_FC__COUNT], n;
@@ -279,6 +315,8 @@ static void footer_round_trip(void **state)
 	}
 	assert_ptr_equal(q, end);
 	assert_int_equal(hs_footer_index_next(&q, end, &e), -1);
+	/* no 1.4 marks */
+	assert_int_equal(hs_footer_marks_len(&q, end, &n), 1);
 	/* cut inside the counts */
 	q = rec.body;
 	assert_int_equal(hs_footer_counts(&q, rec.body + 3, back), -1);
@@ -292,6 +330,7 @@ int main(void)
 		cmocka_unit_test(a_realloc_that_freed_and_an_mremap_are_two_events),
 		cmocka_unit_test(a_sample_is_an_event_of_its_thread),
 		cmocka_unit_test(footer_round_trip),
+		cmocka_unit_test(footer_marks_round_trip),
 	};
 	return cmocka_run_group_tests_name("trace_record", tests, NULL, NULL);
 }
