@@ -8,7 +8,8 @@
 /*
  * trace_writer - the pieces that frame a .heapscope file: the file
  * header, chunk headers with their check, sized records, and the PROCESS
- * and FOOTER bodies. Used by the collector's writer thread and by tests.
+ * and FOOTER records framed around their bodies (whose layout is
+ * trace_record.h's). Used by the collector's writer thread and by tests.
  *
  * Nothing here allocates or keeps state: every function writes into a
  * caller buffer and says how much it wrote, so the collector can use it
@@ -50,19 +51,6 @@ static inline uint8_t *hs_tw_sized_prefix(uint8_t *out, unsigned tag, size_t n)
 	*out = (uint8_t)tag;
 	return hs_put_varint(out + 1, n);
 }
-
-/* What the PROCESS record says. Strings are borrowed. */
-struct hs_process_info {
-	uint64_t pid, ppid, page_size, sample_bytes, max_depth;
-	unsigned unwind;	/* enum hs_unwind_mode */
-	unsigned clock;		/* enum hs_clock_kind */
-	uint64_t start_realtime_ns;
-	unsigned flags;		/* enum hs_process_flags */
-	uint64_t parent_pid;
-	const char *exe, *comm, *cwd;
-	int argc;
-	const char *const *argv;
-};
 
 /*
  * Bytes needed by hs_tw_process() for @info (an upper bound). Arguments

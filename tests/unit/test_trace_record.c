@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
+#include "format/trace_reader.h"
 #include "format/trace_record.h"
 #include "format/trace_writer.h"
 
@@ -251,6 +252,41 @@ static void a_sample_is_an_event_of_its_thread(void **state)
 	assert_int_equal(events_of(buf, p, &st, ev), 0);
 }
 
+/* PROCESS: the body encoder and hs_trace_info_decode() agree; long arguments are cut. */
+static void process_round_trip(void **state)
+{
+	static char long_arg[HS_ARG_MAX + 100];
+	const char *argv[] = { "./prog", "", long_arg };
+	struct hs_process_info info = {
+		.pid = 77, .ppid = 1, .page_size = 4096, .sample_bytes = 524288,
+		.max_depth = 64, .unwind = HS_UNWIND_LIBUNWIND, .clock = HS_CLOCK_NS,
+		.start_realtime_ns = 1700000000123456789ull, .flags = 0, .parent_pid = 5,
+		.exe = "/usr/bin/prog", .comm = "prog", .cwd = "/", .argc = 3, .argv = argv,
+	};
+	uint8_t buf[HS_ARG_MAX + 1024], *p;
+	struct hs_trace_info back;
+	const char *why = NULL;
+
+	(void)state;
+	memset(long_arg, 'x', sizeof(long_arg) - 1);
+	assert_true(hs_enc_process_body_size(&info) < sizeof(buf));
+	p = hs_enc_process_body(buf, &info);
+	assert_true((size_t)(p - buf) <= hs_enc_process_body_size(&info));
+	memset(&back, 0, sizeof(back));
+	assert_int_equal(hs_trace_info_decode(buf, (size_t)(p - buf), &back, &why), 0);
+	assert_true(back.pid == 77 && back.ppid == 1 && back.page_size == 4096);
+	assert_true(back.sample_bytes == 524288 && back.max_depth == 64);
+	assert_true(back.start_realtime_ns == info.start_realtime_ns && back.parent_pid == 5);
+	assert_string_equal(back.exe, "/usr/bin/prog");
+	assert_string_equal(back.comm, "prog");
+	assert_string_equal(back.cwd, "/");
+	assert_true(back.argc == 3);
+	assert_string_equal(back.argv[0], "./prog");
+	assert_string_equal(back.argv[1], "");
+	assert_int_equal(strlen(back.argv[2]), HS_ARG_MAX);
+	hs_trace_info_release(&back);
+}
+
 /* Since 1.4: the marks of the chunks that hold records other than events. */
 static void footer_marks_round_trip(void **state)
 {
@@ -331,6 +367,7 @@ int main(void)
 		cmocka_unit_test(a_sample_is_an_event_of_its_thread),
 		cmocka_unit_test(footer_round_trip),
 		cmocka_unit_test(footer_marks_round_trip),
+		cmocka_unit_test(process_round_trip),
 	};
 	return cmocka_run_group_tests_name("trace_record", tests, NULL, NULL);
 }
