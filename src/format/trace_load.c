@@ -232,7 +232,7 @@ void hs_trace_release(struct hs_trace *t)
 	hs_free(t->node_module);
 	hs_free(t->node_id);
 	hs_free(t->node_ticks);
-	hs_free(t->node_slot);
+	hs_idindex_release(&t->node_ix);
 	for (i = 0; i < t->nr_modules; i++) {
 		hs_free(t->modules[i].path);
 		hs_free(t->modules[i].build_id);

@@ -219,8 +219,7 @@ struct hs_trace {
 	uint64_t *node_id;
 	uint64_t *node_ticks;
 	size_t nr_nodes, alloc_nodes;
-	uint32_t *node_slot;		/* id -> index + 1 hash index */
-	size_t nr_node_slot;
+	struct hs_idindex node_ix;	/* node id -> index (keys: node_id) */
 
 	struct hs_trace_module *modules;
 	size_t nr_modules, alloc_modules;

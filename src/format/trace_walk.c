@@ -17,43 +17,17 @@
 
 /* --- the loaded trace ------------------------------------------------- */
 
-static uint32_t *node_slot_find(const struct hs_trace *t, uint64_t id)
+/* Does node @i have id *@key? (the node index's keys are t->node_id) */
+static int node_id_is(const void *ctx, uint32_t i, const void *key)
 {
-	size_t mask = t->nr_node_slot - 1;
-	size_t i = hs_hash_u64(id) & mask;
+	const struct hs_trace *t = ctx;
 
-	while (t->node_slot[i] && t->node_id[t->node_slot[i] - 1] != id)
-		i = (i + 1) & mask;
-	return &t->node_slot[i];
+	return t->node_id[i] == *(const uint64_t *)key;
 }
 
 static uint32_t node_index(const struct hs_trace *t, uint64_t id)
 {
-	uint32_t s;
-
-	if (!t->nr_node_slot)
-		return HS_TRACE_NONE;
-	s = *node_slot_find(t, id);
-	return s ? s - 1 : HS_TRACE_NONE;
-}
-
-static int node_index_grow(struct hs_trace *t)
-{
-	size_t n = t->nr_node_slot ? 2 * t->nr_node_slot : 1024, i;
-	uint32_t *old = t->node_slot;
-	size_t old_n = t->nr_node_slot;
-
-	t->node_slot = hs_calloc(n, sizeof(uint32_t));
-	if (!t->node_slot) {
-		t->node_slot = old;
-		return -ENOMEM;
-	}
-	t->nr_node_slot = n;
-	for (i = 0; i < old_n; i++)
-		if (old[i])
-			*node_slot_find(t, t->node_id[old[i] - 1]) = old[i];
-	hs_free(old);
-	return 0;
+	return hs_idindex_find(&t->node_ix, hs_hash_u64(id), node_id_is, t, &id);
 }
 
 /* Reallocate one column of a set of parallel arrays to @cap items. */
@@ -71,15 +45,15 @@ static int grow_col(void **col, size_t cap, size_t elem)
 static int add_node(struct hs_trace *t, uint64_t id, uint64_t parent, uint64_t addr,
 		    uint64_t ticks)
 {
-	uint32_t *slot;
-	size_t n = t->nr_nodes;
+	size_t n = t->nr_nodes, pos;
+	uint64_t hash = hs_hash_u64(id);
 
 	if (n >= UINT32_MAX - 2)
 		return -E2BIG;
-	if (2 * (n + 1) > t->nr_node_slot && node_index_grow(t))
+	if (hs_idindex_reserve(&t->node_ix, n + 1))
 		return -ENOMEM;
-	slot = node_slot_find(t, id);
-	if (*slot)
+	pos = hs_idindex_slot(&t->node_ix, hash, node_id_is, t, &id);
+	if (hs_idindex_at(&t->node_ix, pos) != HS_IDINDEX_NONE)
 		return 0;
 	if (n == t->alloc_nodes) {
 		size_t cap = n ? n + n / 2 : 1024;
@@ -99,7 +73,7 @@ static int add_node(struct hs_trace *t, uint64_t id, uint64_t parent, uint64_t a
 	t->node_parent[n] = HS_TRACE_NONE;
 	t->node_module[n] = HS_TRACE_NONE;
 	t->nr_nodes = n + 1;
-	*slot = (uint32_t)(n + 1);
+	hs_idindex_set(&t->node_ix, pos, hash, (uint32_t)n);
 	return 0;
 }
 
