@@ -107,10 +107,14 @@ static void fixed_records_round_trip(void **state)
 	assert_non_null(why);
 }
 
-/* Frame the body [body, end) as a sized record of @tag and decode it. */
+/*
+ * Frame the body [body, end) as a sized record of @tag and decode it. The
+ * record is kept until the next call: @rec's strings point into it.
+ */
 static void sized(unsigned tag, const uint8_t *body, const uint8_t *end, struct hs_rec *rec)
 {
-	uint8_t rec_buf[512], *p;
+	static uint8_t rec_buf[512];
+	uint8_t *p;
 	struct hs_rec_state st = { .tid = 9 };
 
 	p = hs_tw_sized(rec_buf, tag, body, (size_t)(end - body));
