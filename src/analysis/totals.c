@@ -3,15 +3,21 @@
  * the live blocks in an address map, everything else in counters.
  */
 #include "analysis/totals.h"
-#include "format/trace_amap.h"
+#include "common/u64map.h"
 #include <errno.h>
 #include <string.h>
 
-/* The sink's state: the totals so far and the live blocks (address -> size). */
+/*
+ * The sink's state: the totals so far and the live blocks (address ->
+ * size). Address 0 is never live: an allocation there stays in the live
+ * bytes and blocks to the end (zero_blocks), and a free there is
+ * unmatched.
+ */
 struct totals_sink {
 	const struct hs_trace *t;
 	struct hs_heap_totals *out;
-	struct hs_amap live;
+	struct hs_u64map live;
+	uint64_t zero_blocks;		/* allocations at address 0 */
 	uint64_t live_bytes;
 	double live_est;
 };
@@ -64,9 +70,14 @@ static int totals_event(struct totals_sink *ts, const struct hs_trace_event *e)
 		}
 		o->hist[bit_length(e->size)].count += w;
 		o->hist[bit_length(e->size)].bytes += w * (double)e->size;
-		err = hs_amap_put(&ts->live, e->addr, e->size, &old);
-		if (err)
-			return err;
+		old = UINT64_MAX;
+		if (!e->addr) {
+			ts->zero_blocks++;
+		} else {
+			err = hs_u64map_put(&ts->live, e->addr, e->size, &old);
+			if (err < 0)
+				return err;
+		}
 		if (old != UINT64_MAX) {
 			/* a block at a live address: its free was not seen */
 			ts->live_bytes -= old;
@@ -83,8 +94,7 @@ static int totals_event(struct totals_sink *ts, const struct hs_trace_event *e)
 		break;
 	case HS_OP_FREE:
 		o->frees++;
-		old = hs_amap_del(&ts->live, e->addr);
-		if (old == UINT64_MAX) {
+		if (!e->addr || !hs_u64map_del(&ts->live, e->addr, &old)) {
 			o->unmatched_frees++;
 			break;
 		}
@@ -130,7 +140,7 @@ static int sink_live(void *ctx, uint64_t addr)
 {
 	struct totals_sink *ts = ctx;
 
-	return hs_amap_has(&ts->live, addr);
+	return addr && hs_u64map_has(&ts->live, addr);
 }
 
 /* What is left live, and the RSS records (a stream has them at its end). */
@@ -141,13 +151,13 @@ static void totals_finish(struct totals_sink *ts)
 	size_t i;
 
 	o->leaked_bytes = ts->live_bytes;
-	o->leaked_blocks = ts->live.n;
+	o->leaked_blocks = hs_u64map_count(&ts->live) + ts->zero_blocks;
 	for (i = 0; i < t->nr_rss; i++)
 		if (t->rss_bytes[i] > o->peak_rss || o->peak_rss_ns < 0) {
 			o->peak_rss = t->rss_bytes[i];
 			o->peak_rss_ns = t->rss_time[i];
 		}
-	hs_amap_release(&ts->live);
+	hs_u64map_release(&ts->live);
 }
 
 int hs_heap_totals(const struct hs_trace *t, struct hs_heap_totals *out)
@@ -179,7 +189,7 @@ int hs_heap_totals_path(const char *path, struct hs_trace *t, struct hs_heap_tot
 	err = hs_trace_stream(path, t, &sink, diag);
 	if (err == -EAGAIN) {
 		/* not in time order: the events the sink had go, the trace is loaded */
-		hs_amap_release(&ts.live);
+		hs_u64map_release(&ts.live);
 		totals_init(&ts, t, out);
 		err = hs_trace_load(path, t, diag);
 		if (!err) {
@@ -192,6 +202,6 @@ int hs_heap_totals_path(const char *path, struct hs_trace *t, struct hs_heap_tot
 	if (!err)
 		totals_finish(&ts);
 	else
-		hs_amap_release(&ts.live);
+		hs_u64map_release(&ts.live);
 	return err;
 }

@@ -64,7 +64,7 @@ static void print_process(const struct hs_rec *rec)
 static void print_footer(const struct hs_rec *rec)
 {
 	const uint8_t *q = rec->body, *end = rec->body + rec->body_len;
-	uint64_t counts[HS_FC__COUNT], n, i;
+	uint64_t counts[HS_FC__COUNT], n, i, at;
 	struct hs_chunk_index e;
 
 	printf("footer");
@@ -87,6 +87,17 @@ static void print_footer(const struct hs_rec *rec)
 		printf("  chunk at %" PRIu64 " ticks %" PRIu64 "..%" PRIu64 "\n", e.offset,
 		       e.first_ticks, e.last_ticks);
 	}
+	if (hs_footer_marks_len(&q, end, &n))
+		return;		/* before 1.4, or malformed */
+	printf("  chunks with records other than events (by index entry):");
+	for (i = 0, at = 0; i < n; i++) {
+		if (hs_footer_mark_next(&q, end, i, &at)) {
+			printf(" (malformed)\n");
+			return;
+		}
+		printf(" %" PRIu64, at);
+	}
+	putchar('\n');
 }
 
 /* A symbol record: strings with their number, addresses with their frames. */

@@ -213,7 +213,14 @@ struct hs_thread {
 	pthread_t self;
 	uint8_t *ring;			/* HS_RING_SIZE bytes */
 	void *altstack;			/* HS_ALTSTACK bytes for fatal signals, or NULL */
-	char pad2[24];
+	/*
+	 * The ring position after the last record that is not an event (a
+	 * NODE, a MODULE, a THREAD_START...), stored by the producer before
+	 * it publishes the record: the writer marks the chunks those records
+	 * go to (hs_tw_footer_marked()).
+	 */
+	_Atomic uint64_t rec_end;
+	char pad2[16];
 
 	/* the producer's own */
 	uint64_t cached_tail;
@@ -266,6 +273,17 @@ static inline int hs_ring_put(struct hs_thread *t, const uint8_t *rec, size_t n)
 	return hs_ring_write(t, rec, n,
 			     atomic_load_explicit(&t->st_ticks, memory_order_relaxed),
 			     atomic_load_explicit(&t->st_addr, memory_order_relaxed));
+}
+/*
+ * The record of @n bytes about to be written to @t's ring is not an event
+ * (@rec_end): called just before hs_ring_put(), whose publication orders
+ * this store before the record's.
+ */
+static inline void hs_ring_mark(struct hs_thread *t, size_t n)
+{
+	atomic_store_explicit(&t->rec_end,
+			      atomic_load_explicit(&t->head, memory_order_relaxed) + n,
+			      memory_order_relaxed);
 }
 /* Wake the writer when the ring is more than half full (a quarter crossed). */
 void hs_ring_check_fill(struct hs_thread *t, uint64_t head) HS_HIDDEN;

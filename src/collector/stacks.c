@@ -119,6 +119,7 @@ static void emit_node(struct hs_thread *t, uint32_t id, uint32_t parent,
 	uint8_t rec[1 + 3 * HS_VARINT_MAX], *p = rec;
 
 	p = hs_enc_node(p, id, parent, key == MARKER_KEY ? 0 : key);
+	hs_ring_mark(t, (size_t)(p - rec));
 	hs_ring_put(t, rec, (size_t)(p - rec));
 }
 

@@ -222,6 +222,8 @@ void hs_emit_sized(struct hs_thread *t, unsigned tag, const uint8_t *body, size_
 		return;
 	end = hs_tw_sized_prefix(rec, tag, n);
 	memcpy(end, body, n);
+	if (tag != HS_TAG_SAMPLE)
+		hs_ring_mark(t, (size_t)(end - rec) + n);
 	hs_ring_put(t, rec, (size_t)(end - rec) + n);
 	if (tag == HS_TAG_THREAD_START)
 		atomic_fetch_add(&hs_count_threads, 1);

@@ -69,7 +69,10 @@ static struct {
 	ZSTD_CCtx *cctx;
 
 	struct hs_chunk_index *index;	/* mmap'd, grown with mremap */
+	uint8_t *has_records;		/* per index entry: the chunk holds records
+					 * other than events (the same) */
 	size_t nr_index, alloc_index;
+	int chunk_records;		/* the chunk being built holds some */
 
 	pthread_t thread;
 	_Atomic int finish_req;		/* 1: finish; 2: pause for exec */
@@ -159,23 +162,33 @@ static void write_failed(const char *what)
 	atomic_store(&hs_on, 0);
 }
 
+/* @old (@n bytes, or NULL) grown to @m bytes; NULL if it cannot be. */
+static void *grow_map(void *old, size_t n, size_t m)
+{
+	void *p;
+
+	if (!old)
+		return map(m);
+	p = (void *)syscall(SYS_mremap, old, n, m, MREMAP_MAYMOVE);
+	return !p || ((long)p < 0 && (long)p > -4096) ? NULL : p;
+}
+
 static int add_index(uint64_t offset)
 {
 	if (w.nr_index == w.alloc_index) {
 		size_t n = w.alloc_index ? 2 * w.alloc_index : 4096;
-		void *p;
+		void *p = grow_map(w.index, w.alloc_index * sizeof(*w.index),
+				   n * sizeof(*w.index));
+		void *q = p ? grow_map(w.has_records, w.alloc_index, n) : NULL;
 
-		if (!w.index)
-			p = map(n * sizeof(*w.index));
-		else
-			p = (void *)syscall(SYS_mremap, w.index,
-					    w.alloc_index * sizeof(*w.index),
-					    n * sizeof(*w.index), MREMAP_MAYMOVE);
-		if (!p || ((long)p < 0 && (long)p > -4096))
+		if (p)
+			w.index = p;
+		if (!q)
 			return -1;
-		w.index = p;
+		w.has_records = q;
 		w.alloc_index = n;
 	}
+	w.has_records[w.nr_index] = (uint8_t)w.chunk_records;
 	w.index[w.nr_index].offset = offset;
 	w.index[w.nr_index].first_ticks = w.first_ticks;
 	w.index[w.nr_index].last_ticks = w.last_ticks;
@@ -228,6 +241,7 @@ static void flush_chunk(void)
 	write_chunk(HS_CHUNK_EVENTS, w.raw, w.len, w.zbuf, w.zcap);
 	w.len = 0;
 	w.span_process = 0;
+	w.chunk_records = 0;
 	w.first_ticks = UINT64_MAX;
 	w.last_ticks = 0;
 	w.last_flush_ns = hs_now_ns();
@@ -255,6 +269,8 @@ void hs_writer_emit_sized(unsigned tag, const uint8_t *body, size_t n)
 	p = hs_tw_sized_prefix(p, tag, n);
 	memcpy(p, body, n);
 	w.len = (size_t)(p + n - w.raw);
+	if (tag != HS_TAG_RSS)
+		w.chunk_records = 1;
 }
 
 /*
@@ -298,6 +314,9 @@ static void drain(struct hs_thread *t)
 		return;
 	n = (size_t)(head - tail);
 	ensure_room(n + SPAN_MAX);
+	/* (read after the head: a record up to it stored its mark before) */
+	if (atomic_load_explicit(&t->rec_end, memory_order_relaxed) > tail)
+		w.chunk_records = 1;
 	p = w.raw + w.len;
 	p = hs_enc_span(p, (uint64_t)t->tid, t->w_ticks, t->w_addr);
 	off = tail & (HS_RING_SIZE - 1);
@@ -394,7 +413,7 @@ static void write_end(void)
 	p = hs_enc_span(buf, 0, 0, 0);
 	q = hs_enc_end_body(body, hs_now_ticks(), w.reason, w.detail);
 	p = hs_tw_sized(p, HS_TAG_END, body, (size_t)(q - body));
-	p = hs_tw_footer(p, counts, w.index, w.nr_index);
+	p = hs_tw_footer_marked(p, counts, w.index, w.nr_index, w.has_records);
 	write_chunk(HS_CHUNK_END, buf, (size_t)(p - buf), zbuf, zsize);
 	syscall(SYS_munmap, buf, size + zsize);
 }
@@ -652,6 +671,7 @@ int hs_writer_start(const char *path, int precreated, unsigned flags,
 		p = hs_tw_process(p, &info);
 		w.len = (size_t)(p - w.raw);
 		w.span_process = 1;
+		w.chunk_records = 1;
 	}
 	return start_thread();
 }

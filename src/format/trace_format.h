@@ -17,7 +17,7 @@
 #define HS_TRACE_MAGIC "\x89HSTR\r\n\x1a"
 #define HS_TRACE_MAGIC_LEN 8
 #define HS_TRACE_MAJOR 1
-#define HS_TRACE_MINOR 3
+#define HS_TRACE_MINOR 4
 #define HS_FILE_HEADER_SIZE 16
 
 #define HS_CHUNK_MAGIC "HSCK"

@@ -5,11 +5,11 @@
  * (trace_ties.h); the accessors of a loaded trace, and its release.
  */
 #include "format/trace_reader.h"
-#include "format/trace_amap.h"
 #include "format/trace_symbols.h"
 #include "format/trace_ties.h"
 #include "format/trace_walk.h"
 #include "common/alloc.h"
+#include "common/u64map.h"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -109,19 +109,19 @@ static void event_put(struct hs_trace *t, size_t i, const struct hs_trace_event 
 	t->fn[i] = e->fn;
 }
 
-static int amap_live(void *ctx, uint64_t a)
+/* Address 0 is never live. */
+static int map_live(void *ctx, uint64_t a)
 {
-	return hs_amap_has(ctx, a);
+	return a && hs_u64map_has(ctx, a);
 }
 
 /* hs_order_ties() over the ticks of a loaded trace with several threads' events. */
 static int fix_ties(struct hs_trace *t)
 {
 	struct hs_tie_work w;
-	struct hs_amap live = { 0 };
+	struct hs_u64map live = HS_U64MAP_INIT;
 	struct hs_trace_event *grp = NULL;
 	size_t alloc_grp = 0, i = 0, n = t->nr_events, k;
-	uint64_t old;
 	int err = 0;
 
 	if (t->nr_threads < 2)
@@ -142,7 +142,7 @@ static int fix_ties(struct hs_trace *t)
 			}
 			for (k = i; k < j; k++)
 				hs_trace_event_get(t, k, &grp[k - i]);
-			err = hs_order_ties(&w, grp, j - i, amap_live, &live);
+			err = hs_order_ties(&w, grp, j - i, map_live, &live);
 			if (err > 0)
 				for (k = i; k < j; k++)
 					event_put(t, k, &grp[k - i]);
@@ -150,16 +150,18 @@ static int fix_ties(struct hs_trace *t)
 				err = 0;
 		}
 		for (k = i; k < j && !err; k++) {
+			if (!t->addr[k])
+				continue;
 			if (t->op[k] == HS_OP_ALLOC)
-				err = hs_amap_put(&live, t->addr[k], 1, &old);
+				err = hs_u64map_put(&live, t->addr[k], 1, NULL) < 0 ? -ENOMEM : 0;
 			else if (t->op[k] == HS_OP_FREE)
-				hs_amap_del(&live, t->addr[k]);
+				hs_u64map_del(&live, t->addr[k], NULL);
 		}
 		i = j;
 	}
 	hs_free(grp);
 	hs_tie_work_release(&w);
-	hs_amap_release(&live);
+	hs_u64map_release(&live);
 	return err;
 }
 
@@ -180,8 +182,12 @@ static void trace_init(struct hs_trace *t)
 static int load_opened(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags,
 		       struct hs_diag *diag)
 {
-	int err = hs__trace_walk(r, t, flags, NULL, diag);
+	int err = 0;
 
+	if ((flags & HS_TRACE_SKIP_EVENT_CHUNKS) && (flags & HS_TRACE_NO_EVENTS))
+		err = hs_trace_reader_skip_events(r);
+	if (err >= 0)
+		err = hs__trace_walk(r, t, flags, NULL, diag);
 	if (!err)
 		err = in_time_order(t);
 	hs_trace_reader_close(r);
@@ -227,7 +233,7 @@ void hs_trace_release(struct hs_trace *t)
 	hs_free(t->node_module);
 	hs_free(t->node_id);
 	hs_free(t->node_ticks);
-	hs_free(t->node_slot);
+	hs_idindex_release(&t->node_ix);
 	for (i = 0; i < t->nr_modules; i++) {
 		hs_free(t->modules[i].path);
 		hs_free(t->modules[i].build_id);

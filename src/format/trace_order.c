@@ -394,75 +394,43 @@ int hs__order_chunk(struct hs__order *s, struct hs_trace_reader *r, uint64_t off
  */
 static void hs__order_index(struct hs_trace_reader *r, struct hs__order *s)
 {
-	uint64_t off = HS_FILE_HEADER_SIZE, end_off = 0, counts[HS_FC__COUNT], n, i;
-	struct hs_chunk_header ch;
-	struct hs_rec_state st;
-	struct hs_rec rec;
-	const uint8_t *hdr, *q, *e;
-	uint8_t *raw = NULL;
-	const char *why;
+	uint64_t counts[HS_FC__COUNT], n, i;
+	const uint8_t *b, *be;
+	uint8_t *raw;
+	size_t len;
 
-	while (r->size - off >= HS_CHUNK_HEADER_SIZE) {
-		if (hs__reader_read_at(r, off, HS_CHUNK_HEADER_SIZE, &hdr) ||
-		    hs_chunk_header_parse(hdr, &ch) || ch.stored > HS_CHUNK_MAX ||
-		    ch.raw > HS_CHUNK_MAX || r->size - off - HS_CHUNK_HEADER_SIZE < ch.stored)
-			break;
-		if (ch.kind == HS_CHUNK_END)
-			end_off = off;
-		off += HS_CHUNK_HEADER_SIZE + ch.stored;
-	}
-	if (!end_off || hs__reader_read_at(r, end_off, HS_CHUNK_HEADER_SIZE, &hdr) ||
-	    hs_chunk_header_parse(hdr, &ch))
+	if (hs__reader_footer(r, &raw, &b, &len))
 		return;
-	if (hs__reader_read_at(r, end_off + HS_CHUNK_HEADER_SIZE, ch.stored, &q))
-		return;
-	e = q + ch.stored;
-	if (ch.flags & HS_CHUNK_ZSTD) {
-		raw = hs_malloc(ch.raw ? ch.raw : 1);
-		if (!raw || ZSTD_isError(ZSTD_decompress(raw, ch.raw, q, ch.stored)))
-			goto out;
-		q = raw;
-		e = raw + ch.raw;
-	}
-	memset(&st, 0, sizeof(st));
-	while (q < e && !hs_rec_decode(&q, e, &st, &rec, &why)) {
-		const uint8_t *b, *be;
-
-		if (rec.tag != HS_TAG_FOOTER || !rec.body)
-			continue;
-		b = rec.body;
-		be = rec.body + rec.body_len;
-		if (hs_footer_counts(&b, be, counts) || hs_footer_index_len(&b, be, &n) ||
-		    n > (uint64_t)(be - b) / 3)
-			goto out;
-		for (s->idx_leaves = 1; s->idx_leaves < n + 1; s->idx_leaves *= 2)
-			;
-		s->idx_off = hs_malloc((n + 1) * sizeof(uint64_t));
-		s->idx_first = hs_malloc((n + 1) * sizeof(int64_t));
-		s->idx_peeked = hs_calloc(n + 1, 1);
-		s->idx_tree = hs_malloc(2 * s->idx_leaves * sizeof(size_t));
-		if (!s->idx_off || !s->idx_first || !s->idx_peeked || !s->idx_tree)
-			goto bad;
-		for (i = 0; i < n; i++) {
-			struct hs_chunk_index ci;
-
-			if (hs_footer_index_next(&b, be, &ci) ||
-			    (i && ci.offset <= s->idx_off[i - 1]))
-				goto bad;
-			s->idx_off[i] = ci.offset;
-			/* a chunk without events says UINT64_MAX */
-			s->idx_first[i] = ci.first_ticks > INT64_MAX ? INT64_MAX
-								     : (int64_t)ci.first_ticks;
-		}
-		s->idx_first[n] = INT64_MAX;
-		s->nidx = (size_t)n;
-		for (i = 0; i < s->idx_leaves; i++)
-			s->idx_tree[s->idx_leaves + i] = i < n ? i : n;
-		for (i = s->idx_leaves; i-- > 1;)
-			s->idx_tree[i] = lower_chunk(s, s->idx_tree[2 * i],
-						     s->idx_tree[2 * i + 1]);
+	be = b + len;
+	if (hs_footer_counts(&b, be, counts) || hs_footer_index_len(&b, be, &n) ||
+	    n > (uint64_t)(be - b) / 3)
 		goto out;
+	for (s->idx_leaves = 1; s->idx_leaves < n + 1; s->idx_leaves *= 2)
+		;
+	s->idx_off = hs_malloc((n + 1) * sizeof(uint64_t));
+	s->idx_first = hs_malloc((n + 1) * sizeof(int64_t));
+	s->idx_peeked = hs_calloc(n + 1, 1);
+	s->idx_tree = hs_malloc(2 * s->idx_leaves * sizeof(size_t));
+	if (!s->idx_off || !s->idx_first || !s->idx_peeked || !s->idx_tree)
+		goto bad;
+	for (i = 0; i < n; i++) {
+		struct hs_chunk_index ci;
+
+		if (hs_footer_index_next(&b, be, &ci) ||
+		    (i && ci.offset <= s->idx_off[i - 1]))
+			goto bad;
+		s->idx_off[i] = ci.offset;
+		/* a chunk without events says UINT64_MAX */
+		s->idx_first[i] = ci.first_ticks > INT64_MAX ? INT64_MAX
+							     : (int64_t)ci.first_ticks;
 	}
+	s->idx_first[n] = INT64_MAX;
+	s->nidx = (size_t)n;
+	for (i = 0; i < s->idx_leaves; i++)
+		s->idx_tree[s->idx_leaves + i] = i < n ? i : n;
+	for (i = s->idx_leaves; i-- > 1;)
+		s->idx_tree[i] = lower_chunk(s, s->idx_tree[2 * i],
+					     s->idx_tree[2 * i + 1]);
 	goto out;
 bad:
 	hs_free(s->idx_off);

@@ -127,6 +127,9 @@ void hs_trace_reader_close(struct hs_trace_reader *r)
 	r->stored = r->raw = NULL;
 	ZSTD_freeDCtx(r->dctx);
 	r->dctx = NULL;
+	hs_free(r->skip_off);
+	r->skip_off = NULL;
+	r->nr_skip = r->skip_at = 0;
 }
 
 /* Read @n bytes at @off into *@buf (grown as needed) or point into memory. */
@@ -189,6 +192,108 @@ static int in_symbols(const struct hs_trace_reader *r, const uint8_t *hdr, uint6
 	if (r->prev_kind == HS_CHUNK_SYMBOLS)
 		return 1;
 	return n > 4 ? hdr[4] == HS_CHUNK_SYMBOLS : r->prev_kind == HS_CHUNK_END;
+}
+
+int hs__reader_footer(struct hs_trace_reader *r, uint8_t **raw, const uint8_t **body,
+		      size_t *len)
+{
+	uint64_t off = HS_FILE_HEADER_SIZE, end_off = 0;
+	struct hs_chunk_header ch;
+	struct hs_rec_state st;
+	struct hs_rec rec;
+	const uint8_t *hdr, *q, *e;
+	const char *why;
+
+	*raw = NULL;
+	while (r->size - off >= HS_CHUNK_HEADER_SIZE) {
+		if (hs__reader_read_at(r, off, HS_CHUNK_HEADER_SIZE, &hdr) ||
+		    hs_chunk_header_parse(hdr, &ch) || ch.stored > HS_CHUNK_MAX ||
+		    ch.raw > HS_CHUNK_MAX || r->size - off - HS_CHUNK_HEADER_SIZE < ch.stored)
+			break;
+		if (ch.kind == HS_CHUNK_END)
+			end_off = off;
+		off += HS_CHUNK_HEADER_SIZE + ch.stored;
+	}
+	if (!end_off || hs__reader_read_at(r, end_off, HS_CHUNK_HEADER_SIZE, &hdr) ||
+	    hs_chunk_header_parse(hdr, &ch))
+		return -1;
+	if (hs__reader_read_at(r, end_off + HS_CHUNK_HEADER_SIZE, ch.stored, &q))
+		return -1;
+	e = q + ch.stored;
+	if (ch.flags & HS_CHUNK_ZSTD) {
+		*raw = hs_malloc(ch.raw ? ch.raw : 1);
+		if (!*raw || ZSTD_isError(ZSTD_decompress(*raw, ch.raw, q, ch.stored))) {
+			hs_free(*raw);
+			*raw = NULL;
+			return -1;
+		}
+		q = *raw;
+		e = *raw + ch.raw;
+	}
+	memset(&st, 0, sizeof(st));
+	while (q < e && !hs_rec_decode(&q, e, &st, &rec, &why)) {
+		if (rec.tag != HS_TAG_FOOTER || !rec.body)
+			continue;
+		*body = rec.body;
+		*len = rec.body_len;
+		return 0;
+	}
+	hs_free(*raw);
+	*raw = NULL;
+	return -1;
+}
+
+int hs_trace_reader_skip_events(struct hs_trace_reader *r)
+{
+	uint64_t counts[HS_FC__COUNT], n, marked, at = 0, i, k;
+	const uint8_t *q, *end;
+	uint8_t *raw, *keep = NULL;
+	size_t len;
+	int ret = 0;
+
+	if (hs__reader_footer(r, &raw, &q, &len))
+		return 0;
+	end = q + len;
+	if (hs_footer_counts(&q, end, counts) || hs_footer_index_len(&q, end, &n) ||
+	    n > (uint64_t)(end - q) / 3)
+		goto out;
+	r->skip_off = hs_malloc((n ? n : 1) * sizeof(*r->skip_off));
+	keep = hs_calloc(n ? n : 1, 1);
+	if (!r->skip_off || !keep) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		struct hs_chunk_index ci;
+
+		if (hs_footer_index_next(&q, end, &ci) ||
+		    (i && ci.offset <= r->skip_off[i - 1]))
+			goto out;
+		r->skip_off[i] = ci.offset;
+	}
+	/* the 1.4 marks: without them, every chunk is read */
+	if (hs_footer_marks_len(&q, end, &marked) || marked > n)
+		goto out;
+	for (i = 0; i < marked; i++) {
+		if (hs_footer_mark_next(&q, end, i, &at) || at >= n)
+			goto out;
+		keep[at] = 1;
+	}
+	for (i = k = 0; i < n; i++)
+		if (!keep[i])
+			r->skip_off[k++] = r->skip_off[i];
+	r->nr_skip = (size_t)k;
+	r->skip_at = 0;
+	ret = (int)(k > INT32_MAX ? INT32_MAX : k);
+out:
+	if (ret <= 0) {
+		hs_free(r->skip_off);
+		r->skip_off = NULL;
+		r->nr_skip = 0;
+	}
+	hs_free(keep);
+	hs_free(raw);
+	return ret;
 }
 
 /*
@@ -255,6 +360,21 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 			r->cut_off = 1;
 			r->cut_offset = r->offset;
 			return 0;
+		}
+		/* a chunk of events only, for a reader that wants none */
+		while (r->skip_at < r->nr_skip && r->skip_off[r->skip_at] < r->offset)
+			r->skip_at++;
+		if (r->skip_at < r->nr_skip && r->skip_off[r->skip_at] == r->offset &&
+		    ch->kind == HS_CHUNK_EVENTS) {
+			r->chunk_offset = r->offset;
+			r->offset += sizeof(h) + (uint64_t)ch->stored;
+			r->nr_chunks++;
+			r->prev_kind = ch->kind;
+			r->data_end = r->offset;
+			r->data_chunks = r->nr_chunks;
+			r->end_seen = 0;
+			r->skipped++;
+			continue;
 		}
 		memcpy(h, hdr, sizeof(h));
 		err = hs__reader_read_at(r, r->offset + sizeof(h), ch->stored, &payload);

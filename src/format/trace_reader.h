@@ -74,6 +74,12 @@ struct hs_trace_reader {
 	/* end of the last complete chunk that is not SYMBOLS, and the
 	 * number of chunks up to it: where a new symbol section goes */
 	uint64_t data_end, data_chunks;
+	/* hs_trace_reader_skip_events(): the offsets of the chunks that hold
+	 * only events (increasing), the next one to look for, and the chunks
+	 * skipped so far */
+	uint64_t *skip_off;
+	size_t nr_skip, skip_at;
+	uint64_t skipped;
 };
 
 /*
@@ -96,6 +102,15 @@ int hs_trace_reader_open_mem(struct hs_trace_reader *r, const void *data,
  */
 int hs_trace_reader_next(struct hs_trace_reader *r, struct hs_rec *rec,
 			 struct hs_diag *diag);
+/*
+ * From now on, step over the EVENTS chunks that the footer marks as
+ * holding only events (since 1.4, hs_tw_footer_marked()) without reading
+ * their payload: for readers that want the stack tree, the modules and the
+ * threads, not the events (symbolize). A trace without the marks (older,
+ * or cut off) is read whole. Returns the number of chunks that will be
+ * skipped, or -ENOMEM.
+ */
+int hs_trace_reader_skip_events(struct hs_trace_reader *r);
 /* Close the file and free the buffers. */
 void hs_trace_reader_close(struct hs_trace_reader *r);
 
@@ -204,8 +219,7 @@ struct hs_trace {
 	uint64_t *node_id;
 	uint64_t *node_ticks;
 	size_t nr_nodes, alloc_nodes;
-	uint32_t *node_slot;		/* id -> index + 1 hash index */
-	size_t nr_node_slot;
+	struct hs_idindex node_ix;	/* node id -> index (keys: node_id) */
 
 	struct hs_trace_module *modules;
 	size_t nr_modules, alloc_modules;
@@ -266,6 +280,11 @@ int hs_trace_load(const char *path, struct hs_trace *t, struct hs_diag *diag);
 enum hs_trace_load_flags {
 	HS_TRACE_NO_EVENTS = 1 << 0,	/* keep no events: stack tree, modules,
 					 * threads and symbols only */
+	HS_TRACE_SKIP_EVENT_CHUNKS = 1 << 1, /* with NO_EVENTS: do not even read
+					 * the chunks that hold only events
+					 * (hs_trace_reader_skip_events()); the
+					 * threads' counts and the trace's
+					 * duration are then unknown */
 };
 /* hs_trace_load() with @flags (enum hs_trace_load_flags). */
 int hs_trace_load_flags(const char *path, struct hs_trace *t, unsigned flags,
@@ -382,6 +401,14 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag);
 int hs__reader_read(struct hs_trace_reader *r, uint64_t off, size_t n, uint8_t **buf,
 		    size_t *alloc, const uint8_t **out);
 /* The same into the reader's own buffer (valid until its next read). */
+/*
+ * The FOOTER record of the trace @r reads (in its last END chunk): 0 with
+ * its body at *@body (@len bytes; in *@raw, which the caller frees with
+ * hs_free, or in the reader's buffers until its next read), or -1: none
+ * (a cut-off trace), unreadable or out of memory.
+ */
+int hs__reader_footer(struct hs_trace_reader *r, uint8_t **raw, const uint8_t **body,
+		      size_t *len);
 int hs__reader_read_at(struct hs_trace_reader *r, uint64_t off, size_t n,
 		       const uint8_t **out);
 /*

@@ -2,6 +2,7 @@
 #define HS_FORMAT_TRACE_RECORD_H
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "format/trace_format.h"
 
 /*
@@ -228,6 +229,113 @@ static inline uint8_t *hs_enc_sampling_end_body(uint8_t *q, uint64_t ns, uint64_
 	return hs_put_varint(q, signals);
 }
 
+/* What the PROCESS record says. Strings are borrowed. */
+struct hs_process_info {
+	uint64_t pid, ppid, page_size, sample_bytes, max_depth;
+	unsigned unwind;	/* enum hs_unwind_mode */
+	unsigned clock;		/* enum hs_clock_kind */
+	uint64_t start_realtime_ns;
+	unsigned flags;		/* enum hs_process_flags */
+	uint64_t parent_pid;
+	const char *exe, *comm, *cwd;
+	int argc;
+	const char *const *argv;
+};
+
+/* The PROCESS body's arguments: at most HS_ARGC_MAX, each cut at HS_ARG_MAX. */
+static inline int hs__process_argc(const struct hs_process_info *info)
+{
+	return info->argc > HS_ARGC_MAX ? HS_ARGC_MAX : info->argc;
+}
+
+static inline size_t hs__process_arg_len(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > HS_ARG_MAX ? HS_ARG_MAX : n;
+}
+
+/* Room hs_enc_process_body() needs for @info (an upper bound). */
+static inline size_t hs_enc_process_body_size(const struct hs_process_info *info)
+{
+	size_t n = 16 * HS_VARINT_MAX;
+	int i;
+
+	n += strlen(info->exe) + strlen(info->comm) + strlen(info->cwd) + 3 * HS_VARINT_MAX;
+	for (i = 0; i < hs__process_argc(info); i++)
+		n += hs__process_arg_len(info->argv[i]) + HS_VARINT_MAX;
+	return n;
+}
+
+/* PROCESS (hs_trace_info_decode() reads it) */
+static inline uint8_t *hs_enc_process_body(uint8_t *q, const struct hs_process_info *info)
+{
+	int i, argc = hs__process_argc(info);
+
+	q = hs_put_varint(q, info->pid);
+	q = hs_put_varint(q, info->ppid);
+	q = hs_put_varint(q, info->page_size);
+	q = hs_put_varint(q, info->sample_bytes);
+	q = hs_put_varint(q, info->max_depth);
+	q = hs_put_varint(q, info->unwind);
+	q = hs_put_varint(q, info->clock);
+	q = hs_put_varint(q, info->start_realtime_ns);
+	q = hs_put_varint(q, info->flags);
+	q = hs_put_varint(q, info->parent_pid);
+	q = hs_put_bytes(q, info->exe, strlen(info->exe));
+	q = hs_put_bytes(q, info->comm, strlen(info->comm));
+	q = hs_put_bytes(q, info->cwd, strlen(info->cwd));
+	q = hs_put_varint(q, (uint64_t)argc);
+	for (i = 0; i < argc; i++)
+		q = hs_put_bytes(q, info->argv[i], hs__process_arg_len(info->argv[i]));
+	return q;
+}
+
+/* One entry of the footer's chunk index (hs_enc_footer_body() writes them). */
+struct hs_chunk_index {
+	uint64_t offset, first_ticks, last_ticks;
+};
+
+/* Room hs_enc_footer_body() needs for @n index entries. */
+static inline size_t hs_enc_footer_body_size(size_t n)
+{
+	return (HS_FC__COUNT + 2 + 4 * n) * HS_VARINT_MAX;
+}
+
+/*
+ * FOOTER (hs_footer_counts(), hs_footer_index_*(), hs_footer_mark*()
+ * read it): the counts, the chunk index of @n entries, and, with
+ * @has_records (since 1.4), the marks of the entries whose chunk holds
+ * records other than events.
+ */
+static inline uint8_t *hs_enc_footer_body(uint8_t *q, const uint64_t counts[HS_FC__COUNT],
+					  const struct hs_chunk_index *index, size_t n,
+					  const uint8_t *has_records)
+{
+	size_t i, marked = 0, prev = 0;
+
+	for (i = 0; i < HS_FC__COUNT; i++)
+		q = hs_put_varint(q, counts[i]);
+	q = hs_put_varint(q, n);
+	for (i = 0; i < n; i++) {
+		q = hs_put_varint(q, index[i].offset);
+		q = hs_put_varint(q, index[i].first_ticks);
+		q = hs_put_varint(q, index[i].last_ticks);
+	}
+	if (!has_records)
+		return q;
+	for (i = 0; i < n; i++)
+		marked += has_records[i] != 0;
+	q = hs_put_varint(q, marked);
+	for (i = 0; i < n; i++) {
+		if (!has_records[i])
+			continue;
+		q = hs_put_varint(q, i - prev);
+		prev = i;
+	}
+	return q;
+}
+
 /* --- decoding ------------------------------------------------------------- */
 
 /* Decoding state of a chunk: the current span. Zero it at a chunk start. */
@@ -395,11 +503,6 @@ const char *hs_tag_name(unsigned tag);
 
 /* --- the FOOTER body ------------------------------------------------------ */
 
-/* One entry of the footer's chunk index (hs_tw_footer() writes them). */
-struct hs_chunk_index {
-	uint64_t offset, first_ticks, last_ticks;
-};
-
 /* The counts that begin a FOOTER body [*@q, @end): 0 and *@q past them, or -1. */
 static inline int hs_footer_counts(const uint8_t **q, const uint8_t *end,
 				   uint64_t counts[HS_FC__COUNT])
@@ -424,6 +527,36 @@ static inline int hs_footer_index_next(const uint8_t **q, const uint8_t *end,
 {
 	return hs_get_varint(q, end, &e->offset) || hs_get_varint(q, end, &e->first_ticks) ||
 			       hs_get_varint(q, end, &e->last_ticks) ? -1 : 0;
+}
+
+/*
+ * Since 1.4, after the index: how many of its entries are marked as
+ * chunks that hold records other than events (hs_tw_footer_marked()).
+ * 0, 1 when the body ends before (a footer without the marks: every chunk
+ * may hold some; *@n is 0), or -1.
+ */
+static inline int hs_footer_marks_len(const uint8_t **q, const uint8_t *end, uint64_t *n)
+{
+	*n = 0;
+	if (*q == end)
+		return 1;
+	return hs_get_varint(q, end, n);
+}
+
+/*
+ * The index entry of mark @i (0, 1, ... in order) into *@at, which holds
+ * the previous one's (the marks are increasing, each written as its
+ * distance from the one before). 0 or -1.
+ */
+static inline int hs_footer_mark_next(const uint8_t **q, const uint8_t *end, uint64_t i,
+				      uint64_t *at)
+{
+	uint64_t k;
+
+	if (hs_get_varint(q, end, &k) || (i && !k) || (i && k > UINT64_MAX - *at))
+		return -1;
+	*at = i ? *at + k : k;
+	return 0;
 }
 
 /* --- from records to events ---------------------------------------------- */

@@ -9,6 +9,7 @@
 #include "format/trace_symbols.h"
 #include "common/alloc.h"
 #include "common/hash.h"
+#include "common/u64map.h"
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -16,43 +17,17 @@
 
 /* --- the loaded trace ------------------------------------------------- */
 
-static uint32_t *node_slot_find(const struct hs_trace *t, uint64_t id)
+/* Does node @i have id *@key? (the node index's keys are t->node_id) */
+static int node_id_is(const void *ctx, uint32_t i, const void *key)
 {
-	size_t mask = t->nr_node_slot - 1;
-	size_t i = hs_hash_u64(id) & mask;
+	const struct hs_trace *t = ctx;
 
-	while (t->node_slot[i] && t->node_id[t->node_slot[i] - 1] != id)
-		i = (i + 1) & mask;
-	return &t->node_slot[i];
+	return t->node_id[i] == *(const uint64_t *)key;
 }
 
 static uint32_t node_index(const struct hs_trace *t, uint64_t id)
 {
-	uint32_t s;
-
-	if (!t->nr_node_slot)
-		return HS_TRACE_NONE;
-	s = *node_slot_find(t, id);
-	return s ? s - 1 : HS_TRACE_NONE;
-}
-
-static int node_index_grow(struct hs_trace *t)
-{
-	size_t n = t->nr_node_slot ? 2 * t->nr_node_slot : 1024, i;
-	uint32_t *old = t->node_slot;
-	size_t old_n = t->nr_node_slot;
-
-	t->node_slot = hs_calloc(n, sizeof(uint32_t));
-	if (!t->node_slot) {
-		t->node_slot = old;
-		return -ENOMEM;
-	}
-	t->nr_node_slot = n;
-	for (i = 0; i < old_n; i++)
-		if (old[i])
-			*node_slot_find(t, t->node_id[old[i] - 1]) = old[i];
-	hs_free(old);
-	return 0;
+	return hs_idindex_find(&t->node_ix, hs_hash_u64(id), node_id_is, t, &id);
 }
 
 /* Reallocate one column of a set of parallel arrays to @cap items. */
@@ -70,15 +45,15 @@ static int grow_col(void **col, size_t cap, size_t elem)
 static int add_node(struct hs_trace *t, uint64_t id, uint64_t parent, uint64_t addr,
 		    uint64_t ticks)
 {
-	uint32_t *slot;
-	size_t n = t->nr_nodes;
+	size_t n = t->nr_nodes, pos;
+	uint64_t hash = hs_hash_u64(id);
 
 	if (n >= UINT32_MAX - 2)
 		return -E2BIG;
-	if (2 * (n + 1) > t->nr_node_slot && node_index_grow(t))
+	if (hs_idindex_reserve(&t->node_ix, n + 1))
 		return -ENOMEM;
-	slot = node_slot_find(t, id);
-	if (*slot)
+	pos = hs_idindex_slot(&t->node_ix, hash, node_id_is, t, &id);
+	if (hs_idindex_at(&t->node_ix, pos) != HS_IDINDEX_NONE)
 		return 0;
 	if (n == t->alloc_nodes) {
 		size_t cap = n ? n + n / 2 : 1024;
@@ -98,66 +73,34 @@ static int add_node(struct hs_trace *t, uint64_t id, uint64_t parent, uint64_t a
 	t->node_parent[n] = HS_TRACE_NONE;
 	t->node_module[n] = HS_TRACE_NONE;
 	t->nr_nodes = n + 1;
-	*slot = (uint32_t)(n + 1);
+	hs_idindex_set(&t->node_ix, pos, hash, (uint32_t)n);
 	return 0;
 }
 
-/* Thread index of @tid, added if new (a small hash keeps it O(1)). */
-struct tid_map {
-	uint64_t *key;
-	uint32_t *val;
-	size_t n, cap;
-};
-
-static int thread_index(struct hs_trace *t, struct tid_map *m, uint64_t tid,
+/* Thread index of @tid, added if new (@m: tid -> index). */
+static int thread_index(struct hs_trace *t, struct hs_u64map *m, uint64_t tid,
 			uint32_t *out)
 {
-	size_t i, mask;
+	uint64_t *idx;
+	int added;
 
-	if (2 * (m->n + 1) > m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 64, j;
-		uint64_t *k = hs_calloc(cap, sizeof(uint64_t));
-		uint32_t *v = hs_calloc(cap, sizeof(uint32_t));
-
-		if (!k || !v) {
-			hs_free(k);
-			hs_free(v);
+	if (t->nr_threads >= UINT32_MAX - 1)
+		return -ENOMEM;
+	idx = hs_u64map_ref(m, tid, t->nr_threads, &added);
+	if (!idx)
+		return -ENOMEM;
+	if (added) {
+		if (HS_GROW(t->threads, t->nr_threads + 1, t->alloc_threads)) {
+			hs_u64map_del(m, tid, NULL);
 			return -ENOMEM;
 		}
-		for (j = 0; j < m->cap; j++) {
-			if (!m->val[j])
-				continue;
-			i = hs_hash_u64(m->key[j]) & (cap - 1);
-			while (v[i])
-				i = (i + 1) & (cap - 1);
-			k[i] = m->key[j];
-			v[i] = m->val[j];
-		}
-		hs_free(m->key);
-		hs_free(m->val);
-		m->key = k;
-		m->val = v;
-		m->cap = cap;
+		memset(&t->threads[t->nr_threads], 0, sizeof(t->threads[0]));
+		t->threads[t->nr_threads].tid = tid;
+		t->threads[t->nr_threads].start_ns = -1;
+		t->threads[t->nr_threads].exit_ns = -1;
+		t->nr_threads++;
 	}
-	mask = m->cap - 1;
-	i = hs_hash_u64(tid) & mask;
-	while (m->val[i] && m->key[i] != tid)
-		i = (i + 1) & mask;
-	if (m->val[i]) {
-		*out = m->val[i] - 1;
-		return 0;
-	}
-	if (t->nr_threads >= UINT32_MAX - 1 ||
-	    HS_GROW(t->threads, t->nr_threads + 1, t->alloc_threads))
-		return -ENOMEM;
-	memset(&t->threads[t->nr_threads], 0, sizeof(t->threads[0]));
-	t->threads[t->nr_threads].tid = tid;
-	t->threads[t->nr_threads].start_ns = -1;
-	t->threads[t->nr_threads].exit_ns = -1;
-	m->key[i] = tid;
-	m->val[i] = (uint32_t)++t->nr_threads;
-	m->n++;
-	*out = (uint32_t)(t->nr_threads - 1);
+	*out = (uint32_t)*idx;
 	return 0;
 }
 
@@ -204,7 +147,7 @@ struct pending {
 struct hs__order;
 
 struct load_state {
-	struct tid_map tids;
+	struct hs_u64map tids;		/* thread id -> index in t->threads */
 	struct pending *pending;
 	size_t nr_pending, alloc_pending;
 	uint64_t last_ticks;
@@ -654,8 +597,7 @@ static int finish(struct hs_trace *t, struct load_state *ls)
 
 static void load_state_release(struct load_state *ls)
 {
-	hs_free(ls->tids.key);
-	hs_free(ls->tids.val);
+	hs_u64map_release(&ls->tids);
 	hs_free(ls->pending);
 	hs_free(ls->parent_ids);
 }

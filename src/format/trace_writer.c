@@ -65,73 +65,38 @@ uint8_t *hs_tw_sized(uint8_t *out, unsigned tag, const uint8_t *body, size_t n)
 	return out + np + n;
 }
 
-static size_t arg_len(const char *s)
-{
-	size_t n = strlen(s);
-
-	return n > HS_ARG_MAX ? HS_ARG_MAX : n;
-}
-
-static int nr_args(const struct hs_process_info *info)
-{
-	return info->argc > HS_ARGC_MAX ? HS_ARGC_MAX : info->argc;
-}
-
 size_t hs_tw_process_size(const struct hs_process_info *info)
 {
-	size_t n = 16 * HS_VARINT_MAX;
-	int i;
-
-	n += strlen(info->exe) + strlen(info->comm) + strlen(info->cwd) +
-	     3 * HS_VARINT_MAX;
-	for (i = 0; i < nr_args(info); i++)
-		n += arg_len(info->argv[i]) + HS_VARINT_MAX;
-	return n;
+	return 1 + HS_VARINT_MAX + hs_enc_process_body_size(info);
 }
 
 uint8_t *hs_tw_process(uint8_t *out, const struct hs_process_info *info)
 {
 	/* The body goes after room for the tag and length, then moves. */
-	uint8_t *body = out + 1 + HS_VARINT_MAX, *p = body;
-	int i, argc = nr_args(info);
+	uint8_t *body = out + 1 + HS_VARINT_MAX;
 
-	p = hs_put_varint(p, info->pid);
-	p = hs_put_varint(p, info->ppid);
-	p = hs_put_varint(p, info->page_size);
-	p = hs_put_varint(p, info->sample_bytes);
-	p = hs_put_varint(p, info->max_depth);
-	p = hs_put_varint(p, info->unwind);
-	p = hs_put_varint(p, info->clock);
-	p = hs_put_varint(p, info->start_realtime_ns);
-	p = hs_put_varint(p, info->flags);
-	p = hs_put_varint(p, info->parent_pid);
-	p = hs_put_bytes(p, info->exe, strlen(info->exe));
-	p = hs_put_bytes(p, info->comm, strlen(info->comm));
-	p = hs_put_bytes(p, info->cwd, strlen(info->cwd));
-	p = hs_put_varint(p, (uint64_t)argc);
-	for (i = 0; i < argc; i++)
-		p = hs_put_bytes(p, info->argv[i], arg_len(info->argv[i]));
-	return hs_tw_sized(out, HS_TAG_PROCESS, body, (size_t)(p - body));
+	return hs_tw_sized(out, HS_TAG_PROCESS, body,
+			   (size_t)(hs_enc_process_body(body, info) - body));
 }
 
 size_t hs_tw_footer_size(size_t n)
 {
-	return (1 + HS_VARINT_MAX) + (HS_FC__COUNT + 1 + 3 * n) * HS_VARINT_MAX;
+	return 1 + HS_VARINT_MAX + hs_enc_footer_body_size(n);
 }
 
 uint8_t *hs_tw_footer(uint8_t *out, const uint64_t counts[HS_FC__COUNT],
 		      const struct hs_chunk_index *index, size_t n)
 {
-	uint8_t *body = out + 1 + HS_VARINT_MAX, *p = body;
-	size_t i;
+	return hs_tw_footer_marked(out, counts, index, n, NULL);
+}
 
-	for (i = 0; i < HS_FC__COUNT; i++)
-		p = hs_put_varint(p, counts[i]);
-	p = hs_put_varint(p, n);
-	for (i = 0; i < n; i++) {
-		p = hs_put_varint(p, index[i].offset);
-		p = hs_put_varint(p, index[i].first_ticks);
-		p = hs_put_varint(p, index[i].last_ticks);
-	}
-	return hs_tw_sized(out, HS_TAG_FOOTER, body, (size_t)(p - body));
+uint8_t *hs_tw_footer_marked(uint8_t *out, const uint64_t counts[HS_FC__COUNT],
+			     const struct hs_chunk_index *index, size_t n,
+			     const uint8_t *has_records)
+{
+	uint8_t *body = out + 1 + HS_VARINT_MAX;
+
+	return hs_tw_sized(out, HS_TAG_FOOTER, body,
+			   (size_t)(hs_enc_footer_body(body, counts, index, n, has_records) -
+				    body));
 }

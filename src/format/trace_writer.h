@@ -8,7 +8,8 @@
 /*
  * trace_writer - the pieces that frame a .heapscope file: the file
  * header, chunk headers with their check, sized records, and the PROCESS
- * and FOOTER bodies. Used by the collector's writer thread and by tests.
+ * and FOOTER records framed around their bodies (whose layout is
+ * trace_record.h's). Used by the collector's writer thread and by tests.
  *
  * Nothing here allocates or keeps state: every function writes into a
  * caller buffer and says how much it wrote, so the collector can use it
@@ -51,19 +52,6 @@ static inline uint8_t *hs_tw_sized_prefix(uint8_t *out, unsigned tag, size_t n)
 	return hs_put_varint(out + 1, n);
 }
 
-/* What the PROCESS record says. Strings are borrowed. */
-struct hs_process_info {
-	uint64_t pid, ppid, page_size, sample_bytes, max_depth;
-	unsigned unwind;	/* enum hs_unwind_mode */
-	unsigned clock;		/* enum hs_clock_kind */
-	uint64_t start_realtime_ns;
-	unsigned flags;		/* enum hs_process_flags */
-	uint64_t parent_pid;
-	const char *exe, *comm, *cwd;
-	int argc;
-	const char *const *argv;
-};
-
 /*
  * Bytes needed by hs_tw_process() for @info (an upper bound). Arguments
  * past HS_ARGC_MAX and bytes past HS_ARG_MAX in each are not counted.
@@ -74,7 +62,16 @@ uint8_t *hs_tw_process(uint8_t *out, const struct hs_process_info *info);
 
 /* Upper bound of hs_tw_footer()'s output for @n index entries. */
 size_t hs_tw_footer_size(size_t n);
-/* Write a whole FOOTER record to @out; returns the end. */
+/* Write a whole FOOTER record to @out, without the 1.4 marks; returns the end. */
 uint8_t *hs_tw_footer(uint8_t *out, const uint64_t counts[HS_FC__COUNT],
 		      const struct hs_chunk_index *index, size_t n);
+/*
+ * The same with the marks of 1.4: @has_records[i] is nonzero when the
+ * chunk of index entry i holds records other than events (SPAN, the heap
+ * events, RSS and SAMPLE), so that a reader that wants only the stack
+ * tree and the modules skips the others unread.
+ */
+uint8_t *hs_tw_footer_marked(uint8_t *out, const uint64_t counts[HS_FC__COUNT],
+			     const struct hs_chunk_index *index, size_t n,
+			     const uint8_t *has_records);
 #endif

@@ -307,7 +307,9 @@ int hs_trace_symbolize(const char *path, const char *out, const struct hs_symbol
 	int in = -1, err, in_place = !out || !strcmp(out, path), w_ready = 0;
 
 	memset(res, 0, sizeof(*res));
-	err = hs_trace_load_flags(path, &t, HS_TRACE_NO_EVENTS, diag);
+	/* the stack tree and the modules: chunks of events only go unread */
+	err = hs_trace_load_flags(path, &t, HS_TRACE_NO_EVENTS | HS_TRACE_SKIP_EVENT_CHUNKS,
+				  diag);
 	if (err)
 		return err;
 	err = open_symbolizer(o, &t, &s, res, diag);

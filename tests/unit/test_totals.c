@@ -110,6 +110,50 @@ static void peak_in_time_order_everywhere(void **state)
 	free(b.buf);
 }
 
+/*
+ * Address 0 is never live: 10 B allocated there stay in the live bytes
+ * and blocks, and the free of address 0 is unmatched; then 20 B at 0x100.
+ * The same streamed and loaded.
+ */
+static void address_zero_is_never_live(void **state)
+{
+	char path[] = "/tmp/hs-totals-XXXXXX";
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct hs_heap_totals loaded, streamed;
+	struct hs_trace t;
+	struct tb b;
+	uint8_t *p;
+
+	(void)state;
+	tb_init(&b);
+	p = put_process(tb_p(&b));
+	p = put_span(p, 1, 0, 0);
+	p = put_node(p, 1, 0, 0x1010);
+	p = put_alloc(&b, p, HS_TAG_MALLOC, 1 * MS, 0, 10, 1);
+	p = put_free(&b, p, 1 * MS, 0);
+	p = put_alloc(&b, p, HS_TAG_MALLOC, 1 * MS, 0x100, 20, 1);
+	tb_end(&b, p);
+	tb_chunk(&b, HS_CHUNK_EVENTS, 0);
+	p = put_end(tb_p(&b), 4 * MS, HS_END_EXIT, 0);
+	tb_end(&b, p);
+	tb_chunk(&b, HS_CHUNK_END, 0);
+	write_trace(&b, path);
+	assert_int_equal(hs_heap_totals_path(path, &t, &streamed, &diag), 0);
+	hs_trace_release(&t);
+	assert_int_equal(streamed.allocs, 2);
+	assert_int_equal(streamed.frees, 1);
+	assert_int_equal(streamed.unmatched_frees, 1);
+	assert_int_equal(streamed.leaked_blocks, 2);
+	assert_int_equal(streamed.leaked_bytes, 30);
+	assert_int_equal(streamed.peak_heap, 30);
+	assert_int_equal(hs_trace_load(path, &t, &diag), 0);
+	assert_int_equal(hs_heap_totals(&t, &loaded), 0);
+	assert_memory_equal(&loaded, &streamed, sizeof(loaded));
+	hs_trace_release(&t);
+	unlink(path);
+	free(b.buf);
+}
+
 static void a_sampled_trace_gives_estimates(void **state)
 {
 	struct hs_heap_totals tot;
@@ -176,6 +220,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(peak_in_time_order_everywhere),
 		cmocka_unit_test(a_sampled_trace_gives_estimates),
+		cmocka_unit_test(address_zero_is_never_live),
 		cmocka_unit_test(out_of_memory_at_every_allocation),
 	};
 	return cmocka_run_group_tests_name("totals", tests, NULL, NULL);

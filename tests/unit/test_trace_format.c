@@ -996,6 +996,97 @@ static void time_running_backwards_is_not_quadratic(void **state)
 	free(b.buf);
 }
 
+/*
+ * Three EVENTS chunks: the process, a module, a node and an allocation;
+ * allocations only; a node and an allocation. The footer indexes them,
+ * with the 1.4 marks (@marked: the first and third hold records other
+ * than events) or without.
+ */
+static void build_marked(struct tb *b, int marked)
+{
+	static const uint8_t has_records[3] = { 1, 0, 1 };
+	struct hs_chunk_index idx[3];
+	uint64_t counts[HS_FC__COUNT] = { 0 };
+	uint8_t *p;
+	int i;
+
+	tb_init(b);
+	p = put_span(tb_p(b), 0, 0, 0);
+	p = put_process(p);
+	p = put_module(p, 0, 1, 0, 0x400000, 0x500000, "/usr/bin/prog");
+	p = put_span(p, 7, 10, 0x1000);
+	p = put_node(p, 1, 0, 0x401000);
+	p = put_alloc(b, p, HS_TAG_MALLOC, 1, 0, 16, 1);
+	tb_end(b, p);
+	idx[0] = (struct hs_chunk_index){ b->len, 10, 11 };
+	tb_chunk(b, HS_CHUNK_EVENTS, 1);
+	p = put_span(tb_p(b), 7, 11, 0x1000);
+	for (i = 0; i < 100; i++)
+		p = put_alloc(b, p, HS_TAG_MALLOC, 1, 64, 32, 1);
+	tb_end(b, p);
+	idx[1] = (struct hs_chunk_index){ b->len, 11, 111 };
+	tb_chunk(b, HS_CHUNK_EVENTS, 0);
+	p = put_span(tb_p(b), 7, 111, 0x1000 + 6400);
+	p = put_node(p, 2, 1, 0x402000);
+	p = put_alloc(b, p, HS_TAG_MALLOC, 1, 64, 48, 2);
+	tb_end(b, p);
+	idx[2] = (struct hs_chunk_index){ b->len, 111, 112 };
+	tb_chunk(b, HS_CHUNK_EVENTS, 1);
+	p = put_end(tb_p(b), 113, HS_END_EXIT, 0);
+	p = marked ? hs_tw_footer_marked(p, counts, idx, 3, has_records)
+		   : hs_tw_footer(p, counts, idx, 3);
+	tb_end(b, p);
+	tb_chunk(b, HS_CHUNK_END, 1);
+}
+
+/* Read @b's records after hs_trace_reader_skip_events(): nodes, events. */
+static void read_skipping(const struct tb *b, int want_skip, unsigned *nodes,
+			  uint64_t *events)
+{
+	struct hs_diag diag = HS_DIAG_INIT("marked");
+	struct hs_trace_reader r;
+	struct hs_rec rec;
+	int ret;
+
+	assert_int_equal(hs_trace_reader_open_mem(&r, b->buf, b->len, "marked", &diag), 0);
+	assert_int_equal(hs_trace_reader_skip_events(&r), want_skip);
+	*nodes = 0;
+	while ((ret = hs_trace_reader_next(&r, &rec, &diag)) == 1)
+		*nodes += rec.tag == HS_TAG_NODE;
+	assert_int_equal(ret, 0);
+	assert_false(r.cut_off);
+	assert_true(r.end_seen);
+	assert_true(r.skipped == (uint64_t)want_skip);
+	assert_true(r.nr_chunks == 4);
+	assert_true(r.data_end == b->len);
+	*events = r.nr_events;
+	hs_trace_reader_close(&r);
+}
+
+/*
+ * Symbolize's reading: the chunks the footer marks as events only are
+ * stepped over, with the stack tree whole; without the marks, every chunk
+ * is read.
+ */
+static void chunks_of_events_only_are_skipped(void **state)
+{
+	struct tb b;
+	unsigned nodes;
+	uint64_t events;
+
+	(void)state;
+	build_marked(&b, 1);
+	read_skipping(&b, 1, &nodes, &events);
+	assert_int_equal(nodes, 2);
+	assert_true(events == 2);
+	free(b.buf);
+	build_marked(&b, 0);
+	read_skipping(&b, 0, &nodes, &events);
+	assert_int_equal(nodes, 2);
+	assert_true(events == 102);
+	free(b.buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1018,6 +1109,7 @@ int main(void)
 		cmocka_unit_test(scan_agrees_with_load),
 		cmocka_unit_test(time_running_backwards_is_not_quadratic),
 		cmocka_unit_test(sampling_weight),
+		cmocka_unit_test(chunks_of_events_only_are_skipped),
 	};
 	return cmocka_run_group_tests_name("trace_format", tests, NULL, NULL);
 }

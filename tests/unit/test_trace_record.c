@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
+#include "format/trace_reader.h"
 #include "format/trace_record.h"
 #include "format/trace_writer.h"
 
@@ -256,6 +257,77 @@ static void a_sample_is_an_event_of_its_thread(void **state)
 	assert_int_equal(events_of(buf, p, &st, ev), 0);
 }
 
+/* PROCESS: the body encoder and hs_trace_info_decode() agree; long arguments are cut. */
+static void process_round_trip(void **state)
+{
+	static char long_arg[HS_ARG_MAX + 100];
+	const char *argv[] = { "./prog", "", long_arg };
+	struct hs_process_info info = {
+		.pid = 77, .ppid = 1, .page_size = 4096, .sample_bytes = 524288,
+		.max_depth = 64, .unwind = HS_UNWIND_LIBUNWIND, .clock = HS_CLOCK_NS,
+		.start_realtime_ns = 1700000000123456789ull, .flags = 0, .parent_pid = 5,
+		.exe = "/usr/bin/prog", .comm = "prog", .cwd = "/", .argc = 3, .argv = argv,
+	};
+	uint8_t buf[HS_ARG_MAX + 1024], *p;
+	struct hs_trace_info back;
+	const char *why = NULL;
+
+	(void)state;
+	memset(long_arg, 'x', sizeof(long_arg) - 1);
+	assert_true(hs_enc_process_body_size(&info) < sizeof(buf));
+	p = hs_enc_process_body(buf, &info);
+	assert_true((size_t)(p - buf) <= hs_enc_process_body_size(&info));
+	memset(&back, 0, sizeof(back));
+	assert_int_equal(hs_trace_info_decode(buf, (size_t)(p - buf), &back, &why), 0);
+	assert_true(back.pid == 77 && back.ppid == 1 && back.page_size == 4096);
+	assert_true(back.sample_bytes == 524288 && back.max_depth == 64);
+	assert_true(back.start_realtime_ns == info.start_realtime_ns && back.parent_pid == 5);
+	assert_string_equal(back.exe, "/usr/bin/prog");
+	assert_string_equal(back.comm, "prog");
+	assert_string_equal(back.cwd, "/");
+	assert_true(back.argc == 3);
+	assert_string_equal(back.argv[0], "./prog");
+	assert_string_equal(back.argv[1], "");
+	assert_int_equal(strlen(back.argv[2]), HS_ARG_MAX);
+	hs_trace_info_release(&back);
+}
+
+/* Since 1.4: the marks of the chunks that hold records other than events. */
+static void footer_marks_round_trip(void **state)
+{
+	uint64_t counts[HS_FC__COUNT] = { 0 }, back[HS_FC__COUNT], n, at = 0, i;
+	struct hs_chunk_index idx[5] = { { 16, 0, 1 }, { 100, 1, 2 }, { 200, 2, 3 },
+					 { 300, 3, 4 }, { 400, 4, 5 } }, e;
+	static const uint8_t marks[5] = { 0, 1, 1, 0, 1 };
+	static const uint64_t want[3] = { 1, 2, 4 };
+	uint8_t buf[512] = { 0 }, *p;
+	struct hs_rec_state st = { 0 };
+	struct hs_rec rec;
+	const uint8_t *q, *end;
+
+	(void)state;
+	p = hs_tw_footer_marked(buf, counts, idx, 5, marks);
+	decode_one(buf, p, &st, &rec);
+	q = rec.body;
+	end = rec.body + rec.body_len;
+	assert_int_equal(hs_footer_counts(&q, end, back), 0);
+	assert_int_equal(hs_footer_index_len(&q, end, &n), 0);
+	assert_true(n == 5);
+	for (i = 0; i < n; i++)
+		assert_int_equal(hs_footer_index_next(&q, end, &e), 0);
+	assert_int_equal(hs_footer_marks_len(&q, end, &n), 0);
+	assert_true(n == 3);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(hs_footer_mark_next(&q, end, i, &at), 0);
+		assert_true(at == want[i]);
+	}
+	assert_ptr_equal(q, end);
+	/* a second mark at the same entry is malformed */
+	q = (const uint8_t[]){ 0 };
+	at = 3;
+	assert_int_equal(hs_footer_mark_next(&q, q + 1, 1, &at), -1);
+}
+
 static void footer_round_trip(void **state)
 {
 	uint64_t counts[HS_FC__COUNT], back[HS_FC__COUNT], n;
@@ -284,6 +356,8 @@ static void footer_round_trip(void **state)
 	}
 	assert_ptr_equal(q, end);
 	assert_int_equal(hs_footer_index_next(&q, end, &e), -1);
+	/* no 1.4 marks */
+	assert_int_equal(hs_footer_marks_len(&q, end, &n), 1);
 	/* cut inside the counts */
 	q = rec.body;
 	assert_int_equal(hs_footer_counts(&q, rec.body + 3, back), -1);
@@ -297,6 +371,8 @@ int main(void)
 		cmocka_unit_test(a_realloc_that_freed_and_an_mremap_are_two_events),
 		cmocka_unit_test(a_sample_is_an_event_of_its_thread),
 		cmocka_unit_test(footer_round_trip),
+		cmocka_unit_test(footer_marks_round_trip),
+		cmocka_unit_test(process_round_trip),
 	};
 	return cmocka_run_group_tests_name("trace_record", tests, NULL, NULL);
 }
