@@ -17,14 +17,14 @@
  */
 
 enum hs_clr_heap_event_id {
-	HS_CLR_GC_BULK_NODE = 10,
-	HS_CLR_GC_BULK_EDGE = 11,
-	HS_CLR_GC_BULK_ROOT_CWT_EDGE = 12,	/* ConditionalWeakTable elements */
-	HS_CLR_GC_BULK_ROOT_EDGE = 13,
-	HS_CLR_GC_BULK_ROOT_CCW = 14,		/* COM interop: Windows only */
 	HS_CLR_GC_BULK_TYPE = 15,
-	HS_CLR_GC_BULK_RCW = 16,		/* COM interop: Windows only */
-	HS_CLR_GC_BULK_ROOT_STATIC_VAR = 17,
+	HS_CLR_GC_BULK_ROOT_EDGE = 16,
+	HS_CLR_GC_BULK_ROOT_CWT_EDGE = 17,	/* ConditionalWeakTable elements */
+	HS_CLR_GC_BULK_NODE = 18,
+	HS_CLR_GC_BULK_EDGE = 19,
+	HS_CLR_GC_BULK_ROOT_CCW = 36,		/* COM interop: Windows only */
+	HS_CLR_GC_BULK_RCW = 37,		/* COM interop: Windows only */
+	HS_CLR_GC_BULK_ROOT_STATIC_VAR = 38,
 };
 
 /* The kinds of GCBulkRootEdge (the manifest's GCRootKind). */

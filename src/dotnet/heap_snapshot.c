@@ -28,6 +28,8 @@ static const char *const category_names[NR_CATS] = {
 #define ELEMENT_SZARRAY 0x1d
 #define ELEMENT_ARRAY 0x14
 
+static const char *module_path(const struct hs_heap_snapshot *s, uint64_t id);
+
 void hs_heap_snapshot_init(struct hs_heap_snapshot *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -53,6 +55,9 @@ void hs_heap_snapshot_release(struct hs_heap_snapshot *s)
 		hs_free(s->types[i].name);
 		hs_free(s->types[i].params);
 	}
+	for (i = 0; i < s->nr_modules; i++)
+		hs_free(s->modules[i].path);
+	hs_free(s->modules);
 	hs_free(s->nodes);
 	hs_free(s->edges);
 	hs_free(s->roots);
@@ -105,6 +110,7 @@ static int take_type(struct hs_heap_snapshot *s, struct hs_clr_bulk *b)
 	k = &s->types[s->nr_types];
 	memset(k, 0, sizeof(*k));
 	k->id = t.type_id;
+	k->module = t.module_id;
 	k->name = t.name;
 	k->element_type = t.element_type;
 	if (t.nr_params) {
@@ -184,14 +190,39 @@ static int take_batch(struct hs_heap_snapshot *s, struct hs_clr_bulk *b)
 	return err;
 }
 
+/* Remember module @m's IL path (once per module id). */
+static int take_module(struct hs_heap_snapshot *s, const struct hs_clr_module *m)
+{
+	char *path;
+
+	if (!m->il_path || !m->il_path[0] || module_path(s, m->module_id))
+		return 0;
+	path = hs_strdup(m->il_path);
+	if (!path || HS_GROW(s->modules, s->nr_modules + 1, s->alloc_modules)) {
+		hs_free(path);
+		return -ENOMEM;
+	}
+	s->modules[s->nr_modules].id = m->module_id;
+	s->modules[s->nr_modules++].path = path;
+	return 0;
+}
+
 int hs_heap_snapshot_event(struct hs_heap_snapshot *s, const struct hs_nettrace_event *ev,
 			   unsigned pointer_size)
 {
 	struct hs_clr_gc_start start;
 	struct hs_clr_gc_end end;
 	struct hs_clr_bulk b;
+	struct hs_clr_module module;
 	int err;
 
+	err = hs_clr_module(ev, &module);
+	if (err != -ENOENT) {
+		if (!err)
+			err = take_module(s, &module);
+		hs_clr_module_release(&module);
+		return err == -EINVAL ? 0 : err;	/* a module we cannot read: no path */
+	}
 	if (s->state == DONE)
 		return 0;
 	if (!hs_clr_gc_start(ev, &start)) {
@@ -259,14 +290,37 @@ static void text_put(struct text *t, const char *p, size_t n)
 }
 
 /*
- * The name of type @id: "List`1" with its argument "Node" becomes
- * "List<Node>"; an array without a name its element's name and "[]".
+ * PerfView's spelling of a runtime type name: the arity goes ("`1") and a
+ * bracket group that is not an array's "[]" becomes angle brackets, so
+ * "List`1[Node]" is "List<Node>", "Entry[System.Int32,CacheEntry][]" is
+ * "Entry<System.Int32,CacheEntry>[]" (and "System.String[,]" is
+ * "System.String<,>", as PerfView writes it too).
  */
+static void perfview_name(const char *name, struct text *t)
+{
+	const char *p;
+
+	for (p = name; *p; p++) {
+		if (*p == '`' && p[1] >= '0' && p[1] <= '9') {
+			while (p[1] >= '0' && p[1] <= '9')
+				p++;
+		} else if (*p == '[' && p[1] == ']') {
+			text_put(t, "[]", 2);
+			p++;
+		} else if (*p == '[') {
+			text_put(t, "<", 1);
+		} else if (*p == ']') {
+			text_put(t, ">", 1);
+		} else {
+			text_put(t, p, 1);
+		}
+	}
+}
+
+/* The name of type @id; an array without a name is its element's and "[]". */
 static void type_name(const struct hs_heap_snapshot *s, uint64_t id, int depth, struct text *t)
 {
 	const struct hs_heap_snapshot_type *k = find_type(s, id);
-	const char *tick;
-	uint32_t i;
 
 	if (!k || depth > NAME_DEPTH) {
 		text_put(t, "?", 1);
@@ -278,24 +332,18 @@ static void type_name(const struct hs_heap_snapshot *s, uint64_t id, int depth, 
 		text_put(t, "[]", 2);
 		return;
 	}
-	tick = strchr(k->name, '`');
-	if (!tick || !k->nr_params) {
-		text_put(t, k->name, strlen(k->name));
-		return;
-	}
-	text_put(t, k->name, (size_t)(tick - k->name));
-	text_put(t, "<", 1);
-	for (i = 0; i < k->nr_params; i++) {
-		if (i)
-			text_put(t, ",", 1);
-		type_name(s, k->params[i], depth + 1, t);
-	}
-	text_put(t, ">", 1);
-	/* what follows the arity ("`1[]" for an array of them) */
-	tick++;
-	while (*tick >= '0' && *tick <= '9')
-		tick++;
-	text_put(t, tick, strlen(tick));
+	perfview_name(k->name, t);
+}
+
+/* The IL path of module @id (from the loader's or the rundown's events), or NULL. */
+static const char *module_path(const struct hs_heap_snapshot *s, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_modules; i++)
+		if (s->modules[i].id == id)
+			return s->modules[i].path;
+	return NULL;
 }
 
 struct addr_index {
@@ -433,15 +481,30 @@ static int cmp_cwt_key(const void *a, const void *b)
 }
 
 /*
- * The graph type of object type @id into *@type, made on first use:
- * @map has one slot per s->types (sorted by id), and one more for the
- * ids no GCBulkType named.
+ * PerfView's types of large objects: an object of more than 1,000 bytes
+ * has its type's name with " (Bytes > 1K)" (10K, 100K, 1M) after it.
+ */
+#define NR_SIZE_CLASSES 5
+static const char *const size_class_suffix[NR_SIZE_CLASSES] = {
+	"", " (Bytes > 1K)", " (Bytes > 10K)", " (Bytes > 100K)", " (Bytes > 1M)",
+};
+
+static unsigned size_class(uint32_t size)
+{
+	return size > 1000000 ? 4 : size > 100000 ? 3 : size > 10000 ? 2 : size > 1000 ? 1 : 0;
+}
+
+/*
+ * The graph type of an object of type @id and @size bytes into *@type,
+ * made on first use: @map has NR_SIZE_CLASSES slots per s->types (sorted
+ * by id), and as many more for the ids no GCBulkType named.
  */
 static int object_type(struct builder *b, uint32_t *map, uint64_t id, uint32_t size,
 		       uint32_t *type)
 {
 	const struct hs_heap_snapshot_type *k = find_type(b->s, id);
-	size_t slot = k ? (size_t)(k - b->s->types) : b->s->nr_types;
+	unsigned cls = size_class(size);
+	size_t slot = (k ? (size_t)(k - b->s->types) : b->s->nr_types) * NR_SIZE_CLASSES + cls;
 	struct text t = { 0 };
 	int err;
 
@@ -450,9 +513,11 @@ static int object_type(struct builder *b, uint32_t *map, uint64_t id, uint32_t s
 		return 0;
 	}
 	type_name(b->s, id, 0, &t);
+	text_put(&t, size_class_suffix[cls], strlen(size_class_suffix[cls]));
 	if (t.oom)
 		return -ENOMEM;
-	err = hs_heapgraph_add_type(b->g, t.s, NULL, size, type);
+	err = hs_heapgraph_add_type(b->g, t.s, k ? module_path(b->s, k->module) : NULL, size,
+				    type);
 	hs_free(t.s);
 	if (!err)
 		map[slot] = *type;
@@ -478,13 +543,14 @@ static size_t first_cwt(const struct hs_clr_heap_cwt *cwts, size_t n, uint64_t k
 static int add_objects(struct builder *b)
 {
 	struct hs_heap_snapshot *s = b->s;
-	uint32_t *map = hs_malloc((s->nr_types + 1) * sizeof(*map));
+	size_t nr_slots = (s->nr_types + 1) * NR_SIZE_CLASSES;
+	uint32_t *map = hs_malloc(nr_slots * sizeof(*map));
 	size_t i, e = 0, n;
 	int err = 0;
 
 	if (!map)
 		return -ENOMEM;
-	for (i = 0; i <= s->nr_types; i++)
+	for (i = 0; i < nr_slots; i++)
 		map[i] = HS_HEAPGRAPH_NONE;
 	qsort(s->cwts, s->nr_cwts, sizeof(*s->cwts), cmp_cwt_key);
 	for (i = 0; i < s->nr_nodes && !err; i++) {

@@ -22,14 +22,19 @@
  * each, "[local vars]", "[strong Handles]", "[pinning Handles]",
  * "[finalizer queue]", "[other roots]"), over the objects, each with its
  * references (and a ConditionalWeakTable value as a reference of its
- * key). Weak handles root nothing. Generic types are named as PerfView
- * does ("List<Node>"), from their type arguments' names.
+ * key). Weak handles root nothing. Types are named as PerfView spells
+ * them ("List<Node>"; an object of more than 1,000 bytes gets a type
+ * of its own, "System.Byte[] (Bytes > 1K)", 10K, 100K, 1M, as PerfView's
+ * do), with the IL path of their module when a module
+ * event (ModuleLoad, or the rundown's ModuleDCStart/End, which may come
+ * after the GC) named it.
  *
  * The builder owns what it keeps; the graph belongs to the caller.
  */
 
 struct hs_heap_snapshot_type {
 	uint64_t id;
+	uint64_t module;
 	char *name;		/* owned */
 	uint64_t *params;	/* owned; nr_params */
 	uint32_t nr_params;
@@ -59,6 +64,11 @@ struct hs_heap_snapshot {
 	size_t nr_cwts, alloc_cwts;
 	struct hs_heap_snapshot_type *types;
 	size_t nr_types, alloc_types;
+	struct hs_heap_snapshot_module {
+		uint64_t id;
+		char *path;	/* owned */
+	} *modules;
+	size_t nr_modules, alloc_modules;
 };
 
 void hs_heap_snapshot_init(struct hs_heap_snapshot *s);

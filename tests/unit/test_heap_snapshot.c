@@ -3,8 +3,8 @@
  * (dotnet/heap_snapshot.c): a GC's events built byte by byte (a static
  * List<Node> whose nodes hold byte arrays, a strong and a weak handle, a
  * ConditionalWeakTable entry, an edge to an object never reported) become
- * the graph PerfView makes: root categories, static var names, generic
- * type names, the list's retained size; a gen2 GC that reports nothing is
+ * the graph PerfView makes: root categories, static var names, type names
+ * in PerfView's spelling with their module, the list's retained size; a gen2 GC that reports nothing is
  * skipped, and events outside the dump GC are ignored.
  */
 #include <errno.h>
@@ -41,12 +41,23 @@ static void feed_types(struct hs_heap_snapshot *s)
 	pl_start(&p, HS_CLR_GC_BULK_TYPE);
 	pl_put(&p, 6, 4);
 	pl_put(&p, 7, 2);
-	pl_type(&p, T_LIST, 0x15, "System.Collections.Generic.List`1", 1, &node_arg);
+	pl_type(&p, T_LIST, 0x15, "System.Collections.Generic.List`1[Node]", 1, &node_arg);
 	pl_type(&p, T_NODE, 0x12, "Node", 0, NULL);
 	pl_type(&p, T_BYTES, 0x1d, "", 1, &byte_arg);
 	pl_type(&p, T_NODES, 0x1d, "Node[]", 1, &node_arg);
-	pl_type(&p, T_DICT, 0x12, "Cache", 0, NULL);
+	pl_type(&p, T_DICT, 0x12, "Entry[System.Func`1[Node],System.String[,]][]", 0, NULL);
 	pl_type(&p, T_BYTE, 0x05, "System.Byte", 0, NULL);
+	feed(s, pl_event(&p));
+	/* the module of the types (pl_type() says 0xabc): ModuleLoad */
+	pl_start(&p, 152);
+	p.meta.version = 2;
+	pl_put(&p, 0xabc, 8);
+	pl_put(&p, 0xdef, 8);
+	pl_put(&p, 0, 4);
+	pl_put(&p, 0, 4);
+	pl_utf16(&p, "/app/dotnet-heap.dll");
+	pl_utf16(&p, "");
+	pl_put(&p, 7, 2);
 	feed(s, pl_event(&p));
 }
 
@@ -157,8 +168,13 @@ static void test_graph(void **state)
 	list = node_at(&g, A_LIST);
 	assert_int_equal(g.children[g.first_child[statics]], list);
 	assert_string_equal(type_of(&g, list), "System.Collections.Generic.List<Node>");
-	assert_string_equal(type_of(&g, node_at(&g, A_BYTES)), "System.Byte[]");
+	assert_string_equal(type_of(&g, node_at(&g, A_BYTES)), "System.Byte[] (Bytes > 1K)");
+	assert_string_equal(type_of(&g, node_at(&g, A_NODE)), "Node");
 	assert_string_equal(type_of(&g, node_at(&g, A_NODES)), "Node[]");
+	assert_string_equal(type_of(&g, node_at(&g, A_DICT)),
+			    "Entry<System.Func<Node>,System.String<,>>[]");
+	assert_string_equal(g.types[g.type[list]].module, "/app/dotnet-heap.dll");
+	assert_null(g.types[0].module);	/* "[.NET Roots]" */
 	assert_int_equal(g.size[node_at(&g, A_BYTES)], 1024);
 	/* the cache: its node, the never-reported object dropped, the CWT value */
 	dict = node_at(&g, A_DICT);
