@@ -269,6 +269,8 @@ static const struct hs_heap_snapshot_type *find_type(const struct hs_heap_snapsh
 {
 	struct hs_heap_snapshot_type key = { .id = id };
 
+	if (!s->nr_types)
+		return NULL;
 	return bsearch(&key, s->types, s->nr_types, sizeof(*s->types), cmp_type_id);
 }
 
@@ -514,8 +516,10 @@ static int object_type(struct builder *b, uint32_t *map, uint64_t id, uint32_t s
 	}
 	type_name(b->s, id, 0, &t);
 	text_put(&t, size_class_suffix[cls], strlen(size_class_suffix[cls]));
-	if (t.oom)
+	if (t.oom) {
+		hs_free(t.s);
 		return -ENOMEM;
+	}
 	err = hs_heapgraph_add_type(b->g, t.s, k ? module_path(b->s, k->module) : NULL, size,
 				    type);
 	hs_free(t.s);
@@ -552,7 +556,8 @@ static int add_objects(struct builder *b)
 		return -ENOMEM;
 	for (i = 0; i < nr_slots; i++)
 		map[i] = HS_HEAPGRAPH_NONE;
-	qsort(s->cwts, s->nr_cwts, sizeof(*s->cwts), cmp_cwt_key);
+	if (s->nr_cwts)
+		qsort(s->cwts, s->nr_cwts, sizeof(*s->cwts), cmp_cwt_key);
 	for (i = 0; i < s->nr_nodes && !err; i++) {
 		const struct hs_clr_heap_node *o = &s->nodes[i];
 		uint32_t size = o->size > UINT32_MAX ? UINT32_MAX : (uint32_t)o->size, type;
@@ -588,7 +593,8 @@ int hs_heap_snapshot_build(struct hs_heap_snapshot *s, struct hs_heapgraph *g)
 		return -ENODATA;
 	if (s->nr_nodes + s->nr_statics + NR_CATS + 1 >= HS_HEAPGRAPH_ORPHAN)
 		return -E2BIG;
-	qsort(s->types, s->nr_types, sizeof(*s->types), cmp_type_id);
+	if (s->nr_types)
+		qsort(s->types, s->nr_types, sizeof(*s->types), cmp_type_id);
 	b.idx = hs_malloc(s->nr_nodes * sizeof(*b.idx));
 	if (!b.idx)
 		return -ENOMEM;
