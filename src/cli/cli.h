@@ -214,6 +214,8 @@ extern const struct cli_syntax cli_run_syntax;
 int cmd_run(int argc, char **argv);
 extern const struct cli_syntax cli_attach_syntax;
 int cmd_attach(int argc, char **argv);
+extern const struct cli_syntax cli_gcdump_syntax;
+int cmd_gcdump(int argc, char **argv);
 extern const struct cli_syntax cli_dump_syntax;
 int cmd_dump(int argc, char **argv);
 extern const struct cli_syntax cli_symbolize_syntax;

@@ -24,7 +24,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define REPLY_TIMEOUT_MS 10000	/* for the runtime to answer a command */
 #define RUNDOWN_TIMEOUT_MS 60000 /* for the rundown, after StopTracing */
 
 struct attach_opts {
@@ -48,93 +47,6 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* The process's command name, or "dotnet". */
-static void comm_of_pid(pid_t pid, char *buf, size_t n)
-{
-	char path[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	snprintf(buf, n, "dotnet");
-	f = fopen(path, "r");
-	if (!f)
-		return;
-	if (!fgets(buf, (int)n, f))
-		snprintf(buf, n, "dotnet");
-	buf[strcspn(buf, "\n/")] = '\0';
-	if (!buf[0])
-		snprintf(buf, n, "dotnet");
-	fclose(f);
-}
-
-/* Connect to @pid's diagnostic socket: a descriptor, or -1 after printing why. */
-static int connect_pid(pid_t pid, const char *comm)
-{
-	char path[PATH_MAX];
-	const char *dir = getenv("TMPDIR");
-	int r = hs_dipc_find_socket(pid, path, sizeof(path));
-
-	if (!dir || !*dir)
-		dir = "/tmp";
-	if (r == -ESRCH) {
-		cli_fail("no process %d", (int)pid);
-		return -1;
-	}
-	if (r) {
-		cli_fail("process %d (%s) is not a .NET process: it has no diagnostic socket "
-			 "(%s/dotnet-diagnostic-%d-*-socket), or it runs with "
-			 "DOTNET_EnableDiagnostics=0", (int)pid, comm, dir, (int)pid);
-		return -1;
-	}
-	r = hs_dipc_connect(path);
-	if (r < 0) {
-		if (r == -EACCES || r == -EPERM)
-			cli_fail("cannot connect to %s: %s (the process belongs to another user; "
-				 "attach as that user)", path, strerror(-r));
-		else
-			cli_fail("cannot connect to %s: %s", path, strerror(-r));
-		return -1;
-	}
-	return r;
-}
-
-/*
- * Send StopTracing on a second connection: the connection, whose reply
- * is read while the stream goes on (the runtime writes the rundown into
- * the stream before it answers, so the stream must be drained meanwhile),
- * or -1 when the process is gone.
- */
-static int send_stop(pid_t pid, uint64_t session)
-{
-	char path[PATH_MAX];
-	uint8_t msg[28];
-	int fd;
-
-	if (hs_dipc_find_socket(pid, path, sizeof(path)))
-		return -1;
-	fd = hs_dipc_connect(path);
-	if (fd < 0)
-		return -1;
-	if (hs_dipc_write_full(fd, msg, hs_dipc_stop_encode(msg, session), REPLY_TIMEOUT_MS)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* Read StopTracing's reply on @fd and close it; say what failed. */
-static void read_stop_reply(int fd, int quiet)
-{
-	struct hs_dipc_reply reply;
-	char why[256];
-	int r = hs_dipc_read_reply(fd, &reply, REPLY_TIMEOUT_MS);
-
-	close(fd);
-	if (r && !quiet)
-		fprintf(stderr, "heapscope: StopTracing: %s\n",
-			cli_dotnet_strerror(r, &reply, why, sizeof(why)));
 }
 
 static const struct cli_option attach_options[] = {
@@ -206,12 +118,12 @@ int cmd_attach(int argc, char **argv)
 	if (status)
 		goto release;
 	status = HS_EXIT_FAIL;
-	comm_of_pid((pid_t)pid, comm, sizeof(comm));
-	fd = connect_pid((pid_t)pid, comm);
+	cli_dotnet_comm((pid_t)pid, comm, sizeof(comm));
+	fd = cli_dotnet_connect((pid_t)pid, comm);
 	if (fd < 0)
 		goto release_providers;
 	cli_dotnet_request(&providers, &req);
-	r = hs_dipc_collect(fd, &req, &session, &reply, REPLY_TIMEOUT_MS);
+	r = hs_dipc_collect(fd, &req, &session, &reply, CLI_DOTNET_REPLY_TIMEOUT_MS);
 	if (r) {
 		close(fd);
 		cli_fail("process %ld refused the EventPipe session: %s", pid,
@@ -226,7 +138,7 @@ int cmd_attach(int argc, char **argv)
 	if (ofd < 0) {
 		int e = errno;
 
-		r = send_stop((pid_t)pid, session);
+		r = cli_dotnet_send_stop((pid_t)pid, session);
 		if (r >= 0)
 			close(r);
 		close(fd);
@@ -258,7 +170,7 @@ int cmd_attach(int argc, char **argv)
 			break;
 		}
 		if (r > 0 && stop_fd >= 0 && pfd[1].revents) {
-			read_stop_reply(stop_fd, o.quiet);
+			cli_dotnet_read_stop_reply(stop_fd, o.quiet);
 			stop_fd = -1;
 		}
 		if (r > 0 && pfd[0].revents) {
@@ -268,7 +180,7 @@ int cmd_attach(int argc, char **argv)
 		}
 		if (!stopped && (stop_requested || (deadline && now_s() >= deadline))) {
 			stopped = 1;
-			stop_fd = send_stop((pid_t)pid, session);
+			stop_fd = cli_dotnet_send_stop((pid_t)pid, session);
 			if (stop_fd < 0) {
 				gone = 1;
 				r = 0;

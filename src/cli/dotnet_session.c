@@ -4,11 +4,17 @@
  * streaming a session into a .nettrace file until it ends, with the
  * messages that say why it ended.
  *
+ * Also the connection to a process's diagnostic socket and StopTracing,
+ * which `gcdump` shares with `attach`.
+ *
  * The library (dotnet/diag_ipc.c) speaks the protocol; this file prints.
  */
 #include "cli/dotnet_session.h"
 #include "cli/cli.h"
 #include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -77,4 +83,92 @@ const char *cli_dotnet_strerror(int err, const struct hs_dipc_reply *r, char *bu
 		break;
 	}
 	return buf;
+}
+
+/* The process's command name, or "dotnet". */
+void cli_dotnet_comm(pid_t pid, char *buf, size_t n)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	snprintf(buf, n, "dotnet");
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (!fgets(buf, (int)n, f))
+		snprintf(buf, n, "dotnet");
+	buf[strcspn(buf, "\n/")] = '\0';
+	if (!buf[0])
+		snprintf(buf, n, "dotnet");
+	fclose(f);
+}
+
+/* Connect to @pid's diagnostic socket: a descriptor, or -1 after printing why. */
+int cli_dotnet_connect(pid_t pid, const char *comm)
+{
+	char path[PATH_MAX];
+	const char *dir = getenv("TMPDIR");
+	int r = hs_dipc_find_socket(pid, path, sizeof(path));
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	if (r == -ESRCH) {
+		cli_fail("no process %d", (int)pid);
+		return -1;
+	}
+	if (r) {
+		cli_fail("process %d (%s) is not a .NET process: it has no diagnostic socket "
+			 "(%s/dotnet-diagnostic-%d-*-socket), or it runs with "
+			 "DOTNET_EnableDiagnostics=0", (int)pid, comm, dir, (int)pid);
+		return -1;
+	}
+	r = hs_dipc_connect(path);
+	if (r < 0) {
+		if (r == -EACCES || r == -EPERM)
+			cli_fail("cannot connect to %s: %s (the process belongs to another user; "
+				 "attach as that user)", path, strerror(-r));
+		else
+			cli_fail("cannot connect to %s: %s", path, strerror(-r));
+		return -1;
+	}
+	return r;
+}
+
+/*
+ * Send StopTracing on a second connection: the connection, whose reply
+ * is read while the stream goes on (the runtime writes the rundown into
+ * the stream before it answers, so the stream must be drained meanwhile),
+ * or -1 when the process is gone.
+ */
+int cli_dotnet_send_stop(pid_t pid, uint64_t session)
+{
+	char path[PATH_MAX];
+	uint8_t msg[28];
+	int fd;
+
+	if (hs_dipc_find_socket(pid, path, sizeof(path)))
+		return -1;
+	fd = hs_dipc_connect(path);
+	if (fd < 0)
+		return -1;
+	if (hs_dipc_write_full(fd, msg, hs_dipc_stop_encode(msg, session),
+			       CLI_DOTNET_REPLY_TIMEOUT_MS)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Read StopTracing's reply on @fd and close it; say what failed. */
+void cli_dotnet_read_stop_reply(int fd, int quiet)
+{
+	struct hs_dipc_reply reply;
+	char why[256];
+	int r = hs_dipc_read_reply(fd, &reply, CLI_DOTNET_REPLY_TIMEOUT_MS);
+
+	close(fd);
+	if (r && !quiet)
+		fprintf(stderr, "heapscope: StopTracing: %s\n",
+			cli_dotnet_strerror(r, &reply, why, sizeof(why)));
 }
