@@ -38,3 +38,6 @@ sh bench/memviews/agree.sh "$BUILD"
 
 echo "== .nettrace: reading in MB/s per core against dotnet-trace (target: >= 150 MB/s)"
 sh bench/dotnet/run.sh "$BUILD"
+
+echo "== .NET recording: heapscope run and attach against dotnet-trace collect (target: no more)"
+sh bench/dotnet/record.sh "$BUILD"

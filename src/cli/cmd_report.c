@@ -14,6 +14,7 @@
 #include "analysis/query.h"
 #include "analysis/view_order.h"
 #include "cli/cli.h"
+#include "cli/dotnet_session.h"
 #include "common/alloc.h"
 #include "model/source_merge.h"
 #include <errno.h>
@@ -393,6 +394,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	const struct cli_syntax *syntax = o->nr_paths == 2 ? &cli_diff_syntax
 							   : &cli_report_syntax;
 	struct hs_diag diag = HS_DIAG_INIT(NULL);
+	char hint[4200];
 	int n, status;
 
 	n = cli_parse_options(syntax, o, argc, argv, &status);
@@ -442,7 +444,9 @@ checks:
 		if (hs_memview_parse(o->source, &o->mv.kind))
 			return cli_usage_error(o->cmd, "unknown source '%s' (alloc, net, "
 					       "leaks, peak, temporary, mmap, cpu or "
-					       "wall)", o->source);
+					       "wall)%s", o->source,
+					       cli_dotnet_sibling_hint(o->path, o->source,
+								       hint, sizeof(hint)));
 		o->has_mv = 1;
 	}
 	if (o->has_mv && (!cli_is_trace(o->path, o->from) ||

@@ -2,9 +2,11 @@
  * cmd_view - `heapscope view`: serve the web GUI for one or more profiles
  * on 127.0.0.1 and print its URL (with the access token) until SIGINT or
  * SIGTERM. The first file is the one shown; the others can be switched to
- * or used as a diff baseline.
+ * or used as a diff baseline. A heap trace's .nettrace, recorded beside
+ * it by `run --dotnet`, comes along.
  */
 #include "cli/cli.h"
+#include "cli/dotnet_session.h"
 #include "server/app.h"
 #include "server/server.h"
 #include <errno.h>
@@ -136,8 +138,9 @@ const struct cli_syntax cli_view_syntax = {
 	.intro = "Serve the stack viewer for FILE in a web browser and print its URL. The\n"
 		 "URL holds a random token that every request needs (the browser then\n"
 		 "keeps it in a cookie); only the GUI's own files are ever served. Other\n"
-		 "FILEs can be switched to, or used as the baseline of a diff. Runs until\n"
-		 "interrupted (Ctrl-C, SIGTERM).\n",
+		 "FILEs can be switched to, or used as the baseline of a diff. A heap\n"
+		 "trace's .nettrace recorded beside it by `run --dotnet` (NAME.PID.nettrace)\n"
+		 "is served too. Runs until interrupted (Ctrl-C, SIGTERM).\n",
 	.options = view_options,
 	.outro = "The GUI: docs/gui.md; its JSON API (the same JSON as `heapscope report\n"
 		 "--format json`): docs/json-api.md.\n",
@@ -192,6 +195,42 @@ int cli_view_files(int n, char *const *paths, const char *from,
 	return ret;
 }
 
+/*
+ * Serve @paths and, after them, the .nettrace that `run --dotnet`
+ * recorded beside each heap trace among them (cli_dotnet_sibling), unless
+ * it is given too: the managed sources of the same session.
+ */
+static int view_with_siblings(int n, char **paths, const struct cli_view_opts *o)
+{
+	char **all, (*siblings)[4096];
+	int i, j, nr = n, ret;
+
+	all = calloc((size_t)n * 2, sizeof(*all));
+	siblings = calloc((size_t)n, sizeof(*siblings));
+	if (!all || !siblings) {
+		free(all);
+		free(siblings);
+		return cli_fail("out of memory");
+	}
+	for (i = 0; i < n; i++)
+		all[i] = paths[i];
+	for (i = 0; i < n; i++) {
+		if (!cli_dotnet_sibling(paths[i], siblings[i], sizeof(siblings[i])))
+			continue;
+		for (j = 0; j < nr && strcmp(all[j], siblings[i]); j++)
+			;
+		if (j < nr)
+			continue;	/* given, or beside another name for the same file */
+		all[nr++] = siblings[i];
+		fprintf(stderr, "heapscope: also serving %s, the .NET runtime's events "
+			"recorded beside %s\n", siblings[i], paths[i]);
+	}
+	ret = cli_view_files(nr, all, NULL, o);
+	free(all);
+	free(siblings);
+	return ret;
+}
+
 int cmd_view(int argc, char **argv)
 {
 	struct view_cli cli = { 0 };
@@ -202,5 +241,7 @@ int cmd_view(int argc, char **argv)
 		return status;
 	if (n == 0)
 		return cli_usage_error("view", "no input file");
-	return cli_view_files(n, argv, cli.from, &cli.o);
+	if (cli.from)
+		return cli_view_files(n, argv, cli.from, &cli.o);
+	return view_with_siblings(n, argv, &cli.o);
 }

@@ -3,6 +3,7 @@
  * options, numbers for people.
  */
 #include "cli/cli.h"
+#include "cli/dotnet_session.h"
 #include "analysis/filter.h"
 #include "analysis/memviews.h"
 #include "analysis/pattern.h"
@@ -76,6 +77,7 @@ int cli_list_sources(const char *cmd, const char *path, const char *from)
 		       hs_format_name(fmt));
 	for (i = 0; i < n; i++)
 		printf("%-12s %s\n", list[i].name, list[i].summary);
+	cli_dotnet_list_sibling(path);
 	return HS_EXIT_OK;
 }
 
@@ -248,7 +250,7 @@ static int load_view(const char *cmd, const struct cli_input *in, const char *fr
 	struct hs_memview_info own;
 	struct hs_memview_opts own_mv = *mv;
 	struct hs_source_info avail[HS_SOURCES_MAX];
-	char names[256];
+	char msg[1024], names[256];
 	size_t n_avail;
 	int err;
 
@@ -265,7 +267,9 @@ static int load_view(const char *cmd, const struct cli_input *in, const char *fr
 		source = avail[0].name;
 	if (source && hs_memview_parse(source, &own_mv.kind))
 		return cli_usage_error(cmd, "unknown source '%s' (alloc, net, leaks, peak, "
-				       "temporary, mmap, cpu or wall)", source);
+				       "temporary, mmap, cpu or wall)%s", source,
+				       cli_dotnet_sibling_hint(in->path, source, msg,
+							       sizeof(msg)));
 	if (source && n_avail && !has_source(avail, n_avail, source))
 		return cli_fail("%s: the trace has no '%s' source (it has: %s)", in->name,
 				source, source_names(avail, n_avail, names, sizeof(names)));

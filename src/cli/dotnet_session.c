@@ -8,6 +8,8 @@
  * which `gcdump` shares with `attach`.
  *
  * The library (dotnet/diag_ipc.c) speaks the protocol; this file prints.
+ * It also finds the .nettrace recorded beside a heap trace, for `view`
+ * and `report` of the heap trace.
  */
 #include "cli/dotnet_session.h"
 #include "cli/cli.h"
@@ -18,6 +20,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int cli_dotnet_providers(const char *cmd, const struct cli_string_list *specs,
 			 struct hs_dipc_providers *out)
@@ -171,4 +174,80 @@ void cli_dotnet_read_stop_reply(int fd, int quiet)
 	if (r && !quiet)
 		fprintf(stderr, "heapscope: StopTracing: %s\n",
 			cli_dotnet_strerror(r, &reply, why, sizeof(why)));
+}
+
+void cli_dotnet_trace_name(const char *heap_trace, char *out, size_t n)
+{
+	size_t len = strlen(heap_trace);
+
+	if (len > 10 && !strcmp(heap_trace + len - 10, ".heapscope"))
+		snprintf(out, n, "%.*s.nettrace", (int)(len - 10), heap_trace);
+	else
+		snprintf(out, n, "%s.nettrace", heap_trace);
+}
+
+int cli_dotnet_sibling(const char *path, char *out, size_t n)
+{
+	struct hs_diag diag = HS_DIAG_INIT(path);
+	enum hs_format fmt;
+	struct stat st;
+
+	if (!strcmp(path, "-") || hs_path_format(path, HS_FORMAT_UNKNOWN, &fmt, &diag) ||
+	    fmt != HS_FORMAT_HEAPSCOPE)
+		return 0;
+	cli_dotnet_trace_name(path, out, n);
+	return !stat(out, &st) && S_ISREG(st.st_mode);
+}
+
+/* The sources of the .nettrace @path into @list: how many (0 when unreadable). */
+static size_t nettrace_sources(const char *path, struct hs_source_info *list)
+{
+	struct hs_diag diag = HS_DIAG_INIT(path);
+	enum hs_format fmt;
+
+	if (hs_path_format(path, HS_FORMAT_UNKNOWN, &fmt, &diag) ||
+	    fmt != HS_FORMAT_NETTRACE)
+		return 0;
+	return hs_path_sources(path, fmt, list);
+}
+
+void cli_dotnet_list_sibling(const char *path)
+{
+	struct hs_source_info list[HS_SOURCES_MAX];
+	char sibling[4096];
+	size_t i, n;
+
+	if (!cli_dotnet_sibling(path, sibling, sizeof(sibling)))
+		return;
+	n = nettrace_sources(sibling, list);
+	if (!n)
+		return;
+	printf("(the .NET runtime's events recorded beside it, in %s:)\n", sibling);
+	for (i = 0; i < n; i++)
+		printf("%-12s %s\n", list[i].name, list[i].summary);
+	printf("(read them with: heapscope report %s --source %s)\n", sibling, list[0].name);
+}
+
+const char *cli_dotnet_sibling_hint(const char *path, const char *source, char *buf,
+				    size_t n)
+{
+	struct hs_source_info list[HS_SOURCES_MAX];
+	char sibling[4096];
+	size_t i, nr;
+
+	if (!cli_dotnet_sibling(path, sibling, sizeof(sibling)))
+		return "";
+	nr = nettrace_sources(sibling, list);
+	for (i = 0; i < nr; i++) {
+		size_t len = strlen(list[i].name);
+
+		/* "events:PROVIDER/EVENT" is one of a file's "events" */
+		if (!strcmp(list[i].name, source) ||
+		    (!strncmp(list[i].name, source, len) && source[len] == ':')) {
+			snprintf(buf, n, "; the .NET events recorded beside it have it: "
+				 "heapscope report %s --source %s", sibling, source);
+			return buf;
+		}
+	}
+	return "";
 }

@@ -38,4 +38,27 @@ int cli_dotnet_connect(pid_t pid, const char *comm);
 int cli_dotnet_send_stop(pid_t pid, uint64_t session);
 /* Read StopTracing's reply on @fd and close it; say what failed unless @quiet. */
 void cli_dotnet_read_stop_reply(int fd, int quiet);
+/*
+ * The .nettrace `run --dotnet` writes beside the heap trace @heap_trace:
+ * NAME.PID.heapscope -> NAME.PID.nettrace; any other name gets
+ * .nettrace added (run -o FILE).
+ */
+void cli_dotnet_trace_name(const char *heap_trace, char *out, size_t n);
+/*
+ * The .nettrace recorded beside @path into @out (cli_dotnet_trace_name):
+ * 1 when @path is a heapscope trace and that file exists, else 0.
+ */
+int cli_dotnet_sibling(const char *path, char *out, size_t n);
+/*
+ * After `--list-sources` of @path: the sources of the .nettrace beside
+ * it, if there is one, and the command that reads them.
+ */
+void cli_dotnet_list_sibling(const char *path);
+/*
+ * For --source @source that the heap trace @path lacks: "; the .NET
+ * events recorded beside it have it: heapscope report SIBLING --source
+ * SOURCE" (in @buf) when the .nettrace beside it has that source, else "".
+ */
+const char *cli_dotnet_sibling_hint(const char *path, const char *source, char *buf,
+				    size_t n);
 #endif

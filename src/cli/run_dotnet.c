@@ -243,22 +243,11 @@ static void *recorder(void *arg)
 	return NULL;
 }
 
-/* NAME.PID.heapscope -> NAME.PID.nettrace; anything else gets .nettrace added. */
-static void nettrace_name(const char *heap_trace, char *out, size_t n)
-{
-	size_t len = strlen(heap_trace);
-
-	if (len > 10 && !strcmp(heap_trace + len - 10, ".heapscope"))
-		snprintf(out, n, "%.*s.nettrace", (int)(len - 10), heap_trace);
-	else
-		snprintf(out, n, "%s.nettrace", heap_trace);
-}
-
 int cli_dotnet_run_start(struct cli_dotnet_run *r, pid_t pid, const char *heap_trace)
 {
 	r->pid = pid;
 	r->stream_fd = r->spare_fd = -1;
-	nettrace_name(heap_trace, r->out, sizeof(r->out));
+	cli_dotnet_trace_name(heap_trace, r->out, sizeof(r->out));
 	r->ofd = open(r->out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (r->ofd < 0) {
 		/* the thread still resumes the program, which waits for it */
