@@ -15,6 +15,11 @@
  * fill @diag with the line or offset and what is wrong; what was appended
  * to @out before the error is unspecified, so callers release it.
  * FILE pointers are borrowed: no importer or exporter closes them.
+ *
+ * formats.c implements the hs_format_* lookups, hs_format_sources() and
+ * hs_path_sources() (the formats as data); io.c the path-level entry
+ * points (hs_path_format(), hs_import_path*(), hs_export_path(),
+ * hs_spool_input()).
  */
 
 enum hs_format {
