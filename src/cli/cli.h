@@ -4,6 +4,7 @@
 #include "cli/parse_options.h"
 #include "io/io.h"
 #include "model/stack_source.h"
+#include "common/log.h"
 
 /*
  * cli - what the commands share: the command table, exit codes, usage
@@ -49,9 +50,11 @@ int cli_fail_diag(struct hs_diag *diag, int err);
  * file and line, and returns HS_EXIT_FAIL (or HS_EXIT_USAGE for an
  * unknown --from); @src is then released.
  */
+HS_MUST_CHECK
 int cli_load(const char *cmd, const char *path, const char *from,
 	     struct hs_stack_source *src);
 /* The same, reading the source named @source (--source; NULL: the default). */
+HS_MUST_CHECK
 int cli_load_source(const char *cmd, const char *path, const char *from,
 		    const char *source, struct hs_stack_source *src);
 /*
@@ -59,7 +62,7 @@ int cli_load_source(const char *cmd, const char *path, const char *from,
  * ("NAME  summary", the default first), or say it offers no choice.
  * Returns HS_EXIT_OK or HS_EXIT_FAIL.
  */
-int cli_list_sources(const char *cmd, const char *path, const char *from);
+HS_MUST_CHECK int cli_list_sources(const char *cmd, const char *path, const char *from);
 
 /*
  * An input path that can be opened again: @path itself, or for "-"
@@ -75,7 +78,7 @@ struct cli_input {
 	FILE *tmp;		/* owned copy of standard input, or NULL */
 	char fdpath[32];
 };
-int cli_input_open(const char *path, struct cli_input *in);
+HS_MUST_CHECK int cli_input_open(const char *path, struct cli_input *in);
 void cli_input_close(struct cli_input *in);
 
 /* Whether @path (read with --from @from) is a heapscope trace. */
@@ -88,6 +91,7 @@ int cli_is_trace(const char *path, const char *from);
  */
 struct hs_memview_opts;
 struct hs_memview_info;
+HS_MUST_CHECK
 int cli_load_view(const char *cmd, const char *path, const char *from,
 		  const char *source, const struct hs_memview_opts *mv,
 		  struct hs_stack_source *src, struct hs_memview_info *info);
@@ -108,8 +112,10 @@ void cli_count(double x, char *buf, size_t n);
 const char *cli_s(double x);
 
 /* Parse a non-negative or signed number option; 0 or HS_EXIT_USAGE. */
+HS_MUST_CHECK
 int cli_parse_double(const char *cmd, const char *opt, const char *arg,
 		     double *out);
+HS_MUST_CHECK
 int cli_parse_ulong(const char *cmd, const char *opt, const char *arg,
 		    unsigned long *out);
 
@@ -162,6 +168,7 @@ void cli_joined_pats_release(struct cli_joined_pats *j);
  * (borrowed: @f points into @d's strings afterwards), then
  * cli_filter_extend(). Returns 0 or the exit status of a failure (told).
  */
+HS_MUST_CHECK
 int cli_filter_defaults(struct hs_filter_params *f, unsigned given,
 			const struct hs_source_defaults *d, struct cli_joined_pats *keep);
 /*
@@ -169,6 +176,7 @@ int cli_filter_defaults(struct hs_filter_params *f, unsigned given,
  * default instead of replacing it (hs_patterns_extend()); the lists
  * joined are kept in @keep. Returns 0 or the exit status of a failure.
  */
+HS_MUST_CHECK
 int cli_filter_extend(struct hs_filter_params *f, const struct hs_source_defaults *d,
 		      struct cli_joined_pats *keep);
 
@@ -184,7 +192,7 @@ struct cli_view_opts {
 	unsigned port;		/* 0 = any free port */
 	int no_browser;
 };
-int cli_view_serve(struct hs_app *app, const struct cli_view_opts *o);
+HS_MUST_CHECK int cli_view_serve(struct hs_app *app, const struct cli_view_opts *o);
 /* Load the @n files @paths (format @from or NULL) and serve them as above. */
 int cli_view_files(int n, char *const *paths, const char *from,
 		   const struct cli_view_opts *o);
@@ -195,6 +203,7 @@ int cli_view_files(int n, char *const *paths, const char *from,
  * Returns HS_EXIT_OK or HS_EXIT_FAIL (after printing why).
  */
 struct hs_symbolize_opts;
+HS_MUST_CHECK
 int cli_symbolize(const char *path, const char *out, const struct hs_symbolize_opts *o,
 		  int verbose);
 

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "common/log.h"
 
 /*
  * dotnet_session - the EventPipe session `attach` and `run --dotnet`
@@ -17,6 +18,7 @@
  * @out (initialised here; hs_dipc_providers_release()). Returns 0, or
  * the exit status after printing why.
  */
+HS_MUST_CHECK
 int cli_dotnet_providers(const char *cmd, const struct cli_string_list *specs,
 			 struct hs_dipc_providers *out);
 /* The CollectTracing2 request for @p (borrowed by @c): nettrace, 256 MB, rundown. */
@@ -29,13 +31,13 @@ const char *cli_dotnet_strerror(int err, const struct hs_dipc_reply *r, char *bu
 /* The process's command name (/proc/PID/comm), or "dotnet", into @buf. */
 void cli_dotnet_comm(pid_t pid, char *buf, size_t n);
 /* Connect to @pid's diagnostic socket: a descriptor, or -1 after printing why. */
-int cli_dotnet_connect(pid_t pid, const char *comm);
+HS_MUST_CHECK int cli_dotnet_connect(pid_t pid, const char *comm);
 /*
  * Send StopTracing of @session on a second connection: the connection,
  * whose reply is read while the stream goes on, or -1 when the process
  * is gone.
  */
-int cli_dotnet_send_stop(pid_t pid, uint64_t session);
+HS_MUST_CHECK int cli_dotnet_send_stop(pid_t pid, uint64_t session);
 /* Read StopTracing's reply on @fd and close it; say what failed unless @quiet. */
 void cli_dotnet_read_stop_reply(int fd, int quiet);
 /*

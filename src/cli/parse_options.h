@@ -2,6 +2,7 @@
 #define HS_CLI_PARSE_OPTIONS_H
 #include <stddef.h>
 #include <stdio.h>
+#include "common/log.h"
 
 /*
  * parse_options - options as data: one table per command both parses the
@@ -121,6 +122,7 @@ void cli_syntax_print(const struct cli_syntax *s, FILE *out);
  * return *@status: HS_EXIT_OK after printing the help, HS_EXIT_USAGE (or
  * what a callback returned) after printing the error.
  */
+HS_MUST_CHECK
 int cli_parse_options(const struct cli_syntax *s, void *opts, int argc, char **argv,
 		      int *status);
 #endif

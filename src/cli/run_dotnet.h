@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "common/log.h"
 
 /*
  * run_dotnet - `run --dotnet`: a diagnostic port of heapscope's own and
@@ -37,6 +38,7 @@ struct cli_dotnet_run {
  */
 int cli_dotnet_program(const char *cmd);
 /* Listen on a new socket in a private directory: 0, or the exit status after printing why. */
+HS_MUST_CHECK
 int cli_dotnet_run_listen(struct cli_dotnet_run *r, const struct hs_dipc_collect *req);
 /*
  * Create the .nettrace file beside @heap_trace and start the recorder for

@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "dotnet/nettrace.h"
+#include "common/log.h"
 
 /*
  * clr_events - the payload layouts of the .NET runtime's own events.
@@ -69,6 +70,7 @@ struct hs_clr_alloc_tick {
 	uint64_t address;	/* v3 and later, else 0 */
 	uint64_t object_size;	/* v4 and later, else 0 */
 };
+HS_MUST_CHECK
 int hs_clr_alloc_tick(const struct hs_nettrace_event *ev, unsigned pointer_size,
 		      struct hs_clr_alloc_tick *out);
 void hs_clr_alloc_tick_release(struct hs_clr_alloc_tick *t);
@@ -78,6 +80,7 @@ void hs_clr_alloc_tick_release(struct hs_clr_alloc_tick *t);
  * allocate. *@amount is AllocationAmount64, or AllocationAmount where that
  * is 0 or absent (version 0 and 1).
  */
+HS_MUST_CHECK
 int hs_clr_alloc_amount(const struct hs_nettrace_event *ev, uint64_t *amount, uint32_t *kind);
 
 /* AllocationSampled (.NET 10): one randomly sampled allocation. */
@@ -89,6 +92,7 @@ struct hs_clr_alloc_sampled {
 	uint64_t object_size;
 	uint64_t sampled_byte_offset;
 };
+HS_MUST_CHECK
 int hs_clr_alloc_sampled(const struct hs_nettrace_event *ev, unsigned pointer_size,
 			 struct hs_clr_alloc_sampled *out);
 void hs_clr_alloc_sampled_release(struct hs_clr_alloc_sampled *s);
@@ -112,14 +116,14 @@ struct hs_clr_method {
 	char *name;		/* owned: "AllocateFoos" */
 	char *signature;	/* owned: "void  (int32)" */
 };
-int hs_clr_method(const struct hs_nettrace_event *ev, struct hs_clr_method *out);
+HS_MUST_CHECK int hs_clr_method(const struct hs_nettrace_event *ev, struct hs_clr_method *out);
 void hs_clr_method_release(struct hs_clr_method *m);
 /*
  * The frame name of @m in module @assembly (NULL: unknown):
  * "Assembly!Namespace.Name(args)", the args being the signature from its
  * '(' on, as PerfView names managed methods. Owned, or NULL (no memory).
  */
-char *hs_clr_method_frame(const struct hs_clr_method *m, const char *assembly);
+HS_MUST_CHECK char *hs_clr_method_frame(const struct hs_clr_method *m, const char *assembly);
 
 /* ModuleLoad / ModuleUnload (runtime), ModuleDCStart / ModuleDCEnd (rundown). */
 struct hs_clr_module {
@@ -128,26 +132,26 @@ struct hs_clr_module {
 	char *il_path;		/* owned, UTF-8 */
 	char *native_path;	/* owned, UTF-8, often "" */
 };
-int hs_clr_module(const struct hs_nettrace_event *ev, struct hs_clr_module *out);
+HS_MUST_CHECK int hs_clr_module(const struct hs_nettrace_event *ev, struct hs_clr_module *out);
 void hs_clr_module_release(struct hs_clr_module *m);
 /*
  * The assembly name PerfView shows for a module: the IL path's file name
  * without its directory and extension ("/x/System.Private.CoreLib.dll" ->
  * "System.Private.CoreLib"). Owned, or NULL (no memory).
  */
-char *hs_clr_module_name(const char *il_path);
+HS_MUST_CHECK char *hs_clr_module_name(const char *il_path);
 
 /* GCStart, versions 0 to 2. */
 struct hs_clr_gc_start {
 	uint32_t count, depth, reason, type;
 };
-int hs_clr_gc_start(const struct hs_nettrace_event *ev, struct hs_clr_gc_start *out);
+HS_MUST_CHECK int hs_clr_gc_start(const struct hs_nettrace_event *ev, struct hs_clr_gc_start *out);
 
 /* GCEnd, versions 0 and 1. */
 struct hs_clr_gc_end {
 	uint32_t count, depth;
 };
-int hs_clr_gc_end(const struct hs_nettrace_event *ev, struct hs_clr_gc_end *out);
+HS_MUST_CHECK int hs_clr_gc_end(const struct hs_nettrace_event *ev, struct hs_clr_gc_end *out);
 
 /* GCHeapStats, versions 0 to 2: the heap after a GC. */
 struct hs_clr_gc_heap_stats {
@@ -156,6 +160,7 @@ struct hs_clr_gc_heap_stats {
 	uint64_t finalization_promoted_size, finalization_promoted_count;
 	uint32_t pinned_objects, sink_blocks, gc_handles;
 };
+HS_MUST_CHECK
 int hs_clr_gc_heap_stats(const struct hs_nettrace_event *ev,
 			 struct hs_clr_gc_heap_stats *out);
 
@@ -172,6 +177,7 @@ struct hs_clr_gc_per_heap {
 	uint64_t size_before[HS_CLR_GC_MAX_GENS];
 	uint64_t size_after[HS_CLR_GC_MAX_GENS];
 };
+HS_MUST_CHECK
 int hs_clr_gc_per_heap(const struct hs_nettrace_event *ev, unsigned pointer_size,
 		       struct hs_clr_gc_per_heap *out);
 
@@ -179,6 +185,7 @@ int hs_clr_gc_per_heap(const struct hs_nettrace_event *ev, unsigned pointer_size
 struct hs_clr_gc_suspend {
 	uint32_t reason, count;
 };
+HS_MUST_CHECK
 int hs_clr_gc_suspend(const struct hs_nettrace_event *ev, struct hs_clr_gc_suspend *out);
 
 /* The SampleProfiler's thread sample: where the thread was. */
@@ -187,7 +194,7 @@ enum hs_clr_sample_type {
 	HS_CLR_SAMPLE_EXTERNAL = 1,	/* outside managed code */
 	HS_CLR_SAMPLE_MANAGED = 2,
 };
-int hs_clr_thread_sample(const struct hs_nettrace_event *ev, uint32_t *type);
+HS_MUST_CHECK int hs_clr_thread_sample(const struct hs_nettrace_event *ev, uint32_t *type);
 
 /*
  * A name for an event of the runtime provider, whose metadata has none:

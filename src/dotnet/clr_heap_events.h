@@ -2,6 +2,7 @@
 #define HS_DOTNET_CLR_HEAP_EVENTS_H
 #include <stdint.h>
 #include "dotnet/nettrace.h"
+#include "common/log.h"
 
 /*
  * clr_heap_events - the payloads of the runtime's heap-dump events (the
@@ -55,19 +56,20 @@ struct hs_clr_bulk {
 	unsigned pointer_size;
 	const unsigned char *next, *end;
 };
+HS_MUST_CHECK
 int hs_clr_bulk_begin(const struct hs_nettrace_event *ev, unsigned pointer_size,
 		      struct hs_clr_bulk *b);
 
 struct hs_clr_heap_node {	/* GCBulkNode */
 	uint64_t address, size, type_id, nr_edges;
 };
-int hs_clr_bulk_node(struct hs_clr_bulk *b, struct hs_clr_heap_node *out);
+HS_MUST_CHECK int hs_clr_bulk_node(struct hs_clr_bulk *b, struct hs_clr_heap_node *out);
 
 struct hs_clr_heap_edge {	/* GCBulkEdge: the next edge of the nodes in order */
 	uint64_t target;
 	uint32_t field_id;
 };
-int hs_clr_bulk_edge(struct hs_clr_bulk *b, struct hs_clr_heap_edge *out);
+HS_MUST_CHECK int hs_clr_bulk_edge(struct hs_clr_bulk *b, struct hs_clr_heap_edge *out);
 
 struct hs_clr_heap_root {	/* GCBulkRootEdge */
 	uint64_t address;
@@ -75,19 +77,19 @@ struct hs_clr_heap_root {	/* GCBulkRootEdge */
 	uint32_t flags;		/* HS_CLR_ROOT_PINNING, ... */
 	uint64_t root_id;
 };
-int hs_clr_bulk_root(struct hs_clr_bulk *b, struct hs_clr_heap_root *out);
+HS_MUST_CHECK int hs_clr_bulk_root(struct hs_clr_bulk *b, struct hs_clr_heap_root *out);
 
 struct hs_clr_heap_cwt {	/* GCBulkRootConditionalWeakTableElementEdge */
 	uint64_t key, value, root_id;
 };
-int hs_clr_bulk_cwt(struct hs_clr_bulk *b, struct hs_clr_heap_cwt *out);
+HS_MUST_CHECK int hs_clr_bulk_cwt(struct hs_clr_bulk *b, struct hs_clr_heap_cwt *out);
 
 struct hs_clr_heap_static {	/* GCBulkRootStaticVar */
 	uint64_t root_id, object, type_id;
 	uint32_t flags;
 	char *field;		/* owned, UTF-8 */
 };
-int hs_clr_bulk_static(struct hs_clr_bulk *b, struct hs_clr_heap_static *out);
+HS_MUST_CHECK int hs_clr_bulk_static(struct hs_clr_bulk *b, struct hs_clr_heap_static *out);
 
 struct hs_clr_heap_type {	/* GCBulkType */
 	uint64_t type_id, module_id;
@@ -97,7 +99,7 @@ struct hs_clr_heap_type {	/* GCBulkType */
 	uint32_t nr_params;	/* type arguments, or an array's element type */
 	const unsigned char *params;	/* nr_params uint64s, borrowed from the event */
 };
-int hs_clr_bulk_type(struct hs_clr_bulk *b, struct hs_clr_heap_type *out);
+HS_MUST_CHECK int hs_clr_bulk_type(struct hs_clr_bulk *b, struct hs_clr_heap_type *out);
 /* The @i-th type parameter of @t. */
 uint64_t hs_clr_heap_type_param(const struct hs_clr_heap_type *t, uint32_t i);
 #endif

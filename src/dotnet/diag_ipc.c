@@ -165,7 +165,9 @@ int hs_dipc_collect_encode(const struct hs_dipc_collect *c, uint8_t **out, size_
 	msg = hs_malloc(total);
 	if (!msg)
 		return -ENOMEM;
-	hs_dipc_header_encode(msg, total, HS_DIPC_SET_EVENTPIPE, HS_DIPC_EP_COLLECT_TRACING2);
+	/* total was checked against UINT16_MAX above: the header cannot fail */
+	HS_BUG_ON(hs_dipc_header_encode(msg, total, HS_DIPC_SET_EVENTPIPE,
+					HS_DIPC_EP_COLLECT_TRACING2) != 0);
 	at = HS_DIPC_HEADER_SIZE;
 	put32(msg + at, c->buffer_mb);
 	put32(msg + at + 4, c->format);
@@ -188,15 +190,16 @@ int hs_dipc_collect_encode(const struct hs_dipc_collect *c, uint8_t **out, size_
 
 size_t hs_dipc_stop_encode(uint8_t out[28], uint64_t session)
 {
-	hs_dipc_header_encode(out, 28, HS_DIPC_SET_EVENTPIPE, HS_DIPC_EP_STOP_TRACING);
+	HS_BUG_ON(hs_dipc_header_encode(out, 28, HS_DIPC_SET_EVENTPIPE,
+					HS_DIPC_EP_STOP_TRACING) != 0);
 	put64(out + HS_DIPC_HEADER_SIZE, session);
 	return 28;
 }
 
 size_t hs_dipc_resume_encode(uint8_t out[HS_DIPC_HEADER_SIZE])
 {
-	hs_dipc_header_encode(out, HS_DIPC_HEADER_SIZE, HS_DIPC_SET_PROCESS,
-			      HS_DIPC_PROCESS_RESUME_RUNTIME);
+	HS_BUG_ON(hs_dipc_header_encode(out, HS_DIPC_HEADER_SIZE, HS_DIPC_SET_PROCESS,
+					HS_DIPC_PROCESS_RESUME_RUNTIME) != 0);
 	return HS_DIPC_HEADER_SIZE;
 }
 

@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "common/log.h"
 
 /*
  * diag_ipc - a client of the .NET runtime's diagnostic IPC protocol
@@ -105,10 +106,11 @@ struct hs_dipc_reply {
  * Returns 0, or -E2BIG when @total does not fit the uint16 size field or
  * is less than the header.
  */
+HS_MUST_CHECK
 int hs_dipc_header_encode(uint8_t out[HS_DIPC_HEADER_SIZE], size_t total,
 			  uint8_t command_set, uint8_t command);
 /* Decode the header at @p (@n bytes): 0, -ENODATA, -EBADMSG or -EPROTO. */
-int hs_dipc_header_decode(const uint8_t *p, size_t n, struct hs_dipc_header *h);
+HS_MUST_CHECK int hs_dipc_header_decode(const uint8_t *p, size_t n, struct hs_dipc_header *h);
 
 /*
  * The whole CollectTracing2 message (header included) for @c, into *@out
@@ -116,21 +118,22 @@ int hs_dipc_header_decode(const uint8_t *p, size_t n, struct hs_dipc_header *h);
  * UTF-8 to UTF-16. Returns 0, -EINVAL (no provider, a provider without a
  * name, or invalid UTF-8), -E2BIG or -ENOMEM.
  */
+HS_MUST_CHECK
 int hs_dipc_collect_encode(const struct hs_dipc_collect *c, uint8_t **out, size_t *size);
 /* The StopTracing message for @session into @out: its size (28). */
 size_t hs_dipc_stop_encode(uint8_t out[28], uint64_t session);
 /* The ResumeRuntime message into @out: its size (20). */
 size_t hs_dipc_resume_encode(uint8_t out[HS_DIPC_HEADER_SIZE]);
 /* Decode an advertisement: 0, -ENODATA (fewer than 34 bytes) or -EBADMSG. */
-int hs_dipc_advert_decode(const uint8_t *p, size_t n, struct hs_dipc_advert *a);
+HS_MUST_CHECK int hs_dipc_advert_decode(const uint8_t *p, size_t n, struct hs_dipc_advert *a);
 /*
  * Decode a whole reply held in @p (@n bytes) into @r: 0 for OK, -EREMOTEIO
  * for an error reply (@r->hresult set), -ENODATA, -EBADMSG (not a reply)
  * or -EPROTO (an error reply without its HRESULT).
  */
-int hs_dipc_reply_decode(const uint8_t *p, size_t n, struct hs_dipc_reply *r);
+HS_MUST_CHECK int hs_dipc_reply_decode(const uint8_t *p, size_t n, struct hs_dipc_reply *r);
 /* The uint64 at the start of an OK reply's payload (a session id): 0 or -EPROTO. */
-int hs_dipc_reply_u64(const struct hs_dipc_reply *r, uint64_t *v);
+HS_MUST_CHECK int hs_dipc_reply_u64(const struct hs_dipc_reply *r, uint64_t *v);
 
 /* The name of a diagnostic server HRESULT ("UnknownCommand"), or NULL. */
 const char *hs_dipc_hresult_name(uint32_t hresult);
@@ -147,13 +150,14 @@ void hs_dipc_providers_release(struct hs_dipc_providers *l);
  * Add @p (its strings copied) to @l, replacing the provider of the same
  * name (case-insensitive, as the runtime compares them). 0 or -ENOMEM.
  */
+HS_MUST_CHECK
 int hs_dipc_providers_set(struct hs_dipc_providers *l, const struct hs_dipc_provider *p);
 /*
  * The providers heapscope records by default: the runtime's GC (at verbose,
  * for AllocationTick), loader, JIT, exception, contention and stack
  * keywords, and the SampleProfiler. 0 or -ENOMEM.
  */
-int hs_dipc_providers_default(struct hs_dipc_providers *l);
+HS_MUST_CHECK int hs_dipc_providers_default(struct hs_dipc_providers *l);
 /*
  * Parse dotnet-trace's provider syntax, "Provider[:keywords[:level[:args]]]"
  * entries separated by commas (keywords hex, with or without 0x, default
@@ -162,6 +166,7 @@ int hs_dipc_providers_default(struct hs_dipc_providers *l);
  * free to hold commas), and set each into @l. Returns 0, -ENOMEM, or
  * -EINVAL with the reason in @err (@errlen bytes).
  */
+HS_MUST_CHECK
 int hs_dipc_providers_parse(struct hs_dipc_providers *l, const char *spec, char *err,
 			    size_t errlen);
 
@@ -171,11 +176,11 @@ int hs_dipc_providers_parse(struct hs_dipc_providers *l, const char *spec, char 
  * Read exactly @n bytes from @fd, waiting at most @timeout_ms for each
  * piece (-1: forever). 0, -ENODATA when the peer closed first, -ETIMEDOUT.
  */
-int hs_dipc_read_full(int fd, void *buf, size_t n, int timeout_ms);
+HS_MUST_CHECK int hs_dipc_read_full(int fd, void *buf, size_t n, int timeout_ms);
 /* Write all @n bytes (no SIGPIPE): 0, -ETIMEDOUT or -errno (-EPIPE). */
-int hs_dipc_write_full(int fd, const void *buf, size_t n, int timeout_ms);
+HS_MUST_CHECK int hs_dipc_write_full(int fd, const void *buf, size_t n, int timeout_ms);
 /* Read a reply (hs_dipc_reply_decode()'s results, and the read errors). */
-int hs_dipc_read_reply(int fd, struct hs_dipc_reply *r, int timeout_ms);
+HS_MUST_CHECK int hs_dipc_read_reply(int fd, struct hs_dipc_reply *r, int timeout_ms);
 
 /*
  * The diagnostic socket of process @pid: "$TMPDIR/dotnet-diagnostic-PID-*-socket"
@@ -183,34 +188,35 @@ int hs_dipc_read_reply(int fd, struct hs_dipc_reply *r, int timeout_ms);
  * bytes). 0, -ESRCH when there is no such process, -ENOENT when it has no
  * socket (not a .NET process, or one with the diagnostics disabled).
  */
-int hs_dipc_find_socket(pid_t pid, char *path, size_t n);
+HS_MUST_CHECK int hs_dipc_find_socket(pid_t pid, char *path, size_t n);
 /* Connect to the Unix socket @path: a file descriptor or -errno. */
-int hs_dipc_connect(const char *path);
+HS_MUST_CHECK int hs_dipc_connect(const char *path);
 /* Listen on a new Unix socket @path: a file descriptor or -errno. */
-int hs_dipc_listen(const char *path);
+HS_MUST_CHECK int hs_dipc_listen(const char *path);
 /*
  * Accept a connection on @lfd within @timeout_ms and read its
  * advertisement into @a: the connection's descriptor, or -ETIMEDOUT,
  * -ENODATA, -EBADMSG, -errno.
  */
-int hs_dipc_accept_advert(int lfd, struct hs_dipc_advert *a, int timeout_ms);
+HS_MUST_CHECK int hs_dipc_accept_advert(int lfd, struct hs_dipc_advert *a, int timeout_ms);
 
 /*
  * Send CollectTracing2 @c on @fd and read the reply: 0 with *@session
  * set (the stream follows on @fd), -EREMOTEIO with @r->hresult, or the
  * errors above. @r may be NULL.
  */
+HS_MUST_CHECK
 int hs_dipc_collect(int fd, const struct hs_dipc_collect *c, uint64_t *session,
 		    struct hs_dipc_reply *r, int timeout_ms);
 /* Send StopTracing of @session on @fd (a second connection) and read the reply. */
-int hs_dipc_stop(int fd, uint64_t session, struct hs_dipc_reply *r, int timeout_ms);
+HS_MUST_CHECK int hs_dipc_stop(int fd, uint64_t session, struct hs_dipc_reply *r, int timeout_ms);
 /* Send ResumeRuntime on @fd and read the reply. */
-int hs_dipc_resume(int fd, struct hs_dipc_reply *r, int timeout_ms);
+HS_MUST_CHECK int hs_dipc_resume(int fd, struct hs_dipc_reply *r, int timeout_ms);
 /*
  * Copy what the stream @in has (waiting at most @timeout_ms) to @out,
  * adding the count to *@bytes: 1 when bytes were copied, 0 at the end of
  * the stream (the session stopped, or the process went away), -ETIMEDOUT,
  * or -errno of a failed write.
  */
-int hs_dipc_pump(int in, int out, int timeout_ms, uint64_t *bytes);
+HS_MUST_CHECK int hs_dipc_pump(int in, int out, int timeout_ms, uint64_t *bytes);
 #endif

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include "dotnet/clr_events.h"
 #include "dotnet/nettrace.h"
+#include "common/log.h"
 
 /*
  * gc_stats - PerfView's GCStats from a .nettrace's GC events: one record
@@ -120,7 +121,7 @@ void hs_gc_stats_header(struct hs_gc_stats *s, const struct hs_nettrace_header *
  * only move the trace's end. Returns 0 or -ENOMEM; a GC event whose
  * payload is too short is ignored.
  */
-int hs_gc_stats_event(struct hs_gc_stats *s, const struct hs_nettrace_event *ev);
+HS_MUST_CHECK int hs_gc_stats_event(struct hs_gc_stats *s, const struct hs_nettrace_event *ev);
 /* After the last event: the derived fields, rollups and summary. */
 void hs_gc_stats_finish(struct hs_gc_stats *s);
 
@@ -130,6 +131,7 @@ void hs_gc_stats_finish(struct hs_gc_stats *s);
  * named @name of process @pid. A new reference, or NULL (no memory).
  */
 struct json_t;
+HS_MUST_CHECK
 struct json_t *hs_gc_stats_json(const struct hs_gc_stats *s, const char *name, uint32_t pid);
 
 /* "Induced", "AllocSmall", ...; "Reason<N>" into @buf for others. */

@@ -5,6 +5,7 @@
 #include "dotnet/clr_heap_events.h"
 #include "dotnet/nettrace.h"
 #include "heapgraph/graph.h"
+#include "common/log.h"
 
 /*
  * heap_snapshot - a heap graph from the runtime's heap-dump events, as
@@ -78,6 +79,7 @@ void hs_heap_snapshot_release(struct hs_heap_snapshot *s);
  * are @pointer_size bytes. Returns 0, -EINVAL (a heap event too short for
  * its values) or -ENOMEM.
  */
+HS_MUST_CHECK
 int hs_heap_snapshot_event(struct hs_heap_snapshot *s, const struct hs_nettrace_event *ev,
 			   unsigned pointer_size);
 /* Whether the dump GC has ended (its events are all in). */
@@ -88,5 +90,5 @@ int hs_heap_snapshot_started(const struct hs_heap_snapshot *s);
  * The graph (@g initialised by the caller). Returns 0, -ENODATA (no GC
  * reported a heap), -ENOMEM or -E2BIG.
  */
-int hs_heap_snapshot_build(struct hs_heap_snapshot *s, struct hs_heapgraph *g);
+HS_MUST_CHECK int hs_heap_snapshot_build(struct hs_heap_snapshot *s, struct hs_heapgraph *g);
 #endif

@@ -107,6 +107,7 @@ int hs_nettrace_varint(const unsigned char **p, const unsigned char *end,
 	uint64_t v = 0;
 	unsigned i;
 
+	HS_BUG_ON(s > end || !out);
 	for (i = 0; i < max_bytes; i++) {
 		if (s + i >= end)
 			return -EINVAL;
@@ -150,6 +151,7 @@ int hs_nettrace_utf16(const unsigned char **p, const unsigned char *end, char **
 	size_t units, i, n = 0;
 	char *u;
 
+	HS_BUG_ON(s > end || !out);
 	for (nul = s; nul + 1 < end; nul += 2)
 		if (!nul[0] && !nul[1])
 			break;
@@ -822,6 +824,7 @@ int hs_nettrace_read(FILE *f, const struct hs_nettrace_ops *ops,
 	size_t i;
 	int err, flush_err;
 
+	HS_BUG_ON(!f || !ops);
 	memset(&r, 0, sizeof(r));
 	r.f = f;
 	r.ops = ops;

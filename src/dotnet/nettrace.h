@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "common/diag.h"
+#include "common/log.h"
 
 /*
  * nettrace - a streaming reader of EventPipe's NetTrace format, versions 4
@@ -100,6 +101,7 @@ struct hs_nettrace_stats {
  * a nettrace stream or is corrupt, with @diag naming the offset; -EIO,
  * -ENOMEM, -E2BIG (a cap), or a callback's error. @stats may be NULL.
  */
+HS_MUST_CHECK
 int hs_nettrace_read(FILE *f, const struct hs_nettrace_ops *ops,
 		     struct hs_nettrace_stats *stats, struct hs_diag *diag);
 
@@ -112,6 +114,7 @@ int hs_nettrace_sniff(const unsigned char *head, size_t n);
  * at most @max_bytes long (5 for 32 bits, 10 for 64); advances *@p.
  * Returns 0, or -EINVAL when it runs past @end or over @max_bytes.
  */
+HS_MUST_CHECK
 int hs_nettrace_varint(const unsigned char **p, const unsigned char *end,
 		       unsigned max_bytes, uint64_t *out);
 /*
@@ -120,5 +123,5 @@ int hs_nettrace_varint(const unsigned char **p, const unsigned char *end,
  * Unpaired surrogates become U+FFFD. Returns 0, -EINVAL (no NUL before
  * @end) or -ENOMEM.
  */
-int hs_nettrace_utf16(const unsigned char **p, const unsigned char *end, char **out);
+HS_MUST_CHECK int hs_nettrace_utf16(const unsigned char **p, const unsigned char *end, char **out);
 #endif

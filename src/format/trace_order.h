@@ -7,6 +7,7 @@
 #include "common/alloc.h"
 #include "format/trace_reader.h"
 #include "format/trace_ties.h"
+#include "common/log.h"
 
 /*
  * trace_order - the time-order sink of the walk (trace_order.c): the
@@ -124,27 +125,28 @@ struct hs__order {
 	struct hs_tie_work ties;		/* the caller's side: hs_order_ties() */
 };
 
-int hs__order_publish(struct hs__order *s, size_t n);
-int hs__order_room(struct hs__order *s, size_t n);
+HS_MUST_CHECK int hs__order_publish(struct hs__order *s, size_t n);
+HS_MUST_CHECK int hs__order_room(struct hs__order *s, size_t n);
 /*
  * The run gathered so far waits to be merged (it becomes the last of the
  * runs), and runs merge while one is not under half the one before it.
  * 0, -EAGAIN (the run is older than what went on) or -ENOMEM.
  */
-int hs__order_push(struct hs__order *s);
+HS_MUST_CHECK int hs__order_push(struct hs__order *s);
 /* Every waiting run merged into the stage: 0, -EAGAIN or -ENOMEM. */
-int hs__order_flush(struct hs__order *s);
+HS_MUST_CHECK int hs__order_flush(struct hs__order *s);
 /*
  * A chunk of the trace @r reads starts at @offset (the reading thread):
  * the staged events older than every event still to come go on.
  */
-int hs__order_chunk(struct hs__order *s, struct hs_trace_reader *r, uint64_t offset);
+HS_MUST_CHECK int hs__order_chunk(struct hs__order *s, struct hs_trace_reader *r, uint64_t offset);
 
 /*
  * Stage one event of the walk (the reading thread): in order, or in the
  * run of a thread whose events come late. 0 or a negative errno
  * (-EAGAIN: older than what went on).
  */
+HS_MUST_CHECK
 static inline __attribute__((always_inline)) int
 hs__order_event(struct hs__order *s, uint32_t thread, uint64_t ticks, enum hs_trace_op op,
 	     unsigned fn, uint64_t addr, uint64_t size, uint64_t node)

@@ -6,6 +6,7 @@
 #include "common/idindex.h"
 #include "format/trace_format.h"
 #include "format/trace_record.h"
+#include "common/log.h"
 
 /*
  * trace_reader - read .heapscope traces (docs/trace-format.md).
@@ -87,9 +88,11 @@ struct hs_trace_reader {
  * @diag filled for a file that is not a trace (or a version we do not
  * read). On failure nothing needs releasing.
  */
+HS_MUST_CHECK
 int hs_trace_reader_open(struct hs_trace_reader *r, const char *path,
 			 struct hs_diag *diag);
 /* The same over @n bytes at @data (borrowed while the reader is open). */
+HS_MUST_CHECK
 int hs_trace_reader_open_mem(struct hs_trace_reader *r, const void *data,
 			     size_t n, const char *name, struct hs_diag *diag);
 /*
@@ -100,6 +103,7 @@ int hs_trace_reader_open_mem(struct hs_trace_reader *r, const void *data,
  * inside a symbol section is no error: the rest of the section is
  * skipped and sym_damage says where.
  */
+HS_MUST_CHECK
 int hs_trace_reader_next(struct hs_trace_reader *r, struct hs_rec *rec,
 			 struct hs_diag *diag);
 /*
@@ -110,7 +114,7 @@ int hs_trace_reader_next(struct hs_trace_reader *r, struct hs_rec *rec,
  * or cut off) is read whole. Returns the number of chunks that will be
  * skipped, or -ENOMEM.
  */
-int hs_trace_reader_skip_events(struct hs_trace_reader *r);
+HS_MUST_CHECK int hs_trace_reader_skip_events(struct hs_trace_reader *r);
 /* Close the file and free the buffers. */
 void hs_trace_reader_close(struct hs_trace_reader *r);
 
@@ -130,6 +134,7 @@ struct hs_trace_info {
  * hs_malloc; free them with hs_trace_info_release()). Returns 0, -EINVAL
  * (malformed; *@why says what) or -ENOMEM.
  */
+HS_MUST_CHECK
 int hs_trace_info_decode(const uint8_t *body, size_t n, struct hs_trace_info *info,
 			 const char **why);
 void hs_trace_info_release(struct hs_trace_info *info);
@@ -276,7 +281,7 @@ struct hs_trace {
  * cut-off file is not an error: see t->cut_off), or a negative errno with
  * @diag filled; @t is then released.
  */
-int hs_trace_load(const char *path, struct hs_trace *t, struct hs_diag *diag);
+HS_MUST_CHECK int hs_trace_load(const char *path, struct hs_trace *t, struct hs_diag *diag);
 enum hs_trace_load_flags {
 	HS_TRACE_NO_EVENTS = 1 << 0,	/* keep no events: stack tree, modules,
 					 * threads and symbols only */
@@ -287,6 +292,7 @@ enum hs_trace_load_flags {
 					 * duration are then unknown */
 };
 /* hs_trace_load() with @flags (enum hs_trace_load_flags). */
+HS_MUST_CHECK
 int hs_trace_load_flags(const char *path, struct hs_trace *t, unsigned flags,
 			struct hs_diag *diag);
 /*
@@ -329,15 +335,18 @@ struct hs_trace_sink {
  * some of them and the caller starts again with hs_trace_load(); the
  * sink's error; or an error of hs_trace_load(). On error @t is released.
  */
+HS_MUST_CHECK
 int hs_trace_stream(const char *path, struct hs_trace *t, const struct hs_trace_sink *sink,
 		    struct hs_diag *diag);
 /* The same from memory (for tests and fuzzing). */
+HS_MUST_CHECK
 int hs_trace_stream_mem(const void *data, size_t n, const char *name, struct hs_trace *t,
 			const struct hs_trace_sink *sink, struct hs_diag *diag);
 /* The index of the node with id @id, or HS_TRACE_NONE. */
 uint32_t hs_trace_node_index(const struct hs_trace *t, uint64_t id);
 
 /* The same from memory (for tests and fuzzing). */
+HS_MUST_CHECK
 int hs_trace_load_mem(const void *data, size_t n, const char *name,
 		      struct hs_trace *t, struct hs_diag *diag);
 void hs_trace_release(struct hs_trace *t);
@@ -383,6 +392,7 @@ double hs_trace_weight(const struct hs_trace *t, uint64_t size);
  * writes it at start-up). Returns 1 with *@out filled (its counts are 0),
  * 0 when there is none, or a negative errno with @diag filled.
  */
+HS_MUST_CHECK
 int hs_trace_peek_sampling(const char *path, struct hs_trace_sampling *out,
 			   struct hs_diag *diag);
 /* --- for the readers in format/ ------------------------------------------ */
@@ -392,12 +402,13 @@ int hs_trace_peek_sampling(const char *path, struct hs_trace_sampling *out,
  * <0 = error (@diag filled). A damaged chunk of a symbol section is
  * skipped with the rest of the section.
  */
-int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag);
+HS_MUST_CHECK int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag);
 /*
  * Read @n bytes at file offset @off: into *@buf (grown as needed, its
  * room in *@alloc) or, for a reader over memory, point into it. *@out
  * is where they are. 0 or a negative errno.
  */
+HS_MUST_CHECK
 int hs__reader_read(struct hs_trace_reader *r, uint64_t off, size_t n, uint8_t **buf,
 		    size_t *alloc, const uint8_t **out);
 /* The same into the reader's own buffer (valid until its next read). */
@@ -407,8 +418,10 @@ int hs__reader_read(struct hs_trace_reader *r, uint64_t off, size_t n, uint8_t *
  * hs_free, or in the reader's buffers until its next read), or -1: none
  * (a cut-off trace), unreadable or out of memory.
  */
+HS_MUST_CHECK
 int hs__reader_footer(struct hs_trace_reader *r, uint8_t **raw, const uint8_t **body,
 		      size_t *len);
+HS_MUST_CHECK
 int hs__reader_read_at(struct hs_trace_reader *r, uint64_t off, size_t n,
 		       const uint8_t **out);
 /*

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "format/trace_format.h"
+#include "common/log.h"
 
 /*
  * trace_record - the record codec: the one place where the layout of each
@@ -390,6 +391,7 @@ struct hs_rec {
  * the tag is not that of a fixed record (nothing read); -1 on malformed
  * input, with *@p and @st unchanged and *@why set to a static message.
  */
+HS_MUST_CHECK
 static inline __attribute__((always_inline)) int
 hs_rec_decode_fixed(const uint8_t **p, const uint8_t *end, struct hs_rec_state *st,
 		    struct hs_rec *rec, const char **why)
@@ -495,6 +497,7 @@ bad_varint:
  * record start and sets *@why to a static message. Unknown sized records
  * decode with only tag and body set.
  */
+HS_MUST_CHECK
 int hs_rec_decode(const uint8_t **p, const uint8_t *end,
 		  struct hs_rec_state *st, struct hs_rec *rec, const char **why);
 
@@ -504,6 +507,7 @@ const char *hs_tag_name(unsigned tag);
 /* --- the FOOTER body ------------------------------------------------------ */
 
 /* The counts that begin a FOOTER body [*@q, @end): 0 and *@q past them, or -1. */
+HS_MUST_CHECK
 static inline int hs_footer_counts(const uint8_t **q, const uint8_t *end,
 				   uint64_t counts[HS_FC__COUNT])
 {
@@ -516,12 +520,14 @@ static inline int hs_footer_counts(const uint8_t **q, const uint8_t *end,
 }
 
 /* After the counts: the number of chunk index entries. 0 or -1. */
+HS_MUST_CHECK
 static inline int hs_footer_index_len(const uint8_t **q, const uint8_t *end, uint64_t *n)
 {
 	return hs_get_varint(q, end, n);
 }
 
 /* The next entry of the chunk index. 0 or -1. */
+HS_MUST_CHECK
 static inline int hs_footer_index_next(const uint8_t **q, const uint8_t *end,
 				       struct hs_chunk_index *e)
 {
@@ -535,6 +541,7 @@ static inline int hs_footer_index_next(const uint8_t **q, const uint8_t *end,
  * 0, 1 when the body ends before (a footer without the marks: every chunk
  * may hold some; *@n is 0), or -1.
  */
+HS_MUST_CHECK
 static inline int hs_footer_marks_len(const uint8_t **q, const uint8_t *end, uint64_t *n)
 {
 	*n = 0;
@@ -548,6 +555,7 @@ static inline int hs_footer_marks_len(const uint8_t **q, const uint8_t *end, uin
  * the previous one's (the marks are increasing, each written as its
  * distance from the one before). 0 or -1.
  */
+HS_MUST_CHECK
 static inline int hs_footer_mark_next(const uint8_t **q, const uint8_t *end, uint64_t i,
 				      uint64_t *at)
 {

@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "format/trace_reader.h"
+#include "common/log.h"
 
 /*
  * trace_ties - the order of the events of one clock tick. The collector
@@ -49,6 +50,7 @@ void hs_tie_work_release(struct hs_tie_work *w);
  * whether the block at an address was live before the tick. Returns 1
  * when events moved, 0 when not, or -ENOMEM.
  */
+HS_MUST_CHECK
 int hs_order_ties(struct hs_tie_work *w, struct hs_trace_event *grp, size_t n,
 		  int (*live)(void *ctx, uint64_t addr), void *ctx);
 #endif

@@ -819,6 +819,7 @@ int hs__trace_walk(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags
 	const char *why = NULL;
 	int ret, err = 0;
 
+	HS_BUG_ON(!r || !t || r->p > r->end);
 	memset(&ls, 0, sizeof(ls));
 	ls.flags = flags;
 	ls.stream = stream;

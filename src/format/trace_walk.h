@@ -1,6 +1,7 @@
 #ifndef HS_FORMAT_TRACE_WALK_H
 #define HS_FORMAT_TRACE_WALK_H
 #include "format/trace_reader.h"
+#include "common/log.h"
 
 /*
  * trace_walk - one walk over a trace's records in file order, for the
@@ -19,6 +20,7 @@ struct hs__order;
  * and times are in ns. Returns 0 or a negative errno (@diag filled for a
  * corrupt trace); the caller releases @t either way.
  */
+HS_MUST_CHECK
 int hs__trace_walk(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags,
 		   struct hs__order *order, struct hs_diag *diag);
 #endif

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include "format/trace_format.h"
 #include "format/trace_record.h"
+#include "common/log.h"
 
 /*
  * trace_writer - the pieces that frame a .heapscope file: the file
@@ -35,6 +36,7 @@ void hs_tw_chunk_header(uint8_t out[HS_CHUNK_HEADER_SIZE], enum hs_chunk_kind ki
 			const uint8_t *payload);
 
 /* Parse a chunk header (no validation beyond the magic): 0 or -1. */
+HS_MUST_CHECK
 int hs_chunk_header_parse(const uint8_t in[HS_CHUNK_HEADER_SIZE],
 			  struct hs_chunk_header *h);
 

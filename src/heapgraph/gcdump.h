@@ -6,6 +6,7 @@
 #include "heapgraph/graph.h"
 #include "io/io.h"
 #include "model/stack_source.h"
+#include "common/log.h"
 
 /*
  * gcdump - the reader of .gcdump heap snapshots (dotnet-gcdump, PerfView):
@@ -36,12 +37,15 @@ int hs_gcdump_sniff(const unsigned char *head, size_t n);
  * @g (initialised by the caller). Returns 0, -EINVAL (bad or cut-off
  * file, or a variant heapscope does not read, with @diag), -ENOMEM, -E2BIG.
  */
+HS_MUST_CHECK
 int hs_gcdump_read(FILE *f, uint64_t limit, struct hs_heapgraph *g,
 		   struct hs_diag *diag);
 /* The same for the file at @path. */
+HS_MUST_CHECK
 int hs_gcdump_read_path(const char *path, struct hs_heapgraph *g,
 			struct hs_diag *diag);
 /* Import the file at @path as @view (an enum hs_gcdump_view). */
+HS_MUST_CHECK
 int hs_import_gcdump(const char *path, size_t view, struct hs_stack_source *out,
 		     struct hs_diag *diag);
 #endif

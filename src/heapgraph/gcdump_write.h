@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include "common/diag.h"
 #include "heapgraph/graph.h"
+#include "common/log.h"
 
 /*
  * gcdump_write - the .gcdump writer: a heap graph (graph.h) as PerfView's
@@ -25,9 +26,11 @@ struct hs_gcdump_origin {
  * graph too large for the format's 32-bit offsets, with @diag), -ENOMEM,
  * or -EIO (a write error, with @diag).
  */
+HS_MUST_CHECK
 int hs_gcdump_write(FILE *f, const struct hs_heapgraph *g,
 		    const struct hs_gcdump_origin *origin, struct hs_diag *diag);
 /* The same into the file at @path (created or truncated). */
+HS_MUST_CHECK
 int hs_gcdump_write_path(const char *path, const struct hs_heapgraph *g,
 			 const struct hs_gcdump_origin *origin, struct hs_diag *diag);
 #endif

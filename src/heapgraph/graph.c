@@ -73,6 +73,7 @@ int hs_heapgraph_add_type(struct hs_heapgraph *g, const char *name,
 {
 	struct hs_heapgraph_type *t;
 
+	HS_BUG_ON(!name || !index);
 	if (g->nr_types == NONE)
 		return -E2BIG;
 	if (HS_GROW(g->types, (size_t)g->nr_types + 1, g->alloc_types))
@@ -95,6 +96,7 @@ int hs_heapgraph_add_node(struct hs_heapgraph *g, uint32_t type, uint32_t size,
 {
 	size_t n = g->nr_nodes, cap = g->alloc_nodes;
 
+	HS_BUG_ON(nr && !children);
 	if (type >= g->nr_types)
 		return -EINVAL;
 	if (n + 1 >= NONE || g->nr_edges + nr >= NONE)
@@ -163,6 +165,7 @@ size_t hs_heapgraph_memory(const struct hs_heapgraph *g)
 
 double hs_heapgraph_multiplier(const struct hs_heapgraph *g, uint32_t node)
 {
+	HS_BUG_ON(node >= g->nr_nodes);
 	if (g->count_multiplier)
 		return g->count_multiplier[g->type[node]];
 	return g->avg_count_multiplier > 0 ? g->avg_count_multiplier : 1;
@@ -508,6 +511,7 @@ int hs_heapgraph_retained(const struct hs_heapgraph *g, const uint32_t *idom,
 	uint32_t *order, *parent, i, nr;
 	int err;
 
+	HS_BUG_ON(g->nr_nodes && (!idom || !retained));
 	for (i = 0; i < g->nr_nodes; i++)
 		retained[i] = idom[i] != NONE ? g->size[i] : 0;
 	/*

@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "model/stack_source.h"
+#include "common/log.h"
 
 /*
  * heapgraph - a heap snapshot as a graph: objects (nodes) with a size, a
@@ -84,6 +85,7 @@ void hs_heapgraph_release(struct hs_heapgraph *g);
  * Add a type (@name copied, @module copied or NULL); its index in *@index.
  * Returns 0, -ENOMEM or -E2BIG.
  */
+HS_MUST_CHECK
 int hs_heapgraph_add_type(struct hs_heapgraph *g, const char *name,
 			  const char *module, uint32_t size, uint32_t *index);
 /*
@@ -91,10 +93,11 @@ int hs_heapgraph_add_type(struct hs_heapgraph *g, const char *name,
  * nodes added before or after; hs_heapgraph_check() checks them). Returns
  * 0, -ENOMEM, -E2BIG or -EINVAL (an unknown type).
  */
+HS_MUST_CHECK
 int hs_heapgraph_add_node(struct hs_heapgraph *g, uint32_t type, uint32_t size,
 			  uint64_t address, const uint32_t *children, uint32_t nr);
 /* Whether every child and the root are nodes: 0 or -EINVAL. */
-int hs_heapgraph_check(const struct hs_heapgraph *g);
+HS_MUST_CHECK int hs_heapgraph_check(const struct hs_heapgraph *g);
 
 static inline uint32_t hs_heapgraph_nr_children(const struct hs_heapgraph *g,
 						uint32_t node)
@@ -128,13 +131,14 @@ uint32_t hs_heapgraph_spanning_tree(const struct hs_heapgraph *g, uint32_t *pare
  * nr_nodes) gets each reachable node's immediate dominator, the root's is
  * itself, unreachable nodes' HS_HEAPGRAPH_NONE. Returns 0 or -ENOMEM.
  */
-int hs_heapgraph_dominators(const struct hs_heapgraph *g, uint32_t *idom);
+HS_MUST_CHECK int hs_heapgraph_dominators(const struct hs_heapgraph *g, uint32_t *idom);
 /*
  * Retained sizes: @retained (room for nr_nodes) gets, for each reachable
  * node, the bytes freed if it were gone (its size plus that of every node
  * it dominates); 0 for unreachable ones. @idom from
  * hs_heapgraph_dominators(). Returns 0 or -ENOMEM.
  */
+HS_MUST_CHECK
 int hs_heapgraph_retained(const struct hs_heapgraph *g, const uint32_t *idom,
 			  uint64_t *retained);
 
@@ -171,6 +175,8 @@ size_t hs_heapgraph_type_totals(const struct hs_heapgraph *g,
  * trees below, in the retained view each on its own. Returns 0 or
  * -ENOMEM, -E2BIG.
  */
+HS_MUST_CHECK
 int hs_heapgraph_heap_source(const struct hs_heapgraph *g, struct hs_stack_source *out);
+HS_MUST_CHECK
 int hs_heapgraph_retained_source(const struct hs_heapgraph *g, struct hs_stack_source *out);
 #endif

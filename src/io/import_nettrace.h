@@ -4,6 +4,7 @@
 #include "common/diag.h"
 #include "io/io.h"
 #include "model/stack_source.h"
+#include "common/log.h"
 
 /*
  * import_nettrace - the stack sources of a .NET EventPipe trace
@@ -58,9 +59,11 @@ int hs_nettrace_source_index(const char *name, size_t *view);
  * -EINVAL and @diag naming the offset. "events:" naming an event the trace
  * has no stacks of is -ENOENT.
  */
+HS_MUST_CHECK
 int hs_import_nettrace(FILE *f, size_t view, const char *source,
 		       struct hs_stack_source *out, struct hs_diag *diag);
 /* The same for the .nettrace entry of the zip at @path. */
+HS_MUST_CHECK
 int hs_import_nettrace_zip(const char *path, size_t view, const char *source,
 			   struct hs_stack_source *out, struct hs_diag *diag);
 /*

@@ -2,6 +2,7 @@
 #define HS_IO_NUMTEXT_H
 #include <stddef.h>
 #include <stdint.h>
+#include "common/log.h"
 
 /*
  * numtext - numbers as the text formats spell them: culture-invariant
@@ -25,13 +26,13 @@ void hs_text_trim(const char **s, size_t *len);
  * the nearest (half away from zero). Returns 0, -EINVAL when the text is
  * not a decimal number, -ERANGE when it does not fit in int64 ns.
  */
-int hs_numtext_parse_ms(const char *s, size_t len, int64_t *ns);
+HS_MUST_CHECK int hs_numtext_parse_ms(const char *s, size_t len, int64_t *ns);
 /*
  * Parse @len bytes at @s (surrounding ASCII blanks allowed) as a finite
  * decimal number. Returns 0, -EINVAL (not a number, NaN, infinite) or
  * -ERANGE (overflows a double).
  */
-int hs_numtext_parse_double(const char *s, size_t len, double *v);
+HS_MUST_CHECK int hs_numtext_parse_double(const char *s, size_t len, double *v);
 /*
  * The largest magnitude of a sample's metric or count: PerfView keeps them
  * as single-precision floats, and this bound keeps any sum of them finite.
@@ -41,7 +42,7 @@ int hs_numtext_parse_double(const char *s, size_t len, double *v);
  * hs_numtext_parse_double() for a sample's metric or count: also -ERANGE
  * when the magnitude is above HS_NUMTEXT_METRIC_MAX.
  */
-int hs_numtext_parse_metric(const char *s, size_t len, double *v);
+HS_MUST_CHECK int hs_numtext_parse_metric(const char *s, size_t len, double *v);
 /*
  * Write @ns as milliseconds with as many decimals as needed (0 to 6):
  * 12345678 -> "12.345678", 12000000 -> "12". @out holds HS_NUMTEXT_MAX.

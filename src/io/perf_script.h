@@ -6,6 +6,7 @@
 #include "common/diag.h"
 #include "io/io.h"
 #include "model/stack_source.h"
+#include "common/log.h"
 
 /*
  * perf_script - what the `perf script` importer (import_perf_script.c)
@@ -34,6 +35,7 @@ struct hs__perf_symbols {
  * hs_import_perf_script_view() with an optional symbol hook (@syms may be
  * NULL). Borrows @f and @syms; appends to @out; fills @diag on error.
  */
+HS_MUST_CHECK
 int hs__import_perf_script(FILE *f, enum hs_perf_view view, struct hs_stack_source *out,
 			   struct hs_diag *diag, const struct hs__perf_symbols *syms);
 #endif

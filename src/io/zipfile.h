@@ -17,13 +17,14 @@
  * The entry's name is stored in *@entry_name (owned by the caller; may be
  * NULL if not wanted); on failure the caller owns nothing.
  */
+HS_MUST_CHECK
 FILE *hs_zip_open_entry(const char *path, const char *suffix,
 			char **entry_name, struct hs_diag *diag);
 /*
  * Open another entry (exact @name) of the same zip, or NULL when it has
  * none. Used for side files such as perf-<pid>.map in a .trace.zip.
  */
-FILE *hs_zip_open_named(const char *path, const char *name);
+HS_MUST_CHECK FILE *hs_zip_open_named(const char *path, const char *name);
 /*
  * Create the zip @path with one entry @entry_name; data written to the
  * returned FILE is compressed into it when the FILE is fclose()d, and
@@ -31,6 +32,7 @@ FILE *hs_zip_open_named(const char *path, const char *name);
  * libzip's error says: ENOSPC for a full disk). NULL with @diag filled
  * on error, and for a @path that is there and not a regular file.
  */
+HS_MUST_CHECK
 FILE *hs_zip_create_entry(const char *path, const char *entry_name,
 			  struct hs_diag *diag);
 

@@ -238,9 +238,11 @@ static struct hs__unit *get_unit(struct hs_symbolizer *s, Dwarf_Die *unit)
 	u->die = die;		/* final: the ranges may point into it now */
 	if (HS_GROW(u->pc.range, s->nr_uranges, u->pc.alloc))
 		goto fail;
-	for (i = 0; i < s->nr_uranges; i++)	/* room was made: cannot fail */
-		hs__ranges_add(&u->pc, &u->die[s->uranges[i].die],
-			       s->uranges[i].low, s->uranges[i].high);
+	/* room was made, so only an empty range fails: it is skipped */
+	for (i = 0; i < s->nr_uranges; i++)
+		if (hs__ranges_add(&u->pc, &u->die[s->uranges[i].die],
+				   s->uranges[i].low, s->uranges[i].high))
+			continue;
 	if (die_map_put(&s->units, dw, off, u))
 		goto fail;
 	return u;

@@ -153,8 +153,10 @@ static int build(struct hs_symbolizer *s, struct hs__sym_mod *m)
 	qsort(e, nr_e, sizeof(*e), cmp_size_desc);
 	if (HS_GROW(m->syms.range, nr_e, m->syms.alloc))
 		goto out;
-	for (i = 0; i < nr_e; i++)	/* room was made: cannot fail */
-		hs__ranges_add(&m->syms, &e[i], e[i].start, e[i].end);
+	/* room was made, so only an empty range fails: it is skipped */
+	for (i = 0; i < nr_e; i++)
+		if (hs__ranges_add(&m->syms, &e[i], e[i].start, e[i].end))
+			continue;
 	m->symv = e;
 	e = NULL;
 	err = 0;

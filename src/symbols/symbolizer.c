@@ -636,8 +636,10 @@ int hs__sym_add_jit(struct hs_symbolizer *s, struct hs__jit_sym *jit, size_t nr)
 		return -ENOMEM;
 	}
 	s->jit_arr[s->nr_jit_arr++] = jit;
-	for (i = 0; i < nr; i++)	/* cannot fail: room was made above */
-		hs__ranges_add(&s->jit, &jit[i], jit[i].start, jit[i].end);
+	/* room was made above, so only an empty range fails: it is skipped */
+	for (i = 0; i < nr; i++)
+		if (hs__ranges_add(&s->jit, &jit[i], jit[i].start, jit[i].end))
+			continue;
 	return 0;
 }
 

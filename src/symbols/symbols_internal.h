@@ -7,6 +7,7 @@
 #include <elfutils/debuginfod.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include "common/log.h"
 
 /*
  * symbols_internal - what the files of src/symbols share and nothing else
@@ -20,6 +21,7 @@
 
 /* The range index also holds perf-map entries and DWARF scopes; @item is
  * borrowed and returned as is. */
+HS_MUST_CHECK
 int hs__ranges_add(struct hs_sym_modmap *m, const void *item, uint64_t start,
 		   uint64_t end);
 const void *hs__ranges_find(struct hs_sym_modmap *m, uint64_t addr);
@@ -134,20 +136,21 @@ struct hs__jit_sym {
  * Intern @len bytes at @str in @s's string table. Returns the symbolizer's
  * copy (valid until hs_symbolizer_free()) or NULL when out of memory.
  */
-const char *hs__sym_intern(struct hs_symbolizer *s, const char *str, size_t len);
-const char *hs__sym_intern_buf(struct hs_symbolizer *s, const struct hs_buf *b);
+HS_MUST_CHECK const char *hs__sym_intern(struct hs_symbolizer *s, const char *str, size_t len);
+HS_MUST_CHECK const char *hs__sym_intern_buf(struct hs_symbolizer *s, const struct hs_buf *b);
 /* Intern @raw demangled (unless HS_SYM_NO_DEMANGLE); NULL on -ENOMEM. */
 const char *hs__sym_function_name(struct hs_symbolizer *s, const char *raw);
 /*
  * Add @nr entries of @jit (taken: freed by the symbolizer, also on
  * failure) to the JIT ranges. Returns 0 or -ENOMEM (then none is added).
  */
-int hs__sym_add_jit(struct hs_symbolizer *s, struct hs__jit_sym *jit, size_t nr);
+HS_MUST_CHECK int hs__sym_add_jit(struct hs_symbolizer *s, struct hs__jit_sym *jit, size_t nr);
 
 /*
  * dwarf.c: put the frames of @vaddr in usable module @m into s->scratch
  * (s->nr_scratch >= 1 on success), innermost first. 0 or -ENOMEM.
  */
+HS_MUST_CHECK
 int hs__sym_resolve(struct hs_symbolizer *s, struct hs__sym_mod *m,
 		    uint64_t vaddr);
 
@@ -155,6 +158,7 @@ int hs__sym_resolve(struct hs_symbolizer *s, struct hs__sym_mod *m,
  * elfsyms.c: the function symbol covering @vaddr in *@out (NULL if none),
  * indexing the module's symbols on first use. 0 or -ENOMEM.
  */
+HS_MUST_CHECK
 int hs__sym_elf_lookup(struct hs_symbolizer *s, struct hs__sym_mod *m,
 		       uint64_t vaddr, const struct hs__elf_sym **out);
 void hs__sym_elf_release(struct hs__sym_mod *m);

@@ -47,14 +47,14 @@ static void header_errors(void **state)
 	struct hs_dipc_header d;
 
 	(void)state;
-	hs_dipc_header_encode(h, 20, 0xFF, 0);
+	assert_int_equal(hs_dipc_header_encode(h, 20, 0xFF, 0), 0);
 	assert_int_equal(hs_dipc_header_decode(h, 19, &d), -ENODATA);
 	h[12] = '2';	/* DOTNET_IPC_V2 */
 	assert_int_equal(hs_dipc_header_decode(h, 20, &d), -EBADMSG);
-	hs_dipc_header_encode(h, 20, 0xFF, 0);
+	assert_int_equal(hs_dipc_header_encode(h, 20, 0xFF, 0), 0);
 	h[13] = ' ';	/* the NUL is part of the magic */
 	assert_int_equal(hs_dipc_header_decode(h, 20, &d), -EBADMSG);
-	hs_dipc_header_encode(h, 20, 0xFF, 0);
+	assert_int_equal(hs_dipc_header_encode(h, 20, 0xFF, 0), 0);
 	h[14] = 19;	/* smaller than the header itself */
 	assert_int_equal(hs_dipc_header_decode(h, 20, &d), -EPROTO);
 }
@@ -170,7 +170,7 @@ static void advertisement(void **state)
 /* A reply: header with command set 0xFF, @command, then @payload. */
 static size_t reply(uint8_t *out, uint8_t command, const uint8_t *payload, size_t n)
 {
-	hs_dipc_header_encode(out, 20 + n, 0xFF, command);
+	assert_int_equal(hs_dipc_header_encode(out, 20 + n, 0xFF, command), 0);
 	memcpy(out + 20, payload, n);
 	return 20 + n;
 }
@@ -202,7 +202,7 @@ static void replies(void **state)
 	assert_int_equal(hs_dipc_reply_u64(&r, &id), -EPROTO);
 	n = reply(buf, 0x01, session, 8);	/* neither OK nor error */
 	assert_int_equal(hs_dipc_reply_decode(buf, n, &r), -EBADMSG);
-	hs_dipc_header_encode(buf, 28, 0x02, 0x00);	/* a request, not a reply */
+	assert_int_equal(hs_dipc_header_encode(buf, 28, 0x02, 0x00), 0);	/* a request, not a reply */
 	assert_int_equal(hs_dipc_reply_decode(buf, 28, &r), -EBADMSG);
 	assert_string_equal(hs_dipc_hresult_name(0x80131384), "BadEncoding");
 	assert_string_equal(hs_dipc_hresult_name(0x80131386), "UnknownMagic");
@@ -330,7 +330,7 @@ static void a_long_reply_is_skipped_past(void **state)
 	(void)state;
 	pair(sv);
 	memset(buf + 20, 7, 5000);
-	hs_dipc_header_encode(buf, sizeof(buf), 0xFF, 0x00);
+	assert_int_equal(hs_dipc_header_encode(buf, sizeof(buf), 0xFF, 0x00), 0);
 	assert_int_equal(write(sv[1], buf, sizeof(buf)), (ssize_t)sizeof(buf));
 	assert_int_equal(write(sv[1], "next", 4), 4);
 	assert_int_equal(hs_dipc_read_reply(sv[0], &r, 1000), 0);
@@ -420,7 +420,7 @@ static void listen_accept_and_find(void **state)
 	assert_true(sfd >= 0);
 	assert_int_equal(a.pid, 77);
 	/* ResumeRuntime goes to it; an OK comes back */
-	hs_dipc_header_encode(buf, 20, 0xFF, 0x00);
+	assert_int_equal(hs_dipc_header_encode(buf, 20, 0xFF, 0x00), 0);
 	assert_int_equal(write(cfd, buf, 20), 20);
 	assert_int_equal(hs_dipc_resume(sfd, &r, 1000), 0);
 	assert_int_equal(hs_dipc_read_full(cfd, buf, 20, 1000), 0);
