@@ -49,8 +49,8 @@ int hs_tree_alloc(struct hs_tree *t, size_t nr, const struct hs_stack_source *na
 	t->flags = hs_calloc(nr, 1);
 	t->child_off = hs_calloc(nr + 1, sizeof(*t->child_off));
 	t->child = hs_malloc((nr ? nr : 1) * sizeof(*t->child));
-	if (!t->frame || !t->parent || !t->exc || !t->inc || !t->flags ||
-	    !t->child_off || !t->child) {
+	if (!t->frame || !t->parent || !t->exc || !t->inc || !t->flags || !t->child_off ||
+	    !t->child) {
 		hs_tree_release(t);
 		return -ENOMEM;
 	}
@@ -96,7 +96,7 @@ static void sum_tree(struct hs_tree *t)
 		const struct hs_node_inc *c = &t->inc[n];
 		struct hs_node_inc *up;
 
-		HS_BUG_ON(t->parent[n] >= n);	/* parents first: see struct hs_tree */
+		HS_BUG_ON(t->parent[n] >= n); /* parents first: see struct hs_tree */
 		if (c->first > c->last)
 			continue;
 		t->flags[n] |= HS_NODE_PRESENT | HS_NODE_ALIVE;
@@ -174,7 +174,9 @@ static int mark_top(struct hs_tree *t)
 {
 	size_t nr_frames = hs_source_nr_frames(t->names), depth = 0, alloc = 0;
 	uint32_t *on_path = hs_calloc(nr_frames + 1, sizeof(*on_path));
-	struct { uint32_t node, next; } *stack = NULL;
+	struct {
+		uint32_t node, next;
+	} *stack = NULL;
 	int err = -ENOMEM;
 
 	if (!on_path || HS_GROW(stack, 64, alloc))
@@ -218,7 +220,7 @@ static double *byname_inclusive(const struct hs_tree *t)
 		if ((t->flags[n] & (HS_NODE_ALIVE | HS_NODE_TOP)) ==
 		    (HS_NODE_ALIVE | HS_NODE_TOP))
 			sum[t->frame[n] == HS_NO_FRAME ? nr_frames : t->frame[n]] +=
-				t->inc[n].metric;
+			    t->inc[n].metric;
 	return sum;
 }
 
@@ -303,7 +305,8 @@ static void charge_samples(struct hs_calltree *ct)
 		int64_t t, end;
 		struct hs_node_exc *e;
 
-		if (i + 2 * PREFETCH_AHEAD < n_in && in->stack[i + 2 * PREFETCH_AHEAD] != HS_NO_STACK)
+		if (i + 2 * PREFETCH_AHEAD < n_in &&
+		    in->stack[i + 2 * PREFETCH_AHEAD] != HS_NO_STACK)
 			__builtin_prefetch(&f->map[in->stack[i + 2 * PREFETCH_AHEAD]]);
 		if (i + PREFETCH_AHEAD < n_in) {
 			uint32_t ahead = in->stack[i + PREFETCH_AHEAD];
@@ -314,7 +317,8 @@ static void charge_samples(struct hs_calltree *ct)
 				__builtin_prefetch(&exc[f->map[ahead] + 1].last, 1);
 				if (hist)
 					__builtin_prefetch(&hist[last_bucket * nr_nodes +
-								 f->map[ahead] + 1], 1);
+								 f->map[ahead] + 1],
+							   1);
 			}
 		}
 		if (!hs_filtered_sample(f, i, &s, &m, &c))
@@ -322,7 +326,8 @@ static void charge_samples(struct hs_calltree *ct)
 		nr++;
 		n = s == HS_NO_STACK ? 0 : s + 1;
 		if (hist) {
-			k = hs_when_spread(&ct->range, in->time[i], in->metric[i], m, bucket, val);
+			k = hs_when_spread(&ct->range, in->time[i], in->metric[i], m,
+					   bucket, val);
 			if (k)
 				last_bucket = bucket[0];
 			for (j = 0; j < k; j++)
@@ -378,9 +383,10 @@ int hs_calltree_build(struct hs_calltree *ct, const struct hs_stack_source *in,
 		return err;
 	}
 	out = &ct->f.out;
-	hs_when_range_init(&ct->range, in,
-			   isfinite(p->filter.start_ms) ? p->filter.start_ms : p->when_start_ms,
-			   isfinite(p->filter.end_ms) ? p->filter.end_ms : p->when_end_ms);
+	hs_when_range_init(
+	    &ct->range, in,
+	    isfinite(p->filter.start_ms) ? p->filter.start_ms : p->when_start_ms,
+	    isfinite(p->filter.end_ms) ? p->filter.end_ms : p->when_end_ms);
 	err = hs_tree_alloc(&ct->t, out->nr_stacks + 1, out);
 	if (err)
 		goto fail;
@@ -388,8 +394,9 @@ int hs_calltree_build(struct hs_calltree *ct, const struct hs_stack_source *in,
 	ct->rep = hs_malloc(ct->t.nr * sizeof(*ct->rep));
 	if (!ct->rep)
 		goto fail;
-	if (p->node_hist > 0 || (p->node_hist == 0 && ct->t.nr <=
-				 HS_NODE_HIST_BUDGET(in->nr_samples) / (HS_WHEN_BUCKETS * sizeof(double)))) {
+	if (p->node_hist > 0 ||
+	    (p->node_hist == 0 && ct->t.nr <= HS_NODE_HIST_BUDGET(in->nr_samples) /
+						  (HS_WHEN_BUCKETS * sizeof(double)))) {
 		ct->hist = hs_calloc(ct->t.nr * HS_WHEN_BUCKETS, sizeof(*ct->hist));
 		if (!ct->hist)
 			goto fail;
@@ -420,7 +427,8 @@ fail:
 	return err;
 }
 
-void hs_calltree_when_bounds(const struct hs_calltree *ct, double *start_ms, double *end_ms)
+void hs_calltree_when_bounds(const struct hs_calltree *ct, double *start_ms,
+			     double *end_ms)
 {
 	*start_ms = (double)ct->range.start / 1e6;
 	*end_ms = (double)ct->range.end / 1e6;
@@ -479,7 +487,8 @@ int hs_calltree_byname(const struct hs_calltree *ct, struct hs_node_exc **rows_e
 }
 
 /* hs_calltree_when() from the nodes' histograms: one pass over the nodes. */
-static void nodes_when(const struct hs_calltree *ct, const struct hs_when_map *m, double *hist)
+static void nodes_when(const struct hs_calltree *ct, const struct hs_when_map *m,
+		       double *hist)
 {
 	size_t nr = m->nr_slots, nn = ct->t.nr, n;
 	uint32_t b, e;
@@ -528,8 +537,8 @@ int hs_calltree_when(const struct hs_calltree *ct, const struct hs_when_map *m,
 		if (!hs_filtered_sample(&ct->f, i, &s, &metric, &count))
 			continue;
 		n = s == HS_NO_STACK ? 0 : s + 1;
-		k = hs_when_spread(&ct->range, in->time[i], in->metric[i], metric,
-				   bucket, val);
+		k = hs_when_spread(&ct->range, in->time[i], in->metric[i], metric, bucket,
+				   val);
 		for (j = 0; j < k; j++)
 			root_hist[bucket[j]] += val[j];
 		if (m->slot_of) {

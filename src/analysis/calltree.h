@@ -38,36 +38,37 @@
 /* What lands on a node itself (its exclusive cost). */
 struct hs_node_exc {
 	double metric, count;
-	double fold, fold_count;	/* the part that arrived by FoldPats or Fold% */
-	int64_t first, last;		/* ns; INT64_MAX and INT64_MIN when empty */
+	double fold, fold_count; /* the part that arrived by FoldPats or Fold% */
+	int64_t first, last;	 /* ns; INT64_MAX and INT64_MIN when empty */
 };
 
 /* A node's subtree (its inclusive cost). */
 struct hs_node_inc {
 	double metric, count;
-	int64_t first, last;		/* ns; INT64_MAX and INT64_MIN when empty */
+	int64_t first, last; /* ns; INT64_MAX and INT64_MIN when empty */
 };
 
 enum hs_node_flags {
-	HS_NODE_PRESENT = 1 << 0,	/* some sample is in its subtree */
-	HS_NODE_ALIVE = 1 << 1,		/* present and not removed by Fold% */
-	HS_NODE_TOP = 1 << 2,		/* no ancestor has the same name */
+	HS_NODE_PRESENT = 1 << 0, /* some sample is in its subtree */
+	HS_NODE_ALIVE = 1 << 1,	  /* present and not removed by Fold% */
+	HS_NODE_TOP = 1 << 2,	  /* no ancestor has the same name */
 };
 
 struct hs_tree {
-	const struct hs_stack_source *names;	/* borrowed: frame names */
-	size_t nr;			/* nodes; 0 is the root */
-	uint32_t *frame;		/* node -> frame in @names; HS_NO_FRAME = ROOT */
-	uint32_t *parent;		/* node -> parent (smaller id); HS_NO_NODE at 0 */
+	const struct hs_stack_source *names; /* borrowed: frame names */
+	size_t nr;			     /* nodes; 0 is the root */
+	uint32_t *frame;  /* node -> frame in @names; HS_NO_FRAME = ROOT */
+	uint32_t *parent; /* node -> parent (smaller id); HS_NO_NODE at 0 */
 	struct hs_node_exc *exc;
 	struct hs_node_inc *inc;
-	uint8_t *flags;			/* enum hs_node_flags */
-	uint32_t *child_off;		/* nr + 1 offsets into @child */
-	uint32_t *child;		/* alive children, sorted |Inc| desc, First asc */
+	uint8_t *flags;	     /* enum hs_node_flags */
+	uint32_t *child_off; /* nr + 1 offsets into @child */
+	uint32_t *child;     /* alive children, sorted |Inc| desc, First asc */
 };
 
 /* Allocate @nr empty nodes (costs zero, times empty). 0 or -ENOMEM. */
-HS_MUST_CHECK int hs_tree_alloc(struct hs_tree *t, size_t nr, const struct hs_stack_source *names);
+HS_MUST_CHECK int hs_tree_alloc(struct hs_tree *t, size_t nr,
+				const struct hs_stack_source *names);
 void hs_tree_release(struct hs_tree *t);
 /*
  * Set every node's inclusive cost from the exclusive costs, mark present
@@ -95,40 +96,43 @@ void hs_node_exc_add(struct hs_node_exc *e, const struct hs_node_exc *add, doubl
  * Per-node When histograms are kept when they take at most 64 MB or at
  * most 8 bytes per sample of the input (as much as one sample column).
  */
-#define HS_NODE_HIST_BUDGET(nr_samples) \
-	((size_t)64 << 20 > 8 * (size_t)(nr_samples) ? (size_t)64 << 20 : 8 * (size_t)(nr_samples))
+#define HS_NODE_HIST_BUDGET(nr_samples)                                                  \
+	((size_t)64 << 20 > 8 * (size_t)(nr_samples) ? (size_t)64 << 20                  \
+						     : 8 * (size_t)(nr_samples))
 
 /* Parameters of a recompute: the filter and Fold%. */
 struct hs_view_params {
 	struct hs_filter_params filter;
-	double fold_pct;	/* Fold%; NAN or <= 0 for none */
+	double fold_pct; /* Fold%; NAN or <= 0 for none */
 	/*
 	 * The When range where the window is open: NAN = from the source's
 	 * samples (when.h). A source made by Drill Into or Flatten keeps
 	 * the range of the view it came from (hs_calltree_when_bounds()).
 	 */
 	double when_start_ms, when_end_ms;
-	int node_hist;		/* per-node When histograms: 0 = within the
-				 * budget, 1 = always, -1 = never */
+	int node_hist; /* per-node When histograms: 0 = within the
+			* budget, 1 = always, -1 = never */
 };
-#define HS_VIEW_PARAMS_INIT                                                   \
-	{ .filter = HS_FILTER_PARAMS_INIT, .fold_pct = NAN, .when_start_ms = NAN, \
-	  .when_end_ms = NAN }
+#define HS_VIEW_PARAMS_INIT                                                              \
+	{                                                                                \
+		.filter = HS_FILTER_PARAMS_INIT, .fold_pct = NAN, .when_start_ms = NAN,  \
+		.when_end_ms = NAN                                                       \
+	}
 
 struct hs_calltree {
-	struct hs_tree t;	/* node k >= 1 is output stack k - 1 */
-	struct hs_filtered f;	/* the filter's result (owned) */
-	const struct hs_stack_source *in;	/* borrowed input */
+	struct hs_tree t;		  /* node k >= 1 is output stack k - 1 */
+	struct hs_filtered f;		  /* the filter's result (owned) */
+	const struct hs_stack_source *in; /* borrowed input */
 	struct hs_when_range range;
-	double *hist;		/* NULL, or HS_WHEN_BUCKETS * t.nr: each node's own
-				 * samples (before Fold%), bucket-major:
-				 * hist[b * t.nr + node] */
-	double root_hist[HS_WHEN_BUCKETS];	/* all samples (kept with @hist) */
-	uint32_t *rep;		/* node -> the alive node its samples are charged to */
-	double fold_pct;	/* as applied; NAN when none */
-	double fold_threshold;	/* |Inc| below which nodes folded; 0 when none */
-	size_t nr_samples;	/* samples that passed the filter */
-	size_t nr_folded;	/* nodes Fold% removed (counting subtrees once) */
+	double *hist; /* NULL, or HS_WHEN_BUCKETS * t.nr: each node's own
+		       * samples (before Fold%), bucket-major:
+		       * hist[b * t.nr + node] */
+	double root_hist[HS_WHEN_BUCKETS]; /* all samples (kept with @hist) */
+	uint32_t *rep;	       /* node -> the alive node its samples are charged to */
+	double fold_pct;       /* as applied; NAN when none */
+	double fold_threshold; /* |Inc| below which nodes folded; 0 when none */
+	size_t nr_samples;     /* samples that passed the filter */
+	size_t nr_folded;      /* nodes Fold% removed (counting subtrees once) */
 };
 
 /*
@@ -136,7 +140,8 @@ struct hs_calltree {
  * -EINVAL for a bad pattern (the message, naming the pattern, in @diag);
  * -ENOMEM. On error @ct is left released.
  */
-HS_MUST_CHECK int hs_calltree_build(struct hs_calltree *ct, const struct hs_stack_source *in,
+HS_MUST_CHECK int hs_calltree_build(struct hs_calltree *ct,
+				    const struct hs_stack_source *in,
 				    const struct hs_view_params *p, struct hs_diag *diag);
 void hs_calltree_release(struct hs_calltree *ct);
 
@@ -144,7 +149,8 @@ void hs_calltree_release(struct hs_calltree *ct);
  * The Start and End (ms) of @ct's When range, to pass on as
  * when_start_ms/when_end_ms to a view of a source derived from it.
  */
-void hs_calltree_when_bounds(const struct hs_calltree *ct, double *start_ms, double *end_ms);
+void hs_calltree_when_bounds(const struct hs_calltree *ct, double *start_ms,
+			     double *end_ms);
 
 /* Percent basis: |ROOT inclusive| (0 when nothing passed the filter). */
 double hs_calltree_basis(const struct hs_calltree *ct);
@@ -153,7 +159,8 @@ double hs_calltree_basis(const struct hs_calltree *ct);
  * Output frame id of the name @name in @ct, HS_NO_FRAME for "ROOT";
  * -ENOENT when no frame has that name.
  */
-HS_MUST_CHECK int hs_calltree_find_name(const struct hs_calltree *ct, const char *name, uint32_t *frame);
+HS_MUST_CHECK int hs_calltree_find_name(const struct hs_calltree *ct, const char *name,
+					uint32_t *frame);
 
 /*
  * By-name sums over the alive nodes (§6): exclusive summed over nodes,
@@ -163,7 +170,8 @@ HS_MUST_CHECK int hs_calltree_find_name(const struct hs_calltree *ct, const char
  * inc.first == INT64_MAX. Returns 0 or -ENOMEM; @*rows_exc and @*rows_inc
  * are owned by the caller (hs_free()).
  */
-HS_MUST_CHECK int hs_calltree_byname(const struct hs_calltree *ct, struct hs_node_exc **rows_exc,
+HS_MUST_CHECK int hs_calltree_byname(const struct hs_calltree *ct,
+				     struct hs_node_exc **rows_exc,
 				     struct hs_node_inc **rows_inc);
 
 /*
@@ -189,10 +197,10 @@ struct hs_when_ent {
 };
 struct hs_when_map {
 	size_t nr_slots;
-	uint32_t *slot_of;	/* NULL, or node (any, rep or not) -> slot */
-	uint32_t *off;		/* ct->t.nr + 1 offsets into @ent */
+	uint32_t *slot_of; /* NULL, or node (any, rep or not) -> slot */
+	uint32_t *off;	   /* ct->t.nr + 1 offsets into @ent */
 	struct hs_when_ent *ent;
-	const uint32_t *slot_parent;	/* NULL or slot -> parent slot, HS_NO_NODE */
+	const uint32_t *slot_parent; /* NULL or slot -> parent slot, HS_NO_NODE */
 };
 int hs_calltree_when(const struct hs_calltree *ct, const struct hs_when_map *m,
 		     double *hist, double *root_hist);

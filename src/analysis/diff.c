@@ -33,8 +33,8 @@ static int append_side(const struct hs_stack_source *in,
 	for (i = 0; i < nr_frames; i++) {
 		const char *name = hs_source_frame_name(in, (uint32_t)i);
 
-		err = hs_source_intern_frame(out, name, hs_strtab_len(&in->frames, (uint32_t)i),
-					     &frame_map[i]);
+		err = hs_source_intern_frame(
+		    out, name, hs_strtab_len(&in->frames, (uint32_t)i), &frame_map[i]);
 		if (err)
 			goto out;
 	}
@@ -46,16 +46,19 @@ static int append_side(const struct hs_stack_source *in,
 			uint32_t caller = in->stack_caller[s];
 
 			/* the caller was translated already: its id is smaller */
-			err = hs_source_intern_stack(out, frame_map[in->stack_frame[s]],
-						     caller == HS_NO_STACK ? HS_NO_STACK :
-						     stack_map[caller], &stack_map[s]);
+			err = hs_source_intern_stack(
+			    out, frame_map[in->stack_frame[s]],
+			    caller == HS_NO_STACK ? HS_NO_STACK : stack_map[caller],
+			    &stack_map[s]);
 		} else {
-			size_t n = hs_source_stack_frames(in, s, path, HS_DIFF_MAX_DEPTH), k;
+			size_t n = hs_source_stack_frames(in, s, path, HS_DIFF_MAX_DEPTH),
+			       k;
 
 			(void)n;
 			for (k = 0; k < HS_DIFF_MAX_DEPTH; k++)
 				path[k] = frame_map[path[k]];
-			err = hs_source_intern_path(out, path, HS_DIFF_MAX_DEPTH, &stack_map[s]);
+			err = hs_source_intern_path(out, path, HS_DIFF_MAX_DEPTH,
+						    &stack_map[s]);
 		}
 		if (err)
 			goto out;
@@ -67,7 +70,8 @@ static int append_side(const struct hs_stack_source *in,
 		if (!hs_filtered_sample(&f, i, &mapped, &metric, &count))
 			continue;
 		err = hs_source_add_sample(out, in->time[i], sign * metric, sign * count,
-					   raw == HS_NO_STACK ? HS_NO_STACK : stack_map[raw]);
+					   raw == HS_NO_STACK ? HS_NO_STACK
+							      : stack_map[raw]);
 		if (err)
 			goto out;
 	}
@@ -83,14 +87,15 @@ out:
 int hs_diff_build(const struct hs_stack_source *base,
 		  const struct hs_filter_params *base_params,
 		  const struct hs_stack_source *test,
-		  const struct hs_filter_params *test_params,
-		  struct hs_stack_source *out, struct hs_diag *diag)
+		  const struct hs_filter_params *test_params, struct hs_stack_source *out,
+		  struct hs_diag *diag)
 {
 	int err;
 
 	/* a diff is only a time source when both sides are */
-	out->kind = base->kind == HS_METRIC_TIME && test->kind == HS_METRIC_TIME ?
-		HS_METRIC_TIME : HS_METRIC_PLAIN;
+	out->kind = base->kind == HS_METRIC_TIME && test->kind == HS_METRIC_TIME
+			? HS_METRIC_TIME
+			: HS_METRIC_PLAIN;
 	if (test->metric_unit && !out->metric_unit) {
 		out->metric_unit = hs_strdup(test->metric_unit);
 		if (!out->metric_unit)

@@ -26,6 +26,6 @@
 int hs_diff_build(const struct hs_stack_source *base,
 		  const struct hs_filter_params *base_params,
 		  const struct hs_stack_source *test,
-		  const struct hs_filter_params *test_params,
-		  struct hs_stack_source *out, struct hs_diag *diag);
+		  const struct hs_filter_params *test_params, struct hs_stack_source *out,
+		  struct hs_diag *diag);
 #endif

@@ -10,9 +10,9 @@
 struct copier {
 	const struct hs_stack_source *in;
 	struct hs_stack_source *out;
-	uint32_t *frame;	/* input frame -> output frame, HS_NO_FRAME = not yet */
-	uint32_t *stack;	/* input stack -> output stack, HS_DROPPED = not yet */
-	uint32_t *path;		/* scratch: input stacks still to copy */
+	uint32_t *frame; /* input frame -> output frame, HS_NO_FRAME = not yet */
+	uint32_t *stack; /* input stack -> output stack, HS_DROPPED = not yet */
+	uint32_t *path;	 /* scratch: input stacks still to copy */
 };
 
 static int copier_init(struct copier *c, const struct hs_stack_source *in,
@@ -64,8 +64,8 @@ static int copy_stack(struct copier *c, uint32_t s, uint32_t *res)
 		if (c->frame[f] == HS_NO_FRAME) {
 			const char *name = hs_source_frame_name(c->in, f);
 
-			err = hs_source_intern_frame(c->out, name, hs_strtab_len(&c->in->frames, f),
-						     &c->frame[f]);
+			err = hs_source_intern_frame(
+			    c->out, name, hs_strtab_len(&c->in->frames, f), &c->frame[f]);
 			if (err)
 				return err;
 		}
@@ -95,7 +95,7 @@ static int copy_samples(const struct hs_calltree *ct, const uint8_t *pick,
 			struct hs_stack_source *out)
 {
 	const struct hs_stack_source *in = ct->in;
-	struct copier c = { 0 };
+	struct copier c = {0};
 	size_t i;
 	int err = start_output(ct, out);
 
@@ -112,7 +112,8 @@ static int copy_samples(const struct hs_calltree *ct, const uint8_t *pick,
 			continue;
 		err = copy_stack(&c, in->stack[i], &os);
 		if (!err)
-			err = hs_source_add_sample(out, in->time[i], in->metric[i], in->count[i], os);
+			err = hs_source_add_sample(out, in->time[i], in->metric[i],
+						   in->count[i], os);
 	}
 	copier_release(&c);
 	if (err)
@@ -188,11 +189,13 @@ int hs_flatten(const struct hs_calltree *ct, struct hs_stack_source *out)
 
 			err = hs_source_intern_frame(out, name, strlen(name), &f);
 			if (!err)
-				err = hs_source_intern_stack(out, f, HS_NO_STACK, &leaf[s]);
+				err =
+				    hs_source_intern_stack(out, f, HS_NO_STACK, &leaf[s]);
 		}
 		if (!err)
-			err = hs_source_add_sample(out, in->time[i], in->metric[i], in->count[i],
-						   s == HS_NO_STACK ? HS_NO_STACK : leaf[s]);
+			err = hs_source_add_sample(
+			    out, in->time[i], in->metric[i], in->count[i],
+			    s == HS_NO_STACK ? HS_NO_STACK : leaf[s]);
 	}
 	hs_free(leaf);
 	if (err)

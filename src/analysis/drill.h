@@ -22,8 +22,8 @@
  */
 
 enum hs_drill_what {
-	HS_DRILL_INC,	/* samples in the subtree */
-	HS_DRILL_EXC,	/* samples charged to the node itself */
+	HS_DRILL_INC, /* samples in the subtree */
+	HS_DRILL_EXC, /* samples charged to the node itself */
 };
 
 /* Drill into call-tree node @node of @ct. 0, -EINVAL (no such node) or -ENOMEM. */

@@ -22,7 +22,7 @@
 #include <math.h>
 #include <string.h>
 
-#define WINDOW_SLACK_NS 600	/* PerfView's 0.0006 ms */
+#define WINDOW_SLACK_NS 600 /* PerfView's 0.0006 ms */
 #define NO_GROUP UINT32_MAX
 #define GROUP_IDENT(g) (((uint64_t)1 << 32) | (g))
 #define MAX_GROUP_BYTES ((size_t)1 << 30)
@@ -31,10 +31,10 @@ enum frame_kind { FK_UNSEEN, FK_NORMAL, FK_DISCARD, FK_FOLD };
 
 /* What a frame (or a plain group) means, from its name alone. */
 struct frame_info {
-	uint8_t kind;		/* enum frame_kind */
-	uint8_t entry;		/* member of an entry group */
-	uint32_t group;		/* group index or NO_GROUP */
-	uint32_t out;		/* output frame id */
+	uint8_t kind;	/* enum frame_kind */
+	uint8_t entry;	/* member of an entry group */
+	uint32_t group; /* group index or NO_GROUP */
+	uint32_t out;	/* output frame id */
 };
 
 struct apply {
@@ -43,19 +43,19 @@ struct apply {
 	struct hs_diag *diag;
 	struct hs_groups groups;
 	struct hs_patlist exc, fold, inc;
-	size_t words;		/* IncPats bitset words (0 without IncPats) */
+	size_t words; /* IncPats bitset words (0 without IncPats) */
 
-	struct frame_info *fi;	/* input frame -> info */
-	uint64_t *fi_inc;	/* input frame -> IncPats bits */
-	struct hs_strtab group_names;	/* group name -> group index */
-	struct frame_info *gi;	/* plain group -> shared info */
+	struct frame_info *fi;	      /* input frame -> info */
+	uint64_t *fi_inc;	      /* input frame -> IncPats bits */
+	struct hs_strtab group_names; /* group name -> group index */
+	struct frame_info *gi;	      /* plain group -> shared info */
 	uint64_t *gi_inc;
 	size_t alloc_gi, alloc_gi_inc;
 	struct hs_buf name, target;
 
-	uint64_t *s_ident;	/* input stack -> identity of its processed leaf */
-	uint32_t *s_group;	/* input stack -> group of its processed leaf */
-	uint64_t *s_inc;	/* input stack -> IncPats bits matched so far */
+	uint64_t *s_ident; /* input stack -> identity of its processed leaf */
+	uint32_t *s_group; /* input stack -> group of its processed leaf */
+	uint64_t *s_inc;   /* input stack -> IncPats bits matched so far */
 };
 
 void hs_filtered_release(struct hs_filtered *f)
@@ -73,7 +73,7 @@ static int intern_out(struct apply *a, const char *name, size_t len, uint32_t *i
 	return hs_source_intern_frame(&a->f->out, name, len, id);
 }
 
-#define MIXED_MODULE (UINT32_MAX - 1)	/* while building: several modules */
+#define MIXED_MODULE (UINT32_MAX - 1) /* while building: several modules */
 #define ORIGIN_UNSEEN 0xff
 
 /*
@@ -191,7 +191,7 @@ static int plain_group(struct apply *a, uint32_t g, struct frame_info *info,
 			return -ENOMEM;
 	}
 	if (a->gi[g].kind == FK_UNSEEN) {
-		struct frame_info gi = { .group = g };
+		struct frame_info gi = {.group = g};
 		int err = set_target(a, a->name.s, a->name.len);
 
 		if (!err)
@@ -212,7 +212,7 @@ static int frame_info(struct apply *a, uint32_t frame)
 {
 	const char *full = hs_source_frame_name(a->in, frame);
 	const char *shown = hs_frame_display(full);
-	struct frame_info info = { .group = NO_GROUP };
+	struct frame_info info = {.group = NO_GROUP};
 	uint64_t *inc = a->words ? a->fi_inc + (size_t)frame * a->words : NULL;
 	uint32_t g;
 	int kind, err;
@@ -279,8 +279,7 @@ static int all_set(const uint64_t *bits, size_t nr)
 	for (i = 0; i < nr / 64; i++)
 		if (bits[i] != UINT64_MAX)
 			return 0;
-	return nr % 64 == 0 ||
-	       (bits[nr / 64] | (UINT64_MAX << (nr % 64))) == UINT64_MAX;
+	return nr % 64 == 0 || (bits[nr / 64] | (UINT64_MAX << (nr % 64))) == UINT64_MAX;
 }
 
 static int process_stacks(struct apply *a)
@@ -299,7 +298,7 @@ static int process_stacks(struct apply *a)
 		size_t i;
 
 		if (caller != HS_NO_STACK && f->map[caller] == HS_DROPPED) {
-			f->map[s] = HS_DROPPED;	/* below an excluded frame */
+			f->map[s] = HS_DROPPED; /* below an excluded frame */
 			continue;
 		}
 		if (a->fi[frame].kind == FK_UNSEEN) {
@@ -318,7 +317,7 @@ static int process_stacks(struct apply *a)
 				ident = GROUP_IDENT(info->group);
 			else if (caller != HS_NO_STACK &&
 				 a->s_group[caller] == info->group)
-				ident = a->s_ident[caller];	/* inside the group */
+				ident = a->s_ident[caller]; /* inside the group */
 		}
 		if (caller != HS_NO_STACK &&
 		    (info->kind == FK_FOLD || ident == a->s_ident[caller])) {
@@ -343,9 +342,9 @@ static int process_stacks(struct apply *a)
 				for (i = 0; i < w; i++)
 					inc[i] |= a->s_inc[(size_t)caller * w + i];
 		}
-		err = hs_source_intern_stack(&f->out, info->out,
-					     caller == HS_NO_STACK ? HS_NO_STACK :
-					     f->map[caller], &f->map[s]);
+		err = hs_source_intern_stack(
+		    &f->out, info->out,
+		    caller == HS_NO_STACK ? HS_NO_STACK : f->map[caller], &f->map[s]);
 		if (err)
 			return err;
 	}
@@ -448,14 +447,16 @@ static void check_output(const struct hs_filtered *f)
 			  f->map[i] >= f->out.nr_stacks);
 }
 
-int hs_filter_apply(const struct hs_stack_source *in,
-		    const struct hs_filter_params *p, struct hs_filtered *f,
-		    struct hs_diag *diag)
+int hs_filter_apply(const struct hs_stack_source *in, const struct hs_filter_params *p,
+		    struct hs_filtered *f, struct hs_diag *diag)
 {
 	struct apply a = {
-		.in = in, .f = f, .diag = diag,
-		.groups = HS_GROUPS_INIT,
-		.name = HS_BUF_INIT, .target = HS_BUF_INIT,
+	    .in = in,
+	    .f = f,
+	    .diag = diag,
+	    .groups = HS_GROUPS_INIT,
+	    .name = HS_BUF_INIT,
+	    .target = HS_BUF_INIT,
 	};
 	int err;
 
@@ -509,8 +510,9 @@ int hs_filtered_sample(const struct hs_filtered *f, size_t i, uint32_t *stack,
 			if (hi < start)
 				return 0;
 			if (lo < start || hi > end) {
-				double span = ((hi < end ? hi : end) -
-					       (lo > start ? lo : start)) / 1e6;
+				double span =
+				    ((hi < end ? hi : end) - (lo > start ? lo : start)) /
+				    1e6;
 
 				m = m > 0 ? span : -span;
 			}

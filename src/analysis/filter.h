@@ -47,48 +47,51 @@
  * (a prefix built before IncPats dropped its callees).
  */
 
-#define HS_DROPPED (UINT32_MAX - 1)	/* map value: the sample is filtered out */
+#define HS_DROPPED (UINT32_MAX - 1) /* map value: the sample is filtered out */
 
 /* What an output frame stands for. */
 enum hs_origin_kind {
-	HS_ORIGIN_FRAME,	/* an input frame, by its short name */
-	HS_ORIGIN_GROUP,	/* a plain group (GroupPats "->") */
-	HS_ORIGIN_ENTRY,	/* an entry group: "GROUP <<entry frame>>" */
+	HS_ORIGIN_FRAME, /* an input frame, by its short name */
+	HS_ORIGIN_GROUP, /* a plain group (GroupPats "->") */
+	HS_ORIGIN_ENTRY, /* an entry group: "GROUP <<entry frame>>" */
 };
 
 struct hs_origin {
-	uint8_t kind;		/* enum hs_origin_kind */
-	uint32_t module;	/* short module in @modules; HS_NO_MODULE when
-				 * none, or when a group's frames have several */
-	uint32_t entry_at;	/* HS_ORIGIN_ENTRY: offset of the entry frame's
-				 * name in the output name */
+	uint8_t kind;	   /* enum hs_origin_kind */
+	uint32_t module;   /* short module in @modules; HS_NO_MODULE when
+			    * none, or when a group's frames have several */
+	uint32_t entry_at; /* HS_ORIGIN_ENTRY: offset of the entry frame's
+			    * name in the output name */
 };
 #define HS_NO_MODULE UINT32_MAX
 
 struct hs_filter_params {
-	const char *group;	/* GroupPats text; NULL or "" for none */
-	const char *fold;	/* FoldPats */
-	const char *inc;	/* IncPats: every ';' entry must match a frame */
-	const char *exc;	/* ExcPats: any match drops the sample */
-	double start_ms, end_ms;	/* time window; NAN (or infinite) = open */
+	const char *group;	 /* GroupPats text; NULL or "" for none */
+	const char *fold;	 /* FoldPats */
+	const char *inc;	 /* IncPats: every ';' entry must match a frame */
+	const char *exc;	 /* ExcPats: any match drops the sample */
+	double start_ms, end_ms; /* time window; NAN (or infinite) = open */
 };
-#define HS_FILTER_PARAMS_INIT { .start_ms = NAN, .end_ms = NAN }
+#define HS_FILTER_PARAMS_INIT                                                            \
+	{                                                                                \
+		.start_ms = NAN, .end_ms = NAN                                           \
+	}
 
 struct hs_filtered {
-	const struct hs_stack_source *in;	/* borrowed */
-	struct hs_stack_source out;	/* processed frames and stacks; no samples */
-	uint32_t *map;		/* input stack -> output stack or HS_DROPPED */
-	uint8_t *folded;	/* input stack -> 1 if its leaf's cost reached
-				 * the output leaf through a FoldPats fold
-				 * (PerfView's "number of folded frames" > 0:
-				 * set for A->F->A with F folded, too) */
-	struct hs_origin *origin;	/* output frame -> what it stands for */
+	const struct hs_stack_source *in; /* borrowed */
+	struct hs_stack_source out;	  /* processed frames and stacks; no samples */
+	uint32_t *map;			  /* input stack -> output stack or HS_DROPPED */
+	uint8_t *folded;		  /* input stack -> 1 if its leaf's cost reached
+					   * the output leaf through a FoldPats fold
+					   * (PerfView's "number of folded frames" > 0:
+					   * set for A->F->A with F folded, too) */
+	struct hs_origin *origin;	  /* output frame -> what it stands for */
 	size_t alloc_origin;
-	struct hs_strtab modules;	/* short module names of @origin */
-	size_t nr_groups;	/* distinct group names seen */
-	uint32_t root_map;	/* where a sample with no stack goes */
-	int has_window;		/* a Start or End bound is set */
-	int64_t start_ns, end_ns;	/* window incl. PerfView's 0.0006 ms slack */
+	struct hs_strtab modules; /* short module names of @origin */
+	size_t nr_groups;	  /* distinct group names seen */
+	uint32_t root_map;	  /* where a sample with no stack goes */
+	int has_window;		  /* a Start or End bound is set */
+	int64_t start_ns, end_ns; /* window incl. PerfView's 0.0006 ms slack */
 };
 
 /*
@@ -98,8 +101,8 @@ struct hs_filtered {
  * the output outgrows the model's caps. On error @out is left released.
  */
 HS_MUST_CHECK int hs_filter_apply(const struct hs_stack_source *in,
-				  const struct hs_filter_params *p, struct hs_filtered *out,
-				  struct hs_diag *diag);
+				  const struct hs_filter_params *p,
+				  struct hs_filtered *out, struct hs_diag *diag);
 void hs_filtered_release(struct hs_filtered *f);
 
 /*

@@ -69,7 +69,7 @@ static int parse_entry(const char *e, size_t len, void *arg)
 		return -ENOMEM;
 	if ((len == strlen(MODULE_ENTRY) && !memcmp(e, MODULE_ENTRY, len)) ||
 	    (len == strlen(MODULE_GROUP) && !memcmp(e, MODULE_GROUP, len))) {
-		g->nr++;	/* fast path: no regex */
+		g->nr++; /* fast path: no regex */
 		return 0;
 	}
 	err = hs_pattern_compile(e, plen, &gp->pat, &sub);
@@ -85,7 +85,7 @@ static int parse_entry(const char *e, size_t len, void *arg)
 
 int hs_groups_parse(struct hs_groups *g, const char *text, struct hs_diag *diag)
 {
-	struct parse_ctx c = { .g = g, .diag = diag };
+	struct parse_ctx c = {.g = g, .diag = diag};
 	const char *p = text, *close;
 	int err;
 
@@ -105,8 +105,8 @@ int hs_groups_parse(struct hs_groups *g, const char *text, struct hs_diag *diag)
 	return err;
 }
 
-int hs_group_expand(const char *tmpl, const char *subj,
-		    const struct hs_match *m, struct hs_buf *out)
+int hs_group_expand(const char *tmpl, const char *subj, const struct hs_match *m,
+		    struct hs_buf *out)
 {
 	struct hs_buf tmp = HS_BUF_INIT;
 	const char *p;
@@ -132,8 +132,8 @@ int hs_group_expand(const char *tmpl, const char *subj,
 	/* ... then "$&" in what that gave */
 	for (p = tmp.s; *p && !err; p++) {
 		if (p[0] == '$' && p[1] == '&') {
-			err = hs_buf_add(out, subj + m->start[0],
-					 m->end[0] - m->start[0]);
+			err =
+			    hs_buf_add(out, subj + m->start[0], m->end[0] - m->start[0]);
 			p++;
 		} else {
 			err = hs_buf_addc(out, *p);
@@ -175,8 +175,8 @@ static void swap_bufs(struct hs_buf *a, struct hs_buf *b)
 	*b = t;
 }
 
-static int match_patterns(struct hs_groups *g, const char *full,
-			  struct hs_buf *name, struct hs_diag *diag)
+static int match_patterns(struct hs_groups *g, const char *full, struct hs_buf *name,
+			  struct hs_diag *diag)
 {
 	const char *cur = full;
 	int kind = HS_GROUP_NONE;
@@ -199,7 +199,7 @@ static int match_patterns(struct hs_groups *g, const char *full,
 				return -ENOMEM;
 			if (gp->entry)
 				return HS_GROUP_ENTRY;
-			kind = HS_GROUP_PLAIN;	/* a rename, as below */
+			kind = HS_GROUP_PLAIN; /* a rename, as below */
 			swap_bufs(&g->cur, &g->next);
 			cur = g->cur.s;
 			continue;
@@ -215,7 +215,7 @@ static int match_patterns(struct hs_groups *g, const char *full,
 		if (hs_group_expand(gp->tmpl, cur, &m, &g->next))
 			return -ENOMEM;
 		if (!g->next.len)
-			return HS_GROUP_NONE;	/* the "exclusion group" */
+			return HS_GROUP_NONE; /* the "exclusion group" */
 		hs_buf_reset(name);
 		if (hs_buf_add(name, g->next.s, g->next.len))
 			return -ENOMEM;

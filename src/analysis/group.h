@@ -21,9 +21,9 @@
  * group; a "->" match renames the frame and matching goes on with the new
  * name (the last rename wins). The entries "{%}!=>module $1" and
  * "{%}!->module $1" are recognised and done without PCRE2, with the
- * module of model/frame_name.h (a C++ operator's '!' is no module's). A frame that no pattern groups and whose full
- * name ends in "!?" (an unresolved address) goes into a plain group named
- * by its short name, so a module's unknown frames collapse together.
+ * module of model/frame_name.h (a C++ operator's '!' is no module's). A frame that no
+ * pattern groups and whose full name ends in "!?" (an unresolved address) goes into a
+ * plain group named by its short name, so a module's unknown frames collapse together.
  *
  * What happens along a stack (entry groups merging into their entry frame)
  * is the filter's business (filter.c).
@@ -33,23 +33,26 @@
  */
 
 enum hs_group_kind {
-	HS_GROUP_NONE,		/* not grouped */
-	HS_GROUP_PLAIN,		/* "->": every member shows the group name */
-	HS_GROUP_ENTRY,		/* "=>": shown as "NAME <<entry frame>>" */
+	HS_GROUP_NONE,	/* not grouped */
+	HS_GROUP_PLAIN, /* "->": every member shows the group name */
+	HS_GROUP_ENTRY, /* "=>": shown as "NAME <<entry frame>>" */
 };
 
 struct hs_group_pat {
-	struct hs_pattern *pat;	/* owned; NULL for the module fast paths */
+	struct hs_pattern *pat; /* owned; NULL for the module fast paths */
 	char *tmpl;		/* owned template, trimmed */
 	int entry;		/* "=>" */
 };
 
 struct hs_groups {
-	struct hs_group_pat *pat;	/* owned */
+	struct hs_group_pat *pat; /* owned */
 	size_t nr, alloc;
-	struct hs_buf cur, next;	/* scratch for renames */
+	struct hs_buf cur, next; /* scratch for renames */
 };
-#define HS_GROUPS_INIT { .cur = HS_BUF_INIT, .next = HS_BUF_INIT }
+#define HS_GROUPS_INIT                                                                   \
+	{                                                                                \
+		.cur = HS_BUF_INIT, .next = HS_BUF_INIT                                  \
+	}
 
 /*
  * Parse GroupPats @text (NULL or blank for none) into @g, which must be
@@ -75,6 +78,6 @@ int hs_groups_match(struct hs_groups *g, const char *full, struct hs_buf *name,
  * that capture (empty if missing), then each "$&" the whole match.
  * Returns 0 or -ENOMEM.
  */
-int hs_group_expand(const char *tmpl, const char *subj,
-		    const struct hs_match *m, struct hs_buf *out);
+int hs_group_expand(const char *tmpl, const char *subj, const struct hs_match *m,
+		    struct hs_buf *out);
 #endif

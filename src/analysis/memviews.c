@@ -39,18 +39,18 @@
 static const struct {
 	const char *name, *description;
 } kinds[HS_MEM__COUNT] = {
-	[HS_MEM_ALLOC] = { "alloc", "every allocation, frees ignored" },
-	[HS_MEM_NET] = { "net", "allocations minus frees, charged to the allocating "
-		"stack: a time range shows the growth in it" },
-	[HS_MEM_LEAKS] = { "leaks", "blocks allocated in the range and still live at "
-		"its end" },
-	[HS_MEM_PEAK] = { "peak", "the blocks live when heap in use was highest" },
-	[HS_MEM_TEMPORARY] = { "temporary", "allocations freed before any other "
-		"allocation was made" },
-	[HS_MEM_MMAP] = { "mmap", "anonymous mappings: mapped minus unmapped bytes" },
-	[HS_MEM_CPU] = { "cpu", "CPU samples (run --cpu): ms of CPU time" },
-	[HS_MEM_WALL] = { "wall", "wall-clock samples (run --wall): every thread's "
-		"time, CPU_TIME, BLOCKED_TIME or READIED_TIME" },
+    [HS_MEM_ALLOC] = {"alloc", "every allocation, frees ignored"},
+    [HS_MEM_NET] = {"net", "allocations minus frees, charged to the allocating "
+			   "stack: a time range shows the growth in it"},
+    [HS_MEM_LEAKS] = {"leaks", "blocks allocated in the range and still live at "
+			       "its end"},
+    [HS_MEM_PEAK] = {"peak", "the blocks live when heap in use was highest"},
+    [HS_MEM_TEMPORARY] = {"temporary", "allocations freed before any other "
+				       "allocation was made"},
+    [HS_MEM_MMAP] = {"mmap", "anonymous mappings: mapped minus unmapped bytes"},
+    [HS_MEM_CPU] = {"cpu", "CPU samples (run --cpu): ms of CPU time"},
+    [HS_MEM_WALL] = {"wall", "wall-clock samples (run --wall): every thread's "
+			     "time, CPU_TIME, BLOCKED_TIME or READIED_TIME"},
 };
 
 const char *hs_memview_name(enum hs_memview_kind kind)
@@ -84,7 +84,7 @@ int hs_memview_offered(const struct hs_trace *t, enum hs_memview_kind kind)
 	if (kind == HS_MEM_WALL)
 		return t->sampling.wall_samples > 0;
 	if (t->sampling.present && (t->sampling.flags & 1))
-		return 0;	/* --no-heap: no heap views */
+		return 0; /* --no-heap: no heap views */
 	if (kind != HS_MEM_MMAP)
 		return (unsigned)kind < HS_MEM__COUNT;
 	for (i = 0; i < t->nr_events; i++)
@@ -123,14 +123,14 @@ json_t *hs_memview_list_json(const struct hs_trace *t)
 
 /* The live blocks: address (never 0) -> the block's allocation. */
 struct block {
-	uint64_t ord;		/* its event's place in the stream */
+	uint64_t ord; /* its event's place in the stream */
 	int64_t time;
 	uint64_t size;
-	uint32_t key;		/* its stack key */
+	uint32_t key; /* its stack key */
 };
 
 struct slot {
-	uint64_t addr;		/* 0 = empty */
+	uint64_t addr; /* 0 = empty */
 	struct block blk;
 };
 
@@ -158,7 +158,7 @@ static inline size_t live_find(const struct live *m, uint64_t a)
 
 static int live_grow(struct live *m)
 {
-	struct live g = { .cap = m->cap ? 2 * m->cap : 256 };
+	struct live g = {.cap = m->cap ? 2 * m->cap : 256};
 	size_t j;
 
 	g.slot = hs_calloc(g.cap, sizeof(struct slot));
@@ -230,7 +230,8 @@ static inline int live_del(struct live *m, uint64_t a, struct block *blk)
 		if (!m->slot[j].addr)
 			break;
 		home = addr_hash(m->slot[j].addr) & mask;
-		if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
+		if ((j > i && (home <= i || home > j)) ||
+		    (j < i && (home <= i && home > j))) {
 			m->slot[i] = m->slot[j];
 			i = j;
 		}
@@ -274,9 +275,9 @@ struct view {
 	struct hs_memview_info *info;
 	struct keytab keys;
 	struct live live;
-	double lo, hi;			/* the range in ns (leaks, peak) */
-	uint64_t ord;			/* events seen */
-	uint64_t last;			/* temporary: the latest allocation's address */
+	double lo, hi; /* the range in ns (leaks, peak) */
+	uint64_t ord;  /* events seen */
+	uint64_t last; /* temporary: the latest allocation's address */
 };
 
 static inline double weight(const struct hs_trace *t, uint64_t size)
@@ -334,7 +335,7 @@ static int emit_block(struct view *v, const struct block *blk, double sign, int6
 
 static int put_block(struct view *v, const struct hs_trace_event *e, uint32_t key)
 {
-	struct block blk = { .ord = v->ord, .time = e->time, .size = e->size, .key = key };
+	struct block blk = {.ord = v->ord, .time = e->time, .size = e->size, .key = key};
 
 	return live_put(&v->live, e->addr, &blk);
 }
@@ -356,11 +357,12 @@ static int view_sample(struct view *v, const struct hs_trace_event *e)
 			return 0;
 	} else if (e->addr == HS_SAMPLE_WALL_CPU || e->addr == HS_SAMPLE_WALL_BLOCKED ||
 		   e->addr == HS_SAMPLE_WALL_READY) {
-		cat = (unsigned)e->addr;	/* 1, 2, 3: key_stack()'s state[] */
+		cat = (unsigned)e->addr; /* 1, 2, 3: key_stack()'s state[] */
 	} else {
 		return 0;
 	}
-	err = key_of(&v->keys, e->node, e->thread, (unsigned)HS_TAG_SAMPLE << 8 | cat, &key);
+	err = key_of(&v->keys, e->node, e->thread, (unsigned)HS_TAG_SAMPLE << 8 | cat,
+		     &key);
 	if (!err)
 		err = emit(v, e->time - (int64_t)e->size, (double)e->size / 1e6, 1, key);
 	return err;
@@ -509,9 +511,9 @@ static int view_peak(struct view *v)
 {
 	const struct hs_trace *t = v->t;
 	struct hs_trace_event e;
-	struct hs_u64map sizes = HS_U64MAP_INIT;	/* live address -> size */
+	struct hs_u64map sizes = HS_U64MAP_INIT; /* live address -> size */
 	double in_use = 0, peak = -1;
-	size_t i, upto = 0;	/* the peak is after events [0, upto) */
+	size_t i, upto = 0; /* the peak is after events [0, upto) */
 	int64_t peak_ns = -1;
 	int err = 0, have = 0, step;
 
@@ -556,7 +558,7 @@ static int view_peak(struct view *v)
 int hs_memview_heap_walk(const struct hs_trace *t,
 			 void (*fn)(void *ctx, int64_t time, double in_use), void *ctx)
 {
-	struct hs_u64map sizes = HS_U64MAP_INIT;	/* live address -> size */
+	struct hs_u64map sizes = HS_U64MAP_INIT; /* live address -> size */
 	double in_use = 0;
 	size_t i;
 	int err = 0, step;
@@ -579,13 +581,13 @@ int hs_memview_heap_walk(const struct hs_trace *t,
 struct mapping {
 	uint64_t start, end;
 	uint32_t key;
-	uint32_t id;		/* the mmap it came from */
+	uint32_t id; /* the mmap it came from */
 };
 
 struct maps {
 	struct mapping *m;
 	size_t n, alloc;
-	uint32_t *pieces;	/* id -> live pieces */
+	uint32_t *pieces; /* id -> live pieces */
 	size_t nr_ids, alloc_ids;
 };
 
@@ -606,7 +608,8 @@ static size_t maps_first(const struct maps *ms, uint64_t a)
 }
 
 /* Unmap [a, e) at @time: -bytes for each part of a mapping it covers. */
-static int maps_unmap(struct view *v, struct maps *ms, uint64_t a, uint64_t e, int64_t time)
+static int maps_unmap(struct view *v, struct maps *ms, uint64_t a, uint64_t e,
+		      int64_t time)
 {
 	size_t i = maps_first(ms, a);
 	int err = 0;
@@ -618,8 +621,8 @@ static int maps_unmap(struct view *v, struct maps *ms, uint64_t a, uint64_t e, i
 
 		if (whole)
 			ms->pieces[m->id]--;
-		err = emit(v, time, -(double)(hi - lo), whole && !ms->pieces[m->id] ? -1 : 0,
-			   m->key);
+		err = emit(v, time, -(double)(hi - lo),
+			   whole && !ms->pieces[m->id] ? -1 : 0, m->key);
 		if (err)
 			break;
 		if (lo > m->start && hi < m->end) {
@@ -652,7 +655,7 @@ static int view_mmap(struct view *v)
 {
 	const struct hs_trace *t = v->t;
 	struct hs_trace_event ev;
-	struct maps ms = { 0 };
+	struct maps ms = {0};
 	size_t i, at;
 	uint32_t key;
 	int err = 0;
@@ -671,13 +674,14 @@ static int view_mmap(struct view *v)
 		/* a mapping placed over live ones replaces them */
 		err = maps_unmap(v, &ms, a, e, t->time[i]);
 		hs_trace_event_get(t, i, &ev);
-		ev.size = 0;	/* mappings have no size class */
+		ev.size = 0; /* mappings have no size class */
 		if (!err)
 			err = event_key(v, &ev, &key);
 		if (!err)
 			err = emit(v, t->time[i], (double)t->size[i], 1, key);
-		if (!err && (HS_GROW(ms.m, ms.n + 1, ms.alloc) || ms.nr_ids >= UINT32_MAX ||
-			     HS_GROW(ms.pieces, ms.nr_ids + 1, ms.alloc_ids)))
+		if (!err &&
+		    (HS_GROW(ms.m, ms.n + 1, ms.alloc) || ms.nr_ids >= UINT32_MAX ||
+		     HS_GROW(ms.pieces, ms.nr_ids + 1, ms.alloc_ids)))
 			err = -ENOMEM;
 		if (err)
 			break;
@@ -904,14 +908,15 @@ int hs_memview_build_path(const char *path, const struct hs_memview_opts *o,
 	if (o->kind == HS_MEM_ALLOC || o->kind == HS_MEM_NET || o->kind == HS_MEM_LEAKS ||
 	    o->kind == HS_MEM_TEMPORARY || is_sample_view(o->kind)) {
 		struct hs_trace_sink sink = {
-			.events = sink_events,
-			.live = o->kind == HS_MEM_ALLOC || is_sample_view(o->kind) ? NULL
-										  : sink_live,
-			.ctx = &v,
+		    .events = sink_events,
+		    .live = o->kind == HS_MEM_ALLOC || is_sample_view(o->kind)
+				? NULL
+				: sink_live,
+		    .ctx = &v,
 		};
 
 		view_init(&v, o, out, info);
-		v.t = &t;	/* the weights need only its process record */
+		v.t = &t; /* the weights need only its process record */
 		err = hs_trace_stream(path, &t, &sink, diag);
 		if (!err) {
 			err = view_finish(&v, &t);

@@ -99,9 +99,9 @@ enum hs_memview_kind {
 
 struct hs_memview_opts {
 	enum hs_memview_kind kind;
-	double start_ms, end_ms;	/* the range; NAN: open */
-	uint64_t large_threshold;	/* "LargeAlloc" from this size; 0: never */
-	int size_classes;		/* add "Alloc < 2^k" frames */
+	double start_ms, end_ms;  /* the range; NAN: open */
+	uint64_t large_threshold; /* "LargeAlloc" from this size; 0: never */
+	int size_classes;	  /* add "Alloc < 2^k" frames */
 	/* no allocation wrappers in the default FoldPats (analysis/wrappers.h) */
 	int keep_wrappers;
 	/*
@@ -110,23 +110,25 @@ struct hs_memview_opts {
 	 */
 	int split_inline;
 };
-#define HS_MEMVIEW_OPTS_INIT                                                  \
-	{ .kind = HS_MEM_ALLOC, .start_ms = NAN, .end_ms = NAN,               \
-	  .large_threshold = HS_LARGE_ALLOC_DEFAULT }
+#define HS_MEMVIEW_OPTS_INIT                                                             \
+	{                                                                                \
+		.kind = HS_MEM_ALLOC, .start_ms = NAN, .end_ms = NAN,                    \
+		.large_threshold = HS_LARGE_ALLOC_DEFAULT                                \
+	}
 
 /* What a build found out besides the samples. */
 struct hs_memview_info {
-	int uses_range;		/* the range chose the blocks (leaks, peak) */
-	int64_t peak_ns;	/* peak: when heap in use was highest (-1: empty) */
-	double peak_bytes;	/* peak: the heap in use then */
-	int symbolized;		/* the trace has a symbol section */
+	int uses_range;	   /* the range chose the blocks (leaks, peak) */
+	int64_t peak_ns;   /* peak: when heap in use was highest (-1: empty) */
+	double peak_bytes; /* peak: the heap in use then */
+	int symbolized;	   /* the trace has a symbol section */
 	/* net: frees of live blocks (weighted), frees of blocks never seen
 	 * allocated, and blocks replaced by another at their address */
 	double frees;
 	size_t unmatched_frees, missed_frees;
-	int cut_off;		/* the trace was cut off (t->cut_off) */
-	size_t events;		/* events it holds */
-	struct hs_trace_sym_damage sym_damage;	/* t->sym_damage */
+	int cut_off;			       /* the trace was cut off (t->cut_off) */
+	size_t events;			       /* events it holds */
+	struct hs_trace_sym_damage sym_damage; /* t->sym_damage */
 };
 
 /* "alloc", "net", ...; NULL for an unknown kind. */
@@ -154,8 +156,7 @@ HS_MUST_CHECK int hs_memview_build(const struct hs_trace *t,
  * per event instead of reading them all in; else it loads the trace).
  * Returns what hs_trace_load() and hs_memview_build() return.
  */
-HS_MUST_CHECK int hs_memview_build_path(const char *path,
-					const struct hs_memview_opts *o,
+HS_MUST_CHECK int hs_memview_build_path(const char *path, const struct hs_memview_opts *o,
 					struct hs_stack_source *out,
 					struct hs_memview_info *info,
 					struct hs_diag *diag);

@@ -22,13 +22,13 @@
  * all known yet); the keys become stacks at the end.
  */
 struct keytab {
-	uint64_t *node;		/* node index, HS_TRACE_NONE, or id | HS_TRACE_EV_NODE_ID */
+	uint64_t *node; /* node index, HS_TRACE_NONE, or id | HS_TRACE_EV_NODE_ID */
 	uint32_t *thread;
-	uint16_t *tagcat;	/* tag << 8 | category */
-	size_t *last;		/* key -> its latest sample, or SIZE_MAX */
+	uint16_t *tagcat; /* tag << 8 | category */
+	size_t *last;	  /* key -> its latest sample, or SIZE_MAX */
 	size_t n, alloc;
-	struct hs_idindex index;	/* of the keys above */
-	size_t c_key;		/* the last key looked up (n: none) */
+	struct hs_idindex index; /* of the keys above */
+	size_t c_key;		 /* the last key looked up (n: none) */
 };
 
 #define NO_CHAIN UINT32_MAX
@@ -39,27 +39,27 @@ struct builder {
 	struct hs_stack_source *out;
 	struct hs_buf name;
 	/* node -> its frames (outermost first) in chain_frame/chain_loc */
-	uint32_t *node_first;		/* NO_CHAIN: not computed yet */
+	uint32_t *node_first; /* NO_CHAIN: not computed yet */
 	uint8_t *node_len;
 	uint32_t *chain_frame, *chain_loc;
 	size_t nr_chain, alloc_chain;
-	struct hs_u64map roots;		/* thread << 9 | exit << 8 | category -> root number */
-	uint32_t *root_stack;		/* root number -> its stack */
+	struct hs_u64map roots; /* thread << 9 | exit << 8 | category -> root number */
+	uint32_t *root_stack;	/* root number -> its stack */
 	size_t nr_roots, alloc_roots;
-	struct hs_u64map base;		/* root << 32 | node -> stack */
-	struct hs_u64map leaf;		/* stack << 8 | tag -> stack */
-	uint32_t *thread_stack;		/* thread -> its pseudo-frame stack */
+	struct hs_u64map base;	/* root << 32 | node -> stack */
+	struct hs_u64map leaf;	/* stack << 8 | tag -> stack */
+	uint32_t *thread_stack; /* thread -> its pseudo-frame stack */
 	uint32_t process_stack, broken_frame;
-	uint32_t fn_frame[256];		/* tag -> allocation function frame */
+	uint32_t fn_frame[256]; /* tag -> allocation function frame */
 	uint32_t large_frame;
 	uint32_t class_frame[65];
-	const char *libc;		/* the C library's path, or NULL */
-	uint32_t *path;			/* scratch: nodes leaf first */
+	const char *libc; /* the C library's path, or NULL */
+	uint32_t *path;	  /* scratch: nodes leaf first */
 	/* leaks: which allocations are known exit-time ones */
 	struct hs_patlist alloc_pats, exit_pats;
-	uint8_t *frame_kind;		/* frame -> FK_* bits (0: not looked at) */
+	uint8_t *frame_kind; /* frame -> FK_* bits (0: not looked at) */
 	size_t alloc_kind;
-	uint32_t exit_frame;		/* HS_EXIT_TIME_FRAME */
+	uint32_t exit_frame; /* HS_EXIT_TIME_FRAME */
 	/*
 	 * "module!function" of every out-of-line frame of the symbol
 	 * section: an inlined copy of one of these is named as it is, not
@@ -90,12 +90,13 @@ HS_MUST_CHECK int heap_fold(const struct hs_trace *t, const struct hs_memview_op
 			    char **fold);
 
 /* The key of (@node, @thread, @tagcat), a new one when it has none. */
-static inline int key_of(struct keytab *k, uint64_t node, uint32_t thread, unsigned tagcat,
-			 uint32_t *key)
+static inline int key_of(struct keytab *k, uint64_t node, uint32_t thread,
+			 unsigned tagcat, uint32_t *key)
 {
 	size_t c = k->c_key;
 
-	if (c < k->n && k->node[c] == node && k->thread[c] == thread && k->tagcat[c] == tagcat) {
+	if (c < k->n && k->node[c] == node && k->thread[c] == thread &&
+	    k->tagcat[c] == tagcat) {
 		*key = (uint32_t)c;
 		return 0;
 	}

@@ -31,7 +31,7 @@ struct key_probe {
 
 static uint64_t key_hash(const struct key_probe *p)
 {
-	uint64_t k[2] = { p->node, (uint64_t)p->thread << 16 | p->tagcat };
+	uint64_t k[2] = {p->node, (uint64_t)p->thread << 16 | p->tagcat};
 
 	return hs_hash_bytes(k, sizeof(k));
 }
@@ -48,7 +48,7 @@ static int key_eq(const void *ctx, uint32_t id, const void *key)
 int key_find(struct keytab *k, uint64_t node, uint32_t thread, unsigned tagcat,
 	     uint32_t *key)
 {
-	struct key_probe p = { node, thread, tagcat };
+	struct key_probe p = {node, thread, tagcat};
 	uint64_t h = key_hash(&p);
 	size_t i, a;
 	uint32_t id;
@@ -155,7 +155,8 @@ static int sym_chain(struct builder *b, const struct hs_trace_sym *sym,
 			err = intern(b, b->name.s, b->name.len, &frame);
 		loc = 0;
 		if (!err && file && f[i].line)
-			err = hs_source_intern_loc(b->out, file, strlen(file), f[i].line, &loc);
+			err = hs_source_intern_loc(b->out, file, strlen(file), f[i].line,
+						   &loc);
 		if (!err)
 			err = chain_push(b, frame, loc);
 		if (err)
@@ -194,7 +195,8 @@ static int node_chain(struct builder *b, uint32_t node, uint32_t *first, unsigne
 	if (err)
 		return err;
 	b->node_first[node] = (uint32_t)start;
-	b->node_len[node] = (uint8_t)(b->nr_chain - start > 255 ? 255 : b->nr_chain - start);
+	b->node_len[node] =
+	    (uint8_t)(b->nr_chain - start > 255 ? 255 : b->nr_chain - start);
 	*first = (uint32_t)start;
 	*n = b->node_len[node];
 	return 0;
@@ -233,7 +235,7 @@ static int thread_stack(struct builder *b, uint32_t th, uint32_t *stack)
 static int category_root(struct builder *b, uint32_t th, unsigned cat, int exit,
 			 uint32_t *root, uint32_t *stack)
 {
-	uint64_t key = (uint64_t)th << 9 | (uint64_t)!!exit << 8 | cat, hit;
+	uint64_t key = (uint64_t)th << 9 | (uint64_t) !!exit << 8 | cat, hit;
 	uint32_t s, cls = cat >> 1;
 	int err;
 
@@ -259,11 +261,13 @@ static int category_root(struct builder *b, uint32_t th, unsigned cat, int exit,
 	if (!err && b->o->size_classes && !is_sample_view(b->o->kind)) {
 		if (b->class_frame[cls] == HS_NO_FRAME) {
 			hs_buf_reset(&b->name);
-			err = cls < 64 ? hs_buf_addf(&b->name, "Alloc < %" PRIu64,
-						     (uint64_t)1 << cls)
-				       : hs_buf_adds(&b->name, "Alloc >= 9223372036854775808");
+			err = cls < 64
+				  ? hs_buf_addf(&b->name, "Alloc < %" PRIu64,
+						(uint64_t)1 << cls)
+				  : hs_buf_adds(&b->name, "Alloc >= 9223372036854775808");
 			if (!err)
-				err = intern(b, b->name.s, b->name.len, &b->class_frame[cls]);
+				err = intern(b, b->name.s, b->name.len,
+					     &b->class_frame[cls]);
 		}
 		if (!err)
 			err = hs_source_intern_stack(b->out, b->class_frame[cls], s, &s);
@@ -282,8 +286,8 @@ static int category_root(struct builder *b, uint32_t th, unsigned cat, int exit,
 }
 
 /* The stack of node @node under root @root (without the allocation function). */
-static int base_stack(struct builder *b, uint32_t root, uint32_t root_stack, uint32_t node,
-		      uint32_t *stack)
+static int base_stack(struct builder *b, uint32_t root, uint32_t root_stack,
+		      uint32_t node, uint32_t *stack)
 {
 	uint32_t s, first;
 	uint64_t hit;
@@ -303,7 +307,7 @@ static int base_stack(struct builder *b, uint32_t root, uint32_t root_stack, uin
 		b->path[n++] = node;
 		node = b->t->node_parent[node];
 		if (node == HS_TRACE_MISSING) {
-			b->path[n++] = HS_TRACE_NONE;	/* BROKEN */
+			b->path[n++] = HS_TRACE_NONE; /* BROKEN */
 			break;
 		}
 		if (node == HS_TRACE_NONE)
@@ -319,10 +323,12 @@ static int base_stack(struct builder *b, uint32_t root, uint32_t root_stack, uin
 		}
 		err = node_chain(b, b->path[i], &first, &len);
 		for (k = 0; !err && k < len; k++)
-			err = hs_source_intern_stack_loc(b->out, b->chain_frame[first + k], s,
-							 b->chain_loc[first + k], &s);
+			err =
+			    hs_source_intern_stack_loc(b->out, b->chain_frame[first + k],
+						       s, b->chain_loc[first + k], &s);
 		if (!err)
-			err = hs_u64map_put(&b->base, (uint64_t)root << 32 | b->path[i], s, NULL);
+			err = hs_u64map_put(&b->base, (uint64_t)root << 32 | b->path[i],
+					    s, NULL);
 		if (err < 0)
 			return err;
 	}
@@ -333,18 +339,30 @@ static int base_stack(struct builder *b, uint32_t root, uint32_t root_stack, uin
 static const char *fn_name(unsigned tag)
 {
 	switch (tag) {
-	case HS_TAG_MALLOC: return "malloc";
-	case HS_TAG_CALLOC: return "calloc";
-	case HS_TAG_REALLOC: return "realloc";
-	case HS_TAG_REALLOCARRAY: return "reallocarray";
-	case HS_TAG_POSIX_MEMALIGN: return "posix_memalign";
-	case HS_TAG_ALIGNED_ALLOC: return "aligned_alloc";
-	case HS_TAG_MEMALIGN: return "memalign";
-	case HS_TAG_VALLOC: return "valloc";
-	case HS_TAG_PVALLOC: return "pvalloc";
-	case HS_TAG_MMAP: return "mmap";
-	case HS_TAG_MREMAP: return "mremap";
-	default: return "alloc";
+	case HS_TAG_MALLOC:
+		return "malloc";
+	case HS_TAG_CALLOC:
+		return "calloc";
+	case HS_TAG_REALLOC:
+		return "realloc";
+	case HS_TAG_REALLOCARRAY:
+		return "reallocarray";
+	case HS_TAG_POSIX_MEMALIGN:
+		return "posix_memalign";
+	case HS_TAG_ALIGNED_ALLOC:
+		return "aligned_alloc";
+	case HS_TAG_MEMALIGN:
+		return "memalign";
+	case HS_TAG_VALLOC:
+		return "valloc";
+	case HS_TAG_PVALLOC:
+		return "pvalloc";
+	case HS_TAG_MMAP:
+		return "mmap";
+	case HS_TAG_MREMAP:
+		return "mremap";
+	default:
+		return "alloc";
 	}
 }
 
@@ -414,14 +432,14 @@ static int exit_time(struct builder *b, uint32_t idx)
 				break;
 			if (!mod) {
 				if (kind & FK_ALLOCATOR)
-					continue;	/* the allocator's own */
+					continue; /* the allocator's own */
 				mod = name;
 				mod_len = module_len(name);
 				if (mod_len == SIZE_MAX)
 					return 0;
 			} else if (module_len(name) != mod_len ||
 				   memcmp(name, mod, mod_len)) {
-				return 0;	/* called from another module */
+				return 0; /* called from another module */
 			}
 			if (kind & FK_EXIT)
 				return 1;
@@ -449,7 +467,7 @@ int key_stack(struct builder *b, const struct keytab *keys, size_t k, uint32_t *
 
 	if (node & HS_TRACE_EV_NODE_ID) {
 		idx = hs_trace_node_index(t, node & ~HS_TRACE_EV_NODE_ID);
-		broken = idx == HS_TRACE_NONE;	/* never defined: cut off */
+		broken = idx == HS_TRACE_NONE; /* never defined: cut off */
 	} else if (node < t->nr_nodes) {
 		idx = (uint32_t)node;
 	}
@@ -472,9 +490,9 @@ int key_stack(struct builder *b, const struct keytab *keys, size_t k, uint32_t *
 		 * (2) or waited for a CPU (3), named as in the perf thread-time
 		 * source
 		 */
-		static const char *const state[] = { NULL, HS_FRAME_CPU_TIME,
-						     HS_FRAME_BLOCKED_TIME,
-						     HS_FRAME_READIED_TIME };
+		static const char *const state[] = {NULL, HS_FRAME_CPU_TIME,
+						    HS_FRAME_BLOCKED_TIME,
+						    HS_FRAME_READIED_TIME};
 		uint32_t f;
 
 		if (cat < 1 || cat > 3) {
@@ -551,7 +569,8 @@ static int find_outofline(struct builder *b)
 			hs_buf_reset(&b->name);
 			err = hs_buf_addf(&b->name, "%s!%s", mod ? mod : "?", fn);
 			if (!err)
-				err = hs_strtab_intern(&b->outofline, b->name.s, b->name.len, &id);
+				err = hs_strtab_intern(&b->outofline, b->name.s,
+						       b->name.len, &id);
 		}
 	}
 	hs_buf_reset(&b->name);
@@ -605,7 +624,8 @@ int builder_init(struct builder *b, const struct hs_trace *t,
 			return err;
 	}
 	err = hs_buf_addf(&b->name, "Process %s (%" PRIu64 ")",
-			  t->info.comm && t->info.comm[0] ? t->info.comm : "?", t->info.pid);
+			  t->info.comm && t->info.comm[0] ? t->info.comm : "?",
+			  t->info.pid);
 	if (!err)
 		err = intern(b, b->name.s, b->name.len, &frame);
 	if (!err)

@@ -18,7 +18,7 @@ struct side {
 	struct hs_calltree ct;
 	struct hs_node_exc *exc;
 	struct hs_node_inc *inc;
-	size_t nr_frames;	/* rows: one per output frame, then ROOT */
+	size_t nr_frames; /* rows: one per output frame, then ROOT */
 };
 
 static void side_release(struct side *s)
@@ -36,7 +36,7 @@ static int side_build(struct side *s, const struct hs_stack_source *src,
 
 	memset(s, 0, sizeof(*s));
 	p.fold_pct = NAN;
-	p.node_hist = -1;	/* no When column here */
+	p.node_hist = -1; /* no When column here */
 	err = hs_calltree_build(&s->ct, src, &p, diag);
 	if (err)
 		return err;
@@ -57,8 +57,8 @@ static double side_value(const struct side *s, size_t i)
 
 static const char *side_name(const struct side *s, size_t i)
 {
-	return i == s->nr_frames ? "ROOT" :
-		hs_source_frame_name(&s->ct.f.out, (uint32_t)i);
+	return i == s->nr_frames ? "ROOT"
+				 : hs_source_frame_name(&s->ct.f.out, (uint32_t)i);
 }
 
 /* Row index in @s of the name @name, or (size_t)-1. */
@@ -155,8 +155,8 @@ static int add_rows(struct hs_overweight *ow, const struct side *b, const struct
 int hs_overweight_compute(const struct hs_stack_source *base,
 			  const struct hs_view_params *bp,
 			  const struct hs_stack_source *test,
-			  const struct hs_view_params *tp,
-			  struct hs_overweight *out, struct hs_diag *diag)
+			  const struct hs_view_params *tp, struct hs_overweight *out,
+			  struct hs_diag *diag)
 {
 	struct side b, t;
 	int err;
@@ -194,9 +194,10 @@ int hs_overweight_write_text(const struct hs_overweight *ow, FILE *f)
 		ow->base_total, ow->test_total, ow->test_total - ow->base_total,
 		delta_pct(ow));
 	if (!ow->nr) {
-		fprintf(f, "%s\n", ow->base_total == ow->test_total ?
-			"(equal totals: nothing is overweight)" :
-			"(no name is responsible for 2% or more of the change)");
+		fprintf(f, "%s\n",
+			ow->base_total == ow->test_total
+			    ? "(equal totals: nothing is overweight)"
+			    : "(no name is responsible for 2% or more of the change)");
 		return ferror(f) ? -EIO : 0;
 	}
 	for (i = 0; i < ow->nr; i++)
@@ -209,9 +210,9 @@ int hs_overweight_write_text(const struct hs_overweight *ow, FILE *f)
 	for (i = 0; i < ow->nr; i++) {
 		const struct hs_overweight_row *r = &ow->rows[i];
 
-		fprintf(f, "%-*.*s %12.3f %12.3f %12.3f %8.1f %10.1f %8d\n", (int)w, (int)w,
-			r->name, r->base, r->test, r->delta, r->responsibility_pct,
-			r->overweight_pct, r->interest);
+		fprintf(f, "%-*.*s %12.3f %12.3f %12.3f %8.1f %10.1f %8d\n", (int)w,
+			(int)w, r->name, r->base, r->test, r->delta,
+			r->responsibility_pct, r->overweight_pct, r->interest);
 	}
 	return ferror(f) ? -EIO : 0;
 }
@@ -230,12 +231,11 @@ int hs_overweight_write_json(const struct hs_overweight *ow, FILE *f)
 	json_object_set_new(root, "delta_pct", json_real(delta_pct(ow)));
 	for (i = 0; i < ow->nr; i++) {
 		const struct hs_overweight_row *r = &ow->rows[i];
-		json_t *row = json_pack("{s:o, s:f, s:f, s:f, s:f, s:f, s:i}",
-					"name", hs_view_json_text(r->name), "base", r->base, "test", r->test,
-					"delta", r->delta,
-					"responsibility_pct", r->responsibility_pct,
-					"overweight_pct", r->overweight_pct,
-					"interest", r->interest);
+		json_t *row = json_pack(
+		    "{s:o, s:f, s:f, s:f, s:f, s:f, s:i}", "name",
+		    hs_view_json_text(r->name), "base", r->base, "test", r->test, "delta",
+		    r->delta, "responsibility_pct", r->responsibility_pct,
+		    "overweight_pct", r->overweight_pct, "interest", r->interest);
 
 		if (!row || json_array_append_new(rows, row))
 			goto out;
@@ -254,11 +254,20 @@ static void html_text(FILE *f, const char *s)
 {
 	for (; *s; s++) {
 		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default: fputc(*s, f);
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		default:
+			fputc(*s, f);
 		}
 	}
 }
@@ -275,37 +284,43 @@ int hs_overweight_write_html(const struct hs_overweight *ow, const char *base_na
 	      "th,td{border:1px solid #ccc;padding:2px 8px}\n"
 	      "td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
 	      "th{background:#eee}tr:nth-child(even) td{background:#fafafa}\n"
-	      "</style></head><body>\n<h1>Overweight report</h1>\n<p>Base: ", f);
+	      "</style></head><body>\n<h1>Overweight report</h1>\n<p>Base: ",
+	      f);
 	html_text(f, base_name);
 	fputs(" &mdash; Test: ", f);
 	html_text(f, test_name);
-	fprintf(f, "</p>\n<table>\n<tr><th>Base (old) Time</th><th>Test (new) Time</th>"
-		   "<th>Delta</th><th>Delta %%</th></tr>\n"
-		   "<tr><td class=\"n\">%.3f</td><td class=\"n\">%.3f</td>"
-		   "<td class=\"n\">%.3f</td><td class=\"n\">%.1f</td></tr>\n</table>\n",
+	fprintf(f,
+		"</p>\n<table>\n<tr><th>Base (old) Time</th><th>Test (new) Time</th>"
+		"<th>Delta</th><th>Delta %%</th></tr>\n"
+		"<tr><td class=\"n\">%.3f</td><td class=\"n\">%.3f</td>"
+		"<td class=\"n\">%.3f</td><td class=\"n\">%.1f</td></tr>\n</table>\n",
 		ow->base_total, ow->test_total, ow->test_total - ow->base_total,
 		delta_pct(ow));
 	fputs("<p>A name is overweight when it grew more than the whole run did: "
 	      "Overweight % is its growth over the growth expected from its base "
 	      "value (100% = in proportion); Responsibility % is its share of the "
-	      "total change. Names under 2% responsibility are not shown.</p>\n", f);
+	      "total change. Names under 2% responsibility are not shown.</p>\n",
+	      f);
 	fputs("<table>\n<tr><th>Name</th><th>Base</th><th>Test</th><th>Delta</th>"
-	      "<th>Responsibility %</th><th>Overweight %</th><th>Interest Level</th></tr>\n",
+	      "<th>Responsibility %</th><th>Overweight %</th><th>Interest "
+	      "Level</th></tr>\n",
 	      f);
 	for (i = 0; i < ow->nr; i++) {
 		const struct hs_overweight_row *r = &ow->rows[i];
 
 		fputs("<tr><td>", f);
 		html_text(f, r->name);
-		fprintf(f, "</td><td class=\"n\">%.3f</td><td class=\"n\">%.3f</td>"
-			   "<td class=\"n\">%.3f</td><td class=\"n\">%.1f</td>"
-			   "<td class=\"n\">%.1f</td><td class=\"n\">%d</td></tr>\n",
-			r->base, r->test, r->delta, r->responsibility_pct, r->overweight_pct,
-			r->interest);
+		fprintf(f,
+			"</td><td class=\"n\">%.3f</td><td class=\"n\">%.3f</td>"
+			"<td class=\"n\">%.3f</td><td class=\"n\">%.1f</td>"
+			"<td class=\"n\">%.1f</td><td class=\"n\">%d</td></tr>\n",
+			r->base, r->test, r->delta, r->responsibility_pct,
+			r->overweight_pct, r->interest);
 	}
 	if (!ow->nr)
 		fputs("<tr><td colspan=\"7\">No name is responsible for 2% or more of "
-		      "the change.</td></tr>\n", f);
+		      "the change.</td></tr>\n",
+		      f);
 	fputs("</table>\n</body></html>\n", f);
 	return ferror(f) ? -EIO : 0;
 }

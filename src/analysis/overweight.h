@@ -26,9 +26,9 @@
  */
 
 struct hs_overweight_row {
-	char *name;		/* owned */
+	char *name; /* owned */
 	double base, test, delta;
-	double responsibility_pct, overweight_pct;	/* 0 where undefined */
+	double responsibility_pct, overweight_pct; /* 0 where undefined */
 	int interest;
 };
 
@@ -46,13 +46,14 @@ struct hs_overweight {
 int hs_overweight_compute(const struct hs_stack_source *base,
 			  const struct hs_view_params *bp,
 			  const struct hs_stack_source *test,
-			  const struct hs_view_params *tp,
-			  struct hs_overweight *out, struct hs_diag *diag);
+			  const struct hs_view_params *tp, struct hs_overweight *out,
+			  struct hs_diag *diag);
 void hs_overweight_release(struct hs_overweight *ow);
 
 /* Aligned text table. Returns 0 or -EIO. */
 int hs_overweight_write_text(const struct hs_overweight *ow, FILE *f);
-/* {"base_total", "test_total", "delta", "delta_pct", "rows": [...]}; 0 or -EIO/-ENOMEM. */
+/* {"base_total", "test_total", "delta", "delta_pct", "rows": [...]}; 0 or -EIO/-ENOMEM.
+ */
 int hs_overweight_write_json(const struct hs_overweight *ow, FILE *f);
 /* A self-contained HTML page (no scripts, no external files). 0 or -EIO. */
 int hs_overweight_write_html(const struct hs_overweight *ow, const char *base_name,

@@ -18,15 +18,15 @@
 #include <string.h>
 
 /* Bounds on the work PCRE2 may do (untrusted patterns). */
-#define MAX_REGEX_LEN (16 * HS_PATTERN_MAX_LEN)	/* '%' grows 10 times */
-#define MAX_NEST 64		/* nested parentheses */
-#define MATCH_LIMIT 200000	/* backtracking steps per match */
-#define DEPTH_LIMIT 10000	/* interpreter backtracking depth */
-#define HEAP_LIMIT_KB 8192	/* interpreter heap per match */
+#define MAX_REGEX_LEN (16 * HS_PATTERN_MAX_LEN) /* '%' grows 10 times */
+#define MAX_NEST 64				/* nested parentheses */
+#define MATCH_LIMIT 200000			/* backtracking steps per match */
+#define DEPTH_LIMIT 10000			/* interpreter backtracking depth */
+#define HEAP_LIMIT_KB 8192			/* interpreter heap per match */
 
 struct hs_pattern {
-	char *text;		/* as written, NUL-terminated */
-	pcre2_code *code[2];	/* UTF mode; byte mode (NULL if it failed) */
+	char *text;	     /* as written, NUL-terminated */
+	pcre2_code *code[2]; /* UTF mode; byte mode (NULL if it failed) */
 	pcre2_match_data *md[2];
 	pcre2_match_context *mctx;
 };
@@ -43,8 +43,8 @@ static void pcre_free(void *p, void *data)
 	hs_free(p);
 }
 
-static int add_mapped(struct hs_buf *out, const char *s, size_t src,
-		      size_t **map, size_t *alloc)
+static int add_mapped(struct hs_buf *out, const char *s, size_t src, size_t **map,
+		      size_t *alloc)
 {
 	size_t n = strlen(s), i, at = out->len;
 
@@ -59,8 +59,7 @@ static int add_mapped(struct hs_buf *out, const char *s, size_t src,
 	return 0;
 }
 
-int hs_pattern_translate(const char *pat, size_t len, struct hs_buf *out,
-			 size_t **src_of)
+int hs_pattern_translate(const char *pat, size_t len, struct hs_buf *out, size_t **src_of)
 {
 	size_t *map = NULL, alloc = 0, i;
 	size_t **m = src_of ? &map : NULL;
@@ -68,7 +67,7 @@ int hs_pattern_translate(const char *pat, size_t len, struct hs_buf *out,
 
 	if (len && pat[0] == '@') {
 		for (i = 1; i < len && !err; i++) {
-			char one[2] = { pat[i], 0 };
+			char one[2] = {pat[i], 0};
 
 			err = add_mapped(out, one, i, m, &alloc);
 		}
@@ -76,16 +75,28 @@ int hs_pattern_translate(const char *pat, size_t len, struct hs_buf *out,
 	}
 	for (i = 0; i < len && !err; i++) {
 		unsigned char c = (unsigned char)pat[i];
-		char lit[3] = { '\\', (char)c, 0 };
+		char lit[3] = {'\\', (char)c, 0};
 		const char *t = lit;
 
 		switch (c) {
-		case '*': t = ".*"; break;
-		case '%': t = "[.\\w\\d?]*"; break;
-		case '^': t = "^"; break;
-		case '|': t = "|"; break;
-		case '{': t = "("; break;
-		case '}': t = ")"; break;
+		case '*':
+			t = ".*";
+			break;
+		case '%':
+			t = "[.\\w\\d?]*";
+			break;
+		case '^':
+			t = "^";
+			break;
+		case '|':
+			t = "|";
+			break;
+		case '{':
+			t = "(";
+			break;
+		case '}':
+			t = ")";
+			break;
 		default:
 			/* letters, digits and non-ASCII bytes are literal as they are */
 			if (c >= 0x80 || isalnum(c))
@@ -161,8 +172,8 @@ static int compile_regex(struct hs_pattern *p, const char *regex, size_t rlen,
 		err = -EINVAL;
 		goto out;
 	}
-	p->code[1] = pcre2_compile((PCRE2_SPTR)regex, rlen, PCRE2_CASELESS, &code,
-				   &off, cctx);
+	p->code[1] =
+	    pcre2_compile((PCRE2_SPTR)regex, rlen, PCRE2_CASELESS, &code, &off, cctx);
 	if (!p->code[1] && code == PCRE2_ERROR_HEAP_FAILED)
 		goto out;
 	/* JIT is an optimisation: without it the interpreter does the work */
@@ -211,7 +222,8 @@ static int compile(const char *pat, size_t len, int raw, struct hs_pattern **out
 		hs_pattern_free(p);
 		return -EINVAL;
 	}
-	err = raw ? hs_buf_add(&regex, pat, len) : hs_pattern_translate(pat, len, &regex, &src_of);
+	err = raw ? hs_buf_add(&regex, pat, len)
+		  : hs_pattern_translate(pat, len, &regex, &src_of);
 	if (!err)
 		err = compile_regex(p, regex.s, regex.len, src_of, diag);
 	hs_free(src_of);
@@ -236,8 +248,7 @@ int hs_pattern_compile_regex(const char *re, size_t len, struct hs_pattern **out
 	return compile(re, len, 1, out, diag);
 }
 
-int hs_pattern_match(struct hs_pattern *p, const char *s, size_t len,
-		     struct hs_match *m)
+int hs_pattern_match(struct hs_pattern *p, const char *s, size_t len, struct hs_match *m)
 {
 	PCRE2_SIZE *ov;
 	int rc, mode = 0;
@@ -249,8 +260,7 @@ int hs_pattern_match(struct hs_pattern *p, const char *s, size_t len,
 		if (!p->code[1])
 			return 0;
 		mode = 1;
-		rc = pcre2_match(p->code[1], (PCRE2_SPTR)s, len, 0, 0, p->md[1],
-				 p->mctx);
+		rc = pcre2_match(p->code[1], (PCRE2_SPTR)s, len, 0, 0, p->md[1], p->mctx);
 	}
 	if (rc == PCRE2_ERROR_NOMATCH)
 		return 0;
@@ -280,13 +290,14 @@ void hs_pattern_match_error(struct hs_diag *diag, const char *what,
 {
 	if (err == -ENOMEM)
 		return;
-	hs_diag_set(diag, 0, "%s: pattern '%.*s' is too complex (match limit "
-		    "reached on '%.*s')", what, clip(p->text), p->text, clip(s), s);
+	hs_diag_set(diag, 0,
+		    "%s: pattern '%.*s' is too complex (match limit "
+		    "reached on '%.*s')",
+		    what, clip(p->text), p->text, clip(s), s);
 }
 
 int hs_pattern_split(const char *text,
-		     int (*fn)(const char *entry, size_t len, void *arg),
-		     void *arg)
+		     int (*fn)(const char *entry, size_t len, void *arg), void *arg)
 {
 	const char *p = text;
 
@@ -347,7 +358,7 @@ static int parse_one(const char *entry, size_t len, void *arg)
 int hs_patlist_parse(struct hs_patlist *l, const char *text, const char *what,
 		     struct hs_diag *diag)
 {
-	struct parse_ctx c = { .l = l, .what = what, .diag = diag };
+	struct parse_ctx c = {.l = l, .what = what, .diag = diag};
 	int err = hs_pattern_split(text, parse_one, &c);
 
 	if (err)

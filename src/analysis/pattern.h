@@ -30,16 +30,16 @@
  * pattern must not be matched from two threads at once.
  */
 
-#define HS_PATTERN_MAX_LEN 1024	/* bytes in one pattern */
-#define HS_PATTERN_MAX_LIST 256	/* entries in one ';' list */
-#define HS_PATTERN_MAX_GROUPS 10	/* $0 (whole match) .. $9 */
+#define HS_PATTERN_MAX_LEN 1024	 /* bytes in one pattern */
+#define HS_PATTERN_MAX_LIST 256	 /* entries in one ';' list */
+#define HS_PATTERN_MAX_GROUPS 10 /* $0 (whole match) .. $9 */
 
-struct hs_pattern;		/* opaque */
+struct hs_pattern; /* opaque */
 
 /* Captures of a successful match: byte offsets into the subject. */
 struct hs_match {
 	size_t start[HS_PATTERN_MAX_GROUPS], end[HS_PATTERN_MAX_GROUPS];
-	unsigned nr;		/* groups filled in (>= 1 after a match) */
+	unsigned nr; /* groups filled in (>= 1 after a match) */
 };
 
 /*
@@ -74,15 +74,17 @@ const char *hs_pattern_text(const struct hs_pattern *p);
  * not NULL; a group that did not take part has start == end), 0 for no
  * match, -ERANGE when the match limits were hit, -ENOMEM.
  */
-int hs_pattern_match(struct hs_pattern *p, const char *s, size_t len,
-		     struct hs_match *m);
+int hs_pattern_match(struct hs_pattern *p, const char *s, size_t len, struct hs_match *m);
 
 /* A ';'-separated list of patterns. */
 struct hs_patlist {
-	struct hs_pattern **pat;	/* owned */
+	struct hs_pattern **pat; /* owned */
 	size_t nr;
 };
-#define HS_PATLIST_INIT { 0 }
+#define HS_PATLIST_INIT                                                                  \
+	{                                                                                \
+		0                                                                        \
+	}
 
 /*
  * Parse @text (NULL is empty) into @l, which must be initialised and
@@ -114,8 +116,7 @@ int hs_patlist_match_set(const struct hs_patlist *l, const char *s, size_t len,
  * non-zero value of @fn; 0 otherwise.
  */
 int hs_pattern_split(const char *text,
-		     int (*fn)(const char *entry, size_t len, void *arg),
-		     void *arg);
+		     int (*fn)(const char *entry, size_t len, void *arg), void *arg);
 
 /*
  * A pattern list given as "+PATS" extends @base (a default list, may be

@@ -9,36 +9,40 @@
 #include <string.h>
 
 static const struct hs_preset presets[] = {
-	{ "no grouping", "", "", "",
-	  "every frame as it is", 0 },
-	{ "group modules", "{%}!->module $1", "", "",
-	  "every frame of a module becomes 'module NAME'; neighbours merge", 0 },
-	{ "group module entries", "{%}!=>module $1", "", "",
-	  "a module's frames merge into the frame through which it was "
-	  "entered: 'module NAME <<entry>>'", 0 },
-	{ "group full path module entries", "{*}!=>module $1", "", "",
-	  "like group module entries, with the module's full path", 0 },
-	{ "group class entries", "{%!*}.%(=>class $1;{%!*}::=>class $1", "", "",
-	  "a class's (or C++ namespace's) methods merge into the one through "
-	  "which it was entered", 0 },
-	{ "group classes", "{%!*}.%(->class $1;{%!*}::->class $1", "", "",
-	  "every method of a class (or C++ namespace) becomes 'class NAME'", 0 },
-	{ "fold threads", "Thread -> AllThreads", "", "",
-	  "all threads of a process as one node 'AllThreads'", 0 },
-	{ "Just My App", "^EXE_DIR/*!->;!=>OTHER", "", "",
-	  "code under the executable's directory as it is, everything else "
-	  "as 'OTHER <<entry>>'", 1 },
-	{ "Ignore PID/TID", HS_PRESET_IGNORE_PID_TID, "", "",
-	  "processes by name only and one 'Thread' node, so that the nodes of "
-	  "two runs cancel in a diff", 0 },
-	{ "Ignore Paths", HS_PRESET_IGNORE_PID_TID "{%}!{*}->$1!$2", "", "",
-	  "Ignore PID/TID, and frames without their module's directory", 0 },
-	{ "heap", "", HS_PRESET_HEAP_FOLD, "",
-	  "heap traces: the allocator's entry points (malloc family, operator "
-	  "new/delete, the C++ standard library's allocators, containers and "
-	  "strings, Rust's alloc crate and collections) folded into their "
-	  "callers, so ByName's Exc names the code that allocates (the default "
-	  "of heap views; docs/memory.md lists them)", 0 },
+    {"no grouping", "", "", "", "every frame as it is", 0},
+    {"group modules", "{%}!->module $1", "", "",
+     "every frame of a module becomes 'module NAME'; neighbours merge", 0},
+    {"group module entries", "{%}!=>module $1", "", "",
+     "a module's frames merge into the frame through which it was "
+     "entered: 'module NAME <<entry>>'",
+     0},
+    {"group full path module entries", "{*}!=>module $1", "", "",
+     "like group module entries, with the module's full path", 0},
+    {"group class entries", "{%!*}.%(=>class $1;{%!*}::=>class $1", "", "",
+     "a class's (or C++ namespace's) methods merge into the one through "
+     "which it was entered",
+     0},
+    {"group classes", "{%!*}.%(->class $1;{%!*}::->class $1", "", "",
+     "every method of a class (or C++ namespace) becomes 'class NAME'", 0},
+    {"fold threads", "Thread -> AllThreads", "", "",
+     "all threads of a process as one node 'AllThreads'", 0},
+    {"Just My App", "^EXE_DIR/*!->;!=>OTHER", "", "",
+     "code under the executable's directory as it is, everything else "
+     "as 'OTHER <<entry>>'",
+     1},
+    {"Ignore PID/TID", HS_PRESET_IGNORE_PID_TID, "", "",
+     "processes by name only and one 'Thread' node, so that the nodes of "
+     "two runs cancel in a diff",
+     0},
+    {"Ignore Paths", HS_PRESET_IGNORE_PID_TID "{%}!{*}->$1!$2", "", "",
+     "Ignore PID/TID, and frames without their module's directory", 0},
+    {"heap", "", HS_PRESET_HEAP_FOLD, "",
+     "heap traces: the allocator's entry points (malloc family, operator "
+     "new/delete, the C++ standard library's allocators, containers and "
+     "strings, Rust's alloc crate and collections) folded into their "
+     "callers, so ByName's Exc names the code that allocates (the default "
+     "of heap views; docs/memory.md lists them)",
+     0},
 };
 
 #define NR_PRESETS (sizeof(presets) / sizeof(presets[0]))
@@ -106,7 +110,7 @@ static int just_my_app(struct hs_buf *b, const char *dir)
 	while (len > 1 && dir[len - 1] == '/')
 		len--;
 	if (len == 1)
-		len = 0;	/* "/" itself */
+		len = 0; /* "/" itself */
 	if (plain_dir(dir))
 		return hs_buf_addf(b, "^%.*s/*!->;!=>OTHER", (int)len, dir);
 	/* a raw regex in which every special byte is written as \xHH, so that
@@ -125,8 +129,7 @@ static int just_my_app(struct hs_buf *b, const char *dir)
 	return err;
 }
 
-int hs_preset_group_text(const struct hs_preset *p, const char *exe_dir,
-			 char **out)
+int hs_preset_group_text(const struct hs_preset *p, const char *exe_dir, char **out)
 {
 	struct hs_buf b = HS_BUF_INIT;
 	int err;
@@ -136,8 +139,8 @@ int hs_preset_group_text(const struct hs_preset *p, const char *exe_dir,
 		return -EINVAL;
 	err = hs_buf_addf(&b, "[%s] ", p->name);
 	if (!err)
-		err = p->needs_exe_dir ? just_my_app(&b, exe_dir) :
-					 hs_buf_adds(&b, p->group);
+		err = p->needs_exe_dir ? just_my_app(&b, exe_dir)
+				       : hs_buf_adds(&b, p->group);
 	if (!err)
 		*out = hs_buf_detach(&b);
 	hs_buf_release(&b);

@@ -47,38 +47,38 @@
  */
 #define HS__TARGS "(?(DEFINE)(?<t><(?:[^<>]|(?&t))*+>))"
 #define HS__CXX_AT "^[^!]*!(?:(?:[^<>()]|(?&t))*\\s)?(?:std|__gnu_cxx)::(?:__cxx11::)?"
-#define HS_PRESET_HEAP_FOLD                                                      \
-	"@!(malloc|calloc|realloc|reallocarray|free|posix_memalign|aligned_alloc|" \
-	"memalign|valloc|pvalloc|mmap|mmap64|mremap|__libc_malloc|__libc_calloc|"  \
-	"__libc_realloc|__libc_memalign|strdup|__strdup|strndup|__strndup)"      \
-	"( \\(inline\\))?$;"                                                       \
-	"@!operator (new|delete);"                                               \
-	"@" HS__TARGS HS__CXX_AT                                                 \
-	"(?:allocator|__new_allocator|new_allocator|allocator_traits|"            \
-	"__alloc_traits|basic_string|vector|_Vector_base|deque|_Deque_base|list|" \
-	"_List_base|forward_list|_Fwd_list_base|map|multimap|set|multiset|"       \
-	"_Rb_tree|unordered_map|unordered_multimap|unordered_set|"                \
-	"unordered_multiset|_Hashtable|__detail::_Hashtable_alloc|"               \
-	"__detail::_Map_base|__detail::_Insert_base|__detail::_Insert|"           \
-	"__detail::_AllocNode|__detail::_ReuseOrAllocNode|stack|queue|"           \
-	"priority_queue|pair|shared_ptr|__shared_ptr|__shared_count|"             \
-	"_Sp_counted_ptr_inplace|_Sp_counted_ptr|_Sp_counted_deleter|"            \
-	"__allocated_ptr|__uninitialized_copy|__uninitialized_fill_n|"            \
-	"__uninitialized_default_n_1)"                                            \
-	"(?&t)::(?:\\w+::)*(?:~?\\w+(?&t)?|operator[^(]*)\\(;"                     \
-	"@" HS__TARGS HS__CXX_AT                                                 \
-	"(?:make_shared|allocate_shared|__make_shared|__allocate_shared|"         \
-	"make_unique|make_unique_for_overwrite|__allocate_guarded|to_string|"     \
-	"to_wstring|getline|operator\\+|_Construct|construct_at|"                 \
-	"__uninitialized_copy_a|__uninitialized_move_if_noexcept_a|"              \
-	"__uninitialized_fill_n_a|__uninitialized_default_n_a|__do_uninit_copy|"  \
-	"__relocate_a|__relocate_a_1)(?&t)?\\(;"                                  \
-	"@^[^!]*!<?(?:alloc|hashbrown|std::collections)::"                         \
-	"(?![^!]* as (?!(?:core|alloc|std|hashbrown)::));"                         \
-	"@^[^!]*!<[^!]*? as (?:alloc|hashbrown)::;"                               \
-	"@^[^!]*!(?:<[^!]*? as )?core::iter::traits::iterator::Iterator>?::collect\\b;" \
-	"@^[^!]*!<?core::option::Option<.*?>?::map_or_else\\b;"                       \
-	"@^[^!]*!<?std::(?:alloc|sys::(?:\\w+::)*alloc)::;"                          \
+#define HS_PRESET_HEAP_FOLD                                                              \
+	"@!(malloc|calloc|realloc|reallocarray|free|posix_memalign|aligned_alloc|"       \
+	"memalign|valloc|pvalloc|mmap|mmap64|mremap|__libc_malloc|__libc_calloc|"        \
+	"__libc_realloc|__libc_memalign|strdup|__strdup|strndup|__strndup)"              \
+	"( \\(inline\\))?$;"                                                             \
+	"@!operator (new|delete);"                                                       \
+	"@" HS__TARGS HS__CXX_AT                                                         \
+	"(?:allocator|__new_allocator|new_allocator|allocator_traits|"                   \
+	"__alloc_traits|basic_string|vector|_Vector_base|deque|_Deque_base|list|"        \
+	"_List_base|forward_list|_Fwd_list_base|map|multimap|set|multiset|"              \
+	"_Rb_tree|unordered_map|unordered_multimap|unordered_set|"                       \
+	"unordered_multiset|_Hashtable|__detail::_Hashtable_alloc|"                      \
+	"__detail::_Map_base|__detail::_Insert_base|__detail::_Insert|"                  \
+	"__detail::_AllocNode|__detail::_ReuseOrAllocNode|stack|queue|"                  \
+	"priority_queue|pair|shared_ptr|__shared_ptr|__shared_count|"                    \
+	"_Sp_counted_ptr_inplace|_Sp_counted_ptr|_Sp_counted_deleter|"                   \
+	"__allocated_ptr|__uninitialized_copy|__uninitialized_fill_n|"                   \
+	"__uninitialized_default_n_1)"                                                   \
+	"(?&t)::(?:\\w+::)*(?:~?\\w+(?&t)?|operator[^(]*)\\(;"                           \
+	"@" HS__TARGS HS__CXX_AT                                                         \
+	"(?:make_shared|allocate_shared|__make_shared|__allocate_shared|"                \
+	"make_unique|make_unique_for_overwrite|__allocate_guarded|to_string|"            \
+	"to_wstring|getline|operator\\+|_Construct|construct_at|"                        \
+	"__uninitialized_copy_a|__uninitialized_move_if_noexcept_a|"                     \
+	"__uninitialized_fill_n_a|__uninitialized_default_n_a|__do_uninit_copy|"         \
+	"__relocate_a|__relocate_a_1)(?&t)?\\(;"                                         \
+	"@^[^!]*!<?(?:alloc|hashbrown|std::collections)::"                               \
+	"(?![^!]* as (?!(?:core|alloc|std|hashbrown)::));"                               \
+	"@^[^!]*!<[^!]*? as (?:alloc|hashbrown)::;"                                      \
+	"@^[^!]*!(?:<[^!]*? as )?core::iter::traits::iterator::Iterator>?::collect\\b;"  \
+	"@^[^!]*!<?core::option::Option<.*?>?::map_or_else\\b;"                          \
+	"@^[^!]*!<?std::(?:alloc|sys::(?:\\w+::)*alloc)::;"                              \
 	"@^[^!]*!(?:__rust|__rdl|__rg)_(?:alloc|alloc_zeroed|realloc)( \\(inline\\))?$"
 /*
  * Leaks views: the functions of the C library, its dynamic linker and
@@ -94,19 +94,19 @@
  */
 #define HS_EXIT_TIME_FRAME "KnownExitTimeAlloc"
 #define HS_PRESET_LEAK_SUPPRESS "^" HS_EXIT_TIME_FRAME
-#define HS_PRESET_EXIT_TIME_ALLOCS                                               \
-	"@!(_IO_file_doallocate|_nl_[a-z_]*|__gconv_[a-z_]*|__nss_[a-z_]*|"        \
-	"__new_exitfn|tzset_internal|__tzfile_read|dl_open_worker|_dl_[a-z_]*)"  \
-	"( \\(inline\\))?$;"                                                       \
+#define HS_PRESET_EXIT_TIME_ALLOCS                                                       \
+	"@!(_IO_file_doallocate|_nl_[a-z_]*|__gconv_[a-z_]*|__nss_[a-z_]*|"              \
+	"__new_exitfn|tzset_internal|__tzfile_read|dl_open_worker|_dl_[a-z_]*)"          \
+	"( \\(inline\\))?$;"                                                             \
 	"@!(_GLOBAL__sub_I_eh_alloc\\.cc|\\(anonymous namespace\\)::pool::pool\\()"
 
 struct hs_preset {
-	const char *name;	/* e.g. "group modules" (shown as "[group modules]") */
-	const char *group;	/* GroupPats without the "[name]" prefix */
-	const char *fold;	/* FoldPats; "" for none */
-	const char *fold_pct;	/* Fold%; "" for blank */
+	const char *name;     /* e.g. "group modules" (shown as "[group modules]") */
+	const char *group;    /* GroupPats without the "[name]" prefix */
+	const char *fold;     /* FoldPats; "" for none */
+	const char *fold_pct; /* Fold%; "" for blank */
 	const char *comment;
-	int needs_exe_dir;	/* "group" is built from the executable's directory */
+	int needs_exe_dir; /* "group" is built from the executable's directory */
 };
 
 size_t hs_presets_count(void);
@@ -124,6 +124,5 @@ const struct hs_preset *hs_preset_find(const char *name);
  * needs_exe_dir and ignored by the others. Returns 0, -EINVAL when
  * @exe_dir is needed but missing or not absolute, or -ENOMEM.
  */
-int hs_preset_group_text(const struct hs_preset *p, const char *exe_dir,
-			 char **out);
+int hs_preset_group_text(const struct hs_preset *p, const char *exe_dir, char **out);
 #endif

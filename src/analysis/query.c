@@ -10,8 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
-#define MAX_CANDIDATES 8	/* names a message lists */
-#define MIN_SUGGEST_LEN 3	/* shorter names get no suggestions */
+#define MAX_CANDIDATES 8  /* names a message lists */
+#define MIN_SUGGEST_LEN 3 /* shorter names get no suggestions */
 
 int hs_query_find_path(const struct hs_calltree *ct, const char *const *path, size_t n,
 		       uint32_t *node)
@@ -81,8 +81,9 @@ int hs_query_resolve_name(const struct hs_calltree *ct, const char *name, uint32
 		return 0;
 	}
 	if (hits > 1) {
-		hs_diag_set(diag, 0, "'%s' names %zu frames (give one as shown): %s%s", name,
-			    hits, list.s ? list.s : "", hits > MAX_CANDIDATES ? ", ..." : "");
+		hs_diag_set(diag, 0, "'%s' names %zu frames (give one as shown): %s%s",
+			    name, hits, list.s ? list.s : "",
+			    hits > MAX_CANDIDATES ? ", ..." : "");
 		hs_buf_release(&list);
 		return -ENOENT;
 	}
@@ -93,8 +94,8 @@ int hs_query_resolve_name(const struct hs_calltree *ct, const char *name, uint32
 			list_add(&list, &hits, full);
 	}
 	if (hits)
-		hs_diag_set(diag, 0, "no frame named '%s'; did you mean %s%s?", name, list.s ? list.s : "",
-			    hits > MAX_CANDIDATES ? ", ..." : "");
+		hs_diag_set(diag, 0, "no frame named '%s'; did you mean %s%s?", name,
+			    list.s ? list.s : "", hits > MAX_CANDIDATES ? ", ..." : "");
 	else
 		hs_diag_set(diag, 0, "no frame named '%s'", name);
 	hs_buf_release(&list);
@@ -163,7 +164,7 @@ int hs_query_run(const struct hs_stack_source *in, const struct hs_query *q,
 {
 	struct hs_stack_source next;
 	struct hs_view_opts view;
-	double when[2] = { NAN, NAN };
+	double when[2] = {NAN, NAN};
 	int err, derived = 0;
 	size_t i;
 

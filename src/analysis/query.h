@@ -26,13 +26,13 @@
  */
 
 enum hs_step_kind {
-	HS_STEP_DRILL,		/* Drill Into a by-name row or a call-tree node */
-	HS_STEP_FLATTEN,	/* one-frame stacks (drill.h) */
+	HS_STEP_DRILL,	 /* Drill Into a by-name row or a call-tree node */
+	HS_STEP_FLATTEN, /* one-frame stacks (drill.h) */
 };
 
 struct hs_query_step {
 	enum hs_step_kind kind;
-	struct hs_view_params params;	/* the view the step works on */
+	struct hs_view_params params; /* the view the step works on */
 	/*
 	 * Drill Into: the by-name row @name, or when @path_len > 0 the
 	 * call-tree node reached from ROOT through the names @path[0..]
@@ -47,16 +47,16 @@ struct hs_query_step {
 struct hs_query {
 	const struct hs_query_step *steps;
 	size_t nr_steps;
-	struct hs_view_params params;	/* the final view's parameters */
+	struct hs_view_params params; /* the final view's parameters */
 	struct hs_view_opts view;
 };
 
 struct hs_query_result {
-	struct hs_stack_source derived;	/* the last step's source (if any) */
-	const struct hs_stack_source *src;	/* what the view is of */
+	struct hs_stack_source derived;	   /* the last step's source (if any) */
+	const struct hs_stack_source *src; /* what the view is of */
 	struct hs_calltree ct;
 	struct hs_view view;
-	double when_start_ms, when_end_ms;	/* the When range the view used */
+	double when_start_ms, when_end_ms; /* the When range the view used */
 	/*
 	 * On failure, which part failed: the index of a step, or nr_steps
 	 * for the final call tree and view.
@@ -72,16 +72,17 @@ struct hs_query_result {
  * @diag); -ENOENT when the drilled name or path is not in the tree (the
  * message says which); -ENOMEM. On error @out is left released.
  */
-HS_MUST_CHECK int hs_query_derive(const struct hs_stack_source *in, const struct hs_query_step *step,
-				  const double *when, struct hs_stack_source *out, double *when_out,
+HS_MUST_CHECK int hs_query_derive(const struct hs_stack_source *in,
+				  const struct hs_query_step *step, const double *when,
+				  struct hs_stack_source *out, double *when_out,
 				  struct hs_diag *diag);
 
 /*
  * The call-tree node of @ct reached from ROOT through the names @path[0..n)
  * (row keys). 0 and the node in *@node, or -ENOENT.
  */
-HS_MUST_CHECK int hs_query_find_path(const struct hs_calltree *ct, const char *const *path, size_t n,
-				     uint32_t *node);
+HS_MUST_CHECK int hs_query_find_path(const struct hs_calltree *ct,
+				     const char *const *path, size_t n, uint32_t *node);
 
 /*
  * Run @q over @in into @r (initialised here). Returns 0, or the error of

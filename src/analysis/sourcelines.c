@@ -97,7 +97,7 @@ static int ends_in_operator(const char *s, size_t n)
 static size_t qualified_name(const char *s, size_t n, int targs, size_t *start)
 {
 	static const char *const quals[] = {
-		" const", " volatile", " &&", " &", " noexcept",
+	    " const", " volatile", " &&", " &", " noexcept",
 	};
 	size_t i, k, begin = 0;
 	int depth = 0, again = 1;
@@ -111,15 +111,15 @@ static size_t qualified_name(const char *s, size_t n, int targs, size_t *start)
 				again = 1;
 			}
 	}
-	if (n && s[n - 1] == ')' && (i = hs_view_group_start(s, n, '(', ')')) < n && i > 0 &&
-	    !ends_with(s, i, "operator"))
-		n = i;			/* the parameters, not "operator()" */
+	if (n && s[n - 1] == ')' && (i = hs_view_group_start(s, n, '(', ')')) < n &&
+	    i > 0 && !ends_with(s, i, "operator"))
+		n = i; /* the parameters, not "operator()" */
 	while (n && s[n - 1] == ']' && (i = hs_view_group_start(s, n, '[', ']')) < n &&
 	       !strncmp(s + i, "[abi:", 5))
-		n = i;				/* ABI tags */
+		n = i; /* ABI tags */
 	if (!targs && n && s[n - 1] == '>' && !ends_in_operator(s, n) &&
 	    (i = hs_view_group_start(s, n, '<', '>')) < n && i > 0)
-		n = i;				/* its template arguments */
+		n = i; /* its template arguments */
 	while (n && s[n - 1] == ' ')
 		n--;
 	/* a return type ends at the last space outside brackets */
@@ -132,7 +132,7 @@ static size_t qualified_name(const char *s, size_t n, int targs, size_t *start)
 			begin = i + 1;
 		else if (!depth && !strncmp(s + i, "operator", 8) &&
 			 (!i || s[i - 1] == ':' || s[i - 1] == ' '))
-			break;		/* "operator new", "operator<" */
+			break; /* "operator new", "operator<" */
 	}
 	*start = begin;
 	return n - begin;
@@ -179,9 +179,9 @@ struct acc {
 
 struct work {
 	const struct hs_stack_source *src;
-	uint8_t *matched;		/* input frame -> the function's */
-	uint32_t *first, *n;		/* input stack -> its locations in @locs */
-	uint32_t *inner;		/* input stack -> innermost location, NO_LOC */
+	uint8_t *matched;    /* input frame -> the function's */
+	uint32_t *first, *n; /* input stack -> its locations in @locs */
+	uint32_t *inner;     /* input stack -> innermost location, NO_LOC */
 	uint32_t *locs;
 	size_t nr_locs, alloc_locs;
 	uint32_t *path;
@@ -213,7 +213,7 @@ static int stack_locs(struct work *w, uint32_t stack)
 		}
 		w->inner[s] = c != HS_NO_STACK ? w->inner[c] : NO_LOC;
 		if (!w->matched[src->stack_frame[s]]) {
-			w->first[s] = cfirst;	/* the caller's list, shared */
+			w->first[s] = cfirst; /* the caller's list, shared */
 			w->n[s] = cn;
 			continue;
 		}
@@ -274,7 +274,7 @@ static int by_file(const struct hs_stack_source *src, const struct acc *acc,
 		const struct acc *a = &acc[l];
 		struct hs_source_file *sf;
 		struct hs_line_cost *lc;
-		size_t k = l ? src->loc_file[l - 1] : nr_files;	/* nr_files: none */
+		size_t k = l ? src->loc_file[l - 1] : nr_files; /* nr_files: none */
 
 		if (a->inc_count == 0 && a->inc == 0)
 			continue;
@@ -287,8 +287,8 @@ static int by_file(const struct hs_stack_source *src, const struct acc *acc,
 			out->files = sf;
 			sf = &out->files[out->nr_files];
 			memset(sf, 0, sizeof(*sf));
-			if (l && !(sf->path = hs_strdup(hs_strtab_get(&src->files,
-								     (uint32_t)k)))) {
+			if (l && !(sf->path = hs_strdup(
+				       hs_strtab_get(&src->files, (uint32_t)k)))) {
 				err = -ENOMEM;
 				break;
 			}
@@ -344,8 +344,10 @@ static void ambiguous(struct hs_diag *diag, const char *function,
 	}
 	if (i < n)
 		hs_buf_addf(&b, "; and %zu more", n - i);
-	hs_diag_set(diag, 0, "'%s' is ambiguous, it names %zu functions: %s (give one as "
-		    "shown)", function, n, b.s ? b.s : "");
+	hs_diag_set(diag, 0,
+		    "'%s' is ambiguous, it names %zu functions: %s (give one as "
+		    "shown)",
+		    function, n, b.s ? b.s : "");
 	hs_buf_release(&b);
 }
 
@@ -366,33 +368,35 @@ static int match_frames(const struct hs_stack_source *src, const char *function,
 	uint32_t id;
 
 	for (by_name = 0; by_name < 2 && !out->nr_names && !err; by_name++)
-	for (k = 0; k < nr && !err; k++) {
-		const char *full = hs_source_frame_name(src, (uint32_t)k), *disp;
+		for (k = 0; k < nr && !err; k++) {
+			const char *full = hs_source_frame_name(src, (uint32_t)k), *disp;
 
-		if (!(by_name ? hs_function_named : hs_function_is)(full, function))
-			continue;
-		if (by_name) {
-			/* the candidate: the function without module, inline or
-			 * clone suffixes (in any module, as by name) */
-			const char *bang = module_bang(full), *fn = bang ? bang + 1 : full;
-			size_t n = strip_clones(fn, strip_inline(fn, strlen(fn)));
+			if (!(by_name ? hs_function_named : hs_function_is)(full,
+									    function))
+				continue;
+			if (by_name) {
+				/* the candidate: the function without module, inline or
+				 * clone suffixes (in any module, as by name) */
+				const char *bang = module_bang(full),
+					   *fn = bang ? bang + 1 : full;
+				size_t n = strip_clones(fn, strip_inline(fn, strlen(fn)));
 
-			err = hs_strtab_intern(&cands, fn, n, &id);
-			if (err)
-				break;
+				err = hs_strtab_intern(&cands, fn, n, &id);
+				if (err)
+					break;
+			}
+			w->matched[k] = 1;
+			disp = hs_frame_display(full);
+			if (!hs_strtab_find(names, disp, strlen(disp), &id))
+				continue;
+			err = hs_strtab_intern(names, disp, strlen(disp), &id);
+			if (!err && HS_GROW(out->names, out->nr_names + 1, cap))
+				err = -ENOMEM;
+			if (!err && !(out->names[out->nr_names] = hs_strdup(disp)))
+				err = -ENOMEM;
+			if (!err)
+				out->nr_names++;
 		}
-		w->matched[k] = 1;
-		disp = hs_frame_display(full);
-		if (!hs_strtab_find(names, disp, strlen(disp), &id))
-			continue;
-		err = hs_strtab_intern(names, disp, strlen(disp), &id);
-		if (!err && HS_GROW(out->names, out->nr_names + 1, cap))
-			err = -ENOMEM;
-		if (!err && !(out->names[out->nr_names] = hs_strdup(disp)))
-			err = -ENOMEM;
-		if (!err)
-			out->nr_names++;
-	}
 	if (!err && hs_strtab_count(&cands) > 1) {
 		ambiguous(diag, function, &cands);
 		err = -EINVAL;
@@ -406,7 +410,7 @@ int hs_source_lines_filtered(const struct hs_filtered *f, const char *function,
 {
 	const struct hs_stack_source *src = f->in;
 	struct hs_strtab names = HS_STRTAB_INIT((size_t)1 << 30);
-	struct work w = { .src = src };
+	struct work w = {.src = src};
 	struct acc *acc = NULL;
 	uint8_t *out_match = NULL;
 	size_t i, nr_out;
@@ -427,7 +431,8 @@ int hs_source_lines_filtered(const struct hs_filtered *f, const char *function,
 		goto out;
 	}
 	if (!src->stack_loc) {
-		hs_diag_set(diag, 0, "no source lines: the file has no line information "
+		hs_diag_set(diag, 0,
+			    "no source lines: the file has no line information "
 			    "(a heapscope trace made with symbols has them)");
 		err = -ENODATA;
 		goto out;
@@ -498,9 +503,9 @@ out:
 	return err;
 }
 
-int hs_source_lines_build(const struct hs_stack_source *src, const struct hs_filter_params *p,
-			  const char *function, struct hs_source_lines *out,
-			  struct hs_diag *diag)
+int hs_source_lines_build(const struct hs_stack_source *src,
+			  const struct hs_filter_params *p, const char *function,
+			  struct hs_source_lines *out, struct hs_diag *diag)
 {
 	struct hs_filtered f;
 	int err;
@@ -674,8 +679,7 @@ json_t *hs_source_lines_json(const struct hs_source_lines *sl,
 		const struct hs_source_text *t = texts ? texts[i] : NULL;
 		json_t *fo, *lines = json_array();
 
-		fo = json_pack("{s:o, s:o, s:b, s:o}", "path",
-			       hs_view_json_text(f->path),
+		fo = json_pack("{s:o, s:o, s:b, s:o}", "path", hs_view_json_text(f->path),
 			       "read_from", hs_view_json_text(t ? t->path : NULL),
 			       "found", t != NULL, "lines", lines);
 		err = !fo || json_array_append_new(files, fo);
@@ -683,13 +687,14 @@ json_t *hs_source_lines_json(const struct hs_source_lines *sl,
 			err = json_object_set_new(fo, "text", text_json(t));
 		for (k = 0; !err && k < f->nr; k++) {
 			const struct hs_line_cost *l = &f->lines[k];
-			json_t *lo = json_pack("{s:I, s:o, s:o, s:o, s:o}", "line", (json_int_t)l->line,
-					       "inc", num(l->inc), "inc_count", num(l->inc_count),
-					       "exc", num(l->exc), "exc_count", num(l->exc_count));
+			json_t *lo = json_pack(
+			    "{s:I, s:o, s:o, s:o, s:o}", "line", (json_int_t)l->line,
+			    "inc", num(l->inc), "inc_count", num(l->inc_count), "exc",
+			    num(l->exc), "exc_count", num(l->exc_count));
 
 			if (lo && t && l->line && l->line <= t->nr)
-				err = json_object_set_new(lo, "text",
-							  hs_view_json_text(t->line[l->line - 1]));
+				err = json_object_set_new(
+				    lo, "text", hs_view_json_text(t->line[l->line - 1]));
 			err = err || !lo || json_array_append_new(lines, lo);
 		}
 	}

@@ -17,8 +17,8 @@
  * name, its display name or the part after '!' equals the name asked
  * for, a trailing " (inline)" or " [clone ...]" ignored: the function's
  * own frames, its inlined copies and GCC's clones. When no frame is, a
- * frame is the function when the name's qualified name (a C++ name without return type, parameters,
- * qualifiers and its own template arguments: "ns::fill" for
+ * frame is the function when the name's qualified name (a C++ name without return type,
+ * parameters, qualifiers and its own template arguments: "ns::fill" for
  * "std::vector<long>* ns::fill<long>(int)") is the frame's, or its last
  * components ("fill"), in the module given before a '!' if any; those
  * frames must all be one function (clones "[clone .cold]" and inlined
@@ -37,25 +37,25 @@
  */
 
 struct hs_line_cost {
-	uint32_t line;			/* 1-based; 0: frames without a location */
+	uint32_t line; /* 1-based; 0: frames without a location */
 	double inc, inc_count, exc, exc_count;
 };
 
 struct hs_source_file {
-	char *path;			/* owned; as the debug information names it */
-	struct hs_line_cost *lines;	/* sorted by line */
+	char *path;		    /* owned; as the debug information names it */
+	struct hs_line_cost *lines; /* sorted by line */
 	size_t nr;
-	double inc;			/* the most inclusive cost of a line */
+	double inc; /* the most inclusive cost of a line */
 };
 
 struct hs_source_lines {
-	char **names;			/* owned: the display names that matched */
+	char **names; /* owned: the display names that matched */
 	size_t nr_names;
-	struct hs_source_file *files;	/* by decreasing cost; line 0 in a file
-					 * with a NULL path */
+	struct hs_source_file *files; /* by decreasing cost; line 0 in a file
+				       * with a NULL path */
 	size_t nr_files;
-	double inc, inc_count, exc, exc_count;	/* the function's totals */
-	double total;			/* all samples that passed the filter */
+	double inc, inc_count, exc, exc_count; /* the function's totals */
+	double total;			       /* all samples that passed the filter */
 };
 
 /*
@@ -88,16 +88,16 @@ int hs_function_named(const char *full, const char *want);
  * locations; -EINVAL for a bad pattern or an ambiguous @function; -ENOMEM;
  * each with @diag filled. On error @out is left released.
  */
-int hs_source_lines_build(const struct hs_stack_source *src, const struct hs_filter_params *p,
-			  const char *function, struct hs_source_lines *out,
-			  struct hs_diag *diag);
+int hs_source_lines_build(const struct hs_stack_source *src,
+			  const struct hs_filter_params *p, const char *function,
+			  struct hs_source_lines *out, struct hs_diag *diag);
 void hs_source_lines_release(struct hs_source_lines *sl);
 
 /* The text of a source file, split in lines (owned, without '\n'). */
 struct hs_source_text {
-	char *path;			/* owned: the file that was read */
+	char *path; /* owned: the file that was read */
 	char *data;
-	char **line;			/* line[i] is line i + 1 */
+	char **line; /* line[i] is line i + 1 */
 	size_t nr;
 };
 
@@ -127,5 +127,6 @@ void hs_source_text_release(struct hs_source_text *t);
  */
 struct json_t;
 struct json_t *hs_source_lines_json(const struct hs_source_lines *sl,
-				    const struct hs_source_text *const *texts, unsigned flags);
+				    const struct hs_source_text *const *texts,
+				    unsigned flags);
 #endif

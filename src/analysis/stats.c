@@ -52,7 +52,7 @@ void hs_heap_stats_release(struct hs_heap_stats *s)
  * starts from).
  */
 struct buckets {
-	double width;		/* ns */
+	double width; /* ns */
 	size_t points;
 	double *max, *last;
 	uint8_t *have;
@@ -127,7 +127,7 @@ static int buckets_finish(struct buckets *b, double carry, struct hs_timeline *o
 int hs_heap_timelines(const struct hs_trace *t, size_t points, struct hs_timeline *heap,
 		      struct hs_timeline *rss)
 {
-	struct buckets b = { 0 };
+	struct buckets b = {0};
 	size_t i;
 	int err = 0;
 
@@ -179,7 +179,8 @@ static int cmp_cost(const void *pa, const void *pb, void *arg)
 	const struct cost_sort *c = arg;
 	const struct hs_node_exc *a = &c->exc[*(const uint32_t *)pa];
 	const struct hs_node_exc *b = &c->exc[*(const uint32_t *)pb];
-	double x = c->by_count ? a->count : a->metric, y = c->by_count ? b->count : b->metric;
+	double x = c->by_count ? a->count : a->metric,
+	       y = c->by_count ? b->count : b->metric;
 
 	if (x != y)
 		return x > y ? -1 : 1;
@@ -204,7 +205,7 @@ static int top(const struct hs_stack_source *src, size_t n, struct hs_top_list *
 	struct hs_node_exc *re = NULL;
 	struct hs_node_inc *ri = NULL;
 	struct hs_calltree ct;
-	struct hs_top_list *lists[2] = { by_bytes, by_count };
+	struct hs_top_list *lists[2] = {by_bytes, by_count};
 	uint32_t *order = NULL;
 	size_t nr_frames, nr = 0, k, l;
 	int err;
@@ -230,7 +231,7 @@ static int top(const struct hs_stack_source *src, size_t n, struct hs_top_list *
 		if (re[k].metric > 0)
 			order[nr++] = (uint32_t)k;
 	for (l = 0; l < 2 && !err; l++) {
-		struct cost_sort c = { .exc = re, .by_count = (int)l };
+		struct cost_sort c = {.exc = re, .by_count = (int)l};
 		struct hs_top_list *list = lists[l];
 
 		if (!list)
@@ -349,7 +350,7 @@ int hs_heap_stats_compute(const struct hs_trace *t, const struct hs_stats_opts *
 	s->symbolized = t->syms.present;
 	s->cut_off = t->cut_off;
 	for (i = 0; i < t->nr_threads; i++)
-		s->threads += t->threads[i].tid != 0;	/* 0: the process's own records */
+		s->threads += t->threads[i].tid != 0; /* 0: the process's own records */
 	err = event_totals(t, s);
 	if (err) {
 		hs_diag_set(diag, 0, "out of memory");
@@ -364,7 +365,8 @@ int hs_heap_stats_compute(const struct hs_trace *t, const struct hs_stats_opts *
 	if (!err) {
 		hs_source_totals(&src, &s->bytes_allocated, &s->allocations);
 		if (s->duration_ms > 0)
-			s->allocations_per_second = s->allocations / (s->duration_ms / 1000);
+			s->allocations_per_second =
+			    s->allocations / (s->duration_ms / 1000);
 	}
 	hs_source_release(&src);
 
@@ -452,8 +454,9 @@ static json_t *top_json(const struct hs_top_list *l)
 	if (!a)
 		return NULL;
 	for (i = 0; i < l->nr; i++) {
-		json_t *p = json_pack("{s:o, s:o, s:o}", "name", hs_view_json_text(l->site[i].name), "bytes",
-				      num(l->site[i].bytes), "count", num(l->site[i].count));
+		json_t *p = json_pack(
+		    "{s:o, s:o, s:o}", "name", hs_view_json_text(l->site[i].name),
+		    "bytes", num(l->site[i].bytes), "count", num(l->site[i].count));
 
 		if (!p || json_array_append_new(a, p)) {
 			json_decref(a);
@@ -476,8 +479,8 @@ static json_t *hist_json(const struct hs_heap_stats *s)
 		if (s->hist[k].count == 0)
 			continue;
 		p = json_pack("{s:o, s:o, s:o, s:o}", "min", num((double)s->hist[k].min),
-			      "max", num((double)s->hist[k].max), "count", num(s->hist[k].count),
-			      "bytes", num(s->hist[k].bytes));
+			      "max", num((double)s->hist[k].max), "count",
+			      num(s->hist[k].count), "bytes", num(s->hist[k].bytes));
 		if (!p || json_array_append_new(a, p)) {
 			json_decref(a);
 			return NULL;

@@ -50,8 +50,8 @@ struct hs_heap_stats {
 	double allocations, frees, reallocs;
 	double bytes_allocated;
 	double allocations_per_second;
-	double peak_heap_bytes, peak_heap_ms;	/* peak_heap_ms < 0: no heap */
-	double peak_rss_bytes, peak_rss_ms;	/* peak_rss_ms < 0: no RSS sample */
+	double peak_heap_bytes, peak_heap_ms; /* peak_heap_ms < 0: no heap */
+	double peak_rss_bytes, peak_rss_ms;   /* peak_rss_ms < 0: no RSS sample */
 	double leaked_bytes, leaked_blocks;
 	double suppressed_bytes, suppressed_blocks;
 	double temporary_allocations, temporary_bytes;
@@ -63,14 +63,14 @@ struct hs_heap_stats {
 	size_t threads;
 	int sampled, symbolized, cut_off;
 	uint64_t sample_bytes;
-	struct hs_size_bucket hist[65];	/* by bit length of the size */
+	struct hs_size_bucket hist[65]; /* by bit length of the size */
 	struct hs_top_list by_bytes, by_count, by_leaked, at_peak;
 	struct hs_timeline heap, rss;
 };
 
 struct hs_stats_opts {
-	size_t top;		/* entries per top list (0: 10) */
-	size_t points;		/* timeline points at most (0: 200) */
+	size_t top;    /* entries per top list (0: 10) */
+	size_t points; /* timeline points at most (0: 200) */
 };
 
 /*
@@ -107,7 +107,8 @@ int hs_heap_leaks(const struct hs_stack_source *src, size_t n,
  * (hs_memview_build_path()), without a top list: `heapscope run`'s
  * summary. Returns what hs_memview_build_path() and hs_heap_leaks() return.
  */
-int hs_heap_leaks_path(const char *path, struct hs_leak_totals *out, struct hs_diag *diag);
+int hs_heap_leaks_path(const char *path, struct hs_leak_totals *out,
+		       struct hs_diag *diag);
 void hs_heap_top_release(struct hs_top_list *l);
 
 /*

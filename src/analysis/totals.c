@@ -17,7 +17,7 @@ struct totals_sink {
 	const struct hs_trace *t;
 	struct hs_heap_totals *out;
 	struct hs_u64map live;
-	uint64_t zero_blocks;		/* allocations at address 0 */
+	uint64_t zero_blocks; /* allocations at address 0 */
 	uint64_t live_bytes;
 	double live_est;
 };
@@ -45,7 +45,9 @@ static void totals_init(struct totals_sink *ts, const struct hs_trace *t,
 	out->peak_rss_ns = -1;
 	for (k = 0; k < 65; k++) {
 		out->hist[k].min = k ? (uint64_t)1 << (k - 1) : 0;
-		out->hist[k].max = k == 0 ? 0 : k == 64 ? UINT64_MAX : ((uint64_t)1 << k) - 1;
+		out->hist[k].max = k == 0    ? 0
+				   : k == 64 ? UINT64_MAX
+					     : ((uint64_t)1 << k) - 1;
 	}
 }
 
@@ -58,7 +60,7 @@ static int totals_event(struct totals_sink *ts, const struct hs_trace_event *e)
 
 	o->events++;
 	if (o->peak_ns < 0)
-		o->peak_ns = e->time;	/* the heap as it starts: empty */
+		o->peak_ns = e->time; /* the heap as it starts: empty */
 	switch (e->op) {
 	case HS_OP_ALLOC:
 		w = weight(ts->t, e->size);
@@ -182,7 +184,8 @@ int hs_heap_totals_path(const char *path, struct hs_trace *t, struct hs_heap_tot
 			struct hs_diag *diag)
 {
 	struct totals_sink ts;
-	struct hs_trace_sink sink = { .events = sink_events, .live = sink_live, .ctx = &ts };
+	struct hs_trace_sink sink = {
+	    .events = sink_events, .live = sink_live, .ctx = &ts};
 	int err;
 
 	totals_init(&ts, t, out);

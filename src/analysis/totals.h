@@ -30,23 +30,23 @@ struct hs_size_bucket {
 };
 
 struct hs_heap_totals {
-	uint64_t events;		/* every event (a realloc that freed is two) */
+	uint64_t events; /* every event (a realloc that freed is two) */
 	uint64_t allocs, frees, reallocs, mmaps, munmaps;
 	uint64_t bytes_allocated;
-	uint64_t peak_heap;		/* the most bytes live at once */
-	double peak_heap_est;		/* the same, estimated */
-	int64_t peak_ns;		/* when the estimated peak was first reached
-					 * (the first event's time for an empty
-					 * heap; -1: no event) */
+	uint64_t peak_heap;   /* the most bytes live at once */
+	double peak_heap_est; /* the same, estimated */
+	int64_t peak_ns;      /* when the estimated peak was first reached
+			       * (the first event's time for an empty
+			       * heap; -1: no event) */
 	double reallocs_est;
-	uint64_t leaked_bytes, leaked_blocks;	/* live at the end */
-	uint64_t unmatched_frees;	/* frees of blocks not seen allocated */
+	uint64_t leaked_bytes, leaked_blocks; /* live at the end */
+	uint64_t unmatched_frees;	      /* frees of blocks not seen allocated */
 	uint64_t cpu_samples, wall_samples;
-	uint64_t cpu_ns;		/* the CPU samples' durations */
+	uint64_t cpu_ns; /* the CPU samples' durations */
 	double cpu_ms, wall_cpu_ms, wall_blocked_ms, wall_ready_ms;
 	uint64_t peak_rss;		/* the highest RSS record (0: none) */
 	int64_t peak_rss_ns;		/* its time (-1: no RSS record) */
-	struct hs_size_bucket hist[65];	/* allocations by bit length of the size */
+	struct hs_size_bucket hist[65]; /* allocations by bit length of the size */
 };
 
 /* The totals of loaded trace @t into @out. Returns 0 or -ENOMEM. */

@@ -115,10 +115,14 @@ static json_t *row_json(const struct hs_view *v, const struct hs_view_row *r)
 		err |= set(o, "nr_children", json_integer(r->nr_children));
 	}
 	hs_view_row_parts(r, &parts);
-	err |= set(o, "module", parts.module ? str(parts.module, strlen(parts.module)) : json_null());
-	err |= set(o, "function", parts.function ? str(parts.function, parts.function_len) : json_null());
+	err |= set(o, "module",
+		   parts.module ? str(parts.module, strlen(parts.module)) : json_null());
+	err |=
+	    set(o, "function",
+		parts.function ? str(parts.function, parts.function_len) : json_null());
 	err |= set(o, "group", parts.group ? json_string(parts.group) : json_null());
-	err |= set(o, "entry", parts.entry ? str(parts.entry, parts.entry_len) : json_null());
+	err |= set(o, "entry",
+		   parts.entry ? str(parts.entry, parts.entry_len) : json_null());
 	if (err) {
 		json_decref(o);
 		return NULL;
@@ -138,10 +142,10 @@ static json_t *row_json(const struct hs_view *v, const struct hs_view_row *r)
  * 100,000-frame stack is gigabytes of spaces.
  */
 struct json_out {
-	FILE *f;		/* the sink: a file, */
-	struct hs_buf *b;	/* or a buffer */
-	size_t flags;		/* jansson dump flags */
-	int err;		/* the first error: -ENOMEM or -EIO */
+	FILE *f;	  /* the sink: a file, */
+	struct hs_buf *b; /* or a buffer */
+	size_t flags;	  /* jansson dump flags */
+	int err;	  /* the first error: -ENOMEM or -EIO */
 };
 
 static void out_fail(struct json_out *o, int err)
@@ -169,7 +173,7 @@ static void out_str(struct json_out *o, const char *s)
 static void out_indent(struct json_out *o, size_t level, int between)
 {
 	static const char spaces[] = "                                ";
-	size_t n = o->flags & 0x1F;	/* JSON_INDENT(n) */
+	size_t n = o->flags & 0x1F; /* JSON_INDENT(n) */
 
 	if (!n) {
 		if (between && !(o->flags & JSON_COMPACT))
@@ -189,7 +193,7 @@ static void out_indent(struct json_out *o, size_t level, int between)
 static void out_key(struct json_out *o, const char *key)
 {
 	out_add(o, "\"", 1);
-	out_str(o, key);	/* keys are this module's own ASCII words */
+	out_str(o, key); /* keys are this module's own ASCII words */
 	out_str(o, o->flags & JSON_COMPACT ? "\":" : "\": ");
 }
 
@@ -203,7 +207,8 @@ static void out_members(struct json_out *o, json_t *obj, size_t level)
 	size_t i = 0;
 
 	out_add(o, "{", 1);
-	json_object_foreach(obj, key, x) {
+	json_object_foreach(obj, key, x)
+	{
 		if (i++)
 			out_add(o, ",", 1);
 		out_indent(o, level + 1, i > 1);
@@ -235,7 +240,8 @@ static void out_value(struct json_out *o, json_t *val, size_t level)
 		if (!json_array_size(val))
 			return out_str(o, "[]");
 		out_add(o, "[", 1);
-		json_array_foreach(val, i, x) {
+		json_array_foreach(val, i, x)
+		{
 			if (i)
 				out_add(o, ",", 1);
 			out_indent(o, level + 1, i > 0);
@@ -307,9 +313,9 @@ static void out_tree(struct json_out *o, const struct hs_view *v, size_t level)
 				nr_open--;
 				out_row_close(o, level + 2 * nr_open, 1);
 			}
-			HS_BUG_ON(!nr_open);	/* rows are not depth-first */
+			HS_BUG_ON(!nr_open); /* rows are not depth-first */
 			if (parent != i - 1)
-				out_add(o, ",", 1);	/* after a sibling */
+				out_add(o, ",", 1); /* after a sibling */
 			out_indent(o, level + 2 * nr_open, parent != i - 1);
 		}
 		out_row_open(o, v, i, level + 2 * nr_open);
@@ -412,7 +418,7 @@ static void out_view(struct json_out *o, const struct hs_view *v)
 char *hs_view_json_dump(const struct hs_view *v, size_t flags, size_t *len)
 {
 	struct hs_buf b = HS_BUF_INIT;
-	struct json_out o = { .b = &b, .flags = flags };
+	struct json_out o = {.b = &b, .flags = flags};
 
 	out_view(&o, v);
 	if (o.err) {
@@ -448,7 +454,7 @@ json_t *hs_view_summary_json(const struct hs_view *v)
 
 int hs_view_write_json(const struct hs_view *v, FILE *f)
 {
-	struct json_out o = { .f = f, .flags = HS_VIEW_JSON_FLAGS };
+	struct json_out o = {.f = f, .flags = HS_VIEW_JSON_FLAGS};
 
 	out_view(&o, v);
 	if (o.err)

@@ -13,17 +13,12 @@
 #include <string.h>
 
 static const char *const col_names[HS_COL__COUNT] = {
-	[HS_COL_NONE] = "",
-	[HS_COL_NAME] = "name",
-	[HS_COL_EXC] = "exc",
-	[HS_COL_EXC_COUNT] = "exc_count",
-	[HS_COL_INC] = "inc",
-	[HS_COL_INC_COUNT] = "inc_count",
-	[HS_COL_FOLD] = "fold",
-	[HS_COL_FOLD_COUNT] = "fold_count",
-	[HS_COL_INC_AVG] = "inc_avg",
-	[HS_COL_FIRST] = "first",
-	[HS_COL_LAST] = "last",
+    [HS_COL_NONE] = "",		  [HS_COL_NAME] = "name",
+    [HS_COL_EXC] = "exc",	  [HS_COL_EXC_COUNT] = "exc_count",
+    [HS_COL_INC] = "inc",	  [HS_COL_INC_COUNT] = "inc_count",
+    [HS_COL_FOLD] = "fold",	  [HS_COL_FOLD_COUNT] = "fold_count",
+    [HS_COL_INC_AVG] = "inc_avg", [HS_COL_FIRST] = "first",
+    [HS_COL_LAST] = "last",
 };
 
 int hs_view_order_parse(struct hs_view_order *o, const char *sort, const char *order,
@@ -62,17 +57,27 @@ int hs_view_order_changes(const struct hs_view_order *o)
 static double col_value(const struct hs_view_row *r, enum hs_view_col col)
 {
 	switch (col) {
-	case HS_COL_EXC: return r->exc;
-	case HS_COL_EXC_COUNT: return r->exc_count;
-	case HS_COL_INC: return r->inc;
-	case HS_COL_INC_COUNT: return r->inc_count;
-	case HS_COL_FOLD: return r->fold;
-	case HS_COL_FOLD_COUNT: return r->fold_count;
-	case HS_COL_INC_AVG: return r->inc_count != 0 ? r->inc / r->inc_count : 0;
+	case HS_COL_EXC:
+		return r->exc;
+	case HS_COL_EXC_COUNT:
+		return r->exc_count;
+	case HS_COL_INC:
+		return r->inc;
+	case HS_COL_INC_COUNT:
+		return r->inc_count;
+	case HS_COL_FOLD:
+		return r->fold;
+	case HS_COL_FOLD_COUNT:
+		return r->fold_count;
+	case HS_COL_INC_AVG:
+		return r->inc_count != 0 ? r->inc / r->inc_count : 0;
 	/* a row without samples sorts after the others, either way */
-	case HS_COL_FIRST: return r->first > r->last ? INFINITY : (double)r->first;
-	case HS_COL_LAST: return r->first > r->last ? -INFINITY : (double)r->last;
-	default: return 0;
+	case HS_COL_FIRST:
+		return r->first > r->last ? INFINITY : (double)r->first;
+	case HS_COL_LAST:
+		return r->first > r->last ? -INFINITY : (double)r->last;
+	default:
+		return 0;
 	}
 }
 
@@ -83,7 +88,7 @@ int hs_view_order_cmp(const struct hs_view *v, const struct hs_view_order *o, ui
 	int c = 0;
 
 	if (ra->section != rb->section)
-		return ra->section < rb->section ? -1 : 1;	/* Caller-Callee's lists */
+		return ra->section < rb->section ? -1 : 1; /* Caller-Callee's lists */
 	if (o->col == HS_COL_NAME) {
 		c = strcmp(ra->name, rb->name);
 	} else if (o->col != HS_COL_NONE) {
@@ -105,20 +110,22 @@ static int cmp_ids(const void *pa, const void *pb, void *arg)
 {
 	const struct sort_arg *s = arg;
 
-	return hs_view_order_cmp(s->v, s->o, *(const uint32_t *)pa, *(const uint32_t *)pb);
+	return hs_view_order_cmp(s->v, s->o, *(const uint32_t *)pa,
+				 *(const uint32_t *)pb);
 }
 
-void hs_view_order_sort(const struct hs_view *v, const struct hs_view_order *o, uint32_t *rows,
-			size_t n)
+void hs_view_order_sort(const struct hs_view *v, const struct hs_view_order *o,
+			uint32_t *rows, size_t n)
 {
-	struct sort_arg s = { v, o };
+	struct sort_arg s = {v, o};
 
 	if (n > 1 && hs_view_order_changes(o))
 		qsort_r(rows, n, sizeof(*rows), cmp_ids, &s);
 }
 
 /* Depth first from the roots, each row's children in order @o. */
-static int tree_order(const struct hs_view *v, const struct hs_view_order *o, uint32_t *out)
+static int tree_order(const struct hs_view *v, const struct hs_view_order *o,
+		      uint32_t *out)
 {
 	size_t n = v->nr_rows, i, nr = 0, k = 0;
 	uint32_t *off = hs_calloc(n + 2, sizeof(*off));
@@ -164,7 +171,8 @@ static int tree_order(const struct hs_view *v, const struct hs_view_order *o, ui
 	return 0;
 }
 
-int hs_view_order_rows(const struct hs_view *v, const struct hs_view_order *o, uint32_t **out)
+int hs_view_order_rows(const struct hs_view *v, const struct hs_view_order *o,
+		       uint32_t **out)
 {
 	uint32_t *idx = hs_malloc((v->nr_rows + 1) * sizeof(*idx));
 	size_t i;
@@ -240,7 +248,8 @@ int hs_view_find(const struct hs_view *v, const uint32_t *order, size_t n,
 }
 
 int hs_view_find_all(const struct hs_view *v, const uint32_t *order, size_t n,
-		     struct hs_pattern *p, uint32_t **out, size_t *nr, struct hs_diag *diag)
+		     struct hs_pattern *p, uint32_t **out, size_t *nr,
+		     struct hs_diag *diag)
 {
 	uint8_t *keep = hs_calloc(v->nr_rows + 1, 1);
 	uint32_t *rows = hs_malloc((n + 1) * sizeof(*rows));
@@ -303,8 +312,8 @@ int hs_view_keep_rows(struct hs_view *v, const uint32_t *rows, size_t n)
 	return 0;
 }
 
-int hs_view_arrange(struct hs_view *v, const struct hs_view_order *o, struct hs_pattern *find,
-		    size_t limit, struct hs_diag *diag)
+int hs_view_arrange(struct hs_view *v, const struct hs_view_order *o,
+		    struct hs_pattern *find, size_t limit, struct hs_diag *diag)
 {
 	uint32_t *idx, *rows = NULL;
 	size_t n = v->nr_rows;

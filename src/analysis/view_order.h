@@ -23,7 +23,7 @@
  */
 
 enum hs_view_col {
-	HS_COL_NONE,		/* the view's own order */
+	HS_COL_NONE, /* the view's own order */
 	HS_COL_NAME,
 	HS_COL_EXC,
 	HS_COL_EXC_COUNT,
@@ -39,9 +39,12 @@ enum hs_view_col {
 
 struct hs_view_order {
 	enum hs_view_col col;
-	int desc;		/* descending */
+	int desc; /* descending */
 };
-#define HS_VIEW_ORDER_INIT { HS_COL_NONE, 0 }
+#define HS_VIEW_ORDER_INIT                                                               \
+	{                                                                                \
+		HS_COL_NONE, 0                                                           \
+	}
 
 /*
  * Parse a column name (@sort: "name", "exc", "exc_count", "inc",
@@ -53,7 +56,7 @@ struct hs_view_order {
 int hs_view_order_parse(struct hs_view_order *o, const char *sort, const char *order,
 			struct hs_diag *diag);
 /* The column names hs_view_order_parse() takes, for messages. */
-#define HS_VIEW_ORDER_COLUMNS \
+#define HS_VIEW_ORDER_COLUMNS                                                            \
 	"name, exc, exc_count, inc, inc_count, fold, fold_count, inc_avg, first or last"
 
 /* Whether @o changes anything: a column, or "desc" asked for. */
@@ -64,14 +67,15 @@ int hs_view_order_cmp(const struct hs_view *v, const struct hs_view_order *o, ui
 		      uint32_t b);
 
 /* Sort the @n row ids at @rows in order @o. */
-void hs_view_order_sort(const struct hs_view *v, const struct hs_view_order *o, uint32_t *rows,
-			size_t n);
+void hs_view_order_sort(const struct hs_view *v, const struct hs_view_order *o,
+			uint32_t *rows, size_t n);
 
 /*
  * All rows of @v in the order shown (above): an owned array of
  * @v->nr_rows ids in *@out. Returns 0 or -ENOMEM.
  */
-int hs_view_order_rows(const struct hs_view *v, const struct hs_view_order *o, uint32_t **out);
+int hs_view_order_rows(const struct hs_view *v, const struct hs_view_order *o,
+		       uint32_t **out);
 
 /*
  * Compile @re (@len bytes) as Find's pattern: 0 and an owned pattern in
@@ -80,7 +84,7 @@ int hs_view_order_rows(const struct hs_view *v, const struct hs_view_order *o, u
 int hs_view_find_compile(const char *re, size_t len, struct hs_pattern **out,
 			 struct hs_diag *diag);
 
-#define HS_FIND_START SIZE_MAX	/* hs_view_find() from the first (or last) row */
+#define HS_FIND_START SIZE_MAX /* hs_view_find() from the first (or last) row */
 
 /*
  * Find the next row of @order (@n row ids of @v) whose displayed name @p
@@ -109,7 +113,8 @@ int hs_view_keep_rows(struct hs_view *v, const uint32_t *rows, size_t n);
  * Returns 0, -EINVAL (match limits; message in @diag) or -ENOMEM.
  */
 int hs_view_find_all(const struct hs_view *v, const uint32_t *order, size_t n,
-		     struct hs_pattern *p, uint32_t **out, size_t *nr, struct hs_diag *diag);
+		     struct hs_pattern *p, uint32_t **out, size_t *nr,
+		     struct hs_diag *diag);
 
 /*
  * What `report --sort --find` shows: @v's rows in order @o; with @find
@@ -118,6 +123,6 @@ int hs_view_find_all(const struct hs_view *v, const uint32_t *order, size_t n,
  * left as it was. Returns 0, -EINVAL (match limits; message in @diag)
  * or -ENOMEM (@v unchanged).
  */
-int hs_view_arrange(struct hs_view *v, const struct hs_view_order *o, struct hs_pattern *find,
-		    size_t limit, struct hs_diag *diag);
+int hs_view_arrange(struct hs_view *v, const struct hs_view_order *o,
+		    struct hs_pattern *find, size_t limit, struct hs_diag *diag);
 #endif

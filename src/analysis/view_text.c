@@ -24,7 +24,7 @@ static int row_empty(const struct hs_view_row *r)
 static int add_num(struct hs_buf *b, double x, int dec)
 {
 	if (x == 0)
-		x = 0;	/* no "-0" */
+		x = 0; /* no "-0" */
 	return hs_buf_addf(b, "%.*f", dec, x);
 }
 
@@ -47,15 +47,25 @@ static int add_exact(struct hs_buf *b, double x)
 /* Text ------------------------------------------------------------------- */
 
 enum col {
-	C_NAME, C_EXC_PCT, C_EXC, C_EXC_CT, C_INC_PCT, C_INC, C_INC_CT, C_FOLD,
-	C_WHEN, C_FIRST, C_LAST, C__COUNT
+	C_NAME,
+	C_EXC_PCT,
+	C_EXC,
+	C_EXC_CT,
+	C_INC_PCT,
+	C_INC,
+	C_INC_CT,
+	C_FOLD,
+	C_WHEN,
+	C_FIRST,
+	C_LAST,
+	C__COUNT
 };
 static const char *const col_title[C__COUNT] = {
-	"Name", "Exc %", "Exc", "Exc Ct", "Inc %", "Inc", "Inc Ct", "Fold",
-	"When", "First", "Last",
+    "Name",   "Exc %", "Exc",  "Exc Ct", "Inc %", "Inc",
+    "Inc Ct", "Fold",  "When", "First",	 "Last",
 };
 
-#define ELLIPSIS "\xe2\x80\xa6"	/* U+2026, one column */
+#define ELLIPSIS "\xe2\x80\xa6" /* U+2026, one column */
 #define MIN_NAME_WIDTH 16
 
 /* Characters (UTF-8 code points) in @s. */
@@ -105,7 +115,7 @@ int hs_view_short_templates(struct hs_buf *b, const char *name, size_t len)
 			else if (name[j] == '>' && !(j && name[j - 1] == '-'))
 				depth--;
 		}
-		if (depth) {	/* unbalanced: the rest as it is */
+		if (depth) { /* unbalanced: the rest as it is */
 			err = hs_buf_add(b, name + i, len - i);
 			break;
 		}
@@ -166,7 +176,7 @@ static int column_decimals(const struct hs_view *v, size_t off)
 struct text_layout {
 	const struct hs_text_opts *o;
 	int dec_exc, dec_exc_ct, dec_inc, dec_inc_ct, dec_fold;
-	size_t width[C__COUNT];	/* in characters (UTF-8 code points) */
+	size_t width[C__COUNT]; /* in characters (UTF-8 code points) */
 	size_t name_max;	/* names cut to this many characters; 0: not cut */
 };
 
@@ -201,7 +211,8 @@ static int text_row_titles(struct text_row *t)
 static int add_name_cell(struct text_row *t, const struct text_layout *lay,
 			 const struct hs_view_row *r)
 {
-	unsigned d, shown = r->depth < HS_VIEW_TEXT_MAX_INDENT ? r->depth : HS_VIEW_TEXT_MAX_INDENT;
+	unsigned d, shown = r->depth < HS_VIEW_TEXT_MAX_INDENT ? r->depth
+							       : HS_VIEW_TEXT_MAX_INDENT;
 	struct hs_buf *b = &t->b;
 	size_t start = b->len;
 	int err = 0;
@@ -212,7 +223,8 @@ static int add_name_cell(struct text_row *t, const struct text_layout *lay,
 		err = hs_buf_addf(b, "[%u] ", r->depth);
 	if (!err && lay->o->short_templates) {
 		hs_buf_reset(&t->name);
-		err = hs_view_short_templates(&t->name, r->name, hs_view_display_len(r->name));
+		err = hs_view_short_templates(&t->name, r->name,
+					      hs_view_display_len(r->name));
 		if (!err)
 			err = hs_escape_add(b, t->name.s ? t->name.s : "", t->name.len);
 	} else if (!err) {
@@ -261,12 +273,12 @@ static int text_row_fill(struct text_row *t, const struct hs_view *v,
 			err = hs_buf_adds(&t->b, r->when);
 			break;
 		case C_FIRST:
-			err = row_empty(r) ? hs_buf_adds(&t->b, "-") :
-					     hs_buf_addf(&t->b, "%.3f", ms(r->first));
+			err = row_empty(r) ? hs_buf_adds(&t->b, "-")
+					   : hs_buf_addf(&t->b, "%.3f", ms(r->first));
 			break;
 		case C_LAST:
-			err = row_empty(r) ? hs_buf_adds(&t->b, "-") :
-					     hs_buf_addf(&t->b, "%.3f", ms(r->last));
+			err = row_empty(r) ? hs_buf_adds(&t->b, "-")
+					   : hs_buf_addf(&t->b, "%.3f", ms(r->last));
 			break;
 		}
 		if (!err)
@@ -316,7 +328,8 @@ static int text_layout_init(struct text_layout *lay, const struct hs_view *v,
 
 		for (c = 1; c < C__COUNT; c++)
 			others += 2 + lay->width[c];
-		max = o->width > others + MIN_NAME_WIDTH ? o->width - others : MIN_NAME_WIDTH;
+		max = o->width > others + MIN_NAME_WIDTH ? o->width - others
+							 : MIN_NAME_WIDTH;
 		if (lay->width[C_NAME] > max) {
 			lay->width[C_NAME] = max;
 			lay->name_max = max;
@@ -325,7 +338,8 @@ static int text_layout_init(struct text_layout *lay, const struct hs_view *v,
 	return err;
 }
 
-static void text_row_print(const struct text_row *t, const struct text_layout *lay, FILE *f)
+static void text_row_print(const struct text_row *t, const struct text_layout *lay,
+			   FILE *f)
 {
 	size_t c;
 
@@ -333,10 +347,12 @@ static void text_row_print(const struct text_row *t, const struct text_layout *l
 		const char *s = t->b.s + t->at[c];
 		int w = (int)lay->width[c];
 
-		if (c == C_NAME) {	/* padded by characters: names may hold "…" */
+		if (c == C_NAME) { /* padded by characters: names may hold "…" */
 			size_t chars = text_width(s);
 
-			fprintf(f, "%s%*s", s, chars < lay->width[c] ? (int)(lay->width[c] - chars) : 0, "");
+			fprintf(f, "%s%*s", s,
+				chars < lay->width[c] ? (int)(lay->width[c] - chars) : 0,
+				"");
 		} else if (c == C_WHEN)
 			fprintf(f, "  %-*s", w, s);
 		else if (c == C_LAST)
@@ -357,8 +373,9 @@ static void summary_text(const struct hs_view *v, FILE *f)
 		hs_escape_write(f, s->unit, strlen(s->unit));
 	hs_buf_reset(&b);
 	add_num(&b, s->count, integral(s->count) ? 0 : 3);
-	fprintf(f, "  Count: %s  Samples: %zu  First: %.3f  Last: %.3f  Last-First: %.3f"
-		   "  Metric/Interval: %.2f  TimeBucket: %.3f\n",
+	fprintf(f,
+		"  Count: %s  Samples: %zu  First: %.3f  Last: %.3f  Last-First: %.3f"
+		"  Metric/Interval: %.2f  TimeBucket: %.3f\n",
 		b.s, s->samples, ms(s->first), ms(s->last), ms(s->last - s->first),
 		s->metric_per_interval, s->bucket_ms);
 	hs_buf_release(&b);
@@ -371,10 +388,11 @@ int hs_view_write_text(const struct hs_view *v, FILE *f)
 	return hs_view_write_text_opts(v, &plain, f);
 }
 
-int hs_view_write_text_opts(const struct hs_view *v, const struct hs_text_opts *o, FILE *f)
+int hs_view_write_text_opts(const struct hs_view *v, const struct hs_text_opts *o,
+			    FILE *f)
 {
 	enum hs_row_section section = HS_ROW_PLAIN;
-	struct text_row t = { .b = HS_BUF_INIT, .name = HS_BUF_INIT };
+	struct text_row t = {.b = HS_BUF_INIT, .name = HS_BUF_INIT};
 	struct text_layout lay;
 	size_t i;
 	int err;
@@ -400,8 +418,10 @@ int hs_view_write_text_opts(const struct hs_view *v, const struct hs_text_opts *
 	for (i = 0; i < v->nr_rows && !err && !ferror(f); i++) {
 		if (v->rows[i].section != section) {
 			section = v->rows[i].section;
-			fprintf(f, "%s\n", section == HS_ROW_CALLER ? "Callers:" :
-					   section == HS_ROW_FOCUS ? "Focus:" : "Callees:");
+			fprintf(f, "%s\n",
+				section == HS_ROW_CALLER  ? "Callers:"
+				: section == HS_ROW_FOCUS ? "Focus:"
+							  : "Callees:");
 		}
 		err = text_row_fill(&t, v, &lay, &v->rows[i]);
 		if (!err)
@@ -442,7 +462,7 @@ static int csv_field(struct hs_buf *b, const char *s, size_t len)
 
 static int csv_row(struct hs_buf *b, const struct hs_view *v, const struct hs_view_row *r)
 {
-	static const char *const section_name[] = { "", "caller", "focus", "callee" };
+	static const char *const section_name[] = {"", "caller", "focus", "callee"};
 	int err = 0;
 
 	if (hs_view_kind_is_tree(v->kind))
@@ -452,7 +472,7 @@ static int csv_row(struct hs_buf *b, const struct hs_view *v, const struct hs_vi
 	if (!err)
 		err = csv_field(b, r->name, hs_view_display_len(r->name));
 	if (v->kind == HS_VIEW_FLAME) {
-		const double cols[] = { r->x, r->width, r->inc, r->exc };
+		const double cols[] = {r->x, r->width, r->inc, r->exc};
 		size_t i;
 
 		for (i = 0; i < 4 && !err; i++)
@@ -462,9 +482,15 @@ static int csv_row(struct hs_buf *b, const struct hs_view *v, const struct hs_vi
 	}
 	{
 		const double cols[] = {
-			hs_view_pct(v, r->exc), r->exc, r->exc_count, hs_view_pct(v, r->inc), r->inc,
-			r->inc_count, r->fold, r->fold_count,
-			r->inc_count != 0 ? r->inc / r->inc_count : 0,
+		    hs_view_pct(v, r->exc),
+		    r->exc,
+		    r->exc_count,
+		    hs_view_pct(v, r->inc),
+		    r->inc,
+		    r->inc_count,
+		    r->fold,
+		    r->fold_count,
+		    r->inc_count != 0 ? r->inc / r->inc_count : 0,
 		};
 		size_t i;
 
@@ -495,7 +521,8 @@ int hs_view_write_csv(const struct hs_view *v, FILE *f)
 		fputs("Name,X,Width,Inc,Exc\n", f);
 	else
 		fputs("Name,Exc %,Exc,Exc Ct,Inc %,Inc,Inc Ct,Fold,Fold Ct,Inc Avg,When,"
-		      "First,Last\n", f);
+		      "First,Last\n",
+		      f);
 	for (i = 0; i < v->nr_rows && !err; i++) {
 		hs_buf_reset(&b);
 		err = csv_row(&b, v, &v->rows[i]);
@@ -538,9 +565,11 @@ int hs_view_write_folded(const struct hs_view *v, FILE *f)
 		size_t n = 0, k;
 		uint32_t x;
 
-		if (rest[i] == 0 || fabs(rest[i]) < 1e-9 * (fabs(v->rows[i].inc) + 1e-300))
+		if (rest[i] == 0 ||
+		    fabs(rest[i]) < 1e-9 * (fabs(v->rows[i].inc) + 1e-300))
 			continue;
-		for (x = (uint32_t)i; v->rows[x].parent != HS_NO_NODE; x = v->rows[x].parent)
+		for (x = (uint32_t)i; v->rows[x].parent != HS_NO_NODE;
+		     x = v->rows[x].parent)
 			path[n++] = x;
 		hs_buf_reset(&b);
 		if (!n)

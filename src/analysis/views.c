@@ -11,12 +11,12 @@
 #include <string.h>
 
 static const char *const kind_names[HS_VIEW__COUNT] = {
-	[HS_VIEW_BYNAME] = "byname",
-	[HS_VIEW_CALLTREE] = "calltree",
-	[HS_VIEW_CALLERS] = "callers",
-	[HS_VIEW_CALLEES] = "callees",
-	[HS_VIEW_CALLER_CALLEE] = "caller-callee",
-	[HS_VIEW_FLAME] = "flame",
+    [HS_VIEW_BYNAME] = "byname",
+    [HS_VIEW_CALLTREE] = "calltree",
+    [HS_VIEW_CALLERS] = "callers",
+    [HS_VIEW_CALLEES] = "callees",
+    [HS_VIEW_CALLER_CALLEE] = "caller-callee",
+    [HS_VIEW_FLAME] = "flame",
 };
 
 const char *hs_view_kind_name(enum hs_view_kind kind)
@@ -46,8 +46,10 @@ int hs_view_focus_check(enum hs_view_kind kind, const char *focus, int need,
 			const char *what, struct hs_diag *diag)
 {
 	if (!hs_view_kind_has_focus(kind) && focus) {
-		hs_diag_set(diag, 0, "%s is for the callers, callees and caller-callee "
-			    "views, not '%s'", what, hs_view_kind_name(kind));
+		hs_diag_set(diag, 0,
+			    "%s is for the callers, callees and caller-callee "
+			    "views, not '%s'",
+			    what, hs_view_kind_name(kind));
 		return -EINVAL;
 	}
 	if (need && hs_view_kind_has_focus(kind) && !focus) {
@@ -159,11 +161,11 @@ static void row_set(struct hs_view_row *r, const struct hs_node_exc *e,
  */
 struct map_builder {
 	struct hs_when_map m;
-	size_t alloc;		/* entries allocated */
+	size_t alloc; /* entries allocated */
 	uint32_t nr_ent;
-	uint32_t open;		/* first entry of the open node */
-	uint32_t *pos;		/* slot -> entry index + 1 within the open node */
-	uint8_t *opened;	/* node -> has an entry list */
+	uint32_t open;	 /* first entry of the open node */
+	uint32_t *pos;	 /* slot -> entry index + 1 within the open node */
+	uint8_t *opened; /* node -> has an entry list */
 };
 
 static int map_init(struct map_builder *b, const struct hs_calltree *ct, size_t nr_slots)
@@ -229,7 +231,8 @@ static int fill_when(struct hs_view *v, const struct hs_calltree *ct,
 		     const struct hs_when_map *m, const uint32_t *slot_row)
 {
 	size_t nr = m->nr_slots, r, s;
-	double *hist = NULL, *rows = NULL, root[HS_WHEN_BUCKETS], scale, one[HS_WHEN_BUCKETS];
+	double *hist = NULL, *rows = NULL, root[HS_WHEN_BUCKETS], scale,
+	       one[HS_WHEN_BUCKETS];
 	const double *h;
 	int b;
 
@@ -268,7 +271,8 @@ static int fill_when(struct hs_view *v, const struct hs_calltree *ct,
 /* Nodes whose own samples (ct->rep) land on them: alive, with an exclusive cost. */
 static int own_samples(const struct hs_calltree *ct, uint32_t n)
 {
-	return (ct->t.flags[n] & HS_NODE_ALIVE) && ct->t.exc[n].first <= ct->t.exc[n].last;
+	return (ct->t.flags[n] & HS_NODE_ALIVE) &&
+	       ct->t.exc[n].first <= ct->t.exc[n].last;
 }
 
 /*
@@ -277,7 +281,7 @@ static int own_samples(const struct hs_calltree *ct, uint32_t n)
  */
 struct frame {
 	uint32_t node, row, next;
-	double x;	/* where the next child's rectangle starts */
+	double x; /* where the next child's rectangle starts */
 };
 
 static void centre_children(const struct hs_view *v, const struct hs_tree *t,
@@ -297,8 +301,8 @@ static void centre_children(const struct hs_view *v, const struct hs_tree *t,
  * order, at most o->limit rows and o->max_depth levels; for the Flame
  * Graph, each row's rectangle too. Fills row_of[] (node of @t -> row).
  */
-static int emit_tree(struct hs_view *v, const struct hs_tree *t, const struct hs_view_opts *o,
-		     uint32_t *row_of)
+static int emit_tree(struct hs_view *v, const struct hs_tree *t,
+		     const struct hs_view_opts *o, uint32_t *row_of)
 {
 	size_t alloc = 0, salloc = 0, depth = 0, limit = o->limit ? o->limit : SIZE_MAX;
 	double total = fabs(t->inc[0].metric);
@@ -331,7 +335,7 @@ static int emit_tree(struct hs_view *v, const struct hs_tree *t, const struct hs
 		r->x = (1 - r->width) / 2;
 	}
 	row_of[0] = 0;
-	stack[0] = (struct frame){ 0, 0, 0, 0 };
+	stack[0] = (struct frame){0, 0, 0, 0};
 	depth = 1;
 	while (depth && v->nr_rows < limit) {
 		struct frame *fr = &stack[depth - 1];
@@ -361,7 +365,7 @@ static int emit_tree(struct hs_view *v, const struct hs_tree *t, const struct hs
 		row_of[c] = (uint32_t)(v->nr_rows - 1);
 		if (HS_GROW(stack, depth + 1, salloc))
 			goto oom;
-		stack[depth] = (struct frame){ c, (uint32_t)(v->nr_rows - 1), 0, 0 };
+		stack[depth] = (struct frame){c, (uint32_t)(v->nr_rows - 1), 0, 0};
 		depth++;
 	}
 	hs_free(stack);
@@ -376,12 +380,13 @@ oom:
  * nearest shown ancestor-or-self of land(rep(n)); rows then add up into
  * their parents.
  */
-static int tree_when(struct hs_view *v, const struct hs_calltree *ct, const struct hs_tree *t,
-		     const uint32_t *land, const uint32_t *row_of)
+static int tree_when(struct hs_view *v, const struct hs_calltree *ct,
+		     const struct hs_tree *t, const uint32_t *land,
+		     const uint32_t *row_of)
 {
 	uint32_t *near = hs_malloc(t->nr * sizeof(*near));
 	uint32_t *row_parent = hs_malloc((v->nr_rows + 1) * sizeof(*row_parent));
-	struct hs_when_map m = { .nr_slots = v->nr_rows };
+	struct hs_when_map m = {.nr_slots = v->nr_rows};
 	size_t n;
 	int err = -ENOMEM;
 
@@ -389,8 +394,9 @@ static int tree_when(struct hs_view *v, const struct hs_calltree *ct, const stru
 	if (!near || !row_parent || !m.slot_of)
 		goto out;
 	for (n = 0; n < t->nr; n++)
-		near[n] = row_of[n] != HS_NO_NODE ? row_of[n] :
-			  n ? near[t->parent[n]] : HS_NO_NODE;
+		near[n] = row_of[n] != HS_NO_NODE ? row_of[n]
+			  : n			  ? near[t->parent[n]]
+						  : HS_NO_NODE;
 	for (n = 0; n < v->nr_rows; n++)
 		row_parent[n] = v->rows[n].parent;
 	for (n = 0; n < ct->t.nr; n++) {
@@ -433,8 +439,9 @@ struct byname_sort {
 
 static const char *frame_name(const struct hs_calltree *ct, size_t k)
 {
-	return k == hs_source_nr_frames(&ct->f.out) ? "ROOT" :
-	       hs_source_frame_name(&ct->f.out, (uint32_t)k);
+	return k == hs_source_nr_frames(&ct->f.out)
+		   ? "ROOT"
+		   : hs_source_frame_name(&ct->f.out, (uint32_t)k);
 }
 
 static int cmp_byname(const void *pa, const void *pb, void *arg)
@@ -459,13 +466,14 @@ static int cmp_byname(const void *pa, const void *pb, void *arg)
  * a node's own samples go to its nearest slot, slots add up into their
  * nearest slot above, and each name's row sums its slots.
  */
-static int byname_when(struct hs_view *v, const struct hs_calltree *ct, const uint32_t *row_of)
+static int byname_when(struct hs_view *v, const struct hs_calltree *ct,
+		       const uint32_t *row_of)
 {
 	const struct hs_tree *t = &ct->t;
 	size_t nr_frames = hs_source_nr_frames(&ct->f.out), n, nr = 0, a1 = 0, a2 = 0;
 	uint32_t *near = hs_malloc(t->nr * sizeof(*near));
 	uint32_t *slot_parent = NULL, *slot_row = NULL;
-	struct hs_when_map m = { 0 };
+	struct hs_when_map m = {0};
 	int err = -ENOMEM;
 
 	if (!near)
@@ -476,7 +484,8 @@ static int byname_when(struct hs_view *v, const struct hs_calltree *ct, const ui
 
 		near[n] = up;
 		if ((t->flags[n] & (HS_NODE_ALIVE | HS_NODE_TOP)) !=
-			    (HS_NODE_ALIVE | HS_NODE_TOP) || row_of[k] == HS_NO_NODE)
+			(HS_NODE_ALIVE | HS_NODE_TOP) ||
+		    row_of[k] == HS_NO_NODE)
 			continue;
 		if (HS_GROW(slot_parent, nr + 1, a1) || HS_GROW(slot_row, nr + 1, a2))
 			goto out;
@@ -575,7 +584,8 @@ static int name_in(struct hs_view *v, const struct hs_calltree *ct, uint32_t *ma
 	int err;
 
 	if (map[k] == HS_NO_FRAME) {
-		s = frame == HS_NO_FRAME ? "ROOT" : hs_source_frame_name(&ct->f.out, frame);
+		s = frame == HS_NO_FRAME ? "ROOT"
+					 : hs_source_frame_name(&ct->f.out, frame);
 		err = hs_source_intern_frame(&v->names, s, strlen(s), &map[k]);
 		if (err)
 			return err;
@@ -589,8 +599,8 @@ static int name_in(struct hs_view *v, const struct hs_calltree *ct, uint32_t *ma
  * are v->names; land[n] gets the node of @t a call-tree node's own
  * samples count in.
  */
-static int focus_tree(struct hs_view *v, const struct hs_calltree *ct, uint32_t focus, int up,
-		      struct hs_tree *t, uint32_t *land)
+static int focus_tree(struct hs_view *v, const struct hs_calltree *ct, uint32_t focus,
+		      int up, struct hs_tree *t, uint32_t *land)
 {
 	const struct hs_tree *c = &ct->t;
 	size_t nr_frames = hs_source_nr_frames(&ct->f.out), n;
@@ -629,15 +639,17 @@ static int focus_tree(struct hs_view *v, const struct hs_calltree *ct, uint32_t 
 			err = name_in(v, ct, map, c->frame[n], &f);
 			if (!err)
 				err = hs_source_intern_stack(&v->names, f,
-					land[c->parent[n]] ? land[c->parent[n]] - 1 :
-							     HS_NO_STACK, &s);
+							     land[c->parent[n]]
+								 ? land[c->parent[n]] - 1
+								 : HS_NO_STACK,
+							     &s);
 			if (err)
 				goto out;
 			land[n] = s + 1;
 			continue;
 		}
 		if (d[n] == 0) {
-			land[n] = 0;	/* ROOT has no callers */
+			land[n] = 0; /* ROOT has no callers */
 			continue;
 		}
 		if (leaf[d[n]] == HS_NO_NODE) {
@@ -648,7 +660,8 @@ static int focus_tree(struct hs_view *v, const struct hs_calltree *ct, uint32_t 
 				x = c->parent[x];
 				err = name_in(v, ct, map, c->frame[x], &f);
 				if (!err)
-					err = hs_source_intern_stack(&v->names, f, at, &at);
+					err =
+					    hs_source_intern_stack(&v->names, f, at, &at);
 				if (err)
 					goto out;
 			} while (x);
@@ -688,7 +701,7 @@ out:
 static int build_focus_tree(struct hs_view *v, const struct hs_calltree *ct,
 			    const struct hs_view_opts *o, uint32_t focus)
 {
-	struct hs_tree t = { 0 };
+	struct hs_tree t = {0};
 	uint32_t *land = hs_malloc(ct->t.nr * sizeof(*land)), *row_of = NULL;
 	int err = -ENOMEM;
 
@@ -704,8 +717,8 @@ static int build_focus_tree(struct hs_view *v, const struct hs_calltree *ct,
 	err = emit_tree(v, &t, o, row_of);
 	if (err)
 		goto out;
-	v->rows[0].name = focus == HS_NO_FRAME ? "ROOT" :
-			  hs_source_frame_name(&ct->f.out, focus);
+	v->rows[0].name =
+	    focus == HS_NO_FRAME ? "ROOT" : hs_source_frame_name(&ct->f.out, focus);
 	if (!o->no_when)
 		err = tree_when(v, ct, &t, land, row_of);
 	if (err)
@@ -724,8 +737,8 @@ struct cc_state {
 	const struct hs_calltree *ct;
 	uint32_t focus;
 	size_t nr_frames;
-	struct hs_node_exc *caller_exc, *callee_exc;	/* by frame; ROOT last */
-	struct hs_node_exc *caller_inc, *callee_inc;	/* inclusive, as exc records */
+	struct hs_node_exc *caller_exc, *callee_exc; /* by frame; ROOT last */
+	struct hs_node_exc *caller_inc, *callee_inc; /* inclusive, as exc records */
 	struct hs_node_exc focus_exc, focus_inc;
 };
 
@@ -756,7 +769,8 @@ static unsigned focus_count(const struct cc_state *s, uint32_t n)
  * (HS_NO_NODE when the occurrence is n itself).
  */
 static int cc_walk(const struct cc_state *s, uint32_t n,
-		   int (*fn)(void *arg, uint32_t caller, uint32_t callee, int leaf), void *arg)
+		   int (*fn)(void *arg, uint32_t caller, uint32_t callee, int leaf),
+		   void *arg)
 {
 	const struct hs_tree *t = &s->ct->t;
 	uint32_t below = HS_NO_NODE, x = n;
@@ -777,9 +791,9 @@ static int cc_walk(const struct cc_state *s, uint32_t n,
 
 struct cc_sum {
 	struct cc_state *s;
-	uint32_t node;			/* the node whose own samples are summed */
-	const struct hs_node_exc *e;	/* its exclusive cost */
-	double w;			/* 1 / occurrences of the focus on its path */
+	uint32_t node;		     /* the node whose own samples are summed */
+	const struct hs_node_exc *e; /* its exclusive cost */
+	double w;		     /* 1 / occurrences of the focus on its path */
 };
 
 static void add_inc(struct hs_node_exc *dst, const struct hs_node_exc *e, double w)
@@ -861,10 +875,11 @@ static int cmp_cc(const void *pa, const void *pb, void *arg)
 /* Append the rows of one side (callers or callees), sorted; row_of[k] = row. */
 static int cc_side(struct hs_view *v, size_t *alloc, const struct cc_state *s,
 		   const struct hs_node_exc *exc, const struct hs_node_exc *inc,
-		   enum hs_row_section section, size_t limit, uint32_t *row_of, size_t *total)
+		   enum hs_row_section section, size_t limit, uint32_t *row_of,
+		   size_t *total)
 {
 	uint32_t *order = hs_malloc((s->nr_frames + 1) * sizeof(*order));
-	struct cc_sort cs = { inc, s };
+	struct cc_sort cs = {inc, s};
 	size_t k, nr = 0;
 
 	if (!order)
@@ -902,7 +917,7 @@ static int cc_when(struct hs_view *v, const struct cc_state *s, uint32_t focus_r
 {
 	const struct hs_calltree *ct = s->ct;
 	struct map_builder b;
-	struct cc_mapper m = { &b, s, caller_row, callee_row, 0 };
+	struct cc_mapper m = {&b, s, caller_row, callee_row, 0};
 	size_t n;
 	int err = map_init(&b, ct, v->nr_rows);
 
@@ -934,7 +949,7 @@ out:
 static int build_caller_callee(struct hs_view *v, const struct hs_calltree *ct,
 			       const struct hs_view_opts *o, uint32_t focus)
 {
-	struct cc_state s = { .ct = ct, .focus = focus };
+	struct cc_state s = {.ct = ct, .focus = focus};
 	size_t k, n, alloc = 0, total = 0, limit = o->limit ? o->limit : SIZE_MAX;
 	uint32_t *caller_row = NULL, *callee_row = NULL, focus_row;
 	struct hs_view_row *r;
@@ -961,7 +976,7 @@ static int build_caller_callee(struct hs_view *v, const struct hs_calltree *ct,
 	hs_node_exc_clear(&s.focus_exc);
 	hs_node_exc_clear(&s.focus_inc);
 	for (n = 0; n < ct->t.nr; n++) {
-		struct cc_sum c = { &s, (uint32_t)n, &ct->t.exc[n], 0 };
+		struct cc_sum c = {&s, (uint32_t)n, &ct->t.exc[n], 0};
 		unsigned nr;
 
 		if (!own_samples(ct, (uint32_t)n))
@@ -1060,7 +1075,7 @@ double hs_view_pct(const struct hs_view *v, double x)
 	if (!(v->basis > 0))
 		return 0;
 	r = 100 * x / v->basis;
-	return isfinite(r) ? r : x / v->basis * 100;	/* 100 * x overflowed */
+	return isfinite(r) ? r : x / v->basis * 100; /* 100 * x overflowed */
 }
 
 int hs_view_build(struct hs_view *v, const struct hs_calltree *ct,

@@ -60,57 +60,57 @@ HS_MUST_CHECK int hs_view_focus_check(enum hs_view_kind kind, const char *focus,
 int hs_view_kind_is_tree(enum hs_view_kind kind);
 
 enum hs_row_section {
-	HS_ROW_PLAIN,		/* ByName and tree rows */
+	HS_ROW_PLAIN, /* ByName and tree rows */
 	HS_ROW_CALLER,
 	HS_ROW_FOCUS,
 	HS_ROW_CALLEE,
 };
 
 struct hs_view_row {
-	const char *name;	/* full name; borrowed (see above) */
-	uint32_t parent;	/* parent row (tree views) or HS_NO_NODE */
-	uint32_t depth;		/* 0 at a tree's root and for flat rows */
-	uint32_t nr_children;	/* children in the tree, shown or not */
+	const char *name;     /* full name; borrowed (see above) */
+	uint32_t parent;      /* parent row (tree views) or HS_NO_NODE */
+	uint32_t depth;	      /* 0 at a tree's root and for flat rows */
+	uint32_t nr_children; /* children in the tree, shown or not */
 	enum hs_row_section section;
 	double exc, exc_count, inc, inc_count, fold, fold_count;
-	int64_t first, last;	/* ns; first > last when the row has no sample */
-	double x, width;	/* Flame Graph rectangle, fractions of the total */
+	int64_t first, last; /* ns; first > last when the row has no sample */
+	double x, width;     /* Flame Graph rectangle, fractions of the total */
 	char when[HS_WHEN_BUCKETS + 1];
 	/* what the name stands for (filter.h hs_filtered_origin()) */
-	uint8_t origin;		/* enum hs_origin_kind */
-	uint32_t entry_at;	/* HS_ORIGIN_ENTRY: where the entry frame starts */
-	const char *module;	/* short module, borrowed like @name; or NULL */
+	uint8_t origin;	    /* enum hs_origin_kind */
+	uint32_t entry_at;  /* HS_ORIGIN_ENTRY: where the entry frame starts */
+	const char *module; /* short module, borrowed like @name; or NULL */
 };
 
 struct hs_view_summary {
-	double metric, count;	/* ROOT inclusive */
-	size_t samples;		/* samples that passed the filter */
-	int64_t first, last;	/* ns; ROOT's First and Last (0, 0 when empty) */
-	double bucket_ms;	/* TimeBucket: the width of a When character */
-	double metric_per_interval;	/* metric / (Last - First) in ms; 0 if none */
-	double start_ms, end_ms;	/* the When histogram's range */
-	int time_metric;	/* TimeMetric scaling */
-	const char *unit;	/* borrowed metric unit, or NULL */
-	double fold_pct;	/* Fold% applied, NAN for none */
+	double metric, count;	    /* ROOT inclusive */
+	size_t samples;		    /* samples that passed the filter */
+	int64_t first, last;	    /* ns; ROOT's First and Last (0, 0 when empty) */
+	double bucket_ms;	    /* TimeBucket: the width of a When character */
+	double metric_per_interval; /* metric / (Last - First) in ms; 0 if none */
+	double start_ms, end_ms;    /* the When histogram's range */
+	int time_metric;	    /* TimeMetric scaling */
+	const char *unit;	    /* borrowed metric unit, or NULL */
+	double fold_pct;	    /* Fold% applied, NAN for none */
 };
 
 struct hs_view_opts {
 	enum hs_view_kind kind;
-	const char *focus;	/* the focus name (callers, callees, caller-callee) */
-	size_t limit;		/* at most this many rows (per list); 0 = all */
-	unsigned max_depth;	/* tree rows deeper than this are left out; 0 = all */
-	int no_when;		/* leave the When column empty (saves a pass) */
+	const char *focus;  /* the focus name (callers, callees, caller-callee) */
+	size_t limit;	    /* at most this many rows (per list); 0 = all */
+	unsigned max_depth; /* tree rows deeper than this are left out; 0 = all */
+	int no_when;	    /* leave the When column empty (saves a pass) */
 };
 
 struct hs_view {
 	enum hs_view_kind kind;
-	char *focus;		/* owned copy, or NULL */
+	char *focus; /* owned copy, or NULL */
 	struct hs_view_summary sum;
-	double basis;		/* percent basis: |ROOT inclusive| */
+	double basis; /* percent basis: |ROOT inclusive| */
 	struct hs_view_row *rows;
 	size_t nr_rows;
-	size_t nr_total;	/* rows the view had before --limit / --depth */
-	struct hs_stack_source names;	/* names of Callers/Callees tree rows */
+	size_t nr_total;	      /* rows the view had before --limit / --depth */
+	struct hs_stack_source names; /* names of Callers/Callees tree rows */
 };
 
 /* @x as a percentage of @v's basis; 0 when the basis is 0 */
@@ -172,8 +172,8 @@ size_t hs_view_group_start(const char *s, size_t end, char open, char close);
  * pushes the rest of its line right); rows are written as they are
  * formatted, in memory that does not grow with them. In text, CSV and
  * folded output, control characters in names (and in the focus and the
- * unit) are escaped as common/escape.h says. Flame Graph text is folded stacks ("a;b;c 12", root
- * first). CSV: a header then one row per line (trees: a Depth column;
+ * unit) are escaped as common/escape.h says. Flame Graph text is folded stacks ("a;b;c
+ * 12", root first). CSV: a header then one row per line (trees: a Depth column;
  * Caller-Callee: a Section column; Flame Graph: rectangles). Each returns
  * 0 or -EIO when writing failed. @f is borrowed.
  */
@@ -191,7 +191,8 @@ struct hs_text_opts {
 	int short_templates;
 	size_t width;
 };
-HS_MUST_CHECK int hs_view_write_text_opts(const struct hs_view *v, const struct hs_text_opts *o, FILE *f);
+HS_MUST_CHECK int hs_view_write_text_opts(const struct hs_view *v,
+					  const struct hs_text_opts *o, FILE *f);
 /* @name (@len bytes) with its template arguments as "<…>", into @b. */
 HS_MUST_CHECK int hs_view_short_templates(struct hs_buf *b, const char *name, size_t len);
 HS_MUST_CHECK int hs_view_write_csv(const struct hs_view *v, FILE *f);
@@ -216,7 +217,8 @@ HS_MUST_CHECK int hs_view_write_json(const struct hs_view *v, FILE *f);
 HS_MUST_CHECK char *hs_view_json_dump(const struct hs_view *v, size_t flags, size_t *len);
 HS_MUST_CHECK struct json_t *hs_view_json(const struct hs_view *v);
 /* The jansson dump flags of hs_view_write_json(). */
-#define HS_VIEW_JSON_FLAGS (JSON_INDENT(2) | JSON_REAL_PRECISION(15) | JSON_PRESERVE_ORDER)
+#define HS_VIEW_JSON_FLAGS                                                               \
+	(JSON_INDENT(2) | JSON_REAL_PRECISION(15) | JSON_PRESERVE_ORDER)
 /* Levels of nesting past which lines are indented no further. */
 #define HS_VIEW_JSON_MAX_INDENT 32
 /*

@@ -54,7 +54,7 @@ unsigned hs_when_spread(const struct hs_when_range *r, int64_t t, double orig_me
 	b0 = bucket_of(r, lo);
 	b1 = bucket_of(r, hi);
 	if (b0 == b1 && lo >= r->lo && hi <= top) {
-		bucket[0] = (uint8_t)b0;	/* all in one bucket */
+		bucket[0] = (uint8_t)b0; /* all in one bucket */
 		val[0] = orig_metric;
 		return 1;
 	}
@@ -110,7 +110,7 @@ char hs_when_char(double v, double scale)
 	if (v == 0 || !(scale > 0))
 		return '_';
 	r = v / scale;
-	r *= 1 + HS_WHEN_TOLERANCE;	/* away from zero */
+	r *= 1 + HS_WHEN_TOLERANCE; /* away from zero */
 	if (r > 0) {
 		if (r < 0.001)
 			return '.';

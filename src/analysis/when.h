@@ -23,14 +23,14 @@
  */
 
 #define HS_WHEN_BUCKETS 32
-#define HS_WHEN_SLACK_NS 600	/* PerfView's 0.0006 ms */
+#define HS_WHEN_SLACK_NS 600 /* PerfView's 0.0006 ms */
 
 struct hs_when_range {
-	int64_t start, end;	/* ns: Start and End, without the slack */
-	double lo;		/* ns: Start - slack, where bucket 0 begins */
-	double bucket;		/* ns per bucket (> 0) */
-	double per_ns;		/* 1 / bucket: buckets per ns */
-	int time_metric;	/* the source is HS_METRIC_TIME */
+	int64_t start, end; /* ns: Start and End, without the slack */
+	double lo;	    /* ns: Start - slack, where bucket 0 begins */
+	double bucket;	    /* ns per bucket (> 0) */
+	double per_ns;	    /* 1 / bucket: buckets per ns */
+	int time_metric;    /* the source is HS_METRIC_TIME */
 };
 
 /*

@@ -15,17 +15,17 @@
 #include <string.h>
 
 enum {
-	W_ALLOC = 1,		/* an allocation function (@alloc_pats) */
-	W_LEAF = 2,		/* some stack ends in it */
-	W_MANY_CALLEES = 4,	/* calls two functions or more */
-	W_MANY_CALLERS = 8,	/* called from two functions or more */
-	W_CHAIN = 16,		/* its one callee leads to the allocator */
+	W_ALLOC = 1,	    /* an allocation function (@alloc_pats) */
+	W_LEAF = 2,	    /* some stack ends in it */
+	W_MANY_CALLEES = 4, /* calls two functions or more */
+	W_MANY_CALLERS = 8, /* called from two functions or more */
+	W_CHAIN = 16,	    /* its one callee leads to the allocator */
 	W_WRAPPER = 32,
 };
 
 struct graph {
 	uint8_t *flags;
-	uint32_t *callee, *caller;	/* the first seen, HS_NO_FRAME: none */
+	uint32_t *callee, *caller; /* the first seen, HS_NO_FRAME: none */
 	size_t nr;
 };
 
@@ -73,11 +73,11 @@ static int build_graph(const struct hs_stack_source *src, const struct hs_patlis
 	for (f = 0; f < g->nr && !err; f++) {
 		const char *name = hs_strtab_get(&src->frames, (uint32_t)f);
 		size_t which;
-		int hit = hs_patlist_match_any(alloc, name,
-					       hs_strtab_len(&src->frames, (uint32_t)f), &which);
+		int hit = hs_patlist_match_any(
+		    alloc, name, hs_strtab_len(&src->frames, (uint32_t)f), &which);
 
 		if (hit < 0)
-			err = hit == -ENOMEM ? -ENOMEM : 0;	/* too complex: not one */
+			err = hit == -ENOMEM ? -ENOMEM : 0; /* too complex: not one */
 		else if (hit)
 			g->flags[f] |= W_ALLOC;
 	}
@@ -123,9 +123,11 @@ static void find_wrappers(struct graph *g)
 		for (f = 0; f < g->nr; f++) {
 			uint8_t fl = g->flags[f];
 
-			if (!(fl & W_CHAIN) || (fl & W_WRAPPER) || g->caller[f] == HS_NO_FRAME)
+			if (!(fl & W_CHAIN) || (fl & W_WRAPPER) ||
+			    g->caller[f] == HS_NO_FRAME)
 				continue;
-			if ((fl & W_MANY_CALLERS) || (g->flags[g->caller[f]] & W_WRAPPER)) {
+			if ((fl & W_MANY_CALLERS) ||
+			    (g->flags[g->caller[f]] & W_WRAPPER)) {
 				g->flags[f] |= W_WRAPPER;
 				changed = 1;
 			}
@@ -142,7 +144,7 @@ static int add_entry(struct hs_buf *out, const char *name, size_t len)
 
 	fn = fn ? fn + 1 : name;
 	if (memchr(fn, ';', (size_t)(end - fn)) || fn == end)
-		return 1;	/* a ';' would split the entry */
+		return 1; /* a ';' would split the entry */
 	err = hs_buf_adds(out, out->len ? ";@!" : "@!");
 	for (; !err && fn < end; fn++) {
 		if (strchr("\\^$.|?*+()[]{}", *fn) && hs_buf_add(out, "\\", 1))
@@ -158,7 +160,7 @@ int hs_wrappers_find(const struct hs_stack_source *src, const char *alloc_pats,
 		     char **fold, struct hs_diag *diag)
 {
 	struct hs_patlist alloc = HS_PATLIST_INIT;
-	struct graph g = { 0 };
+	struct graph g = {0};
 	struct hs_buf out = HS_BUF_INIT;
 	size_t f, named = 0;
 	int err;

@@ -33,6 +33,7 @@
  * there are none. Returns 0, -EINVAL for a bad @alloc_pats (message in
  * @diag) or -ENOMEM.
  */
-HS_MUST_CHECK int hs_wrappers_find(const struct hs_stack_source *src, const char *alloc_pats,
-				   char **fold, struct hs_diag *diag);
+HS_MUST_CHECK int hs_wrappers_find(const struct hs_stack_source *src,
+				   const char *alloc_pats, char **fold,
+				   struct hs_diag *diag);
 #endif

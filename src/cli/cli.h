@@ -19,7 +19,7 @@ struct hs_command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const struct cli_syntax *syntax; /* usage and options: `help NAME`, --help */
-	const char *summary;	/* one line for `heapscope help` */
+	const char *summary;		 /* one line for `heapscope help` */
 };
 
 /* The table, terminated by an entry with a NULL name. */
@@ -33,7 +33,7 @@ int cli_help(const char *cmd);
  * HS_EXIT_USAGE, so `return cli_usage_error(...)` ends a command.
  */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 /* Each line of @text (NULL: none) as a "heapscope: warning:" message. */
 void cli_warn_lines(const char *text);
 /* Print "heapscope: error: message" to stderr; returns HS_EXIT_FAIL. */
@@ -73,9 +73,9 @@ HS_MUST_CHECK int cli_list_sources(const char *cmd, const char *path, const char
  * cli_input_close() drops the copy.
  */
 struct cli_input {
-	const char *path;	/* to open (borrowed: @path or fdpath) */
-	const char *name;	/* for messages */
-	FILE *tmp;		/* owned copy of standard input, or NULL */
+	const char *path; /* to open (borrowed: @path or fdpath) */
+	const char *name; /* for messages */
+	FILE *tmp;	  /* owned copy of standard input, or NULL */
 	char fdpath[32];
 };
 HS_MUST_CHECK int cli_input_open(const char *path, struct cli_input *in);
@@ -92,9 +92,9 @@ int cli_is_trace(const char *path, const char *from);
 struct hs_memview_opts;
 struct hs_memview_info;
 HS_MUST_CHECK
-int cli_load_view(const char *cmd, const char *path, const char *from,
-		  const char *source, const struct hs_memview_opts *mv,
-		  struct hs_stack_source *src, struct hs_memview_info *info);
+int cli_load_view(const char *cmd, const char *path, const char *from, const char *source,
+		  const struct hs_memview_opts *mv, struct hs_stack_source *src,
+		  struct hs_memview_info *info);
 /*
  * Warn on stderr, a line each, that the trace @path was cut off
  * (@cut_off, @events recovered) and that its symbol section is damaged
@@ -113,8 +113,7 @@ const char *cli_s(double x);
 
 /* Parse a non-negative or signed number option; 0 or HS_EXIT_USAGE. */
 HS_MUST_CHECK
-int cli_parse_double(const char *cmd, const char *opt, const char *arg,
-		     double *out);
+int cli_parse_double(const char *cmd, const char *opt, const char *arg, double *out);
 HS_MUST_CHECK
 int cli_parse_ulong(const char *cmd, const char *opt, const char *arg,
 		    unsigned long *out);
@@ -125,38 +124,44 @@ int cli_parse_ulong(const char *cmd, const char *opt, const char *arg,
  * the command's options struct @type.
  */
 struct cli_filter {
-	struct hs_filter_params params;	/* strings borrowed from argv */
+	struct hs_filter_params params; /* strings borrowed from argv */
 	unsigned given;			/* CLI_GIVEN_*: what the command line gave */
 };
 int cli_filter_option_cb(const char *cmd, const struct cli_option *opt, void *field,
 			 const char *arg);
-#define CLI_FILTER_OPTIONS(type, member) \
-	OPT_CALLBACK(0, "group", type, member, "PATS", \
-		     "GroupPats: 'pat->group' renames matching frames and\n" \
-		     "goes on matching, 'pat=>group' makes an entry group\n" \
-		     "and stops, an empty group leaves the frame ungrouped", \
-		     cli_filter_option_cb, CLI_GIVEN_GROUP), \
-	OPT_CALLBACK(0, "fold", type, member, "PATS", \
-		     "FoldPats: matching frames are charged to their caller\n" \
-		     "('+PATS' in --group, --fold, --exc: the default, then PATS)", \
-		     cli_filter_option_cb, CLI_GIVEN_FOLD), \
-	OPT_CALLBACK(0, "inc", type, member, "PATS", \
-		     "IncPats: keep samples whose stack matches EVERY ';'\n" \
-		     "entry (use '|' inside an entry for \"either\")", \
-		     cli_filter_option_cb, CLI_GIVEN_INC), \
-	OPT_CALLBACK(0, "exc", type, member, "PATS", \
-		     "ExcPats: drop samples whose stack matches any entry", \
-		     cli_filter_option_cb, CLI_GIVEN_EXC), \
-	OPT_CALLBACK(0, "start", type, member, "MS", \
-		     "start of the time window in ms; for CPU-time sources\n" \
-		     "a sample covering the edge counts in part", \
-		     cli_filter_option_cb, CLI_GIVEN_START), \
-	OPT_CALLBACK(0, "end", type, member, "MS", "end of the time window in ms", \
-		     cli_filter_option_cb, CLI_GIVEN_END)
+#define CLI_FILTER_OPTIONS(type, member)                                                 \
+	OPT_CALLBACK(0, "group", type, member, "PATS",                                   \
+		     "GroupPats: 'pat->group' renames matching frames and\n"             \
+		     "goes on matching, 'pat=>group' makes an entry group\n"             \
+		     "and stops, an empty group leaves the frame ungrouped",             \
+		     cli_filter_option_cb, CLI_GIVEN_GROUP),                             \
+	    OPT_CALLBACK(0, "fold", type, member, "PATS",                                \
+			 "FoldPats: matching frames are charged to their caller\n"       \
+			 "('+PATS' in --group, --fold, --exc: the default, then PATS)",  \
+			 cli_filter_option_cb, CLI_GIVEN_FOLD),                          \
+	    OPT_CALLBACK(0, "inc", type, member, "PATS",                                 \
+			 "IncPats: keep samples whose stack matches EVERY ';'\n"         \
+			 "entry (use '|' inside an entry for \"either\")",               \
+			 cli_filter_option_cb, CLI_GIVEN_INC),                           \
+	    OPT_CALLBACK(0, "exc", type, member, "PATS",                                 \
+			 "ExcPats: drop samples whose stack matches any entry",          \
+			 cli_filter_option_cb, CLI_GIVEN_EXC),                           \
+	    OPT_CALLBACK(0, "start", type, member, "MS",                                 \
+			 "start of the time window in ms; for CPU-time sources\n"        \
+			 "a sample covering the edge counts in part",                    \
+			 cli_filter_option_cb, CLI_GIVEN_START),                         \
+	    OPT_CALLBACK(0, "end", type, member, "MS", "end of the time window in ms",   \
+			 cli_filter_option_cb, CLI_GIVEN_END)
 
 /* The bits of struct cli_filter's given: which filter options were given. */
-enum { CLI_GIVEN_GROUP = 1, CLI_GIVEN_FOLD = 2, CLI_GIVEN_INC = 4, CLI_GIVEN_EXC = 8,
-       CLI_GIVEN_START = 16, CLI_GIVEN_END = 32 };
+enum {
+	CLI_GIVEN_GROUP = 1,
+	CLI_GIVEN_FOLD = 2,
+	CLI_GIVEN_INC = 4,
+	CLI_GIVEN_EXC = 8,
+	CLI_GIVEN_START = 16,
+	CLI_GIVEN_END = 32
+};
 /* GroupPats, FoldPats and ExcPats "+PATS" joined to a default: owned. */
 struct cli_joined_pats {
 	char *group, *fold, *exc;
@@ -188,8 +193,8 @@ int cli_filter_extend(struct hs_filter_params *f, const struct hs_source_default
  */
 struct hs_app;
 struct cli_view_opts {
-	const char *bind;	/* NULL = 127.0.0.1 */
-	unsigned port;		/* 0 = any free port */
+	const char *bind; /* NULL = 127.0.0.1 */
+	unsigned port;	  /* 0 = any free port */
 	int no_browser;
 };
 HS_MUST_CHECK int cli_view_serve(struct hs_app *app, const struct cli_view_opts *o);

@@ -28,7 +28,7 @@
 
 struct attach_opts {
 	const char *out;
-	double duration;		/* seconds; 0: until Ctrl-C */
+	double duration; /* seconds; 0: until Ctrl-C */
 	struct cli_string_list providers;
 	int quiet;
 };
@@ -50,42 +50,42 @@ static double now_s(void)
 }
 
 static const struct cli_option attach_options[] = {
-	OPT_STRING('o', "output", struct attach_opts, out, "FILE",
-		   "the .nettrace file (default: COMM.PID.nettrace in\n"
-		   "the current directory); an existing file is never\n"
-		   "overwritten"),
-	OPT_DOUBLE(0, "duration", struct attach_opts, duration, "S",
-		   "stop after S seconds (default: at Ctrl-C)"),
-	OPT_STRING_LIST(0, "providers", struct attach_opts, providers, "LIST",
-			"more providers, in dotnet-trace's syntax:\n"
-			"Provider[:keywords[:level[:key=value;...]]],...\n"
-			"(keywords in hex, default all; level 0-5 or a\n"
-			"name, default verbose); a provider heapscope\n"
-			"records by default is replaced by one of the\n"
-			"same name"),
-	OPT_FLAG('q', "quiet", struct attach_opts, quiet,
-		 "say nothing unless something fails"),
-	OPT_END(),
+    OPT_STRING('o', "output", struct attach_opts, out, "FILE",
+	       "the .nettrace file (default: COMM.PID.nettrace in\n"
+	       "the current directory); an existing file is never\n"
+	       "overwritten"),
+    OPT_DOUBLE(0, "duration", struct attach_opts, duration, "S",
+	       "stop after S seconds (default: at Ctrl-C)"),
+    OPT_STRING_LIST(0, "providers", struct attach_opts, providers, "LIST",
+		    "more providers, in dotnet-trace's syntax:\n"
+		    "Provider[:keywords[:level[:key=value;...]]],...\n"
+		    "(keywords in hex, default all; level 0-5 or a\n"
+		    "name, default verbose); a provider heapscope\n"
+		    "records by default is replaced by one of the\n"
+		    "same name"),
+    OPT_FLAG('q', "quiet", struct attach_opts, quiet,
+	     "say nothing unless something fails"),
+    OPT_END(),
 };
 
 const struct cli_syntax cli_attach_syntax = {
-	.cmd = "attach",
-	.usage = "usage: heapscope attach [-o FILE] [--duration S] [--providers LIST]... "
-		 "[-q] PID\n",
-	.intro = "Record the runtime events of the running .NET process PID through its\n"
-		 "diagnostic socket, as dotnet-trace does, into a .nettrace file: the GC's\n"
-		 "allocation ticks (the gc-alloc source), its collections (gcstats), the\n"
-		 "JIT's method names, exceptions and contention with their stacks, and the\n"
-		 "SampleProfiler (thread-time). It needs no root, only the process's user.\n"
-		 "Recording stops at Ctrl-C or after --duration; the rundown that names\n"
-		 "the methods follows, then the file is complete (docs/dotnet.md).\n",
-	.options = attach_options,
-	.help_column = 24,
+    .cmd = "attach",
+    .usage = "usage: heapscope attach [-o FILE] [--duration S] [--providers LIST]... "
+	     "[-q] PID\n",
+    .intro = "Record the runtime events of the running .NET process PID through its\n"
+	     "diagnostic socket, as dotnet-trace does, into a .nettrace file: the GC's\n"
+	     "allocation ticks (the gc-alloc source), its collections (gcstats), the\n"
+	     "JIT's method names, exceptions and contention with their stacks, and the\n"
+	     "SampleProfiler (thread-time). It needs no root, only the process's user.\n"
+	     "Recording stops at Ctrl-C or after --duration; the rundown that names\n"
+	     "the methods follows, then the file is complete (docs/dotnet.md).\n",
+    .options = attach_options,
+    .help_column = 24,
 };
 
 int cmd_attach(int argc, char **argv)
 {
-	struct attach_opts o = { 0 };
+	struct attach_opts o = {0};
 	struct hs_dipc_providers providers;
 	struct hs_dipc_collect req;
 	struct hs_dipc_reply reply;
@@ -101,7 +101,8 @@ int cmd_attach(int argc, char **argv)
 		goto release;
 	status = HS_EXIT_USAGE;
 	if (n != 1) {
-		cli_usage_error("attach", n ? "one PID only" : "which process? give its PID");
+		cli_usage_error("attach",
+				n ? "one PID only" : "which process? give its PID");
 		goto release;
 	}
 	errno = 0;
@@ -111,7 +112,8 @@ int cmd_attach(int argc, char **argv)
 		goto release;
 	}
 	if (o.duration < 0) {
-		cli_usage_error("attach", "--duration is a number of seconds, not negative");
+		cli_usage_error("attach",
+				"--duration is a number of seconds, not negative");
 		goto release;
 	}
 	status = cli_dotnet_providers("attach", &o.providers, &providers);
@@ -154,14 +156,15 @@ int cmd_attach(int argc, char **argv)
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	if (!o.quiet)
-		fprintf(stderr, "heapscope: recording process %ld (%s) into %s; %s\n", pid,
-			comm, out, o.duration > 0 ? "waiting for --duration" :
-			"Ctrl-C stops");
+		fprintf(stderr, "heapscope: recording process %ld (%s) into %s; %s\n",
+			pid, comm, out,
+			o.duration > 0 ? "waiting for --duration" : "Ctrl-C stops");
 	if (o.duration > 0)
 		deadline = now_s() + o.duration;
 	for (;;) {
 		struct pollfd pfd[2] = {
-			{ .fd = fd, .events = POLLIN }, { .fd = stop_fd, .events = POLLIN },
+		    {.fd = fd, .events = POLLIN},
+		    {.fd = stop_fd, .events = POLLIN},
 		};
 
 		r = poll(pfd, stop_fd >= 0 ? 2 : 1, 200);
@@ -189,8 +192,10 @@ int cmd_attach(int argc, char **argv)
 			deadline = now_s() + RUNDOWN_TIMEOUT_MS / 1000.0;
 		} else if (stopped && now_s() >= deadline) {
 			if (!o.quiet)
-				fprintf(stderr, "heapscope: the rundown did not end within %d s; "
-					"keeping what came\n", RUNDOWN_TIMEOUT_MS / 1000);
+				fprintf(stderr,
+					"heapscope: the rundown did not end within %d s; "
+					"keeping what came\n",
+					RUNDOWN_TIMEOUT_MS / 1000);
 			r = 0;
 			break;
 		}
@@ -209,16 +214,20 @@ int cmd_attach(int argc, char **argv)
 	}
 	if (!stopped || gone) {
 		/* the stream ended before we asked: the process went away */
-		fprintf(stderr, "heapscope: process %ld went away during the recording; kept "
-			"the %" PRIu64 " bytes it sent in %s\n", pid, bytes, out);
+		fprintf(stderr,
+			"heapscope: process %ld went away during the recording; kept "
+			"the %" PRIu64 " bytes it sent in %s\n",
+			pid, bytes, out);
 		status = bytes ? HS_EXIT_OK : HS_EXIT_FAIL;
 		if (!bytes)
 			unlink(out);
 		goto release_providers;
 	}
 	if (!o.quiet)
-		fprintf(stderr, "heapscope: %" PRIu64 " bytes written to %s; look at it with: "
-			"heapscope report %s\n", bytes, out, out);
+		fprintf(stderr,
+			"heapscope: %" PRIu64 " bytes written to %s; look at it with: "
+			"heapscope report %s\n",
+			bytes, out, out);
 	status = HS_EXIT_OK;
 release_providers:
 	hs_dipc_providers_release(&providers);

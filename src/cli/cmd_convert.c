@@ -13,50 +13,52 @@ struct convert_opts {
 };
 
 static const struct cli_option convert_options[] = {
-	OPT_STRING('o', "output", struct convert_opts, out, "OUT",
-		   "where to write (required)"),
-	OPT_STRING(0, "from", struct convert_opts, from, "FMT",
-		   "input format; default: by IN's extension, else by content"),
-	OPT_STRING(0, "source", struct convert_opts, source, "NAME",
-		   "which of IN's sources to read (perf script: cpu, the\n"
-		   "default, or thread-time; see 'report --list-sources')"),
-	OPT_STRING(0, "to", struct convert_opts, to, "FMT",
-		   "output format; default: by OUT's extension\n"
-		   "(required with -o -)"),
-	OPT_FLAG('f', "force", struct convert_opts, force,
-		 "overwrite OUT if it exists (default: refuse)"),
-	OPT_END(),
+    OPT_STRING('o', "output", struct convert_opts, out, "OUT",
+	       "where to write (required)"),
+    OPT_STRING(0, "from", struct convert_opts, from, "FMT",
+	       "input format; default: by IN's extension, else by content"),
+    OPT_STRING(0, "source", struct convert_opts, source, "NAME",
+	       "which of IN's sources to read (perf script: cpu, the\n"
+	       "default, or thread-time; see 'report --list-sources')"),
+    OPT_STRING(0, "to", struct convert_opts, to, "FMT",
+	       "output format; default: by OUT's extension\n"
+	       "(required with -o -)"),
+    OPT_FLAG('f', "force", struct convert_opts, force,
+	     "overwrite OUT if it exists (default: refuse)"),
+    OPT_END(),
 };
 
 const struct cli_syntax cli_convert_syntax = {
-	.cmd = "convert",
-	.usage = "usage: heapscope convert IN -o OUT [--from FMT] [--source NAME] [--to FMT]\n"
-		 "                         [-f]\n",
-	.intro = "Read IN in any format heapscope reads and write it to OUT.\n"
-		 "IN or OUT may be '-' for standard input or output.\n",
-	.options = convert_options,
-	.outro = "Formats (name: extension):\n"
-		 "  perf-script: .data.txt .perf.data.dump   perf script text (read only)\n"
-		 "  trace-zip:   .trace.zip                  perfcollect's zip (read only)\n"
-		 "  xml:         .perfView.xml               PerfView's stack XML\n"
-		 "  xml-zip:     .perfView.xml.zip           the same, zipped (one entry)\n"
-		 "  json:        .perfView.json              PerfView's stack JSON\n"
-		 "  json-zip:    .perfView.json.zip          the same, zipped (one entry)\n"
-		 "  folded:      .folded .collapsed          'main;f;g 42' lines, root first\n"
-		 "  pprof:       .pb.gz                      pprof's gzip'd profile.proto\n"
-		 "  speedscope:  .speedscope.json            speedscope's JSON file format\n\n"
-		 "XML and JSON keep every sample's stack, time (to the nanosecond),\n"
-		 "metric and count, and the file's default filter settings. Folded keeps\n"
-		 "one line per distinct stack with its summed metric: times and counts\n"
-		 "are lost (it reads back with time 0 and count = metric).\n"
-		 "See docs/formats.md.\n\n"
-		 "Exit status: 0 converted, 1 failed (unreadable or malformed input,\n"
-		 "OUT exists, cannot write), 2 usage error.\n",
+    .cmd = "convert",
+    .usage =
+	"usage: heapscope convert IN -o OUT [--from FMT] [--source NAME] [--to FMT]\n"
+	"                         [-f]\n",
+    .intro = "Read IN in any format heapscope reads and write it to OUT.\n"
+	     "IN or OUT may be '-' for standard input or output.\n",
+    .options = convert_options,
+    .outro =
+	"Formats (name: extension):\n"
+	"  perf-script: .data.txt .perf.data.dump   perf script text (read only)\n"
+	"  trace-zip:   .trace.zip                  perfcollect's zip (read only)\n"
+	"  xml:         .perfView.xml               PerfView's stack XML\n"
+	"  xml-zip:     .perfView.xml.zip           the same, zipped (one entry)\n"
+	"  json:        .perfView.json              PerfView's stack JSON\n"
+	"  json-zip:    .perfView.json.zip          the same, zipped (one entry)\n"
+	"  folded:      .folded .collapsed          'main;f;g 42' lines, root first\n"
+	"  pprof:       .pb.gz                      pprof's gzip'd profile.proto\n"
+	"  speedscope:  .speedscope.json            speedscope's JSON file format\n\n"
+	"XML and JSON keep every sample's stack, time (to the nanosecond),\n"
+	"metric and count, and the file's default filter settings. Folded keeps\n"
+	"one line per distinct stack with its summed metric: times and counts\n"
+	"are lost (it reads back with time 0 and count = metric).\n"
+	"See docs/formats.md.\n\n"
+	"Exit status: 0 converted, 1 failed (unreadable or malformed input,\n"
+	"OUT exists, cannot write), 2 usage error.\n",
 };
 
 int cmd_convert(int argc, char **argv)
 {
-	struct convert_opts o = { 0 };
+	struct convert_opts o = {0};
 	const char *in, *out, *to, *source;
 	struct hs_diag diag;
 	struct hs_stack_source src;
@@ -79,7 +81,7 @@ int cmd_convert(int argc, char **argv)
 	in = argv[0];
 	if (!out)
 		return cli_usage_error("convert", "no output: give one with -o FILE "
-				       "(-o - for standard output)");
+						  "(-o - for standard output)");
 
 	/* settle the output format before reading anything */
 	if (to) {
@@ -90,8 +92,10 @@ int cmd_convert(int argc, char **argv)
 	} else if (strcmp(out, "-")) {
 		fmt = hs_format_from_path(out);
 		if (fmt == HS_FORMAT_UNKNOWN)
-			return cli_usage_error("convert", "cannot tell the output format "
-					       "from '%s'; name it with --to", out);
+			return cli_usage_error("convert",
+					       "cannot tell the output format "
+					       "from '%s'; name it with --to",
+					       out);
 	} else {
 		return cli_usage_error("convert", "standard output needs --to FORMAT");
 	}

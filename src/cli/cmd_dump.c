@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const unwind_names[] = { "libunwind", "fp", "slow" };
-static const char *const end_names[] = { "exit", "signal", "exec", "_exit", "stopped" };
+static const char *const unwind_names[] = {"libunwind", "fp", "slow"};
+static const char *const end_names[] = {"exit", "signal", "exec", "_exit", "stopped"};
 static const char *const footer_names[HS_FC__COUNT] = {
-	"allocs", "frees", "reallocs", "mmaps", "munmaps", "mremaps", "nodes",
-	"modules", "threads", "bytes", "lost",
+    "allocs", "frees",	 "reallocs", "mmaps", "munmaps", "mremaps",
+    "nodes",  "modules", "threads",  "bytes", "lost",
 };
 
 static void print_str(const char *key, const uint8_t *s, size_t n)
@@ -84,11 +84,11 @@ static void print_footer(const struct hs_rec *rec)
 			printf("  (malformed index)\n");
 			return;
 		}
-		printf("  chunk at %" PRIu64 " ticks %" PRIu64 "..%" PRIu64 "\n", e.offset,
-		       e.first_ticks, e.last_ticks);
+		printf("  chunk at %" PRIu64 " ticks %" PRIu64 "..%" PRIu64 "\n",
+		       e.offset, e.first_ticks, e.last_ticks);
 	}
 	if (hs_footer_marks_len(&q, end, &n))
-		return;		/* before 1.4, or malformed */
+		return; /* before 1.4, or malformed */
 	printf("  chunks with records other than events (by index entry):");
 	for (i = 0, at = 0; i < n; i++) {
 		if (hs_footer_mark_next(&q, end, i, &at)) {
@@ -118,15 +118,16 @@ static void print_sym(const struct hs_rec *rec)
 			return;
 		}
 	printf("sym-addr module=%" PRIu64 " addr=0x%" PRIx64 " status=%" PRIu64
-	       " modname=%" PRIu64 " frames=%" PRIu64, v[0], v[1], v[2], v[3], v[4]);
+	       " modname=%" PRIu64 " frames=%" PRIu64,
+	       v[0], v[1], v[2], v[3], v[4]);
 	for (i = 0; i < v[4] && i < HS_SYM_FRAMES_MAX; i++) {
 		if (hs_get_varint(&q, end, &f[0]) || hs_get_varint(&q, end, &f[1]) ||
 		    hs_get_varint(&q, end, &f[2]) || hs_get_varint(&q, end, &f[3])) {
 			printf(" (malformed)");
 			break;
 		}
-		printf(" [fn=%" PRIu64 " file=%" PRIu64 " line=%" PRIu64 "%s]", f[0], f[1],
-		       f[2], f[3] & HS_TSYM_INLINE ? " inline" : "");
+		printf(" [fn=%" PRIu64 " file=%" PRIu64 " line=%" PRIu64 "%s]", f[0],
+		       f[1], f[2], f[3] & HS_TSYM_INLINE ? " inline" : "");
 	}
 	putchar('\n');
 }
@@ -170,7 +171,8 @@ static void print_record(const struct hs_rec *rec)
 		printf(" addr=0x%" PRIx64 " size=%" PRIu64 " stack=%" PRIu64, rec->addr,
 		       rec->size, rec->stack);
 		if (hs_tag_is_realloc(tag))
-			printf(" old=0x%" PRIx64 " lead=%" PRIu64, rec->old_addr, rec->lead);
+			printf(" old=0x%" PRIx64 " lead=%" PRIu64, rec->old_addr,
+			       rec->lead);
 		if (hs_tag_has_align(tag))
 			printf(" align=%" PRIu64, rec->align);
 	}
@@ -181,16 +183,16 @@ static void print_record(const struct hs_rec *rec)
 		break;
 	case HS_TAG_MMAP:
 		printf(" addr=0x%" PRIx64 " length=%" PRIu64 " prot=0x%" PRIx64
-		       " flags=0x%" PRIx64 " stack=%" PRIu64, rec->addr, rec->size, rec->prot,
-		       rec->flags, rec->stack);
+		       " flags=0x%" PRIx64 " stack=%" PRIu64,
+		       rec->addr, rec->size, rec->prot, rec->flags, rec->stack);
 		break;
 	case HS_TAG_MUNMAP:
 		printf(" addr=0x%" PRIx64 " length=%" PRIu64, rec->addr, rec->size);
 		break;
 	case HS_TAG_MREMAP:
 		printf(" addr=0x%" PRIx64 " length=%" PRIu64 " stack=%" PRIu64
-		       " old=0x%" PRIx64 " old_length=%" PRIu64, rec->addr, rec->size,
-		       rec->stack, rec->old_addr, rec->old_size);
+		       " old=0x%" PRIx64 " old_length=%" PRIu64,
+		       rec->addr, rec->size, rec->stack, rec->old_addr, rec->old_size);
 		break;
 	case HS_TAG_CLOCK:
 		printf(" ns=%" PRIu64, rec->value);
@@ -201,7 +203,8 @@ static void print_record(const struct hs_rec *rec)
 	case HS_TAG_MODULE: {
 		size_t i;
 
-		printf(" id=%" PRIu64 " bias=0x%" PRIx64 " start=0x%" PRIx64 " end=0x%" PRIx64,
+		printf(" id=%" PRIu64 " bias=0x%" PRIx64 " start=0x%" PRIx64
+		       " end=0x%" PRIx64,
 		       rec->id, rec->bias, rec->start, rec->end);
 		print_str("path", rec->str, rec->str_len);
 		printf(" build_id=");
@@ -231,19 +234,23 @@ static void print_record(const struct hs_rec *rec)
 		break;
 	case HS_TAG_SAMPLE:
 		printf(" tid=%" PRIu64 " kind=%s duration=%" PRIu64 " stack=%" PRIu64,
-		       rec->id, rec->value == HS_SAMPLE_CPU ? "cpu" :
-		       rec->value == HS_SAMPLE_WALL_CPU ? "cpu-time" :
-		       rec->value == HS_SAMPLE_WALL_BLOCKED ? "blocked-time" :
-		       rec->value == HS_SAMPLE_WALL_READY ? "readied-time" : "?",
+		       rec->id,
+		       rec->value == HS_SAMPLE_CPU	      ? "cpu"
+		       : rec->value == HS_SAMPLE_WALL_CPU     ? "cpu-time"
+		       : rec->value == HS_SAMPLE_WALL_BLOCKED ? "blocked-time"
+		       : rec->value == HS_SAMPLE_WALL_READY   ? "readied-time"
+							      : "?",
 		       rec->size, rec->stack);
 		break;
 	case HS_TAG_SAMPLING:
 		printf(" cpu_hz=%" PRIu64 " wall_hz=%" PRIu64 " signal=%" PRIu64
-		       " flags=%" PRIu64, rec->value, rec->detail, rec->id, rec->flags);
+		       " flags=%" PRIu64,
+		       rec->value, rec->detail, rec->id, rec->flags);
 		break;
 	case HS_TAG_SAMPLING_END:
 		printf(" cpu=%" PRIu64 " wall=%" PRIu64 " dropped=%" PRIu64
-		       " signals=%" PRIu64, rec->value, rec->detail, rec->size, rec->old_size);
+		       " signals=%" PRIu64,
+		       rec->value, rec->detail, rec->size, rec->old_size);
 		break;
 	}
 	putchar('\n');
@@ -266,9 +273,11 @@ static int dump_records(const char *path)
 		if (r.nr_chunks != chunks) {
 			chunks = r.nr_chunks;
 			printf("chunk %" PRIu64 " at %" PRIu64 ": %s, %s %" PRIu32
-			       " -> %" PRIu32 " bytes\n", chunks - 1, r.chunk_offset,
-			       r.chunk.kind == HS_CHUNK_END ? "end" :
-			       r.chunk.kind == HS_CHUNK_SYMBOLS ? "symbols" : "events",
+			       " -> %" PRIu32 " bytes\n",
+			       chunks - 1, r.chunk_offset,
+			       r.chunk.kind == HS_CHUNK_END	  ? "end"
+			       : r.chunk.kind == HS_CHUNK_SYMBOLS ? "symbols"
+								  : "events",
 			       r.chunk.flags & HS_CHUNK_ZSTD ? "zstd" : "stored",
 			       r.chunk.stored, r.chunk.raw);
 		}
@@ -282,24 +291,28 @@ static int dump_records(const char *path)
 	}
 	if (r.sym_damage.what)
 		printf("# the symbol section is damaged at offset %" PRIu64 " (%s): "
-		       "names are missing\n", r.sym_damage.offset, r.sym_damage.what);
+		       "names are missing\n",
+		       r.sym_damage.offset, r.sym_damage.what);
 	if (r.cut_off)
-		printf("# cut off at offset %" PRIu64 ": %" PRIu64 " complete chunks, %"
-		       PRIu64 " events recovered\n", r.cut_offset, r.nr_chunks, r.nr_events);
+		printf("# cut off at offset %" PRIu64 ": %" PRIu64
+		       " complete chunks, %" PRIu64 " events recovered\n",
+		       r.cut_offset, r.nr_chunks, r.nr_events);
 	else if (!r.end_seen)
 		printf("# no end chunk (the program did not finish): %" PRIu64
-		       " chunks, %" PRIu64 " events recovered\n", r.nr_chunks, r.nr_events);
+		       " chunks, %" PRIu64 " events recovered\n",
+		       r.nr_chunks, r.nr_events);
 	else
 		printf("# complete: %" PRIu64 " chunks, %" PRIu64 " records, %" PRIu64
-		       " events\n", r.nr_chunks, r.nr_records, r.nr_events);
+		       " events\n",
+		       r.nr_chunks, r.nr_records, r.nr_events);
 	hs_trace_reader_close(&r);
 	return HS_EXIT_OK;
 fail:
 	return cli_fail_diag(&diag, err);
 }
 
-static const char *const op_names[] = { "alloc", "free", "mmap", "munmap", "sample",
-					"?", "?", "?" };
+static const char *const op_names[] = {"alloc",	 "free", "mmap", "munmap",
+				       "sample", "?",	 "?",	 "?"};
 
 static int load(const char *path, struct hs_trace *t)
 {
@@ -327,8 +340,8 @@ static int dump_events(const char *path)
 		return cli_fail("out of memory");
 	}
 	for (i = 0; i < t.nr_events; i++) {
-		printf("%" PRId64 " %" PRIu64 " %s %s 0x%" PRIx64 " %" PRIu64 " ", t.time[i],
-		       t.threads[t.thread[i]].tid, op_names[t.op[i] & 7],
+		printf("%" PRId64 " %" PRIu64 " %s %s 0x%" PRIx64 " %" PRIu64 " ",
+		       t.time[i], t.threads[t.thread[i]].tid, op_names[t.op[i] & 7],
 		       hs_tag_name(t.fn[i]) ? hs_tag_name(t.fn[i]) : "?", t.addr[i],
 		       t.size[i]);
 		if (t.stack[i] == HS_TRACE_NONE) {
@@ -337,8 +350,11 @@ static int dump_events(const char *path)
 		}
 		n = hs_trace_stack(&t, t.stack[i], frames, HS_DEPTH_LIMIT + 2);
 		for (j = n; j-- > 0;) {
-			fputs(frames[j] == HS_TRACE_NONE ? "BROKEN"
-				: hs_trace_frame_name(&t, frames[j], name, sizeof(name)), stdout);
+			fputs(
+			    frames[j] == HS_TRACE_NONE
+				? "BROKEN"
+				: hs_trace_frame_name(&t, frames[j], name, sizeof(name)),
+			    stdout);
 			putchar(j ? ';' : '\n');
 		}
 	}
@@ -383,17 +399,17 @@ static int dump_summary(const char *path)
 	else
 		printf("status: complete\n");
 	if (t.sym_damage.what)
-		printf("symbols: damaged at offset %" PRIu64 " (%s)\n", t.sym_damage.offset,
-		       t.sym_damage.what);
+		printf("symbols: damaged at offset %" PRIu64 " (%s)\n",
+		       t.sym_damage.offset, t.sym_damage.what);
 	if (t.has_end)
 		printf("end: %s %" PRIu64 "\n",
 		       t.end_reason < 5 ? end_names[t.end_reason] : "?", t.end_detail);
 	printf("threads: %zu\n", t.nr_threads);
 	for (i = 0; i < t.nr_threads; i++)
 		printf("thread %" PRIu64 " %s allocs=%" PRIu64 " frees=%" PRIu64
-		       " bytes=%" PRIu64 "\n", t.threads[i].tid,
-		       t.threads[i].name ? t.threads[i].name : "-", t.threads[i].allocs,
-		       t.threads[i].frees, t.threads[i].bytes);
+		       " bytes=%" PRIu64 "\n",
+		       t.threads[i].tid, t.threads[i].name ? t.threads[i].name : "-",
+		       t.threads[i].allocs, t.threads[i].frees, t.threads[i].bytes);
 	hs_trace_release(&t);
 	return HS_EXIT_OK;
 }
@@ -413,38 +429,38 @@ static int mode_cb(const char *cmd, const struct cli_option *opt, void *field,
 }
 
 struct dump_opts {
-	int mode;	/* enum dump_mode */
+	int mode; /* enum dump_mode */
 };
 
 static const struct cli_option dump_options[] = {
-	OPT_CALLBACK_F(0, "events", struct dump_opts, mode, NULL,
-		       "one line per event in time order: time (ns), thread,\n"
-		       "operation, function, address, size and the stack, root\n"
-		       "first, as module!0xOFFSET frames joined by ';'",
-		       mode_cb, DUMP_EVENTS, CLI_OPTION_NO_VALUE),
-	OPT_CALLBACK_F(0, "summary", struct dump_opts, mode, NULL,
-		       "totals: allocations, frees, peak heap, leaks, threads",
-		       mode_cb, DUMP_SUMMARY, CLI_OPTION_NO_VALUE),
-	OPT_END(),
+    OPT_CALLBACK_F(0, "events", struct dump_opts, mode, NULL,
+		   "one line per event in time order: time (ns), thread,\n"
+		   "operation, function, address, size and the stack, root\n"
+		   "first, as module!0xOFFSET frames joined by ';'",
+		   mode_cb, DUMP_EVENTS, CLI_OPTION_NO_VALUE),
+    OPT_CALLBACK_F(0, "summary", struct dump_opts, mode, NULL,
+		   "totals: allocations, frees, peak heap, leaks, threads", mode_cb,
+		   DUMP_SUMMARY, CLI_OPTION_NO_VALUE),
+    OPT_END(),
 };
 
 const struct cli_syntax cli_dump_syntax = {
-	.cmd = "dump",
-	.usage = "usage: heapscope dump [--events | --summary] TRACE\n",
-	.intro = "Print every record of TRACE (a .heapscope file) in file order, for\n"
-		 "debugging: chunks, the process record, modules, threads, stack nodes,\n"
-		 "allocations and frees with their raw tick times. A trace that was cut\n"
-		 "off (the program was killed) is read up to where it ends, and the last\n"
-		 "line says how much was recovered; a damaged symbol section is skipped\n"
-		 "and named. Events are counted as --summary counts them: a realloc of a\n"
-		 "block is a free and an allocation.\n",
-	.options = dump_options,
-	.help_column = 14,
+    .cmd = "dump",
+    .usage = "usage: heapscope dump [--events | --summary] TRACE\n",
+    .intro = "Print every record of TRACE (a .heapscope file) in file order, for\n"
+	     "debugging: chunks, the process record, modules, threads, stack nodes,\n"
+	     "allocations and frees with their raw tick times. A trace that was cut\n"
+	     "off (the program was killed) is read up to where it ends, and the last\n"
+	     "line says how much was recovered; a damaged symbol section is skipped\n"
+	     "and named. Events are counted as --summary counts them: a realloc of a\n"
+	     "block is a free and an allocation.\n",
+    .options = dump_options,
+    .help_column = 14,
 };
 
 int cmd_dump(int argc, char **argv)
 {
-	struct dump_opts o = { DUMP_RECORDS };
+	struct dump_opts o = {DUMP_RECORDS};
 	int n, status;
 
 	n = cli_parse_options(&cli_dump_syntax, &o, argc, argv, &status);

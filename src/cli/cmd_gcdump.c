@@ -6,13 +6,13 @@
  * The session asks the runtime's provider for the GC, GCHeapCollect,
  * GCHeapDump, GCHeapAndTypeNames and Type keywords (0x1980001) at verbose
  * level: the runtime then runs a blocking gen2 GC that reports its heap
- * as events. The rundown, after StopTracing, names the types' modules. The stream is copied to a temporary file;
- * while it grows, the file is read again (the nettrace reader hands over
- * the events of whole blocks) until the dump GC's GCEnd is in it
+ * as events. The rundown, after StopTracing, names the types' modules. The stream is
+ * copied to a temporary file; while it grows, the file is read again (the nettrace reader
+ * hands over the events of whole blocks) until the dump GC's GCEnd is in it
  * (dotnet/heap_snapshot.c). Then StopTracing, the rundown, one last read,
- * and the graph is written (heapgraph/gcdump_write.c). The temporary file is ours and removed; the
- * output file is created here, never over an existing one, and removed
- * when no snapshot came.
+ * and the graph is written (heapgraph/gcdump_write.c). The temporary file is ours and
+ * removed; the output file is created here, never over an existing one, and removed when
+ * no snapshot came.
  */
 #include "cli/cli.h"
 #include "cli/dotnet_session.h"
@@ -30,14 +30,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#define HEAP_DUMP_KEYWORDS 0x1980001ull	/* GC | GCHeapCollect | GCHeapDump | ... | Type */
+#define HEAP_DUMP_KEYWORDS                                                               \
+	0x1980001ull /* GC | GCHeapCollect | GCHeapDump | ... | Type                     \
+		      */
 #define LEVEL_VERBOSE 5
-#define STOP_TIMEOUT_S 30.0	/* for the rundown and the stream's end after StopTracing */
+#define STOP_TIMEOUT_S 30.0 /* for the rundown and the stream's end after StopTracing */
 #define MIN_PROBE_INTERVAL_S 0.3
 
 struct gcdump_opts {
 	const char *out;
-	double timeout;		/* seconds; 0: the default */
+	double timeout; /* seconds; 0: the default */
 	int quiet;
 };
 
@@ -82,7 +84,8 @@ static int probe_event(void *ctx, const struct hs_nettrace_event *ev)
  */
 static int probe(const char *path, struct probe *p, struct hs_diag *diag)
 {
-	struct hs_nettrace_ops ops = { .ctx = p, .header = probe_header, .event = probe_event };
+	struct hs_nettrace_ops ops = {
+	    .ctx = p, .header = probe_header, .event = probe_event};
 	FILE *f = fopen(path, "rb");
 	int err;
 
@@ -97,29 +100,30 @@ static int probe(const char *path, struct probe *p, struct hs_diag *diag)
 }
 
 static const struct cli_option gcdump_options[] = {
-	OPT_STRING('o', "output", struct gcdump_opts, out, "FILE",
-		   "the .gcdump file (default: COMM.PID.gcdump in\n"
-		   "the current directory); an existing file is never\n"
-		   "overwritten"),
-	OPT_DOUBLE(0, "timeout", struct gcdump_opts, timeout, "S",
-		   "give up when the snapshot has not come in S\n"
-		   "seconds (default 60)"),
-	OPT_FLAG('q', "quiet", struct gcdump_opts, quiet,
-		 "say nothing unless something fails"),
-	OPT_END(),
+    OPT_STRING('o', "output", struct gcdump_opts, out, "FILE",
+	       "the .gcdump file (default: COMM.PID.gcdump in\n"
+	       "the current directory); an existing file is never\n"
+	       "overwritten"),
+    OPT_DOUBLE(0, "timeout", struct gcdump_opts, timeout, "S",
+	       "give up when the snapshot has not come in S\n"
+	       "seconds (default 60)"),
+    OPT_FLAG('q', "quiet", struct gcdump_opts, quiet,
+	     "say nothing unless something fails"),
+    OPT_END(),
 };
 
 const struct cli_syntax cli_gcdump_syntax = {
-	.cmd = "gcdump",
-	.usage = "usage: heapscope gcdump [-o FILE.gcdump] [--timeout S] [-q] PID\n",
-	.intro = "Take a heap snapshot of the running .NET process PID through its\n"
-		 "diagnostic socket, as dotnet-gcdump collect does: the runtime runs a\n"
-		 "full blocking GC and reports every live object, its type and size, its\n"
-		 "references and the roots. The .gcdump is read by heapscope (report,\n"
-		 "stats, diff, view), dotnet-gcdump report and PerfView (docs/dotnet.md).\n"
-		 "The process pauses for the GC; it needs no root, only the process's user.\n",
-	.options = gcdump_options,
-	.help_column = 24,
+    .cmd = "gcdump",
+    .usage = "usage: heapscope gcdump [-o FILE.gcdump] [--timeout S] [-q] PID\n",
+    .intro =
+	"Take a heap snapshot of the running .NET process PID through its\n"
+	"diagnostic socket, as dotnet-gcdump collect does: the runtime runs a\n"
+	"full blocking GC and reports every live object, its type and size, its\n"
+	"references and the roots. The .gcdump is read by heapscope (report,\n"
+	"stats, diff, view), dotnet-gcdump report and PerfView (docs/dotnet.md).\n"
+	"The process pauses for the GC; it needs no root, only the process's user.\n",
+    .options = gcdump_options,
+    .help_column = 24,
 };
 
 /* Where the stream's copy goes: $TMPDIR or /tmp. */
@@ -133,7 +137,8 @@ static int make_temp(char *path, size_t n)
 	snprintf(path, n, "%s/heapscope-gcdump-XXXXXX", dir);
 	fd = mkstemp(path);
 	if (fd < 0)
-		cli_fail("cannot create a temporary file in %s: %s", dir, strerror(errno));
+		cli_fail("cannot create a temporary file in %s: %s", dir,
+			 strerror(errno));
 	return fd;
 }
 
@@ -149,7 +154,7 @@ static int stream_until_snapshot(int fd, int tfd, const char *tpath, double dead
 	double next_probe = 0, interval = MIN_PROBE_INTERVAL_S;
 
 	for (;;) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
 		int r = poll(&pfd, 1, 100);
 
 		if (r < 0 && errno != EINTR)
@@ -173,7 +178,8 @@ static int stream_until_snapshot(int fd, int tfd, const char *tpath, double dead
 			if (hs_heap_snapshot_done(&p->snap))
 				return 1;
 			/* a long read waits longer before the next one */
-			interval = now_s() - t0 > interval / 4 ? 4 * (now_s() - t0) : interval;
+			interval =
+			    now_s() - t0 > interval / 4 ? 4 * (now_s() - t0) : interval;
 			next_probe = now_s() + interval;
 		}
 		if (now_s() >= deadline)
@@ -188,7 +194,8 @@ static void drain(int fd, int tfd, int stop_fd, int quiet, uint64_t *bytes)
 
 	while (now_s() < deadline) {
 		struct pollfd pfd[2] = {
-			{ .fd = fd, .events = POLLIN }, { .fd = stop_fd, .events = POLLIN },
+		    {.fd = fd, .events = POLLIN},
+		    {.fd = stop_fd, .events = POLLIN},
 		};
 		int r = poll(pfd, stop_fd >= 0 ? 2 : 1, 100);
 
@@ -212,7 +219,7 @@ static void drain(int fd, int tfd, int stop_fd, int quiet, uint64_t *bytes)
 static int write_snapshot(int ofd, const char *out, const struct hs_heapgraph *g,
 			  long pid, const char *comm)
 {
-	struct hs_gcdump_origin origin = { .pid = (int32_t)pid, .process_name = comm };
+	struct hs_gcdump_origin origin = {.pid = (int32_t)pid, .process_name = comm};
 	struct hs_diag diag = HS_DIAG_INIT(out);
 	char msg[600];
 	FILE *f = fdopen(ofd, "wb");
@@ -234,14 +241,18 @@ static int write_snapshot(int ofd, const char *out, const struct hs_heapgraph *g
 
 int cmd_gcdump(int argc, char **argv)
 {
-	struct gcdump_opts o = { 0 };
+	struct gcdump_opts o = {0};
 	struct hs_dipc_provider provider = {
-		.name = "Microsoft-Windows-DotNETRuntime", .keywords = HEAP_DUMP_KEYWORDS,
-		.level = LEVEL_VERBOSE,
+	    .name = "Microsoft-Windows-DotNETRuntime",
+	    .keywords = HEAP_DUMP_KEYWORDS,
+	    .level = LEVEL_VERBOSE,
 	};
 	struct hs_dipc_collect req = {
-		.buffer_mb = 256, .format = HS_DIPC_FORMAT_NETTRACE, .rundown = 1,
-		.providers = &provider, .nr_providers = 1,
+	    .buffer_mb = 256,
+	    .format = HS_DIPC_FORMAT_NETTRACE,
+	    .rundown = 1,
+	    .providers = &provider,
+	    .nr_providers = 1,
 	};
 	struct hs_diag diag = HS_DIAG_INIT(NULL);
 	struct hs_dipc_reply reply;
@@ -258,13 +269,15 @@ int cmd_gcdump(int argc, char **argv)
 	if (n < 0)
 		return status;
 	if (n != 1)
-		return cli_usage_error("gcdump", n ? "one PID only" : "which process? give its PID");
+		return cli_usage_error("gcdump", n ? "one PID only"
+						   : "which process? give its PID");
 	errno = 0;
 	pid = strtol(argv[0], &end, 10);
 	if (errno || *end || end == argv[0] || pid <= 0 || pid > INT_MAX)
 		return cli_usage_error("gcdump", "'%s' is not a process id", argv[0]);
 	if (o.timeout < 0)
-		return cli_usage_error("gcdump", "--timeout is a number of seconds, not negative");
+		return cli_usage_error("gcdump",
+				       "--timeout is a number of seconds, not negative");
 	if (o.timeout == 0)
 		o.timeout = 60;
 	cli_dotnet_comm((pid_t)pid, comm, sizeof(comm));
@@ -306,7 +319,8 @@ int cmd_gcdump(int argc, char **argv)
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	if (!o.quiet)
-		fprintf(stderr, "heapscope: asking process %ld (%s) for a heap snapshot\n", pid,
+		fprintf(stderr,
+			"heapscope: asking process %ld (%s) for a heap snapshot\n", pid,
 			comm);
 	t0 = now_s();
 	r = stream_until_snapshot(fd, tfd, tpath, t0 + o.timeout, &p, &diag, &bytes);
@@ -319,15 +333,19 @@ int cmd_gcdump(int argc, char **argv)
 	if ((r == 0 || r == 1) && !(r = probe(tpath, &p, &diag)))
 		r = hs_heap_snapshot_done(&p.snap) ? 1 : 0;
 	if (r == 0) {
-		cli_fail("process %ld ended the session before its heap dump was complete "
-			 "(%" PRIu64 " bytes of events; did it exit?)", pid, bytes);
+		cli_fail(
+		    "process %ld ended the session before its heap dump was complete "
+		    "(%" PRIu64 " bytes of events; did it exit?)",
+		    pid, bytes);
 		goto out;
 	}
 	if (r == -ETIMEDOUT) {
 		cli_fail("no complete heap snapshot from process %ld within %.0f s (%s); "
-			 "try a longer --timeout", pid, o.timeout,
-			 hs_heap_snapshot_started(&p.snap) ? "its GC was still reporting the heap"
-							   : "its GC did not start");
+			 "try a longer --timeout",
+			 pid, o.timeout,
+			 hs_heap_snapshot_started(&p.snap)
+			     ? "its GC was still reporting the heap"
+			     : "its GC did not start");
 		goto out;
 	}
 	if (r == -EINTR) {
@@ -355,8 +373,10 @@ int cmd_gcdump(int argc, char **argv)
 
 		for (i = 0; i < g.nr_nodes; i++)
 			total += g.size[i];
-		fprintf(stderr, "heapscope: %" PRIu32 " objects, %" PRIu64 " bytes, %" PRIu32
-			" types in %.1f s written to %s; look at it with: heapscope stats %s\n",
+		fprintf(stderr,
+			"heapscope: %" PRIu32 " objects, %" PRIu64 " bytes, %" PRIu32
+			" types in %.1f s written to %s; look at it with: heapscope "
+			"stats %s\n",
 			g.nr_nodes, total, g.nr_types, now_s() - t0, out, out);
 	}
 out:

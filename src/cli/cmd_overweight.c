@@ -19,53 +19,54 @@ struct overweight_opts {
 };
 
 static const struct cli_option overweight_options[] = {
-	OPT_STRING(0, "from", struct overweight_opts, from, "FMT",
-		   "input format (default: by file name, then content)"),
-	OPT_STRING(0, "source", struct overweight_opts, source, "NAME",
-		   "which of the files' sources to compare (see 'heapscope\n"
-		   "help report')"),
-	CLI_FILTER_OPTIONS(struct overweight_opts, filter),
-	OPT_STRING(0, "format", struct overweight_opts, format, "F",
-		   "text (default), json or html"),
-	OPT_END(),
+    OPT_STRING(0, "from", struct overweight_opts, from, "FMT",
+	       "input format (default: by file name, then content)"),
+    OPT_STRING(0, "source", struct overweight_opts, source, "NAME",
+	       "which of the files' sources to compare (see 'heapscope\n"
+	       "help report')"),
+    CLI_FILTER_OPTIONS(struct overweight_opts, filter),
+    OPT_STRING(0, "format", struct overweight_opts, format, "F",
+	       "text (default), json or html"),
+    OPT_END(),
 };
 
 const struct cli_syntax cli_overweight_syntax = {
-	.cmd = "overweight",
-	.usage = "usage: heapscope overweight BASE TEST [--from FMT] [--source NAME]\n"
-		 "                            [--group PATS] [--fold PATS] [--inc PATS]\n"
-		 "                            [--exc PATS]\n"
-		 "                            [--start MS] [--end MS] [--format text|json|html]\n",
-	.intro = "PerfView's Overweight report. Both files are filtered with the same\n"
-		 "patterns and summed by name (ByName inclusive). When the total grew by\n"
-		 "growth = TEST/BASE, a name with values v1 -> v2 is expected to reach\n"
-		 "v1*growth:\n"
-		 "  Overweight %      100 * (v2 - v1) / (v1 * (growth - 1))\n"
-		 "                    (100 = grew in proportion; more = out of proportion)\n"
-		 "  Responsibility %  100 * (v2 - v1) / (TEST - BASE)\n"
-		 "  Interest Level    0-6: a point each for |Overweight| > 110,\n"
-		 "                    |Responsibility| > 5, > 20, > 100,\n"
-		 "                    v2/TEST < 0.95 and < 0.75\n"
-		 "Names on only one side and names under 2% responsibility are left out;\n"
-		 "equal totals give no rows. Rows are sorted by interest, then overweight.\n"
-		 "--format html writes a self-contained page (no scripts, no links).\n"
-		 "Options not given on the command line come from each file's own saved\n"
-		 "view state (a .perfView.xml's text boxes, a trace's memory-view\n"
-		 "defaults), as in 'heapscope report'.\n",
-	.options = overweight_options,
+    .cmd = "overweight",
+    .usage =
+	"usage: heapscope overweight BASE TEST [--from FMT] [--source NAME]\n"
+	"                            [--group PATS] [--fold PATS] [--inc PATS]\n"
+	"                            [--exc PATS]\n"
+	"                            [--start MS] [--end MS] [--format text|json|html]\n",
+    .intro = "PerfView's Overweight report. Both files are filtered with the same\n"
+	     "patterns and summed by name (ByName inclusive). When the total grew by\n"
+	     "growth = TEST/BASE, a name with values v1 -> v2 is expected to reach\n"
+	     "v1*growth:\n"
+	     "  Overweight %      100 * (v2 - v1) / (v1 * (growth - 1))\n"
+	     "                    (100 = grew in proportion; more = out of proportion)\n"
+	     "  Responsibility %  100 * (v2 - v1) / (TEST - BASE)\n"
+	     "  Interest Level    0-6: a point each for |Overweight| > 110,\n"
+	     "                    |Responsibility| > 5, > 20, > 100,\n"
+	     "                    v2/TEST < 0.95 and < 0.75\n"
+	     "Names on only one side and names under 2% responsibility are left out;\n"
+	     "equal totals give no rows. Rows are sorted by interest, then overweight.\n"
+	     "--format html writes a self-contained page (no scripts, no links).\n"
+	     "Options not given on the command line come from each file's own saved\n"
+	     "view state (a .perfView.xml's text boxes, a trace's memory-view\n"
+	     "defaults), as in 'heapscope report'.\n",
+    .options = overweight_options,
 };
 
 int cmd_overweight(int argc, char **argv)
 {
 	struct overweight_opts o = {
-		.format = "text",
-		.filter = { .params = HS_FILTER_PARAMS_INIT },
+	    .format = "text",
+	    .filter = {.params = HS_FILTER_PARAMS_INIT},
 	};
 	struct hs_view_params p = HS_VIEW_PARAMS_INIT, pb, pt;
 	struct hs_stack_source base, test;
 	struct hs_diag diag = HS_DIAG_INIT(NULL);
 	struct hs_overweight ow;
-	struct cli_joined_pats base_pats = { 0 }, test_pats = { 0 };
+	struct cli_joined_pats base_pats = {0}, test_pats = {0};
 	const char *from, *format;
 	int n, err, ret;
 
@@ -75,8 +76,10 @@ int cmd_overweight(int argc, char **argv)
 	from = o.from;
 	format = o.format;
 	if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "html"))
-		return cli_usage_error("overweight", "unknown format '%s' (text, json or "
-				       "html)", format);
+		return cli_usage_error("overweight",
+				       "unknown format '%s' (text, json or "
+				       "html)",
+				       format);
 	if (n != 2)
 		return cli_usage_error("overweight", "needs two files, BASE and TEST");
 	p.filter = o.filter.params;

@@ -28,32 +28,32 @@
 enum out_format { OUT_TEXT, OUT_JSON, OUT_CSV };
 
 struct report_opts {
-	const char *cmd;	/* "report" or "diff" */
-	int nr_paths;		/* input files the command takes: 1 or 2 */
+	const char *cmd; /* "report" or "diff" */
+	int nr_paths;	 /* input files the command takes: 1 or 2 */
 	const char *from, *path, *base_path, *drill, *preset, *exe_dir, *source;
-	const char *modules;	/* diff --modules ignore|keep; NULL: by the programs */
-	int ignore_modules;	/* diff: group frames without their module */
-	int short_templates;	/* text: template arguments as "<…>" */
-	unsigned long width;	/* text: fit lines in this many columns; 0: no limit */
-	int fit;		/* text: fit the terminal's width */
-	char **more_paths;	/* report a b c: the files after the first */
+	const char *modules; /* diff --modules ignore|keep; NULL: by the programs */
+	int ignore_modules;  /* diff: group frames without their module */
+	int short_templates; /* text: template arguments as "<…>" */
+	unsigned long width; /* text: fit lines in this many columns; 0: no limit */
+	int fit;	     /* text: fit the terminal's width */
+	char **more_paths;   /* report a b c: the files after the first */
 	int nr_more;
-	char *drill_owned;	/* the name with its suffix cut, when it had one */
-	char *preset_group;	/* the preset's GroupPats text (owned) */
-	char *diff_group;	/* diff: GroupPats with the PID/TID prefix (owned) */
+	char *drill_owned;  /* the name with its suffix cut, when it had one */
+	char *preset_group; /* the preset's GroupPats text (owned) */
+	char *diff_group;   /* diff: GroupPats with the PID/TID prefix (owned) */
 	int list_presets, list_sources;
 	enum hs_drill_what drill_what;
 	int flatten;
-	const char *sort, *find;	/* --sort COLUMN[:asc|:desc], --find REGEX */
+	const char *sort, *find; /* --sort COLUMN[:asc|:desc], --find REGEX */
 	enum out_format format;
 	struct hs_view_opts view;
 	struct hs_view_params params;
-	struct cli_filter filter;	/* the filter options as given */
-	unsigned given;			/* CLI_GIVEN_*: filter options given */
-	struct cli_joined_pats joined;	/* "+PATS" joined to the defaults */
+	struct cli_filter filter;      /* the filter options as given */
+	unsigned given;		       /* CLI_GIVEN_*: filter options given */
+	struct cli_joined_pats joined; /* "+PATS" joined to the defaults */
 	int has_fold_pct;
-	struct hs_memview_opts mv;	/* heapscope traces: which memory view */
-	int has_mv;			/* --source and the memory views' options */
+	struct hs_memview_opts mv; /* heapscope traces: which memory view */
+	int has_mv;		   /* --source and the memory views' options */
 };
 
 /*
@@ -61,7 +61,8 @@ struct report_opts {
  * "Thread", and a frame "MODULE!FUNCTION" is FUNCTION (the first '!' before
  * any '(' or '<' that is not a C++ operator's ends the module).
  */
-#define DIFF_IGNORE_MODULES "^Process% ->Process;^Thread->Thread;" \
+#define DIFF_IGNORE_MODULES                                                              \
+	"^Process% ->Process;^Thread->Thread;"                                           \
 	"@^[^!(<]+(?<!operator)(?<!operator )!(.+)->$1;"
 
 /* --drill NAME[:inc|:exc]: the suffix is optional, so names may hold ':'. */
@@ -73,7 +74,8 @@ static int drill_cb(const char *cmd, const struct cli_option *opt, void *field,
 
 	o->drill = arg;
 	o->drill_what = HS_DRILL_INC;
-	if (len > 4 && (!strcmp(arg + len - 4, ":inc") || !strcmp(arg + len - 4, ":exc"))) {
+	if (len > 4 &&
+	    (!strcmp(arg + len - 4, ":inc") || !strcmp(arg + len - 4, ":exc"))) {
 		o->drill_what = arg[len - 3] == 'e' ? HS_DRILL_EXC : HS_DRILL_INC;
 		free(o->drill_owned);
 		o->drill = o->drill_owned = strndup(arg, len - 4);
@@ -87,8 +89,10 @@ static int view_cb(const char *cmd, const struct cli_option *opt, void *field,
 		   const char *arg)
 {
 	if (hs_view_kind_parse(arg, field))
-		return cli_usage_error(cmd, "unknown view '%s' (byname, calltree, callers, "
-				       "callees, caller-callee or flame)", arg);
+		return cli_usage_error(cmd,
+				       "unknown view '%s' (byname, calltree, callers, "
+				       "callees, caller-callee or flame)",
+				       arg);
 	return 0;
 }
 
@@ -104,7 +108,8 @@ static int format_cb(const char *cmd, const struct cli_option *opt, void *field,
 	else if (!strcmp(arg, "csv"))
 		*f = OUT_CSV;
 	else
-		return cli_usage_error(cmd, "unknown format '%s' (text, json or csv)", arg);
+		return cli_usage_error(cmd, "unknown format '%s' (text, json or csv)",
+				       arg);
 	return 0;
 }
 
@@ -168,169 +173,177 @@ static int memview_cb(const char *cmd, const struct cli_option *opt, void *field
 
 /* Callbacks that need more than one field get the whole struct (offset 0). */
 static const struct cli_option report_options[] = {
-	OPT_STRING(0, "from", struct report_opts, from, "FMT",
-		   "input format (default: by file name, then content)"),
-	OPT_STRING(0, "source", struct report_opts, source, "NAME",
-		   "which of the file's sources to view: for perf script\n"
-		   "files 'cpu' (default) or 'thread-time' (CPU_TIME and\n"
-		   "BLOCKED_TIME per thread from sched events: see\n"
-		   "docs/perf.md); for heapscope traces a memory view\n"
-		   "(below)"),
-	OPT_FLAG(0, "list-sources", struct report_opts, list_sources,
-		 "list the sources FILE offers"),
-	OPT_CALLBACK(0, "view", struct report_opts, view.kind, "VIEW",
-		     "byname (default): one row per name, sorted by |Exc|;\n"
-		     "calltree: the call tree from ROOT, indented by depth;\n"
-		     "callers / callees: the tree of callers or callees of\n"
-		     "--focus (the deepest occurrence on each stack counts);\n"
-		     "caller-callee: callers, the focus and its callees;\n"
-		     "flame: the call tree as folded stacks (text) or as\n"
-		     "flame-graph rectangles (json, csv)", view_cb, 0),
-	OPT_STRING(0, "focus", struct report_opts, view.focus, "NAME",
-		   "the name the callers, callees and caller-callee views\n"
-		   "are about (\"ROOT\" is allowed)"),
-	CLI_FILTER_OPTIONS(struct report_opts, filter),
-	OPT_CALLBACK(0, "fold-pct", struct report_opts, cmd, "P",
-		     "Fold%: fold call-tree nodes (and names) under P% of\n"
-		     "the total into their parent", fold_pct_cb, 0),
-	OPT_CALLBACK(0, "drill", struct report_opts, cmd, "NAME[:inc|:exc]",
-		     "Drill Into: view only the samples under (inc, the\n"
-		     "default) or charged to (exc) the name, with their\n"
-		     "original stacks; IncPats and ExcPats are cleared", drill_cb, 0),
-	OPT_FLAG(0, "flatten", struct report_opts, flatten,
-		 "view each sample as its one (grouped) leaf frame;\n"
-		 "the patterns are cleared afterwards"),
-	OPT_STRING(0, "preset", struct report_opts, preset, "NAME",
-		   "GroupPats (and FoldPats, Fold%) of a preset; --group,\n"
-		   "--fold and --fold-pct given explicitly win"),
-	OPT_STRING(0, "exe-dir", struct report_opts, exe_dir, "DIR",
-		   "the program's directory, for the Just My App preset"),
-	OPT_FLAG(0, "list-presets", struct report_opts, list_presets, "list the presets"),
-	OPT_FLAG(0, "short-templates", struct report_opts, short_templates,
-		 "text: write template arguments as <…> (std::vector<…>)"),
-	OPT_ULONG(0, "width", struct report_opts, width, "N",
-		  "text: cut names (ending in …) so that lines fit N\n"
-		  "columns"),
-	OPT_FLAG(0, "fit", struct report_opts, fit,
-		 "text: --width of the terminal (else $COLUMNS, else 80)"),
-	OPT_CALLBACK(0, "format", struct report_opts, format, "F",
-		     "text (default), json (docs/json-api.md) or csv", format_cb, 0),
-	OPT_CALLBACK(0, "limit", struct report_opts, cmd, "N",
-		     "at most N rows (per list in caller-callee; 0: all)", count_cb, 0),
-	OPT_CALLBACK(0, "depth", struct report_opts, cmd, "N",
-		     "tree views: at most N levels below the root (0: all)", count_cb, 1),
-	OPT_STRING(0, "sort", struct report_opts, sort, "COLUMN[:asc|:desc]",
-		   "rows (a tree: each row's children) sorted by name,\n"
-		   "exc, exc_count, inc, inc_count, fold, fold_count,\n"
-		   "inc_avg, first or last; names ascend and numbers\n"
-		   "descend unless :asc or :desc says otherwise"),
-	OPT_STRING(0, "find", struct report_opts, find, "REGEX",
-		   "only the rows whose name the regular expression\n"
-		   "matches (caseless), in a tree with the rows that lead\n"
-		   "to them; as the GUI's Find (ByName: --limit counts\n"
-		   "the rows sorted and found)"),
-	OPT_TEXT("\n"
-		 "Heapscope traces (.heapscope) offer memory views (metric: bytes, count:\n"
-		 "blocks; sampled traces are scaled to estimates):\n"
-		 "  --source NAME     alloc (default): every allocation, frees ignored;\n"
-		 "                    net: allocations minus frees, each free charged to\n"
-		 "                    the allocating stack at its time (a range shows the\n"
-		 "                    growth in it); leaks: blocks allocated in the range\n"
-		 "                    --start..--end (default: the whole trace) and still\n"
-		 "                    live at its end; peak: the blocks live when heap in\n"
-		 "                    use was highest (within the range; blocks allocated\n"
-		 "                    before it count too; a range without an allocation\n"
-		 "                    or free: the heap as it was); temporary: allocations\n"
-		 "                    freed before any other allocation; mmap: anonymous\n"
-		 "                    mappings;\n"
-		 "                    cpu: CPU samples of 'run --cpu' (ms of CPU time);\n"
-		 "                    wall: wall-clock samples of 'run --wall', each thread's\n"
-		 "                    time as CPU_TIME, BLOCKED_TIME or READIED_TIME (ms)\n"),
-	OPT_STRING(0, "modules", struct report_opts, modules, "ignore|keep",
-		   "diff only: 'ignore' groups every frame without its\n"
-		   "module (and every process as 'Process'), so 'stl!f' in\n"
-		   "BASE and 'stl2!f' in TEST cancel; 'keep' does not;\n"
-		   "default: ignore when BASE's and TEST's programs differ"),
-	OPT_CALLBACK(0, "large-threshold", struct report_opts, cmd, "N",
-		     "a 'LargeAlloc' frame under allocations of at least N\n"
-		     "bytes (default 131072; 0: none)", memview_cb, 0),
-	OPT_CALLBACK_F(0, "size-classes", struct report_opts, cmd, NULL,
-		       "an 'Alloc < 2^k' frame (as a number) under each\n"
-		       "allocation", memview_cb, 0, CLI_OPTION_NO_VALUE),
-	OPT_CALLBACK_F(0, "keep-wrappers", struct report_opts, cmd, NULL,
-		       "no allocation wrappers in the default FoldPats",
-		       memview_cb, 1, CLI_OPTION_NO_VALUE),
-	OPT_CALLBACK_F(0, "split-inline", struct report_opts, cmd, NULL,
-		       "an inlined copy of a function that also has out-of-line\n"
-		       "frames apart, as 'f (inline)' (by default they are one)",
-		       memview_cb, 2, CLI_OPTION_NO_VALUE),
-	OPT_TEXT("Their default FoldPats (see --list-presets, 'heap') charge the allocator\n"
-		 "(malloc, operator new, C++ containers and strings, Rust's Vec, String,\n"
-		 "Box, HashMap) and the program's allocation wrappers (functions that\n"
-		 "only pass an allocation on, called from several places) to their\n"
-		 "callers; leaks puts the exit-time allocations of\n"
-		 "libc and libstdc++ (known by the frames that allocate) under a\n"
-		 "'KnownExitTimeAlloc' frame that its default ExcPats drop\n"
-		 "(docs/memory.md). Give --fold '' or --exc '' to see them.\n"),
-	OPT_END(),
+    OPT_STRING(0, "from", struct report_opts, from, "FMT",
+	       "input format (default: by file name, then content)"),
+    OPT_STRING(0, "source", struct report_opts, source, "NAME",
+	       "which of the file's sources to view: for perf script\n"
+	       "files 'cpu' (default) or 'thread-time' (CPU_TIME and\n"
+	       "BLOCKED_TIME per thread from sched events: see\n"
+	       "docs/perf.md); for heapscope traces a memory view\n"
+	       "(below)"),
+    OPT_FLAG(0, "list-sources", struct report_opts, list_sources,
+	     "list the sources FILE offers"),
+    OPT_CALLBACK(0, "view", struct report_opts, view.kind, "VIEW",
+		 "byname (default): one row per name, sorted by |Exc|;\n"
+		 "calltree: the call tree from ROOT, indented by depth;\n"
+		 "callers / callees: the tree of callers or callees of\n"
+		 "--focus (the deepest occurrence on each stack counts);\n"
+		 "caller-callee: callers, the focus and its callees;\n"
+		 "flame: the call tree as folded stacks (text) or as\n"
+		 "flame-graph rectangles (json, csv)",
+		 view_cb, 0),
+    OPT_STRING(0, "focus", struct report_opts, view.focus, "NAME",
+	       "the name the callers, callees and caller-callee views\n"
+	       "are about (\"ROOT\" is allowed)"),
+    CLI_FILTER_OPTIONS(struct report_opts, filter),
+    OPT_CALLBACK(0, "fold-pct", struct report_opts, cmd, "P",
+		 "Fold%: fold call-tree nodes (and names) under P% of\n"
+		 "the total into their parent",
+		 fold_pct_cb, 0),
+    OPT_CALLBACK(0, "drill", struct report_opts, cmd, "NAME[:inc|:exc]",
+		 "Drill Into: view only the samples under (inc, the\n"
+		 "default) or charged to (exc) the name, with their\n"
+		 "original stacks; IncPats and ExcPats are cleared",
+		 drill_cb, 0),
+    OPT_FLAG(0, "flatten", struct report_opts, flatten,
+	     "view each sample as its one (grouped) leaf frame;\n"
+	     "the patterns are cleared afterwards"),
+    OPT_STRING(0, "preset", struct report_opts, preset, "NAME",
+	       "GroupPats (and FoldPats, Fold%) of a preset; --group,\n"
+	       "--fold and --fold-pct given explicitly win"),
+    OPT_STRING(0, "exe-dir", struct report_opts, exe_dir, "DIR",
+	       "the program's directory, for the Just My App preset"),
+    OPT_FLAG(0, "list-presets", struct report_opts, list_presets, "list the presets"),
+    OPT_FLAG(0, "short-templates", struct report_opts, short_templates,
+	     "text: write template arguments as <…> (std::vector<…>)"),
+    OPT_ULONG(0, "width", struct report_opts, width, "N",
+	      "text: cut names (ending in …) so that lines fit N\n"
+	      "columns"),
+    OPT_FLAG(0, "fit", struct report_opts, fit,
+	     "text: --width of the terminal (else $COLUMNS, else 80)"),
+    OPT_CALLBACK(0, "format", struct report_opts, format, "F",
+		 "text (default), json (docs/json-api.md) or csv", format_cb, 0),
+    OPT_CALLBACK(0, "limit", struct report_opts, cmd, "N",
+		 "at most N rows (per list in caller-callee; 0: all)", count_cb, 0),
+    OPT_CALLBACK(0, "depth", struct report_opts, cmd, "N",
+		 "tree views: at most N levels below the root (0: all)", count_cb, 1),
+    OPT_STRING(0, "sort", struct report_opts, sort, "COLUMN[:asc|:desc]",
+	       "rows (a tree: each row's children) sorted by name,\n"
+	       "exc, exc_count, inc, inc_count, fold, fold_count,\n"
+	       "inc_avg, first or last; names ascend and numbers\n"
+	       "descend unless :asc or :desc says otherwise"),
+    OPT_STRING(0, "find", struct report_opts, find, "REGEX",
+	       "only the rows whose name the regular expression\n"
+	       "matches (caseless), in a tree with the rows that lead\n"
+	       "to them; as the GUI's Find (ByName: --limit counts\n"
+	       "the rows sorted and found)"),
+    OPT_TEXT(
+	"\n"
+	"Heapscope traces (.heapscope) offer memory views (metric: bytes, count:\n"
+	"blocks; sampled traces are scaled to estimates):\n"
+	"  --source NAME     alloc (default): every allocation, frees ignored;\n"
+	"                    net: allocations minus frees, each free charged to\n"
+	"                    the allocating stack at its time (a range shows the\n"
+	"                    growth in it); leaks: blocks allocated in the range\n"
+	"                    --start..--end (default: the whole trace) and still\n"
+	"                    live at its end; peak: the blocks live when heap in\n"
+	"                    use was highest (within the range; blocks allocated\n"
+	"                    before it count too; a range without an allocation\n"
+	"                    or free: the heap as it was); temporary: allocations\n"
+	"                    freed before any other allocation; mmap: anonymous\n"
+	"                    mappings;\n"
+	"                    cpu: CPU samples of 'run --cpu' (ms of CPU time);\n"
+	"                    wall: wall-clock samples of 'run --wall', each thread's\n"
+	"                    time as CPU_TIME, BLOCKED_TIME or READIED_TIME (ms)\n"),
+    OPT_STRING(0, "modules", struct report_opts, modules, "ignore|keep",
+	       "diff only: 'ignore' groups every frame without its\n"
+	       "module (and every process as 'Process'), so 'stl!f' in\n"
+	       "BASE and 'stl2!f' in TEST cancel; 'keep' does not;\n"
+	       "default: ignore when BASE's and TEST's programs differ"),
+    OPT_CALLBACK(0, "large-threshold", struct report_opts, cmd, "N",
+		 "a 'LargeAlloc' frame under allocations of at least N\n"
+		 "bytes (default 131072; 0: none)",
+		 memview_cb, 0),
+    OPT_CALLBACK_F(0, "size-classes", struct report_opts, cmd, NULL,
+		   "an 'Alloc < 2^k' frame (as a number) under each\n"
+		   "allocation",
+		   memview_cb, 0, CLI_OPTION_NO_VALUE),
+    OPT_CALLBACK_F(0, "keep-wrappers", struct report_opts, cmd, NULL,
+		   "no allocation wrappers in the default FoldPats", memview_cb, 1,
+		   CLI_OPTION_NO_VALUE),
+    OPT_CALLBACK_F(0, "split-inline", struct report_opts, cmd, NULL,
+		   "an inlined copy of a function that also has out-of-line\n"
+		   "frames apart, as 'f (inline)' (by default they are one)",
+		   memview_cb, 2, CLI_OPTION_NO_VALUE),
+    OPT_TEXT("Their default FoldPats (see --list-presets, 'heap') charge the allocator\n"
+	     "(malloc, operator new, C++ containers and strings, Rust's Vec, String,\n"
+	     "Box, HashMap) and the program's allocation wrappers (functions that\n"
+	     "only pass an allocation on, called from several places) to their\n"
+	     "callers; leaks puts the exit-time allocations of\n"
+	     "libc and libstdc++ (known by the frames that allocate) under a\n"
+	     "'KnownExitTimeAlloc' frame that its default ExcPats drop\n"
+	     "(docs/memory.md). Give --fold '' or --exc '' to see them.\n"),
+    OPT_END(),
 };
 
 static const char report_outro[] =
-	"Patterns (';'-separated): '*' any text, '%' a run of letters, digits,\n"
-	"'_', '.' and '?', '^' an anchor, '{...}' a group for $1..$9, '@' at the\n"
-	"start a raw regular expression; case-insensitive substring matches.\n"
-	"Options not given on the command line come from the file's saved view\n"
-	"state (.perfView.xml) when it has one. NAME is a name as the views show\n"
-	"it (the \"key\" of --format json), or, when it names one frame, the name\n"
-	"without its module or the bare C++ function ('fill', 'ns::fill' for\n"
-	"'app!std::vector<long>* ns::fill<long>(int)'), as 'source' takes it;\n"
-	"otherwise the error lists the frames it names, or those containing it.\n\n"
-	"Exit status: 0 printed, 1 failed (unreadable input, a bad pattern, an\n"
-	"unknown focus or drill name), 2 usage error.\n";
+    "Patterns (';'-separated): '*' any text, '%' a run of letters, digits,\n"
+    "'_', '.' and '?', '^' an anchor, '{...}' a group for $1..$9, '@' at the\n"
+    "start a raw regular expression; case-insensitive substring matches.\n"
+    "Options not given on the command line come from the file's saved view\n"
+    "state (.perfView.xml) when it has one. NAME is a name as the views show\n"
+    "it (the \"key\" of --format json), or, when it names one frame, the name\n"
+    "without its module or the bare C++ function ('fill', 'ns::fill' for\n"
+    "'app!std::vector<long>* ns::fill<long>(int)'), as 'source' takes it;\n"
+    "otherwise the error lists the frames it names, or those containing it.\n\n"
+    "Exit status: 0 printed, 1 failed (unreadable input, a bad pattern, an\n"
+    "unknown focus or drill name), 2 usage error.\n";
 
 const struct cli_syntax cli_report_syntax = {
-	.cmd = "report",
-	.usage = "usage: heapscope report FILE... [--from FMT] [--source NAME] [--view VIEW]\n"
-		 "                        [--focus NAME] [--group PATS] [--fold PATS]\n"
-		 "                        [--fold-pct P]\n"
-		 "                        [--inc PATS] [--exc PATS] [--start MS] [--end MS]\n"
-		 "                        [--drill NAME[:inc|:exc]] [--flatten]\n"
-		 "                        [--preset NAME [--exe-dir DIR]]\n"
-		 "                        [--format text|json|csv] [--limit N] [--depth N]\n"
-		 "                        [--large-threshold N] [--size-classes]\n"
-		 "                        [--sort COLUMN[:asc|:desc]] [--find REGEX]\n"
-		 "       heapscope report --list-presets\n"
-		 "       heapscope report FILE --list-sources\n",
-	.intro = "Print one view of PerfView's stack viewer for FILE ('-' for standard\n"
-		 "input): first the summary line (Totals Metric, Count, Samples, First,\n"
-		 "Last, Last-First, Metric/Interval, TimeBucket; times in ms), then rows\n"
-		 "with the columns Name, Exc %, Exc, Exc Ct, Inc %, Inc, Inc Ct, Fold,\n"
-		 "When, First and Last. Percentages are of |ROOT inclusive|.\n"
-		 "Several FILEs are read as one source (PerfView's multi-file view): each\n"
-		 "trace under its \"Process NAME (PID)\" frames, any other file under a\n"
-		 "\"Trace FILE\" frame; they must share a unit (bytes, ms, ...).\n",
-	.options = report_options,
-	.outro = report_outro,
+    .cmd = "report",
+    .usage =
+	"usage: heapscope report FILE... [--from FMT] [--source NAME] [--view VIEW]\n"
+	"                        [--focus NAME] [--group PATS] [--fold PATS]\n"
+	"                        [--fold-pct P]\n"
+	"                        [--inc PATS] [--exc PATS] [--start MS] [--end MS]\n"
+	"                        [--drill NAME[:inc|:exc]] [--flatten]\n"
+	"                        [--preset NAME [--exe-dir DIR]]\n"
+	"                        [--format text|json|csv] [--limit N] [--depth N]\n"
+	"                        [--large-threshold N] [--size-classes]\n"
+	"                        [--sort COLUMN[:asc|:desc]] [--find REGEX]\n"
+	"       heapscope report --list-presets\n"
+	"       heapscope report FILE --list-sources\n",
+    .intro = "Print one view of PerfView's stack viewer for FILE ('-' for standard\n"
+	     "input): first the summary line (Totals Metric, Count, Samples, First,\n"
+	     "Last, Last-First, Metric/Interval, TimeBucket; times in ms), then rows\n"
+	     "with the columns Name, Exc %, Exc, Exc Ct, Inc %, Inc, Inc Ct, Fold,\n"
+	     "When, First and Last. Percentages are of |ROOT inclusive|.\n"
+	     "Several FILEs are read as one source (PerfView's multi-file view): each\n"
+	     "trace under its \"Process NAME (PID)\" frames, any other file under a\n"
+	     "\"Trace FILE\" frame; they must share a unit (bytes, ms, ...).\n",
+    .options = report_options,
+    .outro = report_outro,
 };
 
 /* diff takes report's options: its help lists them after its own text */
 const struct cli_syntax cli_diff_syntax = {
-	.cmd = "diff",
-	.usage = "usage: heapscope diff BASE TEST [report options]\n",
-	.intro = "PerfView's Diff: one source holding TEST's samples as they are and\n"
-		 "BASE's samples negated, each on its raw stack, viewed with every option\n"
-		 "of 'heapscope report' (see 'heapscope help report'). Positive numbers\n"
-		 "grew from BASE to TEST, negative ones shrank; negative When buckets show\n"
-		 "as lowercase letters.\n"
-		 "\n"
-		 "GroupPats always starts with the [Ignore PID/TID] patterns\n"
-		 "  " "^Process% {%}->$1;^Thread->Thread;\n"
-		 "so the processes and threads of the two runs cancel; --group or\n"
-		 "--preset text follows it. Saved defaults come from TEST.\n"
-		 "\n"
-		 "Example: heapscope diff before.data.txt after.data.txt --view calltree\n",
-	.options = report_options,
-	.outro = report_outro,
+    .cmd = "diff",
+    .usage = "usage: heapscope diff BASE TEST [report options]\n",
+    .intro = "PerfView's Diff: one source holding TEST's samples as they are and\n"
+	     "BASE's samples negated, each on its raw stack, viewed with every option\n"
+	     "of 'heapscope report' (see 'heapscope help report'). Positive numbers\n"
+	     "grew from BASE to TEST, negative ones shrank; negative When buckets show\n"
+	     "as lowercase letters.\n"
+	     "\n"
+	     "GroupPats always starts with the [Ignore PID/TID] patterns\n"
+	     "  "
+	     "^Process% {%}->$1;^Thread->Thread;\n"
+	     "so the processes and threads of the two runs cancel; --group or\n"
+	     "--preset text follows it. Saved defaults come from TEST.\n"
+	     "\n"
+	     "Example: heapscope diff before.data.txt after.data.txt --view calltree\n",
+    .options = report_options,
+    .outro = report_outro,
 };
 
 /*
@@ -347,11 +360,15 @@ static int apply_preset(struct report_opts *o)
 		return cli_usage_error(o->cmd, "unknown preset '%s' (see --list-presets)",
 				       o->preset);
 	if (p->needs_exe_dir && (!o->exe_dir || o->exe_dir[0] != '/'))
-		return cli_usage_error(o->cmd, "preset '%s' needs --exe-dir with the "
-				       "program's absolute directory", p->name);
+		return cli_usage_error(o->cmd,
+				       "preset '%s' needs --exe-dir with the "
+				       "program's absolute directory",
+				       p->name);
 	if (!p->needs_exe_dir && o->exe_dir)
-		return cli_usage_error(o->cmd, "--exe-dir is for the 'Just My App' "
-				       "preset, not '%s'", p->name);
+		return cli_usage_error(o->cmd,
+				       "--exe-dir is for the 'Just My App' "
+				       "preset, not '%s'",
+				       p->name);
 	err = hs_preset_group_text(p, o->exe_dir, &o->preset_group);
 	if (err)
 		return cli_fail("preset '%s': %s", p->name, strerror(-err));
@@ -391,8 +408,8 @@ static void list_presets(void)
 
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
-	const struct cli_syntax *syntax = o->nr_paths == 2 ? &cli_diff_syntax
-							   : &cli_report_syntax;
+	const struct cli_syntax *syntax =
+	    o->nr_paths == 2 ? &cli_diff_syntax : &cli_report_syntax;
 	struct hs_diag diag = HS_DIAG_INIT(NULL);
 	char hint[4200];
 	int n, status;
@@ -403,7 +420,8 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	o->params.filter = o->filter.params;
 	o->given = o->filter.given;
 	if (o->list_presets)
-		return n == 0 ? 0 : cli_usage_error(o->cmd, "--list-presets takes no file");
+		return n == 0 ? 0
+			      : cli_usage_error(o->cmd, "--list-presets takes no file");
 	if (o->list_sources) {
 		if (n != 1)
 			return cli_usage_error(o->cmd, "--list-sources takes one file");
@@ -411,13 +429,14 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		return 0;
 	}
 	if (n < o->nr_paths)
-		return cli_usage_error(o->cmd, o->nr_paths == 1 ? "no input file" :
-				       "needs two files, BASE and TEST");
+		return cli_usage_error(o->cmd, o->nr_paths == 1
+						   ? "no input file"
+						   : "needs two files, BASE and TEST");
 	if (o->modules && o->nr_paths != 2)
 		return cli_usage_error(o->cmd, "--modules is for diff");
 	if (o->modules && strcmp(o->modules, "ignore") && strcmp(o->modules, "keep"))
-		return cli_usage_error(o->cmd, "--modules takes 'ignore' or 'keep', not '%s'",
-				       o->modules);
+		return cli_usage_error(
+		    o->cmd, "--modules takes 'ignore' or 'keep', not '%s'", o->modules);
 	if (n > o->nr_paths && o->nr_paths == 2)
 		return cli_usage_error(o->cmd, "too many arguments");
 	if (n > o->nr_paths) {
@@ -442,19 +461,22 @@ checks:
 	/* a trace's --source is a memory view; other files' go to the importer */
 	if (o->source && cli_is_trace(o->path, o->from)) {
 		if (hs_memview_parse(o->source, &o->mv.kind))
-			return cli_usage_error(o->cmd, "unknown source '%s' (alloc, net, "
+			return cli_usage_error(o->cmd,
+					       "unknown source '%s' (alloc, net, "
 					       "leaks, peak, temporary, mmap, cpu or "
-					       "wall)%s", o->source,
+					       "wall)%s",
+					       o->source,
 					       cli_dotnet_sibling_hint(o->path, o->source,
-								       hint, sizeof(hint)));
+								       hint,
+								       sizeof(hint)));
 		o->has_mv = 1;
 	}
 	if (o->has_mv && (!cli_is_trace(o->path, o->from) ||
 			  (o->base_path && !cli_is_trace(o->base_path, o->from))))
 		return cli_usage_error(o->cmd, "--large-threshold, --size-classes, "
-				       "--keep-wrappers, --split-inline "
-				       "and the memory views of --source are for "
-				       "heapscope traces");
+					       "--keep-wrappers, --split-inline "
+					       "and the memory views of --source are for "
+					       "heapscope traces");
 	if (o->exe_dir && !o->preset)
 		return cli_usage_error(o->cmd, "--exe-dir is for --preset 'Just My App'");
 	return o->preset ? apply_preset(o) : 0;
@@ -478,7 +500,9 @@ static int arrange(struct hs_view *v, const struct report_opts *o, size_t limit)
 	struct hs_view_order order = HS_VIEW_ORDER_INIT;
 	struct hs_pattern *find = NULL;
 	const char *dir = o->sort ? strrchr(o->sort, ':') : NULL;
-	char *col = o->sort ? strndup(o->sort, dir ? (size_t)(dir - o->sort) : strlen(o->sort)) : NULL;
+	char *col =
+	    o->sort ? strndup(o->sort, dir ? (size_t)(dir - o->sort) : strlen(o->sort))
+		    : NULL;
 	int err = o->sort && !col ? -ENOMEM : 0;
 
 	if (!err && o->sort)
@@ -542,28 +566,31 @@ static int run(const struct hs_stack_source *src, struct report_opts *o)
 {
 	struct hs_diag diag = HS_DIAG_INIT(NULL);
 	struct hs_query_step steps[2];
-	struct hs_query q = { .steps = steps, .params = o->params, .view = o->view };
+	struct hs_query q = {.steps = steps, .params = o->params, .view = o->view};
 	struct hs_query_result r;
 	struct hs_text_opts text;
 	int err;
 
 	if (o->drill) {
 		steps[q.nr_steps++] = (struct hs_query_step){
-			.kind = HS_STEP_DRILL, .params = q.params,
-			.name = o->drill, .what = o->drill_what,
+		    .kind = HS_STEP_DRILL,
+		    .params = q.params,
+		    .name = o->drill,
+		    .what = o->drill_what,
 		};
 		q.params.filter.inc = q.params.filter.exc = NULL;
 	}
 	if (o->flatten) {
 		steps[q.nr_steps++] = (struct hs_query_step){
-			.kind = HS_STEP_FLATTEN, .params = q.params,
+		    .kind = HS_STEP_FLATTEN,
+		    .params = q.params,
 		};
 		q.params.filter.group = q.params.filter.fold = NULL;
 		q.params.filter.inc = q.params.filter.exc = NULL;
 		q.params.fold_pct = NAN;
 	}
 	if ((o->sort || o->find) && q.view.kind == HS_VIEW_BYNAME)
-		q.view.limit = 0;	/* the limit applies to the rows arranged */
+		q.view.limit = 0; /* the limit applies to the rows arranged */
 	err = hs_query_run(src, &q, &r, &diag);
 	if (err == -ENOENT)
 		return cli_fail("%s: %s", r.err_at < q.nr_steps ? "--drill" : "--focus",
@@ -626,8 +653,9 @@ static int program_names(const struct hs_stack_source *src, struct hs_strtab *na
 		end = strrchr(name, '(');
 		while (end && end > name && end[-1] == ' ')
 			end--;
-		if (hs_strtab_intern(names, name, end && end > name ? (size_t)(end - name)
-								     : strlen(name), &id))
+		if (hs_strtab_intern(
+			names, name,
+			end && end > name ? (size_t)(end - name) : strlen(name), &id))
 			return -ENOMEM;
 	}
 	return 0;
@@ -674,8 +702,8 @@ static int make_diff(struct report_opts *o, struct hs_stack_source *test)
 {
 	struct hs_filter_params all = HS_FILTER_PARAMS_INIT;
 	struct hs_stack_source base, out;
-	int ret = cli_load_view(o->cmd, o->base_path, o->from, o->source, &o->mv, &base,
-				NULL);
+	int ret =
+	    cli_load_view(o->cmd, o->base_path, o->from, o->source, &o->mv, &base, NULL);
 
 	if (ret)
 		return ret;
@@ -686,9 +714,11 @@ static int make_diff(struct report_opts *o, struct hs_stack_source *test)
 			return cli_fail("out of memory");
 		}
 		if (o->ignore_modules)
-			fprintf(stderr, "heapscope: %s: BASE and TEST ran different programs: "
+			fprintf(stderr,
+				"heapscope: %s: BASE and TEST ran different programs: "
 				"frames are compared without their module "
-				"(--modules keep to keep them)\n", o->cmd);
+				"(--modules keep to keep them)\n",
+				o->cmd);
 	} else {
 		o->ignore_modules = !strcmp(o->modules, "ignore");
 	}
@@ -747,8 +777,8 @@ static int load_more(struct report_opts *o, struct hs_stack_source *src)
 	hs_source_init(&all);
 	ret = merge_into(&all, src, o->path, o->cmd);
 	for (i = 0; !ret && i < o->nr_more; i++) {
-		ret = cli_load_view(o->cmd, o->more_paths[i], o->from, o->source, &o->mv, &one,
-				    &info);
+		ret = cli_load_view(o->cmd, o->more_paths[i], o->from, o->source, &o->mv,
+				    &one, &info);
 		if (ret)
 			break;
 		ret = merge_into(&all, &one, o->more_paths[i], o->cmd);
@@ -770,12 +800,12 @@ static int load_more(struct report_opts *o, struct hs_stack_source *src)
 static int report_or_diff(const char *cmd, int nr_paths, int argc, char **argv)
 {
 	struct report_opts o = {
-		.cmd = cmd,
-		.nr_paths = nr_paths,
-		.params = HS_VIEW_PARAMS_INIT,
-		.filter = { .params = HS_FILTER_PARAMS_INIT },
-		.view = { .kind = HS_VIEW_BYNAME },
-		.mv = HS_MEMVIEW_OPTS_INIT,
+	    .cmd = cmd,
+	    .nr_paths = nr_paths,
+	    .params = HS_VIEW_PARAMS_INIT,
+	    .filter = {.params = HS_FILTER_PARAMS_INIT},
+	    .view = {.kind = HS_VIEW_BYNAME},
+	    .mv = HS_MEMVIEW_OPTS_INIT,
 	};
 	struct hs_source_defaults saved;
 	struct hs_stack_source src;
@@ -786,7 +816,7 @@ static int report_or_diff(const char *cmd, int nr_paths, int argc, char **argv)
 	if (ret < 0 || (!ret && o.list_presets)) {
 		opts_release(&o);
 		if (ret < 0)
-			return HS_EXIT_OK;	/* the help was printed */
+			return HS_EXIT_OK; /* the help was printed */
 		list_presets();
 		return HS_EXIT_OK;
 	}

@@ -38,15 +38,15 @@ struct run_opts {
 	unsigned long max_depth;
 	int follow_fork, follow_exec, no_view, quiet;
 	int no_symbolize;
-	unsigned long cpu_hz, wall_hz;	/* --cpu, --wall; 0: off */
-	int cpu_timer;			/* --cpu-clock timer */
-	int no_heap;			/* --no-heap */
-	int perf;			/* --perf: let perf record instead */
+	unsigned long cpu_hz, wall_hz;	   /* --cpu, --wall; 0: off */
+	int cpu_timer;			   /* --cpu-clock timer */
+	int no_heap;			   /* --no-heap */
+	int perf;			   /* --perf: let perf record instead */
 	struct cli_string_list debug_dirs; /* --debug-dir, for the symbols */
-	char manifest[PATH_MAX];	/* the children's traces are listed here; "" */
-	int dotnet;			/* --dotnet 1, --no-dotnet -1, 0: detect */
-	struct cli_string_list providers; /* --providers, for --dotnet */
-	const char *dotnet_port;	/* DOTNET_DiagnosticPorts for the child, or NULL */
+	char manifest[PATH_MAX];	   /* the children's traces are listed here; "" */
+	int dotnet;			   /* --dotnet 1, --no-dotnet -1, 0: detect */
+	struct cli_string_list providers;  /* --providers, for --dotnet */
+	const char *dotnet_port; /* DOTNET_DiagnosticPorts for the child, or NULL */
 };
 
 /* The preload library: next to this executable, else in the libdir. */
@@ -99,7 +99,8 @@ static void child(const struct run_opts *o, const char *preload, const char *mad
 		comm_of(cmd[0], comm);
 		for (i = 1; i < 1000; i++) {
 			if (i == 1)
-				snprintf(path, sizeof(path), "%s.%d.heapscope", comm, (int)getpid());
+				snprintf(path, sizeof(path), "%s.%d.heapscope", comm,
+					 (int)getpid());
 			else
 				snprintf(path, sizeof(path), "%s.%d.%d.heapscope", comm,
 					 (int)getpid(), i);
@@ -109,7 +110,8 @@ static void child(const struct run_opts *o, const char *preload, const char *mad
 		}
 		if (fd < 0) {
 			e = errno;
-			if (write(report_fd, "C", 1) < 0 || write(report_fd, &e, sizeof(e)) < 0)
+			if (write(report_fd, "C", 1) < 0 ||
+			    write(report_fd, &e, sizeof(e)) < 0)
 				_exit(127);
 			_exit(127);
 		}
@@ -132,10 +134,12 @@ static void child(const struct run_opts *o, const char *preload, const char *mad
 		else
 			setenv("HEAPSCOPE_OUTPUT", path, 1);
 	}
-	snprintf(opts, sizeof(opts), "sample=%lu,unwind=%s,depth=%lu,fork=%d,exec=%d,"
-		 "cpu=%lu,wall=%lu%s%s", o->sample_bytes, o->unwind, o->max_depth,
-		 o->follow_fork, o->follow_exec, o->cpu_hz, o->wall_hz,
-		 o->no_heap ? ",heap=0" : "", o->cpu_timer ? ",cpuclock=timer" : "");
+	snprintf(opts, sizeof(opts),
+		 "sample=%lu,unwind=%s,depth=%lu,fork=%d,exec=%d,"
+		 "cpu=%lu,wall=%lu%s%s",
+		 o->sample_bytes, o->unwind, o->max_depth, o->follow_fork, o->follow_exec,
+		 o->cpu_hz, o->wall_hz, o->no_heap ? ",heap=0" : "",
+		 o->cpu_timer ? ",cpuclock=timer" : "");
 	setenv("HEAPSCOPE_OPTIONS", opts, 1);
 	if (o->manifest[0])
 		setenv("HEAPSCOPE_MANIFEST", o->manifest, 1);
@@ -288,9 +292,9 @@ static int has_event(const char *path)
 	int c, skip, found = 0;
 
 	if (!f)
-		return 1;	/* say nothing we do not know */
+		return 1; /* say nothing we do not know */
 	while (!found && (c = getc(f)) != EOF) {
-		skip = c == '#' || c == '\t';	/* c starts a line */
+		skip = c == '#' || c == '\t'; /* c starts a line */
 		for (; c != EOF && c != '\n'; c = getc(f))
 			if (!skip && c != ' ' && c != '\t' && c != '\r') {
 				found = 1;
@@ -306,16 +310,19 @@ static int has_event(const char *path)
  * of pointing to a report of an empty file. @hz: the sampling rate;
  * @with_sched: whether the scheduler's tracepoints were recorded.
  */
-static void no_samples(const char *cmd, const char *out, unsigned long hz,
-		       int with_sched)
+static void no_samples(const char *cmd, const char *out, unsigned long hz, int with_sched)
 {
 	char buf[32] = "";
 	FILE *f;
 
-	fprintf(stderr, "heapscope: perf recorded no sample of %s (perf script printed "
-		"nothing; %s not written)\n", cmd, out);
-	fprintf(stderr, "heapscope: perf samples a program only while it runs on a CPU, "
-		"and %s probably ran for less than a sampling period (1/%lu s)\n", cmd, hz);
+	fprintf(stderr,
+		"heapscope: perf recorded no sample of %s (perf script printed "
+		"nothing; %s not written)\n",
+		cmd, out);
+	fprintf(stderr,
+		"heapscope: perf samples a program only while it runs on a CPU, "
+		"and %s probably ran for less than a sampling period (1/%lu s)\n",
+		cmd, hz);
 	if (with_sched)
 		return;
 	f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
@@ -325,7 +332,8 @@ static void no_samples(const char *cmd, const char *out, unsigned long hz,
 		buf[strcspn(buf, "\n")] = '\0';
 		fclose(f);
 	}
-	fprintf(stderr, "heapscope: the time it spent blocked or asleep needs the "
+	fprintf(stderr,
+		"heapscope: the time it spent blocked or asleep needs the "
 		"scheduler's tracepoints, which perf may not record here (they need "
 		"root, or kernel.perf_event_paranoid at -1%s%s): see docs/perf.md\n",
 		buf[0] ? "; it is " : "", buf);
@@ -342,11 +350,21 @@ static void no_samples(const char *cmd, const char *out, unsigned long hz,
 static int run_perf(const struct run_opts *o, char **cmd, int ncmd)
 {
 	static const char *const sched[] = {
-		"-m", "16M", "--call-graph", "dwarf", "--sample-cpu", "-e", "cpu-clock",
-		"-e", "sched:sched_switch", "-e", NULL /* wakeup */,
-		"-e", "sched:sched_process_exit",
+	    "-m",
+	    "16M",
+	    "--call-graph",
+	    "dwarf",
+	    "--sample-cpu",
+	    "-e",
+	    "cpu-clock",
+	    "-e",
+	    "sched:sched_switch",
+	    "-e",
+	    NULL /* wakeup */,
+	    "-e",
+	    "sched:sched_process_exit",
 	};
-	static const char *const plain[] = { "-g", "--sample-cpu", "-F", "999" };
+	static const char *const plain[] = {"-g", "--sample-cpu", "-F", "999"};
 	char out[PATH_MAX], data[PATH_MAX + 16], freq[32];
 	const char **av;
 	const char *base, *wakeup = NULL;
@@ -407,12 +425,17 @@ static int run_perf(const struct run_opts *o, char **cmd, int ncmd)
 	av[n] = NULL;
 	if (!o->quiet)
 		fprintf(stderr, "heapscope: perf record %s-o %s -- %s ...\n",
-			with_sched ? "-m 16M --call-graph dwarf --sample-cpu -e cpu-clock "
-				     "-e sched:... " : "-g --sample-cpu ", data, cmd[0]);
+			with_sched
+			    ? "-m 16M --call-graph dwarf --sample-cpu -e cpu-clock "
+			      "-e sched:... "
+			    : "-g --sample-cpu ",
+			data, cmd[0]);
 	if (!o->quiet && wakeup && strcmp(wakeup, "sched:sched_waking"))
-		fprintf(stderr, "heapscope: perf has no sched:sched_waking here, so the "
-			"wakeups are sched:sched_wakeup's, which misses those the kernel "
-			"hands to an idle CPU: READIED_BY is missing there (docs/perf.md)\n");
+		fprintf(
+		    stderr,
+		    "heapscope: perf has no sched:sched_waking here, so the "
+		    "wakeups are sched:sched_wakeup's, which misses those the kernel "
+		    "hands to an idle CPU: READIED_BY is missing there (docs/perf.md)\n");
 	/* Ctrl-C is for the program (perf passes it on) */
 	memset(&ign, 0, sizeof(ign));
 	ign.sa_handler = SIG_IGN;
@@ -439,21 +462,25 @@ static int run_perf(const struct run_opts *o, char **cmd, int ncmd)
 	hs_free(av);
 	if (k) {
 		unlink(out);
-		return cli_fail("perf script failed (status %d); the recording is in %s", k,
-				data);
+		return cli_fail("perf script failed (status %d); the recording is in %s",
+				k, data);
 	}
 	unlink(data);
 	if (!has_event(out)) {
 		unlink(out);
 		/* perf's default rate for cpu-clock is 4000 Hz */
-		no_samples(cmd[0], out, o->cpu_hz ? o->cpu_hz : with_sched ? 4000 : 999,
+		no_samples(cmd[0], out,
+			   o->cpu_hz	? o->cpu_hz
+			   : with_sched ? 4000
+					: 999,
 			   with_sched);
 		return r;
 	}
 	if (!o->quiet)
-		fprintf(stderr, "heapscope: perf script output written to %s; look at it "
-			"with: heapscope report %s%s\n", out, out,
-			with_sched ? " (and --source thread-time)" : "");
+		fprintf(stderr,
+			"heapscope: perf script output written to %s; look at it "
+			"with: heapscope report %s%s\n",
+			out, out, with_sched ? " (and --source thread-time)" : "");
 	return r;
 }
 
@@ -527,17 +554,21 @@ static void symbolize_apart(const char *path, const struct hs_symbolize_opts *so
 		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 			;
 		if (WIFSIGNALED(st)) {
-			snprintf(reason, sizeof(reason), "the symbolizer was killed by signal "
-				 "%d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+			snprintf(reason, sizeof(reason),
+				 "the symbolizer was killed by signal "
+				 "%d (%s)",
+				 WTERMSIG(st), strsignal(WTERMSIG(st)));
 			why = reason;
 		} else if (!WIFEXITED(st) || WEXITSTATUS(st)) {
 			why = "see above";
 		}
 	}
 	if (why)
-		fprintf(stderr, "heapscope: warning: symbolization of %s was skipped (%s); "
+		fprintf(stderr,
+			"heapscope: warning: symbolization of %s was skipped (%s); "
 			"the trace is complete without names: 'heapscope symbolize %s' "
-			"adds them later\n", path, why, path);
+			"adds them later\n",
+			path, why, path);
 }
 
 /*
@@ -563,15 +594,18 @@ static void finish_children(struct run_opts *o, const struct hs_symbolize_opts *
 		end = path + strcspn(path, "\n");
 		*end = '\0';
 		if (kill((pid_t)pid, 0) == 0 || errno == EPERM) {
-			fprintf(stderr, "heapscope: %s: process %ld is still running and "
-				"writing it; 'heapscope symbolize %s' once it has ended\n",
-				path, pid, path);
+			fprintf(
+			    stderr,
+			    "heapscope: %s: process %ld is still running and "
+			    "writing it; 'heapscope symbolize %s' once it has ended\n",
+			    path, pid, path);
 			continue;
 		}
 		if (!o->no_symbolize)
 			symbolize_apart(path, so);
 		if (!o->quiet)
-			fprintf(stderr, "heapscope: process %ld traced into %s\n", pid, path);
+			fprintf(stderr, "heapscope: process %ld traced into %s\n", pid,
+				path);
 	}
 	if (f)
 		fclose(f);
@@ -618,115 +652,122 @@ static int cpu_clock_cb(const char *cmd, const struct cli_option *opt, void *fie
 			const char *arg)
 {
 	if (strcmp(arg, "perf") && strcmp(arg, "timer"))
-		return cli_usage_error(cmd, "--cpu-clock is perf or timer, not '%s'", arg);
+		return cli_usage_error(cmd, "--cpu-clock is perf or timer, not '%s'",
+				       arg);
 	*(int *)field = !strcmp(arg, "timer");
 	return 0;
 }
 
 static const struct cli_option run_options[] = {
-	OPT_STRING('o', "output", struct run_opts, out, "FILE",
-		   "the trace file (default: COMM.PID.heapscope in the\n"
-		   "current directory); an existing file is never\n"
-		   "overwritten"),
-	OPT_ULONG(0, "sample-bytes", struct run_opts, sample_bytes, "N",
-		  "record a Poisson sample of allocations, one per N\n"
-		  "bytes on average (0: all); frees only of sampled\n"
-		  "blocks; readers scale the samples back up"),
-	OPT_CALLBACK(0, "unwind", struct run_opts, unwind, "MODE",
-		     "libunwind (default: DWARF unwind rules, cached per\n"
-		     "return address) or fp (frame pointers: faster,\n"
-		     "needs code built with -fno-omit-frame-pointer)", unwind_cb, 0),
-	OPT_CALLBACK(0, "max-depth", struct run_opts, max_depth, "N",
-		     "keep at most N frames of each stack (default 128);\n"
-		     "deeper stacks start with a BROKEN frame", max_depth_cb, 0),
-	OPT_FLAG(0, "follow-fork", struct run_opts, follow_fork,
-		 "children made by fork() (daemon()'s too) write\n"
-		 "their own traces (COMM.PID.heapscope next to this\n"
-		 "one), listed and symbolized at the end; without\n"
-		 "it, tracing stops in them"),
-	OPT_FLAG(0, "follow-exec", struct run_opts, follow_exec,
-		 "programs started by exec() are traced too, each\n"
-		 "into its own COMM.PID.heapscope, listed and\n"
-		 "symbolized at the end"),
-	OPT_FLAG(0, "no-view", struct run_opts, no_view,
-		 "do not serve the trace in the GUI afterwards (as\n"
-		 "`heapscope view` does, until Ctrl-C); it is served\n"
-		 "only when stdin and stdout are a terminal"),
-	OPT_FLAG('q', "quiet", struct run_opts, quiet,
-		 "no summary at the end (it reads the whole trace)"),
-	OPT_FLAG(0, "no-symbolize", struct run_opts, no_symbolize,
-		 "leave the addresses unresolved (see 'heapscope\n"
-		 "symbolize'); by default names and file:line of\n"
-		 "every address are stored in the trace at the end"),
-	OPT_STRING_LIST(0, "debug-dir", struct run_opts, debug_dirs, "DIR",
-			"look for separate debug files in DIR too"),
-	OPT_CALLBACK_F(0, "cpu", struct run_opts, cpu_hz, "HZ",
-		       "also sample every thread's stack HZ times per second\n"
-		       "of its CPU time (default 999): the 'cpu' source",
-		       rate_cb, 0, CLI_OPTION_OPTIONAL_VALUE),
-	OPT_CALLBACK(0, "cpu-clock", struct run_opts, cpu_timer, "CLOCK",
-		     "what times --cpu: perf (default: a perf event of\n"
-		     "the thread's time, where the kernel allows it)\n"
-		     "or timer (POSIX CPU-clock timers, at the kernel's\n"
-		     "tick rate, which never make a sleep return EINTR;\n"
-		     "docs/cpu.md)", cpu_clock_cb, 0),
-	OPT_CALLBACK_F(0, "wall", struct run_opts, wall_hz, "HZ",
-		       "also sample every thread HZ times per second of\n"
-		       "wall-clock time (default 999), running or blocked:\n"
-		       "the 'wall' source: CPU_TIME, BLOCKED_TIME and\n"
-		       "READIED_TIME", rate_cb, 1, CLI_OPTION_OPTIONAL_VALUE),
-	OPT_FLAG(0, "no-heap", struct run_opts, no_heap,
-		 "record no heap events, only the samples"),
-	OPT_FLAG(0, "perf", struct run_opts, perf,
-		 "record CMD with perf instead (perf record -g, with\n"
-		 "the scheduler's events when allowed, then perf\n"
-		 "script into -o FILE, default COMM.data.txt: the\n"
-		 "commands of docs/perf.md); --cpu=HZ sets its rate"),
-	OPT_SET_INT(0, "dotnet", struct run_opts, dotnet, 1,
-		    "also record the .NET runtime's events (GC allocation\n"
-		    "ticks, GCs, JIT, exceptions, the SampleProfiler)\n"
-		    "through a diagnostic port into COMM.PID.nettrace;\n"
-		    "the default when CMD is `dotnet` or an apphost"),
-	OPT_SET_INT(0, "no-dotnet", struct run_opts, dotnet, -1,
-		    "do not record the .NET runtime's events"),
-	OPT_STRING_LIST(0, "providers", struct run_opts, providers, "LIST",
-			"more .NET providers, in dotnet-trace's syntax:\n"
-			"Provider[:keywords[:level[:key=value;...]]],...\n"
-			"(one of the same name replaces heapscope's)"),
-	OPT_END(),
+    OPT_STRING('o', "output", struct run_opts, out, "FILE",
+	       "the trace file (default: COMM.PID.heapscope in the\n"
+	       "current directory); an existing file is never\n"
+	       "overwritten"),
+    OPT_ULONG(0, "sample-bytes", struct run_opts, sample_bytes, "N",
+	      "record a Poisson sample of allocations, one per N\n"
+	      "bytes on average (0: all); frees only of sampled\n"
+	      "blocks; readers scale the samples back up"),
+    OPT_CALLBACK(0, "unwind", struct run_opts, unwind, "MODE",
+		 "libunwind (default: DWARF unwind rules, cached per\n"
+		 "return address) or fp (frame pointers: faster,\n"
+		 "needs code built with -fno-omit-frame-pointer)",
+		 unwind_cb, 0),
+    OPT_CALLBACK(0, "max-depth", struct run_opts, max_depth, "N",
+		 "keep at most N frames of each stack (default 128);\n"
+		 "deeper stacks start with a BROKEN frame",
+		 max_depth_cb, 0),
+    OPT_FLAG(0, "follow-fork", struct run_opts, follow_fork,
+	     "children made by fork() (daemon()'s too) write\n"
+	     "their own traces (COMM.PID.heapscope next to this\n"
+	     "one), listed and symbolized at the end; without\n"
+	     "it, tracing stops in them"),
+    OPT_FLAG(0, "follow-exec", struct run_opts, follow_exec,
+	     "programs started by exec() are traced too, each\n"
+	     "into its own COMM.PID.heapscope, listed and\n"
+	     "symbolized at the end"),
+    OPT_FLAG(0, "no-view", struct run_opts, no_view,
+	     "do not serve the trace in the GUI afterwards (as\n"
+	     "`heapscope view` does, until Ctrl-C); it is served\n"
+	     "only when stdin and stdout are a terminal"),
+    OPT_FLAG('q', "quiet", struct run_opts, quiet,
+	     "no summary at the end (it reads the whole trace)"),
+    OPT_FLAG(0, "no-symbolize", struct run_opts, no_symbolize,
+	     "leave the addresses unresolved (see 'heapscope\n"
+	     "symbolize'); by default names and file:line of\n"
+	     "every address are stored in the trace at the end"),
+    OPT_STRING_LIST(0, "debug-dir", struct run_opts, debug_dirs, "DIR",
+		    "look for separate debug files in DIR too"),
+    OPT_CALLBACK_F(0, "cpu", struct run_opts, cpu_hz, "HZ",
+		   "also sample every thread's stack HZ times per second\n"
+		   "of its CPU time (default 999): the 'cpu' source",
+		   rate_cb, 0, CLI_OPTION_OPTIONAL_VALUE),
+    OPT_CALLBACK(0, "cpu-clock", struct run_opts, cpu_timer, "CLOCK",
+		 "what times --cpu: perf (default: a perf event of\n"
+		 "the thread's time, where the kernel allows it)\n"
+		 "or timer (POSIX CPU-clock timers, at the kernel's\n"
+		 "tick rate, which never make a sleep return EINTR;\n"
+		 "docs/cpu.md)",
+		 cpu_clock_cb, 0),
+    OPT_CALLBACK_F(0, "wall", struct run_opts, wall_hz, "HZ",
+		   "also sample every thread HZ times per second of\n"
+		   "wall-clock time (default 999), running or blocked:\n"
+		   "the 'wall' source: CPU_TIME, BLOCKED_TIME and\n"
+		   "READIED_TIME",
+		   rate_cb, 1, CLI_OPTION_OPTIONAL_VALUE),
+    OPT_FLAG(0, "no-heap", struct run_opts, no_heap,
+	     "record no heap events, only the samples"),
+    OPT_FLAG(0, "perf", struct run_opts, perf,
+	     "record CMD with perf instead (perf record -g, with\n"
+	     "the scheduler's events when allowed, then perf\n"
+	     "script into -o FILE, default COMM.data.txt: the\n"
+	     "commands of docs/perf.md); --cpu=HZ sets its rate"),
+    OPT_SET_INT(0, "dotnet", struct run_opts, dotnet, 1,
+		"also record the .NET runtime's events (GC allocation\n"
+		"ticks, GCs, JIT, exceptions, the SampleProfiler)\n"
+		"through a diagnostic port into COMM.PID.nettrace;\n"
+		"the default when CMD is `dotnet` or an apphost"),
+    OPT_SET_INT(0, "no-dotnet", struct run_opts, dotnet, -1,
+		"do not record the .NET runtime's events"),
+    OPT_STRING_LIST(0, "providers", struct run_opts, providers, "LIST",
+		    "more .NET providers, in dotnet-trace's syntax:\n"
+		    "Provider[:keywords[:level[:key=value;...]]],...\n"
+		    "(one of the same name replaces heapscope's)"),
+    OPT_END(),
 };
 
 /* The options end at CMD: what follows is CMD's own. */
 const struct cli_syntax cli_run_syntax = {
-	.cmd = "run",
-	.usage = "usage: heapscope run [-o FILE] [--sample-bytes N] [--unwind libunwind|fp]\n"
-		 "                     [--max-depth N] [--follow-fork] [--follow-exec]\n"
-		 "                     [--no-view] [--no-symbolize] [--debug-dir DIR]...\n"
-		 "                     [--cpu[=HZ]] [--cpu-clock perf|timer] [--wall[=HZ]]\n"
-		 "                     [--no-heap] [--perf] [--[no-]dotnet] [--providers LIST]\n"
-		 "                     [-q] [--] CMD [ARGS...]\n",
-	.intro = "Run CMD with heapscope's collector preloaded and record every heap\n"
-		 "allocation and free (malloc, calloc, realloc, the aligned variants, C++\n"
-		 "new and delete, anonymous mmap) with its call stack, into a trace file.\n"
-		 "The exit status is CMD's (128+N if signal N killed it). At the end a\n"
-		 "summary goes to stderr; CMD's own output is untouched.\n"
-		 "\n"
-		 "For a .NET program (`dotnet app.dll`, or an apphost) the runtime's events\n"
-		 "are recorded too, as `heapscope attach` does, into COMM.PID.nettrace beside\n"
-		 "the trace (docs/dotnet.md).\n",
-	.options = run_options,
-	.flags = CLI_SYNTAX_STOP_AT_OPERAND,
-	.help_column = 26,
+    .cmd = "run",
+    .usage =
+	"usage: heapscope run [-o FILE] [--sample-bytes N] [--unwind libunwind|fp]\n"
+	"                     [--max-depth N] [--follow-fork] [--follow-exec]\n"
+	"                     [--no-view] [--no-symbolize] [--debug-dir DIR]...\n"
+	"                     [--cpu[=HZ]] [--cpu-clock perf|timer] [--wall[=HZ]]\n"
+	"                     [--no-heap] [--perf] [--[no-]dotnet] [--providers LIST]\n"
+	"                     [-q] [--] CMD [ARGS...]\n",
+    .intro =
+	"Run CMD with heapscope's collector preloaded and record every heap\n"
+	"allocation and free (malloc, calloc, realloc, the aligned variants, C++\n"
+	"new and delete, anonymous mmap) with its call stack, into a trace file.\n"
+	"The exit status is CMD's (128+N if signal N killed it). At the end a\n"
+	"summary goes to stderr; CMD's own output is untouched.\n"
+	"\n"
+	"For a .NET program (`dotnet app.dll`, or an apphost) the runtime's events\n"
+	"are recorded too, as `heapscope attach` does, into COMM.PID.nettrace beside\n"
+	"the trace (docs/dotnet.md).\n",
+    .options = run_options,
+    .flags = CLI_SYNTAX_STOP_AT_OPERAND,
+    .help_column = 26,
 };
 
 int cmd_run(int argc, char **argv)
 {
-	struct run_opts o = { .unwind = "libunwind", .max_depth = 128 };
+	struct run_opts o = {.unwind = "libunwind", .max_depth = 128};
 	struct sigaction ign, old_int, old_quit, fwd, old_term, old_hup;
 	char preload[PATH_MAX], path[PATH_MAX] = "";
 	int i, n, pipefd[2], status, exec_errno = 0, create_errno = 0, made = 0;
 	int dotnet = 0, have_nettrace = 0;
-	struct hs_dipc_providers providers = { 0 };
+	struct hs_dipc_providers providers = {0};
 	struct hs_dipc_collect req;
 	struct cli_dotnet_run dr;
 	pid_t pid;
@@ -738,8 +779,9 @@ int cmd_run(int argc, char **argv)
 		struct stat sb;
 
 		if (stat(o.debug_dirs.v[i], &sb) || !S_ISDIR(sb.st_mode)) {
-			status = cli_usage_error("run", "--debug-dir '%s' is not a directory",
-						 o.debug_dirs.v[i]);
+			status =
+			    cli_usage_error("run", "--debug-dir '%s' is not a directory",
+					    o.debug_dirs.v[i]);
 			n = -1;
 		}
 	}
@@ -757,7 +799,8 @@ int cmd_run(int argc, char **argv)
 	dotnet = o.dotnet > 0 || (!o.dotnet && !o.perf && cli_dotnet_program(argv[0]));
 	if (o.providers.nr && !dotnet) {
 		cli_string_list_release(&o.providers);
-		return cli_usage_error("run", "--providers is for a .NET program (--dotnet)");
+		return cli_usage_error("run",
+				       "--providers is for a .NET program (--dotnet)");
 	}
 	if (o.no_heap && !o.cpu_hz && !o.wall_hz)
 		return cli_usage_error("run", "--no-heap needs --cpu or --wall");
@@ -768,7 +811,8 @@ int cmd_run(int argc, char **argv)
 
 		if (o.wall_hz || o.no_heap || o.sample_bytes || o.follow_fork ||
 		    o.follow_exec)
-			return cli_usage_error("run", "--perf records with perf alone: "
+			return cli_usage_error("run",
+					       "--perf records with perf alone: "
 					       "only -o, -q and --cpu=HZ go with it");
 		r = run_perf(&o, argv, n);
 		cli_string_list_release(&o.debug_dirs);
@@ -862,8 +906,10 @@ int cmd_run(int argc, char **argv)
 		cli_string_list_release(&o.providers);
 	}
 	if (create_errno) {
-		fprintf(stderr, "heapscope: error: cannot create a trace file in the "
-			"current directory: %s\n", strerror(create_errno));
+		fprintf(stderr,
+			"heapscope: error: cannot create a trace file in the "
+			"current directory: %s\n",
+			strerror(create_errno));
 		drop_manifest(&o);
 		return HS_EXIT_FAIL;
 	}
@@ -877,15 +923,18 @@ int cmd_run(int argc, char **argv)
 	}
 	if (path[0] && empty_file(path)) {
 		/* the collector never started in the program */
-		fprintf(stderr, "heapscope: %s did not load the collector, so nothing was "
+		fprintf(stderr,
+			"heapscope: %s did not load the collector, so nothing was "
 			"traced (a statically linked program, a setuid one, or one that "
-			"drops LD_PRELOAD before it runs cannot be traced)\n", argv[0]);
+			"drops LD_PRELOAD before it runs cannot be traced)\n",
+			argv[0]);
 		unlink(path);
 		path[0] = '\0';
 	}
 	{
 		struct hs_symbolize_opts so = {
-			.debug_dirs = o.debug_dirs.v, .nr_debug_dirs = o.debug_dirs.nr,
+		    .debug_dirs = o.debug_dirs.v,
+		    .nr_debug_dirs = o.debug_dirs.nr,
 		};
 
 		if (path[0] && !o.no_symbolize)
@@ -897,8 +946,8 @@ int cmd_run(int argc, char **argv)
 		cli_run_summarize(path, WIFEXITED(status));
 	/* then the viewer, for a person at a terminal (scripts get their status) */
 	if (path[0] && !o.no_view && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
-		char *paths[] = { path, dr.out };
-		const struct cli_view_opts vo = { 0 };
+		char *paths[] = {path, dr.out};
+		const struct cli_view_opts vo = {0};
 
 		cli_view_files(have_nettrace ? 2 : 1, paths, NULL, &vo);
 	}

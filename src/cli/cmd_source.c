@@ -18,50 +18,51 @@ struct source_opts {
 	struct cli_filter f;
 	int json, whole;
 	unsigned long context;
-	struct cli_string_list dirs;	/* --source-dir */
+	struct cli_string_list dirs; /* --source-dir */
 };
 
 static const struct cli_option source_options[] = {
-	OPT_STRING(0, "source", struct source_opts, view, "VIEW",
-		   "a trace's memory view: alloc (default), net, leaks,\n"
-		   "peak, temporary, mmap, cpu, wall (see 'heapscope help\n"
-		   "report')"),
-	OPT_STRING(0, "from", struct source_opts, from, "FMT",
-		   "input format (default: by file name, then content)"),
-	CLI_FILTER_OPTIONS(struct source_opts, f),
-	OPT_TEXT("                    (the filter, as in 'heapscope report'; the view's\n"
-		 "                    default FoldPats and ExcPats unless given)\n"),
-	OPT_ULONG(0, "context", struct source_opts, context, "N",
-		  "lines shown around the lines with a cost (default 3)"),
-	OPT_FLAG(0, "whole-file", struct source_opts, whole,
-		 "the whole file (json: each file's \"text\", all its lines)"),
-	OPT_STRING_LIST(0, "source-dir", struct source_opts, dirs, "DIR",
-			"look for the source under DIR too (by the path's\n"
-			"trailing parts), when it is not where it was built"),
-	OPT_STRING(0, "format", struct source_opts, format, "F",
-		   "text (default) or json (docs/json-api.md)"),
-	OPT_END(),
+    OPT_STRING(0, "source", struct source_opts, view, "VIEW",
+	       "a trace's memory view: alloc (default), net, leaks,\n"
+	       "peak, temporary, mmap, cpu, wall (see 'heapscope help\n"
+	       "report')"),
+    OPT_STRING(0, "from", struct source_opts, from, "FMT",
+	       "input format (default: by file name, then content)"),
+    CLI_FILTER_OPTIONS(struct source_opts, f),
+    OPT_TEXT("                    (the filter, as in 'heapscope report'; the view's\n"
+	     "                    default FoldPats and ExcPats unless given)\n"),
+    OPT_ULONG(0, "context", struct source_opts, context, "N",
+	      "lines shown around the lines with a cost (default 3)"),
+    OPT_FLAG(0, "whole-file", struct source_opts, whole,
+	     "the whole file (json: each file's \"text\", all its lines)"),
+    OPT_STRING_LIST(0, "source-dir", struct source_opts, dirs, "DIR",
+		    "look for the source under DIR too (by the path's\n"
+		    "trailing parts), when it is not where it was built"),
+    OPT_STRING(0, "format", struct source_opts, format, "F",
+	       "text (default) or json (docs/json-api.md)"),
+    OPT_END(),
 };
 
 const struct cli_syntax cli_source_syntax = {
-	.cmd = "source",
-	.usage = "usage: heapscope source FILE FUNCTION [--source VIEW] [--from FMT]\n"
-		 "                        [--group PATS] [--fold PATS] [--inc PATS] [--exc PATS]\n"
-		 "                        [--start MS] [--end MS] [--format text|json]\n"
-		 "                        [--context N | --whole-file] [--source-dir DIR]...\n",
-	.intro = "Show FUNCTION's source file with the cost of each line, as PerfView's\n"
-		 "Goto Source does: Inc is the cost of the samples whose stack goes\n"
-		 "through the function at that line (the call made there, or the\n"
-		 "allocation), counted once per sample; Exc the cost charged to the\n"
-		 "function itself there (with the heap views' default FoldPats: what it\n"
-		 "allocated directly). FUNCTION is a name as 'report' shows it\n"
-		 "(module!function) or the function's name alone; for C++ also the bare\n"
-		 "name, with or without its namespace or class ('fill', 'ns::fill' for\n"
-		 "'std::vector<long>* ns::fill<long>(int)'), when it names one function\n"
-		 "(else the error lists the candidates); inlined copies ('... (inline)')\n"
-		 "count too. FILE must carry line information: a symbolized heapscope\n"
-		 "trace does.\n",
-	.options = source_options,
+    .cmd = "source",
+    .usage =
+	"usage: heapscope source FILE FUNCTION [--source VIEW] [--from FMT]\n"
+	"                        [--group PATS] [--fold PATS] [--inc PATS] [--exc PATS]\n"
+	"                        [--start MS] [--end MS] [--format text|json]\n"
+	"                        [--context N | --whole-file] [--source-dir DIR]...\n",
+    .intro = "Show FUNCTION's source file with the cost of each line, as PerfView's\n"
+	     "Goto Source does: Inc is the cost of the samples whose stack goes\n"
+	     "through the function at that line (the call made there, or the\n"
+	     "allocation), counted once per sample; Exc the cost charged to the\n"
+	     "function itself there (with the heap views' default FoldPats: what it\n"
+	     "allocated directly). FUNCTION is a name as 'report' shows it\n"
+	     "(module!function) or the function's name alone; for C++ also the bare\n"
+	     "name, with or without its namespace or class ('fill', 'ns::fill' for\n"
+	     "'std::vector<long>* ns::fill<long>(int)'), when it names one function\n"
+	     "(else the error lists the candidates); inlined copies ('... (inline)')\n"
+	     "count too. FILE must carry line information: a symbolized heapscope\n"
+	     "trace does.\n",
+    .options = source_options,
 };
 
 static int parse(int argc, char **argv, struct source_opts *o)
@@ -78,7 +79,8 @@ static int parse(int argc, char **argv, struct source_opts *o)
 				       o->format);
 	if (n != 2)
 		return cli_usage_error("source", n < 2 ? "needs a file and a "
-				       "function name" : "too many arguments");
+							 "function name"
+						       : "too many arguments");
 	o->path = argv[0];
 	o->function = argv[1];
 	if ((o->f.given & CLI_GIVEN_START) && (o->f.given & CLI_GIVEN_END) &&
@@ -166,15 +168,18 @@ static int show(const struct source_opts *o, const struct hs_source_lines *sl,
 	}
 	for (i = 0; i < sl->nr_files; i++)
 		if (sl->files[i].path &&
-		    !hs_source_text_load(sl->files[i].path, o->dirs.v, o->dirs.nr, HS_SOURCE_TEXT_MAX,
-					 &texts[i]))
+		    !hs_source_text_load(sl->files[i].path, o->dirs.v, o->dirs.nr,
+					 HS_SOURCE_TEXT_MAX, &texts[i]))
 			tp[i] = &texts[i];
 	if (o->json) {
-		json_t *j = hs_source_lines_json(sl, tp, o->whole ? HS_SOURCE_JSON_WHOLE_TEXT : 0);
+		json_t *j = hs_source_lines_json(
+		    sl, tp, o->whole ? HS_SOURCE_JSON_WHOLE_TEXT : 0);
 
 		if (j) {
-			json_object_set_new(j, "function", hs_view_json_text(o->function));
-			json_object_set_new(j, "unit", hs_view_json_text(src->metric_unit));
+			json_object_set_new(j, "function",
+					    hs_view_json_text(o->function));
+			json_object_set_new(j, "unit",
+					    hs_view_json_text(src->metric_unit));
 		}
 		err = !j || json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS) ||
 		      putchar('\n') == EOF;
@@ -188,8 +193,9 @@ static int show(const struct source_opts *o, const struct hs_source_lines *sl,
 		if (o->view)
 			printf("  (source %s)", o->view);
 		printf("\nInc: %.0f %s (%.1f%%) in %.0f  Exc: %.0f %s (%.1f%%) in %.0f\n",
-		       sl->inc, unit, sl->total ? 100 * sl->inc / sl->total : 0, sl->inc_count,
-		       sl->exc, unit, sl->total ? 100 * sl->exc / sl->total : 0, sl->exc_count);
+		       sl->inc, unit, sl->total ? 100 * sl->inc / sl->total : 0,
+		       sl->inc_count, sl->exc, unit,
+		       sl->total ? 100 * sl->exc / sl->total : 0, sl->exc_count);
 		for (i = 0; i < sl->nr_files; i++)
 			print_file(&sl->files[i], tp[i], o);
 	}
@@ -205,16 +211,16 @@ static int show(const struct source_opts *o, const struct hs_source_lines *sl,
 int cmd_source(int argc, char **argv)
 {
 	struct source_opts o = {
-		.f = { .params = HS_FILTER_PARAMS_INIT },
-		.context = 3,
-		.format = "text",
+	    .f = {.params = HS_FILTER_PARAMS_INIT},
+	    .context = 3,
+	    .format = "text",
 	};
 	struct hs_memview_opts mv = HS_MEMVIEW_OPTS_INIT;
 	struct hs_diag diag = HS_DIAG_INIT(NULL);
 	struct hs_source_lines sl;
 	struct hs_stack_source src;
 	struct hs_memview_info info;
-	struct cli_joined_pats joined = { 0 };
+	struct cli_joined_pats joined = {0};
 	int ret;
 
 	ret = parse(argc, argv, &o);
@@ -222,10 +228,13 @@ int cmd_source(int argc, char **argv)
 		cli_string_list_release(&o.dirs);
 		return ret < 0 ? HS_EXIT_OK : ret;
 	}
-	if (o.view && cli_is_trace(o.path, o.from) && hs_memview_parse(o.view, &mv.kind)) {
+	if (o.view && cli_is_trace(o.path, o.from) &&
+	    hs_memview_parse(o.view, &mv.kind)) {
 		cli_string_list_release(&o.dirs);
-		return cli_usage_error("source", "unknown source '%s' (alloc, net, leaks, peak, "
-				       "temporary or mmap)", o.view);
+		return cli_usage_error("source",
+				       "unknown source '%s' (alloc, net, leaks, peak, "
+				       "temporary or mmap)",
+				       o.view);
 	}
 	if (o.f.given & CLI_GIVEN_START)
 		mv.start_ms = o.f.params.start_ms;

@@ -49,7 +49,8 @@ static void chart(const char *title, const struct hs_timeline *tl, double durati
 		if (col[c] < 0)
 			col[c] = col[c - 1];
 	cli_human_bytes(max, h, sizeof(h));
-	printf("%s (highest %s; time runs left to right, %.1f ms):\n", title, h, duration_ms);
+	printf("%s (highest %s; time runs left to right, %.1f ms):\n", title, h,
+	       duration_ms);
 	for (r = CHART_ROWS; r > 0; r--) {
 		double level = max * (r - 0.5) / CHART_ROWS;
 
@@ -78,13 +79,14 @@ static void top_text(const char *title, const struct hs_top_list *l, int by_coun
 
 		cli_count(first, a, sizeof(a));
 		cli_count(second, b, sizeof(b));
-		printf("  %12s %s%s  (%s %s%s)  %s\n", a, by_count ? "allocation" : "byte",
-		       cli_s(first), b, by_count ? "byte" : "allocation", cli_s(second),
-		       l->site[i].name);
+		printf("  %12s %s%s  (%s %s%s)  %s\n", a,
+		       by_count ? "allocation" : "byte", cli_s(first), b,
+		       by_count ? "byte" : "allocation", cli_s(second), l->site[i].name);
 	}
 }
 
-static void text(const char *path, const struct hs_trace *t, const struct hs_heap_stats *s)
+static void text(const char *path, const struct hs_trace *t,
+		 const struct hs_heap_stats *s)
 {
 	char a[32], b[32], c[32], d[32];
 	unsigned k;
@@ -94,17 +96,22 @@ static void text(const char *path, const struct hs_trace *t, const struct hs_hea
 	       s->cut_off ? ", cut off" : "", s->symbolized ? "" : ", not symbolized");
 	if (s->sampled)
 		printf("sampled:                one allocation per %" PRIu64 " bytes on "
-		       "average: counts and bytes are estimates\n", s->sample_bytes);
+		       "average: counts and bytes are estimates\n",
+		       s->sample_bytes);
 	printf("duration:               %.3f ms\n", s->duration_ms);
 	if (s->cpu_samples)
-		printf("cpu samples:            %.0f (%.3f ms of CPU; report --source cpu)\n",
+		printf("cpu samples:            %.0f (%.3f ms of CPU; report --source "
+		       "cpu)\n",
 		       s->cpu_samples, s->cpu_ms);
 	if (s->wall_samples)
-		printf("wall samples:           %.0f (CPU_TIME %.3f ms, BLOCKED_TIME %.3f ms, "
-		       "READIED_TIME %.3f ms; report --source wall)\n", s->wall_samples,
-		       s->wall_cpu_ms, s->wall_blocked_ms, s->wall_ready_ms);
+		printf("wall samples:           %.0f (CPU_TIME %.3f ms, BLOCKED_TIME "
+		       "%.3f ms, "
+		       "READIED_TIME %.3f ms; report --source wall)\n",
+		       s->wall_samples, s->wall_cpu_ms, s->wall_blocked_ms,
+		       s->wall_ready_ms);
 	cli_count(s->allocations, a, sizeof(a));
-	printf("allocations:            %s (%.1f per second)\n", a, s->allocations_per_second);
+	printf("allocations:            %s (%.1f per second)\n", a,
+	       s->allocations_per_second);
 	cli_count(s->frees, a, sizeof(a));
 	cli_count(s->reallocs, b, sizeof(b));
 	printf("frees:                  %s\nreallocs:               %s\n", a, b);
@@ -114,13 +121,14 @@ static void text(const char *path, const struct hs_trace *t, const struct hs_hea
 	cli_count(s->peak_heap_bytes, a, sizeof(a));
 	cli_human_bytes(s->peak_heap_bytes, b, sizeof(b));
 	if (s->peak_heap_ms >= 0)
-		printf("peak heap:              %s (%s) at %.3f ms\n", a, b, s->peak_heap_ms);
+		printf("peak heap:              %s (%s) at %.3f ms\n", a, b,
+		       s->peak_heap_ms);
 	else
 		printf("peak heap:              0\n");
 	cli_human_bytes(s->peak_rss_bytes, b, sizeof(b));
 	if (s->peak_rss_ms >= 0)
-		printf("peak RSS:               %.0f (%s) at %.3f ms\n", s->peak_rss_bytes, b,
-		       s->peak_rss_ms);
+		printf("peak RSS:               %.0f (%s) at %.3f ms\n",
+		       s->peak_rss_bytes, b, s->peak_rss_ms);
 	else
 		printf("peak RSS:               no samples\n");
 	cli_count(s->leaked_bytes, a, sizeof(a));
@@ -128,9 +136,9 @@ static void text(const char *path, const struct hs_trace *t, const struct hs_hea
 	cli_count(s->suppressed_bytes, c, sizeof(c));
 	cli_count(s->suppressed_blocks, d, sizeof(d));
 	printf("leaked:                 %s byte%s in %s block%s (and %s byte%s in %s "
-	       "block%s of known exit-time allocations)\n", a, cli_s(s->leaked_bytes), b,
-	       cli_s(s->leaked_blocks), c, cli_s(s->suppressed_bytes), d,
-	       cli_s(s->suppressed_blocks));
+	       "block%s of known exit-time allocations)\n",
+	       a, cli_s(s->leaked_bytes), b, cli_s(s->leaked_blocks), c,
+	       cli_s(s->suppressed_bytes), d, cli_s(s->suppressed_blocks));
 	cli_count(s->temporary_allocations, a, sizeof(a));
 	cli_count(s->temporary_bytes, b, sizeof(b));
 	printf("temporary allocations:  %s (%s byte%s)\n", a, b,
@@ -140,7 +148,8 @@ static void text(const char *path, const struct hs_trace *t, const struct hs_hea
 	printf("mmaps, munmaps:         %.0f, %.0f\n", s->mmaps, s->munmaps);
 	printf("threads:                %zu\n", s->threads);
 
-	printf("\nsize histogram:\n  %21s %12s %14s\n", "size (bytes)", "allocations", "bytes");
+	printf("\nsize histogram:\n  %21s %12s %14s\n", "size (bytes)", "allocations",
+	       "bytes");
 	for (k = 0; k < 65; k++) {
 		char range[48];
 
@@ -149,8 +158,8 @@ static void text(const char *path, const struct hs_trace *t, const struct hs_hea
 		if (s->hist[k].min == s->hist[k].max)
 			snprintf(range, sizeof(range), "%" PRIu64, s->hist[k].min);
 		else
-			snprintf(range, sizeof(range), "%" PRIu64 "-%" PRIu64, s->hist[k].min,
-				 s->hist[k].max);
+			snprintf(range, sizeof(range), "%" PRIu64 "-%" PRIu64,
+				 s->hist[k].min, s->hist[k].max);
 		cli_count(s->hist[k].count, a, sizeof(a));
 		cli_count(s->hist[k].bytes, b, sizeof(b));
 		printf("  %21s %12s %14s\n", range, a, b);
@@ -174,7 +183,8 @@ struct stats_cli {
 static int range_cb(const char *cmd, const struct cli_option *opt, void *field,
 		    const char *arg)
 {
-	unsigned long lo = opt->value == 't' ? 1 : 2, hi = opt->value == 't' ? 100000 : 1000000;
+	unsigned long lo = opt->value == 't' ? 1 : 2,
+		      hi = opt->value == 't' ? 100000 : 1000000;
 	const char *name = opt->value == 't' ? "--top" : "--points";
 	unsigned long ul;
 
@@ -187,34 +197,34 @@ static int range_cb(const char *cmd, const struct cli_option *opt, void *field,
 }
 
 static const struct cli_option stats_options[] = {
-	OPT_STRING(0, "format", struct stats_cli, format, "F",
-		   "text (default) or json (keys in docs/json-api.md)"),
-	OPT_CALLBACK(0, "top", struct stats_cli, o.top, "N",
-		     "entries per top list (default 10)", range_cb, 't'),
-	OPT_CALLBACK(0, "points", struct stats_cli, o.points, "N",
-		     "points per timeline at most (default 200)", range_cb, 'p'),
-	OPT_END(),
+    OPT_STRING(0, "format", struct stats_cli, format, "F",
+	       "text (default) or json (keys in docs/json-api.md)"),
+    OPT_CALLBACK(0, "top", struct stats_cli, o.top, "N",
+		 "entries per top list (default 10)", range_cb, 't'),
+    OPT_CALLBACK(0, "points", struct stats_cli, o.points, "N",
+		 "points per timeline at most (default 200)", range_cb, 'p'),
+    OPT_END(),
 };
 
 const struct cli_syntax cli_stats_syntax = {
-	.cmd = "stats",
-	.usage = "usage: heapscope stats TRACE [--format text|json] [--top N] [--points N]\n",
-	.intro = "Summarise a heapscope trace: duration, allocations, frees, reallocs,\n"
-		 "bytes allocated, allocations per second, the peak of heap in use and\n"
-		 "when, the peak RSS, what leaked (live at the end; known exit-time\n"
-		 "allocations of libc and libstdc++ counted apart), temporary\n"
-		 "allocations (freed before any other allocation), a histogram of sizes,\n"
-		 "the top call sites by bytes, by allocations, by bytes leaked and at\n"
-		 "the peak, and the timelines of heap in use and RSS (charts in text,\n"
-		 "[ms, bytes] arrays in JSON). A call site is the function that called\n"
-		 "the allocator, as 'report' shows it in ByName's Exc column. Sampled\n"
-		 "traces give estimates. The numbers are those of the memory views of\n"
-		 "'heapscope report --source ...' (docs/memory.md).\n"
-		 "For a .NET heap snapshot (.gcdump): the totals, the type table\n"
-		 "(objects and bytes per type, largest first) and the largest\n"
-		 "retainers (docs/dotnet.md).\n",
-	.options = stats_options,
-	.help_column = 16,
+    .cmd = "stats",
+    .usage = "usage: heapscope stats TRACE [--format text|json] [--top N] [--points N]\n",
+    .intro = "Summarise a heapscope trace: duration, allocations, frees, reallocs,\n"
+	     "bytes allocated, allocations per second, the peak of heap in use and\n"
+	     "when, the peak RSS, what leaked (live at the end; known exit-time\n"
+	     "allocations of libc and libstdc++ counted apart), temporary\n"
+	     "allocations (freed before any other allocation), a histogram of sizes,\n"
+	     "the top call sites by bytes, by allocations, by bytes leaked and at\n"
+	     "the peak, and the timelines of heap in use and RSS (charts in text,\n"
+	     "[ms, bytes] arrays in JSON). A call site is the function that called\n"
+	     "the allocator, as 'report' shows it in ByName's Exc column. Sampled\n"
+	     "traces give estimates. The numbers are those of the memory views of\n"
+	     "'heapscope report --source ...' (docs/memory.md).\n"
+	     "For a .NET heap snapshot (.gcdump): the totals, the type table\n"
+	     "(objects and bytes per type, largest first) and the largest\n"
+	     "retainers (docs/dotnet.md).\n",
+    .options = stats_options,
+    .help_column = 16,
 };
 
 /* The stats of the trace @in as text or JSON; the exit status. */
@@ -232,7 +242,8 @@ static int show(const struct cli_input *in, const struct hs_stats_opts *o, int j
 	    hs_format_has(fmt, HS_FORMAT_HAS_GRAPH))
 		return cli_stats_graph(in->path, in->name, o->top ? o->top : 10, json);
 	if (!cli_is_trace(in->path, NULL) && access(in->path, R_OK) == 0)
-		return cli_fail("%s: not a heapscope trace or heap snapshot (stats reads .heapscope and .gcdump files)",
+		return cli_fail("%s: not a heapscope trace or heap snapshot (stats reads "
+				".heapscope and .gcdump files)",
 				in->name);
 	diag = (struct hs_diag)HS_DIAG_INIT(in->name);
 	err = hs_trace_load(in->path, &t, &diag);
@@ -246,15 +257,20 @@ static int show(const struct cli_input *in, const struct hs_stats_opts *o, int j
 		return cli_fail_diag(&diag, err);
 	}
 	if (json) {
-		json_t *j = hs_heap_stats_json(&s), *out = json_object(), *cmd = json_array();
+		json_t *j = hs_heap_stats_json(&s), *out = json_object(),
+		       *cmd = json_array();
 		size_t i;
 
 		err = !j || !out || !cmd;
 		for (i = 0; !err && i < t.info.argc; i++)
-			err = json_array_append_new(cmd, hs_view_json_text(t.info.argv[i]));
-		err = err || json_object_set_new(out, "trace", hs_view_json_text(in->name)) ||
-		      json_object_set_new(out, "pid", json_integer((json_int_t)t.info.pid)) ||
-		      json_object_set(out, "command", cmd) || json_object_update(out, j) ||
+			err =
+			    json_array_append_new(cmd, hs_view_json_text(t.info.argv[i]));
+		err = err ||
+		      json_object_set_new(out, "trace", hs_view_json_text(in->name)) ||
+		      json_object_set_new(out, "pid",
+					  json_integer((json_int_t)t.info.pid)) ||
+		      json_object_set(out, "command", cmd) ||
+		      json_object_update(out, j) ||
 		      json_dumpf(out, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ||
 		      putchar('\n') == EOF;
 		json_decref(j);
@@ -272,7 +288,7 @@ static int show(const struct cli_input *in, const struct hs_stats_opts *o, int j
 
 int cmd_stats(int argc, char **argv)
 {
-	struct stats_cli cli = { .format = "text" };
+	struct stats_cli cli = {.format = "text"};
 	struct hs_stats_opts o;
 	struct cli_input in;
 	int n, json = 0, ret;
@@ -286,8 +302,8 @@ int cmd_stats(int argc, char **argv)
 		return cli_usage_error("stats", "unknown format '%s' (text or json)",
 				       cli.format);
 	if (n != 1)
-		return cli_usage_error("stats", n == 0 ? "no trace file" :
-				       "too many arguments");
+		return cli_usage_error("stats",
+				       n == 0 ? "no trace file" : "too many arguments");
 	o = cli.o;
 	ret = cli_input_open(argv[0], &in);
 	if (!ret)

@@ -36,7 +36,7 @@ static const char *base_name(const char *path)
 static pid_t open_browser(const char *url, int no_browser)
 {
 	posix_spawn_file_actions_t fa;
-	char *argv[] = { "xdg-open", (char *)url, NULL };
+	char *argv[] = {"xdg-open", (char *)url, NULL};
 	pid_t pid;
 
 	const char *x11 = getenv("DISPLAY"), *wl = getenv("WAYLAND_DISPLAY");
@@ -56,7 +56,7 @@ static pid_t open_browser(const char *url, int no_browser)
 
 int cli_view_serve(struct hs_app *app, const struct cli_view_opts *o)
 {
-	struct hs_server_opts so = { .bind = o->bind, .port = o->port };
+	struct hs_server_opts so = {.bind = o->bind, .port = o->port};
 	struct hs_diag diag = HS_DIAG_INIT(NULL);
 	struct hs_server *srv;
 	sigset_t set, old;
@@ -82,7 +82,8 @@ int cli_view_serve(struct hs_app *app, const struct cli_view_opts *o)
 	printf("heapscope: press Ctrl-C to stop\n");
 	fflush(stdout);
 	if (hs_server_exposed(srv))
-		fprintf(stderr, "heapscope: warning: listening on %s port %u: the GUI is "
+		fprintf(stderr,
+			"heapscope: warning: listening on %s port %u: the GUI is "
 			"reachable from the network, and whoever has the URL's token "
 			"can read these profiles\n",
 			hs_server_exposed(srv), hs_server_port(srv));
@@ -118,33 +119,35 @@ static int port_cb(const char *cmd, const struct cli_option *opt, void *field,
 }
 
 static const struct cli_option view_options[] = {
-	OPT_STRING(0, "from", struct view_cli, from, "FMT",
-		   "input format of every FILE (default: by name, then content)"),
-	OPT_CALLBACK(0, "port", struct view_cli, o.port, "N",
-		     "port to listen on (default: any free port)", port_cb, 0),
-	OPT_STRING(0, "bind", struct view_cli, o.bind, "ADDR",
-		   "numeric address to listen on (default: 127.0.0.1; anything\n"
-		   "else lets other machines in, with the token)"),
-	OPT_FLAG(0, "no-browser", struct view_cli, o.no_browser,
-		 "do not open a browser (it is opened only when stdout is a\n"
-		 "terminal and there is a display)"),
-	OPT_END(),
+    OPT_STRING(0, "from", struct view_cli, from, "FMT",
+	       "input format of every FILE (default: by name, then content)"),
+    OPT_CALLBACK(0, "port", struct view_cli, o.port, "N",
+		 "port to listen on (default: any free port)", port_cb, 0),
+    OPT_STRING(0, "bind", struct view_cli, o.bind, "ADDR",
+	       "numeric address to listen on (default: 127.0.0.1; anything\n"
+	       "else lets other machines in, with the token)"),
+    OPT_FLAG(0, "no-browser", struct view_cli, o.no_browser,
+	     "do not open a browser (it is opened only when stdout is a\n"
+	     "terminal and there is a display)"),
+    OPT_END(),
 };
 
 const struct cli_syntax cli_view_syntax = {
-	.cmd = "view",
-	.usage = "usage: heapscope view FILE [FILE...] [--from FMT] [--port N] [--bind ADDR]\n"
-		 "                      [--no-browser]\n",
-	.intro = "Serve the stack viewer for FILE in a web browser and print its URL. The\n"
-		 "URL holds a random token that every request needs (the browser then\n"
-		 "keeps it in a cookie); only the GUI's own files are ever served. Other\n"
-		 "FILEs can be switched to, or used as the baseline of a diff. A heap\n"
-		 "trace's .nettrace recorded beside it by `run --dotnet` (NAME.PID.nettrace)\n"
-		 "is served too. Runs until interrupted (Ctrl-C, SIGTERM).\n",
-	.options = view_options,
-	.outro = "The GUI: docs/gui.md; its JSON API (the same JSON as `heapscope report\n"
-		 "--format json`): docs/json-api.md.\n",
-	.help_column = 17,
+    .cmd = "view",
+    .usage =
+	"usage: heapscope view FILE [FILE...] [--from FMT] [--port N] [--bind ADDR]\n"
+	"                      [--no-browser]\n",
+    .intro =
+	"Serve the stack viewer for FILE in a web browser and print its URL. The\n"
+	"URL holds a random token that every request needs (the browser then\n"
+	"keeps it in a cookie); only the GUI's own files are ever served. Other\n"
+	"FILEs can be switched to, or used as the baseline of a diff. A heap\n"
+	"trace's .nettrace recorded beside it by `run --dotnet` (NAME.PID.nettrace)\n"
+	"is served too. Runs until interrupted (Ctrl-C, SIGTERM).\n",
+    .options = view_options,
+    .outro = "The GUI: docs/gui.md; its JSON API (the same JSON as `heapscope report\n"
+	     "--format json`): docs/json-api.md.\n",
+    .help_column = 17,
 };
 
 /* Add @path to @app: a file reads its other sources when they are asked for. */
@@ -220,10 +223,12 @@ static int view_with_siblings(int n, char **paths, const struct cli_view_opts *o
 		for (j = 0; j < nr && strcmp(all[j], siblings[i]); j++)
 			;
 		if (j < nr)
-			continue;	/* given, or beside another name for the same file */
+			continue; /* given, or beside another name for the same file */
 		all[nr++] = siblings[i];
-		fprintf(stderr, "heapscope: also serving %s, the .NET runtime's events "
-			"recorded beside %s\n", siblings[i], paths[i]);
+		fprintf(stderr,
+			"heapscope: also serving %s, the .NET runtime's events "
+			"recorded beside %s\n",
+			siblings[i], paths[i]);
 	}
 	ret = cli_view_files(nr, all, NULL, o);
 	free(all);
@@ -233,7 +238,7 @@ static int view_with_siblings(int n, char **paths, const struct cli_view_opts *o
 
 int cmd_view(int argc, char **argv)
 {
-	struct view_cli cli = { 0 };
+	struct view_cli cli = {0};
 	int n, status;
 
 	n = cli_parse_options(&cli_view_syntax, &cli, argc, argv, &status);

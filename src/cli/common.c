@@ -95,7 +95,7 @@ static int check_source(const char *cmd, const char *path, enum hs_format fmt,
 	size_t i, n;
 
 	if (!source || !strcmp(path, "-") || hs_path_format(path, fmt, &fmt, &diag))
-		return 0;	/* unreadable: the import says so */
+		return 0; /* unreadable: the import says so */
 	n = hs_path_sources(path, fmt, list);
 	for (i = 0; i < n; i++) {
 		size_t len = strlen(list[i].name);
@@ -108,10 +108,11 @@ static int check_source(const char *cmd, const char *path, enum hs_format fmt,
 			 i ? ", " : "", list[i].name);
 	}
 	if (!n)
-		return cli_usage_error(cmd, "%s: %s input has one source; --source is "
+		return cli_usage_error(cmd,
+				       "%s: %s input has one source; --source is "
 				       "for perf script files (cpu, thread-time) and "
-				       "heapscope traces (their memory views)", path,
-				       hs_format_name(fmt));
+				       "heapscope traces (their memory views)",
+				       path, hs_format_name(fmt));
 	return cli_usage_error(cmd, "%s: %s input has no source '%s' (it has: %s)", path,
 			       hs_format_name(fmt), source, names);
 }
@@ -144,7 +145,7 @@ static int load_source(const char *cmd, const char *path, const char *name,
 		hs_source_release(src);
 		return cli_fail_diag(&diag, err);
 	}
-	cli_warn_lines(src->defaults.warning);	/* saved texts not used */
+	cli_warn_lines(src->defaults.warning); /* saved texts not used */
 	return HS_EXIT_OK;
 }
 
@@ -169,12 +170,14 @@ int cli_input_open(const char *path, struct cli_input *in)
 	if (!fstat(STDIN_FILENO, &st) && S_ISREG(st.st_mode) &&
 	    lseek(STDIN_FILENO, 0, SEEK_CUR) == 0) {
 		/* a redirected file, read from its start: open it again */
-		snprintf(in->fdpath, sizeof(in->fdpath), "/proc/self/fd/%d", STDIN_FILENO);
+		snprintf(in->fdpath, sizeof(in->fdpath), "/proc/self/fd/%d",
+			 STDIN_FILENO);
 	} else {
 		in->tmp = hs_spool_input(stdin, &diag);
 		if (!in->tmp)
 			return cli_fail("%s", hs_diag_format(&diag, msg, sizeof(msg)));
-		snprintf(in->fdpath, sizeof(in->fdpath), "/proc/self/fd/%d", fileno(in->tmp));
+		snprintf(in->fdpath, sizeof(in->fdpath), "/proc/self/fd/%d",
+			 fileno(in->tmp));
 	}
 	in->path = in->fdpath;
 	return HS_EXIT_OK;
@@ -266,13 +269,15 @@ static int load_view(const char *cmd, const struct cli_input *in, const char *fr
 	if (!source && n_avail)
 		source = avail[0].name;
 	if (source && hs_memview_parse(source, &own_mv.kind))
-		return cli_usage_error(cmd, "unknown source '%s' (alloc, net, leaks, peak, "
-				       "temporary, mmap, cpu or wall)%s", source,
-				       cli_dotnet_sibling_hint(in->path, source, msg,
-							       sizeof(msg)));
+		return cli_usage_error(
+		    cmd,
+		    "unknown source '%s' (alloc, net, leaks, peak, "
+		    "temporary, mmap, cpu or wall)%s",
+		    source, cli_dotnet_sibling_hint(in->path, source, msg, sizeof(msg)));
 	if (source && n_avail && !has_source(avail, n_avail, source))
 		return cli_fail("%s: the trace has no '%s' source (it has: %s)", in->name,
-				source, source_names(avail, n_avail, names, sizeof(names)));
+				source,
+				source_names(avail, n_avail, names, sizeof(names)));
 	err = hs_memview_build_path(in->path, &own_mv, src, info, &diag);
 	if (!err)
 		cli_trace_warn(in->name, info->cut_off, info->events, &info->sym_damage);
@@ -283,9 +288,9 @@ static int load_view(const char *cmd, const struct cli_input *in, const char *fr
 	return HS_EXIT_OK;
 }
 
-int cli_load_view(const char *cmd, const char *path, const char *from,
-		  const char *source, const struct hs_memview_opts *mv,
-		  struct hs_stack_source *src, struct hs_memview_info *info)
+int cli_load_view(const char *cmd, const char *path, const char *from, const char *source,
+		  const struct hs_memview_opts *mv, struct hs_stack_source *src,
+		  struct hs_memview_info *info)
 {
 	struct cli_input in;
 	int ret;
@@ -303,17 +308,22 @@ void cli_trace_warn(const char *path, int cut_off, size_t events,
 		    const struct hs_trace_sym_damage *damage)
 {
 	if (cut_off)
-		fprintf(stderr, "heapscope: warning: %s was cut off (the program did not "
-			"finish): %zu event%s recovered\n", path, events, cli_s((double)events));
+		fprintf(stderr,
+			"heapscope: warning: %s was cut off (the program did not "
+			"finish): %zu event%s recovered\n",
+			path, events, cli_s((double)events));
 	if (damage->what)
-		fprintf(stderr, "heapscope: warning: %s: the symbol section is damaged at "
-			"offset %" PRIu64 " (%s); names are missing; `heapscope symbolize %s` "
-			"restores them\n", path, damage->offset, damage->what, path);
+		fprintf(stderr,
+			"heapscope: warning: %s: the symbol section is damaged at "
+			"offset %" PRIu64
+			" (%s); names are missing; `heapscope symbolize %s` "
+			"restores them\n",
+			path, damage->offset, damage->what, path);
 }
 
 void cli_human_bytes(double bytes, char *buf, size_t n)
 {
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
 	double v = fabs(bytes);
 	int u = 0;
 

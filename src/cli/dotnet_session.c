@@ -50,7 +50,7 @@ oom:
 void cli_dotnet_request(const struct hs_dipc_providers *p, struct hs_dipc_collect *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->buffer_mb = 256;	/* dotnet-trace's default */
+	c->buffer_mb = 256; /* dotnet-trace's default */
 	c->format = HS_DIPC_FORMAT_NETTRACE;
 	c->rundown = 1;
 	c->providers = p->v;
@@ -66,7 +66,8 @@ const char *cli_dotnet_strerror(int err, const struct hs_dipc_reply *r, char *bu
 	case -EREMOTEIO:
 		name = hs_dipc_hresult_name(r->hresult);
 		snprintf(buf, n, "the runtime answered with error 0x%08" PRIx32 " (%s)",
-			 r->hresult, name ? name : "an HRESULT the protocol does not list");
+			 r->hresult,
+			 name ? name : "an HRESULT the protocol does not list");
 		break;
 	case -ENODATA:
 		snprintf(buf, n, "the runtime closed the connection before it answered");
@@ -75,7 +76,8 @@ const char *cli_dotnet_strerror(int err, const struct hs_dipc_reply *r, char *bu
 		snprintf(buf, n, "the runtime did not answer in time");
 		break;
 	case -EBADMSG:
-		snprintf(buf, n, "the answer is not the diagnostic protocol's (bad magic "
+		snprintf(buf, n,
+			 "the answer is not the diagnostic protocol's (bad magic "
 			 "or command set)");
 		break;
 	case -EPROTO:
@@ -121,16 +123,20 @@ int cli_dotnet_connect(pid_t pid, const char *comm)
 		return -1;
 	}
 	if (r) {
-		cli_fail("process %d (%s) is not a .NET process: it has no diagnostic socket "
-			 "(%s/dotnet-diagnostic-%d-*-socket), or it runs with "
-			 "DOTNET_EnableDiagnostics=0", (int)pid, comm, dir, (int)pid);
+		cli_fail(
+		    "process %d (%s) is not a .NET process: it has no diagnostic socket "
+		    "(%s/dotnet-diagnostic-%d-*-socket), or it runs with "
+		    "DOTNET_EnableDiagnostics=0",
+		    (int)pid, comm, dir, (int)pid);
 		return -1;
 	}
 	r = hs_dipc_connect(path);
 	if (r < 0) {
 		if (r == -EACCES || r == -EPERM)
-			cli_fail("cannot connect to %s: %s (the process belongs to another user; "
-				 "attach as that user)", path, strerror(-r));
+			cli_fail("cannot connect to %s: %s (the process belongs to "
+				 "another user; "
+				 "attach as that user)",
+				 path, strerror(-r));
 		else
 			cli_fail("cannot connect to %s: %s", path, strerror(-r));
 		return -1;
@@ -225,7 +231,8 @@ void cli_dotnet_list_sibling(const char *path)
 	printf("(the .NET runtime's events recorded beside it, in %s:)\n", sibling);
 	for (i = 0; i < n; i++)
 		printf("%-12s %s\n", list[i].name, list[i].summary);
-	printf("(read them with: heapscope report %s --source %s)\n", sibling, list[0].name);
+	printf("(read them with: heapscope report %s --source %s)\n", sibling,
+	       list[0].name);
 }
 
 const char *cli_dotnet_sibling_hint(const char *path, const char *source, char *buf,
@@ -244,8 +251,10 @@ const char *cli_dotnet_sibling_hint(const char *path, const char *source, char *
 		/* "events:PROVIDER/EVENT" is one of a file's "events" */
 		if (!strcmp(list[i].name, source) ||
 		    (!strncmp(list[i].name, source, len) && source[len] == ':')) {
-			snprintf(buf, n, "; the .NET events recorded beside it have it: "
-				 "heapscope report %s --source %s", sibling, source);
+			snprintf(buf, n,
+				 "; the .NET events recorded beside it have it: "
+				 "heapscope report %s --source %s",
+				 sibling, source);
 			return buf;
 		}
 	}

@@ -27,7 +27,7 @@ void cli_dotnet_request(const struct hs_dipc_providers *p, struct hs_dipc_collec
 const char *cli_dotnet_strerror(int err, const struct hs_dipc_reply *r, char *buf,
 				size_t n);
 
-#define CLI_DOTNET_REPLY_TIMEOUT_MS 10000	/* for the runtime to answer a command */
+#define CLI_DOTNET_REPLY_TIMEOUT_MS 10000 /* for the runtime to answer a command */
 /* The process's command name (/proc/PID/comm), or "dotnet", into @buf. */
 void cli_dotnet_comm(pid_t pid, char *buf, size_t n);
 /* Connect to @pid's diagnostic socket: a descriptor, or -1 after printing why. */

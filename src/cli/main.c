@@ -31,7 +31,8 @@ static void list_commands(FILE *out)
 		     "commands:\n");
 	for (c = hs_commands; c->name; c++)
 		fprintf(out, "   %-12s %s\n", c->name, c->summary);
-	fprintf(out, "\nSee 'heapscope help <command>' or 'heapscope <command> --help'.\n");
+	fprintf(out,
+		"\nSee 'heapscope help <command>' or 'heapscope <command> --help'.\n");
 }
 
 int cli_help(const char *cmd)
@@ -45,14 +46,14 @@ int cli_help(const char *cmd)
 }
 
 static const struct cli_option help_options[] = {
-	OPT_END(),
+    OPT_END(),
 };
 
 const struct cli_syntax cli_help_syntax = {
-	.cmd = "help",
-	.usage = "usage: heapscope help [COMMAND]\n",
-	.intro = "Without COMMAND, list the commands; with it, show its usage.\n",
-	.options = help_options,
+    .cmd = "help",
+    .usage = "usage: heapscope help [COMMAND]\n",
+    .intro = "Without COMMAND, list the commands; with it, show its usage.\n",
+    .options = help_options,
 };
 
 int cmd_help(int argc, char **argv)
@@ -98,8 +99,10 @@ int main(int argc, char **argv)
 	}
 	c = hs_command_find(argv[1]);
 	if (!c) {
-		fprintf(stderr, "heapscope: '%s' is not a heapscope command. "
-				"See 'heapscope help'.\n", argv[1]);
+		fprintf(stderr,
+			"heapscope: '%s' is not a heapscope command. "
+			"See 'heapscope help'.\n",
+			argv[1]);
 		return HS_EXIT_USAGE;
 	}
 	ret = c->fn(argc - 1, argv + 1);

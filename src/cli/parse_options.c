@@ -38,8 +38,7 @@ int cli_fail(const char *fmt, ...)
 	return HS_EXIT_FAIL;
 }
 
-int cli_parse_double(const char *cmd, const char *opt, const char *arg,
-		     double *out)
+int cli_parse_double(const char *cmd, const char *opt, const char *arg, double *out)
 {
 	char *end;
 	double v;
@@ -52,18 +51,19 @@ int cli_parse_double(const char *cmd, const char *opt, const char *arg,
 	return 0;
 }
 
-int cli_parse_ulong(const char *cmd, const char *opt, const char *arg,
-		    unsigned long *out)
+int cli_parse_ulong(const char *cmd, const char *opt, const char *arg, unsigned long *out)
 {
 	char *end;
 	unsigned long v;
 
 	errno = 0;
 	if (arg[0] == '-')
-		return cli_usage_error(cmd, "%s expects a whole number, not '%s'", opt, arg);
+		return cli_usage_error(cmd, "%s expects a whole number, not '%s'", opt,
+				       arg);
 	v = strtoul(arg, &end, 10);
 	if (errno || end == arg || *end)
-		return cli_usage_error(cmd, "%s expects a whole number, not '%s'", opt, arg);
+		return cli_usage_error(cmd, "%s expects a whole number, not '%s'", opt,
+				       arg);
 	*out = v;
 	return 0;
 }
@@ -115,8 +115,8 @@ static void synopsis(const struct cli_option *o, int indent_long, char *buf, siz
 	snprintf(buf, n, "%s%s%s", short_part, o->long_name ? "--" : "",
 		 o->long_name ? o->long_name : "");
 	if (takes_value(o))
-		snprintf(buf + strlen(buf), n - strlen(buf), "%s%s%s", optional ? "[=" : " ",
-			 arg, optional ? "]" : "");
+		snprintf(buf + strlen(buf), n - strlen(buf), "%s%s%s",
+			 optional ? "[=" : " ", arg, optional ? "]" : "");
 }
 
 void cli_syntax_print(const struct cli_syntax *s, FILE *out)
@@ -243,14 +243,15 @@ static int parse_long(const struct cli_syntax *s, void *opts, int argc, char **a
 
 	o = find_long(s->options, a, len, &ambiguous);
 	if (!o && !ambiguous && !eq && len && !strncmp("help", a, len))
-		return -1;	/* --help, or a prefix of it no option shares */
+		return -1; /* --help, or a prefix of it no option shares */
 	if (!o)
 		return cli_usage_error(s->cmd, "%s option '--%.*s'",
 				       ambiguous ? "ambiguous" : "unknown", (int)len, a);
 	snprintf(shown, sizeof(shown), "--%s", o->long_name);
 	if (!takes_value(o)) {
 		if (eq)
-			return cli_usage_error(s->cmd, "option '%s' takes no value", shown);
+			return cli_usage_error(s->cmd, "option '%s' takes no value",
+					       shown);
 		return apply(s->cmd, o, opts, NULL, shown);
 	}
 	if (eq)
@@ -271,7 +272,7 @@ static int parse_short(const struct cli_syntax *s, void *opts, int argc, char **
 
 	for (; *a; a++) {
 		const struct cli_option *o = find_short(s->options, *a);
-		char shown[3] = { '-', *a, '\0' };
+		char shown[3] = {'-', *a, '\0'};
 
 		if (*a == 'h' && !o)
 			return -1;
@@ -286,7 +287,8 @@ static int parse_short(const struct cli_syntax *s, void *opts, int argc, char **
 		if (a[1])
 			return apply(s->cmd, o, opts, a + 1, shown);
 		if (*i + 1 >= argc)
-			return cli_usage_error(s->cmd, "option '%s' needs a value", shown);
+			return cli_usage_error(s->cmd, "option '%s' needs a value",
+					       shown);
 		return apply(s->cmd, o, opts, argv[++*i], shown);
 	}
 	return 0;
@@ -322,6 +324,6 @@ int cli_parse_options(const struct cli_syntax *s, void *opts, int argc, char **a
 			return -1;
 		}
 	}
-	argv[n] = NULL;	/* n < argc: the operands end as argv does */
+	argv[n] = NULL; /* n < argc: the operands end as argv does */
 	return n;
 }

@@ -31,7 +31,7 @@ enum cli_option_kind {
 	CLI_OPTION_FLAG,	/* no value: the int field is set to .value */
 	CLI_OPTION_BIT,		/* no value: .value is or'ed into the unsigned field */
 	CLI_OPTION_STRING,	/* a value: the const char * field points to it */
-	CLI_OPTION_STRING_LIST,	/* a value, repeatable: appended to a cli_string_list */
+	CLI_OPTION_STRING_LIST, /* a value, repeatable: appended to a cli_string_list */
 	CLI_OPTION_ULONG,	/* a whole number into the unsigned long field */
 	CLI_OPTION_DOUBLE,	/* a number into the double field */
 	CLI_OPTION_CALLBACK,	/* .cb gets the field and the value (NULL: none) */
@@ -55,14 +55,14 @@ typedef int cli_option_fn(const char *cmd, const struct cli_option *opt, void *f
 
 struct cli_option {
 	enum cli_option_kind kind;
-	char short_name;	/* 'o' for -o; 0: none */
-	const char *long_name;	/* "output" for --output; NULL: none */
-	size_t offset;		/* of the field in the command's options struct */
-	const char *arg_name;	/* "FILE" in the help; NULL for flags */
-	const char *help;	/* may hold '\n' for more lines; TEXT: the paragraph */
-	unsigned flags;		/* enum cli_option_flags */
-	long value;		/* FLAG, BIT: what is stored; CALLBACK: the callback's */
-	cli_option_fn *cb;	/* CALLBACK only */
+	char short_name;       /* 'o' for -o; 0: none */
+	const char *long_name; /* "output" for --output; NULL: none */
+	size_t offset;	       /* of the field in the command's options struct */
+	const char *arg_name;  /* "FILE" in the help; NULL for flags */
+	const char *help;      /* may hold '\n' for more lines; TEXT: the paragraph */
+	unsigned flags;	       /* enum cli_option_flags */
+	long value;	       /* FLAG, BIT: what is stored; CALLBACK: the callback's */
+	cli_option_fn *cb;     /* CALLBACK only */
 };
 
 /* Repeated values (--debug-dir DIR...): an owned array of borrowed strings. */
@@ -72,26 +72,57 @@ struct cli_string_list {
 };
 void cli_string_list_release(struct cli_string_list *l);
 
-#define OPT_END() { .kind = CLI_OPTION_END }
-#define OPT_TEXT(text) { .kind = CLI_OPTION_TEXT, .help = (text) }
-#define OPT_FLAG(s, l, type, member, h) \
-	{ CLI_OPTION_FLAG, (s), (l), offsetof(type, member), NULL, (h), 0, 1, NULL }
-#define OPT_SET_INT(s, l, type, member, v, h) \
-	{ CLI_OPTION_FLAG, (s), (l), offsetof(type, member), NULL, (h), 0, (v), NULL }
-#define OPT_BIT(s, l, type, member, bit, h) \
-	{ CLI_OPTION_BIT, (s), (l), offsetof(type, member), NULL, (h), 0, (bit), NULL }
-#define OPT_STRING(s, l, type, member, a, h) \
-	{ CLI_OPTION_STRING, (s), (l), offsetof(type, member), (a), (h), 0, 0, NULL }
-#define OPT_STRING_LIST(s, l, type, member, a, h) \
-	{ CLI_OPTION_STRING_LIST, (s), (l), offsetof(type, member), (a), (h), 0, 0, NULL }
-#define OPT_ULONG(s, l, type, member, a, h) \
-	{ CLI_OPTION_ULONG, (s), (l), offsetof(type, member), (a), (h), 0, 0, NULL }
-#define OPT_DOUBLE(s, l, type, member, a, h) \
-	{ CLI_OPTION_DOUBLE, (s), (l), offsetof(type, member), (a), (h), 0, 0, NULL }
-#define OPT_CALLBACK(s, l, type, member, a, h, fn, v) \
-	{ CLI_OPTION_CALLBACK, (s), (l), offsetof(type, member), (a), (h), 0, (v), (fn) }
-#define OPT_CALLBACK_F(s, l, type, member, a, h, fn, v, f) \
-	{ CLI_OPTION_CALLBACK, (s), (l), offsetof(type, member), (a), (h), (f), (v), (fn) }
+#define OPT_END()                                                                        \
+	{                                                                                \
+		.kind = CLI_OPTION_END                                                   \
+	}
+#define OPT_TEXT(text)                                                                   \
+	{                                                                                \
+		.kind = CLI_OPTION_TEXT, .help = (text)                                  \
+	}
+#define OPT_FLAG(s, l, type, member, h)                                                  \
+	{                                                                                \
+		CLI_OPTION_FLAG, (s), (l), offsetof(type, member), NULL, (h), 0, 1, NULL \
+	}
+#define OPT_SET_INT(s, l, type, member, v, h)                                            \
+	{                                                                                \
+		CLI_OPTION_FLAG, (s), (l), offsetof(type, member), NULL, (h), 0, (v),    \
+		    NULL                                                                 \
+	}
+#define OPT_BIT(s, l, type, member, bit, h)                                              \
+	{                                                                                \
+		CLI_OPTION_BIT, (s), (l), offsetof(type, member), NULL, (h), 0, (bit),   \
+		    NULL                                                                 \
+	}
+#define OPT_STRING(s, l, type, member, a, h)                                             \
+	{                                                                                \
+		CLI_OPTION_STRING, (s), (l), offsetof(type, member), (a), (h), 0, 0,     \
+		    NULL                                                                 \
+	}
+#define OPT_STRING_LIST(s, l, type, member, a, h)                                        \
+	{                                                                                \
+		CLI_OPTION_STRING_LIST, (s), (l), offsetof(type, member), (a), (h), 0,   \
+		    0, NULL                                                              \
+	}
+#define OPT_ULONG(s, l, type, member, a, h)                                              \
+	{                                                                                \
+		CLI_OPTION_ULONG, (s), (l), offsetof(type, member), (a), (h), 0, 0, NULL \
+	}
+#define OPT_DOUBLE(s, l, type, member, a, h)                                             \
+	{                                                                                \
+		CLI_OPTION_DOUBLE, (s), (l), offsetof(type, member), (a), (h), 0, 0,     \
+		    NULL                                                                 \
+	}
+#define OPT_CALLBACK(s, l, type, member, a, h, fn, v)                                    \
+	{                                                                                \
+		CLI_OPTION_CALLBACK, (s), (l), offsetof(type, member), (a), (h), 0, (v), \
+		    (fn)                                                                 \
+	}
+#define OPT_CALLBACK_F(s, l, type, member, a, h, fn, v, f)                               \
+	{                                                                                \
+		CLI_OPTION_CALLBACK, (s), (l), offsetof(type, member), (a), (h), (f),    \
+		    (v), (fn)                                                            \
+	}
 
 enum cli_syntax_flags {
 	/* the first operand ends the options (`run -- CMD ARGS`: CMD's own) */
@@ -100,13 +131,13 @@ enum cli_syntax_flags {
 
 /* A command's syntax: what `heapscope help CMD` prints, and what it parses. */
 struct cli_syntax {
-	const char *cmd;		/* "report" */
-	const char *usage;		/* "usage: heapscope report FILE ...\n" lines */
-	const char *intro;		/* paragraphs before the options, or NULL */
+	const char *cmd;		  /* "report" */
+	const char *usage;		  /* "usage: heapscope report FILE ...\n" lines */
+	const char *intro;		  /* paragraphs before the options, or NULL */
 	const struct cli_option *options; /* ended by OPT_END() */
-	const char *outro;		/* paragraphs after the options, or NULL */
-	unsigned flags;			/* enum cli_syntax_flags */
-	int help_column;		/* where option help starts; 0: 20 */
+	const char *outro;		  /* paragraphs after the options, or NULL */
+	unsigned flags;			  /* enum cli_syntax_flags */
+	int help_column;		  /* where option help starts; 0: 20 */
 };
 
 /*

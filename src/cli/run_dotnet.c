@@ -37,7 +37,7 @@
 #include <unistd.h>
 
 #define REPLY_TIMEOUT_MS 10000
-#define DRAIN_TIMEOUT_MS 30000	/* for the stream's end after the program exited */
+#define DRAIN_TIMEOUT_MS 30000 /* for the stream's end after the program exited */
 
 /* Whether @path's first 8 MB hold @needle (an apphost names libhostfxr). */
 static int file_mentions(const char *path, const char *needle)
@@ -76,8 +76,9 @@ static int resolve(const char *cmd, char *out, size_t n)
 		return (size_t)snprintf(out, n, "%s", cmd) < n ? 0 : -1;
 	for (p = path ? path : "/usr/bin:/bin"; *p; p = *end ? end + 1 : end) {
 		end = strchrnul(p, ':');
-		if ((size_t)snprintf(out, n, "%.*s/%s", (int)(end - p), end == p ? "." : p,
-				     cmd) < n && !access(out, X_OK))
+		if ((size_t)snprintf(out, n, "%.*s/%s", (int)(end - p),
+				     end == p ? "." : p, cmd) < n &&
+		    !access(out, X_OK))
 			return 0;
 	}
 	return -1;
@@ -111,12 +112,15 @@ int cli_dotnet_run_listen(struct cli_dotnet_run *r, const struct hs_dipc_collect
 	if (!tmp || !*tmp)
 		tmp = "/tmp";
 	if ((size_t)snprintf(r->dir, sizeof(r->dir), "%s/heapscope-dotnet.XXXXXX", tmp) >=
-	    sizeof(r->dir) || !mkdtemp(r->dir)) {
+		sizeof(r->dir) ||
+	    !mkdtemp(r->dir)) {
 		r->dir[0] = '\0';
-		return cli_fail("cannot make a directory for the diagnostic port in %s: %s",
-				tmp, strerror(errno));
+		return cli_fail(
+		    "cannot make a directory for the diagnostic port in %s: %s", tmp,
+		    strerror(errno));
 	}
-	if ((size_t)snprintf(r->sock, sizeof(r->sock), "%s/port", r->dir) >= sizeof(r->sock)) {
+	if ((size_t)snprintf(r->sock, sizeof(r->sock), "%s/port", r->dir) >=
+	    sizeof(r->sock)) {
 		rmdir(r->dir);
 		r->dir[0] = '\0';
 		return cli_fail("the directory %s is too long a path for a socket", tmp);
@@ -208,13 +212,14 @@ static void *recorder(void *arg)
 
 	for (;;) {
 		struct pollfd pfd[2] = {
-			{ .fd = r->lfd, .events = POLLIN }, { .fd = r->stream_fd, .events = POLLIN },
+		    {.fd = r->lfd, .events = POLLIN},
+		    {.fd = r->stream_fd, .events = POLLIN},
 		};
 		int k;
 
 		if (exited(r)) {
 			if (r->stream_fd < 0)
-				break;	/* it never connected, or refused */
+				break; /* it never connected, or refused */
 			if (!drain_until)
 				drain_until = now_ms() + DRAIN_TIMEOUT_MS;
 			else if (now_ms() > drain_until) {
@@ -232,10 +237,10 @@ static void *recorder(void *arg)
 		if (r->stream_fd >= 0 && pfd[1].revents) {
 			k = hs_dipc_pump(r->stream_fd, r->ofd, 0, &r->bytes);
 			if (k == 0)
-				break;	/* the session ended */
+				break; /* the session ended */
 			if (k < 0 && k != -ETIMEDOUT) {
-				snprintf(r->error, sizeof(r->error), "writing the trace: %s",
-					 strerror(-k));
+				snprintf(r->error, sizeof(r->error),
+					 "writing the trace: %s", strerror(-k));
 				break;
 			}
 		}
@@ -251,8 +256,10 @@ int cli_dotnet_run_start(struct cli_dotnet_run *r, pid_t pid, const char *heap_t
 	r->ofd = open(r->out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (r->ofd < 0) {
 		/* the thread still resumes the program, which waits for it */
-		fprintf(stderr, "heapscope: cannot create '%s' (%s): the .NET events are not "
-			"recorded\n", r->out, errno == EEXIST ? "it exists" : strerror(errno));
+		fprintf(stderr,
+			"heapscope: cannot create '%s' (%s): the .NET events are not "
+			"recorded\n",
+			r->out, errno == EEXIST ? "it exists" : strerror(errno));
 		r->out[0] = '\0';
 	}
 	if (pthread_create(&r->thread, NULL, recorder, r)) {
@@ -263,7 +270,8 @@ int cli_dotnet_run_start(struct cli_dotnet_run *r, pid_t pid, const char *heap_t
 			r->out[0] = '\0';
 			r->ofd = -1;
 		}
-		fprintf(stderr, "heapscope: cannot start the .NET recorder thread: the .NET "
+		fprintf(stderr,
+			"heapscope: cannot start the .NET recorder thread: the .NET "
 			"events are not recorded\n");
 		on_connect(r);
 		return -1;
@@ -296,14 +304,19 @@ int cli_dotnet_run_finish(struct cli_dotnet_run *r, int quiet)
 	if (!r->bytes) {
 		unlink(r->out);
 		if (r->refused)
-			fprintf(stderr, "heapscope: the .NET runtime refused the EventPipe "
-				"session: %s\n", r->error);
+			fprintf(stderr,
+				"heapscope: the .NET runtime refused the EventPipe "
+				"session: %s\n",
+				r->error);
 		else if (!r->session)
-			fprintf(stderr, "heapscope: the program never connected to the "
-				"diagnostic port, so no .NET events were recorded (not a .NET "
+			fprintf(stderr,
+				"heapscope: the program never connected to the "
+				"diagnostic port, so no .NET events were recorded (not a "
+				".NET "
 				"program, or one run with DOTNET_EnableDiagnostics=0)\n");
 		else
-			fprintf(stderr, "heapscope: the .NET runtime sent no events%s%s\n",
+			fprintf(stderr,
+				"heapscope: the .NET runtime sent no events%s%s\n",
 				r->error[0] ? ": " : "", r->error);
 		r->out[0] = '\0';
 		return 0;
@@ -311,13 +324,15 @@ int cli_dotnet_run_finish(struct cli_dotnet_run *r, int quiet)
 	if (r->error[0])
 		fprintf(stderr, "heapscope: .NET events: %s\n", r->error);
 	if (r->cut)
-		fprintf(stderr, "heapscope: the .NET event stream did not end within %d s "
-			"of the program's exit; %s keeps what came\n", DRAIN_TIMEOUT_MS / 1000,
-			r->out);
+		fprintf(stderr,
+			"heapscope: the .NET event stream did not end within %d s "
+			"of the program's exit; %s keeps what came\n",
+			DRAIN_TIMEOUT_MS / 1000, r->out);
 	ok = 1;
 	if (!quiet)
-		fprintf(stderr, "heapscope: .NET runtime events written to %s (%" PRIu64
-			" bytes); look at them with: heapscope report %s\n", r->out, r->bytes,
-			r->out);
+		fprintf(stderr,
+			"heapscope: .NET runtime events written to %s (%" PRIu64
+			" bytes); look at them with: heapscope report %s\n",
+			r->out, r->bytes, r->out);
 	return ok;
 }

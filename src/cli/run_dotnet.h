@@ -16,18 +16,18 @@
  * and heap trace name are known, cli_dotnet_run_finish() after it exited.
  */
 struct cli_dotnet_run {
-	char dir[PATH_MAX];		/* private directory of the socket */
-	char sock[PATH_MAX];		/* the socket we listen on */
-	char env[PATH_MAX + 32];	/* "SOCKET,suspend,connect" */
-	char out[PATH_MAX];		/* the .nettrace file; "" when none */
-	char error[512];		/* what went wrong, for the end */
+	char dir[PATH_MAX];		   /* private directory of the socket */
+	char sock[PATH_MAX];		   /* the socket we listen on */
+	char env[PATH_MAX + 32];	   /* "SOCKET,suspend,connect" */
+	char out[PATH_MAX];		   /* the .nettrace file; "" when none */
+	char error[512];		   /* what went wrong, for the end */
 	const struct hs_dipc_collect *req; /* borrowed */
 	int lfd, ofd, stream_fd, spare_fd;
-	pid_t pid;			/* the program */
-	uint64_t recorded_pid;		/* the runtime recorded; 0 until one connects */
+	pid_t pid;	       /* the program */
+	uint64_t recorded_pid; /* the runtime recorded; 0 until one connects */
 	uint64_t session, bytes;
 	int resumed, refused, cut, started;
-	int program_exited;		/* set by finish(), read by the thread */
+	int program_exited; /* set by finish(), read by the thread */
 	pthread_t thread;
 };
 
@@ -37,7 +37,8 @@ struct cli_dotnet_run {
  * libhostfxr.so).
  */
 int cli_dotnet_program(const char *cmd);
-/* Listen on a new socket in a private directory: 0, or the exit status after printing why. */
+/* Listen on a new socket in a private directory: 0, or the exit status after printing
+ * why. */
 HS_MUST_CHECK
 int cli_dotnet_run_listen(struct cli_dotnet_run *r, const struct hs_dipc_collect *req);
 /*

@@ -31,7 +31,8 @@ static void leaked(const char *path, char *buf, size_t n)
 	if (hs_heap_leaks_path(path, &l, &diag)) {
 		if (!diag.set)
 			hs_diag_set(&diag, 0, "cannot compute the leaks");
-		fprintf(stderr, "heapscope: %s\n", hs_diag_format(&diag, msg, sizeof(msg)));
+		fprintf(stderr, "heapscope: %s\n",
+			hs_diag_format(&diag, msg, sizeof(msg)));
 		return;
 	}
 	cli_human_bytes(l.bytes, a, sizeof(a));
@@ -57,14 +58,17 @@ static void summarize_heap(const char *path, const struct hs_trace *t,
 		cli_human_bytes((double)s->peak_rss, c, sizeof(c));
 	else
 		snprintf(c, sizeof(c), "not sampled");
-	fprintf(stderr, "heapscope: %" PRIu64 " allocation%s (%s), %" PRIu64
+	fprintf(stderr,
+		"heapscope: %" PRIu64 " allocation%s (%s), %" PRIu64
 		" free%s, peak heap %s, peak RSS %s%s\n",
 		s->allocs, cli_s((double)s->allocs), a, s->frees, cli_s((double)s->frees),
 		b, c, leaks);
 	if (t->info.sample_bytes)
-		fprintf(stderr, "heapscope: sampled one allocation per %" PRIu64
+		fprintf(stderr,
+			"heapscope: sampled one allocation per %" PRIu64
 			" bytes on average: counts and bytes above are of the samples, "
-			"leaks are estimates\n", t->info.sample_bytes);
+			"leaks are estimates\n",
+			t->info.sample_bytes);
 }
 
 /*
@@ -87,35 +91,45 @@ void cli_run_summarize(const char *path, int exited)
 	if (hs_heap_totals_path(path, &t, &tot, &diag)) {
 		if (!diag.set)
 			hs_diag_set(&diag, 0, "cannot read the trace");
-		fprintf(stderr, "heapscope: %s\n", hs_diag_format(&diag, msg, sizeof(msg)));
+		fprintf(stderr, "heapscope: %s\n",
+			hs_diag_format(&diag, msg, sizeof(msg)));
 		return;
 	}
-	if (hs_trace_peek_sampling(path, &sampling, &diag) != 1 || !(sampling.flags & 1)) {
+	if (hs_trace_peek_sampling(path, &sampling, &diag) != 1 ||
+	    !(sampling.flags & 1)) {
 		summarize_heap(path, &t, s);
 	} else if (s->peak_rss) {
 		cli_human_bytes((double)s->peak_rss, a, sizeof(a));
-		fprintf(stderr, "heapscope: heap not recorded (--no-heap), peak RSS %s\n", a);
+		fprintf(stderr, "heapscope: heap not recorded (--no-heap), peak RSS %s\n",
+			a);
 	}
 	if (s->cpu_samples || s->wall_samples)
-		fprintf(stderr, "heapscope: %" PRIu64 " CPU sample%s (%.1f ms of CPU), "
+		fprintf(stderr,
+			"heapscope: %" PRIu64 " CPU sample%s (%.1f ms of CPU), "
 			"%" PRIu64 " wall-clock sample%s: heapscope report --source "
-			"%s %s\n", s->cpu_samples, cli_s((double)s->cpu_samples),
-			(double)s->cpu_ns / 1e6, s->wall_samples, cli_s((double)s->wall_samples),
-			s->cpu_samples ? "cpu" : "wall", path);
+			"%s %s\n",
+			s->cpu_samples, cli_s((double)s->cpu_samples),
+			(double)s->cpu_ns / 1e6, s->wall_samples,
+			cli_s((double)s->wall_samples), s->cpu_samples ? "cpu" : "wall",
+			path);
 	if (t.cut_off && exited)
-		fprintf(stderr, "heapscope: the trace was cut off although the program "
+		fprintf(stderr,
+			"heapscope: the trace was cut off although the program "
 			"finished: the collector could not write all of it (a full disk, "
-			"or a file size limit?): %" PRIu64 " event%s recovered\n", s->events,
-			cli_s((double)s->events));
+			"or a file size limit?): %" PRIu64 " event%s recovered\n",
+			s->events, cli_s((double)s->events));
 	else if (t.cut_off)
-		fprintf(stderr, "heapscope: the trace was cut off (the program did not "
-			"finish): %" PRIu64 " event%s recovered\n", s->events,
-			cli_s((double)s->events));
+		fprintf(stderr,
+			"heapscope: the trace was cut off (the program did not "
+			"finish): %" PRIu64 " event%s recovered\n",
+			s->events, cli_s((double)s->events));
 	hs_trace_release(&t);
 	if (!stat(path, &sb))
 		cli_human_bytes((double)sb.st_size, a, sizeof(a));
 	else
 		snprintf(a, sizeof(a), "?");
-	fprintf(stderr, "heapscope: trace written to %s (%s); look at it with: "
-		"heapscope report %s\n", path, a, path);
+	fprintf(stderr,
+		"heapscope: trace written to %s (%s); look at it with: "
+		"heapscope report %s\n",
+		path, a, path);
 }

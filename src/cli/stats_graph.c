@@ -66,26 +66,29 @@ static int print_json(const char *name, const struct hs_heapgraph *g,
 	for (i = 0; !err && i < nrows; i++) {
 		const struct hs_heapgraph_type *t = &g->types[rows[i].type];
 
-		err = json_array_append_new(types, json_pack("{s:o,s:o,s:f,s:f,s:I}",
-			"name", hs_view_json_text(t->name),
-			"module", hs_view_json_text(module_base(t->module)),
-			"objects", rows[i].count, "bytes", rows[i].bytes,
-			"type_size", (json_int_t)t->size));
+		err = json_array_append_new(
+		    types,
+		    json_pack("{s:o,s:o,s:f,s:f,s:I}", "name", hs_view_json_text(t->name),
+			      "module", hs_view_json_text(module_base(t->module)),
+			      "objects", rows[i].count, "bytes", rows[i].bytes,
+			      "type_size", (json_int_t)t->size));
 	}
 	for (i = 0; !err && i < ntop; i++) {
 		const struct hs_heapgraph_type *t = &g->types[g->type[top[i]]];
 		char addr[32];
 
 		snprintf(addr, sizeof(addr), "0x%" PRIx64, g->address[top[i]]);
-		err = json_array_append_new(ret, json_pack("{s:o,s:s,s:I,s:I}",
-			"type", hs_view_json_text(t->name), "address", addr,
-			"bytes", (json_int_t)g->size[top[i]],
-			"retained_bytes", (json_int_t)retained[top[i]]));
+		err = json_array_append_new(
+		    ret,
+		    json_pack("{s:o,s:s,s:I,s:I}", "type", hs_view_json_text(t->name),
+			      "address", addr, "bytes", (json_int_t)g->size[top[i]],
+			      "retained_bytes", (json_int_t)retained[top[i]]));
 	}
 	err = err || json_object_set_new(out, "snapshot", hs_view_json_text(name)) ||
 	      json_object_set_new(out, "bytes", json_real(bytes)) ||
 	      json_object_set_new(out, "objects", json_real(objects)) ||
-	      json_object_set_new(out, "references", json_integer((json_int_t)g->nr_edges)) ||
+	      json_object_set_new(out, "references",
+				  json_integer((json_int_t)g->nr_edges)) ||
 	      json_object_set(out, "types", types) ||
 	      json_object_set(out, "largest_retainers", ret) ||
 	      json_dumpf(out, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ||
@@ -131,8 +134,8 @@ static void print_text(const char *name, const struct hs_heapgraph *g,
 
 		cli_count((double)retained[top[i]], a, sizeof(a));
 		cli_human_bytes((double)retained[top[i]], b, sizeof(b));
-		printf("  %14s  %10s  0x%-14" PRIx64 " %s  [%s]\n", a, b, g->address[top[i]],
-		       t->name, module_base(t->module));
+		printf("  %14s  %10s  0x%-14" PRIx64 " %s  [%s]\n", a, b,
+		       g->address[top[i]], t->name, module_base(t->module));
 	}
 }
 
@@ -176,7 +179,8 @@ int cli_stats_graph(const char *path, const char *name, size_t top, int json)
 		objects += rows[i].count;
 	}
 	if (json)
-		err = print_json(name, &g, rows, nrows, tops, ntop, retained, bytes, objects);
+		err = print_json(name, &g, rows, nrows, tops, ntop, retained, bytes,
+				 objects);
 	else
 		print_text(name, &g, rows, nrows, tops, ntop, retained, bytes, objects);
 	hs_free(rows);

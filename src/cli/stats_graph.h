@@ -8,5 +8,6 @@
  * the snapshot at @path (named @name in messages) as text, or as JSON
  * when @json, with the @top largest retainers. Returns the exit status.
  */
-HS_MUST_CHECK int cli_stats_graph(const char *path, const char *name, size_t top, int json);
+HS_MUST_CHECK int cli_stats_graph(const char *path, const char *name, size_t top,
+				  int json);
 #endif

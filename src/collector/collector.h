@@ -33,26 +33,26 @@
 #define HS_HIDDEN __attribute__((visibility("hidden")))
 #define HS_EXPORT __attribute__((visibility("default")))
 
-#define HS_RING_SIZE (256u << 10)	/* per-thread ring, power of two */
-#define HS_RULE_CACHE 2048		/* per-thread unwind rules, power of two */
-#define HS_REC_MAX 64			/* largest hot record */
-#define HS_MEMO 16			/* walks remembered per thread */
-#define HS_NODE_CACHE 4096		/* per-thread (parent, call site) -> node */
-#define HS_MEMO_READS 96		/* stack words a remembered walk may read */
-#define HS_ALTSTACK (64u << 10)		/* a thread's signal stack, if it has none */
+#define HS_RING_SIZE (256u << 10) /* per-thread ring, power of two */
+#define HS_RULE_CACHE 2048	  /* per-thread unwind rules, power of two */
+#define HS_REC_MAX 64		  /* largest hot record */
+#define HS_MEMO 16		  /* walks remembered per thread */
+#define HS_NODE_CACHE 4096	  /* per-thread (parent, call site) -> node */
+#define HS_MEMO_READS 96	  /* stack words a remembered walk may read */
+#define HS_ALTSTACK (64u << 10)	  /* a thread's signal stack, if it has none */
 
 /* --- configuration (from HEAPSCOPE_OPTIONS) ---------------------------- */
 
 struct hs_config {
-	uint64_t sample_bytes;		/* 0: record every allocation */
+	uint64_t sample_bytes; /* 0: record every allocation */
 	unsigned max_depth;
-	unsigned unwind;		/* enum hs_unwind_mode */
-	int check_unwind;		/* compare every fast walk with libunwind's */
+	unsigned unwind;  /* enum hs_unwind_mode */
+	int check_unwind; /* compare every fast walk with libunwind's */
 	int follow_fork, follow_exec;
-	unsigned cpu_hz, wall_hz;	/* stack sampling rates (cpu.c); 0: off */
-	int cpu_timer;			/* --cpu by POSIX timers, never perf events */
-	int no_heap;			/* record no heap events (samples only) */
-	char dir[1024];			/* where children's traces go ("" = cwd) */
+	unsigned cpu_hz, wall_hz; /* stack sampling rates (cpu.c); 0: off */
+	int cpu_timer;		  /* --cpu by POSIX timers, never perf events */
+	int no_heap;		  /* record no heap events (samples only) */
+	char dir[1024];		  /* where children's traces go ("" = cwd) */
 };
 
 extern struct hs_config hs_cfg HS_HIDDEN;
@@ -94,7 +94,7 @@ struct hs_real {
 };
 
 extern struct hs_real hs_real HS_HIDDEN;
-extern _Atomic int hs_real_ready HS_HIDDEN;	/* 1 once every field is set */
+extern _Atomic int hs_real_ready HS_HIDDEN; /* 1 once every field is set */
 /* Resolve every real function (idempotent; safe before the constructor). */
 void hs_resolve_real(void) HS_HIDDEN;
 
@@ -107,8 +107,8 @@ void hs_resolve_real(void) HS_HIDDEN;
 extern _Atomic int hs_on HS_HIDDEN;
 /* Bumped when a module is unloaded: stack and rule caches are stale. */
 extern _Atomic uint64_t hs_gen HS_HIDDEN;
-extern pid_t hs_pid HS_HIDDEN;		/* the traced process */
-extern uint64_t hs_start_ns HS_HIDDEN;	/* CLOCK_MONOTONIC at start */
+extern pid_t hs_pid HS_HIDDEN;	       /* the traced process */
+extern uint64_t hs_start_ns HS_HIDDEN; /* CLOCK_MONOTONIC at start */
 extern size_t hs_page_size HS_HIDDEN;
 
 /*
@@ -133,7 +133,6 @@ static inline uint64_t hs_now_ticks(void)
 	return atomic_load_explicit(&hs_coarse_ticks, memory_order_relaxed);
 }
 
-
 /* --- per-thread state (thread.c) --------------------------------------- */
 
 enum { HS_T_FREE = 0, HS_T_LIVE = 1, HS_T_EXITED = 2 };
@@ -142,8 +141,8 @@ enum { HS_T_FREE = 0, HS_T_LIVE = 1, HS_T_EXITED = 2 };
 struct hs_rule {
 	uintptr_t ra;
 	int32_t cfa_off;
-	int16_t bp_off;		/* 0: rbp unchanged; else rbp = *(cfa + bp_off) */
-	uint8_t kind;		/* enum hs_rule_kind */
+	int16_t bp_off; /* 0: rbp unchanged; else rbp = *(cfa + bp_off) */
+	uint8_t kind;	/* enum hs_rule_kind */
 	uint8_t pad;
 };
 
@@ -159,7 +158,7 @@ struct hs_memo {
 	uint32_t node;
 	uint32_t nreads;
 	int valid;
-	int uses_bp0;		/* the walk used the caller's rbp (else any value) */
+	int uses_bp0; /* the walk used the caller's rbp (else any value) */
 	uintptr_t addr[HS_MEMO_READS];
 	uintptr_t val[HS_MEMO_READS];
 };
@@ -174,22 +173,22 @@ struct hs_memo {
  */
 #define HS_SPLICE_DEPTH 256
 struct hs_walk {
-	int valid;		/* a fast walk with all its frames here */
-	int complete;		/* it reached the outermost frame */
-	int truncated;		/* it stopped at the depth cap */
-	int overflow;		/* its reads did not all fit */
-	unsigned n;		/* frames */
-	unsigned nlog;		/* stack words read */
+	int valid;     /* a fast walk with all its frames here */
+	int complete;  /* it reached the outermost frame */
+	int truncated; /* it stopped at the depth cap */
+	int overflow;  /* its reads did not all fit */
+	unsigned n;    /* frames */
+	unsigned nlog; /* stack words read */
 	uintptr_t sp[HS_SPLICE_DEPTH], bp[HS_SPLICE_DEPTH], ra[HS_SPLICE_DEPTH];
-	uint32_t logpos[HS_SPLICE_DEPTH];	/* reads before the frame's */
-	uint8_t flags[HS_SPLICE_DEPTH];		/* HS_WF_* */
+	uint32_t logpos[HS_SPLICE_DEPTH]; /* reads before the frame's */
+	uint8_t flags[HS_SPLICE_DEPTH];	  /* HS_WF_* */
 	uintptr_t addr[2 * HS_SPLICE_DEPTH], val[2 * HS_SPLICE_DEPTH];
 };
 
 enum {
-	HS_WF_RBP = 1,		/* the frame's CFA is rbp-based */
-	HS_WF_RESTORE = 2,	/* the frame reloads rbp from the stack */
-	HS_WF_NEED_BP = 4,	/* the walk from here uses this frame's rbp */
+	HS_WF_RBP = 1,	   /* the frame's CFA is rbp-based */
+	HS_WF_RESTORE = 2, /* the frame reloads rbp from the stack */
+	HS_WF_NEED_BP = 4, /* the walk from here uses this frame's rbp */
 };
 
 struct hs_thread {
@@ -200,19 +199,19 @@ struct hs_thread {
 	 */
 	_Atomic unsigned seq;
 	_Atomic uint64_t head;
-	_Atomic uint64_t st_ticks, st_addr;	/* last event's ticks and address */
+	_Atomic uint64_t st_ticks, st_addr; /* last event's ticks and address */
 	char pad0[32];
 	/* written by the writer */
 	_Atomic uint64_t tail;
-	uint64_t w_ticks, w_addr;	/* the encoding state at the tail */
+	uint64_t w_ticks, w_addr; /* the encoding state at the tail */
 	char pad1[40];
 	/* read by both, written rarely */
-	struct hs_thread *next;		/* registry list; never unlinked */
-	_Atomic int state;		/* HS_T_* */
+	struct hs_thread *next; /* registry list; never unlinked */
+	_Atomic int state;	/* HS_T_* */
 	pid_t tid;
 	pthread_t self;
-	uint8_t *ring;			/* HS_RING_SIZE bytes */
-	void *altstack;			/* HS_ALTSTACK bytes for fatal signals, or NULL */
+	uint8_t *ring;	/* HS_RING_SIZE bytes */
+	void *altstack; /* HS_ALTSTACK bytes for fatal signals, or NULL */
 	/*
 	 * The ring position after the last record that is not an event (a
 	 * NODE, a MODULE, a THREAD_START...), stored by the producer before
@@ -224,36 +223,35 @@ struct hs_thread {
 
 	/* the producer's own */
 	uint64_t cached_tail;
-	uint64_t seen_gen;		/* hs_gen this thread's caches match */
-	int64_t sample_left;		/* Poisson sampler: bytes to the next sample */
+	uint64_t seen_gen;   /* hs_gen this thread's caches match */
+	int64_t sample_left; /* Poisson sampler: bytes to the next sample */
 	uint64_t rng;
-	uintptr_t stack_lo, stack_hi;	/* bounds of the thread's stack */
-	unsigned prev_depth;		/* the previous stack, root first */
+	uintptr_t stack_lo, stack_hi; /* bounds of the thread's stack */
+	unsigned prev_depth;	      /* the previous stack, root first */
 	/* totals for the footer (summed by the writer at the end) */
 	uint64_t n_alloc, n_free, n_realloc, n_mmap, n_munmap, n_mremap, bytes;
-	uint64_t lost;			/* records dropped (the writer was gone) */
-	uint8_t spill[HS_REC_MAX];	/* a record that does not fit before the wrap */
+	uint64_t lost;		   /* records dropped (the writer was gone) */
+	uint8_t spill[HS_REC_MAX]; /* a record that does not fit before the wrap */
 	uintptr_t prev_key[HS_DEPTH_LIMIT + 1];
 	uint32_t prev_node[HS_DEPTH_LIMIT + 1];
 	struct hs_rule rules[HS_RULE_CACHE];
-	uintptr_t scratch[HS_DEPTH_LIMIT];	/* the stack being unwound */
-	uintptr_t check[HS_DEPTH_LIMIT];	/* libunwind's, with check_unwind */
+	uintptr_t scratch[HS_DEPTH_LIMIT]; /* the stack being unwound */
+	uintptr_t check[HS_DEPTH_LIMIT];   /* libunwind's, with check_unwind */
 	struct hs_memo memo[HS_MEMO];
-	struct hs_walk walks[2];		/* the last walk and the current one */
+	struct hs_walk walks[2]; /* the last walk and the current one */
 	unsigned cur_walk;
 	struct {
 		uintptr_t key;
 		uint32_t parent, id;
-	} nodes[HS_NODE_CACHE];			/* stacks.c: a cache of the stack table */
+	} nodes[HS_NODE_CACHE]; /* stacks.c: a cache of the stack table */
 };
 
 struct hs_tls {
 	struct hs_thread *t;
-	int guard;			/* inside a hook: pass through */
-	int in_fork;			/* inside the fork() hook (preload.c) */
+	int guard;   /* inside a hook: pass through */
+	int in_fork; /* inside the fork() hook (preload.c) */
 };
-extern __thread struct hs_tls hs_tls
-	__attribute__((tls_model("initial-exec"))) HS_HIDDEN;
+extern __thread struct hs_tls hs_tls __attribute__((tls_model("initial-exec"))) HS_HIDDEN;
 
 /* The registry: every thread state ever created (reused when free). */
 extern _Atomic(struct hs_thread *) hs_threads HS_HIDDEN;
@@ -329,8 +327,10 @@ static inline void hs_rec_commit(struct hs_thread *t, uint8_t *start, uint8_t *e
 		hs_ring_write(t, start, (size_t)(end - start), ticks, addr);
 		return;
 	}
-	hs_publish(t, atomic_load_explicit(&t->head, memory_order_relaxed) +
-		      (uint64_t)(end - start), ticks, addr);
+	hs_publish(t,
+		   atomic_load_explicit(&t->head, memory_order_relaxed) +
+		       (uint64_t)(end - start),
+		   ticks, addr);
 }
 
 /* Set up the key and fork handling; 0 or -1. */
@@ -349,8 +349,8 @@ void hs_emit_sized(struct hs_thread *t, unsigned tag, const uint8_t *body,
 /* --- writer (writer.c) ------------------------------------------------- */
 
 /* Open the output and start the writer thread; 0 or -1 (message printed). */
-int hs_writer_start(const char *path, int precreated, unsigned flags,
-		    uint64_t parent_pid, int argc, char **argv) HS_HIDDEN;
+int hs_writer_start(const char *path, int precreated, unsigned flags, uint64_t parent_pid,
+		    int argc, char **argv) HS_HIDDEN;
 /* Writer thread only: append a sized record of thread 0 to the chunk. */
 void hs_writer_emit_sized(unsigned tag, const uint8_t *body, size_t n) HS_HIDDEN;
 /* In a followed fork child: a new trace file and writer for this process. */
@@ -369,7 +369,7 @@ void hs_writer_resume(void) HS_HIDDEN;
 /* 1 while the writer thread drains the rings. */
 extern _Atomic int hs_writer_alive HS_HIDDEN;
 extern pid_t hs_writer_tid HS_HIDDEN;
-extern _Atomic pid_t hs_sampler_tid HS_HIDDEN;	/* cpu_sampler.c's thread, 0: none */
+extern _Atomic pid_t hs_sampler_tid HS_HIDDEN; /* cpu_sampler.c's thread, 0: none */
 /*
  * Set when the main thread called pthread_exit(): from then on the writer
  * ends the process with exit(0) once no thread of the program is left, as
@@ -382,12 +382,12 @@ void hs_writer_forget(void) HS_HIDDEN;
 /* --- stacks (stacks.c, unwind.c) --------------------------------------- */
 
 enum hs_rule_kind {
-	HS_RULE_NONE = 0,	/* empty cache slot */
-	HS_RULE_RSP,		/* cfa = rsp + off */
-	HS_RULE_RBP,		/* cfa = rbp + off */
-	HS_RULE_END,		/* outermost frame: the stack is complete */
-	HS_RULE_SLOW,		/* needs the general unwinder */
-	HS_RULE_STOP,		/* no module: the stack is incomplete here */
+	HS_RULE_NONE = 0, /* empty cache slot */
+	HS_RULE_RSP,	  /* cfa = rsp + off */
+	HS_RULE_RBP,	  /* cfa = rbp + off */
+	HS_RULE_END,	  /* outermost frame: the stack is complete */
+	HS_RULE_SLOW,	  /* needs the general unwinder */
+	HS_RULE_STOP,	  /* no module: the stack is incomplete here */
 };
 
 /*
@@ -432,7 +432,8 @@ static inline uint32_t hs_stack_here(struct hs_thread *t, void *fp)
 	struct hs_memo *m;
 	unsigned i;
 
-	if (HS_UNLIKELY(t->seen_gen != atomic_load_explicit(&hs_gen, memory_order_relaxed)))
+	if (HS_UNLIKELY(t->seen_gen !=
+			atomic_load_explicit(&hs_gen, memory_order_relaxed)))
 		hs_thread_check_gen(t);
 	m = &t->memo[((ra0 ^ (sp0 >> 4)) * 0x9E3779B97F4A7C15ull) >> (64 - 4)];
 	if (HS_LIKELY(m->valid && m->ra0 == ra0 && m->sp0 == sp0 &&
@@ -454,14 +455,13 @@ uint32_t hs_stacks_reset(void) HS_HIDDEN;
 /* Start a new table with ids from 1 (a followed fork child's new trace). */
 void hs_stacks_restart(void) HS_HIDDEN;
 
-
 /* --- modules (modules.c) ----------------------------------------------- */
 
 struct hs_module {
 	uint64_t id;
 	uintptr_t bias, start, end;
 	int live;
-	int emitted;			/* a MODULE record was written for it */
+	int emitted; /* a MODULE record was written for it */
 	char path[1024];
 	uint8_t build_id[64];
 	unsigned build_id_len;
@@ -490,7 +490,7 @@ extern pthread_mutex_t hs_unwind_lock HS_HIDDEN;
 /* Whether an allocation of @size bytes is sampled (updates @t's counter). */
 static inline int hs_sample(struct hs_thread *t, size_t size)
 {
-	extern int64_t hs_sample_next(struct hs_thread *t) HS_HIDDEN;
+	extern int64_t hs_sample_next(struct hs_thread * t) HS_HIDDEN;
 
 	t->sample_left -= (int64_t)size;
 	if (HS_LIKELY(t->sample_left > 0))
@@ -524,7 +524,8 @@ static inline int hs_maybe_sampled(uintptr_t a)
 	size_t s = hs_filter_slot(a);
 
 	return (atomic_load_explicit(&hs_sample_filter[s / 64], memory_order_relaxed) >>
-		(s % 64)) & 1;
+		(s % 64)) &
+	       1;
 }
 void hs_sampler_seed(struct hs_thread *t) HS_HIDDEN;
 /* In a fork child: the set's lock may have been held by a vanished thread. */
@@ -543,7 +544,8 @@ void hs_cpu_follow_child(void) HS_HIDDEN;
 /* Whether @sig is the sampling signal. */
 int hs_cpu_owns(int sig) HS_HIDDEN;
 /* sigaction() of the program on the sampling signal (see cpu.c). */
-int hs_cpu_sigaction(int sig, const struct sigaction *act, struct sigaction *old) HS_HIDDEN;
+int hs_cpu_sigaction(int sig, const struct sigaction *act,
+		     struct sigaction *old) HS_HIDDEN;
 
 /* --- the collector's descriptors (fds.c) ------------------------------- */
 

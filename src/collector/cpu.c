@@ -67,13 +67,13 @@ _Atomic int hs__cpu_sampler_run;
 
 /* --- timers and the signal ---------------------------------------------- */
 
-_Atomic int hs__cpu_perf_ok = 1;		/* 0 once perf_event_open was refused */
+_Atomic int hs__cpu_perf_ok = 1; /* 0 once perf_event_open was refused */
 
 /* A task-clock perf event of thread @c that signals it with @sig. */
 static int set_perf(struct cpu_thread *c, int sig, uint64_t period)
 {
 	struct perf_event_attr a;
-	struct f_owner_ex owner = { F_OWNER_TID, c->tid };
+	struct f_owner_ex owner = {F_OWNER_TID, c->tid};
 	int fd;
 
 	if (!atomic_load(&hs__cpu_perf_ok))
@@ -95,7 +95,8 @@ static int set_perf(struct cpu_thread *c, int sig, uint64_t period)
 	a.disabled = 1;
 	fd = (int)syscall(SYS_perf_event_open, &a, c->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0) {
-		if (errno == EACCES || errno == EPERM || errno == ENOSYS || errno == ENOENT)
+		if (errno == EACCES || errno == EPERM || errno == ENOSYS ||
+		    errno == ENOENT)
 			atomic_store(&hs__cpu_perf_ok, 0);
 		return -1;
 	}
@@ -168,7 +169,8 @@ static int free_signal(int avoid, uint64_t blocked)
 	for (s = SIGRTMAX; s >= SIGRTMIN; s--) {
 		struct sigaction old;
 
-		if (s == avoid || (blocked >> (s - 1) & 1) || hs_real.sigaction(s, NULL, &old))
+		if (s == avoid || (blocked >> (s - 1) & 1) ||
+		    hs_real.sigaction(s, NULL, &old))
 			continue;
 		if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL)
 			return s;
@@ -222,7 +224,7 @@ static int install(int s)
 
 /* --- life cycle ----------------------------------------------------------- */
 
-static struct cpu_thread *fork_self;	/* the thread that forked, in a child */
+static struct cpu_thread *fork_self; /* the thread that forked, in a child */
 
 /*
  * In a fork child: timers are not inherited and the sampler thread is
@@ -236,15 +238,15 @@ static void after_fork_child(void)
 	atomic_store(&hs__cpu_sampling, 0);
 	for (c = atomic_load(&hs__cpu_registry); c; c = c->next) {
 		if (c->perf_fd >= 0)
-			hs_fd_close(c->perf_fd);	/* the parent's threads' events */
+			hs_fd_close(c->perf_fd); /* the parent's threads' events */
 		if (c->sys_fd >= 0)
-			hs_fd_close(c->sys_fd);	/* and their /proc files */
+			hs_fd_close(c->sys_fd); /* and their /proc files */
 		if (atomic_load(&c->wall_fd) >= 0)
 			hs_fd_close(atomic_load(&c->wall_fd));
 		c->perf_fd = -1;
 		c->sys_fd = -1;
 		atomic_store(&c->wall_fd, -1);
-		c->wall_timer = -1;		/* timers are not inherited */
+		c->wall_timer = -1; /* timers are not inherited */
 		c->timer = -1;
 		c->open = 0;
 		atomic_store(&c->tail, atomic_load(&c->head));
@@ -274,7 +276,7 @@ static int start_sampler(void)
 	int err;
 
 	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);	/* the guard is set: as is */
+	pthread_sigmask(SIG_SETMASK, &all, &old); /* the guard is set: as is */
 	atomic_store(&hs__cpu_sampler_run, 1);
 	err = hs__cpu_real_pthread_create(&sampler, NULL, hs__cpu_sampler_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -330,7 +332,8 @@ int hs_cpu_start(void)
 		return -1;
 	/* not guessable by the program, never NULL */
 	hs__cpu_sig_cookie = (void *)(((uintptr_t)&hs__cpu_sig_cookie ^
-			       (uintptr_t)hs_now_ns() * 0x9E3779B97F4A7C15ull) | 1);
+				       (uintptr_t)hs_now_ns() * 0x9E3779B97F4A7C15ull) |
+				      1);
 	hs__cpu_wall_cookie = (void *)((uintptr_t)hs__cpu_sig_cookie + 2);
 	if (hs_cfg.cpu_timer)
 		atomic_store(&hs__cpu_perf_ok, 0);
@@ -376,17 +379,18 @@ void hs_cpu_stop(void)
 		sampler_ok = 0;
 	}
 	if (hs_cfg.check_unwind)
-		hs_msg("sample unwind check: %llu walks by rules, %llu by libunwind (no "
-		       "rule yet at the leaf %llu, deeper %llu; rule not usable %llu; out "
-		       "of the stack %llu); %llu compared, %llu differ",
-		       (unsigned long long)atomic_load(&hs__cpu_n_fast),
-		       (unsigned long long)atomic_load(&hs__cpu_n_slow),
-		       (unsigned long long)atomic_load(&hs__cpu_n_miss_leaf),
-		       (unsigned long long)atomic_load(&hs__cpu_n_miss_deep),
-		       (unsigned long long)atomic_load(&hs__cpu_n_no_rule),
-		       (unsigned long long)atomic_load(&hs__cpu_n_bounds),
-		       (unsigned long long)atomic_load(&hs__cpu_n_checked),
-		       (unsigned long long)atomic_load(&hs__cpu_n_differ));
+		hs_msg(
+		    "sample unwind check: %llu walks by rules, %llu by libunwind (no "
+		    "rule yet at the leaf %llu, deeper %llu; rule not usable %llu; out "
+		    "of the stack %llu); %llu compared, %llu differ",
+		    (unsigned long long)atomic_load(&hs__cpu_n_fast),
+		    (unsigned long long)atomic_load(&hs__cpu_n_slow),
+		    (unsigned long long)atomic_load(&hs__cpu_n_miss_leaf),
+		    (unsigned long long)atomic_load(&hs__cpu_n_miss_deep),
+		    (unsigned long long)atomic_load(&hs__cpu_n_no_rule),
+		    (unsigned long long)atomic_load(&hs__cpu_n_bounds),
+		    (unsigned long long)atomic_load(&hs__cpu_n_checked),
+		    (unsigned long long)atomic_load(&hs__cpu_n_differ));
 }
 
 int hs_cpu_owns(int sig)
@@ -443,7 +447,8 @@ int hs_cpu_sigaction(int sig, const struct sigaction *act, struct sigaction *old
 		atomic_store(&hs__cpu_sampling, 0);
 		atomic_store(&hs__cpu_sampler_run, 0);
 		hs_msg("the program took the sampling signal %d and no other is free; "
-		       "sampling stopped", sig);
+		       "sampling stopped",
+		       sig);
 	}
 	memset(&ign, 0, sizeof(ign));
 	ign.sa_handler = SIG_IGN;

@@ -104,8 +104,8 @@ static const struct sig_rule *sig_rule_find(const struct sig_table *tb, uintptr_
 struct sig_view hs__cpu_view_now(void)
 {
 	struct sig_view v = {
-		atomic_load_explicit(&hs__cpu_sig_big, memory_order_acquire),
-		atomic_load_explicit(&hs__cpu_sig_recent, memory_order_acquire),
+	    atomic_load_explicit(&hs__cpu_sig_big, memory_order_acquire),
+	    atomic_load_explicit(&hs__cpu_sig_recent, memory_order_acquire),
 	};
 
 	return v;
@@ -144,8 +144,8 @@ static inline int in_stack(const struct cpu_thread *c, uintptr_t a)
  * rules do not describe).
  */
 static int walk_rules(struct cpu_thread *c, struct sig_view tb, uintptr_t key,
-		      uintptr_t sp, uintptr_t bp, uintptr_t *ips, unsigned n, unsigned max,
-		      int *complete)
+		      uintptr_t sp, uintptr_t bp, uintptr_t *ips, unsigned n,
+		      unsigned max, int *complete)
 {
 	uintptr_t cfa;
 
@@ -165,7 +165,7 @@ static int walk_rules(struct cpu_thread *c, struct sig_view tb, uintptr_t key,
 		if (!r) {
 			note_miss(c, key - 1);
 			atomic_fetch_add_explicit(n == 1 ? &hs__cpu_n_miss_leaf
-							  : &hs__cpu_n_miss_deep,
+							 : &hs__cpu_n_miss_deep,
 						  1, memory_order_relaxed);
 			return n == 1 ? -2 : -1;
 		}
@@ -183,16 +183,19 @@ static int walk_rules(struct cpu_thread *c, struct sig_view tb, uintptr_t key,
 			*complete = 0;
 			return (int)n;
 		default:
-			atomic_fetch_add_explicit(&hs__cpu_n_no_rule, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&hs__cpu_n_no_rule, 1,
+						  memory_order_relaxed);
 			return -1;
 		}
 		if (cfa <= sp || cfa - sp > MAX_FRAME || !in_stack(c, cfa - 8)) {
-			atomic_fetch_add_explicit(&hs__cpu_n_bounds, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&hs__cpu_n_bounds, 1,
+						  memory_order_relaxed);
 			return -1;
 		}
 		if (r->bp_off) {
 			if (!in_stack(c, cfa + (uintptr_t)(intptr_t)r->bp_off)) {
-				atomic_fetch_add_explicit(&hs__cpu_n_bounds, 1, memory_order_relaxed);
+				atomic_fetch_add_explicit(&hs__cpu_n_bounds, 1,
+							  memory_order_relaxed);
 				return -1;
 			}
 			bp = *(const uintptr_t *)(cfa + (uintptr_t)(intptr_t)r->bp_off);
@@ -233,7 +236,8 @@ static int fast_walk(struct cpu_thread *c, void *ucv, uintptr_t *ips, unsigned m
 	/* the leaf by libunwind: one step */
 	if (unw_init_local2(&cur, (unw_context_t *)ucv, UNW_INIT_SIGNAL_FRAME) < 0 ||
 	    unw_is_signal_frame(&cur) > 0 || unw_step(&cur) <= 0 ||
-	    unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || unw_get_reg(&cur, UNW_REG_SP, &sp) < 0 ||
+	    unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 ||
+	    unw_get_reg(&cur, UNW_REG_SP, &sp) < 0 ||
 	    unw_get_reg(&cur, UNW_X86_64_RBP, &bp) < 0)
 		return -1;
 	if (!ip) {
@@ -252,7 +256,7 @@ static int fast_walk(struct cpu_thread *c, void *ucv, uintptr_t *ips, unsigned m
 static void check_walk(void *uc, const uintptr_t *ips, unsigned n, unsigned max,
 		       int complete)
 {
-	static const char *const base[] = { "?", "rsp", "rbp", "?", "?", "?" };
+	static const char *const base[] = {"?", "rsp", "rbp", "?", "?", "?"};
 	uintptr_t other[RAW_DEPTH];
 	const struct sig_rule *r;
 	int c2;
@@ -274,14 +278,15 @@ static void check_walk(void *uc, const uintptr_t *ips, unsigned n, unsigned max,
 		return;
 	if (r->bp_off)
 		hs_msg("sample unwind check: frame %u (%#lx) used the rule of %#lx-%#lx: "
-		       "CFA = %s%+d, rbp saved at CFA%+d", i - 1, (unsigned long)ips[i - 1],
-		       (unsigned long)r->lo, (unsigned long)r->hi, base[r->kind],
-		       (int)r->cfa_off, (int)r->bp_off);
+		       "CFA = %s%+d, rbp saved at CFA%+d",
+		       i - 1, (unsigned long)ips[i - 1], (unsigned long)r->lo,
+		       (unsigned long)r->hi, base[r->kind], (int)r->cfa_off,
+		       (int)r->bp_off);
 	else
 		hs_msg("sample unwind check: frame %u (%#lx) used the rule of %#lx-%#lx: "
-		       "CFA = %s%+d, rbp unchanged", i - 1, (unsigned long)ips[i - 1],
-		       (unsigned long)r->lo, (unsigned long)r->hi, base[r->kind],
-		       (int)r->cfa_off);
+		       "CFA = %s%+d, rbp unchanged",
+		       i - 1, (unsigned long)ips[i - 1], (unsigned long)r->lo,
+		       (unsigned long)r->hi, base[r->kind], (int)r->cfa_off);
 }
 
 static void take(struct cpu_thread *c, void *uc, unsigned kind, uint64_t ticks,
@@ -306,7 +311,8 @@ static void take(struct cpu_thread *c, void *uc, unsigned kind, uint64_t ticks,
 
 		if (n >= 0) {
 			r->n = (unsigned)n;
-			atomic_fetch_add_explicit(&hs__cpu_n_fast, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&hs__cpu_n_fast, 1,
+						  memory_order_relaxed);
 			if (HS_UNLIKELY(hs_cfg.check_unwind))
 				check_walk(uc, r->ips, r->n, max, r->complete);
 		} else {
@@ -314,7 +320,8 @@ static void take(struct cpu_thread *c, void *uc, unsigned kind, uint64_t ticks,
 			unsigned i;
 
 			r->n = unwind_signal(uc, r->ips, max, &r->complete);
-			atomic_fetch_add_explicit(&hs__cpu_n_slow, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&hs__cpu_n_slow, 1,
+						  memory_order_relaxed);
 			/* the sampler learns the rules of the whole stack */
 			for (i = 1; tb.big && tb.recent && i < r->n; i++)
 				if (!hs__cpu_view_find(tb, r->ips[i]))
@@ -337,14 +344,19 @@ static void take(struct cpu_thread *c, void *uc, unsigned kind, uint64_t ticks,
 static int ours(const siginfo_t *si)
 {
 	switch (si->si_code) {
-	case POLL_IN: case POLL_OUT: case POLL_MSG: case POLL_ERR: case POLL_PRI:
+	case POLL_IN:
+	case POLL_OUT:
+	case POLL_MSG:
+	case POLL_ERR:
+	case POLL_PRI:
 	case POLL_HUP:
 		return 1;
 	case SI_TIMER:
 		return si->si_value.sival_ptr == hs__cpu_sig_cookie ||
 		       si->si_value.sival_ptr == hs__cpu_wall_cookie;
 	case SI_QUEUE:
-		return si->si_pid == hs_pid && si->si_value.sival_ptr == hs__cpu_sig_cookie;
+		return si->si_pid == hs_pid &&
+		       si->si_value.sival_ptr == hs__cpu_sig_cookie;
 	default:
 		return 0;
 	}
@@ -393,7 +405,8 @@ void hs__cpu_on_signal(int sig, siginfo_t *si, void *uc)
 
 		if (k)
 			take(c, uc, (unsigned)k - 1, atomic_load(&c->req_ticks),
-			     atomic_exchange(&c->req_dur, 0), atomic_exchange(&c->req_ready, 0));
+			     atomic_exchange(&c->req_dur, 0),
+			     atomic_exchange(&c->req_ready, 0));
 		atomic_store(&c->handler_cpu, clock_ns(CLOCK_THREAD_CPUTIME_ID));
 	}
 	hs_tls.guard = guard;

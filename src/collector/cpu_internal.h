@@ -39,14 +39,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RAW_SLOTS 64			/* raw samples a thread can hold */
-#define MISS_SLOTS 256			/* addresses without a rule, per thread */
-#define MAX_FRAME (64u << 20)		/* no frame is larger than this */
-#define RAW_DEPTH 256			/* frames of a raw sample */
+#define RAW_SLOTS 64	      /* raw samples a thread can hold */
+#define MISS_SLOTS 256	      /* addresses without a rule, per thread */
+#define MAX_FRAME (64u << 20) /* no frame is larger than this */
+#define RAW_DEPTH 256	      /* frames of a raw sample */
 
 struct raw {
 	uint64_t ticks, dur;
-	uint64_t ready;			/* wall CPU_TIME: waiting for a CPU before it (ns) */
+	uint64_t ready; /* wall CPU_TIME: waiting for a CPU before it (ns) */
 	uint32_t kind, n;
 	int complete;
 	uintptr_t ips[RAW_DEPTH];
@@ -56,32 +56,32 @@ struct raw {
 enum { WS_NONE = 0, WS_RUN, WS_BLOCKED };
 
 struct cpu_thread {
-	struct cpu_thread *next;	/* registry; never unlinked */
-	_Atomic int state;		/* HS_T_* */
-	_Atomic int ready;		/* tid and clocks are set (wall ticks look) */
+	struct cpu_thread *next; /* registry; never unlinked */
+	_Atomic int state;	 /* HS_T_* */
+	_Atomic int ready;	 /* tid and clocks are set (wall ticks look) */
 	pid_t tid;
-	int timer;			/* kernel timer id, -1: none */
-	int perf_fd;			/* the perf event instead, -1: none */
-	uint64_t cpu_prev;		/* handler: CPU ns at the previous CPU sample */
-	uint64_t dropped;		/* handler: samples the full ring lost */
+	int timer;	   /* kernel timer id, -1: none */
+	int perf_fd;	   /* the perf event instead, -1: none */
+	uint64_t cpu_prev; /* handler: CPU ns at the previous CPU sample */
+	uint64_t dropped;  /* handler: samples the full ring lost */
 	/* wall: the sampler's view */
-	uint64_t wall_ref;		/* CPU ns at the previous tick */
-	uint64_t wall_prev;		/* ns of the previous tick */
-	int sys_fd;			/* its /proc syscall file; -1: not open, -2: unreadable */
-	int wstate;			/* WS_* at the previous tick */
-	int blocked_valid;		/* blocked_node is this episode's stack */
+	uint64_t wall_ref;  /* CPU ns at the previous tick */
+	uint64_t wall_prev; /* ns of the previous tick */
+	int sys_fd;	    /* its /proc syscall file; -1: not open, -2: unreadable */
+	int wstate;	    /* WS_* at the previous tick */
+	int blocked_valid;  /* blocked_node is this episode's stack */
 	uint32_t blocked_node;
-	int open;			/* a BLOCKED_TIME sample being extended: */
-	uint32_t open_node;		/* its stack, */
-	uint64_t open_end, open_dur;	/* end and duration (ns) */
-	unsigned req_epoch;		/* sig_epoch when the request was sent */
-	_Atomic int wall_fd;		/* its trigger (sig_lock): a perf event, -1: none, */
-	int wall_timer;			/* else a POSIX timer; -2: refused */
+	int open;		     /* a BLOCKED_TIME sample being extended: */
+	uint32_t open_node;	     /* its stack, */
+	uint64_t open_end, open_dur; /* end and duration (ns) */
+	unsigned req_epoch;	     /* sig_epoch when the request was sent */
+	_Atomic int wall_fd;	     /* its trigger (sig_lock): a perf event, -1: none, */
+	int wall_timer;		     /* else a POSIX timer; -2: refused */
 	/* wall requests, sampler -> handler */
-	_Atomic int req;		/* 0: none, else kind + 1 */
+	_Atomic int req; /* 0: none, else kind + 1 */
 	_Atomic uint64_t req_ticks, req_dur, req_ready;
-	_Atomic uint64_t handler_cpu;	/* CPU ns when the last request was done */
-	uintptr_t stack_lo, stack_hi;	/* bounds of the thread's stack */
+	_Atomic uint64_t handler_cpu; /* CPU ns when the last request was done */
+	uintptr_t stack_lo, stack_hi; /* bounds of the thread's stack */
 	/* addresses the handler found no rule for, handler -> sampler */
 	_Atomic unsigned miss_head, miss_tail;
 	uintptr_t miss[MISS_SLOTS];
@@ -115,7 +115,6 @@ struct sig_view {
 	const struct sig_table *big, *recent;
 };
 
-
 static inline void *map_zero(size_t n)
 {
 	void *p = (void *)syscall(SYS_mmap, NULL, n, PROT_READ | PROT_WRITE,
@@ -143,24 +142,24 @@ static inline uint64_t clock_ns(clockid_t c)
 /* --- cpu.c: the life cycle ---------------------------------------------- */
 
 extern _Atomic(struct cpu_thread *) hs__cpu_registry HS_HIDDEN;
-extern _Atomic int hs__cpu_sampling HS_HIDDEN;	/* 1 while samples are taken */
-extern _Atomic int hs__cpu_signo HS_HIDDEN;	/* the sampling signal, 0: none */
-extern pthread_mutex_t hs__cpu_reg_lock HS_HIDDEN;	/* timers */
+extern _Atomic int hs__cpu_sampling HS_HIDDEN;	   /* 1 while samples are taken */
+extern _Atomic int hs__cpu_signo HS_HIDDEN;	   /* the sampling signal, 0: none */
+extern pthread_mutex_t hs__cpu_reg_lock HS_HIDDEN; /* timers */
 /*
  * Taken by the sampler around each wall request it sends and by a move of
  * sampling to another signal, so that no request goes out with a number
  * the program is being given. Order: hs__cpu_reg_lock, then this.
  */
 extern pthread_mutex_t hs__cpu_sig_lock HS_HIDDEN;
-extern _Atomic unsigned hs__cpu_sig_epoch HS_HIDDEN;	/* moves so far (under sig_lock) */
+extern _Atomic unsigned hs__cpu_sig_epoch HS_HIDDEN; /* moves so far (under sig_lock) */
 /* The si_value of the collector's own signals: CPU timers, wall requests. */
 extern void *hs__cpu_sig_cookie HS_HIDDEN, *hs__cpu_wall_cookie HS_HIDDEN;
 /* The program set SIG_IGN for the sampling signal (under hs__cpu_reg_lock). */
 extern _Atomic int hs__cpu_prog_ign HS_HIDDEN;
-extern pthread_key_t hs__cpu_exit_key HS_HIDDEN;	/* runs hs__cpu_thread_end() */
+extern pthread_key_t hs__cpu_exit_key HS_HIDDEN; /* runs hs__cpu_thread_end() */
 extern int hs__cpu_key_ok HS_HIDDEN;
-extern _Atomic int hs__cpu_sampler_run HS_HIDDEN;	/* the sampler thread goes on */
-extern _Atomic int hs__cpu_perf_ok HS_HIDDEN;	/* 0 once perf_event_open was refused */
+extern _Atomic int hs__cpu_sampler_run HS_HIDDEN; /* the sampler thread goes on */
+extern _Atomic int hs__cpu_perf_ok HS_HIDDEN;	  /* 0 once perf_event_open was refused */
 
 /* Thread @c's CPU-time clock on signal @sig: a perf event, else a POSIX timer. */
 int hs__cpu_set_timer(struct cpu_thread *c, int sig) HS_HIDDEN;
@@ -172,7 +171,8 @@ void hs__cpu_drop_timer(struct cpu_thread *c) HS_HIDDEN;
  * Written by the sampler thread only (cpu_sampler.c publishes them),
  * searched by handlers without locks.
  */
-extern _Atomic(struct sig_table *) hs__cpu_sig_big HS_HIDDEN, hs__cpu_sig_recent HS_HIDDEN;
+extern _Atomic(struct sig_table *) hs__cpu_sig_big HS_HIDDEN,
+    hs__cpu_sig_recent HS_HIDDEN;
 /* how walks went: by rules, by libunwind; compared and differing (unwind=check) */
 extern _Atomic uint64_t hs__cpu_n_fast HS_HIDDEN, hs__cpu_n_slow HS_HIDDEN;
 extern _Atomic uint64_t hs__cpu_n_checked HS_HIDDEN, hs__cpu_n_differ HS_HIDDEN;
@@ -191,8 +191,8 @@ const struct sig_rule *hs__cpu_view_find(struct sig_view v, uintptr_t a) HS_HIDD
 /* --- cpu_threads.c: the program's threads ------------------------------- */
 
 /* The calling thread's entry, NULL if it is not sampled. */
-extern __thread struct cpu_thread *hs__cpu_self
-	__attribute__((tls_model("initial-exec"))) HS_HIDDEN;
+extern __thread struct cpu_thread *hs__cpu_self __attribute__((tls_model("initial-exec")))
+HS_HIDDEN;
 /*
  * The signals this thread's program asked to block, as far as it told us
  * (sigprocmask, pthread_sigmask; inherited by the threads it creates). The
@@ -201,8 +201,8 @@ extern __thread struct cpu_thread *hs__cpu_self
  * mask is not the program's to die of, it meant it to wait. Whichever
  * signal sampling moves to, the program's wish for it is here.
  */
-extern __thread sigset_t hs__cpu_prog_mask
-	__attribute__((tls_model("initial-exec"))) HS_HIDDEN;
+extern __thread sigset_t hs__cpu_prog_mask __attribute__((tls_model("initial-exec")))
+HS_HIDDEN;
 extern int (*hs__cpu_real_pthread_create)(pthread_t *, const pthread_attr_t *,
 					  void *(*)(void *), void *) HS_HIDDEN;
 /* Register the calling thread (guard set by the caller). */
@@ -225,7 +225,7 @@ int hs__cpu_sampler_rule(struct hs_thread *t, uintptr_t a, struct sig_rule *r) H
 
 /* --- cpu_wall.c: --wall -------------------------------------------------- */
 
-extern uint64_t hs__cpu_n_signals HS_HIDDEN;	/* wall requests sent (sampler thread) */
+extern uint64_t hs__cpu_n_signals HS_HIDDEN; /* wall requests sent (sampler thread) */
 
 /* Map the copy of blocked stacks; 0 or -1. */
 int hs__cpu_wall_alloc(void) HS_HIDDEN;

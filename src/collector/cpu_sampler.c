@@ -28,11 +28,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SIG_RULES (1u << 16)		/* the handlers' big rule table: rules at most */
-#define RECENT_RULES (1u << 14)		/* their table of recent rules: at most */
-#define RECENT_MAX (1u << 13)		/* ... before they go into the big one */
-#define REBUILD_NS 1000000000u		/* ... or after this long (ns) */
-#define BATCH 1024			/* samples sorted and written at once */
+#define SIG_RULES (1u << 16)	/* the handlers' big rule table: rules at most */
+#define RECENT_RULES (1u << 14) /* their table of recent rules: at most */
+#define RECENT_MAX (1u << 13)	/* ... before they go into the big one */
+#define REBUILD_NS 1000000000u	/* ... or after this long (ns) */
+#define BATCH 1024		/* samples sorted and written at once */
 
 struct out_sample {
 	uint64_t ticks, dur;
@@ -40,11 +40,11 @@ struct out_sample {
 	uint32_t kind, node;
 };
 
-static uint64_t n_cpu, n_wall;		/* samples written */
+static uint64_t n_cpu, n_wall; /* samples written */
 /* written by the sampler thread only; each pair: the one handlers search
  * and the one the next publication writes */
 static struct sig_table *big_tab[2], *recent_tab[2];
-static uint64_t last_rebuild;		/* ns: the big table's last rebuild */
+static uint64_t last_rebuild; /* ns: the big table's last rebuild */
 static uint64_t sig_rules_gen;
 
 struct batch {
@@ -86,7 +86,7 @@ static void emit_batch(struct hs_thread *t)
 }
 
 void hs__cpu_add_out(struct hs_thread *t, uint64_t ticks, uint64_t dur, pid_t tid,
-		    unsigned kind, uint32_t node)
+		     unsigned kind, uint32_t node)
 {
 	struct out_sample *o;
 
@@ -100,9 +100,9 @@ void hs__cpu_add_out(struct hs_thread *t, uint64_t ticks, uint64_t dur, pid_t ti
 	o->node = node;
 }
 
-#define LEARN_CAP 4096			/* rules learned per tick at most */
-#define LEARN_ROWS 16			/* rows learned each way from a miss */
-#define LEARN_SPAN 4096			/* ... within this many bytes */
+#define LEARN_CAP 4096	/* rules learned per tick at most */
+#define LEARN_ROWS 16	/* rows learned each way from a miss */
+#define LEARN_SPAN 4096 /* ... within this many bytes */
 
 static struct sig_rule new_rules[LEARN_CAP];
 static size_t nr_new;
@@ -168,7 +168,7 @@ static void add_sig_rule(struct hs_thread *t, uintptr_t a)
 	first = nr_new;
 	s = &new_rules[nr_new++];
 	if (!row_at(t, a, s))
-		return;	/* no usable row: the handler goes to libunwind there */
+		return; /* no usable row: the handler goes to libunwind there */
 	/* the rows after it */
 	for (k = 0; k < LEARN_ROWS && s->hi < a + LEARN_SPAN; k++) {
 		if (sig_rule_known(s->hi) || !row_at(t, s->hi, &x) || x.lo != s->hi)
@@ -185,7 +185,8 @@ static void add_sig_rule(struct hs_thread *t, uintptr_t a)
 	/* the rows before it */
 	s = &new_rules[first];
 	for (k = 0; k < LEARN_ROWS && s->lo + LEARN_SPAN > a; k++) {
-		if (sig_rule_known(s->lo - 1) || !row_at(t, s->lo - 1, &x) || x.hi != s->lo)
+		if (sig_rule_known(s->lo - 1) || !row_at(t, s->lo - 1, &x) ||
+		    x.hi != s->lo)
 			break;
 		if (same_rule(&x, s)) {
 			s->lo = x.lo;
@@ -235,7 +236,8 @@ static void merge_rules(struct sig_table *dst, const struct sig_rule *a, size_t 
 }
 
 /* The table of @pair that handlers do not search (@cur is the other). */
-static struct sig_table *other_table(struct sig_table *pair[2], const struct sig_table *cur)
+static struct sig_table *other_table(struct sig_table *pair[2],
+				     const struct sig_table *cur)
 {
 	return cur == pair[0] ? pair[1] : pair[0];
 }
@@ -311,20 +313,22 @@ static void collect(struct hs_thread *t)
 			uint32_t node = hs_stack_intern(t, r->ips, r->n, r->complete);
 
 			if (r->kind == HS_SAMPLE_CPU) {
-				hs__cpu_add_out(t, r->ticks, r->dur, c->tid, r->kind, node);
+				hs__cpu_add_out(t, r->ticks, r->dur, c->tid, r->kind,
+						node);
 				continue;
 			}
 			/* wall: waiting for a CPU, then running */
 			if (r->ready)
 				hs__cpu_add_out(t, r->ticks - r->dur, r->ready, c->tid,
-					HS_SAMPLE_WALL_READY, node);
+						HS_SAMPLE_WALL_READY, node);
 			if (r->kind == HS_SAMPLE_WALL_BLOCKED) {
 				/* without /proc: the stack of this blocked episode */
 				hs__cpu_add_blocked(t, c, r->ticks, r->dur, node);
 				c->blocked_node = node;
 				c->blocked_valid = 1;
 			} else if (r->dur) {
-				hs__cpu_add_out(t, r->ticks, r->dur, c->tid, r->kind, node);
+				hs__cpu_add_out(t, r->ticks, r->dur, c->tid, r->kind,
+						node);
 			}
 		}
 		atomic_store_explicit(&c->tail, tail, memory_order_release);
@@ -374,7 +378,7 @@ void *hs__cpu_sampler_main(void *arg)
 {
 	struct hs_thread *t;
 	uint64_t period, next, last_emit = 0;
-	unsigned idle = 0;		/* ticks are period << idle apart */
+	unsigned idle = 0; /* ticks are period << idle apart */
 	uint8_t body[5 * HS_VARINT_MAX], *q;
 	uint64_t dropped = 0, flags;
 	struct cpu_thread *c;
@@ -401,11 +405,12 @@ void *hs__cpu_sampler_main(void *arg)
 		next += idle < IDLE_SHIFT ? period << idle : period << IDLE_SHIFT;
 		now = hs_now_ns();
 		if (next + 10 * period < now)
-			next = now;	/* far behind: do not catch up */
+			next = now; /* far behind: do not catch up */
 		abs = next + hs_start_ns;
 		ts.tv_sec = (time_t)(abs / 1000000000u);
 		ts.tv_nsec = (long)(abs % 1000000000u);
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
+		       EINTR)
 			;
 		now = hs_now_ns();
 		collect(t);
@@ -414,7 +419,8 @@ void *hs__cpu_sampler_main(void *arg)
 
 			if (busy > 0)
 				idle = 0;
-			else if (!busy && idle < IDLE_SHIFT && period << (idle + 1) <= IDLE_MAX)
+			else if (!busy && idle < IDLE_SHIFT &&
+				 period << (idle + 1) <= IDLE_MAX)
 				idle++;
 		}
 		if (now - last_emit >= 10000000u || batch->n > BATCH / 2) {
@@ -442,7 +448,8 @@ int hs__cpu_sampler_alloc(void)
 
 	batch = map_zero(sizeof(*batch));
 	for (i = 0; i < 2; i++) {
-		big_tab[i] = map_zero(sizeof(struct sig_table) + SIG_RULES * sizeof(struct sig_rule));
+		big_tab[i] = map_zero(sizeof(struct sig_table) +
+				      SIG_RULES * sizeof(struct sig_rule));
 		recent_tab[i] = map_zero(sizeof(struct sig_table) +
 					 RECENT_RULES * sizeof(struct sig_rule));
 		if (!big_tab[i] || !recent_tab[i])

@@ -59,12 +59,12 @@ void hs__cpu_thread_begin(void)
 
 	if (hs__cpu_self || !atomic_load(&hs__cpu_sampling))
 		return;
-	t = hs_thread_get();	/* its THREAD_START record and name */
+	t = hs_thread_get(); /* its THREAD_START record and name */
 	c = claim();
 	if (!c)
 		goto out;
 	c->stack_lo = t ? t->stack_lo : 0;
-	c->stack_hi = t ? t->stack_hi : 0;	/* unknown: every walk by libunwind */
+	c->stack_hi = t ? t->stack_hi : 0; /* unknown: every walk by libunwind */
 	atomic_store(&c->miss_tail, atomic_load(&c->miss_head));
 	c->timer = -1;
 	c->perf_fd = -1;
@@ -109,7 +109,7 @@ void hs__cpu_thread_end(void *arg)
 struct start {
 	void *(*fn)(void *);
 	void *arg;
-	sigset_t mask;		/* the creator's prog_mask (its mask is inherited) */
+	sigset_t mask; /* the creator's prog_mask (its mask is inherited) */
 };
 
 static void *trampoline(void *p)
@@ -179,16 +179,17 @@ static const sigset_t *strip(const sigset_t *set, sigset_t *copy)
 	return copy;
 }
 
-#define REAL(name) static __typeof__(name) *real_##name;                    \
-	if (!real_##name) {                                                 \
-		int g_ = hs_tls.guard;                                      \
-		hs_tls.guard = 1;                                           \
-		real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name);  \
-		hs_tls.guard = g_;                                          \
-		if (!real_##name) {                                         \
-			errno = ENOSYS;                                     \
-			return -1;                                          \
-		}                                                           \
+#define REAL(name)                                                                       \
+	static __typeof__(name) *real_##name;                                            \
+	if (!real_##name) {                                                              \
+		int g_ = hs_tls.guard;                                                   \
+		hs_tls.guard = 1;                                                        \
+		real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name);               \
+		hs_tls.guard = g_;                                                       \
+		if (!real_##name) {                                                      \
+			errno = ENOSYS;                                                  \
+			return -1;                                                       \
+		}                                                                        \
 	}
 
 /* What the program asked for, into prog_mask. */
@@ -227,7 +228,8 @@ HS_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 
 	note_mask(how, set);
 	REAL(pthread_sigmask);
-	return real_pthread_sigmask(how, how == SIG_UNBLOCK ? set : strip(set, &copy), old);
+	return real_pthread_sigmask(how, how == SIG_UNBLOCK ? set : strip(set, &copy),
+				    old);
 }
 
 HS_EXPORT int sigwait(const sigset_t *set, int *sig)
@@ -246,7 +248,8 @@ HS_EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info)
 	return real_sigwaitinfo(strip(set, &copy), info);
 }
 
-HS_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *ts)
+HS_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info,
+			   const struct timespec *ts)
 {
 	sigset_t copy;
 

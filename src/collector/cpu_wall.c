@@ -31,15 +31,15 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define SNAP_MAX (256u << 10)		/* bytes of a blocked stack copied for a walk */
-#define SCAN_MAX (64u << 10)		/* bytes above sp searched for a frame's rbp */
-#define SCAN_KEEP 16			/* candidate frames kept by a search */
+#define SNAP_MAX (256u << 10) /* bytes of a blocked stack copied for a walk */
+#define SCAN_MAX (64u << 10)  /* bytes above sp searched for a frame's rbp */
+#define SCAN_KEEP 16	      /* candidate frames kept by a search */
 
-static uint8_t *snap_buf;		/* SNAP_MAX bytes (sampler thread) */
-static int pvr_ok = 1;			/* process_vm_readv() works */
-static uint64_t threshold;		/* without /proc: CPU ns that mean "ran" */
+static uint8_t *snap_buf;  /* SNAP_MAX bytes (sampler thread) */
+static int pvr_ok = 1;	   /* process_vm_readv() works */
+static uint64_t threshold; /* without /proc: CPU ns that mean "ran" */
 static uid_t my_uid;
-static int wall_perf_ok = 1;		/* perf events may be the wall triggers */
+static int wall_perf_ok = 1; /* perf events may be the wall triggers */
 uint64_t hs__cpu_n_signals;
 
 /* "/proc/self/task/TID/@leaf" into @path (64 bytes; @leaf short), without stdio. */
@@ -72,14 +72,14 @@ void hs__cpu_task_file(char *path, pid_t tid, const char *leaf)
 void hs__cpu_flush_open(struct hs_thread *t, struct cpu_thread *c)
 {
 	if (c->open && c->open_dur)
-		hs__cpu_add_out(t, c->open_end, c->open_dur, c->tid, HS_SAMPLE_WALL_BLOCKED,
-			c->open_node);
+		hs__cpu_add_out(t, c->open_end, c->open_dur, c->tid,
+				HS_SAMPLE_WALL_BLOCKED, c->open_node);
 	c->open = 0;
 }
 
 /* @dur ns of BLOCKED_TIME of thread @c on stack @node, ending at @end. */
 void hs__cpu_add_blocked(struct hs_thread *t, struct cpu_thread *c, uint64_t end,
-			uint64_t dur, uint32_t node)
+			 uint64_t dur, uint32_t node)
 {
 	if (!dur)
 		return;
@@ -116,7 +116,7 @@ void hs__cpu_wall_release(struct hs_thread *t, struct cpu_thread *c)
  */
 static ssize_t peek(void *buf, uintptr_t a, size_t n)
 {
-	struct iovec local = { buf, n }, remote[SNAP_MAX / 4096 + 2];
+	struct iovec local = {buf, n}, remote[SNAP_MAX / 4096 + 2];
 	uintptr_t p = a, end = a + n;
 	unsigned k = 0;
 	ssize_t r;
@@ -205,13 +205,14 @@ static uintptr_t plt_target(uintptr_t a)
 	if (peek(b, a, sizeof(b)) != (ssize_t)sizeof(b))
 		return a;
 	if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
-		p = 4;			/* endbr64 */
+		p = 4; /* endbr64 */
 	if (b[p] == 0xf2)
-		p++;			/* bnd */
+		p++; /* bnd */
 	if (b[p] != 0xff || b[p + 1] != 0x25)
-		return a;		/* not jmp *GOT(%rip) */
+		return a; /* not jmp *GOT(%rip) */
 	memcpy(&rel, b + p + 2, 4);
-	if (peek(&v, a + p + 6 + (uintptr_t)(intptr_t)rel, sizeof(v)) != (ssize_t)sizeof(v))
+	if (peek(&v, a + p + 6 + (uintptr_t)(intptr_t)rel, sizeof(v)) !=
+	    (ssize_t)sizeof(v))
 		return a;
 	return v;
 }
@@ -230,7 +231,7 @@ static unsigned modrm_len(const uint8_t *m, unsigned avail)
 		if (mod == 0 && (m[1] & 7) == 5)
 			len += 4;
 	} else if (mod == 0 && rm == 5) {
-		len += 4;		/* rip-relative */
+		len += 4; /* rip-relative */
 	}
 	return len + (mod == 1 ? 1 : mod == 2 ? 4 : 0);
 }
@@ -382,9 +383,9 @@ static int bw_scan(struct bwalk *w, uintptr_t key, uintptr_t sp, const struct si
 
 /* Where a thread is, from /proc/self/task/TID/syscall. */
 struct sys_state {
-	int running;			/* running or waiting for a CPU */
-	long nr;			/* else the system call (-1: in a fault) */
-	uintptr_t sp, pc;		/* and its user registers */
+	int running;	  /* running or waiting for a CPU */
+	long nr;	  /* else the system call (-1: in a fault) */
+	uintptr_t sp, pc; /* and its user registers */
 };
 
 /*
@@ -475,7 +476,7 @@ static int read_state(struct cpu_thread *c, struct sys_state *st)
 		return -2;
 	}
 	if (n < 0)
-		return -2;	/* the thread is gone (ESRCH), or try again */
+		return -2; /* the thread is gone (ESRCH), or try again */
 	/* a text this kernel writes that we cannot read: signals from now on */
 	hs_fd_close(c->sys_fd);
 	c->sys_fd = -2;
@@ -516,14 +517,14 @@ static int trigger_open(struct cpu_thread *c, int s)
 {
 	if (c->wall_fd == -1 && wall_perf_ok) {
 		struct perf_event_attr a;
-		struct f_owner_ex owner = { F_OWNER_TID, c->tid };
+		struct f_owner_ex owner = {F_OWNER_TID, c->tid};
 		int fd;
 
 		memset(&a, 0, sizeof(a));
 		a.size = sizeof(a);
 		a.type = PERF_TYPE_SOFTWARE;
 		a.config = PERF_COUNT_SW_TASK_CLOCK;
-		a.sample_period = 100000;	/* 100 us of its time, taken in user space */
+		a.sample_period = 100000; /* 100 us of its time, taken in user space */
 		a.wakeup_events = 1;
 		a.exclude_kernel = 1;
 		a.exclude_hv = 1;
@@ -535,8 +536,9 @@ static int trigger_open(struct cpu_thread *c, int s)
 			wall_perf_ok = 0;
 		if (fd >= 0)
 			fd = hs_fd_move_high(fd);
-		if (fd >= 0 && (fcntl(fd, F_SETOWN_EX, &owner) || fcntl(fd, F_SETSIG, s) ||
-				fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK))) {
+		if (fd >= 0 &&
+		    (fcntl(fd, F_SETOWN_EX, &owner) || fcntl(fd, F_SETSIG, s) ||
+		     fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK))) {
 			hs_fd_close(fd);
 			fd = -1;
 		}
@@ -553,8 +555,8 @@ static int trigger_open(struct cpu_thread *c, int s)
 		sev.sigev_signo = s;
 		sev.sigev_value.sival_ptr = hs__cpu_wall_cookie;
 		sev._sigev_un._tid = c->tid;
-		c->wall_timer = syscall(SYS_timer_create, thread_clock(c->tid), &sev, &id) ?
-					-2 : id;
+		c->wall_timer =
+		    syscall(SYS_timer_create, thread_clock(c->tid), &sev, &id) ? -2 : id;
 	}
 	return c->wall_timer >= 0 ? 0 : -1;
 }
@@ -562,7 +564,7 @@ static int trigger_open(struct cpu_thread *c, int s)
 /* Arm thread @c's trigger for one signal (sig_lock held); 0 or -1. */
 static int trigger_arm(struct cpu_thread *c)
 {
-	struct itimerspec its = { { 0, 0 }, { 0, 1 } };
+	struct itimerspec its = {{0, 0}, {0, 1}};
 	int fd = atomic_load(&c->wall_fd);
 
 	if (fd >= 0)
@@ -714,8 +716,8 @@ static void wall_thread(struct hs_thread *t, struct cpu_thread *c, uint64_t now,
 			c->blocked_valid = 0;
 			hs__cpu_flush_open(t, c);
 		}
-		request(c, now, dur, 0, advanced ? HS_SAMPLE_WALL_CPU : HS_SAMPLE_WALL_BLOCKED,
-			0);
+		request(c, now, dur, 0,
+			advanced ? HS_SAMPLE_WALL_CPU : HS_SAMPLE_WALL_BLOCKED, 0);
 		return;
 	}
 	if (st.running) {
@@ -752,11 +754,11 @@ static void wall_thread(struct hs_thread *t, struct cpu_thread *c, uint64_t now,
 		/* it ran (or waited to), then blocked: on the stack it blocked on */
 		hs__cpu_flush_open(t, c);
 		if (rready)
-			hs__cpu_add_out(t, now - (dur - used) - used - rdur, rready, c->tid,
-				HS_SAMPLE_WALL_READY, node);
+			hs__cpu_add_out(t, now - (dur - used) - used - rdur, rready,
+					c->tid, HS_SAMPLE_WALL_READY, node);
 		if (used + rdur)
-			hs__cpu_add_out(t, now - (dur - used), used + rdur, c->tid, HS_SAMPLE_WALL_CPU,
-				node);
+			hs__cpu_add_out(t, now - (dur - used), used + rdur, c->tid,
+					HS_SAMPLE_WALL_CPU, node);
 	}
 	hs__cpu_add_blocked(t, c, now, dur - used, node);
 	c->wstate = WS_BLOCKED;

@@ -28,7 +28,8 @@ static _Atomic uint64_t own[HS_FD_MAX / 64];
 static int owned(long fd)
 {
 	return fd >= 0 && fd < HS_FD_MAX &&
-	       ((atomic_load_explicit(&own[fd / 64], memory_order_relaxed) >> (fd % 64)) & 1);
+	       ((atomic_load_explicit(&own[fd / 64], memory_order_relaxed) >> (fd % 64)) &
+		1);
 }
 
 static void mark(int fd, int on)
@@ -66,7 +67,7 @@ int hs_fd_move_high(int fd)
 	if (nfd < 0 || nfd >= HS_FD_MAX) {
 		if (nfd >= 0)
 			real_close(nfd);
-		mark(fd, 1);	/* keep it where it is */
+		mark(fd, 1); /* keep it where it is */
 		return fd;
 	}
 	real_close(fd);
@@ -112,7 +113,7 @@ HS_EXPORT int close_range(unsigned first, unsigned last, int flags)
 		lo = fd + 1;
 	}
 	if (lo > last || lo < first)
-		return 0;	/* nothing left (or lo wrapped past UINT_MAX) */
+		return 0; /* nothing left (or lo wrapped past UINT_MAX) */
 	return hs_real.close_range(lo, last, flags);
 }
 

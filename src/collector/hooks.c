@@ -48,7 +48,7 @@ static void *pool_alloc(size_t size, size_t align)
 			break;
 	}
 	*(size_t *)(pool + start - 16) = size;
-	return pool + start;	/* zeroed: the pool is never reused */
+	return pool + start; /* zeroed: the pool is never reused */
 }
 
 static size_t pool_size(const void *p)
@@ -98,11 +98,13 @@ static inline uint8_t *put_alloc(uint8_t *q, const struct hs_thread *t, unsigned
 				 uint64_t ticks, uint64_t addr, size_t size,
 				 uint32_t stack, uintptr_t old, size_t align)
 {
-	int64_t dt = (int64_t)(ticks - last_ticks(t)), da = (int64_t)(addr - last_addr(t));
+	int64_t dt = (int64_t)(ticks - last_ticks(t)),
+		da = (int64_t)(addr - last_addr(t));
 
 	/* lead 0: the clock does not resolve it */
 	if (hs_tag_is_realloc(tag))
-		return hs_enc_realloc(q, tag, dt, da, size, stack, (int64_t)(old - addr), 0);
+		return hs_enc_realloc(q, tag, dt, da, size, stack, (int64_t)(old - addr),
+				      0);
 	return hs_enc_alloc(q, tag, dt, da, size, stack, align);
 }
 
@@ -112,7 +114,8 @@ static inline void put_free(struct hs_thread *t, unsigned tag, uint64_t addr)
 	uint64_t ticks = hs_now_ticks();
 	uint8_t *s = hs_rec_begin(t), *q = s;
 
-	q = hs_enc_free(q, tag, (int64_t)(ticks - last_ticks(t)), (int64_t)(addr - last_addr(t)));
+	q = hs_enc_free(q, tag, (int64_t)(ticks - last_ticks(t)),
+			(int64_t)(addr - last_addr(t)));
 	t->n_free++;
 	hs_rec_commit(t, s, q, ticks, addr);
 }
@@ -151,8 +154,8 @@ static __attribute__((noinline)) void record_sampled(struct hs_thread *t, unsign
  * 0) and @align complete the record for the tags that have them. @fp is
  * the hook's frame.
  */
-static inline __attribute__((always_inline)) void record_alloc(unsigned tag, void *p, size_t size,
-						   uintptr_t old, size_t align, void *fp)
+static inline __attribute__((always_inline)) void
+record_alloc(unsigned tag, void *p, size_t size, uintptr_t old, size_t align, void *fp)
 {
 	struct hs_thread *t = self();
 	uint64_t ticks, addr = (uintptr_t)p;
@@ -201,8 +204,9 @@ static inline void record_free(unsigned tag, void *p)
  * or not started) while the real functions are known: the hooks then call
  * them straight away.
  */
-#define UNTRACED() (atomic_load_explicit(&hs_on, memory_order_relaxed) != 1 && \
-		    atomic_load_explicit(&hs_real_ready, memory_order_acquire))
+#define UNTRACED()                                                                       \
+	(atomic_load_explicit(&hs_on, memory_order_relaxed) != 1 &&                      \
+	 atomic_load_explicit(&hs_real_ready, memory_order_acquire))
 
 /*
  * The common cases that record nothing, decided before anything else (no
@@ -357,8 +361,8 @@ static __attribute__((noinline)) void *realloc_slow(unsigned tag, void *old, siz
 		return p;
 	}
 	if (HS_UNLIKELY(!tracing()) ||
-	    ((!old || skip_unsampled_free(old)) && bytes && (!size || n <= SIZE_MAX / size) &&
-	     skip_unsampled(bytes)))
+	    ((!old || skip_unsampled_free(old)) && bytes &&
+	     (!size || n <= SIZE_MAX / size) && skip_unsampled(bytes)))
 		return tag == HS_TAG_REALLOC ? hs_real.realloc(old, size)
 					     : hs_real.reallocarray(old, n, size);
 	hs_tls.guard = 1;
@@ -367,7 +371,7 @@ static __attribute__((noinline)) void *realloc_slow(unsigned tag, void *old, siz
 	if (p)
 		record_alloc(tag, p, bytes, (uintptr_t)old, 0, fp);
 	else if (old && bytes == 0 && !(size && n > SIZE_MAX / size))
-		record_free(HS_TAG_REALLOC_FREE, old);	/* realloc(p, 0) freed p */
+		record_free(HS_TAG_REALLOC_FREE, old); /* realloc(p, 0) freed p */
 	hs_tls.guard = 0;
 	return p;
 }
@@ -429,21 +433,21 @@ HS_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 }
 
 /* aligned_alloc, memalign, valloc, pvalloc */
-#define ALIGNED_HOOK(name, tag, params, call, size_expr, align_expr)            \
-	HS_EXPORT void *name params                                             \
-	{                                                                       \
-		void *p;                                                        \
-		if (HS_UNLIKELY(!real_ready()))                                 \
-			return pool_alloc(size_expr, align_expr);               \
-		if (HS_UNLIKELY(!tracing()))                                    \
-			return hs_real.call;                                    \
-		hs_tls.guard = 1;                                               \
-		p = hs_real.call;                                               \
-		if (HS_LIKELY(p))                                               \
-			record_alloc(tag, p, size_expr, 0, align_expr,          \
-				     __builtin_frame_address(0));               \
-		hs_tls.guard = 0;                                               \
-		return p;                                                       \
+#define ALIGNED_HOOK(name, tag, params, call, size_expr, align_expr)                     \
+	HS_EXPORT void *name params                                                      \
+	{                                                                                \
+		void *p;                                                                 \
+		if (HS_UNLIKELY(!real_ready()))                                          \
+			return pool_alloc(size_expr, align_expr);                        \
+		if (HS_UNLIKELY(!tracing()))                                             \
+			return hs_real.call;                                             \
+		hs_tls.guard = 1;                                                        \
+		p = hs_real.call;                                                        \
+		if (HS_LIKELY(p))                                                        \
+			record_alloc(tag, p, size_expr, 0, align_expr,                   \
+				     __builtin_frame_address(0));                        \
+		hs_tls.guard = 0;                                                        \
+		return p;                                                                \
 	}
 
 ALIGNED_HOOK(aligned_alloc, HS_TAG_ALIGNED_ALLOC, (size_t align, size_t size),
@@ -466,8 +470,9 @@ static void record_mmap(void *p, size_t len, int prot, int flags, void *fp)
 		return;
 	ticks = hs_now_ticks();
 	stack = hs_stack_here(t, fp);
-	q = hs_enc_mmap(q, (int64_t)(ticks - last_ticks(t)), (int64_t)(addr - last_addr(t)), len,
-			(uint64_t)(unsigned)prot, (uint64_t)(unsigned)flags, stack);
+	q = hs_enc_mmap(q, (int64_t)(ticks - last_ticks(t)),
+			(int64_t)(addr - last_addr(t)), len, (uint64_t)(unsigned)prot,
+			(uint64_t)(unsigned)flags, stack);
 	t->n_mmap++;
 	hs_ring_write(t, rec, (size_t)(q - rec), ticks, addr);
 }
@@ -530,8 +535,8 @@ HS_EXPORT int munmap(void *addr, size_t len)
 		uint8_t rec[HS_REC_MAX], *q = rec;
 		uint64_t a = (uintptr_t)addr;
 
-		q = hs_enc_munmap(q, (int64_t)(ticks - last_ticks(t)), (int64_t)(a - last_addr(t)),
-				  len);
+		q = hs_enc_munmap(q, (int64_t)(ticks - last_ticks(t)),
+				  (int64_t)(a - last_addr(t)), len);
 		t->n_munmap++;
 		hs_ring_write(t, rec, (size_t)(q - rec), ticks, a);
 	}

@@ -30,12 +30,12 @@ static struct hs_module *mods;
 static size_t nr_mods;
 static uint64_t next_id = 1;
 static unsigned long long last_adds, last_subs;
-static unsigned char *seen;		/* per module: seen in this scan */
+static unsigned char *seen; /* per module: seen in this scan */
 static char exe_path[1024];
 
 struct scan_ctx {
 	struct hs_thread *t;
-	int full;		/* scan everything (else stop if counters are unchanged) */
+	int full; /* scan everything (else stop if counters are unchanged) */
 	int changed;
 };
 
@@ -50,8 +50,8 @@ static void emit_module(struct hs_thread *t, struct hs_module *m)
 	uint8_t body[1200], *q = body;
 	size_t plen = strnlen(m->path, sizeof(m->path));
 
-	q = hs_enc_module_body(q, hs_now_ticks(), m->id, m->bias, m->start, m->end, m->path,
-			       plen, m->build_id, m->build_id_len);
+	q = hs_enc_module_body(q, hs_now_ticks(), m->id, m->bias, m->start, m->end,
+			       m->path, plen, m->build_id, m->build_id_len);
 	emit(t, HS_TAG_MODULE, body, (size_t)(q - body));
 	m->emitted = 1;
 }
@@ -108,7 +108,8 @@ static int scan_cb(struct dl_phdr_info *info, size_t size, void *arg)
 
 	if (ctx->full == 0) {
 		/* the first object tells whether anything changed at all */
-		if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs) &&
+		if (size >= offsetof(struct dl_phdr_info, dlpi_subs) +
+				sizeof(info->dlpi_subs) &&
 		    info->dlpi_adds == last_adds && info->dlpi_subs == last_subs)
 			return 1;
 		ctx->full = 1;
@@ -177,7 +178,7 @@ static int ensure_table(void)
 
 static void scan(struct hs_thread *t, int full)
 {
-	struct scan_ctx ctx = { .t = t, .full = full };
+	struct scan_ctx ctx = {.t = t, .full = full};
 	size_t i;
 	uint32_t next_node;
 	int unloaded = 0;
@@ -187,7 +188,7 @@ static void scan(struct hs_thread *t, int full)
 	memset(seen, 0, nr_mods);
 	dl_iterate_phdr(scan_cb, &ctx);
 	if (!ctx.full)
-		return;		/* nothing changed */
+		return; /* nothing changed */
 	for (i = 0; i < nr_mods; i++)
 		if (mods[i].live && !seen[i])
 			unloaded = 1;

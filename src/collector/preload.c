@@ -35,7 +35,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-struct hs_config hs_cfg = { .max_depth = 128 };
+struct hs_config hs_cfg = {.max_depth = 128};
 struct hs_real hs_real;
 _Atomic int hs_on;
 _Atomic uint64_t hs_gen;
@@ -43,10 +43,10 @@ pid_t hs_pid;
 uint64_t hs_start_ns;
 size_t hs_page_size = 4096;
 
-static char manifest[1024];		/* HEAPSCOPE_MANIFEST, or "" */
+static char manifest[1024]; /* HEAPSCOPE_MANIFEST, or "" */
 static int saved_argc;
 static char **saved_argv;
-static char *const empty_argv[] = { NULL };
+static char *const empty_argv[] = {NULL};
 
 /* --- messages ---------------------------------------------------------- */
 
@@ -138,7 +138,8 @@ static void parse_options(const char *s)
 			hs_cfg.sample_bytes = v;
 		} else if (n > 6 && !strncmp(s, "depth=", 6)) {
 			v = strtoull(s + 6, &num_end, 10);
-			hs_cfg.max_depth = v > HS_DEPTH_LIMIT ? HS_DEPTH_LIMIT : (unsigned)v;
+			hs_cfg.max_depth =
+			    v > HS_DEPTH_LIMIT ? HS_DEPTH_LIMIT : (unsigned)v;
 		} else if (n == 9 && !strncmp(s, "unwind=fp", 9)) {
 			hs_cfg.unwind = HS_UNWIND_FP;
 		} else if (n == 11 && !strncmp(s, "unwind=slow", 11)) {
@@ -268,7 +269,8 @@ static int start_tracing(const char *path, int precreated, unsigned flags,
 
 	if (!path) {
 		if (create_name(name, sizeof(name))) {
-			hs_msg("cannot name a trace file in '%s'; not tracing", hs_cfg.dir);
+			hs_msg("cannot name a trace file in '%s'; not tracing",
+			       hs_cfg.dir);
 			return -1;
 		}
 		path = name;
@@ -284,7 +286,6 @@ static int start_tracing(const char *path, int precreated, unsigned flags,
 	hs_modules_scan(t);
 	return 0;
 }
-
 
 static void atfork_prepare(void);
 static void atfork_child(void);
@@ -381,8 +382,7 @@ static void run_freeres_hooks(void)
 	void (*cxx_freeres)(void);
 	int expect = 0, saved_guard = hs_tls.guard;
 
-	if (atomic_load(&hs_on) != 1 ||
-	    !atomic_compare_exchange_strong(&ran, &expect, 1))
+	if (atomic_load(&hs_on) != 1 || !atomic_compare_exchange_strong(&ran, &expect, 1))
 		return;
 	/* untraced: a failed dlsym allocates its error message */
 	hs_tls.guard = 1;
@@ -425,7 +425,8 @@ static void child_restart(pid_t parent)
 	t = hs_tls.t;
 	if (t) {
 		syscall(SYS_prctl, PR_GET_NAME, name, 0, 0, 0);
-		q = hs_enc_thread_start_body(body, hs_now_ticks(), name, strnlen(name, 16));
+		q = hs_enc_thread_start_body(body, hs_now_ticks(), name,
+					     strnlen(name, 16));
 		hs_emit_sized(t, HS_TAG_THREAD_START, body, (size_t)(q - body));
 		hs_modules_reemit(t);
 	} else if (!hs_thread_get()) {
@@ -443,7 +444,8 @@ int hs_writer_start_child(pid_t parent)
 	if (hs_cfg.follow_exec)
 		flags |= HS_PROC_FOLLOW_EXEC;
 	if (create_name(name, sizeof(name))) {
-		hs_msg("cannot name a trace file for child %d; not tracing it", (int)hs_pid);
+		hs_msg("cannot name a trace file for child %d; not tracing it",
+		       (int)hs_pid);
 		return -1;
 	}
 	if (hs_writer_start(name, 0, flags, (uint64_t)parent, saved_argc,
@@ -463,7 +465,7 @@ int hs_writer_start_child(pid_t parent)
  * its records go to rings nobody drains, and the first ring that fills
  * up stops tracing in it (thread.c, wait_room()).
  */
-static __thread int fork_traced;	/* the fork being made is followed */
+static __thread int fork_traced; /* the fork being made is followed */
 static __thread pid_t fork_parent;
 
 static void atfork_prepare(void)
@@ -535,7 +537,7 @@ static int before_exec(const char *path)
 		q = hs_enc_exec_body(body, hs_now_ticks(), path, n);
 		hs_emit_sized(t, HS_TAG_EXEC, body, (size_t)(q - body));
 	}
-	hs_cpu_stop();	/* not resumed if exec fails */
+	hs_cpu_stop(); /* not resumed if exec fails */
 	atomic_store(&hs_on, 0);
 	hs_writer_pause_for_exec();
 	hs_tls.guard = 0;
@@ -616,8 +618,7 @@ HS_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
  */
 #define MAX_LIST_ARGS (1 << 20)
 
-static char **list_args(const char *arg0, va_list ap, char ***envp_out,
-			int want_envp)
+static char **list_args(const char *arg0, va_list ap, char ***envp_out, int want_envp)
 {
 	char **v;
 	size_t n = 1, cap = 64;
@@ -740,9 +741,8 @@ HS_EXPORT void _Exit(int status)
 /* --- fatal signals -------------------------------------------------------- */
 
 static const int fatal_signals[] = {
-	SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGQUIT,
-	SIGXCPU, SIGXFSZ, SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGALRM, SIGUSR1,
-	SIGUSR2,
+    SIGSEGV, SIGBUS,  SIGABRT, SIGFPE, SIGILL,	SIGTRAP, SIGSYS,  SIGQUIT, SIGXCPU,
+    SIGXFSZ, SIGTERM, SIGINT,  SIGHUP, SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2,
 };
 static _Atomic int installed[NSIG];
 
@@ -807,7 +807,8 @@ HS_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 		return hs_real.sigaction(sig, act, old);
 	r = hs_real.sigaction(sig, act, old);
 	if (!r) {
-		if (old && (old->sa_flags & SA_SIGINFO) && old->sa_sigaction == on_fatal) {
+		if (old && (old->sa_flags & SA_SIGINFO) &&
+		    old->sa_sigaction == on_fatal) {
 			memset(old, 0, sizeof(*old));
 			old->sa_handler = SIG_DFL;
 			sigemptyset(&old->sa_mask);
@@ -872,7 +873,8 @@ HS_EXPORT void (*sysv_signal(int sig, void (*handler)(int)))(int)
 	return set_handler(sig, handler, SA_RESETHAND | SA_NODEFER, hs_real.sysv_signal);
 }
 
-HS_EXPORT __typeof__(sysv_signal) __sysv_signal __attribute__((alias("sysv_signal"), copy(sysv_signal)));
+HS_EXPORT __typeof__(sysv_signal) __sysv_signal
+    __attribute__((alias("sysv_signal"), copy(sysv_signal)));
 
 /*
  * sigset() also blocks (SIG_HOLD) or unblocks the signal; the sampling

@@ -31,7 +31,7 @@ _Atomic uint64_t hs_sample_filter[(1u << HS_FILTER_BITS) / 64];
 /* live sampled blocks per filter bucket, under the lock (255 sticks) */
 static uint8_t filter_count[1u << HS_FILTER_BITS];
 static _Atomic(struct set *) cur;
-static _Atomic unsigned seq;		/* odd while the set changes */
+static _Atomic unsigned seq; /* odd while the set changes */
 static atomic_flag lock = ATOMIC_FLAG_INIT;
 
 static inline size_t home(uintptr_t a, size_t mask)

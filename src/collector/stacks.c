@@ -23,12 +23,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define MARKER_KEY UINTPTR_MAX		/* the incomplete-stack marker frame */
+#define MARKER_KEY UINTPTR_MAX /* the incomplete-stack marker frame */
 #define INITIAL_SLOTS (1u << 14)
 
 struct slot {
-	_Atomic uintptr_t key;		/* call site; 0 = empty */
-	_Atomic uint64_t meta;		/* parent << 32 | id */
+	_Atomic uintptr_t key; /* call site; 0 = empty */
+	_Atomic uint64_t meta; /* parent << 32 | id */
 };
 
 struct table {
@@ -39,7 +39,7 @@ struct table {
 
 static _Atomic(struct table *) cur;
 static pthread_mutex_t insert_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint32_t next_id = 1;		/* under insert_lock */
+static uint32_t next_id = 1; /* under insert_lock */
 
 static struct table *table_new(size_t nslots)
 {
@@ -56,7 +56,7 @@ static struct table *table_new(size_t nslots)
 
 static inline size_t slot_of(uint32_t parent, uintptr_t key, size_t mask)
 {
-	uint64_t k[2] = { parent, key };
+	uint64_t k[2] = {parent, key};
 
 	return (size_t)XXH3_64bits(k, sizeof(k)) & mask;
 }
@@ -102,7 +102,8 @@ static struct table *grow(struct table *tb)
 	if (!nt)
 		return NULL;
 	for (i = 0; i <= tb->mask; i++) {
-		uintptr_t k = atomic_load_explicit(&tb->slots[i].key, memory_order_relaxed);
+		uintptr_t k =
+		    atomic_load_explicit(&tb->slots[i].key, memory_order_relaxed);
 		uint64_t m;
 
 		if (!k)
@@ -113,8 +114,7 @@ static struct table *grow(struct table *tb)
 	return nt;
 }
 
-static void emit_node(struct hs_thread *t, uint32_t id, uint32_t parent,
-		      uintptr_t key)
+static void emit_node(struct hs_thread *t, uint32_t id, uint32_t parent, uintptr_t key)
 {
 	uint8_t rec[1 + 3 * HS_VARINT_MAX], *p = rec;
 
@@ -133,7 +133,8 @@ static uint32_t intern_slow(struct hs_thread *t, uint32_t parent, uintptr_t key)
 static uint32_t intern_one(struct hs_thread *t, uint32_t parent, uintptr_t key)
 {
 	size_t c = (size_t)(((key ^ ((uint64_t)parent << 17)) * 0x9E3779B97F4A7C15ull) >>
-			    (64 - 12)) & (HS_NODE_CACHE - 1);
+			    (64 - 12)) &
+		   (HS_NODE_CACHE - 1);
 	struct table *tb;
 	uint32_t id;
 	int e;
@@ -240,7 +241,7 @@ uint32_t hs_stack_intern(struct hs_thread *t, const uintptr_t *ips, unsigned n,
 
 	if (!total)
 		return 0;
-	/* key(i), root first: the marker (if incomplete), then ips[n-1..0] */
+		/* key(i), root first: the marker (if incomplete), then ips[n-1..0] */
 #define KEY(i) (!complete ? ((i) == 0 ? MARKER_KEY : ips[n - (i)]) : ips[n - 1 - (i)])
 	while (common < total && common < t->prev_depth &&
 	       KEY(common) == t->prev_key[common])
@@ -290,6 +291,6 @@ uint32_t hs_stack_walk(struct hs_thread *t, void *fp, struct hs_memo *m)
 		m->valid = 1;
 	}
 	if (w->valid)
-		t->cur_walk ^= 1;	/* the one the next walk may splice */
+		t->cur_walk ^= 1; /* the one the next walk may splice */
 	return node;
 }

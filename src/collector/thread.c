@@ -168,7 +168,7 @@ static int wait_room(struct hs_thread *t, uint64_t head, size_t n)
 		if (spins < 20) {
 			sched_yield();
 		} else {
-			struct timespec ts = { 0, 50000 };
+			struct timespec ts = {0, 50000};
 
 			nanosleep(&ts, NULL);
 		}
@@ -311,7 +311,8 @@ void hs_thread_name(pthread_t th, const char *name)
 		return;
 	if (!pthread_equal(th, pthread_self())) {
 		for (t = atomic_load(&hs_threads); t; t = t->next)
-			if (atomic_load(&t->state) == HS_T_LIVE && pthread_equal(t->self, th))
+			if (atomic_load(&t->state) == HS_T_LIVE &&
+			    pthread_equal(t->self, th))
 				tid = t->tid;
 		if (!tid)
 			return;

@@ -36,10 +36,10 @@
 
 #define SLOW_WALK UINT_MAX
 #define GLOBAL_RULES (1u << 16)
-#define MAX_FRAME (64u << 20)	/* no frame is larger than this */
+#define MAX_FRAME (64u << 20) /* no frame is larger than this */
 
 pthread_mutex_t hs_unwind_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct hs_rule *global_rules;	/* under hs_unwind_lock */
+static struct hs_rule *global_rules; /* under hs_unwind_lock */
 static size_t nr_global_rules;
 
 static inline size_t rule_slot(uintptr_t ra, size_t mask)
@@ -64,7 +64,8 @@ static void open_cfi(struct hs_module *m)
 				elf_cntl(elf, ELF_C_FDDONE);
 			close(fd);
 		}
-	} else if (!strncmp(m->path, "linux-vdso", 10) || !strncmp(m->path, "linux-gate", 10)) {
+	} else if (!strncmp(m->path, "linux-vdso", 10) ||
+		   !strncmp(m->path, "linux-gate", 10)) {
 		/* the vDSO is a whole ELF image in memory */
 		elf = elf_memory((char *)m->start, m->end - m->start);
 	}
@@ -181,10 +182,9 @@ static void fill_rule(struct hs_thread *t, struct hs_rule *r, uintptr_t ra)
 	int e = errno;
 	pthread_mutex_lock(&hs_unwind_lock);
 	if (!global_rules) {
-		global_rules = (void *)syscall(SYS_mmap, NULL,
-					       GLOBAL_RULES * sizeof(struct hs_rule),
-					       PROT_READ | PROT_WRITE,
-					       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		global_rules = (void *)syscall(
+		    SYS_mmap, NULL, GLOBAL_RULES * sizeof(struct hs_rule),
+		    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if ((long)global_rules < 0 && (long)global_rules > -4096)
 			global_rules = NULL;
 	}
@@ -227,8 +227,8 @@ void hs_unwind_rule_range(struct hs_thread *t, uintptr_t addr, struct hs_rule *r
 		uintptr_t lo2 = *lo, hi2 = *lo + 1;
 
 		compute_rule(t, *lo + 1, &r2, &lo2, &hi2);
-		if (r2.kind != r->kind || r2.cfa_off != r->cfa_off || r2.bp_off != r->bp_off ||
-		    hi2 != *hi)
+		if (r2.kind != r->kind || r2.cfa_off != r->cfa_off ||
+		    r2.bp_off != r->bp_off || hi2 != *hi)
 			*lo = addr;
 	} else {
 		*lo = addr;
@@ -320,8 +320,8 @@ out:
 	return n;
 }
 
-static unsigned fast_walk(struct hs_thread *t, uintptr_t fp, uintptr_t *ips,
-			  unsigned max, int *complete, struct hs_walk *w)
+static unsigned fast_walk(struct hs_thread *t, uintptr_t fp, uintptr_t *ips, unsigned max,
+			  int *complete, struct hs_walk *w)
 {
 	const struct hs_walk *p = &t->walks[t->cur_walk ^ 1];
 	uintptr_t sp = fp + 16, bp = ((uintptr_t *)fp)[0], ra = ((uintptr_t *)fp)[1];
@@ -361,8 +361,9 @@ static unsigned fast_walk(struct hs_thread *t, uintptr_t fp, uintptr_t *ips,
 				/* the frames before the splice need their own flags */
 				for (k = at; k-- > 0;)
 					if (k < HS_SPLICE_DEPTH) {
-						uint8_t next = k + 1 < HS_SPLICE_DEPTH ?
-								       w->flags[k + 1] : 0;
+						uint8_t next = k + 1 < HS_SPLICE_DEPTH
+								   ? w->flags[k + 1]
+								   : 0;
 
 						if ((w->flags[k] & HS_WF_RBP) ||
 						    (!(w->flags[k] & HS_WF_RESTORE) &&
@@ -393,10 +394,12 @@ static unsigned fast_walk(struct hs_thread *t, uintptr_t fp, uintptr_t *ips,
 		default:
 			return SLOW_WALK;
 		}
-		if (HS_UNLIKELY(cfa <= sp || cfa - sp > MAX_FRAME || !in_stack(t, cfa - 8)))
+		if (HS_UNLIKELY(cfa <= sp || cfa - sp > MAX_FRAME ||
+				!in_stack(t, cfa - 8)))
 			return SLOW_WALK;
 		if (r->bp_off) {
-			if (HS_UNLIKELY(!in_stack(t, cfa + (uintptr_t)(intptr_t)r->bp_off)))
+			if (HS_UNLIKELY(
+				!in_stack(t, cfa + (uintptr_t)(intptr_t)r->bp_off)))
 				return SLOW_WALK;
 			bp = rd(w, cfa + (uintptr_t)(intptr_t)r->bp_off);
 			f |= HS_WF_RESTORE;
@@ -406,7 +409,7 @@ static unsigned fast_walk(struct hs_thread *t, uintptr_t fp, uintptr_t *ips,
 		if (n - 1 < HS_SPLICE_DEPTH)
 			w->flags[n - 1] = f;
 		continue;
-flags:
+	flags:
 		if (n - 1 < HS_SPLICE_DEPTH)
 			w->flags[n - 1] = f;
 		break;
@@ -426,8 +429,8 @@ done:
 	return n;
 }
 
-static unsigned fp_walk(struct hs_thread *t, uintptr_t fp, uintptr_t *ips,
-			unsigned max, int *complete, struct hs_walk *log)
+static unsigned fp_walk(struct hs_thread *t, uintptr_t fp, uintptr_t *ips, unsigned max,
+			int *complete, struct hs_walk *log)
 {
 	uintptr_t ra = ((uintptr_t *)fp)[1], next = ((uintptr_t *)fp)[0];
 	unsigned n = 0;
@@ -508,8 +511,8 @@ void hs_unwind_report(void)
 }
 
 /* With check_unwind: walk again with libunwind alone and compare. */
-static void check_walk(struct hs_thread *t, uintptr_t f, const uintptr_t *ips,
-		       unsigned n, unsigned max, int complete)
+static void check_walk(struct hs_thread *t, uintptr_t f, const uintptr_t *ips, unsigned n,
+		       unsigned max, int complete)
 {
 	uintptr_t *other = t->check;
 	int c2, e = errno;

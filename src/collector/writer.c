@@ -37,11 +37,11 @@
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
-#define CHUNK_CAP (1u << 20)		/* raw bytes per chunk */
+#define CHUNK_CAP (1u << 20) /* raw bytes per chunk */
 #define SPAN_MAX (1 + 3 * HS_VARINT_MAX)
-#define CLOCK_NS 1000000ull		/* the event clock's resolution */
-#define RSS_NS 10000000ull		/* RSS every 10 ms */
-#define FLUSH_NS 50000000ull		/* write at least every 50 ms */
+#define CLOCK_NS 1000000ull  /* the event clock's resolution */
+#define RSS_NS 10000000ull   /* RSS every 10 ms */
+#define FLUSH_NS 50000000ull /* write at least every 50 ms */
 #define ZSTD_LEVEL 1
 
 _Atomic int hs_writer_alive;
@@ -56,32 +56,32 @@ static struct {
 	int fd, statm_fd;
 	dev_t dev;
 	ino_t ino;
-	uint64_t offset;		/* file size so far */
+	uint64_t offset; /* file size so far */
 	uint32_t seq;
-	int failed;			/* a write failed: stop */
+	int failed; /* a write failed: stop */
 
-	uint8_t *raw;			/* chunk being built */
+	uint8_t *raw; /* chunk being built */
 	size_t len;
-	int span_process;		/* the chunk's current span is thread 0 */
+	int span_process; /* the chunk's current span is thread 0 */
 	uint64_t first_ticks, last_ticks;
 	uint8_t *zbuf;
 	size_t zcap;
 	ZSTD_CCtx *cctx;
 
-	struct hs_chunk_index *index;	/* mmap'd, grown with mremap */
-	uint8_t *has_records;		/* per index entry: the chunk holds records
-					 * other than events (the same) */
+	struct hs_chunk_index *index; /* mmap'd, grown with mremap */
+	uint8_t *has_records;	      /* per index entry: the chunk holds records
+				       * other than events (the same) */
 	size_t nr_index, alloc_index;
-	int chunk_records;		/* the chunk being built holds some */
+	int chunk_records; /* the chunk being built holds some */
 
 	pthread_t thread;
-	_Atomic int finish_req;		/* 1: finish; 2: pause for exec */
-	_Atomic int done;		/* the thread finished its last chunk */
+	_Atomic int finish_req; /* 1: finish; 2: pause for exec */
+	_Atomic int done;	/* the thread finished its last chunk */
 	_Atomic int finishing;
 	unsigned reason;
 	uint64_t detail;
 	uint64_t last_flush_ns, next_rss_ns;
-} w = { .fd = -1, .statm_fd = -1 };
+} w = {.fd = -1, .statm_fd = -1};
 
 static _Atomic int wake_word, sleeping;
 
@@ -278,8 +278,7 @@ void hs_writer_emit_sized(unsigned tag, const uint8_t *body, size_t n)
  * Returns -1 when finishing and @t stays inside hs_publish(): a thread
  * stopped there for good (a fatal signal, whose handler waits for us).
  */
-static int read_head(struct hs_thread *t, uint64_t *head, uint64_t *ticks,
-		     uint64_t *addr)
+static int read_head(struct hs_thread *t, uint64_t *head, uint64_t *ticks, uint64_t *addr)
 {
 	unsigned spins = 0;
 
@@ -368,7 +367,7 @@ static void sample_rss(void)
 		while (*s >= '0' && *s <= '9')
 			pages = pages * 10 + (uint64_t)(*s++ - '0');
 		if (!pages)
-			return;	/* the main thread exited: statm reads zeros */
+			return; /* the main thread exited: statm reads zeros */
 		q = hs_enc_rss_body(body, hs_now_ticks(), pages * hs_page_size);
 		hs_writer_emit_sized(HS_TAG_RSS, body, (size_t)(q - body));
 	}
@@ -422,7 +421,7 @@ static void write_end(void)
 static void wait_tick(void)
 {
 	int word = atomic_load(&wake_word);
-	struct timespec ts = { 0, (long)(hs_precise_clock ? RSS_NS : CLOCK_NS) };
+	struct timespec ts = {0, (long)(hs_precise_clock ? RSS_NS : CLOCK_NS)};
 
 	if (atomic_load(&w.finish_req))
 		return;
@@ -479,7 +478,8 @@ static int program_gone(void)
 			pid_t tid = (pid_t)strtol(d->d_name, NULL, 10);
 
 			off += d->d_reclen;
-			if (tid <= 0 || tid == hs_writer_tid || tid == atomic_load(&hs_sampler_tid))
+			if (tid <= 0 || tid == hs_writer_tid ||
+			    tid == atomic_load(&hs_sampler_tid))
 				continue;
 			alive = task_alive(d->d_name);
 		}
@@ -511,13 +511,15 @@ static void *writer_main(void *arg)
 			if (!(rounds++ % 10))
 				hs_thread_reap();
 			if (program_gone())
-				exit(0);	/* as glibc would: atexit handlers, then hs_fini */
+				exit(0); /* as glibc would: atexit handlers, then hs_fini
+					  */
 			w.next_rss_ns += RSS_NS;
 			if (w.next_rss_ns < now)
 				w.next_rss_ns = now + RSS_NS;
 		}
 		drain_all();
-		if (w.len >= CHUNK_CAP / 2 || (w.len && now - w.last_flush_ns >= FLUSH_NS))
+		if (w.len >= CHUNK_CAP / 2 ||
+		    (w.len && now - w.last_flush_ns >= FLUSH_NS))
 			flush_chunk();
 	}
 	finish_here();
@@ -581,8 +583,8 @@ static int setup_buffers(void)
 	return 0;
 }
 
-int hs_writer_start(const char *path, int precreated, unsigned flags,
-		    uint64_t parent_pid, int argc, char **argv)
+int hs_writer_start(const char *path, int precreated, unsigned flags, uint64_t parent_pid,
+		    int argc, char **argv)
 {
 	uint8_t header[HS_FILE_HEADER_SIZE];
 	struct hs_process_info info;
@@ -634,10 +636,11 @@ int hs_writer_start(const char *path, int precreated, unsigned flags,
 
 	hs_tw_file_header(header);
 	{
-		struct iovec iov = { header, sizeof(header) };
+		struct iovec iov = {header, sizeof(header)};
 
 		if (write_all(&iov, 1)) {
-			hs_msg("cannot write '%s': %s; not tracing", path, strerror(errno));
+			hs_msg("cannot write '%s': %s; not tracing", path,
+			       strerror(errno));
 			hs_fd_close(w.fd);
 			w.fd = -1;
 			return -1;
@@ -688,7 +691,7 @@ void hs_writer_finish(unsigned reason, uint64_t detail, int from_signal)
 			int i;
 
 			for (i = 0; i < 2000 && !atomic_load(&w.done); i++) {
-				struct timespec ts = { 0, 1000000 };
+				struct timespec ts = {0, 1000000};
 
 				nanosleep(&ts, NULL);
 			}
@@ -708,7 +711,7 @@ void hs_writer_finish(unsigned reason, uint64_t detail, int from_signal)
 		int i;
 
 		for (i = 0; i < 2000 && !atomic_load(&w.done); i++) {
-			struct timespec ts = { 0, 1000000 };
+			struct timespec ts = {0, 1000000};
 
 			nanosleep(&ts, NULL);
 		}

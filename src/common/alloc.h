@@ -34,8 +34,9 @@ void hs_free(void *ptr);
 void hs_alloc_fail_after(long n);
 
 /* Grow @arr (a typed pointer) with capacity @alloc to hold @need items. */
-#define HS_GROW(arr, need, alloc)                                          \
-	((need) <= (alloc) ? 0 : hs__grow_typed((void **)&(arr), sizeof(*(arr)), \
-						(need), &(alloc)))
+#define HS_GROW(arr, need, alloc)                                                        \
+	((need) <= (alloc)                                                               \
+	     ? 0                                                                         \
+	     : hs__grow_typed((void **)&(arr), sizeof(*(arr)), (need), &(alloc)))
 int hs__grow_typed(void **arr, size_t elem, size_t need, size_t *alloc);
 #endif

@@ -16,7 +16,10 @@ struct hs_buf {
 	size_t len, alloc;
 };
 extern char hs_buf_empty[];
-#define HS_BUF_INIT { .s = hs_buf_empty }
+#define HS_BUF_INIT                                                                      \
+	{                                                                                \
+		.s = hs_buf_empty                                                        \
+	}
 
 void hs_buf_init(struct hs_buf *b);
 void hs_buf_release(struct hs_buf *b);
@@ -31,7 +34,7 @@ int hs_buf_add(struct hs_buf *b, const void *p, size_t n);
 int hs_buf_adds(struct hs_buf *b, const char *s);
 int hs_buf_addc(struct hs_buf *b, char c);
 int hs_buf_addf(struct hs_buf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 int hs_buf_vaddf(struct hs_buf *b, const char *fmt, va_list ap);
 /* Make room for @extra more bytes without changing the content. */
 int hs_buf_grow(struct hs_buf *b, size_t extra);

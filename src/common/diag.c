@@ -49,14 +49,17 @@ const char *hs_diag_format(const struct hs_diag *d, char *out, unsigned n)
 	if (!n)
 		return out;
 	if (d->line)
-		len = snprintf(raw, sizeof(raw), "%s:%" PRIu64 ": %s", file, d->line, msg);
+		len =
+		    snprintf(raw, sizeof(raw), "%s:%" PRIu64 ": %s", file, d->line, msg);
 	else if (d->has_offset)
-		len = snprintf(raw, sizeof(raw), "%s: offset %" PRIu64 ": %s", file, d->offset, msg);
+		len = snprintf(raw, sizeof(raw), "%s: offset %" PRIu64 ": %s", file,
+			       d->offset, msg);
 	else
 		len = snprintf(raw, sizeof(raw), "%s: %s", file, msg);
 	if (len < 0)
 		len = 0;
 	/* the file's name and the message may quote control characters */
-	hs_escape_copy(out, n, raw, (size_t)len < sizeof(raw) ? (size_t)len : sizeof(raw) - 1);
+	hs_escape_copy(out, n, raw,
+		       (size_t)len < sizeof(raw) ? (size_t)len : sizeof(raw) - 1);
 	return out;
 }

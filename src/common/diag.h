@@ -11,21 +11,24 @@
  * is kept: later hs_diag_set() calls on a set diag are ignored.
  */
 struct hs_diag {
-	const char *file;	/* borrowed name for messages, or NULL */
-	uint64_t line;		/* 1-based line, 0 if not a text position */
-	uint64_t offset;	/* byte offset, meaningful when line == 0 */
-	int has_offset;		/* offset is set */
-	int set;		/* a message was recorded */
+	const char *file; /* borrowed name for messages, or NULL */
+	uint64_t line;	  /* 1-based line, 0 if not a text position */
+	uint64_t offset;  /* byte offset, meaningful when line == 0 */
+	int has_offset;	  /* offset is set */
+	int set;	  /* a message was recorded */
 	char msg[512];
 };
-#define HS_DIAG_INIT(name) { .file = (name) }
+#define HS_DIAG_INIT(name)                                                               \
+	{                                                                                \
+		.file = (name)                                                           \
+	}
 
 /* Record an error at text line @line (0 for none). */
 void hs_diag_set(struct hs_diag *d, uint64_t line, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 /* Record an error at byte offset @offset of a binary input. */
 void hs_diag_set_offset(struct hs_diag *d, uint64_t offset, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 /*
  * Format the diagnostic into @out (size @n) as "FILE:LINE: msg",
  * "FILE: offset N: msg", or "FILE: msg", control characters escaped

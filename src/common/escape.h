@@ -43,5 +43,5 @@ int hs_escape_write(FILE *f, const char *s, size_t len);
  * cut at 4 KiB).
  */
 void hs_escape_vprintf(FILE *f, const char *fmt, va_list ap)
-	__attribute__((format(printf, 2, 0)));
+    __attribute__((format(printf, 2, 0)));
 #endif

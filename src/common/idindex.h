@@ -38,13 +38,16 @@
 
 struct hs_idindex {
 	struct hs_idindex_slot {
-		uint32_t id1;	/* id + 1; 0 = free */
-		uint32_t fp;	/* the key's fingerprint; fp & mask is its home */
-	} *slot;
-	size_t nr;		/* ids in the index */
-	size_t cap;		/* 0 or a power of two, at least 2 * nr */
+		uint32_t id1; /* id + 1; 0 = free */
+		uint32_t fp;  /* the key's fingerprint; fp & mask is its home */
+	} * slot;
+	size_t nr;  /* ids in the index */
+	size_t cap; /* 0 or a power of two, at least 2 * nr */
 };
-#define HS_IDINDEX_INIT { 0 }
+#define HS_IDINDEX_INIT                                                                  \
+	{                                                                                \
+		0                                                                        \
+	}
 
 /* Does id @id hold @key? @ctx is the caller's (its columns). */
 typedef int (*hs_idindex_eq_fn)(const void *ctx, uint32_t id, const void *key);
@@ -80,13 +83,15 @@ static inline uint32_t hs_idindex_fp(uint64_t hash)
  * where it goes. The index must have room (cap > 0: reserve first).
  */
 static inline size_t hs_idindex_slot(const struct hs_idindex *ix, uint64_t hash,
-				     hs_idindex_eq_fn eq, const void *ctx, const void *key)
+				     hs_idindex_eq_fn eq, const void *ctx,
+				     const void *key)
 {
 	uint32_t fp = hs_idindex_fp(hash);
 	size_t mask = ix->cap - 1, i = fp & mask;
 
 	HS_BUG_ON(!ix->cap);
-	while (ix->slot[i].id1 && (ix->slot[i].fp != fp || !eq(ctx, ix->slot[i].id1 - 1, key)))
+	while (ix->slot[i].id1 &&
+	       (ix->slot[i].fp != fp || !eq(ctx, ix->slot[i].id1 - 1, key)))
 		i = (i + 1) & mask;
 	return i;
 }
@@ -94,7 +99,7 @@ static inline size_t hs_idindex_slot(const struct hs_idindex *ix, uint64_t hash,
 /* The id at slot @pos, or HS_IDINDEX_NONE when it is free. */
 static inline uint32_t hs_idindex_at(const struct hs_idindex *ix, size_t pos)
 {
-	return ix->slot[pos].id1 - 1;	/* 0 - 1 is HS_IDINDEX_NONE */
+	return ix->slot[pos].id1 - 1; /* 0 - 1 is HS_IDINDEX_NONE */
 }
 
 /*
@@ -116,7 +121,8 @@ static inline void hs_idindex_set(struct hs_idindex *ix, size_t pos, uint64_t ha
 
 /* The id that holds @key, or HS_IDINDEX_NONE. */
 static inline uint32_t hs_idindex_find(const struct hs_idindex *ix, uint64_t hash,
-				       hs_idindex_eq_fn eq, const void *ctx, const void *key)
+				       hs_idindex_eq_fn eq, const void *ctx,
+				       const void *key)
 {
 	if (!ix->nr)
 		return HS_IDINDEX_NONE;

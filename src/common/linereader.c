@@ -65,7 +65,7 @@ int hs_linereader_next(struct hs_linereader *r, char **line, size_t *len)
 				return -EIO;
 			if (r->start == r->end)
 				return 0;
-			nl = r->buf + r->end;	/* last line, no newline */
+			nl = r->buf + r->end; /* last line, no newline */
 			break;
 		}
 	}

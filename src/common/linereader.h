@@ -16,15 +16,15 @@
  */
 struct hs_linereader {
 	FILE *f;
-	char *buf;		/* owned */
-	size_t size;		/* capacity of buf */
-	size_t start, end;	/* unread bytes are buf[start, end) */
+	char *buf;	   /* owned */
+	size_t size;	   /* capacity of buf */
+	size_t start, end; /* unread bytes are buf[start, end) */
 	size_t max_line;
-	uint64_t lineno;	/* number of the line last returned, 1-based */
-	uint64_t offset;	/* bytes consumed before buf[start] */
-	int eof;		/* fread() reported end of file or error */
-	int error;		/* ferror() was seen */
-	int last_had_newline;	/* the line last returned ended in '\n' */
+	uint64_t lineno;      /* number of the line last returned, 1-based */
+	uint64_t offset;      /* bytes consumed before buf[start] */
+	int eof;	      /* fread() reported end of file or error */
+	int error;	      /* ferror() was seen */
+	int last_had_newline; /* the line last returned ended in '\n' */
 };
 
 /* Returns 0 or -ENOMEM. */

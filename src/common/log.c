@@ -42,13 +42,13 @@ int hs_log_enabled(enum hs_log_level l)
 void hs_log(enum hs_log_level l, const char *fmt, ...)
 {
 	va_list ap;
-	static const char *const names[] = { "error: ", "warning: ", "", "debug: " };
+	static const char *const names[] = {"error: ", "warning: ", "", "debug: "};
 
 	if (!hs_log_enabled(l))
 		return;
 	fprintf(stderr, "heapscope: %s", names[l]);
 	va_start(ap, fmt);
-	hs_escape_vprintf(stderr, fmt, ap);	/* arguments quote input */
+	hs_escape_vprintf(stderr, fmt, ap); /* arguments quote input */
 	va_end(ap);
 	fputc('\n', stderr);
 }

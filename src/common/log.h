@@ -15,7 +15,7 @@ enum hs_log_level { HS_LOG_ERROR, HS_LOG_WARN, HS_LOG_INFO, HS_LOG_DEBUG };
 void hs_log_set_level(enum hs_log_level level);
 int hs_log_enabled(enum hs_log_level level);
 void hs_log(enum hs_log_level level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 #define pr_err(...) hs_log(HS_LOG_ERROR, __VA_ARGS__)
 #define pr_warn(...) hs_log(HS_LOG_WARN, __VA_ARGS__)
@@ -28,10 +28,10 @@ void hs_log(enum hs_log_level level, const char *fmt, ...)
  * caller's mistakes and corrupted state, never for bad input (which gets
  * an error return).
  */
-#define HS_BUG_ON(cond)                                                   \
-	do {                                                              \
-		if (__builtin_expect(!!(cond), 0))                        \
-			hs__bug(__FILE__, __LINE__, #cond);               \
+#define HS_BUG_ON(cond)                                                                  \
+	do {                                                                             \
+		if (__builtin_expect(!!(cond), 0))                                       \
+			hs__bug(__FILE__, __LINE__, #cond);                              \
 	} while (0)
 _Noreturn void hs__bug(const char *file, int line, const char *what);
 

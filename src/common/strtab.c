@@ -63,11 +63,11 @@ static char *arena_alloc(struct hs_strtab *t, size_t n)
 	return b;
 }
 
-int hs_strtab_find(const struct hs_strtab *t, const char *s, size_t len,
-		   uint32_t *id)
+int hs_strtab_find(const struct hs_strtab *t, const char *s, size_t len, uint32_t *id)
 {
-	struct probe p = { s, len };
-	uint32_t found = hs_idindex_find(&t->index, hs_hash_bytes(s, len), entry_eq, t, &p);
+	struct probe p = {s, len};
+	uint32_t found =
+	    hs_idindex_find(&t->index, hs_hash_bytes(s, len), entry_eq, t, &p);
 
 	if (found == HS_IDINDEX_NONE)
 		return -ENOENT;
@@ -75,10 +75,9 @@ int hs_strtab_find(const struct hs_strtab *t, const char *s, size_t len,
 	return 0;
 }
 
-int hs_strtab_intern(struct hs_strtab *t, const char *s, size_t len,
-		     uint32_t *id)
+int hs_strtab_intern(struct hs_strtab *t, const char *s, size_t len, uint32_t *id)
 {
-	struct probe p = { s, len };
+	struct probe p = {s, len};
 	uint64_t h = hs_hash_bytes(s, len);
 	uint32_t found;
 	size_t i;
@@ -114,7 +113,7 @@ int hs_strtab_intern(struct hs_strtab *t, const char *s, size_t len,
 
 int hs_strtab_rename(struct hs_strtab *t, uint32_t id, const char *s, size_t len)
 {
-	struct probe p = { s, len };
+	struct probe p = {s, len};
 	uint64_t h = hs_hash_bytes(s, len);
 	uint32_t found;
 	char *copy;
@@ -125,8 +124,7 @@ int hs_strtab_rename(struct hs_strtab *t, uint32_t id, const char *s, size_t len
 	found = hs_idindex_find(&t->index, h, entry_eq, t, &p);
 	if (found != HS_IDINDEX_NONE)
 		return found == id ? 0 : -EEXIST;
-	if (len > UINT32_MAX ||
-	    (t->max_bytes && len + 1 > t->max_bytes - t->bytes))
+	if (len > UINT32_MAX || (t->max_bytes && len + 1 > t->max_bytes - t->bytes))
 		return -E2BIG;
 	copy = arena_alloc(t, len + 1);
 	if (!copy)
@@ -135,8 +133,8 @@ int hs_strtab_rename(struct hs_strtab *t, uint32_t id, const char *s, size_t len
 	copy[len] = '\0';
 	/* every id is in the index, so its old content is found, and the
 	 * index has room for it again: the insert cannot fail */
-	removed = hs_idindex_remove(&t->index, hs_hash_bytes(t->ent[id].str, t->ent[id].len),
-				    id);
+	removed = hs_idindex_remove(&t->index,
+				    hs_hash_bytes(t->ent[id].str, t->ent[id].len), id);
 	HS_BUG_ON(!removed);
 	t->ent[id].str = copy;
 	t->ent[id].len = len;

@@ -15,18 +15,21 @@
  */
 struct hs_strtab {
 	struct hs_strtab_entry {
-		const char *str;	/* NUL-terminated copy in an arena block */
+		const char *str; /* NUL-terminated copy in an arena block */
 		size_t len;
-	} *ent;			/* id -> entry */
+	} * ent; /* id -> entry */
 	size_t nr, alloc;
-	struct hs_idindex index;	/* of the ids, by content */
-	char **block;		/* arena blocks, each owned */
+	struct hs_idindex index; /* of the ids, by content */
+	char **block;		 /* arena blocks, each owned */
 	size_t nr_block, alloc_block;
-	size_t block_used, block_size;	/* fill of the newest block */
-	size_t arena_bytes;		/* sum of block sizes */
-	size_t bytes, max_bytes;	/* cap: input may be untrusted */
+	size_t block_used, block_size; /* fill of the newest block */
+	size_t arena_bytes;	       /* sum of block sizes */
+	size_t bytes, max_bytes;       /* cap: input may be untrusted */
 };
-#define HS_STRTAB_INIT(cap) { .max_bytes = (cap) }
+#define HS_STRTAB_INIT(cap)                                                              \
+	{                                                                                \
+		.max_bytes = (cap)                                                       \
+	}
 
 void hs_strtab_init(struct hs_strtab *t, size_t max_bytes);
 /* Free all strings; @t can be reused after hs_strtab_init(). */

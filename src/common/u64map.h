@@ -26,15 +26,18 @@
  */
 struct hs_u64map {
 	struct hs_u64map_slot {
-		uint64_t key;	/* 0 = free */
+		uint64_t key; /* 0 = free */
 		uint64_t val;
-	} *slot;
-	size_t nr;		/* entries in slot[] (key 0 not counted) */
-	size_t cap;		/* 0 or a power of two, at least 2 * nr */
-	int has_zero;		/* key 0 is in the map, with zero_val */
+	} * slot;
+	size_t nr;    /* entries in slot[] (key 0 not counted) */
+	size_t cap;   /* 0 or a power of two, at least 2 * nr */
+	int has_zero; /* key 0 is in the map, with zero_val */
 	uint64_t zero_val;
 };
-#define HS_U64MAP_INIT { 0 }
+#define HS_U64MAP_INIT                                                                   \
+	{                                                                                \
+		0                                                                        \
+	}
 
 void hs_u64map_init(struct hs_u64map *m);
 /* Free the array; @m is empty and usable afterwards. */
@@ -55,7 +58,7 @@ HS_MUST_CHECK int hs__u64map_grow(struct hs_u64map *m, size_t n);
 
 /* The slot of @key (not 0): its entry, or the free slot where it goes. */
 static inline struct hs_u64map_slot *hs__u64map_probe(const struct hs_u64map *m,
-						       uint64_t key)
+						      uint64_t key)
 {
 	size_t mask = m->cap - 1, i = (size_t)hs_hash_u64(key) & mask;
 
@@ -130,7 +133,7 @@ static inline HS_MUST_CHECK int hs_u64map_put(struct hs_u64map *m, uint64_t key,
  * change to the map. One probe where get + put would take two.
  */
 static inline HS_MUST_CHECK uint64_t *hs_u64map_ref(struct hs_u64map *m, uint64_t key,
-						   uint64_t val, int *added)
+						    uint64_t val, int *added)
 {
 	struct hs_u64map_slot *s;
 

@@ -61,14 +61,14 @@ enum hs_clr_alloc_kind {
 
 /* GCAllocationTick, versions 2 to 4 (and later, which only append). */
 struct hs_clr_alloc_tick {
-	uint32_t amount;	/* bytes since the previous tick, 32-bit */
-	uint32_t kind;		/* enum hs_clr_alloc_kind */
-	uint64_t amount64;	/* the same, 64-bit */
+	uint32_t amount;   /* bytes since the previous tick, 32-bit */
+	uint32_t kind;	   /* enum hs_clr_alloc_kind */
+	uint64_t amount64; /* the same, 64-bit */
 	uint64_t type_id;
-	char *type_name;	/* owned, UTF-8 */
+	char *type_name; /* owned, UTF-8 */
 	uint32_t heap_index;
-	uint64_t address;	/* v3 and later, else 0 */
-	uint64_t object_size;	/* v4 and later, else 0 */
+	uint64_t address;     /* v3 and later, else 0 */
+	uint64_t object_size; /* v4 and later, else 0 */
 };
 HS_MUST_CHECK
 int hs_clr_alloc_tick(const struct hs_nettrace_event *ev, unsigned pointer_size,
@@ -81,13 +81,14 @@ void hs_clr_alloc_tick_release(struct hs_clr_alloc_tick *t);
  * is 0 or absent (version 0 and 1).
  */
 HS_MUST_CHECK
-int hs_clr_alloc_amount(const struct hs_nettrace_event *ev, uint64_t *amount, uint32_t *kind);
+int hs_clr_alloc_amount(const struct hs_nettrace_event *ev, uint64_t *amount,
+			uint32_t *kind);
 
 /* AllocationSampled (.NET 10): one randomly sampled allocation. */
 struct hs_clr_alloc_sampled {
-	uint32_t kind;		/* enum hs_clr_alloc_kind */
+	uint32_t kind; /* enum hs_clr_alloc_kind */
 	uint64_t type_id;
-	char *type_name;	/* owned, UTF-8 */
+	char *type_name; /* owned, UTF-8 */
 	uint64_t address;
 	uint64_t object_size;
 	uint64_t sampled_byte_offset;
@@ -109,30 +110,33 @@ double hs_clr_alloc_sampled_weight(uint64_t size);
  */
 struct hs_clr_method {
 	uint64_t method_id, module_id;
-	uint64_t start;		/* the code's address */
-	uint32_t size;		/* its length in bytes */
+	uint64_t start; /* the code's address */
+	uint32_t size;	/* its length in bytes */
 	uint32_t token, flags;
-	char *namespace_;	/* owned, UTF-8: the type, "Allocs.Program" */
-	char *name;		/* owned: "AllocateFoos" */
-	char *signature;	/* owned: "void  (int32)" */
+	char *namespace_; /* owned, UTF-8: the type, "Allocs.Program" */
+	char *name;	  /* owned: "AllocateFoos" */
+	char *signature;  /* owned: "void  (int32)" */
 };
-HS_MUST_CHECK int hs_clr_method(const struct hs_nettrace_event *ev, struct hs_clr_method *out);
+HS_MUST_CHECK int hs_clr_method(const struct hs_nettrace_event *ev,
+				struct hs_clr_method *out);
 void hs_clr_method_release(struct hs_clr_method *m);
 /*
  * The frame name of @m in module @assembly (NULL: unknown):
  * "Assembly!Namespace.Name(args)", the args being the signature from its
  * '(' on, as PerfView names managed methods. Owned, or NULL (no memory).
  */
-HS_MUST_CHECK char *hs_clr_method_frame(const struct hs_clr_method *m, const char *assembly);
+HS_MUST_CHECK char *hs_clr_method_frame(const struct hs_clr_method *m,
+					const char *assembly);
 
 /* ModuleLoad / ModuleUnload (runtime), ModuleDCStart / ModuleDCEnd (rundown). */
 struct hs_clr_module {
 	uint64_t module_id, assembly_id;
 	uint32_t flags;
-	char *il_path;		/* owned, UTF-8 */
-	char *native_path;	/* owned, UTF-8, often "" */
+	char *il_path;	   /* owned, UTF-8 */
+	char *native_path; /* owned, UTF-8, often "" */
 };
-HS_MUST_CHECK int hs_clr_module(const struct hs_nettrace_event *ev, struct hs_clr_module *out);
+HS_MUST_CHECK int hs_clr_module(const struct hs_nettrace_event *ev,
+				struct hs_clr_module *out);
 void hs_clr_module_release(struct hs_clr_module *m);
 /*
  * The assembly name PerfView shows for a module: the IL path's file name
@@ -145,18 +149,20 @@ HS_MUST_CHECK char *hs_clr_module_name(const char *il_path);
 struct hs_clr_gc_start {
 	uint32_t count, depth, reason, type;
 };
-HS_MUST_CHECK int hs_clr_gc_start(const struct hs_nettrace_event *ev, struct hs_clr_gc_start *out);
+HS_MUST_CHECK int hs_clr_gc_start(const struct hs_nettrace_event *ev,
+				  struct hs_clr_gc_start *out);
 
 /* GCEnd, versions 0 and 1. */
 struct hs_clr_gc_end {
 	uint32_t count, depth;
 };
-HS_MUST_CHECK int hs_clr_gc_end(const struct hs_nettrace_event *ev, struct hs_clr_gc_end *out);
+HS_MUST_CHECK int hs_clr_gc_end(const struct hs_nettrace_event *ev,
+				struct hs_clr_gc_end *out);
 
 /* GCHeapStats, versions 0 to 2: the heap after a GC. */
 struct hs_clr_gc_heap_stats {
-	uint64_t gen_size[5];		/* gen0, gen1, gen2, LOH, POH (v2) */
-	uint64_t promoted[5];		/* bytes that survived each */
+	uint64_t gen_size[5]; /* gen0, gen1, gen2, LOH, POH (v2) */
+	uint64_t promoted[5]; /* bytes that survived each */
 	uint64_t finalization_promoted_size, finalization_promoted_count;
 	uint32_t pinned_objects, sink_blocks, gc_handles;
 };
@@ -173,7 +179,7 @@ int hs_clr_gc_heap_stats(const struct hs_nettrace_event *ev,
 #define HS_CLR_GC_MAX_GENS 5
 struct hs_clr_gc_per_heap {
 	uint32_t heap_index;
-	uint32_t nr_gens;	/* records present, at most HS_CLR_GC_MAX_GENS kept */
+	uint32_t nr_gens; /* records present, at most HS_CLR_GC_MAX_GENS kept */
 	uint64_t size_before[HS_CLR_GC_MAX_GENS];
 	uint64_t size_after[HS_CLR_GC_MAX_GENS];
 };
@@ -191,10 +197,11 @@ int hs_clr_gc_suspend(const struct hs_nettrace_event *ev, struct hs_clr_gc_suspe
 /* The SampleProfiler's thread sample: where the thread was. */
 enum hs_clr_sample_type {
 	HS_CLR_SAMPLE_ERROR = 0,
-	HS_CLR_SAMPLE_EXTERNAL = 1,	/* outside managed code */
+	HS_CLR_SAMPLE_EXTERNAL = 1, /* outside managed code */
 	HS_CLR_SAMPLE_MANAGED = 2,
 };
-HS_MUST_CHECK int hs_clr_thread_sample(const struct hs_nettrace_event *ev, uint32_t *type);
+HS_MUST_CHECK int hs_clr_thread_sample(const struct hs_nettrace_event *ev,
+				       uint32_t *type);
 
 /*
  * A name for an event of the runtime provider, whose metadata has none:

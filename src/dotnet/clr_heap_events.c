@@ -35,7 +35,7 @@ static size_t value_size(uint32_t id, unsigned ptr)
 	case HS_CLR_GC_BULK_ROOT_CWT_EDGE:
 		return 3 * (size_t)ptr;
 	default:
-		return 0;	/* variable: a string in each */
+		return 0; /* variable: a string in each */
 	}
 }
 
@@ -67,7 +67,7 @@ int hs_clr_bulk_begin(const struct hs_nettrace_event *ev, unsigned pointer_size,
 		b->index = (uint32_t)take(b, 4, &bad);
 		b->count = (uint32_t)take(b, 4, &bad);
 	}
-	take(b, 2, &bad);	/* CLR instance id */
+	take(b, 2, &bad); /* CLR instance id */
 	if (bad)
 		return -EINVAL;
 	size = value_size(id, pointer_size);

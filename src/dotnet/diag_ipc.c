@@ -58,7 +58,7 @@ int hs_dipc_header_encode(uint8_t out[HS_DIPC_HEADER_SIZE], size_t total,
 {
 	if (total < HS_DIPC_HEADER_SIZE || total > UINT16_MAX)
 		return -E2BIG;
-	memcpy(out, HS_DIPC_MAGIC, HS_DIPC_MAGIC_SIZE);	/* with its NUL */
+	memcpy(out, HS_DIPC_MAGIC, HS_DIPC_MAGIC_SIZE); /* with its NUL */
 	put16(out + 14, (uint16_t)total);
 	out[16] = command_set;
 	out[17] = command;
@@ -101,7 +101,8 @@ static long utf16_units(const char *s, uint8_t *out)
 			if (out) {
 				cp -= 0x10000;
 				put16(out + 2 * units, (uint16_t)(0xD800 | cp >> 10));
-				put16(out + 2 * units + 2, (uint16_t)(0xDC00 | (cp & 0x3FF)));
+				put16(out + 2 * units + 2,
+				      (uint16_t)(0xDC00 | (cp & 0x3FF)));
 			}
 			units += 2;
 		} else {
@@ -207,7 +208,7 @@ int hs_dipc_advert_decode(const uint8_t *p, size_t n, struct hs_dipc_advert *a)
 {
 	if (n < HS_DIPC_ADVERT_SIZE)
 		return -ENODATA;
-	if (memcmp(p, HS_DIPC_ADVERT_MAGIC, 8))	/* with its NUL */
+	if (memcmp(p, HS_DIPC_ADVERT_MAGIC, 8)) /* with its NUL */
 		return -EBADMSG;
 	memcpy(a->cookie, p + 8, 16);
 	a->pid = get64(p + 24);
@@ -223,7 +224,8 @@ static int reply_header(const uint8_t *p, size_t n, struct hs_dipc_reply *r)
 	if (err)
 		return err;
 	if (r->header.command_set != HS_DIPC_SET_SERVER ||
-	    (r->header.command != HS_DIPC_SERVER_OK && r->header.command != HS_DIPC_SERVER_ERROR))
+	    (r->header.command != HS_DIPC_SERVER_OK &&
+	     r->header.command != HS_DIPC_SERVER_ERROR))
 		return -EBADMSG;
 	r->payload_size = r->header.size - HS_DIPC_HEADER_SIZE;
 	r->hresult = 0;
@@ -250,7 +252,8 @@ int hs_dipc_reply_decode(const uint8_t *p, size_t n, struct hs_dipc_reply *r)
 		return err;
 	if (n < r->header.size)
 		return -ENODATA;
-	r->kept = r->payload_size < sizeof(r->payload) ? r->payload_size : sizeof(r->payload);
+	r->kept =
+	    r->payload_size < sizeof(r->payload) ? r->payload_size : sizeof(r->payload);
 	memcpy(r->payload, p + HS_DIPC_HEADER_SIZE, r->kept);
 	return reply_status(r);
 }
@@ -269,14 +272,10 @@ const char *hs_dipc_hresult_name(uint32_t hresult)
 		uint32_t hresult;
 		const char *name;
 	} names[] = {
-		{ 0x80004005, "Fail" },
-		{ 0x80070057, "InvalidArgument" },
-		{ 0x80131515, "NotSupported" },
-		{ 0x8013136A, "ProfilerAlreadyActive" },
-		{ 0x80131384, "BadEncoding" },
-		{ 0x80131385, "UnknownCommand" },
-		{ 0x80131386, "UnknownMagic" },
-		{ 0x80131387, "UnknownError" },
+	    {0x80004005, "Fail"},	  {0x80070057, "InvalidArgument"},
+	    {0x80131515, "NotSupported"}, {0x8013136A, "ProfilerAlreadyActive"},
+	    {0x80131384, "BadEncoding"},  {0x80131385, "UnknownCommand"},
+	    {0x80131386, "UnknownMagic"}, {0x80131387, "UnknownError"},
 	};
 	size_t i;
 
@@ -314,7 +313,8 @@ int hs_dipc_providers_set(struct hs_dipc_providers *l, const struct hs_dipc_prov
 		if (!strcasecmp(l->v[i].name, p->name))
 			break;
 	if (i == l->nr) {
-		struct hs_dipc_provider *v = hs_grow(l->v, sizeof(*v), l->nr + 1, &l->alloc);
+		struct hs_dipc_provider *v =
+		    hs_grow(l->v, sizeof(*v), l->nr + 1, &l->alloc);
 
 		if (!v)
 			goto fail;
@@ -335,11 +335,11 @@ fail:
 int hs_dipc_providers_default(struct hs_dipc_providers *l)
 {
 	static const struct hs_dipc_provider defaults[] = {
-		/* GC 0x1, Loader 0x8, Jit 0x10, Contention 0x4000, Exception
-		 * 0x8000, Stack 0x40000000; verbose for AllocationTick and
-		 * MethodLoadVerbose */
-		{ "Microsoft-Windows-DotNETRuntime", 0x4000C019, 5, NULL },
-		{ "Microsoft-DotNETCore-SampleProfiler", 0, 5, NULL },
+	    /* GC 0x1, Loader 0x8, Jit 0x10, Contention 0x4000, Exception
+	     * 0x8000, Stack 0x40000000; verbose for AllocationTick and
+	     * MethodLoadVerbose */
+	    {"Microsoft-Windows-DotNETRuntime", 0x4000C019, 5, NULL},
+	    {"Microsoft-DotNETCore-SampleProfiler", 0, 5, NULL},
 	};
 	size_t i;
 
@@ -352,7 +352,7 @@ int hs_dipc_providers_default(struct hs_dipc_providers *l)
 static int level_of(const char *s, size_t n, uint32_t *level)
 {
 	static const char *const names[] = {
-		"logalways", "critical", "error", "warning", "informational", "verbose",
+	    "logalways", "critical", "error", "warning", "informational", "verbose",
 	};
 	uint32_t i;
 
@@ -398,9 +398,9 @@ static int keywords_of(const char *s, size_t n, uint64_t *kw)
 static int parse_one(struct hs_dipc_providers *l, const char *s, size_t n, char *err,
 		     size_t errlen)
 {
-	struct hs_dipc_provider p = { .keywords = UINT64_MAX, .level = 5 };
-	const char *field[4] = { s, NULL, NULL, NULL };
-	size_t len[4] = { n, 0, 0, 0 };
+	struct hs_dipc_provider p = {.keywords = UINT64_MAX, .level = 5};
+	const char *field[4] = {s, NULL, NULL, NULL};
+	size_t len[4] = {n, 0, 0, 0};
 	char *name, *filter = NULL;
 	int k = 0, r;
 	size_t i;
@@ -417,13 +417,17 @@ static int parse_one(struct hs_dipc_providers *l, const char *s, size_t n, char 
 		return -EINVAL;
 	}
 	if (len[1] && keywords_of(field[1], len[1], &p.keywords)) {
-		snprintf(err, errlen, "keywords '%.*s' are not a hexadecimal number of "
-			 "at most 64 bits", (int)len[1], field[1]);
+		snprintf(err, errlen,
+			 "keywords '%.*s' are not a hexadecimal number of "
+			 "at most 64 bits",
+			 (int)len[1], field[1]);
 		return -EINVAL;
 	}
 	if (len[2] && level_of(field[2], len[2], &p.level)) {
-		snprintf(err, errlen, "level '%.*s' is not 0-5 or a level's name (critical, "
-			 "error, warning, informational, verbose)", (int)len[2], field[2]);
+		snprintf(err, errlen,
+			 "level '%.*s' is not 0-5 or a level's name (critical, "
+			 "error, warning, informational, verbose)",
+			 (int)len[2], field[2]);
 		return -EINVAL;
 	}
 	name = hs_strndup(field[0], len[0]);
@@ -476,7 +480,7 @@ int hs_dipc_providers_parse(struct hs_dipc_providers *l, const char *spec, char 
 /* Wait until @fd is ready for @events: 0, -ETIMEDOUT or -errno. */
 static int wait_fd(int fd, short events, int timeout_ms)
 {
-	struct pollfd pfd = { .fd = fd, .events = events };
+	struct pollfd pfd = {.fd = fd, .events = events};
 	int k;
 
 	do
@@ -544,7 +548,8 @@ int hs_dipc_read_reply(int fd, struct hs_dipc_reply *r, int timeout_ms)
 		err = reply_header(head, sizeof(head), r);
 	if (err)
 		return err;
-	r->kept = r->payload_size < sizeof(r->payload) ? r->payload_size : sizeof(r->payload);
+	r->kept =
+	    r->payload_size < sizeof(r->payload) ? r->payload_size : sizeof(r->payload);
 	err = hs_dipc_read_full(fd, r->payload, r->kept, timeout_ms);
 	for (left = r->payload_size - r->kept; !err && left;) {
 		size_t k = left < sizeof(skip) ? left : sizeof(skip);
@@ -572,7 +577,8 @@ int hs_dipc_find_socket(pid_t pid, char *path, size_t n)
 	d = opendir(dir);
 	if (!d)
 		return -ENOENT;
-	plen = (size_t)snprintf(prefix, sizeof(prefix), "dotnet-diagnostic-%d-", (int)pid);
+	plen =
+	    (size_t)snprintf(prefix, sizeof(prefix), "dotnet-diagnostic-%d-", (int)pid);
 	while ((de = readdir(d))) {
 		size_t len = strlen(de->d_name);
 		char cand[4096];
@@ -581,7 +587,8 @@ int hs_dipc_find_socket(pid_t pid, char *path, size_t n)
 		if (strncmp(de->d_name, prefix, plen) || len < plen + 7 ||
 		    strcmp(de->d_name + len - 7, "-socket"))
 			continue;
-		if ((size_t)snprintf(cand, sizeof(cand), "%s/%s", dir, de->d_name) >= sizeof(cand) ||
+		if ((size_t)snprintf(cand, sizeof(cand), "%s/%s", dir, de->d_name) >=
+			sizeof(cand) ||
 		    stat(cand, &sb) || !S_ISSOCK(sb.st_mode))
 			continue;
 		if (found && sb.st_mtime < newest)
@@ -688,7 +695,8 @@ int hs_dipc_stop(int fd, uint64_t session, struct hs_dipc_reply *r, int timeout_
 {
 	struct hs_dipc_reply own;
 	uint8_t msg[28];
-	int err = hs_dipc_write_full(fd, msg, hs_dipc_stop_encode(msg, session), timeout_ms);
+	int err =
+	    hs_dipc_write_full(fd, msg, hs_dipc_stop_encode(msg, session), timeout_ms);
 
 	return err ? err : hs_dipc_read_reply(fd, r ? r : &own, timeout_ms);
 }

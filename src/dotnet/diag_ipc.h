@@ -34,17 +34,17 @@
  * Nothing here prints.
  */
 
-#define HS_DIPC_MAGIC "DOTNET_IPC_V1"	/* 13 bytes plus its NUL: 14 */
+#define HS_DIPC_MAGIC "DOTNET_IPC_V1" /* 13 bytes plus its NUL: 14 */
 #define HS_DIPC_MAGIC_SIZE 14
 #define HS_DIPC_HEADER_SIZE 20
-#define HS_DIPC_ADVERT_MAGIC "ADVR_V1"	/* 7 bytes plus its NUL: 8 */
-#define HS_DIPC_ADVERT_SIZE 34		/* magic, GUID, uint64 pid, uint16 */
-#define HS_DIPC_MAX_REPLY 4096		/* reply payloads kept (more is skipped) */
+#define HS_DIPC_ADVERT_MAGIC "ADVR_V1" /* 7 bytes plus its NUL: 8 */
+#define HS_DIPC_ADVERT_SIZE 34	       /* magic, GUID, uint64 pid, uint16 */
+#define HS_DIPC_MAX_REPLY 4096	       /* reply payloads kept (more is skipped) */
 
 enum hs_dipc_command_set {
 	HS_DIPC_SET_EVENTPIPE = 0x02,
 	HS_DIPC_SET_PROCESS = 0x04,
-	HS_DIPC_SET_SERVER = 0xFF,	/* replies */
+	HS_DIPC_SET_SERVER = 0xFF, /* replies */
 };
 
 enum hs_dipc_command {
@@ -60,32 +60,32 @@ enum hs_dipc_command {
 enum { HS_DIPC_FORMAT_NETTRACE = 1 };
 
 struct hs_dipc_header {
-	uint16_t size;		/* header plus payload */
-	uint8_t command_set;	/* enum hs_dipc_command_set */
-	uint8_t command;	/* enum hs_dipc_command */
+	uint16_t size;	     /* header plus payload */
+	uint8_t command_set; /* enum hs_dipc_command_set */
+	uint8_t command;     /* enum hs_dipc_command */
 	uint16_t reserved;
 };
 
 /* One provider of a session: what `--providers` and the defaults give. */
 struct hs_dipc_provider {
-	const char *name;	/* "Microsoft-Windows-DotNETRuntime" (UTF-8) */
+	const char *name; /* "Microsoft-Windows-DotNETRuntime" (UTF-8) */
 	uint64_t keywords;
-	uint32_t level;		/* 0 LogAlways .. 5 Verbose */
-	const char *filter;	/* "key=value;..." or NULL for none */
+	uint32_t level;	    /* 0 LogAlways .. 5 Verbose */
+	const char *filter; /* "key=value;..." or NULL for none */
 };
 
 /* A CollectTracing2 request. */
 struct hs_dipc_collect {
-	uint32_t buffer_mb;	/* the runtime's circular buffer */
-	uint32_t format;	/* HS_DIPC_FORMAT_NETTRACE */
-	int rundown;		/* whether the runtime writes the rundown at stop */
+	uint32_t buffer_mb; /* the runtime's circular buffer */
+	uint32_t format;    /* HS_DIPC_FORMAT_NETTRACE */
+	int rundown;	    /* whether the runtime writes the rundown at stop */
 	const struct hs_dipc_provider *providers;
 	size_t nr_providers;
 };
 
 /* The advertisement of a reverse-connecting runtime. */
 struct hs_dipc_advert {
-	uint8_t cookie[16];	/* the runtime instance's GUID, as sent */
+	uint8_t cookie[16]; /* the runtime instance's GUID, as sent */
 	uint64_t pid;
 	uint16_t future;
 };
@@ -93,9 +93,9 @@ struct hs_dipc_advert {
 /* A reply, decoded by hs_dipc_read_reply(). */
 struct hs_dipc_reply {
 	struct hs_dipc_header header;
-	uint32_t hresult;	/* of an error reply; 0 for OK */
-	size_t payload_size;	/* as the header says */
-	size_t kept;		/* bytes of payload[] filled (payload_size capped) */
+	uint32_t hresult;    /* of an error reply; 0 for OK */
+	size_t payload_size; /* as the header says */
+	size_t kept;	     /* bytes of payload[] filled (payload_size capped) */
 	uint8_t payload[HS_DIPC_MAX_REPLY];
 };
 
@@ -110,7 +110,8 @@ HS_MUST_CHECK
 int hs_dipc_header_encode(uint8_t out[HS_DIPC_HEADER_SIZE], size_t total,
 			  uint8_t command_set, uint8_t command);
 /* Decode the header at @p (@n bytes): 0, -ENODATA, -EBADMSG or -EPROTO. */
-HS_MUST_CHECK int hs_dipc_header_decode(const uint8_t *p, size_t n, struct hs_dipc_header *h);
+HS_MUST_CHECK int hs_dipc_header_decode(const uint8_t *p, size_t n,
+					struct hs_dipc_header *h);
 
 /*
  * The whole CollectTracing2 message (header included) for @c, into *@out
@@ -125,13 +126,15 @@ size_t hs_dipc_stop_encode(uint8_t out[28], uint64_t session);
 /* The ResumeRuntime message into @out: its size (20). */
 size_t hs_dipc_resume_encode(uint8_t out[HS_DIPC_HEADER_SIZE]);
 /* Decode an advertisement: 0, -ENODATA (fewer than 34 bytes) or -EBADMSG. */
-HS_MUST_CHECK int hs_dipc_advert_decode(const uint8_t *p, size_t n, struct hs_dipc_advert *a);
+HS_MUST_CHECK int hs_dipc_advert_decode(const uint8_t *p, size_t n,
+					struct hs_dipc_advert *a);
 /*
  * Decode a whole reply held in @p (@n bytes) into @r: 0 for OK, -EREMOTEIO
  * for an error reply (@r->hresult set), -ENODATA, -EBADMSG (not a reply)
  * or -EPROTO (an error reply without its HRESULT).
  */
-HS_MUST_CHECK int hs_dipc_reply_decode(const uint8_t *p, size_t n, struct hs_dipc_reply *r);
+HS_MUST_CHECK int hs_dipc_reply_decode(const uint8_t *p, size_t n,
+				       struct hs_dipc_reply *r);
 /* The uint64 at the start of an OK reply's payload (a session id): 0 or -EPROTO. */
 HS_MUST_CHECK int hs_dipc_reply_u64(const struct hs_dipc_reply *r, uint64_t *v);
 
@@ -198,7 +201,8 @@ HS_MUST_CHECK int hs_dipc_listen(const char *path);
  * advertisement into @a: the connection's descriptor, or -ETIMEDOUT,
  * -ENODATA, -EBADMSG, -errno.
  */
-HS_MUST_CHECK int hs_dipc_accept_advert(int lfd, struct hs_dipc_advert *a, int timeout_ms);
+HS_MUST_CHECK int hs_dipc_accept_advert(int lfd, struct hs_dipc_advert *a,
+					int timeout_ms);
 
 /*
  * Send CollectTracing2 @c on @fd and read the reply: 0 with *@session
@@ -209,7 +213,8 @@ HS_MUST_CHECK
 int hs_dipc_collect(int fd, const struct hs_dipc_collect *c, uint64_t *session,
 		    struct hs_dipc_reply *r, int timeout_ms);
 /* Send StopTracing of @session on @fd (a second connection) and read the reply. */
-HS_MUST_CHECK int hs_dipc_stop(int fd, uint64_t session, struct hs_dipc_reply *r, int timeout_ms);
+HS_MUST_CHECK int hs_dipc_stop(int fd, uint64_t session, struct hs_dipc_reply *r,
+			       int timeout_ms);
 /* Send ResumeRuntime on @fd and read the reply. */
 HS_MUST_CHECK int hs_dipc_resume(int fd, struct hs_dipc_reply *r, int timeout_ms);
 /*

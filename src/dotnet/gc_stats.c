@@ -14,10 +14,13 @@
 #define SUSPEND_FOR_GC_PREP 6
 
 static const char *const reason_names[] = {
-	"AllocSmall", "Induced", "LowMemory", "Empty", "AllocLarge",
-	"OutOfSpaceSOH", "OutOfSpaceLOH", "InducedNotForced", "Internal",
-	"InducedLowMemory", "InducedCompacting", "LowMemoryHost", "PMFullGC",
-	"LowMemoryHostBlocking",
+    "AllocSmall",	 "Induced",
+    "LowMemory",	 "Empty",
+    "AllocLarge",	 "OutOfSpaceSOH",
+    "OutOfSpaceLOH",	 "InducedNotForced",
+    "Internal",		 "InducedLowMemory",
+    "InducedCompacting", "LowMemoryHost",
+    "PMFullGC",		 "LowMemoryHostBlocking",
 };
 
 const char *hs_gc_reason_name(uint32_t reason, char *buf, size_t n)
@@ -49,14 +52,16 @@ const char *hs_gc_kind_name(uint32_t kind, char *buf, size_t n)
 
 char hs_gc_kind_letter(uint32_t kind)
 {
-	return kind == HS_GC_NONCONCURRENT ? 'N' : kind == HS_GC_BACKGROUND ? 'B' :
-	       kind == HS_GC_FOREGROUND ? 'F' : '?';
+	return kind == HS_GC_NONCONCURRENT ? 'N'
+	       : kind == HS_GC_BACKGROUND  ? 'B'
+	       : kind == HS_GC_FOREGROUND  ? 'F'
+					   : '?';
 }
 
 void hs_gc_stats_init(struct hs_gc_stats *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->qpc_per_ms = 1e6;	/* nanoseconds until a header says otherwise */
+	s->qpc_per_ms = 1e6; /* nanoseconds until a header says otherwise */
 	s->pointer_size = 8;
 	s->suspend_begin_ms = NAN;
 	s->suspend_end_ms = NAN;
@@ -83,7 +88,8 @@ static double event_ms(const struct hs_gc_stats *s, int64_t timestamp)
 	return (double)(timestamp - s->qpc_origin) / s->qpc_per_ms;
 }
 
-/* The GC the next event is about: the last one while it runs, else the running background GC. */
+/* The GC the next event is about: the last one while it runs, else the running background
+ * GC. */
 static struct hs_gc_record *current_gc(struct hs_gc_stats *s)
 {
 	if (s->nr && !s->gcs[s->nr - 1].complete)
@@ -91,14 +97,15 @@ static struct hs_gc_record *current_gc(struct hs_gc_stats *s)
 	return s->current_bgc ? &s->gcs[s->current_bgc - 1] : NULL;
 }
 
-static void on_suspend_begin(struct hs_gc_stats *s, const struct hs_nettrace_event *ev, double t)
+static void on_suspend_begin(struct hs_gc_stats *s, const struct hs_nettrace_event *ev,
+			     double t)
 {
 	struct hs_clr_gc_suspend sus;
 
 	if (hs_clr_gc_suspend(ev, &sus))
 		return;
 	if (sus.reason != SUSPEND_FOR_GC && sus.reason != SUSPEND_FOR_GC_PREP)
-		return;		/* the debugger, shutdown, ...: not a GC's pause */
+		return; /* the debugger, shutdown, ...: not a GC's pause */
 	s->suspend_begin_ms = t;
 	s->suspend_end_ms = NAN;
 	s->suspend_thread = ev->thread_id;
@@ -110,7 +117,8 @@ static int tracked(const struct hs_gc_stats *s, const struct hs_nettrace_event *
 	return !isnan(s->suspend_begin_ms) && ev->thread_id == s->suspend_thread;
 }
 
-static void on_suspend_end(struct hs_gc_stats *s, const struct hs_nettrace_event *ev, double t)
+static void on_suspend_end(struct hs_gc_stats *s, const struct hs_nettrace_event *ev,
+			   double t)
 {
 	if (!tracked(s, ev))
 		return;
@@ -123,7 +131,8 @@ static void on_suspend_end(struct hs_gc_stats *s, const struct hs_nettrace_event
 	}
 }
 
-static int on_gc_start(struct hs_gc_stats *s, const struct hs_nettrace_event *ev, double t)
+static int on_gc_start(struct hs_gc_stats *s, const struct hs_nettrace_event *ev,
+		       double t)
 {
 	struct hs_clr_gc_start st;
 	struct hs_gc_record *r, *last;
@@ -134,7 +143,7 @@ static int on_gc_start(struct hs_gc_stats *s, const struct hs_nettrace_event *ev
 		return 0;
 	last = s->nr ? &s->gcs[s->nr - 1] : NULL;
 	if (last && last->number == st.count)
-		return 0;	/* the same GC announced twice */
+		return 0; /* the same GC announced twice */
 	grown = hs_grow(s->gcs, sizeof(*s->gcs), s->nr + 1, &s->alloc);
 	if (!grown)
 		return -ENOMEM;
@@ -167,13 +176,14 @@ static int on_gc_start(struct hs_gc_stats *s, const struct hs_nettrace_event *ev
 		r->suspend_ms = (isnan(s->suspend_end_ms) ? t : s->suspend_end_ms) -
 				s->suspend_begin_ms;
 	} else {
-		r->pause_start_ms = t;	/* the suspension is not in the trace */
+		r->pause_start_ms = t; /* the suspension is not in the trace */
 		r->suspend_ms = NAN;
 	}
 	s->nr++;
 	if (r->kind == HS_GC_BACKGROUND) {
 		s->current_bgc = s->nr;
-		/* its initial suspension is part of its pause even if an ephemeral GC takes the restart */
+		/* its initial suspension is part of its pause even if an ephemeral GC
+		 * takes the restart */
 		r->pause_ms = r->suspend_ms;
 	}
 	return 0;
@@ -236,7 +246,8 @@ static void on_per_heap_history(struct hs_gc_stats *s, const struct hs_nettrace_
 		r->size_before[g] += ph.size_before[g];
 }
 
-static void on_restart_end(struct hs_gc_stats *s, const struct hs_nettrace_event *ev, double t)
+static void on_restart_end(struct hs_gc_stats *s, const struct hs_nettrace_event *ev,
+			   double t)
 {
 	struct hs_gc_record *r;
 
@@ -336,7 +347,8 @@ static void estimate_before(struct hs_gc_record *r, const struct hs_gc_record *p
 	r->before[HS_GC_GEN0] = (double)r->alloc_gen0;
 	if (!prev)
 		return;
-	r->before[HS_GC_GEN0] = max2((double)prev->heap.gen_size[0], (double)r->alloc_gen0);
+	r->before[HS_GC_GEN0] =
+	    max2((double)prev->heap.gen_size[0], (double)r->alloc_gen0);
 	r->before[HS_GC_GEN1] = (double)prev->heap.gen_size[1];
 	r->before[HS_GC_GEN2] = (double)prev->heap.gen_size[2];
 	for (g = HS_GC_LOH; g <= HS_GC_POH; g++)
@@ -362,13 +374,14 @@ static void derive(struct hs_gc_record *r, const struct hs_gc_record *prev)
 	r->after_bytes = 0;
 	r->promoted_bytes = 0;
 	for (g = 0; g < HS_GC__NR_GENS; g++) {
-		int collected = g <= HS_GC_GEN2 ? (uint32_t)g <= r->generation :
-			       r->generation >= 2;
+		int collected =
+		    g <= HS_GC_GEN2 ? (uint32_t)g <= r->generation : r->generation >= 2;
 
 		r->after_bytes += (double)r->heap.gen_size[g];
 		r->promoted_bytes += (double)r->heap.promoted[g];
 		if (collected && r->before[g] > 0)
-			r->survival[g] = (double)r->heap.promoted[g] * 100.0 / r->before[g];
+			r->survival[g] =
+			    (double)r->heap.promoted[g] * 100.0 / r->before[g];
 	}
 	r->peak_bytes = max2(before, r->after_bytes);
 }
@@ -383,7 +396,7 @@ static void add_to_rollup(struct hs_gc_rollup *u, const struct hs_gc_record *r)
 		u->max_pause_ms = max2(u->max_pause_ms, r->pause_ms);
 	}
 	u->max_peak_bytes = max2(u->max_peak_bytes, r->peak_bytes);
-	u->mean_peak_bytes += r->peak_bytes;	/* sums until finish_rollup() */
+	u->mean_peak_bytes += r->peak_bytes; /* sums until finish_rollup() */
 	if (!isnan(r->after_bytes))
 		u->mean_after_bytes += r->after_bytes;
 	if (!isnan(r->promoted_bytes))
@@ -394,7 +407,7 @@ static void add_to_rollup(struct hs_gc_rollup *u, const struct hs_gc_record *r)
 void hs_gc_stats_finish(struct hs_gc_stats *s)
 {
 	const struct hs_gc_record *prev = NULL;
-	size_t i, j, with_stats[4] = { 0 };
+	size_t i, j, with_stats[4] = {0};
 	int k;
 
 	memset(s->rollup, 0, sizeof(s->rollup));
@@ -408,10 +421,12 @@ void hs_gc_stats_finish(struct hs_gc_stats *s)
 	for (i = 0; i < s->nr; i++) {
 		struct hs_gc_record *r = &s->gcs[i];
 
-		/* a background GC's heap grows while it runs: its peak is the largest meanwhile */
+		/* a background GC's heap grows while it runs: its peak is the largest
+		 * meanwhile */
 		if (r->kind == HS_GC_BACKGROUND && !isnan(r->duration_ms))
 			for (j = i + 1; j < s->nr &&
-			     s->gcs[j].start_ms < r->start_ms + r->duration_ms; j++)
+					s->gcs[j].start_ms < r->start_ms + r->duration_ms;
+			     j++)
 				r->peak_bytes = max2(r->peak_bytes, s->gcs[j].peak_bytes);
 		if (!r->complete)
 			s->nr_incomplete++;
@@ -434,8 +449,10 @@ void hs_gc_stats_finish(struct hs_gc_stats *s)
 
 		u->mean_pause_ms = u->count ? u->total_pause_ms / u->count : 0;
 		u->mean_peak_bytes = u->count ? u->mean_peak_bytes / u->count : 0;
-		u->mean_after_bytes = with_stats[k] ? u->mean_after_bytes / (double)with_stats[k] : 0;
+		u->mean_after_bytes =
+		    with_stats[k] ? u->mean_after_bytes / (double)with_stats[k] : 0;
 	}
 	s->duration_ms = s->have_event ? s->last_ms - s->first_ms : 0;
-	s->pause_percent = s->duration_ms > 0 ? s->total_pause_ms * 100.0 / s->duration_ms : 0;
+	s->pause_percent =
+	    s->duration_ms > 0 ? s->total_pause_ms * 100.0 / s->duration_ms : 0;
 }

@@ -14,17 +14,23 @@
 enum { WAITING, IN_GC, DONE };
 
 enum category {
-	CAT_STATIC, CAT_LOCAL, CAT_STRONG, CAT_PINNING, CAT_FINALIZER, CAT_OTHER, NR_CATS
+	CAT_STATIC,
+	CAT_LOCAL,
+	CAT_STRONG,
+	CAT_PINNING,
+	CAT_FINALIZER,
+	CAT_OTHER,
+	NR_CATS
 };
 
 static const char *const category_names[NR_CATS] = {
-	"[static vars]", "[local vars]", "[strong Handles]", "[pinning Handles]",
-	"[finalizer queue]", "[other roots]",
+    "[static vars]",	 "[local vars]",      "[strong Handles]",
+    "[pinning Handles]", "[finalizer queue]", "[other roots]",
 };
 
 #define ROOT_NAME "[.NET Roots]"
 #define GC_TYPE_BACKGROUND 1
-#define NAME_DEPTH 8	/* type arguments named this deep */
+#define NAME_DEPTH 8 /* type arguments named this deep */
 #define ELEMENT_SZARRAY 0x1d
 #define ELEMENT_ARRAY 0x14
 
@@ -87,7 +93,7 @@ static uint32_t root_category(const struct hs_clr_heap_root *r)
 		return CAT_FINALIZER;
 	case HS_CLR_ROOT_HANDLE:
 		if (r->flags & HS_CLR_ROOT_WEAK)
-			return NR_CATS;	/* roots nothing */
+			return NR_CATS; /* roots nothing */
 		return r->flags & HS_CLR_ROOT_PINNING ? CAT_PINNING : CAT_STRONG;
 	default:
 		return CAT_OTHER;
@@ -168,7 +174,7 @@ static int take_batch(struct hs_heap_snapshot *s, struct hs_clr_bulk *b)
 			if (HS_GROW(s->roots, s->nr_roots + 1, s->alloc_roots))
 				return -ENOMEM;
 			s->roots[s->nr_roots++] = (struct hs_heap_snapshot_root){
-				.address = r.address, .category = cat };
+			    .address = r.address, .category = cat};
 			break;
 		}
 		case HS_CLR_GC_BULK_ROOT_STATIC_VAR:
@@ -221,12 +227,13 @@ int hs_heap_snapshot_event(struct hs_heap_snapshot *s, const struct hs_nettrace_
 		if (!err)
 			err = take_module(s, &module);
 		hs_clr_module_release(&module);
-		return err == -EINVAL ? 0 : err;	/* a module we cannot read: no path */
+		return err == -EINVAL ? 0 : err; /* a module we cannot read: no path */
 	}
 	if (s->state == DONE)
 		return 0;
 	if (!hs_clr_gc_start(ev, &start)) {
-		if (s->state == WAITING && start.depth == 2 && start.type != GC_TYPE_BACKGROUND) {
+		if (s->state == WAITING && start.depth == 2 &&
+		    start.type != GC_TYPE_BACKGROUND) {
 			s->state = IN_GC;
 			s->gc_count = start.count;
 		}
@@ -237,7 +244,7 @@ int hs_heap_snapshot_event(struct hs_heap_snapshot *s, const struct hs_nettrace_
 			if (s->nr_nodes) {
 				s->state = DONE;
 			} else {
-				drop_values(s);	/* a gen2 GC that reported no heap */
+				drop_values(s); /* a gen2 GC that reported no heap */
 				s->state = WAITING;
 			}
 		}
@@ -267,7 +274,7 @@ static int cmp_type_id(const void *a, const void *b)
 static const struct hs_heap_snapshot_type *find_type(const struct hs_heap_snapshot *s,
 						     uint64_t id)
 {
-	struct hs_heap_snapshot_type key = { .id = id };
+	struct hs_heap_snapshot_type key = {.id = id};
 
 	if (!s->nr_types)
 		return NULL;
@@ -320,7 +327,8 @@ static void perfview_name(const char *name, struct text *t)
 }
 
 /* The name of type @id; an array without a name is its element's and "[]". */
-static void type_name(const struct hs_heap_snapshot *s, uint64_t id, int depth, struct text *t)
+static void type_name(const struct hs_heap_snapshot *s, uint64_t id, int depth,
+		      struct text *t)
 {
 	const struct hs_heap_snapshot_type *k = find_type(s, id);
 
@@ -328,8 +336,9 @@ static void type_name(const struct hs_heap_snapshot *s, uint64_t id, int depth, 
 		text_put(t, "?", 1);
 		return;
 	}
-	if (!k->name[0] && (k->element_type == ELEMENT_SZARRAY ||
-			    k->element_type == ELEMENT_ARRAY) && k->nr_params == 1) {
+	if (!k->name[0] &&
+	    (k->element_type == ELEMENT_SZARRAY || k->element_type == ELEMENT_ARRAY) &&
+	    k->nr_params == 1) {
 		type_name(s, k->params[0], depth + 1, t);
 		text_put(t, "[]", 2);
 		return;
@@ -384,9 +393,9 @@ struct builder {
 	struct addr_index *idx;
 	uint32_t *kids;
 	size_t alloc_kids;
-	uint32_t first_object;		/* node of s->nodes[0] */
-	uint32_t first_static;		/* node of statics[0]'s pseudo-node */
-	uint32_t cat_node[NR_CATS];	/* HS_HEAPGRAPH_NONE when empty */
+	uint32_t first_object;	    /* node of s->nodes[0] */
+	uint32_t first_static;	    /* node of statics[0]'s pseudo-node */
+	uint32_t cat_node[NR_CATS]; /* HS_HEAPGRAPH_NONE when empty */
 };
 
 static int add_kid(struct builder *b, size_t *n, uint32_t node)
@@ -450,16 +459,19 @@ static int add_roots(struct builder *b)
 					return err;
 		for (i = 0; i < s->nr_roots; i++)
 			if (s->roots[i].category == c &&
-			    (err = add_kid(b, &n, lookup(b->idx, s->nr_nodes, s->roots[i].address))))
+			    (err = add_kid(
+				 b, &n,
+				 lookup(b->idx, s->nr_nodes, s->roots[i].address))))
 				return err;
 		if ((err = add_pseudo(b, category_names[c], n)))
 			return err;
 	}
 	for (i = 0; i < s->nr_statics; i++) {
-		struct text t = { 0 };
+		struct text t = {0};
 
 		n = 0;
-		if ((err = add_kid(b, &n, lookup(b->idx, s->nr_nodes, s->statics[i].object))))
+		if ((err = add_kid(b, &n,
+				   lookup(b->idx, s->nr_nodes, s->statics[i].object))))
 			return err;
 		text_put(&t, "[static var ", 12);
 		type_name(s, s->statics[i].type_id, 0, &t);
@@ -488,12 +500,16 @@ static int cmp_cwt_key(const void *a, const void *b)
  */
 #define NR_SIZE_CLASSES 5
 static const char *const size_class_suffix[NR_SIZE_CLASSES] = {
-	"", " (Bytes > 1K)", " (Bytes > 10K)", " (Bytes > 100K)", " (Bytes > 1M)",
+    "", " (Bytes > 1K)", " (Bytes > 10K)", " (Bytes > 100K)", " (Bytes > 1M)",
 };
 
 static unsigned size_class(uint32_t size)
 {
-	return size > 1000000 ? 4 : size > 100000 ? 3 : size > 10000 ? 2 : size > 1000 ? 1 : 0;
+	return size > 1000000  ? 4
+	       : size > 100000 ? 3
+	       : size > 10000  ? 2
+	       : size > 1000   ? 1
+			       : 0;
 }
 
 /*
@@ -506,8 +522,9 @@ static int object_type(struct builder *b, uint32_t *map, uint64_t id, uint32_t s
 {
 	const struct hs_heap_snapshot_type *k = find_type(b->s, id);
 	unsigned cls = size_class(size);
-	size_t slot = (k ? (size_t)(k - b->s->types) : b->s->nr_types) * NR_SIZE_CLASSES + cls;
-	struct text t = { 0 };
+	size_t slot =
+	    (k ? (size_t)(k - b->s->types) : b->s->nr_types) * NR_SIZE_CLASSES + cls;
+	struct text t = {0};
 	int err;
 
 	if (map[slot] != HS_HEAPGRAPH_NONE) {
@@ -520,8 +537,8 @@ static int object_type(struct builder *b, uint32_t *map, uint64_t id, uint32_t s
 		hs_free(t.s);
 		return -ENOMEM;
 	}
-	err = hs_heapgraph_add_type(b->g, t.s, k ? module_path(b->s, k->module) : NULL, size,
-				    type);
+	err = hs_heapgraph_add_type(b->g, t.s, k ? module_path(b->s, k->module) : NULL,
+				    size, type);
 	hs_free(t.s);
 	if (!err)
 		map[slot] = *type;
@@ -560,7 +577,8 @@ static int add_objects(struct builder *b)
 		qsort(s->cwts, s->nr_cwts, sizeof(*s->cwts), cmp_cwt_key);
 	for (i = 0; i < s->nr_nodes && !err; i++) {
 		const struct hs_clr_heap_node *o = &s->nodes[i];
-		uint32_t size = o->size > UINT32_MAX ? UINT32_MAX : (uint32_t)o->size, type;
+		uint32_t size = o->size > UINT32_MAX ? UINT32_MAX : (uint32_t)o->size,
+			 type;
 		uint64_t k;
 
 		n = 0;
@@ -571,8 +589,10 @@ static int add_objects(struct builder *b)
 			}
 			err = add_kid(b, &n, lookup(b->idx, s->nr_nodes, s->edges[e++]));
 		}
-		for (k = first_cwt(s->cwts, s->nr_cwts, o->address); k < s->nr_cwts && s->cwts[k].key == o->address && !err; k++)
-			err = add_kid(b, &n, lookup(b->idx, s->nr_nodes, s->cwts[k].value));
+		for (k = first_cwt(s->cwts, s->nr_cwts, o->address);
+		     k < s->nr_cwts && s->cwts[k].key == o->address && !err; k++)
+			err =
+			    add_kid(b, &n, lookup(b->idx, s->nr_nodes, s->cwts[k].value));
 		if (!err)
 			err = object_type(b, map, o->type_id, size, &type);
 		if (!err)
@@ -585,7 +605,7 @@ static int add_objects(struct builder *b)
 
 int hs_heap_snapshot_build(struct hs_heap_snapshot *s, struct hs_heapgraph *g)
 {
-	struct builder b = { .s = s, .g = g };
+	struct builder b = {.s = s, .g = g};
 	size_t i;
 	int err;
 
@@ -601,7 +621,8 @@ int hs_heap_snapshot_build(struct hs_heap_snapshot *s, struct hs_heapgraph *g)
 	/* the node numbers are known before the roots: objects come last */
 	number_roots(&b);
 	for (i = 0; i < s->nr_nodes; i++)
-		b.idx[i] = (struct addr_index){ s->nodes[i].address, b.first_object + (uint32_t)i };
+		b.idx[i] = (struct addr_index){s->nodes[i].address,
+					       b.first_object + (uint32_t)i};
 	qsort(b.idx, s->nr_nodes, sizeof(*b.idx), cmp_addr);
 	err = add_roots(&b);
 	if (!err)

@@ -36,30 +36,30 @@
 struct hs_heap_snapshot_type {
 	uint64_t id;
 	uint64_t module;
-	char *name;		/* owned */
-	uint64_t *params;	/* owned; nr_params */
+	char *name;	  /* owned */
+	uint64_t *params; /* owned; nr_params */
 	uint32_t nr_params;
 	uint8_t element_type;
 };
 
 struct hs_heap_snapshot_root {
 	uint64_t address;
-	uint32_t category;	/* enum in heap_snapshot.c */
-	uint32_t static_index;	/* statics[] for a static var */
+	uint32_t category;     /* enum in heap_snapshot.c */
+	uint32_t static_index; /* statics[] for a static var */
 };
 
 struct hs_heap_snapshot {
 	int state;		/* waiting, in the dump GC, done */
 	uint32_t gc_count;	/* the dump GC's number */
-	uint64_t nr_lost_edges;	/* edges the nodes announced but no event brought */
+	uint64_t nr_lost_edges; /* edges the nodes announced but no event brought */
 
 	struct hs_clr_heap_node *nodes;
 	size_t nr_nodes, alloc_nodes;
-	uint64_t *edges;	/* targets, in the nodes' order */
+	uint64_t *edges; /* targets, in the nodes' order */
 	size_t nr_edges, alloc_edges;
 	struct hs_heap_snapshot_root *roots;
 	size_t nr_roots, alloc_roots;
-	struct hs_clr_heap_static *statics;	/* field names owned */
+	struct hs_clr_heap_static *statics; /* field names owned */
 	size_t nr_statics, alloc_statics;
 	struct hs_clr_heap_cwt *cwts;
 	size_t nr_cwts, alloc_cwts;
@@ -67,8 +67,8 @@ struct hs_heap_snapshot {
 	size_t nr_types, alloc_types;
 	struct hs_heap_snapshot_module {
 		uint64_t id;
-		char *path;	/* owned */
-	} *modules;
+		char *path; /* owned */
+	} * modules;
 	size_t nr_modules, alloc_modules;
 };
 
@@ -90,5 +90,6 @@ int hs_heap_snapshot_started(const struct hs_heap_snapshot *s);
  * The graph (@g initialised by the caller). Returns 0, -ENODATA (no GC
  * reported a heap), -ENOMEM or -E2BIG.
  */
-HS_MUST_CHECK int hs_heap_snapshot_build(struct hs_heap_snapshot *s, struct hs_heapgraph *g);
+HS_MUST_CHECK int hs_heap_snapshot_build(struct hs_heap_snapshot *s,
+					 struct hs_heapgraph *g);
 #endif

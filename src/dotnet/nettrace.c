@@ -34,10 +34,10 @@
 /* An event kept until its region is handed over. */
 struct kept_event {
 	int64_t timestamp;
-	uint64_t order;			/* file order, for ties */
+	uint64_t order; /* file order, for ties */
 	uint64_t thread_id, capture_thread_id;
 	uint64_t offset;
-	uint64_t payload;		/* offset into region_bytes */
+	uint64_t payload; /* offset into region_bytes */
 	uint32_t meta_id, stack_id, sequence, processor, payload_size;
 };
 
@@ -56,32 +56,32 @@ struct seq_slot {
 };
 
 struct reader {
-	FILE *f;				/* borrowed */
-	const struct hs_nettrace_ops *ops;	/* borrowed */
+	FILE *f;			   /* borrowed */
+	const struct hs_nettrace_ops *ops; /* borrowed */
 	struct hs_diag *diag;
 	struct hs_nettrace_stats st;
-	uint64_t pos;				/* bytes consumed */
+	uint64_t pos; /* bytes consumed */
 	int have_header;
 	struct hs_nettrace_header hdr;
 
-	unsigned char *block;			/* the current block's content */
+	unsigned char *block; /* the current block's content */
 	size_t block_alloc;
 
-	struct hs_nettrace_meta **meta;		/* id -> record, NULL if undefined */
+	struct hs_nettrace_meta **meta; /* id -> record, NULL if undefined */
 	size_t nr_meta, alloc_meta;
 
-	uint64_t *ips;				/* the region's stacks, concatenated */
+	uint64_t *ips; /* the region's stacks, concatenated */
 	size_t nr_ips, alloc_ips;
-	uint64_t *stack_start;			/* id -> first IP + 1; 0 = undefined */
-	uint32_t *stack_len;			/* id -> depth */
+	uint64_t *stack_start; /* id -> first IP + 1; 0 = undefined */
+	uint32_t *stack_len;   /* id -> depth */
 	size_t nr_stack_ids, alloc_stack_start, alloc_stack_len;
 
-	struct seq_slot *seq;			/* capture thread -> last sequence */
+	struct seq_slot *seq; /* capture thread -> last sequence */
 	size_t nr_seq, nr_seq_slots;
 
-	struct kept_event *kept;		/* the region's events */
+	struct kept_event *kept; /* the region's events */
 	size_t nr_kept, alloc_kept;
-	unsigned char *region_bytes;		/* their payloads */
+	unsigned char *region_bytes; /* their payloads */
 	size_t nr_region_bytes, alloc_region_bytes;
 	uint64_t order;
 };
@@ -158,11 +158,13 @@ int hs_nettrace_utf16(const unsigned char **p, const unsigned char *end, char **
 	if (nul + 1 >= end)
 		return -EINVAL;
 	units = (size_t)(nul - s) / 2;
-	u = hs_malloc(units * 3 + 1);	/* a unit, or a pair of them, is at most 3 or 4 bytes */
+	u = hs_malloc(units * 3 +
+		      1); /* a unit, or a pair of them, is at most 3 or 4 bytes */
 	if (!u)
 		return -ENOMEM;
 	for (i = 0; i < units; i++) {
-		unsigned long c = (unsigned long)s[2 * i] | (unsigned long)s[2 * i + 1] << 8;
+		unsigned long c = (unsigned long)s[2 * i] | (unsigned long)s[2 * i + 1]
+								<< 8;
 
 		if (c >= 0xd800 && c < 0xdc00 && i + 1 < units) {
 			unsigned long lo = (unsigned long)s[2 * i + 2] |
@@ -262,8 +264,8 @@ static void meta_free(struct hs_nettrace_meta *m)
 }
 
 /* A metadata record's payload, at file offset @offset. */
-static int add_metadata(struct reader *r, const unsigned char *p, const unsigned char *end,
-			uint64_t offset)
+static int add_metadata(struct reader *r, const unsigned char *p,
+			const unsigned char *end, uint64_t offset)
 {
 	struct hs_nettrace_meta *m;
 	uint32_t id;
@@ -305,10 +307,11 @@ static int add_metadata(struct reader *r, const unsigned char *p, const unsigned
 			meta_free(m);
 			return no_memory(r);
 		}
-		memset(r->meta + r->nr_meta, 0, ((size_t)id + 1 - r->nr_meta) * sizeof(*r->meta));
+		memset(r->meta + r->nr_meta, 0,
+		       ((size_t)id + 1 - r->nr_meta) * sizeof(*r->meta));
 		r->nr_meta = (size_t)id + 1;
 	}
-	meta_free(r->meta[id]);		/* a redefinition replaces the old one */
+	meta_free(r->meta[id]); /* a redefinition replaces the old one */
 	r->meta[id] = m;
 	r->st.nr_metadata++;
 	return 0;
@@ -373,15 +376,15 @@ static void clear_stacks(struct reader *r)
 	r->nr_ips = 0;
 }
 
-static int keep_event(struct reader *r, const struct blob_state *s, const unsigned char *payload,
-		      uint64_t offset)
+static int keep_event(struct reader *r, const struct blob_state *s,
+		      const unsigned char *payload, uint64_t offset)
 {
 	struct kept_event *k;
 	int err;
 
 	if (r->nr_region_bytes + s->payload_size > HS_NETTRACE_MAX_REGION ||
 	    r->nr_kept >= HS_NETTRACE_MAX_REGION / sizeof(*k)) {
-		err = flush_region(r);	/* stacks stay: the region goes on */
+		err = flush_region(r); /* stacks stay: the region goes on */
 		if (err)
 			return err;
 	}
@@ -417,7 +420,7 @@ static struct seq_slot *seq_find(struct reader *r, uint64_t thread)
 		struct seq_slot *s;
 
 		if (r->nr_seq >= HS_NETTRACE_MAX_META)
-			return NULL;	/* a cap like the metadata's: stop counting */
+			return NULL; /* a cap like the metadata's: stop counting */
 		s = hs_calloc(n, sizeof(*s));
 		if (!s)
 			return NULL;
@@ -481,8 +484,8 @@ static void seq_point(struct reader *r, uint64_t thread, uint32_t sequence)
 /* ---- blocks ---- */
 
 /* The blobs of an event or metadata block at file offset @base. */
-static int read_blobs(struct reader *r, const unsigned char *c, size_t size, uint64_t base,
-		      int metadata)
+static int read_blobs(struct reader *r, const unsigned char *c, size_t size,
+		      uint64_t base, int metadata)
 {
 	const unsigned char *p, *end = c + size;
 	struct blob_state s;
@@ -512,7 +515,8 @@ static int read_blobs(struct reader *r, const unsigned char *c, size_t size, uin
 				err = hs_nettrace_varint(&p, end, 5, &v);
 				s.sequence += (uint32_t)v;
 				if (!err)
-					err = hs_nettrace_varint(&p, end, 10, &s.capture_thread_id);
+					err = hs_nettrace_varint(&p, end, 10,
+								 &s.capture_thread_id);
 				if (!err) {
 					err = hs_nettrace_varint(&p, end, 5, &v);
 					s.processor = (uint32_t)v;
@@ -563,7 +567,7 @@ static int read_blobs(struct reader *r, const unsigned char *c, size_t size, uin
 			return corrupt(r, offset, "event payload runs past its block");
 		payload = p;
 		p += s.payload_size;
-		if (!(flags & 1))	/* uncompressed blobs are 4-byte aligned in the file */
+		if (!(flags & 1)) /* uncompressed blobs are 4-byte aligned in the file */
 			while (((uint64_t)(p - c) + base) & 3 && p < end)
 				p++;
 		if (metadata) {
@@ -604,11 +608,13 @@ static int read_stack_block(struct reader *r, const unsigned char *c, size_t siz
 			return corrupt(r, offset, "bad stack size");
 		n = bytes / ptr;
 		if (id >= r->nr_stack_ids) {
-			if (HS_GROW(r->stack_start, (size_t)id + 1, r->alloc_stack_start) ||
+			if (HS_GROW(r->stack_start, (size_t)id + 1,
+				    r->alloc_stack_start) ||
 			    HS_GROW(r->stack_len, (size_t)id + 1, r->alloc_stack_len))
 				return no_memory(r);
 			memset(r->stack_start + r->nr_stack_ids, 0,
-			       ((size_t)id + 1 - r->nr_stack_ids) * sizeof(*r->stack_start));
+			       ((size_t)id + 1 - r->nr_stack_ids) *
+				   sizeof(*r->stack_start));
 			r->nr_stack_ids = (size_t)id + 1;
 		}
 		if (HS_GROW(r->ips, r->nr_ips + n + 1, r->alloc_ips))
@@ -621,7 +627,8 @@ static int read_stack_block(struct reader *r, const unsigned char *c, size_t siz
 		r->st.nr_stacks++;
 	}
 	if (p != end)
-		return corrupt(r, base + (uint64_t)(p - c), "stack block has bytes after its stacks");
+		return corrupt(r, base + (uint64_t)(p - c),
+			       "stack block has bytes after its stacks");
 	return 0;
 }
 
@@ -635,9 +642,11 @@ static int read_sequence_point(struct reader *r, const unsigned char *c, size_t 
 		return corrupt(r, base, "sequence point cut short");
 	threads = get32(c + 8);
 	if ((uint64_t)threads * 12 != size - 12)
-		return corrupt(r, base, "sequence point size does not match its thread count");
+		return corrupt(r, base,
+			       "sequence point size does not match its thread count");
 	for (i = 0; i < threads; i++)
-		seq_point(r, get64(c + 12 + 12 * (size_t)i), get32(c + 20 + 12 * (size_t)i));
+		seq_point(r, get64(c + 12 + 12 * (size_t)i),
+			  get32(c + 20 + 12 * (size_t)i));
 	err = flush_region(r);
 	clear_stacks(r);
 	r->st.nr_sequence_points++;
@@ -649,14 +658,14 @@ enum object_kind { OBJ_TRACE, OBJ_EVENTS, OBJ_METADATA, OBJ_STACKS, OBJ_SEQUENCE
 static const struct {
 	const char *name;
 	enum object_kind kind;
-	int min_version;	/* the oldest version whose layout this reader knows */
-	int max_version;	/* the newest version this reader can read */
+	int min_version; /* the oldest version whose layout this reader knows */
+	int max_version; /* the newest version this reader can read */
 } object_kinds[] = {
-	{ "Trace", OBJ_TRACE, 4, 5 },
-	{ "EventBlock", OBJ_EVENTS, 2, 2 },
-	{ "MetadataBlock", OBJ_METADATA, 2, 2 },
-	{ "StackBlock", OBJ_STACKS, 2, 2 },
-	{ "SPBlock", OBJ_SEQUENCE_POINT, 2, 2 },
+    {"Trace", OBJ_TRACE, 4, 5},
+    {"EventBlock", OBJ_EVENTS, 2, 2},
+    {"MetadataBlock", OBJ_METADATA, 2, 2},
+    {"StackBlock", OBJ_STACKS, 2, 2},
+    {"SPBlock", OBJ_SEQUENCE_POINT, 2, 2},
 };
 
 /* The type object after BeginPrivateObject: which kind, which version. */
@@ -685,8 +694,10 @@ static int read_type(struct reader *r, enum object_kind *kind, int *version)
 			continue;
 		if ((int)min_ver > object_kinds[i].max_version ||
 		    (int)ver < object_kinds[i].min_version) {
-			hs_diag_set_offset(r->diag, at, "%s version %u (readers from %u) "
-					   "is not supported", name, ver, min_ver);
+			hs_diag_set_offset(r->diag, at,
+					   "%s version %u (readers from %u) "
+					   "is not supported",
+					   name, ver, min_ver);
 			return -EINVAL;
 		}
 		*kind = object_kinds[i].kind;
@@ -734,8 +745,10 @@ static int read_block(struct reader *r, enum object_kind kind, uint64_t at)
 	if ((err = read_u32(r, &size)))
 		return err;
 	if (size > HS_NETTRACE_MAX_BLOCK) {
-		hs_diag_set_offset(r->diag, r->pos - 4, "block of %u bytes is over the %u "
-				   "byte limit", size, HS_NETTRACE_MAX_BLOCK);
+		hs_diag_set_offset(r->diag, r->pos - 4,
+				   "block of %u bytes is over the %u "
+				   "byte limit",
+				   size, HS_NETTRACE_MAX_BLOCK);
 		return -E2BIG;
 	}
 	if (r->pos & 3) {
@@ -774,15 +787,18 @@ static int read_stream(struct reader *r)
 		return err;
 	if (r->pos >= 16 && !memcmp(head, "Nettrace", 8) && !get32(head + 8)) {
 		/* V6 and later: a reserved 0, then the major and minor versions */
-		hs_diag_set_offset(r->diag, 12, "NetTrace version %u is not supported "
-				   "(versions 4 and 5 are)", get32(head + 12));
+		hs_diag_set_offset(r->diag, 12,
+				   "NetTrace version %u is not supported "
+				   "(versions 4 and 5 are)",
+				   get32(head + 12));
 		return -EINVAL;
 	}
 	if (err || memcmp(head, magic, sizeof(head))) {
 		if (err && r->pos >= 8 && !memcmp(head, magic, (size_t)r->pos))
-			return 1;	/* the header, cut off */
-		return corrupt(r, 0, "not a nettrace stream (no \"Nettrace\" "
-				     "FastSerialization header)");
+			return 1; /* the header, cut off */
+		return corrupt(r, 0,
+			       "not a nettrace stream (no \"Nettrace\" "
+			       "FastSerialization header)");
 	}
 	for (;;) {
 		uint64_t at = r->pos;
@@ -792,7 +808,7 @@ static int read_stream(struct reader *r)
 
 		r->st.truncated_object = at;
 		err = read_bytes(r, &tag, 1);
-		if (err == 1) {		/* ends at an object boundary: accepted */
+		if (err == 1) { /* ends at an object boundary: accepted */
 			r->st.complete = 1;
 			return 0;
 		}
@@ -830,7 +846,7 @@ int hs_nettrace_read(FILE *f, const struct hs_nettrace_ops *ops,
 	r.ops = ops;
 	r.diag = diag;
 	err = read_stream(&r);
-	if (err == 1) {		/* cut off: keep what was read */
+	if (err == 1) { /* cut off: keep what was read */
 		r.st.truncated = 1;
 		r.st.truncated_at = r.pos;
 		err = 0;

@@ -28,40 +28,40 @@
 
 /* The Trace object: what applies to the whole trace. */
 struct hs_nettrace_header {
-	int trace_version;	/* the Trace object's version: 4 or 5 */
-	uint16_t sync_time[8];	/* SYSTEMTIME: year, month, dow, day, h, m, s, ms */
-	int64_t sync_qpc;	/* the timestamp of sync_time */
-	int64_t qpc_freq;	/* timestamp units per second (1e9 on Linux) */
-	uint32_t pointer_size;	/* 4 or 8 */
+	int trace_version;     /* the Trace object's version: 4 or 5 */
+	uint16_t sync_time[8]; /* SYSTEMTIME: year, month, dow, day, h, m, s, ms */
+	int64_t sync_qpc;      /* the timestamp of sync_time */
+	int64_t qpc_freq;      /* timestamp units per second (1e9 on Linux) */
+	uint32_t pointer_size; /* 4 or 8 */
 	uint32_t pid;
 	uint32_t nr_cpus;
-	uint32_t sampling_ns;	/* the expected CPU sampling interval */
+	uint32_t sampling_ns; /* the expected CPU sampling interval */
 };
 
 /* What a metadata record says about one kind of event. */
 struct hs_nettrace_meta {
 	uint32_t id;
-	char *provider;		/* UTF-8, owned by the reader */
+	char *provider; /* UTF-8, owned by the reader */
 	uint32_t event_id;
-	char *event_name;	/* UTF-8, "" for the runtime's own events */
+	char *event_name; /* UTF-8, "" for the runtime's own events */
 	uint64_t keywords;
 	uint32_t version;
 	uint32_t level;
-	uint32_t nr_fields;	/* V1 field count; fields are not decoded */
+	uint32_t nr_fields; /* V1 field count; fields are not decoded */
 };
 
 struct hs_nettrace_event {
 	const struct hs_nettrace_meta *meta;
-	uint64_t thread_id;		/* the thread the event is about */
-	uint64_t capture_thread_id;	/* the thread that wrote it */
+	uint64_t thread_id;	    /* the thread the event is about */
+	uint64_t capture_thread_id; /* the thread that wrote it */
 	uint32_t sequence;
 	uint32_t processor;
-	int64_t timestamp;		/* in header.qpc_freq units */
+	int64_t timestamp; /* in header.qpc_freq units */
 	const unsigned char *payload;
 	uint32_t payload_size;
-	const uint64_t *stack;		/* IPs, leaf first; NULL when none */
+	const uint64_t *stack; /* IPs, leaf first; NULL when none */
 	uint32_t stack_depth;
-	uint64_t offset;		/* of the event blob in the file */
+	uint64_t offset; /* of the event blob in the file */
 };
 
 /*
@@ -77,21 +77,21 @@ struct hs_nettrace_ops {
 
 /* What a read found besides the events. */
 struct hs_nettrace_stats {
-	uint64_t bytes;		/* bytes read */
+	uint64_t bytes; /* bytes read */
 	uint64_t nr_events, nr_metadata, nr_stacks, nr_sequence_points;
-	uint64_t nr_lost;	/* events the sequence numbers say were dropped */
+	uint64_t nr_lost;	  /* events the sequence numbers say were dropped */
 	uint64_t nr_unknown_meta; /* events whose metadata id was never defined */
-	int complete;		/* the stream ended with its end tag or at an object boundary */
-	int truncated;		/* cut off: the file ends inside an object */
-	uint64_t truncated_at;	/* the offset where the data stops */
+	int complete;  /* the stream ended with its end tag or at an object boundary */
+	int truncated; /* cut off: the file ends inside an object */
+	uint64_t truncated_at;	   /* the offset where the data stops */
 	uint64_t truncated_object; /* the offset of the object it stops in */
 };
 
 /* Caps on what the input can make the reader hold. */
-#define HS_NETTRACE_MAX_BLOCK (64u << 20)	/* bytes of one block */
-#define HS_NETTRACE_MAX_REGION (256u << 20)	/* bytes of events kept for sorting */
-#define HS_NETTRACE_MAX_STACKS (16u << 20)	/* stack ids of one region */
-#define HS_NETTRACE_MAX_META (1u << 20)		/* metadata ids */
+#define HS_NETTRACE_MAX_BLOCK (64u << 20)   /* bytes of one block */
+#define HS_NETTRACE_MAX_REGION (256u << 20) /* bytes of events kept for sorting */
+#define HS_NETTRACE_MAX_STACKS (16u << 20)  /* stack ids of one region */
+#define HS_NETTRACE_MAX_META (1u << 20)	    /* metadata ids */
 
 /*
  * Read the nettrace stream @f (borrowed; only read, never seeked) from its
@@ -123,5 +123,6 @@ int hs_nettrace_varint(const unsigned char **p, const unsigned char *end,
  * Unpaired surrogates become U+FFFD. Returns 0, -EINVAL (no NUL before
  * @end) or -ENOMEM.
  */
-HS_MUST_CHECK int hs_nettrace_utf16(const unsigned char **p, const unsigned char *end, char **out);
+HS_MUST_CHECK int hs_nettrace_utf16(const unsigned char **p, const unsigned char *end,
+				    char **out);
 #endif

@@ -22,21 +22,21 @@
 
 #define HS_CHUNK_MAGIC "HSCK"
 #define HS_CHUNK_HEADER_SIZE 24
-#define HS_CHUNK_MAX (16u << 20)	/* cap on stored and raw payload sizes */
-#define HS_CHUNK_ZSTD 0x01		/* chunk flag: payload is one zstd frame */
+#define HS_CHUNK_MAX (16u << 20) /* cap on stored and raw payload sizes */
+#define HS_CHUNK_ZSTD 0x01	 /* chunk flag: payload is one zstd frame */
 
 enum hs_chunk_kind {
 	HS_CHUNK_EVENTS = 1,
 	HS_CHUNK_END = 2,
-	HS_CHUNK_SYMBOLS = 3,		/* since 1.1: the symbol section */
+	HS_CHUNK_SYMBOLS = 3, /* since 1.1: the symbol section */
 };
 
 #define HS_VARINT_MAX 10
-#define HS_STRING_MAX (1u << 20)	/* readers refuse longer strings */
-#define HS_ARG_MAX 4096			/* writers cut each argument here */
-#define HS_ARGC_MAX 4096		/* and keep at most this many */
-#define HS_DEPTH_LIMIT 1024		/* largest --max-depth */
-#define HS_SYM_FRAMES_MAX 256		/* frames (inline + 1) per symbolized address */
+#define HS_STRING_MAX (1u << 20) /* readers refuse longer strings */
+#define HS_ARG_MAX 4096		 /* writers cut each argument here */
+#define HS_ARGC_MAX 4096	 /* and keep at most this many */
+#define HS_DEPTH_LIMIT 1024	 /* largest --max-depth */
+#define HS_SYM_FRAMES_MAX 256	 /* frames (inline + 1) per symbolized address */
 
 /* Record tags. 0x01-0x3f: fixed records; 0x40-0x7f: sized records. */
 enum hs_tag {
@@ -70,11 +70,11 @@ enum hs_tag {
 	HS_TAG_EXEC = 0x49,
 	HS_TAG_END = 0x4a,
 	HS_TAG_FOOTER = 0x4b,
-	HS_TAG_SYM_STRING = 0x4c,	/* since 1.1, in SYMBOLS chunks */
+	HS_TAG_SYM_STRING = 0x4c, /* since 1.1, in SYMBOLS chunks */
 	HS_TAG_SYM_ADDR = 0x4d,
-	HS_TAG_SAMPLE = 0x4e,		/* since 1.2: a CPU or wall-clock stack sample */
-	HS_TAG_SAMPLING = 0x4f,		/* since 1.2: sampling rates */
-	HS_TAG_SAMPLING_END = 0x50,	/* since 1.2: sampling totals */
+	HS_TAG_SAMPLE = 0x4e,	    /* since 1.2: a CPU or wall-clock stack sample */
+	HS_TAG_SAMPLING = 0x4f,	    /* since 1.2: sampling rates */
+	HS_TAG_SAMPLING_END = 0x50, /* since 1.2: sampling totals */
 	HS_TAG_SIZED_LAST = 0x7f,
 };
 
@@ -106,10 +106,10 @@ enum hs_process_flags {
 
 /* SAMPLE kinds */
 enum hs_sample_kind {
-	HS_SAMPLE_CPU = 0,		/* a CPU-time timer fired */
-	HS_SAMPLE_WALL_CPU = 1,		/* wall tick, the thread was running */
-	HS_SAMPLE_WALL_BLOCKED = 2,	/* wall tick, the thread was blocked */
-	HS_SAMPLE_WALL_READY = 3,	/* wall tick, it waited for a CPU (1.3) */
+	HS_SAMPLE_CPU = 0,	    /* a CPU-time timer fired */
+	HS_SAMPLE_WALL_CPU = 1,	    /* wall tick, the thread was running */
+	HS_SAMPLE_WALL_BLOCKED = 2, /* wall tick, the thread was blocked */
+	HS_SAMPLE_WALL_READY = 3,   /* wall tick, it waited for a CPU (1.3) */
 };
 
 /* END reasons */
@@ -123,9 +123,18 @@ enum hs_end_reason {
 
 /* Footer counters, in file order. */
 enum hs_footer_count {
-	HS_FC_ALLOCS, HS_FC_FREES, HS_FC_REALLOCS, HS_FC_MMAPS, HS_FC_MUNMAPS,
-	HS_FC_MREMAPS, HS_FC_NODES, HS_FC_MODULES, HS_FC_THREADS, HS_FC_BYTES,
-	HS_FC_LOST, HS_FC__COUNT
+	HS_FC_ALLOCS,
+	HS_FC_FREES,
+	HS_FC_REALLOCS,
+	HS_FC_MMAPS,
+	HS_FC_MUNMAPS,
+	HS_FC_MREMAPS,
+	HS_FC_NODES,
+	HS_FC_MODULES,
+	HS_FC_THREADS,
+	HS_FC_BYTES,
+	HS_FC_LOST,
+	HS_FC__COUNT
 };
 
 /* --- varints ---------------------------------------------------------- */
@@ -169,14 +178,13 @@ static inline uint8_t *hs_put_bytes(uint8_t *p, const void *s, size_t n)
  * the varint runs past @end, is longer than 10 bytes or exceeds 64 bits
  * (*@p is then left unchanged).
  */
-static inline int hs_get_varint(const uint8_t **p, const uint8_t *end,
-				uint64_t *out)
+static inline int hs_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
 {
 	const uint8_t *q = *p;
 	uint64_t v = 0;
 	unsigned shift = 0;
 
-	if (q < end && *q < 0x80) {	/* most fields fit one byte */
+	if (q < end && *q < 0x80) { /* most fields fit one byte */
 		*out = *q;
 		*p = q + 1;
 		return 0;
@@ -199,8 +207,7 @@ static inline int hs_get_varint(const uint8_t **p, const uint8_t *end,
 	return 0;
 }
 
-static inline int hs_get_svarint(const uint8_t **p, const uint8_t *end,
-				 int64_t *out)
+static inline int hs_get_svarint(const uint8_t **p, const uint8_t *end, int64_t *out)
 {
 	uint64_t v;
 

@@ -32,7 +32,8 @@ static void merge_sort(uint32_t *idx, uint32_t *tmp, size_t n, const int64_t *ti
 				continue;
 			}
 			while (a < mid && b < hi)
-				tmp[k++] = time[idx[b]] < time[idx[a]] ? idx[b++] : idx[a++];
+				tmp[k++] =
+				    time[idx[b]] < time[idx[a]] ? idx[b++] : idx[a++];
 			while (a < mid)
 				tmp[k++] = idx[a++];
 			while (b < hi)
@@ -42,12 +43,12 @@ static void merge_sort(uint32_t *idx, uint32_t *tmp, size_t n, const int64_t *ti
 	}
 }
 
-#define PERMUTE(col, type)                                                \
-	do {                                                              \
-		type *dst = (type *)scratch;                              \
-		for (i = 0; i < n; i++)                                   \
-			dst[i] = t->col[idx[i]];                          \
-		memcpy(t->col, dst, n * sizeof(type));                    \
+#define PERMUTE(col, type)                                                               \
+	do {                                                                             \
+		type *dst = (type *)scratch;                                             \
+		for (i = 0; i < n; i++)                                                  \
+			dst[i] = t->col[idx[i]];                                         \
+		memcpy(t->col, dst, n * sizeof(type));                                   \
 	} while (0)
 
 static int sort_events(struct hs_trace *t)
@@ -153,7 +154,9 @@ static int fix_ties(struct hs_trace *t)
 			if (!t->addr[k])
 				continue;
 			if (t->op[k] == HS_OP_ALLOC)
-				err = hs_u64map_put(&live, t->addr[k], 1, NULL) < 0 ? -ENOMEM : 0;
+				err = hs_u64map_put(&live, t->addr[k], 1, NULL) < 0
+					  ? -ENOMEM
+					  : 0;
 			else if (t->op[k] == HS_OP_FREE)
 				hs_u64map_del(&live, t->addr[k], NULL);
 		}
@@ -212,8 +215,8 @@ int hs_trace_load_flags(const char *path, struct hs_trace *t, unsigned flags,
 	return err ? err : load_opened(&r, t, flags, diag);
 }
 
-int hs_trace_load_mem(const void *data, size_t n, const char *name,
-		      struct hs_trace *t, struct hs_diag *diag)
+int hs_trace_load_mem(const void *data, size_t n, const char *name, struct hs_trace *t,
+		      struct hs_diag *diag)
 {
 	struct hs_trace_reader r;
 	int err;
@@ -257,8 +260,7 @@ void hs_trace_release(struct hs_trace *t)
 	memset(t, 0, sizeof(*t));
 }
 
-size_t hs_trace_stack(const struct hs_trace *t, uint32_t node, uint32_t *out,
-		      size_t max)
+size_t hs_trace_stack(const struct hs_trace *t, uint32_t node, uint32_t *out, size_t max)
 {
 	size_t n = 0;
 
@@ -272,8 +274,8 @@ size_t hs_trace_stack(const struct hs_trace *t, uint32_t node, uint32_t *out,
 	return n;
 }
 
-const char *hs_trace_frame_name(const struct hs_trace *t, uint32_t node,
-				char *buf, size_t n)
+const char *hs_trace_frame_name(const struct hs_trace *t, uint32_t node, char *buf,
+				size_t n)
 {
 	uint64_t a;
 	uint32_t m;

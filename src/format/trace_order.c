@@ -63,7 +63,8 @@ int hs__order_publish(struct hs__order *s, size_t n)
 int hs__order_room(struct hs__order *s, size_t n)
 {
 	size_t waiting = s->st_end - s->st_head, need = waiting + n;
-	size_t a = STREAM_ROOM * need > STREAM_WINDOW ? STREAM_ROOM * need : STREAM_WINDOW;
+	size_t a =
+	    STREAM_ROOM * need > STREAM_WINDOW ? STREAM_ROOM * need : STREAM_WINDOW;
 	size_t budget = STREAM_BUDGET * (need > STREAM_WINDOW ? need : STREAM_WINDOW);
 	struct evbuf *to = NULL;
 	unsigned i;
@@ -82,8 +83,9 @@ int hs__order_room(struct hs__order *s, size_t n)
 			total += b->alloc;
 			if (i == s->cur || b->refs)
 				continue;
-			if (!to || (b->alloc >= need ? to->alloc < need || b->alloc < to->alloc :
-				    to->alloc < need && b->alloc > to->alloc))
+			if (!to ||
+			    (b->alloc >= need ? to->alloc < need || b->alloc < to->alloc
+					      : to->alloc < need && b->alloc > to->alloc))
 				to = b;
 		}
 		/* (there is always one: NR_BATCHES batches and the current) */
@@ -97,7 +99,8 @@ int hs__order_room(struct hs__order *s, size_t n)
 		struct evbuf *c = &s->buf[s->cur];
 
 		if (s->st_head)
-			memmove(s->stage, s->stage + s->st_head, waiting * sizeof(*s->stage));
+			memmove(s->stage, s->stage + s->st_head,
+				waiting * sizeof(*s->stage));
 		if (need > s->st_alloc - s->st_alloc / 4) {
 			/* (room for as many again: moving the waiting events
 			 * to the front each time would cost more) */
@@ -203,7 +206,7 @@ int hs__order_push(struct hs__order *s)
 	if (!s->run_n)
 		return 0;
 	if (s->published && s->run[0].time <= s->pub_time)
-		return -EAGAIN;	/* later than the window: load it whole */
+		return -EAGAIN; /* later than the window: load it whole */
 	if (HS_GROW(s->seg, s->nseg + 1, s->alloc_seg))
 		return -ENOMEM;
 	/* the run's buffer becomes the waiting run's */
@@ -214,7 +217,8 @@ int hs__order_push(struct hs__order *s)
 	s->run = NULL;
 	s->run_n = s->run_alloc = 0;
 	while (s->nseg) {
-		size_t before = s->nseg > 1 ? s->seg[s->nseg - 2].n : s->st_end - s->st_head;
+		size_t before =
+		    s->nseg > 1 ? s->seg[s->nseg - 2].n : s->st_end - s->st_head;
 
 		if (2 * s->seg[s->nseg - 1].n < before)
 			break;
@@ -223,7 +227,8 @@ int hs__order_push(struct hs__order *s)
 			return err;
 	}
 	/* without the index, what waits stays about a window */
-	if (!s->nidx && s->nseg && s->st_end - s->st_head + s->seg_events >= STREAM_WINDOW)
+	if (!s->nidx && s->nseg &&
+	    s->st_end - s->st_head + s->seg_events >= STREAM_WINDOW)
 		return hs__order_flush(s);
 	return 0;
 }
@@ -240,7 +245,8 @@ int hs__order_flush(struct hs__order *s)
 /* Of chunks @a and @b, the one that can hold the lower time (the first on a tie). */
 static inline size_t lower_chunk(const struct hs__order *s, size_t a, size_t b)
 {
-	if (s->idx_first[b] < s->idx_first[a] || (s->idx_first[b] == s->idx_first[a] && b < a))
+	if (s->idx_first[b] < s->idx_first[a] ||
+	    (s->idx_first[b] == s->idx_first[a] && b < a))
 		return b;
 	return a;
 }
@@ -252,7 +258,8 @@ static void stream_set_first(struct hs__order *s, size_t i, int64_t v)
 
 	s->idx_first[i] = v;
 	for (k /= 2; k; k /= 2)
-		s->idx_tree[k] = lower_chunk(s, s->idx_tree[2 * k], s->idx_tree[2 * k + 1]);
+		s->idx_tree[k] =
+		    lower_chunk(s, s->idx_tree[2 * k], s->idx_tree[2 * k + 1]);
 }
 
 /* The chunk from @i on that can hold the oldest events (nidx: none). */
@@ -289,13 +296,13 @@ static int64_t stream_peek(struct hs__order *s, struct hs_trace_reader *r, size_
 
 	s->peeks++;
 	if (off > r->size || r->size - off < HS_CHUNK_HEADER_SIZE ||
-	    hs__reader_read(r, off, HS_CHUNK_HEADER_SIZE, &s->peek_stored, &s->alloc_peek_stored,
-		     &hdr) ||
+	    hs__reader_read(r, off, HS_CHUNK_HEADER_SIZE, &s->peek_stored,
+			    &s->alloc_peek_stored, &hdr) ||
 	    hs_chunk_header_parse(hdr, &ch) || ch.kind != HS_CHUNK_EVENTS ||
 	    ch.stored > HS_CHUNK_MAX || ch.raw > HS_CHUNK_MAX ||
 	    r->size - off - HS_CHUNK_HEADER_SIZE < ch.stored ||
 	    hs__reader_read(r, off + HS_CHUNK_HEADER_SIZE, ch.stored, &s->peek_stored,
-		     &s->alloc_peek_stored, &q))
+			    &s->alloc_peek_stored, &q))
 		return INT64_MIN;
 	e = q + ch.stored;
 	if (ch.flags & HS_CHUNK_ZSTD) {
@@ -421,16 +428,16 @@ static void hs__order_index(struct hs_trace_reader *r, struct hs__order *s)
 			goto bad;
 		s->idx_off[i] = ci.offset;
 		/* a chunk without events says UINT64_MAX */
-		s->idx_first[i] = ci.first_ticks > INT64_MAX ? INT64_MAX
-							     : (int64_t)ci.first_ticks;
+		s->idx_first[i] =
+		    ci.first_ticks > INT64_MAX ? INT64_MAX : (int64_t)ci.first_ticks;
 	}
 	s->idx_first[n] = INT64_MAX;
 	s->nidx = (size_t)n;
 	for (i = 0; i < s->idx_leaves; i++)
 		s->idx_tree[s->idx_leaves + i] = i < n ? i : n;
 	for (i = s->idx_leaves; i-- > 1;)
-		s->idx_tree[i] = lower_chunk(s, s->idx_tree[2 * i],
-					     s->idx_tree[2 * i + 1]);
+		s->idx_tree[i] =
+		    lower_chunk(s, s->idx_tree[2 * i], s->idx_tree[2 * i + 1]);
 	goto out;
 bad:
 	hs_free(s->idx_off);
@@ -505,11 +512,12 @@ static int stream_consume(struct hs__order *s, struct batch *b)
 			multi |= ev[i].thread != thread;
 		if (multi || g - start >= STREAM_SLICE) {
 			/* (in slices, which the sink reads while they are in cache) */
-			if (g > start && (err = sink->events(sink->ctx, ev + start, g - start)))
+			if (g > start &&
+			    (err = sink->events(sink->ctx, ev + start, g - start)))
 				return err;
 			start = g;
-			if (multi && (err = hs_order_ties(&s->ties, ev + g, i - g, sink->live,
-						       sink->ctx)) < 0)
+			if (multi && (err = hs_order_ties(&s->ties, ev + g, i - g,
+							  sink->live, sink->ctx)) < 0)
 				return err;
 			err = 0;
 		}
@@ -520,10 +528,10 @@ static int stream_consume(struct hs__order *s, struct batch *b)
 
 static int stream(struct reading *rd, const struct hs_trace_sink *sink);
 
-int hs_trace_stream(const char *path, struct hs_trace *t, const struct hs_trace_sink *sink,
-		    struct hs_diag *diag)
+int hs_trace_stream(const char *path, struct hs_trace *t,
+		    const struct hs_trace_sink *sink, struct hs_diag *diag)
 {
-	struct reading rd = { .t = t, .diag = diag };
+	struct reading rd = {.t = t, .diag = diag};
 	int err;
 
 	memset(t, 0, sizeof(*t));
@@ -534,7 +542,7 @@ int hs_trace_stream(const char *path, struct hs_trace *t, const struct hs_trace_
 int hs_trace_stream_mem(const void *data, size_t n, const char *name, struct hs_trace *t,
 			const struct hs_trace_sink *sink, struct hs_diag *diag)
 {
-	struct reading rd = { .t = t, .diag = diag };
+	struct reading rd = {.t = t, .diag = diag};
 	int err;
 
 	memset(t, 0, sizeof(*t));
@@ -559,7 +567,7 @@ static int stream(struct reading *rd, const struct hs_trace_sink *sink)
 	pthread_mutex_init(&s.mu, NULL);
 	pthread_cond_init(&s.cv, NULL);
 	if (pthread_create(&th, NULL, stream_read, rd)) {
-		err = -EAGAIN;	/* no thread: the caller loads the trace */
+		err = -EAGAIN; /* no thread: the caller loads the trace */
 		goto out;
 	}
 	for (;;) {
@@ -619,4 +627,3 @@ out:
 		hs_trace_release(t);
 	return err;
 }
-

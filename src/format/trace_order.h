@@ -56,15 +56,15 @@
  * another buffer when the current one is full while batches still use it.
  */
 struct batch {
-	struct hs_trace_event *ev;	/* n events */
+	struct hs_trace_event *ev; /* n events */
 	size_t n;
-	unsigned buf;			/* in stream.buf[] */
+	unsigned buf; /* in stream.buf[] */
 };
 
 struct evbuf {
 	struct hs_trace_event *ev;
 	size_t alloc;
-	unsigned refs;			/* batches handed over from it (under mu) */
+	unsigned refs; /* batches handed over from it (under mu) */
 };
 
 #define NR_BUFS (NR_BATCHES + 2)
@@ -83,13 +83,13 @@ struct hs__order {
 	int done, stop;
 	/* the reorder window (the reading thread) */
 	struct evbuf buf[NR_BUFS];
-	unsigned cur;			/* the buffer that stage and st_alloc are */
-	struct hs_trace_event *stage;	/* waiting events, in order: [st_head, st_end) */
+	unsigned cur;		      /* the buffer that stage and st_alloc are */
+	struct hs_trace_event *stage; /* waiting events, in order: [st_head, st_end) */
 	size_t st_head, st_end, st_alloc;
-	struct hs_trace_event *run;	/* late events in order, until they merge */
+	struct hs_trace_event *run; /* late events in order, until they merge */
 	size_t run_n, run_alloc;
-	uint32_t run_thread;		/* the thread whose events come now */
-	int in_run;			/* they go to @run, not to @stage */
+	uint32_t run_thread; /* the thread whose events come now */
+	int in_run;	     /* they go to @run, not to @stage */
 	/*
 	 * Runs that wait to be merged (hs__order_push()): in file order,
 	 * each in time order and under half the size of the one before it
@@ -99,9 +99,9 @@ struct hs__order {
 	struct order_seg {
 		struct hs_trace_event *ev;
 		size_t n;
-	} *seg;
+	} * seg;
 	size_t nseg, alloc_seg, seg_events;
-	size_t moves;			/* events moved by merges */
+	size_t moves; /* events moved by merges */
 	/*
 	 * The footer's chunk index, when the trace has one: EVENTS chunks'
 	 * offsets (increasing) and the lowest time each can hold (its first
@@ -112,17 +112,17 @@ struct hs__order {
 	 */
 	uint64_t *idx_off;
 	int64_t *idx_first;
-	uint8_t *idx_peeked;		/* stream_peek() read the chunk */
-	size_t *idx_tree;		/* 2 * idx_leaves: chunks, the lowest first */
+	uint8_t *idx_peeked; /* stream_peek() read the chunk */
+	size_t *idx_tree;    /* 2 * idx_leaves: chunks, the lowest first */
 	size_t nidx, idx_leaves;
-	uint8_t *peek_stored, *peek_raw;	/* stream_peek()'s buffers */
+	uint8_t *peek_stored, *peek_raw; /* stream_peek()'s buffers */
 	size_t alloc_peek_stored, alloc_peek_raw;
-	size_t peeks;			/* chunks stream_peek() read */
-	size_t staged_max;		/* the most events kept back at a chunk's start */
-	int read_err;			/* what reading returned */
-	int published;			/* some events were handed over ... */
-	int64_t pub_time;		/* ... the last of them at this time */
-	struct hs_tie_work ties;		/* the caller's side: hs_order_ties() */
+	size_t peeks;		 /* chunks stream_peek() read */
+	size_t staged_max;	 /* the most events kept back at a chunk's start */
+	int read_err;		 /* what reading returned */
+	int published;		 /* some events were handed over ... */
+	int64_t pub_time;	 /* ... the last of them at this time */
+	struct hs_tie_work ties; /* the caller's side: hs_order_ties() */
 };
 
 HS_MUST_CHECK int hs__order_publish(struct hs__order *s, size_t n);
@@ -139,7 +139,8 @@ HS_MUST_CHECK int hs__order_flush(struct hs__order *s);
  * A chunk of the trace @r reads starts at @offset (the reading thread):
  * the staged events older than every event still to come go on.
  */
-HS_MUST_CHECK int hs__order_chunk(struct hs__order *s, struct hs_trace_reader *r, uint64_t offset);
+HS_MUST_CHECK int hs__order_chunk(struct hs__order *s, struct hs_trace_reader *r,
+				  uint64_t offset);
 
 /*
  * Stage one event of the walk (the reading thread): in order, or in the
@@ -149,7 +150,7 @@ HS_MUST_CHECK int hs__order_chunk(struct hs__order *s, struct hs_trace_reader *r
 HS_MUST_CHECK
 static inline __attribute__((always_inline)) int
 hs__order_event(struct hs__order *s, uint32_t thread, uint64_t ticks, enum hs_trace_op op,
-	     unsigned fn, uint64_t addr, uint64_t size, uint64_t node)
+		unsigned fn, uint64_t addr, uint64_t size, uint64_t node)
 {
 	struct hs_trace_event *e;
 	int64_t time = (int64_t)ticks;
@@ -166,11 +167,12 @@ hs__order_event(struct hs__order *s, uint32_t thread, uint64_t ticks, enum hs_tr
 		if (s->in_run && (err = hs__order_push(s)))
 			return err;
 		s->run_thread = thread;
-		s->in_run = s->nseg ||
-			    (s->st_end > s->st_head && time < s->stage[s->st_end - 1].time);
+		s->in_run = s->nseg || (s->st_end > s->st_head &&
+					time < s->stage[s->st_end - 1].time);
 	}
 	if (s->in_run) {
-		if (s->run_n == s->run_alloc && HS_GROW(s->run, s->run_n + 1, s->run_alloc))
+		if (s->run_n == s->run_alloc &&
+		    HS_GROW(s->run, s->run_n + 1, s->run_alloc))
 			return -ENOMEM;
 		e = &s->run[s->run_n++];
 	} else {

@@ -27,7 +27,8 @@ static int check_file_header(struct hs_trace_reader *r, const uint8_t *h,
 	r->major = hs_get_le16(h + 8);
 	r->minor = hs_get_le16(h + 10);
 	if (r->major != HS_TRACE_MAJOR) {
-		hs_diag_set_offset(diag, 8, "trace format version %u.%u is not supported "
+		hs_diag_set_offset(diag, 8,
+				   "trace format version %u.%u is not supported "
 				   "(this heapscope reads %u.x)",
 				   r->major, r->minor, HS_TRACE_MAJOR);
 		return -EINVAL;
@@ -47,8 +48,10 @@ static int reader_start(struct hs_trace_reader *r, struct hs_diag *diag)
 	int err;
 
 	if (r->size < HS_FILE_HEADER_SIZE) {
-		hs_diag_set_offset(diag, 0, "not a heapscope trace (%llu bytes, too short "
-				   "for the file header)", (unsigned long long)r->size);
+		hs_diag_set_offset(diag, 0,
+				   "not a heapscope trace (%llu bytes, too short "
+				   "for the file header)",
+				   (unsigned long long)r->size);
 		return -EINVAL;
 	}
 	if (r->mem) {
@@ -102,8 +105,8 @@ fail:
 	return err;
 }
 
-int hs_trace_reader_open_mem(struct hs_trace_reader *r, const void *data,
-			     size_t n, const char *name, struct hs_diag *diag)
+int hs_trace_reader_open_mem(struct hs_trace_reader *r, const void *data, size_t n,
+			     const char *name, struct hs_diag *diag)
 {
 	int err;
 
@@ -159,7 +162,7 @@ int hs__reader_read(struct hs_trace_reader *r, uint64_t off, size_t n, uint8_t *
 			return -errno;
 		}
 		if (got == 0)
-			return -EIO;	/* the file shrank under us */
+			return -EIO; /* the file shrank under us */
 		done += (size_t)got;
 	}
 	*out = *buf;
@@ -167,7 +170,7 @@ int hs__reader_read(struct hs_trace_reader *r, uint64_t off, size_t n, uint8_t *
 }
 
 int hs__reader_read_at(struct hs_trace_reader *r, uint64_t off, size_t n,
-		   const uint8_t **out)
+		       const uint8_t **out)
 {
 	return hs__reader_read(r, off, n, &r->stored, &r->alloc_stored, out);
 }
@@ -208,7 +211,8 @@ int hs__reader_footer(struct hs_trace_reader *r, uint8_t **raw, const uint8_t **
 	while (r->size - off >= HS_CHUNK_HEADER_SIZE) {
 		if (hs__reader_read_at(r, off, HS_CHUNK_HEADER_SIZE, &hdr) ||
 		    hs_chunk_header_parse(hdr, &ch) || ch.stored > HS_CHUNK_MAX ||
-		    ch.raw > HS_CHUNK_MAX || r->size - off - HS_CHUNK_HEADER_SIZE < ch.stored)
+		    ch.raw > HS_CHUNK_MAX ||
+		    r->size - off - HS_CHUNK_HEADER_SIZE < ch.stored)
 			break;
 		if (ch.kind == HS_CHUNK_END)
 			end_off = off;
@@ -327,7 +331,8 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 
 		if (left == 0)
 			return 0;
-		err = hs__reader_read_at(r, r->offset, left < sizeof(h) ? (size_t)left : sizeof(h), &hdr);
+		err = hs__reader_read_at(
+		    r, r->offset, left < sizeof(h) ? (size_t)left : sizeof(h), &hdr);
 		if (err)
 			return err;
 		if (left < sizeof(h)) {
@@ -352,7 +357,8 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 		if (bad || left - sizeof(h) < ch->stored) {
 			/* (where the next chunk is is not known) */
 			if (in_symbols(r, hdr, sizeof(h))) {
-				hs__reader_sym_damaged(r, r->offset, bad ? bad : "cut off");
+				hs__reader_sym_damaged(r, r->offset,
+						       bad ? bad : "cut off");
 				return 0;
 			}
 			if (bad)
@@ -405,7 +411,7 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 		}
 		if (ch->kind != HS_CHUNK_EVENTS && ch->kind != HS_CHUNK_END &&
 		    ch->kind != HS_CHUNK_SYMBOLS)
-			continue;	/* a kind from a newer minor version */
+			continue; /* a kind from a newer minor version */
 		if (ch->kind == HS_CHUNK_SYMBOLS && r->sym_skip)
 			continue;
 		if (ch->flags & HS_CHUNK_ZSTD) {
@@ -466,15 +472,18 @@ int hs_trace_reader_next(struct hs_trace_reader *r, struct hs_rec *rec,
 				hs__reader_sym_damaged(r, r->chunk_offset, why);
 				continue;
 			}
-			hs_diag_set_offset(diag, r->chunk_offset,
-					   "corrupt trace: chunk %llu, record at payload offset "
-					   "%llu: %s", (unsigned long long)(r->nr_chunks - 1),
-					   (unsigned long long)(r->p - r->payload), why);
+			hs_diag_set_offset(
+			    diag, r->chunk_offset,
+			    "corrupt trace: chunk %llu, record at payload offset "
+			    "%llu: %s",
+			    (unsigned long long)(r->nr_chunks - 1),
+			    (unsigned long long)(r->p - r->payload), why);
 			r->done = -EINVAL;
 			return -EINVAL;
 		}
 		if (r->chunk.kind == HS_CHUNK_SYMBOLS && rec->tag < HS_TAG_SIZED_FIRST) {
-			hs__reader_sym_damaged(r, r->chunk_offset, "a record that is not a symbol");
+			hs__reader_sym_damaged(r, r->chunk_offset,
+					       "a record that is not a symbol");
 			continue;
 		}
 		r->nr_records++;
@@ -597,7 +606,7 @@ int hs_trace_peek_sampling(const char *path, struct hs_trace_sampling *out,
 			break;
 		}
 		if (r.nr_chunks > 8)
-			break;	/* the collector writes it at start-up */
+			break; /* the collector writes it at start-up */
 	}
 	hs_trace_reader_close(&r);
 	return ret < 0 ? ret : out->present;

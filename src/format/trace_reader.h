@@ -33,45 +33,45 @@
 
 /* Where a trace's symbol section is damaged. */
 struct hs_trace_sym_damage {
-	const char *what;		/* what is wrong (a static string); NULL:
-					 * nothing is */
-	uint64_t offset;		/* file offset of the chunk where it is */
+	const char *what; /* what is wrong (a static string); NULL:
+			   * nothing is */
+	uint64_t offset;  /* file offset of the chunk where it is */
 };
 
 struct hs_trace_reader {
 	/* input: a file descriptor (owned) or a memory buffer (borrowed) */
 	int fd;
 	const uint8_t *mem;
-	uint64_t size;			/* bytes of input */
-	const char *name;		/* for messages, borrowed */
+	uint64_t size;	  /* bytes of input */
+	const char *name; /* for messages, borrowed */
 
 	unsigned major, minor;
-	uint64_t offset;		/* file offset of the next chunk */
-	uint64_t chunk_offset;		/* file offset of the current chunk */
-	struct hs_chunk_header chunk;	/* the current chunk */
-	uint64_t nr_chunks;		/* complete chunks read so far */
-	uint64_t nr_records;		/* decoded so far */
-	uint64_t nr_events;		/* the events of those, counted as
-					 * hs_trace_load() does (a realloc
-					 * that frees is two) */
+	uint64_t offset;	      /* file offset of the next chunk */
+	uint64_t chunk_offset;	      /* file offset of the current chunk */
+	struct hs_chunk_header chunk; /* the current chunk */
+	uint64_t nr_chunks;	      /* complete chunks read so far */
+	uint64_t nr_records;	      /* decoded so far */
+	uint64_t nr_events;	      /* the events of those, counted as
+				       * hs_trace_load() does (a realloc
+				       * that frees is two) */
 
-	uint8_t *stored, *raw;		/* payload buffers */
+	uint8_t *stored, *raw; /* payload buffers */
 	size_t alloc_stored, alloc_raw;
-	const uint8_t *p, *end;		/* the rest of the current payload */
-	const uint8_t *payload;		/* start of the current payload */
+	const uint8_t *p, *end; /* the rest of the current payload */
+	const uint8_t *payload; /* start of the current payload */
 	struct hs_rec_state st;
-	void *dctx;			/* ZSTD_DCtx */
+	void *dctx; /* ZSTD_DCtx */
 
-	int cut_off;			/* the file ends inside a chunk */
-	uint64_t cut_offset;		/* where that chunk started */
-	int end_seen;			/* the last chunk read was an END chunk */
+	int cut_off;	     /* the file ends inside a chunk */
+	uint64_t cut_offset; /* where that chunk started */
+	int end_seen;	     /* the last chunk read was an END chunk */
 	int done;
 	/* symbol sections (runs of SYMBOLS chunks) begun so far */
 	unsigned sym_sections;
 	/* the last one is damaged (the rest of it is skipped: sym_skip) */
 	struct hs_trace_sym_damage sym_damage;
 	int sym_skip;
-	unsigned prev_kind;		/* kind of the previous chunk */
+	unsigned prev_kind; /* kind of the previous chunk */
 	/* end of the last complete chunk that is not SYMBOLS, and the
 	 * number of chunks up to it: where a new symbol section goes */
 	uint64_t data_end, data_chunks;
@@ -93,8 +93,8 @@ int hs_trace_reader_open(struct hs_trace_reader *r, const char *path,
 			 struct hs_diag *diag);
 /* The same over @n bytes at @data (borrowed while the reader is open). */
 HS_MUST_CHECK
-int hs_trace_reader_open_mem(struct hs_trace_reader *r, const void *data,
-			     size_t n, const char *name, struct hs_diag *diag);
+int hs_trace_reader_open_mem(struct hs_trace_reader *r, const void *data, size_t n,
+			     const char *name, struct hs_diag *diag);
 /*
  * Decode the next record into @rec (borrowing from the reader). Returns 1
  * for a record, 0 at the end of the input (whole or cut off: see cut_off),
@@ -120,7 +120,7 @@ void hs_trace_reader_close(struct hs_trace_reader *r);
 
 /* What the PROCESS record said; strings owned by the struct hs_trace. */
 struct hs_trace_info {
-	int present;			/* a PROCESS record was read */
+	int present; /* a PROCESS record was read */
 	uint64_t pid, ppid, page_size, sample_bytes, max_depth;
 	unsigned unwind, clock, flags;
 	uint64_t start_realtime_ns, parent_pid;
@@ -139,7 +139,7 @@ int hs_trace_info_decode(const uint8_t *body, size_t n, struct hs_trace_info *in
 			 const char **why);
 void hs_trace_info_release(struct hs_trace_info *info);
 
-#define HS_TRACE_NONE UINT32_MAX	/* no node / module / thread */
+#define HS_TRACE_NONE UINT32_MAX	  /* no node / module / thread */
 #define HS_TRACE_MISSING (UINT32_MAX - 1) /* node_parent: defined nowhere */
 
 struct hs_trace_module {
@@ -147,14 +147,14 @@ struct hs_trace_module {
 	char *path;
 	uint8_t *build_id;
 	size_t build_id_len;
-	uint64_t load_ticks, unload_ticks;	/* unload: UINT64_MAX if never */
-	uint64_t unload_node;		/* first node id after the unload, or UINT64_MAX */
+	uint64_t load_ticks, unload_ticks; /* unload: UINT64_MAX if never */
+	uint64_t unload_node; /* first node id after the unload, or UINT64_MAX */
 };
 
 struct hs_trace_thread {
-	uint64_t tid;			/* 0: the process itself */
-	char *name;			/* latest name, or NULL */
-	int64_t start_ns, exit_ns;	/* -1 if unknown */
+	uint64_t tid;		   /* 0: the process itself */
+	char *name;		   /* latest name, or NULL */
+	int64_t start_ns, exit_ns; /* -1 if unknown */
 	uint64_t allocs, frees, bytes;
 };
 
@@ -165,50 +165,53 @@ struct hs_trace_thread {
  * those of enum hs_sym_status (symbols/symbols.h).
  */
 enum hs_trace_sym_status {
-	HS_TSYM_FOUND, HS_TSYM_NO_SYMBOL, HS_TSYM_BAD_MODULE, HS_TSYM_NO_MODULE,
+	HS_TSYM_FOUND,
+	HS_TSYM_NO_SYMBOL,
+	HS_TSYM_BAD_MODULE,
+	HS_TSYM_NO_MODULE,
 	HS_TSYM__COUNT
 };
-#define HS_TSYM_INLINE 1u		/* frame flag: inlined into the next frame */
+#define HS_TSYM_INLINE 1u /* frame flag: inlined into the next frame */
 
 struct hs_trace_sym_frame {
-	uint32_t function;		/* string id; 0: unknown ("?") */
-	uint32_t file;			/* string id; 0: unknown */
-	uint32_t line;			/* 1-based; 0: unknown */
-	uint32_t flags;			/* HS_TSYM_INLINE */
+	uint32_t function; /* string id; 0: unknown ("?") */
+	uint32_t file;	   /* string id; 0: unknown */
+	uint32_t line;	   /* 1-based; 0: unknown */
+	uint32_t flags;	   /* HS_TSYM_INLINE */
 };
 
 struct hs_trace_sym {
-	uint64_t addr;			/* module-relative (ELF) address, or the
-					 * run-time address without a module */
-	uint32_t module;		/* 1 + module index; 0: no module */
-	uint32_t modname;		/* string naming the module (a perf map);
-					 * 0: the module's recorded path */
-	uint32_t first;			/* frames [first, first + nr), innermost first */
+	uint64_t addr;	  /* module-relative (ELF) address, or the
+			   * run-time address without a module */
+	uint32_t module;  /* 1 + module index; 0: no module */
+	uint32_t modname; /* string naming the module (a perf map);
+			   * 0: the module's recorded path */
+	uint32_t first;	  /* frames [first, first + nr), innermost first */
 	uint16_t nr;
-	uint8_t status;			/* enum hs_trace_sym_status */
+	uint8_t status; /* enum hs_trace_sym_status */
 };
 
 struct hs_trace_symtab {
-	int present;			/* the trace has a symbol section */
-	char **str;			/* string id - 1 -> owned string */
+	int present; /* the trace has a symbol section */
+	char **str;  /* string id - 1 -> owned string */
 	size_t nr_str, alloc_str, str_bytes;
 	struct hs_trace_sym *sym;
 	size_t nr_sym, alloc_sym;
 	struct hs_trace_sym_frame *frame;
 	size_t nr_frame, alloc_frame;
-	struct hs_idindex index;	/* of sym, by (module, addr) */
-	uint32_t *node_sym;		/* node -> sym index, HS_TRACE_NONE; NULL
-					 * when there is no symbol section */
-	uint64_t offset;		/* file offset of the section in use */
+	struct hs_idindex index; /* of sym, by (module, addr) */
+	uint32_t *node_sym;	 /* node -> sym index, HS_TRACE_NONE; NULL
+				  * when there is no symbol section */
+	uint64_t offset;	 /* file offset of the section in use */
 };
 
 /* What the SAMPLING and SAMPLING_END records said, and the samples read. */
 struct hs_trace_sampling {
-	int present;			/* a SAMPLING record was read */
+	int present; /* a SAMPLING record was read */
 	uint64_t cpu_hz, wall_hz, signal, flags;
-	int ended;			/* a SAMPLING_END record was read */
+	int ended; /* a SAMPLING_END record was read */
 	uint64_t dropped, signals;
-	uint64_t cpu_samples, wall_samples;	/* SAMPLE records read */
+	uint64_t cpu_samples, wall_samples; /* SAMPLE records read */
 };
 
 struct hs_trace {
@@ -224,7 +227,7 @@ struct hs_trace {
 	uint64_t *node_id;
 	uint64_t *node_ticks;
 	size_t nr_nodes, alloc_nodes;
-	struct hs_idindex node_ix;	/* node id -> index (keys: node_id) */
+	struct hs_idindex node_ix; /* node id -> index (keys: node_id) */
 
 	struct hs_trace_module *modules;
 	size_t nr_modules, alloc_modules;
@@ -232,13 +235,13 @@ struct hs_trace {
 	size_t nr_threads, alloc_threads;
 
 	/* events, sorted by time (stable: file order for equal times) */
-	int64_t *time;			/* ns since the start */
+	int64_t *time; /* ns since the start */
 	uint64_t *addr;
-	uint64_t *size;			/* bytes (or mapping length) */
-	uint32_t *stack;		/* node index or HS_TRACE_NONE */
-	uint32_t *thread;		/* thread index */
-	uint8_t *op;			/* enum hs_trace_op */
-	uint8_t *fn;			/* the record tag it came from */
+	uint64_t *size;	  /* bytes (or mapping length) */
+	uint32_t *stack;  /* node index or HS_TRACE_NONE */
+	uint32_t *thread; /* thread index */
+	uint8_t *op;	  /* enum hs_trace_op */
+	uint8_t *fn;	  /* the record tag it came from */
 	size_t nr_events, alloc_events;
 
 	/* process-level samples */
@@ -255,18 +258,18 @@ struct hs_trace {
 	int has_end;
 	unsigned end_reason;
 	uint64_t end_detail;
-	int64_t duration_ns;		/* time of the last event or sample */
-	int cut_off;			/* the file was cut off (no END, or inside a chunk) */
-	uint64_t cut_offset;		/* where the cut-off chunk starts, or the file size */
+	int64_t duration_ns; /* time of the last event or sample */
+	int cut_off;	     /* the file was cut off (no END, or inside a chunk) */
+	uint64_t cut_offset; /* where the cut-off chunk starts, or the file size */
 	uint64_t nr_chunks;
 	uint64_t nr_records;
 	uint64_t file_size;
-	uint64_t missing_nodes;		/* references to nodes never defined */
-	struct hs_trace_symtab syms;	/* the symbol section, if any */
+	uint64_t missing_nodes;	     /* references to nodes never defined */
+	struct hs_trace_symtab syms; /* the symbol section, if any */
 	/* the symbol section is damaged: it was dropped (syms.present is 0) */
 	struct hs_trace_sym_damage sym_damage;
-	struct hs_trace_sampling sampling;	/* CPU and wall-clock sampling */
-	uint64_t data_end, data_chunks;	/* see struct hs_trace_reader */
+	struct hs_trace_sampling sampling; /* CPU and wall-clock sampling */
+	uint64_t data_end, data_chunks;	   /* see struct hs_trace_reader */
 	/* hs_trace_stream(): the most events it kept back at once, waiting
 	 * for earlier ones (at a chunk's start; for tests and benchmarks) */
 	size_t stream_staged_max;
@@ -281,15 +284,16 @@ struct hs_trace {
  * cut-off file is not an error: see t->cut_off), or a negative errno with
  * @diag filled; @t is then released.
  */
-HS_MUST_CHECK int hs_trace_load(const char *path, struct hs_trace *t, struct hs_diag *diag);
+HS_MUST_CHECK int hs_trace_load(const char *path, struct hs_trace *t,
+				struct hs_diag *diag);
 enum hs_trace_load_flags {
-	HS_TRACE_NO_EVENTS = 1 << 0,	/* keep no events: stack tree, modules,
-					 * threads and symbols only */
+	HS_TRACE_NO_EVENTS = 1 << 0,	     /* keep no events: stack tree, modules,
+					      * threads and symbols only */
 	HS_TRACE_SKIP_EVENT_CHUNKS = 1 << 1, /* with NO_EVENTS: do not even read
-					 * the chunks that hold only events
-					 * (hs_trace_reader_skip_events()); the
-					 * threads' counts and the trace's
-					 * duration are then unknown */
+					      * the chunks that hold only events
+					      * (hs_trace_reader_skip_events()); the
+					      * threads' counts and the trace's
+					      * duration are then unknown */
 };
 /* hs_trace_load() with @flags (enum hs_trace_load_flags). */
 HS_MUST_CHECK
@@ -301,14 +305,14 @@ int hs_trace_load_flags(const char *path, struct hs_trace *t, unsigned flags,
  * for front ends that make one pass over them (analysis/memviews.h).
  */
 struct hs_trace_event {
-	int64_t time;			/* ns since the start */
+	int64_t time; /* ns since the start */
 	uint64_t addr, size;
 	/* node index, HS_TRACE_NONE (no stack) or, with HS_TRACE_EV_NODE_ID,
 	 * the id of a node defined later in the file (hs_trace_node_index()
 	 * finds it once the stream is over) */
 	uint64_t node;
-	uint32_t thread;		/* thread index */
-	uint8_t op, fn;			/* enum hs_trace_op, record tag */
+	uint32_t thread; /* thread index */
+	uint8_t op, fn;	 /* enum hs_trace_op, record tag */
 };
 #define HS_TRACE_EV_NODE_ID (1ull << 63)
 
@@ -336,8 +340,8 @@ struct hs_trace_sink {
  * sink's error; or an error of hs_trace_load(). On error @t is released.
  */
 HS_MUST_CHECK
-int hs_trace_stream(const char *path, struct hs_trace *t, const struct hs_trace_sink *sink,
-		    struct hs_diag *diag);
+int hs_trace_stream(const char *path, struct hs_trace *t,
+		    const struct hs_trace_sink *sink, struct hs_diag *diag);
 /* The same from memory (for tests and fuzzing). */
 HS_MUST_CHECK
 int hs_trace_stream_mem(const void *data, size_t n, const char *name, struct hs_trace *t,
@@ -347,8 +351,8 @@ uint32_t hs_trace_node_index(const struct hs_trace *t, uint64_t id);
 
 /* The same from memory (for tests and fuzzing). */
 HS_MUST_CHECK
-int hs_trace_load_mem(const void *data, size_t n, const char *name,
-		      struct hs_trace *t, struct hs_diag *diag);
+int hs_trace_load_mem(const void *data, size_t n, const char *name, struct hs_trace *t,
+		      struct hs_diag *diag);
 void hs_trace_release(struct hs_trace *t);
 
 /*
@@ -356,15 +360,14 @@ void hs_trace_release(struct hs_trace *t);
  * indexes); returns the depth. A missing parent ends the stack with
  * HS_TRACE_NONE (the caller shows BROKEN).
  */
-size_t hs_trace_stack(const struct hs_trace *t, uint32_t node, uint32_t *out,
-		      size_t max);
+size_t hs_trace_stack(const struct hs_trace *t, uint32_t node, uint32_t *out, size_t max);
 /*
  * Name of node @node's frame, "PATH!0xOFFSET", "[unknown]!0xADDR", or
  * "BROKEN" for the incomplete-stack marker, into @buf (size @n).
  * Returns @buf.
  */
-const char *hs_trace_frame_name(const struct hs_trace *t, uint32_t node,
-				char *buf, size_t n);
+const char *hs_trace_frame_name(const struct hs_trace *t, uint32_t node, char *buf,
+				size_t n);
 /*
  * The symbols of node @node: sets *@sym to its address's entry and
  * *@frames to its frames, innermost first (the inlined functions, then

@@ -7,39 +7,39 @@
 #include <string.h>
 
 static const char *const tag_names[] = {
-	[HS_TAG_SPAN] = "span",
-	[HS_TAG_NODE] = "node",
-	[HS_TAG_MALLOC] = "malloc",
-	[HS_TAG_CALLOC] = "calloc",
-	[HS_TAG_REALLOC] = "realloc",
-	[HS_TAG_REALLOCARRAY] = "reallocarray",
-	[HS_TAG_POSIX_MEMALIGN] = "posix_memalign",
-	[HS_TAG_ALIGNED_ALLOC] = "aligned_alloc",
-	[HS_TAG_MEMALIGN] = "memalign",
-	[HS_TAG_VALLOC] = "valloc",
-	[HS_TAG_PVALLOC] = "pvalloc",
-	[HS_TAG_FREE] = "free",
-	[HS_TAG_REALLOC_FREE] = "realloc-free",
-	[HS_TAG_MMAP] = "mmap",
-	[HS_TAG_MUNMAP] = "munmap",
-	[HS_TAG_MREMAP] = "mremap",
-	[HS_TAG_PROCESS] = "process",
-	[HS_TAG_CLOCK] = "clock",
-	[HS_TAG_RSS] = "rss",
-	[HS_TAG_MODULE] = "module",
-	[HS_TAG_MODULE_UNLOAD] = "module-unload",
-	[HS_TAG_THREAD_START] = "thread-start",
-	[HS_TAG_THREAD_NAME] = "thread-name",
-	[HS_TAG_THREAD_EXIT] = "thread-exit",
-	[HS_TAG_FORK] = "fork",
-	[HS_TAG_EXEC] = "exec",
-	[HS_TAG_END] = "end",
-	[HS_TAG_FOOTER] = "footer",
-	[HS_TAG_SYM_STRING] = "sym-string",
-	[HS_TAG_SYM_ADDR] = "sym-addr",
-	[HS_TAG_SAMPLE] = "sample",
-	[HS_TAG_SAMPLING] = "sampling",
-	[HS_TAG_SAMPLING_END] = "sampling-end",
+    [HS_TAG_SPAN] = "span",
+    [HS_TAG_NODE] = "node",
+    [HS_TAG_MALLOC] = "malloc",
+    [HS_TAG_CALLOC] = "calloc",
+    [HS_TAG_REALLOC] = "realloc",
+    [HS_TAG_REALLOCARRAY] = "reallocarray",
+    [HS_TAG_POSIX_MEMALIGN] = "posix_memalign",
+    [HS_TAG_ALIGNED_ALLOC] = "aligned_alloc",
+    [HS_TAG_MEMALIGN] = "memalign",
+    [HS_TAG_VALLOC] = "valloc",
+    [HS_TAG_PVALLOC] = "pvalloc",
+    [HS_TAG_FREE] = "free",
+    [HS_TAG_REALLOC_FREE] = "realloc-free",
+    [HS_TAG_MMAP] = "mmap",
+    [HS_TAG_MUNMAP] = "munmap",
+    [HS_TAG_MREMAP] = "mremap",
+    [HS_TAG_PROCESS] = "process",
+    [HS_TAG_CLOCK] = "clock",
+    [HS_TAG_RSS] = "rss",
+    [HS_TAG_MODULE] = "module",
+    [HS_TAG_MODULE_UNLOAD] = "module-unload",
+    [HS_TAG_THREAD_START] = "thread-start",
+    [HS_TAG_THREAD_NAME] = "thread-name",
+    [HS_TAG_THREAD_EXIT] = "thread-exit",
+    [HS_TAG_FORK] = "fork",
+    [HS_TAG_EXEC] = "exec",
+    [HS_TAG_END] = "end",
+    [HS_TAG_FOOTER] = "footer",
+    [HS_TAG_SYM_STRING] = "sym-string",
+    [HS_TAG_SYM_ADDR] = "sym-addr",
+    [HS_TAG_SAMPLE] = "sample",
+    [HS_TAG_SAMPLING] = "sampling",
+    [HS_TAG_SAMPLING_END] = "sampling-end",
 };
 
 const char *hs_tag_name(unsigned tag)
@@ -50,14 +50,13 @@ const char *hs_tag_name(unsigned tag)
 }
 
 /* Read a varint or fail the record. */
-#define GET(v)                                                            \
-	do {                                                              \
-		if (hs_get_varint(&q, end, &(v)))                         \
-			goto bad_varint;                                  \
+#define GET(v)                                                                           \
+	do {                                                                             \
+		if (hs_get_varint(&q, end, &(v)))                                        \
+			goto bad_varint;                                                 \
 	} while (0)
 
-static int get_string(const uint8_t **q, const uint8_t *end,
-		      const uint8_t **s, size_t *n)
+static int get_string(const uint8_t **q, const uint8_t *end, const uint8_t **s, size_t *n)
 {
 	uint64_t len;
 
@@ -70,8 +69,8 @@ static int get_string(const uint8_t **q, const uint8_t *end,
 	return 0;
 }
 
-static int decode_sized(const uint8_t *q, const uint8_t *end,
-			struct hs_rec *rec, const char **why)
+static int decode_sized(const uint8_t *q, const uint8_t *end, struct hs_rec *rec,
+			const char **why)
 {
 	uint64_t v;
 
@@ -101,7 +100,7 @@ static int decode_sized(const uint8_t *q, const uint8_t *end,
 		GET(rec->ticks);
 		GET(rec->id);
 		if (q < end)
-			GET(rec->parent);	/* the next node id */
+			GET(rec->parent); /* the next node id */
 		break;
 	case HS_TAG_THREAD_NAME:
 		GET(rec->ticks);
@@ -164,8 +163,8 @@ bad_varint:
 	return -1;
 }
 
-int hs_rec_decode(const uint8_t **p, const uint8_t *end,
-		  struct hs_rec_state *st, struct hs_rec *rec, const char **why)
+int hs_rec_decode(const uint8_t **p, const uint8_t *end, struct hs_rec_state *st,
+		  struct hs_rec *rec, const char **why)
 {
 	const uint8_t *q = *p;
 	uint64_t len;

@@ -27,7 +27,8 @@
  * and address minus the previous event's of the span). Room needed: 1 +
  * HS_VARINT_MAX per field.
  */
-static inline uint8_t *hs_enc_span(uint8_t *p, uint64_t tid, uint64_t ticks, uint64_t addr)
+static inline uint8_t *hs_enc_span(uint8_t *p, uint64_t tid, uint64_t ticks,
+				   uint64_t addr)
 {
 	*p++ = HS_TAG_SPAN;
 	p = hs_put_varint(p, tid);
@@ -36,7 +37,8 @@ static inline uint8_t *hs_enc_span(uint8_t *p, uint64_t tid, uint64_t ticks, uin
 }
 
 /* A stack node: @id (not 0) under @parent (0: a root), at code address @addr. */
-static inline uint8_t *hs_enc_node(uint8_t *p, uint64_t id, uint64_t parent, uint64_t addr)
+static inline uint8_t *hs_enc_node(uint8_t *p, uint64_t id, uint64_t parent,
+				   uint64_t addr)
 {
 	*p++ = HS_TAG_NODE;
 	p = hs_put_varint(p, id);
@@ -155,8 +157,8 @@ static inline uint8_t *hs_enc_module_unload_body(uint8_t *q, uint64_t ticks, uin
 }
 
 /* THREAD_START (the span's thread, named @name) and EXEC (@name: the path) */
-static inline uint8_t *hs_enc_thread_start_body(uint8_t *q, uint64_t ticks, const void *name,
-						size_t n)
+static inline uint8_t *hs_enc_thread_start_body(uint8_t *q, uint64_t ticks,
+						const void *name, size_t n)
 {
 	q = hs_put_varint(q, ticks);
 	return hs_put_bytes(q, name, n);
@@ -209,7 +211,8 @@ static inline uint8_t *hs_enc_sample_body(uint8_t *q, uint64_t ticks, uint64_t t
 
 /* SAMPLING: the rates (Hz), the signal and the flags */
 static inline uint8_t *hs_enc_sampling_body(uint8_t *q, uint64_t ns, uint64_t cpu_hz,
-					    uint64_t wall_hz, uint64_t signo, uint64_t flags)
+					    uint64_t wall_hz, uint64_t signo,
+					    uint64_t flags)
 {
 	q = hs_put_varint(q, ns);
 	q = hs_put_varint(q, cpu_hz);
@@ -233,10 +236,10 @@ static inline uint8_t *hs_enc_sampling_end_body(uint8_t *q, uint64_t ns, uint64_
 /* What the PROCESS record says. Strings are borrowed. */
 struct hs_process_info {
 	uint64_t pid, ppid, page_size, sample_bytes, max_depth;
-	unsigned unwind;	/* enum hs_unwind_mode */
-	unsigned clock;		/* enum hs_clock_kind */
+	unsigned unwind; /* enum hs_unwind_mode */
+	unsigned clock;	 /* enum hs_clock_kind */
 	uint64_t start_realtime_ns;
-	unsigned flags;		/* enum hs_process_flags */
+	unsigned flags; /* enum hs_process_flags */
 	uint64_t parent_pid;
 	const char *exe, *comm, *cwd;
 	int argc;
@@ -262,7 +265,8 @@ static inline size_t hs_enc_process_body_size(const struct hs_process_info *info
 	size_t n = 16 * HS_VARINT_MAX;
 	int i;
 
-	n += strlen(info->exe) + strlen(info->comm) + strlen(info->cwd) + 3 * HS_VARINT_MAX;
+	n += strlen(info->exe) + strlen(info->comm) + strlen(info->cwd) +
+	     3 * HS_VARINT_MAX;
 	for (i = 0; i < hs__process_argc(info); i++)
 		n += hs__process_arg_len(info->argv[i]) + HS_VARINT_MAX;
 	return n;
@@ -341,9 +345,9 @@ static inline uint8_t *hs_enc_footer_body(uint8_t *q, const uint64_t counts[HS_F
 
 /* Decoding state of a chunk: the current span. Zero it at a chunk start. */
 struct hs_rec_state {
-	uint64_t tid;		/* 0 = the process */
-	uint64_t ticks;		/* last event's ticks */
-	uint64_t addr;		/* last event's address */
+	uint64_t tid;	/* 0 = the process */
+	uint64_t ticks; /* last event's ticks */
+	uint64_t addr;	/* last event's address */
 };
 
 /*
@@ -353,32 +357,32 @@ struct hs_rec_state {
  */
 struct hs_rec {
 	uint8_t tag;
-	uint64_t tid;		/* the span's thread */
-	uint64_t ticks;		/* absolute, for events and timed sized records */
-	uint64_t addr;		/* events: the (new) address */
-	uint64_t size;		/* allocations: size; MMAP/MUNMAP/MREMAP: (new) length */
-	uint64_t stack;		/* node id, 0 = none */
-	uint64_t old_addr;	/* REALLOC*, MREMAP: the old address (0 = none) */
-	uint64_t old_size;	/* MREMAP: the old length */
-	uint64_t lead;		/* REALLOC*: ticks from the call to its return */
-	uint64_t align;		/* aligned allocations */
-	uint64_t prot, flags;	/* MMAP */
-	uint64_t id;		/* NODE, MODULE, MODULE_UNLOAD id; FORK child pid;
-				 * THREAD_NAME tid (0: the span's thread);
-				 * SAMPLE tid; SAMPLING signal */
-	uint64_t parent;	/* NODE parent; FORK followed; MODULE_UNLOAD next node */
+	uint64_t tid;	      /* the span's thread */
+	uint64_t ticks;	      /* absolute, for events and timed sized records */
+	uint64_t addr;	      /* events: the (new) address */
+	uint64_t size;	      /* allocations: size; MMAP/MUNMAP/MREMAP: (new) length */
+	uint64_t stack;	      /* node id, 0 = none */
+	uint64_t old_addr;    /* REALLOC*, MREMAP: the old address (0 = none) */
+	uint64_t old_size;    /* MREMAP: the old length */
+	uint64_t lead;	      /* REALLOC*: ticks from the call to its return */
+	uint64_t align;	      /* aligned allocations */
+	uint64_t prot, flags; /* MMAP */
+	uint64_t id;	      /* NODE, MODULE, MODULE_UNLOAD id; FORK child pid;
+			       * THREAD_NAME tid (0: the span's thread);
+			       * SAMPLE tid; SAMPLING signal */
+	uint64_t parent;      /* NODE parent; FORK followed; MODULE_UNLOAD next node */
 	uint64_t bias, start, end; /* MODULE */
-	uint64_t value;		/* CLOCK ns; RSS bytes; END reason; SAMPLE kind;
-				 * SAMPLING CPU Hz; SAMPLING_END CPU samples */
-	uint64_t detail;	/* END detail; SAMPLING wall Hz; SAMPLING_END
-				 * wall samples */
+	uint64_t value;		   /* CLOCK ns; RSS bytes; END reason; SAMPLE kind;
+				    * SAMPLING CPU Hz; SAMPLING_END CPU samples */
+	uint64_t detail;	   /* END detail; SAMPLING wall Hz; SAMPLING_END
+				    * wall samples */
 	/* SAMPLE: size is the duration (ns); SAMPLING: flags are its flags;
 	 * SAMPLING_END: size is the samples dropped, old_size the signals */
-	const uint8_t *str;	/* MODULE path, THREAD_* name, EXEC path */
+	const uint8_t *str; /* MODULE path, THREAD_* name, EXEC path */
 	size_t str_len;
-	const uint8_t *bytes;	/* MODULE build id */
+	const uint8_t *bytes; /* MODULE build id */
 	size_t bytes_len;
-	const uint8_t *body;	/* sized records: the body */
+	const uint8_t *body; /* sized records: the body */
 	size_t body_len;
 };
 
@@ -410,7 +414,8 @@ hs_rec_decode_fixed(const uint8_t **p, const uint8_t *end, struct hs_rec_state *
 	rec->id = rec->value = 0;
 	switch (tag) {
 	case HS_TAG_SPAN:
-		if (hs_get_varint(&q, end, &rec->tid) || hs_get_varint(&q, end, &rec->ticks) ||
+		if (hs_get_varint(&q, end, &rec->tid) ||
+		    hs_get_varint(&q, end, &rec->ticks) ||
 		    hs_get_varint(&q, end, &rec->addr))
 			goto bad_varint;
 		st->tid = rec->tid;
@@ -419,7 +424,8 @@ hs_rec_decode_fixed(const uint8_t **p, const uint8_t *end, struct hs_rec_state *
 		*p = q;
 		return 1;
 	case HS_TAG_NODE:
-		if (hs_get_varint(&q, end, &rec->id) || hs_get_varint(&q, end, &rec->parent) ||
+		if (hs_get_varint(&q, end, &rec->id) ||
+		    hs_get_varint(&q, end, &rec->parent) ||
 		    hs_get_varint(&q, end, &rec->addr))
 			goto bad_varint;
 		if (!rec->id) {
@@ -439,10 +445,12 @@ hs_rec_decode_fixed(const uint8_t **p, const uint8_t *end, struct hs_rec_state *
 	case HS_TAG_ALIGNED_ALLOC:
 	case HS_TAG_MEMALIGN:
 		if (hs_get_varint(&q, end, &dt) || hs_get_varint(&q, end, &da) ||
-		    hs_get_varint(&q, end, &rec->size) || hs_get_varint(&q, end, &rec->stack))
+		    hs_get_varint(&q, end, &rec->size) ||
+		    hs_get_varint(&q, end, &rec->stack))
 			goto bad_varint;
 		if (hs_tag_is_realloc(tag)) {
-			if (hs_get_varint(&q, end, &sv) || hs_get_varint(&q, end, &rec->lead))
+			if (hs_get_varint(&q, end, &sv) ||
+			    hs_get_varint(&q, end, &rec->lead))
 				goto bad_varint;
 			has_old = 1;
 		} else if (hs_tag_has_align(tag)) {
@@ -457,8 +465,10 @@ hs_rec_decode_fixed(const uint8_t **p, const uint8_t *end, struct hs_rec_state *
 		break;
 	case HS_TAG_MMAP:
 		if (hs_get_varint(&q, end, &dt) || hs_get_varint(&q, end, &da) ||
-		    hs_get_varint(&q, end, &rec->size) || hs_get_varint(&q, end, &rec->prot) ||
-		    hs_get_varint(&q, end, &rec->flags) || hs_get_varint(&q, end, &rec->stack))
+		    hs_get_varint(&q, end, &rec->size) ||
+		    hs_get_varint(&q, end, &rec->prot) ||
+		    hs_get_varint(&q, end, &rec->flags) ||
+		    hs_get_varint(&q, end, &rec->stack))
 			goto bad_varint;
 		break;
 	case HS_TAG_MUNMAP:
@@ -468,8 +478,9 @@ hs_rec_decode_fixed(const uint8_t **p, const uint8_t *end, struct hs_rec_state *
 		break;
 	case HS_TAG_MREMAP:
 		if (hs_get_varint(&q, end, &dt) || hs_get_varint(&q, end, &da) ||
-		    hs_get_varint(&q, end, &rec->size) || hs_get_varint(&q, end, &rec->stack) ||
-		    hs_get_varint(&q, end, &sv) || hs_get_varint(&q, end, &rec->old_size))
+		    hs_get_varint(&q, end, &rec->size) ||
+		    hs_get_varint(&q, end, &rec->stack) || hs_get_varint(&q, end, &sv) ||
+		    hs_get_varint(&q, end, &rec->old_size))
 			goto bad_varint;
 		has_old = 1;
 		break;
@@ -482,7 +493,7 @@ hs_rec_decode_fixed(const uint8_t **p, const uint8_t *end, struct hs_rec_state *
 	rec->ticks = st->ticks;
 	rec->addr = st->addr;
 	if (has_old)
-		rec->old_addr = rec->addr + (uint64_t)hs_unzigzag(sv);	/* old minus new */
+		rec->old_addr = rec->addr + (uint64_t)hs_unzigzag(sv); /* old minus new */
 	*p = q;
 	return 1;
 bad_varint:
@@ -498,8 +509,8 @@ bad_varint:
  * decode with only tag and body set.
  */
 HS_MUST_CHECK
-int hs_rec_decode(const uint8_t **p, const uint8_t *end,
-		  struct hs_rec_state *st, struct hs_rec *rec, const char **why);
+int hs_rec_decode(const uint8_t **p, const uint8_t *end, struct hs_rec_state *st,
+		  struct hs_rec *rec, const char **why);
 
 /* Name of a tag for dumps and messages ("malloc", "free", ...), or NULL. */
 const char *hs_tag_name(unsigned tag);
@@ -531,8 +542,11 @@ HS_MUST_CHECK
 static inline int hs_footer_index_next(const uint8_t **q, const uint8_t *end,
 				       struct hs_chunk_index *e)
 {
-	return hs_get_varint(q, end, &e->offset) || hs_get_varint(q, end, &e->first_ticks) ||
-			       hs_get_varint(q, end, &e->last_ticks) ? -1 : 0;
+	return hs_get_varint(q, end, &e->offset) ||
+		       hs_get_varint(q, end, &e->first_ticks) ||
+		       hs_get_varint(q, end, &e->last_ticks)
+		   ? -1
+		   : 0;
 }
 
 /*
@@ -579,10 +593,10 @@ enum hs_trace_op { HS_OP_ALLOC, HS_OP_FREE, HS_OP_MMAP, HS_OP_MUNMAP, HS_OP_SAMP
 /* One event of a record (hs_rec_events()). */
 struct hs_rec_event {
 	uint64_t ticks;
-	uint64_t tid;		/* the thread it happened in */
+	uint64_t tid; /* the thread it happened in */
 	uint64_t addr, size;
-	uint64_t stack;		/* node id, 0 = none */
-	uint8_t op;		/* enum hs_trace_op */
+	uint64_t stack; /* node id, 0 = none */
+	uint8_t op;	/* enum hs_trace_op */
 };
 
 /*
@@ -601,9 +615,12 @@ hs_rec_events(const struct hs_rec *rec, struct hs_rec_event ev[2])
 	unsigned tag = rec->tag;
 
 	/* the one event most records are; two-event records fill ev[1] too */
-	ev[0] = (struct hs_rec_event){ .ticks = rec->ticks, .tid = rec->tid, .addr = rec->addr,
-				       .size = rec->size, .stack = rec->stack,
-				       .op = HS_OP_ALLOC };
+	ev[0] = (struct hs_rec_event){.ticks = rec->ticks,
+				      .tid = rec->tid,
+				      .addr = rec->addr,
+				      .size = rec->size,
+				      .stack = rec->stack,
+				      .op = HS_OP_ALLOC};
 	ev[1] = ev[0];
 	switch (tag) {
 	case HS_TAG_MALLOC:
@@ -646,7 +663,7 @@ hs_rec_events(const struct hs_rec *rec, struct hs_rec_event ev[2])
 		return 2;
 	case HS_TAG_SAMPLE:
 		if (rec->value > HS_SAMPLE_WALL_READY)
-			return 0;	/* a kind from a newer version */
+			return 0; /* a kind from a newer version */
 		if (rec->id)
 			ev[0].tid = rec->id;
 		ev[0].addr = rec->value;

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <zstd.h>
 
-#define SYMW_CHUNK_BYTES ((size_t)4 << 20)	/* raw payload per chunk */
-#define SYM_STR_BYTES_MAX ((size_t)1 << 30)	/* reader's cap on string bytes */
+#define SYMW_CHUNK_BYTES ((size_t)4 << 20)  /* raw payload per chunk */
+#define SYM_STR_BYTES_MAX ((size_t)1 << 30) /* reader's cap on string bytes */
 #define SYM_ENTRIES_MAX ((size_t)1 << 28)
 
 /* --- writer ------------------------------------------------------------- */
@@ -88,8 +88,9 @@ static int string_id(struct hs_symw *w, const char *s, uint64_t *id)
 	*id = (uint64_t)k + 1;
 	if (hs_strtab_count(&w->strs) == before)
 		return 0;
-	err = hs_buf_add(&w->payload, prefix,
-			 (size_t)(hs_tw_sized_prefix(prefix, HS_TAG_SYM_STRING, len) - prefix));
+	err = hs_buf_add(
+	    &w->payload, prefix,
+	    (size_t)(hs_tw_sized_prefix(prefix, HS_TAG_SYM_STRING, len) - prefix));
 	return err ? err : hs_buf_add(&w->payload, s, len);
 }
 
@@ -130,9 +131,10 @@ int hs_symw_add(struct hs_symw *w, uint32_t module, uint64_t addr, unsigned stat
 		q = hs_put_varint(q, frames[i].line);
 		q = hs_put_varint(q, frames[i].flags & HS_TSYM_INLINE);
 	}
-	err = hs_buf_add(&w->payload, prefix,
-			 (size_t)(hs_tw_sized_prefix(prefix, HS_TAG_SYM_ADDR,
-						     (size_t)(q - body)) - prefix));
+	err = hs_buf_add(
+	    &w->payload, prefix,
+	    (size_t)(hs_tw_sized_prefix(prefix, HS_TAG_SYM_ADDR, (size_t)(q - body)) -
+		     prefix));
 	if (!err)
 		err = hs_buf_add(&w->payload, body, (size_t)(q - body));
 	if (!err)
@@ -170,7 +172,7 @@ void hs__trace_syms_reset(struct hs_trace_symtab *s)
 
 static uint64_t key_hash(uint32_t module, uint64_t addr)
 {
-	uint64_t k[2] = { module, addr };
+	uint64_t k[2] = {module, addr};
 
 	return hs_hash_bytes(k, sizeof(k));
 }
@@ -189,11 +191,13 @@ static int sym_eq(const void *ctx, uint32_t id, const void *key)
 	return s->sym[id].module == k->module && s->sym[id].addr == k->addr;
 }
 
-static int add_string(struct hs_trace_symtab *s, const struct hs_rec *rec, const char **why)
+static int add_string(struct hs_trace_symtab *s, const struct hs_rec *rec,
+		      const char **why)
 {
 	char *copy;
 
-	if (rec->body_len > HS_STRING_MAX || s->str_bytes + rec->body_len > SYM_STR_BYTES_MAX ||
+	if (rec->body_len > HS_STRING_MAX ||
+	    s->str_bytes + rec->body_len > SYM_STR_BYTES_MAX ||
 	    s->nr_str >= UINT32_MAX - 1) {
 		*why = "symbol section: too many string bytes";
 		return -EINVAL;
@@ -270,7 +274,7 @@ static int add_addr(struct hs_trace *t, const struct hs_rec *rec, const char **w
 	pos = hs_idindex_slot(&s->index, h, sym_eq, s, &k);
 	id = hs_idindex_at(&s->index, pos);
 	if (id != HS_IDINDEX_NONE) {
-		s->sym[id] = e;	/* listed again: the later entry counts */
+		s->sym[id] = e; /* listed again: the later entry counts */
 		return 0;
 	}
 	s->sym[s->nr_sym] = e;
@@ -303,7 +307,7 @@ int hs__trace_syms_resolve(struct hs_trace *t)
 	for (i = 0; i < t->nr_nodes; i++) {
 		uint64_t a = t->node_addr[i];
 		uint32_t m = t->node_module[i], id;
-		struct sym_key k = { 0, 0 };
+		struct sym_key k = {0, 0};
 
 		s->node_sym[i] = HS_TRACE_NONE;
 		if (!a)

@@ -21,24 +21,24 @@
 
 /* One frame of an entry; strings are borrowed for the call. */
 struct hs_symw_frame {
-	const char *function;	/* NULL: unknown */
-	const char *file;	/* NULL: unknown */
-	uint32_t line;		/* 0: unknown */
-	unsigned flags;		/* HS_TSYM_INLINE */
+	const char *function; /* NULL: unknown */
+	const char *file;     /* NULL: unknown */
+	uint32_t line;	      /* 0: unknown */
+	unsigned flags;	      /* HS_TSYM_INLINE */
 };
 
 /* Called with each finished chunk (@n bytes, borrowed); 0 or -errno. */
 typedef int (*hs_symw_emit_fn)(void *ctx, const uint8_t *chunk, size_t n);
 
 struct hs_symw {
-	struct hs_strtab strs;		/* strings written so far: id = index + 1 */
-	struct hs_buf payload;		/* records of the chunk being filled */
-	struct hs_buf out;		/* scratch: header + compressed payload */
-	uint32_t seq;			/* sequence number of the next chunk */
-	size_t chunk_bytes;		/* flush a chunk once the payload is this big */
+	struct hs_strtab strs; /* strings written so far: id = index + 1 */
+	struct hs_buf payload; /* records of the chunk being filled */
+	struct hs_buf out;     /* scratch: header + compressed payload */
+	uint32_t seq;	       /* sequence number of the next chunk */
+	size_t chunk_bytes;    /* flush a chunk once the payload is this big */
 	hs_symw_emit_fn emit;
 	void *ctx;
-	void *cctx;			/* ZSTD_CCtx */
+	void *cctx; /* ZSTD_CCtx */
 	size_t nr_entries, nr_chunks;
 };
 
@@ -47,7 +47,7 @@ struct hs_symw {
  * of chunks before it in the file). Returns 0 or -ENOMEM.
  */
 HS_MUST_CHECK int hs_symw_init(struct hs_symw *w, uint32_t seq, hs_symw_emit_fn emit,
-			    void *ctx);
+			       void *ctx);
 /*
  * Add the entry of @addr in module @module (1 + module index, 0: none):
  * @status (enum hs_trace_sym_status), @modname (NULL: the module's own
@@ -56,8 +56,8 @@ HS_MUST_CHECK int hs_symw_init(struct hs_symw *w, uint32_t seq, hs_symw_emit_fn 
  * or the callback's error.
  */
 HS_MUST_CHECK int hs_symw_add(struct hs_symw *w, uint32_t module, uint64_t addr,
-			   unsigned status, const char *modname,
-			   const struct hs_symw_frame *frames, unsigned n);
+			      unsigned status, const char *modname,
+			      const struct hs_symw_frame *frames, unsigned n);
 /* Emit what is left (an empty section still gets one chunk). 0 or -errno. */
 HS_MUST_CHECK int hs_symw_finish(struct hs_symw *w);
 void hs_symw_release(struct hs_symw *w);
@@ -72,7 +72,7 @@ void hs__trace_syms_release(struct hs_trace_symtab *s);
  * *@why set, or -ENOMEM.
  */
 HS_MUST_CHECK int hs__trace_syms_record(struct hs_trace *t, const struct hs_rec *rec,
-				     const char **why);
+					const char **why);
 /* Map every node to its entry (after the modules are resolved). 0 or -ENOMEM. */
 HS_MUST_CHECK int hs__trace_syms_resolve(struct hs_trace *t);
 #endif

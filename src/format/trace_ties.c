@@ -90,8 +90,8 @@ static size_t run_emit(struct hs_tie_work *w, size_t n, size_t g, size_t from)
  * @nest (which keep the other state) between the first two events of
  * the first of them; the new length.
  */
-static size_t run_emit_all(struct hs_tie_work *w, size_t n, const size_t *blocks, size_t nb,
-			   const size_t *nest, size_t nn)
+static size_t run_emit_all(struct hs_tie_work *w, size_t n, const size_t *blocks,
+			   size_t nb, const size_t *nest, size_t nn)
 {
 	size_t b, k;
 
@@ -162,8 +162,8 @@ enum { RUN_AA, RUN_AF, RUN_FA, RUN_FF };
  */
 static void order_run(struct hs_tie_work *w, size_t r, int live)
 {
-	size_t ng = 0, nk[4] = { 0 }, first[4], fill[4] = { 0 }, i, g, n = 0;
-	size_t *heap[2] = { w->heap, w->heap + r }, nh[2] = { 0, 0 };
+	size_t ng = 0, nk[4] = {0}, first[4], fill[4] = {0}, i, g, n = 0;
+	size_t *heap[2] = {w->heap, w->heap + r}, nh[2] = {0, 0};
 	int alternate = 1;
 
 	for (i = 0; i < r; i++) {
@@ -184,11 +184,13 @@ static void order_run(struct hs_tie_work *w, size_t r, int live)
 		int state = live, af_left, fa_left;
 
 		for (g = 0; g < ng; g++)
-			nk[2 * RUN_FREE(w, w->group[g]) + RUN_FREE(w, w->group[g + 1] - 1)]++;
+			nk[2 * RUN_FREE(w, w->group[g]) +
+			   RUN_FREE(w, w->group[g + 1] - 1)]++;
 		for (first[0] = 0, i = 1; i < 4; i++)
 			first[i] = first[i - 1] + nk[i - 1];
 		for (g = 0; g < ng; g++) {
-			int k = 2 * RUN_FREE(w, w->group[g]) + RUN_FREE(w, w->group[g + 1] - 1);
+			int k = 2 * RUN_FREE(w, w->group[g]) +
+				RUN_FREE(w, w->group[g + 1] - 1);
 
 			w->list[first[k] + fill[k]++] = g;
 		}
@@ -233,7 +235,8 @@ static void order_run(struct hs_tie_work *w, size_t r, int live)
 	/* the greedy fallback: w->list[g] is group g's next event */
 	for (g = 0; g < ng; g++) {
 		w->list[g] = w->group[g];
-		heap_push(w, heap[RUN_FREE(w, w->group[g])], &nh[RUN_FREE(w, w->group[g])], g);
+		heap_push(w, heap[RUN_FREE(w, w->group[g])],
+			  &nh[RUN_FREE(w, w->group[g])], g);
 	}
 	for (n = 0; n < r; n++) {
 		/* live: a free, else an allocation; failing that, the first */
@@ -271,7 +274,7 @@ static inline size_t seen_slot(uint64_t a, size_t mask)
  * when events moved, 0 when not, or -ENOMEM.
  */
 int hs_order_ties(struct hs_tie_work *w, struct hs_trace_event *grp, size_t n,
-		      int (*live)(void *ctx, uint64_t addr), void *ctx)
+		  int (*live)(void *ctx, uint64_t addr), void *ctx)
 {
 	size_t i, k, nt = 0, cap = 16, mask;
 	uint32_t gen;
@@ -309,7 +312,7 @@ int hs_order_ties(struct hs_tie_work *w, struct hs_trace_event *grp, size_t n,
 			w->seen[k].thread = grp[i].thread;
 			w->seen[k].gen = gen;
 		} else if (w->seen[k].thread != grp[i].thread) {
-			w->seen[k].thread = UINT32_MAX;	/* several threads */
+			w->seen[k].thread = UINT32_MAX; /* several threads */
 			shared = 1;
 		}
 	}

@@ -25,20 +25,20 @@ struct seen;
  * (hs_malloc; hs_tie_work_release() frees it).
  */
 struct hs_tie_work {
-	struct tie *ties;		/* a tick's events of shared addresses */
+	struct tie *ties; /* a tick's events of shared addresses */
 	size_t alloc_ties;
-	struct seen *seen;		/* a tick's addresses */
+	struct seen *seen; /* a tick's addresses */
 	size_t alloc_seen;
-	uint32_t seen_gen;		/* the entries of this tick: seen[].gen */
+	uint32_t seen_gen; /* the entries of this tick: seen[].gen */
 	/* one address's events (order_run()), room for @cap of them */
-	struct hs_trace_event *run;	/* in file order */
-	struct tie *by_thread;		/* (thread, index in run), sorted */
-	size_t *group;			/* a thread's events: by_thread[group[g] ..
-					 * group[g + 1]) */
-	size_t *list;			/* groups by kind; the fallback: each
-					 * group's next event in by_thread */
-	size_t *heap;			/* the fallback's two heaps of groups */
-	size_t *order;			/* the result: order[k] goes k-th */
+	struct hs_trace_event *run; /* in file order */
+	struct tie *by_thread;	    /* (thread, index in run), sorted */
+	size_t *group;		    /* a thread's events: by_thread[group[g] ..
+				     * group[g + 1]) */
+	size_t *list;		    /* groups by kind; the fallback: each
+				     * group's next event in by_thread */
+	size_t *heap;		    /* the fallback's two heaps of groups */
+	size_t *order;		    /* the result: order[k] goes k-th */
 	size_t cap;
 };
 

@@ -114,12 +114,12 @@ static int grow_events(struct hs_trace *t, size_t need)
 	cap = t->alloc_events ? t->alloc_events + t->alloc_events / 2 : 1024;
 	if (cap < need)
 		cap = need;
-#define GROW_COL(col)                                                   \
-	do {                                                            \
-		p = hs_realloc(t->col, cap * sizeof(*t->col));          \
-		if (!p)                                                 \
-			return -ENOMEM;                                 \
-		t->col = p;                                             \
+#define GROW_COL(col)                                                                    \
+	do {                                                                             \
+		p = hs_realloc(t->col, cap * sizeof(*t->col));                           \
+		if (!p)                                                                  \
+			return -ENOMEM;                                                  \
+		t->col = p;                                                              \
 	} while (0)
 	GROW_COL(time);
 	GROW_COL(addr);
@@ -140,27 +140,27 @@ static int grow_events(struct hs_trace *t, size_t need)
  * in @pending until the end.
  */
 struct pending {
-	size_t ev;			/* event index */
-	uint64_t id;			/* its node id */
+	size_t ev;   /* event index */
+	uint64_t id; /* its node id */
 };
 
 struct hs__order;
 
 struct load_state {
-	struct hs_u64map tids;		/* thread id -> index in t->threads */
+	struct hs_u64map tids; /* thread id -> index in t->threads */
 	struct pending *pending;
 	size_t nr_pending, alloc_pending;
 	uint64_t last_ticks;
-	unsigned sym_section;		/* the symbol section being read */
-	unsigned flags;			/* enum hs_trace_load_flags */
-	uint64_t cache_id;		/* the last node id resolved, 0 = none */
+	unsigned sym_section; /* the symbol section being read */
+	unsigned flags;	      /* enum hs_trace_load_flags */
+	uint64_t cache_id;    /* the last node id resolved, 0 = none */
 	uint32_t cache_index;
-	uint64_t span_tid;		/* the thread of the current span ... */
-	uint32_t span_thread;		/* ... and its index */
+	uint64_t span_tid;    /* the thread of the current span ... */
+	uint32_t span_thread; /* ... and its index */
 	int span_valid;
-	uint64_t *parent_ids;		/* node index -> parent id */
+	uint64_t *parent_ids; /* node index -> parent id */
 	size_t alloc_parent_ids;
-	struct hs__order *stream;	/* hs_trace_stream(): events go there */
+	struct hs__order *stream; /* hs_trace_stream(): events go there */
 };
 
 /* The index of node @id (0: no stack), or HS_TRACE_PENDING while unknown. */
@@ -182,9 +182,8 @@ static uint32_t stack_index(const struct hs_trace *t, struct load_state *ls, uin
 }
 
 static inline __attribute__((always_inline)) int
-add_event(struct hs_trace *t, struct load_state *ls, uint32_t thread,
-		     uint64_t ticks, enum hs_trace_op op, unsigned fn, uint64_t addr,
-		     uint64_t size, uint64_t stack)
+add_event(struct hs_trace *t, struct load_state *ls, uint32_t thread, uint64_t ticks,
+	  enum hs_trace_op op, unsigned fn, uint64_t addr, uint64_t size, uint64_t stack)
 {
 	size_t n = t->nr_events;
 	uint32_t k;
@@ -196,7 +195,8 @@ add_event(struct hs_trace *t, struct load_state *ls, uint32_t thread,
 	k = stack_index(t, ls, stack);
 	if (ls->stream)
 		return hs__order_event(ls->stream, thread, ticks, op, fn, addr, size,
-				    k == HS_TRACE_PENDING ? HS_TRACE_EV_NODE_ID | stack : k);
+				       k == HS_TRACE_PENDING ? HS_TRACE_EV_NODE_ID | stack
+							     : k);
 	if (n == t->alloc_events && grow_events(t, n + 1))
 		return -ENOMEM;
 	if (k == HS_TRACE_PENDING) {
@@ -227,9 +227,10 @@ static int note_parent(struct hs_trace *t, struct load_state *ls, size_t before,
 		       uint64_t parent);
 
 /* Event @ev of a record of tag @tag into @t: its thread's counts, and the event. */
-static inline __attribute__((always_inline)) int
-walk_event(struct hs_trace *t, struct load_state *ls, unsigned tag,
-	   const struct hs_rec_event *ev)
+static inline __attribute__((always_inline)) int walk_event(struct hs_trace *t,
+							    struct load_state *ls,
+							    unsigned tag,
+							    const struct hs_rec_event *ev)
 {
 	uint32_t th;
 	int err = span_thread(t, ls, ev->tid, &th);
@@ -252,7 +253,8 @@ walk_event(struct hs_trace *t, struct load_state *ls, unsigned tag,
 			t->sampling.wall_samples++;
 		break;
 	}
-	return add_event(t, ls, th, ev->ticks, ev->op, tag, ev->addr, ev->size, ev->stack);
+	return add_event(t, ls, th, ev->ticks, ev->op, tag, ev->addr, ev->size,
+			 ev->stack);
 }
 
 /*
@@ -424,7 +426,7 @@ static int walk_record(struct hs_trace *t, struct load_state *ls,
 		t->sampling.signals = rec->old_size;
 		return 0;
 	default:
-		return 0;	/* FORK, EXEC and unknown sized records */
+		return 0; /* FORK, EXEC and unknown sized records */
 	}
 }
 
@@ -488,7 +490,8 @@ static int sort_clock(struct hs_trace *t)
 	return 0;
 }
 
-/* Whether module @i of @t was loaded before module @j (by time, then id, then file order). */
+/* Whether module @i of @t was loaded before module @j (by time, then id, then file
+ * order). */
 static int loaded_before(const struct hs_trace *t, size_t i, size_t j)
 {
 	const struct hs_trace_module *a = &t->modules[i], *b = &t->modules[j];
@@ -527,7 +530,8 @@ static void resolve_node_modules(struct hs_trace *t)
 
 	for (i = 0; i < t->nr_nodes; i++) {
 		uint64_t a = t->node_addr[i], tk = t->node_ticks[i], id = t->node_id[i];
-		uint32_t before = HS_TRACE_NONE, after = HS_TRACE_NONE, last = HS_TRACE_NONE;
+		uint32_t before = HS_TRACE_NONE, after = HS_TRACE_NONE,
+			 last = HS_TRACE_NONE;
 
 		if (!a)
 			continue;
@@ -586,9 +590,11 @@ static int finish(struct hs_trace *t, struct load_state *ls)
 		t->rss_time[i] = ticks_to_ns(t, (uint64_t)t->rss_time[i]);
 	for (i = 0; i < t->nr_threads; i++) {
 		if (t->threads[i].start_ns >= 0)
-			t->threads[i].start_ns = ticks_to_ns(t, (uint64_t)t->threads[i].start_ns);
+			t->threads[i].start_ns =
+			    ticks_to_ns(t, (uint64_t)t->threads[i].start_ns);
 		if (t->threads[i].exit_ns >= 0)
-			t->threads[i].exit_ns = ticks_to_ns(t, (uint64_t)t->threads[i].exit_ns);
+			t->threads[i].exit_ns =
+			    ticks_to_ns(t, (uint64_t)t->threads[i].exit_ns);
 	}
 	t->duration_ns = ticks_to_ns(t, ls->last_ticks);
 	resolve_node_modules(t);
@@ -675,9 +681,9 @@ fast_record(struct hs_trace_reader *r, struct hs_trace *t, struct load_state *ls
  * Returns 0.
  */
 /* (not inlined into load(): its loop gets the registers to itself) */
-static __attribute__((noinline)) int
-stream_run(struct hs_trace_reader *r, struct hs_trace *t, struct load_state *ls,
-		      struct hs__order *s)
+static __attribute__((noinline)) int stream_run(struct hs_trace_reader *r,
+						struct hs_trace *t, struct load_state *ls,
+						struct hs__order *s)
 {
 	const uint8_t *q = r->p, *end = r->end;
 	struct hs_rec_state st = r->st;
@@ -695,14 +701,17 @@ stream_run(struct hs_trace_reader *r, struct hs_trace *t, struct load_state *ls,
 		room = s->run_alloc - s->run_n;
 		tail = s->run_n ? s->run[s->run_n - 1].time : INT64_MIN;
 	} else {
-		size_t waiting = s->st_end - s->st_head, max = STREAM_WINDOW + BATCH_EVENTS - 1;
+		size_t waiting = s->st_end - s->st_head,
+		       max = STREAM_WINDOW + BATCH_EVENTS - 1;
 
 		first = s->stage + s->st_end;
 		room = s->st_alloc - s->st_end;
 		tail = s->st_end > s->st_head ? s->stage[s->st_end - 1].time : INT64_MIN;
 		/* without the index, the window's end is hs__order_event()'s */
 		if (!s->nidx)
-			room = waiting >= max ? 0 : room < max - waiting ? room : max - waiting;
+			room = waiting >= max	      ? 0
+			       : room < max - waiting ? room
+						      : max - waiting;
 	}
 	for (e = first, lim = first + room; e < lim;) {
 		const uint8_t *p = q;
@@ -714,7 +723,8 @@ stream_run(struct hs_trace_reader *r, struct hs_trace *t, struct load_state *ls,
 
 		/* one allocation or free, not a realloc's two events (the
 		 * common tags first: the decoder then needs no other case) */
-		if (p >= end || (*p != HS_TAG_MALLOC && *p != HS_TAG_FREE && *p != HS_TAG_CALLOC))
+		if (p >= end ||
+		    (*p != HS_TAG_MALLOC && *p != HS_TAG_FREE && *p != HS_TAG_CALLOC))
 			break;
 		if (hs_rec_decode_fixed(&p, end, &next, &rec, &why) != 1 ||
 		    hs_rec_events(&rec, ev) != 1 ||
@@ -726,7 +736,7 @@ stream_run(struct hs_trace_reader *r, struct hs_trace *t, struct load_state *ls,
 			node = ls->cache_index;
 		}
 		if ((int64_t)ev[0].ticks <= pub || (int64_t)ev[0].ticks < tail)
-			break;	/* hs__order_event() says what to do */
+			break; /* hs__order_event() says what to do */
 		tail = (int64_t)ev[0].ticks;
 		st = next;
 		q = p;
@@ -792,7 +802,7 @@ static int break_cycles(struct hs_trace *t)
 			up = t->node_parent[n];
 			if (up == HS_TRACE_NONE || up == HS_TRACE_MISSING)
 				break;
-			if (mark[up] == walk) {		/* back on this walk's path */
+			if (mark[up] == walk) { /* back on this walk's path */
 				t->node_parent[n] = HS_TRACE_MISSING;
 				t->missing_nodes++;
 				break;
@@ -832,7 +842,7 @@ int hs__trace_walk(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags
 				r->done = ret < 0 ? ret : 1;
 				break;
 			}
-			ls.span_valid = 0;	/* the chunk starts in thread 0 */
+			ls.span_valid = 0; /* the chunk starts in thread 0 */
 			if (stream && r->chunk.kind == HS_CHUNK_EVENTS &&
 			    (err = hs__order_chunk(stream, r, r->chunk_offset)))
 				goto out;
@@ -865,7 +875,8 @@ int hs__trace_walk(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags
 			err = hs__trace_syms_record(t, &rec, &why);
 			if (err == -EINVAL) {
 				hs__reader_sym_damaged(r, r->chunk_offset,
-					    why ? why : "malformed symbol record");
+						       why ? why
+							   : "malformed symbol record");
 				err = 0;
 			}
 		} else {
@@ -920,4 +931,3 @@ uint32_t hs_trace_node_index(const struct hs_trace *t, uint64_t id)
 {
 	return node_index(t, id);
 }
-

@@ -96,7 +96,7 @@ uint8_t *hs_tw_footer_marked(uint8_t *out, const uint64_t counts[HS_FC__COUNT],
 {
 	uint8_t *body = out + 1 + HS_VARINT_MAX;
 
-	return hs_tw_sized(out, HS_TAG_FOOTER, body,
-			   (size_t)(hs_enc_footer_body(body, counts, index, n, has_records) -
-				    body));
+	return hs_tw_sized(
+	    out, HS_TAG_FOOTER, body,
+	    (size_t)(hs_enc_footer_body(body, counts, index, n, has_records) - body));
 }

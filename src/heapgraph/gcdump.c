@@ -39,21 +39,28 @@
 #include "io/io.h"
 
 const struct hs_source_info hs_gcdump_sources[HS_GCDUMP__COUNT] = {
-	{ "heap", "PerfView's heap view: each object on its path from the roots "
-		  "(spanning tree), bytes by type (default)" },
-	{ "retained", "the dominator tree: each frame's inclusive bytes are what "
-		      "freeing those objects would free" },
+    {"heap", "PerfView's heap view: each object on its path from the roots "
+	     "(spanning tree), bytes by type (default)"},
+    {"retained", "the dominator tree: each frame's inclusive bytes are what "
+		 "freeing those objects would free"},
 };
 
 #define MAGIC "!FastSerialization.1"
 #define MAGIC_LEN 20
-#define STRING_MAX (1u << 20)	/* a type or module name, a log */
-#define MAX_TYPE_REFS 64	/* distinct type objects remembered */
+#define STRING_MAX (1u << 20) /* a type or module name, a log */
+#define MAX_TYPE_REFS 64      /* distinct type objects remembered */
 
 enum tag {
-	TAG_NULL = 1, TAG_OBJECT_REF = 2, TAG_BEGIN = 4, TAG_BEGIN_PRIVATE = 5,
-	TAG_END = 6, TAG_FORWARD_DEF = 7, TAG_BYTE = 8, TAG_INT16 = 9,
-	TAG_INT32 = 10, TAG_INT64 = 11,
+	TAG_NULL = 1,
+	TAG_OBJECT_REF = 2,
+	TAG_BEGIN = 4,
+	TAG_BEGIN_PRIVATE = 5,
+	TAG_END = 6,
+	TAG_FORWARD_DEF = 7,
+	TAG_BYTE = 8,
+	TAG_INT16 = 9,
+	TAG_INT32 = 10,
+	TAG_INT64 = 11,
 };
 
 struct type_ref {
@@ -134,8 +141,9 @@ static int read_count(struct reader *r, uint32_t size, uint32_t *count, const ch
 	if (err)
 		return err;
 	if (n < 0 || (uint64_t)n * size > r->limit - r->off) {
-		hs_diag_set_offset(r->diag, at, "bad %s: %d (the file has %llu bytes left)",
-				   what, n, (unsigned long long)(r->limit - r->off));
+		hs_diag_set_offset(r->diag, at,
+				   "bad %s: %d (the file has %llu bytes left)", what, n,
+				   (unsigned long long)(r->limit - r->off));
 		return -EINVAL;
 	}
 	*count = (uint32_t)n;
@@ -185,8 +193,8 @@ static int expect_tag(struct reader *r, uint8_t want, const char *what)
 	if (err)
 		return err;
 	if (tag != want) {
-		hs_diag_set_offset(r->diag, r->off - 1, "expected %s (tag %u), found tag %u",
-				   what, want, tag);
+		hs_diag_set_offset(r->diag, r->off - 1,
+				   "expected %s (tag %u), found tag %u", what, want, tag);
 		return -EINVAL;
 	}
 	return 0;
@@ -217,12 +225,15 @@ static int read_type(struct reader *r, const struct type_ref **type)
 				*type = &r->types[i];
 				return 0;
 			}
-		hs_diag_set_offset(r->diag, at, "reference to offset %u, where no type object was read",
-				   (unsigned)ref);
+		hs_diag_set_offset(
+		    r->diag, at, "reference to offset %u, where no type object was read",
+		    (unsigned)ref);
 		return -EINVAL;
 	}
 	if (tag != TAG_BEGIN && tag != TAG_BEGIN_PRIVATE) {
-		hs_diag_set_offset(r->diag, at, "expected a type object (tag 4 or 5) or a reference (2), found tag %u",
+		hs_diag_set_offset(r->diag, at,
+				   "expected a type object (tag 4 or 5) or a reference "
+				   "(2), found tag %u",
 				   tag);
 		return -EINVAL;
 	}
@@ -241,7 +252,8 @@ static int read_type(struct reader *r, const struct type_ref **type)
 	if (err)
 		return err;
 	if (r->nr_types == MAX_TYPE_REFS) {
-		hs_diag_set_offset(r->diag, at, "more than %d type objects", MAX_TYPE_REFS);
+		hs_diag_set_offset(r->diag, at, "more than %d type objects",
+				   MAX_TYPE_REFS);
 		return -EINVAL;
 	}
 	t.offset = at;
@@ -275,7 +287,8 @@ static int begin_object(struct reader *r, const struct type_ref **type, int *nul
 			return err;
 	}
 	if (tag != TAG_BEGIN && tag != TAG_BEGIN_PRIVATE) {
-		hs_diag_set_offset(r->diag, at, "expected %s (an object: tag 4 or 5), found tag %u",
+		hs_diag_set_offset(r->diag, at,
+				   "expected %s (an object: tag 4 or 5), found tag %u",
 				   what, tag);
 		return -EINVAL;
 	}
@@ -291,7 +304,7 @@ static int blob_int(const unsigned char *blob, uint32_t len, uint32_t *pos, int3
 	if (*pos >= len)
 		return -1;
 	b = blob[(*pos)++];
-	u = (b & 0x40) ? (0xffffff80u | b) : (b & 0x7fu);	/* sign-extend 7 bits */
+	u = (b & 0x40) ? (0xffffff80u | b) : (b & 0x7fu); /* sign-extend 7 bits */
 	for (i = 1; (b & 0x80) && i < 5; i++) {
 		if (*pos >= len)
 			return -1;
@@ -352,9 +365,10 @@ static int build_nodes(struct reader *r, struct hs_heapgraph *g, const uint32_t 
 					    addresses ? (uint64_t)addresses[i] : 0,
 					    children, (uint32_t)nr);
 		continue;
-bad:
+	bad:
 		hs_diag_set_offset(r->diag, blob_off + start,
-				   "bad record of node %u (at byte %u of the node blob)", i, start);
+				   "bad record of node %u (at byte %u of the node blob)",
+				   i, start);
 		err = -EINVAL;
 	}
 	hs_free(children);
@@ -388,7 +402,8 @@ static int skip_tagged(struct reader *r, const char *what)
 			err = read_bytes(r, skip, 8, what);
 			break;
 		default:
-			hs_diag_set_offset(r->diag, at, "unexpected tag %u in %s", tag, what);
+			hs_diag_set_offset(r->diag, at, "unexpected tag %u in %s", tag,
+					   what);
 			return -EINVAL;
 		}
 		if (err)
@@ -410,13 +425,16 @@ static int read_graph(struct reader *r, struct hs_heapgraph *g)
 	if (err)
 		return err;
 	if (null || !strstr(type->name, "MemoryGraph")) {
-		hs_diag_set_offset(r->diag, at, "expected the MemoryGraph object, found %s",
+		hs_diag_set_offset(r->diag, at,
+				   "expected the MemoryGraph object, found %s",
 				   null ? "null" : type->name);
 		return -EINVAL;
 	}
 	if (type->min_version >= 1) {
-		hs_diag_set_offset(r->diag, at, "a MemoryGraph with deferred types (version %d) is not supported",
-				   type->min_version);
+		hs_diag_set_offset(
+		    r->diag, at,
+		    "a MemoryGraph with deferred types (version %d) is not supported",
+		    type->min_version);
 		return -EINVAL;
 	}
 	if ((err = read_i64(r, &total, "the graph's total size")) ||
@@ -434,8 +452,9 @@ static int read_graph(struct reader *r, struct hs_heapgraph *g)
 		if (!err)
 			err = read_string(r, &module, "a type's module");
 		if (!err)
-			err = hs_heapgraph_add_type(g, name ? name : "?", module,
-						    size < 0 ? 0 : (uint32_t)size, &index);
+			err =
+			    hs_heapgraph_add_type(g, name ? name : "?", module,
+						  size < 0 ? 0 : (uint32_t)size, &index);
 		hs_free(name);
 		hs_free(module);
 		if (err)
@@ -468,7 +487,8 @@ static int read_graph(struct reader *r, struct hs_heapgraph *g)
 	if ((err = read_count(r, 8, &nr_addr, "address count")))
 		goto out;
 	if (nr_addr != nr_nodes && nr_addr != 0) {
-		hs_diag_set_offset(r->diag, at, "%u addresses for %u nodes", nr_addr, nr_nodes);
+		hs_diag_set_offset(r->diag, at, "%u addresses for %u nodes", nr_addr,
+				   nr_nodes);
 		err = -EINVAL;
 		goto out;
 	}
@@ -486,8 +506,9 @@ static int read_graph(struct reader *r, struct hs_heapgraph *g)
 	if ((err = skip_tagged(r, "the MemoryGraph's tagged fields")))
 		goto out;
 	if (root < 0 || (uint32_t)root >= nr_nodes) {
-		hs_diag_set_offset(r->diag, blob_off, "root node %d is not one of the %u nodes",
-				   root, nr_nodes);
+		hs_diag_set_offset(r->diag, blob_off,
+				   "root node %d is not one of the %u nodes", root,
+				   nr_nodes);
 		err = -EINVAL;
 		goto out;
 	}
@@ -528,11 +549,13 @@ static int read_multipliers(struct reader *r, struct hs_heapgraph *g)
 		if (err)
 			return err;
 		if (!null)
-			return 0;	/* one we do not skip: keep the averages */
+			return 0; /* one we do not skip: keep the averages */
 	}
 	for (k = 0; k < 6 && !err; k++) {
 		switch (k) {
-		case 0: case 2: case 3:
+		case 0:
+		case 2:
+		case 3:
 			err = read_string(r, &s, "the GCHeapDump's strings");
 			hs_free(s);
 			break;
@@ -562,7 +585,8 @@ static int read_multipliers(struct reader *r, struct hs_heapgraph *g)
 		return -ENOMEM;
 	for (i = 0; i < nr && !err; i++) {
 		err = read_float(r, &g->count_multiplier[i], "the count multipliers");
-		if (!err && !(g->count_multiplier[i] > 0 && g->count_multiplier[i] < 1e9f))
+		if (!err &&
+		    !(g->count_multiplier[i] > 0 && g->count_multiplier[i] < 1e9f))
 			g->count_multiplier[i] = 1;
 	}
 	return err;
@@ -583,10 +607,9 @@ int hs_gcdump_sniff(const unsigned char *head, size_t n)
 	return 0;
 }
 
-int hs_gcdump_read(FILE *f, uint64_t limit, struct hs_heapgraph *g,
-		   struct hs_diag *diag)
+int hs_gcdump_read(FILE *f, uint64_t limit, struct hs_heapgraph *g, struct hs_diag *diag)
 {
-	struct reader r = { .f = f, .limit = limit, .diag = diag };
+	struct reader r = {.f = f, .limit = limit, .diag = diag};
 	const struct type_ref *type;
 	unsigned char head[4 + MAGIC_LEN];
 	int null, err;
@@ -603,13 +626,17 @@ int hs_gcdump_read(FILE *f, uint64_t limit, struct hs_heapgraph *g,
 	if (err)
 		return err;
 	if (null || strcmp(type->name, "GCHeapDump")) {
-		hs_diag_set_offset(diag, 4 + MAGIC_LEN, "not a .gcdump: the first object is %s, not GCHeapDump",
-				   null ? "null" : type->name);
+		hs_diag_set_offset(
+		    diag, 4 + MAGIC_LEN,
+		    "not a .gcdump: the first object is %s, not GCHeapDump",
+		    null ? "null" : type->name);
 		return -EINVAL;
 	}
 	if (type->version < 9) {
-		hs_diag_set_offset(diag, 4 + MAGIC_LEN, "GCHeapDump version %d is not supported (9 and later are)",
-				   type->version);
+		hs_diag_set_offset(
+		    diag, 4 + MAGIC_LEN,
+		    "GCHeapDump version %d is not supported (9 and later are)",
+		    type->version);
 		return -EINVAL;
 	}
 	err = read_graph(&r, g);
@@ -618,8 +645,7 @@ int hs_gcdump_read(FILE *f, uint64_t limit, struct hs_heapgraph *g,
 	return err;
 }
 
-int hs_gcdump_read_path(const char *path, struct hs_heapgraph *g,
-			struct hs_diag *diag)
+int hs_gcdump_read_path(const char *path, struct hs_heapgraph *g, struct hs_diag *diag)
 {
 	struct stat st;
 	FILE *f = fopen(path, "rb");

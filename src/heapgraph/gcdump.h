@@ -21,8 +21,8 @@
  */
 
 enum hs_gcdump_view {
-	HS_GCDUMP_HEAP,		/* PerfView's heap view (the default) */
-	HS_GCDUMP_RETAINED,	/* the dominator tree: retained sizes */
+	HS_GCDUMP_HEAP,	    /* PerfView's heap view (the default) */
+	HS_GCDUMP_RETAINED, /* the dominator tree: retained sizes */
 	HS_GCDUMP__COUNT
 };
 
@@ -38,12 +38,10 @@ int hs_gcdump_sniff(const unsigned char *head, size_t n);
  * file, or a variant heapscope does not read, with @diag), -ENOMEM, -E2BIG.
  */
 HS_MUST_CHECK
-int hs_gcdump_read(FILE *f, uint64_t limit, struct hs_heapgraph *g,
-		   struct hs_diag *diag);
+int hs_gcdump_read(FILE *f, uint64_t limit, struct hs_heapgraph *g, struct hs_diag *diag);
 /* The same for the file at @path. */
 HS_MUST_CHECK
-int hs_gcdump_read_path(const char *path, struct hs_heapgraph *g,
-			struct hs_diag *diag);
+int hs_gcdump_read_path(const char *path, struct hs_heapgraph *g, struct hs_diag *diag);
 /* Import the file at @path as @view (an enum hs_gcdump_view). */
 HS_MUST_CHECK
 int hs_import_gcdump(const char *path, size_t view, struct hs_stack_source *out,

@@ -23,8 +23,12 @@
 #define MAGIC "!FastSerialization.1"
 
 enum tag {
-	TAG_NULL = 1, TAG_BEGIN = 4, TAG_END = 6, TAG_BYTE = 8,
-	TAG_SKIP_REGION = 12, TAG_STRING = 13,
+	TAG_NULL = 1,
+	TAG_BEGIN = 4,
+	TAG_END = 6,
+	TAG_BYTE = 8,
+	TAG_SKIP_REGION = 12,
+	TAG_STRING = 13,
 };
 
 struct writer {
@@ -48,8 +52,8 @@ static void put_u8(struct writer *w, uint8_t v)
 static void put_i32(struct writer *w, int32_t v)
 {
 	uint32_t u = (uint32_t)v;
-	unsigned char b[4] = { (unsigned char)u, (unsigned char)(u >> 8),
-			       (unsigned char)(u >> 16), (unsigned char)(u >> 24) };
+	unsigned char b[4] = {(unsigned char)u, (unsigned char)(u >> 8),
+			      (unsigned char)(u >> 16), (unsigned char)(u >> 24)};
 
 	put(w, b, 4);
 }
@@ -79,7 +83,8 @@ static void put_string(struct writer *w, const char *s)
 }
 
 /* A type object: begin, null, version, minimum reader version, name, end. */
-static void put_type(struct writer *w, int32_t version, int32_t min_version, const char *name)
+static void put_type(struct writer *w, int32_t version, int32_t min_version,
+		     const char *name)
 {
 	put_u8(w, TAG_BEGIN);
 	put_u8(w, TAG_NULL);
@@ -132,7 +137,8 @@ static int build_blob(const struct hs_heapgraph *g, struct blob *blob, uint32_t 
 		int has_size = size != g->types[type].size;
 
 		if (blob->n > INT32_MAX || type > INT32_MAX >> 1 || size > INT32_MAX) {
-			hs_diag_set(diag, 0, "the graph is too large for a .gcdump (node %u)", i);
+			hs_diag_set(diag, 0,
+				    "the graph is too large for a .gcdump (node %u)", i);
 			return -EINVAL;
 		}
 		labels[i] = (uint32_t)blob->n;
@@ -145,15 +151,16 @@ static int build_blob(const struct hs_heapgraph *g, struct blob *blob, uint32_t 
 			err = blob_int(blob, (int32_t)((int64_t)g->children[e] - i));
 	}
 	if (!err && blob->n > INT32_MAX) {
-		hs_diag_set(diag, 0, "the graph is too large for a .gcdump (%zu bytes of nodes)",
+		hs_diag_set(diag, 0,
+			    "the graph is too large for a .gcdump (%zu bytes of nodes)",
 			    blob->n);
 		return -EINVAL;
 	}
 	return err;
 }
 
-static void put_graph(struct writer *w, const struct hs_heapgraph *g, const struct blob *blob,
-		      const uint32_t *labels)
+static void put_graph(struct writer *w, const struct hs_heapgraph *g,
+		      const struct blob *blob, const uint32_t *labels)
 {
 	int64_t total = 0;
 	uint32_t i;
@@ -178,7 +185,7 @@ static void put_graph(struct writer *w, const struct hs_heapgraph *g, const stru
 	put_i32(w, (int32_t)g->nr_nodes);
 	for (i = 0; i < g->nr_nodes; i++)
 		put_i64(w, (int64_t)g->address[i]);
-	put_u8(w, TAG_BYTE);	/* is 64-bit */
+	put_u8(w, TAG_BYTE); /* is 64-bit */
 	put_u8(w, 1);
 	put_u8(w, TAG_END);
 }
@@ -190,18 +197,18 @@ static void put_dump_tail(struct writer *w, const struct hs_heapgraph *g,
 	uint64_t region_end, table, trailer;
 	uint32_t i;
 
-	put_u8(w, 1);	/* is 64-bit */
+	put_u8(w, 1); /* is 64-bit */
 	put_float(w, g->avg_count_multiplier > 0 ? g->avg_count_multiplier : 1);
 	put_float(w, g->avg_size_multiplier > 0 ? g->avg_size_multiplier : 1);
-	put_u8(w, TAG_NULL);	/* JavaScript heap info */
-	put_u8(w, TAG_NULL);	/* .NET heap info */
-	put_string(w, NULL);	/* collection log */
-	put_i64(w, 0);		/* time collected */
-	put_string(w, NULL);	/* machine */
+	put_u8(w, TAG_NULL); /* JavaScript heap info */
+	put_u8(w, TAG_NULL); /* .NET heap info */
+	put_string(w, NULL); /* collection log */
+	put_i64(w, 0);	     /* time collected */
+	put_string(w, NULL); /* machine */
 	put_string(w, origin ? origin->process_name : NULL);
 	put_i32(w, origin ? origin->pid : 0);
-	put_i64(w, 0);		/* total process commit */
-	put_i64(w, 0);		/* total process working set */
+	put_i64(w, 0); /* total process commit */
+	put_i64(w, 0); /* total process working set */
 	if (g->count_multiplier) {
 		put_i32(w, (int32_t)g->nr_types);
 		for (i = 0; i < g->nr_types; i++)
@@ -210,13 +217,14 @@ static void put_dump_tail(struct writer *w, const struct hs_heapgraph *g,
 		put_i32(w, 0);
 	}
 	put_u8(w, TAG_SKIP_REGION);
-	put_i32(w, 0);		/* forward reference 0: the region's end */
-	put_u8(w, TAG_NULL);	/* interop info */
+	put_i32(w, 0);	     /* forward reference 0: the region's end */
+	put_u8(w, TAG_NULL); /* interop info */
 	region_end = w->off;
 	put_u8(w, TAG_STRING);
-	put_string(w, origin && origin->creation_tool ? origin->creation_tool : "heapscope");
-	put_u8(w, TAG_END);	/* GCHeapDump */
-	put_u8(w, TAG_END);	/* the stream's objects */
+	put_string(w,
+		   origin && origin->creation_tool ? origin->creation_tool : "heapscope");
+	put_u8(w, TAG_END); /* GCHeapDump */
+	put_u8(w, TAG_END); /* the stream's objects */
 	table = w->off;
 	put_i32(w, 1);
 	put_i32(w, (int32_t)region_end);
@@ -228,8 +236,8 @@ static void put_dump_tail(struct writer *w, const struct hs_heapgraph *g,
 int hs_gcdump_write(FILE *f, const struct hs_heapgraph *g,
 		    const struct hs_gcdump_origin *origin, struct hs_diag *diag)
 {
-	struct writer w = { .f = f };
-	struct blob blob = { 0 };
+	struct writer w = {.f = f};
+	struct blob blob = {0};
 	uint32_t *labels;
 	int err;
 
@@ -249,7 +257,8 @@ int hs_gcdump_write(FILE *f, const struct hs_heapgraph *g,
 		put_graph(&w, g, &blob, labels);
 		put_dump_tail(&w, g, origin);
 		if (w.off > INT32_MAX) {
-			hs_diag_set(diag, 0, "the graph is too large for a .gcdump (%llu bytes)",
+			hs_diag_set(diag, 0,
+				    "the graph is too large for a .gcdump (%llu bytes)",
 				    (unsigned long long)w.off);
 			err = -EINVAL;
 		} else if (w.failed || fflush(f)) {

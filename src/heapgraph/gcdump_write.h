@@ -16,9 +16,9 @@
 
 /* What the file says about where the snapshot came from (all optional). */
 struct hs_gcdump_origin {
-	int32_t pid;			/* 0: unknown */
-	const char *process_name;	/* NULL: none */
-	const char *creation_tool;	/* NULL: "heapscope" */
+	int32_t pid;		   /* 0: unknown */
+	const char *process_name;  /* NULL: none */
+	const char *creation_tool; /* NULL: "heapscope" */
 };
 
 /*

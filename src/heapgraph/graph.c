@@ -68,8 +68,8 @@ enum hs_heap_root_kind hs_heapgraph_root_kind(const char *name)
 	return HS_HEAP_ROOT_OTHER;
 }
 
-int hs_heapgraph_add_type(struct hs_heapgraph *g, const char *name,
-			  const char *module, uint32_t size, uint32_t *index)
+int hs_heapgraph_add_type(struct hs_heapgraph *g, const char *name, const char *module,
+			  uint32_t size, uint32_t *index)
 {
 	struct hs_heapgraph_type *t;
 
@@ -153,8 +153,7 @@ int hs_heapgraph_check(const struct hs_heapgraph *g)
 size_t hs_heapgraph_memory(const struct hs_heapgraph *g)
 {
 	size_t n = g->alloc_nodes * (sizeof(uint64_t) + 3 * sizeof(uint32_t)) +
-		   g->alloc_edges * sizeof(uint32_t) +
-		   g->alloc_types * sizeof(*g->types);
+		   g->alloc_edges * sizeof(uint32_t) + g->alloc_types * sizeof(*g->types);
 	uint32_t i;
 
 	for (i = 0; i < g->nr_types; i++)
@@ -175,14 +174,14 @@ double hs_heapgraph_multiplier(const struct hs_heapgraph *g, uint32_t node)
 
 /* PerfView's default priorities, as case-insensitive substrings of a type name. */
 static const struct {
-	const char *prefix, *suffix;	/* "[" ... "local vars]": "[*local vars]" */
+	const char *prefix, *suffix; /* "[" ... "local vars]": "[*local vars]" */
 	float priority;
 } default_priorities[] = {
-	{ "[", "local vars]", -1000 },
-	{ "Runtime.CompilerServices.ConditionalWeakTable", NULL, -10000 },
-	{ "[COM/WinRT Objects]", NULL, -1000000 },
-	{ "[", "handles]", -2000000 },
-	{ "[other roots]", NULL, -2000000 },
+    {"[", "local vars]", -1000},
+    {"Runtime.CompilerServices.ConditionalWeakTable", NULL, -10000},
+    {"[COM/WinRT Objects]", NULL, -1000000},
+    {"[", "handles]", -2000000},
+    {"[other roots]", NULL, -2000000},
 };
 
 static int match_priority(const char *name, const char *prefix, const char *suffix)
@@ -230,7 +229,7 @@ struct fifo {
 struct work_queue {
 	struct fifo *fifos;
 	size_t nr, alloc;
-	uint32_t *next;	/* node -> the node queued after it */
+	uint32_t *next; /* node -> the node queued after it */
 };
 
 static int queue_push(struct work_queue *q, float priority, uint32_t node)
@@ -249,8 +248,9 @@ static int queue_push(struct work_queue *q, float priority, uint32_t node)
 	if (lo == q->nr || q->fifos[lo].priority != priority) {
 		if (HS_GROW(q->fifos, q->nr + 1, q->alloc))
 			return -ENOMEM;
-		memmove(q->fifos + lo + 1, q->fifos + lo, (q->nr - lo) * sizeof(*q->fifos));
-		q->fifos[lo] = (struct fifo){ priority, NONE, NONE };
+		memmove(q->fifos + lo + 1, q->fifos + lo,
+			(q->nr - lo) * sizeof(*q->fifos));
+		q->fifos[lo] = (struct fifo){priority, NONE, NONE};
 		q->nr++;
 	}
 	f = &q->fifos[lo];
@@ -285,7 +285,7 @@ static uint32_t queue_pop(struct work_queue *q)
 uint32_t hs_heapgraph_spanning_tree(const struct hs_heapgraph *g, uint32_t *parent,
 				    uint32_t *order, int *err)
 {
-	struct work_queue q = { NULL, 0, 0, NULL };
+	struct work_queue q = {NULL, 0, 0, NULL};
 	float *type_prio = NULL, *node_prio = NULL;
 	uint32_t i, nr = 0, next_orphan = 0, node;
 
@@ -312,13 +312,15 @@ uint32_t hs_heapgraph_spanning_tree(const struct hs_heapgraph *g, uint32_t *pare
 			uint32_t e;
 
 			order[nr++] = node;
-			for (e = g->first_child[node]; e < g->first_child[node + 1]; e++) {
+			for (e = g->first_child[node]; e < g->first_child[node + 1];
+			     e++) {
 				uint32_t c = g->children[e];
 
 				if (parent[c] != NONE)
 					continue;
 				parent[c] = node;
-				node_prio[c] = type_prio[g->type[c]] + node_prio[node] / 10;
+				node_prio[c] =
+				    type_prio[g->type[c]] + node_prio[node] / 10;
 				if ((*err = queue_push(&q, node_prio[c], c)))
 					goto out;
 			}
@@ -379,7 +381,7 @@ int hs_heapgraph_dominators(const struct hs_heapgraph *g, uint32_t *idom)
 	uint32_t *num = NULL, *vertex = NULL, *dfs_parent = NULL, *next_edge = NULL;
 	uint32_t *stack = NULL, *pred_first = NULL, *preds = NULL, *dom = NULL;
 	uint32_t *bucket_head = NULL, *bucket_next = NULL;
-	struct lt t = { NULL, NULL, NULL, NULL };
+	struct lt t = {NULL, NULL, NULL, NULL};
 	size_t n1 = (size_t)g->nr_nodes + 1;
 	uint32_t i, nr = 0, top = 0, w;
 	size_t e;
@@ -434,7 +436,8 @@ int hs_heapgraph_dominators(const struct hs_heapgraph *g, uint32_t *idom)
 		goto out;
 	}
 	for (i = 0; i < nr; i++)
-		for (e = g->first_child[vertex[i]]; e < g->first_child[vertex[i] + 1]; e++)
+		for (e = g->first_child[vertex[i]]; e < g->first_child[vertex[i] + 1];
+		     e++)
 			pred_first[num[g->children[e]] + 2]++;
 	for (i = 0; i < nr; i++)
 		pred_first[i + 2] += pred_first[i + 1];
@@ -452,7 +455,8 @@ int hs_heapgraph_dominators(const struct hs_heapgraph *g, uint32_t *idom)
 		goto out;
 	}
 	for (i = 0; i < nr; i++)
-		for (e = g->first_child[vertex[i]]; e < g->first_child[vertex[i] + 1]; e++)
+		for (e = g->first_child[vertex[i]]; e < g->first_child[vertex[i] + 1];
+		     e++)
 			preds[pred_first[num[g->children[e]] + 1]++] = i;
 	/* now pred_first[k] .. pred_first[k + 1] are k's predecessors */
 	for (i = 0; i < nr; i++) {
@@ -473,7 +477,7 @@ int hs_heapgraph_dominators(const struct hs_heapgraph *g, uint32_t *idom)
 		}
 		bucket_next[w] = bucket_head[t.semi[w]];
 		bucket_head[t.semi[w]] = w;
-		t.ancestor[w] = p;	/* link */
+		t.ancestor[w] = p; /* link */
 		for (v = bucket_head[p]; v != NONE; v = bucket_next[v]) {
 			uint32_t u = lt_eval(&t, v);
 
@@ -616,8 +620,8 @@ static int type_frames(const struct hs_heapgraph *g, struct hs_stack_source *out
  * stack is its @up chain: the stacks are interned in @order, so that each
  * caller's is known first.
  */
-static int tree_source(const struct hs_heapgraph *g, const uint32_t *order,
-		       uint32_t nr, const uint32_t *up, struct hs_stack_source *out)
+static int tree_source(const struct hs_heapgraph *g, const uint32_t *order, uint32_t nr,
+		       const uint32_t *up, struct hs_stack_source *out)
 {
 	uint32_t *frame, *stack, i, orphan_frame, orphans = HS_NO_STACK;
 	int err;
@@ -637,12 +641,12 @@ static int tree_source(const struct hs_heapgraph *g, const uint32_t *order,
 
 		if (up[n] == HS_HEAPGRAPH_ORPHAN || (up[n] == NONE && n != g->root)) {
 			if (orphans == HS_NO_STACK) {
-				err = hs_source_intern_frame(out, HS_HEAPGRAPH_ORPHANS_FRAME,
-							     strlen(HS_HEAPGRAPH_ORPHANS_FRAME),
-							     &orphan_frame);
+				err = hs_source_intern_frame(
+				    out, HS_HEAPGRAPH_ORPHANS_FRAME,
+				    strlen(HS_HEAPGRAPH_ORPHANS_FRAME), &orphan_frame);
 				if (!err)
-					err = hs_source_intern_stack(out, orphan_frame,
-								     HS_NO_STACK, &orphans);
+					err = hs_source_intern_stack(
+					    out, orphan_frame, HS_NO_STACK, &orphans);
 				if (err)
 					break;
 			}
@@ -654,7 +658,8 @@ static int tree_source(const struct hs_heapgraph *g, const uint32_t *order,
 		if (err || !g->size[n])
 			continue;
 		mult = hs_heapgraph_multiplier(g, n);
-		err = hs_source_add_sample(out, 0, (double)g->size[n] * mult, mult, stack[n]);
+		err = hs_source_add_sample(out, 0, (double)g->size[n] * mult, mult,
+					   stack[n]);
 	}
 	if (!err) {
 		hs_free(out->metric_unit);
@@ -689,7 +694,8 @@ out:
 	return err;
 }
 
-int hs_heapgraph_retained_source(const struct hs_heapgraph *g, struct hs_stack_source *out)
+int hs_heapgraph_retained_source(const struct hs_heapgraph *g,
+				 struct hs_stack_source *out)
 {
 	uint32_t *idom, *parent = NULL, *order = NULL, nr;
 	int err;

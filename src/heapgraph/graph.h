@@ -37,18 +37,18 @@
 #define HS_HEAPGRAPH_ORPHANS_FRAME "[not reachable from roots]"
 
 struct hs_heapgraph_type {
-	char *name;	/* "System.Byte[]" */
-	char *module;	/* "/path/System.Private.CoreLib.dll", or NULL */
-	uint32_t size;	/* the usual size of its objects (informative) */
+	char *name;    /* "System.Byte[]" */
+	char *module;  /* "/path/System.Private.CoreLib.dll", or NULL */
+	uint32_t size; /* the usual size of its objects (informative) */
 };
 
 struct hs_heapgraph {
 	uint32_t nr_nodes;
-	uint64_t *address;	/* node -> address (0 for pseudo-nodes) */
-	uint32_t *size;		/* node -> bytes */
-	uint32_t *type;		/* node -> type index */
-	uint32_t *first_child;	/* node -> first edge; [nr_nodes] = nr_edges */
-	uint32_t *children;	/* edge -> child node */
+	uint64_t *address;     /* node -> address (0 for pseudo-nodes) */
+	uint32_t *size;	       /* node -> bytes */
+	uint32_t *type;	       /* node -> type index */
+	uint32_t *first_child; /* node -> first edge; [nr_nodes] = nr_edges */
+	uint32_t *children;    /* edge -> child node */
 	size_t nr_edges;
 	size_t alloc_nodes, alloc_edges;
 
@@ -56,7 +56,7 @@ struct hs_heapgraph {
 	uint32_t nr_types;
 	size_t alloc_types;
 
-	uint32_t root;		/* the root node, or HS_HEAPGRAPH_NONE */
+	uint32_t root; /* the root node, or HS_HEAPGRAPH_NONE */
 	/*
 	 * Sampling (a graph of a sample of the heap's objects): each object
 	 * of type t stands for count_multiplier[t] objects (NULL: none per
@@ -72,7 +72,7 @@ enum hs_heap_root_kind {
 	HS_HEAP_ROOT_STATIC,	/* "[static vars]" */
 	HS_HEAP_ROOT_LOCAL,	/* "[local vars]" */
 	HS_HEAP_ROOT_HANDLE,	/* "[strong handles]", "[pinning handles]", ... */
-	HS_HEAP_ROOT_FINALIZER,	/* "[finalization handles]", "[finalizer queue]" */
+	HS_HEAP_ROOT_FINALIZER, /* "[finalization handles]", "[finalizer queue]" */
 	HS_HEAP_ROOT_OTHER,	/* "[other roots]" and anything else */
 };
 enum hs_heap_root_kind hs_heapgraph_root_kind(const char *type_name);
@@ -86,8 +86,8 @@ void hs_heapgraph_release(struct hs_heapgraph *g);
  * Returns 0, -ENOMEM or -E2BIG.
  */
 HS_MUST_CHECK
-int hs_heapgraph_add_type(struct hs_heapgraph *g, const char *name,
-			  const char *module, uint32_t size, uint32_t *index);
+int hs_heapgraph_add_type(struct hs_heapgraph *g, const char *name, const char *module,
+			  uint32_t size, uint32_t *index);
 /*
  * Add node number g->nr_nodes with @nr children at @children (indexes of
  * nodes added before or after; hs_heapgraph_check() checks them). Returns
@@ -145,7 +145,7 @@ int hs_heapgraph_retained(const struct hs_heapgraph *g, const uint32_t *idom,
 /* One row of the type table. */
 struct hs_heapgraph_type_total {
 	uint32_t type;
-	double count;	/* objects (scaled by the sampling multipliers) */
+	double count; /* objects (scaled by the sampling multipliers) */
 	double bytes;
 };
 /*
@@ -178,5 +178,6 @@ size_t hs_heapgraph_type_totals(const struct hs_heapgraph *g,
 HS_MUST_CHECK
 int hs_heapgraph_heap_source(const struct hs_heapgraph *g, struct hs_stack_source *out);
 HS_MUST_CHECK
-int hs_heapgraph_retained_source(const struct hs_heapgraph *g, struct hs_stack_source *out);
+int hs_heapgraph_retained_source(const struct hs_heapgraph *g,
+				 struct hs_stack_source *out);
 #endif

@@ -31,13 +31,27 @@ static void xml_text(FILE *f, const char *str, size_t len)
 		size_t n = 1;
 
 		switch (c) {
-		case '&': esc = "&amp;"; break;
-		case '<': esc = "&lt;"; break;
-		case '>': esc = "&gt;"; break;
-		case '"': esc = "&quot;"; break;
-		case '\t': esc = "&#9;"; break;
-		case '\n': esc = "&#10;"; break;
-		case '\r': esc = "&#13;"; break;
+		case '&':
+			esc = "&amp;";
+			break;
+		case '<':
+			esc = "&lt;";
+			break;
+		case '>':
+			esc = "&gt;";
+			break;
+		case '"':
+			esc = "&quot;";
+			break;
+		case '\t':
+			esc = "&#9;";
+			break;
+		case '\n':
+			esc = "&#10;";
+			break;
+		case '\r':
+			esc = "&#13;";
+			break;
 		default:
 			if (c < 0x20) {
 				esc = replacement;
@@ -46,7 +60,7 @@ static void xml_text(FILE *f, const char *str, size_t len)
 
 				n = hs_utf8_seq_len(s + i, len - i, &cp);
 				if (!n || cp == 0xfffe || cp == 0xffff) {
-					esc = replacement;	/* not an XML character */
+					esc = replacement; /* not an XML character */
 					n = n ? n : 1;
 				}
 			}
@@ -207,8 +221,8 @@ out:
  */
 static void put_weights(FILE *f, int json, double metric, double count)
 {
-	const char *names[] = { "Metric", "Count" };
-	const double vals[] = { metric, count };
+	const char *names[] = {"Metric", "Count"};
+	const double vals[] = {metric, count};
 	char num[HS_NUMTEXT_MAX];
 	size_t k;
 
@@ -225,7 +239,7 @@ static void put_weights(FILE *f, int json, double metric, double count)
 
 /* ---- PerfView XML ---- */
 
-static const char *const pseudo_frames[4] = { "ROOT", "BROKEN", "?!?", "OVERHEAD" };
+static const char *const pseudo_frames[4] = {"ROOT", "BROKEN", "?!?", "OVERHEAD"};
 
 static int has_defaults(const struct hs_stack_source *src)
 {
@@ -239,13 +253,13 @@ static const struct {
 	const char *name;
 	size_t offset;
 } fields[] = {
-	{ "Start", offsetof(struct hs_source_defaults, start) },
-	{ "End", offsetof(struct hs_source_defaults, end) },
-	{ "GroupRegEx", offsetof(struct hs_source_defaults, group) },
-	{ "FoldPercent", offsetof(struct hs_source_defaults, fold_pct) },
-	{ "FoldRegEx", offsetof(struct hs_source_defaults, fold) },
-	{ "IncludeRegEx", offsetof(struct hs_source_defaults, inc) },
-	{ "ExcludeRegEx", offsetof(struct hs_source_defaults, exc) },
+    {"Start", offsetof(struct hs_source_defaults, start)},
+    {"End", offsetof(struct hs_source_defaults, end)},
+    {"GroupRegEx", offsetof(struct hs_source_defaults, group)},
+    {"FoldPercent", offsetof(struct hs_source_defaults, fold_pct)},
+    {"FoldRegEx", offsetof(struct hs_source_defaults, fold)},
+    {"IncludeRegEx", offsetof(struct hs_source_defaults, inc)},
+    {"ExcludeRegEx", offsetof(struct hs_source_defaults, exc)},
 };
 
 static const char *field(const struct hs_source_defaults *d, size_t i)
@@ -423,8 +437,8 @@ int hs_export_speedscope(const struct hs_stack_source *src, FILE *f)
 	unsigned char *seen = hs_calloc(n, 1);
 	uint32_t *order = hs_malloc(n * sizeof(*order));
 	uint32_t *index_of_stack = hs_malloc(n * sizeof(*index_of_stack));
-	uint64_t *keys = NULL;	/* shared frame index -> (frame << 32 | loc) */
-	struct hs_u64map index_of;	/* (frame << 32 | loc) -> shared frame index */
+	uint64_t *keys = NULL;	   /* shared frame index -> (frame << 32 | loc) */
+	struct hs_u64map index_of; /* (frame << 32 | loc) -> shared frame index */
 	char num[HS_NUMTEXT_MAX];
 	double total = 0;
 	int err = 0;
@@ -469,11 +483,14 @@ int hs_export_speedscope(const struct hs_stack_source *src, FILE *f)
 		}
 	}
 	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n"
-	      "\"exporter\":\"heapscope\",\"name\":", f);
+	      "\"exporter\":\"heapscope\",\"name\":",
+	      f);
 	json_str(f, src->view_name ? src->view_name : "heapscope");
-	fputs(",\"activeProfileIndex\":0,\n\"profiles\":[{\"type\":\"sampled\",\"name\":", f);
+	fputs(",\"activeProfileIndex\":0,\n\"profiles\":[{\"type\":\"sampled\",\"name\":",
+	      f);
 	json_str(f, src->view_name ? src->view_name : "heapscope");
-	fprintf(f, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":", speedscope_unit(src));
+	fprintf(f,
+		",\"unit\":\"%s\",\"startValue\":0,\"endValue\":", speedscope_unit(src));
 	hs_numtext_double(num, total);
 	fputs(num, f);
 	fputs(",\n\"samples\":[", f);
@@ -490,7 +507,8 @@ int hs_export_speedscope(const struct hs_stack_source *src, FILE *f)
 		for (d = 0; d < depth; d++, stack = src->stack_caller[stack])
 			keys[nr_keys + d] = index_of_stack[stack + 1];
 		for (d = depth; d-- > 0;)
-			fprintf(f, "%s%u", d + 1 < depth ? "," : "", (unsigned)keys[nr_keys + d]);
+			fprintf(f, "%s%u", d + 1 < depth ? "," : "",
+				(unsigned)keys[nr_keys + d]);
 		fputc(']', f);
 	}
 	fputs("],\n\"weights\":[", f);

@@ -49,16 +49,16 @@ typedef Perftools__Profiles__Function pb_function;
 struct pprof_builder {
 	const struct hs_stack_source *src;
 	pb_profile profile;
-	struct hs_strtab strings;	/* id = string_table index */
-	struct hs_strtab modules;	/* id + 1 = mapping id */
-	struct hs_u64map location_of;	/* (frame << 32 | loc) -> location id */
-	uint64_t *function_of;		/* frame -> function id, 0: none yet */
-	uint64_t *location_of_stack;	/* stack -> location id, 0: none yet */
+	struct hs_strtab strings;     /* id = string_table index */
+	struct hs_strtab modules;     /* id + 1 = mapping id */
+	struct hs_u64map location_of; /* (frame << 32 | loc) -> location id */
+	uint64_t *function_of;	      /* frame -> function id, 0: none yet */
+	uint64_t *location_of_stack;  /* stack -> location id, 0: none yet */
 
 	pb_value_type types[2];
 	pb_value_type *type_ptrs[2];
 	pb_sample **samples;
-	pb_sample *sample_block;	/* the samples, their values and location ids */
+	pb_sample *sample_block; /* the samples, their values and location ids */
 	int64_t *value_block;
 	uint64_t *id_block;
 	pb_mapping **mappings;
@@ -109,11 +109,11 @@ static void sample_type_names(const struct hs_stack_source *src, const char **co
 
 		*value_type = wall ? "wall" : "cpu";
 		*value_unit = "nanoseconds";
-		*scale = 1e6;	/* the metric is in ms */
+		*scale = 1e6; /* the metric is in ms */
 	} else {
 		*value_type = "value";
-		*value_unit = src->metric_unit && *src->metric_unit ? src->metric_unit
-								       : "count";
+		*value_unit =
+		    src->metric_unit && *src->metric_unit ? src->metric_unit : "count";
 	}
 }
 
@@ -350,8 +350,9 @@ static int finish_tables(struct pprof_builder *b)
 	b->string_ptrs = hs_calloc(n, sizeof(*b->string_ptrs));
 	if (!b->string_ptrs)
 		return -ENOMEM;
-	for (i = 0; i < n; i++)	/* protobuf-c takes char *, and only reads */
-		b->string_ptrs[i] = (char *)(uintptr_t)hs_strtab_get(&b->strings, (uint32_t)i);
+	for (i = 0; i < n; i++) /* protobuf-c takes char *, and only reads */
+		b->string_ptrs[i] =
+		    (char *)(uintptr_t)hs_strtab_get(&b->strings, (uint32_t)i);
 	b->profile.string_table = b->string_ptrs;
 	b->profile.n_string_table = n;
 	/* the tables grew as they filled; point the profile at them now */
@@ -441,7 +442,7 @@ int hs_export_pprof(const struct hs_stack_source *src, FILE *f)
 	b.location_of_stack = hs_calloc(src->nr_stacks + 1, sizeof(*b.location_of_stack));
 	err = b.function_of && b.location_of_stack ? 0 : -ENOMEM;
 	if (!err)
-		err = intern(&b, "", 0, &empty);	/* string_table[0] is "" */
+		err = intern(&b, "", 0, &empty); /* string_table[0] is "" */
 	if (!err)
 		err = add_sample_types(&b);
 	if (!err)

@@ -40,13 +40,14 @@ int hs__io_ends_with(const char *s, const char *suffix)
 
 static int sniff_heapscope(const unsigned char *head, size_t n)
 {
-	return n >= HS_TRACE_MAGIC_LEN && !memcmp(head, HS_TRACE_MAGIC, HS_TRACE_MAGIC_LEN);
+	return n >= HS_TRACE_MAGIC_LEN &&
+	       !memcmp(head, HS_TRACE_MAGIC, HS_TRACE_MAGIC_LEN);
 }
 
 static int is_zip_head(const unsigned char *head, size_t n)
 {
-	return n >= 4 && head[0] == 'P' && head[1] == 'K' && (head[2] == 3 || head[2] == 5) &&
-	       (head[3] == 4 || head[3] == 6);
+	return n >= 4 && head[0] == 'P' && head[1] == 'K' &&
+	       (head[2] == 3 || head[2] == 5) && (head[3] == 4 || head[3] == 6);
 }
 
 /*
@@ -58,10 +59,10 @@ static int zip_first_entry(const unsigned char *head, size_t n, char *name, size
 	size_t len;
 
 	if (n < 30 || memcmp(head, "PK\3\4", 4))
-		return -1;	/* empty or no local header in reach */
+		return -1; /* empty or no local header in reach */
 	len = (size_t)head[26] | (size_t)head[27] << 8;
 	if (30 + len > n || len >= size)
-		return 0;	/* a name that is not in reach: no known ending */
+		return 0; /* a name that is not in reach: no known ending */
 	memcpy(name, head + 30, len);
 	name[len] = '\0';
 	return 1;
@@ -76,7 +77,8 @@ static int sniff_xml_zip(const unsigned char *head, size_t n)
 	if (!is_zip_head(head, n))
 		return 0;
 	got = zip_first_entry(head, n, name, sizeof(name));
-	return got < 0 || (got > 0 && hs__io_ends_with(name, ".xml"));	/* empty: the reader says so */
+	return got < 0 || (got > 0 && hs__io_ends_with(
+					  name, ".xml")); /* empty: the reader says so */
 }
 
 static int sniff_json_zip(const unsigned char *head, size_t n)
@@ -197,7 +199,7 @@ static enum hs_format sniff_lines(const unsigned char *head, size_t n)
 		size_t len = nl ? (size_t)(nl - s) : (size_t)(end - s), i = 0;
 
 		if (!nl && perf)
-			break;	/* a partial line after a header */
+			break; /* a partial line after a header */
 		if (memchr(s, '\0', len))
 			return HS_FORMAT_UNKNOWN;
 		while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r'))
@@ -238,32 +240,32 @@ static int sniff_folded(const unsigned char *head, size_t n)
 
 /* ---- the importers and exporters, as the table calls them ---- */
 
-static int import_perf_stream(FILE *f, size_t source, const char *name, struct hs_stack_source *out,
-			      struct hs_diag *diag)
+static int import_perf_stream(FILE *f, size_t source, const char *name,
+			      struct hs_stack_source *out, struct hs_diag *diag)
 {
 	return hs_import_perf_script_view(f, (enum hs_perf_view)source, out, diag);
 }
 
-static int import_trace_zip(const char *path, size_t source, const char *name, struct hs_stack_source *out,
-			    struct hs_diag *diag)
+static int import_trace_zip(const char *path, size_t source, const char *name,
+			    struct hs_stack_source *out, struct hs_diag *diag)
 {
 	return hs_import_trace_zip_view(path, (enum hs_perf_view)source, out, diag);
 }
 
-static int import_xml_stream(FILE *f, size_t source, const char *name, struct hs_stack_source *out,
-			     struct hs_diag *diag)
+static int import_xml_stream(FILE *f, size_t source, const char *name,
+			     struct hs_stack_source *out, struct hs_diag *diag)
 {
 	return hs_import_perfview_xml(f, out, diag);
 }
 
-static int import_json_stream(FILE *f, size_t source, const char *name, struct hs_stack_source *out,
-			      struct hs_diag *diag)
+static int import_json_stream(FILE *f, size_t source, const char *name,
+			      struct hs_stack_source *out, struct hs_diag *diag)
 {
 	return hs_import_perfview_json(f, out, diag);
 }
 
-static int import_folded_stream(FILE *f, size_t source, const char *name, struct hs_stack_source *out,
-				struct hs_diag *diag)
+static int import_folded_stream(FILE *f, size_t source, const char *name,
+				struct hs_stack_source *out, struct hs_diag *diag)
 {
 	return hs_import_folded(f, out, diag);
 }
@@ -289,7 +291,7 @@ static int import_perfview_zip(const char *path, size_t source, const char *name
 }
 
 static int import_nettrace_stream(FILE *f, size_t source, const char *name,
-				 struct hs_stack_source *out, struct hs_diag *diag)
+				  struct hs_stack_source *out, struct hs_diag *diag)
 {
 	return hs_import_nettrace(f, source, name, out, diag);
 }
@@ -321,11 +323,11 @@ static int import_heapscope_file(const char *path, size_t source, const char *na
  * enum hs_perf_view.
  */
 static const struct hs_source_info perf_sources[] = {
-	{ "cpu", "CPU samples, each weighted by the time to the next sample on "
-		 "its CPU (default)" },
-	{ "thread-time", "every thread's time: CPU_TIME from CPU samples, "
-			 "BLOCKED_TIME from sched_switch, READIED_BY from sched_waking "
-			 "(or sched_wakeup)" },
+    {"cpu", "CPU samples, each weighted by the time to the next sample on "
+	    "its CPU (default)"},
+    {"thread-time", "every thread's time: CPU_TIME from CPU samples, "
+		    "BLOCKED_TIME from sched_switch, READIED_BY from sched_waking "
+		    "(or sched_wakeup)"},
 };
 
 static size_t perf_source_list(const struct hs_source_info **list)
@@ -370,8 +372,9 @@ static size_t heap_path_sources(const char *path, struct hs_source_info *out)
 	if (!strcmp(path, "-") || hs_trace_peek_sampling(path, &s, &diag) <= 0)
 		memset(&s, 0, sizeof(s));
 	for (i = 0; i < n && k < HS_SOURCES_MAX; i++) {
-		if (i == HS_MEM_CPU ? !s.cpu_hz : i == HS_MEM_WALL ? !s.wall_hz
-								    : (s.flags & 1) != 0)
+		if (i == HS_MEM_CPU    ? !s.cpu_hz
+		    : i == HS_MEM_WALL ? !s.wall_hz
+				       : (s.flags & 1) != 0)
 			continue;
 		out[k++] = list[i];
 	}
@@ -380,24 +383,22 @@ static size_t heap_path_sources(const char *path, struct hs_source_info *out)
 
 /* ---- the table ---- */
 
-static const char *const perf_suffixes[] = {
-	".data.txt", ".perf.data.dump", ".perfscript", NULL
-};
-static const char *const perf_aliases[] = { "perf", NULL };
-static const char *const trace_zip_suffixes[] = { ".trace.zip", NULL };
-static const char *const xml_suffixes[] = { ".perfView.xml", NULL };
-static const char *const xml_zip_suffixes[] = { ".perfView.xml.zip", NULL };
-static const char *const json_suffixes[] = { ".perfView.json", NULL };
-static const char *const json_zip_suffixes[] = { ".perfView.json.zip", NULL };
-static const char *const folded_suffixes[] = {
-	".folded", ".folded.txt", ".collapsed", NULL
-};
-static const char *const heapscope_suffixes[] = { ".heapscope", NULL };
-static const char *const pprof_suffixes[] = { ".pb.gz", NULL };
-static const char *const speedscope_suffixes[] = { ".speedscope.json", NULL };
-static const char *const nettrace_suffixes[] = { ".nettrace", NULL };
-static const char *const nettrace_zip_suffixes[] = { ".nettrace.zip", NULL };
-static const char *const gcdump_suffixes[] = { ".gcdump", NULL };
+static const char *const perf_suffixes[] = {".data.txt", ".perf.data.dump", ".perfscript",
+					    NULL};
+static const char *const perf_aliases[] = {"perf", NULL};
+static const char *const trace_zip_suffixes[] = {".trace.zip", NULL};
+static const char *const xml_suffixes[] = {".perfView.xml", NULL};
+static const char *const xml_zip_suffixes[] = {".perfView.xml.zip", NULL};
+static const char *const json_suffixes[] = {".perfView.json", NULL};
+static const char *const json_zip_suffixes[] = {".perfView.json.zip", NULL};
+static const char *const folded_suffixes[] = {".folded", ".folded.txt", ".collapsed",
+					      NULL};
+static const char *const heapscope_suffixes[] = {".heapscope", NULL};
+static const char *const pprof_suffixes[] = {".pb.gz", NULL};
+static const char *const speedscope_suffixes[] = {".speedscope.json", NULL};
+static const char *const nettrace_suffixes[] = {".nettrace", NULL};
+static const char *const nettrace_zip_suffixes[] = {".nettrace.zip", NULL};
+static const char *const gcdump_suffixes[] = {".gcdump", NULL};
 
 static size_t gcdump_source_list(const struct hs_source_info **list)
 {
@@ -432,97 +433,130 @@ static size_t nettrace_zip_path_sources(const char *path, struct hs_source_info 
  * over .json are told by the ending itself).
  */
 static const struct hs_format_ops formats[] = {
-	{
-		.id = HS_FORMAT_HEAPSCOPE, .name = "heapscope",
-		.suffixes = heapscope_suffixes,
-		.caps = HS_FORMAT_HAS_HEAP | HS_FORMAT_HAS_TIME,
-		.sniff = sniff_heapscope, .import_file = import_heapscope_file,
-		.sources = heap_source_list, .path_sources = heap_path_sources,
-		.default_by_file = 1,
-	},
-	{
-		.id = HS_FORMAT_GCDUMP, .name = "gcdump",
-		.suffixes = gcdump_suffixes,
-		.caps = HS_FORMAT_HAS_GRAPH,
-		.sniff = hs_gcdump_sniff, .import_file = import_gcdump_file,
-		.sources = gcdump_source_list,
-	},
-	{
-		.id = HS_FORMAT_PPROF, .name = "pprof",
-		.suffixes = pprof_suffixes,
-		.sniff = hs_pprof_sniff, .import_stream = hs_import_pprof_stream,
-		.export_stream = hs_export_pprof,
-	},
-	{
-		.id = HS_FORMAT_SPEEDSCOPE, .name = "speedscope",
-		.suffixes = speedscope_suffixes,
-		.sniff = hs_speedscope_sniff, .import_stream = hs_import_speedscope_stream,
-		.export_stream = hs_export_speedscope,
-	},
-	{
-		.id = HS_FORMAT_PERFVIEW_XML_ZIP, .name = "xml-zip",
-		.suffixes = xml_zip_suffixes, .zip_of = HS_FORMAT_PERFVIEW_XML,
-		.caps = HS_FORMAT_HAS_TIME,
-		.sniff = sniff_xml_zip, .import_file = import_perfview_zip,
-		.export_stream = hs_export_perfview_xml,
-	},
-	{
-		.id = HS_FORMAT_PERFVIEW_JSON_ZIP, .name = "json-zip",
-		.suffixes = json_zip_suffixes, .zip_of = HS_FORMAT_PERFVIEW_JSON,
-		.caps = HS_FORMAT_HAS_TIME,
-		.sniff = sniff_json_zip, .import_file = import_perfview_zip,
-		.export_stream = hs_export_perfview_json,
-	},
-	{
-		.id = HS_FORMAT_NETTRACE_ZIP, .name = "nettrace-zip",
-		.suffixes = nettrace_zip_suffixes, .zip_of = HS_FORMAT_NETTRACE,
-		.caps = HS_FORMAT_HAS_TIME,
-		.sniff = sniff_nettrace_zip, .import_file = import_nettrace_zip,
-		.sources = nettrace_source_list, .path_sources = nettrace_zip_path_sources,
-		.source_index = hs_nettrace_source_index,
-	},
-	{
-		.id = HS_FORMAT_TRACE_ZIP, .name = "trace-zip",
-		.suffixes = trace_zip_suffixes,
-		.caps = HS_FORMAT_HAS_TIME,
-		.sniff = sniff_trace_zip, .import_file = import_trace_zip,
-		.sources = perf_source_list,
-	},
-	{
-		.id = HS_FORMAT_NETTRACE, .name = "nettrace",
-		.suffixes = nettrace_suffixes,
-		.caps = HS_FORMAT_HAS_TIME,
-		.sniff = hs_nettrace_sniff, .import_stream = import_nettrace_stream,
-		.sources = nettrace_source_list, .path_sources = nettrace_path_sources,
-		.source_index = hs_nettrace_source_index,
-	},
-	{
-		.id = HS_FORMAT_PERFVIEW_XML, .name = "xml",
-		.suffixes = xml_suffixes,
-		.caps = HS_FORMAT_HAS_TIME,
-		.sniff = sniff_xml, .import_stream = import_xml_stream,
-		.export_stream = hs_export_perfview_xml,
-	},
-	{
-		.id = HS_FORMAT_PERFVIEW_JSON, .name = "json",
-		.suffixes = json_suffixes,
-		.caps = HS_FORMAT_HAS_TIME,
-		.sniff = sniff_json, .import_stream = import_json_stream,
-		.export_stream = hs_export_perfview_json,
-	},
-	{
-		.id = HS_FORMAT_PERF_SCRIPT, .name = "perf-script",
-		.suffixes = perf_suffixes, .aliases = perf_aliases,
-		.caps = HS_FORMAT_HAS_TIME,
-		.sniff = sniff_perf_script, .import_stream = import_perf_stream,
-		.sources = perf_source_list,
-	},
-	{
-		.id = HS_FORMAT_FOLDED, .name = "folded",
-		.suffixes = folded_suffixes,
-		.sniff = sniff_folded, .import_stream = import_folded_stream,
-		.export_stream = hs_export_folded,
-	},
+    {
+	.id = HS_FORMAT_HEAPSCOPE,
+	.name = "heapscope",
+	.suffixes = heapscope_suffixes,
+	.caps = HS_FORMAT_HAS_HEAP | HS_FORMAT_HAS_TIME,
+	.sniff = sniff_heapscope,
+	.import_file = import_heapscope_file,
+	.sources = heap_source_list,
+	.path_sources = heap_path_sources,
+	.default_by_file = 1,
+    },
+    {
+	.id = HS_FORMAT_GCDUMP,
+	.name = "gcdump",
+	.suffixes = gcdump_suffixes,
+	.caps = HS_FORMAT_HAS_GRAPH,
+	.sniff = hs_gcdump_sniff,
+	.import_file = import_gcdump_file,
+	.sources = gcdump_source_list,
+    },
+    {
+	.id = HS_FORMAT_PPROF,
+	.name = "pprof",
+	.suffixes = pprof_suffixes,
+	.sniff = hs_pprof_sniff,
+	.import_stream = hs_import_pprof_stream,
+	.export_stream = hs_export_pprof,
+    },
+    {
+	.id = HS_FORMAT_SPEEDSCOPE,
+	.name = "speedscope",
+	.suffixes = speedscope_suffixes,
+	.sniff = hs_speedscope_sniff,
+	.import_stream = hs_import_speedscope_stream,
+	.export_stream = hs_export_speedscope,
+    },
+    {
+	.id = HS_FORMAT_PERFVIEW_XML_ZIP,
+	.name = "xml-zip",
+	.suffixes = xml_zip_suffixes,
+	.zip_of = HS_FORMAT_PERFVIEW_XML,
+	.caps = HS_FORMAT_HAS_TIME,
+	.sniff = sniff_xml_zip,
+	.import_file = import_perfview_zip,
+	.export_stream = hs_export_perfview_xml,
+    },
+    {
+	.id = HS_FORMAT_PERFVIEW_JSON_ZIP,
+	.name = "json-zip",
+	.suffixes = json_zip_suffixes,
+	.zip_of = HS_FORMAT_PERFVIEW_JSON,
+	.caps = HS_FORMAT_HAS_TIME,
+	.sniff = sniff_json_zip,
+	.import_file = import_perfview_zip,
+	.export_stream = hs_export_perfview_json,
+    },
+    {
+	.id = HS_FORMAT_NETTRACE_ZIP,
+	.name = "nettrace-zip",
+	.suffixes = nettrace_zip_suffixes,
+	.zip_of = HS_FORMAT_NETTRACE,
+	.caps = HS_FORMAT_HAS_TIME,
+	.sniff = sniff_nettrace_zip,
+	.import_file = import_nettrace_zip,
+	.sources = nettrace_source_list,
+	.path_sources = nettrace_zip_path_sources,
+	.source_index = hs_nettrace_source_index,
+    },
+    {
+	.id = HS_FORMAT_TRACE_ZIP,
+	.name = "trace-zip",
+	.suffixes = trace_zip_suffixes,
+	.caps = HS_FORMAT_HAS_TIME,
+	.sniff = sniff_trace_zip,
+	.import_file = import_trace_zip,
+	.sources = perf_source_list,
+    },
+    {
+	.id = HS_FORMAT_NETTRACE,
+	.name = "nettrace",
+	.suffixes = nettrace_suffixes,
+	.caps = HS_FORMAT_HAS_TIME,
+	.sniff = hs_nettrace_sniff,
+	.import_stream = import_nettrace_stream,
+	.sources = nettrace_source_list,
+	.path_sources = nettrace_path_sources,
+	.source_index = hs_nettrace_source_index,
+    },
+    {
+	.id = HS_FORMAT_PERFVIEW_XML,
+	.name = "xml",
+	.suffixes = xml_suffixes,
+	.caps = HS_FORMAT_HAS_TIME,
+	.sniff = sniff_xml,
+	.import_stream = import_xml_stream,
+	.export_stream = hs_export_perfview_xml,
+    },
+    {
+	.id = HS_FORMAT_PERFVIEW_JSON,
+	.name = "json",
+	.suffixes = json_suffixes,
+	.caps = HS_FORMAT_HAS_TIME,
+	.sniff = sniff_json,
+	.import_stream = import_json_stream,
+	.export_stream = hs_export_perfview_json,
+    },
+    {
+	.id = HS_FORMAT_PERF_SCRIPT,
+	.name = "perf-script",
+	.suffixes = perf_suffixes,
+	.aliases = perf_aliases,
+	.caps = HS_FORMAT_HAS_TIME,
+	.sniff = sniff_perf_script,
+	.import_stream = import_perf_stream,
+	.sources = perf_source_list,
+    },
+    {
+	.id = HS_FORMAT_FOLDED,
+	.name = "folded",
+	.suffixes = folded_suffixes,
+	.sniff = sniff_folded,
+	.import_stream = import_folded_stream,
+	.export_stream = hs_export_folded,
+    },
 };
 
 #define NR_FORMATS (sizeof(formats) / sizeof(formats[0]))

@@ -52,11 +52,11 @@ static int sniff(const char *path)
 	return hs_nettrace_sniff(head, n) ? 'n' : 0;
 }
 
-int hs_gc_stats_load(const char *path, struct hs_gc_stats *s, struct hs_gc_load_info *info,
-		     struct hs_diag *diag)
+int hs_gc_stats_load(const char *path, struct hs_gc_stats *s,
+		     struct hs_gc_load_info *info, struct hs_diag *diag)
 {
-	struct load l = { .s = s, .info = info };
-	struct hs_nettrace_ops ops = { .ctx = &l, .header = on_header, .event = on_event };
+	struct load l = {.s = s, .info = info};
+	struct hs_nettrace_ops ops = {.ctx = &l, .header = on_header, .event = on_event};
 	struct hs_nettrace_stats ns;
 	int kind, err;
 	FILE *f;
@@ -70,11 +70,13 @@ int hs_gc_stats_load(const char *path, struct hs_gc_stats *s, struct hs_gc_load_
 	}
 	if (!kind) {
 		info->not_nettrace = 1;
-		hs_diag_set(diag, 0, "not a .nettrace (an EventPipe trace of a .NET program, "
+		hs_diag_set(diag, 0,
+			    "not a .nettrace (an EventPipe trace of a .NET program, "
 			    "plain or zipped)");
 		return -EINVAL;
 	}
-	f = kind == 'z' ? hs_zip_open_entry(path, ".nettrace", NULL, diag) : fopen(path, "rb");
+	f = kind == 'z' ? hs_zip_open_entry(path, ".nettrace", NULL, diag)
+			: fopen(path, "rb");
 	if (!f) {
 		if (kind == 'z')
 			info->not_nettrace = 1;
@@ -85,7 +87,8 @@ int hs_gc_stats_load(const char *path, struct hs_gc_stats *s, struct hs_gc_load_
 	err = hs_nettrace_read(f, &ops, &ns, diag);
 	fclose(f);
 	if (!err && !l.have_header) {
-		hs_diag_set_offset(diag, ns.bytes, "the trace ends before its Trace object");
+		hs_diag_set_offset(diag, ns.bytes,
+				   "the trace ends before its Trace object");
 		err = -EINVAL;
 	}
 	if (err)

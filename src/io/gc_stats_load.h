@@ -14,10 +14,10 @@
 /* What the read found besides the GCs, for warnings. */
 struct hs_gc_load_info {
 	uint32_t pid;
-	int not_nettrace;	/* the file is neither a .nettrace nor a zip of one */
-	int truncated;		/* cut off: the GCs before truncated_at were read */
+	int not_nettrace; /* the file is neither a .nettrace nor a zip of one */
+	int truncated;	  /* cut off: the GCs before truncated_at were read */
 	uint64_t truncated_at;
-	uint64_t nr_lost;	/* events the runtime dropped */
+	uint64_t nr_lost; /* events the runtime dropped */
 };
 
 /*

@@ -11,13 +11,10 @@
 #include <string.h>
 
 static const char *const names[HS_GUI__COUNT] = {
-	[HS_GUI_START] = "Start",
-	[HS_GUI_END] = "End",
-	[HS_GUI_GROUP] = "GroupRegEx",
-	[HS_GUI_FOLD_PCT] = "FoldPercent",
-	[HS_GUI_FOLD] = "FoldRegEx",
-	[HS_GUI_INC] = "IncludeRegEx",
-	[HS_GUI_EXC] = "ExcludeRegEx",
+    [HS_GUI_START] = "Start",	   [HS_GUI_END] = "End",
+    [HS_GUI_GROUP] = "GroupRegEx", [HS_GUI_FOLD_PCT] = "FoldPercent",
+    [HS_GUI_FOLD] = "FoldRegEx",   [HS_GUI_INC] = "IncludeRegEx",
+    [HS_GUI_EXC] = "ExcludeRegEx",
 };
 
 int hs_gui_field_find(const char *name, size_t len)
@@ -33,13 +30,20 @@ int hs_gui_field_find(const char *name, size_t len)
 char **hs_gui_field_slot(struct hs_source_defaults *d, enum hs_gui_field f)
 {
 	switch (f) {
-	case HS_GUI_START: return &d->start;
-	case HS_GUI_END: return &d->end;
-	case HS_GUI_GROUP: return &d->group;
-	case HS_GUI_FOLD_PCT: return &d->fold_pct;
-	case HS_GUI_FOLD: return &d->fold;
-	case HS_GUI_INC: return &d->inc;
-	default: return &d->exc;
+	case HS_GUI_START:
+		return &d->start;
+	case HS_GUI_END:
+		return &d->end;
+	case HS_GUI_GROUP:
+		return &d->group;
+	case HS_GUI_FOLD_PCT:
+		return &d->fold_pct;
+	case HS_GUI_FOLD:
+		return &d->fold;
+	case HS_GUI_INC:
+		return &d->inc;
+	default:
+		return &d->exc;
 	}
 }
 
@@ -52,7 +56,10 @@ static const char *filter_name(enum hs_gui_field f)
 int hs_gui_defaults_check(struct hs_source_defaults *d, const char *file)
 {
 	static const enum hs_gui_field fields[] = {
-		HS_GUI_GROUP, HS_GUI_FOLD, HS_GUI_INC, HS_GUI_EXC,
+	    HS_GUI_GROUP,
+	    HS_GUI_FOLD,
+	    HS_GUI_INC,
+	    HS_GUI_EXC,
 	};
 	struct hs_buf warning = HS_BUF_INIT;
 	size_t i;
@@ -82,7 +89,8 @@ int hs_gui_defaults_check(struct hs_source_defaults *d, const char *file)
 		}
 		if (!bad)
 			continue;
-		err = hs_buf_addf(&warning, "%s%s: the %s saved in its view state is not used: %s",
+		err = hs_buf_addf(&warning,
+				  "%s%s: the %s saved in its view state is not used: %s",
 				  warning.len ? "\n" : "", file ? file : "<input>",
 				  names[fields[i]], diag.set ? diag.msg : "bad pattern");
 		hs_free(*slot);
@@ -97,4 +105,3 @@ int hs_gui_defaults_check(struct hs_source_defaults *d, const char *file)
 	hs_buf_release(&warning);
 	return err;
 }
-

@@ -13,8 +13,14 @@
  * point into @d.
  */
 enum hs_gui_field {
-	HS_GUI_START, HS_GUI_END, HS_GUI_GROUP, HS_GUI_FOLD_PCT, HS_GUI_FOLD,
-	HS_GUI_INC, HS_GUI_EXC, HS_GUI__COUNT
+	HS_GUI_START,
+	HS_GUI_END,
+	HS_GUI_GROUP,
+	HS_GUI_FOLD_PCT,
+	HS_GUI_FOLD,
+	HS_GUI_INC,
+	HS_GUI_EXC,
+	HS_GUI__COUNT
 };
 
 /* The field named by @len bytes at @name ("GroupRegEx", ...); -1 if none. */

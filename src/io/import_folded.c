@@ -77,7 +77,7 @@ int hs_import_folded(FILE *f, struct hs_stack_source *out, struct hs_diag *diag)
 		double v;
 
 		if (r.lineno == 1 && len >= 3 && !memcmp(line, "\xef\xbb\xbf", 3)) {
-			line += 3;	/* a UTF-8 byte order mark */
+			line += 3; /* a UTF-8 byte order mark */
 			len -= 3;
 			end = len;
 		}
@@ -101,9 +101,10 @@ int hs_import_folded(FILE *f, struct hs_stack_source *out, struct hs_diag *diag)
 		err = hs_numtext_parse_metric(line + start, end - start, &v);
 		if (err) {
 			if (err == -ERANGE)
-				hs_diag_set(diag, r.lineno, "the number '%.*s' is out "
-					    "of range", (int)(end - start > 40 ? 40 :
-							      end - start),
+				hs_diag_set(diag, r.lineno,
+					    "the number '%.*s' is out "
+					    "of range",
+					    (int)(end - start > 40 ? 40 : end - start),
 					    line + start);
 			else
 				hs_diag_set(diag, r.lineno,
@@ -117,13 +118,14 @@ int hs_import_folded(FILE *f, struct hs_stack_source *out, struct hs_diag *diag)
 		end = start;
 		while (end && is_blank(line[end - 1]))
 			end--;
-		err = intern_line(out, line, end, &frames, &alloc, &stack, diag,
-				  r.lineno);
+		err =
+		    intern_line(out, line, end, &frames, &alloc, &stack, diag, r.lineno);
 		if (!err)
 			err = hs_source_add_sample(out, 0, v, v, stack);
 		if (err) {
-			hs_diag_set(diag, r.lineno, "%s", err == -ENOMEM ? "out of memory"
-				    : "too many frames or stacks");
+			hs_diag_set(diag, r.lineno, "%s",
+				    err == -ENOMEM ? "out of memory"
+						   : "too many frames or stacks");
 			break;
 		}
 	}

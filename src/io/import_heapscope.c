@@ -26,8 +26,8 @@ int hs_import_heapscope(const char *path, struct hs_stack_source *out,
 	return hs_import_heapscope_source(path, HS_MEM_ALLOC, out, diag);
 }
 
-int hs_import_heapscope_source(const char *path, size_t view,
-			       struct hs_stack_source *out, struct hs_diag *diag)
+int hs_import_heapscope_source(const char *path, size_t view, struct hs_stack_source *out,
+			       struct hs_diag *diag)
 {
 	struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT;
 

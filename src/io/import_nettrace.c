@@ -25,14 +25,14 @@
 #include <string.h>
 
 const struct hs_source_info hs_nettrace_sources[HS_NETTRACE__COUNT] = {
-	{ "gc-alloc", "one sample per GCAllocationTick (about every 100 KB): bytes "
-		      "by managed stack and type (default)" },
-	{ "gc-alloc-sampled", "AllocationSampled events (.NET 10), each weighted by "
-			      "the bytes it stands for" },
-	{ "thread-time", "the SampleProfiler's samples of every thread, in ms: "
-			 "CPU_TIME in managed code, UNMANAGED_CODE_TIME outside it" },
-	{ "events", "every other event with a stack, by event "
-		    "(events:PROVIDER/EVENT for one kind)" },
+    {"gc-alloc", "one sample per GCAllocationTick (about every 100 KB): bytes "
+		 "by managed stack and type (default)"},
+    {"gc-alloc-sampled", "AllocationSampled events (.NET 10), each weighted by "
+			 "the bytes it stands for"},
+    {"thread-time", "the SampleProfiler's samples of every thread, in ms: "
+		    "CPU_TIME in managed code, UNMANAGED_CODE_TIME outside it"},
+    {"events", "every other event with a stack, by event "
+	       "(events:PROVIDER/EVENT for one kind)"},
 };
 
 #define EVENTS_PREFIX "events:"
@@ -63,19 +63,19 @@ int hs_nettrace_source_index(const char *name, size_t *view)
 enum step_kind { STEP_THREAD, STEP_ADDRESS, STEP_FRAME };
 
 struct method {
-	uint64_t start, end;	/* [start, end) */
-	uint32_t frame;		/* frame id in the source */
-	uint64_t order;		/* later definitions win */
+	uint64_t start, end; /* [start, end) */
+	uint32_t frame;	     /* frame id in the source */
+	uint64_t order;	     /* later definitions win */
 };
 
 struct module {
 	uint64_t id;
-	char *name;		/* owned: "System.Private.CoreLib" */
+	char *name; /* owned: "System.Private.CoreLib" */
 };
 
 /* A method seen before its module: named once the module is known. */
 struct pending_method {
-	struct hs_clr_method m;	/* owns its strings */
+	struct hs_clr_method m; /* owns its strings */
 };
 
 struct sample {
@@ -87,27 +87,27 @@ struct sample {
 
 struct thread_state {
 	uint64_t tid;
-	int pending;		/* a thread-time sample waits for its length */
+	int pending; /* a thread-time sample waits for its length */
 	int64_t time;
 	uint32_t node;
 };
 
 struct importer {
-	struct hs_stack_source *out;	/* borrowed */
-	struct hs_diag *diag;		/* borrowed */
+	struct hs_stack_source *out; /* borrowed */
+	struct hs_diag *diag;	     /* borrowed */
 	size_t view;
-	const char *only;		/* "PROVIDER/EVENT" for events:, else NULL */
-	int matched;			/* events of @only were seen */
+	const char *only; /* "PROVIDER/EVENT" for events:, else NULL */
+	int matched;	  /* events of @only were seen */
 	struct hs_nettrace_header hdr;
 	int have_header;
-	char *process_name;		/* owned, from ProcessInfo */
+	char *process_name; /* owned, from ProcessInfo */
 
 	/* the trie */
 	uint32_t *node_parent;
 	uint8_t *node_kind;
 	uint64_t *node_value;
 	size_t nr_nodes, alloc_parent, alloc_kind, alloc_value;
-	uint32_t *slot;			/* node id + 1; 0 = empty */
+	uint32_t *slot; /* node id + 1; 0 = empty */
 	size_t nr_slots;
 
 	struct method *methods;
@@ -123,7 +123,7 @@ struct importer {
 	struct sample *samples;
 	size_t nr_samples, alloc_samples;
 
-	struct hs_buf name;		/* scratch */
+	struct hs_buf name; /* scratch */
 	uint64_t order;
 };
 
@@ -137,7 +137,7 @@ static int no_memory(struct importer *im)
 
 static uint64_t step_hash(uint32_t parent, unsigned kind, uint64_t value)
 {
-	uint64_t k[2] = { (uint64_t)parent << 8 | kind, value };
+	uint64_t k[2] = {(uint64_t)parent << 8 | kind, value};
 
 	return hs_hash_bytes(k, sizeof(k));
 }
@@ -150,8 +150,9 @@ static int grow_slots(struct importer *im)
 	if (!slot)
 		return -ENOMEM;
 	for (i = 0; i < im->nr_nodes; i++) {
-		size_t j = step_hash(im->node_parent[i], im->node_kind[i], im->node_value[i]) &
-			   (n - 1);
+		size_t j =
+		    step_hash(im->node_parent[i], im->node_kind[i], im->node_value[i]) &
+		    (n - 1);
 
 		while (slot[j])
 			j = (j + 1) & (n - 1);
@@ -196,7 +197,8 @@ static int step(struct importer *im, uint32_t parent, unsigned kind, uint64_t va
 }
 
 /* The node of @ev's thread and managed stack (root first). */
-static int event_node(struct importer *im, const struct hs_nettrace_event *ev, uint32_t *node)
+static int event_node(struct importer *im, const struct hs_nettrace_event *ev,
+		      uint32_t *node)
 {
 	uint32_t n;
 	uint32_t i;
@@ -235,7 +237,8 @@ static int add_sample(struct importer *im, int64_t time, double metric, double c
 
 static int64_t event_time(const struct importer *im, int64_t timestamp)
 {
-	double ns = (double)(timestamp - im->hdr.sync_qpc) * 1e9 / (double)im->hdr.qpc_freq;
+	double ns =
+	    (double)(timestamp - im->hdr.sync_qpc) * 1e9 / (double)im->hdr.qpc_freq;
 
 	return (int64_t)ns;
 }
@@ -252,7 +255,8 @@ static const char *module_name(const struct importer *im, uint64_t id)
 	return NULL;
 }
 
-static int add_method(struct importer *im, const struct hs_clr_method *m, const char *assembly)
+static int add_method(struct importer *im, const struct hs_clr_method *m,
+		      const char *assembly)
 {
 	char *name = hs_clr_method_frame(m, assembly);
 	struct method *me;
@@ -282,7 +286,7 @@ static int on_method(struct importer *im, const struct hs_nettrace_event *ev)
 	int err = hs_clr_method(ev, &m);
 
 	if (err)
-		return err == -ENOMEM ? err : 0;	/* a bad one names nothing */
+		return err == -ENOMEM ? err : 0; /* a bad one names nothing */
 	if (!m.size) {
 		hs_clr_method_release(&m);
 		return 0;
@@ -444,15 +448,17 @@ static int on_thread_sample(struct importer *im, const struct hs_nettrace_event 
 	if (!ts)
 		return -ENOMEM;
 	if (ts->pending) {
-		err = add_sample(im, ts->time, (double)(now - ts->time) / 1e6, 1, ts->node);
+		err =
+		    add_sample(im, ts->time, (double)(now - ts->time) / 1e6, 1, ts->node);
 		if (err)
 			return err;
 		ts->pending = 0;
 	}
 	err = event_node(im, ev, &node);
 	if (!err)
-		err = frame_step(im, node, type == HS_CLR_SAMPLE_MANAGED ? HS_FRAME_CPU_TIME
-									  : FRAME_UNMANAGED,
+		err = frame_step(im, node,
+				 type == HS_CLR_SAMPLE_MANAGED ? HS_FRAME_CPU_TIME
+							       : FRAME_UNMANAGED,
 				 &node);
 	if (err)
 		return err;
@@ -513,9 +519,8 @@ static int on_event(void *ctx, const struct hs_nettrace_event *ev)
 	int runtime = !strcmp(m->provider, HS_CLR_PROVIDER);
 	int rundown = !runtime && !strcmp(m->provider, HS_CLR_RUNDOWN_PROVIDER);
 
-	if ((runtime || rundown) &&
-	    (m->event_id == HS_CLR_METHOD_LOAD_VERBOSE ||
-	     m->event_id == HS_CLR_METHOD_UNLOAD_VERBOSE))
+	if ((runtime || rundown) && (m->event_id == HS_CLR_METHOD_LOAD_VERBOSE ||
+				     m->event_id == HS_CLR_METHOD_UNLOAD_VERBOSE))
 		return on_method(im, ev);
 	if ((runtime && (m->event_id == HS_CLR_MODULE_LOAD ||
 			 m->event_id == HS_CLR_MODULE_UNLOAD)) ||
@@ -526,20 +531,22 @@ static int on_event(void *ctx, const struct hs_nettrace_event *ev)
 		return on_process_info(im, ev);
 	switch (im->view) {
 	case HS_NETTRACE_GC_ALLOC:
-		return runtime && m->event_id == HS_CLR_GC_ALLOCATION_TICK ? on_alloc_tick(im, ev)
-									  : 0;
+		return runtime && m->event_id == HS_CLR_GC_ALLOCATION_TICK
+			   ? on_alloc_tick(im, ev)
+			   : 0;
 	case HS_NETTRACE_GC_ALLOC_SAMPLED:
 		return runtime && m->event_id == HS_CLR_ALLOCATION_SAMPLED
-			       ? on_alloc_sampled(im, ev)
-			       : 0;
+			   ? on_alloc_sampled(im, ev)
+			   : 0;
 	case HS_NETTRACE_THREAD_TIME:
-		return !strcmp(m->provider, HS_CLR_SAMPLE_PROFILER) ? on_thread_sample(im, ev)
-								   : 0;
+		return !strcmp(m->provider, HS_CLR_SAMPLE_PROFILER)
+			   ? on_thread_sample(im, ev)
+			   : 0;
 	default:
 		if (!strcmp(m->provider, HS_CLR_SAMPLE_PROFILER) ||
 		    (runtime && (m->event_id == HS_CLR_GC_ALLOCATION_TICK ||
 				 m->event_id == HS_CLR_ALLOCATION_SAMPLED)))
-			return 0;	/* they have views of their own */
+			return 0; /* they have views of their own */
 		return on_any_stack(im, ev);
 	}
 }
@@ -569,7 +576,8 @@ static uint32_t find_method(const struct importer *im, uint64_t ip)
 		else
 			hi = mid;
 	}
-	return lo && ip < im->methods[lo - 1].end ? im->methods[lo - 1].frame : HS_NO_FRAME;
+	return lo && ip < im->methods[lo - 1].end ? im->methods[lo - 1].frame
+						  : HS_NO_FRAME;
 }
 
 static int address_frame(struct importer *im, uint64_t ip, uint32_t *frame)
@@ -578,7 +586,7 @@ static int address_frame(struct importer *im, uint64_t ip, uint32_t *frame)
 	int n;
 
 	*frame = find_method(im, ip);
-	if (*frame == HS_NO_FRAME && ip)	/* a return address just past its method's end */
+	if (*frame == HS_NO_FRAME && ip) /* a return address just past its method's end */
 		*frame = find_method(im, ip - 1);
 	if (*frame != HS_NO_FRAME)
 		return 0;
@@ -606,16 +614,18 @@ static int finish(struct importer *im)
 			err = add_sample(im, im->threads[i].time, sampling_ms(im), 1,
 					 im->threads[i].node);
 	for (i = 0; i < im->nr_pending && !err; i++)
-		err = add_method(im, &im->pending[i].m, module_name(im, im->pending[i].m.module_id));
+		err = add_method(im, &im->pending[i].m,
+				 module_name(im, im->pending[i].m.module_id));
 	if (err)
 		return err;
 	if (im->nr_methods > 1)
 		qsort(im->methods, im->nr_methods, sizeof(*im->methods), cmp_method);
 
 	hs_buf_reset(&im->name);
-	if (im->process_name ? hs_buf_addf(&im->name, "Process %s (%" PRIu32 ")",
-					   im->process_name, im->hdr.pid)
-			     : hs_buf_addf(&im->name, "Process (%" PRIu32 ")", im->hdr.pid))
+	if (im->process_name
+		? hs_buf_addf(&im->name, "Process %s (%" PRIu32 ")", im->process_name,
+			      im->hdr.pid)
+		: hs_buf_addf(&im->name, "Process (%" PRIu32 ")", im->hdr.pid))
 		return -ENOMEM;
 	err = hs_source_intern_frame(im->out, im->name.s, im->name.len, &frame);
 	if (!err)
@@ -628,16 +638,17 @@ static int finish(struct importer *im)
 	/* a node's parent was made before it, so its stack is known already */
 	for (i = 0; i < im->nr_nodes && !err; i++) {
 		uint64_t value = im->node_value[i];
-		uint32_t caller = im->node_parent[i] == NO_NODE ? process_stack
-							       : node_stack[im->node_parent[i]];
+		uint32_t caller = im->node_parent[i] == NO_NODE
+				      ? process_stack
+				      : node_stack[im->node_parent[i]];
 
 		switch (im->node_kind[i]) {
 		case STEP_THREAD:
 			hs_buf_reset(&im->name);
 			err = hs_buf_addf(&im->name, "Thread (%" PRIu64 ")", value);
 			if (!err)
-				err = hs_source_intern_frame(im->out, im->name.s, im->name.len,
-							     &frame);
+				err = hs_source_intern_frame(im->out, im->name.s,
+							     im->name.len, &frame);
 			break;
 		case STEP_ADDRESS:
 			err = address_frame(im, value, &frame);
@@ -647,22 +658,26 @@ static int finish(struct importer *im)
 			break;
 		}
 		if (!err)
-			err = hs_source_intern_stack(im->out, frame, caller, &node_stack[i]);
+			err = hs_source_intern_stack(im->out, frame, caller,
+						     &node_stack[i]);
 	}
 	if (im->nr_samples > 1)
 		qsort(im->samples, im->nr_samples, sizeof(*im->samples), cmp_sample);
 	if (!err)
 		err = hs_source_reserve_samples(im->out, im->nr_samples);
 	for (i = 0; i < im->nr_samples && !err; i++)
-		err = hs_source_add_sample(im->out, im->samples[i].time, im->samples[i].metric,
-					   im->samples[i].count, node_stack[im->samples[i].node]);
+		err = hs_source_add_sample(im->out, im->samples[i].time,
+					   im->samples[i].metric, im->samples[i].count,
+					   node_stack[im->samples[i].node]);
 	hs_free(node_stack);
 	if (err)
 		return err;
-	im->out->kind = im->view == HS_NETTRACE_THREAD_TIME ? HS_METRIC_TIME : HS_METRIC_PLAIN;
+	im->out->kind =
+	    im->view == HS_NETTRACE_THREAD_TIME ? HS_METRIC_TIME : HS_METRIC_PLAIN;
 	hs_free(im->out->metric_unit);
-	im->out->metric_unit = hs_strdup(im->view == HS_NETTRACE_THREAD_TIME ? "ms" :
-					 im->view == HS_NETTRACE_EVENTS ? "events" : "bytes");
+	im->out->metric_unit = hs_strdup(im->view == HS_NETTRACE_THREAD_TIME ? "ms"
+					 : im->view == HS_NETTRACE_EVENTS    ? "events"
+									     : "bytes");
 	return im->out->metric_unit ? 0 : -ENOMEM;
 }
 
@@ -690,7 +705,7 @@ static void importer_release(struct importer *im)
 int hs_import_nettrace(FILE *f, size_t view, const char *source,
 		       struct hs_stack_source *out, struct hs_diag *diag)
 {
-	struct hs_nettrace_ops ops = { .header = on_header, .event = on_event };
+	struct hs_nettrace_ops ops = {.header = on_header, .event = on_event};
 	struct hs_nettrace_stats st;
 	struct importer im;
 	int err;
@@ -706,18 +721,22 @@ int hs_import_nettrace(FILE *f, size_t view, const char *source,
 	ops.ctx = &im;
 	err = hs_nettrace_read(f, &ops, &st, diag);
 	if (!err && !im.have_header) {
-		hs_diag_set_offset(diag, st.bytes, "the trace ends before its Trace object");
+		hs_diag_set_offset(diag, st.bytes,
+				   "the trace ends before its Trace object");
 		err = -EINVAL;
 	}
 	if (!err && st.truncated)
-		pr_warn("%s: cut off at offset %" PRIu64 " (inside the object at offset %"
-			PRIu64 "); keeping the %" PRIu64 " events before it",
+		pr_warn("%s: cut off at offset %" PRIu64
+			" (inside the object at offset %" PRIu64 "); keeping the %" PRIu64
+			" events before it",
 			diag && diag->file ? diag->file : "nettrace", st.truncated_at,
 			st.truncated_object, st.nr_events);
 	if (!err && st.nr_lost)
-		pr_warn("%s: the runtime dropped %" PRIu64 " event%s (its buffers were full); "
-			"the sources miss them", diag && diag->file ? diag->file : "nettrace",
-			st.nr_lost, st.nr_lost == 1 ? "" : "s");
+		pr_warn("%s: the runtime dropped %" PRIu64
+			" event%s (its buffers were full); "
+			"the sources miss them",
+			diag && diag->file ? diag->file : "nettrace", st.nr_lost,
+			st.nr_lost == 1 ? "" : "s");
 	if (!err && im.only && !im.matched) {
 		hs_diag_set(diag, 0, "the trace has no stacks of event '%s'", im.only);
 		err = -ENOENT;
@@ -773,9 +792,10 @@ static int scan_event(void *ctx, const struct hs_nettrace_event *ev)
 size_t hs_nettrace_path_sources(const char *path, int zipped, struct hs_source_info *out)
 {
 	struct scan sc;
-	struct hs_nettrace_ops ops = { .ctx = &sc, .event = scan_event };
+	struct hs_nettrace_ops ops = {.ctx = &sc, .event = scan_event};
 	struct hs_diag diag = HS_DIAG_INIT(path);
-	FILE *f = zipped ? hs_zip_open_entry(path, ".nettrace", NULL, &diag) : fopen(path, "rb");
+	FILE *f = zipped ? hs_zip_open_entry(path, ".nettrace", NULL, &diag)
+			 : fopen(path, "rb");
 	size_t i, n = 0;
 
 	memset(&sc, 0, sizeof(sc));
@@ -784,7 +804,7 @@ size_t hs_nettrace_path_sources(const char *path, int zipped, struct hs_source_i
 			sc.has[i] = 1;
 	if (f)
 		fclose(f);
-	sc.has[HS_NETTRACE_GC_ALLOC] = 1;	/* the default, even when empty */
+	sc.has[HS_NETTRACE_GC_ALLOC] = 1; /* the default, even when empty */
 	for (i = 0; i < HS_NETTRACE__COUNT && n < HS_SOURCES_MAX; i++)
 		if (sc.has[i])
 			out[n++] = hs_nettrace_sources[i];

@@ -59,16 +59,16 @@ static const struct {
 	ps_handler finish[2];
 	enum ps_frames frames[2];
 } kinds[PS__NR_KINDS] = {
-	[PS_CPU] = { { on_cpu_sample, on_cpu_sample }, { FR_KEEP, FR_KEEP } },
-	[PS_SCHED_SWITCH] = { { on_ignored, hs__ps_on_sched_switch }, { FR_NONE, FR_KEEP } },
-	[PS_SCHED_EXEC] = { { on_ignored, on_ignored }, { FR_NONE, FR_NONE } },
-	[PS_SCHED_EXIT] = { { on_ignored, hs__ps_on_sched_exit }, { FR_NONE, FR_NONE } },
-	[PS_SCHED_WAKING] = { { on_ignored, hs__ps_on_sched_wakeup }, { FR_NONE, FR_WAKER } },
-	[PS_SCHED_WAKEUP] = { { on_ignored, hs__ps_on_sched_wakeup }, { FR_NONE, FR_WAKER } },
-	[PS_BLOCK_ISSUE] = { { on_ignored, on_ignored }, { FR_NONE, FR_NONE } },
-	[PS_BLOCK_COMPLETE] = { { on_ignored, on_ignored }, { FR_NONE, FR_NONE } },
-	[PS_IRQ_ENTRY] = { { on_ignored, on_ignored }, { FR_NONE, FR_NONE } },
-	[PS_IRQ_EXIT] = { { on_ignored, on_ignored }, { FR_NONE, FR_NONE } },
+    [PS_CPU] = {{on_cpu_sample, on_cpu_sample}, {FR_KEEP, FR_KEEP}},
+    [PS_SCHED_SWITCH] = {{on_ignored, hs__ps_on_sched_switch}, {FR_NONE, FR_KEEP}},
+    [PS_SCHED_EXEC] = {{on_ignored, on_ignored}, {FR_NONE, FR_NONE}},
+    [PS_SCHED_EXIT] = {{on_ignored, hs__ps_on_sched_exit}, {FR_NONE, FR_NONE}},
+    [PS_SCHED_WAKING] = {{on_ignored, hs__ps_on_sched_wakeup}, {FR_NONE, FR_WAKER}},
+    [PS_SCHED_WAKEUP] = {{on_ignored, hs__ps_on_sched_wakeup}, {FR_NONE, FR_WAKER}},
+    [PS_BLOCK_ISSUE] = {{on_ignored, on_ignored}, {FR_NONE, FR_NONE}},
+    [PS_BLOCK_COMPLETE] = {{on_ignored, on_ignored}, {FR_NONE, FR_NONE}},
+    [PS_IRQ_ENTRY] = {{on_ignored, on_ignored}, {FR_NONE, FR_NONE}},
+    [PS_IRQ_EXIT] = {{on_ignored, on_ignored}, {FR_NONE, FR_NONE}},
 };
 
 /* Record a malformed-input error at the current line; returns -EINVAL. */
@@ -204,7 +204,7 @@ static int flush_inlined(struct ps *ps, uint64_t addr, const char *mod,
 			 const char *mod_end)
 {
 	static const char inl[] = "inlined";
-	struct frame_text ft = { 0 };
+	struct frame_text ft = {0};
 	size_t off = 0, n;
 	uint64_t at;
 	uint32_t frame;
@@ -247,19 +247,21 @@ static int read_frame(struct ps *ps, const char *line, const char *end)
 
 		if (v < 0 || p - a >= 16)
 			return hs__ps_fail(ps, "bad frame address '%.*s' (expected hex)",
-				    quote_len(a, end), a);
+					   quote_len(a, end), a);
 		addr = addr << 4 | (uint64_t)v;
 	}
 	text = skip_space(p, end);
 	end = trim_end(text, end);
 	if (text == end)
-		return hs__ps_fail(ps, "frame line has no 'SYMBOL (MODULE)' after the address");
+		return hs__ps_fail(
+		    ps, "frame line has no 'SYMBOL (MODULE)' after the address");
 	err = hs__ps_split_frame(ps, text, end, &ft);
 	if (err || ps->ev.frames == FR_NONE)
 		return err;
 	if (ft.inlined) {
 		if (ps->nr_frames + ps->nr_inl >= MAX_FRAMES)
-			return hs__ps_fail(ps, "more than %d frames in one stack", MAX_FRAMES);
+			return hs__ps_fail(ps, "more than %d frames in one stack",
+					   MAX_FRAMES);
 		if (hs_buf_add(&ps->inl, (const char *)&addr, sizeof(addr)) ||
 		    hs_buf_add(&ps->inl, ft.sym, (size_t)(ft.sym_end - ft.sym)) ||
 		    hs_buf_addc(&ps->inl, '\0'))
@@ -283,8 +285,8 @@ static int read_frame(struct ps *ps, const char *line, const char *end)
 
 /* ---- processes, threads, stacks ---- */
 
-static int proc_add_comm(struct ps *ps, struct proc *pr, uint32_t pid,
-			 const char *comm, size_t len)
+static int proc_add_comm(struct ps *ps, struct proc *pr, uint32_t pid, const char *comm,
+			 size_t len)
 {
 	size_t before = hs_strtab_count(&ps->comms);
 	uint32_t id;
@@ -298,7 +300,7 @@ static int proc_add_comm(struct ps *ps, struct proc *pr, uint32_t pid,
 	pr->comm = hs_strtab_get(&ps->comms, id) + (ps->name.len - len);
 	pr->comm_len = len;
 	if (id < before)
-		return 0;	/* this pid had that name before */
+		return 0; /* this pid had that name before */
 	if (HS_GROW(ps->comm_next, (size_t)id + 1, ps->alloc_comm_next))
 		return hs__ps_nomem(ps);
 	ps->comm_next[id] = NO_ID;
@@ -336,8 +338,8 @@ int hs__ps_process_frame(struct ps *ps, uint32_t pid, const char *comm, size_t l
 		    hs_buf_add(&ps->name, comm, len) ||
 		    hs_buf_addf(&ps->name, " (%d)", (int)pid))
 			return hs__ps_nomem(ps);
-		err = hs_source_intern_frame(ps->out, ps->name.s, ps->name.len,
-					     &pr->frame);
+		err =
+		    hs_source_intern_frame(ps->out, ps->name.s, ps->name.len, &pr->frame);
 		if (err)
 			return err == -ENOMEM ? hs__ps_nomem(ps) : err;
 	}
@@ -443,14 +445,17 @@ static int out_of_order(struct ps *ps, const struct ps_event *ev, int64_t prev)
 	seconds(ps, ev->time, now_s);
 	seconds(ps, prev, prev_s);
 	if (ev->cpu < 0)
-		return hs__ps_fail_at(ps, ev->line, "sample at %s s is earlier than the one "
+		return hs__ps_fail_at(ps, ev->line,
+				      "sample at %s s is earlier than the one "
 				      "before it (%s s): the thread-time view needs the "
 				      "events in time order (perf script prints them so)",
 				      now_s, prev_s);
-	return hs__ps_fail_at(ps, ev->line, "sample at %s s on CPU %lld is earlier than the "
-			      "one before it on that CPU (%s s): the thread-time view needs "
-			      "the events in time order (perf script prints them so)",
-			      now_s, (long long)ev->cpu, prev_s);
+	return hs__ps_fail_at(
+	    ps, ev->line,
+	    "sample at %s s on CPU %lld is earlier than the "
+	    "one before it on that CPU (%s s): the thread-time view needs "
+	    "the events in time order (perf script prints them so)",
+	    now_s, (long long)ev->cpu, prev_s);
 }
 
 /*
@@ -507,7 +512,7 @@ static int on_cpu_sample(struct ps *ps, const struct ps_event *ev)
 		return hs__ps_nomem(ps);
 	if (!ps->tt)
 		ps->sample_cpu[out->nr_samples - 1 - ps->first_sample] =
-			(uint32_t)(ev->cpu + 1);
+		    (uint32_t)(ev->cpu + 1);
 	*last = out->nr_samples;
 	if (ps->tt) {
 		err = hs__ps_get_thr(ps, ev->tid, &t);
@@ -574,7 +579,7 @@ static int start_event(struct ps *ps, const char *line, const char *end)
 	if (ps->ev.kind == PS_SCHED_WAKING)
 		ps->seen_waking = 1;
 	else if (ps->ev.kind == PS_SCHED_WAKEUP && ps->seen_waking)
-		ps->ev.frames = FR_NONE;	/* not the waker's stack, maybe */
+		ps->ev.frames = FR_NONE; /* not the waker's stack, maybe */
 	ps->ev.pid = (uint32_t)h.pid;
 	ps->ev.tid = (uint32_t)h.tid;
 	ps->ev.cpu = h.cpu;
@@ -582,9 +587,8 @@ static int start_event(struct ps *ps, const char *line, const char *end)
 	ps->ev.line = ps->lr.lineno;
 	if (copy_span(&ps->comm, h.comm, h.comm_end))
 		return hs__ps_nomem(ps);
-	if (ps->ev.kind != PS_CPU &&
-	    (copy_span(&ps->event, h.event, h.event_end) ||
-	     copy_span(&ps->details, h.details, h.details_end)))
+	if (ps->ev.kind != PS_CPU && (copy_span(&ps->event, h.event, h.event_end) ||
+				      copy_span(&ps->details, h.details, h.details_end)))
 		return hs__ps_nomem(ps);
 	ps->in_event = 1;
 	return 0;
@@ -595,8 +599,10 @@ static int start_event(struct ps *ps, const char *line, const char *end)
 static int is_ignored_name(const char *s, size_t n)
 {
 	static const char *const ignored[] = {
-		".NET Finalizer", ".NET Tiered Compilation Worker", ".NET BGC",
-		".NET Server GC",
+	    ".NET Finalizer",
+	    ".NET Tiered Compilation Worker",
+	    ".NET BGC",
+	    ".NET Server GC",
 	};
 	size_t i;
 
@@ -647,8 +653,8 @@ static int name_processes(struct ps *ps)
 		if (hs_buf_addf(&ps->name, " (%.*s)", (int)(strchr(colon, ':') - colon),
 				colon))
 			return hs__ps_nomem(ps);
-		err = hs_source_rename_frame(ps->out, pr->frame, ps->name.s,
-					     ps->name.len);
+		err =
+		    hs_source_rename_frame(ps->out, pr->frame, ps->name.s, ps->name.len);
 		/* -EEXIST: a real frame has this very name; keep the first one */
 		if (err == -ENOMEM)
 			return hs__ps_nomem(ps);
@@ -708,12 +714,12 @@ static int sort_samples(struct hs_stack_source *out)
 	for (i = 0; i < n; i++)
 		perm[i] = i;
 	qsort_r(perm, n, sizeof(*perm), by_time, out);
-#define PERMUTE(arr, type)                                      \
-	do {                                                    \
-		type *t_ = tmp;                                 \
-		for (i = 0; i < n; i++)                         \
-			t_[i] = (arr)[perm[i]];                 \
-		memcpy((arr), t_, n * sizeof(type));            \
+#define PERMUTE(arr, type)                                                               \
+	do {                                                                             \
+		type *t_ = tmp;                                                          \
+		for (i = 0; i < n; i++)                                                  \
+			t_[i] = (arr)[perm[i]];                                          \
+		memcpy((arr), t_, n * sizeof(type));                                     \
 	} while (0)
 	PERMUTE(out->time, int64_t);
 	PERMUTE(out->metric, double);
@@ -813,16 +819,19 @@ static int read_lines(struct ps *ps)
 			if (len >= 3 && !memcmp(line, "\xef\xbb\xbf", 3))
 				line += 3;
 			if (end - line >= 7 && !memcmp(line, "PERFILE", 7))
-				return hs__ps_fail(ps, "this is a binary perf.data file: "
-					    "convert it with 'perf script -i FILE "
-					    "> FILE.data.txt'");
+				return hs__ps_fail(ps,
+						   "this is a binary perf.data file: "
+						   "convert it with 'perf script -i FILE "
+						   "> FILE.data.txt'");
 		}
 		if (memchr(line, '\0', (size_t)(end - line)))
-			return hs__ps_fail(ps, "NUL byte in a line: not perf script text");
+			return hs__ps_fail(ps,
+					   "NUL byte in a line: not perf script text");
 		if (line[0] == '\t' && !is_blank(line, end)) {
 			if (!ps->in_event)
-				return hs__ps_fail(ps, "frame line outside a sample (no "
-					    "header line since the last blank line)");
+				return hs__ps_fail(
+				    ps, "frame line outside a sample (no "
+					"header line since the last blank line)");
 			err = read_frame(ps, line + 1, end);
 			if (err)
 				return err;
@@ -843,7 +852,8 @@ static int read_lines(struct ps *ps)
 	}
 	if (ret == -E2BIG && !ps->lr.lineno && ps->lr.end - ps->lr.start >= 7 &&
 	    !memcmp(ps->lr.buf + ps->lr.start, "PERFILE", 7)) {
-		hs_diag_set(ps->diag, 1, "this is a binary perf.data file: convert it "
+		hs_diag_set(ps->diag, 1,
+			    "this is a binary perf.data file: convert it "
 			    "with 'perf script -i FILE > FILE.data.txt'");
 		return -EINVAL;
 	}

@@ -30,17 +30,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MAX_LINE ((size_t)1 << 20)	/* longest line accepted */
-#define MAX_FRAMES 100000		/* frames of one event */
+#define MAX_LINE ((size_t)1 << 20) /* longest line accepted */
+#define MAX_FRAMES 100000	   /* frames of one event */
 #define NO_ID UINT32_MAX
 
 enum ps_kind {
-	PS_CPU,			/* anything not named below: a CPU sample */
+	PS_CPU, /* anything not named below: a CPU sample */
 	PS_SCHED_SWITCH,
 	PS_SCHED_EXEC,
 	PS_SCHED_EXIT,
-	PS_SCHED_WAKING,	/* sched_waking: a wakeup, in the waker's context */
-	PS_SCHED_WAKEUP,	/* sched_wakeup[_new]: the same, or its second half */
+	PS_SCHED_WAKING, /* sched_waking: a wakeup, in the waker's context */
+	PS_SCHED_WAKEUP, /* sched_wakeup[_new]: the same, or its second half */
 	PS_BLOCK_ISSUE,
 	PS_BLOCK_COMPLETE,
 	PS_IRQ_ENTRY,
@@ -50,35 +50,35 @@ enum ps_kind {
 
 /* What an event's frame lines become (kinds[].frames). */
 enum ps_frames {
-	FR_NONE,		/* only checked */
-	FR_KEEP,		/* interned into ps->frames */
-	FR_WAKER,		/* the same, named "NAME (READIED_BY)" */
+	FR_NONE,  /* only checked */
+	FR_KEEP,  /* interned into ps->frames */
+	FR_WAKER, /* the same, named "NAME (READIED_BY)" */
 };
 
 /* One event being read: its header, then its frames in ps->frames. */
 struct ps_event {
 	enum ps_kind kind;
-	enum ps_frames frames;	/* kinds[kind].frames[tt], or FR_NONE */
+	enum ps_frames frames; /* kinds[kind].frames[tt], or FR_NONE */
 	uint32_t pid, tid;
-	int64_t cpu;		/* -1 when the header has no [CPU] */
-	int64_t time;		/* ns from the first event */
-	uint64_t line;		/* line of the header */
+	int64_t cpu;   /* -1 when the header has no [CPU] */
+	int64_t time;  /* ns from the first event */
+	uint64_t line; /* line of the header */
 	/* comm, event name and details are copied to ps->comm, ->event, ->details */
 };
 
 struct proc {
-	uint32_t frame;		/* its `Process ...` frame */
-	uint32_t first, last;	/* its comm ids, in order of first sight */
+	uint32_t frame;	      /* its `Process ...` frame */
+	uint32_t first, last; /* its comm ids, in order of first sight */
 	uint32_t nr_comms;
-	const char *comm;	/* last comm seen (borrowed from ps->comms) */
+	const char *comm; /* last comm seen (borrowed from ps->comms) */
 	size_t comm_len;
 };
 
 /* Thread-time state of one thread. */
 enum thr_state {
-	T_RUNNING,		/* running, or nothing known */
-	T_BLOCKED,		/* switched out, not runnable */
-	T_READY,		/* switched out while runnable (preempted) */
+	T_RUNNING, /* running, or nothing known */
+	T_BLOCKED, /* switched out, not runnable */
+	T_READY,   /* switched out while runnable (preempted) */
 };
 
 struct thr {
@@ -86,7 +86,7 @@ struct thr {
 	int64_t since;		/* ns: when it was switched out */
 	int64_t woken;		/* ns: its first wakeup since, or -1 */
 	uint32_t stack;		/* Process -> Thread -> frames at the switch-out */
-	uint32_t readied_stack;	/* stack -> READIED BY ..., or HS_NO_STACK */
+	uint32_t readied_stack; /* stack -> READIED BY ..., or HS_NO_STACK */
 	size_t last_cpu;	/* its last CPU sample's index + 1, 0 = none */
 };
 
@@ -94,31 +94,31 @@ struct ps {
 	struct hs_stack_source *out;
 	struct hs_diag *diag;
 	const struct hs__perf_symbols *syms;
-	int tt;			/* the thread-time view (index into kinds[]) */
+	int tt; /* the thread-time view (index into kinds[]) */
 	struct hs_linereader lr;
-	struct hs_buf name;	/* scratch: a name being built */
+	struct hs_buf name; /* scratch: a name being built */
 
 	/* the current event */
 	int in_event;
-	int after_frame;	/* the last line was a frame line */
+	int after_frame; /* the last line was a frame line */
 	struct ps_event ev;
 	struct hs_buf comm, event, details;
-	struct hs_buf inl;	/* inlined frames waiting for a module */
+	struct hs_buf inl; /* inlined frames waiting for a module */
 	size_t nr_inl;
-	uint32_t *frames;	/* leaf first */
+	uint32_t *frames; /* leaf first */
 	size_t nr_frames, alloc_frames;
 
 	int have_base;
-	int64_t base;		/* ns of the first event */
+	int64_t base; /* ns of the first event */
 
 	/* processes and threads */
-	struct hs_u64map pids;	/* pid -> index in procs */
+	struct hs_u64map pids; /* pid -> index in procs */
 	struct proc *procs;
 	size_t nr_procs, alloc_procs;
-	struct hs_strtab comms;	/* "<pid>:<comm>" */
+	struct hs_strtab comms; /* "<pid>:<comm>" */
 	uint32_t *comm_next;	/* comm id -> next comm id of its pid, NO_ID */
 	size_t alloc_comm_next;
-	struct hs_u64map tids;	/* tid -> thread frame */
+	struct hs_u64map tids; /* tid -> thread frame */
 
 	/* weights: cpu + 1 -> last sample index + 1 on that CPU */
 	struct hs_u64map cpus;
@@ -137,21 +137,21 @@ struct ps {
 	size_t path_len, alloc_path, alloc_path2;
 
 	/* thread time */
-	struct hs_u64map thr_index;	/* tid -> index in thrs + 1 */
+	struct hs_u64map thr_index; /* tid -> index in thrs + 1 */
 	struct thr *thrs;
 	size_t nr_thrs, alloc_thrs;
-	uint32_t cpu_time_frame, blocked_frame, ready_frame;	/* NO_ID until needed */
-	int seen_waking;	/* a sched_waking was read: sched_wakeup is its twin */
-	int64_t last_time;	/* ns of the latest event */
+	uint32_t cpu_time_frame, blocked_frame, ready_frame; /* NO_ID until needed */
+	int seen_waking;   /* a sched_waking was read: sched_wakeup is its twin */
+	int64_t last_time; /* ns of the latest event */
 
-	char msg[400];		/* why a header did not parse */
+	char msg[400]; /* why a header did not parse */
 };
 
 struct header {
 	const char *comm, *comm_end;
 	uint64_t pid, tid;
 	int64_t cpu;
-	int64_t time;		/* ns, absolute */
+	int64_t time; /* ns, absolute */
 	const char *event, *event_end;
 	const char *details, *details_end;
 };
@@ -159,9 +159,9 @@ struct header {
 struct frame_text {
 	const char *mod, *mod_end;
 	const char *sym, *sym_end;
-	const char *tier, *tier_end;	/* .NET optimization tier, or empty */
-	int unknown;		/* module or symbol is "unknown" */
-	int inlined;		/* "SYMBOL (inlined)": no module of its own */
+	const char *tier, *tier_end; /* .NET optimization tier, or empty */
+	int unknown;		     /* module or symbol is "unknown" */
+	int inlined;		     /* "SYMBOL (inlined)": no module of its own */
 };
 
 /* --- text helpers (the parser's and the driver's) ---------------------- */
@@ -225,10 +225,11 @@ static inline int is_blank(const char *p, const char *end)
 /* --- import_perf_script.c: the driver ----------------------------------- */
 
 /* Record a malformed-input error at the current line; returns -EINVAL. */
-int hs__ps_fail(struct ps *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int hs__ps_fail(struct ps *ps, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* The same for the event whose header is at @line. */
 int hs__ps_fail_at(struct ps *ps, uint64_t line, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 /* Record "out of memory" at the current line; returns -ENOMEM. */
 int hs__ps_nomem(struct ps *ps);
 /* The `Process <comm> (<pid>)` frame of @pid, seen with @comm (@len bytes). */

@@ -39,21 +39,15 @@ static const struct {
 	const char *name;
 	enum ps_kind kind;
 } kind_names[] = {
-	{ "sched_switch", PS_SCHED_SWITCH },
-	{ "sched_process_exec", PS_SCHED_EXEC },
-	{ "sched_process_exit", PS_SCHED_EXIT },
-	{ "sched_waking", PS_SCHED_WAKING },
-	{ "sched_wakeup", PS_SCHED_WAKEUP },
-	{ "sched_wakeup_new", PS_SCHED_WAKEUP },
-	{ "block_rq_issue", PS_BLOCK_ISSUE },
-	{ "block_rq_complete", PS_BLOCK_COMPLETE },
-	{ "irq_handler_entry", PS_IRQ_ENTRY },
-	{ "softirq_entry", PS_IRQ_ENTRY },
-	{ "irq_handler_exit", PS_IRQ_EXIT },
-	{ "softirq_exit", PS_IRQ_EXIT },
+    {"sched_switch", PS_SCHED_SWITCH},	   {"sched_process_exec", PS_SCHED_EXEC},
+    {"sched_process_exit", PS_SCHED_EXIT}, {"sched_waking", PS_SCHED_WAKING},
+    {"sched_wakeup", PS_SCHED_WAKEUP},	   {"sched_wakeup_new", PS_SCHED_WAKEUP},
+    {"block_rq_issue", PS_BLOCK_ISSUE},	   {"block_rq_complete", PS_BLOCK_COMPLETE},
+    {"irq_handler_entry", PS_IRQ_ENTRY},   {"softirq_entry", PS_IRQ_ENTRY},
+    {"irq_handler_exit", PS_IRQ_EXIT},	   {"softirq_exit", PS_IRQ_EXIT},
 };
 
-#define MAX_SECONDS 9000000000ull	/* in ns, it still fits an int64_t */
+#define MAX_SECONDS 9000000000ull /* in ns, it still fits an int64_t */
 
 /*
  * SECONDS: digits, optionally '.' and digits, then ':'. Nanoseconds are
@@ -70,7 +64,8 @@ static int parse_time(struct ps *ps, const char **pp, const char *end, int64_t *
 		if (p < end && is_digit(*p)) {
 			snprintf(ps->msg, sizeof(ps->msg),
 				 "bad time '%.*s' (out of range: perf times are seconds, "
-				 "at most %llu)", quote_len(*pp, end), *pp, MAX_SECONDS);
+				 "at most %llu)",
+				 quote_len(*pp, end), *pp, MAX_SECONDS);
 			return -1;
 		}
 		goto bad;
@@ -98,7 +93,8 @@ bad:
 /* "-1": perf's PID or TID of a task it no longer knows (one exiting). */
 static int is_minus_one(const char *p, const char *end)
 {
-	return end - p >= 2 && p[0] == '-' && p[1] == '1' && (end - p == 2 || !is_digit(p[2]));
+	return end - p >= 2 && p[0] == '-' && p[1] == '1' &&
+	       (end - p == 2 || !is_digit(p[2]));
 }
 
 /* A PID or TID: digits, or -1 (kept as UINT32_MAX, shown as -1). */
@@ -157,7 +153,7 @@ static int parse_after_comm(struct ps *ps, const char *p, const char *end,
 	p = skip_space(p, end);
 	h->event = h->event_end = h->details = h->details_end = p;
 	if (p == end)
-		return 0;	/* perf script -F without 'event' */
+		return 0; /* perf script -F without 'event' */
 	/* PERIOD: a number before the event name */
 	q = p;
 	if (!hs__ps_parse_uint(&q, end, UINT64_MAX, &v) && q < end && is_space(*q))
@@ -232,7 +228,7 @@ int hs__ps_parse_header(struct ps *ps, const char *line, const char *end,
 			h->comm_end = trim_end(h->comm, p);
 			return 0;
 		}
-		if (!tried++)	/* report the first problem */
+		if (!tried++) /* report the first problem */
 			memcpy(first, ps->msg, sizeof(first));
 	}
 	if (tried)
@@ -375,9 +371,16 @@ void hs__ps_jitted_rule(const char **mod, const char **mod_end, const char **sym
 void hs__ps_take_tier(struct frame_text *ft)
 {
 	static const char *const tiers[] = {
-		"MinOptJitted", "Optimized", "QuickJitted", "OptimizedTier1",
-		"OptimizedTier1OSR", "ReadyToRun", "PreJIT", "QuickJittedInstrumented",
-		"OptimizedTier1Instrumented", "Unknown",
+	    "MinOptJitted",
+	    "Optimized",
+	    "QuickJitted",
+	    "OptimizedTier1",
+	    "OptimizedTier1OSR",
+	    "ReadyToRun",
+	    "PreJIT",
+	    "QuickJittedInstrumented",
+	    "OptimizedTier1Instrumented",
+	    "Unknown",
 	};
 	const char *open = ft->sym_end - 2;
 	size_t i;
@@ -412,11 +415,12 @@ int hs__ps_split_frame(struct ps *ps, const char *p, const char *end,
 
 	lp = memrchr(p, '(', (size_t)(end - p));
 	if (!lp)
-		return hs__ps_fail(ps, "frame line has no '(MODULE)' after '%.*s'%s",
-			    quote_len(p, end), p, ps->lr.last_had_newline ?
-			    " (perf script -F needs 'dso')" : "");
+		return hs__ps_fail(
+		    ps, "frame line has no '(MODULE)' after '%.*s'%s", quote_len(p, end),
+		    p, ps->lr.last_had_newline ? " (perf script -F needs 'dso')" : "");
 	if (end[-1] != ')')
-		return hs__ps_fail(ps, "frame line does not end with ')' after '(MODULE'");
+		return hs__ps_fail(ps,
+				   "frame line does not end with ')' after '(MODULE'");
 	/* perf marks inline frames "SYMBOL (MODULE) (inlined)" */
 	ft->inlined = 0;
 	if (equals(lp, end, "(inlined)") && lp > p) {

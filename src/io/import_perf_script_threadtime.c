@@ -170,8 +170,9 @@ static int pid_field(struct ps *ps, const struct ps_event *ev, const char *what,
 		return hs__ps_fail_at(ps, ev->line, "%s event without '%sN'", what, key);
 	q = v;
 	if (hs__ps_parse_uint(&q, ve, INT32_MAX, &n) || q != ve)
-		return hs__ps_fail_at(ps, ev->line, "bad '%s%.*s' (expected a whole number)",
-			       key, quote_len(v, ve), v);
+		return hs__ps_fail_at(ps, ev->line,
+				      "bad '%s%.*s' (expected a whole number)", key,
+				      quote_len(v, ve), v);
 	*pid = (uint32_t)n;
 	return 0;
 }
@@ -196,7 +197,8 @@ int hs__ps_on_sched_switch(struct ps *ps, const struct ps_event *ev)
 	if (err)
 		return err;
 	if (hs__ps_find_field(p, end, "prev_state=", 0, &st, &st_end))
-		return hs__ps_fail_at(ps, ev->line, "sched_switch event without 'prev_state=S'");
+		return hs__ps_fail_at(ps, ev->line,
+				      "sched_switch event without 'prev_state=S'");
 	if (ev->tid) {
 		err = hs__ps_get_thr(ps, ev->tid, &t);
 		if (err)
@@ -204,7 +206,8 @@ int hs__ps_on_sched_switch(struct ps *ps, const struct ps_event *ev)
 		end_cpu(ps, t, ev->time);
 		/* R (R+): preempted, still runnable; X, Z: dead */
 		if (*st != 'X' && *st != 'Z' && *st != 'x') {
-			err = hs__ps_process_frame(ps, ev->pid, ps->comm.s, ps->comm.len, &proc);
+			err = hs__ps_process_frame(ps, ev->pid, ps->comm.s, ps->comm.len,
+						   &proc);
 			if (!err)
 				err = hs__ps_thread_frame(ps, ev->tid, &thread);
 			if (!err)
@@ -250,8 +253,9 @@ int hs__ps_on_sched_wakeup(struct ps *ps, const struct ps_event *ev)
 	size_t i;
 	int err;
 
-	err = pid_field(ps, ev, ev->kind == PS_SCHED_WAKING ? "sched_waking" :
-			"sched_wakeup", "pid=", 1, &pid);
+	err = pid_field(ps, ev,
+			ev->kind == PS_SCHED_WAKING ? "sched_waking" : "sched_wakeup",
+			"pid=", 1, &pid);
 	if (err)
 		return err;
 	t = find_thr(ps, pid);

@@ -26,26 +26,33 @@
 #include <yajl/yajl_parse.h>
 
 #define BLOCK (64u << 10)
-#define NAME_MAX_BYTES (64u << 10)	/* one frame name */
-#define TEXT_MAX_BYTES (1u << 20)	/* notes, patterns */
-#define TOKEN_MAX_BYTES (8u << 20)	/* what yajl may buffer for one token */
-#define MAX_DEPTH (1u << 20)		/* frames in one stack */
-#define MAX_TRACKED 64			/* nesting we classify */
-#define MAX_NESTING 100000		/* nesting we accept at all */
+#define NAME_MAX_BYTES (64u << 10) /* one frame name */
+#define TEXT_MAX_BYTES (1u << 20)  /* notes, patterns */
+#define TOKEN_MAX_BYTES (8u << 20) /* what yajl may buffer for one token */
+#define MAX_DEPTH (1u << 20)	   /* frames in one stack */
+#define MAX_TRACKED 64		   /* nesting we classify */
+#define MAX_NESTING 100000	   /* nesting we accept at all */
 
 enum role { J_TOP, J_SOURCE, J_SAMPLES, J_SAMPLE, J_STACK, J_GUI, J_FILTER, J_SKIP };
 
 enum key {
-	K_OTHER, K_SOURCE, K_GUI,		/* top */
-	K_SAMPLES, K_UNIT,			/* StackSource */
-	K_TIME, K_METRIC, K_COUNT,		/* sample */
-	K_FILTER, K_NOTES, K_SCALING,		/* StackWindowGuiState */
-	K_FIELD,				/* FilterGuiState + field */
+	K_OTHER,
+	K_SOURCE,
+	K_GUI, /* top */
+	K_SAMPLES,
+	K_UNIT, /* StackSource */
+	K_TIME,
+	K_METRIC,
+	K_COUNT, /* sample */
+	K_FILTER,
+	K_NOTES,
+	K_SCALING, /* StackWindowGuiState */
+	K_FIELD,   /* FilterGuiState + field */
 };
 
 struct level {
 	enum role role;
-	enum key key;		/* the last key seen, in a map */
+	enum key key; /* the last key seen, in a map */
 	enum hs_gui_field field;
 };
 
@@ -62,15 +69,15 @@ struct json_import {
 	/* the sample being read */
 	int64_t s_time;
 	double s_metric, s_count;
-	uint32_t *frames;	/* leaf first */
+	uint32_t *frames; /* leaf first */
 	size_t nr_frames, alloc_frames;
 
 	/* line counting over the chunk being parsed */
 	const unsigned char *chunk;
 	size_t chunk_len, scan_pos;
-	uint64_t lines;		/* '\n' before chunk + scan_pos */
+	uint64_t lines; /* '\n' before chunk + scan_pos */
 	int callback_seen;
-	size_t last_callback;	/* offset in chunk after the last callback */
+	size_t last_callback; /* offset in chunk after the last callback */
 };
 
 static uint64_t cur_line(struct json_import *j)
@@ -88,7 +95,7 @@ static uint64_t cur_line(struct json_import *j)
 }
 
 static int fail(struct json_import *j, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static int fail(struct json_import *j, int err, const char *fmt, ...)
 {
 	char msg[sizeof(j->diag->msg)];
@@ -101,7 +108,7 @@ static int fail(struct json_import *j, int err, const char *fmt, ...)
 		va_end(ap);
 		hs_diag_set(j->diag, cur_line(j), "%s", msg);
 	}
-	return 0;	/* yajl: stop */
+	return 0; /* yajl: stop */
 }
 
 static int fail_errno(struct json_import *j, int err)
@@ -125,7 +132,7 @@ static struct level *top(struct json_import *j)
 	if (!j->depth)
 		return NULL;
 	if (j->depth > MAX_TRACKED)
-		return &j->lv[MAX_TRACKED - 1];	/* always J_SKIP there */
+		return &j->lv[MAX_TRACKED - 1]; /* always J_SKIP there */
 	return &j->lv[j->depth - 1];
 }
 
@@ -171,8 +178,8 @@ static int set_text(struct json_import *j, char **slot, const char *s, size_t le
 		s++;
 		len--;
 	}
-	while (len && (s[len - 1] == ' ' || s[len - 1] == '\t' ||
-		       s[len - 1] == '\n' || s[len - 1] == '\r'))
+	while (len && (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\n' ||
+		       s[len - 1] == '\r'))
 		len--;
 	if (len > TEXT_MAX_BYTES)
 		return fail(j, -E2BIG, "a text value longer than %u bytes",
@@ -244,8 +251,9 @@ static int scalar(struct json_import *j, const char *s, size_t len, int is_num,
 		if (l->key == K_NOTES && is_str)
 			return set_text(j, &j->out->defaults.notes, s, len);
 		if (l->key == K_SCALING && is_str) {
-			j->out->kind = len == 10 && !strncasecmp(s, "TimeMetric", 10) ?
-				       HS_METRIC_TIME : HS_METRIC_PLAIN;
+			j->out->kind = len == 10 && !strncasecmp(s, "TimeMetric", 10)
+					   ? HS_METRIC_TIME
+					   : HS_METRIC_PLAIN;
 		}
 		return 1;
 	case J_FILTER: {
@@ -255,7 +263,7 @@ static int scalar(struct json_import *j, const char *s, size_t len, int is_num,
 			return 1;
 		if (hs_gui_field_is_number(l->field) &&
 		    hs_numtext_parse_double(s, len, &d)) {
-			hs_free(*slot);	/* a non-numeric number box is dropped */
+			hs_free(*slot); /* a non-numeric number box is dropped */
 			*slot = NULL;
 			return 1;
 		}
@@ -435,15 +443,15 @@ static int cb_end_array(void *ctx)
 }
 
 static const yajl_callbacks callbacks = {
-	.yajl_null = cb_null,
-	.yajl_boolean = cb_boolean,
-	.yajl_number = cb_number,
-	.yajl_string = cb_string,
-	.yajl_start_map = cb_start_map,
-	.yajl_map_key = cb_map_key,
-	.yajl_end_map = cb_end_map,
-	.yajl_start_array = cb_start_array,
-	.yajl_end_array = cb_end_array,
+    .yajl_null = cb_null,
+    .yajl_boolean = cb_boolean,
+    .yajl_number = cb_number,
+    .yajl_string = cb_string,
+    .yajl_start_map = cb_start_map,
+    .yajl_map_key = cb_map_key,
+    .yajl_end_map = cb_end_map,
+    .yajl_start_array = cb_start_array,
+    .yajl_end_array = cb_end_array,
 };
 
 /* yajl's own message, first line only, with the line it happened on. */
@@ -459,8 +467,7 @@ static int syntax_error(struct json_import *j, const unsigned char *buf, size_t 
 	return -EINVAL;
 }
 
-int hs_import_perfview_json(FILE *f, struct hs_stack_source *out,
-			    struct hs_diag *diag)
+int hs_import_perfview_json(FILE *f, struct hs_stack_source *out, struct hs_diag *diag)
 {
 	struct json_import j;
 	unsigned char *buf;
@@ -492,7 +499,7 @@ int hs_import_perfview_json(FILE *f, struct hs_stack_source *out,
 			memmove(buf, buf + 3, n - 3);
 			n -= 3;
 		}
-		if (first && !n) {	/* nothing but the mark: read on */
+		if (first && !n) { /* nothing but the mark: read on */
 			first = 0;
 			continue;
 		}
@@ -535,7 +542,7 @@ int hs_import_perfview_json(FILE *f, struct hs_stack_source *out,
 			    "no \"StackSource\" object: not a PerfView stack file");
 		err = -EINVAL;
 	}
-	if (!err)	/* a bad saved pattern must not make the file unreadable */
+	if (!err) /* a bad saved pattern must not make the file unreadable */
 		err = hs_gui_defaults_check(&out->defaults, diag ? diag->file : NULL);
 	yajl_free(j.h);
 	hs_free(buf);

@@ -34,19 +34,28 @@
 #include <strings.h>
 
 #define BLOCK (64u << 10)
-#define NAME_MAX_BYTES (64u << 10)	/* one frame name */
-#define TEXT_MAX_BYTES (1u << 20)	/* notes, patterns */
-#define MAX_DEPTH (1u << 20)		/* frames in one simple-form stack */
-#define MAX_TRACKED 64			/* element nesting we classify */
-#define MAX_NESTING 10000		/* element nesting we accept at all */
-#define ALLOC_CAP ((size_t)256 << 20)	/* one expat allocation */
-#define FRAME_ROOT UINT32_MAX		/* file frame id 0: no frame */
+#define NAME_MAX_BYTES (64u << 10)    /* one frame name */
+#define TEXT_MAX_BYTES (1u << 20)     /* notes, patterns */
+#define MAX_DEPTH (1u << 20)	      /* frames in one simple-form stack */
+#define MAX_TRACKED 64		      /* element nesting we classify */
+#define MAX_NESTING 10000	      /* element nesting we accept at all */
+#define ALLOC_CAP ((size_t)256 << 20) /* one expat allocation */
+#define FRAME_ROOT UINT32_MAX	      /* file frame id 0: no frame */
 
 enum elem {
-	E_OTHER,	/* transparent: children are still looked at */
-	E_SKIP,		/* ignored with everything inside */
-	E_SOURCE, E_SAMPLES, E_FRAME, E_STACK, E_SAMPLE,
-	E_GUI, E_FILTER, E_FIELD, E_VALUE, E_NOTES, E_SCALING,
+	E_OTHER, /* transparent: children are still looked at */
+	E_SKIP,	 /* ignored with everything inside */
+	E_SOURCE,
+	E_SAMPLES,
+	E_FRAME,
+	E_STACK,
+	E_SAMPLE,
+	E_GUI,
+	E_FILTER,
+	E_FIELD,
+	E_VALUE,
+	E_NOTES,
+	E_SCALING,
 };
 
 /*
@@ -56,21 +65,21 @@ enum elem {
  * large with a few huge ids); other ids go to an idindex of positions.
  */
 struct id_index {
-	uint32_t *dense;	/* id -> position + 1; 0 = absent */
+	uint32_t *dense; /* id -> position + 1; 0 = absent */
 	size_t nr_dense;
-	struct hs_idindex hashed;	/* positions of the other ids */
+	struct hs_idindex hashed; /* positions of the other ids */
 };
 
 struct raw_stack {
-	int64_t frame, caller;	/* file ids */
+	int64_t frame, caller; /* file ids */
 	uint64_t line;
-	uint32_t hs;		/* stack id in the source, once resolved */
+	uint32_t hs; /* stack id in the source, once resolved */
 	int resolved;
 };
 
 struct deferred {
-	size_t sample;		/* index in the source */
-	int64_t stack;		/* file id not yet defined when it was read */
+	size_t sample; /* index in the source */
+	int64_t stack; /* file id not yet defined when it was read */
 	uint64_t line;
 };
 
@@ -82,10 +91,10 @@ struct xml_import {
 
 	unsigned depth;
 	unsigned char kind[MAX_TRACKED];
-	int source_state;	/* 0 not seen, 1 inside, 2 read */
+	int source_state; /* 0 not seen, 1 inside, 2 read */
 
-	struct hs_buf text;	/* text of the element being read */
-	struct hs_buf value;	/* text of a field's <Value> */
+	struct hs_buf text;  /* text of the element being read */
+	struct hs_buf value; /* text of a field's <Value> */
 	int has_value;
 	enum hs_gui_field field;
 
@@ -94,14 +103,14 @@ struct xml_import {
 	double s_metric, s_count;
 	int s_has_stack, s_nonblank;
 	uint64_t s_line;
-	size_t s_blank;		/* blank lines not yet known to be inner */
-	uint32_t *frames;	/* its simple-form frames, leaf first */
+	size_t s_blank;	  /* blank lines not yet known to be inner */
+	uint32_t *frames; /* its simple-form frames, leaf first */
 	size_t nr_frames, alloc_frames;
 
 	/* the <Frame> being read */
 	int64_t f_id;
 	char *f_tier;
-	char *pseudo[4];	/* names the file gives frames 1-3, interned on use */
+	char *pseudo[4]; /* names the file gives frames 1-3, interned on use */
 
 	/* file frame id -> frame id in the source */
 	int64_t *fkey;
@@ -118,7 +127,7 @@ struct xml_import {
 
 	struct deferred *defer;
 	size_t nr_defer, alloc_defer;
-	uint32_t *chain;	/* scratch for resolving a chain of stacks */
+	uint32_t *chain; /* scratch for resolving a chain of stacks */
 	size_t alloc_chain;
 };
 
@@ -150,7 +159,7 @@ static uint64_t cur_line(struct xml_import *x)
 
 /* Record the first error and stop the parser. */
 static void fail(struct xml_import *x, int err, uint64_t line, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 static void fail(struct xml_import *x, int err, uint64_t line, const char *fmt, ...)
 {
 	char msg[sizeof(x->diag->msg)];
@@ -243,8 +252,8 @@ static int idx_put(struct id_index *ix, const int64_t *keys, size_t n)
 			hs_idindex_clear(&ix->hashed);
 			for (i = 0; i < n; i++)
 				if (!is_dense(ix, keys[i])) {
-					err = hs_idindex_insert(&ix->hashed, key_hash(keys[i]),
-								(uint32_t)i);
+					err = hs_idindex_insert(
+					    &ix->hashed, key_hash(keys[i]), (uint32_t)i);
 					HS_BUG_ON(err);
 				}
 		}
@@ -292,7 +301,6 @@ static int parse_id(const char *s, int64_t *out)
 	return 0;
 }
 
-
 /* An owned trimmed copy of @b, or NULL when it is empty (or no memory). */
 static char *trimmed_copy(struct xml_import *x, const struct hs_buf *b)
 {
@@ -309,8 +317,8 @@ static char *trimmed_copy(struct xml_import *x, const struct hs_buf *b)
 	return r;
 }
 
-static int add_text(struct xml_import *x, struct hs_buf *b, const char *s,
-		    size_t len, size_t cap, const char *what)
+static int add_text(struct xml_import *x, struct hs_buf *b, const char *s, size_t len,
+		    size_t cap, const char *what)
 {
 	if (b->len + len > cap) {
 		fail(x, -E2BIG, cur_line(x), "%s longer than %zu bytes", what, cap);
@@ -325,7 +333,7 @@ static int add_text(struct xml_import *x, struct hs_buf *b, const char *s,
 
 /* ---- frames ---- */
 
-static const char *const pseudo_names[4] = { "ROOT", "BROKEN", "?!?", "OVERHEAD" };
+static const char *const pseudo_names[4] = {"ROOT", "BROKEN", "?!?", "OVERHEAD"};
 
 static int define_frame(struct xml_import *x, int64_t id, uint32_t frame)
 {
@@ -403,7 +411,7 @@ static void end_frame(struct xml_import *x)
 	int err;
 
 	if (x->f_id == 0)
-		return;		/* ROOT: no frame whatever it is called */
+		return; /* ROOT: no frame whatever it is called */
 	if (idx_get(&x->fidx, x->fkey, x->f_id) >= 0 ||
 	    (x->f_id <= 3 && x->pseudo[x->f_id])) {
 		fail(x, -EINVAL, cur_line(x), "Frame ID=%lld is defined twice",
@@ -419,7 +427,7 @@ static void end_frame(struct xml_import *x)
 	}
 	if (x->f_id <= 3) {
 		if (memchr(b.s, '\0', b.len)) {
-			hs_buf_release(&b);	/* cannot happen in XML */
+			hs_buf_release(&b); /* cannot happen in XML */
 			return;
 		}
 		x->pseudo[x->f_id] = hs_buf_detach(&b);
@@ -456,8 +464,10 @@ static int resolve_stack(struct xml_import *x, size_t i, int strict)
 			return -ENOMEM;
 		x->chain[n++] = (uint32_t)i;
 		if (n > x->nr_s) {
-			fail(x, -EINVAL, s->line, "Stack ID=%lld is its own caller "
-			     "(the CallerID chain loops)", (long long)x->skey[i]);
+			fail(x, -EINVAL, s->line,
+			     "Stack ID=%lld is its own caller "
+			     "(the CallerID chain loops)",
+			     (long long)x->skey[i]);
 			return -EINVAL;
 		}
 		if (s->caller == -1)
@@ -466,9 +476,10 @@ static int resolve_stack(struct xml_import *x, size_t i, int strict)
 		if (c < 0) {
 			if (!strict)
 				return 1;
-			fail(x, -EINVAL, s->line, "Stack ID=%lld names CallerID=%lld, "
-			     "which is not defined", (long long)x->skey[i],
-			     (long long)s->caller);
+			fail(x, -EINVAL, s->line,
+			     "Stack ID=%lld names CallerID=%lld, "
+			     "which is not defined",
+			     (long long)x->skey[i], (long long)s->caller);
 			return -EINVAL;
 		}
 		if (x->sval[c].resolved) {
@@ -485,9 +496,10 @@ static int resolve_stack(struct xml_import *x, size_t i, int strict)
 		if (err == 1 && !strict)
 			return 1;
 		if (err == 1) {
-			fail(x, -EINVAL, s->line, "Stack ID=%lld names FrameID=%lld, "
-			     "which is not defined", (long long)x->skey[x->chain[k]],
-			     (long long)s->frame);
+			fail(x, -EINVAL, s->line,
+			     "Stack ID=%lld names FrameID=%lld, "
+			     "which is not defined",
+			     (long long)x->skey[x->chain[k]], (long long)s->frame);
 			return -EINVAL;
 		}
 		if (err)
@@ -508,7 +520,7 @@ static void start_stack(struct xml_import *x, const XML_Char **atts)
 {
 	const char *id = attr(atts, "ID"), *caller = attr(atts, "CallerID");
 	const char *frame = attr(atts, "FrameID");
-	struct raw_stack s = { .caller = -1, .line = cur_line(x) };
+	struct raw_stack s = {.caller = -1, .line = cur_line(x)};
 	int64_t key;
 	size_t n = x->nr_s;
 	int err;
@@ -519,8 +531,10 @@ static void start_stack(struct xml_import *x, const XML_Char **atts)
 		return;
 	}
 	if (!frame || parse_id(frame, &s.frame) || s.frame < 0) {
-		fail(x, -EINVAL, s.line, "Stack ID=%lld needs a FrameID that is a "
-		     "whole number >= 0", (long long)key);
+		fail(x, -EINVAL, s.line,
+		     "Stack ID=%lld needs a FrameID that is a "
+		     "whole number >= 0",
+		     (long long)key);
 		return;
 	}
 	if (caller && (parse_id(caller, &s.caller) || s.caller < -1)) {
@@ -736,7 +750,7 @@ static void end_field(struct xml_import *x)
 		return;
 	if (v && hs_gui_field_is_number(x->field) &&
 	    hs_numtext_parse_double(v, strlen(v), &d)) {
-		hs_free(v);	/* PerfView drops a non-numeric number box */
+		hs_free(v); /* PerfView drops a non-numeric number box */
 		v = NULL;
 	}
 	set_default(hs_gui_field_slot(&x->out->defaults, x->field), v);
@@ -750,8 +764,8 @@ static enum elem classify(struct xml_import *x, const char *name)
 	int f;
 
 	if (x->depth)
-		parent = x->depth <= MAX_TRACKED ? (enum elem)x->kind[x->depth - 1]
-						 : E_SKIP;
+		parent =
+		    x->depth <= MAX_TRACKED ? (enum elem)x->kind[x->depth - 1] : E_SKIP;
 	if (parent == E_SKIP || parent == E_FRAME || parent == E_SAMPLE ||
 	    parent == E_STACK || parent == E_VALUE || parent == E_NOTES ||
 	    parent == E_SCALING)
@@ -809,7 +823,7 @@ static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **at
 	x->depth++;
 	switch (k) {
 	case E_SOURCE: {
-		const char *unit = attr(atts, "MetricUnit");	/* heapscope's own */
+		const char *unit = attr(atts, "MetricUnit"); /* heapscope's own */
 
 		x->source_state = 1;
 		if (unit && *unit) {
@@ -891,8 +905,8 @@ static void XMLCALL on_end(void *ud, const XML_Char *name)
 		break;
 	case E_SCALING:
 		v = trimmed_copy(x, &x->text);
-		x->out->kind = v && !strcasecmp(v, "TimeMetric") ? HS_METRIC_TIME
-								 : HS_METRIC_PLAIN;
+		x->out->kind =
+		    v && !strcasecmp(v, "TimeMetric") ? HS_METRIC_TIME : HS_METRIC_PLAIN;
 		hs_free(v);
 		break;
 	default:
@@ -945,8 +959,9 @@ static int finish(struct xml_import *x)
 			continue;
 		err = resolve_stack(x, i, 1);
 		if (err && !x->err)
-			hs_diag_set(x->diag, x->sval[i].line, "%s", err == -ENOMEM ?
-				    "out of memory" : "too many frames or stacks");
+			hs_diag_set(x->diag, x->sval[i].line, "%s",
+				    err == -ENOMEM ? "out of memory"
+						   : "too many frames or stacks");
 		if (err)
 			return x->err ? x->err : err;
 	}
@@ -955,8 +970,10 @@ static int finish(struct xml_import *x)
 		long k = idx_get(&x->sidx, x->skey, d->stack);
 
 		if (k < 0) {
-			hs_diag_set(x->diag, d->line, "Sample names StackID=%lld, "
-				    "which is not defined", (long long)d->stack);
+			hs_diag_set(x->diag, d->line,
+				    "Sample names StackID=%lld, "
+				    "which is not defined",
+				    (long long)d->stack);
 			return -EINVAL;
 		}
 		x->out->stack[d->sample] = x->sval[k].hs;
@@ -985,11 +1002,12 @@ static void release(struct xml_import *x)
 	hs_free(x->chain);
 }
 
-int hs_import_perfview_xml(FILE *f, struct hs_stack_source *out,
-			   struct hs_diag *diag)
+int hs_import_perfview_xml(FILE *f, struct hs_stack_source *out, struct hs_diag *diag)
 {
 	static const XML_Memory_Handling_Suite mem = {
-		xml_malloc, xml_realloc, hs_free,
+	    xml_malloc,
+	    xml_realloc,
+	    hs_free,
 	};
 	struct xml_import x;
 	int err = 0;
@@ -1041,10 +1059,10 @@ int hs_import_perfview_xml(FILE *f, struct hs_stack_source *out,
 					      code == XML_ERROR_PARTIAL_CHAR ||
 					      code == XML_ERROR_UNCLOSED_CDATA_SECTION)) {
 				err = -EINVAL;
-				hs_diag_set(diag, (uint64_t)XML_GetCurrentLineNumber(x.p),
-					    "XML error: the file ends before %s (truncated?)",
-					    x.depth ? "its elements are closed"
-						    : "any element");
+				hs_diag_set(
+				    diag, (uint64_t)XML_GetCurrentLineNumber(x.p),
+				    "XML error: the file ends before %s (truncated?)",
+				    x.depth ? "its elements are closed" : "any element");
 			} else {
 				err = -EINVAL;
 				hs_diag_set(diag, (uint64_t)XML_GetCurrentLineNumber(x.p),
@@ -1061,7 +1079,7 @@ int hs_import_perfview_xml(FILE *f, struct hs_stack_source *out,
 	}
 	if (!err)
 		err = finish(&x);
-	if (!err)	/* a bad saved pattern must not make the file unreadable */
+	if (!err) /* a bad saved pattern must not make the file unreadable */
 		err = hs_gui_defaults_check(&out->defaults, diag ? diag->file : NULL);
 	release(&x);
 	return err;

@@ -56,7 +56,8 @@ static int gunzip(FILE *f, unsigned char **buf, size_t *len, struct hs_diag *dia
 		z.avail_in = (uInt)n;
 		while (z.avail_in && ret != Z_STREAM_END) {
 			if (*len + 65536 > PPROF_MAX_BYTES) {
-				hs_diag_set(diag, 0, "the profile is over %zu bytes unpacked",
+				hs_diag_set(diag, 0,
+					    "the profile is over %zu bytes unpacked",
 					    PPROF_MAX_BYTES);
 				inflateEnd(&z);
 				return -E2BIG;
@@ -118,8 +119,9 @@ static int check_profile(const pb_profile *p, struct hs_diag *diag)
 			goto bad_string;
 	for (i = 0; i < p->n_sample; i++)
 		if (p->sample[i]->n_value != p->n_sample_type) {
-			hs_diag_set(diag, 0, "sample %zu has %zu values for %zu sample types",
-				    i, p->sample[i]->n_value, p->n_sample_type);
+			hs_diag_set(diag, 0,
+				    "sample %zu has %zu values for %zu sample types", i,
+				    p->sample[i]->n_value, p->n_sample_type);
 			return -EINVAL;
 		}
 	for (i = 0; i < p->n_location; i++)
@@ -138,8 +140,9 @@ bad_string:
 }
 
 /* Index of each id of @n entries (@id_at gives an entry's id) in @map. */
-static int index_ids(struct hs_u64map *map, size_t n, uint64_t (*id_at)(const pb_profile *, size_t),
-		     const pb_profile *p, const char *what, struct hs_diag *diag)
+static int index_ids(struct hs_u64map *map, size_t n,
+		     uint64_t (*id_at)(const pb_profile *, size_t), const pb_profile *p,
+		     const char *what, struct hs_diag *diag)
 {
 	size_t i;
 
@@ -157,15 +160,24 @@ static int index_ids(struct hs_u64map *map, size_t n, uint64_t (*id_at)(const pb
 	return 0;
 }
 
-static uint64_t mapping_id_at(const pb_profile *p, size_t i) { return p->mapping[i]->id; }
-static uint64_t function_id_at(const pb_profile *p, size_t i) { return p->function[i]->id; }
-static uint64_t location_id_at(const pb_profile *p, size_t i) { return p->location[i]->id; }
+static uint64_t mapping_id_at(const pb_profile *p, size_t i)
+{
+	return p->mapping[i]->id;
+}
+static uint64_t function_id_at(const pb_profile *p, size_t i)
+{
+	return p->function[i]->id;
+}
+static uint64_t location_id_at(const pb_profile *p, size_t i)
+{
+	return p->location[i]->id;
+}
 
 struct pprof_reader {
 	const pb_profile *p;
 	struct hs_stack_source *out;
 	struct hs_u64map mappings, functions, locations;
-	char *name;		/* scratch for a frame's name */
+	char *name; /* scratch for a frame's name */
 	size_t alloc_name;
 	struct hs_diag *diag;
 };
@@ -202,15 +214,19 @@ static int push_location(struct pprof_reader *r, uint64_t id, uint32_t *stack)
 	int err;
 
 	if (!hs_u64map_get(&r->locations, id, &index)) {
-		hs_diag_set(r->diag, 0, "a sample names location %" PRIu64 ", which is not "
-			    "in the profile", id);
+		hs_diag_set(r->diag, 0,
+			    "a sample names location %" PRIu64 ", which is not "
+			    "in the profile",
+			    id);
 		return -EINVAL;
 	}
 	l = p->location[index];
 	if (l->mapping_id) {
 		if (!hs_u64map_get(&r->mappings, l->mapping_id, &index)) {
-			hs_diag_set(r->diag, 0, "location %" PRIu64 " names mapping %" PRIu64
-				    ", which is not in the profile", id, l->mapping_id);
+			hs_diag_set(r->diag, 0,
+				    "location %" PRIu64 " names mapping %" PRIu64
+				    ", which is not in the profile",
+				    id, l->mapping_id);
 			return -EINVAL;
 		}
 		module = string_at(p, p->mapping[index]->filename);
@@ -230,8 +246,10 @@ static int push_location(struct pprof_reader *r, uint64_t id, uint32_t *stack)
 		const char *file;
 
 		if (!hs_u64map_get(&r->functions, ln->function_id, &index)) {
-			hs_diag_set(r->diag, 0, "location %" PRIu64 " names function %" PRIu64
-				    ", which is not in the profile", id, ln->function_id);
+			hs_diag_set(r->diag, 0,
+				    "location %" PRIu64 " names function %" PRIu64
+				    ", which is not in the profile",
+				    id, ln->function_id);
 			return -EINVAL;
 		}
 		fn = p->function[index];
@@ -241,7 +259,8 @@ static int push_location(struct pprof_reader *r, uint64_t id, uint32_t *stack)
 			err = hs_source_intern_loc(r->out, file, strlen(file),
 						   (uint32_t)ln->line, &loc);
 		if (!err)
-			err = hs_source_intern_stack_loc(r->out, frame, *stack, loc, stack);
+			err =
+			    hs_source_intern_stack_loc(r->out, frame, *stack, loc, stack);
 		if (err)
 			return err;
 	}
@@ -260,7 +279,8 @@ static void pick_types(const pb_profile *p, size_t *metric, long *count)
 			*metric = i;
 	*count = -1;
 	for (i = 0; i < p->n_sample_type && *count < 0; i++)
-		if (i != *metric && !strcmp(string_at(p, p->sample_type[i]->unit), "count"))
+		if (i != *metric &&
+		    !strcmp(string_at(p, p->sample_type[i]->unit), "count"))
 			*count = (long)i;
 }
 
@@ -288,13 +308,14 @@ static int read_profile(struct pprof_reader *r)
 
 	err = check_profile(p, r->diag);
 	if (!err)
-		err = index_ids(&r->mappings, p->n_mapping, mapping_id_at, p, "mapping", r->diag);
-	if (!err)
-		err = index_ids(&r->functions, p->n_function, function_id_at, p, "function",
+		err = index_ids(&r->mappings, p->n_mapping, mapping_id_at, p, "mapping",
 				r->diag);
 	if (!err)
-		err = index_ids(&r->locations, p->n_location, location_id_at, p, "location",
-				r->diag);
+		err = index_ids(&r->functions, p->n_function, function_id_at, p,
+				"function", r->diag);
+	if (!err)
+		err = index_ids(&r->locations, p->n_location, location_id_at, p,
+				"location", r->diag);
 	if (err)
 		return err;
 	pick_types(p, &metric, &count);
@@ -320,8 +341,9 @@ static int read_profile(struct pprof_reader *r)
 			if (err)
 				return err;
 		}
-		err = hs_source_add_sample(out, 0, (double)s->value[metric] * scale,
-					   count < 0 ? 1 : (double)s->value[count], stack);
+		err =
+		    hs_source_add_sample(out, 0, (double)s->value[metric] * scale,
+					 count < 0 ? 1 : (double)s->value[count], stack);
 		if (err)
 			return err;
 	}
@@ -345,7 +367,8 @@ int hs_import_pprof_stream(FILE *f, size_t source, const char *name,
 	p = perftools__profiles__profile__unpack(NULL, len, buf);
 	hs_free(buf);
 	if (!p) {
-		hs_diag_set(diag, 0, "not a pprof profile (profile.proto does not decode)");
+		hs_diag_set(diag, 0,
+			    "not a pprof profile (profile.proto does not decode)");
 		return -EINVAL;
 	}
 	memset(&r, 0, sizeof(r));

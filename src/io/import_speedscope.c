@@ -11,8 +11,8 @@
  * ms of a time source, "bytes" is bytes, "none" a plain count. Samples of
  * a sampled profile are at time 0, those of an evented one at the event.
  *
- * The document is held whole (jansson); a malformed one is -EINVAL with what is wrong in @diag. Ownership: the
- * document is freed before returning; @out is the caller's.
+ * The document is held whole (jansson); a malformed one is -EINVAL with what is wrong in
+ * @diag. Ownership: the document is freed before returning; @out is the caller's.
  */
 #include "io/io.h"
 #include "common/alloc.h"
@@ -39,9 +39,9 @@ int hs_speedscope_sniff(const unsigned char *head, size_t n)
 
 struct speedscope_reader {
 	struct hs_stack_source *out;
-	json_t *frames;		/* shared.frames, borrowed from the document */
-	uint32_t *frame_id;	/* frame index -> frame, UINT32_MAX: not yet */
-	uint32_t *loc;		/* frame index -> location, 0: none */
+	json_t *frames;	    /* shared.frames, borrowed from the document */
+	uint32_t *frame_id; /* frame index -> frame, UINT32_MAX: not yet */
+	uint32_t *loc;	    /* frame index -> location, 0: none */
 	struct hs_diag *diag;
 };
 
@@ -79,9 +79,9 @@ static int frame_at(struct speedscope_reader *r, json_int_t index, uint32_t *fra
 	r->loc[index] = 0;
 	if (!err && json_is_string(file) && json_is_integer(line) &&
 	    json_integer_value(line) > 0 && json_integer_value(line) <= UINT32_MAX)
-		err = hs_source_intern_loc(r->out, json_string_value(file),
-					   json_string_length(file),
-					   (uint32_t)json_integer_value(line), &r->loc[index]);
+		err = hs_source_intern_loc(
+		    r->out, json_string_value(file), json_string_length(file),
+		    (uint32_t)json_integer_value(line), &r->loc[index]);
 	if (err)
 		return err;
 	r->frame_id[index] = *frame;
@@ -98,7 +98,8 @@ static int stack_of(struct speedscope_reader *r, json_t *list, uint32_t *stack)
 	*stack = HS_NO_STACK;
 	if (!json_is_array(list))
 		return bad(r, "a sample is not an array of frame indices");
-	json_array_foreach(list, i, v) {
+	json_array_foreach(list, i, v)
+	{
 		uint32_t frame, loc;
 		int err;
 
@@ -106,7 +107,8 @@ static int stack_of(struct speedscope_reader *r, json_t *list, uint32_t *stack)
 			return bad(r, "a frame index is not an integer");
 		err = frame_at(r, json_integer_value(v), &frame, &loc);
 		if (!err)
-			err = hs_source_intern_stack_loc(r->out, frame, *stack, loc, stack);
+			err =
+			    hs_source_intern_stack_loc(r->out, frame, *stack, loc, stack);
 		if (err)
 			return err;
 	}
@@ -125,7 +127,8 @@ static int read_sampled(struct speedscope_reader *r, json_t *profile, double sca
 	if (weights && (!json_is_array(weights) ||
 			json_array_size(weights) != json_array_size(samples)))
 		return bad(r, "weights and samples differ in number");
-	json_array_foreach(samples, i, s) {
+	json_array_foreach(samples, i, s)
+	{
 		json_t *w = weights ? json_array_get(weights, i) : NULL;
 		uint32_t stack;
 		int err;
@@ -134,9 +137,8 @@ static int read_sampled(struct speedscope_reader *r, json_t *profile, double sca
 			return bad(r, "a weight is not a number");
 		err = stack_of(r, s, &stack);
 		if (!err)
-			err = hs_source_add_sample(r->out, 0,
-						   (w ? json_number_value(w) : 1) * scale, 1,
-						   stack);
+			err = hs_source_add_sample(
+			    r->out, 0, (w ? json_number_value(w) : 1) * scale, 1, stack);
 		if (err)
 			return err;
 	}
@@ -156,7 +158,8 @@ static int read_evented(struct speedscope_reader *r, json_t *profile, double sca
 
 	if (!json_is_array(events))
 		return bad(r, "an evented profile has no events array");
-	json_array_foreach(events, i, e) {
+	json_array_foreach(events, i, e)
+	{
 		json_t *type = json_object_get(e, "type"), *at = json_object_get(e, "at");
 		json_t *fr = json_object_get(e, "frame");
 		const char *t = json_string_value(type);
@@ -168,10 +171,9 @@ static int read_evented(struct speedscope_reader *r, json_t *profile, double sca
 		if (json_number_value(at) < last)
 			return bad(r, "events go back in time");
 		if (stack != HS_NO_STACK && json_number_value(at) > last)
-			err = hs_source_add_sample(r->out,
-						   (int64_t)llround(last * scale * 1e6),
-						   (json_number_value(at) - last) * scale, 1,
-						   stack);
+			err = hs_source_add_sample(
+			    r->out, (int64_t)llround(last * scale * 1e6),
+			    (json_number_value(at) - last) * scale, 1, stack);
 		last = json_number_value(at);
 		if (!err)
 			err = frame_at(r, json_integer_value(fr), &frame, &loc);
@@ -180,7 +182,8 @@ static int read_evented(struct speedscope_reader *r, json_t *profile, double sca
 		if (!strcmp(t, "O")) {
 			if (hs_source_depth(r->out, stack) >= SPEEDSCOPE_MAX_DEPTH)
 				return bad(r, "stacks nest deeper than 100000 frames");
-			err = hs_source_intern_stack_loc(r->out, frame, stack, loc, &stack);
+			err =
+			    hs_source_intern_stack_loc(r->out, frame, stack, loc, &stack);
 			if (err)
 				return err;
 		} else if (!strcmp(t, "C")) {
@@ -201,8 +204,10 @@ static int set_unit(struct hs_stack_source *out, const char *unit, double *scale
 		const char *name;
 		double to_ms;
 	} times[] = {
-		{ "nanoseconds", 1e-6 }, { "microseconds", 1e-3 },
-		{ "milliseconds", 1 }, { "seconds", 1e3 },
+	    {"nanoseconds", 1e-6},
+	    {"microseconds", 1e-3},
+	    {"milliseconds", 1},
+	    {"seconds", 1e3},
 	};
 	size_t i;
 
@@ -226,7 +231,7 @@ static int set_unit(struct hs_stack_source *out, const char *unit, double *scale
 int hs_import_speedscope_stream(FILE *f, size_t source, const char *name,
 				struct hs_stack_source *out, struct hs_diag *diag)
 {
-	struct speedscope_reader r = { .out = out, .diag = diag };
+	struct speedscope_reader r = {.out = out, .diag = diag};
 	json_t *doc, *profiles, *profile, *type, *active;
 	json_error_t jerr;
 	size_t nr_frames, index = 0, i;
@@ -235,7 +240,8 @@ int hs_import_speedscope_stream(FILE *f, size_t source, const char *name,
 
 	doc = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
 	if (!doc) {
-		hs_diag_set(diag, (uint64_t)(jerr.line > 0 ? jerr.line : 0), "%s", jerr.text);
+		hs_diag_set(diag, (uint64_t)(jerr.line > 0 ? jerr.line : 0), "%s",
+			    jerr.text);
 		return -EINVAL;
 	}
 	r.frames = json_object_get(json_object_get(doc, "shared"), "frames");
@@ -255,11 +261,13 @@ int hs_import_speedscope_stream(FILE *f, size_t source, const char *name,
 	for (i = 0; !err && i < nr_frames; i++)
 		r.frame_id[i] = UINT32_MAX;
 	if (!err)
-		err = set_unit(out, json_string_value(json_object_get(profile, "unit")), &scale);
+		err = set_unit(out, json_string_value(json_object_get(profile, "unit")),
+			       &scale);
 	type = json_object_get(profile, "type");
 	if (!err && json_is_string(type) && !strcmp(json_string_value(type), "sampled"))
 		err = read_sampled(&r, profile, scale);
-	else if (!err && json_is_string(type) && !strcmp(json_string_value(type), "evented"))
+	else if (!err && json_is_string(type) &&
+		 !strcmp(json_string_value(type), "evented"))
 		err = read_evented(&r, profile, scale);
 	else if (!err)
 		err = bad(&r, "the profile's type is neither sampled nor evented");

@@ -29,32 +29,32 @@
 
 struct sym_range {
 	uint64_t start, size;
-	size_t sym, sym_len;	/* offset and length in symmap.text */
-	size_t order;		/* line order: later lines win on ties */
+	size_t sym, sym_len; /* offset and length in symmap.text */
+	size_t order;	     /* line order: later lines win on ties */
 };
 
 /* One map file: ranges sorted by start. */
 struct symmap {
 	struct sym_range *r;
 	size_t nr, alloc;
-	struct hs_buf text;	/* the symbols, back to back */
+	struct hs_buf text; /* the symbols, back to back */
 };
 
 /* What perfinfo-<pid>.map says about one module of one process. */
 struct module_info {
-	uint32_t map;		/* id in tz.maps */
+	uint32_t map; /* id in tz.maps */
 	uint64_t base;
 	int has_base;
 };
 
 struct tz {
-	const char *path;	/* the zip, borrowed */
+	const char *path; /* the zip, borrowed */
 	/* "<pid>" -> per-pid state */
 	struct hs_strtab pids;
 	struct tz_pid {
-		uint32_t perf_map;	/* id in maps, or UINT32_MAX if none */
+		uint32_t perf_map; /* id in maps, or UINT32_MAX if none */
 		int perfinfo_read;
-	} *pid;
+	} * pid;
 	size_t alloc_pid;
 	/* "<pid>:<module file name>" -> module_info */
 	struct hs_strtab modules;
@@ -64,7 +64,7 @@ struct tz {
 	struct hs_strtab maps;
 	struct symmap **map;
 	size_t alloc_map;
-	struct hs_buf key, out;	/* scratch */
+	struct hs_buf key, out; /* scratch */
 };
 
 static void symmap_free(struct symmap *m)
@@ -164,14 +164,14 @@ static int symmap_read(FILE *f, struct symmap **out)
 		}
 		m->r[m->nr++] = r;
 	}
-	if (ret == -E2BIG)	/* an overlong line ends what is usable */
+	if (ret == -E2BIG) /* an overlong line ends what is usable */
 		ret = 0;
 	hs_linereader_release(&lr);
 	if (ret < 0) {
 		symmap_free(m);
 		return ret;
 	}
-	if (m->nr)	/* a map of no usable line has no array to sort */
+	if (m->nr) /* a map of no usable line has no array to sort */
 		qsort(m->r, m->nr, sizeof(*m->r), range_cmp);
 	*out = m;
 	return 0;
@@ -224,8 +224,8 @@ static int load_map(struct tz *tz, const char *name, uint32_t *id)
 }
 
 /* load_map() of "@stem@sep@guid.map" */
-static int load_guid_map(struct tz *tz, const char *stem, size_t stem_len, const char *sep,
-			 const char *guid, size_t guid_len, uint32_t *id)
+static int load_guid_map(struct tz *tz, const char *stem, size_t stem_len,
+			 const char *sep, const char *guid, size_t guid_len, uint32_t *id)
 {
 	hs_buf_reset(&tz->key);
 	if (hs_buf_add(&tz->key, stem, stem_len) || hs_buf_adds(&tz->key, sep) ||
@@ -274,7 +274,7 @@ static const char *file_name(const char *p, const char *end)
 static int perfinfo_line(struct tz *tz, uint32_t pid, const char *p, const char *end)
 {
 	const char *path, *path_end, *guid, *guid_end, *name, *dot, *b;
-	struct module_info mi = { 0 };
+	struct module_info mi = {0};
 	uint32_t id;
 	int err;
 
@@ -317,7 +317,7 @@ static int perfinfo_line(struct tz *tz, uint32_t pid, const char *p, const char 
 	    hs_strtab_intern(&tz->modules, tz->key.s, tz->key.len, &id) ||
 	    HS_GROW(tz->module, (size_t)id + 1, tz->alloc_module))
 		return -ENOMEM;
-	tz->module[id] = mi;	/* a later ImageLoad of the same name wins */
+	tz->module[id] = mi; /* a later ImageLoad of the same name wins */
 	return 0;
 }
 
@@ -381,7 +381,7 @@ static int lookup(void *ctx, uint32_t pid, uint64_t addr, const char *module,
 		err = read_perfinfo(tz, pid);
 		if (err)
 			return err;
-		err = get_pid(tz, pid, &tp);	/* tz->pid may have moved */
+		err = get_pid(tz, pid, &tp); /* tz->pid may have moved */
 		if (err)
 			return err;
 	}
@@ -427,8 +427,8 @@ static void tz_release(struct tz *tz)
 int hs_import_trace_zip_view(const char *path, enum hs_perf_view view,
 			     struct hs_stack_source *out, struct hs_diag *diag)
 {
-	struct tz tz = { .path = path };
-	struct hs__perf_symbols syms = { .lookup = lookup, .ctx = &tz };
+	struct tz tz = {.path = path};
+	struct hs__perf_symbols syms = {.lookup = lookup, .ctx = &tz};
 	char *entry = NULL;
 	FILE *f;
 	int err;

@@ -31,8 +31,8 @@
 
 /* A stream that first replays the bytes read for sniffing, then the rest. */
 struct replay {
-	FILE *under;		/* borrowed */
-	unsigned char *head;	/* owned */
+	FILE *under;	     /* borrowed */
+	unsigned char *head; /* owned */
 	size_t len, pos;
 };
 
@@ -87,8 +87,8 @@ static int read_head(FILE *f, unsigned char **head, size_t *len)
 static FILE *replay_open(FILE *under, unsigned char *head, size_t len)
 {
 	static const cookie_io_functions_t io = {
-		.read = replay_read,
-		.close = replay_close,
+	    .read = replay_read,
+	    .close = replay_close,
 	};
 	struct replay *r = hs_malloc(sizeof(*r));
 	FILE *f;
@@ -118,7 +118,8 @@ static int find_source(enum hs_format fmt, const char *name, size_t *index,
 	*index = 0;
 	if (!name)
 		return 0;
-	if (hs_format_ops(fmt)->source_index && !hs_format_ops(fmt)->source_index(name, index))
+	if (hs_format_ops(fmt)->source_index &&
+	    !hs_format_ops(fmt)->source_index(name, index))
 		return 0;
 	for (i = 0; i < n; i++)
 		if (!strcmp(list[i].name, name)) {
@@ -126,8 +127,10 @@ static int find_source(enum hs_format fmt, const char *name, size_t *index,
 			return 0;
 		}
 	if (!n) {
-		hs_diag_set(diag, 0, "%s input offers no choice of source "
-			    "(asked for '%s')", hs_format_name(fmt), name);
+		hs_diag_set(diag, 0,
+			    "%s input offers no choice of source "
+			    "(asked for '%s')",
+			    hs_format_name(fmt), name);
 		return -ENOENT;
 	}
 	for (i = 0; i < n; i++)
@@ -195,9 +198,10 @@ static int sniff_input(FILE *f, enum hs_format *fmt, unsigned char **head, size_
 	if (*fmt == HS_FORMAT_UNKNOWN) {
 		hs_free(*head);
 		*head = NULL;
-		hs_diag_set(diag, 0, *len ? "cannot tell the input's format; "
-					    "name it with --from"
-					  : "the input is empty");
+		hs_diag_set(diag, 0,
+			    *len ? "cannot tell the input's format; "
+				   "name it with --from"
+				 : "the input is empty");
 		return -EINVAL;
 	}
 	return 0;
@@ -255,7 +259,8 @@ int hs_import_path_source(const char *path, enum hs_format fmt, const char *sour
 
 		if (c == EOF) {
 			err = ferror(f) ? -EIO : -EINVAL;
-			hs_diag_set(diag, 0, err == -EIO ? "read error" : "the input is empty");
+			hs_diag_set(diag, 0,
+				    err == -EIO ? "read error" : "the input is empty");
 			goto out;
 		}
 		ungetc(c, f);
@@ -304,7 +309,7 @@ int hs_import_path_source(const char *path, enum hs_format fmt, const char *sour
 			err = ops->import_file(path, index, source, out, diag);
 			goto out;
 		}
-		err = hs_zip_spool(in, &tmp, diag);	/* zips need seeking */
+		err = hs_zip_spool(in, &tmp, diag); /* zips need seeking */
 		if (err)
 			goto out;
 		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fileno(tmp));
@@ -314,7 +319,7 @@ int hs_import_path_source(const char *path, enum hs_format fmt, const char *sour
 	err = ops->import_stream(in, index, source, out, diag);
 out:
 	if (!err)
-		hs_source_check(out);	/* every importer hands over a valid model */
+		hs_source_check(out); /* every importer hands over a valid model */
 	if (tmp)
 		fclose(tmp);
 	if (in && in != f)
@@ -324,8 +329,8 @@ out:
 	return err;
 }
 
-int hs_import_path(const char *path, enum hs_format fmt,
-		   struct hs_stack_source *out, struct hs_diag *diag)
+int hs_import_path(const char *path, enum hs_format fmt, struct hs_stack_source *out,
+		   struct hs_diag *diag)
 {
 	return hs_import_path_source(path, fmt, NULL, out, diag);
 }
@@ -396,7 +401,8 @@ int hs_export_path(const struct hs_stack_source *src, const char *path,
 	if (fmt == HS_FORMAT_UNKNOWN && !is_stdout)
 		fmt = hs_format_from_path(path);
 	if (fmt == HS_FORMAT_UNKNOWN) {
-		hs_diag_set(diag, 0, "cannot tell the output format from the name; "
+		hs_diag_set(diag, 0,
+			    "cannot tell the output format from the name; "
 			    "name it with --to");
 		return -EINVAL;
 	}
@@ -448,9 +454,9 @@ int hs_export_path(const struct hs_stack_source *src, const char *path,
 	errno = 0;
 	err = ops->export_stream(src, f);
 	if (err && zip)
-		regular = 1;	/* closing still builds the zip, with half the data */
+		regular = 1; /* closing still builds the zip, with half the data */
 	else if (zip)
-		regular = 0;	/* if building it fails, libzip leaves the old file */
+		regular = 0; /* if building it fails, libzip leaves the old file */
 	if (f == stdout) {
 		if ((fflush(f) || ferror(f)) && !err)
 			err = -EIO;
@@ -464,7 +470,7 @@ int hs_export_path(const struct hs_stack_source *src, const char *path,
 			hs_diag_set(diag, 0, "cannot write%s%s", errno ? ": " : "",
 				    errno ? strerror(errno) : "");
 		if (regular && !is_stdout)
-			unlink(path);	/* no half-written output left behind */
+			unlink(path); /* no half-written output left behind */
 		goto out;
 	}
 	if (zip && is_stdout) {

@@ -24,19 +24,19 @@
 
 enum hs_format {
 	HS_FORMAT_UNKNOWN = 0,
-	HS_FORMAT_PERF_SCRIPT,		/* perf script text: *.data.txt, *.perf.data.txt */
-	HS_FORMAT_TRACE_ZIP,		/* perfcollect: *.trace.zip holding *.data.txt */
-	HS_FORMAT_PERFVIEW_XML,		/* *.perfView.xml */
-	HS_FORMAT_PERFVIEW_XML_ZIP,	/* *.perfView.xml.zip */
-	HS_FORMAT_PERFVIEW_JSON,	/* *.perfView.json */
-	HS_FORMAT_PERFVIEW_JSON_ZIP,	/* *.perfView.json.zip */
-	HS_FORMAT_FOLDED,		/* folded stacks: "main;f;g 42" */
-	HS_FORMAT_HEAPSCOPE,		/* heapscope's own traces: *.heapscope */
-	HS_FORMAT_NETTRACE,		/* .NET EventPipe: *.nettrace (import_nettrace.h) */
-	HS_FORMAT_NETTRACE_ZIP,		/* *.nettrace.zip */
-	HS_FORMAT_GCDUMP,		/* .NET heap snapshot: *.gcdump (heapgraph/gcdump.h) */
-	HS_FORMAT_PPROF,		/* pprof's gzip'd profile.proto: *.pb.gz */
-	HS_FORMAT_SPEEDSCOPE,		/* speedscope's JSON: *.speedscope.json */
+	HS_FORMAT_PERF_SCRIPT,	     /* perf script text: *.data.txt, *.perf.data.txt */
+	HS_FORMAT_TRACE_ZIP,	     /* perfcollect: *.trace.zip holding *.data.txt */
+	HS_FORMAT_PERFVIEW_XML,	     /* *.perfView.xml */
+	HS_FORMAT_PERFVIEW_XML_ZIP,  /* *.perfView.xml.zip */
+	HS_FORMAT_PERFVIEW_JSON,     /* *.perfView.json */
+	HS_FORMAT_PERFVIEW_JSON_ZIP, /* *.perfView.json.zip */
+	HS_FORMAT_FOLDED,	     /* folded stacks: "main;f;g 42" */
+	HS_FORMAT_HEAPSCOPE,	     /* heapscope's own traces: *.heapscope */
+	HS_FORMAT_NETTRACE,	     /* .NET EventPipe: *.nettrace (import_nettrace.h) */
+	HS_FORMAT_NETTRACE_ZIP,	     /* *.nettrace.zip */
+	HS_FORMAT_GCDUMP,     /* .NET heap snapshot: *.gcdump (heapgraph/gcdump.h) */
+	HS_FORMAT_PPROF,      /* pprof's gzip'd profile.proto: *.pb.gz */
+	HS_FORMAT_SPEEDSCOPE, /* speedscope's JSON: *.speedscope.json */
 	HS_FORMAT__COUNT
 };
 
@@ -46,20 +46,20 @@ enum hs_format {
  * can do instead of testing ids.
  */
 enum hs_format_caps {
-	HS_FORMAT_WRITABLE = 1 << 0,	/* heapscope writes it (it has export_stream) */
-	HS_FORMAT_HAS_HEAP = 1 << 1,	/* a heap trace: memory views, stats, heap API */
-	HS_FORMAT_HAS_TIME = 1 << 2,	/* its samples carry times (folded's do not) */
-	HS_FORMAT_HAS_GRAPH = 1 << 3,	/* a heap snapshot graph (heapgraph/graph.h) */
+	HS_FORMAT_WRITABLE = 1 << 0,  /* heapscope writes it (it has export_stream) */
+	HS_FORMAT_HAS_HEAP = 1 << 1,  /* a heap trace: memory views, stats, heap API */
+	HS_FORMAT_HAS_TIME = 1 << 2,  /* its samples carry times (folded's do not) */
+	HS_FORMAT_HAS_GRAPH = 1 << 3, /* a heap snapshot graph (heapgraph/graph.h) */
 };
 
 struct hs_source_info;
 struct hs_format_ops {
 	enum hs_format id;
-	const char *name;		/* for --from/--to and messages */
-	const char *const *suffixes;	/* NULL-terminated, matched without case;
-					 * the first names a zip's entry */
-	const char *const *aliases;	/* other --from names, or NULL */
-	unsigned caps;			/* enum hs_format_caps, but WRITABLE */
+	const char *name;	     /* for --from/--to and messages */
+	const char *const *suffixes; /* NULL-terminated, matched without case;
+				      * the first names a zip's entry */
+	const char *const *aliases;  /* other --from names, or NULL */
+	unsigned caps;		     /* enum hs_format_caps, but WRITABLE */
 	/* whether the first @n bytes are this format; tried in table order */
 	int (*sniff)(const unsigned char *head, size_t n);
 	/*
@@ -74,7 +74,7 @@ struct hs_format_ops {
 			   struct hs_stack_source *out, struct hs_diag *diag);
 	/* The exporter (NULL: read only); for a zip, of its one entry. */
 	int (*export_stream)(const struct hs_stack_source *src, FILE *f);
-	enum hs_format zip_of;		/* a zip of one entry of this format, or UNKNOWN */
+	enum hs_format zip_of; /* a zip of one entry of this format, or UNKNOWN */
 	/* The sources it offers, the default first (NULL: one source). */
 	size_t (*sources)(const struct hs_source_info **list);
 	/* Those a file at @path offers, when they depend on the file (NULL: all). */
@@ -121,8 +121,8 @@ int hs_format_writable(enum hs_format fmt);
  * is the default. A format with one way of reading offers none.
  */
 struct hs_source_info {
-	const char *name;	/* for --source: "cpu", "thread-time", ... */
-	const char *summary;	/* one line for listings */
+	const char *name;    /* for --source: "cpu", "thread-time", ... */
+	const char *summary; /* one line for listings */
 };
 /* The sources of @fmt in *@list (static, borrowed); returns how many (0: no choice). */
 size_t hs_format_sources(enum hs_format fmt, const struct hs_source_info **list);
@@ -142,8 +142,8 @@ size_t hs_path_sources(const char *path, enum hs_format fmt, struct hs_source_in
  * cannot be imported afterwards. Returns 0 with *@out set, or a negative
  * errno with @diag filled.
  */
-HS_MUST_CHECK int hs_path_format(const char *path, enum hs_format fmt, enum hs_format *out,
-				 struct hs_diag *diag);
+HS_MUST_CHECK int hs_path_format(const char *path, enum hs_format fmt,
+				 enum hs_format *out, struct hs_diag *diag);
 
 /*
  * Copy what is left of @f (standard input, a pipe) into an anonymous
@@ -168,8 +168,9 @@ HS_MUST_CHECK int hs_import_path(const char *path, enum hs_format fmt,
  * default). A name the file's format does not offer is -ENOENT with @diag
  * saying which names it offers.
  */
-HS_MUST_CHECK int hs_import_path_source(const char *path, enum hs_format fmt, const char *source,
-					struct hs_stack_source *out, struct hs_diag *diag);
+HS_MUST_CHECK int hs_import_path_source(const char *path, enum hs_format fmt,
+					const char *source, struct hs_stack_source *out,
+					struct hs_diag *diag);
 /*
  * Export @src to @path ("-" = standard output) in @fmt, HS_FORMAT_UNKNOWN
  * meaning by extension (standard output needs a format). Zip formats write
@@ -202,7 +203,8 @@ HS_MUST_CHECK int hs_import_perf_script(FILE *f, struct hs_stack_source *out,
 					struct hs_diag *diag);
 /* The same as @view. */
 HS_MUST_CHECK int hs_import_perf_script_view(FILE *f, enum hs_perf_view view,
-					     struct hs_stack_source *out, struct hs_diag *diag);
+					     struct hs_stack_source *out,
+					     struct hs_diag *diag);
 /*
  * perfcollect's .trace.zip: the first entry ending in ".data.txt" read as
  * perf script (as @view), with the zip's perf-<pid>.map /
@@ -211,7 +213,8 @@ HS_MUST_CHECK int hs_import_perf_script_view(FILE *f, enum hs_perf_view view,
 HS_MUST_CHECK int hs_import_trace_zip(const char *path, struct hs_stack_source *out,
 				      struct hs_diag *diag);
 HS_MUST_CHECK int hs_import_trace_zip_view(const char *path, enum hs_perf_view view,
-					   struct hs_stack_source *out, struct hs_diag *diag);
+					   struct hs_stack_source *out,
+					   struct hs_diag *diag);
 HS_MUST_CHECK int hs_import_perfview_xml(FILE *f, struct hs_stack_source *out,
 					 struct hs_diag *diag);
 HS_MUST_CHECK int hs_import_perfview_json(FILE *f, struct hs_stack_source *out,
@@ -234,12 +237,13 @@ HS_MUST_CHECK int hs_import_heapscope(const char *path, struct hs_stack_source *
  * name in hs_format_sources(HS_FORMAT_HEAPSCOPE)) with its default options.
  */
 HS_MUST_CHECK int hs_import_heapscope_source(const char *path, size_t view,
-					     struct hs_stack_source *out, struct hs_diag *diag);
+					     struct hs_stack_source *out,
+					     struct hs_diag *diag);
 struct hs_trace;
 /* The same from a trace already loaded (format/trace_reader.h); @out is
  * released and initialised first. */
-HS_MUST_CHECK int hs_trace_to_source(const struct hs_trace *t, struct hs_stack_source *out,
-				     struct hs_diag *diag);
+HS_MUST_CHECK int hs_trace_to_source(const struct hs_trace *t,
+				     struct hs_stack_source *out, struct hs_diag *diag);
 
 /*
  * The exporters (formats in docs/formats.md). Return 0, -ENOMEM, or -EIO
@@ -271,12 +275,14 @@ HS_MUST_CHECK int hs_export_speedscope(const struct hs_stack_source *src, FILE *
  */
 int hs_pprof_sniff(const unsigned char *head, size_t n);
 HS_MUST_CHECK int hs_import_pprof_stream(FILE *f, size_t source, const char *name,
-			   struct hs_stack_source *out, struct hs_diag *diag);
+					 struct hs_stack_source *out,
+					 struct hs_diag *diag);
 /*
  * speedscope's reader (import_speedscope.c): whether @head is JSON naming
  * speedscope's schema, and the importer (sampled and evented profiles).
  */
 int hs_speedscope_sniff(const unsigned char *head, size_t n);
 HS_MUST_CHECK int hs_import_speedscope_stream(FILE *f, size_t source, const char *name,
-				struct hs_stack_source *out, struct hs_diag *diag);
+					      struct hs_stack_source *out,
+					      struct hs_diag *diag);
 #endif

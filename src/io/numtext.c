@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_SIG 19		/* significant digits kept exactly in a uint64 */
-#define MAX_TEXT 512		/* longer "numbers" are rejected */
+#define MAX_SIG 19   /* significant digits kept exactly in a uint64 */
+#define MAX_TEXT 512 /* longer "numbers" are rejected */
 
 /* A decimal number split into its parts: value = mant * 10^exp10. */
 struct decimal {
@@ -22,8 +22,7 @@ struct decimal {
 
 static int is_blank(char c)
 {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
-	       c == '\f';
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
 void hs_text_trim(const char **s, size_t *len)
@@ -103,7 +102,7 @@ int hs_numtext_parse_ms(const char *s, size_t len, int64_t *ns)
 	err = scan_decimal(s, len, &d);
 	if (err)
 		return err;
-	e = d.exp10 + 6;	/* ms -> ns */
+	e = d.exp10 + 6; /* ms -> ns */
 	v = d.mant;
 	if (!v) {
 		*ns = 0;
@@ -116,7 +115,7 @@ int hs_numtext_parse_ms(const char *s, size_t len, int64_t *ns)
 			v *= 10;
 		}
 	} else if (e < -19) {
-		v = 0;		/* below half a nanosecond: mant < 10^19 */
+		v = 0; /* below half a nanosecond: mant < 10^19 */
 	} else {
 		uint64_t p = 1, r;
 
@@ -125,7 +124,7 @@ int hs_numtext_parse_ms(const char *s, size_t len, int64_t *ns)
 		r = v % p;
 		v /= p;
 		if (r >= p - r)
-			v++;	/* half away from zero */
+			v++; /* half away from zero */
 	}
 	if (v > (uint64_t)INT64_MAX + (uint64_t)d.neg)
 		return -ERANGE;
@@ -175,8 +174,7 @@ size_t hs_numtext_ms(char *out, int64_t ns)
 	unsigned frac = (unsigned)(a % 1000000);
 	int n;
 
-	n = snprintf(out, HS_NUMTEXT_MAX, "%s%" PRIu64, ns < 0 ? "-" : "",
-		     a / 1000000);
+	n = snprintf(out, HS_NUMTEXT_MAX, "%s%" PRIu64, ns < 0 ? "-" : "", a / 1000000);
 	if (frac) {
 		int digits = 6;
 
@@ -184,8 +182,7 @@ size_t hs_numtext_ms(char *out, int64_t ns)
 			frac /= 10;
 			digits--;
 		}
-		n += snprintf(out + n, HS_NUMTEXT_MAX - (size_t)n, ".%0*u",
-			      digits, frac);
+		n += snprintf(out + n, HS_NUMTEXT_MAX - (size_t)n, ".%0*u", digits, frac);
 	}
 	return (size_t)n;
 }

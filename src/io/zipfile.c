@@ -61,8 +61,8 @@ static zip_t *open_archive(const char *path, struct hs_diag *diag)
 static FILE *open_index(zip_t *z, zip_uint64_t index, struct hs_diag *diag)
 {
 	static const cookie_io_functions_t io = {
-		.read = reader_read,
-		.close = reader_close,
+	    .read = reader_read,
+	    .close = reader_close,
 	};
 	struct zip_reader *r = hs_malloc(sizeof(*r));
 	FILE *f;
@@ -96,8 +96,8 @@ static int ends_with(const char *s, const char *suffix)
 	return n >= m && !strcmp(s + n - m, suffix);
 }
 
-FILE *hs_zip_open_entry(const char *path, const char *suffix,
-			char **entry_name, struct hs_diag *diag)
+FILE *hs_zip_open_entry(const char *path, const char *suffix, char **entry_name,
+			struct hs_diag *diag)
 {
 	zip_t *z = open_archive(path, diag);
 	zip_int64_t n, i, found = -1;
@@ -132,7 +132,7 @@ FILE *hs_zip_open_entry(const char *path, const char *suffix,
 		}
 	}
 	f = open_index(z, (zip_uint64_t)found, diag);
-	if (!f && entry_name) {	/* nothing is handed over on failure */
+	if (!f && entry_name) { /* nothing is handed over on failure */
 		hs_free(*entry_name);
 		*entry_name = NULL;
 	}
@@ -155,9 +155,9 @@ FILE *hs_zip_open_named(const char *path, const char *name)
 }
 
 struct zip_writer {
-	char *path;		/* owned */
-	char *entry;		/* owned */
-	FILE *spool;		/* temporary file holding the entry's bytes */
+	char *path;  /* owned */
+	char *entry; /* owned */
+	FILE *spool; /* temporary file holding the entry's bytes */
 };
 
 static ssize_t writer_write(void *cookie, const char *buf, size_t size)
@@ -219,7 +219,7 @@ static int writer_close(void *cookie)
 		zip_discard(z);
 		goto out;
 	}
-	w->spool = NULL;	/* the source owns it now */
+	w->spool = NULL; /* the source owns it now */
 	index = zip_file_add(z, w->entry, src, ZIP_FL_ENC_UTF_8);
 	if (index < 0) {
 		zip_source_free(src);
@@ -244,12 +244,11 @@ out:
 	return ret;
 }
 
-FILE *hs_zip_create_entry(const char *path, const char *entry_name,
-			  struct hs_diag *diag)
+FILE *hs_zip_create_entry(const char *path, const char *entry_name, struct hs_diag *diag)
 {
 	static const cookie_io_functions_t io = {
-		.write = writer_write,
-		.close = writer_close,
+	    .write = writer_write,
+	    .close = writer_close,
 	};
 	struct zip_writer *w;
 	struct stat st;
@@ -257,7 +256,8 @@ FILE *hs_zip_create_entry(const char *path, const char *entry_name,
 
 	/* libzip writes a new file and renames it over @path: no devices */
 	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
-		hs_diag_set(diag, 0, "a zip can only be written to a regular file, "
+		hs_diag_set(diag, 0,
+			    "a zip can only be written to a regular file, "
 			    "not to a device, pipe or directory");
 		return NULL;
 	}
@@ -299,7 +299,8 @@ FILE *hs_zip_tmpfile(struct hs_diag *diag)
 	FILE *f;
 	int fd;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/heapscope-XXXXXX", dir) >= sizeof(path)) {
+	if ((size_t)snprintf(path, sizeof(path), "%s/heapscope-XXXXXX", dir) >=
+	    sizeof(path)) {
 		hs_diag_set(diag, 0, "cannot create a temporary file in %s: %s", dir,
 			    strerror(ENAMETOOLONG));
 		return NULL;
@@ -365,15 +366,21 @@ int hs_zip_spool(FILE *in, FILE **out, struct hs_diag *diag)
 	while ((n = fread(buf, 1, sizeof(buf), in)) > 0) {
 		if (copied + n > max || copied + n > room) {
 			if (copied + n > max)
-				hs_diag_set(diag, 0, "standard input is copied to a "
-					    "temporary file to be read, and this input is "
-					    "larger than %llu bytes (HEAPSCOPE_SPOOL_MAX); give "
-					    "the file's name instead", max);
+				hs_diag_set(
+				    diag, 0,
+				    "standard input is copied to a "
+				    "temporary file to be read, and this input is "
+				    "larger than %llu bytes (HEAPSCOPE_SPOOL_MAX); give "
+				    "the file's name instead",
+				    max);
 			else
-				hs_diag_set(diag, 0, "standard input is copied to a "
-					    "temporary file to be read, and this input would "
-					    "fill more than half the space free in %s (TMPDIR); "
-					    "give the file's name instead", tmp_dir());
+				hs_diag_set(
+				    diag, 0,
+				    "standard input is copied to a "
+				    "temporary file to be read, and this input would "
+				    "fill more than half the space free in %s (TMPDIR); "
+				    "give the file's name instead",
+				    tmp_dir());
 			fclose(t);
 			return copied + n > max ? -EFBIG : -ENOSPC;
 		}
@@ -382,7 +389,8 @@ int hs_zip_spool(FILE *in, FILE **out, struct hs_diag *diag)
 		copied += n;
 	}
 	if (ferror(in) || ferror(t) || fflush(t)) {
-		hs_diag_set(diag, 0, "cannot copy standard input to a temporary file in %s: %s",
+		hs_diag_set(diag, 0,
+			    "cannot copy standard input to a temporary file in %s: %s",
 			    tmp_dir(), strerror(errno));
 		fclose(t);
 		return -EIO;
@@ -391,4 +399,3 @@ int hs_zip_spool(FILE *in, FILE **out, struct hs_diag *diag)
 	*out = t;
 	return 0;
 }
-

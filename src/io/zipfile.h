@@ -18,8 +18,8 @@
  * NULL if not wanted); on failure the caller owns nothing.
  */
 HS_MUST_CHECK
-FILE *hs_zip_open_entry(const char *path, const char *suffix,
-			char **entry_name, struct hs_diag *diag);
+FILE *hs_zip_open_entry(const char *path, const char *suffix, char **entry_name,
+			struct hs_diag *diag);
 /*
  * Open another entry (exact @name) of the same zip, or NULL when it has
  * none. Used for side files such as perf-<pid>.map in a .trace.zip.
@@ -33,8 +33,7 @@ HS_MUST_CHECK FILE *hs_zip_open_named(const char *path, const char *name);
  * on error, and for a @path that is there and not a regular file.
  */
 HS_MUST_CHECK
-FILE *hs_zip_create_entry(const char *path, const char *entry_name,
-			  struct hs_diag *diag);
+FILE *hs_zip_create_entry(const char *path, const char *entry_name, struct hs_diag *diag);
 
 /*
  * An anonymous temporary file (unlinked at once) in $TMPDIR, else /tmp,

@@ -18,9 +18,9 @@ static int operator_bang(const char *name, const char *bang)
 		return 0;
 	/* "operator" must start a word: not "myoperator!f" */
 	q -= 8;
-	return q == name || !(q[-1] == '_' || (q[-1] >= '0' && q[-1] <= '9') ||
-			      (q[-1] >= 'a' && q[-1] <= 'z') ||
-			      (q[-1] >= 'A' && q[-1] <= 'Z'));
+	return q == name ||
+	       !(q[-1] == '_' || (q[-1] >= '0' && q[-1] <= '9') ||
+		 (q[-1] >= 'a' && q[-1] <= 'z') || (q[-1] >= 'A' && q[-1] <= 'Z'));
 }
 
 const char *hs_frame_name_bang(const char *name, size_t len)

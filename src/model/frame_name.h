@@ -21,11 +21,11 @@
  */
 
 struct hs_frame_name {
-	const char *module;	/* into the name; NULL when it has none */
+	const char *module; /* into the name; NULL when it has none */
 	size_t module_len;
-	const char *function;	/* after the separator, or the whole name */
-	size_t function_len;	/* without a trailing " (inline)" */
-	int inlined;		/* the name ends in " (inline)" */
+	const char *function; /* after the separator, or the whole name */
+	size_t function_len;  /* without a trailing " (inline)" */
+	int inlined;	      /* the name ends in " (inline)" */
 };
 
 /* The '!' that ends the module of @name (@len bytes), or NULL. */

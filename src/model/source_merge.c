@@ -35,7 +35,8 @@ int hs_source_append(struct hs_stack_source *dst, const struct hs_stack_source *
 
 	if (!dst->nr_samples && !dst->metric_unit && !dst->view_name) {
 		err = take_metric(dst, src);
-	} else if (dst->kind != src->kind || !same_unit(dst->metric_unit, src->metric_unit)) {
+	} else if (dst->kind != src->kind ||
+		   !same_unit(dst->metric_unit, src->metric_unit)) {
 		return -EINVAL;
 	}
 	if (!err && top) {
@@ -55,24 +56,24 @@ int hs_source_append(struct hs_stack_source *dst, const struct hs_stack_source *
 					     &frame_of[i]);
 	for (i = 0; !err && i < src->nr_stacks; i++) {
 		uint32_t caller = src->stack_caller[i], line, loc = 0;
-		const char *file = hs_source_loc(src, hs_source_stack_loc(src, (uint32_t)i),
-						 &line);
+		const char *file =
+		    hs_source_loc(src, hs_source_stack_loc(src, (uint32_t)i), &line);
 
 		HS_BUG_ON(caller != HS_NO_STACK && caller >= i);
 		if (file)
 			err = hs_source_intern_loc(dst, file, strlen(file), line, &loc);
 		if (!err)
-			err = hs_source_intern_stack_loc(dst, frame_of[src->stack_frame[i]],
-							 caller == HS_NO_STACK ? root
-									       : stack_of[caller],
-							 loc, &stack_of[i]);
+			err = hs_source_intern_stack_loc(
+			    dst, frame_of[src->stack_frame[i]],
+			    caller == HS_NO_STACK ? root : stack_of[caller], loc,
+			    &stack_of[i]);
 	}
 	if (!err)
 		err = hs_source_reserve_samples(dst, src->nr_samples);
 	for (i = 0; !err && i < src->nr_samples; i++)
-		err = hs_source_add_sample(dst, src->time[i], src->metric[i], src->count[i],
-					   src->stack[i] == HS_NO_STACK ? root
-									: stack_of[src->stack[i]]);
+		err = hs_source_add_sample(
+		    dst, src->time[i], src->metric[i], src->count[i],
+		    src->stack[i] == HS_NO_STACK ? root : stack_of[src->stack[i]]);
 	hs_free(frame_of);
 	hs_free(stack_of);
 	return err;
@@ -91,7 +92,8 @@ int hs_source_has_process_frames(const struct hs_stack_source *src)
 		if (caller == HS_NO_STACK) {
 			const char *name = hs_source_frame_name(src, src->stack_frame[i]);
 
-			process[i] = !strncmp(name, PROCESS_PREFIX, strlen(PROCESS_PREFIX));
+			process[i] =
+			    !strncmp(name, PROCESS_PREFIX, strlen(PROCESS_PREFIX));
 		} else {
 			process[i] = process[caller];
 		}

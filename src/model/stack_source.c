@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_NAME_BYTES ((size_t)4 << 30)	/* 4 GiB of frame names */
+#define MAX_NAME_BYTES ((size_t)4 << 30) /* 4 GiB of frame names */
 
 void hs_source_init(struct hs_stack_source *src)
 {
@@ -57,14 +57,14 @@ void hs_source_release(struct hs_stack_source *src)
 	hs_source_init(src);
 }
 
-int hs_source_intern_frame(struct hs_stack_source *src, const char *name,
-			   size_t len, uint32_t *frame)
+int hs_source_intern_frame(struct hs_stack_source *src, const char *name, size_t len,
+			   uint32_t *frame)
 {
 	return hs_strtab_intern(&src->frames, name, len, frame);
 }
 
-int hs_source_rename_frame(struct hs_stack_source *src, uint32_t frame,
-			   const char *name, size_t len)
+int hs_source_rename_frame(struct hs_stack_source *src, uint32_t frame, const char *name,
+			   size_t len)
 {
 	return hs_strtab_rename(&src->frames, frame, name, len);
 }
@@ -97,8 +97,7 @@ static int grow_stacks(struct hs_stack_source *src)
 
 	if (need <= src->alloc_stacks)
 		return 0;
-	if (HS_GROW(src->stack_frame, need, a1) ||
-	    HS_GROW(src->stack_caller, need, a2) ||
+	if (HS_GROW(src->stack_frame, need, a1) || HS_GROW(src->stack_caller, need, a2) ||
 	    HS_GROW(src->stack_depth, need, a3))
 		return -ENOMEM;
 	if (src->stack_loc) {
@@ -106,7 +105,8 @@ static int grow_stacks(struct hs_stack_source *src)
 
 		if (!p)
 			return -ENOMEM;
-		memset(p + src->alloc_stacks, 0, (a1 - src->alloc_stacks) * sizeof(uint32_t));
+		memset(p + src->alloc_stacks, 0,
+		       (a1 - src->alloc_stacks) * sizeof(uint32_t));
 		src->stack_loc = p;
 	}
 	/* all grew by the same rule from the same capacity */
@@ -114,8 +114,8 @@ static int grow_stacks(struct hs_stack_source *src)
 	return 0;
 }
 
-int hs_source_intern_stack(struct hs_stack_source *src, uint32_t frame,
-			   uint32_t caller, uint32_t *stack)
+int hs_source_intern_stack(struct hs_stack_source *src, uint32_t frame, uint32_t caller,
+			   uint32_t *stack)
 {
 	return hs_source_intern_stack_loc(src, frame, caller, 0, stack);
 }
@@ -123,7 +123,7 @@ int hs_source_intern_stack(struct hs_stack_source *src, uint32_t frame,
 int hs_source_intern_stack_loc(struct hs_stack_source *src, uint32_t frame,
 			       uint32_t caller, uint32_t loc, uint32_t *stack)
 {
-	struct stack_key k = { frame, caller, loc };
+	struct stack_key k = {frame, caller, loc};
 	uint64_t h;
 	size_t i;
 	uint32_t id;
@@ -212,8 +212,7 @@ int hs_source_intern_loc(struct hs_stack_source *src, const char *file, size_t l
 	return 0;
 }
 
-const char *hs_source_loc(const struct hs_stack_source *src, uint32_t loc,
-			  uint32_t *line)
+const char *hs_source_loc(const struct hs_stack_source *src, uint32_t loc, uint32_t *line)
 {
 	if (!loc || loc > src->nr_locs)
 		return NULL;
@@ -221,8 +220,8 @@ const char *hs_source_loc(const struct hs_stack_source *src, uint32_t loc,
 	return hs_strtab_get(&src->files, src->loc_file[loc - 1]);
 }
 
-int hs_source_intern_path(struct hs_stack_source *src, const uint32_t *frames,
-			  size_t n, uint32_t *stack)
+int hs_source_intern_path(struct hs_stack_source *src, const uint32_t *frames, size_t n,
+			  uint32_t *stack)
 {
 	uint32_t s = HS_NO_STACK;
 	size_t i;
@@ -251,15 +250,14 @@ int hs_source_reserve_samples(struct hs_stack_source *src, size_t n)
 	return 0;
 }
 
-int hs_source_add_sample(struct hs_stack_source *src, int64_t time_ns,
-			 double metric, double count, uint32_t stack)
+int hs_source_add_sample(struct hs_stack_source *src, int64_t time_ns, double metric,
+			 double count, uint32_t stack)
 {
 	size_t i;
 
 	if (stack != HS_NO_STACK && stack >= src->nr_stacks)
 		return -EINVAL;
-	if (src->nr_samples == src->alloc_samples &&
-	    hs_source_reserve_samples(src, 1))
+	if (src->nr_samples == src->alloc_samples && hs_source_reserve_samples(src, 1))
 		return -ENOMEM;
 	i = src->nr_samples++;
 	src->time[i] = time_ns;
@@ -273,7 +271,8 @@ void hs_source_check(const struct hs_stack_source *src)
 {
 	size_t nr_frames = hs_source_nr_frames(src), i;
 
-	HS_BUG_ON(src->nr_stacks > src->alloc_stacks || src->nr_samples > src->alloc_samples);
+	HS_BUG_ON(src->nr_stacks > src->alloc_stacks ||
+		  src->nr_samples > src->alloc_samples);
 	for (i = 0; i < src->nr_stacks; i++) {
 		uint32_t caller = src->stack_caller[i];
 
@@ -282,7 +281,8 @@ void hs_source_check(const struct hs_stack_source *src)
 		HS_BUG_ON(src->stack_depth[i] != hs_source_depth(src, caller) + 1);
 	}
 	for (i = 0; i < src->nr_samples; i++)
-		HS_BUG_ON(src->stack[i] != HS_NO_STACK && src->stack[i] >= src->nr_stacks);
+		HS_BUG_ON(src->stack[i] != HS_NO_STACK &&
+			  src->stack[i] >= src->nr_stacks);
 }
 
 size_t hs_source_stack_frames(const struct hs_stack_source *src, uint32_t stack,
@@ -309,8 +309,7 @@ const char *hs_frame_display(const char *full)
 	return mod ? mod : full;
 }
 
-void hs_source_totals(const struct hs_stack_source *src, double *metric,
-		      double *count)
+void hs_source_totals(const struct hs_stack_source *src, double *metric, double *count)
 {
 	double m = 0, c = 0;
 	size_t i;
@@ -346,8 +345,8 @@ size_t hs_source_memory(const struct hs_stack_source *src)
 	       hs_idindex_memory(&src->loc_index) +
 	       src->alloc_stacks * (src->stack_loc ? 4 : 3) * sizeof(uint32_t) +
 	       hs_idindex_memory(&src->stack_index) +
-	       src->alloc_samples * (sizeof(int64_t) + 2 * sizeof(double) +
-				     sizeof(uint32_t));
+	       src->alloc_samples *
+		   (sizeof(int64_t) + 2 * sizeof(double) + sizeof(uint32_t));
 }
 
 double hs_source_default_number(const char *s)

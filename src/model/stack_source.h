@@ -25,7 +25,7 @@
  * of readers may share a source that is no longer changing.
  */
 
-#define HS_NO_STACK UINT32_MAX	/* the empty stack: ROOT */
+#define HS_NO_STACK UINT32_MAX /* the empty stack: ROOT */
 #define HS_NO_FRAME UINT32_MAX
 
 /*
@@ -39,8 +39,8 @@
 
 /* How the viewer scales a source (perfview-semantics.md §0 and §5). */
 enum hs_metric_kind {
-	HS_METRIC_PLAIN,	/* ScaleToData: bytes, counts, ... */
-	HS_METRIC_TIME,		/* TimeMetric: metric is a duration in ms */
+	HS_METRIC_PLAIN, /* ScaleToData: bytes, counts, ... */
+	HS_METRIC_TIME,	 /* TimeMetric: metric is a duration in ms */
 };
 
 /*
@@ -48,10 +48,10 @@ enum hs_metric_kind {
  * .perfView.xml); each is an owned string or NULL when absent.
  */
 struct hs_source_defaults {
-	char *start, *end;	/* ms, as text */
+	char *start, *end; /* ms, as text */
 	char *group, *fold, *fold_pct, *inc, *exc;
 	char *notes;
-	char *warning;		/* saved texts that were dropped, and why: a message */
+	char *warning; /* saved texts that were dropped, and why: a message */
 };
 
 /*
@@ -61,22 +61,22 @@ struct hs_source_defaults {
 double hs_source_default_number(const char *s);
 
 struct hs_stack_source {
-	struct hs_strtab frames;	/* frame id -> full name */
+	struct hs_strtab frames; /* frame id -> full name */
 
 	uint32_t *stack_frame;	/* stack id -> its leaf frame */
-	uint32_t *stack_caller;	/* stack id -> caller stack, HS_NO_STACK at the top */
+	uint32_t *stack_caller; /* stack id -> caller stack, HS_NO_STACK at the top */
 	uint32_t *stack_depth;	/* stack id -> number of frames (>= 1) */
 	size_t nr_stacks, alloc_stacks;
-	struct hs_idindex stack_index;	/* of the stack ids, by (frame, caller, loc) */
+	struct hs_idindex stack_index; /* of the stack ids, by (frame, caller, loc) */
 
-	int64_t *time;		/* sample -> ns from the start of the trace */
-	double *metric;		/* sample -> its weight (bytes, ms, 1, ...) */
-	double *count;		/* sample -> how many events it stands for */
-	uint32_t *stack;	/* sample -> stack id or HS_NO_STACK */
+	int64_t *time;	 /* sample -> ns from the start of the trace */
+	double *metric;	 /* sample -> its weight (bytes, ms, 1, ...) */
+	double *count;	 /* sample -> how many events it stands for */
+	uint32_t *stack; /* sample -> stack id or HS_NO_STACK */
 	size_t nr_samples, alloc_samples;
 
 	enum hs_metric_kind kind;
-	char *metric_unit;	/* owned; "ms", "bytes", "samples" or NULL */
+	char *metric_unit; /* owned; "ms", "bytes", "samples" or NULL */
 	/*
 	 * Owned; the view it was made as ("alloc", "leaks", "cpu", ... of a
 	 * heapscope trace) or NULL: what the metric measures, for exporters
@@ -96,12 +96,12 @@ struct hs_stack_source {
 	 * has a location; importers and derived sources (Drill Into,
 	 * Flatten, diff) keep none.
 	 */
-	struct hs_strtab files;	/* file id -> path */
+	struct hs_strtab files; /* file id -> path */
 	uint32_t *loc_file;	/* location - 1 -> file id */
 	uint32_t *loc_line;	/* location - 1 -> line (1-based) */
 	size_t nr_locs, alloc_locs;
-	struct hs_idindex loc_index;	/* of location - 1, by (file, line) */
-	uint32_t *stack_loc;	/* stack id -> location, or NULL */
+	struct hs_idindex loc_index; /* of location - 1, by (file, line) */
+	uint32_t *stack_loc;	     /* stack id -> location, or NULL */
 };
 
 void hs_source_init(struct hs_stack_source *src);
@@ -173,8 +173,7 @@ static inline size_t hs_source_nr_frames(const struct hs_stack_source *src)
 {
 	return hs_strtab_count(&src->frames);
 }
-static inline uint32_t hs_source_depth(const struct hs_stack_source *src,
-				       uint32_t stack)
+static inline uint32_t hs_source_depth(const struct hs_stack_source *src, uint32_t stack)
 {
 	return stack == HS_NO_STACK ? 0 : src->stack_depth[stack];
 }
@@ -197,8 +196,7 @@ size_t hs_source_stack_frames(const struct hs_stack_source *src, uint32_t stack,
 const char *hs_frame_display(const char *full);
 
 /* Sum of all metrics and counts. */
-void hs_source_totals(const struct hs_stack_source *src, double *metric,
-		      double *count);
+void hs_source_totals(const struct hs_stack_source *src, double *metric, double *count);
 /* Smallest and largest sample time in ns (both 0 with no samples). */
 void hs_source_time_range(const struct hs_stack_source *src, int64_t *first,
 			  int64_t *last);

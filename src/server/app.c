@@ -182,8 +182,8 @@ int hs_app_open(struct hs_app *a, const char *path, const char *name, enum hs_fo
 			goto fail;
 	if (!n && push_source(t, "", NULL))
 		goto fail;
-	err = hs_import_path_source(path, fmt, n ? list[0].name : NULL, &t->sources[0].src,
-				    diag);
+	err = hs_import_path_source(path, fmt, n ? list[0].name : NULL,
+				    &t->sources[0].src, diag);
 	if (err)
 		goto fail;
 	t->sources[0].loaded = 1;
@@ -205,7 +205,8 @@ fail:
 	return err;
 }
 
-struct hs_app_source *hs_app_source(const struct hs_app *a, size_t trace, const char *name)
+struct hs_app_source *hs_app_source(const struct hs_app *a, size_t trace,
+				    const char *name)
 {
 	const struct hs_app_trace *t = trace < a->nr_traces ? &a->traces[trace] : NULL;
 	size_t k;
@@ -360,14 +361,16 @@ static void serve_asset(const struct hs_request *req, struct hs_response *resp)
 	resp->len = as->len;
 }
 
-void hs_app_handle(struct hs_app *a, const struct hs_request *req, struct hs_response *resp)
+void hs_app_handle(struct hs_app *a, const struct hs_request *req,
+		   struct hs_response *resp)
 {
 	const char *arg_token = req->arg ? req->arg(req->ctx, "token") : NULL;
 
 	memset(resp, 0, sizeof(*resp));
 	if (arg_token ? !hs_app_token_ok(a, arg_token)
 		      : !hs_app_token_ok(a, req->cookie_token)) {
-		hs__reply_error(resp, 403, "forbidden: open the URL heapscope printed "
+		hs__reply_error(resp, 403,
+				"forbidden: open the URL heapscope printed "
 				"(with its token)");
 		return;
 	}

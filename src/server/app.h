@@ -36,26 +36,26 @@
  * the app is otherwise not thread-safe.
  */
 
-#define HS_APP_TOKEN_LEN 32		/* hex digits */
-#define HS_APP_MAX_BODY (1u << 20)	/* bytes of a POST body */
+#define HS_APP_TOKEN_LEN 32	   /* hex digits */
+#define HS_APP_MAX_BODY (1u << 20) /* bytes of a POST body */
 
 struct hs_app_source {
-	char *name;			/* "cpu", "samples", "alloc", ... (owned) */
-	const char *summary;		/* static one-line description, or NULL */
-	int loaded;			/* @src holds the source */
-	struct hs_stack_source src;	/* owned; its defaults fill the GUI's boxes */
+	char *name;		    /* "cpu", "samples", "alloc", ... (owned) */
+	const char *summary;	    /* static one-line description, or NULL */
+	int loaded;		    /* @src holds the source */
+	struct hs_stack_source src; /* owned; its defaults fill the GUI's boxes */
 };
 
 struct hs_trace;
 struct hs_app_trace {
-	char *name;			/* the file's name as shown (owned) */
-	char *path;			/* owned; NULL: cannot be read again */
+	char *name; /* the file's name as shown (owned) */
+	char *path; /* owned; NULL: cannot be read again */
 	enum hs_format fmt;
-	const char *format;		/* static format name ("perf-script", ...) */
-	struct hs_app_source *sources;	/* the first is the default */
+	const char *format;	       /* static format name ("perf-script", ...) */
+	struct hs_app_source *sources; /* the first is the default */
 	size_t nr_sources;
-	struct hs_trace *heap;		/* owned; a heapscope trace once loaded */
-	struct json_t *heap_stats;	/* its stats (hs_heap_stats_json()), or NULL */
+	struct hs_trace *heap;	   /* owned; a heapscope trace once loaded */
+	struct json_t *heap_stats; /* its stats (hs_heap_stats_json()), or NULL */
 };
 
 struct hs_app {
@@ -67,24 +67,24 @@ struct hs_app {
 };
 
 struct hs_request {
-	const char *method;		/* "GET", "HEAD", "POST", ... */
-	const char *path;		/* the URL's path, without the query */
+	const char *method; /* "GET", "HEAD", "POST", ... */
+	const char *path;   /* the URL's path, without the query */
 	/* the URL's query arguments, decoded; NULL when absent */
 	const char *(*arg)(void *ctx, const char *key);
 	void *ctx;
-	const char *cookie_token;	/* the token cookie's value, or NULL */
-	const char *body;		/* POST body (not NUL-terminated) or NULL */
+	const char *cookie_token; /* the token cookie's value, or NULL */
+	const char *body;	  /* POST body (not NUL-terminated) or NULL */
 	size_t body_len;
-	int body_too_large;		/* the body was over HS_APP_MAX_BODY */
+	int body_too_large; /* the body was over HS_APP_MAX_BODY */
 };
 
 struct hs_response {
 	unsigned status;
-	const char *type;		/* static content type */
-	const void *data;		/* the body */
+	const char *type; /* static content type */
+	const void *data; /* the body */
 	size_t len;
-	int owned;			/* @data is hs_malloc()ed, for hs_free() */
-	int set_cookie;			/* keep the token in a cookie */
+	int owned;	/* @data is hs_malloc()ed, for hs_free() */
+	int set_cookie; /* keep the token in a cookie */
 };
 
 /*
@@ -149,7 +149,7 @@ void hs__routes_handle(struct hs_app *a, const struct hs_request *req,
  * so that `return hs__reply_error(...)` ends a handler.
  */
 int hs__reply_error(struct hs_response *resp, unsigned status, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 /*
  * Fill @resp with status 200 and the JSON text @s of @len bytes (taken:
  * hs_malloc()ed), a newline added; NULL @s (out of memory) is a 503.

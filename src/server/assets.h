@@ -10,8 +10,8 @@
  * Ownership: everything is static.
  */
 struct hs_asset {
-	const char *path;		/* URL path: "/index.html", "/js/api.js", ... */
-	const char *type;		/* Content-Type */
+	const char *path; /* URL path: "/index.html", "/js/api.js", ... */
+	const char *type; /* Content-Type */
 	const unsigned char *data;
 	size_t len;
 };

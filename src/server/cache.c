@@ -132,7 +132,7 @@ static void drop(struct hs_cache *c, struct hs_cache_entry *victim)
 	for (i = 0; i < c->nr;) {
 		if (c->e[i]->dep == victim) {
 			drop(c, c->e[i]);
-			i = 0;	/* the array changed under us */
+			i = 0; /* the array changed under us */
 			continue;
 		}
 		i++;

@@ -30,21 +30,21 @@ enum hs_cache_kind { HS_CACHE_SOURCE, HS_CACHE_TREE, HS_CACHE_VIEW, HS_CACHE__KI
 
 struct hs_cache_entry {
 	enum hs_cache_kind kind;
-	char *key;			/* owned */
-	uint64_t used;			/* clock of the last use */
-	size_t bytes;			/* about what it holds (set when added) */
-	struct hs_cache_entry *dep;	/* the entry this one borrows from, or NULL */
+	char *key;		    /* owned */
+	uint64_t used;		    /* clock of the last use */
+	size_t bytes;		    /* about what it holds (set when added) */
+	struct hs_cache_entry *dep; /* the entry this one borrows from, or NULL */
 	union {
 		struct {
 			struct hs_stack_source src;
-			double when[2];	/* the When range it carries (query.h) */
+			double when[2]; /* the When range it carries (query.h) */
 			int has_when;
 		} source;
 		struct hs_calltree tree;
 		struct {
 			struct hs_view v;
-			uint32_t *child_off;	/* nr_rows + 1 offsets into child */
-			uint32_t *child;	/* row -> its children rows, in order */
+			uint32_t *child_off; /* nr_rows + 1 offsets into child */
+			uint32_t *child;     /* row -> its children rows, in order */
 		} view;
 	} u;
 };
@@ -70,8 +70,8 @@ struct hs_cache_entry *hs_cache_get(struct hs_cache *c, enum hs_cache_kind kind,
  * A new empty entry of @kind with a copy of @key, to fill and then hand
  * to hs_cache_add() (or hs_cache_entry_free()). NULL when out of memory.
  */
-HS_MUST_CHECK struct hs_cache_entry *hs_cache_entry_new(enum hs_cache_kind kind, const char *key,
-							struct hs_cache_entry *dep);
+HS_MUST_CHECK struct hs_cache_entry *
+hs_cache_entry_new(enum hs_cache_kind kind, const char *key, struct hs_cache_entry *dep);
 /* Free @e and what it holds (its payload must be filled or zero). */
 void hs_cache_entry_free(struct hs_cache_entry *e);
 /*

@@ -33,8 +33,8 @@
 struct conn {
 	struct conn *prev, *next;
 	int fd;
-	int trusted;		/* a request of it carried the token */
-	int evicted;		/* shut down, waiting for libmicrohttpd to close it */
+	int trusted; /* a request of it carried the token */
+	int evicted; /* shut down, waiting for libmicrohttpd to close it */
 	struct timespec start;
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
@@ -44,11 +44,11 @@ struct hs_server {
 	struct MHD_Daemon *d;
 	struct hs_app *app;
 	unsigned port;
-	char host[INET6_ADDRSTRLEN + 2];	/* as it goes in a URL */
-	char cookie[32];			/* "hs_token_PORT" */
-	char bound[INET6_ADDRSTRLEN];		/* the address listened on */
-	int exposed;				/* not a loopback address */
-	struct conn *oldest, *newest;		/* the guard's list */
+	char host[INET6_ADDRSTRLEN + 2]; /* as it goes in a URL */
+	char cookie[32];		 /* "hs_token_PORT" */
+	char bound[INET6_ADDRSTRLEN];	 /* the address listened on */
+	int exposed;			 /* not a loopback address */
+	struct conn *oldest, *newest;	 /* the guard's list */
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	pthread_t watch;
@@ -57,7 +57,8 @@ struct hs_server {
 
 static double seconds_since(const struct timespec *t, const struct timespec *now)
 {
-	return (double)(now->tv_sec - t->tv_sec) + (double)(now->tv_nsec - t->tv_nsec) / 1e9;
+	return (double)(now->tv_sec - t->tv_sec) +
+	       (double)(now->tv_nsec - t->tv_nsec) / 1e9;
 }
 
 static int same_client(const struct conn *a, const struct conn *b)
@@ -107,8 +108,9 @@ static void guard(struct hs_server *s, const struct conn *fresh)
 	}
 	if (!fresh)
 		return;
-	for (k = s->oldest; k && (guests >= HS_HTTP_GUESTS ||
-				 mine >= HS_HTTP_GUESTS_PER_CLIENT); k = k->next) {
+	for (k = s->oldest;
+	     k && (guests >= HS_HTTP_GUESTS || mine >= HS_HTTP_GUESTS_PER_CLIENT);
+	     k = k->next) {
 		if (k->trusted || k->evicted || k == fresh)
 			continue;
 		if (mine >= HS_HTTP_GUESTS_PER_CLIENT && !same_client(k, fresh) &&
@@ -142,12 +144,13 @@ static void notify_connection(void *cls, struct MHD_Connection *c, void **socket
 	addr = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	k = fd ? hs_calloc(1, sizeof(*k)) : NULL;
 	if (!k)
-		return;	/* unguarded: the idle timeout still applies */
+		return; /* unguarded: the idle timeout still applies */
 	k->fd = fd->connect_fd;
 	clock_gettime(CLOCK_MONOTONIC, &k->start);
 	if (addr && addr->client_addr) {
-		k->addr_len = addr->client_addr->sa_family == AF_INET6 ?
-				      sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+		k->addr_len = addr->client_addr->sa_family == AF_INET6
+				  ? sizeof(struct sockaddr_in6)
+				  : sizeof(struct sockaddr_in);
 		memcpy(&k->addr, addr->client_addr, k->addr_len);
 	}
 	pthread_mutex_lock(&s->lock);
@@ -181,7 +184,7 @@ static void *watch(void *arg)
 static void note_token(struct hs_server *s, struct MHD_Connection *c)
 {
 	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	struct conn *k = ci ? ci->socket_context : NULL;
 	const char *arg = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
 	const char *cookie = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, s->cookie);
@@ -241,7 +244,7 @@ static enum MHD_Result send_answer(struct hs_server *s, struct MHD_Connection *c
 		mr = MHD_create_response_from_buffer_with_free_callback(
 		    r->len, (void *)r->data, hs_free);
 		if (mr)
-			r->owned = 0;	/* the response frees it now */
+			r->owned = 0; /* the response frees it now */
 	} else {
 		mr = MHD_create_response_from_buffer(r->len, (void *)r->data,
 						     MHD_RESPMEM_PERSISTENT);
@@ -253,12 +256,14 @@ static enum MHD_Result send_answer(struct hs_server *s, struct MHD_Connection *c
 	MHD_add_response_header(mr, "X-Content-Type-Options", "nosniff");
 	MHD_add_response_header(mr, "Referrer-Policy", "no-referrer");
 	MHD_add_response_header(mr, "X-Frame-Options", "DENY");
-	MHD_add_response_header(mr, "Content-Security-Policy",
-				"default-src 'self'; img-src 'self' data: blob:; "
-				"style-src 'self' 'unsafe-inline'; frame-ancestors 'none'");
+	MHD_add_response_header(
+	    mr, "Content-Security-Policy",
+	    "default-src 'self'; img-src 'self' data: blob:; "
+	    "style-src 'self' 'unsafe-inline'; frame-ancestors 'none'");
 	if (r->set_cookie) {
-		snprintf(cookie, sizeof(cookie), "%s=%s; Path=/; HttpOnly; SameSite=Strict",
-			 s->cookie, s->app->token);
+		snprintf(cookie, sizeof(cookie),
+			 "%s=%s; Path=/; HttpOnly; SameSite=Strict", s->cookie,
+			 s->app->token);
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_SET_COOKIE, cookie);
 	}
 	ret = MHD_queue_response(c, r->status, mr);
@@ -273,7 +278,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 {
 	struct hs_server *s = cls;
 	struct pending *p = *con_cls;
-	struct hs_request req = { 0 };
+	struct hs_request req = {0};
 	struct hs_response resp;
 	enum MHD_Result ret;
 
@@ -321,8 +326,8 @@ int hs_server_start(struct hs_server **out, struct hs_app *app,
 		    const struct hs_server_opts *o, struct hs_diag *diag)
 {
 	const char *bind = o->bind ? o->bind : "127.0.0.1";
-	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6 };
-	struct sockaddr_in a4 = { .sin_family = AF_INET };
+	struct sockaddr_in6 a6 = {.sin6_family = AF_INET6};
+	struct sockaddr_in a4 = {.sin_family = AF_INET};
 	const union MHD_DaemonInfo *info;
 	struct sockaddr *sa;
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
@@ -360,15 +365,13 @@ int hs_server_start(struct hs_server **out, struct hs_app *app,
 		return -EINVAL;
 	}
 	errno = 0;
-	s->d = MHD_start_daemon(flags, (uint16_t)o->port, NULL, NULL, handle, s,
-				MHD_OPTION_SOCK_ADDR, sa,
-				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
-				MHD_OPTION_CONNECTION_LIMIT, 64u,
-				MHD_OPTION_CONNECTION_TIMEOUT, 30u,
-				MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-				MHD_OPTION_NOTIFY_CONNECTION, notify_connection, s,
-				MHD_OPTION_EXTERNAL_LOGGER, log_mhd, NULL,
-				MHD_OPTION_END);
+	s->d = MHD_start_daemon(
+	    flags, (uint16_t)o->port, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, sa,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
+	    MHD_OPTION_CONNECTION_LIMIT, 64u, MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+	    MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_NOTIFY_CONNECTION,
+	    notify_connection, s, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, NULL,
+	    MHD_OPTION_END);
 	if (!s->d) {
 		err = errno ? -errno : -EADDRINUSE;
 		hs_diag_set(diag, 0, "cannot listen on %s port %u: %s", bind, o->port,

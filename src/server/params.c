@@ -109,7 +109,8 @@ static int check_keys(const json_t *o, const char *what, const char *const *allo
 	json_t *v;
 	size_t i;
 
-	json_object_foreach((json_t *)o, key, v) {
+	json_object_foreach((json_t *)o, key, v)
+	{
 		for (i = 0; allowed[i]; i++)
 			if (!strcmp(key, allowed[i]))
 				break;
@@ -121,9 +122,8 @@ static int check_keys(const json_t *o, const char *what, const char *const *allo
 	return 0;
 }
 
-static const char *const params_keys[] = {
-	"start", "end", "group", "fold", "fold_pct", "inc", "exc", NULL
-};
+static const char *const params_keys[] = {"start",    "end", "group", "fold",
+					  "fold_pct", "inc", "exc",   NULL};
 
 /* The canonical object of parsed params (strings "" when absent). */
 static json_t *params_json(const struct hs_view_params *vp)
@@ -149,7 +149,8 @@ static json_t *params_json(const struct hs_view_params *vp)
 }
 
 /* Parse @p into @vp (no key). */
-static int parse_view_params(const json_t *p, struct hs_view_params *vp, struct hs_diag *d)
+static int parse_view_params(const json_t *p, struct hs_view_params *vp,
+			     struct hs_diag *d)
 {
 	struct hs_filter_params *f = &vp->filter;
 	int err = 0;
@@ -215,7 +216,7 @@ void hs_api_params_release(struct hs_api_params *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static const char *const step_keys[] = { "kind", "params", "name", "path", "what", NULL };
+static const char *const step_keys[] = {"kind", "params", "name", "path", "what", NULL};
 
 /* Parse step @s into @st; @norm gets its canonical object. */
 static int parse_step(const json_t *s, struct hs_query_step *st, json_t **norm,
@@ -260,7 +261,8 @@ static int parse_step(const json_t *s, struct hs_query_step *st, json_t **norm,
 	if (path && !json_is_null(path)) {
 		n = json_is_array(path) ? json_array_size(path) : 0;
 		if (!n || n > HS_API_MAX_PATH) {
-			hs_diag_set(d, 0, "a step's path must be an array of 1 to %d names",
+			hs_diag_set(d, 0,
+				    "a step's path must be an array of 1 to %d names",
 				    HS_API_MAX_PATH);
 			return -EINVAL;
 		}
@@ -343,10 +345,9 @@ static void src_release(struct hs_api_src *s)
 static int parse_src(const json_t *q, size_t nr_traces, int depth, int top,
 		     struct hs_api_src *out, json_t **norm, struct hs_diag *d);
 
-static const char *const src_keys[] = { "trace", "source", "diff", "steps", NULL };
-static const char *const diff_keys[] = {
-	"test", "test_params", "base", "base_params", NULL
-};
+static const char *const src_keys[] = {"trace", "source", "diff", "steps", NULL};
+static const char *const diff_keys[] = {"test", "test_params", "base", "base_params",
+					NULL};
 
 /* The "diff" object of a source: its two sides and their params. */
 static int parse_diff(const json_t *dj, size_t nr_traces, int depth,
@@ -532,7 +533,8 @@ int hs_api_query_parse(const json_t *q, size_t nr_traces, int need_focus,
 	err = parse_src(q, nr_traces, 0, 1, &out->src, &norm, diag);
 	json_decref(norm);
 	if (!err)
-		err = hs_api_params_parse(json_object_get(q, "params"), &out->params, diag);
+		err =
+		    hs_api_params_parse(json_object_get(q, "params"), &out->params, diag);
 	if (!err)
 		err = get_text(json_object_get(q, "view"), "view", 32, &view, diag);
 	if (!err)
@@ -548,7 +550,8 @@ int hs_api_query_parse(const json_t *q, size_t nr_traces, int need_focus,
 			    view);
 		goto fail;
 	}
-	if (hs_view_focus_check(out->view.kind, out->view.focus, need_focus, "focus", diag))
+	if (hs_view_focus_check(out->view.kind, out->view.focus, need_focus, "focus",
+				diag))
 		goto fail;
 	v = json_object_get(q, "limit");
 	if (v && !json_is_null(v)) {
@@ -597,9 +600,8 @@ void hs_api_query_release(struct hs_api_query *q)
 /* ---- report-style GET arguments ---- */
 
 static const char *const arg_names[] = {
-	"trace", "source", "view", "focus", "group", "fold", "fold_pct", "inc", "exc",
-	"start", "end", "drill", "flatten", "limit", "depth", "preset", "exe_dir", NULL
-};
+    "trace", "source", "view",	"focus",   "group", "fold",  "fold_pct", "inc",	    "exc",
+    "start", "end",    "drill", "flatten", "limit", "depth", "preset",	 "exe_dir", NULL};
 
 static int arg_number(const char *s, const char *what, double *out, struct hs_diag *d)
 {
@@ -659,8 +661,10 @@ static int apply_preset(struct flat *f, const char *name, const char *exe_dir,
 		return -EINVAL;
 	}
 	if (p->needs_exe_dir && (!exe_dir || exe_dir[0] != '/')) {
-		hs_diag_set(d, 0, "preset '%s' needs exe_dir with the program's absolute "
-			    "directory", p->name);
+		hs_diag_set(d, 0,
+			    "preset '%s' needs exe_dir with the program's absolute "
+			    "directory",
+			    p->name);
 		return -EINVAL;
 	}
 	if (hs_preset_group_text(p, exe_dir, group_text))
@@ -695,10 +699,10 @@ static int utf8_arg(const char *(*arg)(void *ctx, const char *key), void *ctx,
 
 json_t *hs_api_query_from_args(const char *(*arg)(void *ctx, const char *key), void *ctx,
 			       const struct hs_source_defaults *(*defaults)(
-				       void *dctx, size_t trace, const char *source),
+				   void *dctx, size_t trace, const char *source),
 			       void *dctx, struct hs_diag *diag)
 {
-	struct flat f = { .fold_pct = NAN, .start = NAN, .end = NAN };
+	struct flat f = {.fold_pct = NAN, .start = NAN, .end = NAN};
 	const struct hs_source_defaults *dflt = NULL;
 	const char *s, *drill, *source;
 	char *group_text = NULL, *drill_name = NULL;

@@ -25,15 +25,15 @@
  * release with hs_api_query_release().
  */
 
-#define HS_API_MAX_TEXT 8192		/* bytes in one text box */
-#define HS_API_MAX_STEPS 32		/* Drill Into / Flatten steps in one chain */
-#define HS_API_MAX_DIFF_DEPTH 4		/* diffs of diffs */
-#define HS_API_MAX_PATH 4096		/* names in a call-tree path */
+#define HS_API_MAX_TEXT 8192	/* bytes in one text box */
+#define HS_API_MAX_STEPS 32	/* Drill Into / Flatten steps in one chain */
+#define HS_API_MAX_DIFF_DEPTH 4 /* diffs of diffs */
+#define HS_API_MAX_PATH 4096	/* names in a call-tree path */
 
 /* Filter parameters as the API gives them ("params"). */
 struct hs_api_params {
-	struct hs_view_params vp;	/* strings borrowed from the JSON */
-	char *key;			/* canonical JSON text (owned) */
+	struct hs_view_params vp; /* strings borrowed from the JSON */
+	char *key;		  /* canonical JSON text (owned) */
 };
 
 enum hs_api_src_kind { HS_API_SRC_TRACE, HS_API_SRC_DIFF };
@@ -42,19 +42,19 @@ struct hs_api_src {
 	enum hs_api_src_kind kind;
 	size_t trace;			/* HS_API_SRC_TRACE: index of the trace */
 	const char *source;		/* its source's name; NULL = the first */
-	struct hs_api_src *test, *base;	/* HS_API_SRC_DIFF: owned */
+	struct hs_api_src *test, *base; /* HS_API_SRC_DIFF: owned */
 	struct hs_api_params test_params, base_params;
-	struct hs_query_step *steps;	/* owned array */
+	struct hs_query_step *steps; /* owned array */
 	size_t nr_steps;
 	/* keys[k]: canonical JSON of this source with its first k steps */
-	char **keys;			/* nr_steps + 1 owned strings */
+	char **keys; /* nr_steps + 1 owned strings */
 };
 
 struct hs_api_query {
 	struct hs_api_src src;
 	struct hs_api_params params;
-	struct hs_view_opts view;	/* focus borrowed from the JSON */
-	char *tree_key;			/* source and params: the call tree's key */
+	struct hs_view_opts view; /* focus borrowed from the JSON */
+	char *tree_key;		  /* source and params: the call tree's key */
 };
 
 /*
@@ -66,8 +66,9 @@ struct hs_api_query {
  * @diag) or -ENOMEM. On error @out is left released.
  */
 struct json_t;
-HS_MUST_CHECK int hs_api_query_parse(const struct json_t *q, size_t nr_traces, int need_focus,
-				     struct hs_api_query *out, struct hs_diag *diag);
+HS_MUST_CHECK int hs_api_query_parse(const struct json_t *q, size_t nr_traces,
+				     int need_focus, struct hs_api_query *out,
+				     struct hs_diag *diag);
 void hs_api_query_release(struct hs_api_query *q);
 
 /*
@@ -93,6 +94,6 @@ void hs_api_params_release(struct hs_api_params *p);
 struct json_t *hs_api_query_from_args(const char *(*arg)(void *ctx, const char *key),
 				      void *ctx,
 				      const struct hs_source_defaults *(*defaults)(
-					      void *dctx, size_t trace, const char *source),
+					  void *dctx, size_t trace, const char *source),
 				      void *dctx, struct hs_diag *diag);
 #endif

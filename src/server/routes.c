@@ -77,7 +77,8 @@ static int on_peak(const struct hs_app *a, const struct hs_api_src *s)
 {
 	const struct hs_app_source *as;
 
-	if (s->kind != HS_API_SRC_TRACE || !hs_format_has(a->traces[s->trace].fmt, HS_FORMAT_HAS_HEAP))
+	if (s->kind != HS_API_SRC_TRACE ||
+	    !hs_format_has(a->traces[s->trace].fmt, HS_FORMAT_HAS_HEAP))
 		return 0;
 	as = hs_app_source(a, s->trace, s->source);
 	return as && !strcmp(as->name, "peak");
@@ -105,8 +106,9 @@ static int ranged_view(const struct hs_app *a, const struct hs_api_src *s,
 {
 	const struct hs_app_source *as;
 
-	if (s->kind != HS_API_SRC_TRACE || !hs_format_has(a->traces[s->trace].fmt, HS_FORMAT_HAS_HEAP) ||
-	    !win || (!isfinite(win->start_ms) && !isfinite(win->end_ms)))
+	if (s->kind != HS_API_SRC_TRACE ||
+	    !hs_format_has(a->traces[s->trace].fmt, HS_FORMAT_HAS_HEAP) || !win ||
+	    (!isfinite(win->start_ms) && !isfinite(win->end_ms)))
 		return 0;
 	as = hs_app_source(a, s->trace, s->source);
 	return as && !hs_memview_parse(as->name, kind) &&
@@ -163,8 +165,8 @@ static int trace_source(struct hs_app *a, const struct hs_api_src *s,
  * trace).
  */
 int hs__resolve_src(struct hs_app *a, const struct hs_api_src *s, size_t k,
-		       const struct hs_filter_params *win, struct hs_resolved *r,
-		       struct hs_diag *d)
+		    const struct hs_filter_params *win, struct hs_resolved *r,
+		    struct hs_diag *d)
 {
 	struct hs_memview_opts mo = HS_MEMVIEW_OPTS_INIT;
 	struct hs_buf key = HS_BUF_INIT;
@@ -192,10 +194,10 @@ int hs__resolve_src(struct hs_app *a, const struct hs_api_src *s, size_t k,
 			tf = window_for(a, s->test, &s->test_params.vp.filter);
 			bf = window_for(a, s->base, &s->base_params.vp.filter);
 			err = hs__resolve_src(a, s->test, s->test->nr_steps,
-					  &s->test_params.vp.filter, &t, d);
+					      &s->test_params.vp.filter, &t, d);
 			if (!err)
 				err = hs__resolve_src(a, s->base, s->base->nr_steps,
-						  &s->base_params.vp.filter, &b, d);
+						      &s->base_params.vp.filter, &b, d);
 		} else {
 			err = hs__resolve_src(a, s, k - 1, win, &t, d);
 		}
@@ -249,7 +251,7 @@ int hs__get_tree(struct hs_route_ctx *c)
 		return 0;
 	}
 	err = hs__resolve_src(a, &c->query.src, c->query.src.nr_steps,
-			  &c->query.params.vp.filter, &r, &c->diag);
+			      &c->query.params.vp.filter, &r, &c->diag);
 	if (err)
 		return err;
 	p.filter = window_for(a, &c->query.src, &p.filter);
@@ -277,7 +279,8 @@ int hs__get_tree(struct hs_route_ctx *c)
 int hs__get_view(struct hs_route_ctx *c)
 {
 	struct hs_view_opts o = {
-		.kind = c->query.view.kind, .focus = c->query.view.focus,
+	    .kind = c->query.view.kind,
+	    .focus = c->query.view.focus,
 	};
 	struct hs_buf key = HS_BUF_INIT;
 	struct hs_cache_entry *e;
@@ -323,7 +326,8 @@ out:
 
 /* ---- small readers of request keys ---- */
 
-int hs__get_uint(struct hs_route_ctx *c, const char *key, size_t dflt, size_t max, size_t *out)
+int hs__get_uint(struct hs_route_ctx *c, const char *key, size_t dflt, size_t max,
+		 size_t *out)
 {
 	json_t *v = json_object_get(c->q, key);
 	json_int_t n;
@@ -393,8 +397,8 @@ json_t *hs__row_obj(const struct hs_view *v, size_t i)
 	uint32_t p = v->rows[i].parent;
 
 	if (!o || json_object_set_new(o, "id", json_integer((json_int_t)i)) ||
-	    json_object_set_new(o, "parent", p == HS_NO_NODE ? json_null()
-							     : json_integer(p))) {
+	    json_object_set_new(o, "parent",
+				p == HS_NO_NODE ? json_null() : json_integer(p))) {
 		json_decref(o);
 		return NULL;
 	}
@@ -421,23 +425,23 @@ json_t *hs__doc(const struct hs_view *v, const char *key, json_t *val)
 struct route {
 	const char *path;
 	int (*fn)(struct hs_route_ctx *c);
-	int query;		/* parses a query (else none) */
+	int query; /* parses a query (else none) */
 };
 
 static const struct route routes[] = {
-	{ "/api/info", hs__api_info, 0 },
-	{ "/api/view", hs__api_view, 1 },
-	{ "/api/rows", hs__api_rows, 1 },
-	{ "/api/tree", hs__api_tree, 1 },
-	{ "/api/flame", hs__api_flame, 1 },
-	{ "/api/find", hs__api_find, 1 },
-	{ "/api/timeline", hs__api_timeline, 1 },
-	{ "/api/samples", hs__api_samples, 1 },
-	{ "/api/stats", hs__api_stats, 1 },
-	{ "/api/source", hs__api_source, 1 },
-	{ "/api/overweight", hs__api_overweight, 1 },
-	{ "/api/gc", hs__api_gc, 0 },
-	{ NULL, NULL, 0 },
+    {"/api/info", hs__api_info, 0},
+    {"/api/view", hs__api_view, 1},
+    {"/api/rows", hs__api_rows, 1},
+    {"/api/tree", hs__api_tree, 1},
+    {"/api/flame", hs__api_flame, 1},
+    {"/api/find", hs__api_find, 1},
+    {"/api/timeline", hs__api_timeline, 1},
+    {"/api/samples", hs__api_samples, 1},
+    {"/api/stats", hs__api_stats, 1},
+    {"/api/source", hs__api_source, 1},
+    {"/api/overweight", hs__api_overweight, 1},
+    {"/api/gc", hs__api_gc, 0},
+    {NULL, NULL, 0},
 };
 
 /* The saved text boxes of a source, for report-style arguments (NULL: none). */
@@ -463,8 +467,9 @@ static json_t *request_query(struct hs_route_ctx *c)
 		q = json_loadb(req->body ? req->body : "", req->body_len,
 			       JSON_REJECT_DUPLICATES, &jerr);
 		if (!q) {
-			hs_diag_set(&c->diag, 0, "the body is not JSON: %s at character %d",
-				    jerr.text, jerr.position);
+			hs_diag_set(&c->diag, 0,
+				    "the body is not JSON: %s at character %d", jerr.text,
+				    jerr.position);
 			return NULL;
 		}
 		return q;
@@ -475,7 +480,8 @@ static json_t *request_query(struct hs_route_ctx *c)
 static int dispatch(struct hs_app *a, const struct hs_request *req,
 		    struct hs_response *resp)
 {
-	struct hs_route_ctx c = { .app = a, .req = req, .resp = resp, .diag = HS_DIAG_INIT(NULL) };
+	struct hs_route_ctx c = {
+	    .app = a, .req = req, .resp = resp, .diag = HS_DIAG_INIT(NULL)};
 	const struct route *r;
 	int err;
 
@@ -493,8 +499,8 @@ static int dispatch(struct hs_app *a, const struct hs_request *req,
 	if (r->query) {
 		c.q = request_query(&c);
 		if (!c.q)
-			return hs__reply_error(resp, 400, "%s", c.diag.set ? c.diag.msg
-									  : "bad query");
+			return hs__reply_error(resp, 400, "%s",
+					       c.diag.set ? c.diag.msg : "bad query");
 		if (!json_is_object(c.q)) {
 			json_decref(c.q);
 			return hs__reply_error(resp, 400,

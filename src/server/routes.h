@@ -28,12 +28,12 @@
  * app's cache for the request's duration.
  */
 
-#define MAX_ROWS_PAGE 10000		/* rows in one /api/rows answer */
-#define MAX_TREE_ROWS 200000		/* rows in one /api/tree or /api/flame answer */
-#define MAX_IDS 100000			/* ids in one "of" list */
-#define MAX_BUCKETS 4000		/* timeline buckets */
-#define MAX_SAMPLES_PAGE 1000		/* samples in one /api/samples answer */
-#define MAX_STACK_SHOWN 256		/* frames of one sample's stack */
+#define MAX_ROWS_PAGE 10000   /* rows in one /api/rows answer */
+#define MAX_TREE_ROWS 200000  /* rows in one /api/tree or /api/flame answer */
+#define MAX_IDS 100000	      /* ids in one "of" list */
+#define MAX_BUCKETS 4000      /* timeline buckets */
+#define MAX_SAMPLES_PAGE 1000 /* samples in one /api/samples answer */
+#define MAX_STACK_SHOWN 256   /* frames of one sample's stack */
 
 #define COMPACT (JSON_COMPACT | JSON_REAL_PRECISION(15) | JSON_PRESERVE_ORDER)
 
@@ -42,18 +42,18 @@ struct hs_route_ctx {
 	struct hs_app *app;
 	const struct hs_request *req;
 	struct hs_response *resp;
-	json_t *q;			/* the request's query object */
+	json_t *q; /* the request's query object */
 	struct hs_api_query query;
 	struct hs_diag diag;
-	const struct hs_stack_source *src;	/* the query's source */
+	const struct hs_stack_source *src; /* the query's source */
 	struct hs_cache_entry *tree, *view;
 };
 
 /* A source of a query's chain, found or built. */
 struct hs_resolved {
 	const struct hs_stack_source *src;
-	const double *when;		/* the When range it carries, or NULL */
-	struct hs_cache_entry *ent;	/* its cache entry, NULL for a trace */
+	const double *when;	    /* the When range it carries, or NULL */
+	struct hs_cache_entry *ent; /* its cache entry, NULL for a trace */
 };
 
 static inline double hs__ms(int64_t ns)
@@ -83,7 +83,8 @@ int hs__get_view(struct hs_route_ctx *c);
  * Readers of request keys: each leaves its default (or NULL) when @key is
  * absent, and returns 0 or -EINVAL with a message in c->diag.
  */
-int hs__get_uint(struct hs_route_ctx *c, const char *key, size_t dflt, size_t max, size_t *out);
+int hs__get_uint(struct hs_route_ctx *c, const char *key, size_t dflt, size_t max,
+		 size_t *out);
 int hs__get_bool(struct hs_route_ctx *c, const char *key, int dflt, int *out);
 int hs__get_string(struct hs_route_ctx *c, const char *key, size_t max, const char **out);
 /* A row id of the view (HS_NO_NODE for none). */

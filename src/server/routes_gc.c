@@ -32,10 +32,13 @@ int hs__api_gc(struct hs_route_ctx *c)
 		return hs__reply_error(c->resp, 404, "no trace %lu", id);
 	t = &c->app->traces[id];
 	if (t->fmt != HS_FORMAT_NETTRACE && t->fmt != HS_FORMAT_NETTRACE_ZIP)
-		return hs__reply_error(c->resp, 400, "trace %lu is not a .nettrace: GC "
-				       "statistics come from .NET traces", id);
+		return hs__reply_error(c->resp, 400,
+				       "trace %lu is not a .nettrace: GC "
+				       "statistics come from .NET traces",
+				       id);
 	if (!t->path)
-		return hs__reply_error(c->resp, 404, "trace %lu cannot be read again", id);
+		return hs__reply_error(c->resp, 404, "trace %lu cannot be read again",
+				       id);
 	diag = (struct hs_diag)HS_DIAG_INIT(t->name);
 	err = hs_gc_stats_load(t->path, &st, &info, &diag);
 	if (err) {

@@ -23,16 +23,17 @@ static int add_line_pcts(json_t *o, double basis)
 	size_t i, k;
 
 	json_array_foreach(json_object_get(o, "files"), i, file)
-		json_array_foreach(json_object_get(file, "lines"), k, line) {
-			double e = json_real_value(json_object_get(line, "exc"));
-			double n = json_real_value(json_object_get(line, "inc"));
+	    json_array_foreach(json_object_get(file, "lines"), k, line)
+	{
+		double e = json_real_value(json_object_get(line, "exc"));
+		double n = json_real_value(json_object_get(line, "inc"));
 
-			if (json_object_set_new(line, "exc_pct",
-						json_real(basis > 0 ? 100 * e / basis : 0)) ||
-			    json_object_set_new(line, "inc_pct",
-						json_real(basis > 0 ? 100 * n / basis : 0)))
-				return -ENOMEM;
-		}
+		if (json_object_set_new(line, "exc_pct",
+					json_real(basis > 0 ? 100 * e / basis : 0)) ||
+		    json_object_set_new(line, "inc_pct",
+					json_real(basis > 0 ? 100 * n / basis : 0)))
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -85,9 +86,10 @@ int hs__api_source(struct hs_route_ctx *c)
 		hs_source_text_release(&text[i]);
 	hs_free(tp);
 	hs_source_lines_release(&sl);
-	if (o && (json_object_set_new(o, "name", json_string(name)) ||
-		  json_object_set_new(o, "unit", hs_view_json_text(ct->in->metric_unit)) ||
-		  add_line_pcts(o, hs_calltree_basis(ct)))) {
+	if (o &&
+	    (json_object_set_new(o, "name", json_string(name)) ||
+	     json_object_set_new(o, "unit", hs_view_json_text(ct->in->metric_unit)) ||
+	     add_line_pcts(o, hs_calltree_basis(ct)))) {
 		json_decref(o);
 		o = NULL;
 	}

@@ -21,15 +21,12 @@
 /* The saved text boxes of a source (null where absent). */
 static json_t *defaults_json(const struct hs_source_defaults *df)
 {
-	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
-			 "start", hs_view_json_text(df->start),
-			 "end", hs_view_json_text(df->end),
-			 "group", hs_view_json_text(df->group),
-			 "fold", hs_view_json_text(df->fold),
-			 "fold_pct", hs_view_json_text(df->fold_pct),
-			 "inc", hs_view_json_text(df->inc),
-			 "exc", hs_view_json_text(df->exc),
-			 "notes", hs_view_json_text(df->notes));
+	return json_pack(
+	    "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "start",
+	    hs_view_json_text(df->start), "end", hs_view_json_text(df->end), "group",
+	    hs_view_json_text(df->group), "fold", hs_view_json_text(df->fold), "fold_pct",
+	    hs_view_json_text(df->fold_pct), "inc", hs_view_json_text(df->inc), "exc",
+	    hs_view_json_text(df->exc), "notes", hs_view_json_text(df->notes));
 }
 
 static json_t *trace_json(const struct hs_app_trace *t, size_t id)
@@ -44,11 +41,11 @@ static json_t *trace_json(const struct hs_app_trace *t, size_t id)
 	for (k = 0; srcs && k < t->nr_sources; k++) {
 		const struct hs_app_source *as = &t->sources[k];
 		json_int_t n = (json_int_t)as->src.nr_samples;
-		json_t *x = json_pack("{s:o, s:o, s:b, s:o?, s:o?}",
-			"name", hs_view_json_text(as->name),
-			"summary", hs_view_json_text(as->summary), "loaded", as->loaded,
-			"samples", as->loaded ? json_integer(n) : NULL,
-			"defaults", as->loaded ? defaults_json(&as->src.defaults) : NULL);
+		json_t *x = json_pack(
+		    "{s:o, s:o, s:b, s:o?, s:o?}", "name", hs_view_json_text(as->name),
+		    "summary", hs_view_json_text(as->summary), "loaded", as->loaded,
+		    "samples", as->loaded ? json_integer(n) : NULL, "defaults",
+		    as->loaded ? defaults_json(&as->src.defaults) : NULL);
 
 		if (json_array_append_new(srcs, x)) {
 			json_decref(srcs);
@@ -59,17 +56,17 @@ static json_t *trace_json(const struct hs_app_trace *t, size_t id)
 	hs_source_time_range(s, &first, &last);
 	o = json_pack("{s:I, s:o, s:o, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:o, s:b,"
 		      " s:o, s:o}",
-		      "id", (json_int_t)id, "name", hs_view_json_text(t->name),
-		      "format", hs_view_json_text(t->format),
-		      "samples", (json_int_t)s->nr_samples,
-		      "frames", (json_int_t)hs_source_nr_frames(s),
-		      "stacks", (json_int_t)s->nr_stacks,
-		      "metric", metric, "count", count,
-		      "first_ms", hs__ms(first), "last_ms", hs__ms(last),
-		      "unit", hs_view_json_text(s->metric_unit),
-		      "time_metric", s->kind == HS_METRIC_TIME, "sources", srcs, "defaults", defaults_json(&s->defaults));
+		      "id", (json_int_t)id, "name", hs_view_json_text(t->name), "format",
+		      hs_view_json_text(t->format), "samples", (json_int_t)s->nr_samples,
+		      "frames", (json_int_t)hs_source_nr_frames(s), "stacks",
+		      (json_int_t)s->nr_stacks, "metric", metric, "count", count,
+		      "first_ms", hs__ms(first), "last_ms", hs__ms(last), "unit",
+		      hs_view_json_text(s->metric_unit), "time_metric",
+		      s->kind == HS_METRIC_TIME, "sources", srcs, "defaults",
+		      defaults_json(&s->defaults));
 	if (o &&
-	    json_object_set_new(o, "heap", json_boolean(hs_format_has(t->fmt, HS_FORMAT_HAS_HEAP)))) {
+	    json_object_set_new(
+		o, "heap", json_boolean(hs_format_has(t->fmt, HS_FORMAT_HAS_HEAP)))) {
 		json_decref(o);
 		o = NULL;
 	}
@@ -93,9 +90,9 @@ int hs__api_info(struct hs_route_ctx *c)
 			err = 1;
 			break;
 		}
-		t = json_pack("{s:s, s:s?, s:s, s:s, s:s, s:b}", "name", p->name,
-			      "group", text, "fold", p->fold, "fold_pct", p->fold_pct,
-			      "comment", p->comment, "needs_exe_dir", p->needs_exe_dir);
+		t = json_pack("{s:s, s:s?, s:s, s:s, s:s, s:b}", "name", p->name, "group",
+			      text, "fold", p->fold, "fold_pct", p->fold_pct, "comment",
+			      p->comment, "needs_exe_dir", p->needs_exe_dir);
 		hs_free(text);
 		err = !t || json_array_append_new(presets, t);
 	}
@@ -134,7 +131,7 @@ static json_t *heap_stats(struct hs_route_ctx *c, const struct hs_api_src *s)
 	if (!hs_format_has(t->fmt, HS_FORMAT_HAS_HEAP))
 		return NULL;
 	if (!t->heap_stats && !hs_app_heap(c->app, s->trace, &ht, &d) &&
-	    !hs_heap_stats_compute(ht, &(struct hs_stats_opts){ 0 }, &hs, &d)) {
+	    !hs_heap_stats_compute(ht, &(struct hs_stats_opts){0}, &hs, &d)) {
 		t->heap_stats = hs_heap_stats_json(&hs);
 		hs_heap_stats_release(&hs);
 	}
@@ -166,32 +163,24 @@ int hs__api_stats(struct hs_route_ctx *c)
 	for (i = 0; i < s->nr_stacks; i++)
 		if (s->stack_depth[i] > maxd)
 			maxd = s->stack_depth[i];
-	o = json_pack("{s:{s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:o, s:b, s:I, s:o},"
-		      " s:{s:I, s:I, s:I, s:I, s:I, s:f, s:o?},"
-		      " s:{s:I, s:I, s:I}}",
-		      "source",
-		      "samples", (json_int_t)s->nr_samples,
-		      "frames", (json_int_t)hs_source_nr_frames(s),
-		      "stacks", (json_int_t)s->nr_stacks,
-		      "max_depth", (json_int_t)maxd,
-		      "metric", metric, "count", count,
-		      "first_ms", hs__ms(first), "last_ms", hs__ms(last),
-		      "unit", hs_view_json_text(s->metric_unit),
-		      "time_metric", s->kind == HS_METRIC_TIME,
-		      "memory_bytes", (json_int_t)hs_source_memory(s),
-		      "defaults", defaults_json(&s->defaults),
-		      "filter",
-		      "samples", (json_int_t)ct->nr_samples,
-		      "frames", (json_int_t)hs_source_nr_frames(&ct->f.out),
-		      "stacks", (json_int_t)ct->f.out.nr_stacks,
-		      "groups", (json_int_t)ct->f.nr_groups,
-		      "folded_nodes", (json_int_t)ct->nr_folded,
-		      "fold_threshold", ct->fold_threshold,
-		      "fold_pct", isnan(ct->fold_pct) ? NULL : json_real(ct->fold_pct),
-		      "cache",
-		      "entries", (json_int_t)c->app->cache.nr,
-		      "hits", (json_int_t)c->app->cache.hits,
-		      "misses", (json_int_t)c->app->cache.misses);
+	o = json_pack(
+	    "{s:{s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:o, s:b, s:I, s:o},"
+	    " s:{s:I, s:I, s:I, s:I, s:I, s:f, s:o?},"
+	    " s:{s:I, s:I, s:I}}",
+	    "source", "samples", (json_int_t)s->nr_samples, "frames",
+	    (json_int_t)hs_source_nr_frames(s), "stacks", (json_int_t)s->nr_stacks,
+	    "max_depth", (json_int_t)maxd, "metric", metric, "count", count, "first_ms",
+	    hs__ms(first), "last_ms", hs__ms(last), "unit",
+	    hs_view_json_text(s->metric_unit), "time_metric", s->kind == HS_METRIC_TIME,
+	    "memory_bytes", (json_int_t)hs_source_memory(s), "defaults",
+	    defaults_json(&s->defaults), "filter", "samples", (json_int_t)ct->nr_samples,
+	    "frames", (json_int_t)hs_source_nr_frames(&ct->f.out), "stacks",
+	    (json_int_t)ct->f.out.nr_stacks, "groups", (json_int_t)ct->f.nr_groups,
+	    "folded_nodes", (json_int_t)ct->nr_folded, "fold_threshold",
+	    ct->fold_threshold, "fold_pct",
+	    isnan(ct->fold_pct) ? NULL : json_real(ct->fold_pct), "cache", "entries",
+	    (json_int_t)c->app->cache.nr, "hits", (json_int_t)c->app->cache.hits,
+	    "misses", (json_int_t)c->app->cache.misses);
 	heap = heap_stats(c, &c->query.src);
 	if (o && heap && json_object_set_new(o, "heap", heap)) {
 		json_decref(o);
@@ -225,13 +214,13 @@ int hs__api_overweight(struct hs_route_ctx *c)
 	err = hs_api_params_parse(json_object_get(c->q, "base_params"), &bp, &c->diag);
 	if (!err)
 		err = hs__resolve_src(c->app, &c->query.src, c->query.src.nr_steps,
-				  &c->query.params.vp.filter, &t, &c->diag);
+				      &c->query.params.vp.filter, &t, &c->diag);
 	if (!err)
 		err = hs__resolve_src(c->app, &bq.src, bq.src.nr_steps, &bp.vp.filter, &b,
-				  &c->diag);
+				      &c->diag);
 	if (!err)
-		err = hs_overweight_compute(b.src, &bp.vp, t.src, &c->query.params.vp, &ow,
-					    &c->diag);
+		err = hs_overweight_compute(b.src, &bp.vp, t.src, &c->query.params.vp,
+					    &ow, &c->diag);
 	hs_api_query_release(&bq);
 	hs_api_params_release(&bp);
 	if (err)
@@ -246,4 +235,3 @@ int hs__api_overweight(struct hs_route_ctx *c)
 	free(text);
 	return hs__reply_json(c->resp, o, COMPACT);
 }
-

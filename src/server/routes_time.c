@@ -66,7 +66,7 @@ static const struct hs_trace *heap_trace(struct hs_route_ctx *c)
  */
 static int add_heap_timelines(struct hs_route_ctx *c, json_t *o, size_t points)
 {
-	struct hs_timeline heap = { 0 }, rss = { 0 };
+	struct hs_timeline heap = {0}, rss = {0};
 	const struct hs_trace *t = heap_trace(c);
 	int err = 0;
 
@@ -151,7 +151,8 @@ int hs__api_timeline(struct hs_route_ctx *c)
 	if (heap_trace(c) && add_heap_timelines(c, o, nb))
 		goto fail;
 	if (json_object_set_new(o, "start_ms", json_real(lo / 1e6)) ||
-	    json_object_set_new(o, "end_ms", json_real((lo + width * (double)nb) / 1e6)) ||
+	    json_object_set_new(o, "end_ms",
+				json_real((lo + width * (double)nb) / 1e6)) ||
 	    json_object_set_new(o, "bucket_ms", json_real(width / 1e6)) ||
 	    json_object_set_new(o, "time_metric", json_boolean(tm)) ||
 	    json_object_set_new(o, "unit", hs_view_json_text(s->metric_unit)))
@@ -174,7 +175,7 @@ out:
 int hs__api_samples(struct hs_route_ctx *c)
 {
 	struct hs_stack_source out;
-	struct hs_query_step step = { .kind = HS_STEP_DRILL, .what = HS_DRILL_INC };
+	struct hs_query_step step = {.kind = HS_STEP_DRILL, .what = HS_DRILL_INC};
 	const struct hs_calltree *ct;
 	const char *what, **names = NULL;
 	uint32_t id, frames[MAX_STACK_SHOWN];
@@ -242,22 +243,24 @@ int hs__api_samples(struct hs_route_ctx *c)
 		return hs__reply_err(c, err, "");
 	}
 	rows = json_array();
-	o = json_pack("{s:I, s:I, s:o}", "total", (json_int_t)out.nr_samples,
-		      "offset", (json_int_t)offset, "rows", rows);
+	o = json_pack("{s:I, s:I, s:o}", "total", (json_int_t)out.nr_samples, "offset",
+		      (json_int_t)offset, "rows", rows);
 	if (!o)
 		goto fail;
 	for (i = offset; i < out.nr_samples && i - offset < count; i++) {
-		depth = hs_source_stack_frames(&out, out.stack[i], frames, MAX_STACK_SHOWN);
+		depth =
+		    hs_source_stack_frames(&out, out.stack[i], frames, MAX_STACK_SHOWN);
 		st = json_array();
-		row = json_pack("{s:f, s:f, s:f, s:I, s:o}", "time_ms", hs__ms(out.time[i]),
-				"metric", out.metric[i], "count", out.count[i],
-				"depth", (json_int_t)depth, "stack", st);
+		row = json_pack("{s:f, s:f, s:f, s:I, s:o}", "time_ms",
+				hs__ms(out.time[i]), "metric", out.metric[i], "count",
+				out.count[i], "depth", (json_int_t)depth, "stack", st);
 		if (!row || json_array_append_new(rows, row))
 			goto fail;
 		n = depth < MAX_STACK_SHOWN ? depth : MAX_STACK_SHOWN;
 		for (k = 0; k < n; k++)
 			if (json_array_append_new(
-				st, hs_view_json_text(hs_source_frame_name(&out, frames[k]))))
+				st,
+				hs_view_json_text(hs_source_frame_name(&out, frames[k]))))
 				goto fail;
 	}
 	goto out;

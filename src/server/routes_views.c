@@ -163,13 +163,13 @@ int hs__api_rows(struct hs_route_ctx *c)
  */
 struct walk {
 	const struct hs_cache_entry *e;
-	const struct hs_view_order *order;	/* NULL: the view's order */
-	uint32_t *out;			/* the rows emitted, in order */
+	const struct hs_view_order *order; /* NULL: the view's order */
+	uint32_t *out;			   /* the rows emitted, in order */
 	size_t nr_out, alloc_out, max_rows;
 	int truncated, failed;
-	uint32_t *stack;		/* pairs (row, levels left) */
+	uint32_t *stack; /* pairs (row, levels left) */
 	size_t nr, alloc;
-	uint32_t *kids;			/* scratch: children to sort */
+	uint32_t *kids; /* scratch: children to sort */
 	size_t alloc_kids;
 };
 
@@ -300,7 +300,7 @@ out:
 
 int hs__api_tree(struct hs_route_ctx *c)
 {
-	struct walk w = { 0 };
+	struct walk w = {0};
 	struct hs_view_order order;
 	const struct hs_view *v;
 	size_t levels, detail, i, n;
@@ -351,15 +351,17 @@ int hs__api_tree(struct hs_route_ctx *c)
 		for (i = 0; i < v->nr_rows; i++)
 			if (v->rows[i].parent == HS_NO_NODE) {
 				emit(&w, (uint32_t)i);
-				walk_children(&w, (uint32_t)i, (uint32_t)levels, autoopen);
+				walk_children(&w, (uint32_t)i, (uint32_t)levels,
+					      autoopen);
 			}
 	}
 	hs_free(w.stack);
 	hs_free(w.kids);
-	o = w.failed ? NULL
-		     : hs__doc(v, "rows",
-			   rows_array(v, w.out,
-				      skeleton && detail < w.nr_out ? detail : w.nr_out));
+	o = w.failed
+		? NULL
+		: hs__doc(v, "rows",
+			  rows_array(v, w.out,
+				     skeleton && detail < w.nr_out ? detail : w.nr_out));
 	if (o && json_object_set_new(o, "truncated", json_boolean(w.truncated))) {
 		json_decref(o);
 		o = NULL;
@@ -537,4 +539,3 @@ out:
 	hs_free(idx);
 	return hs__reply_json(c->resp, o, COMPACT);
 }
-

@@ -21,13 +21,13 @@
  * Ownership: the server borrows @app, which must outlive it.
  */
 
-#define HS_HTTP_GUEST_DEADLINE 10	/* seconds */
+#define HS_HTTP_GUEST_DEADLINE 10 /* seconds */
 #define HS_HTTP_GUESTS 40
 #define HS_HTTP_GUESTS_PER_CLIENT 24
 
 struct hs_server_opts {
-	const char *bind;	/* numeric IPv4 or IPv6 address; NULL = 127.0.0.1 */
-	unsigned port;		/* 0 = any free port */
+	const char *bind; /* numeric IPv4 or IPv6 address; NULL = 127.0.0.1 */
+	unsigned port;	  /* 0 = any free port */
 };
 
 struct hs_server;

@@ -21,13 +21,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_DIE_DEPTH 512		/* deeper DWARF nesting is corrupt */
-#define MAX_NAME_HOPS 16		/* abstract_origin/specification chain */
+#define MAX_DIE_DEPTH 512 /* deeper DWARF nesting is corrupt */
+#define MAX_NAME_HOPS 16  /* abstract_origin/specification chain */
 
 /* A unit's index; items of @pc point into @die. */
 struct hs__unit {
-	struct hs_sym_modmap pc;	/* top-level scopes by address */
-	Dwarf_Die *die;			/* owned */
+	struct hs_sym_modmap pc; /* top-level scopes by address */
+	Dwarf_Die *die;		 /* owned */
 	size_t nr_die;
 };
 
@@ -48,17 +48,16 @@ static int die_eq(const void *ctx, uint32_t id, const void *key)
 
 static void *die_map_get(const struct hs__die_map *m, const void *dw, uint64_t off)
 {
-	struct hs__die_ent k = { dw, off, NULL };
+	struct hs__die_ent k = {dw, off, NULL};
 	uint32_t id = hs_idindex_find(&m->index, die_hash(dw, off), die_eq, m, &k);
 
 	return id == HS_IDINDEX_NONE ? NULL : m->ent[id].val;
 }
 
 /* Set the value for (@dw, @off); 0 or -ENOMEM (map unchanged). */
-static int die_map_put(struct hs__die_map *m, const void *dw, uint64_t off,
-		       void *val)
+static int die_map_put(struct hs__die_map *m, const void *dw, uint64_t off, void *val)
 {
-	struct hs__die_ent k = { dw, off, val };
+	struct hs__die_ent k = {dw, off, val};
 	uint64_t h = die_hash(dw, off);
 	uint32_t id;
 	size_t pos;
@@ -141,8 +140,8 @@ static int is_name_scope(int tag)
 }
 
 /* Record the address ranges of scope @die (added to the unit at the end). */
-static int index_scope(struct hs_symbolizer *s, struct hs__unit *u,
-		       Dwarf_Die **die, size_t *alloc_die, Dwarf_Die *scope)
+static int index_scope(struct hs_symbolizer *s, struct hs__unit *u, Dwarf_Die **die,
+		       size_t *alloc_die, Dwarf_Die *scope)
 {
 	Dwarf_Addr base, low, high;
 	ptrdiff_t off = 0;
@@ -176,17 +175,16 @@ static const char *inner_prefix(struct hs_symbolizer *s, const char *prefix,
 	const char *name = dwarf_diename(die);
 
 	if (!name)
-		name = tag == DW_TAG_namespace ? "(anonymous namespace)"
-					       : "(anonymous)";
+		name = tag == DW_TAG_namespace ? "(anonymous namespace)" : "(anonymous)";
 	hs_buf_reset(&s->tmp);
 	if (hs_buf_addf(&s->tmp, "%s%s::", prefix ? prefix : "", name))
 		return NULL;
 	return hs__sym_intern_buf(s, &s->tmp);
 }
 
-static int index_walk(struct hs_symbolizer *s, struct hs__unit *u,
-		      Dwarf_Die **die, size_t *alloc_die, Dwarf_Die *parent,
-		      const char *prefix, unsigned nest)
+static int index_walk(struct hs_symbolizer *s, struct hs__unit *u, Dwarf_Die **die,
+		      size_t *alloc_die, Dwarf_Die *parent, const char *prefix,
+		      unsigned nest)
 {
 	const void *dw = dwarf_cu_getdwarf(parent->cu);
 	Dwarf_Die child, next;
@@ -199,15 +197,16 @@ static int index_walk(struct hs_symbolizer *s, struct hs__unit *u,
 		tag = dwarf_tag(&child);
 		if (is_scope_tag(tag)) {
 			if (tag == DW_TAG_subprogram && prefix)
-				err = die_map_put(&s->prefixes, dw,
-						  dwarf_dieoffset(&child),
-						  (void *)prefix);
+				err =
+				    die_map_put(&s->prefixes, dw, dwarf_dieoffset(&child),
+						(void *)prefix);
 			if (!err)
 				err = index_scope(s, u, die, alloc_die, &child);
 		} else if (is_name_scope(tag) && dwarf_haschildren(&child)) {
 			inner = inner_prefix(s, prefix, &child, tag);
-			err = inner ? index_walk(s, u, die, alloc_die, &child,
-						 inner, nest + 1) : -ENOMEM;
+			err = inner ? index_walk(s, u, die, alloc_die, &child, inner,
+						 nest + 1)
+				    : -ENOMEM;
 		}
 		if (err)
 			return err;
@@ -235,13 +234,13 @@ static struct hs__unit *get_unit(struct hs_symbolizer *s, Dwarf_Die *unit)
 	s->nr_uranges = 0;
 	if (index_walk(s, u, &die, &alloc_die, unit, NULL, 0))
 		goto fail;
-	u->die = die;		/* final: the ranges may point into it now */
+	u->die = die; /* final: the ranges may point into it now */
 	if (HS_GROW(u->pc.range, s->nr_uranges, u->pc.alloc))
 		goto fail;
 	/* room was made, so only an empty range fails: it is skipped */
 	for (i = 0; i < s->nr_uranges; i++)
-		if (hs__ranges_add(&u->pc, &u->die[s->uranges[i].die],
-				   s->uranges[i].low, s->uranges[i].high))
+		if (hs__ranges_add(&u->pc, &u->die[s->uranges[i].die], s->uranges[i].low,
+				   s->uranges[i].high))
 			continue;
 	if (die_map_put(&s->units, dw, off, u))
 		goto fail;
@@ -290,7 +289,8 @@ static int pc_scopes(struct hs_symbolizer *s, Dwarf_Die *parent, Dwarf_Addr pc,
 			return pc_scopes(s, &child, pc, depth, nest + 1);
 		}
 		if ((tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
-		     tag == DW_TAG_structure_type) && dwarf_haschildren(&child)) {
+		     tag == DW_TAG_structure_type) &&
+		    dwarf_haschildren(&child)) {
 			size_t before = *depth;
 
 			r = pc_scopes(s, &child, pc, depth, nest + 1);
@@ -309,8 +309,7 @@ static int pc_scopes(struct hs_symbolizer *s, Dwarf_Die *parent, Dwarf_Addr pc,
  * index recorded. Follows DW_AT_abstract_origin and DW_AT_specification.
  * *@name is NULL when DWARF gives none. 0 or -ENOMEM.
  */
-static int die_function(struct hs_symbolizer *s, Dwarf_Die *die,
-			const char **name)
+static int die_function(struct hs_symbolizer *s, Dwarf_Die *die, const char **name)
 {
 	Dwarf_Die cur = *die, next, unit;
 	const char *n, *prefix = NULL;
@@ -320,15 +319,14 @@ static int die_function(struct hs_symbolizer *s, Dwarf_Die *die,
 	*name = NULL;
 	n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
 	if (!n)
-		n = dwarf_formstring(dwarf_attr_integrate(die,
-						DW_AT_MIPS_linkage_name, &a));
+		n = dwarf_formstring(
+		    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
 	if (n && *n) {
 		*name = hs__sym_function_name(s, n);
 		return *name ? 0 : -ENOMEM;
 	}
 	/* the DIE that carries the name (bounded: DWARF may loop) */
-	for (hops = 0; hops < MAX_NAME_HOPS && !dwarf_hasattr(&cur, DW_AT_name);
-	     hops++) {
+	for (hops = 0; hops < MAX_NAME_HOPS && !dwarf_hasattr(&cur, DW_AT_name); hops++) {
 		if (!dwarf_attr(&cur, DW_AT_abstract_origin, &a) &&
 		    !dwarf_attr(&cur, DW_AT_specification, &a))
 			break;
@@ -350,7 +348,8 @@ static int die_function(struct hs_symbolizer *s, Dwarf_Die *die,
 	} else {
 		hs_buf_reset(&s->tmp);
 		*name = hs_buf_adds(&s->tmp, prefix) || hs_buf_adds(&s->tmp, n)
-			? NULL : hs__sym_intern_buf(s, &s->tmp);
+			    ? NULL
+			    : hs__sym_intern_buf(s, &s->tmp);
 	}
 	return *name ? 0 : -ENOMEM;
 }
@@ -431,8 +430,8 @@ static int call_site(struct hs_symbolizer *s, Dwarf_Die *die, const char **file,
 	return 0;
 }
 
-static int push_frame(struct hs_symbolizer *s, const char *function,
-		      const char *file, int line, int column, unsigned flags)
+static int push_frame(struct hs_symbolizer *s, const char *function, const char *file,
+		      int line, int column, unsigned flags)
 {
 	struct hs_sym_frame *f;
 
@@ -449,8 +448,7 @@ static int push_frame(struct hs_symbolizer *s, const char *function,
 
 /* The scopes around @pc into s->path (outermost first); their number in
  * *@n. 0 or -ENOMEM. */
-static int scopes_at(struct hs_symbolizer *s, Dwarf_Die *cu, Dwarf_Addr pc,
-		     size_t *n)
+static int scopes_at(struct hs_symbolizer *s, Dwarf_Die *cu, Dwarf_Addr pc, size_t *n)
 {
 	struct hs__unit *u = get_unit(s, cu);
 	const Dwarf_Die *top;
@@ -477,8 +475,7 @@ static int scopes_at(struct hs_symbolizer *s, Dwarf_Die *cu, Dwarf_Addr pc,
  * named from the symbol table when a sized symbol covers the address,
  * else from DWARF.
  */
-int hs__sym_resolve(struct hs_symbolizer *s, struct hs__sym_mod *m,
-		    uint64_t vaddr)
+int hs__sym_resolve(struct hs_symbolizer *s, struct hs__sym_mod *m, uint64_t vaddr)
 {
 	const char *symname, *file = NULL, *name;
 	const struct hs__elf_sym *sym;

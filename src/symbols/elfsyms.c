@@ -25,8 +25,8 @@
 
 struct cand {
 	uint64_t addr, size, sec_end;
-	const char *name;		/* libdw's or interned: valid while open */
-	int rank;			/* binding: higher is better */
+	const char *name; /* libdw's or interned: valid while open */
+	int rank;	  /* binding: higher is better */
 };
 
 static int bind_rank(int bind)
@@ -65,8 +65,7 @@ static int cmp_size_desc(const void *pa, const void *pb)
 }
 
 /* End of the section @shndx of @elf in module addresses, or 0. */
-static uint64_t section_end(Elf *elf, GElf_Word shndx, Dwarf_Addr bias,
-			    int *exec)
+static uint64_t section_end(Elf *elf, GElf_Word shndx, Dwarf_Addr bias, int *exec)
 {
 	GElf_Shdr mem, *sh;
 
@@ -95,8 +94,8 @@ static int build(struct hs_symbolizer *s, struct hs__sym_mod *m)
 		Elf *elf = NULL;
 		uint64_t end;
 		int type, exec;
-		const char *name = dwfl_module_getsym_info(m->dm, k, &sym, &addr,
-							   &shndx, &elf, &bias);
+		const char *name =
+		    dwfl_module_getsym_info(m->dm, k, &sym, &addr, &shndx, &elf, &bias);
 
 		if (!name || !*name)
 			continue;
@@ -120,7 +119,7 @@ static int build(struct hs_symbolizer *s, struct hs__sym_mod *m)
 		c[nr].rank = bind_rank(GELF_ST_BIND(sym.st_info));
 		nr++;
 	}
-	if (nr)		/* no candidate: no array to sort (qsort's NULL is UB) */
+	if (nr) /* no candidate: no array to sort (qsort's NULL is UB) */
 		qsort(c, nr, sizeof(*c), cmp_cand);
 	e = hs_calloc(nr ? nr : 1, sizeof(*e));
 	if (!e)
@@ -130,7 +129,7 @@ static int build(struct hs_symbolizer *s, struct hs__sym_mod *m)
 		size_t j;
 
 		if (i && c[i].addr == c[i - 1].addr)
-			continue;	/* an alias that lost to c[i - 1] */
+			continue; /* an alias that lost to c[i - 1] */
 		if (c[i].size) {
 			end = c[i].addr + c[i].size;
 			if (end < c[i].addr)
@@ -166,8 +165,8 @@ out:
 	return err;
 }
 
-int hs__sym_elf_lookup(struct hs_symbolizer *s, struct hs__sym_mod *m,
-		       uint64_t vaddr, const struct hs__elf_sym **out)
+int hs__sym_elf_lookup(struct hs_symbolizer *s, struct hs__sym_mod *m, uint64_t vaddr,
+		       const struct hs__elf_sym **out)
 {
 	int err;
 

@@ -39,7 +39,7 @@ int hs__ranges_add(struct hs_sym_modmap *m, const void *item, uint64_t start,
 	r->start = start;
 	r->end = end;
 	r->max_end = end;
-	r->seq = m->nr;		/* above every earlier seq, sorted or not */
+	r->seq = m->nr; /* above every earlier seq, sorted or not */
 	r->item = item;
 	m->nr++;
 	m->sorted = 0;
@@ -78,7 +78,7 @@ const void *hs__ranges_find(struct hs_sym_modmap *m, uint64_t addr)
 		return NULL;
 	if (!m->sorted)
 		sort_ranges(m);
-	while (lo < hi) {		/* lo = first range starting above addr */
+	while (lo < hi) { /* lo = first range starting above addr */
 		size_t mid = lo + (hi - lo) / 2;
 
 		if (m->range[mid].start <= addr)
@@ -101,8 +101,7 @@ int hs_sym_modmap_add(struct hs_sym_modmap *m, const struct hs_sym_module *mod,
 	return hs__ranges_add(m, mod, start, end);
 }
 
-const struct hs_sym_module *hs_sym_modmap_find(struct hs_sym_modmap *m,
-					       uint64_t addr)
+const struct hs_sym_module *hs_sym_modmap_find(struct hs_sym_modmap *m, uint64_t addr)
 {
 	return hs__ranges_find(m, addr);
 }

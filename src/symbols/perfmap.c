@@ -80,9 +80,8 @@ int hs_symbolizer_add_perf_map(struct hs_symbolizer *s, const char *path,
 			continue;
 		if (parse_line(line, len, &start, &size, &name, &name_len)) {
 			if (!r.last_had_newline)
-				break;	/* cut off while being written */
-			hs_diag_set(diag, r.lineno,
-				    "expected 'START SIZE name' in hex");
+				break; /* cut off while being written */
+			hs_diag_set(diag, r.lineno, "expected 'START SIZE name' in hex");
 			err = -EINVAL;
 			break;
 		}

@@ -27,8 +27,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define STRTAB_CAP ((size_t)1 << 34)	/* names: far above any real need */
-#define FRAME_BLOCK 4096		/* frames per storage block */
+#define STRTAB_CAP ((size_t)1 << 34) /* names: far above any real need */
+#define FRAME_BLOCK 4096	     /* frames per storage block */
 #define SYSTEM_DEBUG_DIR "/usr/lib/debug"
 
 static const struct hs_sym_frame unknown_frame;
@@ -251,8 +251,7 @@ static int unusable(struct hs_symbolizer *s, const char *file, const char *why)
  * Returns 0 (m->dwfl set), 1 when the file is unusable (reason in s->tmp)
  * or -ENOMEM.
  */
-static int try_file(struct hs_symbolizer *s, struct hs__sym_mod *m,
-		    const char *file)
+static int try_file(struct hs_symbolizer *s, struct hs__sym_mod *m, const char *file)
 {
 	const unsigned char *bits;
 	GElf_Addr bias, where;
@@ -279,8 +278,7 @@ static int try_file(struct hs_symbolizer *s, struct hs__sym_mod *m,
 	if (!dwfl)
 		return -ENOMEM;
 	dm = dwfl_report_elf(dwfl, m->path, file, -1, 0, true);
-	if (!dm || dwfl_report_end(dwfl, NULL, NULL) ||
-	    !dwfl_module_getelf(dm, &bias)) {
+	if (!dm || dwfl_report_end(dwfl, NULL, NULL) || !dwfl_module_getelf(dm, &bias)) {
 		n = unusable(s, file, dwfl_errmsg(-1));
 		dwfl_end(dwfl);
 		return n;
@@ -288,8 +286,8 @@ static int try_file(struct hs_symbolizer *s, struct hs__sym_mod *m,
 	if (m->build_id_len) {
 		n = dwfl_module_build_id(dm, &bits, &where);
 		if (n != (int)m->build_id_len || memcmp(bits, m->build_id, n)) {
-			const char *why = n > 0 ? "another build (build id differs)"
-						: "no build id";
+			const char *why =
+			    n > 0 ? "another build (build id differs)" : "no build id";
 
 			dwfl_end(dwfl);
 			return unusable(s, file, why);
@@ -315,8 +313,8 @@ static int load_debuginfod(struct hs__debuginfod *d)
 		return 0;
 	d->begin = (__typeof__(d->begin))dlsym(d->so, "debuginfod_begin");
 	d->end = (__typeof__(d->end))dlsym(d->so, "debuginfod_end");
-	d->find_debuginfo = (__typeof__(d->find_debuginfo))
-		dlsym(d->so, "debuginfod_find_debuginfo");
+	d->find_debuginfo =
+	    (__typeof__(d->find_debuginfo))dlsym(d->so, "debuginfod_find_debuginfo");
 	if (d->begin && d->end && d->find_debuginfo)
 		d->client = d->begin();
 	return d->client != NULL;
@@ -332,8 +330,8 @@ static int try_debuginfod(struct hs_symbolizer *s, struct hs__sym_mod *m)
 	if (s->flags & HS_SYM_NO_DEBUGINFOD || !urls || !*urls ||
 	    !load_debuginfod(&s->dbgd))
 		return 1;
-	fd = s->dbgd.find_debuginfo(s->dbgd.client, m->build_id,
-				    (int)m->build_id_len, &path);
+	fd = s->dbgd.find_debuginfo(s->dbgd.client, m->build_id, (int)m->build_id_len,
+				    &path);
 	if (fd < 0)
 		return 1;
 	close(fd);
@@ -366,7 +364,8 @@ static int own_vdso(void)
 		    hi <= lo)
 			continue;
 		fd = memfd_create("vdso", MFD_CLOEXEC);
-		if (fd >= 0 && write(fd, (const void *)lo, hi - lo) != (ssize_t)(hi - lo)) {
+		if (fd >= 0 &&
+		    write(fd, (const void *)lo, hi - lo) != (ssize_t)(hi - lo)) {
 			close(fd);
 			fd = -1;
 		}
@@ -405,8 +404,8 @@ static int open_module(struct hs_symbolizer *s, struct hs__sym_mod *m)
 	if (!(s->flags & HS_SYM_NO_SYSTEM_DEBUG))
 		nr_dir++;
 	for (i = 0; i < nr_dir; i++) {
-		const char *dir = i < s->nr_debug_dir ? s->debug_dir[i]
-						       : SYSTEM_DEBUG_DIR;
+		const char *dir =
+		    i < s->nr_debug_dir ? s->debug_dir[i] : SYSTEM_DEBUG_DIR;
 		size_t k;
 
 		hs_buf_reset(&name);
@@ -431,7 +430,7 @@ struct mod_key {
 	const char *path;
 	const unsigned char *build_id;
 	size_t idlen;
-	uint64_t hash;		/* module_hash() of the above */
+	uint64_t hash; /* module_hash() of the above */
 };
 
 static int mod_eq(const void *ctx, uint32_t id, const void *key)
@@ -440,7 +439,8 @@ static int mod_eq(const void *ctx, uint32_t id, const void *key)
 	const struct hs__sym_mod *m = s->mod[id];
 	const struct mod_key *k = key;
 
-	return m->hash == k->hash && m->build_id_len == k->idlen && !strcmp(m->path, k->path) &&
+	return m->hash == k->hash && m->build_id_len == k->idlen &&
+	       !strcmp(m->path, k->path) &&
 	       (!k->idlen || !memcmp(m->build_id, k->build_id, k->idlen));
 }
 
@@ -474,8 +474,7 @@ static int get_module(struct hs_symbolizer *s, const struct hs_sym_module *mod,
 		*out = s->mod[id];
 		return 0;
 	}
-	if (s->nr_mod >= UINT32_MAX - 1 ||
-	    HS_GROW(s->mod, s->nr_mod + 1, s->alloc_mod))
+	if (s->nr_mod >= UINT32_MAX - 1 || HS_GROW(s->mod, s->nr_mod + 1, s->alloc_mod))
 		return -ENOMEM;
 	m = hs_calloc(1, sizeof(*m));
 	if (!m)
@@ -503,7 +502,7 @@ static int get_module(struct hs_symbolizer *s, const struct hs_sym_module *mod,
 
 static uint64_t cache_hash(uint32_t mod, uint64_t vaddr)
 {
-	uint64_t k[2] = { vaddr, mod };
+	uint64_t k[2] = {vaddr, mod};
 
 	return hs_hash_bytes(k, sizeof(k));
 }
@@ -590,8 +589,7 @@ nomem:
 	return -ENOMEM;
 }
 
-int hs_symbolizer_module_info(struct hs_symbolizer *s,
-			      const struct hs_sym_module *mod,
+int hs_symbolizer_module_info(struct hs_symbolizer *s, const struct hs_sym_module *mod,
 			      struct hs_sym_module_info *info)
 {
 	const char *mainfile = NULL, *debugfile = NULL;
@@ -612,12 +610,12 @@ int hs_symbolizer_module_info(struct hs_symbolizer *s,
 	dw = dwfl_module_getdwarf(m->dm, &bias);
 	if (!dw)
 		return 0;
-	dwfl_module_info(m->dm, NULL, NULL, NULL, NULL, NULL, &mainfile,
-			 &debugfile);
+	dwfl_module_info(m->dm, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
 	if (!debugfile) {
 		/* DWARF in the main file, or a file libdw did not name */
 		info->debug_file = dwarf_getelf(dw) == dwfl_module_getelf(m->dm, &bias)
-				   ? m->main_file : "(no name)";
+				       ? m->main_file
+				       : "(no name)";
 		return 0;
 	}
 	info->debug_file = hs__sym_intern(s, debugfile, strlen(debugfile));
@@ -660,8 +658,7 @@ int hs_symbolizer_lookup_jit(struct hs_symbolizer *s, uint64_t addr,
 }
 
 int hs_symbolizer_lookup_addr(struct hs_symbolizer *s, struct hs_sym_modmap *map,
-			      uint64_t addr, unsigned flags,
-			      struct hs_sym_result *out)
+			      uint64_t addr, unsigned flags, struct hs_sym_result *out)
 {
 	const struct hs_sym_module *mod = map ? hs_sym_modmap_find(map, addr) : NULL;
 	uint64_t pc = addr - (flags & HS_SYM_RETURN_ADDRESS ? 1 : 0);
@@ -671,8 +668,7 @@ int hs_symbolizer_lookup_addr(struct hs_symbolizer *s, struct hs_sym_modmap *map
 	return hs_symbolizer_lookup_jit(s, pc, out);
 }
 
-int hs_sym_format_frame(const struct hs_sym_result *r, unsigned i,
-			struct hs_buf *out)
+int hs_sym_format_frame(const struct hs_sym_result *r, unsigned i, struct hs_buf *out)
 {
 	const char *fn = i < r->nr_frame ? r->frame[i].function : NULL;
 
@@ -680,8 +676,7 @@ int hs_sym_format_frame(const struct hs_sym_result *r, unsigned i,
 			   fn ? fn : "?");
 }
 
-void hs_symbolizer_stats(const struct hs_symbolizer *s,
-			 struct hs_symbolizer_stats *st)
+void hs_symbolizer_stats(const struct hs_symbolizer *s, struct hs_symbolizer_stats *st)
 {
 	st->modules = s->nr_mod;
 	st->lookups = s->lookups;

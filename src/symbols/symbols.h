@@ -74,36 +74,36 @@ struct hs_diag;
 
 /* A module as recorded at run time. Borrowed by every call that takes it. */
 struct hs_sym_module {
-	const char *path;		/* file as mapped; NULL is taken as "" */
-	const unsigned char *build_id;	/* GNU build id bytes, or NULL */
-	size_t build_id_len;		/* 0 when unknown */
-	uint64_t bias;			/* load bias, used by the _addr helpers */
+	const char *path;	       /* file as mapped; NULL is taken as "" */
+	const unsigned char *build_id; /* GNU build id bytes, or NULL */
+	size_t build_id_len;	       /* 0 when unknown */
+	uint64_t bias;		       /* load bias, used by the _addr helpers */
 };
 
 enum hs_sym_frame_flags {
-	HS_SYM_INLINE = 1 << 0,		/* inlined into the next frame */
+	HS_SYM_INLINE = 1 << 0, /* inlined into the next frame */
 };
 
 struct hs_sym_frame {
-	const char *function;	/* demangled name, or NULL when unknown ("?") */
-	const char *file;	/* source file as DWARF names it, or NULL */
-	uint32_t line;		/* 1-based; 0 when unknown */
-	uint32_t column;	/* 1-based; 0 when unknown */
-	unsigned flags;		/* enum hs_sym_frame_flags */
+	const char *function; /* demangled name, or NULL when unknown ("?") */
+	const char *file;     /* source file as DWARF names it, or NULL */
+	uint32_t line;	      /* 1-based; 0 when unknown */
+	uint32_t column;      /* 1-based; 0 when unknown */
+	unsigned flags;	      /* enum hs_sym_frame_flags */
 };
 
 enum hs_sym_status {
-	HS_SYM_FOUND,		/* frame[0..] name a function */
-	HS_SYM_NO_SYMBOL,	/* module readable, no function here: "module!?" */
-	HS_SYM_BAD_MODULE,	/* no usable file for the module: "module!?" */
-	HS_SYM_NO_MODULE,	/* no module contains the address: "?!?" */
+	HS_SYM_FOUND,	   /* frame[0..] name a function */
+	HS_SYM_NO_SYMBOL,  /* module readable, no function here: "module!?" */
+	HS_SYM_BAD_MODULE, /* no usable file for the module: "module!?" */
+	HS_SYM_NO_MODULE,  /* no module contains the address: "?!?" */
 };
 
 struct hs_sym_result {
 	enum hs_sym_status status;
-	const char *module;		/* module path; NULL for HS_SYM_NO_MODULE */
-	const struct hs_sym_frame *frame;	/* nr_frame frames, innermost first */
-	unsigned nr_frame;		/* at least 1 */
+	const char *module;		  /* module path; NULL for HS_SYM_NO_MODULE */
+	const struct hs_sym_frame *frame; /* nr_frame frames, innermost first */
+	unsigned nr_frame;		  /* at least 1 */
 };
 
 /*
@@ -113,9 +113,9 @@ struct hs_sym_result {
  * the first can be turned off here; unset DEBUGINFOD_URLS to stop both.
  */
 enum hs_symbolizer_flags {
-	HS_SYM_NO_SYSTEM_DEBUG = 1 << 0,	/* skip /usr/lib/debug */
-	HS_SYM_NO_DEBUGINFOD = 1 << 1,		/* no debuginfod for missing files */
-	HS_SYM_NO_DEMANGLE = 1 << 2,		/* keep mangled names */
+	HS_SYM_NO_SYSTEM_DEBUG = 1 << 0, /* skip /usr/lib/debug */
+	HS_SYM_NO_DEBUGINFOD = 1 << 1,	 /* no debuginfod for missing files */
+	HS_SYM_NO_DEMANGLE = 1 << 2,	 /* keep mangled names */
 };
 
 struct hs_symbolizer;
@@ -196,15 +196,18 @@ HS_MUST_CHECK int hs_symbolizer_lookup_jit(struct hs_symbolizer *s, uint64_t add
  */
 struct hs_sym_modmap {
 	struct hs_sym_range {
-		uint64_t start, end;	/* [start, end) */
-		uint64_t max_end;	/* max end of ranges[0..i] once sorted */
-		size_t seq;		/* order of addition */
-		const void *item;	/* borrowed */
-	} *range;
+		uint64_t start, end; /* [start, end) */
+		uint64_t max_end;    /* max end of ranges[0..i] once sorted */
+		size_t seq;	     /* order of addition */
+		const void *item;    /* borrowed */
+	} * range;
 	size_t nr, alloc;
 	int sorted;
 };
-#define HS_SYM_MODMAP_INIT { 0 }
+#define HS_SYM_MODMAP_INIT                                                               \
+	{                                                                                \
+		0                                                                        \
+	}
 
 void hs_sym_modmap_init(struct hs_sym_modmap *m);
 void hs_sym_modmap_release(struct hs_sym_modmap *m);
@@ -217,11 +220,10 @@ HS_MUST_CHECK int hs_sym_modmap_add(struct hs_sym_modmap *m,
 				    const struct hs_sym_module *mod, uint64_t start,
 				    uint64_t end);
 /* The module containing run-time address @addr, or NULL. */
-const struct hs_sym_module *hs_sym_modmap_find(struct hs_sym_modmap *m,
-					       uint64_t addr);
+const struct hs_sym_module *hs_sym_modmap_find(struct hs_sym_modmap *m, uint64_t addr);
 
 enum hs_sym_lookup_flags {
-	HS_SYM_RETURN_ADDRESS = 1 << 0,	/* @addr is a return address: use addr-1 */
+	HS_SYM_RETURN_ADDRESS = 1 << 0, /* @addr is a return address: use addr-1 */
 };
 
 /*
@@ -251,12 +253,11 @@ HS_MUST_CHECK int hs_sym_demangle(const char *name, struct hs_buf *out);
 
 /* Statistics, for benchmarks and -v output. */
 struct hs_symbolizer_stats {
-	size_t modules;		/* modules opened (usable or not) */
-	size_t lookups;		/* calls of hs_symbolizer_lookup() */
-	size_t cache_hits;	/* of which answered from the cache */
-	size_t frames;		/* frames stored */
-	size_t strings;		/* distinct strings interned */
+	size_t modules;	   /* modules opened (usable or not) */
+	size_t lookups;	   /* calls of hs_symbolizer_lookup() */
+	size_t cache_hits; /* of which answered from the cache */
+	size_t frames;	   /* frames stored */
+	size_t strings;	   /* distinct strings interned */
 };
-void hs_symbolizer_stats(const struct hs_symbolizer *s,
-			 struct hs_symbolizer_stats *st);
+void hs_symbolizer_stats(const struct hs_symbolizer *s, struct hs_symbolizer_stats *st);
 #endif

@@ -28,30 +28,30 @@ const void *hs__ranges_find(struct hs_sym_modmap *m, uint64_t addr);
 
 /* A function symbol of a module (see elfsyms.c). */
 struct hs__elf_sym {
-	uint64_t start, end;		/* [start, end) in module addresses */
-	const char *name;		/* libdw's or interned; no "@VERSION" */
-	int sized;			/* st_size was not 0 */
+	uint64_t start, end; /* [start, end) in module addresses */
+	const char *name;    /* libdw's or interned; no "@VERSION" */
+	int sized;	     /* st_size was not 0 */
 };
 
 /* One open module. */
 struct hs__sym_mod {
-	uint64_t hash;			/* of path and build id */
-	const char *path;		/* interned */
-	unsigned char *build_id;	/* owned copy, NULL when none */
+	uint64_t hash;		 /* of path and build id */
+	const char *path;	 /* interned */
+	unsigned char *build_id; /* owned copy, NULL when none */
 	size_t build_id_len;
-	uint32_t id;			/* index in hs_symbolizer.mod */
-	Dwfl *dwfl;			/* owned; NULL when unusable */
-	Dwfl_Module *dm;		/* the one module of dwfl */
-	const char *main_file;		/* interned; the file dwfl reads */
-	const char *why;		/* interned; why the path was not used */
-	struct hs_sym_modmap syms;	/* items: symv entries */
-	struct hs__elf_sym *symv;	/* owned; NULL until first needed */
+	uint32_t id;		   /* index in hs_symbolizer.mod */
+	Dwfl *dwfl;		   /* owned; NULL when unusable */
+	Dwfl_Module *dm;	   /* the one module of dwfl */
+	const char *main_file;	   /* interned; the file dwfl reads */
+	const char *why;	   /* interned; why the path was not used */
+	struct hs_sym_modmap syms; /* items: symv entries */
+	struct hs__elf_sym *symv;  /* owned; NULL until first needed */
 };
 
 struct hs__cache_ent {
 	uint64_t vaddr;
-	uint32_t mod;			/* module id */
-	uint32_t status;		/* enum hs_sym_status */
+	uint32_t mod;	 /* module id */
+	uint32_t status; /* enum hs_sym_status */
 	uint32_t nr_frame;
 	const struct hs_sym_frame *frame;
 };
@@ -62,16 +62,16 @@ struct hs__die_map {
 		const void *dw;
 		uint64_t off;
 		void *val;
-	} *ent;				/* in the order added */
+	} * ent; /* in the order added */
 	size_t nr, alloc;
-	struct hs_idindex index;	/* of ent, by (dw, off) */
+	struct hs_idindex index; /* of ent, by (dw, off) */
 };
 
 /* libdebuginfod, loaded on first use as libdw itself does: linking it
  * would load curl and its TLS stack into every heapscope command. */
 struct hs__debuginfod {
-	int tried;			/* dlopen was attempted */
-	void *so;			/* dlopen handle */
+	int tried; /* dlopen was attempted */
+	void *so;  /* dlopen handle */
 	debuginfod_client *client;
 	__typeof__(debuginfod_begin) *begin;
 	__typeof__(debuginfod_end) *end;
@@ -79,46 +79,46 @@ struct hs__debuginfod {
 };
 
 struct hs_symbolizer {
-	unsigned flags;			/* enum hs_symbolizer_flags */
-	int started;			/* a module was opened: dirs are fixed */
-	int nofile_raised;		/* RLIMIT_NOFILE was raised */
-	char **debug_dir;		/* owned absolute names, in search order */
+	unsigned flags;	   /* enum hs_symbolizer_flags */
+	int started;	   /* a module was opened: dirs are fixed */
+	int nofile_raised; /* RLIMIT_NOFILE was raised */
+	char **debug_dir;  /* owned absolute names, in search order */
 	size_t nr_debug_dir, alloc_debug_dir;
-	char *debuginfo_path;		/* libdwfl's search string, owned */
-	Dwfl_Callbacks callbacks;	/* shared by every module's Dwfl */
+	char *debuginfo_path;	  /* libdwfl's search string, owned */
+	Dwfl_Callbacks callbacks; /* shared by every module's Dwfl */
 
-	struct hs__sym_mod **mod;	/* owned, by id */
+	struct hs__sym_mod **mod; /* owned, by id */
 	size_t nr_mod, alloc_mod;
-	struct hs_idindex mod_index;	/* of mod, by (path, build id) */
+	struct hs_idindex mod_index; /* of mod, by (path, build id) */
 
-	struct hs__cache_ent *cache;	/* resolved addresses, as added */
+	struct hs__cache_ent *cache; /* resolved addresses, as added */
 	size_t nr_cache, alloc_cache;
-	struct hs_idindex cache_index;	/* of cache, by (module, vaddr) */
+	struct hs_idindex cache_index; /* of cache, by (module, vaddr) */
 
-	struct hs_sym_frame **block;	/* frame storage, blocks never move */
+	struct hs_sym_frame **block; /* frame storage, blocks never move */
 	size_t nr_block, alloc_block;
-	size_t block_used, block_size;	/* fill of the newest block */
-	struct hs_sym_frame *scratch;	/* frames of the lookup in progress */
+	size_t block_used, block_size; /* fill of the newest block */
+	struct hs_sym_frame *scratch;  /* frames of the lookup in progress */
 	size_t nr_scratch, alloc_scratch;
 
 	/* dwarf.c */
-	struct hs__die_map units;	/* unit DIE -> owned struct hs__unit */
-	struct hs__die_map prefixes;	/* subprogram DIE -> "ns::cls::" */
-	Dwarf_Die *path;		/* scopes from a unit down to a pc */
+	struct hs__die_map units;    /* unit DIE -> owned struct hs__unit */
+	struct hs__die_map prefixes; /* subprogram DIE -> "ns::cls::" */
+	Dwarf_Die *path;	     /* scopes from a unit down to a pc */
 	size_t alloc_path;
-	struct hs__unit_range {		/* a unit's index while it is built */
+	struct hs__unit_range { /* a unit's index while it is built */
 		uint64_t low, high;
 		size_t die;
-	} *uranges;
+	} * uranges;
 	size_t nr_uranges, alloc_uranges;
 
-	struct hs_strtab str;		/* every string handed out */
-	uint32_t *demangled;		/* raw name id -> demangled id + 1 */
+	struct hs_strtab str; /* every string handed out */
+	uint32_t *demangled;  /* raw name id -> demangled id + 1 */
 	size_t alloc_demangled;
 	struct hs_buf tmp;
 
-	struct hs_sym_modmap jit;	/* items: struct hs__jit_sym */
-	struct hs__jit_sym **jit_arr;	/* owned arrays of entries */
+	struct hs_sym_modmap jit;     /* items: struct hs__jit_sym */
+	struct hs__jit_sym **jit_arr; /* owned arrays of entries */
 	size_t nr_jit_arr, alloc_jit_arr;
 
 	struct hs__debuginfod dbgd;
@@ -128,39 +128,41 @@ struct hs_symbolizer {
 /* One perf-map entry: run-time [start, end) named by @frame. */
 struct hs__jit_sym {
 	uint64_t start, end;
-	const char *module;		/* the map's path, interned */
-	struct hs_sym_frame frame;	/* strings interned */
+	const char *module;	   /* the map's path, interned */
+	struct hs_sym_frame frame; /* strings interned */
 };
 
 /*
  * Intern @len bytes at @str in @s's string table. Returns the symbolizer's
  * copy (valid until hs_symbolizer_free()) or NULL when out of memory.
  */
-HS_MUST_CHECK const char *hs__sym_intern(struct hs_symbolizer *s, const char *str, size_t len);
-HS_MUST_CHECK const char *hs__sym_intern_buf(struct hs_symbolizer *s, const struct hs_buf *b);
+HS_MUST_CHECK const char *hs__sym_intern(struct hs_symbolizer *s, const char *str,
+					 size_t len);
+HS_MUST_CHECK const char *hs__sym_intern_buf(struct hs_symbolizer *s,
+					     const struct hs_buf *b);
 /* Intern @raw demangled (unless HS_SYM_NO_DEMANGLE); NULL on -ENOMEM. */
 const char *hs__sym_function_name(struct hs_symbolizer *s, const char *raw);
 /*
  * Add @nr entries of @jit (taken: freed by the symbolizer, also on
  * failure) to the JIT ranges. Returns 0 or -ENOMEM (then none is added).
  */
-HS_MUST_CHECK int hs__sym_add_jit(struct hs_symbolizer *s, struct hs__jit_sym *jit, size_t nr);
+HS_MUST_CHECK int hs__sym_add_jit(struct hs_symbolizer *s, struct hs__jit_sym *jit,
+				  size_t nr);
 
 /*
  * dwarf.c: put the frames of @vaddr in usable module @m into s->scratch
  * (s->nr_scratch >= 1 on success), innermost first. 0 or -ENOMEM.
  */
 HS_MUST_CHECK
-int hs__sym_resolve(struct hs_symbolizer *s, struct hs__sym_mod *m,
-		    uint64_t vaddr);
+int hs__sym_resolve(struct hs_symbolizer *s, struct hs__sym_mod *m, uint64_t vaddr);
 
 /*
  * elfsyms.c: the function symbol covering @vaddr in *@out (NULL if none),
  * indexing the module's symbols on first use. 0 or -ENOMEM.
  */
 HS_MUST_CHECK
-int hs__sym_elf_lookup(struct hs_symbolizer *s, struct hs__sym_mod *m,
-		       uint64_t vaddr, const struct hs__elf_sym **out);
+int hs__sym_elf_lookup(struct hs_symbolizer *s, struct hs__sym_mod *m, uint64_t vaddr,
+		       const struct hs__elf_sym **out);
 void hs__sym_elf_release(struct hs__sym_mod *m);
 /* Free what dwarf.c keeps in @s. */
 void hs__sym_dwarf_release(struct hs_symbolizer *s);

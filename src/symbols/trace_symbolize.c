@@ -22,8 +22,8 @@
  * the first node of each key is resolved, the others share its entry.
  */
 struct node_key {
-	uint64_t mod;		/* module index + 1; 0: none */
-	uint64_t addr;		/* module-relative when there is a module */
+	uint64_t mod;  /* module index + 1; 0: none */
+	uint64_t addr; /* module-relative when there is a module */
 };
 
 static void node_key(const struct hs_trace *t, uint32_t node, struct node_key *k)
@@ -36,7 +36,7 @@ static void node_key(const struct hs_trace *t, uint32_t node, struct node_key *k
 
 static uint64_t node_key_hash(const struct node_key *k)
 {
-	uint64_t pair[2] = { k->mod, k->addr };
+	uint64_t pair[2] = {k->mod, k->addr};
 
 	return hs_hash_bytes(pair, sizeof(pair));
 }
@@ -184,7 +184,8 @@ static int resolve(struct hs_symbolizer *s, struct hs_symw *w, const struct hs_t
 			frames[i].function = r.frame[i].function;
 			frames[i].file = r.frame[i].file;
 			frames[i].line = r.frame[i].line;
-			frames[i].flags = r.frame[i].flags & HS_SYM_INLINE ? HS_TSYM_INLINE : 0;
+			frames[i].flags =
+			    r.frame[i].flags & HS_SYM_INLINE ? HS_TSYM_INLINE : 0;
 		} else {
 			memset(&frames[i], 0, sizeof(frames[i]));
 		}
@@ -241,7 +242,8 @@ static int open_symbolizer(const struct hs_symbolize_opts *o, const struct hs_tr
 		if (err) {
 			if (!md.set)
 				hs_diag_set(&md, 0, "%s", strerror(-err));
-			res->perf_map_error = hs_strdup(hs_diag_format(&md, msg, sizeof(msg)));
+			res->perf_map_error =
+			    hs_strdup(hs_diag_format(&md, msg, sizeof(msg)));
 		}
 	}
 	*out = s;
@@ -297,19 +299,20 @@ out:
 	return err;
 }
 
-int hs_trace_symbolize(const char *path, const char *out, const struct hs_symbolize_opts *o,
-		       struct hs_symbolize_result *res, struct hs_diag *diag)
+int hs_trace_symbolize(const char *path, const char *out,
+		       const struct hs_symbolize_opts *o, struct hs_symbolize_result *res,
+		       struct hs_diag *diag)
 {
 	struct hs_symbolizer *s = NULL;
 	struct hs_symw w;
 	struct hs_trace t;
-	struct sink sink = { .fd = -1 };
+	struct sink sink = {.fd = -1};
 	int in = -1, err, in_place = !out || !strcmp(out, path), w_ready = 0;
 
 	memset(res, 0, sizeof(*res));
 	/* the stack tree and the modules: chunks of events only go unread */
-	err = hs_trace_load_flags(path, &t, HS_TRACE_NO_EVENTS | HS_TRACE_SKIP_EVENT_CHUNKS,
-				  diag);
+	err = hs_trace_load_flags(path, &t,
+				  HS_TRACE_NO_EVENTS | HS_TRACE_SKIP_EVENT_CHUNKS, diag);
 	if (err)
 		return err;
 	err = open_symbolizer(o, &t, &s, res, diag);
@@ -328,14 +331,15 @@ int hs_trace_symbolize(const char *path, const char *out, const struct hs_symbol
 	}
 	if (sink.fd < 0) {
 		err = -errno;
-		hs_diag_set(diag, 0, "cannot open '%s' for writing: %s", in_place ? path : out,
-			    strerror(errno));
+		hs_diag_set(diag, 0, "cannot open '%s' for writing: %s",
+			    in_place ? path : out, strerror(errno));
 		goto out;
 	}
 	if (!in_place) {
 		err = copy_prefix(in, sink.fd, t.data_end);
 		if (err) {
-			hs_diag_set(diag, 0, "cannot copy to '%s': %s", out, strerror(-err));
+			hs_diag_set(diag, 0, "cannot copy to '%s': %s", out,
+				    strerror(-err));
 			goto out;
 		}
 	}

@@ -24,29 +24,29 @@ struct hs_diag;
  */
 
 struct hs_symbolize_opts {
-	const char *const *debug_dirs;	/* searched before /usr/lib/debug */
+	const char *const *debug_dirs; /* searched before /usr/lib/debug */
 	size_t nr_debug_dirs;
-	unsigned flags;			/* enum hs_symbolizer_flags */
-	const char *perf_map;		/* a perf map to read; NULL: /tmp/perf-PID.map */
-	int no_perf_map;		/* read no perf map */
+	unsigned flags;	      /* enum hs_symbolizer_flags */
+	const char *perf_map; /* a perf map to read; NULL: /tmp/perf-PID.map */
+	int no_perf_map;      /* read no perf map */
 };
 
 struct hs_symbolize_module {
-	char *path;			/* owned: the module as recorded */
-	char *why;			/* owned: why no symbols were found */
+	char *path; /* owned: the module as recorded */
+	char *why;  /* owned: why no symbols were found */
 };
 
 struct hs_symbolize_result {
-	size_t addresses;		/* distinct addresses looked up */
-	size_t found;			/* ... that name a function */
-	size_t with_lines;		/* ... with file:line (DWARF) */
-	size_t inlined;			/* ... inside inlined code */
+	size_t addresses;  /* distinct addresses looked up */
+	size_t found;	   /* ... that name a function */
+	size_t with_lines; /* ... with file:line (DWARF) */
+	size_t inlined;	   /* ... inside inlined code */
 	size_t no_symbol, bad_module, no_module, jit;
-	size_t chunks;			/* SYMBOLS chunks written */
-	uint64_t bytes;			/* their size in the file */
-	struct hs_symbolize_module *bad;	/* modules without a usable file */
+	size_t chunks;			 /* SYMBOLS chunks written */
+	uint64_t bytes;			 /* their size in the file */
+	struct hs_symbolize_module *bad; /* modules without a usable file */
 	size_t nr_bad, alloc_bad;
-	char *perf_map_error;		/* owned: a perf map that could not be read */
+	char *perf_map_error; /* owned: a perf map that could not be read */
 };
 
 /*
@@ -58,6 +58,7 @@ struct hs_symbolize_result {
  */
 HS_MUST_CHECK int hs_trace_symbolize(const char *path, const char *out,
 				     const struct hs_symbolize_opts *o,
-				     struct hs_symbolize_result *res, struct hs_diag *diag);
+				     struct hs_symbolize_result *res,
+				     struct hs_diag *diag);
 void hs_symbolize_result_release(struct hs_symbolize_result *res);
 #endif
