@@ -8,7 +8,8 @@
 # protobuf-c and zlib write pprof profiles; golang-go's `go tool pprof`
 # (about 63 MB to download) checks them in t1403-convert-pprof.bats.
 # clang and its runtime (libclang-rt-14-dev: libFuzzer and the sanitizers)
-# build the fuzz targets that `make check` runs (tests/fuzz/README.md).
+# build the fuzz targets that `make check` runs (tests/fuzz/README.md);
+# clang-format checks that src/ is formatted (scripts/check-format.sh).
 set -eu
 
 PACKAGES="gcc make pkg-config meson ninja-build
@@ -18,7 +19,7 @@ libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go
 binutils g++ libcmocka-dev bats python3
 linux-perf procps
 libmicrohttpd-dev curl jq chromium
-clang libclang-rt-14-dev"
+clang libclang-rt-14-dev clang-format"
 if [ "${1:-}" = "--bench" ]; then
 	PACKAGES="$PACKAGES heaptrack sqlite3 time"
 fi
