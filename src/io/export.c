@@ -162,30 +162,16 @@ static void folded_frame(FILE *f, const char *s, size_t len)
 
 int hs_export_folded(const struct hs_stack_source *src, FILE *f)
 {
-	size_t n = src->nr_stacks + 1, nr_order = 0, i, alloc_frames = 0;
-	double *sum = hs_calloc(n, sizeof(*sum));
-	unsigned char *seen = hs_calloc(n, 1);
-	uint32_t *order = hs_malloc(n * sizeof(*order));
+	struct hs_stack_sums sums;
+	size_t i, alloc_frames = 0;
 	uint32_t *frames = NULL;
 	char num[HS_NUMTEXT_MAX];
-	int err = 0;
+	int err = hs_source_sum_by_stack(src, &sums);
 
-	if (!sum || !seen || !order) {
-		err = -ENOMEM;
-		goto out;
-	}
-	/* sum per stack (slot 0 = ROOT), in the order stacks first appear */
-	for (i = 0; i < src->nr_samples; i++) {
-		uint32_t k = src->stack[i] == HS_NO_STACK ? 0 : src->stack[i] + 1;
-
-		if (!seen[k]) {
-			seen[k] = 1;
-			order[nr_order++] = k;
-		}
-		sum[k] += src->metric[i];
-	}
-	for (i = 0; i < nr_order; i++) {
-		uint32_t k = order[i], stack = k ? k - 1 : HS_NO_STACK;
+	if (err)
+		return err;
+	for (i = 0; i < sums.nr; i++) {
+		uint32_t k = sums.order[i], stack = hs_stack_sums_stack(k);
 		size_t depth = hs_source_depth(src, stack), d;
 
 		if (HS_GROW(frames, depth, alloc_frames)) {
@@ -199,7 +185,7 @@ int hs_export_folded(const struct hs_stack_source *src, FILE *f)
 			folded_frame(f, hs_source_frame_name(src, frames[d]),
 				     hs_strtab_len(&src->frames, frames[d]));
 		}
-		hs_numtext_double(num, sum[k]);
+		hs_numtext_double(num, sums.metric[k]);
 		fputc(' ', f);
 		fputs(num, f);
 		fputc('\n', f);
@@ -208,9 +194,7 @@ int hs_export_folded(const struct hs_stack_source *src, FILE *f)
 	}
 	err = finish(f);
 out:
-	hs_free(sum);
-	hs_free(seen);
-	hs_free(order);
+	hs_stack_sums_release(&sums);
 	hs_free(frames);
 	return err;
 }
@@ -432,10 +416,8 @@ static const char *speedscope_unit(const struct hs_stack_source *src)
  */
 int hs_export_speedscope(const struct hs_stack_source *src, FILE *f)
 {
-	size_t n = src->nr_stacks + 1, nr_order = 0, nr_keys = 0, alloc_keys = 0, i;
-	double *sum = hs_calloc(n, sizeof(*sum));
-	unsigned char *seen = hs_calloc(n, 1);
-	uint32_t *order = hs_malloc(n * sizeof(*order));
+	size_t n = src->nr_stacks + 1, nr_keys = 0, alloc_keys = 0, i;
+	struct hs_stack_sums sums = {0};
 	uint32_t *index_of_stack = hs_malloc(n * sizeof(*index_of_stack));
 	uint64_t *keys = NULL;	   /* shared frame index -> (frame << 32 | loc) */
 	struct hs_u64map index_of; /* (frame << 32 | loc) -> shared frame index */
@@ -444,27 +426,22 @@ int hs_export_speedscope(const struct hs_stack_source *src, FILE *f)
 	int err = 0;
 
 	hs_u64map_init(&index_of);
-	if (!sum || !seen || !order || !index_of_stack) {
+	if (!index_of_stack) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < src->nr_samples; i++) {
-		uint32_t k = src->stack[i] == HS_NO_STACK ? 0 : src->stack[i] + 1;
-
-		if (!seen[k]) {
-			seen[k] = 1;
-			order[nr_order++] = k;
-		}
-		sum[k] += src->metric[i];
+	err = hs_source_sum_by_stack(src, &sums);
+	if (err)
+		goto out;
+	for (i = 0; i < src->nr_samples; i++)
 		total += src->metric[i];
-	}
 	/* a shared frame index for each stack on the way to a sampled one */
 	for (i = 0; i < n; i++)
 		index_of_stack[i] = UINT32_MAX;
-	for (i = 0; i < nr_order; i++) {
+	for (i = 0; i < sums.nr; i++) {
 		uint32_t stack;
 
-		for (stack = order[i] ? order[i] - 1 : HS_NO_STACK;
+		for (stack = hs_stack_sums_stack(sums.order[i]);
 		     stack != HS_NO_STACK && index_of_stack[stack + 1] == UINT32_MAX;
 		     stack = src->stack_caller[stack]) {
 			uint64_t key = (uint64_t)src->stack_frame[stack] << 32 |
@@ -494,8 +471,8 @@ int hs_export_speedscope(const struct hs_stack_source *src, FILE *f)
 	hs_numtext_double(num, total);
 	fputs(num, f);
 	fputs(",\n\"samples\":[", f);
-	for (i = 0; i < nr_order; i++) {
-		uint32_t stack = order[i] ? order[i] - 1 : HS_NO_STACK;
+	for (i = 0; i < sums.nr; i++) {
+		uint32_t stack = hs_stack_sums_stack(sums.order[i]);
 		size_t depth = hs_source_depth(src, stack), d;
 
 		fputs(i ? ",\n[" : "\n[", f);
@@ -512,8 +489,8 @@ int hs_export_speedscope(const struct hs_stack_source *src, FILE *f)
 		fputc(']', f);
 	}
 	fputs("],\n\"weights\":[", f);
-	for (i = 0; i < nr_order; i++) {
-		hs_numtext_double(num, sum[order[i]]);
+	for (i = 0; i < sums.nr; i++) {
+		hs_numtext_double(num, sums.metric[sums.order[i]]);
 		fprintf(f, "%s%s", i ? "," : "", num);
 	}
 	fputs("]}],\n\"shared\":{\"frames\":[", f);
@@ -540,8 +517,6 @@ out:
 	hs_u64map_release(&index_of);
 	hs_free(keys);
 	hs_free(index_of_stack);
-	hs_free(order);
-	hs_free(seen);
-	hs_free(sum);
+	hs_stack_sums_release(&sums);
 	return err;
 }

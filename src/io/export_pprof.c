@@ -281,33 +281,20 @@ static int add_mappings(struct pprof_builder *b)
 static int add_samples(struct pprof_builder *b)
 {
 	const struct hs_stack_source *src = b->src;
-	size_t n = src->nr_stacks + 1, i, nr = 0, depth_total = 0;
-	double *metric = hs_calloc(n, sizeof(*metric));
-	double *count = hs_calloc(n, sizeof(*count));
-	unsigned char *seen = hs_calloc(n, 1);
-	uint32_t *order = hs_malloc(n * sizeof(*order));
+	struct hs_stack_sums sums;
+	size_t i, nr, depth_total = 0;
 	uint64_t *ids;
 	const char *unused[4];
 	double scale;
-	int err = 0;
+	int err;
 
 	sample_type_names(src, &unused[0], &unused[1], &unused[2], &unused[3], &scale);
-	if (!metric || !count || !seen || !order) {
-		err = -ENOMEM;
-		goto out;
-	}
-	/* slot 0 is ROOT (the empty stack), in the order stacks first appear */
-	for (i = 0; i < src->nr_samples; i++) {
-		uint32_t k = src->stack[i] == HS_NO_STACK ? 0 : src->stack[i] + 1;
-
-		if (!seen[k]) {
-			seen[k] = 1;
-			order[nr++] = k;
-			depth_total += hs_source_depth(src, src->stack[i]);
-		}
-		metric[k] += src->metric[i];
-		count[k] += src->count[i];
-	}
+	err = hs_source_sum_by_stack(src, &sums);
+	if (err)
+		return err;
+	nr = sums.nr;
+	for (i = 0; i < nr; i++)
+		depth_total += hs_source_depth(src, hs_stack_sums_stack(sums.order[i]));
 	b->sample_block = hs_calloc(nr ? nr : 1, sizeof(*b->sample_block));
 	b->samples = hs_calloc(nr ? nr : 1, sizeof(*b->samples));
 	b->value_block = hs_calloc(2 * (nr ? nr : 1), sizeof(*b->value_block));
@@ -321,24 +308,21 @@ static int add_samples(struct pprof_builder *b)
 	b->profile.n_sample = nr;
 	for (i = 0; i < nr; i++) {
 		pb_sample *s = &b->sample_block[i];
-		uint32_t k = order[i], stack = k ? k - 1 : HS_NO_STACK;
+		uint32_t k = sums.order[i], stack = hs_stack_sums_stack(k);
 
 		perftools__profiles__sample__init(s);
 		b->samples[i] = s;
 		s->n_value = 2;
 		s->value = &b->value_block[2 * i];
-		s->value[0] = llround(count[k]);
-		s->value[1] = llround(metric[k] * scale);
+		s->value[0] = llround(sums.count[k]);
+		s->value[1] = llround(sums.metric[k] * scale);
 		s->location_id = ids;
 		for (; stack != HS_NO_STACK && !err; stack = src->stack_caller[stack])
 			err = location_id(b, stack, &s->location_id[s->n_location_id++]);
 		ids += s->n_location_id;
 	}
 out:
-	hs_free(metric);
-	hs_free(count);
-	hs_free(seen);
-	hs_free(order);
+	hs_stack_sums_release(&sums);
 	return err;
 }
 

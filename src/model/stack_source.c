@@ -359,3 +359,40 @@ double hs_source_default_number(const char *s)
 	v = strtod(s, &end);
 	return end != s && !*end && isfinite(v) ? v : NAN;
 }
+
+int hs_source_sum_by_stack(const struct hs_stack_source *src, struct hs_stack_sums *out)
+{
+	size_t n = src->nr_stacks + 1, i;
+	unsigned char *seen = hs_calloc(n, 1);
+
+	memset(out, 0, sizeof(*out));
+	out->metric = hs_calloc(n, sizeof(*out->metric));
+	out->count = hs_calloc(n, sizeof(*out->count));
+	out->order = hs_malloc(n * sizeof(*out->order));
+	if (!seen || !out->metric || !out->count || !out->order) {
+		hs_free(seen);
+		hs_stack_sums_release(out);
+		return -ENOMEM;
+	}
+	for (i = 0; i < src->nr_samples; i++) {
+		uint32_t k = src->stack[i] == HS_NO_STACK ? 0 : src->stack[i] + 1;
+
+		HS_BUG_ON(k >= n);
+		if (!seen[k]) {
+			seen[k] = 1;
+			out->order[out->nr++] = k;
+		}
+		out->metric[k] += src->metric[i];
+		out->count[k] += src->count[i];
+	}
+	hs_free(seen);
+	return 0;
+}
+
+void hs_stack_sums_release(struct hs_stack_sums *s)
+{
+	hs_free(s->metric);
+	hs_free(s->count);
+	hs_free(s->order);
+	memset(s, 0, sizeof(*s));
+}

@@ -212,4 +212,26 @@ size_t hs_source_memory(const struct hs_stack_source *src);
 void hs_source_check(const struct hs_stack_source *src);
 /* Free the default text-box values. */
 void hs_source_defaults_release(struct hs_source_defaults *d);
+
+/*
+ * The samples summed per stack, for the exporters that write one sample
+ * per distinct stack. Slot 0 is the empty stack (HS_NO_STACK), slot k
+ * stack k - 1; @order lists the @nr slots that have samples, in the order
+ * their first sample appears. The arrays are owned by the struct.
+ */
+struct hs_stack_sums {
+	double *metric; /* per slot, nr_stacks + 1 */
+	double *count;	/* per slot, nr_stacks + 1 */
+	uint32_t *order;
+	size_t nr;
+};
+/* Fill @out from @src's samples. Returns 0 or -ENOMEM (nothing kept). */
+HS_MUST_CHECK int hs_source_sum_by_stack(const struct hs_stack_source *src,
+					 struct hs_stack_sums *out);
+void hs_stack_sums_release(struct hs_stack_sums *s);
+/* The stack of slot @k of struct hs_stack_sums. */
+static inline uint32_t hs_stack_sums_stack(uint32_t k)
+{
+	return k ? k - 1 : HS_NO_STACK;
+}
 #endif

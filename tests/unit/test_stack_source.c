@@ -239,6 +239,48 @@ static void out_of_memory_is_reported(void **state)
 	assert_int_equal(ret, 0);
 }
 
+/* Per-stack sums keep the order stacks first appear in; ROOT is slot 0. */
+static void sums_by_stack_in_first_appearance_order(void **state)
+{
+	struct hs_stack_source src;
+	struct hs_stack_sums sums;
+	uint32_t a, b, sa, sb;
+	long n;
+	int ret = -1;
+
+	(void)state;
+	hs_source_init(&src);
+	a = frame(&src, "a");
+	b = frame(&src, "b");
+	assert_int_equal(hs_source_intern_stack(&src, a, HS_NO_STACK, &sa), 0);
+	assert_int_equal(hs_source_intern_stack(&src, b, sa, &sb), 0);
+	assert_int_equal(hs_source_add_sample(&src, 0, 5, 1, sb), 0);
+	assert_int_equal(hs_source_add_sample(&src, 1, 7, 2, HS_NO_STACK), 0);
+	assert_int_equal(hs_source_add_sample(&src, 2, 1, 1, sb), 0);
+	assert_int_equal(hs_source_sum_by_stack(&src, &sums), 0);
+	assert_int_equal(sums.nr, 2); /* stack a has no sample of its own */
+	assert_int_equal(sums.order[0], sb + 1);
+	assert_int_equal(hs_stack_sums_stack(sums.order[0]), sb);
+	assert_int_equal(sums.order[1], 0);
+	assert_int_equal(hs_stack_sums_stack(0), HS_NO_STACK);
+	assert_true(sums.metric[sb + 1] == 6 && sums.count[sb + 1] == 2);
+	assert_true(sums.metric[0] == 7 && sums.count[0] == 2);
+	assert_true(sums.metric[sa + 1] == 0);
+	hs_stack_sums_release(&sums);
+	for (n = 0; n < 5 && ret; n++) {
+		hs_alloc_fail_after(n);
+		ret = hs_source_sum_by_stack(&src, &sums);
+		hs_alloc_fail_after(-1);
+		assert_true(ret == 0 || ret == -ENOMEM);
+		if (ret)
+			assert_null(sums.order);
+		else
+			hs_stack_sums_release(&sums);
+	}
+	assert_int_equal(ret, 0);
+	hs_source_release(&src);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -249,6 +291,7 @@ int main(void)
 		cmocka_unit_test(locations_tell_stacks_apart),
 		cmocka_unit_test(check_finds_a_broken_model),
 		cmocka_unit_test(out_of_memory_is_reported),
+		cmocka_unit_test(sums_by_stack_in_first_appearance_order),
 	};
 	return cmocka_run_group_tests_name("stack_source", tests, NULL, NULL);
 }
