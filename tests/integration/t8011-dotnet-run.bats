@@ -4,44 +4,7 @@
 # session is on), on the program of tests/targets/dotnet, whose
 # allocations are known. Skipped where the .NET SDK (dotnet) is not
 # installed.
-load helpers
-
-setup_file() {
-	command -v dotnet > /dev/null || return 0
-	cd "$BATS_FILE_TMPDIR" || return 1
-	export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
-	mkdir -p src
-	cp "$HS_SRC"/tests/targets/dotnet/Program.cs "$HS_SRC"/tests/targets/dotnet/allocs.csproj src/
-	dotnet build src -c Release -o out > build.log 2>&1 || { cat build.log; return 1; }
-}
-
-setup() {
-	command -v dotnet > /dev/null ||
-		skip "dotnet (the .NET SDK) is not installed: the .NET recording tests need it"
-	cd "$BATS_FILE_TMPDIR" || return 1
-	export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
-}
-
-# truth KEY FILE: what the program measured itself
-truth() {
-	awk -v k="$1" '$1 == k { print $2 }' "$2"
-}
-
-# near NAME CSV BYTES: NAME's inclusive bytes within two ticks of BYTES
-near() {
-	between "$(col "$1" 6 "$2")" "$(($3 - 212992))" "$(($3 + 212992))"
-}
-
-# the gc-alloc checks of a recording FILE against the truth TRUTH
-check_gc_alloc() {
-	"$HS_BIN" report "$1" --view byname --format csv > "$1.csv"
-	near "Type Allocs.Foo" "$1.csv" "$(truth foo_bytes "$2")"
-	near "LargeObject" "$1.csv" "$(truth array_bytes "$2")"
-	[ "$(col LargeObject 7 "$1.csv")" = "$(truth array_count "$2")" ]
-	near "allocs!Allocs.Program.AllocateFoos(int32)" "$1.csv" "$(truth foo_bytes "$2")"
-	near "allocs!Allocs.Program.AllocateLargeArrays(int32)" "$1.csv" \
-		"$(truth array_bytes "$2")"
-}
+load dotnet-helpers
 
 @test "run --dotnet: gc-alloc with the types, LargeObject and the method names" {
 	run --separate-stderr "$HS_BIN" run --no-view -o r.heapscope -- dotnet out/allocs.dll 2
