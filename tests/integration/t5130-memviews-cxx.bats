@@ -20,19 +20,6 @@ setup() {
 	cd "$BATS_FILE_TMPDIR" || return 1
 }
 
-# cell CSV NAME COLUMN: a cell of ByName's CSV (names may hold commas);
-# "-" when NAME has no row. NAME ending in '*' is a prefix.
-cell() {
-	python3 - "$@" <<'PY'
-import csv, sys
-path, name, col = sys.argv[1], sys.argv[2], sys.argv[3]
-rows = list(csv.DictReader(open(path)))
-hit = [r for r in rows if r["Name"] == name or
-       (name.endswith("*") and r["Name"].startswith(name[:-1]))]
-print(hit[0][col] if len(hit) == 1 else "-" if not hit else "ambiguous")
-PY
-}
-
 @test "each use: Exc is what its containers allocated, to the byte" {
 	[ "$(grep -c '^exc ' c.out)" -eq 10 ]
 	while read -r _ bytes blocks fn; do

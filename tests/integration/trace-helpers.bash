@@ -57,3 +57,16 @@ memtest_traces() {
 	"$HS_BIN" run -q -o m.heapscope -- "$TARGETS/memtest" > m.out
 	"$HS_BIN" run -q -o slow.heapscope -- "$TARGETS/memtest" slow > slow.out
 }
+
+# cell CSV NAME COLUMN: a cell of ByName's CSV (names may hold commas);
+# "-" when NAME has no row. NAME ending in '*' is a prefix.
+cell() {
+	python3 - "$@" <<'PY'
+import csv, sys
+path, name, col = sys.argv[1], sys.argv[2], sys.argv[3]
+rows = list(csv.DictReader(open(path)))
+hit = [r for r in rows if r["Name"] == name or
+       (name.endswith("*") and r["Name"].startswith(name[:-1]))]
+print(hit[0][col] if len(hit) == 1 else "-" if not hit else "ambiguous")
+PY
+}
