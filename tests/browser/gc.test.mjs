@@ -7,7 +7,8 @@
 //
 // Environment: HS_BIN, HS_SRC, HS_BUILD (set by meson), HS_CHROMIUM.
 
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
+import { spawnView, viewUrl } from './view-server.mjs';
 import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -46,21 +47,8 @@ const deadline = setTimeout(() => {
 }, 120000);
 
 function startServer(files) {
-  server = spawn(BIN, ['view', ...files, '--no-browser', '--bind', '127.0.0.1', '--port', '0'],
-    { stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const t = setTimeout(() => reject(new Error('heapscope view printed no URL')), WAIT);
-    server.stdout.on('data', (d) => {
-      out += d;
-      const m = /(http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(t);
-        resolve(m[1]);
-      }
-    });
-    server.on('exit', (code) => reject(new Error(`heapscope view exited (${code})`)));
-  });
+  server = spawnView(BIN, files);
+  return viewUrl(server, WAIT);
 }
 
 async function main() {

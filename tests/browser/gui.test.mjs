@@ -10,7 +10,8 @@
 // (default /usr/bin/chromium). Output is TAP. Bounded: every wait has a
 // timeout and the whole run stops after HS_BROWSER_TIMEOUT seconds.
 
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
+import { spawnView, viewUrl } from './view-server.mjs';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -206,22 +207,9 @@ async function tab(name) {
   await page.waitForSelector(`#view-${name}.active`, { timeout: WAIT });
 }
 
-async function startServer(files) {
-  server = spawn(BIN, ['view', ...files, '--no-browser', '--bind', '127.0.0.1', '--port', '0'],
-    { stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const t = setTimeout(() => reject(new Error('heapscope view printed no URL')), WAIT);
-    server.stdout.on('data', (d) => {
-      out += d;
-      const m = /(http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(t);
-        resolve(m[1]);
-      }
-    });
-    server.on('exit', (code) => reject(new Error(`heapscope view exited (${code})`)));
-  });
+function startServer(files) {
+  server = spawnView(BIN, files);
+  return viewUrl(server, WAIT);
 }
 
 async function main() {

@@ -12,7 +12,8 @@
 // Environment: HS_BIN, HS_SRC, HS_BUILD (set by meson), HS_CHROMIUM
 // (default /usr/bin/chromium). Output is TAP.
 
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
+import { spawnView, viewUrl } from './view-server.mjs';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -103,21 +104,9 @@ async function cellOf(view, key, col) {
     (c) => ({ text: c.textContent, title: c.title }));
 }
 
-async function startServer(files) {
-  server = spawn(BIN, ['view', ...files, '--no-browser', '--bind', '127.0.0.1', '--port', '0'],
-    { stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const t = setTimeout(() => reject(new Error('heapscope view printed no URL')), WAIT);
-    server.stdout.on('data', (d) => {
-      out += d;
-      const m = /(http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(t);
-        resolve(m[1]);
-      }
-    });
-  });
+function startServer(files) {
+  server = spawnView(BIN, files);
+  return viewUrl(server, WAIT);
 }
 
 // ---- the parts ----
