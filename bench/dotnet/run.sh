@@ -24,12 +24,8 @@ if ! command -v dotnet > /dev/null; then
 fi
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/hs-bench-dotnet.XXXXXX")
 trap 'rm -rf "$DIR"' EXIT
-export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
-
-mkdir -p "$DIR/src"
-cp "$SRC"/tests/targets/dotnet/Program.cs "$SRC"/tests/targets/dotnet/allocs.csproj "$DIR/src/"
-dotnet build "$DIR/src" -c Release -o "$DIR/out" > "$DIR/build.log" 2>&1 ||
-	{ cat "$DIR/build.log"; exit 1; }
+. "$SRC/bench/dotnet/allocs.sh"
+build_allocs "$SRC" "$DIR"
 TRACE=$DIR/big.nettrace
 # KEEP=DIR: keep the recording in DIR and reuse it on the next run
 if [ -n "${KEEP:-}" ] && [ -s "$KEEP/big.nettrace" ]; then
