@@ -7,6 +7,7 @@
 #include "common/alloc.h"
 #include "common/buf.h"
 #include "server/assets.h"
+#include "analysis/stats.h"
 #include "format/trace_reader.h"
 #include <errno.h>
 #include <jansson.h>
@@ -36,6 +37,7 @@ int hs_app_init(struct hs_app *a, const char *token)
 	}
 	hs_cache_init(&a->cache);
 	pthread_mutex_init(&a->lock, NULL);
+	pthread_cond_init(&a->changed, NULL);
 	return 0;
 }
 
@@ -66,6 +68,7 @@ void hs_app_release(struct hs_app *a)
 	for (i = 0; i < a->nr_traces; i++)
 		trace_release(&a->traces[i]);
 	hs_free(a->traces);
+	pthread_cond_destroy(&a->changed);
 	pthread_mutex_destroy(&a->lock);
 	memset(a, 0, sizeof(*a));
 }
@@ -221,53 +224,134 @@ struct hs_app_source *hs_app_source(const struct hs_app *a, size_t trace,
 	return NULL;
 }
 
+/*
+ * Wait under @a->lock while *@busy (another request computes the thing);
+ * then, unless *@done, claim it: set *@busy and return 1 (the caller
+ * computes without the lock and calls finish()). 0 when it is done.
+ */
+static int begin_once(struct hs_app *a, int *busy, const int *done)
+{
+	while (*busy)
+		pthread_cond_wait(&a->changed, &a->lock);
+	if (*done)
+		return 0;
+	*busy = 1;
+	return 1;
+}
+
+/* The claimer of begin_once() is through (under @a->lock). */
+static void finish_once(struct hs_app *a, int *busy)
+{
+	HS_BUG_ON(!*busy);
+	*busy = 0;
+	pthread_cond_broadcast(&a->changed);
+}
+
 int hs_app_load_source(struct hs_app *a, size_t trace, struct hs_app_source *s,
 		       struct hs_diag *diag)
 {
 	struct hs_app_trace *t = &a->traces[trace];
+	struct hs_stack_source fresh;
 	int err;
 
-	if (s->loaded)
+	pthread_mutex_lock(&a->lock);
+	if (!begin_once(a, &s->loading, &s->loaded)) {
+		pthread_mutex_unlock(&a->lock);
 		return 0;
+	}
+	pthread_mutex_unlock(&a->lock);
+	/* read without the lock: other requests go on meanwhile */
+	hs_source_init(&fresh);
 	if (!t->path) {
 		hs_diag_set(diag, 0, "'%s' cannot be read again for source '%s'", t->name,
 			    s->name);
-		return -ENOENT;
+		err = -ENOENT;
+	} else {
+		err = hs_import_path_source(t->path, t->fmt, s->name, &fresh, diag);
 	}
-	err = hs_import_path_source(t->path, t->fmt, s->name, &s->src, diag);
-	if (err) {
+	if (err)
+		hs_source_release(&fresh);
+	pthread_mutex_lock(&a->lock);
+	if (!err) {
 		hs_source_release(&s->src);
-		hs_source_init(&s->src);
-		return err;
+		s->src = fresh;
+		s->loaded = 1;
 	}
-	s->loaded = 1;
-	return 0;
+	finish_once(a, &s->loading);
+	pthread_mutex_unlock(&a->lock);
+	return err;
 }
 
 int hs_app_heap(struct hs_app *a, size_t trace, const struct hs_trace **out,
 		struct hs_diag *diag)
 {
 	struct hs_app_trace *t = &a->traces[trace];
-	int err;
+	struct hs_trace *fresh;
+	int have, err = 0;
 
 	*out = NULL;
-	if (!t->heap) {
-		if (!hs_format_has(t->fmt, HS_FORMAT_HAS_HEAP) || !t->path) {
-			hs_diag_set(diag, 0, "'%s' is not a heapscope trace", t->name);
-			return -ENOENT;
-		}
-		t->heap = hs_calloc(1, sizeof(*t->heap));
-		if (!t->heap)
-			return -ENOMEM;
-		err = hs_trace_load(t->path, t->heap, diag);
-		if (err) {
-			hs_free(t->heap);
-			t->heap = NULL;
-			return err;
-		}
+	if (!hs_format_has(t->fmt, HS_FORMAT_HAS_HEAP) || !t->path) {
+		hs_diag_set(diag, 0, "'%s' is not a heapscope trace", t->name);
+		return -ENOENT;
 	}
-	*out = t->heap;
-	return 0;
+	pthread_mutex_lock(&a->lock);
+	while (t->heap_loading)
+		pthread_cond_wait(&a->changed, &a->lock);
+	have = t->heap != NULL;
+	if (!begin_once(a, &t->heap_loading, &have)) {
+		*out = t->heap;
+		pthread_mutex_unlock(&a->lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&a->lock);
+	fresh = hs_calloc(1, sizeof(*fresh));
+	if (!fresh)
+		err = -ENOMEM;
+	if (!err)
+		err = hs_trace_load(t->path, fresh, diag);
+	if (err) {
+		hs_free(fresh);
+		fresh = NULL;
+	}
+	pthread_mutex_lock(&a->lock);
+	t->heap = fresh;
+	*out = fresh;
+	finish_once(a, &t->heap_loading);
+	pthread_mutex_unlock(&a->lock);
+	return err;
+}
+
+json_t *hs_app_heap_stats(struct hs_app *a, size_t trace, struct hs_diag *diag)
+{
+	struct hs_app_trace *t = &a->traces[trace];
+	struct hs_heap_stats hs;
+	const struct hs_trace *ht;
+	json_t *o = NULL;
+	int have;
+
+	if (!hs_format_has(t->fmt, HS_FORMAT_HAS_HEAP))
+		return NULL;
+	pthread_mutex_lock(&a->lock);
+	while (t->stats_computing)
+		pthread_cond_wait(&a->changed, &a->lock);
+	have = t->heap_stats != NULL;
+	if (!begin_once(a, &t->stats_computing, &have)) {
+		o = json_incref(t->heap_stats);
+		pthread_mutex_unlock(&a->lock);
+		return o;
+	}
+	pthread_mutex_unlock(&a->lock);
+	/* the slowest thing the server does: never under the lock */
+	if (!hs_app_heap(a, trace, &ht, diag) &&
+	    !hs_heap_stats_compute(ht, &(struct hs_stats_opts){0}, &hs, diag)) {
+		o = hs_heap_stats_json(&hs);
+		hs_heap_stats_release(&hs);
+	}
+	pthread_mutex_lock(&a->lock);
+	t->heap_stats = o;
+	finish_once(a, &t->stats_computing);
+	pthread_mutex_unlock(&a->lock);
+	return json_incref(o);
 }
 
 int hs_app_token_ok(const struct hs_app *a, const char *given)
@@ -374,13 +458,9 @@ void hs_app_handle(struct hs_app *a, const struct hs_request *req,
 				"(with its token)");
 		return;
 	}
-	if (!strncmp(req->path, "/api/", 5)) {
-		pthread_mutex_lock(&a->lock);
-		hs_cache_begin(&a->cache);
+	if (!strncmp(req->path, "/api/", 5))
 		hs__routes_handle(a, req, resp);
-		pthread_mutex_unlock(&a->lock);
-	} else {
+	else
 		serve_asset(req, resp);
-	}
 	resp->set_cookie = arg_token != NULL && resp->status < 400;
 }

@@ -32,8 +32,20 @@
  *
  * Ownership: the app owns its traces (hs_app_add_trace() and
  * hs_app_add_source() take the sources) and its cache. A response owns
- * its body when @owned. Requests are answered one at a time (a mutex);
- * the app is otherwise not thread-safe.
+ * its body when @owned.
+ *
+ * Threads. hs_app_open(), hs_app_add_trace() and hs_app_add_source() come
+ * first, from one thread; after that hs_app_handle() may run on several
+ * threads at once (the server's workers), so that a slow request (Stats,
+ * a first source switch) never holds a fast one. What they share:
+ *   - the list of traces and of their sources' names: fixed once serving
+ *     starts, read without a lock;
+ *   - a source's @loaded and @loading, a trace's @heap, @heap_loading,
+ *     @heap_stats and @stats_computing: under @lock. Each is computed
+ *     once, by the first request that needs it, without the lock (others
+ *     wait on @changed); once set, what it points to is read-only;
+ *   - the cache: its own lock (cache.h).
+ * Nothing is computed under @lock, and no other lock is taken under it.
  */
 
 #define HS_APP_TOKEN_LEN 32	   /* hex digits */
@@ -42,7 +54,8 @@
 struct hs_app_source {
 	char *name;		    /* "cpu", "samples", "alloc", ... (owned) */
 	const char *summary;	    /* static one-line description, or NULL */
-	int loaded;		    /* @src holds the source */
+	int loaded;		    /* @src holds the source (under @lock) */
+	int loading;		    /* a request is reading it (under @lock) */
 	struct hs_stack_source src; /* owned; its defaults fill the GUI's boxes */
 };
 
@@ -56,6 +69,8 @@ struct hs_app_trace {
 	size_t nr_sources;
 	struct hs_trace *heap;	   /* owned; a heapscope trace once loaded */
 	struct json_t *heap_stats; /* its stats (hs_heap_stats_json()), or NULL */
+	int heap_loading;	   /* a request is reading @heap (under @lock) */
+	int stats_computing;	   /* a request is computing @heap_stats */
 };
 
 struct hs_app {
@@ -63,7 +78,8 @@ struct hs_app {
 	size_t nr_traces, alloc_traces;
 	char token[HS_APP_TOKEN_LEN + 1];
 	struct hs_cache cache;
-	pthread_mutex_t lock;
+	pthread_mutex_t lock;	 /* the lazily computed state above */
+	pthread_cond_t changed; /* some of it was computed (or failed) */
 };
 
 struct hs_request {
@@ -134,9 +150,18 @@ int hs_app_load_source(struct hs_app *a, size_t trace, struct hs_app_source *s,
  */
 int hs_app_heap(struct hs_app *a, size_t trace, const struct hs_trace **out,
 		struct hs_diag *diag);
+/*
+ * The stats of heap trace @trace (hs_heap_stats_json()), computed on first
+ * use; a new reference, or NULL (not a heap trace, or they cannot be
+ * computed: message in @diag).
+ */
+struct json_t *hs_app_heap_stats(struct hs_app *a, size_t trace, struct hs_diag *diag);
 /* Whether @given is the token (constant time). */
 int hs_app_token_ok(const struct hs_app *a, const char *given);
-/* Answer @req in @resp (always filled; release with hs_response_release()). */
+/*
+ * Answer @req in @resp (always filled; release with hs_response_release()).
+ * Thread-safe (see Threads above).
+ */
 void hs_app_handle(struct hs_app *a, const struct hs_request *req,
 		   struct hs_response *resp);
 void hs_response_release(struct hs_response *r);

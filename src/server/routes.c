@@ -162,11 +162,10 @@ static int trace_source(struct hs_app *a, const struct hs_api_src *s,
  * The source of @s with its first @k steps, built through the cache (a
  * trace's own sources are loaded in place). @win is the time window of
  * the view the chain ends in (for the leaks and peak views of a heap
- * trace).
+ * trace). What it uses is held in c->hold.
  */
-int hs__resolve_src(struct hs_app *a, const struct hs_api_src *s, size_t k,
-		    const struct hs_filter_params *win, struct hs_resolved *r,
-		    struct hs_diag *d)
+int hs__resolve_src(struct hs_route_ctx *c, const struct hs_api_src *s, size_t k,
+		    const struct hs_filter_params *win, struct hs_resolved *r)
 {
 	struct hs_memview_opts mo = HS_MEMVIEW_OPTS_INIT;
 	struct hs_buf key = HS_BUF_INIT;
@@ -175,6 +174,8 @@ int hs__resolve_src(struct hs_app *a, const struct hs_api_src *s, size_t k,
 	struct hs_resolved t, b;
 	const struct hs_trace *heap;
 	struct hs_cache_entry *e;
+	struct hs_app *a = c->app;
+	struct hs_diag *d = &c->diag;
 	int trace = !k && s->kind == HS_API_SRC_TRACE;
 	int err;
 
@@ -186,43 +187,36 @@ int hs__resolve_src(struct hs_app *a, const struct hs_api_src *s, size_t k,
 	err = src_key(a, s, k, win, &key);
 	if (err)
 		return err;
-	e = hs_cache_get(&a->cache, HS_CACHE_SOURCE, key.s);
-	if (!e) {
+	err = hs_cache_claim(&a->cache, &c->hold, HS_CACHE_SOURCE, key.s, NULL, &e, d);
+	if (err < 0)
+		goto out;
+	if (err == 1) {
+		/* ours to build; what it stands on is resolved (and held) first */
 		if (trace) {
 			err = hs_app_heap(a, s->trace, &heap, d);
+			if (!err)
+				err = hs_memview_build(heap, &mo, &e->u.source.src, NULL, d);
 		} else if (!k) {
 			tf = window_for(a, s->test, &s->test_params.vp.filter);
 			bf = window_for(a, s->base, &s->base_params.vp.filter);
-			err = hs__resolve_src(a, s->test, s->test->nr_steps,
-					      &s->test_params.vp.filter, &t, d);
+			err = hs__resolve_src(c, s->test, s->test->nr_steps,
+					      &s->test_params.vp.filter, &t);
 			if (!err)
-				err = hs__resolve_src(a, s->base, s->base->nr_steps,
-						      &s->base_params.vp.filter, &b, d);
+				err = hs__resolve_src(c, s->base, s->base->nr_steps,
+						      &s->base_params.vp.filter, &b);
+			if (!err)
+				err = hs_diff_build(b.src, &bf, t.src, &tf, &e->u.source.src,
+						    d);
 		} else {
-			err = hs__resolve_src(a, s, k - 1, win, &t, d);
-		}
-		if (err)
-			goto out;
-		err = -ENOMEM;
-		e = hs_cache_entry_new(HS_CACHE_SOURCE, key.s, NULL);
-		if (!e)
-			goto out;
-		if (trace) {
-			err = hs_memview_build(heap, &mo, &e->u.source.src, NULL, d);
-		} else if (!k) {
-			err = hs_diff_build(b.src, &bf, t.src, &tf, &e->u.source.src, d);
-		} else {
+			err = hs__resolve_src(c, s, k - 1, win, &t);
 			step = s->steps[k - 1];
 			step.params.filter = window_for(a, s, &step.params.filter);
-			err = hs_query_derive(t.src, &step, t.when, &e->u.source.src,
-					      e->u.source.when, d);
+			if (!err)
+				err = hs_query_derive(t.src, &step, t.when, &e->u.source.src,
+						      e->u.source.when, d);
 			e->u.source.has_when = 1;
 		}
-		if (err) {
-			hs_cache_entry_free(e);
-			goto out;
-		}
-		err = hs_cache_add(&a->cache, e);
+		hs_cache_publish(&a->cache, e, err, d);
 		if (err)
 			goto out;
 	}
@@ -244,34 +238,33 @@ int hs__get_tree(struct hs_route_ctx *c)
 	struct hs_cache_entry *e;
 	int err;
 
-	e = hs_cache_get(&a->cache, HS_CACHE_TREE, c->query.tree_key);
+	e = hs_cache_get(&a->cache, &c->hold, HS_CACHE_TREE, c->query.tree_key);
 	if (e) {
 		c->tree = e;
 		c->src = e->u.tree.in;
 		return 0;
 	}
-	err = hs__resolve_src(a, &c->query.src, c->query.src.nr_steps,
-			      &c->query.params.vp.filter, &r, &c->diag);
+	err = hs__resolve_src(c, &c->query.src, c->query.src.nr_steps,
+			      &c->query.params.vp.filter, &r);
 	if (err)
 		return err;
-	p.filter = window_for(a, &c->query.src, &p.filter);
-	if (r.when) {
-		p.when_start_ms = r.when[0];
-		p.when_end_ms = r.when[1];
-	}
-	e = hs_cache_entry_new(HS_CACHE_TREE, c->query.tree_key, r.ent);
-	if (!e)
-		return -ENOMEM;
-	err = hs_calltree_build(&e->u.tree, r.src, &p, &c->diag);
-	if (err) {
-		hs_cache_entry_free(e);
+	err = hs_cache_claim(&a->cache, &c->hold, HS_CACHE_TREE, c->query.tree_key, r.ent,
+			     &e, &c->diag);
+	if (err < 0)
 		return err;
+	if (err == 1) {
+		p.filter = window_for(a, &c->query.src, &p.filter);
+		if (r.when) {
+			p.when_start_ms = r.when[0];
+			p.when_end_ms = r.when[1];
+		}
+		err = hs_calltree_build(&e->u.tree, r.src, &p, &c->diag);
+		hs_cache_publish(&a->cache, e, err, &c->diag);
+		if (err)
+			return err;
 	}
-	err = hs_cache_add(&a->cache, e);
-	if (err)
-		return err;
 	c->tree = e;
-	c->src = r.src;
+	c->src = e->u.tree.in;
 	return 0;
 }
 
@@ -292,36 +285,72 @@ int hs__get_view(struct hs_route_ctx *c)
 	if (hs_buf_addf(&key, "%s\n%s\n%s", c->query.tree_key, hs_view_kind_name(o.kind),
 			o.focus ? o.focus : ""))
 		return -ENOMEM;
-	e = hs_cache_get(&c->app->cache, HS_CACHE_VIEW, key.s);
+	e = hs_cache_get(&c->app->cache, &c->hold, HS_CACHE_VIEW, key.s);
 	if (!e) {
 		err = hs__get_tree(c);
-		if (err)
-			goto out;
-		err = -ENOMEM;
-		e = hs_cache_entry_new(HS_CACHE_VIEW, key.s, c->tree);
-		if (!e)
-			goto out;
-		err = hs_view_build(&e->u.view.v, &c->tree->u.tree, &o);
-		if (err == -ENOENT)
-			hs_diag_set(&c->diag, 0, "no frame named '%s'", o.focus);
 		if (!err)
-			err = hs_cache_index_view(e);
-		if (err) {
-			hs_cache_entry_free(e);
+			err = hs_cache_claim(&c->app->cache, &c->hold, HS_CACHE_VIEW, key.s,
+					     c->tree, &e, &c->diag);
+		if (err < 0)
 			goto out;
+		if (err == 1) {
+			err = hs_view_build(&e->u.view.v, &c->tree->u.tree, &o);
+			if (err == -ENOENT)
+				hs_diag_set(&c->diag, 0, "no frame named '%s'", o.focus);
+			if (!err)
+				err = hs_cache_index_view(e);
+			hs_cache_publish(&c->app->cache, e, err, &c->diag);
+			if (err)
+				goto out;
 		}
-		err = hs_cache_add(&c->app->cache, e);
-		if (err)
-			goto out;
-	} else {
-		c->tree = e->dep;
-		c->src = c->tree->u.tree.in;
 	}
+	c->tree = e->dep;
+	c->src = c->tree->u.tree.in;
 	c->view = e;
 	err = 0;
 out:
 	hs_buf_release(&key);
 	return err;
+}
+
+/*
+ * The answer text cached under @key (kind HS_CACHE_TEXT), built once by
+ * @build(@c, @arg, &text, &len) (text hs_malloc()ed; 0 or a negative
+ * errno) when it is not there: *@out, held in c->hold.
+ */
+int hs__cached_text(struct hs_route_ctx *c, const char *key,
+		    int (*build)(struct hs_route_ctx *c, void *arg, char **text, size_t *len),
+		    void *arg, const struct hs_cache_entry **out)
+{
+	struct hs_cache_entry *e;
+	int err;
+
+	*out = NULL;
+	e = hs_cache_get(&c->app->cache, &c->hold, HS_CACHE_TEXT, key);
+	if (!e) {
+		err = hs_cache_claim(&c->app->cache, &c->hold, HS_CACHE_TEXT, key, NULL, &e,
+				     &c->diag);
+		if (err < 0)
+			return err;
+		if (err == 1) {
+			err = build(c, arg, &e->u.text.s, &e->u.text.len);
+			hs_cache_publish(&c->app->cache, e, err, &c->diag);
+			if (err)
+				return err;
+		}
+	}
+	*out = e;
+	return 0;
+}
+
+/* Reply with a copy of the JSON text of @e (HS_CACHE_TEXT). Returns 0. */
+int hs__reply_text_entry(struct hs_response *resp, const struct hs_cache_entry *e)
+{
+	char *copy = hs_malloc(e->u.text.len + 1);
+
+	if (copy)
+		memcpy(copy, e->u.text.s, e->u.text.len + 1);
+	return hs__reply_json_text(resp, copy, e->u.text.len);
 }
 
 /* ---- small readers of request keys ---- */
@@ -514,6 +543,7 @@ static int dispatch(struct hs_app *a, const struct hs_request *req,
 		}
 	}
 	r->fn(&c);
+	hs_cache_hold_release(&a->cache, &c.hold);
 	hs_api_query_release(&c.query);
 	json_decref(c.q);
 	return 0;

@@ -4,6 +4,8 @@
  * and the answers of the routes on a small source (numbers by hand).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -778,10 +780,11 @@ static void sources_of_a_trace(void **state)
 	hs_app_release(&app);
 }
 
-/* Old entries go, with what borrows from them; pinned ones stay. */
+/* Old entries go, with what borrows from them; held ones stay. */
 static void cache_evicts(void **state)
 {
 	struct hs_cache c;
+	struct hs_cache_hold h = HS_CACHE_HOLD_INIT;
 	struct hs_cache_entry *s[3], *t, *v;
 	char key[8];
 	int i;
@@ -789,56 +792,229 @@ static void cache_evicts(void **state)
 	(void)state;
 	hs_cache_init(&c);
 	c.max[HS_CACHE_SOURCE] = 2;
-	hs_cache_begin(&c);
 	for (i = 0; i < 2; i++) {
 		snprintf(key, sizeof(key), "s%d", i);
 		s[i] = hs_cache_entry_new(HS_CACHE_SOURCE, key, NULL);
-		assert_int_equal(hs_cache_add(&c, s[i]), 0);
+		assert_int_equal(hs_cache_add(&c, &h, s[i]), 0);
 	}
 	t = hs_cache_entry_new(HS_CACHE_TREE, "t0", s[0]);
-	assert_int_equal(hs_cache_add(&c, t), 0);
+	assert_int_equal(hs_cache_add(&c, &h, t), 0);
 	v = hs_cache_entry_new(HS_CACHE_VIEW, "v0", t);
-	assert_int_equal(hs_cache_add(&c, v), 0);
-	/* all pinned in this request: a third source keeps them */
+	assert_int_equal(hs_cache_add(&c, &h, v), 0);
+	/* all held by this request: a third source keeps them */
 	s[2] = hs_cache_entry_new(HS_CACHE_SOURCE, "s2", NULL);
-	assert_int_equal(hs_cache_add(&c, s[2]), 0);
+	assert_int_equal(hs_cache_add(&c, &h, s[2]), 0);
 	assert_int_equal(c.nr, 5);
 	/* next request: s1 and s2 are used, s0 goes with t0 and v0 */
-	hs_cache_begin(&c);
-	assert_non_null(hs_cache_get(&c, HS_CACHE_SOURCE, "s1"));
-	assert_non_null(hs_cache_get(&c, HS_CACHE_SOURCE, "s2"));
-	assert_int_equal(hs_cache_add(&c, hs_cache_entry_new(HS_CACHE_SOURCE, "s3", NULL)), 0);
-	assert_null(hs_cache_get(&c, HS_CACHE_SOURCE, "s0"));
-	assert_null(hs_cache_get(&c, HS_CACHE_VIEW, "v0"));
-	assert_null(hs_cache_get(&c, HS_CACHE_TREE, "t0"));
+	hs_cache_hold_release(&c, &h);
+	assert_non_null(hs_cache_get(&c, &h, HS_CACHE_SOURCE, "s1"));
+	assert_non_null(hs_cache_get(&c, &h, HS_CACHE_SOURCE, "s2"));
+	assert_int_equal(hs_cache_add(&c, &h, hs_cache_entry_new(HS_CACHE_SOURCE, "s3", NULL)), 0);
+	assert_null(hs_cache_get(&c, &h, HS_CACHE_SOURCE, "s0"));
+	assert_null(hs_cache_get(&c, &h, HS_CACHE_VIEW, "v0"));
+	assert_null(hs_cache_get(&c, &h, HS_CACHE_TREE, "t0"));
 	/* using a view uses its tree and source */
-	hs_cache_begin(&c);
-	t = hs_cache_entry_new(HS_CACHE_TREE, "t1", hs_cache_get(&c, HS_CACHE_SOURCE, "s1"));
-	assert_int_equal(hs_cache_add(&c, t), 0);
-	hs_cache_begin(&c);
-	assert_non_null(hs_cache_get(&c, HS_CACHE_TREE, "t1"));
-	assert_int_equal(hs_cache_add(&c, hs_cache_entry_new(HS_CACHE_SOURCE, "s4", NULL)), 0);
-	assert_non_null(hs_cache_get(&c, HS_CACHE_SOURCE, "s1"));
-	assert_null(hs_cache_get(&c, HS_CACHE_SOURCE, "s2"));
+	hs_cache_hold_release(&c, &h);
+	t = hs_cache_entry_new(HS_CACHE_TREE, "t1", hs_cache_get(&c, &h, HS_CACHE_SOURCE, "s1"));
+	assert_int_equal(hs_cache_add(&c, &h, t), 0);
+	hs_cache_hold_release(&c, &h);
+	assert_non_null(hs_cache_get(&c, &h, HS_CACHE_TREE, "t1"));
+	assert_int_equal(hs_cache_add(&c, &h, hs_cache_entry_new(HS_CACHE_SOURCE, "s4", NULL)), 0);
+	assert_non_null(hs_cache_get(&c, &h, HS_CACHE_SOURCE, "s1"));
+	assert_null(hs_cache_get(&c, &h, HS_CACHE_SOURCE, "s2"));
+	hs_cache_hold_release(&c, &h);
 	hs_cache_release(&c);
 
 	/* over the memory budget, old entries of any kind go */
 	hs_cache_init(&c);
-	hs_cache_begin(&c);
 	v = hs_cache_entry_new(HS_CACHE_VIEW, "v", NULL);
-	assert_int_equal(hs_cache_add(&c, v), 0);
-	hs_cache_begin(&c);
+	assert_int_equal(hs_cache_add(&c, &h, v), 0);
+	hs_cache_hold_release(&c, &h);
 	s[0] = hs_cache_entry_new(HS_CACHE_SOURCE, "big", NULL);
 	assert_int_equal(hs_source_intern_frame(&s[0]->u.source.src, "main", 4, &(uint32_t){ 0 }),
 			 0);
 	c.max_bytes = 1;
-	assert_int_equal(hs_cache_add(&c, s[0]), 0);
+	assert_int_equal(hs_cache_add(&c, &h, s[0]), 0);
 	assert_true(s[0]->bytes > 1);
-	assert_null(hs_cache_get(&c, HS_CACHE_VIEW, "v"));
-	/* the pinned newcomer stays although the budget is still exceeded */
-	assert_non_null(hs_cache_get(&c, HS_CACHE_SOURCE, "big"));
+	assert_null(hs_cache_get(&c, &h, HS_CACHE_VIEW, "v"));
+	/* the held newcomer stays although the budget is still exceeded */
+	assert_non_null(hs_cache_get(&c, &h, HS_CACHE_SOURCE, "big"));
 	assert_int_equal(c.bytes, s[0]->bytes);
+	hs_cache_hold_release(&c, &h);
 	hs_cache_release(&c);
+}
+
+/* A request waiting for another's build: thread side. */
+struct claimer {
+	struct hs_cache *c;
+	const char *key;
+	struct hs_cache_hold h;
+	struct hs_cache_entry *got;
+	struct hs_diag d;
+	int err;
+};
+
+static void *claim_thread(void *arg)
+{
+	struct claimer *k = arg;
+
+	k->err = hs_cache_claim(k->c, &k->h, HS_CACHE_TEXT, k->key, NULL, &k->got, &k->d);
+	return NULL;
+}
+
+/* Start a claimer of @key and return once it waits under the cache's lock. */
+static void start_waiter(struct hs_cache *c, struct claimer *k, const char *key,
+			 pthread_t *t)
+{
+	uint64_t clock;
+
+	memset(k, 0, sizeof(*k));
+	k->c = c;
+	k->key = key;
+	k->d = (struct hs_diag)HS_DIAG_INIT(NULL);
+	pthread_mutex_lock(&c->lock);
+	clock = c->clock;
+	pthread_mutex_unlock(&c->lock);
+	assert_int_equal(pthread_create(t, NULL, claim_thread, k), 0);
+	/* its claim counts the clock and waits in one critical section */
+	for (;;) {
+		pthread_mutex_lock(&c->lock);
+		if (c->clock != clock) {
+			pthread_mutex_unlock(&c->lock);
+			break;
+		}
+		pthread_mutex_unlock(&c->lock);
+		sched_yield();
+	}
+}
+
+/* A result is built once: a second request waits for it, or for its error. */
+static void cache_builds_once(void **state)
+{
+	struct hs_cache c;
+	struct hs_cache_hold h = HS_CACHE_HOLD_INIT;
+	struct hs_diag d = HS_DIAG_INIT(NULL);
+	struct hs_cache_entry *e;
+	struct claimer k;
+	pthread_t t;
+
+	(void)state;
+	hs_cache_init(&c);
+	assert_int_equal(hs_cache_claim(&c, &h, HS_CACHE_TEXT, "k", NULL, &e, &d), 1);
+	assert_int_equal(e->state, HS_CACHE_BUILDING);
+	/* not ready: a plain lookup does not see it */
+	assert_null(hs_cache_get(&c, &h, HS_CACHE_TEXT, "k"));
+	start_waiter(&c, &k, "k", &t);
+	e->u.text.s = strdup("{}");
+	e->u.text.len = 2;
+	hs_cache_publish(&c, e, 0, &d);
+	pthread_join(t, NULL);
+	assert_int_equal(k.err, 0);
+	assert_ptr_equal(k.got, e);
+	assert_int_equal(e->refs, 2);
+	hs_cache_hold_release(&c, &k.h);
+	assert_int_equal(e->refs, 1);
+
+	/* a failed build: the waiter gets its error and message, and it is gone */
+	assert_int_equal(hs_cache_claim(&c, &h, HS_CACHE_TEXT, "f", NULL, &e, &d), 1);
+	start_waiter(&c, &k, "f", &t);
+	hs_diag_set(&d, 0, "cannot build f");
+	hs_cache_publish(&c, e, -EINVAL, &d);
+	pthread_join(t, NULL);
+	assert_int_equal(k.err, -EINVAL);
+	assert_null(k.got);
+	assert_string_equal(k.d.msg, "cannot build f");
+	hs_cache_hold_release(&c, &k.h);
+	assert_int_equal(c.nr, 1);
+	/* the next request builds it afresh */
+	assert_int_equal(hs_cache_claim(&c, &k.h, HS_CACHE_TEXT, "f", NULL, &e, &d), 1);
+	hs_cache_publish(&c, e, 0, NULL);
+	hs_cache_hold_release(&c, &k.h);
+	hs_cache_hold_release(&c, &h);
+	hs_cache_release(&c);
+}
+
+/* The requests that threads send at once in concurrent_requests_agree. */
+static const char *const mixed[][2] = {
+	{ "/api/view", "{\"view\":\"byname\"}" },
+	{ "/api/view", "{\"view\":\"calltree\",\"params\":{\"inc\":\"C\"}}" },
+	{ "/api/tree", "{\"view\":\"calltree\",\"levels\":0}" },
+	{ "/api/rows", "{\"view\":\"byname\",\"sort\":\"inc\"}" },
+	{ "/api/timeline", "{\"buckets\":3,\"params\":{\"inc\":\"C\"}}" },
+	{ "/api/timeline", "{\"buckets\":7}" },
+	{ "/api/find", "{\"view\":\"calltree\",\"pattern\":\"D\"}" },
+	{ "/api/flame", "{\"params\":{\"fold_pct\":10}}" },
+	{ "/api/view", "{\"view\":\"callers\",\"focus\":\"B\"}" },
+	{ "/api/view", "{\"steps\":[{\"kind\":\"drill\",\"name\":\"B\"}],\"view\":\"byname\"}" },
+	{ "/api/info", NULL },
+};
+#define NR_MIXED (sizeof(mixed) / sizeof(mixed[0]))
+
+struct asker {
+	struct hs_app *app;
+	char **expected;
+	unsigned first;
+	int mismatches;
+};
+
+static void *ask_thread(void *arg)
+{
+	struct asker *k = arg;
+	struct answer a;
+	unsigned round, i;
+
+	for (round = 0; round < 20; round++)
+		for (i = 0; i < NR_MIXED; i++) {
+			unsigned r = (k->first + i + round) % NR_MIXED;
+
+			post(k->app, mixed[r][0], mixed[r][1] ? mixed[r][1] : "{}", &a);
+			k->mismatches += strcmp(a.text, k->expected[r]) != 0;
+			answer_release(&a);
+		}
+	return NULL;
+}
+
+/*
+ * Requests answered by eight threads at once (the server's workers) give
+ * what one thread gives, with a cache small enough that entries come and
+ * go meanwhile. Under TSan (-Db_sanitize=thread) this finds races.
+ */
+static void concurrent_requests_agree(void **state)
+{
+	struct hs_app app;
+	struct answer a;
+	struct asker k[8];
+	pthread_t t[8];
+	char *expected[NR_MIXED];
+	size_t i;
+
+	(void)state;
+	app_with_source(&app);
+	for (i = 0; i < NR_MIXED; i++) {
+		post(&app, mixed[i][0], mixed[i][1] ? mixed[i][1] : "{}", &a);
+		assert_int_equal(a.status, 200);
+		expected[i] = strdup(a.text);
+		answer_release(&a);
+	}
+	hs_app_release(&app);
+	app_with_source(&app);
+	app.cache.max[HS_CACHE_TREE] = 2;
+	app.cache.max[HS_CACHE_VIEW] = 2;
+	app.cache.max[HS_CACHE_TEXT] = 1;
+	for (i = 0; i < 8; i++) {
+		k[i] = (struct asker){ .app = &app, .expected = expected, .first = (unsigned)i };
+		assert_int_equal(pthread_create(&t[i], NULL, ask_thread, &k[i]), 0);
+	}
+	for (i = 0; i < 8; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(k[i].mismatches, 0);
+	}
+	/* nothing is held once the requests are answered */
+	for (i = 0; i < app.cache.nr; i++)
+		assert_int_equal(app.cache.e[i]->refs, 0);
+	hs_app_release(&app);
+	for (i = 0; i < NR_MIXED; i++)
+		free(expected[i]);
 }
 
 /* Out of memory anywhere: a 503 (or the answer), never a crash or a leak. */
@@ -890,6 +1066,8 @@ int main(void)
 		cmocka_unit_test(drill_diff_flame),
 		cmocka_unit_test(sources_of_a_trace),
 		cmocka_unit_test(cache_evicts),
+		cmocka_unit_test(cache_builds_once),
+		cmocka_unit_test(concurrent_requests_agree),
 		cmocka_unit_test(names_not_utf8),
 		cmocka_unit_test(allocation_failures),
 	};
