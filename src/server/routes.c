@@ -11,6 +11,7 @@
 #include "server/routes.h"
 #include "common/alloc.h"
 #include "common/buf.h"
+#include "common/utf8.h"
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -451,27 +452,147 @@ json_t *hs__doc(const struct hs_view *v, const char *key, json_t *val)
 	return o;
 }
 
+/*
+ * How a route's own keys (besides the query's) are written as GET
+ * arguments: the same keys, with their values as text.
+ */
+enum key_kind {
+	KEY_UINT,   /* a whole number */
+	KEY_BOOL,   /* true, false, 1 or 0 */
+	KEY_NUMBER, /* any finite number */
+	KEY_STRING, /* the text itself */
+	KEY_JSON,   /* an array or object, as JSON text */
+};
+
+struct route_key {
+	const char *name;
+	enum key_kind kind;
+};
+
+#define ORDER_KEYS {"sort", KEY_STRING}, {"order", KEY_STRING}
+
+static const struct route_key rows_keys[] = {
+    {"offset", KEY_UINT}, {"count", KEY_UINT}, {"ids", KEY_JSON}, ORDER_KEYS, {NULL, 0}};
+static const struct route_key tree_keys[] = {
+    {"of", KEY_JSON},	     {"levels", KEY_UINT}, {"auto", KEY_BOOL},
+    {"skeleton", KEY_BOOL},  {"detail", KEY_UINT}, {"max_rows", KEY_UINT},
+    ORDER_KEYS,		     {NULL, 0}};
+static const struct route_key flame_keys[] = {
+    {"root", KEY_UINT}, {"max_rows", KEY_UINT}, {"min_width", KEY_NUMBER}, {NULL, 0}};
+static const struct route_key find_keys[] = {{"pattern", KEY_STRING},
+					     {"from", KEY_UINT},
+					     {"backward", KEY_BOOL},
+					     ORDER_KEYS,
+					     {NULL, 0}};
+static const struct route_key view_keys[] = {{"max_rows", KEY_UINT}, {NULL, 0}};
+static const struct route_key timeline_keys[] = {{"buckets", KEY_UINT}, {NULL, 0}};
+static const struct route_key samples_keys[] = {
+    {"name", KEY_STRING}, {"what", KEY_STRING}, {"offset", KEY_UINT},
+    {"count", KEY_UINT},  {"path", KEY_JSON},	{NULL, 0}};
+static const struct route_key source_keys[] = {{"name", KEY_STRING}, {NULL, 0}};
+static const struct route_key overweight_keys[] = {
+    {"base", KEY_JSON}, {"base_params", KEY_JSON}, {NULL, 0}};
+static const struct route_key no_keys[] = {{NULL, 0}};
+
 struct route {
 	const char *path;
 	int (*fn)(struct hs_route_ctx *c);
-	int query; /* parses a query (else none) */
+	int query;			/* parses a query (else none) */
+	const struct route_key *keys; /* its own keys, for GET arguments */
 };
 
 static const struct route routes[] = {
-    {"/api/info", hs__api_info, 0},
-    {"/api/view", hs__api_view, 1},
-    {"/api/rows", hs__api_rows, 1},
-    {"/api/tree", hs__api_tree, 1},
-    {"/api/flame", hs__api_flame, 1},
-    {"/api/find", hs__api_find, 1},
-    {"/api/timeline", hs__api_timeline, 1},
-    {"/api/samples", hs__api_samples, 1},
-    {"/api/stats", hs__api_stats, 1},
-    {"/api/source", hs__api_source, 1},
-    {"/api/overweight", hs__api_overweight, 1},
-    {"/api/gc", hs__api_gc, 0},
-    {NULL, NULL, 0},
+    {"/api/info", hs__api_info, 0, no_keys},
+    {"/api/view", hs__api_view, 1, view_keys},
+    {"/api/rows", hs__api_rows, 1, rows_keys},
+    {"/api/tree", hs__api_tree, 1, tree_keys},
+    {"/api/flame", hs__api_flame, 1, flame_keys},
+    {"/api/find", hs__api_find, 1, find_keys},
+    {"/api/timeline", hs__api_timeline, 1, timeline_keys},
+    {"/api/samples", hs__api_samples, 1, samples_keys},
+    {"/api/stats", hs__api_stats, 1, no_keys},
+    {"/api/source", hs__api_source, 1, source_keys},
+    {"/api/overweight", hs__api_overweight, 1, overweight_keys},
+    {"/api/gc", hs__api_gc, 0, no_keys},
+    {NULL, NULL, 0, NULL},
 };
+
+/*
+ * The GET argument @text of key @k as the JSON value a POST body would
+ * carry, or NULL with a message in @d.
+ */
+static json_t *arg_value(const struct route_key *k, const char *text, struct hs_diag *d)
+{
+	json_error_t jerr;
+	unsigned long long u;
+	json_t *v = NULL;
+	double x;
+	char *end;
+
+	switch (k->kind) {
+	case KEY_UINT:
+		errno = 0;
+		u = strtoull(text, &end, 10);
+		if (*text >= '0' && *text <= '9' && !*end && !errno && u <= INT64_MAX)
+			v = json_integer((json_int_t)u);
+		else
+			hs_diag_set(d, 0, "%s must be a whole number, not '%.80s'", k->name,
+				    text);
+		break;
+	case KEY_BOOL:
+		if (!strcmp(text, "true") || !strcmp(text, "1"))
+			v = json_true();
+		else if (!strcmp(text, "false") || !strcmp(text, "0"))
+			v = json_false();
+		else
+			hs_diag_set(d, 0, "%s must be true or false, not '%.80s'", k->name,
+				    text);
+		break;
+	case KEY_NUMBER:
+		x = strtod(text, &end);
+		if (end != text && !*end && isfinite(x))
+			v = json_real(x);
+		else
+			hs_diag_set(d, 0, "%s must be a number, not '%.80s'", k->name, text);
+		break;
+	case KEY_STRING:
+		if (hs_utf8_valid(text, strlen(text)))
+			v = json_string(text);
+		else
+			hs_diag_set(d, 0, "argument '%s' is not UTF-8", k->name);
+		break;
+	case KEY_JSON:
+		v = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+		if (!v)
+			hs_diag_set(d, 0, "%s: %s at character %d", k->name, jerr.text,
+				    jerr.position);
+		break;
+	}
+	if (!v && !d->set)
+		hs_diag_set(d, 0, "out of memory");
+	return v;
+}
+
+/*
+ * Add the route's own keys given as GET arguments to @q (those the query
+ * "q" does not give already). 0 or -EINVAL (message in c->diag).
+ */
+static int add_route_args(struct hs_route_ctx *c, const struct route *r, json_t *q)
+{
+	const struct route_key *k;
+	const char *text;
+	json_t *v;
+
+	for (k = r->keys; k->name; k++) {
+		text = c->req->arg ? c->req->arg(c->req->ctx, k->name) : NULL;
+		if (!text || json_object_get(q, k->name))
+			continue;
+		v = arg_value(k, text, &c->diag);
+		if (!v || json_object_set_new(q, k->name, v))
+			return -EINVAL;
+	}
+	return 0;
+}
 
 /* The saved text boxes of a source, for report-style arguments (NULL: none). */
 static const struct hs_source_defaults *arg_defaults(void *ctx, size_t trace,
@@ -485,8 +606,18 @@ static const struct hs_source_defaults *arg_defaults(void *ctx, size_t trace,
 	return &as->src.defaults;
 }
 
-/* The request's query object: the POST body, or the GET arguments. */
-static json_t *request_query(struct hs_route_ctx *c)
+static const char *no_arg(void *ctx, const char *key)
+{
+	(void)ctx;
+	(void)key;
+	return NULL;
+}
+
+/*
+ * The request's query object: the POST body, or the GET arguments (the
+ * report-style ones of params.h, then the route's own keys).
+ */
+static json_t *request_query(struct hs_route_ctx *c, const struct route *r)
 {
 	const struct hs_request *req = c->req;
 	json_error_t jerr;
@@ -503,7 +634,13 @@ static json_t *request_query(struct hs_route_ctx *c)
 		}
 		return q;
 	}
-	return hs_api_query_from_args(req->arg, req->ctx, arg_defaults, c, &c->diag);
+	q = hs_api_query_from_args(req->arg ? req->arg : no_arg, req->ctx, arg_defaults, c,
+				   &c->diag);
+	if (q && json_is_object(q) && add_route_args(c, r, q)) {
+		json_decref(q);
+		return NULL;
+	}
+	return q;
 }
 
 static int dispatch(struct hs_app *a, const struct hs_request *req,
@@ -526,7 +663,7 @@ static int dispatch(struct hs_app *a, const struct hs_request *req,
 		return hs__reply_error(resp, 413, "the request body is over %u bytes",
 				       HS_APP_MAX_BODY);
 	if (r->query) {
-		c.q = request_query(&c);
+		c.q = request_query(&c, r);
 		if (!c.q)
 			return hs__reply_error(resp, 400, "%s",
 					       c.diag.set ? c.diag.msg : "bad query");

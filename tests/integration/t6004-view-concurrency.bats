@@ -75,3 +75,11 @@ timed() {
 	done
 	jq -e '.heap | length > 0' tl1.json
 }
+
+@test "GET /api/find takes its pattern from the URL (issue 19, item 18)" {
+	get /api/find trace=0 view=calltree pattern=site_churn
+	[ "$(jq -r '.row.name' <<< "$output")" != null ]
+	jq -r '.row.name' <<< "$output" | grep -q site_churn
+	get /api/find trace=0 pattern=site_churn backward=perhaps
+	jq -r .error <<< "$output" | grep -q 'backward must be true or false'
+}

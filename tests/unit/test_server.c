@@ -844,6 +844,75 @@ static void cache_evicts(void **state)
 	hs_cache_release(&c);
 }
 
+/* GET @path with @args and the token cookie. */
+static void get(struct hs_app *app, const char *path, const char *const *args,
+		struct answer *out)
+{
+	ask(app, "GET", path, args, TOKEN, NULL, out);
+}
+
+/* Every call's own keys work as GET arguments, as in a POST body (issue 19, 18). */
+static void get_arguments_of_every_call(void **state)
+{
+	static const char *const find_args[] = { "view", "calltree", "pattern", "D",
+						  "backward", "true", NULL };
+	static const char *const rows_args[] = { "sort", "inc", "order", "asc", "offset", "1",
+						  "count", "2", NULL };
+	static const char *const ids_args[] = { "ids", "[2,0]", NULL };
+	static const char *const tree_args[] = { "view", "calltree", "of", "[0]", "levels", "0",
+						  "auto", "0", NULL };
+	static const char *const timeline_args[] = { "buckets", "3", "inc", "C", NULL };
+	static const char *const samples_args[] = { "path", "[\"A\",\"B\",\"C\"]", NULL };
+	static const char *const flame_args[] = { "min_width", "0.5", NULL };
+	static const char *const bad_bool[] = { "pattern", "D", "backward", "maybe", NULL };
+	static const char *const bad_uint[] = { "buckets", "-3", NULL };
+	static const char *const bad_json[] = { "ids", "[2,", NULL };
+	static const struct {
+		const char *path;
+		const char *const *args;
+		const char *body;
+	} same[] = {
+		{ "/api/find", find_args, "{\"view\":\"calltree\",\"pattern\":\"D\",\"backward\":true}" },
+		{ "/api/rows", rows_args, "{\"sort\":\"inc\",\"order\":\"asc\",\"offset\":1,\"count\":2}" },
+		{ "/api/rows", ids_args, "{\"ids\":[2,0]}" },
+		{ "/api/tree", tree_args, "{\"view\":\"calltree\",\"of\":[0],\"levels\":0,\"auto\":false}" },
+		{ "/api/timeline", timeline_args, "{\"buckets\":3,\"params\":{\"inc\":\"C\"}}" },
+		{ "/api/samples", samples_args, "{\"path\":[\"A\",\"B\",\"C\"]}" },
+		{ "/api/flame", flame_args, "{\"min_width\":0.5}" },
+	};
+	struct hs_app app;
+	struct answer a, b;
+	size_t i;
+
+	(void)state;
+	app_with_source(&app);
+	for (i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+		get(&app, same[i].path, same[i].args, &a);
+		post(&app, same[i].path, same[i].body, &b);
+		assert_int_equal(a.status, 200);
+		assert_string_equal(a.text, b.text);
+		answer_release(&a);
+		answer_release(&b);
+	}
+	/* the report from the issue: a pattern in the URL is a pattern */
+	get(&app, "/api/find", find_args, &a);
+	assert_non_null(json_object_get(a.json, "row"));
+	answer_release(&a);
+	get(&app, "/api/find", bad_bool, &a);
+	assert_int_equal(a.status, 400);
+	assert_non_null(strstr(error_of(&a), "backward must be true or false"));
+	answer_release(&a);
+	get(&app, "/api/timeline", bad_uint, &a);
+	assert_int_equal(a.status, 400);
+	assert_non_null(strstr(error_of(&a), "buckets must be a whole number"));
+	answer_release(&a);
+	get(&app, "/api/rows", bad_json, &a);
+	assert_int_equal(a.status, 400);
+	assert_non_null(strstr(error_of(&a), "ids: "));
+	answer_release(&a);
+	hs_app_release(&app);
+}
+
 /* A request waiting for another's build: thread side. */
 struct claimer {
 	struct hs_cache *c;
@@ -1066,6 +1135,7 @@ int main(void)
 		cmocka_unit_test(drill_diff_flame),
 		cmocka_unit_test(sources_of_a_trace),
 		cmocka_unit_test(cache_evicts),
+		cmocka_unit_test(get_arguments_of_every_call),
 		cmocka_unit_test(cache_builds_once),
 		cmocka_unit_test(concurrent_requests_agree),
 		cmocka_unit_test(names_not_utf8),
