@@ -30,6 +30,8 @@
  */
 
 #define MAX_ROWS_PAGE 10000   /* rows in one /api/rows answer */
+#define MAX_VIEW_ROWS 200000  /* rows in one /api/view answer */
+#define MAX_VIEW_BYTES ((size_t)64 << 20) /* about the text of one /api/view answer */
 #define MAX_TREE_ROWS 200000  /* rows in one /api/tree or /api/flame answer */
 #define MAX_IDS 100000	      /* ids in one "of" list */
 #define MAX_BUCKETS 4000      /* timeline buckets */
