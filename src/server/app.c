@@ -13,6 +13,7 @@
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -56,7 +57,7 @@ static void trace_release(struct hs_app_trace *t)
 		hs_trace_release(t->heap);
 		hs_free(t->heap);
 	}
-	json_decref(t->heap_stats);
+	free(t->heap_stats);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -327,6 +328,7 @@ json_t *hs_app_heap_stats(struct hs_app *a, size_t trace, struct hs_diag *diag)
 	struct hs_heap_stats hs;
 	const struct hs_trace *ht;
 	json_t *o = NULL;
+	char *text = NULL;
 	int have;
 
 	if (!hs_format_has(t->fmt, HS_FORMAT_HAS_HEAP))
@@ -336,9 +338,9 @@ json_t *hs_app_heap_stats(struct hs_app *a, size_t trace, struct hs_diag *diag)
 		pthread_cond_wait(&a->changed, &a->lock);
 	have = t->heap_stats != NULL;
 	if (!begin_once(a, &t->stats_computing, &have)) {
-		o = json_incref(t->heap_stats);
 		pthread_mutex_unlock(&a->lock);
-		return o;
+		/* each request gets its own copy: jansson objects are not shared */
+		return json_loads(t->heap_stats, 0, NULL);
 	}
 	pthread_mutex_unlock(&a->lock);
 	/* the slowest thing the server does: never under the lock */
@@ -347,11 +349,13 @@ json_t *hs_app_heap_stats(struct hs_app *a, size_t trace, struct hs_diag *diag)
 		o = hs_heap_stats_json(&hs);
 		hs_heap_stats_release(&hs);
 	}
+	if (o)
+		text = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
 	pthread_mutex_lock(&a->lock);
-	t->heap_stats = o;
+	t->heap_stats = text;
 	finish_once(a, &t->stats_computing);
 	pthread_mutex_unlock(&a->lock);
-	return json_incref(o);
+	return o;
 }
 
 int hs_app_token_ok(const struct hs_app *a, const char *given)

@@ -68,7 +68,7 @@ struct hs_app_trace {
 	struct hs_app_source *sources; /* the first is the default */
 	size_t nr_sources;
 	struct hs_trace *heap;	   /* owned; a heapscope trace once loaded */
-	struct json_t *heap_stats; /* its stats (hs_heap_stats_json()), or NULL */
+	char *heap_stats;	   /* its stats' JSON text (malloc()ed), or NULL */
 	int heap_loading;	   /* a request is reading @heap (under @lock) */
 	int stats_computing;	   /* a request is computing @heap_stats */
 };

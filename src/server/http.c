@@ -72,6 +72,18 @@ struct hs_server {
 	struct hs_workers *workers; /* the API's requests run here */
 };
 
+/*
+ * The token cookie's name into @buf: written once the port is known,
+ * after libmicrohttpd's thread started, hence read under @lock.
+ */
+static const char *cookie_name(struct hs_server *s, char buf[32])
+{
+	pthread_mutex_lock(&s->lock);
+	memcpy(buf, s->cookie, 32);
+	pthread_mutex_unlock(&s->lock);
+	return buf;
+}
+
 static double seconds_since(const struct timespec *t, const struct timespec *now)
 {
 	return (double)(now->tv_sec - t->tv_sec) +
@@ -204,7 +216,9 @@ static void note_token(struct hs_server *s, struct MHD_Connection *c)
 	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	struct conn *k = ci ? ci->socket_context : NULL;
 	const char *arg = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
-	const char *cookie = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, s->cookie);
+	char name[32];
+	const char *cookie =
+	    MHD_lookup_connection_value(c, MHD_COOKIE_KIND, cookie_name(s, name));
 
 	if (k && !k->trusted) {
 		int ok = hs_app_token_ok(s->app, arg ? arg : cookie);
@@ -363,7 +377,9 @@ static void drop_request(struct hs_job *j)
 static enum MHD_Result submit(struct hs_server *s, struct MHD_Connection *c,
 			      struct pending *p, const char *url, const char *method)
 {
-	const char *cookie = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, s->cookie);
+	char name[32];
+	const char *cookie =
+	    MHD_lookup_connection_value(c, MHD_COOKIE_KIND, cookie_name(s, name));
 
 	p->method = hs_strdup(method);
 	p->path = hs_strdup(url);
@@ -389,7 +405,7 @@ static enum MHD_Result send_answer(struct hs_server *s, struct MHD_Connection *c
 {
 	struct MHD_Response *mr;
 	enum MHD_Result ret;
-	char cookie[128];
+	char cookie[128], name[32];
 
 	if (r->owned) {
 		mr = MHD_create_response_from_buffer_with_free_callback(
@@ -413,7 +429,7 @@ static enum MHD_Result send_answer(struct hs_server *s, struct MHD_Connection *c
 	    "style-src 'self' 'unsafe-inline'; frame-ancestors 'none'");
 	if (r->set_cookie) {
 		snprintf(cookie, sizeof(cookie),
-			 "%s=%s; Path=/; HttpOnly; SameSite=Strict", s->cookie,
+			 "%s=%s; Path=/; HttpOnly; SameSite=Strict", cookie_name(s, name),
 			 s->app->token);
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_SET_COOKIE, cookie);
 	}
@@ -432,6 +448,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	struct hs_request req = {0};
 	struct hs_response resp;
 	enum pending_state state;
+	char name[32];
 	enum MHD_Result ret;
 
 	(void)version;
@@ -469,7 +486,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	req.path = url;
 	req.arg = get_arg;
 	req.ctx = c;
-	req.cookie_token = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, s->cookie);
+	req.cookie_token =
+	    MHD_lookup_connection_value(c, MHD_COOKIE_KIND, cookie_name(s, name));
 	req.body = p->body.len ? p->body.s : NULL;
 	req.body_len = p->body.len;
 	req.body_too_large = p->too_large;
@@ -562,7 +580,9 @@ int hs_server_start(struct hs_server **out, struct hs_app *app,
 	s->watching = 1;
 	info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
 	s->port = info ? info->port : o->port;
+	pthread_mutex_lock(&s->lock);
 	snprintf(s->cookie, sizeof(s->cookie), "hs_token_%u", s->port);
+	pthread_mutex_unlock(&s->lock);
 	snprintf(s->bound, sizeof(s->bound), "%s", bind);
 	*out = s;
 	return 0;
