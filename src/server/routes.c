@@ -492,6 +492,7 @@ static const struct route_key samples_keys[] = {
 static const struct route_key source_keys[] = {{"name", KEY_STRING}, {NULL, 0}};
 static const struct route_key overweight_keys[] = {
     {"base", KEY_JSON}, {"base_params", KEY_JSON}, {NULL, 0}};
+static const struct route_key stats_keys[] = {{"heap", KEY_BOOL}, {NULL, 0}};
 static const struct route_key no_keys[] = {{NULL, 0}};
 
 struct route {
@@ -510,7 +511,7 @@ static const struct route routes[] = {
     {"/api/find", hs__api_find, 1, find_keys},
     {"/api/timeline", hs__api_timeline, 1, timeline_keys},
     {"/api/samples", hs__api_samples, 1, samples_keys},
-    {"/api/stats", hs__api_stats, 1, no_keys},
+    {"/api/stats", hs__api_stats, 1, stats_keys},
     {"/api/source", hs__api_source, 1, source_keys},
     {"/api/overweight", hs__api_overweight, 1, overweight_keys},
     {"/api/gc", hs__api_gc, 0, no_keys},

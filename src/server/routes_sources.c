@@ -133,7 +133,7 @@ static json_t *heap_stats(struct hs_route_ctx *c, const struct hs_api_src *s)
 /*
  * Numbers about the query's source (with its saved text boxes) and what
  * the filter made of it; for a heap trace also its stats (`heapscope
- * stats --format json`).
+ * stats --format json`) unless "heap" is false.
  */
 int hs__api_stats(struct hs_route_ctx *c)
 {
@@ -143,9 +143,11 @@ int hs__api_stats(struct hs_route_ctx *c)
 	int64_t first, last;
 	uint32_t maxd = 0;
 	size_t i, entries, hits, misses;
-	json_t *o, *heap;
-	int err = hs__get_tree(c);
+	json_t *o, *heap = NULL;
+	int want_heap, err = hs__get_tree(c);
 
+	if (!err)
+		err = hs__get_bool(c, "heap", 1, &want_heap);
 	if (err)
 		return hs__reply_err(c, err, "");
 	hs_cache_counts(&c->app->cache, &entries, &hits, &misses);
@@ -173,7 +175,9 @@ int hs__api_stats(struct hs_route_ctx *c)
 	    ct->fold_threshold, "fold_pct",
 	    isnan(ct->fold_pct) ? NULL : json_real(ct->fold_pct), "cache", "entries",
 	    (json_int_t)entries, "hits", (json_int_t)hits, "misses", (json_int_t)misses);
-	heap = heap_stats(c, &c->query.src);
+	/* a source switch wants the source's numbers, not seconds of heap stats */
+	if (want_heap)
+		heap = heap_stats(c, &c->query.src);
 	if (o && heap && json_object_set_new(o, "heap", heap)) {
 		json_decref(o);
 		o = NULL;

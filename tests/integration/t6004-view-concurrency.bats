@@ -83,3 +83,10 @@ timed() {
 	get /api/find trace=0 pattern=site_churn backward=perhaps
 	jq -r .error <<< "$output" | grep -q 'backward must be true or false'
 }
+
+@test "a source switch's stats can leave the heap stats out" {
+	get /api/stats trace=0 source=leaks heap=false
+	jq -e '.source.samples >= 0 and (has("heap") | not)' <<< "$output"
+	get /api/stats trace=0 source=leaks
+	jq -e '.heap.total_allocations >= 4000000' <<< "$output"
+}

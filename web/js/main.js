@@ -895,7 +895,7 @@ function wire() {
     fillSources();
     working(`reading source ${name}\u2026`);
     try {
-      const st = await api.call('stats', { trace: state.trace, source: name });
+      const st = await api.call('stats', { trace: state.trace, source: name, heap: false });
       await go(H.initialState(INFO, state.trace, name, st.source.defaults));
     } catch (e) {
       fail(e);
