@@ -7,6 +7,7 @@
 #include "common/alloc.h"
 #include "common/buf.h"
 #include "server/assets.h"
+#include "analysis/memviews.h"
 #include "analysis/stats.h"
 #include "format/trace_reader.h"
 #include <errno.h>
@@ -252,6 +253,8 @@ int hs_app_load_source(struct hs_app *a, size_t trace, struct hs_app_source *s,
 		       struct hs_diag *diag)
 {
 	struct hs_app_trace *t = &a->traces[trace];
+	struct hs_memview_opts mo = HS_MEMVIEW_OPTS_INIT;
+	const struct hs_trace *heap;
 	struct hs_stack_source fresh;
 	int err;
 
@@ -260,10 +263,19 @@ int hs_app_load_source(struct hs_app *a, size_t trace, struct hs_app_source *s,
 		pthread_mutex_unlock(&a->lock);
 		return 0;
 	}
+	heap = t->heap;
 	pthread_mutex_unlock(&a->lock);
 	/* read without the lock: other requests go on meanwhile */
 	hs_source_init(&fresh);
-	if (!t->path) {
+	/*
+	 * The views that the file's reader builds from the whole trace (peak,
+	 * mmap: not streamed) come from the trace when the app has it loaded
+	 * already (for the timeline or the stats), not from the file again.
+	 */
+	if (heap && !hs_memview_parse(s->name, &mo.kind) &&
+	    (mo.kind == HS_MEM_PEAK || mo.kind == HS_MEM_MMAP)) {
+		err = hs_memview_build(heap, &mo, &fresh, NULL, diag);
+	} else if (!t->path) {
 		hs_diag_set(diag, 0, "'%s' cannot be read again for source '%s'", t->name,
 			    s->name);
 		err = -ENOENT;

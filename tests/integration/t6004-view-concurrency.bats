@@ -90,3 +90,11 @@ timed() {
 	get /api/stats trace=0 source=leaks
 	jq -e '.heap.total_allocations >= 4000000' <<< "$output"
 }
+
+@test "the peak source built from the trace the server holds equals report's" {
+	# Stats loaded the trace above: peak is built from it, not the file
+	get /api/view trace=0 source=peak view=calltree
+	printf '%s\n' "$output" > api-peak.json
+	"$HS_BIN" report big.heapscope --source peak --view calltree --format json > cli-peak.json
+	diff -u cli-peak.json api-peak.json
+}
