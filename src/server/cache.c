@@ -178,9 +178,14 @@ void hs_cache_hold_release(struct hs_cache *c, struct hs_cache_hold *h)
 	size_t i;
 
 	pthread_mutex_lock(&c->lock);
-	/* what it held past the limits goes with the next entry of its kind */
+	/*
+	 * What it held past a count limit goes with the next entry of its
+	 * kind; past the memory budget (requests at once hold more) now.
+	 */
 	for (i = 0; i < h->nr; i++)
 		unref(h->e[i]);
+	if (c->bytes > c->max_bytes && h->nr)
+		evict(c, h->e[0]->kind);
 	pthread_mutex_unlock(&c->lock);
 	hs_free(h->e);
 	memset(h, 0, sizeof(*h));
