@@ -92,6 +92,12 @@ struct hs_request {
 	const char *body;	  /* POST body (not NUL-terminated) or NULL */
 	size_t body_len;
 	int body_too_large; /* the body was over HS_APP_MAX_BODY */
+	/*
+	 * Whether the client has since cancelled this request (a newer
+	 * generation came from it; http.c), or NULL: checked before each
+	 * long computation, which is then skipped (409).
+	 */
+	int (*superseded)(void *ctx);
 };
 
 struct hs_response {

@@ -39,6 +39,7 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -70,6 +71,12 @@ struct hs_server {
 	pthread_t watch;
 	int watching, stopping;
 	struct hs_workers *workers; /* the API's requests run here */
+	/* the newest generation each client sent (under @lock), see superseded() */
+	struct {
+		char client[33];
+		unsigned long gen;
+	} gens[16];
+	unsigned next_gen; /* the slot a new client takes (oldest first) */
 };
 
 /*
@@ -248,6 +255,8 @@ struct pending {
 	struct arg *args;
 	size_t nr_args, alloc_args;
 	int copy_failed;
+	char client[33]; /* its X-Heapscope-Generation: CLIENT:GEN, if any */
+	unsigned long gen;
 	struct hs_response resp; /* the worker's answer */
 };
 
@@ -334,6 +343,60 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	}
 }
 
+/*
+ * Generations. The GUI sends "X-Heapscope-Generation: CLIENT:N" with each
+ * call, CLIENT a random id of the page and N the number of times the user
+ * pressed Cancel there. A request whose N is below the newest N of its
+ * client was cancelled: routes skip its long computations (app.h). The
+ * table keeps the newest N of the last 16 clients, under @lock.
+ */
+static void note_generation(struct hs_server *s, struct MHD_Connection *c,
+			    struct pending *p)
+{
+	const char *h =
+	    MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Heapscope-Generation");
+	const char *colon = h ? strchr(h, ':') : NULL;
+	size_t n = colon ? (size_t)(colon - h) : 0, i;
+	char *end;
+
+	if (!n || n >= sizeof(p->client) || strspn(h, "0123456789abcdef") != n)
+		return;
+	p->gen = strtoul(colon + 1, &end, 10);
+	if (*end || end == colon + 1)
+		return;
+	memcpy(p->client, h, n);
+	p->client[n] = '\0';
+	pthread_mutex_lock(&s->lock);
+	for (i = 0; i < 16 && strcmp(s->gens[i].client, p->client); i++)
+		;
+	if (i == 16) {
+		i = s->next_gen++ % 16;
+		memcpy(s->gens[i].client, p->client, n + 1);
+		s->gens[i].gen = p->gen;
+	} else if (p->gen > s->gens[i].gen) {
+		s->gens[i].gen = p->gen;
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* Whether the client of pending request @ctx has cancelled it since. */
+static int superseded(void *ctx)
+{
+	struct pending *p = ctx;
+	struct hs_server *s = p->s;
+	int stale = 0;
+	size_t i;
+
+	if (!p->client[0])
+		return 0;
+	pthread_mutex_lock(&s->lock);
+	for (i = 0; i < 16; i++)
+		if (!strcmp(s->gens[i].client, p->client))
+			stale = s->gens[i].gen > p->gen;
+	pthread_mutex_unlock(&s->lock);
+	return stale;
+}
+
 /* The worker's side: answer the request, then wake its connection. */
 static void run_request(struct hs_job *j)
 {
@@ -347,6 +410,7 @@ static void run_request(struct hs_job *j)
 	    .body = p->body.len ? p->body.s : NULL,
 	    .body_len = p->body.len,
 	    .body_too_large = p->too_large,
+	    .superseded = superseded,
 	};
 	struct hs_server *s = p->s;
 
@@ -389,6 +453,7 @@ static enum MHD_Result submit(struct hs_server *s, struct MHD_Connection *c,
 		return MHD_NO;
 	p->s = s;
 	p->c = c;
+	note_generation(s, c, p);
 	p->job.run = run_request;
 	p->job.drop = drop_request;
 	pthread_mutex_lock(&s->lock);

@@ -60,6 +60,9 @@ int hs__reply_err(struct hs_route_ctx *c, int err, const char *what)
 	case -E2BIG:
 		hs__reply_error(c->resp, 413, "%s%s", what, msg);
 		break;
+	case -ECANCELED:
+		hs__reply_error(c->resp, 409, "%s%s", what, msg);
+		break;
 	default:
 		hs__reply_error(c->resp, 503, "%s%s", what, strerror(-err));
 		break;
@@ -68,6 +71,18 @@ int hs__reply_err(struct hs_route_ctx *c, int err, const char *what)
 }
 
 /* ---- sources, trees and views through the cache ---- */
+
+/* -ECANCELED when the client has cancelled the request since (app.h). */
+static int check_superseded(struct hs_route_ctx *c)
+{
+	const struct hs_request *req = c->req;
+
+	if (req->superseded && req->superseded(req->ctx)) {
+		hs_diag_set(&c->diag, 0, "cancelled by the client");
+		return -ECANCELED;
+	}
+	return 0;
+}
 
 /*
  * Whether @s stands on a heap trace's peak view: the time range chose its
@@ -245,8 +260,10 @@ int hs__get_tree(struct hs_route_ctx *c)
 		c->src = e->u.tree.in;
 		return 0;
 	}
-	err = hs__resolve_src(c, &c->query.src, c->query.src.nr_steps,
-			      &c->query.params.vp.filter, &r);
+	err = check_superseded(c);
+	if (!err)
+		err = hs__resolve_src(c, &c->query.src, c->query.src.nr_steps,
+				      &c->query.params.vp.filter, &r);
 	if (err)
 		return err;
 	err = hs_cache_claim(&a->cache, &c->hold, HS_CACHE_TREE, c->query.tree_key, r.ent,
@@ -289,6 +306,8 @@ int hs__get_view(struct hs_route_ctx *c)
 	e = hs_cache_get(&c->app->cache, &c->hold, HS_CACHE_VIEW, key.s);
 	if (!e) {
 		err = hs__get_tree(c);
+		if (!err)
+			err = check_superseded(c);
 		if (!err)
 			err = hs_cache_claim(&c->app->cache, &c->hold, HS_CACHE_VIEW, key.s,
 					     c->tree, &e, &c->diag);
@@ -680,7 +699,12 @@ static int dispatch(struct hs_app *a, const struct hs_request *req,
 			return 0;
 		}
 	}
-	r->fn(&c);
+	/* a request the client cancelled while it waited for a worker */
+	err = check_superseded(&c);
+	if (err)
+		hs__reply_err(&c, err, "");
+	else
+		r->fn(&c);
 	hs_cache_hold_release(&a->cache, &c.hold);
 	hs_api_query_release(&c.query);
 	json_decref(c.q);

@@ -98,3 +98,22 @@ timed() {
 	"$HS_BIN" report big.heapscope --source peak --view calltree --format json > cli-peak.json
 	diff -u cli-peak.json api-peak.json
 }
+
+@test "a request older than its client's last Cancel is skipped (409)" {
+	gen() {
+		curl -s -o "$1.json" -w '%{http_code}' -b "$COOKIE" \
+			-H "X-Heapscope-Generation: 0123abcd:$2" \
+			"$BASE/api/view?trace=0&view=calltree&fold_pct=3"
+	}
+	[ "$(gen first 1)" = 200 ]
+	# generation 0 came after 1 from the same client: it was cancelled
+	[ "$(gen stale 0)" = 409 ]
+	jq -r .error stale.json | grep -q 'cancelled by the client'
+	[ "$(gen again 1)" = 200 ]
+	# another client, or none, is not affected
+	code=$(curl -s -o /dev/null -w '%{http_code}' -b "$COOKIE" \
+		-H 'X-Heapscope-Generation: 99ff:0' "$BASE/api/view?trace=0&view=calltree")
+	[ "$code" = 200 ]
+	get /api/info
+	jq -e '.traces | length == 1' <<< "$output"
+}
