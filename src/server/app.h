@@ -67,10 +67,10 @@ struct hs_app_trace {
 	const char *format;	       /* static format name ("perf-script", ...) */
 	struct hs_app_source *sources; /* the first is the default */
 	size_t nr_sources;
-	struct hs_trace *heap;	   /* owned; a heapscope trace once loaded */
-	char *heap_stats;	   /* its stats' JSON text (malloc()ed), or NULL */
-	int heap_loading;	   /* a request is reading @heap (under @lock) */
-	int stats_computing;	   /* a request is computing @heap_stats */
+	struct hs_trace *heap; /* owned; a heapscope trace once loaded */
+	char *heap_stats;      /* its stats' JSON text (malloc()ed), or NULL */
+	int heap_loading;      /* a request is reading @heap (under @lock) */
+	int stats_computing;   /* a request is computing @heap_stats */
 };
 
 struct hs_app {
@@ -78,7 +78,7 @@ struct hs_app {
 	size_t nr_traces, alloc_traces;
 	char token[HS_APP_TOKEN_LEN + 1];
 	struct hs_cache cache;
-	pthread_mutex_t lock;	 /* the lazily computed state above */
+	pthread_mutex_t lock;	/* the lazily computed state above */
 	pthread_cond_t changed; /* some of it was computed (or failed) */
 };
 

@@ -288,8 +288,8 @@ int hs_cache_add(struct hs_cache *c, struct hs_cache_hold *h, struct hs_cache_en
 }
 
 int hs_cache_claim(struct hs_cache *c, struct hs_cache_hold *h, enum hs_cache_kind kind,
-		   const char *key, struct hs_cache_entry *dep, struct hs_cache_entry **out,
-		   struct hs_diag *d)
+		   const char *key, struct hs_cache_entry *dep,
+		   struct hs_cache_entry **out, struct hs_diag *d)
 {
 	struct hs_cache_entry *e, *fresh = NULL;
 	int err;

@@ -61,11 +61,11 @@ struct hs_cache_entry {
 	size_t bytes;		    /* about what it holds (set when published) */
 	struct hs_cache_entry *dep; /* the entry this one borrows from, or NULL */
 	/* under the cache's lock: */
-	unsigned refs;		  /* holds that reference it or a dependent */
+	unsigned refs; /* holds that reference it or a dependent */
 	enum hs_cache_state state;
-	int listed;		  /* in the cache's list (else freed at refs 0) */
-	int err;		  /* HS_CACHE_FAILED: the build's error */
-	char *msg;		  /* and its message (owned), or NULL */
+	int listed; /* in the cache's list (else freed at refs 0) */
+	int err;    /* HS_CACHE_FAILED: the build's error */
+	char *msg;  /* and its message (owned), or NULL */
 	union {
 		struct {
 			struct hs_stack_source src;
@@ -101,7 +101,10 @@ struct hs_cache_hold {
 	struct hs_cache_entry **e;
 	size_t nr, alloc;
 };
-#define HS_CACHE_HOLD_INIT {0}
+#define HS_CACHE_HOLD_INIT                                                               \
+	{                                                                                \
+		0                                                                        \
+	}
 
 /* Default sizes: 8 sources, 8 call trees, 32 views, 32 texts, 1 GiB in all. */
 void hs_cache_init(struct hs_cache *c);

@@ -577,8 +577,8 @@ int hs_server_start(struct hs_server **out, struct hs_app *app,
 	struct sockaddr_in a4 = {.sin_family = AF_INET};
 	const union MHD_DaemonInfo *info;
 	struct sockaddr *sa;
-	unsigned flags =
-	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
+			 MHD_ALLOW_SUSPEND_RESUME;
 	struct hs_server *s;
 	int err;
 

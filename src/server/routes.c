@@ -211,7 +211,8 @@ int hs__resolve_src(struct hs_route_ctx *c, const struct hs_api_src *s, size_t k
 		if (trace) {
 			err = hs_app_heap(a, s->trace, &heap, d);
 			if (!err)
-				err = hs_memview_build(heap, &mo, &e->u.source.src, NULL, d);
+				err = hs_memview_build(heap, &mo, &e->u.source.src, NULL,
+						       d);
 		} else if (!k) {
 			tf = window_for(a, s->test, &s->test_params.vp.filter);
 			bf = window_for(a, s->base, &s->base_params.vp.filter);
@@ -221,15 +222,16 @@ int hs__resolve_src(struct hs_route_ctx *c, const struct hs_api_src *s, size_t k
 				err = hs__resolve_src(c, s->base, s->base->nr_steps,
 						      &s->base_params.vp.filter, &b);
 			if (!err)
-				err = hs_diff_build(b.src, &bf, t.src, &tf, &e->u.source.src,
-						    d);
+				err = hs_diff_build(b.src, &bf, t.src, &tf,
+						    &e->u.source.src, d);
 		} else {
 			err = hs__resolve_src(c, s, k - 1, win, &t);
 			step = s->steps[k - 1];
 			step.params.filter = window_for(a, s, &step.params.filter);
 			if (!err)
-				err = hs_query_derive(t.src, &step, t.when, &e->u.source.src,
-						      e->u.source.when, d);
+				err = hs_query_derive(t.src, &step, t.when,
+						      &e->u.source.src, e->u.source.when,
+						      d);
 			e->u.source.has_when = 1;
 		}
 		hs_cache_publish(&a->cache, e, err, d);
@@ -309,8 +311,8 @@ int hs__get_view(struct hs_route_ctx *c)
 		if (!err)
 			err = check_superseded(c);
 		if (!err)
-			err = hs_cache_claim(&c->app->cache, &c->hold, HS_CACHE_VIEW, key.s,
-					     c->tree, &e, &c->diag);
+			err = hs_cache_claim(&c->app->cache, &c->hold, HS_CACHE_VIEW,
+					     key.s, c->tree, &e, &c->diag);
 		if (err < 0)
 			goto out;
 		if (err == 1) {
@@ -339,7 +341,8 @@ out:
  * errno) when it is not there: *@out, held in c->hold.
  */
 int hs__cached_text(struct hs_route_ctx *c, const char *key,
-		    int (*build)(struct hs_route_ctx *c, void *arg, char **text, size_t *len),
+		    int (*build)(struct hs_route_ctx *c, void *arg, char **text,
+				 size_t *len),
 		    void *arg, const struct hs_cache_entry **out)
 {
 	struct hs_cache_entry *e;
@@ -348,8 +351,8 @@ int hs__cached_text(struct hs_route_ctx *c, const char *key,
 	*out = NULL;
 	e = hs_cache_get(&c->app->cache, &c->hold, HS_CACHE_TEXT, key);
 	if (!e) {
-		err = hs_cache_claim(&c->app->cache, &c->hold, HS_CACHE_TEXT, key, NULL, &e,
-				     &c->diag);
+		err = hs_cache_claim(&c->app->cache, &c->hold, HS_CACHE_TEXT, key, NULL,
+				     &e, &c->diag);
 		if (err < 0)
 			return err;
 		if (err == 1) {
@@ -488,14 +491,18 @@ struct route_key {
 	enum key_kind kind;
 };
 
-#define ORDER_KEYS {"sort", KEY_STRING}, {"order", KEY_STRING}
+#define ORDER_KEYS                                                                       \
+	{"sort", KEY_STRING},                                                            \
+	{                                                                                \
+		"order", KEY_STRING                                                      \
+	}
 
 static const struct route_key rows_keys[] = {
     {"offset", KEY_UINT}, {"count", KEY_UINT}, {"ids", KEY_JSON}, ORDER_KEYS, {NULL, 0}};
-static const struct route_key tree_keys[] = {
-    {"of", KEY_JSON},	     {"levels", KEY_UINT}, {"auto", KEY_BOOL},
-    {"skeleton", KEY_BOOL},  {"detail", KEY_UINT}, {"max_rows", KEY_UINT},
-    ORDER_KEYS,		     {NULL, 0}};
+static const struct route_key tree_keys[] = {{"of", KEY_JSON},	   {"levels", KEY_UINT},
+					     {"auto", KEY_BOOL},   {"skeleton", KEY_BOOL},
+					     {"detail", KEY_UINT}, {"max_rows", KEY_UINT},
+					     ORDER_KEYS,	   {NULL, 0}};
 static const struct route_key flame_keys[] = {
     {"root", KEY_UINT}, {"max_rows", KEY_UINT}, {"min_width", KEY_NUMBER}, {NULL, 0}};
 static const struct route_key find_keys[] = {{"pattern", KEY_STRING},
@@ -517,7 +524,7 @@ static const struct route_key no_keys[] = {{NULL, 0}};
 struct route {
 	const char *path;
 	int (*fn)(struct hs_route_ctx *c);
-	int query;			/* parses a query (else none) */
+	int query;		      /* parses a query (else none) */
 	const struct route_key *keys; /* its own keys, for GET arguments */
 };
 
@@ -556,8 +563,8 @@ static json_t *arg_value(const struct route_key *k, const char *text, struct hs_
 		if (*text >= '0' && *text <= '9' && !*end && !errno && u <= INT64_MAX)
 			v = json_integer((json_int_t)u);
 		else
-			hs_diag_set(d, 0, "%s must be a whole number, not '%.80s'", k->name,
-				    text);
+			hs_diag_set(d, 0, "%s must be a whole number, not '%.80s'",
+				    k->name, text);
 		break;
 	case KEY_BOOL:
 		if (!strcmp(text, "true") || !strcmp(text, "1"))
@@ -565,15 +572,16 @@ static json_t *arg_value(const struct route_key *k, const char *text, struct hs_
 		else if (!strcmp(text, "false") || !strcmp(text, "0"))
 			v = json_false();
 		else
-			hs_diag_set(d, 0, "%s must be true or false, not '%.80s'", k->name,
-				    text);
+			hs_diag_set(d, 0, "%s must be true or false, not '%.80s'",
+				    k->name, text);
 		break;
 	case KEY_NUMBER:
 		x = strtod(text, &end);
 		if (end != text && !*end && isfinite(x))
 			v = json_real(x);
 		else
-			hs_diag_set(d, 0, "%s must be a number, not '%.80s'", k->name, text);
+			hs_diag_set(d, 0, "%s must be a number, not '%.80s'", k->name,
+				    text);
 		break;
 	case KEY_STRING:
 		if (hs_utf8_valid(text, strlen(text)))
@@ -654,8 +662,8 @@ static json_t *request_query(struct hs_route_ctx *c, const struct route *r)
 		}
 		return q;
 	}
-	q = hs_api_query_from_args(req->arg ? req->arg : no_arg, req->ctx, arg_defaults, c,
-				   &c->diag);
+	q = hs_api_query_from_args(req->arg ? req->arg : no_arg, req->ctx, arg_defaults,
+				   c, &c->diag);
 	if (q && json_is_object(q) && add_route_args(c, r, q)) {
 		json_decref(q);
 		return NULL;

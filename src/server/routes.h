@@ -29,14 +29,14 @@
  * once and touch shared state only through the cache and app.h.
  */
 
-#define MAX_ROWS_PAGE 10000   /* rows in one /api/rows answer */
-#define MAX_VIEW_ROWS 200000  /* rows in one /api/view answer */
+#define MAX_ROWS_PAGE 10000		  /* rows in one /api/rows answer */
+#define MAX_VIEW_ROWS 200000		  /* rows in one /api/view answer */
 #define MAX_VIEW_BYTES ((size_t)64 << 20) /* about the text of one /api/view answer */
-#define MAX_TREE_ROWS 200000  /* rows in one /api/tree or /api/flame answer */
-#define MAX_IDS 100000	      /* ids in one "of" list */
-#define MAX_BUCKETS 4000      /* timeline buckets */
-#define MAX_SAMPLES_PAGE 1000 /* samples in one /api/samples answer */
-#define MAX_STACK_SHOWN 256   /* frames of one sample's stack */
+#define MAX_TREE_ROWS 200000		  /* rows in one /api/tree or /api/flame answer */
+#define MAX_IDS 100000			  /* ids in one "of" list */
+#define MAX_BUCKETS 4000		  /* timeline buckets */
+#define MAX_SAMPLES_PAGE 1000		  /* samples in one /api/samples answer */
+#define MAX_STACK_SHOWN 256		  /* frames of one sample's stack */
 
 #define COMPACT (JSON_COMPACT | JSON_REAL_PRECISION(15) | JSON_PRESERVE_ORDER)
 
@@ -87,7 +87,8 @@ int hs__get_view(struct hs_route_ctx *c);
  * 0 with *@out held, or a negative errno (message in c->diag).
  */
 int hs__cached_text(struct hs_route_ctx *c, const char *key,
-		    int (*build)(struct hs_route_ctx *c, void *arg, char **text, size_t *len),
+		    int (*build)(struct hs_route_ctx *c, void *arg, char **text,
+				 size_t *len),
 		    void *arg, const struct hs_cache_entry **out);
 /* Reply with a copy of the JSON text of a text entry. Returns 0. */
 int hs__reply_text_entry(struct hs_response *resp, const struct hs_cache_entry *e);
