@@ -51,6 +51,7 @@ _Atomic int hs_main_exited;
 _Atomic uint64_t hs_coarse_ticks __attribute__((aligned(64)));
 int hs_precise_clock;
 _Atomic uint64_t hs_count_nodes, hs_count_modules, hs_count_threads;
+_Atomic uint64_t hs_count_lost;
 
 static struct {
 	int fd, statm_fd;
@@ -392,29 +393,44 @@ static void totals(uint64_t c[HS_FC__COUNT])
 	c[HS_FC_NODES] = atomic_load(&hs_count_nodes);
 	c[HS_FC_MODULES] = atomic_load(&hs_count_modules);
 	c[HS_FC_THREADS] = atomic_load(&hs_count_threads);
+	c[HS_FC_LOST] += atomic_load(&hs_count_lost);
 }
 
+/*
+ * The END chunk with the footer, built in the chunk buffers (empty now:
+ * called after the last flush), which were mapped at start, so that the
+ * footer does not depend on memory being left at the end; only a chunk
+ * index too large for them needs a mapping of its own.
+ */
 static void write_end(void)
 {
 	uint8_t body[3 * HS_VARINT_MAX], *q, *buf, *zbuf, *p;
 	uint64_t counts[HS_FC__COUNT];
 	size_t size, zsize;
+	int own = 0;
 
 	totals(counts);
 	size = hs_tw_footer_size(w.nr_index) + 256;
 	zsize = ZSTD_compressBound(size);
-	buf = map(size + zsize);
-	if (!buf) {
-		write_failed("out of memory for the footer");
-		return;
+	if (size <= CHUNK_CAP && zsize <= w.zcap) {
+		buf = w.raw;
+		zbuf = w.zbuf;
+	} else {
+		buf = map(size + zsize);
+		if (!buf) {
+			write_failed("out of memory for the footer");
+			return;
+		}
+		zbuf = buf + size;
+		own = 1;
 	}
-	zbuf = buf + size;
 	p = hs_enc_span(buf, 0, 0, 0);
 	q = hs_enc_end_body(body, hs_now_ticks(), w.reason, w.detail);
 	p = hs_tw_sized(p, HS_TAG_END, body, (size_t)(q - body));
 	p = hs_tw_footer_marked(p, counts, w.index, w.nr_index, w.has_records);
 	write_chunk(HS_CHUNK_END, buf, (size_t)(p - buf), zbuf, zsize);
-	syscall(SYS_munmap, buf, size + zsize);
+	if (own)
+		syscall(SYS_munmap, buf, size + zsize);
 }
 
 /* Sleep until the next clock tick, or until a producer wakes us. */
@@ -618,6 +634,7 @@ int hs_writer_start(const char *path, int precreated, unsigned flags, uint64_t p
 	atomic_store(&hs_count_nodes, 0);
 	atomic_store(&hs_count_modules, 0);
 	atomic_store(&hs_count_threads, 0);
+	atomic_store(&hs_count_lost, 0);
 	if (w.statm_fd < 0) {
 		fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
 		if (fd >= 0)
