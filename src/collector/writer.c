@@ -57,6 +57,7 @@ static struct {
 	int fd, statm_fd;
 	dev_t dev;
 	ino_t ino;
+	char path[4096]; /* the trace's absolute path, to reopen it (reattach()) */
 	uint64_t offset; /* file size so far */
 	uint32_t seq;
 	int failed; /* a write failed: stop */
@@ -116,8 +117,12 @@ static void force_wake(void)
 	syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
+static int reattach(void);
+
+/* Write @n buffers whole; a descriptor closed under us is reopened once. */
 static int write_all(const struct iovec *iov, int n)
 {
+	int reopened = 0;
 	struct iovec v[2];
 	size_t total = 0;
 	int i;
@@ -131,6 +136,8 @@ static int write_all(const struct iovec *iov, int n)
 
 		if (k < 0) {
 			if (errno == EINTR)
+				continue;
+			if (errno == EBADF && !reopened++ && !reattach())
 				continue;
 			return -1;
 		}
@@ -153,6 +160,34 @@ static int fd_is_ours(void)
 	struct stat sb;
 
 	return !fstat(w.fd, &sb) && sb.st_dev == w.dev && sb.st_ino == w.ino;
+}
+
+/*
+ * The program closed the trace's descriptor behind the close() hook's back
+ * (a raw close system call), or closed it and got its number back for a
+ * file of its own: open the trace again by its path, in append mode, if
+ * that is still the file written so far (same inode, same size). The old
+ * number is the program's now, and no longer protected. 0 or -1.
+ */
+static int reattach(void)
+{
+	struct stat sb;
+	int fd;
+
+	if (!w.path[0])
+		return -1;
+	hs_fd_forget(w.fd);
+	w.fd = -1;
+	fd = open(w.path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &sb) || sb.st_dev != w.dev || sb.st_ino != w.ino ||
+	    (uint64_t)sb.st_size != w.offset) {
+		close(fd);
+		return -1;
+	}
+	w.fd = hs_fd_move_high(fd);
+	return 0;
 }
 
 static void write_failed(const char *what)
@@ -210,8 +245,9 @@ static void write_chunk(enum hs_chunk_kind kind, const uint8_t *raw, size_t n,
 
 	if (w.failed || !n)
 		return;
-	if (!fd_is_ours()) {
-		write_failed("the program closed or replaced its file descriptor");
+	if (!fd_is_ours() && reattach()) {
+		write_failed("the program closed or replaced its file descriptor, and "
+			     "its path no longer leads to the trace");
 		return;
 	}
 	if (w.cctx && zbuf) {
@@ -356,6 +392,14 @@ static void sample_rss(void)
 	if (w.statm_fd < 0)
 		return;
 	n = pread(w.statm_fd, buf, sizeof(buf) - 1, 0);
+	if (n < 0 && errno == EBADF) {
+		/* closed by a raw system call (reattach()): open it again */
+		int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+
+		hs_fd_forget(w.statm_fd);
+		w.statm_fd = fd < 0 ? -1 : hs_fd_move_high(fd);
+		return;
+	}
 	if (n > 0) {
 		const char *s = buf;
 		uint64_t pages = 0;
@@ -627,6 +671,11 @@ int hs_writer_start(const char *path, int precreated, unsigned flags, uint64_t p
 	fstat(w.fd, &sb);
 	w.dev = sb.st_dev;
 	w.ino = sb.st_ino;
+	w.path[0] = '\0';
+	if (path[0] == '/')
+		snprintf(w.path, sizeof(w.path), "%s", path);
+	else if (getcwd(cwd, sizeof(cwd)))
+		snprintf(w.path, sizeof(w.path), "%s/%s", cwd, path);
 	w.offset = 0;
 	w.seq = 0;
 	w.failed = 0;
