@@ -12,7 +12,11 @@
  *    "x.{guid}.map" or "x.ni.{guid}.map".
  *
  * Map files are read lazily, once, the first time a pid (or module) needs
- * one, and kept sorted by start address for binary search.
+ * one, streamed line by line and kept sorted by start address for binary
+ * search. What they hold in memory (ranges and symbols) is bounded, all
+ * maps together, by HS_TRACE_ZIP_MAP_MAX (HEAPSCOPE_MAP_MAX): a zip whose
+ * maps inflate past it (a few MB of zip can hold a 1 GiB map) has the map
+ * that crosses it left out, with a warning, so its frames stay unknown.
  */
 #include "io/io.h"
 #include "io/perf_script.h"
@@ -20,12 +24,15 @@
 #include "common/alloc.h"
 #include "common/buf.h"
 #include "common/linereader.h"
+#include "common/log.h"
 #include "common/strtab.h"
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAP_MAX_LINE ((size_t)1 << 16)
+#define HS_TRACE_ZIP_MAP_MAX (256ULL << 20) /* bytes of maps held, in all */
 
 struct sym_range {
 	uint64_t start, size;
@@ -64,7 +71,8 @@ struct tz {
 	struct hs_strtab maps;
 	struct symmap **map;
 	size_t alloc_map;
-	struct hs_buf key, out; /* scratch */
+	struct hs_buf key, out;	     /* scratch */
+	uint64_t map_bytes, map_max; /* held by the maps read, and the bound */
 };
 
 static void symmap_free(struct symmap *m)
@@ -122,8 +130,17 @@ static int range_cmp(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-/* Read "hexStart hexSize symbol" lines; malformed lines are skipped. */
-static int symmap_read(FILE *f, struct symmap **out)
+/* What @m holds in memory (its arrays as allocated). */
+static uint64_t symmap_bytes(const struct symmap *m)
+{
+	return (uint64_t)m->alloc * sizeof(*m->r) + m->text.alloc;
+}
+
+/*
+ * Read "hexStart hexSize symbol" lines; malformed lines are skipped.
+ * -EFBIG when what the map holds would pass @room bytes.
+ */
+static int symmap_read(FILE *f, uint64_t room, struct symmap **out)
 {
 	struct symmap *m = hs_calloc(1, sizeof(*m));
 	struct hs_linereader lr;
@@ -163,6 +180,10 @@ static int symmap_read(FILE *f, struct symmap **out)
 			break;
 		}
 		m->r[m->nr++] = r;
+		if (symmap_bytes(m) > room) {
+			ret = -EFBIG;
+			break;
+		}
 	}
 	if (ret == -E2BIG) /* an overlong line ends what is usable */
 		ret = 0;
@@ -215,10 +236,18 @@ static int load_map(struct tz *tz, const char *name, uint32_t *id)
 	f = hs_zip_open_named(tz->path, name);
 	if (!f)
 		return 0;
-	err = symmap_read(f, &m);
+	err = symmap_read(f, tz->map_max - tz->map_bytes, &m);
 	fclose(f);
+	if (err == -EFBIG) {
+		pr_warn("%s: the map '%s' holds more than heapscope keeps of maps "
+			"(%" PRIu64 " KiB in all; HEAPSCOPE_MAP_MAX sets it): "
+			"it is left out, and the frames it would name stay unknown",
+			tz->path, name, tz->map_max >> 10);
+		return 0;
+	}
 	if (err)
 		return err;
+	tz->map_bytes += symmap_bytes(m);
 	tz->map[*id] = m;
 	return 0;
 }
@@ -427,7 +456,9 @@ static void tz_release(struct tz *tz)
 int hs_import_trace_zip_view(const char *path, enum hs_perf_view view,
 			     struct hs_stack_source *out, struct hs_diag *diag)
 {
-	struct tz tz = {.path = path};
+	struct tz tz = {.path = path,
+			.map_max =
+			    hs_env_size("HEAPSCOPE_MAP_MAX", HS_TRACE_ZIP_MAP_MAX)};
 	struct hs__perf_symbols syms = {.lookup = lookup, .ctx = &tz};
 	char *entry = NULL;
 	FILE *f;

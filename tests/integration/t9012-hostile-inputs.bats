@@ -71,3 +71,42 @@ setup() {
 	[ "$status" -eq 1 ]
 	[ "${stderr##*$'\n'}" = "heapscope: error: GroupPats: bad pattern '{': missing closing parenthesis at offset 1" ]
 }
+
+# Item 8: a 4.9 MB perfcollect .trace.zip whose perf map inflated to 1 GiB
+# took 1.2 GB, as maps are held whole. Maps are streamed, and what they
+# hold is bounded (256 MiB in all; HEAPSCOPE_MAP_MAX): a map past it is
+# left out with a warning, and its frames stay unknown. Here a 20 MB map
+# (jit.trace.zip's, then 500,000 lines that name nothing sampled) against
+# a bound of 1 MiB, then the default.
+@test "a perf map that inflates past the maps' bound is left out, in bounded memory" {
+	mkdir "$T/z"
+	(cd "$T/z" && unzip -q "$DATA/perf/jit.trace.zip" && mv jit/* . && rmdir jit &&
+		awk 'BEGIN { for (i = 0; i < 500000; i++)
+			printf "%X 10 filler_symbol_%d\n", 268435456 + 16 * i, i }' \
+			>> perf-4400.map &&
+		zip -q ../big.trace.zip ./*)
+	rss_args=()
+	if [ -x /usr/bin/time ] && ! ldd "$HS_BIN" | grep -q libasan; then
+		rss_args=(/usr/bin/time -o "$T/rss" -f %M)
+	fi
+	run --separate-stderr env HEAPSCOPE_MAP_MAX=1M "${rss_args[@]}" \
+		"$HS_BIN" report "$T/big.trace.zip" --view calltree
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "heapscope: warning: $T/big.trace.zip: the map 'perf-4400.map' holds more than heapscope keeps of maps (1024 KiB in all; HEAPSCOPE_MAP_MAX sets it): it is left out, and the frames it would name stay unknown" ]
+	[[ "$output" != *"MyApp.Program::Main"* ]]
+	# the modules' own maps are still used
+	[[ "$output" == *"System.Threading.Thread::StartCallback()"* ]]
+	[ ${#rss_args[@]} -eq 0 ] || capped=$(cat "$T/rss")
+	# within the default bound the map names the JIT frames
+	run --separate-stderr "${rss_args[@]}" \
+		"$HS_BIN" report "$T/big.trace.zip" --view calltree
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[[ "$output" == *"MyApp.Program::Main"* ]]
+	if [ ${#rss_args[@]} -gt 0 ]; then
+		whole=$(cat "$T/rss")
+		echo "peak RSS: $capped KiB bounded, $whole KiB with the map held"
+		[ "$capped" -lt 40000 ]
+		[ "$whole" -gt $((capped + 20000)) ]
+	fi
+}
