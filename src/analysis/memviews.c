@@ -774,6 +774,7 @@ static int view_finish(struct view *v, const struct hs_trace *t)
 		v->info->symbolized = t->syms.present;
 		v->info->cut_off = t->cut_off;
 		v->info->sym_damage = t->sym_damage;
+		v->info->lost = t->has_footer ? t->footer[HS_FC_LOST] : 0;
 		v->info->events = t->nr_events ? t->nr_events : (size_t)v->ord;
 	}
 	return err;

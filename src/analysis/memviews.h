@@ -128,6 +128,7 @@ struct hs_memview_info {
 	size_t unmatched_frees, missed_frees;
 	int cut_off;			       /* the trace was cut off (t->cut_off) */
 	size_t events;			       /* events it holds */
+	uint64_t lost;			       /* events the collector lost */
 	struct hs_trace_sym_damage sym_damage; /* t->sym_damage */
 };
 

@@ -250,7 +250,8 @@ static int show(const struct cli_input *in, const struct hs_stats_opts *o, int j
 	if (err) {
 		return cli_fail_diag(&diag, err);
 	}
-	cli_trace_warn(in->name, t.cut_off, t.nr_events, &t.sym_damage);
+	cli_trace_warn(in->name, t.cut_off, t.nr_events,
+		       t.has_footer ? t.footer[HS_FC_LOST] : 0, &t.sym_damage);
 	err = hs_heap_stats_compute(&t, o, &s, &diag);
 	if (err) {
 		hs_trace_release(&t);

@@ -123,6 +123,12 @@ void cli_run_summarize(const char *path, int exited)
 			"heapscope: the trace was cut off (the program did not "
 			"finish): %" PRIu64 " event%s recovered\n",
 			s->events, cli_s((double)s->events));
+	if (t.has_footer && t.footer[HS_FC_LOST])
+		fprintf(stderr,
+			"heapscope: warning: the collector could not record %" PRIu64
+			" event%s (out of memory for a thread, or its writer had "
+			"stopped): the counts above miss them\n",
+			t.footer[HS_FC_LOST], cli_s((double)t.footer[HS_FC_LOST]));
 	hs_trace_release(&t);
 	if (!stat(path, &sb))
 		cli_human_bytes((double)sb.st_size, a, sizeof(a));

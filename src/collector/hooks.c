@@ -74,13 +74,17 @@ static inline int tracing(void)
 
 /* --- recording -------------------------------------------------------------- */
 
+/* The state to record an event in; NULL (the event counted lost) if none. */
 static inline struct hs_thread *self(void)
 {
 	struct hs_thread *t = hs_tls.t;
 
 	if (HS_LIKELY(t))
 		return t;
-	return hs_thread_get();
+	t = hs_thread_get();
+	if (HS_UNLIKELY(!t))
+		hs_thread_lost();
+	return t;
 }
 
 static inline uint64_t last_ticks(const struct hs_thread *t)

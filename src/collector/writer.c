@@ -51,11 +51,13 @@ _Atomic int hs_main_exited;
 _Atomic uint64_t hs_coarse_ticks __attribute__((aligned(64)));
 int hs_precise_clock;
 _Atomic uint64_t hs_count_nodes, hs_count_modules, hs_count_threads;
+_Atomic uint64_t hs_count_lost;
 
 static struct {
 	int fd, statm_fd;
 	dev_t dev;
 	ino_t ino;
+	char path[4096]; /* the trace's absolute path, to reopen it (reattach()) */
 	uint64_t offset; /* file size so far */
 	uint32_t seq;
 	int failed; /* a write failed: stop */
@@ -115,8 +117,12 @@ static void force_wake(void)
 	syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
+static int reattach(void);
+
+/* Write @n buffers whole; a descriptor closed under us is reopened once. */
 static int write_all(const struct iovec *iov, int n)
 {
+	int reopened = 0;
 	struct iovec v[2];
 	size_t total = 0;
 	int i;
@@ -130,6 +136,8 @@ static int write_all(const struct iovec *iov, int n)
 
 		if (k < 0) {
 			if (errno == EINTR)
+				continue;
+			if (errno == EBADF && !reopened++ && !reattach())
 				continue;
 			return -1;
 		}
@@ -152,6 +160,34 @@ static int fd_is_ours(void)
 	struct stat sb;
 
 	return !fstat(w.fd, &sb) && sb.st_dev == w.dev && sb.st_ino == w.ino;
+}
+
+/*
+ * The program closed the trace's descriptor behind the close() hook's back
+ * (a raw close system call), or closed it and got its number back for a
+ * file of its own: open the trace again by its path, in append mode, if
+ * that is still the file written so far (same inode, same size). The old
+ * number is the program's now, and no longer protected. 0 or -1.
+ */
+static int reattach(void)
+{
+	struct stat sb;
+	int fd;
+
+	if (!w.path[0])
+		return -1;
+	hs_fd_forget(w.fd);
+	w.fd = -1;
+	fd = open(w.path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &sb) || sb.st_dev != w.dev || sb.st_ino != w.ino ||
+	    (uint64_t)sb.st_size != w.offset) {
+		close(fd);
+		return -1;
+	}
+	w.fd = hs_fd_move_high(fd);
+	return 0;
 }
 
 static void write_failed(const char *what)
@@ -209,8 +245,9 @@ static void write_chunk(enum hs_chunk_kind kind, const uint8_t *raw, size_t n,
 
 	if (w.failed || !n)
 		return;
-	if (!fd_is_ours()) {
-		write_failed("the program closed or replaced its file descriptor");
+	if (!fd_is_ours() && reattach()) {
+		write_failed("the program closed or replaced its file descriptor, and "
+			     "its path no longer leads to the trace");
 		return;
 	}
 	if (w.cctx && zbuf) {
@@ -355,6 +392,14 @@ static void sample_rss(void)
 	if (w.statm_fd < 0)
 		return;
 	n = pread(w.statm_fd, buf, sizeof(buf) - 1, 0);
+	if (n < 0 && errno == EBADF) {
+		/* closed by a raw system call (reattach()): open it again */
+		int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+
+		hs_fd_forget(w.statm_fd);
+		w.statm_fd = fd < 0 ? -1 : hs_fd_move_high(fd);
+		return;
+	}
 	if (n > 0) {
 		const char *s = buf;
 		uint64_t pages = 0;
@@ -392,29 +437,44 @@ static void totals(uint64_t c[HS_FC__COUNT])
 	c[HS_FC_NODES] = atomic_load(&hs_count_nodes);
 	c[HS_FC_MODULES] = atomic_load(&hs_count_modules);
 	c[HS_FC_THREADS] = atomic_load(&hs_count_threads);
+	c[HS_FC_LOST] += atomic_load(&hs_count_lost);
 }
 
+/*
+ * The END chunk with the footer, built in the chunk buffers (empty now:
+ * called after the last flush), which were mapped at start, so that the
+ * footer does not depend on memory being left at the end; only a chunk
+ * index too large for them needs a mapping of its own.
+ */
 static void write_end(void)
 {
 	uint8_t body[3 * HS_VARINT_MAX], *q, *buf, *zbuf, *p;
 	uint64_t counts[HS_FC__COUNT];
 	size_t size, zsize;
+	int own = 0;
 
 	totals(counts);
 	size = hs_tw_footer_size(w.nr_index) + 256;
 	zsize = ZSTD_compressBound(size);
-	buf = map(size + zsize);
-	if (!buf) {
-		write_failed("out of memory for the footer");
-		return;
+	if (size <= CHUNK_CAP && zsize <= w.zcap) {
+		buf = w.raw;
+		zbuf = w.zbuf;
+	} else {
+		buf = map(size + zsize);
+		if (!buf) {
+			write_failed("out of memory for the footer");
+			return;
+		}
+		zbuf = buf + size;
+		own = 1;
 	}
-	zbuf = buf + size;
 	p = hs_enc_span(buf, 0, 0, 0);
 	q = hs_enc_end_body(body, hs_now_ticks(), w.reason, w.detail);
 	p = hs_tw_sized(p, HS_TAG_END, body, (size_t)(q - body));
 	p = hs_tw_footer_marked(p, counts, w.index, w.nr_index, w.has_records);
 	write_chunk(HS_CHUNK_END, buf, (size_t)(p - buf), zbuf, zsize);
-	syscall(SYS_munmap, buf, size + zsize);
+	if (own)
+		syscall(SYS_munmap, buf, size + zsize);
 }
 
 /* Sleep until the next clock tick, or until a producer wakes us. */
@@ -611,6 +671,11 @@ int hs_writer_start(const char *path, int precreated, unsigned flags, uint64_t p
 	fstat(w.fd, &sb);
 	w.dev = sb.st_dev;
 	w.ino = sb.st_ino;
+	w.path[0] = '\0';
+	if (path[0] == '/')
+		snprintf(w.path, sizeof(w.path), "%s", path);
+	else if (getcwd(cwd, sizeof(cwd)))
+		snprintf(w.path, sizeof(w.path), "%s/%s", cwd, path);
 	w.offset = 0;
 	w.seq = 0;
 	w.failed = 0;
@@ -618,6 +683,7 @@ int hs_writer_start(const char *path, int precreated, unsigned flags, uint64_t p
 	atomic_store(&hs_count_nodes, 0);
 	atomic_store(&hs_count_modules, 0);
 	atomic_store(&hs_count_threads, 0);
+	atomic_store(&hs_count_lost, 0);
 	if (w.statm_fd < 0) {
 		fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
 		if (fd >= 0)
