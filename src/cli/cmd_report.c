@@ -250,7 +250,7 @@ static const struct cli_option report_options[] = {
 	"                    use was highest (within the range; blocks allocated\n"
 	"                    before it count too; a range without an allocation\n"
 	"                    or free: the heap as it was); temporary: allocations\n"
-	"                    freed before any other allocation; mmap: anonymous\n"
+	"                    freed before their thread's next one; mmap: anonymous\n"
 	"                    mappings;\n"
 	"                    cpu: CPU samples of 'run --cpu' (ms of CPU time);\n"
 	"                    wall: wall-clock samples of 'run --wall', each thread's\n"
