@@ -9,6 +9,7 @@
 #include "server/assets.h"
 #include "format/trace_reader.h"
 #include "model/source_merge.h"
+#include "analysis/exec_chain.h"
 #include <errno.h>
 #include <jansson.h>
 #include <stdarg.h>
@@ -250,15 +251,30 @@ static int defaults_copy(struct hs_source_defaults *out,
 	return err;
 }
 
-/* Source @s of merged trace @t: that source of every member, appended. */
+/*
+ * Source @s of merged trace @t: that source of every member, appended;
+ * the images of a process that exec'd under its last image's frame.
+ */
 static int load_merged(struct hs_app *a, struct hs_app_trace *t, struct hs_app_source *s,
 		       struct hs_diag *diag)
 {
+	const char **paths = hs_calloc(t->nr_members + 1, sizeof(*paths));
+	char **process = hs_calloc(t->nr_members + 1, sizeof(*process));
 	struct hs_stack_source all;
 	size_t i;
 	int err = 0;
 
 	hs_source_init(&all);
+	if (!paths || !process) {
+		err = -ENOMEM;
+	} else {
+		for (i = 0; i < t->nr_members; i++) {
+			const char *path = a->traces[t->members[i]].path;
+
+			paths[i] = path ? path : "-";
+		}
+		err = hs_exec_chain_frames(paths, t->nr_members, process);
+	}
 	for (i = 0; i < t->nr_members && !err; i++) {
 		const struct hs_app_trace *m = &a->traces[t->members[i]];
 		struct hs_app_source *ms = hs_app_source(a, t->members[i], s->name);
@@ -272,7 +288,9 @@ static int load_merged(struct hs_app *a, struct hs_app_trace *t, struct hs_app_s
 		err = hs_app_load_source(a, t->members[i], ms, diag);
 		if (!err && !hs_source_has_process_frames(&ms->src))
 			err = hs_buf_addf(&top, "Trace %s", m->name);
-		if (!err)
+		if (!err && process[i] && !top.len)
+			err = hs_source_append_as(&all, &ms->src, process[i]);
+		else if (!err)
 			err = hs_source_append(&all, &ms->src, top.len ? top.s : NULL);
 		if (err == -EINVAL)
 			hs_diag_set(diag, 0, "'%s' is in %s, the first file in %s",
@@ -283,6 +301,10 @@ static int load_merged(struct hs_app *a, struct hs_app_trace *t, struct hs_app_s
 			err = defaults_copy(&all.defaults, &ms->src.defaults);
 		hs_buf_release(&top);
 	}
+	if (process)
+		hs_exec_chain_release(process, t->nr_members);
+	hs_free(paths);
+	hs_free(process);
 	if (err) {
 		hs_source_release(&all);
 		if (err == -ENOMEM && !diag->set)
