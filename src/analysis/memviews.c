@@ -45,8 +45,8 @@ static const struct {
     [HS_MEM_LEAKS] = {"leaks", "blocks allocated in the range and still live at "
 			       "its end"},
     [HS_MEM_PEAK] = {"peak", "the blocks live when heap in use was highest"},
-    [HS_MEM_TEMPORARY] = {"temporary", "allocations freed before any other "
-				       "allocation was made"},
+    [HS_MEM_TEMPORARY] = {"temporary", "allocations freed before their thread "
+				       "allocated again"},
     [HS_MEM_MMAP] = {"mmap", "anonymous mappings: mapped minus unmapped bytes"},
     [HS_MEM_CPU] = {"cpu", "CPU samples (run --cpu): ms of CPU time"},
     [HS_MEM_WALL] = {"wall", "wall-clock samples (run --wall): every thread's "
@@ -277,7 +277,10 @@ struct view {
 	struct live live;
 	double lo, hi; /* the range in ns (leaks, peak) */
 	uint64_t ord;  /* events seen */
-	uint64_t last; /* temporary: the latest allocation's address */
+	/* temporary: per thread index, the ord of its latest allocation (0:
+	 * freed already) */
+	uint64_t *last_ord;
+	size_t nr_last;
 };
 
 static inline double weight(const struct hs_trace *t, uint64_t size)
@@ -368,6 +371,49 @@ static int view_sample(struct view *v, const struct hs_trace_event *e)
 	return err;
 }
 
+/*
+ * temporary: a block freed before its thread made another allocation. A
+ * sampled trace's collector saw every allocation and marked those frees
+ * (FREE_TEMPORARY); without the marks (traces before 1.5) the test is
+ * made on the recorded allocations only, which overestimates.
+ */
+static int temporary_event(struct view *v, const struct hs_trace_event *e)
+{
+	const struct hs_trace_info *info = &v->t->info;
+	int marked = info->sample_bytes && (info->flags & HS_PROC_TEMPORARY_MARKS);
+	uint32_t th = e->thread;
+	struct block blk;
+	uint32_t key;
+	int err;
+
+	if (e->op == HS_OP_ALLOC) {
+		err = event_key(v, e, &key);
+		if (!err)
+			err = put_block(v, e, key);
+		if (err || marked || th == HS_TRACE_NONE)
+			return err;
+		if (th >= v->nr_last) {
+			size_t had = v->nr_last;
+
+			if (HS_GROW(v->last_ord, (size_t)th + 1, v->nr_last))
+				return -ENOMEM;
+			memset(v->last_ord + had, 0,
+			       (v->nr_last - had) * sizeof(*v->last_ord));
+		}
+		v->last_ord[th] = v->ord;
+		return 0;
+	}
+	if (e->op != HS_OP_FREE || !live_del(&v->live, e->addr, &blk))
+		return 0;
+	if (marked)
+		return e->fn == HS_TAG_FREE_TEMPORARY ? emit_block(v, &blk, 1, blk.time)
+						      : 0;
+	if (th >= v->nr_last || v->last_ord[th] != blk.ord)
+		return 0;
+	v->last_ord[th] = 0;
+	return emit_block(v, &blk, 1, blk.time);
+}
+
 static int view_event(struct view *v, const struct hs_trace_event *e)
 {
 	struct block blk;
@@ -434,18 +480,7 @@ static int view_event(struct view *v, const struct hs_trace_event *e)
 		}
 		return err;
 	case HS_MEM_TEMPORARY:
-		if (e->op == HS_OP_ALLOC) {
-			err = event_key(v, e, &key);
-			if (!err)
-				err = put_block(v, e, key);
-			v->last = e->addr;
-		} else if (e->op == HS_OP_FREE && live_del(&v->live, e->addr, &blk)) {
-			if (e->addr != v->last)
-				return 0;
-			v->last = 0;
-			err = emit_block(v, &blk, 1, blk.time);
-		}
-		return err;
+		return temporary_event(v, e);
 	default:
 		return 0;
 	}
@@ -726,6 +761,7 @@ static void view_release(struct view *v)
 {
 	keytab_release(&v->keys);
 	live_release(&v->live);
+	hs_free(v->last_ord);
 }
 
 /* The end of a view: the live blocks of leaks, then keys become stacks. */

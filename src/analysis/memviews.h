@@ -24,7 +24,7 @@
  *              (within the range; the heap as the range starts is a
  *              candidate, the only one when no event falls in it), at
  *              their allocation times
- *   temporary  allocations freed before any other allocation was made
+ *   temporary  allocations freed before their thread made another one
  *   mmap       anonymous mappings: +bytes at mmap, -bytes at munmap of
  *              (any part of) them, charged to the mapping's stack
  *   cpu        the CPU samples of `heapscope run --cpu`: each is the CPU

@@ -73,9 +73,11 @@
 	"__uninitialized_copy_a|__uninitialized_move_if_noexcept_a|"                     \
 	"__uninitialized_fill_n_a|__uninitialized_default_n_a|__do_uninit_copy|"         \
 	"__relocate_a|__relocate_a_1)(?&t)?\\(;"                                         \
-	"@^[^!]*!<?(?:alloc|hashbrown|std::collections)::"                               \
+	"@^[^!]*!<*(?:&(?:mut )?)?(?:alloc|hashbrown|std::collections|core::fmt)::"      \
 	"(?![^!]* as (?!(?:core|alloc|std|hashbrown)::));"                               \
-	"@^[^!]*!<[^!]*? as (?:alloc|hashbrown)::;"                                      \
+	"@^[^!]*!<[^!]*? as (?:alloc|hashbrown|<\\[_\\]>)::;"                            \
+	"@^[^!]*!<(?:&(?:mut )?)*(?:\\w+|\\[[^!]*?\\]) as core::fmt::;"                  \
+	"@^[^!]*!<(?:\\[[^!]*?\\]|str)>::;"                                              \
 	"@^[^!]*!(?:<[^!]*? as )?core::iter::traits::iterator::Iterator>?::collect\\b;"  \
 	"@^[^!]*!<?core::option::Option<.*?>?::map_or_else\\b;"                          \
 	"@^[^!]*!<?std::(?:alloc|sys::(?:\\w+::)*alloc)::;"                              \
@@ -85,10 +87,11 @@
  * libstdc++ that allocate once and never free before the program exits:
  * stdio buffers, locale and iconv data, time zones, NSS modules, atexit
  * handlers, the dynamic linker's data for dlopen()ed libraries and thread
- * TLS, libstdc++'s emergency exception pool. They are matched against an
- * allocation's allocating frames only (memviews.c), not against every
- * frame of its stack: a user's allocation made under dlopen() (in a
- * library's constructor) is the user's. The blocks they made are put
+ * TLS, libstdc++'s emergency exception pool, Rust std's record of the
+ * main thread (thread_info, for its stack overflow handler). They are
+ * matched against an allocation's allocating frames only (memviews.c),
+ * not against every frame of its stack: a user's allocation made under
+ * dlopen() (in a library's constructor) is the user's. The blocks they made are put
  * under the pseudo-frame HS_EXIT_TIME_FRAME, which the leaks view's
  * default ExcPats HS_PRESET_LEAK_SUPPRESS leave out.
  */
@@ -98,7 +101,9 @@
 	"@!(_IO_file_doallocate|_nl_[a-z_]*|__gconv_[a-z_]*|__nss_[a-z_]*|"              \
 	"__new_exitfn|tzset_internal|__tzfile_read|dl_open_worker|_dl_[a-z_]*)"          \
 	"( \\(inline\\))?$;"                                                             \
-	"@!(_GLOBAL__sub_I_eh_alloc\\.cc|\\(anonymous namespace\\)::pool::pool\\()"
+	"@!(_GLOBAL__sub_I_eh_alloc\\.cc|\\(anonymous namespace\\)::pool::pool\\();"     \
+	"@!std::sys(?:_common)?::(?:\\w+::)*thread_info::set(?:_current_info)?"          \
+	"( \\(inline\\))?$"
 
 struct hs_preset {
 	const char *name;     /* e.g. "group modules" (shown as "[group modules]") */

@@ -179,6 +179,7 @@ static void print_record(const struct hs_rec *rec)
 	switch (tag) {
 	case HS_TAG_FREE:
 	case HS_TAG_REALLOC_FREE:
+	case HS_TAG_FREE_TEMPORARY:
 		printf(" addr=0x%" PRIx64, rec->addr);
 		break;
 	case HS_TAG_MMAP:

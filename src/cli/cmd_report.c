@@ -9,6 +9,7 @@
  * Fold% and the view.
  */
 #include "analysis/diff.h"
+#include "analysis/exec_chain.h"
 #include "analysis/memviews.h"
 #include "analysis/presets.h"
 #include "analysis/query.h"
@@ -250,7 +251,7 @@ static const struct cli_option report_options[] = {
 	"                    use was highest (within the range; blocks allocated\n"
 	"                    before it count too; a range without an allocation\n"
 	"                    or free: the heap as it was); temporary: allocations\n"
-	"                    freed before any other allocation; mmap: anonymous\n"
+	"                    freed before their thread's next one; mmap: anonymous\n"
 	"                    mappings;\n"
 	"                    cpu: CPU samples of 'run --cpu' (ms of CPU time);\n"
 	"                    wall: wall-clock samples of 'run --wall', each thread's\n"
@@ -744,16 +745,22 @@ static void opts_release(struct report_opts *o)
 
 /*
  * Top frame of a trace merged with others: none for a heapscope trace, whose
- * stacks start at their process; "Trace FILE" for the rest.
+ * stacks start at their process (@process, when not NULL, instead of its
+ * own: an image before an exec, analysis/exec_chain.h); "Trace FILE" for
+ * the rest.
  */
 static int merge_into(struct hs_stack_source *all, struct hs_stack_source *one,
-		      const char *path, const char *cmd)
+		      const char *path, const char *process, const char *cmd)
 {
 	char top[4200];
 	int err;
 
 	snprintf(top, sizeof(top), "Trace %s", path);
-	err = hs_source_append(all, one, hs_source_has_process_frames(one) ? NULL : top);
+	if (hs_source_has_process_frames(one))
+		err = process ? hs_source_append_as(all, one, process)
+			      : hs_source_append(all, one, NULL);
+	else
+		err = hs_source_append(all, one, top);
 	if (err == -EINVAL)
 		return cli_fail("%s: %s is in %s, the first file in %s", cmd, path,
 				one->metric_unit ? one->metric_unit : "no unit",
@@ -766,24 +773,43 @@ static int merge_into(struct hs_stack_source *all, struct hs_stack_source *one,
 /*
  * report a b c: the files after the first, each read as the same view,
  * appended to @src under their process (or file) frame, as PerfView's
- * multi-file view. The first file's defaults stay.
+ * multi-file view; the images of a process that exec'd under its last
+ * image's. The first file's defaults stay.
  */
 static int load_more(struct report_opts *o, struct hs_stack_source *src)
 {
+	size_t nr = (size_t)o->nr_more + 1, k;
 	struct hs_stack_source all, one;
 	struct hs_memview_info info;
+	const char **paths = calloc(nr, sizeof(*paths));
+	char **process = calloc(nr, sizeof(*process));
 	int i, ret;
 
 	hs_source_init(&all);
-	ret = merge_into(&all, src, o->path, o->cmd);
+	if (!paths || !process) {
+		ret = cli_fail("out of memory");
+		goto out;
+	}
+	paths[0] = o->path;
+	for (k = 1; k < nr; k++)
+		paths[k] = o->more_paths[k - 1];
+	if (hs_exec_chain_frames(paths, nr, process)) {
+		ret = cli_fail("out of memory");
+		goto out;
+	}
+	ret = merge_into(&all, src, o->path, process[0], o->cmd);
 	for (i = 0; !ret && i < o->nr_more; i++) {
 		ret = cli_load_view(o->cmd, o->more_paths[i], o->from, o->source, &o->mv,
 				    &one, &info);
 		if (ret)
 			break;
-		ret = merge_into(&all, &one, o->more_paths[i], o->cmd);
+		ret = merge_into(&all, &one, o->more_paths[i], process[i + 1], o->cmd);
 		hs_source_release(&one);
 	}
+	hs_exec_chain_release(process, nr);
+out:
+	free(paths);
+	free(process);
 	if (ret) {
 		hs_source_release(&all);
 		hs_source_release(src);

@@ -213,7 +213,7 @@ const struct cli_syntax cli_stats_syntax = {
 	     "bytes allocated, allocations per second, the peak of heap in use and\n"
 	     "when, the peak RSS, what leaked (live at the end; known exit-time\n"
 	     "allocations of libc and libstdc++ counted apart), temporary\n"
-	     "allocations (freed before any other allocation), a histogram of sizes,\n"
+	     "allocations (freed before their thread's next one), a histogram of sizes,\n"
 	     "the top call sites by bytes, by allocations, by bytes leaked and at\n"
 	     "the peak, and the timelines of heap in use and RSS (charts in text,\n"
 	     "[ms, bytes] arrays in JSON). A call site is the function that called\n"

@@ -227,6 +227,8 @@ struct hs_thread {
 	uint64_t cached_tail;
 	uint64_t seen_gen;   /* hs_gen this thread's caches match */
 	int64_t sample_left; /* Poisson sampler: bytes to the next sample */
+	uintptr_t temp_last; /* sampler: the latest allocation if sampled and not
+			      * followed by another one (a FREE_TEMPORARY if freed) */
 	uint64_t rng;
 	uintptr_t stack_lo, stack_hi; /* bounds of the thread's stack */
 	unsigned prev_depth;	      /* the previous stack, root first */

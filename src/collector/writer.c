@@ -727,7 +727,8 @@ int hs_writer_start(const char *path, int precreated, unsigned flags, uint64_t p
 	info.unwind = hs_cfg.unwind;
 	info.clock = HS_CLOCK_NS;
 	info.start_realtime_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
-	info.flags = flags;
+	/* with sampling, the hooks mark temporary blocks' frees (FREE_TEMPORARY) */
+	info.flags = flags | (hs_cfg.sample_bytes ? HS_PROC_TEMPORARY_MARKS : 0);
 	info.parent_pid = parent_pid;
 	info.exe = exe;
 	info.comm = comm;

@@ -17,7 +17,7 @@
 #define HS_TRACE_MAGIC "\x89HSTR\r\n\x1a"
 #define HS_TRACE_MAGIC_LEN 8
 #define HS_TRACE_MAJOR 1
-#define HS_TRACE_MINOR 4
+#define HS_TRACE_MINOR 5
 #define HS_FILE_HEADER_SIZE 16
 
 #define HS_CHUNK_MAGIC "HSCK"
@@ -53,6 +53,7 @@ enum hs_tag {
 	HS_TAG_PVALLOC = 0x0b,
 	HS_TAG_FREE = 0x0c,
 	HS_TAG_REALLOC_FREE = 0x0d,
+	HS_TAG_FREE_TEMPORARY = 0x0e, /* since 1.5: a temporary block's free */
 	HS_TAG_MMAP = 0x10,
 	HS_TAG_MUNMAP = 0x11,
 	HS_TAG_MREMAP = 0x12,
@@ -102,6 +103,7 @@ enum hs_process_flags {
 	HS_PROC_FOLLOW_EXEC = 1 << 1,
 	HS_PROC_FORKED = 1 << 2,
 	HS_PROC_EXECED = 1 << 3,
+	HS_PROC_TEMPORARY_MARKS = 1 << 4, /* 1.5: FREE_TEMPORARY is written */
 };
 
 /* SAMPLE kinds */

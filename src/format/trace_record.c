@@ -20,6 +20,7 @@ static const char *const tag_names[] = {
     [HS_TAG_PVALLOC] = "pvalloc",
     [HS_TAG_FREE] = "free",
     [HS_TAG_REALLOC_FREE] = "realloc-free",
+    [HS_TAG_FREE_TEMPORARY] = "free-temporary",
     [HS_TAG_MMAP] = "mmap",
     [HS_TAG_MUNMAP] = "munmap",
     [HS_TAG_MREMAP] = "mremap",

@@ -83,7 +83,7 @@ static inline uint8_t *hs_enc_realloc(uint8_t *p, unsigned tag, int64_t dt, int6
 	return hs_put_varint(p, lead);
 }
 
-/* FREE or REALLOC_FREE. */
+/* FREE, REALLOC_FREE or FREE_TEMPORARY. */
 static inline uint8_t *hs_enc_free(uint8_t *p, unsigned tag, int64_t dt, int64_t da)
 {
 	return hs__enc_event(p, tag, dt, da);
@@ -460,6 +460,7 @@ hs_rec_decode_fixed(const uint8_t **p, const uint8_t *end, struct hs_rec_state *
 		break;
 	case HS_TAG_FREE:
 	case HS_TAG_REALLOC_FREE:
+	case HS_TAG_FREE_TEMPORARY:
 		if (hs_get_varint(&q, end, &dt) || hs_get_varint(&q, end, &da))
 			goto bad_varint;
 		break;
@@ -643,6 +644,7 @@ hs_rec_events(const struct hs_rec *rec, struct hs_rec_event ev[2])
 		return 2;
 	case HS_TAG_FREE:
 	case HS_TAG_REALLOC_FREE:
+	case HS_TAG_FREE_TEMPORARY:
 		ev[0].size = 0;
 		ev[0].stack = 0;
 		ev[0].op = HS_OP_FREE;

@@ -56,6 +56,8 @@ struct hs_app_trace {
 	size_t nr_sources;
 	struct hs_trace *heap;	   /* owned; a heapscope trace once loaded */
 	struct json_t *heap_stats; /* its stats (hs_heap_stats_json()), or NULL */
+	size_t nr_members;	   /* a merged trace (hs_app_merge()): traces */
+	size_t *members;	   /* [0, nr_members) are its members (owned) */
 };
 
 struct hs_app {
@@ -110,6 +112,19 @@ int hs_app_open(struct hs_app *a, const char *path, const char *name, enum hs_fo
  */
 int hs_app_add_trace(struct hs_app *a, const char *name, const char *format,
 		     struct hs_stack_source *src);
+/*
+ * Add a trace named @name (copied) that is traces [0, @n) as one, as
+ * `report a b c` has them (model/source_merge.h): each of its sources,
+ * named as the first trace's, is that source of every member appended,
+ * under the member's process frames (or a "Trace NAME" frame), with the
+ * first member's defaults. Its first source is loaded now (its members'
+ * too), the others when they are asked for. It is the last trace, or
+ * with @first the first one (every other trace one further). Returns 0,
+ * -EINVAL (fewer than two traces, or sources that do not add up: @diag
+ * says which) or -ENOMEM. Call it before the app answers requests.
+ */
+int hs_app_merge(struct hs_app *a, const char *name, size_t n, int first,
+		 struct hs_diag *diag);
 /*
  * Add source @name (copied) to trace @trace; takes @src as above. Returns
  * 0, -EEXIST (a source of that name exists), -EINVAL (no such trace) or

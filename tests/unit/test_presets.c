@@ -258,6 +258,26 @@ static void heap_fold(void **state)
 		"/bin/r!std::sys::alloc::unix::<impl core::alloc::global::GlobalAlloc for "
 		"std::alloc::System>::alloc",
 		"/bin/r!<std::alloc::System as core::alloc::global::GlobalAlloc>::alloc",
+		/* format!, String::clone and slices' to_vec as rustc 1.95 names them
+		 * (tests/targets/rust/allocs.rs, t5210) */
+		"/bin/r!core::fmt::write",
+		"/bin/r!<core::fmt::Formatter>::pad_integral",
+		"/bin/r!<core::fmt::Formatter>::padding (inline)",
+		"/bin/r!<core::fmt::rt::Argument>::fmt (inline)",
+		"/bin/r!<u64 as core::fmt::Display>::fmt",
+		"/bin/r!<&str as core::fmt::Display>::fmt",
+		"/bin/r!<&mut alloc::string::String as core::fmt::Write::write_fmt::"
+		"SpecWriteFmt>::spec_write_fmt (inline)",
+		"/bin/r!<u8 as <[_]>::to_vec_in::ConvertVec>::to_vec::<alloc::alloc::Global> "
+		"(inline)",
+		"/bin/r!<[u8]>::to_vec_in::<alloc::alloc::Global> (inline)",
+		"/bin/r!<str>::to_owned (inline)",
+		/* and as rustc 1.63's legacy mangling does */
+		"/bin/r!core::fmt::num::imp::<impl core::fmt::Display for u64>::fmt",
+		"/bin/r!core::fmt::Formatter::pad_integral",
+		"/bin/r!<&mut W as core::fmt::Write>::write_str",
+		"/bin/r!<T as alloc::slice::hack::ConvertVec>::to_vec",
+		"/bin/r!alloc::slice::hack::to_vec",
 	};
 	static const char *const kept[] = {
 		"/bin/app!main",
@@ -288,6 +308,9 @@ static void heap_fold(void **state)
 		"/bin/r!r::cache::insert",
 		"/bin/r!r::worker::{closure#0}",
 		"/bin/r!<r::Foo as core::fmt::Display>::fmt",
+		"/bin/r!<&r::Foo as core::fmt::Debug>::fmt",
+		"/bin/r!<[r::Item] as r::Summary>::summarize",
+		"/bin/r!<r::Text as core::fmt::Write>::write_str",
 		"/bin/r!<r::Foo as core::convert::From<alloc::string::String>>::from",
 		"/bin/r!<alloc::vec::Vec<r::Item> as r::Summary>::summarize",
 		"/bin/r!std::thread::Builder::spawn_unchecked_",

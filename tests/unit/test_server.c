@@ -778,6 +778,82 @@ static void sources_of_a_trace(void **state)
 	hs_app_release(&app);
 }
 
+/*
+ * view a b c: a merged trace is its members' sources appended, each under
+ * a "Trace NAME" frame (folded stacks have no process), with the first
+ * member's defaults; its other sources are merged when asked for.
+ */
+static void merged_traces(void **state)
+{
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct hs_stack_source s;
+	struct hs_app app;
+	struct answer a;
+	json_t *t2;
+
+	(void)state;
+	assert_int_equal(hs_app_init(&app, TOKEN), 0);
+	recursion_source(&s); /* 15 */
+	s.defaults.fold = hs_strdup("E");
+	assert_int_equal(hs_app_add_trace(&app, "a.folded", "folded", &s), 0);
+	hs_source_init(&s);
+	add(&s, 5, 100, 1, "X;Y");
+	assert_int_equal(hs_app_add_source(&app, 0, "net", &s), 0);
+	hs_source_init(&s);
+	add(&s, 0, 7, 1, "A;F");
+	assert_int_equal(hs_app_add_trace(&app, "b.folded", "folded", &s), 0);
+	hs_source_init(&s);
+	add(&s, 1, 50, 1, "X");
+	assert_int_equal(hs_app_add_source(&app, 1, "net", &s), 0);
+	assert_int_equal(hs_app_merge(&app, "one", 1, 0, &diag), -EINVAL);
+	assert_int_equal(app.nr_traces, 2);
+	assert_int_equal(hs_app_merge(&app, "all 2 files", 2, 0, &diag), 0);
+	assert_int_equal(app.nr_traces, 3);
+	assert_true(app.traces[2].sources[0].loaded && !app.traces[2].sources[1].loaded);
+
+	ask(&app, "GET", "/api/info", NULL, TOKEN, NULL, &a);
+	t2 = json_array_get(json_object_get(a.json, "traces"), 2);
+	assert_string_equal(json_string_value(json_object_get(t2, "name")), "all 2 files");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(t2, "defaults"), "fold")), "E");
+	answer_release(&a);
+	post(&app, "/api/view", "{\"trace\":2,\"params\":{\"fold\":\"\"}}", &a);
+	assert_true(num_at(json_object_get(a.json, "summary"), "metric") == 22);
+	answer_release(&a);
+	/* each member under its own frame */
+	post(&app, "/api/view",
+	     "{\"trace\":2,\"view\":\"callees\",\"focus\":\"Trace b.folded\","
+	     "\"params\":{\"fold\":\"\"}}",
+	     &a);
+	assert_int_equal(a.status, 200);
+	assert_true(num_at(json_object_get(a.json, "tree"), "inc") == 7);
+	answer_release(&a);
+	post(&app, "/api/view", "{\"trace\":2,\"source\":\"net\"}", &a);
+	assert_true(num_at(json_object_get(a.json, "summary"), "metric") == 150);
+	answer_release(&a);
+
+	/* a member without the source: the merged one cannot have it */
+	recursion_source(&s);
+	assert_int_equal(hs_app_add_trace(&app, "c.folded", "folded", &s), 0);
+	/* first: the others one further */
+	assert_int_equal(hs_app_merge(&app, "all 4", 4, 1, &diag), 0);
+	assert_string_equal(app.traces[0].name, "all 4");
+	assert_string_equal(app.traces[1].name, "a.folded");
+	post(&app, "/api/view", "{\"trace\":0,\"params\":{\"fold\":\"\"}}", &a);
+	/* a, b, the first merge (a and b again) and c */
+	assert_true(num_at(json_object_get(a.json, "summary"), "metric") == 15 + 7 + 22 + 15);
+	answer_release(&a);
+	/* the first merge's members moved with it */
+	post(&app, "/api/view", "{\"trace\":3,\"source\":\"net\"}", &a);
+	assert_true(num_at(json_object_get(a.json, "summary"), "metric") == 150);
+	answer_release(&a);
+	post(&app, "/api/view", "{\"trace\":0,\"source\":\"net\"}", &a);
+	assert_int_not_equal(a.status, 200);
+	assert_non_null(strstr(error_of(&a), "has no source 'net'"));
+	answer_release(&a);
+	hs_app_release(&app);
+}
+
 /* Old entries go, with what borrows from them; pinned ones stay. */
 static void cache_evicts(void **state)
 {
@@ -889,6 +965,7 @@ int main(void)
 		cmocka_unit_test(timeline_and_samples),
 		cmocka_unit_test(drill_diff_flame),
 		cmocka_unit_test(sources_of_a_trace),
+		cmocka_unit_test(merged_traces),
 		cmocka_unit_test(cache_evicts),
 		cmocka_unit_test(names_not_utf8),
 		cmocka_unit_test(allocation_failures),

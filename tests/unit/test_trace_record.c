@@ -77,6 +77,12 @@ static void fixed_records_round_trip(void **state)
 	p = hs_enc_free(buf, HS_TAG_REALLOC_FREE, 1, -0x1000);
 	decode_one(buf, p, &st, &rec);
 	assert_true(rec.tag == HS_TAG_REALLOC_FREE && rec.addr == 0x10140 && rec.ticks == 1009);
+	/* since 1.5: a sampled temporary block's free, a FREE otherwise */
+	p = hs_enc_free(buf, HS_TAG_FREE_TEMPORARY, 0, 0);
+	decode_one(buf, p, &st, &rec);
+	assert_true(rec.tag == HS_TAG_FREE_TEMPORARY && rec.addr == 0x10140 &&
+		    rec.ticks == 1009);
+	assert_string_equal(hs_tag_name(HS_TAG_FREE_TEMPORARY), "free-temporary");
 
 	p = hs_enc_mmap(buf, 1, 0x100000, 8192, 3, 0x22, 7);
 	decode_one(buf, p, &st, &rec);
@@ -206,6 +212,10 @@ static void a_realloc_that_freed_and_an_mremap_are_two_events(void **state)
 	p = hs_enc_free(buf, HS_TAG_FREE, 0, 0);
 	assert_int_equal(events_of(buf, p, &st, ev), 1);
 	assert_true(ev[0].op == HS_OP_FREE && ev[0].addr == 0x3000 && ev[0].size == 0);
+	p = hs_enc_free(buf, HS_TAG_FREE_TEMPORARY, 0, 0);
+	assert_int_equal(events_of(buf, p, &st, ev), 1);
+	assert_true(ev[0].op == HS_OP_FREE && ev[0].addr == 0x3000 && ev[0].size == 0 &&
+		    ev[0].stack == 0);
 
 	p = hs_enc_mmap(buf, 1, 0x7000, 4096, 3, 0x22, 6);
 	assert_int_equal(events_of(buf, p, &st, ev), 1);

@@ -497,9 +497,27 @@ async function go(s) {
   }
 }
 
+// The saved boxes of the source shown (null until it was read).
+function shownDefaults() {
+  const t = INFO.traces[state.trace] || {};
+  const src = (t.sources || []).find((x) => x.name === state.source);
+  const first = !state.source || src === (t.sources || [])[0];
+  return (state.source && src?.defaults) || (first && t.defaults) || {};
+}
+
+// '+PATS' in GroupPats, FoldPats or ExcPats: the source's saved patterns
+// and PATS, as `report --fold +PATS` has it (docs/patterns.md).
+function extendDefault(key, text, defaults) {
+  if (!['group', 'fold', 'exc'].includes(key) || !text.startsWith('+')) return text;
+  const base = String(defaults[key] ?? '').replace(/[\s;]+$/, '');
+  const add = text.slice(1).trim();
+  return base.replace(/^[\s;]+/, '') ? `${base};${add}` : add;
+}
+
 function readBoxes() {
-  const params = H.emptyParams();
-  for (const [k, id] of Object.entries(BOXES)) params[k] = $(id).value.trim();
+  const params = H.emptyParams(), defaults = state.diff ? {} : shownDefaults();
+  for (const [k, id] of Object.entries(BOXES))
+    params[k] = extendDefault(k, $(id).value.trim(), defaults);
   return params;
 }
 
@@ -896,6 +914,8 @@ function wire() {
     working(`reading source ${name}\u2026`);
     try {
       const st = await api.call('stats', { trace: state.trace, source: name });
+      const entry = INFO.traces[state.trace]?.sources?.find((x) => x.name === name);
+      if (entry) entry.defaults ??= st.source.defaults;
       await go(H.initialState(INFO, state.trace, name, st.source.defaults));
     } catch (e) {
       fail(e);
