@@ -15,6 +15,7 @@ import { showMenu, literalPattern, appendPat, ungroup,
   ungroupModule } from './menu.js';
 import { renderEvents, renderStats, renderOverweight, renderSource } from './events.js';
 import { renderGc, fetchGc, isNetTrace } from './gc.js';
+import { fetchCharts, renderCharts, resizeCharts, isHeapTrace } from './charts.js';
 
 const $ = (id) => document.getElementById(id);
 const BOXES = { start: 'start', end: 'end', group: 'group', fold_pct: 'foldpct', fold: 'fold',
@@ -80,6 +81,7 @@ function tabKey(tab) {
   const focus = ['callers', 'callees', 'caller-callee'].includes(tab) ? state.focus : null;
   const sort = state.sort[tab] || null;
   const of = tab === 'source' ? state.source_of : tab === 'events' ? state.events : null;
+  if (tab === 'charts') return JSON.stringify({ tab, trace: state.trace });
   return keyOf({ tab, focus, sort, of });
 }
 
@@ -343,6 +345,14 @@ async function loadStats(el) {
   renderStats(el, s, INFO.traces[state.trace]?.name);
 }
 
+// the Charts describe the whole trace: loaded once per trace (tabKey)
+async function loadCharts(el) {
+  const t = INFO.traces[state.trace];
+  if (!isHeapTrace(t)) return renderCharts(el, null);
+  working('drawing the charts\u2026');
+  renderCharts(el, await fetchCharts(api.call, state.trace), t.name);
+}
+
 async function loadGc(el) {
   if (!isNetTrace(INFO.traces[state.trace])) return renderGc(el, null);
   renderGc(el, await fetchGc(state.trace));
@@ -484,6 +494,7 @@ function setActiveTab(tab) {
     state.overweight === undefined;
   document.querySelector('[data-tab="source"]').hidden = !state.source_of;
   document.querySelector('[data-tab="gc"]').hidden = !isNetTrace(INFO.traces[state.trace]);
+  document.querySelector('[data-tab="charts"]').hidden = !isHeapTrace(INFO.traces[state.trace]);
   $('expandall').hidden = !TREE_TABS.includes(tab);
 }
 
@@ -937,6 +948,8 @@ async function main() {
   views.events = makePane('events', (el) => loadEvents(el));
   views.stats = makePane('stats', loadStats);
   views.gc = makePane('gc', loadGc);
+  views.charts = makePane('charts', loadCharts);
+  new ResizeObserver(() => resizeCharts(views.charts.el)).observe(views.charts.el);
   views.overweight = makePane('overweight', loadOverweight);
   views.source = makePane('source', loadSource);
   views.timeline = new Timeline($('timeline'), {

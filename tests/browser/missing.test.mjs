@@ -1,0 +1,249 @@
+// missing.test.mjs - the features issue 17 found missing, compared with
+// PerfView, heaptrack_gui, speedscope and pprof, each checked in Debian's
+// chromium (playwright-core, headless) against `heapscope view`:
+// heaptrack's Charts (summary, memory of the top call sites, allocations
+// over time, sizes), PerfView's hideable columns, several selected cells
+// with their sum and First/Last to Set Time Range, the net and peak while
+// dragging over When, Flatten, Clear all Folding and Fold Module, copying
+// rows with a header; speedscope's icicle, module prefixes hidden, keys
+// that zoom and pan, Find's match count; a view's URL after a restart of
+// `heapscope view`, and Export as CSV or JSON. Each part runs on its own
+// (a failure is reported and the next part starts from a fresh page);
+// screenshots go to $HS_BUILD/browser-artifacts/ (missing-*.png).
+//
+// Environment: HS_BIN, HS_SRC, HS_BUILD (set by meson), HS_CHROMIUM
+// (default /usr/bin/chromium). Output is TAP.
+
+import { execFileSync } from 'node:child_process';
+import { spawnView, viewUrl } from './view-server.mjs';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+const BIN = process.env.HS_BIN;
+const SRC = process.env.HS_SRC;
+const BUILD = process.env.HS_BUILD;
+const CHROMIUM = process.env.HS_CHROMIUM || '/usr/bin/chromium';
+const LIMIT_S = Number(process.env.HS_BROWSER_TIMEOUT || 240);
+const WAIT = 30000;
+const ART = path.join(BUILD, 'browser-artifacts');
+const PERF = path.join(SRC, 'tests/data/perf/workload.data.txt');
+
+let server = null, context = null, page = null, tmp = null, url = null, n = 0, failed = 0;
+let files = [];
+const errors = [];
+
+const deadline = setTimeout(() => {
+  console.log(`not ok ${++n} - the run took more than ${LIMIT_S} s`);
+  cleanup();
+  process.exit(1);
+}, LIMIT_S * 1000);
+
+function cleanup() {
+  if (server) server.kill('SIGKILL');
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+}
+
+class Fail extends Error {}
+
+function ok(cond, what, detail) {
+  n++;
+  if (cond) {
+    console.log(`ok ${n} - ${what}`);
+    return;
+  }
+  console.log(`not ok ${n} - ${what}`);
+  if (detail !== undefined) console.log('# ' + JSON.stringify(detail).slice(0, 2000));
+  throw new Fail(what);
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function settled(action) {
+  const before = await page.evaluate(() => Number(document.body.dataset.settled || 0));
+  await action();
+  await page.waitForFunction((b) => Number(document.body.dataset.settled || 0) > b &&
+    !document.body.classList.contains('busy'), before, { timeout: WAIT });
+}
+
+async function shot(name, el) {
+  const file = path.join(ART, `missing-${name}.png`);
+  if (el) await page.locator(el).screenshot({ path: file });
+  else await page.screenshot({ path: file });
+}
+
+async function setBox(id, value) {
+  await page.fill(`#${id}`, value);
+  await settled(() => page.press(`#${id}`, 'Enter'));
+}
+
+async function tab(name) {
+  await settled(() => page.click(`#tabs [data-tab="${name}"]`));
+  await page.waitForSelector(`#view-${name}.active`, { timeout: WAIT });
+}
+
+// Open trace @i afresh.
+async function open(i) {
+  await page.goto('about:blank');
+  await page.goto(url.replace(/\?token=.*/, ''));
+  await page.waitForSelector('body[data-ready="1"]');
+  if (i !== 0) await settled(() => page.selectOption('#trace', String(i)));
+}
+
+function cli(args) {
+  return JSON.parse(execFileSync(BIN, [...args, '--format', 'json'],
+    { encoding: 'utf8', maxBuffer: 1 << 28 }));
+}
+
+async function rightClick(sel) {
+  await page.click(sel, { button: 'right' });
+  await page.waitForSelector('#menu:not([hidden])');
+}
+
+const state = () => page.evaluate(() => window.heapscope.state());
+
+function startServer(list) {
+  server = spawnView(BIN, list);
+  return viewUrl(server, WAIT);
+}
+
+// ---- the parts ----
+
+// heaptrack_gui's pages: the summary in human units, the top call sites'
+// memory stacked, allocations over time, the sizes as a histogram.
+async function charts(heap) {
+  const st = cli(['stats', heap]);
+  await open(1);
+  ok(await page.$eval('#tabs [data-tab="charts"]', (b) => b.hidden),
+    'a perf profile has no Charts tab');
+  await open(0);
+  await tab('charts');
+  await page.waitForSelector('#chart-sizes .u-over');
+  await shot('charts');
+  // the legend gives each site's own bytes where the mouse is
+  const over = await page.$eval('#chart-memory .u-over', (e) => {
+    const r = e.getBoundingClientRect();
+    return { x: r.x + r.width * 0.78, y: r.y + r.height / 2 };
+  });
+  await page.mouse.move(over.x, over.y);
+  await sleep(100);
+  await shot('charts-memory', '#chart-memory');
+  const values = await page.$$eval('#chart-memory .u-legend .u-value', (v) => v.map((x) => x.textContent));
+  ok(values.slice(1).some((v) => /[KM]iB$/.test(v)), 'the legend gives each layer\'s bytes at the mouse',
+    values);
+  await page.locator('#chart-sizes').scrollIntoViewIfNeeded();
+  await shot('charts-alloc', '#chart-alloc');
+  await shot('charts-sizes', '#chart-sizes');
+  const cards = await page.$$eval('#view-charts .card', (cs) => cs.map((c) => ({
+    v: c.querySelector('.card-v').textContent, l: c.querySelector('.card-l').textContent })));
+  const card = (l) => cards.find((c) => c.l.startsWith(l))?.v;
+  const fmtBytes = (v) => {
+    const u = ['B', 'KiB', 'MiB', 'GiB'];
+    let i = 0;
+    while (v >= 1024 && i < 3) {
+      v /= 1024;
+      i++;
+    }
+    return i ? `${v.toFixed(1)} ${u[i]}` : `${v} B`;
+  };
+  ok(card('allocations') === st.total_allocations.toLocaleString('en-US') &&
+    card('peak heap in use') === fmtBytes(st.peak_heap_bytes) &&
+    card('leaked') === fmtBytes(st.leaked_bytes),
+  'the summary gives `heapscope stats`\'s numbers in human units', { cards, st: {
+    a: st.total_allocations, p: st.peak_heap_bytes, l: st.leaked_bytes } });
+
+  const mem = await page.evaluate(() => {
+    const u = window.heapscope.views.charts.el.plots[0];
+    const top = u.data[1];	// the highest stack: every site and "other"
+    return { labels: u.series.slice(1).map((s) => s.label), max: Math.max(...top), last: top.at(-1),
+      legend: [...document.querySelectorAll('#chart-memory .u-legend th')].map((t) => t.textContent) };
+  });
+  ok(mem.labels.length >= 3 && mem.labels[0] === 'other' && mem.legend.length === mem.labels.length + 1,
+    'the memory chart stacks the top call sites and "other", each in the legend', mem);
+  ok(mem.max === st.peak_heap_bytes, 'the stack\'s highest point is the peak heap in use',
+    { max: mem.max, peak: st.peak_heap_bytes });
+  const sites = await page.evaluate(() => {
+    const u = window.heapscope.views.charts.el.plots[0];
+    const i = u.data[0].length - 1;
+    // each layer's own value at the end: the stack below it subtracted
+    return u.series.slice(1).map((s, k) => ({ name: s.label,
+      own: u.data[k + 1][i] - (u.data[k + 2]?.[i] ?? 0) }));
+  });
+  const leaks = cli(['report', heap, '--source', 'net']).rows;
+  const site = sites.find((s) => s.name !== 'other' && s.own > 0);
+  const want = leaks.find((r) => r.key === site?.name);
+  ok(site && want && Math.abs(site.own - want.inc) <= 1,
+    'a call site\'s memory at the end is what `report --source net` says it holds', { site, want });
+
+  const alloc = await page.evaluate(() => {
+    const u = window.heapscope.views.charts.el.plots[1];
+    return { labels: u.series.slice(1).map((s) => s.label),
+      sum: u.data[1].reduce((a, b) => a + b, 0), temp: u.data[2].reduce((a, b) => a + b, 0) };
+  });
+  ok(alloc.labels.join() === 'allocated,temporary' && Math.abs(alloc.sum - st.bytes_allocated) < 1 &&
+    Math.abs(alloc.temp - st.temporary_bytes) < 1,
+  'allocations and temporary allocations over time add up to the totals', { alloc,
+    st: [st.bytes_allocated, st.temporary_bytes] });
+  const sizes = await page.evaluate(() => window.heapscope.views.charts.el.plots[2].data[1]);
+  ok(JSON.stringify(sizes) === JSON.stringify(st.size_histogram.map((b) => b.count)),
+    'the size histogram has a bar per size range of `heapscope stats`', { sizes,
+      want: st.size_histogram });
+}
+
+async function main() {
+  mkdirSync(ART, { recursive: true });
+  tmp = mkdtempSync(path.join(tmpdir(), 'hs-missing-'));
+  const heap = path.join(tmp, 'demo.heapscope');
+  execFileSync(BIN, ['run', '-q', '--no-view', '-o', heap, '--',
+    path.join(BUILD, 'examples/demo-heap')], { stdio: 'ignore' });
+  files = [heap, PERF];
+  url = await startServer(files);
+
+  const { chromium } = await import(path.join(SRC, 'node_modules/playwright-core/index.mjs'));
+  context = await chromium.launchPersistentContext(path.join(tmp, 'profile'), {
+    executablePath: CHROMIUM, headless: true, viewport: { width: 1400, height: 900 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  page = context.pages()[0] || await context.newPage();
+  page.setDefaultTimeout(WAIT);
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !/^Failed to load resource/.test(m.text())) errors.push(m.text());
+  });
+  await page.goto(url);
+  await page.waitForSelector('body[data-ready="1"]');
+
+  const parts = [
+    ['charts', () => charts(heap)],
+  ];
+  const only = process.env.HS_ONLY;
+  for (const [name, fn] of parts) {
+    if (only && !only.split(',').includes(name)) continue;
+    try {
+      await fn();
+    } catch (e) {
+      failed++;
+      if (!(e instanceof Fail)) {
+        console.log(`not ok ${++n} - ${name}: ${e.message.split('\n')[0]}`);
+        console.log(`# ${e.stack}`);
+      }
+      await page.screenshot({ path: path.join(ART, `missing-failure-${name.replace(/ /g, '-')}.png`) })
+        .catch(() => {});
+    }
+  }
+  ok(!errors.length, 'no JavaScript errors', errors);
+}
+
+try {
+  await main();
+} catch (e) {
+  failed++;
+  if (!(e instanceof Fail)) console.log(`not ok ${++n} - ${e.message}`);
+}
+console.log(`1..${n}`);
+clearTimeout(deadline);
+await context?.close().catch(() => {});
+cleanup();
+process.exit(failed ? 1 : 0);
