@@ -190,6 +190,137 @@ async function charts(heap) {
       want: st.size_histogram });
 }
 
+const HOT = 'hotloop!hot_function', COLD = 'hotloop!cold_function';
+const row = (key) => `#view-byname .row[data-key="${key}"]`;
+
+// PerfView's columns: hidden from a header's menu, in every table, still
+// hidden after a reload, shown again from the same menu.
+async function columns() {
+  await open(1);
+  await rightClick('#view-byname .head [data-col="fold"]');
+  await page.click('#menu [data-action="hide-column"]');
+  const shown = () => page.evaluate(() => ({
+    head: [...document.querySelectorAll('#view-byname .head > div')].filter((h) => !h.hidden)
+      .map((h) => h.dataset.col),
+    cells: document.querySelectorAll('#view-byname .row:not([hidden]) .c-fold:not([hidden])').length,
+    tree: !document.querySelector('#view-calltree .head [data-col="fold"]').hidden }));
+  let s = await shown();
+  ok(!s.head.includes('fold') && !s.cells && !s.tree && s.head.includes('when'),
+    'Hide Fold from its header\'s menu: no Fold header or cell, in CallTree either', s);
+  await rightClick('#view-byname .head [data-col="when"]');
+  await shot('columns-menu');
+  await page.keyboard.press('Escape');
+  await open(1);
+  s = await shown();
+  ok(!s.head.includes('fold'), 'the column stays hidden after a reload', s);
+  const align = await page.evaluate(() => {
+    const h = document.querySelector('#view-byname .head [data-col="when"]').getBoundingClientRect();
+    const c = document.querySelector('#view-byname .row:not([hidden]) .c-when').getBoundingClientRect();
+    return { head: h.left, cell: c.left };
+  });
+  ok(Math.abs(align.head - align.cell) < 1, 'the columns after it stay under their headers', align);
+  await rightClick('#view-byname .head [data-col="name"]');
+  await page.click('#menu [data-action="column-fold"]');
+  s = await shown();
+  ok(s.head.includes('fold') && s.cells > 0, 'the menu shows the column again', s);
+}
+
+// Several cells: their sum on the status line; First/Last cells set the
+// time range (Alt-R); rows copied with a header, as displayed.
+async function cells() {
+  const want = cli(['report', PERF]).rows;
+  const hot = want.find((r) => r.key === HOT), cold = want.find((r) => r.key === COLD);
+  await open(1);
+  await page.click(`${row(HOT)} .c-exc`);
+  await page.click(`${row(COLD)} .c-exc`, { modifiers: ['Shift'] });
+  const st = await page.evaluate(() => ({ text: document.getElementById('status').textContent,
+    sum: Number(document.getElementById('status').dataset.sum),
+    sel: document.querySelectorAll('#view-byname .csel').length }));
+  await shot('cells-sum');
+  ok(st.sel === 2 && Math.abs(st.sum - (hot.exc + cold.exc)) < 1e-6 && st.text.includes('Sum of 2'),
+    'Shift-click selects two Exc cells and the status line gives their sum', { st, hot: hot.exc,
+      cold: cold.exc });
+
+  await page.click(`${row(HOT)} .c-first`);
+  await page.click(`${row(COLD)} .c-last`, { modifiers: ['Shift'] });
+  const lo = Math.min(hot.first_ms, cold.first_ms, hot.last_ms, cold.last_ms);
+  const hi = Math.max(hot.first_ms, cold.first_ms, hot.last_ms, cold.last_ms);
+  await settled(() => page.keyboard.press('Alt+r'));
+  const p = (await state()).params;
+  ok(Math.abs(Number(p.start) - lo) < 1e-6 && Math.abs(Number(p.end) - hi) < 1e-6,
+    'First/Last cells, then Alt-R (Set Time Range): Start and End from them', { p, lo, hi });
+
+  await settled(() => page.click('#back'));
+  await page.click(`${row(HOT)} .c-name`);
+  await page.click(`${row(COLD)} .c-exc-count`, { modifiers: ['Shift'] });
+  await page.evaluate(() => navigator.clipboard.writeText('sentinel'));
+  await page.keyboard.press('Control+c');
+  await sleep(200);
+  const text = await page.evaluate(() => navigator.clipboard.readText());
+  const shown = await page.evaluate((keys) => keys.map((k) => [...document.querySelectorAll(
+    `#view-byname .row[data-key="${k}"] > div`)].filter((c) => !c.hidden).map((c) => c.textContent)
+    .join('\t')), [HOT, COLD]);
+  const lines = text.trimEnd().split('\n');
+  ok(lines.length === 3 && lines[0].startsWith('Name\tExc %\tExc\tExc Ct') &&
+    lines[1] === shown[0] && lines[2] === shown[1],
+  'Ctrl-C copies the selected rows with a header, as displayed', { lines, shown });
+}
+
+// PerfView's readout while dragging over When: the net and the peak.
+async function whenReadout() {
+  const want = cli(['report', files[0]]).rows.find((r) => r.key === 'demo-heap!cache_insert');
+  await open(0);
+  const sel = async (a, b) => {
+    await page.evaluate(({ key, a, b }) => {
+      const t = document.querySelector(`#view-byname .row[data-key="${key}"] .c-when`).firstChild;
+      window.getSelection().setBaseAndExtent(t, a, t, b ?? t.length);
+    }, { key: 'demo-heap!cache_insert', a, b });
+    await page.waitForFunction(() => /Net .* Peak/.test(document.getElementById('status').textContent));
+    return page.evaluate(() => {
+      const s = document.getElementById('status');
+      return { text: s.textContent, net: Number(s.dataset.net), peak: Number(s.dataset.peak) };
+    });
+  };
+  const all = await sel(0, null);
+  await shot('when-readout');
+  ok(all.net === want.inc && all.peak === want.inc,
+    'the whole When cell of an alloc row: Net and Peak are its Inc', { all, inc: want.inc });
+  const part = await sel(0, 5);
+  ok(part.net > 0 && part.net < want.inc && part.text.includes('TimeRange'),
+    'part of it: less, with the time range', { part, inc: want.inc });
+}
+
+// Flatten, Fold Module and Clear all Folding in the context menu.
+async function menuItems() {
+  await open(1);
+  await rightClick(row('libc.so.6!__libc_start_call_main'));
+  await settled(() => page.click('#menu [data-action="fold-module"]'));
+  let s = await state();
+  const keys = await page.$$eval('#view-byname .row:not([hidden])', (rs) => rs.map((r) => r.dataset.key));
+  ok(s.params.fold.includes('libc.so.6!') && !keys.some((k) => k.startsWith('libc.so.6!')),
+    'Fold Module folds every libc.so.6 frame away', { fold: s.params.fold, keys });
+  await setBox('foldpct', '2');
+  await rightClick(row(HOT));
+  await settled(() => page.click('#menu [data-action="clear-folding"]'));
+  s = await state();
+  ok(s.params.fold === '' && s.params.fold_pct === '', 'Clear all Folding empties FoldPats and Fold%',
+    s.params);
+  await rightClick(row(HOT));
+  await settled(() => page.click('#menu [data-action="flatten"]'));
+  s = await state();
+  const want = cli(['report', PERF, '--flatten']).rows.filter((r) => r.key !== 'ROOT');
+  await tab('calltree');
+  await page.click('#view-calltree .row[data-key="ROOT"]');
+  await settled(() => page.click('#expandall'));
+  const tree = await page.$$eval('#view-calltree .row:not([hidden])', (rs) =>
+    rs.map((r) => ({ key: r.dataset.key, depth: Number(r.dataset.depth) })));
+  await shot('flatten');
+  ok(s.steps.at(-1)?.kind === 'flatten' && tree.every((r) => r.depth <= 1) &&
+    tree.length === want.length + 1,
+  'Flatten: every name one level under ROOT, as `report --flatten`', { steps: s.steps, tree,
+    want: want.map((r) => r.key) });
+}
+
 async function main() {
   mkdirSync(ART, { recursive: true });
   tmp = mkdtempSync(path.join(tmpdir(), 'hs-missing-'));
@@ -217,6 +348,10 @@ async function main() {
 
   const parts = [
     ['charts', () => charts(heap)],
+    ['columns', () => columns()],
+    ['cells', () => cells()],
+    ['when', () => whenReadout()],
+    ['menu', () => menuItems()],
   ];
   const only = process.env.HS_ONLY;
   for (const [name, fn] of parts) {

@@ -6,7 +6,8 @@
 import * as api from './api.js';
 import * as H from './history.js';
 import * as fmt from './format.js';
-import { VTable, setMetricUnit, refitAll } from './table.js';
+import { VTable, setMetricUnit, refitAll, tableHooks, COLUMNS, isColumnHidden,
+  setColumnHidden } from './table.js';
 import { TreeModel } from './tree.js';
 import { Flame } from './flame.js';
 import { Timeline } from './timeline.js';
@@ -15,7 +16,7 @@ import { showMenu, literalPattern, appendPat, ungroup,
   ungroupModule } from './menu.js';
 import { renderEvents, renderStats, renderOverweight, renderSource } from './events.js';
 import { renderGc, fetchGc, isNetTrace } from './gc.js';
-import { fetchCharts, renderCharts, resizeCharts, isHeapTrace } from './charts.js';
+import { fetchCharts, renderCharts, resizeCharts, isHeapTrace, exactPattern } from './charts.js';
 
 const $ = (id) => document.getElementById(id);
 const BOXES = { start: 'start', end: 'end', group: 'group', fold_pct: 'foldpct', fold: 'fold',
@@ -28,6 +29,7 @@ let state = null;
 let loaded = {};		// tab -> the key its content was loaded for
 let selection = null;		// {row, tab, path}: the row the menu and keys act on
 let whenSel = null;		// {start, end} from characters selected in a When cell
+let cellSel = null;		// {info, table}: the cells selected in a table (several)
 let summary = null;		// the summary line of the last answer
 let settled = 0;		// counts finished loads (tests wait on body[data-settled])
 let cancelled = false;		// Cancel was pressed during the current load
@@ -585,6 +587,18 @@ function drill(row, path, what, newWindow) {
   return go(s);
 }
 
+// Flatten: each sample becomes its one (grouped) leaf frame, a new source
+// made with the current boxes (like a drill; Back undoes it); as with
+// `report --flatten` the patterns and Fold% are cleared after it, the
+// time range stays.
+function flatten() {
+  const s = H.clone(state);
+  s.steps = [...state.steps, { kind: 'flatten', params: { ...state.params } }];
+  s.params = { ...H.emptyParams(), start: state.params.start, end: state.params.end };
+  s.focus = null;
+  return go(s);
+}
+
 function editParams(fn) {
   const s = H.clone(state);
   s.params = readBoxes();
@@ -593,7 +607,10 @@ function editParams(fn) {
 }
 
 function setTimeRange(row) {
-  const r = whenSel || (row && row.first_ms !== null ? { start: row.first_ms, end: row.last_ms } : null);
+  const c = cellSel?.info;
+  const fromCells = c && c.first !== null && c.last > c.first ? { start: c.first, end: c.last } : null;
+  const r = whenSel || fromCells ||
+    (row && row.first_ms !== null ? { start: row.first_ms, end: row.last_ms } : null);
   if (!r) return status('select characters of a When cell first, or a row with samples', true);
   return editParams((p) => {
     p.start = fmt.msBox(r.start);
@@ -625,6 +642,13 @@ async function loadSource(el) {
 }
 
 function copyRow(row) {
+  const several = cellSel?.table.copyText();
+  if (several) {
+    const n = several.split('\n').length - 2;
+    navigator.clipboard?.writeText(several).then(() => status(`copied ${n} rows with their header`),
+      () => status('the browser did not allow copying', true));
+    return;
+  }
   if (!row) return;
   const text = [row.name, row.exc_pct, row.exc, row.exc_count, row.inc_pct, row.inc, row.inc_count,
     row.fold, row.when, row.first_ms, row.last_ms].join('\t');
@@ -661,6 +685,11 @@ function openMenu(ev, row, path) {
     { id: 'drill-new', label: 'Drill Into in a New Window', action: () => drill(row, path, 'inc', true) },
     '-',
     { id: 'fold', label: 'Fold Item', action: () => editParams((p) => { p.fold = appendPat(p.fold, literalPattern(name)); }) },
+    { id: 'fold-module', label: 'Fold Module', disabled: !mod,
+      action: () => editParams((p) => { p.fold = appendPat(p.fold, literalPattern(mod + '!')); }) },
+    { id: 'clear-folding', label: 'Clear all Folding', disabled: !state.params.fold && !state.params.fold_pct,
+      action: () => editParams((p) => { p.fold = ''; p.fold_pct = ''; }) },
+    { id: 'flatten', label: 'Flatten', action: () => flatten() },
     { id: 'group-module', label: 'Group Module', disabled: !mod,
       action: () => editParams((p) => { p.group = appendPat(p.group, `${literalPattern(mod + '!')}->${mod}`); }) },
     { id: 'entry-group-module', label: 'Entry Group Module', disabled: !mod,
@@ -756,6 +785,40 @@ async function findNext(backward) {
   }
 }
 
+// ---- several cells: their sum, a time range, copying ----
+
+function onCells(info, table) {
+  if (!info) {
+    if (cellSel?.table === table) cellSel = null;
+    return;
+  }
+  cellSel = { info, table };
+  let msg = `${info.n} cells selected`;
+  if (info.nums) {
+    const unitOf = (k) => (['exc', 'inc', 'fold'].includes(k) ? summary?.unit : null);
+    const units = new Set(info.cols.filter((k) => !['name', 'when', 'first_ms', 'last_ms'].includes(k))
+      .map((k) => (k.endsWith('_pct') ? '%' : unitOf(k) || 'count')));
+    const u = units.size === 1 ? [...units][0] : null;
+    const text = u === 'bytes' ? fmt.bytes(info.sum) : u === '%' ? `${fmt.pct(info.sum)}%` : fmt.num(info.sum);
+    msg += `   Sum of ${info.nums} numbers: ${text}` + (u === 'bytes' ? ` (${fmt.exact(info.sum, 'bytes')})` : '');
+  }
+  if (info.first !== null) msg += `   First/Last: ${fmt.ms(info.first)} - ${fmt.ms(info.last)} ms (Alt-R sets it)`;
+  if (info.missing) msg += `   (${info.missing} cells not loaded yet)`;
+  $('status').dataset.sum = String(info.sum);
+  status(msg);
+}
+
+// Right-click on a header: show or hide the columns.
+function columnMenu(ev, key) {
+  showMenu(ev.clientX, ev.clientY, [
+    ...(key !== 'name' ? [{ id: 'hide-column', label: `Hide ${COLUMNS.find((c) => c.key === key).title}`,
+      action: () => setColumnHidden(key, true) }, '-'] : []),
+    ...COLUMNS.filter((c) => c.key !== 'name').map((c) => ({ id: `column-${c.key}`,
+      label: `${isColumnHidden(c.key) ? '\u2610' : '\u2611'} ${c.title}`,
+      action: () => setColumnHidden(c.key, !isColumnHidden(c.key)) })),
+  ]);
+}
+
 // ---- When-cell selection: characters -> a time range ----
 
 function onSelectionChange() {
@@ -772,8 +835,52 @@ function onSelectionChange() {
   const b = Math.max(sel.anchorOffset, sel.focusOffset);
   if (b <= a) return;
   whenSel = { start: s.start_ms + a * s.bucket_ms, end: s.start_ms + b * s.bucket_ms };
-  status(`TimeRange = ${fmt.ms(whenSel.start)} - ${fmt.ms(whenSel.end)}  Duration ` +
-    `${fmt.ms(whenSel.end - whenSel.start)} ms  (Alt-R sets it)`);
+  const range = `TimeRange = ${fmt.ms(whenSel.start)} - ${fmt.ms(whenSel.end)}  Duration ` +
+    `${fmt.ms(whenSel.end - whenSel.start)} ms`;
+  status(`${range}  (Alt-R sets it)`);
+  clearTimeout(whenTimer);
+  const key = cell.parentElement.dataset.key;
+  const picked = whenSel;
+  if (key) whenTimer = setTimeout(() => whenReadout(key, picked, range), 150);
+}
+
+let whenTimer = 0;
+let whenGen = 0;
+
+// PerfView's readout while dragging over When: the net (sum) and the peak
+// (highest running sum) of the name's metric inside the range selected;
+// from the timeline of the samples with the name on their stack.
+async function whenReadout(key, sel, range) {
+  const gen = ++whenGen;
+  let t;
+  try {
+    t = await api.call('timeline', H.query(state, { buckets: 4000,
+      params: { ...state.params, inc: appendPat(state.params.inc || '', exactPattern(key)) } }));
+  } catch (e) {
+    if (!api.isCancel(e)) console.warn(e.message);
+    return;
+  }
+  if (gen !== whenGen || whenSel !== sel) return;
+  const r = whenNetPeak(t, sel.start, sel.end);
+  const u = summary?.unit;
+  const $v = (v) => fmt.metric(v, u) + (u && u !== 'bytes' ? ` ${u}` : '');
+  const st = $('status');
+  st.dataset.net = String(r.net);
+  st.dataset.peak = String(r.peak);
+  status(`${range}  Net ${$v(r.net)}  Peak ${$v(r.peak)}  of ${key}  (Alt-R sets it)`);
+}
+
+// The net and peak of a timeline's filtered metric over [a, b) ms (the
+// buckets that start inside it).
+function whenNetPeak(t, a, b) {
+  let net = 0, peak = 0;
+  t.filtered.forEach((v, i) => {
+    const x = t.start_ms + i * t.bucket_ms;
+    if (x + t.bucket_ms <= a || x >= b) return;
+    net += v;
+    if (net > peak) peak = net;
+  });
+  return { net, peak };
 }
 
 // ---- keys ----
@@ -958,6 +1065,8 @@ async function main() {
       p.end = fmt.msBox(b);
     }),
   });
+  tableHooks.onCells = onCells;
+  tableHooks.onHeaderMenu = columnMenu;
   fillSelects();
   wire();
   const s = H.decode(location.hash) || H.initialState(INFO);
