@@ -321,6 +321,56 @@ async function menuItems() {
     want: want.map((r) => r.key) });
 }
 
+// speedscope's icicle (ROOT on top), names without their module, keys
+// that zoom and pan, and Find's match count.
+async function flameGraph() {
+  await open(1);
+  await tab('flame');
+  const geo = () => page.evaluate(() => {
+    const f = window.heapscope.views.flame.flame;
+    const root = f.rects.find((q) => q.d === 0);
+    const hot = f.rects.find((q) => q.r.key === 'hotloop!hot_function');
+    return { rootY: f.rowY(0), h: f.height, hot: hot && { x: hot.x, w: hot.w },
+      label: hot && f.label(hot.r), root: root && { x: root.x, w: root.w }, n: f.rects.length };
+  });
+  const flame = await geo();
+  ok(flame.rootY === flame.h - 18, 'the flame graph has ROOT at the bottom', flame);
+  await page.check('#flame-icicle');
+  await page.check('#flame-hideModules');
+  const ice = await geo();
+  await shot('icicle');
+  ok(ice.rootY === 0 && await page.$eval('.flame', (b) => b.scrollTop) === 0,
+    'Icicle puts ROOT on top, and shows the top', ice);
+  ok(ice.label === 'hot_function', 'Hide modules: "hotloop!hot_function" shows as "hot_function"',
+    ice.label);
+
+  await page.focus('.flame');
+  await page.keyboard.press('+');
+  const z = await geo();
+  ok(Math.abs(z.root.w - 2 * ice.root.w) < 1 && Math.abs(z.root.x + ice.root.w / 2) < 1,
+    '+ zooms in twice about the middle', { before: ice.root, after: z.root });
+  await page.keyboard.press('ArrowRight');
+  const p = await geo();
+  ok(p.root.x < z.root.x - 1, '\u2192 pans to the right', { before: z.root, after: p.root });
+  await page.keyboard.press('0');
+  const back = await geo();
+  ok(Math.abs(back.root.w - ice.root.w) < 1 && back.root.x === 0, '0 shows the whole width again',
+    back.root);
+
+  await page.fill('#find', 'function');
+  await settled(() => page.press('#find', 'Enter'));
+  const want = await page.evaluate(() =>
+    window.heapscope.views.flame.flame.rows.filter((r) => /function/i.test(r.name)).length);
+  const shown = await page.$eval('.flame-bar .matches', (m) => ({ text: m.textContent,
+    n: Number(m.dataset.count) }));
+  const status = await page.textContent('#status');
+  await shot('flame-find');
+  ok(want >= 4 && shown.n === want && shown.text === `${want} matches` &&
+    status.includes(`${want} boxes match`), 'Find counts the boxes it highlights', { want, shown, status });
+  await page.uncheck('#flame-icicle');
+  await page.uncheck('#flame-hideModules');
+}
+
 async function main() {
   mkdirSync(ART, { recursive: true });
   tmp = mkdtempSync(path.join(tmpdir(), 'hs-missing-'));
@@ -352,6 +402,7 @@ async function main() {
     ['cells', () => cells()],
     ['when', () => whenReadout()],
     ['menu', () => menuItems()],
+    ['flame', () => flameGraph()],
   ];
   const only = process.env.HS_ONLY;
   for (const [name, fn] of parts) {

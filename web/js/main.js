@@ -753,7 +753,8 @@ async function findNext(backward) {
   try {
     if (tab === 'flame') {
       v.flame.setSearch(findRegex());
-      return;
+      const k = v.flame.countMatches();
+      return status(k ? `${k} boxes match ${pattern}` : `no box matches ${pattern}`, !k);
     }
     if (tab === 'byname') {
       const sort = state.sort.byname;
