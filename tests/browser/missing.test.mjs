@@ -14,7 +14,7 @@
 // Environment: HS_BIN, HS_SRC, HS_BUILD (set by meson), HS_CHROMIUM
 // (default /usr/bin/chromium). Output is TAP.
 
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { spawnView, viewUrl } from './view-server.mjs';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -371,6 +371,94 @@ async function flameGraph() {
   await page.uncheck('#flame-hideModules');
 }
 
+// Whether CSV texts @a and @b have the same cells, numbers equal to 12
+// digits (the JSON API rounds reals to 15 digits, the CLI writes 17).
+function sameCsv(a, b) {
+  const rows = (t) => t.trimEnd().split('\n').map((l) => l.split(','));
+  const ra = rows(a), rb = rows(b);
+  return ra.length === rb.length && ra.every((r, i) => r.length === rb[i].length && r.every((c, k) => {
+    const d = rb[i][k];
+    if (c === d) return true;
+    const x = Number(c), y = Number(d);
+    return c !== '' && d !== '' && !isNaN(x) && !isNaN(y) && Math.abs(x - y) <= 1e-12 * Math.max(1, Math.abs(y));
+  }));
+}
+
+// Export: the rows shown, as CSV equal to `report --format csv` of the
+// same boxes, and as JSON with the query that makes the view again.
+async function exporting() {
+  await open(1);
+  await setBox('exc', 'cold');
+  const save = async (kind) => {
+    await page.click('#export');
+    const [dl] = await Promise.all([page.waitForEvent('download'),
+      settled(() => page.click(`#menu [data-action="export-${kind}"]`))]);
+    const file = path.join(tmp, `export.${kind}`);
+    await dl.saveAs(file);
+    return { name: dl.suggestedFilename(), text: readFileSync(file, 'utf8') };
+  };
+  const csv = await save('csv');
+  const want = execFileSync(BIN, ['report', PERF, '--exc', 'cold', '--format', 'csv'], { encoding: 'utf8' });
+  ok(csv.name === 'workload.data.txt-byname.csv' && sameCsv(csv.text, want),
+    'Export as CSV: ByName is `report --format csv` with the same ExcPats', { got: csv.text, want });
+  const json = await save('json');
+  const doc = JSON.parse(json.text);
+  ok(doc.query.params.exc === 'cold' && doc.query.trace === 1 && doc.rows.length === doc.total_rows &&
+    doc.rows.map((r) => r.key).join() === want.trim().split('\n').slice(1).map((l) => l.split(',')[0]).join(),
+  'Export as JSON: the query (source, boxes) and the same rows', { query: doc.query, n: doc.rows.length });
+
+  await tab('calltree');
+  await page.click('#view-calltree .row[data-key="ROOT"]');
+  await settled(() => page.click('#expandall'));
+  const tree = await save('csv');
+  const wantTree = execFileSync(BIN, ['report', PERF, '--exc', 'cold', '--view', 'calltree',
+    '--format', 'csv'], { encoding: 'utf8' });
+  ok(sameCsv(tree.text, wantTree), 'Export as CSV: the expanded CallTree is `report --view calltree`',
+    { got: tree.text, want: wantTree });
+}
+
+// A view's URL still works after `heapscope view` restarts (here with its
+// files in the other order): its state is in the URL, the token is not.
+async function restart() {
+  await open(1);
+  await setBox('inc', 'hot_function');
+  await tab('calltree');
+  const link = page.url();
+  ok(!/token/.test(link) && /#/.test(link), 'the address bar holds the view, not the token', link);
+  const port = new URL(url).port;
+  const gone = new Promise((r) => server.once('exit', r));
+  server.kill('SIGTERM');
+  await gone;
+  server = spawn(BIN, ['view', PERF, files[0], '--no-browser', '--bind', '127.0.0.1', '--port', port],
+    { stdio: ['ignore', 'pipe', 'inherit'] });
+  url = await viewUrl(server, WAIT);
+  files = [PERF, files[0]];
+  // the URL it prints gives the browser the new token; then the old link
+  await page.goto(url);
+  await page.waitForSelector('body[data-ready="1"]');
+  await page.goto('about:blank');
+  await page.goto(link);
+  await page.waitForSelector('body[data-ready="1"]');
+  await page.waitForSelector('#view-calltree.active .row[data-key="ROOT"]');
+  const got = await page.evaluate(() => ({ trace: document.getElementById('trace').selectedOptions[0].text,
+    inc: document.getElementById('inc').value, tab: window.heapscope.state().tab,
+    summary: Number(document.getElementById('summary').dataset.metric),
+    error: document.getElementById('status').dataset.error }));
+  await shot('restart');
+  const want = cli(['report', PERF, '--inc', 'hot_function']).summary.metric;
+  ok(got.trace === 'workload.data.txt' && got.inc === 'hot_function' && got.tab === 'calltree' &&
+    Math.abs(got.summary - want) < 1e-9 && !got.error,
+  'after the restart the old link shows the same trace (now the first), boxes and tab', { got, want });
+  // a link to a file not loaded says so
+  const other = link.replace(encodeURIComponent('workload.data.txt'), encodeURIComponent('gone.txt'));
+  await page.goto('about:blank');
+  await page.goto(other);
+  await page.waitForSelector('body[data-ready="1"]');
+  const st = await page.evaluate(() => ({ text: document.getElementById('status').textContent,
+    error: document.getElementById('status').dataset.error }));
+  ok(st.error === '1' && st.text.includes('gone.txt'), 'a link to a trace not loaded says which', st);
+}
+
 async function main() {
   mkdirSync(ART, { recursive: true });
   tmp = mkdtempSync(path.join(tmpdir(), 'hs-missing-'));
@@ -403,6 +491,8 @@ async function main() {
     ['when', () => whenReadout()],
     ['menu', () => menuItems()],
     ['flame', () => flameGraph()],
+    ['export', () => exporting()],
+    ['restart', () => restart()],
   ];
   const only = process.env.HS_ONLY;
   for (const [name, fn] of parts) {

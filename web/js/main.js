@@ -16,6 +16,7 @@ import { showMenu, literalPattern, appendPat, ungroup,
   ungroupModule } from './menu.js';
 import { renderEvents, renderStats, renderOverweight, renderSource } from './events.js';
 import { renderGc, fetchGc, isNetTrace } from './gc.js';
+import * as X from './export.js';
 import { fetchCharts, renderCharts, resizeCharts, isHeapTrace, exactPattern } from './charts.js';
 
 const $ = (id) => document.getElementById(id);
@@ -498,6 +499,7 @@ function setActiveTab(tab) {
   document.querySelector('[data-tab="gc"]').hidden = !isNetTrace(INFO.traces[state.trace]);
   document.querySelector('[data-tab="charts"]').hidden = !isHeapTrace(INFO.traces[state.trace]);
   $('expandall').hidden = !TREE_TABS.includes(tab);
+  $('export').hidden = tab !== 'byname' && !TREE_TABS.includes(tab);
 }
 
 // A new parameter set: record it, then show it. When Cancel stops it,
@@ -786,6 +788,51 @@ async function findNext(backward) {
   }
 }
 
+// ---- Export: the rows of this view as a file ----
+
+// The rows ByName or a tree shows, in its order: [{row, depth}].
+async function shownRows(tab) {
+  const v = views[tab];
+  if (tab === 'byname') {
+    const sort = state.sort.byname;
+    const out = [];
+    for (let off = 0; off < v.total || off === 0; off += 10000) {
+      const r = await api.call('rows', H.query(state, { view: 'byname', offset: off, count: 10000,
+        sort: sort?.key ?? null, order: sort ? (sort.asc ? 'asc' : 'desc') : null }));
+      for (const row of r.rows) out.push({ row, depth: null });
+      if (r.rows.length < 10000) break;
+    }
+    return out;
+  }
+  const n = v.model.visible.length;
+  for (let a = 0; a < n; a += 5000) await v.model.fetchVisible(a, Math.min(n, a + 5000) - 1);
+  const out = [];
+  for (let i = 0; i < n; i++) out.push({ row: v.model.node(i).row, depth: v.model.info(i).depth });
+  return out;
+}
+
+async function exportView(kind) {
+  const tab = state.tab;
+  if (tab !== 'byname' && !TREE_TABS.includes(tab))
+    return status('Export works in ByName and the trees (CallTree, Callers, Callees)', true);
+  try {
+    working('exporting\u2026');
+    const rows = await shownRows(tab);
+    const tree = tab !== 'byname';
+    const focus = ['callers', 'callees'].includes(tab) ? state.focus : null;
+    const sort = state.sort[tab] ?? null;
+    const name = X.fileName(INFO.traces[state.trace]?.name, tab, kind);
+    if (kind === 'csv') X.download(name, X.toCsv(rows, tree), 'text/csv');
+    else X.download(name, X.toJson(tab, H.query(state, { view: tab, focus, sort }), summary, rows, tree),
+      'application/json');
+    status(`exported ${rows.length} rows to ${name}`);
+  } catch (e) {
+    fail(e);
+  } finally {
+    settle();
+  }
+}
+
 // ---- several cells: their sum, a time range, copying ----
 
 function onCells(info, table) {
@@ -981,6 +1028,19 @@ function diffWith(base) {
   return go(s);
 }
 
+// The state a URL's hash names, for the traces loaded now (a link made
+// before a restart of `heapscope view` still works; its token is never in
+// it); else the first trace's opening state, with a note saying why.
+function fromUrl(decoded) {
+  if (!decoded) return { s: H.initialState(INFO) };
+  const r = H.rebase(decoded, INFO.traces.map((t) => t.name));
+  if (!r.state) return { s: H.initialState(INFO), note: `this link shows ${r.missing}, which ` +
+    'heapscope view has not loaded: start it with that file to see the view' };
+  if (!INFO.traces[r.state.trace]) return { s: H.initialState(INFO), note: 'this link names a trace ' +
+    'heapscope view has not loaded' };
+  return { s: r.state };
+}
+
 function wire() {
   $('filters').addEventListener('submit', (ev) => {
     ev.preventDefault();
@@ -1002,6 +1062,13 @@ function wire() {
   $('expandall').addEventListener('click', () => {
     const v = views[state.tab];
     if (v?.model) expandAll(v, Math.max(0, v.table.selected));
+  });
+  $('export').addEventListener('click', (ev) => {
+    const b = ev.target.getBoundingClientRect();
+    showMenu(b.left, b.bottom, [
+      { id: 'export-csv', label: 'Export as CSV', action: () => exportView('csv') },
+      { id: 'export-json', label: 'Export as JSON', action: () => exportView('json') },
+    ]);
   });
   $('presets').addEventListener('change', (ev) => {
     applyPreset(ev.target.value);
@@ -1038,7 +1105,10 @@ function wire() {
   $('notes').addEventListener('input', () => localStorage.setItem(notesKey(), $('notes').value));
   document.addEventListener('keydown', onKey);
   document.addEventListener('selectionchange', onSelectionChange);
-  H.onPop((s) => show(s || H.initialState(INFO)));
+  H.onPop((s) => {
+    const r = fromUrl(s);
+    show(r.s).then(() => r.note && status(r.note, true));
+  });
 }
 
 async function main() {
@@ -1070,9 +1140,11 @@ async function main() {
   tableHooks.onHeaderMenu = columnMenu;
   fillSelects();
   wire();
-  const s = H.decode(location.hash) || H.initialState(INFO);
+  H.setTraceNames(INFO.traces.map((t) => t.name));
+  const { s, note } = fromUrl(H.decode(location.hash));
   H.replace(s);
   await show(s);
+  if (note) status(note, true);
   document.body.dataset.ready = '1';
   // for debugging in the browser's console (and the tests' diagnostics)
   window.heapscope = { views, state: () => state };
