@@ -72,6 +72,16 @@ async function shot(name, el) {
   else await page.screenshot({ path: file });
 }
 
+// A smaller picture of the whole window for docs/gui.md (doc-NAME.png).
+async function docShot(name, height = 520, prepare = null) {
+  await page.setViewportSize({ width: 1000, height });
+  await sleep(250);
+  if (prepare) await prepare();
+  await page.screenshot({ path: path.join(ART, `doc-${name}.png`) });
+  await page.setViewportSize({ width: 1400, height: 900 });
+  await sleep(100);
+}
+
 async function setBox(id, value) {
   await page.fill(`#${id}`, value);
   await settled(() => page.press(`#${id}`, 'Enter'));
@@ -120,6 +130,7 @@ async function charts(heap) {
   await tab('charts');
   await page.waitForSelector('#chart-sizes .u-over');
   await shot('charts');
+  await docShot('charts', 640);
   // the legend gives each site's own bytes where the mouse is
   const over = await page.$eval('#chart-memory .u-over', (e) => {
     const r = e.getBoundingClientRect();
@@ -237,6 +248,7 @@ async function cells() {
     sum: Number(document.getElementById('status').dataset.sum),
     sel: document.querySelectorAll('#view-byname .csel').length }));
   await shot('cells-sum');
+  await docShot('cells', 420);
   ok(st.sel === 2 && Math.abs(st.sum - (hot.exc + cold.exc)) < 1e-6 && st.text.includes('Sum of 2'),
     'Shift-click selects two Exc cells and the status line gives their sum', { st, hot: hot.exc,
       cold: cold.exc });
@@ -283,6 +295,8 @@ async function whenReadout() {
   };
   const all = await sel(0, null);
   await shot('when-readout');
+  // the rows are drawn again at another size: select the characters again
+  await docShot('when', 420, () => sel(3, 30));
   ok(all.net === want.inc && all.peak === want.inc,
     'the whole When cell of an alloc row: Net and Peak are its Inc', { all, inc: want.inc });
   const part = await sel(0, 5);
@@ -365,6 +379,7 @@ async function flameGraph() {
     n: Number(m.dataset.count) }));
   const status = await page.textContent('#status');
   await shot('flame-find');
+  await docShot('icicle', 420);
   ok(want >= 4 && shown.n === want && shown.text === `${want} matches` &&
     status.includes(`${want} boxes match`), 'Find counts the boxes it highlights', { want, shown, status });
   await page.uncheck('#flame-icicle');
@@ -406,6 +421,13 @@ async function exporting() {
   ok(doc.query.params.exc === 'cold' && doc.query.trace === 1 && doc.rows.length === doc.total_rows &&
     doc.rows.map((r) => r.key).join() === want.trim().split('\n').slice(1).map((l) => l.split(',')[0]).join(),
   'Export as JSON: the query (source, boxes) and the same rows', { query: doc.query, n: doc.rows.length });
+  const again = await page.evaluate(async (q) => {
+    const r = await fetch('/api/rows', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ ...q, offset: 0, count: 10000 }) });
+    return (await r.json()).rows.map((x) => x.key);
+  }, doc.query);
+  ok(again.join() === doc.rows.map((r) => r.key).join(), 'the exported query gives the API\'s same rows',
+    { again, doc: doc.rows.map((r) => r.key) });
 
   await tab('calltree');
   await page.click('#view-calltree .row[data-key="ROOT"]');

@@ -820,11 +820,13 @@ async function exportView(kind) {
     const rows = await shownRows(tab);
     const tree = tab !== 'byname';
     const focus = ['callers', 'callees'].includes(tab) ? state.focus : null;
-    const sort = state.sort[tab] ?? null;
+    const sort = state.sort[tab];
     const name = X.fileName(INFO.traces[state.trace]?.name, tab, kind);
+    // the query of the API's rows in this order (/api/view, /api/rows)
+    const query = H.query(state, { view: tab, focus, sort: sort?.key ?? null,
+      order: sort ? (sort.asc ? 'asc' : 'desc') : null });
     if (kind === 'csv') X.download(name, X.toCsv(rows, tree), 'text/csv');
-    else X.download(name, X.toJson(tab, H.query(state, { view: tab, focus, sort }), summary, rows, tree),
-      'application/json');
+    else X.download(name, X.toJson(tab, query, summary, rows, tree), 'application/json');
     status(`exported ${rows.length} rows to ${name}`);
   } catch (e) {
     fail(e);

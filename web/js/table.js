@@ -431,7 +431,9 @@ export class VTable {
       for (let c = 1; c < COLUMNS.length; c++) {
         const col = COLUMNS[c];
         const cell = el.children[c];
-        cell.textContent = col.text(r);
+        // the same text stays the same node: characters selected in it (When) stay selected
+        const text = col.text(r);
+        if (cell.textContent !== text) cell.textContent = text;
         if (col.tip) cell.title = col.tip(r);
         if (col.num) cell.classList.toggle('neg', (r[col.key] ?? 0) < 0);
       }
