@@ -188,13 +188,16 @@ async function charts(heap) {
 
   const alloc = await page.evaluate(() => {
     const u = window.heapscope.views.charts.el.plots[1];
-    return { labels: u.series.slice(1).map((s) => s.label),
-      sum: u.data[1].reduce((a, b) => a + b, 0), temp: u.data[2].reduce((a, b) => a + b, 0) };
+    const c = window.heapscope.views.charts.el.data;
+    const sum = (a) => a.reduce((x, y) => x + y, 0);
+    return { labels: u.series.slice(1).map((s) => s.label), n: sum(u.data[1]), temp: sum(u.data[2]),
+      bytes: sum(c.alloc), tempBytes: sum(c.temp) };
   });
-  ok(alloc.labels.join() === 'allocated,temporary' && Math.abs(alloc.sum - st.bytes_allocated) < 1 &&
-    Math.abs(alloc.temp - st.temporary_bytes) < 1,
-  'allocations and temporary allocations over time add up to the totals', { alloc,
-    st: [st.bytes_allocated, st.temporary_bytes] });
+  ok(alloc.labels.join() === 'allocations,temporary' && alloc.n === st.total_allocations &&
+    alloc.temp === st.temporary_allocations && Math.abs(alloc.bytes - st.bytes_allocated) < 1 &&
+    Math.abs(alloc.tempBytes - st.temporary_bytes) < 1,
+  'allocations and temporary allocations over time add up to the totals (counts and bytes)', { alloc,
+    st: [st.total_allocations, st.temporary_allocations, st.bytes_allocated, st.temporary_bytes] });
   const sizes = await page.evaluate(() => window.heapscope.views.charts.el.plots[2].data[1]);
   ok(JSON.stringify(sizes) === JSON.stringify(st.size_histogram.map((b) => b.count)),
     'the size histogram has a bar per size range of `heapscope stats`', { sizes,

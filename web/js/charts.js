@@ -2,7 +2,7 @@
 // a summary in human units, the memory in use over time of the top call
 // sites (stacked, with a legend), allocations and temporary allocations
 // over time, and the allocation sizes as a histogram. Everything comes
-// from the JSON API (/api/stats, /api/rows, /api/timeline) of the whole
+// from the JSON API (/api/stats, /api/rows, /api/timeline, /api/counts) of the whole
 // trace, with each memory view's own saved boxes: the charts describe the
 // trace, the stack viewer's filter does not change them.
 //
@@ -63,7 +63,8 @@ function running(perBucket) {
 }
 
 // Everything the page shows, from the server: { heap, sites: [{name,
-// series}], other, total, xs, alloc, temp, unit }.
+// series}], other, total, xs, bucket_ms, alloc, temp (bytes per bucket),
+// allocCount, tempCount (allocations per bucket) }.
 export async function fetchCharts(call, trace) {
   const net = await sourceStats(call, trace, 'net');
   const heap = net.heap;
@@ -94,10 +95,14 @@ export async function fetchCharts(call, trace) {
   const heapLine = total.heap?.length ? resample(total.heap, xs) : running(total.all);
   const all = heapLine.map((v, i) => Math.max(v ?? 0, sites.reduce((s, x) => s + x.series[i], 0)));
   const other = all.map((v, i) => v - sites.reduce((s, x) => s + x.series[i], 0));
-  const [a, t] = await Promise.all([timeline('alloc', paramsOf(alloc)),
-    timeline('temporary', paramsOf(temp))]);
+  // how many allocations (the views count one each) on the same buckets
+  const counts = (source, params) => call('counts', { trace, source, params, buckets: xs.length,
+    start_ms: total.start_ms, bucket_ms: total.bucket_ms });
+  const [a, t, na, nt] = await Promise.all([timeline('alloc', paramsOf(alloc)),
+    timeline('temporary', paramsOf(temp)), counts('alloc', paramsOf(alloc)),
+    counts('temporary', paramsOf(temp))]);
   return { heap, sites, other, total: all, xs, bucket_ms: total.bucket_ms,
-    alloc: a.all, temp: t.all };
+    alloc: a.all, temp: t.all, allocCount: na.all, tempCount: nt.all };
 }
 
 // ---- rendering ----
@@ -181,22 +186,25 @@ function memoryChart(el, c) {
   return u;
 }
 
-// Bytes allocated and bytes of temporary allocations per time bucket.
+// Allocations and temporary allocations per time bucket (their bytes in
+// the legend).
 function allocChart(el, c) {
   const plot = chartBox(el, 'chart-alloc', 'Allocations and temporary allocations over time',
-    `bytes per ${fmt.ms(c.bucket_ms)} ms bucket`);
+    `allocations per ${fmt.ms(c.bucket_ms)} ms bucket (the legend adds their bytes)`);
   const bars = uPlot.paths.stepped({ align: 1 });
+  const both = (bytes) => (u, v, si, di) => (di === null || di === undefined ? '\u2013'
+    : `${fmt.count(v)} (${fmt.bytes(bytes[di])})`);
   return new uPlot({
     width: width(plot), height: 200, legend: { show: true, live: true },
     scales: { x: { time: false } },
-    axes: [msAxis, { size: 70, font: AXIS_FONT, values: (u, t) => t.map((v) => fmt.bytes(v)) }],
+    axes: [msAxis, { size: 60, font: AXIS_FONT, values: (u, t) => t.map((v) => fmt.compact(v)) }],
     cursor: { points: { show: false } },
     series: [{ label: 'ms', value: show((v) => `${fmt.ms(v)} ms`) },
-      { label: 'allocated', stroke: '#2563eb', fill: 'rgba(37,99,235,0.25)', paths: bars, width: 1,
-        value: show(fmt.bytes) },
+      { label: 'allocations', stroke: '#2563eb', fill: 'rgba(37,99,235,0.25)', paths: bars, width: 1,
+        value: both(c.alloc) },
       { label: 'temporary', stroke: '#dc2626', fill: 'rgba(220,38,38,0.3)', paths: bars, width: 1,
-        value: show(fmt.bytes) }],
-  }, [c.xs, c.alloc, c.temp], plot);
+        value: both(c.temp) }],
+  }, [c.xs, c.allocCount, c.tempCount], plot);
 }
 
 // The allocation sizes of `heapscope stats`: blocks per size range.
@@ -227,6 +235,7 @@ function sizeChart(el, h) {
 export function renderCharts(el, c, traceName) {
   for (const p of el.plots || []) p.destroy();
   el.plots = [];
+  el.data = c;
   if (!c) {
     el.innerHTML = '<p>The Charts are for heapscope heap traces (<code>heapscope run</code>).</p>';
     return;
