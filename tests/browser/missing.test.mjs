@@ -256,6 +256,24 @@ async function cells() {
     'Shift-click selects two Exc cells and the status line gives their sum', { st, hot: hot.exc,
       cold: cold.exc });
 
+  // dragging from hot_function's Exc to cold_function's Inc Ct: a 2 x 5 block
+  const centre = (sel) => page.$eval(sel, (c) => {
+    const r = c.getBoundingClientRect();
+    return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+  });
+  const a = await centre(`${row(HOT)} .c-exc`), b = await centre(`${row(COLD)} .c-inc-count`);
+  await page.mouse.move(a.x, a.y);
+  await page.mouse.down();
+  await page.mouse.move((a.x + b.x) / 2, (a.y + b.y) / 2, { steps: 4 });
+  await page.mouse.move(b.x, b.y, { steps: 4 });
+  await page.mouse.up();
+  const drag = await page.evaluate(() => ({ sum: Number(document.getElementById('status').dataset.sum),
+    sel: document.querySelectorAll('#view-byname .csel').length,
+    text: window.getSelection().toString() }));
+  const dsum = [hot, cold].reduce((t, r) => t + r.exc + r.exc_count + r.inc_pct + r.inc + r.inc_count, 0);
+  ok(drag.sel === 10 && Math.abs(drag.sum - dsum) < 1e-6 && !drag.text,
+    'dragging across number cells selects the block (no text) and sums it', { drag, dsum });
+
   await page.click(`${row(HOT)} .c-first`);
   await page.click(`${row(COLD)} .c-last`, { modifiers: ['Shift'] });
   const lo = Math.min(hot.first_ms, cold.first_ms, hot.last_ms, cold.last_ms);

@@ -609,7 +609,7 @@ function editParams(fn) {
 }
 
 function setTimeRange(row) {
-  const c = cellSel?.info;
+  const c = shownCells()?.info;
   const fromCells = c && c.first !== null && c.last > c.first ? { start: c.first, end: c.last } : null;
   const r = whenSel || fromCells ||
     (row && row.first_ms !== null ? { start: row.first_ms, end: row.last_ms } : null);
@@ -644,7 +644,7 @@ async function loadSource(el) {
 }
 
 function copyRow(row) {
-  const several = cellSel?.table.copyText();
+  const several = shownCells()?.table.copyText();
   if (several) {
     const n = several.split('\n').length - 2;
     navigator.clipboard?.writeText(several).then(() => status(`copied ${n} rows with their header`),
@@ -856,6 +856,11 @@ function onCells(info, table) {
   if (info.missing) msg += `   (${info.missing} cells not loaded yet)`;
   $('status').dataset.sum = String(info.sum);
   status(msg);
+}
+
+// The cells selected in a table on screen (null: none, or in another tab).
+function shownCells() {
+  return cellSel && cellSel.table.el.closest('.view.active') ? cellSel : null;
 }
 
 // Right-click on a header: show or hide the columns.

@@ -150,6 +150,23 @@ export class VTable {
     this.scroll.addEventListener('scroll', () => this.render());
     new ResizeObserver(() => this.render()).observe(this.scroll);
     this.rows.addEventListener('click', (ev) => this.click(ev));
+    // dragging across number cells selects the block, as in PerfView
+    this.rows.addEventListener('mousedown', (ev) => {
+      this.drag = ev.button === 0 && !ev.shiftKey ? this.cellAt(ev) : null;
+    });
+    this.rows.addEventListener('mouseover', (ev) => {
+      const at = this.drag && ev.buttons === 1 ? this.cellAt(ev) : null;
+      if (!at || (at.r === this.drag.r && at.c === this.drag.c)) return;
+      const a = this.drag;
+      this.cells = { anchor: a, r0: Math.min(a.r, at.r), r1: Math.max(a.r, at.r),
+        c0: Math.min(a.c, at.c), c1: Math.max(a.c, at.c) };
+      this.dragged = true;
+      this.render();
+      tableHooks.onCells?.(this.cellInfo(), this);
+    });
+    document.addEventListener('mouseup', () => {
+      this.drag = null;
+    });
     this.rows.addEventListener('dblclick', (ev) => {
       const i = this.rowIndex(ev);
       if (i >= 0 && !ev.target.classList.contains('twist')) this.opts.onActivate?.(i);
@@ -277,6 +294,12 @@ export class VTable {
     if (ev.target.classList.contains('twist')) this.opts.onToggle?.(i);
     const cell = ev.target.closest('.row > div');
     const c = cell ? [...cell.parentElement.children].indexOf(cell) : 0;
+    if (this.dragged) {
+      // the end of a drag across cells: the block stays
+      this.dragged = false;
+      this.select(i);
+      return;
+    }
     if (ev.shiftKey && this.cells) {
       const a = this.cells.anchor;
       this.cells = { anchor: a, r0: Math.min(a.r, i), r1: Math.max(a.r, i),
@@ -298,6 +321,16 @@ export class VTable {
     if (reveal) this.reveal(i);
     this.render();
     this.opts.onSelect?.(i);
+  }
+
+  // The number cell under the mouse {r, c} (not Name or When, whose text
+  // can be selected), or null.
+  cellAt(ev) {
+    const cell = ev.target.closest('.row > div');
+    if (!cell) return null;
+    const c = [...cell.parentElement.children].indexOf(cell);
+    if (!COLUMNS[c]?.num) return null;
+    return { r: Number(cell.parentElement.dataset.index), c };
   }
 
   // The selected cells' numbers: {n, cells, sum (of the number cells),
