@@ -1,5 +1,6 @@
 // main.js - heapscope's stack viewer: wires the text boxes, the tabs, the
-// views, the timeline, the context menu and the keys to the JSON API.
+// views, the timeline, the context menu, the keys, the selected cells and
+// Export to the JSON API.
 // The whole state is in the URL (history.js); every view asks the server
 // for exactly the rows it shows.
 

@@ -2,6 +2,10 @@
 // the DOM, so 100k rows scroll as smoothly as 10. Rows are fetched on
 // demand (get(i) may return null while a page is loading; onNeed(first,
 // last) asks for them). Trees put a twisty and an indent in the Name column.
+// As in PerfView, columns are sized by dragging a header's edge and hidden
+// from a header's context menu (in every table), and a block of cells is
+// selected by dragging or Shift-click (cellInfo() sums it, copyText()
+// gives it as displayed, with a header line).
 
 import * as fmt from './format.js';
 
