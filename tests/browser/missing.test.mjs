@@ -14,7 +14,7 @@
 // Environment: HS_BIN, HS_SRC, HS_BUILD (set by meson), HS_CHROMIUM
 // (default /usr/bin/chromium). Output is TAP.
 
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { spawnView, viewUrl } from './view-server.mjs';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -472,8 +472,7 @@ async function restart() {
   const gone = new Promise((r) => server.once('exit', r));
   server.kill('SIGTERM');
   await gone;
-  server = spawn(BIN, ['view', PERF, files[0], '--no-browser', '--bind', '127.0.0.1', '--port', port],
-    { stdio: ['ignore', 'pipe', 'inherit'] });
+  server = spawnView(BIN, [PERF, files[0]], port);
   url = await viewUrl(server, WAIT);
   files = [PERF, files[0]];
   // the URL it prints gives the browser the new token; then the old link

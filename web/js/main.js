@@ -919,11 +919,11 @@ async function whenReadout(key, sel, range) {
   if (gen !== whenGen || whenSel !== sel) return;
   const r = whenNetPeak(t, sel.start, sel.end);
   const u = summary?.unit;
-  const $v = (v) => fmt.metric(v, u) + (u && u !== 'bytes' ? ` ${u}` : '');
+  const value = (v) => fmt.metric(v, u) + (u && u !== 'bytes' ? ` ${u}` : '');
   const st = $('status');
   st.dataset.net = String(r.net);
   st.dataset.peak = String(r.peak);
-  status(`${range}  Net ${$v(r.net)}  Peak ${$v(r.peak)}  of ${key}  (Alt-R sets it)`);
+  status(`${range}  Net ${value(r.net)}  Peak ${value(r.peak)}  of ${key}  (Alt-R sets it)`);
 }
 
 // The net and peak of a timeline's filtered metric over [a, b) ms (the
