@@ -12,7 +12,11 @@
 // screenshots go to $HS_BUILD/browser-artifacts/ (missing-*.png).
 //
 // Environment: HS_BIN, HS_SRC, HS_BUILD (set by meson), HS_CHROMIUM
-// (default /usr/bin/chromium). Output is TAP.
+// (default /usr/bin/chromium), HS_RUN_BIN and HS_RUN_BUILD (the heapscope
+// and build directory that record the heap trace, default HS_BIN and
+// HS_BUILD: an ASan heapscope cannot trace a program built without ASan,
+// so the ASan build's view is tested on a trace the plain build made),
+// HS_ONLY (parts to run, comma separated). Output is TAP.
 
 import { execFileSync } from 'node:child_process';
 import { spawnView, viewUrl } from './view-server.mjs';
@@ -505,8 +509,8 @@ async function main() {
   mkdirSync(ART, { recursive: true });
   tmp = mkdtempSync(path.join(tmpdir(), 'hs-missing-'));
   const heap = path.join(tmp, 'demo.heapscope');
-  execFileSync(BIN, ['run', '-q', '--no-view', '-o', heap, '--',
-    path.join(BUILD, 'examples/demo-heap')], { stdio: 'ignore' });
+  execFileSync(process.env.HS_RUN_BIN || BIN, ['run', '-q', '--no-view', '-o', heap, '--',
+    path.join(process.env.HS_RUN_BUILD || BUILD, 'examples/demo-heap')], { stdio: 'ignore' });
   files = [heap, PERF];
   url = await startServer(files);
 
