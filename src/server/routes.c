@@ -436,6 +436,7 @@ static const struct route routes[] = {
     {"/api/flame", hs__api_flame, 1},
     {"/api/find", hs__api_find, 1},
     {"/api/timeline", hs__api_timeline, 1},
+    {"/api/counts", hs__api_counts, 1},
     {"/api/samples", hs__api_samples, 1},
     {"/api/stats", hs__api_stats, 1},
     {"/api/source", hs__api_source, 1},
