@@ -839,6 +839,7 @@ function applyPreset(name) {
     params.group = p.group;
     if (p.fold) params.fold = p.fold;
     if (p.fold_pct) params.fold_pct = p.fold_pct;
+    if (p.exc) params.exc = p.exc;
   });
 }
 
