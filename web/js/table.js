@@ -45,6 +45,11 @@ export const COLUMNS = [
     text: (r) => fmt.ms(r.first_ms), tip: (r) => fmt.exact(r.first_ms, 'ms') },
   { key: 'last_ms', title: 'Last', px: 84, num: true, sort: 'last',
     text: (r) => fmt.ms(r.last_ms), tip: (r) => fmt.exact(r.last_ms, 'ms') },
+  // a heap snapshot's heap view, ByName: what freeing the name's objects frees
+  // (shown by showRetained(); the server has no sort for it)
+  { key: 'retained', title: 'Retained', px: 90, num: true, optional: true,
+    text: (r) => (r.retained == null ? '' : metricText(r.retained)),
+    tip: (r) => (r.retained == null ? '' : metricTitle(r.retained)) },
 ];
 const MAX_PX = 480;	// a number column grows to at most this
 const tables = new Set();	// every VTable, for refitAll()
@@ -75,8 +80,9 @@ export class VTable {
     this.sortAsc = false;
     this.widths = COLUMNS.map((c) => c.px);
     this.sized = new Set();	// columns sized by hand: no longer fitted
+    this.retained = false;	// the Retained column is shown
     this.el = document.createElement('div');
-    this.el.className = 'vtable';
+    this.el.className = 'vtable no-retained';
     this.el.tabIndex = 0;
     // the header scrolls sideways with the rows and stays on top (sticky)
     this.scroll = document.createElement('div');
@@ -85,10 +91,10 @@ export class VTable {
     this.head.className = 'head';
     COLUMNS.forEach((c, k) => {
       const h = document.createElement('div');
-      h.textContent = c.title;
+      h.append(document.createTextNode(c.optional ? '' : c.title));
       h.dataset.col = c.key;
       if (c.num) h.style.textAlign = 'right';
-      h.addEventListener('click', () => this.opts.onSort?.(c.sort));
+      h.addEventListener('click', () => c.sort && this.opts.onSort?.(c.sort));
       h.append(this.grip(k));
       this.head.append(h);
     });
@@ -154,12 +160,21 @@ export class VTable {
     return g;
   }
 
+  // The Retained column: shown (@on) or taking no room.
+  showRetained(on) {
+    this.retained = on;
+    this.el.classList.toggle('no-retained', !on);
+    const h = this.head.querySelector('[data-col="retained"]');
+    h.firstChild.textContent = on ? 'Retained' : '';
+    this.applyWidths();
+  }
+
   // Lay the columns out from this.widths (Name takes what is left over).
   applyWidths() {
-    const [name, ...rest] = this.widths;
+    const [name, ...rest] = this.widths.map((w, k) => (COLUMNS[k].optional && !this.retained ? 0 : w));
     this.el.style.setProperty('--cols',
       `minmax(${name}px, 1fr) ${rest.map((w) => `${w}px`).join(' ')}`);
-    const total = this.widths.reduce((a, b) => a + b, 0);
+    const total = name + rest.reduce((a, b) => a + b, 0);
     this.head.style.minWidth = this.rows.style.minWidth = `${total}px`;
   }
 
