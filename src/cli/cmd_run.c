@@ -760,8 +760,8 @@ const struct cli_syntax cli_run_syntax = {
 	"                     [--no-view] [--no-symbolize] [--debug-dir DIR]...\n"
 	"                     [--cpu[=HZ]] [--cpu-clock perf|timer] [--wall[=HZ]]\n"
 	"                     [--no-heap] [--perf] [--[no-]dotnet] [--providers LIST]\n"
-	"                     [--gcdump-on SIG] [--gcdump-at-exit] [-q] [--] CMD "
-	"[ARGS...]\n",
+	"                     [--gcdump-on SIG] [--gcdump-at-exit]\n"
+	"                     [-q] [--] CMD [ARGS...]\n",
     .intro =
 	"Run CMD with heapscope's collector preloaded and record every heap\n"
 	"allocation and free (malloc, calloc, realloc, the aligned variants, C++\n"
