@@ -8,11 +8,11 @@
  * ("/full/path/to/module!function"; processes "Process <comm> (<pid>)",
  * threads "Thread (<tid>) <name>").
  *
- * A preset is a name, a GroupPats text, a FoldPats text, a Fold% and a
- * comment. Applying one sets GroupPats to "[name] group" (which is what
- * hs_preset_group_text() returns) plus FoldPats and Fold% when they are not
- * empty. "Just My App" depends on the executable's directory and is built
- * on demand.
+ * A preset is a name, a GroupPats text, a FoldPats text, a Fold%, a
+ * comment and an ExcPats text. Applying one sets GroupPats to "[name]
+ * group" (which is what hs_preset_group_text() returns) plus FoldPats,
+ * Fold% and ExcPats when they are not empty. "Just My App" depends on
+ * the executable's directory and is built on demand.
  *
  * heapscope's command line uses no grouping unless a preset or GroupPats
  * is given, and leaves Fold% blank; HS_PRESET_DEFAULT_GROUP is PerfView's
@@ -95,6 +95,19 @@
  * under the pseudo-frame HS_EXIT_TIME_FRAME, which the leaks view's
  * default ExcPats HS_PRESET_LEAK_SUPPRESS leave out.
  */
+/*
+ * PerfView's defaults for the heap views of a heap snapshot (its memory
+ * stack window): GroupPats "[group Framework]", FoldPats that charge
+ * arrays ("[]" in a type name) and strings to the object that holds them,
+ * and ExcPats that leave out the objects no root reaches. PerfView's
+ * "mscorlib!String" names .NET Framework's string type; .NET's is
+ * System.Private.CoreLib.dll's System.String, folded the same way.
+ */
+#define HS_PRESET_PERFVIEW_HEAP_GROUP "mscorlib!=>LIB;System%!=>LIB;"
+#define HS_PRESET_PERFVIEW_HEAP_FOLD                                                     \
+	"[];mscorlib!String;@System\\.Private\\.CoreLib\\.dll!System\\.String$"
+#define HS_PRESET_PERFVIEW_HEAP_EXC "[not reachable from roots]"
+
 #define HS_EXIT_TIME_FRAME "KnownExitTimeAlloc"
 #define HS_PRESET_LEAK_SUPPRESS "^" HS_EXIT_TIME_FRAME
 #define HS_PRESET_EXIT_TIME_ALLOCS                                                       \
@@ -112,6 +125,7 @@ struct hs_preset {
 	const char *fold_pct; /* Fold%; "" for blank */
 	const char *comment;
 	int needs_exe_dir; /* "group" is built from the executable's directory */
+	const char *exc;   /* ExcPats; NULL for none */
 };
 
 size_t hs_presets_count(void);

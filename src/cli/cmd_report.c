@@ -348,7 +348,7 @@ const struct cli_syntax cli_diff_syntax = {
 };
 
 /*
- * --preset: GroupPats "[name] group", and its FoldPats and Fold% when it
+ * --preset: GroupPats "[name] group", and its FoldPats, Fold% and ExcPats when it
  * has them; what the command line gives explicitly wins.
  */
 static int apply_preset(struct report_opts *o)
@@ -386,6 +386,10 @@ static int apply_preset(struct report_opts *o)
 		o->params.fold_pct = pct;
 		o->has_fold_pct = 1;
 	}
+	if (!(o->given & CLI_GIVEN_EXC) && p->exc) {
+		o->params.filter.exc = p->exc;
+		o->given |= CLI_GIVEN_EXC;
+	}
 	return 0;
 }
 
@@ -402,6 +406,8 @@ static void list_presets(void)
 			printf("    FoldPats: %s\n", p->fold);
 		if (*p->fold_pct)
 			printf("    Fold%%: %s\n", p->fold_pct);
+		if (p->exc)
+			printf("    ExcPats: %s\n", p->exc);
 		if (p->needs_exe_dir)
 			printf("    (needs --exe-dir: EXE_DIR stands for it)\n");
 	}

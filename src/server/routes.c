@@ -442,6 +442,7 @@ static const struct route routes[] = {
     {"/api/source", hs__api_source, 1},
     {"/api/overweight", hs__api_overweight, 1},
     {"/api/gc", hs__api_gc, 0},
+    {"/api/retained", hs__api_retained, 1},
     {NULL, NULL, 0},
 };
 

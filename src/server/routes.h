@@ -109,5 +109,7 @@ int hs__api_timeline(struct hs_route_ctx *c);
 int hs__api_counts(struct hs_route_ctx *c);
 int hs__api_samples(struct hs_route_ctx *c);
 int hs__api_source(struct hs_route_ctx *c);
+/* routes_retained.c: a heap snapshot's retained size per name */
+int hs__api_retained(struct hs_route_ctx *c);
 int hs__api_gc(struct hs_route_ctx *c);
 #endif

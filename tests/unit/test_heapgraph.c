@@ -425,6 +425,47 @@ static void test_bad_input_and_out_of_memory(void **state)
 	assert_true(k < 200);
 }
 
+/*
+ * Objects of one stack are one sample: a list holding 1000 Obj of 10
+ * bytes makes one sample of 10000 bytes and count 1000 in both views;
+ * a graph reserved to size adds its nodes without growing.
+ */
+static void test_one_sample_per_stack(void **state)
+{
+	struct hs_stack_source s;
+	struct fixture f;
+	uint32_t kids[1000], i;
+	size_t alloc;
+	int view;
+
+	(void)state;
+	for (view = 0; view < 2; view++) {
+		types(&f);
+		assert_int_equal(hs_heapgraph_reserve(&f.g, 1003), 0);
+		alloc = f.g.alloc_nodes;
+		node(&f, f.t_root, 0, 1, 1);
+		node(&f, f.t_static, 0, 1, 2);
+		for (i = 0; i < 1000; i++)
+			kids[i] = 3 + i;
+		assert_int_equal(hs_heapgraph_add_node(&f.g, f.t_obj, 8, 0x10, kids, 1000), 0);
+		for (i = 0; i < 1000; i++)
+			node(&f, f.t_obj, 10, 0);
+		assert_int_equal(f.g.alloc_nodes, alloc);
+		f.g.root = 0;
+		hs_source_init(&s);
+		assert_int_equal(view ? hs_heapgraph_retained_source(&f.g, &s)
+				      : hs_heapgraph_heap_source(&f.g, &s),
+				 0);
+		/* the list, and its 1000 objects */
+		assert_int_equal(s.nr_samples, 2);
+		assert_true(s.metric[1] == 10000.0 && s.count[1] == 1000.0);
+		assert_true(s.metric[0] == 8.0 && s.count[0] == 1.0);
+		assert_int_equal(hs_source_depth(&s, s.stack[1]), 4);
+		hs_source_release(&s);
+		hs_heapgraph_release(&f.g);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -437,6 +478,7 @@ int main(void)
 		cmocka_unit_test(test_deep_chain),
 		cmocka_unit_test(test_type_totals_and_root_kinds),
 		cmocka_unit_test(test_bad_input_and_out_of_memory),
+		cmocka_unit_test(test_one_sample_per_stack),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,7 +28,7 @@ static void listing(void **state)
 	size_t i, n = hs_presets_count();
 
 	(void)state;
-	assert_int_equal(n, 11);
+	assert_int_equal(n, 12);
 	assert_string_equal(hs_presets_get(0)->name, "no grouping");
 	assert_string_equal(hs_presets_get(1)->name, "group modules");
 	assert_string_equal(hs_presets_get(1)->group, "{%}!->module $1");
@@ -333,6 +333,57 @@ static void heap_fold(void **state)
 	hs_patlist_release(&l);
 }
 
+/*
+ * "perfview heap": PerfView's defaults for heap snapshots fold arrays and
+ * strings (.NET Framework's and .NET's) into their holder, keep the other
+ * types and the root categories, and exclude the orphans' frame.
+ */
+static void perfview_heap(void **state)
+{
+	static const char *const folded[] = {
+		"/usr/share/dotnet/System.Private.CoreLib.dll!System.Byte[] (Bytes > 1K)",
+		"System.Private.CoreLib.dll!Entry<System.Int32,CacheEntry>[]",
+		"dotnet-heap.dll!Node[]",
+		"mscorlib!String",
+		"/usr/share/dotnet/System.Private.CoreLib.dll!System.String",
+	};
+	static const char *const kept[] = {
+		"dotnet-heap.dll!Node",
+		"System.Private.CoreLib.dll!System.Collections.Generic.List<Node>",
+		"System.Private.CoreLib.dll!System.StringComparer",
+		"System.Private.CoreLib.dll!System.String (Bytes > 10K)",
+		"[static vars]",
+		"[.NET Roots]",
+		"[static var System.Collections.Generic.List<Node>.Nodes]",
+	};
+	const struct hs_preset *p = hs_preset_find("PerfView-Heap");
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct hs_patlist l = HS_PATLIST_INIT;
+	size_t i, which;
+	int bad = 0;
+
+	(void)state;
+	assert_non_null(p);
+	assert_string_equal(p->group, "mscorlib!=>LIB;System%!=>LIB;");
+	assert_string_equal(p->exc, "[not reachable from roots]");
+	assert_int_equal(hs_patlist_parse(&l, p->fold, "FoldPats", &diag), 0);
+	for (i = 0; i < sizeof(folded) / sizeof(folded[0]); i++)
+		bad += !folds_as(&l, folded[i], 1);
+	for (i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+		bad += !folds_as(&l, kept[i], 0);
+	assert_int_equal(bad, 0);
+	hs_patlist_release(&l);
+	assert_int_equal(hs_patlist_parse(&l, p->exc, "ExcPats", &diag), 0);
+	assert_int_equal(hs_patlist_match_any(&l, "[not reachable from roots]", 26, &which),
+			 1);
+	assert_int_equal(hs_patlist_match_any(&l, "[static vars]", 13, &which), 0);
+	hs_patlist_release(&l);
+	/* the other presets exclude nothing */
+	for (i = 0; i < hs_presets_count(); i++)
+		if (hs_presets_get(i) != p)
+			assert_null(hs_presets_get(i)->exc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -342,6 +393,7 @@ int main(void)
 		cmocka_unit_test(linux_names),
 		cmocka_unit_test(just_my_app),
 		cmocka_unit_test(heap_fold),
+		cmocka_unit_test(perfview_heap),
 	};
 	return cmocka_run_group_tests_name("presets", tests, NULL, NULL);
 }

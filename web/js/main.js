@@ -130,6 +130,8 @@ function makeByName() {
     v.gen = (v.gen || 0) + 1;
     const sort = state.sort.byname;
     v.table.setSort(sort?.key, sort?.asc);
+    v.retained = await retainedByName();
+    v.table.showRetained(!!v.retained);
     const r = await fetchPage(v, 0);
     v.total = r.total_rows;
     const sel = await locateName(v, r.rows);
@@ -139,6 +141,16 @@ function makeByName() {
     return r;
   };
   return v;
+}
+
+// A heap snapshot's heap view: the retained bytes of each ByName name under
+// the same patterns (/api/retained), or null for any other view.
+async function retainedByName() {
+  const t = INFO.traces[state.trace];
+  if (state.diff || state.steps.length || !t?.sources.some((x) => x.name === 'retained'))
+    return null;
+  if ((state.source || t.sources[0]?.name) !== 'heap') return null;
+  return (await api.call('retained', H.query(state, { view: 'byname' }))).retained;
 }
 
 // Where ByName's selected name (v.selKey) is after an Update: its index
@@ -168,6 +180,7 @@ async function fetchPage(v, page) {
     const r = await api.call('rows', H.query(state, { view: 'byname', offset: page * PAGE,
       count: PAGE, sort: sort?.key ?? null, order: sort ? (sort.asc ? 'asc' : 'desc') : null }));
     if (g !== v.gen) return r;
+    if (v.retained) for (const x of r.rows) x.retained = v.retained[x.key] ?? null;
     v.pages.set(page, r.rows);
     showSummary(r.summary);
     return r;
@@ -1031,6 +1044,7 @@ function applyPreset(name) {
     params.group = p.group;
     if (p.fold) params.fold = p.fold;
     if (p.fold_pct) params.fold_pct = p.fold_pct;
+    if (p.exc) params.exc = p.exc;
   });
 }
 

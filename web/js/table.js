@@ -49,6 +49,11 @@ export const COLUMNS = [
     text: (r) => fmt.ms(r.first_ms), tip: (r) => fmt.exact(r.first_ms, 'ms') },
   { key: 'last_ms', title: 'Last', px: 84, num: true, sort: 'last',
     text: (r) => fmt.ms(r.last_ms), tip: (r) => fmt.exact(r.last_ms, 'ms') },
+  // a heap snapshot's heap view, ByName: what freeing the name's objects frees
+  // (shown by showRetained(); the server has no sort for it)
+  { key: 'retained', title: 'Retained', px: 90, num: true, optional: true,
+    text: (r) => (r.retained == null ? '' : metricText(r.retained)),
+    tip: (r) => (r.retained == null ? '' : metricTitle(r.retained)) },
 ];
 const MAX_PX = 480;	// a number column grows to at most this
 const tables = new Set();	// every VTable, for refitAll()
@@ -120,8 +125,9 @@ export class VTable {
     // the selected cells: rows r0..r1, columns c0..c1 (indexes in COLUMNS),
     // from an anchor cell; Shift-click extends it (null: none)
     this.cells = null;
+    this.retained = false;	// the Retained column is shown
     this.el = document.createElement('div');
-    this.el.className = 'vtable';
+    this.el.className = 'vtable no-retained';
     this.el.tabIndex = 0;
     // the header scrolls sideways with the rows and stays on top (sticky)
     this.scroll = document.createElement('div');
@@ -130,10 +136,10 @@ export class VTable {
     this.head.className = 'head';
     COLUMNS.forEach((c, k) => {
       const h = document.createElement('div');
-      h.textContent = c.title;
+      h.append(document.createTextNode(c.optional ? '' : c.title));
       h.dataset.col = c.key;
       if (c.num) h.style.textAlign = 'right';
-      h.addEventListener('click', () => this.opts.onSort?.(c.sort));
+      h.addEventListener('click', () => c.sort && this.opts.onSort?.(c.sort));
       h.addEventListener('contextmenu', (ev) => {
         ev.preventDefault();
         tableHooks.onHeaderMenu?.(ev, c.key);
@@ -220,16 +226,32 @@ export class VTable {
     return g;
   }
 
+  // The Retained column: shown (@on) or taking no room.
+  showRetained(on) {
+    this.retained = on;
+    this.el.classList.toggle('no-retained', !on);
+    const h = this.head.querySelector('[data-col="retained"]');
+    h.firstChild.textContent = on ? 'Retained' : '';
+    this.applyWidths();
+    this.render();
+  }
+
+  // Whether column @c is left out: hidden by the user, or an optional
+  // column this table has no data for.
+  off(c) {
+    return hiddenCols.has(c.key) || (c.optional && !this.retained);
+  }
+
   // Lay the columns out from this.widths (Name takes what is left over).
   applyWidths() {
     const [name, ...rest] = this.widths;
-    const shown = rest.filter((_, k) => !hiddenCols.has(COLUMNS[k + 1].key));
+    const shown = rest.filter((_, k) => !this.off(COLUMNS[k + 1]));
     this.el.style.setProperty('--cols',
       `minmax(${name}px, 1fr) ${shown.map((w) => `${w}px`).join(' ')}`);
     const total = name + shown.reduce((a, b) => a + b, 0);
     this.head.style.minWidth = this.rows.style.minWidth = `${total}px`;
     COLUMNS.forEach((c, k) => {
-      this.head.children[k].hidden = hiddenCols.has(c.key);
+      this.head.children[k].hidden = this.off(c);
     });
   }
 
@@ -348,7 +370,7 @@ export class VTable {
       const r = this.get(i);
       for (let c = s.c0; c <= s.c1; c++) {
         const col = COLUMNS[c];
-        if (hiddenCols.has(col.key)) continue;
+        if (this.off(col)) continue;
         n++;
         if (!r) {
           missing++;
@@ -366,7 +388,7 @@ export class VTable {
       }
     }
     return { n, nums, sum, missing, first: lo, last: hi,
-      cols: COLUMNS.slice(s.c0, s.c1 + 1).filter((c) => !hiddenCols.has(c.key)).map((c) => c.key) };
+      cols: COLUMNS.slice(s.c0, s.c1 + 1).filter((c) => !this.off(c)).map((c) => c.key) };
   }
 
   // The selected cells as text with a header line, as shown (tab
@@ -376,7 +398,7 @@ export class VTable {
     const s = this.cells;
     if (!s || (s.r0 === s.r1 && s.c0 === s.c1)) return null;
     const [c0, c1] = s.c0 === 0 ? [0, COLUMNS.length - 1] : [s.c0, s.c1];
-    const cols = COLUMNS.slice(c0, c1 + 1).filter((c) => !hiddenCols.has(c.key));
+    const cols = COLUMNS.slice(c0, c1 + 1).filter((c) => !this.off(c));
     const lines = [cols.map((c) => c.title).join('\t')];
     for (let i = s.r0; i <= s.r1; i++) {
       const r = this.get(i);
@@ -486,7 +508,7 @@ export class VTable {
     const inRows = s && i >= s.r0 && i <= s.r1 && !(s.r0 === s.r1 && s.c0 === s.c1);
     for (let c = 0; c < COLUMNS.length; c++) {
       const cell = el.children[c];
-      cell.hidden = hiddenCols.has(COLUMNS[c].key);
+      cell.hidden = this.off(COLUMNS[c]);
       cell.classList.toggle('csel', !!inRows && c >= s.c0 && c <= s.c1);
     }
   }
