@@ -246,21 +246,6 @@ static void live_release(struct live *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/*
- * Where only sizes count (heap in use over time), the live blocks are a
- * u64map of address -> size. Address 0 is never live, as above.
- */
-static inline int live_size_put(struct hs_u64map *m, uint64_t a, uint64_t size,
-				uint64_t *old)
-{
-	return a ? hs_u64map_put(m, a, size, old) : 0;
-}
-
-static inline int live_size_del(struct hs_u64map *m, uint64_t a, uint64_t *old)
-{
-	return a && hs_u64map_del(m, a, old);
-}
-
 /* --- the views -------------------------------------------------------------- */
 
 /*
@@ -268,6 +253,41 @@ static inline int live_size_del(struct hs_u64map *m, uint64_t a, uint64_t *old)
  * streamed one: samples are emitted with stack keys, one sample per key
  * and time (events of one stack at one clock tick add up).
  */
+/*
+ * The peak in one pass: the heap in use after each event, and the best
+ * candidate so far, the moment after event number @upto. The blocks live
+ * at that moment are those still live now that were allocated by then,
+ * and the "ghosts": blocks live then that went since (each one at most
+ * once, so they are at most the blocks live at the candidate). A higher
+ * candidate forgets the ghosts, which were all gone by then.
+ */
+struct peak {
+	double in_use, bytes; /* heap in use now, and at the candidate */
+	int64_t ns;	      /* the candidate's time */
+	uint64_t upto;	      /* the candidate follows events [1, upto] */
+	size_t nr_keys;	      /* keys met by then */
+	int have, done;	      /* a candidate; the range ended */
+	struct block *ghost;
+	size_t nr_ghosts, alloc_ghosts;
+};
+
+/*
+ * Live anonymous mappings: sorted, disjoint [start, end). A mapping that
+ * munmap cut in pieces counts as one block until its last piece goes.
+ */
+struct mapping {
+	uint64_t start, end;
+	uint32_t key;
+	uint32_t id; /* the mmap it came from */
+};
+
+struct maps {
+	struct mapping *m;
+	size_t n, alloc;
+	uint32_t *pieces; /* id -> live pieces */
+	size_t nr_ids, alloc_ids;
+};
+
 struct view {
 	const struct hs_trace *t;
 	const struct hs_memview_opts *o;
@@ -278,6 +298,8 @@ struct view {
 	double lo, hi; /* the range in ns (leaks, peak) */
 	uint64_t ord;  /* events seen */
 	uint64_t last; /* temporary: the latest allocation's address */
+	struct peak peak;
+	struct maps maps;
 };
 
 static inline double weight(const struct hs_trace *t, uint64_t size)
@@ -368,6 +390,9 @@ static int view_sample(struct view *v, const struct hs_trace_event *e)
 	return err;
 }
 
+static int peak_event(struct view *v, const struct hs_trace_event *e);
+static int mmap_event(struct view *v, const struct hs_trace_event *e);
+
 static int view_event(struct view *v, const struct hs_trace_event *e)
 {
 	struct block blk;
@@ -418,10 +443,13 @@ static int view_event(struct view *v, const struct hs_trace_event *e)
 				v->info->frees += weight(v->t, blk.size);
 		}
 		return err;
-	case HS_MEM_LEAKS:
 	case HS_MEM_PEAK:
+		return peak_event(v, e);
+	case HS_MEM_MMAP:
+		return mmap_event(v, e);
+	case HS_MEM_LEAKS:
 		/* every block, for liveness; those before the range are left
-		 * out when the live ones are emitted (leaks) */
+		 * out when the live ones are emitted */
 		if ((double)e->time > v->hi)
 			return 0;
 		if (e->op == HS_OP_ALLOC) {
@@ -478,118 +506,110 @@ static int emit_live(struct view *v, double lo)
 }
 
 /*
- * Apply event @i of @t to @sizes (live address -> size) and to the weighted
- * bytes in use *@in_use. Returns 1 if the heap changed, 0 if the event is
- * neither an allocation nor the free of a live block, or a negative errno
- * (*@in_use still counts the allocation).
+ * peak: the moment after event number @upto (the events before @v->ord,
+ * or through it) becomes the candidate, with @bytes in use at @ns.
  */
-static int heap_step(const struct hs_trace *t, size_t i, struct hs_u64map *sizes,
-		     double *in_use)
+static void peak_candidate(struct view *v, uint64_t upto, double bytes, int64_t ns)
 {
-	uint64_t old;
-	int err;
+	struct peak *p = &v->peak;
 
-	if (t->op[i] == HS_OP_ALLOC) {
-		err = live_size_put(sizes, t->addr[i], t->size[i], &old);
-		if (err == 1)
-			*in_use -= (double)old * weight(t, old);
-		*in_use += (double)t->size[i] * weight(t, t->size[i]);
-		return err < 0 ? err : 1;
-	}
-	if (t->op[i] == HS_OP_FREE && live_size_del(sizes, t->addr[i], &old)) {
-		*in_use -= (double)old * weight(t, old);
-		return 1;
-	}
+	p->have = 1;
+	p->upto = upto;
+	p->bytes = bytes;
+	p->ns = ns;
+	p->nr_keys = v->keys.n;
+	p->nr_ghosts = 0; /* all gone by now */
+}
+
+/* A block that goes: a ghost when it was live at the candidate. */
+static int peak_gone(struct view *v, const struct block *blk)
+{
+	struct peak *p = &v->peak;
+
+	p->in_use -= (double)blk->size * weight(v->t, blk->size);
+	if (!p->have || blk->ord > p->upto)
+		return 0;
+	if (HS_GROW(p->ghost, p->nr_ghosts + 1, p->alloc_ghosts))
+		return -ENOMEM;
+	p->ghost[p->nr_ghosts++] = *blk;
 	return 0;
 }
 
 /*
- * peak: when was heap in use highest within the range (pass 1), then the
- * blocks live at that moment (pass 2, a view of the events before it).
+ * peak: heap in use event by event, within the range; the heap as the
+ * range starts is a candidate (at its first event, or at the end when
+ * no event is inside), then every higher heap in use after an event.
+ * Address 0 is never live, but its blocks stay in use to the end.
  */
-static int view_peak(struct view *v)
+static int peak_event(struct view *v, const struct hs_trace_event *e)
 {
-	const struct hs_trace *t = v->t;
-	struct hs_trace_event e;
-	struct hs_u64map sizes = HS_U64MAP_INIT; /* live address -> size */
-	double in_use = 0, peak = -1;
-	size_t i, upto = 0; /* the peak is after events [0, upto) */
-	int64_t peak_ns = -1;
-	int err = 0, have = 0, step;
+	struct peak *p = &v->peak;
+	struct block blk, old;
+	int err = 0;
 
-	for (i = 0; !err; i++) {
-		int end = i == t->nr_events || (double)t->time[i] > v->hi;
-
-		/*
-		 * The heap as the range starts, a candidate: at its first event,
-		 * or after every event before it when none is inside
-		 */
-		if (!have && (end ? isfinite(v->lo) : (double)t->time[i] >= v->lo)) {
-			have = 1;
-			peak = in_use;
-			upto = i;
-			peak_ns = isfinite(v->lo) ? (int64_t)(v->lo + 600) : t->time[i];
+	if (p->done)
+		return 0;
+	if ((double)e->time > v->hi) {
+		p->done = 1;
+		if (!p->have && isfinite(v->lo))
+			peak_candidate(v, v->ord - 1, p->in_use, (int64_t)(v->lo + 600));
+		return 0;
+	}
+	if (!p->have && (double)e->time >= v->lo)
+		peak_candidate(v, v->ord - 1, p->in_use,
+			       isfinite(v->lo) ? (int64_t)(v->lo + 600) : e->time);
+	if (e->op == HS_OP_ALLOC) {
+		blk.ord = v->ord;
+		blk.time = e->time;
+		blk.size = e->size;
+		err = event_key(v, e, &blk.key);
+		if (!err && e->addr) {
+			err = live_replace(&v->live, e->addr, &blk, &old);
+			if (err == 1)
+				err = peak_gone(v, &old);
 		}
-		if (end)
-			break;
-		step = heap_step(t, i, &sizes, &in_use);
-		if (!step)
-			continue;
-		err = step < 0 ? step : 0;
-		if (have && in_use > peak) {
-			peak = in_use;
-			upto = i + 1;
-			peak_ns = t->time[i];
-		}
+		p->in_use += (double)e->size * weight(v->t, e->size);
+	} else if (e->op == HS_OP_FREE && live_del(&v->live, e->addr, &old)) {
+		err = peak_gone(v, &old);
+	} else {
+		return 0;
 	}
-	hs_u64map_release(&sizes);
-	if (v->info) {
-		v->info->peak_ns = have ? peak_ns : -1;
-		v->info->peak_bytes = have ? peak : 0;
-	}
-	v->hi = INFINITY;
-	for (i = 0; i < upto && !err; i++) {
-		hs_trace_event_get(t, i, &e);
-		err = view_event(v, &e);
-	}
-	return err ? err : emit_live(v, -INFINITY);
-}
-
-int hs_memview_heap_walk(const struct hs_trace *t,
-			 void (*fn)(void *ctx, int64_t time, double in_use), void *ctx)
-{
-	struct hs_u64map sizes = HS_U64MAP_INIT; /* live address -> size */
-	double in_use = 0;
-	size_t i;
-	int err = 0, step;
-
-	for (i = 0; i < t->nr_events && !err; i++) {
-		step = heap_step(t, i, &sizes, &in_use);
-		if (!step)
-			continue;
-		err = step < 0 ? step : 0;
-		fn(ctx, t->time[i], in_use);
-	}
-	hs_u64map_release(&sizes);
+	if (!err && p->have && p->in_use > p->bytes)
+		peak_candidate(v, v->ord, p->in_use, e->time);
 	return err;
 }
 
-/*
- * Live anonymous mappings: sorted, disjoint [start, end). A mapping that
- * munmap cut in pieces counts as one block until its last piece goes.
- */
-struct mapping {
-	uint64_t start, end;
-	uint32_t key;
-	uint32_t id; /* the mmap it came from */
-};
+/* The blocks live at the peak (those still live, and the ghosts), in time order. */
+static int peak_finish(struct view *v)
+{
+	struct peak *p = &v->peak;
+	struct block *all;
+	size_t i, n = 0;
+	int err = 0;
 
-struct maps {
-	struct mapping *m;
-	size_t n, alloc;
-	uint32_t *pieces; /* id -> live pieces */
-	size_t nr_ids, alloc_ids;
-};
+	if (!p->done && !p->have && isfinite(v->lo))
+		peak_candidate(v, v->ord, p->in_use, (int64_t)(v->lo + 600));
+	if (v->info) {
+		v->info->peak_ns = p->have ? p->ns : -1;
+		v->info->peak_bytes = p->have ? p->bytes : 0;
+	}
+	if (!p->have)
+		p->nr_keys = 0;
+	all = hs_malloc((v->live.n + p->nr_ghosts + 1) * sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	for (i = 0; p->have && i < v->live.cap; i++)
+		if (v->live.slot[i].addr && v->live.slot[i].blk.ord <= p->upto)
+			all[n++] = v->live.slot[i].blk;
+	if (p->nr_ghosts)
+		memcpy(all + n, p->ghost, p->nr_ghosts * sizeof(*all));
+	n += p->nr_ghosts;
+	qsort(all, n, sizeof(*all), cmp_block);
+	for (i = 0; i < n && !err; i++)
+		err = emit_block(v, &all[i], 1, all[i].time);
+	hs_free(all);
+	return err;
+}
 
 /* First mapping whose end is above @a. */
 static size_t maps_first(const struct maps *ms, uint64_t a)
@@ -651,52 +671,44 @@ static int maps_unmap(struct view *v, struct maps *ms, uint64_t a, uint64_t e,
 	return err;
 }
 
-static int view_mmap(struct view *v)
+/* mmap: +bytes at a mapping, -bytes for each part of one that goes. */
+static int mmap_event(struct view *v, const struct hs_trace_event *e)
 {
-	const struct hs_trace *t = v->t;
+	struct maps *ms = &v->maps;
 	struct hs_trace_event ev;
-	struct maps ms = {0};
-	size_t i, at;
+	uint64_t a = e->addr, end = a + e->size;
+	size_t at;
 	uint32_t key;
-	int err = 0;
+	int err;
 
-	for (i = 0; i < t->nr_events && !err; i++) {
-		uint64_t a = t->addr[i], e = a + t->size[i];
-
-		if (e < a)
-			e = UINT64_MAX;
-		if (t->op[i] == HS_OP_MUNMAP) {
-			err = maps_unmap(v, &ms, a, e, t->time[i]);
-			continue;
-		}
-		if (t->op[i] != HS_OP_MMAP || e == a)
-			continue;
-		/* a mapping placed over live ones replaces them */
-		err = maps_unmap(v, &ms, a, e, t->time[i]);
-		hs_trace_event_get(t, i, &ev);
-		ev.size = 0; /* mappings have no size class */
-		if (!err)
-			err = event_key(v, &ev, &key);
-		if (!err)
-			err = emit(v, t->time[i], (double)t->size[i], 1, key);
-		if (!err &&
-		    (HS_GROW(ms.m, ms.n + 1, ms.alloc) || ms.nr_ids >= UINT32_MAX ||
-		     HS_GROW(ms.pieces, ms.nr_ids + 1, ms.alloc_ids)))
-			err = -ENOMEM;
-		if (err)
-			break;
-		at = maps_first(&ms, a);
-		memmove(ms.m + at + 1, ms.m + at, (ms.n - at) * sizeof(*ms.m));
-		ms.m[at].start = a;
-		ms.m[at].end = e;
-		ms.m[at].key = key;
-		ms.m[at].id = (uint32_t)ms.nr_ids;
-		ms.pieces[ms.nr_ids++] = 1;
-		ms.n++;
-	}
-	hs_free(ms.m);
-	hs_free(ms.pieces);
-	return err;
+	if (end < a)
+		end = UINT64_MAX;
+	if (e->op == HS_OP_MUNMAP)
+		return maps_unmap(v, ms, a, end, e->time);
+	if (e->op != HS_OP_MMAP || end == a)
+		return 0;
+	/* a mapping placed over live ones replaces them */
+	err = maps_unmap(v, ms, a, end, e->time);
+	ev = *e;
+	ev.size = 0; /* mappings have no size class */
+	if (!err)
+		err = event_key(v, &ev, &key);
+	if (!err)
+		err = emit(v, e->time, (double)e->size, 1, key);
+	if (!err && (HS_GROW(ms->m, ms->n + 1, ms->alloc) || ms->nr_ids >= UINT32_MAX ||
+		     HS_GROW(ms->pieces, ms->nr_ids + 1, ms->alloc_ids)))
+		err = -ENOMEM;
+	if (err)
+		return err;
+	at = maps_first(ms, a);
+	memmove(ms->m + at + 1, ms->m + at, (ms->n - at) * sizeof(*ms->m));
+	ms->m[at].start = a;
+	ms->m[at].end = end;
+	ms->m[at].key = key;
+	ms->m[at].id = (uint32_t)ms->nr_ids;
+	ms->pieces[ms->nr_ids++] = 1;
+	ms->n++;
+	return 0;
 }
 
 /* The range in ns, with the filter's 0.0006 ms of slack on each side. */
@@ -726,6 +738,9 @@ static void view_release(struct view *v)
 {
 	keytab_release(&v->keys);
 	live_release(&v->live);
+	hs_free(v->peak.ghost);
+	hs_free(v->maps.m);
+	hs_free(v->maps.pieces);
 }
 
 /* The end of a view: the live blocks of leaks, then keys become stacks. */
@@ -734,22 +749,26 @@ static int view_finish(struct view *v, const struct hs_trace *t)
 	struct hs_stack_source *out = v->out;
 	struct builder b;
 	uint32_t *stack_of = NULL;
-	size_t i;
+	size_t i, nr_keys;
 	int err = 0;
 
 	memset(&b, 0, sizeof(b));
 	v->t = t;
 	if (v->o->kind == HS_MEM_LEAKS)
 		err = emit_live(v, v->lo);
+	else if (v->o->kind == HS_MEM_PEAK)
+		err = peak_finish(v);
+	/* peak: the stacks of the allocations up to the peak, no more */
+	nr_keys = v->o->kind == HS_MEM_PEAK ? v->peak.nr_keys : v->keys.n;
 	if (!err)
 		err = builder_init(&b, t, v->o, out);
-	if (!err && !(stack_of = hs_malloc((v->keys.n + 1) * sizeof(uint32_t))))
+	if (!err && !(stack_of = hs_malloc((nr_keys + 1) * sizeof(uint32_t))))
 		err = -ENOMEM;
-	for (i = 0; !err && i < v->keys.n; i++)
+	for (i = 0; !err && i < nr_keys; i++)
 		err = key_stack(&b, &v->keys, i, &stack_of[i]);
 	for (i = 0; !err && i < out->nr_samples; i++) {
 		/* the stack column holds keys until here (emit()) */
-		HS_BUG_ON(out->stack[i] >= v->keys.n);
+		HS_BUG_ON(out->stack[i] >= nr_keys);
 		out->stack[i] = stack_of[out->stack[i]];
 	}
 	builder_release(&b);
@@ -801,27 +820,11 @@ int hs_memview_build(const struct hs_trace *t, const struct hs_memview_opts *o,
 
 	view_init(&v, o, out, info);
 	v.t = t;
-	switch (o->kind) {
-	case HS_MEM_ALLOC:
-	case HS_MEM_NET:
-	case HS_MEM_LEAKS:
-	case HS_MEM_TEMPORARY:
-	case HS_MEM_CPU:
-	case HS_MEM_WALL:
-		for (i = 0; i < t->nr_events && !err; i++) {
-			hs_trace_event_get(t, i, &e);
-			err = view_event(&v, &e);
-		}
-		break;
-	case HS_MEM_PEAK:
-		err = view_peak(&v);
-		break;
-	case HS_MEM_MMAP:
-		err = view_mmap(&v);
-		break;
-	default:
+	if ((unsigned)o->kind >= HS_MEM__COUNT)
 		err = -EINVAL;
-		break;
+	for (i = 0; i < t->nr_events && !err; i++) {
+		hs_trace_event_get(t, i, &e);
+		err = view_event(&v, &e);
 	}
 	if (!err)
 		err = view_finish(&v, t);
@@ -897,6 +900,52 @@ static int sink_live(void *ctx, uint64_t addr)
 	return live_has(&v->live, addr);
 }
 
+/* A pass is a view (hs_memview_pass_*(), memviews.h). */
+struct hs_memview_pass {
+	struct view v;
+};
+
+int hs_memview_pass_new(const struct hs_trace *t, const struct hs_memview_opts *o,
+			struct hs_stack_source *out, struct hs_memview_info *info,
+			struct hs_memview_pass **pass)
+{
+	*pass = hs_malloc(sizeof(**pass));
+	if (!*pass) {
+		hs_source_init(out);
+		return -ENOMEM;
+	}
+	view_init(&(*pass)->v, o, out, info);
+	(*pass)->v.t = t;
+	return 0;
+}
+
+int hs_memview_pass_events(void *ctx, const struct hs_trace_event *ev, size_t n)
+{
+	struct hs_memview_pass *pass = ctx;
+
+	return sink_events(&pass->v, ev, n);
+}
+
+int hs_memview_pass_live(void *ctx, uint64_t addr)
+{
+	struct hs_memview_pass *pass = ctx;
+
+	return sink_live(&pass->v, addr);
+}
+
+int hs_memview_pass_finish(struct hs_memview_pass *pass, struct hs_diag *diag)
+{
+	return set_error(view_finish(&pass->v, pass->v.t), diag);
+}
+
+void hs_memview_pass_free(struct hs_memview_pass *pass)
+{
+	if (!pass)
+		return;
+	view_release(&pass->v);
+	hs_free(pass);
+}
+
 int hs_memview_build_path(const char *path, const struct hs_memview_opts *o,
 			  struct hs_stack_source *out, struct hs_memview_info *info,
 			  struct hs_diag *diag)
@@ -905,11 +954,11 @@ int hs_memview_build_path(const char *path, const struct hs_memview_opts *o,
 	struct view v;
 	int err;
 
-	if (o->kind == HS_MEM_ALLOC || o->kind == HS_MEM_NET || o->kind == HS_MEM_LEAKS ||
-	    o->kind == HS_MEM_TEMPORARY || is_sample_view(o->kind)) {
+	if ((unsigned)o->kind < HS_MEM__COUNT) {
 		struct hs_trace_sink sink = {
 		    .events = sink_events,
-		    .live = o->kind == HS_MEM_ALLOC || is_sample_view(o->kind)
+		    .live = o->kind == HS_MEM_ALLOC || o->kind == HS_MEM_MMAP ||
+				    is_sample_view(o->kind)
 				? NULL
 				: sink_live,
 		    .ctx = &v,

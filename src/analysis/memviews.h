@@ -152,8 +152,9 @@ HS_MUST_CHECK int hs_memview_build(const struct hs_trace *t,
 
 /*
  * The same from the trace at @path, streaming its events when they are
- * in time order in the file (alloc, net, leaks, temporary: a few bytes
- * per event instead of reading them all in; else it loads the trace).
+ * in time order in the file (every view: memory bounded by the live
+ * blocks and the stacks instead of reading the events in; else it loads
+ * the trace).
  * Returns what hs_trace_load() and hs_memview_build() return.
  */
 HS_MUST_CHECK int hs_memview_build_path(const char *path, const struct hs_memview_opts *o,
@@ -162,13 +163,32 @@ HS_MUST_CHECK int hs_memview_build_path(const char *path, const struct hs_memvie
 					struct hs_diag *diag);
 
 /*
- * Heap in use, event by event: @fn gets the time and the bytes live
- * (estimates for a sampled trace) after each allocation and each free of
- * a live block, in time order. Returns 0 or -ENOMEM.
+ * A view as one consumer of a pass over the events in time order (the
+ * engine every view runs on; stats feeds several views and the totals
+ * from one pass): hs_memview_pass_new(), hs_memview_pass_events() for
+ * every event (hs_memview_pass_live() answers a struct hs_trace_sink's
+ * live), then hs_memview_pass_finish() once the trace is read (its
+ * nodes and symbols known), and hs_memview_pass_free(). It holds the
+ * live blocks, the stack keys and one sample per stack key and clock
+ * tick, never an array per event. @t and @o are borrowed for the pass's
+ * life (@t may be a stream's, filled while the pass runs); @out is
+ * initialised here and owned by the caller, as for hs_memview_build().
  */
-HS_MUST_CHECK int hs_memview_heap_walk(const struct hs_trace *t,
-				       void (*fn)(void *ctx, int64_t time, double in_use),
-				       void *ctx);
+struct hs_memview_pass;
+HS_MUST_CHECK int hs_memview_pass_new(const struct hs_trace *t,
+				      const struct hs_memview_opts *o,
+				      struct hs_stack_source *out,
+				      struct hs_memview_info *info,
+				      struct hs_memview_pass **pass);
+/* @ctx is the pass. 0, -ENOMEM or -E2BIG. */
+HS_MUST_CHECK int hs_memview_pass_events(void *ctx, const struct hs_trace_event *ev,
+					 size_t n);
+int hs_memview_pass_live(void *ctx, uint64_t addr);
+/* Samples get their stacks. 0, -ENOMEM or -E2BIG with @diag filled. */
+HS_MUST_CHECK int hs_memview_pass_finish(struct hs_memview_pass *pass,
+					 struct hs_diag *diag);
+/* Frees @pass (NULL is fine); @out stays the caller's. */
+void hs_memview_pass_free(struct hs_memview_pass *pass);
 
 /*
  * The sources @t offers as JSON for front ends (docs/json-api.md): an

@@ -3,24 +3,59 @@
  * the live blocks in an address map, everything else in counters.
  */
 #include "analysis/totals.h"
+#include "common/alloc.h"
 #include "common/u64map.h"
 #include <errno.h>
 #include <string.h>
 
 /*
- * The sink's state: the totals so far and the live blocks (address ->
- * size). Address 0 is never live: an allocation there stays in the live
- * bytes and blocks to the end (zero_blocks), and a free there is
- * unmatched.
+ * The pass's state (struct hs_heap_totals_pass, totals.h): the totals so
+ * far and the live blocks (address -> size). Address 0 is never live: an
+ * allocation there stays in the live bytes and blocks to the end
+ * (zero_blocks), and a free there is unmatched.
  */
-struct totals_sink {
-	const struct hs_trace *t;
-	struct hs_heap_totals *out;
-	struct hs_u64map live;
-	uint64_t zero_blocks; /* allocations at address 0 */
-	uint64_t live_bytes;
-	double live_est;
-};
+
+void hs_heap_curve_release(struct hs_heap_curve *c)
+{
+	hs_free(c->time);
+	hs_free(c->max);
+	hs_free(c->last);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Heap in use @v after an event at @time. 0 or -ENOMEM. */
+static int curve_add(struct hs_heap_curve *c, int64_t time, double v)
+{
+	size_t n = c->n;
+
+	if (n && c->time[n - 1] == time) {
+		if (v > c->max[n - 1])
+			c->max[n - 1] = v;
+		c->last[n - 1] = v;
+		return 0;
+	}
+	if (n == c->alloc) {
+		size_t a = n ? 2 * n : 1024;
+		int64_t *t = hs_realloc(c->time, a * sizeof(*t));
+		double *m, *l;
+
+		if (t)
+			c->time = t;
+		m = t ? hs_realloc(c->max, a * sizeof(*m)) : NULL;
+		if (m)
+			c->max = m;
+		l = m ? hs_realloc(c->last, a * sizeof(*l)) : NULL;
+		if (!l)
+			return -ENOMEM;
+		c->last = l;
+		c->alloc = a;
+	}
+	c->time[n] = time;
+	c->max[n] = v;
+	c->last[n] = v;
+	c->n++;
+	return 0;
+}
 
 static double weight(const struct hs_trace *t, uint64_t size)
 {
@@ -32,14 +67,15 @@ static unsigned bit_length(uint64_t v)
 	return v ? 64u - (unsigned)__builtin_clzll(v) : 0;
 }
 
-static void totals_init(struct totals_sink *ts, const struct hs_trace *t,
-			struct hs_heap_totals *out)
+void hs_heap_totals_pass_init(struct hs_heap_totals_pass *ts, const struct hs_trace *t,
+			      struct hs_heap_totals *out, struct hs_heap_curve *curve)
 {
 	unsigned k;
 
 	memset(ts, 0, sizeof(*ts));
 	ts->t = t;
 	ts->out = out;
+	ts->curve = curve;
 	memset(out, 0, sizeof(*out));
 	out->peak_ns = -1;
 	out->peak_rss_ns = -1;
@@ -51,7 +87,7 @@ static void totals_init(struct totals_sink *ts, const struct hs_trace *t,
 	}
 }
 
-static int totals_event(struct totals_sink *ts, const struct hs_trace_event *e)
+static int totals_event(struct hs_heap_totals_pass *ts, const struct hs_trace_event *e)
 {
 	struct hs_heap_totals *o = ts->out;
 	uint64_t old;
@@ -93,6 +129,8 @@ static int totals_event(struct totals_sink *ts, const struct hs_trace_event *e)
 			o->peak_heap_est = ts->live_est;
 			o->peak_ns = e->time;
 		}
+		if (ts->curve)
+			return curve_add(ts->curve, e->time, ts->live_est);
 		break;
 	case HS_OP_FREE:
 		o->frees++;
@@ -102,6 +140,9 @@ static int totals_event(struct totals_sink *ts, const struct hs_trace_event *e)
 		}
 		ts->live_bytes -= old;
 		ts->live_est -= (double)old * weight(ts->t, old);
+		o->frees_est += weight(ts->t, old);
+		if (ts->curve)
+			return curve_add(ts->curve, e->time, ts->live_est);
 		break;
 	case HS_OP_MMAP:
 		o->mmaps++;
@@ -128,7 +169,7 @@ static int totals_event(struct totals_sink *ts, const struct hs_trace_event *e)
 	return 0;
 }
 
-static int sink_events(void *ctx, const struct hs_trace_event *ev, size_t n)
+int hs_heap_totals_pass_events(void *ctx, const struct hs_trace_event *ev, size_t n)
 {
 	size_t i;
 	int err = 0;
@@ -138,15 +179,15 @@ static int sink_events(void *ctx, const struct hs_trace_event *ev, size_t n)
 	return err;
 }
 
-static int sink_live(void *ctx, uint64_t addr)
+int hs_heap_totals_pass_live(void *ctx, uint64_t addr)
 {
-	struct totals_sink *ts = ctx;
+	struct hs_heap_totals_pass *ts = ctx;
 
 	return addr && hs_u64map_has(&ts->live, addr);
 }
 
 /* What is left live, and the RSS records (a stream has them at its end). */
-static void totals_finish(struct totals_sink *ts)
+void hs_heap_totals_pass_finish(struct hs_heap_totals_pass *ts)
 {
 	const struct hs_trace *t = ts->t;
 	struct hs_heap_totals *o = ts->out;
@@ -162,38 +203,45 @@ static void totals_finish(struct totals_sink *ts)
 	hs_u64map_release(&ts->live);
 }
 
+void hs_heap_totals_pass_release(struct hs_heap_totals_pass *ts)
+{
+	hs_u64map_release(&ts->live);
+}
+
 int hs_heap_totals(const struct hs_trace *t, struct hs_heap_totals *out)
 {
-	struct totals_sink ts;
+	struct hs_heap_totals_pass ts;
 	struct hs_trace_event e;
 	size_t i;
 	int err = 0;
 
-	totals_init(&ts, t, out);
+	hs_heap_totals_pass_init(&ts, t, out, NULL);
 	for (i = 0; i < t->nr_events && !err; i++) {
 		hs_trace_event_get(t, i, &e);
 		err = totals_event(&ts, &e);
 	}
-	totals_finish(&ts);
+	hs_heap_totals_pass_finish(&ts);
 	if (err)
-		totals_init(&ts, t, out);
+		hs_heap_totals_pass_init(&ts, t, out, NULL);
 	return err;
 }
 
 int hs_heap_totals_path(const char *path, struct hs_trace *t, struct hs_heap_totals *out,
 			struct hs_diag *diag)
 {
-	struct totals_sink ts;
+	struct hs_heap_totals_pass ts;
 	struct hs_trace_sink sink = {
-	    .events = sink_events, .live = sink_live, .ctx = &ts};
+	    .events = hs_heap_totals_pass_events,
+	    .live = hs_heap_totals_pass_live,
+	    .ctx = &ts};
 	int err;
 
-	totals_init(&ts, t, out);
+	hs_heap_totals_pass_init(&ts, t, out, NULL);
 	err = hs_trace_stream(path, t, &sink, diag);
 	if (err == -EAGAIN) {
 		/* not in time order: the events the sink had go, the trace is loaded */
 		hs_u64map_release(&ts.live);
-		totals_init(&ts, t, out);
+		hs_heap_totals_pass_init(&ts, t, out, NULL);
 		err = hs_trace_load(path, t, diag);
 		if (!err) {
 			err = hs_heap_totals(t, out);
@@ -203,7 +251,7 @@ int hs_heap_totals_path(const char *path, struct hs_trace *t, struct hs_heap_tot
 		return err;
 	}
 	if (!err)
-		totals_finish(&ts);
+		hs_heap_totals_pass_finish(&ts);
 	else
 		hs_u64map_release(&ts.live);
 	return err;
