@@ -300,6 +300,17 @@ struct view {
 	uint64_t last; /* temporary: the latest allocation's address */
 	struct peak peak;
 	struct maps maps;
+	/*
+	 * A peak view without a range can also give the alloc, leaks and
+	 * temporary views of the same events (hs_memview_pass_new_heap()):
+	 * they share its keys and live blocks. NULL: not wanted.
+	 */
+	struct side {
+		struct hs_stack_source *out;
+		size_t *last; /* key -> its latest sample here, or SIZE_MAX */
+		size_t nr_last;
+		struct hs_memview_opts o;
+	} side[HS_MEM__COUNT];
 };
 
 static inline double weight(const struct hs_trace *t, uint64_t size)
@@ -325,11 +336,10 @@ static inline int event_key(struct view *v, const struct hs_trace_event *e, uint
 }
 
 /* A sample of @key: added to the key's latest one when that has the same time. */
-static inline int emit(struct view *v, int64_t time, double bytes, double count,
-		       uint32_t key)
+static inline int emit_into(struct hs_stack_source *src, size_t *last, int64_t time,
+			    double bytes, double count, uint32_t key)
 {
-	struct hs_stack_source *src = v->out;
-	size_t i = v->keys.last[key];
+	size_t i = last[key];
 
 	if (i != SIZE_MAX && src->time[i] == time) {
 		src->metric[i] += bytes;
@@ -344,8 +354,34 @@ static inline int emit(struct view *v, int64_t time, double bytes, double count,
 	src->metric[i] = bytes;
 	src->count[i] = count;
 	src->stack[i] = key;
-	v->keys.last[key] = i;
+	last[key] = i;
 	return 0;
+}
+
+static inline int emit(struct view *v, int64_t time, double bytes, double count,
+		       uint32_t key)
+{
+	return emit_into(v->out, v->keys.last, time, bytes, count, key);
+}
+
+/* A sample of side output @kind (its latest samples by key grow with the keys). */
+static int emit_side(struct view *v, enum hs_memview_kind kind, int64_t time,
+		     double bytes, double count, uint32_t key)
+{
+	struct side *sd = &v->side[kind];
+
+	if (key >= sd->nr_last) {
+		size_t n = v->keys.alloc > key ? v->keys.alloc : (size_t)key + 1, i;
+		size_t *last = hs_realloc(sd->last, n * sizeof(*last));
+
+		if (!last)
+			return -ENOMEM;
+		for (i = sd->nr_last; i < n; i++)
+			last[i] = SIZE_MAX;
+		sd->last = last;
+		sd->nr_last = n;
+	}
+	return emit_into(sd->out, sd->last, time, bytes, count, key);
 }
 
 static int emit_block(struct view *v, const struct block *blk, double sign, int64_t time)
@@ -545,6 +581,7 @@ static int peak_event(struct view *v, const struct hs_trace_event *e)
 {
 	struct peak *p = &v->peak;
 	struct block blk, old;
+	double w;
 	int err = 0;
 
 	if (p->done)
@@ -559,18 +596,31 @@ static int peak_event(struct view *v, const struct hs_trace_event *e)
 		peak_candidate(v, v->ord - 1, p->in_use,
 			       isfinite(v->lo) ? (int64_t)(v->lo + 600) : e->time);
 	if (e->op == HS_OP_ALLOC) {
+		w = weight(v->t, e->size);
 		blk.ord = v->ord;
 		blk.time = e->time;
 		blk.size = e->size;
 		err = event_key(v, e, &blk.key);
+		if (!err && v->side[HS_MEM_ALLOC].out)
+			err = emit_side(v, HS_MEM_ALLOC, e->time, (double)e->size * w, w,
+					blk.key);
 		if (!err && e->addr) {
 			err = live_replace(&v->live, e->addr, &blk, &old);
 			if (err == 1)
 				err = peak_gone(v, &old);
 		}
-		p->in_use += (double)e->size * weight(v->t, e->size);
+		v->last = e->addr;
+		p->in_use += (double)e->size * w;
 	} else if (e->op == HS_OP_FREE && live_del(&v->live, e->addr, &old)) {
 		err = peak_gone(v, &old);
+		if (!err && e->addr == v->last && v->side[HS_MEM_TEMPORARY].out) {
+			/* freed before any other allocation: temporary */
+			w = weight(v->t, old.size);
+			err = emit_side(v, HS_MEM_TEMPORARY, old.time, (double)old.size * w,
+					w, old.key);
+		}
+		if (e->addr == v->last)
+			v->last = 0;
 	} else {
 		return 0;
 	}
@@ -736,32 +786,32 @@ static void view_init(struct view *v, const struct hs_memview_opts *o,
 
 static void view_release(struct view *v)
 {
+	int k;
+
 	keytab_release(&v->keys);
 	live_release(&v->live);
 	hs_free(v->peak.ghost);
 	hs_free(v->maps.m);
 	hs_free(v->maps.pieces);
+	for (k = 0; k < HS_MEM__COUNT; k++)
+		hs_free(v->side[k].last);
 }
 
-/* The end of a view: the live blocks of leaks, then keys become stacks. */
-static int view_finish(struct view *v, const struct hs_trace *t)
+/*
+ * Output @out of view kind @o->kind: its samples' keys [0, @nr_keys)
+ * become stacks, and it gets its defaults.
+ */
+static int finish_output(struct view *v, const struct hs_trace *t,
+			 const struct hs_memview_opts *o, struct hs_stack_source *out,
+			 size_t nr_keys)
 {
-	struct hs_stack_source *out = v->out;
 	struct builder b;
 	uint32_t *stack_of = NULL;
-	size_t i, nr_keys;
-	int err = 0;
+	size_t i;
+	int err;
 
 	memset(&b, 0, sizeof(b));
-	v->t = t;
-	if (v->o->kind == HS_MEM_LEAKS)
-		err = emit_live(v, v->lo);
-	else if (v->o->kind == HS_MEM_PEAK)
-		err = peak_finish(v);
-	/* peak: the stacks of the allocations up to the peak, no more */
-	nr_keys = v->o->kind == HS_MEM_PEAK ? v->peak.nr_keys : v->keys.n;
-	if (!err)
-		err = builder_init(&b, t, v->o, out);
+	err = builder_init(&b, t, o, out);
 	if (!err && !(stack_of = hs_malloc((nr_keys + 1) * sizeof(uint32_t))))
 		err = -ENOMEM;
 	for (i = 0; !err && i < nr_keys; i++)
@@ -773,22 +823,68 @@ static int view_finish(struct view *v, const struct hs_trace *t)
 	}
 	builder_release(&b);
 	hs_free(stack_of);
-	if (!err && is_sample_view(v->o->kind)) {
+	if (!err && is_sample_view(o->kind)) {
 		out->kind = HS_METRIC_TIME;
 		if (!(out->metric_unit = hs_strdup("ms")))
 			err = -ENOMEM;
 	} else if (!err) {
 		out->kind = HS_METRIC_PLAIN;
 		out->metric_unit = hs_strdup("bytes");
-		err = heap_fold(t, v->o, &out->defaults.fold);
+		err = heap_fold(t, o, &out->defaults.fold);
 		if (!out->metric_unit)
 			err = -ENOMEM;
-		if (!err && v->o->kind == HS_MEM_LEAKS &&
+		if (!err && o->kind == HS_MEM_LEAKS &&
 		    !(out->defaults.exc = hs_strdup(HS_PRESET_LEAK_SUPPRESS)))
 			err = -ENOMEM;
 	}
-	if (!err && !(out->view_name = hs_strdup(kinds[v->o->kind].name)))
+	if (!err && !(out->view_name = hs_strdup(kinds[o->kind].name)))
 		err = -ENOMEM;
+	return err;
+}
+
+/* Emit the live blocks (all of them) to side output leaks, in time order. */
+static int side_leaks(struct view *v)
+{
+	struct block *all = hs_malloc((v->live.n + 1) * sizeof(*all));
+	size_t i, n = 0;
+	int err = 0;
+
+	if (!all)
+		return -ENOMEM;
+	for (i = 0; i < v->live.cap; i++)
+		if (v->live.slot[i].addr)
+			all[n++] = v->live.slot[i].blk;
+	qsort(all, n, sizeof(*all), cmp_block);
+	for (i = 0; i < n && !err; i++) {
+		double w = weight(v->t, all[i].size);
+
+		err = emit_side(v, HS_MEM_LEAKS, all[i].time, (double)all[i].size * w, w,
+				all[i].key);
+	}
+	hs_free(all);
+	return err;
+}
+
+/* The end of a view: the live blocks of leaks, then keys become stacks. */
+static int view_finish(struct view *v, const struct hs_trace *t)
+{
+	size_t nr_keys;
+	int err = 0, k;
+
+	v->t = t;
+	if (v->o->kind == HS_MEM_LEAKS)
+		err = emit_live(v, v->lo);
+	else if (v->o->kind == HS_MEM_PEAK)
+		err = peak_finish(v);
+	if (!err && v->side[HS_MEM_LEAKS].out)
+		err = side_leaks(v);
+	/* peak: the stacks of the allocations up to the peak, no more */
+	nr_keys = v->o->kind == HS_MEM_PEAK ? v->peak.nr_keys : v->keys.n;
+	if (!err)
+		err = finish_output(v, t, v->o, v->out, nr_keys);
+	for (k = 0; k < HS_MEM__COUNT && !err; k++)
+		if (v->side[k].out)
+			err = finish_output(v, t, &v->side[k].o, v->side[k].out, v->keys.n);
 	if (!err && v->info) {
 		v->info->symbolized = t->syms.present;
 		v->info->cut_off = t->cut_off;
@@ -917,6 +1013,30 @@ int hs_memview_pass_new(const struct hs_trace *t, const struct hs_memview_opts *
 	view_init(&(*pass)->v, o, out, info);
 	(*pass)->v.t = t;
 	return 0;
+}
+
+int hs_memview_pass_new_heap(const struct hs_trace *t, const struct hs_memview_opts *o,
+			     struct hs_stack_source *peak, struct hs_stack_source *alloc,
+			     struct hs_stack_source *leaks, struct hs_stack_source *temporary,
+			     struct hs_memview_pass **pass)
+{
+	struct hs_stack_source *side[3] = {alloc, leaks, temporary};
+	static const enum hs_memview_kind side_kind[3] = {HS_MEM_ALLOC, HS_MEM_LEAKS,
+							  HS_MEM_TEMPORARY};
+	int k, err;
+
+	HS_BUG_ON(o->kind != HS_MEM_PEAK || !isnan(o->start_ms) || !isnan(o->end_ms));
+	for (k = 0; k < 3; k++)
+		hs_source_init(side[k]);
+	err = hs_memview_pass_new(t, o, peak, NULL, pass);
+	for (k = 0; k < 3 && !err; k++) {
+		struct side *sd = &(*pass)->v.side[side_kind[k]];
+
+		sd->out = side[k];
+		sd->o = *o;
+		sd->o.kind = side_kind[k];
+	}
+	return err;
 }
 
 int hs_memview_pass_events(void *ctx, const struct hs_trace_event *ev, size_t n)

@@ -180,6 +180,19 @@ HS_MUST_CHECK int hs_memview_pass_new(const struct hs_trace *t,
 				      struct hs_stack_source *out,
 				      struct hs_memview_info *info,
 				      struct hs_memview_pass **pass);
+/*
+ * A peak view without a range (@o) that also gives the alloc, leaks and
+ * temporary views of the whole trace into @alloc, @leaks and @temporary
+ * (initialised here, the caller's), from the same stack keys and live
+ * blocks: what stats reads, at the cost of about one view.
+ */
+HS_MUST_CHECK int hs_memview_pass_new_heap(const struct hs_trace *t,
+					   const struct hs_memview_opts *o,
+					   struct hs_stack_source *peak,
+					   struct hs_stack_source *alloc,
+					   struct hs_stack_source *leaks,
+					   struct hs_stack_source *temporary,
+					   struct hs_memview_pass **pass);
 /* @ctx is the pass. 0, -ENOMEM or -E2BIG. */
 HS_MUST_CHECK int hs_memview_pass_events(void *ctx, const struct hs_trace_event *ev,
 					 size_t n);

@@ -2,9 +2,9 @@
  * stats - a heap trace's numbers, computed from its memory views (see
  * stats.h) in one pass over the events, loaded or streamed: the totals
  * (totals.h, with the heap in use per clock tick for the timeline) and
- * the alloc, leaks, peak and temporary views are consumers of the same
- * events; then top call sites from ByName with the views' default
- * patterns.
+ * the peak view, which gives the alloc, leaks and temporary views too
+ * (hs_memview_pass_new_heap()), are the consumers of the events; then
+ * top call sites from ByName with the views' default patterns.
  */
 #include "analysis/stats.h"
 #include "analysis/totals.h"
@@ -339,34 +339,26 @@ int hs_heap_leaks_path(const char *path, struct hs_leak_totals *out, struct hs_d
 
 /*
  * The stats' one pass over the events: the totals (with the heap curve
- * for the timeline) and the views whose stacks and totals stats reads.
+ * for the timeline) and the peak view, which also gives the alloc, leaks
+ * and temporary views from the same keys and live blocks.
  */
 enum { SV_ALLOC, SV_LEAKS, SV_PEAK, SV_TEMPORARY, SV__COUNT };
-
-static const enum hs_memview_kind stats_kinds[SV__COUNT] = {
-    [SV_ALLOC] = HS_MEM_ALLOC,
-    [SV_LEAKS] = HS_MEM_LEAKS,
-    [SV_PEAK] = HS_MEM_PEAK,
-    [SV_TEMPORARY] = HS_MEM_TEMPORARY,
-};
 
 struct stats_pass {
 	struct hs_heap_totals tot;
 	struct hs_heap_totals_pass totals;
 	struct hs_heap_curve curve;
-	struct hs_memview_opts opts[SV__COUNT];
-	struct hs_memview_pass *view[SV__COUNT];
+	struct hs_memview_opts opts;
+	struct hs_memview_pass *heap;
 	struct hs_stack_source src[SV__COUNT];
 };
 
 static int stats_events(void *ctx, const struct hs_trace_event *ev, size_t n)
 {
 	struct stats_pass *sp = ctx;
-	int err = hs_heap_totals_pass_events(&sp->totals, ev, n), k;
+	int err = hs_heap_totals_pass_events(&sp->totals, ev, n);
 
-	for (k = 0; k < SV__COUNT && !err; k++)
-		err = hs_memview_pass_events(sp->view[k], ev, n);
-	return err;
+	return err ? err : hs_memview_pass_events(sp->heap, ev, n);
 }
 
 static int stats_live(void *ctx, uint64_t addr)
@@ -378,18 +370,13 @@ static int stats_live(void *ctx, uint64_t addr)
 
 static int stats_pass_init(struct stats_pass *sp, const struct hs_trace *t)
 {
-	int k, err = 0;
-
 	memset(sp, 0, sizeof(*sp));
 	hs_heap_totals_pass_init(&sp->totals, t, &sp->tot, &sp->curve);
-	for (k = 0; k < SV__COUNT; k++) {
-		sp->opts[k] = (struct hs_memview_opts)HS_MEMVIEW_OPTS_INIT;
-		sp->opts[k].kind = stats_kinds[k];
-		hs_source_init(&sp->src[k]);
-	}
-	for (k = 0; k < SV__COUNT && !err; k++)
-		err = hs_memview_pass_new(t, &sp->opts[k], &sp->src[k], NULL, &sp->view[k]);
-	return err;
+	sp->opts = (struct hs_memview_opts)HS_MEMVIEW_OPTS_INIT;
+	sp->opts.kind = HS_MEM_PEAK;
+	return hs_memview_pass_new_heap(t, &sp->opts, &sp->src[SV_PEAK], &sp->src[SV_ALLOC],
+					&sp->src[SV_LEAKS], &sp->src[SV_TEMPORARY],
+					&sp->heap);
 }
 
 static void stats_pass_release(struct stats_pass *sp)
@@ -398,10 +385,9 @@ static void stats_pass_release(struct stats_pass *sp)
 
 	hs_heap_totals_pass_release(&sp->totals);
 	hs_heap_curve_release(&sp->curve);
-	for (k = 0; k < SV__COUNT; k++) {
-		hs_memview_pass_free(sp->view[k]);
+	hs_memview_pass_free(sp->heap);
+	for (k = 0; k < SV__COUNT; k++)
 		hs_source_release(&sp->src[k]);
-	}
 }
 
 /* The numbers that come from the trace's totals (totals.h). */
@@ -436,7 +422,7 @@ static int stats_finish(struct stats_pass *sp, const struct hs_trace *t,
 	struct hs_leak_totals leaks;
 	size_t n = o && o->top ? o->top : 10, i;
 	double m, c;
-	int err = 0, k;
+	int err = 0;
 
 	memset(s, 0, sizeof(*s));
 	s->duration_ms = (double)t->duration_ns / 1e6;
@@ -449,8 +435,7 @@ static int stats_finish(struct stats_pass *sp, const struct hs_trace *t,
 		s->threads += t->threads[i].tid != 0; /* 0: the process's own records */
 	hs_heap_totals_pass_finish(&sp->totals);
 	event_totals(&sp->tot, s);
-	for (k = 0; k < SV__COUNT && !err; k++)
-		err = hs_memview_pass_finish(sp->view[k], diag);
+	err = hs_memview_pass_finish(sp->heap, diag);
 
 	/* alloc: totals, and the top call sites by bytes and by count */
 	if (!err)

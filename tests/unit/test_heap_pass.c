@@ -1,7 +1,8 @@
 /*
  * Tests of the streaming analysis core: the views and the totals as
  * consumers of one pass over the events (hs_memview_pass_*,
- * hs_heap_totals_pass_*, memviews.h and totals.h), stats in one pass
+ * hs_heap_totals_pass_*, memviews.h and totals.h), the peak pass that
+ * gives the alloc, leaks and temporary views too, stats in one pass
  * streamed or loaded (hs_heap_stats_compute_path()), the peak view's
  * one-pass live set against a replay of the events up to the peak, and
  * the heap curve's one point per clock tick.
@@ -349,6 +350,69 @@ static void reference_timeline(int64_t duration_ns, size_t points,
 	}
 }
 
+/*
+ * The peak pass that also gives alloc, leaks and temporary: each equals
+ * the view built alone, streamed and from the loaded trace.
+ */
+static void heap_pass_gives_four_views(void **state)
+{
+	static const enum hs_memview_kind kinds[4] = {HS_MEM_PEAK, HS_MEM_ALLOC,
+						      HS_MEM_LEAKS, HS_MEM_TEMPORARY};
+	struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT, alone = HS_MEMVIEW_OPTS_INIT;
+	struct hs_stack_source got[4], want;
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	char path[] = "/tmp/hs-heap-pass-XXXXXX";
+	struct hs_memview_pass *pass;
+	struct hs_trace t, loaded;
+	struct tb b;
+	size_t i;
+	int streamed;
+
+	(void)state;
+	build_random(&b, 5, 1);
+	write_trace(&b, path);
+	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "t", &loaded, &diag), 0);
+	o.kind = HS_MEM_PEAK;
+	for (streamed = 0; streamed < 2; streamed++) {
+		struct hs_trace_sink sink = {.events = hs_memview_pass_events,
+					     .live = hs_memview_pass_live};
+
+		assert_int_equal(hs_memview_pass_new_heap(streamed ? &t : &loaded, &o, &got[0],
+							  &got[1], &got[2], &got[3],
+							  &pass),
+				 0);
+		sink.ctx = pass;
+		if (streamed)
+			assert_int_equal(hs_trace_stream(path, &t, &sink, &diag), 0);
+		for (i = 0; !streamed && i < loaded.nr_events; i++) {
+			struct hs_trace_event e;
+
+			hs_trace_event_get(&loaded, i, &e);
+			assert_int_equal(hs_memview_pass_events(pass, &e, 1), 0);
+		}
+		assert_int_equal(hs_memview_pass_finish(pass, &diag), 0);
+		for (i = 0; i < 4; i++) {
+			alone.kind = kinds[i];
+			assert_int_equal(hs_memview_build(&loaded, &alone, &want, NULL, &diag),
+					 0);
+			assert_true(want.nr_samples > 0);
+			same_source(&got[i], &want);
+			assert_string_equal(got[i].view_name, want.view_name);
+			assert_string_equal(got[i].defaults.fold, want.defaults.fold);
+			if (kinds[i] == HS_MEM_LEAKS)
+				assert_string_equal(got[i].defaults.exc, want.defaults.exc);
+			hs_source_release(&want);
+			hs_source_release(&got[i]);
+		}
+		hs_memview_pass_free(pass);
+		if (streamed)
+			hs_trace_release(&t);
+	}
+	hs_trace_release(&loaded);
+	unlink(path);
+	free(b.buf);
+}
+
 /* stats streamed from the file says what stats of the loaded trace says. */
 static void stats_streamed_like_loaded(void **state)
 {
@@ -454,6 +518,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(peak_in_one_pass),
 	    cmocka_unit_test(views_share_one_pass),
+	    cmocka_unit_test(heap_pass_gives_four_views),
 	    cmocka_unit_test(stats_streamed_like_loaded),
 	    cmocka_unit_test(curve_one_point_per_tick),
 	};
