@@ -300,6 +300,9 @@ struct view {
 	uint64_t last; /* temporary: the latest allocation's address */
 	struct peak peak;
 	struct maps maps;
+	/* the block the latest event took out of the live ones (peak) */
+	int gone;
+	uint64_t gone_size;
 	/*
 	 * A peak view without a range can also give the alloc, leaks and
 	 * temporary views of the same events (hs_memview_pass_new_heap()):
@@ -561,6 +564,9 @@ static void peak_candidate(struct view *v, uint64_t upto, double bytes, int64_t 
 static int peak_gone(struct view *v, const struct block *blk)
 {
 	struct peak *p = &v->peak;
+
+	v->gone = 1;
+	v->gone_size = blk->size;
 
 	p->in_use -= (double)blk->size * weight(v->t, blk->size);
 	if (!p->have || blk->ord > p->upto)
@@ -1037,6 +1043,21 @@ int hs_memview_pass_new_heap(const struct hs_trace *t, const struct hs_memview_o
 		sd->o.kind = side_kind[k];
 	}
 	return err;
+}
+
+int hs_memview_pass_event(struct hs_memview_pass *pass, const struct hs_trace_event *e,
+			  uint64_t *gone_size)
+{
+	struct view *v = &pass->v;
+	int err;
+
+	HS_BUG_ON(v->o->kind != HS_MEM_PEAK || isfinite(v->hi));
+	v->gone = 0;
+	err = view_event(v, e);
+	if (err)
+		return err;
+	*gone_size = v->gone_size;
+	return v->gone;
 }
 
 int hs_memview_pass_events(void *ctx, const struct hs_trace_event *ev, size_t n)

@@ -193,6 +193,16 @@ HS_MUST_CHECK int hs_memview_pass_new_heap(const struct hs_trace *t,
 					   struct hs_stack_source *leaks,
 					   struct hs_stack_source *temporary,
 					   struct hs_memview_pass **pass);
+/*
+ * One event to a pass of hs_memview_pass_new_heap(), saying what it did
+ * to the live blocks, for a consumer that needs them too (the totals,
+ * hs_heap_totals_pass_event_known()): 1 with the size of the block it
+ * took out of them (the free of a live block, or an allocation over one)
+ * in *@gone_size, 0 when none, or a negative errno.
+ */
+HS_MUST_CHECK int hs_memview_pass_event(struct hs_memview_pass *pass,
+					const struct hs_trace_event *e,
+					uint64_t *gone_size);
 /* @ctx is the pass. 0, -ENOMEM or -E2BIG. */
 HS_MUST_CHECK int hs_memview_pass_events(void *ctx, const struct hs_trace_event *ev,
 					 size_t n);

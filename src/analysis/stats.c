@@ -3,7 +3,8 @@
  * stats.h) in one pass over the events, loaded or streamed: the totals
  * (totals.h, with the heap in use per clock tick for the timeline) and
  * the peak view, which gives the alloc, leaks and temporary views too
- * (hs_memview_pass_new_heap()), are the consumers of the events; then
+ * (hs_memview_pass_new_heap()), are the consumers of the events, and
+ * the totals read the live blocks from the view; then
  * top call sites from ByName with the views' default patterns.
  */
 #include "analysis/stats.h"
@@ -353,19 +354,28 @@ struct stats_pass {
 	struct hs_stack_source src[SV__COUNT];
 };
 
+/* Each event to the view, then to the totals with what it did to the live blocks. */
 static int stats_events(void *ctx, const struct hs_trace_event *ev, size_t n)
 {
 	struct stats_pass *sp = ctx;
-	int err = hs_heap_totals_pass_events(&sp->totals, ev, n);
+	uint64_t gone_size = 0;
+	size_t i;
+	int err = 0, gone;
 
-	return err ? err : hs_memview_pass_events(sp->heap, ev, n);
+	for (i = 0; i < n && !err; i++) {
+		gone = hs_memview_pass_event(sp->heap, &ev[i], &gone_size);
+		err = gone < 0 ? gone
+			       : hs_heap_totals_pass_event_known(&sp->totals, &ev[i], gone,
+								 gone_size);
+	}
+	return err;
 }
 
 static int stats_live(void *ctx, uint64_t addr)
 {
 	struct stats_pass *sp = ctx;
 
-	return hs_heap_totals_pass_live(&sp->totals, addr);
+	return hs_memview_pass_live(sp->heap, addr);
 }
 
 static int stats_pass_init(struct stats_pass *sp, const struct hs_trace *t)

@@ -87,12 +87,15 @@ void hs_heap_totals_pass_init(struct hs_heap_totals_pass *ts, const struct hs_tr
 	}
 }
 
-static int totals_event(struct hs_heap_totals_pass *ts, const struct hs_trace_event *e)
+/*
+ * Event @e, where @gone says whether it took a block out of the live ones
+ * (an allocation over a live block, or the free of one), of size @old.
+ */
+static int totals_apply(struct hs_heap_totals_pass *ts, const struct hs_trace_event *e,
+			int gone, uint64_t old)
 {
 	struct hs_heap_totals *o = ts->out;
-	uint64_t old;
 	double w;
-	int err;
 
 	o->events++;
 	if (o->peak_ns < 0)
@@ -108,15 +111,11 @@ static int totals_event(struct hs_heap_totals_pass *ts, const struct hs_trace_ev
 		}
 		o->hist[bit_length(e->size)].count += w;
 		o->hist[bit_length(e->size)].bytes += w * (double)e->size;
-		old = UINT64_MAX;
-		if (!e->addr) {
+		if (!e->addr)
 			ts->zero_blocks++;
-		} else {
-			err = hs_u64map_put(&ts->live, e->addr, e->size, &old);
-			if (err < 0)
-				return err;
-		}
-		if (old != UINT64_MAX) {
+		else if (!gone)
+			ts->live_blocks++;
+		if (gone) {
 			/* a block at a live address: its free was not seen */
 			ts->live_bytes -= old;
 			ts->live_est -= (double)old * weight(ts->t, old);
@@ -134,10 +133,11 @@ static int totals_event(struct hs_heap_totals_pass *ts, const struct hs_trace_ev
 		break;
 	case HS_OP_FREE:
 		o->frees++;
-		if (!e->addr || !hs_u64map_del(&ts->live, e->addr, &old)) {
+		if (!gone) {
 			o->unmatched_frees++;
 			break;
 		}
+		ts->live_blocks--;
 		ts->live_bytes -= old;
 		ts->live_est -= (double)old * weight(ts->t, old);
 		o->frees_est += weight(ts->t, old);
@@ -169,6 +169,29 @@ static int totals_event(struct hs_heap_totals_pass *ts, const struct hs_trace_ev
 	return 0;
 }
 
+/* Event @e, with the live blocks in the pass's own map. */
+static int totals_event(struct hs_heap_totals_pass *ts, const struct hs_trace_event *e)
+{
+	uint64_t old = 0;
+	int gone = 0;
+
+	if (e->op == HS_OP_ALLOC && e->addr) {
+		gone = hs_u64map_put(&ts->live, e->addr, e->size, &old);
+		if (gone < 0)
+			return gone;
+	} else if (e->op == HS_OP_FREE && e->addr) {
+		gone = hs_u64map_del(&ts->live, e->addr, &old);
+	}
+	return totals_apply(ts, e, gone, old);
+}
+
+int hs_heap_totals_pass_event_known(struct hs_heap_totals_pass *ts,
+				    const struct hs_trace_event *e, int gone,
+				    uint64_t gone_size)
+{
+	return totals_apply(ts, e, gone, gone_size);
+}
+
 int hs_heap_totals_pass_events(void *ctx, const struct hs_trace_event *ev, size_t n)
 {
 	size_t i;
@@ -194,7 +217,7 @@ void hs_heap_totals_pass_finish(struct hs_heap_totals_pass *ts)
 	size_t i;
 
 	o->leaked_bytes = ts->live_bytes;
-	o->leaked_blocks = hs_u64map_count(&ts->live) + ts->zero_blocks;
+	o->leaked_blocks = ts->live_blocks + ts->zero_blocks;
 	for (i = 0; i < t->nr_rss; i++)
 		if (t->rss_bytes[i] > o->peak_rss || o->peak_rss_ns < 0) {
 			o->peak_rss = t->rss_bytes[i];

@@ -81,6 +81,7 @@ struct hs_heap_totals_pass {
 	struct hs_heap_curve *curve;
 	struct hs_u64map live; /* the live blocks: address -> size */
 	uint64_t zero_blocks;  /* allocations at address 0, live to the end */
+	uint64_t live_blocks;  /* the others live now */
 	uint64_t live_bytes;
 	double live_est;
 };
@@ -90,6 +91,16 @@ void hs_heap_totals_pass_init(struct hs_heap_totals_pass *p, const struct hs_tra
 /* @ctx is the pass. 0 or -ENOMEM. */
 int hs_heap_totals_pass_events(void *ctx, const struct hs_trace_event *ev, size_t n);
 int hs_heap_totals_pass_live(void *ctx, uint64_t addr);
+/*
+ * Event @e to a pass whose caller keeps the live blocks (a view that has
+ * them already: hs_memview_pass_event()), instead of _events(): @gone
+ * says whether @e took a block of @gone_size bytes out of them (the free
+ * of a live block, or an allocation over one). Address 0 is never live.
+ * A pass is fed one way or the other, not both. 0 or -ENOMEM.
+ */
+int hs_heap_totals_pass_event_known(struct hs_heap_totals_pass *p,
+				    const struct hs_trace_event *e, int gone,
+				    uint64_t gone_size);
 void hs_heap_totals_pass_finish(struct hs_heap_totals_pass *p);
 void hs_heap_totals_pass_release(struct hs_heap_totals_pass *p);
 

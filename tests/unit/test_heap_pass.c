@@ -413,6 +413,64 @@ static void heap_pass_gives_four_views(void **state)
 	free(b.buf);
 }
 
+/*
+ * The totals fed with the view's live blocks (what stats does) equal the
+ * totals that keep their own.
+ */
+static void totals_from_the_views_live_blocks(void **state)
+{
+	struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT;
+	struct hs_stack_source src[4];
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct hs_heap_totals want, got;
+	struct hs_heap_totals_pass tp;
+	struct hs_memview_pass *pass;
+	struct hs_trace t;
+	struct tb b;
+	size_t i, gone_events = 0;
+	unsigned k;
+
+	(void)state;
+	build_random(&b, 9, 1);
+	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "t", &t, &diag), 0);
+	assert_int_equal(hs_heap_totals(&t, &want), 0);
+	o.kind = HS_MEM_PEAK;
+	assert_int_equal(
+	    hs_memview_pass_new_heap(&t, &o, &src[0], &src[1], &src[2], &src[3], &pass), 0);
+	hs_heap_totals_pass_init(&tp, &t, &got, NULL);
+	for (i = 0; i < t.nr_events; i++) {
+		struct hs_trace_event e;
+		uint64_t size = 0;
+		int gone;
+
+		hs_trace_event_get(&t, i, &e);
+		gone = hs_memview_pass_event(pass, &e, &size);
+		assert_true(gone == 0 || gone == 1);
+		gone_events += (size_t)gone;
+		assert_int_equal(hs_heap_totals_pass_event_known(&tp, &e, gone, size), 0);
+	}
+	hs_heap_totals_pass_finish(&tp);
+	assert_true(gone_events > 100);
+	assert_true(want.unmatched_frees > 0 && want.leaked_blocks > 0);
+	assert_int_equal(got.events, want.events);
+	assert_int_equal(got.unmatched_frees, want.unmatched_frees);
+	assert_int_equal(got.leaked_bytes, want.leaked_bytes);
+	assert_int_equal(got.leaked_blocks, want.leaked_blocks);
+	assert_int_equal(got.peak_heap, want.peak_heap);
+	assert_true(got.peak_heap_est == want.peak_heap_est);
+	assert_true(got.peak_ns == want.peak_ns);
+	assert_true(got.frees_est == want.frees_est);
+	assert_int_equal(got.mmaps, want.mmaps);
+	for (k = 0; k < 65; k++)
+		assert_true(got.hist[k].count == want.hist[k].count);
+	hs_heap_totals_pass_release(&tp);
+	hs_memview_pass_free(pass);
+	for (k = 0; k < 4; k++)
+		hs_source_release(&src[k]);
+	hs_trace_release(&t);
+	free(b.buf);
+}
+
 /* stats streamed from the file says what stats of the loaded trace says. */
 static void stats_streamed_like_loaded(void **state)
 {
@@ -519,6 +577,7 @@ int main(void)
 	    cmocka_unit_test(peak_in_one_pass),
 	    cmocka_unit_test(views_share_one_pass),
 	    cmocka_unit_test(heap_pass_gives_four_views),
+	    cmocka_unit_test(totals_from_the_views_live_blocks),
 	    cmocka_unit_test(stats_streamed_like_loaded),
 	    cmocka_unit_test(curve_one_point_per_tick),
 	};
