@@ -203,6 +203,11 @@ HS_MUST_CHECK int hs_memview_pass_new_heap(const struct hs_trace *t,
 HS_MUST_CHECK int hs_memview_pass_event(struct hs_memview_pass *pass,
 					const struct hs_trace_event *e,
 					uint64_t *gone_size);
+/*
+ * A hint that an event at @addr comes soon (a few events ahead of
+ * hs_memview_pass_event()): the pass starts reading its live block.
+ */
+void hs_memview_pass_prefetch(const struct hs_memview_pass *pass, uint64_t addr);
 /* @ctx is the pass. 0, -ENOMEM or -E2BIG. */
 HS_MUST_CHECK int hs_memview_pass_events(void *ctx, const struct hs_trace_event *ev,
 					 size_t n);

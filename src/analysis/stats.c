@@ -363,6 +363,8 @@ static int stats_events(void *ctx, const struct hs_trace_event *ev, size_t n)
 	int err = 0, gone;
 
 	for (i = 0; i < n && !err; i++) {
+		if (i + 8 < n)
+			hs_memview_pass_prefetch(sp->heap, ev[i + 8].addr);
 		gone = hs_memview_pass_event(sp->heap, &ev[i], &gone_size);
 		err = gone < 0 ? gone
 			       : hs_heap_totals_pass_event_known(&sp->totals, &ev[i], gone,
