@@ -1139,8 +1139,8 @@ int hs_memview_build_path(const char *path, const struct hs_memview_opts *o,
 			return set_error(err, diag);
 		hs_source_release(out);
 	}
-	/* the events must be loaded (a view that needs two passes, or a file
-	 * whose events are not in time order) */
+	/* the events must be loaded (a file whose events are too far out of
+	 * time order to stream) */
 	err = hs_trace_load(path, &t, diag);
 	if (err) {
 		hs_source_init(out);
