@@ -1050,11 +1050,14 @@ int hs_memview_pass_new_heap(const struct hs_trace *t, const struct hs_memview_o
 
 	HS_BUG_ON(o->kind != HS_MEM_PEAK || !isnan(o->start_ms) || !isnan(o->end_ms));
 	for (k = 0; k < 3; k++)
-		hs_source_init(side[k]);
+		if (side[k])
+			hs_source_init(side[k]);
 	err = hs_memview_pass_new(t, o, peak, NULL, pass);
 	for (k = 0; k < 3 && !err; k++) {
 		struct side *sd = &(*pass)->v.side[side_kind[k]];
 
+		if (!side[k])
+			continue;
 		sd->out = side[k];
 		sd->o = *o;
 		sd->o.kind = side_kind[k];

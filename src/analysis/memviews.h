@@ -183,8 +183,9 @@ HS_MUST_CHECK int hs_memview_pass_new(const struct hs_trace *t,
 /*
  * A peak view without a range (@o) that also gives the alloc, leaks and
  * temporary views of the whole trace into @alloc, @leaks and @temporary
- * (initialised here, the caller's), from the same stack keys and live
- * blocks: what stats reads, at the cost of about one view.
+ * (initialised here, the caller's; NULL: not wanted), from the same
+ * stack keys and live blocks: what stats reads, at the cost of about one
+ * view.
  */
 HS_MUST_CHECK int hs_memview_pass_new_heap(const struct hs_trace *t,
 					   const struct hs_memview_opts *o,

@@ -539,6 +539,106 @@ int hs_heap_stats_compute_path(const char *path, const struct hs_stats_opts *o,
 	return err;
 }
 
+/* --- run's summary ---------------------------------------------------------- */
+
+/*
+ * The totals and the leaks in one pass: the totals read the live blocks
+ * from a peak view of the whole trace that gives the leaks view too.
+ */
+struct summary_pass {
+	struct hs_heap_totals_pass totals;
+	struct hs_memview_opts opts;
+	struct hs_memview_pass *heap;
+	struct hs_stack_source peak, leaks;
+};
+
+static int summary_events(void *ctx, const struct hs_trace_event *ev, size_t n)
+{
+	struct summary_pass *sp = ctx;
+	uint64_t gone_size = 0;
+	size_t i;
+	int err = 0, gone;
+
+	for (i = 0; i < n && !err; i++) {
+		if (i + 8 < n)
+			hs_memview_pass_prefetch(sp->heap, ev[i + 8].addr);
+		gone = hs_memview_pass_event(sp->heap, &ev[i], &gone_size);
+		err = gone < 0 ? gone
+			       : hs_heap_totals_pass_event_known(&sp->totals, &ev[i], gone,
+								 gone_size);
+	}
+	return err;
+}
+
+static int summary_live(void *ctx, uint64_t addr)
+{
+	struct summary_pass *sp = ctx;
+
+	return hs_memview_pass_live(sp->heap, addr);
+}
+
+static int summary_init(struct summary_pass *sp, const struct hs_trace *t,
+			struct hs_heap_totals *tot)
+{
+	memset(sp, 0, sizeof(*sp));
+	hs_heap_totals_pass_init(&sp->totals, t, tot, NULL);
+	sp->opts = (struct hs_memview_opts)HS_MEMVIEW_OPTS_INIT;
+	sp->opts.kind = HS_MEM_PEAK;
+	return hs_memview_pass_new_heap(t, &sp->opts, &sp->peak, NULL, &sp->leaks, NULL,
+					&sp->heap);
+}
+
+static void summary_release(struct summary_pass *sp)
+{
+	hs_heap_totals_pass_release(&sp->totals);
+	hs_memview_pass_free(sp->heap);
+	hs_source_release(&sp->peak);
+	hs_source_release(&sp->leaks);
+}
+
+static int summary_finish(struct summary_pass *sp, struct hs_leak_totals *leaks,
+			  struct hs_diag *diag)
+{
+	int err;
+
+	hs_heap_totals_pass_finish(&sp->totals);
+	err = hs_memview_pass_finish(sp->heap, diag);
+	return err ? err : hs_heap_leaks(&sp->leaks, 0, NULL, leaks, diag);
+}
+
+int hs_heap_summary_path(const char *path, struct hs_trace *t, struct hs_heap_totals *tot,
+			 struct hs_leak_totals *leaks, struct hs_diag *diag)
+{
+	struct summary_pass sp;
+	struct hs_trace_sink sink = {
+	    .events = summary_events, .live = summary_live, .ctx = &sp};
+	int err;
+
+	memset(leaks, 0, sizeof(*leaks));
+	err = summary_init(&sp, t, tot);
+	if (!err)
+		err = hs_trace_stream(path, t, &sink, diag);
+	if (err == -EAGAIN) {
+		/* not in time order: the same pass over the loaded events */
+		summary_release(&sp);
+		err = hs_trace_load(path, t, diag);
+		if (err)
+			return stats_oom(err, diag);
+		err = summary_init(&sp, t, tot);
+		if (!err)
+			err = feed_loaded(t, &sink);
+		if (err)
+			hs_trace_release(t);
+	}
+	if (!err) {
+		err = summary_finish(&sp, leaks, diag);
+		if (err)
+			hs_trace_release(t);
+	}
+	summary_release(&sp);
+	return stats_oom(err, diag);
+}
+
 /* --- JSON ------------------------------------------------------------------ */
 
 /* A count or byte number: an integer when it is one, else a real. */

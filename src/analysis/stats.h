@@ -122,6 +122,16 @@ int hs_heap_leaks(const struct hs_stack_source *src, size_t n,
 int hs_heap_leaks_path(const char *path, struct hs_leak_totals *out,
 		       struct hs_diag *diag);
 void hs_heap_top_release(struct hs_top_list *l);
+/*
+ * `heapscope run`'s summary in one streamed pass over the trace at
+ * @path: its totals (as hs_heap_totals_path() gives them) into @tot and
+ * its leaks (as hs_heap_leaks_path()) into @leaks, the totals reading
+ * the live blocks from the view. @t gets the trace as read (initialised
+ * here; the caller releases it with hs_trace_release()). Returns 0 or a
+ * negative errno with @diag filled; @t is then released.
+ */
+int hs_heap_summary_path(const char *path, struct hs_trace *t, struct hs_heap_totals *tot,
+			 struct hs_leak_totals *leaks, struct hs_diag *diag);
 
 /*
  * The heap in use (live bytes; estimates for a sampled trace) and the RSS

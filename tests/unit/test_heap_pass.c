@@ -2,7 +2,8 @@
  * Tests of the streaming analysis core: the views and the totals as
  * consumers of one pass over the events (hs_memview_pass_*,
  * hs_heap_totals_pass_*, memviews.h and totals.h), the peak pass that
- * gives the alloc, leaks and temporary views too, stats in one pass
+ * gives the alloc, leaks and temporary views too, run's summary and
+ * stats in one pass
  * streamed or loaded (hs_heap_stats_compute_path()), the peak view's
  * one-pass live set against a replay of the events up to the peak, and
  * the heap curve's one point per clock tick.
@@ -471,6 +472,36 @@ static void totals_from_the_views_live_blocks(void **state)
 	free(b.buf);
 }
 
+/* run's summary in one pass: the totals and the leaks of their own passes. */
+static void summary_in_one_pass(void **state)
+{
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	char path[] = "/tmp/hs-heap-pass-XXXXXX";
+	struct hs_heap_totals want, got;
+	struct hs_leak_totals want_leaks, got_leaks;
+	struct hs_trace t, t2;
+	struct tb b;
+
+	(void)state;
+	build_random(&b, 13, 1);
+	write_trace(&b, path);
+	assert_int_equal(hs_heap_totals_path(path, &t, &want, &diag), 0);
+	hs_trace_release(&t);
+	assert_int_equal(hs_heap_leaks_path(path, &want_leaks, &diag), 0);
+	assert_int_equal(hs_heap_summary_path(path, &t2, &got, &got_leaks, &diag), 0);
+	assert_int_equal(t2.nr_events, 0); /* streamed */
+	assert_true(want.leaked_blocks > 0 && want.unmatched_frees > 0);
+	assert_int_equal(memcmp(&got, &want, sizeof(got)), 0);
+	assert_true(got_leaks.bytes == want_leaks.bytes);
+	assert_true(got_leaks.blocks == want_leaks.blocks);
+	assert_true(got_leaks.suppressed_bytes == want_leaks.suppressed_bytes);
+	assert_true(got_leaks.suppressed_blocks == want_leaks.suppressed_blocks);
+	assert_true(got_leaks.blocks > 0);
+	hs_trace_release(&t2);
+	unlink(path);
+	free(b.buf);
+}
+
 /* stats streamed from the file says what stats of the loaded trace says. */
 static void stats_streamed_like_loaded(void **state)
 {
@@ -578,6 +609,7 @@ int main(void)
 	    cmocka_unit_test(views_share_one_pass),
 	    cmocka_unit_test(heap_pass_gives_four_views),
 	    cmocka_unit_test(totals_from_the_views_live_blocks),
+	    cmocka_unit_test(summary_in_one_pass),
 	    cmocka_unit_test(stats_streamed_like_loaded),
 	    cmocka_unit_test(curve_one_point_per_tick),
 	};
