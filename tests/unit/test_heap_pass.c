@@ -502,6 +502,69 @@ static void summary_in_one_pass(void **state)
 	free(b.buf);
 }
 
+/*
+ * Out of memory anywhere in a peak pass with a side output, and in the
+ * totals fed from it: -ENOMEM, nothing leaked (the ASan build checks),
+ * and the same leaks once memory suffices.
+ */
+static void heap_pass_out_of_memory(void **state)
+{
+	struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT;
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct hs_stack_source peak, leaks;
+	struct hs_heap_totals tot;
+	struct hs_heap_totals_pass tp;
+	struct hs_heap_curve curve = {0};
+	struct hs_memview_pass *pass;
+	struct hs_trace t;
+	struct tb b;
+	double bytes = 0, blocks = 0, want_bytes, want_blocks;
+	size_t i;
+	long n;
+	int err;
+
+	(void)state;
+	build_random(&b, 17, 1);
+	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "t", &t, &diag), 0);
+	o.kind = HS_MEM_PEAK;
+	for (n = 0;; n++) {
+		hs_alloc_fail_after(n);
+		err = hs_memview_pass_new_heap(&t, &o, &peak, NULL, &leaks, NULL, &pass);
+		hs_heap_totals_pass_init(&tp, &t, &tot, &curve);
+		for (i = 0; !err && i < t.nr_events; i++) {
+			struct hs_trace_event e;
+			uint64_t size = 0;
+			int gone;
+
+			hs_trace_event_get(&t, i, &e);
+			gone = hs_memview_pass_event(pass, &e, &size);
+			err = gone < 0 ? gone
+				       : hs_heap_totals_pass_event_known(&tp, &e, gone, size);
+		}
+		if (!err)
+			err = hs_memview_pass_finish(pass, &diag);
+		hs_alloc_fail_after(-1);
+		if (!err)
+			hs_source_totals(&leaks, &bytes, &blocks);
+		hs_heap_totals_pass_release(&tp);
+		hs_heap_curve_release(&curve);
+		hs_memview_pass_free(pass);
+		hs_source_release(&peak);
+		hs_source_release(&leaks);
+		if (!err)
+			break;
+		assert_int_equal(err, -ENOMEM);
+	}
+	assert_true(n > 3);
+	o.kind = HS_MEM_LEAKS;
+	assert_int_equal(hs_memview_build(&t, &o, &leaks, NULL, &diag), 0);
+	hs_source_totals(&leaks, &want_bytes, &want_blocks);
+	assert_true(bytes == want_bytes && blocks == want_blocks && blocks > 0);
+	hs_source_release(&leaks);
+	hs_trace_release(&t);
+	free(b.buf);
+}
+
 /* stats streamed from the file says what stats of the loaded trace says. */
 static void stats_streamed_like_loaded(void **state)
 {
@@ -610,6 +673,7 @@ int main(void)
 	    cmocka_unit_test(heap_pass_gives_four_views),
 	    cmocka_unit_test(totals_from_the_views_live_blocks),
 	    cmocka_unit_test(summary_in_one_pass),
+	    cmocka_unit_test(heap_pass_out_of_memory),
 	    cmocka_unit_test(stats_streamed_like_loaded),
 	    cmocka_unit_test(curve_one_point_per_tick),
 	};
