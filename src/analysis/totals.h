@@ -11,9 +11,10 @@
  * order: counts, bytes, the heap's peak and when it was reached, what is
  * live at the end, frees of blocks never seen allocated, mappings, CPU
  * and wall samples, a size histogram, the highest RSS. The one place
- * they are computed: `run`'s summary (the trace streamed), `dump
- * --summary` and `stats` (a loaded trace) all read them from here, so
- * their peak is one number.
+ * they are computed: `run`'s summary and `stats` (the trace streamed,
+ * in one pass with the views they need), `dump --summary` and the GUI's
+ * heap timeline (a loaded trace) all read them from here, so their peak
+ * is one number.
  *
  * Counts and bytes are those of the records (of the samples, for a
  * trace made with --sample-bytes); the *_est fields and the histogram
