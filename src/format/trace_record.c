@@ -194,3 +194,266 @@ int hs_rec_decode(const uint8_t **p, const uint8_t *end, struct hs_rec_state *st
 	*p = q + len;
 	return 0;
 }
+
+/* --- columnar EVENTS chunks ------------------------------------------------ */
+
+/* Whether @tag is a fixed event record (its fields go to the streams). */
+static inline int is_event(unsigned tag)
+{
+	return (tag >= HS_TAG_MALLOC && tag <= HS_TAG_REALLOC_FREE) ||
+	       (tag >= HS_TAG_MMAP && tag <= HS_TAG_MREMAP);
+}
+
+/*
+ * Copy the varint at *@p (before @end) to *@dst, advancing both; 0 or -1.
+ * With 8 bytes to read it copies them all at once (@dst has
+ * HS_CS_SLACK bytes of room past what it keeps) and advances by the
+ * varint's length.
+ */
+static inline int copy_varint(uint8_t **dst, const uint8_t **p, const uint8_t *end)
+{
+	const uint8_t *q = *p;
+	uint8_t *d = *dst;
+	unsigned k = 0;
+
+	if (__builtin_expect(end - q >= 8, 1)) {
+		uint64_t v, stop;
+
+		memcpy(&v, q, 8);
+		stop = ~v & 0x8080808080808080ull; /* little-endian: byte i at bits 8i */
+		if (__builtin_expect(stop != 0, 1)) {
+			k = (unsigned)__builtin_ctzll(stop) / 8 + 1;
+			memcpy(d, &v, 8);
+			*p = q + k;
+			*dst = d + k;
+			return 0;
+		}
+	}
+	for (;;) {
+		uint8_t b;
+
+		if (q >= end || k == HS_VARINT_MAX)
+			return -1;
+		b = *q++;
+		*d++ = b;
+		k++;
+		if (!(b & 0x80))
+			break;
+	}
+	*p = q;
+	*dst = d;
+	return 0;
+}
+
+/*
+ * Copy a record that is not an event (SPAN, NODE, a sized record) from
+ * *@p (before @end) to *@dst; 0, or -1 when it is none of those or is
+ * malformed.
+ */
+static int copy_other(uint8_t **dst, const uint8_t **p, const uint8_t *end)
+{
+	const uint8_t *q = *p, *after;
+	unsigned tag = *q;
+	uint64_t len;
+
+	*(*dst)++ = *q++;
+	if (tag == HS_TAG_SPAN || tag == HS_TAG_NODE) {
+		if (copy_varint(dst, &q, end) || copy_varint(dst, &q, end) ||
+		    copy_varint(dst, &q, end))
+			return -1;
+	} else if (tag >= HS_TAG_SIZED_FIRST && tag <= HS_TAG_SIZED_LAST) {
+		after = q;
+		if (hs_get_varint(&after, end, &len) || len > (uint64_t)(end - after) ||
+		    copy_varint(dst, &q, end))
+			return -1;
+		memcpy(*dst, q, (size_t)len);
+		*dst += len;
+		q += len;
+	} else {
+		return -1;
+	}
+	*p = q;
+	return 0;
+}
+
+/*
+ * Copy one event's fields, after its tag, between the record sequence and
+ * the streams: FIELD(stream) copies the next field, for @tag's layout
+ * (docs/trace-format.md, "Columnar chunks"). The streams are local pointers (the compiler
+ * keeps them in registers), hence the macro. Jumps to @fail on a field that does not fit;
+ * does nothing for a tag that is not an event.
+ */
+#define EVENT_FIELDS(tag, FIELD, T, A, S, K, O)                                          \
+	switch (tag) {                                                                   \
+	case HS_TAG_MALLOC:                                                              \
+	case HS_TAG_CALLOC:                                                              \
+	case HS_TAG_VALLOC:                                                              \
+	case HS_TAG_PVALLOC:                                                             \
+		FIELD(T);                                                                \
+		FIELD(A);                                                                \
+		FIELD(S);                                                                \
+		FIELD(K);                                                                \
+		break;                                                                   \
+	case HS_TAG_REALLOC:                                                             \
+	case HS_TAG_REALLOCARRAY:                                                        \
+		FIELD(T);                                                                \
+		FIELD(A);                                                                \
+		FIELD(S);                                                                \
+		FIELD(K);                                                                \
+		FIELD(A);                                                                \
+		FIELD(O);                                                                \
+		break;                                                                   \
+	case HS_TAG_POSIX_MEMALIGN:                                                      \
+	case HS_TAG_ALIGNED_ALLOC:                                                       \
+	case HS_TAG_MEMALIGN:                                                            \
+		FIELD(T);                                                                \
+		FIELD(A);                                                                \
+		FIELD(S);                                                                \
+		FIELD(K);                                                                \
+		FIELD(O);                                                                \
+		break;                                                                   \
+	case HS_TAG_FREE:                                                                \
+	case HS_TAG_REALLOC_FREE:                                                        \
+		FIELD(T);                                                                \
+		FIELD(A);                                                                \
+		break;                                                                   \
+	case HS_TAG_MMAP:                                                                \
+		FIELD(T);                                                                \
+		FIELD(A);                                                                \
+		FIELD(S);                                                                \
+		FIELD(O);                                                                \
+		FIELD(O);                                                                \
+		FIELD(K);                                                                \
+		break;                                                                   \
+	case HS_TAG_MUNMAP:                                                              \
+		FIELD(T);                                                                \
+		FIELD(A);                                                                \
+		FIELD(S);                                                                \
+		break;                                                                   \
+	case HS_TAG_MREMAP:                                                              \
+		FIELD(T);                                                                \
+		FIELD(A);                                                                \
+		FIELD(S);                                                                \
+		FIELD(K);                                                                \
+		FIELD(A);                                                                \
+		FIELD(S);                                                                \
+		break;                                                                   \
+	default:                                                                         \
+		break;                                                                   \
+	}
+
+size_t hs_chunk_split(const uint8_t *in, size_t n, uint8_t *scratch, uint8_t *out)
+{
+	uint8_t *base[HS_CS__COUNT + 1], *at[HS_CS__COUNT + 1], *q = out;
+	uint8_t *t, *a, *sz, *k, *o, *r;
+	const uint8_t *p = in, *end = in + n;
+	unsigned i;
+
+	for (i = 0; i <= HS_CS__COUNT; i++)
+		base[i] = scratch + i * (n + HS_CS_SLACK);
+	t = base[HS_CS_TIME];
+	a = base[HS_CS_ADDR];
+	sz = base[HS_CS_SIZE];
+	k = base[HS_CS_STACK];
+	o = base[HS_CS_OTHER];
+	r = base[HS_CS_RECORDS];
+#define TO_STREAM(x)                                                                     \
+	if (copy_varint(&(x), &p, end))                                                  \
+	return 0
+	while (p < end) {
+		unsigned tag = *p;
+
+		if (!is_event(tag)) {
+			if (copy_other(&r, &p, end))
+				return 0;
+			continue;
+		}
+		*r++ = *p++;
+		EVENT_FIELDS(tag, TO_STREAM, t, a, sz, k, o)
+	}
+#undef TO_STREAM
+	at[HS_CS_TIME] = t;
+	at[HS_CS_ADDR] = a;
+	at[HS_CS_SIZE] = sz;
+	at[HS_CS_STACK] = k;
+	at[HS_CS_OTHER] = o;
+	at[HS_CS_RECORDS] = r;
+	for (i = 0; i < HS_CS__COUNT; i++)
+		q = hs_put_varint(q, (uint64_t)(at[i] - base[i]));
+	for (i = 0; i <= HS_CS__COUNT; i++) {
+		memcpy(q, base[i], (size_t)(at[i] - base[i]));
+		q += at[i] - base[i];
+	}
+	return (size_t)(q - out);
+}
+
+int hs_chunk_join(const uint8_t *in, size_t n, uint8_t *out, size_t cap, size_t *out_len,
+		  const char **why)
+{
+	const uint8_t *q = in, *end = in + n, *s[HS_CS__COUNT + 1], *e[HS_CS__COUNT + 1];
+	const uint8_t *t, *a, *sz, *k, *o, *r;
+	uint64_t len[HS_CS__COUNT];
+	uint8_t *d = out;
+	unsigned i;
+
+	/* every byte written is one read from a stream: @n is enough */
+	if (cap < n + HS_CS_SLACK) {
+		*why = "no room for the columnar chunk's records";
+		return -1;
+	}
+	for (i = 0; i < HS_CS__COUNT; i++) {
+		if (hs_get_varint(&q, end, &len[i])) {
+			*why = "bad column lengths";
+			return -1;
+		}
+	}
+	for (i = 0; i < HS_CS__COUNT; i++) {
+		if (len[i] > (uint64_t)(end - q)) {
+			*why = "a column runs past the end of the payload";
+			return -1;
+		}
+		s[i] = q;
+		q += len[i];
+		e[i] = q;
+	}
+	t = s[HS_CS_TIME];
+	a = s[HS_CS_ADDR];
+	sz = s[HS_CS_SIZE];
+	k = s[HS_CS_STACK];
+	o = s[HS_CS_OTHER];
+	r = q;
+#define FROM_STREAM(x)                                                                   \
+	if (copy_varint(&d, &(x), x##_end))                                              \
+	goto short_column
+	{
+		const uint8_t *t_end = e[HS_CS_TIME], *a_end = e[HS_CS_ADDR],
+			      *sz_end = e[HS_CS_SIZE], *k_end = e[HS_CS_STACK],
+			      *o_end = e[HS_CS_OTHER];
+
+		while (r < end) {
+			unsigned tag = *r;
+
+			if (!is_event(tag)) {
+				if (copy_other(&d, &r, end)) {
+					*why = "unknown or malformed record in a "
+					       "columnar chunk";
+					return -1;
+				}
+				continue;
+			}
+			*d++ = *r++;
+			EVENT_FIELDS(tag, FROM_STREAM, t, a, sz, k, o)
+		}
+		if (t != t_end || a != a_end || sz != sz_end || k != k_end ||
+		    o != o_end) {
+			*why = "a column holds more than its events";
+			return -1;
+		}
+	}
+#undef FROM_STREAM
+	*out_len = (size_t)(d - out);
+	return 0;
+short_column:
+	*why = "an event's field runs past the end of its column";
+	return -1;
+}
