@@ -435,6 +435,88 @@ static void columns_round_trip(void **state)
 	assert_int_equal(hs_chunk_join(cols, c, out, c, &got, &why), -1);
 }
 
+/*
+ * Many events of random kinds and values (varints of 1 to 10 bytes), with
+ * the other records among them: split and joined, the same bytes, however
+ * the split's 64-byte windows fall.
+ */
+static void columns_round_trip_at_length(void **state)
+{
+	static uint8_t in[1 << 16], scratch[6 * (sizeof(in) + HS_CS_SLACK)],
+		cols[sizeof(in) + HS_CS_HEADER_MAX], out[sizeof(cols) + HS_CS_SLACK];
+	static const unsigned tags[] = { HS_TAG_MALLOC,	       HS_TAG_FREE,
+					 HS_TAG_REALLOC,       HS_TAG_MEMALIGN,
+					 HS_TAG_MMAP,	       HS_TAG_MREMAP,
+					 HS_TAG_MUNMAP,	       HS_TAG_REALLOC_FREE };
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	const char *why;
+	size_t n, c, got, cut;
+	uint8_t *p = in;
+
+	(void)state;
+	while ((size_t)(p - in) < sizeof(in) - 128) {
+		uint64_t v[6];
+		unsigned i;
+
+		for (i = 0; i < 6; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			v[i] = x >> (x & 63); /* any length */
+		}
+		i = (unsigned)(x % 9); /* 8: a NODE or a SPAN */
+		switch (i < 8 ? tags[i] : 0) {
+		case HS_TAG_MALLOC:
+			p = hs_enc_alloc(p, HS_TAG_MALLOC, (int64_t)v[0], (int64_t)v[1], v[2],
+					 v[3], 0);
+			break;
+		case HS_TAG_FREE:
+		case HS_TAG_REALLOC_FREE:
+			p = hs_enc_free(p, HS_TAG_FREE, (int64_t)v[0], (int64_t)v[1]);
+			break;
+		case HS_TAG_REALLOC:
+			p = hs_enc_realloc(p, HS_TAG_REALLOC, (int64_t)v[0], (int64_t)v[1], v[2],
+					   v[3], (int64_t)v[4], v[5]);
+			break;
+		case HS_TAG_MEMALIGN:
+			p = hs_enc_alloc(p, HS_TAG_MEMALIGN, (int64_t)v[0], (int64_t)v[1], v[2],
+					 v[3], v[4]);
+			break;
+		case HS_TAG_MMAP:
+			p = hs_enc_mmap(p, (int64_t)v[0], (int64_t)v[1], v[2], v[3], v[4], v[5]);
+			break;
+		case HS_TAG_MREMAP:
+			p = hs_enc_mremap(p, (int64_t)v[0], (int64_t)v[1], v[2], v[3],
+					  (int64_t)v[4], v[5]);
+			break;
+		case HS_TAG_MUNMAP:
+			p = hs_enc_munmap(p, (int64_t)v[0], (int64_t)v[1], v[2]);
+			break;
+		default:
+			p = x & 1 ? hs_enc_node(p, v[0] | 1, v[1], v[2])
+				  : hs_enc_span(p, v[0], v[1], v[2]);
+		}
+	}
+	n = (size_t)(p - in);
+	for (cut = n - 300; cut <= n; cut++) {
+		/* every end: the last events go through the split's slow part */
+		const uint8_t *q = in;
+		struct hs_rec_state st = { 0 };
+		struct hs_rec rec;
+		size_t whole = 0;
+
+		while (q < in + cut && !hs_rec_decode(&q, in + cut, &st, &rec, &why))
+			whole = (size_t)(q - in);
+		if (cut == n)
+			assert_int_equal(whole, n);
+		c = hs_chunk_split(in, whole, scratch, cols);
+		assert_true(c > 0);
+		assert_int_equal(hs_chunk_join(cols, c, out, sizeof(out), &got, &why), 0);
+		assert_int_equal(got, whole);
+		assert_memory_equal(out, in, whole);
+	}
+}
+
 /* A fixed tag the codec has no layout for: not split (written as it is). */
 static void columns_refuse_unknown_records(void **state)
 {
@@ -511,6 +593,7 @@ int main(void)
 		cmocka_unit_test(footer_marks_round_trip),
 		cmocka_unit_test(process_round_trip),
 		cmocka_unit_test(columns_round_trip),
+		cmocka_unit_test(columns_round_trip_at_length),
 		cmocka_unit_test(columns_refuse_unknown_records),
 		cmocka_unit_test(columns_survive_damage),
 	};
