@@ -72,7 +72,8 @@ static struct {
 	 * Columnar EVENTS chunks: the payload in columns, hs_chunk_split()'s
 	 * scratch, and the second compressed copy of a trial chunk. A trial
 	 * every COL_TRIAL chunks compresses the payload both ways; the
-	 * chunks up to the next one are written the way that was smaller.
+	 * chunks up to the next one are in columns if those came out an
+	 * eighth smaller (columns cost the reader a pass).
 	 */
 	uint8_t *col, *col_scratch, *zcol;
 	size_t zcol_cap;
@@ -209,8 +210,8 @@ static int add_index(uint64_t offset)
 
 /*
  * Compress the EVENTS payload of @n bytes at @raw to @zbuf (@zcap bytes),
- * in columns (hs_chunk_split()) when that is the smaller, as the last
- * trial found or this one finds. Returns the compressed payload (NULL:
+ * in columns (hs_chunk_split()) when that is an eighth smaller or more,
+ * as the last trial found or this one finds. Returns the compressed payload (NULL:
  * not compressed) with its *@stored size, its *@raw_n size after
  * decompression and its chunk *@flags.
  */
@@ -234,11 +235,12 @@ static const uint8_t *compress_events(const uint8_t *raw, size_t n, uint8_t *zbu
 			zc = 0;
 	}
 	if (trial) {
-		w.col_use = zc && (!z || zc < z);
+		/* columns cost the reader a pass: worth it if an eighth smaller */
+		w.col_use = zc && (!z || zc < z - z / 8);
 		w.col_trial = COL_TRIAL;
 	}
 	w.col_trial--;
-	if (zc && (!z || zc < z) && zc < c) {
+	if (zc && (!z || zc < z - z / 8) && zc < c) {
 		*stored = zc;
 		*raw_n = c;
 		*flags = HS_CHUNK_ZSTD | HS_CHUNK_COLUMNS;
