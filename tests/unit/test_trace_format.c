@@ -1053,6 +1053,28 @@ static void time_running_backwards_is_not_quadratic(void **state)
 	free(b.buf);
 }
 
+/* A columnar trace streams the events it loads, in time order. */
+static void columnar_chunks_stream(void **state)
+{
+	struct hs_diag diag = HS_DIAG_INIT("cols");
+	struct ordered o = { 0, INT64_MIN };
+	struct hs_trace_sink sink = { .events = ordered_events, .live = never_live, .ctx = &o };
+	struct hs_trace t;
+	struct tb b;
+	size_t loaded;
+
+	(void)state;
+	build_reference(&b, TB_COLUMNS | 1);
+	tb_load(&b, &t);
+	loaded = t.nr_events;
+	hs_trace_release(&t);
+	assert_int_equal(hs_trace_stream_mem(b.buf, b.len, "cols", &t, &sink, &diag), 0);
+	assert_int_equal(o.n, loaded);
+	assert_int_equal(loaded, 6);
+	hs_trace_release(&t);
+	free(b.buf);
+}
+
 /*
  * Three EVENTS chunks: the process, a module, a node and an allocation;
  * allocations only; a node and an allocation. The footer indexes them,
@@ -1154,6 +1176,7 @@ int main(void)
 		cmocka_unit_test(chunk_header_round_trip),
 		cmocka_unit_test(load_reference_trace),
 		cmocka_unit_test(columnar_chunks),
+		cmocka_unit_test(columnar_chunks_stream),
 		cmocka_unit_test(truncation_at_every_offset_recovers_a_prefix),
 		cmocka_unit_test(corrupt_chunk_names_its_offset),
 		cmocka_unit_test(malformed_record_inside_a_chunk),
