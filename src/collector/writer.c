@@ -69,13 +69,13 @@ static struct {
 	size_t zcap;
 	ZSTD_CCtx *cctx;
 	/*
-	 * Columnar EVENTS chunks: the payload in columns, hs_chunk_split()'s
+	 * Columnar EVENTS chunks (made in place in raw): hs_chunk_split()'s
 	 * scratch, and the second compressed copy of a trial chunk. A trial
 	 * every COL_TRIAL chunks compresses the payload both ways; the
 	 * chunks up to the next one are in columns if those came out an
 	 * eighth smaller (columns cost the reader a pass).
 	 */
-	uint8_t *col, *col_scratch, *zcol;
+	uint8_t *col_scratch, *zcol;
 	size_t zcol_cap;
 	unsigned col_trial; /* chunks to the next trial */
 	int col_use;	    /* the last trial chose columns */
@@ -210,27 +210,30 @@ static int add_index(uint64_t offset)
 
 /*
  * Compress the EVENTS payload of @n bytes at @raw to @zbuf (@zcap bytes),
- * in columns (hs_chunk_split()) when that is an eighth smaller or more,
- * as the last trial found or this one finds. Returns the compressed payload (NULL:
- * not compressed) with its *@stored size, its *@raw_n size after
+ * in columns when that is an eighth smaller or more, as the last trial
+ * found or this one finds. The columns are made in place
+ * (hs_chunk_split()): @raw has room for HS_CS_HEADER_MAX more bytes, and
+ * may hold the columns afterwards. Returns the payload to write (NULL:
+ * @raw as it was) with its *@stored size, its *@raw_n size after
  * decompression and its chunk *@flags.
  */
-static const uint8_t *compress_events(const uint8_t *raw, size_t n, uint8_t *zbuf,
-				      size_t zcap, size_t *stored, size_t *raw_n,
-				      unsigned *flags)
+static const uint8_t *compress_events(uint8_t *raw, size_t n, uint8_t *zbuf, size_t zcap,
+				      size_t *stored, size_t *raw_n, unsigned *flags)
 {
 	int trial = w.col_trial == 0;
 	size_t z = 0, zc = 0, c = 0;
+	uint8_t *zout = trial ? w.zcol : zbuf; /* a trial keeps both */
 
 	if (trial || !w.col_use) {
 		z = ZSTD_compressCCtx(w.cctx, zbuf, zcap, raw, n, ZSTD_LEVEL);
 		if (ZSTD_isError(z))
 			z = 0;
 	}
-	if ((trial || w.col_use) && w.col)
-		c = hs_chunk_split(raw, n, w.col_scratch, w.col);
+	if ((trial || w.col_use) && w.col_scratch)
+		c = hs_chunk_split(raw, n, w.col_scratch, raw);
 	if (c) {
-		zc = ZSTD_compressCCtx(w.cctx, w.zcol, w.zcol_cap, w.col, c, ZSTD_LEVEL);
+		zc = ZSTD_compressCCtx(w.cctx, zout, trial ? w.zcol_cap : zcap, raw, c,
+				       ZSTD_LEVEL);
 		if (ZSTD_isError(zc))
 			zc = 0;
 	}
@@ -244,7 +247,7 @@ static const uint8_t *compress_events(const uint8_t *raw, size_t n, uint8_t *zbu
 		*stored = zc;
 		*raw_n = c;
 		*flags = HS_CHUNK_ZSTD | HS_CHUNK_COLUMNS;
-		return w.zcol;
+		return zout;
 	}
 	if (z && z < n) {
 		*stored = z;
@@ -252,12 +255,21 @@ static const uint8_t *compress_events(const uint8_t *raw, size_t n, uint8_t *zbu
 		*flags = HS_CHUNK_ZSTD;
 		return zbuf;
 	}
+	if (c) {
+		/* the columns, which @raw now holds, as they are */
+		*stored = *raw_n = c;
+		*flags = HS_CHUNK_COLUMNS;
+		return raw;
+	}
 	return NULL;
 }
 
-/* Compress and write @n bytes at @raw as one chunk of @kind. */
-static void write_chunk(enum hs_chunk_kind kind, const uint8_t *raw, size_t n,
-			uint8_t *zbuf, size_t zcap)
+/*
+ * Compress and write @n bytes at @raw as one chunk of @kind. An EVENTS
+ * payload is w.raw, which compress_events() may rearrange.
+ */
+static void write_chunk(enum hs_chunk_kind kind, uint8_t *raw, size_t n, uint8_t *zbuf,
+			size_t zcap)
 {
 	uint8_t h[HS_CHUNK_HEADER_SIZE];
 	struct iovec iov[2];
@@ -272,7 +284,7 @@ static void write_chunk(enum hs_chunk_kind kind, const uint8_t *raw, size_t n,
 		write_failed("the program closed or replaced its file descriptor");
 		return;
 	}
-	if (w.cctx && zbuf && kind == HS_CHUNK_EVENTS) {
+	if (w.cctx && zbuf && kind == HS_CHUNK_EVENTS && raw == w.raw) {
 		const uint8_t *z =
 		    compress_events(raw, n, zbuf, zcap, &stored, &raw_n, &flags);
 
@@ -637,19 +649,17 @@ static int setup_buffers(void)
 
 	if (w.raw)
 		return 0;
-	w.zcap = ZSTD_compressBound(CHUNK_CAP);
-	w.raw = map(CHUNK_CAP + w.zcap);
+	/* room for a chunk in columns (compress_events()) */
+	w.zcap = ZSTD_compressBound(CHUNK_CAP + HS_CS_HEADER_MAX);
+	w.raw = map(CHUNK_CAP + HS_CS_HEADER_MAX + w.zcap);
 	if (!w.raw)
 		return -1;
-	w.zbuf = w.raw + CHUNK_CAP;
+	w.zbuf = w.raw + CHUNK_CAP + HS_CS_HEADER_MAX;
 	/* without these, chunks are written as they are (not in columns) */
-	w.zcol_cap = ZSTD_compressBound(CHUNK_CAP + HS_CS_HEADER_MAX);
-	w.col = map(CHUNK_CAP + HS_CS_HEADER_MAX + w.zcol_cap +
-		    (HS_CS__COUNT + 1) * (CHUNK_CAP + HS_CS_SLACK));
-	if (w.col) {
-		w.zcol = w.col + CHUNK_CAP + HS_CS_HEADER_MAX;
+	w.zcol_cap = w.zcap;
+	w.zcol = map(w.zcol_cap + (HS_CS__COUNT + 1) * (CHUNK_CAP + HS_CS_SLACK));
+	if (w.zcol)
 		w.col_scratch = w.zcol + w.zcol_cap;
-	}
 	ws = ZSTD_estimateCCtxSize(ZSTD_LEVEL);
 	wsp = map(ws);
 	if (wsp)

@@ -544,7 +544,8 @@ enum hs_chunk_stream {
 
 /*
  * Sort the records [@in, @in + @n) into a columnar payload at @out (room
- * for @n + HS_CS_HEADER_MAX), using @scratch (room for 6 × (@n +
+ * for @n + HS_CS_HEADER_MAX; it may be @in: the records are all read
+ * before it is written), using @scratch (room for 6 × (@n +
  * HS_CS_SLACK) bytes).
  * Returns the payload's length, or 0 when a record is not one this
  * version knows (a fixed tag it has no layout for) or is malformed: the

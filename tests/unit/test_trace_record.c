@@ -425,6 +425,11 @@ static void columns_round_trip(void **state)
 	assert_int_equal(got, n);
 	assert_memory_equal(out, in, n);
 
+	/* in place: the same columns */
+	memcpy(out, in, n);
+	assert_int_equal(hs_chunk_split(out, n, scratch, out), c);
+	assert_memory_equal(out, cols, c);
+
 	/* an empty payload is five empty columns */
 	c = hs_chunk_split(in, 0, scratch, cols);
 	assert_int_equal(c, HS_CS__COUNT);
