@@ -43,6 +43,7 @@
 #define RSS_NS 10000000ull   /* RSS every 10 ms */
 #define FLUSH_NS 50000000ull /* write at least every 50 ms */
 #define ZSTD_LEVEL 1
+#define COL_TRIAL 16 /* every 16th EVENTS chunk is compressed both ways */
 
 _Atomic int hs_writer_alive;
 pid_t hs_writer_tid;
@@ -69,6 +70,17 @@ static struct {
 	uint8_t *zbuf;
 	size_t zcap;
 	ZSTD_CCtx *cctx;
+	/*
+	 * Columnar EVENTS chunks (made in place in raw): hs_chunk_split()'s
+	 * scratch, and the second compressed copy of a trial chunk. A trial
+	 * every COL_TRIAL chunks compresses the payload both ways; the
+	 * chunks up to the next one are in columns if those came out an
+	 * eighth smaller (columns cost the reader a pass).
+	 */
+	uint8_t *col_scratch, *zcol;
+	size_t zcol_cap;
+	unsigned col_trial; /* chunks to the next trial */
+	int col_use;	    /* the last trial chose columns */
 
 	struct hs_chunk_index *index; /* mmap'd, grown with mremap */
 	uint8_t *has_records;	      /* per index entry: the chunk holds records
@@ -232,14 +244,73 @@ static int add_index(uint64_t offset)
 	return 0;
 }
 
-/* Compress and write @n bytes at @raw as one chunk of @kind. */
-static void write_chunk(enum hs_chunk_kind kind, const uint8_t *raw, size_t n,
-			uint8_t *zbuf, size_t zcap)
+/*
+ * Compress the EVENTS payload of @n bytes at @raw to @zbuf (@zcap bytes),
+ * in columns when that is an eighth smaller or more, as the last trial
+ * found or this one finds. The columns are made in place
+ * (hs_chunk_split()): @raw has room for HS_CS_HEADER_MAX more bytes, and
+ * may hold the columns afterwards. Returns the payload to write (NULL:
+ * @raw as it was) with its *@stored size, its *@raw_n size after
+ * decompression and its chunk *@flags.
+ */
+static const uint8_t *compress_events(uint8_t *raw, size_t n, uint8_t *zbuf, size_t zcap,
+				      size_t *stored, size_t *raw_n, unsigned *flags)
+{
+	int trial = w.col_trial == 0;
+	size_t z = 0, zc = 0, c = 0;
+	uint8_t *zout = trial ? w.zcol : zbuf; /* a trial keeps both */
+
+	if (trial || !w.col_use) {
+		z = ZSTD_compressCCtx(w.cctx, zbuf, zcap, raw, n, ZSTD_LEVEL);
+		if (ZSTD_isError(z))
+			z = 0;
+	}
+	if ((trial || w.col_use) && w.col_scratch)
+		c = hs_chunk_split(raw, n, w.col_scratch, raw);
+	if (c) {
+		zc = ZSTD_compressCCtx(w.cctx, zout, trial ? w.zcol_cap : zcap, raw, c,
+				       ZSTD_LEVEL);
+		if (ZSTD_isError(zc))
+			zc = 0;
+	}
+	if (trial) {
+		/* columns cost the reader a pass: worth it if an eighth smaller */
+		w.col_use = zc && (!z || zc < z - z / 8);
+		w.col_trial = COL_TRIAL;
+	}
+	w.col_trial--;
+	if (zc && (!z || zc < z - z / 8) && zc < c) {
+		*stored = zc;
+		*raw_n = c;
+		*flags = HS_CHUNK_ZSTD | HS_CHUNK_COLUMNS;
+		return zout;
+	}
+	if (z && z < n) {
+		*stored = z;
+		*raw_n = n;
+		*flags = HS_CHUNK_ZSTD;
+		return zbuf;
+	}
+	if (c) {
+		/* the columns, which @raw now holds, as they are */
+		*stored = *raw_n = c;
+		*flags = HS_CHUNK_COLUMNS;
+		return raw;
+	}
+	return NULL;
+}
+
+/*
+ * Compress and write @n bytes at @raw as one chunk of @kind. An EVENTS
+ * payload is w.raw, which compress_events() may rearrange.
+ */
+static void write_chunk(enum hs_chunk_kind kind, uint8_t *raw, size_t n, uint8_t *zbuf,
+			size_t zcap)
 {
 	uint8_t h[HS_CHUNK_HEADER_SIZE];
 	struct iovec iov[2];
 	const uint8_t *payload = raw;
-	size_t stored = n;
+	size_t stored = n, raw_n = n;
 	unsigned flags = 0;
 	uint64_t at = w.offset;
 
@@ -250,7 +321,13 @@ static void write_chunk(enum hs_chunk_kind kind, const uint8_t *raw, size_t n,
 			     "its path no longer leads to the trace");
 		return;
 	}
-	if (w.cctx && zbuf) {
+	if (w.cctx && zbuf && kind == HS_CHUNK_EVENTS && raw == w.raw) {
+		const uint8_t *z =
+		    compress_events(raw, n, zbuf, zcap, &stored, &raw_n, &flags);
+
+		if (z)
+			payload = z;
+	} else if (w.cctx && zbuf) {
 		size_t z = ZSTD_compressCCtx(w.cctx, zbuf, zcap, raw, n, ZSTD_LEVEL);
 
 		if (!ZSTD_isError(z) && z < n) {
@@ -259,7 +336,8 @@ static void write_chunk(enum hs_chunk_kind kind, const uint8_t *raw, size_t n,
 			flags = HS_CHUNK_ZSTD;
 		}
 	}
-	hs_tw_chunk_header(h, kind, flags, (uint32_t)stored, (uint32_t)n, w.seq, payload);
+	hs_tw_chunk_header(h, kind, flags, (uint32_t)stored, (uint32_t)raw_n, w.seq,
+			   payload);
 	iov[0].iov_base = h;
 	iov[0].iov_len = sizeof(h);
 	iov[1].iov_base = (void *)payload;
@@ -631,11 +709,17 @@ static int setup_buffers(void)
 
 	if (w.raw)
 		return 0;
-	w.zcap = ZSTD_compressBound(CHUNK_CAP);
-	w.raw = map(CHUNK_CAP + w.zcap);
+	/* room for a chunk in columns (compress_events()) */
+	w.zcap = ZSTD_compressBound(CHUNK_CAP + HS_CS_HEADER_MAX);
+	w.raw = map(CHUNK_CAP + HS_CS_HEADER_MAX + w.zcap);
 	if (!w.raw)
 		return -1;
-	w.zbuf = w.raw + CHUNK_CAP;
+	w.zbuf = w.raw + CHUNK_CAP + HS_CS_HEADER_MAX;
+	/* without these, chunks are written as they are (not in columns) */
+	w.zcol_cap = w.zcap;
+	w.zcol = map(w.zcol_cap + (HS_CS__COUNT + 1) * (CHUNK_CAP + HS_CS_SLACK));
+	if (w.zcol)
+		w.col_scratch = w.zcol + w.zcol_cap;
 	ws = ZSTD_estimateCCtxSize(ZSTD_LEVEL);
 	wsp = map(ws);
 	if (wsp)

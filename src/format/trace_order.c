@@ -313,6 +313,17 @@ static int64_t stream_peek(struct hs__order *s, struct hs_trace_reader *r, size_
 		q = s->peek_raw;
 		e = q + ch.raw;
 	}
+	if (ch.flags & HS_CHUNK_COLUMNS) {
+		size_t n;
+
+		if (HS_GROW(s->peek_joined, (size_t)(e - q) + HS_CS_SLACK,
+			    s->alloc_peek_joined) ||
+		    hs_chunk_join(q, (size_t)(e - q), s->peek_joined,
+				  s->alloc_peek_joined, &n, &why))
+			return INT64_MIN;
+		q = s->peek_joined;
+		e = q + n;
+	}
 	memset(&st, 0, sizeof(st));
 	while (q < e) {
 		struct hs_rec_event ev[2];
@@ -620,6 +631,7 @@ out:
 	hs_free(s.idx_tree);
 	hs_free(s.peek_stored);
 	hs_free(s.peek_raw);
+	hs_free(s.peek_joined);
 	hs_tie_work_release(&s.ties);
 	pthread_cond_destroy(&s.cv);
 	pthread_mutex_destroy(&s.mu);

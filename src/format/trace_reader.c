@@ -26,11 +26,13 @@ static int check_file_header(struct hs_trace_reader *r, const uint8_t *h,
 	}
 	r->major = hs_get_le16(h + 8);
 	r->minor = hs_get_le16(h + 10);
-	if (r->major != HS_TRACE_MAJOR) {
+	if (r->major < HS_TRACE_MAJOR_OLDEST || r->major > HS_TRACE_MAJOR) {
 		hs_diag_set_offset(diag, 8,
 				   "trace format version %u.%u is not supported "
-				   "(this heapscope reads %u.x)",
-				   r->major, r->minor, HS_TRACE_MAJOR);
+				   "(this heapscope reads %u.x to %u.x; a newer "
+				   "heapscope reads it)",
+				   r->major, r->minor, HS_TRACE_MAJOR_OLDEST,
+				   HS_TRACE_MAJOR);
 		return -EINVAL;
 	}
 	return 0;
@@ -127,7 +129,8 @@ void hs_trace_reader_close(struct hs_trace_reader *r)
 	r->fd = -1;
 	hs_free(r->stored);
 	hs_free(r->raw);
-	r->stored = r->raw = NULL;
+	hs_free(r->joined);
+	r->stored = r->raw = r->joined = NULL;
 	ZSTD_freeDCtx(r->dctx);
 	r->dctx = NULL;
 	hs_free(r->skip_off);
@@ -327,6 +330,7 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 		struct hs_chunk_header *ch = &r->chunk;
 		uint8_t h[HS_CHUNK_HEADER_SIZE];
 		const char *bad = NULL;
+		size_t raw_len;
 		int err;
 
 		if (left == 0)
@@ -350,7 +354,9 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 			bad = "chunk larger than 16 MiB";
 		else if (!(ch->flags & HS_CHUNK_ZSTD) && ch->raw != ch->stored)
 			bad = "stored chunk whose sizes differ";
-		else if (ch->flags & ~HS_CHUNK_ZSTD)
+		else if ((ch->flags & ~(HS_CHUNK_ZSTD | HS_CHUNK_COLUMNS)) ||
+			 ((ch->flags & HS_CHUNK_COLUMNS) &&
+			  (r->major < 2 || ch->kind != HS_CHUNK_EVENTS)))
 			bad = "unknown chunk flags";
 		else if (ch->seq != r->nr_chunks)
 			bad = "chunk out of sequence";
@@ -438,9 +444,23 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 			}
 			payload = r->raw;
 		}
+		raw_len = ch->raw;
+		if (ch->flags & HS_CHUNK_COLUMNS) {
+			const char *why;
+
+			if (HS_GROW(r->joined, (size_t)ch->raw + HS_CS_SLACK,
+				    r->alloc_joined))
+				return -ENOMEM;
+			if (hs_chunk_join(payload, ch->raw, r->joined, r->alloc_joined,
+					  &raw_len, &why)) {
+				r->nr_chunks--;
+				return corrupt(r, diag, r->chunk_offset, why);
+			}
+			payload = r->joined;
+		}
 		r->payload = payload;
 		r->p = payload;
-		r->end = payload + ch->raw;
+		r->end = payload + raw_len;
 		memset(&r->st, 0, sizeof(r->st));
 		/* the trace is whole if its last chunk (before the symbols)
 		 * is an END chunk */

@@ -57,6 +57,8 @@ struct hs_trace_reader {
 
 	uint8_t *stored, *raw; /* payload buffers */
 	size_t alloc_stored, alloc_raw;
+	uint8_t *joined; /* a columnar chunk's records (hs_chunk_join()) */
+	size_t alloc_joined;
 	const uint8_t *p, *end; /* the rest of the current payload */
 	const uint8_t *payload; /* start of the current payload */
 	struct hs_rec_state st;
