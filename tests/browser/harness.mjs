@@ -41,6 +41,7 @@ const run = {
   shotPrefix: '',	// of every screenshot's file name
   tmp: null,		// removed by cleanup
   view: null,		// the `heapscope view` process
+  url: null,		// the address it printed
   context: null,	// chromium's
   page: null,
   deadline: null,
@@ -122,9 +123,10 @@ export function cleanup() {
 }
 
 // `heapscope view FILES` on a free port (or @port); its URL.
-export function startView(files, port = 0) {
+export async function startView(files, port = 0) {
   run.view = spawnView(BIN, files, port);
-  return viewUrl(run.view, WAIT);
+  run.url = await viewUrl(run.view, WAIT);
+  return run.url;
 }
 
 // Stop the view with SIGTERM and wait until it has exited.
@@ -173,6 +175,27 @@ export async function settled(action) {
   await action();
   await page.waitForFunction((b) => Number(document.body.dataset.settled || 0) > b &&
     !document.body.classList.contains('busy'), before, { timeout: WAIT });
+}
+
+// Type @value into the text box @id and press Enter.
+export async function setBox(id, value) {
+  await run.page.fill(`#${id}`, value);
+  await settled(() => run.page.press(`#${id}`, 'Enter'));
+}
+
+// Switch to the tab @name and wait for its view.
+export async function tab(name) {
+  await settled(() => run.page.click(`#tabs [data-tab="${name}"]`));
+  await run.page.waitForSelector(`#view-${name}.active`, { timeout: WAIT });
+}
+
+// Open trace @i of the view afresh (its first screen, as a new user
+// sees it), from the view's address without its token.
+export async function openTrace(i) {
+  await run.page.goto('about:blank');
+  await run.page.goto(run.url.replace(/\?token=.*/, ''));
+  await run.page.waitForSelector('body[data-ready="1"]');
+  if (i !== 0) await settled(() => run.page.selectOption('#trace', String(i)));
 }
 
 // A screenshot of the page (or of the element @el) as NAME.png, after the
