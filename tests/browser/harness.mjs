@@ -38,6 +38,7 @@ export const errors = [];
 const run = {
   n: 0,			// TAP lines printed
   failed: 0,		// of them "not ok"
+  name: '',		// of the test: its temporary directory, failure.png
   shotPrefix: '',	// of every screenshot's file name
   tmp: null,		// removed by cleanup
   view: null,		// the `heapscope view` process
@@ -51,16 +52,17 @@ const run = {
 
 // Start the run: the artifacts directory, a fresh temporary directory
 // (returned) and, unless @limitS is null, the deadline after which the
-// run says so, takes a screenshot and stops. @shotPrefix starts the name
-// of every screenshot (shot).
+// run says so, takes a screenshot (NAME-timeout.png) and stops.
+// @shotPrefix starts the name of every screenshot taken with shot().
 export function begin({ name, limitS = LIMIT_S, shotPrefix = '' }) {
+  run.name = name;
   run.shotPrefix = shotPrefix;
   mkdirSync(ART, { recursive: true });
   run.tmp = mkdtempSync(path.join(tmpdir(), `hs-browser-${name}-`));
   if (limitS !== null) {
     run.deadline = setTimeout(async () => {
       console.log(`not ok ${++run.n} - the run took more than ${limitS} s`);
-      if (run.page) await shot('timeout').catch(() => {});
+      await lastShot('timeout');
       cleanup();
       process.exit(1);
     }, limitS * 1000);
@@ -206,6 +208,13 @@ export async function shot(name, el) {
   else await run.page.screenshot({ path: file });
 }
 
+// The page as it was when the run ended for @why, as NAME-WHY.png (the
+// tests run in parallel: each has its own).
+async function lastShot(why) {
+  if (!run.page) return;
+  await run.page.screenshot({ path: path.join(ART, `${run.name}-${why}.png`) }).catch(() => {});
+}
+
 // Run each [name, fn] of @list on its own: a failure is reported, a
 // screenshot taken, and the next part goes on. @only: the names to run
 // (all when empty).
@@ -240,7 +249,7 @@ export async function runTest(main, { onFailure = null } = {}) {
     }
     for (const x of errors) console.log(`# page: ${x.split('\n')[0]}`);
     if (onFailure) await onFailure().catch(() => {});
-    if (run.page) await shot('failure').catch(() => {});
+    await lastShot('failure');
   }
   if (!run.skipped) console.log(`1..${run.n}`);
   clearTimeout(run.deadline);
