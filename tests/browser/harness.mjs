@@ -22,13 +22,13 @@ import { spawnView, viewUrl } from './view-server.mjs';
 export const BIN = process.env.HS_BIN;
 export const SRC = process.env.HS_SRC;
 export const BUILD = process.env.HS_BUILD;
-export const CHROMIUM = process.env.HS_CHROMIUM || '/usr/bin/chromium';
-export const LIMIT_S = Number(process.env.HS_BROWSER_TIMEOUT || 240);
+const CHROMIUM = process.env.HS_CHROMIUM || '/usr/bin/chromium';
+const LIMIT_S = Number(process.env.HS_BROWSER_TIMEOUT || 240);
 export const WAIT = 30000;		// ms, the bound of every single wait
 export const ART = path.join(BUILD, 'browser-artifacts');
 
 // A check that failed and has already printed its "not ok" line.
-export class Fail extends Error {}
+class Fail extends Error {}
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -116,7 +116,7 @@ export function atCleanup(fn) {
 }
 
 // Stop everything at once; safe to call from the deadline.
-export function cleanup() {
+function cleanup() {
   if (run.view) run.view.kill('SIGKILL');
   run.view = null;
   for (const fn of run.closers.splice(0)) fn();
