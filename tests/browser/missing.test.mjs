@@ -19,62 +19,15 @@
 // HS_ONLY (parts to run, comma separated). Output is TAP.
 
 import { execFileSync } from 'node:child_process';
-import { spawnView, viewUrl } from './view-server.mjs';
-import { mkdtempSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { ART, BIN, BUILD, SRC, begin, cliJson, errors, launchBrowser, ok, openTrace, parts,
+  runTest, setBox, settled, shot, sleep, startView, stopView, tab } from './harness.mjs';
 
-const BIN = process.env.HS_BIN;
-const SRC = process.env.HS_SRC;
-const BUILD = process.env.HS_BUILD;
-const CHROMIUM = process.env.HS_CHROMIUM || '/usr/bin/chromium';
-const LIMIT_S = Number(process.env.HS_BROWSER_TIMEOUT || 240);
-const WAIT = 30000;
-const ART = path.join(BUILD, 'browser-artifacts');
 const PERF = path.join(SRC, 'tests/data/perf/workload.data.txt');
 
-let server = null, context = null, page = null, tmp = null, url = null, n = 0, failed = 0;
+let page = null, tmp = null, url = null;
 let files = [];
-const errors = [];
-
-const deadline = setTimeout(() => {
-  console.log(`not ok ${++n} - the run took more than ${LIMIT_S} s`);
-  cleanup();
-  process.exit(1);
-}, LIMIT_S * 1000);
-
-function cleanup() {
-  if (server) server.kill('SIGKILL');
-  if (tmp) rmSync(tmp, { recursive: true, force: true });
-}
-
-class Fail extends Error {}
-
-function ok(cond, what, detail) {
-  n++;
-  if (cond) {
-    console.log(`ok ${n} - ${what}`);
-    return;
-  }
-  console.log(`not ok ${n} - ${what}`);
-  if (detail !== undefined) console.log('# ' + JSON.stringify(detail).slice(0, 2000));
-  throw new Fail(what);
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function settled(action) {
-  const before = await page.evaluate(() => Number(document.body.dataset.settled || 0));
-  await action();
-  await page.waitForFunction((b) => Number(document.body.dataset.settled || 0) > b &&
-    !document.body.classList.contains('busy'), before, { timeout: WAIT });
-}
-
-async function shot(name, el) {
-  const file = path.join(ART, `missing-${name}.png`);
-  if (el) await page.locator(el).screenshot({ path: file });
-  else await page.screenshot({ path: file });
-}
 
 // A smaller picture of the whole window for docs/gui.md (doc-NAME.png).
 async function docShot(name, height = 520, prepare = null) {
@@ -86,29 +39,6 @@ async function docShot(name, height = 520, prepare = null) {
   await sleep(100);
 }
 
-async function setBox(id, value) {
-  await page.fill(`#${id}`, value);
-  await settled(() => page.press(`#${id}`, 'Enter'));
-}
-
-async function tab(name) {
-  await settled(() => page.click(`#tabs [data-tab="${name}"]`));
-  await page.waitForSelector(`#view-${name}.active`, { timeout: WAIT });
-}
-
-// Open trace @i afresh.
-async function open(i) {
-  await page.goto('about:blank');
-  await page.goto(url.replace(/\?token=.*/, ''));
-  await page.waitForSelector('body[data-ready="1"]');
-  if (i !== 0) await settled(() => page.selectOption('#trace', String(i)));
-}
-
-function cli(args) {
-  return JSON.parse(execFileSync(BIN, [...args, '--format', 'json'],
-    { encoding: 'utf8', maxBuffer: 1 << 28 }));
-}
-
 async function rightClick(sel) {
   await page.click(sel, { button: 'right' });
   await page.waitForSelector('#menu:not([hidden])');
@@ -116,21 +46,16 @@ async function rightClick(sel) {
 
 const state = () => page.evaluate(() => window.heapscope.state());
 
-function startServer(list) {
-  server = spawnView(BIN, list);
-  return viewUrl(server, WAIT);
-}
-
 // ---- the parts ----
 
 // heaptrack_gui's pages: the summary in human units, the top call sites'
 // memory stacked, allocations over time, the sizes as a histogram.
 async function charts(heap) {
-  const st = cli(['stats', heap]);
-  await open(1);
+  const st = cliJson(['stats', heap]);
+  await openTrace(1);
   ok(await page.$eval('#tabs [data-tab="charts"]', (b) => b.hidden),
     'a perf profile has no Charts tab');
-  await open(0);
+  await openTrace(0);
   await tab('charts');
   await page.waitForSelector('#chart-sizes .u-over');
   await shot('charts');
@@ -184,7 +109,7 @@ async function charts(heap) {
     return u.series.slice(1).map((s, k) => ({ name: s.label,
       own: u.data[k + 1][i] - (u.data[k + 2]?.[i] ?? 0) }));
   });
-  const leaks = cli(['report', heap, '--source', 'net']).rows;
+  const leaks = cliJson(['report', heap, '--source', 'net']).rows;
   const site = sites.find((s) => s.name !== 'other' && s.own > 0);
   const want = leaks.find((r) => r.key === site?.name);
   ok(site && want && Math.abs(site.own - want.inc) <= 1,
@@ -214,7 +139,7 @@ const row = (key) => `#view-byname .row[data-key="${key}"]`;
 // PerfView's columns: hidden from a header's menu, in every table, still
 // hidden after a reload, shown again from the same menu.
 async function columns() {
-  await open(1);
+  await openTrace(1);
   await rightClick('#view-byname .head [data-col="fold"]');
   await page.click('#menu [data-action="hide-column"]');
   const shown = () => page.evaluate(() => ({
@@ -228,7 +153,7 @@ async function columns() {
   await rightClick('#view-byname .head [data-col="when"]');
   await shot('columns-menu');
   await page.keyboard.press('Escape');
-  await open(1);
+  await openTrace(1);
   s = await shown();
   ok(!s.head.includes('fold'), 'the column stays hidden after a reload', s);
   const align = await page.evaluate(() => {
@@ -246,9 +171,9 @@ async function columns() {
 // Several cells: their sum on the status line; First/Last cells set the
 // time range (Alt-R); rows copied with a header, as displayed.
 async function cells() {
-  const want = cli(['report', PERF]).rows;
+  const want = cliJson(['report', PERF]).rows;
   const hot = want.find((r) => r.key === HOT), cold = want.find((r) => r.key === COLD);
-  await open(1);
+  await openTrace(1);
   await page.click(`${row(HOT)} .c-exc`);
   await page.click(`${row(COLD)} .c-exc`, { modifiers: ['Shift'] });
   const st = await page.evaluate(() => ({ text: document.getElementById('status').textContent,
@@ -305,8 +230,8 @@ async function cells() {
 
 // PerfView's readout while dragging over When: the net and the peak.
 async function whenReadout() {
-  const want = cli(['report', files[0]]).rows.find((r) => r.key === 'demo-heap!cache_insert');
-  await open(0);
+  const want = cliJson(['report', files[0]]).rows.find((r) => r.key === 'demo-heap!cache_insert');
+  await openTrace(0);
   const sel = async (a, b) => {
     await page.evaluate(({ key, a, b }) => {
       const t = document.querySelector(`#view-byname .row[data-key="${key}"] .c-when`).firstChild;
@@ -331,7 +256,7 @@ async function whenReadout() {
 
 // Flatten, Fold Module and Clear all Folding in the context menu.
 async function menuItems() {
-  await open(1);
+  await openTrace(1);
   await rightClick(row('libc.so.6!__libc_start_call_main'));
   await settled(() => page.click('#menu [data-action="fold-module"]'));
   let s = await state();
@@ -347,7 +272,7 @@ async function menuItems() {
   await rightClick(row(HOT));
   await settled(() => page.click('#menu [data-action="flatten"]'));
   s = await state();
-  const want = cli(['report', PERF, '--flatten']).rows.filter((r) => r.key !== 'ROOT');
+  const want = cliJson(['report', PERF, '--flatten']).rows.filter((r) => r.key !== 'ROOT');
   await tab('calltree');
   await page.click('#view-calltree .row[data-key="ROOT"]');
   await settled(() => page.click('#expandall'));
@@ -363,7 +288,7 @@ async function menuItems() {
 // speedscope's icicle (ROOT on top), names without their module, keys
 // that zoom and pan, and Find's match count.
 async function flameGraph() {
-  await open(1);
+  await openTrace(1);
   await tab('flame');
   const geo = () => page.evaluate(() => {
     const f = window.heapscope.views.flame.flame;
@@ -427,7 +352,7 @@ function sameCsv(a, b) {
 // Export: the rows shown, as CSV equal to `report --format csv` of the
 // same boxes, and as JSON with the query that makes the view again.
 async function exporting() {
-  await open(1);
+  await openTrace(1);
   await setBox('exc', 'cold');
   const save = async (kind) => {
     await page.click('#export');
@@ -467,17 +392,14 @@ async function exporting() {
 // A view's URL still works after `heapscope view` restarts (here with its
 // files in the other order): its state is in the URL, the token is not.
 async function restart() {
-  await open(1);
+  await openTrace(1);
   await setBox('inc', 'hot_function');
   await tab('calltree');
   const link = page.url();
   ok(!/token/.test(link) && /#/.test(link), 'the address bar holds the view, not the token', link);
   const port = new URL(url).port;
-  const gone = new Promise((r) => server.once('exit', r));
-  server.kill('SIGTERM');
-  await gone;
-  server = spawnView(BIN, [PERF, files[0]], port);
-  url = await viewUrl(server, WAIT);
+  await stopView();
+  url = await startView([PERF, files[0]], port);
   files = [PERF, files[0]];
   // the URL it prints gives the browser the new token; then the old link
   await page.goto(url);
@@ -491,7 +413,7 @@ async function restart() {
     summary: Number(document.getElementById('summary').dataset.metric),
     error: document.getElementById('status').dataset.error }));
   await shot('restart');
-  const want = cli(['report', PERF, '--inc', 'hot_function']).summary.metric;
+  const want = cliJson(['report', PERF, '--inc', 'hot_function']).summary.metric;
   ok(got.trace === 'workload.data.txt' && got.inc === 'hot_function' && got.tab === 'calltree' &&
     Math.abs(got.summary - want) < 1e-9 && !got.error,
   'after the restart the old link shows the same trace (now the first), boxes and tab', { got, want });
@@ -506,31 +428,18 @@ async function restart() {
 }
 
 async function main() {
-  mkdirSync(ART, { recursive: true });
-  tmp = mkdtempSync(path.join(tmpdir(), 'hs-missing-'));
+  tmp = begin({ name: 'missing', shotPrefix: 'missing-' });
   const heap = path.join(tmp, 'demo.heapscope');
   execFileSync(process.env.HS_RUN_BIN || BIN, ['run', '-q', '--no-view', '-o', heap, '--',
     path.join(process.env.HS_RUN_BUILD || BUILD, 'examples/demo-heap')], { stdio: 'ignore' });
   files = [heap, PERF];
-  url = await startServer(files);
+  url = await startView(files);
 
-  const { chromium } = await import(path.join(SRC, 'node_modules/playwright-core/index.mjs'));
-  context = await chromium.launchPersistentContext(path.join(tmp, 'profile'), {
-    executablePath: CHROMIUM, headless: true, viewport: { width: 1400, height: 900 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  await context.grantPermissions(['clipboard-read', 'clipboard-write']);
-  page = context.pages()[0] || await context.newPage();
-  page.setDefaultTimeout(WAIT);
-  page.on('pageerror', (e) => errors.push(e.message));
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !/^Failed to load resource/.test(m.text())) errors.push(m.text());
-  });
+  ({ page } = await launchBrowser({ clipboard: true, ignoreConsole: /^Failed to load resource/ }));
   await page.goto(url);
   await page.waitForSelector('body[data-ready="1"]');
 
-  const parts = [
+  await parts([
     ['charts', () => charts(heap)],
     ['columns', () => columns()],
     ['cells', () => cells()],
@@ -539,33 +448,8 @@ async function main() {
     ['flame', () => flameGraph()],
     ['export', () => exporting()],
     ['restart', () => restart()],
-  ];
-  const only = process.env.HS_ONLY;
-  for (const [name, fn] of parts) {
-    if (only && !only.split(',').includes(name)) continue;
-    try {
-      await fn();
-    } catch (e) {
-      failed++;
-      if (!(e instanceof Fail)) {
-        console.log(`not ok ${++n} - ${name}: ${e.message.split('\n')[0]}`);
-        console.log(`# ${e.stack}`);
-      }
-      await page.screenshot({ path: path.join(ART, `missing-failure-${name.replace(/ /g, '-')}.png`) })
-        .catch(() => {});
-    }
-  }
+  ], process.env.HS_ONLY);
   ok(!errors.length, 'no JavaScript errors', errors);
 }
 
-try {
-  await main();
-} catch (e) {
-  failed++;
-  if (!(e instanceof Fail)) console.log(`not ok ${++n} - ${e.message}`);
-}
-console.log(`1..${n}`);
-clearTimeout(deadline);
-await context?.close().catch(() => {});
-cleanup();
-process.exit(failed ? 1 : 0);
+await runTest(main);

@@ -1,5 +1,6 @@
-// view-server.mjs - what the browser tests share: start `heapscope view`
-// on loopback at a free port and learn its URL from what it prints.
+// view-server.mjs - start `heapscope view` on loopback at a free port and
+// learn its URL from what it prints; the browser tests reach it through
+// harness.mjs (startView, stopView), which owns the process.
 import { spawn } from 'node:child_process';
 
 // The `heapscope view` process of FILES (its stdout is read for the URL),

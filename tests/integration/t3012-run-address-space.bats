@@ -16,16 +16,12 @@ setup() {
 }
 
 @test "under ulimit -v, every allocation is in the trace or counted lost, and lost ones are said" {
-	if ldd "$HS_BIN" | grep -q libasan; then
-		skip "ulimit -v does not apply to a sanitizer build"
-	fi
+	skip_without_ulimit_v
 	runs=0
 	lost_runs=0
 	for limit in 80000 100000 120000; do
 		rm -f c.heapscope
-		status=0
-		bash -c 'ulimit -v "$1" && exec "$2" run -o c.heapscope -- "$3" 16 200 fill' \
-			sh "$limit" "$HS_BIN" "$TARGETS/crowd" > out.txt 2> err.txt || status=$?
+		trace_run_limited -v "$limit" -o c.heapscope -- "$TARGETS/crowd" 16 200 fill
 		echo "limit $limit: status $status: $(cat out.txt)"
 		cat err.txt
 		# too tight for heapscope itself or for the program: not this test's
