@@ -775,7 +775,8 @@ static int view_finish(struct view *v, const struct hs_trace *t)
 
 	memset(&b, 0, sizeof(b));
 	v->t = t;
-	if (v->o->kind == HS_MEM_LEAKS)
+	/* an exec frees the heap of the image it replaces: no leaks */
+	if (v->o->kind == HS_MEM_LEAKS && !(t->has_end && t->end_reason == HS_END_EXEC))
 		err = emit_live(v, v->lo);
 	if (!err)
 		err = builder_init(&b, t, v->o, out);
