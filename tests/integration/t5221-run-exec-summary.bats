@@ -12,6 +12,11 @@ setup() {
 	trace_setup
 }
 
+# the view server of the last test, should it have failed before stopping it
+teardown_file() {
+	[ ! -f "$BATS_FILE_TMPDIR/view.pid" ] || kill -TERM "$(cat "$BATS_FILE_TMPDIR/view.pid")" 2> /dev/null || true
+}
+
 # total ARGS...: "bytes count" of report's summary.
 total() {
 	"$HS_BIN" report "$@" --format json 2> /dev/null |
@@ -100,4 +105,28 @@ heap_line() {
 	trace_run --no-view -o m.heapscope -- "$TARGETS/memtest"
 	! grep -q 'exec' err.txt
 	[[ "$(heap_line)" == *", leaked 231 B in 3 blocks ("* ]]
+}
+
+@test "view of run's -o file serves the chain merged, first; --no-exec-chain alone" {
+	load view-helpers
+	cd "$BATS_FILE_TMPDIR" || return 1
+	"$HS_BIN" run -q --no-view --follow-exec -o v.heapscope -- sh -c "exec '$TARGETS/memtest'" > /dev/null
+	local image pid
+	image=$(ls memtest.*.heapscope)
+	pid=$(sed 's/memtest\.\([0-9]*\)\.heapscope/\1/' <<< "$image")
+	view_start v.heapscope
+	view_setup
+	grep -q "v.heapscope ended by exec: $image, the same process after it" view.err
+	get /api/info
+	[ "$(jq -c '[.traces[].name]' <<< "$output")" = "[\"all 2 files\",\"v.heapscope\",\"$image\"]" ]
+	get /api/view trace=0 view=calltree depth=1
+	[ "$(jq -c '[.tree.children[].name]' <<< "$output")" = "[\"Process memtest ($pid)\"]" ]
+	get /api/view trace=0 source=leaks view=calltree depth=1
+	[ "$(jq -r '.summary.metric' <<< "$output")" = 231 ]
+	view_stop
+	view_start v.heapscope --no-exec-chain
+	view_setup
+	get /api/info
+	[ "$(jq -c '[.traces[].name]' <<< "$output")" = '["v.heapscope"]' ]
+	view_stop
 }
