@@ -21,6 +21,7 @@ struct image {
 	char *path;
 	uint64_t pid, start_ns; /* start: CLOCK_REALTIME at its start */
 	int execed;		/* an exec started it */
+	int follows_exec;	/* traced with --follow-exec */
 	int ended_by_exec;
 	char *comm;
 };
@@ -50,6 +51,7 @@ static int read_image(const char *path, struct image *im)
 	im->pid = t.info.pid;
 	im->start_ns = t.info.start_realtime_ns;
 	im->execed = (t.info.flags & HS_PROC_EXECED) != 0;
+	im->follows_exec = (t.info.flags & HS_PROC_FOLLOW_EXEC) != 0;
 	im->ended_by_exec = t.has_end && t.end_reason == HS_END_EXEC;
 	im->comm = hs_strdup(t.info.comm && t.info.comm[0] ? t.info.comm : "?");
 	hs_trace_release(&t);
@@ -144,10 +146,11 @@ static int take_chain(struct hs_exec_successors *s, const struct image *first,
 
 	s->pid = first->pid;
 	s->ended_by_exec = first->ended_by_exec;
+	s->follows_exec = first->follows_exec;
 	s->path = hs_calloc(nr + 1, sizeof(*s->path));
 	if (!s->path)
 		return -ENOMEM;
-	for (i = 0; i < nr && cur->ended_by_exec; i++) {
+	for (i = 0; i < nr && cur->ended_by_exec && cur->follows_exec; i++) {
 		if (all[i].start_ns < cur->start_ns)
 			continue;
 		if (!(s->path[s->nr] = hs_strdup(all[i].path)))
@@ -187,7 +190,7 @@ int hs_exec_successors_find(const char *path, struct hs_exec_successors *s)
 		*slash = '\0';
 	else
 		dir[0] = '\0';
-	if (first.ended_by_exec)
+	if (first.ended_by_exec && first.follows_exec)
 		err = candidates(dir, &first, &self, &all, &nr);
 	if (!err) {
 		qsort(all, nr, sizeof(*all), cmp_start);

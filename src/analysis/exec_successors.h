@@ -20,7 +20,9 @@
  * (flags bit 3), the earliest of those that started after the image
  * before it. The next one continues it the same way while it too ended
  * by exec. A trace of a later process that reused the pid starts later
- * than the real successor, so the earliest is the one.
+ * than the real successor, so the earliest is the one; an image traced
+ * without --follow-exec (PROCESS flags bit 1) has none, whatever files
+ * of its pid lie beside it.
  *
  * Ownership: the caller owns the struct's strings until
  * hs_exec_successors_release().
@@ -30,6 +32,7 @@ struct hs_exec_successors {
 	size_t nr;
 	uint64_t pid;	   /* the process's */
 	int ended_by_exec; /* @path's trace ended by exec, followed or not */
+	int follows_exec;  /* @path was traced with --follow-exec */
 	char *first_comm;  /* @path's image (its kernel name), or NULL */
 	char *last_comm;   /* the last image's: first_comm when nr is 0 */
 };

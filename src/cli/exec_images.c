@@ -28,12 +28,19 @@ void cli_exec_summarize(const char *path, int exited)
 		cli_run_summarize(path, exited);
 		return;
 	}
-	if (s.ended_by_exec && !s.nr)
+	if (s.ended_by_exec && !s.nr && !s.follows_exec)
 		fprintf(stderr,
 			"heapscope: %s (pid %" PRIu64 ") replaced itself by exec, and "
 			"the program it ran was not traced ('heapscope run "
 			"--follow-exec' traces it): below is %s before its exec\n",
 			s.first_comm, s.pid, s.first_comm);
+	else if (s.ended_by_exec && !s.nr)
+		fprintf(stderr,
+			"heapscope: %s (pid %" PRIu64 ") replaced itself by exec, and "
+			"the program it ran left no trace beside %s (it did not load "
+			"the collector: a static or setuid program?): below is %s "
+			"before its exec\n",
+			s.first_comm, s.pid, path, s.first_comm);
 	else if (s.nr)
 		fprintf(stderr,
 			"heapscope: process %" PRIu64

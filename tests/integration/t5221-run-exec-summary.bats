@@ -130,3 +130,14 @@ heap_line() {
 	[ "$(jq -c '[.traces[].name]' <<< "$output")" = '["v.heapscope"]' ]
 	view_stop
 }
+
+@test "--follow-exec of a program that cannot be traced: run says so" {
+	trace_run --no-view --follow-exec -o s.heapscope -- sh -c "exec '$TARGETS/static'"
+	[ "$status" -eq 3 ]
+	cat err.txt
+	grep -q "^heapscope: sh (pid [0-9]*) replaced itself by exec, and the program it ran left no trace beside s.heapscope (it did not load the collector: a static or setuid program?)" err.txt
+	[[ "$(heap_line)" == *", no leaks (its exec freed the heap)" ]]
+	run --separate-stderr "$HS_BIN" report s.heapscope --format csv
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+}

@@ -79,8 +79,9 @@ static int make_dir(void **state)
 	strcpy(dir, "/tmp/hs-exec-succ-XXXXXX");
 	assert_non_null(mkdtemp(dir));
 	/* pid 10: x.heapscope (-o) ran sh, which exec'd sh, which exec'd cc */
-	write_image("x.heapscope", 10, "sh", 100, 0, HS_END_EXEC);
-	write_image("sh.10.heapscope", 10, "sh", 200, HS_PROC_EXECED, HS_END_EXEC);
+	write_image("x.heapscope", 10, "sh", 100, HS_PROC_FOLLOW_EXEC, HS_END_EXEC);
+	write_image("sh.10.heapscope", 10, "sh", 200,
+		    HS_PROC_EXECED | HS_PROC_FOLLOW_EXEC, HS_END_EXEC);
 	write_image("cc.10.heapscope", 10, "cc", 300, HS_PROC_EXECED, HS_END_EXIT);
 	/* pid 10 before, in an older run; pid 10 again after cc ended */
 	write_image("old.10.heapscope", 10, "old", 50, HS_PROC_EXECED, HS_END_EXIT);
@@ -89,7 +90,7 @@ static int make_dir(void **state)
 	write_image("make.10.3.heapscope", 10, "make", 250, HS_PROC_FORKED, HS_END_EXIT);
 	write_image("cc.110.heapscope", 110, "cc", 210, HS_PROC_EXECED, HS_END_EXIT);
 	write_image("cc.11.heapscope", 11, "cc", 220, HS_PROC_EXECED, HS_END_EXIT);
-	write_image("y.heapscope", 11, "sh", 100, 0, HS_END_EXEC);
+	write_image("y.heapscope", 11, "sh", 100, HS_PROC_FOLLOW_EXEC, HS_END_EXEC);
 	{
 		FILE *f = fopen(in_dir("junk.10.heapscope"), "w");
 
@@ -97,8 +98,12 @@ static int make_dir(void **state)
 		fputs("a;b 1\n", f);
 		fclose(f);
 	}
-	/* pid 12 ended by exec, not followed */
+	/* pid 12 ended by exec, not followed: a later exec'd image of pid 12 is another's
+	 */
 	write_image("z.heapscope", 12, "sh", 100, 0, HS_END_EXEC);
+	write_image("cc.12.heapscope", 12, "cc", 300, HS_PROC_EXECED, HS_END_EXIT);
+	/* pid 13 followed, its next image left no trace */
+	write_image("w.heapscope", 13, "sh", 100, HS_PROC_FOLLOW_EXEC, HS_END_EXEC);
 	return 0;
 }
 
@@ -108,7 +113,8 @@ static int remove_dir(void **state)
 	    "x.heapscope",	 "sh.10.heapscope",   "cc.10.heapscope",
 	    "old.10.heapscope",	 "cc.10.2.heapscope", "make.10.3.heapscope",
 	    "cc.110.heapscope",	 "cc.11.heapscope",   "y.heapscope",
-	    "junk.10.heapscope", "z.heapscope",
+	    "junk.10.heapscope", "z.heapscope",	      "cc.12.heapscope",
+	    "w.heapscope",
 	};
 	size_t i;
 
@@ -133,6 +139,7 @@ static void chain_in_exec_order(void **state)
 	assert_string_equal(s.path[1], want[1]);
 	assert_int_equal(s.pid, 10);
 	assert_true(s.ended_by_exec);
+	assert_true(s.follows_exec);
 	assert_string_equal(s.first_comm, "sh");
 	assert_string_equal(s.last_comm, "cc");
 	hs_exec_successors_release(&s);
@@ -160,9 +167,16 @@ static void none_to_find(void **state)
 	assert_int_equal(hs_exec_successors_find(in_dir("z.heapscope"), &s), 0);
 	assert_int_equal(s.nr, 0);
 	assert_true(s.ended_by_exec);
+	assert_false(s.follows_exec);
 	assert_int_equal(s.pid, 12);
 	assert_string_equal(s.first_comm, "sh");
 	assert_string_equal(s.last_comm, "sh");
+	hs_exec_successors_release(&s);
+	/* followed, but nothing of its pid beside it */
+	assert_int_equal(hs_exec_successors_find(in_dir("w.heapscope"), &s), 0);
+	assert_int_equal(s.nr, 0);
+	assert_true(s.ended_by_exec);
+	assert_true(s.follows_exec);
 	hs_exec_successors_release(&s);
 	/* ended by exit */
 	assert_int_equal(hs_exec_successors_find(in_dir("cc.10.heapscope"), &s), 0);
