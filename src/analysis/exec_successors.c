@@ -193,7 +193,8 @@ int hs_exec_successors_find(const char *path, struct hs_exec_successors *s)
 	if (first.ended_by_exec && first.follows_exec)
 		err = candidates(dir, &first, &self, &all, &nr);
 	if (!err) {
-		qsort(all, nr, sizeof(*all), cmp_start);
+		if (nr)
+			qsort(all, nr, sizeof(*all), cmp_start);
 		err = take_chain(s, &first, all, nr);
 	}
 out:
