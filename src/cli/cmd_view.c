@@ -244,7 +244,7 @@ static int view_images(int n, char **paths, int merge, const struct cli_view_opt
 	ret = cli_exec_images_add("view", paths, n, &all, &nr, &owned);
 	if (ret)
 		return ret;
-	ret = serve(nr, all, merge ? nr : n == 1 && nr > 1 ? nr : 0, o);
+	ret = serve(nr, all, merge || (n == 1 && nr > 1) ? nr : 0, o);
 	cli_exec_images_release(all, owned);
 	return ret;
 }
