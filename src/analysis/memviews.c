@@ -937,17 +937,23 @@ static int side_leaks(struct view *v)
 }
 
 /* The end of a view: the live blocks of leaks, then keys become stacks. */
+static int ended_by_exec(const struct hs_trace *t)
+{
+	return t->has_end && t->end_reason == HS_END_EXEC;
+}
+
 static int view_finish(struct view *v, const struct hs_trace *t)
 {
 	size_t nr_keys;
 	int err = 0, k;
 
 	v->t = t;
-	if (v->o->kind == HS_MEM_LEAKS)
+	/* an exec frees the heap of the image it replaces: no leaks */
+	if (v->o->kind == HS_MEM_LEAKS && !ended_by_exec(t))
 		err = emit_live(v, v->lo);
 	else if (v->o->kind == HS_MEM_PEAK)
 		err = peak_finish(v);
-	if (!err && v->side[HS_MEM_LEAKS].out)
+	if (!err && v->side[HS_MEM_LEAKS].out && !ended_by_exec(t))
 		err = side_leaks(v);
 	/* peak: the stacks of the allocations up to the peak, no more */
 	nr_keys = v->o->kind == HS_MEM_PEAK ? v->peak.nr_keys : v->keys.n;

@@ -16,6 +16,7 @@
 #include "analysis/view_order.h"
 #include "cli/cli.h"
 #include "cli/dotnet_session.h"
+#include "cli/exec_images.h"
 #include "common/alloc.h"
 #include "model/source_merge.h"
 #include <errno.h>
@@ -39,6 +40,8 @@ struct report_opts {
 	int fit;	     /* text: fit the terminal's width */
 	char **more_paths;   /* report a b c: the files after the first */
 	int nr_more;
+	int no_exec_chain;		 /* --no-exec-chain */
+	char **exec_paths, **exec_owned; /* cli_exec_images_add()'s */
 	char *drill_owned;  /* the name with its suffix cut, when it had one */
 	char *preset_group; /* the preset's GroupPats text (owned) */
 	char *diff_group;   /* diff: GroupPats with the PID/TID prefix (owned) */
@@ -233,6 +236,10 @@ static const struct cli_option report_options[] = {
 	       "exc, exc_count, inc, inc_count, fold, fold_count,\n"
 	       "inc_avg, first or last; names ascend and numbers\n"
 	       "descend unless :asc or :desc says otherwise"),
+    OPT_FLAG(0, "no-exec-chain", struct report_opts, no_exec_chain,
+	     "read a trace that ended by exec alone: by default\n"
+	     "the traces of the images its process exec'd next,\n"
+	     "found beside it, are read with it as one process"),
     OPT_STRING(0, "find", struct report_opts, find, "REGEX",
 	       "only the rows whose name the regular expression\n"
 	       "matches (caseless), in a tree with the rows that lead\n"
@@ -744,6 +751,7 @@ static int make_diff(struct report_opts *o, struct hs_stack_source *test)
 static void opts_release(struct report_opts *o)
 {
 	free(o->drill_owned);
+	cli_exec_images_release(o->exec_paths, o->exec_owned);
 	hs_free(o->preset_group);
 	hs_free(o->diff_group);
 	cli_joined_pats_release(&o->joined);
@@ -829,6 +837,22 @@ out:
 	return HS_EXIT_OK;
 }
 
+/* report FILE...: the images after an exec of each file's process too. */
+static int add_exec_images(struct report_opts *o)
+{
+	char *one[1] = {(char *)o->path};
+	char *const *given = o->more_paths ? o->more_paths - 1 : one;
+	int n, ret;
+
+	ret = cli_exec_images_add(o->cmd, given, o->nr_more + 1, &o->exec_paths, &n,
+				  &o->exec_owned);
+	if (!ret) {
+		o->more_paths = o->exec_paths + 1;
+		o->nr_more = n - 1;
+	}
+	return ret;
+}
+
 static int report_or_diff(const char *cmd, int nr_paths, int argc, char **argv)
 {
 	struct report_opts o = {
@@ -856,6 +880,8 @@ static int report_or_diff(const char *cmd, int nr_paths, int argc, char **argv)
 		opts_release(&o);
 		return cli_list_sources(cmd, o.path, o.from);
 	}
+	if (!ret && !o.base_path && !o.no_exec_chain && cli_is_trace(o.path, o.from))
+		ret = add_exec_images(&o);
 	if (!ret)
 		ret = cli_load_view(cmd, o.path, o.from, o.source, &o.mv, &src, &info);
 	if (!ret && o.nr_more)

@@ -9,6 +9,7 @@
  */
 #include "cli/cli.h"
 #include "cli/dotnet_session.h"
+#include "cli/exec_images.h"
 #include "cli/run_summary.h"
 #include "cli/run_dotnet.h"
 #include "cli/run_gcdump.h"
@@ -968,7 +969,7 @@ int cmd_run(int argc, char **argv)
 	}
 	cli_string_list_release(&o.debug_dirs);
 	if (path[0] && !o.quiet)
-		cli_run_summarize(path, WIFEXITED(status));
+		cli_exec_summarize(path, WIFEXITED(status));
 	/* then the viewer, for a person at a terminal (scripts get their status) */
 	if (path[0] && !o.no_view && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
 		char *paths[] = {path, dr.out};

@@ -8,6 +8,7 @@
  */
 #include "cli/cli.h"
 #include "cli/dotnet_session.h"
+#include "cli/exec_images.h"
 #include "server/app.h"
 #include "server/server.h"
 #include <errno.h>
@@ -105,6 +106,7 @@ struct view_cli {
 	struct cli_view_opts o;
 	const char *from;
 	int merge;
+	int no_exec_chain; /* --no-exec-chain */
 };
 
 static int port_cb(const char *cmd, const struct cli_option *opt, void *field,
@@ -132,6 +134,11 @@ static const struct cli_option view_options[] = {
 	     "also show the FILEs as one trace, \"all N files\", the one\n"
 	     "shown first: every FILE under its process, as `report FILE\n"
 	     "FILE...` has them (the first FILE's sources and defaults)"),
+    OPT_FLAG(0, "no-exec-chain", struct view_cli, no_exec_chain,
+	     "show a trace that ended by exec alone: by default the\n"
+	     "traces of the images its process exec'd next, found\n"
+	     "beside it, are served too, and with one FILE merged\n"
+	     "with it first"),
     OPT_FLAG(0, "no-browser", struct view_cli, o.no_browser,
 	     "do not open a browser (it is opened only when stdout is a\n"
 	     "terminal and there is a display)"),
@@ -223,10 +230,36 @@ static int view_files(int n, char *const *paths, const char *from, int nr_merge,
 	return ret;
 }
 
+/*
+ * @n files @paths, and the traces that continue their processes after an
+ * exec (cli/exec_images.h): a single trace that exec'd is shown merged
+ * with them first ("all N files", as --merge), @merge merges every file.
+ */
+static int view_images(int n, char **paths, int merge, const struct cli_view_opts *o,
+		       int (*serve)(int, char **, int, const struct cli_view_opts *))
+{
+	char **all, **owned;
+	int nr, ret;
+
+	ret = cli_exec_images_add("view", paths, n, &all, &nr, &owned);
+	if (ret)
+		return ret;
+	ret = serve(nr, all, merge || (n == 1 && nr > 1) ? nr : 0, o);
+	cli_exec_images_release(all, owned);
+	return ret;
+}
+
+static int serve_files(int n, char **paths, int nr_merge, const struct cli_view_opts *o)
+{
+	return view_files(n, paths, NULL, nr_merge, o);
+}
+
 int cli_view_files(int n, char *const *paths, const char *from,
 		   const struct cli_view_opts *o)
 {
-	return view_files(n, paths, from, 0, o);
+	if (from)
+		return view_files(n, paths, from, 0, o);
+	return view_images(n, (char **)paths, 0, o, serve_files);
 }
 
 /*
@@ -234,7 +267,7 @@ int cli_view_files(int n, char *const *paths, const char *from,
  * recorded beside each heap trace among them (cli_dotnet_sibling), unless
  * it is given too: the managed sources of the same session.
  */
-static int view_with_siblings(int n, char **paths, int merge,
+static int view_with_siblings(int n, char **paths, int nr_merge,
 			      const struct cli_view_opts *o)
 {
 	char **all, (*siblings)[4096];
@@ -262,7 +295,7 @@ static int view_with_siblings(int n, char **paths, int merge,
 			"recorded beside %s\n",
 			siblings[i], paths[i]);
 	}
-	ret = view_files(nr, all, NULL, merge ? n : 0, o);
+	ret = view_files(nr, all, NULL, nr_merge, o);
 	free(all);
 	free(siblings);
 	return ret;
@@ -280,5 +313,7 @@ int cmd_view(int argc, char **argv)
 		return cli_usage_error("view", "no input file");
 	if (cli.from)
 		return view_files(n, argv, cli.from, cli.merge ? n : 0, &cli.o);
-	return view_with_siblings(n, argv, cli.merge, &cli.o);
+	if (cli.no_exec_chain)
+		return view_with_siblings(n, argv, cli.merge ? n : 0, &cli.o);
+	return view_images(n, argv, cli.merge, &cli.o, view_with_siblings);
 }

@@ -55,7 +55,10 @@ static void summarize_heap(const char *path, const struct hs_trace *t,
 {
 	char a[32], b[32], c[32], leaks[160];
 
-	leaked(path, l, leaks, sizeof(leaks));
+	if (t->has_end && t->end_reason == HS_END_EXEC)
+		snprintf(leaks, sizeof(leaks), ", no leaks (its exec freed the heap)");
+	else
+		leaked(path, l, leaks, sizeof(leaks));
 	cli_human_bytes((double)s->bytes_allocated, a, sizeof(a));
 	cli_human_bytes((double)s->peak_heap, b, sizeof(b));
 	if (s->peak_rss)
@@ -83,7 +86,7 @@ static void summarize_heap(const char *path, const struct hs_trace *t,
  * ended by exit, so a trace cut short was cut by a failed write, not by
  * the program's end.
  */
-void cli_run_summarize(const char *path, int exited)
+void cli_run_summarize_as(const char *path, const char *shown, int exited)
 {
 	struct hs_diag diag = HS_DIAG_INIT(path);
 	struct hs_heap_totals tot, *s = &tot;
@@ -121,7 +124,7 @@ void cli_run_summarize(const char *path, int exited)
 			s->cpu_samples, cli_s((double)s->cpu_samples),
 			(double)s->cpu_ns / 1e6, s->wall_samples,
 			cli_s((double)s->wall_samples), s->cpu_samples ? "cpu" : "wall",
-			path);
+			shown);
 	if (t.cut_off && exited)
 		fprintf(stderr,
 			"heapscope: the trace was cut off although the program "
@@ -140,12 +143,17 @@ void cli_run_summarize(const char *path, int exited)
 			"stopped): the counts above miss them\n",
 			t.footer[HS_FC_LOST], cli_s((double)t.footer[HS_FC_LOST]));
 	hs_trace_release(&t);
-	if (!stat(path, &sb))
+	if (!stat(shown, &sb))
 		cli_human_bytes((double)sb.st_size, a, sizeof(a));
 	else
 		snprintf(a, sizeof(a), "?");
 	fprintf(stderr,
 		"heapscope: trace written to %s (%s); look at it with: "
 		"heapscope report %s\n",
-		path, a, path);
+		shown, a, shown);
+}
+
+void cli_run_summarize(const char *path, int exited)
+{
+	cli_run_summarize_as(path, path, exited);
 }

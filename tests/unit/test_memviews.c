@@ -593,6 +593,40 @@ static void same_both_ways(const char *path, const struct tb *b, enum hs_memview
 	hs_trace_release(&t);
 }
 
+/*
+ * A trace that ended by exec: the exec freed the image's heap, so its
+ * live blocks are no leaks (loaded and streamed); its other views keep
+ * them.
+ */
+static void no_leaks_after_exec(void **state)
+{
+	struct hs_stack_source src;
+	struct hs_trace t;
+	char path[32];
+	struct tb b;
+	uint8_t *p;
+
+	(void)state;
+	build_heap(&b, 0);
+	p = put_end(tb_p(&b), 9 * MS, HS_END_EXEC, 0);
+	tb_end(&b, p);
+	tb_chunk(&b, HS_CHUNK_END, 0);
+	tb_load(&b, &t);
+	assert_true(t.has_end && t.end_reason == HS_END_EXEC);
+	build(&t, HS_MEM_LEAKS, NAN, NAN, &src, NULL);
+	assert_int_equal(src.nr_samples, 0);
+	hs_source_release(&src);
+	/* the same blocks were live at its peak */
+	build(&t, HS_MEM_PEAK, NAN, NAN, &src, NULL);
+	assert_true(src.nr_samples > 0);
+	hs_source_release(&src);
+	hs_trace_release(&t);
+	to_file(&b, path);
+	same_both_ways(path, &b, HS_MEM_LEAKS, 0);
+	unlink(path);
+	free(b.buf);
+}
+
 static uint8_t *put_sample(struct tb *b, uint8_t *p, uint64_t ticks, uint64_t tid,
 			   unsigned kind, uint64_t dur, uint64_t stack)
 {
@@ -1258,6 +1292,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(alloc_and_net),
 		cmocka_unit_test(leaks_peak_temporary),
+		cmocka_unit_test(no_leaks_after_exec),
 		cmocka_unit_test(exit_time_allocations),
 		cmocka_unit_test(sampled_frees_carry_their_weight),
 		cmocka_unit_test(symbols_name_frames_with_locations),
