@@ -83,6 +83,11 @@ struct hs_trace_reader {
 	uint64_t *skip_off;
 	size_t nr_skip, skip_at;
 	uint64_t skipped;
+	/* chunks decompressed ahead on other cores (trace_prefetch.h),
+	 * started at the third chunk; pf_threads: how many workers (0: the
+	 * reader reads alone) */
+	struct hs__prefetch *pf;
+	unsigned pf_threads;
 };
 
 /*
