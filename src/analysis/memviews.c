@@ -688,8 +688,8 @@ static int peak_event(struct view *v, const struct hs_trace_event *e)
 		err = peak_gone(v, &old);
 		if (!err && v->side[HS_MEM_TEMPORARY].out && temporary_free(v, e, &old)) {
 			w = weight(v->t, old.size);
-			err = emit_side(v, HS_MEM_TEMPORARY, old.time, (double)old.size * w,
-					w, old.key);
+			err = emit_side(v, HS_MEM_TEMPORARY, old.time,
+					(double)old.size * w, w, old.key);
 		}
 	} else {
 		return 0;
@@ -961,7 +961,8 @@ static int view_finish(struct view *v, const struct hs_trace *t)
 		err = finish_output(v, t, v->o, v->out, nr_keys);
 	for (k = 0; k < HS_MEM__COUNT && !err; k++)
 		if (v->side[k].out)
-			err = finish_output(v, t, &v->side[k].o, v->side[k].out, v->keys.n);
+			err =
+			    finish_output(v, t, &v->side[k].o, v->side[k].out, v->keys.n);
 	if (!err && v->info) {
 		v->info->symbolized = t->syms.present;
 		v->info->cut_off = t->cut_off;
@@ -1101,7 +1102,8 @@ int hs_memview_pass_new(const struct hs_trace *t, const struct hs_memview_opts *
 
 int hs_memview_pass_new_heap(const struct hs_trace *t, const struct hs_memview_opts *o,
 			     struct hs_stack_source *peak, struct hs_stack_source *alloc,
-			     struct hs_stack_source *leaks, struct hs_stack_source *temporary,
+			     struct hs_stack_source *leaks,
+			     struct hs_stack_source *temporary,
 			     struct hs_memview_pass **pass)
 {
 	struct hs_stack_source *side[3] = {alloc, leaks, temporary};

@@ -188,13 +188,11 @@ HS_MUST_CHECK int hs_memview_pass_new(const struct hs_trace *t,
  * stack keys and live blocks: what stats reads, at the cost of about one
  * view.
  */
-HS_MUST_CHECK int hs_memview_pass_new_heap(const struct hs_trace *t,
-					   const struct hs_memview_opts *o,
-					   struct hs_stack_source *peak,
-					   struct hs_stack_source *alloc,
-					   struct hs_stack_source *leaks,
-					   struct hs_stack_source *temporary,
-					   struct hs_memview_pass **pass);
+HS_MUST_CHECK int
+hs_memview_pass_new_heap(const struct hs_trace *t, const struct hs_memview_opts *o,
+			 struct hs_stack_source *peak, struct hs_stack_source *alloc,
+			 struct hs_stack_source *leaks, struct hs_stack_source *temporary,
+			 struct hs_memview_pass **pass);
 /*
  * One event to a pass of hs_memview_pass_new_heap(), saying what it did
  * to the live blocks, for a consumer that needs them too (the totals,

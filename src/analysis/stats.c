@@ -367,8 +367,8 @@ static int stats_events(void *ctx, const struct hs_trace_event *ev, size_t n)
 			hs_memview_pass_prefetch(sp->heap, ev[i + 8].addr);
 		gone = hs_memview_pass_event(sp->heap, &ev[i], &gone_size);
 		err = gone < 0 ? gone
-			       : hs_heap_totals_pass_event_known(&sp->totals, &ev[i], gone,
-								 gone_size);
+			       : hs_heap_totals_pass_event_known(&sp->totals, &ev[i],
+								 gone, gone_size);
 	}
 	return err;
 }
@@ -386,9 +386,9 @@ static int stats_pass_init(struct stats_pass *sp, const struct hs_trace *t)
 	hs_heap_totals_pass_init(&sp->totals, t, &sp->tot, &sp->curve);
 	sp->opts = (struct hs_memview_opts)HS_MEMVIEW_OPTS_INIT;
 	sp->opts.kind = HS_MEM_PEAK;
-	return hs_memview_pass_new_heap(t, &sp->opts, &sp->src[SV_PEAK], &sp->src[SV_ALLOC],
-					&sp->src[SV_LEAKS], &sp->src[SV_TEMPORARY],
-					&sp->heap);
+	return hs_memview_pass_new_heap(t, &sp->opts, &sp->src[SV_PEAK],
+					&sp->src[SV_ALLOC], &sp->src[SV_LEAKS],
+					&sp->src[SV_TEMPORARY], &sp->heap);
 }
 
 static void stats_pass_release(struct stats_pass *sp)
@@ -451,9 +451,11 @@ static int stats_finish(struct stats_pass *sp, const struct hs_trace *t,
 
 	/* alloc: totals, and the top call sites by bytes and by count */
 	if (!err)
-		err = top(&sp->src[SV_ALLOC], n, &s->by_bytes, &s->by_count, &m, &c, diag);
+		err =
+		    top(&sp->src[SV_ALLOC], n, &s->by_bytes, &s->by_count, &m, &c, diag);
 	if (!err) {
-		hs_source_totals(&sp->src[SV_ALLOC], &s->bytes_allocated, &s->allocations);
+		hs_source_totals(&sp->src[SV_ALLOC], &s->bytes_allocated,
+				 &s->allocations);
 		if (s->duration_ms > 0)
 			s->allocations_per_second =
 			    s->allocations / (s->duration_ms / 1000);
@@ -514,7 +516,8 @@ int hs_heap_stats_compute_path(const char *path, const struct hs_stats_opts *o,
 			       struct hs_diag *diag)
 {
 	struct stats_pass sp;
-	struct hs_trace_sink sink = {.events = stats_events, .live = stats_live, .ctx = &sp};
+	struct hs_trace_sink sink = {
+	    .events = stats_events, .live = stats_live, .ctx = &sp};
 	int err;
 
 	memset(s, 0, sizeof(*s));
@@ -564,8 +567,8 @@ static int summary_events(void *ctx, const struct hs_trace_event *ev, size_t n)
 			hs_memview_pass_prefetch(sp->heap, ev[i + 8].addr);
 		gone = hs_memview_pass_event(sp->heap, &ev[i], &gone_size);
 		err = gone < 0 ? gone
-			       : hs_heap_totals_pass_event_known(&sp->totals, &ev[i], gone,
-								 gone_size);
+			       : hs_heap_totals_pass_event_known(&sp->totals, &ev[i],
+								 gone, gone_size);
 	}
 	return err;
 }

@@ -253,10 +253,9 @@ int hs_heap_totals_path(const char *path, struct hs_trace *t, struct hs_heap_tot
 			struct hs_diag *diag)
 {
 	struct hs_heap_totals_pass ts;
-	struct hs_trace_sink sink = {
-	    .events = hs_heap_totals_pass_events,
-	    .live = hs_heap_totals_pass_live,
-	    .ctx = &ts};
+	struct hs_trace_sink sink = {.events = hs_heap_totals_pass_events,
+				     .live = hs_heap_totals_pass_live,
+				     .ctx = &ts};
 	int err;
 
 	hs_heap_totals_pass_init(&ts, t, out, NULL);

@@ -41,7 +41,7 @@ struct hs_heap_totals {
 			       * (the first event's time for an empty
 			       * heap; -1: no event) */
 	double reallocs_est;
-	double frees_est; /* frees of live blocks, estimated */
+	double frees_est;		      /* frees of live blocks, estimated */
 	uint64_t leaked_bytes, leaked_blocks; /* live at the end */
 	uint64_t unmatched_frees;	      /* frees of blocks not seen allocated */
 	uint64_t cpu_samples, wall_samples;
