@@ -29,8 +29,14 @@ setup() {
 @test "dump of a corrupt chunk names the chunk's offset" {
 	trace_run -o c.heapscope -- "$TARGETS/crasher" exit7
 	cp c.heapscope bad.heapscope
-	# flip a byte inside the first chunk's payload (after 16 + 24 bytes)
-	printf '\xff' | dd of=bad.heapscope bs=1 seek=60 conv=notrunc 2>/dev/null
+	# flip the bits of a byte inside the first chunk's payload (after
+	# 16 + 24 bytes): writing a fixed value would leave a byte that already
+	# had it unchanged
+	local b
+	b=$(od -An -tu1 -j60 -N1 bad.heapscope)
+	printf "\\$(printf '%03o' $((b ^ 255)))" |
+		dd of=bad.heapscope bs=1 seek=60 conv=notrunc 2>/dev/null
+	if cmp -s c.heapscope bad.heapscope; then false; fi
 	hs dump bad.heapscope
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == *"bad.heapscope: offset 16: corrupt trace: chunk check does not match"* ]]
