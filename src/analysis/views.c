@@ -1079,11 +1079,19 @@ double hs_view_pct(const struct hs_view *v, double x)
 }
 
 int hs_view_build(struct hs_view *v, const struct hs_calltree *ct,
-		  const struct hs_view_opts *o)
+		  const struct hs_view_opts *opts)
 {
+	struct hs_view_opts untimed_opts = *opts;
+	const struct hs_view_opts *o = opts;
 	uint32_t focus = HS_NO_FRAME;
 	size_t i;
 	int err;
+
+	/* a source without times has no When column to compute */
+	if (ct->in->untimed) {
+		untimed_opts.no_when = 1;
+		o = &untimed_opts;
+	}
 
 	memset(v, 0, sizeof(*v));
 	hs_source_init(&v->names);

@@ -748,6 +748,7 @@ static int tree_source(const struct hs_heapgraph *g, const uint32_t *order, uint
 		if (!out->metric_unit)
 			err = -ENOMEM;
 		out->kind = HS_METRIC_PLAIN;
+		out->untimed = 1;
 	}
 out:
 	hs_free(frame);

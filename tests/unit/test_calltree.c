@@ -316,6 +316,50 @@ static void summary_line(void **state)
 	hs_source_release(&src);
 }
 
+/*
+ * A source whose samples carry no time (a heap snapshot's) keeps no When
+ * histograms and its views leave When empty in every view; the same
+ * source with times has them, with the same costs.
+ */
+static void untimed_source_has_no_when(void **state)
+{
+	struct hs_stack_source src;
+	struct hs_view_params p = HS_VIEW_PARAMS_INIT;
+	enum hs_view_kind k;
+	int untimed;
+
+	(void)state;
+	recursion_source(&src);
+	p.node_hist = 1; /* asked for always: an untimed source still keeps none */
+	for (untimed = 0; untimed <= 1; untimed++) {
+		struct hs_calltree ct;
+
+		src.untimed = untimed;
+		assert_int_equal(hs_calltree_build(&ct, &src, &p, NULL), 0);
+		assert_true(untimed ? ct.hist == NULL : ct.hist != NULL);
+		for (k = 0; k < HS_VIEW__COUNT; k++) {
+			struct hs_view_opts o = {.kind = k, .focus = "B"};
+			struct hs_view v;
+			size_t r, nr_when = 0;
+
+			assert_int_equal(hs_view_build(&v, &ct, &o), 0);
+			for (r = 0; r < v.nr_rows; r++)
+				nr_when += v.rows[r].when[0] != 0;
+			if (untimed)
+				assert_int_equal(nr_when, 0);
+			else if (k == HS_VIEW_CALLTREE || k == HS_VIEW_BYNAME)
+				assert_int_equal(nr_when, v.nr_rows);
+			if (k == HS_VIEW_CALLTREE) {
+				assert_int_equal(v.nr_rows, 7);
+				expect_row(&v, 3, 2, "B", 4, 7);
+			}
+			hs_view_release(&v);
+		}
+		hs_calltree_release(&ct);
+	}
+	hs_source_release(&src);
+}
+
 /* Every failed allocation is reported and leaks nothing. */
 static void out_of_memory(void **state)
 {
@@ -372,6 +416,7 @@ int main(void)
 		cmocka_unit_test(stackless_samples_go_to_root),
 		cmocka_unit_test(time_window_prorates_time_metrics),
 		cmocka_unit_test(summary_line),
+		cmocka_unit_test(untimed_source_has_no_when),
 		cmocka_unit_test(out_of_memory),
 	};
 	return cmocka_run_group_tests_name("calltree", tests, NULL, NULL);
