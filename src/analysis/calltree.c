@@ -397,7 +397,7 @@ int hs_calltree_build(struct hs_calltree *ct, const struct hs_stack_source *in,
 	if (!in->untimed &&
 	    (p->node_hist > 0 ||
 	     (p->node_hist == 0 && ct->t.nr <= HS_NODE_HIST_BUDGET(in->nr_samples) /
-						  (HS_WHEN_BUCKETS * sizeof(double))))) {
+						   (HS_WHEN_BUCKETS * sizeof(double))))) {
 		ct->hist = hs_calloc(ct->t.nr * HS_WHEN_BUCKETS, sizeof(*ct->hist));
 		if (!ct->hist)
 			goto fail;
