@@ -64,6 +64,38 @@ static void recursion_tree(void **state)
 	hs_source_release(&src);
 }
 
+/* hs_view_tree_nodes(): the node behind each CallTree row, by name and cost. */
+static void tree_rows_to_nodes(void **state)
+{
+	struct hs_stack_source src;
+	struct hs_calltree ct;
+	struct hs_view v;
+	uint32_t node[8];
+	size_t r;
+
+	(void)state;
+	recursion_source(&src);
+	build_tree(&ct, &src, NAN);
+	build_view(&v, &ct, HS_VIEW_CALLTREE, NULL);
+	assert_int_equal(v.nr_total, 7);
+	node[7] = HS_NO_NODE;
+	assert_int_equal(hs_view_tree_nodes(&ct.t, node, v.nr_total), 0);
+	for (r = 0; r < v.nr_rows; r++) {
+		assert_string_equal(hs_tree_name(&ct.t, node[r]), v.rows[r].name);
+		assert_true(ct.t.inc[node[r]].metric == v.rows[r].inc);
+		assert_true(r == 0 || ct.t.parent[node[r]] == node[v.rows[r].parent]);
+	}
+	assert_int_equal(node[7], HS_NO_NODE); /* nothing past the rows */
+	/* fewer rows asked for: the first ones */
+	node[3] = HS_NO_NODE;
+	assert_int_equal(hs_view_tree_nodes(&ct.t, node, 3), 0);
+	assert_int_equal(node[3], HS_NO_NODE);
+	assert_string_equal(hs_tree_name(&ct.t, node[2]), "E");
+	hs_view_release(&v);
+	hs_calltree_release(&ct);
+	hs_source_release(&src);
+}
+
 /* Equal |Inc| siblings: First ascending, then name. */
 static void children_ties_sort_by_first(void **state)
 {
@@ -408,6 +440,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(recursion_tree),
+		cmocka_unit_test(tree_rows_to_nodes),
 		cmocka_unit_test(children_ties_sort_by_first),
 		cmocka_unit_test(fold_pct_thresholds),
 		cmocka_unit_test(fold_pct_byname_guard),
