@@ -454,6 +454,8 @@ static void test_bad_input_and_out_of_memory(void **state)
 		err = hs_heapgraph_retained_source(&f.g, &s);
 		if (!err)
 			err = hs_heapgraph_heap_source(&f.g, &s);
+		if (!err)
+			err = hs_heapgraph_heap_retained_source(&f.g, &s);
 		hs_alloc_fail_after(-1);
 		assert_true(err == 0 || err == -ENOMEM);
 		hs_source_release(&s);
