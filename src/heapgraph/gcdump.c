@@ -43,6 +43,8 @@ const struct hs_source_info hs_gcdump_sources[HS_GCDUMP__COUNT] = {
 	     "(spanning tree), bytes by type (default)"},
     {"retained", "the dominator tree: each frame's inclusive bytes are what "
 		 "freeing those objects would free"},
+    {"heap-retained", "the heap view's paths with each object's retained size "
+		      "as its bytes: Exc is the Retained column of its CallTree"},
 };
 
 #define MAGIC "!FastSerialization.1"
@@ -690,7 +692,9 @@ int hs_import_gcdump(const char *path, size_t view, struct hs_stack_source *out,
 	g.address = NULL;
 	if (!err)
 		err = view == HS_GCDUMP_RETAINED ? hs_heapgraph_retained_source(&g, out)
-						 : hs_heapgraph_heap_source(&g, out);
+		      : view == HS_GCDUMP_HEAP_RETAINED
+			  ? hs_heapgraph_heap_retained_source(&g, out)
+			  : hs_heapgraph_heap_source(&g, out);
 	if (err == -ENOMEM)
 		hs_diag_set(diag, 0, "out of memory building the %s view",
 			    hs_gcdump_sources[view < HS_GCDUMP__COUNT ? view : 0].name);

@@ -673,10 +673,12 @@ static int type_frames(const struct hs_heapgraph *g, struct hs_stack_source *out
  * stack is their @up chain: the stacks are interned in @order, so that
  * each caller's is known first. Objects of one stack make one sample (its
  * bytes and its object count): the views need no more, and a heap has
- * far fewer distinct paths of types than objects.
+ * far fewer distinct paths of types than objects. An object's bytes are
+ * @weight[object] when @weight is not NULL, else its size.
  */
 static int tree_source(const struct hs_heapgraph *g, const uint32_t *order, uint32_t nr,
-		       const uint32_t *up, struct hs_stack_source *out)
+		       const uint32_t *up, const double *weight,
+		       struct hs_stack_source *out)
 {
 	uint32_t *frame, *stack, i, orphan_frame, orphans = HS_NO_STACK;
 	double *bytes = NULL, *objects = NULL;
@@ -732,7 +734,7 @@ static int tree_source(const struct hs_heapgraph *g, const uint32_t *order, uint
 		mult = hs_heapgraph_multiplier(g, n);
 		k = stack[n];
 		nr_samples += objects[k] == 0;
-		bytes[k] += (double)g->size[n] * mult;
+		bytes[k] += weight ? weight[n] : (double)g->size[n] * mult;
 		objects[k] += mult;
 	}
 	hs_free(stack);
@@ -748,6 +750,7 @@ static int tree_source(const struct hs_heapgraph *g, const uint32_t *order, uint
 		if (!out->metric_unit)
 			err = -ENOMEM;
 		out->kind = HS_METRIC_PLAIN;
+		out->untimed = 1;
 	}
 out:
 	hs_free(frame);
@@ -770,7 +773,7 @@ int hs_heapgraph_heap_source(const struct hs_heapgraph *g, struct hs_stack_sourc
 	}
 	nr = hs_heapgraph_spanning_tree(g, parent, order, &err);
 	if (!err)
-		err = tree_source(g, order, nr, parent, out);
+		err = tree_source(g, order, nr, parent, NULL, out);
 out:
 	hs_free(parent);
 	hs_free(order);
@@ -797,9 +800,47 @@ int hs_heapgraph_retained_source(const struct hs_heapgraph *g,
 	for (i = 0; i < g->nr_nodes && nr; i++)
 		if (idom[i] == NONE)
 			order[nr++] = i;
-	err = tree_source(g, order, nr, idom, out);
+	err = tree_source(g, order, nr, idom, NULL, out);
 out:
 	hs_free(idom);
 	hs_free(order);
+	return err;
+}
+
+int hs_heapgraph_heap_retained_source(const struct hs_heapgraph *g,
+				      struct hs_stack_source *out)
+{
+	uint32_t *idom, *order, nr, i;
+	double *retained;
+	int err;
+
+	idom = hs_malloc(((size_t)g->nr_nodes + 1) * sizeof(*idom));
+	order = hs_malloc(((size_t)g->nr_nodes + 1) * sizeof(*order));
+	retained = hs_malloc(((size_t)g->nr_nodes + 1) * sizeof(*retained));
+	if (!idom || !order || !retained) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = dominators(g, idom, order, &nr);
+	if (err)
+		goto out;
+	/*
+	 * Each object's retained bytes, scaled as the views scale sizes: its
+	 * own, plus what it dominates, summed from the dominator tree's
+	 * leaves (the preorder backwards). An object no root reaches
+	 * retains its own bytes only, as in the retained view.
+	 */
+	for (i = 0; i < g->nr_nodes; i++)
+		retained[i] = (double)g->size[i] * hs_heapgraph_multiplier(g, i);
+	for (i = nr; i-- > 1;)
+		retained[idom[order[i]]] += retained[order[i]];
+	/* idom's room holds the spanning tree's parents now */
+	nr = hs_heapgraph_spanning_tree(g, idom, order, &err);
+	if (!err)
+		err = tree_source(g, order, nr, idom, retained, out);
+out:
+	hs_free(idom);
+	hs_free(order);
+	hs_free(retained);
 	return err;
 }

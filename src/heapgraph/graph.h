@@ -194,4 +194,17 @@ int hs_heapgraph_heap_source(const struct hs_heapgraph *g, struct hs_stack_sourc
 HS_MUST_CHECK
 int hs_heapgraph_retained_source(const struct hs_heapgraph *g,
 				 struct hs_stack_source *out);
+/*
+ * The heap view's stacks, stack for stack (the same ids, frames and
+ * order as hs_heapgraph_heap_source()'s), with each object's retained
+ * size as its bytes: a stack's sample holds the retained bytes of the
+ * objects whose spanning-tree path ends there. As an object's dominators
+ * lie on its spanning-tree path, above it, no object of a stack
+ * dominates another of it: their sum is what freeing all of them would
+ * free. The Retained column of the heap view's CallTree. Returns 0 or
+ * -ENOMEM, -E2BIG.
+ */
+HS_MUST_CHECK
+int hs_heapgraph_heap_retained_source(const struct hs_heapgraph *g,
+				      struct hs_stack_source *out);
 #endif

@@ -55,6 +55,20 @@ report_total() {
 	[[ "$output" == *heap*retained* ]]
 }
 
+@test "gcdump: heap-retained has the heap view's paths and retained bytes, no When" {
+	hs report "$D/heap-1000.gcdump" --source heap-retained --format csv
+	[ "$status" -eq 0 ]
+	echo "$output" > hr.csv
+	# Exc: what the objects of that name retain, each counted on its own path
+	[ "$(col 'System.Private.CoreLib.dll!System.Collections.Generic.List<Node>' 3 hr.csv)" = 1064248 ]
+	[ "$(col 'dotnet-heap.dll!Node' 3 hr.csv)" = 1056000 ]
+	[ "$(col 'dotnet-heap.dll!Node' 4 hr.csv)" = 1000 ]
+	# a snapshot has no times: the When column (11th) is empty on every row
+	[ "$(tail -n +2 hr.csv | grep -v '^"' | cut -d, -f11 | sort -u)" = "" ]
+	hs report "$D/heap-1000.gcdump" --list-sources
+	[[ "$output" == *heap-retained* ]]
+}
+
 @test "gcdump: the perfview heap preset folds arrays and strings, drops orphans" {
 	hs report "$D/heap-1000.gcdump" --view calltree --format csv
 	[ "$status" -eq 0 ]

@@ -237,6 +237,45 @@ static void test_heap_and_retained_views(void **state)
 	hs_heapgraph_release(&f.g);
 }
 
+/*
+ * heap-retained: the heap view's stacks, each object weighing its
+ * retained size. A retains 135 (itself, B, C and D); B and C share a
+ * stack (10 + 20: neither dominates the other); D 5; E, unreachable, 7.
+ */
+static void test_heap_retained_view(void **state)
+{
+	struct hs_stack_source heap, s;
+	struct fixture f;
+	double m, c, hm, hc;
+
+	(void)state;
+	diamond(&f);
+	hs_source_init(&heap);
+	hs_source_init(&s);
+	assert_int_equal(hs_heapgraph_heap_source(&f.g, &heap), 0);
+	assert_int_equal(hs_heapgraph_heap_retained_source(&f.g, &s), 0);
+	/* stack for stack the heap view's */
+	assert_int_equal(s.nr_stacks, heap.nr_stacks);
+	assert_int_equal(hs_source_nr_frames(&s), hs_source_nr_frames(&heap));
+	assert_memory_equal(s.stack_frame, heap.stack_frame,
+			    heap.nr_stacks * sizeof(*heap.stack_frame));
+	assert_memory_equal(s.stack_caller, heap.stack_caller,
+			    heap.nr_stacks * sizeof(*heap.stack_caller));
+	assert_true(s.untimed);
+	assert_true(metric_of(&s, "[.NET Roots];[static vars];/x/app.dll!Obj") == 135);
+	assert_true(metric_of(&s, "[.NET Roots];[static vars];/x/app.dll!Obj;/x/app.dll!Obj") == 30);
+	assert_true(metric_of(&s, "[.NET Roots];[static vars];/x/app.dll!Obj;/x/app.dll!Obj;"
+				  "/x/app.dll!Obj") == 5);
+	assert_true(metric_of(&s, "[not reachable from roots];/x/app.dll!Obj") == 7);
+	/* the objects are the heap view's */
+	hs_source_totals(&s, &m, &c);
+	hs_source_totals(&heap, &hm, &hc);
+	assert_true(m == 135 + 30 + 5 + 7 && c == hc);
+	hs_source_release(&s);
+	hs_source_release(&heap);
+	hs_heapgraph_release(&f.g);
+}
+
 /* Whether @target is reachable from the root without passing @removed. */
 static int reaches(const struct hs_heapgraph *g, uint32_t removed, uint32_t target,
 		   uint32_t *stack, char *seen)
@@ -415,6 +454,8 @@ static void test_bad_input_and_out_of_memory(void **state)
 		err = hs_heapgraph_retained_source(&f.g, &s);
 		if (!err)
 			err = hs_heapgraph_heap_source(&f.g, &s);
+		if (!err)
+			err = hs_heapgraph_heap_retained_source(&f.g, &s);
 		hs_alloc_fail_after(-1);
 		assert_true(err == 0 || err == -ENOMEM);
 		hs_source_release(&s);
@@ -475,6 +516,7 @@ int main(void)
 		cmocka_unit_test(test_spanning_tree_priorities),
 		cmocka_unit_test(test_spanning_tree_fifo),
 		cmocka_unit_test(test_heap_and_retained_views),
+		cmocka_unit_test(test_heap_retained_view),
 		cmocka_unit_test(test_deep_chain),
 		cmocka_unit_test(test_type_totals_and_root_kinds),
 		cmocka_unit_test(test_bad_input_and_out_of_memory),

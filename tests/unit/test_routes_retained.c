@@ -3,8 +3,9 @@
  * sockets, on the committed snapshot heap-1000.gcdump (the static
  * List<Node> retains its array, its 1,000 nodes and their byte[1000]
  * payloads: 1,064,248 bytes): the retained size per name of the heap
- * view, the same under the heap view's patterns, and null for what is
- * not a snapshot's heap view.
+ * view, the same under the heap view's patterns, per CallTree row (null
+ * where a pattern merges an object with one it may dominate), and null
+ * for what is not a snapshot's heap view.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -96,6 +97,73 @@ static void retained_per_name(void **state)
 	hs_app_release(&app);
 }
 
+/* POST @body to /api/retained: the status, and the body in *@out. */
+static unsigned post_retained(struct hs_app *app, const char *body, json_t **out)
+{
+	struct hs_request req = {.method = "POST", .path = "/api/retained",
+				 .cookie_token = TOKEN, .body = body, .body_len = strlen(body)};
+	struct hs_response resp;
+	unsigned status;
+
+	hs_app_handle(app, &req, &resp);
+	status = resp.status;
+	*out = json_loadb(resp.data, resp.len, 0, NULL);
+	assert_non_null(*out);
+	hs_response_release(&resp);
+	return status;
+}
+
+/*
+ * CallTree rows of the heap view (depth first: 0 ROOT, 1 [.NET Roots],
+ * 2 [static vars], 3 the List's static, 4 List<Node>, 5 Node[], 6 Node,
+ * 7 byte[]): each row the retained bytes of the objects on it.
+ */
+static void retained_per_row(void **state)
+{
+	struct hs_app app;
+	json_t *j, *r;
+
+	(void)state;
+	app_with_traces(&app);
+	assert_int_equal(post_retained(&app, "{\"trace\":0,\"view\":\"calltree\","
+					     "\"ids\":[4,6,7,0,3,4]}", &j), 200);
+	r = json_object_get(j, "retained");
+	assert_int_equal(json_array_size(r), 6);
+	/* the list retains its array, the nodes and their payloads */
+	assert_true(json_number_value(json_array_get(r, 0)) == 1064248.0);
+	/* 1,000 nodes of 32 bytes, each holding its byte[1000] (1,024 bytes) */
+	assert_true(json_number_value(json_array_get(r, 1)) == 1056000.0);
+	assert_true(json_number_value(json_array_get(r, 2)) == 1024000.0);
+	/* ROOT and a static variable's frame hold no object of their own */
+	assert_true(json_number_value(json_array_get(r, 3)) == 0.0);
+	assert_true(json_number_value(json_array_get(r, 4)) == 0.0);
+	assert_true(json_number_value(json_array_get(r, 5)) == 1064248.0);
+	json_decref(j);
+
+	/* byte[] folded into Node: a node with objects dominating others */
+	assert_int_equal(post_retained(&app, "{\"trace\":0,\"view\":\"calltree\","
+					     "\"params\":{\"fold\":\"System.Byte[]\"},\"ids\":[4,6]}",
+				       &j), 200);
+	r = json_object_get(j, "retained");
+	assert_true(json_number_value(json_array_get(r, 0)) == 1064248.0);
+	assert_true(json_is_null(json_array_get(r, 1)));
+	json_decref(j);
+
+	/* bad ids */
+	assert_int_equal(post_retained(&app, "{\"trace\":0,\"view\":\"calltree\","
+					     "\"ids\":[100000000]}", &j), 400);
+	json_decref(j);
+	assert_int_equal(post_retained(&app, "{\"trace\":0,\"view\":\"calltree\"}", &j),
+			 400);
+	json_decref(j);
+	/* another source's call tree: null */
+	assert_int_equal(post_retained(&app, "{\"trace\":0,\"source\":\"retained\","
+					     "\"view\":\"calltree\",\"ids\":[0]}", &j), 200);
+	assert_true(json_is_null(json_object_get(j, "retained")));
+	json_decref(j);
+	hs_app_release(&app);
+}
+
 static void null_for_other_views(void **state)
 {
 	static const char *const retained[] = {"trace", "0", "source", "retained", NULL};
@@ -121,6 +189,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(retained_per_name),
+		cmocka_unit_test(retained_per_row),
 		cmocka_unit_test(null_for_other_views),
 	};
 

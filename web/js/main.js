@@ -143,14 +143,40 @@ function makeByName() {
   return v;
 }
 
+// Whether the view is a heap snapshot's heap view as it is (no diff, no
+// step): the views that have a Retained column.
+function snapshotHeapView() {
+  const t = INFO.traces[state.trace];
+  if (state.diff || state.steps.length || !t?.sources.some((x) => x.name === 'retained'))
+    return false;
+  return (state.source || t.sources[0]?.name) === 'heap';
+}
+
 // A heap snapshot's heap view: the retained bytes of each ByName name under
 // the same patterns (/api/retained), or null for any other view.
 async function retainedByName() {
-  const t = INFO.traces[state.trace];
-  if (state.diff || state.steps.length || !t?.sources.some((x) => x.name === 'retained'))
-    return null;
-  if ((state.source || t.sources[0]?.name) !== 'heap') return null;
+  if (!snapshotHeapView()) return null;
   return (await api.call('retained', H.query(state, { view: 'byname' }))).retained;
+}
+
+const RETAINED_MERGED = 'not shown: the patterns or Fold% put objects on this node ' +
+  'together with objects they may hold, so their retained sizes do not add up';
+
+// CallTree rows of a heap snapshot's heap view (answer @r of /api/tree or
+// /api/rows for query @q) with their retained bytes (/api/retained), at
+// most 10,000 ids a call.
+async function withRetained(q, r) {
+  const rows = r.rows || [];
+  for (let k = 0; k < rows.length; k += 10000) {
+    const part = rows.slice(k, k + 10000);
+    const a = (await api.call('retained', { ...q, view: 'calltree',
+      ids: part.map((x) => x.id) })).retained;
+    part.forEach((x, i) => {
+      x.retained = a?.[i] ?? null;
+      x.retainedNote = a && a[i] === null ? RETAINED_MERGED : null;
+    });
+  }
+  return r;
 }
 
 // Where ByName's selected name (v.selKey) is after an Update: its index
@@ -234,15 +260,20 @@ function makeTree(tab) {
     const paths = v.model && v.model.q !== keyOf({ tab, focus, sort }) ? v.model.openPaths() : null;
     const q = H.query(state, { view: tab, focus, sort: sort?.key ?? null,
       order: sort ? (sort.asc ? 'asc' : 'desc') : null });
+    const retained = tab === 'calltree' && snapshotHeapView();
     v.model = new TreeModel({
       tree: async (of, levels) => {
         const r = await api.call('tree', { ...q, of, levels, auto: true, skeleton: true,
           detail: 300, max_rows: 200000 });
         showSummary(r.summary);
-        return r;
+        return retained ? withRetained(q, r) : r;
       },
-      rows: (ids) => api.call('rows', { ...q, ids }),
+      rows: async (ids) => {
+        const r = await api.call('rows', { ...q, ids });
+        return retained ? withRetained(q, r) : r;
+      },
     });
+    v.table.showRetained(retained);
     v.model.q = keyOf({ tab, focus, sort });
     v.table.setSort(sort?.key, sort?.asc);
     const r = await v.model.init();

@@ -49,11 +49,12 @@ export const COLUMNS = [
     text: (r) => fmt.ms(r.first_ms), tip: (r) => fmt.exact(r.first_ms, 'ms') },
   { key: 'last_ms', title: 'Last', px: 84, num: true, sort: 'last',
     text: (r) => fmt.ms(r.last_ms), tip: (r) => fmt.exact(r.last_ms, 'ms') },
-  // a heap snapshot's heap view, ByName: what freeing the name's objects frees
-  // (shown by showRetained(); the server has no sort for it)
+  // a heap snapshot's heap view, ByName and CallTree: what freeing the
+  // name's objects, or the node's own objects, frees (shown by
+  // showRetained(); the server has no sort for it)
   { key: 'retained', title: 'Retained', px: 90, num: true, optional: true,
     text: (r) => (r.retained == null ? '' : metricText(r.retained)),
-    tip: (r) => (r.retained == null ? '' : metricTitle(r.retained)) },
+    tip: (r) => (r.retained == null ? r.retainedNote ?? '' : metricTitle(r.retained)) },
 ];
 const MAX_PX = 480;	// a number column grows to at most this
 const tables = new Set();	// every VTable, for refitAll()
