@@ -41,3 +41,9 @@ sh bench/dotnet/run.sh "$BUILD"
 
 echo "== .NET recording: heapscope run and attach against dotnet-trace collect (target: no more)"
 sh bench/dotnet/record.sh "$BUILD"
+
+echo "== .gcdump: a 10M-object heap snapshot, heap and retained views (budget: 10 s, 3x the file)"
+GCDUMP_TMP=$(mktemp -d)
+"$BUILD/bench/gcdump_bench" gen "$GCDUMP_TMP/big.gcdump" 10000000
+"$BUILD/bench/gcdump_bench" open "$GCDUMP_TMP/big.gcdump"
+rm -rf "$GCDUMP_TMP"

@@ -7,6 +7,8 @@
 #
 # protobuf-c and zlib write pprof profiles; golang-go's `go tool pprof`
 # (about 63 MB to download) checks them in t1403-convert-pprof.bats.
+# rustc (Debian's, 1.63) builds the Rust program of t5210-fold-rust.bats,
+# which checks the heap views' Rust fold rules on real compiler output.
 # clang and its runtime (libclang-rt-14-dev: libFuzzer and the sanitizers)
 # build the fuzz targets that `make check` runs (tests/fuzz/README.md);
 # clang-format checks that src/ is formatted (scripts/check-format.sh).
@@ -15,7 +17,7 @@ set -eu
 PACKAGES="gcc make pkg-config meson ninja-build
 libxxhash-dev libzstd-dev libzip-dev libexpat1-dev libyajl-dev libjansson-dev
 libpcre2-dev libunwind-dev libdw-dev libelf-dev libdebuginfod-dev libiberty-dev
-libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go
+libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go rustc
 binutils g++ libcmocka-dev bats python3
 linux-perf procps
 libmicrohttpd-dev curl jq chromium

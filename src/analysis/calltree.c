@@ -394,9 +394,10 @@ int hs_calltree_build(struct hs_calltree *ct, const struct hs_stack_source *in,
 	ct->rep = hs_malloc(ct->t.nr * sizeof(*ct->rep));
 	if (!ct->rep)
 		goto fail;
-	if (p->node_hist > 0 ||
-	    (p->node_hist == 0 && ct->t.nr <= HS_NODE_HIST_BUDGET(in->nr_samples) /
-						  (HS_WHEN_BUCKETS * sizeof(double)))) {
+	if (!in->untimed &&
+	    (p->node_hist > 0 ||
+	     (p->node_hist == 0 && ct->t.nr <= HS_NODE_HIST_BUDGET(in->nr_samples) /
+						   (HS_WHEN_BUCKETS * sizeof(double))))) {
 		ct->hist = hs_calloc(ct->t.nr * HS_WHEN_BUCKETS, sizeof(*ct->hist));
 		if (!ct->hist)
 			goto fail;

@@ -96,6 +96,7 @@ int hs_diff_build(const struct hs_stack_source *base,
 	out->kind = base->kind == HS_METRIC_TIME && test->kind == HS_METRIC_TIME
 			? HS_METRIC_TIME
 			: HS_METRIC_PLAIN;
+	out->untimed = base->untimed && test->untimed;
 	if (test->metric_unit && !out->metric_unit) {
 		out->metric_unit = hs_strdup(test->metric_unit);
 		if (!out->metric_unit)

@@ -82,6 +82,7 @@ static int start_output(const struct hs_calltree *ct, struct hs_stack_source *ou
 {
 	hs_source_init(out);
 	out->kind = ct->in->kind;
+	out->untimed = ct->in->untimed;
 	if (ct->in->metric_unit) {
 		out->metric_unit = hs_strdup(ct->in->metric_unit);
 		if (!out->metric_unit)

@@ -464,6 +464,7 @@ int hs_filter_apply(const struct hs_stack_source *in, const struct hs_filter_par
 	f->in = in;
 	hs_source_init(&f->out);
 	f->out.kind = in->kind;
+	f->out.untimed = in->untimed;
 	hs_strtab_init(&a.group_names, MAX_GROUP_BYTES);
 	hs_strtab_init(&f->modules, MAX_GROUP_BYTES);
 	err = parse_all(&a, p);

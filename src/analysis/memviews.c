@@ -45,8 +45,8 @@ static const struct {
     [HS_MEM_LEAKS] = {"leaks", "blocks allocated in the range and still live at "
 			       "its end"},
     [HS_MEM_PEAK] = {"peak", "the blocks live when heap in use was highest"},
-    [HS_MEM_TEMPORARY] = {"temporary", "allocations freed before any other "
-				       "allocation was made"},
+    [HS_MEM_TEMPORARY] = {"temporary", "allocations freed before their thread "
+				       "allocated again"},
     [HS_MEM_MMAP] = {"mmap", "anonymous mappings: mapped minus unmapped bytes"},
     [HS_MEM_CPU] = {"cpu", "CPU samples (run --cpu): ms of CPU time"},
     [HS_MEM_WALL] = {"wall", "wall-clock samples (run --wall): every thread's "
@@ -156,6 +156,17 @@ static inline size_t live_find(const struct live *m, uint64_t a)
 	return i;
 }
 
+/*
+ * Ask for @a's home slot ahead of its lookup: the slots are read at
+ * random, and a pass looks up every event's address in turn.
+ */
+#define LIVE_AHEAD 8
+static inline void live_prefetch(const struct live *m, uint64_t a)
+{
+	if (m->cap)
+		__builtin_prefetch(&m->slot[addr_hash(a) & (m->cap - 1)]);
+}
+
 static int live_grow(struct live *m)
 {
 	struct live g = {.cap = m->cap ? 2 * m->cap : 256};
@@ -246,21 +257,6 @@ static void live_release(struct live *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/*
- * Where only sizes count (heap in use over time), the live blocks are a
- * u64map of address -> size. Address 0 is never live, as above.
- */
-static inline int live_size_put(struct hs_u64map *m, uint64_t a, uint64_t size,
-				uint64_t *old)
-{
-	return a ? hs_u64map_put(m, a, size, old) : 0;
-}
-
-static inline int live_size_del(struct hs_u64map *m, uint64_t a, uint64_t *old)
-{
-	return a && hs_u64map_del(m, a, old);
-}
-
 /* --- the views -------------------------------------------------------------- */
 
 /*
@@ -268,6 +264,41 @@ static inline int live_size_del(struct hs_u64map *m, uint64_t a, uint64_t *old)
  * streamed one: samples are emitted with stack keys, one sample per key
  * and time (events of one stack at one clock tick add up).
  */
+/*
+ * The peak in one pass: the heap in use after each event, and the best
+ * candidate so far, the moment after event number @upto. The blocks live
+ * at that moment are those still live now that were allocated by then,
+ * and the "ghosts": blocks live then that went since (each one at most
+ * once, so they are at most the blocks live at the candidate). A higher
+ * candidate forgets the ghosts, which were all gone by then.
+ */
+struct peak {
+	double in_use, bytes; /* heap in use now, and at the candidate */
+	int64_t ns;	      /* the candidate's time */
+	uint64_t upto;	      /* the candidate follows events [1, upto] */
+	size_t nr_keys;	      /* keys met by then */
+	int have, done;	      /* a candidate; the range ended */
+	struct block *ghost;
+	size_t nr_ghosts, alloc_ghosts;
+};
+
+/*
+ * Live anonymous mappings: sorted, disjoint [start, end). A mapping that
+ * munmap cut in pieces counts as one block until its last piece goes.
+ */
+struct mapping {
+	uint64_t start, end;
+	uint32_t key;
+	uint32_t id; /* the mmap it came from */
+};
+
+struct maps {
+	struct mapping *m;
+	size_t n, alloc;
+	uint32_t *pieces; /* id -> live pieces */
+	size_t nr_ids, alloc_ids;
+};
+
 struct view {
 	const struct hs_trace *t;
 	const struct hs_memview_opts *o;
@@ -277,7 +308,26 @@ struct view {
 	struct live live;
 	double lo, hi; /* the range in ns (leaks, peak) */
 	uint64_t ord;  /* events seen */
-	uint64_t last; /* temporary: the latest allocation's address */
+	/* temporary: per thread index, the ord of its latest allocation (0:
+	 * freed already) */
+	uint64_t *last_ord;
+	size_t nr_last;
+	struct peak peak;
+	struct maps maps;
+	/* the block the latest event took out of the live ones (peak) */
+	int gone;
+	uint64_t gone_size;
+	/*
+	 * A peak view without a range can also give the alloc, leaks and
+	 * temporary views of the same events (hs_memview_pass_new_heap()):
+	 * they share its keys and live blocks. NULL: not wanted.
+	 */
+	struct side {
+		struct hs_stack_source *out;
+		size_t *last; /* key -> its latest sample here, or SIZE_MAX */
+		size_t nr_last;
+		struct hs_memview_opts o;
+	} side[HS_MEM__COUNT];
 };
 
 static inline double weight(const struct hs_trace *t, uint64_t size)
@@ -303,11 +353,10 @@ static inline int event_key(struct view *v, const struct hs_trace_event *e, uint
 }
 
 /* A sample of @key: added to the key's latest one when that has the same time. */
-static inline int emit(struct view *v, int64_t time, double bytes, double count,
-		       uint32_t key)
+static inline int emit_into(struct hs_stack_source *src, size_t *last, int64_t time,
+			    double bytes, double count, uint32_t key)
 {
-	struct hs_stack_source *src = v->out;
-	size_t i = v->keys.last[key];
+	size_t i = last[key];
 
 	if (i != SIZE_MAX && src->time[i] == time) {
 		src->metric[i] += bytes;
@@ -322,8 +371,34 @@ static inline int emit(struct view *v, int64_t time, double bytes, double count,
 	src->metric[i] = bytes;
 	src->count[i] = count;
 	src->stack[i] = key;
-	v->keys.last[key] = i;
+	last[key] = i;
 	return 0;
+}
+
+static inline int emit(struct view *v, int64_t time, double bytes, double count,
+		       uint32_t key)
+{
+	return emit_into(v->out, v->keys.last, time, bytes, count, key);
+}
+
+/* A sample of side output @kind (its latest samples by key grow with the keys). */
+static int emit_side(struct view *v, enum hs_memview_kind kind, int64_t time,
+		     double bytes, double count, uint32_t key)
+{
+	struct side *sd = &v->side[kind];
+
+	if (key >= sd->nr_last) {
+		size_t n = v->keys.alloc > key ? v->keys.alloc : (size_t)key + 1, i;
+		size_t *last = hs_realloc(sd->last, n * sizeof(*last));
+
+		if (!last)
+			return -ENOMEM;
+		for (i = sd->nr_last; i < n; i++)
+			last[i] = SIZE_MAX;
+		sd->last = last;
+		sd->nr_last = n;
+	}
+	return emit_into(sd->out, sd->last, time, bytes, count, key);
 }
 
 static int emit_block(struct view *v, const struct block *blk, double sign, int64_t time)
@@ -367,6 +442,72 @@ static int view_sample(struct view *v, const struct hs_trace_event *e)
 		err = emit(v, e->time - (int64_t)e->size, (double)e->size / 1e6, 1, key);
 	return err;
 }
+
+/*
+ * temporary: a block freed before its thread made another allocation. A
+ * sampled trace's collector saw every allocation and marked those frees
+ * (FREE_TEMPORARY); without the marks (traces before 1.5) the test is
+ * made on the recorded allocations only, which overestimates. The
+ * temporary view and the peak pass's side output both ask here.
+ */
+static int temporary_marked(const struct view *v)
+{
+	const struct hs_trace_info *info = &v->t->info;
+
+	return info->sample_bytes && (info->flags & HS_PROC_TEMPORARY_MARKS);
+}
+
+/* Allocation @e (event number v->ord) is its thread's latest. */
+static int temporary_alloc(struct view *v, const struct hs_trace_event *e)
+{
+	uint32_t th = e->thread;
+
+	if (temporary_marked(v) || th == HS_TRACE_NONE)
+		return 0;
+	if (th >= v->nr_last) {
+		size_t had = v->nr_last;
+
+		if (HS_GROW(v->last_ord, (size_t)th + 1, v->nr_last))
+			return -ENOMEM;
+		memset(v->last_ord + had, 0, (v->nr_last - had) * sizeof(*v->last_ord));
+	}
+	v->last_ord[th] = v->ord;
+	return 0;
+}
+
+/* Free @e took live block @blk: was it a temporary allocation? */
+static int temporary_free(struct view *v, const struct hs_trace_event *e,
+			  const struct block *blk)
+{
+	uint32_t th = e->thread;
+
+	if (temporary_marked(v))
+		return e->fn == HS_TAG_FREE_TEMPORARY;
+	if (th >= v->nr_last || v->last_ord[th] != blk->ord)
+		return 0;
+	v->last_ord[th] = 0;
+	return 1;
+}
+
+static int temporary_event(struct view *v, const struct hs_trace_event *e)
+{
+	struct block blk;
+	uint32_t key;
+	int err;
+
+	if (e->op == HS_OP_ALLOC) {
+		err = event_key(v, e, &key);
+		if (!err)
+			err = put_block(v, e, key);
+		return err ? err : temporary_alloc(v, e);
+	}
+	if (e->op != HS_OP_FREE || !live_del(&v->live, e->addr, &blk))
+		return 0;
+	return temporary_free(v, e, &blk) ? emit_block(v, &blk, 1, blk.time) : 0;
+}
+
+static int peak_event(struct view *v, const struct hs_trace_event *e);
+static int mmap_event(struct view *v, const struct hs_trace_event *e);
 
 static int view_event(struct view *v, const struct hs_trace_event *e)
 {
@@ -418,10 +559,13 @@ static int view_event(struct view *v, const struct hs_trace_event *e)
 				v->info->frees += weight(v->t, blk.size);
 		}
 		return err;
-	case HS_MEM_LEAKS:
 	case HS_MEM_PEAK:
+		return peak_event(v, e);
+	case HS_MEM_MMAP:
+		return mmap_event(v, e);
+	case HS_MEM_LEAKS:
 		/* every block, for liveness; those before the range are left
-		 * out when the live ones are emitted (leaks) */
+		 * out when the live ones are emitted */
 		if ((double)e->time > v->hi)
 			return 0;
 		if (e->op == HS_OP_ALLOC) {
@@ -434,18 +578,7 @@ static int view_event(struct view *v, const struct hs_trace_event *e)
 		}
 		return err;
 	case HS_MEM_TEMPORARY:
-		if (e->op == HS_OP_ALLOC) {
-			err = event_key(v, e, &key);
-			if (!err)
-				err = put_block(v, e, key);
-			v->last = e->addr;
-		} else if (e->op == HS_OP_FREE && live_del(&v->live, e->addr, &blk)) {
-			if (e->addr != v->last)
-				return 0;
-			v->last = 0;
-			err = emit_block(v, &blk, 1, blk.time);
-		}
-		return err;
+		return temporary_event(v, e);
 	default:
 		return 0;
 	}
@@ -478,118 +611,125 @@ static int emit_live(struct view *v, double lo)
 }
 
 /*
- * Apply event @i of @t to @sizes (live address -> size) and to the weighted
- * bytes in use *@in_use. Returns 1 if the heap changed, 0 if the event is
- * neither an allocation nor the free of a live block, or a negative errno
- * (*@in_use still counts the allocation).
+ * peak: the moment after event number @upto (the events before @v->ord,
+ * or through it) becomes the candidate, with @bytes in use at @ns.
  */
-static int heap_step(const struct hs_trace *t, size_t i, struct hs_u64map *sizes,
-		     double *in_use)
+static void peak_candidate(struct view *v, uint64_t upto, double bytes, int64_t ns)
 {
-	uint64_t old;
-	int err;
+	struct peak *p = &v->peak;
 
-	if (t->op[i] == HS_OP_ALLOC) {
-		err = live_size_put(sizes, t->addr[i], t->size[i], &old);
-		if (err == 1)
-			*in_use -= (double)old * weight(t, old);
-		*in_use += (double)t->size[i] * weight(t, t->size[i]);
-		return err < 0 ? err : 1;
-	}
-	if (t->op[i] == HS_OP_FREE && live_size_del(sizes, t->addr[i], &old)) {
-		*in_use -= (double)old * weight(t, old);
-		return 1;
-	}
+	p->have = 1;
+	p->upto = upto;
+	p->bytes = bytes;
+	p->ns = ns;
+	p->nr_keys = v->keys.n;
+	p->nr_ghosts = 0; /* all gone by now */
+}
+
+/* A block that goes: a ghost when it was live at the candidate. */
+static int peak_gone(struct view *v, const struct block *blk)
+{
+	struct peak *p = &v->peak;
+
+	v->gone = 1;
+	v->gone_size = blk->size;
+
+	p->in_use -= (double)blk->size * weight(v->t, blk->size);
+	if (!p->have || blk->ord > p->upto)
+		return 0;
+	if (HS_GROW(p->ghost, p->nr_ghosts + 1, p->alloc_ghosts))
+		return -ENOMEM;
+	p->ghost[p->nr_ghosts++] = *blk;
 	return 0;
 }
 
 /*
- * peak: when was heap in use highest within the range (pass 1), then the
- * blocks live at that moment (pass 2, a view of the events before it).
+ * peak: heap in use event by event, within the range; the heap as the
+ * range starts is a candidate (at its first event, or at the end when
+ * no event is inside), then every higher heap in use after an event.
+ * Address 0 is never live, but its blocks stay in use to the end.
  */
-static int view_peak(struct view *v)
+static int peak_event(struct view *v, const struct hs_trace_event *e)
 {
-	const struct hs_trace *t = v->t;
-	struct hs_trace_event e;
-	struct hs_u64map sizes = HS_U64MAP_INIT; /* live address -> size */
-	double in_use = 0, peak = -1;
-	size_t i, upto = 0; /* the peak is after events [0, upto) */
-	int64_t peak_ns = -1;
-	int err = 0, have = 0, step;
+	struct peak *p = &v->peak;
+	struct block blk, old;
+	double w;
+	int err = 0;
 
-	for (i = 0; !err; i++) {
-		int end = i == t->nr_events || (double)t->time[i] > v->hi;
-
-		/*
-		 * The heap as the range starts, a candidate: at its first event,
-		 * or after every event before it when none is inside
-		 */
-		if (!have && (end ? isfinite(v->lo) : (double)t->time[i] >= v->lo)) {
-			have = 1;
-			peak = in_use;
-			upto = i;
-			peak_ns = isfinite(v->lo) ? (int64_t)(v->lo + 600) : t->time[i];
+	if (p->done)
+		return 0;
+	if ((double)e->time > v->hi) {
+		p->done = 1;
+		if (!p->have && isfinite(v->lo))
+			peak_candidate(v, v->ord - 1, p->in_use, (int64_t)(v->lo + 600));
+		return 0;
+	}
+	if (!p->have && (double)e->time >= v->lo)
+		peak_candidate(v, v->ord - 1, p->in_use,
+			       isfinite(v->lo) ? (int64_t)(v->lo + 600) : e->time);
+	if (e->op == HS_OP_ALLOC) {
+		w = weight(v->t, e->size);
+		blk.ord = v->ord;
+		blk.time = e->time;
+		blk.size = e->size;
+		err = event_key(v, e, &blk.key);
+		if (!err && v->side[HS_MEM_ALLOC].out)
+			err = emit_side(v, HS_MEM_ALLOC, e->time, (double)e->size * w, w,
+					blk.key);
+		if (!err && e->addr) {
+			err = live_replace(&v->live, e->addr, &blk, &old);
+			if (err == 1)
+				err = peak_gone(v, &old);
 		}
-		if (end)
-			break;
-		step = heap_step(t, i, &sizes, &in_use);
-		if (!step)
-			continue;
-		err = step < 0 ? step : 0;
-		if (have && in_use > peak) {
-			peak = in_use;
-			upto = i + 1;
-			peak_ns = t->time[i];
+		if (!err && v->side[HS_MEM_TEMPORARY].out)
+			err = temporary_alloc(v, e);
+		p->in_use += (double)e->size * w;
+	} else if (e->op == HS_OP_FREE && live_del(&v->live, e->addr, &old)) {
+		err = peak_gone(v, &old);
+		if (!err && v->side[HS_MEM_TEMPORARY].out && temporary_free(v, e, &old)) {
+			w = weight(v->t, old.size);
+			err = emit_side(v, HS_MEM_TEMPORARY, old.time,
+					(double)old.size * w, w, old.key);
 		}
+	} else {
+		return 0;
 	}
-	hs_u64map_release(&sizes);
-	if (v->info) {
-		v->info->peak_ns = have ? peak_ns : -1;
-		v->info->peak_bytes = have ? peak : 0;
-	}
-	v->hi = INFINITY;
-	for (i = 0; i < upto && !err; i++) {
-		hs_trace_event_get(t, i, &e);
-		err = view_event(v, &e);
-	}
-	return err ? err : emit_live(v, -INFINITY);
-}
-
-int hs_memview_heap_walk(const struct hs_trace *t,
-			 void (*fn)(void *ctx, int64_t time, double in_use), void *ctx)
-{
-	struct hs_u64map sizes = HS_U64MAP_INIT; /* live address -> size */
-	double in_use = 0;
-	size_t i;
-	int err = 0, step;
-
-	for (i = 0; i < t->nr_events && !err; i++) {
-		step = heap_step(t, i, &sizes, &in_use);
-		if (!step)
-			continue;
-		err = step < 0 ? step : 0;
-		fn(ctx, t->time[i], in_use);
-	}
-	hs_u64map_release(&sizes);
+	if (!err && p->have && p->in_use > p->bytes)
+		peak_candidate(v, v->ord, p->in_use, e->time);
 	return err;
 }
 
-/*
- * Live anonymous mappings: sorted, disjoint [start, end). A mapping that
- * munmap cut in pieces counts as one block until its last piece goes.
- */
-struct mapping {
-	uint64_t start, end;
-	uint32_t key;
-	uint32_t id; /* the mmap it came from */
-};
+/* The blocks live at the peak (those still live, and the ghosts), in time order. */
+static int peak_finish(struct view *v)
+{
+	struct peak *p = &v->peak;
+	struct block *all;
+	size_t i, n = 0;
+	int err = 0;
 
-struct maps {
-	struct mapping *m;
-	size_t n, alloc;
-	uint32_t *pieces; /* id -> live pieces */
-	size_t nr_ids, alloc_ids;
-};
+	if (!p->done && !p->have && isfinite(v->lo))
+		peak_candidate(v, v->ord, p->in_use, (int64_t)(v->lo + 600));
+	if (v->info) {
+		v->info->peak_ns = p->have ? p->ns : -1;
+		v->info->peak_bytes = p->have ? p->bytes : 0;
+	}
+	if (!p->have)
+		p->nr_keys = 0;
+	all = hs_malloc((v->live.n + p->nr_ghosts + 1) * sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	for (i = 0; p->have && i < v->live.cap; i++)
+		if (v->live.slot[i].addr && v->live.slot[i].blk.ord <= p->upto)
+			all[n++] = v->live.slot[i].blk;
+	if (p->nr_ghosts)
+		memcpy(all + n, p->ghost, p->nr_ghosts * sizeof(*all));
+	n += p->nr_ghosts;
+	qsort(all, n, sizeof(*all), cmp_block);
+	for (i = 0; i < n && !err; i++)
+		err = emit_block(v, &all[i], 1, all[i].time);
+	hs_free(all);
+	return err;
+}
 
 /* First mapping whose end is above @a. */
 static size_t maps_first(const struct maps *ms, uint64_t a)
@@ -651,52 +791,44 @@ static int maps_unmap(struct view *v, struct maps *ms, uint64_t a, uint64_t e,
 	return err;
 }
 
-static int view_mmap(struct view *v)
+/* mmap: +bytes at a mapping, -bytes for each part of one that goes. */
+static int mmap_event(struct view *v, const struct hs_trace_event *e)
 {
-	const struct hs_trace *t = v->t;
+	struct maps *ms = &v->maps;
 	struct hs_trace_event ev;
-	struct maps ms = {0};
-	size_t i, at;
+	uint64_t a = e->addr, end = a + e->size;
+	size_t at;
 	uint32_t key;
-	int err = 0;
+	int err;
 
-	for (i = 0; i < t->nr_events && !err; i++) {
-		uint64_t a = t->addr[i], e = a + t->size[i];
-
-		if (e < a)
-			e = UINT64_MAX;
-		if (t->op[i] == HS_OP_MUNMAP) {
-			err = maps_unmap(v, &ms, a, e, t->time[i]);
-			continue;
-		}
-		if (t->op[i] != HS_OP_MMAP || e == a)
-			continue;
-		/* a mapping placed over live ones replaces them */
-		err = maps_unmap(v, &ms, a, e, t->time[i]);
-		hs_trace_event_get(t, i, &ev);
-		ev.size = 0; /* mappings have no size class */
-		if (!err)
-			err = event_key(v, &ev, &key);
-		if (!err)
-			err = emit(v, t->time[i], (double)t->size[i], 1, key);
-		if (!err &&
-		    (HS_GROW(ms.m, ms.n + 1, ms.alloc) || ms.nr_ids >= UINT32_MAX ||
-		     HS_GROW(ms.pieces, ms.nr_ids + 1, ms.alloc_ids)))
-			err = -ENOMEM;
-		if (err)
-			break;
-		at = maps_first(&ms, a);
-		memmove(ms.m + at + 1, ms.m + at, (ms.n - at) * sizeof(*ms.m));
-		ms.m[at].start = a;
-		ms.m[at].end = e;
-		ms.m[at].key = key;
-		ms.m[at].id = (uint32_t)ms.nr_ids;
-		ms.pieces[ms.nr_ids++] = 1;
-		ms.n++;
-	}
-	hs_free(ms.m);
-	hs_free(ms.pieces);
-	return err;
+	if (end < a)
+		end = UINT64_MAX;
+	if (e->op == HS_OP_MUNMAP)
+		return maps_unmap(v, ms, a, end, e->time);
+	if (e->op != HS_OP_MMAP || end == a)
+		return 0;
+	/* a mapping placed over live ones replaces them */
+	err = maps_unmap(v, ms, a, end, e->time);
+	ev = *e;
+	ev.size = 0; /* mappings have no size class */
+	if (!err)
+		err = event_key(v, &ev, &key);
+	if (!err)
+		err = emit(v, e->time, (double)e->size, 1, key);
+	if (!err && (HS_GROW(ms->m, ms->n + 1, ms->alloc) || ms->nr_ids >= UINT32_MAX ||
+		     HS_GROW(ms->pieces, ms->nr_ids + 1, ms->alloc_ids)))
+		err = -ENOMEM;
+	if (err)
+		return err;
+	at = maps_first(ms, a);
+	memmove(ms->m + at + 1, ms->m + at, (ms->n - at) * sizeof(*ms->m));
+	ms->m[at].start = a;
+	ms->m[at].end = end;
+	ms->m[at].key = key;
+	ms->m[at].id = (uint32_t)ms->nr_ids;
+	ms->pieces[ms->nr_ids++] = 1;
+	ms->n++;
+	return 0;
 }
 
 /* The range in ns, with the filter's 0.0006 ms of slack on each side. */
@@ -724,56 +856,118 @@ static void view_init(struct view *v, const struct hs_memview_opts *o,
 
 static void view_release(struct view *v)
 {
+	int k;
+
 	keytab_release(&v->keys);
 	live_release(&v->live);
+	hs_free(v->last_ord);
+	hs_free(v->peak.ghost);
+	hs_free(v->maps.m);
+	hs_free(v->maps.pieces);
+	for (k = 0; k < HS_MEM__COUNT; k++)
+		hs_free(v->side[k].last);
 }
 
-/* The end of a view: the live blocks of leaks, then keys become stacks. */
-static int view_finish(struct view *v, const struct hs_trace *t)
+/*
+ * Output @out of view kind @o->kind: its samples' keys [0, @nr_keys)
+ * become stacks, and it gets its defaults.
+ */
+static int finish_output(struct view *v, const struct hs_trace *t,
+			 const struct hs_memview_opts *o, struct hs_stack_source *out,
+			 size_t nr_keys)
 {
-	struct hs_stack_source *out = v->out;
 	struct builder b;
 	uint32_t *stack_of = NULL;
 	size_t i;
-	int err = 0;
+	int err;
 
 	memset(&b, 0, sizeof(b));
-	v->t = t;
-	if (v->o->kind == HS_MEM_LEAKS)
-		err = emit_live(v, v->lo);
-	if (!err)
-		err = builder_init(&b, t, v->o, out);
-	if (!err && !(stack_of = hs_malloc((v->keys.n + 1) * sizeof(uint32_t))))
+	err = builder_init(&b, t, o, out);
+	if (!err && !(stack_of = hs_malloc((nr_keys + 1) * sizeof(uint32_t))))
 		err = -ENOMEM;
-	for (i = 0; !err && i < v->keys.n; i++)
+	for (i = 0; !err && i < nr_keys; i++)
 		err = key_stack(&b, &v->keys, i, &stack_of[i]);
 	for (i = 0; !err && i < out->nr_samples; i++) {
 		/* the stack column holds keys until here (emit()) */
-		HS_BUG_ON(out->stack[i] >= v->keys.n);
+		HS_BUG_ON(out->stack[i] >= nr_keys);
 		out->stack[i] = stack_of[out->stack[i]];
 	}
 	builder_release(&b);
 	hs_free(stack_of);
-	if (!err && is_sample_view(v->o->kind)) {
+	if (!err && is_sample_view(o->kind)) {
 		out->kind = HS_METRIC_TIME;
 		if (!(out->metric_unit = hs_strdup("ms")))
 			err = -ENOMEM;
 	} else if (!err) {
 		out->kind = HS_METRIC_PLAIN;
 		out->metric_unit = hs_strdup("bytes");
-		err = heap_fold(t, v->o, &out->defaults.fold);
+		err = heap_fold(t, o, &out->defaults.fold);
 		if (!out->metric_unit)
 			err = -ENOMEM;
-		if (!err && v->o->kind == HS_MEM_LEAKS &&
+		if (!err && o->kind == HS_MEM_LEAKS &&
 		    !(out->defaults.exc = hs_strdup(HS_PRESET_LEAK_SUPPRESS)))
 			err = -ENOMEM;
 	}
-	if (!err && !(out->view_name = hs_strdup(kinds[v->o->kind].name)))
+	if (!err && !(out->view_name = hs_strdup(kinds[o->kind].name)))
 		err = -ENOMEM;
+	return err;
+}
+
+/* Emit the live blocks (all of them) to side output leaks, in time order. */
+static int side_leaks(struct view *v)
+{
+	struct block *all = hs_malloc((v->live.n + 1) * sizeof(*all));
+	size_t i, n = 0;
+	int err = 0;
+
+	if (!all)
+		return -ENOMEM;
+	for (i = 0; i < v->live.cap; i++)
+		if (v->live.slot[i].addr)
+			all[n++] = v->live.slot[i].blk;
+	qsort(all, n, sizeof(*all), cmp_block);
+	for (i = 0; i < n && !err; i++) {
+		double w = weight(v->t, all[i].size);
+
+		err = emit_side(v, HS_MEM_LEAKS, all[i].time, (double)all[i].size * w, w,
+				all[i].key);
+	}
+	hs_free(all);
+	return err;
+}
+
+/* The end of a view: the live blocks of leaks, then keys become stacks. */
+static int ended_by_exec(const struct hs_trace *t)
+{
+	return t->has_end && t->end_reason == HS_END_EXEC;
+}
+
+static int view_finish(struct view *v, const struct hs_trace *t)
+{
+	size_t nr_keys;
+	int err = 0, k;
+
+	v->t = t;
+	/* an exec frees the heap of the image it replaces: no leaks */
+	if (v->o->kind == HS_MEM_LEAKS && !ended_by_exec(t))
+		err = emit_live(v, v->lo);
+	else if (v->o->kind == HS_MEM_PEAK)
+		err = peak_finish(v);
+	if (!err && v->side[HS_MEM_LEAKS].out && !ended_by_exec(t))
+		err = side_leaks(v);
+	/* peak: the stacks of the allocations up to the peak, no more */
+	nr_keys = v->o->kind == HS_MEM_PEAK ? v->peak.nr_keys : v->keys.n;
+	if (!err)
+		err = finish_output(v, t, v->o, v->out, nr_keys);
+	for (k = 0; k < HS_MEM__COUNT && !err; k++)
+		if (v->side[k].out)
+			err =
+			    finish_output(v, t, &v->side[k].o, v->side[k].out, v->keys.n);
 	if (!err && v->info) {
 		v->info->symbolized = t->syms.present;
 		v->info->cut_off = t->cut_off;
 		v->info->sym_damage = t->sym_damage;
+		v->info->lost = t->has_footer ? t->footer[HS_FC_LOST] : 0;
 		v->info->events = t->nr_events ? t->nr_events : (size_t)v->ord;
 	}
 	return err;
@@ -801,27 +995,11 @@ int hs_memview_build(const struct hs_trace *t, const struct hs_memview_opts *o,
 
 	view_init(&v, o, out, info);
 	v.t = t;
-	switch (o->kind) {
-	case HS_MEM_ALLOC:
-	case HS_MEM_NET:
-	case HS_MEM_LEAKS:
-	case HS_MEM_TEMPORARY:
-	case HS_MEM_CPU:
-	case HS_MEM_WALL:
-		for (i = 0; i < t->nr_events && !err; i++) {
-			hs_trace_event_get(t, i, &e);
-			err = view_event(&v, &e);
-		}
-		break;
-	case HS_MEM_PEAK:
-		err = view_peak(&v);
-		break;
-	case HS_MEM_MMAP:
-		err = view_mmap(&v);
-		break;
-	default:
+	if ((unsigned)o->kind >= HS_MEM__COUNT)
 		err = -EINVAL;
-		break;
+	for (i = 0; i < t->nr_events && !err; i++) {
+		hs_trace_event_get(t, i, &e);
+		err = view_event(&v, &e);
 	}
 	if (!err)
 		err = view_finish(&v, t);
@@ -844,6 +1022,9 @@ static int net_events(struct view *v, const struct hs_trace_event *ev, size_t n)
 
 	for (i = 0; i < n && !err; i++) {
 		const struct hs_trace_event *e = &ev[i];
+
+		if (i + LIVE_AHEAD < n)
+			live_prefetch(&v->live, ev[i + LIVE_AHEAD].addr);
 		struct block blk, nb;
 
 		if (e->op == HS_OP_ALLOC) {
@@ -885,8 +1066,11 @@ static int sink_events(void *ctx, const struct hs_trace_event *ev, size_t n)
 
 	if (v->o->kind == HS_MEM_NET && !v->t->info.sample_bytes)
 		return net_events(v, ev, n);
-	for (i = 0; i < n && !err; i++)
+	for (i = 0; i < n && !err; i++) {
+		if (i + LIVE_AHEAD < n)
+			live_prefetch(&v->live, ev[i + LIVE_AHEAD].addr);
 		err = view_event(v, &ev[i]);
+	}
 	return err;
 }
 
@@ -897,6 +1081,100 @@ static int sink_live(void *ctx, uint64_t addr)
 	return live_has(&v->live, addr);
 }
 
+/* A pass is a view (hs_memview_pass_*(), memviews.h). */
+struct hs_memview_pass {
+	struct view v;
+};
+
+int hs_memview_pass_new(const struct hs_trace *t, const struct hs_memview_opts *o,
+			struct hs_stack_source *out, struct hs_memview_info *info,
+			struct hs_memview_pass **pass)
+{
+	*pass = hs_malloc(sizeof(**pass));
+	if (!*pass) {
+		hs_source_init(out);
+		return -ENOMEM;
+	}
+	view_init(&(*pass)->v, o, out, info);
+	(*pass)->v.t = t;
+	return 0;
+}
+
+int hs_memview_pass_new_heap(const struct hs_trace *t, const struct hs_memview_opts *o,
+			     struct hs_stack_source *peak, struct hs_stack_source *alloc,
+			     struct hs_stack_source *leaks,
+			     struct hs_stack_source *temporary,
+			     struct hs_memview_pass **pass)
+{
+	struct hs_stack_source *side[3] = {alloc, leaks, temporary};
+	static const enum hs_memview_kind side_kind[3] = {HS_MEM_ALLOC, HS_MEM_LEAKS,
+							  HS_MEM_TEMPORARY};
+	int k, err;
+
+	HS_BUG_ON(o->kind != HS_MEM_PEAK || !isnan(o->start_ms) || !isnan(o->end_ms));
+	for (k = 0; k < 3; k++)
+		if (side[k])
+			hs_source_init(side[k]);
+	err = hs_memview_pass_new(t, o, peak, NULL, pass);
+	for (k = 0; k < 3 && !err; k++) {
+		struct side *sd = &(*pass)->v.side[side_kind[k]];
+
+		if (!side[k])
+			continue;
+		sd->out = side[k];
+		sd->o = *o;
+		sd->o.kind = side_kind[k];
+	}
+	return err;
+}
+
+void hs_memview_pass_prefetch(const struct hs_memview_pass *pass, uint64_t addr)
+{
+	live_prefetch(&pass->v.live, addr);
+}
+
+int hs_memview_pass_event(struct hs_memview_pass *pass, const struct hs_trace_event *e,
+			  uint64_t *gone_size)
+{
+	struct view *v = &pass->v;
+	int err;
+
+	HS_BUG_ON(v->o->kind != HS_MEM_PEAK || isfinite(v->hi));
+	v->gone = 0;
+	err = view_event(v, e);
+	if (err)
+		return err;
+	*gone_size = v->gone_size;
+	return v->gone;
+}
+
+int hs_memview_pass_events(void *ctx, const struct hs_trace_event *ev, size_t n)
+{
+	struct hs_memview_pass *pass = ctx;
+
+	return sink_events(&pass->v, ev, n);
+}
+
+int hs_memview_pass_live(void *ctx, uint64_t addr)
+{
+	struct hs_memview_pass *pass = ctx;
+
+	return sink_live(&pass->v, addr);
+}
+
+int hs_memview_pass_finish(struct hs_memview_pass *pass, struct hs_diag *diag)
+{
+	return set_error(view_finish(&pass->v, pass->v.t), diag);
+}
+
+void hs_memview_pass_free(struct hs_memview_pass *pass)
+{
+	if (!pass)
+		return;
+	view_release(&pass->v);
+	hs_free(pass);
+}
+
 int hs_memview_build_path(const char *path, const struct hs_memview_opts *o,
 			  struct hs_stack_source *out, struct hs_memview_info *info,
 			  struct hs_diag *diag)
@@ -905,11 +1183,11 @@ int hs_memview_build_path(const char *path, const struct hs_memview_opts *o,
 	struct view v;
 	int err;
 
-	if (o->kind == HS_MEM_ALLOC || o->kind == HS_MEM_NET || o->kind == HS_MEM_LEAKS ||
-	    o->kind == HS_MEM_TEMPORARY || is_sample_view(o->kind)) {
+	if ((unsigned)o->kind < HS_MEM__COUNT) {
 		struct hs_trace_sink sink = {
 		    .events = sink_events,
-		    .live = o->kind == HS_MEM_ALLOC || is_sample_view(o->kind)
+		    .live = o->kind == HS_MEM_ALLOC || o->kind == HS_MEM_MMAP ||
+				    is_sample_view(o->kind)
 				? NULL
 				: sink_live,
 		    .ctx = &v,
@@ -927,8 +1205,8 @@ int hs_memview_build_path(const char *path, const struct hs_memview_opts *o,
 			return set_error(err, diag);
 		hs_source_release(out);
 	}
-	/* the events must be loaded (a view that needs two passes, or a file
-	 * whose events are not in time order) */
+	/* the events must be loaded (a file whose events are too far out of
+	 * time order to stream) */
 	err = hs_trace_load(path, &t, diag);
 	if (err) {
 		hs_source_init(out);

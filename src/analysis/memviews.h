@@ -24,7 +24,7 @@
  *              (within the range; the heap as the range starts is a
  *              candidate, the only one when no event falls in it), at
  *              their allocation times
- *   temporary  allocations freed before any other allocation was made
+ *   temporary  allocations freed before their thread made another one
  *   mmap       anonymous mappings: +bytes at mmap, -bytes at munmap of
  *              (any part of) them, charged to the mapping's stack
  *   cpu        the CPU samples of `heapscope run --cpu`: each is the CPU
@@ -128,6 +128,7 @@ struct hs_memview_info {
 	size_t unmatched_frees, missed_frees;
 	int cut_off;			       /* the trace was cut off (t->cut_off) */
 	size_t events;			       /* events it holds */
+	uint64_t lost;			       /* events the collector lost */
 	struct hs_trace_sym_damage sym_damage; /* t->sym_damage */
 };
 
@@ -152,8 +153,9 @@ HS_MUST_CHECK int hs_memview_build(const struct hs_trace *t,
 
 /*
  * The same from the trace at @path, streaming its events when they are
- * in time order in the file (alloc, net, leaks, temporary: a few bytes
- * per event instead of reading them all in; else it loads the trace).
+ * in time order in the file (every view: memory bounded by the live
+ * blocks and the stacks instead of reading the events in; else it loads
+ * the trace).
  * Returns what hs_trace_load() and hs_memview_build() return.
  */
 HS_MUST_CHECK int hs_memview_build_path(const char *path, const struct hs_memview_opts *o,
@@ -162,13 +164,59 @@ HS_MUST_CHECK int hs_memview_build_path(const char *path, const struct hs_memvie
 					struct hs_diag *diag);
 
 /*
- * Heap in use, event by event: @fn gets the time and the bytes live
- * (estimates for a sampled trace) after each allocation and each free of
- * a live block, in time order. Returns 0 or -ENOMEM.
+ * A view as one consumer of a pass over the events in time order (the
+ * engine every view runs on; stats feeds several views and the totals
+ * from one pass): hs_memview_pass_new(), hs_memview_pass_events() for
+ * every event (hs_memview_pass_live() answers a struct hs_trace_sink's
+ * live), then hs_memview_pass_finish() once the trace is read (its
+ * nodes and symbols known), and hs_memview_pass_free(). It holds the
+ * live blocks, the stack keys and one sample per stack key and clock
+ * tick, never an array per event. @t and @o are borrowed for the pass's
+ * life (@t may be a stream's, filled while the pass runs); @out is
+ * initialised here and owned by the caller, as for hs_memview_build().
  */
-HS_MUST_CHECK int hs_memview_heap_walk(const struct hs_trace *t,
-				       void (*fn)(void *ctx, int64_t time, double in_use),
-				       void *ctx);
+struct hs_memview_pass;
+HS_MUST_CHECK int hs_memview_pass_new(const struct hs_trace *t,
+				      const struct hs_memview_opts *o,
+				      struct hs_stack_source *out,
+				      struct hs_memview_info *info,
+				      struct hs_memview_pass **pass);
+/*
+ * A peak view without a range (@o) that also gives the alloc, leaks and
+ * temporary views of the whole trace into @alloc, @leaks and @temporary
+ * (initialised here, the caller's; NULL: not wanted), from the same
+ * stack keys and live blocks: what stats reads, at the cost of about one
+ * view.
+ */
+HS_MUST_CHECK int
+hs_memview_pass_new_heap(const struct hs_trace *t, const struct hs_memview_opts *o,
+			 struct hs_stack_source *peak, struct hs_stack_source *alloc,
+			 struct hs_stack_source *leaks, struct hs_stack_source *temporary,
+			 struct hs_memview_pass **pass);
+/*
+ * One event to a pass of hs_memview_pass_new_heap(), saying what it did
+ * to the live blocks, for a consumer that needs them too (the totals,
+ * hs_heap_totals_pass_event_known()): 1 with the size of the block it
+ * took out of them (the free of a live block, or an allocation over one)
+ * in *@gone_size, 0 when none, or a negative errno.
+ */
+HS_MUST_CHECK int hs_memview_pass_event(struct hs_memview_pass *pass,
+					const struct hs_trace_event *e,
+					uint64_t *gone_size);
+/*
+ * A hint that an event at @addr comes soon (a few events ahead of
+ * hs_memview_pass_event()): the pass starts reading its live block.
+ */
+void hs_memview_pass_prefetch(const struct hs_memview_pass *pass, uint64_t addr);
+/* @ctx is the pass. 0, -ENOMEM or -E2BIG. */
+HS_MUST_CHECK int hs_memview_pass_events(void *ctx, const struct hs_trace_event *ev,
+					 size_t n);
+int hs_memview_pass_live(void *ctx, uint64_t addr);
+/* Samples get their stacks. 0, -ENOMEM or -E2BIG with @diag filled. */
+HS_MUST_CHECK int hs_memview_pass_finish(struct hs_memview_pass *pass,
+					 struct hs_diag *diag);
+/* Frees @pass (NULL is fine); @out stays the caller's. */
+void hs_memview_pass_free(struct hs_memview_pass *pass);
 
 /*
  * The sources @t offers as JSON for front ends (docs/json-api.md): an

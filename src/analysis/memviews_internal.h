@@ -75,7 +75,10 @@ int key_find(struct keytab *k, uint64_t node, uint32_t thread, unsigned tagcat,
 	     uint32_t *key);
 void keytab_release(struct keytab *k);
 /* The CPU and wall views: samples rather than heap events */
-int is_sample_view(enum hs_memview_kind kind);
+static inline int is_sample_view(enum hs_memview_kind kind)
+{
+	return kind == HS_MEM_CPU || kind == HS_MEM_WALL;
+}
 /* The stack of key @k (see memviews_stacks.c). 0 or a negative errno. */
 int key_stack(struct builder *b, const struct keytab *keys, size_t k, uint32_t *stack);
 int builder_init(struct builder *b, const struct hs_trace *t,

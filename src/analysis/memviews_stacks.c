@@ -97,11 +97,6 @@ void keytab_release(struct keytab *k)
 
 /* --- frames and stacks ---------------------------------------------------- */
 
-int is_sample_view(enum hs_memview_kind kind)
-{
-	return kind == HS_MEM_CPU || kind == HS_MEM_WALL;
-}
-
 static int intern(struct builder *b, const char *s, size_t n, uint32_t *frame)
 {
 	return hs_source_intern_frame(b->out, s, n, frame);

@@ -9,40 +9,45 @@
 #include <string.h>
 
 static const struct hs_preset presets[] = {
-    {"no grouping", "", "", "", "every frame as it is", 0},
+    {"no grouping", "", "", "", "every frame as it is", 0, NULL},
     {"group modules", "{%}!->module $1", "", "",
-     "every frame of a module becomes 'module NAME'; neighbours merge", 0},
+     "every frame of a module becomes 'module NAME'; neighbours merge", 0, NULL},
     {"group module entries", "{%}!=>module $1", "", "",
      "a module's frames merge into the frame through which it was "
      "entered: 'module NAME <<entry>>'",
-     0},
+     0, NULL},
     {"group full path module entries", "{*}!=>module $1", "", "",
-     "like group module entries, with the module's full path", 0},
+     "like group module entries, with the module's full path", 0, NULL},
     {"group class entries", "{%!*}.%(=>class $1;{%!*}::=>class $1", "", "",
      "a class's (or C++ namespace's) methods merge into the one through "
      "which it was entered",
-     0},
+     0, NULL},
     {"group classes", "{%!*}.%(->class $1;{%!*}::->class $1", "", "",
-     "every method of a class (or C++ namespace) becomes 'class NAME'", 0},
+     "every method of a class (or C++ namespace) becomes 'class NAME'", 0, NULL},
     {"fold threads", "Thread -> AllThreads", "", "",
-     "all threads of a process as one node 'AllThreads'", 0},
+     "all threads of a process as one node 'AllThreads'", 0, NULL},
     {"Just My App", "^EXE_DIR/*!->;!=>OTHER", "", "",
      "code under the executable's directory as it is, everything else "
      "as 'OTHER <<entry>>'",
-     1},
+     1, NULL},
     {"Ignore PID/TID", HS_PRESET_IGNORE_PID_TID, "", "",
      "processes by name only and one 'Thread' node, so that the nodes of "
      "two runs cancel in a diff",
-     0},
+     0, NULL},
     {"Ignore Paths", HS_PRESET_IGNORE_PID_TID "{%}!{*}->$1!$2", "", "",
-     "Ignore PID/TID, and frames without their module's directory", 0},
+     "Ignore PID/TID, and frames without their module's directory", 0, NULL},
     {"heap", "", HS_PRESET_HEAP_FOLD, "",
      "heap traces: the allocator's entry points (malloc family, operator "
      "new/delete, the C++ standard library's allocators, containers and "
      "strings, Rust's alloc crate and collections) folded into their "
      "callers, so ByName's Exc names the code that allocates (the default "
      "of heap views; docs/memory.md lists them)",
-     0},
+     0, NULL},
+    {"perfview heap", HS_PRESET_PERFVIEW_HEAP_GROUP, HS_PRESET_PERFVIEW_HEAP_FOLD, "",
+     "heap snapshots (.gcdump): PerfView's defaults for its heap views: "
+     "the framework's types as 'LIB' entries, arrays and strings charged "
+     "to the object that holds them, the objects no root reaches left out",
+     0, HS_PRESET_PERFVIEW_HEAP_EXC},
 };
 
 #define NR_PRESETS (sizeof(presets) / sizeof(presets[0]))

@@ -8,11 +8,11 @@
  * ("/full/path/to/module!function"; processes "Process <comm> (<pid>)",
  * threads "Thread (<tid>) <name>").
  *
- * A preset is a name, a GroupPats text, a FoldPats text, a Fold% and a
- * comment. Applying one sets GroupPats to "[name] group" (which is what
- * hs_preset_group_text() returns) plus FoldPats and Fold% when they are not
- * empty. "Just My App" depends on the executable's directory and is built
- * on demand.
+ * A preset is a name, a GroupPats text, a FoldPats text, a Fold%, a
+ * comment and an ExcPats text. Applying one sets GroupPats to "[name]
+ * group" (which is what hs_preset_group_text() returns) plus FoldPats,
+ * Fold% and ExcPats when they are not empty. "Just My App" depends on
+ * the executable's directory and is built on demand.
  *
  * heapscope's command line uses no grouping unless a preset or GroupPats
  * is given, and leaves Fold% blank; HS_PRESET_DEFAULT_GROUP is PerfView's
@@ -73,9 +73,11 @@
 	"__uninitialized_copy_a|__uninitialized_move_if_noexcept_a|"                     \
 	"__uninitialized_fill_n_a|__uninitialized_default_n_a|__do_uninit_copy|"         \
 	"__relocate_a|__relocate_a_1)(?&t)?\\(;"                                         \
-	"@^[^!]*!<?(?:alloc|hashbrown|std::collections)::"                               \
+	"@^[^!]*!<*(?:&(?:mut )?)?(?:alloc|hashbrown|std::collections|core::fmt)::"      \
 	"(?![^!]* as (?!(?:core|alloc|std|hashbrown)::));"                               \
-	"@^[^!]*!<[^!]*? as (?:alloc|hashbrown)::;"                                      \
+	"@^[^!]*!<[^!]*? as (?:alloc|hashbrown|<\\[_\\]>)::;"                            \
+	"@^[^!]*!<(?:&(?:mut )?)*(?:\\w+|\\[[^!]*?\\]) as core::fmt::;"                  \
+	"@^[^!]*!<(?:\\[[^!]*?\\]|str)>::;"                                              \
 	"@^[^!]*!(?:<[^!]*? as )?core::iter::traits::iterator::Iterator>?::collect\\b;"  \
 	"@^[^!]*!<?core::option::Option<.*?>?::map_or_else\\b;"                          \
 	"@^[^!]*!<?std::(?:alloc|sys::(?:\\w+::)*alloc)::;"                              \
@@ -85,20 +87,36 @@
  * libstdc++ that allocate once and never free before the program exits:
  * stdio buffers, locale and iconv data, time zones, NSS modules, atexit
  * handlers, the dynamic linker's data for dlopen()ed libraries and thread
- * TLS, libstdc++'s emergency exception pool. They are matched against an
- * allocation's allocating frames only (memviews.c), not against every
- * frame of its stack: a user's allocation made under dlopen() (in a
- * library's constructor) is the user's. The blocks they made are put
+ * TLS, libstdc++'s emergency exception pool, Rust std's record of the
+ * main thread (thread_info, for its stack overflow handler). They are
+ * matched against an allocation's allocating frames only (memviews.c),
+ * not against every frame of its stack: a user's allocation made under
+ * dlopen() (in a library's constructor) is the user's. The blocks they made are put
  * under the pseudo-frame HS_EXIT_TIME_FRAME, which the leaks view's
  * default ExcPats HS_PRESET_LEAK_SUPPRESS leave out.
  */
+/*
+ * PerfView's defaults for the heap views of a heap snapshot (its memory
+ * stack window): GroupPats "[group Framework]", FoldPats that charge
+ * arrays ("[]" in a type name) and strings to the object that holds them,
+ * and ExcPats that leave out the objects no root reaches. PerfView's
+ * "mscorlib!String" names .NET Framework's string type; .NET's is
+ * System.Private.CoreLib.dll's System.String, folded the same way.
+ */
+#define HS_PRESET_PERFVIEW_HEAP_GROUP "mscorlib!=>LIB;System%!=>LIB;"
+#define HS_PRESET_PERFVIEW_HEAP_FOLD                                                     \
+	"[];mscorlib!String;@System\\.Private\\.CoreLib\\.dll!System\\.String$"
+#define HS_PRESET_PERFVIEW_HEAP_EXC "[not reachable from roots]"
+
 #define HS_EXIT_TIME_FRAME "KnownExitTimeAlloc"
 #define HS_PRESET_LEAK_SUPPRESS "^" HS_EXIT_TIME_FRAME
 #define HS_PRESET_EXIT_TIME_ALLOCS                                                       \
 	"@!(_IO_file_doallocate|_nl_[a-z_]*|__gconv_[a-z_]*|__nss_[a-z_]*|"              \
 	"__new_exitfn|tzset_internal|__tzfile_read|dl_open_worker|_dl_[a-z_]*)"          \
 	"( \\(inline\\))?$;"                                                             \
-	"@!(_GLOBAL__sub_I_eh_alloc\\.cc|\\(anonymous namespace\\)::pool::pool\\()"
+	"@!(_GLOBAL__sub_I_eh_alloc\\.cc|\\(anonymous namespace\\)::pool::pool\\();"     \
+	"@!std::sys(?:_common)?::(?:\\w+::)*thread_info::set(?:_current_info)?"          \
+	"( \\(inline\\))?$"
 
 struct hs_preset {
 	const char *name;     /* e.g. "group modules" (shown as "[group modules]") */
@@ -107,6 +125,7 @@ struct hs_preset {
 	const char *fold_pct; /* Fold%; "" for blank */
 	const char *comment;
 	int needs_exe_dir; /* "group" is built from the executable's directory */
+	const char *exc;   /* ExcPats; NULL for none */
 };
 
 size_t hs_presets_count(void);

@@ -1,7 +1,11 @@
 /*
  * stats - a heap trace's numbers, computed from its memory views (see
- * stats.h): totals from the views' samples, top call sites from ByName
- * with the views' default patterns, timelines from the net view.
+ * stats.h) in one pass over the events, loaded or streamed: the totals
+ * (totals.h, with the heap in use per clock tick for the timeline) and
+ * the peak view, which gives the alloc, leaks and temporary views too
+ * (hs_memview_pass_new_heap()), are the consumers of the events, and
+ * the totals read the live blocks from the view; then
+ * top call sites from ByName with the views' default patterns.
  */
 #include "analysis/stats.h"
 #include "analysis/totals.h"
@@ -124,24 +128,29 @@ static int buckets_finish(struct buckets *b, double carry, struct hs_timeline *o
 	return 0;
 }
 
-int hs_heap_timelines(const struct hs_trace *t, size_t points, struct hs_timeline *heap,
-		      struct hs_timeline *rss)
+/* The heap timeline of @curve over @duration_ns, and the RSS one of @t. */
+static int timelines(const struct hs_trace *t, const struct hs_heap_curve *curve,
+		     int64_t duration_ns, size_t points, struct hs_timeline *heap,
+		     struct hs_timeline *rss)
 {
 	struct buckets b = {0};
 	size_t i;
 	int err = 0;
 
 	if (heap) {
-		err = buckets_init(&b, t->duration_ns, points);
-		if (!err)
-			err = hs_memview_heap_walk(t, buckets_add, &b);
+		err = buckets_init(&b, duration_ns, points);
+		/* a tick's highest value, then its last one: as event by event */
+		for (i = 0; !err && i < curve->n; i++) {
+			buckets_add(&b, curve->time[i], curve->max[i]);
+			buckets_add(&b, curve->time[i], curve->last[i]);
+		}
 		if (!err)
 			err = buckets_finish(&b, 0, heap);
 		buckets_release(&b);
 		memset(&b, 0, sizeof(b));
 	}
 	if (!err && rss) {
-		err = buckets_init(&b, t->duration_ns, points);
+		err = buckets_init(&b, duration_ns, points);
 		for (i = 0; !err && i < t->nr_rss; i++)
 			buckets_add(&b, t->rss_time[i], (double)t->rss_bytes[i]);
 		if (!err)
@@ -157,14 +166,38 @@ int hs_heap_timelines(const struct hs_trace *t, size_t points, struct hs_timelin
 	return err;
 }
 
-static int build(const struct hs_trace *t, enum hs_memview_kind kind,
-		 struct hs_stack_source *src, struct hs_memview_info *info,
-		 struct hs_diag *diag)
+/* Feed the events of loaded trace @t to @sink in batches. */
+static int feed_loaded(const struct hs_trace *t, const struct hs_trace_sink *sink)
 {
-	struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT;
+	struct hs_trace_event batch[256];
+	size_t i = 0, n;
+	int err = 0;
 
-	o.kind = kind;
-	return hs_memview_build(t, &o, src, info, diag);
+	while (i < t->nr_events && !err) {
+		for (n = 0; n < 256 && i < t->nr_events; n++, i++)
+			hs_trace_event_get(t, i, &batch[n]);
+		err = sink->events(sink->ctx, batch, n);
+	}
+	return err;
+}
+
+int hs_heap_timelines(const struct hs_trace *t, size_t points, struct hs_timeline *heap,
+		      struct hs_timeline *rss)
+{
+	struct hs_heap_totals tot;
+	struct hs_heap_totals_pass tp;
+	struct hs_heap_curve curve = {0};
+	struct hs_trace_sink sink = {.events = hs_heap_totals_pass_events, .ctx = &tp};
+	int err = 0;
+
+	hs_heap_totals_pass_init(&tp, t, &tot, heap ? &curve : NULL);
+	if (heap)
+		err = feed_loaded(t, &sink);
+	hs_heap_totals_pass_release(&tp);
+	if (!err)
+		err = timelines(t, &curve, t->duration_ns, points, heap, rss);
+	hs_heap_curve_release(&curve);
+	return err;
 }
 
 /* --- top call sites ------------------------------------------------------ */
@@ -305,42 +338,103 @@ int hs_heap_leaks_path(const char *path, struct hs_leak_totals *out, struct hs_d
 
 /* --- the stats ------------------------------------------------------------- */
 
-/* The numbers that come from the trace's totals (totals.h). */
-static int event_totals(const struct hs_trace *t, struct hs_heap_stats *s)
-{
-	struct hs_heap_totals tot;
-	int err = hs_heap_totals(t, &tot);
+/*
+ * The stats' one pass over the events: the totals (with the heap curve
+ * for the timeline) and the peak view, which also gives the alloc, leaks
+ * and temporary views from the same keys and live blocks.
+ */
+enum { SV_ALLOC, SV_LEAKS, SV_PEAK, SV_TEMPORARY, SV__COUNT };
 
-	if (err)
-		return err;
-	memcpy(s->hist, tot.hist, sizeof(s->hist));
-	s->reallocs = tot.reallocs_est;
-	s->mmaps = (double)tot.mmaps;
-	s->munmaps = (double)tot.munmaps;
-	s->cpu_samples = (double)tot.cpu_samples;
-	s->cpu_ms = tot.cpu_ms;
-	s->wall_samples = (double)tot.wall_samples;
-	s->wall_cpu_ms = tot.wall_cpu_ms;
-	s->wall_blocked_ms = tot.wall_blocked_ms;
-	s->wall_ready_ms = tot.wall_ready_ms;
-	s->peak_heap_bytes = tot.peak_heap_est;
-	s->peak_heap_ms = tot.peak_ns >= 0 ? (double)tot.peak_ns / 1e6 : -1;
-	if (tot.peak_rss_ns >= 0) {
-		s->peak_rss_bytes = (double)tot.peak_rss;
-		s->peak_rss_ms = (double)tot.peak_rss_ns / 1e6;
+struct stats_pass {
+	struct hs_heap_totals tot;
+	struct hs_heap_totals_pass totals;
+	struct hs_heap_curve curve;
+	struct hs_memview_opts opts;
+	struct hs_memview_pass *heap;
+	struct hs_stack_source src[SV__COUNT];
+};
+
+/* Each event to the view, then to the totals with what it did to the live blocks. */
+static int stats_events(void *ctx, const struct hs_trace_event *ev, size_t n)
+{
+	struct stats_pass *sp = ctx;
+	uint64_t gone_size = 0;
+	size_t i;
+	int err = 0, gone;
+
+	for (i = 0; i < n && !err; i++) {
+		if (i + 8 < n)
+			hs_memview_pass_prefetch(sp->heap, ev[i + 8].addr);
+		gone = hs_memview_pass_event(sp->heap, &ev[i], &gone_size);
+		err = gone < 0 ? gone
+			       : hs_heap_totals_pass_event_known(&sp->totals, &ev[i],
+								 gone, gone_size);
 	}
-	return 0;
+	return err;
 }
 
-int hs_heap_stats_compute(const struct hs_trace *t, const struct hs_stats_opts *o,
-			  struct hs_heap_stats *s, struct hs_diag *diag)
+static int stats_live(void *ctx, uint64_t addr)
 {
-	struct hs_stack_source src;
-	struct hs_memview_info info;
+	struct stats_pass *sp = ctx;
+
+	return hs_memview_pass_live(sp->heap, addr);
+}
+
+static int stats_pass_init(struct stats_pass *sp, const struct hs_trace *t)
+{
+	memset(sp, 0, sizeof(*sp));
+	hs_heap_totals_pass_init(&sp->totals, t, &sp->tot, &sp->curve);
+	sp->opts = (struct hs_memview_opts)HS_MEMVIEW_OPTS_INIT;
+	sp->opts.kind = HS_MEM_PEAK;
+	return hs_memview_pass_new_heap(t, &sp->opts, &sp->src[SV_PEAK],
+					&sp->src[SV_ALLOC], &sp->src[SV_LEAKS],
+					&sp->src[SV_TEMPORARY], &sp->heap);
+}
+
+static void stats_pass_release(struct stats_pass *sp)
+{
+	int k;
+
+	hs_heap_totals_pass_release(&sp->totals);
+	hs_heap_curve_release(&sp->curve);
+	hs_memview_pass_free(sp->heap);
+	for (k = 0; k < SV__COUNT; k++)
+		hs_source_release(&sp->src[k]);
+}
+
+/* The numbers that come from the trace's totals (totals.h). */
+static void event_totals(const struct hs_heap_totals *tot, struct hs_heap_stats *s)
+{
+	memcpy(s->hist, tot->hist, sizeof(s->hist));
+	s->events = tot->events;
+	s->reallocs = tot->reallocs_est;
+	s->frees = tot->frees_est;
+	s->unmatched_frees = (double)tot->unmatched_frees;
+	s->mmaps = (double)tot->mmaps;
+	s->munmaps = (double)tot->munmaps;
+	s->cpu_samples = (double)tot->cpu_samples;
+	s->cpu_ms = tot->cpu_ms;
+	s->wall_samples = (double)tot->wall_samples;
+	s->wall_cpu_ms = tot->wall_cpu_ms;
+	s->wall_blocked_ms = tot->wall_blocked_ms;
+	s->wall_ready_ms = tot->wall_ready_ms;
+	s->peak_heap_bytes = tot->peak_heap_est;
+	s->peak_heap_ms = tot->peak_ns >= 0 ? (double)tot->peak_ns / 1e6 : -1;
+	if (tot->peak_rss_ns >= 0) {
+		s->peak_rss_bytes = (double)tot->peak_rss;
+		s->peak_rss_ms = (double)tot->peak_rss_ns / 1e6;
+	}
+}
+
+/* The stats of trace @t once @sp has had its every event. */
+static int stats_finish(struct stats_pass *sp, const struct hs_trace *t,
+			const struct hs_stats_opts *o, struct hs_heap_stats *s,
+			struct hs_diag *diag)
+{
 	struct hs_leak_totals leaks;
 	size_t n = o && o->top ? o->top : 10, i;
 	double m, c;
-	int err;
+	int err = 0;
 
 	memset(s, 0, sizeof(*s));
 	s->duration_ms = (double)t->duration_ns / 1e6;
@@ -351,64 +445,201 @@ int hs_heap_stats_compute(const struct hs_trace *t, const struct hs_stats_opts *
 	s->cut_off = t->cut_off;
 	for (i = 0; i < t->nr_threads; i++)
 		s->threads += t->threads[i].tid != 0; /* 0: the process's own records */
-	err = event_totals(t, s);
-	if (err) {
-		hs_diag_set(diag, 0, "out of memory");
-		hs_heap_stats_release(s);
-		return err;
-	}
+	hs_heap_totals_pass_finish(&sp->totals);
+	event_totals(&sp->tot, s);
+	err = hs_memview_pass_finish(sp->heap, diag);
 
 	/* alloc: totals, and the top call sites by bytes and by count */
-	err = build(t, HS_MEM_ALLOC, &src, NULL, diag);
 	if (!err)
-		err = top(&src, n, &s->by_bytes, &s->by_count, &m, &c, diag);
+		err =
+		    top(&sp->src[SV_ALLOC], n, &s->by_bytes, &s->by_count, &m, &c, diag);
 	if (!err) {
-		hs_source_totals(&src, &s->bytes_allocated, &s->allocations);
+		hs_source_totals(&sp->src[SV_ALLOC], &s->bytes_allocated,
+				 &s->allocations);
 		if (s->duration_ms > 0)
 			s->allocations_per_second =
 			    s->allocations / (s->duration_ms / 1000);
 	}
-	hs_source_release(&src);
-
-	/* net: frees and the timelines */
-	if (!err)
-		err = build(t, HS_MEM_NET, &src, &info, diag);
-	if (!err) {
-		s->frees = info.frees;
-		s->unmatched_frees = (double)info.unmatched_frees;
-		err = hs_heap_timelines(t, o ? o->points : 0, &s->heap, &s->rss);
+	/* the timelines */
+	if (!err && timelines(t, &sp->curve, t->duration_ns, o ? o->points : 0, &s->heap,
+			      &s->rss)) {
+		hs_diag_set(diag, 0, "out of memory");
+		err = -ENOMEM;
 	}
-	hs_source_release(&src);
-
 	/* leaks, after the default suppressions */
 	if (!err)
-		err = build(t, HS_MEM_LEAKS, &src, NULL, diag);
-	if (!err)
-		err = hs_heap_leaks(&src, n, &s->by_leaked, &leaks, diag);
+		err = hs_heap_leaks(&sp->src[SV_LEAKS], n, &s->by_leaked, &leaks, diag);
 	if (!err) {
 		s->leaked_bytes = leaks.bytes;
 		s->leaked_blocks = leaks.blocks;
 		s->suppressed_bytes = leaks.suppressed_bytes;
 		s->suppressed_blocks = leaks.suppressed_blocks;
 	}
-	hs_source_release(&src);
-
 	/* the blocks live at the peak */
 	if (!err)
-		err = build(t, HS_MEM_PEAK, &src, NULL, diag);
-	if (!err)
-		err = top(&src, n, &s->at_peak, NULL, &m, &c, diag);
-	hs_source_release(&src);
-
+		err = top(&sp->src[SV_PEAK], n, &s->at_peak, NULL, &m, &c, diag);
 	/* temporary allocations */
 	if (!err)
-		err = build(t, HS_MEM_TEMPORARY, &src, NULL, diag);
-	if (!err)
-		hs_source_totals(&src, &s->temporary_bytes, &s->temporary_allocations);
-	hs_source_release(&src);
+		hs_source_totals(&sp->src[SV_TEMPORARY], &s->temporary_bytes,
+				 &s->temporary_allocations);
 	if (err)
 		hs_heap_stats_release(s);
 	return err;
+}
+
+static int stats_oom(int err, struct hs_diag *diag)
+{
+	if (err == -ENOMEM && !diag->set)
+		hs_diag_set(diag, 0, "out of memory");
+	return err;
+}
+
+int hs_heap_stats_compute(const struct hs_trace *t, const struct hs_stats_opts *o,
+			  struct hs_heap_stats *s, struct hs_diag *diag)
+{
+	struct stats_pass sp;
+	struct hs_trace_sink sink = {.events = stats_events, .ctx = &sp};
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	err = stats_pass_init(&sp, t);
+	if (!err)
+		err = feed_loaded(t, &sink);
+	if (!err)
+		err = stats_finish(&sp, t, o, s, diag);
+	stats_pass_release(&sp);
+	return stats_oom(err, diag);
+}
+
+int hs_heap_stats_compute_path(const char *path, const struct hs_stats_opts *o,
+			       struct hs_trace *t, struct hs_heap_stats *s,
+			       struct hs_diag *diag)
+{
+	struct stats_pass sp;
+	struct hs_trace_sink sink = {
+	    .events = stats_events, .live = stats_live, .ctx = &sp};
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	err = stats_pass_init(&sp, t);
+	if (!err)
+		err = hs_trace_stream(path, t, &sink, diag);
+	if (!err) {
+		err = stats_finish(&sp, t, o, s, diag);
+		if (err)
+			hs_trace_release(t);
+	}
+	stats_pass_release(&sp);
+	if (err != -EAGAIN)
+		return stats_oom(err, diag);
+	/* not in time order: the trace is loaded */
+	err = hs_trace_load(path, t, diag);
+	if (err)
+		return err;
+	err = hs_heap_stats_compute(t, o, s, diag);
+	if (err)
+		hs_trace_release(t);
+	return err;
+}
+
+/* --- run's summary ---------------------------------------------------------- */
+
+/*
+ * The totals and the leaks in one pass: the totals read the live blocks
+ * from a peak view of the whole trace that gives the leaks view too.
+ */
+struct summary_pass {
+	struct hs_heap_totals_pass totals;
+	struct hs_memview_opts opts;
+	struct hs_memview_pass *heap;
+	struct hs_stack_source peak, leaks;
+};
+
+static int summary_events(void *ctx, const struct hs_trace_event *ev, size_t n)
+{
+	struct summary_pass *sp = ctx;
+	uint64_t gone_size = 0;
+	size_t i;
+	int err = 0, gone;
+
+	for (i = 0; i < n && !err; i++) {
+		if (i + 8 < n)
+			hs_memview_pass_prefetch(sp->heap, ev[i + 8].addr);
+		gone = hs_memview_pass_event(sp->heap, &ev[i], &gone_size);
+		err = gone < 0 ? gone
+			       : hs_heap_totals_pass_event_known(&sp->totals, &ev[i],
+								 gone, gone_size);
+	}
+	return err;
+}
+
+static int summary_live(void *ctx, uint64_t addr)
+{
+	struct summary_pass *sp = ctx;
+
+	return hs_memview_pass_live(sp->heap, addr);
+}
+
+static int summary_init(struct summary_pass *sp, const struct hs_trace *t,
+			struct hs_heap_totals *tot)
+{
+	memset(sp, 0, sizeof(*sp));
+	hs_heap_totals_pass_init(&sp->totals, t, tot, NULL);
+	sp->opts = (struct hs_memview_opts)HS_MEMVIEW_OPTS_INIT;
+	sp->opts.kind = HS_MEM_PEAK;
+	return hs_memview_pass_new_heap(t, &sp->opts, &sp->peak, NULL, &sp->leaks, NULL,
+					&sp->heap);
+}
+
+static void summary_release(struct summary_pass *sp)
+{
+	hs_heap_totals_pass_release(&sp->totals);
+	hs_memview_pass_free(sp->heap);
+	hs_source_release(&sp->peak);
+	hs_source_release(&sp->leaks);
+}
+
+static int summary_finish(struct summary_pass *sp, struct hs_leak_totals *leaks,
+			  struct hs_diag *diag)
+{
+	int err;
+
+	hs_heap_totals_pass_finish(&sp->totals);
+	err = hs_memview_pass_finish(sp->heap, diag);
+	return err ? err : hs_heap_leaks(&sp->leaks, 0, NULL, leaks, diag);
+}
+
+int hs_heap_summary_path(const char *path, struct hs_trace *t, struct hs_heap_totals *tot,
+			 struct hs_leak_totals *leaks, struct hs_diag *diag)
+{
+	struct summary_pass sp;
+	struct hs_trace_sink sink = {
+	    .events = summary_events, .live = summary_live, .ctx = &sp};
+	int err;
+
+	memset(leaks, 0, sizeof(*leaks));
+	err = summary_init(&sp, t, tot);
+	if (!err)
+		err = hs_trace_stream(path, t, &sink, diag);
+	if (err == -EAGAIN) {
+		/* not in time order: the same pass over the loaded events */
+		summary_release(&sp);
+		err = hs_trace_load(path, t, diag);
+		if (err)
+			return stats_oom(err, diag);
+		err = summary_init(&sp, t, tot);
+		if (!err)
+			err = feed_loaded(t, &sink);
+		if (err)
+			hs_trace_release(t);
+	}
+	if (!err) {
+		err = summary_finish(&sp, leaks, diag);
+		if (err)
+			hs_trace_release(t);
+	}
+	summary_release(&sp);
+	return stats_oom(err, diag);
 }
 
 /* --- JSON ------------------------------------------------------------------ */

@@ -61,6 +61,7 @@ struct hs_heap_stats {
 	double cpu_samples, cpu_ms, wall_samples;
 	double wall_cpu_ms, wall_blocked_ms, wall_ready_ms;
 	size_t threads;
+	uint64_t events; /* the events read (a realloc that freed is two) */
 	int sampled, symbolized, cut_off;
 	uint64_t sample_bytes;
 	struct hs_size_bucket hist[65]; /* by bit length of the size */
@@ -79,6 +80,17 @@ struct hs_stats_opts {
  */
 int hs_heap_stats_compute(const struct hs_trace *t, const struct hs_stats_opts *o,
 			  struct hs_heap_stats *s, struct hs_diag *diag);
+/*
+ * The same from the trace at @path in one streamed pass (memory bounded
+ * by the live blocks, the stacks and the clock ticks; the trace is
+ * loaded instead when its events are not in time order). @t gets the
+ * trace as read, without its events (initialised here; the caller
+ * releases it with hs_trace_release()). Returns 0 or a negative errno
+ * with @diag filled; @t and @s are then released.
+ */
+int hs_heap_stats_compute_path(const char *path, const struct hs_stats_opts *o,
+			       struct hs_trace *t, struct hs_heap_stats *s,
+			       struct hs_diag *diag);
 void hs_heap_stats_release(struct hs_heap_stats *s);
 
 /*
@@ -110,6 +122,16 @@ int hs_heap_leaks(const struct hs_stack_source *src, size_t n,
 int hs_heap_leaks_path(const char *path, struct hs_leak_totals *out,
 		       struct hs_diag *diag);
 void hs_heap_top_release(struct hs_top_list *l);
+/*
+ * `heapscope run`'s summary in one streamed pass over the trace at
+ * @path: its totals (as hs_heap_totals_path() gives them) into @tot and
+ * its leaks (as hs_heap_leaks_path()) into @leaks, the totals reading
+ * the live blocks from the view. @t gets the trace as read (initialised
+ * here; the caller releases it with hs_trace_release()). Returns 0 or a
+ * negative errno with @diag filled; @t is then released.
+ */
+int hs_heap_summary_path(const char *path, struct hs_trace *t, struct hs_heap_totals *tot,
+			 struct hs_leak_totals *leaks, struct hs_diag *diag);
 
 /*
  * The heap in use (live bytes; estimates for a sampled trace) and the RSS

@@ -3,24 +3,59 @@
  * the live blocks in an address map, everything else in counters.
  */
 #include "analysis/totals.h"
+#include "common/alloc.h"
 #include "common/u64map.h"
 #include <errno.h>
 #include <string.h>
 
 /*
- * The sink's state: the totals so far and the live blocks (address ->
- * size). Address 0 is never live: an allocation there stays in the live
- * bytes and blocks to the end (zero_blocks), and a free there is
- * unmatched.
+ * The pass's state (struct hs_heap_totals_pass, totals.h): the totals so
+ * far and the live blocks (address -> size). Address 0 is never live: an
+ * allocation there stays in the live bytes and blocks to the end
+ * (zero_blocks), and a free there is unmatched.
  */
-struct totals_sink {
-	const struct hs_trace *t;
-	struct hs_heap_totals *out;
-	struct hs_u64map live;
-	uint64_t zero_blocks; /* allocations at address 0 */
-	uint64_t live_bytes;
-	double live_est;
-};
+
+void hs_heap_curve_release(struct hs_heap_curve *c)
+{
+	hs_free(c->time);
+	hs_free(c->max);
+	hs_free(c->last);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Heap in use @v after an event at @time. 0 or -ENOMEM. */
+static int curve_add(struct hs_heap_curve *c, int64_t time, double v)
+{
+	size_t n = c->n;
+
+	if (n && c->time[n - 1] == time) {
+		if (v > c->max[n - 1])
+			c->max[n - 1] = v;
+		c->last[n - 1] = v;
+		return 0;
+	}
+	if (n == c->alloc) {
+		size_t a = n ? 2 * n : 1024;
+		int64_t *t = hs_realloc(c->time, a * sizeof(*t));
+		double *m, *l;
+
+		if (t)
+			c->time = t;
+		m = t ? hs_realloc(c->max, a * sizeof(*m)) : NULL;
+		if (m)
+			c->max = m;
+		l = m ? hs_realloc(c->last, a * sizeof(*l)) : NULL;
+		if (!l)
+			return -ENOMEM;
+		c->last = l;
+		c->alloc = a;
+	}
+	c->time[n] = time;
+	c->max[n] = v;
+	c->last[n] = v;
+	c->n++;
+	return 0;
+}
 
 static double weight(const struct hs_trace *t, uint64_t size)
 {
@@ -32,14 +67,15 @@ static unsigned bit_length(uint64_t v)
 	return v ? 64u - (unsigned)__builtin_clzll(v) : 0;
 }
 
-static void totals_init(struct totals_sink *ts, const struct hs_trace *t,
-			struct hs_heap_totals *out)
+void hs_heap_totals_pass_init(struct hs_heap_totals_pass *ts, const struct hs_trace *t,
+			      struct hs_heap_totals *out, struct hs_heap_curve *curve)
 {
 	unsigned k;
 
 	memset(ts, 0, sizeof(*ts));
 	ts->t = t;
 	ts->out = out;
+	ts->curve = curve;
 	memset(out, 0, sizeof(*out));
 	out->peak_ns = -1;
 	out->peak_rss_ns = -1;
@@ -51,12 +87,15 @@ static void totals_init(struct totals_sink *ts, const struct hs_trace *t,
 	}
 }
 
-static int totals_event(struct totals_sink *ts, const struct hs_trace_event *e)
+/*
+ * Event @e, where @gone says whether it took a block out of the live ones
+ * (an allocation over a live block, or the free of one), of size @old.
+ */
+static int totals_apply(struct hs_heap_totals_pass *ts, const struct hs_trace_event *e,
+			int gone, uint64_t old)
 {
 	struct hs_heap_totals *o = ts->out;
-	uint64_t old;
 	double w;
-	int err;
 
 	o->events++;
 	if (o->peak_ns < 0)
@@ -72,15 +111,11 @@ static int totals_event(struct totals_sink *ts, const struct hs_trace_event *e)
 		}
 		o->hist[bit_length(e->size)].count += w;
 		o->hist[bit_length(e->size)].bytes += w * (double)e->size;
-		old = UINT64_MAX;
-		if (!e->addr) {
+		if (!e->addr)
 			ts->zero_blocks++;
-		} else {
-			err = hs_u64map_put(&ts->live, e->addr, e->size, &old);
-			if (err < 0)
-				return err;
-		}
-		if (old != UINT64_MAX) {
+		else if (!gone)
+			ts->live_blocks++;
+		if (gone) {
 			/* a block at a live address: its free was not seen */
 			ts->live_bytes -= old;
 			ts->live_est -= (double)old * weight(ts->t, old);
@@ -93,15 +128,21 @@ static int totals_event(struct totals_sink *ts, const struct hs_trace_event *e)
 			o->peak_heap_est = ts->live_est;
 			o->peak_ns = e->time;
 		}
+		if (ts->curve)
+			return curve_add(ts->curve, e->time, ts->live_est);
 		break;
 	case HS_OP_FREE:
 		o->frees++;
-		if (!e->addr || !hs_u64map_del(&ts->live, e->addr, &old)) {
+		if (!gone) {
 			o->unmatched_frees++;
 			break;
 		}
+		ts->live_blocks--;
 		ts->live_bytes -= old;
 		ts->live_est -= (double)old * weight(ts->t, old);
+		o->frees_est += weight(ts->t, old);
+		if (ts->curve)
+			return curve_add(ts->curve, e->time, ts->live_est);
 		break;
 	case HS_OP_MMAP:
 		o->mmaps++;
@@ -128,7 +169,30 @@ static int totals_event(struct totals_sink *ts, const struct hs_trace_event *e)
 	return 0;
 }
 
-static int sink_events(void *ctx, const struct hs_trace_event *ev, size_t n)
+/* Event @e, with the live blocks in the pass's own map. */
+static int totals_event(struct hs_heap_totals_pass *ts, const struct hs_trace_event *e)
+{
+	uint64_t old = 0;
+	int gone = 0;
+
+	if (e->op == HS_OP_ALLOC && e->addr) {
+		gone = hs_u64map_put(&ts->live, e->addr, e->size, &old);
+		if (gone < 0)
+			return gone;
+	} else if (e->op == HS_OP_FREE && e->addr) {
+		gone = hs_u64map_del(&ts->live, e->addr, &old);
+	}
+	return totals_apply(ts, e, gone, old);
+}
+
+int hs_heap_totals_pass_event_known(struct hs_heap_totals_pass *ts,
+				    const struct hs_trace_event *e, int gone,
+				    uint64_t gone_size)
+{
+	return totals_apply(ts, e, gone, gone_size);
+}
+
+int hs_heap_totals_pass_events(void *ctx, const struct hs_trace_event *ev, size_t n)
 {
 	size_t i;
 	int err = 0;
@@ -138,22 +202,22 @@ static int sink_events(void *ctx, const struct hs_trace_event *ev, size_t n)
 	return err;
 }
 
-static int sink_live(void *ctx, uint64_t addr)
+int hs_heap_totals_pass_live(void *ctx, uint64_t addr)
 {
-	struct totals_sink *ts = ctx;
+	struct hs_heap_totals_pass *ts = ctx;
 
 	return addr && hs_u64map_has(&ts->live, addr);
 }
 
 /* What is left live, and the RSS records (a stream has them at its end). */
-static void totals_finish(struct totals_sink *ts)
+void hs_heap_totals_pass_finish(struct hs_heap_totals_pass *ts)
 {
 	const struct hs_trace *t = ts->t;
 	struct hs_heap_totals *o = ts->out;
 	size_t i;
 
 	o->leaked_bytes = ts->live_bytes;
-	o->leaked_blocks = hs_u64map_count(&ts->live) + ts->zero_blocks;
+	o->leaked_blocks = ts->live_blocks + ts->zero_blocks;
 	for (i = 0; i < t->nr_rss; i++)
 		if (t->rss_bytes[i] > o->peak_rss || o->peak_rss_ns < 0) {
 			o->peak_rss = t->rss_bytes[i];
@@ -162,38 +226,44 @@ static void totals_finish(struct totals_sink *ts)
 	hs_u64map_release(&ts->live);
 }
 
+void hs_heap_totals_pass_release(struct hs_heap_totals_pass *ts)
+{
+	hs_u64map_release(&ts->live);
+}
+
 int hs_heap_totals(const struct hs_trace *t, struct hs_heap_totals *out)
 {
-	struct totals_sink ts;
+	struct hs_heap_totals_pass ts;
 	struct hs_trace_event e;
 	size_t i;
 	int err = 0;
 
-	totals_init(&ts, t, out);
+	hs_heap_totals_pass_init(&ts, t, out, NULL);
 	for (i = 0; i < t->nr_events && !err; i++) {
 		hs_trace_event_get(t, i, &e);
 		err = totals_event(&ts, &e);
 	}
-	totals_finish(&ts);
+	hs_heap_totals_pass_finish(&ts);
 	if (err)
-		totals_init(&ts, t, out);
+		hs_heap_totals_pass_init(&ts, t, out, NULL);
 	return err;
 }
 
 int hs_heap_totals_path(const char *path, struct hs_trace *t, struct hs_heap_totals *out,
 			struct hs_diag *diag)
 {
-	struct totals_sink ts;
-	struct hs_trace_sink sink = {
-	    .events = sink_events, .live = sink_live, .ctx = &ts};
+	struct hs_heap_totals_pass ts;
+	struct hs_trace_sink sink = {.events = hs_heap_totals_pass_events,
+				     .live = hs_heap_totals_pass_live,
+				     .ctx = &ts};
 	int err;
 
-	totals_init(&ts, t, out);
+	hs_heap_totals_pass_init(&ts, t, out, NULL);
 	err = hs_trace_stream(path, t, &sink, diag);
 	if (err == -EAGAIN) {
 		/* not in time order: the events the sink had go, the trace is loaded */
 		hs_u64map_release(&ts.live);
-		totals_init(&ts, t, out);
+		hs_heap_totals_pass_init(&ts, t, out, NULL);
 		err = hs_trace_load(path, t, diag);
 		if (!err) {
 			err = hs_heap_totals(t, out);
@@ -203,7 +273,7 @@ int hs_heap_totals_path(const char *path, struct hs_trace *t, struct hs_heap_tot
 		return err;
 	}
 	if (!err)
-		totals_finish(&ts);
+		hs_heap_totals_pass_finish(&ts);
 	else
 		hs_u64map_release(&ts.live);
 	return err;

@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "common/diag.h"
+#include "common/u64map.h"
 #include "format/trace_reader.h"
 
 /*
@@ -10,9 +11,10 @@
  * order: counts, bytes, the heap's peak and when it was reached, what is
  * live at the end, frees of blocks never seen allocated, mappings, CPU
  * and wall samples, a size histogram, the highest RSS. The one place
- * they are computed: `run`'s summary (the trace streamed), `dump
- * --summary` and `stats` (a loaded trace) all read them from here, so
- * their peak is one number.
+ * they are computed: `run`'s summary and `stats` (the trace streamed,
+ * in one pass with the views they need), `dump --summary` and the GUI's
+ * heap timeline (a loaded trace) all read them from here, so their peak
+ * is one number.
  *
  * Counts and bytes are those of the records (of the samples, for a
  * trace made with --sample-bytes); the *_est fields and the histogram
@@ -39,6 +41,7 @@ struct hs_heap_totals {
 			       * (the first event's time for an empty
 			       * heap; -1: no event) */
 	double reallocs_est;
+	double frees_est;		      /* frees of live blocks, estimated */
 	uint64_t leaked_bytes, leaked_blocks; /* live at the end */
 	uint64_t unmatched_frees;	      /* frees of blocks not seen allocated */
 	uint64_t cpu_samples, wall_samples;
@@ -48,6 +51,59 @@ struct hs_heap_totals {
 	int64_t peak_rss_ns;		/* its time (-1: no RSS record) */
 	struct hs_size_bucket hist[65]; /* allocations by bit length of the size */
 };
+
+/*
+ * Heap in use over time, one point per clock tick that changed it: the
+ * highest value within the tick and the value after its last event. Its
+ * size is bounded by the trace's length in ticks (a millisecond each
+ * when every allocation is recorded), not by its events.
+ */
+struct hs_heap_curve {
+	int64_t *time; /* ns */
+	double *max, *last;
+	size_t n, alloc;
+};
+
+void hs_heap_curve_release(struct hs_heap_curve *c);
+
+/*
+ * The totals as one consumer of a pass over the events in time order,
+ * for passes that feed several (stats): hs_heap_totals_pass_init(), then
+ * hs_heap_totals_pass_events() for every event (a struct hs_trace_sink's
+ * events; hs_heap_totals_pass_live() its live), then _finish() once the
+ * trace is read (the RSS records of a stream come at its end), and
+ * _release(). With @curve not NULL, the heap in use goes to it as well
+ * (the pass borrows it; its owner releases it). @t is borrowed and may
+ * be filled while the pass runs (a stream's).
+ */
+struct hs_heap_totals_pass {
+	const struct hs_trace *t;
+	struct hs_heap_totals *out;
+	struct hs_heap_curve *curve;
+	struct hs_u64map live; /* the live blocks: address -> size */
+	uint64_t zero_blocks;  /* allocations at address 0, live to the end */
+	uint64_t live_blocks;  /* the others live now */
+	uint64_t live_bytes;
+	double live_est;
+};
+
+void hs_heap_totals_pass_init(struct hs_heap_totals_pass *p, const struct hs_trace *t,
+			      struct hs_heap_totals *out, struct hs_heap_curve *curve);
+/* @ctx is the pass. 0 or -ENOMEM. */
+int hs_heap_totals_pass_events(void *ctx, const struct hs_trace_event *ev, size_t n);
+int hs_heap_totals_pass_live(void *ctx, uint64_t addr);
+/*
+ * Event @e to a pass whose caller keeps the live blocks (a view that has
+ * them already: hs_memview_pass_event()), instead of _events(): @gone
+ * says whether @e took a block of @gone_size bytes out of them (the free
+ * of a live block, or an allocation over one). Address 0 is never live.
+ * A pass is fed one way or the other, not both. 0 or -ENOMEM.
+ */
+int hs_heap_totals_pass_event_known(struct hs_heap_totals_pass *p,
+				    const struct hs_trace_event *e, int gone,
+				    uint64_t gone_size);
+void hs_heap_totals_pass_finish(struct hs_heap_totals_pass *p);
+void hs_heap_totals_pass_release(struct hs_heap_totals_pass *p);
 
 /* The totals of loaded trace @t into @out. Returns 0 or -ENOMEM. */
 int hs_heap_totals(const struct hs_trace *t, struct hs_heap_totals *out);

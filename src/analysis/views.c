@@ -413,6 +413,29 @@ out:
 	return err;
 }
 
+int hs_view_tree_nodes(const struct hs_tree *t, uint32_t *node_of_row, size_t nr)
+{
+	uint32_t *todo;
+	size_t top = 0, row = 0, k;
+
+	if (!t->nr || !nr)
+		return 0;
+	todo = hs_malloc(t->nr * sizeof(*todo));
+	if (!todo)
+		return -ENOMEM;
+	/* emit_tree()'s order: a node, then its children's subtrees in turn */
+	todo[top++] = 0;
+	while (top && row < nr) {
+		uint32_t n = todo[--top];
+
+		node_of_row[row++] = n;
+		for (k = hs_tree_nr_children(t, n); k-- > 0;)
+			todo[top++] = hs_tree_children(t, n)[k];
+	}
+	hs_free(todo);
+	return 0;
+}
+
 static int build_calltree(struct hs_view *v, const struct hs_calltree *ct,
 			  const struct hs_view_opts *o)
 {
@@ -1079,11 +1102,19 @@ double hs_view_pct(const struct hs_view *v, double x)
 }
 
 int hs_view_build(struct hs_view *v, const struct hs_calltree *ct,
-		  const struct hs_view_opts *o)
+		  const struct hs_view_opts *opts)
 {
+	struct hs_view_opts untimed_opts = *opts;
+	const struct hs_view_opts *o = opts;
 	uint32_t focus = HS_NO_FRAME;
 	size_t i;
 	int err;
+
+	/* a source without times has no When column to compute */
+	if (ct->in->untimed) {
+		untimed_opts.no_when = 1;
+		o = &untimed_opts;
+	}
 
 	memset(v, 0, sizeof(*v));
 	hs_source_init(&v->names);

@@ -126,6 +126,15 @@ HS_MUST_CHECK int hs_view_build(struct hs_view *v, const struct hs_calltree *ct,
 void hs_view_release(struct hs_view *v);
 
 /*
+ * The node of @t behind each row of its full CallTree view (no limit, no
+ * depth: the rows hs_view_build() makes, depth first over the alive
+ * children), into @node_of_row, which has room for @nr rows (the view's
+ * nr_total); the rows past @nr are left out. Returns 0 or -ENOMEM.
+ */
+HS_MUST_CHECK int hs_view_tree_nodes(const struct hs_tree *t, uint32_t *node_of_row,
+				     size_t nr);
+
+/*
  * What row @r's name stands for, for front ends that need its module
  * (Group Module, Ungroup Module): @group is NULL for a frame, "plain" or
  * "entry" for a group; @module the short module (NULL: none, or a plain

@@ -96,12 +96,13 @@ int cli_load_view(const char *cmd, const char *path, const char *from, const cha
 		  const struct hs_memview_opts *mv, struct hs_stack_source *src,
 		  struct hs_memview_info *info);
 /*
- * Warn on stderr, a line each, that the trace @path was cut off
- * (@cut_off, @events recovered) and that its symbol section is damaged
+ * Warn on stderr, a line each, that the collector could not record @lost
+ * events of the trace @path (its footer's count), that the trace was cut
+ * off (@cut_off, @events recovered) and that its symbol section is damaged
  * (@damage).
  */
 struct hs_trace_sym_damage;
-void cli_trace_warn(const char *path, int cut_off, size_t events,
+void cli_trace_warn(const char *path, int cut_off, size_t events, uint64_t lost,
 		    const struct hs_trace_sym_damage *damage);
 
 /* @bytes for people ("812 B", "4.6 MiB") into @buf of @n bytes. */

@@ -179,6 +179,7 @@ static void print_record(const struct hs_rec *rec)
 	switch (tag) {
 	case HS_TAG_FREE:
 	case HS_TAG_REALLOC_FREE:
+	case HS_TAG_FREE_TEMPORARY:
 		printf(" addr=0x%" PRIx64, rec->addr);
 		break;
 	case HS_TAG_MMAP:
@@ -272,13 +273,14 @@ static int dump_records(const char *path)
 	while ((ret = hs_trace_reader_next(&r, &rec, &diag)) == 1) {
 		if (r.nr_chunks != chunks) {
 			chunks = r.nr_chunks;
-			printf("chunk %" PRIu64 " at %" PRIu64 ": %s, %s %" PRIu32
+			printf("chunk %" PRIu64 " at %" PRIu64 ": %s, %s%s %" PRIu32
 			       " -> %" PRIu32 " bytes\n",
 			       chunks - 1, r.chunk_offset,
 			       r.chunk.kind == HS_CHUNK_END	  ? "end"
 			       : r.chunk.kind == HS_CHUNK_SYMBOLS ? "symbols"
 								  : "events",
 			       r.chunk.flags & HS_CHUNK_ZSTD ? "zstd" : "stored",
+			       r.chunk.flags & HS_CHUNK_COLUMNS ? " columns" : "",
 			       r.chunk.stored, r.chunk.raw);
 		}
 		print_record(&rec);

@@ -39,7 +39,8 @@
 
 struct gcdump_opts {
 	const char *out;
-	double timeout; /* seconds; 0: the default */
+	const char *types; /* --types: the types of earlier snapshots, or NULL */
+	double timeout;	   /* seconds; 0: the default */
 	int quiet;
 };
 
@@ -107,6 +108,11 @@ static const struct cli_option gcdump_options[] = {
     OPT_DOUBLE(0, "timeout", struct gcdump_opts, timeout, "S",
 	       "give up when the snapshot has not come in S\n"
 	       "seconds (default 60)"),
+    OPT_STRING(0, "types", struct gcdump_opts, types, "FILE",
+	       "name the types of objects the runtime described\n"
+	       "to an earlier snapshot of this process only (as it\n"
+	       "does while another session is on): read FILE, then\n"
+	       "write every type known to it"),
     OPT_FLAG('q', "quiet", struct gcdump_opts, quiet,
 	     "say nothing unless something fails"),
     OPT_END(),
@@ -114,7 +120,9 @@ static const struct cli_option gcdump_options[] = {
 
 const struct cli_syntax cli_gcdump_syntax = {
     .cmd = "gcdump",
-    .usage = "usage: heapscope gcdump [-o FILE.gcdump] [--timeout S] [-q] PID\n",
+    .usage =
+	"usage: heapscope gcdump [-o FILE.gcdump] [--timeout S] [--types FILE] [-q]\n"
+	"                        PID\n",
     .intro =
 	"Take a heap snapshot of the running .NET process PID through its\n"
 	"diagnostic socket, as dotnet-gcdump collect does: the runtime runs a\n"
@@ -213,6 +221,47 @@ static void drain(int fd, int tfd, int stop_fd, int quiet, uint64_t *bytes)
 	}
 	if (stop_fd >= 0)
 		close(stop_fd);
+}
+
+/*
+ * --types FILE: add the types FILE holds to @snap (a missing FILE holds
+ * none); a damaged FILE is said and ignored.
+ */
+static void load_types(const char *path, struct hs_heap_snapshot *snap)
+{
+	FILE *f = fopen(path, "r");
+	int err;
+
+	if (!f) {
+		if (errno != ENOENT)
+			fprintf(stderr, "heapscope: cannot read '%s': %s\n", path,
+				strerror(errno));
+		return;
+	}
+	err = hs_heap_snapshot_load_types(snap, f);
+	fclose(f);
+	if (err)
+		fprintf(stderr, "heapscope: '%s': %s; its types are not used\n", path,
+			err == -EINVAL ? "not a list of types" : strerror(-err));
+}
+
+/* --types FILE: write every type @snap knows to FILE. */
+static void save_types(const char *path, const struct hs_heap_snapshot *snap)
+{
+	FILE *f = fopen(path, "w");
+	int err;
+
+	if (!f) {
+		fprintf(stderr, "heapscope: cannot write '%s': %s\n", path,
+			strerror(errno));
+		return;
+	}
+	err = hs_heap_snapshot_save_types(snap, f);
+	if (fclose(f) && !err)
+		err = -EIO;
+	if (err)
+		fprintf(stderr, "heapscope: cannot write '%s': %s\n", path,
+			strerror(-err));
 }
 
 /* Write @g into the new file @ofd (@out): HS_EXIT_OK or HS_EXIT_FAIL. */
@@ -360,6 +409,8 @@ int cmd_gcdump(int argc, char **argv)
 			cli_fail("reading the session's events: %s", strerror(-r));
 		goto out;
 	}
+	if (o.types)
+		load_types(o.types, &p.snap);
 	r = hs_heap_snapshot_build(&p.snap, &g);
 	if (r) {
 		cli_fail("building the heap graph: %s", strerror(-r));
@@ -367,6 +418,8 @@ int cmd_gcdump(int argc, char **argv)
 	}
 	status = write_snapshot(ofd, out, &g, pid, comm);
 	ofd = -1;
+	if (status == HS_EXIT_OK && o.types)
+		save_types(o.types, &p.snap);
 	if (status == HS_EXIT_OK && !o.quiet) {
 		uint64_t total = 0;
 		uint32_t i;

@@ -9,12 +9,14 @@
  * Fold% and the view.
  */
 #include "analysis/diff.h"
+#include "analysis/exec_chain.h"
 #include "analysis/memviews.h"
 #include "analysis/presets.h"
 #include "analysis/query.h"
 #include "analysis/view_order.h"
 #include "cli/cli.h"
 #include "cli/dotnet_session.h"
+#include "cli/exec_images.h"
 #include "common/alloc.h"
 #include "model/source_merge.h"
 #include <errno.h>
@@ -38,6 +40,8 @@ struct report_opts {
 	int fit;	     /* text: fit the terminal's width */
 	char **more_paths;   /* report a b c: the files after the first */
 	int nr_more;
+	int no_exec_chain;		 /* --no-exec-chain */
+	char **exec_paths, **exec_owned; /* cli_exec_images_add()'s */
 	char *drill_owned;  /* the name with its suffix cut, when it had one */
 	char *preset_group; /* the preset's GroupPats text (owned) */
 	char *diff_group;   /* diff: GroupPats with the PID/TID prefix (owned) */
@@ -232,6 +236,10 @@ static const struct cli_option report_options[] = {
 	       "exc, exc_count, inc, inc_count, fold, fold_count,\n"
 	       "inc_avg, first or last; names ascend and numbers\n"
 	       "descend unless :asc or :desc says otherwise"),
+    OPT_FLAG(0, "no-exec-chain", struct report_opts, no_exec_chain,
+	     "read a trace that ended by exec alone: by default\n"
+	     "the traces of the images its process exec'd next,\n"
+	     "found beside it, are read with it as one process"),
     OPT_STRING(0, "find", struct report_opts, find, "REGEX",
 	       "only the rows whose name the regular expression\n"
 	       "matches (caseless), in a tree with the rows that lead\n"
@@ -250,7 +258,7 @@ static const struct cli_option report_options[] = {
 	"                    use was highest (within the range; blocks allocated\n"
 	"                    before it count too; a range without an allocation\n"
 	"                    or free: the heap as it was); temporary: allocations\n"
-	"                    freed before any other allocation; mmap: anonymous\n"
+	"                    freed before their thread's next one; mmap: anonymous\n"
 	"                    mappings;\n"
 	"                    cpu: CPU samples of 'run --cpu' (ms of CPU time);\n"
 	"                    wall: wall-clock samples of 'run --wall', each thread's\n"
@@ -347,7 +355,7 @@ const struct cli_syntax cli_diff_syntax = {
 };
 
 /*
- * --preset: GroupPats "[name] group", and its FoldPats and Fold% when it
+ * --preset: GroupPats "[name] group", and its FoldPats, Fold% and ExcPats when it
  * has them; what the command line gives explicitly wins.
  */
 static int apply_preset(struct report_opts *o)
@@ -385,6 +393,10 @@ static int apply_preset(struct report_opts *o)
 		o->params.fold_pct = pct;
 		o->has_fold_pct = 1;
 	}
+	if (!(o->given & CLI_GIVEN_EXC) && p->exc) {
+		o->params.filter.exc = p->exc;
+		o->given |= CLI_GIVEN_EXC;
+	}
 	return 0;
 }
 
@@ -401,6 +413,8 @@ static void list_presets(void)
 			printf("    FoldPats: %s\n", p->fold);
 		if (*p->fold_pct)
 			printf("    Fold%%: %s\n", p->fold_pct);
+		if (p->exc)
+			printf("    ExcPats: %s\n", p->exc);
 		if (p->needs_exe_dir)
 			printf("    (needs --exe-dir: EXE_DIR stands for it)\n");
 	}
@@ -737,6 +751,7 @@ static int make_diff(struct report_opts *o, struct hs_stack_source *test)
 static void opts_release(struct report_opts *o)
 {
 	free(o->drill_owned);
+	cli_exec_images_release(o->exec_paths, o->exec_owned);
 	hs_free(o->preset_group);
 	hs_free(o->diff_group);
 	cli_joined_pats_release(&o->joined);
@@ -744,16 +759,22 @@ static void opts_release(struct report_opts *o)
 
 /*
  * Top frame of a trace merged with others: none for a heapscope trace, whose
- * stacks start at their process; "Trace FILE" for the rest.
+ * stacks start at their process (@process, when not NULL, instead of its
+ * own: an image before an exec, analysis/exec_chain.h); "Trace FILE" for
+ * the rest.
  */
 static int merge_into(struct hs_stack_source *all, struct hs_stack_source *one,
-		      const char *path, const char *cmd)
+		      const char *path, const char *process, const char *cmd)
 {
 	char top[4200];
 	int err;
 
 	snprintf(top, sizeof(top), "Trace %s", path);
-	err = hs_source_append(all, one, hs_source_has_process_frames(one) ? NULL : top);
+	if (hs_source_has_process_frames(one))
+		err = process ? hs_source_append_as(all, one, process)
+			      : hs_source_append(all, one, NULL);
+	else
+		err = hs_source_append(all, one, top);
 	if (err == -EINVAL)
 		return cli_fail("%s: %s is in %s, the first file in %s", cmd, path,
 				one->metric_unit ? one->metric_unit : "no unit",
@@ -766,24 +787,43 @@ static int merge_into(struct hs_stack_source *all, struct hs_stack_source *one,
 /*
  * report a b c: the files after the first, each read as the same view,
  * appended to @src under their process (or file) frame, as PerfView's
- * multi-file view. The first file's defaults stay.
+ * multi-file view; the images of a process that exec'd under its last
+ * image's. The first file's defaults stay.
  */
 static int load_more(struct report_opts *o, struct hs_stack_source *src)
 {
+	size_t nr = (size_t)o->nr_more + 1, k;
 	struct hs_stack_source all, one;
 	struct hs_memview_info info;
+	const char **paths = calloc(nr, sizeof(*paths));
+	char **process = calloc(nr, sizeof(*process));
 	int i, ret;
 
 	hs_source_init(&all);
-	ret = merge_into(&all, src, o->path, o->cmd);
+	if (!paths || !process) {
+		ret = cli_fail("out of memory");
+		goto out;
+	}
+	paths[0] = o->path;
+	for (k = 1; k < nr; k++)
+		paths[k] = o->more_paths[k - 1];
+	if (hs_exec_chain_frames(paths, nr, process)) {
+		ret = cli_fail("out of memory");
+		goto out;
+	}
+	ret = merge_into(&all, src, o->path, process[0], o->cmd);
 	for (i = 0; !ret && i < o->nr_more; i++) {
 		ret = cli_load_view(o->cmd, o->more_paths[i], o->from, o->source, &o->mv,
 				    &one, &info);
 		if (ret)
 			break;
-		ret = merge_into(&all, &one, o->more_paths[i], o->cmd);
+		ret = merge_into(&all, &one, o->more_paths[i], process[i + 1], o->cmd);
 		hs_source_release(&one);
 	}
+	hs_exec_chain_release(process, nr);
+out:
+	free(paths);
+	free(process);
 	if (ret) {
 		hs_source_release(&all);
 		hs_source_release(src);
@@ -795,6 +835,22 @@ static int load_more(struct report_opts *o, struct hs_stack_source *src)
 	hs_source_release(src);
 	*src = all;
 	return HS_EXIT_OK;
+}
+
+/* report FILE...: the images after an exec of each file's process too. */
+static int add_exec_images(struct report_opts *o)
+{
+	char *one[1] = {(char *)o->path};
+	char *const *given = o->more_paths ? o->more_paths - 1 : one;
+	int n, ret;
+
+	ret = cli_exec_images_add(o->cmd, given, o->nr_more + 1, &o->exec_paths, &n,
+				  &o->exec_owned);
+	if (!ret) {
+		o->more_paths = o->exec_paths + 1;
+		o->nr_more = n - 1;
+	}
+	return ret;
 }
 
 static int report_or_diff(const char *cmd, int nr_paths, int argc, char **argv)
@@ -824,6 +880,8 @@ static int report_or_diff(const char *cmd, int nr_paths, int argc, char **argv)
 		opts_release(&o);
 		return cli_list_sources(cmd, o.path, o.from);
 	}
+	if (!ret && !o.base_path && !o.no_exec_chain && cli_is_trace(o.path, o.from))
+		ret = add_exec_images(&o);
 	if (!ret)
 		ret = cli_load_view(cmd, o.path, o.from, o.source, &o.mv, &src, &info);
 	if (!ret && o.nr_more)

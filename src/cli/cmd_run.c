@@ -9,8 +9,10 @@
  */
 #include "cli/cli.h"
 #include "cli/dotnet_session.h"
+#include "cli/exec_images.h"
 #include "cli/run_summary.h"
 #include "cli/run_dotnet.h"
+#include "cli/run_gcdump.h"
 #include "common/alloc.h"
 #include "format/trace_reader.h"
 #include "symbols/trace_symbolize.h"
@@ -46,7 +48,8 @@ struct run_opts {
 	char manifest[PATH_MAX];	   /* the children's traces are listed here; "" */
 	int dotnet;			   /* --dotnet 1, --no-dotnet -1, 0: detect */
 	struct cli_string_list providers;  /* --providers, for --dotnet */
-	const char *dotnet_port; /* DOTNET_DiagnosticPorts for the child, or NULL */
+	const char *dotnet_port;      /* DOTNET_DiagnosticPorts for the child, or NULL */
+	struct cli_run_gcdump gcdump; /* --gcdump-on, --gcdump-at-exit */
 };
 
 /* The preload library: next to this executable, else in the libdir. */
@@ -621,6 +624,13 @@ static int unwind_cb(const char *cmd, const struct cli_option *opt, void *field,
 	return 0;
 }
 
+static int gcdump_on_cb(const char *cmd, const struct cli_option *opt, void *field,
+			const char *arg)
+{
+	(void)opt;
+	return cli_run_gcdump_signal(cmd, arg, field);
+}
+
 static int max_depth_cb(const char *cmd, const struct cli_option *opt, void *field,
 			const char *arg)
 {
@@ -732,6 +742,13 @@ static const struct cli_option run_options[] = {
 		    "more .NET providers, in dotnet-trace's syntax:\n"
 		    "Provider[:keywords[:level[:key=value;...]]],...\n"
 		    "(one of the same name replaces heapscope's)"),
+    OPT_CALLBACK(0, "gcdump-on", struct run_opts, gcdump.signo, "SIG",
+		 "for .NET: a heap snapshot (NAME.PID.N.gcdump) each\n"
+		 "time heapscope receives SIG (e.g. SIGUSR2)",
+		 gcdump_on_cb, 0),
+    OPT_FLAG(0, "gcdump-at-exit", struct run_opts, gcdump.at_exit,
+	     "for .NET: a heap snapshot when SIGTERM or SIGHUP\n"
+	     "to heapscope ends the run, before the program gets it"),
     OPT_END(),
 };
 
@@ -744,6 +761,7 @@ const struct cli_syntax cli_run_syntax = {
 	"                     [--no-view] [--no-symbolize] [--debug-dir DIR]...\n"
 	"                     [--cpu[=HZ]] [--cpu-clock perf|timer] [--wall[=HZ]]\n"
 	"                     [--no-heap] [--perf] [--[no-]dotnet] [--providers LIST]\n"
+	"                     [--gcdump-on SIG] [--gcdump-at-exit]\n"
 	"                     [-q] [--] CMD [ARGS...]\n",
     .intro =
 	"Run CMD with heapscope's collector preloaded and record every heap\n"
@@ -754,7 +772,8 @@ const struct cli_syntax cli_run_syntax = {
 	"\n"
 	"For a .NET program (`dotnet app.dll`, or an apphost) the runtime's events\n"
 	"are recorded too, as `heapscope attach` does, into COMM.PID.nettrace beside\n"
-	"the trace (docs/dotnet.md).\n",
+	"the trace (docs/dotnet.md); --gcdump-on and --gcdump-at-exit take heap\n"
+	"snapshots of it as `heapscope gcdump` does.\n",
     .options = run_options,
     .flags = CLI_SYNTAX_STOP_AT_OPERAND,
     .help_column = 26,
@@ -802,6 +821,10 @@ int cmd_run(int argc, char **argv)
 		return cli_usage_error("run",
 				       "--providers is for a .NET program (--dotnet)");
 	}
+	if ((o.gcdump.signo || o.gcdump.at_exit) && !dotnet)
+		return cli_usage_error("run", "--gcdump-on and --gcdump-at-exit are for "
+					      "a .NET program (--dotnet)");
+	o.gcdump.quiet = o.quiet;
 	if (o.no_heap && !o.cpu_hz && !o.wall_hz)
 		return cli_usage_error("run", "--no-heap needs --cpu or --wall");
 	if (o.cpu_timer && !o.cpu_hz)
@@ -890,12 +913,15 @@ int cmd_run(int argc, char **argv)
 	close(pipefd[0]);
 	if (dotnet && path[0] && !exec_errno)
 		cli_dotnet_run_start(&dr, pid, path);
-	while (waitpid(pid, &status, 0) < 0) {
+	if (dotnet && !exec_errno)
+		cli_run_gcdump_arm(&o.gcdump, pid, path);
+	while (cli_run_gcdump_waitpid(&o.gcdump, pid, &status) < 0) {
 		if (errno != EINTR) {
 			status = 127 << 8;
 			break;
 		}
 	}
+	cli_run_gcdump_disarm(&o.gcdump);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
@@ -943,7 +969,7 @@ int cmd_run(int argc, char **argv)
 	}
 	cli_string_list_release(&o.debug_dirs);
 	if (path[0] && !o.quiet)
-		cli_run_summarize(path, WIFEXITED(status));
+		cli_exec_summarize(path, WIFEXITED(status));
 	/* then the viewer, for a person at a terminal (scripts get their status) */
 	if (path[0] && !o.no_view && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
 		char *paths[] = {path, dr.out};

@@ -213,7 +213,7 @@ const struct cli_syntax cli_stats_syntax = {
 	     "bytes allocated, allocations per second, the peak of heap in use and\n"
 	     "when, the peak RSS, what leaked (live at the end; known exit-time\n"
 	     "allocations of libc and libstdc++ counted apart), temporary\n"
-	     "allocations (freed before any other allocation), a histogram of sizes,\n"
+	     "allocations (freed before their thread's next one), a histogram of sizes,\n"
 	     "the top call sites by bytes, by allocations, by bytes leaked and at\n"
 	     "the peak, and the timelines of heap in use and RSS (charts in text,\n"
 	     "[ms, bytes] arrays in JSON). A call site is the function that called\n"
@@ -246,16 +246,12 @@ static int show(const struct cli_input *in, const struct hs_stats_opts *o, int j
 				".heapscope and .gcdump files)",
 				in->name);
 	diag = (struct hs_diag)HS_DIAG_INIT(in->name);
-	err = hs_trace_load(in->path, &t, &diag);
-	if (err) {
+	/* one streamed pass: memory bounded by the live blocks and the stacks */
+	err = hs_heap_stats_compute_path(in->path, o, &t, &s, &diag);
+	if (err)
 		return cli_fail_diag(&diag, err);
-	}
-	cli_trace_warn(in->name, t.cut_off, t.nr_events, &t.sym_damage);
-	err = hs_heap_stats_compute(&t, o, &s, &diag);
-	if (err) {
-		hs_trace_release(&t);
-		return cli_fail_diag(&diag, err);
-	}
+	cli_trace_warn(in->name, t.cut_off, (size_t)s.events,
+		       t.has_footer ? t.footer[HS_FC_LOST] : 0, &t.sym_damage);
 	if (json) {
 		json_t *j = hs_heap_stats_json(&s), *out = json_object(),
 		       *cmd = json_array();

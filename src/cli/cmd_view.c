@@ -2,11 +2,13 @@
  * cmd_view - `heapscope view`: serve the web GUI for one or more profiles
  * on 127.0.0.1 and print its URL (with the access token) until SIGINT or
  * SIGTERM. The first file is the one shown; the others can be switched to
- * or used as a diff baseline. A heap trace's .nettrace, recorded beside
- * it by `run --dotnet`, comes along.
+ * or used as a diff baseline, and with --merge seen as one merged trace.
+ * A heap trace's .nettrace, recorded beside it by `run --dotnet`, comes
+ * along.
  */
 #include "cli/cli.h"
 #include "cli/dotnet_session.h"
+#include "cli/exec_images.h"
 #include "server/app.h"
 #include "server/server.h"
 #include <errno.h>
@@ -99,10 +101,12 @@ int cli_view_serve(struct hs_app *app, const struct cli_view_opts *o)
 	return HS_EXIT_OK;
 }
 
-/* The command line: the server's options and --from. */
+/* The command line: the server's options, --from and --merge. */
 struct view_cli {
 	struct cli_view_opts o;
 	const char *from;
+	int merge;
+	int no_exec_chain; /* --no-exec-chain */
 };
 
 static int port_cb(const char *cmd, const struct cli_option *opt, void *field,
@@ -126,6 +130,15 @@ static const struct cli_option view_options[] = {
     OPT_STRING(0, "bind", struct view_cli, o.bind, "ADDR",
 	       "numeric address to listen on (default: 127.0.0.1; anything\n"
 	       "else lets other machines in, with the token)"),
+    OPT_FLAG(0, "merge", struct view_cli, merge,
+	     "also show the FILEs as one trace, \"all N files\", the one\n"
+	     "shown first: every FILE under its process, as `report FILE\n"
+	     "FILE...` has them (the first FILE's sources and defaults)"),
+    OPT_FLAG(0, "no-exec-chain", struct view_cli, no_exec_chain,
+	     "show a trace that ended by exec alone: by default the\n"
+	     "traces of the images its process exec'd next, found\n"
+	     "beside it, are served too, and with one FILE merged\n"
+	     "with it first"),
     OPT_FLAG(0, "no-browser", struct view_cli, o.no_browser,
 	     "do not open a browser (it is opened only when stdout is a\n"
 	     "terminal and there is a display)"),
@@ -134,16 +147,15 @@ static const struct cli_option view_options[] = {
 
 const struct cli_syntax cli_view_syntax = {
     .cmd = "view",
-    .usage =
-	"usage: heapscope view FILE [FILE...] [--from FMT] [--port N] [--bind ADDR]\n"
-	"                      [--no-browser]\n",
-    .intro =
-	"Serve the stack viewer for FILE in a web browser and print its URL. The\n"
-	"URL holds a random token that every request needs (the browser then\n"
-	"keeps it in a cookie); only the GUI's own files are ever served. Other\n"
-	"FILEs can be switched to, or used as the baseline of a diff. A heap\n"
-	"trace's .nettrace recorded beside it by `run --dotnet` (NAME.PID.nettrace)\n"
-	"is served too. Runs until interrupted (Ctrl-C, SIGTERM).\n",
+    .usage = "usage: heapscope view FILE [FILE...] [--from FMT] [--merge] [--port N]\n"
+	     "                      [--bind ADDR] [--no-browser]\n",
+    .intro = "Serve the stack viewer for FILE in a web browser and print its URL. The\n"
+	     "URL holds a random token that every request needs (the browser then\n"
+	     "keeps it in a cookie); only the GUI's own files are ever served. Other\n"
+	     "FILEs can be switched to, or used as the baseline of a diff (and, with\n"
+	     "--merge, seen as one). A heap trace's .nettrace recorded beside it by\n"
+	     "`run --dotnet` (NAME.PID.nettrace) is served too. Runs until interrupted\n"
+	     "(Ctrl-C, SIGTERM).\n",
     .options = view_options,
     .outro = "The GUI: docs/gui.md; its JSON API (the same JSON as `heapscope report\n"
 	     "--format json`): docs/json-api.md.\n",
@@ -181,8 +193,26 @@ static int add_file(struct hs_app *app, const char *path, const char *from)
 	return 0;
 }
 
-int cli_view_files(int n, char *const *paths, const char *from,
-		   const struct cli_view_opts *o)
+/*
+ * --merge: the first @nr_merge files (two or more) as one more trace, the
+ * one shown first.
+ */
+static int add_merged(struct hs_app *app, int nr_merge)
+{
+	struct hs_diag diag = HS_DIAG_INIT(NULL);
+	char name[64];
+	int err;
+
+	snprintf(name, sizeof(name), "all %d files", nr_merge);
+	err = hs_app_merge(app, name, (size_t)nr_merge, 1, &diag);
+	if (err)
+		return cli_fail("view: --merge: %s",
+				diag.set ? diag.msg : strerror(-err));
+	return HS_EXIT_OK;
+}
+
+static int view_files(int n, char *const *paths, const char *from, int nr_merge,
+		      const struct cli_view_opts *o)
 {
 	struct hs_app app;
 	int ret, i;
@@ -192,6 +222,8 @@ int cli_view_files(int n, char *const *paths, const char *from,
 		return cli_fail("cannot make a token: %s", strerror(-ret));
 	for (i = 0; i < n && !ret; i++)
 		ret = add_file(&app, paths[i], from);
+	if (!ret && nr_merge >= 2)
+		ret = add_merged(&app, nr_merge);
 	if (!ret)
 		ret = cli_view_serve(&app, o);
 	hs_app_release(&app);
@@ -199,11 +231,44 @@ int cli_view_files(int n, char *const *paths, const char *from,
 }
 
 /*
+ * @n files @paths, and the traces that continue their processes after an
+ * exec (cli/exec_images.h): a single trace that exec'd is shown merged
+ * with them first ("all N files", as --merge), @merge merges every file.
+ */
+static int view_images(int n, char **paths, int merge, const struct cli_view_opts *o,
+		       int (*serve)(int, char **, int, const struct cli_view_opts *))
+{
+	char **all, **owned;
+	int nr, ret;
+
+	ret = cli_exec_images_add("view", paths, n, &all, &nr, &owned);
+	if (ret)
+		return ret;
+	ret = serve(nr, all, merge || (n == 1 && nr > 1) ? nr : 0, o);
+	cli_exec_images_release(all, owned);
+	return ret;
+}
+
+static int serve_files(int n, char **paths, int nr_merge, const struct cli_view_opts *o)
+{
+	return view_files(n, paths, NULL, nr_merge, o);
+}
+
+int cli_view_files(int n, char *const *paths, const char *from,
+		   const struct cli_view_opts *o)
+{
+	if (from)
+		return view_files(n, paths, from, 0, o);
+	return view_images(n, (char **)paths, 0, o, serve_files);
+}
+
+/*
  * Serve @paths and, after them, the .nettrace that `run --dotnet`
  * recorded beside each heap trace among them (cli_dotnet_sibling), unless
  * it is given too: the managed sources of the same session.
  */
-static int view_with_siblings(int n, char **paths, const struct cli_view_opts *o)
+static int view_with_siblings(int n, char **paths, int nr_merge,
+			      const struct cli_view_opts *o)
 {
 	char **all, (*siblings)[4096];
 	int i, j, nr = n, ret;
@@ -230,7 +295,7 @@ static int view_with_siblings(int n, char **paths, const struct cli_view_opts *o
 			"recorded beside %s\n",
 			siblings[i], paths[i]);
 	}
-	ret = cli_view_files(nr, all, NULL, o);
+	ret = view_files(nr, all, NULL, nr_merge, o);
 	free(all);
 	free(siblings);
 	return ret;
@@ -247,6 +312,8 @@ int cmd_view(int argc, char **argv)
 	if (n == 0)
 		return cli_usage_error("view", "no input file");
 	if (cli.from)
-		return cli_view_files(n, argv, cli.from, &cli.o);
-	return view_with_siblings(n, argv, &cli.o);
+		return view_files(n, argv, cli.from, cli.merge ? n : 0, &cli.o);
+	if (cli.no_exec_chain)
+		return view_with_siblings(n, argv, cli.merge ? n : 0, &cli.o);
+	return view_images(n, argv, cli.merge, &cli.o, view_with_siblings);
 }

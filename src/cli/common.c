@@ -280,7 +280,8 @@ static int load_view(const char *cmd, const struct cli_input *in, const char *fr
 				source_names(avail, n_avail, names, sizeof(names)));
 	err = hs_memview_build_path(in->path, &own_mv, src, info, &diag);
 	if (!err)
-		cli_trace_warn(in->name, info->cut_off, info->events, &info->sym_damage);
+		cli_trace_warn(in->name, info->cut_off, info->events, info->lost,
+			       &info->sym_damage);
 	if (err) {
 		hs_source_release(src);
 		return cli_fail_diag(&diag, err);
@@ -304,9 +305,15 @@ int cli_load_view(const char *cmd, const char *path, const char *from, const cha
 	return ret;
 }
 
-void cli_trace_warn(const char *path, int cut_off, size_t events,
+void cli_trace_warn(const char *path, int cut_off, size_t events, uint64_t lost,
 		    const struct hs_trace_sym_damage *damage)
 {
+	if (lost)
+		fprintf(stderr,
+			"heapscope: warning: %s: the collector could not record %" PRIu64
+			" event%s (out of memory for a thread, or its writer had "
+			"stopped): the counts miss them\n",
+			path, lost, cli_s((double)lost));
 	if (cut_off)
 		fprintf(stderr,
 			"heapscope: warning: %s was cut off (the program did not "

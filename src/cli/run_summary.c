@@ -16,11 +16,13 @@
 #include <sys/stat.h>
 
 /*
- * What leaked, as `heapscope stats` counts it (hs_heap_leaks_path()):
- * the known exit-time allocations of libc and libstdc++ are left out and
- * said apart. "" when it cannot be computed (the reason is printed).
+ * What leaked, as `heapscope stats` counts it (hs_heap_leaks_path(), or
+ * @have when not NULL): the known exit-time allocations of libc and
+ * libstdc++ are left out and said apart. "" when it cannot be computed
+ * (the reason is printed).
  */
-static void leaked(const char *path, char *buf, size_t n)
+static void leaked(const char *path, const struct hs_leak_totals *have, char *buf,
+		   size_t n)
 {
 	struct hs_diag diag = HS_DIAG_INIT(path);
 	struct hs_leak_totals l;
@@ -28,7 +30,9 @@ static void leaked(const char *path, char *buf, size_t n)
 	int len;
 
 	buf[0] = '\0';
-	if (hs_heap_leaks_path(path, &l, &diag)) {
+	if (have) {
+		l = *have;
+	} else if (hs_heap_leaks_path(path, &l, &diag)) {
 		if (!diag.set)
 			hs_diag_set(&diag, 0, "cannot compute the leaks");
 		fprintf(stderr, "heapscope: %s\n",
@@ -47,11 +51,14 @@ static void leaked(const char *path, char *buf, size_t n)
 
 /* The end summary's heap line: counts, peaks, leaks (docs/memory.md). */
 static void summarize_heap(const char *path, const struct hs_trace *t,
-			   const struct hs_heap_totals *s)
+			   const struct hs_heap_totals *s, const struct hs_leak_totals *l)
 {
 	char a[32], b[32], c[32], leaks[160];
 
-	leaked(path, leaks, sizeof(leaks));
+	if (t->has_end && t->end_reason == HS_END_EXEC)
+		snprintf(leaks, sizeof(leaks), ", no leaks (its exec freed the heap)");
+	else
+		leaked(path, l, leaks, sizeof(leaks));
 	cli_human_bytes((double)s->bytes_allocated, a, sizeof(a));
 	cli_human_bytes((double)s->peak_heap, b, sizeof(b));
 	if (s->peak_rss)
@@ -79,16 +86,22 @@ static void summarize_heap(const char *path, const struct hs_trace *t,
  * ended by exit, so a trace cut short was cut by a failed write, not by
  * the program's end.
  */
-void cli_run_summarize(const char *path, int exited)
+void cli_run_summarize_as(const char *path, const char *shown, int exited)
 {
 	struct hs_diag diag = HS_DIAG_INIT(path);
 	struct hs_heap_totals tot, *s = &tot;
 	struct hs_trace_sampling sampling;
+	struct hs_leak_totals l, *have = &l;
 	struct hs_trace t;
 	struct stat sb;
 	char a[32], msg[1024];
 
-	if (hs_heap_totals_path(path, &t, &tot, &diag)) {
+	/* the totals and the leaks in one pass; each in its own if that fails */
+	if (hs_heap_summary_path(path, &t, &tot, &l, &diag)) {
+		have = NULL;
+		diag = (struct hs_diag)HS_DIAG_INIT(path);
+	}
+	if (!have && hs_heap_totals_path(path, &t, &tot, &diag)) {
 		if (!diag.set)
 			hs_diag_set(&diag, 0, "cannot read the trace");
 		fprintf(stderr, "heapscope: %s\n",
@@ -97,7 +110,7 @@ void cli_run_summarize(const char *path, int exited)
 	}
 	if (hs_trace_peek_sampling(path, &sampling, &diag) != 1 ||
 	    !(sampling.flags & 1)) {
-		summarize_heap(path, &t, s);
+		summarize_heap(path, &t, s, have);
 	} else if (s->peak_rss) {
 		cli_human_bytes((double)s->peak_rss, a, sizeof(a));
 		fprintf(stderr, "heapscope: heap not recorded (--no-heap), peak RSS %s\n",
@@ -111,7 +124,7 @@ void cli_run_summarize(const char *path, int exited)
 			s->cpu_samples, cli_s((double)s->cpu_samples),
 			(double)s->cpu_ns / 1e6, s->wall_samples,
 			cli_s((double)s->wall_samples), s->cpu_samples ? "cpu" : "wall",
-			path);
+			shown);
 	if (t.cut_off && exited)
 		fprintf(stderr,
 			"heapscope: the trace was cut off although the program "
@@ -123,13 +136,24 @@ void cli_run_summarize(const char *path, int exited)
 			"heapscope: the trace was cut off (the program did not "
 			"finish): %" PRIu64 " event%s recovered\n",
 			s->events, cli_s((double)s->events));
+	if (t.has_footer && t.footer[HS_FC_LOST])
+		fprintf(stderr,
+			"heapscope: warning: the collector could not record %" PRIu64
+			" event%s (out of memory for a thread, or its writer had "
+			"stopped): the counts above miss them\n",
+			t.footer[HS_FC_LOST], cli_s((double)t.footer[HS_FC_LOST]));
 	hs_trace_release(&t);
-	if (!stat(path, &sb))
+	if (!stat(shown, &sb))
 		cli_human_bytes((double)sb.st_size, a, sizeof(a));
 	else
 		snprintf(a, sizeof(a), "?");
 	fprintf(stderr,
 		"heapscope: trace written to %s (%s); look at it with: "
 		"heapscope report %s\n",
-		path, a, path);
+		shown, a, shown);
+}
+
+void cli_run_summarize(const char *path, int exited)
+{
+	cli_run_summarize_as(path, path, exited);
 }

@@ -11,5 +11,11 @@
  * cut by a failed write, not by the program's end.
  */
 void cli_run_summarize(const char *path, int exited);
+/*
+ * The same, of the trace at @path, where the lines that name the file
+ * name @shown instead (the first trace of a process whose last image
+ * @path is: cli/exec_images.h).
+ */
+void cli_run_summarize_as(const char *path, const char *shown, int exited);
 
 #endif

@@ -40,6 +40,7 @@
 #define HS_NODE_CACHE 4096	  /* per-thread (parent, call site) -> node */
 #define HS_MEMO_READS 96	  /* stack words a remembered walk may read */
 #define HS_ALTSTACK (64u << 10)	  /* a thread's signal stack, if it has none */
+#define HS_SPARE_STATES 2	  /* thread states mapped ahead of new threads */
 
 /* --- configuration (from HEAPSCOPE_OPTIONS) ---------------------------- */
 
@@ -135,7 +136,8 @@ static inline uint64_t hs_now_ticks(void)
 
 /* --- per-thread state (thread.c) --------------------------------------- */
 
-enum { HS_T_FREE = 0, HS_T_LIVE = 1, HS_T_EXITED = 2 };
+/* A state's life: free, promised to a thread being created, live, exited. */
+enum { HS_T_FREE = 0, HS_T_LIVE = 1, HS_T_EXITED = 2, HS_T_PROMISED = 3 };
 
 /* One cached unwind rule, keyed by return address (unwind.c). */
 struct hs_rule {
@@ -211,7 +213,7 @@ struct hs_thread {
 	pid_t tid;
 	pthread_t self;
 	uint8_t *ring;	/* HS_RING_SIZE bytes */
-	void *altstack; /* HS_ALTSTACK bytes for fatal signals, or NULL */
+	void *altstack; /* HS_ALTSTACK bytes for fatal signals */
 	/*
 	 * The ring position after the last record that is not an event (a
 	 * NODE, a MODULE, a THREAD_START...), stored by the producer before
@@ -225,6 +227,8 @@ struct hs_thread {
 	uint64_t cached_tail;
 	uint64_t seen_gen;   /* hs_gen this thread's caches match */
 	int64_t sample_left; /* Poisson sampler: bytes to the next sample */
+	uintptr_t temp_last; /* sampler: the latest allocation if sampled and not
+			      * followed by another one (a FREE_TEMPORARY if freed) */
 	uint64_t rng;
 	uintptr_t stack_lo, stack_hi; /* bounds of the thread's stack */
 	unsigned prev_depth;	      /* the previous stack, root first */
@@ -258,6 +262,26 @@ extern _Atomic(struct hs_thread *) hs_threads HS_HIDDEN;
 
 /* This thread's state, registering it on first use; NULL if impossible. */
 struct hs_thread *hs_thread_get(void) HS_HIDDEN;
+/*
+ * Keep HS_SPARE_STATES free states mapped for threads to come (before a
+ * pthread_create, at start): mmap only, no allocation; errno kept.
+ */
+void hs_thread_reserve(void) HS_HIDDEN;
+/*
+ * A state set aside for a thread about to be created (the pthread_create
+ * hook, before the thread's stack takes the address space), or NULL. The
+ * new thread takes it with hs_thread_adopt(), registering there (while
+ * tracing; else the state is free again); if the creation failed, give
+ * it back with hs_thread_unpromise(). mmap only, no allocation; errno kept.
+ */
+struct hs_thread *hs_thread_promise(void) HS_HIDDEN;
+void hs_thread_adopt(struct hs_thread *t) HS_HIDDEN;
+void hs_thread_unpromise(struct hs_thread *t) HS_HIDDEN;
+/*
+ * An event of this thread is dropped, as it has no state (hs_thread_get()
+ * returned NULL): counted in hs_count_lost, said once on stderr.
+ */
+void hs_thread_lost(void) HS_HIDDEN;
 /*
  * Append @n bytes (a whole record) to @t's ring; waits while it is full.
  * @ticks and @addr are the encoding state after the record. Returns 0, or
@@ -577,7 +601,11 @@ void hs_fatal_signal(int sig) HS_HIDDEN;
 /* A message on stderr, "heapscope: ..." (no allocation; async-signal-safe). */
 void hs_msg(const char *fmt, ...) HS_HIDDEN __attribute__((format(printf, 1, 2)));
 
-/* Footer counters kept outside the threads: nodes, modules, threads. */
+/*
+ * Footer counters kept outside the threads: nodes, modules, threads, and
+ * events lost by threads that have no state (added to the threads' own).
+ */
 extern _Atomic uint64_t hs_count_nodes, hs_count_modules, hs_count_threads HS_HIDDEN;
+extern _Atomic uint64_t hs_count_lost HS_HIDDEN;
 #pragma GCC visibility pop
 #endif

@@ -109,7 +109,8 @@ void hs__cpu_thread_end(void *arg)
 struct start {
 	void *(*fn)(void *);
 	void *arg;
-	sigset_t mask; /* the creator's prog_mask (its mask is inherited) */
+	sigset_t mask;		 /* the creator's prog_mask (its mask is inherited) */
+	struct hs_thread *state; /* promised to the thread (thread.c), or NULL */
 };
 
 static void *trampoline(void *p)
@@ -119,15 +120,21 @@ static void *trampoline(void *p)
 	hs_real.free(p);
 	hs__cpu_prog_mask = s.mask;
 	hs_tls.guard = 1;
+	if (s.state)
+		hs_thread_adopt(s.state);
 	hs__cpu_thread_begin();
 	hs_tls.guard = 0;
 	return s.fn(s.arg);
 }
 
 /*
- * Threads the program creates are sampled from their first instruction.
- * Threads created while the guard is set (the collector's own writer and
- * sampler) are not.
+ * Threads the program creates go through the trampoline above while the
+ * collector traces: they are sampled from their first instruction, and
+ * the state a new thread records its events in is mapped here, before
+ * its stack (hs_thread_promise()), so that when address space runs out
+ * it is the creation that fails, not the thread's events. Threads created
+ * while the guard is set (the collector's own writer and sampler) are
+ * not.
  */
 HS_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 			     void *(*fn)(void *), void *arg)
@@ -145,7 +152,7 @@ HS_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 			return EAGAIN;
 	}
 	hs_resolve_real();
-	if (!atomic_load(&hs__cpu_sampling) || hs_tls.guard || !hs_real.malloc)
+	if (!atomic_load(&hs_on) || hs_tls.guard || !hs_real.malloc)
 		return hs__cpu_real_pthread_create(th, attr, fn, arg);
 	s = hs_real.malloc(sizeof(*s));
 	if (!s)
@@ -153,9 +160,13 @@ HS_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	s->fn = fn;
 	s->arg = arg;
 	s->mask = hs__cpu_prog_mask;
+	s->state = hs_thread_promise();
 	r = hs__cpu_real_pthread_create(th, attr, trampoline, s);
-	if (r)
+	if (r) {
+		if (s->state)
+			hs_thread_unpromise(s->state);
 		hs_real.free(s);
+	}
 	return r;
 }
 

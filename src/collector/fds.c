@@ -10,7 +10,11 @@
  * collector releases them (hs_fd_close()).
  *
  * A bitmap of the protected numbers below HS_FD_MAX; numbers above it are
- * never protected (hs_fd_move_high() stays below it).
+ * never protected (hs_fd_move_high() stays below it). A program can still
+ * close one with the close system call itself, and get the number back
+ * for a file of its own (dup2()): the collector's are close-on-exec and a
+ * dup2()'d number is not, so a protected number without the flag is the
+ * program's again (released()); the writer reopens its file (writer.c).
  */
 #include "collector/collector.h"
 #include <dirent.h>
@@ -40,6 +44,20 @@ static void mark(int fd, int on)
 		atomic_fetch_or(&own[fd / 64], (uint64_t)1 << (fd % 64));
 	else
 		atomic_fetch_and(&own[fd / 64], ~((uint64_t)1 << (fd % 64)));
+}
+
+/*
+ * Whether protected @fd is no longer the collector's: closed behind the
+ * hooks' back and reused by the program. Then it is protected no more.
+ */
+static int released(int fd)
+{
+	int flags = fcntl(fd, F_GETFD);
+
+	if (flags < 0 || (flags & FD_CLOEXEC))
+		return 0;
+	mark(fd, 0);
+	return 1;
 }
 
 static int real_close(int fd)
@@ -88,7 +106,7 @@ void hs_fd_forget(int fd)
 
 HS_EXPORT int close(int fd)
 {
-	if (HS_UNLIKELY(owned(fd))) {
+	if (HS_UNLIKELY(owned(fd)) && !released(fd)) {
 		errno = EBADF;
 		return -1;
 	}
@@ -106,7 +124,7 @@ HS_EXPORT int close_range(unsigned first, unsigned last, int flags)
 		return -1;
 	}
 	for (fd = first; fd <= last && fd < HS_FD_MAX; fd++) {
-		if (!owned(fd))
+		if (!owned(fd) || released((int)fd))
 			continue;
 		if (fd > lo && hs_real.close_range(lo, fd - 1, flags))
 			return -1;
@@ -140,7 +158,7 @@ HS_EXPORT void closefrom(int lowfd)
 
 			off += d->d_reclen;
 			if (d->d_name[0] >= '0' && d->d_name[0] <= '9' && fd >= lowfd &&
-			    fd != dir && !owned(fd))
+			    fd != dir && (!owned(fd) || released((int)fd)))
 				real_close((int)fd);
 		}
 	}

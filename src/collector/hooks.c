@@ -74,13 +74,17 @@ static inline int tracing(void)
 
 /* --- recording -------------------------------------------------------------- */
 
+/* The state to record an event in; NULL (the event counted lost) if none. */
 static inline struct hs_thread *self(void)
 {
 	struct hs_thread *t = hs_tls.t;
 
 	if (HS_LIKELY(t))
 		return t;
-	return hs_thread_get();
+	t = hs_thread_get();
+	if (HS_UNLIKELY(!t))
+		hs_thread_lost();
+	return t;
 }
 
 static inline uint64_t last_ticks(const struct hs_thread *t)
@@ -120,16 +124,27 @@ static inline void put_free(struct hs_thread *t, unsigned tag, uint64_t addr)
 	hs_rec_commit(t, s, q, ticks, addr);
 }
 
-/* With --sample-bytes: record the allocation only if it is sampled. */
+/*
+ * With --sample-bytes: record the allocation only if it is sampled. A
+ * realloc of the thread's latest allocation, none made since, ends a
+ * temporary block: its free is a FREE_TEMPORARY of its own, before the
+ * new block's record (which then has no old block).
+ */
 static __attribute__((noinline)) void record_sampled(struct hs_thread *t, unsigned tag,
 						     void *p, size_t size, uintptr_t old,
 						     size_t align, void *fp)
 {
+	int old_temp = old && old == t->temp_last;
 	int old_sampled = old && hs_sampled_remove(old);
 	uint64_t ticks, addr = (uintptr_t)p;
 	uint32_t stack;
 	uint8_t *s, *q;
 
+	t->temp_last = 0;
+	if (old_sampled && old_temp) {
+		put_free(t, HS_TAG_FREE_TEMPORARY, old);
+		old_sampled = 0;
+	}
 	if (!hs_sample(t, size)) {
 		/* the sampled old block went away; the new one is not kept */
 		if (old_sampled)
@@ -147,6 +162,7 @@ static __attribute__((noinline)) void record_sampled(struct hs_thread *t, unsign
 	if (hs_tag_is_realloc(tag))
 		t->n_realloc++;
 	hs_rec_commit(t, s, q, ticks, addr);
+	t->temp_last = addr;
 }
 
 /*
@@ -167,6 +183,7 @@ record_alloc(unsigned tag, void *p, size_t size, uintptr_t old, size_t align, vo
 	if (HS_UNLIKELY(hs_cfg.sample_bytes)) {
 		/* the common case inline: not sampled, no sampled old block */
 		if (!old || !hs_maybe_sampled(old)) {
+			t->temp_last = 0;
 			t->sample_left -= (int64_t)size;
 			if (HS_LIKELY(t->sample_left > 0))
 				return;
@@ -193,9 +210,15 @@ static inline void record_free(unsigned tag, void *p)
 
 	if (HS_UNLIKELY(!t))
 		return;
-	if (HS_UNLIKELY(hs_cfg.sample_bytes) &&
-	    (!hs_maybe_sampled((uintptr_t)p) || !hs_sampled_remove((uintptr_t)p)))
-		return;
+	if (HS_UNLIKELY(hs_cfg.sample_bytes)) {
+		if (!hs_maybe_sampled((uintptr_t)p) || !hs_sampled_remove((uintptr_t)p))
+			return;
+		/* the thread's latest allocation, none made since */
+		if ((uintptr_t)p == t->temp_last) {
+			tag = HS_TAG_FREE_TEMPORARY;
+			t->temp_last = 0;
+		}
+	}
 	put_free(t, tag, (uintptr_t)p);
 }
 
@@ -224,6 +247,7 @@ static inline int skip_unsampled(size_t size)
 	t = hs_tls.t;
 	if (HS_UNLIKELY(!t || hs_tls.guard))
 		return 0;
+	t->temp_last = 0; /* another allocation: the latest one is not temporary */
 	t->sample_left -= (int64_t)size;
 	if (HS_LIKELY(t->sample_left > 0))
 		return 1;

@@ -284,6 +284,7 @@ static int start_tracing(const char *path, int precreated, unsigned flags,
 	if (!t)
 		return -1;
 	hs_modules_scan(t);
+	hs_thread_reserve();
 	return 0;
 }
 

@@ -7,6 +7,16 @@
  * thread takes it over. The ring's head and tail only grow, across owners,
  * and so does the encoding state (last ticks, last address), which keeps
  * the writer's decoding state valid without any reset handshake.
+ *
+ * A state is one mapping: a guard page, the thread's signal stack, the
+ * struct and its ring (about half a MiB). A thread the program creates
+ * with pthread_create gets its state there, before its stack is mapped
+ * (hs_thread_promise(), cpu_threads.c), so that when address space runs
+ * short it is the program's thread creation that fails, not a running
+ * thread's registration; HS_SPARE_STATES free states are mapped at start
+ * for threads made otherwise. A thread whose state cannot be mapped all
+ * the same has its events counted as lost (hs_thread_lost()), for the
+ * footer.
  */
 #include "collector/collector.h"
 #include "format/trace_writer.h"
@@ -38,28 +48,151 @@ static size_t state_size(void)
 	return (sizeof(struct hs_thread) + hs_page_size - 1) & ~(hs_page_size - 1);
 }
 
-static struct hs_thread *claim_state(int *is_new)
+/*
+ * Map a new state and add it to the registry as free. The layout is
+ * [guard page][signal stack][struct][ring]: the guard page stops a
+ * signal stack overflow before the memory below it. 0 or -1.
+ */
+static int add_spare(void)
+{
+	size_t n = hs_page_size + HS_ALTSTACK + state_size() + HS_RING_SIZE;
+	struct hs_thread *t, *head;
+	uint8_t *p = map_zero(n);
+
+	if (!p)
+		return -1;
+	syscall(SYS_mprotect, p, hs_page_size, PROT_NONE);
+	t = (struct hs_thread *)(p + hs_page_size + HS_ALTSTACK);
+	t->altstack = p + hs_page_size;
+	t->ring = (uint8_t *)t + state_size();
+	atomic_store(&t->state, HS_T_FREE);
+	head = atomic_load(&hs_threads);
+	do
+		t->next = head;
+	while (!atomic_compare_exchange_weak(&hs_threads, &head, t));
+	return 0;
+}
+
+/*
+ * Make the states of exited threads whose rings were drained free again.
+ * Returns how many; *@pending (if not NULL) gets how many exited states
+ * are left, waiting for the writer's drain or their thread's end.
+ */
+static unsigned reap(unsigned *pending)
 {
 	struct hs_thread *t;
-	uint8_t *p;
+	unsigned freed = 0, left = 0;
+
+	for (t = atomic_load(&hs_threads); t; t = t->next) {
+		int expect = HS_T_EXITED;
+
+		if (atomic_load(&t->state) != HS_T_EXITED)
+			continue;
+		if (atomic_load(&t->head) != atomic_load(&t->tail) ||
+		    syscall(SYS_tgkill, hs_pid, t->tid, 0) == 0 || errno != ESRCH) {
+			left++;
+			continue;
+		}
+		freed += atomic_compare_exchange_strong(&t->state, &expect, HS_T_FREE);
+	}
+	if (pending)
+		*pending = left;
+	return freed;
+}
+
+/* A free state, now in @state (HS_T_LIVE or HS_T_PROMISED); or NULL. */
+static struct hs_thread *take_free(int state)
+{
+	struct hs_thread *t;
 
 	for (t = atomic_load(&hs_threads); t; t = t->next) {
 		int expect = HS_T_FREE;
 
 		if (atomic_load_explicit(&t->state, memory_order_relaxed) == HS_T_FREE &&
-		    atomic_compare_exchange_strong(&t->state, &expect, HS_T_LIVE)) {
-			*is_new = 0;
+		    atomic_compare_exchange_strong(&t->state, &expect, state))
 			return t;
+	}
+	return NULL;
+}
+
+/*
+ * A state for the calling thread: a free one, an exited thread's, or a
+ * new one. When none can be mapped but exited threads' states wait for
+ * the writer's drain, this waits for it (at most about 20 ms, once per
+ * thread): glibc reuses an exited thread's stack at once, so address
+ * space that let the thread be created may not let its state be mapped.
+ * NULL if there is none.
+ */
+static struct hs_thread *claim_state(void)
+{
+	static __thread int waited __attribute__((tls_model("initial-exec")));
+	struct hs_thread *t;
+	unsigned pending, waits = 0;
+
+	for (;;) {
+		t = take_free(HS_T_LIVE);
+		if (t)
+			return t;
+		if (reap(&pending))
+			continue;
+		/* another thread may take it first: look again */
+		if (!add_spare())
+			continue;
+		if (!pending || waited || waits++ >= 20 || !atomic_load(&hs_writer_alive))
+			break;
+		hs_writer_wake();
+		{
+			struct timespec ts = {0, 1000000};
+
+			nanosleep(&ts, NULL);
 		}
 	}
-	p = map_zero(state_size() + HS_RING_SIZE);
-	if (!p)
-		return NULL;
-	t = (struct hs_thread *)p;
-	t->ring = p + state_size();
-	atomic_store(&t->state, HS_T_LIVE);
-	*is_new = 1;
+	waited = 1;
+	return NULL;
+}
+
+void hs_thread_reserve(void)
+{
+	const struct hs_thread *t;
+	unsigned nfree = 0;
+	int e = errno;
+
+	for (t = atomic_load(&hs_threads); t; t = t->next)
+		nfree +=
+		    atomic_load_explicit(&t->state, memory_order_relaxed) == HS_T_FREE;
+	if (nfree < HS_SPARE_STATES)
+		nfree += reap(NULL);
+	while (nfree < HS_SPARE_STATES && !add_spare())
+		nfree++;
+	errno = e;
+}
+
+struct hs_thread *hs_thread_promise(void)
+{
+	struct hs_thread *t;
+	int e = errno;
+
+	do {
+		t = take_free(HS_T_PROMISED);
+	} while (!t && (reap(NULL) || !add_spare()));
+	errno = e;
 	return t;
+}
+
+void hs_thread_unpromise(struct hs_thread *t)
+{
+	atomic_store(&t->state, HS_T_FREE);
+}
+
+void hs_thread_lost(void)
+{
+	static _Atomic int told;
+
+	atomic_fetch_add_explicit(&hs_count_lost, 1, memory_order_relaxed);
+	if (!atomic_exchange(&told, 1))
+		hs_msg("cannot map the state of thread %d (out of address space?): "
+		       "its events are counted as lost in the trace",
+		       (int)syscall(SYS_gettid));
 }
 
 static void stack_bounds(struct hs_thread *t)
@@ -80,9 +213,9 @@ static void stack_bounds(struct hs_thread *t)
 }
 
 /*
- * Give the thread a signal stack if it has none, so that the fatal-signal
- * handler (preload.c, SA_ONSTACK) can finish the trace after a stack
- * overflow. The stack belongs to the state and goes to its next owner.
+ * Give the thread a signal stack if it has none (the state's), so that
+ * the fatal-signal handler (preload.c, SA_ONSTACK) can finish the trace
+ * after a stack overflow.
  */
 static void signal_stack(struct hs_thread *t)
 {
@@ -90,31 +223,18 @@ static void signal_stack(struct hs_thread *t)
 
 	if (sigaltstack(NULL, &cur) || !(cur.ss_flags & SS_DISABLE))
 		return;
-	if (!t->altstack)
-		t->altstack = map_zero(HS_ALTSTACK);
-	if (!t->altstack)
-		return;
 	ss.ss_sp = t->altstack;
 	ss.ss_size = HS_ALTSTACK;
 	ss.ss_flags = 0;
 	sigaltstack(&ss, NULL);
 }
 
-struct hs_thread *hs_thread_get(void)
+/* Make live state @t the calling thread's and record its start. */
+static void register_state(struct hs_thread *t)
 {
-	struct hs_thread *t = hs_tls.t;
 	char name[17] = "";
 	uint8_t body[40], *q;
-	int is_new, e;
 
-	if (HS_LIKELY(t))
-		return t;
-	e = errno;
-	t = claim_state(&is_new);
-	if (!t) {
-		errno = e;
-		return NULL;
-	}
 	t->tid = (pid_t)syscall(SYS_gettid);
 	t->self = pthread_self();
 	t->prev_depth = 0;
@@ -130,18 +250,37 @@ struct hs_thread *hs_thread_get(void)
 	hs_tls.t = t;
 	if (key_ok)
 		pthread_setspecific(exit_key, t);
-	if (is_new) {
-		struct hs_thread *head = atomic_load(&hs_threads);
-
-		do
-			t->next = head;
-		while (!atomic_compare_exchange_weak(&hs_threads, &head, t));
-	}
 	syscall(SYS_prctl, PR_GET_NAME, name, 0, 0, 0);
 	q = hs_enc_thread_start_body(body, hs_now_ticks(), name, strnlen(name, 16));
 	hs_emit_sized(t, HS_TAG_THREAD_START, body, (size_t)(q - body));
+}
+
+struct hs_thread *hs_thread_get(void)
+{
+	struct hs_thread *t = hs_tls.t;
+	int e;
+
+	if (HS_LIKELY(t))
+		return t;
+	e = errno;
+	t = claim_state();
+	if (t)
+		register_state(t);
 	errno = e;
 	return t;
+}
+
+void hs_thread_adopt(struct hs_thread *t)
+{
+	int e = errno;
+
+	if (hs_tls.t || !atomic_load(&hs_on)) {
+		hs_thread_unpromise(t);
+		return;
+	}
+	atomic_store(&t->state, HS_T_LIVE);
+	register_state(t);
+	errno = e;
 }
 
 /* Wait until @n bytes fit after @head; 0 if the writer is gone. */
@@ -258,19 +397,10 @@ int hs_thread_init(void)
 
 void hs_thread_reap(void)
 {
-	struct hs_thread *t;
+	int e = errno;
 
-	for (t = atomic_load(&hs_threads); t; t = t->next) {
-		int expect = HS_T_EXITED;
-
-		if (atomic_load(&t->state) != HS_T_EXITED)
-			continue;
-		if (atomic_load(&t->head) != atomic_load(&t->tail))
-			continue;
-		if (syscall(SYS_tgkill, hs_pid, t->tid, 0) == 0 || errno != ESRCH)
-			continue;
-		atomic_compare_exchange_strong(&t->state, &expect, HS_T_FREE);
-	}
+	reap(NULL);
+	errno = e;
 }
 
 void hs_thread_after_fork(void)

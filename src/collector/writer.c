@@ -43,6 +43,7 @@
 #define RSS_NS 10000000ull   /* RSS every 10 ms */
 #define FLUSH_NS 50000000ull /* write at least every 50 ms */
 #define ZSTD_LEVEL 1
+#define COL_TRIAL 16 /* every 16th EVENTS chunk is compressed both ways */
 
 _Atomic int hs_writer_alive;
 pid_t hs_writer_tid;
@@ -51,11 +52,13 @@ _Atomic int hs_main_exited;
 _Atomic uint64_t hs_coarse_ticks __attribute__((aligned(64)));
 int hs_precise_clock;
 _Atomic uint64_t hs_count_nodes, hs_count_modules, hs_count_threads;
+_Atomic uint64_t hs_count_lost;
 
 static struct {
 	int fd, statm_fd;
 	dev_t dev;
 	ino_t ino;
+	char path[4096]; /* the trace's absolute path, to reopen it (reattach()) */
 	uint64_t offset; /* file size so far */
 	uint32_t seq;
 	int failed; /* a write failed: stop */
@@ -67,6 +70,17 @@ static struct {
 	uint8_t *zbuf;
 	size_t zcap;
 	ZSTD_CCtx *cctx;
+	/*
+	 * Columnar EVENTS chunks (made in place in raw): hs_chunk_split()'s
+	 * scratch, and the second compressed copy of a trial chunk. A trial
+	 * every COL_TRIAL chunks compresses the payload both ways; the
+	 * chunks up to the next one are in columns if those came out an
+	 * eighth smaller (columns cost the reader a pass).
+	 */
+	uint8_t *col_scratch, *zcol;
+	size_t zcol_cap;
+	unsigned col_trial; /* chunks to the next trial */
+	int col_use;	    /* the last trial chose columns */
 
 	struct hs_chunk_index *index; /* mmap'd, grown with mremap */
 	uint8_t *has_records;	      /* per index entry: the chunk holds records
@@ -115,8 +129,12 @@ static void force_wake(void)
 	syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
+static int reattach(void);
+
+/* Write @n buffers whole; a descriptor closed under us is reopened once. */
 static int write_all(const struct iovec *iov, int n)
 {
+	int reopened = 0;
 	struct iovec v[2];
 	size_t total = 0;
 	int i;
@@ -130,6 +148,8 @@ static int write_all(const struct iovec *iov, int n)
 
 		if (k < 0) {
 			if (errno == EINTR)
+				continue;
+			if (errno == EBADF && !reopened++ && !reattach())
 				continue;
 			return -1;
 		}
@@ -152,6 +172,34 @@ static int fd_is_ours(void)
 	struct stat sb;
 
 	return !fstat(w.fd, &sb) && sb.st_dev == w.dev && sb.st_ino == w.ino;
+}
+
+/*
+ * The program closed the trace's descriptor behind the close() hook's back
+ * (a raw close system call), or closed it and got its number back for a
+ * file of its own: open the trace again by its path, in append mode, if
+ * that is still the file written so far (same inode, same size). The old
+ * number is the program's now, and no longer protected. 0 or -1.
+ */
+static int reattach(void)
+{
+	struct stat sb;
+	int fd;
+
+	if (!w.path[0])
+		return -1;
+	hs_fd_forget(w.fd);
+	w.fd = -1;
+	fd = open(w.path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &sb) || sb.st_dev != w.dev || sb.st_ino != w.ino ||
+	    (uint64_t)sb.st_size != w.offset) {
+		close(fd);
+		return -1;
+	}
+	w.fd = hs_fd_move_high(fd);
+	return 0;
 }
 
 static void write_failed(const char *what)
@@ -196,24 +244,90 @@ static int add_index(uint64_t offset)
 	return 0;
 }
 
-/* Compress and write @n bytes at @raw as one chunk of @kind. */
-static void write_chunk(enum hs_chunk_kind kind, const uint8_t *raw, size_t n,
-			uint8_t *zbuf, size_t zcap)
+/*
+ * Compress the EVENTS payload of @n bytes at @raw to @zbuf (@zcap bytes),
+ * in columns when that is an eighth smaller or more, as the last trial
+ * found or this one finds. The columns are made in place
+ * (hs_chunk_split()): @raw has room for HS_CS_HEADER_MAX more bytes, and
+ * may hold the columns afterwards. Returns the payload to write (NULL:
+ * @raw as it was) with its *@stored size, its *@raw_n size after
+ * decompression and its chunk *@flags.
+ */
+static const uint8_t *compress_events(uint8_t *raw, size_t n, uint8_t *zbuf, size_t zcap,
+				      size_t *stored, size_t *raw_n, unsigned *flags)
+{
+	int trial = w.col_trial == 0;
+	size_t z = 0, zc = 0, c = 0;
+	uint8_t *zout = trial ? w.zcol : zbuf; /* a trial keeps both */
+
+	if (trial || !w.col_use) {
+		z = ZSTD_compressCCtx(w.cctx, zbuf, zcap, raw, n, ZSTD_LEVEL);
+		if (ZSTD_isError(z))
+			z = 0;
+	}
+	if ((trial || w.col_use) && w.col_scratch)
+		c = hs_chunk_split(raw, n, w.col_scratch, raw);
+	if (c) {
+		zc = ZSTD_compressCCtx(w.cctx, zout, trial ? w.zcol_cap : zcap, raw, c,
+				       ZSTD_LEVEL);
+		if (ZSTD_isError(zc))
+			zc = 0;
+	}
+	if (trial) {
+		/* columns cost the reader a pass: worth it if an eighth smaller */
+		w.col_use = zc && (!z || zc < z - z / 8);
+		w.col_trial = COL_TRIAL;
+	}
+	w.col_trial--;
+	if (zc && (!z || zc < z - z / 8) && zc < c) {
+		*stored = zc;
+		*raw_n = c;
+		*flags = HS_CHUNK_ZSTD | HS_CHUNK_COLUMNS;
+		return zout;
+	}
+	if (z && z < n) {
+		*stored = z;
+		*raw_n = n;
+		*flags = HS_CHUNK_ZSTD;
+		return zbuf;
+	}
+	if (c) {
+		/* the columns, which @raw now holds, as they are */
+		*stored = *raw_n = c;
+		*flags = HS_CHUNK_COLUMNS;
+		return raw;
+	}
+	return NULL;
+}
+
+/*
+ * Compress and write @n bytes at @raw as one chunk of @kind. An EVENTS
+ * payload is w.raw, which compress_events() may rearrange.
+ */
+static void write_chunk(enum hs_chunk_kind kind, uint8_t *raw, size_t n, uint8_t *zbuf,
+			size_t zcap)
 {
 	uint8_t h[HS_CHUNK_HEADER_SIZE];
 	struct iovec iov[2];
 	const uint8_t *payload = raw;
-	size_t stored = n;
+	size_t stored = n, raw_n = n;
 	unsigned flags = 0;
 	uint64_t at = w.offset;
 
 	if (w.failed || !n)
 		return;
-	if (!fd_is_ours()) {
-		write_failed("the program closed or replaced its file descriptor");
+	if (!fd_is_ours() && reattach()) {
+		write_failed("the program closed or replaced its file descriptor, and "
+			     "its path no longer leads to the trace");
 		return;
 	}
-	if (w.cctx && zbuf) {
+	if (w.cctx && zbuf && kind == HS_CHUNK_EVENTS && raw == w.raw) {
+		const uint8_t *z =
+		    compress_events(raw, n, zbuf, zcap, &stored, &raw_n, &flags);
+
+		if (z)
+			payload = z;
+	} else if (w.cctx && zbuf) {
 		size_t z = ZSTD_compressCCtx(w.cctx, zbuf, zcap, raw, n, ZSTD_LEVEL);
 
 		if (!ZSTD_isError(z) && z < n) {
@@ -222,7 +336,8 @@ static void write_chunk(enum hs_chunk_kind kind, const uint8_t *raw, size_t n,
 			flags = HS_CHUNK_ZSTD;
 		}
 	}
-	hs_tw_chunk_header(h, kind, flags, (uint32_t)stored, (uint32_t)n, w.seq, payload);
+	hs_tw_chunk_header(h, kind, flags, (uint32_t)stored, (uint32_t)raw_n, w.seq,
+			   payload);
 	iov[0].iov_base = h;
 	iov[0].iov_len = sizeof(h);
 	iov[1].iov_base = (void *)payload;
@@ -355,6 +470,14 @@ static void sample_rss(void)
 	if (w.statm_fd < 0)
 		return;
 	n = pread(w.statm_fd, buf, sizeof(buf) - 1, 0);
+	if (n < 0 && errno == EBADF) {
+		/* closed by a raw system call (reattach()): open it again */
+		int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+
+		hs_fd_forget(w.statm_fd);
+		w.statm_fd = fd < 0 ? -1 : hs_fd_move_high(fd);
+		return;
+	}
 	if (n > 0) {
 		const char *s = buf;
 		uint64_t pages = 0;
@@ -392,29 +515,44 @@ static void totals(uint64_t c[HS_FC__COUNT])
 	c[HS_FC_NODES] = atomic_load(&hs_count_nodes);
 	c[HS_FC_MODULES] = atomic_load(&hs_count_modules);
 	c[HS_FC_THREADS] = atomic_load(&hs_count_threads);
+	c[HS_FC_LOST] += atomic_load(&hs_count_lost);
 }
 
+/*
+ * The END chunk with the footer, built in the chunk buffers (empty now:
+ * called after the last flush), which were mapped at start, so that the
+ * footer does not depend on memory being left at the end; only a chunk
+ * index too large for them needs a mapping of its own.
+ */
 static void write_end(void)
 {
 	uint8_t body[3 * HS_VARINT_MAX], *q, *buf, *zbuf, *p;
 	uint64_t counts[HS_FC__COUNT];
 	size_t size, zsize;
+	int own = 0;
 
 	totals(counts);
 	size = hs_tw_footer_size(w.nr_index) + 256;
 	zsize = ZSTD_compressBound(size);
-	buf = map(size + zsize);
-	if (!buf) {
-		write_failed("out of memory for the footer");
-		return;
+	if (size <= CHUNK_CAP && zsize <= w.zcap) {
+		buf = w.raw;
+		zbuf = w.zbuf;
+	} else {
+		buf = map(size + zsize);
+		if (!buf) {
+			write_failed("out of memory for the footer");
+			return;
+		}
+		zbuf = buf + size;
+		own = 1;
 	}
-	zbuf = buf + size;
 	p = hs_enc_span(buf, 0, 0, 0);
 	q = hs_enc_end_body(body, hs_now_ticks(), w.reason, w.detail);
 	p = hs_tw_sized(p, HS_TAG_END, body, (size_t)(q - body));
 	p = hs_tw_footer_marked(p, counts, w.index, w.nr_index, w.has_records);
 	write_chunk(HS_CHUNK_END, buf, (size_t)(p - buf), zbuf, zsize);
-	syscall(SYS_munmap, buf, size + zsize);
+	if (own)
+		syscall(SYS_munmap, buf, size + zsize);
 }
 
 /* Sleep until the next clock tick, or until a producer wakes us. */
@@ -571,11 +709,17 @@ static int setup_buffers(void)
 
 	if (w.raw)
 		return 0;
-	w.zcap = ZSTD_compressBound(CHUNK_CAP);
-	w.raw = map(CHUNK_CAP + w.zcap);
+	/* room for a chunk in columns (compress_events()) */
+	w.zcap = ZSTD_compressBound(CHUNK_CAP + HS_CS_HEADER_MAX);
+	w.raw = map(CHUNK_CAP + HS_CS_HEADER_MAX + w.zcap);
 	if (!w.raw)
 		return -1;
-	w.zbuf = w.raw + CHUNK_CAP;
+	w.zbuf = w.raw + CHUNK_CAP + HS_CS_HEADER_MAX;
+	/* without these, chunks are written as they are (not in columns) */
+	w.zcol_cap = w.zcap;
+	w.zcol = map(w.zcol_cap + (HS_CS__COUNT + 1) * (CHUNK_CAP + HS_CS_SLACK));
+	if (w.zcol)
+		w.col_scratch = w.zcol + w.zcol_cap;
 	ws = ZSTD_estimateCCtxSize(ZSTD_LEVEL);
 	wsp = map(ws);
 	if (wsp)
@@ -611,6 +755,11 @@ int hs_writer_start(const char *path, int precreated, unsigned flags, uint64_t p
 	fstat(w.fd, &sb);
 	w.dev = sb.st_dev;
 	w.ino = sb.st_ino;
+	w.path[0] = '\0';
+	if (path[0] == '/')
+		snprintf(w.path, sizeof(w.path), "%s", path);
+	else if (getcwd(cwd, sizeof(cwd)))
+		snprintf(w.path, sizeof(w.path), "%s/%s", cwd, path);
 	w.offset = 0;
 	w.seq = 0;
 	w.failed = 0;
@@ -618,6 +767,7 @@ int hs_writer_start(const char *path, int precreated, unsigned flags, uint64_t p
 	atomic_store(&hs_count_nodes, 0);
 	atomic_store(&hs_count_modules, 0);
 	atomic_store(&hs_count_threads, 0);
+	atomic_store(&hs_count_lost, 0);
 	if (w.statm_fd < 0) {
 		fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
 		if (fd >= 0)
@@ -661,7 +811,8 @@ int hs_writer_start(const char *path, int precreated, unsigned flags, uint64_t p
 	info.unwind = hs_cfg.unwind;
 	info.clock = HS_CLOCK_NS;
 	info.start_realtime_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
-	info.flags = flags;
+	/* with sampling, the hooks mark temporary blocks' frees (FREE_TEMPORARY) */
+	info.flags = flags | (hs_cfg.sample_bytes ? HS_PROC_TEMPORARY_MARKS : 0);
 	info.parent_pid = parent_pid;
 	info.exe = exe;
 	info.comm = comm;

@@ -7,7 +7,9 @@
 #include "dotnet/heap_snapshot.h"
 #include "dotnet/clr_events.h"
 #include "common/alloc.h"
+#include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -633,5 +635,125 @@ int hs_heap_snapshot_build(struct hs_heap_snapshot *s, struct hs_heapgraph *g)
 	}
 	hs_free(b.idx);
 	hs_free(b.kids);
+	return err;
+}
+
+/* ---- the types of earlier snapshots ---- */
+
+#define TYPE_LINE_MAX 65536 /* a name and its parameters, generously */
+#define TYPE_PARAMS_MAX 1024
+
+int hs_heap_snapshot_save_types(const struct hs_heap_snapshot *s, FILE *f)
+{
+	size_t i;
+	uint32_t k;
+
+	for (i = 0; i < s->nr_types; i++) {
+		const struct hs_heap_snapshot_type *t = &s->types[i];
+
+		if (strchr(t->name, '\n'))
+			continue; /* cannot be one line; the runtime names none so */
+		fprintf(f, "%" PRIx64 " %" PRIx64 " %x %" PRIx32, t->id, t->module,
+			t->element_type, t->nr_params);
+		for (k = 0; k < t->nr_params; k++)
+			fprintf(f, " %" PRIx64, t->params[k]);
+		fprintf(f, " %s\n", t->name);
+	}
+	return fflush(f) || ferror(f) ? -EIO : 0;
+}
+
+/*
+ * The hex number at @p (after one blank unless @first) into *@v: the text
+ * after it, which must be a blank, or NULL.
+ */
+static char *hex_field(char *p, int first, uint64_t *v)
+{
+	char *end;
+
+	if (!first && *p++ != ' ')
+		return NULL;
+	if (!isxdigit((unsigned char)*p))
+		return NULL;
+	errno = 0;
+	*v = strtoull(p, &end, 16);
+	if (errno || *end != ' ')
+		return NULL;
+	return end;
+}
+
+/* One saved line into @t (its name and params owned): 0, -EINVAL, -ENOMEM. */
+static int parse_type_line(char *line, struct hs_heap_snapshot_type *t)
+{
+	uint64_t v[4];
+	char *p = line;
+	uint32_t k;
+	int i;
+
+	memset(t, 0, sizeof(*t));
+	for (i = 0; i < 4; i++)
+		if (!(p = hex_field(p, i == 0, &v[i])))
+			return -EINVAL;
+	if (v[2] > 0xff || v[3] > TYPE_PARAMS_MAX)
+		return -EINVAL;
+	t->id = v[0];
+	t->module = v[1];
+	t->element_type = (uint8_t)v[2];
+	if (v[3] && !(t->params = hs_malloc((size_t)v[3] * sizeof(*t->params))))
+		return -ENOMEM;
+	for (k = 0; k < v[3]; k++)
+		if (!(p = hex_field(p, 0, &t->params[k]))) {
+			hs_free(t->params);
+			t->params = NULL;
+			return -EINVAL;
+		}
+	t->nr_params = (uint32_t)v[3];
+	t->name = hs_strdup(p + 1); /* after the blank */
+	if (!t->name) {
+		hs_free(t->params);
+		t->params = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int hs_heap_snapshot_load_types(struct hs_heap_snapshot *s, FILE *f)
+{
+	char *line = hs_malloc(TYPE_LINE_MAX);
+	size_t known = s->nr_types;
+	int err = 0;
+
+	if (!line)
+		return -ENOMEM;
+	/* the types this snapshot received, sorted for the look-ups */
+	if (known)
+		qsort(s->types, known, sizeof(*s->types), cmp_type_id);
+	while (!err && fgets(line, TYPE_LINE_MAX, f)) {
+		struct hs_heap_snapshot_type t, key;
+		size_t len = strlen(line);
+
+		if (!len || line[len - 1] != '\n') {
+			err = -EINVAL; /* cut off, or longer than any type line */
+			break;
+		}
+		line[len - 1] = '\0';
+		err = parse_type_line(line, &t);
+		if (err)
+			break;
+		key.id = t.id;
+		if (known &&
+		    bsearch(&key, s->types, known, sizeof(*s->types), cmp_type_id)) {
+			hs_free(t.name); /* this snapshot's own description wins */
+			hs_free(t.params);
+			continue;
+		}
+		if (HS_GROW(s->types, s->nr_types + 1, s->alloc_types)) {
+			hs_free(t.name);
+			hs_free(t.params);
+			err = -ENOMEM;
+			break;
+		}
+		s->types[s->nr_types++] = t;
+	}
+	hs_free(line);
 	return err;
 }

@@ -2,6 +2,7 @@
 #define HS_DOTNET_HEAP_SNAPSHOT_H
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "dotnet/clr_heap_events.h"
 #include "dotnet/nettrace.h"
 #include "heapgraph/graph.h"
@@ -92,4 +93,22 @@ int hs_heap_snapshot_started(const struct hs_heap_snapshot *s);
  */
 HS_MUST_CHECK int hs_heap_snapshot_build(struct hs_heap_snapshot *s,
 					 struct hs_heapgraph *g);
+/*
+ * The types of earlier snapshots of the same process. A runtime describes
+ * each type (GCBulkType) once while its event provider stays enabled: a
+ * second snapshot taken while another session (`run --dotnet`'s, a
+ * dotnet-trace) holds the provider gets objects of types it never names.
+ * Type ids are the runtime's and hold for the life of the process, so
+ * the types one snapshot received can name those of the next.
+ *
+ * hs_heap_snapshot_save_types() writes the types @s knows to @f, one a
+ * line ("ID MODULE ELEMENT NR_PARAMS PARAM... NAME", numbers in hex; the
+ * name runs to the end of the line): 0 or -EIO.
+ * hs_heap_snapshot_load_types() reads such lines and adds each type @s
+ * does not know yet (call it after the events, before the build): 0,
+ * -EINVAL (a line that is not one; nothing of it is added), -ENOMEM.
+ */
+HS_MUST_CHECK
+int hs_heap_snapshot_save_types(const struct hs_heap_snapshot *s, FILE *f);
+HS_MUST_CHECK int hs_heap_snapshot_load_types(struct hs_heap_snapshot *s, FILE *f);
 #endif

@@ -16,14 +16,16 @@
 
 #define HS_TRACE_MAGIC "\x89HSTR\r\n\x1a"
 #define HS_TRACE_MAGIC_LEN 8
-#define HS_TRACE_MAJOR 1
-#define HS_TRACE_MINOR 4
+#define HS_TRACE_MAJOR 2 /* 2.0: columnar EVENTS chunks */
+#define HS_TRACE_MINOR 0
+#define HS_TRACE_MAJOR_OLDEST 1 /* readers still read 1.x */
 #define HS_FILE_HEADER_SIZE 16
 
 #define HS_CHUNK_MAGIC "HSCK"
 #define HS_CHUNK_HEADER_SIZE 24
 #define HS_CHUNK_MAX (16u << 20) /* cap on stored and raw payload sizes */
 #define HS_CHUNK_ZSTD 0x01	 /* chunk flag: payload is one zstd frame */
+#define HS_CHUNK_COLUMNS 0x02	 /* since 2.0: an EVENTS payload in columns */
 
 enum hs_chunk_kind {
 	HS_CHUNK_EVENTS = 1,
@@ -53,6 +55,7 @@ enum hs_tag {
 	HS_TAG_PVALLOC = 0x0b,
 	HS_TAG_FREE = 0x0c,
 	HS_TAG_REALLOC_FREE = 0x0d,
+	HS_TAG_FREE_TEMPORARY = 0x0e, /* since 1.5: a temporary block's free */
 	HS_TAG_MMAP = 0x10,
 	HS_TAG_MUNMAP = 0x11,
 	HS_TAG_MREMAP = 0x12,
@@ -102,6 +105,7 @@ enum hs_process_flags {
 	HS_PROC_FOLLOW_EXEC = 1 << 1,
 	HS_PROC_FORKED = 1 << 2,
 	HS_PROC_EXECED = 1 << 3,
+	HS_PROC_TEMPORARY_MARKS = 1 << 4, /* 1.5: FREE_TEMPORARY is written */
 };
 
 /* SAMPLE kinds */

@@ -5,13 +5,13 @@
  * index, and the caller's side that orders ties and feeds the sink.
  */
 #include "format/trace_order.h"
+#include "format/trace_prefetch.h"
 #include "format/trace_walk.h"
 #include "format/trace_writer.h"
 #include "common/alloc.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zstd.h>
 
 /*
  * Hand the oldest @n staged events (and the rest of their tick) over as a
@@ -306,12 +306,24 @@ static int64_t stream_peek(struct hs__order *s, struct hs_trace_reader *r, size_
 		return INT64_MIN;
 	e = q + ch.stored;
 	if (ch.flags & HS_CHUNK_ZSTD) {
-		if (HS_GROW(s->peek_raw, ch.raw ? ch.raw : 1, s->alloc_peek_raw))
-			return INT64_MIN;
-		if (ZSTD_decompress(s->peek_raw, ch.raw, q, ch.stored) != ch.raw)
+		size_t got;
+
+		if (hs__chunk_inflate(r->dctx, q, ch.stored, ch.raw, &s->peek_raw,
+				      &s->alloc_peek_raw, &got))
 			return INT64_MIN;
 		q = s->peek_raw;
 		e = q + ch.raw;
+	}
+	if (ch.flags & HS_CHUNK_COLUMNS) {
+		size_t n;
+
+		if (HS_GROW(s->peek_joined, (size_t)(e - q) + HS_CS_SLACK,
+			    s->alloc_peek_joined) ||
+		    hs_chunk_join(q, (size_t)(e - q), s->peek_joined,
+				  s->alloc_peek_joined, &n, &why))
+			return INT64_MIN;
+		q = s->peek_joined;
+		e = q + n;
 	}
 	memset(&st, 0, sizeof(st));
 	while (q < e) {
@@ -620,6 +632,7 @@ out:
 	hs_free(s.idx_tree);
 	hs_free(s.peek_stored);
 	hs_free(s.peek_raw);
+	hs_free(s.peek_joined);
 	hs_tie_work_release(&s.ties);
 	pthread_cond_destroy(&s.cv);
 	pthread_mutex_destroy(&s.mu);

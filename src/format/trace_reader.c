@@ -5,6 +5,7 @@
  * docs/trace-format.md).
  */
 #include "format/trace_reader.h"
+#include "format/trace_prefetch.h"
 #include "format/trace_writer.h"
 #include "common/alloc.h"
 #include <errno.h>
@@ -26,11 +27,13 @@ static int check_file_header(struct hs_trace_reader *r, const uint8_t *h,
 	}
 	r->major = hs_get_le16(h + 8);
 	r->minor = hs_get_le16(h + 10);
-	if (r->major != HS_TRACE_MAJOR) {
+	if (r->major < HS_TRACE_MAJOR_OLDEST || r->major > HS_TRACE_MAJOR) {
 		hs_diag_set_offset(diag, 8,
 				   "trace format version %u.%u is not supported "
-				   "(this heapscope reads %u.x)",
-				   r->major, r->minor, HS_TRACE_MAJOR);
+				   "(this heapscope reads %u.x to %u.x; a newer "
+				   "heapscope reads it)",
+				   r->major, r->minor, HS_TRACE_MAJOR_OLDEST,
+				   HS_TRACE_MAJOR);
 		return -EINVAL;
 	}
 	return 0;
@@ -40,6 +43,7 @@ static void reader_init(struct hs_trace_reader *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->fd = -1;
+	r->pf_threads = hs__prefetch_threads();
 }
 
 static int reader_start(struct hs_trace_reader *r, struct hs_diag *diag)
@@ -122,12 +126,16 @@ int hs_trace_reader_open_mem(struct hs_trace_reader *r, const void *data, size_t
 
 void hs_trace_reader_close(struct hs_trace_reader *r)
 {
+	/* (the workers read the file: they stop first) */
+	hs__prefetch_free(r->pf);
+	r->pf = NULL;
 	if (r->fd >= 0)
 		close(r->fd);
 	r->fd = -1;
 	hs_free(r->stored);
 	hs_free(r->raw);
-	r->stored = r->raw = NULL;
+	hs_free(r->joined);
+	r->stored = r->raw = r->joined = NULL;
 	ZSTD_freeDCtx(r->dctx);
 	r->dctx = NULL;
 	hs_free(r->skip_off);
@@ -225,8 +233,9 @@ int hs__reader_footer(struct hs_trace_reader *r, uint8_t **raw, const uint8_t **
 		return -1;
 	e = q + ch.stored;
 	if (ch.flags & HS_CHUNK_ZSTD) {
-		*raw = hs_malloc(ch.raw ? ch.raw : 1);
-		if (!*raw || ZSTD_isError(ZSTD_decompress(*raw, ch.raw, q, ch.stored))) {
+		size_t alloc = 0, got;
+
+		if (hs__chunk_inflate(r->dctx, q, ch.stored, ch.raw, raw, &alloc, &got)) {
 			hs_free(*raw);
 			*raw = NULL;
 			return -1;
@@ -326,8 +335,11 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 		uint64_t left = r->size - r->offset;
 		struct hs_chunk_header *ch = &r->chunk;
 		uint8_t h[HS_CHUNK_HEADER_SIZE];
+		struct hs__prefetched got;
 		const char *bad = NULL;
-		int err;
+		size_t raw_len;
+		uint32_t check;
+		int err, pre;
 
 		if (left == 0)
 			return 0;
@@ -350,7 +362,9 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 			bad = "chunk larger than 16 MiB";
 		else if (!(ch->flags & HS_CHUNK_ZSTD) && ch->raw != ch->stored)
 			bad = "stored chunk whose sizes differ";
-		else if (ch->flags & ~HS_CHUNK_ZSTD)
+		else if ((ch->flags & ~(HS_CHUNK_ZSTD | HS_CHUNK_COLUMNS)) ||
+			 ((ch->flags & HS_CHUNK_COLUMNS) &&
+			  (r->major < 2 || ch->kind != HS_CHUNK_EVENTS)))
 			bad = "unknown chunk flags";
 		else if (ch->seq != r->nr_chunks)
 			bad = "chunk out of sequence";
@@ -383,10 +397,30 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 			continue;
 		}
 		memcpy(h, hdr, sizeof(h));
-		err = hs__reader_read_at(r, r->offset + sizeof(h), ch->stored, &payload);
-		if (err)
-			return err;
-		if (hs_chunk_check(h, payload, ch->stored) != ch->check) {
+		/* from the third chunk on, the next ones are read ahead */
+		if (!r->pf && r->pf_threads && r->nr_chunks >= 2) {
+			r->pf = hs__prefetch_new(r->fd, r->mem, r->size, r->skip_off,
+						 r->nr_skip, r->pf_threads);
+			if (!r->pf)
+				r->pf_threads = 0;
+		}
+		pre = 0;
+		if (r->pf) {
+			pre = hs__prefetch_take(r->pf, r->offset, h, &got);
+			if (pre < 0)
+				return pre;
+		}
+		if (pre) {
+			payload = got.payload;
+			check = got.check;
+		} else {
+			err = hs__reader_read_at(r, r->offset + sizeof(h), ch->stored,
+						 &payload);
+			if (err)
+				return err;
+			check = hs_chunk_check(h, payload, ch->stored);
+		}
+		if (check != ch->check) {
 			bad = "chunk check does not match its content";
 			if (!in_symbols(r, h, sizeof(h)))
 				return corrupt(r, diag, r->offset, bad);
@@ -415,19 +449,17 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 		if (ch->kind == HS_CHUNK_SYMBOLS && r->sym_skip)
 			continue;
 		if (ch->flags & HS_CHUNK_ZSTD) {
-			size_t got;
-
-			if (ch->raw > r->alloc_raw) {
-				uint8_t *b = hs_realloc(r->raw, ch->raw ? ch->raw : 1);
-
-				if (!b)
-					return -ENOMEM;
-				r->raw = b;
-				r->alloc_raw = ch->raw;
+			if (pre && got.inflated) {
+				err = got.inflated > 0 ? 0 : -EINVAL;
+			} else {
+				err = hs__chunk_inflate(r->dctx, payload, ch->stored,
+							ch->raw, &r->raw, &r->alloc_raw,
+							&got.got);
+				got.raw = r->raw;
 			}
-			got = ZSTD_decompressDCtx(r->dctx, r->raw, ch->raw, payload,
-						  ch->stored);
-			if (ZSTD_isError(got) || got != ch->raw) {
+			if (err == -ENOMEM)
+				return err;
+			if (err) {
 				bad = "payload does not decompress to its size";
 				if (ch->kind == HS_CHUNK_SYMBOLS) {
 					hs__reader_sym_damaged(r, r->chunk_offset, bad);
@@ -436,11 +468,25 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 				r->nr_chunks--;
 				return corrupt(r, diag, r->chunk_offset, bad);
 			}
-			payload = r->raw;
+			payload = got.raw;
+		}
+		raw_len = ch->raw;
+		if (ch->flags & HS_CHUNK_COLUMNS) {
+			const char *why;
+
+			if (HS_GROW(r->joined, (size_t)ch->raw + HS_CS_SLACK,
+				    r->alloc_joined))
+				return -ENOMEM;
+			if (hs_chunk_join(payload, ch->raw, r->joined, r->alloc_joined,
+					  &raw_len, &why)) {
+				r->nr_chunks--;
+				return corrupt(r, diag, r->chunk_offset, why);
+			}
+			payload = r->joined;
 		}
 		r->payload = payload;
 		r->p = payload;
-		r->end = payload + ch->raw;
+		r->end = payload + raw_len;
 		memset(&r->st, 0, sizeof(r->st));
 		/* the trace is whole if its last chunk (before the symbols)
 		 * is an END chunk */

@@ -57,6 +57,8 @@ struct hs_trace_reader {
 
 	uint8_t *stored, *raw; /* payload buffers */
 	size_t alloc_stored, alloc_raw;
+	uint8_t *joined; /* a columnar chunk's records (hs_chunk_join()) */
+	size_t alloc_joined;
 	const uint8_t *p, *end; /* the rest of the current payload */
 	const uint8_t *payload; /* start of the current payload */
 	struct hs_rec_state st;
@@ -81,6 +83,11 @@ struct hs_trace_reader {
 	uint64_t *skip_off;
 	size_t nr_skip, skip_at;
 	uint64_t skipped;
+	/* chunks decompressed ahead on other cores (trace_prefetch.h),
+	 * started at the third chunk; pf_threads: how many workers (0: the
+	 * reader reads alone) */
+	struct hs__prefetch *pf;
+	unsigned pf_threads;
 };
 
 /*

@@ -20,6 +20,7 @@ static const char *const tag_names[] = {
     [HS_TAG_PVALLOC] = "pvalloc",
     [HS_TAG_FREE] = "free",
     [HS_TAG_REALLOC_FREE] = "realloc-free",
+    [HS_TAG_FREE_TEMPORARY] = "free-temporary",
     [HS_TAG_MMAP] = "mmap",
     [HS_TAG_MUNMAP] = "munmap",
     [HS_TAG_MREMAP] = "mremap",
@@ -193,4 +194,362 @@ int hs_rec_decode(const uint8_t **p, const uint8_t *end, struct hs_rec_state *st
 		return -1;
 	*p = q + len;
 	return 0;
+}
+
+/* --- columnar EVENTS chunks ------------------------------------------------ */
+
+/* Whether @tag is a fixed event record (its fields go to the streams). */
+static inline int is_event(unsigned tag)
+{
+	return (tag >= HS_TAG_MALLOC && tag <= HS_TAG_FREE_TEMPORARY) ||
+	       (tag >= HS_TAG_MMAP && tag <= HS_TAG_MREMAP);
+}
+
+/*
+ * Copy the varint at *@p (before @end) to *@dst, advancing both; 0 or -1.
+ * With 8 bytes to read it copies them all at once (@dst has
+ * HS_CS_SLACK bytes of room past what it keeps) and advances by the
+ * varint's length.
+ */
+static inline int copy_varint(uint8_t **dst, const uint8_t **p, const uint8_t *end)
+{
+	const uint8_t *q = *p;
+	uint8_t *d = *dst;
+	unsigned k = 0;
+
+	if (__builtin_expect(end - q >= 8, 1)) {
+		uint64_t v, stop;
+
+		memcpy(&v, q, 8);
+		stop = ~v & 0x8080808080808080ull; /* little-endian: byte i at bits 8i */
+		if (__builtin_expect(stop != 0, 1)) {
+			k = (unsigned)__builtin_ctzll(stop) / 8 + 1;
+			memcpy(d, &v, 8);
+			*p = q + k;
+			*dst = d + k;
+			return 0;
+		}
+	}
+	for (;;) {
+		uint8_t b;
+
+		if (q >= end || k == HS_VARINT_MAX)
+			return -1;
+		b = *q++;
+		*d++ = b;
+		k++;
+		if (!(b & 0x80))
+			break;
+	}
+	*p = q;
+	*dst = d;
+	return 0;
+}
+
+/*
+ * Copy a record that is not an event (SPAN, NODE, a sized record) from
+ * *@p (before @end) to *@dst; 0, or -1 when it is none of those or is
+ * malformed.
+ */
+static int copy_other(uint8_t **dst, const uint8_t **p, const uint8_t *end)
+{
+	const uint8_t *q = *p, *after;
+	unsigned tag = *q;
+	uint64_t len;
+
+	*(*dst)++ = *q++;
+	if (tag == HS_TAG_SPAN || tag == HS_TAG_NODE) {
+		if (copy_varint(dst, &q, end) || copy_varint(dst, &q, end) ||
+		    copy_varint(dst, &q, end))
+			return -1;
+	} else if (tag >= HS_TAG_SIZED_FIRST && tag <= HS_TAG_SIZED_LAST) {
+		after = q;
+		if (hs_get_varint(&after, end, &len) || len > (uint64_t)(end - after) ||
+		    copy_varint(dst, &q, end))
+			return -1;
+		memcpy(*dst, q, (size_t)len);
+		*dst += len;
+		q += len;
+	} else {
+		return -1;
+	}
+	*p = q;
+	return 0;
+}
+
+/*
+ * Copy one event's fields, after its tag, between the record sequence and
+ * the streams: FIELD(stream) copies the next field, for @tag's layout
+ * (docs/trace-format.md, "Columnar chunks"). The streams are local pointers (the compiler
+ * keeps them in registers), hence the macro. Jumps to @fail on a field that does not fit;
+ * does nothing for a tag that is not an event.
+ */
+#define EVENT_FIELDS(tag, FIELD, T, A, S, K, O)                                          \
+	switch (tag) {                                                                   \
+	case HS_TAG_MALLOC:                                                              \
+	case HS_TAG_CALLOC:                                                              \
+	case HS_TAG_VALLOC:                                                              \
+	case HS_TAG_PVALLOC:                                                             \
+		FIELD(T);                                                                \
+		FIELD(A);                                                                \
+		FIELD(S);                                                                \
+		FIELD(K);                                                                \
+		break;                                                                   \
+	case HS_TAG_REALLOC:                                                             \
+	case HS_TAG_REALLOCARRAY:                                                        \
+		FIELD(T);                                                                \
+		FIELD(A);                                                                \
+		FIELD(S);                                                                \
+		FIELD(K);                                                                \
+		FIELD(A);                                                                \
+		FIELD(O);                                                                \
+		break;                                                                   \
+	case HS_TAG_POSIX_MEMALIGN:                                                      \
+	case HS_TAG_ALIGNED_ALLOC:                                                       \
+	case HS_TAG_MEMALIGN:                                                            \
+		FIELD(T);                                                                \
+		FIELD(A);                                                                \
+		FIELD(S);                                                                \
+		FIELD(K);                                                                \
+		FIELD(O);                                                                \
+		break;                                                                   \
+	case HS_TAG_FREE:                                                                \
+	case HS_TAG_REALLOC_FREE:                                                        \
+	case HS_TAG_FREE_TEMPORARY:                                                      \
+		FIELD(T);                                                                \
+		FIELD(A);                                                                \
+		break;                                                                   \
+	case HS_TAG_MMAP:                                                                \
+		FIELD(T);                                                                \
+		FIELD(A);                                                                \
+		FIELD(S);                                                                \
+		FIELD(O);                                                                \
+		FIELD(O);                                                                \
+		FIELD(K);                                                                \
+		break;                                                                   \
+	case HS_TAG_MUNMAP:                                                              \
+		FIELD(T);                                                                \
+		FIELD(A);                                                                \
+		FIELD(S);                                                                \
+		break;                                                                   \
+	case HS_TAG_MREMAP:                                                              \
+		FIELD(T);                                                                \
+		FIELD(A);                                                                \
+		FIELD(S);                                                                \
+		FIELD(K);                                                                \
+		FIELD(A);                                                                \
+		FIELD(S);                                                                \
+		break;                                                                   \
+	default:                                                                         \
+		break;                                                                   \
+	}
+
+/*
+ * Bit i set: byte i of the 64 at @p ends a varint (its high bit is clear).
+ * Each 8 bytes' high bits are gathered into a byte by one multiplication.
+ */
+static inline uint64_t varint_ends(const uint8_t *p)
+{
+	uint64_t m = 0, v;
+	unsigned i;
+
+	for (i = 0; i < 8; i++) {
+		memcpy(&v, p + 8 * i, 8);
+		v = (~v & 0x8080808080808080ull) >> 7;
+		m |= ((v * 0x0102040810204080ull) >> 56) << (8 * i);
+	}
+	return m;
+}
+
+/* Bytes a window of varint_ends() needs: 64, and 16 for the last copy. */
+#define WINDOW (64 + 16)
+
+size_t hs_chunk_split(const uint8_t *in, size_t n, uint8_t *scratch, uint8_t *out)
+{
+	uint8_t *base[HS_CS__COUNT + 1], *at[HS_CS__COUNT + 1], *q = out;
+	uint8_t *t, *a, *sz, *k, *o, *r;
+	const uint8_t *p = in, *end = in + n, *wb;
+	uint64_t ends, rest;
+	unsigned i, off, len, start, last;
+
+	for (i = 0; i <= HS_CS__COUNT; i++)
+		base[i] = scratch + i * (n + HS_CS_SLACK);
+	t = base[HS_CS_TIME];
+	a = base[HS_CS_ADDR];
+	sz = base[HS_CS_SIZE];
+	k = base[HS_CS_STACK];
+	o = base[HS_CS_OTHER];
+	r = base[HS_CS_RECORDS];
+	/*
+	 * The fast part: the input is read as 64-byte windows at wb, whose
+	 * varint ends are a bit mask, so that finding a field's length is a
+	 * count of zeros, not a load that waits for the last field's; a
+	 * field is copied 8 or 16 bytes at once.
+	 */
+#define TO_STREAM_FAST(x)                                                                \
+	do {                                                                             \
+		if (__builtin_expect(!rest, 0)) {                                        \
+			/* the field runs past the window: one where it starts */        \
+			wb += off + start;                                               \
+			off = start = 0;                                                 \
+			if (end - wb < WINDOW) {                                         \
+				/* near the end: this field alone */                     \
+				p = wb;                                                  \
+				if (copy_varint(&(x), &p, end))                          \
+					return 0;                                        \
+				wb = p;                                                  \
+				ends = 0;                                                \
+				break;                                                   \
+			}                                                                \
+			ends = rest = varint_ends(wb);                                   \
+			if (!rest)                                                       \
+				return 0; /* longer than a varint */                     \
+		}                                                                        \
+		last = (unsigned)__builtin_ctzll(rest);                                  \
+		len = last + 1 - start;                                                  \
+		if (len > HS_VARINT_MAX)                                                 \
+			return 0;                                                        \
+		memcpy((x), wb + off + start, 8);                                        \
+		if (len > 8)                                                             \
+			memcpy((x) + 8, wb + off + start + 8, 8);                        \
+		(x) += len;                                                              \
+		start = last + 1;                                                        \
+		rest &= rest - 1;                                                        \
+	} while (0)
+	wb = p;
+	off = 0;
+	ends = 0;
+	while (end - (wb + off) >= WINDOW) {
+		unsigned tag;
+
+		if (off >= 48) {
+			wb += off;
+			off = 0;
+			ends = varint_ends(wb);
+		} else if (!off) {
+			ends = varint_ends(wb);
+		}
+		tag = wb[off];
+		if (!is_event(tag)) {
+			p = wb + off;
+			if (copy_other(&r, &p, end))
+				return 0;
+			wb = p;
+			off = 0;
+			continue;
+		}
+		*r++ = (uint8_t)tag;
+		off++;
+		/*
+		 * The fields' ends are the next set bits of rest: each is a
+		 * count of zeros, and the next rest clears one bit, so no
+		 * field waits for the one before.
+		 */
+		rest = ends >> off;
+		start = 0;
+		EVENT_FIELDS(tag, TO_STREAM_FAST, t, a, sz, k, o)
+		off += start;
+	}
+	/* the last bytes, a field at a time */
+	p = wb + off;
+#undef TO_STREAM_FAST
+#define TO_STREAM(x)                                                                     \
+	if (copy_varint(&(x), &p, end))                                                  \
+	return 0
+	while (p < end) {
+		unsigned tag = *p;
+
+		if (!is_event(tag)) {
+			if (copy_other(&r, &p, end))
+				return 0;
+			continue;
+		}
+		*r++ = *p++;
+		EVENT_FIELDS(tag, TO_STREAM, t, a, sz, k, o)
+	}
+#undef TO_STREAM
+	at[HS_CS_TIME] = t;
+	at[HS_CS_ADDR] = a;
+	at[HS_CS_SIZE] = sz;
+	at[HS_CS_STACK] = k;
+	at[HS_CS_OTHER] = o;
+	at[HS_CS_RECORDS] = r;
+	for (i = 0; i < HS_CS__COUNT; i++)
+		q = hs_put_varint(q, (uint64_t)(at[i] - base[i]));
+	for (i = 0; i <= HS_CS__COUNT; i++) {
+		memcpy(q, base[i], (size_t)(at[i] - base[i]));
+		q += at[i] - base[i];
+	}
+	return (size_t)(q - out);
+}
+
+int hs_chunk_join(const uint8_t *in, size_t n, uint8_t *out, size_t cap, size_t *out_len,
+		  const char **why)
+{
+	const uint8_t *q = in, *end = in + n, *s[HS_CS__COUNT + 1], *e[HS_CS__COUNT + 1];
+	const uint8_t *t, *a, *sz, *k, *o, *r;
+	uint64_t len[HS_CS__COUNT];
+	uint8_t *d = out;
+	unsigned i;
+
+	/* every byte written is one read from a stream: @n is enough */
+	if (cap < n + HS_CS_SLACK) {
+		*why = "no room for the columnar chunk's records";
+		return -1;
+	}
+	for (i = 0; i < HS_CS__COUNT; i++) {
+		if (hs_get_varint(&q, end, &len[i])) {
+			*why = "bad column lengths";
+			return -1;
+		}
+	}
+	for (i = 0; i < HS_CS__COUNT; i++) {
+		if (len[i] > (uint64_t)(end - q)) {
+			*why = "a column runs past the end of the payload";
+			return -1;
+		}
+		s[i] = q;
+		q += len[i];
+		e[i] = q;
+	}
+	t = s[HS_CS_TIME];
+	a = s[HS_CS_ADDR];
+	sz = s[HS_CS_SIZE];
+	k = s[HS_CS_STACK];
+	o = s[HS_CS_OTHER];
+	r = q;
+#define FROM_STREAM(x)                                                                   \
+	if (copy_varint(&d, &(x), x##_end))                                              \
+	goto short_column
+	{
+		const uint8_t *t_end = e[HS_CS_TIME], *a_end = e[HS_CS_ADDR],
+			      *sz_end = e[HS_CS_SIZE], *k_end = e[HS_CS_STACK],
+			      *o_end = e[HS_CS_OTHER];
+
+		while (r < end) {
+			unsigned tag = *r;
+
+			if (!is_event(tag)) {
+				if (copy_other(&d, &r, end)) {
+					*why = "unknown or malformed record in a "
+					       "columnar chunk";
+					return -1;
+				}
+				continue;
+			}
+			*d++ = *r++;
+			EVENT_FIELDS(tag, FROM_STREAM, t, a, sz, k, o)
+		}
+		if (t != t_end || a != a_end || sz != sz_end || k != k_end ||
+		    o != o_end) {
+			*why = "a column holds more than its events";
+			return -1;
+		}
+	}
+#undef FROM_STREAM
+	*out_len = (size_t)(d - out);
+	return 0;
+short_column:
+	*why = "an event's field runs past the end of its column";
+	return -1;
 }

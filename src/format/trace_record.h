@@ -83,7 +83,7 @@ static inline uint8_t *hs_enc_realloc(uint8_t *p, unsigned tag, int64_t dt, int6
 	return hs_put_varint(p, lead);
 }
 
-/* FREE or REALLOC_FREE. */
+/* FREE, REALLOC_FREE or FREE_TEMPORARY. */
 static inline uint8_t *hs_enc_free(uint8_t *p, unsigned tag, int64_t dt, int64_t da)
 {
 	return hs__enc_event(p, tag, dt, da);
@@ -460,6 +460,7 @@ hs_rec_decode_fixed(const uint8_t **p, const uint8_t *end, struct hs_rec_state *
 		break;
 	case HS_TAG_FREE:
 	case HS_TAG_REALLOC_FREE:
+	case HS_TAG_FREE_TEMPORARY:
 		if (hs_get_varint(&q, end, &dt) || hs_get_varint(&q, end, &da))
 			goto bad_varint;
 		break;
@@ -514,6 +515,56 @@ int hs_rec_decode(const uint8_t **p, const uint8_t *end, struct hs_rec_state *st
 
 /* Name of a tag for dumps and messages ("malloc", "free", ...), or NULL. */
 const char *hs_tag_name(unsigned tag);
+
+/* --- columnar EVENTS chunks (since 2.0) ---------------------------------- */
+
+/*
+ * A columnar payload holds the same bytes as the record sequence it stands
+ * for, sorted into streams: each field of a heap event goes to the stream
+ * of its kind (times, addresses, sizes, stacks, the rest), everything
+ * else (tags, SPAN, NODE, sized records) stays in the record stream. zstd
+ * then sees like next to like: on random-size loops that makes the chunk
+ * a quarter smaller. The layout (docs/trace-format.md, "Columnar
+ * chunks"): five varint stream lengths (times, addresses, sizes, stacks,
+ * other), those five streams, then the record stream up to the end.
+ */
+enum hs_chunk_stream {
+	HS_CS_TIME,  /* dt */
+	HS_CS_ADDR,  /* da, and realloc's and mremap's old − new */
+	HS_CS_SIZE,  /* sizes and lengths */
+	HS_CS_STACK, /* stack node ids */
+	HS_CS_OTHER, /* alignment, lead, prot, flags */
+	HS_CS__COUNT,
+	HS_CS_RECORDS = HS_CS__COUNT, /* tags and the other records */
+};
+
+/* Room a columnar payload needs beyond the @n bytes of its records. */
+#define HS_CS_HEADER_MAX (HS_CS__COUNT * HS_VARINT_MAX)
+/* Room the codec may write past what it keeps (a varint copied 8 bytes at a time). */
+#define HS_CS_SLACK 16
+
+/*
+ * Sort the records [@in, @in + @n) into a columnar payload at @out (room
+ * for @n + HS_CS_HEADER_MAX; it may be @in: the records are all read
+ * before it is written), using @scratch (room for 6 × (@n +
+ * HS_CS_SLACK) bytes).
+ * Returns the payload's length, or 0 when a record is not one this
+ * version knows (a fixed tag it has no layout for) or is malformed: the
+ * caller then writes the records as they are. Allocates nothing.
+ */
+size_t hs_chunk_split(const uint8_t *in, size_t n, uint8_t *scratch, uint8_t *out);
+
+/*
+ * Put the columnar payload [@in, @in + @n) back into its record sequence
+ * at @out (room for @cap bytes; @n + HS_CS_SLACK is always enough:
+ * less is refused). Returns 0 with
+ * *@out_len set, or -1 with *@why set to a static message when the
+ * payload is malformed (a stream length past the end, a field past its
+ * stream, a stream not used up, an unknown tag). Allocates nothing.
+ */
+HS_MUST_CHECK
+int hs_chunk_join(const uint8_t *in, size_t n, uint8_t *out, size_t cap, size_t *out_len,
+		  const char **why);
 
 /* --- the FOOTER body ------------------------------------------------------ */
 
@@ -643,6 +694,7 @@ hs_rec_events(const struct hs_rec *rec, struct hs_rec_event ev[2])
 		return 2;
 	case HS_TAG_FREE:
 	case HS_TAG_REALLOC_FREE:
+	case HS_TAG_FREE_TEMPORARY:
 		ev[0].size = 0;
 		ev[0].stack = 0;
 		ev[0].op = HS_OP_FREE;

@@ -43,6 +43,8 @@ const struct hs_source_info hs_gcdump_sources[HS_GCDUMP__COUNT] = {
 	     "(spanning tree), bytes by type (default)"},
     {"retained", "the dominator tree: each frame's inclusive bytes are what "
 		 "freeing those objects would free"},
+    {"heap-retained", "the heap view's paths with each object's retained size "
+		      "as its bytes: Exc is the Retained column of its CallTree"},
 };
 
 #define MAGIC "!FastSerialization.1"
@@ -320,7 +322,7 @@ static int blob_int(const unsigned char *blob, uint32_t len, uint32_t *pos, int3
 /* The node records of the blob into @g. */
 static int build_nodes(struct reader *r, struct hs_heapgraph *g, const uint32_t *labels,
 		       uint32_t nr_nodes, const unsigned char *blob, uint32_t blob_len,
-		       uint64_t blob_off, const int64_t *addresses)
+		       uint64_t blob_off, int have_addresses)
 {
 	uint32_t *children = NULL, i;
 	size_t alloc = 0;
@@ -361,8 +363,9 @@ static int build_nodes(struct reader *r, struct hs_heapgraph *g, const uint32_t 
 				goto bad;
 			children[c] = (uint32_t)child;
 		}
+		/* g->address[i] was read in place (hs_heapgraph_reserve()) */
 		err = hs_heapgraph_add_node(g, type, (uint32_t)size,
-					    addresses ? (uint64_t)addresses[i] : 0,
+					    have_addresses ? g->address[g->nr_nodes] : 0,
 					    children, (uint32_t)nr);
 		continue;
 	bad:
@@ -416,7 +419,7 @@ static int read_graph(struct reader *r, struct hs_heapgraph *g)
 	const struct type_ref *type;
 	uint32_t nr_types, nr_nodes, blob_len, nr_addr, i, *labels = NULL;
 	unsigned char *blob = NULL;
-	int64_t total, *addresses = NULL;
+	int64_t total;
 	uint64_t at = r->off, blob_off;
 	int32_t root;
 	int null, err;
@@ -465,11 +468,13 @@ static int read_graph(struct reader *r, struct hs_heapgraph *g)
 	labels = hs_malloc(((size_t)nr_nodes + 1) * sizeof(*labels));
 	if (!labels)
 		return -ENOMEM;
+	/* little-endian int32s, read at once (read_count checked the bytes left) */
+	err = read_bytes(r, labels, (size_t)nr_nodes * 4, "the node offsets");
 	for (i = 0; i < nr_nodes && !err; i++) {
-		int32_t v;
+		const unsigned char *b = (const unsigned char *)&labels[i];
 
-		err = read_i32(r, &v, "the node offsets");
-		labels[i] = (uint32_t)v;
+		labels[i] = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+			    (uint32_t)b[3] << 24;
 	}
 	if (!err)
 		err = read_count(r, 1, &blob_len, "node blob size");
@@ -492,14 +497,22 @@ static int read_graph(struct reader *r, struct hs_heapgraph *g)
 		err = -EINVAL;
 		goto out;
 	}
+	/* the addresses go straight into the graph's node array, made to size */
+	if ((err = hs_heapgraph_reserve(g, (size_t)g->nr_nodes + nr_nodes)))
+		goto out;
 	if (nr_addr) {
-		addresses = hs_malloc((size_t)nr_addr * sizeof(*addresses));
-		if (!addresses) {
-			err = -ENOMEM;
-			goto out;
+		uint64_t *addresses = g->address + g->nr_nodes;
+
+		err = read_bytes(r, addresses, (size_t)nr_addr * 8, "the node addresses");
+		for (i = 0; i < nr_addr && !err; i++) {
+			const unsigned char *b = (const unsigned char *)&addresses[i];
+			uint64_t u = 0;
+			int k;
+
+			for (k = 7; k >= 0; k--)
+				u = u << 8 | b[k];
+			addresses[i] = u;
 		}
-		for (i = 0; i < nr_addr && !err; i++)
-			err = read_i64(r, &addresses[i], "the node addresses");
 		if (err)
 			goto out;
 	}
@@ -513,11 +526,10 @@ static int read_graph(struct reader *r, struct hs_heapgraph *g)
 		goto out;
 	}
 	g->root = (uint32_t)root;
-	err = build_nodes(r, g, labels, nr_nodes, blob, blob_len, blob_off, addresses);
+	err = build_nodes(r, g, labels, nr_nodes, blob, blob_len, blob_off, nr_addr != 0);
 out:
 	hs_free(labels);
 	hs_free(blob);
-	hs_free(addresses);
 	return err;
 }
 
@@ -675,9 +687,14 @@ int hs_import_gcdump(const char *path, size_t view, struct hs_stack_source *out,
 
 	hs_heapgraph_init(&g);
 	err = hs_gcdump_read_path(path, &g, diag);
+	/* the views use no addresses: 8 bytes a node less while they are built */
+	hs_free(g.address);
+	g.address = NULL;
 	if (!err)
 		err = view == HS_GCDUMP_RETAINED ? hs_heapgraph_retained_source(&g, out)
-						 : hs_heapgraph_heap_source(&g, out);
+		      : view == HS_GCDUMP_HEAP_RETAINED
+			  ? hs_heapgraph_heap_retained_source(&g, out)
+			  : hs_heapgraph_heap_source(&g, out);
 	if (err == -ENOMEM)
 		hs_diag_set(diag, 0, "out of memory building the %s view",
 			    hs_gcdump_sources[view < HS_GCDUMP__COUNT ? view : 0].name);

@@ -21,8 +21,9 @@
  */
 
 enum hs_gcdump_view {
-	HS_GCDUMP_HEAP,	    /* PerfView's heap view (the default) */
-	HS_GCDUMP_RETAINED, /* the dominator tree: retained sizes */
+	HS_GCDUMP_HEAP,		 /* PerfView's heap view (the default) */
+	HS_GCDUMP_RETAINED,	 /* the dominator tree: retained sizes */
+	HS_GCDUMP_HEAP_RETAINED, /* the heap view's paths, retained sizes as bytes */
 	HS_GCDUMP__COUNT
 };
 

@@ -91,6 +91,41 @@ int hs_heapgraph_add_type(struct hs_heapgraph *g, const char *name, const char *
 	return 0;
 }
 
+/* Room for @want nodes (and the end of the CSR): 0 or -ENOMEM. */
+static int grow_nodes(struct hs_heapgraph *g, size_t want)
+{
+	uint64_t *a;
+	uint32_t *s, *t, *f;
+
+	a = hs_realloc(g->address, want * sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	g->address = a;
+	s = hs_realloc(g->size, want * sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	g->size = s;
+	t = hs_realloc(g->type, want * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	g->type = t;
+	f = hs_realloc(g->first_child, (want + 1) * sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	g->first_child = f;
+	g->alloc_nodes = want;
+	return 0;
+}
+
+int hs_heapgraph_reserve(struct hs_heapgraph *g, size_t nodes)
+{
+	if (nodes + 2 <= g->alloc_nodes)
+		return 0;
+	if (nodes + 1 >= NONE)
+		return -ENOMEM;
+	return grow_nodes(g, nodes + 2);
+}
+
 int hs_heapgraph_add_node(struct hs_heapgraph *g, uint32_t type, uint32_t size,
 			  uint64_t address, const uint32_t *children, uint32_t nr)
 {
@@ -102,27 +137,10 @@ int hs_heapgraph_add_node(struct hs_heapgraph *g, uint32_t type, uint32_t size,
 	if (n + 1 >= NONE || g->nr_edges + nr >= NONE)
 		return -E2BIG;
 	if (n + 2 > cap) {
-		size_t want = cap < 16 ? 16 : cap + cap / 2;
-		uint64_t *a;
-		uint32_t *s, *t, *f;
+		int err = grow_nodes(g, cap < 16 ? 16 : cap + cap / 2);
 
-		a = hs_realloc(g->address, want * sizeof(*a));
-		if (!a)
-			return -ENOMEM;
-		g->address = a;
-		s = hs_realloc(g->size, want * sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		g->size = s;
-		t = hs_realloc(g->type, want * sizeof(*t));
-		if (!t)
-			return -ENOMEM;
-		g->type = t;
-		f = hs_realloc(g->first_child, (want + 1) * sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		g->first_child = f;
-		g->alloc_nodes = want;
+		if (err)
+			return err;
 	}
 	if (nr && HS_GROW(g->children, g->nr_edges + nr, g->alloc_edges))
 		return -ENOMEM;
@@ -347,89 +365,108 @@ out:
 /* ---- dominators ---- */
 
 /*
- * Lengauer and Tarjan's algorithm (the simple version: path compression,
- * O(m log n)), every step iterative. Vertices are numbered in depth-first
- * preorder from the root; arrays indexed by that number end in _n.
+ * Semi-NCA (Georgiadis): Lengauer and Tarjan's semidominators, computed
+ * with path compression, then each immediate dominator as the nearest
+ * common ancestor of its DFS parent and its semidominator, found by
+ * walking the dominators already known (vertices in preorder). It needs
+ * no buckets, and every step is iterative. Vertices are numbered in
+ * depth-first preorder from the root; arrays by number end in _n.
+ *
+ * Memory, beyond the caller's @idom and @order (n each): the parents,
+ * the ancestors of the compression forest, the semidominators and the
+ * predecessors by number (CSR: n + 1 offsets, one entry an edge): 4n + m
+ * words. Whether a vertex is linked into the forest is told by its
+ * number: the loop links the vertices in decreasing order, so those at
+ * least @lowest are. The label array (the least semidominator on a
+ * vertex's forest path) lives in @idom, free once the predecessors are
+ * numbered; the dominators by number live in the ancestors', free once
+ * the semidominators are known.
  */
-struct lt {
-	uint32_t *semi, *label, *ancestor, *path;
+struct snca {
+	uint32_t *ancestor_n, *label_n, lowest;
+	uint32_t *path; /* the compression's stack, grown on demand */
+	size_t alloc_path;
 };
 
-/* The vertex of least semidominator on @v's path in the forest, compressing it. */
-static uint32_t lt_eval(struct lt *t, uint32_t v)
+/* The least semidominator on @v's forest path, compressing it; -ENOMEM as NONE. */
+static uint32_t snca_eval(struct snca *t, uint32_t v)
 {
-	uint32_t x = v, top = 0;
+	uint32_t x = v;
+	size_t top = 0;
 
-	if (t->ancestor[v] == NONE)
-		return v;
-	while (t->ancestor[t->ancestor[x]] != NONE) {
+	if (v < t->lowest)
+		return v; /* not linked: its own number */
+	while (t->ancestor_n[x] >= t->lowest) {
+		if (HS_GROW(t->path, top + 1, t->alloc_path))
+			return NONE;
 		t->path[top++] = x;
-		x = t->ancestor[x];
+		x = t->ancestor_n[x];
 	}
 	while (top) {
-		uint32_t y = t->path[--top], a = t->ancestor[y];
+		uint32_t y = t->path[--top], a = t->ancestor_n[y];
 
-		if (t->semi[t->label[a]] < t->semi[t->label[y]])
-			t->label[y] = t->label[a];
-		t->ancestor[y] = t->ancestor[a];
+		if (t->label_n[a] < t->label_n[y])
+			t->label_n[y] = t->label_n[a];
+		t->ancestor_n[y] = t->ancestor_n[a];
 	}
-	return t->label[v];
+	return t->label_n[v];
 }
 
-int hs_heapgraph_dominators(const struct hs_heapgraph *g, uint32_t *idom)
+/*
+ * The dominators into @idom, and into @order the reachable nodes in
+ * depth-first preorder from the root (a node's dominator comes before
+ * it); their number in *@nr. Returns 0 or -ENOMEM.
+ */
+static int dominators(const struct hs_heapgraph *g, uint32_t *idom, uint32_t *order,
+		      uint32_t *nr_out)
 {
-	uint32_t *num = NULL, *vertex = NULL, *dfs_parent = NULL, *next_edge = NULL;
-	uint32_t *stack = NULL, *pred_first = NULL, *preds = NULL, *dom = NULL;
-	uint32_t *bucket_head = NULL, *bucket_next = NULL;
-	struct lt t = {NULL, NULL, NULL, NULL};
+	uint32_t *vertex = order, *num = idom, *parent_n = NULL, *semi_n = NULL;
+	uint32_t *pred_first = NULL, *preds = NULL, *dom_n;
+	struct snca t = {NULL, NULL, 0, NULL, 0};
 	size_t n1 = (size_t)g->nr_nodes + 1;
 	uint32_t i, nr = 0, top = 0, w;
 	size_t e;
 	int err = 0;
 
+	*nr_out = 0;
 	for (i = 0; i < g->nr_nodes; i++)
 		idom[i] = NONE;
 	if (g->root == NONE || g->root >= g->nr_nodes)
 		return 0;
-	num = hs_malloc(n1 * sizeof(*num));
-	vertex = hs_malloc(n1 * sizeof(*vertex));
-	dfs_parent = hs_malloc(n1 * sizeof(*dfs_parent));
-	next_edge = hs_malloc(n1 * sizeof(*next_edge));
-	stack = hs_malloc(n1 * sizeof(*stack));
-	if (!num || !vertex || !dfs_parent || !next_edge || !stack) {
+	parent_n = hs_malloc(n1 * sizeof(*parent_n));
+	semi_n = hs_malloc(n1 * sizeof(*semi_n));
+	t.ancestor_n = hs_malloc(n1 * sizeof(*t.ancestor_n));
+	if (!parent_n || !semi_n || !t.ancestor_n) {
 		err = -ENOMEM;
 		goto out;
 	}
-	/* depth-first preorder from the root, with an explicit stack */
-	for (i = 0; i < g->nr_nodes; i++)
-		num[i] = NONE;
-	num[g->root] = nr;
-	vertex[nr] = g->root;
-	dfs_parent[nr++] = NONE;
-	next_edge[g->root] = g->first_child[g->root];
-	stack[top++] = g->root;
+	/*
+	 * Depth-first preorder from the root: the stack (of numbers) lives
+	 * in the ancestors' array, each vertex's next edge in semi_n.
+	 */
+	num[g->root] = 0;
+	vertex[0] = g->root;
+	parent_n[0] = NONE;
+	semi_n[0] = g->first_child[g->root];
+	t.ancestor_n[top++] = 0;
+	nr = 1;
 	while (top) {
-		uint32_t node = stack[top - 1], c;
+		uint32_t v = t.ancestor_n[top - 1], node = vertex[v], c;
 
-		if (next_edge[node] == g->first_child[node + 1]) {
+		if (semi_n[v] == g->first_child[node + 1]) {
 			top--;
 			continue;
 		}
-		c = g->children[next_edge[node]++];
+		c = g->children[semi_n[v]++];
 		if (num[c] != NONE)
 			continue;
 		num[c] = nr;
 		vertex[nr] = c;
-		dfs_parent[nr++] = num[node];
-		next_edge[c] = g->first_child[c];
-		stack[top++] = c;
+		parent_n[nr] = v;
+		semi_n[nr] = g->first_child[c];
+		t.ancestor_n[top++] = nr++;
 	}
-	hs_free(next_edge);
-	next_edge = NULL;
-	hs_free(stack);
-	stack = NULL;
-
-	/* the predecessors of each reachable vertex, by number (CSR) */
+	/* the predecessors of each vertex, by number (CSR) */
 	pred_first = hs_calloc((size_t)nr + 2, sizeof(*pred_first));
 	if (!pred_first) {
 		err = -ENOMEM;
@@ -442,15 +479,7 @@ int hs_heapgraph_dominators(const struct hs_heapgraph *g, uint32_t *idom)
 	for (i = 0; i < nr; i++)
 		pred_first[i + 2] += pred_first[i + 1];
 	preds = hs_malloc(((size_t)pred_first[nr + 1] + 1) * sizeof(*preds));
-	dom = hs_malloc(((size_t)nr + 1) * sizeof(*dom));
-	bucket_head = hs_malloc(((size_t)nr + 1) * sizeof(*bucket_head));
-	bucket_next = hs_malloc(((size_t)nr + 1) * sizeof(*bucket_next));
-	t.semi = hs_malloc(((size_t)nr + 1) * sizeof(*t.semi));
-	t.label = hs_malloc(((size_t)nr + 1) * sizeof(*t.label));
-	t.ancestor = hs_malloc(((size_t)nr + 1) * sizeof(*t.ancestor));
-	t.path = hs_malloc(((size_t)nr + 1) * sizeof(*t.path));
-	if (!preds || !dom || !bucket_head || !bucket_next || !t.semi || !t.label ||
-	    !t.ancestor || !t.path) {
+	if (!preds) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -458,89 +487,113 @@ int hs_heapgraph_dominators(const struct hs_heapgraph *g, uint32_t *idom)
 		for (e = g->first_child[vertex[i]]; e < g->first_child[vertex[i] + 1];
 		     e++)
 			preds[pred_first[num[g->children[e]] + 1]++] = i;
-	/* now pred_first[k] .. pred_first[k + 1] are k's predecessors */
+	/* now pred_first[k] .. pred_first[k + 1] are k's predecessors; num is free */
+	t.label_n = idom;
 	for (i = 0; i < nr; i++) {
-		t.semi[i] = i;
-		t.label[i] = i;
-		t.ancestor[i] = NONE;
-		bucket_head[i] = NONE;
-		dom[i] = NONE;
+		semi_n[i] = i;
+		t.label_n[i] = i;
+		t.ancestor_n[i] = parent_n[i];
 	}
+	t.ancestor_n[0] = 0;
+	t.lowest = nr; /* nothing linked yet */
 	for (w = nr; w-- > 1;) {
-		uint32_t p = dfs_parent[w], v, k;
+		uint32_t k;
 
 		for (k = pred_first[w]; k < pred_first[w + 1]; k++) {
-			uint32_t u = lt_eval(&t, preds[k]);
+			uint32_t s = snca_eval(&t, preds[k]);
 
-			if (t.semi[u] < t.semi[w])
-				t.semi[w] = t.semi[u];
+			if (s == NONE) {
+				err = -ENOMEM;
+				goto out;
+			}
+			if (s < semi_n[w])
+				semi_n[w] = s;
 		}
-		bucket_next[w] = bucket_head[t.semi[w]];
-		bucket_head[t.semi[w]] = w;
-		t.ancestor[w] = p; /* link */
-		for (v = bucket_head[p]; v != NONE; v = bucket_next[v]) {
-			uint32_t u = lt_eval(&t, v);
-
-			dom[v] = t.semi[u] < t.semi[v] ? u : p;
-		}
-		bucket_head[p] = NONE;
+		t.label_n[w] = semi_n[w];
+		t.lowest = w; /* link w below its parent */
 	}
-	dom[0] = 0;
-	for (w = 1; w < nr; w++)
-		if (dom[w] != t.semi[w])
-			dom[w] = dom[dom[w]];
+	/* each dominator: the nearest common ancestor of parent and semidominator */
+	dom_n = t.ancestor_n;
+	dom_n[0] = 0;
+	for (w = 1; w < nr; w++) {
+		uint32_t x = parent_n[w];
+
+		while (x > semi_n[w])
+			x = dom_n[x];
+		dom_n[w] = x;
+	}
+	for (i = 0; i < g->nr_nodes; i++)
+		idom[i] = NONE;
 	for (i = 0; i < nr; i++)
-		idom[vertex[i]] = vertex[dom[i]];
+		idom[vertex[i]] = vertex[dom_n[i]];
+	*nr_out = nr;
 out:
-	hs_free(num);
-	hs_free(vertex);
-	hs_free(dfs_parent);
-	hs_free(next_edge);
-	hs_free(stack);
+	if (err)
+		for (i = 0; i < g->nr_nodes; i++)
+			idom[i] = NONE;
+	hs_free(parent_n);
+	hs_free(semi_n);
+	hs_free(t.ancestor_n);
+	hs_free(t.path);
 	hs_free(pred_first);
 	hs_free(preds);
-	hs_free(dom);
-	hs_free(bucket_head);
-	hs_free(bucket_next);
-	hs_free(t.semi);
-	hs_free(t.label);
-	hs_free(t.ancestor);
-	hs_free(t.path);
+	return err;
+}
+
+int hs_heapgraph_dominators(const struct hs_heapgraph *g, uint32_t *idom)
+{
+	uint32_t *order = hs_malloc(((size_t)g->nr_nodes + 1) * sizeof(*order)), nr;
+	int err;
+
+	if (!order) {
+		uint32_t i;
+
+		for (i = 0; i < g->nr_nodes; i++)
+			idom[i] = NONE;
+		return -ENOMEM;
+	}
+	err = dominators(g, idom, order, &nr);
+	hs_free(order);
 	return err;
 }
 
 int hs_heapgraph_retained(const struct hs_heapgraph *g, const uint32_t *idom,
 			  uint64_t *retained)
 {
-	uint32_t *order, *parent, i, nr;
-	int err;
+	uint32_t *nr_dominated, *queue, i, head = 0, tail = 0;
 
 	HS_BUG_ON(g->nr_nodes && (!idom || !retained));
 	for (i = 0; i < g->nr_nodes; i++)
 		retained[i] = idom[i] != NONE ? g->size[i] : 0;
 	/*
-	 * The spanning tree's visit order is breadth first from the root: a
-	 * node's dominator is on every path to it, so it is visited before
-	 * it. Summing in reverse visit order adds each node before its
-	 * dominator is added to its own.
+	 * Leaves of the dominator tree first: a node is added to its
+	 * dominator's sum once all it dominates has been added to its own.
 	 */
-	order = hs_malloc(((size_t)g->nr_nodes + 1) * sizeof(*order));
-	parent = hs_malloc(((size_t)g->nr_nodes + 1) * sizeof(*parent));
-	if (!order || !parent) {
-		hs_free(order);
-		hs_free(parent);
+	nr_dominated = hs_calloc((size_t)g->nr_nodes + 1, sizeof(*nr_dominated));
+	queue = hs_malloc(((size_t)g->nr_nodes + 1) * sizeof(*queue));
+	if (!nr_dominated || !queue) {
+		hs_free(nr_dominated);
+		hs_free(queue);
 		return -ENOMEM;
 	}
-	nr = hs_heapgraph_spanning_tree(g, parent, order, &err);
-	for (i = nr; i-- > 1;) {
-		uint32_t n = order[i];
+	for (i = 0; i < g->nr_nodes; i++)
+		if (idom[i] != NONE && idom[i] != i)
+			nr_dominated[idom[i]]++;
+	for (i = 0; i < g->nr_nodes; i++)
+		if (idom[i] != NONE && !nr_dominated[i])
+			queue[tail++] = i;
+	while (head < tail) {
+		uint32_t n = queue[head++], d = idom[n];
 
-		if (idom[n] != NONE && idom[n] != n)
-			retained[idom[n]] += retained[n];
+		if (d == n)
+			continue; /* the root */
+		retained[d] += retained[n];
+		if (!--nr_dominated[d])
+			queue[tail++] = d;
 	}
-	hs_free(order);
-	hs_free(parent);
-	return err;
+	hs_free(nr_dominated);
+	hs_free(queue);
+	return 0;
 }
 
 /* ---- the type table ---- */
@@ -616,14 +669,20 @@ static int type_frames(const struct hs_heapgraph *g, struct hs_stack_source *out
 }
 
 /*
- * One sample per object of @order (root first, each after its @up), whose
- * stack is its @up chain: the stacks are interned in @order, so that each
- * caller's is known first.
+ * The objects of @order (root first, each after its @up) as samples whose
+ * stack is their @up chain: the stacks are interned in @order, so that
+ * each caller's is known first. Objects of one stack make one sample (its
+ * bytes and its object count): the views need no more, and a heap has
+ * far fewer distinct paths of types than objects. An object's bytes are
+ * @weight[object] when @weight is not NULL, else its size.
  */
 static int tree_source(const struct hs_heapgraph *g, const uint32_t *order, uint32_t nr,
-		       const uint32_t *up, struct hs_stack_source *out)
+		       const uint32_t *up, const double *weight,
+		       struct hs_stack_source *out)
 {
 	uint32_t *frame, *stack, i, orphan_frame, orphans = HS_NO_STACK;
+	double *bytes = NULL, *objects = NULL;
+	size_t k, nr_stacks, nr_samples = 0;
 	int err;
 
 	frame = hs_malloc(((size_t)g->nr_types + 1) * sizeof(*frame));
@@ -633,11 +692,8 @@ static int tree_source(const struct hs_heapgraph *g, const uint32_t *order, uint
 		goto out;
 	}
 	err = type_frames(g, out, frame);
-	if (!err)
-		err = hs_source_reserve_samples(out, nr);
 	for (i = 0; i < nr && !err; i++) {
 		uint32_t n = order[i], caller = HS_NO_STACK;
-		double mult;
 
 		if (up[n] == HS_HEAPGRAPH_ORPHAN || (up[n] == NONE && n != g->root)) {
 			if (orphans == HS_NO_STACK) {
@@ -655,22 +711,52 @@ static int tree_source(const struct hs_heapgraph *g, const uint32_t *order, uint
 			caller = stack[up[n]];
 		}
 		err = hs_source_intern_stack(out, frame[g->type[n]], caller, &stack[n]);
-		if (err || !g->size[n])
+	}
+	if (err)
+		goto out;
+	/* the bytes and objects of each stack, then one sample per stack that has some */
+	hs_free(frame);
+	frame = NULL;
+	/* (@out may hold stacks already, which these may share) */
+	nr_stacks = out->nr_stacks;
+	bytes = hs_calloc(nr_stacks + 1, sizeof(*bytes));
+	objects = hs_calloc(nr_stacks + 1, sizeof(*objects));
+	if (!bytes || !objects) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < nr; i++) {
+		uint32_t n = order[i];
+		double mult;
+
+		if (!g->size[n])
 			continue;
 		mult = hs_heapgraph_multiplier(g, n);
-		err = hs_source_add_sample(out, 0, (double)g->size[n] * mult, mult,
-					   stack[n]);
+		k = stack[n];
+		nr_samples += objects[k] == 0;
+		bytes[k] += weight ? weight[n] : (double)g->size[n] * mult;
+		objects[k] += mult;
 	}
+	hs_free(stack);
+	stack = NULL;
+	err = hs_source_reserve_samples(out, nr_samples);
+	for (k = 0; k < nr_stacks && !err; k++)
+		if (objects[k] > 0)
+			err = hs_source_add_sample(out, 0, bytes[k], objects[k],
+						   (uint32_t)k);
 	if (!err) {
 		hs_free(out->metric_unit);
 		out->metric_unit = hs_strdup("bytes");
 		if (!out->metric_unit)
 			err = -ENOMEM;
 		out->kind = HS_METRIC_PLAIN;
+		out->untimed = 1;
 	}
 out:
 	hs_free(frame);
 	hs_free(stack);
+	hs_free(bytes);
+	hs_free(objects);
 	return err;
 }
 
@@ -687,7 +773,7 @@ int hs_heapgraph_heap_source(const struct hs_heapgraph *g, struct hs_stack_sourc
 	}
 	nr = hs_heapgraph_spanning_tree(g, parent, order, &err);
 	if (!err)
-		err = tree_source(g, order, nr, parent, out);
+		err = tree_source(g, order, nr, parent, NULL, out);
 out:
 	hs_free(parent);
 	hs_free(order);
@@ -697,26 +783,64 @@ out:
 int hs_heapgraph_retained_source(const struct hs_heapgraph *g,
 				 struct hs_stack_source *out)
 {
-	uint32_t *idom, *parent = NULL, *order = NULL, nr;
+	uint32_t *idom, *order, nr, i;
 	int err;
 
 	idom = hs_malloc(((size_t)g->nr_nodes + 1) * sizeof(*idom));
-	parent = hs_malloc(((size_t)g->nr_nodes + 1) * sizeof(*parent));
 	order = hs_malloc(((size_t)g->nr_nodes + 1) * sizeof(*order));
-	if (!idom || !parent || !order) {
+	if (!idom || !order) {
 		err = -ENOMEM;
 		goto out;
 	}
-	err = hs_heapgraph_dominators(g, idom);
+	/* depth-first preorder visits each dominator before what it dominates */
+	err = dominators(g, idom, order, &nr);
 	if (err)
 		goto out;
-	/* breadth-first order visits each dominator before what it dominates */
-	nr = hs_heapgraph_spanning_tree(g, parent, order, &err);
-	if (!err)
-		err = tree_source(g, order, nr, idom, out);
+	/* then the objects no root reaches, each on its own */
+	for (i = 0; i < g->nr_nodes && nr; i++)
+		if (idom[i] == NONE)
+			order[nr++] = i;
+	err = tree_source(g, order, nr, idom, NULL, out);
 out:
 	hs_free(idom);
-	hs_free(parent);
 	hs_free(order);
+	return err;
+}
+
+int hs_heapgraph_heap_retained_source(const struct hs_heapgraph *g,
+				      struct hs_stack_source *out)
+{
+	uint32_t *idom, *order, nr, i;
+	double *retained;
+	int err;
+
+	idom = hs_malloc(((size_t)g->nr_nodes + 1) * sizeof(*idom));
+	order = hs_malloc(((size_t)g->nr_nodes + 1) * sizeof(*order));
+	retained = hs_malloc(((size_t)g->nr_nodes + 1) * sizeof(*retained));
+	if (!idom || !order || !retained) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = dominators(g, idom, order, &nr);
+	if (err)
+		goto out;
+	/*
+	 * Each object's retained bytes, scaled as the views scale sizes: its
+	 * own, plus what it dominates, summed from the dominator tree's
+	 * leaves (the preorder backwards). An object no root reaches
+	 * retains its own bytes only, as in the retained view.
+	 */
+	for (i = 0; i < g->nr_nodes; i++)
+		retained[i] = (double)g->size[i] * hs_heapgraph_multiplier(g, i);
+	for (i = nr; i-- > 1;)
+		retained[idom[order[i]]] += retained[order[i]];
+	/* idom's room holds the spanning tree's parents now */
+	nr = hs_heapgraph_spanning_tree(g, idom, order, &err);
+	if (!err)
+		err = tree_source(g, order, nr, idom, retained, out);
+out:
+	hs_free(idom);
+	hs_free(order);
+	hs_free(retained);
 	return err;
 }

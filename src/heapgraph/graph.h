@@ -44,7 +44,8 @@ struct hs_heapgraph_type {
 
 struct hs_heapgraph {
 	uint32_t nr_nodes;
-	uint64_t *address;     /* node -> address (0 for pseudo-nodes) */
+	uint64_t *address;     /* node -> address (0 for pseudo-nodes); NULL when
+				  dropped (hs_import_gcdump(): views use none) */
 	uint32_t *size;	       /* node -> bytes */
 	uint32_t *type;	       /* node -> type index */
 	uint32_t *first_child; /* node -> first edge; [nr_nodes] = nr_edges */
@@ -96,6 +97,13 @@ int hs_heapgraph_add_type(struct hs_heapgraph *g, const char *name, const char *
 HS_MUST_CHECK
 int hs_heapgraph_add_node(struct hs_heapgraph *g, uint32_t type, uint32_t size,
 			  uint64_t address, const uint32_t *children, uint32_t nr);
+/*
+ * Make room for @nodes nodes in all (so that adding them reallocates
+ * nothing): 0 or -ENOMEM. A reader that knows the count saves the
+ * growth's slack and copies, and may fill g->address in place before it
+ * adds the nodes (hs_heapgraph_add_node() writes the same value back).
+ */
+HS_MUST_CHECK int hs_heapgraph_reserve(struct hs_heapgraph *g, size_t nodes);
 /* Whether every child and the root are nodes: 0 or -EINVAL. */
 HS_MUST_CHECK int hs_heapgraph_check(const struct hs_heapgraph *g);
 
@@ -126,17 +134,20 @@ double hs_heapgraph_multiplier(const struct hs_heapgraph *g, uint32_t node);
 uint32_t hs_heapgraph_spanning_tree(const struct hs_heapgraph *g, uint32_t *parent,
 				    uint32_t *order, int *err);
 /*
- * The immediate dominators (Lengauer and Tarjan's algorithm with path
- * compression, O(m log n); no recursion): @idom (room for
- * nr_nodes) gets each reachable node's immediate dominator, the root's is
- * itself, unreachable nodes' HS_HEAPGRAPH_NONE. Returns 0 or -ENOMEM.
+ * The immediate dominators (Semi-NCA: Lengauer and Tarjan's
+ * semidominators with path compression, then nearest common ancestors;
+ * no recursion; 5 words a node and one an edge besides @idom): @idom
+ * (room for nr_nodes) gets each reachable node's immediate dominator, the
+ * root's is itself, unreachable nodes' HS_HEAPGRAPH_NONE. Returns 0 or
+ * -ENOMEM.
  */
 HS_MUST_CHECK int hs_heapgraph_dominators(const struct hs_heapgraph *g, uint32_t *idom);
 /*
  * Retained sizes: @retained (room for nr_nodes) gets, for each reachable
  * node, the bytes freed if it were gone (its size plus that of every node
  * it dominates); 0 for unreachable ones. @idom from
- * hs_heapgraph_dominators(). Returns 0 or -ENOMEM.
+ * hs_heapgraph_dominators(); the dominator tree is summed from its leaves
+ * up. Returns 0 or -ENOMEM.
  */
 HS_MUST_CHECK
 int hs_heapgraph_retained(const struct hs_heapgraph *g, const uint32_t *idom,
@@ -161,8 +172,11 @@ size_t hs_heapgraph_type_totals(const struct hs_heapgraph *g,
 /*
  * The views as stack sources (@out initialised by the caller; metric
  * bytes, count objects, both scaled by the sampling multipliers; no
- * times). Each object with a size is one sample; its leaf frame is its
- * type ("MODULE!TYPE", or TYPE without a module).
+ * times). Each object with a size counts once; its leaf frame is its
+ * type ("MODULE!TYPE", or TYPE without a module). The objects of one
+ * stack are one sample (their bytes, and their number as its count), so
+ * that a heap of 10M objects but 2M distinct paths of types makes 2M
+ * samples.
  *   heap      the stack is the object's path in the spanning tree, from
  *             the root down ("[.NET Roots]", "[static vars]", ...):
  *             PerfView's heap view
@@ -180,4 +194,17 @@ int hs_heapgraph_heap_source(const struct hs_heapgraph *g, struct hs_stack_sourc
 HS_MUST_CHECK
 int hs_heapgraph_retained_source(const struct hs_heapgraph *g,
 				 struct hs_stack_source *out);
+/*
+ * The heap view's stacks, stack for stack (the same ids, frames and
+ * order as hs_heapgraph_heap_source()'s), with each object's retained
+ * size as its bytes: a stack's sample holds the retained bytes of the
+ * objects whose spanning-tree path ends there. As an object's dominators
+ * lie on its spanning-tree path, above it, no object of a stack
+ * dominates another of it: their sum is what freeing all of them would
+ * free. The Retained column of the heap view's CallTree. Returns 0 or
+ * -ENOMEM, -E2BIG.
+ */
+HS_MUST_CHECK
+int hs_heapgraph_heap_retained_source(const struct hs_heapgraph *g,
+				      struct hs_stack_source *out);
 #endif

@@ -322,12 +322,17 @@ FILE *hs_zip_tmpfile(struct hs_diag *diag)
 
 unsigned long long hs_zip_spool_max(void)
 {
-	const char *s = getenv("HEAPSCOPE_SPOOL_MAX");
+	return hs_env_size("HEAPSCOPE_SPOOL_MAX", HS_ZIP_SPOOL_MAX);
+}
+
+unsigned long long hs_env_size(const char *name, unsigned long long dflt)
+{
+	const char *s = getenv(name);
 	unsigned long long v, unit = 1;
 	char *end;
 
 	if (!s || !*s || *s == '-')
-		return HS_ZIP_SPOOL_MAX;
+		return dflt;
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (*end == 'K' || *end == 'k')
@@ -339,7 +344,7 @@ unsigned long long hs_zip_spool_max(void)
 	if (unit > 1)
 		end++;
 	if (errno || end == s || *end || !v || v > ULLONG_MAX / unit)
-		return HS_ZIP_SPOOL_MAX;
+		return dflt;
 	return v * unit;
 }
 

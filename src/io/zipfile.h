@@ -47,6 +47,11 @@ HS_MUST_CHECK FILE *hs_zip_tmpfile(struct hs_diag *diag);
  */
 #define HS_ZIP_SPOOL_MAX (1ULL << 30)
 unsigned long long hs_zip_spool_max(void);
+/*
+ * The size in the environment variable @name (bytes, with an optional K,
+ * M or G suffix) if set and valid, else @dflt.
+ */
+unsigned long long hs_env_size(const char *name, unsigned long long dflt);
 
 /*
  * Copy @in (a pipe: zips, and readers that open a file by name, need

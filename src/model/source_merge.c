@@ -26,11 +26,21 @@ static int take_metric(struct hs_stack_source *dst, const struct hs_stack_source
 	return 0;
 }
 
-int hs_source_append(struct hs_stack_source *dst, const struct hs_stack_source *src,
-		     const char *top)
+/* Whether stack @i of @src is a root whose frame is a process's. */
+static int process_root(const struct hs_stack_source *src, size_t i)
+{
+	return src->stack_caller[i] == HS_NO_STACK &&
+	       !strncmp(hs_source_frame_name(src, src->stack_frame[i]), PROCESS_PREFIX,
+			strlen(PROCESS_PREFIX));
+}
+
+/* hs_source_append(), and with @process the root process frames renamed. */
+static int append(struct hs_stack_source *dst, const struct hs_stack_source *src,
+		  const char *top, const char *process)
 {
 	size_t nr_frames = hs_source_nr_frames(src), i;
-	uint32_t *frame_of = NULL, *stack_of = NULL, root = HS_NO_STACK;
+	uint32_t *frame_of = NULL, *stack_of = NULL, root = HS_NO_STACK,
+		 process_frame = 0;
 	int err = 0;
 
 	if (!dst->nr_samples && !dst->metric_unit && !dst->view_name) {
@@ -46,6 +56,9 @@ int hs_source_append(struct hs_stack_source *dst, const struct hs_stack_source *
 		if (!err)
 			err = hs_source_intern_stack(dst, frame, HS_NO_STACK, &root);
 	}
+	if (!err && process)
+		err =
+		    hs_source_intern_frame(dst, process, strlen(process), &process_frame);
 	frame_of = hs_malloc((nr_frames + 1) * sizeof(*frame_of));
 	stack_of = hs_malloc((src->nr_stacks + 1) * sizeof(*stack_of));
 	if (!frame_of || !stack_of)
@@ -64,7 +77,10 @@ int hs_source_append(struct hs_stack_source *dst, const struct hs_stack_source *
 			err = hs_source_intern_loc(dst, file, strlen(file), line, &loc);
 		if (!err)
 			err = hs_source_intern_stack_loc(
-			    dst, frame_of[src->stack_frame[i]],
+			    dst,
+			    process && process_root(src, i)
+				? process_frame
+				: frame_of[src->stack_frame[i]],
 			    caller == HS_NO_STACK ? root : stack_of[caller], loc,
 			    &stack_of[i]);
 	}
@@ -77,6 +93,18 @@ int hs_source_append(struct hs_stack_source *dst, const struct hs_stack_source *
 	hs_free(frame_of);
 	hs_free(stack_of);
 	return err;
+}
+
+int hs_source_append(struct hs_stack_source *dst, const struct hs_stack_source *src,
+		     const char *top)
+{
+	return append(dst, src, top, NULL);
+}
+
+int hs_source_append_as(struct hs_stack_source *dst, const struct hs_stack_source *src,
+			const char *process)
+{
+	return append(dst, src, NULL, process);
 }
 
 int hs_source_has_process_frames(const struct hs_stack_source *src)

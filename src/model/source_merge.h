@@ -22,6 +22,15 @@
 HS_MUST_CHECK int hs_source_append(struct hs_stack_source *dst,
 				   const struct hs_stack_source *src, const char *top);
 
+/*
+ * hs_source_append() without a top frame, each root "Process ..." frame
+ * of @src becoming @process: traces of one process's images (an exec
+ * chain, analysis/exec_chain.h) under one process frame.
+ */
+HS_MUST_CHECK int hs_source_append_as(struct hs_stack_source *dst,
+				      const struct hs_stack_source *src,
+				      const char *process);
+
 /* Whether every stack of @src's samples starts with a "Process " frame. */
 int hs_source_has_process_frames(const struct hs_stack_source *src);
 #endif

@@ -76,6 +76,11 @@ struct hs_stack_source {
 	size_t nr_samples, alloc_samples;
 
 	enum hs_metric_kind kind;
+	/*
+	 * The samples carry no time (a heap snapshot's; their times are 0):
+	 * views leave the When column empty and keep no histograms for it.
+	 */
+	int untimed;
 	char *metric_unit; /* owned; "ms", "bytes", "samples" or NULL */
 	/*
 	 * Owned; the view it was made as ("alloc", "leaks", "cpu", ... of a

@@ -10,6 +10,8 @@
 #include "analysis/memviews.h"
 #include "analysis/stats.h"
 #include "format/trace_reader.h"
+#include "model/source_merge.h"
+#include "analysis/exec_chain.h"
 #include <errno.h>
 #include <jansson.h>
 #include <stdarg.h>
@@ -59,6 +61,7 @@ static void trace_release(struct hs_app_trace *t)
 		hs_free(t->heap);
 	}
 	free(t->heap_stats);
+	hs_free(t->members);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -249,6 +252,170 @@ static void finish_once(struct hs_app *a, int *busy)
 	pthread_cond_broadcast(&a->changed);
 }
 
+/* A copy of @s, or NULL for NULL; *@err becomes -ENOMEM when it fails. */
+static char *dup_or_null(const char *s, int *err)
+{
+	char *d = s ? hs_strdup(s) : NULL;
+
+	if (s && !d)
+		*err = -ENOMEM;
+	return d;
+}
+
+/* @d's texts copied into @out (which holds none). 0 or -ENOMEM. */
+static int defaults_copy(struct hs_source_defaults *out,
+			 const struct hs_source_defaults *d)
+{
+	int err = 0;
+
+	out->start = dup_or_null(d->start, &err);
+	out->end = dup_or_null(d->end, &err);
+	out->group = dup_or_null(d->group, &err);
+	out->fold = dup_or_null(d->fold, &err);
+	out->fold_pct = dup_or_null(d->fold_pct, &err);
+	out->inc = dup_or_null(d->inc, &err);
+	out->exc = dup_or_null(d->exc, &err);
+	out->notes = dup_or_null(d->notes, &err);
+	return err;
+}
+
+/*
+ * Load source @name of every member of merged trace @t, each through
+ * hs_app_load_source() (its own once-only claim). Called with nothing
+ * held: neither @a->lock nor a claim of @t's source, so that a request
+ * that waits here for a member another request is reading holds up
+ * nobody else (see Threads in app.h).
+ */
+static int load_members(struct hs_app *a, const struct hs_app_trace *t, const char *name,
+			struct hs_diag *diag)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < t->nr_members && !err; i++) {
+		const struct hs_app_trace *m = &a->traces[t->members[i]];
+		struct hs_app_source *ms = hs_app_source(a, t->members[i], name);
+
+		if (!ms) {
+			hs_diag_set(diag, 0, "'%s' has no source '%s'", m->name, name);
+			err = -EINVAL;
+		} else {
+			err = hs_app_load_source(a, t->members[i], ms, diag);
+		}
+	}
+	return err;
+}
+
+/*
+ * Source @name of merged trace @t into @out (initialised here): that
+ * source of every member, appended; the images of a process that exec'd
+ * under its last image's frame. The members' sources are loaded already
+ * (load_members()), hence read-only: read without the lock.
+ */
+static int build_merged(struct hs_app *a, const struct hs_app_trace *t, const char *name,
+			struct hs_stack_source *out, struct hs_diag *diag)
+{
+	const char **paths = hs_calloc(t->nr_members + 1, sizeof(*paths));
+	char **process = hs_calloc(t->nr_members + 1, sizeof(*process));
+	struct hs_stack_source all;
+	size_t i;
+	int err = 0;
+
+	hs_source_init(&all);
+	if (!paths || !process) {
+		err = -ENOMEM;
+	} else {
+		for (i = 0; i < t->nr_members; i++) {
+			const char *path = a->traces[t->members[i]].path;
+
+			paths[i] = path ? path : "-";
+		}
+		err = hs_exec_chain_frames(paths, t->nr_members, process);
+	}
+	for (i = 0; i < t->nr_members && !err; i++) {
+		const struct hs_app_trace *m = &a->traces[t->members[i]];
+		const struct hs_app_source *ms = hs_app_source(a, t->members[i], name);
+		struct hs_buf top = HS_BUF_INIT;
+
+		HS_BUG_ON(!ms || !ms->loaded);
+		if (!hs_source_has_process_frames(&ms->src))
+			err = hs_buf_addf(&top, "Trace %s", m->name);
+		if (!err && process[i] && !top.len)
+			err = hs_source_append_as(&all, &ms->src, process[i]);
+		else if (!err)
+			err = hs_source_append(&all, &ms->src, top.len ? top.s : NULL);
+		if (err == -EINVAL)
+			hs_diag_set(diag, 0, "'%s' is in %s, the first file in %s",
+				    m->name,
+				    ms->src.metric_unit ? ms->src.metric_unit : "no unit",
+				    all.metric_unit ? all.metric_unit : "no unit");
+		if (!err && !i)
+			err = defaults_copy(&all.defaults, &ms->src.defaults);
+		hs_buf_release(&top);
+	}
+	if (process)
+		hs_exec_chain_release(process, t->nr_members);
+	hs_free(paths);
+	hs_free(process);
+	if (err) {
+		hs_source_release(&all);
+		if (err == -ENOMEM && !diag->set)
+			hs_diag_set(diag, 0, "out of memory");
+		return err;
+	}
+	*out = all;
+	return 0;
+}
+
+int hs_app_merge(struct hs_app *a, const char *name, size_t n, int first,
+		 struct hs_diag *diag)
+{
+	struct hs_app_trace *t, merged;
+	size_t i;
+	int err = -EINVAL;
+
+	if (n < 2 || n > a->nr_traces) {
+		hs_diag_set(diag, 0, "a merged trace needs two traces or more");
+		return -EINVAL;
+	}
+	t = new_trace(a, name);
+	err = -ENOMEM;
+	if (!t || !(t->members = hs_calloc(n, sizeof(*t->members))))
+		goto fail;
+	t->nr_members = n;
+	for (i = 0; i < n; i++)
+		t->members[i] = i;
+	t->fmt = HS_FORMAT_UNKNOWN;
+	t->format = "merged";
+	for (i = 0; i < a->traces[0].nr_sources; i++)
+		if (push_source(t, a->traces[0].sources[i].name,
+				a->traces[0].sources[i].summary))
+			goto fail;
+	/* @t is a->traces[a->nr_traces] until it is counted in below */
+	err = hs_app_load_source(a, a->nr_traces, &t->sources[0], diag);
+	if (err)
+		goto fail;
+	if (first) {
+		size_t k;
+
+		merged = *t;
+		memmove(a->traces + 1, a->traces, a->nr_traces * sizeof(*a->traces));
+		a->traces[0] = merged;
+		/* every merged trace's members are one further now */
+		for (k = 0; k <= a->nr_traces; k++)
+			for (i = 0; i < a->traces[k].nr_members; i++)
+				a->traces[k].members[i]++;
+	}
+	a->nr_traces++;
+	return 0;
+fail:
+	if (t)
+		trace_release(t);
+	if (err == -ENOMEM && !diag->set)
+		hs_diag_set(diag, 0, "out of memory");
+	return err;
+}
+
 int hs_app_load_source(struct hs_app *a, size_t trace, struct hs_app_source *s,
 		       struct hs_diag *diag)
 {
@@ -258,6 +425,20 @@ int hs_app_load_source(struct hs_app *a, size_t trace, struct hs_app_source *s,
 	struct hs_stack_source fresh;
 	int err;
 
+	/*
+	 * A merged trace's members first, before the claim below: a claim is
+	 * never held while waiting for another (app.h, Threads).
+	 */
+	pthread_mutex_lock(&a->lock);
+	err = s->loaded;
+	pthread_mutex_unlock(&a->lock);
+	if (err)
+		return 0;
+	if (t->members) {
+		err = load_members(a, t, s->name, diag);
+		if (err)
+			return err;
+	}
 	pthread_mutex_lock(&a->lock);
 	if (!begin_once(a, &s->loading, &s->loaded)) {
 		pthread_mutex_unlock(&a->lock);
@@ -271,9 +452,12 @@ int hs_app_load_source(struct hs_app *a, size_t trace, struct hs_app_source *s,
 	 * The views that the file's reader builds from the whole trace (peak,
 	 * mmap: not streamed) come from the trace when the app has it loaded
 	 * already (for the timeline or the stats), not from the file again.
+	 * A merged trace's come from its members' (loaded above).
 	 */
-	if (heap && !hs_memview_parse(s->name, &mo.kind) &&
-	    (mo.kind == HS_MEM_PEAK || mo.kind == HS_MEM_MMAP)) {
+	if (t->members) {
+		err = build_merged(a, t, s->name, &fresh, diag);
+	} else if (heap && !hs_memview_parse(s->name, &mo.kind) &&
+		   (mo.kind == HS_MEM_PEAK || mo.kind == HS_MEM_MMAP)) {
 		err = hs_memview_build(heap, &mo, &fresh, NULL, diag);
 	} else if (!t->path) {
 		hs_diag_set(diag, 0, "'%s' cannot be read again for source '%s'", t->name,

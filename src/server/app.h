@@ -46,6 +46,16 @@
  *     wait on @changed); once set, what it points to is read-only;
  *   - the cache: its own lock (cache.h).
  * Nothing is computed under @lock, and no other lock is taken under it.
+ *
+ * A merged trace (hs_app_merge()) owns its @members list (indexes, fixed
+ * once serving starts) and its own sources; the members' sources stay
+ * owned by the members. A source of the merged trace is loaded in two
+ * steps: first that source of every member, each through
+ * hs_app_load_source() with its own once-only claim, holding neither
+ * @lock nor any claim; only then the merged source's claim, under which
+ * the members' sources (loaded, hence read-only) are appended without
+ * @lock. So no request ever holds a claim while it waits for another,
+ * and claims cannot wait on each other in a cycle.
  */
 
 #define HS_APP_TOKEN_LEN 32	   /* hex digits */
@@ -71,6 +81,8 @@ struct hs_app_trace {
 	char *heap_stats;      /* its stats' JSON text (malloc()ed), or NULL */
 	int heap_loading;      /* a request is reading @heap (under @lock) */
 	int stats_computing;   /* a request is computing @heap_stats */
+	size_t nr_members;     /* a merged trace (hs_app_merge()): traces */
+	size_t *members;       /* [0, nr_members) are its members (owned) */
 };
 
 struct hs_app {
@@ -132,6 +144,19 @@ int hs_app_open(struct hs_app *a, const char *path, const char *name, enum hs_fo
  */
 int hs_app_add_trace(struct hs_app *a, const char *name, const char *format,
 		     struct hs_stack_source *src);
+/*
+ * Add a trace named @name (copied) that is traces [0, @n) as one, as
+ * `report a b c` has them (model/source_merge.h): each of its sources,
+ * named as the first trace's, is that source of every member appended,
+ * under the member's process frames (or a "Trace NAME" frame), with the
+ * first member's defaults. Its first source is loaded now (its members'
+ * too), the others when they are asked for. It is the last trace, or
+ * with @first the first one (every other trace one further). Returns 0,
+ * -EINVAL (fewer than two traces, or sources that do not add up: @diag
+ * says which) or -ENOMEM. Call it before the app answers requests.
+ */
+int hs_app_merge(struct hs_app *a, const char *name, size_t n, int first,
+		 struct hs_diag *diag);
 /*
  * Add source @name (copied) to trace @trace; takes @src as above. Returns
  * 0, -EEXIST (a source of that name exists), -EINVAL (no such trace) or

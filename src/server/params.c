@@ -649,7 +649,7 @@ static json_t *flat_params(const struct flat *f)
 	return params_json(&vp);
 }
 
-/* --preset: GroupPats "[name] group" and its FoldPats and Fold%, unless given. */
+/* --preset: GroupPats "[name] group", its FoldPats, Fold% and ExcPats, unless given. */
 static int apply_preset(struct flat *f, const char *name, const char *exe_dir,
 			char **group_text, struct hs_diag *d)
 {
@@ -682,6 +682,8 @@ static int apply_preset(struct flat *f, const char *name, const char *exe_dir,
 		f->fold_pct = pct;
 		f->has_fold_pct = 1;
 	}
+	if (!f->exc && p->exc)
+		f->exc = p->exc;
 	return 0;
 }
 

@@ -512,6 +512,11 @@ static const struct route_key find_keys[] = {{"pattern", KEY_STRING},
 					     {NULL, 0}};
 static const struct route_key view_keys[] = {{"max_rows", KEY_UINT}, {NULL, 0}};
 static const struct route_key timeline_keys[] = {{"buckets", KEY_UINT}, {NULL, 0}};
+static const struct route_key counts_keys[] = {{"buckets", KEY_UINT},
+					       {"start_ms", KEY_NUMBER},
+					       {"bucket_ms", KEY_NUMBER},
+					       {NULL, 0}};
+static const struct route_key retained_keys[] = {{"ids", KEY_JSON}, {NULL, 0}};
 static const struct route_key samples_keys[] = {
     {"name", KEY_STRING}, {"what", KEY_STRING}, {"offset", KEY_UINT},
     {"count", KEY_UINT},  {"path", KEY_JSON},	{NULL, 0}};
@@ -536,11 +541,13 @@ static const struct route routes[] = {
     {"/api/flame", hs__api_flame, 1, flame_keys},
     {"/api/find", hs__api_find, 1, find_keys},
     {"/api/timeline", hs__api_timeline, 1, timeline_keys},
+    {"/api/counts", hs__api_counts, 1, counts_keys},
     {"/api/samples", hs__api_samples, 1, samples_keys},
     {"/api/stats", hs__api_stats, 1, stats_keys},
     {"/api/source", hs__api_source, 1, source_keys},
     {"/api/overweight", hs__api_overweight, 1, overweight_keys},
     {"/api/gc", hs__api_gc, 0, no_keys},
+    {"/api/retained", hs__api_retained, 1, retained_keys},
     {NULL, NULL, 0, NULL},
 };
 

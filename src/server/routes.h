@@ -19,6 +19,7 @@
  *                     find;
  *   routes_sources.c  what the files hold: /api/info, stats, overweight;
  *   routes_time.c     samples over time: /api/timeline, samples;
+ *   routes_counts.c   the samples' counts over time: /api/counts;
  *   routes_lines.c    a function's source lines: /api/source;
  *   routes_gc.c       a .NET trace's GCStats: /api/gc.
  *
@@ -119,7 +120,10 @@ int hs__api_info(struct hs_route_ctx *c);
 int hs__api_stats(struct hs_route_ctx *c);
 int hs__api_overweight(struct hs_route_ctx *c);
 int hs__api_timeline(struct hs_route_ctx *c);
+int hs__api_counts(struct hs_route_ctx *c);
 int hs__api_samples(struct hs_route_ctx *c);
 int hs__api_source(struct hs_route_ctx *c);
+/* routes_retained.c: a heap snapshot's retained size per name */
+int hs__api_retained(struct hs_route_ctx *c);
 int hs__api_gc(struct hs_route_ctx *c);
 #endif

@@ -93,9 +93,10 @@ int hs__api_info(struct hs_route_ctx *c)
 			err = 1;
 			break;
 		}
-		t = json_pack("{s:s, s:s?, s:s, s:s, s:s, s:b}", "name", p->name, "group",
-			      text, "fold", p->fold, "fold_pct", p->fold_pct, "comment",
-			      p->comment, "needs_exe_dir", p->needs_exe_dir);
+		t = json_pack("{s:s, s:s?, s:s, s:s, s:s, s:b, s:s}", "name", p->name,
+			      "group", text, "fold", p->fold, "fold_pct", p->fold_pct,
+			      "comment", p->comment, "needs_exe_dir", p->needs_exe_dir,
+			      "exc", p->exc ? p->exc : "");
 		hs_free(text);
 		err = !t || json_array_append_new(presets, t);
 	}

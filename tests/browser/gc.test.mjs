@@ -7,66 +7,18 @@
 //
 // Environment: HS_BIN, HS_SRC, HS_BUILD (set by meson), HS_CHROMIUM.
 
-import { execFileSync } from 'node:child_process';
-import { spawnView, viewUrl } from './view-server.mjs';
-import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { SRC, WAIT, begin, cliJson, errors, launchBrowser, ok, runTest, shot, startView }
+  from './harness.mjs';
 
-const BIN = process.env.HS_BIN;
-const SRC = process.env.HS_SRC;
-const BUILD = process.env.HS_BUILD;
-const CHROMIUM = process.env.HS_CHROMIUM || '/usr/bin/chromium';
-const WAIT = 30000;
-const ART = path.join(BUILD, 'browser-artifacts');
 const NETTRACE = path.join(SRC, 'tests/data/dotnet/allocs.nettrace');
 const PERF = path.join(SRC, 'tests/data/perf/workload.data.txt');
 
-let server = null, context = null, tmp = null, n = 0;
-const errors = [];
-
-function ok(cond, what, detail) {
-  n++;
-  console.log(`${cond ? 'ok' : 'not ok'} ${n} - ${what}`);
-  if (!cond) {
-    if (detail !== undefined) console.log('# ' + JSON.stringify(detail).slice(0, 2000));
-    throw new Error(`failed: ${what}`);
-  }
-}
-
-function cleanup() {
-  if (server) server.kill('SIGKILL');
-  server = null;
-  if (tmp) rmSync(tmp, { recursive: true, force: true });
-}
-
-const deadline = setTimeout(() => {
-  console.log(`not ok ${++n} - the run took more than 120 s`);
-  cleanup();
-  process.exit(1);
-}, 120000);
-
-function startServer(files) {
-  server = spawnView(BIN, files);
-  return viewUrl(server, WAIT);
-}
-
 async function main() {
-  mkdirSync(ART, { recursive: true });
-  tmp = mkdtempSync(path.join(tmpdir(), 'hs-browser-gc-'));
-  const want = JSON.parse(execFileSync(BIN, ['gcstats', NETTRACE, '--format', 'json'],
-    { encoding: 'utf8' }));
-  const url = await startServer([NETTRACE, PERF]);
-  const { chromium } = await import(path.join(SRC, 'node_modules/playwright-core/index.mjs'));
-  context = await chromium.launchPersistentContext(path.join(tmp, 'profile'), {
-    executablePath: CHROMIUM, headless: true, viewport: { width: 1400, height: 900 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  const page = context.pages()[0] || await context.newPage();
-  page.setDefaultTimeout(WAIT);
-  page.on('pageerror', (e) => errors.push(e.message));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  begin({ name: 'gc', limitS: 120 });
+  const want = cliJson(['gcstats', NETTRACE]);
+  const url = await startView([NETTRACE, PERF]);
+  const { page } = await launchBrowser();
   await page.goto(url);
   await page.waitForSelector('body[data-ready="1"]');
 
@@ -92,7 +44,7 @@ async function main() {
     r[6] === want.gcs[i].pause_ms.toFixed(3)), 'index, reason, gen and pause as gcstats says', seen.rows);
   ok(seen.rollupAll[0] === 'ALL' && seen.rollupAll[1] === '3', 'the rollup counts all three', seen.rollupAll);
   ok(seen.bars === 3 && seen.after === 1, 'the chart has a pause bar per GC and the heap line', seen);
-  await page.screenshot({ path: path.join(ART, 'gc.png') });
+  await shot('gc');
 
   // the perf trace: no GC tab
   await page.selectOption('#trace', '1');
@@ -102,17 +54,4 @@ async function main() {
   ok(errors.length === 0, 'no page errors', errors);
 }
 
-try {
-  await main();
-  console.log(`1..${n}`);
-  clearTimeout(deadline);
-  await context?.close();
-  cleanup();
-} catch (e) {
-  console.log(`# ${e.stack}`);
-  for (const x of errors) console.log(`# page: ${x.split('\n')[0]}`);
-  console.log(`1..${n}`);
-  await context?.close().catch(() => {});
-  cleanup();
-  process.exit(1);
-}
+await runTest(main);

@@ -11,47 +11,16 @@
 // timeout and the whole run stops after HS_BROWSER_TIMEOUT seconds.
 
 import { execFileSync } from 'node:child_process';
-import { spawnView, viewUrl } from './view-server.mjs';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { BIN, BUILD, SRC, WAIT, begin, errors, launchBrowser, ok, report, runTest, setBox, settled,
+  shot, startView, stopView, tab } from './harness.mjs';
 
-const BIN = process.env.HS_BIN;
-const SRC = process.env.HS_SRC;
-const BUILD = process.env.HS_BUILD;
-const CHROMIUM = process.env.HS_CHROMIUM || '/usr/bin/chromium';
-const LIMIT_S = Number(process.env.HS_BROWSER_TIMEOUT || 240);
-const WAIT = 30000;
-const ART = path.join(BUILD, 'browser-artifacts');
 const PERF = path.join(SRC, 'tests/data/perf');
 const TRACES = [path.join(PERF, 'workload.data.txt'), path.join(PERF, 'workload-cpu.data.txt')];
 const BIG_NAMES = 100000;
 
-let server = null, context = null, page = null, tmp = null, n = 0;
-const errors = [];
-
-function cleanup() {
-  if (server) server.kill('SIGKILL');
-  if (tmp) rmSync(tmp, { recursive: true, force: true });
-}
-
-const deadline = setTimeout(async () => {
-  console.log(`not ok ${++n} - the run took more than ${LIMIT_S} s`);
-  if (page) await page.screenshot({ path: path.join(ART, 'timeout.png') }).catch(() => {});
-  cleanup();
-  process.exit(1);
-}, LIMIT_S * 1000);
-
-function ok(cond, what, detail) {
-  n++;
-  if (cond) {
-    console.log(`ok ${n} - ${what}`);
-    return;
-  }
-  console.log(`not ok ${n} - ${what}`);
-  if (detail !== undefined) console.log('# ' + JSON.stringify(detail).slice(0, 2000));
-  throw new Error(`failed: ${what}`);
-}
+let context = null, page = null;
 
 // The numbers as the GUI prints them (web/js/format.js): whole numbers
 // without a decimal, bytes in binary units with one decimal above 1 KiB.
@@ -66,12 +35,6 @@ function human(v) {
   return `${i ? v.toFixed(1) : num(v)} ${units[i]}`;
 }
 const metric = (v, unit) => (unit === 'bytes' ? human(v) : num(v));
-
-// `heapscope report FILE ARGS --format json`, parsed.
-function report(file, args = []) {
-  return JSON.parse(execFileSync(BIN, ['report', file, ...args, '--format', 'json'],
-    { encoding: 'utf8', maxBuffer: 1 << 28 }));
-}
 
 // The report options of the GUI's text boxes.
 function cliArgs(p) {
@@ -97,18 +60,6 @@ async function boxes() {
     inc: document.getElementById('inc').value,
     exc: document.getElementById('exc').value,
   }));
-}
-
-// Do @action and wait until the page has finished loading what it causes.
-async function settled(action) {
-  const before = await page.evaluate(() => Number(document.body.dataset.settled || 0));
-  await action();
-  await page.waitForFunction((b) => Number(document.body.dataset.settled || 0) > b &&
-    !document.body.classList.contains('busy'), before, { timeout: WAIT });
-}
-
-async function shot(name) {
-  await page.screenshot({ path: path.join(ART, `${name}.png`) });
 }
 
 async function statusText() {
@@ -186,11 +137,6 @@ async function checkCallTree(file, what, extra = []) {
     bad.slice(0, 3));
 }
 
-async function setBox(id, value) {
-  await page.fill(`#${id}`, value);
-  await settled(() => page.press(`#${id}`, 'Enter'));
-}
-
 async function rightClickRow(view, key) {
   const sel = `#view-${view} .row[data-key="${key}"]`;
   await page.waitForSelector(sel, { timeout: WAIT });
@@ -202,19 +148,8 @@ async function menu(action) {
   await settled(() => page.click(`#menu button[data-action="${action}"]`));
 }
 
-async function tab(name) {
-  await settled(() => page.click(`#tabs [data-tab="${name}"]`));
-  await page.waitForSelector(`#view-${name}.active`, { timeout: WAIT });
-}
-
-function startServer(files) {
-  server = spawnView(BIN, files);
-  return viewUrl(server, WAIT);
-}
-
 async function main() {
-  mkdirSync(ART, { recursive: true });
-  tmp = mkdtempSync(path.join(tmpdir(), 'hs-browser-'));
+  const tmp = begin({ name: 'gui' });
   const big = path.join(tmp, 'big.folded');
   const lines = [];
   for (let i = 0; i < BIG_NAMES; i++) lines.push(`main;f${String(i).padStart(6, '0')} ${1 + (i % 7)}`);
@@ -223,27 +158,14 @@ async function main() {
   const heap = path.join(tmp, 'm.heapscope');
   execFileSync(BIN, ['run', '-q', '--no-view', '-o', heap, '--',
     path.join(BUILD, 'tests/targets/memtest')], { stdio: 'ignore' });
-  const url = await startServer([...TRACES, big, heap]);
+  const url = await startView([...TRACES, big, heap]);
   ok(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{32}$/.test(url), 'heapscope view prints its URL');
 
-  const { chromium } = await import(path.join(SRC, 'node_modules/playwright-core/index.mjs'));
-  context = await chromium.launchPersistentContext(path.join(tmp, 'profile'), {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1400, height: 900 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  page = context.pages()[0] || await context.newPage();
-  page.setDefaultTimeout(WAIT);
-  page.on('pageerror', (e) => errors.push(e.message));
   // 4xx answers (a bad pattern) and 501 (Goto Source) are expected; the
   // GUI shows them itself
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !/^Failed to load resource: .* status of (4\d\d|501)/.test(m.text()))
-      errors.push(m.text());
-  });
-
+  ({ context, page } = await launchBrowser({
+    ignoreConsole: /^Failed to load resource: .* status of (4\d\d|501)/,
+  }));
 
   // ---- open a trace ----
   await page.goto(url);
@@ -640,35 +562,22 @@ async function main() {
   ok((await page.inputValue('#notes')) === 'hot_function is the one', 'notes are kept per trace');
 
   ok(!errors.length, 'no JavaScript errors', errors);
+  await stopView();
 }
 
-try {
-  await main();
-  console.log(`1..${n}`);
-  clearTimeout(deadline);
-  await context?.close();
-  server.kill('SIGTERM');
-  await new Promise((r) => server.once('exit', r));
-  server = null;
-  cleanup();
-} catch (e) {
-  console.log(`# ${e.stack}`);
-  for (const x of errors) console.log(`# page: ${x.split('\n')[0]}`);
-  if (page) {
-    const d = await page.evaluate(() => {
-      const v = window.heapscope?.views?.byname;
-      const sc = document.querySelector('#view-byname .scroll');
-      return v && { top: sc.scrollTop, h: sc.clientHeight, sh: sc.scrollHeight,
-        tr: document.querySelector('#view-byname .rows').style.transform,
-        shown: [...document.querySelectorAll('#view-byname .row:not([hidden])')].map((r) => r.dataset.index + (r.classList.contains('pending') ? 'p' : '')).join(','),
-        total: v.total, count: v.table.count, pages: [...v.pages.keys()],
-        page0: v.pages.get(0)?.length, gen: v.gen, state: window.heapscope.state() };
-    }).catch((x) => String(x));
-    console.log(`# byname: ${JSON.stringify(d).slice(0, 1500)}`);
-  }
-  if (page) await page.screenshot({ path: path.join(ART, 'failure.png') }).catch(() => {});
-  console.log(`1..${n}`);
-  await context?.close().catch(() => {});
-  cleanup();
-  process.exit(1);
+// The state of ByName's table, after a failure.
+async function dumpByName() {
+  if (!page) return;
+  const d = await page.evaluate(() => {
+    const v = window.heapscope?.views?.byname;
+    const sc = document.querySelector('#view-byname .scroll');
+    return v && { top: sc.scrollTop, h: sc.clientHeight, sh: sc.scrollHeight,
+      tr: document.querySelector('#view-byname .rows').style.transform,
+      shown: [...document.querySelectorAll('#view-byname .row:not([hidden])')].map((r) => r.dataset.index + (r.classList.contains('pending') ? 'p' : '')).join(','),
+      total: v.total, count: v.table.count, pages: [...v.pages.keys()],
+      page0: v.pages.get(0)?.length, gen: v.gen, state: window.heapscope.state() };
+  }).catch((x) => String(x));
+  console.log(`# byname: ${JSON.stringify(d).slice(0, 1500)}`);
 }
+
+await runTest(main, { onFailure: dumpByName });

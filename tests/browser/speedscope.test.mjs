@@ -10,28 +10,12 @@
 
 import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
-import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
+import { BIN, BUILD, SRC, WAIT, atCleanup, begin, check, errors, launchBrowser, report, runTest,
+  skip } from './harness.mjs';
 
-const BIN = process.env.HS_BIN;
-const SRC = process.env.HS_SRC;
-const BUILD = process.env.HS_BUILD;
-const CHROMIUM = process.env.HS_CHROMIUM || '/usr/bin/chromium';
 const RELEASE = path.join(SRC, 'node_modules/speedscope/dist/release');
-const WAIT = 30000;
-
-let n = 0, failed = 0, tmp = null, server = null, context = null;
-
-function ok(cond, what, detail) {
-  n++;
-  console.log(`${cond ? 'ok' : 'not ok'} ${n} - ${what}`);
-  if (!cond) {
-    failed++;
-    if (detail !== undefined) console.log('# ' + JSON.stringify(detail).slice(0, 2000));
-  }
-  return cond;
-}
 
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css',
   '.json': 'application/json', '.wasm': 'application/wasm', '.png': 'image/png',
@@ -40,7 +24,7 @@ const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/cs
 // Serve speedscope's files and the profiles in @dir on 127.0.0.1.
 function serve(dir) {
   return new Promise((resolve) => {
-    server = createServer((req, res) => {
+    const server = createServer((req, res) => {
       const name = decodeURIComponent(new URL(req.url, 'http://x').pathname).replace(/^\/+/, '');
       const file = [path.join(dir, name), path.join(RELEASE, name || 'index.html')]
         .find((p) => !name.includes('..') && existsSync(p) && !p.endsWith('/'));
@@ -52,14 +36,14 @@ function serve(dir) {
       res.writeHead(200, { 'Content-Type': TYPES[path.extname(file)] || 'application/octet-stream' });
       res.end(readFileSync(file));
     });
+    atCleanup(() => server.close());
     server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${server.address().port}`));
   });
 }
 
-function report(file, source) {
-  const args = ['report', file, '--format', 'json', '--exc', ''];
-  if (source) args.push('--source', source);
-  return JSON.parse(execFileSync(BIN, args, { encoding: 'utf8' })).summary.metric;
+// The total `heapscope report` gives @file (from @source), nothing excluded.
+function reportTotal(file, source) {
+  return report(file, ['--exc', '', ...(source ? ['--source', source] : [])]).summary.metric;
 }
 
 // speedscope's own spelling of a total (its ByteFormatter and TimeFormatter)
@@ -86,10 +70,10 @@ async function open(page, base, file, title) {
 
 async function main() {
   if (!existsSync(path.join(RELEASE, 'index.html'))) {
-    console.log('1..0 # SKIP speedscope is not installed (scripts/npm-deps.sh)');
+    skip('speedscope is not installed (scripts/npm-deps.sh)');
     return;
   }
-  tmp = mkdtempSync(path.join(tmpdir(), 'hs-speedscope-'));
+  const tmp = begin({ name: 'speedscope', limitS: null });
   const heap = path.join(tmp, 'm.heapscope');
   execFileSync(BIN, ['run', '-q', '-o', heap, '--', path.join(BUILD, 'tests/targets/memtest')],
     { stdio: 'ignore' });
@@ -99,47 +83,30 @@ async function main() {
   execFileSync(BIN, ['convert', perf, '-o', path.join(tmp, 'cpu.speedscope.json')]);
   const base = await serve(tmp);
 
-  const { chromium } = await import(path.join(SRC, 'node_modules/playwright-core/index.mjs'));
-  context = await chromium.launchPersistentContext(path.join(tmp, 'profile'), {
-    executablePath: CHROMIUM, headless: true, viewport: { width: 1400, height: 900 },
-    args: ['--headless', '--no-sandbox', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  const page = context.pages()[0] || await context.newPage();
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(String(e)));
+  // speedscope draws with WebGL, and logs what it cannot load itself
+  const { page } = await launchBrowser({ gpu: true, consoleErrors: false });
 
   const cases = [
-    ['alloc.speedscope.json', 'alloc', bytesText(report(heap)), 'memtest!site_large'],
-    ['leaks.speedscope.json', 'leaks', bytesText(report(heap, 'leaks')), 'memtest!site_leak'],
-    ['cpu.speedscope.json', 'heapscope', msText(report(perf)), 'hotloop!hot_function'],
+    ['alloc.speedscope.json', 'alloc', bytesText(reportTotal(heap)), 'memtest!site_large'],
+    ['leaks.speedscope.json', 'leaks', bytesText(reportTotal(heap, 'leaks')), 'memtest!site_leak'],
+    ['cpu.speedscope.json', 'heapscope', msText(reportTotal(perf)), 'hotloop!hot_function'],
   ];
   for (const [file, title, total, name] of cases) {
     let rows = [];
     try {
       rows = await open(page, base, file, title);
     } catch (e) {
-      ok(false, `speedscope opens ${file}`, String(e));
+      check(false, `speedscope opens ${file}`, String(e));
       continue;
     }
-    ok(rows.length > 2, `speedscope opens ${file} as "${title}"`);
+    check(rows.length > 2, `speedscope opens ${file} as "${title}"`);
     const names = rows.map((r) => r.find((c) => /!|Process|Thread/.test(c)) || '');
-    ok(names.some((c) => c.includes(name)), `${file} shows ${name}`, rows.slice(0, 5));
+    check(names.some((c) => c.includes(name)), `${file} shows ${name}`, rows.slice(0, 5));
     // the outermost frame holds everything: its Total is the report's
-    ok(rows.some((r) => r[0] === `${total} (100%)`),
+    check(rows.some((r) => r[0] === `${total} (100%)`),
       `${file}: speedscope's total is report's ${total}`, rows.slice(0, 4));
   }
-  ok(errors.length === 0, 'speedscope raised no page error', errors);
+  check(errors.length === 0, 'speedscope raised no page error', errors);
 }
 
-try {
-  await main();
-} catch (e) {
-  ok(false, 'the test ran', String(e && e.stack || e));
-} finally {
-  if (context) await context.close();
-  if (server) server.close();
-  if (tmp) rmSync(tmp, { recursive: true, force: true });
-}
-console.log(`1..${n}`);
-process.exit(failed ? 1 : 0);
+await runTest(main);

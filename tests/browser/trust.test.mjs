@@ -13,84 +13,16 @@
 // (default /usr/bin/chromium). Output is TAP.
 
 import { execFileSync } from 'node:child_process';
-import { spawnView, viewUrl } from './view-server.mjs';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { BIN, BUILD, SRC, begin, errors, launchBrowser, ok, openTrace, parts, report,
+  runTest, setBox, settled, shot, sleep, startView, stopView, tab } from './harness.mjs';
 
-const BIN = process.env.HS_BIN;
-const SRC = process.env.HS_SRC;
-const BUILD = process.env.HS_BUILD;
-const CHROMIUM = process.env.HS_CHROMIUM || '/usr/bin/chromium';
-const LIMIT_S = Number(process.env.HS_BROWSER_TIMEOUT || 240);
-const WAIT = 30000;
-const ART = path.join(BUILD, 'browser-artifacts');
 const PERF = path.join(SRC, 'tests/data/perf/workload.data.txt');
 const DEEP = 90;		// levels of the deep folded stack
 const WIDE = 3000;		// names of the wide folded file
 
-let server = null, context = null, page = null, tmp = null, url = null, n = 0, failed = 0;
-const errors = [];
-
-const deadline = setTimeout(() => {
-  console.log(`not ok ${++n} - the run took more than ${LIMIT_S} s`);
-  cleanup();
-  process.exit(1);
-}, LIMIT_S * 1000);
-
-function cleanup() {
-  if (server) server.kill('SIGKILL');
-  if (tmp) rmSync(tmp, { recursive: true, force: true });
-}
-
-class Fail extends Error {}
-
-function ok(cond, what, detail) {
-  n++;
-  if (cond) {
-    console.log(`ok ${n} - ${what}`);
-    return;
-  }
-  console.log(`not ok ${n} - ${what}`);
-  if (detail !== undefined) console.log('# ' + JSON.stringify(detail).slice(0, 2000));
-  throw new Fail(what);
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function settled(action) {
-  const before = await page.evaluate(() => Number(document.body.dataset.settled || 0));
-  await action();
-  await page.waitForFunction((b) => Number(document.body.dataset.settled || 0) > b &&
-    !document.body.classList.contains('busy'), before, { timeout: WAIT });
-}
-
-async function shot(name) {
-  await page.screenshot({ path: path.join(ART, `trust-${name}.png`) });
-}
-
-async function setBox(id, value) {
-  await page.fill(`#${id}`, value);
-  await settled(() => page.press(`#${id}`, 'Enter'));
-}
-
-async function tab(name) {
-  await settled(() => page.click(`#tabs [data-tab="${name}"]`));
-  await page.waitForSelector(`#view-${name}.active`, { timeout: WAIT });
-}
-
-// Open trace @i afresh (its first screen, as a new user sees it).
-async function open(i) {
-  await page.goto('about:blank');
-  await page.goto(url.replace(/\?token=.*/, ''));
-  await page.waitForSelector('body[data-ready="1"]');
-  if (i !== 0) await settled(() => page.selectOption('#trace', String(i)));
-}
-
-function report(file, args = []) {
-  return JSON.parse(execFileSync(BIN, ['report', file, ...args, '--format', 'json'],
-    { encoding: 'utf8', maxBuffer: 1 << 28 }));
-}
+let page = null, tmp = null;
 
 // The cells on screen whose text is wider than the cell.
 async function cutCells(view) {
@@ -104,16 +36,11 @@ async function cellOf(view, key, col) {
     (c) => ({ text: c.textContent, title: c.title }));
 }
 
-function startServer(files) {
-  server = spawnView(BIN, files);
-  return viewUrl(server, WAIT);
-}
-
 // ---- the parts ----
 
 // Item 2: bytes over 100 MB, counts over 1M, no ".0", units and tooltips.
 async function numbers(heap, wide) {
-  await open(0);
+  await openTrace(0);
   const cut = await cutCells('byname');
   await shot('numbers-byname');
   ok(!cut.length, 'heap trace ByName: no cell\'s text is wider than its cell', cut.slice(0, 4));
@@ -132,7 +59,7 @@ async function numbers(heap, wide) {
   ok(!cutTree.length, 'heap trace CallTree expanded: no cell\'s text is wider than its cell',
     cutTree.slice(0, 4));
 
-  await open(wide);
+  await openTrace(wide);
   const want = report(path.join(tmp, 'wide.folded')).rows.find((r) => r.key === 'main!big');
   const big = await cellOf('byname', 'main!big', 'exc');
   ok(big.text === '3,000,000' && want.exc === 3e6, 'a big sample count in full, without ".0"', big);
@@ -141,7 +68,7 @@ async function numbers(heap, wide) {
 
 // Item 2: deep tree names scroll sideways; columns resize by dragging.
 async function deepNames(deep) {
-  await open(deep);
+  await openTrace(deep);
   await tab('calltree');
   await page.click('#view-calltree .row[data-key="ROOT"]');
   await settled(() => page.click('#expandall'));
@@ -196,7 +123,7 @@ async function deepNames(deep) {
 
 // Item 3: the flame graph opens where ROOT is; its tooltip goes after a zoom.
 async function flame(deep) {
-  await open(deep);
+  await openTrace(deep);
   await tab('flame');
   await page.waitForFunction(() => document.querySelector('#view-flame canvas').height > 100);
   await shot('flame-first-screen');
@@ -225,7 +152,7 @@ async function flame(deep) {
 // Item 4: a slow source switch shows work, keeps the old source's name
 // until its data arrived, and Cancel aborts it.
 async function busy() {
-  await open(0);
+  await openTrace(0);
   const before = await page.inputValue('#source');
   let release = null;
   await page.route('**/api/stats', async (route) => {
@@ -283,7 +210,7 @@ async function busy() {
 
 // Item 7: the selection is kept by key across an Update; ByName's scroll.
 async function selection(perfIdx, wide) {
-  await open(perfIdx);
+  await openTrace(perfIdx);
   await setBox('foldpct', '');
   const keys = await page.$$eval('#view-byname .row:not([hidden])', (r) => r.map((x) => x.dataset.key));
   const pick = keys[3];
@@ -326,7 +253,7 @@ async function selection(perfIdx, wide) {
     'CallTree: the selected node is the same path after an Update', { target, tsel, firstProc });
 
   // ByName's scroll position: top without a selection; the selection in view
-  await open(wide);
+  await openTrace(wide);
   await page.$eval('#view-byname .scroll', (s) => { s.scrollTop = s.scrollHeight / 2; });
   await sleep(300);
   await setBox('exc', 'no_such_name_at_all');
@@ -353,7 +280,7 @@ async function selection(perfIdx, wide) {
 
 // Item 9: the timeline's legend, hover values, axes.
 async function timeline() {
-  await open(0);
+  await openTrace(0);
   const t = await page.evaluate(() => {
     const u = window.heapscope.views.timeline.plot;
     const g = document.createElement('canvas').getContext('2d');
@@ -392,7 +319,7 @@ async function timeline() {
 
 // Item 10: Events shows module names without their directories.
 async function eventsNames() {
-  await open(0);
+  await openTrace(0);
   await page.click('#view-byname .row[data-key="stress!site_stress"]', { button: 'right' });
   await settled(() => page.click('#menu button[data-action="events"]'));
   const stack = await page.$$eval('#view-events td.stack', (t) => t.map((x) => x.textContent).join('\n'));
@@ -407,7 +334,7 @@ async function eventsNames() {
 
 // Item 11: one default Fold% for the GUI and `heapscope report`.
 async function defaults(perfIdx) {
-  await open(perfIdx);
+  await openTrace(perfIdx);
   const fp = await page.inputValue('#foldpct');
   const j = report(PERF);
   const total = await page.$eval('#view-byname .vtable .spacer', (s) => s.offsetHeight / 20);
@@ -417,10 +344,8 @@ async function defaults(perfIdx) {
 
 // Item 10: a dead server is explained.
 async function deadServer() {
-  await open(0);
-  server.kill('SIGTERM');
-  await new Promise((r) => server.once('exit', r));
-  server = null;
+  await openTrace(0);
+  await stopView();
   await page.fill('#fold', 'x');
   await page.press('#fold', 'Enter');
   await page.waitForFunction(() => document.getElementById('status').dataset.error === '1');
@@ -431,8 +356,7 @@ async function deadServer() {
 }
 
 async function main() {
-  mkdirSync(ART, { recursive: true });
-  tmp = mkdtempSync(path.join(tmpdir(), 'hs-trust-'));
+  tmp = begin({ name: 'trust', shotPrefix: 'trust-' });
   const heap = path.join(tmp, 'stress.heapscope');
   execFileSync(BIN, ['run', '-q', '--no-view', '-o', heap, '--',
     path.join(BUILD, 'tests/targets/stress'), '1', '1100000'], { stdio: 'ignore' });
@@ -443,25 +367,13 @@ async function main() {
   for (let i = 0; i < WIDE; i++) wide.push(`main!w${String(i).padStart(6, '0')} ${WIDE - i}`);
   wide.push('main!big 3000000');
   writeFileSync(path.join(tmp, 'wide.folded'), wide.join('\n') + '\n');
-  url = await startServer([heap, PERF, path.join(tmp, 'deep.folded'), path.join(tmp, 'wide.folded')]);
+  const url = await startView([heap, PERF, path.join(tmp, 'deep.folded'), path.join(tmp, 'wide.folded')]);
 
-  const { chromium } = await import(path.join(SRC, 'node_modules/playwright-core/index.mjs'));
-  context = await chromium.launchPersistentContext(path.join(tmp, 'profile'), {
-    executablePath: CHROMIUM, headless: true, viewport: { width: 1400, height: 900 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  await context.grantPermissions(['clipboard-read', 'clipboard-write']);
-  page = context.pages()[0] || await context.newPage();
-  page.setDefaultTimeout(WAIT);
-  page.on('pageerror', (e) => errors.push(e.message));
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !/^Failed to load resource/.test(m.text())) errors.push(m.text());
-  });
+  ({ page } = await launchBrowser({ clipboard: true, ignoreConsole: /^Failed to load resource/ }));
   await page.goto(url);
   await page.waitForSelector('body[data-ready="1"]');
 
-  const parts = [
+  await parts([
     ['numbers', () => numbers(heap, 3)],
     ['deep names', () => deepNames(2)],
     ['flame graph', () => flame(2)],
@@ -471,32 +383,8 @@ async function main() {
     ['events', () => eventsNames()],
     ['defaults', () => defaults(1)],
     ['dead server', () => deadServer()],
-  ];
-  for (const [name, fn] of parts) {
-    try {
-      await fn();
-    } catch (e) {
-      failed++;
-      if (!(e instanceof Fail)) {
-        console.log(`not ok ${++n} - ${name}: ${e.message.split('\n')[0]}`);
-        console.log(`# ${e.stack}`);
-      }
-      await page.screenshot({ path: path.join(ART, `trust-failure-${name.replace(/ /g, '-')}.png`) })
-        .catch(() => {});
-      await page.unrouteAll?.().catch(() => {});
-    }
-  }
+  ]);
   ok(!errors.length, 'no JavaScript errors', errors);
 }
 
-try {
-  await main();
-} catch (e) {
-  failed++;
-  if (!(e instanceof Fail)) console.log(`not ok ${++n} - ${e.message}`);
-}
-console.log(`1..${n}`);
-clearTimeout(deadline);
-await context?.close().catch(() => {});
-cleanup();
-process.exit(failed ? 1 : 0);
+await runTest(main);

@@ -1,10 +1,12 @@
-// view-server.mjs - what the browser tests share: start `heapscope view`
-// on loopback at a free port and learn its URL from what it prints.
+// view-server.mjs - start `heapscope view` on loopback at a free port and
+// learn its URL from what it prints; the browser tests reach it through
+// harness.mjs (startView, stopView), which owns the process.
 import { spawn } from 'node:child_process';
 
-// The `heapscope view` process of FILES (its stdout is read for the URL).
-export function spawnView(bin, files) {
-  return spawn(bin, ['view', ...files, '--no-browser', '--bind', '127.0.0.1', '--port', '0'],
+// The `heapscope view` process of FILES (its stdout is read for the URL),
+// on PORT (0: a free one).
+export function spawnView(bin, files, port = 0) {
+  return spawn(bin, ['view', ...files, '--no-browser', '--bind', '127.0.0.1', '--port', String(port)],
     { stdio: ['ignore', 'pipe', 'inherit'] });
 }
 

@@ -16,7 +16,9 @@
  * Either way the zip is given to the importer as a memory file's
  * /proc/self/fd path. A stack source that is made must hold up
  * (fuzz_util.h); nothing may crash, leak or hang. Seeds:
- * tests/fuzz/corpus/fuzz_trace_zip/ (both kinds).
+ * tests/fuzz/corpus/fuzz_trace_zip/ (both kinds). The maps' memory bound
+ * is lowered to 64 KiB (HEAPSCOPE_MAP_MAX), so that inputs of fuzzing's
+ * size reach the path that leaves a map out.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +134,16 @@ out:
 	for (k = 0; k < nr; k++)
 		free(names[k]);
 	return ret;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	setenv("HEAPSCOPE_MAP_MAX", "64K", 1);
+	return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

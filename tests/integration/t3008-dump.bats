@@ -29,8 +29,14 @@ setup() {
 @test "dump of a corrupt chunk names the chunk's offset" {
 	trace_run -o c.heapscope -- "$TARGETS/crasher" exit7
 	cp c.heapscope bad.heapscope
-	# flip a byte inside the first chunk's payload (after 16 + 24 bytes)
-	printf '\xff' | dd of=bad.heapscope bs=1 seek=60 conv=notrunc 2>/dev/null
+	# flip the bits of a byte inside the first chunk's payload (after
+	# 16 + 24 bytes): writing a fixed value would leave a byte that already
+	# had it unchanged
+	local b
+	b=$(od -An -tu1 -j60 -N1 bad.heapscope)
+	printf "\\$(printf '%03o' $((b ^ 255)))" |
+		dd of=bad.heapscope bs=1 seek=60 conv=notrunc 2>/dev/null
+	if cmp -s c.heapscope bad.heapscope; then false; fi
 	hs dump bad.heapscope
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == *"bad.heapscope: offset 16: corrupt trace: chunk check does not match"* ]]
@@ -40,7 +46,7 @@ setup() {
 	trace_run -o c.heapscope -- "$TARGETS/crasher" exit7
 	hs dump c.heapscope
 	[ "$status" -eq 0 ]
-	[[ "${lines[0]}" == "# c.heapscope: heapscope trace format 1.4, "*" bytes" ]]
+	[[ "${lines[0]}" == "# c.heapscope: heapscope trace format 2.0, "*" bytes" ]]
 	[[ "$output" == *$'\nprocess pid='* ]]
 	[[ "$output" == *$'\nmodule t='* ]]
 	[[ "$output" == *$'\nnode id=1 parent=0 addr=0x'* ]]

@@ -68,6 +68,28 @@ wait_end() {
 	done
 }
 
+# Issue 19, item 11: a close system call made without the libc function
+# (syscall(SYS_close), which no hook sees) closed the trace file, and the
+# whole trace was lost, the events recorded before too. The writer now
+# notices (EBADF, or another file at the number) and opens the trace again
+# by its path, if the file there is still the one it wrote (same inode,
+# same size); a number the program got back for its own file is the
+# program's to close.
+@test "a raw close system call on the trace's descriptor loses nothing" {
+	trace_run -o r.heapscope -- "$TARGETS/lifecycle" raw-close
+	[ "$status" -eq 0 ]
+	! grep -q "cannot write the trace" err.txt
+	trace_check out.txt r.heapscope
+	[ "$(summary_field r.heapscope status)" = complete ]
+	# and when the program gives the numbers to files of its own, it can
+	# close them all, and the trace goes on
+	trace_run -o u.heapscope -- "$TARGETS/lifecycle" raw-close reuse
+	[ "$status" -eq 0 ]
+	! grep -q "cannot write the trace" err.txt
+	trace_check out.txt u.heapscope
+	[ "$(summary_field u.heapscope status)" = complete ]
+}
+
 @test "with --cpu, the samples go on after the program closed every descriptor" {
 	trace_run --cpu --no-heap -o c.heapscope -- "$TARGETS/lifecycle" closefrom
 	[ "$status" -eq 0 ]

@@ -11,6 +11,9 @@ R="$DATA/report"
 # start_server FILE...: run `heapscope view` in the background; sets PID,
 # BASE (http://127.0.0.1:PORT), TOKEN and COOKIE (the cookie's name).
 start_server() {
+	# emptied here, not only by the redirection in the child: a URL left
+	# by an earlier server would pass for this one's before it is ready
+	: > "$BATS_TEST_TMPDIR/view.out"
 	"$HS_BIN" view "$@" --no-browser --bind 127.0.0.1 --port 0 \
 		> "$BATS_TEST_TMPDIR/view.out" 2> "$BATS_TEST_TMPDIR/view.err" &
 	PID=$!

@@ -55,6 +55,52 @@ report_total() {
 	[[ "$output" == *heap*retained* ]]
 }
 
+@test "gcdump: heap-retained has the heap view's paths and retained bytes, no When" {
+	hs report "$D/heap-1000.gcdump" --source heap-retained --format csv
+	[ "$status" -eq 0 ]
+	echo "$output" > hr.csv
+	# Exc: what the objects of that name retain, each counted on its own path
+	[ "$(col 'System.Private.CoreLib.dll!System.Collections.Generic.List<Node>' 3 hr.csv)" = 1064248 ]
+	[ "$(col 'dotnet-heap.dll!Node' 3 hr.csv)" = 1056000 ]
+	[ "$(col 'dotnet-heap.dll!Node' 4 hr.csv)" = 1000 ]
+	# a snapshot has no times: the When column (11th) is empty on every row
+	[ "$(tail -n +2 hr.csv | grep -v '^"' | cut -d, -f11 | sort -u)" = "" ]
+	hs report "$D/heap-1000.gcdump" --list-sources
+	[[ "$output" == *heap-retained* ]]
+}
+
+@test "gcdump: the perfview heap preset folds arrays and strings, drops orphans" {
+	hs report "$D/heap-1000.gcdump" --view calltree --format csv
+	[ "$status" -eq 0 ]
+	echo "$output" > tree.csv
+	grep -F ",[not reachable from roots]," tree.csv
+	hs report "$D/heap-1000.gcdump" --preset "perfview heap" --format csv
+	[ "$status" -eq 0 ]
+	echo "$output" > byname.csv
+	# each node's byte[1000] is charged to the node: 32000 + 1024000 bytes
+	[ "$(col 'dotnet-heap.dll!Node' 3 byname.csv)" = 1056000 ]
+	[ "$(col 'dotnet-heap.dll!Node' 8 byname.csv)" = 1024000 ]
+	# the list's Node[] is folded into the list, a framework type: LIB
+	[ "$(col 'LIB <<System.Private.CoreLib.dll!System.Collections.Generic.List<Node>>>' 6 byname.csv)" = 1064248 ]
+	# no array and no string is left on its own, no orphan in the totals
+	! grep -F '[]' byname.csv
+	! grep -E '!System\.String[,"]' byname.csv
+	! grep -F "not reachable" byname.csv
+	# (a CallTree row starts with its depth)
+	orphans=$(awk -F, '$2 == "[not reachable from roots]" { print $7 }' tree.csv)
+	[ "$orphans" -gt 0 ]
+	hs report "$D/heap-1000.gcdump"
+	all=$(echo "$output" | awk '/^Totals Metric:/ { print $3 }')
+	hs report "$D/heap-1000.gcdump" --preset "perfview heap"
+	kept=$(echo "$output" | awk '/^Totals Metric:/ { print $3 }')
+	[ "$kept" -eq $((all - orphans)) ]
+	# what the command line gives wins over the preset's ExcPats
+	hs report "$D/heap-1000.gcdump" --preset "perfview heap" --exc "" --format csv
+	echo "$output" | grep -F "[not reachable from roots]"
+	hs report --list-presets
+	echo "$output" | grep -A4 -F "[perfview heap]" | grep -F "ExcPats: [not reachable from roots]"
+}
+
 @test "gcdump: diff of two snapshots shows what grew" {
 	hs diff "$D/heap-1000.gcdump" "$D/heap-1500.gcdump" --format csv
 	[ "$status" -eq 0 ]

@@ -71,3 +71,52 @@ setup() {
 	[ "$status" -eq 1 ]
 	[ "${stderr##*$'\n'}" = "heapscope: error: GroupPats: bad pattern '{': missing closing parenthesis at offset 1" ]
 }
+
+# Item 8: a 4.9 MB perfcollect .trace.zip whose perf map inflated to 1 GiB
+# took 1.2 GB, as maps are held whole. Maps are streamed, and what they
+# hold is bounded (256 MiB in all; HEAPSCOPE_MAP_MAX): a map past it is
+# read again for the profile's addresses only, in memory bounded by them.
+# Here a 20 MB map (jit.trace.zip's, then 500,000 lines that name nothing
+# sampled) against a bound of 1 MiB, then the default.
+@test "a perf map that inflates past the maps' bound is read for the profile's addresses only" {
+	mkdir "$T/z"
+	(cd "$T/z" && unzip -q "$DATA/perf/jit.trace.zip" && mv jit/* . && rmdir jit &&
+		awk 'BEGIN { for (i = 0; i < 500000; i++)
+			printf "%X 10 filler_symbol_%d\n", 268435456 + 16 * i, i }' \
+			>> perf-4400.map &&
+		zip -q ../big.trace.zip ./*)
+	rss_args=()
+	if [ -x /usr/bin/time ] && ! ldd "$HS_BIN" | grep -q libasan; then
+		rss_args=(/usr/bin/time -o "$T/rss" -f %M)
+	fi
+	run --separate-stderr env HEAPSCOPE_MAP_MAX=1M "${rss_args[@]}" \
+		"$HS_BIN" report "$T/big.trace.zip" --view calltree
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	bounded=$output
+	[[ "$output" == *"MyApp.Program::Main"* ]]
+	[[ "$output" == *"System.Threading.Thread::StartCallback()"* ]]
+	[ ${#rss_args[@]} -eq 0 ] || capped=$(cat "$T/rss")
+	# the same view with the map held whole
+	run --separate-stderr "${rss_args[@]}" \
+		"$HS_BIN" report "$T/big.trace.zip" --view calltree
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "$output" = "$bounded" ]
+	if [ ${#rss_args[@]} -gt 0 ]; then
+		whole=$(cat "$T/rss")
+		echo "peak RSS: $capped KiB bounded, $whole KiB with the map held"
+		[ "$capped" -lt 40000 ]
+		[ "$whole" -gt $((capped + 20000)) ]
+	fi
+}
+
+@test "maps read for the profile's addresses name every frame as maps held whole" {
+	# a bound of 1 byte: every map of jit.trace.zip (the perf map, and the
+	# module's map looked up with and without its base) goes that way
+	run --separate-stderr env HEAPSCOPE_MAP_MAX=1 "$HS_BIN" report \
+		"$DATA/perf/jit.trace.zip" --view calltree
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	golden "$DATA/perf/golden/jit.calltree.txt"
+}

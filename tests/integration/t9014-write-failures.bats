@@ -14,15 +14,11 @@ setup() {
 }
 
 @test "libdw out of memory: run keeps the program's status and warns" {
-	if ldd "$HS_BIN" | grep -q libasan; then
-		skip "ulimit -v does not apply to a sanitizer build"
-	fi
+	skip_without_ulimit_v
 	skipped=0
 	for limit in $(seq 30000 1000 44000); do
 		rm -f "m.heapscope"
-		status=0
-		bash -c 'ulimit -v "$1" && exec "$2" run -q -o m.heapscope -- "$3"' \
-			sh "$limit" "$HS_BIN" "$TARGETS/sites" > out.txt 2> err.txt || status=$?
+		trace_run_limited -v "$limit" -q -o m.heapscope -- "$TARGETS/sites"
 		echo "limit $limit: status $status"
 		cat err.txt
 		# a limit too tight for the program or the collector is the
@@ -55,9 +51,7 @@ setup() {
 	cut=0
 	for kb in 1 2 3 4; do
 		rm -f f.heapscope
-		status=0
-		bash -c 'trap "" XFSZ; ulimit -f "$1" && exec "$2" run -o f.heapscope -- "$3"' \
-			sh "$kb" "$HS_BIN" "$TARGETS/sites" > out.txt 2> err.txt || status=$?
+		trace_run_limited -f "$kb" -o f.heapscope -- "$TARGETS/sites"
 		echo "limit $kb KiB: status $status"
 		cat err.txt
 		[ "$status" -eq 0 ]

@@ -18,6 +18,27 @@ trace_run() {
 	"$HS_BIN" run "$@" > out.txt 2> err.txt || status=$?
 }
 
+# trace_run_limited OPTION VALUE ARGS...: trace_run with heapscope and
+# its program under `ulimit OPTION VALUE` (-v: KiB of address space, -f:
+# KiB of file size). SIGXFSZ is ignored, so a write past the file size
+# limit fails with EFBIG instead of killing the writer.
+trace_run_limited() {
+	local option=$1 value=$2
+	shift 2
+	status=0
+	bash -c 'trap "" XFSZ; ulimit "$1" "$2" && shift 2 && exec "$@"' \
+		trace_run_limited "$option" "$value" "$HS_BIN" run "$@" > out.txt 2> err.txt ||
+		status=$?
+}
+
+# skip_without_ulimit_v: skip the test when $HS_BIN is a sanitizer build,
+# which reserves terabytes of address space: `ulimit -v` cannot apply.
+skip_without_ulimit_v() {
+	if ldd "$HS_BIN" | grep -q libasan; then
+		skip "ulimit -v does not apply to a sanitizer build"
+	fi
+}
+
 # trace_expect OUT [PATTERN]: the target's expect lines (those matching
 # PATTERN), sorted.
 trace_expect() {

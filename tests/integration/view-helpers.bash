@@ -8,6 +8,8 @@ load helpers
 # writes view.pid, base (http://127.0.0.1:PORT) and cookie (NAME=TOKEN).
 view_start() {
 	cd "$BATS_FILE_TMPDIR" || return 1
+	# emptied before the start: an earlier server's URL would pass for this one's
+	: > view.out
 	"$HS_BIN" view "$@" --no-browser --port 0 > view.out 2> view.err &
 	echo $! > view.pid
 	for _ in $(seq 200); do

@@ -15,13 +15,24 @@
  *                            loop, close_range(), closefrom()), then
  *                            allocates at site_main and spins 200 ms of
  *                            CPU in site_spin (for --cpu)
+ *   lifecycle raw-close [reuse]
+ *                            allocates, then closes every descriptor above 2
+ *                            with the close system call itself (which no
+ *                            hook sees), then allocates again; with "reuse",
+ *                            it then gives every number a file of its own
+ *                            (/dev/null), allocates once more and closes
+ *                            them, failing (status 6) if one cannot be
+ *                            (the collector must not keep a number that is
+ *                            the program's)
  *
  * Output without a newline at the end tests that exit()'s flush of stdio
  * still happens.
  */
 #include <pthread.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <string.h>
 #include <time.h>
@@ -136,7 +147,45 @@ int main(int argc, char **argv)
 		printf("expect free malloc 333 20 main;site_main\n");
 		return 0;
 	}
+	if (!strcmp(mode, "raw-close")) {
+		int reuse = argc > 2 && !strcmp(argv[2], "reuse");
+		struct rlimit rl;
+		int fd, i, null;
+
+		for (i = 0; i < 30; i++)
+			free(site_main(444));
+		fflush(stdout);
+		getrlimit(RLIMIT_NOFILE, &rl);
+		for (fd = 3; fd < (int)rl.rlim_cur; fd++)
+			syscall(SYS_close, fd);
+		for (i = 0; i < 20; i++)
+			free(site_child(555));
+		printf("expect alloc malloc 50 1 main;site_main\n");
+		printf("expect free malloc 50 1 main;site_main\n");
+		printf("expect alloc malloc 444 30 main;site_main\n");
+		printf("expect free malloc 444 30 main;site_main\n");
+		printf("expect alloc malloc 555 20 main;site_child\n");
+		printf("expect free malloc 555 20 main;site_child\n");
+		if (!reuse)
+			return 0;
+		null = open("/dev/null", O_WRONLY);
+		if (null < 0)
+			return 6;
+		for (fd = 3; fd < (int)rl.rlim_cur; fd++)
+			if (fd != null && dup2(null, fd) != fd)
+				return 6;
+		for (i = 0; i < 10; i++)
+			free(site_worker(666));
+		printf("expect alloc malloc 666 10 main;site_worker\n");
+		printf("expect free malloc 666 10 main;site_worker\n");
+		fflush(stdout);
+		/* the numbers are the program's: every close must succeed */
+		for (fd = 3; fd < (int)rl.rlim_cur; fd++)
+			if (close(fd))
+				return 6;
+		return 0;
+	}
 	fprintf(stderr, "usage: lifecycle pthread-exit|alone-exit|daemon|close-loop|"
-		"close-range|closefrom\n");
+		"close-range|closefrom|raw-close [reuse]\n");
 	return 2;
 }

@@ -64,6 +64,38 @@ static void recursion_tree(void **state)
 	hs_source_release(&src);
 }
 
+/* hs_view_tree_nodes(): the node behind each CallTree row, by name and cost. */
+static void tree_rows_to_nodes(void **state)
+{
+	struct hs_stack_source src;
+	struct hs_calltree ct;
+	struct hs_view v;
+	uint32_t node[8];
+	size_t r;
+
+	(void)state;
+	recursion_source(&src);
+	build_tree(&ct, &src, NAN);
+	build_view(&v, &ct, HS_VIEW_CALLTREE, NULL);
+	assert_int_equal(v.nr_total, 7);
+	node[7] = HS_NO_NODE;
+	assert_int_equal(hs_view_tree_nodes(&ct.t, node, v.nr_total), 0);
+	for (r = 0; r < v.nr_rows; r++) {
+		assert_string_equal(hs_tree_name(&ct.t, node[r]), v.rows[r].name);
+		assert_true(ct.t.inc[node[r]].metric == v.rows[r].inc);
+		assert_true(r == 0 || ct.t.parent[node[r]] == node[v.rows[r].parent]);
+	}
+	assert_int_equal(node[7], HS_NO_NODE); /* nothing past the rows */
+	/* fewer rows asked for: the first ones */
+	node[3] = HS_NO_NODE;
+	assert_int_equal(hs_view_tree_nodes(&ct.t, node, 3), 0);
+	assert_int_equal(node[3], HS_NO_NODE);
+	assert_string_equal(hs_tree_name(&ct.t, node[2]), "E");
+	hs_view_release(&v);
+	hs_calltree_release(&ct);
+	hs_source_release(&src);
+}
+
 /* Equal |Inc| siblings: First ascending, then name. */
 static void children_ties_sort_by_first(void **state)
 {
@@ -316,6 +348,50 @@ static void summary_line(void **state)
 	hs_source_release(&src);
 }
 
+/*
+ * A source whose samples carry no time (a heap snapshot's) keeps no When
+ * histograms and its views leave When empty in every view; the same
+ * source with times has them, with the same costs.
+ */
+static void untimed_source_has_no_when(void **state)
+{
+	struct hs_stack_source src;
+	struct hs_view_params p = HS_VIEW_PARAMS_INIT;
+	enum hs_view_kind k;
+	int untimed;
+
+	(void)state;
+	recursion_source(&src);
+	p.node_hist = 1; /* asked for always: an untimed source still keeps none */
+	for (untimed = 0; untimed <= 1; untimed++) {
+		struct hs_calltree ct;
+
+		src.untimed = untimed;
+		assert_int_equal(hs_calltree_build(&ct, &src, &p, NULL), 0);
+		assert_true(untimed ? ct.hist == NULL : ct.hist != NULL);
+		for (k = 0; k < HS_VIEW__COUNT; k++) {
+			struct hs_view_opts o = {.kind = k, .focus = "B"};
+			struct hs_view v;
+			size_t r, nr_when = 0;
+
+			assert_int_equal(hs_view_build(&v, &ct, &o), 0);
+			for (r = 0; r < v.nr_rows; r++)
+				nr_when += v.rows[r].when[0] != 0;
+			if (untimed)
+				assert_int_equal(nr_when, 0);
+			else if (k == HS_VIEW_CALLTREE || k == HS_VIEW_BYNAME)
+				assert_int_equal(nr_when, v.nr_rows);
+			if (k == HS_VIEW_CALLTREE) {
+				assert_int_equal(v.nr_rows, 7);
+				expect_row(&v, 3, 2, "B", 4, 7);
+			}
+			hs_view_release(&v);
+		}
+		hs_calltree_release(&ct);
+	}
+	hs_source_release(&src);
+}
+
 /* Every failed allocation is reported and leaks nothing. */
 static void out_of_memory(void **state)
 {
@@ -364,6 +440,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(recursion_tree),
+		cmocka_unit_test(tree_rows_to_nodes),
 		cmocka_unit_test(children_ties_sort_by_first),
 		cmocka_unit_test(fold_pct_thresholds),
 		cmocka_unit_test(fold_pct_byname_guard),
@@ -372,6 +449,7 @@ int main(void)
 		cmocka_unit_test(stackless_samples_go_to_root),
 		cmocka_unit_test(time_window_prorates_time_metrics),
 		cmocka_unit_test(summary_line),
+		cmocka_unit_test(untimed_source_has_no_when),
 		cmocka_unit_test(out_of_memory),
 	};
 	return cmocka_run_group_tests_name("calltree", tests, NULL, NULL);

@@ -189,6 +189,14 @@ static void flatten(void **state)
 	assert_row(&v.rows[5], 1, 1, 1, 1, 0);
 	hs_view_release(&v);
 	hs_calltree_release(&flat);
+	assert_false(out.untimed);
+	hs_source_release(&out);
+	hs_calltree_release(&ct);
+	/* a source without times makes one without times (no When column) */
+	src.untimed = 1;
+	build_tree(&ct, &src, NAN);
+	assert_int_equal(hs_flatten(&ct, &out), 0);
+	assert_true(out.untimed);
 	hs_source_release(&out);
 	hs_calltree_release(&ct);
 	hs_source_release(&src);

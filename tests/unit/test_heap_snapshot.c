@@ -61,14 +61,18 @@ static void feed_types(struct hs_heap_snapshot *s)
 	feed(s, pl_event(&p));
 }
 
-/* The dump GC: number 7, gen2, blocking. */
-static void feed_dump(struct hs_heap_snapshot *s)
+/*
+ * The dump GC: number 7, gen2, blocking; @with_types 0: the runtime
+ * describes none of its types (it did to an earlier session).
+ */
+static void feed_dump_types(struct hs_heap_snapshot *s, int with_types)
 {
 	struct payload p;
 	int i;
 
 	feed(s, pl_gc_start(&p, 7, 2, 0));
-	feed_types(s);
+	if (with_types)
+		feed_types(s);
 	pl_indexed(&p, HS_CLR_GC_BULK_NODE, 0, 4 + 2 * NR_NODES);
 	pl_node(&p, A_LIST, 32, T_LIST, 1);
 	pl_node(&p, A_NODES, 8 * NR_NODES + 24, T_NODES, NR_NODES);
@@ -106,6 +110,11 @@ static void feed_dump(struct hs_heap_snapshot *s)
 	assert_true(hs_heap_snapshot_started(s));
 	assert_false(hs_heap_snapshot_done(s));
 	feed(s, pl_gc_end(&p, 7, 2));
+}
+
+static void feed_dump(struct hs_heap_snapshot *s)
+{
+	feed_dump_types(s, 1);
 }
 
 static uint32_t node_at(const struct hs_heapgraph *g, uint64_t address)
@@ -222,6 +231,103 @@ static void test_gen2_without_heap(void **state)
 	hs_heap_snapshot_release(&s);
 }
 
+/* A file holding @text, read from its start. */
+static FILE *file_of(const char *text)
+{
+	FILE *f = tmpfile();
+
+	assert_non_null(f);
+	fputs(text, f);
+	rewind(f);
+	return f;
+}
+
+/*
+ * The types of one snapshot, saved, name the objects of a second whose
+ * runtime described none; a type the second has keeps its own name;
+ * damaged files are refused.
+ */
+static void test_saved_types(void **state)
+{
+	struct hs_heap_snapshot s1, s2;
+	struct hs_heapgraph g;
+	FILE *f;
+	long k;
+	int err;
+
+	(void)state;
+	hs_heap_snapshot_init(&s1);
+	feed_dump(&s1);
+	f = tmpfile();
+	assert_non_null(f);
+	assert_int_equal(hs_heap_snapshot_save_types(&s1, f), 0);
+	rewind(f);
+
+	hs_heap_snapshot_init(&s2);
+	feed_dump_types(&s2, 0);
+	hs_heapgraph_init(&g);
+	assert_int_equal(hs_heap_snapshot_build(&s2, &g), 0);
+	assert_string_not_equal(type_of(&g, node_at(&g, A_LIST)),
+				"System.Collections.Generic.List<Node>");
+	hs_heapgraph_release(&g);
+	assert_int_equal(hs_heap_snapshot_load_types(&s2, f), 0);
+	assert_int_equal(s2.nr_types, 6);
+	hs_heapgraph_init(&g);
+	assert_int_equal(hs_heap_snapshot_build(&s2, &g), 0);
+	assert_string_equal(type_of(&g, node_at(&g, A_LIST)),
+			    "System.Collections.Generic.List<Node>");
+	assert_string_equal(type_of(&g, node_at(&g, A_BYTES)), "System.Byte[] (Bytes > 1K)");
+	assert_string_equal(type_of(&g, node_at(&g, A_DICT)),
+			    "Entry<System.Func<Node>,System.String<,>>[]");
+	hs_heapgraph_release(&g);
+	hs_heap_snapshot_release(&s2);
+
+	/* the snapshot's own description wins over a saved one */
+	hs_heap_snapshot_init(&s2);
+	feed_dump(&s2);
+	fclose(f);
+	f = file_of("200 abc 12 0 OldNode\n900 0 12 0 Extra\n");
+	assert_int_equal(hs_heap_snapshot_load_types(&s2, f), 0);
+	fclose(f);
+	assert_int_equal(s2.nr_types, 7);
+	hs_heapgraph_init(&g);
+	assert_int_equal(hs_heap_snapshot_build(&s2, &g), 0);
+	assert_string_equal(type_of(&g, node_at(&g, A_NODE)), "Node");
+	hs_heapgraph_release(&g);
+	hs_heap_snapshot_release(&s2);
+
+	/* damaged: a missing field, too many params, no end of line, bad hex */
+	{
+		static const char *const bad[] = {
+		    "200 abc 12\n",	 "200 abc 12 0\n", "200 abc 12 2 5 X\n",
+		    "200 abc 12 401 Y\n", "200 abc 12 0 Cut", "2g0 abc 12 0 Z\n",
+		    "200 abc 100 0 W\n",	 " 200 abc 12 0 V\n",
+		};
+		size_t i;
+
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			hs_heap_snapshot_init(&s2);
+			f = file_of(bad[i]);
+			assert_int_equal(hs_heap_snapshot_load_types(&s2, f), -EINVAL);
+			fclose(f);
+			hs_heap_snapshot_release(&s2);
+		}
+	}
+
+	/* allocation failures: an error, never a leak */
+	for (k = 0; k < 20; k++) {
+		hs_heap_snapshot_init(&s2);
+		f = file_of("200 abc 12 0 OldNode\n900 0 1d 1 600 Extra[]\n");
+		hs_alloc_fail_after(k);
+		err = hs_heap_snapshot_load_types(&s2, f);
+		hs_alloc_fail_after(-1);
+		fclose(f);
+		assert_true(err == 0 || err == -ENOMEM);
+		hs_heap_snapshot_release(&s2);
+	}
+	hs_heap_snapshot_release(&s1);
+}
+
 static void test_bad_and_oom(void **state)
 {
 	struct hs_heap_snapshot s;
@@ -256,6 +362,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_graph),
 		cmocka_unit_test(test_gen2_without_heap),
+		cmocka_unit_test(test_saved_types),
 		cmocka_unit_test(test_bad_and_oom),
 	};
 

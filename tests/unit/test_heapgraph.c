@@ -237,6 +237,45 @@ static void test_heap_and_retained_views(void **state)
 	hs_heapgraph_release(&f.g);
 }
 
+/*
+ * heap-retained: the heap view's stacks, each object weighing its
+ * retained size. A retains 135 (itself, B, C and D); B and C share a
+ * stack (10 + 20: neither dominates the other); D 5; E, unreachable, 7.
+ */
+static void test_heap_retained_view(void **state)
+{
+	struct hs_stack_source heap, s;
+	struct fixture f;
+	double m, c, hm, hc;
+
+	(void)state;
+	diamond(&f);
+	hs_source_init(&heap);
+	hs_source_init(&s);
+	assert_int_equal(hs_heapgraph_heap_source(&f.g, &heap), 0);
+	assert_int_equal(hs_heapgraph_heap_retained_source(&f.g, &s), 0);
+	/* stack for stack the heap view's */
+	assert_int_equal(s.nr_stacks, heap.nr_stacks);
+	assert_int_equal(hs_source_nr_frames(&s), hs_source_nr_frames(&heap));
+	assert_memory_equal(s.stack_frame, heap.stack_frame,
+			    heap.nr_stacks * sizeof(*heap.stack_frame));
+	assert_memory_equal(s.stack_caller, heap.stack_caller,
+			    heap.nr_stacks * sizeof(*heap.stack_caller));
+	assert_true(s.untimed);
+	assert_true(metric_of(&s, "[.NET Roots];[static vars];/x/app.dll!Obj") == 135);
+	assert_true(metric_of(&s, "[.NET Roots];[static vars];/x/app.dll!Obj;/x/app.dll!Obj") == 30);
+	assert_true(metric_of(&s, "[.NET Roots];[static vars];/x/app.dll!Obj;/x/app.dll!Obj;"
+				  "/x/app.dll!Obj") == 5);
+	assert_true(metric_of(&s, "[not reachable from roots];/x/app.dll!Obj") == 7);
+	/* the objects are the heap view's */
+	hs_source_totals(&s, &m, &c);
+	hs_source_totals(&heap, &hm, &hc);
+	assert_true(m == 135 + 30 + 5 + 7 && c == hc);
+	hs_source_release(&s);
+	hs_source_release(&heap);
+	hs_heapgraph_release(&f.g);
+}
+
 /* Whether @target is reachable from the root without passing @removed. */
 static int reaches(const struct hs_heapgraph *g, uint32_t removed, uint32_t target,
 		   uint32_t *stack, char *seen)
@@ -415,6 +454,8 @@ static void test_bad_input_and_out_of_memory(void **state)
 		err = hs_heapgraph_retained_source(&f.g, &s);
 		if (!err)
 			err = hs_heapgraph_heap_source(&f.g, &s);
+		if (!err)
+			err = hs_heapgraph_heap_retained_source(&f.g, &s);
 		hs_alloc_fail_after(-1);
 		assert_true(err == 0 || err == -ENOMEM);
 		hs_source_release(&s);
@@ -423,6 +464,47 @@ static void test_bad_input_and_out_of_memory(void **state)
 			break;
 	}
 	assert_true(k < 200);
+}
+
+/*
+ * Objects of one stack are one sample: a list holding 1000 Obj of 10
+ * bytes makes one sample of 10000 bytes and count 1000 in both views;
+ * a graph reserved to size adds its nodes without growing.
+ */
+static void test_one_sample_per_stack(void **state)
+{
+	struct hs_stack_source s;
+	struct fixture f;
+	uint32_t kids[1000], i;
+	size_t alloc;
+	int view;
+
+	(void)state;
+	for (view = 0; view < 2; view++) {
+		types(&f);
+		assert_int_equal(hs_heapgraph_reserve(&f.g, 1003), 0);
+		alloc = f.g.alloc_nodes;
+		node(&f, f.t_root, 0, 1, 1);
+		node(&f, f.t_static, 0, 1, 2);
+		for (i = 0; i < 1000; i++)
+			kids[i] = 3 + i;
+		assert_int_equal(hs_heapgraph_add_node(&f.g, f.t_obj, 8, 0x10, kids, 1000), 0);
+		for (i = 0; i < 1000; i++)
+			node(&f, f.t_obj, 10, 0);
+		assert_int_equal(f.g.alloc_nodes, alloc);
+		f.g.root = 0;
+		hs_source_init(&s);
+		assert_int_equal(view ? hs_heapgraph_retained_source(&f.g, &s)
+				      : hs_heapgraph_heap_source(&f.g, &s),
+				 0);
+		/* the list, and its 1000 objects */
+		assert_int_equal(s.nr_samples, 2);
+		assert_true(s.metric[1] == 10000.0 && s.count[1] == 1000.0);
+		assert_true(s.metric[0] == 8.0 && s.count[0] == 1.0);
+		assert_int_equal(hs_source_depth(&s, s.stack[1]), 4);
+		hs_source_release(&s);
+		hs_heapgraph_release(&f.g);
+	}
 }
 
 int main(void)
@@ -434,9 +516,11 @@ int main(void)
 		cmocka_unit_test(test_spanning_tree_priorities),
 		cmocka_unit_test(test_spanning_tree_fifo),
 		cmocka_unit_test(test_heap_and_retained_views),
+		cmocka_unit_test(test_heap_retained_view),
 		cmocka_unit_test(test_deep_chain),
 		cmocka_unit_test(test_type_totals_and_root_kinds),
 		cmocka_unit_test(test_bad_input_and_out_of_memory),
+		cmocka_unit_test(test_one_sample_per_stack),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -593,6 +593,40 @@ static void same_both_ways(const char *path, const struct tb *b, enum hs_memview
 	hs_trace_release(&t);
 }
 
+/*
+ * A trace that ended by exec: the exec freed the image's heap, so its
+ * live blocks are no leaks (loaded and streamed); its other views keep
+ * them.
+ */
+static void no_leaks_after_exec(void **state)
+{
+	struct hs_stack_source src;
+	struct hs_trace t;
+	char path[32];
+	struct tb b;
+	uint8_t *p;
+
+	(void)state;
+	build_heap(&b, 0);
+	p = put_end(tb_p(&b), 9 * MS, HS_END_EXEC, 0);
+	tb_end(&b, p);
+	tb_chunk(&b, HS_CHUNK_END, 0);
+	tb_load(&b, &t);
+	assert_true(t.has_end && t.end_reason == HS_END_EXEC);
+	build(&t, HS_MEM_LEAKS, NAN, NAN, &src, NULL);
+	assert_int_equal(src.nr_samples, 0);
+	hs_source_release(&src);
+	/* the same blocks were live at its peak */
+	build(&t, HS_MEM_PEAK, NAN, NAN, &src, NULL);
+	assert_true(src.nr_samples > 0);
+	hs_source_release(&src);
+	hs_trace_release(&t);
+	to_file(&b, path);
+	same_both_ways(path, &b, HS_MEM_LEAKS, 0);
+	unlink(path);
+	free(b.buf);
+}
+
 static uint8_t *put_sample(struct tb *b, uint8_t *p, uint64_t ticks, uint64_t tid,
 			   unsigned kind, uint64_t dur, uint64_t stack)
 {
@@ -852,6 +886,108 @@ static void build_ties(struct tb *b, int out_of_order)
 	}
 	tb_end(b, p);
 	tb_chunk(b, HS_CHUNK_EVENTS, 1);
+}
+
+/*
+ * Two threads: 10 allocates 40 bytes at 0x1000 (1 ms), 11 allocates 50 at
+ * 0x8000 (2 ms), 10 frees its block (3 ms), 11 its own (4 ms). Each was
+ * its thread's latest allocation when it was freed: both are temporary,
+ * though 11's allocation came between 10's allocation and free.
+ */
+static void build_two_threads(struct tb *b)
+{
+	uint8_t *p;
+
+	tb_init(b);
+	p = tb_p(b);
+	p = put_process_sampled(p, 0);
+	p = put_module(p, 0, 1, 0x1000, 0x1000, 0x2000, "/bin/app");
+	p = put_span(p, 10, 0, 0);
+	p = put_node(p, 1, 0, 0x1010);
+	p = put_alloc(b, p, HS_TAG_MALLOC, 1 * MS, 0x1000, 40, 1);
+	p = put_span(p, 11, 1 * MS, 0);
+	p = put_node(p, 2, 0, 0x1020);
+	p = put_alloc(b, p, HS_TAG_MALLOC, 1 * MS, 0x8000, 50, 2);
+	p = put_span(p, 10, 1 * MS, 0x1000);
+	p = put_free(b, p, 2 * MS, 0);
+	p = put_span(p, 11, 2 * MS, 0x8000);
+	p = put_free(b, p, 2 * MS, 0);
+	tb_end(b, p);
+	tb_chunk(b, HS_CHUNK_EVENTS, 1);
+}
+
+/*
+ * A sampled trace of thread 10 (N = 1000): 100 bytes at 0x1000 freed by
+ * a FREE (the collector saw an unsampled allocation in between), then 200
+ * bytes at 0x2000 freed by a FREE_TEMPORARY. @flags: the PROCESS flags.
+ */
+static void build_marked(struct tb *b, unsigned flags)
+{
+	static const char *const argv[] = { "./app" };
+	struct hs_process_info info = {
+		.pid = 77, .ppid = 1, .page_size = 4096, .sample_bytes = 1000,
+		.max_depth = 128, .clock = HS_CLOCK_NS, .flags = flags,
+		.exe = "/bin/app", .comm = "app", .cwd = "/", .argc = 1, .argv = argv,
+	};
+	uint8_t *p;
+
+	tb_init(b);
+	p = tb_p(b);
+	p = hs_tw_process(p, &info);
+	p = put_module(p, 0, 1, 0x1000, 0x1000, 0x2000, "/bin/app");
+	p = put_span(p, 10, 0, 0);
+	p = put_node(p, 1, 0, 0x1010);
+	p = put_alloc(b, p, HS_TAG_MALLOC, 1 * MS, 0x1000, 100, 1);
+	p = put_free(b, p, 1 * MS, 0);
+	p = put_alloc(b, p, HS_TAG_MALLOC, 1 * MS, 0x1000, 200, 1);
+	b->events++;
+	p = hs_enc_free(p, HS_TAG_FREE_TEMPORARY, 1 * MS, 0);
+	tb_end(b, p);
+	tb_chunk(b, HS_CHUNK_EVENTS, 1);
+}
+
+static void temporary_per_thread_and_marked(void **state)
+{
+	struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT;
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	double w100 = 1.0 / (1.0 - exp(-0.1)), w200 = 1.0 / (1.0 - exp(-0.2));
+	struct hs_stack_source src;
+	char path[32];
+	struct tb b;
+
+	(void)state;
+	o.kind = HS_MEM_TEMPORARY;
+	build_two_threads(&b);
+	to_file(&b, path);
+	same_both_ways(path, &b, HS_MEM_TEMPORARY, 2);
+	assert_int_equal(hs_memview_build_path(path, &o, &src, NULL, &diag), 0);
+	sample_is(&src, 0, 1, 40, 1, "Process app (77);Thread (10);/bin/app!0x10;malloc");
+	sample_is(&src, 1, 2, 50, 1, "Process app (77);Thread (11);/bin/app!0x20;malloc");
+	hs_source_release(&src);
+	unlink(path);
+	free(b.buf);
+
+	/* the marks say which sampled blocks were temporary */
+	build_marked(&b, HS_PROC_TEMPORARY_MARKS);
+	to_file(&b, path);
+	same_both_ways(path, &b, HS_MEM_TEMPORARY, 1);
+	assert_int_equal(hs_memview_build_path(path, &o, &src, NULL, &diag), 0);
+	sample_is(&src, 0, 3, 200 * w200, w200,
+		  "Process app (77);Thread (10);/bin/app!0x10;malloc");
+	hs_source_release(&src);
+	unlink(path);
+	free(b.buf);
+
+	/* a trace without them (before 1.5): the recorded allocations decide */
+	build_marked(&b, 0);
+	to_file(&b, path);
+	same_both_ways(path, &b, HS_MEM_TEMPORARY, 2);
+	assert_int_equal(hs_memview_build_path(path, &o, &src, NULL, &diag), 0);
+	sample_is(&src, 0, 1, 100 * w100, w100,
+		  "Process app (77);Thread (10);/bin/app!0x10;malloc");
+	hs_source_release(&src);
+	unlink(path);
+	free(b.buf);
 }
 
 static void streamed_ties_and_order(void **state)
@@ -1156,6 +1292,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(alloc_and_net),
 		cmocka_unit_test(leaks_peak_temporary),
+		cmocka_unit_test(no_leaks_after_exec),
 		cmocka_unit_test(exit_time_allocations),
 		cmocka_unit_test(sampled_frees_carry_their_weight),
 		cmocka_unit_test(symbols_name_frames_with_locations),
@@ -1163,6 +1300,7 @@ int main(void)
 		cmocka_unit_test(names_and_list),
 		cmocka_unit_test(streamed_like_loaded),
 		cmocka_unit_test(streamed_ties_and_order),
+		cmocka_unit_test(temporary_per_thread_and_marked),
 		cmocka_unit_test(streamed_too_late),
 		cmocka_unit_test(indexed_late_thread),
 		cmocka_unit_test(streamed_idle_main_thread),

@@ -28,7 +28,7 @@ static void listing(void **state)
 	size_t i, n = hs_presets_count();
 
 	(void)state;
-	assert_int_equal(n, 11);
+	assert_int_equal(n, 12);
 	assert_string_equal(hs_presets_get(0)->name, "no grouping");
 	assert_string_equal(hs_presets_get(1)->name, "group modules");
 	assert_string_equal(hs_presets_get(1)->group, "{%}!->module $1");
@@ -258,6 +258,26 @@ static void heap_fold(void **state)
 		"/bin/r!std::sys::alloc::unix::<impl core::alloc::global::GlobalAlloc for "
 		"std::alloc::System>::alloc",
 		"/bin/r!<std::alloc::System as core::alloc::global::GlobalAlloc>::alloc",
+		/* format!, String::clone and slices' to_vec as rustc 1.95 names them
+		 * (tests/targets/rust/allocs.rs, t5210) */
+		"/bin/r!core::fmt::write",
+		"/bin/r!<core::fmt::Formatter>::pad_integral",
+		"/bin/r!<core::fmt::Formatter>::padding (inline)",
+		"/bin/r!<core::fmt::rt::Argument>::fmt (inline)",
+		"/bin/r!<u64 as core::fmt::Display>::fmt",
+		"/bin/r!<&str as core::fmt::Display>::fmt",
+		"/bin/r!<&mut alloc::string::String as core::fmt::Write::write_fmt::"
+		"SpecWriteFmt>::spec_write_fmt (inline)",
+		"/bin/r!<u8 as <[_]>::to_vec_in::ConvertVec>::to_vec::<alloc::alloc::Global> "
+		"(inline)",
+		"/bin/r!<[u8]>::to_vec_in::<alloc::alloc::Global> (inline)",
+		"/bin/r!<str>::to_owned (inline)",
+		/* and as rustc 1.63's legacy mangling does */
+		"/bin/r!core::fmt::num::imp::<impl core::fmt::Display for u64>::fmt",
+		"/bin/r!core::fmt::Formatter::pad_integral",
+		"/bin/r!<&mut W as core::fmt::Write>::write_str",
+		"/bin/r!<T as alloc::slice::hack::ConvertVec>::to_vec",
+		"/bin/r!alloc::slice::hack::to_vec",
 	};
 	static const char *const kept[] = {
 		"/bin/app!main",
@@ -288,6 +308,9 @@ static void heap_fold(void **state)
 		"/bin/r!r::cache::insert",
 		"/bin/r!r::worker::{closure#0}",
 		"/bin/r!<r::Foo as core::fmt::Display>::fmt",
+		"/bin/r!<&r::Foo as core::fmt::Debug>::fmt",
+		"/bin/r!<[r::Item] as r::Summary>::summarize",
+		"/bin/r!<r::Text as core::fmt::Write>::write_str",
 		"/bin/r!<r::Foo as core::convert::From<alloc::string::String>>::from",
 		"/bin/r!<alloc::vec::Vec<r::Item> as r::Summary>::summarize",
 		"/bin/r!std::thread::Builder::spawn_unchecked_",
@@ -310,6 +333,57 @@ static void heap_fold(void **state)
 	hs_patlist_release(&l);
 }
 
+/*
+ * "perfview heap": PerfView's defaults for heap snapshots fold arrays and
+ * strings (.NET Framework's and .NET's) into their holder, keep the other
+ * types and the root categories, and exclude the orphans' frame.
+ */
+static void perfview_heap(void **state)
+{
+	static const char *const folded[] = {
+		"/usr/share/dotnet/System.Private.CoreLib.dll!System.Byte[] (Bytes > 1K)",
+		"System.Private.CoreLib.dll!Entry<System.Int32,CacheEntry>[]",
+		"dotnet-heap.dll!Node[]",
+		"mscorlib!String",
+		"/usr/share/dotnet/System.Private.CoreLib.dll!System.String",
+	};
+	static const char *const kept[] = {
+		"dotnet-heap.dll!Node",
+		"System.Private.CoreLib.dll!System.Collections.Generic.List<Node>",
+		"System.Private.CoreLib.dll!System.StringComparer",
+		"System.Private.CoreLib.dll!System.String (Bytes > 10K)",
+		"[static vars]",
+		"[.NET Roots]",
+		"[static var System.Collections.Generic.List<Node>.Nodes]",
+	};
+	const struct hs_preset *p = hs_preset_find("PerfView-Heap");
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct hs_patlist l = HS_PATLIST_INIT;
+	size_t i, which;
+	int bad = 0;
+
+	(void)state;
+	assert_non_null(p);
+	assert_string_equal(p->group, "mscorlib!=>LIB;System%!=>LIB;");
+	assert_string_equal(p->exc, "[not reachable from roots]");
+	assert_int_equal(hs_patlist_parse(&l, p->fold, "FoldPats", &diag), 0);
+	for (i = 0; i < sizeof(folded) / sizeof(folded[0]); i++)
+		bad += !folds_as(&l, folded[i], 1);
+	for (i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+		bad += !folds_as(&l, kept[i], 0);
+	assert_int_equal(bad, 0);
+	hs_patlist_release(&l);
+	assert_int_equal(hs_patlist_parse(&l, p->exc, "ExcPats", &diag), 0);
+	assert_int_equal(hs_patlist_match_any(&l, "[not reachable from roots]", 26, &which),
+			 1);
+	assert_int_equal(hs_patlist_match_any(&l, "[static vars]", 13, &which), 0);
+	hs_patlist_release(&l);
+	/* the other presets exclude nothing */
+	for (i = 0; i < hs_presets_count(); i++)
+		if (hs_presets_get(i) != p)
+			assert_null(hs_presets_get(i)->exc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -319,6 +393,7 @@ int main(void)
 		cmocka_unit_test(linux_names),
 		cmocka_unit_test(just_my_app),
 		cmocka_unit_test(heap_fold),
+		cmocka_unit_test(perfview_heap),
 	};
 	return cmocka_run_group_tests_name("presets", tests, NULL, NULL);
 }

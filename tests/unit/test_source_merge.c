@@ -1,7 +1,7 @@
 /*
  * Tests of model/source_merge.c: appending sources keeps every sample's
  * stack, location, time, metric and count, under a top frame when asked;
- * units must agree; process frames are recognised.
+ * units must agree; process frames are recognised, and renamed when asked.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -87,12 +87,40 @@ static void process_frames_are_recognised(void **state)
 	hs_source_release(&a);
 }
 
+/* hs_source_append_as(): an exec'd image's traces under one process frame. */
+static void process_frames_renamed(void **state)
+{
+	struct hs_stack_source pre, post, all;
+
+	(void)state;
+	hs_source_init(&pre);
+	hs_source_init(&post);
+	hs_source_init(&all);
+	tu_sample(&pre, 1, 10, 1, "Process sh (7);Thread (7) sh;dash!main");
+	tu_sample(&pre, 2, 5, 1, "Process sh (7);Thread (7) sh;Process x");
+	tu_sample(&post, 3, 20, 2, "Process cc (7);Thread (7) cc;cc!main");
+	assert_int_equal(hs_source_append_as(&all, &pre, "Process cc (7)"), 0);
+	assert_int_equal(hs_source_append(&all, &post, NULL), 0);
+	assert_int_equal(all.nr_samples, 3);
+	assert_string_equal(tu_sample_text(&all, 0, ";"), "Process cc (7);Thread (7) sh;dash!main");
+	/* only the root frame is the process's */
+	assert_string_equal(tu_sample_text(&all, 1, ";"), "Process cc (7);Thread (7) sh;Process x");
+	assert_string_equal(tu_sample_text(&all, 2, ";"), "Process cc (7);Thread (7) cc;cc!main");
+	/* one process node: the two images' root stacks are one */
+	assert_int_equal(all.stack_caller[all.stack_caller[all.stack[0]]],
+			 all.stack_caller[all.stack_caller[all.stack[2]]]);
+	hs_source_release(&all);
+	hs_source_release(&post);
+	hs_source_release(&pre);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(appends_under_top_frames),
 		cmocka_unit_test(units_must_agree),
 		cmocka_unit_test(process_frames_are_recognised),
+		cmocka_unit_test(process_frames_renamed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

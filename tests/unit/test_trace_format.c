@@ -331,6 +331,63 @@ static void load_reference_trace(void **state)
 	}
 }
 
+/*
+ * Since 2.0 EVENTS chunks may be in columns: they load as the plain ones,
+ * cut off anywhere they keep the whole chunks before, and a 1.x file
+ * (which has none) still loads, but not with a columnar chunk in it.
+ */
+static void columnar_chunks(void **state)
+{
+	struct hs_diag diag = HS_DIAG_INIT("cols");
+	struct hs_trace t;
+	struct tb b;
+	char msg[1024];
+	size_t cut;
+	int z;
+
+	(void)state;
+	for (z = TB_COLUMNS; z <= (TB_COLUMNS | 1); z++) {
+		build_reference(&b, z);
+		assert_int_equal(hs_trace_load_mem(b.buf, b.len, "cols", &t, &diag), 0);
+		check_reference(&t);
+		hs_trace_release(&t);
+		for (cut = HS_FILE_HEADER_SIZE; cut < b.len; cut++) {
+			size_t events = 0, whole = 0, i;
+
+			diag = (struct hs_diag)HS_DIAG_INIT("cut");
+			assert_int_equal(hs_trace_load_mem(b.buf, cut, "cut", &t, &diag), 0);
+			for (i = 0; i < b.seq && b.chunk_end[i] <= cut; i++) {
+				whole++;
+				events += b.chunk_events[i];
+			}
+			assert_int_equal(t.nr_chunks, whole);
+			/* a realloc counts twice in the loaded events */
+			assert_int_equal(t.nr_events, events + (whole >= 2));
+			hs_trace_release(&t);
+		}
+		free(b.buf);
+	}
+
+	/* a 1.4 file: plain chunks load */
+	build_reference(&b, 1);
+	b.buf[8] = 1;
+	b.buf[10] = 4;
+	diag = (struct hs_diag)HS_DIAG_INIT("v1");
+	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "v1", &t, &diag), 0);
+	check_reference(&t);
+	hs_trace_release(&t);
+	free(b.buf);
+	/* and a columnar chunk there is not one of its chunks */
+	build_reference(&b, TB_COLUMNS | 1);
+	b.buf[8] = 1;
+	diag = (struct hs_diag)HS_DIAG_INIT("v1");
+	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "v1", &t, &diag), -EINVAL);
+	assert_int_equal(diag.offset, HS_FILE_HEADER_SIZE);
+	hs_diag_format(&diag, msg, sizeof(msg));
+	assert_non_null(strstr(msg, "unknown chunk flags"));
+	free(b.buf);
+}
+
 /* Cut the reference trace at every offset: a prefix of whole chunks. */
 static void truncation_at_every_offset_recovers_a_prefix(void **state)
 {
@@ -401,7 +458,7 @@ static void corrupt_chunk_names_its_offset(void **state)
 
 	/* a major version we do not read */
 	build_reference(&b, 0);
-	b.buf[8] = 2;
+	b.buf[8] = HS_TRACE_MAJOR + 1;
 	diag = (struct hs_diag)HS_DIAG_INIT("v2");
 	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "v2", &t, &diag), -EINVAL);
 	assert_int_equal(diag.offset, 8);
@@ -996,6 +1053,28 @@ static void time_running_backwards_is_not_quadratic(void **state)
 	free(b.buf);
 }
 
+/* A columnar trace streams the events it loads, in time order. */
+static void columnar_chunks_stream(void **state)
+{
+	struct hs_diag diag = HS_DIAG_INIT("cols");
+	struct ordered o = { 0, INT64_MIN };
+	struct hs_trace_sink sink = { .events = ordered_events, .live = never_live, .ctx = &o };
+	struct hs_trace t;
+	struct tb b;
+	size_t loaded;
+
+	(void)state;
+	build_reference(&b, TB_COLUMNS | 1);
+	tb_load(&b, &t);
+	loaded = t.nr_events;
+	hs_trace_release(&t);
+	assert_int_equal(hs_trace_stream_mem(b.buf, b.len, "cols", &t, &sink, &diag), 0);
+	assert_int_equal(o.n, loaded);
+	assert_int_equal(loaded, 6);
+	hs_trace_release(&t);
+	free(b.buf);
+}
+
 /*
  * Three EVENTS chunks: the process, a module, a node and an allocation;
  * allocations only; a node and an allocation. The footer indexes them,
@@ -1096,6 +1175,8 @@ int main(void)
 		cmocka_unit_test(decode_records_with_span_state),
 		cmocka_unit_test(chunk_header_round_trip),
 		cmocka_unit_test(load_reference_trace),
+		cmocka_unit_test(columnar_chunks),
+		cmocka_unit_test(columnar_chunks_stream),
 		cmocka_unit_test(truncation_at_every_offset_recovers_a_prefix),
 		cmocka_unit_test(corrupt_chunk_names_its_offset),
 		cmocka_unit_test(malformed_record_inside_a_chunk),

@@ -129,6 +129,22 @@ static void spool_bound_from_the_environment(void **state)
 	unsetenv("HEAPSCOPE_SPOOL_MAX");
 }
 
+/* Other bounds (the .trace.zip maps') read their variable the same way. */
+static void env_size_of_any_variable(void **state)
+{
+	(void)state;
+	unsetenv("HS_TEST_SIZE");
+	assert_true(hs_env_size("HS_TEST_SIZE", 77) == 77);
+	setenv("HS_TEST_SIZE", "2M", 1);
+	assert_true(hs_env_size("HS_TEST_SIZE", 77) == 2ULL << 20);
+	assert_true(hs_zip_spool_max() == HS_ZIP_SPOOL_MAX);
+	setenv("HS_TEST_SIZE", "M", 1);
+	assert_true(hs_env_size("HS_TEST_SIZE", 77) == 77);
+	setenv("HS_TEST_SIZE", "99999999999999999999G", 1);
+	assert_true(hs_env_size("HS_TEST_SIZE", 77) == 77);
+	unsetenv("HS_TEST_SIZE");
+}
+
 /*
  * A spool holds what fits and refuses more, in $TMPDIR, saying why; a
  * TMPDIR that does not exist is named.
@@ -179,6 +195,7 @@ int main(void)
 		cmocka_unit_test(entry_found_by_suffix_among_several),
 		cmocka_unit_test(missing_suffix_and_non_zip_are_errors),
 		cmocka_unit_test(spool_bound_from_the_environment),
+		cmocka_unit_test(env_size_of_any_variable),
 		cmocka_unit_test(spool_is_bounded_and_in_tmpdir),
 	};
 	return cmocka_run_group_tests_name("zipfile", tests, tu_dir_setup,

@@ -56,20 +56,32 @@ static inline void tb_end(struct tb *b, uint8_t *p)
 	b->plen = (size_t)(p - b->payload);
 }
 
+/* tb_chunk()'s @zstd | TB_COLUMNS: an EVENTS payload in columns (2.0) */
+#define TB_COLUMNS 2
+
 static inline void tb_chunk(struct tb *b, enum hs_chunk_kind kind, int zstd)
 {
+	static uint8_t scratch[(HS_CS__COUNT + 1) * (sizeof(b->payload) + HS_CS_SLACK)];
+	static uint8_t cols[sizeof(b->payload) + HS_CS_HEADER_MAX];
 	uint8_t h[HS_CHUNK_HEADER_SIZE];
 	uint8_t out[1 << 17];
 	const uint8_t *data = b->payload;
-	size_t n = b->plen;
+	size_t n = b->plen, raw = b->plen;
+	unsigned flags = 0;
 
-	if (zstd) {
-		n = ZSTD_compress(out, sizeof(out), b->payload, b->plen, 1);
+	if ((zstd & TB_COLUMNS) && kind == HS_CHUNK_EVENTS) {
+		raw = n = hs_chunk_split(b->payload, b->plen, scratch, cols);
+		assert_true(n > 0);
+		data = cols;
+		flags |= HS_CHUNK_COLUMNS;
+	}
+	if (zstd & 1) {
+		n = ZSTD_compress(out, sizeof(out), data, raw, 1);
 		assert_false(ZSTD_isError(n));
 		data = out;
+		flags |= HS_CHUNK_ZSTD;
 	}
-	hs_tw_chunk_header(h, kind, zstd ? HS_CHUNK_ZSTD : 0, (uint32_t)n,
-			   (uint32_t)b->plen, b->seq, data);
+	hs_tw_chunk_header(h, kind, flags, (uint32_t)n, (uint32_t)raw, b->seq, data);
 	tb_put(b, h, sizeof(h));
 	tb_put(b, data, n);
 	b->chunk_events[b->seq] = b->events;

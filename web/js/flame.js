@@ -1,8 +1,10 @@
 // flame.js - the Flame Graph on a canvas: ROOT at the bottom, callees
-// above their callers, width proportional to |Inc|. Click zooms into a
-// node (click the bottom bar to zoom out), hovering shows its numbers,
-// Find highlights matching names. In a diff, growth is red and shrinkage
-// (negative Inc) blue.
+// above their callers, width proportional to |Inc|; or, as an icicle,
+// ROOT on top and callees below. Click zooms into a node (click ROOT's
+// bar to zoom out), hovering shows its numbers, Find highlights matching
+// names and counts them. The keys zoom (+, -, 0) and pan (arrows) the
+// picture without asking the server. In a diff, growth is red and
+// shrinkage (negative Inc) blue.
 
 import * as fmt from './format.js';
 import { metricUnit } from './table.js';
@@ -26,9 +28,38 @@ export class Flame {
     reset.type = 'button';
     reset.textContent = 'Reset zoom';
     reset.addEventListener('click', () => this.zoom(0));
-    this.bar.append(reset, this.crumbs);
+    const check = (label, key, title) => {
+      const l = document.createElement('label');
+      const c = document.createElement('input');
+      c.type = 'checkbox';
+      c.id = `flame-${key}`;
+      c.checked = localStorage.getItem(`heapscope-flame-${key}`) === '1';
+      this[key] = c.checked;
+      c.addEventListener('change', () => {
+        this[key] = c.checked;
+        localStorage.setItem(`heapscope-flame-${key}`, c.checked ? '1' : '0');
+        this.draw();
+        this.showRoot();
+      });
+      l.title = title;
+      l.append(c, ` ${label}`);
+      return l;
+    };
+    this.matchesEl = document.createElement('span');
+    this.matchesEl.className = 'matches';
+    const keys = document.createElement('span');
+    keys.className = 'keys';
+    keys.textContent = 'keys: + \u2212 zoom, \u2190 \u2192 pan, 0 resets';
+    this.bar.append(reset, check('Icicle', 'icicle', 'ROOT on top, callees below (top-down)'),
+      check('Hide modules', 'hideModules', 'show "malloc" for "libc.so.6!malloc" in the boxes'),
+      this.matchesEl, this.crumbs, keys);
     this.box = document.createElement('div');
     this.box.className = 'flame';
+    this.box.tabIndex = 0;
+    this.box.addEventListener('keydown', (ev) => this.key(ev));
+    // the part of the graph's width on screen: from v0 (a fraction), vs times enlarged
+    this.v0 = 0;
+    this.vs = 1;
     this.canvas = document.createElement('canvas');
     this.box.append(this.canvas);
     parent.append(this.bar, this.box);
@@ -41,6 +72,7 @@ export class Flame {
     this.canvas.addEventListener('mousemove', (ev) => this.hover(ev));
     this.canvas.addEventListener('mouseleave', () => this.opts.tip(null));
     this.canvas.addEventListener('click', (ev) => {
+      this.box.focus({ preventScroll: true });
       const r = this.hit(ev);
       // the tooltip named the box clicked: it is stale once the graph changes
       this.opts.tip(null);
@@ -80,9 +112,52 @@ export class Flame {
     this.byId = new Map(this.rows.map((x) => [x.id, x]));
     this.crumbs.textContent = this.rootPath.length ? 'zoomed to ' + this.rootPath.join(' \u25B8 ') : '';
     this.opts.tip(null);
+    this.v0 = 0;
+    this.vs = 1;
     this.draw();
-    // ROOT (or the zoomed node) is at the bottom: show it, not the empty top
-    this.box.scrollTop = this.box.scrollHeight;
+    this.showRoot();
+  }
+
+  // ROOT (or the zoomed node) is at the bottom (the top of an icicle):
+  // show it, not the empty end.
+  showRoot() {
+    this.box.scrollTop = this.icicle ? 0 : this.box.scrollHeight;
+  }
+
+  // +/- zoom around the middle, arrows pan, 0 shows the whole width.
+  key(ev) {
+    const span = 1 / this.vs;
+    let v0 = this.v0, vs = this.vs;
+    if (ev.key === '+' || ev.key === '=') {
+      vs = Math.min(this.vs * 2, 1 << 16);
+      v0 += span / 2 - 1 / vs / 2;
+    } else if (ev.key === '-' || ev.key === '_') {
+      vs = Math.max(1, this.vs / 2);
+      v0 += span / 2 - 1 / vs / 2;
+    } else if (ev.key === 'ArrowLeft') {
+      v0 -= span / 8;
+    } else if (ev.key === 'ArrowRight') {
+      v0 += span / 8;
+    } else if (ev.key === '0') {
+      v0 = 0;
+      vs = 1;
+    } else if (ev.key === 'ArrowUp' || ev.key === 'ArrowDown') {
+      this.box.scrollTop += (ev.key === 'ArrowUp' ? -1 : 1) * BAR * 3;
+    } else {
+      return;
+    }
+    ev.preventDefault();
+    this.vs = vs;
+    this.v0 = Math.max(0, Math.min(1 - 1 / vs, v0));
+    this.opts.tip(null);
+    this.draw();
+  }
+
+  // The name a box shows: without its module when Hide modules is on.
+  label(r) {
+    if (!this.hideModules) return r.name;
+    if (r.module && r.name.startsWith(r.module + '!')) return r.name.slice(r.module.length + 1);
+    return r.name;
   }
 
   // Keys from below ROOT to @r (a path for Drill Into).
@@ -97,17 +172,29 @@ export class Flame {
     this.draw();
   }
 
+  // How many boxes of the graph (as loaded) Find matches.
+  countMatches() {
+    if (!this.search) return 0;
+    let n = 0;
+    for (const r of this.rows) if (this.search.test(r.name)) n++;
+    return n;
+  }
+
   layout() {
     const top = this.rows[0];
     if (!top) return { rects: [], depth: 0 };
     const w = Math.max(200, this.box.clientWidth);
-    const scale = top.width > 0 ? w / top.width : 0;
+    const scale = top.width > 0 ? (w * this.vs) / top.width : 0;
+    const off = this.v0 * w * this.vs;
     let depth = 0;
-    const rects = this.rows.map((r) => {
+    const rects = [];
+    for (const r of this.rows) {
       const d = r.depth - top.depth;
       depth = Math.max(depth, d);
-      return { r, x: (r.x - top.x) * scale, w: r.width * scale, d };
-    });
+      const x = (r.x - top.x) * scale - off, bw = r.width * scale;
+      if (x + bw < 0 || x > w) continue;	// off screen sideways
+      rects.push({ r, x, w: bw, d });
+    }
     return { rects, depth, w };
   }
 
@@ -137,8 +224,11 @@ export class Flame {
     g.font = '12px system-ui, sans-serif';
     g.textBaseline = 'middle';
     this.rects = rects;
+    const n = this.countMatches();
+    this.matchesEl.textContent = this.search ? `${n} match${n === 1 ? '' : 'es'}` : '';
+    this.matchesEl.dataset.count = this.search ? String(n) : '';
     for (const q of rects) {
-      const y = h - (q.d + 1) * BAR;
+      const y = this.rowY(q.d);
       g.fillStyle = this.color(q.r);
       g.fillRect(q.x, y, Math.max(q.w - 0.5, 0.5), BAR - 1);
       if (q.w > 30) {
@@ -147,17 +237,22 @@ export class Flame {
         g.rect(q.x, y, q.w - 2, BAR);
         g.clip();
         g.fillStyle = '#111';
-        g.fillText(q.r.name, q.x + 3, y + BAR / 2);
+        g.fillText(this.label(q.r), Math.max(q.x, 0) + 3, y + BAR / 2);
         g.restore();
       }
     }
+  }
+
+  // The top of the bar of depth @d.
+  rowY(d) {
+    return this.icicle ? d * BAR : this.height - (d + 1) * BAR;
   }
 
   hit(ev) {
     if (!this.rects) return null;
     const b = this.canvas.getBoundingClientRect();
     const x = ev.clientX - b.left, y = ev.clientY - b.top;
-    const d = Math.floor((this.height - y) / BAR);
+    const d = this.icicle ? Math.floor(y / BAR) : Math.floor((this.height - y) / BAR);
     for (const q of this.rects) if (q.d === d && x >= q.x && x < q.x + q.w) return q.r;
     return null;
   }

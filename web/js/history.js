@@ -42,8 +42,48 @@ export function clone(state) {
   return JSON.parse(JSON.stringify(state));
 }
 
+// The names of the loaded traces, in order: every URL carries them, so
+// that after a restart of `heapscope view` (the same files, perhaps in
+// another order) its trace numbers can be found again (rebase()).
+let traceNames = null;
+
+export function setTraceNames(names) {
+  traceNames = names;
+}
+
 export function encode(state) {
-  return '#' + encodeURIComponent(JSON.stringify(state));
+  const s = traceNames ? { ...state, traces: traceNames } : state;
+  return '#' + encodeURIComponent(JSON.stringify(s));
+}
+
+// @state (decoded from a URL) for the traces loaded now: its trace
+// numbers (the trace, the Overweight baseline, a diff's sides) renumbered
+// by file name. Returns {state} or, when a trace it names is not loaded,
+// {state: null, missing: name}. Changes @state.
+export function rebase(state, names) {
+  const old = state.traces;
+  delete state.traces;
+  if (!Array.isArray(old)) return { state };
+  let missing = null;
+  const map = (i) => {
+    if (typeof i !== 'number' || old[i] === undefined) return i;
+    const k = names.indexOf(old[i]);
+    if (k < 0) missing ??= old[i];
+    return k < 0 ? i : k;
+  };
+  const side = (q) => {
+    if (!q || typeof q !== 'object') return;
+    if ('trace' in q) q.trace = map(q.trace);
+    side(q.diff?.test);
+    side(q.diff?.base);
+  };
+  state.trace = map(state.trace);
+  if (state.overweight !== null && state.overweight !== undefined) state.overweight = map(state.overweight);
+  if (state.diff) {
+    side(state.diff.test);
+    side(state.diff.base);
+  }
+  return missing ? { state: null, missing } : { state };
 }
 
 export function decode(hash) {

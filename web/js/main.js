@@ -1,12 +1,14 @@
 // main.js - heapscope's stack viewer: wires the text boxes, the tabs, the
-// views, the timeline, the context menu and the keys to the JSON API.
+// views, the timeline, the context menu, the keys, the selected cells and
+// Export to the JSON API.
 // The whole state is in the URL (history.js); every view asks the server
 // for exactly the rows it shows.
 
 import * as api from './api.js';
 import * as H from './history.js';
 import * as fmt from './format.js';
-import { VTable, setMetricUnit, refitAll } from './table.js';
+import { VTable, setMetricUnit, refitAll, tableHooks, COLUMNS, isColumnHidden,
+  setColumnHidden } from './table.js';
 import { TreeModel } from './tree.js';
 import { Flame } from './flame.js';
 import { Timeline } from './timeline.js';
@@ -15,6 +17,8 @@ import { showMenu, literalPattern, appendPat, ungroup,
   ungroupModule } from './menu.js';
 import { renderEvents, renderStats, renderOverweight, renderSource } from './events.js';
 import { renderGc, fetchGc, isNetTrace } from './gc.js';
+import * as X from './export.js';
+import { fetchCharts, renderCharts, resizeCharts, isHeapTrace, exactPattern } from './charts.js';
 
 const $ = (id) => document.getElementById(id);
 const BOXES = { start: 'start', end: 'end', group: 'group', fold_pct: 'foldpct', fold: 'fold',
@@ -27,6 +31,7 @@ let state = null;
 let loaded = {};		// tab -> the key its content was loaded for
 let selection = null;		// {row, tab, path}: the row the menu and keys act on
 let whenSel = null;		// {start, end} from characters selected in a When cell
+let cellSel = null;		// {info, table}: the cells selected in a table (several)
 let summary = null;		// the summary line of the last answer
 let settled = 0;		// counts finished loads (tests wait on body[data-settled])
 let cancelled = false;		// Cancel was pressed during the current load
@@ -80,6 +85,7 @@ function tabKey(tab) {
   const focus = ['callers', 'callees', 'caller-callee'].includes(tab) ? state.focus : null;
   const sort = state.sort[tab] || null;
   const of = tab === 'source' ? state.source_of : tab === 'events' ? state.events : null;
+  if (tab === 'charts') return JSON.stringify({ tab, trace: state.trace });
   return keyOf({ tab, focus, sort, of });
 }
 
@@ -124,6 +130,8 @@ function makeByName() {
     v.gen = (v.gen || 0) + 1;
     const sort = state.sort.byname;
     v.table.setSort(sort?.key, sort?.asc);
+    v.retained = await retainedByName();
+    v.table.showRetained(!!v.retained);
     const r = await fetchPage(v, 0);
     v.total = r.total_rows;
     const sel = await locateName(v, r.rows);
@@ -133,6 +141,42 @@ function makeByName() {
     return r;
   };
   return v;
+}
+
+// Whether the view is a heap snapshot's heap view as it is (no diff, no
+// step): the views that have a Retained column.
+function snapshotHeapView() {
+  const t = INFO.traces[state.trace];
+  if (state.diff || state.steps.length || !t?.sources.some((x) => x.name === 'retained'))
+    return false;
+  return (state.source || t.sources[0]?.name) === 'heap';
+}
+
+// A heap snapshot's heap view: the retained bytes of each ByName name under
+// the same patterns (/api/retained), or null for any other view.
+async function retainedByName() {
+  if (!snapshotHeapView()) return null;
+  return (await api.call('retained', H.query(state, { view: 'byname' }))).retained;
+}
+
+const RETAINED_MERGED = 'not shown: the patterns or Fold% put objects on this node ' +
+  'together with objects they may hold, so their retained sizes do not add up';
+
+// CallTree rows of a heap snapshot's heap view (answer @r of /api/tree or
+// /api/rows for query @q) with their retained bytes (/api/retained), at
+// most 10,000 ids a call.
+async function withRetained(q, r) {
+  const rows = r.rows || [];
+  for (let k = 0; k < rows.length; k += 10000) {
+    const part = rows.slice(k, k + 10000);
+    const a = (await api.call('retained', { ...q, view: 'calltree',
+      ids: part.map((x) => x.id) })).retained;
+    part.forEach((x, i) => {
+      x.retained = a?.[i] ?? null;
+      x.retainedNote = a && a[i] === null ? RETAINED_MERGED : null;
+    });
+  }
+  return r;
 }
 
 // Where ByName's selected name (v.selKey) is after an Update: its index
@@ -162,6 +206,7 @@ async function fetchPage(v, page) {
     const r = await api.call('rows', H.query(state, { view: 'byname', offset: page * PAGE,
       count: PAGE, sort: sort?.key ?? null, order: sort ? (sort.asc ? 'asc' : 'desc') : null }));
     if (g !== v.gen) return r;
+    if (v.retained) for (const x of r.rows) x.retained = v.retained[x.key] ?? null;
     v.pages.set(page, r.rows);
     showSummary(r.summary);
     return r;
@@ -215,15 +260,20 @@ function makeTree(tab) {
     const paths = v.model && v.model.q !== keyOf({ tab, focus, sort }) ? v.model.openPaths() : null;
     const q = H.query(state, { view: tab, focus, sort: sort?.key ?? null,
       order: sort ? (sort.asc ? 'asc' : 'desc') : null });
+    const retained = tab === 'calltree' && snapshotHeapView();
     v.model = new TreeModel({
       tree: async (of, levels) => {
         const r = await api.call('tree', { ...q, of, levels, auto: true, skeleton: true,
           detail: 300, max_rows: 200000 });
         showSummary(r.summary);
-        return r;
+        return retained ? withRetained(q, r) : r;
       },
-      rows: (ids) => api.call('rows', { ...q, ids }),
+      rows: async (ids) => {
+        const r = await api.call('rows', { ...q, ids });
+        return retained ? withRetained(q, r) : r;
+      },
     });
+    v.table.showRetained(retained);
     v.model.q = keyOf({ tab, focus, sort });
     v.table.setSort(sort?.key, sort?.asc);
     const r = await v.model.init();
@@ -341,6 +391,14 @@ async function loadEvents(el, offset = 0) {
 async function loadStats(el) {
   const s = await api.call('stats', H.query(state));
   renderStats(el, s, INFO.traces[state.trace]?.name);
+}
+
+// the Charts describe the whole trace: loaded once per trace (tabKey)
+async function loadCharts(el) {
+  const t = INFO.traces[state.trace];
+  if (!isHeapTrace(t)) return renderCharts(el, null);
+  working('drawing the charts\u2026');
+  renderCharts(el, await fetchCharts(api.call, state.trace), t.name);
 }
 
 async function loadGc(el) {
@@ -484,7 +542,9 @@ function setActiveTab(tab) {
     state.overweight === undefined;
   document.querySelector('[data-tab="source"]').hidden = !state.source_of;
   document.querySelector('[data-tab="gc"]').hidden = !isNetTrace(INFO.traces[state.trace]);
+  document.querySelector('[data-tab="charts"]').hidden = !isHeapTrace(INFO.traces[state.trace]);
   $('expandall').hidden = !TREE_TABS.includes(tab);
+  $('export').hidden = tab !== 'byname' && !TREE_TABS.includes(tab);
 }
 
 // A new parameter set: record it, then show it. When Cancel stops it,
@@ -497,9 +557,27 @@ async function go(s) {
   }
 }
 
+// The saved boxes of the source shown (null until it was read).
+function shownDefaults() {
+  const t = INFO.traces[state.trace] || {};
+  const src = (t.sources || []).find((x) => x.name === state.source);
+  const first = !state.source || src === (t.sources || [])[0];
+  return (state.source && src?.defaults) || (first && t.defaults) || {};
+}
+
+// '+PATS' in GroupPats, FoldPats or ExcPats: the source's saved patterns
+// and PATS, as `report --fold +PATS` has it (docs/patterns.md).
+function extendDefault(key, text, defaults) {
+  if (!['group', 'fold', 'exc'].includes(key) || !text.startsWith('+')) return text;
+  const base = String(defaults[key] ?? '').replace(/[\s;]+$/, '');
+  const add = text.slice(1).trim();
+  return base.replace(/^[\s;]+/, '') ? `${base};${add}` : add;
+}
+
 function readBoxes() {
-  const params = H.emptyParams();
-  for (const [k, id] of Object.entries(BOXES)) params[k] = $(id).value.trim();
+  const params = H.emptyParams(), defaults = state.diff ? {} : shownDefaults();
+  for (const [k, id] of Object.entries(BOXES))
+    params[k] = extendDefault(k, $(id).value.trim(), defaults);
   return params;
 }
 
@@ -574,6 +652,18 @@ function drill(row, path, what, newWindow) {
   return go(s);
 }
 
+// Flatten: each sample becomes its one (grouped) leaf frame, a new source
+// made with the current boxes (like a drill; Back undoes it); as with
+// `report --flatten` the patterns and Fold% are cleared after it, the
+// time range stays.
+function flatten() {
+  const s = H.clone(state);
+  s.steps = [...state.steps, { kind: 'flatten', params: { ...state.params } }];
+  s.params = { ...H.emptyParams(), start: state.params.start, end: state.params.end };
+  s.focus = null;
+  return go(s);
+}
+
 function editParams(fn) {
   const s = H.clone(state);
   s.params = readBoxes();
@@ -582,7 +672,10 @@ function editParams(fn) {
 }
 
 function setTimeRange(row) {
-  const r = whenSel || (row && row.first_ms !== null ? { start: row.first_ms, end: row.last_ms } : null);
+  const c = shownCells()?.info;
+  const fromCells = c && c.first !== null && c.last > c.first ? { start: c.first, end: c.last } : null;
+  const r = whenSel || fromCells ||
+    (row && row.first_ms !== null ? { start: row.first_ms, end: row.last_ms } : null);
   if (!r) return status('select characters of a When cell first, or a row with samples', true);
   return editParams((p) => {
     p.start = fmt.msBox(r.start);
@@ -614,6 +707,13 @@ async function loadSource(el) {
 }
 
 function copyRow(row) {
+  const several = shownCells()?.table.copyText();
+  if (several) {
+    const n = several.split('\n').length - 2;
+    navigator.clipboard?.writeText(several).then(() => status(`copied ${n} rows with their header`),
+      () => status('the browser did not allow copying', true));
+    return;
+  }
   if (!row) return;
   const text = [row.name, row.exc_pct, row.exc, row.exc_count, row.inc_pct, row.inc, row.inc_count,
     row.fold, row.when, row.first_ms, row.last_ms].join('\t');
@@ -650,6 +750,11 @@ function openMenu(ev, row, path) {
     { id: 'drill-new', label: 'Drill Into in a New Window', action: () => drill(row, path, 'inc', true) },
     '-',
     { id: 'fold', label: 'Fold Item', action: () => editParams((p) => { p.fold = appendPat(p.fold, literalPattern(name)); }) },
+    { id: 'fold-module', label: 'Fold Module', disabled: !mod,
+      action: () => editParams((p) => { p.fold = appendPat(p.fold, literalPattern(mod + '!')); }) },
+    { id: 'clear-folding', label: 'Clear all Folding', disabled: !state.params.fold && !state.params.fold_pct,
+      action: () => editParams((p) => { p.fold = ''; p.fold_pct = ''; }) },
+    { id: 'flatten', label: 'Flatten', action: () => flatten() },
     { id: 'group-module', label: 'Group Module', disabled: !mod,
       action: () => editParams((p) => { p.group = appendPat(p.group, `${literalPattern(mod + '!')}->${mod}`); }) },
     { id: 'entry-group-module', label: 'Entry Group Module', disabled: !mod,
@@ -713,7 +818,8 @@ async function findNext(backward) {
   try {
     if (tab === 'flame') {
       v.flame.setSearch(findRegex());
-      return;
+      const k = v.flame.countMatches();
+      return status(k ? `${k} boxes match ${pattern}` : `no box matches ${pattern}`, !k);
     }
     if (tab === 'byname') {
       const sort = state.sort.byname;
@@ -745,6 +851,92 @@ async function findNext(backward) {
   }
 }
 
+// ---- Export: the rows of this view as a file ----
+
+// The rows ByName or a tree shows, in its order: [{row, depth}].
+async function shownRows(tab) {
+  const v = views[tab];
+  if (tab === 'byname') {
+    const sort = state.sort.byname;
+    const out = [];
+    for (let off = 0; off < v.total || off === 0; off += 10000) {
+      const r = await api.call('rows', H.query(state, { view: 'byname', offset: off, count: 10000,
+        sort: sort?.key ?? null, order: sort ? (sort.asc ? 'asc' : 'desc') : null }));
+      for (const row of r.rows) out.push({ row, depth: null });
+      if (r.rows.length < 10000) break;
+    }
+    return out;
+  }
+  const n = v.model.visible.length;
+  for (let a = 0; a < n; a += 5000) await v.model.fetchVisible(a, Math.min(n, a + 5000) - 1);
+  const out = [];
+  for (let i = 0; i < n; i++) out.push({ row: v.model.node(i).row, depth: v.model.info(i).depth });
+  return out;
+}
+
+async function exportView(kind) {
+  const tab = state.tab;
+  if (tab !== 'byname' && !TREE_TABS.includes(tab))
+    return status('Export works in ByName and the trees (CallTree, Callers, Callees)', true);
+  try {
+    working('exporting\u2026');
+    const rows = await shownRows(tab);
+    const tree = tab !== 'byname';
+    const focus = ['callers', 'callees'].includes(tab) ? state.focus : null;
+    const sort = state.sort[tab];
+    const name = X.fileName(INFO.traces[state.trace]?.name, tab, kind);
+    // the query of the API's rows in this order (/api/view, /api/rows)
+    const query = H.query(state, { view: tab, focus, sort: sort?.key ?? null,
+      order: sort ? (sort.asc ? 'asc' : 'desc') : null });
+    if (kind === 'csv') X.download(name, X.toCsv(rows, tree), 'text/csv');
+    else X.download(name, X.toJson(tab, query, summary, rows, tree), 'application/json');
+    status(`exported ${rows.length} rows to ${name}`);
+  } catch (e) {
+    fail(e);
+  } finally {
+    settle();
+  }
+}
+
+// ---- several cells: their sum, a time range, copying ----
+
+function onCells(info, table) {
+  if (!info) {
+    if (cellSel?.table === table) cellSel = null;
+    return;
+  }
+  cellSel = { info, table };
+  let msg = `${info.n} cells selected`;
+  if (info.nums) {
+    const unitOf = (k) => (['exc', 'inc', 'fold'].includes(k) ? summary?.unit : null);
+    const units = new Set(info.cols.filter((k) => !['name', 'when', 'first_ms', 'last_ms'].includes(k))
+      .map((k) => (k.endsWith('_pct') ? '%' : unitOf(k) || 'count')));
+    const u = units.size === 1 ? [...units][0] : null;
+    const text = u === 'bytes' ? fmt.bytes(info.sum) : u === '%' ? `${fmt.pct(info.sum)}%` : fmt.num(info.sum);
+    msg += `   Sum of ${info.nums} numbers: ${text}` + (u === 'bytes' ? ` (${fmt.exact(info.sum, 'bytes')})` : '');
+  }
+  if (info.first !== null) msg += `   First/Last: ${fmt.ms(info.first)} - ${fmt.ms(info.last)} ms (Alt-R sets it)`;
+  if (info.missing) msg += `   (${info.missing} cells not loaded yet)`;
+  $('status').dataset.sum = String(info.sum);
+  status(msg);
+}
+
+// The cells selected in a table on screen (null: none, or in another tab).
+function shownCells() {
+  return cellSel && cellSel.table.el.closest('.view.active') ? cellSel : null;
+}
+
+// Right-click on a header: show or hide the columns.
+function columnMenu(ev, key) {
+  showMenu(ev.clientX, ev.clientY, [
+    ...(key !== 'name' ? [{ id: 'hide-column', label: `Hide ${COLUMNS.find((c) => c.key === key).title}`,
+      action: () => setColumnHidden(key, true) }, '-'] : []),
+    ...COLUMNS.filter((c) => c.key !== 'name').map((c) => ({ id: `column-${c.key}`,
+      label: `${isColumnHidden(c.key) ? '\u2610' : '\u2611'} ${c.title}`,
+      action: () => setColumnHidden(c.key, !isColumnHidden(c.key)) })),
+  ]);
+}
+
 // ---- When-cell selection: characters -> a time range ----
 
 function onSelectionChange() {
@@ -761,8 +953,52 @@ function onSelectionChange() {
   const b = Math.max(sel.anchorOffset, sel.focusOffset);
   if (b <= a) return;
   whenSel = { start: s.start_ms + a * s.bucket_ms, end: s.start_ms + b * s.bucket_ms };
-  status(`TimeRange = ${fmt.ms(whenSel.start)} - ${fmt.ms(whenSel.end)}  Duration ` +
-    `${fmt.ms(whenSel.end - whenSel.start)} ms  (Alt-R sets it)`);
+  const range = `TimeRange = ${fmt.ms(whenSel.start)} - ${fmt.ms(whenSel.end)}  Duration ` +
+    `${fmt.ms(whenSel.end - whenSel.start)} ms`;
+  status(`${range}  (Alt-R sets it)`);
+  clearTimeout(whenTimer);
+  const key = cell.parentElement.dataset.key;
+  const picked = whenSel;
+  if (key) whenTimer = setTimeout(() => whenReadout(key, picked, range), 150);
+}
+
+let whenTimer = 0;
+let whenGen = 0;
+
+// PerfView's readout while dragging over When: the net (sum) and the peak
+// (highest running sum) of the name's metric inside the range selected;
+// from the timeline of the samples with the name on their stack.
+async function whenReadout(key, sel, range) {
+  const gen = ++whenGen;
+  let t;
+  try {
+    t = await api.call('timeline', H.query(state, { buckets: 4000,
+      params: { ...state.params, inc: appendPat(state.params.inc || '', exactPattern(key)) } }));
+  } catch (e) {
+    if (!api.isCancel(e)) console.warn(e.message);
+    return;
+  }
+  if (gen !== whenGen || whenSel !== sel) return;
+  const r = whenNetPeak(t, sel.start, sel.end);
+  const u = summary?.unit;
+  const value = (v) => fmt.metric(v, u) + (u && u !== 'bytes' ? ` ${u}` : '');
+  const st = $('status');
+  st.dataset.net = String(r.net);
+  st.dataset.peak = String(r.peak);
+  status(`${range}  Net ${value(r.net)}  Peak ${value(r.peak)}  of ${key}  (Alt-R sets it)`);
+}
+
+// The net and peak of a timeline's filtered metric over [a, b) ms (the
+// buckets that start inside it).
+function whenNetPeak(t, a, b) {
+  let net = 0, peak = 0;
+  t.filtered.forEach((v, i) => {
+    const x = t.start_ms + i * t.bucket_ms;
+    if (x + t.bucket_ms <= a || x >= b) return;
+    net += v;
+    if (net > peak) peak = net;
+  });
+  return { net, peak };
 }
 
 // ---- keys ----
@@ -839,6 +1075,7 @@ function applyPreset(name) {
     params.group = p.group;
     if (p.fold) params.fold = p.fold;
     if (p.fold_pct) params.fold_pct = p.fold_pct;
+    if (p.exc) params.exc = p.exc;
   });
 }
 
@@ -860,6 +1097,19 @@ function diffWith(base) {
     fold: state.params.fold };
   s.focus = null;
   return go(s);
+}
+
+// The state a URL's hash names, for the traces loaded now (a link made
+// before a restart of `heapscope view` still works; its token is never in
+// it); else the first trace's opening state, with a note saying why.
+function fromUrl(decoded) {
+  if (!decoded) return { s: H.initialState(INFO) };
+  const r = H.rebase(decoded, INFO.traces.map((t) => t.name));
+  if (!r.state) return { s: H.initialState(INFO), note: `this link shows ${r.missing}, which ` +
+    'heapscope view has not loaded: start it with that file to see the view' };
+  if (!INFO.traces[r.state.trace]) return { s: H.initialState(INFO), note: 'this link names a trace ' +
+    'heapscope view has not loaded' };
+  return { s: r.state };
 }
 
 function wire() {
@@ -884,6 +1134,13 @@ function wire() {
     const v = views[state.tab];
     if (v?.model) expandAll(v, Math.max(0, v.table.selected));
   });
+  $('export').addEventListener('click', (ev) => {
+    const b = ev.target.getBoundingClientRect();
+    showMenu(b.left, b.bottom, [
+      { id: 'export-csv', label: 'Export as CSV', action: () => exportView('csv') },
+      { id: 'export-json', label: 'Export as JSON', action: () => exportView('json') },
+    ]);
+  });
   $('presets').addEventListener('change', (ev) => {
     applyPreset(ev.target.value);
     ev.target.value = '';
@@ -896,6 +1153,8 @@ function wire() {
     working(`reading source ${name}\u2026`);
     try {
       const st = await api.call('stats', { trace: state.trace, source: name, heap: false });
+      const entry = INFO.traces[state.trace]?.sources?.find((x) => x.name === name);
+      if (entry) entry.defaults ??= st.source.defaults;
       await go(H.initialState(INFO, state.trace, name, st.source.defaults));
     } catch (e) {
       fail(e);
@@ -919,7 +1178,10 @@ function wire() {
   $('notes').addEventListener('input', () => localStorage.setItem(notesKey(), $('notes').value));
   document.addEventListener('keydown', onKey);
   document.addEventListener('selectionchange', onSelectionChange);
-  H.onPop((s) => show(s || H.initialState(INFO)));
+  H.onPop((s) => {
+    const r = fromUrl(s);
+    show(r.s).then(() => r.note && status(r.note, true));
+  });
 }
 
 async function main() {
@@ -937,6 +1199,8 @@ async function main() {
   views.events = makePane('events', (el) => loadEvents(el));
   views.stats = makePane('stats', loadStats);
   views.gc = makePane('gc', loadGc);
+  views.charts = makePane('charts', loadCharts);
+  new ResizeObserver(() => resizeCharts(views.charts.el)).observe(views.charts.el);
   views.overweight = makePane('overweight', loadOverweight);
   views.source = makePane('source', loadSource);
   views.timeline = new Timeline($('timeline'), {
@@ -945,11 +1209,15 @@ async function main() {
       p.end = fmt.msBox(b);
     }),
   });
+  tableHooks.onCells = onCells;
+  tableHooks.onHeaderMenu = columnMenu;
   fillSelects();
   wire();
-  const s = H.decode(location.hash) || H.initialState(INFO);
+  H.setTraceNames(INFO.traces.map((t) => t.name));
+  const { s, note } = fromUrl(H.decode(location.hash));
   H.replace(s);
   await show(s);
+  if (note) status(note, true);
   document.body.dataset.ready = '1';
   // for debugging in the browser's console (and the tests' diagnostics)
   window.heapscope = { views, state: () => state };

@@ -2,6 +2,10 @@
 // the DOM, so 100k rows scroll as smoothly as 10. Rows are fetched on
 // demand (get(i) may return null while a page is loading; onNeed(first,
 // last) asks for them). Trees put a twisty and an indent in the Name column.
+// As in PerfView, columns are sized by dragging a header's edge and hidden
+// from a header's context menu (in every table), and a block of cells is
+// selected by dragging or Shift-click (cellInfo() sums it, copyText()
+// gives it as displayed, with a header line).
 
 import * as fmt from './format.js';
 
@@ -45,9 +49,53 @@ export const COLUMNS = [
     text: (r) => fmt.ms(r.first_ms), tip: (r) => fmt.exact(r.first_ms, 'ms') },
   { key: 'last_ms', title: 'Last', px: 84, num: true, sort: 'last',
     text: (r) => fmt.ms(r.last_ms), tip: (r) => fmt.exact(r.last_ms, 'ms') },
+  // a heap snapshot's heap view, ByName and CallTree: what freeing the
+  // name's objects, or the node's own objects, frees (shown by
+  // showRetained(); the server has no sort for it)
+  { key: 'retained', title: 'Retained', px: 90, num: true, optional: true,
+    text: (r) => (r.retained == null ? '' : metricText(r.retained)),
+    tip: (r) => (r.retained == null ? r.retainedNote ?? '' : metricTitle(r.retained)) },
 ];
 const MAX_PX = 480;	// a number column grows to at most this
 const tables = new Set();	// every VTable, for refitAll()
+
+// Columns hidden by the user (their keys): the same in every table, kept
+// in the browser. Name is never hidden.
+const HIDDEN_KEY = 'heapscope-hidden-columns';
+const hiddenCols = new Set((() => {
+  try {
+    return JSON.parse(localStorage.getItem(HIDDEN_KEY) || '[]');
+  } catch {
+    return [];
+  }
+})().filter((k) => k !== 'name'));
+
+export function isColumnHidden(key) {
+  return hiddenCols.has(key);
+}
+
+// Hide or show column @key in every table.
+export function setColumnHidden(key, hide) {
+  if (key === 'name') return;
+  if (hide) hiddenCols.add(key);
+  else hiddenCols.delete(key);
+  localStorage.setItem(HIDDEN_KEY, JSON.stringify([...hiddenCols]));
+  for (const t of tables) {
+    t.applyWidths();
+    t.render();
+  }
+}
+
+// Handlers every table shares (main.js sets them): onCells(info, table)
+// when the selected cells change, onHeaderMenu(ev, columnKey).
+export const tableHooks = {};
+
+// The text of a cell as the table shows it.
+export function cellText(col, r) {
+  if (!r) return '';
+  if (col.key === 'name') return r.name;
+  return col.text(r);
+}
 
 // Another source is shown: the columns that grew to fit the last one's
 // text start again from their own widths (those sized by hand stay).
@@ -75,8 +123,12 @@ export class VTable {
     this.sortAsc = false;
     this.widths = COLUMNS.map((c) => c.px);
     this.sized = new Set();	// columns sized by hand: no longer fitted
+    // the selected cells: rows r0..r1, columns c0..c1 (indexes in COLUMNS),
+    // from an anchor cell; Shift-click extends it (null: none)
+    this.cells = null;
+    this.retained = false;	// the Retained column is shown
     this.el = document.createElement('div');
-    this.el.className = 'vtable';
+    this.el.className = 'vtable no-retained';
     this.el.tabIndex = 0;
     // the header scrolls sideways with the rows and stays on top (sticky)
     this.scroll = document.createElement('div');
@@ -85,10 +137,14 @@ export class VTable {
     this.head.className = 'head';
     COLUMNS.forEach((c, k) => {
       const h = document.createElement('div');
-      h.textContent = c.title;
+      h.append(document.createTextNode(c.optional ? '' : c.title));
       h.dataset.col = c.key;
       if (c.num) h.style.textAlign = 'right';
-      h.addEventListener('click', () => this.opts.onSort?.(c.sort));
+      h.addEventListener('click', () => c.sort && this.opts.onSort?.(c.sort));
+      h.addEventListener('contextmenu', (ev) => {
+        ev.preventDefault();
+        tableHooks.onHeaderMenu?.(ev, c.key);
+      });
       h.append(this.grip(k));
       this.head.append(h);
     });
@@ -105,6 +161,23 @@ export class VTable {
     this.scroll.addEventListener('scroll', () => this.render());
     new ResizeObserver(() => this.render()).observe(this.scroll);
     this.rows.addEventListener('click', (ev) => this.click(ev));
+    // dragging across number cells selects the block, as in PerfView
+    this.rows.addEventListener('mousedown', (ev) => {
+      this.drag = ev.button === 0 && !ev.shiftKey ? this.cellAt(ev) : null;
+    });
+    this.rows.addEventListener('mouseover', (ev) => {
+      const at = this.drag && ev.buttons === 1 ? this.cellAt(ev) : null;
+      if (!at || (at.r === this.drag.r && at.c === this.drag.c)) return;
+      const a = this.drag;
+      this.cells = { anchor: a, r0: Math.min(a.r, at.r), r1: Math.max(a.r, at.r),
+        c0: Math.min(a.c, at.c), c1: Math.max(a.c, at.c) };
+      this.dragged = true;
+      this.render();
+      tableHooks.onCells?.(this.cellInfo(), this);
+    });
+    document.addEventListener('mouseup', () => {
+      this.drag = null;
+    });
     this.rows.addEventListener('dblclick', (ev) => {
       const i = this.rowIndex(ev);
       if (i >= 0 && !ev.target.classList.contains('twist')) this.opts.onActivate?.(i);
@@ -154,13 +227,33 @@ export class VTable {
     return g;
   }
 
+  // The Retained column: shown (@on) or taking no room.
+  showRetained(on) {
+    this.retained = on;
+    this.el.classList.toggle('no-retained', !on);
+    const h = this.head.querySelector('[data-col="retained"]');
+    h.firstChild.textContent = on ? 'Retained' : '';
+    this.applyWidths();
+    this.render();
+  }
+
+  // Whether column @c is left out: hidden by the user, or an optional
+  // column this table has no data for.
+  off(c) {
+    return hiddenCols.has(c.key) || (c.optional && !this.retained);
+  }
+
   // Lay the columns out from this.widths (Name takes what is left over).
   applyWidths() {
     const [name, ...rest] = this.widths;
+    const shown = rest.filter((_, k) => !this.off(COLUMNS[k + 1]));
     this.el.style.setProperty('--cols',
-      `minmax(${name}px, 1fr) ${rest.map((w) => `${w}px`).join(' ')}`);
-    const total = this.widths.reduce((a, b) => a + b, 0);
+      `minmax(${name}px, 1fr) ${shown.map((w) => `${w}px`).join(' ')}`);
+    const total = name + shown.reduce((a, b) => a + b, 0);
     this.head.style.minWidth = this.rows.style.minWidth = `${total}px`;
+    COLUMNS.forEach((c, k) => {
+      this.head.children[k].hidden = this.off(c);
+    });
   }
 
   // Widen the columns whose text on screen is cut off (not those sized by hand).
@@ -169,7 +262,7 @@ export class VTable {
     const check = (cells) => {
       for (let c = 0; c < COLUMNS.length; c++) {
         const cell = cells[c];
-        if (this.sized.has(c) || cell.scrollWidth <= cell.clientWidth) continue;
+        if (this.sized.has(c) || cell.hidden || cell.scrollWidth <= cell.clientWidth) continue;
         const want = Math.min(COLUMNS[c].max ?? MAX_PX, Math.ceil(cell.scrollWidth) + 2);
         if (want > this.widths[c] && cell.offsetWidth < want) {
           this.widths[c] = want;
@@ -188,6 +281,11 @@ export class VTable {
   set(data) {
     this.count = data.count;
     this.get = data.get;
+    // other rows now: the selected cells went with the old ones
+    if (this.cells) {
+      this.cells = null;
+      tableHooks.onCells?.(null, this);
+    }
     this.info = data.info || (() => ({}));
     if (data.selected !== undefined) this.selected = data.selected;
     if (this.selected >= this.count) this.selected = this.count - 1;
@@ -221,6 +319,24 @@ export class VTable {
     const i = this.rowIndex(ev);
     if (i < 0) return;
     if (ev.target.classList.contains('twist')) this.opts.onToggle?.(i);
+    const cell = ev.target.closest('.row > div');
+    const c = cell ? [...cell.parentElement.children].indexOf(cell) : 0;
+    if (this.dragged) {
+      // the end of a drag across cells: the block stays
+      this.dragged = false;
+      this.select(i);
+      return;
+    }
+    if (ev.shiftKey && this.cells) {
+      const a = this.cells.anchor;
+      this.cells = { anchor: a, r0: Math.min(a.r, i), r1: Math.max(a.r, i),
+        c0: Math.min(a.c, c), c1: Math.max(a.c, c) };
+      window.getSelection()?.removeAllRanges();
+    } else {
+      this.cells = { anchor: { r: i, c }, r0: i, r1: i, c0: c, c1: c };
+    }
+    this.render();
+    tableHooks.onCells?.(this.cellInfo(), this);
     this.select(i);
     // keep keyboard focus, but do not steal a text selection in progress
     if (!window.getSelection()?.toString()) this.el.focus({ preventScroll: true });
@@ -232,6 +348,70 @@ export class VTable {
     if (reveal) this.reveal(i);
     this.render();
     this.opts.onSelect?.(i);
+  }
+
+  // The number cell under the mouse {r, c} (not Name or When, whose text
+  // can be selected), or null.
+  cellAt(ev) {
+    const cell = ev.target.closest('.row > div');
+    if (!cell) return null;
+    const c = [...cell.parentElement.children].indexOf(cell);
+    if (!COLUMNS[c]?.num) return null;
+    return { r: Number(cell.parentElement.dataset.index), c };
+  }
+
+  // The selected cells' numbers: {n, cells, sum (of the number cells),
+  // missing (rows not loaded), first, last (the smallest and largest
+  // time among the First and Last cells, or null)}; null for one cell.
+  cellInfo() {
+    const s = this.cells;
+    if (!s || (s.r0 === s.r1 && s.c0 === s.c1)) return null;
+    let sum = 0, nums = 0, missing = 0, lo = null, hi = null, n = 0;
+    for (let i = s.r0; i <= s.r1; i++) {
+      const r = this.get(i);
+      for (let c = s.c0; c <= s.c1; c++) {
+        const col = COLUMNS[c];
+        if (this.off(col)) continue;
+        n++;
+        if (!r) {
+          missing++;
+          continue;
+        }
+        const v = r[col.key];
+        if (!col.num || typeof v !== 'number') continue;
+        if (col.key === 'first_ms' || col.key === 'last_ms') {
+          lo = lo === null ? v : Math.min(lo, v);
+          hi = hi === null ? v : Math.max(hi, v);
+        } else {
+          sum += v;
+          nums++;
+        }
+      }
+    }
+    return { n, nums, sum, missing, first: lo, last: hi,
+      cols: COLUMNS.slice(s.c0, s.c1 + 1).filter((c) => !this.off(c)).map((c) => c.key) };
+  }
+
+  // The selected cells as text with a header line, as shown (tab
+  // separated); a selection that takes in Name copies whole rows (every
+  // column shown). null when at most one cell is selected.
+  copyText() {
+    const s = this.cells;
+    if (!s || (s.r0 === s.r1 && s.c0 === s.c1)) return null;
+    const [c0, c1] = s.c0 === 0 ? [0, COLUMNS.length - 1] : [s.c0, s.c1];
+    const cols = COLUMNS.slice(c0, c1 + 1).filter((c) => !this.off(c));
+    const lines = [cols.map((c) => c.title).join('\t')];
+    for (let i = s.r0; i <= s.r1; i++) {
+      const r = this.get(i);
+      const depth = this.opts.tree && cols[0].key === 'name' ? ' '.repeat(this.info(i).depth || 0) : '';
+      lines.push(cols.map((c, k) => (k === 0 ? depth : '') + cellText(c, r)).join('\t'));
+    }
+    return lines.join('\n') + '\n';
+  }
+
+  clearCells() {
+    this.cells = null;
+    this.render();
   }
 
   reveal(i) {
@@ -292,6 +472,7 @@ export class VTable {
       el.hidden = false;
       if (!r) {
         missing = true;
+        this.markCells(el, i);
         el.classList.add('pending');
         el.dataset.key = '';
         el.children[0].textContent = '\u2026';
@@ -302,6 +483,7 @@ export class VTable {
         continue;
       }
       el.classList.remove('pending');
+      this.markCells(el, i);
       el.dataset.key = r.key;
       el.dataset.id = r.id ?? '';
       el.classList.toggle('found', !!r.found);
@@ -309,7 +491,9 @@ export class VTable {
       for (let c = 1; c < COLUMNS.length; c++) {
         const col = COLUMNS[c];
         const cell = el.children[c];
-        cell.textContent = col.text(r);
+        // the same text stays the same node: characters selected in it (When) stay selected
+        const text = col.text(r);
+        if (cell.textContent !== text) cell.textContent = text;
         if (col.tip) cell.title = col.tip(r);
         if (col.num) cell.classList.toggle('neg', (r[col.key] ?? 0) < 0);
       }
@@ -318,6 +502,18 @@ export class VTable {
     this.fit(Math.max(n, 0));
     if (missing && n > 0) this.opts.onNeed?.(first, first + n - 1);
   }
+  // Hide the hidden columns' cells of row element @el (row @i) and mark
+  // its selected cells.
+  markCells(el, i) {
+    const s = this.cells;
+    const inRows = s && i >= s.r0 && i <= s.r1 && !(s.r0 === s.r1 && s.c0 === s.c1);
+    for (let c = 0; c < COLUMNS.length; c++) {
+      const cell = el.children[c];
+      cell.hidden = this.off(COLUMNS[c]);
+      cell.classList.toggle('csel', !!inRows && c >= s.c0 && c <= s.c1);
+    }
+  }
+
   fillName(cell, r, i) {
     if (!this.opts.tree) {
       cell.textContent = r.name;

@@ -138,7 +138,7 @@ function fitLabels(u, values, i) {
 // [[ms, bytes], ...] (each point the highest value from its time on) onto
 // the times @xs: each x gets the highest point in [x, next x), else the
 // value before it.
-function resample(points, xs) {
+export function resample(points, xs) {
   const out = new Array(xs.length).fill(null);
   let k = 0, last = null;
   for (let i = 0; i < xs.length; i++) {

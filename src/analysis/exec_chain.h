@@ -1,0 +1,34 @@
+#ifndef HS_ANALYSIS_EXEC_CHAIN_H
+#define HS_ANALYSIS_EXEC_CHAIN_H
+#include <stddef.h>
+#include "common/diag.h"
+#include "common/log.h"
+
+/*
+ * exec_chain - the images of one process across exec(), read together.
+ *
+ * `run --follow-exec` writes a trace per image: a process that exec'd
+ * (a shell running its command, a forked child of make that did nothing
+ * but exec) leaves the image before the exec in a trace of its own, often
+ * nearly empty, beside the real one. When several traces are read as one
+ * (`report a b c`, `view --merge`), a chain of them (a trace that ended
+ * by exec, then the trace of the same pid started by that exec, and so
+ * on) is one process: its traces are shown under the process frame of
+ * its last image, so the process is one node, its Thread frames still
+ * naming each image.
+ *
+ * Ownership: the caller owns @frames' strings (hs_exec_chain_release()).
+ */
+
+/*
+ * For each of the @n files @paths: in @frames[i], the frame "Process
+ * COMM (PID)" of the last image of its chain when file i is a heapscope
+ * trace that ended by an exec which another of the files continues, else
+ * NULL (the file keeps its own frames). Files that are not heapscope
+ * traces, or cannot be read, are left alone. Returns 0 or -ENOMEM.
+ */
+HS_MUST_CHECK int hs_exec_chain_frames(const char *const *paths, size_t n, char **frames);
+
+/* Free the strings hs_exec_chain_frames() put in @frames. */
+void hs_exec_chain_release(char **frames, size_t n);
+#endif

@@ -1,0 +1,342 @@
+/*
+ * trace_prefetch - chunks read, checked and decompressed ahead of the
+ * reader on worker threads (see trace_prefetch.h): a ring of slots that
+ * the reader fills in file order and the workers work through.
+ */
+#include "format/trace_prefetch.h"
+#include "format/trace_writer.h"
+#include "common/alloc.h"
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#define PREFETCH_MAX_THREADS 8
+/* chunks in flight per worker: one it works on, one waiting */
+#define PREFETCH_SLOTS_PER_THREAD 2
+/* the first room for a chunk's raw bytes: this many times its stored ones */
+#define INFLATE_FIRST_RATIO 8
+#define INFLATE_FIRST_MIN ((size_t)64 << 10)
+
+int hs__chunk_inflate(void *dctx, const uint8_t *src, size_t stored, size_t raw,
+		      uint8_t **buf, size_t *alloc, size_t *got)
+{
+	size_t room = *alloc, want, ret;
+
+	want = stored > raw / INFLATE_FIRST_RATIO ? raw : stored * INFLATE_FIRST_RATIO;
+	if (want < INFLATE_FIRST_MIN)
+		want = raw < INFLATE_FIRST_MIN ? raw : INFLATE_FIRST_MIN;
+	if (room > raw)
+		room = raw;
+	for (;;) {
+		if (room < want || !*buf) {
+			uint8_t *b = hs_realloc(*buf, want ? want : 1);
+
+			if (!b)
+				return -ENOMEM;
+			*buf = b;
+			*alloc = want;
+			room = want;
+		}
+		ret = ZSTD_decompressDCtx(dctx, *buf, room, src, stored);
+		if (!ZSTD_isError(ret))
+			break;
+		if (ZSTD_getErrorCode(ret) != ZSTD_error_dstSize_tooSmall || room >= raw)
+			return -EINVAL;
+		/* zstd made more than the room: grow, by what it really makes */
+		want = room > raw / 4 ? raw : room * 4;
+	}
+	if (ret != raw)
+		return -EINVAL;
+	*got = ret;
+	return 0;
+}
+
+unsigned hs__prefetch_threads(void)
+{
+	const char *env = getenv("HEAPSCOPE_READ_THREADS");
+	long n;
+
+	if (env && *env) {
+		char *end;
+
+		n = strtol(env, &end, 10);
+		if (*end || n < 0)
+			n = 0;
+	} else {
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+		if (n <= 1)
+			n = 0;
+	}
+	return n > PREFETCH_MAX_THREADS ? PREFETCH_MAX_THREADS : (unsigned)n;
+}
+
+enum slot_state { SLOT_QUEUED, SLOT_BUSY, SLOT_DONE };
+
+struct slot {
+	uint64_t off; /* file offset of the chunk header */
+	uint8_t hdr[HS_CHUNK_HEADER_SIZE];
+	struct hs_chunk_header ch;
+	enum slot_state state;
+	uint8_t *stored, *raw; /* owned buffers */
+	size_t alloc_stored, alloc_raw;
+	int err; /* reading the payload failed: -errno */
+	struct hs__prefetched res;
+};
+
+struct hs__prefetch {
+	int fd;
+	const uint8_t *mem;
+	uint64_t size;
+	const uint64_t *skip;
+	size_t nr_skip, skip_at;
+
+	pthread_mutex_t mu;
+	pthread_cond_t work, done;
+	/*
+	 * The ring, in file order: slots [tail, next) are being worked on or
+	 * done, [next, head) wait for a worker. The one before tail is the
+	 * reader's (taken) until its next take.
+	 */
+	struct slot *slot;
+	size_t nr_slots, head, next, tail;
+	int taken;
+	int stop;
+	uint64_t scan_off; /* where the next chunk to queue should be */
+	int scan_end;	   /* no chunk can be told there */
+	pthread_t *th;
+	unsigned nr_threads;
+};
+
+/* Read @n bytes at @off into the slot's buffer, or point into memory. */
+static int slot_read(struct hs__prefetch *pf, struct slot *s, uint64_t off, size_t n,
+		     const uint8_t **out)
+{
+	size_t done = 0;
+
+	if (pf->mem) {
+		*out = pf->mem + off;
+		return 0;
+	}
+	if (HS_GROW(s->stored, n ? n : 1, s->alloc_stored))
+		return -ENOMEM;
+	while (done < n) {
+		ssize_t got =
+		    pread(pf->fd, s->stored + done, n - done, (off_t)(off + done));
+
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (got == 0)
+			return -EIO;
+		done += (size_t)got;
+	}
+	*out = s->stored;
+	return 0;
+}
+
+/* What the reader would do with the chunk of slot @s (a worker). */
+static void slot_work(struct hs__prefetch *pf, struct slot *s, void *dctx)
+{
+	const struct hs_chunk_header *ch = &s->ch;
+	int err;
+
+	memset(&s->res, 0, sizeof(s->res));
+	s->err =
+	    slot_read(pf, s, s->off + HS_CHUNK_HEADER_SIZE, ch->stored, &s->res.payload);
+	if (s->err)
+		return;
+	s->res.check = hs_chunk_check(s->hdr, s->res.payload, ch->stored);
+	if (s->res.check != ch->check || !(ch->flags & HS_CHUNK_ZSTD) ||
+	    (ch->kind != HS_CHUNK_EVENTS && ch->kind != HS_CHUNK_END &&
+	     ch->kind != HS_CHUNK_SYMBOLS))
+		return;
+	err = hs__chunk_inflate(dctx, s->res.payload, ch->stored, ch->raw, &s->raw,
+				&s->alloc_raw, &s->res.got);
+	if (err == -ENOMEM) {
+		s->err = err;
+		return;
+	}
+	s->res.inflated = err ? -1 : 1;
+	s->res.raw = s->raw;
+}
+
+static void *worker(void *arg)
+{
+	struct hs__prefetch *pf = arg;
+	void *dctx = ZSTD_createDCtx();
+
+	pthread_mutex_lock(&pf->mu);
+	for (;;) {
+		struct slot *s;
+
+		while (pf->next == pf->head && !pf->stop)
+			pthread_cond_wait(&pf->work, &pf->mu);
+		if (pf->stop)
+			break;
+		s = &pf->slot[pf->next++ % pf->nr_slots];
+		s->state = SLOT_BUSY;
+		pthread_mutex_unlock(&pf->mu);
+		if (dctx) {
+			slot_work(pf, s, dctx);
+		} else {
+			memset(&s->res, 0, sizeof(s->res));
+			s->err = -ENOMEM;
+		}
+		pthread_mutex_lock(&pf->mu);
+		s->state = SLOT_DONE;
+		pthread_cond_broadcast(&pf->done);
+	}
+	pthread_mutex_unlock(&pf->mu);
+	ZSTD_freeDCtx(dctx);
+	return NULL;
+}
+
+struct hs__prefetch *hs__prefetch_new(int fd, const uint8_t *mem, uint64_t size,
+				      const uint64_t *skip, size_t nr_skip,
+				      unsigned threads)
+{
+	struct hs__prefetch *pf;
+
+	if (!threads)
+		return NULL;
+	if (threads > PREFETCH_MAX_THREADS)
+		threads = PREFETCH_MAX_THREADS;
+	pf = hs_calloc(1, sizeof(*pf));
+	if (!pf)
+		return NULL;
+	pf->fd = fd;
+	pf->mem = mem;
+	pf->size = size;
+	pf->skip = skip;
+	pf->nr_skip = nr_skip;
+	pf->nr_slots = (size_t)threads * PREFETCH_SLOTS_PER_THREAD;
+	pf->slot = hs_calloc(pf->nr_slots, sizeof(*pf->slot));
+	pf->th = hs_calloc(threads, sizeof(*pf->th));
+	if (!pf->slot || !pf->th) {
+		hs__prefetch_free(pf);
+		return NULL;
+	}
+	pthread_mutex_init(&pf->mu, NULL);
+	pthread_cond_init(&pf->work, NULL);
+	pthread_cond_init(&pf->done, NULL);
+	while (pf->nr_threads < threads &&
+	       !pthread_create(&pf->th[pf->nr_threads], NULL, worker, pf))
+		pf->nr_threads++;
+	if (!pf->nr_threads) {
+		hs__prefetch_free(pf);
+		return NULL;
+	}
+	return pf;
+}
+
+/* Drop the chunks no worker has begun, and wait for the others (under mu). */
+static void cancel_window(struct hs__prefetch *pf)
+{
+	size_t i;
+
+	pf->head = pf->next;
+	for (i = pf->tail; i < pf->head; i++)
+		while (pf->slot[i % pf->nr_slots].state != SLOT_DONE)
+			pthread_cond_wait(&pf->done, &pf->mu);
+	pf->tail = pf->head;
+}
+
+/*
+ * Queue the chunks that follow from pf->scan_off while there is room (the
+ * reader's thread, under mu): each header says where the next one is.
+ * Scanning ends where a header cannot be followed (the reader then finds
+ * out why, reading alone).
+ */
+static void fill_window(struct hs__prefetch *pf)
+{
+	while (!pf->scan_end && pf->head - pf->tail + (size_t)pf->taken < pf->nr_slots) {
+		uint64_t off = pf->scan_off;
+		struct slot *s = &pf->slot[pf->head % pf->nr_slots];
+		const uint8_t *hdr;
+
+		if (pf->size < off || pf->size - off < HS_CHUNK_HEADER_SIZE ||
+		    slot_read(pf, s, off, HS_CHUNK_HEADER_SIZE, &hdr) ||
+		    hs_chunk_header_parse(hdr, &s->ch) || s->ch.stored > HS_CHUNK_MAX ||
+		    s->ch.raw > HS_CHUNK_MAX ||
+		    pf->size - off - HS_CHUNK_HEADER_SIZE < s->ch.stored) {
+			pf->scan_end = 1;
+			break;
+		}
+		pf->scan_off = off + HS_CHUNK_HEADER_SIZE + s->ch.stored;
+		while (pf->skip_at < pf->nr_skip && pf->skip[pf->skip_at] < off)
+			pf->skip_at++;
+		if (pf->skip_at < pf->nr_skip && pf->skip[pf->skip_at] == off &&
+		    s->ch.kind == HS_CHUNK_EVENTS)
+			continue; /* the reader steps over it */
+		memcpy(s->hdr, hdr, HS_CHUNK_HEADER_SIZE);
+		s->off = off;
+		s->state = SLOT_QUEUED;
+		pf->head++;
+		pthread_cond_signal(&pf->work);
+	}
+}
+
+int hs__prefetch_take(struct hs__prefetch *pf, uint64_t off,
+		      const uint8_t hdr[HS_CHUNK_HEADER_SIZE], struct hs__prefetched *out)
+{
+	struct slot *s;
+	int ret = 0;
+
+	pthread_mutex_lock(&pf->mu);
+	pf->taken = 0;
+	/* a chunk that is not the next one queued: the guesses were wrong */
+	if (pf->tail < pf->head && pf->slot[pf->tail % pf->nr_slots].off != off)
+		cancel_window(pf);
+	if (pf->tail == pf->head) {
+		pf->scan_off = off;
+		pf->scan_end = 0;
+	}
+	fill_window(pf);
+	s = &pf->slot[pf->tail % pf->nr_slots];
+	if (pf->tail < pf->head && s->off == off &&
+	    !memcmp(s->hdr, hdr, HS_CHUNK_HEADER_SIZE)) {
+		while (s->state != SLOT_DONE)
+			pthread_cond_wait(&pf->done, &pf->mu);
+		pf->tail++;
+		pf->taken = 1;
+		ret = s->err ? s->err : 1;
+		*out = s->res;
+		/* (the slot is free again: the window is one smaller until then) */
+	}
+	pthread_mutex_unlock(&pf->mu);
+	return ret;
+}
+
+void hs__prefetch_free(struct hs__prefetch *pf)
+{
+	size_t i;
+	unsigned k;
+
+	if (!pf)
+		return;
+	if (pf->nr_threads) {
+		pthread_mutex_lock(&pf->mu);
+		cancel_window(pf);
+		pf->stop = 1;
+		pthread_cond_broadcast(&pf->work);
+		pthread_mutex_unlock(&pf->mu);
+		for (k = 0; k < pf->nr_threads; k++)
+			pthread_join(pf->th[k], NULL);
+		pthread_cond_destroy(&pf->work);
+		pthread_cond_destroy(&pf->done);
+		pthread_mutex_destroy(&pf->mu);
+	}
+	for (i = 0; pf->slot && i < pf->nr_slots; i++) {
+		hs_free(pf->slot[i].stored);
+		hs_free(pf->slot[i].raw);
+	}
+	hs_free(pf->slot);
+	hs_free(pf->th);
+	hs_free(pf);
+}

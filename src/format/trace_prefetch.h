@@ -1,0 +1,85 @@
+#ifndef HS_FORMAT_TRACE_PREFETCH_H
+#define HS_FORMAT_TRACE_PREFETCH_H
+#include <stddef.h>
+#include <stdint.h>
+#include "format/trace_format.h"
+#include "common/log.h"
+
+/*
+ * trace_prefetch - a trace's chunks read, checked and decompressed ahead
+ * of the reader, on worker threads (for format/ only: trace_reader.c).
+ *
+ * Chunks are independent zstd frames, so while the reader decodes one
+ * chunk's records, the next ones are decompressed on the other cores.
+ * The reader stays the one that decides: the pool only guesses where the
+ * next chunks are (it follows their headers' sizes from where the reader
+ * is) and does for each what the reader would (read its payload, compute
+ * its check, decompress it when it is a compressed EVENTS, END or SYMBOLS
+ * chunk). The reader takes the results in file order; a chunk the pool
+ * did not guess is read by the reader itself, so what is read, and every
+ * message, is the same with or without the pool.
+ *
+ * Memory: a window of a few chunks per worker (PREFETCH_SLOTS_PER_THREAD)
+ * is in flight, each with its own buffers, which grow as zstd produces
+ * bytes (hs__chunk_inflate()): never to a declared size the data does not
+ * back, and never past HS_CHUNK_MAX. The pool owns its slots; a chunk the
+ * reader took borrows from its slot until the reader's next take.
+ */
+
+/* What the pool did for the chunk at one offset (hs__prefetch_take()). */
+struct hs__prefetched {
+	const uint8_t *payload; /* the stored bytes (ch.stored of them) */
+	uint32_t check;		/* hs_chunk_check() of header and payload */
+	/* decompressed: 1 = @raw holds @got bytes, 0 = not tried (stored,
+	 * an unknown kind, a check that does not match), -1 = the payload
+	 * does not decompress to its header's raw size */
+	int inflated;
+	const uint8_t *raw;
+	size_t got;
+};
+
+struct hs__prefetch;
+
+/*
+ * Decompress the @stored bytes at @src, which should make @raw bytes,
+ * into *@buf (room *@alloc; grown as needed, to @raw at most: first to
+ * what the input can plausibly hold, then fourfold while zstd says the
+ * room is too small). 0 with *@got = @raw, -EINVAL when the input does
+ * not decompress to exactly @raw bytes, or -ENOMEM. @dctx is a
+ * ZSTD_DCtx.
+ */
+HS_MUST_CHECK
+int hs__chunk_inflate(void *dctx, const uint8_t *src, size_t stored, size_t raw,
+		      uint8_t **buf, size_t *alloc, size_t *got);
+
+/*
+ * How many workers a reader starts: the HEAPSCOPE_READ_THREADS environment
+ * variable (0: none, everything on the reader's thread), else the cores
+ * online, at most 8. 0 on one core.
+ */
+unsigned hs__prefetch_threads(void);
+
+/*
+ * A pool of @threads workers over the input @fd (borrowed; pread() only)
+ * or @mem (borrowed), @size bytes. The EVENTS chunks at the @nr_skip
+ * increasing offsets @skip (borrowed) are not read: the reader steps over
+ * them (hs_trace_reader_skip_events()). Returns NULL when out of memory
+ * or without threads (the reader then reads alone).
+ */
+struct hs__prefetch *hs__prefetch_new(int fd, const uint8_t *mem, uint64_t size,
+				      const uint64_t *skip, size_t nr_skip,
+				      unsigned threads);
+/*
+ * The reader wants the chunk at file offset @off, whose header is @hdr:
+ * 1 with @out filled (borrowed until the next take or the free), 0 when
+ * the pool has not got it (the reader reads it itself), or a negative
+ * errno from reading it (-EIO, -ENOMEM). The chunk taken before is given
+ * back, and the window is filled again from @off on.
+ */
+HS_MUST_CHECK
+int hs__prefetch_take(struct hs__prefetch *pf, uint64_t off,
+		      const uint8_t hdr[HS_CHUNK_HEADER_SIZE],
+		      struct hs__prefetched *out);
+/* Stop the workers and free everything (NULL is a no-op). */
+void hs__prefetch_free(struct hs__prefetch *pf);
+#endif

@@ -1,0 +1,455 @@
+// missing.test.mjs - the features issue 17 found missing, compared with
+// PerfView, heaptrack_gui, speedscope and pprof, each checked in Debian's
+// chromium (playwright-core, headless) against `heapscope view`:
+// heaptrack's Charts (summary, memory of the top call sites, allocations
+// over time, sizes), PerfView's hideable columns, several selected cells
+// with their sum and First/Last to Set Time Range, the net and peak while
+// dragging over When, Flatten, Clear all Folding and Fold Module, copying
+// rows with a header; speedscope's icicle, module prefixes hidden, keys
+// that zoom and pan, Find's match count; a view's URL after a restart of
+// `heapscope view`, and Export as CSV or JSON. Each part runs on its own
+// (a failure is reported and the next part starts from a fresh page);
+// screenshots go to $HS_BUILD/browser-artifacts/ (missing-*.png).
+//
+// Environment: HS_BIN, HS_SRC, HS_BUILD (set by meson), HS_CHROMIUM
+// (default /usr/bin/chromium), HS_RUN_BIN and HS_RUN_BUILD (the heapscope
+// and build directory that record the heap trace, default HS_BIN and
+// HS_BUILD: an ASan heapscope cannot trace a program built without ASan,
+// so the ASan build's view is tested on a trace the plain build made),
+// HS_ONLY (parts to run, comma separated). Output is TAP.
+
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ART, BIN, BUILD, SRC, begin, cliJson, errors, launchBrowser, ok, openTrace, parts,
+  runTest, setBox, settled, shot, sleep, startView, stopView, tab } from './harness.mjs';
+
+const PERF = path.join(SRC, 'tests/data/perf/workload.data.txt');
+
+let page = null, tmp = null, url = null;
+let files = [];
+
+// A smaller picture of the whole window for docs/gui.md (doc-NAME.png).
+async function docShot(name, height = 520, prepare = null) {
+  await page.setViewportSize({ width: 1000, height });
+  await sleep(250);
+  if (prepare) await prepare();
+  await page.screenshot({ path: path.join(ART, `doc-${name}.png`) });
+  await page.setViewportSize({ width: 1400, height: 900 });
+  await sleep(100);
+}
+
+async function rightClick(sel) {
+  await page.click(sel, { button: 'right' });
+  await page.waitForSelector('#menu:not([hidden])');
+}
+
+const state = () => page.evaluate(() => window.heapscope.state());
+
+// ---- the parts ----
+
+// heaptrack_gui's pages: the summary in human units, the top call sites'
+// memory stacked, allocations over time, the sizes as a histogram.
+async function charts(heap) {
+  const st = cliJson(['stats', heap]);
+  await openTrace(1);
+  ok(await page.$eval('#tabs [data-tab="charts"]', (b) => b.hidden),
+    'a perf profile has no Charts tab');
+  await openTrace(0);
+  await tab('charts');
+  await page.waitForSelector('#chart-sizes .u-over');
+  await shot('charts');
+  await docShot('charts', 640);
+  // the legend gives each site's own bytes where the mouse is
+  const over = await page.$eval('#chart-memory .u-over', (e) => {
+    const r = e.getBoundingClientRect();
+    return { x: r.x + r.width * 0.78, y: r.y + r.height / 2 };
+  });
+  await page.mouse.move(over.x, over.y);
+  await sleep(100);
+  await shot('charts-memory', '#chart-memory');
+  const values = await page.$$eval('#chart-memory .u-legend .u-value', (v) => v.map((x) => x.textContent));
+  ok(values.slice(1).some((v) => /[KM]iB$/.test(v)), 'the legend gives each layer\'s bytes at the mouse',
+    values);
+  await page.locator('#chart-sizes').scrollIntoViewIfNeeded();
+  await shot('charts-alloc', '#chart-alloc');
+  await shot('charts-sizes', '#chart-sizes');
+  const cards = await page.$$eval('#view-charts .card', (cs) => cs.map((c) => ({
+    v: c.querySelector('.card-v').textContent, l: c.querySelector('.card-l').textContent })));
+  const card = (l) => cards.find((c) => c.l.startsWith(l))?.v;
+  const fmtBytes = (v) => {
+    const u = ['B', 'KiB', 'MiB', 'GiB'];
+    let i = 0;
+    while (v >= 1024 && i < 3) {
+      v /= 1024;
+      i++;
+    }
+    return i ? `${v.toFixed(1)} ${u[i]}` : `${v} B`;
+  };
+  ok(card('allocations') === st.total_allocations.toLocaleString('en-US') &&
+    card('peak heap in use') === fmtBytes(st.peak_heap_bytes) &&
+    card('leaked') === fmtBytes(st.leaked_bytes),
+  'the summary gives `heapscope stats`\'s numbers in human units', { cards, st: {
+    a: st.total_allocations, p: st.peak_heap_bytes, l: st.leaked_bytes } });
+
+  const mem = await page.evaluate(() => {
+    const u = window.heapscope.views.charts.el.plots[0];
+    const top = u.data[1];	// the highest stack: every site and "other"
+    return { labels: u.series.slice(1).map((s) => s.label), max: Math.max(...top), last: top.at(-1),
+      legend: [...document.querySelectorAll('#chart-memory .u-legend th')].map((t) => t.textContent) };
+  });
+  ok(mem.labels.length >= 3 && mem.labels[0] === 'other' && mem.legend.length === mem.labels.length + 1,
+    'the memory chart stacks the top call sites and "other", each in the legend', mem);
+  ok(mem.max === st.peak_heap_bytes, 'the stack\'s highest point is the peak heap in use',
+    { max: mem.max, peak: st.peak_heap_bytes });
+  const sites = await page.evaluate(() => {
+    const u = window.heapscope.views.charts.el.plots[0];
+    const i = u.data[0].length - 1;
+    // each layer's own value at the end: the stack below it subtracted
+    return u.series.slice(1).map((s, k) => ({ name: s.label,
+      own: u.data[k + 1][i] - (u.data[k + 2]?.[i] ?? 0) }));
+  });
+  const leaks = cliJson(['report', heap, '--source', 'net']).rows;
+  const site = sites.find((s) => s.name !== 'other' && s.own > 0);
+  const want = leaks.find((r) => r.key === site?.name);
+  ok(site && want && Math.abs(site.own - want.inc) <= 1,
+    'a call site\'s memory at the end is what `report --source net` says it holds', { site, want });
+
+  const alloc = await page.evaluate(() => {
+    const u = window.heapscope.views.charts.el.plots[1];
+    const c = window.heapscope.views.charts.el.data;
+    const sum = (a) => a.reduce((x, y) => x + y, 0);
+    return { labels: u.series.slice(1).map((s) => s.label), n: sum(u.data[1]), temp: sum(u.data[2]),
+      bytes: sum(c.alloc), tempBytes: sum(c.temp) };
+  });
+  ok(alloc.labels.join() === 'allocations,temporary' && alloc.n === st.total_allocations &&
+    alloc.temp === st.temporary_allocations && Math.abs(alloc.bytes - st.bytes_allocated) < 1 &&
+    Math.abs(alloc.tempBytes - st.temporary_bytes) < 1,
+  'allocations and temporary allocations over time add up to the totals (counts and bytes)', { alloc,
+    st: [st.total_allocations, st.temporary_allocations, st.bytes_allocated, st.temporary_bytes] });
+  const sizes = await page.evaluate(() => window.heapscope.views.charts.el.plots[2].data[1]);
+  ok(JSON.stringify(sizes) === JSON.stringify(st.size_histogram.map((b) => b.count)),
+    'the size histogram has a bar per size range of `heapscope stats`', { sizes,
+      want: st.size_histogram });
+}
+
+const HOT = 'hotloop!hot_function', COLD = 'hotloop!cold_function';
+const row = (key) => `#view-byname .row[data-key="${key}"]`;
+
+// PerfView's columns: hidden from a header's menu, in every table, still
+// hidden after a reload, shown again from the same menu.
+async function columns() {
+  await openTrace(1);
+  await rightClick('#view-byname .head [data-col="fold"]');
+  await page.click('#menu [data-action="hide-column"]');
+  const shown = () => page.evaluate(() => ({
+    head: [...document.querySelectorAll('#view-byname .head > div')].filter((h) => !h.hidden)
+      .map((h) => h.dataset.col),
+    cells: document.querySelectorAll('#view-byname .row:not([hidden]) .c-fold:not([hidden])').length,
+    tree: !document.querySelector('#view-calltree .head [data-col="fold"]').hidden }));
+  let s = await shown();
+  ok(!s.head.includes('fold') && !s.cells && !s.tree && s.head.includes('when'),
+    'Hide Fold from its header\'s menu: no Fold header or cell, in CallTree either', s);
+  await rightClick('#view-byname .head [data-col="when"]');
+  await shot('columns-menu');
+  await page.keyboard.press('Escape');
+  await openTrace(1);
+  s = await shown();
+  ok(!s.head.includes('fold'), 'the column stays hidden after a reload', s);
+  const align = await page.evaluate(() => {
+    const h = document.querySelector('#view-byname .head [data-col="when"]').getBoundingClientRect();
+    const c = document.querySelector('#view-byname .row:not([hidden]) .c-when').getBoundingClientRect();
+    return { head: h.left, cell: c.left };
+  });
+  ok(Math.abs(align.head - align.cell) < 1, 'the columns after it stay under their headers', align);
+  await rightClick('#view-byname .head [data-col="name"]');
+  await page.click('#menu [data-action="column-fold"]');
+  s = await shown();
+  ok(s.head.includes('fold') && s.cells > 0, 'the menu shows the column again', s);
+}
+
+// Several cells: their sum on the status line; First/Last cells set the
+// time range (Alt-R); rows copied with a header, as displayed.
+async function cells() {
+  const want = cliJson(['report', PERF]).rows;
+  const hot = want.find((r) => r.key === HOT), cold = want.find((r) => r.key === COLD);
+  await openTrace(1);
+  await page.click(`${row(HOT)} .c-exc`);
+  await page.click(`${row(COLD)} .c-exc`, { modifiers: ['Shift'] });
+  const st = await page.evaluate(() => ({ text: document.getElementById('status').textContent,
+    sum: Number(document.getElementById('status').dataset.sum),
+    sel: document.querySelectorAll('#view-byname .csel').length }));
+  await shot('cells-sum');
+  await docShot('cells', 420);
+  ok(st.sel === 2 && Math.abs(st.sum - (hot.exc + cold.exc)) < 1e-6 && st.text.includes('Sum of 2'),
+    'Shift-click selects two Exc cells and the status line gives their sum', { st, hot: hot.exc,
+      cold: cold.exc });
+
+  // dragging from hot_function's Exc to cold_function's Inc Ct: a 2 x 5 block
+  const centre = (sel) => page.$eval(sel, (c) => {
+    const r = c.getBoundingClientRect();
+    return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+  });
+  const a = await centre(`${row(HOT)} .c-exc`), b = await centre(`${row(COLD)} .c-inc-count`);
+  await page.mouse.move(a.x, a.y);
+  await page.mouse.down();
+  await page.mouse.move((a.x + b.x) / 2, (a.y + b.y) / 2, { steps: 4 });
+  await page.mouse.move(b.x, b.y, { steps: 4 });
+  await page.mouse.up();
+  const drag = await page.evaluate(() => ({ sum: Number(document.getElementById('status').dataset.sum),
+    sel: document.querySelectorAll('#view-byname .csel').length,
+    text: window.getSelection().toString() }));
+  const dsum = [hot, cold].reduce((t, r) => t + r.exc + r.exc_count + r.inc_pct + r.inc + r.inc_count, 0);
+  ok(drag.sel === 10 && Math.abs(drag.sum - dsum) < 1e-6 && !drag.text,
+    'dragging across number cells selects the block (no text) and sums it', { drag, dsum });
+
+  await page.click(`${row(HOT)} .c-first`);
+  await page.click(`${row(COLD)} .c-last`, { modifiers: ['Shift'] });
+  const lo = Math.min(hot.first_ms, cold.first_ms, hot.last_ms, cold.last_ms);
+  const hi = Math.max(hot.first_ms, cold.first_ms, hot.last_ms, cold.last_ms);
+  await settled(() => page.keyboard.press('Alt+r'));
+  const p = (await state()).params;
+  ok(Math.abs(Number(p.start) - lo) < 1e-6 && Math.abs(Number(p.end) - hi) < 1e-6,
+    'First/Last cells, then Alt-R (Set Time Range): Start and End from them', { p, lo, hi });
+
+  await settled(() => page.click('#back'));
+  await page.click(`${row(HOT)} .c-name`);
+  await page.click(`${row(COLD)} .c-exc-count`, { modifiers: ['Shift'] });
+  await page.evaluate(() => navigator.clipboard.writeText('sentinel'));
+  await page.keyboard.press('Control+c');
+  await sleep(200);
+  const text = await page.evaluate(() => navigator.clipboard.readText());
+  const shown = await page.evaluate((keys) => keys.map((k) => [...document.querySelectorAll(
+    `#view-byname .row[data-key="${k}"] > div`)].filter((c) => !c.hidden).map((c) => c.textContent)
+    .join('\t')), [HOT, COLD]);
+  const lines = text.trimEnd().split('\n');
+  ok(lines.length === 3 && lines[0].startsWith('Name\tExc %\tExc\tExc Ct') &&
+    lines[1] === shown[0] && lines[2] === shown[1],
+  'Ctrl-C copies the selected rows with a header, as displayed', { lines, shown });
+}
+
+// PerfView's readout while dragging over When: the net and the peak.
+async function whenReadout() {
+  const want = cliJson(['report', files[0]]).rows.find((r) => r.key === 'demo-heap!cache_insert');
+  await openTrace(0);
+  const sel = async (a, b) => {
+    await page.evaluate(({ key, a, b }) => {
+      const t = document.querySelector(`#view-byname .row[data-key="${key}"] .c-when`).firstChild;
+      window.getSelection().setBaseAndExtent(t, a, t, b ?? t.length);
+    }, { key: 'demo-heap!cache_insert', a, b });
+    await page.waitForFunction(() => /Net .* Peak/.test(document.getElementById('status').textContent));
+    return page.evaluate(() => {
+      const s = document.getElementById('status');
+      return { text: s.textContent, net: Number(s.dataset.net), peak: Number(s.dataset.peak) };
+    });
+  };
+  const all = await sel(0, null);
+  await shot('when-readout');
+  // the rows are drawn again at another size: select the characters again
+  await docShot('when', 420, () => sel(3, 30));
+  ok(all.net === want.inc && all.peak === want.inc,
+    'the whole When cell of an alloc row: Net and Peak are its Inc', { all, inc: want.inc });
+  const part = await sel(0, 5);
+  ok(part.net > 0 && part.net < want.inc && part.text.includes('TimeRange'),
+    'part of it: less, with the time range', { part, inc: want.inc });
+}
+
+// Flatten, Fold Module and Clear all Folding in the context menu.
+async function menuItems() {
+  await openTrace(1);
+  await rightClick(row('libc.so.6!__libc_start_call_main'));
+  await settled(() => page.click('#menu [data-action="fold-module"]'));
+  let s = await state();
+  const keys = await page.$$eval('#view-byname .row:not([hidden])', (rs) => rs.map((r) => r.dataset.key));
+  ok(s.params.fold.includes('libc.so.6!') && !keys.some((k) => k.startsWith('libc.so.6!')),
+    'Fold Module folds every libc.so.6 frame away', { fold: s.params.fold, keys });
+  await setBox('foldpct', '2');
+  await rightClick(row(HOT));
+  await settled(() => page.click('#menu [data-action="clear-folding"]'));
+  s = await state();
+  ok(s.params.fold === '' && s.params.fold_pct === '', 'Clear all Folding empties FoldPats and Fold%',
+    s.params);
+  await rightClick(row(HOT));
+  await settled(() => page.click('#menu [data-action="flatten"]'));
+  s = await state();
+  const want = cliJson(['report', PERF, '--flatten']).rows.filter((r) => r.key !== 'ROOT');
+  await tab('calltree');
+  await page.click('#view-calltree .row[data-key="ROOT"]');
+  await settled(() => page.click('#expandall'));
+  const tree = await page.$$eval('#view-calltree .row:not([hidden])', (rs) =>
+    rs.map((r) => ({ key: r.dataset.key, depth: Number(r.dataset.depth) })));
+  await shot('flatten');
+  ok(s.steps.at(-1)?.kind === 'flatten' && tree.every((r) => r.depth <= 1) &&
+    tree.length === want.length + 1,
+  'Flatten: every name one level under ROOT, as `report --flatten`', { steps: s.steps, tree,
+    want: want.map((r) => r.key) });
+}
+
+// speedscope's icicle (ROOT on top), names without their module, keys
+// that zoom and pan, and Find's match count.
+async function flameGraph() {
+  await openTrace(1);
+  await tab('flame');
+  const geo = () => page.evaluate(() => {
+    const f = window.heapscope.views.flame.flame;
+    const root = f.rects.find((q) => q.d === 0);
+    const hot = f.rects.find((q) => q.r.key === 'hotloop!hot_function');
+    return { rootY: f.rowY(0), h: f.height, hot: hot && { x: hot.x, w: hot.w },
+      label: hot && f.label(hot.r), root: root && { x: root.x, w: root.w }, n: f.rects.length };
+  });
+  const flame = await geo();
+  ok(flame.rootY === flame.h - 18, 'the flame graph has ROOT at the bottom', flame);
+  await page.check('#flame-icicle');
+  await page.check('#flame-hideModules');
+  const ice = await geo();
+  await shot('icicle');
+  ok(ice.rootY === 0 && await page.$eval('.flame', (b) => b.scrollTop) === 0,
+    'Icicle puts ROOT on top, and shows the top', ice);
+  ok(ice.label === 'hot_function', 'Hide modules: "hotloop!hot_function" shows as "hot_function"',
+    ice.label);
+
+  await page.focus('.flame');
+  await page.keyboard.press('+');
+  const z = await geo();
+  ok(Math.abs(z.root.w - 2 * ice.root.w) < 1 && Math.abs(z.root.x + ice.root.w / 2) < 1,
+    '+ zooms in twice about the middle', { before: ice.root, after: z.root });
+  await page.keyboard.press('ArrowRight');
+  const p = await geo();
+  ok(p.root.x < z.root.x - 1, '\u2192 pans to the right', { before: z.root, after: p.root });
+  await page.keyboard.press('0');
+  const back = await geo();
+  ok(Math.abs(back.root.w - ice.root.w) < 1 && back.root.x === 0, '0 shows the whole width again',
+    back.root);
+
+  await page.fill('#find', 'function');
+  await settled(() => page.press('#find', 'Enter'));
+  const want = await page.evaluate(() =>
+    window.heapscope.views.flame.flame.rows.filter((r) => /function/i.test(r.name)).length);
+  const shown = await page.$eval('.flame-bar .matches', (m) => ({ text: m.textContent,
+    n: Number(m.dataset.count) }));
+  const status = await page.textContent('#status');
+  await shot('flame-find');
+  await docShot('icicle', 420);
+  ok(want >= 4 && shown.n === want && shown.text === `${want} matches` &&
+    status.includes(`${want} boxes match`), 'Find counts the boxes it highlights', { want, shown, status });
+  await page.uncheck('#flame-icicle');
+  await page.uncheck('#flame-hideModules');
+}
+
+// Whether CSV texts @a and @b have the same cells, numbers equal to 12
+// digits (the JSON API rounds reals to 15 digits, the CLI writes 17).
+function sameCsv(a, b) {
+  const rows = (t) => t.trimEnd().split('\n').map((l) => l.split(','));
+  const ra = rows(a), rb = rows(b);
+  return ra.length === rb.length && ra.every((r, i) => r.length === rb[i].length && r.every((c, k) => {
+    const d = rb[i][k];
+    if (c === d) return true;
+    const x = Number(c), y = Number(d);
+    return c !== '' && d !== '' && !isNaN(x) && !isNaN(y) && Math.abs(x - y) <= 1e-12 * Math.max(1, Math.abs(y));
+  }));
+}
+
+// Export: the rows shown, as CSV equal to `report --format csv` of the
+// same boxes, and as JSON with the query that makes the view again.
+async function exporting() {
+  await openTrace(1);
+  await setBox('exc', 'cold');
+  const save = async (kind) => {
+    await page.click('#export');
+    const [dl] = await Promise.all([page.waitForEvent('download'),
+      settled(() => page.click(`#menu [data-action="export-${kind}"]`))]);
+    const file = path.join(tmp, `export.${kind}`);
+    await dl.saveAs(file);
+    return { name: dl.suggestedFilename(), text: readFileSync(file, 'utf8') };
+  };
+  const csv = await save('csv');
+  const want = execFileSync(BIN, ['report', PERF, '--exc', 'cold', '--format', 'csv'], { encoding: 'utf8' });
+  ok(csv.name === 'workload.data.txt-byname.csv' && sameCsv(csv.text, want),
+    'Export as CSV: ByName is `report --format csv` with the same ExcPats', { got: csv.text, want });
+  const json = await save('json');
+  const doc = JSON.parse(json.text);
+  ok(doc.query.params.exc === 'cold' && doc.query.trace === 1 && doc.rows.length === doc.total_rows &&
+    doc.rows.map((r) => r.key).join() === want.trim().split('\n').slice(1).map((l) => l.split(',')[0]).join(),
+  'Export as JSON: the query (source, boxes) and the same rows', { query: doc.query, n: doc.rows.length });
+  const again = await page.evaluate(async (q) => {
+    const r = await fetch('/api/rows', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ ...q, offset: 0, count: 10000 }) });
+    return (await r.json()).rows.map((x) => x.key);
+  }, doc.query);
+  ok(again.join() === doc.rows.map((r) => r.key).join(), 'the exported query gives the API\'s same rows',
+    { again, doc: doc.rows.map((r) => r.key) });
+
+  await tab('calltree');
+  await page.click('#view-calltree .row[data-key="ROOT"]');
+  await settled(() => page.click('#expandall'));
+  const tree = await save('csv');
+  const wantTree = execFileSync(BIN, ['report', PERF, '--exc', 'cold', '--view', 'calltree',
+    '--format', 'csv'], { encoding: 'utf8' });
+  ok(sameCsv(tree.text, wantTree), 'Export as CSV: the expanded CallTree is `report --view calltree`',
+    { got: tree.text, want: wantTree });
+}
+
+// A view's URL still works after `heapscope view` restarts (here with its
+// files in the other order): its state is in the URL, the token is not.
+async function restart() {
+  await openTrace(1);
+  await setBox('inc', 'hot_function');
+  await tab('calltree');
+  const link = page.url();
+  ok(!/token/.test(link) && /#/.test(link), 'the address bar holds the view, not the token', link);
+  const port = new URL(url).port;
+  await stopView();
+  url = await startView([PERF, files[0]], port);
+  files = [PERF, files[0]];
+  // the URL it prints gives the browser the new token; then the old link
+  await page.goto(url);
+  await page.waitForSelector('body[data-ready="1"]');
+  await page.goto('about:blank');
+  await page.goto(link);
+  await page.waitForSelector('body[data-ready="1"]');
+  await page.waitForSelector('#view-calltree.active .row[data-key="ROOT"]');
+  const got = await page.evaluate(() => ({ trace: document.getElementById('trace').selectedOptions[0].text,
+    inc: document.getElementById('inc').value, tab: window.heapscope.state().tab,
+    summary: Number(document.getElementById('summary').dataset.metric),
+    error: document.getElementById('status').dataset.error }));
+  await shot('restart');
+  const want = cliJson(['report', PERF, '--inc', 'hot_function']).summary.metric;
+  ok(got.trace === 'workload.data.txt' && got.inc === 'hot_function' && got.tab === 'calltree' &&
+    Math.abs(got.summary - want) < 1e-9 && !got.error,
+  'after the restart the old link shows the same trace (now the first), boxes and tab', { got, want });
+  // a link to a file not loaded says so
+  const other = link.replace(encodeURIComponent('workload.data.txt'), encodeURIComponent('gone.txt'));
+  await page.goto('about:blank');
+  await page.goto(other);
+  await page.waitForSelector('body[data-ready="1"]');
+  const st = await page.evaluate(() => ({ text: document.getElementById('status').textContent,
+    error: document.getElementById('status').dataset.error }));
+  ok(st.error === '1' && st.text.includes('gone.txt'), 'a link to a trace not loaded says which', st);
+}
+
+async function main() {
+  tmp = begin({ name: 'missing', shotPrefix: 'missing-' });
+  const heap = path.join(tmp, 'demo.heapscope');
+  execFileSync(process.env.HS_RUN_BIN || BIN, ['run', '-q', '--no-view', '-o', heap, '--',
+    path.join(process.env.HS_RUN_BUILD || BUILD, 'examples/demo-heap')], { stdio: 'ignore' });
+  files = [heap, PERF];
+  url = await startView(files);
+
+  ({ page } = await launchBrowser({ clipboard: true, ignoreConsole: /^Failed to load resource/ }));
+  await page.goto(url);
+  await page.waitForSelector('body[data-ready="1"]');
+
+  await parts([
+    ['charts', () => charts(heap)],
+    ['columns', () => columns()],
+    ['cells', () => cells()],
+    ['when', () => whenReadout()],
+    ['menu', () => menuItems()],
+    ['flame', () => flameGraph()],
+    ['export', () => exporting()],
+    ['restart', () => restart()],
+  ], process.env.HS_ONLY);
+  ok(!errors.length, 'no JavaScript errors', errors);
+}
+
+await runTest(main);

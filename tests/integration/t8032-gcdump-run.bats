@@ -1,0 +1,120 @@
+#!/usr/bin/env bats
+# `heapscope run --gcdump-on SIG` and `--gcdump-at-exit`: heap snapshots of
+# the .NET program run runs (tests/targets/dotnet-heap, its known graph:
+# tests/data/dotnet/heap.md). Without dotnet, only the usage checks run.
+load helpers
+
+setup_file() {
+	command -v dotnet > /dev/null || return 0
+	cd "$BATS_FILE_TMPDIR" || return 1
+	export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+	mkdir -p src
+	cp "$HS_SRC"/tests/targets/dotnet-heap/Program.cs \
+		"$HS_SRC"/tests/targets/dotnet-heap/dotnet-heap.csproj src/
+	dotnet build src -c Release -o out > build.log 2>&1 || { cat build.log; return 1; }
+}
+
+setup() {
+	cd "$BATS_TEST_TMPDIR" || return 1
+	export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
+}
+
+need_dotnet() {
+	command -v dotnet > /dev/null ||
+		skip "dotnet (the .NET SDK) is not installed: the live .NET tests need it"
+}
+
+# start_run ARGS...: heapscope run ARGS... dotnet-heap in the background;
+# sets RUN_PID and waits for the program's "ready" line.
+start_run() {
+	"$HS_BIN" run --no-view "$@" -- dotnet "$BATS_FILE_TMPDIR/out/dotnet-heap.dll" \
+		"$PWD/go" > ready.txt 2> run.err &
+	RUN_PID=$!
+	for _ in $(seq 150); do grep -q ready ready.txt && return 0; sleep 0.2; done
+	cat run.err
+	return 1
+}
+
+# wait_for_line TEXT: until run.err holds TEXT (up to 60 s)
+wait_for_line() {
+	for _ in $(seq 300); do grep -q "$1" run.err && return 0; sleep 0.2; done
+	cat run.err
+	return 1
+}
+
+# the known graph in snapshot $1
+check_graph() {
+	hs stats "$1"
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -E "^ +32000 +1000  Node  \[dotnet-heap.dll\]$"
+	echo "$output" | grep -E "^ +2400 +100  CacheEntry  \[dotnet-heap.dll\]$"
+	echo "$output" | grep -A1 "Largest retainers" | grep -E "1064248 .*List<Node>"
+	! echo "$output" | grep -q "Garbage  "
+}
+
+@test "run --gcdump-on: a bad signal or a program that is not .NET is refused" {
+	hs run --gcdump-on SIGTERM -- true
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"--gcdump-on takes a signal such as SIGUSR2"*"not 'SIGTERM'"* ]]
+	hs run --gcdump-on bogus -- true
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"not 'bogus'"* ]]
+	hs run --no-dotnet --gcdump-on USR2 -- true
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"--gcdump-on and --gcdump-at-exit are for a .NET program"* ]]
+	hs run --no-dotnet --gcdump-at-exit -- true
+	[ "$status" -eq 2 ]
+	[ ! -e true.*.gcdump ]
+	! ls ./*.heapscope 2> /dev/null
+}
+
+@test "run --gcdump-on SIGUSR2: one snapshot per signal, the program runs on" {
+	need_dotnet
+	start_run --gcdump-on SIGUSR2
+	kill -USR2 "$RUN_PID"
+	wait_for_line "written to "
+	kill -USR2 "$RUN_PID"
+	for _ in $(seq 300); do [ "$(grep -c "written to " run.err)" -ge 2 ] && break; sleep 0.2; done
+	touch go
+	wait "$RUN_PID"
+	cat run.err
+	base=$(ls -- *.heapscope | sed 's/\.heapscope$//')
+	[ -n "$base" ]
+	grep -F "User defined signal 2: taking a heap snapshot into $base.1.gcdump" run.err
+	[ -s "$base.1.gcdump" ]
+	[ -s "$base.2.gcdump" ]
+	check_graph "$base.1.gcdump"
+	# the second names its types too, though the runtime described them
+	# only to the first (run's own session keeps the provider on)
+	check_graph "$base.2.gcdump"
+	hs stats "$base.2.gcdump"
+	! echo "$output" | grep -E "^ +[0-9]+ +[0-9]+  \?"
+	# the program was not disturbed: it ended by itself, and run's own
+	# .NET recording is complete
+	[ -s "$base.nettrace" ]
+}
+
+@test "run --gcdump-at-exit: SIGTERM to heapscope snapshots, then ends the program" {
+	need_dotnet
+	start_run --gcdump-at-exit
+	kill -TERM "$RUN_PID"
+	rc=0
+	wait "$RUN_PID" || rc=$?
+	cat run.err
+	# the program got the SIGTERM after the snapshot
+	[ "$rc" -eq 143 ]
+	grep -F "was killed by signal 15" run.err
+	base=$(ls -- *.heapscope | sed 's/\.heapscope$//')
+	grep -F "ending the run (SIGTERM): taking a heap snapshot into $base.1.gcdump" run.err
+	check_graph "$base.1.gcdump"
+}
+
+@test "run --gcdump-at-exit: a program that ends by itself gets a clear message" {
+	need_dotnet
+	start_run --gcdump-at-exit
+	touch go
+	wait "$RUN_PID"
+	cat run.err
+	grep -F "no heap snapshot at exit: the program ended by itself" run.err
+	! ls ./*.gcdump 2> /dev/null
+}

@@ -1,0 +1,682 @@
+/*
+ * Tests of the streaming analysis core: the views and the totals as
+ * consumers of one pass over the events (hs_memview_pass_*,
+ * hs_heap_totals_pass_*, memviews.h and totals.h), the peak pass that
+ * gives the alloc, leaks and temporary views too, run's summary and
+ * stats in one pass
+ * streamed or loaded (hs_heap_stats_compute_path()), the peak view's
+ * one-pass live set against a replay of the events up to the peak, and
+ * the heap curve's one point per clock tick.
+ *
+ * The trace is pseudo-random: allocations and frees over a few dozen
+ * addresses (so addresses are reused, blocks replaced without a free,
+ * and some frees match nothing), some at address 0, several events per
+ * clock tick, three stacks. The test keeps its own copy of the events to
+ * compute what the views must say.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <jansson.h>
+#include "analysis/memviews.h"
+#include "analysis/stats.h"
+#include "analysis/totals.h"
+#include "common/alloc.h"
+#include "format/trace_reader.h"
+#include "trace_builder.h"
+
+#define MS 1000000 /* ticks (ns) per ms */
+#define NR_EVENTS 3000
+#define NR_ADDRS 24
+
+/* The events as the test wrote them (one thread: file order is time order). */
+struct ev {
+	int64_t time;
+	int alloc;
+	uint64_t addr, size;
+};
+
+static struct ev evs[NR_EVENTS];
+
+static uint32_t rnd_state;
+
+static uint32_t rnd(void)
+{
+	rnd_state = rnd_state * 1103515245u + 12345u;
+	return rnd_state >> 8;
+}
+
+/* The random trace into @b (and evs[]); mappings when @mappings. */
+static void build_random(struct tb *b, unsigned seed, int mappings)
+{
+	uint64_t prev = 0;
+	int64_t time = 0;
+	uint8_t *p;
+	size_t i;
+
+	rnd_state = seed;
+	tb_init(b);
+	p = tb_p(b);
+	p = put_process(p);
+	p = put_module(p, 0, 1, 0x1000, 0x1000, 0x2000, "/bin/app");
+	p = put_span(p, 1, 0, 0);
+	p = put_thread_start(p, 0, "main");
+	p = put_node(p, 1, 0, 0x1010);
+	p = put_node(p, 2, 1, 0x1020);
+	p = put_node(p, 3, 1, 0x1030);
+	for (i = 0; i < NR_EVENTS; i++) {
+		unsigned slot = rnd() % NR_ADDRS;
+		int64_t dt = rnd() % 8 == 0 ? MS + rnd() % 1000 : 0;
+		struct ev *e = &evs[i];
+
+		time += dt;
+		e->time = time;
+		e->addr = slot ? 0x10000 + (uint64_t)slot * 0x100 : 0;
+		e->alloc = rnd() % 2;
+		e->size = e->alloc ? 1 + rnd() % 500 : 0;
+		if (e->alloc)
+			p = put_alloc(b, p, HS_TAG_MALLOC, dt, (int64_t)(e->addr - prev),
+				      e->size, 1 + rnd() % 3);
+		else
+			p = put_free(b, p, dt, (int64_t)(e->addr - prev));
+		prev = e->addr;
+		if (mappings && i % 500 == 0) {
+			/* a mapping, then half of it unmapped (no heap event) */
+			b->events += 2;
+			p = hs_enc_mmap(p, 0, (int64_t)(0x900000 - prev), 0x4000, 3, 0x22, 2);
+			p = hs_enc_munmap(p, 0, 0x2000, 0x2000);
+			prev = 0x902000;
+		}
+	}
+	tb_end(b, p);
+	tb_chunk(b, HS_CHUNK_EVENTS, 1);
+	p = put_end(tb_p(b), (uint64_t)time + MS, HS_END_EXIT, 0);
+	tb_end(b, p);
+	tb_chunk(b, HS_CHUNK_END, 0);
+}
+
+static void write_trace(const struct tb *b, char *path)
+{
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, b->buf, b->len), (ssize_t)b->len);
+	close(fd);
+}
+
+/* The live blocks by address slot while the events are replayed. */
+struct replay {
+	uint64_t size[NR_ADDRS];
+	int live[NR_ADDRS];
+	double in_use; /* address 0's blocks included, as the views count */
+};
+
+static unsigned slot_of(uint64_t addr)
+{
+	return addr ? (unsigned)((addr - 0x10000) / 0x100) : 0;
+}
+
+/* Apply evs[i]; 1 when the heap changed. */
+static int replay_step(struct replay *r, size_t i)
+{
+	const struct ev *e = &evs[i];
+	unsigned s = slot_of(e->addr);
+
+	if (e->alloc) {
+		if (e->addr && r->live[s])
+			r->in_use -= (double)r->size[s];
+		if (e->addr) {
+			r->live[s] = 1;
+			r->size[s] = e->size;
+		}
+		r->in_use += (double)e->size;
+		return 1;
+	}
+	if (!e->addr || !r->live[s])
+		return 0;
+	r->live[s] = 0;
+	r->in_use -= (double)r->size[s];
+	return 1;
+}
+
+/*
+ * What the peak view of [@lo_ms, @hi_ms] must say, the slow way: find the
+ * moment (the heap as the range starts, then every higher heap in use),
+ * then replay the events before it and add up what is live.
+ */
+static void reference_peak(double lo_ms, double hi_ms, double *bytes, double *blocks,
+			   int64_t *peak_ns, double *peak_bytes)
+{
+	double lo = isnan(lo_ms) ? -INFINITY : lo_ms * 1e6 - 600,
+	       hi = isnan(hi_ms) ? INFINITY : hi_ms * 1e6 + 600, peak = 0;
+	struct replay r;
+	size_t i, upto = 0;
+	unsigned s;
+	int have = 0;
+
+	memset(&r, 0, sizeof(r));
+	*peak_ns = -1;
+	for (i = 0;; i++) {
+		int end = i == NR_EVENTS || (double)evs[i].time > hi;
+
+		if (!have && (end ? isfinite(lo) : (double)evs[i].time >= lo)) {
+			have = 1;
+			peak = r.in_use;
+			upto = i;
+			*peak_ns = isfinite(lo) ? (int64_t)(lo + 600) : evs[i].time;
+		}
+		if (end)
+			break;
+		if (replay_step(&r, i) && have && r.in_use > peak) {
+			peak = r.in_use;
+			upto = i + 1;
+			*peak_ns = evs[i].time;
+		}
+	}
+	*peak_bytes = have ? peak : 0;
+	memset(&r, 0, sizeof(r));
+	for (i = 0; i < upto; i++)
+		replay_step(&r, i);
+	*bytes = *blocks = 0;
+	for (s = 1; s < NR_ADDRS; s++)
+		if (r.live[s]) {
+			*bytes += (double)r.size[s];
+			*blocks += 1;
+		}
+}
+
+/* The peak view, loaded and streamed, equals the replay for several ranges. */
+static void peak_in_one_pass(void **state)
+{
+	static const double ranges[][2] = {
+	    {NAN, NAN}, {20, 60}, {NAN, 15}, {100, NAN}, {33.3, 33.4}, {1e9, NAN},
+	    {-5, 1},
+	};
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	char path[] = "/tmp/hs-heap-pass-XXXXXX";
+	struct hs_trace t;
+	struct tb b;
+	unsigned seed, k;
+
+	(void)state;
+	for (seed = 1; seed <= 4; seed++) {
+		build_random(&b, seed, 0);
+		strcpy(path, "/tmp/hs-heap-pass-XXXXXX");
+		write_trace(&b, path);
+		assert_int_equal(hs_trace_load_mem(b.buf, b.len, "t", &t, &diag), 0);
+		for (k = 0; k < sizeof(ranges) / sizeof(ranges[0]); k++) {
+			struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT;
+			struct hs_memview_info li, si;
+			struct hs_stack_source ls, ss;
+			double want_bytes, want_blocks, pb, bytes, blocks;
+			int64_t pns;
+
+			o.kind = HS_MEM_PEAK;
+			o.start_ms = ranges[k][0];
+			o.end_ms = ranges[k][1];
+			reference_peak(o.start_ms, o.end_ms, &want_bytes, &want_blocks, &pns,
+				       &pb);
+			assert_int_equal(hs_memview_build(&t, &o, &ls, &li, &diag), 0);
+			assert_int_equal(hs_memview_build_path(path, &o, &ss, &si, &diag), 0);
+			hs_source_totals(&ls, &bytes, &blocks);
+			assert_true(bytes == want_bytes);
+			assert_true(blocks == want_blocks);
+			assert_true(li.peak_ns == pns);
+			assert_true(li.peak_bytes == pb);
+			hs_source_totals(&ss, &bytes, &blocks);
+			assert_true(bytes == want_bytes);
+			assert_true(blocks == want_blocks);
+			assert_true(si.peak_ns == pns);
+			assert_true(si.peak_bytes == pb);
+			assert_int_equal(ss.nr_samples, ls.nr_samples);
+			hs_source_release(&ls);
+			hs_source_release(&ss);
+		}
+		hs_trace_release(&t);
+		unlink(path);
+		free(b.buf);
+	}
+}
+
+/* Several views fed by one stream */
+struct fan {
+	struct hs_memview_pass *pass[4];
+	size_t n;
+};
+
+static int fan_events(void *ctx, const struct hs_trace_event *ev, size_t n)
+{
+	struct fan *f = ctx;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < f->n && !err; i++)
+		err = hs_memview_pass_events(f->pass[i], ev, n);
+	return err;
+}
+
+static int fan_live(void *ctx, uint64_t addr)
+{
+	struct fan *f = ctx;
+
+	return hs_memview_pass_live(f->pass[1], addr); /* the net view's */
+}
+
+static void same_source(const struct hs_stack_source *a, const struct hs_stack_source *c)
+{
+	size_t i;
+
+	assert_int_equal(a->nr_samples, c->nr_samples);
+	assert_int_equal(a->nr_stacks, c->nr_stacks);
+	for (i = 0; i < a->nr_samples; i++) {
+		assert_true(a->time[i] == c->time[i]);
+		assert_true(a->metric[i] == c->metric[i]);
+		assert_true(a->count[i] == c->count[i]);
+		assert_int_equal(a->stack[i], c->stack[i]);
+	}
+}
+
+/* One stream feeds alloc, net, peak and mmap: each as built alone. */
+static void views_share_one_pass(void **state)
+{
+	static const enum hs_memview_kind kinds[4] = {HS_MEM_ALLOC, HS_MEM_NET, HS_MEM_PEAK,
+						      HS_MEM_MMAP};
+	struct hs_memview_opts o[4];
+	struct hs_stack_source got[4], want;
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	char path[] = "/tmp/hs-heap-pass-XXXXXX";
+	struct fan f = {.n = 4};
+	struct hs_trace_sink sink = {.events = fan_events, .live = fan_live, .ctx = &f};
+	struct hs_trace t, loaded;
+	struct tb b;
+	size_t i;
+
+	(void)state;
+	build_random(&b, 7, 1);
+	write_trace(&b, path);
+	for (i = 0; i < 4; i++) {
+		o[i] = (struct hs_memview_opts)HS_MEMVIEW_OPTS_INIT;
+		o[i].kind = kinds[i];
+		assert_int_equal(hs_memview_pass_new(&t, &o[i], &got[i], NULL, &f.pass[i]), 0);
+	}
+	assert_int_equal(hs_trace_stream(path, &t, &sink, &diag), 0);
+	assert_int_equal(t.nr_events, 0); /* nothing kept per event */
+	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "t", &loaded, &diag), 0);
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(hs_memview_pass_finish(f.pass[i], &diag), 0);
+		assert_int_equal(hs_memview_build(&loaded, &o[i], &want, NULL, &diag), 0);
+		assert_true(want.nr_samples > 0);
+		same_source(&got[i], &want);
+		hs_source_release(&want);
+		hs_source_release(&got[i]);
+		hs_memview_pass_free(f.pass[i]);
+	}
+	hs_trace_release(&t);
+	hs_trace_release(&loaded);
+	unlink(path);
+	free(b.buf);
+}
+
+/*
+ * The heap timeline of @points buckets over @duration_ns, the slow way:
+ * each bucket's start and the highest heap in use within it, counting
+ * the value it starts with.
+ */
+static void reference_timeline(int64_t duration_ns, size_t points,
+			       const struct hs_timeline *tl)
+{
+	double width = (double)duration_ns / (double)points, carry = 0;
+	struct replay r;
+	size_t i = 0, k;
+
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(tl->n, points);
+	for (k = 0; k < points; k++) {
+		double m = carry;
+
+		for (; i < NR_EVENTS && (size_t)((double)evs[i].time / width) <= k; i++)
+			if (replay_step(&r, i) && r.in_use > m)
+				m = r.in_use;
+		carry = r.in_use;
+		assert_true(fabs(tl->ms[k] - (double)k * width / 1e6) < 1e-9);
+		assert_true(tl->bytes[k] == m);
+	}
+}
+
+/*
+ * The peak pass that also gives alloc, leaks and temporary: each equals
+ * the view built alone, streamed and from the loaded trace.
+ */
+static void heap_pass_gives_four_views(void **state)
+{
+	static const enum hs_memview_kind kinds[4] = {HS_MEM_PEAK, HS_MEM_ALLOC,
+						      HS_MEM_LEAKS, HS_MEM_TEMPORARY};
+	struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT, alone = HS_MEMVIEW_OPTS_INIT;
+	struct hs_stack_source got[4], want;
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	char path[] = "/tmp/hs-heap-pass-XXXXXX";
+	struct hs_memview_pass *pass;
+	struct hs_trace t, loaded;
+	struct tb b;
+	size_t i;
+	int streamed;
+
+	(void)state;
+	build_random(&b, 5, 1);
+	write_trace(&b, path);
+	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "t", &loaded, &diag), 0);
+	o.kind = HS_MEM_PEAK;
+	for (streamed = 0; streamed < 2; streamed++) {
+		struct hs_trace_sink sink = {.events = hs_memview_pass_events,
+					     .live = hs_memview_pass_live};
+
+		assert_int_equal(hs_memview_pass_new_heap(streamed ? &t : &loaded, &o, &got[0],
+							  &got[1], &got[2], &got[3],
+							  &pass),
+				 0);
+		sink.ctx = pass;
+		if (streamed)
+			assert_int_equal(hs_trace_stream(path, &t, &sink, &diag), 0);
+		for (i = 0; !streamed && i < loaded.nr_events; i++) {
+			struct hs_trace_event e;
+
+			hs_trace_event_get(&loaded, i, &e);
+			assert_int_equal(hs_memview_pass_events(pass, &e, 1), 0);
+		}
+		assert_int_equal(hs_memview_pass_finish(pass, &diag), 0);
+		for (i = 0; i < 4; i++) {
+			alone.kind = kinds[i];
+			assert_int_equal(hs_memview_build(&loaded, &alone, &want, NULL, &diag),
+					 0);
+			assert_true(want.nr_samples > 0);
+			same_source(&got[i], &want);
+			assert_string_equal(got[i].view_name, want.view_name);
+			assert_string_equal(got[i].defaults.fold, want.defaults.fold);
+			if (kinds[i] == HS_MEM_LEAKS)
+				assert_string_equal(got[i].defaults.exc, want.defaults.exc);
+			hs_source_release(&want);
+			hs_source_release(&got[i]);
+		}
+		hs_memview_pass_free(pass);
+		if (streamed)
+			hs_trace_release(&t);
+	}
+	hs_trace_release(&loaded);
+	unlink(path);
+	free(b.buf);
+}
+
+/*
+ * The totals fed with the view's live blocks (what stats does) equal the
+ * totals that keep their own.
+ */
+static void totals_from_the_views_live_blocks(void **state)
+{
+	struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT;
+	struct hs_stack_source src[4];
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct hs_heap_totals want, got;
+	struct hs_heap_totals_pass tp;
+	struct hs_memview_pass *pass;
+	struct hs_trace t;
+	struct tb b;
+	size_t i, gone_events = 0;
+	unsigned k;
+
+	(void)state;
+	build_random(&b, 9, 1);
+	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "t", &t, &diag), 0);
+	assert_int_equal(hs_heap_totals(&t, &want), 0);
+	o.kind = HS_MEM_PEAK;
+	assert_int_equal(
+	    hs_memview_pass_new_heap(&t, &o, &src[0], &src[1], &src[2], &src[3], &pass), 0);
+	hs_heap_totals_pass_init(&tp, &t, &got, NULL);
+	for (i = 0; i < t.nr_events; i++) {
+		struct hs_trace_event e;
+		uint64_t size = 0;
+		int gone;
+
+		hs_trace_event_get(&t, i, &e);
+		gone = hs_memview_pass_event(pass, &e, &size);
+		assert_true(gone == 0 || gone == 1);
+		gone_events += (size_t)gone;
+		assert_int_equal(hs_heap_totals_pass_event_known(&tp, &e, gone, size), 0);
+	}
+	hs_heap_totals_pass_finish(&tp);
+	assert_true(gone_events > 100);
+	assert_true(want.unmatched_frees > 0 && want.leaked_blocks > 0);
+	assert_int_equal(got.events, want.events);
+	assert_int_equal(got.unmatched_frees, want.unmatched_frees);
+	assert_int_equal(got.leaked_bytes, want.leaked_bytes);
+	assert_int_equal(got.leaked_blocks, want.leaked_blocks);
+	assert_int_equal(got.peak_heap, want.peak_heap);
+	assert_true(got.peak_heap_est == want.peak_heap_est);
+	assert_true(got.peak_ns == want.peak_ns);
+	assert_true(got.frees_est == want.frees_est);
+	assert_int_equal(got.mmaps, want.mmaps);
+	for (k = 0; k < 65; k++)
+		assert_true(got.hist[k].count == want.hist[k].count);
+	hs_heap_totals_pass_release(&tp);
+	hs_memview_pass_free(pass);
+	for (k = 0; k < 4; k++)
+		hs_source_release(&src[k]);
+	hs_trace_release(&t);
+	free(b.buf);
+}
+
+/* run's summary in one pass: the totals and the leaks of their own passes. */
+static void summary_in_one_pass(void **state)
+{
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	char path[] = "/tmp/hs-heap-pass-XXXXXX";
+	struct hs_heap_totals want, got;
+	struct hs_leak_totals want_leaks, got_leaks;
+	struct hs_trace t, t2;
+	struct tb b;
+
+	(void)state;
+	build_random(&b, 13, 1);
+	write_trace(&b, path);
+	assert_int_equal(hs_heap_totals_path(path, &t, &want, &diag), 0);
+	hs_trace_release(&t);
+	assert_int_equal(hs_heap_leaks_path(path, &want_leaks, &diag), 0);
+	assert_int_equal(hs_heap_summary_path(path, &t2, &got, &got_leaks, &diag), 0);
+	assert_int_equal(t2.nr_events, 0); /* streamed */
+	assert_true(want.leaked_blocks > 0 && want.unmatched_frees > 0);
+	assert_int_equal(memcmp(&got, &want, sizeof(got)), 0);
+	assert_true(got_leaks.bytes == want_leaks.bytes);
+	assert_true(got_leaks.blocks == want_leaks.blocks);
+	assert_true(got_leaks.suppressed_bytes == want_leaks.suppressed_bytes);
+	assert_true(got_leaks.suppressed_blocks == want_leaks.suppressed_blocks);
+	assert_true(got_leaks.blocks > 0);
+	hs_trace_release(&t2);
+	unlink(path);
+	free(b.buf);
+}
+
+/*
+ * Out of memory anywhere in a peak pass with a side output, and in the
+ * totals fed from it: -ENOMEM, nothing leaked (the ASan build checks),
+ * and the same leaks once memory suffices.
+ */
+static void heap_pass_out_of_memory(void **state)
+{
+	struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT;
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct hs_stack_source peak, leaks;
+	struct hs_heap_totals tot;
+	struct hs_heap_totals_pass tp;
+	struct hs_heap_curve curve = {0};
+	struct hs_memview_pass *pass;
+	struct hs_trace t;
+	struct tb b;
+	double bytes = 0, blocks = 0, want_bytes, want_blocks;
+	size_t i;
+	long n;
+	int err;
+
+	(void)state;
+	build_random(&b, 17, 1);
+	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "t", &t, &diag), 0);
+	o.kind = HS_MEM_PEAK;
+	for (n = 0;; n++) {
+		hs_alloc_fail_after(n);
+		err = hs_memview_pass_new_heap(&t, &o, &peak, NULL, &leaks, NULL, &pass);
+		hs_heap_totals_pass_init(&tp, &t, &tot, &curve);
+		for (i = 0; !err && i < t.nr_events; i++) {
+			struct hs_trace_event e;
+			uint64_t size = 0;
+			int gone;
+
+			hs_trace_event_get(&t, i, &e);
+			gone = hs_memview_pass_event(pass, &e, &size);
+			err = gone < 0 ? gone
+				       : hs_heap_totals_pass_event_known(&tp, &e, gone, size);
+		}
+		if (!err)
+			err = hs_memview_pass_finish(pass, &diag);
+		hs_alloc_fail_after(-1);
+		if (!err)
+			hs_source_totals(&leaks, &bytes, &blocks);
+		hs_heap_totals_pass_release(&tp);
+		hs_heap_curve_release(&curve);
+		hs_memview_pass_free(pass);
+		hs_source_release(&peak);
+		hs_source_release(&leaks);
+		if (!err)
+			break;
+		assert_int_equal(err, -ENOMEM);
+	}
+	assert_true(n > 3);
+	o.kind = HS_MEM_LEAKS;
+	assert_int_equal(hs_memview_build(&t, &o, &leaks, NULL, &diag), 0);
+	hs_source_totals(&leaks, &want_bytes, &want_blocks);
+	assert_true(bytes == want_bytes && blocks == want_blocks && blocks > 0);
+	hs_source_release(&leaks);
+	hs_trace_release(&t);
+	free(b.buf);
+}
+
+/* stats streamed from the file says what stats of the loaded trace says. */
+static void stats_streamed_like_loaded(void **state)
+{
+	struct hs_stats_opts so = {.top = 5, .points = 17};
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	char path[] = "/tmp/hs-heap-pass-XXXXXX";
+	struct hs_heap_stats ls, ss;
+	struct hs_trace t, st;
+	json_t *lj, *sj;
+	char *a, *c;
+	struct tb b;
+
+	(void)state;
+	build_random(&b, 3, 1);
+	write_trace(&b, path);
+	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "t", &t, &diag), 0);
+	assert_int_equal(hs_heap_stats_compute(&t, &so, &ls, &diag), 0);
+	assert_int_equal(hs_heap_stats_compute_path(path, &so, &st, &ss, &diag), 0);
+	assert_int_equal(st.nr_events, 0);
+	assert_int_equal(ss.events, t.nr_events);
+	reference_timeline(st.duration_ns, 17, &ss.heap);
+	assert_true(ss.mmaps == 6 && ss.munmaps == 6);
+	lj = hs_heap_stats_json(&ls);
+	sj = hs_heap_stats_json(&ss);
+	a = json_dumps(lj, JSON_SORT_KEYS);
+	c = json_dumps(sj, JSON_SORT_KEYS);
+	assert_non_null(a);
+	assert_non_null(c);
+	assert_string_equal(a, c);
+	free(a);
+	free(c);
+	json_decref(lj);
+	json_decref(sj);
+	hs_heap_stats_release(&ls);
+	hs_heap_stats_release(&ss);
+	hs_trace_release(&t);
+	hs_trace_release(&st);
+	unlink(path);
+	free(b.buf);
+}
+
+/*
+ * The heap curve has one point per clock tick that changed the heap,
+ * with the tick's highest and last heap in use: what the timeline needs,
+ * however many events a tick holds.
+ */
+static void curve_one_point_per_tick(void **state)
+{
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct hs_heap_totals tot;
+	struct hs_heap_totals_pass tp;
+	struct hs_heap_curve curve = {0};
+	struct hs_trace_sink sink = {.events = hs_heap_totals_pass_events,
+				     .live = hs_heap_totals_pass_live,
+				     .ctx = &tp};
+	char path[] = "/tmp/hs-heap-pass-XXXXXX";
+	struct replay r;
+	struct hs_trace t;
+	double tick_max = 0, last = 0, peak = 0;
+	struct tb b;
+	size_t i, n = 0;
+
+	(void)state;
+	build_random(&b, 11, 0);
+	write_trace(&b, path);
+	hs_heap_totals_pass_init(&tp, &t, &tot, &curve);
+	assert_int_equal(hs_trace_stream(path, &t, &sink, &diag), 0);
+	hs_heap_totals_pass_finish(&tp);
+	memset(&r, 0, sizeof(r));
+	for (i = 0; i < NR_EVENTS; i++) {
+		if (replay_step(&r, i)) {
+			if (!n || curve.time[n - 1] != evs[i].time) {
+				assert_true(n < curve.n);
+				assert_true(curve.time[n] == evs[i].time);
+				tick_max = r.in_use;
+				n++;
+			} else if (r.in_use > tick_max) {
+				tick_max = r.in_use;
+			}
+			last = r.in_use;
+			if (r.in_use > peak)
+				peak = r.in_use;
+		}
+		/* the tick's last event: its highest and its last heap in use */
+		if (n && curve.time[n - 1] == evs[i].time &&
+		    (i + 1 == NR_EVENTS || evs[i + 1].time != evs[i].time)) {
+			assert_true(curve.max[n - 1] == tick_max);
+			assert_true(curve.last[n - 1] == last);
+		}
+	}
+	assert_int_equal(curve.n, n);
+	assert_true(n > 10 && n < NR_EVENTS / 4); /* ticks, not events */
+	assert_true(tot.peak_heap_est == peak);
+	hs_heap_curve_release(&curve);
+	hs_heap_totals_pass_release(&tp);
+	hs_trace_release(&t);
+	unlink(path);
+	free(b.buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(peak_in_one_pass),
+	    cmocka_unit_test(views_share_one_pass),
+	    cmocka_unit_test(heap_pass_gives_four_views),
+	    cmocka_unit_test(totals_from_the_views_live_blocks),
+	    cmocka_unit_test(summary_in_one_pass),
+	    cmocka_unit_test(heap_pass_out_of_memory),
+	    cmocka_unit_test(stats_streamed_like_loaded),
+	    cmocka_unit_test(curve_one_point_per_tick),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
