@@ -8,8 +8,10 @@
  * (and the caller's namespace for RTLD_DEFAULT), so the forward is a
  * sibling call: the real function returns straight to our caller, and
  * sees its address. The sibling call is asked for explicitly, since the
- * collector may be built without optimisation; the wrapped names are
- * looked up only through a handle, where the caller does not matter.
+ * collector may be built without optimisation (GCC: the function is
+ * optimised whatever the build's level; clang: musttail); the wrapped
+ * names are looked up only through a handle, where the caller does not
+ * matter. t3004's nextsym fails when the forward is a plain call.
  *
  * The real dlsym() is found with dlvsym(), which the collector does not
  * interpose (GLIBC_2.34 where dlsym moved into libc, else GLIBC_2.2.5).
@@ -21,6 +23,14 @@
 #include <stdatomic.h>
 
 typedef void *dlsym_fn(void *handle, const char *name);
+
+#if defined(__clang__)
+#define SIBLING_CALLER
+#define SIBLING_CALL __attribute__((musttail))
+#else
+#define SIBLING_CALLER __attribute__((optimize("O2", "optimize-sibling-calls")))
+#define SIBLING_CALL
+#endif
 
 static dlsym_fn *_Atomic real_dlsym;
 
@@ -38,8 +48,7 @@ static dlsym_fn *find_real_dlsym(void)
 	return fn;
 }
 
-__attribute__((optimize("optimize-sibling-calls"))) HS_EXPORT void *
-dlsym(void *handle, const char *name)
+SIBLING_CALLER HS_EXPORT void *dlsym(void *handle, const char *name)
 {
 	dlsym_fn *real = find_real_dlsym();
 
@@ -48,5 +57,5 @@ dlsym(void *handle, const char *name)
 	if (handle != RTLD_NEXT && handle != RTLD_DEFAULT && name[0] == 'c' &&
 	    !strncmp(name, "coreclr_shutdown", 16))
 		return hs_dotnet_exit_wrap(name, real(handle, name));
-	return real(handle, name);
+	SIBLING_CALL return real(handle, name);
 }
