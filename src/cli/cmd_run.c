@@ -151,6 +151,7 @@ static void child(const struct run_opts *o, const char *preload, const char *mad
 		setenv("HEAPSCOPE_MANIFEST", o->manifest, 1);
 	if (o->dotnet_port)
 		setenv("DOTNET_DiagnosticPorts", o->dotnet_port, 1);
+	cli_run_gcdump_child(&o->gcdump);
 	old = getenv("LD_PRELOAD");
 	if (old && *old) {
 		size_t n = strlen(preload) + strlen(old) + 2;
@@ -755,8 +756,9 @@ static const struct cli_option run_options[] = {
 		 "time heapscope receives SIG (e.g. SIGUSR2)",
 		 gcdump_on_cb, 0),
     OPT_FLAG(0, "gcdump-at-exit", struct run_opts, gcdump.at_exit,
-	     "for .NET: a heap snapshot when SIGTERM or SIGHUP\n"
-	     "to heapscope ends the run, before the program gets it"),
+	     "for .NET: a heap snapshot when the program's Main\n"
+	     "returns, or when SIGTERM or SIGHUP to heapscope\n"
+	     "ends the run, before the program gets it"),
     OPT_END(),
 };
 
@@ -889,6 +891,7 @@ int cmd_run(int argc, char **argv)
 		return cli_fail("cannot create a pipe: %s", strerror(e));
 	}
 	make_manifest(&o);
+	cli_run_gcdump_prepare(&o.gcdump);
 	fflush(stdout);
 	fflush(stderr);
 	pid = fork();
@@ -908,6 +911,7 @@ int cmd_run(int argc, char **argv)
 	}
 	target_pid = pid;
 	close(pipefd[1]);
+	cli_run_gcdump_forked(&o.gcdump);
 	/* Ctrl-C and Ctrl-\ are for the program; we summarise after it */
 	memset(&ign, 0, sizeof(ign));
 	ign.sa_handler = SIG_IGN;
