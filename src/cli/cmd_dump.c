@@ -406,6 +406,9 @@ static int dump_summary(const char *path)
 		printf("lost: %" PRIu64 "\n", lost);
 	if (t.cut_off)
 		printf("status: cut off at offset %" PRIu64 "\n", t.cut_offset);
+	else if (lost)
+		printf("status: complete, %" PRIu64 " event%s lost\n", lost,
+		       cli_s((double)lost));
 	else
 		printf("status: complete\n");
 	if (t.sym_damage.what)
