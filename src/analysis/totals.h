@@ -42,7 +42,9 @@ struct hs_heap_totals {
 			       * heap; -1: no event) */
 	double reallocs_est;
 	double frees_est; /* frees of live blocks, estimated */
-	uint64_t leaked_bytes, leaked_blocks; /* live at the end */
+	/* live at the end; none when the trace ended by exec (HS_END_EXEC),
+	 * which freed the heap, as the leaks view says */
+	uint64_t leaked_bytes, leaked_blocks;
 	uint64_t unmatched_frees;	      /* frees of blocks not seen allocated */
 	uint64_t cpu_samples, wall_samples;
 	uint64_t cpu_ns; /* the CPU samples' durations */
