@@ -45,6 +45,14 @@ heap_line() {
 	[ "$(total x.heapscope --no-exec-chain --source alloc)" != "0 0" ]
 	[ "$(total x.heapscope --no-exec-chain --source leaks)" = "0 0" ]
 	"$HS_BIN" stats x.heapscope | grep -q '^leaked: *0 bytes in 0 blocks'
+	# and so do its totals (the shell had 48 to 52 blocks live at its exec)
+	[ "$(summary_field x.heapscope end)" = "exec 0" ]
+	[ "$(summary_field x.heapscope 'leaked blocks')" = 0 ]
+	[ "$(summary_field x.heapscope 'leaked bytes')" = 0 ]
+	[ "$(summary_field x.heapscope 'peak heap')" -gt 0 ]
+	# the image that exited keeps what was live at its end: the 3 leaks
+	# and stdio's buffer
+	[ "$(summary_field "memtest.$pid.heapscope" 'leaked blocks')" = 4 ]
 }
 
 @test "report of run's -o file reads the chain as one process" {
