@@ -24,6 +24,7 @@ const $ = (id) => document.getElementById(id);
 const BOXES = { start: 'start', end: 'end', group: 'group', fold_pct: 'foldpct', fold: 'fold',
   inc: 'inc', exc: 'exc' };
 const TREE_TABS = ['calltree', 'callers', 'callees'];
+const EXPORT_TABS = ['byname', ...TREE_TABS, 'caller-callee', 'flame'];
 const PAGE = 200;
 
 let INFO = null;
@@ -513,7 +514,7 @@ function setActiveTab(tab) {
   document.querySelector('[data-tab="gc"]').hidden = !isNetTrace(INFO.traces[state.trace]);
   document.querySelector('[data-tab="charts"]').hidden = !isHeapTrace(INFO.traces[state.trace]);
   $('expandall').hidden = !TREE_TABS.includes(tab);
-  $('export').hidden = tab !== 'byname' && !TREE_TABS.includes(tab);
+  $('export').hidden = !EXPORT_TABS.includes(tab);
 }
 
 // A new parameter set: record it, then show it. When Cancel stops it,
@@ -843,17 +844,45 @@ async function shownRows(tab) {
   return out;
 }
 
+// Caller-Callee and the Flame Graph: their file's text, named @name.
+async function exportOther(tab, kind, name) {
+  if (tab === 'caller-callee') {
+    if (!state.focus) throw new Error('Caller-Callee has no focus to export');
+    const lists = views[tab].cc.lists;
+    const query = H.query(state, { view: tab, focus: state.focus, limit: 20000 });
+    const n = lists.callers.length + lists.focus.length + lists.callees.length;
+    if (kind === 'csv') X.download(name, X.toCallerCalleeCsv(lists), 'text/csv');
+    else X.download(name, X.toViewJson(tab, query, summary, { focus: state.focus,
+      callers: lists.callers, focus_row: lists.focus[0] ?? null, callees: lists.callees }),
+    'application/json');
+    return n;
+  }
+  // the whole graph from ROOT, every box however narrow
+  const query = H.query(state, { view: 'flame', root: 0, min_width: 0, max_rows: 200000 });
+  const r = await api.call('flame', query);
+  if (r.truncated) status('the flame graph has more than 200,000 boxes: the first ones only', true);
+  if (kind === 'csv') X.download(name, X.toFlameCsv(r.rows), 'text/csv');
+  else X.download(name, X.toViewJson('flame', query, r.summary, { tree: X.flameTree(r.rows) }),
+    'application/json');
+  return r.rows.length;
+}
+
 async function exportView(kind) {
   const tab = state.tab;
-  if (tab !== 'byname' && !TREE_TABS.includes(tab))
-    return status('Export works in ByName and the trees (CallTree, Callers, Callees)', true);
+  if (!EXPORT_TABS.includes(tab))
+    return status('Export works in ByName, the trees, Caller-Callee and the Flame Graph', true);
   try {
     working('exporting\u2026');
+    const name = X.fileName(INFO.traces[state.trace]?.name, tab, kind);
+    if (!['byname', ...TREE_TABS].includes(tab)) {
+      const n = await exportOther(tab, kind, name);
+      status(`exported ${n} rows to ${name}`);
+      return;
+    }
     const rows = await shownRows(tab);
     const tree = tab !== 'byname';
     const focus = ['callers', 'callees'].includes(tab) ? state.focus : null;
     const sort = state.sort[tab];
-    const name = X.fileName(INFO.traces[state.trace]?.name, tab, kind);
     // the query of the API's rows in this order (/api/view, /api/rows)
     const query = H.query(state, { view: tab, focus, sort: sort?.key ?? null,
       order: sort ? (sort.asc ? 'asc' : 'desc') : null });
