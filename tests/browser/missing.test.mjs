@@ -4,8 +4,8 @@
 // heaptrack's Charts (summary, memory of the top call sites, allocations
 // over time, sizes), PerfView's hideable columns, several selected cells
 // with their sum and First/Last to Set Time Range, the net and peak while
-// dragging over When, Flatten, Clear all Folding and Fold Module, copying
-// rows with a header; speedscope's icicle, module prefixes hidden, keys
+// dragging over When (a CallTree node's own), Flatten, Clear all Folding
+// and Fold Module, copying rows with a header; speedscope's icicle, module prefixes hidden, keys
 // that zoom and pan, Find's match count; a view's URL after a restart of
 // `heapscope view`, and Export as CSV or JSON. Each part runs on its own
 // (a failure is reported and the next part starts from a fresh page);
@@ -254,6 +254,46 @@ async function whenReadout() {
     'part of it: less, with the time range', { part, inc: want.inc });
 }
 
+// The readout over a CallTree node's When cell is the node's: hot_function
+// runs in two processes, so each node has part of the name's Inc.
+async function whenNode() {
+  await openTrace(1);
+  await setBox('exc', '');
+  await tab('calltree');
+  await page.click('#view-calltree .row[data-key="ROOT"]');
+  await settled(() => page.click('#expandall'));
+  const tree = cliJson(['report', PERF, '--view', 'calltree']).tree;
+  const nodes = [];
+  const walk = (n, path) => {
+    if (n.key === HOT) nodes.push({ path, inc: n.inc });
+    for (const c of n.children || []) walk(c, [...path, c.key]);
+  };
+  walk(tree, []);
+  const name = cliJson(['report', PERF]).rows.find((r) => r.key === HOT).inc;
+  ok(nodes.length === 2 && nodes.every((n) => n.inc < name), 'hot_function is two CallTree nodes', nodes);
+  const rows = await page.$$eval(`#view-calltree .row[data-key="${HOT}"]`, (rs) => rs.map((r) => r.dataset.index));
+  const got = [];
+  for (const index of rows) {
+    await page.evaluate(() => { document.getElementById('status').dataset.net = ''; });
+    await page.evaluate((i) => {
+      const t = document.querySelector(`#view-calltree .row[data-index="${i}"] .c-when`).firstChild;
+      window.getSelection().setBaseAndExtent(t, 0, t, t.length);
+    }, index);
+    await page.waitForFunction(() => document.getElementById('status').dataset.net !== '' &&
+      /Net .* Peak/.test(document.getElementById('status').textContent));
+    got.push(await page.evaluate(() => {
+      const s = document.getElementById('status');
+      return { text: s.textContent, net: Number(s.dataset.net), of: s.dataset.of };
+    }));
+  }
+  await shot('when-node');
+  const near = (a, b) => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b));
+  ok(got.length === 2 && got.every((g) => g.of === 'node' && g.text.includes(' \u2192 ')) &&
+    got.every((g) => nodes.some((n) => near(g.net, n.inc))) && !near(got[0].net, got[1].net),
+  'the When readout of a CallTree node is the node\'s Net, not the name\'s',
+  { got, nodes, name });
+}
+
 // Flatten, Fold Module and Clear all Folding in the context menu.
 async function menuItems() {
   await openTrace(1);
@@ -489,6 +529,7 @@ async function main() {
     ['columns', () => columns()],
     ['cells', () => cells()],
     ['when', () => whenReadout()],
+    ['when-node', () => whenNode()],
     ['menu', () => menuItems()],
     ['flame', () => flameGraph()],
     ['export', () => exporting()],

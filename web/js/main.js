@@ -955,23 +955,49 @@ function onSelectionChange() {
     `${fmt.ms(whenSel.end - whenSel.start)} ms`;
   status(`${range}  (Alt-R sets it)`);
   clearTimeout(whenTimer);
-  const key = cell.parentElement.dataset.key;
+  const rowEl = cell.parentElement;
+  const target = { key: rowEl.dataset.key, tab: rowEl.closest('.view')?.dataset.view,
+    index: Number(rowEl.dataset.index) };
   const picked = whenSel;
-  if (key) whenTimer = setTimeout(() => whenReadout(key, picked, range), 150);
+  if (target.key) whenTimer = setTimeout(() => whenReadout(target, picked, range), 150);
 }
 
 let whenTimer = 0;
 let whenGen = 0;
 
+// The /api/timeline query of the samples a When cell stands for, and what
+// they are (a name, or a CallTree node by its path): a CallTree node's are
+// those a drill into it keeps (the node's own, not its name's elsewhere);
+// a name's (ByName, the top of Callers and Callees) those with the name on
+// their stack.
+async function whenQuery({ key, tab, index }) {
+  const base = { buckets: 4000 };
+  if (tab === 'calltree') {
+    const path = await treePath(views.calltree, index);
+    if (!path) return null;
+    if (!path.length) return { q: H.query(state, base), of: 'ROOT', node: true };
+    const drill = { kind: 'drill', what: 'inc', path, params: { ...state.params } };
+    return { q: H.query(state, { ...base, steps: [...state.steps, drill],
+      params: { ...state.params, inc: '', exc: '' } }), of: path.join(' \u2192 '), node: true };
+  }
+  // Callers and Callees: below their top the name's, said so
+  const v = views[tab];
+  const deep = TREE_TABS.includes(tab) && (v?.model?.info(index)?.depth ?? 0) > 0;
+  return { q: H.query(state, { ...base, params: { ...state.params,
+    inc: appendPat(state.params.inc || '', exactPattern(key)) } }),
+  of: deep ? `${key} (the name's: a ${tab} node has no timeline of its own)` : key, node: false };
+}
+
 // PerfView's readout while dragging over When: the net (sum) and the peak
-// (highest running sum) of the name's metric inside the range selected;
-// from the timeline of the samples with the name on their stack.
-async function whenReadout(key, sel, range) {
+// (highest running sum) of the row's metric inside the range selected;
+// from the timeline of the row's samples (whenQuery).
+async function whenReadout(target, sel, range) {
   const gen = ++whenGen;
-  let t;
+  let t, w;
   try {
-    t = await api.call('timeline', H.query(state, { buckets: 4000,
-      params: { ...state.params, inc: appendPat(state.params.inc || '', exactPattern(key)) } }));
+    w = await whenQuery(target);
+    if (!w) return;
+    t = await api.call('timeline', w.q);
   } catch (e) {
     if (!api.isCancel(e)) console.warn(e.message);
     return;
@@ -983,7 +1009,8 @@ async function whenReadout(key, sel, range) {
   const st = $('status');
   st.dataset.net = String(r.net);
   st.dataset.peak = String(r.peak);
-  status(`${range}  Net ${value(r.net)}  Peak ${value(r.peak)}  of ${key}  (Alt-R sets it)`);
+  st.dataset.of = w.node ? 'node' : 'name';
+  status(`${range}  Net ${value(r.net)}  Peak ${value(r.peak)}  of ${w.of}  (Alt-R sets it)`);
 }
 
 // The net and peak of a timeline's filtered metric over [a, b) ms (the
