@@ -310,7 +310,7 @@ function table(title, builds, rows) {
   for (const k of keys) {
     const v = rows.map((r) => r[k]);
     const ratio = v.slice(1).map((x) => (base[k] > 0 && x >= 0 ? `${(x / base[k]).toFixed(2)}x` : ''));
-    lines.push(`| ${k} | ${v.map((x) => (x === undefined ? '' : x.toFixed(0))).join(' | ')} | ${ratio.join(' | ')} |`);
+    lines.push(`| ${[k, ...v.map((x) => (x === undefined ? '' : x.toFixed(0))), ...ratio].join(' | ')} |`);
   }
   lines.push('', 'Slowest API requests of each step (ms):');
   for (const [i, r] of rows.entries())
