@@ -443,6 +443,7 @@ static int stats_finish(struct stats_pass *sp, const struct hs_trace *t,
 	s->sample_bytes = t->info.sample_bytes;
 	s->symbolized = t->syms.present;
 	s->cut_off = t->cut_off;
+	s->lost = t->has_footer ? t->footer[HS_FC_LOST] : 0;
 	for (i = 0; i < t->nr_threads; i++)
 		s->threads += t->threads[i].tid != 0; /* 0: the process's own records */
 	hs_heap_totals_pass_finish(&sp->totals);
@@ -733,6 +734,7 @@ json_t *hs_heap_stats_json(const struct hs_heap_stats *s)
 	if (!o)
 		return NULL;
 	err |= set(o, "complete", json_boolean(!s->cut_off));
+	err |= set(o, "lost", json_integer((json_int_t)s->lost));
 	err |= set(o, "symbolized", json_boolean(s->symbolized));
 	err |= set(o, "sampled", json_boolean(s->sampled));
 	err |= set(o, "sample_bytes", json_integer((json_int_t)s->sample_bytes));

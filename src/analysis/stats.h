@@ -62,6 +62,7 @@ struct hs_heap_stats {
 	double wall_cpu_ms, wall_blocked_ms, wall_ready_ms;
 	size_t threads;
 	uint64_t events; /* the events read (a realloc that freed is two) */
+	uint64_t lost;	 /* events the collector could not record (footer) */
 	int sampled, symbolized, cut_off;
 	uint64_t sample_bytes;
 	struct hs_size_bucket hist[65]; /* by bit length of the size */

@@ -216,8 +216,12 @@ void hs_heap_totals_pass_finish(struct hs_heap_totals_pass *ts)
 	struct hs_heap_totals *o = ts->out;
 	size_t i;
 
-	o->leaked_bytes = ts->live_bytes;
-	o->leaked_blocks = ts->live_blocks + ts->zero_blocks;
+	/* an exec frees the heap of the image it replaces: no leaks (as the
+	 * leaks view has none) */
+	if (!(t->has_end && t->end_reason == HS_END_EXEC)) {
+		o->leaked_bytes = ts->live_bytes;
+		o->leaked_blocks = ts->live_blocks + ts->zero_blocks;
+	}
 	for (i = 0; i < t->nr_rss; i++)
 		if (t->rss_bytes[i] > o->peak_rss || o->peak_rss_ns < 0) {
 			o->peak_rss = t->rss_bytes[i];

@@ -12,9 +12,9 @@
  * live at the end, frees of blocks never seen allocated, mappings, CPU
  * and wall samples, a size histogram, the highest RSS. The one place
  * they are computed: `run`'s summary and `stats` (the trace streamed,
- * in one pass with the views they need), `dump --summary` and the GUI's
- * heap timeline (a loaded trace) all read them from here, so their peak
- * is one number.
+ * in one pass with the views they need), `dump --summary` (streamed,
+ * hs_heap_totals_path()) and the GUI's heap timeline (a loaded trace)
+ * all read them from here, so their peak is one number.
  *
  * Counts and bytes are those of the records (of the samples, for a
  * trace made with --sample-bytes); the *_est fields and the histogram
@@ -41,9 +41,11 @@ struct hs_heap_totals {
 			       * (the first event's time for an empty
 			       * heap; -1: no event) */
 	double reallocs_est;
-	double frees_est;		      /* frees of live blocks, estimated */
-	uint64_t leaked_bytes, leaked_blocks; /* live at the end */
-	uint64_t unmatched_frees;	      /* frees of blocks not seen allocated */
+	double frees_est; /* frees of live blocks, estimated */
+	/* live at the end; none when the trace ended by exec (HS_END_EXEC),
+	 * which freed the heap, as the leaks view says */
+	uint64_t leaked_bytes, leaked_blocks;
+	uint64_t unmatched_frees; /* frees of blocks not seen allocated */
 	uint64_t cpu_samples, wall_samples;
 	uint64_t cpu_ns; /* the CPU samples' durations */
 	double cpu_ms, wall_cpu_ms, wall_blocked_ms, wall_ready_ms;

@@ -365,19 +365,27 @@ static int dump_events(const char *path)
 	return HS_EXIT_OK;
 }
 
+/*
+ * The totals in one streamed pass (hs_heap_totals_path()): memory bounded
+ * by the live blocks, however many events the trace has.
+ */
 static int dump_summary(const char *path)
 {
+	struct hs_diag diag = HS_DIAG_INIT(path);
 	struct hs_heap_totals s;
 	struct hs_trace t;
+	uint64_t lost;
 	size_t i;
+	int err;
 
-	if (load(path, &t))
-		return HS_EXIT_FAIL;
-	if (hs_heap_totals(&t, &s)) {
-		hs_trace_release(&t);
-		return cli_fail("out of memory");
+	err = hs_heap_totals_path(path, &t, &s, &diag);
+	if (err) {
+		if (err == -ENOMEM && !diag.set)
+			return cli_fail("out of memory");
+		return cli_fail_diag(&diag, err);
 	}
-	printf("events: %zu\n", t.nr_events);
+	lost = t.has_footer ? t.footer[HS_FC_LOST] : 0;
+	printf("events: %" PRIu64 "\n", s.events);
 	printf("allocations: %" PRIu64 "\n", s.allocs);
 	printf("bytes allocated: %" PRIu64 "\n", s.bytes_allocated);
 	printf("frees: %" PRIu64 "\n", s.frees);
@@ -395,9 +403,12 @@ static int dump_summary(const char *path)
 	printf("chunks: %" PRIu64 "\n", t.nr_chunks);
 	printf("sample bytes: %" PRIu64 "\n", t.info.sample_bytes);
 	if (t.has_footer)
-		printf("lost: %" PRIu64 "\n", t.footer[HS_FC_LOST]);
+		printf("lost: %" PRIu64 "\n", lost);
 	if (t.cut_off)
 		printf("status: cut off at offset %" PRIu64 "\n", t.cut_offset);
+	else if (lost)
+		printf("status: complete, %" PRIu64 " event%s lost\n", lost,
+		       cli_s((double)lost));
 	else
 		printf("status: complete\n");
 	if (t.sym_damage.what)

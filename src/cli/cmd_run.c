@@ -38,7 +38,8 @@ struct run_opts {
 	unsigned long sample_bytes;
 	const char *unwind;
 	unsigned long max_depth;
-	int follow_fork, follow_exec, no_view, quiet;
+	int follow_fork, no_view, quiet;
+	int follow_exec; /* 1: every exec; 0: CMD's own pid's; -1: none */
 	int no_symbolize;
 	unsigned long cpu_hz, wall_hz;	   /* --cpu, --wall; 0: off */
 	int cpu_timer;			   /* --cpu-clock timer */
@@ -92,6 +93,8 @@ static void comm_of(const char *cmd, char *out)
 static void child(const struct run_opts *o, const char *preload, const char *made,
 		  char **cmd, int report_fd)
 {
+	/* by o->follow_exec + 1: --no-follow-exec, the default, --follow-exec */
+	static const char *const exec_mode[3] = {"0", "main", "1"};
 	char path[PATH_MAX], comm[16], opts[256], dir[PATH_MAX], *slash;
 	const char *old;
 	int fd = -1, i, e;
@@ -138,16 +141,17 @@ static void child(const struct run_opts *o, const char *preload, const char *mad
 			setenv("HEAPSCOPE_OUTPUT", path, 1);
 	}
 	snprintf(opts, sizeof(opts),
-		 "sample=%lu,unwind=%s,depth=%lu,fork=%d,exec=%d,"
+		 "sample=%lu,unwind=%s,depth=%lu,fork=%d,exec=%s,"
 		 "cpu=%lu,wall=%lu%s%s",
-		 o->sample_bytes, o->unwind, o->max_depth, o->follow_fork, o->follow_exec,
-		 o->cpu_hz, o->wall_hz, o->no_heap ? ",heap=0" : "",
-		 o->cpu_timer ? ",cpuclock=timer" : "");
+		 o->sample_bytes, o->unwind, o->max_depth, o->follow_fork,
+		 exec_mode[o->follow_exec + 1], o->cpu_hz, o->wall_hz,
+		 o->no_heap ? ",heap=0" : "", o->cpu_timer ? ",cpuclock=timer" : "");
 	setenv("HEAPSCOPE_OPTIONS", opts, 1);
 	if (o->manifest[0])
 		setenv("HEAPSCOPE_MANIFEST", o->manifest, 1);
 	if (o->dotnet_port)
 		setenv("DOTNET_DiagnosticPorts", o->dotnet_port, 1);
+	cli_run_gcdump_child(&o->gcdump);
 	old = getenv("LD_PRELOAD");
 	if (old && *old) {
 		size_t n = strlen(preload) + strlen(old) + 2;
@@ -494,8 +498,8 @@ static void forward_signal(int sig)
 }
 
 /*
- * With --follow-fork or --follow-exec: the file the collector lists the
- * traces of followed children and exec'd images in ("PID PATH" lines).
+ * Unless --no-follow-exec without --follow-fork: the file the collector
+ * lists the traces of followed children and exec'd images in ("PID PATH").
  */
 static void make_manifest(struct run_opts *o)
 {
@@ -503,7 +507,7 @@ static void make_manifest(struct run_opts *o)
 	int fd;
 
 	o->manifest[0] = '\0';
-	if (!o->follow_fork && !o->follow_exec)
+	if (!o->follow_fork && o->follow_exec < 0)
 		return;
 	if (!tmp || !*tmp)
 		tmp = "/tmp";
@@ -691,10 +695,15 @@ static const struct cli_option run_options[] = {
 	     "their own traces (COMM.PID.heapscope next to this\n"
 	     "one), listed and symbolized at the end; without\n"
 	     "it, tracing stops in them"),
-    OPT_FLAG(0, "follow-exec", struct run_opts, follow_exec,
-	     "programs started by exec() are traced too, each\n"
-	     "into its own COMM.PID.heapscope, listed and\n"
-	     "symbolized at the end"),
+    OPT_SET_INT(0, "follow-exec", struct run_opts, follow_exec, 1,
+		"programs started by exec() are traced too, each\n"
+		"into its own COMM.PID.heapscope, listed and\n"
+		"symbolized at the end; without it, only CMD's own\n"
+		"execs are (`sh -c 'exec prog'`, wrapper scripts),\n"
+		"not its children's (docs/run.md)"),
+    OPT_SET_INT(0, "no-follow-exec", struct run_opts, follow_exec, -1,
+		"not even CMD's own execs: tracing stops at its\n"
+		"first exec"),
     OPT_FLAG(0, "no-view", struct run_opts, no_view,
 	     "do not serve the trace in the GUI afterwards (as\n"
 	     "`heapscope view` does, until Ctrl-C); it is served\n"
@@ -747,8 +756,9 @@ static const struct cli_option run_options[] = {
 		 "time heapscope receives SIG (e.g. SIGUSR2)",
 		 gcdump_on_cb, 0),
     OPT_FLAG(0, "gcdump-at-exit", struct run_opts, gcdump.at_exit,
-	     "for .NET: a heap snapshot when SIGTERM or SIGHUP\n"
-	     "to heapscope ends the run, before the program gets it"),
+	     "for .NET: a heap snapshot when the program's Main\n"
+	     "returns, or when SIGTERM or SIGHUP to heapscope\n"
+	     "ends the run, before the program gets it"),
     OPT_END(),
 };
 
@@ -757,7 +767,7 @@ const struct cli_syntax cli_run_syntax = {
     .cmd = "run",
     .usage =
 	"usage: heapscope run [-o FILE] [--sample-bytes N] [--unwind libunwind|fp]\n"
-	"                     [--max-depth N] [--follow-fork] [--follow-exec]\n"
+	"                     [--max-depth N] [--follow-fork] [--[no-]follow-exec]\n"
 	"                     [--no-view] [--no-symbolize] [--debug-dir DIR]...\n"
 	"                     [--cpu[=HZ]] [--cpu-clock perf|timer] [--wall[=HZ]]\n"
 	"                     [--no-heap] [--perf] [--[no-]dotnet] [--providers LIST]\n"
@@ -833,7 +843,7 @@ int cmd_run(int argc, char **argv)
 		int r;
 
 		if (o.wall_hz || o.no_heap || o.sample_bytes || o.follow_fork ||
-		    o.follow_exec)
+		    o.follow_exec > 0)
 			return cli_usage_error("run",
 					       "--perf records with perf alone: "
 					       "only -o, -q and --cpu=HZ go with it");
@@ -881,6 +891,7 @@ int cmd_run(int argc, char **argv)
 		return cli_fail("cannot create a pipe: %s", strerror(e));
 	}
 	make_manifest(&o);
+	cli_run_gcdump_prepare(&o.gcdump);
 	fflush(stdout);
 	fflush(stderr);
 	pid = fork();
@@ -900,6 +911,7 @@ int cmd_run(int argc, char **argv)
 	}
 	target_pid = pid;
 	close(pipefd[1]);
+	cli_run_gcdump_forked(&o.gcdump);
 	/* Ctrl-C and Ctrl-\ are for the program; we summarise after it */
 	memset(&ign, 0, sizeof(ign));
 	ign.sa_handler = SIG_IGN;

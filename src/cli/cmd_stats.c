@@ -88,12 +88,16 @@ static void top_text(const char *title, const struct hs_top_list *l, int by_coun
 static void text(const char *path, const struct hs_trace *t,
 		 const struct hs_heap_stats *s)
 {
-	char a[32], b[32], c[32], d[32];
+	char a[32], b[32], c[32], d[32], lost[48] = "";
 	unsigned k;
 
-	printf("trace:                  %s (%s, pid %" PRIu64 ")%s%s\n", path,
+	if (s->lost)
+		snprintf(lost, sizeof(lost), ", %" PRIu64 " event%s lost", s->lost,
+			 cli_s((double)s->lost));
+	printf("trace:                  %s (%s, pid %" PRIu64 ")%s%s%s\n", path,
 	       t->info.comm ? t->info.comm : "?", t->info.pid,
-	       s->cut_off ? ", cut off" : "", s->symbolized ? "" : ", not symbolized");
+	       s->cut_off ? ", cut off" : "", lost,
+	       s->symbolized ? "" : ", not symbolized");
 	if (s->sampled)
 		printf("sampled:                one allocation per %" PRIu64 " bytes on "
 		       "average: counts and bytes are estimates\n",

@@ -12,9 +12,15 @@
  *                    SIGHUP to heapscope, which run otherwise forwards to
  *                    the program at once): the snapshot first, then the
  *                    signal goes to the program.
- * Once the program's Main has returned, the runtime is shutting down and
- * its diagnostic server is gone: a program that ends by itself cannot be
- * snapshotted at its end (disarm says so), only before, through SIG.
+ *                    And when the program's Main returns: the collector
+ *                    in the program (dotnet_exit.c) holds the .NET host's
+ *                    call to coreclr_shutdown_2 and says so on a socket
+ *                    pair run made (exit_sock), run takes the snapshot
+ *                    and answers, then the runtime shuts down. Once the
+ *                    runtime is shutting down its diagnostic server is
+ *                    gone, so a program that ends otherwise
+ *                    (Environment.Exit, a crash) gets none (disarm says
+ *                    so).
  *
  * A runtime describes each type once while its provider stays enabled,
  * and run's own session keeps it enabled: the snapshots share a file of
@@ -23,14 +29,18 @@
  *
  * The signal handlers only set flags (async-signal-safe); the work is done
  * by cli_run_gcdump_poll() in run's wait loop. Ownership: struct
- * cli_run_gcdump holds the previous handlers from arm to disarm.
+ * cli_run_gcdump holds the previous handlers from arm to disarm, and run's
+ * end of the socket pair from prepare to disarm.
  */
 #include "cli/run_gcdump.h"
 #include "cli/cli.h"
+#include "collector/dotnet_exit.h"
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -88,6 +98,41 @@ int cli_run_gcdump_signal(const char *cmd, const char *arg, int *signo)
 			       "a number (not INT, QUIT, TERM, HUP, CHLD: run uses "
 			       "those), not '%s'",
 			       arg);
+}
+
+void cli_run_gcdump_prepare(struct cli_run_gcdump *g)
+{
+	g->exit_sock[0] = g->exit_sock[1] = -1;
+	if (g->at_exit &&
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, g->exit_sock)) {
+		g->exit_sock[0] = g->exit_sock[1] = -1;
+		fprintf(stderr,
+			"heapscope: no heap snapshot when Main returns: socketpair: %s\n",
+			strerror(errno));
+	}
+}
+
+void cli_run_gcdump_child(const struct cli_run_gcdump *g)
+{
+	char env[64];
+	int fd;
+
+	unsetenv(HS_DOTNET_EXIT_ENV);
+	if (g->exit_sock[1] < 0)
+		return;
+	/* dup() leaves out close-on-exec: the program keeps this one */
+	fd = dup(g->exit_sock[1]);
+	if (fd < 0)
+		return;
+	snprintf(env, sizeof(env), "%d:%ld", fd, (long)getpid());
+	setenv(HS_DOTNET_EXIT_ENV, env, 1);
+}
+
+void cli_run_gcdump_forked(struct cli_run_gcdump *g)
+{
+	if (g->exit_sock[1] >= 0)
+		close(g->exit_sock[1]);
+	g->exit_sock[1] = -1;
 }
 
 void cli_run_gcdump_arm(struct cli_run_gcdump *g, pid_t pid, const char *trace)
@@ -180,10 +225,38 @@ static void take_snapshot(struct cli_run_gcdump *g, const char *why)
 		g->taken++;
 }
 
+/*
+ * The program's word on the socket: its Main returned (snapshot, then
+ * answer), or the socket's end (the program is gone).
+ */
+static void read_exit_word(struct cli_run_gcdump *g)
+{
+	char word;
+	ssize_t n = recv(g->exit_sock[0], &word, 1, MSG_DONTWAIT);
+
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return;
+	if (n == 1) {
+		take_snapshot(g, "the program's Main returned");
+		/* the program waits for this before its runtime shuts down */
+		if (send(g->exit_sock[0], "K", 1, MSG_NOSIGNAL) != 1)
+			fprintf(stderr, "heapscope: cannot answer the program: %s\n",
+				strerror(errno));
+	}
+	close(g->exit_sock[0]);
+	g->exit_sock[0] = -1;
+}
+
 void cli_run_gcdump_poll(struct cli_run_gcdump *g)
 {
 	if (!g->armed)
 		return;
+	if (g->exit_sock[0] >= 0) {
+		struct pollfd pfd = {.fd = g->exit_sock[0], .events = POLLIN};
+
+		if (poll(&pfd, 1, 0) > 0)
+			read_exit_word(g);
+	}
 	while (asked > 0) {
 		asked--;
 		take_snapshot(g, strsignal(g->signo));
@@ -212,13 +285,23 @@ pid_t cli_run_gcdump_waitpid(struct cli_run_gcdump *g, pid_t pid, int *status)
 		if (r != 0)
 			return r;
 		cli_run_gcdump_poll(g);
-		usleep(100 * 1000);
+		if (g->exit_sock[0] >= 0) {
+			/* the program's word wakes this at once */
+			struct pollfd pfd = {.fd = g->exit_sock[0], .events = POLLIN};
+
+			poll(&pfd, 1, 100);
+		} else {
+			usleep(100 * 1000);
+		}
 		cli_run_gcdump_poll(g);
 	}
 }
 
 void cli_run_gcdump_disarm(struct cli_run_gcdump *g)
 {
+	if (g->exit_sock[0] >= 0)
+		close(g->exit_sock[0]);
+	g->exit_sock[0] = -1;
 	if (!g->armed)
 		return;
 	if (g->signo)
@@ -233,8 +316,8 @@ void cli_run_gcdump_disarm(struct cli_run_gcdump *g)
 	g->types[0] = '\0';
 	if (g->at_exit && !g->taken)
 		fprintf(stderr,
-			"heapscope: no heap snapshot at exit: the program ended by "
-			"itself, and a .NET runtime that is shutting down takes none "
-			"(end the run with SIGTERM to heapscope, or use --gcdump-on "
-			"SIG before the end)\n");
+			"heapscope: no heap snapshot at exit: the program ended "
+			"without its Main returning to the .NET host (Environment.Exit, "
+			"a signal or a crash), and a runtime that is shutting down "
+			"takes none (use --gcdump-on SIG before the end)\n");
 }

@@ -25,7 +25,28 @@ struct cli_run_gcdump {
 	char types[PATH_MAX]; /* gcdump --types: ours, removed by disarm; "" */
 	struct sigaction old_on, old_term, old_hup;
 	int armed;
+	/*
+	 * --gcdump-at-exit: a socket pair whose [1] the program inherits
+	 * (the collector's word when Main returned, dotnet_exit.c); -1 when
+	 * closed. cli_run_gcdump_prepare() opens it, run closes [1] after
+	 * the fork and [0] at disarm.
+	 */
+	int exit_sock[2];
 };
+
+/*
+ * Before the fork, with --gcdump-at-exit: the socket the program will tell
+ * run on that its Main returned. Without it, or when it cannot be made,
+ * the sockets stay -1 (the snapshot then is only taken on SIGTERM/SIGHUP).
+ */
+void cli_run_gcdump_prepare(struct cli_run_gcdump *g);
+/*
+ * In the child, before exec: pass the program its end of the socket
+ * (HEAPSCOPE_DOTNET_EXIT=FD:PID, for the collector).
+ */
+void cli_run_gcdump_child(const struct cli_run_gcdump *g);
+/* In run after the fork: close the program's end of the socket. */
+void cli_run_gcdump_forked(struct cli_run_gcdump *g);
 
 /*
  * --gcdump-on's argument ("SIGUSR2", "USR2" or a number) into *@signo: 0,
@@ -43,6 +64,8 @@ void cli_run_gcdump_arm(struct cli_run_gcdump *g, pid_t pid, const char *trace);
 /*
  * Take the snapshots asked for since the last call; forward a SIGTERM or
  * SIGHUP held for --gcdump-at-exit to the program after its snapshot.
+ * When the program said its Main returned, take the at-exit snapshot
+ * and answer it, so that its runtime shuts down.
  */
 void cli_run_gcdump_poll(struct cli_run_gcdump *g);
 /*
@@ -51,9 +74,9 @@ void cli_run_gcdump_poll(struct cli_run_gcdump *g);
  */
 pid_t cli_run_gcdump_waitpid(struct cli_run_gcdump *g, pid_t pid, int *status);
 /*
- * Restore the handlers. With --gcdump-at-exit and no snapshot taken, say
- * that none could be (the runtime was gone when the program ended by
- * itself).
+ * Restore the handlers and close the socket. With --gcdump-at-exit and no
+ * snapshot taken, say that none could be (the program ended without its
+ * Main returning to the host: Environment.Exit, a signal, a crash).
  */
 void cli_run_gcdump_disarm(struct cli_run_gcdump *g);
 #endif

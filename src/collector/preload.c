@@ -7,7 +7,7 @@
  *   HEAPSCOPE_OUTPUT   the trace file it created for this process (empty);
  *                      removed at start-up so children do not reuse it
  *   HEAPSCOPE_OPTIONS  sample=N,unwind=libunwind|fp|slow|check,depth=N,fork=0|1,
- *                      exec=0|1,cpu=HZ,wall=HZ,cpuclock=timer,heap=0 (check:
+ *                      exec=0|1|main,cpu=HZ,wall=HZ,cpuclock=timer,heap=0 (check:
  *                      libunwind, each fast walk compared with libunwind
  *                      alone, the differences told at exit; cpu, wall: stack
  *                      sampling rates, cpu.c; cpuclock=timer: CPU samples by
@@ -21,6 +21,11 @@
  * started by exec) the trace is <comm>.<pid>.heapscope in HEAPSCOPE_DIR or
  * the working directory. Without follow-exec, start-up removes the library
  * from LD_PRELOAD so that programs started by this one run untraced.
+ * exec=main (run's default) follows the exec chain of the process run
+ * started, and only it: start-up keeps a copy of the three variables and
+ * of the library's LD_PRELOAD entry, removes them as without follow-exec,
+ * and an exec by that pid puts them back into the new image's
+ * environment; its forked children (and their execs) see none of them.
  */
 #include "collector/collector.h"
 #include <dlfcn.h>
@@ -44,6 +49,11 @@ uint64_t hs_start_ns;
 size_t hs_page_size = 4096;
 
 static char manifest[1024]; /* HEAPSCOPE_MANIFEST, or "" */
+/* exec=main: the pid whose execs are followed (0: none), and what they get */
+static int exec_chain; /* HEAPSCOPE_OPTIONS said exec=main */
+static pid_t chain_pid;
+static char chain_preload[1100]; /* this library's LD_PRELOAD entry */
+static char chain_vars[3][1100]; /* "HEAPSCOPE_OPTIONS=...", _DIR, _MANIFEST */
 static int saved_argc;
 static char **saved_argv;
 static char *const empty_argv[] = {NULL};
@@ -164,19 +174,25 @@ static void parse_options(const char *s)
 			hs_cfg.follow_fork = 1;
 		} else if (n == 6 && !strncmp(s, "exec=1", 6)) {
 			hs_cfg.follow_exec = 1;
+		} else if (n == 9 && !strncmp(s, "exec=main", 9)) {
+			exec_chain = 1;
 		}
 		s = end ? end + 1 : NULL;
 	}
 }
 
-/* Remove our own entry from LD_PRELOAD, in place (no allocation). */
-static void strip_preload(void)
+/*
+ * Remove our own entry from LD_PRELOAD, in place (no allocation); the
+ * last one removed is copied to @removed (@size bytes, "" if none).
+ */
+static void strip_preload(char *removed, size_t size)
 {
 	char *v = getenv("LD_PRELOAD");
 	Dl_info info;
 	const char *self, *base;
 	char *p;
 
+	removed[0] = '\0';
 	if (!v || !dladdr((void *)strip_preload, &info) || !info.dli_fname)
 		return;
 	self = info.dli_fname;
@@ -200,6 +216,10 @@ static void strip_preload(void)
 		for (b = end; b > start && b[-1] != '/'; b--)
 			;
 		if ((size_t)(end - b) == strlen(base) && !memcmp(b, base, strlen(base))) {
+			if (len < size) {
+				memcpy(removed, start, len);
+				removed[len] = '\0';
+			}
 			memmove(start, end, strlen(end) + 1);
 			p = start;
 		}
@@ -291,6 +311,87 @@ static int start_tracing(const char *path, int precreated, unsigned flags,
 static void atfork_prepare(void);
 static void atfork_child(void);
 
+/* exec=main: keep what an exec of this pid puts back (chain_env()). */
+static void keep_chain_env(void)
+{
+	static const char *const names[3] = {"HEAPSCOPE_OPTIONS", "HEAPSCOPE_DIR",
+					     "HEAPSCOPE_MANIFEST"};
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		const char *v = getenv(names[i]);
+		int n;
+
+		chain_vars[i][0] = '\0';
+		if (!v)
+			continue;
+		n = snprintf(chain_vars[i], sizeof(chain_vars[i]), "%s=%s", names[i], v);
+		if (n < 0 || (size_t)n >= sizeof(chain_vars[i])) {
+			hs_msg("%s is too long; a program this one execs is not traced",
+			       names[i]);
+			return;
+		}
+	}
+	chain_pid = getpid();
+}
+
+/*
+ * exec=main, in the pid whose execs are followed: @envp with the
+ * variables start-up removed put back (this library first in LD_PRELOAD,
+ * before the program's own entries), in one block to hs_real.free();
+ * NULL otherwise, or when out of memory (then the image is not traced).
+ */
+static char **chain_env(char *const envp[])
+{
+	static const char ld[] = "LD_PRELOAD=";
+	size_t n = 0, k = 0, size;
+	const char *theirs = "";
+	char **v, *text;
+	int i;
+
+	if (!chain_pid || getpid() != chain_pid)
+		return NULL;
+	while (envp && envp[n])
+		n++;
+	for (i = 0; envp && envp[i]; i++)
+		if (!strncmp(envp[i], ld, sizeof(ld) - 1))
+			theirs = envp[i] + sizeof(ld) - 1;
+	size = (n + 5) * sizeof(char *) + sizeof(ld) + strlen(chain_preload) + 1 +
+	       strlen(theirs);
+	v = hs_real.malloc(size);
+	if (!v) {
+		hs_msg("out of memory; the program exec'd is not traced");
+		return NULL;
+	}
+	text = (char *)(v + n + 5);
+	snprintf(text, size - (n + 5) * sizeof(char *), "%s%s%s%s", ld, chain_preload,
+		 *theirs ? ":" : "", theirs);
+	v[k++] = text;
+	for (i = 0; i < 3; i++)
+		if (chain_vars[i][0])
+			v[k++] = chain_vars[i];
+	for (i = 0; envp && envp[i]; i++) {
+		if (!strncmp(envp[i], ld, sizeof(ld) - 1) ||
+		    !strncmp(envp[i], "HEAPSCOPE_OPTIONS=", 18) ||
+		    !strncmp(envp[i], "HEAPSCOPE_DIR=", 14) ||
+		    !strncmp(envp[i], "HEAPSCOPE_MANIFEST=", 19) ||
+		    !strncmp(envp[i], "HEAPSCOPE_OUTPUT=", 17))
+			continue;
+		v[k++] = envp[i];
+	}
+	v[k] = NULL;
+	return v;
+}
+
+/* Free what chain_env() returned, after an exec that failed: errno stays. */
+static void drop_env(char **env)
+{
+	int e = errno;
+
+	hs_real.free(env);
+	errno = e;
+}
+
 __attribute__((constructor(101))) static void hs_init(int argc, char **argv, char **envp)
 {
 	const char *out, *opts, *dir;
@@ -325,7 +426,7 @@ __attribute__((constructor(101))) static void hs_init(int argc, char **argv, cha
 		snprintf(manifest, sizeof(manifest), "%s", getenv("HEAPSCOPE_MANIFEST"));
 	if (hs_cfg.follow_fork)
 		flags |= HS_PROC_FOLLOW_FORK;
-	if (hs_cfg.follow_exec)
+	if (hs_cfg.follow_exec || exec_chain)
 		flags |= HS_PROC_FOLLOW_EXEC;
 	hs_precise_clock = hs_cfg.sample_bytes != 0 || hs_cfg.no_heap;
 	out = getenv("HEAPSCOPE_OUTPUT");
@@ -348,7 +449,11 @@ __attribute__((constructor(101))) static void hs_init(int argc, char **argv, cha
 	if (out)
 		unsetenv("HEAPSCOPE_OUTPUT");
 	if (!hs_cfg.follow_exec) {
-		strip_preload();
+		if (exec_chain)
+			keep_chain_env();
+		strip_preload(chain_preload, sizeof(chain_preload));
+		if (!chain_preload[0])
+			chain_pid = 0;
 		unsetenv("HEAPSCOPE_OPTIONS");
 		unsetenv("HEAPSCOPE_DIR");
 		unsetenv("HEAPSCOPE_MANIFEST");
@@ -560,55 +665,70 @@ static void after_failed_exec(int paused)
 
 HS_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
+	char **env;
 	int paused, r;
 
 	hs_resolve_real();
 	paused = before_exec(path);
-	r = hs_real.execve(path, argv, envp);
+	env = chain_env(envp);
+	r = hs_real.execve(path, argv, env ? env : envp);
+	drop_env(env);
 	after_failed_exec(paused);
 	return r;
 }
 
 HS_EXPORT int execv(const char *path, char *const argv[])
 {
+	char **env;
 	int paused, r;
 
 	hs_resolve_real();
 	paused = before_exec(path);
-	r = hs_real.execv(path, argv);
+	env = chain_env(environ);
+	r = env ? hs_real.execve(path, argv, env) : hs_real.execv(path, argv);
+	drop_env(env);
 	after_failed_exec(paused);
 	return r;
 }
 
 HS_EXPORT int execvp(const char *file, char *const argv[])
 {
+	char **env;
 	int paused, r;
 
 	hs_resolve_real();
 	paused = before_exec(file);
-	r = hs_real.execvp(file, argv);
+	env = chain_env(environ);
+	r = env ? hs_real.execvpe(file, argv, env) : hs_real.execvp(file, argv);
+	drop_env(env);
 	after_failed_exec(paused);
 	return r;
 }
 
 HS_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
+	char **env;
 	int paused, r;
 
 	hs_resolve_real();
 	paused = before_exec(file);
-	r = hs_real.execvpe(file, argv, envp);
+	env = chain_env(envp);
+	r = hs_real.execvpe(file, argv, env ? env : envp);
+	drop_env(env);
 	after_failed_exec(paused);
 	return r;
 }
 
 HS_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
+	char **env;
 	int paused, r;
 
 	hs_resolve_real();
 	paused = before_exec("(fexecve)");
-	r = hs_real.fexecve(fd, argv, envp);
+	env = chain_env(envp);
+	r = hs_real.fexecve(fd, argv, env ? env : envp);
+	drop_env(env);
 	after_failed_exec(paused);
 	return r;
 }

@@ -4,8 +4,8 @@
 // heaptrack's Charts (summary, memory of the top call sites, allocations
 // over time, sizes), PerfView's hideable columns, several selected cells
 // with their sum and First/Last to Set Time Range, the net and peak while
-// dragging over When, Flatten, Clear all Folding and Fold Module, copying
-// rows with a header; speedscope's icicle, module prefixes hidden, keys
+// dragging over When (a CallTree node's own), Flatten, Clear all Folding
+// and Fold Module, copying rows with a header; speedscope's icicle, module prefixes hidden, keys
 // that zoom and pan, Find's match count; a view's URL after a restart of
 // `heapscope view`, and Export as CSV or JSON. Each part runs on its own
 // (a failure is reported and the next part starts from a fresh page);
@@ -254,6 +254,46 @@ async function whenReadout() {
     'part of it: less, with the time range', { part, inc: want.inc });
 }
 
+// The readout over a CallTree node's When cell is the node's: hot_function
+// runs in two processes, so each node has part of the name's Inc.
+async function whenNode() {
+  await openTrace(1);
+  await setBox('exc', '');
+  await tab('calltree');
+  await page.click('#view-calltree .row[data-key="ROOT"]');
+  await settled(() => page.click('#expandall'));
+  const tree = cliJson(['report', PERF, '--view', 'calltree']).tree;
+  const nodes = [];
+  const walk = (n, path) => {
+    if (n.key === HOT) nodes.push({ path, inc: n.inc });
+    for (const c of n.children || []) walk(c, [...path, c.key]);
+  };
+  walk(tree, []);
+  const name = cliJson(['report', PERF]).rows.find((r) => r.key === HOT).inc;
+  ok(nodes.length === 2 && nodes.every((n) => n.inc < name), 'hot_function is two CallTree nodes', nodes);
+  const rows = await page.$$eval(`#view-calltree .row[data-key="${HOT}"]`, (rs) => rs.map((r) => r.dataset.index));
+  const got = [];
+  for (const index of rows) {
+    await page.evaluate(() => { document.getElementById('status').dataset.net = ''; });
+    await page.evaluate((i) => {
+      const t = document.querySelector(`#view-calltree .row[data-index="${i}"] .c-when`).firstChild;
+      window.getSelection().setBaseAndExtent(t, 0, t, t.length);
+    }, index);
+    await page.waitForFunction(() => document.getElementById('status').dataset.net !== '' &&
+      /Net .* Peak/.test(document.getElementById('status').textContent));
+    got.push(await page.evaluate(() => {
+      const s = document.getElementById('status');
+      return { text: s.textContent, net: Number(s.dataset.net), of: s.dataset.of };
+    }));
+  }
+  await shot('when-node');
+  const near = (a, b) => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b));
+  ok(got.length === 2 && got.every((g) => g.of === 'node' && g.text.includes(' \u2192 ')) &&
+    got.every((g) => nodes.some((n) => near(g.net, n.inc))) && !near(got[0].net, got[1].net),
+  'the When readout of a CallTree node is the node\'s Net, not the name\'s',
+  { got, nodes, name });
+}
+
 // Flatten, Fold Module and Clear all Folding in the context menu.
 async function menuItems() {
   await openTrace(1);
@@ -351,17 +391,19 @@ function sameCsv(a, b) {
 
 // Export: the rows shown, as CSV equal to `report --format csv` of the
 // same boxes, and as JSON with the query that makes the view again.
+// Export this view as @kind (csv, json): the file's name and text.
+async function save(kind) {
+  await page.click('#export');
+  const [dl] = await Promise.all([page.waitForEvent('download'),
+    settled(() => page.click(`#menu [data-action="export-${kind}"]`))]);
+  const file = path.join(tmp, `export.${kind}`);
+  await dl.saveAs(file);
+  return { name: dl.suggestedFilename(), text: readFileSync(file, 'utf8') };
+}
+
 async function exporting() {
   await openTrace(1);
   await setBox('exc', 'cold');
-  const save = async (kind) => {
-    await page.click('#export');
-    const [dl] = await Promise.all([page.waitForEvent('download'),
-      settled(() => page.click(`#menu [data-action="export-${kind}"]`))]);
-    const file = path.join(tmp, `export.${kind}`);
-    await dl.saveAs(file);
-    return { name: dl.suggestedFilename(), text: readFileSync(file, 'utf8') };
-  };
   const csv = await save('csv');
   const want = execFileSync(BIN, ['report', PERF, '--exc', 'cold', '--format', 'csv'], { encoding: 'utf8' });
   ok(csv.name === 'workload.data.txt-byname.csv' && sameCsv(csv.text, want),
@@ -387,6 +429,49 @@ async function exporting() {
     '--format', 'csv'], { encoding: 'utf8' });
   ok(sameCsv(tree.text, wantTree), 'Export as CSV: the expanded CallTree is `report --view calltree`',
     { got: tree.text, want: wantTree });
+}
+
+// Export of Caller-Callee (report's CSV with its Section column) and of
+// the Flame Graph (report's rectangles; JSON: its tree and the query).
+async function exportingMore() {
+  await openTrace(1);
+  await setBox('exc', '');
+  await settled(() => page.dblclick(`${row(HOT)} .c-name`));
+  ok((await state()).tab === 'caller-callee', 'double-click opens Caller-Callee', await state());
+  const cc = await save('csv');
+  const want = execFileSync(BIN, ['report', PERF, '--view', 'caller-callee', '--focus', HOT,
+    '--format', 'csv'], { encoding: 'utf8' });
+  ok(cc.name === 'workload.data.txt-caller-callee.csv' && sameCsv(cc.text, want) &&
+    /^focus,/m.test(cc.text), 'Export as CSV: Caller-Callee is `report --view caller-callee`',
+  { got: cc.text, want });
+  const ccJson = JSON.parse((await save('json')).text);
+  const wantJson = cliJson(['report', PERF, '--view', 'caller-callee', '--focus', HOT]);
+  ok(ccJson.query.focus === HOT && ccJson.query.view === 'caller-callee' &&
+    ccJson.focus_row.inc === wantJson.focus_row.inc &&
+    ccJson.callers.map((r) => r.key).join() === wantJson.callers.map((r) => r.key).join() &&
+    ccJson.callees.map((r) => r.key).join() === wantJson.callees.map((r) => r.key).join(),
+  'Export as JSON: Caller-Callee\'s focus, callers, callees and query', { got: ccJson, want: wantJson });
+
+  await setBox('inc', 'hotloop');
+  await tab('flame');
+  const fl = await save('csv');
+  const wantFl = execFileSync(BIN, ['report', PERF, '--inc', 'hotloop', '--view', 'flame',
+    '--format', 'csv'], { encoding: 'utf8' });
+  ok(fl.name === 'workload.data.txt-flame.csv' && sameCsv(fl.text, wantFl),
+    'Export as CSV: the Flame Graph is `report --view flame --format csv`', { got: fl.text, want: wantFl });
+  const flJson = JSON.parse((await save('json')).text);
+  const wantTree = cliJson(['report', PERF, '--inc', 'hotloop', '--view', 'flame']).tree;
+  const walk = (n, d = 0) => [`${d}:${n.key}:${n.inc.toPrecision(12)}`,
+    ...(n.children || []).flatMap((c) => walk(c, d + 1))];
+  ok(flJson.query.params.inc === 'hotloop' && walk(flJson.tree).join('|') === walk(wantTree).join('|'),
+    'Export as JSON: the Flame Graph\'s tree is report\'s, with the query',
+    { got: walk(flJson.tree), want: walk(wantTree) });
+  const again = await page.evaluate(async (q) => {
+    const r = await fetch('/api/flame', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(q) });
+    return (await r.json()).rows.length;
+  }, flJson.query);
+  ok(again === walk(flJson.tree).length, 'the exported query gives the same boxes', { again });
 }
 
 // A view's URL still works after `heapscope view` restarts (here with its
@@ -444,9 +529,11 @@ async function main() {
     ['columns', () => columns()],
     ['cells', () => cells()],
     ['when', () => whenReadout()],
+    ['when-node', () => whenNode()],
     ['menu', () => menuItems()],
     ['flame', () => flameGraph()],
     ['export', () => exporting()],
+    ['export-more', () => exportingMore()],
     ['restart', () => restart()],
   ], process.env.HS_ONLY);
   ok(!errors.length, 'no JavaScript errors', errors);

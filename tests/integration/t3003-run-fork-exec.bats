@@ -31,8 +31,8 @@ setup() {
 	[[ "$output" == *"forker!site_child,"* ]]
 }
 
-@test "without --follow-exec the new image is not traced" {
-	trace_run -o e.heapscope -- "$TARGETS/execer"
+@test "with --no-follow-exec the new image is not traced" {
+	trace_run --no-follow-exec -o e.heapscope -- "$TARGETS/execer"
 	[ "$status" -eq 5 ]
 	grep -q "^second " out.txt
 	trace_check out.txt e.heapscope site_first
@@ -52,4 +52,18 @@ setup() {
 	trace_check out.txt "exe.$pid.heapscope" site_second
 	hs stats --format json "exe.$pid.heapscope"
 	[[ "$output" == *'"symbolized": true'* ]]
+}
+
+@test "by default the new image of run's own process writes its own trace" {
+	trace_run -o e.heapscope -- "$TARGETS/execer"
+	[ "$status" -eq 5 ]
+	local pid=$(awk '/^second /{print $2}' out.txt)
+	[ -e "exe.$pid.heapscope" ]
+	[ "$(ls *.heapscope | wc -l)" -eq 2 ]
+	trace_check out.txt e.heapscope site_first
+	trace_check out.txt "exe.$pid.heapscope" site_second
+	# both say their exec is followed (PROCESS flags bit 1); the image was exec'd
+	"$HS_BIN" dump e.heapscope | grep -qE "flags=0x2 parent_pid=0 "
+	"$HS_BIN" dump "exe.$pid.heapscope" | grep -qE "flags=0xa parent_pid=0 "
+	grep -q "process $pid traced into .*exe.$pid.heapscope" err.txt
 }

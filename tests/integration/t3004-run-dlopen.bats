@@ -44,3 +44,13 @@ setup() {
 	[ "$(col libhsdlswap_b.so!site_b_ctor 3 alloc.csv)" = 1202 ]
 	[ "$(col libhsdlswap_b.so!site_b 3 alloc.csv)" = 1204 ]
 }
+
+@test "a library's dlsym(RTLD_NEXT) finds the next library, as without the collector" {
+	# the collector interposes dlsym() (for .NET's shutdown, dotnet_exit.c);
+	# RTLD_NEXT must still search after the library that called it
+	"$TARGETS/nextsym" | grep -qx "probe 42"
+	trace_run -o n.heapscope -- "$TARGETS/nextsym"
+	cat out.txt err.txt
+	[ "$status" -eq 0 ]
+	grep -qx "probe 42" out.txt
+}

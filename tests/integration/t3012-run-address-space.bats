@@ -41,6 +41,10 @@ setup() {
 			hs stats c.heapscope
 			[ "$status" -eq 0 ]
 			[[ "$stderr" == *"heapscope: warning: c.heapscope: the collector could not record $lost event"* ]]
+			[[ "${lines[0]}" == "trace: "*", $lost event"*" lost"* ]]
+			# dump --summary and stats' JSON say it too
+			[[ "$(summary_field c.heapscope status)" =~ ^"complete, $lost event"s?" lost"$ ]]
+			[ "$("$HS_BIN" stats --format json c.heapscope 2> /dev/null | jq .lost)" = "$lost" ]
 			hs report c.heapscope --view calltree
 			[ "$status" -eq 0 ]
 			[[ "$stderr" == *"the collector could not record $lost event"* ]]
@@ -58,6 +62,9 @@ setup() {
 	grep -qx 'crowd 32 3200' out.txt
 	[ "$("$HS_BIN" dump --events c.heapscope | awk '$6 == 1234' | wc -l)" -eq 3200 ]
 	"$HS_BIN" dump --summary c.heapscope | grep -qx 'lost: 0'
+	[ "$(summary_field c.heapscope status)" = complete ]
+	[ "$("$HS_BIN" stats --format json c.heapscope | jq .lost)" = 0 ]
+	! "$HS_BIN" stats c.heapscope | grep -q 'lost'
 	! grep -q 'could not record\|cannot map' err.txt
 	# every thread is in the trace: main and the crowd's 32
 	"$HS_BIN" dump c.heapscope | grep -q ' threads=33 '

@@ -32,7 +32,7 @@ want = {
     "suppressed_leaked_bytes": stdio, "suppressed_leaked_blocks": 1,
     "temporary_allocations": 13, "temporary_bytes": 201474,
     "unmatched_frees": 0, "mmaps": 2, "munmaps": 2, "threads": 1,
-    "complete": True, "symbolized": True, "sampled": False,
+    "complete": True, "lost": 0, "symbolized": True, "sampled": False,
 }
 for k, v in want.items():
     assert s[k] == v, (k, s[k], v)

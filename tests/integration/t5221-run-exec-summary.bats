@@ -45,6 +45,14 @@ heap_line() {
 	[ "$(total x.heapscope --no-exec-chain --source alloc)" != "0 0" ]
 	[ "$(total x.heapscope --no-exec-chain --source leaks)" = "0 0" ]
 	"$HS_BIN" stats x.heapscope | grep -q '^leaked: *0 bytes in 0 blocks'
+	# and so do its totals (the shell had 48 to 52 blocks live at its exec)
+	[ "$(summary_field x.heapscope end)" = "exec 0" ]
+	[ "$(summary_field x.heapscope 'leaked blocks')" = 0 ]
+	[ "$(summary_field x.heapscope 'leaked bytes')" = 0 ]
+	[ "$(summary_field x.heapscope 'peak heap')" -gt 0 ]
+	# the image that exited keeps what was live at its end: the 3 leaks
+	# and stdio's buffer
+	[ "$(summary_field "memtest.$pid.heapscope" 'leaked blocks')" = 4 ]
 }
 
 @test "report of run's -o file reads the chain as one process" {
@@ -92,8 +100,49 @@ heap_line() {
 	[ "$(total w.heapscope --source leaks)" = "231 3" ]
 }
 
-@test "without --follow-exec: no leaks of the shell, and run says why" {
-	trace_run --no-view -o y.heapscope -- sh -c "exec '$TARGETS/memtest'"
+@test "by default the exec chain of CMD's own pid is followed, not its children" {
+	trace_run --no-view -o x.heapscope -- sh -c "exec '$TARGETS/memtest'"
+	[ "$status" -eq 0 ]
+	cat err.txt
+	local pid
+	pid=$(ls memtest.*.heapscope | sed 's/memtest\.\([0-9]*\)\.heapscope/\1/')
+	[ -n "$pid" ]
+	[ "$(heap_line | wc -l)" -eq 1 ]
+	[[ "$(heap_line)" == "heapscope: 28 allocations (210.8 KiB), 24 frees, "* ]]
+	[[ "$(heap_line)" == *", leaked 231 B in 3 blocks ("* ]]
+	grep -q "^heapscope: process $pid ran sh, then by exec memtest: below is memtest, the last image, traced into memtest.$pid.heapscope " err.txt
+	[ "$(total x.heapscope --source leaks)" = "231 3" ]
+	[ "$(ls *.heapscope | wc -l)" -eq 2 ]
+	rm -f ./*.heapscope
+
+	printf '#!/bin/sh\nexec "%s" "$@"\n' "$TARGETS/memtest" > wrap.sh
+	chmod +x wrap.sh
+	trace_run --no-view -o w.heapscope -- ./wrap.sh
+	[ "$status" -eq 0 ]
+	[[ "$(heap_line)" == "heapscope: 28 allocations (210.8 KiB), 24 frees, "* ]]
+	[[ "$(heap_line)" == *", leaked 231 B in 3 blocks ("* ]]
+	rm -f ./*.heapscope
+
+	# a child the shell starts (vfork or fork, then exec) is not traced
+	trace_run --no-view -o c.heapscope -- sh -c "'$TARGETS/memtest'; ( exec '$TARGETS/memtest' ); exit 0"
+	[ "$status" -eq 0 ]
+	cat err.txt
+	[ "$(ls *.heapscope)" = c.heapscope ]
+	! grep -q 'exec\|28 allocations' err.txt
+	[ "$(total c.heapscope --source alloc)" != "0 0" ]
+	! "$HS_BIN" report c.heapscope --format csv 2> /dev/null | grep -q memtest
+	rm -f ./*.heapscope
+
+	# with --follow-fork the forked child is traced, but not past its exec
+	trace_run --no-view --follow-fork -o f.heapscope -- sh -c "( exec '$TARGETS/memtest' ); exit 0"
+	[ "$status" -eq 0 ]
+	cat err.txt
+	[ "$(ls memtest.*.heapscope 2> /dev/null | wc -l)" -eq 0 ]
+	[ "$(ls sh.*.heapscope | wc -l)" -eq 1 ]
+}
+
+@test "--no-follow-exec: no leaks of the shell, and run says why" {
+	trace_run --no-view --no-follow-exec -o y.heapscope -- sh -c "exec '$TARGETS/memtest'"
 	[ "$status" -eq 0 ]
 	cat err.txt
 	grep -q "^heapscope: sh (pid [0-9]*) replaced itself by exec, and the program it ran was not traced ('heapscope run --follow-exec' traces it)" err.txt

@@ -109,12 +109,41 @@ check_graph() {
 	check_graph "$base.1.gcdump"
 }
 
-@test "run --gcdump-at-exit: a program that ends by itself gets a clear message" {
+@test "run --gcdump-at-exit: a program that ends by itself is snapshotted after Main" {
+	need_dotnet
+	"$HS_BIN" run --no-view --gcdump-at-exit -- dotnet "$BATS_FILE_TMPDIR/out/dotnet-heap.dll" \
+		"$PWD/go" 1000 3 > ready.txt 2> run.err &
+	RUN_PID=$!
+	for _ in $(seq 150); do grep -q ready ready.txt && break; sleep 0.2; done
+	touch go
+	rc=0
+	wait "$RUN_PID" || rc=$?
+	cat run.err
+	# Main's return value is the run's status, as without the snapshot
+	[ "$rc" -eq 3 ]
+	base=$(ls -- *.heapscope | sed 's/\.heapscope$//')
+	grep -F "the program's Main returned: taking a heap snapshot into $base.1.gcdump" run.err
+	! grep -F "no heap snapshot at exit" run.err
+	hs stats "$base.1.gcdump"
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -E "^ +32000 +1000  Node  \[dotnet-heap.dll\]$"
+	echo "$output" | grep -A1 "Largest retainers" | grep -E "1064248 .*List<Node>"
+	! echo "$output" | grep -q "Garbage  "
+	# taken after Main returned: Main freed the cache's handle before
+	! echo "$output" | grep -q "CacheEntry"
+	# the runtime shut down normally after the snapshot: run's own .NET
+	# recording is complete
+	[ -s "$base.nettrace" ]
+}
+
+@test "run --gcdump-at-exit: a program whose Main does not return gets a clear message" {
 	need_dotnet
 	start_run --gcdump-at-exit
-	touch go
-	wait "$RUN_PID"
+	kill -KILL "$(awk '/ready/ {print $2}' ready.txt)"
+	rc=0
+	wait "$RUN_PID" || rc=$?
 	cat run.err
-	grep -F "no heap snapshot at exit: the program ended by itself" run.err
+	[ "$rc" -eq 137 ]
+	grep -F "no heap snapshot at exit: the program ended without its Main returning" run.err
 	! ls ./*.gcdump 2> /dev/null
 }

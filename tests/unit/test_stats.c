@@ -1,8 +1,8 @@
 /*
  * Tests of a trace's stats: totals, frees matched and not, the peak, leaks
  * and what the default suppressions take, temporary allocations, the size
- * histogram, the top lists, the timelines and the JSON keys; every number
- * computed by hand from the trace below.
+ * histogram, the top lists, the timelines and the JSON keys, the events
+ * the collector lost; every number computed by hand from the trace below.
  */
 #include <errno.h>
 #include <math.h>
@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include <jansson.h>
 #include "analysis/stats.h"
@@ -160,7 +161,7 @@ static void json_keys(void **state)
 		"peak_heap_ms", "peak_rss_bytes", "leaked_bytes", "leaked_blocks",
 		"temporary_allocations", "allocations_per_second", "duration_ms",
 		"size_histogram", "top_by_bytes", "top_by_count", "top_by_leaked",
-		"top_at_peak", "heap_timeline", "rss_timeline",
+		"top_at_peak", "heap_timeline", "rss_timeline", "complete", "lost",
 	};
 	struct hs_heap_stats s;
 	struct hs_trace t;
@@ -180,6 +181,9 @@ static void json_keys(void **state)
 	assert_int_equal(json_integer_value(json_object_get(j, "peak_heap_bytes")), 500016);
 	assert_true(json_real_value(json_object_get(j, "peak_heap_ms")) == 8);
 	assert_int_equal(json_integer_value(json_object_get(j, "leaked_blocks")), 2);
+	/* no footer: nothing is known lost */
+	assert_true(json_is_integer(json_object_get(j, "lost")));
+	assert_int_equal(json_integer_value(json_object_get(j, "lost")), 0);
 	assert_int_equal(json_array_size(json_object_get(j, "size_histogram")), 5);
 	e = json_array_get(json_object_get(j, "top_by_bytes"), 0);
 	assert_string_equal(json_string_value(json_object_get(e, "name")), "app!0x10");
@@ -189,6 +193,58 @@ static void json_keys(void **state)
 	json_decref(j);
 	hs_heap_stats_release(&s);
 	hs_trace_release(&t);
+	free(b.buf);
+}
+
+/*
+ * The footer's lost count (events the collector could not record) is
+ * the stats' lost, in the JSON too, loaded and streamed; the numbers
+ * are those of the events the trace holds.
+ */
+static void lost_events(void **state)
+{
+	char path[] = "/tmp/hs-stats-XXXXXX";
+	uint64_t counts[HS_FC__COUNT] = { 0 };
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct hs_heap_stats s;
+	struct hs_trace t;
+	struct tb b;
+	uint8_t *p;
+	json_t *j;
+	int fd, streamed;
+
+	(void)state;
+	build_trace(&b);
+	counts[HS_FC_LOST] = 5;
+	p = put_end(tb_p(&b), 9 * MS, HS_END_EXIT, 0);
+	p = hs_tw_footer(p, counts, NULL, 0);
+	tb_end(&b, p);
+	tb_chunk(&b, HS_CHUNK_END, 0);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, b.buf, b.len), (ssize_t)b.len);
+	close(fd);
+	for (streamed = 0; streamed < 2; streamed++) {
+		if (streamed) {
+			assert_int_equal(
+			    hs_heap_stats_compute_path(path, NULL, &t, &s, &diag), 0);
+		} else {
+			tb_load(&b, &t);
+			assert_int_equal(hs_heap_stats_compute(&t, NULL, &s, &diag), 0);
+		}
+		assert_true(t.has_footer);
+		assert_int_equal(s.lost, 5);
+		assert_false(s.cut_off);
+		assert_true(s.allocations == 6);
+		j = hs_heap_stats_json(&s);
+		assert_non_null(j);
+		assert_int_equal(json_integer_value(json_object_get(j, "lost")), 5);
+		assert_true(json_is_true(json_object_get(j, "complete")));
+		json_decref(j);
+		hs_heap_stats_release(&s);
+		hs_trace_release(&t);
+	}
+	unlink(path);
 	free(b.buf);
 }
 
@@ -264,6 +320,7 @@ int main(void)
 		cmocka_unit_test(totals_peak_leaks),
 		cmocka_unit_test(timelines),
 		cmocka_unit_test(json_keys),
+		cmocka_unit_test(lost_events),
 		cmocka_unit_test(empty_trace),
 		cmocka_unit_test(out_of_memory),
 	};

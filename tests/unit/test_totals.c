@@ -1,8 +1,8 @@
 /*
  * Tests of a heap trace's totals (analysis/totals.h): the streamed and the
  * loaded pass give the same numbers, and so do stats and the peak view;
- * the peak is taken in time order, not file order; a sampled trace's
- * estimates; out of memory.
+ * the peak is taken in time order, not file order; no leaks after an
+ * exec; a sampled trace's estimates; out of memory.
  */
 #include <errno.h>
 #include <math.h>
@@ -30,8 +30,9 @@
  * written after it, allocates 50 B at 2 ms and frees it at 4 ms. In file
  * order the heap never holds more than 100 B; in time order it holds
  * 150 B from 2 ms to 3 ms. Then 7 B at 5 ms (thread 2), never freed.
+ * The trace ends at 6 ms for @end_reason (enum hs_end_reason).
  */
-static void build_two_threads(struct tb *b)
+static void build_two_threads_ending(struct tb *b, unsigned end_reason)
 {
 	uint8_t *p;
 
@@ -51,9 +52,14 @@ static void build_two_threads(struct tb *b)
 	p = put_alloc(b, p, HS_TAG_MALLOC, 1 * MS, 0x1000, 7, 1);
 	tb_end(b, p);
 	tb_chunk(b, HS_CHUNK_EVENTS, 1);
-	p = put_end(tb_p(b), 6 * MS, HS_END_EXIT, 0);
+	p = put_end(tb_p(b), 6 * MS, end_reason, 0);
 	tb_end(b, p);
 	tb_chunk(b, HS_CHUNK_END, 0);
+}
+
+static void build_two_threads(struct tb *b)
+{
+	build_two_threads_ending(b, HS_END_EXIT);
 }
 
 /* Write @b to a temporary file named in @path (a mkstemp() template). */
@@ -154,6 +160,55 @@ static void address_zero_is_never_live(void **state)
 	free(b.buf);
 }
 
+/*
+ * A trace that ended by exec: the exec freed the heap, so the 7 B live at
+ * the end are no leak (the leaks view, stats and run's summary have none
+ * either), streamed and loaded; everything else is as after an exit.
+ */
+static void no_leaks_after_exec(void **state)
+{
+	char path[] = "/tmp/hs-totals-XXXXXX";
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct hs_heap_totals loaded, streamed, exited;
+	struct hs_leak_totals leaks;
+	struct hs_heap_stats s;
+	struct hs_trace t;
+	struct tb b;
+
+	(void)state;
+	build_two_threads(&b);
+	tb_load(&b, &t);
+	assert_int_equal(hs_heap_totals(&t, &exited), 0);
+	hs_trace_release(&t);
+	free(b.buf);
+	assert_int_equal(exited.leaked_blocks, 1);
+
+	build_two_threads_ending(&b, HS_END_EXEC);
+	write_trace(&b, path);
+	assert_int_equal(hs_heap_totals_path(path, &t, &streamed, &diag), 0);
+	assert_true(t.has_end && t.end_reason == HS_END_EXEC);
+	hs_trace_release(&t);
+	assert_int_equal(streamed.leaked_bytes, 0);
+	assert_int_equal(streamed.leaked_blocks, 0);
+	assert_int_equal(streamed.peak_heap, 150);
+	exited.leaked_bytes = exited.leaked_blocks = 0;
+	assert_memory_equal(&streamed, &exited, sizeof(exited));
+	assert_int_equal(hs_trace_load(path, &t, &diag), 0);
+	assert_int_equal(hs_heap_totals(&t, &loaded), 0);
+	assert_memory_equal(&loaded, &streamed, sizeof(loaded));
+	/* the same as the leaks of stats and of run's summary */
+	assert_int_equal(hs_heap_stats_compute(&t, NULL, &s, &diag), 0);
+	assert_true(s.leaked_bytes == 0 && s.leaked_blocks == 0);
+	hs_heap_stats_release(&s);
+	hs_trace_release(&t);
+	assert_int_equal(hs_heap_summary_path(path, &t, &streamed, &leaks, &diag), 0);
+	hs_trace_release(&t);
+	assert_true(leaks.bytes == 0 && leaks.blocks == 0);
+	assert_int_equal(streamed.leaked_blocks, 0);
+	unlink(path);
+	free(b.buf);
+}
+
 static void a_sampled_trace_gives_estimates(void **state)
 {
 	struct hs_heap_totals tot;
@@ -221,6 +276,7 @@ int main(void)
 		cmocka_unit_test(peak_in_time_order_everywhere),
 		cmocka_unit_test(a_sampled_trace_gives_estimates),
 		cmocka_unit_test(address_zero_is_never_live),
+		cmocka_unit_test(no_leaks_after_exec),
 		cmocka_unit_test(out_of_memory_at_every_allocation),
 	};
 	return cmocka_run_group_tests_name("totals", tests, NULL, NULL);

@@ -24,6 +24,7 @@ const $ = (id) => document.getElementById(id);
 const BOXES = { start: 'start', end: 'end', group: 'group', fold_pct: 'foldpct', fold: 'fold',
   inc: 'inc', exc: 'exc' };
 const TREE_TABS = ['calltree', 'callers', 'callees'];
+const EXPORT_TABS = ['byname', ...TREE_TABS, 'caller-callee', 'flame'];
 const PAGE = 200;
 
 let INFO = null;
@@ -544,7 +545,7 @@ function setActiveTab(tab) {
   document.querySelector('[data-tab="gc"]').hidden = !isNetTrace(INFO.traces[state.trace]);
   document.querySelector('[data-tab="charts"]').hidden = !isHeapTrace(INFO.traces[state.trace]);
   $('expandall').hidden = !TREE_TABS.includes(tab);
-  $('export').hidden = tab !== 'byname' && !TREE_TABS.includes(tab);
+  $('export').hidden = !EXPORT_TABS.includes(tab);
 }
 
 // A new parameter set: record it, then show it. When Cancel stops it,
@@ -874,17 +875,45 @@ async function shownRows(tab) {
   return out;
 }
 
+// Caller-Callee and the Flame Graph: their file's text, named @name.
+async function exportOther(tab, kind, name) {
+  if (tab === 'caller-callee') {
+    if (!state.focus) throw new Error('Caller-Callee has no focus to export');
+    const lists = views[tab].cc.lists;
+    const query = H.query(state, { view: tab, focus: state.focus, limit: 20000 });
+    const n = lists.callers.length + lists.focus.length + lists.callees.length;
+    if (kind === 'csv') X.download(name, X.toCallerCalleeCsv(lists), 'text/csv');
+    else X.download(name, X.toViewJson(tab, query, summary, { focus: state.focus,
+      callers: lists.callers, focus_row: lists.focus[0] ?? null, callees: lists.callees }),
+    'application/json');
+    return n;
+  }
+  // the whole graph from ROOT, every box however narrow
+  const query = H.query(state, { view: 'flame', root: 0, min_width: 0, max_rows: 200000 });
+  const r = await api.call('flame', query);
+  if (r.truncated) status('the flame graph has more than 200,000 boxes: the first ones only', true);
+  if (kind === 'csv') X.download(name, X.toFlameCsv(r.rows), 'text/csv');
+  else X.download(name, X.toViewJson('flame', query, r.summary, { tree: X.flameTree(r.rows) }),
+    'application/json');
+  return r.rows.length;
+}
+
 async function exportView(kind) {
   const tab = state.tab;
-  if (tab !== 'byname' && !TREE_TABS.includes(tab))
-    return status('Export works in ByName and the trees (CallTree, Callers, Callees)', true);
+  if (!EXPORT_TABS.includes(tab))
+    return status('Export works in ByName, the trees, Caller-Callee and the Flame Graph', true);
   try {
     working('exporting\u2026');
+    const name = X.fileName(INFO.traces[state.trace]?.name, tab, kind);
+    if (!['byname', ...TREE_TABS].includes(tab)) {
+      const n = await exportOther(tab, kind, name);
+      status(`exported ${n} rows to ${name}`);
+      return;
+    }
     const rows = await shownRows(tab);
     const tree = tab !== 'byname';
     const focus = ['callers', 'callees'].includes(tab) ? state.focus : null;
     const sort = state.sort[tab];
-    const name = X.fileName(INFO.traces[state.trace]?.name, tab, kind);
     // the query of the API's rows in this order (/api/view, /api/rows)
     const query = H.query(state, { view: tab, focus, sort: sort?.key ?? null,
       order: sort ? (sort.asc ? 'asc' : 'desc') : null });
@@ -957,23 +986,49 @@ function onSelectionChange() {
     `${fmt.ms(whenSel.end - whenSel.start)} ms`;
   status(`${range}  (Alt-R sets it)`);
   clearTimeout(whenTimer);
-  const key = cell.parentElement.dataset.key;
+  const rowEl = cell.parentElement;
+  const target = { key: rowEl.dataset.key, tab: rowEl.closest('.view')?.dataset.view,
+    index: Number(rowEl.dataset.index) };
   const picked = whenSel;
-  if (key) whenTimer = setTimeout(() => whenReadout(key, picked, range), 150);
+  if (target.key) whenTimer = setTimeout(() => whenReadout(target, picked, range), 150);
 }
 
 let whenTimer = 0;
 let whenGen = 0;
 
+// The /api/timeline query of the samples a When cell stands for, and what
+// they are (a name, or a CallTree node by its path): a CallTree node's are
+// those a drill into it keeps (the node's own, not its name's elsewhere);
+// a name's (ByName, the top of Callers and Callees) those with the name on
+// their stack.
+async function whenQuery({ key, tab, index }) {
+  const base = { buckets: 4000 };
+  if (tab === 'calltree') {
+    const path = await treePath(views.calltree, index);
+    if (!path) return null;
+    if (!path.length) return { q: H.query(state, base), of: 'ROOT', node: true };
+    const drill = { kind: 'drill', what: 'inc', path, params: { ...state.params } };
+    return { q: H.query(state, { ...base, steps: [...state.steps, drill],
+      params: { ...state.params, inc: '', exc: '' } }), of: path.join(' \u2192 '), node: true };
+  }
+  // Callers and Callees: below their top the name's, said so
+  const v = views[tab];
+  const deep = TREE_TABS.includes(tab) && (v?.model?.info(index)?.depth ?? 0) > 0;
+  return { q: H.query(state, { ...base, params: { ...state.params,
+    inc: appendPat(state.params.inc || '', exactPattern(key)) } }),
+  of: deep ? `${key} (the name's: a ${tab} node has no timeline of its own)` : key, node: false };
+}
+
 // PerfView's readout while dragging over When: the net (sum) and the peak
-// (highest running sum) of the name's metric inside the range selected;
-// from the timeline of the samples with the name on their stack.
-async function whenReadout(key, sel, range) {
+// (highest running sum) of the row's metric inside the range selected;
+// from the timeline of the row's samples (whenQuery).
+async function whenReadout(target, sel, range) {
   const gen = ++whenGen;
-  let t;
+  let t, w;
   try {
-    t = await api.call('timeline', H.query(state, { buckets: 4000,
-      params: { ...state.params, inc: appendPat(state.params.inc || '', exactPattern(key)) } }));
+    w = await whenQuery(target);
+    if (!w) return;
+    t = await api.call('timeline', w.q);
   } catch (e) {
     if (!api.isCancel(e)) console.warn(e.message);
     return;
@@ -985,7 +1040,8 @@ async function whenReadout(key, sel, range) {
   const st = $('status');
   st.dataset.net = String(r.net);
   st.dataset.peak = String(r.peak);
-  status(`${range}  Net ${value(r.net)}  Peak ${value(r.peak)}  of ${key}  (Alt-R sets it)`);
+  st.dataset.of = w.node ? 'node' : 'name';
+  status(`${range}  Net ${value(r.net)}  Peak ${value(r.peak)}  of ${w.of}  (Alt-R sets it)`);
 }
 
 // The net and peak of a timeline's filtered metric over [a, b) ms (the

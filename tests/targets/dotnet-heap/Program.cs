@@ -9,7 +9,9 @@
 // It prints "ready PID" and waits for a line on standard input (or for the
 // file named by its first argument to exist) so that the snapshot is taken
 // while everything above is alive. A second argument changes the number of
-// nodes (a second snapshot for `heapscope diff`).
+// nodes (a second snapshot for `heapscope diff`); a third is Main's return
+// value (`run --gcdump-at-exit` keeps it). Main frees the cache's handle
+// before it returns: a snapshot taken after that holds no CacheEntry.
 using System;
 using System.Collections.Generic;
 using System.IO;
@@ -81,6 +83,6 @@ static class HeapFixture
             Console.ReadLine();
         GC.KeepAlive(Nodes);
         cache.Free();
-        return 0;
+        return args.Length > 2 ? int.Parse(args[2]) : 0;
     }
 }

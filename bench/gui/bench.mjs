@@ -1,0 +1,356 @@
+// bench/gui/bench.mjs - issue 17's targets for `heapscope view`, timed in
+// the browser (Debian's chromium through playwright-core, as the browser
+// tests drive it) for one or more builds, so that a change to the server
+// or the GUI is measured as a user meets it.
+//
+//   node bench/gui/bench.mjs [options] BUILD [BUILD...]
+//
+// BUILD is a build directory (its heapscope, bench/gen_perf_script). The
+// first BUILD is the baseline: every other one gets its ratio to it.
+// Options:
+//   --heap-iterations N  the python workload's loop count (default 750000:
+//                        about 7M allocations)
+//   --perf-samples N     samples of the generated perf script (default
+//                        2000000; about 3 KB of text each)
+//   --work DIR           where the inputs are made and kept (default a new
+//                        temporary directory, removed at the end); a DIR
+//                        given is reused, so a rerun records nothing again
+//   --json FILE          also write the results as JSON
+//   --only heap|perf     one of the two workloads
+//
+// Workloads:
+// - heap: python3 building dicts under PYTHONMALLOC=malloc, recorded by
+//   each BUILD's own `heapscope run` (the trace format may differ between
+//   builds; the program and its allocations are the same). Timed: the
+//   first open (from starting `heapscope view` to the first screen, and
+//   from loading the page), an Update with ExcPats, one with IncPats, a
+//   Fold% change, a switch to the peak source (first: computed) and back
+//   and to peak again (cached).
+// - perf: a perf script of N samples from the baseline's gen_perf_script
+//   (the same text for every build). Timed: the open, then each Update
+//   (IncPats, ExcPats, GroupPats by module, Fold%, a time range); the
+//   server's peak RSS (VmHWM) after them.
+// Each step is timed from the action to the GUI's "settled" mark with no
+// API request left in flight. Nothing is repeated: on a shared machine
+// run it twice and compare. Not part of `make check`.
+
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync,
+  openSync, closeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { spawnView, viewUrl } from '../../tests/browser/view-server.mjs';
+
+const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const CHROMIUM = process.env.HS_CHROMIUM || '/usr/bin/chromium';
+const WAIT = 600000;		// ms: the bound of one step
+
+function usage(msg) {
+  if (msg) console.error(`bench.mjs: ${msg}`);
+  console.error('usage: node bench/gui/bench.mjs [--heap-iterations N] [--perf-samples N] ' +
+    '[--work DIR] [--json FILE] [--only heap|perf] BUILD [BUILD...]');
+  process.exit(2);
+}
+
+function parseArgs(argv) {
+  const o = { heapIterations: 750000, perfSamples: 2000000, work: null, json: null, only: null,
+    builds: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const val = () => (i + 1 < argv.length ? argv[++i] : usage(`${a} needs a value`));
+    if (a === '--heap-iterations') o.heapIterations = Number(val());
+    else if (a === '--perf-samples') o.perfSamples = Number(val());
+    else if (a === '--work') o.work = path.resolve(val());
+    else if (a === '--json') o.json = path.resolve(val());
+    else if (a === '--only') o.only = val();
+    else if (a.startsWith('-')) usage(`unknown option ${a}`);
+    else o.builds.push(path.resolve(a));
+  }
+  if (!o.builds.length) usage('no BUILD');
+  if (!(o.heapIterations > 0) || !(o.perfSamples > 0)) usage('counts must be positive');
+  if (o.only && !['heap', 'perf'].includes(o.only)) usage('--only takes heap or perf');
+  for (const b of o.builds)
+    if (!existsSync(path.join(b, 'heapscope'))) usage(`${b}/heapscope does not exist`);
+  return o;
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// The python workload's script: dicts of lists and strings, a third of
+// them deleted again (bench/readside/run.sh's, with the count an argument).
+const DICTS = `import sys
+n = int(sys.argv[1])
+d = {}
+for i in range(n):
+    d[str(i)] = {"k": i, "v": [i, str(i)]}
+    if i % 3 == 0:
+        del d[str(i // 2)]
+`;
+
+// The heap trace of @build's `heapscope run` of the python workload.
+function heapTrace(o, build, i) {
+  const file = path.join(o.work, `heap-${i}-${o.heapIterations}.hstrace`);
+  if (existsSync(file)) return file;
+  const py = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'],
+    { encoding: 'utf8' }).trim();
+  writeFileSync(path.join(o.work, 'dicts.py'), DICTS);
+  const t0 = performance.now();
+  execFileSync(path.join(build, 'heapscope'), ['run', '-q', '--no-view', '-o', file, '--', py,
+    path.join(o.work, 'dicts.py'), String(o.heapIterations)],
+  { stdio: 'ignore', env: { ...process.env, PYTHONMALLOC: 'malloc' } });
+  log(`  recorded ${path.basename(file)} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  return file;
+}
+
+// The perf script of about o.perfSamples samples (gen_perf_script writes
+// about 3,030 bytes per sample at the default seed).
+function perfScript(o) {
+  const file = path.join(o.work, `perf-${o.perfSamples}.data.txt`);
+  if (existsSync(file)) return file;
+  const fd = openSync(file, 'w');
+  try {
+    execFileSync(path.join(o.builds[0], 'bench/gen_perf_script'),
+      [String(Math.round(o.perfSamples * 3030)), '1'], { stdio: ['ignore', fd, 'inherit'] });
+  } finally {
+    closeSync(fd);
+  }
+  return file;
+}
+
+function log(s) {
+  process.stderr.write(`${s}\n`);
+}
+
+// The peak and current RSS of process @pid in MB (Linux).
+function rssMb(pid) {
+  const st = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (k) => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(st)?.[1] ?? NaN);
+  return { peak: kb('VmHWM') / 1024, now: kb('VmRSS') / 1024 };
+}
+
+// One `heapscope view` of @files in a fresh browser page: its steps timed.
+class Session {
+  constructor(build, files, profile) {
+    this.build = build;
+    this.profile = profile;
+    this.files = files;
+    this.inflight = 0;
+    this.lastDone = 0;
+    this.started = new Map();	// request -> when it was sent
+    this.answers = [];		// [{path, t0, ms}]: the API requests answered
+  }
+
+  async open(chromium) {
+    const profile = this.profile;
+    const t0 = performance.now();
+    this.view = spawnView(path.join(this.build, 'heapscope'), this.files);
+    this.url = await viewUrl(this.view, WAIT);
+    this.context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM, headless: true, viewport: { width: 1400, height: 900 },
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    this.page = this.context.pages()[0] || await this.context.newPage();
+    this.page.setDefaultTimeout(WAIT);
+    const api = (r) => new URL(r.url()).pathname.startsWith('/api/');
+    this.page.on('request', (r) => {
+      if (!api(r)) return;
+      this.inflight++;
+      this.started.set(r, performance.now());
+    });
+    const done = (r) => {
+      if (!api(r)) return;
+      this.inflight--;
+      this.lastDone = performance.now();
+      const t0 = this.started.get(r);
+      this.started.delete(r);
+      this.answers.push({ path: new URL(r.url()).pathname.slice(5), t0, ms: this.lastDone - t0 });
+    };
+    this.page.on('requestfinished', done);
+    this.page.on('requestfailed', done);
+    const tPage = performance.now();
+    await this.page.goto(this.url);
+    await this.page.waitForSelector('body[data-ready="1"]');
+    await this.quiet(0);
+    return { from_start_ms: this.lastEnd - t0, from_page_ms: this.lastEnd - tPage };
+  }
+
+  // Wait until the GUI has settled @before loads and no API request is in
+  // flight; this.lastEnd: when the last of them finished.
+  async quiet(before) {
+    await this.page.waitForFunction((b) => Number(document.body.dataset.settled || 0) > b &&
+      !document.body.classList.contains('busy'), before, { timeout: WAIT, polling: 20 });
+    const settledAt = performance.now();
+    while (this.inflight > 0) await sleep(10);
+    this.lastEnd = Math.max(settledAt, this.lastDone);
+  }
+
+  // Time @action: ms from it to the view settled with nothing in flight.
+  // this.slowest: the API requests it caused, slowest first ("rows 812").
+  async step(action) {
+    const before = await this.page.evaluate(() => Number(document.body.dataset.settled || 0));
+    const t0 = performance.now();
+    await action();
+    await this.quiet(before);
+    this.slowest = this.answers.filter((a) => a.t0 >= t0).sort((a, b) => b.ms - a.ms)
+      .slice(0, 3).map((a) => `${a.path} ${Math.round(a.ms)}`).join(', ');
+    return this.lastEnd - t0;
+  }
+
+  // Step @name of result @r: its time, and its slowest requests in r.why.
+  async timed(r, name, promise) {
+    r[name] = await promise;
+    r.why ??= {};
+    r.why[name] = this.slowest;
+  }
+
+  // Type @value into box @id (not timed), then time its Enter.
+  async box(id, value) {
+    await this.page.fill(`#${id}`, value);
+    return this.step(() => this.page.press(`#${id}`, 'Enter'));
+  }
+
+  source(name) {
+    return this.step(() => this.page.selectOption('#source', name));
+  }
+
+  // The keys of ByName's first rows on screen.
+  topKeys(n) {
+    return this.page.$$eval('#view-byname .row:not([hidden])', (rs, k) =>
+      rs.map((r) => r.dataset.key).filter((x) => x && x !== 'ROOT').slice(0, k), n);
+  }
+
+  rss() {
+    return rssMb(this.view.pid);
+  }
+
+  async close() {
+    await this.context?.close().catch(() => {});
+    rmSync(this.profile, { recursive: true, force: true });
+    if (this.view && this.view.exitCode === null) {
+      const gone = new Promise((r) => this.view.once('exit', r));
+      this.view.kill('SIGTERM');
+      await gone;
+    }
+  }
+}
+
+// A pattern that matches name @key (the part before the first character
+// PerfView's patterns give a meaning: wildcards, captures, separators).
+function literal(key) {
+  return key.replace(/[%*;|{}^$@\\].*$/, '') || key;
+}
+
+async function benchHeap(o, chromium, build, i) {
+  const file = heapTrace(o, build, i);
+  const s = new Session(build, [file], path.join(o.work, `profile-${process.pid}-h${i}`));
+  const r = {};
+  try {
+    const open = await s.open(chromium);
+    r.open_ms = open.from_start_ms;
+    r.open_page_ms = open.from_page_ms;
+    r.why = { open_ms: s.answers.sort((a, b) => b.ms - a.ms).slice(0, 3)
+      .map((a) => `${a.path} ${Math.round(a.ms)}`).join(', ') };
+    const keys = await s.topKeys(4);
+    await s.timed(r, 'update_exc_ms', s.box('exc', literal(keys[1] ?? keys[0])));
+    await s.timed(r, 'update_inc_ms', s.box('inc', literal(keys[0])));
+    await s.box('exc', '');
+    await s.box('inc', '');
+    await s.timed(r, 'fold_pct_ms', s.box('foldpct', '3'));
+    await s.box('foldpct', '');
+    const first = await s.page.$eval('#source', (e) => e.value);
+    await s.timed(r, 'source_first_ms', s.source('peak'));
+    await s.timed(r, 'source_back_ms', s.source(first));
+    await s.timed(r, 'source_cached_ms', s.source('peak'));
+    r.rss_peak_mb = s.rss().peak;
+  } finally {
+    await s.close();
+  }
+  return r;
+}
+
+async function benchPerf(o, chromium, build, i, file) {
+  const s = new Session(build, [file], path.join(o.work, `profile-${process.pid}-p${i}`));
+  const r = {};
+  try {
+    const open = await s.open(chromium);
+    r.open_ms = open.from_start_ms;
+    r.open_page_ms = open.from_page_ms;
+    r.why = { open_ms: s.answers.sort((a, b) => b.ms - a.ms).slice(0, 3)
+      .map((a) => `${a.path} ${Math.round(a.ms)}`).join(', ') };
+    r.rss_open_mb = s.rss().peak;
+    const keys = await s.topKeys(4);
+    await s.timed(r, 'update_inc_ms', s.box('inc', literal(keys[0])));
+    await s.box('inc', '');
+    await s.timed(r, 'update_exc_ms', s.box('exc', literal(keys[1] ?? keys[0])));
+    await s.box('exc', '');
+    await s.timed(r, 'update_group_ms', s.box('group', '{%}!->module $1'));
+    await s.box('group', '');
+    await s.timed(r, 'update_fold_pct_ms', s.box('foldpct', '3'));
+    await s.box('foldpct', '');
+    const sum = await s.page.$eval('#summary', (e) => e.textContent);
+    const last = Number(/Last: ([\d.]+)/.exec(sum)?.[1] ?? 0);
+    await s.timed(r, 'update_range_ms', s.box('end', String(Math.round(last / 2))));
+    r.rss_peak_mb = s.rss().peak;
+  } finally {
+    await s.close();
+  }
+  return r;
+}
+
+// A Markdown table of the numbers of @rows (one per build) with the
+// ratios to the first, then each build's slowest requests per step.
+function table(title, builds, rows) {
+  const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))].filter((k) => k !== 'why');
+  const base = rows[0];
+  const head = ['', ...builds.map((b, i) => (i ? `build ${i}` : 'baseline')),
+    ...builds.slice(1).map((b, i) => `ratio ${i + 1}`)];
+  const lines = [`## ${title}`, '', `| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
+  for (const k of keys) {
+    const v = rows.map((r) => r[k]);
+    const ratio = v.slice(1).map((x) => (base[k] > 0 && x >= 0 ? `${(x / base[k]).toFixed(2)}x` : ''));
+    lines.push(`| ${[k, ...v.map((x) => (x === undefined ? '' : x.toFixed(0))), ...ratio].join(' | ')} |`);
+  }
+  lines.push('', 'Slowest API requests of each step (ms):');
+  for (const [i, r] of rows.entries())
+    for (const [k, w] of Object.entries(r.why || {})) lines.push(`- ${i ? `build ${i}` : 'baseline'} ${k}: ${w}`);
+  return lines.join('\n');
+}
+
+async function main() {
+  const o = parseArgs(process.argv.slice(2));
+  const own = !o.work;
+  o.work ??= mkdtempSync(path.join(tmpdir(), 'hs-gui-bench.'));
+  mkdirSync(o.work, { recursive: true });
+  const { chromium } = await import(path.join(SRC, 'node_modules/playwright-core/index.mjs'));
+  const out = { builds: o.builds, heap_iterations: o.heapIterations, perf_samples: o.perfSamples,
+    heap: [], perf: [] };
+  try {
+    if (o.only !== 'perf') {
+      for (const [i, b] of o.builds.entries()) {
+        log(`heap: ${b}`);
+        out.heap.push(await benchHeap(o, chromium, b, i));
+        log(`  ${JSON.stringify(out.heap.at(-1))}`);
+      }
+    }
+    if (o.only !== 'heap') {
+      const file = perfScript(o);
+      for (const [i, b] of o.builds.entries()) {
+        log(`perf: ${b}`);
+        out.perf.push(await benchPerf(o, chromium, b, i, file));
+        log(`  ${JSON.stringify(out.perf.at(-1))}`);
+      }
+    }
+  } finally {
+    if (own) rmSync(o.work, { recursive: true, force: true });
+  }
+  console.log(o.builds.map((b, i) => `- ${i ? `build ${i}` : 'baseline'}: ${b}`).join('\n') + '\n');
+  if (out.heap.length)
+    console.log(table(`heap trace, python dicts x ${o.heapIterations} (ms, MB)`, o.builds, out.heap) + '\n');
+  if (out.perf.length)
+    console.log(table(`perf script, ${o.perfSamples} samples (ms, MB)`, o.builds, out.perf));
+  if (o.json) writeFileSync(o.json, JSON.stringify(out, null, 1) + '\n');
+}
+
+await main();
