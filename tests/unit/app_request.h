@@ -2,14 +2,16 @@
  * app_request - asking the server's app (server/app.h) without sockets,
  * for the tests of its JSON routes (test_routes_gc.c, test_routes_retained.c,
  * test_routes_counts.c; header-only, after cmocka.h). The app is the
- * caller's, initialised with APP_TEST_TOKEN; each answer's body is the
- * caller's to json_decref.
+ * caller's, initialised with APP_TEST_TOKEN (app_with_fixture does that
+ * and loads a fixture); each answer's body is the caller's to json_decref.
  */
 #ifndef HS_TEST_APP_REQUEST_H
 #define HS_TEST_APP_REQUEST_H
+#include <stdio.h>
 #include <string.h>
 #include <jansson.h>
 #include "server/app.h"
+#include "views_helpers.h"
 
 /* The session token of the app under test, sent as the cookie. */
 #define APP_TEST_TOKEN "0123456789abcdef0123456789abcdef"
@@ -51,6 +53,25 @@ static inline unsigned app_ask_json(struct hs_app *app, const char *method,
 	assert_non_null(*out);
 	hs_response_release(&resp);
 	return status;
+}
+
+/*
+ * @app, initialised with APP_TEST_TOKEN, serving the fixture
+ * tests/data/@dir/@name as trace 0 and recursion_source() (views_helpers.h)
+ * as trace 1, "rec.folded": a trace of the kind a route is for, and one it
+ * is not.
+ */
+static inline void app_with_fixture(struct hs_app *app, const char *dir, const char *name)
+{
+	struct hs_diag d = HS_DIAG_INIT(name);
+	struct hs_stack_source src;
+	char path[1024];
+
+	assert_int_equal(hs_app_init(app, APP_TEST_TOKEN), 0);
+	snprintf(path, sizeof(path), "%s/%s/%s", HS_TEST_DATA, dir, name);
+	assert_int_equal(hs_app_open(app, path, name, HS_FORMAT_UNKNOWN, &d), 0);
+	recursion_source(&src);
+	assert_int_equal(hs_app_add_trace(app, "rec.folded", "folded", &src), 0);
 }
 
 #endif

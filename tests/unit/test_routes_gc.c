@@ -26,15 +26,7 @@ static unsigned get_gc(struct hs_app *app, const char *const *args, json_t **out
 
 static void app_with_traces(struct hs_app *app)
 {
-	struct hs_diag d = HS_DIAG_INIT("allocs.nettrace");
-	struct hs_stack_source src;
-	char path[1024];
-
-	assert_int_equal(hs_app_init(app, APP_TEST_TOKEN), 0);
-	snprintf(path, sizeof(path), "%s/dotnet/allocs.nettrace", HS_TEST_DATA);
-	assert_int_equal(hs_app_open(app, path, "allocs.nettrace", HS_FORMAT_UNKNOWN, &d), 0);
-	recursion_source(&src);
-	assert_int_equal(hs_app_add_trace(app, "rec.folded", "folded", &src), 0);
+	app_with_fixture(app, "dotnet", "allocs.nettrace");
 }
 
 static void gc_of_a_nettrace(void **state)

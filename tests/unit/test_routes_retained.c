@@ -31,15 +31,7 @@ static unsigned get_retained(struct hs_app *app, const char *const *args, json_t
 
 static void app_with_traces(struct hs_app *app)
 {
-	struct hs_diag d = HS_DIAG_INIT("heap-1000.gcdump");
-	struct hs_stack_source src;
-	char path[1024];
-
-	assert_int_equal(hs_app_init(app, APP_TEST_TOKEN), 0);
-	snprintf(path, sizeof(path), "%s/dotnet/heap-1000.gcdump", HS_TEST_DATA);
-	assert_int_equal(hs_app_open(app, path, "heap-1000.gcdump", HS_FORMAT_UNKNOWN, &d), 0);
-	recursion_source(&src);
-	assert_int_equal(hs_app_add_trace(app, "rec.folded", "folded", &src), 0);
+	app_with_fixture(app, "dotnet", "heap-1000.gcdump");
 }
 
 static double retained_of(json_t *j, const char *name)
