@@ -8,45 +8,17 @@
 // the byte[] payloads on the Node node; the retained view and the perf
 // trace hide the column. Output is TAP; every wait is bounded.
 //
-// Environment: HS_BIN, HS_SRC, HS_BUILD (set by meson), HS_CHROMIUM.
+// Environment: HS_BIN, HS_SRC, HS_BUILD (set by meson), HS_CHROMIUM; the
+// TAP lines, deadline, view process and browser are harness.mjs's.
 
-import { spawnView, viewUrl } from './view-server.mjs';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { SRC, WAIT, begin, errors, launchBrowser, ok, runTest, setBox, settled,
+  startView } from './harness.mjs';
 
-const BIN = process.env.HS_BIN;
-const SRC = process.env.HS_SRC;
-const CHROMIUM = process.env.HS_CHROMIUM || '/usr/bin/chromium';
-const WAIT = 30000;
 const GCDUMP = path.join(SRC, 'tests/data/dotnet/heap-1000.gcdump');
 const PERF = path.join(SRC, 'tests/data/perf/workload.data.txt');
 const NODE = 'dotnet-heap.dll!Node';
 const LIST = 'System.Private.CoreLib.dll!System.Collections.Generic.List<Node>';
-
-let server = null, context = null, tmp = null, n = 0;
-const errors = [];
-
-function ok(cond, what, detail) {
-  n++;
-  console.log(`${cond ? 'ok' : 'not ok'} ${n} - ${what}`);
-  if (!cond) {
-    if (detail !== undefined) console.log('# ' + JSON.stringify(detail).slice(0, 2000));
-    throw new Error(`failed: ${what}`);
-  }
-}
-
-function cleanup() {
-  if (server) server.kill('SIGKILL');
-  server = null;
-  if (tmp) rmSync(tmp, { recursive: true, force: true });
-}
-
-const deadline = setTimeout(() => {
-  console.log(`not ok ${++n} - the run took more than 120 s`);
-  cleanup();
-  process.exit(1);
-}, 120000);
 
 // The Retained header's text and width, and the List<Node> row's cell.
 function retainedColumn(page) {
@@ -58,14 +30,6 @@ function retainedColumn(page) {
     return { head: h.textContent, width: h.offsetWidth, text: cell?.textContent ?? null,
       tip: cell?.title ?? null };
   }, NODE);
-}
-
-// Run @action and wait until the GUI has settled after it.
-async function settled(page, action) {
-  const before = await page.evaluate(() => Number(document.body.dataset.settled || 0));
-  await action();
-  await page.waitForFunction((b) => Number(document.body.dataset.settled || 0) > b &&
-    !document.body.classList.contains('busy'), before, { timeout: WAIT });
 }
 
 // The CallTree's Retained header and the cell of the row named @key.
@@ -84,12 +48,12 @@ function treeCell(page, key) {
 // variable (its chain of one child each opens with it), then each node's
 // own retained bytes.
 async function callTree(page) {
-  await settled(page, () => page.click('#tabs [data-tab="calltree"]'));
+  await settled(() => page.click('#tabs [data-tab="calltree"]'));
   for (const key of ['[.NET Roots]', '[static vars]',
     '[static var System.Collections.Generic.List<Node>.Nodes]']) {
     const sel = `#view-calltree .row[data-key="${key}"] .twist`;
     await page.waitForSelector(sel);
-    if ((await page.textContent(sel)) === '\u25b8') await settled(page, () => page.click(sel));
+    if ((await page.textContent(sel)) === '\u25b8') await settled(() => page.click(sel));
   }
   await page.waitForFunction((k) => !!document.querySelector(
     `#view-calltree .row[data-key="${k}"] .c-retained`)?.textContent, NODE, { timeout: WAIT });
@@ -98,8 +62,7 @@ async function callTree(page) {
     'CallTree: the List<Node> node retains its array, nodes and payloads', c);
   c = await treeCell(page, NODE);
   ok(/^1,056,000\b/.test(c.tip), 'CallTree: the Node node retains its nodes and payloads', c);
-  await page.fill('#fold', 'System.Byte[]');
-  await settled(page, () => page.press('#fold', 'Enter'));
+  await setBox('fold', 'System.Byte[]');
   await page.waitForFunction((k) => document.querySelector(
     `#view-calltree .row[data-key="${k}"] .c-retained`)?.title?.startsWith('not shown'), NODE,
   { timeout: WAIT });
@@ -107,25 +70,14 @@ async function callTree(page) {
   ok(c.text === '' && /^not shown/.test(c.tip),
     'CallTree: a node FoldPats merged with what it holds has no Retained, and says why', c);
   ok(/^1,064,248\b/.test((await treeCell(page, LIST)).tip), 'CallTree: the List node is unchanged');
-  await page.fill('#fold', '');
-  await settled(page, () => page.press('#fold', 'Enter'));
-  await settled(page, () => page.click('#tabs [data-tab="byname"]'));
+  await setBox('fold', '');
+  await settled(() => page.click('#tabs [data-tab="byname"]'));
 }
 
 async function main() {
-  tmp = mkdtempSync(path.join(tmpdir(), 'hs-browser-retained-'));
-  server = spawnView(BIN, [GCDUMP, PERF]);
-  const url = await viewUrl(server, WAIT);
-  const { chromium } = await import(path.join(SRC, 'node_modules/playwright-core/index.mjs'));
-  context = await chromium.launchPersistentContext(path.join(tmp, 'profile'), {
-    executablePath: CHROMIUM, headless: true, viewport: { width: 1400, height: 900 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  const page = context.pages()[0] || await context.newPage();
-  page.setDefaultTimeout(WAIT);
-  page.on('pageerror', (e) => errors.push(e.message));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  begin({ name: 'retained', limitS: 120 });
+  const url = await startView([GCDUMP, PERF]);
+  const { page } = await launchBrowser();
   await page.goto(url);
   await page.waitForSelector('body[data-ready="1"]');
   await page.waitForFunction((node) => !!document.querySelector(
@@ -149,17 +101,4 @@ async function main() {
   ok(errors.length === 0, 'no page errors', errors);
 }
 
-try {
-  await main();
-  console.log(`1..${n}`);
-  clearTimeout(deadline);
-  await context?.close();
-  cleanup();
-} catch (e) {
-  console.log(`# ${e.stack}`);
-  for (const x of errors) console.log(`# page: ${x.split('\n')[0]}`);
-  console.log(`1..${n}`);
-  await context?.close().catch(() => {});
-  cleanup();
-  process.exit(1);
-}
+await runTest(main);

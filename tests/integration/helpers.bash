@@ -35,3 +35,13 @@ between() {
 	echo "$1 within [$2, $3]?"
 	awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v != "" && v >= lo && v <= hi) }'
 }
+
+# dotnet_build TARGET: build the .NET program tests/targets/TARGET (its
+# Program.cs and .csproj, copied to ./src) into ./out, quietly; its log is
+# ./build.log, shown when the build fails. Callers check for dotnet first.
+dotnet_build() {
+	export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+	mkdir -p src
+	cp "$HS_SRC/tests/targets/$1/Program.cs" "$HS_SRC/tests/targets/$1"/*.csproj src/
+	dotnet build src -c Release -o out > build.log 2>&1 || { cat build.log; return 1; }
+}

@@ -91,11 +91,8 @@ teardown() {
 @test "sibling: live, run --dotnet then view and --list-sources of the heap trace" {
 	command -v dotnet > /dev/null ||
 		skip "dotnet (the .NET SDK) is not installed: the live recording needs it"
-	export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
 	dir=$BATS_TEST_TMPDIR
-	mkdir -p src
-	cp "$HS_SRC"/tests/targets/dotnet/Program.cs "$HS_SRC"/tests/targets/dotnet/allocs.csproj src/
-	dotnet build src -c Release -o out > build.log 2>&1 || { cat build.log; return 1; }
+	dotnet_build dotnet
 	hs run -q --no-view --no-symbolize -- dotnet out/allocs.dll 1
 	[ "$status" -eq 0 ]
 	trace=$(ls ./*.heapscope | grep -v -e app.4242 -e alone.77)

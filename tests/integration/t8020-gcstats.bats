@@ -112,10 +112,7 @@ jget() {
 @test "gcstats: live, the GC count is the program's GC.CollectionCount" {
 	command -v dotnet > /dev/null ||
 		skip "dotnet (the .NET SDK) is not installed: the live GCStats test needs it"
-	export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
-	mkdir -p src
-	cp "$HS_SRC"/tests/targets/dotnet/Program.cs "$HS_SRC"/tests/targets/dotnet/allocs.csproj src/
-	dotnet build src -c Release -o out > build.log 2>&1 || { cat build.log; return 1; }
+	dotnet_build dotnet
 	# scale 20: 50 MB allocated, so the runtime collects on its own too
 	DOTNET_EnableEventPipe=1 DOTNET_EventPipeOutputPath="$PWD/live.nettrace" \
 	DOTNET_EventPipeConfig='Microsoft-Windows-DotNETRuntime:0x1:5' \

@@ -146,10 +146,7 @@ report_total() {
 		skip "dotnet (the .NET SDK) is not installed: the live .NET tests need it"
 	command -v dotnet-gcdump > /dev/null ||
 		skip "dotnet-gcdump is not installed (dotnet tool install -g dotnet-gcdump)"
-	export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
-	mkdir -p src
-	cp "$HS_SRC"/tests/targets/dotnet-heap/Program.cs "$HS_SRC"/tests/targets/dotnet-heap/dotnet-heap.csproj src/
-	dotnet build src -c Release -o out > build.log 2>&1 || { cat build.log; return 1; }
+	dotnet_build dotnet-heap
 	dotnet out/dotnet-heap.dll "$PWD/go" 1200 > ready.txt &
 	for _ in $(seq 100); do grep -q ready ready.txt && break; sleep 0.2; done
 	pid=$(awk '/ready/ { print $2 }' ready.txt)

@@ -46,10 +46,7 @@ report_total() {
 	PATH="$PATH:$HOME/.dotnet/tools"
 	command -v dotnet > /dev/null ||
 		skip "dotnet (the .NET SDK) is not installed: the live .NET tests need it"
-	export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
-	mkdir -p src
-	cp "$HS_SRC"/tests/targets/dotnet-heap/Program.cs "$HS_SRC"/tests/targets/dotnet-heap/dotnet-heap.csproj src/
-	dotnet build src -c Release -o out > build.log 2>&1 || { cat build.log; return 1; }
+	dotnet_build dotnet-heap
 	dotnet out/dotnet-heap.dll "$PWD/go" > ready.txt &
 	for _ in $(seq 100); do grep -q ready ready.txt && break; sleep 0.2; done
 	pid=$(awk '/ready/ { print $2 }' ready.txt)

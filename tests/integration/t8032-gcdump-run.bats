@@ -7,11 +7,7 @@ load helpers
 setup_file() {
 	command -v dotnet > /dev/null || return 0
 	cd "$BATS_FILE_TMPDIR" || return 1
-	export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
-	mkdir -p src
-	cp "$HS_SRC"/tests/targets/dotnet-heap/Program.cs \
-		"$HS_SRC"/tests/targets/dotnet-heap/dotnet-heap.csproj src/
-	dotnet build src -c Release -o out > build.log 2>&1 || { cat build.log; return 1; }
+	dotnet_build dotnet-heap || return 1
 }
 
 setup() {

@@ -27,36 +27,11 @@ static char dir[64];
 static void write_image(const char *name, uint64_t pid, const char *comm,
 			uint64_t start_ns, unsigned flags, unsigned reason)
 {
-	static const char *const argv[] = {"x"};
-	struct hs_process_info info = {
-	    .pid = pid,
-	    .ppid = 1,
-	    .page_size = 4096,
-	    .max_depth = 128,
-	    .clock = HS_CLOCK_NS,
-	    .start_realtime_ns = start_ns,
-	    .flags = flags,
-	    .exe = "/bin/x",
-	    .comm = comm,
-	    .cwd = "/",
-	    .argc = 1,
-	    .argv = argv,
-	};
 	char path[128];
 	struct tb b;
-	uint8_t *p;
 	FILE *f;
 
-	tb_init(&b);
-	p = hs_tw_process(tb_p(&b), &info);
-	p = put_span(p, pid, 0, 0);
-	p = put_node(p, 1, 0, 0x10);
-	p = put_alloc(&b, p, HS_TAG_MALLOC, 1000, 0x1000, 8, 1);
-	tb_end(&b, p);
-	tb_chunk(&b, HS_CHUNK_EVENTS, 1);
-	p = put_end(tb_p(&b), 2000, reason, 0);
-	tb_end(&b, p);
-	tb_chunk(&b, HS_CHUNK_END, 0);
+	tb_process_image(&b, pid, comm, start_ns, flags, reason);
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	f = fopen(path, "wb");
 	assert_non_null(f);

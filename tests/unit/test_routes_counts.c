@@ -15,25 +15,13 @@
 #include <cmocka.h>
 #include <jansson.h>
 #include "server/app.h"
+#include "app_request.h"
 #include "views_helpers.h"
-
-#define TOKEN "0123456789abcdef0123456789abcdef"
 
 /* POST @body to /api/counts; the status, and the body parsed into *@out. */
 static unsigned post_counts(struct hs_app *app, const char *body, json_t **out)
 {
-	struct hs_request req = { .method = "POST", .path = "/api/counts",
-				  .cookie_token = TOKEN, .body = body,
-				  .body_len = strlen(body) };
-	struct hs_response resp;
-	unsigned status;
-
-	hs_app_handle(app, &req, &resp);
-	status = resp.status;
-	*out = json_loadb(resp.data, resp.len, 0, NULL);
-	assert_non_null(*out);
-	hs_response_release(&resp);
-	return status;
+	return app_ask_json(app, "POST", "/api/counts", NULL, body, out);
 }
 
 /* @v printed compactly is @text. */
@@ -51,7 +39,7 @@ static void app_with_counts(struct hs_app *app)
 {
 	struct hs_stack_source src;
 
-	assert_int_equal(hs_app_init(app, TOKEN), 0);
+	assert_int_equal(hs_app_init(app, APP_TEST_TOKEN), 0);
 	hs_source_init(&src);
 	add(&src, 1, 100, 3, "A;X");
 	add(&src, 12, 200, 5, "A;Y");

@@ -15,48 +15,18 @@
 #include <cmocka.h>
 #include <jansson.h>
 #include "server/app.h"
+#include "app_request.h"
 #include "views_helpers.h"
-
-#define TOKEN "0123456789abcdef0123456789abcdef"
-
-static const char *args_get(void *ctx, const char *key)
-{
-	const char *const *a = ctx;
-
-	for (; a && *a; a += 2)
-		if (!strcmp(a[0], key))
-			return a[1];
-	return NULL;
-}
 
 /* GET /api/gc with @args; the status, and the body parsed into *@out. */
 static unsigned get_gc(struct hs_app *app, const char *const *args, json_t **out)
 {
-	struct hs_request req = { .method = "GET", .path = "/api/gc", .arg = args_get,
-				  .ctx = (void *)args, .cookie_token = TOKEN };
-	struct hs_response resp;
-	unsigned status;
-
-	hs_app_handle(app, &req, &resp);
-	status = resp.status;
-	assert_string_equal(resp.type, "application/json");
-	*out = json_loadb(resp.data, resp.len, 0, NULL);
-	assert_non_null(*out);
-	hs_response_release(&resp);
-	return status;
+	return app_ask_json(app, "GET", "/api/gc", args, NULL, out);
 }
 
 static void app_with_traces(struct hs_app *app)
 {
-	struct hs_diag d = HS_DIAG_INIT("allocs.nettrace");
-	struct hs_stack_source src;
-	char path[1024];
-
-	assert_int_equal(hs_app_init(app, TOKEN), 0);
-	snprintf(path, sizeof(path), "%s/dotnet/allocs.nettrace", HS_TEST_DATA);
-	assert_int_equal(hs_app_open(app, path, "allocs.nettrace", HS_FORMAT_UNKNOWN, &d), 0);
-	recursion_source(&src);
-	assert_int_equal(hs_app_add_trace(app, "rec.folded", "folded", &src), 0);
+	app_with_fixture(app, "dotnet", "allocs.nettrace");
 }
 
 static void gc_of_a_nettrace(void **state)

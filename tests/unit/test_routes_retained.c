@@ -18,48 +18,20 @@
 #include <cmocka.h>
 #include <jansson.h>
 #include "server/app.h"
+#include "app_request.h"
 #include "views_helpers.h"
 
-#define TOKEN "0123456789abcdef0123456789abcdef"
 #define LIST "System.Private.CoreLib.dll!System.Collections.Generic.List<Node>"
-
-static const char *args_get(void *ctx, const char *key)
-{
-	const char *const *a = ctx;
-
-	for (; a && *a; a += 2)
-		if (!strcmp(a[0], key))
-			return a[1];
-	return NULL;
-}
 
 /* GET /api/retained with @args: the status, and the body in *@out. */
 static unsigned get_retained(struct hs_app *app, const char *const *args, json_t **out)
 {
-	struct hs_request req = {.method = "GET", .path = "/api/retained", .arg = args_get,
-				 .ctx = (void *)args, .cookie_token = TOKEN};
-	struct hs_response resp;
-	unsigned status;
-
-	hs_app_handle(app, &req, &resp);
-	status = resp.status;
-	*out = json_loadb(resp.data, resp.len, 0, NULL);
-	assert_non_null(*out);
-	hs_response_release(&resp);
-	return status;
+	return app_ask_json(app, "GET", "/api/retained", args, NULL, out);
 }
 
 static void app_with_traces(struct hs_app *app)
 {
-	struct hs_diag d = HS_DIAG_INIT("heap-1000.gcdump");
-	struct hs_stack_source src;
-	char path[1024];
-
-	assert_int_equal(hs_app_init(app, TOKEN), 0);
-	snprintf(path, sizeof(path), "%s/dotnet/heap-1000.gcdump", HS_TEST_DATA);
-	assert_int_equal(hs_app_open(app, path, "heap-1000.gcdump", HS_FORMAT_UNKNOWN, &d), 0);
-	recursion_source(&src);
-	assert_int_equal(hs_app_add_trace(app, "rec.folded", "folded", &src), 0);
+	app_with_fixture(app, "dotnet", "heap-1000.gcdump");
 }
 
 static double retained_of(json_t *j, const char *name)
@@ -100,17 +72,7 @@ static void retained_per_name(void **state)
 /* POST @body to /api/retained: the status, and the body in *@out. */
 static unsigned post_retained(struct hs_app *app, const char *body, json_t **out)
 {
-	struct hs_request req = {.method = "POST", .path = "/api/retained",
-				 .cookie_token = TOKEN, .body = body, .body_len = strlen(body)};
-	struct hs_response resp;
-	unsigned status;
-
-	hs_app_handle(app, &req, &resp);
-	status = resp.status;
-	*out = json_loadb(resp.data, resp.len, 0, NULL);
-	assert_non_null(*out);
-	hs_response_release(&resp);
-	return status;
+	return app_ask_json(app, "POST", "/api/retained", NULL, body, out);
 }
 
 /*

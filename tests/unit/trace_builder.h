@@ -181,6 +181,35 @@ static inline uint8_t *put_end(uint8_t *p, uint64_t ticks, uint64_t reason, uint
 	return hs_tw_sized(p, HS_TAG_END, body, (size_t)(q - body));
 }
 
+/*
+ * The trace of one process image for the exec tests: pid @pid (@comm,
+ * /bin/x) started at @start_ns with @flags (HS_PROC_*), one malloc, and an
+ * END of @reason (enum hs_end_reason), built whole into @b: the caller
+ * writes b->buf (b->len bytes) where it wants and frees it.
+ */
+static inline void tb_process_image(struct tb *b, uint64_t pid, const char *comm,
+				    uint64_t start_ns, unsigned flags, unsigned reason)
+{
+	static const char *const argv[] = { "x" };
+	struct hs_process_info info = {
+		.pid = pid, .ppid = 1, .page_size = 4096, .max_depth = 128,
+		.clock = HS_CLOCK_NS, .start_realtime_ns = start_ns, .flags = flags,
+		.exe = "/bin/x", .comm = comm, .cwd = "/", .argc = 1, .argv = argv,
+	};
+	uint8_t *p;
+
+	tb_init(b);
+	p = hs_tw_process(tb_p(b), &info);
+	p = put_span(p, pid, 0, 0);
+	p = put_node(p, 1, 0, 0x10);
+	p = put_alloc(b, p, HS_TAG_MALLOC, 1000, 0x1000, 8, 1);
+	tb_end(b, p);
+	tb_chunk(b, HS_CHUNK_EVENTS, 1);
+	p = put_end(tb_p(b), 2000, reason, 0);
+	tb_end(b, p);
+	tb_chunk(b, HS_CHUNK_END, 0);
+}
+
 /* An emit callback of the symbol writer (hs_symw_init()): the chunk into @ctx, a tb. */
 static inline int tb_emit(void *ctx, const uint8_t *chunk, size_t n)
 {
