@@ -7,6 +7,8 @@
 #include "common/alloc.h"
 #include "common/buf.h"
 #include "server/assets.h"
+#include "analysis/memviews.h"
+#include "analysis/stats.h"
 #include "format/trace_reader.h"
 #include "model/source_merge.h"
 #include "analysis/exec_chain.h"
@@ -14,6 +16,7 @@
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -38,6 +41,7 @@ int hs_app_init(struct hs_app *a, const char *token)
 	}
 	hs_cache_init(&a->cache);
 	pthread_mutex_init(&a->lock, NULL);
+	pthread_cond_init(&a->changed, NULL);
 	return 0;
 }
 
@@ -56,7 +60,7 @@ static void trace_release(struct hs_app_trace *t)
 		hs_trace_release(t->heap);
 		hs_free(t->heap);
 	}
-	json_decref(t->heap_stats);
+	free(t->heap_stats);
 	hs_free(t->members);
 	memset(t, 0, sizeof(*t));
 }
@@ -69,6 +73,7 @@ void hs_app_release(struct hs_app *a)
 	for (i = 0; i < a->nr_traces; i++)
 		trace_release(&a->traces[i]);
 	hs_free(a->traces);
+	pthread_cond_destroy(&a->changed);
 	pthread_mutex_destroy(&a->lock);
 	memset(a, 0, sizeof(*a));
 }
@@ -224,6 +229,29 @@ struct hs_app_source *hs_app_source(const struct hs_app *a, size_t trace,
 	return NULL;
 }
 
+/*
+ * Wait under @a->lock while *@busy (another request computes the thing);
+ * then, unless *@done, claim it: set *@busy and return 1 (the caller
+ * computes without the lock and calls finish()). 0 when it is done.
+ */
+static int begin_once(struct hs_app *a, int *busy, const int *done)
+{
+	while (*busy)
+		pthread_cond_wait(&a->changed, &a->lock);
+	if (*done)
+		return 0;
+	*busy = 1;
+	return 1;
+}
+
+/* The claimer of begin_once() is through (under @a->lock). */
+static void finish_once(struct hs_app *a, int *busy)
+{
+	HS_BUG_ON(!*busy);
+	*busy = 0;
+	pthread_cond_broadcast(&a->changed);
+}
+
 /* A copy of @s, or NULL for NULL; *@err becomes -ENOMEM when it fails. */
 static char *dup_or_null(const char *s, int *err)
 {
@@ -252,11 +280,40 @@ static int defaults_copy(struct hs_source_defaults *out,
 }
 
 /*
- * Source @s of merged trace @t: that source of every member, appended;
- * the images of a process that exec'd under its last image's frame.
+ * Load source @name of every member of merged trace @t, each through
+ * hs_app_load_source() (its own once-only claim). Called with nothing
+ * held: neither @a->lock nor a claim of @t's source, so that a request
+ * that waits here for a member another request is reading holds up
+ * nobody else (see Threads in app.h).
  */
-static int load_merged(struct hs_app *a, struct hs_app_trace *t, struct hs_app_source *s,
-		       struct hs_diag *diag)
+static int load_members(struct hs_app *a, const struct hs_app_trace *t, const char *name,
+			struct hs_diag *diag)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < t->nr_members && !err; i++) {
+		const struct hs_app_trace *m = &a->traces[t->members[i]];
+		struct hs_app_source *ms = hs_app_source(a, t->members[i], name);
+
+		if (!ms) {
+			hs_diag_set(diag, 0, "'%s' has no source '%s'", m->name, name);
+			err = -EINVAL;
+		} else {
+			err = hs_app_load_source(a, t->members[i], ms, diag);
+		}
+	}
+	return err;
+}
+
+/*
+ * Source @name of merged trace @t into @out (initialised here): that
+ * source of every member, appended; the images of a process that exec'd
+ * under its last image's frame. The members' sources are loaded already
+ * (load_members()), hence read-only: read without the lock.
+ */
+static int build_merged(struct hs_app *a, const struct hs_app_trace *t, const char *name,
+			struct hs_stack_source *out, struct hs_diag *diag)
 {
 	const char **paths = hs_calloc(t->nr_members + 1, sizeof(*paths));
 	char **process = hs_calloc(t->nr_members + 1, sizeof(*process));
@@ -277,16 +334,11 @@ static int load_merged(struct hs_app *a, struct hs_app_trace *t, struct hs_app_s
 	}
 	for (i = 0; i < t->nr_members && !err; i++) {
 		const struct hs_app_trace *m = &a->traces[t->members[i]];
-		struct hs_app_source *ms = hs_app_source(a, t->members[i], s->name);
+		const struct hs_app_source *ms = hs_app_source(a, t->members[i], name);
 		struct hs_buf top = HS_BUF_INIT;
 
-		if (!ms) {
-			hs_diag_set(diag, 0, "'%s' has no source '%s'", m->name, s->name);
-			err = -EINVAL;
-			break;
-		}
-		err = hs_app_load_source(a, t->members[i], ms, diag);
-		if (!err && !hs_source_has_process_frames(&ms->src))
+		HS_BUG_ON(!ms || !ms->loaded);
+		if (!hs_source_has_process_frames(&ms->src))
 			err = hs_buf_addf(&top, "Trace %s", m->name);
 		if (!err && process[i] && !top.len)
 			err = hs_source_append_as(&all, &ms->src, process[i]);
@@ -311,8 +363,7 @@ static int load_merged(struct hs_app *a, struct hs_app_trace *t, struct hs_app_s
 			hs_diag_set(diag, 0, "out of memory");
 		return err;
 	}
-	s->src = all;
-	s->loaded = 1;
+	*out = all;
 	return 0;
 }
 
@@ -340,7 +391,8 @@ int hs_app_merge(struct hs_app *a, const char *name, size_t n, int first,
 		if (push_source(t, a->traces[0].sources[i].name,
 				a->traces[0].sources[i].summary))
 			goto fail;
-	err = load_merged(a, t, &t->sources[0], diag);
+	/* @t is a->traces[a->nr_traces] until it is counted in below */
+	err = hs_app_load_source(a, a->nr_traces, &t->sources[0], diag);
 	if (err)
 		goto fail;
 	if (first) {
@@ -368,51 +420,138 @@ int hs_app_load_source(struct hs_app *a, size_t trace, struct hs_app_source *s,
 		       struct hs_diag *diag)
 {
 	struct hs_app_trace *t = &a->traces[trace];
+	struct hs_memview_opts mo = HS_MEMVIEW_OPTS_INIT;
+	const struct hs_trace *heap;
+	struct hs_stack_source fresh;
 	int err;
 
-	if (s->loaded)
+	/*
+	 * A merged trace's members first, before the claim below: a claim is
+	 * never held while waiting for another (app.h, Threads).
+	 */
+	pthread_mutex_lock(&a->lock);
+	err = s->loaded;
+	pthread_mutex_unlock(&a->lock);
+	if (err)
 		return 0;
-	if (t->members)
-		return load_merged(a, t, s, diag);
-	if (!t->path) {
+	if (t->members) {
+		err = load_members(a, t, s->name, diag);
+		if (err)
+			return err;
+	}
+	pthread_mutex_lock(&a->lock);
+	if (!begin_once(a, &s->loading, &s->loaded)) {
+		pthread_mutex_unlock(&a->lock);
+		return 0;
+	}
+	heap = t->heap;
+	pthread_mutex_unlock(&a->lock);
+	/* read without the lock: other requests go on meanwhile */
+	hs_source_init(&fresh);
+	/*
+	 * The views that the file's reader builds from the whole trace (peak,
+	 * mmap: not streamed) come from the trace when the app has it loaded
+	 * already (for the timeline or the stats), not from the file again.
+	 * A merged trace's come from its members' (loaded above).
+	 */
+	if (t->members) {
+		err = build_merged(a, t, s->name, &fresh, diag);
+	} else if (heap && !hs_memview_parse(s->name, &mo.kind) &&
+		   (mo.kind == HS_MEM_PEAK || mo.kind == HS_MEM_MMAP)) {
+		err = hs_memview_build(heap, &mo, &fresh, NULL, diag);
+	} else if (!t->path) {
 		hs_diag_set(diag, 0, "'%s' cannot be read again for source '%s'", t->name,
 			    s->name);
-		return -ENOENT;
+		err = -ENOENT;
+	} else {
+		err = hs_import_path_source(t->path, t->fmt, s->name, &fresh, diag);
 	}
-	err = hs_import_path_source(t->path, t->fmt, s->name, &s->src, diag);
-	if (err) {
+	if (err)
+		hs_source_release(&fresh);
+	pthread_mutex_lock(&a->lock);
+	if (!err) {
 		hs_source_release(&s->src);
-		hs_source_init(&s->src);
-		return err;
+		s->src = fresh;
+		s->loaded = 1;
 	}
-	s->loaded = 1;
-	return 0;
+	finish_once(a, &s->loading);
+	pthread_mutex_unlock(&a->lock);
+	return err;
 }
 
 int hs_app_heap(struct hs_app *a, size_t trace, const struct hs_trace **out,
 		struct hs_diag *diag)
 {
 	struct hs_app_trace *t = &a->traces[trace];
-	int err;
+	struct hs_trace *fresh;
+	int have, err = 0;
 
 	*out = NULL;
-	if (!t->heap) {
-		if (!hs_format_has(t->fmt, HS_FORMAT_HAS_HEAP) || !t->path) {
-			hs_diag_set(diag, 0, "'%s' is not a heapscope trace", t->name);
-			return -ENOENT;
-		}
-		t->heap = hs_calloc(1, sizeof(*t->heap));
-		if (!t->heap)
-			return -ENOMEM;
-		err = hs_trace_load(t->path, t->heap, diag);
-		if (err) {
-			hs_free(t->heap);
-			t->heap = NULL;
-			return err;
-		}
+	if (!hs_format_has(t->fmt, HS_FORMAT_HAS_HEAP) || !t->path) {
+		hs_diag_set(diag, 0, "'%s' is not a heapscope trace", t->name);
+		return -ENOENT;
 	}
-	*out = t->heap;
-	return 0;
+	pthread_mutex_lock(&a->lock);
+	while (t->heap_loading)
+		pthread_cond_wait(&a->changed, &a->lock);
+	have = t->heap != NULL;
+	if (!begin_once(a, &t->heap_loading, &have)) {
+		*out = t->heap;
+		pthread_mutex_unlock(&a->lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&a->lock);
+	fresh = hs_calloc(1, sizeof(*fresh));
+	if (!fresh)
+		err = -ENOMEM;
+	if (!err)
+		err = hs_trace_load(t->path, fresh, diag);
+	if (err) {
+		hs_free(fresh);
+		fresh = NULL;
+	}
+	pthread_mutex_lock(&a->lock);
+	t->heap = fresh;
+	*out = fresh;
+	finish_once(a, &t->heap_loading);
+	pthread_mutex_unlock(&a->lock);
+	return err;
+}
+
+json_t *hs_app_heap_stats(struct hs_app *a, size_t trace, struct hs_diag *diag)
+{
+	struct hs_app_trace *t = &a->traces[trace];
+	struct hs_heap_stats hs;
+	const struct hs_trace *ht;
+	json_t *o = NULL;
+	char *text = NULL;
+	int have;
+
+	if (!hs_format_has(t->fmt, HS_FORMAT_HAS_HEAP))
+		return NULL;
+	pthread_mutex_lock(&a->lock);
+	while (t->stats_computing)
+		pthread_cond_wait(&a->changed, &a->lock);
+	have = t->heap_stats != NULL;
+	if (!begin_once(a, &t->stats_computing, &have)) {
+		pthread_mutex_unlock(&a->lock);
+		/* each request gets its own copy: jansson objects are not shared */
+		return json_loads(t->heap_stats, 0, NULL);
+	}
+	pthread_mutex_unlock(&a->lock);
+	/* the slowest thing the server does: never under the lock */
+	if (!hs_app_heap(a, trace, &ht, diag) &&
+	    !hs_heap_stats_compute(ht, &(struct hs_stats_opts){0}, &hs, diag)) {
+		o = hs_heap_stats_json(&hs);
+		hs_heap_stats_release(&hs);
+	}
+	if (o)
+		text = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
+	pthread_mutex_lock(&a->lock);
+	t->heap_stats = text;
+	finish_once(a, &t->stats_computing);
+	pthread_mutex_unlock(&a->lock);
+	return o;
 }
 
 int hs_app_token_ok(const struct hs_app *a, const char *given)
@@ -519,13 +658,9 @@ void hs_app_handle(struct hs_app *a, const struct hs_request *req,
 				"(with its token)");
 		return;
 	}
-	if (!strncmp(req->path, "/api/", 5)) {
-		pthread_mutex_lock(&a->lock);
-		hs_cache_begin(&a->cache);
+	if (!strncmp(req->path, "/api/", 5))
 		hs__routes_handle(a, req, resp);
-		pthread_mutex_unlock(&a->lock);
-	} else {
+	else
 		serve_asset(req, resp);
-	}
 	resp->set_cookie = arg_token != NULL && resp->status < 400;
 }

@@ -32,8 +32,30 @@
  *
  * Ownership: the app owns its traces (hs_app_add_trace() and
  * hs_app_add_source() take the sources) and its cache. A response owns
- * its body when @owned. Requests are answered one at a time (a mutex);
- * the app is otherwise not thread-safe.
+ * its body when @owned.
+ *
+ * Threads. hs_app_open(), hs_app_add_trace() and hs_app_add_source() come
+ * first, from one thread; after that hs_app_handle() may run on several
+ * threads at once (the server's workers), so that a slow request (Stats,
+ * a first source switch) never holds a fast one. What they share:
+ *   - the list of traces and of their sources' names: fixed once serving
+ *     starts, read without a lock;
+ *   - a source's @loaded and @loading, a trace's @heap, @heap_loading,
+ *     @heap_stats and @stats_computing: under @lock. Each is computed
+ *     once, by the first request that needs it, without the lock (others
+ *     wait on @changed); once set, what it points to is read-only;
+ *   - the cache: its own lock (cache.h).
+ * Nothing is computed under @lock, and no other lock is taken under it.
+ *
+ * A merged trace (hs_app_merge()) owns its @members list (indexes, fixed
+ * once serving starts) and its own sources; the members' sources stay
+ * owned by the members. A source of the merged trace is loaded in two
+ * steps: first that source of every member, each through
+ * hs_app_load_source() with its own once-only claim, holding neither
+ * @lock nor any claim; only then the merged source's claim, under which
+ * the members' sources (loaded, hence read-only) are appended without
+ * @lock. So no request ever holds a claim while it waits for another,
+ * and claims cannot wait on each other in a cycle.
  */
 
 #define HS_APP_TOKEN_LEN 32	   /* hex digits */
@@ -42,7 +64,8 @@
 struct hs_app_source {
 	char *name;		    /* "cpu", "samples", "alloc", ... (owned) */
 	const char *summary;	    /* static one-line description, or NULL */
-	int loaded;		    /* @src holds the source */
+	int loaded;		    /* @src holds the source (under @lock) */
+	int loading;		    /* a request is reading it (under @lock) */
 	struct hs_stack_source src; /* owned; its defaults fill the GUI's boxes */
 };
 
@@ -54,10 +77,12 @@ struct hs_app_trace {
 	const char *format;	       /* static format name ("perf-script", ...) */
 	struct hs_app_source *sources; /* the first is the default */
 	size_t nr_sources;
-	struct hs_trace *heap;	   /* owned; a heapscope trace once loaded */
-	struct json_t *heap_stats; /* its stats (hs_heap_stats_json()), or NULL */
-	size_t nr_members;	   /* a merged trace (hs_app_merge()): traces */
-	size_t *members;	   /* [0, nr_members) are its members (owned) */
+	struct hs_trace *heap; /* owned; a heapscope trace once loaded */
+	char *heap_stats;      /* its stats' JSON text (malloc()ed), or NULL */
+	int heap_loading;      /* a request is reading @heap (under @lock) */
+	int stats_computing;   /* a request is computing @heap_stats */
+	size_t nr_members;     /* a merged trace (hs_app_merge()): traces */
+	size_t *members;       /* [0, nr_members) are its members (owned) */
 };
 
 struct hs_app {
@@ -65,7 +90,8 @@ struct hs_app {
 	size_t nr_traces, alloc_traces;
 	char token[HS_APP_TOKEN_LEN + 1];
 	struct hs_cache cache;
-	pthread_mutex_t lock;
+	pthread_mutex_t lock;	/* the lazily computed state above */
+	pthread_cond_t changed; /* some of it was computed (or failed) */
 };
 
 struct hs_request {
@@ -78,6 +104,12 @@ struct hs_request {
 	const char *body;	  /* POST body (not NUL-terminated) or NULL */
 	size_t body_len;
 	int body_too_large; /* the body was over HS_APP_MAX_BODY */
+	/*
+	 * Whether the client has since cancelled this request (a newer
+	 * generation came from it; http.c), or NULL: checked before each
+	 * long computation, which is then skipped (409).
+	 */
+	int (*superseded)(void *ctx);
 };
 
 struct hs_response {
@@ -149,9 +181,18 @@ int hs_app_load_source(struct hs_app *a, size_t trace, struct hs_app_source *s,
  */
 int hs_app_heap(struct hs_app *a, size_t trace, const struct hs_trace **out,
 		struct hs_diag *diag);
+/*
+ * The stats of heap trace @trace (hs_heap_stats_json()), computed on first
+ * use; a new reference, or NULL (not a heap trace, or they cannot be
+ * computed: message in @diag).
+ */
+struct json_t *hs_app_heap_stats(struct hs_app *a, size_t trace, struct hs_diag *diag);
 /* Whether @given is the token (constant time). */
 int hs_app_token_ok(const struct hs_app *a, const char *given);
-/* Answer @req in @resp (always filled; release with hs_response_release()). */
+/*
+ * Answer @req in @resp (always filled; release with hs_response_release()).
+ * Thread-safe (see Threads above).
+ */
 void hs_app_handle(struct hs_app *a, const struct hs_request *req,
 		   struct hs_response *resp);
 void hs_response_release(struct hs_response *r);

@@ -1,5 +1,6 @@
 /*
- * cache - LRU of derived sources, call trees and views (see cache.h).
+ * cache - LRU of derived sources, call trees, views and answer texts,
+ * shared by the server's worker threads (see cache.h for the locking).
  * A handful of entries: linear scans are cheaper than any index.
  */
 #include "server/cache.h"
@@ -10,9 +11,12 @@
 void hs_cache_init(struct hs_cache *c)
 {
 	memset(c, 0, sizeof(*c));
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->built, NULL);
 	c->max[HS_CACHE_SOURCE] = 8;
 	c->max[HS_CACHE_TREE] = 8;
 	c->max[HS_CACHE_VIEW] = 32;
+	c->max[HS_CACHE_TEXT] = 32;
 	c->max_bytes = (size_t)1 << 30;
 }
 
@@ -35,6 +39,8 @@ static size_t entry_bytes(const struct hs_cache_entry *e)
 	case HS_CACHE_VIEW:
 		return v->nr_rows * (sizeof(*v->rows) + 2 * sizeof(uint32_t)) +
 		       hs_source_memory(&v->names);
+	case HS_CACHE_TEXT:
+		return e->u.text.len;
 	default:
 		return 0;
 	}
@@ -56,9 +62,13 @@ void hs_cache_entry_free(struct hs_cache_entry *e)
 		hs_free(e->u.view.child_off);
 		hs_free(e->u.view.child);
 		break;
+	case HS_CACHE_TEXT:
+		hs_free(e->u.text.s);
+		break;
 	default:
 		break;
 	}
+	hs_free(e->msg);
 	hs_free(e->key);
 	hs_free(e);
 }
@@ -68,37 +78,150 @@ void hs_cache_release(struct hs_cache *c)
 	size_t i;
 
 	/* releasing an entry never reads the one it borrows from */
-	for (i = 0; i < c->nr; i++)
+	for (i = 0; i < c->nr; i++) {
+		HS_BUG_ON(c->e[i]->refs);
 		hs_cache_entry_free(c->e[i]);
+	}
 	hs_free(c->e);
+	pthread_cond_destroy(&c->built);
+	pthread_mutex_destroy(&c->lock);
 	memset(c, 0, sizeof(*c));
 }
 
-void hs_cache_begin(struct hs_cache *c)
-{
-	c->pin = ++c->clock;
-}
-
+/* Mark @e and what it borrows from used. Under the lock. */
 static void touch(struct hs_cache *c, struct hs_cache_entry *e)
 {
 	for (; e; e = e->dep)
 		e->used = c->clock;
 }
 
-struct hs_cache_entry *hs_cache_get(struct hs_cache *c, enum hs_cache_kind kind,
-				    const char *key)
+/* Reference @e (and its chain) in @h. Under the lock. 0 or -ENOMEM. */
+static int hold(struct hs_cache_hold *h, struct hs_cache_entry *e)
+{
+	if (HS_GROW(h->e, h->nr + 1, h->alloc))
+		return -ENOMEM;
+	h->e[h->nr++] = e;
+	for (; e; e = e->dep)
+		e->refs++;
+	return 0;
+}
+
+/* Drop one reference of @e's chain; free what is unlisted and unused. */
+static void unref(struct hs_cache_entry *e)
+{
+	struct hs_cache_entry *dep;
+
+	for (; e; e = dep) {
+		dep = e->dep;
+		HS_BUG_ON(!e->refs);
+		if (!--e->refs && !e->listed)
+			hs_cache_entry_free(e);
+	}
+}
+
+/* Remove @victim and, first, every entry that borrows from it. Under the lock. */
+static void drop(struct hs_cache *c, struct hs_cache_entry *victim)
+{
+	size_t i;
+
+	/* nobody holds it, so nobody holds what borrows from it */
+	HS_BUG_ON(victim->refs || victim->state != HS_CACHE_READY);
+	for (i = 0; i < c->nr;) {
+		if (c->e[i]->dep == victim) {
+			drop(c, c->e[i]);
+			i = 0; /* the array changed under us */
+			continue;
+		}
+		i++;
+	}
+	for (i = 0; i < c->nr; i++)
+		if (c->e[i] == victim)
+			break;
+	if (i == c->nr)
+		return;
+	memmove(&c->e[i], &c->e[i + 1], (c->nr - i - 1) * sizeof(*c->e));
+	c->nr--;
+	c->bytes -= victim->bytes;
+	hs_cache_entry_free(victim);
+}
+
+/* Drop the oldest unreferenced entries while @kind or the bytes are over. */
+static void evict(struct hs_cache *c, enum hs_cache_kind kind)
+{
+	struct hs_cache_entry *old;
+	size_t i, n;
+
+	for (;;) {
+		int over_bytes = c->bytes > c->max_bytes;
+
+		/* the oldest free entry of this kind, or of any kind for memory */
+		old = NULL;
+		n = 0;
+		for (i = 0; i < c->nr; i++) {
+			struct hs_cache_entry *x = c->e[i];
+
+			if (x->kind != kind && !over_bytes)
+				continue;
+			n += x->kind == kind;
+			if (!x->refs && x->state == HS_CACHE_READY &&
+			    (!old || x->used < old->used))
+				old = x;
+		}
+		if ((n <= c->max[kind] && !over_bytes) || !old)
+			return;
+		drop(c, old);
+	}
+}
+
+void hs_cache_hold_release(struct hs_cache *c, struct hs_cache_hold *h)
+{
+	size_t i;
+
+	pthread_mutex_lock(&c->lock);
+	/*
+	 * What it held past a count limit goes with the next entry of its
+	 * kind; past the memory budget (requests at once hold more) now.
+	 */
+	for (i = 0; i < h->nr; i++)
+		unref(h->e[i]);
+	if (c->bytes > c->max_bytes && h->nr)
+		evict(c, h->e[0]->kind);
+	pthread_mutex_unlock(&c->lock);
+	hs_free(h->e);
+	memset(h, 0, sizeof(*h));
+}
+
+/* The listed entry of @kind with @key, or NULL. Under the lock. */
+static struct hs_cache_entry *find(struct hs_cache *c, enum hs_cache_kind kind,
+				   const char *key)
 {
 	size_t i;
 
 	HS_BUG_ON(!key);
 	for (i = 0; i < c->nr; i++)
-		if (c->e[i]->kind == kind && !strcmp(c->e[i]->key, key)) {
-			touch(c, c->e[i]);
-			c->hits++;
+		if (c->e[i]->kind == kind && !strcmp(c->e[i]->key, key))
 			return c->e[i];
-		}
-	c->misses++;
 	return NULL;
+}
+
+struct hs_cache_entry *hs_cache_get(struct hs_cache *c, struct hs_cache_hold *h,
+				    enum hs_cache_kind kind, const char *key)
+{
+	struct hs_cache_entry *e;
+
+	pthread_mutex_lock(&c->lock);
+	c->clock++;
+	e = find(c, kind, key);
+	if (e && (e->state != HS_CACHE_READY || hold(h, e)))
+		e = NULL;
+	if (e) {
+		touch(c, e);
+		c->hits++;
+	} else {
+		c->misses++;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return e;
 }
 
 struct hs_cache_entry *hs_cache_entry_new(enum hs_cache_kind kind, const char *key,
@@ -124,60 +247,132 @@ struct hs_cache_entry *hs_cache_entry_new(enum hs_cache_kind kind, const char *k
 	return e;
 }
 
-/* Remove @victim and, first, every entry that borrows from it. */
-static void drop(struct hs_cache *c, struct hs_cache_entry *victim)
+/* List @e in state @state, referenced in @h. Under the lock. 0 or -ENOMEM. */
+static int list(struct hs_cache *c, struct hs_cache_hold *h, struct hs_cache_entry *e,
+		enum hs_cache_state state)
+{
+	/* what it borrows from is held, so it cannot go while @e is built */
+	HS_BUG_ON(e->dep && !e->dep->refs);
+	if (HS_GROW(c->e, c->nr + 1, c->alloc) || hold(h, e))
+		return -ENOMEM;
+	e->state = state;
+	e->listed = 1;
+	c->e[c->nr++] = e;
+	c->clock++;
+	touch(c, e);
+	return 0;
+}
+
+/* Make @e ready: count its bytes and drop what is over the limits. Under the lock. */
+static void ready(struct hs_cache *c, struct hs_cache_entry *e)
+{
+	e->state = HS_CACHE_READY;
+	e->bytes = entry_bytes(e);
+	c->bytes += e->bytes;
+	evict(c, e->kind);
+}
+
+int hs_cache_add(struct hs_cache *c, struct hs_cache_hold *h, struct hs_cache_entry *e)
+{
+	int err;
+
+	pthread_mutex_lock(&c->lock);
+	HS_BUG_ON(find(c, e->kind, e->key));
+	err = list(c, h, e, HS_CACHE_READY);
+	if (!err)
+		ready(c, e);
+	pthread_mutex_unlock(&c->lock);
+	if (err)
+		hs_cache_entry_free(e);
+	return err;
+}
+
+int hs_cache_claim(struct hs_cache *c, struct hs_cache_hold *h, enum hs_cache_kind kind,
+		   const char *key, struct hs_cache_entry *dep,
+		   struct hs_cache_entry **out, struct hs_diag *d)
+{
+	struct hs_cache_entry *e, *fresh = NULL;
+	int err;
+
+	*out = NULL;
+	pthread_mutex_lock(&c->lock);
+	c->clock++;
+	e = find(c, kind, key);
+	if (e) {
+		err = hold(h, e);
+		if (err)
+			goto out;
+		/* our reference keeps it allocated should its build fail */
+		while (e->state == HS_CACHE_BUILDING)
+			pthread_cond_wait(&c->built, &c->lock);
+		if (e->state == HS_CACHE_FAILED) {
+			err = e->err;
+			if (e->msg)
+				hs_diag_set(d, 0, "%s", e->msg);
+			goto out;
+		}
+		touch(c, e);
+		c->hits++;
+		*out = e;
+		err = 0;
+		goto out;
+	}
+	c->misses++;
+	pthread_mutex_unlock(&c->lock);
+	/* allocate without the lock; another request may claim the key meanwhile */
+	fresh = hs_cache_entry_new(kind, key, dep);
+	if (!fresh)
+		return -ENOMEM;
+	pthread_mutex_lock(&c->lock);
+	if (find(c, kind, key)) {
+		pthread_mutex_unlock(&c->lock);
+		hs_cache_entry_free(fresh);
+		return hs_cache_claim(c, h, kind, key, dep, out, d);
+	}
+	err = list(c, h, fresh, HS_CACHE_BUILDING);
+	if (err) {
+		hs_cache_entry_free(fresh);
+		goto out;
+	}
+	*out = fresh;
+	err = 1;
+out:
+	pthread_mutex_unlock(&c->lock);
+	return err;
+}
+
+void hs_cache_publish(struct hs_cache *c, struct hs_cache_entry *e, int err,
+		      const struct hs_diag *d)
 {
 	size_t i;
 
-	for (i = 0; i < c->nr;) {
-		if (c->e[i]->dep == victim) {
-			drop(c, c->e[i]);
-			i = 0; /* the array changed under us */
-			continue;
-		}
-		i++;
+	pthread_mutex_lock(&c->lock);
+	HS_BUG_ON(e->state != HS_CACHE_BUILDING || !e->refs || !e->listed);
+	if (!err) {
+		ready(c, e);
+	} else {
+		/* unlisted: freed with its last reference */
+		e->state = HS_CACHE_FAILED;
+		e->err = err;
+		e->msg = d && d->set ? hs_strdup(d->msg) : NULL;
+		for (i = 0; i < c->nr && c->e[i] != e; i++)
+			;
+		HS_BUG_ON(i == c->nr);
+		memmove(&c->e[i], &c->e[i + 1], (c->nr - i - 1) * sizeof(*c->e));
+		c->nr--;
+		e->listed = 0;
 	}
-	for (i = 0; i < c->nr; i++)
-		if (c->e[i] == victim)
-			break;
-	if (i == c->nr)
-		return;
-	memmove(&c->e[i], &c->e[i + 1], (c->nr - i - 1) * sizeof(*c->e));
-	c->nr--;
-	c->bytes -= victim->bytes;
-	hs_cache_entry_free(victim);
+	pthread_cond_broadcast(&c->built);
+	pthread_mutex_unlock(&c->lock);
 }
 
-int hs_cache_add(struct hs_cache *c, struct hs_cache_entry *e)
+void hs_cache_counts(struct hs_cache *c, size_t *entries, size_t *hits, size_t *misses)
 {
-	struct hs_cache_entry *old;
-	size_t i, n;
-
-	if (HS_GROW(c->e, c->nr + 1, c->alloc)) {
-		hs_cache_entry_free(e);
-		return -ENOMEM;
-	}
-	c->e[c->nr++] = e;
-	e->bytes = entry_bytes(e);
-	c->bytes += e->bytes;
-	touch(c, e);
-	for (;;) {
-		int over_bytes = c->bytes > c->max_bytes;
-
-		/* the oldest unpinned entry of this kind, or of any kind for memory */
-		old = NULL;
-		n = 0;
-		for (i = 0; i < c->nr; i++) {
-			if (c->e[i]->kind != e->kind && !over_bytes)
-				continue;
-			n += c->e[i]->kind == e->kind;
-			if (c->e[i]->used < c->pin && (!old || c->e[i]->used < old->used))
-				old = c->e[i];
-		}
-		if ((n <= c->max[e->kind] && !over_bytes) || !old)
-			return 0;
-		drop(c, old);
-	}
+	pthread_mutex_lock(&c->lock);
+	*entries = c->nr;
+	*hits = c->hits;
+	*misses = c->misses;
+	pthread_mutex_unlock(&c->lock);
 }
 
 int hs_cache_index_view(struct hs_cache_entry *e)

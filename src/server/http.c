@@ -14,8 +14,23 @@
  * libmicrohttpd's thread) and every second (on the server's watch
  * thread); @lock covers the list, and a connection leaves it before
  * libmicrohttpd closes its descriptor.
+ *
+ * Workers. libmicrohttpd's one thread only receives and sends: an API
+ * request, once received, is copied (method, path, arguments, cookie,
+ * body) into its struct pending, its connection suspended and the request
+ * handed to the worker pool (workers.h), whose threads call
+ * hs_app_handle() concurrently (app.h says what they share). The worker
+ * that answered resumes the connection; libmicrohttpd then calls
+ * handle() again, which sends the answer. A pending request belongs to
+ * libmicrohttpd's thread until it is submitted, to its worker until
+ * state becomes ANSWERED (written under @lock, with the resume after
+ * it), then to libmicrohttpd's thread again, which frees it when the
+ * request completes; a suspended connection is never closed or timed out
+ * by libmicrohttpd, so a worker never sees its request freed. Assets are
+ * answered on libmicrohttpd's thread: they are in memory.
  */
 #include "server/server.h"
+#include "server/workers.h"
 #include "common/alloc.h"
 #include "common/buf.h"
 #include "common/log.h"
@@ -24,8 +39,10 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -53,7 +70,26 @@ struct hs_server {
 	pthread_cond_t wake;
 	pthread_t watch;
 	int watching, stopping;
+	struct hs_workers *workers; /* the API's requests run here */
+	/* the newest generation each client sent (under @lock), see superseded() */
+	struct {
+		char client[33];
+		unsigned long gen;
+	} gens[16];
+	unsigned next_gen; /* the slot a new client takes (oldest first) */
 };
+
+/*
+ * The token cookie's name into @buf: written once the port is known,
+ * after libmicrohttpd's thread started, hence read under @lock.
+ */
+static const char *cookie_name(struct hs_server *s, char buf[32])
+{
+	pthread_mutex_lock(&s->lock);
+	memcpy(buf, s->cookie, 32);
+	pthread_mutex_unlock(&s->lock);
+	return buf;
+}
 
 static double seconds_since(const struct timespec *t, const struct timespec *now)
 {
@@ -187,7 +223,9 @@ static void note_token(struct hs_server *s, struct MHD_Connection *c)
 	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	struct conn *k = ci ? ci->socket_context : NULL;
 	const char *arg = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
-	const char *cookie = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, s->cookie);
+	char name[32];
+	const char *cookie =
+	    MHD_lookup_connection_value(c, MHD_COOKIE_KIND, cookie_name(s, name));
 
 	if (k && !k->trusted) {
 		int ok = hs_app_token_ok(s->app, arg ? arg : cookie);
@@ -198,11 +236,46 @@ static void note_token(struct hs_server *s, struct MHD_Connection *c)
 	}
 }
 
-/* One request being received. */
+/* One GET argument of a request, copied for its worker. */
+struct arg {
+	char *key, *value;
+};
+
+enum pending_state { RECEIVING, QUEUED, ANSWERED };
+
+/* One request: being received, answered by a worker, then sent. */
 struct pending {
 	struct hs_buf body;
 	int too_large;
+	enum pending_state state; /* under the server's @lock once QUEUED */
+	struct hs_job job;
+	struct hs_server *s;
+	struct MHD_Connection *c;
+	char *method, *path, *cookie; /* copies for the worker */
+	struct arg *args;
+	size_t nr_args, alloc_args;
+	int copy_failed;
+	char client[33]; /* its X-Heapscope-Generation: CLIENT:GEN, if any */
+	unsigned long gen;
+	struct hs_response resp; /* the worker's answer */
 };
+
+static void pending_free(struct pending *p)
+{
+	size_t i;
+
+	hs_buf_release(&p->body);
+	for (i = 0; i < p->nr_args; i++) {
+		hs_free(p->args[i].key);
+		hs_free(p->args[i].value);
+	}
+	hs_free(p->args);
+	hs_free(p->method);
+	hs_free(p->path);
+	hs_free(p->cookie);
+	hs_response_release(&p->resp);
+	hs_free(p);
+}
 
 static void log_mhd(void *cls, const char *fmt, va_list ap)
 {
@@ -218,6 +291,42 @@ static const char *get_arg(void *ctx, const char *key)
 	return MHD_lookup_connection_value(ctx, MHD_GET_ARGUMENT_KIND, key);
 }
 
+/* A copied argument of the pending request @ctx (the last of that key). */
+static const char *copied_arg(void *ctx, const char *key)
+{
+	const struct pending *p = ctx;
+	size_t i;
+
+	for (i = p->nr_args; i > 0; i--)
+		if (!strcmp(p->args[i - 1].key, key))
+			return p->args[i - 1].value;
+	return NULL;
+}
+
+static enum MHD_Result copy_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+				const char *value)
+{
+	struct pending *p = cls;
+	struct arg *a;
+
+	(void)kind;
+	if (HS_GROW(p->args, p->nr_args + 1, p->alloc_args)) {
+		p->copy_failed = 1;
+		return MHD_NO;
+	}
+	a = &p->args[p->nr_args];
+	a->key = hs_strdup(key);
+	a->value = hs_strdup(value ? value : "");
+	if (!a->key || !a->value) {
+		hs_free(a->key);
+		hs_free(a->value);
+		p->copy_failed = 1;
+		return MHD_NO;
+	}
+	p->nr_args++;
+	return MHD_YES;
+}
+
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		      enum MHD_RequestTerminationCode toe)
 {
@@ -227,10 +336,133 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	(void)c;
 	(void)toe;
 	if (p) {
-		hs_buf_release(&p->body);
-		hs_free(p);
+		/* never while a worker has it: its connection is suspended */
+		HS_BUG_ON(p->state == QUEUED);
+		pending_free(p);
 		*con_cls = NULL;
 	}
+}
+
+/*
+ * Generations. The GUI sends "X-Heapscope-Generation: CLIENT:N" with each
+ * call, CLIENT a random id of the page and N the number of times the user
+ * pressed Cancel there. A request whose N is below the newest N of its
+ * client was cancelled: routes skip its long computations (app.h). The
+ * table keeps the newest N of the last 16 clients, under @lock.
+ */
+static void note_generation(struct hs_server *s, struct MHD_Connection *c,
+			    struct pending *p)
+{
+	const char *h =
+	    MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Heapscope-Generation");
+	const char *colon = h ? strchr(h, ':') : NULL;
+	size_t n = colon ? (size_t)(colon - h) : 0, i;
+	char *end;
+
+	if (!n || n >= sizeof(p->client) || strspn(h, "0123456789abcdef") != n)
+		return;
+	p->gen = strtoul(colon + 1, &end, 10);
+	if (*end || end == colon + 1)
+		return;
+	memcpy(p->client, h, n);
+	p->client[n] = '\0';
+	pthread_mutex_lock(&s->lock);
+	for (i = 0; i < 16 && strcmp(s->gens[i].client, p->client); i++)
+		;
+	if (i == 16) {
+		i = s->next_gen++ % 16;
+		memcpy(s->gens[i].client, p->client, n + 1);
+		s->gens[i].gen = p->gen;
+	} else if (p->gen > s->gens[i].gen) {
+		s->gens[i].gen = p->gen;
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* Whether the client of pending request @ctx has cancelled it since. */
+static int superseded(void *ctx)
+{
+	struct pending *p = ctx;
+	struct hs_server *s = p->s;
+	int stale = 0;
+	size_t i;
+
+	if (!p->client[0])
+		return 0;
+	pthread_mutex_lock(&s->lock);
+	for (i = 0; i < 16; i++)
+		if (!strcmp(s->gens[i].client, p->client))
+			stale = s->gens[i].gen > p->gen;
+	pthread_mutex_unlock(&s->lock);
+	return stale;
+}
+
+/* The worker's side: answer the request, then wake its connection. */
+static void run_request(struct hs_job *j)
+{
+	struct pending *p = (struct pending *)((char *)j - offsetof(struct pending, job));
+	struct hs_request req = {
+	    .method = p->method,
+	    .path = p->path,
+	    .arg = copied_arg,
+	    .ctx = p,
+	    .cookie_token = p->cookie,
+	    .body = p->body.len ? p->body.s : NULL,
+	    .body_len = p->body.len,
+	    .body_too_large = p->too_large,
+	    .superseded = superseded,
+	};
+	struct hs_server *s = p->s;
+
+	hs_app_handle(s->app, &req, &p->resp);
+	pthread_mutex_lock(&s->lock);
+	p->state = ANSWERED;
+	pthread_mutex_unlock(&s->lock);
+	MHD_resume_connection(p->c);
+}
+
+/* The pool stops before the request started: answer that. */
+static void drop_request(struct hs_job *j)
+{
+	struct pending *p = (struct pending *)((char *)j - offsetof(struct pending, job));
+	struct hs_server *s = p->s;
+
+	hs__reply_error(&p->resp, 503, "heapscope view is stopping");
+	pthread_mutex_lock(&s->lock);
+	p->state = ANSWERED;
+	pthread_mutex_unlock(&s->lock);
+	MHD_resume_connection(p->c);
+}
+
+/*
+ * Copy what the worker needs of @c's request into @p, suspend @c and
+ * queue @p. MHD_YES, or MHD_NO (out of memory: the connection closes).
+ */
+static enum MHD_Result submit(struct hs_server *s, struct MHD_Connection *c,
+			      struct pending *p, const char *url, const char *method)
+{
+	char name[32];
+	const char *cookie =
+	    MHD_lookup_connection_value(c, MHD_COOKIE_KIND, cookie_name(s, name));
+
+	p->method = hs_strdup(method);
+	p->path = hs_strdup(url);
+	p->cookie = cookie ? hs_strdup(cookie) : NULL;
+	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, copy_arg, p);
+	if (!p->method || !p->path || (cookie && !p->cookie) || p->copy_failed)
+		return MHD_NO;
+	p->s = s;
+	p->c = c;
+	note_generation(s, c, p);
+	p->job.run = run_request;
+	p->job.drop = drop_request;
+	pthread_mutex_lock(&s->lock);
+	p->state = QUEUED;
+	pthread_mutex_unlock(&s->lock);
+	/* suspended first, so that the worker's resume always finds it so */
+	MHD_suspend_connection(c);
+	hs_workers_submit(s->workers, &p->job);
+	return MHD_YES;
 }
 
 static enum MHD_Result send_answer(struct hs_server *s, struct MHD_Connection *c,
@@ -238,7 +470,7 @@ static enum MHD_Result send_answer(struct hs_server *s, struct MHD_Connection *c
 {
 	struct MHD_Response *mr;
 	enum MHD_Result ret;
-	char cookie[128];
+	char cookie[128], name[32];
 
 	if (r->owned) {
 		mr = MHD_create_response_from_buffer_with_free_callback(
@@ -262,7 +494,7 @@ static enum MHD_Result send_answer(struct hs_server *s, struct MHD_Connection *c
 	    "style-src 'self' 'unsafe-inline'; frame-ancestors 'none'");
 	if (r->set_cookie) {
 		snprintf(cookie, sizeof(cookie),
-			 "%s=%s; Path=/; HttpOnly; SameSite=Strict", s->cookie,
+			 "%s=%s; Path=/; HttpOnly; SameSite=Strict", cookie_name(s, name),
 			 s->app->token);
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_SET_COOKIE, cookie);
 	}
@@ -280,6 +512,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	struct pending *p = *con_cls;
 	struct hs_request req = {0};
 	struct hs_response resp;
+	enum pending_state state;
+	char name[32];
 	enum MHD_Result ret;
 
 	(void)version;
@@ -301,11 +535,24 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	pthread_mutex_lock(&s->lock);
+	state = p->state;
+	pthread_mutex_unlock(&s->lock);
+	if (state == ANSWERED) {
+		ret = send_answer(s, c, &p->resp);
+		hs_response_release(&p->resp);
+		return ret;
+	}
+	HS_BUG_ON(state != RECEIVING);
+	if (!strncmp(url, "/api/", 5))
+		return submit(s, c, p, url, method);
+	/* an embedded asset, or a refusal: nothing to compute */
 	req.method = method;
 	req.path = url;
 	req.arg = get_arg;
 	req.ctx = c;
-	req.cookie_token = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, s->cookie);
+	req.cookie_token =
+	    MHD_lookup_connection_value(c, MHD_COOKIE_KIND, cookie_name(s, name));
 	req.body = p->body.len ? p->body.s : NULL;
 	req.body_len = p->body.len;
 	req.body_too_large = p->too_large;
@@ -330,7 +577,8 @@ int hs_server_start(struct hs_server **out, struct hs_app *app,
 	struct sockaddr_in a4 = {.sin_family = AF_INET};
 	const union MHD_DaemonInfo *info;
 	struct sockaddr *sa;
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
+			 MHD_ALLOW_SUSPEND_RESUME;
 	struct hs_server *s;
 	int err;
 
@@ -379,8 +627,16 @@ int hs_server_start(struct hs_server **out, struct hs_app *app,
 		free_server(s);
 		return err;
 	}
+	err = hs_workers_start(&s->workers, HS_HTTP_WORKERS);
+	if (err) {
+		MHD_stop_daemon(s->d);
+		free_server(s);
+		hs_diag_set(diag, 0, "cannot start the workers: %s", strerror(-err));
+		return err;
+	}
 	err = pthread_create(&s->watch, NULL, watch, s);
 	if (err) {
+		hs_workers_stop(s->workers);
 		MHD_stop_daemon(s->d);
 		free_server(s);
 		hs_diag_set(diag, 0, "cannot start a thread: %s", strerror(err));
@@ -389,7 +645,9 @@ int hs_server_start(struct hs_server **out, struct hs_app *app,
 	s->watching = 1;
 	info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
 	s->port = info ? info->port : o->port;
+	pthread_mutex_lock(&s->lock);
 	snprintf(s->cookie, sizeof(s->cookie), "hs_token_%u", s->port);
+	pthread_mutex_unlock(&s->lock);
 	snprintf(s->bound, sizeof(s->bound), "%s", bind);
 	*out = s;
 	return 0;
@@ -422,6 +680,8 @@ void hs_server_stop(struct hs_server *s)
 		pthread_mutex_unlock(&s->lock);
 		pthread_join(s->watch, NULL);
 	}
+	/* every suspended connection is answered and resumed before the daemon goes */
+	hs_workers_stop(s->workers);
 	MHD_stop_daemon(s->d);
 	free_server(s);
 }

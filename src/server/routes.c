@@ -11,6 +11,7 @@
 #include "server/routes.h"
 #include "common/alloc.h"
 #include "common/buf.h"
+#include "common/utf8.h"
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -59,6 +60,9 @@ int hs__reply_err(struct hs_route_ctx *c, int err, const char *what)
 	case -E2BIG:
 		hs__reply_error(c->resp, 413, "%s%s", what, msg);
 		break;
+	case -ECANCELED:
+		hs__reply_error(c->resp, 409, "%s%s", what, msg);
+		break;
 	default:
 		hs__reply_error(c->resp, 503, "%s%s", what, strerror(-err));
 		break;
@@ -67,6 +71,18 @@ int hs__reply_err(struct hs_route_ctx *c, int err, const char *what)
 }
 
 /* ---- sources, trees and views through the cache ---- */
+
+/* -ECANCELED when the client has cancelled the request since (app.h). */
+static int check_superseded(struct hs_route_ctx *c)
+{
+	const struct hs_request *req = c->req;
+
+	if (req->superseded && req->superseded(req->ctx)) {
+		hs_diag_set(&c->diag, 0, "cancelled by the client");
+		return -ECANCELED;
+	}
+	return 0;
+}
 
 /*
  * Whether @s stands on a heap trace's peak view: the time range chose its
@@ -162,11 +178,10 @@ static int trace_source(struct hs_app *a, const struct hs_api_src *s,
  * The source of @s with its first @k steps, built through the cache (a
  * trace's own sources are loaded in place). @win is the time window of
  * the view the chain ends in (for the leaks and peak views of a heap
- * trace).
+ * trace). What it uses is held in c->hold.
  */
-int hs__resolve_src(struct hs_app *a, const struct hs_api_src *s, size_t k,
-		    const struct hs_filter_params *win, struct hs_resolved *r,
-		    struct hs_diag *d)
+int hs__resolve_src(struct hs_route_ctx *c, const struct hs_api_src *s, size_t k,
+		    const struct hs_filter_params *win, struct hs_resolved *r)
 {
 	struct hs_memview_opts mo = HS_MEMVIEW_OPTS_INIT;
 	struct hs_buf key = HS_BUF_INIT;
@@ -175,6 +190,8 @@ int hs__resolve_src(struct hs_app *a, const struct hs_api_src *s, size_t k,
 	struct hs_resolved t, b;
 	const struct hs_trace *heap;
 	struct hs_cache_entry *e;
+	struct hs_app *a = c->app;
+	struct hs_diag *d = &c->diag;
 	int trace = !k && s->kind == HS_API_SRC_TRACE;
 	int err;
 
@@ -186,43 +203,38 @@ int hs__resolve_src(struct hs_app *a, const struct hs_api_src *s, size_t k,
 	err = src_key(a, s, k, win, &key);
 	if (err)
 		return err;
-	e = hs_cache_get(&a->cache, HS_CACHE_SOURCE, key.s);
-	if (!e) {
+	err = hs_cache_claim(&a->cache, &c->hold, HS_CACHE_SOURCE, key.s, NULL, &e, d);
+	if (err < 0)
+		goto out;
+	if (err == 1) {
+		/* ours to build; what it stands on is resolved (and held) first */
 		if (trace) {
 			err = hs_app_heap(a, s->trace, &heap, d);
+			if (!err)
+				err = hs_memview_build(heap, &mo, &e->u.source.src, NULL,
+						       d);
 		} else if (!k) {
 			tf = window_for(a, s->test, &s->test_params.vp.filter);
 			bf = window_for(a, s->base, &s->base_params.vp.filter);
-			err = hs__resolve_src(a, s->test, s->test->nr_steps,
-					      &s->test_params.vp.filter, &t, d);
+			err = hs__resolve_src(c, s->test, s->test->nr_steps,
+					      &s->test_params.vp.filter, &t);
 			if (!err)
-				err = hs__resolve_src(a, s->base, s->base->nr_steps,
-						      &s->base_params.vp.filter, &b, d);
+				err = hs__resolve_src(c, s->base, s->base->nr_steps,
+						      &s->base_params.vp.filter, &b);
+			if (!err)
+				err = hs_diff_build(b.src, &bf, t.src, &tf,
+						    &e->u.source.src, d);
 		} else {
-			err = hs__resolve_src(a, s, k - 1, win, &t, d);
-		}
-		if (err)
-			goto out;
-		err = -ENOMEM;
-		e = hs_cache_entry_new(HS_CACHE_SOURCE, key.s, NULL);
-		if (!e)
-			goto out;
-		if (trace) {
-			err = hs_memview_build(heap, &mo, &e->u.source.src, NULL, d);
-		} else if (!k) {
-			err = hs_diff_build(b.src, &bf, t.src, &tf, &e->u.source.src, d);
-		} else {
+			err = hs__resolve_src(c, s, k - 1, win, &t);
 			step = s->steps[k - 1];
 			step.params.filter = window_for(a, s, &step.params.filter);
-			err = hs_query_derive(t.src, &step, t.when, &e->u.source.src,
-					      e->u.source.when, d);
+			if (!err)
+				err = hs_query_derive(t.src, &step, t.when,
+						      &e->u.source.src, e->u.source.when,
+						      d);
 			e->u.source.has_when = 1;
 		}
-		if (err) {
-			hs_cache_entry_free(e);
-			goto out;
-		}
-		err = hs_cache_add(&a->cache, e);
+		hs_cache_publish(&a->cache, e, err, d);
 		if (err)
 			goto out;
 	}
@@ -244,34 +256,35 @@ int hs__get_tree(struct hs_route_ctx *c)
 	struct hs_cache_entry *e;
 	int err;
 
-	e = hs_cache_get(&a->cache, HS_CACHE_TREE, c->query.tree_key);
+	e = hs_cache_get(&a->cache, &c->hold, HS_CACHE_TREE, c->query.tree_key);
 	if (e) {
 		c->tree = e;
 		c->src = e->u.tree.in;
 		return 0;
 	}
-	err = hs__resolve_src(a, &c->query.src, c->query.src.nr_steps,
-			      &c->query.params.vp.filter, &r, &c->diag);
+	err = check_superseded(c);
+	if (!err)
+		err = hs__resolve_src(c, &c->query.src, c->query.src.nr_steps,
+				      &c->query.params.vp.filter, &r);
 	if (err)
 		return err;
-	p.filter = window_for(a, &c->query.src, &p.filter);
-	if (r.when) {
-		p.when_start_ms = r.when[0];
-		p.when_end_ms = r.when[1];
-	}
-	e = hs_cache_entry_new(HS_CACHE_TREE, c->query.tree_key, r.ent);
-	if (!e)
-		return -ENOMEM;
-	err = hs_calltree_build(&e->u.tree, r.src, &p, &c->diag);
-	if (err) {
-		hs_cache_entry_free(e);
+	err = hs_cache_claim(&a->cache, &c->hold, HS_CACHE_TREE, c->query.tree_key, r.ent,
+			     &e, &c->diag);
+	if (err < 0)
 		return err;
+	if (err == 1) {
+		p.filter = window_for(a, &c->query.src, &p.filter);
+		if (r.when) {
+			p.when_start_ms = r.when[0];
+			p.when_end_ms = r.when[1];
+		}
+		err = hs_calltree_build(&e->u.tree, r.src, &p, &c->diag);
+		hs_cache_publish(&a->cache, e, err, &c->diag);
+		if (err)
+			return err;
 	}
-	err = hs_cache_add(&a->cache, e);
-	if (err)
-		return err;
 	c->tree = e;
-	c->src = r.src;
+	c->src = e->u.tree.in;
 	return 0;
 }
 
@@ -292,36 +305,75 @@ int hs__get_view(struct hs_route_ctx *c)
 	if (hs_buf_addf(&key, "%s\n%s\n%s", c->query.tree_key, hs_view_kind_name(o.kind),
 			o.focus ? o.focus : ""))
 		return -ENOMEM;
-	e = hs_cache_get(&c->app->cache, HS_CACHE_VIEW, key.s);
+	e = hs_cache_get(&c->app->cache, &c->hold, HS_CACHE_VIEW, key.s);
 	if (!e) {
 		err = hs__get_tree(c);
-		if (err)
-			goto out;
-		err = -ENOMEM;
-		e = hs_cache_entry_new(HS_CACHE_VIEW, key.s, c->tree);
-		if (!e)
-			goto out;
-		err = hs_view_build(&e->u.view.v, &c->tree->u.tree, &o);
-		if (err == -ENOENT)
-			hs_diag_set(&c->diag, 0, "no frame named '%s'", o.focus);
 		if (!err)
-			err = hs_cache_index_view(e);
-		if (err) {
-			hs_cache_entry_free(e);
+			err = check_superseded(c);
+		if (!err)
+			err = hs_cache_claim(&c->app->cache, &c->hold, HS_CACHE_VIEW,
+					     key.s, c->tree, &e, &c->diag);
+		if (err < 0)
 			goto out;
+		if (err == 1) {
+			err = hs_view_build(&e->u.view.v, &c->tree->u.tree, &o);
+			if (err == -ENOENT)
+				hs_diag_set(&c->diag, 0, "no frame named '%s'", o.focus);
+			if (!err)
+				err = hs_cache_index_view(e);
+			hs_cache_publish(&c->app->cache, e, err, &c->diag);
+			if (err)
+				goto out;
 		}
-		err = hs_cache_add(&c->app->cache, e);
-		if (err)
-			goto out;
-	} else {
-		c->tree = e->dep;
-		c->src = c->tree->u.tree.in;
 	}
+	c->tree = e->dep;
+	c->src = c->tree->u.tree.in;
 	c->view = e;
 	err = 0;
 out:
 	hs_buf_release(&key);
 	return err;
+}
+
+/*
+ * The answer text cached under @key (kind HS_CACHE_TEXT), built once by
+ * @build(@c, @arg, &text, &len) (text hs_malloc()ed; 0 or a negative
+ * errno) when it is not there: *@out, held in c->hold.
+ */
+int hs__cached_text(struct hs_route_ctx *c, const char *key,
+		    int (*build)(struct hs_route_ctx *c, void *arg, char **text,
+				 size_t *len),
+		    void *arg, const struct hs_cache_entry **out)
+{
+	struct hs_cache_entry *e;
+	int err;
+
+	*out = NULL;
+	e = hs_cache_get(&c->app->cache, &c->hold, HS_CACHE_TEXT, key);
+	if (!e) {
+		err = hs_cache_claim(&c->app->cache, &c->hold, HS_CACHE_TEXT, key, NULL,
+				     &e, &c->diag);
+		if (err < 0)
+			return err;
+		if (err == 1) {
+			err = build(c, arg, &e->u.text.s, &e->u.text.len);
+			hs_cache_publish(&c->app->cache, e, err, &c->diag);
+			if (err)
+				return err;
+		}
+	}
+	*out = e;
+	return 0;
+}
+
+/* Reply with a copy of the JSON text of @e (HS_CACHE_TEXT). Returns 0. */
+int hs__reply_text_entry(struct hs_response *resp, const struct hs_cache_entry *e)
+{
+	char *copy = hs_malloc(e->u.text.len + 1);
+
+	if (copy)
+		memcpy(copy, e->u.text.s, e->u.text.len + 1);
+	return hs__reply_json_text(resp, copy, e->u.text.len);
 }
 
 /* ---- small readers of request keys ---- */
@@ -422,29 +474,160 @@ json_t *hs__doc(const struct hs_view *v, const char *key, json_t *val)
 	return o;
 }
 
+/*
+ * How a route's own keys (besides the query's) are written as GET
+ * arguments: the same keys, with their values as text.
+ */
+enum key_kind {
+	KEY_UINT,   /* a whole number */
+	KEY_BOOL,   /* true, false, 1 or 0 */
+	KEY_NUMBER, /* any finite number */
+	KEY_STRING, /* the text itself */
+	KEY_JSON,   /* an array or object, as JSON text */
+};
+
+struct route_key {
+	const char *name;
+	enum key_kind kind;
+};
+
+#define ORDER_KEYS                                                                       \
+	{"sort", KEY_STRING},                                                            \
+	{                                                                                \
+		"order", KEY_STRING                                                      \
+	}
+
+static const struct route_key rows_keys[] = {
+    {"offset", KEY_UINT}, {"count", KEY_UINT}, {"ids", KEY_JSON}, ORDER_KEYS, {NULL, 0}};
+static const struct route_key tree_keys[] = {{"of", KEY_JSON},	   {"levels", KEY_UINT},
+					     {"auto", KEY_BOOL},   {"skeleton", KEY_BOOL},
+					     {"detail", KEY_UINT}, {"max_rows", KEY_UINT},
+					     ORDER_KEYS,	   {NULL, 0}};
+static const struct route_key flame_keys[] = {
+    {"root", KEY_UINT}, {"max_rows", KEY_UINT}, {"min_width", KEY_NUMBER}, {NULL, 0}};
+static const struct route_key find_keys[] = {{"pattern", KEY_STRING},
+					     {"from", KEY_UINT},
+					     {"backward", KEY_BOOL},
+					     ORDER_KEYS,
+					     {NULL, 0}};
+static const struct route_key view_keys[] = {{"max_rows", KEY_UINT}, {NULL, 0}};
+static const struct route_key timeline_keys[] = {{"buckets", KEY_UINT}, {NULL, 0}};
+static const struct route_key counts_keys[] = {{"buckets", KEY_UINT},
+					       {"start_ms", KEY_NUMBER},
+					       {"bucket_ms", KEY_NUMBER},
+					       {NULL, 0}};
+static const struct route_key retained_keys[] = {{"ids", KEY_JSON}, {NULL, 0}};
+static const struct route_key samples_keys[] = {
+    {"name", KEY_STRING}, {"what", KEY_STRING}, {"offset", KEY_UINT},
+    {"count", KEY_UINT},  {"path", KEY_JSON},	{NULL, 0}};
+static const struct route_key source_keys[] = {{"name", KEY_STRING}, {NULL, 0}};
+static const struct route_key overweight_keys[] = {
+    {"base", KEY_JSON}, {"base_params", KEY_JSON}, {NULL, 0}};
+static const struct route_key stats_keys[] = {{"heap", KEY_BOOL}, {NULL, 0}};
+static const struct route_key no_keys[] = {{NULL, 0}};
+
 struct route {
 	const char *path;
 	int (*fn)(struct hs_route_ctx *c);
-	int query; /* parses a query (else none) */
+	int query;		      /* parses a query (else none) */
+	const struct route_key *keys; /* its own keys, for GET arguments */
 };
 
 static const struct route routes[] = {
-    {"/api/info", hs__api_info, 0},
-    {"/api/view", hs__api_view, 1},
-    {"/api/rows", hs__api_rows, 1},
-    {"/api/tree", hs__api_tree, 1},
-    {"/api/flame", hs__api_flame, 1},
-    {"/api/find", hs__api_find, 1},
-    {"/api/timeline", hs__api_timeline, 1},
-    {"/api/counts", hs__api_counts, 1},
-    {"/api/samples", hs__api_samples, 1},
-    {"/api/stats", hs__api_stats, 1},
-    {"/api/source", hs__api_source, 1},
-    {"/api/overweight", hs__api_overweight, 1},
-    {"/api/gc", hs__api_gc, 0},
-    {"/api/retained", hs__api_retained, 1},
-    {NULL, NULL, 0},
+    {"/api/info", hs__api_info, 0, no_keys},
+    {"/api/view", hs__api_view, 1, view_keys},
+    {"/api/rows", hs__api_rows, 1, rows_keys},
+    {"/api/tree", hs__api_tree, 1, tree_keys},
+    {"/api/flame", hs__api_flame, 1, flame_keys},
+    {"/api/find", hs__api_find, 1, find_keys},
+    {"/api/timeline", hs__api_timeline, 1, timeline_keys},
+    {"/api/counts", hs__api_counts, 1, counts_keys},
+    {"/api/samples", hs__api_samples, 1, samples_keys},
+    {"/api/stats", hs__api_stats, 1, stats_keys},
+    {"/api/source", hs__api_source, 1, source_keys},
+    {"/api/overweight", hs__api_overweight, 1, overweight_keys},
+    {"/api/gc", hs__api_gc, 0, no_keys},
+    {"/api/retained", hs__api_retained, 1, retained_keys},
+    {NULL, NULL, 0, NULL},
 };
+
+/*
+ * The GET argument @text of key @k as the JSON value a POST body would
+ * carry, or NULL with a message in @d.
+ */
+static json_t *arg_value(const struct route_key *k, const char *text, struct hs_diag *d)
+{
+	json_error_t jerr;
+	unsigned long long u;
+	json_t *v = NULL;
+	double x;
+	char *end;
+
+	switch (k->kind) {
+	case KEY_UINT:
+		errno = 0;
+		u = strtoull(text, &end, 10);
+		if (*text >= '0' && *text <= '9' && !*end && !errno && u <= INT64_MAX)
+			v = json_integer((json_int_t)u);
+		else
+			hs_diag_set(d, 0, "%s must be a whole number, not '%.80s'",
+				    k->name, text);
+		break;
+	case KEY_BOOL:
+		if (!strcmp(text, "true") || !strcmp(text, "1"))
+			v = json_true();
+		else if (!strcmp(text, "false") || !strcmp(text, "0"))
+			v = json_false();
+		else
+			hs_diag_set(d, 0, "%s must be true or false, not '%.80s'",
+				    k->name, text);
+		break;
+	case KEY_NUMBER:
+		x = strtod(text, &end);
+		if (end != text && !*end && isfinite(x))
+			v = json_real(x);
+		else
+			hs_diag_set(d, 0, "%s must be a number, not '%.80s'", k->name,
+				    text);
+		break;
+	case KEY_STRING:
+		if (hs_utf8_valid(text, strlen(text)))
+			v = json_string(text);
+		else
+			hs_diag_set(d, 0, "argument '%s' is not UTF-8", k->name);
+		break;
+	case KEY_JSON:
+		v = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+		if (!v)
+			hs_diag_set(d, 0, "%s: %s at character %d", k->name, jerr.text,
+				    jerr.position);
+		break;
+	}
+	if (!v && !d->set)
+		hs_diag_set(d, 0, "out of memory");
+	return v;
+}
+
+/*
+ * Add the route's own keys given as GET arguments to @q (those the query
+ * "q" does not give already). 0 or -EINVAL (message in c->diag).
+ */
+static int add_route_args(struct hs_route_ctx *c, const struct route *r, json_t *q)
+{
+	const struct route_key *k;
+	const char *text;
+	json_t *v;
+
+	for (k = r->keys; k->name; k++) {
+		text = c->req->arg ? c->req->arg(c->req->ctx, k->name) : NULL;
+		if (!text || json_object_get(q, k->name))
+			continue;
+		v = arg_value(k, text, &c->diag);
+		if (!v || json_object_set_new(q, k->name, v))
+			return -EINVAL;
+	}
+	return 0;
+}
 
 /* The saved text boxes of a source, for report-style arguments (NULL: none). */
 static const struct hs_source_defaults *arg_defaults(void *ctx, size_t trace,
@@ -458,8 +641,18 @@ static const struct hs_source_defaults *arg_defaults(void *ctx, size_t trace,
 	return &as->src.defaults;
 }
 
-/* The request's query object: the POST body, or the GET arguments. */
-static json_t *request_query(struct hs_route_ctx *c)
+static const char *no_arg(void *ctx, const char *key)
+{
+	(void)ctx;
+	(void)key;
+	return NULL;
+}
+
+/*
+ * The request's query object: the POST body, or the GET arguments (the
+ * report-style ones of params.h, then the route's own keys).
+ */
+static json_t *request_query(struct hs_route_ctx *c, const struct route *r)
 {
 	const struct hs_request *req = c->req;
 	json_error_t jerr;
@@ -476,7 +669,13 @@ static json_t *request_query(struct hs_route_ctx *c)
 		}
 		return q;
 	}
-	return hs_api_query_from_args(req->arg, req->ctx, arg_defaults, c, &c->diag);
+	q = hs_api_query_from_args(req->arg ? req->arg : no_arg, req->ctx, arg_defaults,
+				   c, &c->diag);
+	if (q && json_is_object(q) && add_route_args(c, r, q)) {
+		json_decref(q);
+		return NULL;
+	}
+	return q;
 }
 
 static int dispatch(struct hs_app *a, const struct hs_request *req,
@@ -499,7 +698,7 @@ static int dispatch(struct hs_app *a, const struct hs_request *req,
 		return hs__reply_error(resp, 413, "the request body is over %u bytes",
 				       HS_APP_MAX_BODY);
 	if (r->query) {
-		c.q = request_query(&c);
+		c.q = request_query(&c, r);
 		if (!c.q)
 			return hs__reply_error(resp, 400, "%s",
 					       c.diag.set ? c.diag.msg : "bad query");
@@ -515,7 +714,13 @@ static int dispatch(struct hs_app *a, const struct hs_request *req,
 			return 0;
 		}
 	}
-	r->fn(&c);
+	/* a request the client cancelled while it waited for a worker */
+	err = check_superseded(&c);
+	if (err)
+		hs__reply_err(&c, err, "");
+	else
+		r->fn(&c);
+	hs_cache_hold_release(&a->cache, &c.hold);
 	hs_api_query_release(&c.query);
 	json_decref(c.q);
 	return 0;

@@ -25,16 +25,19 @@
  *
  * A handler gets the request's context, answers into c->resp (through
  * hs__reply_json() or hs__reply_err()) and returns 0. What it finds
- * through the cache (c->src, c->tree, c->view) is borrowed from the
- * app's cache for the request's duration.
+ * through the cache (c->src, c->tree, c->view) is held in c->hold for
+ * the request's duration (cache.h); handlers run on several threads at
+ * once and touch shared state only through the cache and app.h.
  */
 
-#define MAX_ROWS_PAGE 10000   /* rows in one /api/rows answer */
-#define MAX_TREE_ROWS 200000  /* rows in one /api/tree or /api/flame answer */
-#define MAX_IDS 100000	      /* ids in one "of" list */
-#define MAX_BUCKETS 4000      /* timeline buckets */
-#define MAX_SAMPLES_PAGE 1000 /* samples in one /api/samples answer */
-#define MAX_STACK_SHOWN 256   /* frames of one sample's stack */
+#define MAX_ROWS_PAGE 10000		  /* rows in one /api/rows answer */
+#define MAX_VIEW_ROWS 200000		  /* rows in one /api/view answer */
+#define MAX_VIEW_BYTES ((size_t)64 << 20) /* about the text of one /api/view answer */
+#define MAX_TREE_ROWS 200000		  /* rows in one /api/tree or /api/flame answer */
+#define MAX_IDS 100000			  /* ids in one "of" list */
+#define MAX_BUCKETS 4000		  /* timeline buckets */
+#define MAX_SAMPLES_PAGE 1000		  /* samples in one /api/samples answer */
+#define MAX_STACK_SHOWN 256		  /* frames of one sample's stack */
 
 #define COMPACT (JSON_COMPACT | JSON_REAL_PRECISION(15) | JSON_PRESERVE_ORDER)
 
@@ -48,6 +51,7 @@ struct hs_route_ctx {
 	struct hs_diag diag;
 	const struct hs_stack_source *src; /* the query's source */
 	struct hs_cache_entry *tree, *view;
+	struct hs_cache_hold hold; /* the cache entries it uses */
 };
 
 /* A source of a query's chain, found or built. */
@@ -72,13 +76,23 @@ int hs__reply_err(struct hs_route_ctx *c, int err, const char *what);
  * is the time window of the view the chain ends in. 0 or a negative errno
  * (message in @d).
  */
-int hs__resolve_src(struct hs_app *a, const struct hs_api_src *s, size_t k,
-		    const struct hs_filter_params *win, struct hs_resolved *r,
-		    struct hs_diag *d);
+int hs__resolve_src(struct hs_route_ctx *c, const struct hs_api_src *s, size_t k,
+		    const struct hs_filter_params *win, struct hs_resolved *r);
 /* The call tree of the query (c->tree) and its source (c->src). */
 int hs__get_tree(struct hs_route_ctx *c);
 /* The full view of the query (no limit, no depth): c->view. */
 int hs__get_view(struct hs_route_ctx *c);
+
+/*
+ * The answer text cached under @key, built once by @build (see routes.c):
+ * 0 with *@out held, or a negative errno (message in c->diag).
+ */
+int hs__cached_text(struct hs_route_ctx *c, const char *key,
+		    int (*build)(struct hs_route_ctx *c, void *arg, char **text,
+				 size_t *len),
+		    void *arg, const struct hs_cache_entry **out);
+/* Reply with a copy of the JSON text of a text entry. Returns 0. */
+int hs__reply_text_entry(struct hs_response *resp, const struct hs_cache_entry *e);
 
 /*
  * Readers of request keys: each leaves its default (or NULL) when @key is

@@ -10,13 +10,19 @@
  *
  * A sample counts in the bucket its time falls in; one before the first
  * bucket counts in the first, one after the last in the last. Everything
- * is borrowed from the request's context; the answer is built here.
+ * is borrowed from the request's context (the call tree held by the
+ * request, cache.h); the answer's text is built once per call tree and
+ * buckets and kept in the cache, so that requests for the same counts
+ * share one computation.
  */
 #include "server/routes.h"
 #include "common/alloc.h"
+#include "common/buf.h"
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* A finite number of milliseconds under @key into *@out (@dflt without one). */
 static int get_ms(struct hs_route_ctx *c, const char *key, double dflt, double *out)
@@ -48,35 +54,45 @@ static json_t *array_of(const double *h, size_t n)
 	return a;
 }
 
-int hs__api_counts(struct hs_route_ctx *c)
+/* @o's compact text as an hs_malloc()ed copy (the cache frees it). */
+static int text_copy(const json_t *o, char **text, size_t *len)
 {
-	const struct hs_calltree *ct;
-	const struct hs_stack_source *s;
-	double start, width, *all = NULL, *kept = NULL;
-	json_t *o = NULL;
-	size_t nb, i;
-	int err = hs__get_tree(c);
+	char *s = json_dumps(o, COMPACT);
 
-	if (!err)
-		err = hs__get_uint(c, "buckets", 400, MAX_BUCKETS, &nb);
-	if (!err)
-		err = get_ms(c, "start_ms", 0, &start);
-	if (!err)
-		err = get_ms(c, "bucket_ms", 0, &width);
-	if (!err && (!nb || !(width > 0))) {
-		hs_diag_set(&c->diag, 0, "buckets and bucket_ms must be above 0");
-		err = -EINVAL;
+	*text = NULL;
+	if (s) {
+		*len = strlen(s);
+		*text = hs_malloc(*len + 1);
+		if (*text)
+			memcpy(*text, s, *len + 1);
+		free(s);
 	}
-	if (err)
-		return hs__reply_err(c, err, "");
-	ct = &c->tree->u.tree;
-	s = c->src;
+	return *text ? 0 : -ENOMEM;
+}
+
+/* The buckets an /api/counts request names (its cache key has them). */
+struct counts_buckets {
+	size_t nb;
+	double start, width;
+};
+
+/* The counts' JSON text over the buckets @arg (struct counts_buckets). */
+static int build_counts(struct hs_route_ctx *c, void *arg, char **text, size_t *len)
+{
+	const struct counts_buckets *cb = arg;
+	const struct hs_calltree *ct = &c->tree->u.tree;
+	const struct hs_stack_source *s = c->src;
+	double *all = NULL, *kept = NULL;
+	json_t *o = NULL;
+	size_t nb = cb->nb, i;
+	int err = -ENOMEM;
+
 	all = hs_calloc(nb, sizeof(*all));
 	kept = hs_calloc(nb, sizeof(*kept));
 	if (!all || !kept)
 		goto out;
 	for (i = 0; i < s->nr_samples; i++) {
-		double k = floor(((double)s->time[i] / 1e6 - start) / width);
+		double k = floor(((double)s->time[i] / 1e6 - cb->start) / cb->width);
 		size_t b = k <= 0 ? 0 : k >= (double)nb ? nb - 1 : (size_t)k;
 		uint32_t st = s->stack[i];
 		uint32_t to = st == HS_NO_STACK ? ct->f.root_map : ct->f.map[st];
@@ -88,13 +104,47 @@ int hs__api_counts(struct hs_route_ctx *c)
 	o = json_object();
 	if (!o || json_object_set_new(o, "all", array_of(all, nb)) ||
 	    json_object_set_new(o, "filtered", array_of(kept, nb)) ||
-	    json_object_set_new(o, "start_ms", json_real(start)) ||
-	    json_object_set_new(o, "bucket_ms", json_real(width))) {
-		json_decref(o);
-		o = NULL;
-	}
+	    json_object_set_new(o, "start_ms", json_real(cb->start)) ||
+	    json_object_set_new(o, "bucket_ms", json_real(cb->width)))
+		goto out;
+	err = text_copy(o, text, len);
 out:
+	if (err)
+		hs_diag_set(&c->diag, 0, "out of memory");
+	json_decref(o);
 	hs_free(all);
 	hs_free(kept);
-	return hs__reply_json(c->resp, o, COMPACT);
+	return err;
+}
+
+/*
+ * The counts, built once per call tree (a source with its filter and time
+ * range) and buckets, held in the cache as the timeline is (routes_time.c).
+ */
+int hs__api_counts(struct hs_route_ctx *c)
+{
+	const struct hs_cache_entry *e;
+	struct hs_buf key = HS_BUF_INIT;
+	struct counts_buckets cb;
+	int err = hs__get_tree(c);
+
+	if (!err)
+		err = hs__get_uint(c, "buckets", 400, MAX_BUCKETS, &cb.nb);
+	if (!err)
+		err = get_ms(c, "start_ms", 0, &cb.start);
+	if (!err)
+		err = get_ms(c, "bucket_ms", 0, &cb.width);
+	if (!err && (!cb.nb || !(cb.width > 0))) {
+		hs_diag_set(&c->diag, 0, "buckets and bucket_ms must be above 0");
+		err = -EINVAL;
+	}
+	if (!err && hs_buf_addf(&key, "counts\nbuckets %zu\nstart %.17g\nwidth %.17g\n%s",
+				cb.nb, cb.start, cb.width, c->query.tree_key))
+		err = -ENOMEM;
+	if (!err)
+		err = hs__cached_text(c, key.s, build_counts, &cb, &e);
+	hs_buf_release(&key);
+	if (err)
+		return hs__reply_err(c, err, "");
+	return hs__reply_text_entry(c->resp, e);
 }

@@ -80,8 +80,11 @@ int hs__api_info(struct hs_route_ctx *c)
 	size_t i;
 	int err = !o || !traces || !presets;
 
+	/* which sources are loaded changes under other requests */
+	pthread_mutex_lock(&a->lock);
 	for (i = 0; !err && i < a->nr_traces; i++)
 		err = json_array_append_new(traces, trace_json(&a->traces[i], i));
+	pthread_mutex_unlock(&a->lock);
 	for (i = 0; !err && i < hs_presets_count(); i++) {
 		const struct hs_preset *p = hs_presets_get(i);
 		char *text = NULL;
@@ -118,31 +121,20 @@ int hs__api_info(struct hs_route_ctx *c)
 
 /* Exactly `heapscope report --format json` for the same parameters. */
 
-/* The stats of the heap trace behind @s (cached per trace), or NULL. */
+/* The stats of the heap trace behind @s (computed once per trace), or NULL. */
 static json_t *heap_stats(struct hs_route_ctx *c, const struct hs_api_src *s)
 {
-	struct hs_app_trace *t;
-	struct hs_heap_stats hs;
-	const struct hs_trace *ht;
 	struct hs_diag d = HS_DIAG_INIT(NULL);
 
 	if (s->kind != HS_API_SRC_TRACE)
 		return NULL;
-	t = &c->app->traces[s->trace];
-	if (!hs_format_has(t->fmt, HS_FORMAT_HAS_HEAP))
-		return NULL;
-	if (!t->heap_stats && !hs_app_heap(c->app, s->trace, &ht, &d) &&
-	    !hs_heap_stats_compute(ht, &(struct hs_stats_opts){0}, &hs, &d)) {
-		t->heap_stats = hs_heap_stats_json(&hs);
-		hs_heap_stats_release(&hs);
-	}
-	return t->heap_stats ? json_incref(t->heap_stats) : NULL;
+	return hs_app_heap_stats(c->app, s->trace, &d);
 }
 
 /*
  * Numbers about the query's source (with its saved text boxes) and what
  * the filter made of it; for a heap trace also its stats (`heapscope
- * stats --format json`).
+ * stats --format json`) unless "heap" is false.
  */
 int hs__api_stats(struct hs_route_ctx *c)
 {
@@ -151,12 +143,15 @@ int hs__api_stats(struct hs_route_ctx *c)
 	double metric, count;
 	int64_t first, last;
 	uint32_t maxd = 0;
-	size_t i;
-	json_t *o, *heap;
-	int err = hs__get_tree(c);
+	size_t i, entries, hits, misses;
+	json_t *o, *heap = NULL;
+	int want_heap, err = hs__get_tree(c);
 
+	if (!err)
+		err = hs__get_bool(c, "heap", 1, &want_heap);
 	if (err)
 		return hs__reply_err(c, err, "");
+	hs_cache_counts(&c->app->cache, &entries, &hits, &misses);
 	ct = &c->tree->u.tree;
 	s = c->src;
 	hs_source_totals(s, &metric, &count);
@@ -180,9 +175,10 @@ int hs__api_stats(struct hs_route_ctx *c)
 	    "folded_nodes", (json_int_t)ct->nr_folded, "fold_threshold",
 	    ct->fold_threshold, "fold_pct",
 	    isnan(ct->fold_pct) ? NULL : json_real(ct->fold_pct), "cache", "entries",
-	    (json_int_t)c->app->cache.nr, "hits", (json_int_t)c->app->cache.hits,
-	    "misses", (json_int_t)c->app->cache.misses);
-	heap = heap_stats(c, &c->query.src);
+	    (json_int_t)entries, "hits", (json_int_t)hits, "misses", (json_int_t)misses);
+	/* a source switch wants the source's numbers, not seconds of heap stats */
+	if (want_heap)
+		heap = heap_stats(c, &c->query.src);
 	if (o && heap && json_object_set_new(o, "heap", heap)) {
 		json_decref(o);
 		o = NULL;
@@ -214,11 +210,10 @@ int hs__api_overweight(struct hs_route_ctx *c)
 		return hs__reply_err(c, err, "base: ");
 	err = hs_api_params_parse(json_object_get(c->q, "base_params"), &bp, &c->diag);
 	if (!err)
-		err = hs__resolve_src(c->app, &c->query.src, c->query.src.nr_steps,
-				      &c->query.params.vp.filter, &t, &c->diag);
+		err = hs__resolve_src(c, &c->query.src, c->query.src.nr_steps,
+				      &c->query.params.vp.filter, &t);
 	if (!err)
-		err = hs__resolve_src(c->app, &bq.src, bq.src.nr_steps, &bp.vp.filter, &b,
-				      &c->diag);
+		err = hs__resolve_src(c, &bq.src, bq.src.nr_steps, &bp.vp.filter, &b);
 	if (!err)
 		err = hs_overweight_compute(b.src, &bp.vp, t.src, &c->query.params.vp,
 					    &ow, &c->diag);

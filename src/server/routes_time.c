@@ -59,53 +59,84 @@ static const struct hs_trace *heap_trace(struct hs_route_ctx *c)
 	return t;
 }
 
-/*
- * A heap trace's heap in use and RSS, "heap" and "rss": [[ms, bytes], ...]
- * in at most @points points, each the highest value in its stretch of
- * time. A trace that cannot be read again gives none. 0 or -ENOMEM.
- */
-static int add_heap_timelines(struct hs_route_ctx *c, json_t *o, size_t points)
+/* json_dumps() text as an hs_malloc()ed copy in *@text. 0 or -ENOMEM. */
+static int dump_text(json_t *o, char **text, size_t *len)
+{
+	char *s = o ? json_dumps(o, COMPACT) : NULL;
+
+	*text = NULL;
+	if (s) {
+		*len = strlen(s);
+		*text = hs_malloc(*len + 1);
+		if (*text)
+			memcpy(*text, s, *len + 1);
+		free(s);
+	}
+	return *text ? 0 : -ENOMEM;
+}
+
+/* Build the heap and RSS curves of the query's trace in @points points. */
+static int build_heap_curves(struct hs_route_ctx *c, void *arg, char **text, size_t *len)
 {
 	struct hs_timeline heap = {0}, rss = {0};
+	size_t points = *(const size_t *)arg;
 	const struct hs_trace *t = heap_trace(c);
-	int err = 0;
+	json_t *o;
+	int err;
 
-	if (hs_heap_timelines(t, points, &heap, &rss) ||
-	    json_object_set_new(o, "heap", hs_timeline_json(&heap)) ||
-	    json_object_set_new(o, "rss", hs_timeline_json(&rss)))
-		err = -ENOMEM;
+	err = hs_heap_timelines(t, points, &heap, &rss) ? -ENOMEM : 0;
+	o = err ? NULL
+		: json_pack("{s:o, s:o}", "heap", hs_timeline_json(&heap), "rss",
+			    hs_timeline_json(&rss));
 	hs_timeline_release(&heap);
 	hs_timeline_release(&rss);
+	err = dump_text(o, text, len);
+	json_decref(o);
 	return err;
 }
 
 /*
- * The timeline: the source's metric per time bucket over the whole trace,
- * for all samples and for those the filter keeps (the time window aside).
+ * A heap trace's heap in use and RSS, "heap" and "rss": [[ms, bytes], ...]
+ * in at most @points points, each the highest value in its stretch of
+ * time; cached per (trace, points), since they do not depend on the
+ * filter or the time range and take a pass over the whole trace. A trace
+ * that cannot be read again gives none. 0 or a negative errno.
  */
-int hs__api_timeline(struct hs_route_ctx *c)
+static int add_heap_timelines(struct hs_route_ctx *c, json_t *o, size_t points)
 {
-	const struct hs_calltree *ct;
-	const struct hs_stack_source *s;
-	size_t nb, i;
+	const struct hs_cache_entry *e;
+	char key[64];
+	json_t *curves;
+	int err;
+
+	snprintf(key, sizeof(key), "heap curves\ntrace %zu\npoints %zu",
+		 c->query.src.trace, points);
+	err = hs__cached_text(c, key, build_heap_curves, &points, &e);
+	if (err)
+		return err;
+	curves = json_loadb(e->u.text.s, e->u.text.len, 0, NULL);
+	if (!curves || json_object_update(o, curves))
+		err = -ENOMEM;
+	json_decref(curves);
+	return err;
+}
+
+/*
+ * The timeline's JSON text for @arg buckets: the source's metric per time
+ * bucket over the whole trace, for all samples and for those the filter
+ * keeps (the time window aside).
+ */
+static int build_timeline(struct hs_route_ctx *c, void *arg, char **text, size_t *len)
+{
+	const struct hs_calltree *ct = &c->tree->u.tree;
+	const struct hs_stack_source *s = c->src;
+	const struct hs_trace *ht = heap_trace(c);
+	size_t nb = *(const size_t *)arg, i;
 	double *all = NULL, *kept = NULL, lo, hi, width;
 	json_t *o = NULL, *ja, *jk;
 	int64_t first, last;
-	int tm;
+	int tm = s->kind == HS_METRIC_TIME, err = -ENOMEM;
 
-	int err = hs__get_tree(c);
-
-	if (!err)
-		err = hs__get_uint(c, "buckets", 400, MAX_BUCKETS, &nb);
-	if (!err && !nb) {
-		hs_diag_set(&c->diag, 0, "buckets must be at least 1");
-		err = -EINVAL;
-	}
-	if (err)
-		return hs__reply_err(c, err, "");
-	ct = &c->tree->u.tree;
-	s = c->src;
-	tm = s->kind == HS_METRIC_TIME;
 	hs_source_time_range(s, &first, &last);
 	lo = first < 0 ? (double)first : 0;
 	hi = (double)last;
@@ -117,8 +148,8 @@ int hs__api_timeline(struct hs_route_ctx *c)
 				hi = e;
 		}
 	/* a heap trace's timeline spans the whole run (its heap and RSS too) */
-	if (heap_trace(c) && (double)heap_trace(c)->duration_ns > hi)
-		hi = (double)heap_trace(c)->duration_ns;
+	if (ht && (double)ht->duration_ns > hi)
+		hi = (double)ht->duration_ns;
 	/* all at one time: 1 ms in all */
 	width = hi > lo ? (hi - lo) / (double)nb : 1e6 / (double)nb;
 	all = hs_calloc(nb, sizeof(*all));
@@ -142,29 +173,59 @@ int hs__api_timeline(struct hs_route_ctx *c)
 	    json_object_set_new(o, "filtered", jk)) {
 		json_decref(ja);
 		json_decref(jk);
-		goto fail;
+		goto out;
 	}
 	for (i = 0; i < nb; i++)
 		if (json_array_append_new(ja, json_real(all[i])) ||
 		    json_array_append_new(jk, json_real(kept[i])))
-			goto fail;
-	if (heap_trace(c) && add_heap_timelines(c, o, nb))
-		goto fail;
+			goto out;
+	if (ht) {
+		err = add_heap_timelines(c, o, nb);
+		if (err)
+			goto out;
+		err = -ENOMEM;
+	}
 	if (json_object_set_new(o, "start_ms", json_real(lo / 1e6)) ||
 	    json_object_set_new(o, "end_ms",
 				json_real((lo + width * (double)nb) / 1e6)) ||
 	    json_object_set_new(o, "bucket_ms", json_real(width / 1e6)) ||
 	    json_object_set_new(o, "time_metric", json_boolean(tm)) ||
 	    json_object_set_new(o, "unit", hs_view_json_text(s->metric_unit)))
-		goto fail;
-	goto out;
-fail:
-	json_decref(o);
-	o = NULL;
+		goto out;
+	err = dump_text(o, text, len);
 out:
+	json_decref(o);
 	hs_free(all);
 	hs_free(kept);
-	return hs__reply_json(c->resp, o, COMPACT);
+	return err;
+}
+
+/*
+ * The timeline, cached per call tree (a source with its filter and time
+ * range) and number of buckets: an Update that changes nothing it depends
+ * on answers from the cache.
+ */
+int hs__api_timeline(struct hs_route_ctx *c)
+{
+	const struct hs_cache_entry *e;
+	struct hs_buf key = HS_BUF_INIT;
+	size_t nb;
+	int err = hs__get_tree(c);
+
+	if (!err)
+		err = hs__get_uint(c, "buckets", 400, MAX_BUCKETS, &nb);
+	if (!err && !nb) {
+		hs_diag_set(&c->diag, 0, "buckets must be at least 1");
+		err = -EINVAL;
+	}
+	if (!err && hs_buf_addf(&key, "timeline\nbuckets %zu\n%s", nb, c->query.tree_key))
+		err = -ENOMEM;
+	if (!err)
+		err = hs__cached_text(c, key.s, build_timeline, &nb, &e);
+	hs_buf_release(&key);
+	if (err)
+		return hs__reply_err(c, err, "");
+	return hs__reply_text_entry(c->resp, e);
 }
 
 /*

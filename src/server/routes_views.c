@@ -41,34 +41,123 @@ static int sorted_rows(struct hs_route_ctx *c, uint32_t **out)
 	return err ? err : hs_view_order_rows(&c->view->u.view.v, &o, out);
 }
 
+/*
+ * About the bytes of row @i in the indented document of hs_view_json_dump():
+ * its fields, its name (escapes included) and the indentation of its
+ * lines, which stops growing HS_VIEW_JSON_MAX_INDENT levels deep (a tree
+ * row nests two levels below its parent: "children" and the object).
+ */
+static size_t row_bytes(const struct hs_view_row *r)
+{
+	size_t levels = 2 * (size_t)r->depth + 2;
+
+	if (levels > HS_VIEW_JSON_MAX_INDENT)
+		levels = HS_VIEW_JSON_MAX_INDENT;
+	return 600 + 2 * strlen(r->name) + 40 * levels;
+}
+
+/* How many of @v's first rows fit in @max_rows rows and MAX_VIEW_BYTES. */
+static size_t rows_within(const struct hs_view *v, size_t max_rows)
+{
+	size_t i, bytes = 0;
+
+	for (i = 0; i < v->nr_rows && i < max_rows; i++) {
+		bytes += row_bytes(&v->rows[i]);
+		if (bytes > MAX_VIEW_BYTES)
+			break;
+	}
+	return i;
+}
+
+/* @text (a JSON object, @*len bytes) with "truncated": true at its end. */
+static char *mark_truncated(char *text, size_t *len)
+{
+	static const char mark[] = ",\n  \"truncated\": true\n}";
+	size_t end = *len;
+	char *grown;
+
+	/* the object's closing brace, and the blank before it */
+	while (end && text[end - 1] != '}')
+		end--;
+	if (end)
+		end--;
+	while (end && (text[end - 1] == '\n' || text[end - 1] == ' '))
+		end--;
+	grown = end ? hs_realloc(text, end + sizeof(mark)) : NULL;
+	if (!grown) {
+		hs_free(text);
+		return NULL;
+	}
+	memcpy(grown + end, mark, sizeof(mark));
+	*len = end + sizeof(mark) - 1;
+	return grown;
+}
+
+/*
+ * A whole view, as `report --format json`, within bounds: at most
+ * "max_rows" rows (≤ MAX_VIEW_ROWS, the default) and about MAX_VIEW_BYTES
+ * of text; a view beyond them is cut (a tree depth first, as --limit
+ * does) and the document says "truncated": true. The full view is
+ * the cached one (rows, tree and flame page through it); a cut or a
+ * limit/depth asked for is built for this answer only.
+ */
 int hs__api_view(struct hs_route_ctx *c)
 {
-	struct hs_view fresh, *v;
+	struct hs_view_opts o = c->query.view;
+	struct hs_view fresh, *v = NULL;
 	char *json_text;
-	size_t json_len;
-	int err;
+	size_t json_len, max_rows, keep;
+	int err, truncated = 0, built = 0;
 
-	if (!c->query.view.limit && !c->query.view.max_depth) {
+	err = hs__get_uint(c, "max_rows", MAX_VIEW_ROWS, MAX_VIEW_ROWS, &max_rows);
+	if (!err && !max_rows) {
+		hs_diag_set(&c->diag, 0, "max_rows must be at least 1");
+		err = -EINVAL;
+	}
+	if (!err && !o.limit && !o.max_depth) {
 		err = hs__get_view(c);
-		if (err)
-			return hs__reply_err(c, err, "");
-		v = &c->view->u.view.v;
-	} else {
+		v = err ? NULL : &c->view->u.view.v;
+	} else if (!err) {
 		err = hs__get_tree(c);
-		if (!err) {
-			err = hs_view_build(&fresh, &c->tree->u.tree, &c->query.view);
-			if (err == -ENOENT)
-				hs_diag_set(&c->diag, 0, "no frame named '%s'",
-					    c->query.view.focus);
-		}
+	}
+	for (;;) {
 		if (err)
-			return hs__reply_err(c, err, "");
+			break;
+		if (v) {
+			keep = rows_within(v, max_rows);
+			if (keep >= v->nr_rows)
+				break;
+			/* one row is the least an answer has */
+			if (o.limit == 1)
+				break;
+			/* cut: the first @keep rows; caller-callee limits each list */
+			if (o.limit && o.limit <= keep)
+				keep = o.limit - 1;
+			if (built)
+				hs_view_release(&fresh);
+			built = 0;
+			truncated = 1;
+			o.limit = keep ? keep : 1;
+		}
+		err = hs_view_build(&fresh, &c->tree->u.tree, &o);
+		if (err == -ENOENT)
+			hs_diag_set(&c->diag, 0, "no frame named '%s'", o.focus);
+		if (err)
+			break;
+		built = 1;
 		v = &fresh;
+	}
+	if (err) {
+		if (built)
+			hs_view_release(&fresh);
+		return hs__reply_err(c, err, "");
 	}
 	/* written without recursion: a view as deep as its stacks (views.h) */
 	json_text = hs_view_json_dump(v, HS_VIEW_JSON_FLAGS, &json_len);
+	if (json_text && truncated)
+		json_text = mark_truncated(json_text, &json_len);
 	hs__reply_json_text(c->resp, json_text, json_len);
-	if (v == &fresh)
+	if (built)
 		hs_view_release(&fresh);
 	return 0;
 }

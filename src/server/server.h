@@ -7,7 +7,11 @@
 /*
  * server - the HTTP side of `heapscope view`: libmicrohttpd, listening on
  * 127.0.0.1 unless told otherwise, answering every request through
- * hs_app_handle() (app.h) on one internal thread.
+ * hs_app_handle() (app.h). Its one thread receives and sends; the API's
+ * requests are answered by HS_HTTP_WORKERS worker threads (workers.h),
+ * so that a slow request (Stats on a big trace, a first source switch)
+ * never delays a fast one: one browser has at most 6 requests in flight
+ * to a host, so with 8 workers a second client still finds one free.
  *
  * Limits: request headers and URL within 64 KiB (libmicrohttpd answers
  * 431 or 414 beyond), POST bodies within HS_APP_MAX_BODY (413), at most
@@ -24,6 +28,7 @@
 #define HS_HTTP_GUEST_DEADLINE 10 /* seconds */
 #define HS_HTTP_GUESTS 40
 #define HS_HTTP_GUESTS_PER_CLIENT 24
+#define HS_HTTP_WORKERS 8
 
 struct hs_server_opts {
 	const char *bind; /* numeric IPv4 or IPv6 address; NULL = 127.0.0.1 */

@@ -122,3 +122,49 @@ bounded() {
 	[ "$(awk 'length > 60000' "$T/out" | wc -l)" -eq 1 ]
 	[ "$(awk 'length > 400' "$T/out" | wc -l)" -eq 1 ]
 }
+
+@test "/api/view of a 50,000-frame stack is cut to a bounded answer that says so" {
+	# issue 19, item 4: a 10,000-frame tree made a 4 GB answer; now an
+	# answer holds at most 200,000 rows and about 64 MiB, depth first
+	deep_folded 50000 "$T/deep.folded"
+	"$HS_BIN" view "$T/deep.folded" --no-browser --bind 127.0.0.1 --port 0 \
+		> "$T/view.out" 2> "$T/view.err" &
+	pid=$!
+	for _ in $(seq 200); do
+		grep -q 'http://' "$T/view.out" && break
+		sleep 0.05
+	done
+	url=$(grep -o 'http://[^ ]*' "$T/view.out")
+	base=${url%%/\?token=*}
+	cookie="hs_token_${base##*:}=${url##*token=}"
+	curl -s -o "$T/api.json" -w '%{http_code}' -b "$cookie" \
+		"$base/api/view?trace=0&view=calltree" > "$T/code" &
+	fetch=$!
+	# another client is answered meanwhile
+	code2=$(curl -s -o /dev/null -w '%{http_code}' -m 10 -b "$cookie" "$base/api/info")
+	wait "$fetch"
+	code3=$(curl -s -o "$T/small.json" -w '%{http_code}' -b "$cookie" \
+		"$base/api/view?trace=0&view=calltree&max_rows=100")
+	hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$pid/status")
+	kill -TERM "$pid"
+	wait "$pid"
+	[ "$(cat "$T/code")" = 200 ]
+	[ "$code2" = 200 ]
+	[ "$code3" = 200 ]
+	# at most about 64 MiB, and what it holds is valid and says it is cut
+	[ "$(stat -c %s "$T/api.json")" -lt $((72 << 20)) ]
+	valid_json "$T/api.json"
+	tail -c 40 "$T/api.json" | grep -q '"truncated": true'
+	total=$(grep -m1 '"total_rows"' "$T/api.json" | tr -dc 0-9)
+	shown=$(grep -m1 '"shown_rows"' "$T/api.json" | tr -dc 0-9)
+	[ "$total" -eq 50001 ]
+	[ "$shown" -gt 1000 ]
+	[ "$shown" -lt "$total" ]
+	grep -q '"name": "f1000"' "$T/api.json"
+	! grep -q '"name": "f49999"' "$T/api.json"
+	# the server's memory stays well under the 7.9 GB it took
+	[ "$hwm" -lt $((1024 * 1024)) ]
+	valid_json "$T/small.json"
+	grep -q '"shown_rows": 100,' "$T/small.json"
+	grep -q '"truncated": true' "$T/small.json"
+}

@@ -4,12 +4,16 @@
  * and the answers of the routes on a small source (numbers by hand).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include <jansson.h>
 #include "analysis/query.h"
@@ -38,8 +42,8 @@ struct answer {
 	unsigned status;
 	int set_cookie;
 	const char *type;
-	json_t *json;		/* the body parsed, when it is JSON */
-	char *text;		/* the body (owned) */
+	json_t *json; /* the body parsed, when it is JSON */
+	char *text;   /* the body (owned) */
 };
 
 static void ask(struct hs_app *app, const char *method, const char *path,
@@ -47,8 +51,13 @@ static void ask(struct hs_app *app, const char *method, const char *path,
 		struct answer *out)
 {
 	struct hs_request req = {
-		.method = method, .path = path, .arg = args_get, .ctx = (void *)args,
-		.cookie_token = cookie, .body = body, .body_len = body ? strlen(body) : 0,
+	    .method = method,
+	    .path = path,
+	    .arg = args_get,
+	    .ctx = (void *)args,
+	    .cookie_token = cookie,
+	    .body = body,
+	    .body_len = body ? strlen(body) : 0,
 	};
 	struct hs_response resp;
 
@@ -59,8 +68,9 @@ static void ask(struct hs_app *app, const char *method, const char *path,
 	out->text = malloc(resp.len + 1);
 	memcpy(out->text, resp.data, resp.len);
 	out->text[resp.len] = '\0';
-	out->json = !strcmp(resp.type, "application/json") ? json_loads(out->text, 0, NULL)
-							    : NULL;
+	out->json = !strcmp(resp.type, "application/json")
+			? json_loads(out->text, 0, NULL)
+			: NULL;
 	hs_response_release(&resp);
 }
 
@@ -71,7 +81,8 @@ static void answer_release(struct answer *a)
 }
 
 /* POST @body to @path with the token cookie. */
-static void post(struct hs_app *app, const char *path, const char *body, struct answer *out)
+static void post(struct hs_app *app, const char *path, const char *body,
+		 struct answer *out)
 {
 	ask(app, "POST", path, NULL, TOKEN, body, out);
 }
@@ -111,8 +122,9 @@ static const char *error_of(const struct answer *a)
 /* Without the token nothing is served; the token argument asks for the cookie. */
 static void token_is_required(void **state)
 {
-	static const char *const good[] = { "token", TOKEN, NULL };
-	static const char *const bad[] = { "token", "0123456789abcdef0123456789abcdee", NULL };
+	static const char *const good[] = {"token", TOKEN, NULL};
+	static const char *const bad[] = {"token", "0123456789abcdef0123456789abcdee",
+					  NULL};
 	struct hs_app app;
 	struct answer a;
 
@@ -158,9 +170,19 @@ static void token_is_required(void **state)
 static void only_assets_are_served(void **state)
 {
 	static const char *const paths[] = {
-		"/../etc/passwd", "/etc/passwd", "//index.html", "/index.html/", "/js/",
-		"/js/../index.html", "/%2e%2e/x", "/api", "/api/", "/api/nope", "/vendor/",
-		"/index.htm", "",
+	    "/../etc/passwd",
+	    "/etc/passwd",
+	    "//index.html",
+	    "/index.html/",
+	    "/js/",
+	    "/js/../index.html",
+	    "/%2e%2e/x",
+	    "/api",
+	    "/api/",
+	    "/api/nope",
+	    "/vendor/",
+	    "/index.htm",
+	    "",
 	};
 	struct hs_app app;
 	struct answer a;
@@ -192,45 +214,51 @@ static void only_assets_are_served(void **state)
 /* Malformed and oversized requests are 4xx with a message. */
 static void bad_requests(void **state)
 {
-	static const struct { const char *body; unsigned status; const char *msg; } cases[] = {
-		{ "", 400, "the body is not JSON" },
-		{ "{", 400, "the body is not JSON" },
-		{ "[1]", 400, "must be a JSON object" },
-		{ "{\"a\":1,\"a\":2}", 400, "the body is not JSON" },
-		{ "{\"view\":\"nope\"}", 400, "unknown view 'nope'" },
-		{ "{\"view\":\"callers\"}", 400, "view 'callers' needs focus NAME" },
-		{ "{\"focus\":\"A\"}", 400,
-		  "focus is for the callers, callees and caller-callee views, not 'byname'" },
-		{ "{\"view\":\"calltree\",\"focus\":\"A\"}", 400,
-		  "focus is for the callers, callees and caller-callee views, not 'calltree'" },
-		{ "{\"view\":\"flame\",\"focus\":\"A\"}", 400,
-		  "focus is for the callers, callees and caller-callee views, not 'flame'" },
-		{ "{\"trace\":7}", 400, "no trace 7 (1 loaded)" },
-		{ "{\"trace\":\"0\"}", 400, "trace must be a whole number" },
-		{ "{\"params\":{\"groop\":\"x\"}}", 400, "unknown key 'groop' in params" },
-		{ "{\"params\":{\"start\":\"ten\"}}", 400, "start expects a number" },
-		{ "{\"params\":{\"start\":5,\"end\":1}}", 400, "end is before start" },
-		{ "{\"params\":{\"fold_pct\":-1}}", 400, "fold_pct must not be negative" },
-		{ "{\"params\":{\"inc\":\"@(\"}}", 400, "IncPats" },
-		{ "{\"params\":{\"inc\":7}}", 400, "inc expects a string" },
-		{ "{\"steps\":[{\"kind\":\"x\"}]}", 400, "kind must be" },
-		{ "{\"steps\":[{\"kind\":\"drill\"}]}", 400, "needs a name or a path" },
-		{ "{\"steps\":[{\"kind\":\"drill\",\"name\":\"Z\"}]}", 404, "no frame named 'Z'" },
-		{ "{\"steps\":[{\"kind\":\"drill\",\"path\":[\"A\",\"Z\"]}]}", 404,
-		  "no call-tree node 'Z' at depth 2" },
-		{ "{\"steps\":[{\"kind\":\"flatten\",\"name\":\"A\"}]}", 400, "takes no name" },
-		{ "{\"steps\":{}}", 400, "steps must be an array" },
-		{ "{\"diff\":{\"test\":{}}}", 400, "needs a test and a base" },
-		{ "{\"diff\":{\"test\":{},\"base\":{\"trace\":3}}}", 400, "no trace 3" },
-		{ "{\"diff\":{\"test\":{},\"base\":{},\"x\":1}}", 400, "unknown key 'x' in diff" },
-		{ "{\"trace\":0,\"diff\":{}}", 400, "not both" },
-		{ "{\"view\":\"callers\",\"focus\":\"Q\"}", 404, "no frame named 'Q'" },
-		{ "{\"limit\":-1}", 400, "limit must be a whole number" },
+	static const struct {
+		const char *body;
+		unsigned status;
+		const char *msg;
+	} cases[] = {
+	    {"", 400, "the body is not JSON"},
+	    {"{", 400, "the body is not JSON"},
+	    {"[1]", 400, "must be a JSON object"},
+	    {"{\"a\":1,\"a\":2}", 400, "the body is not JSON"},
+	    {"{\"view\":\"nope\"}", 400, "unknown view 'nope'"},
+	    {"{\"view\":\"callers\"}", 400, "view 'callers' needs focus NAME"},
+	    {"{\"focus\":\"A\"}", 400,
+	     "focus is for the callers, callees and caller-callee views, not 'byname'"},
+	    {"{\"view\":\"calltree\",\"focus\":\"A\"}", 400,
+	     "focus is for the callers, callees and caller-callee views, not 'calltree'"},
+	    {"{\"view\":\"flame\",\"focus\":\"A\"}", 400,
+	     "focus is for the callers, callees and caller-callee views, not 'flame'"},
+	    {"{\"trace\":7}", 400, "no trace 7 (1 loaded)"},
+	    {"{\"trace\":\"0\"}", 400, "trace must be a whole number"},
+	    {"{\"params\":{\"groop\":\"x\"}}", 400, "unknown key 'groop' in params"},
+	    {"{\"params\":{\"start\":\"ten\"}}", 400, "start expects a number"},
+	    {"{\"params\":{\"start\":5,\"end\":1}}", 400, "end is before start"},
+	    {"{\"params\":{\"fold_pct\":-1}}", 400, "fold_pct must not be negative"},
+	    {"{\"params\":{\"inc\":\"@(\"}}", 400, "IncPats"},
+	    {"{\"params\":{\"inc\":7}}", 400, "inc expects a string"},
+	    {"{\"steps\":[{\"kind\":\"x\"}]}", 400, "kind must be"},
+	    {"{\"steps\":[{\"kind\":\"drill\"}]}", 400, "needs a name or a path"},
+	    {"{\"steps\":[{\"kind\":\"drill\",\"name\":\"Z\"}]}", 404,
+	     "no frame named 'Z'"},
+	    {"{\"steps\":[{\"kind\":\"drill\",\"path\":[\"A\",\"Z\"]}]}", 404,
+	     "no call-tree node 'Z' at depth 2"},
+	    {"{\"steps\":[{\"kind\":\"flatten\",\"name\":\"A\"}]}", 400, "takes no name"},
+	    {"{\"steps\":{}}", 400, "steps must be an array"},
+	    {"{\"diff\":{\"test\":{}}}", 400, "needs a test and a base"},
+	    {"{\"diff\":{\"test\":{},\"base\":{\"trace\":3}}}", 400, "no trace 3"},
+	    {"{\"diff\":{\"test\":{},\"base\":{},\"x\":1}}", 400,
+	     "unknown key 'x' in diff"},
+	    {"{\"trace\":0,\"diff\":{}}", 400, "not both"},
+	    {"{\"view\":\"callers\",\"focus\":\"Q\"}", 404, "no frame named 'Q'"},
+	    {"{\"limit\":-1}", 400, "limit must be a whole number"},
 	};
 	static const char *const focus_routes[] = {
-		"/api/view", "/api/tree", "/api/rows", "/api/find", "/api/flame",
+	    "/api/view", "/api/tree", "/api/rows", "/api/find", "/api/flame",
 	};
-	static const char *const get_focus[] = { "view", "byname", "focus", "A", NULL };
+	static const char *const get_focus[] = {"view", "byname", "focus", "A", NULL};
 	struct hs_app app;
 	struct answer a;
 	char *big;
@@ -247,7 +275,8 @@ static void bad_requests(void **state)
 	}
 	/* every route that takes a view refuses a focus it does not use; null is none */
 	for (i = 0; i < sizeof(focus_routes) / sizeof(focus_routes[0]); i++) {
-		post(&app, focus_routes[i], "{\"view\":\"calltree\",\"focus\":\"A\"}", &a);
+		post(&app, focus_routes[i], "{\"view\":\"calltree\",\"focus\":\"A\"}",
+		     &a);
 		if (a.status != 400 || !error_of(&a) ||
 		    !strstr(error_of(&a), "focus is for the callers"))
 			fail_msg("%s: %u %s", focus_routes[i], a.status, a.text);
@@ -261,9 +290,11 @@ static void bad_requests(void **state)
 	assert_non_null(strstr(error_of(&a), "not 'byname'"));
 	answer_release(&a);
 	/* a diff nested too deep */
-	post(&app, "/api/view", "{\"diff\":{\"test\":{\"diff\":{\"test\":{\"diff\":{\"test\":"
+	post(&app, "/api/view",
+	     "{\"diff\":{\"test\":{\"diff\":{\"test\":{\"diff\":{\"test\":"
 	     "{\"diff\":{\"test\":{\"diff\":{\"test\":{},\"base\":{}}},\"base\":{}}},"
-	     "\"base\":{}}},\"base\":{}}},\"base\":{}}}", &a);
+	     "\"base\":{}}},\"base\":{}}},\"base\":{}}}",
+	     &a);
 	assert_int_equal(a.status, 400);
 	assert_non_null(strstr(error_of(&a), "nest at most"));
 	answer_release(&a);
@@ -279,8 +310,10 @@ static void bad_requests(void **state)
 	free(big);
 	/* a body over the limit (http.c sets the flag) */
 	{
-		struct hs_request req = { .method = "POST", .path = "/api/view",
-					  .cookie_token = TOKEN, .body_too_large = 1 };
+		struct hs_request req = {.method = "POST",
+					 .path = "/api/view",
+					 .cookie_token = TOKEN,
+					 .body_too_large = 1};
 		struct hs_response resp;
 
 		hs_app_handle(&app, &req, &resp);
@@ -301,9 +334,11 @@ static void canonical_keys(void **state)
 	json_t *qa, *qb;
 
 	(void)state;
-	qa = json_loads("{\"params\":{\"start\":\"10\",\"inc\":null,\"group\":\"\"}}", 0, NULL);
-	qb = json_loads("{\"trace\":0,\"steps\":[],\"params\":{\"start\":10.0,\"end\":\"\"}}", 0,
+	qa = json_loads("{\"params\":{\"start\":\"10\",\"inc\":null,\"group\":\"\"}}", 0,
 			NULL);
+	qb = json_loads(
+	    "{\"trace\":0,\"steps\":[],\"params\":{\"start\":10.0,\"end\":\"\"}}", 0,
+	    NULL);
 	assert_int_equal(hs_api_query_parse(qa, 1, 0, &a, NULL), 0);
 	assert_int_equal(hs_api_query_parse(qb, 1, 0, &b, NULL), 0);
 	assert_string_equal(a.tree_key, b.tree_key);
@@ -316,8 +351,10 @@ static void canonical_keys(void **state)
 	json_decref(qb);
 
 	/* a drill step: keys[0] is the trace, keys[1] with the step */
-	qa = json_loads("{\"steps\":[{\"kind\":\"drill\",\"name\":\"B\",\"params\":{\"fold_pct\":1}}],"
-			"\"view\":\"calltree\",\"limit\":3,\"depth\":2}", 0, NULL);
+	qa = json_loads("{\"steps\":[{\"kind\":\"drill\",\"name\":\"B\",\"params\":{"
+			"\"fold_pct\":1}}],"
+			"\"view\":\"calltree\",\"limit\":3,\"depth\":2}",
+			0, NULL);
 	assert_int_equal(hs_api_query_parse(qa, 1, 0, &a, NULL), 0);
 	assert_int_equal(a.src.nr_steps, 1);
 	assert_string_equal(a.src.keys[0], "{\"steps\":[],\"trace\":0}");
@@ -343,13 +380,14 @@ static const struct hs_source_defaults *test_defaults(void *ctx, size_t trace,
 static void report_arguments(void **state)
 {
 	static const char *const drill[] = {
-		"view", "calltree", "drill", "B:exc", "inc", "A", "flatten", "1", "fold_pct", "5",
-		NULL,
+	    "view",    "calltree", "drill",    "B:exc", "inc", "A",
+	    "flatten", "1",	   "fold_pct", "5",	NULL,
 	};
-	static const char *const preset[] = { "preset", "group-modules", "fold", "X", NULL };
-	static const char *const bad[] = { "start", "soon", NULL };
-	static const char *const both[] = { "q", "{}", "view", "byname", NULL };
-	struct hs_source_defaults d = { .group = "G", .fold_pct = "2", .end = "30" };
+	static const char *const preset[] = {"preset", "group-modules", "fold", "X",
+					     NULL};
+	static const char *const bad[] = {"start", "soon", NULL};
+	static const char *const both[] = {"q", "{}", "view", "byname", NULL};
+	struct hs_source_defaults d = {.group = "G", .fold_pct = "2", .end = "30"};
 	struct hs_diag diag = HS_DIAG_INIT(NULL);
 	json_t *q, *steps;
 	char *s;
@@ -361,21 +399,25 @@ static void report_arguments(void **state)
 	assert_int_equal(json_array_size(steps), 2);
 	s = json_dumps(q, JSON_SORT_KEYS | JSON_COMPACT);
 	/* drill with every option and the saved GroupPats and End */
-	assert_non_null(strstr(s, "{\"kind\":\"drill\",\"name\":\"B\",\"params\":{\"end\":30.0,"
-			       "\"exc\":\"\",\"fold\":\"\",\"fold_pct\":5.0,\"group\":\"G\","
-			       "\"inc\":\"A\",\"start\":null},\"what\":\"exc\"}"));
+	assert_non_null(
+	    strstr(s, "{\"kind\":\"drill\",\"name\":\"B\",\"params\":{\"end\":30.0,"
+		      "\"exc\":\"\",\"fold\":\"\",\"fold_pct\":5.0,\"group\":\"G\","
+		      "\"inc\":\"A\",\"start\":null},\"what\":\"exc\"}"));
 	/* then flatten without IncPats, then the view without patterns */
-	assert_non_null(strstr(s, "{\"kind\":\"flatten\",\"params\":{\"end\":30.0,\"exc\":\"\","
-			       "\"fold\":\"\",\"fold_pct\":5.0,\"group\":\"G\",\"inc\":\"\""));
-	assert_non_null(strstr(s, "\"params\":{\"end\":30.0,\"exc\":\"\",\"fold\":\"\","
-			       "\"fold_pct\":null,\"group\":\"\",\"inc\":\"\",\"start\":null}"));
+	assert_non_null(
+	    strstr(s, "{\"kind\":\"flatten\",\"params\":{\"end\":30.0,\"exc\":\"\","
+		      "\"fold\":\"\",\"fold_pct\":5.0,\"group\":\"G\",\"inc\":\"\""));
+	assert_non_null(
+	    strstr(s, "\"params\":{\"end\":30.0,\"exc\":\"\",\"fold\":\"\","
+		      "\"fold_pct\":null,\"group\":\"\",\"inc\":\"\",\"start\":null}"));
 	free(s);
 	json_decref(q);
 
 	q = hs_api_query_from_args(args_get, (void *)preset, NULL, NULL, &diag);
 	assert_non_null(q);
 	s = json_dumps(json_object_get(q, "params"), JSON_SORT_KEYS | JSON_COMPACT);
-	assert_string_equal(s, "{\"end\":null,\"exc\":\"\",\"fold\":\"X\",\"fold_pct\":null,"
+	assert_string_equal(s,
+			    "{\"end\":null,\"exc\":\"\",\"fold\":\"X\",\"fold_pct\":null,"
 			    "\"group\":\"[group modules] {%}!->module $1\",\"inc\":\"\","
 			    "\"start\":null}");
 	free(s);
@@ -391,9 +433,9 @@ static void report_arguments(void **state)
 /* /api/view is byte for byte what the report code writes for the same query. */
 static void view_is_report_json(void **state)
 {
-	static const char *const args[] = { "view", "caller-callee", "focus", "B", NULL };
-	struct hs_query q = { .params = HS_VIEW_PARAMS_INIT,
-			      .view = { .kind = HS_VIEW_CALLER_CALLEE, .focus = "B" } };
+	static const char *const args[] = {"view", "caller-callee", "focus", "B", NULL};
+	struct hs_query q = {.params = HS_VIEW_PARAMS_INIT,
+			     .view = {.kind = HS_VIEW_CALLER_CALLEE, .focus = "B"}};
 	struct hs_query_result r;
 	struct hs_app app;
 	struct answer a;
@@ -430,7 +472,7 @@ static void ids_of(json_t *rows, char *buf, size_t n)
 	for (i = 0; i < json_array_size(rows); i++)
 		len += (size_t)snprintf(buf + len, n - len, "%s%lld", i ? " " : "",
 					(long long)json_integer_value(json_object_get(
-						json_array_get(rows, i), "id")));
+					    json_array_get(rows, i), "id")));
 }
 
 /*
@@ -465,8 +507,8 @@ static void tree_rows(void **state)
 	assert_string_equal(ids, "2 3");
 	answer_release(&a);
 	/* everything under ROOT, at most 3 rows */
-	post(&app, "/api/tree", "{\"view\":\"calltree\",\"of\":[0],\"levels\":0,\"max_rows\":3}",
-	     &a);
+	post(&app, "/api/tree",
+	     "{\"view\":\"calltree\",\"of\":[0],\"levels\":0,\"max_rows\":3}", &a);
 	ids_of(json_object_get(a.json, "rows"), ids, sizeof(ids));
 	assert_string_equal(ids, "1 2 3");
 	assert_true(json_is_true(json_object_get(a.json, "truncated")));
@@ -475,13 +517,16 @@ static void tree_rows(void **state)
 	assert_int_equal(a.status, 400);
 	answer_release(&a);
 	/* children by name: B's chain first, then E */
-	post(&app, "/api/tree", "{\"view\":\"calltree\",\"of\":[1],\"sort\":\"name\"}", &a);
+	post(&app, "/api/tree", "{\"view\":\"calltree\",\"of\":[1],\"sort\":\"name\"}",
+	     &a);
 	ids_of(json_object_get(a.json, "rows"), ids, sizeof(ids));
 	assert_string_equal(ids, "3 4 5 6 2");
 	answer_release(&a);
 	/* the skeleton: ids, parents and numbers of children; two whole rows */
-	post(&app, "/api/tree", "{\"view\":\"calltree\",\"of\":[0],\"levels\":0,"
-	     "\"skeleton\":true,\"detail\":2}", &a);
+	post(&app, "/api/tree",
+	     "{\"view\":\"calltree\",\"of\":[0],\"levels\":0,"
+	     "\"skeleton\":true,\"detail\":2}",
+	     &a);
 	assert_int_equal(a.status, 200);
 	expect_json(json_object_get(a.json, "id"), "[1,2,3,4,5,6]");
 	expect_json(json_object_get(a.json, "parent"), "[0,1,1,3,4,5]");
@@ -495,19 +540,20 @@ static void tree_rows(void **state)
 	/* rows by id, in the order asked */
 	post(&app, "/api/rows", "{\"view\":\"calltree\",\"ids\":[6,0]}", &a);
 	rows = json_object_get(a.json, "rows");
-	assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 0), "name")),
-			    "D");
-	assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 1), "name")),
-			    "ROOT");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_array_get(rows, 0), "name")), "D");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_array_get(rows, 1), "name")), "ROOT");
 	answer_release(&a);
 	post(&app, "/api/rows", "{\"view\":\"calltree\",\"ids\":[7]}", &a);
 	assert_int_equal(a.status, 400);
 	answer_release(&a);
 	/* Callers of B: B <- A <- ROOT, and B <- C <- B <- A <- ROOT */
-	post(&app, "/api/tree", "{\"view\":\"callers\",\"focus\":\"B\",\"levels\":0}", &a);
+	post(&app, "/api/tree", "{\"view\":\"callers\",\"focus\":\"B\",\"levels\":0}",
+	     &a);
 	rows = json_object_get(a.json, "rows");
-	assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 0), "name")),
-			    "B");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_array_get(rows, 0), "name")), "B");
 	assert_true(num_at(json_array_get(rows, 0), "inc") == 7);
 	answer_release(&a);
 	hs_app_release(&app);
@@ -526,21 +572,21 @@ static void rows_and_find(void **state)
 	post(&app, "/api/rows", "{\"offset\":1,\"count\":2}", &a);
 	rows = json_object_get(a.json, "rows");
 	assert_int_equal(json_array_size(rows), 2);
-	assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 0), "name")),
-			    "B");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_array_get(rows, 0), "name")), "B");
 	assert_true(num_at(a.json, "total_rows") == 6);
 	answer_release(&a);
 	post(&app, "/api/rows", "{\"sort\":\"name\",\"count\":10}", &a);
 	rows = json_object_get(a.json, "rows");
-	assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 0), "name")),
-			    "A");
-	assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 5), "name")),
-			    "ROOT");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_array_get(rows, 0), "name")), "A");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_array_get(rows, 5), "name")), "ROOT");
 	answer_release(&a);
 	post(&app, "/api/rows", "{\"sort\":\"inc\",\"order\":\"asc\",\"count\":1}", &a);
 	rows = json_object_get(a.json, "rows");
-	assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 0), "name")),
-			    "D");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_array_get(rows, 0), "name")), "D");
 	answer_release(&a);
 	post(&app, "/api/rows", "{\"sort\":\"size\"}", &a);
 	assert_int_equal(a.status, 400);
@@ -553,11 +599,14 @@ static void rows_and_find(void **state)
 	assert_true(num_at(a.json, "id") == 4);
 	expect_json(json_object_get(a.json, "path"), "[0,1,3]");
 	answer_release(&a);
-	post(&app, "/api/find", "{\"view\":\"calltree\",\"pattern\":\"^[cd]$\",\"from\":4}", &a);
+	post(&app, "/api/find",
+	     "{\"view\":\"calltree\",\"pattern\":\"^[cd]$\",\"from\":4}", &a);
 	assert_true(num_at(a.json, "id") == 6);
 	answer_release(&a);
-	post(&app, "/api/find", "{\"view\":\"calltree\",\"pattern\":\"^[cd]$\",\"from\":4,"
-	     "\"backward\":true}", &a);
+	post(&app, "/api/find",
+	     "{\"view\":\"calltree\",\"pattern\":\"^[cd]$\",\"from\":4,"
+	     "\"backward\":true}",
+	     &a);
 	assert_true(num_at(a.json, "id") == 6);
 	answer_release(&a);
 	post(&app, "/api/find", "{\"pattern\":\"zz\"}", &a);
@@ -595,7 +644,8 @@ static void timeline_and_samples(void **state)
 	expect_json(json_object_get(json_array_get(rows, 0), "stack"),
 		    "[\"A\",\"B\",\"C\",\"B\",\"D\"]");
 	answer_release(&a);
-	post(&app, "/api/samples", "{\"name\":\"B\",\"what\":\"exc\",\"offset\":0,\"count\":5}", &a);
+	post(&app, "/api/samples",
+	     "{\"name\":\"B\",\"what\":\"exc\",\"offset\":0,\"count\":5}", &a);
 	assert_true(num_at(a.json, "total") == 1);
 	answer_release(&a);
 	post(&app, "/api/samples", "{\"name\":\"nope\"}", &a);
@@ -626,9 +676,9 @@ static json_t *json_row_named(json_t *rows, const char *name)
 	json_t *r;
 	size_t i;
 
-	json_array_foreach(rows, i, r)
-		if (!strcmp(json_string_value(json_object_get(r, "name")), name))
-			return r;
+	json_array_foreach(
+	    rows, i,
+	    r) if (!strcmp(json_string_value(json_object_get(r, "name")), name)) return r;
 	return NULL;
 }
 
@@ -639,7 +689,7 @@ static json_t *json_row_named(json_t *rows, const char *name)
  */
 static void names_not_utf8(void **state)
 {
-	static const char *const bad_arg[] = { "view", "callers", "focus", "B\xff", NULL };
+	static const char *const bad_arg[] = {"view", "callers", "focus", "B\xff", NULL};
 	const char *fixed = "B" HS_UTF8_REPLACEMENT HS_UTF8_REPLACEMENT;
 	struct hs_stack_source s0, s1;
 	struct hs_app app;
@@ -658,8 +708,10 @@ static void names_not_utf8(void **state)
 	assert_int_equal(hs_app_add_trace(&app, "test.folded", "folded", &s1), 0);
 	post(&app, "/api/info", "{}", &a);
 	assert_int_equal(a.status, 200);
-	assert_string_equal(json_string_value(json_object_get(json_array_get(
-		json_object_get(a.json, "traces"), 0), "name")), "base" HS_UTF8_REPLACEMENT ".folded");
+	assert_string_equal(
+	    json_string_value(json_object_get(
+		json_array_get(json_object_get(a.json, "traces"), 0), "name")),
+	    "base" HS_UTF8_REPLACEMENT ".folded");
 	answer_release(&a);
 	post(&app, "/api/view", "{}", &a);
 	assert_int_equal(a.status, 200);
@@ -672,8 +724,9 @@ static void names_not_utf8(void **state)
 	answer_release(&a);
 	post(&app, "/api/samples", "{\"name\":\"A\"}", &a);
 	assert_int_equal(a.status, 200);
-	expect_json(json_object_get(json_array_get(json_object_get(a.json, "rows"), 0), "stack"),
-		    "[\"A\",\"B" HS_UTF8_REPLACEMENT HS_UTF8_REPLACEMENT "\"]");
+	expect_json(
+	    json_object_get(json_array_get(json_object_get(a.json, "rows"), 0), "stack"),
+	    "[\"A\",\"B" HS_UTF8_REPLACEMENT HS_UTF8_REPLACEMENT "\"]");
 	answer_release(&a);
 	post(&app, "/api/stats", "{}", &a);
 	assert_int_equal(a.status, 200);
@@ -704,8 +757,8 @@ static void drill_diff_flame(void **state)
 
 	(void)state;
 	app_with_source(&app);
-	post(&app, "/api/view", "{\"steps\":[{\"kind\":\"drill\",\"path\":[\"A\",\"B\",\"C\"]}]}",
-	     &a);
+	post(&app, "/api/view",
+	     "{\"steps\":[{\"kind\":\"drill\",\"path\":[\"A\",\"B\",\"C\"]}]}", &a);
 	assert_true(num_at(json_object_get(a.json, "summary"), "metric") == 3);
 	answer_release(&a);
 	post(&app, "/api/view", "{\"diff\":{\"test\":{},\"base\":{}}}", &a);
@@ -713,8 +766,10 @@ static void drill_diff_flame(void **state)
 	assert_true(num_at(json_object_get(a.json, "summary"), "samples") == 8);
 	answer_release(&a);
 	/* the test side drilled into E: 8 - 15 */
-	post(&app, "/api/view", "{\"diff\":{\"test\":{\"steps\":[{\"kind\":\"drill\","
-	     "\"name\":\"E\"}]},\"base\":{}}}", &a);
+	post(&app, "/api/view",
+	     "{\"diff\":{\"test\":{\"steps\":[{\"kind\":\"drill\","
+	     "\"name\":\"E\"}]},\"base\":{}}}",
+	     &a);
 	assert_true(num_at(json_object_get(a.json, "summary"), "metric") == -7);
 	answer_release(&a);
 	post(&app, "/api/flame", "{\"view\":\"flame\",\"root\":3,\"min_width\":0.5}", &a);
@@ -753,10 +808,11 @@ static void sources_of_a_trace(void **state)
 	assert_string_equal(hs_app_source(&app, 0, NULL)->name, "samples");
 	assert_null(hs_app_source(&app, 0, "leaks"));
 	ask(&app, "GET", "/api/info", NULL, TOKEN, NULL, &a);
-	srcs = json_object_get(json_array_get(json_object_get(a.json, "traces"), 0), "sources");
+	srcs = json_object_get(json_array_get(json_object_get(a.json, "traces"), 0),
+			       "sources");
 	assert_int_equal(json_array_size(srcs), 2);
-	assert_string_equal(json_string_value(json_object_get(json_array_get(srcs, 1), "name")),
-			    "net");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_array_get(srcs, 1), "name")), "net");
 	answer_release(&a);
 	post(&app, "/api/view", "{\"source\":\"net\"}", &a);
 	assert_true(num_at(json_object_get(a.json, "summary"), "metric") == 100);
@@ -768,11 +824,13 @@ static void sources_of_a_trace(void **state)
 	assert_int_equal(a.status, 404);
 	assert_string_equal(error_of(&a), "trace 0 has no source 'leaks'");
 	answer_release(&a);
-	post(&app, "/api/view", "{\"source\":\"net\",\"diff\":{\"test\":{},\"base\":{}}}", &a);
+	post(&app, "/api/view", "{\"source\":\"net\",\"diff\":{\"test\":{},\"base\":{}}}",
+	     &a);
 	assert_int_equal(a.status, 400);
 	answer_release(&a);
 	/* a diff of the two sources: 15 - 100 */
-	post(&app, "/api/view", "{\"diff\":{\"test\":{},\"base\":{\"source\":\"net\"}}}", &a);
+	post(&app, "/api/view", "{\"diff\":{\"test\":{},\"base\":{\"source\":\"net\"}}}",
+	     &a);
 	assert_true(num_at(json_object_get(a.json, "summary"), "metric") == -85);
 	answer_release(&a);
 	hs_app_release(&app);
@@ -813,9 +871,11 @@ static void merged_traces(void **state)
 
 	ask(&app, "GET", "/api/info", NULL, TOKEN, NULL, &a);
 	t2 = json_array_get(json_object_get(a.json, "traces"), 2);
-	assert_string_equal(json_string_value(json_object_get(t2, "name")), "all 2 files");
+	assert_string_equal(json_string_value(json_object_get(t2, "name")),
+			    "all 2 files");
 	assert_string_equal(
-	    json_string_value(json_object_get(json_object_get(t2, "defaults"), "fold")), "E");
+	    json_string_value(json_object_get(json_object_get(t2, "defaults"), "fold")),
+	    "E");
 	answer_release(&a);
 	post(&app, "/api/view", "{\"trace\":2,\"params\":{\"fold\":\"\"}}", &a);
 	assert_true(num_at(json_object_get(a.json, "summary"), "metric") == 22);
@@ -841,7 +901,8 @@ static void merged_traces(void **state)
 	assert_string_equal(app.traces[1].name, "a.folded");
 	post(&app, "/api/view", "{\"trace\":0,\"params\":{\"fold\":\"\"}}", &a);
 	/* a, b, the first merge (a and b again) and c */
-	assert_true(num_at(json_object_get(a.json, "summary"), "metric") == 15 + 7 + 22 + 15);
+	assert_true(num_at(json_object_get(a.json, "summary"), "metric") ==
+		    15 + 7 + 22 + 15);
 	answer_release(&a);
 	/* the first merge's members moved with it */
 	post(&app, "/api/view", "{\"trace\":3,\"source\":\"net\"}", &a);
@@ -854,10 +915,11 @@ static void merged_traces(void **state)
 	hs_app_release(&app);
 }
 
-/* Old entries go, with what borrows from them; pinned ones stay. */
+/* Old entries go, with what borrows from them; held ones stay. */
 static void cache_evicts(void **state)
 {
 	struct hs_cache c;
+	struct hs_cache_hold h = HS_CACHE_HOLD_INIT;
 	struct hs_cache_entry *s[3], *t, *v;
 	char key[8];
 	int i;
@@ -865,67 +927,447 @@ static void cache_evicts(void **state)
 	(void)state;
 	hs_cache_init(&c);
 	c.max[HS_CACHE_SOURCE] = 2;
-	hs_cache_begin(&c);
 	for (i = 0; i < 2; i++) {
 		snprintf(key, sizeof(key), "s%d", i);
 		s[i] = hs_cache_entry_new(HS_CACHE_SOURCE, key, NULL);
-		assert_int_equal(hs_cache_add(&c, s[i]), 0);
+		assert_int_equal(hs_cache_add(&c, &h, s[i]), 0);
 	}
 	t = hs_cache_entry_new(HS_CACHE_TREE, "t0", s[0]);
-	assert_int_equal(hs_cache_add(&c, t), 0);
+	assert_int_equal(hs_cache_add(&c, &h, t), 0);
 	v = hs_cache_entry_new(HS_CACHE_VIEW, "v0", t);
-	assert_int_equal(hs_cache_add(&c, v), 0);
-	/* all pinned in this request: a third source keeps them */
+	assert_int_equal(hs_cache_add(&c, &h, v), 0);
+	/* all held by this request: a third source keeps them */
 	s[2] = hs_cache_entry_new(HS_CACHE_SOURCE, "s2", NULL);
-	assert_int_equal(hs_cache_add(&c, s[2]), 0);
+	assert_int_equal(hs_cache_add(&c, &h, s[2]), 0);
 	assert_int_equal(c.nr, 5);
 	/* next request: s1 and s2 are used, s0 goes with t0 and v0 */
-	hs_cache_begin(&c);
-	assert_non_null(hs_cache_get(&c, HS_CACHE_SOURCE, "s1"));
-	assert_non_null(hs_cache_get(&c, HS_CACHE_SOURCE, "s2"));
-	assert_int_equal(hs_cache_add(&c, hs_cache_entry_new(HS_CACHE_SOURCE, "s3", NULL)), 0);
-	assert_null(hs_cache_get(&c, HS_CACHE_SOURCE, "s0"));
-	assert_null(hs_cache_get(&c, HS_CACHE_VIEW, "v0"));
-	assert_null(hs_cache_get(&c, HS_CACHE_TREE, "t0"));
+	hs_cache_hold_release(&c, &h);
+	assert_non_null(hs_cache_get(&c, &h, HS_CACHE_SOURCE, "s1"));
+	assert_non_null(hs_cache_get(&c, &h, HS_CACHE_SOURCE, "s2"));
+	assert_int_equal(
+	    hs_cache_add(&c, &h, hs_cache_entry_new(HS_CACHE_SOURCE, "s3", NULL)), 0);
+	assert_null(hs_cache_get(&c, &h, HS_CACHE_SOURCE, "s0"));
+	assert_null(hs_cache_get(&c, &h, HS_CACHE_VIEW, "v0"));
+	assert_null(hs_cache_get(&c, &h, HS_CACHE_TREE, "t0"));
 	/* using a view uses its tree and source */
-	hs_cache_begin(&c);
-	t = hs_cache_entry_new(HS_CACHE_TREE, "t1", hs_cache_get(&c, HS_CACHE_SOURCE, "s1"));
-	assert_int_equal(hs_cache_add(&c, t), 0);
-	hs_cache_begin(&c);
-	assert_non_null(hs_cache_get(&c, HS_CACHE_TREE, "t1"));
-	assert_int_equal(hs_cache_add(&c, hs_cache_entry_new(HS_CACHE_SOURCE, "s4", NULL)), 0);
-	assert_non_null(hs_cache_get(&c, HS_CACHE_SOURCE, "s1"));
-	assert_null(hs_cache_get(&c, HS_CACHE_SOURCE, "s2"));
+	hs_cache_hold_release(&c, &h);
+	t = hs_cache_entry_new(HS_CACHE_TREE, "t1",
+			       hs_cache_get(&c, &h, HS_CACHE_SOURCE, "s1"));
+	assert_int_equal(hs_cache_add(&c, &h, t), 0);
+	hs_cache_hold_release(&c, &h);
+	assert_non_null(hs_cache_get(&c, &h, HS_CACHE_TREE, "t1"));
+	assert_int_equal(
+	    hs_cache_add(&c, &h, hs_cache_entry_new(HS_CACHE_SOURCE, "s4", NULL)), 0);
+	assert_non_null(hs_cache_get(&c, &h, HS_CACHE_SOURCE, "s1"));
+	assert_null(hs_cache_get(&c, &h, HS_CACHE_SOURCE, "s2"));
+	hs_cache_hold_release(&c, &h);
 	hs_cache_release(&c);
 
 	/* over the memory budget, old entries of any kind go */
 	hs_cache_init(&c);
-	hs_cache_begin(&c);
 	v = hs_cache_entry_new(HS_CACHE_VIEW, "v", NULL);
-	assert_int_equal(hs_cache_add(&c, v), 0);
-	hs_cache_begin(&c);
+	assert_int_equal(hs_cache_add(&c, &h, v), 0);
+	hs_cache_hold_release(&c, &h);
 	s[0] = hs_cache_entry_new(HS_CACHE_SOURCE, "big", NULL);
-	assert_int_equal(hs_source_intern_frame(&s[0]->u.source.src, "main", 4, &(uint32_t){ 0 }),
-			 0);
+	assert_int_equal(
+	    hs_source_intern_frame(&s[0]->u.source.src, "main", 4, &(uint32_t){0}), 0);
 	c.max_bytes = 1;
-	assert_int_equal(hs_cache_add(&c, s[0]), 0);
+	assert_int_equal(hs_cache_add(&c, &h, s[0]), 0);
 	assert_true(s[0]->bytes > 1);
-	assert_null(hs_cache_get(&c, HS_CACHE_VIEW, "v"));
-	/* the pinned newcomer stays although the budget is still exceeded */
-	assert_non_null(hs_cache_get(&c, HS_CACHE_SOURCE, "big"));
+	assert_null(hs_cache_get(&c, &h, HS_CACHE_VIEW, "v"));
+	/* the held newcomer stays although the budget is still exceeded */
+	assert_non_null(hs_cache_get(&c, &h, HS_CACHE_SOURCE, "big"));
 	assert_int_equal(c.bytes, s[0]->bytes);
+	hs_cache_hold_release(&c, &h);
 	hs_cache_release(&c);
+}
+
+/* GET @path with @args and the token cookie. */
+static void get(struct hs_app *app, const char *path, const char *const *args,
+		struct answer *out)
+{
+	ask(app, "GET", path, args, TOKEN, NULL, out);
+}
+
+/* Every call's own keys work as GET arguments, as in a POST body (issue 19, 18). */
+static void get_arguments_of_every_call(void **state)
+{
+	static const char *const find_args[] = {"view",	    "calltree", "pattern", "D",
+						"backward", "true",	NULL};
+	static const char *const rows_args[] = {"sort", "inc",	 "order", "asc", "offset",
+						"1",	"count", "2",	  NULL};
+	static const char *const ids_args[] = {"ids", "[2,0]", NULL};
+	static const char *const tree_args[] = {"view", "calltree", "of", "[0]", "levels",
+						"0",	"auto",	    "0",  NULL};
+	static const char *const timeline_args[] = {"buckets", "3", "inc", "C", NULL};
+	static const char *const samples_args[] = {"path", "[\"A\",\"B\",\"C\"]", NULL};
+	static const char *const flame_args[] = {"min_width", "0.5", NULL};
+	static const char *const bad_bool[] = {"pattern", "D", "backward", "maybe", NULL};
+	static const char *const bad_uint[] = {"buckets", "-3", NULL};
+	static const char *const bad_json[] = {"ids", "[2,", NULL};
+	static const struct {
+		const char *path;
+		const char *const *args;
+		const char *body;
+	} same[] = {
+	    {"/api/find", find_args,
+	     "{\"view\":\"calltree\",\"pattern\":\"D\",\"backward\":true}"},
+	    {"/api/rows", rows_args,
+	     "{\"sort\":\"inc\",\"order\":\"asc\",\"offset\":1,\"count\":2}"},
+	    {"/api/rows", ids_args, "{\"ids\":[2,0]}"},
+	    {"/api/tree", tree_args,
+	     "{\"view\":\"calltree\",\"of\":[0],\"levels\":0,\"auto\":false}"},
+	    {"/api/timeline", timeline_args,
+	     "{\"buckets\":3,\"params\":{\"inc\":\"C\"}}"},
+	    {"/api/samples", samples_args, "{\"path\":[\"A\",\"B\",\"C\"]}"},
+	    {"/api/flame", flame_args, "{\"min_width\":0.5}"},
+	};
+	struct hs_app app;
+	struct answer a, b;
+	size_t i;
+
+	(void)state;
+	app_with_source(&app);
+	for (i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+		get(&app, same[i].path, same[i].args, &a);
+		post(&app, same[i].path, same[i].body, &b);
+		assert_int_equal(a.status, 200);
+		assert_string_equal(a.text, b.text);
+		answer_release(&a);
+		answer_release(&b);
+	}
+	/* the report from the issue: a pattern in the URL is a pattern */
+	get(&app, "/api/find", find_args, &a);
+	assert_non_null(json_object_get(a.json, "row"));
+	answer_release(&a);
+	get(&app, "/api/find", bad_bool, &a);
+	assert_int_equal(a.status, 400);
+	assert_non_null(strstr(error_of(&a), "backward must be true or false"));
+	answer_release(&a);
+	get(&app, "/api/timeline", bad_uint, &a);
+	assert_int_equal(a.status, 400);
+	assert_non_null(strstr(error_of(&a), "buckets must be a whole number"));
+	answer_release(&a);
+	get(&app, "/api/rows", bad_json, &a);
+	assert_int_equal(a.status, 400);
+	assert_non_null(strstr(error_of(&a), "ids: "));
+	answer_release(&a);
+	hs_app_release(&app);
+}
+
+/* A request waiting for another's build: thread side. */
+struct claimer {
+	struct hs_cache *c;
+	const char *key;
+	struct hs_cache_hold h;
+	struct hs_cache_entry *got;
+	struct hs_diag d;
+	int err;
+};
+
+static void *claim_thread(void *arg)
+{
+	struct claimer *k = arg;
+
+	k->err = hs_cache_claim(k->c, &k->h, HS_CACHE_TEXT, k->key, NULL, &k->got, &k->d);
+	return NULL;
+}
+
+/* Start a claimer of @key and return once it waits under the cache's lock. */
+static void start_waiter(struct hs_cache *c, struct claimer *k, const char *key,
+			 pthread_t *t)
+{
+	uint64_t clock;
+
+	memset(k, 0, sizeof(*k));
+	k->c = c;
+	k->key = key;
+	k->d = (struct hs_diag)HS_DIAG_INIT(NULL);
+	pthread_mutex_lock(&c->lock);
+	clock = c->clock;
+	pthread_mutex_unlock(&c->lock);
+	assert_int_equal(pthread_create(t, NULL, claim_thread, k), 0);
+	/* its claim counts the clock and waits in one critical section */
+	for (;;) {
+		pthread_mutex_lock(&c->lock);
+		if (c->clock != clock) {
+			pthread_mutex_unlock(&c->lock);
+			break;
+		}
+		pthread_mutex_unlock(&c->lock);
+		sched_yield();
+	}
+}
+
+/* A result is built once: a second request waits for it, or for its error. */
+static void cache_builds_once(void **state)
+{
+	struct hs_cache c;
+	struct hs_cache_hold h = HS_CACHE_HOLD_INIT;
+	struct hs_diag d = HS_DIAG_INIT(NULL);
+	struct hs_cache_entry *e;
+	struct claimer k;
+	pthread_t t;
+
+	(void)state;
+	hs_cache_init(&c);
+	assert_int_equal(hs_cache_claim(&c, &h, HS_CACHE_TEXT, "k", NULL, &e, &d), 1);
+	assert_int_equal(e->state, HS_CACHE_BUILDING);
+	/* not ready: a plain lookup does not see it */
+	assert_null(hs_cache_get(&c, &h, HS_CACHE_TEXT, "k"));
+	start_waiter(&c, &k, "k", &t);
+	e->u.text.s = strdup("{}");
+	e->u.text.len = 2;
+	hs_cache_publish(&c, e, 0, &d);
+	pthread_join(t, NULL);
+	assert_int_equal(k.err, 0);
+	assert_ptr_equal(k.got, e);
+	assert_int_equal(e->refs, 2);
+	hs_cache_hold_release(&c, &k.h);
+	assert_int_equal(e->refs, 1);
+
+	/* a failed build: the waiter gets its error and message, and it is gone */
+	assert_int_equal(hs_cache_claim(&c, &h, HS_CACHE_TEXT, "f", NULL, &e, &d), 1);
+	start_waiter(&c, &k, "f", &t);
+	hs_diag_set(&d, 0, "cannot build f");
+	hs_cache_publish(&c, e, -EINVAL, &d);
+	pthread_join(t, NULL);
+	assert_int_equal(k.err, -EINVAL);
+	assert_null(k.got);
+	assert_string_equal(k.d.msg, "cannot build f");
+	hs_cache_hold_release(&c, &k.h);
+	assert_int_equal(c.nr, 1);
+	/* the next request builds it afresh */
+	assert_int_equal(hs_cache_claim(&c, &k.h, HS_CACHE_TEXT, "f", NULL, &e, &d), 1);
+	hs_cache_publish(&c, e, 0, NULL);
+	hs_cache_hold_release(&c, &k.h);
+	hs_cache_hold_release(&c, &h);
+	hs_cache_release(&c);
+}
+
+/* The requests that threads send at once in concurrent_requests_agree. */
+static const char *const mixed[][2] = {
+    {"/api/view", "{\"view\":\"byname\"}"},
+    {"/api/view", "{\"view\":\"calltree\",\"params\":{\"inc\":\"C\"}}"},
+    {"/api/tree", "{\"view\":\"calltree\",\"levels\":0}"},
+    {"/api/rows", "{\"view\":\"byname\",\"sort\":\"inc\"}"},
+    {"/api/timeline", "{\"buckets\":3,\"params\":{\"inc\":\"C\"}}"},
+    {"/api/timeline", "{\"buckets\":7}"},
+    {"/api/find", "{\"view\":\"calltree\",\"pattern\":\"D\"}"},
+    {"/api/flame", "{\"params\":{\"fold_pct\":10}}"},
+    {"/api/view", "{\"view\":\"callers\",\"focus\":\"B\"}"},
+    {"/api/view",
+     "{\"steps\":[{\"kind\":\"drill\",\"name\":\"B\"}],\"view\":\"byname\"}"},
+    {"/api/info", NULL},
+};
+#define NR_MIXED (sizeof(mixed) / sizeof(mixed[0]))
+
+struct asker {
+	struct hs_app *app;
+	char **expected;
+	unsigned first;
+	int mismatches;
+};
+
+static void *ask_thread(void *arg)
+{
+	struct asker *k = arg;
+	struct answer a;
+	unsigned round, i;
+
+	for (round = 0; round < 20; round++)
+		for (i = 0; i < NR_MIXED; i++) {
+			unsigned r = (k->first + i + round) % NR_MIXED;
+
+			post(k->app, mixed[r][0], mixed[r][1] ? mixed[r][1] : "{}", &a);
+			k->mismatches += strcmp(a.text, k->expected[r]) != 0;
+			answer_release(&a);
+		}
+	return NULL;
+}
+
+/*
+ * Requests answered by eight threads at once (the server's workers) give
+ * what one thread gives, with a cache small enough that entries come and
+ * go meanwhile. Under TSan (-Db_sanitize=thread) this finds races.
+ */
+static void concurrent_requests_agree(void **state)
+{
+	struct hs_app app;
+	struct answer a;
+	struct asker k[8];
+	pthread_t t[8];
+	char *expected[NR_MIXED];
+	size_t i;
+
+	(void)state;
+	app_with_source(&app);
+	for (i = 0; i < NR_MIXED; i++) {
+		post(&app, mixed[i][0], mixed[i][1] ? mixed[i][1] : "{}", &a);
+		assert_int_equal(a.status, 200);
+		expected[i] = strdup(a.text);
+		answer_release(&a);
+	}
+	hs_app_release(&app);
+	app_with_source(&app);
+	app.cache.max[HS_CACHE_TREE] = 2;
+	app.cache.max[HS_CACHE_VIEW] = 2;
+	app.cache.max[HS_CACHE_TEXT] = 1;
+	for (i = 0; i < 8; i++) {
+		k[i] = (struct asker){
+		    .app = &app, .expected = expected, .first = (unsigned)i};
+		assert_int_equal(pthread_create(&t[i], NULL, ask_thread, &k[i]), 0);
+	}
+	for (i = 0; i < 8; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(k[i].mismatches, 0);
+	}
+	/* nothing is held once the requests are answered */
+	for (i = 0; i < app.cache.nr; i++)
+		assert_int_equal(app.cache.e[i]->refs, 0);
+	hs_app_release(&app);
+	for (i = 0; i < NR_MIXED; i++)
+		free(expected[i]);
+}
+
+/* perf script with CPU samples and the sched events of thread-time. */
+static const char perf_text[] =
+    "app 100/100 [000] 10.000000:          1 cpu-clock:\n"
+    "\t    1100 compute (/opt/app/bin/app)\n"
+    "\t    1000 main (/opt/app/bin/app)\n\n"
+    "app 100/100 [000] 10.001500:          1 sched:sched_switch: prev_comm=app "
+    "prev_pid=100 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 "
+    "next_prio=120\n"
+    "\tffffffff81000100 __schedule+0x10 ([kernel.kallsyms])\n"
+    "\t   f8200 read+0x20 (/usr/lib/x86_64-linux-gnu/libc.so.6)\n"
+    "\t    1000 main (/opt/app/bin/app)\n\n"
+    "other 200/200 [001] 10.004000:          1 sched:sched_wakeup: comm=app pid=100 "
+    "prio=120 target_cpu=000\n"
+    "\tffffffff81000200 try_to_wake_up+0x10 ([kernel.kallsyms])\n"
+    "\t    3000 produce (/opt/other)\n\n"
+    "app 100/100 [000] 10.006000:          1 cpu-clock:\n"
+    "\t    1100 compute (/opt/app/bin/app)\n"
+    "\t    1000 main (/opt/app/bin/app)\n\n"
+    "app 100/100 [000] 10.008000:          1 cpu-clock:\n"
+    "\t    1100 compute (/opt/app/bin/app)\n"
+    "\t    1000 main (/opt/app/bin/app)\n";
+
+/* Two perf script files in @dir, opened and merged as `view a b` has them. */
+static void app_with_merged(struct hs_app *app, const char *dir, char paths[2][256])
+{
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	int i;
+
+	assert_int_equal(hs_app_init(app, TOKEN), 0);
+	for (i = 0; i < 2; i++) {
+		FILE *f;
+
+		snprintf(paths[i], 256, "%s/%c.data.txt", dir, 'a' + i);
+		f = fopen(paths[i], "w");
+		assert_non_null(f);
+		assert_int_equal(fputs(perf_text, f) >= 0, 1);
+		assert_int_equal(fclose(f), 0);
+		assert_int_equal(
+		    hs_app_open(app, paths[i], paths[i], HS_FORMAT_PERF_SCRIPT, &diag),
+		    0);
+	}
+	assert_int_equal(hs_app_merge(app, "both", 2, 0, &diag), 0);
+}
+
+static const char *const merged_asks[] = {
+    "{\"trace\":2,\"source\":\"thread-time\"}",
+    "{\"trace\":0,\"source\":\"thread-time\"}",
+    "{\"trace\":1,\"source\":\"thread-time\",\"view\":\"calltree\"}",
+    "{\"trace\":2,\"source\":\"thread-time\",\"view\":\"calltree\"}",
+};
+#define NR_MERGED_ASKS (sizeof(merged_asks) / sizeof(merged_asks[0]))
+
+struct merged_asker {
+	struct hs_app *app;
+	char **expected;
+	unsigned first;
+	int mismatches;
+};
+
+static void *merged_ask_thread(void *arg)
+{
+	struct merged_asker *k = arg;
+	struct answer a;
+	unsigned i;
+
+	for (i = 0; i < NR_MERGED_ASKS; i++) {
+		unsigned r = (k->first + i) % NR_MERGED_ASKS;
+
+		post(k->app, "/api/view", merged_asks[r], &a);
+		k->mismatches += a.status != 200 || strcmp(a.text, k->expected[r]) != 0;
+		answer_release(&a);
+	}
+	return NULL;
+}
+
+/*
+ * A merged trace's source read for the first time by eight requests at
+ * once, while others read the same source of its members: its members are
+ * loaded before its own claim is taken (app.h), so nothing deadlocks, each
+ * source is read once and every answer is the one-thread answer.
+ */
+static void merged_trace_concurrent_loads(void **state)
+{
+	char dir[] = "/tmp/hs-test-server-XXXXXX", paths[2][256];
+	char *expected[NR_MERGED_ASKS];
+	struct merged_asker k[8];
+	struct hs_app app;
+	struct answer a;
+	pthread_t t[8];
+	size_t i;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	app_with_merged(&app, dir, paths);
+	for (i = 0; i < NR_MERGED_ASKS; i++) {
+		post(&app, "/api/view", merged_asks[i], &a);
+		assert_int_equal(a.status, 200);
+		expected[i] = strdup(a.text);
+		answer_release(&a);
+	}
+	/* the merged thread-time is both members' */
+	post(&app, "/api/view", "{\"trace\":0,\"source\":\"thread-time\"}", &a);
+	assert_true(num_at(json_object_get(a.json, "summary"), "metric") > 0);
+	answer_release(&a);
+	hs_app_release(&app);
+
+	app_with_merged(&app, dir, paths);
+	assert_false(app.traces[2].sources[1].loaded || app.traces[0].sources[1].loaded);
+	for (i = 0; i < 8; i++) {
+		k[i] = (struct merged_asker){
+		    .app = &app, .expected = expected, .first = (unsigned)i};
+		assert_int_equal(pthread_create(&t[i], NULL, merged_ask_thread, &k[i]),
+				 0);
+	}
+	for (i = 0; i < 8; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(k[i].mismatches, 0);
+	}
+	for (i = 0; i < 3; i++)
+		assert_true(app.traces[i].sources[1].loaded &&
+			    !app.traces[i].sources[1].loading);
+	hs_app_release(&app);
+	for (i = 0; i < NR_MERGED_ASKS; i++)
+		free(expected[i]);
+	unlink(paths[0]);
+	unlink(paths[1]);
+	rmdir(dir);
 }
 
 /* Out of memory anywhere: a 503 (or the answer), never a crash or a leak. */
 static void allocation_failures(void **state)
 {
 	static const char *const bodies[] = {
-		"{\"view\":\"caller-callee\",\"focus\":\"B\"}",
-		"{\"view\":\"calltree\",\"of\":[0],\"levels\":0}",
-		"{\"steps\":[{\"kind\":\"drill\",\"name\":\"B\"}],\"view\":\"byname\"}",
+	    "{\"view\":\"caller-callee\",\"focus\":\"B\"}",
+	    "{\"view\":\"calltree\",\"of\":[0],\"levels\":0}",
+	    "{\"steps\":[{\"kind\":\"drill\",\"name\":\"B\"}],\"view\":\"byname\"}",
 	};
-	static const char *const paths[] = { "/api/view", "/api/tree", "/api/rows" };
+	static const char *const paths[] = {"/api/view", "/api/tree", "/api/rows"};
 	struct hs_app app;
 	struct answer a;
 	size_t k;
@@ -954,21 +1396,25 @@ static void allocation_failures(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(token_is_required),
-		cmocka_unit_test(only_assets_are_served),
-		cmocka_unit_test(bad_requests),
-		cmocka_unit_test(canonical_keys),
-		cmocka_unit_test(report_arguments),
-		cmocka_unit_test(view_is_report_json),
-		cmocka_unit_test(tree_rows),
-		cmocka_unit_test(rows_and_find),
-		cmocka_unit_test(timeline_and_samples),
-		cmocka_unit_test(drill_diff_flame),
-		cmocka_unit_test(sources_of_a_trace),
-		cmocka_unit_test(merged_traces),
-		cmocka_unit_test(cache_evicts),
-		cmocka_unit_test(names_not_utf8),
-		cmocka_unit_test(allocation_failures),
+	    cmocka_unit_test(token_is_required),
+	    cmocka_unit_test(only_assets_are_served),
+	    cmocka_unit_test(bad_requests),
+	    cmocka_unit_test(canonical_keys),
+	    cmocka_unit_test(report_arguments),
+	    cmocka_unit_test(view_is_report_json),
+	    cmocka_unit_test(tree_rows),
+	    cmocka_unit_test(rows_and_find),
+	    cmocka_unit_test(timeline_and_samples),
+	    cmocka_unit_test(drill_diff_flame),
+	    cmocka_unit_test(sources_of_a_trace),
+	    cmocka_unit_test(merged_traces),
+	    cmocka_unit_test(merged_trace_concurrent_loads),
+	    cmocka_unit_test(cache_evicts),
+	    cmocka_unit_test(get_arguments_of_every_call),
+	    cmocka_unit_test(cache_builds_once),
+	    cmocka_unit_test(concurrent_requests_agree),
+	    cmocka_unit_test(names_not_utf8),
+	    cmocka_unit_test(allocation_failures),
 	};
 	return cmocka_run_group_tests_name("server", tests, NULL, NULL);
 }

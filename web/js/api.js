@@ -23,6 +23,11 @@ const GONE = 'heapscope view is not answering: it has stopped (or its computer i
 
 let inflight = 0;
 let aborter = new AbortController();
+// Sent with each call: the server skips what a Cancel made stale (docs/json-api.md).
+const client = Array.from(crypto.getRandomValues(new Uint8Array(8)),
+  (b) => b.toString(16).padStart(2, '0')).join('');
+let generation = 0;
+const genHeader = () => ({ 'X-Heapscope-Generation': `${client}:${generation}` });
 const listeners = new Set();
 
 // onBusy(fn): fn(count) is called whenever the number of requests in flight changes.
@@ -45,7 +50,7 @@ export async function call(name, query) {
       r = await fetch('/api/' + name, {
         method: 'POST',
         credentials: 'same-origin',
-        headers: { 'Content-Type': 'application/json' },
+        headers: { 'Content-Type': 'application/json', ...genHeader() },
         body: JSON.stringify(query ?? {}),
         signal,
       });
@@ -71,6 +76,8 @@ export async function call(name, query) {
 export function cancel() {
   aborter.abort();
   aborter = new AbortController();
+  generation++;
+  fetch('/api/info', { credentials: 'same-origin', headers: genHeader() }).catch(() => {});
 }
 
 export function isCancel(e) {

@@ -1208,7 +1208,7 @@ function wire() {
     fillSources();
     working(`reading source ${name}\u2026`);
     try {
-      const st = await api.call('stats', { trace: state.trace, source: name });
+      const st = await api.call('stats', { trace: state.trace, source: name, heap: false });
       const entry = INFO.traces[state.trace]?.sources?.find((x) => x.name === name);
       if (entry) entry.defaults ??= st.source.defaults;
       await go(H.initialState(INFO, state.trace, name, st.source.defaults));
