@@ -25,6 +25,8 @@ ALLOWED = {
     'atomic_store': 'lock-free atomic', 'atomic_store_explicit': 'lock-free atomic',
     'atomic_exchange': 'lock-free atomic', 'atomic_fetch_add': 'lock-free atomic',
     'atomic_fetch_add_explicit': 'lock-free atomic',
+    'atomic_flag_test_and_set_explicit': 'atomic_flag: lock-free by the standard',
+    'atomic_flag_clear_explicit': 'atomic_flag: lock-free by the standard',
     'memcmp': 'pure function on caller memory (POSIX.1-2016 lists it)',
     'memcpy': 'pure function on caller memory (POSIX.1-2016 lists it)',
     'memset': 'pure function on caller memory (POSIX.1-2016 lists it)',

@@ -382,13 +382,14 @@ void hs_cpu_stop(void)
 		hs_msg(
 		    "sample unwind check: %llu walks by rules, %llu by libunwind (no "
 		    "rule yet at the leaf %llu, deeper %llu; rule not usable %llu; out "
-		    "of the stack %llu); %llu compared, %llu differ",
+		    "of the stack %llu; libunwind busy %llu); %llu compared, %llu differ",
 		    (unsigned long long)atomic_load(&hs__cpu_n_fast),
 		    (unsigned long long)atomic_load(&hs__cpu_n_slow),
 		    (unsigned long long)atomic_load(&hs__cpu_n_miss_leaf),
 		    (unsigned long long)atomic_load(&hs__cpu_n_miss_deep),
 		    (unsigned long long)atomic_load(&hs__cpu_n_no_rule),
 		    (unsigned long long)atomic_load(&hs__cpu_n_bounds),
+		    (unsigned long long)atomic_load(&hs__cpu_n_unwinder_busy),
 		    (unsigned long long)atomic_load(&hs__cpu_n_checked),
 		    (unsigned long long)atomic_load(&hs__cpu_n_differ));
 }

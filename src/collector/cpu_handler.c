@@ -47,6 +47,7 @@ _Atomic(struct sig_table *) hs__cpu_sig_big, hs__cpu_sig_recent;
 _Atomic uint64_t hs__cpu_n_fast, hs__cpu_n_slow, hs__cpu_n_checked, hs__cpu_n_differ;
 _Atomic uint64_t hs__cpu_n_miss_leaf, hs__cpu_n_miss_deep;
 _Atomic uint64_t hs__cpu_n_no_rule, hs__cpu_n_bounds;
+_Atomic uint64_t hs__cpu_n_unwinder_busy;
 
 /* Unwind from the interrupted context: exact leaf, then call sites. */
 static unsigned unwind_signal(void *uc, uintptr_t *ips, unsigned max, int *complete)
@@ -135,6 +136,34 @@ static void note_miss(struct cpu_thread *c, uintptr_t key)
 static inline int in_stack(const struct cpu_thread *c, uintptr_t a)
 {
 	return a >= c->stack_lo && a <= c->stack_hi - sizeof(uintptr_t);
+}
+
+/*
+ * libunwind in a handler takes its own lock and then the loader's
+ * (dl_iterate_phdr). A thread interrupted while it holds the loader's
+ * lock (in dl_iterate_phdr, dlopen, or the collector's own module scan)
+ * would wait in its handler for libunwind's lock, whose holder, another
+ * handler, waits for the loader's: both threads stop for good. So one
+ * handler at a time may use libunwind, and none on a thread interrupted
+ * inside the collector; the others keep what the rules walked, or the
+ * leaf alone (an incomplete stack).
+ */
+static atomic_flag unwinder_busy = ATOMIC_FLAG_INIT;
+
+static int unwinder_enter(const struct cpu_thread *c)
+{
+	if (c->in_collector ||
+	    atomic_flag_test_and_set_explicit(&unwinder_busy, memory_order_acquire)) {
+		atomic_fetch_add_explicit(&hs__cpu_n_unwinder_busy, 1,
+					  memory_order_relaxed);
+		return 0;
+	}
+	return 1;
+}
+
+static void unwinder_leave(void)
+{
+	atomic_flag_clear_explicit(&unwinder_busy, memory_order_release);
 }
 
 /*
@@ -234,11 +263,15 @@ static int fast_walk(struct cpu_thread *c, void *ucv, uintptr_t *ips, unsigned m
 	if (n != -2)
 		return n;
 	/* the leaf by libunwind: one step */
-	if (unw_init_local2(&cur, (unw_context_t *)ucv, UNW_INIT_SIGNAL_FRAME) < 0 ||
+	if (!unwinder_enter(c))
+		return -1;
+	n = unw_init_local2(&cur, (unw_context_t *)ucv, UNW_INIT_SIGNAL_FRAME) < 0 ||
 	    unw_is_signal_frame(&cur) > 0 || unw_step(&cur) <= 0 ||
 	    unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 ||
 	    unw_get_reg(&cur, UNW_REG_SP, &sp) < 0 ||
-	    unw_get_reg(&cur, UNW_X86_64_RBP, &bp) < 0)
+	    unw_get_reg(&cur, UNW_X86_64_RBP, &bp) < 0;
+	unwinder_leave();
+	if (n)
 		return -1;
 	if (!ip) {
 		*complete = 1;
@@ -319,7 +352,15 @@ static void take(struct cpu_thread *c, void *uc, unsigned kind, uint64_t ticks,
 			struct sig_view tb = hs__cpu_view_now();
 			unsigned i;
 
-			r->n = unwind_signal(uc, r->ips, max, &r->complete);
+			if (unwinder_enter(c)) {
+				r->n = unwind_signal(uc, r->ips, max, &r->complete);
+				unwinder_leave();
+			} else {
+				/* the leaf alone */
+				r->ips[0] = (uintptr_t)((const ucontext_t *)uc)
+						->uc_mcontext.gregs[REG_RIP];
+				r->n = 1;
+			}
 			atomic_fetch_add_explicit(&hs__cpu_n_slow, 1,
 						  memory_order_relaxed);
 			/* the sampler learns the rules of the whole stack */
@@ -392,6 +433,7 @@ void hs__cpu_on_signal(int sig, siginfo_t *si, void *uc)
 	if (!c || !atomic_load_explicit(&hs__cpu_sampling, memory_order_relaxed))
 		goto out;
 	/* libunwind may mmap (its memory pool): not an event of the program */
+	c->in_collector = guard;
 	hs_tls.guard = 1;
 	if (si->si_code != SI_QUEUE &&
 	    !(si->si_code == SI_TIMER && si->si_value.sival_ptr == hs__cpu_wall_cookie) &&

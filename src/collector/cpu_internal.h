@@ -64,6 +64,7 @@ struct cpu_thread {
 	int perf_fd;	   /* the perf event instead, -1: none */
 	uint64_t cpu_prev; /* handler: CPU ns at the previous CPU sample */
 	uint64_t dropped;  /* handler: samples the full ring lost */
+	int in_collector;  /* handler: the signal came inside the collector */
 	/* wall: the sampler's view */
 	uint64_t wall_ref;  /* CPU ns at the previous tick */
 	uint64_t wall_prev; /* ns of the previous tick */
@@ -176,6 +177,9 @@ extern _Atomic(struct sig_table *) hs__cpu_sig_big HS_HIDDEN,
 /* how walks went: by rules, by libunwind; compared and differing (unwind=check) */
 extern _Atomic uint64_t hs__cpu_n_fast HS_HIDDEN, hs__cpu_n_slow HS_HIDDEN;
 extern _Atomic uint64_t hs__cpu_n_checked HS_HIDDEN, hs__cpu_n_differ HS_HIDDEN;
+/* walks that could not use libunwind (another handler had it, or the
+ * signal came inside the collector): cut where the rules stopped */
+extern _Atomic uint64_t hs__cpu_n_unwinder_busy HS_HIDDEN;
 /* why walks went to libunwind: no rule at the leaf, deeper; a rule the
  * walk cannot use; a register out of the stack */
 extern _Atomic uint64_t hs__cpu_n_miss_leaf HS_HIDDEN, hs__cpu_n_miss_deep HS_HIDDEN;
