@@ -354,23 +354,35 @@ struct stats_pass {
 	struct hs_stack_source src[SV__COUNT];
 };
 
-/* Each event to the view, then to the totals with what it did to the live blocks. */
-static int stats_events(void *ctx, const struct hs_trace_event *ev, size_t n)
+/*
+ * Each event to the view @heap, then to @totals with what it did to the
+ * live blocks: one lookup of the live blocks per event (stats' and run's
+ * summary's passes).
+ */
+static int view_then_totals(struct hs_memview_pass *heap,
+			    struct hs_heap_totals_pass *totals,
+			    const struct hs_trace_event *ev, size_t n)
 {
-	struct stats_pass *sp = ctx;
 	uint64_t gone_size = 0;
 	size_t i;
 	int err = 0, gone;
 
 	for (i = 0; i < n && !err; i++) {
 		if (i + 8 < n)
-			hs_memview_pass_prefetch(sp->heap, ev[i + 8].addr);
-		gone = hs_memview_pass_event(sp->heap, &ev[i], &gone_size);
+			hs_memview_pass_prefetch(heap, ev[i + 8].addr);
+		gone = hs_memview_pass_event(heap, &ev[i], &gone_size);
 		err = gone < 0 ? gone
-			       : hs_heap_totals_pass_event_known(&sp->totals, &ev[i],
-								 gone, gone_size);
+			       : hs_heap_totals_pass_event_known(totals, &ev[i], gone,
+								 gone_size);
 	}
 	return err;
+}
+
+static int stats_events(void *ctx, const struct hs_trace_event *ev, size_t n)
+{
+	struct stats_pass *sp = ctx;
+
+	return view_then_totals(sp->heap, &sp->totals, ev, n);
 }
 
 static int stats_live(void *ctx, uint64_t addr)
@@ -559,19 +571,8 @@ struct summary_pass {
 static int summary_events(void *ctx, const struct hs_trace_event *ev, size_t n)
 {
 	struct summary_pass *sp = ctx;
-	uint64_t gone_size = 0;
-	size_t i;
-	int err = 0, gone;
 
-	for (i = 0; i < n && !err; i++) {
-		if (i + 8 < n)
-			hs_memview_pass_prefetch(sp->heap, ev[i + 8].addr);
-		gone = hs_memview_pass_event(sp->heap, &ev[i], &gone_size);
-		err = gone < 0 ? gone
-			       : hs_heap_totals_pass_event_known(&sp->totals, &ev[i],
-								 gone, gone_size);
-	}
-	return err;
+	return view_then_totals(sp->heap, &sp->totals, ev, n);
 }
 
 static int summary_live(void *ctx, uint64_t addr)
