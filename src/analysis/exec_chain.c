@@ -33,8 +33,7 @@ static int cmp_image(const void *a, const void *b)
 	return x->file < y->file ? -1 : x->file > y->file;
 }
 
-/* Read file @path's process and end into @im: 1, 0 when it is no trace, -ENOMEM. */
-static int read_image(const char *path, struct image *im)
+int hs_exec_image_read(const char *path, struct hs_exec_image *im)
 {
 	struct hs_diag diag = HS_DIAG_INIT(path);
 	struct hs_trace t;
@@ -53,10 +52,27 @@ static int read_image(const char *path, struct image *im)
 	im->pid = t.info.pid;
 	im->start_ns = t.info.start_realtime_ns;
 	im->execed = (t.info.flags & HS_PROC_EXECED) != 0;
+	im->follows_exec = (t.info.flags & HS_PROC_FOLLOW_EXEC) != 0;
 	im->ended_by_exec = t.has_end && t.end_reason == HS_END_EXEC;
 	im->comm = hs_strdup(t.info.comm && t.info.comm[0] ? t.info.comm : "?");
 	hs_trace_release(&t);
 	return im->comm ? 1 : -ENOMEM;
+}
+
+/* Read file @path's image into @im: as hs_exec_image_read(). */
+static int read_image(const char *path, struct image *im)
+{
+	struct hs_exec_image x;
+	int r = hs_exec_image_read(path, &x);
+
+	if (r != 1)
+		return r;
+	im->pid = x.pid;
+	im->start_ns = x.start_ns;
+	im->execed = x.execed;
+	im->ended_by_exec = x.ended_by_exec;
+	im->comm = x.comm;
+	return 1;
 }
 
 /* The frame of the last image of the chain that starts at @all[i]: its index. */

@@ -1,6 +1,7 @@
 #ifndef HS_ANALYSIS_EXEC_CHAIN_H
 #define HS_ANALYSIS_EXEC_CHAIN_H
 #include <stddef.h>
+#include <stdint.h>
 #include "common/diag.h"
 #include "common/log.h"
 
@@ -19,6 +20,22 @@
  *
  * Ownership: the caller owns @frames' strings (hs_exec_chain_release()).
  */
+
+/* A trace's process and end, read without its events. */
+struct hs_exec_image {
+	uint64_t pid, start_ns; /* start: CLOCK_REALTIME at its start */
+	int execed;		/* an exec started it */
+	int follows_exec;	/* traced following execs */
+	int ended_by_exec;
+	char *comm; /* the caller's (hs_free()) */
+};
+
+/*
+ * Read trace @path's image into @im: 1; 0 when it is no trace or cannot
+ * be read ("-" is none); -ENOMEM. exec_chain and exec_successors both
+ * read their traces with it.
+ */
+HS_MUST_CHECK int hs_exec_image_read(const char *path, struct hs_exec_image *im);
 
 /*
  * For each of the @n files @paths: in @frames[i], the frame "Process

@@ -6,9 +6,9 @@
  * order they started.
  */
 #include "analysis/exec_successors.h"
+#include "analysis/exec_chain.h"
 #include "common/alloc.h"
 #include "common/buf.h"
-#include "format/trace_reader.h"
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -33,29 +33,21 @@ static void image_release(struct image *im)
 	im->path = im->comm = NULL;
 }
 
-/* Read @path's process and end into @im: 1, 0 when it is no trace, -ENOMEM. */
+/* Read @path's image into @im: as hs_exec_image_read(). */
 static int read_image(const char *path, struct image *im)
 {
-	struct hs_diag diag = HS_DIAG_INIT(path);
-	struct hs_trace t;
-	int err;
+	struct hs_exec_image x;
+	int r = hs_exec_image_read(path, &x);
 
-	err = hs_trace_load_flags(path, &t,
-				  HS_TRACE_NO_EVENTS | HS_TRACE_SKIP_EVENT_CHUNKS, &diag);
-	if (err)
-		return err == -ENOMEM ? err : 0;
-	if (!t.info.present) {
-		hs_trace_release(&t);
-		return 0;
-	}
-	im->pid = t.info.pid;
-	im->start_ns = t.info.start_realtime_ns;
-	im->execed = (t.info.flags & HS_PROC_EXECED) != 0;
-	im->follows_exec = (t.info.flags & HS_PROC_FOLLOW_EXEC) != 0;
-	im->ended_by_exec = t.has_end && t.end_reason == HS_END_EXEC;
-	im->comm = hs_strdup(t.info.comm && t.info.comm[0] ? t.info.comm : "?");
-	hs_trace_release(&t);
-	return im->comm ? 1 : -ENOMEM;
+	if (r != 1)
+		return r;
+	im->pid = x.pid;
+	im->start_ns = x.start_ns;
+	im->execed = x.execed;
+	im->follows_exec = x.follows_exec;
+	im->ended_by_exec = x.ended_by_exec;
+	im->comm = x.comm;
+	return 1;
 }
 
 static int cmp_start(const void *a, const void *b)
