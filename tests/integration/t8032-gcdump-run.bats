@@ -84,6 +84,31 @@ check_graph() {
 	! ls ./*.heapscope 2> /dev/null
 }
 
+@test "run of heapscope itself, or of a program naming libhostfxr.so, is not .NET" {
+	# naming libhostfxr.so made heapscope take itself for an apphost
+	printf '#!/bin/sh\n# loads libhostfxr.so? no\nexit 0\n' > names-hostfxr
+	chmod +x names-hostfxr
+	hs run --gcdump-on USR2 -- ./names-hostfxr
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"--gcdump-on and --gcdump-at-exit are for a .NET program"* ]]
+	hs run --gcdump-at-exit -- "$HS_BIN" --version
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"--gcdump-on and --gcdump-at-exit are for a .NET program"* ]]
+}
+
+@test "run of heapscope itself traces its heap and waits for no diagnostic port" {
+	if ldd "$HS_BIN" | grep -q libasan; then
+		skip "a sanitizer build cannot run with the collector preloaded before its runtime"
+	fi
+	printf 'main;a 5\n' > a.folded
+	hs run --no-view -o h.heapscope -- "$HS_BIN" report a.folded --view byname --format csv
+	[ "$status" -eq 0 ]
+	[[ "$output" == *$'\nmain,0,0,0,100,5,5,'* ]]
+	[[ "$stderr" != *"diagnostic port"* ]]
+	[ -s h.heapscope ]
+	[ ! -e h.nettrace ]
+}
+
 @test "run --gcdump-on SIGUSR2: one snapshot per signal, the program runs on" {
 	need_dotnet
 	start_run --gcdump-on SIGUSR2
