@@ -28,17 +28,25 @@ heap_line() {
 	grep -E '^heapscope: [0-9]+ allocations? ' err.txt
 }
 
-@test "--follow-exec: the summary is the program's, not the shell's" {
-	trace_run --no-view --follow-exec -o x.heapscope -- sh -c "exec '$TARGETS/memtest'"
+# run_sh_exec_memtest ARGS...: `heapscope run --no-view ARGS -o x.heapscope
+# -- sh -c "exec memtest"`, which must end well with one summary, that of
+# memtest, the image after the exec (its trace memtest.PID.heapscope);
+# sets pid.
+run_sh_exec_memtest() {
+	trace_run --no-view "$@" -o x.heapscope -- sh -c "exec '$TARGETS/memtest'"
 	[ "$status" -eq 0 ]
 	cat err.txt
-	local pid
 	pid=$(ls memtest.*.heapscope | sed 's/memtest\.\([0-9]*\)\.heapscope/\1/')
 	[ -n "$pid" ]
 	[ "$(heap_line | wc -l)" -eq 1 ]
 	[[ "$(heap_line)" == "heapscope: 28 allocations (210.8 KiB), 24 frees, "* ]]
 	[[ "$(heap_line)" == *", leaked 231 B in 3 blocks ("* ]]
 	grep -q "^heapscope: process $pid ran sh, then by exec memtest: below is memtest, the last image, traced into memtest.$pid.heapscope " err.txt
+}
+
+@test "--follow-exec: the summary is the program's, not the shell's" {
+	local pid
+	run_sh_exec_memtest --follow-exec
 	# the file to look at is still the -o one
 	grep -q '^heapscope: trace written to x.heapscope (.*heapscope report x.heapscope$' err.txt
 	# the shell's trace itself has no leaks: its exec freed them
@@ -101,16 +109,8 @@ heap_line() {
 }
 
 @test "by default the exec chain of CMD's own pid is followed, not its children" {
-	trace_run --no-view -o x.heapscope -- sh -c "exec '$TARGETS/memtest'"
-	[ "$status" -eq 0 ]
-	cat err.txt
 	local pid
-	pid=$(ls memtest.*.heapscope | sed 's/memtest\.\([0-9]*\)\.heapscope/\1/')
-	[ -n "$pid" ]
-	[ "$(heap_line | wc -l)" -eq 1 ]
-	[[ "$(heap_line)" == "heapscope: 28 allocations (210.8 KiB), 24 frees, "* ]]
-	[[ "$(heap_line)" == *", leaked 231 B in 3 blocks ("* ]]
-	grep -q "^heapscope: process $pid ran sh, then by exec memtest: below is memtest, the last image, traced into memtest.$pid.heapscope " err.txt
+	run_sh_exec_memtest
 	[ "$(total x.heapscope --source leaks)" = "231 3" ]
 	[ "$(ls *.heapscope | wc -l)" -eq 2 ]
 	rm -f ./*.heapscope
