@@ -4,7 +4,7 @@
 // heaptrack's Charts (summary, memory of the top call sites, allocations
 // over time, sizes), PerfView's hideable columns, several selected cells
 // with their sum and First/Last to Set Time Range, the net and peak while
-// dragging over When (a CallTree node's own), Flatten, Clear all Folding
+// dragging over When (a CallTree, Callers or Callees node's own), Flatten, Clear all Folding
 // and Fold Module, copying rows with a header; speedscope's icicle, module prefixes hidden, keys
 // that zoom and pan, Find's match count; a view's URL after a restart of
 // `heapscope view`, and Export as CSV or JSON. Each part runs on its own
@@ -294,6 +294,63 @@ async function whenNode() {
   { got, nodes, name });
 }
 
+// The readout over the whole When cell of row @index of @tab: what the
+// status line says, its Net and what it is of ('node' or 'name').
+async function wholeWhen(tab, index) {
+  await page.evaluate(() => { document.getElementById('status').dataset.net = ''; });
+  await page.evaluate(({ tab, i }) => {
+    const t = document.querySelector(`#view-${tab} .row[data-index="${i}"] .c-when`).firstChild;
+    window.getSelection().setBaseAndExtent(t, 0, t, t.length);
+  }, { tab, i: index });
+  await page.waitForFunction(() => document.getElementById('status').dataset.net !== '' &&
+    /Net .* Peak/.test(document.getElementById('status').textContent));
+  return page.evaluate(() => {
+    const s = document.getElementById('status');
+    return { text: s.textContent, net: Number(s.dataset.net), peak: Number(s.dataset.peak),
+      of: s.dataset.of };
+  });
+}
+
+// The readout over a Callers or Callees node's When cell is that node's,
+// as in CallTree: hot_function's callers end in two threads, each with
+// part of its Inc; every node of both trees reads its own Inc (the
+// callees on the heap trace: a CPU sample's time spreads past the When
+// range's end, bytes do not).
+async function whenFocusTrees() {
+  const near = (a, b) => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b));
+  for (const [t, focus, trace] of [['callers', HOT, 1], ['callees', 'demo-heap!main', 0]]) {
+    await openTrace(trace);
+    await setBox('exc', '');
+    // a double-click makes the name the focus
+    await settled(() => page.dblclick(`${row(focus)} .c-name`));
+    ok((await state()).focus === focus, `${focus} is the focus`, await state());
+    await tab(t);
+    await page.click(`#view-${t} .row[data-index="0"]`);
+    await settled(() => page.click('#expandall'));
+    const want = [];
+    const walk = (n, depth) => {
+      want.push({ key: n.key, depth, inc: n.inc });
+      for (const c of n.children || []) walk(c, depth + 1);
+    };
+    walk(cliJson(['report', files[trace], '--view', t, '--focus', focus]).tree, 0);
+    const shown = await page.$$eval(`#view-${t} .row:not([hidden]):not(.pending)`, (rs) =>
+      rs.map((r) => ({ key: r.dataset.key, index: r.dataset.index })));
+    ok(shown.length === want.length && shown.every((r, i) => r.key === want[i].key),
+      `${t} of ${focus}: every node shown`, { shown, want });
+    const got = [];
+    for (const r of shown) got.push(await wholeWhen(t, r.index));
+    await shot(`when-${t}`);
+    ok(got.every((g, i) => g.of === 'node' && near(g.net, want[i].inc)),
+      `the When readout of each ${t} node is its own Inc`, { got, want });
+    if (t === 'callers') {
+      const threads = want.map((w, i) => ({ ...w, got: got[i] })).filter((w) => /^Thread /.test(w.key));
+      ok(threads.length === 2 && !near(threads[0].got.net, threads[1].got.net) &&
+        threads.every((w) => w.got.net < want[0].inc && w.got.text.includes(' \u2190 ')),
+      'two callers nodes of one name read apart, each less than the name', threads);
+    }
+  }
+}
+
 // Flatten, Fold Module and Clear all Folding in the context menu.
 async function menuItems() {
   await openTrace(1);
@@ -530,6 +587,7 @@ async function main() {
     ['cells', () => cells()],
     ['when', () => whenReadout()],
     ['when-node', () => whenNode()],
+    ['when-callers', () => whenFocusTrees()],
     ['menu', () => menuItems()],
     ['flame', () => flameGraph()],
     ['export', () => exporting()],

@@ -997,26 +997,30 @@ let whenTimer = 0;
 let whenGen = 0;
 
 // The /api/timeline query of the samples a When cell stands for, and what
-// they are (a name, or a CallTree node by its path): a CallTree node's are
-// those a drill into it keeps (the node's own, not its name's elsewhere);
-// a name's (ByName, the top of Callers and Callees) those with the name on
-// their stack.
+// they are (a name, or a tree node by its path): a CallTree, Callers or
+// Callees node's are those a drill into it keeps (the node's own, those
+// its When counts, not its name's elsewhere); a name's (ByName,
+// Caller-Callee) those with the name on their stack.
 async function whenQuery({ key, tab, index }) {
   const base = { buckets: 4000 };
-  if (tab === 'calltree') {
-    const path = await treePath(views.calltree, index);
-    if (!path) return null;
-    if (!path.length) return { q: H.query(state, base), of: 'ROOT', node: true };
-    const drill = { kind: 'drill', what: 'inc', path, params: { ...state.params } };
-    return { q: H.query(state, { ...base, steps: [...state.steps, drill],
-      params: { ...state.params, inc: '', exc: '' } }), of: path.join(' \u2192 '), node: true };
-  }
-  // Callers and Callees: below their top the name's, said so
   const v = views[tab];
-  const deep = TREE_TABS.includes(tab) && (v?.model?.info(index)?.depth ?? 0) > 0;
+  if (TREE_TABS.includes(tab)) {
+    const n = v?.model?.node(index);
+    if (!n) return null;
+    const keys = await v.model.keys(n.id);
+    // the CallTree's path starts below ROOT; a Callers or Callees tree's
+    // at its root, the focus
+    const path = tab === 'calltree' ? keys.slice(1) : keys;
+    if (!path.length) return { q: H.query(state, base), of: 'ROOT', node: true };
+    const drill = { kind: 'drill', what: 'inc', path, params: { ...state.params },
+      ...(tab === 'calltree' ? {} : { tree: tab }) };
+    return { q: H.query(state, { ...base, steps: [...state.steps, drill],
+      params: { ...state.params, inc: '', exc: '' } }),
+    of: tab === 'calltree' ? path.join(' \u2192 ')
+      : `${tab} ${path.join(tab === 'callers' ? ' \u2190 ' : ' \u2192 ')}`, node: true };
+  }
   return { q: H.query(state, { ...base, params: { ...state.params,
-    inc: appendPat(state.params.inc || '', exactPattern(key)) } }),
-  of: deep ? `${key} (the name's: a ${tab} node has no timeline of its own)` : key, node: false };
+    inc: appendPat(state.params.inc || '', exactPattern(key)) } }), of: key, node: false };
 }
 
 // PerfView's readout while dragging over When: the net (sum) and the peak
