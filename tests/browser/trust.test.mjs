@@ -4,13 +4,15 @@
 // 100 MB, counts over 1M, deep tree names), the flame graph's first screen
 // and its tooltip, a visible sign of work with a Cancel, the selection
 // kept by key across an Update, the timeline's legend and axes, a dead
-// server explained, Events without library paths, and the default Fold%.
+// server explained, Events without library paths, a diff's process names
+// with a '-', and the default Fold%.
 // Each part runs on its own (a failure is reported and the next part
 // starts from a fresh page); screenshots go to $HS_BUILD/browser-artifacts/
 // (trust-*.png).
 //
 // Environment: HS_BIN, HS_SRC, HS_BUILD (set by meson), HS_CHROMIUM
-// (default /usr/bin/chromium). Output is TAP.
+// (default /usr/bin/chromium), HS_ONLY (parts to run, comma separated).
+// Output is TAP.
 
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -317,6 +319,21 @@ async function timeline() {
     'hovering the timeline shows the time and each series\' value', legend);
 }
 
+// Item 8: a diff's Ignore PID/TID names a process by its whole command,
+// '-' and all: "demo-heap" and "demo-cache" stay apart (never "demo").
+async function processNames(testIdx, baseIdx) {
+  await openTrace(testIdx);
+  await settled(() => page.selectOption('#diff', String(baseIdx)));
+  ok((await page.inputValue('#group')).startsWith('^Process% {%}->$1;^Thread->Thread;'),
+    'a diff starts GroupPats with Ignore PID/TID', await page.inputValue('#group'));
+  const rows = await page.$$eval('#view-byname .row:not([hidden]):not(.pending)', (rs) =>
+    rs.map((r) => ({ key: r.dataset.key, inc: r.querySelector('.c-inc').textContent })));
+  const inc = (k) => rows.find((r) => r.key === k)?.inc;
+  await shot('process-names');
+  ok(inc('demo-heap') === '2' && inc('demo-cache') === '2' && !rows.some((r) => r.key === 'demo'),
+    'the diff names processes "demo-heap" and "demo-cache", their PIDs gone', rows);
+}
+
 // Item 10: Events shows module names without their directories.
 async function eventsNames() {
   await openTrace(0);
@@ -367,7 +384,13 @@ async function main() {
   for (let i = 0; i < WIDE; i++) wide.push(`main!w${String(i).padStart(6, '0')} ${WIDE - i}`);
   wide.push('main!big 3000000');
   writeFileSync(path.join(tmp, 'wide.folded'), wide.join('\n') + '\n');
-  const url = await startView([heap, PERF, path.join(tmp, 'deep.folded'), path.join(tmp, 'wide.folded')]);
+  // two runs of processes whose names have a '-' (a diff of them)
+  writeFileSync(path.join(tmp, 'test.folded'), 'Process demo-heap (1);Thread (1) demo-heap;' +
+    '/bin/demo-heap!main 5\nProcess demo-cache (3);Thread (3) demo-cache;/bin/demo-cache!main 2\n');
+  writeFileSync(path.join(tmp, 'base.folded'),
+    'Process demo-heap (2);Thread (2) demo-heap;/bin/demo-heap!main 3\n');
+  const url = await startView([heap, PERF, path.join(tmp, 'deep.folded'), path.join(tmp, 'wide.folded'),
+    path.join(tmp, 'test.folded'), path.join(tmp, 'base.folded')]);
 
   ({ page } = await launchBrowser({ clipboard: true, ignoreConsole: /^Failed to load resource/ }));
   await page.goto(url);
@@ -381,9 +404,10 @@ async function main() {
     ['selection', () => selection(1, 3)],
     ['timeline', () => timeline()],
     ['events', () => eventsNames()],
+    ['process names', () => processNames(4, 5)],
     ['defaults', () => defaults(1)],
     ['dead server', () => deadServer()],
-  ]);
+  ], process.env.HS_ONLY);
   ok(!errors.length, 'no JavaScript errors', errors);
 }
 

@@ -202,6 +202,39 @@ static void module_group_fast_path(void **state)
 		     "module libx.so");
 }
 
+/*
+ * A diff's "^Process% {%}->$1" (Ignore PID/TID) names a process frame by
+ * its whole command: "demo-heap", not "demo" (where '%' stops at the '-',
+ * which would merge "demo-heap" and "demo-cache"); elsewhere as PCRE2 does.
+ */
+static void process_name_fast_path(void **state)
+{
+	const char *fast = "^Process% {%}->$1";
+	const char *slow = "^Process% {%}-> $1"; /* the same, through PCRE2 */
+	const char *names[] = {
+	    "Process app (1)", "Process32 app (1)", "process a.b?c (2)", "Process app",
+	    "Process  (1)",    "Process (1)",	    "Processx (1)",	 "Thread (1) main",
+	    "x Process a (1)", "/bin/app!main",	    "Process a (1) x",
+	};
+	size_t i;
+
+	(void)state;
+	assert_group(fast, "Process demo-heap (1)", HS_GROUP_PLAIN, "demo-heap");
+	assert_group(slow, "Process demo-heap (1)", HS_GROUP_PLAIN, "demo");
+	assert_group(fast, "Process my app (x) (12)", HS_GROUP_PLAIN, "my app (x)");
+	assert_group(fast, "Process app (1)", HS_GROUP_PLAIN, "app");
+	assert_group(fast, "Process  (1)", HS_GROUP_NONE, "");
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char a[256], b[256];
+
+		assert_int_equal(tu_group(fast, names[i], a), tu_group(slow, names[i], b));
+		assert_string_equal(a, b);
+	}
+	/* it renames: the following patterns see the command */
+	assert_group("^Process% {%}->$1;^Thread->Thread;demo-heap->D", "Process demo-heap (7)",
+		     HS_GROUP_PLAIN, "D");
+}
+
 static void unresolved_frames(void **state)
 {
 	(void)state;
@@ -271,6 +304,7 @@ int main(void)
 		cmocka_unit_test(exclusion_group),
 		cmocka_unit_test(module_entry_fast_path),
 		cmocka_unit_test(module_group_fast_path),
+		cmocka_unit_test(process_name_fast_path),
 		cmocka_unit_test(unresolved_frames),
 		cmocka_unit_test(match_limit_is_an_error),
 		cmocka_unit_test(out_of_memory),
