@@ -19,7 +19,7 @@
 // HS_ONLY (parts to run, comma separated). Output is TAP.
 
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { copyFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ART, BIN, BUILD, SRC, begin, cliJson, errors, launchBrowser, ok, openTrace, parts,
   runTest, setBox, settled, shot, sleep, startView, stopView, tab } from './harness.mjs';
@@ -569,6 +569,26 @@ async function restart() {
   ok(st.error === '1' && st.text.includes('gone.txt'), 'a link to a trace not loaded says which', st);
 }
 
+// "all N files" (--merge, or a program's exec chain) has no heap trace of
+// its own for the Charts: their tab is not offered there (it could only
+// fail), and each heap trace of it still has one.
+async function chartsMerged(heap) {
+  const copy = path.join(tmp, 'demo-copy.heapscope');
+  copyFileSync(heap, copy);
+  await stopView();
+  url = await startView([heap, copy], 0, ['--merge']);
+  await page.goto(url);
+  await page.waitForSelector('body[data-ready="1"]');
+  const traces = await page.$$eval('#trace option', (os) => os.map((o) => o.textContent));
+  ok(traces[0] === 'all 2 files', 'the merged trace comes first', traces);
+  ok(await page.$eval('#tabs [data-tab="charts"]', (b) => b.hidden), 'all 2 files: no Charts tab');
+  await shot('charts-merged');
+  await settled(() => page.selectOption('#trace', '1'));
+  ok(!await page.$eval('#tabs [data-tab="charts"]', (b) => b.hidden), 'one of its heap traces has Charts');
+  await tab('charts');
+  await page.waitForSelector('#chart-sizes .u-over');
+}
+
 async function main() {
   tmp = begin({ name: 'missing', shotPrefix: 'missing-' });
   const heap = path.join(tmp, 'demo.heapscope');
@@ -593,6 +613,7 @@ async function main() {
     ['export', () => exporting()],
     ['export-more', () => exportingMore()],
     ['restart', () => restart()],
+    ['charts-merged', () => chartsMerged(heap)],
   ], process.env.HS_ONLY);
   ok(!errors.length, 'no JavaScript errors', errors);
 }
