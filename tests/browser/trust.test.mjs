@@ -332,6 +332,18 @@ async function processNames(testIdx, baseIdx) {
   await shot('process-names');
   ok(inc('demo-heap') === '2' && inc('demo-cache') === '2' && !rows.some((r) => r.key === 'demo'),
     'the diff names processes "demo-heap" and "demo-cache", their PIDs gone', rows);
+  // item 1: leaving the diff for its shorter test trace leaves no stale row
+  await settled(() => page.click('#back'));
+  const seen = await page.evaluate(() => {
+    const all = [...document.querySelectorAll('#view-byname .row')];
+    return { shown: all.filter((r) => !r.hidden && !r.classList.contains('pending')).length,
+      laidOut: all.filter((r) => getComputedStyle(r).display !== 'none' &&
+        r.getBoundingClientRect().height > 0).length,
+      origin: document.getElementById('origin').textContent };
+  });
+  await shot('after-diff');
+  ok(!seen.origin.startsWith('diff') && seen.shown < rows.length && seen.laidOut === seen.shown,
+    'after leaving a longer diff no stale rows are on screen', { seen, diffRows: rows.length });
 }
 
 // Item 10: Events shows module names without their directories.
@@ -387,8 +399,10 @@ async function main() {
   // two runs of processes whose names have a '-' (a diff of them)
   writeFileSync(path.join(tmp, 'test.folded'), 'Process demo-heap (1);Thread (1) demo-heap;' +
     '/bin/demo-heap!main 5\nProcess demo-cache (3);Thread (3) demo-cache;/bin/demo-cache!main 2\n');
+  const others = [];
+  for (let i = 0; i < 12; i++) others.push(`Process other-app (9);Thread (9) other-app;/bin/other-app!g${i} 1`);
   writeFileSync(path.join(tmp, 'base.folded'),
-    'Process demo-heap (2);Thread (2) demo-heap;/bin/demo-heap!main 3\n');
+    'Process demo-heap (2);Thread (2) demo-heap;/bin/demo-heap!main 3\n' + others.join('\n') + '\n');
   const url = await startView([heap, PERF, path.join(tmp, 'deep.folded'), path.join(tmp, 'wide.folded'),
     path.join(tmp, 'test.folded'), path.join(tmp, 'base.folded')]);
 
