@@ -21,23 +21,13 @@
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ART, BIN, BUILD, SRC, begin, cliJson, errors, launchBrowser, ok, openTrace, parts,
+import { BIN, BUILD, SRC, begin, cliJson, errors, launchBrowser, ok, openTrace, parts,
   runTest, setBox, settled, shot, sleep, startView, stopView, tab } from './harness.mjs';
 
 const PERF = path.join(SRC, 'tests/data/perf/workload.data.txt');
 
 let page = null, tmp = null, url = null;
 let files = [];
-
-// A smaller picture of the whole window for docs/gui.md (doc-NAME.png).
-async function docShot(name, height = 520, prepare = null) {
-  await page.setViewportSize({ width: 1000, height });
-  await sleep(250);
-  if (prepare) await prepare();
-  await page.screenshot({ path: path.join(ART, `doc-${name}.png`) });
-  await page.setViewportSize({ width: 1400, height: 900 });
-  await sleep(100);
-}
 
 async function rightClick(sel) {
   await page.click(sel, { button: 'right' });
@@ -59,7 +49,6 @@ async function charts(heap) {
   await tab('charts');
   await page.waitForSelector('#chart-sizes .u-over');
   await shot('charts');
-  await docShot('charts', 640);
   // the legend gives each site's own bytes where the mouse is
   const over = await page.$eval('#chart-memory .u-over', (e) => {
     const r = e.getBoundingClientRect();
@@ -180,7 +169,6 @@ async function cells() {
     sum: Number(document.getElementById('status').dataset.sum),
     sel: document.querySelectorAll('#view-byname .csel').length }));
   await shot('cells-sum');
-  await docShot('cells', 420);
   ok(st.sel === 2 && Math.abs(st.sum - (hot.exc + cold.exc)) < 1e-6 && st.text.includes('Sum of 2'),
     'Shift-click selects two Exc cells and the status line gives their sum', { st, hot: hot.exc,
       cold: cold.exc });
@@ -245,8 +233,6 @@ async function whenReadout() {
   };
   const all = await sel(0, null);
   await shot('when-readout');
-  // the rows are drawn again at another size: select the characters again
-  await docShot('when', 420, () => sel(3, 30));
   ok(all.net === want.inc && all.peak === want.inc,
     'the whole When cell of an alloc row: Net and Peak are its Inc', { all, inc: want.inc });
   const part = await sel(0, 5);
@@ -426,7 +412,6 @@ async function flameGraph() {
     n: Number(m.dataset.count) }));
   const status = await page.textContent('#status');
   await shot('flame-find');
-  await docShot('icicle', 420);
   ok(want >= 4 && shown.n === want && shown.text === `${want} matches` &&
     status.includes(`${want} boxes match`), 'Find counts the boxes it highlights', { want, shown, status });
   await page.uncheck('#flame-icicle');

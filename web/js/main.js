@@ -1014,10 +1014,12 @@ async function whenQuery({ key, tab, index }) {
     if (!path.length) return { q: H.query(state, base), of: 'ROOT', node: true };
     const drill = { kind: 'drill', what: 'inc', path, params: { ...state.params },
       ...(tab === 'calltree' ? {} : { tree: tab }) };
+    // a long path by its ends: the status line is one line
+    const shown = path.length > 3 ? [path[0], '\u2026', path[path.length - 1]] : path;
+    const arrow = tab === 'callers' ? ' \u2190 ' : ' \u2192 ';
     return { q: H.query(state, { ...base, steps: [...state.steps, drill],
       params: { ...state.params, inc: '', exc: '' } }),
-    of: tab === 'calltree' ? path.join(' \u2192 ')
-      : `${tab} ${path.join(tab === 'callers' ? ' \u2190 ' : ' \u2192 ')}`, node: true };
+    of: (tab === 'calltree' ? '' : `${tab} `) + shown.join(arrow), node: true };
   }
   return { q: H.query(state, { ...base, params: { ...state.params,
     inc: appendPat(state.params.inc || '', exactPattern(key)) } }), of: key, node: false };
