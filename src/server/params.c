@@ -216,8 +216,9 @@ void hs_api_params_release(struct hs_api_params *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static const char *const step_keys[] = {"kind", "params", "name", "path",
-					"what", "tree",	  NULL};
+static const char *const step_keys[] = {
+    "kind", "params", "name", "path", "what", "tree", NULL,
+};
 
 /* Parse step @s into @st; @norm gets its canonical object. */
 static int parse_step(const json_t *s, struct hs_query_step *st, json_t **norm,
