@@ -4,7 +4,8 @@
 // heaptrack's Charts (summary, memory of the top call sites, allocations
 // over time, sizes), PerfView's hideable columns, several selected cells
 // with their sum and First/Last to Set Time Range, the net and peak while
-// dragging over When (a CallTree, Callers or Callees node's own), Flatten, Clear all Folding
+// dragging over When (a CallTree, Callers or Callees node's own), Drill
+// Into a Callers node, Flatten, Clear all Folding
 // and Fold Module, copying rows with a header; speedscope's icicle, module prefixes hidden, keys
 // that zoom and pan, Find's match count; a view's URL after a restart of
 // `heapscope view`, and Export as CSV or JSON. Each part runs on its own
@@ -337,6 +338,36 @@ async function whenFocusTrees() {
   }
 }
 
+// Drill Into a Callers node (PerfView: exactly the selected node's
+// samples): the samples that came through that thread, not the name's.
+async function drillCallers() {
+  await openTrace(1);
+  await setBox('exc', '');
+  await settled(() => page.dblclick(`${row(HOT)} .c-name`));
+  await tab('callers');
+  await page.click('#view-callers .row[data-index="0"]');
+  await settled(() => page.click('#expandall'));
+  const want = [];
+  const walk = (n) => {
+    if (n.key === 'Thread (11214)') want.push(n.inc);
+    for (const c of n.children || []) walk(c);
+  };
+  walk(cliJson(['report', PERF, '--view', 'callers', '--focus', HOT]).tree);
+  const name = cliJson(['report', PERF]).rows.find((r) => r.key === HOT).inc;
+  await rightClick('#view-callers .row[data-key="Thread (11214)"]');
+  ok(await page.$eval('#menu [data-action="drill-exc"]', (b) => b.disabled),
+    'a Callers node below the focus has no exclusive drill');
+  await settled(() => page.click('#menu [data-action="drill-inc"]'));
+  const got = await page.evaluate(() => ({ metric: Number(document.getElementById('summary').dataset.metric),
+    origin: document.getElementById('origin').textContent, steps: window.heapscope.state().steps }));
+  await shot('drill-callers');
+  const step = got.steps.at(-1);
+  ok(want.length === 1 && Math.abs(got.metric - want[0]) <= 1e-9 * want[0] && want[0] < name &&
+    step.tree === 'callers' && step.path[0] === HOT && step.path.at(-1) === 'Thread (11214)' &&
+    /drill/.test(got.origin),
+  'Drill Into a Callers node keeps that node\'s samples (its Inc), not the name\'s', { got, want, name });
+}
+
 // Flatten, Fold Module and Clear all Folding in the context menu.
 async function menuItems() {
   await openTrace(1);
@@ -593,6 +624,7 @@ async function main() {
     ['when', () => whenReadout()],
     ['when-node', () => whenNode()],
     ['when-callers', () => whenFocusTrees()],
+    ['drill-callers', () => drillCallers()],
     ['menu', () => menuItems()],
     ['flame', () => flameGraph()],
     ['export', () => exporting()],

@@ -241,7 +241,13 @@ function makeTree(tab) {
     onToggle: (i) => toggle(v, i),
     onExpandAll: (i) => expandAll(v, i),
     onActivate: (i) => gotoCallerCallee(row(i)?.key),
-    onContext: async (i, ev) => openMenu(ev, row(i), await treePath(v, i).catch(() => null)),
+    onContext: async (i, ev) => {
+      // a Callers or Callees node below the focus is drilled into by its path in that tree
+      if (tab === 'calltree' || !(v.model?.node(i)?.depth > 0))
+        return openMenu(ev, row(i), await treePath(v, i).catch(() => null));
+      const keys = await v.model.keys(v.model.node(i).id).catch(() => null);
+      return openMenu(ev, row(i), keys, keys ? tab : null);
+    },
     onSelect: (i) => {
       v.selId = v.model?.node(i)?.id ?? null;
       select(row(i), tab, () => treePath(v, i));
@@ -637,12 +643,14 @@ function notesKey() {
 }
 
 // Drill Into: a new source of exactly the row's samples; the patterns and
-// time stay, IncPats and ExcPats are cleared.
-function drill(row, path, what, newWindow) {
+// time stay, IncPats and ExcPats are cleared. @path: a CallTree node's, or
+// with @tree ('callers', 'callees') a node's of that tree, from its focus.
+function drill(row, path, what, newWindow, tree = null) {
   const s = H.clone(state);
   const step = { kind: 'drill', what, params: { ...state.params } };
   if (path && path.length) step.path = path;
   else step.name = row.key;
+  if (tree && step.path) step.tree = tree;
   s.steps = [...state.steps, step];
   s.params = { ...state.params, inc: '', exc: '' };
   s.focus = null;
@@ -739,16 +747,20 @@ function foldPctStep(up) {
   });
 }
 
-function openMenu(ev, row, path) {
+// The context menu of @row; @path and @tree as drill() takes them.
+function openMenu(ev, row, path, tree = null) {
   if (!row) return;
   const name = row.key;
   const mod = row.module; // from the API, which knows what the name stands for
   const undone = ungroup(state.params.group || '', row);
   const inTree = views[state.tab]?.model;
   showMenu(ev.clientX, ev.clientY, [
-    { id: 'drill-inc', label: 'Drill Into (inclusive)', action: () => drill(row, path, 'inc') },
-    { id: 'drill-exc', label: 'Drill Into (exclusive)', action: () => drill(row, path, 'exc') },
-    { id: 'drill-new', label: 'Drill Into in a New Window', action: () => drill(row, path, 'inc', true) },
+    { id: 'drill-inc', label: 'Drill Into (inclusive)', action: () => drill(row, path, 'inc', false, tree) },
+    // a Callers or Callees node's samples are all inclusive (the server drills no other way)
+    { id: 'drill-exc', label: 'Drill Into (exclusive)', disabled: !!tree,
+      action: () => drill(row, path, 'exc') },
+    { id: 'drill-new', label: 'Drill Into in a New Window',
+      action: () => drill(row, path, 'inc', true, tree) },
     '-',
     { id: 'fold', label: 'Fold Item', action: () => editParams((p) => { p.fold = appendPat(p.fold, literalPattern(name)); }) },
     { id: 'fold-module', label: 'Fold Module', disabled: !mod,
@@ -772,7 +784,7 @@ function openMenu(ev, row, path) {
     { id: 'callers', label: 'Goto Callers', action: () => gotoFocus('callers', name) },
     { id: 'callees', label: 'Goto Callees', action: () => gotoFocus('callees', name) },
     { id: 'caller-callee', label: 'Goto Caller-Callee', key: 'dbl-click', action: () => gotoCallerCallee(name) },
-    { id: 'events', label: 'Show Events', action: () => showEvents(row, path, 'inc') },
+    { id: 'events', label: 'Show Events', action: () => showEvents(row, tree ? null : path, 'inc') },
     { id: 'expand-all', label: 'Expand All', key: '*', disabled: !inTree,
       action: () => expandAll(views[state.tab], views[state.tab].table.selected) },
     { id: 'copy', label: 'Copy', key: 'Ctrl-C', action: () => copyRow(row) },
