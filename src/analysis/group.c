@@ -149,32 +149,29 @@ int hs_group_expand(const char *tmpl, const char *subj, const struct hs_match *m
 	return err;
 }
 
-static int is_module_char(unsigned char c)
-{
-	/* letters and digits (any non-ASCII byte counts as a letter), '.', '_' */
-	return isalnum(c) || c == '.' || c == '_' || c >= 0x80;
-}
-
-/* What '%' takes: the module characters and '?' */
+/* What '%' takes: letters and digits (any non-ASCII byte counts as a letter), '.', '_',
+ * '?' */
 static int is_pct_char(unsigned char c)
 {
-	return is_module_char(c) || c == '?';
+	return isalnum(c) || c == '.' || c == '_' || c == '?' || c >= 0x80;
 }
 
 /*
- * "{%}!=>module $1" and "{%}!->module $1" without PCRE2: the run of module
- * characters before the module's '!' (frame_name.h: not an operator's, as
- * "operator!="), so that the two presets agree on every name.
+ * "{%}!=>module $1" and "{%}!->module $1" without PCRE2: the module as
+ * the viewer shows it (frame_name.h: it ends at a '!' that is not an
+ * operator's, as "operator!=", and loses its directories), so that the
+ * two presets agree on every name and a Linux file name stays whole:
+ * "/lib/ld-linux-x86-64.so.2!f" is in "module ld-linux-x86-64.so.2", not
+ * in "module 64.so.2" as '%' (which takes no '-' nor '+') would put it.
  */
 static int module_entry(const char *s, struct hs_buf *name)
 {
-	const char *bang = hs_frame_name_bang(s, strlen(s)), *b;
+	size_t mlen;
+	const char *m = hs_frame_name_short_module(s, strlen(s), &mlen);
 
-	if (!bang)
+	if (!m)
 		return 0;
-	for (b = bang; b > s && is_module_char((unsigned char)b[-1]); b--)
-		;
-	if (hs_buf_adds(name, "module ") || hs_buf_add(name, b, (size_t)(bang - b)))
+	if (hs_buf_adds(name, "module ") || hs_buf_add(name, m, mlen))
 		return -ENOMEM;
 	return 1;
 }

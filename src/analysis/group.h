@@ -21,8 +21,10 @@
  * group; a "->" match renames the frame and matching goes on with the new
  * name (the last rename wins). The entries "{%}!=>module $1" and
  * "{%}!->module $1" are recognised and done without PCRE2, with the
- * module of model/frame_name.h (a C++ operator's '!' is no module's),
- * and so is "^Process% {%}->$1" (a diff's Ignore PID/TID), which names a
+ * short module of model/frame_name.h (a C++ operator's '!' is no
+ * module's; a Linux file name keeps the '-' and '+' that '%' does not
+ * take: "module ld-linux-x86-64.so.2", "module libstdc++.so.6"), and so
+ * is "^Process% {%}->$1" (a diff's Ignore PID/TID), which names a
  * "Process COMM (PID)" frame by its whole COMM ("demo-heap", where '%'
  * would stop at the '-'). A frame that no
  * pattern groups and whose full name ends in "!?" (an unresolved address) goes into a

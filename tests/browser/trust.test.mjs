@@ -5,7 +5,8 @@
 // and its tooltip, a visible sign of work with a Cancel, the selection
 // kept by key across an Update, the timeline's legend and axes, a dead
 // server explained, Events without library paths, a diff's process names
-// with a '-', and the default Fold%.
+// and the module presets' library names with a '-', Ungroup on such a
+// module, and the default Fold%.
 // Each part runs on its own (a failure is reported and the next part
 // starts from a fresh page); screenshots go to $HS_BUILD/browser-artifacts/
 // (trust-*.png).
@@ -346,6 +347,32 @@ async function processNames(testIdx, baseIdx) {
     'after leaving a longer diff no stale rows are on screen', { seen, diffRows: rows.length });
 }
 
+// Item 8 and 6: the module presets name a Linux library by its whole file
+// name ('%' takes no '-' nor '+': "module gnu.so", "module 64.so.2"
+// before), and Ungroup on such a group shows its frames again.
+async function moduleNames(idx) {
+  await openTrace(idx);
+  await settled(() => page.selectOption('#presets', 'group modules'));
+  const keys = () => page.$$eval('#view-byname .row:not([hidden]):not(.pending)', (rs) =>
+    rs.map((r) => r.dataset.key));
+  const json = 'module _json.cpython-311-x86_64-linux-gnu.so';
+  const want = [json, 'module ld-linux-x86-64.so.2', 'module libstdc++.so.6', 'module python3.11'];
+  const got = await keys();
+  await shot('module-names');
+  ok(want.every((k) => got.includes(k)) && !got.some((k) => /^module (gnu\.so|64\.so\.2|\.so\.6)$/.test(k)),
+    'group modules names Linux libraries by their whole file names', got);
+  await page.click(`#view-byname .row[data-key="${json}"] .c-name`, { button: 'right' });
+  await page.waitForSelector('#menu:not([hidden])');
+  ok(!await page.$eval('#menu [data-action="ungroup"]', (b) => b.disabled), 'Ungroup is offered on it');
+  await settled(() => page.click('#menu [data-action="ungroup"]'));
+  const after = await keys();
+  ok((await page.inputValue('#group')) === '[group modules] _json.cpython-311-x86_64-linux-gnu.so!->;{%}!->module $1' &&
+    after.includes('_json.cpython-311-x86_64-linux-gnu.so!scanstring') && !after.includes(json) &&
+    after.includes('module ld-linux-x86-64.so.2'),
+  'Ungroup shows that library\'s frames again, the other groups stay',
+  { group: await page.inputValue('#group'), after });
+}
+
 // Item 10: Events shows module names without their directories.
 async function eventsNames() {
   await openTrace(0);
@@ -403,8 +430,13 @@ async function main() {
   for (let i = 0; i < 12; i++) others.push(`Process other-app (9);Thread (9) other-app;/bin/other-app!g${i} 1`);
   writeFileSync(path.join(tmp, 'base.folded'),
     'Process demo-heap (2);Thread (2) demo-heap;/bin/demo-heap!main 3\n' + others.join('\n') + '\n');
+  // frames of Linux libraries whose file names have '-' and '+'
+  writeFileSync(path.join(tmp, 'linux.folded'), [
+    '/usr/bin/python3.11!main;/usr/lib/python3.11/lib-dynload/_json.cpython-311-x86_64-linux-gnu.so!scanstring 5',
+    '/usr/bin/python3.11!main;/usr/lib/libstdc++.so.6!operator new(unsigned long) 3',
+    '/lib64/ld-linux-x86-64.so.2!_dl_start;/lib64/ld-linux-x86-64.so.2!_dl_init 2', ''].join('\n'));
   const url = await startView([heap, PERF, path.join(tmp, 'deep.folded'), path.join(tmp, 'wide.folded'),
-    path.join(tmp, 'test.folded'), path.join(tmp, 'base.folded')]);
+    path.join(tmp, 'test.folded'), path.join(tmp, 'base.folded'), path.join(tmp, 'linux.folded')]);
 
   ({ page } = await launchBrowser({ clipboard: true, ignoreConsole: /^Failed to load resource/ }));
   await page.goto(url);
@@ -419,6 +451,7 @@ async function main() {
     ['timeline', () => timeline()],
     ['events', () => eventsNames()],
     ['process names', () => processNames(4, 5)],
+    ['module names', () => moduleNames(6)],
     ['defaults', () => defaults(1)],
     ['dead server', () => deadServer()],
   ], process.env.HS_ONLY);
