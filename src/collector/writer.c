@@ -719,15 +719,16 @@ static int setup_buffers(void)
 	/* without these, chunks are written as they are (not compact);
 	 * the pages are touched as chunks need them */
 	w.zcol_cap = w.zcap;
-	w.zcol = map(w.zcol_cap + HS_CC_SCRATCH(CHUNK_CAP) + w.compact_cap + 64 +
-		     sizeof(*w.enc));
-	if (w.zcol) {
+	w.zcol = map(w.zcol_cap + HS_CC_SCRATCH(CHUNK_CAP) + w.compact_cap);
+	w.enc = map(sizeof(*w.enc));
+	if (w.zcol && w.enc) {
 		w.col_scratch = w.zcol + w.zcol_cap;
 		w.compact = w.col_scratch + HS_CC_SCRATCH(CHUNK_CAP);
-		w.enc = (struct hs_compact_enc *)(void *)(((uintptr_t)(w.compact +
-								       w.compact_cap) +
-							   63) &
-							  ~(uintptr_t)63);
+		/* the address table is looked up at random: huge pages spare
+		 * the TLB (a hint; without them it works the same) */
+		syscall(SYS_madvise, w.enc, sizeof(*w.enc), MADV_HUGEPAGE);
+	} else {
+		w.compact = NULL;
 	}
 	ws = ZSTD_estimateCCtxSize(ZSTD_LEVEL);
 	wsp = map(ws);

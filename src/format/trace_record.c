@@ -508,9 +508,6 @@ short_column:
 
 /* --- compact EVENTS chunks: the encoder ---------------------------------- */
 
-/* What an address table entry remembers: an allocation or a free. */
-enum { CC_ALLOCATED = 0, CC_FREED = 1 };
-
 /* Forget every thread and address: a new chunk (or a wrapped generation). */
 static void cc_new_chunk(struct hs_compact_enc *enc)
 {
@@ -527,6 +524,8 @@ static inline uint64_t cc_hash(uint64_t x)
 {
 	x ^= x >> 33;
 	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
 	x ^= x >> 33;
 	return x;
 }
@@ -553,60 +552,41 @@ static struct hs_cc_thread *cc_thread(struct hs_compact_enc *enc, uint64_t tid)
 	}
 }
 
-/* The table key of @addr's @what in thread slot @t. */
-static inline uint32_t cc_key(const struct hs_compact_enc *enc,
-			      const struct hs_cc_thread *t, unsigned what)
+/*
+ * The entry of @addr in thread @t's history: the one that holds it, or a
+ * new one (NULL: not there, and no room to add it).
+ */
+static inline uint32_t cc_key(const struct hs_compact_enc *enc, const struct hs_cc_thread *t)
 {
-	return enc->gen << 13 | (uint32_t)(t - enc->threads) << 1 | what;
+	return enc->gen << 12 | (uint32_t)(t - enc->threads);
 }
 
-/*
- * The entry of @addr under @key: the one that holds it, or the empty one
- * where it goes (NULL: not there, and no room to add it).
- */
-static struct hs_cc_addr *cc_find(struct hs_compact_enc *enc, uint64_t addr, uint32_t key)
+/* Where the search for @addr under @key starts. */
+static inline uint32_t cc_home(uint64_t addr, uint32_t key)
 {
-	uint32_t i = (uint32_t)cc_hash(addr ^ (uint64_t)key << 32) & (HS_CC_TABLE - 1);
-	uint32_t gen = enc->gen;
+	return (uint32_t)cc_hash(addr ^ (uint64_t)key << 32) & (HS_CC_TABLE - 1);
+}
+
+static struct hs_cc_addr *cc_addr(struct hs_compact_enc *enc, struct hs_cc_thread *t,
+				  uint64_t addr)
+{
+	uint32_t key = cc_key(enc, t), i = cc_home(addr, key);
 
 	for (;; i = (i + 1) & (HS_CC_TABLE - 1)) {
 		struct hs_cc_addr *a = &enc->addrs[i];
 
-		if (a->key >> 13 != gen)
-			return enc->nr_addrs < HS_CC_TABLE / 2 ? a : NULL;
+		if (a->key >> 12 != enc->gen) {
+			if (enc->nr_addrs >= HS_CC_TABLE / 2)
+				return NULL;
+			enc->nr_addrs++;
+			a->key = key;
+			a->addr = addr;
+			a->allocated = a->freed = 0;
+			return a;
+		}
 		if (a->key == key && a->addr == addr)
 			return a;
 	}
-}
-
-/* The reference to @addr's latest @what in @t's history (0: none). */
-static inline uint64_t cc_ref(struct hs_compact_enc *enc, struct hs_cc_thread *t,
-			      uint64_t addr, unsigned what)
-{
-	uint32_t key = cc_key(enc, t, what);
-	struct hs_cc_addr *a = cc_find(enc, addr, key);
-
-	if (!a || a->key != key)
-		return 0;
-	return (what == CC_ALLOCATED ? t->allocs : t->frees) - a->seq;
-}
-
-/* Note @addr as @t's next @what. */
-static inline void cc_note(struct hs_compact_enc *enc, struct hs_cc_thread *t,
-			   uint64_t addr, unsigned what)
-{
-	uint32_t key = cc_key(enc, t, what);
-	struct hs_cc_addr *a = cc_find(enc, addr, key);
-	uint32_t seq = what == CC_ALLOCATED ? t->allocs++ : t->frees++;
-
-	if (!a)
-		return;
-	if (a->key != key) {
-		enc->nr_addrs++;
-		a->key = key;
-		a->addr = addr;
-	}
-	a->seq = seq;
 }
 
 size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
@@ -643,6 +623,7 @@ size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 	while (p < end) {
 		unsigned tag = *p;
 		const uint8_t *next; /* after the address delta */
+		struct hs_cc_addr *entry, *old_entry;
 		uint64_t addr, ref;
 		int64_t d;
 
@@ -669,14 +650,18 @@ size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 		case HS_TAG_FREE:
 		case HS_TAG_REALLOC_FREE:
 		case HS_TAG_FREE_TEMPORARY:
-			ref = thread ? cc_ref(enc, thread, addr, CC_ALLOCATED) : 0;
+			entry = thread ? cc_addr(enc, thread, addr) : NULL;
+			ref = entry && entry->allocated ? thread->allocs - (entry->allocated - 1)
+							: 0;
 			s[HS_CC_REF] = hs_put_varint(s[HS_CC_REF], ref);
 			if (ref)
 				p = next;
 			else
 				CC_COPY(HS_CC_ADDR);
+			if (thread && entry)
+				entry->freed = thread->frees + 1;
 			if (thread)
-				cc_note(enc, thread, addr, CC_FREED);
+				thread->frees++;
 			break;
 		case HS_TAG_MMAP:
 		case HS_TAG_MUNMAP:
@@ -694,7 +679,8 @@ size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 			}
 			break;
 		default: /* the allocations */
-			ref = thread ? cc_ref(enc, thread, addr, CC_FREED) : 0;
+			entry = thread ? cc_addr(enc, thread, addr) : NULL;
+			ref = entry && entry->freed ? thread->frees - (entry->freed - 1) : 0;
 			s[HS_CC_REF] = hs_put_varint(s[HS_CC_REF], ref);
 			if (ref)
 				p = next;
@@ -708,21 +694,27 @@ size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 				CC_DELTA(d);
 				old = addr + (uint64_t)d;
 				/* an in-place realloc's 0 is the shorter */
-				ref = thread && old && d ? cc_ref(enc, thread, old, CC_ALLOCATED)
-							 : 0;
+				old_entry = thread && old ? cc_addr(enc, thread, old) : NULL;
+				ref = d && old_entry && old_entry->allocated
+					  ? thread->allocs - (old_entry->allocated - 1)
+					  : 0;
 				s[HS_CC_REF] = hs_put_varint(s[HS_CC_REF], ref);
 				if (ref)
 					p = next;
 				else
 					CC_COPY(HS_CC_ADDR);
 				CC_COPY(HS_CC_OTHER);
+				if (old_entry)
+					old_entry->freed = thread->frees + 1;
 				if (thread && old)
-					cc_note(enc, thread, old, CC_FREED);
+					thread->frees++;
 			} else if (hs_tag_has_align(tag)) {
 				CC_COPY(HS_CC_OTHER);
 			}
+			if (entry)
+				entry->allocated = thread->allocs + 1;
 			if (thread)
-				cc_note(enc, thread, addr, CC_ALLOCATED);
+				thread->allocs++;
 			break;
 		}
 		last = addr;

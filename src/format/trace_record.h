@@ -646,12 +646,12 @@ enum hs_compact_stream {
 #define HS_CC_HEADER_MAX ((HS_CC__COUNT + 1) * HS_VARINT_MAX)
 /* Scratch hs_chunk_compact() needs for @n bytes of records. */
 #define HS_CC_SCRATCH(n) ((HS_CC__COUNT + 2) * ((size_t)(n) + HS_CS_SLACK))
-/* Threads of a chunk whose addresses the encoder refers to (a power of 2;
- * it keeps half of them) */
+/* Threads of a chunk whose addresses the encoder refers to (a power of 2,
+ * at most 4096; it keeps half of them) */
 #define HS_CC_THREADS 4096
 /* Address table entries (a power of 2; it fills half of them) */
-#define HS_CC_TABLE (1u << 19)
-#define HS_CC_GEN_LIMIT (1u << 19)
+#define HS_CC_TABLE (1u << 18)
+#define HS_CC_GEN_LIMIT (1u << 20)
 
 /* A thread's allocations and frees so far in the chunk. */
 struct hs_cc_thread {
@@ -660,16 +660,17 @@ struct hs_cc_thread {
 	uint32_t allocs, frees;
 };
 
-/* An address's latest allocation or free: key = gen, thread slot, which. */
+/* An address in a thread's history: key = chunk generation << 12 | thread
+ * slot; its latest allocation's and free's numbers + 1 (0: none). */
 struct hs_cc_addr {
 	uint64_t addr;
-	uint32_t seq, key;
+	uint32_t key, allocated, freed;
 };
 
 /*
  * The encoder's tables, kept from chunk to chunk (stamped with the
  * chunk's generation, so that a chunk does not clear them). Zero it once
- * before the first use; about 8 MiB.
+ * before the first use; about 6 MiB.
  */
 struct hs_compact_enc {
 	uint32_t gen, nr_threads, nr_addrs;
