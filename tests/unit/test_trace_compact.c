@@ -395,8 +395,9 @@ static void reader_reads_compact_chunks(void **state)
 		for (f = 0; f < 2; f++)
 			hs_trace_reader_close(&r[f]);
 	}
-	/* cut anywhere: the chunks before the cut read, the file is cut off */
-	for (k = HS_FILE_HEADER_SIZE; k < lens[1]; k += 7) {
+	/* cut anywhere (every 61st byte): the chunks before the cut read, the
+	 * file is cut off */
+	for (k = HS_FILE_HEADER_SIZE; k < lens[1]; k += 61) {
 		struct hs_trace_reader r;
 		struct hs_diag diag = HS_DIAG_INIT("cut");
 		struct hs_rec rec;
