@@ -265,10 +265,11 @@ static const uint8_t *compress_events(uint8_t *raw, size_t n, uint8_t *zbuf, siz
 			z = 0;
 	}
 	if ((trial || w.col_use) && w.compact)
-		c = hs_chunk_compact(raw, n, w.enc, w.col_scratch, w.compact, w.compact_cap);
+		c = hs_chunk_compact(raw, n, w.enc, w.col_scratch, w.compact,
+				     w.compact_cap);
 	if (c) {
-		zc = ZSTD_compressCCtx(w.cctx, zout, trial ? w.zcol_cap : zcap, w.compact, c,
-				       ZSTD_LEVEL);
+		zc = ZSTD_compressCCtx(w.cctx, zout, trial ? w.zcol_cap : zcap, w.compact,
+				       c, ZSTD_LEVEL);
 		if (ZSTD_isError(zc))
 			zc = 0;
 	}

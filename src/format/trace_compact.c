@@ -30,14 +30,16 @@ static struct hs_cu_thread *thread_of(struct hs_chunk_unpack *u, uint64_t tid)
 		u->slots = s;
 		u->nr_slots = n;
 		for (k = 0; k < u->nr_threads; k++) {
-			for (i = u->threads[k].tid * 0x9e3779b97f4a7c15ull >> 32 & (n - 1);
+			for (i = u->threads[k].tid * 0x9e3779b97f4a7c15ull >> 32 &
+				 (n - 1);
 			     s[i]; i = (i + 1) & (n - 1))
 				;
 			s[i] = (uint32_t)k + 1;
 		}
 	}
 	mask = u->nr_slots - 1;
-	for (i = tid * 0x9e3779b97f4a7c15ull >> 32 & mask; u->slots[i]; i = (i + 1) & mask)
+	for (i = tid * 0x9e3779b97f4a7c15ull >> 32 & mask; u->slots[i];
+	     i = (i + 1) & mask)
 		if (u->threads[u->slots[i] - 1].tid == tid)
 			return &u->threads[u->slots[i] - 1];
 	if (HS_GROW(u->threads, u->nr_threads + 1, u->alloc_threads))
@@ -114,13 +116,13 @@ static int expand(struct hs_chunk_unpack *u, const uint8_t *in, size_t n, size_t
 	dend = d + total;
 	if (!(t = thread_of(u, 0)))
 		return -ENOMEM;
-	/* the next field of stream x, copied as it is */
+		/* the next field of stream x, copied as it is */
 #define COPY(x)                                                                          \
 	do {                                                                             \
 		if (hs__copy_varint(&d, &s[x], e[x]))                                    \
 			goto short_column;                                               \
 	} while (0)
-	/* the next field of stream x, copied, its value in v */
+		/* the next field of stream x, copied, its value in v */
 #define COPY_VALUE(x)                                                                    \
 	do {                                                                             \
 		const uint8_t *at_ = s[x];                                               \
@@ -152,8 +154,10 @@ static int expand(struct hs_chunk_unpack *u, const uint8_t *in, size_t n, size_t
 						return -ENOMEM;
 					last = v;
 				}
-			} else if (tag >= HS_TAG_SIZED_FIRST && tag <= HS_TAG_SIZED_LAST) {
-				if (hs_get_varint(&f, end, &len) || len > (uint64_t)(end - f))
+			} else if (tag >= HS_TAG_SIZED_FIRST &&
+				   tag <= HS_TAG_SIZED_LAST) {
+				if (hs_get_varint(&f, end, &len) ||
+				    len > (uint64_t)(end - f))
 					goto bad_record;
 				f += len;
 			} else {
@@ -232,7 +236,8 @@ static int expand(struct hs_chunk_unpack *u, const uint8_t *in, size_t n, size_t
 				goto bad_ref;
 			}
 			COPY(HS_CC_OTHER);
-			if (old && remember(&t->frees, &t->nr_frees, &t->alloc_frees, old))
+			if (old &&
+			    remember(&t->frees, &t->nr_frees, &t->alloc_frees, old))
 				return -ENOMEM;
 		} else if (hs_tag_has_align(tag)) {
 			COPY(HS_CC_OTHER);
@@ -261,7 +266,8 @@ short_column:
 	*why = "an event's field runs past the end of its column";
 	return -1;
 bad_ref:
-	*why = "an address refers back past the start of its thread's history in the chunk";
+	*why =
+	    "an address refers back past the start of its thread's history in the chunk";
 	return -1;
 bad_record:
 	*why = "unknown or malformed record in a compact chunk";

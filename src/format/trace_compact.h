@@ -34,8 +34,8 @@ struct hs_chunk_unpack {
 	struct hs_cu_thread *threads; /* the chunk's threads, in order seen */
 	size_t nr_threads, alloc_threads;
 	size_t used_threads; /* structs set up so far (this chunk's or before) */
-	uint32_t *slots; /* tid hash: index in threads + 1, 0: empty */
-	size_t nr_slots; /* a power of 2, or 0 */
+	uint32_t *slots;     /* tid hash: index in threads + 1, 0: empty */
+	size_t nr_slots;     /* a power of 2, or 0 */
 };
 
 /*

@@ -362,7 +362,8 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 			bad = "chunk larger than 16 MiB";
 		else if (!(ch->flags & HS_CHUNK_ZSTD) && ch->raw != ch->stored)
 			bad = "stored chunk whose sizes differ";
-		else if ((ch->flags & ~(HS_CHUNK_ZSTD | HS_CHUNK_COLUMNS | HS_CHUNK_COMPACT)) ||
+		else if ((ch->flags &
+			  ~(HS_CHUNK_ZSTD | HS_CHUNK_COLUMNS | HS_CHUNK_COMPACT)) ||
 			 ((ch->flags & HS_CHUNK_COLUMNS) &&
 			  (r->major < 2 || ch->kind != HS_CHUNK_EVENTS)) ||
 			 ((ch->flags & HS_CHUNK_COMPACT) &&

@@ -347,7 +347,7 @@ size_t hs_chunk_split(const uint8_t *in, size_t n, uint8_t *scratch, uint8_t *ou
 			if (end - wb < WINDOW) {                                         \
 				/* near the end: this field alone */                     \
 				p = wb;                                                  \
-				if (hs__copy_varint(&(x), &p, end))                          \
+				if (hs__copy_varint(&(x), &p, end))                      \
 					return 0;                                        \
 				wb = p;                                                  \
 				ends = 0;                                                \
@@ -406,7 +406,7 @@ size_t hs_chunk_split(const uint8_t *in, size_t n, uint8_t *scratch, uint8_t *ou
 	p = wb + off;
 #undef TO_STREAM_FAST
 #define TO_STREAM(x)                                                                     \
-	if (hs__copy_varint(&(x), &p, end))                                                  \
+	if (hs__copy_varint(&(x), &p, end))                                              \
 	return 0
 	while (p < end) {
 		unsigned tag = *p;
@@ -471,7 +471,7 @@ int hs_chunk_join(const uint8_t *in, size_t n, uint8_t *out, size_t cap, size_t 
 	o = s[HS_CS_OTHER];
 	r = q;
 #define FROM_STREAM(x)                                                                   \
-	if (hs__copy_varint(&d, &(x), x##_end))                                              \
+	if (hs__copy_varint(&d, &(x), x##_end))                                          \
 	goto short_column
 	{
 		const uint8_t *t_end = e[HS_CS_TIME], *a_end = e[HS_CS_ADDR],
@@ -556,7 +556,8 @@ static struct hs_cc_thread *cc_thread(struct hs_compact_enc *enc, uint64_t tid)
  * The entry of @addr in thread @t's history: the one that holds it, or a
  * new one (NULL: not there, and no room to add it).
  */
-static inline uint32_t cc_key(const struct hs_compact_enc *enc, const struct hs_cc_thread *t)
+static inline uint32_t cc_key(const struct hs_compact_enc *enc,
+			      const struct hs_cc_thread *t)
 {
 	return enc->gen << 12 | (uint32_t)(t - enc->threads);
 }
@@ -611,7 +612,7 @@ size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 	/* Copy the next field to stream x; decode an address delta into d. */
 #define CC_COPY(x)                                                                       \
 	do {                                                                             \
-		if (hs__copy_varint(&s[x], &p, end))                                         \
+		if (hs__copy_varint(&s[x], &p, end))                                     \
 			return 0;                                                        \
 	} while (0)
 #define CC_DELTA(d)                                                                      \
@@ -651,8 +652,9 @@ size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 		case HS_TAG_REALLOC_FREE:
 		case HS_TAG_FREE_TEMPORARY:
 			entry = thread ? cc_addr(enc, thread, addr) : NULL;
-			ref = entry && entry->allocated ? thread->allocs - (entry->allocated - 1)
-							: 0;
+			ref = entry && entry->allocated
+				  ? thread->allocs - (entry->allocated - 1)
+				  : 0;
 			s[HS_CC_REF] = hs_put_varint(s[HS_CC_REF], ref);
 			if (ref)
 				p = next;
@@ -680,7 +682,8 @@ size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 			break;
 		default: /* the allocations */
 			entry = thread ? cc_addr(enc, thread, addr) : NULL;
-			ref = entry && entry->freed ? thread->frees - (entry->freed - 1) : 0;
+			ref = entry && entry->freed ? thread->frees - (entry->freed - 1)
+						    : 0;
 			s[HS_CC_REF] = hs_put_varint(s[HS_CC_REF], ref);
 			if (ref)
 				p = next;
@@ -694,7 +697,8 @@ size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 				CC_DELTA(d);
 				old = addr + (uint64_t)d;
 				/* an in-place realloc's 0 is the shorter */
-				old_entry = thread && old ? cc_addr(enc, thread, old) : NULL;
+				old_entry =
+				    thread && old ? cc_addr(enc, thread, old) : NULL;
 				ref = d && old_entry && old_entry->allocated
 					  ? thread->allocs - (old_entry->allocated - 1)
 					  : 0;

@@ -566,7 +566,6 @@ static inline int hs__copy_varint(uint8_t **dst, const uint8_t **p, const uint8_
 	return 0;
 }
 
-
 /*
  * A columnar payload holds the same bytes as the record sequence it stands
  * for, sorted into streams: each field of a heap event goes to the stream
