@@ -12,6 +12,7 @@
 #                 order; 2 events per iteration)
 #   python        python3 building dicts, PYTHONMALLOC=malloc
 #   sqlite3       sqlite3 in memory: a 300k-row table and two indexes
+#                 (no random(): the same allocations in every run)
 #   threads-N     rand_loop at N = 1, 2, ... MAX_THREADS threads with
 #                 ITERATIONS/2 iterations each (the thread scaling: the
 #                 program, `run -q --no-symbolize`, the default `run`,
@@ -63,7 +64,7 @@ PY
 cat > "$DIR/table.sql" <<'SQL'
 CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER, b TEXT);
 WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000)
-INSERT INTO t SELECT x, abs(random()) % 100000, hex(randomblob(12)) FROM c;
+INSERT INTO t SELECT x, (x * 7919) % 100000, hex(x * 2654435761) FROM c;
 CREATE INDEX t_a ON t(a);
 CREATE INDEX t_b ON t(b);
 SELECT count(*), sum(a) FROM t WHERE a < 50000;
