@@ -565,8 +565,8 @@ static void heap_pass_without_peak(void **state)
 	tb_end(&b, put_end(tb_p(&b), 10, HS_END_EXIT, 0));
 	tb_chunk(&b, HS_CHUNK_END, 0);
 	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "t", &t, &diag), 0);
-	assert_int_equal(hs_memview_pass_new_heap(&t, &o, NULL, NULL, &got[1], NULL, &pass),
-			 0);
+	assert_int_equal(
+	    hs_memview_pass_new_heap(&t, &o, NULL, NULL, &got[1], NULL, &pass), 0);
 	for (i = 0; i < t.nr_events; i++) {
 		struct hs_trace_event e;
 		uint64_t size = 0;
