@@ -559,13 +559,14 @@ int hs_heap_stats_compute_path(const char *path, const struct hs_stats_opts *o,
 
 /*
  * The totals and the leaks in one pass: the totals read the live blocks
- * from a peak view of the whole trace that gives the leaks view too.
+ * from a peak pass of the whole trace (without the peak view's own
+ * output: the totals have the peak) that gives the leaks view.
  */
 struct summary_pass {
 	struct hs_heap_totals_pass totals;
 	struct hs_memview_opts opts;
 	struct hs_memview_pass *heap;
-	struct hs_stack_source peak, leaks;
+	struct hs_stack_source leaks;
 };
 
 static int summary_events(void *ctx, const struct hs_trace_event *ev, size_t n)
@@ -589,7 +590,7 @@ static int summary_init(struct summary_pass *sp, const struct hs_trace *t,
 	hs_heap_totals_pass_init(&sp->totals, t, tot, NULL);
 	sp->opts = (struct hs_memview_opts)HS_MEMVIEW_OPTS_INIT;
 	sp->opts.kind = HS_MEM_PEAK;
-	return hs_memview_pass_new_heap(t, &sp->opts, &sp->peak, NULL, &sp->leaks, NULL,
+	return hs_memview_pass_new_heap(t, &sp->opts, NULL, NULL, &sp->leaks, NULL,
 					&sp->heap);
 }
 
@@ -597,7 +598,6 @@ static void summary_release(struct summary_pass *sp)
 {
 	hs_heap_totals_pass_release(&sp->totals);
 	hs_memview_pass_free(sp->heap);
-	hs_source_release(&sp->peak);
 	hs_source_release(&sp->leaks);
 }
 
