@@ -8,7 +8,9 @@
 #include "common/buf.h"
 #include "server/assets.h"
 #include "analysis/memviews.h"
+#include "analysis/heap_history.h"
 #include "analysis/stats.h"
+#include "common/log.h"
 #include "format/trace_reader.h"
 #include "model/source_merge.h"
 #include "analysis/exec_chain.h"
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 
 int hs_app_init(struct hs_app *a, const char *token)
 {
@@ -56,9 +59,9 @@ static void trace_release(struct hs_app_trace *t)
 	hs_free(t->sources);
 	hs_free(t->name);
 	hs_free(t->path);
-	if (t->heap) {
-		hs_trace_release(t->heap);
-		hs_free(t->heap);
+	if (t->history) {
+		hs_heap_history_release(t->history);
+		hs_free(t->history);
 	}
 	free(t->heap_stats);
 	hs_free(t->members);
@@ -102,6 +105,20 @@ static int push_source(struct hs_app_trace *t, const char *name, const char *sum
 	hs_source_init(&ns->src);
 	t->nr_sources++;
 	return 0;
+}
+
+/*
+ * Adding trace @t (new_trace(), not counted yet; NULL: not even made)
+ * failed with @err: @t is released, @diag says out of memory when
+ * nothing said more. Returns @err.
+ */
+static int drop_new_trace(struct hs_app_trace *t, int err, struct hs_diag *diag)
+{
+	if (t)
+		trace_release(t);
+	if (err == -ENOMEM && !diag->set)
+		hs_diag_set(diag, 0, "out of memory");
+	return err;
 }
 
 /* A new empty trace named @name at the end of @a (not counted yet). */
@@ -167,10 +184,78 @@ fail:
 	return err;
 }
 
+/*
+ * A heap trace's history (analysis/heap_history.h), read on a thread of
+ * its own while hs_app_open() reads the first source: two streamed
+ * passes over the file at once, rather than the second after the first.
+ */
+struct history_job {
+	const char *path;
+	struct hs_heap_history h;
+	struct hs_diag diag;
+	int err;
+	int wanted;  /* a heap trace in a file */
+	int started; /* the thread runs; join it */
+	pthread_t thread;
+};
+
+static void *history_read(void *arg)
+{
+	struct history_job *j = arg;
+
+	j->err = hs_heap_history_path(j->path, &j->h, &j->diag);
+	return NULL;
+}
+
+/*
+ * Start reading the history of trace @t at @path when it is a heap trace
+ * in a file that can be read twice (not a pipe: its importer spools it).
+ */
+static void history_start(struct history_job *j, const struct hs_app_trace *t,
+			  const char *path)
+{
+	struct stat st;
+
+	memset(j, 0, sizeof(*j));
+	j->path = path;
+	j->diag = (struct hs_diag)HS_DIAG_INIT(path);
+	j->wanted = hs_format_has(t->fmt, HS_FORMAT_HAS_HEAP) && !stat(path, &st) &&
+		    S_ISREG(st.st_mode);
+	if (!j->wanted)
+		return;
+	j->started = !pthread_create(&j->thread, NULL, history_read, j);
+	if (!j->started)
+		history_read(j);
+}
+
+/*
+ * Wait for @j and give its history to @t (when @keep). A trace whose
+ * history cannot be read is still served, without its heap and RSS
+ * timelines (as the file's reader said why).
+ */
+static void history_finish(struct history_job *j, struct hs_app_trace *t, int keep)
+{
+	if (j->started)
+		pthread_join(j->thread, NULL);
+	if (j->wanted && !j->err && keep) {
+		t->history = hs_malloc(sizeof(*t->history));
+		if (t->history) {
+			*t->history = j->h;
+			return;
+		}
+		j->err = -ENOMEM;
+		hs_diag_set(&j->diag, 0, "out of memory");
+	}
+	if (j->wanted && j->err && keep)
+		hs_log(HS_LOG_WARN, "%s: no heap timeline: %s", t->name, j->diag.msg);
+	hs_heap_history_release(&j->h);
+}
+
 int hs_app_open(struct hs_app *a, const char *path, const char *name, enum hs_format fmt,
 		struct hs_diag *diag)
 {
 	struct hs_source_info list[HS_SOURCES_MAX];
+	struct history_job history;
 	struct hs_app_trace *t;
 	size_t i, n;
 	int err;
@@ -190,8 +275,10 @@ int hs_app_open(struct hs_app *a, const char *path, const char *name, enum hs_fo
 			goto fail;
 	if (!n && push_source(t, "", NULL))
 		goto fail;
+	history_start(&history, t, path);
 	err = hs_import_path_source(path, fmt, n ? list[0].name : NULL,
 				    &t->sources[0].src, diag);
+	history_finish(&history, t, !err);
 	if (err)
 		goto fail;
 	t->sources[0].loaded = 1;
@@ -206,11 +293,7 @@ int hs_app_open(struct hs_app *a, const char *path, const char *name, enum hs_fo
 	a->nr_traces++;
 	return 0;
 fail:
-	if (t)
-		trace_release(t);
-	if (err == -ENOMEM && !diag->set)
-		hs_diag_set(diag, 0, "out of memory");
-	return err;
+	return drop_new_trace(t, err, diag);
 }
 
 struct hs_app_source *hs_app_source(const struct hs_app *a, size_t trace,
@@ -409,19 +492,13 @@ int hs_app_merge(struct hs_app *a, const char *name, size_t n, int first,
 	a->nr_traces++;
 	return 0;
 fail:
-	if (t)
-		trace_release(t);
-	if (err == -ENOMEM && !diag->set)
-		hs_diag_set(diag, 0, "out of memory");
-	return err;
+	return drop_new_trace(t, err, diag);
 }
 
 int hs_app_load_source(struct hs_app *a, size_t trace, struct hs_app_source *s,
 		       struct hs_diag *diag)
 {
 	struct hs_app_trace *t = &a->traces[trace];
-	struct hs_memview_opts mo = HS_MEMVIEW_OPTS_INIT;
-	const struct hs_trace *heap;
 	struct hs_stack_source fresh;
 	int err;
 
@@ -444,21 +521,16 @@ int hs_app_load_source(struct hs_app *a, size_t trace, struct hs_app_source *s,
 		pthread_mutex_unlock(&a->lock);
 		return 0;
 	}
-	heap = t->heap;
 	pthread_mutex_unlock(&a->lock);
-	/* read without the lock: other requests go on meanwhile */
-	hs_source_init(&fresh);
 	/*
-	 * The views that the file's reader builds from the whole trace (peak,
-	 * mmap: not streamed) come from the trace when the app has it loaded
-	 * already (for the timeline or the stats), not from the file again.
-	 * A merged trace's come from its members' (loaded above).
+	 * Read without the lock: other requests go on meanwhile. A heap
+	 * trace's views are streamed from the file (memory: the live blocks
+	 * and the stacks); a merged trace's come from its members' (loaded
+	 * above).
 	 */
+	hs_source_init(&fresh);
 	if (t->members) {
 		err = build_merged(a, t, s->name, &fresh, diag);
-	} else if (heap && !hs_memview_parse(s->name, &mo.kind) &&
-		   (mo.kind == HS_MEM_PEAK || mo.kind == HS_MEM_MMAP)) {
-		err = hs_memview_build(heap, &mo, &fresh, NULL, diag);
 	} else if (!t->path) {
 		hs_diag_set(diag, 0, "'%s' cannot be read again for source '%s'", t->name,
 			    s->name);
@@ -479,50 +551,35 @@ int hs_app_load_source(struct hs_app *a, size_t trace, struct hs_app_source *s,
 	return err;
 }
 
-int hs_app_heap(struct hs_app *a, size_t trace, const struct hs_trace **out,
-		struct hs_diag *diag)
+const struct hs_heap_history *hs_app_heap_history(const struct hs_app *a, size_t trace)
 {
-	struct hs_app_trace *t = &a->traces[trace];
-	struct hs_trace *fresh;
-	int have, err = 0;
+	return trace < a->nr_traces ? a->traces[trace].history : NULL;
+}
 
-	*out = NULL;
-	if (!hs_format_has(t->fmt, HS_FORMAT_HAS_HEAP) || !t->path) {
-		hs_diag_set(diag, 0, "'%s' is not a heapscope trace", t->name);
+/* Whether trace @t is a heap trace that can be read again; else @diag says why. */
+static int heap_file(const struct hs_app_trace *t, struct hs_diag *diag)
+{
+	if (hs_format_has(t->fmt, HS_FORMAT_HAS_HEAP) && t->path)
+		return 1;
+	hs_diag_set(diag, 0, "'%s' is not a heapscope trace", t->name);
+	return 0;
+}
+
+int hs_app_heap_view(struct hs_app *a, size_t trace, const struct hs_memview_opts *mo,
+		     struct hs_stack_source *out, struct hs_diag *diag)
+{
+	if (!heap_file(&a->traces[trace], diag)) {
+		hs_source_init(out);
 		return -ENOENT;
 	}
-	pthread_mutex_lock(&a->lock);
-	while (t->heap_loading)
-		pthread_cond_wait(&a->changed, &a->lock);
-	have = t->heap != NULL;
-	if (!begin_once(a, &t->heap_loading, &have)) {
-		*out = t->heap;
-		pthread_mutex_unlock(&a->lock);
-		return 0;
-	}
-	pthread_mutex_unlock(&a->lock);
-	fresh = hs_calloc(1, sizeof(*fresh));
-	if (!fresh)
-		err = -ENOMEM;
-	if (!err)
-		err = hs_trace_load(t->path, fresh, diag);
-	if (err) {
-		hs_free(fresh);
-		fresh = NULL;
-	}
-	pthread_mutex_lock(&a->lock);
-	t->heap = fresh;
-	*out = fresh;
-	finish_once(a, &t->heap_loading);
-	pthread_mutex_unlock(&a->lock);
-	return err;
+	return hs_memview_build_path(a->traces[trace].path, mo, out, NULL, diag);
 }
 
 json_t *hs_app_heap_stats(struct hs_app *a, size_t trace, struct hs_diag *diag)
 {
 	struct hs_app_trace *t = &a->traces[trace];
 	struct hs_heap_stats hs;
-	const struct hs_trace *ht;
+	struct hs_trace read;
 	json_t *o = NULL;
 	char *text = NULL;
 	int have;
@@ -539,11 +596,16 @@ json_t *hs_app_heap_stats(struct hs_app *a, size_t trace, struct hs_diag *diag)
 		return json_loads(t->heap_stats, 0, NULL);
 	}
 	pthread_mutex_unlock(&a->lock);
-	/* the slowest thing the server does: never under the lock */
-	if (!hs_app_heap(a, trace, &ht, diag) &&
-	    !hs_heap_stats_compute(ht, &(struct hs_stats_opts){0}, &hs, diag)) {
+	/*
+	 * The slowest thing the server does: never under the lock. Streamed
+	 * from the file, as `heapscope stats` computes them.
+	 */
+	if (heap_file(t, diag) &&
+	    !hs_heap_stats_compute_path(t->path, &(struct hs_stats_opts){0}, &read, &hs,
+					diag)) {
 		o = hs_heap_stats_json(&hs);
 		hs_heap_stats_release(&hs);
+		hs_trace_release(&read);
 	}
 	if (o)
 		text = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
