@@ -5,7 +5,6 @@
 #include "analysis/stats.h"
 #include "analysis/totals.h"
 #include "common/diag.h"
-#include "model/stack_source.h"
 
 /*
  * heap_history - a heap trace's heap in use and RSS over time, kept
@@ -17,9 +16,7 @@
  * made in one streamed pass over the file (the live blocks are all that
  * pass holds besides it), and cut into any number of points later: the
  * same timelines hs_heap_timelines() gives for the loaded trace and
- * `stats` for the file. The same pass may build the peak view of the
- * whole trace too (the view that costs most to build alone): its live
- * blocks then serve the totals as well, as in stats' pass.
+ * `stats` for the file.
  *
  * Ownership: struct hs_heap_history owns its arrays; release it with
  * hs_heap_history_release() (also fine on a zeroed one).
@@ -36,14 +33,11 @@ struct hs_heap_history {
 /*
  * The history of the heap trace at @path into @h (initialised here), in
  * one streamed pass (hs_trace_stream(); the trace is loaded instead, and
- * released, when its events are not in time order). With @peak not NULL
- * the pass also builds the peak view of the whole trace into it
- * (initialised here, the caller's), the source hs_memview_build_path()
- * builds for HS_MEM_PEAK with the default options. Returns 0 or a
- * negative errno with @diag filled; @h and @peak are then empty.
+ * released, when its events are not in time order). Returns 0 or a
+ * negative errno with @diag filled; @h is then empty.
  */
 int hs_heap_history_path(const char *path, struct hs_heap_history *h,
-			 struct hs_stack_source *peak, struct hs_diag *diag);
+			 struct hs_diag *diag);
 /*
  * @h's heap in use and RSS, each in at most @points points, as
  * hs_heap_timelines() cuts them (either output may be NULL). Returns 0 or

@@ -188,14 +188,10 @@ fail:
  * A heap trace's history (analysis/heap_history.h), read on a thread of
  * its own while hs_app_open() reads the first source: two streamed
  * passes over the file at once, rather than the second after the first.
- * The same pass builds the peak source, the one that costs most to read
- * alone (as `report --source peak` builds it).
  */
 struct history_job {
 	const char *path;
 	struct hs_heap_history h;
-	size_t peak; /* the trace's peak source (its index), or 0: none */
-	struct hs_stack_source peak_src;
 	struct hs_diag diag;
 	int err;
 	int wanted;  /* a heap trace in a file */
@@ -207,21 +203,18 @@ static void *history_read(void *arg)
 {
 	struct history_job *j = arg;
 
-	j->err =
-	    hs_heap_history_path(j->path, &j->h, j->peak ? &j->peak_src : NULL, &j->diag);
+	j->err = hs_heap_history_path(j->path, &j->h, &j->diag);
 	return NULL;
 }
 
 /*
- * Start reading the history of trace @t at @path (its sources listed,
- * the first not read yet) when it is a heap trace in a file that can be
- * read twice (not a pipe: its importer spools it).
+ * Start reading the history of trace @t at @path when it is a heap trace
+ * in a file that can be read twice (not a pipe: its importer spools it).
  */
 static void history_start(struct history_job *j, const struct hs_app_trace *t,
 			  const char *path)
 {
 	struct stat st;
-	size_t k;
 
 	memset(j, 0, sizeof(*j));
 	j->path = path;
@@ -230,19 +223,15 @@ static void history_start(struct history_job *j, const struct hs_app_trace *t,
 		    S_ISREG(st.st_mode);
 	if (!j->wanted)
 		return;
-	for (k = 1; k < t->nr_sources; k++)
-		if (!strcmp(t->sources[k].name, hs_memview_name(HS_MEM_PEAK)))
-			j->peak = k;
 	j->started = !pthread_create(&j->thread, NULL, history_read, j);
 	if (!j->started)
 		history_read(j);
 }
 
 /*
- * Wait for @j and give its history and peak source to @t (when @keep). A
- * trace whose history cannot be read is still served, without its heap
- * and RSS timelines (as the file's reader said why), its peak source
- * read when asked for.
+ * Wait for @j and give its history to @t (when @keep). A trace whose
+ * history cannot be read is still served, without its heap and RSS
+ * timelines (as the file's reader said why).
  */
 static void history_finish(struct history_job *j, struct hs_app_trace *t, int keep)
 {
@@ -252,14 +241,6 @@ static void history_finish(struct history_job *j, struct hs_app_trace *t, int ke
 		t->history = hs_malloc(sizeof(*t->history));
 		if (t->history) {
 			*t->history = j->h;
-			if (j->peak) {
-				struct hs_app_source *s = &t->sources[j->peak];
-
-				hs_source_check(&j->peak_src);
-				hs_source_release(&s->src);
-				s->src = j->peak_src;
-				s->loaded = 1;
-			}
 			return;
 		}
 		j->err = -ENOMEM;
@@ -268,8 +249,6 @@ static void history_finish(struct history_job *j, struct hs_app_trace *t, int ke
 	if (j->wanted && j->err && keep)
 		hs_log(HS_LOG_WARN, "%s: no heap timeline: %s", t->name, j->diag.msg);
 	hs_heap_history_release(&j->h);
-	if (j->peak)
-		hs_source_release(&j->peak_src);
 }
 
 int hs_app_open(struct hs_app *a, const char *path, const char *name, enum hs_format fmt,

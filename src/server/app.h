@@ -34,7 +34,7 @@
  * (memory: the live blocks and the stacks), and its heap and RSS over
  * time (analysis/heap_history.h: a point per clock tick, not per event)
  * are read once, by hs_app_open(), in a pass of their own beside the
- * first source's, which reads the peak source too.
+ * first source's.
  *
  * Ownership: the app owns its traces (hs_app_add_trace() and
  * hs_app_add_source() take the sources) and its cache. A response owns
@@ -138,9 +138,8 @@ void hs_app_release(struct hs_app *a);
 /*
  * Open the file @path (format @fmt; HS_FORMAT_UNKNOWN: by name, then
  * content) as a new trace named @name (copied), with its default source
- * loaded, and for a heap trace its history and peak source (in one pass
- * on a second thread; a trace whose history cannot be read is served
- * without it, with a warning).
+ * loaded, and for a heap trace its history (on a second thread; a trace
+ * whose history cannot be read is served without it, with a warning).
  * Returns 0 or a negative errno with @diag filled (naming the file and
  * line).
  */

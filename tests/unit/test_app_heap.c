@@ -3,9 +3,8 @@
  * never loads whole: the heap and RSS timelines cut from the history read
  * at the open equal the loaded trace's (hs_heap_timelines()), the stats
  * are `heapscope stats`'s, the leaks and peak views of a time range are
- * the views `report` builds for it, the peak source read at the open is
- * `report`'s, and a trace that is not a heap trace has no history and no
- * heap series.
+ * the views `report` builds for it, and a trace that is not a heap trace
+ * has no history and no heap series.
  */
 #include <errno.h>
 #include <math.h>
@@ -225,35 +224,12 @@ static void ranged_views_from_the_file(void **state)
 	assert_true(view_total(fx, HS_MEM_PEAK, 0, 4.5) != view_total(fx, HS_MEM_PEAK, 6, 7.5));
 }
 
-/* The open read the peak source too, in the history's pass: report's. */
-static void peak_read_at_the_open(void **state)
-{
-	struct fixture *fx = *state;
-	const struct hs_app_source *s = hs_app_source(&fx->app, 0, "peak");
-	json_t *o;
-
-	assert_non_null(s);
-	assert_true(s->loaded);
-	assert_false(hs_app_source(&fx->app, 0, "temporary")->loaded);
-	assert_int_equal(app_ask_json(&fx->app, "POST", "/api/view", NULL,
-				      "{\"trace\":0,\"source\":\"peak\",\"view\":\"byname\","
-				      "\"params\":{\"fold_pct\":0}}",
-				      &o),
-			 200);
-	assert_true(json_number_value(json_object_get(json_object_get(o, "summary"),
-						      "metric")) ==
-		    view_total(fx, HS_MEM_PEAK, NAN, NAN));
-	assert_true(view_total(fx, HS_MEM_PEAK, NAN, NAN) == 500016);
-	json_decref(o);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(timelines_are_the_loaded_traces),
 	    cmocka_unit_test(stats_are_heapscope_stats),
 	    cmocka_unit_test(ranged_views_from_the_file),
-	    cmocka_unit_test(peak_read_at_the_open),
 	};
 
 	return cmocka_run_group_tests_name("app_heap", tests, setup, teardown);

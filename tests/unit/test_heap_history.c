@@ -2,9 +2,7 @@
  * Tests of a heap trace's history (analysis/heap_history.h): the heap in
  * use and RSS kept from one streamed pass, cut into timelines, give the
  * numbers of the loaded trace (hs_heap_timelines()) and of `stats`
- * (hs_heap_stats_compute_path()) for any number of points, and the peak
- * view built in the same pass is `report`'s (hs_memview_build_path());
- * also when
+ * (hs_heap_stats_compute_path()) for any number of points; also when
  * two threads' events of one clock tick must be put in order (a block
  * freed by one thread right after another allocated it), when the file
  * cannot be streamed (the trace is loaded instead), and when it cannot
@@ -22,7 +20,6 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "analysis/heap_history.h"
-#include "analysis/memviews.h"
 #include "analysis/stats.h"
 #include "common/alloc.h"
 #include "format/trace_reader.h"
@@ -94,39 +91,9 @@ static void same_timeline(const struct hs_timeline *a, const struct hs_timeline 
 	}
 }
 
-/* @a and @b have the same samples, stacks (by their frames' names) and defaults. */
-static void same_source(const struct hs_stack_source *a, const struct hs_stack_source *b)
+/* The history of the trace that build_trace(@tsc) writes, against the loaded trace's. */
+static void like_loaded(int tsc)
 {
-	uint32_t fa[64], fb[64];
-	size_t i, k, na, nb;
-
-	assert_int_equal(a->nr_samples, b->nr_samples);
-	for (i = 0; i < a->nr_samples; i++) {
-		assert_true(a->time[i] == b->time[i]);
-		assert_true(a->metric[i] == b->metric[i]);
-		assert_true(a->count[i] == b->count[i]);
-		na = hs_source_stack_frames(a, a->stack[i], fa, 64);
-		nb = hs_source_stack_frames(b, b->stack[i], fb, 64);
-		assert_int_equal(na, nb);
-		for (k = 0; k < na && k < 64; k++)
-			assert_string_equal(hs_source_frame_name(a, fa[k]),
-					    hs_source_frame_name(b, fb[k]));
-	}
-	assert_string_equal(a->defaults.fold ? a->defaults.fold : "",
-			    b->defaults.fold ? b->defaults.fold : "");
-	assert_string_equal(a->metric_unit ? a->metric_unit : "",
-			    b->metric_unit ? b->metric_unit : "");
-}
-
-/*
- * The history of the trace that build_trace(@tsc) writes, against the
- * loaded trace's; with @peak, made with the peak view, which must be the
- * one hs_memview_build_path() builds.
- */
-static void like_loaded(int tsc, int peak)
-{
-	struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT;
-	struct hs_stack_source got, want;
 	static const size_t points[] = {1, 2, 9, 50, 600};
 	struct hs_diag diag = HS_DIAG_INIT("t");
 	char path[] = "/tmp/hs-heap-history-XXXXXX";
@@ -138,15 +105,7 @@ static void like_loaded(int tsc, int peak)
 
 	build_trace(&b, tsc);
 	write_trace(&b, path);
-	assert_int_equal(hs_heap_history_path(path, &h, peak ? &got : NULL, &diag), 0);
-	if (peak) {
-		o.kind = HS_MEM_PEAK;
-		assert_int_equal(hs_memview_build_path(path, &o, &want, NULL, &diag), 0);
-		assert_true(want.nr_samples > 0);
-		same_source(&got, &want);
-		hs_source_release(&got);
-		hs_source_release(&want);
-	}
+	assert_int_equal(hs_heap_history_path(path, &h, &diag), 0);
 	assert_int_equal(hs_trace_load(path, &t, &diag), 0);
 	assert_true(h.duration_ns == t.duration_ns);
 	assert_int_equal(h.nr_rss, 3);
@@ -177,8 +136,7 @@ static void like_loaded(int tsc, int peak)
 static void streamed_like_loaded(void **state)
 {
 	(void)state;
-	like_loaded(0, 0);
-	like_loaded(0, 1);
+	like_loaded(0);
 }
 
 static int ignore_events(void *ctx, const struct hs_trace_event *ev, size_t n)
@@ -204,8 +162,7 @@ static void loaded_when_not_streamable(void **state)
 	assert_int_equal(hs_trace_stream(path, &t, &sink, &diag), -EAGAIN);
 	unlink(path);
 	free(b.buf);
-	like_loaded(1, 0);
-	like_loaded(1, 1);
+	like_loaded(1);
 }
 
 /* The timelines are the ones `stats` gives for the same file. */
@@ -224,7 +181,7 @@ static void like_stats(void **state)
 	(void)state;
 	build_trace(&b, 0);
 	write_trace(&b, path);
-	assert_int_equal(hs_heap_history_path(path, &h, NULL, &diag), 0);
+	assert_int_equal(hs_heap_history_path(path, &h, &diag), 0);
 	assert_int_equal(hs_heap_stats_compute_path(path, &o, &t, &s, &diag), 0);
 	assert_int_equal(hs_heap_history_timelines(&h, 7, &hh, &hr), 0);
 	same_timeline(&hh, &s.heap);
@@ -246,11 +203,10 @@ static void unreadable(void **state)
 	struct hs_diag diag = HS_DIAG_INIT("t");
 	char path[] = "/tmp/hs-heap-history-XXXXXX";
 	struct hs_heap_history h;
-	struct hs_stack_source peak;
 	struct tb b;
 
 	(void)state;
-	assert_true(hs_heap_history_path("/nonexistent/x.heapscope", &h, NULL, &diag) < 0);
+	assert_true(hs_heap_history_path("/nonexistent/x.heapscope", &h, &diag) < 0);
 	assert_true(diag.set);
 	assert_int_equal(h.heap.n, 0);
 	assert_null(h.rss_time);
@@ -260,15 +216,9 @@ static void unreadable(void **state)
 	memset(b.buf, 'x', 8);
 	write_trace(&b, path);
 	diag = (struct hs_diag)HS_DIAG_INIT("t");
-	assert_true(hs_heap_history_path(path, &h, NULL, &diag) < 0);
+	assert_true(hs_heap_history_path(path, &h, &diag) < 0);
 	assert_true(diag.set);
 	assert_int_equal(h.nr_rss, 0);
-	/* with the peak view: it is left empty */
-	diag = (struct hs_diag)HS_DIAG_INIT("t");
-	assert_true(hs_heap_history_path(path, &h, &peak, &diag) < 0);
-	assert_true(diag.set);
-	assert_int_equal(peak.nr_samples, 0);
-	hs_source_release(&peak);
 	hs_heap_history_release(&h); /* fine on an empty one */
 	unlink(path);
 	free(b.buf);
@@ -288,7 +238,7 @@ static void cut_out_of_memory(void **state)
 	(void)state;
 	build_trace(&b, 0);
 	write_trace(&b, path);
-	assert_int_equal(hs_heap_history_path(path, &h, NULL, &diag), 0);
+	assert_int_equal(hs_heap_history_path(path, &h, &diag), 0);
 	for (n = 0;; n++) {
 		hs_alloc_fail_after(n);
 		err = hs_heap_history_timelines(&h, 9, &hh, &hr);
