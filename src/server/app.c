@@ -72,6 +72,8 @@ void hs_app_release(struct hs_app *a)
 {
 	size_t i;
 
+	if (a->prefetching)
+		pthread_join(a->prefetch, NULL);
 	hs_cache_release(&a->cache);
 	for (i = 0; i < a->nr_traces; i++)
 		trace_release(&a->traces[i]);
@@ -562,6 +564,39 @@ static int heap_file(const struct hs_app_trace *t, struct hs_diag *diag)
 	if (hs_format_has(t->fmt, HS_FORMAT_HAS_HEAP) && t->path)
 		return 1;
 	hs_diag_set(diag, 0, "'%s' is not a heapscope trace", t->name);
+	return 0;
+}
+
+/* hs_app_prefetch()'s thread: each heap trace's peak source, in turn. */
+static void *prefetch_run(void *arg)
+{
+	struct hs_app *a = arg;
+	struct hs_app_source *s;
+	size_t i;
+
+	for (i = 0; i < a->nr_traces; i++) {
+		struct hs_diag d = HS_DIAG_INIT(a->traces[i].name);
+
+		s = a->traces[i].history
+			? hs_app_source(a, i, hs_memview_name(HS_MEM_PEAK))
+			: NULL;
+		/* on failure the request that asks for it reads it, and says why */
+		if (s && hs_app_load_source(a, i, s, &d))
+			hs_log(HS_LOG_DEBUG, "%s: peak not read ahead: %s",
+			       a->traces[i].name, d.msg);
+	}
+	return NULL;
+}
+
+int hs_app_prefetch(struct hs_app *a)
+{
+	int err;
+
+	HS_BUG_ON(a->prefetching);
+	err = pthread_create(&a->prefetch, NULL, prefetch_run, a);
+	if (err)
+		return -err;
+	a->prefetching = 1;
 	return 0;
 }
 

@@ -34,7 +34,8 @@
  * (memory: the live blocks and the stacks), and its heap and RSS over
  * time (analysis/heap_history.h: a point per clock tick, not per event)
  * are read once, by hs_app_open(), in a pass of their own beside the
- * first source's.
+ * first source's. Its peak source, the costliest to read, is read ahead
+ * once serving starts (hs_app_prefetch()).
  *
  * Ownership: the app owns its traces (hs_app_add_trace() and
  * hs_app_add_source() take the sources) and its cache. A response owns
@@ -99,6 +100,8 @@ struct hs_app {
 	struct hs_cache cache;
 	pthread_mutex_t lock;	/* the lazily computed state above */
 	pthread_cond_t changed; /* some of it was computed (or failed) */
+	pthread_t prefetch;	/* hs_app_prefetch()'s thread, */
+	int prefetching;	/* when it was started (joined at the release) */
 };
 
 struct hs_request {
@@ -176,6 +179,17 @@ int hs_app_add_source(struct hs_app *a, size_t trace, const char *name,
 /* Source @name of trace @trace (NULL or "" = its first), or NULL. */
 struct hs_app_source *hs_app_source(const struct hs_app *a, size_t trace,
 				    const char *name);
+/*
+ * Start reading, on a thread of its own, what costs most to read and is
+ * likely to be asked for: each heap trace's peak source (a pass that
+ * holds every live block), so that a first switch to it finds it read,
+ * or waits only for the rest of that read (hs_app_load_source()'s claim,
+ * as for a source another request reads). Call it once, after the last
+ * trace is added (it reads the list of traces), when requests may come;
+ * hs_app_release() waits for the thread. Returns 0, or the error of
+ * pthread_create() (then nothing is read ahead).
+ */
+int hs_app_prefetch(struct hs_app *a);
 /*
  * Make sure source @s of trace @trace is loaded (reading the file again
  * when it is not). Returns 0, -ENOENT when the file cannot be read again,

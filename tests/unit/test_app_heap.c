@@ -3,7 +3,8 @@
  * never loads whole: the heap and RSS timelines cut from the history read
  * at the open equal the loaded trace's (hs_heap_timelines()), the stats
  * are `heapscope stats`'s, the leaks and peak views of a time range are
- * the views `report` builds for it, and a trace that is not a heap trace
+ * the views `report` builds for it, the peak source read ahead
+ * (hs_app_prefetch()) is `report`'s, and a trace that is not a heap trace
  * has no history and no heap series.
  */
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <jansson.h>
@@ -224,12 +226,66 @@ static void ranged_views_from_the_file(void **state)
 	assert_true(view_total(fx, HS_MEM_PEAK, 0, 4.5) != view_total(fx, HS_MEM_PEAK, 6, 7.5));
 }
 
+/* Whether source @name of trace 0 of @app is loaded (as a request sees it). */
+static int loaded(struct hs_app *app, const char *name)
+{
+	const struct hs_app_source *s = hs_app_source(app, 0, name);
+	int done;
+
+	pthread_mutex_lock(&app->lock);
+	done = s->loaded;
+	pthread_mutex_unlock(&app->lock);
+	return done;
+}
+
+/*
+ * hs_app_prefetch() reads the peak source ahead, with no request for it:
+ * the source `report --source peak` builds. A release while it reads
+ * waits for it (the ASan build checks that nothing leaks).
+ */
+static void peak_read_ahead(void **state)
+{
+	struct fixture *fx = *state;
+	struct hs_diag d = HS_DIAG_INIT("t");
+	struct hs_app app;
+	int i;
+	json_t *o;
+
+	assert_int_equal(hs_app_init(&app, APP_TEST_TOKEN), 0);
+	assert_int_equal(hs_app_open(&app, fx->path, "m.heapscope", HS_FORMAT_UNKNOWN, &d),
+			 0);
+	assert_false(loaded(&app, "peak"));
+	assert_int_equal(hs_app_prefetch(&app), 0);
+	for (i = 0; i < 1000 && !loaded(&app, "peak"); i++)
+		usleep(10000);
+	assert_true(loaded(&app, "peak"));
+	assert_false(loaded(&app, "temporary")); /* only what costs most */
+	assert_int_equal(app_ask_json(&app, "POST", "/api/view", NULL,
+				      "{\"trace\":0,\"source\":\"peak\",\"view\":\"byname\","
+				      "\"params\":{\"fold_pct\":0}}",
+				      &o),
+			 200);
+	assert_true(json_number_value(json_object_get(json_object_get(o, "summary"),
+						      "metric")) ==
+		    view_total(fx, HS_MEM_PEAK, NAN, NAN));
+	assert_true(view_total(fx, HS_MEM_PEAK, NAN, NAN) == 500016);
+	json_decref(o);
+	hs_app_release(&app);
+	/* released at once: the release waits for the read */
+	assert_int_equal(hs_app_init(&app, APP_TEST_TOKEN), 0);
+	assert_int_equal(hs_app_open(&app, fx->path, "m.heapscope", HS_FORMAT_UNKNOWN, &d),
+			 0);
+	assert_int_equal(hs_app_prefetch(&app), 0);
+	hs_app_release(&app);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(timelines_are_the_loaded_traces),
 	    cmocka_unit_test(stats_are_heapscope_stats),
 	    cmocka_unit_test(ranged_views_from_the_file),
+	    cmocka_unit_test(peak_read_ahead),
 	};
 
 	return cmocka_run_group_tests_name("app_heap", tests, setup, teardown);
