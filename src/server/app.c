@@ -48,6 +48,80 @@ int hs_app_init(struct hs_app *a, const char *token)
 	return 0;
 }
 
+/*
+ * A heap trace's history (analysis/heap_history.h), read on a thread of
+ * its own from hs_app_open() on: beside the first source's pass, and on
+ * while the app serves (hs_app_heap_history() waits for it). The job is
+ * the thread's until @done is set (under the app's lock), read-only
+ * after; its address stays the same when the list of traces grows.
+ */
+struct hs_app_history {
+	struct hs_app *app; /* its lock and condition */
+	char *path;	    /* owned copy */
+	struct hs_heap_history h;
+	struct hs_diag diag;
+	int err;
+	int done;    /* the read is over (under the app's lock) */
+	int warned;  /* its failure was logged (under the app's lock) */
+	int started; /* a thread reads it: join it */
+	pthread_t thread;
+};
+
+static void *history_read(void *arg)
+{
+	struct hs_app_history *j = arg;
+
+	j->err = hs_heap_history_path(j->path, &j->h, &j->diag);
+	pthread_mutex_lock(&j->app->lock);
+	j->done = 1;
+	pthread_cond_broadcast(&j->app->changed);
+	pthread_mutex_unlock(&j->app->lock);
+	return NULL;
+}
+
+/*
+ * Start reading the history of trace @t at @path when it is a heap trace
+ * in a file that can be read twice (not a pipe: its importer spools it).
+ * Returns the job, or NULL: none (or no memory for one: the trace is
+ * then served without heap and RSS timelines).
+ */
+static struct hs_app_history *
+history_start(struct hs_app *a, const struct hs_app_trace *t, const char *path)
+{
+	struct hs_app_history *j;
+	struct stat st;
+
+	if (!hs_format_has(t->fmt, HS_FORMAT_HAS_HEAP) || stat(path, &st) ||
+	    !S_ISREG(st.st_mode))
+		return NULL;
+	j = hs_calloc(1, sizeof(*j));
+	if (!j)
+		return NULL;
+	j->app = a;
+	j->path = hs_strdup(path);
+	if (!j->path) {
+		hs_free(j);
+		return NULL;
+	}
+	j->diag = (struct hs_diag)HS_DIAG_INIT(j->path);
+	j->started = !pthread_create(&j->thread, NULL, history_read, j);
+	if (!j->started)
+		history_read(j);
+	return j;
+}
+
+/* Wait for @j's thread and free it (NULL is fine). */
+static void history_free(struct hs_app_history *j)
+{
+	if (!j)
+		return;
+	if (j->started)
+		pthread_join(j->thread, NULL);
+	hs_heap_history_release(&j->h);
+	hs_free(j->path);
+	hs_free(j);
+}
+
 static void trace_release(struct hs_app_trace *t)
 {
 	size_t k;
@@ -59,10 +133,7 @@ static void trace_release(struct hs_app_trace *t)
 	hs_free(t->sources);
 	hs_free(t->name);
 	hs_free(t->path);
-	if (t->history) {
-		hs_heap_history_release(t->history);
-		hs_free(t->history);
-	}
+	history_free(t->history);
 	free(t->heap_stats);
 	hs_free(t->members);
 	memset(t, 0, sizeof(*t));
@@ -186,78 +257,10 @@ fail:
 	return err;
 }
 
-/*
- * A heap trace's history (analysis/heap_history.h), read on a thread of
- * its own while hs_app_open() reads the first source: two streamed
- * passes over the file at once, rather than the second after the first.
- */
-struct history_job {
-	const char *path;
-	struct hs_heap_history h;
-	struct hs_diag diag;
-	int err;
-	int wanted;  /* a heap trace in a file */
-	int started; /* the thread runs; join it */
-	pthread_t thread;
-};
-
-static void *history_read(void *arg)
-{
-	struct history_job *j = arg;
-
-	j->err = hs_heap_history_path(j->path, &j->h, &j->diag);
-	return NULL;
-}
-
-/*
- * Start reading the history of trace @t at @path when it is a heap trace
- * in a file that can be read twice (not a pipe: its importer spools it).
- */
-static void history_start(struct history_job *j, const struct hs_app_trace *t,
-			  const char *path)
-{
-	struct stat st;
-
-	memset(j, 0, sizeof(*j));
-	j->path = path;
-	j->diag = (struct hs_diag)HS_DIAG_INIT(path);
-	j->wanted = hs_format_has(t->fmt, HS_FORMAT_HAS_HEAP) && !stat(path, &st) &&
-		    S_ISREG(st.st_mode);
-	if (!j->wanted)
-		return;
-	j->started = !pthread_create(&j->thread, NULL, history_read, j);
-	if (!j->started)
-		history_read(j);
-}
-
-/*
- * Wait for @j and give its history to @t (when @keep). A trace whose
- * history cannot be read is still served, without its heap and RSS
- * timelines (as the file's reader said why).
- */
-static void history_finish(struct history_job *j, struct hs_app_trace *t, int keep)
-{
-	if (j->started)
-		pthread_join(j->thread, NULL);
-	if (j->wanted && !j->err && keep) {
-		t->history = hs_malloc(sizeof(*t->history));
-		if (t->history) {
-			*t->history = j->h;
-			return;
-		}
-		j->err = -ENOMEM;
-		hs_diag_set(&j->diag, 0, "out of memory");
-	}
-	if (j->wanted && j->err && keep)
-		hs_log(HS_LOG_WARN, "%s: no heap timeline: %s", t->name, j->diag.msg);
-	hs_heap_history_release(&j->h);
-}
-
 int hs_app_open(struct hs_app *a, const char *path, const char *name, enum hs_format fmt,
 		struct hs_diag *diag)
 {
 	struct hs_source_info list[HS_SOURCES_MAX];
-	struct history_job history;
 	struct hs_app_trace *t;
 	size_t i, n;
 	int err;
@@ -277,10 +280,9 @@ int hs_app_open(struct hs_app *a, const char *path, const char *name, enum hs_fo
 			goto fail;
 	if (!n && push_source(t, "", NULL))
 		goto fail;
-	history_start(&history, t, path);
+	t->history = history_start(a, t, path);
 	err = hs_import_path_source(path, fmt, n ? list[0].name : NULL,
 				    &t->sources[0].src, diag);
-	history_finish(&history, t, !err);
 	if (err)
 		goto fail;
 	t->sources[0].loaded = 1;
@@ -553,9 +555,24 @@ int hs_app_load_source(struct hs_app *a, size_t trace, struct hs_app_source *s,
 	return err;
 }
 
-const struct hs_heap_history *hs_app_heap_history(const struct hs_app *a, size_t trace)
+const struct hs_heap_history *hs_app_heap_history(struct hs_app *a, size_t trace)
 {
-	return trace < a->nr_traces ? a->traces[trace].history : NULL;
+	struct hs_app_history *j = trace < a->nr_traces ? a->traces[trace].history : NULL;
+	int err, warn = 0;
+
+	if (!j)
+		return NULL;
+	pthread_mutex_lock(&a->lock);
+	while (!j->done)
+		pthread_cond_wait(&a->changed, &a->lock);
+	err = j->err;
+	if (err && !j->warned)
+		warn = j->warned = 1;
+	pthread_mutex_unlock(&a->lock);
+	if (warn)
+		hs_log(HS_LOG_WARN, "%s: no heap timeline: %s", a->traces[trace].name,
+		       j->diag.msg);
+	return err ? NULL : &j->h;
 }
 
 /* Whether trace @t is a heap trace that can be read again; else @diag says why. */
@@ -577,7 +594,8 @@ static void *prefetch_run(void *arg)
 	for (i = 0; i < a->nr_traces; i++) {
 		struct hs_diag d = HS_DIAG_INIT(a->traces[i].name);
 
-		s = a->traces[i].history
+		/* after the trace's history: one pass over a file at a time */
+		s = hs_app_heap_history(a, i)
 			? hs_app_source(a, i, hs_memview_name(HS_MEM_PEAK))
 			: NULL;
 		/* on failure the request that asks for it reads it, and says why */

@@ -33,8 +33,8 @@
  * range are streamed from the file when they are first asked for
  * (memory: the live blocks and the stacks), and its heap and RSS over
  * time (analysis/heap_history.h: a point per clock tick, not per event)
- * are read once, by hs_app_open(), in a pass of their own beside the
- * first source's. Its peak source, the costliest to read, is read ahead
+ * are read once, in a pass of their own that hs_app_open() starts on a
+ * thread beside the first source's. Its peak source, the costliest to read, is read ahead
  * once serving starts (hs_app_prefetch()).
  *
  * Ownership: the app owns its traces (hs_app_add_trace() and
@@ -47,7 +47,9 @@
  * a first source switch) never holds a fast one. What they share:
  *   - the list of traces and of their sources' names: fixed once serving
  *     starts, read without a lock;
- *   - a trace's @history: fixed once serving starts, read-only;
+ *   - a trace's @history: the pointer fixed once serving starts; what it
+ *     points to is its reading thread's until that is done (under
+ *     @lock), read-only after;
  *   - a source's @loaded and @loading, a trace's @heap_stats and
  *     @stats_computing: under @lock. Each is computed
  *     once, by the first request that needs it, without the lock (others
@@ -77,7 +79,7 @@ struct hs_app_source {
 	struct hs_stack_source src; /* owned; its defaults fill the GUI's boxes */
 };
 
-struct hs_trace;
+struct hs_app_history;
 struct hs_app_trace {
 	char *name; /* the file's name as shown (owned) */
 	char *path; /* owned; NULL: cannot be read again */
@@ -85,8 +87,9 @@ struct hs_app_trace {
 	const char *format;	       /* static format name ("perf-script", ...) */
 	struct hs_app_source *sources; /* the first is the default */
 	size_t nr_sources;
-	/* owned; a heap trace's heap and RSS over time, or NULL */
-	struct hs_heap_history *history;
+	/* owned; a heap trace's heap and RSS over time (read, or being read
+	 * on a thread of its own: hs_app_heap_history()), or NULL */
+	struct hs_app_history *history;
 	char *heap_stats;    /* its stats' JSON text (malloc()ed), or NULL */
 	int stats_computing; /* a request is computing @heap_stats */
 	size_t nr_members;   /* a merged trace (hs_app_merge()): traces */
@@ -141,8 +144,8 @@ void hs_app_release(struct hs_app *a);
 /*
  * Open the file @path (format @fmt; HS_FORMAT_UNKNOWN: by name, then
  * content) as a new trace named @name (copied), with its default source
- * loaded, and for a heap trace its history (on a second thread; a trace
- * whose history cannot be read is served without it, with a warning).
+ * loaded; for a heap trace its history is read on a thread of its own,
+ * started here and going on after the return (hs_app_heap_history()).
  * Returns 0 or a negative errno with @diag filled (naming the file and
  * line).
  */
@@ -198,10 +201,11 @@ int hs_app_prefetch(struct hs_app *a);
 int hs_app_load_source(struct hs_app *a, size_t trace, struct hs_app_source *s,
 		       struct hs_diag *diag);
 /*
- * The heap and RSS over time of heap trace @trace (read by hs_app_open();
- * borrowed, read-only), or NULL: not a heap trace, or not readable.
+ * The heap and RSS over time of heap trace @trace, once the read that
+ * hs_app_open() started is over (waiting for it; borrowed, read-only),
+ * or NULL: not a heap trace, or not readable (a warning says why, once).
  */
-const struct hs_heap_history *hs_app_heap_history(const struct hs_app *a, size_t trace);
+const struct hs_heap_history *hs_app_heap_history(struct hs_app *a, size_t trace);
 /*
  * Build view @mo of heap trace @trace from its file into @out
  * (initialised here), streamed as hs_memview_build_path() does (for the
