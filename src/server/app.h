@@ -34,8 +34,8 @@
  * (memory: the live blocks and the stacks), and its heap and RSS over
  * time (analysis/heap_history.h: a point per clock tick, not per event)
  * are read once, in a pass of their own that hs_app_open() starts on a
- * thread beside the first source's. Its peak source, the costliest to read, is read ahead
- * once serving starts (hs_app_prefetch()).
+ * thread beside the first source's. Its peak source, the costliest to
+ * read, is read ahead once serving starts (hs_app_prefetch()).
  *
  * Ownership: the app owns its traces (hs_app_add_trace() and
  * hs_app_add_source() take the sources) and its cache. A response owns
@@ -51,9 +51,9 @@
  *     points to is its reading thread's until that is done (under
  *     @lock), read-only after;
  *   - a source's @loaded and @loading, a trace's @heap_stats and
- *     @stats_computing: under @lock. Each is computed
- *     once, by the first request that needs it, without the lock (others
- *     wait on @changed); once set, what it points to is read-only;
+ *     @stats_computing: under @lock. Each is computed once, by the first
+ *     request that needs it, without the lock (others wait on @changed);
+ *     once set, what it points to is read-only;
  *   - the cache: its own lock (cache.h).
  * Nothing is computed under @lock, and no other lock is taken under it.
  *
