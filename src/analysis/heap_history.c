@@ -18,22 +18,42 @@ void hs_heap_history_release(struct hs_heap_history *h)
 	memset(h, 0, sizeof(*h));
 }
 
-/* The curve of loaded trace @t's events (a file that could not stream). */
-static int curve_of_loaded(const struct hs_trace *t, struct hs_heap_curve *curve)
-{
+/* The pass: the totals with the curve, and when to give up. */
+struct history_pass {
 	struct hs_heap_totals tot;
 	struct hs_heap_totals_pass tp;
+	int (*stop)(void *ctx);
+	void *stop_ctx;
+};
+
+static int pass_events(void *ctx, const struct hs_trace_event *ev, size_t n)
+{
+	struct history_pass *hp = ctx;
+
+	if (hp->stop && hp->stop(hp->stop_ctx))
+		return -ECANCELED;
+	return hs_heap_totals_pass_events(&hp->tp, ev, n);
+}
+
+static int pass_live(void *ctx, uint64_t addr)
+{
+	struct history_pass *hp = ctx;
+
+	return hs_heap_totals_pass_live(&hp->tp, addr);
+}
+
+/* The pass over loaded trace @t's events (a file that could not stream). */
+static int pass_loaded(struct history_pass *hp, const struct hs_trace *t)
+{
 	struct hs_trace_event batch[256];
 	size_t i = 0, n;
 	int err = 0;
 
-	hs_heap_totals_pass_init(&tp, t, &tot, curve);
 	while (i < t->nr_events && !err) {
 		for (n = 0; n < 256 && i < t->nr_events; n++, i++)
 			hs_trace_event_get(t, i, &batch[n]);
-		err = hs_heap_totals_pass_events(&tp, batch, n);
+		err = pass_events(hp, batch, n);
 	}
-	hs_heap_totals_pass_release(&tp);
 	return err;
 }
 
@@ -54,27 +74,27 @@ static int keep_rss(struct hs_heap_history *h, const struct hs_trace *t)
 }
 
 int hs_heap_history_path(const char *path, struct hs_heap_history *h,
-			 struct hs_diag *diag)
+			 int (*stop)(void *ctx), void *stop_ctx, struct hs_diag *diag)
 {
-	struct hs_heap_totals tot;
-	struct hs_heap_totals_pass tp;
-	struct hs_trace_sink sink = {.events = hs_heap_totals_pass_events,
-				     .live = hs_heap_totals_pass_live,
-				     .ctx = &tp};
+	struct history_pass hp = {.stop = stop, .stop_ctx = stop_ctx};
+	struct hs_trace_sink sink = {
+	    .events = pass_events, .live = pass_live, .ctx = &hp};
 	struct hs_trace t;
 	int err;
 
 	memset(h, 0, sizeof(*h));
 	memset(&t, 0, sizeof(t)); /* filled by the stream as it reads */
-	hs_heap_totals_pass_init(&tp, &t, &tot, &h->heap);
+	hs_heap_totals_pass_init(&hp.tp, &t, &hp.tot, &h->heap);
 	err = hs_trace_stream(path, &t, &sink, diag);
-	hs_heap_totals_pass_release(&tp);
+	hs_heap_totals_pass_release(&hp.tp);
 	if (err == -EAGAIN) {
 		/* not in time order: the curve starts again from the loaded events */
 		hs_heap_curve_release(&h->heap);
 		err = hs_trace_load(path, &t, diag);
 		if (!err) {
-			err = curve_of_loaded(&t, &h->heap);
+			hs_heap_totals_pass_init(&hp.tp, &t, &hp.tot, &h->heap);
+			err = pass_loaded(&hp, &t);
+			hs_heap_totals_pass_release(&hp.tp);
 			if (err)
 				hs_trace_release(&t);
 		}

@@ -33,11 +33,13 @@ struct hs_heap_history {
 /*
  * The history of the heap trace at @path into @h (initialised here), in
  * one streamed pass (hs_trace_stream(); the trace is loaded instead, and
- * released, when its events are not in time order). Returns 0 or a
+ * released, when its events are not in time order). @stop, when not
+ * NULL, is asked before each batch of events whether to give up (a front
+ * end that quits while it reads): then -ECANCELED. Returns 0 or a
  * negative errno with @diag filled; @h is then empty.
  */
 int hs_heap_history_path(const char *path, struct hs_heap_history *h,
-			 struct hs_diag *diag);
+			 int (*stop)(void *ctx), void *stop_ctx, struct hs_diag *diag);
 /*
  * @h's heap in use and RSS, each in at most @points points, as
  * hs_heap_timelines() cuts them (either output may be NULL). Returns 0 or

@@ -16,6 +16,7 @@
 #include "analysis/exec_chain.h"
 #include <errno.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,28 @@ int hs_app_init(struct hs_app *a, const char *token)
 }
 
 /*
+ * Start @fn(@arg) on a thread of the app's own (reading a file) that
+ * leaves the signals which end a front end to the threads that wait for
+ * them (`heapscope view` sigwait()s for SIGINT and SIGTERM): it may
+ * still run when serving starts. 0 or the error of pthread_create().
+ */
+static int start_thread(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+	sigset_t quiet, old;
+	int err;
+
+	sigemptyset(&quiet);
+	sigaddset(&quiet, SIGINT);
+	sigaddset(&quiet, SIGTERM);
+	sigaddset(&quiet, SIGHUP);
+	sigaddset(&quiet, SIGQUIT);
+	pthread_sigmask(SIG_BLOCK, &quiet, &old);
+	err = pthread_create(th, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return err;
+}
+
+/*
  * A heap trace's history (analysis/heap_history.h), read on a thread of
  * its own from hs_app_open() on: beside the first source's pass, and on
  * while the app serves (hs_app_heap_history() waits for it). The job is
@@ -67,11 +90,23 @@ struct hs_app_history {
 	pthread_t thread;
 };
 
+/* Whether hs_app_release() began: reads that may wait give up. */
+static int app_stopping(void *arg)
+{
+	struct hs_app *a = arg;
+	int stop;
+
+	pthread_mutex_lock(&a->lock);
+	stop = a->stopping;
+	pthread_mutex_unlock(&a->lock);
+	return stop;
+}
+
 static void *history_read(void *arg)
 {
 	struct hs_app_history *j = arg;
 
-	j->err = hs_heap_history_path(j->path, &j->h, &j->diag);
+	j->err = hs_heap_history_path(j->path, &j->h, app_stopping, j->app, &j->diag);
 	pthread_mutex_lock(&j->app->lock);
 	j->done = 1;
 	pthread_cond_broadcast(&j->app->changed);
@@ -104,7 +139,7 @@ history_start(struct hs_app *a, const struct hs_app_trace *t, const char *path)
 		return NULL;
 	}
 	j->diag = (struct hs_diag)HS_DIAG_INIT(j->path);
-	j->started = !pthread_create(&j->thread, NULL, history_read, j);
+	j->started = !start_thread(&j->thread, history_read, j);
 	if (!j->started)
 		history_read(j);
 	return j;
@@ -143,6 +178,10 @@ void hs_app_release(struct hs_app *a)
 {
 	size_t i;
 
+	/* a read under way ends first (a history's gives up at once) */
+	pthread_mutex_lock(&a->lock);
+	a->stopping = 1;
+	pthread_mutex_unlock(&a->lock);
 	if (a->prefetching)
 		pthread_join(a->prefetch, NULL);
 	hs_cache_release(&a->cache);
@@ -566,7 +605,8 @@ const struct hs_heap_history *hs_app_heap_history(struct hs_app *a, size_t trace
 	while (!j->done)
 		pthread_cond_wait(&a->changed, &a->lock);
 	err = j->err;
-	if (err && !j->warned)
+	/* given up at the release: nothing to say */
+	if (err && err != -ECANCELED && !j->warned)
 		warn = j->warned = 1;
 	pthread_mutex_unlock(&a->lock);
 	if (warn)
@@ -591,11 +631,11 @@ static void *prefetch_run(void *arg)
 	struct hs_app_source *s;
 	size_t i;
 
-	for (i = 0; i < a->nr_traces; i++) {
+	for (i = 0; i < a->nr_traces && !app_stopping(a); i++) {
 		struct hs_diag d = HS_DIAG_INIT(a->traces[i].name);
 
 		/* after the trace's history: one pass over a file at a time */
-		s = hs_app_heap_history(a, i)
+		s = hs_app_heap_history(a, i) && !app_stopping(a)
 			? hs_app_source(a, i, hs_memview_name(HS_MEM_PEAK))
 			: NULL;
 		/* on failure the request that asks for it reads it, and says why */
@@ -611,7 +651,7 @@ int hs_app_prefetch(struct hs_app *a)
 	int err;
 
 	HS_BUG_ON(a->prefetching);
-	err = pthread_create(&a->prefetch, NULL, prefetch_run, a);
+	err = start_thread(&a->prefetch, prefetch_run, a);
 	if (err)
 		return -err;
 	a->prefetching = 1;

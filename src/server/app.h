@@ -105,6 +105,7 @@ struct hs_app {
 	pthread_cond_t changed; /* some of it was computed (or failed) */
 	pthread_t prefetch;	/* hs_app_prefetch()'s thread, */
 	int prefetching;	/* when it was started (joined at the release) */
+	int stopping;		/* hs_app_release() began (under @lock) */
 };
 
 struct hs_request {
@@ -140,6 +141,11 @@ struct hs_response {
  * or the error of getrandom().
  */
 int hs_app_init(struct hs_app *a, const char *token);
+/*
+ * Free everything. The app's own threads are told to stop first and
+ * waited for: a history still being read gives up, the read-ahead starts
+ * nothing more (a source it reads is read to the end).
+ */
 void hs_app_release(struct hs_app *a);
 /*
  * Open the file @path (format @fmt; HS_FORMAT_UNKNOWN: by name, then

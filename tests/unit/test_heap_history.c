@@ -105,7 +105,7 @@ static void like_loaded(int tsc)
 
 	build_trace(&b, tsc);
 	write_trace(&b, path);
-	assert_int_equal(hs_heap_history_path(path, &h, &diag), 0);
+	assert_int_equal(hs_heap_history_path(path, &h, NULL, NULL, &diag), 0);
 	assert_int_equal(hs_trace_load(path, &t, &diag), 0);
 	assert_true(h.duration_ns == t.duration_ns);
 	assert_int_equal(h.nr_rss, 3);
@@ -181,7 +181,7 @@ static void like_stats(void **state)
 	(void)state;
 	build_trace(&b, 0);
 	write_trace(&b, path);
-	assert_int_equal(hs_heap_history_path(path, &h, &diag), 0);
+	assert_int_equal(hs_heap_history_path(path, &h, NULL, NULL, &diag), 0);
 	assert_int_equal(hs_heap_stats_compute_path(path, &o, &t, &s, &diag), 0);
 	assert_int_equal(hs_heap_history_timelines(&h, 7, &hh, &hr), 0);
 	same_timeline(&hh, &s.heap);
@@ -206,7 +206,7 @@ static void unreadable(void **state)
 	struct tb b;
 
 	(void)state;
-	assert_true(hs_heap_history_path("/nonexistent/x.heapscope", &h, &diag) < 0);
+	assert_true(hs_heap_history_path("/nonexistent/x.heapscope", &h, NULL, NULL, &diag) < 0);
 	assert_true(diag.set);
 	assert_int_equal(h.heap.n, 0);
 	assert_null(h.rss_time);
@@ -216,12 +216,45 @@ static void unreadable(void **state)
 	memset(b.buf, 'x', 8);
 	write_trace(&b, path);
 	diag = (struct hs_diag)HS_DIAG_INIT("t");
-	assert_true(hs_heap_history_path(path, &h, &diag) < 0);
+	assert_true(hs_heap_history_path(path, &h, NULL, NULL, &diag) < 0);
 	assert_true(diag.set);
 	assert_int_equal(h.nr_rss, 0);
 	hs_heap_history_release(&h); /* fine on an empty one */
 	unlink(path);
 	free(b.buf);
+}
+
+static int stop_now(void *ctx)
+{
+	int *asked = ctx;
+
+	return ++*asked > 0;
+}
+
+/* A pass asked to stop gives up with -ECANCELED, its history empty. */
+static void stopped(void **state)
+{
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	char path[] = "/tmp/hs-heap-history-XXXXXX";
+	struct hs_heap_history h;
+	struct tb b;
+	int asked = 0, tsc;
+
+	(void)state;
+	for (tsc = 0; tsc < 2; tsc++) {
+		build_trace(&b, tsc);
+		write_trace(&b, path);
+		diag = (struct hs_diag)HS_DIAG_INIT("t");
+		assert_int_equal(hs_heap_history_path(path, &h, stop_now, &asked, &diag),
+				 -ECANCELED);
+		assert_true(diag.set);
+		assert_int_equal(h.heap.n, 0);
+		assert_int_equal(h.nr_rss, 0);
+		assert_true(asked > 0);
+		unlink(path);
+		strcpy(path, "/tmp/hs-heap-history-XXXXXX");
+		free(b.buf);
+	}
 }
 
 /* Out of memory while cutting: -ENOMEM, empty timelines, nothing leaked. */
@@ -238,7 +271,7 @@ static void cut_out_of_memory(void **state)
 	(void)state;
 	build_trace(&b, 0);
 	write_trace(&b, path);
-	assert_int_equal(hs_heap_history_path(path, &h, &diag), 0);
+	assert_int_equal(hs_heap_history_path(path, &h, NULL, NULL, &diag), 0);
 	for (n = 0;; n++) {
 		hs_alloc_fail_after(n);
 		err = hs_heap_history_timelines(&h, 9, &hh, &hr);
@@ -265,6 +298,7 @@ int main(void)
 	    cmocka_unit_test(loaded_when_not_streamable),
 	    cmocka_unit_test(like_stats),
 	    cmocka_unit_test(unreadable),
+	    cmocka_unit_test(stopped),
 	    cmocka_unit_test(cut_out_of_memory),
 	};
 
