@@ -35,7 +35,8 @@
  * time (analysis/heap_history.h: a point per clock tick, not per event)
  * are read once, in a pass of their own that hs_app_open() starts on a
  * thread beside the first source's. Its peak source, the costliest to
- * read, is read ahead once serving starts (hs_app_prefetch()).
+ * read, may be read ahead once serving starts (hs_app_prefetch():
+ * `heapscope view` does on 4 cores or more).
  *
  * Ownership: the app owns its traces (hs_app_add_trace() and
  * hs_app_add_source() take the sources) and its cache. A response owns
