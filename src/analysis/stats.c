@@ -128,10 +128,10 @@ static int buckets_finish(struct buckets *b, double carry, struct hs_timeline *o
 	return 0;
 }
 
-/* The heap timeline of @curve over @duration_ns, and the RSS one of @t. */
-static int timelines(const struct hs_trace *t, const struct hs_heap_curve *curve,
-		     int64_t duration_ns, size_t points, struct hs_timeline *heap,
-		     struct hs_timeline *rss)
+int hs_heap_curve_timelines(const struct hs_heap_curve *curve, const int64_t *rss_time,
+			    const uint64_t *rss_bytes, size_t nr_rss, int64_t duration_ns,
+			    size_t points, struct hs_timeline *heap,
+			    struct hs_timeline *rss)
 {
 	struct buckets b = {0};
 	size_t i;
@@ -151,8 +151,8 @@ static int timelines(const struct hs_trace *t, const struct hs_heap_curve *curve
 	}
 	if (!err && rss) {
 		err = buckets_init(&b, duration_ns, points);
-		for (i = 0; !err && i < t->nr_rss; i++)
-			buckets_add(&b, t->rss_time[i], (double)t->rss_bytes[i]);
+		for (i = 0; !err && i < nr_rss; i++)
+			buckets_add(&b, rss_time[i], (double)rss_bytes[i]);
 		if (!err)
 			err = buckets_finish(&b, NAN, rss);
 		buckets_release(&b);
@@ -195,7 +195,9 @@ int hs_heap_timelines(const struct hs_trace *t, size_t points, struct hs_timelin
 		err = feed_loaded(t, &sink);
 	hs_heap_totals_pass_release(&tp);
 	if (!err)
-		err = timelines(t, &curve, t->duration_ns, points, heap, rss);
+		err =
+		    hs_heap_curve_timelines(&curve, t->rss_time, t->rss_bytes, t->nr_rss,
+					    t->duration_ns, points, heap, rss);
 	hs_heap_curve_release(&curve);
 	return err;
 }
@@ -474,8 +476,9 @@ static int stats_finish(struct stats_pass *sp, const struct hs_trace *t,
 			    s->allocations / (s->duration_ms / 1000);
 	}
 	/* the timelines */
-	if (!err && timelines(t, &sp->curve, t->duration_ns, o ? o->points : 0, &s->heap,
-			      &s->rss)) {
+	if (!err && hs_heap_curve_timelines(&sp->curve, t->rss_time, t->rss_bytes,
+					    t->nr_rss, t->duration_ns, o ? o->points : 0,
+					    &s->heap, &s->rss)) {
 		hs_diag_set(diag, 0, "out of memory");
 		err = -ENOMEM;
 	}
