@@ -298,6 +298,24 @@ out:
 	return err;
 }
 
+int hs_heap_top(const struct hs_stack_source *src, size_t n, struct hs_top_list *by_bytes,
+		struct hs_top_list *by_count, struct hs_diag *diag)
+{
+	double m, c;
+	int err;
+
+	memset(by_bytes, 0, sizeof(*by_bytes));
+	if (by_count)
+		memset(by_count, 0, sizeof(*by_count));
+	err = top(src, n, by_bytes, by_count, &m, &c, diag);
+	if (err) {
+		hs_heap_top_release(by_bytes);
+		if (by_count)
+			hs_heap_top_release(by_count);
+	}
+	return err;
+}
+
 /* --- leaks ----------------------------------------------------------------- */
 
 int hs_heap_leaks(const struct hs_stack_source *src, size_t n,
@@ -498,6 +516,17 @@ static int stats_finish(struct stats_pass *sp, const struct hs_trace *t,
 	if (!err)
 		hs_source_totals(&sp->src[SV_TEMPORARY], &s->temporary_bytes,
 				 &s->temporary_allocations);
+	/* the views, for a caller that reads several traces as one */
+	if (!err && o && o->keep_alloc) {
+		hs_source_release(o->keep_alloc);
+		*o->keep_alloc = sp->src[SV_ALLOC];
+		hs_source_init(&sp->src[SV_ALLOC]);
+	}
+	if (!err && o && o->keep_leaks) {
+		hs_source_release(o->keep_leaks);
+		*o->keep_leaks = sp->src[SV_LEAKS];
+		hs_source_init(&sp->src[SV_LEAKS]);
+	}
 	if (err)
 		hs_heap_stats_release(s);
 	return err;

@@ -73,6 +73,12 @@ struct hs_heap_stats {
 struct hs_stats_opts {
 	size_t top;    /* entries per top list (0: 10) */
 	size_t points; /* timeline points at most (0: 200) */
+	/*
+	 * When not NULL (hs_source_init()'d by the caller, who releases them):
+	 * given the alloc and leaks views the stats came from, for the stats of
+	 * several traces read as one (stats_chain.h).
+	 */
+	struct hs_stack_source *keep_alloc, *keep_leaks;
 };
 
 /*
@@ -123,6 +129,15 @@ int hs_heap_leaks(const struct hs_stack_source *src, size_t n,
 int hs_heap_leaks_path(const char *path, struct hs_leak_totals *out,
 		       struct hs_diag *diag);
 void hs_heap_top_release(struct hs_top_list *l);
+
+/*
+ * The top @n call sites of @src (a memory view; borrowed) by bytes into
+ * @by_bytes and, when not NULL, by count into @by_count, as the stats'
+ * lists are made (initialised here, the caller's: hs_heap_top_release()).
+ * Returns 0, -ENOMEM or -E2BIG with @diag filled.
+ */
+int hs_heap_top(const struct hs_stack_source *src, size_t n, struct hs_top_list *by_bytes,
+		struct hs_top_list *by_count, struct hs_diag *diag);
 /*
  * `heapscope run`'s summary in one streamed pass over the trace at
  * @path: its totals (as hs_heap_totals_path() gives them) into @tot and

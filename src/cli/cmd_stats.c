@@ -1,13 +1,18 @@
 /*
  * cmd_stats - `heapscope stats`: a heap trace's numbers at a glance
  * (analysis/stats.h), as text with small charts or as JSON
- * (docs/json-api.md).
+ * (docs/json-api.md). A trace that ended by exec is read with the traces
+ * of the images its process ran next, as `report` reads it
+ * (cli/exec_images.h, analysis/stats_chain.h).
  */
 #include "analysis/stats.h"
+#include "analysis/stats_chain.h"
 #include "analysis/views.h"
 #include "cli/cli.h"
+#include "cli/exec_images.h"
 #include "cli/stats_graph.h"
 #include "io/io.h"
+#include "common/alloc.h"
 #include "common/diag.h"
 #include <inttypes.h>
 #include <jansson.h>
@@ -85,7 +90,25 @@ static void top_text(const char *title, const struct hs_top_list *l, int by_coun
 	}
 }
 
-static void text(const char *path, const struct hs_trace *t,
+/*
+ * The images of an exec chain: "sh (x.heapscope), then by exec prog
+ * (prog.PID.heapscope)".
+ */
+static void chain_text(const char *name, char *const *paths,
+		       const struct hs_trace *traces, size_t n)
+{
+	size_t i;
+
+	printf("exec chain:             ");
+	for (i = 0; i < n; i++)
+		printf("%s%s (%s)", i ? ", then by exec " : "",
+		       traces[i].info.comm ? traces[i].info.comm : "?",
+		       i ? paths[i] : name);
+	printf(", read as one process\n");
+}
+
+/* @t: the @n traces @paths, the first named @path; @s: their stats. */
+static void text(const char *path, const struct hs_trace *t, char *const *paths, size_t n,
 		 const struct hs_heap_stats *s)
 {
 	char a[32], b[32], c[32], d[32], lost[48] = "";
@@ -98,6 +121,8 @@ static void text(const char *path, const struct hs_trace *t,
 	       t->info.comm ? t->info.comm : "?", t->info.pid,
 	       s->cut_off ? ", cut off" : "", lost,
 	       s->symbolized ? "" : ", not symbolized");
+	if (n > 1)
+		chain_text(path, paths, t, n);
 	if (s->sampled)
 		printf("sampled:                one allocation per %" PRIu64 " bytes on "
 		       "average: counts and bytes are estimates\n",
@@ -180,6 +205,7 @@ static void text(const char *path, const struct hs_trace *t,
 
 struct stats_cli {
 	const char *format;
+	int no_exec_chain; /* --no-exec-chain */
 	struct hs_stats_opts o;
 };
 
@@ -207,12 +233,17 @@ static const struct cli_option stats_options[] = {
 		 "entries per top list (default 10)", range_cb, 't'),
     OPT_CALLBACK(0, "points", struct stats_cli, o.points, "N",
 		 "points per timeline at most (default 200)", range_cb, 'p'),
+    OPT_FLAG(0, "no-exec-chain", struct stats_cli, no_exec_chain,
+	     "read a trace that ended by exec alone: by default\n"
+	     "the traces of the images its process exec'd next\n"
+	     "(found beside it) are read with it, as one process"),
     OPT_END(),
 };
 
 const struct cli_syntax cli_stats_syntax = {
     .cmd = "stats",
-    .usage = "usage: heapscope stats TRACE [--format text|json] [--top N] [--points N]\n",
+    .usage = "usage: heapscope stats TRACE [--format text|json] [--top N] [--points N]\n"
+	     "                       [--no-exec-chain]\n",
     .intro = "Summarise a heapscope trace: duration, allocations, frees, reallocs,\n"
 	     "bytes allocated, allocations per second, the peak of heap in use and\n"
 	     "when, the peak RSS, what leaked (live at the end; known exit-time\n"
@@ -224,6 +255,11 @@ const struct cli_syntax cli_stats_syntax = {
 	     "the allocator, as 'report' shows it in ByName's Exc column. Sampled\n"
 	     "traces give estimates. The numbers are those of the memory views of\n"
 	     "'heapscope report --source ...' (docs/memory.md).\n"
+	     "A trace that ended by exec (as 'run -- sh -c \"exec prog\"' leaves\n"
+	     "it) is read with the traces of the images its process ran next, as\n"
+	     "one process, as 'report' reads it: allocations and bytes summed, the\n"
+	     "peak the highest image's (an exec frees the heap it replaces, so only\n"
+	     "the last image can leak), the timelines over the chain's time.\n"
 	     "For a .NET heap snapshot (.gcdump): the totals, the type table\n"
 	     "(objects and bytes per type, largest first) and the largest\n"
 	     "retainers (docs/dotnet.md).\n",
@@ -231,16 +267,88 @@ const struct cli_syntax cli_stats_syntax = {
     .help_column = 16,
 };
 
-/* The stats of the trace @in as text or JSON; the exit status. */
-static int show(const struct cli_input *in, const struct hs_stats_opts *o, int json)
+/*
+ * The stats of @n traces @paths, one trace or the images of an exec chain
+ * (hs_heap_stats_chain_path()), as text or JSON; @name names the first in
+ * messages. The exit status.
+ */
+static int show_traces(const char *name, char *const *paths, size_t n,
+		       const struct hs_stats_opts *o, int json)
 {
 	struct hs_heap_stats s;
-	struct hs_trace t;
-	struct hs_diag diag;
-	enum hs_format fmt;
+	struct hs_trace *t = hs_calloc(n, sizeof(*t));
+	uint64_t *events = hs_calloc(n, sizeof(*events));
+	struct hs_diag diag = HS_DIAG_INIT(name);
+	size_t i;
 	int err;
 
-	diag = (struct hs_diag)HS_DIAG_INIT(in->name);
+	if (!t || !events) {
+		hs_free(t);
+		hs_free(events);
+		return cli_fail("stats: out of memory");
+	}
+	/* one streamed pass a trace: memory bounded by the live blocks and the stacks */
+	if (n == 1)
+		err = hs_heap_stats_compute_path(paths[0], o, &t[0], &s, &diag);
+	else
+		err = hs_heap_stats_chain_path((const char *const *)paths, n, o, t,
+					       events, &s, &diag);
+	if (n == 1 && !err)
+		events[0] = s.events;
+	if (err) {
+		hs_free(t);
+		hs_free(events);
+		return cli_fail_diag(&diag, err);
+	}
+	for (i = 0; i < n; i++)
+		cli_trace_warn(i ? paths[i] : name, t[i].cut_off, (size_t)events[i],
+			       t[i].has_footer ? t[i].footer[HS_FC_LOST] : 0,
+			       &t[i].sym_damage);
+	hs_free(events);
+	if (json) {
+		json_t *j = hs_heap_stats_json(&s), *out = json_object(),
+		       *cmd = json_array(), *images = json_array();
+
+		err = !j || !out || !cmd || !images;
+		for (i = 0; !err && i < t[0].info.argc; i++)
+			err = json_array_append_new(cmd,
+						    hs_view_json_text(t[0].info.argv[i]));
+		for (i = 0; !err && i < n; i++)
+			err = json_array_append_new(
+			    images, hs_view_json_text(i ? paths[i] : name));
+		err = err || json_object_set_new(out, "trace", hs_view_json_text(name)) ||
+		      json_object_set_new(out, "pid",
+					  json_integer((json_int_t)t[0].info.pid)) ||
+		      json_object_set(out, "command", cmd) ||
+		      json_object_set(out, "images", images) ||
+		      json_object_update(out, j) ||
+		      json_dumpf(out, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ||
+		      putchar('\n') == EOF;
+		json_decref(j);
+		json_decref(cmd);
+		json_decref(images);
+		json_decref(out);
+	} else {
+		text(name, t, paths, n, &s);
+	}
+	hs_heap_stats_release(&s);
+	for (i = 0; i < n; i++)
+		hs_trace_release(&t[i]);
+	hs_free(t);
+	if (err || fflush(stdout))
+		return cli_fail("cannot write the stats");
+	return HS_EXIT_OK;
+}
+
+/* The stats of the trace @in (and its exec chain, unless @alone); the exit status. */
+static int show(const struct cli_input *in, const struct hs_stats_opts *o, int json,
+		int alone)
+{
+	struct hs_diag diag = HS_DIAG_INIT(in->name);
+	char *one[1] = {(char *)in->path}, **paths = NULL, **owned = NULL;
+	enum hs_format fmt;
+	int n = 1, ret;
+
 	if (!cli_is_trace(in->path, NULL) &&
 	    !hs_path_format(in->path, HS_FORMAT_UNKNOWN, &fmt, &diag) &&
 	    hs_format_has(fmt, HS_FORMAT_HAS_GRAPH))
@@ -249,41 +357,15 @@ static int show(const struct cli_input *in, const struct hs_stats_opts *o, int j
 		return cli_fail("%s: not a heapscope trace or heap snapshot (stats reads "
 				".heapscope and .gcdump files)",
 				in->name);
-	diag = (struct hs_diag)HS_DIAG_INIT(in->name);
-	/* one streamed pass: memory bounded by the live blocks and the stacks */
-	err = hs_heap_stats_compute_path(in->path, o, &t, &s, &diag);
-	if (err)
-		return cli_fail_diag(&diag, err);
-	cli_trace_warn(in->name, t.cut_off, (size_t)s.events,
-		       t.has_footer ? t.footer[HS_FC_LOST] : 0, &t.sym_damage);
-	if (json) {
-		json_t *j = hs_heap_stats_json(&s), *out = json_object(),
-		       *cmd = json_array();
-		size_t i;
-
-		err = !j || !out || !cmd;
-		for (i = 0; !err && i < t.info.argc; i++)
-			err =
-			    json_array_append_new(cmd, hs_view_json_text(t.info.argv[i]));
-		err = err ||
-		      json_object_set_new(out, "trace", hs_view_json_text(in->name)) ||
-		      json_object_set_new(out, "pid",
-					  json_integer((json_int_t)t.info.pid)) ||
-		      json_object_set(out, "command", cmd) ||
-		      json_object_update(out, j) ||
-		      json_dumpf(out, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ||
-		      putchar('\n') == EOF;
-		json_decref(j);
-		json_decref(cmd);
-		json_decref(out);
-	} else {
-		text(in->name, &t, &s);
+	/* the images after an exec, found beside the file (not for standard input) */
+	if (!alone && !in->tmp && cli_is_trace(in->path, NULL)) {
+		ret = cli_exec_images_add("stats", one, 1, &paths, &n, &owned);
+		if (ret)
+			return ret;
 	}
-	hs_heap_stats_release(&s);
-	hs_trace_release(&t);
-	if (err || fflush(stdout))
-		return cli_fail("cannot write the stats");
-	return HS_EXIT_OK;
+	ret = show_traces(in->name, paths ? paths : one, (size_t)n, o, json);
+	cli_exec_images_release(paths, owned);
+	return ret;
 }
 
 int cmd_stats(int argc, char **argv)
@@ -307,7 +389,7 @@ int cmd_stats(int argc, char **argv)
 	o = cli.o;
 	ret = cli_input_open(argv[0], &in);
 	if (!ret)
-		ret = show(&in, &o, json);
+		ret = show(&in, &o, json, cli.no_exec_chain);
 	cli_input_close(&in);
 	return ret;
 }
