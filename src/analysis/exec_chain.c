@@ -65,25 +65,60 @@ static size_t chain_end(const struct image *all, size_t nr, size_t i)
 	return i;
 }
 
-int hs_exec_chain_frames(const char *const *paths, size_t n, char **frames)
+/*
+ * The heapscope traces among the @n files @paths, in @*all (owned, with
+ * the images' comm: images_release()) sorted by pid and start, so that a
+ * chain is a run of them (chain_end()). Returns 0 or -ENOMEM (nothing
+ * owned then).
+ */
+static int images_read(const char *const *paths, size_t n, struct image **all, size_t *nr)
 {
-	struct image *all = hs_calloc(n + 1, sizeof(*all));
-	size_t i, nr = 0, last;
+	struct image *im = hs_calloc(n + 1, sizeof(*im));
+	size_t i, k = 0;
 	int err = 0;
 
-	for (i = 0; i < n; i++)
-		frames[i] = NULL;
-	if (!all)
+	if (!im)
 		return -ENOMEM;
 	for (i = 0; i < n && !err; i++) {
-		all[nr].file = i;
-		err = hs_exec_image_read(paths[i], &all[nr].image);
+		im[k].file = i;
+		err = hs_exec_image_read(paths[i], &im[k].image);
 		if (err == 1) {
-			nr++;
+			k++;
 			err = 0;
 		}
 	}
-	qsort(all, nr, sizeof(*all), cmp_image);
+	if (err) {
+		while (k)
+			hs_free(im[--k].image.comm);
+		hs_free(im);
+		return err;
+	}
+	qsort(im, k, sizeof(*im), cmp_image);
+	*all = im;
+	*nr = k;
+	return 0;
+}
+
+static void images_release(struct image *all, size_t nr)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		hs_free(all[i].image.comm);
+	hs_free(all);
+}
+
+int hs_exec_chain_frames(const char *const *paths, size_t n, char **frames)
+{
+	struct image *all;
+	size_t i, nr, last;
+	int err;
+
+	for (i = 0; i < n; i++)
+		frames[i] = NULL;
+	err = images_read(paths, n, &all, &nr);
+	if (err)
+		return err;
 	for (i = 0; i < nr && !err; i = last + 1) {
 		struct hs_buf name = HS_BUF_INIT;
 		size_t k;
@@ -98,12 +133,37 @@ int hs_exec_chain_frames(const char *const *paths, size_t n, char **frames)
 				err = -ENOMEM;
 		hs_buf_release(&name);
 	}
-	for (i = 0; i < nr; i++)
-		hs_free(all[i].image.comm);
-	hs_free(all);
+	images_release(all, nr);
 	if (err)
 		hs_exec_chain_release(frames, n);
 	return err;
+}
+
+int hs_exec_chain_peak_images(const char *const *paths, size_t n, const double *peak,
+			      int *keep)
+{
+	struct image *all;
+	size_t i, nr, last;
+	int err;
+
+	for (i = 0; i < n; i++)
+		keep[i] = 1;
+	err = images_read(paths, n, &all, &nr);
+	if (err)
+		return err;
+	for (i = 0; i < nr; i = last + 1) {
+		size_t k, highest = i;
+
+		last = chain_end(all, nr, i);
+		/* in the order the images ran: a tie keeps the earliest */
+		for (k = i + 1; k <= last; k++)
+			if (peak[all[k].file] > peak[all[highest].file])
+				highest = k;
+		for (k = i; k <= last; k++)
+			keep[all[k].file] = k == highest;
+	}
+	images_release(all, nr);
+	return 0;
 }
 
 void hs_exec_chain_release(char **frames, size_t n)

@@ -46,6 +46,19 @@ HS_MUST_CHECK int hs_exec_image_read(const char *path, struct hs_exec_image *im)
  */
 HS_MUST_CHECK int hs_exec_chain_frames(const char *const *paths, size_t n, char **frames);
 
+/*
+ * The peak view of the @n files @paths read as one. An exec frees the
+ * whole heap of the image it replaces, so the images of a chain never
+ * have their heaps at the same time: the process's peak is its highest
+ * image's, and its peak view that image's alone. With @peak[i] the total
+ * of file i's own peak view, sets @keep[i] to 1 for the image of each
+ * chain whose peak is highest (ties: the one that ran first) and for
+ * every file in no chain (another process, no heapscope trace), 0 for
+ * the chains' other images. Returns 0 or -ENOMEM (@keep all 1 then).
+ */
+HS_MUST_CHECK int hs_exec_chain_peak_images(const char *const *paths, size_t n,
+					    const double *peak, int *keep);
+
 /* Free the strings hs_exec_chain_frames() put in @frames. */
 void hs_exec_chain_release(char **frames, size_t n);
 #endif

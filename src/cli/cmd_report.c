@@ -785,45 +785,98 @@ static int merge_into(struct hs_stack_source *all, struct hs_stack_source *one,
 }
 
 /*
+ * report --source peak a b c: every file's peak view read before any is
+ * merged, into @views[k] (@views[0] stays empty: the first file's is
+ * @src), and in @keep which ones the merged view keeps: of the images of
+ * one process across exec only the highest peak's, since an exec frees
+ * the heap it replaces (hs_exec_chain_peak_images()).
+ */
+static int load_peaks(struct report_opts *o, const struct hs_stack_source *src,
+		      const char *const *paths, size_t nr, struct hs_stack_source *views,
+		      int *keep)
+{
+	double *peak = calloc(nr, sizeof(*peak));
+	double count;
+	size_t k;
+	int ret = HS_EXIT_OK;
+
+	if (!peak)
+		return cli_fail("out of memory");
+	hs_source_totals(src, &peak[0], &count);
+	for (k = 1; k < nr && !ret; k++) {
+		ret = cli_load_view(o->cmd, paths[k], o->from, o->source, &o->mv,
+				    &views[k], NULL);
+		if (!ret)
+			hs_source_totals(&views[k], &peak[k], &count);
+	}
+	if (!ret && hs_exec_chain_peak_images(paths, nr, peak, keep))
+		ret = cli_fail("out of memory");
+	free(peak);
+	return ret;
+}
+
+/*
  * report a b c: the files after the first, each read as the same view,
  * appended to @src under their process (or file) frame, as PerfView's
  * multi-file view; the images of a process that exec'd under its last
- * image's. The first file's defaults stay.
+ * image's, and of those only the highest image's peak for the peak view
+ * (load_peaks()). The first file's defaults stay.
  */
 static int load_more(struct report_opts *o, struct hs_stack_source *src)
 {
 	size_t nr = (size_t)o->nr_more + 1, k;
+	int peak = o->has_mv && o->mv.kind == HS_MEM_PEAK;
 	struct hs_stack_source all, one;
-	struct hs_memview_info info;
 	const char **paths = calloc(nr, sizeof(*paths));
 	char **process = calloc(nr, sizeof(*process));
-	int i, ret;
+	int *keep = calloc(nr, sizeof(*keep));
+	/* the peak view: every file's, read first (load_peaks()) */
+	struct hs_stack_source *views = peak ? calloc(nr, sizeof(*views)) : NULL;
+	int ret;
 
 	hs_source_init(&all);
-	if (!paths || !process) {
+	if (!paths || !process || !keep || (peak && !views)) {
 		ret = cli_fail("out of memory");
 		goto out;
 	}
 	paths[0] = o->path;
-	for (k = 1; k < nr; k++)
-		paths[k] = o->more_paths[k - 1];
+	for (k = 0; k < nr; k++) {
+		if (k)
+			paths[k] = o->more_paths[k - 1];
+		keep[k] = 1;
+		if (views)
+			hs_source_init(&views[k]);
+	}
 	if (hs_exec_chain_frames(paths, nr, process)) {
 		ret = cli_fail("out of memory");
 		goto out;
 	}
-	ret = merge_into(&all, src, o->path, process[0], o->cmd);
-	for (i = 0; !ret && i < o->nr_more; i++) {
-		ret = cli_load_view(o->cmd, o->more_paths[i], o->from, o->source, &o->mv,
-				    &one, &info);
-		if (ret)
-			break;
-		ret = merge_into(&all, &one, o->more_paths[i], process[i + 1], o->cmd);
-		hs_source_release(&one);
+	ret = peak ? load_peaks(o, src, paths, nr, views, keep) : HS_EXIT_OK;
+	for (k = 0; !ret && k < nr; k++) {
+		struct hs_stack_source *view = src;
+
+		if (k && peak) {
+			view = &views[k];
+		} else if (k) {
+			ret = cli_load_view(o->cmd, paths[k], o->from, o->source, &o->mv,
+					    &one, NULL);
+			if (ret)
+				break;
+			view = &one;
+		}
+		if (keep[k])
+			ret = merge_into(&all, view, paths[k], process[k], o->cmd);
+		if (view == &one)
+			hs_source_release(&one);
 	}
 	hs_exec_chain_release(process, nr);
 out:
+	for (k = 0; views && k < nr; k++)
+		hs_source_release(&views[k]);
+	free(views);
 	free(paths);
 	free(process);
+	free(keep);
 	if (ret) {
 		hs_source_release(&all);
 		hs_source_release(src);

@@ -433,22 +433,52 @@ static int load_members(struct hs_app *a, const struct hs_app_trace *t, const ch
 }
 
 /*
+ * Which members merged trace @t's source @name keeps, in @keep: all but,
+ * for the peak view, the images of a chain other than its highest peak's
+ * (hs_exec_chain_peak_images(), as report's). Returns 0 or -ENOMEM.
+ */
+static int members_kept(struct hs_app *a, const struct hs_app_trace *t, const char *name,
+			const char *const *paths, int *keep)
+{
+	enum hs_memview_kind kind;
+	double *peak, count;
+	size_t i;
+	int err;
+
+	for (i = 0; i < t->nr_members; i++)
+		keep[i] = 1;
+	if (hs_memview_parse(name, &kind) || kind != HS_MEM_PEAK)
+		return 0;
+	peak = hs_calloc(t->nr_members, sizeof(*peak));
+	if (!peak)
+		return -ENOMEM;
+	for (i = 0; i < t->nr_members; i++)
+		hs_source_totals(&hs_app_source(a, t->members[i], name)->src, &peak[i],
+				 &count);
+	err = hs_exec_chain_peak_images(paths, t->nr_members, peak, keep);
+	hs_free(peak);
+	return err;
+}
+
+/*
  * Source @name of merged trace @t into @out (initialised here): that
  * source of every member, appended; the images of a process that exec'd
- * under its last image's frame. The members' sources are loaded already
- * (load_members()), hence read-only: read without the lock.
+ * under its last image's frame, and only its highest image's peak for
+ * the peak view (members_kept()). The members' sources are loaded
+ * already (load_members()), hence read-only: read without the lock.
  */
 static int build_merged(struct hs_app *a, const struct hs_app_trace *t, const char *name,
 			struct hs_stack_source *out, struct hs_diag *diag)
 {
 	const char **paths = hs_calloc(t->nr_members + 1, sizeof(*paths));
 	char **process = hs_calloc(t->nr_members + 1, sizeof(*process));
+	int *keep = hs_calloc(t->nr_members + 1, sizeof(*keep));
 	struct hs_stack_source all;
 	size_t i;
 	int err = 0;
 
 	hs_source_init(&all);
-	if (!paths || !process) {
+	if (!paths || !process || !keep) {
 		err = -ENOMEM;
 	} else {
 		for (i = 0; i < t->nr_members; i++) {
@@ -457,6 +487,8 @@ static int build_merged(struct hs_app *a, const struct hs_app_trace *t, const ch
 			paths[i] = path ? path : "-";
 		}
 		err = hs_exec_chain_frames(paths, t->nr_members, process);
+		if (!err)
+			err = members_kept(a, t, name, paths, keep);
 	}
 	for (i = 0; i < t->nr_members && !err; i++) {
 		const struct hs_app_trace *m = &a->traces[t->members[i]];
@@ -464,6 +496,11 @@ static int build_merged(struct hs_app *a, const struct hs_app_trace *t, const ch
 		struct hs_buf top = HS_BUF_INIT;
 
 		HS_BUG_ON(!ms || !ms->loaded);
+		if (!keep[i]) {
+			if (!i)
+				err = defaults_copy(&all.defaults, &ms->src.defaults);
+			continue;
+		}
 		if (!hs_source_has_process_frames(&ms->src))
 			err = hs_buf_addf(&top, "Trace %s", m->name);
 		if (!err && process[i] && !top.len)
@@ -483,6 +520,7 @@ static int build_merged(struct hs_app *a, const struct hs_app_trace *t, const ch
 		hs_exec_chain_release(process, t->nr_members);
 	hs_free(paths);
 	hs_free(process);
+	hs_free(keep);
 	if (err) {
 		hs_source_release(&all);
 		if (err == -ENOMEM && !diag->set)

@@ -6,7 +6,9 @@
 # image it replaces), the peak the highest image's. execer's allocations
 # are known exactly: 3 of 111 bytes at site_first before its exec, 4 of
 # 222 at site_second after it; memtest's too (28 allocations, 231 B
-# leaked in 3 blocks). --no-exec-chain reads the file alone.
+# leaked in 3 blocks). --no-exec-chain reads the file alone. report
+# --source peak over the chain is its highest image's peak view alone,
+# as stats' peak; unrelated processes' peaks are still summed.
 bats_require_minimum_version 1.5.0
 load trace-helpers
 
@@ -118,4 +120,53 @@ higher() {
 		"$(jq -r .peak_heap_bytes last.json)")" ]
 	"$HS_BIN" stats x.heapscope 2> /dev/null | grep -q '^leaked: *231 bytes in 3 blocks'
 	"$HS_BIN" stats x.heapscope 2> /dev/null | grep -q "^exec chain: *sh (x.heapscope), then by exec memtest ($image), read as one process$"
+}
+
+@test "report --source peak over sh -c 'exec memtest': the highest image's, stats' peak" {
+	trace_run --no-view -o x.heapscope -- sh -c "exec '$TARGETS/memtest'"
+	[ "$status" -eq 0 ]
+	local image chain shell program
+	image=$(ls memtest.*.heapscope)
+	chain=$(report_total x.heapscope --source peak)
+	shell=$(report_total x.heapscope --no-exec-chain --source peak)
+	program=$(report_total "$image" --no-exec-chain --source peak)
+	# both images have blocks at their peak; memtest's heap is the higher
+	[ "${shell%% *}" -gt 0 ]
+	[ "${program%% *}" -gt "${shell%% *}" ]
+	# the chain's peak view is memtest's alone, bytes and blocks
+	[ "$chain" = "$program" ]
+	[ "${chain%% *}" -eq "$(stats_json x.heapscope | jq -r .peak_heap_bytes)" ]
+	# the same with the images given, in either order
+	[ "$(report_total x.heapscope "$image" --source peak)" = "$program" ]
+	[ "$(report_total "$image" x.heapscope --no-exec-chain --source peak)" = "$program" ]
+	# none of the shell's frames: one process, memtest's thread only
+	"$HS_BIN" report x.heapscope --source peak --view calltree --depth 2 --format csv \
+		> tree.csv 2> /dev/null
+	[ "$(grep -c '^1,Process ' tree.csv)" -eq 1 ]
+	[ "$(grep -c '^2,Thread ' tree.csv)" -eq 1 ]
+	grep -q '^2,Thread ([0-9]*) memtest,' tree.csv
+	# the other views still take every image: the alloc view sums them
+	[ "$(report_total x.heapscope --source alloc | cut -d' ' -f2)" -eq \
+	  $(($(report_total x.heapscope --no-exec-chain --source alloc | cut -d' ' -f2) +
+	     $(report_total "$image" --source alloc | cut -d' ' -f2))) ]
+}
+
+@test "report --source peak of unrelated processes still sums their peaks" {
+	trace_run --no-view -o x.heapscope -- sh -c "exec '$TARGETS/memtest'"
+	[ "$status" -eq 0 ]
+	trace_run --no-view -o a.heapscope -- "$TARGETS/memtest"
+	[ "$status" -eq 0 ]
+	trace_run --no-view -o b.heapscope -- "$TARGETS/execer"
+	local image a b chain
+	image=$(ls memtest.*.heapscope)
+	a=$(report_total a.heapscope --source peak | cut -d' ' -f1)
+	b=$(report_total b.heapscope --no-exec-chain --source peak | cut -d' ' -f1)
+	[ "$a" -gt 0 ]
+	[ "$b" -gt 0 ]
+	# two independent processes: each one's peak, added
+	[ "$(report_total a.heapscope b.heapscope --no-exec-chain --source peak | cut -d' ' -f1)" \
+	  -eq $((a + b)) ]
+	# a chain among them counts once, at its highest image
+	chain=$(report_total "$image" --source peak | cut -d' ' -f1)
+	[ "$(report_total x.heapscope a.heapscope --source peak | cut -d' ' -f1)" -eq $((chain + a)) ]
 }

@@ -3,7 +3,7 @@
  * process before an exec (a trace that ended by exec, continued by the
  * next trace of its pid that an exec started), whatever the order of the
  * files; pid reuse, other processes and files that are no traces are
- * left alone.
+ * left alone. And which image of each chain the peak view keeps.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -119,11 +119,68 @@ static void out_of_memory(void **state)
 	unlink(files[1]);
 }
 
+/*
+ * The peak view keeps of each chain its image with the highest peak, the
+ * earliest of a tie, whatever the order of the files; the rest stay.
+ */
+static void peak_keeps_the_highest_image(void **state)
+{
+	char files[7][32];
+	const char *paths[7];
+	/* cc, make, sh (pid 10); b, a (pid 11); lone 12; no trace */
+	const double peak[7] = {400, 50, 900, 70, 70, 10, 5};
+	int keep[7];
+	size_t i;
+	int fd, n, err;
+
+	(void)state;
+	write_image(files[0], 10, "cc", 300, HS_PROC_EXECED, HS_END_EXIT);
+	write_image(files[1], 10, "make", 100, HS_PROC_FORKED, HS_END_EXEC);
+	write_image(files[2], 10, "sh", 200, HS_PROC_EXECED, HS_END_EXEC);
+	write_image(files[3], 11, "b", 200, HS_PROC_EXECED, HS_END_EXIT);
+	write_image(files[4], 11, "a", 100, 0, HS_END_EXEC);
+	write_image(files[5], 12, "lone", 100, 0, HS_END_EXIT);
+	strcpy(files[6], "/tmp/hs-exec-chain-XXXXXX");
+	fd = mkstemp(files[6]);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "a;b 1\n", 6), 6);
+	close(fd);
+	for (i = 0; i < 7; i++)
+		paths[i] = files[i];
+	assert_int_equal(hs_exec_chain_peak_images(paths, 7, peak, keep), 0);
+	/* sh's 900 of pid 10; a's 70, which ran before b's 70; the others */
+	assert_int_equal(keep[0], 0);
+	assert_int_equal(keep[1], 0);
+	assert_int_equal(keep[2], 1);
+	assert_int_equal(keep[3], 0);
+	assert_int_equal(keep[4], 1);
+	assert_int_equal(keep[5], 1);
+	assert_int_equal(keep[6], 1);
+
+	/* out of memory at any step: -ENOMEM, every file kept */
+	for (n = 0;; n++) {
+		hs_alloc_fail_after(n);
+		err = hs_exec_chain_peak_images(paths, 2, peak, keep);
+		hs_alloc_fail_after(-1);
+		if (!err)
+			break;
+		assert_int_equal(err, -ENOMEM);
+		assert_int_equal(keep[0], 1);
+		assert_int_equal(keep[1], 1);
+	}
+	/* make and cc alone: cc's 400 */
+	assert_int_equal(keep[0], 1);
+	assert_int_equal(keep[1], 0);
+	for (i = 0; i < 7; i++)
+		unlink(files[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(chains_of_images),
 	    cmocka_unit_test(out_of_memory),
+	    cmocka_unit_test(peak_keeps_the_highest_image),
 	};
 
 	return cmocka_run_group_tests_name("exec_chain", tests, NULL, NULL);
