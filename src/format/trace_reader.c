@@ -330,6 +330,7 @@ void hs__reader_sym_damaged(struct hs_trace_reader *r, uint64_t off, const char 
  */
 int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 {
+	r->pre = NULL;
 	for (;;) {
 		const uint8_t *hdr, *payload;
 		uint64_t left = r->size - r->offset;
@@ -400,7 +401,7 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 		/* from the third chunk on, the next ones are read ahead */
 		if (!r->pf && r->pf_threads && r->nr_chunks >= 2) {
 			r->pf = hs__prefetch_new(r->fd, r->mem, r->size, r->skip_off,
-						 r->nr_skip, r->pf_threads);
+						 r->nr_skip, r->pf_threads, r->pf_decode);
 			if (!r->pf)
 				r->pf_threads = 0;
 		}
@@ -471,7 +472,10 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 			payload = got.raw;
 		}
 		raw_len = ch->raw;
-		if (ch->flags & HS_CHUNK_COLUMNS) {
+		if ((ch->flags & HS_CHUNK_COLUMNS) && pre && got.joined) {
+			payload = got.joined; /* (joined by the pool) */
+			raw_len = got.joined_len;
+		} else if (ch->flags & HS_CHUNK_COLUMNS) {
 			const char *why;
 
 			if (HS_GROW(r->joined, (size_t)ch->raw + HS_CS_SLACK,
@@ -484,6 +488,7 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 			}
 			payload = r->joined;
 		}
+		r->pre = pre && ch->kind == HS_CHUNK_EVENTS ? got.events : NULL;
 		r->payload = payload;
 		r->p = payload;
 		r->end = payload + raw_len;
