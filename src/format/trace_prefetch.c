@@ -16,6 +16,12 @@
 #include <zstd_errors.h>
 
 #define PREFETCH_MAX_THREADS 8
+/*
+ * Workers that also decode: the reading thread stages a decoded event in
+ * a fraction of the time a worker takes to decode it, so a few keep it
+ * busy, and each slot holds up to HS_CHUNK_EVENTS_MAX decoded events
+ */
+#define PREFETCH_DECODE_THREADS 3
 /* chunks in flight per worker: one it works on, one waiting */
 #define PREFETCH_SLOTS_PER_THREAD 2
 /* the first room for a chunk's raw bytes: this many times its stored ones */
@@ -448,6 +454,8 @@ struct hs__prefetch *hs__prefetch_new(int fd, const uint8_t *mem, uint64_t size,
 		return NULL;
 	if (threads > PREFETCH_MAX_THREADS)
 		threads = PREFETCH_MAX_THREADS;
+	if (decode && threads > PREFETCH_DECODE_THREADS)
+		threads = PREFETCH_DECODE_THREADS;
 	pf = hs_calloc(1, sizeof(*pf));
 	if (!pf)
 		return NULL;

@@ -127,7 +127,8 @@ unsigned hs__prefetch_threads(void);
  * or @mem (borrowed), @size bytes. The EVENTS chunks at the @nr_skip
  * increasing offsets @skip (borrowed) are not read: the reader steps over
  * them (hs_trace_reader_skip_events()). With @decode, EVENTS chunks are
- * joined and their events decoded too. Returns NULL when out of memory
+ * joined and their events decoded too, by at most 3 workers (6 slots
+ * of decoded events). Returns NULL when out of memory
  * or without threads (the reader then reads alone).
  */
 struct hs__prefetch *hs__prefetch_new(int fd, const uint8_t *mem, uint64_t size,
