@@ -75,8 +75,6 @@ static int piece_open(struct hs__chunk_events *ce, size_t begin, uint64_t tid)
 	pc->tid = tid;
 	pc->ev_end = ce->nr_ev;
 	pc->low = pc->low_rest = INT64_MAX;
-	pc->last = INT64_MIN;
-	pc->sorted = 1;
 	return 0;
 }
 
@@ -97,12 +95,14 @@ static int64_t events_low(const struct hs_rec_event *ev, unsigned n, int64_t low
 /*
  * Each piece's low_rest: the lowest time of the events after it in the
  * chunk, its own events' and those of the records between pieces (held
- * in the piece before them as low_rest while decoding).
+ * in the piece before them as low_rest while decoding); and each
+ * stretch's low: the lowest time from its first event to the end of its
+ * piece. 0 or -ENOMEM.
  */
-static void pieces_rest(struct hs__chunk_events *ce)
+static int pieces_rest(struct hs__chunk_events *ce)
 {
+	size_t k, from = 0, g;
 	int64_t acc = INT64_MAX;
-	size_t k;
 
 	for (k = ce->nr_pieces; k-- > 0;) {
 		struct hs__chunk_piece *pc = &ce->piece[k];
@@ -113,6 +113,18 @@ static void pieces_rest(struct hs__chunk_events *ce)
 		if (pc->low < acc)
 			acc = pc->low;
 	}
+	if (HS_GROW(ce->stretch_low, ce->nr_ev / HS_CHUNK_STRETCH + 1, ce->alloc_stretch))
+		return -ENOMEM;
+	for (k = 0; k < ce->nr_pieces; from = ce->piece[k++].ev_end) {
+		acc = INT64_MAX;
+		for (g = ce->piece[k].ev_end; g-- > from;) {
+			if (ce->ev[g].time < acc)
+				acc = ce->ev[g].time;
+			if (g % HS_CHUNK_STRETCH == 0)
+				ce->stretch_low[g / HS_CHUNK_STRETCH] = acc;
+		}
+	}
+	return 0;
 }
 
 int hs__chunk_events_decode(const uint8_t *payload, size_t n, size_t max_events,
@@ -144,9 +156,8 @@ int hs__chunk_events_decode(const uint8_t *payload, size_t n, size_t max_events,
 					      *lim = out->ev + (out->alloc_ev < max_events
 								    ? out->alloc_ev
 								    : max_events);
-			int64_t low = pc->low, last = pc->last;
+			int64_t low = pc->low;
 			size_t recs = 0;
-			int sorted = pc->sorted;
 
 			for (; e < lim; e++, recs++) {
 				if (p >= end ||
@@ -180,15 +191,10 @@ int hs__chunk_events_decode(const uint8_t *payload, size_t n, size_t max_events,
 				e->fn = rec.tag;
 				if (e->time < low)
 					low = e->time;
-				if (e->time < last)
-					sorted = 0;
-				last = e->time;
 			}
 			if (recs) {
 				out->nr_ev = (size_t)(e - out->ev);
 				pc->low = low;
-				pc->last = last;
-				pc->sorted = sorted;
 				pc->end = (size_t)(q - payload);
 				pc->st = st;
 				pc->ev_end = out->nr_ev;
@@ -235,9 +241,6 @@ int hs__chunk_events_decode(const uint8_t *payload, size_t n, size_t max_events,
 		for (k = 0; k < got; k++) {
 			struct hs_trace_event *e = &out->ev[out->nr_ev++];
 
-			if ((int64_t)ev[k].ticks < pc->last || ev[k].ticks > INT64_MAX)
-				pc->sorted = 0;
-			pc->last = (int64_t)ev[k].ticks;
 			e->time = (int64_t)ev[k].ticks;
 			e->addr = ev[k].addr;
 			e->size = ev[k].size;
@@ -254,17 +257,30 @@ int hs__chunk_events_decode(const uint8_t *payload, size_t n, size_t max_events,
 		pc->ev_end = out->nr_ev;
 		pc->records++;
 	}
+	/*
+	 * Past @max_events the records are the reader's, but their times
+	 * still bound what the pieces' rests can go before: read on
+	 */
+	while (q < end && out->nr_pieces) {
+		unsigned got;
+
+		if (hs_rec_decode(&q, end, &st, &rec, &why))
+			break;
+		got = hs_rec_events(&rec, ev);
+		if (got)
+			out->piece[out->nr_pieces - 1].low_rest =
+			    events_low(ev, got, out->piece[out->nr_pieces - 1].low_rest);
+	}
 	/* the rests are known when every event of the chunk is */
 	out->complete = q == end;
-	if (out->complete)
-		pieces_rest(out);
-	return 0;
+	return out->complete ? pieces_rest(out) : 0;
 }
 
 void hs__chunk_events_release(struct hs__chunk_events *ce)
 {
 	hs_free(ce->ev);
 	hs_free(ce->piece);
+	hs_free(ce->stretch_low);
 	memset(ce, 0, sizeof(*ce));
 }
 

@@ -32,8 +32,8 @@
  * bytes (hs__chunk_inflate()): never to a declared size the data does not
  * back, and never past HS_CHUNK_MAX; decoded events are at most
  * HS_CHUNK_EVENTS_MAX per chunk (the rest of a larger chunk is decoded by
- * the reader). The pool owns its slots; a chunk the reader took borrows
- * from its slot until the reader's next take.
+ * the reader; the worker reads its times only, for the pieces' rests). The pool owns its
+ * slots; a chunk the reader took borrows from its slot until the reader's next take.
  */
 
 /*
@@ -46,7 +46,7 @@
  * event is a struct hs_trace_event whose @node is the record's stack id
  * (0: none), @fn its tag, @time its ticks; @thread is not set.
  */
-#define HS_CHUNK_EVENTS_MAX ((size_t)1 << 17)
+#define HS_CHUNK_EVENTS_MAX ((size_t)1 << 16)
 struct hs__chunk_piece {
 	size_t begin, end; /* payload offsets of its first record and after its last */
 	struct hs_rec_state st; /* the decoder's state at @end */
@@ -58,10 +58,10 @@ struct hs__chunk_piece {
 				 * INT64_MIN: one is past INT64_MAX) */
 	int64_t low_rest;	/* with @complete: the lowest time of every event
 				 * after it in the chunk */
-	int64_t last;		/* the time of its last event */
-	int sorted;		/* its events are in time order (so those after
-				 * one are no older than it) */
 };
+
+/* events of a piece between looks at what can go on (stretch_low) */
+#define HS_CHUNK_STRETCH 4096
 
 struct hs__chunk_events {
 	struct hs_trace_event *ev;
@@ -69,6 +69,10 @@ struct hs__chunk_events {
 	struct hs__chunk_piece *piece;
 	size_t nr_pieces, alloc_pieces;
 	int complete; /* every record of the chunk decoded (the rests are known) */
+	/* with @complete, for each ev[k * HS_CHUNK_STRETCH]: the lowest time
+	 * from it to the end of its piece */
+	int64_t *stretch_low;
+	size_t alloc_stretch;
 };
 
 /*

@@ -834,9 +834,9 @@ piece_fill(struct hs_trace *t, struct load_state *ls, struct hs__order *s, uint3
 			if (x->node != cache_id) {
 				uint32_t k = node_index(t, x->node);
 
+				/* (defined later: add_event() keeps the id) */
 				if (k == HS_TRACE_NONE)
-					break; /* defined later: add_event() keeps its id
-						*/
+					break;
 				cache_id = x->node;
 				cache_index = k;
 			}
@@ -873,9 +873,6 @@ piece_fill(struct hs_trace *t, struct load_state *ls, struct hs__order *s, uint3
 	return i;
 }
 
-/* events of a piece staged between looks at what can go on */
-#define PIECE_STRETCH 4096
-
 /*
  * When the reader is at the start of a piece the pool decoded (r->pre),
  * its events go to the stream (piece_fill(), else walk_event() one at a
@@ -904,20 +901,22 @@ static int stream_piece(struct hs_trace_reader *r, struct hs_trace *t,
 	if (err)
 		return err;
 	while (i < n) {
-		size_t upto = n;
+		size_t upto = n, g = from + i;
 
 		/*
-		 * In time order, the events after ev[i] are no older than it:
-		 * in stretches of PIECE_STRETCH, the staged events before them
-		 * (and the rest of the chunk) go on while the piece is read.
+		 * At each stretch, the staged events older than the rest of the
+		 * piece and of the chunk go on while the piece is read.
 		 */
-		if (ce->complete && pc->sorted) {
-			if (i && (err = hs__order_early(s, ev[i].time < pc->low_rest
-							       ? ev[i].time
-							       : pc->low_rest)))
+		if (ce->complete) {
+			int64_t low = ce->stretch_low[g / HS_CHUNK_STRETCH];
+
+			if (g % HS_CHUNK_STRETCH == 0 &&
+			    (err = hs__order_early(s, low < pc->low_rest ? low
+									 : pc->low_rest)))
 				return err;
-			if (n - i > PIECE_STRETCH)
-				upto = i + PIECE_STRETCH;
+			if (upto > (g / HS_CHUNK_STRETCH + 1) * HS_CHUNK_STRETCH - from)
+				upto =
+				    (g / HS_CHUNK_STRETCH + 1) * HS_CHUNK_STRETCH - from;
 		}
 		i += piece_fill(t, ls, s, th, ev + i, upto - i);
 		if (i < upto) {

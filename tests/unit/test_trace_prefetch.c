@@ -301,16 +301,16 @@ static size_t ref_records(const uint8_t *raw, size_t n, struct ref_rec *out, siz
  * a fixed record; with @complete, each piece knows the lowest time after
  * it. Returns how many events the pieces hold.
  */
-static size_t check_decoded(const uint8_t *raw, size_t n, const struct hs__chunk_events *ce)
+static size_t check_decoded(const uint8_t *raw, size_t n, const struct hs__chunk_events *ce,
+			    size_t max)
 {
 	static struct ref_rec rr[4096];
 	size_t nr = ref_records(raw, n, rr, 4096), k = 0, e = 0, pi;
 
 	for (pi = 0; pi < ce->nr_pieces; pi++) {
 		const struct hs__chunk_piece *pc = &ce->piece[pi];
-		int64_t low = INT64_MAX, last = INT64_MIN;
-		size_t recs = 0, j;
-		int sorted = 1;
+		int64_t low = INT64_MAX;
+		size_t recs = 0, j, first = e;
 
 		/* the records before it are no fixed records with events */
 		for (; k < nr && rr[k].off < pc->begin; k++)
@@ -338,8 +338,6 @@ static size_t check_decoded(const uint8_t *raw, size_t n, const struct hs__chunk
 				assert_int_equal(w->tid, pc->tid);
 				if (d->time < low)
 					low = d->time;
-				sorted &= d->time >= last;
-				last = d->time;
 			}
 		}
 		assert_int_equal(rr[k - 1].end, pc->end);
@@ -347,9 +345,21 @@ static size_t check_decoded(const uint8_t *raw, size_t n, const struct hs__chunk
 		assert_int_equal(pc->records, recs);
 		assert_int_equal(pc->ev_end, e);
 		assert_int_equal(pc->low, low);
-		assert_int_equal(pc->sorted, sorted);
 		if (ce->complete) {
 			int64_t rest = INT64_MAX;
+
+			/* each stretch: the lowest from it to the piece's end */
+			for (j = first; j < e; j++) {
+				int64_t sl = INT64_MAX;
+				size_t x;
+
+				if (j % HS_CHUNK_STRETCH)
+					continue;
+				for (x = j; x < e; x++)
+					if (ce->ev[x].time < sl)
+						sl = ce->ev[x].time;
+				assert_int_equal(ce->stretch_low[j / HS_CHUNK_STRETCH], sl);
+			}
 
 			for (j = k; j < nr; j++) {
 				unsigned x;
@@ -364,7 +374,8 @@ static size_t check_decoded(const uint8_t *raw, size_t n, const struct hs__chunk
 	assert_int_equal(ce->nr_ev, e);
 	if (ce->complete) {
 		assert_int_equal(nr ? rr[nr - 1].end : 0, n);
-		for (; k < nr; k++)
+		/* (past @max events, the rest is the reader's) */
+		for (; k < nr && ce->nr_ev + 2 <= max; k++)
 			assert_false(rr[k].fixed && rr[k].tag != HS_TAG_SPAN && rr[k].nr_ev);
 	}
 	return e;
@@ -409,23 +420,22 @@ static void chunk_events_are_what_the_records_say(void **state)
 	assert_int_equal(hs__chunk_events_decode(raw, n, HS_CHUNK_EVENTS_MAX, &ce), 0);
 	assert_true(ce.complete);
 	assert_true(ce.nr_pieces >= 4);
-	all = check_decoded(raw, n, &ce);
+	all = check_decoded(raw, n, &ce, HS_CHUNK_EVENTS_MAX);
 	assert_true(all >= 90);
-	assert_false(ce.piece[ce.nr_pieces - 2].sorted);
-	assert_true(ce.piece[0].sorted);
 	/* the first piece's rest: thread 9's older events */
 	assert_int_equal(ce.piece[0].low_rest, 896);
 
-	/* at most a few events: the pieces end there, the rests unknown */
+	/* at most a few events: the pieces end there, the rests still known */
 	assert_int_equal(hs__chunk_events_decode(raw, n, 9, &ce), 0);
-	assert_false(ce.complete);
+	assert_true(ce.complete);
 	assert_true(ce.nr_ev <= 9 && ce.nr_ev >= 7);
-	assert_int_equal(check_decoded(raw, n, &ce), ce.nr_ev);
+	assert_int_equal(check_decoded(raw, n, &ce, 9), ce.nr_ev);
+	assert_int_equal(ce.piece[ce.nr_pieces - 1].low_rest, 896);
 
 	/* cut anywhere: the records before the cut, and no more */
 	for (cut = 0; cut < n; cut += 7) {
 		assert_int_equal(hs__chunk_events_decode(raw, cut, HS_CHUNK_EVENTS_MAX, &ce), 0);
-		assert_true(check_decoded(raw, cut, &ce) <= all);
+		assert_true(check_decoded(raw, cut, &ce, HS_CHUNK_EVENTS_MAX) <= all);
 	}
 	hs__chunk_events_release(&ce);
 }
