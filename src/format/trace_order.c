@@ -604,7 +604,8 @@ static int stream(struct reading *rd, const struct hs_trace_sink *sink)
 	s.run_thread = UINT32_MAX;
 	rd->s = &s;
 	hs__order_index(&rd->r, &s);
-	rd->r.pf_decode = 1; /* the pool decodes the events too */
+	/* the pool decodes the events too, when it has the cores for it */
+	rd->r.pf_decode = rd->r.pf_threads >= HS_PREFETCH_DECODE_MIN;
 	pthread_mutex_init(&s.mu, NULL);
 	pthread_cond_init(&s.cv, NULL);
 	if (pthread_create(&th, NULL, stream_read, rd)) {
