@@ -8,7 +8,8 @@
 #
 # PERF_SCRIPT: e.g. `build/bench/gen_perf_script 200000000 > p.data.txt`
 # (about 2M samples); HEAP_TRACE: e.g. `heapscope run -q --no-view -o
-# h.hstrace build/bench/rand_loop 1 7000000` (7M allocations). Each step
+# h.hstrace build/bench/rand_loop 1 7000000` (7M allocations); either
+# may be "-" to leave its part out. Each step
 # prints "STEP seconds"; run it with the old and the new binary and
 # compare (bench/README.md has the numbers). Targets: perf script opens
 # in under 5 s, each Update under 1 s, server under 1.5 GB; heap trace:
@@ -78,9 +79,10 @@ timed() {
 	echo "$1 $(since "$t0")"
 }
 
+T='"trace":0'
+if [ "$PERF" != - ]; then
 echo "== perf script: $PERF"
 start "$PERF"
-T='"trace":0'
 update first "$T"
 update fold_pct "$T,\"params\":{\"fold_pct\":1}"
 update inc "$T,\"params\":{\"fold_pct\":1,\"inc\":\"module0\"}"
@@ -88,6 +90,8 @@ update range "$T,\"params\":{\"fold_pct\":1,\"start\":1000,\"end\":2000}"
 update group "$T,\"params\":{\"group\":\"{%}!->module \$1\"}"
 update back "$T"
 stop
+fi
+[ "$HEAP" != - ] || exit 0
 
 echo "== heap trace: $HEAP"
 start "$HEAP"

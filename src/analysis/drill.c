@@ -166,6 +166,12 @@ int hs_drill_name(const struct hs_calltree *ct, uint32_t frame, enum hs_drill_wh
 	return err;
 }
 
+int hs_drill_pick(const struct hs_calltree *ct, const uint8_t *pick,
+		  struct hs_stack_source *out)
+{
+	return copy_samples(ct, pick, out);
+}
+
 int hs_flatten(const struct hs_calltree *ct, struct hs_stack_source *out)
 {
 	const struct hs_stack_source *in = ct->in, *fo = &ct->f.out;

@@ -36,6 +36,13 @@ int hs_drill_node(const struct hs_calltree *ct, uint32_t node, enum hs_drill_wha
  */
 int hs_drill_name(const struct hs_calltree *ct, uint32_t frame, enum hs_drill_what what,
 		  struct hs_stack_source *out);
+/*
+ * Drill into the samples charged to the nodes of @ct with @pick set
+ * (ct->t.nr entries; a Callers or Callees node's, hs_view_focus_pick()).
+ * 0 or -ENOMEM.
+ */
+int hs_drill_pick(const struct hs_calltree *ct, const uint8_t *pick,
+		  struct hs_stack_source *out);
 /* Flatten the samples that passed @ct's filter. 0 or -ENOMEM. */
 int hs_flatten(const struct hs_calltree *ct, struct hs_stack_source *out);
 #endif

@@ -15,21 +15,18 @@
 
 /* What the chains need of one file. */
 struct image {
-	size_t file;		/* index in the caller's arrays */
-	uint64_t pid, start_ns; /* start: CLOCK_REALTIME at its start */
-	int execed;		/* an exec started it */
-	int ended_by_exec;
-	char *comm;
+	size_t file; /* index in the caller's arrays */
+	struct hs_exec_image image;
 };
 
 static int cmp_image(const void *a, const void *b)
 {
 	const struct image *x = a, *y = b;
 
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->start_ns != y->start_ns)
-		return x->start_ns < y->start_ns ? -1 : 1;
+	if (x->image.pid != y->image.pid)
+		return x->image.pid < y->image.pid ? -1 : 1;
+	if (x->image.start_ns != y->image.start_ns)
+		return x->image.start_ns < y->image.start_ns ? -1 : 1;
 	return x->file < y->file ? -1 : x->file > y->file;
 }
 
@@ -59,27 +56,11 @@ int hs_exec_image_read(const char *path, struct hs_exec_image *im)
 	return im->comm ? 1 : -ENOMEM;
 }
 
-/* Read file @path's image into @im: as hs_exec_image_read(). */
-static int read_image(const char *path, struct image *im)
-{
-	struct hs_exec_image x;
-	int r = hs_exec_image_read(path, &x);
-
-	if (r != 1)
-		return r;
-	im->pid = x.pid;
-	im->start_ns = x.start_ns;
-	im->execed = x.execed;
-	im->ended_by_exec = x.ended_by_exec;
-	im->comm = x.comm;
-	return 1;
-}
-
 /* The frame of the last image of the chain that starts at @all[i]: its index. */
 static size_t chain_end(const struct image *all, size_t nr, size_t i)
 {
-	while (i + 1 < nr && all[i].ended_by_exec && all[i + 1].pid == all[i].pid &&
-	       all[i + 1].execed)
+	while (i + 1 < nr && all[i].image.ended_by_exec &&
+	       all[i + 1].image.pid == all[i].image.pid && all[i + 1].image.execed)
 		i++;
 	return i;
 }
@@ -96,7 +77,7 @@ int hs_exec_chain_frames(const char *const *paths, size_t n, char **frames)
 		return -ENOMEM;
 	for (i = 0; i < n && !err; i++) {
 		all[nr].file = i;
-		err = read_image(paths[i], &all[nr]);
+		err = hs_exec_image_read(paths[i], &all[nr].image);
 		if (err == 1) {
 			nr++;
 			err = 0;
@@ -110,15 +91,15 @@ int hs_exec_chain_frames(const char *const *paths, size_t n, char **frames)
 		last = chain_end(all, nr, i);
 		if (last == i)
 			continue;
-		err = hs_buf_addf(&name, "Process %s (%" PRIu64 ")", all[last].comm,
-				  all[last].pid);
+		err = hs_buf_addf(&name, "Process %s (%" PRIu64 ")", all[last].image.comm,
+				  all[last].image.pid);
 		for (k = i; k < last && !err; k++)
 			if (!(frames[all[k].file] = hs_strdup(name.s)))
 				err = -ENOMEM;
 		hs_buf_release(&name);
 	}
 	for (i = 0; i < nr; i++)
-		hs_free(all[i].comm);
+		hs_free(all[i].image.comm);
 	hs_free(all);
 	if (err)
 		hs_exec_chain_release(frames, n);

@@ -19,43 +19,22 @@
 /* What the search needs of one trace. */
 struct image {
 	char *path;
-	uint64_t pid, start_ns; /* start: CLOCK_REALTIME at its start */
-	int execed;		/* an exec started it */
-	int follows_exec;	/* traced with --follow-exec */
-	int ended_by_exec;
-	char *comm;
+	struct hs_exec_image image;
 };
 
 static void image_release(struct image *im)
 {
 	hs_free(im->path);
-	hs_free(im->comm);
-	im->path = im->comm = NULL;
-}
-
-/* Read @path's image into @im: as hs_exec_image_read(). */
-static int read_image(const char *path, struct image *im)
-{
-	struct hs_exec_image x;
-	int r = hs_exec_image_read(path, &x);
-
-	if (r != 1)
-		return r;
-	im->pid = x.pid;
-	im->start_ns = x.start_ns;
-	im->execed = x.execed;
-	im->follows_exec = x.follows_exec;
-	im->ended_by_exec = x.ended_by_exec;
-	im->comm = x.comm;
-	return 1;
+	hs_free(im->image.comm);
+	im->path = im->image.comm = NULL;
 }
 
 static int cmp_start(const void *a, const void *b)
 {
 	const struct image *x = a, *y = b;
 
-	if (x->start_ns != y->start_ns)
-		return x->start_ns < y->start_ns ? -1 : 1;
+	if (x->image.start_ns != y->image.start_ns)
+		return x->image.start_ns < y->image.start_ns ? -1 : 1;
 	return strcmp(x->path, y->path);
 }
 
@@ -73,11 +52,11 @@ static int named_after(const char *name, uint64_t pid)
 }
 
 /*
- * The images of pid @first->pid started by exec in directory @dir (""
- * for the working directory), other than the file @self: appended to
- * *@all (*@nr of them). Returns 0 or -ENOMEM.
+ * The images of pid @pid started by exec in directory @dir ("" for the
+ * working directory), other than the file @self: appended to *@all (*@nr
+ * of them). Returns 0 or -ENOMEM.
  */
-static int candidates(const char *dir, const struct image *first, const struct stat *self,
+static int candidates(const char *dir, uint64_t pid, const struct stat *self,
 		      struct image **all, size_t *nr)
 {
 	DIR *d = opendir(dir[0] ? dir : ".");
@@ -93,7 +72,7 @@ static int candidates(const char *dir, const struct image *first, const struct s
 		struct stat sb;
 		int r;
 
-		if (!named_after(e->d_name, first->pid))
+		if (!named_after(e->d_name, pid))
 			continue;
 		err = hs_buf_addf(&p, "%s%s%s", dir, dir[0] ? "/" : "", e->d_name);
 		if (err)
@@ -103,8 +82,8 @@ static int candidates(const char *dir, const struct image *first, const struct s
 			hs_buf_release(&p);
 			continue;
 		}
-		r = read_image(p.s, &im);
-		if (r == 1 && im.pid == first->pid && im.execed && *nr == alloc) {
+		r = hs_exec_image_read(p.s, &im.image);
+		if (r == 1 && im.image.pid == pid && im.image.execed && *nr == alloc) {
 			size_t grown = alloc ? 2 * alloc : 8;
 			struct image *v = hs_realloc(*all, grown * sizeof(*v));
 
@@ -115,7 +94,7 @@ static int candidates(const char *dir, const struct image *first, const struct s
 				r = -ENOMEM;
 			}
 		}
-		if (r == 1 && im.pid == first->pid && im.execed) {
+		if (r == 1 && im.image.pid == pid && im.image.execed) {
 			im.path = hs_buf_detach(&p);
 			(*all)[(*nr)++] = im;
 		} else {
@@ -130,10 +109,10 @@ static int candidates(const char *dir, const struct image *first, const struct s
 }
 
 /* @s from @first and the chain after it in the sorted @all: 0 or -ENOMEM. */
-static int take_chain(struct hs_exec_successors *s, const struct image *first,
+static int take_chain(struct hs_exec_successors *s, const struct hs_exec_image *first,
 		      const struct image *all, size_t nr)
 {
-	const struct image *cur = first;
+	const struct hs_exec_image *cur = first;
 	size_t i;
 
 	s->pid = first->pid;
@@ -143,12 +122,12 @@ static int take_chain(struct hs_exec_successors *s, const struct image *first,
 	if (!s->path)
 		return -ENOMEM;
 	for (i = 0; i < nr && cur->ended_by_exec && cur->follows_exec; i++) {
-		if (all[i].start_ns < cur->start_ns)
+		if (all[i].image.start_ns < cur->start_ns)
 			continue;
 		if (!(s->path[s->nr] = hs_strdup(all[i].path)))
 			return -ENOMEM;
 		s->nr++;
-		cur = &all[i];
+		cur = &all[i].image;
 	}
 	s->first_comm = hs_strdup(first->comm);
 	s->last_comm = hs_strdup(cur->comm);
@@ -157,7 +136,8 @@ static int take_chain(struct hs_exec_successors *s, const struct image *first,
 
 int hs_exec_successors_find(const char *path, struct hs_exec_successors *s)
 {
-	struct image first = {0}, *all = NULL;
+	struct hs_exec_image first = {0};
+	struct image *all = NULL;
 	struct stat self;
 	size_t nr = 0, i;
 	char *dir = NULL, *slash;
@@ -166,7 +146,7 @@ int hs_exec_successors_find(const char *path, struct hs_exec_successors *s)
 	memset(s, 0, sizeof(*s));
 	if (!strcmp(path, "-") || stat(path, &self) || !S_ISREG(self.st_mode))
 		return 0;
-	err = read_image(path, &first);
+	err = hs_exec_image_read(path, &first);
 	if (err <= 0)
 		return err;
 	err = 0;
@@ -183,7 +163,7 @@ int hs_exec_successors_find(const char *path, struct hs_exec_successors *s)
 	else
 		dir[0] = '\0';
 	if (first.ended_by_exec && first.follows_exec)
-		err = candidates(dir, &first, &self, &all, &nr);
+		err = candidates(dir, first.pid, &self, &all, &nr);
 	if (!err) {
 		if (nr)
 			qsort(all, nr, sizeof(*all), cmp_start);
@@ -193,7 +173,7 @@ out:
 	for (i = 0; i < nr; i++)
 		image_release(&all[i]);
 	hs_free(all);
-	image_release(&first);
+	hs_free(first.comm);
 	hs_free(dir);
 	if (err)
 		hs_exec_successors_release(s);

@@ -8,9 +8,11 @@
 #include <ctype.h>
 #include <errno.h>
 #include <string.h>
+#include <strings.h>
 
 #define MODULE_ENTRY "{%}!=>module $1"
 #define MODULE_GROUP "{%}!->module $1"
+#define PROCESS_NAME "^Process% {%}->$1"
 
 void hs_groups_release(struct hs_groups *g)
 {
@@ -68,7 +70,11 @@ static int parse_entry(const char *e, size_t len, void *arg)
 	if (!gp->tmpl)
 		return -ENOMEM;
 	if ((len == strlen(MODULE_ENTRY) && !memcmp(e, MODULE_ENTRY, len)) ||
-	    (len == strlen(MODULE_GROUP) && !memcmp(e, MODULE_GROUP, len))) {
+	    (len == strlen(MODULE_GROUP) && !memcmp(e, MODULE_GROUP, len)))
+		gp->fast = HS_GROUP_FAST_MODULE;
+	else if (len == strlen(PROCESS_NAME) && !memcmp(e, PROCESS_NAME, len))
+		gp->fast = HS_GROUP_FAST_PROCESS;
+	if (gp->fast) {
 		g->nr++; /* fast path: no regex */
 		return 0;
 	}
@@ -143,26 +149,62 @@ int hs_group_expand(const char *tmpl, const char *subj, const struct hs_match *m
 	return err;
 }
 
-static int is_module_char(unsigned char c)
+/* What '%' takes: letters and digits (any non-ASCII byte counts as a letter), '.', '_',
+ * '?' */
+static int is_pct_char(unsigned char c)
 {
-	/* letters and digits (any non-ASCII byte counts as a letter), '.', '_' */
-	return isalnum(c) || c == '.' || c == '_' || c >= 0x80;
+	return isalnum(c) || c == '.' || c == '_' || c == '?' || c >= 0x80;
 }
 
 /*
- * "{%}!=>module $1" and "{%}!->module $1" without PCRE2: the run of module
- * characters before the module's '!' (frame_name.h: not an operator's, as
- * "operator!="), so that the two presets agree on every name.
+ * "{%}!=>module $1" and "{%}!->module $1" without PCRE2: the module as
+ * the viewer shows it (frame_name.h: it ends at a '!' that is not an
+ * operator's, as "operator!=", and loses its directories), so that the
+ * two presets agree on every name and a Linux file name stays whole:
+ * "/lib/ld-linux-x86-64.so.2!f" is in "module ld-linux-x86-64.so.2", not
+ * in "module 64.so.2" as '%' (which takes no '-' nor '+') would put it.
  */
 static int module_entry(const char *s, struct hs_buf *name)
 {
-	const char *bang = hs_frame_name_bang(s, strlen(s)), *b;
+	size_t mlen;
+	const char *m = hs_frame_name_short_module(s, strlen(s), &mlen);
 
-	if (!bang)
+	if (!m)
 		return 0;
-	for (b = bang; b > s && is_module_char((unsigned char)b[-1]); b--)
-		;
-	if (hs_buf_adds(name, "module ") || hs_buf_add(name, b, (size_t)(bang - b)))
+	if (hs_buf_adds(name, "module ") || hs_buf_add(name, m, mlen))
+		return -ENOMEM;
+	return 1;
+}
+
+/*
+ * "^Process% {%}->$1" without PCRE2: a process frame "Process COMM (PID)"
+ * as its whole COMM ("demo-heap", where '%' would stop at the '-'); a name
+ * "Process% X" without " (PID)" as the pattern names it (the run of '%'
+ * characters of X). 0 when it does not match.
+ */
+static int process_name(const char *s, struct hs_buf *name)
+{
+	const char *c = s + 7, *end, *open;
+
+	if (strncasecmp(s, "Process", 7))
+		return 0;
+	while (is_pct_char((unsigned char)*c))
+		c++;
+	if (*c++ != ' ')
+		return 0;
+	end = c + strlen(c);
+	open = end > c && end[-1] == ')' ? strstr(c, " (") : NULL;
+	if (open) {
+		const char *next;
+
+		while ((next = strstr(open + 2, " (")))
+			open = next;
+		end = open;
+	} else {
+		for (end = c; is_pct_char((unsigned char)*end); end++)
+			;
+	}
+	if (hs_buf_add(name, c, (size_t)(end - c)))
 		return -ENOMEM;
 	return 1;
 }
@@ -187,13 +229,17 @@ static int match_patterns(struct hs_groups *g, const char *full, struct hs_buf *
 		struct hs_match m;
 		int rc;
 
-		if (!gp->pat) {
+		if (gp->fast) {
 			hs_buf_reset(&g->next);
-			rc = module_entry(cur, &g->next);
+			rc = gp->fast == HS_GROUP_FAST_MODULE
+				 ? module_entry(cur, &g->next)
+				 : process_name(cur, &g->next);
 			if (rc < 0)
 				return rc;
 			if (!rc)
 				continue;
+			if (!g->next.len)
+				return HS_GROUP_NONE; /* the "exclusion group" */
 			hs_buf_reset(name);
 			if (hs_buf_add(name, g->next.s, g->next.len))
 				return -ENOMEM;

@@ -21,7 +21,12 @@
  * group; a "->" match renames the frame and matching goes on with the new
  * name (the last rename wins). The entries "{%}!=>module $1" and
  * "{%}!->module $1" are recognised and done without PCRE2, with the
- * module of model/frame_name.h (a C++ operator's '!' is no module's). A frame that no
+ * short module of model/frame_name.h (a C++ operator's '!' is no
+ * module's; a Linux file name keeps the '-' and '+' that '%' does not
+ * take: "module ld-linux-x86-64.so.2", "module libstdc++.so.6"), and so
+ * is "^Process% {%}->$1" (a diff's Ignore PID/TID), which names a
+ * "Process COMM (PID)" frame by its whole COMM ("demo-heap", where '%'
+ * would stop at the '-'). A frame that no
  * pattern groups and whose full name ends in "!?" (an unresolved address) goes into a
  * plain group named by its short name, so a module's unknown frames collapse together.
  *
@@ -38,10 +43,17 @@ enum hs_group_kind {
 	HS_GROUP_ENTRY, /* "=>": shown as "NAME <<entry frame>>" */
 };
 
+enum hs_group_fast {
+	HS_GROUP_FAST_NONE,    /* @pat is matched */
+	HS_GROUP_FAST_MODULE,  /* "{%}!=>module $1", "{%}!->module $1" */
+	HS_GROUP_FAST_PROCESS, /* "^Process% {%}->$1" */
+};
+
 struct hs_group_pat {
-	struct hs_pattern *pat; /* owned; NULL for the module fast paths */
+	struct hs_pattern *pat; /* owned; NULL for the fast paths */
 	char *tmpl;		/* owned template, trimmed */
 	int entry;		/* "=>" */
+	enum hs_group_fast fast;
 };
 
 struct hs_groups {

@@ -635,7 +635,7 @@ static int peak_gone(struct view *v, const struct block *blk)
 	v->gone_size = blk->size;
 
 	p->in_use -= (double)blk->size * weight(v->t, blk->size);
-	if (!p->have || blk->ord > p->upto)
+	if (!v->out || !p->have || blk->ord > p->upto)
 		return 0;
 	if (HS_GROW(p->ghost, p->nr_ghosts + 1, p->alloc_ghosts))
 		return -ENOMEM;
@@ -846,7 +846,8 @@ static void view_init(struct view *v, const struct hs_memview_opts *o,
 	v->out = out;
 	v->info = info;
 	range_ns(o, &v->lo, &v->hi);
-	hs_source_init(out);
+	if (out)
+		hs_source_init(out);
 	if (info) {
 		memset(info, 0, sizeof(*info));
 		info->peak_ns = -1;
@@ -870,14 +871,17 @@ static void view_release(struct view *v)
 
 /*
  * Output @out of view kind @o->kind: its samples' keys [0, @nr_keys)
- * become stacks, and it gets its defaults.
+ * become stacks, and it gets its defaults. @used_only: only the keys its
+ * samples have get a stack (the same samples and sums, fewer stacks and
+ * frames; run's summary, which only adds them up).
  */
 static int finish_output(struct view *v, const struct hs_trace *t,
 			 const struct hs_memview_opts *o, struct hs_stack_source *out,
-			 size_t nr_keys)
+			 size_t nr_keys, int used_only)
 {
 	struct builder b;
 	uint32_t *stack_of = NULL;
+	uint8_t *used = NULL;
 	size_t i;
 	int err;
 
@@ -885,8 +889,15 @@ static int finish_output(struct view *v, const struct hs_trace *t,
 	err = builder_init(&b, t, o, out);
 	if (!err && !(stack_of = hs_malloc((nr_keys + 1) * sizeof(uint32_t))))
 		err = -ENOMEM;
+	if (!err && used_only && !(used = hs_calloc(nr_keys + 1, 1)))
+		err = -ENOMEM;
+	for (i = 0; !err && used && i < out->nr_samples; i++) {
+		HS_BUG_ON(out->stack[i] >= nr_keys);
+		used[out->stack[i]] = 1;
+	}
 	for (i = 0; !err && i < nr_keys; i++)
-		err = key_stack(&b, &v->keys, i, &stack_of[i]);
+		if (!used || used[i])
+			err = key_stack(&b, &v->keys, i, &stack_of[i]);
 	for (i = 0; !err && i < out->nr_samples; i++) {
 		/* the stack column holds keys until here (emit()) */
 		HS_BUG_ON(out->stack[i] >= nr_keys);
@@ -894,6 +905,7 @@ static int finish_output(struct view *v, const struct hs_trace *t,
 	}
 	builder_release(&b);
 	hs_free(stack_of);
+	hs_free(used);
 	if (!err && is_sample_view(o->kind)) {
 		out->kind = HS_METRIC_TIME;
 		if (!(out->metric_unit = hs_strdup("ms")))
@@ -951,18 +963,19 @@ static int view_finish(struct view *v, const struct hs_trace *t)
 	/* an exec frees the heap of the image it replaces: no leaks */
 	if (v->o->kind == HS_MEM_LEAKS && !ended_by_exec(t))
 		err = emit_live(v, v->lo);
-	else if (v->o->kind == HS_MEM_PEAK)
+	else if (v->o->kind == HS_MEM_PEAK && v->out)
 		err = peak_finish(v);
 	if (!err && v->side[HS_MEM_LEAKS].out && !ended_by_exec(t))
 		err = side_leaks(v);
 	/* peak: the stacks of the allocations up to the peak, no more */
 	nr_keys = v->o->kind == HS_MEM_PEAK ? v->peak.nr_keys : v->keys.n;
-	if (!err)
-		err = finish_output(v, t, v->o, v->out, nr_keys);
+	if (!err && v->out)
+		err = finish_output(v, t, v->o, v->out, nr_keys, 0);
+	/* without the peak view (run's summary) the side views are only summed */
 	for (k = 0; k < HS_MEM__COUNT && !err; k++)
 		if (v->side[k].out)
-			err =
-			    finish_output(v, t, &v->side[k].o, v->side[k].out, v->keys.n);
+			err = finish_output(v, t, &v->side[k].o, v->side[k].out,
+					    v->keys.n, !v->out);
 	if (!err && v->info) {
 		v->info->symbolized = t->syms.present;
 		v->info->cut_off = t->cut_off;
@@ -1092,7 +1105,8 @@ int hs_memview_pass_new(const struct hs_trace *t, const struct hs_memview_opts *
 {
 	*pass = hs_malloc(sizeof(**pass));
 	if (!*pass) {
-		hs_source_init(out);
+		if (out)
+			hs_source_init(out);
 		return -ENOMEM;
 	}
 	view_init(&(*pass)->v, o, out, info);

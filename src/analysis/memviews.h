@@ -186,7 +186,10 @@ HS_MUST_CHECK int hs_memview_pass_new(const struct hs_trace *t,
  * temporary views of the whole trace into @alloc, @leaks and @temporary
  * (initialised here, the caller's; NULL: not wanted), from the same
  * stack keys and live blocks: what stats reads, at the cost of about one
- * view.
+ * view. @peak NULL: the peak view itself is not wanted (run's summary,
+ * which has the totals' peak), so the pass keeps no blocks of the peak's
+ * moment, and the other views get only the stacks their samples have
+ * (the same samples and sums; fewer stacks and frames).
  */
 HS_MUST_CHECK int
 hs_memview_pass_new_heap(const struct hs_trace *t, const struct hs_memview_opts *o,

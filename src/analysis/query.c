@@ -4,6 +4,7 @@
  */
 #include "analysis/query.h"
 #include "analysis/sourcelines.h"
+#include "common/alloc.h"
 #include "common/buf.h"
 #include <errno.h>
 #include <math.h>
@@ -120,6 +121,26 @@ static int drill(const struct hs_calltree *ct, const struct hs_query_step *step,
 {
 	uint32_t id;
 
+	if (step->path_len &&
+	    (step->tree == HS_VIEW_CALLERS || step->tree == HS_VIEW_CALLEES)) {
+		uint8_t *pick;
+		int err;
+
+		if (step->what != HS_DRILL_INC) {
+			hs_diag_set(diag, 0, "a %s node is drilled into inclusively",
+				    hs_view_kind_name(step->tree));
+			return -EINVAL;
+		}
+		pick = hs_calloc(ct->t.nr, 1);
+		if (!pick)
+			return -ENOMEM;
+		err = hs_view_focus_pick(ct, step->tree, step->path, step->path_len, pick,
+					 diag);
+		if (!err)
+			err = hs_drill_pick(ct, pick, out);
+		hs_free(pick);
+		return err;
+	}
 	if (step->path_len) {
 		if (hs_query_find_path(ct, step->path, step->path_len, &id)) {
 			hs_diag_set(diag, 0, "no call-tree node '%s' at depth %zu",

@@ -36,11 +36,14 @@ struct hs_query_step {
 	/*
 	 * Drill Into: the by-name row @name, or when @path_len > 0 the
 	 * call-tree node reached from ROOT through the names @path[0..]
-	 * (row keys, outermost first).
+	 * (row keys, outermost first). With @tree HS_VIEW_CALLERS or
+	 * HS_VIEW_CALLEES, @path is instead a node of that tree of the
+	 * focus @path[0] (hs_view_focus_pick(); inclusive only).
 	 */
 	const char *name;
 	const char *const *path;
 	size_t path_len;
+	enum hs_view_kind tree; /* the tree @path is in; other values: CallTree */
 	enum hs_drill_what what;
 };
 

@@ -128,10 +128,10 @@ static int buckets_finish(struct buckets *b, double carry, struct hs_timeline *o
 	return 0;
 }
 
-/* The heap timeline of @curve over @duration_ns, and the RSS one of @t. */
-static int timelines(const struct hs_trace *t, const struct hs_heap_curve *curve,
-		     int64_t duration_ns, size_t points, struct hs_timeline *heap,
-		     struct hs_timeline *rss)
+int hs_heap_curve_timelines(const struct hs_heap_curve *curve, const int64_t *rss_time,
+			    const uint64_t *rss_bytes, size_t nr_rss, int64_t duration_ns,
+			    size_t points, struct hs_timeline *heap,
+			    struct hs_timeline *rss)
 {
 	struct buckets b = {0};
 	size_t i;
@@ -151,8 +151,8 @@ static int timelines(const struct hs_trace *t, const struct hs_heap_curve *curve
 	}
 	if (!err && rss) {
 		err = buckets_init(&b, duration_ns, points);
-		for (i = 0; !err && i < t->nr_rss; i++)
-			buckets_add(&b, t->rss_time[i], (double)t->rss_bytes[i]);
+		for (i = 0; !err && i < nr_rss; i++)
+			buckets_add(&b, rss_time[i], (double)rss_bytes[i]);
 		if (!err)
 			err = buckets_finish(&b, NAN, rss);
 		buckets_release(&b);
@@ -195,7 +195,9 @@ int hs_heap_timelines(const struct hs_trace *t, size_t points, struct hs_timelin
 		err = feed_loaded(t, &sink);
 	hs_heap_totals_pass_release(&tp);
 	if (!err)
-		err = timelines(t, &curve, t->duration_ns, points, heap, rss);
+		err =
+		    hs_heap_curve_timelines(&curve, t->rss_time, t->rss_bytes, t->nr_rss,
+					    t->duration_ns, points, heap, rss);
 	hs_heap_curve_release(&curve);
 	return err;
 }
@@ -474,8 +476,9 @@ static int stats_finish(struct stats_pass *sp, const struct hs_trace *t,
 			    s->allocations / (s->duration_ms / 1000);
 	}
 	/* the timelines */
-	if (!err && timelines(t, &sp->curve, t->duration_ns, o ? o->points : 0, &s->heap,
-			      &s->rss)) {
+	if (!err && hs_heap_curve_timelines(&sp->curve, t->rss_time, t->rss_bytes,
+					    t->nr_rss, t->duration_ns, o ? o->points : 0,
+					    &s->heap, &s->rss)) {
 		hs_diag_set(diag, 0, "out of memory");
 		err = -ENOMEM;
 	}
@@ -559,13 +562,14 @@ int hs_heap_stats_compute_path(const char *path, const struct hs_stats_opts *o,
 
 /*
  * The totals and the leaks in one pass: the totals read the live blocks
- * from a peak view of the whole trace that gives the leaks view too.
+ * from a peak pass of the whole trace (without the peak view's own
+ * output: the totals have the peak) that gives the leaks view.
  */
 struct summary_pass {
 	struct hs_heap_totals_pass totals;
 	struct hs_memview_opts opts;
 	struct hs_memview_pass *heap;
-	struct hs_stack_source peak, leaks;
+	struct hs_stack_source leaks;
 };
 
 static int summary_events(void *ctx, const struct hs_trace_event *ev, size_t n)
@@ -589,7 +593,7 @@ static int summary_init(struct summary_pass *sp, const struct hs_trace *t,
 	hs_heap_totals_pass_init(&sp->totals, t, tot, NULL);
 	sp->opts = (struct hs_memview_opts)HS_MEMVIEW_OPTS_INIT;
 	sp->opts.kind = HS_MEM_PEAK;
-	return hs_memview_pass_new_heap(t, &sp->opts, &sp->peak, NULL, &sp->leaks, NULL,
+	return hs_memview_pass_new_heap(t, &sp->opts, NULL, NULL, &sp->leaks, NULL,
 					&sp->heap);
 }
 
@@ -597,7 +601,6 @@ static void summary_release(struct summary_pass *sp)
 {
 	hs_heap_totals_pass_release(&sp->totals);
 	hs_memview_pass_free(sp->heap);
-	hs_source_release(&sp->peak);
 	hs_source_release(&sp->leaks);
 }
 

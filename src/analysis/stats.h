@@ -143,6 +143,17 @@ int hs_heap_summary_path(const char *path, struct hs_trace *t, struct hs_heap_to
  */
 int hs_heap_timelines(const struct hs_trace *t, size_t points, struct hs_timeline *heap,
 		      struct hs_timeline *rss);
+/*
+ * The same from what a pass kept instead of the trace: the heap curve of
+ * its totals' pass (totals.h; its owner's) and its @nr_rss RSS records
+ * (at @rss_time ns, of @rss_bytes bytes), over @duration_ns. For a
+ * front end that streams the trace once and cuts the curve into any
+ * number of points later (analysis/heap_history.h).
+ */
+int hs_heap_curve_timelines(const struct hs_heap_curve *curve, const int64_t *rss_time,
+			    const uint64_t *rss_bytes, size_t nr_rss, int64_t duration_ns,
+			    size_t points, struct hs_timeline *heap,
+			    struct hs_timeline *rss);
 void hs_timeline_release(struct hs_timeline *tl);
 
 /*

@@ -13,8 +13,8 @@
  * and wall samples, a size histogram, the highest RSS. The one place
  * they are computed: `run`'s summary and `stats` (the trace streamed,
  * in one pass with the views they need), `dump --summary` (streamed,
- * hs_heap_totals_path()) and the GUI's heap timeline (a loaded trace)
- * all read them from here, so their peak is one number.
+ * hs_heap_totals_path()) and the GUI's heap timeline (streamed,
+ * heap_history.h) all read them from here, so their peak is one number.
  *
  * Counts and bytes are those of the records (of the samples, for a
  * trace made with --sample-bytes); the *_est fields and the histogram

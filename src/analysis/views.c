@@ -754,6 +754,67 @@ out:
 	return err;
 }
 
+int hs_view_focus_pick(const struct hs_calltree *ct, enum hs_view_kind kind,
+		       const char *const *path, size_t n, uint8_t *pick,
+		       struct hs_diag *diag)
+{
+	struct hs_view v = {0};
+	struct hs_tree t = {0};
+	uint32_t focus, at = 0, *land = NULL;
+	uint8_t *below = NULL;
+	size_t i, k;
+	int err;
+
+	if (kind != HS_VIEW_CALLERS && kind != HS_VIEW_CALLEES)
+		return -EINVAL;
+	if (!n || hs_calltree_find_name(ct, path[0], &focus)) {
+		hs_diag_set(diag, 0, "no focus '%s' for a %s node", n ? path[0] : "",
+			    hs_view_kind_name(kind));
+		return -ENOENT;
+	}
+	hs_source_init(&v.names);
+	err = -ENOMEM;
+	land = hs_malloc(ct->t.nr * sizeof(*land));
+	if (!land)
+		goto out;
+	err = focus_tree(&v, ct, focus, kind == HS_VIEW_CALLERS, &t, land);
+	if (err)
+		goto out;
+	/* the node: from the root (the focus) through path[1..n) */
+	for (i = 1; i < n; i++) {
+		const uint32_t *kids = hs_tree_children(&t, at);
+		size_t nr = hs_tree_nr_children(&t, at);
+
+		for (k = 0; k < nr && strcmp(hs_tree_name(&t, kids[k]), path[i]); k++)
+			;
+		if (k == nr) {
+			hs_diag_set(diag, 0, "no %s node '%s' at depth %zu of '%s'",
+				    hs_view_kind_name(kind), path[i], i, path[0]);
+			err = -ENOENT;
+			goto out;
+		}
+		at = kids[k];
+	}
+	/* its subtree (a parent has a smaller id), then the nodes landing in it */
+	err = -ENOMEM;
+	below = hs_calloc(t.nr, 1);
+	if (!below)
+		goto out;
+	below[at] = 1;
+	for (k = at + 1; k < t.nr; k++)
+		below[k] = (t.flags[k] & HS_NODE_ALIVE) && below[t.parent[k]];
+	for (k = 0; k < ct->t.nr; k++)
+		if (land[k] != HS_NO_NODE && below[land[k]])
+			pick[k] = 1;
+	err = 0;
+out:
+	hs_free(below);
+	hs_free(land);
+	hs_tree_release(&t);
+	hs_view_release(&v);
+	return err;
+}
+
 /* Caller-Callee ------------------------------------------------------------ */
 
 struct cc_state {

@@ -126,6 +126,20 @@ HS_MUST_CHECK int hs_view_build(struct hs_view *v, const struct hs_calltree *ct,
 void hs_view_release(struct hs_view *v);
 
 /*
+ * The samples of a Callers (@kind HS_VIEW_CALLERS) or Callees
+ * (HS_VIEW_CALLEES) tree node: that tree of the focus @path[0] is built as
+ * hs_view_build() builds it, and its node reached from the root through
+ * the names @path[1..n) is the one meant. @pick (ct->t.nr bytes, zeroed
+ * by the caller) gets 1 for each node of @ct whose samples count in that
+ * node's Inc (its When histogram), so hs_drill_pick() gives exactly them.
+ * Returns 0; -ENOENT (no such focus or node; @diag says which); -EINVAL
+ * for another @kind; -ENOMEM.
+ */
+HS_MUST_CHECK int hs_view_focus_pick(const struct hs_calltree *ct, enum hs_view_kind kind,
+				     const char *const *path, size_t n, uint8_t *pick,
+				     struct hs_diag *diag);
+
+/*
  * The node of @t behind each row of its full CallTree view (no limit, no
  * depth: the rows hs_view_build() makes, depth first over the alive
  * children), into @node_of_row, which has room for @nr rows (the view's

@@ -280,7 +280,9 @@ static int dump_records(const char *path)
 			       : r.chunk.kind == HS_CHUNK_SYMBOLS ? "symbols"
 								  : "events",
 			       r.chunk.flags & HS_CHUNK_ZSTD ? "zstd" : "stored",
-			       r.chunk.flags & HS_CHUNK_COLUMNS ? " columns" : "",
+			       r.chunk.flags & HS_CHUNK_COLUMNS	  ? " columns"
+			       : r.chunk.flags & HS_CHUNK_COMPACT ? " compact"
+								  : "",
 			       r.chunk.stored, r.chunk.raw);
 		}
 		print_record(&rec);

@@ -39,11 +39,11 @@
 #define REPLY_TIMEOUT_MS 10000
 #define DRAIN_TIMEOUT_MS 30000 /* for the stream's end after the program exited */
 
-/* Whether @path's first 8 MB hold @needle (an apphost names libhostfxr). */
-static int file_mentions(const char *path, const char *needle)
+/* Whether @path's first 8 MB hold the @nlen bytes at @needle. */
+static int file_holds(const char *path, const unsigned char *needle, size_t nlen)
 {
-	size_t nlen = strlen(needle), have = 0;
-	char buf[65536];
+	size_t have = 0;
+	unsigned char buf[65536];
 	int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
 	long total = 0;
 
@@ -65,6 +65,33 @@ static int file_mentions(const char *path, const char *needle)
 	}
 	close(fd);
 	return found;
+}
+
+/*
+ * Every apphost, single-file bundle or not, holds the .NET host's bundle
+ * marker: 8 bytes (where a bundle's header starts; 0 when there is none)
+ * then these 32 signature bytes. A mention of libhostfxr.so is not
+ * enough: any native program may name it (heapscope's own file did, and
+ * took itself for an apphost). The signature is kept as text and decoded
+ * when needed, so that heapscope's file does not hold the bytes it looks
+ * for.
+ */
+#define APPHOST_SIGNATURE_LEN 32
+static const char apphost_signature_hex[2 * APPHOST_SIGNATURE_LEN + 1] =
+    "8b1202b96a612038727b930214d7a03213f5b9e6efae3318ee3b2dce24b36aae";
+
+/* Whether @path holds the apphost's bundle signature. */
+static int has_apphost_signature(const char *path)
+{
+	unsigned char sig[APPHOST_SIGNATURE_LEN];
+	char pair[3] = "";
+	size_t i;
+
+	for (i = 0; i < sizeof(sig); i++) {
+		memcpy(pair, apphost_signature_hex + 2 * i, 2);
+		sig[i] = (unsigned char)strtoul(pair, NULL, 16);
+	}
+	return file_holds(path, sig, sizeof(sig));
 }
 
 /* @cmd as run by execvp(): a path, found in $PATH when it has no '/'. */
@@ -94,11 +121,11 @@ int cli_dotnet_program(const char *cmd)
 		return 1;
 	if (resolve(cmd, path, sizeof(path)))
 		return 0;
-	/* an apphost: APP beside APP.runtimeconfig.json, and it loads libhostfxr */
+	/* an apphost: beside APP.runtimeconfig.json, or by its bundle marker */
 	snprintf(config, sizeof(config), "%s.runtimeconfig.json", path);
 	if (!access(config, R_OK))
 		return 1;
-	return file_mentions(path, "libhostfxr.so");
+	return has_apphost_signature(path);
 }
 
 int cli_dotnet_run_listen(struct cli_dotnet_run *r, const struct hs_dipc_collect *req)

@@ -33,8 +33,8 @@ struct cli_dotnet_run {
 
 /*
  * Whether @cmd is a .NET program: the `dotnet` host, or an apphost (an
- * executable beside its NAME.runtimeconfig.json, or one that names
- * libhostfxr.so).
+ * executable beside its NAME.runtimeconfig.json, or one that holds the
+ * .NET host's bundle marker, as every apphost does).
  */
 int cli_dotnet_program(const char *cmd);
 /* Listen on a new socket in a private directory: 0, or the exit status after printing

@@ -71,14 +71,15 @@ static struct {
 	size_t zcap;
 	ZSTD_CCtx *cctx;
 	/*
-	 * Columnar EVENTS chunks (made in place in raw): hs_chunk_split()'s
-	 * scratch, and the second compressed copy of a trial chunk. A trial
+	 * Compact EVENTS chunks: hs_chunk_compact()'s tables, scratch and
+	 * output, and the second compressed copy of a trial chunk. A trial
 	 * every COL_TRIAL chunks compresses the payload both ways; the
-	 * chunks up to the next one are in columns if those came out an
-	 * eighth smaller (columns cost the reader a pass).
+	 * chunks up to the next one are compact if those came out an
+	 * eighth smaller (they cost the reader a pass).
 	 */
-	uint8_t *col_scratch, *zcol;
-	size_t zcol_cap;
+	struct hs_compact_enc *enc;
+	uint8_t *col_scratch, *zcol, *compact;
+	size_t zcol_cap, compact_cap;
 	unsigned col_trial; /* chunks to the next trial */
 	int col_use;	    /* the last trial chose columns */
 
@@ -246,12 +247,10 @@ static int add_index(uint64_t offset)
 
 /*
  * Compress the EVENTS payload of @n bytes at @raw to @zbuf (@zcap bytes),
- * in columns when that is an eighth smaller or more, as the last trial
- * found or this one finds. The columns are made in place
- * (hs_chunk_split()): @raw has room for HS_CS_HEADER_MAX more bytes, and
- * may hold the columns afterwards. Returns the payload to write (NULL:
- * @raw as it was) with its *@stored size, its *@raw_n size after
- * decompression and its chunk *@flags.
+ * compact (hs_chunk_compact(), into w.compact) when that is an eighth
+ * smaller or more, as the last trial found or this one finds. Returns the
+ * payload to write (NULL: @raw as it is) with its *@stored size, its
+ * *@raw_n size after decompression and its chunk *@flags.
  */
 static const uint8_t *compress_events(uint8_t *raw, size_t n, uint8_t *zbuf, size_t zcap,
 				      size_t *stored, size_t *raw_n, unsigned *flags)
@@ -265,16 +264,17 @@ static const uint8_t *compress_events(uint8_t *raw, size_t n, uint8_t *zbuf, siz
 		if (ZSTD_isError(z))
 			z = 0;
 	}
-	if ((trial || w.col_use) && w.col_scratch)
-		c = hs_chunk_split(raw, n, w.col_scratch, raw);
+	if ((trial || w.col_use) && w.compact)
+		c = hs_chunk_compact(raw, n, w.enc, w.col_scratch, w.compact,
+				     w.compact_cap);
 	if (c) {
-		zc = ZSTD_compressCCtx(w.cctx, zout, trial ? w.zcol_cap : zcap, raw, c,
-				       ZSTD_LEVEL);
+		zc = ZSTD_compressCCtx(w.cctx, zout, trial ? w.zcol_cap : zcap, w.compact,
+				       c, ZSTD_LEVEL);
 		if (ZSTD_isError(zc))
 			zc = 0;
 	}
 	if (trial) {
-		/* columns cost the reader a pass: worth it if an eighth smaller */
+		/* compact chunks cost the reader a pass: worth it if an eighth smaller */
 		w.col_use = zc && (!z || zc < z - z / 8);
 		w.col_trial = COL_TRIAL;
 	}
@@ -282,7 +282,7 @@ static const uint8_t *compress_events(uint8_t *raw, size_t n, uint8_t *zbuf, siz
 	if (zc && (!z || zc < z - z / 8) && zc < c) {
 		*stored = zc;
 		*raw_n = c;
-		*flags = HS_CHUNK_ZSTD | HS_CHUNK_COLUMNS;
+		*flags = HS_CHUNK_ZSTD | HS_CHUNK_COMPACT;
 		return zout;
 	}
 	if (z && z < n) {
@@ -291,11 +291,11 @@ static const uint8_t *compress_events(uint8_t *raw, size_t n, uint8_t *zbuf, siz
 		*flags = HS_CHUNK_ZSTD;
 		return zbuf;
 	}
-	if (c) {
-		/* the columns, which @raw now holds, as they are */
+	if (c && c < n) {
+		/* the compact payload, as it is */
 		*stored = *raw_n = c;
-		*flags = HS_CHUNK_COLUMNS;
-		return raw;
+		*flags = HS_CHUNK_COMPACT;
+		return w.compact;
 	}
 	return NULL;
 }
@@ -709,17 +709,28 @@ static int setup_buffers(void)
 
 	if (w.raw)
 		return 0;
-	/* room for a chunk in columns (compress_events()) */
-	w.zcap = ZSTD_compressBound(CHUNK_CAP + HS_CS_HEADER_MAX);
-	w.raw = map(CHUNK_CAP + HS_CS_HEADER_MAX + w.zcap);
+	/* room for a compact chunk (compress_events()): as large as its
+	 * records or it is not used */
+	w.compact_cap = CHUNK_CAP + HS_CC_HEADER_MAX;
+	w.zcap = ZSTD_compressBound(w.compact_cap);
+	w.raw = map(CHUNK_CAP + HS_CC_HEADER_MAX + w.zcap);
 	if (!w.raw)
 		return -1;
-	w.zbuf = w.raw + CHUNK_CAP + HS_CS_HEADER_MAX;
-	/* without these, chunks are written as they are (not in columns) */
+	w.zbuf = w.raw + CHUNK_CAP + HS_CC_HEADER_MAX;
+	/* without these, chunks are written as they are (not compact);
+	 * the pages are touched as chunks need them */
 	w.zcol_cap = w.zcap;
-	w.zcol = map(w.zcol_cap + (HS_CS__COUNT + 1) * (CHUNK_CAP + HS_CS_SLACK));
-	if (w.zcol)
+	w.zcol = map(w.zcol_cap + HS_CC_SCRATCH(CHUNK_CAP) + w.compact_cap);
+	w.enc = map(sizeof(*w.enc));
+	if (w.zcol && w.enc) {
 		w.col_scratch = w.zcol + w.zcol_cap;
+		w.compact = w.col_scratch + HS_CC_SCRATCH(CHUNK_CAP);
+		/* the address table is looked up at random: huge pages spare
+		 * the TLB (a hint; without them it works the same) */
+		syscall(SYS_madvise, w.enc, sizeof(*w.enc), MADV_HUGEPAGE);
+	} else {
+		w.compact = NULL;
+	}
 	ws = ZSTD_estimateCCtxSize(ZSTD_LEVEL);
 	wsp = map(ws);
 	if (wsp)

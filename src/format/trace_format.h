@@ -16,7 +16,7 @@
 
 #define HS_TRACE_MAGIC "\x89HSTR\r\n\x1a"
 #define HS_TRACE_MAGIC_LEN 8
-#define HS_TRACE_MAJOR 2 /* 2.0: columnar EVENTS chunks */
+#define HS_TRACE_MAJOR 3 /* 3.0: compact EVENTS chunks; 2.0: columnar ones */
 #define HS_TRACE_MINOR 0
 #define HS_TRACE_MAJOR_OLDEST 1 /* readers still read 1.x */
 #define HS_FILE_HEADER_SIZE 16
@@ -26,6 +26,7 @@
 #define HS_CHUNK_MAX (16u << 20) /* cap on stored and raw payload sizes */
 #define HS_CHUNK_ZSTD 0x01	 /* chunk flag: payload is one zstd frame */
 #define HS_CHUNK_COLUMNS 0x02	 /* since 2.0: an EVENTS payload in columns */
+#define HS_CHUNK_COMPACT 0x04	 /* since 3.0: an EVENTS payload in compact columns */
 
 enum hs_chunk_kind {
 	HS_CHUNK_EVENTS = 1,

@@ -316,15 +316,12 @@ static int64_t stream_peek(struct hs__order *s, struct hs_trace_reader *r, size_
 		q = s->peek_raw;
 		e = q + ch.raw;
 	}
-	if (ch.flags & HS_CHUNK_COLUMNS) {
+	if (ch.flags & (HS_CHUNK_COLUMNS | HS_CHUNK_COMPACT)) {
 		size_t n;
 
-		if (HS_GROW(s->peek_joined, (size_t)(e - q) + HS_CS_SLACK,
-			    s->alloc_peek_joined) ||
-		    hs_chunk_join(q, (size_t)(e - q), s->peek_joined,
-				  s->alloc_peek_joined, &n, &why))
+		if (hs_chunk_unpack(&s->peek_unpack, ch.flags, q, (size_t)(e - q), &q, &n,
+				    &why))
 			return INT64_MIN;
-		q = s->peek_joined;
 		e = q + n;
 	}
 	memset(&st, 0, sizeof(st));
@@ -662,7 +659,7 @@ out:
 	hs_free(s.idx_tree);
 	hs_free(s.peek_stored);
 	hs_free(s.peek_raw);
-	hs_free(s.peek_joined);
+	hs_chunk_unpack_release(&s.peek_unpack);
 	hs_tie_work_release(&s.ties);
 	pthread_cond_destroy(&s.cv);
 	pthread_mutex_destroy(&s.mu);

@@ -117,8 +117,9 @@ struct hs__order {
 	uint8_t *idx_peeked; /* stream_peek() read the chunk */
 	size_t *idx_tree;    /* 2 * idx_leaves: chunks, the lowest first */
 	size_t nidx, idx_leaves;
-	uint8_t *peek_stored, *peek_raw, *peek_joined; /* stream_peek()'s buffers */
-	size_t alloc_peek_stored, alloc_peek_raw, alloc_peek_joined;
+	uint8_t *peek_stored, *peek_raw; /* stream_peek()'s buffers */
+	size_t alloc_peek_stored, alloc_peek_raw;
+	struct hs_chunk_unpack peek_unpack;
 	size_t peeks;		 /* chunks stream_peek() read */
 	size_t staged_max;	 /* the most events kept back at a chunk's start */
 	int64_t next_low;	 /* the lowest time the chunks after the current one

@@ -5,6 +5,7 @@
  * through, and the decoding of one chunk's events.
  */
 #include "format/trace_prefetch.h"
+#include "format/trace_compact.h"
 #include "format/trace_writer.h"
 #include "common/alloc.h"
 #include <errno.h>
@@ -310,8 +311,9 @@ struct slot {
 	uint8_t hdr[HS_CHUNK_HEADER_SIZE];
 	struct hs_chunk_header ch;
 	enum slot_state state;
-	uint8_t *stored, *raw, *joined; /* owned buffers */
-	size_t alloc_stored, alloc_raw, alloc_joined;
+	uint8_t *stored, *raw; /* owned buffers */
+	size_t alloc_stored, alloc_raw;
+	struct hs_chunk_unpack unpack;	/* with pf->decode: the records */
 	struct hs__chunk_events events; /* with pf->decode */
 	int err;			/* reading the payload failed: -errno */
 	struct hs__prefetched res;
@@ -323,7 +325,7 @@ struct hs__prefetch {
 	uint64_t size;
 	const uint64_t *skip;
 	size_t nr_skip, skip_at;
-	int decode; /* EVENTS chunks are joined and decoded too */
+	int decode; /* EVENTS chunks are unpacked and decoded too */
 
 	pthread_mutex_t mu;
 	pthread_cond_t work, done;
@@ -372,25 +374,26 @@ static int slot_read(struct hs__prefetch *pf, struct slot *s, uint64_t off, size
 }
 
 /*
- * The records of an EVENTS chunk's @n raw bytes at @raw joined (a columnar
- * chunk) and its events decoded, as the reader would (a worker). A chunk
- * that does not join is left to the reader, which says why. 0 or -ENOMEM.
+ * The records of an EVENTS chunk's @n raw bytes at @raw unpacked
+ * (hs_chunk_unpack(), the reader's decoder: a plain chunk's are @raw
+ * itself, a columnar or compact one's are rebuilt in the slot's
+ * buffer) and its events decoded, as the reader would (a worker). A
+ * chunk that does not unpack is left to the reader, which says why. 0 or
+ * -ENOMEM.
  */
 static int slot_decode(struct slot *s, const uint8_t *raw, size_t n)
 {
+	const uint8_t *records;
 	const char *why;
-	size_t len = n;
+	size_t len;
+	int err;
 
-	if (s->ch.flags & HS_CHUNK_COLUMNS) {
-		if (HS_GROW(s->joined, n + HS_CS_SLACK, s->alloc_joined))
-			return -ENOMEM;
-		if (hs_chunk_join(raw, n, s->joined, s->alloc_joined, &len, &why))
-			return 0;
-		raw = s->joined;
-		s->res.joined = s->joined;
-		s->res.joined_len = len;
-	}
-	if (hs__chunk_events_decode(raw, len, HS_CHUNK_EVENTS_MAX, &s->events))
+	err = hs_chunk_unpack(&s->unpack, s->ch.flags, raw, n, &records, &len, &why);
+	if (err)
+		return err == -ENOMEM ? err : 0;
+	s->res.records = records;
+	s->res.records_len = len;
+	if (hs__chunk_events_decode(records, len, HS_CHUNK_EVENTS_MAX, &s->events))
 		return -ENOMEM;
 	s->res.events = &s->events;
 	return 0;
@@ -601,7 +604,7 @@ void hs__prefetch_free(struct hs__prefetch *pf)
 	for (i = 0; pf->slot && i < pf->nr_slots; i++) {
 		hs_free(pf->slot[i].stored);
 		hs_free(pf->slot[i].raw);
-		hs_free(pf->slot[i].joined);
+		hs_chunk_unpack_release(&pf->slot[i].unpack);
 		hs__chunk_events_release(&pf->slot[i].events);
 	}
 	hs_free(pf->slot);

@@ -21,8 +21,9 @@
  * message, is the same with or without the pool.
  *
  * A stream (hs_trace_stream()) also wants the events decoded: with
- * @decode, a worker joins a columnar EVENTS chunk's records
- * (hs_chunk_join()) and decodes its events (hs__chunk_events_decode()),
+ * @decode, a worker unpacks an EVENTS chunk's records, whatever their
+ * kind (plain, columnar or compact: hs_chunk_unpack()), and decodes its
+ * events (hs__chunk_events_decode()),
  * so that the reader's thread only resolves their threads and stacks and
  * puts them in time order. The chunk-level functions are the ones the
  * reader itself calls; what they make is the same on either thread.
@@ -77,7 +78,7 @@ struct hs__chunk_events {
 
 /*
  * Decode the events of the @n bytes of records at @payload (an EVENTS
- * chunk's, joined) into @out (its arrays reused and grown; emptied
+ * chunk's, unpacked) into @out (its arrays reused and grown; emptied
  * first), at most @max_events of them. 0 or -ENOMEM. A record that does
  * not decode ends the pieces there: the reader finds it and says what is
  * wrong.
@@ -98,10 +99,11 @@ struct hs__prefetched {
 	int inflated;
 	const uint8_t *raw;
 	size_t got;
-	/* with @decode: a columnar chunk's records joined (NULL: not
-	 * joined, the reader joins), and the chunk's events (NULL: none) */
-	const uint8_t *joined;
-	size_t joined_len;
+	/* with @decode: an EVENTS chunk's records, unpacked (NULL: not
+	 * unpacked, the reader unpacks them), and the chunk's events
+	 * (NULL: none) */
+	const uint8_t *records;
+	size_t records_len;
 	const struct hs__chunk_events *events;
 };
 
@@ -140,7 +142,7 @@ unsigned hs__prefetch_threads(void);
  * or @mem (borrowed), @size bytes. The EVENTS chunks at the @nr_skip
  * increasing offsets @skip (borrowed) are not read: the reader steps over
  * them (hs_trace_reader_skip_events()). With @decode, EVENTS chunks are
- * joined and their events decoded too, by at most 3 workers (6 slots
+ * unpacked and their events decoded too, by at most 3 workers (6 slots
  * of decoded events). Returns NULL when out of memory
  * or without threads (the reader then reads alone).
  */

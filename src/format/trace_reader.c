@@ -134,8 +134,8 @@ void hs_trace_reader_close(struct hs_trace_reader *r)
 	r->fd = -1;
 	hs_free(r->stored);
 	hs_free(r->raw);
-	hs_free(r->joined);
-	r->stored = r->raw = r->joined = NULL;
+	hs_chunk_unpack_release(&r->unpack);
+	r->stored = r->raw = NULL;
 	ZSTD_freeDCtx(r->dctx);
 	r->dctx = NULL;
 	hs_free(r->skip_off);
@@ -363,9 +363,13 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 			bad = "chunk larger than 16 MiB";
 		else if (!(ch->flags & HS_CHUNK_ZSTD) && ch->raw != ch->stored)
 			bad = "stored chunk whose sizes differ";
-		else if ((ch->flags & ~(HS_CHUNK_ZSTD | HS_CHUNK_COLUMNS)) ||
+		else if ((ch->flags &
+			  ~(HS_CHUNK_ZSTD | HS_CHUNK_COLUMNS | HS_CHUNK_COMPACT)) ||
 			 ((ch->flags & HS_CHUNK_COLUMNS) &&
-			  (r->major < 2 || ch->kind != HS_CHUNK_EVENTS)))
+			  (r->major < 2 || ch->kind != HS_CHUNK_EVENTS)) ||
+			 ((ch->flags & HS_CHUNK_COMPACT) &&
+			  (r->major < 3 || ch->kind != HS_CHUNK_EVENTS ||
+			   (ch->flags & HS_CHUNK_COLUMNS))))
 			bad = "unknown chunk flags";
 		else if (ch->seq != r->nr_chunks)
 			bad = "chunk out of sequence";
@@ -472,21 +476,20 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 			payload = got.raw;
 		}
 		raw_len = ch->raw;
-		if ((ch->flags & HS_CHUNK_COLUMNS) && pre && got.joined) {
-			payload = got.joined; /* (joined by the pool) */
-			raw_len = got.joined_len;
-		} else if (ch->flags & HS_CHUNK_COLUMNS) {
+		if (pre && got.records) {
+			payload = got.records; /* (unpacked by the pool) */
+			raw_len = got.records_len;
+		} else if (ch->flags & (HS_CHUNK_COLUMNS | HS_CHUNK_COMPACT)) {
 			const char *why;
 
-			if (HS_GROW(r->joined, (size_t)ch->raw + HS_CS_SLACK,
-				    r->alloc_joined))
-				return -ENOMEM;
-			if (hs_chunk_join(payload, ch->raw, r->joined, r->alloc_joined,
-					  &raw_len, &why)) {
+			err = hs_chunk_unpack(&r->unpack, ch->flags, payload, ch->raw,
+					      &payload, &raw_len, &why);
+			if (err == -ENOMEM)
+				return err;
+			if (err) {
 				r->nr_chunks--;
 				return corrupt(r, diag, r->chunk_offset, why);
 			}
-			payload = r->joined;
 		}
 		r->pre = pre && ch->kind == HS_CHUNK_EVENTS ? got.events : NULL;
 		r->payload = payload;

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include "common/diag.h"
 #include "common/idindex.h"
+#include "format/trace_compact.h"
 #include "format/trace_format.h"
 #include "format/trace_record.h"
 #include "common/log.h"
@@ -59,8 +60,8 @@ struct hs_trace_reader {
 
 	uint8_t *stored, *raw; /* payload buffers */
 	size_t alloc_stored, alloc_raw;
-	uint8_t *joined; /* a columnar chunk's records (hs_chunk_join()) */
-	size_t alloc_joined;
+	/* a columnar or compact chunk's records (hs_chunk_unpack()) */
+	struct hs_chunk_unpack unpack;
 	const uint8_t *p, *end; /* the rest of the current payload */
 	const uint8_t *payload; /* start of the current payload */
 	struct hs_rec_state st;

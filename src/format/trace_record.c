@@ -198,54 +198,6 @@ int hs_rec_decode(const uint8_t **p, const uint8_t *end, struct hs_rec_state *st
 
 /* --- columnar EVENTS chunks ------------------------------------------------ */
 
-/* Whether @tag is a fixed event record (its fields go to the streams). */
-static inline int is_event(unsigned tag)
-{
-	return (tag >= HS_TAG_MALLOC && tag <= HS_TAG_FREE_TEMPORARY) ||
-	       (tag >= HS_TAG_MMAP && tag <= HS_TAG_MREMAP);
-}
-
-/*
- * Copy the varint at *@p (before @end) to *@dst, advancing both; 0 or -1.
- * With 8 bytes to read it copies them all at once (@dst has
- * HS_CS_SLACK bytes of room past what it keeps) and advances by the
- * varint's length.
- */
-static inline int copy_varint(uint8_t **dst, const uint8_t **p, const uint8_t *end)
-{
-	const uint8_t *q = *p;
-	uint8_t *d = *dst;
-	unsigned k = 0;
-
-	if (__builtin_expect(end - q >= 8, 1)) {
-		uint64_t v, stop;
-
-		memcpy(&v, q, 8);
-		stop = ~v & 0x8080808080808080ull; /* little-endian: byte i at bits 8i */
-		if (__builtin_expect(stop != 0, 1)) {
-			k = (unsigned)__builtin_ctzll(stop) / 8 + 1;
-			memcpy(d, &v, 8);
-			*p = q + k;
-			*dst = d + k;
-			return 0;
-		}
-	}
-	for (;;) {
-		uint8_t b;
-
-		if (q >= end || k == HS_VARINT_MAX)
-			return -1;
-		b = *q++;
-		*d++ = b;
-		k++;
-		if (!(b & 0x80))
-			break;
-	}
-	*p = q;
-	*dst = d;
-	return 0;
-}
-
 /*
  * Copy a record that is not an event (SPAN, NODE, a sized record) from
  * *@p (before @end) to *@dst; 0, or -1 when it is none of those or is
@@ -259,13 +211,13 @@ static int copy_other(uint8_t **dst, const uint8_t **p, const uint8_t *end)
 
 	*(*dst)++ = *q++;
 	if (tag == HS_TAG_SPAN || tag == HS_TAG_NODE) {
-		if (copy_varint(dst, &q, end) || copy_varint(dst, &q, end) ||
-		    copy_varint(dst, &q, end))
+		if (hs__copy_varint(dst, &q, end) || hs__copy_varint(dst, &q, end) ||
+		    hs__copy_varint(dst, &q, end))
 			return -1;
 	} else if (tag >= HS_TAG_SIZED_FIRST && tag <= HS_TAG_SIZED_LAST) {
 		after = q;
 		if (hs_get_varint(&after, end, &len) || len > (uint64_t)(end - after) ||
-		    copy_varint(dst, &q, end))
+		    hs__copy_varint(dst, &q, end))
 			return -1;
 		memcpy(*dst, q, (size_t)len);
 		*dst += len;
@@ -395,7 +347,7 @@ size_t hs_chunk_split(const uint8_t *in, size_t n, uint8_t *scratch, uint8_t *ou
 			if (end - wb < WINDOW) {                                         \
 				/* near the end: this field alone */                     \
 				p = wb;                                                  \
-				if (copy_varint(&(x), &p, end))                          \
+				if (hs__copy_varint(&(x), &p, end))                      \
 					return 0;                                        \
 				wb = p;                                                  \
 				ends = 0;                                                \
@@ -430,7 +382,7 @@ size_t hs_chunk_split(const uint8_t *in, size_t n, uint8_t *scratch, uint8_t *ou
 			ends = varint_ends(wb);
 		}
 		tag = wb[off];
-		if (!is_event(tag)) {
+		if (!hs__tag_is_event(tag)) {
 			p = wb + off;
 			if (copy_other(&r, &p, end))
 				return 0;
@@ -454,12 +406,12 @@ size_t hs_chunk_split(const uint8_t *in, size_t n, uint8_t *scratch, uint8_t *ou
 	p = wb + off;
 #undef TO_STREAM_FAST
 #define TO_STREAM(x)                                                                     \
-	if (copy_varint(&(x), &p, end))                                                  \
+	if (hs__copy_varint(&(x), &p, end))                                              \
 	return 0
 	while (p < end) {
 		unsigned tag = *p;
 
-		if (!is_event(tag)) {
+		if (!hs__tag_is_event(tag)) {
 			if (copy_other(&r, &p, end))
 				return 0;
 			continue;
@@ -519,7 +471,7 @@ int hs_chunk_join(const uint8_t *in, size_t n, uint8_t *out, size_t cap, size_t 
 	o = s[HS_CS_OTHER];
 	r = q;
 #define FROM_STREAM(x)                                                                   \
-	if (copy_varint(&d, &(x), x##_end))                                              \
+	if (hs__copy_varint(&d, &(x), x##_end))                                          \
 	goto short_column
 	{
 		const uint8_t *t_end = e[HS_CS_TIME], *a_end = e[HS_CS_ADDR],
@@ -529,7 +481,7 @@ int hs_chunk_join(const uint8_t *in, size_t n, uint8_t *out, size_t cap, size_t 
 		while (r < end) {
 			unsigned tag = *r;
 
-			if (!is_event(tag)) {
+			if (!hs__tag_is_event(tag)) {
 				if (copy_other(&d, &r, end)) {
 					*why = "unknown or malformed record in a "
 					       "columnar chunk";
@@ -552,4 +504,237 @@ int hs_chunk_join(const uint8_t *in, size_t n, uint8_t *out, size_t cap, size_t 
 short_column:
 	*why = "an event's field runs past the end of its column";
 	return -1;
+}
+
+/* --- compact EVENTS chunks: the encoder ---------------------------------- */
+
+/* Forget every thread and address: a new chunk (or a wrapped generation). */
+static void cc_new_chunk(struct hs_compact_enc *enc)
+{
+	if (++enc->gen >= HS_CC_GEN_LIMIT) {
+		memset(enc->threads, 0, sizeof(enc->threads));
+		memset(enc->addrs, 0, sizeof(enc->addrs));
+		enc->gen = 1;
+	}
+	enc->nr_threads = 0;
+	enc->nr_addrs = 0;
+}
+
+static inline uint64_t cc_hash(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+/* The slot of thread @tid in this chunk, or NULL when the table is full. */
+static struct hs_cc_thread *cc_thread(struct hs_compact_enc *enc, uint64_t tid)
+{
+	uint32_t i = (uint32_t)cc_hash(tid) & (HS_CC_THREADS - 1);
+
+	for (;; i = (i + 1) & (HS_CC_THREADS - 1)) {
+		struct hs_cc_thread *t = &enc->threads[i];
+
+		if (t->gen != enc->gen) {
+			if (enc->nr_threads >= HS_CC_THREADS / 2)
+				return NULL;
+			enc->nr_threads++;
+			t->gen = enc->gen;
+			t->tid = tid;
+			t->allocs = t->frees = 0;
+			return t;
+		}
+		if (t->tid == tid)
+			return t;
+	}
+}
+
+/*
+ * The entry of @addr in thread @t's history: the one that holds it, or a
+ * new one (NULL: not there, and no room to add it).
+ */
+static inline uint32_t cc_key(const struct hs_compact_enc *enc,
+			      const struct hs_cc_thread *t)
+{
+	return enc->gen << 12 | (uint32_t)(t - enc->threads);
+}
+
+/* Where the search for @addr under @key starts. */
+static inline uint32_t cc_home(uint64_t addr, uint32_t key)
+{
+	return (uint32_t)cc_hash(addr ^ (uint64_t)key << 32) & (HS_CC_TABLE - 1);
+}
+
+static struct hs_cc_addr *cc_addr(struct hs_compact_enc *enc, struct hs_cc_thread *t,
+				  uint64_t addr)
+{
+	uint32_t key = cc_key(enc, t), i = cc_home(addr, key);
+
+	for (;; i = (i + 1) & (HS_CC_TABLE - 1)) {
+		struct hs_cc_addr *a = &enc->addrs[i];
+
+		if (a->key >> 12 != enc->gen) {
+			if (enc->nr_addrs >= HS_CC_TABLE / 2)
+				return NULL;
+			enc->nr_addrs++;
+			a->key = key;
+			a->addr = addr;
+			a->allocated = a->freed = 0;
+			return a;
+		}
+		if (a->key == key && a->addr == addr)
+			return a;
+	}
+}
+
+size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
+			uint8_t *scratch, uint8_t *out, size_t cap)
+{
+	uint8_t *base[HS_CC__COUNT + 1], *s[HS_CC__COUNT + 1], *q = out;
+	const uint8_t *p = in, *end = in + n;
+	struct hs_cc_thread *thread = NULL;
+	uint64_t last = 0, total = 0;
+	size_t room = n + HS_CS_SLACK;
+	unsigned i;
+
+	cc_new_chunk(enc);
+	for (i = 0; i <= HS_CC__COUNT; i++) {
+		/* the references may take more than the records (2 per event) */
+		base[i] = scratch + (i + (i > HS_CC_REF)) * room;
+		s[i] = base[i];
+	}
+	if (n > UINT32_MAX)
+		return 0;
+	thread = cc_thread(enc, 0);
+	/* Copy the next field to stream x; decode an address delta into d. */
+#define CC_COPY(x)                                                                       \
+	do {                                                                             \
+		if (hs__copy_varint(&s[x], &p, end))                                     \
+			return 0;                                                        \
+	} while (0)
+#define CC_DELTA(d)                                                                      \
+	do {                                                                             \
+		next = p;                                                                \
+		if (hs_get_svarint(&next, end, &(d)))                                    \
+			return 0;                                                        \
+	} while (0)
+	while (p < end) {
+		unsigned tag = *p;
+		const uint8_t *next; /* after the address delta */
+		struct hs_cc_addr *entry, *old_entry;
+		uint64_t addr, ref;
+		int64_t d;
+
+		if (!hs__tag_is_event(tag)) {
+			if (tag == HS_TAG_SPAN) {
+				const uint8_t *f = p + 1;
+				uint64_t tid, ticks;
+
+				if (hs_get_varint(&f, end, &tid) ||
+				    hs_get_varint(&f, end, &ticks) ||
+				    hs_get_varint(&f, end, &last))
+					return 0;
+				thread = cc_thread(enc, tid);
+			}
+			if (copy_other(&s[HS_CC_RECORDS], &p, end))
+				return 0;
+			continue;
+		}
+		*s[HS_CC_RECORDS]++ = *p++;
+		CC_COPY(HS_CC_TIME);
+		CC_DELTA(d);
+		addr = last + (uint64_t)d;
+		switch (tag) {
+		case HS_TAG_FREE:
+		case HS_TAG_REALLOC_FREE:
+		case HS_TAG_FREE_TEMPORARY:
+			entry = thread ? cc_addr(enc, thread, addr) : NULL;
+			ref = entry && entry->allocated
+				  ? thread->allocs - (entry->allocated - 1)
+				  : 0;
+			s[HS_CC_REF] = hs_put_varint(s[HS_CC_REF], ref);
+			if (ref)
+				p = next;
+			else
+				CC_COPY(HS_CC_ADDR);
+			if (thread && entry)
+				entry->freed = thread->frees + 1;
+			if (thread)
+				thread->frees++;
+			break;
+		case HS_TAG_MMAP:
+		case HS_TAG_MUNMAP:
+		case HS_TAG_MREMAP:
+			CC_COPY(HS_CC_ADDR);
+			CC_COPY(HS_CC_SIZE);
+			if (tag == HS_TAG_MMAP) {
+				CC_COPY(HS_CC_OTHER);
+				CC_COPY(HS_CC_OTHER);
+				CC_COPY(HS_CC_STACK);
+			} else if (tag == HS_TAG_MREMAP) {
+				CC_COPY(HS_CC_STACK);
+				CC_COPY(HS_CC_ADDR);
+				CC_COPY(HS_CC_SIZE);
+			}
+			break;
+		default: /* the allocations */
+			entry = thread ? cc_addr(enc, thread, addr) : NULL;
+			ref = entry && entry->freed ? thread->frees - (entry->freed - 1)
+						    : 0;
+			s[HS_CC_REF] = hs_put_varint(s[HS_CC_REF], ref);
+			if (ref)
+				p = next;
+			else
+				CC_COPY(HS_CC_ADDR);
+			CC_COPY(HS_CC_SIZE);
+			CC_COPY(HS_CC_STACK);
+			if (hs_tag_is_realloc(tag)) {
+				uint64_t old;
+
+				CC_DELTA(d);
+				old = addr + (uint64_t)d;
+				/* an in-place realloc's 0 is the shorter */
+				old_entry =
+				    thread && old ? cc_addr(enc, thread, old) : NULL;
+				ref = d && old_entry && old_entry->allocated
+					  ? thread->allocs - (old_entry->allocated - 1)
+					  : 0;
+				s[HS_CC_REF] = hs_put_varint(s[HS_CC_REF], ref);
+				if (ref)
+					p = next;
+				else
+					CC_COPY(HS_CC_ADDR);
+				CC_COPY(HS_CC_OTHER);
+				if (old_entry)
+					old_entry->freed = thread->frees + 1;
+				if (thread && old)
+					thread->frees++;
+			} else if (hs_tag_has_align(tag)) {
+				CC_COPY(HS_CC_OTHER);
+			}
+			if (entry)
+				entry->allocated = thread->allocs + 1;
+			if (thread)
+				thread->allocs++;
+			break;
+		}
+		last = addr;
+	}
+#undef CC_COPY
+#undef CC_DELTA
+	for (i = 0; i <= HS_CC__COUNT; i++)
+		total += (uint64_t)(s[i] - base[i]);
+	if (total + HS_CC_HEADER_MAX > cap)
+		return 0;
+	q = hs_put_varint(q, n);
+	for (i = 0; i < HS_CC__COUNT; i++)
+		q = hs_put_varint(q, (uint64_t)(s[i] - base[i]));
+	for (i = 0; i <= HS_CC__COUNT; i++) {
+		memcpy(q, base[i], (size_t)(s[i] - base[i]));
+		q += s[i] - base[i];
+	}
+	return (size_t)(q - out);
 }

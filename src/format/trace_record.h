@@ -518,6 +518,54 @@ const char *hs_tag_name(unsigned tag);
 
 /* --- columnar EVENTS chunks (since 2.0) ---------------------------------- */
 
+/* Whether @tag is a fixed event record (its fields go to the streams). */
+static inline int hs__tag_is_event(unsigned tag)
+{
+	return (tag >= HS_TAG_MALLOC && tag <= HS_TAG_FREE_TEMPORARY) ||
+	       (tag >= HS_TAG_MMAP && tag <= HS_TAG_MREMAP);
+}
+
+/*
+ * Copy the varint at *@p (before @end) to *@dst, advancing both; 0 or -1.
+ * With 8 bytes to read it copies them all at once (@dst has
+ * HS_CS_SLACK bytes of room past what it keeps) and advances by the
+ * varint's length.
+ */
+static inline int hs__copy_varint(uint8_t **dst, const uint8_t **p, const uint8_t *end)
+{
+	const uint8_t *q = *p;
+	uint8_t *d = *dst;
+	unsigned k = 0;
+
+	if (__builtin_expect(end - q >= 8, 1)) {
+		uint64_t v, stop;
+
+		memcpy(&v, q, 8);
+		stop = ~v & 0x8080808080808080ull; /* little-endian: byte i at bits 8i */
+		if (__builtin_expect(stop != 0, 1)) {
+			k = (unsigned)__builtin_ctzll(stop) / 8 + 1;
+			memcpy(d, &v, 8);
+			*p = q + k;
+			*dst = d + k;
+			return 0;
+		}
+	}
+	for (;;) {
+		uint8_t b;
+
+		if (q >= end || k == HS_VARINT_MAX)
+			return -1;
+		b = *q++;
+		*d++ = b;
+		k++;
+		if (!(b & 0x80))
+			break;
+	}
+	*p = q;
+	*dst = d;
+	return 0;
+}
+
 /*
  * A columnar payload holds the same bytes as the record sequence it stands
  * for, sorted into streams: each field of a heap event goes to the stream
@@ -565,6 +613,80 @@ size_t hs_chunk_split(const uint8_t *in, size_t n, uint8_t *scratch, uint8_t *ou
 HS_MUST_CHECK
 int hs_chunk_join(const uint8_t *in, size_t n, uint8_t *out, size_t cap, size_t *out_len,
 		  const char **why);
+
+/* --- compact EVENTS chunks (since 3.0) ------------------------------------ */
+
+/*
+ * A compact payload is a columnar one whose heap addresses refer back to
+ * the thread's history in the chunk: a free names the allocation k
+ * allocations ago (of the same thread, in the same chunk) when that one
+ * had its address, an allocation the free j frees ago. So a program that
+ * repeats itself writes repeating numbers, where the addresses differed,
+ * and zstd's matches do the rest; the chunk still decodes on its own.
+ * The layout (docs/trace-format.md, "Compact chunks"): the length of the
+ * records it stands for, six varint stream lengths (times, addresses,
+ * references, sizes, stacks, other), those streams, then the record
+ * stream up to the end. The encoder is here (it allocates nothing: the
+ * collector runs it); the decoder, which keeps the histories, is
+ * trace_compact.h's.
+ */
+enum hs_compact_stream {
+	HS_CC_TIME,  /* dt */
+	HS_CC_ADDR,  /* da and old - new that are not references */
+	HS_CC_REF,   /* per heap address: 0 (literal), else how far back */
+	HS_CC_SIZE,  /* sizes and lengths */
+	HS_CC_STACK, /* stack node ids */
+	HS_CC_OTHER, /* alignment, lead, prot, flags */
+	HS_CC__COUNT,
+	HS_CC_RECORDS = HS_CC__COUNT, /* tags and the other records */
+};
+
+/* Room a compact payload's header takes (its lengths). */
+#define HS_CC_HEADER_MAX ((HS_CC__COUNT + 1) * HS_VARINT_MAX)
+/* Scratch hs_chunk_compact() needs for @n bytes of records. */
+#define HS_CC_SCRATCH(n) ((HS_CC__COUNT + 2) * ((size_t)(n) + HS_CS_SLACK))
+/* Threads of a chunk whose addresses the encoder refers to (a power of 2,
+ * at most 4096; it keeps half of them) */
+#define HS_CC_THREADS 4096
+/* Address table entries (a power of 2; it fills half of them) */
+#define HS_CC_TABLE (1u << 18)
+#define HS_CC_GEN_LIMIT (1u << 20)
+
+/* A thread's allocations and frees so far in the chunk. */
+struct hs_cc_thread {
+	uint64_t tid;
+	uint32_t gen; /* the chunk it was last used in */
+	uint32_t allocs, frees;
+};
+
+/* An address in a thread's history: key = chunk generation << 12 | thread
+ * slot; its latest allocation's and free's numbers + 1 (0: none). */
+struct hs_cc_addr {
+	uint64_t addr;
+	uint32_t key, allocated, freed;
+};
+
+/*
+ * The encoder's tables, kept from chunk to chunk (stamped with the
+ * chunk's generation, so that a chunk does not clear them). Zero it once
+ * before the first use; about 6 MiB.
+ */
+struct hs_compact_enc {
+	uint32_t gen, nr_threads, nr_addrs;
+	struct hs_cc_thread threads[HS_CC_THREADS];
+	struct hs_cc_addr addrs[HS_CC_TABLE];
+};
+
+/*
+ * Encode the records [@in, @in + @n) as a compact payload at @out (room
+ * for @cap bytes; not @in), using @enc and @scratch (HS_CC_SCRATCH(@n)
+ * bytes). Returns the payload's length, or 0 when a record is not one
+ * this version knows (a fixed tag it has no layout for), is malformed,
+ * or the payload does not fit @cap: the caller then writes the records
+ * another way. Allocates nothing.
+ */
+size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
+			uint8_t *scratch, uint8_t *out, size_t cap);
 
 /* --- the FOOTER body ------------------------------------------------------ */
 

@@ -8,17 +8,21 @@
 #include "common/buf.h"
 #include "server/assets.h"
 #include "analysis/memviews.h"
+#include "analysis/heap_history.h"
 #include "analysis/stats.h"
+#include "common/log.h"
 #include "format/trace_reader.h"
 #include "model/source_merge.h"
 #include "analysis/exec_chain.h"
 #include <errno.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 
 int hs_app_init(struct hs_app *a, const char *token)
 {
@@ -45,6 +49,114 @@ int hs_app_init(struct hs_app *a, const char *token)
 	return 0;
 }
 
+/*
+ * Start @fn(@arg) on a thread of the app's own (reading a file) that
+ * leaves the signals which end a front end to the threads that wait for
+ * them (`heapscope view` sigwait()s for SIGINT and SIGTERM): it may
+ * still run when serving starts. 0 or the error of pthread_create().
+ */
+static int start_thread(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+	sigset_t quiet, old;
+	int err;
+
+	sigemptyset(&quiet);
+	sigaddset(&quiet, SIGINT);
+	sigaddset(&quiet, SIGTERM);
+	sigaddset(&quiet, SIGHUP);
+	sigaddset(&quiet, SIGQUIT);
+	pthread_sigmask(SIG_BLOCK, &quiet, &old);
+	err = pthread_create(th, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return err;
+}
+
+/*
+ * A heap trace's history (analysis/heap_history.h), read on a thread of
+ * its own from hs_app_open() on: beside the first source's pass, and on
+ * while the app serves (hs_app_heap_history() waits for it). The job is
+ * the thread's until @done is set (under the app's lock), read-only
+ * after; its address stays the same when the list of traces grows.
+ */
+struct hs_app_history {
+	struct hs_app *app; /* its lock and condition */
+	char *path;	    /* owned copy */
+	struct hs_heap_history h;
+	struct hs_diag diag;
+	int err;
+	int done;    /* the read is over (under the app's lock) */
+	int warned;  /* its failure was logged (under the app's lock) */
+	int started; /* a thread reads it: join it */
+	pthread_t thread;
+};
+
+/* Whether hs_app_release() began: reads that may wait give up. */
+static int app_stopping(void *arg)
+{
+	struct hs_app *a = arg;
+	int stop;
+
+	pthread_mutex_lock(&a->lock);
+	stop = a->stopping;
+	pthread_mutex_unlock(&a->lock);
+	return stop;
+}
+
+static void *history_read(void *arg)
+{
+	struct hs_app_history *j = arg;
+
+	j->err = hs_heap_history_path(j->path, &j->h, app_stopping, j->app, &j->diag);
+	pthread_mutex_lock(&j->app->lock);
+	j->done = 1;
+	pthread_cond_broadcast(&j->app->changed);
+	pthread_mutex_unlock(&j->app->lock);
+	return NULL;
+}
+
+/*
+ * Start reading the history of trace @t at @path when it is a heap trace
+ * in a file that can be read twice (not a pipe: its importer spools it).
+ * Returns the job, or NULL: none (or no memory for one: the trace is
+ * then served without heap and RSS timelines).
+ */
+static struct hs_app_history *
+history_start(struct hs_app *a, const struct hs_app_trace *t, const char *path)
+{
+	struct hs_app_history *j;
+	struct stat st;
+
+	if (!hs_format_has(t->fmt, HS_FORMAT_HAS_HEAP) || stat(path, &st) ||
+	    !S_ISREG(st.st_mode))
+		return NULL;
+	j = hs_calloc(1, sizeof(*j));
+	if (!j)
+		return NULL;
+	j->app = a;
+	j->path = hs_strdup(path);
+	if (!j->path) {
+		hs_free(j);
+		return NULL;
+	}
+	j->diag = (struct hs_diag)HS_DIAG_INIT(j->path);
+	j->started = !start_thread(&j->thread, history_read, j);
+	if (!j->started)
+		history_read(j);
+	return j;
+}
+
+/* Wait for @j's thread and free it (NULL is fine). */
+static void history_free(struct hs_app_history *j)
+{
+	if (!j)
+		return;
+	if (j->started)
+		pthread_join(j->thread, NULL);
+	hs_heap_history_release(&j->h);
+	hs_free(j->path);
+	hs_free(j);
+}
+
 static void trace_release(struct hs_app_trace *t)
 {
 	size_t k;
@@ -56,10 +168,7 @@ static void trace_release(struct hs_app_trace *t)
 	hs_free(t->sources);
 	hs_free(t->name);
 	hs_free(t->path);
-	if (t->heap) {
-		hs_trace_release(t->heap);
-		hs_free(t->heap);
-	}
+	history_free(t->history);
 	free(t->heap_stats);
 	hs_free(t->members);
 	memset(t, 0, sizeof(*t));
@@ -69,6 +178,12 @@ void hs_app_release(struct hs_app *a)
 {
 	size_t i;
 
+	/* a read under way ends first (a history's gives up at once) */
+	pthread_mutex_lock(&a->lock);
+	a->stopping = 1;
+	pthread_mutex_unlock(&a->lock);
+	if (a->prefetching)
+		pthread_join(a->prefetch, NULL);
 	hs_cache_release(&a->cache);
 	for (i = 0; i < a->nr_traces; i++)
 		trace_release(&a->traces[i]);
@@ -102,6 +217,20 @@ static int push_source(struct hs_app_trace *t, const char *name, const char *sum
 	hs_source_init(&ns->src);
 	t->nr_sources++;
 	return 0;
+}
+
+/*
+ * Adding trace @t (new_trace(), not counted yet; NULL: not even made)
+ * failed with @err: @t is released, @diag says out of memory when
+ * nothing said more. Returns @err.
+ */
+static int drop_new_trace(struct hs_app_trace *t, int err, struct hs_diag *diag)
+{
+	if (t)
+		trace_release(t);
+	if (err == -ENOMEM && !diag->set)
+		hs_diag_set(diag, 0, "out of memory");
+	return err;
 }
 
 /* A new empty trace named @name at the end of @a (not counted yet). */
@@ -190,6 +319,7 @@ int hs_app_open(struct hs_app *a, const char *path, const char *name, enum hs_fo
 			goto fail;
 	if (!n && push_source(t, "", NULL))
 		goto fail;
+	t->history = history_start(a, t, path);
 	err = hs_import_path_source(path, fmt, n ? list[0].name : NULL,
 				    &t->sources[0].src, diag);
 	if (err)
@@ -206,11 +336,7 @@ int hs_app_open(struct hs_app *a, const char *path, const char *name, enum hs_fo
 	a->nr_traces++;
 	return 0;
 fail:
-	if (t)
-		trace_release(t);
-	if (err == -ENOMEM && !diag->set)
-		hs_diag_set(diag, 0, "out of memory");
-	return err;
+	return drop_new_trace(t, err, diag);
 }
 
 struct hs_app_source *hs_app_source(const struct hs_app *a, size_t trace,
@@ -409,19 +535,13 @@ int hs_app_merge(struct hs_app *a, const char *name, size_t n, int first,
 	a->nr_traces++;
 	return 0;
 fail:
-	if (t)
-		trace_release(t);
-	if (err == -ENOMEM && !diag->set)
-		hs_diag_set(diag, 0, "out of memory");
-	return err;
+	return drop_new_trace(t, err, diag);
 }
 
 int hs_app_load_source(struct hs_app *a, size_t trace, struct hs_app_source *s,
 		       struct hs_diag *diag)
 {
 	struct hs_app_trace *t = &a->traces[trace];
-	struct hs_memview_opts mo = HS_MEMVIEW_OPTS_INIT;
-	const struct hs_trace *heap;
 	struct hs_stack_source fresh;
 	int err;
 
@@ -444,21 +564,16 @@ int hs_app_load_source(struct hs_app *a, size_t trace, struct hs_app_source *s,
 		pthread_mutex_unlock(&a->lock);
 		return 0;
 	}
-	heap = t->heap;
 	pthread_mutex_unlock(&a->lock);
-	/* read without the lock: other requests go on meanwhile */
-	hs_source_init(&fresh);
 	/*
-	 * The views that the file's reader builds from the whole trace (peak,
-	 * mmap: not streamed) come from the trace when the app has it loaded
-	 * already (for the timeline or the stats), not from the file again.
-	 * A merged trace's come from its members' (loaded above).
+	 * Read without the lock: other requests go on meanwhile. A heap
+	 * trace's views are streamed from the file (memory: the live blocks
+	 * and the stacks); a merged trace's come from its members' (loaded
+	 * above).
 	 */
+	hs_source_init(&fresh);
 	if (t->members) {
 		err = build_merged(a, t, s->name, &fresh, diag);
-	} else if (heap && !hs_memview_parse(s->name, &mo.kind) &&
-		   (mo.kind == HS_MEM_PEAK || mo.kind == HS_MEM_MMAP)) {
-		err = hs_memview_build(heap, &mo, &fresh, NULL, diag);
 	} else if (!t->path) {
 		hs_diag_set(diag, 0, "'%s' cannot be read again for source '%s'", t->name,
 			    s->name);
@@ -479,50 +594,85 @@ int hs_app_load_source(struct hs_app *a, size_t trace, struct hs_app_source *s,
 	return err;
 }
 
-int hs_app_heap(struct hs_app *a, size_t trace, const struct hs_trace **out,
-		struct hs_diag *diag)
+const struct hs_heap_history *hs_app_heap_history(struct hs_app *a, size_t trace)
 {
-	struct hs_app_trace *t = &a->traces[trace];
-	struct hs_trace *fresh;
-	int have, err = 0;
+	struct hs_app_history *j = trace < a->nr_traces ? a->traces[trace].history : NULL;
+	int err, warn = 0;
 
-	*out = NULL;
-	if (!hs_format_has(t->fmt, HS_FORMAT_HAS_HEAP) || !t->path) {
-		hs_diag_set(diag, 0, "'%s' is not a heapscope trace", t->name);
+	if (!j)
+		return NULL;
+	pthread_mutex_lock(&a->lock);
+	while (!j->done)
+		pthread_cond_wait(&a->changed, &a->lock);
+	err = j->err;
+	/* given up at the release: nothing to say */
+	if (err && err != -ECANCELED && !j->warned)
+		warn = j->warned = 1;
+	pthread_mutex_unlock(&a->lock);
+	if (warn)
+		hs_log(HS_LOG_WARN, "%s: no heap timeline: %s", a->traces[trace].name,
+		       j->diag.msg);
+	return err ? NULL : &j->h;
+}
+
+/* Whether trace @t is a heap trace that can be read again; else @diag says why. */
+static int heap_file(const struct hs_app_trace *t, struct hs_diag *diag)
+{
+	if (hs_format_has(t->fmt, HS_FORMAT_HAS_HEAP) && t->path)
+		return 1;
+	hs_diag_set(diag, 0, "'%s' is not a heapscope trace", t->name);
+	return 0;
+}
+
+/* hs_app_prefetch()'s thread: each heap trace's peak source, in turn. */
+static void *prefetch_run(void *arg)
+{
+	struct hs_app *a = arg;
+	struct hs_app_source *s;
+	size_t i;
+
+	for (i = 0; i < a->nr_traces && !app_stopping(a); i++) {
+		struct hs_diag d = HS_DIAG_INIT(a->traces[i].name);
+
+		/* after the trace's history: one pass over a file at a time */
+		s = hs_app_heap_history(a, i) && !app_stopping(a)
+			? hs_app_source(a, i, hs_memview_name(HS_MEM_PEAK))
+			: NULL;
+		/* on failure the request that asks for it reads it, and says why */
+		if (s && hs_app_load_source(a, i, s, &d))
+			hs_log(HS_LOG_DEBUG, "%s: peak not read ahead: %s",
+			       a->traces[i].name, d.msg);
+	}
+	return NULL;
+}
+
+int hs_app_prefetch(struct hs_app *a)
+{
+	int err;
+
+	HS_BUG_ON(a->prefetching);
+	err = start_thread(&a->prefetch, prefetch_run, a);
+	if (err)
+		return -err;
+	a->prefetching = 1;
+	return 0;
+}
+
+int hs_app_heap_view(struct hs_app *a, size_t trace, const struct hs_memview_opts *mo,
+		     struct hs_stack_source *out, struct hs_diag *diag)
+{
+	if (!heap_file(&a->traces[trace], diag)) {
+		hs_source_init(out);
 		return -ENOENT;
 	}
-	pthread_mutex_lock(&a->lock);
-	while (t->heap_loading)
-		pthread_cond_wait(&a->changed, &a->lock);
-	have = t->heap != NULL;
-	if (!begin_once(a, &t->heap_loading, &have)) {
-		*out = t->heap;
-		pthread_mutex_unlock(&a->lock);
-		return 0;
-	}
-	pthread_mutex_unlock(&a->lock);
-	fresh = hs_calloc(1, sizeof(*fresh));
-	if (!fresh)
-		err = -ENOMEM;
-	if (!err)
-		err = hs_trace_load(t->path, fresh, diag);
-	if (err) {
-		hs_free(fresh);
-		fresh = NULL;
-	}
-	pthread_mutex_lock(&a->lock);
-	t->heap = fresh;
-	*out = fresh;
-	finish_once(a, &t->heap_loading);
-	pthread_mutex_unlock(&a->lock);
-	return err;
+	return hs_memview_build_path(a->traces[trace].path, mo, out, NULL, diag);
 }
 
 json_t *hs_app_heap_stats(struct hs_app *a, size_t trace, struct hs_diag *diag)
 {
 	struct hs_app_trace *t = &a->traces[trace];
 	struct hs_heap_stats hs;
-	const struct hs_trace *ht;
+	struct hs_trace read;
 	json_t *o = NULL;
 	char *text = NULL;
 	int have;
@@ -539,11 +689,16 @@ json_t *hs_app_heap_stats(struct hs_app *a, size_t trace, struct hs_diag *diag)
 		return json_loads(t->heap_stats, 0, NULL);
 	}
 	pthread_mutex_unlock(&a->lock);
-	/* the slowest thing the server does: never under the lock */
-	if (!hs_app_heap(a, trace, &ht, diag) &&
-	    !hs_heap_stats_compute(ht, &(struct hs_stats_opts){0}, &hs, diag)) {
+	/*
+	 * The slowest thing the server does: never under the lock. Streamed
+	 * from the file, as `heapscope stats` computes them.
+	 */
+	if (heap_file(t, diag) &&
+	    !hs_heap_stats_compute_path(t->path, &(struct hs_stats_opts){0}, &read, &hs,
+					diag)) {
 		o = hs_heap_stats_json(&hs);
 		hs_heap_stats_release(&hs);
+		hs_trace_release(&read);
 	}
 	if (o)
 		text = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));

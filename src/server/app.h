@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <stddef.h>
 #include "common/diag.h"
+#include "analysis/heap_history.h"
+#include "analysis/memviews.h"
 #include "io/io.h"
 #include "model/stack_source.h"
 #include "server/cache.h"
@@ -26,9 +28,15 @@
  * views "alloc", "net", "leaks", "peak", "temporary", "mmap"), the first
  * loaded at once and the others read from the file on first use; a
  * format without a choice has one, "cpu" for CPU samples, "samples"
- * otherwise. A heapscope trace itself (format/trace_reader.h) is loaded
- * when something needs it: its stats, heap and RSS timelines, and the
- * leaks and peak views of a time range.
+ * otherwise. A heapscope trace is never loaded whole: every view of it,
+ * its stats (as `heapscope stats`) and the leaks and peak views of a time
+ * range are streamed from the file when they are first asked for
+ * (memory: the live blocks and the stacks), and its heap and RSS over
+ * time (analysis/heap_history.h: a point per clock tick, not per event)
+ * are read once, in a pass of their own that hs_app_open() starts on a
+ * thread beside the first source's. Its peak source, the costliest to
+ * read, may be read ahead once serving starts (hs_app_prefetch():
+ * `heapscope view` does on 4 cores or more).
  *
  * Ownership: the app owns its traces (hs_app_add_trace() and
  * hs_app_add_source() take the sources) and its cache. A response owns
@@ -40,10 +48,13 @@
  * a first source switch) never holds a fast one. What they share:
  *   - the list of traces and of their sources' names: fixed once serving
  *     starts, read without a lock;
- *   - a source's @loaded and @loading, a trace's @heap, @heap_loading,
- *     @heap_stats and @stats_computing: under @lock. Each is computed
- *     once, by the first request that needs it, without the lock (others
- *     wait on @changed); once set, what it points to is read-only;
+ *   - a trace's @history: the pointer fixed once serving starts; what it
+ *     points to is its reading thread's until that is done (under
+ *     @lock), read-only after;
+ *   - a source's @loaded and @loading, a trace's @heap_stats and
+ *     @stats_computing: under @lock. Each is computed once, by the first
+ *     request that needs it, without the lock (others wait on @changed);
+ *     once set, what it points to is read-only;
  *   - the cache: its own lock (cache.h).
  * Nothing is computed under @lock, and no other lock is taken under it.
  *
@@ -69,7 +80,7 @@ struct hs_app_source {
 	struct hs_stack_source src; /* owned; its defaults fill the GUI's boxes */
 };
 
-struct hs_trace;
+struct hs_app_history;
 struct hs_app_trace {
 	char *name; /* the file's name as shown (owned) */
 	char *path; /* owned; NULL: cannot be read again */
@@ -77,12 +88,13 @@ struct hs_app_trace {
 	const char *format;	       /* static format name ("perf-script", ...) */
 	struct hs_app_source *sources; /* the first is the default */
 	size_t nr_sources;
-	struct hs_trace *heap; /* owned; a heapscope trace once loaded */
-	char *heap_stats;      /* its stats' JSON text (malloc()ed), or NULL */
-	int heap_loading;      /* a request is reading @heap (under @lock) */
-	int stats_computing;   /* a request is computing @heap_stats */
-	size_t nr_members;     /* a merged trace (hs_app_merge()): traces */
-	size_t *members;       /* [0, nr_members) are its members (owned) */
+	/* owned; a heap trace's heap and RSS over time (read, or being read
+	 * on a thread of its own: hs_app_heap_history()), or NULL */
+	struct hs_app_history *history;
+	char *heap_stats;    /* its stats' JSON text (malloc()ed), or NULL */
+	int stats_computing; /* a request is computing @heap_stats */
+	size_t nr_members;   /* a merged trace (hs_app_merge()): traces */
+	size_t *members;     /* [0, nr_members) are its members (owned) */
 };
 
 struct hs_app {
@@ -92,6 +104,9 @@ struct hs_app {
 	struct hs_cache cache;
 	pthread_mutex_t lock;	/* the lazily computed state above */
 	pthread_cond_t changed; /* some of it was computed (or failed) */
+	pthread_t prefetch;	/* hs_app_prefetch()'s thread, */
+	int prefetching;	/* when it was started (joined at the release) */
+	int stopping;		/* hs_app_release() began (under @lock) */
 };
 
 struct hs_request {
@@ -127,12 +142,19 @@ struct hs_response {
  * or the error of getrandom().
  */
 int hs_app_init(struct hs_app *a, const char *token);
+/*
+ * Free everything. The app's own threads are told to stop first and
+ * waited for: a history still being read gives up, the read-ahead starts
+ * nothing more (a source it reads is read to the end).
+ */
 void hs_app_release(struct hs_app *a);
 /*
  * Open the file @path (format @fmt; HS_FORMAT_UNKNOWN: by name, then
  * content) as a new trace named @name (copied), with its default source
- * loaded. Returns 0 or a negative errno with @diag filled (naming the
- * file and line).
+ * loaded; for a heap trace its history is read on a thread of its own,
+ * started here and going on after the return (hs_app_heap_history()).
+ * Returns 0 or a negative errno with @diag filled (naming the file and
+ * line).
  */
 int hs_app_open(struct hs_app *a, const char *path, const char *name, enum hs_format fmt,
 		struct hs_diag *diag);
@@ -168,6 +190,17 @@ int hs_app_add_source(struct hs_app *a, size_t trace, const char *name,
 struct hs_app_source *hs_app_source(const struct hs_app *a, size_t trace,
 				    const char *name);
 /*
+ * Start reading, on a thread of its own, what costs most to read and is
+ * likely to be asked for: each heap trace's peak source (a pass that
+ * holds every live block), so that a first switch to it finds it read,
+ * or waits only for the rest of that read (hs_app_load_source()'s claim,
+ * as for a source another request reads). Call it once, after the last
+ * trace is added (it reads the list of traces), when requests may come;
+ * hs_app_release() waits for the thread. Returns 0, or the error of
+ * pthread_create() (then nothing is read ahead).
+ */
+int hs_app_prefetch(struct hs_app *a);
+/*
  * Make sure source @s of trace @trace is loaded (reading the file again
  * when it is not). Returns 0, -ENOENT when the file cannot be read again,
  * or the importer's error, with @diag filled.
@@ -175,16 +208,24 @@ struct hs_app_source *hs_app_source(const struct hs_app *a, size_t trace,
 int hs_app_load_source(struct hs_app *a, size_t trace, struct hs_app_source *s,
 		       struct hs_diag *diag);
 /*
- * The heapscope trace behind trace @trace, loaded on first use, in *@out.
- * Returns 0, -ENOENT (not a heapscope trace, or not readable again) or the
- * reader's error, with @diag filled.
+ * The heap and RSS over time of heap trace @trace, once the read that
+ * hs_app_open() started is over (waiting for it; borrowed, read-only),
+ * or NULL: not a heap trace, or not readable (a warning says why, once).
  */
-int hs_app_heap(struct hs_app *a, size_t trace, const struct hs_trace **out,
-		struct hs_diag *diag);
+const struct hs_heap_history *hs_app_heap_history(struct hs_app *a, size_t trace);
+/*
+ * Build view @mo of heap trace @trace from its file into @out
+ * (initialised here), streamed as hs_memview_build_path() does (for the
+ * leaks and peak views of a time range). Returns 0, -ENOENT (not a heap
+ * trace, or not readable again) or the reader's error, with @diag filled.
+ */
+int hs_app_heap_view(struct hs_app *a, size_t trace, const struct hs_memview_opts *mo,
+		     struct hs_stack_source *out, struct hs_diag *diag);
 /*
  * The stats of heap trace @trace (hs_heap_stats_json()), computed on first
- * use; a new reference, or NULL (not a heap trace, or they cannot be
- * computed: message in @diag).
+ * use from the file as `heapscope stats` computes them; a new reference,
+ * or NULL (not a heap trace, or they cannot be computed: message in
+ * @diag).
  */
 struct json_t *hs_app_heap_stats(struct hs_app *a, size_t trace, struct hs_diag *diag);
 /* Whether @given is the token (constant time). */

@@ -216,13 +216,15 @@ void hs_api_params_release(struct hs_api_params *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static const char *const step_keys[] = {"kind", "params", "name", "path", "what", NULL};
+static const char *const step_keys[] = {
+    "kind", "params", "name", "path", "what", "tree", NULL,
+};
 
 /* Parse step @s into @st; @norm gets its canonical object. */
 static int parse_step(const json_t *s, struct hs_query_step *st, json_t **norm,
 		      struct hs_diag *d)
 {
-	const char *kind = NULL, *what = NULL;
+	const char *kind = NULL, *what = NULL, *tree = NULL;
 	const json_t *path;
 	const char **names;
 	json_t *o, *p;
@@ -244,9 +246,21 @@ static int parse_step(const json_t *s, struct hs_query_step *st, json_t **norm,
 		err = get_text(json_object_get(s, "name"), "name", HS_API_MAX_TEXT,
 			       &st->name, d);
 	if (!err)
+		err = get_text(json_object_get(s, "tree"), "tree", 16, &tree, d);
+	if (!err)
 		err = parse_view_params(json_object_get(s, "params"), &st->params, d);
 	if (err)
 		return err;
+	/* a path in the Callers or Callees tree (path[0] the focus), else the CallTree */
+	st->tree = HS_VIEW_CALLTREE;
+	if (tree && (hs_view_kind_parse(tree, &st->tree) ||
+		     (st->tree != HS_VIEW_CALLTREE && st->tree != HS_VIEW_CALLERS &&
+		      st->tree != HS_VIEW_CALLEES))) {
+		hs_diag_set(
+		    d, 0,
+		    "a step's tree must be \"calltree\", \"callers\" or \"callees\"");
+		return -EINVAL;
+	}
 	if (!kind || (strcmp(kind, "drill") && strcmp(kind, "flatten"))) {
 		hs_diag_set(d, 0, "a step's kind must be \"drill\" or \"flatten\"");
 		return -EINVAL;
@@ -288,6 +302,11 @@ static int parse_step(const json_t *s, struct hs_query_step *st, json_t **norm,
 		hs_diag_set(d, 0, "a drill step needs a name or a path (not both)");
 		goto inval;
 	}
+	if (st->tree != HS_VIEW_CALLTREE &&
+	    (st->kind != HS_STEP_DRILL || !st->path_len)) {
+		hs_diag_set(d, 0, "a step's tree goes with a drill step's path");
+		goto inval;
+	}
 	if (st->kind == HS_STEP_FLATTEN && (st->name || st->path_len)) {
 		hs_diag_set(d, 0, "a flatten step takes no name or path");
 		goto inval;
@@ -301,6 +320,9 @@ static int parse_step(const json_t *s, struct hs_query_step *st, json_t **norm,
 			goto nomem;
 		if (st->name ? put(o, "name", json_string(st->name))
 			     : put(o, "path", json_deep_copy(path)))
+			goto nomem;
+		if (st->tree != HS_VIEW_CALLTREE &&
+		    put(o, "tree", json_string(hs_view_kind_name(st->tree))))
 			goto nomem;
 	}
 	*norm = o;

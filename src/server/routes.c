@@ -188,7 +188,6 @@ int hs__resolve_src(struct hs_route_ctx *c, const struct hs_api_src *s, size_t k
 	struct hs_filter_params tf, bf;
 	struct hs_query_step step;
 	struct hs_resolved t, b;
-	const struct hs_trace *heap;
 	struct hs_cache_entry *e;
 	struct hs_app *a = c->app;
 	struct hs_diag *d = &c->diag;
@@ -209,10 +208,7 @@ int hs__resolve_src(struct hs_route_ctx *c, const struct hs_api_src *s, size_t k
 	if (err == 1) {
 		/* ours to build; what it stands on is resolved (and held) first */
 		if (trace) {
-			err = hs_app_heap(a, s->trace, &heap, d);
-			if (!err)
-				err = hs_memview_build(heap, &mo, &e->u.source.src, NULL,
-						       d);
+			err = hs_app_heap_view(a, s->trace, &mo, &e->u.source.src, d);
 		} else if (!k) {
 			tf = window_for(a, s->test, &s->test_params.vp.filter);
 			bf = window_for(a, s->base, &s->base_params.vp.filter);

@@ -46,17 +46,12 @@ static void spread(double *h, size_t nb, double lo, double width, double a, doub
 	}
 }
 
-/* The heapscope trace the query's source is a view of, or NULL. */
-static const struct hs_trace *heap_trace(struct hs_route_ctx *c)
+/* The heap history of the trace the query's source is a view of, or NULL. */
+static const struct hs_heap_history *heap_history(const struct hs_route_ctx *c)
 {
-	struct hs_diag d = HS_DIAG_INIT(NULL);
-	const struct hs_trace *t;
-
-	if (c->query.src.kind != HS_API_SRC_TRACE ||
-	    !hs_format_has(c->app->traces[c->query.src.trace].fmt, HS_FORMAT_HAS_HEAP) ||
-	    hs_app_heap(c->app, c->query.src.trace, &t, &d))
+	if (c->query.src.kind != HS_API_SRC_TRACE)
 		return NULL;
-	return t;
+	return hs_app_heap_history(c->app, c->query.src.trace);
 }
 
 /* json_dumps() text as an hs_malloc()ed copy in *@text. 0 or -ENOMEM. */
@@ -80,11 +75,11 @@ static int build_heap_curves(struct hs_route_ctx *c, void *arg, char **text, siz
 {
 	struct hs_timeline heap = {0}, rss = {0};
 	size_t points = *(const size_t *)arg;
-	const struct hs_trace *t = heap_trace(c);
 	json_t *o;
 	int err;
 
-	err = hs_heap_timelines(t, points, &heap, &rss) ? -ENOMEM : 0;
+	err =
+	    hs_heap_history_timelines(heap_history(c), points, &heap, &rss) ? -ENOMEM : 0;
 	o = err ? NULL
 		: json_pack("{s:o, s:o}", "heap", hs_timeline_json(&heap), "rss",
 			    hs_timeline_json(&rss));
@@ -98,9 +93,10 @@ static int build_heap_curves(struct hs_route_ctx *c, void *arg, char **text, siz
 /*
  * A heap trace's heap in use and RSS, "heap" and "rss": [[ms, bytes], ...]
  * in at most @points points, each the highest value in its stretch of
- * time; cached per (trace, points), since they do not depend on the
- * filter or the time range and take a pass over the whole trace. A trace
- * that cannot be read again gives none. 0 or a negative errno.
+ * time, cut from the trace's history (app.h: read at the open); cached
+ * per (trace, points), since they depend on neither the filter nor the
+ * time range. A trace without a history (not readable) gives none. 0 or
+ * a negative errno.
  */
 static int add_heap_timelines(struct hs_route_ctx *c, json_t *o, size_t points)
 {
@@ -130,7 +126,7 @@ static int build_timeline(struct hs_route_ctx *c, void *arg, char **text, size_t
 {
 	const struct hs_calltree *ct = &c->tree->u.tree;
 	const struct hs_stack_source *s = c->src;
-	const struct hs_trace *ht = heap_trace(c);
+	const struct hs_heap_history *ht = heap_history(c);
 	size_t nb = *(const size_t *)arg, i;
 	double *all = NULL, *kept = NULL, lo, hi, width;
 	json_t *o = NULL, *ja, *jk;

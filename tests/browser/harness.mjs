@@ -124,9 +124,10 @@ function cleanup() {
   run.tmp = null;
 }
 
-// `heapscope view FILES` on a free port (or @port); its URL.
-export async function startView(files, port = 0) {
-  run.view = spawnView(BIN, files, port);
+// `heapscope view FILES` on a free port (or @port), with the options
+// @args; its URL.
+export async function startView(files, port = 0, args = []) {
+  run.view = spawnView(BIN, files, port, args);
   run.url = await viewUrl(run.view, WAIT);
   return run.url;
 }

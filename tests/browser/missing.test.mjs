@@ -4,7 +4,8 @@
 // heaptrack's Charts (summary, memory of the top call sites, allocations
 // over time, sizes), PerfView's hideable columns, several selected cells
 // with their sum and First/Last to Set Time Range, the net and peak while
-// dragging over When (a CallTree node's own), Flatten, Clear all Folding
+// dragging over When (a CallTree, Callers or Callees node's own), Drill
+// Into a Callers node, Flatten, Clear all Folding
 // and Fold Module, copying rows with a header; speedscope's icicle, module prefixes hidden, keys
 // that zoom and pan, Find's match count; a view's URL after a restart of
 // `heapscope view`, and Export as CSV or JSON. Each part runs on its own
@@ -19,25 +20,15 @@
 // HS_ONLY (parts to run, comma separated). Output is TAP.
 
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { copyFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ART, BIN, BUILD, SRC, begin, cliJson, errors, launchBrowser, ok, openTrace, parts,
+import { BIN, BUILD, SRC, begin, cliJson, errors, launchBrowser, ok, openTrace, parts,
   runTest, setBox, settled, shot, sleep, startView, stopView, tab } from './harness.mjs';
 
 const PERF = path.join(SRC, 'tests/data/perf/workload.data.txt');
 
 let page = null, tmp = null, url = null;
 let files = [];
-
-// A smaller picture of the whole window for docs/gui.md (doc-NAME.png).
-async function docShot(name, height = 520, prepare = null) {
-  await page.setViewportSize({ width: 1000, height });
-  await sleep(250);
-  if (prepare) await prepare();
-  await page.screenshot({ path: path.join(ART, `doc-${name}.png`) });
-  await page.setViewportSize({ width: 1400, height: 900 });
-  await sleep(100);
-}
 
 async function rightClick(sel) {
   await page.click(sel, { button: 'right' });
@@ -59,7 +50,6 @@ async function charts(heap) {
   await tab('charts');
   await page.waitForSelector('#chart-sizes .u-over');
   await shot('charts');
-  await docShot('charts', 640);
   // the legend gives each site's own bytes where the mouse is
   const over = await page.$eval('#chart-memory .u-over', (e) => {
     const r = e.getBoundingClientRect();
@@ -180,7 +170,6 @@ async function cells() {
     sum: Number(document.getElementById('status').dataset.sum),
     sel: document.querySelectorAll('#view-byname .csel').length }));
   await shot('cells-sum');
-  await docShot('cells', 420);
   ok(st.sel === 2 && Math.abs(st.sum - (hot.exc + cold.exc)) < 1e-6 && st.text.includes('Sum of 2'),
     'Shift-click selects two Exc cells and the status line gives their sum', { st, hot: hot.exc,
       cold: cold.exc });
@@ -245,8 +234,6 @@ async function whenReadout() {
   };
   const all = await sel(0, null);
   await shot('when-readout');
-  // the rows are drawn again at another size: select the characters again
-  await docShot('when', 420, () => sel(3, 30));
   ok(all.net === want.inc && all.peak === want.inc,
     'the whole When cell of an alloc row: Net and Peak are its Inc', { all, inc: want.inc });
   const part = await sel(0, 5);
@@ -292,6 +279,93 @@ async function whenNode() {
     got.every((g) => nodes.some((n) => near(g.net, n.inc))) && !near(got[0].net, got[1].net),
   'the When readout of a CallTree node is the node\'s Net, not the name\'s',
   { got, nodes, name });
+}
+
+// The readout over the whole When cell of row @index of @tab: what the
+// status line says, its Net and what it is of ('node' or 'name').
+async function wholeWhen(tab, index) {
+  await page.evaluate(() => { document.getElementById('status').dataset.net = ''; });
+  await page.evaluate(({ tab, i }) => {
+    const t = document.querySelector(`#view-${tab} .row[data-index="${i}"] .c-when`).firstChild;
+    window.getSelection().setBaseAndExtent(t, 0, t, t.length);
+  }, { tab, i: index });
+  await page.waitForFunction(() => document.getElementById('status').dataset.net !== '' &&
+    /Net .* Peak/.test(document.getElementById('status').textContent));
+  return page.evaluate(() => {
+    const s = document.getElementById('status');
+    return { text: s.textContent, net: Number(s.dataset.net), peak: Number(s.dataset.peak),
+      of: s.dataset.of };
+  });
+}
+
+// The readout over a Callers or Callees node's When cell is that node's,
+// as in CallTree: hot_function's callers end in two threads, each with
+// part of its Inc; every node of both trees reads its own Inc (the
+// callees on the heap trace: a CPU sample's time spreads past the When
+// range's end, bytes do not).
+async function whenFocusTrees() {
+  const near = (a, b) => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b));
+  for (const [t, focus, trace] of [['callers', HOT, 1], ['callees', 'demo-heap!main', 0]]) {
+    await openTrace(trace);
+    await setBox('exc', '');
+    // a double-click makes the name the focus
+    await settled(() => page.dblclick(`${row(focus)} .c-name`));
+    ok((await state()).focus === focus, `${focus} is the focus`, await state());
+    await tab(t);
+    await page.click(`#view-${t} .row[data-index="0"]`);
+    await settled(() => page.click('#expandall'));
+    const want = [];
+    const walk = (n, depth) => {
+      want.push({ key: n.key, depth, inc: n.inc });
+      for (const c of n.children || []) walk(c, depth + 1);
+    };
+    walk(cliJson(['report', files[trace], '--view', t, '--focus', focus]).tree, 0);
+    const shown = await page.$$eval(`#view-${t} .row:not([hidden]):not(.pending)`, (rs) =>
+      rs.map((r) => ({ key: r.dataset.key, index: r.dataset.index })));
+    ok(shown.length === want.length && shown.every((r, i) => r.key === want[i].key),
+      `${t} of ${focus}: every node shown`, { shown, want });
+    const got = [];
+    for (const r of shown) got.push(await wholeWhen(t, r.index));
+    await shot(`when-${t}`);
+    ok(got.every((g, i) => g.of === 'node' && near(g.net, want[i].inc)),
+      `the When readout of each ${t} node is its own Inc`, { got, want });
+    if (t === 'callers') {
+      const threads = want.map((w, i) => ({ ...w, got: got[i] })).filter((w) => /^Thread /.test(w.key));
+      ok(threads.length === 2 && !near(threads[0].got.net, threads[1].got.net) &&
+        threads.every((w) => w.got.net < want[0].inc && w.got.text.includes(' \u2190 ')),
+      'two callers nodes of one name read apart, each less than the name', threads);
+    }
+  }
+}
+
+// Drill Into a Callers node (PerfView: exactly the selected node's
+// samples): the samples that came through that thread, not the name's.
+async function drillCallers() {
+  await openTrace(1);
+  await setBox('exc', '');
+  await settled(() => page.dblclick(`${row(HOT)} .c-name`));
+  await tab('callers');
+  await page.click('#view-callers .row[data-index="0"]');
+  await settled(() => page.click('#expandall'));
+  const want = [];
+  const walk = (n) => {
+    if (n.key === 'Thread (11214)') want.push(n.inc);
+    for (const c of n.children || []) walk(c);
+  };
+  walk(cliJson(['report', PERF, '--view', 'callers', '--focus', HOT]).tree);
+  const name = cliJson(['report', PERF]).rows.find((r) => r.key === HOT).inc;
+  await rightClick('#view-callers .row[data-key="Thread (11214)"]');
+  ok(await page.$eval('#menu [data-action="drill-exc"]', (b) => b.disabled),
+    'a Callers node below the focus has no exclusive drill');
+  await settled(() => page.click('#menu [data-action="drill-inc"]'));
+  const got = await page.evaluate(() => ({ metric: Number(document.getElementById('summary').dataset.metric),
+    origin: document.getElementById('origin').textContent, steps: window.heapscope.state().steps }));
+  await shot('drill-callers');
+  const step = got.steps.at(-1);
+  ok(want.length === 1 && Math.abs(got.metric - want[0]) <= 1e-9 * want[0] && want[0] < name &&
+    step.tree === 'callers' && step.path[0] === HOT && step.path.at(-1) === 'Thread (11214)' &&
+    /drill/.test(got.origin),
+  'Drill Into a Callers node keeps that node\'s samples (its Inc), not the name\'s', { got, want, name });
 }
 
 // Flatten, Fold Module and Clear all Folding in the context menu.
@@ -369,7 +443,6 @@ async function flameGraph() {
     n: Number(m.dataset.count) }));
   const status = await page.textContent('#status');
   await shot('flame-find');
-  await docShot('icicle', 420);
   ok(want >= 4 && shown.n === want && shown.text === `${want} matches` &&
     status.includes(`${want} boxes match`), 'Find counts the boxes it highlights', { want, shown, status });
   await page.uncheck('#flame-icicle');
@@ -512,6 +585,26 @@ async function restart() {
   ok(st.error === '1' && st.text.includes('gone.txt'), 'a link to a trace not loaded says which', st);
 }
 
+// "all N files" (--merge, or a program's exec chain) has no heap trace of
+// its own for the Charts: their tab is not offered there (it could only
+// fail), and each heap trace of it still has one.
+async function chartsMerged(heap) {
+  const copy = path.join(tmp, 'demo-copy.heapscope');
+  copyFileSync(heap, copy);
+  await stopView();
+  url = await startView([heap, copy], 0, ['--merge']);
+  await page.goto(url);
+  await page.waitForSelector('body[data-ready="1"]');
+  const traces = await page.$$eval('#trace option', (os) => os.map((o) => o.textContent));
+  ok(traces[0] === 'all 2 files', 'the merged trace comes first', traces);
+  ok(await page.$eval('#tabs [data-tab="charts"]', (b) => b.hidden), 'all 2 files: no Charts tab');
+  await shot('charts-merged');
+  await settled(() => page.selectOption('#trace', '1'));
+  ok(!await page.$eval('#tabs [data-tab="charts"]', (b) => b.hidden), 'one of its heap traces has Charts');
+  await tab('charts');
+  await page.waitForSelector('#chart-sizes .u-over');
+}
+
 async function main() {
   tmp = begin({ name: 'missing', shotPrefix: 'missing-' });
   const heap = path.join(tmp, 'demo.heapscope');
@@ -530,11 +623,14 @@ async function main() {
     ['cells', () => cells()],
     ['when', () => whenReadout()],
     ['when-node', () => whenNode()],
+    ['when-callers', () => whenFocusTrees()],
+    ['drill-callers', () => drillCallers()],
     ['menu', () => menuItems()],
     ['flame', () => flameGraph()],
     ['export', () => exporting()],
     ['export-more', () => exportingMore()],
     ['restart', () => restart()],
+    ['charts-merged', () => chartsMerged(heap)],
   ], process.env.HS_ONLY);
   ok(!errors.length, 'no JavaScript errors', errors);
 }

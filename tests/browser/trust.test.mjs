@@ -4,13 +4,16 @@
 // 100 MB, counts over 1M, deep tree names), the flame graph's first screen
 // and its tooltip, a visible sign of work with a Cancel, the selection
 // kept by key across an Update, the timeline's legend and axes, a dead
-// server explained, Events without library paths, and the default Fold%.
+// server explained, Events without library paths, a diff's process names
+// and the module presets' library names with a '-', Ungroup on such a
+// module, and the default Fold%.
 // Each part runs on its own (a failure is reported and the next part
 // starts from a fresh page); screenshots go to $HS_BUILD/browser-artifacts/
 // (trust-*.png).
 //
 // Environment: HS_BIN, HS_SRC, HS_BUILD (set by meson), HS_CHROMIUM
-// (default /usr/bin/chromium). Output is TAP.
+// (default /usr/bin/chromium), HS_ONLY (parts to run, comma separated).
+// Output is TAP.
 
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -317,6 +320,59 @@ async function timeline() {
     'hovering the timeline shows the time and each series\' value', legend);
 }
 
+// Item 8: a diff's Ignore PID/TID names a process by its whole command,
+// '-' and all: "demo-heap" and "demo-cache" stay apart (never "demo").
+async function processNames(testIdx, baseIdx) {
+  await openTrace(testIdx);
+  await settled(() => page.selectOption('#diff', String(baseIdx)));
+  ok((await page.inputValue('#group')).startsWith('^Process% {%}->$1;^Thread->Thread;'),
+    'a diff starts GroupPats with Ignore PID/TID', await page.inputValue('#group'));
+  const rows = await page.$$eval('#view-byname .row:not([hidden]):not(.pending)', (rs) =>
+    rs.map((r) => ({ key: r.dataset.key, inc: r.querySelector('.c-inc').textContent })));
+  const inc = (k) => rows.find((r) => r.key === k)?.inc;
+  await shot('process-names');
+  ok(inc('demo-heap') === '2' && inc('demo-cache') === '2' && !rows.some((r) => r.key === 'demo'),
+    'the diff names processes "demo-heap" and "demo-cache", their PIDs gone', rows);
+  // item 1: leaving the diff for its shorter test trace leaves no stale row
+  await settled(() => page.click('#back'));
+  const seen = await page.evaluate(() => {
+    const all = [...document.querySelectorAll('#view-byname .row')];
+    return { shown: all.filter((r) => !r.hidden && !r.classList.contains('pending')).length,
+      laidOut: all.filter((r) => getComputedStyle(r).display !== 'none' &&
+        r.getBoundingClientRect().height > 0).length,
+      origin: document.getElementById('origin').textContent };
+  });
+  await shot('after-diff');
+  ok(!seen.origin.startsWith('diff') && seen.shown < rows.length && seen.laidOut === seen.shown,
+    'after leaving a longer diff no stale rows are on screen', { seen, diffRows: rows.length });
+}
+
+// Item 8 and 6: the module presets name a Linux library by its whole file
+// name ('%' takes no '-' nor '+': "module gnu.so", "module 64.so.2"
+// before), and Ungroup on such a group shows its frames again.
+async function moduleNames(idx) {
+  await openTrace(idx);
+  await settled(() => page.selectOption('#presets', 'group modules'));
+  const keys = () => page.$$eval('#view-byname .row:not([hidden]):not(.pending)', (rs) =>
+    rs.map((r) => r.dataset.key));
+  const json = 'module _json.cpython-311-x86_64-linux-gnu.so';
+  const want = [json, 'module ld-linux-x86-64.so.2', 'module libstdc++.so.6', 'module python3.11'];
+  const got = await keys();
+  await shot('module-names');
+  ok(want.every((k) => got.includes(k)) && !got.some((k) => /^module (gnu\.so|64\.so\.2|\.so\.6)$/.test(k)),
+    'group modules names Linux libraries by their whole file names', got);
+  await page.click(`#view-byname .row[data-key="${json}"] .c-name`, { button: 'right' });
+  await page.waitForSelector('#menu:not([hidden])');
+  ok(!await page.$eval('#menu [data-action="ungroup"]', (b) => b.disabled), 'Ungroup is offered on it');
+  await settled(() => page.click('#menu [data-action="ungroup"]'));
+  const after = await keys();
+  ok((await page.inputValue('#group')) === '[group modules] _json.cpython-311-x86_64-linux-gnu.so!->;{%}!->module $1' &&
+    after.includes('_json.cpython-311-x86_64-linux-gnu.so!scanstring') && !after.includes(json) &&
+    after.includes('module ld-linux-x86-64.so.2'),
+  'Ungroup shows that library\'s frames again, the other groups stay',
+  { group: await page.inputValue('#group'), after });
+}
+
 // Item 10: Events shows module names without their directories.
 async function eventsNames() {
   await openTrace(0);
@@ -367,7 +423,20 @@ async function main() {
   for (let i = 0; i < WIDE; i++) wide.push(`main!w${String(i).padStart(6, '0')} ${WIDE - i}`);
   wide.push('main!big 3000000');
   writeFileSync(path.join(tmp, 'wide.folded'), wide.join('\n') + '\n');
-  const url = await startView([heap, PERF, path.join(tmp, 'deep.folded'), path.join(tmp, 'wide.folded')]);
+  // two runs of processes whose names have a '-' (a diff of them)
+  writeFileSync(path.join(tmp, 'test.folded'), 'Process demo-heap (1);Thread (1) demo-heap;' +
+    '/bin/demo-heap!main 5\nProcess demo-cache (3);Thread (3) demo-cache;/bin/demo-cache!main 2\n');
+  const others = [];
+  for (let i = 0; i < 12; i++) others.push(`Process other-app (9);Thread (9) other-app;/bin/other-app!g${i} 1`);
+  writeFileSync(path.join(tmp, 'base.folded'),
+    'Process demo-heap (2);Thread (2) demo-heap;/bin/demo-heap!main 3\n' + others.join('\n') + '\n');
+  // frames of Linux libraries whose file names have '-' and '+'
+  writeFileSync(path.join(tmp, 'linux.folded'), [
+    '/usr/bin/python3.11!main;/usr/lib/python3.11/lib-dynload/_json.cpython-311-x86_64-linux-gnu.so!scanstring 5',
+    '/usr/bin/python3.11!main;/usr/lib/libstdc++.so.6!operator new(unsigned long) 3',
+    '/lib64/ld-linux-x86-64.so.2!_dl_start;/lib64/ld-linux-x86-64.so.2!_dl_init 2', ''].join('\n'));
+  const url = await startView([heap, PERF, path.join(tmp, 'deep.folded'), path.join(tmp, 'wide.folded'),
+    path.join(tmp, 'test.folded'), path.join(tmp, 'base.folded'), path.join(tmp, 'linux.folded')]);
 
   ({ page } = await launchBrowser({ clipboard: true, ignoreConsole: /^Failed to load resource/ }));
   await page.goto(url);
@@ -381,9 +450,11 @@ async function main() {
     ['selection', () => selection(1, 3)],
     ['timeline', () => timeline()],
     ['events', () => eventsNames()],
+    ['process names', () => processNames(4, 5)],
+    ['module names', () => moduleNames(6)],
     ['defaults', () => defaults(1)],
     ['dead server', () => deadServer()],
-  ]);
+  ], process.env.HS_ONLY);
   ok(!errors.length, 'no JavaScript errors', errors);
 }
 

@@ -4,9 +4,9 @@
 import { spawn } from 'node:child_process';
 
 // The `heapscope view` process of FILES (its stdout is read for the URL),
-// on PORT (0: a free one).
-export function spawnView(bin, files, port = 0) {
-  return spawn(bin, ['view', ...files, '--no-browser', '--bind', '127.0.0.1', '--port', String(port)],
+// on PORT (0: a free one), with more options ARGS (['--merge']).
+export function spawnView(bin, files, port = 0, args = []) {
+  return spawn(bin, ['view', ...files, ...args, '--no-browser', '--bind', '127.0.0.1', '--port', String(port)],
     { stdio: ['ignore', 'pipe', 'inherit'] });
 }
 

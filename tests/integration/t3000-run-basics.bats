@@ -30,7 +30,7 @@ setup() {
 	[ "$status" -eq 2 ]
 	hs run --sample-bytes lots -- true
 	[ "$status" -eq 2 ]
-	! ls *.heapscope
+	! ls *.heapscope || false
 }
 
 @test "the default trace is COMM.PID.heapscope in the current directory" {
@@ -76,7 +76,7 @@ setup() {
 	[ "$status" -eq 3 ]
 	grep -q "^static ran$" out.txt
 	grep -q "did not load the collector, so nothing was traced" err.txt
-	! grep -q "not a heapscope trace" err.txt
+	! grep -q "not a heapscope trace" err.txt || false
 	[ ! -e s.heapscope ]
 }
 

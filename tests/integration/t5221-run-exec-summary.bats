@@ -28,17 +28,25 @@ heap_line() {
 	grep -E '^heapscope: [0-9]+ allocations? ' err.txt
 }
 
-@test "--follow-exec: the summary is the program's, not the shell's" {
-	trace_run --no-view --follow-exec -o x.heapscope -- sh -c "exec '$TARGETS/memtest'"
+# run_sh_exec_memtest ARGS...: `heapscope run --no-view ARGS -o x.heapscope
+# -- sh -c "exec memtest"`, which must end well with one summary, that of
+# memtest, the image after the exec (its trace memtest.PID.heapscope);
+# sets pid.
+run_sh_exec_memtest() {
+	trace_run --no-view "$@" -o x.heapscope -- sh -c "exec '$TARGETS/memtest'"
 	[ "$status" -eq 0 ]
 	cat err.txt
-	local pid
 	pid=$(ls memtest.*.heapscope | sed 's/memtest\.\([0-9]*\)\.heapscope/\1/')
 	[ -n "$pid" ]
 	[ "$(heap_line | wc -l)" -eq 1 ]
 	[[ "$(heap_line)" == "heapscope: 28 allocations (210.8 KiB), 24 frees, "* ]]
 	[[ "$(heap_line)" == *", leaked 231 B in 3 blocks ("* ]]
 	grep -q "^heapscope: process $pid ran sh, then by exec memtest: below is memtest, the last image, traced into memtest.$pid.heapscope " err.txt
+}
+
+@test "--follow-exec: the summary is the program's, not the shell's" {
+	local pid
+	run_sh_exec_memtest --follow-exec
 	# the file to look at is still the -o one
 	grep -q '^heapscope: trace written to x.heapscope (.*heapscope report x.heapscope$' err.txt
 	# the shell's trace itself has no leaks: its exec freed them
@@ -72,7 +80,7 @@ heap_line() {
 	[ "$(total x.heapscope --source leaks)" = "$(total "$image" --source leaks)" ]
 	"$HS_BIN" report x.heapscope --source leaks --format csv 2> /dev/null > leaks.csv
 	[ "$(col memtest!site_leak 3 leaks.csv)" = 231 ]
-	! grep -q 'dash\|Thread.* sh' leaks.csv
+	! grep -q 'dash\|Thread.* sh' leaks.csv || false
 	# given together, the image is read once, and nothing is said
 	run --separate-stderr "$HS_BIN" report x.heapscope "$image" --format json
 	[ -z "$stderr" ]
@@ -101,16 +109,8 @@ heap_line() {
 }
 
 @test "by default the exec chain of CMD's own pid is followed, not its children" {
-	trace_run --no-view -o x.heapscope -- sh -c "exec '$TARGETS/memtest'"
-	[ "$status" -eq 0 ]
-	cat err.txt
 	local pid
-	pid=$(ls memtest.*.heapscope | sed 's/memtest\.\([0-9]*\)\.heapscope/\1/')
-	[ -n "$pid" ]
-	[ "$(heap_line | wc -l)" -eq 1 ]
-	[[ "$(heap_line)" == "heapscope: 28 allocations (210.8 KiB), 24 frees, "* ]]
-	[[ "$(heap_line)" == *", leaked 231 B in 3 blocks ("* ]]
-	grep -q "^heapscope: process $pid ran sh, then by exec memtest: below is memtest, the last image, traced into memtest.$pid.heapscope " err.txt
+	run_sh_exec_memtest
 	[ "$(total x.heapscope --source leaks)" = "231 3" ]
 	[ "$(ls *.heapscope | wc -l)" -eq 2 ]
 	rm -f ./*.heapscope
@@ -128,9 +128,9 @@ heap_line() {
 	[ "$status" -eq 0 ]
 	cat err.txt
 	[ "$(ls *.heapscope)" = c.heapscope ]
-	! grep -q 'exec\|28 allocations' err.txt
+	! grep -q 'exec\|28 allocations' err.txt || false
 	[ "$(total c.heapscope --source alloc)" != "0 0" ]
-	! "$HS_BIN" report c.heapscope --format csv 2> /dev/null | grep -q memtest
+	! "$HS_BIN" report c.heapscope --format csv 2> /dev/null | grep -q memtest || false
 	rm -f ./*.heapscope
 
 	# with --follow-fork the forked child is traced, but not past its exec
@@ -147,12 +147,12 @@ heap_line() {
 	cat err.txt
 	grep -q "^heapscope: sh (pid [0-9]*) replaced itself by exec, and the program it ran was not traced ('heapscope run --follow-exec' traces it)" err.txt
 	[[ "$(heap_line)" == *", no leaks (its exec freed the heap)" ]]
-	! grep -q leaked err.txt
+	! grep -q leaked err.txt || false
 	[ "$(total y.heapscope --source leaks)" = "0 0" ]
 	[ "$(ls *.heapscope)" = y.heapscope ]
 	# a program that did not exec keeps its summary as it was
 	trace_run --no-view -o m.heapscope -- "$TARGETS/memtest"
-	! grep -q 'exec' err.txt
+	! grep -q 'exec' err.txt || false
 	[[ "$(heap_line)" == *", leaked 231 B in 3 blocks ("* ]]
 }
 

@@ -82,5 +82,5 @@ load helpers
 	kill -TERM "$pid"
 	wait "$pid" || true
 	grep -q 'http://127.0.0.1:' "$BATS_TEST_TMPDIR/out2"
-	! grep -q 'warning' "$BATS_TEST_TMPDIR/err2"
+	! grep -q 'warning' "$BATS_TEST_TMPDIR/err2" || false
 }

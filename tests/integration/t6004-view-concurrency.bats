@@ -91,8 +91,7 @@ timed() {
 	jq -e '.heap.total_allocations >= 4000000' <<< "$output"
 }
 
-@test "the peak source built from the trace the server holds equals report's" {
-	# Stats loaded the trace above: peak is built from it, not the file
+@test "the peak source streamed from the file equals report's" {
 	get /api/view trace=0 source=peak view=calltree
 	printf '%s\n' "$output" > api-peak.json
 	"$HS_BIN" report big.heapscope --source peak --view calltree --format json > cli-peak.json

@@ -85,7 +85,7 @@ EOF
 	hs run --perf -o p.txt -- true
 	[ "$status" -eq 0 ]
 	grep -q '^record .* -e sched:sched_switch -e sched:sched_waking .* -- true$' perf.log
-	! grep -q 'sched_wakeup' perf.log
+	! grep -q 'sched_wakeup' perf.log || false
 	grep -q '^script .*,trace ' perf.log
 	[[ "$stderr" == *"look at it with: heapscope report p.txt (and --source thread-time)"* ]]
 	[[ "$stderr" != *"no sched:sched_waking"* ]]

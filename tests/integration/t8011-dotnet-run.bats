@@ -33,6 +33,15 @@ load dotnet-helpers
 	[ "$(wc -l < cpu.csv)" -gt 2 ]
 }
 
+@test "run: an apphost without its runtimeconfig beside it is known by its bundle marker" {
+	# alone, it fails before its runtime starts: run waited for it in vain
+	mkdir -p lone
+	cp out/allocs lone/
+	hs run --no-view -o lone/l.heapscope -- lone/allocs 1
+	[ "$status" -ne 0 ]
+	[[ "$stderr" == *"the program never connected to the diagnostic port"* ]]
+}
+
 @test "run --no-dotnet records the heap alone" {
 	run --separate-stderr "$HS_BIN" run --no-view --no-dotnet -o n.heapscope -- out/allocs 1
 	[ "$status" -eq 0 ]

@@ -80,7 +80,7 @@ jget() {
 	grep -q '<h2>GC Rollup By Generation</h2>' g.html
 	grep -q '<h2>GC Events by Time</h2>' g.html
 	[ "$(grep -o '<td class="l">Induced</td>' g.html | wc -l)" -eq 3 ]
-	! grep -qiE '(src|href)=|@import|url\(' g.html
+	! grep -qiE '(src|href)=|@import|url\(' g.html || false
 	python3 -c 'import html.parser, sys; html.parser.HTMLParser().feed(open(sys.argv[1]).read())' g.html
 }
 

@@ -20,15 +20,30 @@ need_dotnet() {
 		skip "dotnet (the .NET SDK) is not installed: the live .NET tests need it"
 }
 
-# start_run ARGS...: heapscope run ARGS... dotnet-heap in the background;
-# sets RUN_PID and waits for the program's "ready" line.
+# start_run [RUN_ARGS...] [-- PROGRAM_ARGS...]: heapscope run RUN_ARGS...
+# dotnet-heap PROGRAM_ARGS... in the background; sets RUN_PID and waits
+# for the program's "ready" line.
 start_run() {
-	"$HS_BIN" run --no-view "$@" -- dotnet "$BATS_FILE_TMPDIR/out/dotnet-heap.dll" \
-		"$PWD/go" > ready.txt 2> run.err &
+	local run_args=()
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		run_args+=("$1")
+		shift
+	done
+	[ $# -eq 0 ] || shift
+	"$HS_BIN" run --no-view "${run_args[@]}" -- dotnet "$BATS_FILE_TMPDIR/out/dotnet-heap.dll" \
+		"$PWD/go" "$@" > ready.txt 2> run.err &
 	RUN_PID=$!
 	for _ in $(seq 150); do grep -q ready ready.txt && return 0; sleep 0.2; done
 	cat run.err
 	return 1
+}
+
+# end_run: waits for the run started by start_run to end; its status in
+# rc, its stderr shown.
+end_run() {
+	rc=0
+	wait "$RUN_PID" || rc=$?
+	cat run.err
 }
 
 # wait_for_line TEXT: until run.err holds TEXT (up to 60 s)
@@ -38,14 +53,19 @@ wait_for_line() {
 	return 1
 }
 
-# the known graph in snapshot $1
+# check_graph SNAPSHOT [after-main]: the known graph in SNAPSHOT; with
+# after-main, without the cache (Main freed its handle before returning)
 check_graph() {
 	hs stats "$1"
 	[ "$status" -eq 0 ]
 	echo "$output" | grep -E "^ +32000 +1000  Node  \[dotnet-heap.dll\]$"
-	echo "$output" | grep -E "^ +2400 +100  CacheEntry  \[dotnet-heap.dll\]$"
+	if [ "${2:-}" = after-main ]; then
+		! echo "$output" | grep -q "CacheEntry" || return 1
+	else
+		echo "$output" | grep -E "^ +2400 +100  CacheEntry  \[dotnet-heap.dll\]$"
+	fi
 	echo "$output" | grep -A1 "Largest retainers" | grep -E "1064248 .*List<Node>"
-	! echo "$output" | grep -q "Garbage  "
+	! echo "$output" | grep -q "Garbage  " || false
 }
 
 @test "run --gcdump-on: a bad signal or a program that is not .NET is refused" {
@@ -61,7 +81,32 @@ check_graph() {
 	hs run --no-dotnet --gcdump-at-exit -- true
 	[ "$status" -eq 2 ]
 	[ ! -e true.*.gcdump ]
-	! ls ./*.heapscope 2> /dev/null
+	! ls ./*.heapscope 2> /dev/null || false
+}
+
+@test "run of heapscope itself, or of a program naming libhostfxr.so, is not .NET" {
+	# naming libhostfxr.so made heapscope take itself for an apphost
+	printf '#!/bin/sh\n# loads libhostfxr.so? no\nexit 0\n' > names-hostfxr
+	chmod +x names-hostfxr
+	hs run --gcdump-on USR2 -- ./names-hostfxr
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"--gcdump-on and --gcdump-at-exit are for a .NET program"* ]]
+	hs run --gcdump-at-exit -- "$HS_BIN" --version
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"--gcdump-on and --gcdump-at-exit are for a .NET program"* ]]
+}
+
+@test "run of heapscope itself traces its heap and waits for no diagnostic port" {
+	if ldd "$HS_BIN" | grep -q libasan; then
+		skip "a sanitizer build cannot run with the collector preloaded before its runtime"
+	fi
+	printf 'main;a 5\n' > a.folded
+	hs run --no-view -o h.heapscope -- "$HS_BIN" report a.folded --view byname --format csv
+	[ "$status" -eq 0 ]
+	[[ "$output" == *$'\nmain,0,0,0,100,5,5,'* ]]
+	[[ "$stderr" != *"diagnostic port"* ]]
+	[ -s h.heapscope ]
+	[ ! -e h.nettrace ]
 }
 
 @test "run --gcdump-on SIGUSR2: one snapshot per signal, the program runs on" {
@@ -72,8 +117,8 @@ check_graph() {
 	kill -USR2 "$RUN_PID"
 	for _ in $(seq 300); do [ "$(grep -c "written to " run.err)" -ge 2 ] && break; sleep 0.2; done
 	touch go
-	wait "$RUN_PID"
-	cat run.err
+	end_run
+	[ "$rc" -eq 0 ]
 	base=$(ls -- *.heapscope | sed 's/\.heapscope$//')
 	[ -n "$base" ]
 	grep -F "User defined signal 2: taking a heap snapshot into $base.1.gcdump" run.err
@@ -84,7 +129,7 @@ check_graph() {
 	# only to the first (run's own session keeps the provider on)
 	check_graph "$base.2.gcdump"
 	hs stats "$base.2.gcdump"
-	! echo "$output" | grep -E "^ +[0-9]+ +[0-9]+  \?"
+	! echo "$output" | grep -E "^ +[0-9]+ +[0-9]+  \?" || false
 	# the program was not disturbed: it ended by itself, and run's own
 	# .NET recording is complete
 	[ -s "$base.nettrace" ]
@@ -94,9 +139,7 @@ check_graph() {
 	need_dotnet
 	start_run --gcdump-at-exit
 	kill -TERM "$RUN_PID"
-	rc=0
-	wait "$RUN_PID" || rc=$?
-	cat run.err
+	end_run
 	# the program got the SIGTERM after the snapshot
 	[ "$rc" -eq 143 ]
 	grep -F "was killed by signal 15" run.err
@@ -107,26 +150,16 @@ check_graph() {
 
 @test "run --gcdump-at-exit: a program that ends by itself is snapshotted after Main" {
 	need_dotnet
-	"$HS_BIN" run --no-view --gcdump-at-exit -- dotnet "$BATS_FILE_TMPDIR/out/dotnet-heap.dll" \
-		"$PWD/go" 1000 3 > ready.txt 2> run.err &
-	RUN_PID=$!
-	for _ in $(seq 150); do grep -q ready ready.txt && break; sleep 0.2; done
+	start_run --gcdump-at-exit -- 1000 3
 	touch go
-	rc=0
-	wait "$RUN_PID" || rc=$?
-	cat run.err
+	end_run
 	# Main's return value is the run's status, as without the snapshot
 	[ "$rc" -eq 3 ]
 	base=$(ls -- *.heapscope | sed 's/\.heapscope$//')
 	grep -F "the program's Main returned: taking a heap snapshot into $base.1.gcdump" run.err
-	! grep -F "no heap snapshot at exit" run.err
-	hs stats "$base.1.gcdump"
-	[ "$status" -eq 0 ]
-	echo "$output" | grep -E "^ +32000 +1000  Node  \[dotnet-heap.dll\]$"
-	echo "$output" | grep -A1 "Largest retainers" | grep -E "1064248 .*List<Node>"
-	! echo "$output" | grep -q "Garbage  "
+	! grep -F "no heap snapshot at exit" run.err || false
 	# taken after Main returned: Main freed the cache's handle before
-	! echo "$output" | grep -q "CacheEntry"
+	check_graph "$base.1.gcdump" after-main
 	# the runtime shut down normally after the snapshot: run's own .NET
 	# recording is complete
 	[ -s "$base.nettrace" ]
@@ -136,10 +169,8 @@ check_graph() {
 	need_dotnet
 	start_run --gcdump-at-exit
 	kill -KILL "$(awk '/ready/ {print $2}' ready.txt)"
-	rc=0
-	wait "$RUN_PID" || rc=$?
-	cat run.err
+	end_run
 	[ "$rc" -eq 137 ]
 	grep -F "no heap snapshot at exit: the program ended without its Main returning" run.err
-	! ls ./*.gcdump 2> /dev/null
+	! ls ./*.gcdump 2> /dev/null || false
 }

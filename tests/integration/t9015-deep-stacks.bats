@@ -5,6 +5,7 @@
 # indentation of a row's name, so that time and memory stay linear in the
 # rows (100,000 frames took 5.2 GB before). The inputs are generated here.
 load helpers
+load view-helpers
 bats_require_minimum_version 1.5.0
 
 # deep_folded N FILE: one stack "f0;f1;...;fN-1" of metric 5, as folded text.
@@ -28,6 +29,17 @@ setup() {
 	T="$BATS_TEST_TMPDIR"
 }
 
+# serve_deep N: `heapscope view` of one N-frame stack ($T/deep.folded) in
+# the background, on a free port of 127.0.0.1 (view-helpers' view_start);
+# sets pid, base and cookie.
+serve_deep() {
+	deep_folded "$1" "$T/deep.folded"
+	view_start "$T/deep.folded" --bind 127.0.0.1
+	pid=$(cat view.pid)
+	base=$(cat base)
+	cookie=$(cat cookie)
+}
+
 @test "JSON tree views of a 14,000-frame stack are valid JSON" {
 	deep_folded 14000 "$T/deep.folded"
 	for view in calltree flame callers callees; do
@@ -43,22 +55,12 @@ setup() {
 		far=f13999
 		[ "$view" != callers ] || far=f0
 		grep -q "\"name\": \"$far\"" "$T/$view.json"
-		! grep -q '^ \{65\}' "$T/$view.json"
+		! grep -q '^ \{65\}' "$T/$view.json" || false
 	done
 }
 
 @test "/api/view of a 14,000-frame stack answers, and the server lives on" {
-	deep_folded 14000 "$T/deep.folded"
-	"$HS_BIN" view "$T/deep.folded" --no-browser --bind 127.0.0.1 --port 0 \
-		> "$T/view.out" 2> "$T/view.err" &
-	pid=$!
-	for _ in $(seq 200); do
-		grep -q 'http://' "$T/view.out" && break
-		sleep 0.05
-	done
-	url=$(grep -o 'http://[^ ]*' "$T/view.out")
-	base=${url%%/\?token=*}
-	cookie="hs_token_${base##*:}=${url##*token=}"
+	serve_deep 14000
 	code=$(curl -s -o "$T/api.json" -w '%{http_code}' -b "$cookie" \
 		"$base/api/view?trace=0&view=calltree")
 	code2=$(curl -s -o /dev/null -w '%{http_code}' -b "$cookie" "$base/api/info")
@@ -93,7 +95,7 @@ bounded() {
 	grep -q '^ \{100\}f49 ' "$T/out"
 	grep -q '^ \{100\}\[51\] f50 ' "$T/out"
 	grep -q '^ \{100\}\[100000\] f99999 ' "$T/out"
-	! grep -q '^ \{101\}' "$T/out"
+	! grep -q '^ \{101\}' "$T/out" || false
 	# the Name column is padded to 200 characters at most
 	[ "$(awk 'length > m { m = length } END { print m }' "$T/out")" -lt 400 ]
 	bounded report "$T/deep.folded" --view callers --focus f50000
@@ -126,17 +128,7 @@ bounded() {
 @test "/api/view of a 50,000-frame stack is cut to a bounded answer that says so" {
 	# issue 19, item 4: a 10,000-frame tree made a 4 GB answer; now an
 	# answer holds at most 200,000 rows and about 64 MiB, depth first
-	deep_folded 50000 "$T/deep.folded"
-	"$HS_BIN" view "$T/deep.folded" --no-browser --bind 127.0.0.1 --port 0 \
-		> "$T/view.out" 2> "$T/view.err" &
-	pid=$!
-	for _ in $(seq 200); do
-		grep -q 'http://' "$T/view.out" && break
-		sleep 0.05
-	done
-	url=$(grep -o 'http://[^ ]*' "$T/view.out")
-	base=${url%%/\?token=*}
-	cookie="hs_token_${base##*:}=${url##*token=}"
+	serve_deep 50000
 	curl -s -o "$T/api.json" -w '%{http_code}' -b "$cookie" \
 		"$base/api/view?trace=0&view=calltree" > "$T/code" &
 	fetch=$!
@@ -161,7 +153,7 @@ bounded() {
 	[ "$shown" -gt 1000 ]
 	[ "$shown" -lt "$total" ]
 	grep -q '"name": "f1000"' "$T/api.json"
-	! grep -q '"name": "f49999"' "$T/api.json"
+	! grep -q '"name": "f49999"' "$T/api.json" || false
 	# the server's memory stays well under the 7.9 GB it took
 	[ "$hwm" -lt $((1024 * 1024)) ]
 	valid_json "$T/small.json"

@@ -136,7 +136,8 @@ static void exclusion_group(void **state)
 static void module_entry_fast_path(void **state)
 {
 	const char *fast = "{%}!=>module $1";
-	const char *slow = "{%}!=> module $1";	/* same meaning, through PCRE2 */
+	/* same meaning, through PCRE2: the file name before the first '!' */
+	const char *slow = "@([^/\\\\!]*)!=> module $1";
 	const char *names[] = {
 		"/usr/lib/libc.so.6!malloc", "app!main", "/a/b-c.so!f",
 		"x!y!z", "Thread (1) main",
@@ -146,13 +147,20 @@ static void module_entry_fast_path(void **state)
 	(void)state;
 	assert_group(fast, "/usr/lib/libc.so.6!malloc", HS_GROUP_ENTRY,
 		     "module libc.so.6");
-	assert_group(fast, "/a/my-lib.so!f", HS_GROUP_ENTRY, "module lib.so");
+	/* a Linux file name whole, '-' and '+' that '%' does not take included */
+	assert_group(fast, "/a/my-lib.so!f", HS_GROUP_ENTRY, "module my-lib.so");
+	assert_group(fast, "/lib64/ld-linux-x86-64.so.2!_dl_start", HS_GROUP_ENTRY,
+		     "module ld-linux-x86-64.so.2");
+	assert_group(fast, "/usr/lib/libstdc++.so.6!operator new(unsigned long)",
+		     HS_GROUP_ENTRY, "module libstdc++.so.6");
+	assert_group(fast, "/py/lib-dynload/_json.cpython-311-x86_64-linux-gnu.so!scanstring",
+		     HS_GROUP_ENTRY, "module _json.cpython-311-x86_64-linux-gnu.so");
 	assert_group(fast, "Thread (1) main", HS_GROUP_NONE, "");
 	assert_group(fast, "!x", HS_GROUP_NONE, "");
 	/* an empty module run still makes a group ("module ") */
 	assert_group(fast, "/a/!f", HS_GROUP_ENTRY, "module ");
-	/* the fast path takes letters, digits, '.' and '_' but not '?' */
-	assert_group(fast, "a?b!f", HS_GROUP_ENTRY, "module b");
+	/* the whole file name, '?' too */
+	assert_group(fast, "a?b!f", HS_GROUP_ENTRY, "module a?b");
 	assert_group(slow, "a?b!f", HS_GROUP_ENTRY, "module a?b");
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		char a[256], b[256];
@@ -174,7 +182,8 @@ static void module_entry_fast_path(void **state)
 static void module_group_fast_path(void **state)
 {
 	const char *fast = "{%}!->module $1";
-	const char *slow = "{%}!-> module $1";	/* same meaning, through PCRE2 */
+	/* same meaning, through PCRE2: the file name before the first '!' */
+	const char *slow = "@([^/\\\\!]*)!-> module $1";
 	const char *names[] = {
 		"/usr/lib/libc.so.6!malloc", "app!main", "/a/b-c.so!f",
 		"x!y!z", "Thread (1) main",
@@ -200,6 +209,39 @@ static void module_group_fast_path(void **state)
 	assert_group(fast, "Foo::operator!=(Foo const&)", HS_GROUP_NONE, "");
 	assert_group(fast, "/a/libx.so!Foo::operator!=(Foo const&)", HS_GROUP_PLAIN,
 		     "module libx.so");
+}
+
+/*
+ * A diff's "^Process% {%}->$1" (Ignore PID/TID) names a process frame by
+ * its whole command: "demo-heap", not "demo" (where '%' stops at the '-',
+ * which would merge "demo-heap" and "demo-cache"); elsewhere as PCRE2 does.
+ */
+static void process_name_fast_path(void **state)
+{
+	const char *fast = "^Process% {%}->$1";
+	const char *slow = "^Process% {%}-> $1"; /* the same, through PCRE2 */
+	const char *names[] = {
+	    "Process app (1)", "Process32 app (1)", "process a.b?c (2)", "Process app",
+	    "Process  (1)",    "Process (1)",	    "Processx (1)",	 "Thread (1) main",
+	    "x Process a (1)", "/bin/app!main",	    "Process a (1) x",
+	};
+	size_t i;
+
+	(void)state;
+	assert_group(fast, "Process demo-heap (1)", HS_GROUP_PLAIN, "demo-heap");
+	assert_group(slow, "Process demo-heap (1)", HS_GROUP_PLAIN, "demo");
+	assert_group(fast, "Process my app (x) (12)", HS_GROUP_PLAIN, "my app (x)");
+	assert_group(fast, "Process app (1)", HS_GROUP_PLAIN, "app");
+	assert_group(fast, "Process  (1)", HS_GROUP_NONE, "");
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char a[256], b[256];
+
+		assert_int_equal(tu_group(fast, names[i], a), tu_group(slow, names[i], b));
+		assert_string_equal(a, b);
+	}
+	/* it renames: the following patterns see the command */
+	assert_group("^Process% {%}->$1;^Thread->Thread;demo-heap->D", "Process demo-heap (7)",
+		     HS_GROUP_PLAIN, "D");
 }
 
 static void unresolved_frames(void **state)
@@ -271,6 +313,7 @@ int main(void)
 		cmocka_unit_test(exclusion_group),
 		cmocka_unit_test(module_entry_fast_path),
 		cmocka_unit_test(module_group_fast_path),
+		cmocka_unit_test(process_name_fast_path),
 		cmocka_unit_test(unresolved_frames),
 		cmocka_unit_test(match_limit_is_an_error),
 		cmocka_unit_test(out_of_memory),

@@ -246,6 +246,15 @@ static void bad_requests(void **state)
 	    {"{\"steps\":[{\"kind\":\"drill\",\"path\":[\"A\",\"Z\"]}]}", 404,
 	     "no call-tree node 'Z' at depth 2"},
 	    {"{\"steps\":[{\"kind\":\"flatten\",\"name\":\"A\"}]}", 400, "takes no name"},
+	    {"{\"steps\":[{\"kind\":\"drill\",\"tree\":\"flame\",\"path\":[\"B\"]}]}", 400,
+	     "tree must be \"calltree\", \"callers\" or \"callees\""},
+	    {"{\"steps\":[{\"kind\":\"drill\",\"tree\":\"callers\",\"name\":\"B\"}]}", 400,
+	     "tree goes with a drill step's path"},
+	    {"{\"steps\":[{\"kind\":\"drill\",\"tree\":\"callers\",\"path\":[\"B\",\"Z\"]}]}",
+	     404, "no callers node 'Z' at depth 1 of 'B'"},
+	    {"{\"steps\":[{\"kind\":\"drill\",\"tree\":\"callees\",\"what\":\"exc\","
+	     "\"path\":[\"B\"]}]}",
+	     400, "a callees node is drilled into inclusively"},
 	    {"{\"steps\":{}}", 400, "steps must be an array"},
 	    {"{\"diff\":{\"test\":{}}}", 400, "needs a test and a base"},
 	    {"{\"diff\":{\"test\":{},\"base\":{\"trace\":3}}}", 400, "no trace 3"},
@@ -635,6 +644,23 @@ static void timeline_and_samples(void **state)
 	answer_release(&a);
 	post(&app, "/api/timeline", "{\"buckets\":0}", &a);
 	assert_int_equal(a.status, 400);
+	answer_release(&a);
+	/* a Callers node's own samples: B called by C;B is sample 0 alone */
+	post(&app, "/api/timeline",
+	     "{\"buckets\":3,\"steps\":[{\"kind\":\"drill\",\"tree\":\"callers\","
+	     "\"path\":[\"B\",\"C\",\"B\"]}]}",
+	     &a);
+	assert_int_equal(a.status, 200);
+	expect_json(json_object_get(a.json, "filtered"), "[1.0,0.0,0.0]");
+	answer_release(&a);
+	/* and B's callee C is sample 1 alone (the time axis is the drilled source's) */
+	post(&app, "/api/view",
+	     "{\"steps\":[{\"kind\":\"drill\",\"tree\":\"callees\","
+	     "\"path\":[\"B\",\"C\"]}]}",
+	     &a);
+	assert_int_equal(a.status, 200);
+	assert_true(num_at(json_object_get(a.json, "summary"), "metric") == 2);
+	assert_true(num_at(json_object_get(a.json, "summary"), "samples") == 1);
 	answer_release(&a);
 	/* the samples under A;B;C */
 	post(&app, "/api/samples", "{\"path\":[\"A\",\"B\",\"C\"]}", &a);

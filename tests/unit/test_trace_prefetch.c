@@ -496,11 +496,38 @@ static size_t stream_with(const uint8_t *data, size_t n, const char *threads,
 }
 
 /*
+ * Frame @b's payload as a compact EVENTS chunk (3.0), compressed: what
+ * the collector's writer makes (hs_chunk_compact() before zstd).
+ */
+static void tb_chunk_compact(struct tb *b)
+{
+	static struct hs_compact_enc enc;
+	static uint8_t scratch[HS_CC_SCRATCH(sizeof(b->payload))];
+	static uint8_t packed[2 * sizeof(b->payload) + HS_CC_HEADER_MAX];
+	uint8_t h[HS_CHUNK_HEADER_SIZE], *z;
+	size_t n, zn;
+
+	n = hs_chunk_compact(b->payload, b->plen, &enc, scratch, packed, sizeof(packed));
+	assert_true(n > 0);
+	zn = compress(packed, n, 1, &z);
+	hs_tw_chunk_header(h, HS_CHUNK_EVENTS, HS_CHUNK_ZSTD | HS_CHUNK_COMPACT,
+			   (uint32_t)zn, (uint32_t)n, b->seq, z);
+	tb_put(b, h, sizeof(h));
+	tb_put(b, z, zn);
+	free(z);
+	b->chunk_events[b->seq] = b->events;
+	b->chunk_end[b->seq++] = b->len;
+	b->plen = 0;
+	b->events = 0;
+}
+
+/*
  * 12 EVENTS chunks with the footer's index, two small ones first (the
  * pool begins at the third): with @threads > 1 several threads' spans
  * that go back in time, stacks defined among the events, a columnar
- * payload every other chunk; PER iterations of an allocation and a free
- * per chunk.
+ * payload every other chunk and a compact one every fourth (chunks 2, 6,
+ * 10: their frees refer back to their allocations); PER iterations of an
+ * allocation and a free per chunk.
  */
 #define STREAM_CHUNKS 12
 #define STREAM_PER 6000
@@ -535,7 +562,10 @@ static void build_stream(struct tb *b, unsigned threads)
 		tb_end(b, p);
 		idx[c].offset = b->len;
 		idx[c].last_ticks = tick;
-		tb_chunk(b, HS_CHUNK_EVENTS, 1 | (c % 2 ? TB_COLUMNS : 0));
+		if (c % 4 == 2)
+			tb_chunk_compact(b);
+		else
+			tb_chunk(b, HS_CHUNK_EVENTS, 1 | (c % 2 ? TB_COLUMNS : 0));
 	}
 	p = tb_p(b);
 	p = put_end(p, tick + 1, HS_END_EXIT, 0);

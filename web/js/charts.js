@@ -23,10 +23,12 @@ const COLORS = ['#2563eb', '#ea580c', '#16a34a', '#9333ea', '#dc2626', '#0891b2'
   '#db2777'];
 const OTHER = '#9ca3af';
 
-// isHeapTrace(trace): whether a trace of /api/info has heapscope's memory views.
+// isHeapTrace(trace): whether a trace of /api/info is one heapscope heap
+// trace: it has the memory views, and is not "all N files" (--merge, an
+// exec chain), which has no heap of its own for /api/stats to give.
 export function isHeapTrace(t) {
   const names = (t?.sources || []).map((s) => s.name);
-  return names.includes('net') && names.includes('alloc');
+  return t?.format !== 'merged' && names.includes('net') && names.includes('alloc');
 }
 
 const esc = fmt.escapeHtml;

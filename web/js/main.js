@@ -241,7 +241,13 @@ function makeTree(tab) {
     onToggle: (i) => toggle(v, i),
     onExpandAll: (i) => expandAll(v, i),
     onActivate: (i) => gotoCallerCallee(row(i)?.key),
-    onContext: async (i, ev) => openMenu(ev, row(i), await treePath(v, i).catch(() => null)),
+    onContext: async (i, ev) => {
+      // a Callers or Callees node below the focus is drilled into by its path in that tree
+      if (tab === 'calltree' || !(v.model?.node(i)?.depth > 0))
+        return openMenu(ev, row(i), await treePath(v, i).catch(() => null));
+      const keys = await v.model.keys(v.model.node(i).id).catch(() => null);
+      return openMenu(ev, row(i), keys, keys ? tab : null);
+    },
     onSelect: (i) => {
       v.selId = v.model?.node(i)?.id ?? null;
       select(row(i), tab, () => treePath(v, i));
@@ -637,12 +643,14 @@ function notesKey() {
 }
 
 // Drill Into: a new source of exactly the row's samples; the patterns and
-// time stay, IncPats and ExcPats are cleared.
-function drill(row, path, what, newWindow) {
+// time stay, IncPats and ExcPats are cleared. @path: a CallTree node's, or
+// with @tree ('callers', 'callees') a node's of that tree, from its focus.
+function drill(row, path, what, newWindow, tree = null) {
   const s = H.clone(state);
   const step = { kind: 'drill', what, params: { ...state.params } };
   if (path && path.length) step.path = path;
   else step.name = row.key;
+  if (tree && step.path) step.tree = tree;
   s.steps = [...state.steps, step];
   s.params = { ...state.params, inc: '', exc: '' };
   s.focus = null;
@@ -739,16 +747,20 @@ function foldPctStep(up) {
   });
 }
 
-function openMenu(ev, row, path) {
+// The context menu of @row; @path and @tree as drill() takes them.
+function openMenu(ev, row, path, tree = null) {
   if (!row) return;
   const name = row.key;
   const mod = row.module; // from the API, which knows what the name stands for
   const undone = ungroup(state.params.group || '', row);
   const inTree = views[state.tab]?.model;
   showMenu(ev.clientX, ev.clientY, [
-    { id: 'drill-inc', label: 'Drill Into (inclusive)', action: () => drill(row, path, 'inc') },
-    { id: 'drill-exc', label: 'Drill Into (exclusive)', action: () => drill(row, path, 'exc') },
-    { id: 'drill-new', label: 'Drill Into in a New Window', action: () => drill(row, path, 'inc', true) },
+    { id: 'drill-inc', label: 'Drill Into (inclusive)', action: () => drill(row, path, 'inc', false, tree) },
+    // a Callers or Callees node's samples are all inclusive (the server drills no other way)
+    { id: 'drill-exc', label: 'Drill Into (exclusive)', disabled: !!tree,
+      action: () => drill(row, path, 'exc') },
+    { id: 'drill-new', label: 'Drill Into in a New Window',
+      action: () => drill(row, path, 'inc', true, tree) },
     '-',
     { id: 'fold', label: 'Fold Item', action: () => editParams((p) => { p.fold = appendPat(p.fold, literalPattern(name)); }) },
     { id: 'fold-module', label: 'Fold Module', disabled: !mod,
@@ -772,7 +784,7 @@ function openMenu(ev, row, path) {
     { id: 'callers', label: 'Goto Callers', action: () => gotoFocus('callers', name) },
     { id: 'callees', label: 'Goto Callees', action: () => gotoFocus('callees', name) },
     { id: 'caller-callee', label: 'Goto Caller-Callee', key: 'dbl-click', action: () => gotoCallerCallee(name) },
-    { id: 'events', label: 'Show Events', action: () => showEvents(row, path, 'inc') },
+    { id: 'events', label: 'Show Events', action: () => showEvents(row, tree ? null : path, 'inc') },
     { id: 'expand-all', label: 'Expand All', key: '*', disabled: !inTree,
       action: () => expandAll(views[state.tab], views[state.tab].table.selected) },
     { id: 'copy', label: 'Copy', key: 'Ctrl-C', action: () => copyRow(row) },
@@ -997,26 +1009,32 @@ let whenTimer = 0;
 let whenGen = 0;
 
 // The /api/timeline query of the samples a When cell stands for, and what
-// they are (a name, or a CallTree node by its path): a CallTree node's are
-// those a drill into it keeps (the node's own, not its name's elsewhere);
-// a name's (ByName, the top of Callers and Callees) those with the name on
-// their stack.
+// they are (a name, or a tree node by its path): a CallTree, Callers or
+// Callees node's are those a drill into it keeps (the node's own, those
+// its When counts, not its name's elsewhere); a name's (ByName,
+// Caller-Callee) those with the name on their stack.
 async function whenQuery({ key, tab, index }) {
   const base = { buckets: 4000 };
-  if (tab === 'calltree') {
-    const path = await treePath(views.calltree, index);
-    if (!path) return null;
-    if (!path.length) return { q: H.query(state, base), of: 'ROOT', node: true };
-    const drill = { kind: 'drill', what: 'inc', path, params: { ...state.params } };
-    return { q: H.query(state, { ...base, steps: [...state.steps, drill],
-      params: { ...state.params, inc: '', exc: '' } }), of: path.join(' \u2192 '), node: true };
-  }
-  // Callers and Callees: below their top the name's, said so
   const v = views[tab];
-  const deep = TREE_TABS.includes(tab) && (v?.model?.info(index)?.depth ?? 0) > 0;
+  if (TREE_TABS.includes(tab)) {
+    const n = v?.model?.node(index);
+    if (!n) return null;
+    const keys = await v.model.keys(n.id);
+    // the CallTree's path starts below ROOT; a Callers or Callees tree's
+    // at its root, the focus
+    const path = tab === 'calltree' ? keys.slice(1) : keys;
+    if (!path.length) return { q: H.query(state, base), of: 'ROOT', node: true };
+    const drill = { kind: 'drill', what: 'inc', path, params: { ...state.params },
+      ...(tab === 'calltree' ? {} : { tree: tab }) };
+    // a long path by its ends: the status line is one line
+    const shown = path.length > 3 ? [path[0], '\u2026', path[path.length - 1]] : path;
+    const arrow = tab === 'callers' ? ' \u2190 ' : ' \u2192 ';
+    return { q: H.query(state, { ...base, steps: [...state.steps, drill],
+      params: { ...state.params, inc: '', exc: '' } }),
+    of: (tab === 'calltree' ? '' : `${tab} `) + shown.join(arrow), node: true };
+  }
   return { q: H.query(state, { ...base, params: { ...state.params,
-    inc: appendPat(state.params.inc || '', exactPattern(key)) } }),
-  of: deep ? `${key} (the name's: a ${tab} node has no timeline of its own)` : key, node: false };
+    inc: appendPat(state.params.inc || '', exactPattern(key)) } }), of: key, node: false };
 }
 
 // PerfView's readout while dragging over When: the net (sum) and the peak

@@ -1,0 +1,317 @@
+/*
+ * trace_compact - EVENTS payloads back into records: columnar ones
+ * through hs_chunk_join(), compact ones here (docs/trace-format.md,
+ * "Compact chunks"). See trace_compact.h.
+ */
+#include "format/trace_compact.h"
+#include "format/trace_record.h"
+#include "common/alloc.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Room past the records that one event may write before it is checked
+ * (a tag and six fields), and hs__copy_varint()'s slack. */
+#define EVENT_ROOM (1 + 6 * HS_VARINT_MAX + HS_CS_SLACK)
+
+/* The thread @tid in this chunk, added if new; NULL: out of memory. */
+static struct hs_cu_thread *thread_of(struct hs_chunk_unpack *u, uint64_t tid)
+{
+	size_t mask, i, k;
+	struct hs_cu_thread *t;
+
+	if (2 * (u->nr_threads + 1) > u->nr_slots) {
+		size_t n = u->nr_slots ? 2 * u->nr_slots : 16;
+		uint32_t *s = hs_calloc(n, sizeof(*s));
+
+		if (!s)
+			return NULL;
+		hs_free(u->slots);
+		u->slots = s;
+		u->nr_slots = n;
+		for (k = 0; k < u->nr_threads; k++) {
+			for (i = u->threads[k].tid * 0x9e3779b97f4a7c15ull >> 32 &
+				 (n - 1);
+			     s[i]; i = (i + 1) & (n - 1))
+				;
+			s[i] = (uint32_t)k + 1;
+		}
+	}
+	mask = u->nr_slots - 1;
+	for (i = tid * 0x9e3779b97f4a7c15ull >> 32 & mask; u->slots[i];
+	     i = (i + 1) & mask)
+		if (u->threads[u->slots[i] - 1].tid == tid)
+			return &u->threads[u->slots[i] - 1];
+	if (HS_GROW(u->threads, u->nr_threads + 1, u->alloc_threads))
+		return NULL;
+	t = &u->threads[u->nr_threads];
+	if (u->nr_threads == u->used_threads) {
+		/* not used before: no histories yet */
+		memset(t, 0, sizeof(*t));
+		u->used_threads++;
+	}
+	u->slots[i] = (uint32_t)++u->nr_threads;
+	t->tid = tid;
+	t->nr_allocs = t->nr_frees = 0;
+	return t;
+}
+
+/* Append @addr to a history; 0 or -ENOMEM. */
+static inline int remember(uint64_t **arr, size_t *nr, size_t *alloc, uint64_t addr)
+{
+	if (__builtin_expect(*nr == *alloc, 0) && HS_GROW(*arr, *nr + 1, *alloc))
+		return -ENOMEM;
+	(*arr)[(*nr)++] = addr;
+	return 0;
+}
+
+/* Forget the threads of the last chunk (their histories' memory is kept). */
+static void new_chunk(struct hs_chunk_unpack *u)
+{
+	if (u->nr_threads)
+		memset(u->slots, 0, u->nr_slots * sizeof(*u->slots));
+	u->nr_threads = 0;
+}
+
+static int expand(struct hs_chunk_unpack *u, const uint8_t *in, size_t n, size_t *out_len,
+		  const char **why)
+{
+	const uint8_t *q = in, *end = in + n, *s[HS_CC__COUNT], *e[HS_CC__COUNT], *r;
+	uint64_t len, total, last = 0, ref, addr, v;
+	struct hs_cu_thread *t;
+	uint8_t *d, *dend;
+	unsigned i;
+	int64_t delta;
+
+	if (hs_get_varint(&q, end, &total)) {
+		*why = "bad length of a compact chunk's records";
+		return -1;
+	}
+	if (total > HS_CHUNK_MAX) {
+		*why = "a compact chunk's records are longer than a chunk";
+		return -1;
+	}
+	for (i = 0; i < HS_CC__COUNT; i++) {
+		if (hs_get_varint(&q, end, &len)) {
+			*why = "bad column lengths";
+			return -1;
+		}
+		s[i] = (const uint8_t *)(uintptr_t)len; /* placed below */
+	}
+	for (i = 0; i < HS_CC__COUNT; i++) {
+		len = (uint64_t)(uintptr_t)s[i];
+		if (len > (uint64_t)(end - q)) {
+			*why = "a column runs past the end of the payload";
+			return -1;
+		}
+		s[i] = q;
+		q += len;
+		e[i] = q;
+	}
+	r = q;
+	if (HS_GROW(u->out, (size_t)total + EVENT_ROOM, u->alloc_out))
+		return -ENOMEM;
+	new_chunk(u);
+	d = u->out;
+	dend = d + total;
+	if (!(t = thread_of(u, 0)))
+		return -ENOMEM;
+		/* the next field of stream x, copied as it is */
+#define COPY(x)                                                                          \
+	do {                                                                             \
+		if (hs__copy_varint(&d, &s[x], e[x]))                                    \
+			goto short_column;                                               \
+	} while (0)
+		/* the next field of stream x, copied, its value in v */
+#define COPY_VALUE(x)                                                                    \
+	do {                                                                             \
+		const uint8_t *at_ = s[x];                                               \
+		if (hs_get_varint(&at_, e[x], &v))                                       \
+			goto short_column;                                               \
+		COPY(x);                                                                 \
+	} while (0)
+#define GET(x, val)                                                                      \
+	do {                                                                             \
+		if (hs_get_varint(&s[x], e[x], &(val)))                                  \
+			goto short_column;                                               \
+	} while (0)
+	while (r < end) {
+		unsigned tag = *r;
+
+		if (d > dend)
+			goto too_long;
+		if (!hs__tag_is_event(tag)) {
+			const uint8_t *f = r + 1;
+			uint64_t tid, ticks;
+
+			if (tag == HS_TAG_SPAN || tag == HS_TAG_NODE) {
+				if (hs_get_varint(&f, end, &tid) ||
+				    hs_get_varint(&f, end, &ticks) ||
+				    hs_get_varint(&f, end, &v))
+					goto bad_record;
+				if (tag == HS_TAG_SPAN) {
+					if (!(t = thread_of(u, tid)))
+						return -ENOMEM;
+					last = v;
+				}
+			} else if (tag >= HS_TAG_SIZED_FIRST &&
+				   tag <= HS_TAG_SIZED_LAST) {
+				if (hs_get_varint(&f, end, &len) ||
+				    len > (uint64_t)(end - f))
+					goto bad_record;
+				f += len;
+			} else {
+				goto bad_record;
+			}
+			if ((size_t)(f - r) > (size_t)(dend - d))
+				goto too_long;
+			memcpy(d, r, (size_t)(f - r));
+			d += f - r;
+			r = f;
+			continue;
+		}
+		*d++ = *r++;
+		COPY(HS_CC_TIME);
+		switch (tag) {
+		case HS_TAG_MMAP:
+		case HS_TAG_MUNMAP:
+		case HS_TAG_MREMAP:
+			COPY_VALUE(HS_CC_ADDR);
+			last += (uint64_t)hs_unzigzag(v);
+			COPY(HS_CC_SIZE);
+			if (tag == HS_TAG_MMAP) {
+				COPY(HS_CC_OTHER);
+				COPY(HS_CC_OTHER);
+				COPY(HS_CC_STACK);
+			} else if (tag == HS_TAG_MREMAP) {
+				COPY(HS_CC_STACK);
+				COPY(HS_CC_ADDR);
+				COPY(HS_CC_SIZE);
+			}
+			continue;
+		case HS_TAG_FREE:
+		case HS_TAG_REALLOC_FREE:
+		case HS_TAG_FREE_TEMPORARY:
+			GET(HS_CC_REF, ref);
+			if (!ref) {
+				COPY_VALUE(HS_CC_ADDR);
+				addr = last + (uint64_t)hs_unzigzag(v);
+			} else if (ref <= t->nr_allocs) {
+				addr = t->allocs[t->nr_allocs - ref];
+				d = hs_put_svarint(d, (int64_t)(addr - last));
+			} else {
+				goto bad_ref;
+			}
+			if (remember(&t->frees, &t->nr_frees, &t->alloc_frees, addr))
+				return -ENOMEM;
+			last = addr;
+			continue;
+		default: /* the allocations */
+			break;
+		}
+		GET(HS_CC_REF, ref);
+		if (!ref) {
+			COPY_VALUE(HS_CC_ADDR);
+			addr = last + (uint64_t)hs_unzigzag(v);
+		} else if (ref <= t->nr_frees) {
+			addr = t->frees[t->nr_frees - ref];
+			d = hs_put_svarint(d, (int64_t)(addr - last));
+		} else {
+			goto bad_ref;
+		}
+		COPY(HS_CC_SIZE);
+		COPY(HS_CC_STACK);
+		if (hs_tag_is_realloc(tag)) {
+			uint64_t old;
+
+			GET(HS_CC_REF, ref);
+			if (!ref) {
+				COPY_VALUE(HS_CC_ADDR);
+				delta = hs_unzigzag(v);
+				old = addr + (uint64_t)delta;
+			} else if (ref <= t->nr_allocs) {
+				old = t->allocs[t->nr_allocs - ref];
+				d = hs_put_svarint(d, (int64_t)(old - addr));
+			} else {
+				goto bad_ref;
+			}
+			COPY(HS_CC_OTHER);
+			if (old &&
+			    remember(&t->frees, &t->nr_frees, &t->alloc_frees, old))
+				return -ENOMEM;
+		} else if (hs_tag_has_align(tag)) {
+			COPY(HS_CC_OTHER);
+		}
+		if (remember(&t->allocs, &t->nr_allocs, &t->alloc_allocs, addr))
+			return -ENOMEM;
+		last = addr;
+	}
+#undef COPY
+#undef COPY_VALUE
+#undef GET
+	if (d != dend) {
+		*why = d > dend ? "a compact chunk's records are longer than it says"
+				: "a compact chunk's records are shorter than it says";
+		return -1;
+	}
+	for (i = 0; i < HS_CC__COUNT; i++) {
+		if (s[i] != e[i]) {
+			*why = "a column holds more than its events";
+			return -1;
+		}
+	}
+	*out_len = (size_t)total;
+	return 0;
+short_column:
+	*why = "an event's field runs past the end of its column";
+	return -1;
+bad_ref:
+	*why =
+	    "an address refers back past the start of its thread's history in the chunk";
+	return -1;
+bad_record:
+	*why = "unknown or malformed record in a compact chunk";
+	return -1;
+too_long:
+	*why = "a compact chunk's records are longer than it says";
+	return -1;
+}
+
+int hs_chunk_unpack(struct hs_chunk_unpack *u, unsigned flags, const uint8_t *in,
+		    size_t n, const uint8_t **out, size_t *out_len, const char **why)
+{
+	int err;
+
+	if (flags & HS_CHUNK_COMPACT) {
+		err = expand(u, in, n, out_len, why);
+		if (err)
+			return err;
+		*out = u->out;
+		return 0;
+	}
+	if (flags & HS_CHUNK_COLUMNS) {
+		if (HS_GROW(u->out, n + HS_CS_SLACK, u->alloc_out))
+			return -ENOMEM;
+		if (hs_chunk_join(in, n, u->out, u->alloc_out, out_len, why))
+			return -1;
+		*out = u->out;
+		return 0;
+	}
+	*out = in;
+	*out_len = n;
+	return 0;
+}
+
+void hs_chunk_unpack_release(struct hs_chunk_unpack *u)
+{
+	size_t i;
+
+	for (i = 0; i < u->used_threads; i++) {
+		hs_free(u->threads[i].allocs);
+		hs_free(u->threads[i].frees);
+	}
+	hs_free(u->threads);
+	hs_free(u->slots);
+	hs_free(u->out);
+	memset(u, 0, sizeof(*u));
+}

@@ -1,0 +1,442 @@
+/*
+ * Tests of compact EVENTS chunks (3.0): hs_chunk_compact() in
+ * format/trace_record.h writes them, hs_chunk_unpack() in
+ * format/trace_compact.h reads them back. Records round-trip byte for
+ * byte; addresses refer back to the thread's allocations and frees, so
+ * that a program that repeats itself at new addresses writes the same
+ * bytes again; a cut or damaged payload, and references a hostile file
+ * makes up, are refused with a message, never read or written out of
+ * bounds (the ASan build checks that); the reader reads a compact trace
+ * as the plain one.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <zstd.h>
+#include "format/trace_compact.h"
+#include "format/trace_reader.h"
+#include "format/trace_record.h"
+#include "format/trace_writer.h"
+
+#define RECORDS_MAX (1 << 16)
+
+static struct hs_compact_enc enc; /* 8 MiB: static, zeroed once */
+static uint8_t scratch[HS_CC_SCRATCH(RECORDS_MAX)];
+static uint8_t packed[2 * RECORDS_MAX + HS_CC_HEADER_MAX];
+
+static uint64_t next_random(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/*
+ * Records of three threads taking turns in spans: allocations, frees of
+ * what the thread allocated (or of an address it never did), reallocs
+ * in place, moved and from NULL, aligned allocations, temporary frees,
+ * the mmap family, NODE and sized records between them. Addresses come
+ * from a small pool, so that they repeat and the encoder refers back.
+ * Returns the records' length.
+ */
+static size_t many_records(uint8_t *buf, size_t room, uint64_t seed)
+{
+	uint64_t x = seed, live[3][64] = { { 0 } }, last = 0, node = 1;
+	uint8_t *p = buf;
+	unsigned tid = 0, i;
+
+	while ((size_t)(p - buf) < room - 128) {
+		uint64_t r = next_random(&x), addr, old;
+		uint64_t *slot = &live[tid][r % 64];
+		int64_t dt = (int64_t)(r >> 60);
+
+		switch (r >> 8 & 15) {
+		case 0:
+			tid = (unsigned)(r >> 16) % 3;
+			last = 0x10000 * (tid + 1);
+			p = hs_enc_span(p, tid + 100, r >> 40, last);
+			continue;
+		case 1:
+			p = hs_enc_node(p, node, node - 1, r >> 20);
+			node++;
+			continue;
+		case 2: {
+			uint8_t body[32], *q = hs_enc_clock_body(body, r >> 30, r >> 40);
+
+			p = hs_tw_sized(p, HS_TAG_RSS, body, (size_t)(q - body));
+			continue;
+		}
+		case 3:
+			p = hs_enc_mmap(p, dt, (int64_t)((r >> 12) - last), 4096, 3, 0x22, 7);
+			last = r >> 12;
+			continue;
+		case 4:
+			p = hs_enc_munmap(p, dt, 0x1000, 4096);
+			last += 0x1000;
+			continue;
+		case 5:
+			p = hs_enc_mremap(p, dt, -0x2000, 8192, 7, 0x2000, 4096);
+			last -= 0x2000;
+			continue;
+		case 6:
+		case 7:
+		case 8:
+			if (!*slot)
+				break;
+			addr = *slot;
+			*slot = 0;
+			p = hs_enc_free(p, (r >> 20 & 3) == 0 ? HS_TAG_FREE_TEMPORARY
+				      : (r >> 20 & 3) == 1  ? HS_TAG_REALLOC_FREE
+							    : HS_TAG_FREE,
+					dt, (int64_t)(addr - last));
+			last = addr;
+			continue;
+		case 9:
+			/* a realloc: in place, moved, or of NULL */
+			old = *slot;
+			addr = (r >> 20 & 1) && old ? old : 0x100000 + (r >> 24) % 512 * 16;
+			p = hs_enc_realloc(p, HS_TAG_REALLOC, dt, (int64_t)(addr - last),
+					   r >> 40, 3, (int64_t)(old - addr), r >> 50);
+			*slot = addr;
+			last = addr;
+			continue;
+		case 10:
+			/* an address the thread never allocated */
+			addr = 0x900000 + (r >> 24) % 4096 * 16;
+			p = hs_enc_free(p, HS_TAG_FREE, dt, (int64_t)(addr - last));
+			last = addr;
+			continue;
+		default:
+			break;
+		}
+		/* an allocation, where the pool's slot is free */
+		for (i = 0; i < 64 && *slot; i++)
+			slot = &live[tid][(r + i) % 64];
+		if (*slot)
+			continue;
+		addr = 0x100000 + (r >> 24) % 512 * 16;
+		p = hs_enc_alloc(p, (r >> 4 & 3) ? HS_TAG_MALLOC : HS_TAG_MEMALIGN, dt,
+				 (int64_t)(addr - last), r >> 50, r >> 58, (r >> 4 & 3) ? 0 : 64);
+		*slot = addr;
+		last = addr;
+	}
+	return (size_t)(p - buf);
+}
+
+/* The stream lengths of compact payload @c: how many bytes each holds. */
+static void stream_lengths(const uint8_t *c, size_t n, uint64_t len[HS_CC__COUNT + 1])
+{
+	const uint8_t *q = c;
+	unsigned i;
+
+	for (i = 0; i <= HS_CC__COUNT; i++)
+		assert_int_equal(hs_get_varint(&q, c + n, &len[i]), 0);
+}
+
+/* Compact and unpack: the same bytes; the references were used. */
+static void compact_round_trip(void **state)
+{
+	static uint8_t in[RECORDS_MAX];
+	struct hs_chunk_unpack u = { 0 };
+	const uint8_t *out;
+	const char *why = NULL;
+	uint64_t len[HS_CC__COUNT + 1], seed;
+	size_t n, c, got;
+
+	(void)state;
+	for (seed = 1; seed <= 4; seed++) {
+		n = many_records(in, sizeof(in), seed * 0x9e3779b97f4a7c15ull);
+		c = hs_chunk_compact(in, n, &enc, scratch, packed, sizeof(packed));
+		assert_true(c > 0);
+		stream_lengths(packed, c, len);
+		assert_int_equal(len[0], n);
+		/* a free refers to its allocation: fewer literal addresses than
+		 * the events that have one (about two thirds of them) */
+		assert_true(len[1 + HS_CC_REF] > n / 16);
+		assert_int_equal(hs_chunk_unpack(&u, HS_CHUNK_COMPACT, packed, c, &out, &got,
+						 &why),
+				 0);
+		assert_int_equal(got, n);
+		assert_memory_equal(out, in, n);
+	}
+	/* nothing: an empty payload */
+	c = hs_chunk_compact(in, 0, &enc, scratch, packed, sizeof(packed));
+	assert_int_equal(c, HS_CC__COUNT + 1);
+	assert_int_equal(hs_chunk_unpack(&u, HS_CHUNK_COMPACT, packed, c, &out, &got, &why),
+			 0);
+	assert_int_equal(got, 0);
+	/* a plain payload is handed out as it is */
+	assert_int_equal(hs_chunk_unpack(&u, 0, in, n, &out, &got, &why), 0);
+	assert_ptr_equal(out, in);
+	assert_int_equal(got, n);
+	hs_chunk_unpack_release(&u);
+}
+
+/*
+ * A loop that allocates and frees the same way on every turn at
+ * addresses that differ (what a program's heap does): it frees the last
+ * turn's blocks in a fixed order, gets four of them back and four new
+ * ones anywhere. The compact chunk repeats itself where the columnar one
+ * does not, so zstd makes it much smaller.
+ */
+static void repeating_program_repeats_its_bytes(void **state)
+{
+	static uint8_t in[RECORDS_MAX], cols[RECORDS_MAX + HS_CS_HEADER_MAX],
+		cscratch[(HS_CS__COUNT + 1) * (RECORDS_MAX + HS_CS_SLACK)],
+		z[ZSTD_COMPRESSBOUND(2 * RECORDS_MAX)];
+	uint64_t x = 42, last = 0, blocks[8] = { 0 }, freed[8];
+	size_t n, c, k, zc, zk;
+	uint8_t *p = in;
+	unsigned i;
+
+	(void)state;
+	p = hs_enc_span(p, 7, 0, 0);
+	while ((size_t)(p - in) < sizeof(in) - 512) {
+		for (i = 0; i < 8 && blocks[0]; i++) {
+			freed[i] = blocks[(i * 3) % 8];
+			p = hs_enc_free(p, HS_TAG_FREE, 0, (int64_t)(freed[i] - last));
+			last = freed[i];
+		}
+		for (i = 0; i < 8; i++) {
+			blocks[i] = i < 4 && blocks[0] ? freed[7 - i]
+						       : 0x10000000 + 16 * (next_random(&x) >> 44);
+			p = hs_enc_alloc(p, HS_TAG_MALLOC, 0, (int64_t)(blocks[i] - last),
+					 32 + i, 5 + i, 0);
+			last = blocks[i];
+		}
+	}
+	n = (size_t)(p - in);
+	k = hs_chunk_split(in, n, cscratch, cols);
+	c = hs_chunk_compact(in, n, &enc, scratch, packed, sizeof(packed));
+	assert_true(k > 0 && c > 0);
+	zk = ZSTD_compress(z, sizeof(z), cols, k, 1);
+	zc = ZSTD_compress(z, sizeof(z), packed, c, 1);
+	assert_false(ZSTD_isError(zk) || ZSTD_isError(zc));
+	print_message("columns %zu bytes, compact %zu bytes (of %zu)\n", zk, zc, n);
+	assert_true(zc < zk / 2);
+}
+
+/*
+ * Every cut and every flipped bit of a compact payload: unpacked or
+ * refused, never past its input or the room it takes (ASan).
+ */
+static void compact_survives_damage(void **state)
+{
+	static uint8_t in[4096], copy[sizeof(packed)];
+	struct hs_chunk_unpack u = { 0 };
+	const uint8_t *out;
+	const char *why;
+	size_t n, c, k, got;
+	unsigned bit, refused = 0;
+
+	(void)state;
+	n = many_records(in, sizeof(in), 7);
+	c = hs_chunk_compact(in, n, &enc, scratch, packed, sizeof(packed));
+	assert_true(c > 0);
+	for (k = 0; k < c; k++) {
+		/* a copy of exactly k bytes, so that ASan sees a read past it */
+		uint8_t *cut = malloc(k ? k : 1);
+
+		assert_non_null(cut);
+		memcpy(cut, packed, k);
+		why = NULL;
+		if (hs_chunk_unpack(&u, HS_CHUNK_COMPACT, cut, k, &out, &got, &why)) {
+			assert_non_null(why);
+			refused++;
+		}
+		free(cut);
+	}
+	/* a cut payload is refused: its streams or records run short */
+	assert_int_equal(refused, c);
+	memcpy(copy, packed, c);
+	for (k = 0; k < c; k++)
+		for (bit = 0; bit < 8; bit++) {
+			copy[k] ^= (uint8_t)(1u << bit);
+			if (!hs_chunk_unpack(&u, HS_CHUNK_COMPACT, copy, c, &out, &got, &why))
+				assert_true(got <= HS_CHUNK_MAX);
+			copy[k] ^= (uint8_t)(1u << bit);
+		}
+	hs_chunk_unpack_release(&u);
+}
+
+/* Unpack hand-made payload @p (@n bytes); expect a refusal naming @what. */
+static void refused(const char *p, size_t n, const char *what)
+{
+	struct hs_chunk_unpack u = { 0 };
+	const uint8_t *out;
+	const char *why = NULL;
+	size_t got;
+
+	assert_int_equal(hs_chunk_unpack(&u, HS_CHUNK_COMPACT, (const uint8_t *)p, n, &out,
+					 &got, &why),
+			 -1);
+	assert_non_null(why);
+	if (!strstr(why, what))
+		fail_msg("'%s' does not say '%s'", why, what);
+	hs_chunk_unpack_release(&u);
+}
+
+#define REFUSED(lit, what) refused(lit, sizeof(lit) - 1, what)
+
+/*
+ * References a hostile file makes up: before the thread's first
+ * allocation, to another thread's history, from a thread's free history
+ * that is empty; lengths that lie.
+ */
+static void hostile_references_are_refused(void **state)
+{
+	(void)state;
+	/*
+	 * records 3 bytes (FREE dt da); streams: time 1, address 0, refs 1,
+	 * sizes 0, stacks 0, other 0; the time 0, the ref 1; the record
+	 * stream: the FREE tag. No allocation came before it.
+	 */
+	REFUSED("\x03\x01\x00\x01\x00\x00\x00" "\x00" "\x01" "\x0c", "refers back");
+	/* the same free after a malloc of thread 0 but in a span of thread 5 */
+	REFUSED("\x0c\x02\x01\x02\x01\x01\x00"
+		"\x00\x00" "\x02" "\x00\x01" "\x10" "\x01"
+		"\x03" "\x01\x05\x00\x00" "\x0c",
+		"refers back");
+	/* a malloc that names the free before it, when there was none */
+	REFUSED("\x05\x01\x00\x01\x01\x01\x00" "\x00" "\x01" "\x10" "\x01" "\x03",
+		"refers back");
+	/* a reference as large as a varint goes */
+	REFUSED("\x03\x01\x00\x0a\x00\x00\x00" "\x00"
+		"\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01" "\x0c",
+		"refers back");
+	/* records longer than a chunk */
+	REFUSED("\x80\x80\x80\x10\x00\x00\x00\x00\x00\x00", "longer than a chunk");
+	/* a malloc with a literal address: records of 5 bytes, said to be 4 or 6 */
+	REFUSED("\x04\x01\x01\x01\x01\x01\x00" "\x00" "\x02" "\x00" "\x10" "\x01" "\x03",
+		"longer than it says");
+	REFUSED("\x06\x01\x01\x01\x01\x01\x00" "\x00" "\x02" "\x00" "\x10" "\x01" "\x03",
+		"shorter than it says");
+	/* a stream with bytes no event uses */
+	REFUSED("\x05\x02\x01\x01\x01\x01\x00" "\x00\x00" "\x02" "\x00" "\x10" "\x01"
+		"\x03",
+		"more than its events");
+	/* a tag that is no record */
+	REFUSED("\x01\x00\x00\x00\x00\x00\x00" "\x0f", "unknown or malformed");
+}
+
+/* The reader: a trace of compact chunks reads as the same trace written plain. */
+static void reader_reads_compact_chunks(void **state)
+{
+	static uint8_t in[RECORDS_MAX], z[ZSTD_COMPRESSBOUND(sizeof(packed))];
+	uint8_t *files[2];
+	size_t lens[2], k;
+	unsigned f, chunk;
+
+	(void)state;
+	for (f = 0; f < 2; f++) {
+		files[f] = malloc(HS_FILE_HEADER_SIZE + 3 * (HS_CHUNK_HEADER_SIZE + sizeof(z)));
+		assert_non_null(files[f]);
+		hs_tw_file_header(files[f]);
+		lens[f] = HS_FILE_HEADER_SIZE;
+		for (chunk = 0; chunk < 3; chunk++) {
+			/* the second chunk is written as it is (not compressed) */
+			size_t n = many_records(in, sizeof(in), 11 + chunk), c = n, s;
+			const uint8_t *data = in;
+			unsigned flags = 0;
+
+			if (f) {
+				c = hs_chunk_compact(in, n, &enc, scratch, packed,
+						     sizeof(packed));
+				assert_true(c > 0);
+				data = packed;
+				flags = HS_CHUNK_COMPACT;
+			}
+			s = c;
+			if (chunk != 1) {
+				s = ZSTD_compress(z, sizeof(z), data, c, 1);
+				assert_false(ZSTD_isError(s));
+				data = z;
+				flags |= HS_CHUNK_ZSTD;
+			}
+			hs_tw_chunk_header(files[f] + lens[f], HS_CHUNK_EVENTS, flags,
+					   (uint32_t)s, (uint32_t)c, chunk, data);
+			memcpy(files[f] + lens[f] + HS_CHUNK_HEADER_SIZE, data, s);
+			lens[f] += HS_CHUNK_HEADER_SIZE + s;
+		}
+	}
+	{
+		struct hs_trace_reader r[2];
+		struct hs_diag diag[2] = { HS_DIAG_INIT("plain"), HS_DIAG_INIT("compact") };
+		struct hs_rec rec[2];
+		int ret[2];
+
+		for (f = 0; f < 2; f++)
+			assert_int_equal(hs_trace_reader_open_mem(&r[f], files[f], lens[f],
+								  "t", &diag[f]),
+					 0);
+		assert_int_equal(r[1].major, 3);
+		for (k = 0;; k++) {
+			for (f = 0; f < 2; f++)
+				ret[f] = hs_trace_reader_next(&r[f], &rec[f], &diag[f]);
+			assert_int_equal(ret[0], ret[1]);
+			if (ret[0] <= 0)
+				break;
+			assert_int_equal(rec[0].tag, rec[1].tag);
+			assert_int_equal(rec[0].tid, rec[1].tid);
+			assert_int_equal(rec[0].ticks, rec[1].ticks);
+			assert_int_equal(rec[0].addr, rec[1].addr);
+			assert_int_equal(rec[0].old_addr, rec[1].old_addr);
+			assert_int_equal(rec[0].size, rec[1].size);
+			assert_int_equal(rec[0].stack, rec[1].stack);
+		}
+		assert_int_equal(ret[0], 0);
+		assert_true(k > 1000);
+		assert_int_equal(r[0].nr_events, r[1].nr_events);
+		for (f = 0; f < 2; f++)
+			hs_trace_reader_close(&r[f]);
+	}
+	/* cut anywhere (every 61st byte): the chunks before the cut read, the
+	 * file is cut off */
+	for (k = HS_FILE_HEADER_SIZE; k < lens[1]; k += 61) {
+		struct hs_trace_reader r;
+		struct hs_diag diag = HS_DIAG_INIT("cut");
+		struct hs_rec rec;
+		int ret;
+
+		assert_int_equal(hs_trace_reader_open_mem(&r, files[1], k, "t", &diag), 0);
+		while ((ret = hs_trace_reader_next(&r, &rec, &diag)) > 0)
+			;
+		assert_int_equal(ret, 0);
+		assert_true(r.cut_off || k == HS_FILE_HEADER_SIZE);
+		hs_trace_reader_close(&r);
+	}
+	/* a compact chunk in a file of version 2: refused, not misread */
+	hs_put_le16(files[1] + 8, 2);
+	{
+		struct hs_trace_reader r;
+		struct hs_diag diag = HS_DIAG_INIT("v2");
+		struct hs_rec rec;
+		int ret;
+
+		assert_int_equal(hs_trace_reader_open_mem(&r, files[1], lens[1], "t", &diag), 0);
+		while ((ret = hs_trace_reader_next(&r, &rec, &diag)) > 0)
+			;
+		assert_true(ret < 0);
+		assert_non_null(strstr(diag.msg, "unknown chunk flags"));
+		hs_trace_reader_close(&r);
+	}
+	for (f = 0; f < 2; f++)
+		free(files[f]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(compact_round_trip),
+		cmocka_unit_test(repeating_program_repeats_its_bytes),
+		cmocka_unit_test(compact_survives_damage),
+		cmocka_unit_test(hostile_references_are_refused),
+		cmocka_unit_test(reader_reads_compact_chunks),
+	};
+	return cmocka_run_group_tests_name("trace_compact", tests, NULL, NULL);
+}
