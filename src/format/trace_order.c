@@ -63,9 +63,11 @@ int hs__order_publish(struct hs__order *s, size_t n)
 int hs__order_room(struct hs__order *s, size_t n)
 {
 	size_t waiting = s->st_end - s->st_head, need = waiting + n;
-	size_t a =
-	    STREAM_ROOM * need > STREAM_WINDOW ? STREAM_ROOM * need : STREAM_WINDOW;
-	size_t budget = STREAM_BUDGET * (need > STREAM_WINDOW ? need : STREAM_WINDOW);
+	/* (with the index, what waits is what the file has out of order, or
+	 * a chunk: no window's worth) */
+	size_t floor = s->nidx ? STREAM_FLOOR : STREAM_WINDOW;
+	size_t a = STREAM_ROOM * need > floor ? STREAM_ROOM * need : floor;
+	size_t budget = STREAM_BUDGET * (need > floor ? need : floor);
 	struct evbuf *to = NULL;
 	unsigned i;
 
@@ -340,6 +342,32 @@ static int64_t stream_peek(struct hs__order *s, struct hs_trace_reader *r, size_
 	return low;
 }
 
+/* Hand over the staged events older than @low (the reading thread). */
+static int order_below(struct hs__order *s, int64_t low)
+{
+	size_t lo, hi;
+	int err;
+
+	for (;;) {
+		lo = s->st_head;
+		hi = s->st_end;
+		if (lo == hi || s->stage[lo].time >= low)
+			return 0;
+		/* the events before @low */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (s->stage[mid].time < low)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		err = hs__order_publish(s, lo - s->st_head);
+		if (err)
+			return err;
+	}
+}
+
 /*
  * A chunk of the trace @r reads starts at @offset (the reading thread):
  * with the index, the staged events older than every event still to come
@@ -351,7 +379,7 @@ static int64_t stream_peek(struct hs__order *s, struct hs_trace_reader *r, size_
  */
 int hs__order_chunk(struct hs__order *s, struct hs_trace_reader *r, uint64_t offset)
 {
-	size_t lo = 0, hi = s->nidx, n, at;
+	size_t lo = 0, hi = s->nidx, at;
 	int64_t low;
 	int err;
 
@@ -382,25 +410,25 @@ int hs__order_chunk(struct hs__order *s, struct hs_trace_reader *r, uint64_t off
 			stream_set_first(s, at, v);
 	}
 	low = s->idx_first[at];
-	for (;;) {
-		lo = s->st_head;
-		hi = s->st_end;
-		if (lo == hi || s->stage[lo].time >= low)
-			return 0;
-		/* the events before @low */
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
+	/* (what the chunks after this one can hold, for hs__order_early()) */
+	s->next_low = lo < s->nidx && s->idx_off[lo] == offset
+			  ? s->idx_first[stream_lowest(s, lo + 1)]
+			  : INT64_MIN;
+	return order_below(s, low);
+}
 
-			if (s->stage[mid].time < low)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		n = lo - s->st_head;
-		err = hs__order_publish(s, n);
-		if (err)
-			return err;
-	}
+int hs__order_early(struct hs__order *s, int64_t rest)
+{
+	int64_t low = s->next_low < rest ? s->next_low : rest;
+	int err;
+
+	if (!s->nidx ||
+	    s->st_end - s->st_head + s->run_n + s->seg_events < BATCH_EVENTS ||
+	    (s->st_end > s->st_head && s->stage[s->st_head].time >= low))
+		return 0;
+	if ((s->in_run || s->nseg) && (err = hs__order_flush(s)))
+		return err;
+	return order_below(s, low);
 }
 
 /*
@@ -573,6 +601,8 @@ static int stream(struct reading *rd, const struct hs_trace_sink *sink)
 	s.run_thread = UINT32_MAX;
 	rd->s = &s;
 	hs__order_index(&rd->r, &s);
+	/* the pool decodes the events too, when it has the cores for it */
+	rd->r.pf_decode = rd->r.pf_threads >= HS_PREFETCH_DECODE_MIN;
 	pthread_mutex_init(&s.mu, NULL);
 	pthread_cond_init(&s.cv, NULL);
 	if (pthread_create(&th, NULL, stream_read, rd)) {

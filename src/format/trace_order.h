@@ -49,6 +49,8 @@
  * times the events that need it; all hold at most STREAM_BUDGET times */
 #define STREAM_ROOM 2
 #define STREAM_BUDGET 5
+/* the least room a staging buffer of a trace with the index has */
+#define STREAM_FLOOR (16 * BATCH_EVENTS)
 
 /*
  * A batch is a stretch of a staging buffer: the reading side stages
@@ -120,6 +122,8 @@ struct hs__order {
 	struct hs_chunk_unpack peek_unpack;
 	size_t peeks;		 /* chunks stream_peek() read */
 	size_t staged_max;	 /* the most events kept back at a chunk's start */
+	int64_t next_low;	 /* the lowest time the chunks after the current one
+				  * can hold (INT64_MIN: not known) */
 	int read_err;		 /* what reading returned */
 	int published;		 /* some events were handed over ... */
 	int64_t pub_time;	 /* ... the last of them at this time */
@@ -142,6 +146,15 @@ HS_MUST_CHECK int hs__order_flush(struct hs__order *s);
  */
 HS_MUST_CHECK int hs__order_chunk(struct hs__order *s, struct hs_trace_reader *r,
 				  uint64_t offset);
+
+/*
+ * In a chunk, the events still to come in it are no older than @rest
+ * (the reading thread, from the pool's decoding: trace_prefetch.h): the
+ * staged events older than those and than the chunks after it go on, so
+ * that what is kept back is what the file has out of order, not a whole
+ * chunk. 0, -ECANCELED (the caller's side stopped), -EAGAIN or -ENOMEM.
+ */
+HS_MUST_CHECK int hs__order_early(struct hs__order *s, int64_t rest);
 
 /*
  * Stage one event of the walk (the reading thread): in order, or in the

@@ -1,9 +1,11 @@
 /*
- * trace_prefetch - chunks read, checked and decompressed ahead of the
- * reader on worker threads (see trace_prefetch.h): a ring of slots that
- * the reader fills in file order and the workers work through.
+ * trace_prefetch - chunks read, checked, decompressed and (for a stream)
+ * decoded ahead of the reader on worker threads (see trace_prefetch.h): a
+ * ring of slots that the reader fills in file order and the workers work
+ * through, and the decoding of one chunk's events.
  */
 #include "format/trace_prefetch.h"
+#include "format/trace_compact.h"
 #include "format/trace_writer.h"
 #include "common/alloc.h"
 #include <errno.h>
@@ -15,6 +17,12 @@
 #include <zstd_errors.h>
 
 #define PREFETCH_MAX_THREADS 8
+/*
+ * Workers that also decode: the reading thread stages a decoded event in
+ * a fraction of the time a worker takes to decode it, so a few keep it
+ * busy, and each slot holds up to HS_CHUNK_EVENTS_MAX decoded events
+ */
+#define PREFETCH_DECODE_THREADS 3
 /* chunks in flight per worker: one it works on, one waiting */
 #define PREFETCH_SLOTS_PER_THREAD 2
 /* the first room for a chunk's raw bytes: this many times its stored ones */
@@ -55,6 +63,228 @@ int hs__chunk_inflate(void *dctx, const uint8_t *src, size_t stored, size_t raw,
 	return 0;
 }
 
+/* Room for one more piece, the one being filled being the last. */
+static int piece_open(struct hs__chunk_events *ce, size_t begin, uint64_t tid)
+{
+	struct hs__chunk_piece *pc;
+
+	if (HS_GROW(ce->piece, ce->nr_pieces + 1, ce->alloc_pieces))
+		return -ENOMEM;
+	pc = &ce->piece[ce->nr_pieces++];
+	memset(pc, 0, sizeof(*pc));
+	pc->begin = pc->end = begin;
+	pc->tid = tid;
+	pc->ev_end = ce->nr_ev;
+	pc->low = pc->low_rest = INT64_MAX;
+	return 0;
+}
+
+/* The lowest time of @n events, INT64_MIN when one is past INT64_MAX. */
+static int64_t events_low(const struct hs_rec_event *ev, unsigned n, int64_t low)
+{
+	unsigned k;
+
+	for (k = 0; k < n; k++) {
+		if (ev[k].ticks > INT64_MAX)
+			return INT64_MIN;
+		if ((int64_t)ev[k].ticks < low)
+			low = (int64_t)ev[k].ticks;
+	}
+	return low;
+}
+
+/*
+ * Each piece's low_rest: the lowest time of the events after it in the
+ * chunk, its own events' and those of the records between pieces (held
+ * in the piece before them as low_rest while decoding); and each
+ * stretch's low: the lowest time from its first event to the end of its
+ * piece. 0 or -ENOMEM.
+ */
+static int pieces_rest(struct hs__chunk_events *ce)
+{
+	size_t k, from = 0, g;
+	int64_t acc = INT64_MAX;
+
+	for (k = ce->nr_pieces; k-- > 0;) {
+		struct hs__chunk_piece *pc = &ce->piece[k];
+
+		if (pc->low_rest < acc)
+			acc = pc->low_rest;
+		pc->low_rest = acc;
+		if (pc->low < acc)
+			acc = pc->low;
+	}
+	if (HS_GROW(ce->stretch_low, ce->nr_ev / HS_CHUNK_STRETCH + 1, ce->alloc_stretch))
+		return -ENOMEM;
+	for (k = 0; k < ce->nr_pieces; from = ce->piece[k++].ev_end) {
+		acc = INT64_MAX;
+		for (g = ce->piece[k].ev_end; g-- > from;) {
+			if (ce->ev[g].time < acc)
+				acc = ce->ev[g].time;
+			if (g % HS_CHUNK_STRETCH == 0)
+				ce->stretch_low[g / HS_CHUNK_STRETCH] = acc;
+		}
+	}
+	return 0;
+}
+
+int hs__chunk_events_decode(const uint8_t *payload, size_t n, size_t max_events,
+			    struct hs__chunk_events *out)
+{
+	const uint8_t *q = payload, *end = payload + n;
+	struct hs_rec_state st;
+	struct hs__chunk_piece *pc = NULL; /* the piece being filled */
+	struct hs_rec_event ev[2];
+	struct hs_rec rec;
+	const char *why;
+
+	out->nr_ev = 0;
+	out->nr_pieces = 0;
+	out->complete = 0;
+	memset(&st, 0, sizeof(st));
+	if (HS_GROW(out->ev, max_events < 1024 ? max_events : 1024, out->alloc_ev))
+		return -ENOMEM;
+	while (q < end && out->nr_ev + 2 <= max_events) {
+		const uint8_t *p = q;
+		struct hs_rec_state next = st;
+		unsigned k, got;
+		int ret;
+
+		/* the common records in a loop of their own: one event each */
+		if (pc &&
+		    (*q == HS_TAG_MALLOC || *q == HS_TAG_FREE || *q == HS_TAG_CALLOC)) {
+			struct hs_trace_event *e = out->ev + out->nr_ev,
+					      *lim = out->ev + (out->alloc_ev < max_events
+								    ? out->alloc_ev
+								    : max_events);
+			int64_t low = pc->low;
+			size_t recs = 0;
+
+			for (; e < lim; e++, recs++) {
+				if (p >= end ||
+				    (*p != HS_TAG_MALLOC && *p != HS_TAG_FREE &&
+				     *p != HS_TAG_CALLOC))
+					break;
+				if (hs_rec_decode_fixed(&p, end, &next, &rec, &why) !=
+					1 ||
+				    rec.ticks > INT64_MAX) {
+					p = q;
+					next = st;
+					break;
+				}
+				q = p;
+				st = next;
+				/* hs_rec_events()' one event of these records, made
+				 * here (its copy to a second event stalls this loop;
+				 * test_trace_prefetch checks that both agree) */
+				e->time = (int64_t)rec.ticks;
+				e->addr = rec.addr;
+				if (rec.tag == HS_TAG_FREE) {
+					e->size = 0;
+					e->node = 0;
+					e->op = HS_OP_FREE;
+				} else {
+					e->size = rec.size;
+					e->node = rec.stack;
+					e->op = HS_OP_ALLOC;
+				}
+				e->thread = 0;
+				e->fn = rec.tag;
+				if (e->time < low)
+					low = e->time;
+			}
+			if (recs) {
+				out->nr_ev = (size_t)(e - out->ev);
+				pc->low = low;
+				pc->end = (size_t)(q - payload);
+				pc->st = st;
+				pc->ev_end = out->nr_ev;
+				pc->records += recs;
+				if (out->nr_ev == out->alloc_ev &&
+				    out->nr_ev + 2 <= max_events &&
+				    HS_GROW(out->ev, out->nr_ev + 2, out->alloc_ev))
+					return -ENOMEM;
+				continue;
+			}
+		}
+		ret = hs_rec_decode_fixed(&p, end, &next, &rec, &why);
+		if (ret < 0)
+			break; /* (the reader says what is wrong with it) */
+		if (ret == 0) {
+			/* a sized record: the reader's; the pieces go on after it */
+			pc = NULL;
+			if (hs_rec_decode(&q, end, &st, &rec, &why))
+				break;
+			got = hs_rec_events(&rec, ev);
+			if (got && !out->nr_pieces)
+				continue; /* (before every piece: no piece's rest) */
+			if (got)
+				out->piece[out->nr_pieces - 1].low_rest = events_low(
+				    ev, got, out->piece[out->nr_pieces - 1].low_rest);
+			continue;
+		}
+		got = rec.tag == HS_TAG_SPAN ? 0 : hs_rec_events(&rec, ev);
+		if (rec.tag != HS_TAG_SPAN && !got) {
+			pc = NULL; /* a stack node: the reader's too */
+			q = p;
+			st = next;
+			continue;
+		}
+		/* a SPAN begins a piece of its thread's events */
+		if (!pc || rec.tag == HS_TAG_SPAN) {
+			if (piece_open(out, (size_t)(q - payload), next.tid))
+				return -ENOMEM;
+			pc = &out->piece[out->nr_pieces - 1];
+		}
+		if (out->nr_ev + got > out->alloc_ev &&
+		    HS_GROW(out->ev, out->nr_ev + got, out->alloc_ev))
+			return -ENOMEM;
+		for (k = 0; k < got; k++) {
+			struct hs_trace_event *e = &out->ev[out->nr_ev++];
+
+			e->time = (int64_t)ev[k].ticks;
+			e->addr = ev[k].addr;
+			e->size = ev[k].size;
+			e->node = ev[k].stack;
+			e->thread = 0;
+			e->op = ev[k].op;
+			e->fn = rec.tag;
+		}
+		pc->low = events_low(ev, got, pc->low);
+		q = p;
+		st = next;
+		pc->end = (size_t)(q - payload);
+		pc->st = st;
+		pc->ev_end = out->nr_ev;
+		pc->records++;
+	}
+	/*
+	 * Past @max_events the records are the reader's, but their times
+	 * still bound what the pieces' rests can go before: read on
+	 */
+	while (q < end && out->nr_pieces) {
+		unsigned got;
+
+		if (hs_rec_decode(&q, end, &st, &rec, &why))
+			break;
+		got = hs_rec_events(&rec, ev);
+		if (got)
+			out->piece[out->nr_pieces - 1].low_rest =
+			    events_low(ev, got, out->piece[out->nr_pieces - 1].low_rest);
+	}
+	/* the rests are known when every event of the chunk is */
+	out->complete = q == end;
+	return out->complete ? pieces_rest(out) : 0;
+}
+
+void hs__chunk_events_release(struct hs__chunk_events *ce)
+{
+	hs_free(ce->ev);
+	hs_free(ce->piece);
+	hs_free(ce->stretch_low);
+	memset(ce, 0, sizeof(*ce));
+}
+
 unsigned hs__prefetch_threads(void)
 {
 	const char *env = getenv("HEAPSCOPE_READ_THREADS");
@@ -83,7 +313,9 @@ struct slot {
 	enum slot_state state;
 	uint8_t *stored, *raw; /* owned buffers */
 	size_t alloc_stored, alloc_raw;
-	int err; /* reading the payload failed: -errno */
+	struct hs_chunk_unpack unpack;	/* with pf->decode: the records */
+	struct hs__chunk_events events; /* with pf->decode */
+	int err;			/* reading the payload failed: -errno */
 	struct hs__prefetched res;
 };
 
@@ -93,6 +325,7 @@ struct hs__prefetch {
 	uint64_t size;
 	const uint64_t *skip;
 	size_t nr_skip, skip_at;
+	int decode; /* EVENTS chunks are unpacked and decoded too */
 
 	pthread_mutex_t mu;
 	pthread_cond_t work, done;
@@ -140,6 +373,32 @@ static int slot_read(struct hs__prefetch *pf, struct slot *s, uint64_t off, size
 	return 0;
 }
 
+/*
+ * The records of an EVENTS chunk's @n raw bytes at @raw unpacked
+ * (hs_chunk_unpack(), the reader's decoder: a plain chunk's are @raw
+ * itself, a columnar or compact one's are rebuilt in the slot's
+ * buffer) and its events decoded, as the reader would (a worker). A
+ * chunk that does not unpack is left to the reader, which says why. 0 or
+ * -ENOMEM.
+ */
+static int slot_decode(struct slot *s, const uint8_t *raw, size_t n)
+{
+	const uint8_t *records;
+	const char *why;
+	size_t len;
+	int err;
+
+	err = hs_chunk_unpack(&s->unpack, s->ch.flags, raw, n, &records, &len, &why);
+	if (err)
+		return err == -ENOMEM ? err : 0;
+	s->res.records = records;
+	s->res.records_len = len;
+	if (hs__chunk_events_decode(records, len, HS_CHUNK_EVENTS_MAX, &s->events))
+		return -ENOMEM;
+	s->res.events = &s->events;
+	return 0;
+}
+
 /* What the reader would do with the chunk of slot @s (a worker). */
 static void slot_work(struct hs__prefetch *pf, struct slot *s, void *dctx)
 {
@@ -152,6 +411,11 @@ static void slot_work(struct hs__prefetch *pf, struct slot *s, void *dctx)
 	if (s->err)
 		return;
 	s->res.check = hs_chunk_check(s->hdr, s->res.payload, ch->stored);
+	if (s->res.check == ch->check && !(ch->flags & HS_CHUNK_ZSTD) && pf->decode &&
+	    ch->kind == HS_CHUNK_EVENTS && ch->raw == ch->stored) {
+		s->err = slot_decode(s, s->res.payload, ch->stored);
+		return;
+	}
 	if (s->res.check != ch->check || !(ch->flags & HS_CHUNK_ZSTD) ||
 	    (ch->kind != HS_CHUNK_EVENTS && ch->kind != HS_CHUNK_END &&
 	     ch->kind != HS_CHUNK_SYMBOLS))
@@ -164,6 +428,8 @@ static void slot_work(struct hs__prefetch *pf, struct slot *s, void *dctx)
 	}
 	s->res.inflated = err ? -1 : 1;
 	s->res.raw = s->raw;
+	if (!err && pf->decode && ch->kind == HS_CHUNK_EVENTS)
+		s->err = slot_decode(s, s->raw, s->res.got);
 }
 
 static void *worker(void *arg)
@@ -199,7 +465,7 @@ static void *worker(void *arg)
 
 struct hs__prefetch *hs__prefetch_new(int fd, const uint8_t *mem, uint64_t size,
 				      const uint64_t *skip, size_t nr_skip,
-				      unsigned threads)
+				      unsigned threads, int decode)
 {
 	struct hs__prefetch *pf;
 
@@ -207,6 +473,8 @@ struct hs__prefetch *hs__prefetch_new(int fd, const uint8_t *mem, uint64_t size,
 		return NULL;
 	if (threads > PREFETCH_MAX_THREADS)
 		threads = PREFETCH_MAX_THREADS;
+	if (decode && threads > PREFETCH_DECODE_THREADS)
+		threads = PREFETCH_DECODE_THREADS;
 	pf = hs_calloc(1, sizeof(*pf));
 	if (!pf)
 		return NULL;
@@ -215,6 +483,7 @@ struct hs__prefetch *hs__prefetch_new(int fd, const uint8_t *mem, uint64_t size,
 	pf->size = size;
 	pf->skip = skip;
 	pf->nr_skip = nr_skip;
+	pf->decode = decode;
 	pf->nr_slots = (size_t)threads * PREFETCH_SLOTS_PER_THREAD;
 	pf->slot = hs_calloc(pf->nr_slots, sizeof(*pf->slot));
 	pf->th = hs_calloc(threads, sizeof(*pf->th));
@@ -335,6 +604,8 @@ void hs__prefetch_free(struct hs__prefetch *pf)
 	for (i = 0; pf->slot && i < pf->nr_slots; i++) {
 		hs_free(pf->slot[i].stored);
 		hs_free(pf->slot[i].raw);
+		hs_chunk_unpack_release(&pf->slot[i].unpack);
+		hs__chunk_events_release(&pf->slot[i].events);
 	}
 	hs_free(pf->slot);
 	hs_free(pf->th);

@@ -330,6 +330,7 @@ void hs__reader_sym_damaged(struct hs_trace_reader *r, uint64_t off, const char 
  */
 int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 {
+	r->pre = NULL;
 	for (;;) {
 		const uint8_t *hdr, *payload;
 		uint64_t left = r->size - r->offset;
@@ -404,7 +405,7 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 		/* from the third chunk on, the next ones are read ahead */
 		if (!r->pf && r->pf_threads && r->nr_chunks >= 2) {
 			r->pf = hs__prefetch_new(r->fd, r->mem, r->size, r->skip_off,
-						 r->nr_skip, r->pf_threads);
+						 r->nr_skip, r->pf_threads, r->pf_decode);
 			if (!r->pf)
 				r->pf_threads = 0;
 		}
@@ -475,7 +476,10 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 			payload = got.raw;
 		}
 		raw_len = ch->raw;
-		if (ch->flags & (HS_CHUNK_COLUMNS | HS_CHUNK_COMPACT)) {
+		if (pre && got.records) {
+			payload = got.records; /* (unpacked by the pool) */
+			raw_len = got.records_len;
+		} else if (ch->flags & (HS_CHUNK_COLUMNS | HS_CHUNK_COMPACT)) {
 			const char *why;
 
 			err = hs_chunk_unpack(&r->unpack, ch->flags, payload, ch->raw,
@@ -487,6 +491,7 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 				return corrupt(r, diag, r->chunk_offset, why);
 			}
 		}
+		r->pre = pre && ch->kind == HS_CHUNK_EVENTS ? got.events : NULL;
 		r->payload = payload;
 		r->p = payload;
 		r->end = payload + raw_len;

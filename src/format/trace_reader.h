@@ -39,6 +39,8 @@ struct hs_trace_sym_damage {
 	uint64_t offset;  /* file offset of the chunk where it is */
 };
 
+struct hs__chunk_events;
+
 struct hs_trace_reader {
 	/* input: a file descriptor (owned) or a memory buffer (borrowed) */
 	int fd;
@@ -89,6 +91,11 @@ struct hs_trace_reader {
 	 * reader reads alone) */
 	struct hs__prefetch *pf;
 	unsigned pf_threads;
+	/* the pool decodes EVENTS chunks' events too (hs_trace_stream()
+	 * sets it before the first chunk), and those of the current chunk
+	 * (NULL: none; borrowed from the pool until the next chunk) */
+	int pf_decode;
+	const struct hs__chunk_events *pre;
 };
 
 /*

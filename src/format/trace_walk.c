@@ -6,6 +6,7 @@
  */
 #include "format/trace_walk.h"
 #include "format/trace_order.h"
+#include "format/trace_prefetch.h"
 #include "format/trace_symbols.h"
 #include "common/alloc.h"
 #include "common/hash.h"
@@ -161,6 +162,7 @@ struct load_state {
 	uint64_t *parent_ids; /* node index -> parent id */
 	size_t alloc_parent_ids;
 	struct hs__order *stream; /* hs_trace_stream(): events go there */
+	size_t piece_at;	  /* the current chunk's next decoded piece (r->pre) */
 };
 
 /* The index of node @id (0: no stack), or HS_TRACE_PENDING while unknown. */
@@ -775,6 +777,172 @@ static __attribute__((noinline)) int stream_run(struct hs_trace_reader *r,
 	return 0;
 }
 
+/* how many events ahead piece_fill() asks for the next ones */
+#define PIECE_AHEAD 16
+
+/*
+ * The stream's common case for events the pool decoded (r->pre), as
+ * stream_run() takes them from the records: @n events of thread index
+ * @th from @ev, staged while they are in order, of the order's current
+ * thread, with a known stack (or none) and room. Returns how many it
+ * took; the caller walks the next one the generic way.
+ */
+static __attribute__((noinline)) size_t
+piece_fill(struct hs_trace *t, struct load_state *ls, struct hs__order *s, uint32_t th,
+	   const struct hs_trace_event *ev, size_t n)
+{
+	uint64_t last = ls->last_ticks, allocs = 0, frees = 0, bytes = 0;
+	int64_t pub = s->published && !s->in_run ? s->pub_time : INT64_MIN, tail;
+	uint64_t cache_id = ls->cache_id;
+	uint32_t cache_index = ls->cache_index;
+	struct hs_trace_event *first;
+	size_t room, i;
+
+	if (th != s->run_thread || (ls->flags & HS_TRACE_NO_EVENTS))
+		return 0;
+	if (s->in_run) {
+		first = s->run + s->run_n;
+		room = s->run_alloc - s->run_n;
+		tail = s->run_n ? s->run[s->run_n - 1].time : INT64_MIN;
+	} else {
+		size_t waiting = s->st_end - s->st_head,
+		       max = STREAM_WINDOW + BATCH_EVENTS - 1;
+
+		first = s->stage + s->st_end;
+		room = s->st_alloc - s->st_end;
+		tail = s->st_end > s->st_head ? s->stage[s->st_end - 1].time : INT64_MIN;
+		/* without the index, the window's end is hs__order_event()'s */
+		if (!s->nidx)
+			room = waiting >= max	      ? 0
+			       : room < max - waiting ? room
+						      : max - waiting;
+	}
+	if (room > n)
+		room = n;
+	for (i = 0; i < room; i++) {
+		const struct hs_trace_event *x = &ev[i];
+		struct hs_trace_event *e = &first[i];
+		uint64_t node = HS_TRACE_NONE;
+
+		/* (the events were written on another core: ask for them
+		 * ahead, and for the room they go to) */
+		__builtin_prefetch(x + PIECE_AHEAD);
+		__builtin_prefetch(e + PIECE_AHEAD, 1);
+		if (x->op == HS_OP_SAMPLE)
+			break;
+		if (x->node) {
+			if (x->node != cache_id) {
+				uint32_t k = node_index(t, x->node);
+
+				/* (defined later: add_event() keeps the id) */
+				if (k == HS_TRACE_NONE)
+					break;
+				cache_id = x->node;
+				cache_index = k;
+			}
+			node = cache_index;
+		}
+		if (x->time <= pub || x->time < tail)
+			break; /* hs__order_event() says what to do */
+		tail = x->time;
+		if ((uint64_t)x->time > last)
+			last = (uint64_t)x->time;
+		*e = *x;
+		e->node = node;
+		e->thread = th;
+		if (x->op == HS_OP_ALLOC) {
+			allocs++;
+			bytes += x->size;
+		} else if (x->op == HS_OP_FREE) {
+			/* (a realloc's free is not one of the thread's frees) */
+			frees += !hs_tag_is_realloc(x->fn);
+		}
+	}
+	ls->cache_id = cache_id;
+	ls->cache_index = cache_index;
+	if (!i)
+		return 0;
+	if (s->in_run)
+		s->run_n += i;
+	else
+		s->st_end += i;
+	ls->last_ticks = last;
+	t->threads[th].allocs += allocs;
+	t->threads[th].frees += frees;
+	t->threads[th].bytes += bytes;
+	return i;
+}
+
+/*
+ * When the reader is at the start of a piece the pool decoded (r->pre),
+ * its events go to the stream (piece_fill(), else walk_event() one at a
+ * time) and the reader moves past its records. Returns 1 when it walked
+ * a piece, 0 when the reader is not at one, or a negative errno.
+ */
+static int stream_piece(struct hs_trace_reader *r, struct hs_trace *t,
+			struct load_state *ls, struct hs__order *s)
+{
+	const struct hs__chunk_events *ce = r->pre;
+	size_t at = (size_t)(r->p - r->payload), i = 0, n, from;
+	const struct hs__chunk_piece *pc;
+	const struct hs_trace_event *ev;
+	uint32_t th;
+	int err;
+
+	while (ls->piece_at < ce->nr_pieces && ce->piece[ls->piece_at].begin < at)
+		ls->piece_at++;
+	if (ls->piece_at == ce->nr_pieces || ce->piece[ls->piece_at].begin != at)
+		return 0;
+	pc = &ce->piece[ls->piece_at];
+	from = ls->piece_at ? ce->piece[ls->piece_at - 1].ev_end : 0;
+	ev = ce->ev + from;
+	n = pc->ev_end - from;
+	err = span_thread(t, ls, pc->tid, &th);
+	if (err)
+		return err;
+	while (i < n) {
+		size_t upto = n, g = from + i;
+
+		/*
+		 * At each stretch, the staged events older than the rest of the
+		 * piece and of the chunk go on while the piece is read.
+		 */
+		if (ce->complete) {
+			int64_t low = ce->stretch_low[g / HS_CHUNK_STRETCH];
+
+			if (g % HS_CHUNK_STRETCH == 0 &&
+			    (err = hs__order_early(s, low < pc->low_rest ? low
+									 : pc->low_rest)))
+				return err;
+			if (upto > (g / HS_CHUNK_STRETCH + 1) * HS_CHUNK_STRETCH - from)
+				upto =
+				    (g / HS_CHUNK_STRETCH + 1) * HS_CHUNK_STRETCH - from;
+		}
+		i += piece_fill(t, ls, s, th, ev + i, upto - i);
+		if (i < upto) {
+			struct hs_rec_event one = {.ticks = (uint64_t)ev[i].time,
+						   .tid = pc->tid,
+						   .addr = ev[i].addr,
+						   .size = ev[i].size,
+						   .stack = ev[i].node,
+						   .op = ev[i].op};
+
+			err = walk_event(t, ls, ev[i].fn, &one);
+			if (err)
+				return err;
+			i++;
+		}
+	}
+	r->p = r->payload + pc->end;
+	r->st = pc->st;
+	r->nr_records += pc->records;
+	r->nr_events += n;
+	ls->piece_at++;
+	if (ce->complete && (err = hs__order_early(s, pc->low_rest)))
+		return err;
+	return 1;
+}
+
 /*
  * A damaged file can give nodes parents that lead back to themselves (ids
  * are resolved after the whole file is read, so a parent may come later).
@@ -843,12 +1011,22 @@ int hs__trace_walk(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags
 				break;
 			}
 			ls.span_valid = 0; /* the chunk starts in thread 0 */
+			ls.piece_at = 0;
 			if (stream && r->chunk.kind == HS_CHUNK_EVENTS &&
 			    (err = hs__order_chunk(stream, r, r->chunk_offset)))
 				goto out;
 			continue;
 		}
 		if (r->chunk.kind != HS_CHUNK_SYMBOLS) {
+			if (stream && r->pre) {
+				ret = stream_piece(r, t, &ls, stream);
+				if (ret < 0) {
+					err = ret;
+					goto out;
+				}
+				if (ret)
+					continue;
+			}
 			if (stream) {
 				stream_run(r, t, &ls, stream);
 				if (r->p >= r->end)

@@ -2,7 +2,9 @@
  * Tests of format/trace_prefetch.c: decompression that grows with what
  * zstd makes rather than with what a header declares, and chunks read
  * ahead on worker threads giving exactly what the reader alone gives
- * (events, cut-off files, corrupt chunks and their messages).
+ * (events, cut-off files, corrupt chunks and their messages), a chunk's
+ * events decoded on a worker being what its records say, and a stream
+ * read with workers handing over what it hands over alone.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -254,6 +256,360 @@ static void workers_read_what_the_reader_reads(void **state)
 	free(b.buf);
 }
 
+/* --- a chunk's events, decoded on a worker ------------------------------ */
+
+/* One record of a payload as the reader decodes it. */
+struct ref_rec {
+	size_t off, end;	 /* its bytes */
+	struct hs_rec_state st;	 /* the state after it */
+	unsigned tag, nr_ev;	 /* its tag and how many events it makes */
+	struct hs_rec_event ev[2];
+	int fixed;		 /* hs_rec_decode_fixed() decodes it */
+};
+
+/* The records of @n bytes at @raw, as hs_rec_decode() reads them, up to a bad one. */
+static size_t ref_records(const uint8_t *raw, size_t n, struct ref_rec *out, size_t max)
+{
+	const uint8_t *q = raw, *end = raw + n;
+	struct hs_rec_state st;
+	size_t k = 0;
+
+	memset(&st, 0, sizeof(st));
+	while (q < end && k < max) {
+		const uint8_t *f = q;
+		struct hs_rec_state fst = st;
+		struct hs_rec rec;
+		const char *why;
+
+		out[k].fixed = hs_rec_decode_fixed(&f, end, &fst, &rec, &why) == 1;
+		out[k].off = (size_t)(q - raw);
+		if (hs_rec_decode(&q, end, &st, &rec, &why))
+			break;
+		out[k].end = (size_t)(q - raw);
+		out[k].st = st;
+		out[k].tag = rec.tag;
+		out[k].nr_ev = hs_rec_events(&rec, out[k].ev);
+		k++;
+	}
+	return k;
+}
+
+/*
+ * Check what hs__chunk_events_decode() made of @raw: each piece is a run
+ * of whole records (SPANs and fixed event records) whose events, state
+ * and times it holds; every record outside the pieces makes no event of
+ * a fixed record; with @complete, each piece knows the lowest time after
+ * it. Returns how many events the pieces hold.
+ */
+static size_t check_decoded(const uint8_t *raw, size_t n, const struct hs__chunk_events *ce,
+			    size_t max)
+{
+	static struct ref_rec rr[4096];
+	size_t nr = ref_records(raw, n, rr, 4096), k = 0, e = 0, pi;
+
+	for (pi = 0; pi < ce->nr_pieces; pi++) {
+		const struct hs__chunk_piece *pc = &ce->piece[pi];
+		int64_t low = INT64_MAX;
+		size_t recs = 0, j, first = e;
+
+		/* the records before it are no fixed records with events */
+		for (; k < nr && rr[k].off < pc->begin; k++)
+			assert_false(rr[k].fixed && rr[k].tag != HS_TAG_SPAN && rr[k].nr_ev);
+		assert_true(k < nr);
+		assert_int_equal(rr[k].off, pc->begin);
+		for (; k < nr && rr[k].off < pc->end; k++, recs++) {
+			assert_true(rr[k].fixed);
+			if (rr[k].tag == HS_TAG_SPAN) {
+				assert_int_equal(recs, 0);
+				continue;
+			}
+			assert_true(rr[k].nr_ev > 0);
+			for (j = 0; j < rr[k].nr_ev; j++, e++) {
+				const struct hs_trace_event *d = &ce->ev[e];
+				const struct hs_rec_event *w = &rr[k].ev[j];
+
+				assert_true(e < pc->ev_end);
+				assert_int_equal(d->time, (int64_t)w->ticks);
+				assert_int_equal(d->addr, w->addr);
+				assert_int_equal(d->size, w->size);
+				assert_int_equal(d->node, w->stack);
+				assert_int_equal(d->op, w->op);
+				assert_int_equal(d->fn, rr[k].tag);
+				assert_int_equal(w->tid, pc->tid);
+				if (d->time < low)
+					low = d->time;
+			}
+		}
+		assert_int_equal(rr[k - 1].end, pc->end);
+		assert_memory_equal(&rr[k - 1].st, &pc->st, sizeof(pc->st));
+		assert_int_equal(pc->records, recs);
+		assert_int_equal(pc->ev_end, e);
+		assert_int_equal(pc->low, low);
+		if (ce->complete) {
+			int64_t rest = INT64_MAX;
+
+			/* each stretch: the lowest from it to the piece's end */
+			for (j = first; j < e; j++) {
+				int64_t sl = INT64_MAX;
+				size_t x;
+
+				if (j % HS_CHUNK_STRETCH)
+					continue;
+				for (x = j; x < e; x++)
+					if (ce->ev[x].time < sl)
+						sl = ce->ev[x].time;
+				assert_int_equal(ce->stretch_low[j / HS_CHUNK_STRETCH], sl);
+			}
+
+			for (j = k; j < nr; j++) {
+				unsigned x;
+
+				for (x = 0; x < rr[j].nr_ev; x++)
+					if ((int64_t)rr[j].ev[x].ticks < rest)
+						rest = (int64_t)rr[j].ev[x].ticks;
+			}
+			assert_int_equal(pc->low_rest, rest);
+		}
+	}
+	assert_int_equal(ce->nr_ev, e);
+	if (ce->complete) {
+		assert_int_equal(nr ? rr[nr - 1].end : 0, n);
+		/* (past @max events, the rest is the reader's) */
+		for (; k < nr && ce->nr_ev + 2 <= max; k++)
+			assert_false(rr[k].fixed && rr[k].tag != HS_TAG_SPAN && rr[k].nr_ev);
+	}
+	return e;
+}
+
+static void chunk_events_are_what_the_records_say(void **state)
+{
+	static uint8_t raw[1 << 14];
+	struct hs__chunk_events ce;
+	uint8_t *p = raw, body[64], *q;
+	size_t n, all, cut;
+	unsigned i;
+
+	(void)state;
+	memset(&ce, 0, sizeof(ce));
+	p = hs_enc_span(p, 7, 1000, 0x10000);
+	p = hs_enc_node(p, 5, 0, 0x401000);
+	for (i = 0; i < 40; i++) {
+		p = hs_enc_alloc(p, i % 3 ? HS_TAG_MALLOC : HS_TAG_CALLOC, 1, 64,
+				 16 + i, 5, 0);
+		p = hs_enc_free(p, HS_TAG_FREE, 2, -32);
+	}
+	p = hs_enc_realloc(p, HS_TAG_REALLOC, 1, 0x100, 200, 5, -0x40, 1);
+	p = hs_enc_realloc(p, HS_TAG_REALLOC, 1, 0x100, 300, 5, 0, 0);
+	p = hs_enc_alloc(p, HS_TAG_POSIX_MEMALIGN, 3, 16, 128, 5, 64);
+	q = hs_enc_thread_start_body(body, 1200, "w", 1);
+	p = hs_tw_sized(p, HS_TAG_THREAD_START, body, (size_t)(q - body));
+	p = hs_enc_mmap(p, 1, 0x100000, 4096, 3, 0x22, 0);
+	p = hs_enc_munmap(p, 1, 0, 4096);
+	p = hs_enc_mremap(p, 1, 0x2000, 8192, 5, -0x2000, 4096);
+	p = hs_enc_node(p, 6, 5, 0x401100);
+	p = hs_enc_free(p, HS_TAG_FREE_TEMPORARY, 1, 0x40);
+	/* another thread, older, and going back in its own time */
+	p = hs_enc_span(p, 9, 900, 0x20000);
+	p = hs_enc_alloc(p, HS_TAG_MALLOC, 1, 16, 24, 6, 0);
+	p = hs_enc_alloc(p, HS_TAG_MALLOC, -5, 16, 24, 6, 0);
+	p = hs_enc_free(p, HS_TAG_FREE, 1, -16);
+	p = hs_enc_span(p, 7, 1500, 0x10000);
+	p = hs_enc_alloc(p, HS_TAG_MALLOC, 1, 16, 24, 0, 0);
+	n = (size_t)(p - raw);
+
+	assert_int_equal(hs__chunk_events_decode(raw, n, HS_CHUNK_EVENTS_MAX, &ce), 0);
+	assert_true(ce.complete);
+	assert_true(ce.nr_pieces >= 4);
+	all = check_decoded(raw, n, &ce, HS_CHUNK_EVENTS_MAX);
+	assert_true(all >= 90);
+	/* the first piece's rest: thread 9's older events */
+	assert_int_equal(ce.piece[0].low_rest, 896);
+
+	/* at most a few events: the pieces end there, the rests still known */
+	assert_int_equal(hs__chunk_events_decode(raw, n, 9, &ce), 0);
+	assert_true(ce.complete);
+	assert_true(ce.nr_ev <= 9 && ce.nr_ev >= 7);
+	assert_int_equal(check_decoded(raw, n, &ce, 9), ce.nr_ev);
+	assert_int_equal(ce.piece[ce.nr_pieces - 1].low_rest, 896);
+
+	/* cut anywhere: the records before the cut, and no more */
+	for (cut = 0; cut < n; cut += 7) {
+		assert_int_equal(hs__chunk_events_decode(raw, cut, HS_CHUNK_EVENTS_MAX, &ce), 0);
+		assert_true(check_decoded(raw, cut, &ce, HS_CHUNK_EVENTS_MAX) <= all);
+	}
+	hs__chunk_events_release(&ce);
+}
+
+/* --- a stream read with workers ----------------------------------------- */
+
+struct collected {
+	struct hs_trace_event *ev;
+	size_t n, cap;
+};
+
+static int collect(void *ctx, const struct hs_trace_event *ev, size_t n)
+{
+	struct collected *c = ctx;
+
+	if (c->n + n > c->cap) {
+		c->cap = 2 * (c->n + n);
+		c->ev = realloc(c->ev, c->cap * sizeof(*c->ev));
+		assert_non_null(c->ev);
+	}
+	memcpy(c->ev + c->n, ev, n * sizeof(*ev));
+	c->n += n;
+	return 0;
+}
+
+/* The same events (field by field: the struct has padding). */
+static void assert_same_events(const struct collected *a, const struct collected *b)
+{
+	size_t i;
+
+	for (i = 0; i < a->n; i++) {
+		assert_int_equal(a->ev[i].time, b->ev[i].time);
+		assert_int_equal(a->ev[i].addr, b->ev[i].addr);
+		assert_int_equal(a->ev[i].size, b->ev[i].size);
+		assert_int_equal(a->ev[i].node, b->ev[i].node);
+		assert_int_equal(a->ev[i].thread, b->ev[i].thread);
+		assert_int_equal(a->ev[i].op, b->ev[i].op);
+		assert_int_equal(a->ev[i].fn, b->ev[i].fn);
+	}
+}
+
+/* Stream @n bytes at @data with @threads workers into @c; returns the most staged. */
+static size_t stream_with(const uint8_t *data, size_t n, const char *threads,
+			  struct collected *c)
+{
+	struct hs_diag diag = HS_DIAG_INIT("stream");
+	struct hs_trace_sink sink = {.events = collect, .ctx = c};
+	struct hs_trace t;
+	size_t staged;
+
+	memset(c, 0, sizeof(*c));
+	setenv("HEAPSCOPE_READ_THREADS", threads, 1);
+	assert_int_equal(hs_trace_stream_mem(data, n, "stream", &t, &sink, &diag), 0);
+	unsetenv("HEAPSCOPE_READ_THREADS");
+	staged = t.stream_staged_max;
+	hs_trace_release(&t);
+	return staged;
+}
+
+/*
+ * Frame @b's payload as a compact EVENTS chunk (3.0), compressed: what
+ * the collector's writer makes (hs_chunk_compact() before zstd).
+ */
+static void tb_chunk_compact(struct tb *b)
+{
+	static struct hs_compact_enc enc;
+	static uint8_t scratch[HS_CC_SCRATCH(sizeof(b->payload))];
+	static uint8_t packed[2 * sizeof(b->payload) + HS_CC_HEADER_MAX];
+	uint8_t h[HS_CHUNK_HEADER_SIZE], *z;
+	size_t n, zn;
+
+	n = hs_chunk_compact(b->payload, b->plen, &enc, scratch, packed, sizeof(packed));
+	assert_true(n > 0);
+	zn = compress(packed, n, 1, &z);
+	hs_tw_chunk_header(h, HS_CHUNK_EVENTS, HS_CHUNK_ZSTD | HS_CHUNK_COMPACT,
+			   (uint32_t)zn, (uint32_t)n, b->seq, z);
+	tb_put(b, h, sizeof(h));
+	tb_put(b, z, zn);
+	free(z);
+	b->chunk_events[b->seq] = b->events;
+	b->chunk_end[b->seq++] = b->len;
+	b->plen = 0;
+	b->events = 0;
+}
+
+/*
+ * 12 EVENTS chunks with the footer's index, two small ones first (the
+ * pool begins at the third): with @threads > 1 several threads' spans
+ * that go back in time, stacks defined among the events, a columnar
+ * payload every other chunk and a compact one every fourth (chunks 2, 6,
+ * 10: their frees refer back to their allocations); PER iterations of an
+ * allocation and a free per chunk.
+ */
+#define STREAM_CHUNKS 12
+#define STREAM_PER 6000
+static void build_stream(struct tb *b, unsigned threads)
+{
+	static struct hs_chunk_index idx[STREAM_CHUNKS];
+	uint64_t counts[HS_FC__COUNT] = {0}, tick = 100;
+	unsigned c, i, th;
+	uint8_t *p;
+
+	tb_init(b);
+	for (c = 0; c < STREAM_CHUNKS; c++) {
+		unsigned per = c < 2 ? 10 : STREAM_PER;
+
+		p = tb_p(b);
+		if (c == 0)
+			p = put_process(p);
+		p = put_node(p, c + 1, c, 0x401000 + c);
+		idx[c].first_ticks = tick > 50 ? tick - 50 : 0;
+		for (th = 0; th < threads; th++) {
+			/* each thread a little behind the one before */
+			uint64_t t0 = tick - 10 * th;
+
+			p = put_span(p, 100 + th, t0, 0x10000 * (th + 1));
+			for (i = 0; i < per / threads; i++) {
+				p = put_alloc(b, p, HS_TAG_MALLOC, 1, 32, 16 + i % 100,
+					      i % 7 ? c + 1 : 0);
+				p = put_free(b, p, 1, -32);
+			}
+		}
+		tick += 2 * (per / threads) + 20;
+		tb_end(b, p);
+		idx[c].offset = b->len;
+		idx[c].last_ticks = tick;
+		if (c % 4 == 2)
+			tb_chunk_compact(b);
+		else
+			tb_chunk(b, HS_CHUNK_EVENTS, 1 | (c % 2 ? TB_COLUMNS : 0));
+	}
+	p = tb_p(b);
+	p = put_end(p, tick + 1, HS_END_EXIT, 0);
+	p = hs_tw_footer(p, counts, idx, STREAM_CHUNKS);
+	tb_end(b, p);
+	tb_chunk(b, HS_CHUNK_END, 1);
+}
+
+static void stream_with_workers_is_the_stream_alone(void **state)
+{
+	struct collected alone, pool;
+	size_t staged_alone, staged_pool;
+	unsigned threads;
+	struct tb b;
+
+	(void)state;
+	for (threads = 1; threads <= 3; threads++) {
+		build_stream(&b, threads);
+		staged_alone = stream_with(b.buf, b.len, "0", &alone);
+		/* two workers only decompress (HS_PREFETCH_DECODE_MIN) */
+		stream_with(b.buf, b.len, "2", &pool);
+		assert_int_equal(alone.n, pool.n);
+		assert_same_events(&alone, &pool);
+		free(pool.ev);
+		staged_pool = stream_with(b.buf, b.len, "3", &pool);
+		assert_int_equal(alone.n, pool.n);
+		assert_true(alone.n >= (size_t)(STREAM_CHUNKS - 2) * STREAM_PER * 2 / 3);
+		assert_same_events(&alone, &pool);
+		/*
+		 * Alone, a chunk's events wait for the next chunk; decoded
+		 * ahead, those older than the rest of the chunk go on while
+		 * it is read (one thread: in order; several: what the file
+		 * has out of order)
+		 */
+		assert_true(staged_alone >= STREAM_PER * 2 / 3);
+		if (threads == 1)
+			assert_true(staged_pool < STREAM_PER);
+		assert_true(staged_pool <= staged_alone);
+		free(alone.ev);
+		free(pool.ev);
+		free(b.buf);
+	}
+}
+
 /* --- declared sizes the data does not back (issue 19, item 8) ---------- */
 
 /*
@@ -345,6 +701,8 @@ int main(void)
 	    cmocka_unit_test(declared_sizes_take_no_memory),
 	    cmocka_unit_test(inflate_grows_with_what_zstd_makes),
 	    cmocka_unit_test(workers_read_what_the_reader_reads),
+	    cmocka_unit_test(chunk_events_are_what_the_records_say),
+	    cmocka_unit_test(stream_with_workers_is_the_stream_alone),
 	};
 	return cmocka_run_group_tests_name("trace_prefetch", tests, NULL, NULL);
 }
