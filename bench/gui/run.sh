@@ -6,13 +6,15 @@
 #
 #   bench/gui/run.sh HEAPSCOPE PERF_SCRIPT HEAP_TRACE
 #
-# PERF_SCRIPT: e.g. `build/bench/gen_perf_script 200000000 > p.data.txt`
-# (about 2M samples); HEAP_TRACE: e.g. `heapscope run -q --no-view -o
+# PERF_SCRIPT: issue 17's 2M samples of 50k frames are
+# `build/bench/gen_perf_script 6170000000 1 50000 20000 > p.data.txt`
+# (6.2 GB; 20000 distinct walks, bench/README.md); HEAP_TRACE: e.g. `heapscope run -q --no-view -o
 # h.hstrace build/bench/rand_loop 1 7000000` (7M allocations). Each step
 # prints "STEP seconds"; run it with the old and the new binary and
 # compare (bench/README.md has the numbers). Targets: perf script opens
 # in under 5 s, each Update under 1 s, server under 1.5 GB; heap trace:
-# any Update under 200 ms, a first source switch under 2 s.
+# any Update under 200 ms, a first source switch under 2 s. Either file
+# may be given as - to leave its part out.
 set -eu
 HS=$1
 PERF=$2
@@ -47,6 +49,9 @@ start() {
 
 stop() {
 	echo "server peak RSS MB $(awk '/VmHWM/ { printf "%d", $2 / 1024 }' "/proc/$PID/status")"
+	# utime + stime (fields 14 and 15 of stat; the name has no ')' here)
+	echo "server CPU s $(awk -v hz="$(getconf CLK_TCK)" -F') ' \
+		'{ split($2, f, " "); printf "%.1f", (f[12] + f[13]) / hz }' "/proc/$PID/stat")"
 	kill "$PID"
 	wait "$PID" 2> /dev/null || true
 	PID=
@@ -78,9 +83,10 @@ timed() {
 	echo "$1 $(since "$t0")"
 }
 
+T='"trace":0'
+if [ "$PERF" != - ]; then
 echo "== perf script: $PERF"
 start "$PERF"
-T='"trace":0'
 update first "$T"
 update fold_pct "$T,\"params\":{\"fold_pct\":1}"
 update inc "$T,\"params\":{\"fold_pct\":1,\"inc\":\"module0\"}"
@@ -88,7 +94,9 @@ update range "$T,\"params\":{\"fold_pct\":1,\"start\":1000,\"end\":2000}"
 update group "$T,\"params\":{\"group\":\"{%}!->module \$1\"}"
 update back "$T"
 stop
+fi
 
+[ "$HEAP" != - ] || exit 0
 echo "== heap trace: $HEAP"
 start "$HEAP"
 update first "$T"
