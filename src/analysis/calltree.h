@@ -184,12 +184,16 @@ HS_MUST_CHECK int hs_calltree_byname(const struct hs_calltree *ct,
  * form a forest listed parents first and each slot's histogram is then
  * added to its parent's, so a node needs only name its nearest slot.
  *
- * @hist (HS_WHEN_BUCKETS * nr_slots doubles) is bucket-major:
- * hist[b * nr_slots + slot]; samples usually come in time order, so one
- * bucket's row of slots is what stays in the cache. @root_hist gets the
- * histogram of all samples. Costs one pass over the nodes' histograms
- * when the tree kept them (ct->hist), else one over the samples.
- * Returns 0.
+ * Only buckets @b0 .. @b0 + @nb - 1 are filled, so that a view of many
+ * slots can fill its histograms a block of buckets at a time: @hist
+ * (@nb * nr_slots doubles) is bucket-major, hist[(b - b0) * nr_slots +
+ * slot]; samples usually come in time order, so one bucket's row of
+ * slots is what stays in the cache. Each bucket's values are the same
+ * whatever the block. @root_hist, when not NULL, gets the histogram of
+ * all samples in every bucket. Costs one pass over the nodes'
+ * histograms when the tree kept them (ct->hist), else one over the
+ * samples (a block after the first, without @root_hist, skips the
+ * samples outside its buckets before looking them up). Returns 0.
  */
 struct hs_when_ent {
 	uint32_t slot;
@@ -203,5 +207,5 @@ struct hs_when_map {
 	const uint32_t *slot_parent; /* NULL or slot -> parent slot, HS_NO_NODE */
 };
 int hs_calltree_when(const struct hs_calltree *ct, const struct hs_when_map *m,
-		     double *hist, double *root_hist);
+		     unsigned b0, unsigned nb, double *hist, double *root_hist);
 #endif
