@@ -8,13 +8,14 @@
 #
 # PERF_SCRIPT: issue 17's 2M samples of 50k frames are
 # `build/bench/gen_perf_script 6170000000 1 50000 20000 > p.data.txt`
-# (6.2 GB; 20000 distinct walks, bench/README.md); HEAP_TRACE: e.g. `heapscope run -q --no-view -o
-# h.hstrace build/bench/rand_loop 1 7000000` (7M allocations). Each step
-# prints "STEP seconds"; run it with the old and the new binary and
-# compare (bench/README.md has the numbers). Targets: perf script opens
-# in under 5 s, each Update under 1 s, server under 1.5 GB; heap trace:
-# any Update under 200 ms, a first source switch under 2 s. Either file
-# may be given as - to leave its part out.
+# (6.2 GB; 20000 distinct walks, bench/README.md); HEAP_TRACE: e.g.
+# `heapscope run -q --no-view -o h.hstrace build/bench/rand_loop 1
+# 7000000` (7M allocations). Each step prints "STEP seconds (server CPU
+# seconds)"; run it with the old and the new binary and compare
+# (bench/README.md has the numbers). Targets: perf script opens in under
+# 5 s, each Update under 1 s, server under 1.5 GB; heap trace: any
+# Update under 200 ms, a first source switch under 2 s. Either file may
+# be given as - to leave its part out.
 set -eu
 HS=$1
 PERF=$2
@@ -44,14 +45,20 @@ start() {
 	BASE=${url%%/\?token=*}
 	COOKIE="hs_token_${BASE##*:}=${url##*token=}"
 	curl -sf -o /dev/null -b "$COOKIE" "$BASE/api/info"
-	echo "open $(since "$t0")"
+	echo "open $(since "$t0") (server CPU $(cpu))"
 }
+
+# the server's CPU seconds so far: utime + stime (fields 14 and 15 of
+# stat; the command name has no ')' here)
+cpu() {
+	awk -v hz="$(getconf CLK_TCK)" -F') ' \
+		'{ split($2, f, " "); printf "%.2f", (f[12] + f[13]) / hz }' "/proc/$PID/stat"
+}
+cpu_since() { awk -v a="$1" -v b="$(cpu)" 'BEGIN { printf "%.2f", b - a }'; }
 
 stop() {
 	echo "server peak RSS MB $(awk '/VmHWM/ { printf "%d", $2 / 1024 }' "/proc/$PID/status")"
-	# utime + stime (fields 14 and 15 of stat; the name has no ')' here)
-	echo "server CPU s $(awk -v hz="$(getconf CLK_TCK)" -F') ' \
-		'{ split($2, f, " "); printf "%.1f", (f[12] + f[13]) / hz }' "/proc/$PID/stat")"
+	echo "server CPU s $(cpu)"
 	kill "$PID"
 	wait "$PID" 2> /dev/null || true
 	PID=
@@ -66,13 +73,14 @@ call() {
 # update LABEL QUERY: what the GUI asks after Update on the CallTree tab
 # (tree skeleton, the first ByName page, the timeline), all at once
 update() {
-	local t0 q=$2 pids=()
+	local t0 c0 q=$2 pids=()
 	t0=$(now)
+	c0=$(cpu)
 	call tree "{$q,\"view\":\"calltree\",\"levels\":1,\"auto\":true,\"skeleton\":true,\"detail\":200}" & pids+=($!)
 	call rows "{$q,\"view\":\"byname\",\"offset\":0,\"count\":200}" & pids+=($!)
 	call timeline "{$q,\"buckets\":600}" & pids+=($!)
 	wait "${pids[@]}"
-	echo "update $1 $(since "$t0")"
+	echo "update $1 $(since "$t0") (server CPU $(cpu_since "$c0"))"
 }
 
 # timed LABEL NAME BODY: one call's time
