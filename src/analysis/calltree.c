@@ -325,13 +325,16 @@ static void charge_samples(struct hs_calltree *ct)
 			continue;
 		nr++;
 		n = s == HS_NO_STACK ? 0 : s + 1;
+		k = hs_when_spread(&ct->range, in->time[i], in->metric[i], m, bucket,
+				   val);
 		if (hist) {
-			k = hs_when_spread(&ct->range, in->time[i], in->metric[i], m,
-					   bucket, val);
 			if (k)
 				last_bucket = bucket[0];
 			for (j = 0; j < k; j++)
 				hist[bucket[j] * nr_nodes + n] += val[j];
+		} else {
+			for (j = 0; j < k; j++)
+				ct->root_hist[bucket[j]] += val[j];
 		}
 		e = &exc[n];
 		e->metric += m;
@@ -538,11 +541,9 @@ int hs_calltree_when(const struct hs_calltree *ct, const struct hs_when_map *m,
 	if (nr)
 		memset(hist, 0, nb * nr * sizeof(*hist));
 	if (root_hist)
-		memset(root_hist, 0, HS_WHEN_BUCKETS * sizeof(*root_hist));
+		memcpy(root_hist, ct->root_hist, sizeof(ct->root_hist));
 	if (ct->hist) {
 		nodes_when(ct, m, b0, nb, hist);
-		if (root_hist)
-			memcpy(root_hist, ct->root_hist, sizeof(ct->root_hist));
 		goto forest;
 	}
 	for (i = 0; i < in->nr_samples; i++) {
@@ -550,11 +551,11 @@ int hs_calltree_when(const struct hs_calltree *ct, const struct hs_when_map *m,
 		double metric, count;
 
 		/*
-		 * Without ROOT's histogram to fill, a sample none of whose
-		 * buckets is in the block is skipped before the filter's map
-		 * (the buckets do not depend on the filtered metric).
+		 * A sample none of whose buckets is in the block is skipped
+		 * before the filter's map (the buckets do not depend on the
+		 * filtered metric).
 		 */
-		if (!root_hist) {
+		if (nb < HS_WHEN_BUCKETS) {
 			k = hs_when_spread(&ct->range, in->time[i], in->metric[i],
 					   in->metric[i], bucket, val);
 			if (!in_block(bucket, k, b0, nb))
@@ -565,8 +566,6 @@ int hs_calltree_when(const struct hs_calltree *ct, const struct hs_when_map *m,
 		n = s == HS_NO_STACK ? 0 : s + 1;
 		k = hs_when_spread(&ct->range, in->time[i], in->metric[i], metric, bucket,
 				   val);
-		for (j = 0; root_hist && j < k; j++)
-			root_hist[bucket[j]] += val[j];
 		if (m->slot_of) {
 			uint32_t slot = m->slot_of[n];
 

@@ -127,7 +127,9 @@ struct hs_calltree {
 	double *hist; /* NULL, or HS_WHEN_BUCKETS * t.nr: each node's own
 		       * samples (before Fold%), bucket-major:
 		       * hist[b * t.nr + node] */
-	double root_hist[HS_WHEN_BUCKETS]; /* all samples (kept with @hist) */
+	double root_hist[HS_WHEN_BUCKETS]; /* all samples: the nodes' sums
+					    * with @hist, else added in
+					    * sample order */
 	uint32_t *rep;	       /* node -> the alive node its samples are charged to */
 	double fold_pct;       /* as applied; NAN when none */
 	double fold_threshold; /* |Inc| below which nodes folded; 0 when none */
@@ -190,10 +192,10 @@ HS_MUST_CHECK int hs_calltree_byname(const struct hs_calltree *ct,
  * slot]; samples usually come in time order, so one bucket's row of
  * slots is what stays in the cache. Each bucket's values are the same
  * whatever the block. @root_hist, when not NULL, gets the histogram of
- * all samples in every bucket. Costs one pass over the nodes'
- * histograms when the tree kept them (ct->hist), else one over the
- * samples (a block after the first, without @root_hist, skips the
- * samples outside its buckets before looking them up). Returns 0.
+ * all samples in every bucket (ct->root_hist). Costs one pass over the
+ * nodes' histograms when the tree kept them (ct->hist), else one over
+ * the samples (a block of fewer than all buckets skips the samples
+ * outside it before looking them up). Returns 0.
  */
 struct hs_when_ent {
 	uint32_t slot;
