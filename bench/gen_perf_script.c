@@ -2,23 +2,33 @@
  * gen_perf_script - write a realistic `perf script` text of about N bytes
  * for benchmarking the importer.
  *
- *	gen_perf_script BYTES [SEED] > out.data.txt
+ *	gen_perf_script BYTES [SEED [FUNCS [PATHS]]] > out.data.txt
  *
  * The text looks like `perf record -g -a` output printed with
  * `perf script -F comm,pid,tid,cpu,time,period,event,ip,sym,dso,symoff`:
  * a dozen processes with a few threads each (some command names with
- * spaces, digits and slashes), 8 CPUs, a program of 20000 functions in
- * 40 modules whose call graph is walked at random (stacks 4 to 60 deep,
- * so there are very many distinct stacks), kernel frames on top of a
- * fifth of the samples, C++-like symbol names with +0x offsets, and a
- * sched_switch tracepoint every 20 samples. Deterministic for a seed.
+ * spaces, digits and slashes), 8 CPUs, a program of FUNCS functions
+ * (default 20000) in 40 modules whose call graph is walked at random
+ * (stacks 4 to 60 deep), kernel frames on top of a fifth of the samples,
+ * C++-like symbol names with +0x offsets, and a sched_switch tracepoint
+ * every 20 samples. Deterministic for a seed.
+ *
+ * PATHS 0 (the default) walks the call graph afresh for every sample, so
+ * nearly every sample brings stacks of its own below its first few
+ * frames: about 26 new interned stacks per sample, the worst case for
+ * memory. PATHS N > 0 makes N walks (user and kernel frames) up front and
+ * gives each sample one of them, the low-numbered ones far more often,
+ * as a program's hot paths are: a profile whose distinct stacks stop
+ * growing with its samples. The defaults write the same text as before
+ * these parameters existed.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define NR_FUNCS 20000
+#define DEFAULT_FUNCS 20000
+#define MAX_FUNCS 1000000
 #define NR_KFUNCS 2000
 #define NR_MODULES 40
 #define NR_CALLEES 4
@@ -48,7 +58,8 @@ struct func {
 	unsigned callsite[NR_CALLEES];	/* return-address offsets */
 };
 
-static struct func funcs[NR_FUNCS];
+static struct func *funcs;
+static unsigned nr_funcs = DEFAULT_FUNCS;
 static struct func kfuncs[NR_KFUNCS];
 static char modules[NR_MODULES][64];
 
@@ -95,7 +106,7 @@ static void setup(void)
 				 "/usr/lib/x86_64-linux-gnu/lib%s%u.so.%u",
 				 words[i % 32], i, 1 + i % 3);
 	}
-	for (i = 0; i < NR_FUNCS; i++) {
+	for (i = 0; i < nr_funcs; i++) {
 		struct func *f = &funcs[i];
 
 		make_name(f->name, sizeof(f->name), i);
@@ -103,7 +114,7 @@ static void setup(void)
 		f->base = 0x1000 + (uint64_t)i * 0x400;
 		for (j = 0; j < NR_CALLEES; j++) {
 			/* mostly call "later" functions, so walks get deeper */
-			f->callee[j] = (int)((i + 1 + below(NR_FUNCS / 8)) % NR_FUNCS);
+			f->callee[j] = (int)((i + 1 + below(nr_funcs / 8)) % nr_funcs);
 			f->callsite[j] = 0x10 + below(0x300);
 		}
 	}
@@ -132,6 +143,61 @@ static const struct proc procs[] = {
 	{ "node", 4400, 3 }, { "sshd", 900, 1 }, { "swapper/0", 0, 1 },
 	{ "postgres", 5100, 2 }, { "my app 2", 6200, 2 }, { "gcc", 7300, 1 },
 };
+#define NR_PROCS (sizeof(procs) / sizeof(procs[0]))
+
+/* One sample's call chain: user frames from main down, kernel frames. */
+struct walk {
+	int depth, kdepth;
+	int chain[60], kchain[10];
+};
+
+/* A random walk down the call graph from the main of process @proc. */
+static void make_walk(struct walk *w, unsigned proc)
+{
+	unsigned f;
+	int i;
+
+	w->depth = 4 + (int)below(57);
+	w->kdepth = 0;
+	f = proc * 7;
+	for (i = 0; i < w->depth; i++) {
+		w->chain[i] = (int)f;
+		f = (unsigned)funcs[f].callee[below(NR_CALLEES)];
+	}
+	if (below(5) == 0) {
+		w->kdepth = 3 + (int)below(8);
+		f = below(NR_KFUNCS);
+		for (i = 0; i < w->kdepth; i++) {
+			w->kchain[i] = (int)f;
+			f = (unsigned)kfuncs[f].callee[below(NR_CALLEES)];
+		}
+	}
+}
+
+/* A walk of the pool and its process: low indexes far more often. */
+struct pooled {
+	unsigned proc;
+	struct walk w;
+};
+
+static const struct pooled *pick(const struct pooled *pool, unsigned nr)
+{
+	uint64_t a = below(nr), b = below(nr);
+
+	return &pool[a * b / nr];
+}
+
+static int parse_count(const char *s, unsigned long min, unsigned long max,
+		       unsigned *out)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+
+	if (*s == '\0' || *end != '\0' || v < min || v > max)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -139,24 +205,43 @@ int main(int argc, char **argv)
 	uint64_t t_us = 1000000ull * 12345;	/* microseconds */
 	unsigned long sample = 0;
 	char line[512];
-	int chain[64], kchain[16];
+	unsigned nr_paths = 0, i;
+	struct pooled *pool = NULL;
+	struct walk fresh;
 	static char obuf[1 << 20];
 
-	if (argc < 2) {
-		fprintf(stderr, "usage: gen_perf_script BYTES [SEED]\n");
+	if (argc < 2 || argc > 5 ||
+	    (argc > 3 && parse_count(argv[3], 100, MAX_FUNCS, &nr_funcs)) ||
+	    (argc > 4 && parse_count(argv[4], 0, 10000000, &nr_paths))) {
+		fprintf(stderr, "usage: gen_perf_script BYTES [SEED [FUNCS [PATHS]]]\n"
+				"  FUNCS: 100 to %d (default %d); PATHS: distinct "
+				"walks, 0 = a new one per sample (default)\n",
+			MAX_FUNCS, DEFAULT_FUNCS);
 		return 2;
 	}
 	want = strtoull(argv[1], NULL, 10);
 	rng_state = argc > 2 ? strtoull(argv[2], NULL, 10) | 1 : 88172645463325252ull;
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
+	funcs = calloc(nr_funcs, sizeof(*funcs));
+	if (nr_paths)
+		pool = calloc(nr_paths, sizeof(*pool));
+	if (!funcs || (nr_paths && !pool)) {
+		fprintf(stderr, "gen_perf_script: out of memory\n");
+		return 1;
+	}
 	setup();
+	for (i = 0; i < nr_paths; i++) {
+		pool[i].proc = below(NR_PROCS);
+		make_walk(&pool[i].w, pool[i].proc);
+	}
 
 	while (written < want) {
-		const struct proc *p = &procs[below(sizeof(procs) / sizeof(procs[0]))];
+		const struct pooled *from = pool ? pick(pool, nr_paths) : NULL;
+		const struct proc *p = &procs[from ? from->proc : below(NR_PROCS)];
 		int tid = p->pid + (int)below((unsigned)p->nr_threads);
-		int cpu = (int)below(NR_CPUS), depth, kdepth = 0, i, n;
+		int cpu = (int)below(NR_CPUS), n, k;
 		unsigned long long sec, usec;
-		unsigned f;
+		const struct walk *w;
 
 		t_us += 1 + below(250);
 		sec = (unsigned long long)(t_us / 1000000);
@@ -171,11 +256,11 @@ int main(int argc, char **argv)
 				     cpu);
 			fwrite(line, 1, (size_t)n, stdout);
 			written += (unsigned long long)n;
-			for (i = 0; i < 3; i++) {
-				const struct func *k = &kfuncs[i];
+			for (k = 0; k < 3; k++) {
+				const struct func *kf = &kfuncs[k];
 
 				n = printf("\t%16llx %s+0x40 ([kernel.kallsyms])\n",
-					   (unsigned long long)(k->base + 0x40), k->name);
+					   (unsigned long long)(kf->base + 0x40), kf->name);
 				written += (unsigned long long)n;
 			}
 			written += (unsigned long long)printf("\n");
@@ -187,38 +272,29 @@ int main(int argc, char **argv)
 		fwrite(line, 1, (size_t)n, stdout);
 		written += (unsigned long long)n;
 
-		/* a random walk down the call graph from this process's main */
-		depth = 4 + (int)below(57);
-		f = (unsigned)(p - procs) * 7;
-		for (i = 0; i < depth; i++) {
-			chain[i] = (int)f;
-			f = (unsigned)funcs[f].callee[below(NR_CALLEES)];
-		}
-		if (below(5) == 0) {
-			kdepth = 3 + (int)below(8);
-			f = below(NR_KFUNCS);
-			for (i = 0; i < kdepth; i++) {
-				kchain[i] = (int)f;
-				f = (unsigned)kfuncs[f].callee[below(NR_CALLEES)];
-			}
+		if (from) {
+			w = &from->w;
+		} else {
+			make_walk(&fresh, (unsigned)(p - procs));
+			w = &fresh;
 		}
 		/* leaf first: kernel frames, then user frames */
-		for (i = kdepth - 1; i >= 0; i--) {
-			const struct func *k = &kfuncs[kchain[i]];
-			unsigned off = i == kdepth - 1 ? 0x8 * below(32) : k->callsite[0];
+		for (k = w->kdepth - 1; k >= 0; k--) {
+			const struct func *kf = &kfuncs[w->kchain[k]];
+			unsigned off = k == w->kdepth - 1 ? 0x8 * below(32) : kf->callsite[0];
 
 			n = printf("\t%16llx %s+0x%x ([kernel.kallsyms])\n",
-				   (unsigned long long)(k->base + off), k->name, off);
+				   (unsigned long long)(kf->base + off), kf->name, off);
 			written += (unsigned long long)n;
 		}
-		for (i = depth - 1; i >= 0; i--) {
-			const struct func *u = &funcs[chain[i]];
+		for (k = w->depth - 1; k >= 0; k--) {
+			const struct func *u = &funcs[w->chain[k]];
 			unsigned off;
 
-			if (i == depth - 1)
+			if (k == w->depth - 1)
 				off = 0x4 * below(64);	/* leaf: the sampled IP */
 			else	/* return address into the caller */
-				off = u->callsite[(chain[i + 1] + i) % NR_CALLEES];
+				off = u->callsite[(w->chain[k + 1] + k) % NR_CALLEES];
 			if (below(400) == 0)
 				n = printf("\t%16llx [unknown] ([unknown])\n",
 					   0x7f0000000000ull + rnd() % 0xfffff);
@@ -230,5 +306,7 @@ int main(int argc, char **argv)
 		}
 		written += (unsigned long long)printf("\n");
 	}
+	free(pool);
+	free(funcs);
 	return fflush(stdout) ? 1 : 0;
 }

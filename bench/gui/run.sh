@@ -6,14 +6,16 @@
 #
 #   bench/gui/run.sh HEAPSCOPE PERF_SCRIPT HEAP_TRACE
 #
-# PERF_SCRIPT: e.g. `build/bench/gen_perf_script 200000000 > p.data.txt`
-# (about 2M samples); HEAP_TRACE: e.g. `heapscope run -q --no-view -o
-# h.hstrace build/bench/rand_loop 1 7000000` (7M allocations); either
-# may be "-" to leave its part out. Each step
-# prints "STEP seconds"; run it with the old and the new binary and
-# compare (bench/README.md has the numbers). Targets: perf script opens
-# in under 5 s, each Update under 1 s, server under 1.5 GB; heap trace:
-# any Update under 200 ms, a first source switch under 2 s.
+# PERF_SCRIPT: issue 17's 2M samples of 50k frames are
+# `build/bench/gen_perf_script 6170000000 1 50000 20000 > p.data.txt`
+# (6.2 GB; 20000 distinct walks, bench/README.md); HEAP_TRACE: e.g.
+# `heapscope run -q --no-view -o h.hstrace build/bench/rand_loop 1
+# 7000000` (7M allocations). Each step prints "STEP seconds (server CPU
+# seconds)"; run it with the old and the new binary and compare
+# (bench/README.md has the numbers). Targets: perf script opens in under
+# 5 s, each Update under 1 s, server under 1.5 GB; heap trace: any
+# Update under 200 ms, a first source switch under 2 s. Either file may
+# be given as - to leave its part out.
 set -eu
 HS=$1
 PERF=$2
@@ -43,11 +45,20 @@ start() {
 	BASE=${url%%/\?token=*}
 	COOKIE="hs_token_${BASE##*:}=${url##*token=}"
 	curl -sf -o /dev/null -b "$COOKIE" "$BASE/api/info"
-	echo "open $(since "$t0")"
+	echo "open $(since "$t0") (server CPU $(cpu))"
 }
+
+# the server's CPU seconds so far: utime + stime (fields 14 and 15 of
+# stat; the command name has no ')' here)
+cpu() {
+	awk -v hz="$(getconf CLK_TCK)" -F') ' \
+		'{ split($2, f, " "); printf "%.2f", (f[12] + f[13]) / hz }' "/proc/$PID/stat"
+}
+cpu_since() { awk -v a="$1" -v b="$(cpu)" 'BEGIN { printf "%.2f", b - a }'; }
 
 stop() {
 	echo "server peak RSS MB $(awk '/VmHWM/ { printf "%d", $2 / 1024 }' "/proc/$PID/status")"
+	echo "server CPU s $(cpu)"
 	kill "$PID"
 	wait "$PID" 2> /dev/null || true
 	PID=
@@ -62,13 +73,14 @@ call() {
 # update LABEL QUERY: what the GUI asks after Update on the CallTree tab
 # (tree skeleton, the first ByName page, the timeline), all at once
 update() {
-	local t0 q=$2 pids=()
+	local t0 c0 q=$2 pids=()
 	t0=$(now)
+	c0=$(cpu)
 	call tree "{$q,\"view\":\"calltree\",\"levels\":1,\"auto\":true,\"skeleton\":true,\"detail\":200}" & pids+=($!)
 	call rows "{$q,\"view\":\"byname\",\"offset\":0,\"count\":200}" & pids+=($!)
 	call timeline "{$q,\"buckets\":600}" & pids+=($!)
 	wait "${pids[@]}"
-	echo "update $1 $(since "$t0")"
+	echo "update $1 $(since "$t0") (server CPU $(cpu_since "$c0"))"
 }
 
 # timed LABEL NAME BODY: one call's time
@@ -91,8 +103,8 @@ update group "$T,\"params\":{\"group\":\"{%}!->module \$1\"}"
 update back "$T"
 stop
 fi
-[ "$HEAP" != - ] || exit 0
 
+[ "$HEAP" != - ] || exit 0
 echo "== heap trace: $HEAP"
 start "$HEAP"
 update first "$T"

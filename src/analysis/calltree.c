@@ -325,13 +325,16 @@ static void charge_samples(struct hs_calltree *ct)
 			continue;
 		nr++;
 		n = s == HS_NO_STACK ? 0 : s + 1;
+		k = hs_when_spread(&ct->range, in->time[i], in->metric[i], m, bucket,
+				   val);
 		if (hist) {
-			k = hs_when_spread(&ct->range, in->time[i], in->metric[i], m,
-					   bucket, val);
 			if (k)
 				last_bucket = bucket[0];
 			for (j = 0; j < k; j++)
 				hist[bucket[j] * nr_nodes + n] += val[j];
+		} else {
+			for (j = 0; j < k; j++)
+				ct->root_hist[bucket[j]] += val[j];
 		}
 		e = &exc[n];
 		e->metric += m;
@@ -489,13 +492,13 @@ int hs_calltree_byname(const struct hs_calltree *ct, struct hs_node_exc **rows_e
 
 /* hs_calltree_when() from the nodes' histograms: one pass over the nodes. */
 static void nodes_when(const struct hs_calltree *ct, const struct hs_when_map *m,
-		       double *hist)
+		       unsigned b0, unsigned nb, double *hist)
 {
 	size_t nr = m->nr_slots, nn = ct->t.nr, n;
 	uint32_t b, e;
 
-	for (b = 0; b < HS_WHEN_BUCKETS; b++) {
-		const double *h = ct->hist + b * nn;
+	for (b = 0; b < nb; b++) {
+		const double *h = ct->hist + (b0 + b) * nn;
 		double *out = hist + b * nr;
 
 		for (n = 0; n < nn; n++) {
@@ -515,39 +518,62 @@ static void nodes_when(const struct hs_calltree *ct, const struct hs_when_map *m
 	}
 }
 
+/* Whether any of the @k buckets is in [@b0, @b0 + @nb). */
+static int in_block(const uint8_t *bucket, unsigned k, unsigned b0, unsigned nb)
+{
+	unsigned j;
+
+	for (j = 0; j < k; j++)
+		if (bucket[j] - b0 < nb)
+			return 1;
+	return 0;
+}
+
 int hs_calltree_when(const struct hs_calltree *ct, const struct hs_when_map *m,
-		     double *hist, double *root_hist)
+		     unsigned b0, unsigned nb, double *hist, double *root_hist)
 {
 	const struct hs_stack_source *in = ct->in;
 	size_t nr = m->nr_slots, i, r;
 	uint8_t bucket[HS_WHEN_BUCKETS];
 	double val[HS_WHEN_BUCKETS];
 
+	HS_BUG_ON(!nb || b0 + nb > HS_WHEN_BUCKETS);
 	if (nr)
-		memset(hist, 0, HS_WHEN_BUCKETS * nr * sizeof(*hist));
-	memset(root_hist, 0, HS_WHEN_BUCKETS * sizeof(*root_hist));
-	if (ct->hist) {
-		nodes_when(ct, m, hist);
+		memset(hist, 0, nb * nr * sizeof(*hist));
+	if (root_hist)
 		memcpy(root_hist, ct->root_hist, sizeof(ct->root_hist));
+	if (ct->hist) {
+		nodes_when(ct, m, b0, nb, hist);
 		goto forest;
 	}
 	for (i = 0; i < in->nr_samples; i++) {
 		uint32_t s, n, e, k, j;
 		double metric, count;
 
+		/*
+		 * A sample none of whose buckets is in the block is skipped
+		 * before the filter's map (the buckets do not depend on the
+		 * filtered metric).
+		 */
+		if (nb < HS_WHEN_BUCKETS) {
+			k = hs_when_spread(&ct->range, in->time[i], in->metric[i],
+					   in->metric[i], bucket, val);
+			if (!in_block(bucket, k, b0, nb))
+				continue;
+		}
 		if (!hs_filtered_sample(&ct->f, i, &s, &metric, &count))
 			continue;
 		n = s == HS_NO_STACK ? 0 : s + 1;
 		k = hs_when_spread(&ct->range, in->time[i], in->metric[i], metric, bucket,
 				   val);
-		for (j = 0; j < k; j++)
-			root_hist[bucket[j]] += val[j];
 		if (m->slot_of) {
 			uint32_t slot = m->slot_of[n];
 
 			if (slot != HS_NO_NODE)
 				for (j = 0; j < k; j++)
-					hist[bucket[j] * nr + slot] += val[j];
+					if (bucket[j] - b0 < nb)
+						hist[(bucket[j] - b0) * nr + slot] +=
+						    val[j];
 			continue;
 		}
 		n = ct->rep[n];
@@ -556,7 +582,8 @@ int hs_calltree_when(const struct hs_calltree *ct, const struct hs_when_map *m,
 			double w = m->ent[e].w;
 
 			for (j = 0; j < k; j++)
-				hist[bucket[j] * nr + slot] += w * val[j];
+				if (bucket[j] - b0 < nb)
+					hist[(bucket[j] - b0) * nr + slot] += w * val[j];
 		}
 	}
 forest:
@@ -567,7 +594,7 @@ forest:
 
 		if (p == HS_NO_NODE)
 			continue;
-		for (b = 0; b < HS_WHEN_BUCKETS; b++)
+		for (b = 0; b < nb; b++)
 			hist[b * nr + p] += hist[b * nr + r];
 	}
 	return 0;

@@ -127,7 +127,9 @@ struct hs_calltree {
 	double *hist; /* NULL, or HS_WHEN_BUCKETS * t.nr: each node's own
 		       * samples (before Fold%), bucket-major:
 		       * hist[b * t.nr + node] */
-	double root_hist[HS_WHEN_BUCKETS]; /* all samples (kept with @hist) */
+	double root_hist[HS_WHEN_BUCKETS]; /* all samples: the nodes' sums
+					    * with @hist, else added in
+					    * sample order */
 	uint32_t *rep;	       /* node -> the alive node its samples are charged to */
 	double fold_pct;       /* as applied; NAN when none */
 	double fold_threshold; /* |Inc| below which nodes folded; 0 when none */
@@ -184,12 +186,16 @@ HS_MUST_CHECK int hs_calltree_byname(const struct hs_calltree *ct,
  * form a forest listed parents first and each slot's histogram is then
  * added to its parent's, so a node needs only name its nearest slot.
  *
- * @hist (HS_WHEN_BUCKETS * nr_slots doubles) is bucket-major:
- * hist[b * nr_slots + slot]; samples usually come in time order, so one
- * bucket's row of slots is what stays in the cache. @root_hist gets the
- * histogram of all samples. Costs one pass over the nodes' histograms
- * when the tree kept them (ct->hist), else one over the samples.
- * Returns 0.
+ * Only buckets @b0 .. @b0 + @nb - 1 are filled, so that a view of many
+ * slots can fill its histograms a block of buckets at a time: @hist
+ * (@nb * nr_slots doubles) is bucket-major, hist[(b - b0) * nr_slots +
+ * slot]; samples usually come in time order, so one bucket's row of
+ * slots is what stays in the cache. Each bucket's values are the same
+ * whatever the block. @root_hist, when not NULL, gets the histogram of
+ * all samples in every bucket (ct->root_hist). Costs one pass over the
+ * nodes' histograms when the tree kept them (ct->hist), else one over
+ * the samples (a block of fewer than all buckets skips the samples
+ * outside it before looking them up). Returns 0.
  */
 struct hs_when_ent {
 	uint32_t slot;
@@ -203,5 +209,5 @@ struct hs_when_map {
 	const uint32_t *slot_parent; /* NULL or slot -> parent slot, HS_NO_NODE */
 };
 int hs_calltree_when(const struct hs_calltree *ct, const struct hs_when_map *m,
-		     double *hist, double *root_hist);
+		     unsigned b0, unsigned nb, double *hist, double *root_hist);
 #endif

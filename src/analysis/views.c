@@ -223,46 +223,71 @@ static void map_finish(struct map_builder *b, const struct hs_calltree *ct)
 }
 
 /*
+ * The slots' histograms take at most this much at once: a view of more
+ * slots fills them a block of buckets at a time (a call tree of 1.8M
+ * shown nodes would otherwise hold 460 MB of them for one view).
+ */
+#define WHEN_SLOTS_BUDGET ((size_t)64 << 20)
+
+/* Buckets per block for @nr slots: a power of two, 1 to HS_WHEN_BUCKETS. */
+static unsigned when_block(size_t nr)
+{
+	unsigned nb = HS_WHEN_BUCKETS;
+
+	while (nb > 1 && nr * nb * sizeof(double) > WHEN_SLOTS_BUDGET)
+		nb /= 2;
+	return nb;
+}
+
+/*
  * Fill the map's slots (hs_calltree_when()) and write the When strings of v->rows:
  * row r's histogram is its slot's (@slot_row NULL: slot r is row r) or
- * the sum of the slots with slot_row[slot] == r.
+ * the sum of the slots with slot_row[slot] == r. A block of buckets at a
+ * time (when_block()); the first also gives ROOT's histogram, hence the
+ * scale.
  */
 static int fill_when(struct hs_view *v, const struct hs_calltree *ct,
 		     const struct hs_when_map *m, const uint32_t *slot_row)
 {
-	size_t nr = m->nr_slots, r, s;
-	double *hist = NULL, *rows = NULL, root[HS_WHEN_BUCKETS], scale,
-	       one[HS_WHEN_BUCKETS];
+	size_t nr = m->nr_slots, nr_h, r, s;
+	unsigned nb = when_block(nr > v->nr_rows ? nr : v->nr_rows), b0, b;
+	double *hist = NULL, *rows = NULL, root[HS_WHEN_BUCKETS], scale = 0;
 	const double *h;
-	int b;
 
-	hist = hs_malloc((nr ? nr : 1) * HS_WHEN_BUCKETS * sizeof(*hist));
+	hist = hs_malloc((nr ? nr : 1) * nb * sizeof(*hist));
 	if (slot_row)
-		rows = hs_calloc((v->nr_rows + 1) * HS_WHEN_BUCKETS, sizeof(*rows));
+		rows = hs_malloc((v->nr_rows + 1) * nb * sizeof(*rows));
 	if (!hist || (slot_row && !rows)) {
 		hs_free(hist);
 		hs_free(rows);
 		return -ENOMEM;
 	}
-	hs_calltree_when(ct, m, hist, root);
-	scale = hs_when_scale(&ct->range, root);
-	/*
-	 * Both bucket-major; gathering a row's 32 values touches 32 cache
-	 * lines that the next rows use too.
-	 */
-	h = hist;
-	if (slot_row) {
-		for (b = 0; b < HS_WHEN_BUCKETS; b++)
-			for (s = 0; s < nr; s++)
-				rows[b * v->nr_rows + slot_row[s]] += hist[b * nr + s];
-		h = rows;
-		nr = v->nr_rows;
+	for (b0 = 0; b0 < HS_WHEN_BUCKETS; b0 += nb) {
+		hs_calltree_when(ct, m, b0, nb, hist, b0 ? NULL : root);
+		if (!b0)
+			scale = hs_when_scale(&ct->range, root);
+		/*
+		 * Both bucket-major; gathering a row's values touches a cache
+		 * line per bucket that the next rows use too.
+		 */
+		h = hist;
+		nr_h = nr;
+		if (slot_row) {
+			memset(rows, 0, (v->nr_rows + 1) * nb * sizeof(*rows));
+			for (b = 0; b < nb; b++)
+				for (s = 0; s < nr; s++)
+					rows[b * v->nr_rows + slot_row[s]] +=
+					    hist[b * nr + s];
+			h = rows;
+			nr_h = v->nr_rows;
+		}
+		for (r = 0; r < v->nr_rows; r++)
+			for (b = 0; b < nb; b++)
+				v->rows[r].when[b0 + b] =
+				    hs_when_char(h[b * nr_h + r], scale);
 	}
-	for (r = 0; r < v->nr_rows; r++) {
-		for (b = 0; b < HS_WHEN_BUCKETS; b++)
-			one[b] = h[b * nr + r];
-		hs_when_format(one, scale, v->rows[r].when);
-	}
+	for (r = 0; r < v->nr_rows; r++)
+		v->rows[r].when[HS_WHEN_BUCKETS] = '\0';
 	hs_free(hist);
 	hs_free(rows);
 	return 0;

@@ -46,6 +46,31 @@ static size_t entry_bytes(const struct hs_cache_entry *e)
 	}
 }
 
+/* Per node of a call tree: costs, links, the filter's output stack and maps. */
+#define TREE_NODE_BYTES                                                                  \
+	(sizeof(struct hs_node_exc) + sizeof(struct hs_node_inc) + 21 + 20 + 5)
+
+size_t hs_cache_tree_estimate(const struct hs_stack_source *in)
+{
+	/* at most a node per input stack, patterns only merge them */
+	size_t nodes = in->nr_stacks + 1;
+	size_t hist = nodes * HS_WHEN_BUCKETS * sizeof(double);
+
+	if (in->untimed || hist > HS_NODE_HIST_BUDGET(in->nr_samples))
+		hist = 0;
+	return nodes * TREE_NODE_BYTES + hist;
+}
+
+size_t hs_cache_view_estimate(const struct hs_calltree *ct, enum hs_view_kind kind)
+{
+	size_t rows = hs_source_nr_frames(&ct->f.out) + 1, n;
+
+	if (kind == HS_VIEW_CALLTREE || kind == HS_VIEW_FLAME)
+		for (rows = 0, n = 0; n < ct->t.nr; n++)
+			rows += !!(ct->t.flags[n] & HS_NODE_ALIVE);
+	return rows * (sizeof(struct hs_view_row) + 2 * sizeof(uint32_t));
+}
+
 void hs_cache_entry_free(struct hs_cache_entry *e)
 {
 	if (!e)
@@ -145,14 +170,18 @@ static void drop(struct hs_cache *c, struct hs_cache_entry *victim)
 	hs_cache_entry_free(victim);
 }
 
-/* Drop the oldest unreferenced entries while @kind or the bytes are over. */
-static void evict(struct hs_cache *c, enum hs_cache_kind kind)
+/*
+ * Drop the oldest unreferenced entries while @kind or the bytes (with
+ * @room more) are over.
+ */
+static void evict(struct hs_cache *c, enum hs_cache_kind kind, size_t room)
 {
 	struct hs_cache_entry *old;
 	size_t i, n;
 
 	for (;;) {
-		int over_bytes = c->bytes > c->max_bytes;
+		int over_bytes =
+		    c->bytes > c->max_bytes || room > c->max_bytes - c->bytes;
 
 		/* the oldest free entry of this kind, or of any kind for memory */
 		old = NULL;
@@ -185,7 +214,7 @@ void hs_cache_hold_release(struct hs_cache *c, struct hs_cache_hold *h)
 	for (i = 0; i < h->nr; i++)
 		unref(h->e[i]);
 	if (c->bytes > c->max_bytes && h->nr)
-		evict(c, h->e[0]->kind);
+		evict(c, h->e[0]->kind, 0);
 	pthread_mutex_unlock(&c->lock);
 	hs_free(h->e);
 	memset(h, 0, sizeof(*h));
@@ -269,7 +298,14 @@ static void ready(struct hs_cache *c, struct hs_cache_entry *e)
 	e->state = HS_CACHE_READY;
 	e->bytes = entry_bytes(e);
 	c->bytes += e->bytes;
-	evict(c, e->kind);
+	evict(c, e->kind, 0);
+}
+
+void hs_cache_make_room(struct hs_cache *c, enum hs_cache_kind kind, size_t bytes)
+{
+	pthread_mutex_lock(&c->lock);
+	evict(c, kind, bytes);
+	pthread_mutex_unlock(&c->lock);
 }
 
 int hs_cache_add(struct hs_cache *c, struct hs_cache_hold *h, struct hs_cache_entry *e)

@@ -139,6 +139,16 @@ HS_MUST_CHECK int hs_cache_claim(struct hs_cache *c, struct hs_cache_hold *h,
 void hs_cache_publish(struct hs_cache *c, struct hs_cache_entry *e, int err,
 		      const struct hs_diag *d);
 /*
+ * Before building an entry of @kind that will take about @bytes: drop the
+ * least recently used entries nobody holds until that much more fits the
+ * memory budget (or none is left to drop), so that what an earlier
+ * request left behind goes before the build, not after it.
+ */
+void hs_cache_make_room(struct hs_cache *c, enum hs_cache_kind kind, size_t bytes);
+/* About what a call tree of @in, or a view of @ct of @kind, will take. */
+size_t hs_cache_tree_estimate(const struct hs_stack_source *in);
+size_t hs_cache_view_estimate(const struct hs_calltree *ct, enum hs_view_kind kind);
+/*
  * A new empty entry of @kind with a copy of @key, to fill and then hand
  * to hs_cache_add() (or hs_cache_entry_free()). NULL when out of memory.
  */

@@ -274,6 +274,8 @@ int hs__get_tree(struct hs_route_ctx *c)
 			p.when_start_ms = r.when[0];
 			p.when_end_ms = r.when[1];
 		}
+		hs_cache_make_room(&a->cache, HS_CACHE_TREE,
+				   hs_cache_tree_estimate(r.src));
 		err = hs_calltree_build(&e->u.tree, r.src, &p, &c->diag);
 		hs_cache_publish(&a->cache, e, err, &c->diag);
 		if (err)
@@ -312,6 +314,9 @@ int hs__get_view(struct hs_route_ctx *c)
 		if (err < 0)
 			goto out;
 		if (err == 1) {
+			hs_cache_make_room(
+			    &c->app->cache, HS_CACHE_VIEW,
+			    hs_cache_view_estimate(&c->tree->u.tree, o.kind));
 			err = hs_view_build(&e->u.view.v, &c->tree->u.tree, &o);
 			if (err == -ENOENT)
 				hs_diag_set(&c->diag, 0, "no frame named '%s'", o.focus);

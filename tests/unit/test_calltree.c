@@ -392,6 +392,105 @@ static void untimed_source_has_no_when(void **state)
 	hs_source_release(&src);
 }
 
+/*
+ * A block of When buckets (hs_calltree_when() with @b0, @nb) gives each of
+ * its buckets exactly what the whole histogram gives, bit for bit: from
+ * the samples and from the nodes' histograms, for both kinds of maps
+ * (a slot per node with a forest of slots, weighted entries), time
+ * metrics spread over several buckets and plain ones.
+ */
+static void when_blocks_are_exact(void **state)
+{
+	static const char *const names[] = {"a", "b", "c", "d", "e", "f"};
+	struct hs_stack_source src;
+	uint64_t rng = 88172645463325252ull;
+	int kind, hist, form;
+	size_t i;
+
+	(void)state;
+	for (kind = 0; kind < 2; kind++) {
+		hs_source_init(&src);
+		src.kind = kind ? HS_METRIC_TIME : HS_METRIC_PLAIN;
+		for (i = 0; i < 3000; i++) {
+			char stack[64] = "main";
+			size_t depth, d, len = 4;
+
+			rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+			depth = rng % 7;
+			for (d = 0; d < depth; d++)
+				len += (size_t)snprintf(stack + len, sizeof(stack) - len, ";%s",
+							names[(rng >> (8 + 3 * d)) % 6]);
+			/* up to 60 ms long: a time metric straddles buckets */
+			add(&src, (double)i * 0.7, (double)((rng >> 40) % 60) + 0.5, 1, stack);
+		}
+		for (hist = -1; hist <= 1; hist += 2) {
+			struct hs_view_params p = HS_VIEW_PARAMS_INIT;
+			struct hs_calltree ct;
+
+			p.node_hist = hist;
+			p.fold_pct = 2;
+			assert_int_equal(hs_calltree_build(&ct, &src, &p, NULL), 0);
+			assert_true(hist > 0 ? ct.hist != NULL : ct.hist == NULL);
+			for (form = 0; form < 2; form++) {
+				size_t nr = ct.t.nr, n;
+				uint32_t *slot_of = hs_malloc(nr * sizeof(*slot_of));
+				uint32_t *parent = hs_malloc(nr * sizeof(*parent));
+				uint32_t *off = hs_malloc((nr + 1) * sizeof(*off));
+				struct hs_when_ent *ent = hs_malloc(2 * nr * sizeof(*ent));
+				struct hs_when_map m = {.nr_slots = nr};
+				double *all = hs_malloc(HS_WHEN_BUCKETS * nr * sizeof(*all));
+				double *part = hs_malloc(HS_WHEN_BUCKETS * nr * sizeof(*part));
+				double root[HS_WHEN_BUCKETS], root2[HS_WHEN_BUCKETS];
+				unsigned nb, b0;
+
+				assert_true(slot_of && parent && off && ent && all && part);
+				for (n = 0; n < nr; n++) {
+					slot_of[n] = (uint32_t)n;
+					parent[n] = n ? ct.t.parent[n] : HS_NO_NODE;
+					off[n] = (uint32_t)(2 * n);
+					ent[2 * n].slot = (uint32_t)n;
+					ent[2 * n].w = 1;
+					ent[2 * n + 1].slot = 0;
+					ent[2 * n + 1].w = 1.0 / 3;
+				}
+				off[nr] = (uint32_t)(2 * nr);
+				if (form == 0) {
+					m.slot_of = slot_of;
+					m.slot_parent = parent;
+				} else {
+					m.off = off;
+					m.ent = ent;
+				}
+				assert_int_equal(hs_calltree_when(&ct, &m, 0, HS_WHEN_BUCKETS,
+								  all, root),
+						 0);
+				for (nb = 1; nb < HS_WHEN_BUCKETS; nb *= 2) {
+					for (b0 = 0; b0 < HS_WHEN_BUCKETS; b0 += nb) {
+						double *with = b0 ? NULL : root2;
+
+						assert_int_equal(hs_calltree_when(&ct, &m, b0, nb,
+										  part, with),
+								 0);
+						assert_memory_equal(part, all + b0 * nr,
+								    nb * nr * sizeof(*part));
+						if (with)
+							assert_memory_equal(root2, root,
+									    sizeof(root));
+					}
+				}
+				hs_free(slot_of);
+				hs_free(parent);
+				hs_free(off);
+				hs_free(ent);
+				hs_free(all);
+				hs_free(part);
+			}
+			hs_calltree_release(&ct);
+		}
+		hs_source_release(&src);
+	}
+}
+
 /* Every failed allocation is reported and leaks nothing. */
 static void out_of_memory(void **state)
 {
@@ -450,6 +549,7 @@ int main(void)
 		cmocka_unit_test(time_window_prorates_time_metrics),
 		cmocka_unit_test(summary_line),
 		cmocka_unit_test(untimed_source_has_no_when),
+		cmocka_unit_test(when_blocks_are_exact),
 		cmocka_unit_test(out_of_memory),
 	};
 	return cmocka_run_group_tests_name("calltree", tests, NULL, NULL);

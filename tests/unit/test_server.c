@@ -1006,6 +1006,24 @@ static void cache_evicts(void **state)
 	assert_int_equal(c.bytes, s[0]->bytes);
 	hs_cache_hold_release(&c, &h);
 	hs_cache_release(&c);
+
+	/* room for a build: entries nobody holds go before it, held ones stay */
+	hs_cache_init(&c);
+	s[0] = hs_cache_entry_new(HS_CACHE_SOURCE, "old", NULL);
+	assert_int_equal(
+	    hs_source_intern_frame(&s[0]->u.source.src, "main", 4, &(uint32_t){0}), 0);
+	assert_int_equal(hs_cache_add(&c, &h, s[0]), 0);
+	hs_cache_hold_release(&c, &h);
+	c.max_bytes = c.bytes + 10;
+	hs_cache_make_room(&c, HS_CACHE_TREE, 10);
+	assert_non_null(hs_cache_get(&c, &h, HS_CACHE_SOURCE, "old"));
+	hs_cache_make_room(&c, HS_CACHE_TREE, 11);
+	assert_int_equal(c.nr, 1);
+	hs_cache_hold_release(&c, &h);
+	hs_cache_make_room(&c, HS_CACHE_TREE, 11);
+	assert_int_equal(c.nr, 0);
+	assert_int_equal(c.bytes, 0);
+	hs_cache_release(&c);
 }
 
 /* GET @path with @args and the token cookie. */
