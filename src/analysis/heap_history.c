@@ -42,21 +42,6 @@ static int pass_live(void *ctx, uint64_t addr)
 	return hs_heap_totals_pass_live(&hp->tp, addr);
 }
 
-/* The pass over loaded trace @t's events (a file that could not stream). */
-static int pass_loaded(struct history_pass *hp, const struct hs_trace *t)
-{
-	struct hs_trace_event batch[256];
-	size_t i = 0, n;
-	int err = 0;
-
-	while (i < t->nr_events && !err) {
-		for (n = 0; n < 256 && i < t->nr_events; n++, i++)
-			hs_trace_event_get(t, i, &batch[n]);
-		err = pass_events(hp, batch, n);
-	}
-	return err;
-}
-
 /* @t's RSS records and duration into @h. 0 or -ENOMEM. */
 static int keep_rss(struct hs_heap_history *h, const struct hs_trace *t)
 {
@@ -93,7 +78,7 @@ int hs_heap_history_path(const char *path, struct hs_heap_history *h,
 		err = hs_trace_load(path, &t, diag);
 		if (!err) {
 			hs_heap_totals_pass_init(&hp.tp, &t, &hp.tot, &h->heap);
-			err = pass_loaded(&hp, &t);
+			err = hs_trace_feed(&t, &sink);
 			hs_heap_totals_pass_release(&hp.tp);
 			if (err)
 				hs_trace_release(&t);

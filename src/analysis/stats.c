@@ -166,21 +166,6 @@ int hs_heap_curve_timelines(const struct hs_heap_curve *curve, const int64_t *rs
 	return err;
 }
 
-/* Feed the events of loaded trace @t to @sink in batches. */
-static int feed_loaded(const struct hs_trace *t, const struct hs_trace_sink *sink)
-{
-	struct hs_trace_event batch[256];
-	size_t i = 0, n;
-	int err = 0;
-
-	while (i < t->nr_events && !err) {
-		for (n = 0; n < 256 && i < t->nr_events; n++, i++)
-			hs_trace_event_get(t, i, &batch[n]);
-		err = sink->events(sink->ctx, batch, n);
-	}
-	return err;
-}
-
 int hs_heap_timelines(const struct hs_trace *t, size_t points, struct hs_timeline *heap,
 		      struct hs_timeline *rss)
 {
@@ -192,7 +177,7 @@ int hs_heap_timelines(const struct hs_trace *t, size_t points, struct hs_timelin
 
 	hs_heap_totals_pass_init(&tp, t, &tot, heap ? &curve : NULL);
 	if (heap)
-		err = feed_loaded(t, &sink);
+		err = hs_trace_feed(t, &sink);
 	hs_heap_totals_pass_release(&tp);
 	if (!err)
 		err =
@@ -549,7 +534,7 @@ int hs_heap_stats_compute(const struct hs_trace *t, const struct hs_stats_opts *
 	memset(s, 0, sizeof(*s));
 	err = stats_pass_init(&sp, t);
 	if (!err)
-		err = feed_loaded(t, &sink);
+		err = hs_trace_feed(t, &sink);
 	if (!err)
 		err = stats_finish(&sp, t, o, s, diag);
 	stats_pass_release(&sp);
@@ -663,7 +648,7 @@ int hs_heap_summary_path(const char *path, struct hs_trace *t, struct hs_heap_to
 			return stats_oom(err, diag);
 		err = summary_init(&sp, t, tot);
 		if (!err)
-			err = feed_loaded(t, &sink);
+			err = hs_trace_feed(t, &sink);
 		if (err)
 			hs_trace_release(t);
 	}

@@ -98,6 +98,20 @@ void hs_trace_event_get(const struct hs_trace *t, size_t i, struct hs_trace_even
 	e->fn = t->fn[i];
 }
 
+int hs_trace_feed(const struct hs_trace *t, const struct hs_trace_sink *sink)
+{
+	struct hs_trace_event batch[256];
+	size_t i = 0, n;
+	int err = 0;
+
+	while (i < t->nr_events && !err) {
+		for (n = 0; n < 256 && i < t->nr_events; n++, i++)
+			hs_trace_event_get(t, i, &batch[n]);
+		err = sink->events(sink->ctx, batch, n);
+	}
+	return err;
+}
+
 /* The reverse of hs_trace_event_get(). */
 static void event_put(struct hs_trace *t, size_t i, const struct hs_trace_event *e)
 {

@@ -327,17 +327,14 @@ static int64_t stream_peek(struct hs__order *s, struct hs_trace_reader *r, size_
 	memset(&st, 0, sizeof(st));
 	while (q < e) {
 		struct hs_rec_event ev[2];
-		unsigned n, k;
+		unsigned n;
 
 		if (hs_rec_decode(&q, e, &st, &rec, &why))
 			return INT64_MIN;
 		n = hs_rec_events(&rec, ev);
-		for (k = 0; k < n; k++) {
-			if (ev[k].ticks > INT64_MAX)
-				return INT64_MIN;
-			if ((int64_t)ev[k].ticks < low)
-				low = (int64_t)ev[k].ticks;
-		}
+		low = hs__events_low(ev, n, low);
+		if (low == INT64_MIN)
+			return INT64_MIN;
 	}
 	return low;
 }

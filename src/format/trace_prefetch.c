@@ -79,8 +79,7 @@ static int piece_open(struct hs__chunk_events *ce, size_t begin, uint64_t tid)
 	return 0;
 }
 
-/* The lowest time of @n events, INT64_MIN when one is past INT64_MAX. */
-static int64_t events_low(const struct hs_rec_event *ev, unsigned n, int64_t low)
+int64_t hs__events_low(const struct hs_rec_event *ev, unsigned n, int64_t low)
 {
 	unsigned k;
 
@@ -219,7 +218,7 @@ int hs__chunk_events_decode(const uint8_t *payload, size_t n, size_t max_events,
 			if (got && !out->nr_pieces)
 				continue; /* (before every piece: no piece's rest) */
 			if (got)
-				out->piece[out->nr_pieces - 1].low_rest = events_low(
+				out->piece[out->nr_pieces - 1].low_rest = hs__events_low(
 				    ev, got, out->piece[out->nr_pieces - 1].low_rest);
 			continue;
 		}
@@ -250,7 +249,7 @@ int hs__chunk_events_decode(const uint8_t *payload, size_t n, size_t max_events,
 			e->op = ev[k].op;
 			e->fn = rec.tag;
 		}
-		pc->low = events_low(ev, got, pc->low);
+		pc->low = hs__events_low(ev, got, pc->low);
 		q = p;
 		st = next;
 		pc->end = (size_t)(q - payload);
@@ -269,8 +268,8 @@ int hs__chunk_events_decode(const uint8_t *payload, size_t n, size_t max_events,
 			break;
 		got = hs_rec_events(&rec, ev);
 		if (got)
-			out->piece[out->nr_pieces - 1].low_rest =
-			    events_low(ev, got, out->piece[out->nr_pieces - 1].low_rest);
+			out->piece[out->nr_pieces - 1].low_rest = hs__events_low(
+			    ev, got, out->piece[out->nr_pieces - 1].low_rest);
 	}
 	/* the rests are known when every event of the chunk is */
 	out->complete = q == end;

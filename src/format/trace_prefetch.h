@@ -88,6 +88,11 @@ int hs__chunk_events_decode(const uint8_t *payload, size_t n, size_t max_events,
 			    struct hs__chunk_events *out);
 /* Free @ce's arrays (the struct is the caller's). */
 void hs__chunk_events_release(struct hs__chunk_events *ce);
+/*
+ * The lower of @low and the lowest time of @n events, INT64_MIN when one
+ * is past INT64_MAX (the pool's pieces and the order's peek share it).
+ */
+int64_t hs__events_low(const struct hs_rec_event *ev, unsigned n, int64_t low);
 
 /* What the pool did for the chunk at one offset (hs__prefetch_take()). */
 struct hs__prefetched {

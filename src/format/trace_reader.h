@@ -347,6 +347,14 @@ struct hs_trace_sink {
 };
 
 /*
+ * Hand the events of loaded trace @t to @sink in batches, in the loaded
+ * order: what a caller of hs_trace_stream() does after its -EAGAIN.
+ * 0 or the sink's error.
+ */
+HS_MUST_CHECK int hs_trace_feed(const struct hs_trace *t,
+				const struct hs_trace_sink *sink);
+
+/*
  * Read @path into @t like hs_trace_load(), except that the events go to
  * @sink in time order instead of into @t (t->nr_events stays 0). Returns
  * 0; -EAGAIN when the file's events are not in time order (threads

@@ -674,6 +674,35 @@ fast_record(struct hs_trace_reader *r, struct hs_trace *t, struct load_state *ls
 }
 
 /*
+ * Where stream_run() and piece_fill() put the events they take without
+ * hs__order_event(): after the current run, or at the stage's end within
+ * the window (without the index, the window's end is hs__order_event()'s).
+ * Sets *@first and the time of the last event before it (*@tail,
+ * INT64_MIN for none); returns how many events fit.
+ */
+static inline size_t order_space(struct hs__order *s, struct hs_trace_event **first,
+				 int64_t *tail)
+{
+	size_t room, waiting, max;
+
+	if (s->in_run) {
+		*first = s->run + s->run_n;
+		*tail = s->run_n ? s->run[s->run_n - 1].time : INT64_MIN;
+		return s->run_alloc - s->run_n;
+	}
+	*first = s->stage + s->st_end;
+	*tail = s->st_end > s->st_head ? s->stage[s->st_end - 1].time : INT64_MIN;
+	room = s->st_alloc - s->st_end;
+	if (s->nidx)
+		return room;
+	waiting = s->st_end - s->st_head;
+	max = STREAM_WINDOW + BATCH_EVENTS - 1;
+	if (waiting >= max)
+		return 0;
+	return room < max - waiting ? room : max - waiting;
+}
+
+/*
  * The stream's common case in one loop (the reading thread): the MALLOC,
  * CALLOC and FREE records of the thread whose events are being taken,
  * decoded by the one decoder and handled as fast_record() and
@@ -698,23 +727,7 @@ static __attribute__((noinline)) int stream_run(struct hs_trace_reader *r,
 	if (!ls->span_valid || ls->span_tid != r->st.tid || th != s->run_thread ||
 	    (ls->flags & HS_TRACE_NO_EVENTS))
 		return 0;
-	if (s->in_run) {
-		first = s->run + s->run_n;
-		room = s->run_alloc - s->run_n;
-		tail = s->run_n ? s->run[s->run_n - 1].time : INT64_MIN;
-	} else {
-		size_t waiting = s->st_end - s->st_head,
-		       max = STREAM_WINDOW + BATCH_EVENTS - 1;
-
-		first = s->stage + s->st_end;
-		room = s->st_alloc - s->st_end;
-		tail = s->st_end > s->st_head ? s->stage[s->st_end - 1].time : INT64_MIN;
-		/* without the index, the window's end is hs__order_event()'s */
-		if (!s->nidx)
-			room = waiting >= max	      ? 0
-			       : room < max - waiting ? room
-						      : max - waiting;
-	}
+	room = order_space(s, &first, &tail);
 	for (e = first, lim = first + room; e < lim;) {
 		const uint8_t *p = q;
 		struct hs_rec_state next = st;
@@ -800,23 +813,7 @@ piece_fill(struct hs_trace *t, struct load_state *ls, struct hs__order *s, uint3
 
 	if (th != s->run_thread || (ls->flags & HS_TRACE_NO_EVENTS))
 		return 0;
-	if (s->in_run) {
-		first = s->run + s->run_n;
-		room = s->run_alloc - s->run_n;
-		tail = s->run_n ? s->run[s->run_n - 1].time : INT64_MIN;
-	} else {
-		size_t waiting = s->st_end - s->st_head,
-		       max = STREAM_WINDOW + BATCH_EVENTS - 1;
-
-		first = s->stage + s->st_end;
-		room = s->st_alloc - s->st_end;
-		tail = s->st_end > s->st_head ? s->stage[s->st_end - 1].time : INT64_MIN;
-		/* without the index, the window's end is hs__order_event()'s */
-		if (!s->nidx)
-			room = waiting >= max	      ? 0
-			       : room < max - waiting ? room
-						      : max - waiting;
-	}
+	room = order_space(s, &first, &tail);
 	if (room > n)
 		room = n;
 	for (i = 0; i < room; i++) {
