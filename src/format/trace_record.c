@@ -313,6 +313,25 @@ static inline uint64_t varint_ends(const uint8_t *p)
 	return m;
 }
 
+/*
+ * The end of a columnar or compact chunk: the lengths of @count streams,
+ * then those streams and the records' one after them (@base[i] to
+ * @end[i], i = 0 .. @count) at @q. Returns the end of what it wrote.
+ */
+static uint8_t *put_columns(uint8_t *q, uint8_t *const *base, uint8_t *const *end,
+			    int count)
+{
+	int i;
+
+	for (i = 0; i < count; i++)
+		q = hs_put_varint(q, (uint64_t)(end[i] - base[i]));
+	for (i = 0; i <= count; i++) {
+		memcpy(q, base[i], (size_t)(end[i] - base[i]));
+		q += end[i] - base[i];
+	}
+	return q;
+}
+
 /* Bytes a window of varint_ends() needs: 64, and 16 for the last copy. */
 #define WINDOW (64 + 16)
 
@@ -426,12 +445,7 @@ size_t hs_chunk_split(const uint8_t *in, size_t n, uint8_t *scratch, uint8_t *ou
 	at[HS_CS_STACK] = k;
 	at[HS_CS_OTHER] = o;
 	at[HS_CS_RECORDS] = r;
-	for (i = 0; i < HS_CS__COUNT; i++)
-		q = hs_put_varint(q, (uint64_t)(at[i] - base[i]));
-	for (i = 0; i <= HS_CS__COUNT; i++) {
-		memcpy(q, base[i], (size_t)(at[i] - base[i]));
-		q += at[i] - base[i];
-	}
+	q = put_columns(q, base, at, HS_CS__COUNT);
 	return (size_t)(q - out);
 }
 
@@ -730,11 +744,6 @@ size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 	if (total + HS_CC_HEADER_MAX > cap)
 		return 0;
 	q = hs_put_varint(q, n);
-	for (i = 0; i < HS_CC__COUNT; i++)
-		q = hs_put_varint(q, (uint64_t)(s[i] - base[i]));
-	for (i = 0; i <= HS_CC__COUNT; i++) {
-		memcpy(q, base[i], (size_t)(s[i] - base[i]));
-		q += s[i] - base[i];
-	}
+	q = put_columns(q, base, s, HS_CC__COUNT);
 	return (size_t)(q - out);
 }
