@@ -604,6 +604,16 @@ static struct hs_cc_addr *cc_addr(struct hs_compact_enc *enc, struct hs_cc_threa
 	}
 }
 
+/*
+ * How far back, in the thread's allocations (or frees) of this chunk, the
+ * one stamped @mark is, @now having been made: 1 for the latest; 0 for
+ * none (@mark 0: not made in this chunk).
+ */
+static inline uint64_t cc_back(uint32_t now, uint32_t mark)
+{
+	return mark ? (uint64_t)(now - (mark - 1)) : 0;
+}
+
 size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 			uint8_t *scratch, uint8_t *out, size_t cap)
 {
@@ -634,6 +644,15 @@ size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 		next = p;                                                                \
 		if (hs_get_svarint(&next, end, &(d)))                                    \
 			return 0;                                                        \
+	} while (0)
+	/* Write reference r, then the address delta only where r is 0. */
+#define CC_REF_OR_ADDR(r)                                                                \
+	do {                                                                             \
+		s[HS_CC_REF] = hs_put_varint(s[HS_CC_REF], (r));                         \
+		if (r)                                                                   \
+			p = next;                                                        \
+		else                                                                     \
+			CC_COPY(HS_CC_ADDR);                                             \
 	} while (0)
 	while (p < end) {
 		unsigned tag = *p;
@@ -666,14 +685,8 @@ size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 		case HS_TAG_REALLOC_FREE:
 		case HS_TAG_FREE_TEMPORARY:
 			entry = thread ? cc_addr(enc, thread, addr) : NULL;
-			ref = entry && entry->allocated
-				  ? thread->allocs - (entry->allocated - 1)
-				  : 0;
-			s[HS_CC_REF] = hs_put_varint(s[HS_CC_REF], ref);
-			if (ref)
-				p = next;
-			else
-				CC_COPY(HS_CC_ADDR);
+			ref = entry ? cc_back(thread->allocs, entry->allocated) : 0;
+			CC_REF_OR_ADDR(ref);
 			if (thread && entry)
 				entry->freed = thread->frees + 1;
 			if (thread)
@@ -696,13 +709,8 @@ size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 			break;
 		default: /* the allocations */
 			entry = thread ? cc_addr(enc, thread, addr) : NULL;
-			ref = entry && entry->freed ? thread->frees - (entry->freed - 1)
-						    : 0;
-			s[HS_CC_REF] = hs_put_varint(s[HS_CC_REF], ref);
-			if (ref)
-				p = next;
-			else
-				CC_COPY(HS_CC_ADDR);
+			ref = entry ? cc_back(thread->frees, entry->freed) : 0;
+			CC_REF_OR_ADDR(ref);
 			CC_COPY(HS_CC_SIZE);
 			CC_COPY(HS_CC_STACK);
 			if (hs_tag_is_realloc(tag)) {
@@ -713,14 +721,10 @@ size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 				/* an in-place realloc's 0 is the shorter */
 				old_entry =
 				    thread && old ? cc_addr(enc, thread, old) : NULL;
-				ref = d && old_entry && old_entry->allocated
-					  ? thread->allocs - (old_entry->allocated - 1)
+				ref = d && old_entry
+					  ? cc_back(thread->allocs, old_entry->allocated)
 					  : 0;
-				s[HS_CC_REF] = hs_put_varint(s[HS_CC_REF], ref);
-				if (ref)
-					p = next;
-				else
-					CC_COPY(HS_CC_ADDR);
+				CC_REF_OR_ADDR(ref);
 				CC_COPY(HS_CC_OTHER);
 				if (old_entry)
 					old_entry->freed = thread->frees + 1;
@@ -739,6 +743,7 @@ size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 	}
 #undef CC_COPY
 #undef CC_DELTA
+#undef CC_REF_OR_ADDR
 	for (i = 0; i <= HS_CC__COUNT; i++)
 		total += (uint64_t)(s[i] - base[i]);
 	if (total + HS_CC_HEADER_MAX > cap)
