@@ -77,6 +77,13 @@ start_gated() {
 	[[ "$stderr" == *"no process 2147483000"* ]]
 	sleep 30 3>&- &
 	local sleeper=$!
+	# The forked shell becomes sleep only at exec; name it after that.
+	local tries=0
+	until [ "$(cat /proc/$sleeper/comm 2>/dev/null)" = sleep ]; do
+		tries=$((tries + 1))
+		[ "$tries" -lt 500 ]
+		sleep 0.01
+	done
 	hs attach "$sleeper"
 	kill "$sleeper"
 	[ "$status" -eq 1 ]
