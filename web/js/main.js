@@ -389,9 +389,12 @@ async function loadEvents(el, offset = 0) {
   const s = state.events;
   if (!s) return renderEvents(el, '', null);
   const q = H.query(state, { what: s.what, offset, count: 200,
-    ...(s.path ? { path: s.path } : { name: s.name }) });
+    ...(s.path ? { path: s.path, tree: s.tree ?? null } : { name: s.name }) });
   const doc = await api.call('samples', q);
-  renderEvents(el, `${s.what === 'exc' ? 'Exclusive' : 'Inclusive'} samples of ${s.name}`, doc,
+  // a Callers or Callees node stands for the stacks of its path from the focus
+  const of = s.tree && s.path ? `${s.name} (${s.tree === 'callers' ? 'Callers' : 'Callees'} of ` +
+    `${s.path.join(s.tree === 'callers' ? ' \u2190 ' : ' \u2192 ')})` : s.name;
+  renderEvents(el, `${s.what === 'exc' ? 'Exclusive' : 'Inclusive'} samples of ${of}`, doc,
     (next) => loadEvents(el, next).catch(fail));
 }
 
@@ -730,8 +733,11 @@ function copyRow(row) {
     () => status('the browser did not allow copying', true));
 }
 
-async function showEvents(row, path, what) {
-  state.events = { name: row.key, path: path && path.length ? path : null, what };
+// Show Events: the samples of @row; @path and @tree as drill() takes them
+// (a Callers or Callees node's are those under its path from the focus).
+async function showEvents(row, path, what, tree = null) {
+  const p = path && path.length ? path : null;
+  state.events = { name: row.key, path: p, what, tree: p ? tree : null };
   setActiveTab('events');
   H.replace(state);
   await loadTab('events', true);
@@ -784,7 +790,7 @@ function openMenu(ev, row, path, tree = null) {
     { id: 'callers', label: 'Goto Callers', action: () => gotoFocus('callers', name) },
     { id: 'callees', label: 'Goto Callees', action: () => gotoFocus('callees', name) },
     { id: 'caller-callee', label: 'Goto Caller-Callee', key: 'dbl-click', action: () => gotoCallerCallee(name) },
-    { id: 'events', label: 'Show Events', action: () => showEvents(row, tree ? null : path, 'inc') },
+    { id: 'events', label: 'Show Events', action: () => showEvents(row, path, 'inc', tree) },
     { id: 'expand-all', label: 'Expand All', key: '*', disabled: !inTree,
       action: () => expandAll(views[state.tab], views[state.tab].table.selected) },
     { id: 'copy', label: 'Copy', key: 'Ctrl-C', action: () => copyRow(row) },
