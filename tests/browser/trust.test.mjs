@@ -69,6 +69,75 @@ async function numbers(heap, wide) {
   ok(!(await cutCells('byname')).length, 'wide file: no cell cut off', await cutCells('byname'));
 }
 
+// What of the summary line and the tab bar does not fit: the summary
+// line wraps between its items, never inside one, and each tab (the
+// focus's name beside them too) stays on one line.
+function linesCut() {
+  return page.evaluate(() => {
+    const bad = [];
+    const sum = document.getElementById('summary');
+    const box = sum.getBoundingClientRect();
+    for (const s of sum.querySelectorAll('span')) {
+      const r = s.getBoundingClientRect();
+      if (r.right > box.right + 0.5 || s.getClientRects().length !== 1) bad.push(s.textContent);
+    }
+    if (sum.scrollWidth > sum.clientWidth) bad.push('the summary line scrolls');
+    const tabs = [...document.querySelectorAll('#tabs button[data-tab]:not([hidden])')];
+    const h = Math.min(...tabs.map((b) => b.offsetHeight));
+    for (const b of tabs) {
+      if (b.offsetHeight > h + 2 || b.scrollWidth > b.clientWidth)
+        bad.push(`tab ${b.textContent}: ${b.offsetHeight} px high`);
+    }
+    return bad;
+  });
+}
+
+// Item 2 at the window widths people use (1024 and 1920 px): no text is
+// wider than its cell in ByName, the expanded CallTree, Callers and
+// Caller-Callee of the heap trace (bytes over 500 MiB, counts over 1M)
+// and of a perf script whose times pass 100 s (Exc, Inc, First, Last).
+async function numbersAtWidths(long) {
+  const want = report(path.join(tmp, 'long.data.txt')).rows[0];
+  ok(want.inc > 100000 && want.last_ms > 100000, 'the long perf script has times over 100 s', want);
+  const cut = {};
+  for (const width of [1024, 1920]) {
+    await page.setViewportSize({ width, height: 900 });
+    for (const [trace, focus] of [[0, 'stress!site_stress'], [long, want.key]]) {
+      await openTrace(trace);
+      await page.waitForSelector('#view-byname .row:not([hidden]):not(.pending)');
+      cut[`${width} ${trace} byname`] = await cutCells('byname');
+      cut[`${width} ${trace} byname: summary, tabs`] = await linesCut();
+      await shot(`widths-${width}-${trace}-byname`);
+      await tab('calltree');
+      await page.click('#view-calltree .row[data-key="ROOT"]');
+      await settled(() => page.click('#expandall'));
+      cut[`${width} ${trace} calltree`] = await cutCells('calltree');
+      await shot(`widths-${width}-${trace}-calltree`);
+      await tab('byname');
+      await settled(() => page.dblclick(`#view-byname .row[data-key="${focus}"] .c-name`));
+      cut[`${width} ${trace} caller-callee`] = await cutCells('caller-callee');
+      cut[`${width} ${trace} caller-callee: summary, tabs`] = await linesCut();
+      await shot(`widths-${width}-${trace}-caller-callee`);
+      await tab('callers');
+      await page.click('#view-callers .row[data-index="0"]');
+      await settled(() => page.click('#expandall'));
+      cut[`${width} ${trace} callers`] = await cutCells('callers');
+    }
+  }
+  await page.setViewportSize({ width: 1400, height: 900 });
+  const bad = Object.entries(cut).filter(([, v]) => v.length);
+  ok(!bad.length, 'at 1024 and 1920 px no cell\'s text is wider than its cell (4 views, 2 traces), ' +
+    'nor the summary line\'s or a tab\'s',
+    bad.map(([k, v]) => [k, v.slice(0, 3)]));
+  await openTrace(long);
+  const inc = await cellOf('byname', want.key, 'inc');
+  const last = await cellOf('byname', want.key, 'last');
+  const num = (t) => Number(t.replace(/,/g, '').replace(/ .*$/, ''));
+  ok(/^[\d,]+(\.\d+)?$/.test(inc.text) && Math.abs(num(inc.text) - want.inc) <= 0.05 &&
+    num(inc.title) === want.inc && num(last.text) === want.last_ms,
+  'times over 100 s shown whole (Inc in ms to 0.1, exact in its tooltip; Last)', { inc, last, want });
+}
+
 // Item 2: deep tree names scroll sideways; columns resize by dragging.
 async function deepNames(deep) {
   await openTrace(deep);
@@ -435,8 +504,17 @@ async function main() {
     '/usr/bin/python3.11!main;/usr/lib/python3.11/lib-dynload/_json.cpython-311-x86_64-linux-gnu.so!scanstring 5',
     '/usr/bin/python3.11!main;/usr/lib/libstdc++.so.6!operator new(unsigned long) 3',
     '/lib64/ld-linux-x86-64.so.2!_dl_start;/lib64/ld-linux-x86-64.so.2!_dl_init 2', ''].join('\n'));
+  // a perf script of 50 s samples over more than 100 s: times over 100 s
+  const long = [];
+  for (let i = 0; i < 6; i++) {
+    long.push(`   longrun  4242/4242  [001] ${(1000 + i * 123.456789).toFixed(6)}:  1 cpu-clock:ppp: `,
+      '\t            1234 very_long_running_function_name+0x10 (/usr/lib/x86_64-linux-gnu/libslow-1.2.so.0)',
+      '\t            9eb1 main+0x2b1 (/usr/bin/longrun)', '');
+  }
+  writeFileSync(path.join(tmp, 'long.data.txt'), long.join('\n') + '\n');
   const url = await startView([heap, PERF, path.join(tmp, 'deep.folded'), path.join(tmp, 'wide.folded'),
-    path.join(tmp, 'test.folded'), path.join(tmp, 'base.folded'), path.join(tmp, 'linux.folded')]);
+    path.join(tmp, 'test.folded'), path.join(tmp, 'base.folded'), path.join(tmp, 'linux.folded'),
+    path.join(tmp, 'long.data.txt')]);
 
   ({ page } = await launchBrowser({ clipboard: true, ignoreConsole: /^Failed to load resource/ }));
   await page.goto(url);
@@ -444,6 +522,7 @@ async function main() {
 
   await parts([
     ['numbers', () => numbers(heap, 3)],
+    ['widths', () => numbersAtWidths(7)],
     ['deep names', () => deepNames(2)],
     ['flame graph', () => flame(2)],
     ['busy', () => busy()],

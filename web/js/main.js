@@ -98,11 +98,17 @@ function showSummary(s) {
   const unit = s.unit && s.unit !== 'bytes' ? ` ${s.unit}` : '';
   const el = $('summary');
   setMetricUnit(s.unit);
-  el.textContent = `Totals Metric: ${fmt.metric(s.metric, s.unit)}${unit}   Count: ${fmt.count(s.count)}   ` +
-    `Samples: ${fmt.count(s.samples)}   First: ${fmt.ms(s.first_ms)}   Last: ${fmt.ms(s.last_ms)}   ` +
-    `Last-First: ${fmt.ms(s.interval_ms)}   Metric/Interval: ` +
-    `${fmt.metric(s.metric_per_interval, s.unit)}${unit}   ` +
-    `TimeBucket: ${fmt.ms(s.bucket_ms)} ms` + (s.fold_pct !== null ? `   Fold%: ${s.fold_pct}` : '');
+  const items = [`Totals Metric: ${fmt.metric(s.metric, s.unit)}${unit}`, `Count: ${fmt.count(s.count)}`,
+    `Samples: ${fmt.count(s.samples)}`, `First: ${fmt.ms(s.first_ms)}`, `Last: ${fmt.ms(s.last_ms)}`,
+    `Last-First: ${fmt.ms(s.interval_ms)}`,
+    `Metric/Interval: ${fmt.metric(s.metric_per_interval, s.unit)}${unit}`,
+    `TimeBucket: ${fmt.ms(s.bucket_ms)} ms`, ...(s.fold_pct !== null ? [`Fold%: ${s.fold_pct}`] : [])];
+  // one item a span: a narrow window wraps the line between items, never cuts one
+  el.replaceChildren(...items.flatMap((t, i) => {
+    const span = document.createElement('span');
+    span.textContent = t;
+    return i ? ['   ', span] : [span];
+  }));
   el.title = `Totals Metric: ${fmt.exact(s.metric, s.unit)}`;
   el.dataset.metric = s.metric;
   el.dataset.count = s.count;
@@ -438,6 +444,7 @@ async function ensureFocus(tab) {
   if (!name) return;
   state.focus = name;
   $('focusname').textContent = `Focus: ${name}`;
+  $('focusname').title = name;
   H.replace(state);
 }
 
@@ -527,6 +534,7 @@ async function show(s) {
   document.title = `heapscope \u2013 ${origin}`;
   fillSources();
   $('focusname').textContent = state.focus ? `Focus: ${state.focus}` : '';
+  $('focusname').title = state.focus ?? '';
   $('notes').value = localStorage.getItem(notesKey()) ??
     (INFO.traces[state.trace]?.defaults?.notes || '');
   setActiveTab(state.tab);
