@@ -239,6 +239,34 @@ async function whenReadout() {
   const part = await sel(0, 5);
   ok(part.net > 0 && part.net < want.inc && part.text.includes('TimeRange'),
     'part of it: less, with the time range', { part, inc: want.inc });
+
+  // with the mouse: the readout follows the drag before the button is up
+  await page.evaluate(() => window.getSelection().removeAllRanges());
+  await page.evaluate(() => { document.getElementById('status').textContent = ''; });
+  const at = (k) => page.evaluate(({ key, k }) => {
+    const t = document.querySelector(`#view-byname .row[data-key="${key}"] .c-when`).firstChild;
+    const r = document.createRange();
+    r.setStart(t, k);
+    r.setEnd(t, k + 1);
+    const b = r.getBoundingClientRect();
+    return { x: b.left + 1, y: b.top + b.height / 2, n: t.length };
+  }, { key: 'demo-heap!cache_insert', k });
+  const a = await at(0);
+  const b = await at(a.n - 1);
+  await page.mouse.move(a.x, a.y);
+  await page.mouse.down();
+  await page.mouse.move(b.x + 4, b.y, { steps: 6 });
+  await page.waitForFunction(() => /Net .* Peak/.test(document.getElementById('status').textContent),
+    null, { timeout: 5000 }).catch(() => {});
+  const dragging = await page.evaluate(() => {
+    const s = document.getElementById('status');
+    return { text: s.textContent, net: Number(s.dataset.net), cells: document.querySelectorAll('.csel').length };
+  });
+  await shot('when-dragging');
+  await page.mouse.up();
+  ok(/Net .* Peak/.test(dragging.text) && dragging.net === want.inc && !dragging.cells,
+    'dragging the mouse over a When cell: Net and Peak while the button is still down', { dragging,
+      inc: want.inc });
 }
 
 // The readout over a CallTree node's When cell is the node's: hot_function

@@ -329,8 +329,8 @@ async function expandAll(v, i) {
     const t0 = performance.now();
     const truncated = await v.model.expandAll(n.id);
     v.show();
-    status(`${fmt.count(v.model.visible.length)} rows in ${Math.round(performance.now() - t0)} ms` +
-      (truncated ? ' (the first 200,000 only)' : ''));
+    status(`${tabTitle(v.tab)}: ${fmt.count(v.model.visible.length)} rows in ` +
+      `${Math.round(performance.now() - t0)} ms` + (truncated ? ' (the first 200,000 only)' : ''));
   } catch (e) {
     fail(e);
   }
