@@ -15,10 +15,10 @@
 // (default /usr/bin/chromium), HS_ONLY (parts to run, comma separated).
 // Output is TAP.
 
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { BIN, BUILD, SRC, begin, errors, launchBrowser, ok, openTrace, parts, report,
+import { BIN, BUILD, SRC, atCleanup, begin, errors, launchBrowser, ok, openTrace, parts, report,
   runTest, setBox, settled, shot, sleep, startView, stopView, tab } from './harness.mjs';
 
 const PERF = path.join(SRC, 'tests/data/perf/workload.data.txt');
@@ -278,6 +278,25 @@ async function busy() {
     state: window.heapscope.state().params.fold }));
   ok(back.fold === fold0 && back.state === fold0 && /back to the previous/.test(back.status),
     'a cancelled Update goes back to the previous parameters', { fold0, back });
+
+  // a slow Stats tab (26 s on issue 17's trace) says what it computes
+  await page.route('**/api/stats', async (route) => {
+    await sleep(3000);
+    await route.continue().catch(() => {});
+  });
+  await page.click('#tabs [data-tab="stats"]');
+  await page.waitForFunction(() => document.body.classList.contains('busy'));
+  await sleep(400);
+  const stats = await page.evaluate(() => ({ text: document.getElementById('busy').textContent,
+    cancel: !document.getElementById('cancel').hidden &&
+      getComputedStyle(document.getElementById('cancel')).display !== 'none' }));
+  await shot('busy-stats');
+  await page.click('#cancel');
+  await page.unroute('**/api/stats');
+  await page.waitForFunction(() => !document.body.classList.contains('busy'), null, { timeout: 3000 });
+  ok(/computing Stats/.test(stats.text) && stats.cancel, 'a slow Stats tab shows "computing Stats" and Cancel',
+    stats);
+  await tab('byname');
 }
 
 // Item 7: the selection is kept by key across an Update; ByName's scroll.
@@ -467,6 +486,34 @@ async function defaults(perfIdx) {
     'a trace opens with the Fold% of `heapscope report` (none): the same rows', { fp, total, report: j.total_rows });
 }
 
+// Item 10: `--bind 0.0.0.0` warns that the GUI is reachable from the
+// network, naming the address and port it listens on, and prints a URL
+// a browser on this machine opens.
+async function bindAll(mainUrl) {
+  const view = spawn(BIN, ['view', PERF, '--no-browser', '--port', '0', '--bind', '0.0.0.0'],
+    { stdio: ['ignore', 'pipe', 'pipe'] });
+  atCleanup(() => view.kill('SIGKILL'));
+  let out = '', err = '';
+  view.stdout.on('data', (d) => { out += d; });
+  view.stderr.on('data', (d) => { err += d; });
+  for (let i = 0; i < 100 && !(/http:\/\/\S+/.test(out) && /warning/.test(err)); i++) await sleep(100);
+  const url = /(http:\/\/\S+)/.exec(out)?.[1];
+  const port = url && new URL(url).port;
+  ok(url && new RegExp(`warning: listening on 0\\.0\\.0\\.0 port ${port}: the GUI is reachable ` +
+    'from the network').test(err), '--bind 0.0.0.0 warns, naming the address and port', { out, err });
+  await page.goto(url);
+  await page.waitForSelector('body[data-ready="1"]');
+  const shown = await page.evaluate(() => ({ trace: document.getElementById('trace').selectedOptions[0].text,
+    rows: document.querySelectorAll('#view-byname .row:not([hidden]):not(.pending)').length }));
+  await shot('bind');
+  view.kill('SIGTERM');
+  ok(shown.trace === 'workload.data.txt' && shown.rows > 0, 'and the URL it prints opens the GUI',
+    { url, shown });
+  // the token of the first view again (the cookie is per host, not port)
+  await page.goto(mainUrl);
+  await page.waitForSelector('body[data-ready="1"]');
+}
+
 // Item 10: a dead server is explained.
 async function deadServer() {
   await openTrace(0);
@@ -532,6 +579,7 @@ async function main() {
     ['process names', () => processNames(4, 5)],
     ['module names', () => moduleNames(6)],
     ['defaults', () => defaults(1)],
+    ['bind', () => bindAll(url)],
     ['dead server', () => deadServer()],
   ], process.env.HS_ONLY);
   ok(!errors.length, 'no JavaScript errors', errors);

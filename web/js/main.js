@@ -466,6 +466,9 @@ async function loadTab(tab, force = false) {
   const v = views[tab];
   if (!v || !v.load || (!force && loaded[tab] === key)) return tabStatus(tab);
   const t0 = performance.now();
+  // the busy bar names what is being computed (unless it names more already)
+  if (state.tab === tab && $('busytext').textContent === 'working\u2026')
+    working(`computing ${tabTitle(tab)}\u2026`);
   try {
     await v.load();
     loaded[tab] = key;
