@@ -461,6 +461,45 @@ async function moduleNames(idx) {
   { group: await page.inputValue('#group'), after });
 }
 
+// Item 6 on the other presets' groups: Ungroup on "AllThreads" (fold
+// threads: a group the pattern names) drops that pattern, and on a class
+// of group classes (a template's group) shows its frames again.
+async function ungroupPresets(perfIdx, classIdx) {
+  const keys = () => page.$$eval('#view-byname .row:not([hidden]):not(.pending)', (rs) =>
+    rs.map((r) => r.dataset.key));
+  const ungroup = async (key) => {
+    await page.click(`#view-byname .row[data-key="${key}"] .c-name`, { button: 'right' });
+    await page.waitForSelector('#menu:not([hidden])');
+    const off = await page.$eval('#menu [data-action="ungroup"]', (b) => b.disabled);
+    if (!off) await settled(() => page.click('#menu [data-action="ungroup"]'));
+    else await page.keyboard.press('Escape');
+    return !off;
+  };
+  await openTrace(perfIdx);
+  await settled(() => page.selectOption('#presets', 'fold threads'));
+  const folded = await keys();
+  ok(folded.includes('AllThreads') && !folded.some((k) => k.startsWith('Thread (')),
+    'fold threads makes one AllThreads', folded);
+  ok(await ungroup('AllThreads'), 'Ungroup is offered on AllThreads');
+  const threads = await keys();
+  ok(!threads.includes('AllThreads') && threads.includes('Thread (11214)') &&
+    (await page.inputValue('#group')).trim() === '[fold threads]',
+  'Ungroup on AllThreads drops the pattern: the threads are back', { threads,
+    group: await page.inputValue('#group') });
+
+  await openTrace(classIdx);
+  await settled(() => page.selectOption('#presets', 'group classes'));
+  const classes = await keys();
+  ok(classes.includes('class libfoo.so!Foo'), 'group classes makes "class libfoo.so!Foo"', classes);
+  ok(await ungroup('class libfoo.so!Foo'), 'Ungroup is offered on it');
+  const after = await keys();
+  await shot('ungroup-class');
+  ok(after.includes('libfoo.so!Foo::bar') && after.includes('libfoo.so!Foo::zap') &&
+    !after.includes('class libfoo.so!Foo') && after.includes('class other.so!Foo'),
+  'Ungroup on a class shows its frames again, the other module\'s class stays grouped',
+  { after, group: await page.inputValue('#group') });
+}
+
 // Item 10: Events shows module names without their directories.
 async function eventsNames() {
   await openTrace(0);
@@ -559,9 +598,12 @@ async function main() {
       '\t            9eb1 main+0x2b1 (/usr/bin/longrun)', '');
   }
   writeFileSync(path.join(tmp, 'long.data.txt'), long.join('\n') + '\n');
+  // C++ classes in two modules, for group classes
+  writeFileSync(path.join(tmp, 'classes.folded'), 'app!main;libfoo.so!Foo::bar;libfoo.so!Baz::qux 5\n' +
+    'app!main;libfoo.so!Foo::zap 3\napp!main;other.so!Foo::x 2\n');
   const url = await startView([heap, PERF, path.join(tmp, 'deep.folded'), path.join(tmp, 'wide.folded'),
     path.join(tmp, 'test.folded'), path.join(tmp, 'base.folded'), path.join(tmp, 'linux.folded'),
-    path.join(tmp, 'long.data.txt')]);
+    path.join(tmp, 'long.data.txt'), path.join(tmp, 'classes.folded')]);
 
   ({ page } = await launchBrowser({ clipboard: true, ignoreConsole: /^Failed to load resource/ }));
   await page.goto(url);
@@ -578,6 +620,7 @@ async function main() {
     ['events', () => eventsNames()],
     ['process names', () => processNames(4, 5)],
     ['module names', () => moduleNames(6)],
+    ['ungroup presets', () => ungroupPresets(1, 8)],
     ['defaults', () => defaults(1)],
     ['bind', () => bindAll(url)],
     ['dead server', () => deadServer()],
