@@ -478,6 +478,8 @@ async function loadTab(tab, force = false) {
     loaded[tab] = null;
     fail(e);
   }
+  // a view that asked the server nothing leaves no text for the next wait
+  if (!document.body.classList.contains('busy')) working('working\u2026');
 }
 
 function tabTitle(tab) {
