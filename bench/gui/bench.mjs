@@ -10,8 +10,9 @@
 // Options:
 //   --heap-iterations N  the python workload's loop count (default 750000:
 //                        about 7M allocations)
-//   --perf-samples N     samples of the generated perf script (default
-//                        2000000; about 3 KB of text each)
+//   --perf-bytes N       size of the generated perf script (default
+//                        6170000000: issue 17's input, about 2.1M samples
+//                        of 50,000 functions; 1000000000 makes about 340k)
 //   --work DIR           where the inputs are made and kept (default a new
 //                        temporary directory, removed at the end); a DIR
 //                        given is reused, so a rerun records nothing again
@@ -26,8 +27,8 @@
 //   from loading the page), an Update with ExcPats, one with IncPats, a
 //   Fold% change, a switch to the peak source (first: computed) and back
 //   and to peak again (cached).
-// - perf: a perf script of N samples from the baseline's gen_perf_script
-//   (the same text for every build). Timed: the open, then each Update
+// - perf: `gen_perf_script N 1 50000 20000` of the baseline (the same text
+//   for every build: 50,000 functions, 20,000 hot paths). Timed: the open, then each Update
 //   (IncPats, ExcPats, GroupPats by module, Fold%, a time range); the
 //   server's peak RSS (VmHWM) after them.
 // Each step is timed from the action to the GUI's "settled" mark with no
@@ -48,19 +49,19 @@ const WAIT = 600000;		// ms: the bound of one step
 
 function usage(msg) {
   if (msg) console.error(`bench.mjs: ${msg}`);
-  console.error('usage: node bench/gui/bench.mjs [--heap-iterations N] [--perf-samples N] ' +
+  console.error('usage: node bench/gui/bench.mjs [--heap-iterations N] [--perf-bytes N] ' +
     '[--work DIR] [--json FILE] [--only heap|perf] BUILD [BUILD...]');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const o = { heapIterations: 750000, perfSamples: 2000000, work: null, json: null, only: null,
+  const o = { heapIterations: 750000, perfBytes: 6170000000, work: null, json: null, only: null,
     builds: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => (i + 1 < argv.length ? argv[++i] : usage(`${a} needs a value`));
     if (a === '--heap-iterations') o.heapIterations = Number(val());
-    else if (a === '--perf-samples') o.perfSamples = Number(val());
+    else if (a === '--perf-bytes') o.perfBytes = Number(val());
     else if (a === '--work') o.work = path.resolve(val());
     else if (a === '--json') o.json = path.resolve(val());
     else if (a === '--only') o.only = val();
@@ -68,7 +69,7 @@ function parseArgs(argv) {
     else o.builds.push(path.resolve(a));
   }
   if (!o.builds.length) usage('no BUILD');
-  if (!(o.heapIterations > 0) || !(o.perfSamples > 0)) usage('counts must be positive');
+  if (!(o.heapIterations > 0) || !(o.perfBytes > 0)) usage('counts must be positive');
   if (o.only && !['heap', 'perf'].includes(o.only)) usage('--only takes heap or perf');
   for (const b of o.builds)
     if (!existsSync(path.join(b, 'heapscope'))) usage(`${b}/heapscope does not exist`);
@@ -103,15 +104,19 @@ function heapTrace(o, build, i) {
   return file;
 }
 
-// The perf script of about o.perfSamples samples (gen_perf_script writes
-// about 3,030 bytes per sample at the default seed).
+// Issue 17's settings of gen_perf_script (`BYTES 1 50000 20000`): seed 1,
+// 50,000 functions, 20,000 call paths the samples share, hot ones more
+// often (about 2,920 bytes a sample).
+const PERF_GEN = ['1', '50000', '20000'];
+
+// The perf script of o.perfBytes bytes.
 function perfScript(o) {
-  const file = path.join(o.work, `perf-${o.perfSamples}.data.txt`);
+  const file = path.join(o.work, `perf-${o.perfBytes}-${PERF_GEN.join('-')}.data.txt`);
   if (existsSync(file)) return file;
   const fd = openSync(file, 'w');
   try {
     execFileSync(path.join(o.builds[0], 'bench/gen_perf_script'),
-      [String(Math.round(o.perfSamples * 3030)), '1'], { stdio: ['ignore', fd, 'inherit'] });
+      [String(o.perfBytes), ...PERF_GEN], { stdio: ['ignore', fd, 'inherit'] });
   } finally {
     closeSync(fd);
   }
@@ -324,7 +329,8 @@ async function main() {
   o.work ??= mkdtempSync(path.join(tmpdir(), 'hs-gui-bench.'));
   mkdirSync(o.work, { recursive: true });
   const { chromium } = await import(path.join(SRC, 'node_modules/playwright-core/index.mjs'));
-  const out = { builds: o.builds, heap_iterations: o.heapIterations, perf_samples: o.perfSamples,
+  const out = { builds: o.builds, heap_iterations: o.heapIterations, perf_bytes: o.perfBytes,
+    perf_gen: PERF_GEN,
     heap: [], perf: [] };
   try {
     if (o.only !== 'perf') {
@@ -349,7 +355,8 @@ async function main() {
   if (out.heap.length)
     console.log(table(`heap trace, python dicts x ${o.heapIterations} (ms, MB)`, o.builds, out.heap) + '\n');
   if (out.perf.length)
-    console.log(table(`perf script, ${o.perfSamples} samples (ms, MB)`, o.builds, out.perf));
+    console.log(table(`perf script, gen_perf_script ${o.perfBytes} ${PERF_GEN.join(' ')} (ms, MB)`,
+      o.builds, out.perf));
   if (o.json) writeFileSync(o.json, JSON.stringify(out, null, 1) + '\n');
 }
 

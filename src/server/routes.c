@@ -518,9 +518,13 @@ static const struct route_key counts_keys[] = {{"buckets", KEY_UINT},
 					       {"bucket_ms", KEY_NUMBER},
 					       {NULL, 0}};
 static const struct route_key retained_keys[] = {{"ids", KEY_JSON}, {NULL, 0}};
-static const struct route_key samples_keys[] = {
-    {"name", KEY_STRING}, {"what", KEY_STRING}, {"offset", KEY_UINT},
-    {"count", KEY_UINT},  {"path", KEY_JSON},	{NULL, 0}};
+static const struct route_key samples_keys[] = {{"name", KEY_STRING},
+						{"what", KEY_STRING},
+						{"offset", KEY_UINT},
+						{"count", KEY_UINT},
+						{"path", KEY_JSON},
+						{"tree", KEY_STRING},
+						{NULL, 0}};
 static const struct route_key source_keys[] = {{"name", KEY_STRING}, {NULL, 0}};
 static const struct route_key overweight_keys[] = {
     {"base", KEY_JSON}, {"base_params", KEY_JSON}, {NULL, 0}};

@@ -225,16 +225,38 @@ int hs__api_timeline(struct hs_route_ctx *c)
 }
 
 /*
+ * Into @out the samples of the node @step->path names in the Callers or
+ * Callees tree (@step->tree) of the focus path[0]: those its Inc counts,
+ * as Drill Into takes them. 0, -ENOENT (@diag says what), -ENOMEM.
+ */
+static int focus_tree_samples(const struct hs_calltree *ct,
+			      const struct hs_query_step *step,
+			      struct hs_stack_source *out, struct hs_diag *diag)
+{
+	uint8_t *pick = hs_calloc(ct->t.nr, 1);
+	int err;
+
+	if (!pick)
+		return -ENOMEM;
+	err = hs_view_focus_pick(ct, step->tree, step->path, step->path_len, pick, diag);
+	if (!err)
+		err = hs_drill_pick(ct, pick, out);
+	hs_free(pick);
+	return err;
+}
+
+/*
  * The samples of a name ("name") or call-tree node ("path"), inclusive or
  * exclusive ("what"), that pass the filter: a page of them in time order
- * with their original stacks.
+ * with their original stacks. With "tree" "callers" or "callees", "path"
+ * is a node of that tree of the focus path[0] (inclusive only).
  */
 int hs__api_samples(struct hs_route_ctx *c)
 {
 	struct hs_stack_source out;
 	struct hs_query_step step = {.kind = HS_STEP_DRILL, .what = HS_DRILL_INC};
 	const struct hs_calltree *ct;
-	const char *what, **names = NULL;
+	const char *what, *tree, **names = NULL;
 	uint32_t id, frames[MAX_STACK_SHOWN];
 	size_t offset, count, i, k, depth, n;
 	json_t *o = NULL, *rows, *path, *row, *st;
@@ -247,6 +269,8 @@ int hs__api_samples(struct hs_route_ctx *c)
 	if (!err)
 		err = hs__get_string(c, "what", 8, &what);
 	if (!err)
+		err = hs__get_string(c, "tree", 16, &tree);
+	if (!err)
 		err = hs__get_uint(c, "offset", 0, UINT32_MAX, &offset);
 	if (!err)
 		err = hs__get_uint(c, "count", 100, MAX_SAMPLES_PAGE, &count);
@@ -255,6 +279,17 @@ int hs__api_samples(struct hs_route_ctx *c)
 	if (what && strcmp(what, "inc") && strcmp(what, "exc"))
 		return hs__reply_error(c->resp, 400, "what must be \"inc\" or \"exc\"");
 	step.what = what && !strcmp(what, "exc") ? HS_DRILL_EXC : HS_DRILL_INC;
+	step.tree = HS_VIEW_CALLTREE;
+	if (tree && (hs_view_kind_parse(tree, &step.tree) ||
+		     (step.tree != HS_VIEW_CALLTREE && step.tree != HS_VIEW_CALLERS &&
+		      step.tree != HS_VIEW_CALLEES)))
+		return hs__reply_error(c->resp, 400,
+				       "tree must be \"calltree\", \"callers\" or "
+				       "\"callees\"");
+	if (step.tree != HS_VIEW_CALLTREE && step.what != HS_DRILL_INC)
+		return hs__reply_error(c->resp, 400,
+				       "the samples of a %s node are inclusive",
+				       hs_view_kind_name(step.tree));
 	path = json_object_get(c->q, "path");
 	if (path && !json_is_null(path)) {
 		n = json_is_array(path) ? json_array_size(path) : 0;
@@ -281,8 +316,12 @@ int hs__api_samples(struct hs_route_ctx *c)
 		hs_free(names);
 		return hs__reply_error(c->resp, 400, "samples needs a name or a path");
 	}
+	if (step.tree != HS_VIEW_CALLTREE && !step.path_len)
+		return hs__reply_error(c->resp, 400, "tree needs a path");
 	ct = &c->tree->u.tree;
-	if (step.path_len) {
+	if (step.tree != HS_VIEW_CALLTREE) {
+		err = focus_tree_samples(ct, &step, &out, &c->diag);
+	} else if (step.path_len) {
 		err = hs_query_find_path(ct, step.path, step.path_len, &id);
 		if (!err)
 			err = hs_drill_node(ct, id, step.what, &out);

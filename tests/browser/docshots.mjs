@@ -100,6 +100,22 @@ async function whenCallers(t) {
     'when-callers: the readout of the node Thread (11214)');
 }
 
+// Show Events on a Callers node: the samples that came through it.
+async function eventsCallers(t) {
+  await openTrace(t.perf);
+  await setBox('exc', '');
+  await settled(() => page.dblclick(`${byName(HOT)} .c-name`));
+  await tab('callers');
+  await page.click('#view-callers .row[data-index="0"]');
+  await settled(() => page.click('#expandall'));
+  await page.click('#view-callers .row[data-key="Thread (11214)"]', { button: 'right' });
+  await page.waitForSelector('#menu:not([hidden])');
+  await settled(() => page.click('#menu [data-action="events"]'));
+  await picture('events-callers', { height: 520 });
+  ok(/Callers of .*: 14 samples$/.test(await page.textContent('#view-events h3')),
+    'events-callers: the 14 samples of the node Thread (11214)');
+}
+
 // The flame graph as an icicle, modules hidden, Find counting its matches.
 async function icicle(t) {
   await openTrace(t.perf);
@@ -150,7 +166,7 @@ async function charts(t) {
 
 const PICTURES = [
   ['heap-byname', heapByName], ['cells', cells], ['when', when], ['when-callers', whenCallers],
-  ['icicle', icicle], ['busy', busy], ['charts', charts],
+  ['events-callers', eventsCallers], ['icicle', icicle], ['busy', busy], ['charts', charts],
 ];
 
 async function main() {

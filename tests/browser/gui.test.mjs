@@ -328,6 +328,8 @@ async function main() {
   await settled(() => page.click('#expandall'));
   const rowsAfter = (await shownRows('calltree')).length;
   ok(rowsAfter > rowsBefore, 'Expand All opens the tree', { rowsBefore, rowsAfter });
+  ok(new RegExp(`^CallTree: ${rowsAfter} rows in \\d+ ms$`).test(await statusText()),
+    'Expand All\'s status line names the tab and its rows', await statusText());
   await checkCallTree(file, 'CallTree expanded');
   // sorted by name (the server orders the children), then back
   const order = async () => (await shownRows('calltree')).filter((r) => r.depth === 1).map((r) => r.key);

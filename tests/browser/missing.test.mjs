@@ -20,7 +20,7 @@
 // HS_ONLY (parts to run, comma separated). Output is TAP.
 
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, readFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { BIN, BUILD, SRC, begin, cliJson, errors, launchBrowser, ok, openTrace, parts,
   runTest, setBox, settled, shot, sleep, startView, stopView, tab } from './harness.mjs';
@@ -239,6 +239,34 @@ async function whenReadout() {
   const part = await sel(0, 5);
   ok(part.net > 0 && part.net < want.inc && part.text.includes('TimeRange'),
     'part of it: less, with the time range', { part, inc: want.inc });
+
+  // with the mouse: the readout follows the drag before the button is up
+  await page.evaluate(() => window.getSelection().removeAllRanges());
+  await page.evaluate(() => { document.getElementById('status').textContent = ''; });
+  const at = (k) => page.evaluate(({ key, k }) => {
+    const t = document.querySelector(`#view-byname .row[data-key="${key}"] .c-when`).firstChild;
+    const r = document.createRange();
+    r.setStart(t, k);
+    r.setEnd(t, k + 1);
+    const b = r.getBoundingClientRect();
+    return { x: b.left + 1, y: b.top + b.height / 2, n: t.length };
+  }, { key: 'demo-heap!cache_insert', k });
+  const a = await at(0);
+  const b = await at(a.n - 1);
+  await page.mouse.move(a.x, a.y);
+  await page.mouse.down();
+  await page.mouse.move(b.x + 4, b.y, { steps: 6 });
+  await page.waitForFunction(() => /Net .* Peak/.test(document.getElementById('status').textContent),
+    null, { timeout: 5000 }).catch(() => {});
+  const dragging = await page.evaluate(() => {
+    const s = document.getElementById('status');
+    return { text: s.textContent, net: Number(s.dataset.net), cells: document.querySelectorAll('.csel').length };
+  });
+  await shot('when-dragging');
+  await page.mouse.up();
+  ok(/Net .* Peak/.test(dragging.text) && dragging.net === want.inc && !dragging.cells,
+    'dragging the mouse over a When cell: Net and Peak while the button is still down', { dragging,
+      inc: want.inc });
 }
 
 // The readout over a CallTree node's When cell is the node's: hot_function
@@ -366,6 +394,73 @@ async function drillCallers() {
     step.tree === 'callers' && step.path[0] === HOT && step.path.at(-1) === 'Thread (11214)' &&
     /drill/.test(got.origin),
   'Drill Into a Callers node keeps that node\'s samples (its Inc), not the name\'s', { got, want, name });
+}
+
+// Show Events on a Callers or Callees node (PerfView: the node is a stack
+// context): the samples under that node's path from the focus, not all
+// those of its name. Each list is checked against Drill Into the same node
+// (the same samples) and the node's Inc; each stack holds the path.
+async function eventsFocusTrees(folded) {
+  const cases = [
+    // hot_function's callers end in two threads, 14 samples each of 28
+    { trace: 1, file: PERF, tab: 'callers', focus: HOT, node: 'Thread (11214)' },
+    // main -> a -> c and main -> b -> c: c under a is 5 of c's 4 stacks
+    { trace: 2, file: folded, tab: 'callees', focus: 'main', node: 'c', under: 'a' },
+  ];
+  for (const c of cases) {
+    await openTrace(c.trace);
+    await settled(() => page.dblclick(`${row(c.focus)} .c-name`));
+    await tab(c.tab);
+    await page.click(`#view-${c.tab} .row[data-index="0"]`);
+    await settled(() => page.click('#expandall'));
+    // the node of the CLI's tree, and the name's samples for comparison
+    let want = null;
+    const walk = (n, up) => {
+      if (n.key === c.node && (!c.under || up === c.under)) want = n;
+      for (const k of n.children || []) walk(k, n.key);
+    };
+    walk(cliJson(['report', c.file, '--view', c.tab, '--focus', c.focus]).tree, null);
+    const name = cliJson(['report', c.file]).rows.find((r) => r.key === c.node);
+    const index = await page.$$eval(`#view-${c.tab} .row:not([hidden]):not(.pending)`, (rs, c) => {
+      const i = rs.findIndex((r, k) => r.dataset.key === c.node &&
+        (!c.under || rs.slice(0, k).reverse().find((p) => Number(p.dataset.depth) ===
+          Number(r.dataset.depth) - 1)?.dataset.key === c.under));
+      return rs[i]?.dataset.index;
+    }, c);
+    ok(index !== undefined && want && name && want.inc_count < name.inc_count,
+      `${c.tab} of ${c.focus}: the node ${c.node} has fewer samples than its name`, { index, want, name });
+    await rightClick(`#view-${c.tab} .row[data-index="${index}"]`);
+    await settled(() => page.click('#menu [data-action="events"]'));
+    const ev = await page.evaluate(() => ({
+      head: document.querySelector('#view-events h3')?.textContent,
+      stacks: [...document.querySelectorAll('#view-events td.stack')].map((t) => t.title.split('\n')),
+      count: [...document.querySelectorAll('#view-events tbody tr')].reduce((t, r) =>
+        t + Number(r.children[3].textContent.replace(/,/g, '')), 0) }));
+    await shot(`events-${c.tab}`);
+    const total = Number(/: ([\d,]+) samples$/.exec(ev.head || '')?.[1].replace(/,/g, ''));
+    // Drill Into the same node: a source of exactly its samples
+    await tab(c.tab);
+    await rightClick(`#view-${c.tab} .row[data-index="${index}"]`);
+    await settled(() => page.click('#menu [data-action="drill-inc"]'));
+    const drilled = await page.evaluate(() => window.heapscope.state().steps.at(-1));
+    const sum = await page.evaluate(() => ({ metric: Number(document.getElementById('summary').dataset.metric),
+      text: document.getElementById('summary').textContent }));
+    const samples = Number(/Samples: ([\d,]+)/.exec(sum.text)?.[1].replace(/,/g, ''));
+    const inPath = (st) => {
+      // the node's path from the focus, outermost first in the stack
+      const path = c.tab === 'callers' ? [...drilled.path].reverse() : drilled.path;
+      let k = 0;
+      for (const f of st) if (k < path.length && f.endsWith(path[k])) k++;
+      return k === path.length;
+    };
+    ok(total === samples && total === ev.stacks.length && ev.count === want.inc_count &&
+      ev.stacks.every(inPath) && ev.head.includes(c.tab === 'callers' ? 'Callers of' : 'Callees of'),
+    `Show Events on a ${c.tab} node: that node's samples (its path's), as Drill Into takes them`,
+    { total, samples, count: ev.count, want: want.inc_count, head: ev.head, path: drilled.path,
+      bad: ev.stacks.filter((st) => !inPath(st)).slice(0, 2) });
+    ok(Math.abs(sum.metric - want.inc) <= 1e-9 * Math.max(1, want.inc),
+      'and the drilled node\'s metric is its Inc', { metric: sum.metric, inc: want.inc });
+  }
 }
 
 // Flatten, Fold Module and Clear all Folding in the context menu.
@@ -610,7 +705,10 @@ async function main() {
   const heap = path.join(tmp, 'demo.heapscope');
   execFileSync(process.env.HS_RUN_BIN || BIN, ['run', '-q', '--no-view', '-o', heap, '--',
     path.join(process.env.HS_RUN_BUILD || BUILD, 'examples/demo-heap')], { stdio: 'ignore' });
-  files = [heap, PERF];
+  // c is called from a (5) and b (3) under main, and from x (2)
+  const folded = path.join(tmp, 'callees.folded');
+  writeFileSync(folded, 'main;a;c 5\nmain;b;c 3\nx;c 2\nmain;a 1\n');
+  files = [heap, PERF, folded];
   url = await startView(files);
 
   ({ page } = await launchBrowser({ clipboard: true, ignoreConsole: /^Failed to load resource/ }));
@@ -625,6 +723,7 @@ async function main() {
     ['when-node', () => whenNode()],
     ['when-callers', () => whenFocusTrees()],
     ['drill-callers', () => drillCallers()],
+    ['events-callers', () => eventsFocusTrees(files[2])],
     ['menu', () => menuItems()],
     ['flame', () => flameGraph()],
     ['export', () => exporting()],

@@ -15,10 +15,10 @@
 // (default /usr/bin/chromium), HS_ONLY (parts to run, comma separated).
 // Output is TAP.
 
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { BIN, BUILD, SRC, begin, errors, launchBrowser, ok, openTrace, parts, report,
+import { BIN, BUILD, SRC, atCleanup, begin, errors, launchBrowser, ok, openTrace, parts, report,
   runTest, setBox, settled, shot, sleep, startView, stopView, tab } from './harness.mjs';
 
 const PERF = path.join(SRC, 'tests/data/perf/workload.data.txt');
@@ -67,6 +67,75 @@ async function numbers(heap, wide) {
   const big = await cellOf('byname', 'main!big', 'exc');
   ok(big.text === '3,000,000' && want.exc === 3e6, 'a big sample count in full, without ".0"', big);
   ok(!(await cutCells('byname')).length, 'wide file: no cell cut off', await cutCells('byname'));
+}
+
+// What of the summary line and the tab bar does not fit: the summary
+// line wraps between its items, never inside one, and each tab (the
+// focus's name beside them too) stays on one line.
+function linesCut() {
+  return page.evaluate(() => {
+    const bad = [];
+    const sum = document.getElementById('summary');
+    const box = sum.getBoundingClientRect();
+    for (const s of sum.querySelectorAll('span')) {
+      const r = s.getBoundingClientRect();
+      if (r.right > box.right + 0.5 || s.getClientRects().length !== 1) bad.push(s.textContent);
+    }
+    if (sum.scrollWidth > sum.clientWidth) bad.push('the summary line scrolls');
+    const tabs = [...document.querySelectorAll('#tabs button[data-tab]:not([hidden])')];
+    const h = Math.min(...tabs.map((b) => b.offsetHeight));
+    for (const b of tabs) {
+      if (b.offsetHeight > h + 2 || b.scrollWidth > b.clientWidth)
+        bad.push(`tab ${b.textContent}: ${b.offsetHeight} px high`);
+    }
+    return bad;
+  });
+}
+
+// Item 2 at the window widths people use (1024 and 1920 px): no text is
+// wider than its cell in ByName, the expanded CallTree, Callers and
+// Caller-Callee of the heap trace (bytes over 500 MiB, counts over 1M)
+// and of a perf script whose times pass 100 s (Exc, Inc, First, Last).
+async function numbersAtWidths(long) {
+  const want = report(path.join(tmp, 'long.data.txt')).rows[0];
+  ok(want.inc > 100000 && want.last_ms > 100000, 'the long perf script has times over 100 s', want);
+  const cut = {};
+  for (const width of [1024, 1920]) {
+    await page.setViewportSize({ width, height: 900 });
+    for (const [trace, focus] of [[0, 'stress!site_stress'], [long, want.key]]) {
+      await openTrace(trace);
+      await page.waitForSelector('#view-byname .row:not([hidden]):not(.pending)');
+      cut[`${width} ${trace} byname`] = await cutCells('byname');
+      cut[`${width} ${trace} byname: summary, tabs`] = await linesCut();
+      await shot(`widths-${width}-${trace}-byname`);
+      await tab('calltree');
+      await page.click('#view-calltree .row[data-key="ROOT"]');
+      await settled(() => page.click('#expandall'));
+      cut[`${width} ${trace} calltree`] = await cutCells('calltree');
+      await shot(`widths-${width}-${trace}-calltree`);
+      await tab('byname');
+      await settled(() => page.dblclick(`#view-byname .row[data-key="${focus}"] .c-name`));
+      cut[`${width} ${trace} caller-callee`] = await cutCells('caller-callee');
+      cut[`${width} ${trace} caller-callee: summary, tabs`] = await linesCut();
+      await shot(`widths-${width}-${trace}-caller-callee`);
+      await tab('callers');
+      await page.click('#view-callers .row[data-index="0"]');
+      await settled(() => page.click('#expandall'));
+      cut[`${width} ${trace} callers`] = await cutCells('callers');
+    }
+  }
+  await page.setViewportSize({ width: 1400, height: 900 });
+  const bad = Object.entries(cut).filter(([, v]) => v.length);
+  ok(!bad.length, 'at 1024 and 1920 px no cell\'s text is wider than its cell (4 views, 2 traces), ' +
+    'nor the summary line\'s or a tab\'s',
+    bad.map(([k, v]) => [k, v.slice(0, 3)]));
+  await openTrace(long);
+  const inc = await cellOf('byname', want.key, 'inc');
+  const last = await cellOf('byname', want.key, 'last');
+  const num = (t) => Number(t.replace(/,/g, '').replace(/ .*$/, ''));
+  ok(/^[\d,]+(\.\d+)?$/.test(inc.text) && Math.abs(num(inc.text) - want.inc) <= 0.05 &&
+    num(inc.title) === want.inc && num(last.text) === want.last_ms,
+  'times over 100 s shown whole (Inc in ms to 0.1, exact in its tooltip; Last)', { inc, last, want });
 }
 
 // Item 2: deep tree names scroll sideways; columns resize by dragging.
@@ -209,6 +278,25 @@ async function busy() {
     state: window.heapscope.state().params.fold }));
   ok(back.fold === fold0 && back.state === fold0 && /back to the previous/.test(back.status),
     'a cancelled Update goes back to the previous parameters', { fold0, back });
+
+  // a slow Stats tab (26 s on issue 17's trace) says what it computes
+  await page.route('**/api/stats', async (route) => {
+    await sleep(3000);
+    await route.continue().catch(() => {});
+  });
+  await page.click('#tabs [data-tab="stats"]');
+  await page.waitForFunction(() => document.body.classList.contains('busy'));
+  await sleep(400);
+  const stats = await page.evaluate(() => ({ text: document.getElementById('busy').textContent,
+    cancel: !document.getElementById('cancel').hidden &&
+      getComputedStyle(document.getElementById('cancel')).display !== 'none' }));
+  await shot('busy-stats');
+  await page.click('#cancel');
+  await page.unroute('**/api/stats');
+  await page.waitForFunction(() => !document.body.classList.contains('busy'), null, { timeout: 3000 });
+  ok(/computing Stats/.test(stats.text) && stats.cancel, 'a slow Stats tab shows "computing Stats" and Cancel',
+    stats);
+  await tab('byname');
 }
 
 // Item 7: the selection is kept by key across an Update; ByName's scroll.
@@ -373,6 +461,45 @@ async function moduleNames(idx) {
   { group: await page.inputValue('#group'), after });
 }
 
+// Item 6 on the other presets' groups: Ungroup on "AllThreads" (fold
+// threads: a group the pattern names) drops that pattern, and on a class
+// of group classes (a template's group) shows its frames again.
+async function ungroupPresets(perfIdx, classIdx) {
+  const keys = () => page.$$eval('#view-byname .row:not([hidden]):not(.pending)', (rs) =>
+    rs.map((r) => r.dataset.key));
+  const ungroup = async (key) => {
+    await page.click(`#view-byname .row[data-key="${key}"] .c-name`, { button: 'right' });
+    await page.waitForSelector('#menu:not([hidden])');
+    const off = await page.$eval('#menu [data-action="ungroup"]', (b) => b.disabled);
+    if (!off) await settled(() => page.click('#menu [data-action="ungroup"]'));
+    else await page.keyboard.press('Escape');
+    return !off;
+  };
+  await openTrace(perfIdx);
+  await settled(() => page.selectOption('#presets', 'fold threads'));
+  const folded = await keys();
+  ok(folded.includes('AllThreads') && !folded.some((k) => k.startsWith('Thread (')),
+    'fold threads makes one AllThreads', folded);
+  ok(await ungroup('AllThreads'), 'Ungroup is offered on AllThreads');
+  const threads = await keys();
+  ok(!threads.includes('AllThreads') && threads.includes('Thread (11214)') &&
+    (await page.inputValue('#group')).trim() === '[fold threads]',
+  'Ungroup on AllThreads drops the pattern: the threads are back', { threads,
+    group: await page.inputValue('#group') });
+
+  await openTrace(classIdx);
+  await settled(() => page.selectOption('#presets', 'group classes'));
+  const classes = await keys();
+  ok(classes.includes('class libfoo.so!Foo'), 'group classes makes "class libfoo.so!Foo"', classes);
+  ok(await ungroup('class libfoo.so!Foo'), 'Ungroup is offered on it');
+  const after = await keys();
+  await shot('ungroup-class');
+  ok(after.includes('libfoo.so!Foo::bar') && after.includes('libfoo.so!Foo::zap') &&
+    !after.includes('class libfoo.so!Foo') && after.includes('class other.so!Foo'),
+  'Ungroup on a class shows its frames again, the other module\'s class stays grouped',
+  { after, group: await page.inputValue('#group') });
+}
+
 // Item 10: Events shows module names without their directories.
 async function eventsNames() {
   await openTrace(0);
@@ -396,6 +523,34 @@ async function defaults(perfIdx) {
   const total = await page.$eval('#view-byname .vtable .spacer', (s) => s.offsetHeight / 20);
   ok(fp === '' && j.summary.fold_pct === null && total === j.total_rows,
     'a trace opens with the Fold% of `heapscope report` (none): the same rows', { fp, total, report: j.total_rows });
+}
+
+// Item 10: `--bind 0.0.0.0` warns that the GUI is reachable from the
+// network, naming the address and port it listens on, and prints a URL
+// a browser on this machine opens.
+async function bindAll(mainUrl) {
+  const view = spawn(BIN, ['view', PERF, '--no-browser', '--port', '0', '--bind', '0.0.0.0'],
+    { stdio: ['ignore', 'pipe', 'pipe'] });
+  atCleanup(() => view.kill('SIGKILL'));
+  let out = '', err = '';
+  view.stdout.on('data', (d) => { out += d; });
+  view.stderr.on('data', (d) => { err += d; });
+  for (let i = 0; i < 100 && !(/http:\/\/\S+/.test(out) && /warning/.test(err)); i++) await sleep(100);
+  const url = /(http:\/\/\S+)/.exec(out)?.[1];
+  const port = url && new URL(url).port;
+  ok(url && new RegExp(`warning: listening on 0\\.0\\.0\\.0 port ${port}: the GUI is reachable ` +
+    'from the network').test(err), '--bind 0.0.0.0 warns, naming the address and port', { out, err });
+  await page.goto(url);
+  await page.waitForSelector('body[data-ready="1"]');
+  const shown = await page.evaluate(() => ({ trace: document.getElementById('trace').selectedOptions[0].text,
+    rows: document.querySelectorAll('#view-byname .row:not([hidden]):not(.pending)').length }));
+  await shot('bind');
+  view.kill('SIGTERM');
+  ok(shown.trace === 'workload.data.txt' && shown.rows > 0, 'and the URL it prints opens the GUI',
+    { url, shown });
+  // the token of the first view again (the cookie is per host, not port)
+  await page.goto(mainUrl);
+  await page.waitForSelector('body[data-ready="1"]');
 }
 
 // Item 10: a dead server is explained.
@@ -435,8 +590,20 @@ async function main() {
     '/usr/bin/python3.11!main;/usr/lib/python3.11/lib-dynload/_json.cpython-311-x86_64-linux-gnu.so!scanstring 5',
     '/usr/bin/python3.11!main;/usr/lib/libstdc++.so.6!operator new(unsigned long) 3',
     '/lib64/ld-linux-x86-64.so.2!_dl_start;/lib64/ld-linux-x86-64.so.2!_dl_init 2', ''].join('\n'));
+  // a perf script of 50 s samples over more than 100 s: times over 100 s
+  const long = [];
+  for (let i = 0; i < 6; i++) {
+    long.push(`   longrun  4242/4242  [001] ${(1000 + i * 123.456789).toFixed(6)}:  1 cpu-clock:ppp: `,
+      '\t            1234 very_long_running_function_name+0x10 (/usr/lib/x86_64-linux-gnu/libslow-1.2.so.0)',
+      '\t            9eb1 main+0x2b1 (/usr/bin/longrun)', '');
+  }
+  writeFileSync(path.join(tmp, 'long.data.txt'), long.join('\n') + '\n');
+  // C++ classes in two modules, for group classes
+  writeFileSync(path.join(tmp, 'classes.folded'), 'app!main;libfoo.so!Foo::bar;libfoo.so!Baz::qux 5\n' +
+    'app!main;libfoo.so!Foo::zap 3\napp!main;other.so!Foo::x 2\n');
   const url = await startView([heap, PERF, path.join(tmp, 'deep.folded'), path.join(tmp, 'wide.folded'),
-    path.join(tmp, 'test.folded'), path.join(tmp, 'base.folded'), path.join(tmp, 'linux.folded')]);
+    path.join(tmp, 'test.folded'), path.join(tmp, 'base.folded'), path.join(tmp, 'linux.folded'),
+    path.join(tmp, 'long.data.txt'), path.join(tmp, 'classes.folded')]);
 
   ({ page } = await launchBrowser({ clipboard: true, ignoreConsole: /^Failed to load resource/ }));
   await page.goto(url);
@@ -444,6 +611,7 @@ async function main() {
 
   await parts([
     ['numbers', () => numbers(heap, 3)],
+    ['widths', () => numbersAtWidths(7)],
     ['deep names', () => deepNames(2)],
     ['flame graph', () => flame(2)],
     ['busy', () => busy()],
@@ -452,7 +620,9 @@ async function main() {
     ['events', () => eventsNames()],
     ['process names', () => processNames(4, 5)],
     ['module names', () => moduleNames(6)],
+    ['ungroup presets', () => ungroupPresets(1, 8)],
     ['defaults', () => defaults(1)],
+    ['bind', () => bindAll(url)],
     ['dead server', () => deadServer()],
   ], process.env.HS_ONLY);
   ok(!errors.length, 'no JavaScript errors', errors);

@@ -677,6 +677,33 @@ static void timeline_and_samples(void **state)
 	post(&app, "/api/samples", "{\"name\":\"nope\"}", &a);
 	assert_int_equal(a.status, 404);
 	answer_release(&a);
+	/* Show Events on a Callers node: B called by C;B is sample 0 alone */
+	post(&app, "/api/samples", "{\"tree\":\"callers\",\"path\":[\"B\",\"C\",\"B\"]}",
+	     &a);
+	assert_int_equal(a.status, 200);
+	assert_true(num_at(a.json, "total") == 1);
+	rows = json_object_get(a.json, "rows");
+	assert_true(num_at(json_array_get(rows, 0), "time_ms") == 0);
+	answer_release(&a);
+	/* on a Callees node: B's callee C is sample 1 alone, metric 2 */
+	post(&app, "/api/samples", "{\"tree\":\"callees\",\"path\":[\"B\",\"C\"]}", &a);
+	assert_true(num_at(a.json, "total") == 1);
+	rows = json_object_get(a.json, "rows");
+	assert_true(num_at(json_array_get(rows, 0), "metric") == 2);
+	answer_release(&a);
+	post(&app, "/api/samples", "{\"tree\":\"callees\",\"path\":[\"B\",\"Q\"]}", &a);
+	assert_int_equal(a.status, 404);
+	answer_release(&a);
+	post(&app, "/api/samples", "{\"tree\":\"flame\",\"path\":[\"B\"]}", &a);
+	assert_int_equal(a.status, 400);
+	answer_release(&a);
+	post(&app, "/api/samples",
+	     "{\"tree\":\"callers\",\"what\":\"exc\",\"path\":[\"B\"]}", &a);
+	assert_int_equal(a.status, 400);
+	answer_release(&a);
+	post(&app, "/api/samples", "{\"tree\":\"callers\",\"name\":\"B\"}", &a);
+	assert_int_equal(a.status, 400);
+	answer_release(&a);
 	post(&app, "/api/stats", "{}", &a);
 	assert_true(num_at(json_object_get(a.json, "source"), "samples") == 4);
 	assert_true(num_at(json_object_get(a.json, "source"), "max_depth") == 5);

@@ -98,11 +98,17 @@ function showSummary(s) {
   const unit = s.unit && s.unit !== 'bytes' ? ` ${s.unit}` : '';
   const el = $('summary');
   setMetricUnit(s.unit);
-  el.textContent = `Totals Metric: ${fmt.metric(s.metric, s.unit)}${unit}   Count: ${fmt.count(s.count)}   ` +
-    `Samples: ${fmt.count(s.samples)}   First: ${fmt.ms(s.first_ms)}   Last: ${fmt.ms(s.last_ms)}   ` +
-    `Last-First: ${fmt.ms(s.interval_ms)}   Metric/Interval: ` +
-    `${fmt.metric(s.metric_per_interval, s.unit)}${unit}   ` +
-    `TimeBucket: ${fmt.ms(s.bucket_ms)} ms` + (s.fold_pct !== null ? `   Fold%: ${s.fold_pct}` : '');
+  const items = [`Totals Metric: ${fmt.metric(s.metric, s.unit)}${unit}`, `Count: ${fmt.count(s.count)}`,
+    `Samples: ${fmt.count(s.samples)}`, `First: ${fmt.ms(s.first_ms)}`, `Last: ${fmt.ms(s.last_ms)}`,
+    `Last-First: ${fmt.ms(s.interval_ms)}`,
+    `Metric/Interval: ${fmt.metric(s.metric_per_interval, s.unit)}${unit}`,
+    `TimeBucket: ${fmt.ms(s.bucket_ms)} ms`, ...(s.fold_pct !== null ? [`Fold%: ${s.fold_pct}`] : [])];
+  // one item a span: a narrow window wraps the line between items, never cuts one
+  el.replaceChildren(...items.flatMap((t, i) => {
+    const span = document.createElement('span');
+    span.textContent = t;
+    return i ? ['   ', span] : [span];
+  }));
   el.title = `Totals Metric: ${fmt.exact(s.metric, s.unit)}`;
   el.dataset.metric = s.metric;
   el.dataset.count = s.count;
@@ -323,8 +329,8 @@ async function expandAll(v, i) {
     const t0 = performance.now();
     const truncated = await v.model.expandAll(n.id);
     v.show();
-    status(`${fmt.count(v.model.visible.length)} rows in ${Math.round(performance.now() - t0)} ms` +
-      (truncated ? ' (the first 200,000 only)' : ''));
+    status(`${tabTitle(v.tab)}: ${fmt.count(v.model.visible.length)} rows in ` +
+      `${Math.round(performance.now() - t0)} ms` + (truncated ? ' (the first 200,000 only)' : ''));
   } catch (e) {
     fail(e);
   }
@@ -389,9 +395,12 @@ async function loadEvents(el, offset = 0) {
   const s = state.events;
   if (!s) return renderEvents(el, '', null);
   const q = H.query(state, { what: s.what, offset, count: 200,
-    ...(s.path ? { path: s.path } : { name: s.name }) });
+    ...(s.path ? { path: s.path, tree: s.tree ?? null } : { name: s.name }) });
   const doc = await api.call('samples', q);
-  renderEvents(el, `${s.what === 'exc' ? 'Exclusive' : 'Inclusive'} samples of ${s.name}`, doc,
+  // a Callers or Callees node stands for the stacks of its path from the focus
+  const of = s.tree && s.path ? `${s.name} (${s.tree === 'callers' ? 'Callers' : 'Callees'} of ` +
+    `${s.path.join(s.tree === 'callers' ? ' \u2190 ' : ' \u2192 ')})` : s.name;
+  renderEvents(el, `${s.what === 'exc' ? 'Exclusive' : 'Inclusive'} samples of ${of}`, doc,
     (next) => loadEvents(el, next).catch(fail));
 }
 
@@ -435,6 +444,7 @@ async function ensureFocus(tab) {
   if (!name) return;
   state.focus = name;
   $('focusname').textContent = `Focus: ${name}`;
+  $('focusname').title = name;
   H.replace(state);
 }
 
@@ -456,6 +466,9 @@ async function loadTab(tab, force = false) {
   const v = views[tab];
   if (!v || !v.load || (!force && loaded[tab] === key)) return tabStatus(tab);
   const t0 = performance.now();
+  // the busy bar names what is being computed (unless it names more already)
+  if (state.tab === tab && $('busytext').textContent === 'working\u2026')
+    working(`computing ${tabTitle(tab)}\u2026`);
   try {
     await v.load();
     loaded[tab] = key;
@@ -465,6 +478,8 @@ async function loadTab(tab, force = false) {
     loaded[tab] = null;
     fail(e);
   }
+  // a view that asked the server nothing leaves no text for the next wait
+  if (!document.body.classList.contains('busy')) working('working\u2026');
 }
 
 function tabTitle(tab) {
@@ -524,6 +539,7 @@ async function show(s) {
   document.title = `heapscope \u2013 ${origin}`;
   fillSources();
   $('focusname').textContent = state.focus ? `Focus: ${state.focus}` : '';
+  $('focusname').title = state.focus ?? '';
   $('notes').value = localStorage.getItem(notesKey()) ??
     (INFO.traces[state.trace]?.defaults?.notes || '');
   setActiveTab(state.tab);
@@ -730,8 +746,11 @@ function copyRow(row) {
     () => status('the browser did not allow copying', true));
 }
 
-async function showEvents(row, path, what) {
-  state.events = { name: row.key, path: path && path.length ? path : null, what };
+// Show Events: the samples of @row; @path and @tree as drill() takes them
+// (a Callers or Callees node's are those under its path from the focus).
+async function showEvents(row, path, what, tree = null) {
+  const p = path && path.length ? path : null;
+  state.events = { name: row.key, path: p, what, tree: p ? tree : null };
   setActiveTab('events');
   H.replace(state);
   await loadTab('events', true);
@@ -784,7 +803,7 @@ function openMenu(ev, row, path, tree = null) {
     { id: 'callers', label: 'Goto Callers', action: () => gotoFocus('callers', name) },
     { id: 'callees', label: 'Goto Callees', action: () => gotoFocus('callees', name) },
     { id: 'caller-callee', label: 'Goto Caller-Callee', key: 'dbl-click', action: () => gotoCallerCallee(name) },
-    { id: 'events', label: 'Show Events', action: () => showEvents(row, tree ? null : path, 'inc') },
+    { id: 'events', label: 'Show Events', action: () => showEvents(row, path, 'inc', tree) },
     { id: 'expand-all', label: 'Expand All', key: '*', disabled: !inTree,
       action: () => expandAll(views[state.tab], views[state.tab].table.selected) },
     { id: 'copy', label: 'Copy', key: 'Ctrl-C', action: () => copyRow(row) },
