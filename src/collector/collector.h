@@ -159,8 +159,8 @@ struct hs_memo {
 	uintptr_t sp0, bp0, ra0;
 	uint32_t node;
 	uint32_t nreads;
-	int valid;
-	int uses_bp0; /* the walk used the caller's rbp (else any value) */
+	uint64_t epoch; /* valid while it is the thread's memo_epoch */
+	int uses_bp0;	/* the walk used the caller's rbp (else any value) */
 	uintptr_t addr[HS_MEMO_READS];
 	uintptr_t val[HS_MEMO_READS];
 };
@@ -232,6 +232,13 @@ struct hs_thread {
 	uint64_t rng;
 	uintptr_t stack_lo, stack_hi; /* bounds of the thread's stack */
 	unsigned prev_depth;	      /* the previous stack, root first */
+	/*
+	 * The memo's entries hold while their epoch is this one: forgetting
+	 * them all (a new thread in a reused state, a module unloaded) is one
+	 * increment, which touches none of their pages. Never 0 once the
+	 * thread registered; an entry being filled has epoch 0.
+	 */
+	uint64_t memo_epoch;
 	/* totals for the footer (summed by the writer at the end) */
 	uint64_t n_alloc, n_free, n_realloc, n_mmap, n_munmap, n_mremap, bytes;
 	uint64_t lost;		   /* records dropped (the writer was gone) */
@@ -468,7 +475,7 @@ static inline uint32_t hs_stack_here(struct hs_thread *t, void *fp)
 		hs_thread_check_gen(t);
 	m = &t->memo[((ra0 ^ (sp0 >> 4)) * 0x9E3779B97F4A7C15ull) >>
 		     (64 - __builtin_ctz(HS_MEMO))];
-	if (HS_LIKELY(m->valid && m->ra0 == ra0 && m->sp0 == sp0 &&
+	if (HS_LIKELY(m->epoch == t->memo_epoch && m->ra0 == ra0 && m->sp0 == sp0 &&
 		      (!m->uses_bp0 || m->bp0 == bp0))) {
 		for (i = 0; i < m->nreads; i++)
 			if (*(const uintptr_t *)m->addr[i] != m->val[i])

@@ -227,8 +227,7 @@ void hs_thread_check_gen(struct hs_thread *t)
 	t->seen_gen = g;
 	t->prev_depth = 0;
 	memset(t->nodes, 0, sizeof(t->nodes));
-	for (unsigned i = 0; i < HS_MEMO; i++)
-		t->memo[i].valid = 0;
+	t->memo_epoch++;
 	t->walks[0].valid = t->walks[1].valid = 0;
 	hs_unwind_flush(t);
 }
@@ -314,7 +313,7 @@ uint32_t hs_stack_walk(struct hs_thread *t, void *fp, struct hs_memo *m)
 	w->valid = w->overflow = w->truncated = w->complete = 0;
 	w->n = w->nlog = 0;
 	w->flags[0] = 0;
-	m->valid = 0;
+	m->epoch = 0;
 	n = hs_unwind(t, fp, ips, hs_cfg.max_depth, &complete, w);
 	node = hs_stack_intern(t, ips, n, complete);
 	if (!node)
@@ -325,7 +324,7 @@ uint32_t hs_stack_walk(struct hs_thread *t, void *fp, struct hs_memo *m)
 		m->ra0 = ((uintptr_t *)f)[1];
 		m->node = node;
 		m->uses_bp0 = n > 0 && (w->flags[0] & HS_WF_NEED_BP);
-		m->valid = 1;
+		m->epoch = t->memo_epoch;
 	}
 	if (w->valid)
 		t->cur_walk ^= 1; /* the one the next walk may splice */
