@@ -36,7 +36,7 @@
 #define HS_RING_SIZE (256u << 10) /* per-thread ring, power of two */
 #define HS_RULE_CACHE 2048	  /* per-thread unwind rules, power of two */
 #define HS_REC_MAX 64		  /* largest hot record */
-#define HS_MEMO 16		  /* walks remembered per thread */
+#define HS_MEMO 64		  /* walks remembered per thread, power of two */
 #define HS_NODE_CACHE 4096	  /* per-thread (parent, call site) -> node */
 #define HS_MEMO_READS 96	  /* stack words a remembered walk may read */
 #define HS_ALTSTACK (64u << 10)	  /* a thread's signal stack, if it has none */
@@ -159,8 +159,8 @@ struct hs_memo {
 	uintptr_t sp0, bp0, ra0;
 	uint32_t node;
 	uint32_t nreads;
-	int valid;
-	int uses_bp0; /* the walk used the caller's rbp (else any value) */
+	uint64_t epoch; /* valid while it is the thread's memo_epoch */
+	int uses_bp0;	/* the walk used the caller's rbp (else any value) */
 	uintptr_t addr[HS_MEMO_READS];
 	uintptr_t val[HS_MEMO_READS];
 };
@@ -232,6 +232,13 @@ struct hs_thread {
 	uint64_t rng;
 	uintptr_t stack_lo, stack_hi; /* bounds of the thread's stack */
 	unsigned prev_depth;	      /* the previous stack, root first */
+	/*
+	 * The memo's entries hold while their epoch is this one: forgetting
+	 * them all (a new thread in a reused state, a module unloaded) is one
+	 * increment, which touches none of their pages. Never 0 once the
+	 * thread registered; an entry being filled has epoch 0.
+	 */
+	uint64_t memo_epoch;
 	/* totals for the footer (summed by the writer at the end) */
 	uint64_t n_alloc, n_free, n_realloc, n_mmap, n_munmap, n_mremap, bytes;
 	uint64_t lost;		   /* records dropped (the writer was gone) */
@@ -444,6 +451,13 @@ uint32_t hs_stack_intern(struct hs_thread *t, const uintptr_t *ips, unsigned n,
 void hs_thread_check_gen(struct hs_thread *t) HS_HIDDEN;
 /* Walk from @fp, intern, and remember the walk in @m. */
 uint32_t hs_stack_walk(struct hs_thread *t, void *fp, struct hs_memo *m) HS_HIDDEN;
+/*
+ * With check_unwind, a remembered walk that holds: walk all the same (a
+ * walk libunwind checks) and count a different node as a stack that
+ * differs (hs_unwind_memo_checked()).
+ */
+uint32_t hs_stack_memo_check(struct hs_thread *t, void *fp, struct hs_memo *m) HS_HIDDEN;
+void hs_unwind_memo_checked(uint32_t remembered, uint32_t walked) HS_HIDDEN;
 
 /*
  * The node id of the stack of the hook whose frame is @fp (0 if the depth
@@ -459,14 +473,18 @@ static inline uint32_t hs_stack_here(struct hs_thread *t, void *fp)
 	if (HS_UNLIKELY(t->seen_gen !=
 			atomic_load_explicit(&hs_gen, memory_order_relaxed)))
 		hs_thread_check_gen(t);
-	m = &t->memo[((ra0 ^ (sp0 >> 4)) * 0x9E3779B97F4A7C15ull) >> (64 - 4)];
-	if (HS_LIKELY(m->valid && m->ra0 == ra0 && m->sp0 == sp0 &&
+	m = &t->memo[((ra0 ^ (sp0 >> 4)) * 0x9E3779B97F4A7C15ull) >>
+		     (64 - __builtin_ctz(HS_MEMO))];
+	if (HS_LIKELY(m->epoch == t->memo_epoch && m->ra0 == ra0 && m->sp0 == sp0 &&
 		      (!m->uses_bp0 || m->bp0 == bp0))) {
 		for (i = 0; i < m->nreads; i++)
 			if (*(const uintptr_t *)m->addr[i] != m->val[i])
 				break;
-		if (HS_LIKELY(i == m->nreads))
+		if (HS_LIKELY(i == m->nreads)) {
+			if (HS_UNLIKELY(hs_cfg.check_unwind))
+				return hs_stack_memo_check(t, fp, m);
 			return m->node;
+		}
 	}
 	return hs_stack_walk(t, fp, m);
 }

@@ -8,8 +8,9 @@
  *                      removed at start-up so children do not reuse it
  *   HEAPSCOPE_OPTIONS  sample=N,unwind=libunwind|fp|slow|check,depth=N,fork=0|1,
  *                      exec=0|1|main,cpu=HZ,wall=HZ,cpuclock=timer,heap=0 (check:
- *                      libunwind, each fast walk compared with libunwind
- *                      alone, the differences told at exit; cpu, wall: stack
+ *                      libunwind, each fast walk (and each stack the memo
+ *                      gave, walked again) compared with libunwind alone,
+ *                      the differences told at exit; cpu, wall: stack
  *                      sampling rates, cpu.c; cpuclock=timer: CPU samples by
  *                      POSIX timers even where perf events are allowed;
  *                      heap=0: no heap events)

@@ -227,8 +227,7 @@ void hs_thread_check_gen(struct hs_thread *t)
 	t->seen_gen = g;
 	t->prev_depth = 0;
 	memset(t->nodes, 0, sizeof(t->nodes));
-	for (unsigned i = 0; i < HS_MEMO; i++)
-		t->memo[i].valid = 0;
+	t->memo_epoch++;
 	t->walks[0].valid = t->walks[1].valid = 0;
 	hs_unwind_flush(t);
 }
@@ -263,6 +262,46 @@ uint32_t hs_stack_intern(struct hs_thread *t, const uintptr_t *ips, unsigned n,
 	return node;
 }
 
+/*
+ * Copy into @m the stack words walk @w's result depends on; sets
+ * m->nreads (over HS_MEMO_READS: too many, @m not usable). Of a fast walk
+ * (w->valid), a frame's saved rbp is left out unless the frames above it
+ * use it (HS_WF_NEED_BP on the next frame): code built without frame
+ * pointers keeps data in rbp, and a walk that changes with it would be
+ * made again on every call.
+ */
+static unsigned memo_reads(const struct hs_walk *w, struct hs_memo *m)
+{
+	unsigned k, i, end, kept = 0;
+
+	if (!w->valid) {
+		if (w->nlog <= HS_MEMO_READS) {
+			memcpy(m->addr, w->addr, w->nlog * sizeof(uintptr_t));
+			memcpy(m->val, w->val, w->nlog * sizeof(uintptr_t));
+		}
+		return m->nreads = w->nlog;
+	}
+	/* every frame but an outermost one reads its return address */
+	if (w->n > HS_MEMO_READS + 1)
+		return m->nreads = HS_MEMO_READS + 1;
+	for (k = 0; k < w->n; k++) {
+		i = w->logpos[k];
+		end = k + 1 < w->n ? w->logpos[k + 1] : w->nlog;
+		/* a restoring frame reads the saved rbp first, then the return address */
+		if ((w->flags[k] & HS_WF_RESTORE) && i < end &&
+		    !(k + 1 < w->n && (w->flags[k + 1] & HS_WF_NEED_BP)))
+			i++;
+		for (; i < end; i++) {
+			if (kept == HS_MEMO_READS)
+				return m->nreads = HS_MEMO_READS + 1;
+			m->addr[kept] = w->addr[i];
+			m->val[kept] = w->val[i];
+			kept++;
+		}
+	}
+	return m->nreads = kept;
+}
+
 uint32_t hs_stack_walk(struct hs_thread *t, void *fp, struct hs_memo *m)
 {
 	uintptr_t f = (uintptr_t)fp, *ips = t->scratch;
@@ -274,23 +313,28 @@ uint32_t hs_stack_walk(struct hs_thread *t, void *fp, struct hs_memo *m)
 	w->valid = w->overflow = w->truncated = w->complete = 0;
 	w->n = w->nlog = 0;
 	w->flags[0] = 0;
-	m->valid = 0;
+	m->epoch = 0;
 	n = hs_unwind(t, fp, ips, hs_cfg.max_depth, &complete, w);
 	node = hs_stack_intern(t, ips, n, complete);
 	if (!node)
 		return 0;
-	if (!w->overflow && w->nlog <= HS_MEMO_READS) {
-		memcpy(m->addr, w->addr, w->nlog * sizeof(uintptr_t));
-		memcpy(m->val, w->val, w->nlog * sizeof(uintptr_t));
+	if (!w->overflow && memo_reads(w, m) <= HS_MEMO_READS) {
 		m->sp0 = f + 16;
 		m->bp0 = ((uintptr_t *)f)[0];
 		m->ra0 = ((uintptr_t *)f)[1];
-		m->nreads = w->nlog;
 		m->node = node;
 		m->uses_bp0 = n > 0 && (w->flags[0] & HS_WF_NEED_BP);
-		m->valid = 1;
+		m->epoch = t->memo_epoch;
 	}
 	if (w->valid)
 		t->cur_walk ^= 1; /* the one the next walk may splice */
+	return node;
+}
+
+uint32_t hs_stack_memo_check(struct hs_thread *t, void *fp, struct hs_memo *m)
+{
+	uint32_t remembered = m->node, node = hs_stack_walk(t, fp, m);
+
+	hs_unwind_memo_checked(remembered, node);
 	return node;
 }

@@ -240,8 +240,7 @@ static void register_state(struct hs_thread *t)
 	t->prev_depth = 0;
 	t->seen_gen = atomic_load(&hs_gen);
 	memset(t->rules, 0, sizeof(t->rules));
-	for (unsigned i = 0; i < HS_MEMO; i++)
-		t->memo[i].valid = 0;
+	t->memo_epoch++;
 	t->walks[0].valid = t->walks[1].valid = 0;
 	memset(t->nodes, 0, sizeof(t->nodes));
 	stack_bounds(t);
@@ -421,8 +420,7 @@ void hs_thread_after_fork(void)
 	if (me) {
 		me->tid = (pid_t)syscall(SYS_gettid);
 		me->prev_depth = 0;
-		for (unsigned i = 0; i < HS_MEMO; i++)
-			me->memo[i].valid = 0;
+		me->memo_epoch++;
 		me->walks[0].valid = me->walks[1].valid = 0;
 		memset(me->nodes, 0, sizeof(me->nodes));
 		stack_bounds(me);

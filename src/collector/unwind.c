@@ -510,6 +510,16 @@ void hs_unwind_report(void)
 	       (unsigned long long)atomic_load(&differed));
 }
 
+void hs_unwind_memo_checked(uint32_t remembered, uint32_t walked)
+{
+	atomic_fetch_add(&checked, 1);
+	if (remembered == walked)
+		return;
+	if (atomic_fetch_add(&differed, 1) < 5)
+		hs_msg("unwind check: a remembered walk gave stack %u, walking gives %u",
+		       remembered, walked);
+}
+
 /* With check_unwind: walk again with libunwind alone and compare. */
 static void check_walk(struct hs_thread *t, uintptr_t f, const uintptr_t *ips, unsigned n,
 		       unsigned max, int complete)
