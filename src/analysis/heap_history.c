@@ -190,6 +190,7 @@ static int joint_run(const char *path, const struct hs_memview_opts *o,
 		if (err != -EAGAIN || loaded)
 			break;
 		/* not in time order: both start again from the loaded events */
+		hs_source_release(out);
 		if (h)
 			hs_heap_curve_release(&h->heap);
 		err = hs_trace_load(path, &t, diag);
