@@ -22,7 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int hs_app_init(struct hs_app *a, const char *token)
 {
@@ -787,6 +789,14 @@ static int heap_file(const struct hs_app_trace *t, struct hs_diag *diag)
 }
 
 /*
+ * The nice value of hs_app_prefetch()'s thread, and of the threads its
+ * reads start (they inherit it): below the requests' threads when both
+ * want a core (between two requests, while the browser draws), yet not
+ * so low that a request waiting for it starves on a busy machine.
+ */
+#define PREFETCH_NICE 10
+
+/*
  * hs_app_prefetch()'s thread: each heap trace's peak source, in turn, at
  * app_pace().
  */
@@ -795,6 +805,9 @@ static void *prefetch_run(void *arg)
 	struct hs_app *a = arg;
 	struct hs_app_source *s;
 	size_t i;
+
+	/* a thread's own nice value (Linux); it may fail: then as fast as requests */
+	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), PREFETCH_NICE);
 
 	for (i = 0; i < a->nr_traces && !app_stopping(a); i++) {
 		struct hs_diag d = HS_DIAG_INIT(a->traces[i].name);

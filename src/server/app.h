@@ -202,7 +202,7 @@ struct hs_app_source *hs_app_source(const struct hs_app *a, size_t trace,
  * or waits only for the rest of that read (hs_app_load_source()'s claim,
  * as for a source another request reads). It reads while no request is
  * served, or while one waits for what it reads (so that on few cores an
- * Update is not slowed down by it). Call it once, after the last
+ * Update is not slowed down by it), at nice 10. Call it once, after the last
  * trace is added (it reads the list of traces), when requests may come;
  * hs_app_release() waits for the thread. Returns 0, or the error of
  * pthread_create() (then nothing is read ahead).

@@ -17,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <jansson.h>
@@ -302,6 +304,35 @@ static void serving(struct hs_app *app, int d)
 	pthread_mutex_unlock(&app->lock);
 }
 
+/* Whether a thread of this process runs at nice value @nice (/proc). */
+static int thread_at_nice(int nice)
+{
+	char path[300], line[1024], *p;
+	struct dirent *de;
+	int found = 0, k;
+	DIR *dir = opendir("/proc/self/task");
+
+	assert_non_null(dir);
+	while (!found && (de = readdir(dir))) {
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+		fclose(f);
+		/* after the command's ')': state is field 3, nice field 19 */
+		for (k = 3; p && k <= 19; k++)
+			p = strchr(p + 1, ' ');
+		found = p && atoi(p + 1) == nice;
+	}
+	closedir(dir);
+	return found;
+}
+
 /*
  * The read ahead waits while a request is served; a request that then
  * asks for what it reads gets it (the read goes on for it), and the read
@@ -326,6 +357,10 @@ static void read_ahead_yields_to_requests(void **state)
 		assert_true(loading(&app, "peak"));
 		usleep(200000); /* a few ms of work at most, were it not waiting */
 		assert_false(loaded(&app, "peak"));
+		/* and it waits at a lower priority than the requests' threads
+		 * (unless this test itself runs at that nice value or lower) */
+		if (getpriority(PRIO_PROCESS, 0) < 10)
+			assert_true(thread_at_nice(10));
 		if (!round) {
 			/* a request waits for it */
 			assert_int_equal(hs_app_load_source(&app, 0,
