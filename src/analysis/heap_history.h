@@ -2,6 +2,7 @@
 #define HS_ANALYSIS_HEAP_HISTORY_H
 #include <stddef.h>
 #include <stdint.h>
+#include "analysis/memviews.h"
 #include "analysis/stats.h"
 #include "analysis/totals.h"
 #include "common/diag.h"
@@ -40,6 +41,35 @@ struct hs_heap_history {
  */
 int hs_heap_history_path(const char *path, struct hs_heap_history *h,
 			 int (*stop)(void *ctx), void *stop_ctx, struct hs_diag *diag);
+/*
+ * The history of the heap trace at @path into @h, and its view @o into
+ * @out (both initialised here), from one streamed pass with the two
+ * consumers: what a front end reads as it opens a trace (its default
+ * source, and the heap timeline it draws first) for one read of the file
+ * instead of two. The same numbers as hs_heap_history_path() and
+ * hs_memview_build_path(). Returns 0 or a negative errno with @diag
+ * filled; @h is then empty (@out is the caller's to release either way).
+ */
+int hs_heap_history_path_view(const char *path, const struct hs_memview_opts *o,
+			      struct hs_stack_source *out, struct hs_heap_history *h,
+			      struct hs_diag *diag);
+/*
+ * View @o of the heap trace at @path into @out (initialised here; the
+ * caller's to release, also on error), as hs_memview_build_path() gives
+ * it, for a front end that reads it beside its requests: @pace, when not
+ * NULL, is called before each batch of events and may wait meanwhile
+ * (work of lower priority than the requests); nonzero gives up
+ * (-ECANCELED). With @h, the history of the same file (NULL: none), the
+ * peak view of the whole trace feeds the view the events only up to the
+ * end of the clock tick in which the heap was first at its highest (the
+ * later ones cannot change which blocks were live then; the file is
+ * still read to its end for the stacks), and all of them again should its
+ * peak not be the history's. Returns 0 or a negative errno with @diag
+ * filled.
+ */
+int hs_heap_history_view(const char *path, const struct hs_heap_history *h,
+			 const struct hs_memview_opts *o, struct hs_stack_source *out,
+			 int (*pace)(void *ctx), void *pace_ctx, struct hs_diag *diag);
 /*
  * @h's heap in use and RSS, each in at most @points points, as
  * hs_heap_timelines() cuts them (either output may be NULL). Returns 0 or

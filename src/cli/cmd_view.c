@@ -79,13 +79,11 @@ int cli_view_serve(struct hs_app *app, const struct cli_view_opts *o)
 		return cli_fail("%s", diag.set ? diag.msg : strerror(-err));
 	}
 	/*
-	 * Read ahead what a first source switch would wait for, when cores
-	 * are left for it: its streamed pass keeps two busy (the reading
-	 * thread and the view's) and an Update's requests want two more, so
-	 * on fewer it would slow the Updates down (none if it fails).
+	 * Read ahead what a first source switch would wait for; it pauses
+	 * while requests are served, so it does not slow the Updates down
+	 * on few cores (none if it fails).
 	 */
-	if (sysconf(_SC_NPROCESSORS_ONLN) >= 4)
-		(void)hs_app_prefetch(app);
+	(void)hs_app_prefetch(app);
 	hs_server_url(srv, url, sizeof(url));
 	printf("heapscope: serving %s at %s\n",
 	       app->nr_traces ? app->traces[0].name : "nothing", url);

@@ -22,7 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int hs_app_init(struct hs_app *a, const char *token)
 {
@@ -114,6 +116,32 @@ static void *history_read(void *arg)
 	return NULL;
 }
 
+/* Whether trace @t at @path is a heap trace in a file that can be read twice. */
+static int heap_regular_file(const struct hs_app_trace *t, const char *path)
+{
+	struct stat st;
+
+	return hs_format_has(t->fmt, HS_FORMAT_HAS_HEAP) && !stat(path, &st) &&
+	       S_ISREG(st.st_mode);
+}
+
+/* A new history job for the file at @path, not read yet; NULL: no memory. */
+static struct hs_app_history *history_new(struct hs_app *a, const char *path)
+{
+	struct hs_app_history *j = hs_calloc(1, sizeof(*j));
+
+	if (!j)
+		return NULL;
+	j->app = a;
+	j->path = hs_strdup(path);
+	if (!j->path) {
+		hs_free(j);
+		return NULL;
+	}
+	j->diag = (struct hs_diag)HS_DIAG_INIT(j->path);
+	return j;
+}
+
 /*
  * Start reading the history of trace @t at @path when it is a heap trace
  * in a file that can be read twice (not a pipe: its importer spools it).
@@ -124,21 +152,12 @@ static struct hs_app_history *
 history_start(struct hs_app *a, const struct hs_app_trace *t, const char *path)
 {
 	struct hs_app_history *j;
-	struct stat st;
 
-	if (!hs_format_has(t->fmt, HS_FORMAT_HAS_HEAP) || stat(path, &st) ||
-	    !S_ISREG(st.st_mode))
+	if (!heap_regular_file(t, path))
 		return NULL;
-	j = hs_calloc(1, sizeof(*j));
+	j = history_new(a, path);
 	if (!j)
 		return NULL;
-	j->app = a;
-	j->path = hs_strdup(path);
-	if (!j->path) {
-		hs_free(j);
-		return NULL;
-	}
-	j->diag = (struct hs_diag)HS_DIAG_INIT(j->path);
 	j->started = !start_thread(&j->thread, history_read, j);
 	if (!j->started)
 		history_read(j);
@@ -181,6 +200,7 @@ void hs_app_release(struct hs_app *a)
 	/* a read under way ends first (a history's gives up at once) */
 	pthread_mutex_lock(&a->lock);
 	a->stopping = 1;
+	pthread_cond_broadcast(&a->changed); /* a paced read waits no more */
 	pthread_mutex_unlock(&a->lock);
 	if (a->prefetching)
 		pthread_join(a->prefetch, NULL);
@@ -296,9 +316,38 @@ fail:
 	return err;
 }
 
+/*
+ * Source 0 of heap trace @t at @path, view @kind, and @t's history, from
+ * one pass over the file (hs_heap_history_path_view()): the first Update
+ * then finds the heap curve read. 0 or a negative errno with @diag filled.
+ */
+static int open_heap_file(struct hs_app *a, struct hs_app_trace *t, const char *path,
+			  enum hs_memview_kind kind, struct hs_diag *diag)
+{
+	struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT;
+	struct hs_app_history *j = history_new(a, path);
+	struct hs_stack_source *src = &t->sources[0].src;
+	int err;
+
+	if (!j)
+		return -ENOMEM;
+	o.kind = kind;
+	hs_source_release(src);
+	err = hs_heap_history_path_view(path, &o, src, &j->h, diag);
+	if (err) {
+		history_free(j);
+		return err;
+	}
+	hs_source_check(src); /* as hs_import_path_source() does */
+	j->done = 1;	      /* no thread: before serving, read-only after */
+	t->history = j;
+	return 0;
+}
+
 int hs_app_open(struct hs_app *a, const char *path, const char *name, enum hs_format fmt,
 		struct hs_diag *diag)
 {
+	enum hs_memview_kind kind;
 	struct hs_source_info list[HS_SOURCES_MAX];
 	struct hs_app_trace *t;
 	size_t i, n;
@@ -319,9 +368,13 @@ int hs_app_open(struct hs_app *a, const char *path, const char *name, enum hs_fo
 			goto fail;
 	if (!n && push_source(t, "", NULL))
 		goto fail;
-	t->history = history_start(a, t, path);
-	err = hs_import_path_source(path, fmt, n ? list[0].name : NULL,
-				    &t->sources[0].src, diag);
+	if (n && heap_regular_file(t, path) && !hs_memview_parse(list[0].name, &kind)) {
+		err = open_heap_file(a, t, path, kind, diag);
+	} else {
+		t->history = history_start(a, t, path);
+		err = hs_import_path_source(path, fmt, n ? list[0].name : NULL,
+					    &t->sources[0].src, diag);
+	}
 	if (err)
 		goto fail;
 	t->sources[0].loaded = 1;
@@ -362,8 +415,14 @@ struct hs_app_source *hs_app_source(const struct hs_app *a, size_t trace,
  */
 static int begin_once(struct hs_app *a, int *busy, const int *done)
 {
-	while (*busy)
-		pthread_cond_wait(&a->changed, &a->lock);
+	if (*busy) {
+		/* what the app reads on its own goes at full pace meanwhile */
+		a->awaited++;
+		pthread_cond_broadcast(&a->changed);
+		while (*busy)
+			pthread_cond_wait(&a->changed, &a->lock);
+		a->awaited--;
+	}
 	if (*done)
 		return 0;
 	*busy = 1;
@@ -576,8 +635,64 @@ fail:
 	return drop_new_trace(t, err, diag);
 }
 
-int hs_app_load_source(struct hs_app *a, size_t trace, struct hs_app_source *s,
-		       struct hs_diag *diag)
+/*
+ * The pace of what the app reads on its own (hs_app_prefetch()): it
+ * waits while requests are served, unless one of them waits for it, so
+ * that on few cores it takes no CPU from an Update. 1 (give up) once
+ * hs_app_release() began.
+ */
+static int app_pace(void *arg)
+{
+	struct hs_app *a = arg;
+	int stop;
+
+	pthread_mutex_lock(&a->lock);
+	while (!a->stopping && a->serving && !a->awaited)
+		pthread_cond_wait(&a->changed, &a->lock);
+	stop = a->stopping;
+	pthread_mutex_unlock(&a->lock);
+	return stop;
+}
+
+/* Trace @t's history once read (no waiting), or NULL. */
+static const struct hs_heap_history *history_if_read(struct hs_app *a,
+						     const struct hs_app_trace *t)
+{
+	const struct hs_heap_history *h = NULL;
+
+	pthread_mutex_lock(&a->lock);
+	if (t->history && t->history->done && !t->history->err)
+		h = &t->history->h;
+	pthread_mutex_unlock(&a->lock);
+	return h;
+}
+
+/*
+ * Read source @s of trace @t (not merged) into @fresh: a heap trace's
+ * memory views through hs_heap_history_view() (at @pace: NULL for a
+ * request; the peak view reads its events only up to the history's
+ * peak), the rest through its importer.
+ */
+static int read_source(struct hs_app *a, const struct hs_app_trace *t,
+		       const struct hs_app_source *s, int (*pace)(void *ctx),
+		       struct hs_stack_source *fresh, struct hs_diag *diag)
+{
+	struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT;
+	int err;
+
+	/* a history is made only for a heap trace in a file (history_start()) */
+	if (!t->history || hs_memview_parse(s->name, &o.kind))
+		return hs_import_path_source(t->path, t->fmt, s->name, fresh, diag);
+	err = hs_heap_history_view(t->path, history_if_read(a, t), &o, fresh, pace, a,
+				   diag);
+	if (!err)
+		hs_source_check(fresh);
+	return err;
+}
+
+/* hs_app_load_source() at @pace (NULL: a request's, at full pace). */
+static int load_source(struct hs_app *a, size_t trace, struct hs_app_source *s,
+		       int (*pace)(void *ctx), struct hs_diag *diag)
 {
 	struct hs_app_trace *t = &a->traces[trace];
 	struct hs_stack_source fresh;
@@ -617,7 +732,7 @@ int hs_app_load_source(struct hs_app *a, size_t trace, struct hs_app_source *s,
 			    s->name);
 		err = -ENOENT;
 	} else {
-		err = hs_import_path_source(t->path, t->fmt, s->name, &fresh, diag);
+		err = read_source(a, t, s, pace, &fresh, diag);
 	}
 	if (err)
 		hs_source_release(&fresh);
@@ -632,6 +747,12 @@ int hs_app_load_source(struct hs_app *a, size_t trace, struct hs_app_source *s,
 	return err;
 }
 
+int hs_app_load_source(struct hs_app *a, size_t trace, struct hs_app_source *s,
+		       struct hs_diag *diag)
+{
+	return load_source(a, trace, s, NULL, diag);
+}
+
 const struct hs_heap_history *hs_app_heap_history(struct hs_app *a, size_t trace)
 {
 	struct hs_app_history *j = trace < a->nr_traces ? a->traces[trace].history : NULL;
@@ -640,8 +761,13 @@ const struct hs_heap_history *hs_app_heap_history(struct hs_app *a, size_t trace
 	if (!j)
 		return NULL;
 	pthread_mutex_lock(&a->lock);
-	while (!j->done)
-		pthread_cond_wait(&a->changed, &a->lock);
+	if (!j->done) {
+		a->awaited++; /* see begin_once() */
+		pthread_cond_broadcast(&a->changed);
+		while (!j->done)
+			pthread_cond_wait(&a->changed, &a->lock);
+		a->awaited--;
+	}
 	err = j->err;
 	/* given up at the release: nothing to say */
 	if (err && err != -ECANCELED && !j->warned)
@@ -662,12 +788,26 @@ static int heap_file(const struct hs_app_trace *t, struct hs_diag *diag)
 	return 0;
 }
 
-/* hs_app_prefetch()'s thread: each heap trace's peak source, in turn. */
+/*
+ * The nice value of hs_app_prefetch()'s thread, and of the threads its
+ * reads start (they inherit it): below the requests' threads when both
+ * want a core (between two requests, while the browser draws), yet not
+ * so low that a request waiting for it starves on a busy machine.
+ */
+#define PREFETCH_NICE 10
+
+/*
+ * hs_app_prefetch()'s thread: each heap trace's peak source, in turn, at
+ * app_pace().
+ */
 static void *prefetch_run(void *arg)
 {
 	struct hs_app *a = arg;
 	struct hs_app_source *s;
 	size_t i;
+
+	/* a thread's own nice value (Linux); it may fail: then as fast as requests */
+	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), PREFETCH_NICE);
 
 	for (i = 0; i < a->nr_traces && !app_stopping(a); i++) {
 		struct hs_diag d = HS_DIAG_INIT(a->traces[i].name);
@@ -677,7 +817,7 @@ static void *prefetch_run(void *arg)
 			? hs_app_source(a, i, hs_memview_name(HS_MEM_PEAK))
 			: NULL;
 		/* on failure the request that asks for it reads it, and says why */
-		if (s && hs_app_load_source(a, i, s, &d))
+		if (s && load_source(a, i, s, app_pace, &d))
 			hs_log(HS_LOG_DEBUG, "%s: peak not read ahead: %s",
 			       a->traces[i].name, d.msg);
 	}
@@ -838,6 +978,16 @@ static void serve_asset(const struct hs_request *req, struct hs_response *resp)
 	resp->len = as->len;
 }
 
+/* The requests served now go up or down by @d (app_pace() waits for 0). */
+static void count_serving(struct hs_app *a, int d)
+{
+	pthread_mutex_lock(&a->lock);
+	a->serving += d;
+	if (!a->serving)
+		pthread_cond_broadcast(&a->changed);
+	pthread_mutex_unlock(&a->lock);
+}
+
 void hs_app_handle(struct hs_app *a, const struct hs_request *req,
 		   struct hs_response *resp)
 {
@@ -851,9 +1001,11 @@ void hs_app_handle(struct hs_app *a, const struct hs_request *req,
 				"(with its token)");
 		return;
 	}
+	count_serving(a, 1);
 	if (!strncmp(req->path, "/api/", 5))
 		hs__routes_handle(a, req, resp);
 	else
 		serve_asset(req, resp);
+	count_serving(a, -1);
 	resp->set_cookie = arg_token != NULL && resp->status < 400;
 }

@@ -33,10 +33,12 @@
  * range are streamed from the file when they are first asked for
  * (memory: the live blocks and the stacks), and its heap and RSS over
  * time (analysis/heap_history.h: a point per clock tick, not per event)
- * are read once, in a pass of their own that hs_app_open() starts on a
- * thread beside the first source's. Its peak source, the costliest to
- * read, may be read ahead once serving starts (hs_app_prefetch():
- * `heapscope view` does on 4 cores or more).
+ * are read once, by hs_app_open() in the first source's pass (a file
+ * that is not a heap trace's first source: on a thread of its own
+ * beside it). Its peak source, the costliest to read, may be read ahead
+ * once serving starts (hs_app_prefetch(), which `heapscope view` calls),
+ * at a pace that leaves the CPU to requests; read when the history is,
+ * the peak view reads its events only up to the history's peak.
  *
  * Ownership: the app owns its traces (hs_app_add_trace() and
  * hs_app_add_source() take the sources) and its cache. A response owns
@@ -107,6 +109,10 @@ struct hs_app {
 	pthread_t prefetch;	/* hs_app_prefetch()'s thread, */
 	int prefetching;	/* when it was started (joined at the release) */
 	int stopping;		/* hs_app_release() began (under @lock) */
+	/* requests in hs_app_handle(), and those of them waiting for
+	 * something another thread reads (under @lock): the app's own reads
+	 * wait while the first is not 0 and the second is (app.c app_pace()) */
+	int serving, awaited;
 };
 
 struct hs_request {
@@ -194,7 +200,9 @@ struct hs_app_source *hs_app_source(const struct hs_app *a, size_t trace,
  * likely to be asked for: each heap trace's peak source (a pass that
  * holds every live block), so that a first switch to it finds it read,
  * or waits only for the rest of that read (hs_app_load_source()'s claim,
- * as for a source another request reads). Call it once, after the last
+ * as for a source another request reads). It reads while no request is
+ * served, or while one waits for what it reads (so that on few cores an
+ * Update is not slowed down by it), at nice 10. Call it once, after the last
  * trace is added (it reads the list of traces), when requests may come;
  * hs_app_release() waits for the thread. Returns 0, or the error of
  * pthread_create() (then nothing is read ahead).

@@ -5,7 +5,8 @@
  * are `heapscope stats`'s, the leaks and peak views of a time range are
  * the views `report` builds for it, the peak source read ahead
  * (hs_app_prefetch()) is `report`'s, and a trace that is not a heap trace
- * has no history and no heap series.
+ * has no history and no heap series. The read ahead waits while requests
+ * are served, and goes on when one of them waits for it.
  */
 #include <errno.h>
 #include <math.h>
@@ -16,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <jansson.h>
@@ -280,6 +283,105 @@ static void peak_read_ahead(void **state)
 	hs_app_release(&app);
 }
 
+/* Whether a request or the read ahead is reading source @name of trace 0. */
+static int loading(struct hs_app *app, const char *name)
+{
+	const struct hs_app_source *s = hs_app_source(app, 0, name);
+	int busy;
+
+	pthread_mutex_lock(&app->lock);
+	busy = s->loading;
+	pthread_mutex_unlock(&app->lock);
+	return busy;
+}
+
+/* The app serves @d more requests (as hs_app_handle() counts them). */
+static void serving(struct hs_app *app, int d)
+{
+	pthread_mutex_lock(&app->lock);
+	app->serving += d;
+	pthread_cond_broadcast(&app->changed);
+	pthread_mutex_unlock(&app->lock);
+}
+
+/* Whether a thread of this process runs at nice value @nice (/proc). */
+static int thread_at_nice(int nice)
+{
+	char path[300], line[1024], *p;
+	struct dirent *de;
+	int found = 0, k;
+	DIR *dir = opendir("/proc/self/task");
+
+	assert_non_null(dir);
+	while (!found && (de = readdir(dir))) {
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+		fclose(f);
+		/* after the command's ')': state is field 3, nice field 19 */
+		for (k = 3; p && k <= 19; k++)
+			p = strchr(p + 1, ' ');
+		found = p && atoi(p + 1) == nice;
+	}
+	closedir(dir);
+	return found;
+}
+
+/*
+ * The read ahead waits while a request is served; a request that then
+ * asks for what it reads gets it (the read goes on for it), and the read
+ * ahead goes on by itself once no request is served.
+ */
+static void read_ahead_yields_to_requests(void **state)
+{
+	struct fixture *fx = *state;
+	struct hs_diag d = HS_DIAG_INIT("t");
+	struct hs_app app;
+	double metric, count;
+	int i, round;
+
+	for (round = 0; round < 2; round++) {
+		assert_int_equal(hs_app_init(&app, APP_TEST_TOKEN), 0);
+		assert_int_equal(
+		    hs_app_open(&app, fx->path, "m.heapscope", HS_FORMAT_UNKNOWN, &d), 0);
+		serving(&app, 1);
+		assert_int_equal(hs_app_prefetch(&app), 0);
+		for (i = 0; i < 1000 && !loading(&app, "peak"); i++)
+			usleep(1000);
+		assert_true(loading(&app, "peak"));
+		usleep(200000); /* a few ms of work at most, were it not waiting */
+		assert_false(loaded(&app, "peak"));
+		/* and it waits at a lower priority than the requests' threads
+		 * (unless this test itself runs at that nice value or lower) */
+		if (getpriority(PRIO_PROCESS, 0) < 10)
+			assert_true(thread_at_nice(10));
+		if (!round) {
+			/* a request waits for it */
+			assert_int_equal(hs_app_load_source(&app, 0,
+							    hs_app_source(&app, 0, "peak"), &d),
+					 0);
+			assert_true(loaded(&app, "peak"));
+		} else {
+			/* the request ends */
+			serving(&app, -1);
+			for (i = 0; i < 1000 && !loaded(&app, "peak"); i++)
+				usleep(10000);
+			assert_true(loaded(&app, "peak"));
+			serving(&app, 1);
+		}
+		hs_source_totals(&hs_app_source(&app, 0, "peak")->src, &metric, &count);
+		assert_true(metric == view_total(fx, HS_MEM_PEAK, NAN, NAN));
+		serving(&app, -1);
+		hs_app_release(&app);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -287,6 +389,7 @@ int main(void)
 	    cmocka_unit_test(stats_are_heapscope_stats),
 	    cmocka_unit_test(ranged_views_from_the_file),
 	    cmocka_unit_test(peak_read_ahead),
+	    cmocka_unit_test(read_ahead_yields_to_requests),
 	};
 
 	return cmocka_run_group_tests_name("app_heap", tests, setup, teardown);
