@@ -12,8 +12,11 @@ view_start() {
 	: > view.out
 	"$HS_BIN" view "$@" --no-browser --port 0 > view.out 2> view.err &
 	echo $! > view.pid
-	for _ in $(seq 200); do
+	# an open reads the first source whole before serving: seconds for a
+	# big trace in a sanitizer build on a busy machine
+	for _ in $(seq 1200); do
 		grep -q 'http://' view.out && break
+		kill -0 "$(cat view.pid)" 2>/dev/null || break
 		sleep 0.05
 	done
 	url=$(grep -o 'http://[^ ]*' view.out)
