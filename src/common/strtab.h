@@ -41,6 +41,22 @@ void hs_strtab_release(struct hs_strtab *t);
  */
 HS_MUST_CHECK int hs_strtab_intern(struct hs_strtab *t, const char *s, size_t len,
 				   uint32_t *id);
+/*
+ * hs_strtab_intern() for a string whose hs_hash_bytes() the caller has
+ * already computed (@hash): the same contract, without hashing again.
+ */
+HS_MUST_CHECK int hs_strtab_intern_hashed(struct hs_strtab *t, const char *s, size_t len,
+					  uint64_t hash, uint32_t *id);
+/*
+ * A hint for a coming lookup of a string that hashes to @hash: fetch into
+ * the CPU caches what that lookup will read, without waiting for it, so
+ * that the lookups of a batch of strings overlap their memory accesses.
+ * Call it for every string of the batch with @stage 0 (the index slot),
+ * then 1 (the entry the slot names), then 2 (the entry's bytes), then
+ * intern them. It never changes the table; any result is still right
+ * without it.
+ */
+void hs_strtab_prefetch(const struct hs_strtab *t, uint64_t hash, int stage);
 /* Look up without adding: 0 and *@id, or -ENOENT. */
 HS_MUST_CHECK int hs_strtab_find(const struct hs_strtab *t, const char *s, size_t len,
 				 uint32_t *id);

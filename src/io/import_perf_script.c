@@ -22,13 +22,20 @@
  *
  * The samples are put in time order at the end.
  *
- * Speed: lines come from a block line reader and are parsed in place; a
- * frame's name is built in a scratch buffer and interned (the frame table
- * is small and stays in the CPU caches); a sample's stack reuses the
- * interned prefix it shares with the previous sample. Nothing is
- * allocated per line once the tables are warm. (A cache keyed by the raw
- * frame text was measured slower: it holds every distinct return address
- * and sampled IP, far more entries than there are frames.)
+ * Speed: lines come from a block line reader and are parsed in place.
+ * What costs is memory latency: every frame line looks its name up in the
+ * frame table and its (frame, caller) pair up in the stack table, which
+ * holds millions of stacks, and each lookup waits for a cache miss. So
+ * the lookups are batched and their memory fetched ahead, which lets the
+ * misses overlap: an event's frame names are queued and interned together
+ * at its end (resolve_frames()), and in the CPU view a batch of samples'
+ * stacks is interned together (flush_samples()). The order of interning
+ * is that of the text, so ids are the same as interning line by line. A
+ * sample's stack reuses the interned prefix it shares with the previous
+ * sample. Nothing is allocated per line once the tables are warm. (A
+ * cache keyed by the raw frame text was measured slower: it holds every
+ * distinct return address and sampled IP, far more entries than there
+ * are frames.)
  *
  * Process names are final only at the end (a pid's threads may have
  * several COMM values): each pid's process frame is interned at first
@@ -107,22 +114,28 @@ int hs__ps_nomem(struct ps *ps)
 #define READIED_SUFFIX " (READIED_BY)"
 
 /*
- * Intern "module!symbol" for @ft; a waker's frame in the thread-time view
- * gets READIED_SUFFIX.
+ * Queue "module!symbol" for @ft to be interned at the end of the event
+ * (resolve_frames()); a waker's frame in the thread-time view gets
+ * READIED_SUFFIX. The frame pushed next (push_frame()) is its place.
  */
-static int intern_frame_text(struct ps *ps, const struct frame_text *ft, uint32_t *frame)
+static int queue_frame_text(struct ps *ps, const struct frame_text *ft)
 {
 	size_t ml = (size_t)(ft->mod_end - ft->mod), sl = (size_t)(ft->sym_end - ft->sym);
 	size_t tl = ft->tier ? (size_t)(ft->tier_end - ft->tier) + 2 : 0;
 	int readied = ps->ev.frames == FR_WAKER;
 	size_t xl = readied ? sizeof(READIED_SUFFIX) - 1 : 0;
+	size_t len = ml + tl + sl + xl + 1;
+	struct pending_frame *pf;
 	char *p;
-	int err;
 
-	hs_buf_reset(&ps->name);
-	if (hs_buf_grow(&ps->name, ml + tl + sl + xl + 1))
+	if (HS_GROW(ps->fpend, ps->nr_fpend + 1, ps->alloc_fpend) ||
+	    hs_buf_grow(&ps->fnames, len + 1))
 		return hs__ps_nomem(ps);
-	p = ps->name.s;
+	pf = &ps->fpend[ps->nr_fpend++];
+	pf->off = ps->fnames.len;
+	pf->len = len;
+	pf->line = ps->lr.lineno;
+	p = ps->fnames.s + ps->fnames.len;
 	memcpy(p, ft->mod, ml);
 	p += ml;
 	*p++ = '!';
@@ -134,15 +147,48 @@ static int intern_frame_text(struct ps *ps, const struct frame_text *ft, uint32_
 	}
 	memcpy(p, ft->sym, sl);
 	memcpy(p + sl, READIED_SUFFIX, xl);
-	ps->name.len = ml + tl + sl + xl + 1;
-	ps->name.s[ps->name.len] = '\0';
-	err = hs_source_intern_frame(ps->out, ps->name.s, ps->name.len, frame);
-	if (err == -ENOMEM)
-		return hs__ps_nomem(ps);
-	if (err) {
-		hs_diag_set(ps->diag, ps->lr.lineno, "too many frame names");
-		return err;
+	ps->fnames.len += len;
+	ps->fnames.s[ps->fnames.len] = '\0';
+	return 0;
+}
+
+/*
+ * Intern the event's queued frame names into ps->frames, in order. The
+ * frame table is small but its lookups miss the CPU caches one after the
+ * other: prefetching every name's slot, entry and bytes first lets them
+ * overlap.
+ */
+static int resolve_frames(struct ps *ps)
+{
+	struct hs_strtab *t = &ps->out->frames;
+	size_t k, n = ps->nr_fpend;
+	int stage, err;
+
+	HS_BUG_ON(n != ps->nr_frames);
+	for (k = 0; k < n; k++) {
+		struct pending_frame *pf = &ps->fpend[k];
+
+		pf->hash = hs_hash_bytes(ps->fnames.s + pf->off, pf->len);
 	}
+	for (stage = 0; stage < 3; stage++)
+		for (k = 0; k < n; k++)
+			hs_strtab_prefetch(t, ps->fpend[k].hash, stage);
+	for (k = 0; k < n; k++) {
+		const struct pending_frame *pf = &ps->fpend[k];
+
+		err = hs_strtab_intern_hashed(t, ps->fnames.s + pf->off, pf->len,
+					      pf->hash, &ps->frames[k]);
+		if (err == -ENOMEM) {
+			hs_diag_set(ps->diag, pf->line, "out of memory");
+			return err;
+		}
+		if (err) {
+			hs_diag_set(ps->diag, pf->line, "too many frame names");
+			return err;
+		}
+	}
+	ps->nr_fpend = 0;
+	hs_buf_reset(&ps->fnames);
 	return 0;
 }
 
@@ -207,7 +253,6 @@ static int flush_inlined(struct ps *ps, uint64_t addr, const char *mod,
 	struct frame_text ft = {0};
 	size_t off = 0, n;
 	uint64_t at;
-	uint32_t frame;
 	int err;
 
 	while (off < ps->inl.len) {
@@ -219,9 +264,9 @@ static int flush_inlined(struct ps *ps, uint64_t addr, const char *mod,
 		off += n + 1;
 		ft.mod = mod && at == addr ? mod : inl;
 		ft.mod_end = mod && at == addr ? mod_end : inl + sizeof(inl) - 1;
-		err = intern_frame_text(ps, &ft, &frame);
+		err = push_frame(ps, NO_ID);
 		if (!err)
-			err = push_frame(ps, frame);
+			err = queue_frame_text(ps, &ft);
 		if (err)
 			return err;
 	}
@@ -239,7 +284,6 @@ static int read_frame(struct ps *ps, const char *line, const char *end)
 	const char *p = skip_space(line, end), *a = p, *text;
 	struct frame_text ft;
 	uint64_t addr = 0;
-	uint32_t frame;
 	int err, hit = 0;
 
 	for (; p < end && !is_space(*p); p++) {
@@ -279,8 +323,8 @@ static int read_frame(struct ps *ps, const char *line, const char *end)
 		if (err)
 			return err;
 	}
-	err = intern_frame_text(ps, &ft, &frame);
-	return err ? err : push_frame(ps, frame);
+	err = push_frame(ps, NO_ID);
+	return err ? err : queue_frame_text(ps, &ft);
 }
 
 /* ---- processes, threads, stacks ---- */
@@ -375,36 +419,42 @@ int hs__ps_thread_frame(struct ps *ps, uint32_t tid, uint32_t *frame)
 }
 
 /*
- * Intern the stack Process -> Thread -> frames (outermost first), reusing
- * the prefix it shares with the previous sample's stack.
+ * Intern the stack Process -> Thread -> @frames (@n of them, leaf first),
+ * reusing the prefix it shares with the previous stack built. Errors are
+ * told at @line.
  */
-int hs__ps_build_stack(struct ps *ps, uint32_t proc, uint32_t thread, uint32_t *stack)
+static int build_path(struct ps *ps, uint32_t proc, uint32_t thread,
+		      const uint32_t *frames, size_t nr, uint64_t line, uint32_t *stack)
 {
-	size_t n = ps->nr_frames + 2, i = 0;
+	size_t n = nr + 2, i = 0;
 	uint32_t s = HS_NO_STACK, f;
 	int err;
 
 	if (HS_GROW(ps->path_frame, n, ps->alloc_path) ||
-	    HS_GROW(ps->path_stack, n, ps->alloc_path2))
-		return hs__ps_nomem(ps);
+	    HS_GROW(ps->path_stack, n, ps->alloc_path2)) {
+		hs_diag_set(ps->diag, line, "out of memory");
+		return -ENOMEM;
+	}
 	for (;; i++) {
 		if (i == n) {
 			*stack = ps->path_stack[n - 1];
 			ps->path_len = n;
 			return 0;
 		}
-		f = i == 0 ? proc : i == 1 ? thread : ps->frames[n - 1 - i];
+		f = i == 0 ? proc : i == 1 ? thread : frames[n - 1 - i];
 		if (i >= ps->path_len || ps->path_frame[i] != f)
 			break;
 	}
 	if (i)
 		s = ps->path_stack[i - 1];
 	for (; i < n; i++) {
-		f = i == 0 ? proc : i == 1 ? thread : ps->frames[n - 1 - i];
+		f = i == 0 ? proc : i == 1 ? thread : frames[n - 1 - i];
 		err = hs_source_intern_stack(ps->out, f, s, &s);
 		if (err) {
 			ps->path_len = 0;
-			return err == -ENOMEM ? hs__ps_nomem(ps) : err;
+			if (err == -ENOMEM)
+				hs_diag_set(ps->diag, line, "out of memory");
+			return err;
 		}
 		ps->path_frame[i] = f;
 		ps->path_stack[i] = s;
@@ -412,6 +462,101 @@ int hs__ps_build_stack(struct ps *ps, uint32_t proc, uint32_t thread, uint32_t *
 	ps->path_len = n;
 	*stack = s;
 	return 0;
+}
+
+/*
+ * Intern the stack Process -> Thread -> frames (outermost first), reusing
+ * the prefix it shares with the previous sample's stack.
+ */
+int hs__ps_build_stack(struct ps *ps, uint32_t proc, uint32_t thread, uint32_t *stack)
+{
+	return build_path(ps, proc, thread, ps->frames, ps->nr_frames, ps->lr.lineno,
+			  stack);
+}
+
+#define SAMPLE_BATCH 32 /* CPU samples whose stacks are interned together */
+
+/* Frame @i of pending sample @ps_ from the root: process, thread, outermost... */
+static inline uint32_t pending_frame_at(const struct ps *ps,
+					const struct pending_sample *p, size_t i)
+{
+	return i == 0	? p->proc
+	       : i == 1 ? p->thread
+			: ps->spend_frames[p->off + p->n + 1 - i];
+}
+
+/*
+ * Intern the stacks of the pending samples, in order, and set them. The
+ * stack table is large and each level's lookup depends on the one above
+ * it, so one sample's lookups wait for memory one after the other; first
+ * walking all the batch's samples a level at a time, prefetching and
+ * guessing each level's stack, overlaps those waits across samples. The
+ * guesses only warm the caches: build_path() then interns each stack as
+ * if alone, so the ids are those of interning the samples one by one.
+ */
+static int flush_samples(struct ps *ps)
+{
+	uint32_t guess[SAMPLE_BATCH];
+	size_t k, level, nr = ps->nr_spend, alive = nr;
+	int err;
+
+	for (k = 0; k < nr; k++)
+		guess[k] = HS_NO_STACK;
+	for (level = 0; alive; level++) {
+		for (k = 0; k < nr; k++) {
+			const struct pending_sample *p = &ps->spend[k];
+
+			if (level < p->n + 2 && (!level || guess[k] != HS_NO_STACK))
+				hs_source_prefetch_stack(
+				    ps->out, pending_frame_at(ps, p, level), guess[k]);
+		}
+		alive = 0;
+		for (k = 0; k < nr; k++) {
+			const struct pending_sample *p = &ps->spend[k];
+
+			if (level >= p->n + 2 || (level && guess[k] == HS_NO_STACK))
+				continue;
+			guess[k] = hs_source_guess_stack(
+			    ps->out, pending_frame_at(ps, p, level), guess[k]);
+			alive += guess[k] != HS_NO_STACK;
+		}
+	}
+	for (k = 0; k < nr; k++) {
+		const struct pending_sample *p = &ps->spend[k];
+		uint32_t stack;
+
+		err = build_path(ps, p->proc, p->thread, ps->spend_frames + p->off, p->n,
+				 p->line, &stack);
+		if (err)
+			return err;
+		ps->out->stack[p->sample] = stack;
+	}
+	ps->nr_spend = 0;
+	ps->nr_spend_frames = 0;
+	return 0;
+}
+
+/* Queue sample @sample (CPU view) for its stack: @proc -> @thread -> frames. */
+static int queue_sample(struct ps *ps, size_t sample, uint32_t proc, uint32_t thread)
+{
+	struct pending_sample *p;
+
+	if (HS_GROW(ps->spend, ps->nr_spend + 1, ps->alloc_spend) ||
+	    HS_GROW(ps->spend_frames, ps->nr_spend_frames + ps->nr_frames,
+		    ps->alloc_spend_frames))
+		return hs__ps_nomem(ps);
+	p = &ps->spend[ps->nr_spend++];
+	p->sample = sample;
+	p->proc = proc;
+	p->thread = thread;
+	p->off = ps->nr_spend_frames;
+	p->n = ps->nr_frames;
+	p->line = ps->ev.line;
+	if (ps->nr_frames)
+		memcpy(ps->spend_frames + p->off, ps->frames,
+		       ps->nr_frames * sizeof(*ps->frames));
+	ps->nr_spend_frames += ps->nr_frames;
+	return ps->nr_spend == SAMPLE_BATCH ? flush_samples(ps) : 0;
 }
 
 /* ---- event handlers ---- */
@@ -476,7 +621,8 @@ static int on_cpu_sample(struct ps *ps, const struct ps_event *ev)
 	err = hs__ps_process_frame(ps, ev->pid, ps->comm.s, ps->comm.len, &proc);
 	if (!err)
 		err = hs__ps_thread_frame(ps, ev->tid, &thread);
-	if (!err)
+	/* the CPU view's stacks are interned in batches (queue_sample()) */
+	if (!err && ps->tt)
 		err = hs__ps_build_stack(ps, proc, thread, &stack);
 	if (!err && ps->tt) {
 		err = hs__ps_special_frame(ps, &ps->cpu_time_frame, HS_FRAME_CPU_TIME);
@@ -508,12 +654,14 @@ static int on_cpu_sample(struct ps *ps, const struct ps_event *ev)
 	if (!ps->tt && HS_GROW(ps->sample_cpu, out->nr_samples - ps->first_sample + 1,
 			       ps->alloc_sample_cpu))
 		return hs__ps_nomem(ps);
-	if (hs_source_add_sample(out, ev->time, NAN, 1, stack))
+	if (hs_source_add_sample(out, ev->time, NAN, 1, ps->tt ? stack : HS_NO_STACK))
 		return hs__ps_nomem(ps);
 	if (!ps->tt)
 		ps->sample_cpu[out->nr_samples - 1 - ps->first_sample] =
 		    (uint32_t)(ev->cpu + 1);
 	*last = out->nr_samples;
+	if (!ps->tt)
+		return queue_sample(ps, out->nr_samples - 1, proc, thread);
 	if (ps->tt) {
 		err = hs__ps_get_thr(ps, ev->tid, &t);
 		if (err)
@@ -537,6 +685,9 @@ static int end_event(struct ps *ps)
 		if (err)
 			return err;
 	}
+	err = resolve_frames(ps);
+	if (err)
+		return err;
 	if (ps->tt) {
 		err = hs__ps_thread_ran(ps, &ps->ev);
 		if (err)
@@ -878,6 +1029,10 @@ static void ps_release(struct ps *ps)
 	hs_buf_release(&ps->details);
 	hs_buf_release(&ps->inl);
 	hs_free(ps->frames);
+	hs_buf_release(&ps->fnames);
+	hs_free(ps->fpend);
+	hs_free(ps->spend);
+	hs_free(ps->spend_frames);
 	hs_u64map_release(&ps->pids);
 	hs_free(ps->procs);
 	hs_strtab_release(&ps->comms);
@@ -912,12 +1067,15 @@ int hs__import_perf_script(FILE *f, enum hs_perf_view view, struct hs_stack_sour
 	hs_buf_init(&ps->event);
 	hs_buf_init(&ps->details);
 	hs_buf_init(&ps->inl);
+	hs_buf_init(&ps->fnames);
 	hs_strtab_init(&ps->comms, 0);
 	err = hs_linereader_init(&ps->lr, f, MAX_LINE);
 	if (err)
 		err = hs__ps_nomem(ps);
 	if (!err)
 		err = read_lines(ps);
+	if (!err)
+		err = flush_samples(ps);
 	if (!err)
 		err = finish(ps);
 	ps_release(ps);

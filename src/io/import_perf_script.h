@@ -66,6 +66,22 @@ struct ps_event {
 	/* comm, event name and details are copied to ps->comm, ->event, ->details */
 };
 
+/* A frame name waiting to be interned (struct ps's fnames). */
+struct pending_frame {
+	size_t off; /* of the name in ps->fnames */
+	size_t len;
+	uint64_t hash; /* hs_hash_bytes() of the name */
+	uint64_t line; /* of its frame line, for an error */
+};
+
+/* A CPU sample waiting for its stack (struct ps's spend). */
+struct pending_sample {
+	size_t sample;	       /* its index in ps->out */
+	uint32_t proc, thread; /* its process and thread frames */
+	size_t off, n;	       /* its frames: spend_frames[off, off + n) */
+	uint64_t line;	       /* of its header, for an error */
+};
+
 struct proc {
 	uint32_t frame;	      /* its `Process ...` frame */
 	uint32_t first, last; /* its comm ids, in order of first sight */
@@ -107,6 +123,24 @@ struct ps {
 	size_t nr_inl;
 	uint32_t *frames; /* leaf first */
 	size_t nr_frames, alloc_frames;
+	/*
+	 * The event's frame names waiting to be interned (at the end of the
+	 * event, as a batch, in order): name k is frames[k], which holds
+	 * nothing until then. fnames holds the names one after the other.
+	 */
+	struct hs_buf fnames;
+	struct pending_frame *fpend;
+	size_t nr_fpend, alloc_fpend;
+
+	/*
+	 * CPU view: samples added with their stacks still to intern (as a
+	 * batch of at most SAMPLE_BATCH, in order), their frames leaf first
+	 * one sample after the other in spend_frames.
+	 */
+	struct pending_sample *spend;
+	size_t nr_spend, alloc_spend;
+	uint32_t *spend_frames;
+	size_t nr_spend_frames, alloc_spend_frames;
 
 	int have_base;
 	int64_t base; /* ns of the first event */

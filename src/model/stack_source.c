@@ -161,6 +161,39 @@ int hs_source_intern_stack_loc(struct hs_stack_source *src, uint32_t frame,
 	return 0;
 }
 
+void hs_source_prefetch_stack(const struct hs_stack_source *src, uint32_t frame,
+			      uint32_t caller)
+{
+	const struct hs_idindex *ix = &src->stack_index;
+
+	if (ix->cap)
+		__builtin_prefetch(&ix->slot[hs_idindex_fp(hs_hash_pair(frame, caller)) &
+					     (ix->cap - 1)]);
+}
+
+uint32_t hs_source_guess_stack(const struct hs_stack_source *src, uint32_t frame,
+			       uint32_t caller)
+{
+	const struct hs_idindex *ix = &src->stack_index;
+	uint32_t fp = hs_idindex_fp(hs_hash_pair(frame, caller)), id;
+	size_t mask = ix->cap - 1, i;
+
+	if (!ix->cap)
+		return HS_NO_STACK;
+	for (i = fp & mask; ix->slot[i].id1; i = (i + 1) & mask) {
+		if (ix->slot[i].fp != fp)
+			continue;
+		id = ix->slot[i].id1 - 1;
+		if (id >= src->nr_stacks)
+			return HS_NO_STACK;
+		__builtin_prefetch(&src->stack_frame[id]);
+		__builtin_prefetch(&src->stack_caller[id]);
+		__builtin_prefetch(&src->stack_depth[id]);
+		return id;
+	}
+	return HS_NO_STACK;
+}
+
 /* A location to look up: (file id, line). */
 struct loc_key {
 	uint32_t file, line;

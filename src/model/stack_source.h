@@ -134,6 +134,22 @@ HS_MUST_CHECK int hs_source_rename_frame(struct hs_stack_source *src, uint32_t f
 HS_MUST_CHECK int hs_source_intern_stack(struct hs_stack_source *src, uint32_t frame,
 					 uint32_t caller, uint32_t *stack);
 /*
+ * Hints for a batch of coming hs_source_intern_stack() calls (an
+ * importer's next samples), so that their memory accesses overlap
+ * instead of waiting one after the other; neither changes the source,
+ * and every intern is still right without them. prefetch_stack() fetches
+ * the index slot where (@frame, @caller) is looked up. guess_stack(),
+ * once that slot is in the cache, returns the stack the index most
+ * likely holds for it (matched by hash fingerprint only: it may be
+ * wrong) and fetches that stack's columns, or HS_NO_STACK when the
+ * stack looks new; a batch feeds each guess to the next level's calls
+ * as the caller.
+ */
+void hs_source_prefetch_stack(const struct hs_stack_source *src, uint32_t frame,
+			      uint32_t caller);
+uint32_t hs_source_guess_stack(const struct hs_stack_source *src, uint32_t frame,
+			       uint32_t caller);
+/*
  * Intern the location (@len bytes of file name at @file, @line); returns
  * 0 and its number (>= 1) in *@loc, -ENOMEM or -E2BIG.
  */

@@ -10,6 +10,7 @@
 #include <zip.h>
 #include <cmocka.h>
 #include "common/alloc.h"
+#include "common/buf.h"
 #include "io/io.h"
 #include "testutil.h"
 
@@ -726,6 +727,71 @@ static void trace_zip_errors(void **state)
 	hs_source_release(&src);
 }
 
+/*
+ * More samples than one batch of stacks (the CPU view interns them in
+ * batches): every sample keeps its own stack, and the stack ids come in
+ * the order of interning the samples one by one, root to leaf.
+ */
+static void batched_stacks_keep_sample_order(void **state)
+{
+	enum { NR = 150, MAX_DEPTH = 12 };
+	struct hs_buf text;
+	struct hs_stack_source src;
+	struct hs_diag d = {0};
+	uint32_t depth[NR], fn[NR][MAX_DEPTH], path[MAX_DEPTH + 2];
+	unsigned seed = 7;
+	uint32_t next_id = 0;
+	int i, j;
+
+	(void)state;
+	hs_buf_init(&text);
+	for (i = 0; i < NR; i++) {
+		depth[i] = 1 + (seed = seed * 1103515245u + 12345u) % MAX_DEPTH;
+		assert_int_equal(hs_buf_addf(&text, "prog %d/%d %d.%06d: 1000 cpu-clock:\n",
+					     100 + i % 2, 200 + i % 3, 10 + i / 1000, i % 1000),
+				 0);
+		for (j = 0; j < (int)depth[i]; j++) {
+			/* leaf first; a few functions, so stacks share prefixes */
+			fn[i][j] = (seed = seed * 1103515245u + 12345u) >> 16 & 7;
+			assert_int_equal(hs_buf_addf(&text, "\t%x f%u+0x1 (/lib/libm.so)\n",
+						     0x1000 + j, fn[i][j]),
+					 0);
+		}
+		assert_int_equal(hs_buf_adds(&text, "\n"), 0);
+	}
+	assert_int_equal(import_text(text.s, text.len, &src, &d), 0);
+	/* one CPU (no [CPU] field): its last sample has no weight */
+	assert_int_equal(src.nr_samples, NR - 1);
+	for (i = 0; i < NR - 1; i++) {
+		char want[64];
+		size_t n = hs_source_stack_frames(&src, src.stack[i], path, MAX_DEPTH + 2);
+		uint32_t s;
+
+		assert_int_equal(n, depth[i] + 2);
+		snprintf(want, sizeof(want), "Process prog (%d)", 100 + i % 2);
+		assert_string_equal(hs_source_frame_name(&src, path[0]), want);
+		snprintf(want, sizeof(want), "Thread (%d)", 200 + i % 3);
+		assert_string_equal(hs_source_frame_name(&src, path[1]), want);
+		for (j = 0; j < (int)depth[i]; j++) {
+			snprintf(want, sizeof(want), "libm.so!f%u", fn[i][j]);
+			assert_string_equal(hs_source_frame_name(&src, path[n - 1 - j]), want);
+		}
+		/* root to leaf: a stack is either known or the next new id */
+		for (j = 1; j <= (int)n; j++) {
+			size_t up;
+
+			s = src.stack[i];
+			for (up = 0; up < n - (size_t)j; up++)
+				s = src.stack_caller[s];
+			assert_true(s <= next_id);
+			if (s == next_id)
+				next_id++;
+		}
+	}
+	hs_buf_release(&text);
+	hs_source_release(&src);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -751,6 +817,7 @@ int main(void)
 		cmocka_unit_test(garbage_never_crashes),
 		cmocka_unit_test(trace_zip_uses_its_maps),
 		cmocka_unit_test(trace_zip_errors),
+		cmocka_unit_test(batched_stacks_keep_sample_order),
 	};
 	return cmocka_run_group_tests_name("perf_script", tests, tu_dir_setup,
 					   tu_dir_teardown);

@@ -281,6 +281,39 @@ static void sums_by_stack_in_first_appearance_order(void **state)
 	hs_source_release(&src);
 }
 
+/* guess_stack() finds interned stacks, and the hints change nothing. */
+static void guesses_find_interned_stacks(void **state)
+{
+	struct hs_stack_source src;
+	uint32_t f[4], s1, s2, s3, before;
+	int i;
+
+	(void)state;
+	hs_source_init(&src);
+	/* no stacks, no index yet */
+	assert_int_equal(hs_source_guess_stack(&src, 0, HS_NO_STACK), HS_NO_STACK);
+	hs_source_prefetch_stack(&src, 0, HS_NO_STACK);
+	for (i = 0; i < 4; i++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "f%d", i);
+		f[i] = frame(&src, name);
+	}
+	assert_int_equal(hs_source_intern_stack(&src, f[0], HS_NO_STACK, &s1), 0);
+	assert_int_equal(hs_source_intern_stack(&src, f[1], s1, &s2), 0);
+	assert_int_equal(hs_source_intern_stack(&src, f[2], s2, &s3), 0);
+	before = (uint32_t)src.nr_stacks;
+	hs_source_prefetch_stack(&src, f[0], HS_NO_STACK);
+	assert_int_equal(hs_source_guess_stack(&src, f[0], HS_NO_STACK), s1);
+	assert_int_equal(hs_source_guess_stack(&src, f[1], s1), s2);
+	assert_int_equal(hs_source_guess_stack(&src, f[2], s2), s3);
+	/* a stack never interned is guessed new (no fingerprint matches) */
+	assert_int_equal(hs_source_guess_stack(&src, f[3], s3), HS_NO_STACK);
+	assert_int_equal(hs_source_guess_stack(&src, f[1], HS_NO_STACK), HS_NO_STACK);
+	assert_int_equal(src.nr_stacks, before);
+	hs_source_release(&src);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -292,6 +325,7 @@ int main(void)
 		cmocka_unit_test(check_finds_a_broken_model),
 		cmocka_unit_test(out_of_memory_is_reported),
 		cmocka_unit_test(sums_by_stack_in_first_appearance_order),
+		cmocka_unit_test(guesses_find_interned_stacks),
 	};
 	return cmocka_run_group_tests_name("stack_source", tests, NULL, NULL);
 }
