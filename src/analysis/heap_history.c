@@ -253,7 +253,8 @@ int hs_heap_history_view(const char *path, const struct hs_heap_history *h,
 		hs_log(HS_LOG_DEBUG, "%s: peak %.17g, history's %.17g: read again", path,
 		       info.peak_bytes, top);
 		hs_source_release(out);
-		err = joint_run(path, o, out, NULL, NULL, INT64_MAX, pace, pace_ctx, diag);
+		err =
+		    joint_run(path, o, out, NULL, NULL, INT64_MAX, pace, pace_ctx, diag);
 	}
 	return err;
 }
