@@ -44,6 +44,10 @@
 #define FLUSH_NS 50000000ull /* write at least every 50 ms */
 #define ZSTD_LEVEL 1
 #define COL_TRIAL 16 /* every 16th EVENTS chunk is compressed both ways */
+/* a smaller EVENTS chunk is no trial: too few events to tell (a chunk of
+ * RSS records alone came out smaller plain, and sent 16 chunks of a
+ * program whose chunks were a fifth of that compact into the plain way) */
+#define COL_TRIAL_MIN (64u << 10)
 
 _Atomic int hs_writer_alive;
 pid_t hs_writer_tid;
@@ -73,9 +77,10 @@ static struct {
 	/*
 	 * Compact EVENTS chunks: hs_chunk_compact()'s tables, scratch and
 	 * output, and the second compressed copy of a trial chunk. A trial
-	 * every COL_TRIAL chunks compresses the payload both ways; the
-	 * chunks up to the next one are compact if those came out an
-	 * eighth smaller (they cost the reader a pass).
+	 * every COL_TRIAL chunks (of COL_TRIAL_MIN bytes or more)
+	 * compresses the payload both ways; the chunks up to the next one
+	 * are compact if those came out an eighth smaller (they cost the
+	 * reader a pass).
 	 */
 	struct hs_compact_enc *enc;
 	uint8_t *col_scratch, *zcol, *compact;
@@ -255,7 +260,7 @@ static int add_index(uint64_t offset)
 static const uint8_t *compress_events(uint8_t *raw, size_t n, uint8_t *zbuf, size_t zcap,
 				      size_t *stored, size_t *raw_n, unsigned *flags)
 {
-	int trial = w.col_trial == 0;
+	int trial = w.col_trial == 0 && n >= COL_TRIAL_MIN;
 	size_t z = 0, zc = 0, c = 0;
 	uint8_t *zout = trial ? w.zcol : zbuf; /* a trial keeps both */
 
@@ -278,7 +283,8 @@ static const uint8_t *compress_events(uint8_t *raw, size_t n, uint8_t *zbuf, siz
 		w.col_use = zc && (!z || zc < z - z / 8);
 		w.col_trial = COL_TRIAL;
 	}
-	w.col_trial--;
+	if (w.col_trial)
+		w.col_trial--; /* a small chunk leaves the trial to the next */
 	if (zc && (!z || zc < z - z / 8) && zc < c) {
 		*stored = zc;
 		*raw_n = c;
