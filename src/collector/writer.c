@@ -48,6 +48,11 @@
  * RSS records alone came out smaller plain, and sent 16 chunks of a
  * program whose chunks were a fifth of that compact into the plain way) */
 #define COL_TRIAL_MIN (64u << 10)
+/* after a trial that chose plain chunks, the next trial comes sooner:
+ * compact chunks are the rule (a fifth of plain on python3 and sqlite3),
+ * plain ones a phase (a program's start, python3 freeing its heap at
+ * exit) */
+#define COL_TRIAL_PLAIN 4
 
 _Atomic int hs_writer_alive;
 pid_t hs_writer_tid;
@@ -77,10 +82,12 @@ static struct {
 	/*
 	 * Compact EVENTS chunks: hs_chunk_compact()'s tables, scratch and
 	 * output, and the second compressed copy of a trial chunk. A trial
-	 * every COL_TRIAL chunks (of COL_TRIAL_MIN bytes or more)
-	 * compresses the payload both ways; the chunks up to the next one
-	 * are compact if those came out an eighth smaller (they cost the
-	 * reader a pass).
+	 * every COL_TRIAL chunks (of COL_TRIAL_MIN bytes or more; every
+	 * COL_TRIAL_PLAIN after one that chose plain) compresses the
+	 * payload both ways; the chunks up to the next one are compact if
+	 * those came out an eighth smaller (they cost the reader a pass).
+	 * The first chunk (the program's start: PROCESS, modules, the
+	 * first stacks) is compact and no trial.
 	 */
 	struct hs_compact_enc *enc;
 	uint8_t *col_scratch, *zcol, *compact;
@@ -101,7 +108,7 @@ static struct {
 	unsigned reason;
 	uint64_t detail;
 	uint64_t last_flush_ns, next_rss_ns;
-} w = {.fd = -1, .statm_fd = -1};
+} w = {.fd = -1, .statm_fd = -1, .col_trial = 1, .col_use = 1};
 
 static _Atomic int wake_word, sleeping;
 
@@ -260,16 +267,12 @@ static int add_index(uint64_t offset)
 static const uint8_t *compress_events(uint8_t *raw, size_t n, uint8_t *zbuf, size_t zcap,
 				      size_t *stored, size_t *raw_n, unsigned *flags)
 {
-	int trial = w.col_trial == 0 && n >= COL_TRIAL_MIN;
+	int trial = w.col_trial == 0 && n >= COL_TRIAL_MIN && w.compact;
+	int use = w.col_use && w.compact;
 	size_t z = 0, zc = 0, c = 0;
 	uint8_t *zout = trial ? w.zcol : zbuf; /* a trial keeps both */
 
-	if (trial || !w.col_use) {
-		z = ZSTD_compressCCtx(w.cctx, zbuf, zcap, raw, n, ZSTD_LEVEL);
-		if (ZSTD_isError(z))
-			z = 0;
-	}
-	if ((trial || w.col_use) && w.compact)
+	if (trial || use)
 		c = hs_chunk_compact(raw, n, w.enc, w.col_scratch, w.compact,
 				     w.compact_cap);
 	if (c) {
@@ -278,10 +281,17 @@ static const uint8_t *compress_events(uint8_t *raw, size_t n, uint8_t *zbuf, siz
 		if (ZSTD_isError(zc))
 			zc = 0;
 	}
+	/* plain: on a trial, or where compact did not come out (a record
+	 * the encoder has no layout for) */
+	if (trial || !zc) {
+		z = ZSTD_compressCCtx(w.cctx, zbuf, zcap, raw, n, ZSTD_LEVEL);
+		if (ZSTD_isError(z))
+			z = 0;
+	}
 	if (trial) {
 		/* compact chunks cost the reader a pass: worth it if an eighth smaller */
 		w.col_use = zc && (!z || zc < z - z / 8);
-		w.col_trial = COL_TRIAL;
+		w.col_trial = w.col_use ? COL_TRIAL : COL_TRIAL_PLAIN;
 	}
 	if (w.col_trial)
 		w.col_trial--; /* a small chunk leaves the trial to the next */
