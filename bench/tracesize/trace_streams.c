@@ -6,7 +6,8 @@
  *
  * For each EVENTS chunk of each FILE: the bytes the file spends on it;
  * its records encoded compact by this build's encoder (hs_chunk_compact(),
- * the collector's), compressed with zstd -1 as the writer does; plain,
+ * the collector's), compressed with zstd -1 as the writer does (its
+ * blocks ending where the streams do); plain,
  * compressed the same way; the better of the two; and each stream of the
  * compact payload compressed alone, which says which field the bytes go
  * to. Then the share of the heap events whose address the compact
@@ -68,6 +69,47 @@ static int is_free(unsigned tag)
 {
 	return tag == HS_TAG_FREE || tag == HS_TAG_REALLOC_FREE ||
 	       tag == HS_TAG_FREE_TEMPORARY;
+}
+
+/*
+ * zstd -1 of the compact payload of @n bytes at @c as the writer makes it
+ * (collector/writer.c, compress_compact()): one frame whose blocks end
+ * where the streams do. Its size, or @n when it does not come out.
+ */
+static uint64_t zsize_compact(struct tables *t, const uint8_t *c, size_t n)
+{
+	ZSTD_outBuffer ob = { t->z, t->z_cap, 0 };
+	const uint8_t *q = c, *end = c + n;
+	size_t part[HS_CC__COUNT + 2], at = 0, left;
+	uint64_t len;
+	unsigned i;
+
+	if (hs_get_varint(&q, end, &len))
+		return n;
+	for (i = 1; i <= HS_CC__COUNT; i++) {
+		if (hs_get_varint(&q, end, &len))
+			return n;
+		part[i] = (size_t)len;
+	}
+	part[0] = (size_t)(q - c);
+	for (i = 1; i <= HS_CC__COUNT; i++)
+		q += part[i];
+	part[HS_CC__COUNT + 1] = (size_t)(end - q);
+	ZSTD_CCtx_reset(t->cctx, ZSTD_reset_session_and_parameters);
+	ZSTD_CCtx_setParameter(t->cctx, ZSTD_c_compressionLevel, LEVEL);
+	ZSTD_CCtx_setPledgedSrcSize(t->cctx, n);
+	for (i = 0; i < HS_CC__COUNT + 2; i++) {
+		ZSTD_inBuffer ib = { c + at, part[i], 0 };
+		ZSTD_EndDirective how = i == HS_CC__COUNT + 1 ? ZSTD_e_end : ZSTD_e_flush;
+
+		do {
+			left = ZSTD_compressStream2(t->cctx, &ob, &ib, how);
+			if (ZSTD_isError(left) || (left && ob.pos == ob.size))
+				return n;
+		} while (left || ib.pos < ib.size);
+		at += part[i];
+	}
+	return ob.pos;
 }
 
 /*
@@ -133,7 +175,7 @@ static int chunk(struct tables *t, const struct hs_chunk_header *h, const uint8_
 		tot->best += plain;
 		return classify(t, p, end, tot);
 	}
-	compact = HS_CHUNK_HEADER_SIZE + zsize(t, t->packed, c);
+	compact = HS_CHUNK_HEADER_SIZE + zsize_compact(t, t->packed, c);
 	tot->compact += compact;
 	tot->best += compact < plain ? compact : plain;
 	q = t->packed;

@@ -258,6 +258,55 @@ static int add_index(uint64_t offset)
 }
 
 /*
+ * zstd of the compact payload of @n bytes at @c into @out (@cap bytes):
+ * one frame, as ZSTD_compressCCtx() makes, whose blocks end where the
+ * payload's streams do, so that each stream's literals are coded with a
+ * table of their own (over the same chunks: cc1 5% smaller, rand_loop
+ * 1.3%, python3 0.7%; zstd takes a fifth longer). Returns its size, or 0
+ * (the caller then writes the chunk another way).
+ */
+static size_t compress_compact(uint8_t *out, size_t cap, const uint8_t *c, size_t n)
+{
+	ZSTD_outBuffer ob = {out, cap, 0};
+	const uint8_t *q = c, *end = c + n;
+	size_t part[HS_CC__COUNT + 2], at = 0, left;
+	uint64_t len;
+	unsigned i, parts = 0;
+
+	/* the lengths (the records', then each stream's), then the streams */
+	if (hs_get_varint(&q, end, &len))
+		return 0;
+	for (i = 0; i < HS_CC__COUNT; i++) {
+		if (hs_get_varint(&q, end, &len))
+			return 0;
+		part[i + 1] = (size_t)len;
+	}
+	part[0] = (size_t)(q - c);
+	for (i = 1; i <= HS_CC__COUNT; i++) {
+		if (part[i] > (size_t)(end - q))
+			return 0;
+		q += part[i];
+	}
+	part[HS_CC__COUNT + 1] = (size_t)(end - q); /* the RECORD stream */
+	parts = HS_CC__COUNT + 2;
+	if (ZSTD_isError(ZSTD_CCtx_reset(w.cctx, ZSTD_reset_session_only)) ||
+	    ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(w.cctx, n)))
+		return 0;
+	for (i = 0; i < parts; i++) {
+		ZSTD_inBuffer ib = {c + at, part[i], 0};
+		ZSTD_EndDirective how = i + 1 == parts ? ZSTD_e_end : ZSTD_e_flush;
+
+		do {
+			left = ZSTD_compressStream2(w.cctx, &ob, &ib, how);
+			if (ZSTD_isError(left) || (left && ob.pos == ob.size))
+				return 0;
+		} while (left || ib.pos < ib.size);
+		at += part[i];
+	}
+	return ob.pos;
+}
+
+/*
  * Compress the EVENTS payload of @n bytes at @raw to @zbuf (@zcap bytes),
  * compact (hs_chunk_compact(), into w.compact) when that is an eighth
  * smaller or more, as the last trial found or this one finds. Returns the
@@ -276,10 +325,7 @@ static const uint8_t *compress_events(uint8_t *raw, size_t n, uint8_t *zbuf, siz
 		c = hs_chunk_compact(raw, n, w.enc, w.col_scratch, w.compact,
 				     w.compact_cap);
 	if (c) {
-		zc = ZSTD_compressCCtx(w.cctx, zout, trial ? w.zcol_cap : zcap, w.compact,
-				       c, ZSTD_LEVEL);
-		if (ZSTD_isError(zc))
-			zc = 0;
+		zc = compress_compact(zout, trial ? w.zcol_cap : zcap, w.compact, c);
 	}
 	/* plain: on a trial, or where compact did not come out (a record
 	 * the encoder has no layout for) */
@@ -747,10 +793,16 @@ static int setup_buffers(void)
 	} else {
 		w.compact = NULL;
 	}
-	ws = ZSTD_estimateCCtxSize(ZSTD_LEVEL);
+	/* room to stream too (compress_compact()) */
+	ws = ZSTD_estimateCStreamSize(ZSTD_LEVEL);
+	if (ws < ZSTD_estimateCCtxSize(ZSTD_LEVEL))
+		ws = ZSTD_estimateCCtxSize(ZSTD_LEVEL);
 	wsp = map(ws);
 	if (wsp)
 		w.cctx = ZSTD_initStaticCCtx(wsp, ws);
+	if (w.cctx && ZSTD_isError(ZSTD_CCtx_setParameter(w.cctx, ZSTD_c_compressionLevel,
+							  ZSTD_LEVEL)))
+		w.compact = NULL; /* no streaming: chunks are written plain */
 	return 0;
 }
 
