@@ -566,40 +566,74 @@ static struct hs_cc_thread *cc_thread(struct hs_compact_enc *enc, uint64_t tid)
 	}
 }
 
+/* A mark's parts (struct hs_cc_addr). */
+#define CC_NUM_MASK ((1ull << HS_CC_NUM_BITS) - 1)
+#define CC_OWNER_SHIFT (2 * HS_CC_NUM_BITS)
+
+static inline uint32_t cc_allocated(const struct hs_cc_addr *a)
+{
+	return (uint32_t)(a->mark >> HS_CC_NUM_BITS & CC_NUM_MASK);
+}
+
+static inline uint32_t cc_freed(const struct hs_cc_addr *a)
+{
+	return (uint32_t)(a->mark & CC_NUM_MASK);
+}
+
+static inline void cc_set_allocated(struct hs_cc_addr *a, uint32_t num)
+{
+	a->mark = (a->mark & ~(CC_NUM_MASK << HS_CC_NUM_BITS)) |
+		  (uint64_t)num << HS_CC_NUM_BITS;
+}
+
+static inline void cc_set_freed(struct hs_cc_addr *a, uint32_t num)
+{
+	a->mark = (a->mark & ~CC_NUM_MASK) | num;
+}
+
+/* The owner part of a mark: the chunk's generation and thread @t's slot. */
+static inline uint64_t cc_owner(const struct hs_compact_enc *enc,
+				const struct hs_cc_thread *t)
+{
+	return (uint64_t)enc->gen << 12 | (uint64_t)(t - enc->threads);
+}
+
+/*
+ * Where the search for @addr of @owner starts. Addresses that a program
+ * uses one after the other are near each other: the low bits (a 1 KiB
+ * span of addresses) pick a slot within a 64-slot block of the table, so
+ * that they share cache lines, and a hash of the rest with the owner
+ * picks the block.
+ */
+static inline uint32_t cc_home(uint64_t addr, uint64_t owner)
+{
+	uint64_t h = ((addr >> 10) ^ owner << 44) * 0x9e3779b97f4a7c15ull;
+
+	return ((uint32_t)(h >> 40) << 6 | (uint32_t)(addr >> 4 & 63)) & (HS_CC_TABLE - 1);
+}
+
 /*
  * The entry of @addr in thread @t's history: the one that holds it, or a
  * new one (NULL: not there, and no room to add it).
  */
-static inline uint32_t cc_key(const struct hs_compact_enc *enc,
-			      const struct hs_cc_thread *t)
-{
-	return enc->gen << 12 | (uint32_t)(t - enc->threads);
-}
-
-/* Where the search for @addr under @key starts. */
-static inline uint32_t cc_home(uint64_t addr, uint32_t key)
-{
-	return (uint32_t)cc_hash(addr ^ (uint64_t)key << 32) & (HS_CC_TABLE - 1);
-}
-
 static struct hs_cc_addr *cc_addr(struct hs_compact_enc *enc, struct hs_cc_thread *t,
 				  uint64_t addr)
 {
-	uint32_t key = cc_key(enc, t), i = cc_home(addr, key);
+	uint64_t owner = cc_owner(enc, t);
+	uint32_t i = cc_home(addr, owner);
 
 	for (;; i = (i + 1) & (HS_CC_TABLE - 1)) {
 		struct hs_cc_addr *a = &enc->addrs[i];
 
-		if (a->key >> 12 != enc->gen) {
+		if (a->mark >> (CC_OWNER_SHIFT + 12) != enc->gen) {
 			if (enc->nr_addrs >= HS_CC_TABLE / 2)
 				return NULL;
 			enc->nr_addrs++;
-			a->key = key;
 			a->addr = addr;
-			a->allocated = a->freed = 0;
+			a->mark = owner << CC_OWNER_SHIFT;
 			return a;
 		}
-		if (a->key == key && a->addr == addr)
+		if (a->addr == addr && a->mark >> CC_OWNER_SHIFT == owner)
 			return a;
 	}
 }
@@ -630,8 +664,8 @@ size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 		base[i] = scratch + (i + (i > HS_CC_REF)) * room;
 		s[i] = base[i];
 	}
-	if (n > UINT32_MAX)
-		return 0;
+	if (n > HS_CC_RECORDS_MAX)
+		return 0; /* more allocations or frees than a mark counts */
 	thread = cc_thread(enc, 0);
 	/* Copy the next field to stream x; decode an address delta into d. */
 #define CC_COPY(x)                                                                       \
@@ -685,10 +719,10 @@ size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 		case HS_TAG_REALLOC_FREE:
 		case HS_TAG_FREE_TEMPORARY:
 			entry = thread ? cc_addr(enc, thread, addr) : NULL;
-			ref = entry ? cc_back(thread->allocs, entry->allocated) : 0;
+			ref = entry ? cc_back(thread->allocs, cc_allocated(entry)) : 0;
 			CC_REF_OR_ADDR(ref);
 			if (thread && entry)
-				entry->freed = thread->frees + 1;
+				cc_set_freed(entry, thread->frees + 1);
 			if (thread)
 				thread->frees++;
 			break;
@@ -709,7 +743,7 @@ size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 			break;
 		default: /* the allocations */
 			entry = thread ? cc_addr(enc, thread, addr) : NULL;
-			ref = entry ? cc_back(thread->frees, entry->freed) : 0;
+			ref = entry ? cc_back(thread->frees, cc_freed(entry)) : 0;
 			CC_REF_OR_ADDR(ref);
 			CC_COPY(HS_CC_SIZE);
 			CC_COPY(HS_CC_STACK);
@@ -722,19 +756,19 @@ size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 				old_entry =
 				    thread && old ? cc_addr(enc, thread, old) : NULL;
 				ref = d && old_entry
-					  ? cc_back(thread->allocs, old_entry->allocated)
+					  ? cc_back(thread->allocs, cc_allocated(old_entry))
 					  : 0;
 				CC_REF_OR_ADDR(ref);
 				CC_COPY(HS_CC_OTHER);
 				if (old_entry)
-					old_entry->freed = thread->frees + 1;
+					cc_set_freed(old_entry, thread->frees + 1);
 				if (thread && old)
 					thread->frees++;
 			} else if (hs_tag_has_align(tag)) {
 				CC_COPY(HS_CC_OTHER);
 			}
 			if (entry)
-				entry->allocated = thread->allocs + 1;
+				cc_set_allocated(entry, thread->allocs + 1);
 			if (thread)
 				thread->allocs++;
 			break;

@@ -648,9 +648,14 @@ enum hs_compact_stream {
 /* Threads of a chunk whose addresses the encoder refers to (a power of 2,
  * at most 4096; it keeps half of them) */
 #define HS_CC_THREADS 4096
-/* Address table entries (a power of 2; it fills half of them) */
+/* Address table entries (a power of 2; it fills half of them): 4 MiB */
 #define HS_CC_TABLE (1u << 18)
-#define HS_CC_GEN_LIMIT (1u << 20)
+/* Chunk generations before the tables are cleared (fits a mark's 8 bits) */
+#define HS_CC_GEN_LIMIT 256u
+/* Bits of an allocation's or a free's number in a mark: records past
+ * HS_CC_RECORDS_MAX bytes, which could count more, are not compacted */
+#define HS_CC_NUM_BITS 22
+#define HS_CC_RECORDS_MAX (3 * (((size_t)1 << HS_CC_NUM_BITS) - 2))
 
 /* A thread's allocations and frees so far in the chunk. */
 struct hs_cc_thread {
@@ -659,17 +664,22 @@ struct hs_cc_thread {
 	uint32_t allocs, frees;
 };
 
-/* An address in a thread's history: key = chunk generation << 12 | thread
- * slot; its latest allocation's and free's numbers + 1 (0: none). */
+/*
+ * An address in a thread's history, 16 bytes so that four share a cache
+ * line: @mark is the chunk's generation (8 bits), the thread's slot (12),
+ * then the numbers + 1 of its latest allocation and of its latest free
+ * (HS_CC_NUM_BITS each; 0: none).
+ */
 struct hs_cc_addr {
 	uint64_t addr;
-	uint32_t key, allocated, freed;
+	uint64_t mark;
 };
 
 /*
  * The encoder's tables, kept from chunk to chunk (stamped with the
- * chunk's generation, so that a chunk does not clear them). Zero it once
- * before the first use; about 6 MiB.
+ * chunk's generation, so that a chunk does not clear them; every
+ * HS_CC_GEN_LIMIT chunks they are cleared). Zero it once before the
+ * first use; about 4.1 MiB.
  */
 struct hs_compact_enc {
 	uint32_t gen, nr_threads, nr_addrs;

@@ -17,3 +17,18 @@ setup() {
 	grep -q "^unmatched frees: 0$" sum.txt
 	grep -q "^status: complete$" sum.txt
 }
+
+@test "after an idle start, the chunks of events are compact" {
+	# 200 ms of sleep first: the first chunks hold little but RSS
+	# records, which come out smaller plain; the writer's trial of the
+	# compact encoding must not take them for the events after them
+	trace_run -o c.heapscope -- "$TARGETS/stress" 1 400000 200
+	[ "$status" -eq 0 ]
+	"$HS_BIN" dump c.heapscope | grep '^chunk [0-9]* at [0-9]*: events' > chunks.txt
+	# the chunks of 64 KiB of records or more: every one compact
+	awk '$NF == "bytes" && $(NF - 1) + 0 >= 65536 { big++; if ($0 !~ / compact /) plain++ }
+	     END { print big + 0, plain + 0 }' chunks.txt > counts.txt
+	read -r big plain < counts.txt
+	[ "$big" -ge 3 ]
+	[ "$plain" -eq 0 ]
+}

@@ -1,6 +1,7 @@
 /*
  * stress - THREADS threads each make COUNT malloc/free pairs of sizes
- * 1 + (i % 1000), one call site: stress [THREADS [COUNT]] (4, 1000000).
+ * 1 + (i % 1000), one call site: stress [THREADS [COUNT [IDLE_MS]]]
+ * (4, 1000000, 0), the threads started after IDLE_MS ms of sleep.
  * Prints the expected allocation count and bytes of each thread.
  */
 #include <pthread.h>
@@ -38,6 +39,8 @@ int main(int argc, char **argv)
 		count = atol(argv[2]);
 	if (threads < 1 || threads > 64)
 		return 2;
+	if (argc > 3)
+		usleep((useconds_t)atol(argv[3]) * 1000);
 	for (i = 0; i < threads; i++)
 		pthread_create(&th[i], NULL, worker, NULL);
 	for (i = 0; i < threads; i++)

@@ -24,7 +24,7 @@
 
 #define RECORDS_MAX (1 << 16)
 
-static struct hs_compact_enc enc; /* 8 MiB: static, zeroed once */
+static struct hs_compact_enc enc; /* 4 MiB: static, zeroed once */
 static uint8_t scratch[HS_CC_SCRATCH(RECORDS_MAX)];
 static uint8_t packed[2 * RECORDS_MAX + HS_CC_HEADER_MAX];
 
@@ -175,6 +175,77 @@ static void compact_round_trip(void **state)
 	assert_ptr_equal(out, in);
 	assert_int_equal(got, n);
 	hs_chunk_unpack_release(&u);
+}
+
+/*
+ * The encoder's tables are kept from chunk to chunk, stamped with the
+ * chunk's generation, and cleared when the generations wrap: the same
+ * records give the same payload in every chunk, before and after.
+ */
+static void tables_outlive_their_generations(void **state)
+{
+	static uint8_t in[RECORDS_MAX], first[sizeof(packed)];
+	size_t n, c0, c;
+	unsigned i;
+
+	(void)state;
+	n = many_records(in, sizeof(in), 77);
+	c0 = hs_chunk_compact(in, n, &enc, scratch, first, sizeof(first));
+	assert_true(c0 > 0);
+	for (i = 0; i < HS_CC_GEN_LIMIT + 3; i++) {
+		c = hs_chunk_compact(in, n, &enc, scratch, packed, sizeof(packed));
+		assert_int_equal(c, c0);
+		assert_memory_equal(packed, first, c0);
+	}
+}
+
+/*
+ * More addresses in a chunk than the address table keeps: the ones past
+ * it are written as they are (no reference), and the chunk still reads
+ * back byte for byte.
+ */
+static void a_full_table_writes_literals(void **state)
+{
+	size_t blocks = HS_CC_TABLE / 2 + 1000, room = blocks * 16 + 64, n, c, got, i;
+	uint8_t *in = malloc(room), *cscratch = malloc(HS_CC_SCRATCH(room)),
+		*out = malloc(2 * room + HS_CC_HEADER_MAX), *p;
+	uint64_t last = 0, len[HS_CC__COUNT + 1], addr;
+	struct hs_chunk_unpack u = { 0 };
+	const uint8_t *back;
+	const char *why = NULL;
+
+	(void)state;
+	assert_non_null(in);
+	assert_non_null(cscratch);
+	assert_non_null(out);
+	p = hs_enc_span(in, 9, 0, 0);
+	/* blocks 64 bytes apart, so that 16 share a span of the table */
+	for (i = 0; i < blocks; i++) {
+		addr = 0x40000000 + 64 * (uint64_t)i;
+		p = hs_enc_alloc(p, HS_TAG_MALLOC, 0, (int64_t)(addr - last), 48, 3, 0);
+		last = addr;
+	}
+	for (i = 0; i < blocks; i++) {
+		addr = 0x40000000 + 64 * (uint64_t)i;
+		p = hs_enc_free(p, HS_TAG_FREE, 0, (int64_t)(addr - last));
+		last = addr;
+	}
+	n = (size_t)(p - in);
+	c = hs_chunk_compact(in, n, &enc, cscratch, out, 2 * room + HS_CC_HEADER_MAX);
+	assert_true(c > 0);
+	stream_lengths(out, c, len);
+	/* every allocation is literal (5 bytes for the first, 2 for each
+	 * +64 after it); the frees of the blocks the table kept refer back,
+	 * the last 1000 are literal (+64, 2 bytes each) */
+	assert_int_equal(len[1 + HS_CC_ADDR], 5 + 2 * (blocks - 1) + 2 * 1000);
+	assert_int_equal(hs_chunk_unpack(&u, HS_CHUNK_COMPACT, out, c, &back, &got, &why),
+			 0);
+	assert_int_equal(got, n);
+	assert_memory_equal(back, in, n);
+	hs_chunk_unpack_release(&u);
+	free(in);
+	free(cscratch);
+	free(out);
 }
 
 /*
@@ -433,6 +504,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(compact_round_trip),
+		cmocka_unit_test(tables_outlive_their_generations),
+		cmocka_unit_test(a_full_table_writes_literals),
 		cmocka_unit_test(repeating_program_repeats_its_bytes),
 		cmocka_unit_test(compact_survives_damage),
 		cmocka_unit_test(hostile_references_are_refused),
