@@ -582,8 +582,9 @@ static inline uint32_t cc_freed(const struct hs_cc_addr *a)
 
 static inline void cc_set_allocated(struct hs_cc_addr *a, uint32_t num)
 {
-	a->mark = (a->mark & ~(CC_NUM_MASK << HS_CC_NUM_BITS)) |
-		  (uint64_t)num << HS_CC_NUM_BITS;
+	uint64_t keep = a->mark & ~(CC_NUM_MASK << HS_CC_NUM_BITS);
+
+	a->mark = keep | (uint64_t)num << HS_CC_NUM_BITS;
 }
 
 static inline void cc_set_freed(struct hs_cc_addr *a, uint32_t num)
@@ -609,7 +610,8 @@ static inline uint32_t cc_home(uint64_t addr, uint64_t owner)
 {
 	uint64_t h = ((addr >> 10) ^ owner << 44) * 0x9e3779b97f4a7c15ull;
 
-	return ((uint32_t)(h >> 40) << 6 | (uint32_t)(addr >> 4 & 63)) & (HS_CC_TABLE - 1);
+	return ((uint32_t)(h >> 40) << 6 | (uint32_t)(addr >> 4 & 63)) &
+	       (HS_CC_TABLE - 1);
 }
 
 /*
@@ -755,9 +757,9 @@ size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 				/* an in-place realloc's 0 is the shorter */
 				old_entry =
 				    thread && old ? cc_addr(enc, thread, old) : NULL;
-				ref = d && old_entry
-					  ? cc_back(thread->allocs, cc_allocated(old_entry))
-					  : 0;
+				ref = d && old_entry ? cc_back(thread->allocs,
+							       cc_allocated(old_entry))
+						     : 0;
 				CC_REF_OR_ADDR(ref);
 				CC_COPY(HS_CC_OTHER);
 				if (old_entry)
