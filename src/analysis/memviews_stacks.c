@@ -118,6 +118,21 @@ static int chain_push(struct builder *b, uint32_t frame, uint32_t loc)
 	return 0;
 }
 
+/*
+ * "@mod!@fn" (mod NULL: "?") into @name, without printf's formatting: a
+ * builder names every frame of every node this way. 0 or -ENOMEM.
+ */
+static int put_frame_name(struct hs_buf *name, const char *mod, const char *fn)
+{
+	int err = hs_buf_adds(name, mod ? mod : "?");
+
+	if (!err)
+		err = hs_buf_add(name, "!", 1);
+	if (!err)
+		err = hs_buf_adds(name, fn);
+	return err;
+}
+
 /* The frames of node @node from the symbol section, outermost first. */
 static int sym_chain(struct builder *b, const struct hs_trace_sym *sym,
 		     const struct hs_trace_sym_frame *f, unsigned n)
@@ -134,13 +149,13 @@ static int sym_chain(struct builder *b, const struct hs_trace_sym *sym,
 		hs_buf_reset(&b->name);
 		if (sym->status != HS_TSYM_FOUND || !fn) {
 			/* one frame: "module!?" or "?!?" */
-			err = hs_buf_addf(&b->name, "%s!?", mod ? mod : "?");
+			err = put_frame_name(&b->name, mod, "?");
 			i = 0;
 			file = NULL;
 		} else {
 			uint32_t id;
 
-			err = hs_buf_addf(&b->name, "%s!%s", mod ? mod : "?", fn);
+			err = put_frame_name(&b->name, mod, fn);
 			if (!err && (f[i].flags & HS_TSYM_INLINE) &&
 			    (b->o->split_inline ||
 			     hs_strtab_find(&b->outofline, b->name.s, b->name.len, &id)))
@@ -587,7 +602,7 @@ static int find_outofline(struct builder *b)
 			if ((f[k].flags & HS_TSYM_INLINE) || !fn)
 				continue;
 			hs_buf_reset(&b->name);
-			err = hs_buf_addf(&b->name, "%s!%s", mod ? mod : "?", fn);
+			err = put_frame_name(&b->name, mod, fn);
 			if (!err)
 				err = hs_strtab_intern(&b->outofline, b->name.s,
 						       b->name.len, &id);
