@@ -134,9 +134,9 @@ struct block {
  * addressing with linear probing. A slot is 32 bytes, so two share a
  * cache line and none straddles one (a lookup at random is one miss): a
  * size of 4 GiB or more is SIZE_BIG in the slot, its value in @big by
- * address (nearly always empty). The table grows at three quarters full,
- * so a block costs 43-85 bytes (32 / load), not the 80-160 of 40-byte
- * slots at most half full.
+ * address (nearly always empty). A large table grows at three quarters
+ * full (live_full()), so a block costs 43-85 bytes (32 / load), not the
+ * 80-160 of 40-byte slots at most half full.
  */
 #define SIZE_BIG UINT32_MAX
 struct slot {
@@ -234,6 +234,19 @@ static int live_grow(struct live *m)
 }
 
 /*
+ * Is the table too full for one more block? At most half full while it
+ * is small (LIVE_SMALL slots, 8 MB: probes stay short where the table
+ * is in the caches anyway), three quarters once it is larger, where its
+ * memory is what counts and a lookup's cost is its first cache miss.
+ */
+#define LIVE_SMALL ((size_t)1 << 18)
+static inline int live_full(const struct live *m)
+{
+	return m->cap <= LIVE_SMALL ? 2 * (m->n + 1) > m->cap
+				    : 4 * (m->n + 1) > 3 * m->cap;
+}
+
+/*
  * Put @blk at @a; when a block was live there already, 1 with it in
  * *@old (when @old is not NULL). Returns 0, 1 or -ENOMEM.
  */
@@ -242,7 +255,7 @@ static inline int live_replace(struct live *m, uint64_t a, const struct block *b
 {
 	struct slot *s;
 
-	if (4 * (m->n + 1) > 3 * m->cap && live_grow(m))
+	if (live_full(m) && live_grow(m))
 		return -ENOMEM;
 	s = &m->slot[live_find(m, a)];
 	if (s->addr) {
