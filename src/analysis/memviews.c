@@ -835,15 +835,17 @@ static int peak_finish(struct view *v)
 	}
 	if (!p->have)
 		p->nr_keys = 0;
-	all = hs_malloc((v->live.n + p->nr_ghosts + 1) * sizeof(*all));
+	/* the ghosts' array, grown to take the live ones too (python3's
+	 * exit frees a million blocks after its peak: no second copy) */
+	all = hs_realloc(p->ghost, (v->live.n + p->nr_ghosts + 1) * sizeof(*all));
 	if (!all)
 		return -ENOMEM;
+	n = p->nr_ghosts;
+	p->ghost = NULL;
+	p->nr_ghosts = p->alloc_ghosts = 0;
 	for (i = 0; p->have && i < v->live.cap; i++)
 		if (v->live.slot[i].addr && v->live.slot[i].ord <= p->upto)
 			slot_block(&v->live, &v->live.slot[i], &all[n++]);
-	if (p->nr_ghosts)
-		memcpy(all + n, p->ghost, p->nr_ghosts * sizeof(*all));
-	n += p->nr_ghosts;
 	sort_blocks(all, n, v->ord);
 	for (i = 0; i < n && !err; i++)
 		err = emit_block(v, &all[i], 1, all[i].time);
