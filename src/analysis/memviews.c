@@ -121,7 +121,7 @@ json_t *hs_memview_list_json(const struct hs_trace *t)
 
 /* --- maps ---------------------------------------------------------------- */
 
-/* The live blocks: address (never 0) -> the block's allocation. */
+/* A live block's allocation. */
 struct block {
 	uint64_t ord; /* its event's place in the stream */
 	int64_t time;
@@ -129,14 +129,28 @@ struct block {
 	uint32_t key; /* its stack key */
 };
 
+/*
+ * The live blocks: address (never 0) -> the block's allocation, open
+ * addressing with linear probing. A slot is 32 bytes, so two share a
+ * cache line and none straddles one (a lookup at random is one miss): a
+ * size of 4 GiB or more is SIZE_BIG in the slot, its value in @big by
+ * address (nearly always empty). A large table grows at three quarters
+ * full (live_full()), so a block costs 43-85 bytes (32 / load), not the
+ * 80-160 of 40-byte slots at most half full.
+ */
+#define SIZE_BIG UINT32_MAX
 struct slot {
 	uint64_t addr; /* 0 = empty */
-	struct block blk;
+	uint64_t ord;
+	int64_t time;
+	uint32_t size; /* SIZE_BIG: in big */
+	uint32_t key;
 };
 
 struct live {
 	struct slot *slot;
 	size_t n, cap;
+	struct hs_u64map big; /* address -> size, of the slots with SIZE_BIG */
 };
 
 /* A cheap mix of an address (aligned: the low bits say little). */
@@ -156,6 +170,41 @@ static inline size_t live_find(const struct live *m, uint64_t a)
 	return i;
 }
 
+/* The block of occupied slot @s. */
+static inline void slot_block(const struct live *m, const struct slot *s,
+			      struct block *blk)
+{
+	uint64_t big;
+
+	blk->ord = s->ord;
+	blk->time = s->time;
+	blk->key = s->key;
+	blk->size = s->size;
+	if (s->size == SIZE_BIG && hs_u64map_get(&m->big, s->addr, &big))
+		blk->size = big;
+}
+
+/*
+ * Slot @s (its address set) holds @blk from now on; a size of 4 GiB or
+ * more goes to @big. 0 or -ENOMEM (then @s is as it was).
+ */
+static inline int slot_set(struct live *m, struct slot *s, const struct block *blk)
+{
+	if (blk->size >= SIZE_BIG) {
+		if (hs_u64map_put(&m->big, s->addr, blk->size, NULL) < 0)
+			return -ENOMEM;
+		s->size = SIZE_BIG;
+	} else {
+		if (s->size == SIZE_BIG)
+			hs_u64map_del(&m->big, s->addr, NULL);
+		s->size = (uint32_t)blk->size;
+	}
+	s->ord = blk->ord;
+	s->time = blk->time;
+	s->key = blk->key;
+	return 0;
+}
+
 /*
  * Ask for @a's home slot ahead of its lookup: the slots are read at
  * random, and a pass looks up every event's address in turn.
@@ -169,19 +218,32 @@ static inline void live_prefetch(const struct live *m, uint64_t a)
 
 static int live_grow(struct live *m)
 {
-	struct live g = {.cap = m->cap ? 2 * m->cap : 256};
-	size_t j;
+	size_t cap = m->cap ? 2 * m->cap : 256, j;
+	struct slot *slot = hs_calloc(cap, sizeof(struct slot)), *old = m->slot;
+	size_t old_cap = m->cap;
 
-	g.slot = hs_calloc(g.cap, sizeof(struct slot));
-	if (!g.slot)
+	if (!slot)
 		return -ENOMEM;
-	for (j = 0; j < m->cap; j++)
-		if (m->slot[j].addr)
-			g.slot[live_find(&g, m->slot[j].addr)] = m->slot[j];
-	g.n = m->n;
-	hs_free(m->slot);
-	*m = g;
+	m->slot = slot;
+	m->cap = cap;
+	for (j = 0; j < old_cap; j++)
+		if (old[j].addr)
+			m->slot[live_find(m, old[j].addr)] = old[j];
+	hs_free(old);
 	return 0;
+}
+
+/*
+ * Is the table too full for one more block? At most half full while it
+ * is small (LIVE_SMALL slots, 8 MB: probes stay short where the table
+ * is in the caches anyway), three quarters once it is larger, where its
+ * memory is what counts and a lookup's cost is its first cache miss.
+ */
+#define LIVE_SMALL ((size_t)1 << 18)
+static inline int live_full(const struct live *m)
+{
+	return m->cap <= LIVE_SMALL ? 2 * (m->n + 1) > m->cap
+				    : 4 * (m->n + 1) > 3 * m->cap;
 }
 
 /*
@@ -191,19 +253,24 @@ static int live_grow(struct live *m)
 static inline int live_replace(struct live *m, uint64_t a, const struct block *blk,
 			       struct block *old)
 {
-	size_t i;
+	struct slot *s;
 
-	if (2 * (m->n + 1) > m->cap && live_grow(m))
+	if (live_full(m) && live_grow(m))
 		return -ENOMEM;
-	i = live_find(m, a);
-	if (m->slot[i].addr) {
+	s = &m->slot[live_find(m, a)];
+	if (s->addr) {
 		if (old)
-			*old = m->slot[i].blk;
-		m->slot[i].blk = *blk;
+			slot_block(m, s, old);
+		if (slot_set(m, s, blk))
+			return -ENOMEM;
 		return 1;
 	}
-	m->slot[i].addr = a;
-	m->slot[i].blk = *blk;
+	s->addr = a;
+	s->size = 0;
+	if (slot_set(m, s, blk)) {
+		s->addr = 0;
+		return -ENOMEM;
+	}
 	m->n++;
 	return 0;
 }
@@ -231,7 +298,9 @@ static inline int live_del(struct live *m, uint64_t a, struct block *blk)
 	i = live_find(m, a);
 	if (!m->slot[i].addr)
 		return 0;
-	*blk = m->slot[i].blk;
+	slot_block(m, &m->slot[i], blk);
+	if (m->slot[i].size == SIZE_BIG)
+		hs_u64map_del(&m->big, a, NULL);
 	m->n--;
 	j = i;
 	for (;;) {
@@ -254,6 +323,7 @@ static inline int live_del(struct live *m, uint64_t a, struct block *blk)
 static void live_release(struct live *m)
 {
 	hs_free(m->slot);
+	hs_u64map_release(&m->big);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -328,6 +398,12 @@ struct view {
 		size_t nr_last;
 		struct hs_memview_opts o;
 	} side[HS_MEM__COUNT];
+	/*
+	 * The heap views' default FoldPats (heap_fold()), found once for
+	 * the view and its side outputs: it depends on the trace and on
+	 * options they share, not on the kind. NULL: not yet.
+	 */
+	char *fold;
 };
 
 static inline double weight(const struct hs_trace *t, uint64_t size)
@@ -591,6 +667,50 @@ static int cmp_block(const void *a, const void *b)
 	return x->ord < y->ord ? -1 : x->ord > y->ord;
 }
 
+/*
+ * Blocks @all[0, @n) into event order, every ord at most @max_ord: an LSD
+ * radix sort on ord, 11 bits a pass (ords are distinct, so the order is
+ * the one qsort with cmp_block() gives). A million blocks live at a peak
+ * took a tenth of `stats`' time in qsort; this is a few passes over
+ * them. qsort when the scratch copy cannot be had.
+ */
+#define ORD_DIGIT 11
+static void sort_blocks(struct block *all, size_t n, uint64_t max_ord)
+{
+	struct block *tmp, *from = all, *to;
+	size_t count[1u << ORD_DIGIT];
+	unsigned shift, bits = max_ord ? 64u - (unsigned)__builtin_clzll(max_ord) : 1;
+	size_t i;
+
+	if (n < 64 || !(tmp = hs_malloc(n * sizeof(*tmp)))) {
+		qsort(all, n, sizeof(*all), cmp_block);
+		return;
+	}
+	to = tmp;
+	for (shift = 0; shift < bits; shift += ORD_DIGIT) {
+		size_t sum = 0, c;
+		struct block *swap;
+
+		memset(count, 0, sizeof(count));
+		for (i = 0; i < n; i++)
+			count[(from[i].ord >> shift) & ((1u << ORD_DIGIT) - 1)]++;
+		for (i = 0; i < (1u << ORD_DIGIT); i++) {
+			c = count[i];
+			count[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			to[count[(from[i].ord >> shift) & ((1u << ORD_DIGIT) - 1)]++] =
+			    from[i];
+		swap = from;
+		from = to;
+		to = swap;
+	}
+	if (from != all)
+		memcpy(all, from, n * sizeof(*all));
+	hs_free(tmp);
+}
+
 /* Emit the live blocks allocated at @lo or later, in time order. */
 static int emit_live(struct view *v, double lo)
 {
@@ -601,9 +721,9 @@ static int emit_live(struct view *v, double lo)
 	if (!all)
 		return -ENOMEM;
 	for (i = 0; i < v->live.cap; i++)
-		if (v->live.slot[i].addr && (double)v->live.slot[i].blk.time >= lo)
-			all[n++] = v->live.slot[i].blk;
-	qsort(all, n, sizeof(*all), cmp_block);
+		if (v->live.slot[i].addr && (double)v->live.slot[i].time >= lo)
+			slot_block(&v->live, &v->live.slot[i], &all[n++]);
+	sort_blocks(all, n, v->ord);
 	for (i = 0; i < n && !err; i++)
 		err = emit_block(v, &all[i], 1, all[i].time);
 	hs_free(all);
@@ -715,16 +835,18 @@ static int peak_finish(struct view *v)
 	}
 	if (!p->have)
 		p->nr_keys = 0;
-	all = hs_malloc((v->live.n + p->nr_ghosts + 1) * sizeof(*all));
+	/* the ghosts' array, grown to take the live ones too (python3's
+	 * exit frees a million blocks after its peak: no second copy) */
+	all = hs_realloc(p->ghost, (v->live.n + p->nr_ghosts + 1) * sizeof(*all));
 	if (!all)
 		return -ENOMEM;
+	n = p->nr_ghosts;
+	p->ghost = NULL;
+	p->nr_ghosts = p->alloc_ghosts = 0;
 	for (i = 0; p->have && i < v->live.cap; i++)
-		if (v->live.slot[i].addr && v->live.slot[i].blk.ord <= p->upto)
-			all[n++] = v->live.slot[i].blk;
-	if (p->nr_ghosts)
-		memcpy(all + n, p->ghost, p->nr_ghosts * sizeof(*all));
-	n += p->nr_ghosts;
-	qsort(all, n, sizeof(*all), cmp_block);
+		if (v->live.slot[i].addr && v->live.slot[i].ord <= p->upto)
+			slot_block(&v->live, &v->live.slot[i], &all[n++]);
+	sort_blocks(all, n, v->ord);
 	for (i = 0; i < n && !err; i++)
 		err = emit_block(v, &all[i], 1, all[i].time);
 	hs_free(all);
@@ -865,6 +987,7 @@ static void view_release(struct view *v)
 	hs_free(v->peak.ghost);
 	hs_free(v->maps.m);
 	hs_free(v->maps.pieces);
+	hs_free(v->fold);
 	for (k = 0; k < HS_MEM__COUNT; k++)
 		hs_free(v->side[k].last);
 }
@@ -913,7 +1036,10 @@ static int finish_output(struct view *v, const struct hs_trace *t,
 	} else if (!err) {
 		out->kind = HS_METRIC_PLAIN;
 		out->metric_unit = hs_strdup("bytes");
-		err = heap_fold(t, o, &out->defaults.fold);
+		if (!v->fold)
+			err = heap_fold(t, o, &v->fold);
+		if (!err && !(out->defaults.fold = hs_strdup(v->fold)))
+			err = -ENOMEM;
 		if (!out->metric_unit)
 			err = -ENOMEM;
 		if (!err && o->kind == HS_MEM_LEAKS &&
@@ -936,8 +1062,8 @@ static int side_leaks(struct view *v)
 		return -ENOMEM;
 	for (i = 0; i < v->live.cap; i++)
 		if (v->live.slot[i].addr)
-			all[n++] = v->live.slot[i].blk;
-	qsort(all, n, sizeof(*all), cmp_block);
+			slot_block(&v->live, &v->live.slot[i], &all[n++]);
+	sort_blocks(all, n, v->ord);
 	for (i = 0; i < n && !err; i++) {
 		double w = weight(v->t, all[i].size);
 

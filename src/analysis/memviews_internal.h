@@ -58,7 +58,10 @@ struct builder {
 	/* leaks: which allocations are known exit-time ones */
 	struct hs_patlist alloc_pats, exit_pats;
 	uint8_t *frame_kind; /* frame -> FK_* bits (0: not looked at) */
+	uint32_t *frame_mod; /* frame -> its module's length, when FK_SEEN */
 	size_t alloc_kind;
+	/* node -> is its allocation an exit-time one: 0 not known, 1 no, 2 yes */
+	uint8_t *node_exit;
 	uint32_t exit_frame; /* HS_EXIT_TIME_FRAME */
 	/*
 	 * "module!function" of every out-of-line frame of the symbol

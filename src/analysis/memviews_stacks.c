@@ -118,6 +118,21 @@ static int chain_push(struct builder *b, uint32_t frame, uint32_t loc)
 	return 0;
 }
 
+/*
+ * "@mod!@fn" (mod NULL: "?") into @name, without printf's formatting: a
+ * builder names every frame of every node this way. 0 or -ENOMEM.
+ */
+static int put_frame_name(struct hs_buf *name, const char *mod, const char *fn)
+{
+	int err = hs_buf_adds(name, mod ? mod : "?");
+
+	if (!err)
+		err = hs_buf_add(name, "!", 1);
+	if (!err)
+		err = hs_buf_adds(name, fn);
+	return err;
+}
+
 /* The frames of node @node from the symbol section, outermost first. */
 static int sym_chain(struct builder *b, const struct hs_trace_sym *sym,
 		     const struct hs_trace_sym_frame *f, unsigned n)
@@ -134,13 +149,13 @@ static int sym_chain(struct builder *b, const struct hs_trace_sym *sym,
 		hs_buf_reset(&b->name);
 		if (sym->status != HS_TSYM_FOUND || !fn) {
 			/* one frame: "module!?" or "?!?" */
-			err = hs_buf_addf(&b->name, "%s!?", mod ? mod : "?");
+			err = put_frame_name(&b->name, mod, "?");
 			i = 0;
 			file = NULL;
 		} else {
 			uint32_t id;
 
-			err = hs_buf_addf(&b->name, "%s!%s", mod ? mod : "?", fn);
+			err = put_frame_name(&b->name, mod, fn);
 			if (!err && (f[i].flags & HS_TSYM_INLINE) &&
 			    (b->o->split_inline ||
 			     hs_strtab_find(&b->outofline, b->name.s, b->name.len, &id)))
@@ -361,26 +376,44 @@ static const char *fn_name(unsigned tag)
 	}
 }
 
-/* The FK_* bits of @frame (a frame of a node's chain). */
-static int frame_kind(struct builder *b, uint32_t frame, unsigned *kind)
+/* Length of the module part of frame name @s ("module!function"). */
+static size_t module_len(const char *s)
+{
+	const char *bang = hs_frame_name_bang(s, strlen(s));
+
+	return bang ? (size_t)(bang - s) : SIZE_MAX;
+}
+
+/*
+ * The FK_* bits of @frame (a frame of a node's chain), and the length of
+ * its module part in *@mod_len (SIZE_MAX: none), found once per frame.
+ */
+static int frame_kind(struct builder *b, uint32_t frame, unsigned *kind,
+		      size_t *mod_len)
 {
 	const char *name;
 	size_t which, n;
 	int r;
 
 	if (frame >= b->alloc_kind) {
-		size_t a = b->alloc_kind;
+		size_t a = b->alloc_kind, a2 = b->alloc_kind;
 
-		if (HS_GROW(b->frame_kind, (size_t)frame + 1, a))
+		if (HS_GROW(b->frame_kind, (size_t)frame + 1, a) ||
+		    HS_GROW(b->frame_mod, (size_t)frame + 1, a2))
+			return -ENOMEM;
+		if (a2 < a && HS_GROW(b->frame_mod, a, a2))
 			return -ENOMEM;
 		memset(b->frame_kind + b->alloc_kind, 0, a - b->alloc_kind);
 		b->alloc_kind = a;
 	}
 	if (!b->frame_kind[frame]) {
 		unsigned k = FK_SEEN;
+		size_t ml;
 
 		name = hs_source_frame_name(b->out, frame);
 		n = strlen(name);
+		ml = module_len(name);
+		b->frame_mod[frame] = ml > UINT32_MAX - 1 ? UINT32_MAX : (uint32_t)ml;
 		r = hs_patlist_match_any(&b->alloc_pats, name, n, &which);
 		if (r > 0)
 			k |= FK_ALLOCATOR;
@@ -393,25 +426,18 @@ static int frame_kind(struct builder *b, uint32_t frame, unsigned *kind)
 		b->frame_kind[frame] = (uint8_t)k;
 	}
 	*kind = b->frame_kind[frame];
+	*mod_len = b->frame_mod[frame] == UINT32_MAX ? SIZE_MAX : b->frame_mod[frame];
 	return 0;
-}
-
-/* Length of the module part of frame name @s ("module!function"). */
-static size_t module_len(const char *s)
-{
-	const char *bang = hs_frame_name_bang(s, strlen(s));
-
-	return bang ? (size_t)(bang - s) : SIZE_MAX;
 }
 
 /*
  * Is the allocation at node @idx a known exit-time allocation: does one of
  * its allocating frames (the file's header comment) match? 0, 1 or an error.
  */
-static int exit_time(struct builder *b, uint32_t idx)
+static int exit_time_walk(struct builder *b, uint32_t idx)
 {
 	const char *mod = NULL;
-	size_t mod_len = 0;
+	size_t mod_len = 0, len_here;
 	uint32_t first;
 	unsigned len, k, kind;
 	int err;
@@ -420,20 +446,19 @@ static int exit_time(struct builder *b, uint32_t idx)
 		err = node_chain(b, idx, &first, &len);
 		for (k = len; !err && k-- > 0;) {
 			uint32_t f = b->chain_frame[first + k];
-			const char *name = hs_source_frame_name(b->out, f);
 
-			err = frame_kind(b, f, &kind);
+			err = frame_kind(b, f, &kind, &len_here);
 			if (err)
 				break;
 			if (!mod) {
 				if (kind & FK_ALLOCATOR)
 					continue; /* the allocator's own */
-				mod = name;
-				mod_len = module_len(name);
+				mod = hs_source_frame_name(b->out, f);
+				mod_len = len_here;
 				if (mod_len == SIZE_MAX)
 					return 0;
-			} else if (module_len(name) != mod_len ||
-				   memcmp(name, mod, mod_len)) {
+			} else if (len_here != mod_len ||
+				   memcmp(hs_source_frame_name(b->out, f), mod, mod_len)) {
 				return 0; /* called from another module */
 			}
 			if (kind & FK_EXIT)
@@ -444,6 +469,21 @@ static int exit_time(struct builder *b, uint32_t idx)
 		idx = b->t->node_parent[idx];
 	}
 	return 0;
+}
+
+/* exit_time_walk() once per node: keys of several threads share nodes. */
+static int exit_time(struct builder *b, uint32_t idx)
+{
+	int r;
+
+	if (!b->node_exit && !(b->node_exit = hs_calloc(b->t->nr_nodes + 1, 1)))
+		return -ENOMEM;
+	if (b->node_exit[idx])
+		return b->node_exit[idx] - 1;
+	r = exit_time_walk(b, idx);
+	if (r >= 0)
+		b->node_exit[idx] = (uint8_t)(r + 1);
+	return r;
 }
 
 /*
@@ -562,7 +602,7 @@ static int find_outofline(struct builder *b)
 			if ((f[k].flags & HS_TSYM_INLINE) || !fn)
 				continue;
 			hs_buf_reset(&b->name);
-			err = hs_buf_addf(&b->name, "%s!%s", mod ? mod : "?", fn);
+			err = put_frame_name(&b->name, mod, fn);
 			if (!err)
 				err = hs_strtab_intern(&b->outofline, b->name.s,
 						       b->name.len, &id);
@@ -635,6 +675,8 @@ void builder_release(struct builder *b)
 	hs_patlist_release(&b->alloc_pats);
 	hs_patlist_release(&b->exit_pats);
 	hs_free(b->frame_kind);
+	hs_free(b->frame_mod);
+	hs_free(b->node_exit);
 	hs_strtab_release(&b->outofline);
 	hs_buf_release(&b->name);
 	hs_free(b->node_first);

@@ -594,6 +594,108 @@ static void same_both_ways(const char *path, const struct tb *b, enum hs_memview
 }
 
 /*
+ * Many blocks (the live table grows, the blocks are sorted by radix),
+ * some of 4 GiB or more (kept beside the table's 32-bit sizes): 1000
+ * blocks of 16 + i bytes at 0x100000 + 64 i, a microsecond apart, but
+ * block 500 of 5 GiB + 3, 700 of 2^32 - 1 and 701 of 2^32 - 2; the even
+ * ones freed; then at block 1 (live) 6 GiB, then 9 bytes over it, and at
+ * block 3 (live) 7 GiB: allocations over live blocks, so their frees
+ * were missed.
+ */
+#define MANY 1000
+static uint64_t many_size(size_t i)
+{
+	return i == 500 ? (5ull << 30) + 3 : i == 700 ? 0xffffffffull
+			: i == 701 ? 0xfffffffeull : 16 + i;
+}
+
+static void build_many(struct tb *b)
+{
+	uint64_t at = 0;
+	uint8_t *p;
+	size_t i;
+
+	tb_init(b);
+	p = tb_p(b);
+	p = put_process_sampled(p, 0);
+	p = put_module(p, 0, 1, 0x1000, 0x1000, 0x2000, "/bin/app");
+	p = put_span(p, 10, 0, 0);
+	p = put_thread_start(p, 0, "main");
+	p = put_node(p, 1, 0, 0x1010);
+	for (i = 0; i < MANY; i++) {
+		uint64_t a = 0x100000 + 64 * i;
+
+		p = put_alloc(b, p, HS_TAG_MALLOC, 1000, (int64_t)(a - at), many_size(i), 1);
+		at = a;
+	}
+	for (i = 0; i < MANY; i += 2) {
+		uint64_t a = 0x100000 + 64 * i;
+
+		p = put_free(b, p, 1000, (int64_t)(a - at));
+		at = a;
+	}
+	p = put_alloc(b, p, HS_TAG_MALLOC, 1000, (int64_t)(0x100040 - at), 6ull << 30, 1);
+	p = put_alloc(b, p, HS_TAG_MALLOC, 1000, 0, 9, 1);
+	p = put_alloc(b, p, HS_TAG_MALLOC, 1000, 0x80, 7ull << 30, 1);
+	tb_end(b, p);
+	tb_chunk(b, HS_CHUNK_EVENTS, 1);
+}
+
+static void many_blocks_and_huge_sizes(void **state)
+{
+	struct hs_memview_info info;
+	struct hs_stack_source src;
+	struct hs_trace t;
+	double all = 0, odd = 0, bytes, count;
+	char path[64];
+	struct tb b;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < MANY; i++) {
+		all += (double)many_size(i);
+		if (i & 1)
+			odd += (double)many_size(i);
+	}
+	odd += 9 - (double)many_size(1) + (double)(7ull << 30) - (double)many_size(3);
+	build_many(&b);
+	tb_load(&b, &t);
+	/* the peak: every block, after the last first allocation, in order */
+	build(&t, HS_MEM_PEAK, NAN, NAN, &src, &info);
+	assert_true(info.peak_bytes == all);
+	assert_int_equal(info.peak_ns, (int64_t)MANY * 1000);
+	assert_int_equal(src.nr_samples, MANY);
+	for (i = 0; i < MANY; i++) {
+		assert_true(src.time[i] == (int64_t)(i + 1) * 1000);
+		assert_true(src.metric[i] == (double)many_size(i));
+	}
+	hs_source_release(&src);
+	/* leaks: the odd blocks, 1 and 3 as reallocated, in time order */
+	build(&t, HS_MEM_LEAKS, NAN, NAN, &src, NULL);
+	assert_int_equal(src.nr_samples, MANY / 2);
+	hs_source_totals(&src, &bytes, &count);
+	assert_true(bytes == odd);
+	assert_true(count == MANY / 2);
+	for (i = 1; i < src.nr_samples; i++)
+		assert_true(src.time[i] > src.time[i - 1]);
+	assert_true(src.metric[src.nr_samples - 1] == (double)(7ull << 30));
+	hs_source_release(&src);
+	/* net: the same bytes, the missed frees taken back */
+	build(&t, HS_MEM_NET, NAN, NAN, &src, &info);
+	hs_source_totals(&src, &bytes, &count);
+	assert_true(bytes == odd);
+	assert_true(count == MANY / 2);
+	assert_int_equal(info.missed_frees, 3);
+	hs_source_release(&src);
+	hs_trace_release(&t);
+	to_file(&b, path);
+	same_both_ways(path, &b, HS_MEM_PEAK, MANY);
+	same_both_ways(path, &b, HS_MEM_LEAKS, MANY / 2);
+	unlink(path);
+	free(b.buf);
+}
+
+/*
  * A trace that ended by exec: the exec freed the image's heap, so its
  * live blocks are no leaks (loaded and streamed); its other views keep
  * them.
@@ -1292,6 +1394,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(alloc_and_net),
 		cmocka_unit_test(leaks_peak_temporary),
+		cmocka_unit_test(many_blocks_and_huge_sizes),
 		cmocka_unit_test(no_leaks_after_exec),
 		cmocka_unit_test(exit_time_allocations),
 		cmocka_unit_test(sampled_frees_carry_their_weight),
