@@ -388,8 +388,7 @@ static size_t module_len(const char *s)
  * The FK_* bits of @frame (a frame of a node's chain), and the length of
  * its module part in *@mod_len (SIZE_MAX: none), found once per frame.
  */
-static int frame_kind(struct builder *b, uint32_t frame, unsigned *kind,
-		      size_t *mod_len)
+static int frame_kind(struct builder *b, uint32_t frame, unsigned *kind, size_t *mod_len)
 {
 	const char *name;
 	size_t which, n;
@@ -458,7 +457,8 @@ static int exit_time_walk(struct builder *b, uint32_t idx)
 				if (mod_len == SIZE_MAX)
 					return 0;
 			} else if (len_here != mod_len ||
-				   memcmp(hs_source_frame_name(b->out, f), mod, mod_len)) {
+				   memcmp(hs_source_frame_name(b->out, f), mod,
+					  mod_len)) {
 				return 0; /* called from another module */
 			}
 			if (kind & FK_EXIT)
