@@ -83,14 +83,19 @@ async function when(t) {
   await picture('when', { prepare: () => selectWhen(byName('demo-heap!cache_insert'), 3, 30) });
 }
 
-// The readout over a Callers node's When cell is that node's own.
-async function whenCallers(t) {
+// The perf trace's Callers tab on HOT, every node expanded.
+async function openCallersOfHot(t) {
   await openTrace(t.perf);
   await setBox('exc', '');
   await settled(() => page.dblclick(`${byName(HOT)} .c-name`));
   await tab('callers');
   await page.click('#view-callers .row[data-index="0"]');
   await settled(() => page.click('#expandall'));
+}
+
+// The readout over a Callers node's When cell is that node's own.
+async function whenCallers(t) {
+  await openCallersOfHot(t);
   const thread = '#view-callers .row[data-key="Thread (11214)"]';
   await picture('when-callers', { height: 520, prepare: async () => {
     await page.$eval(thread, (r) => r.scrollIntoView({ block: 'center' }));
@@ -102,12 +107,7 @@ async function whenCallers(t) {
 
 // Show Events on a Callers node: the samples that came through it.
 async function eventsCallers(t) {
-  await openTrace(t.perf);
-  await setBox('exc', '');
-  await settled(() => page.dblclick(`${byName(HOT)} .c-name`));
-  await tab('callers');
-  await page.click('#view-callers .row[data-index="0"]');
-  await settled(() => page.click('#expandall'));
+  await openCallersOfHot(t);
   await page.click('#view-callers .row[data-key="Thread (11214)"]', { button: 'right' });
   await page.waitForSelector('#menu:not([hidden])');
   await settled(() => page.click('#menu [data-action="events"]'));

@@ -318,12 +318,7 @@ static void build_random(struct tb *b, unsigned seed, uint64_t sample_bytes, int
 		p = put_sized2(p, HS_TAG_CLOCK, 0, 0);
 		p = put_sized2(p, HS_TAG_CLOCK, 20 * MS, 10 * MS);
 	}
-	p = put_module(p, 0, 1, 0x1000, 0x1000, 0x2000, "/bin/app");
-	p = put_span(p, 1, 0, 0);
-	p = put_thread_start(p, 0, "main");
-	p = put_node(p, 1, 0, 0x1010);
-	p = put_node(p, 2, 1, 0x1020);
-	p = put_node(p, 3, 1, 0x1030);
+	p = put_app_main(p);
 	p = put_sized2(p, HS_TAG_RSS, 0, 4096);
 	for (i = 0; i < 2000; i++) {
 		r = r * 1103515245u + 12345u;

@@ -66,12 +66,7 @@ static void build_random(struct tb *b, unsigned seed, int mappings)
 	tb_init(b);
 	p = tb_p(b);
 	p = put_process(p);
-	p = put_module(p, 0, 1, 0x1000, 0x1000, 0x2000, "/bin/app");
-	p = put_span(p, 1, 0, 0);
-	p = put_thread_start(p, 0, "main");
-	p = put_node(p, 1, 0, 0x1010);
-	p = put_node(p, 2, 1, 0x1020);
-	p = put_node(p, 3, 1, 0x1030);
+	p = put_app_main(p);
 	for (i = 0; i < NR_EVENTS; i++) {
 		unsigned slot = rnd() % NR_ADDRS;
 		int64_t dt = rnd() % 8 == 0 ? MS + rnd() % 1000 : 0;

@@ -229,6 +229,21 @@ static inline void tb_load(struct tb *b, struct hs_trace *t)
 }
 
 /*
+ * One thread "main" of /bin/app (module 1 at 0x1000), in its span from
+ * tick 0, with three stacks: node 1 = 0x1010, nodes 2 = 0x1020 and
+ * 3 = 0x1030 under it.
+ */
+static inline uint8_t *put_app_main(uint8_t *p)
+{
+	p = put_module(p, 0, 1, 0x1000, 0x1000, 0x2000, "/bin/app");
+	p = put_span(p, 1, 0, 0);
+	p = put_thread_start(p, 0, "main");
+	p = put_node(p, 1, 0, 0x1010);
+	p = put_node(p, 2, 1, 0x1020);
+	return put_node(p, 3, 1, 0x1030);
+}
+
+/*
  * A small program's heap events (times in ticks of 1 ns). Thread 10
  * "main"; modules app (id 1, at 0x1000) and libc (id 2, at 0x9000);
  * stacks: node 1 = libc 0x9020 (the entry), node 2 = app 0x1010 under it
