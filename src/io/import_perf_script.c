@@ -523,10 +523,11 @@ static int flush_samples(struct ps *ps)
 	}
 	for (k = 0; k < nr; k++) {
 		const struct pending_sample *p = &ps->spend[k];
+		/* no sample of the batch may have a frame: then none is kept */
+		const uint32_t *frames = p->n ? ps->spend_frames + p->off : NULL;
 		uint32_t stack;
 
-		err = build_path(ps, p->proc, p->thread, ps->spend_frames + p->off, p->n,
-				 p->line, &stack);
+		err = build_path(ps, p->proc, p->thread, frames, p->n, p->line, &stack);
 		if (err)
 			return err;
 		ps->out->stack[p->sample] = stack;
