@@ -1064,8 +1064,9 @@ static int copy_stacks(struct hs_stack_source *dst, const struct hs_stack_source
 	int err = 0;
 
 	for (i = 0; !err && i < m->frames; i++) {
-		err = hs_source_intern_frame(dst, hs_source_frame_name(src, (uint32_t)i),
-					     hs_strtab_len(&src->frames, (uint32_t)i), &id);
+		err =
+		    hs_source_intern_frame(dst, hs_source_frame_name(src, (uint32_t)i),
+					   hs_strtab_len(&src->frames, (uint32_t)i), &id);
 		HS_BUG_ON(!err && id != i);
 	}
 	for (i = 1; !err && i <= m->locs; i++) {
@@ -1075,8 +1076,9 @@ static int copy_stacks(struct hs_stack_source *dst, const struct hs_stack_source
 		HS_BUG_ON(!err && id != i);
 	}
 	for (i = 0; !err && i < m->stacks; i++) {
-		err = hs_source_intern_stack_loc(dst, src->stack_frame[i], src->stack_caller[i],
-						 hs_source_stack_loc(src, (uint32_t)i), &id);
+		err = hs_source_intern_stack_loc(
+		    dst, src->stack_frame[i], src->stack_caller[i],
+		    hs_source_stack_loc(src, (uint32_t)i), &id);
 		HS_BUG_ON(!err && id != i);
 	}
 	return err;
@@ -1196,7 +1198,8 @@ static int finish_outputs(struct view *v, const struct hs_trace *t, struct outpu
 		/* the key counts of the copies, in increasing order */
 		nr_at = 0;
 		for (j = i; j < n; j++) {
-			if (outs[j].done || j == best || !same_stacks(outs[i].o, outs[j].o))
+			if (outs[j].done || j == best ||
+			    !same_stacks(outs[i].o, outs[j].o))
 				continue;
 			for (k = nr_at; k > 0 && at[k - 1] > outs[j].nr_keys; k--)
 				at[k] = at[k - 1];

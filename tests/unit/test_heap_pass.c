@@ -436,7 +436,8 @@ static void build_peak_then_new_node(struct tb *b)
 }
 
 /* @a and @c have the same frames (by name) and stacks (frame, caller, location). */
-static void same_stack_tables(const struct hs_stack_source *a, const struct hs_stack_source *c)
+static void same_stack_tables(const struct hs_stack_source *a,
+			      const struct hs_stack_source *c)
 {
 	size_t i;
 
@@ -476,7 +477,8 @@ static void heap_pass_stacks_as_built_alone(void **state)
 	build_peak_then_new_node(&b);
 	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "t", &loaded, &diag), 0);
 	for (classes = 0; classes < 2; classes++) {
-		struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT, alone = HS_MEMVIEW_OPTS_INIT;
+		struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT;
+		struct hs_memview_opts alone = HS_MEMVIEW_OPTS_INIT;
 
 		o.kind = HS_MEM_PEAK;
 		o.size_classes = alone.size_classes = classes;
