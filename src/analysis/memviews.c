@@ -993,47 +993,120 @@ static void view_release(struct view *v)
 }
 
 /*
- * Output @out of view kind @o->kind: its samples' keys [0, @nr_keys)
- * become stacks, and it gets its defaults. @used_only: only the keys its
- * samples have get a stack (the same samples and sums, fewer stacks and
- * frames; run's summary, which only adds them up).
+ * The counts of an output's frames, locations and stacks after its
+ * first keys got their stacks: they only grow, so what a builder made of
+ * fewer keys is the start of what it made of more.
  */
-static int finish_output(struct view *v, const struct hs_trace *t,
-			 const struct hs_memview_opts *o, struct hs_stack_source *out,
-			 size_t nr_keys, int used_only)
+struct stacks_mark {
+	size_t frames, locs, stacks;
+};
+
+static void mark_stacks(const struct hs_stack_source *out, struct stacks_mark *m)
+{
+	m->frames = hs_source_nr_frames(out);
+	m->locs = out->nr_locs;
+	m->stacks = out->nr_stacks;
+}
+
+/*
+ * The stacks of keys [0, @nr_keys) (those with @used set, when @used is
+ * not NULL) into @out, in key order, key -> stack in @stack_of. @at is
+ * @nr_at key counts in increasing order: @marks[j] is what @out held once
+ * the first @at[j] keys had their stacks.
+ */
+static int build_stacks(struct view *v, const struct hs_trace *t,
+			const struct hs_memview_opts *o, struct hs_stack_source *out,
+			size_t nr_keys, const uint8_t *used, uint32_t *stack_of,
+			const size_t *at, struct stacks_mark *marks, size_t nr_at)
 {
 	struct builder b;
-	uint32_t *stack_of = NULL;
-	uint8_t *used = NULL;
-	size_t i;
+	size_t i, m = 0;
 	int err;
 
 	memset(&b, 0, sizeof(b));
 	err = builder_init(&b, t, o, out);
-	if (!err && !(stack_of = hs_malloc((nr_keys + 1) * sizeof(uint32_t))))
-		err = -ENOMEM;
-	if (!err && used_only && !(used = hs_calloc(nr_keys + 1, 1)))
-		err = -ENOMEM;
-	for (i = 0; !err && used && i < out->nr_samples; i++) {
-		HS_BUG_ON(out->stack[i] >= nr_keys);
-		used[out->stack[i]] = 1;
-	}
-	for (i = 0; !err && i < nr_keys; i++)
+	for (i = 0; !err && i < nr_keys; i++) {
+		for (; m < nr_at && at[m] == i; m++)
+			mark_stacks(out, &marks[m]);
 		if (!used || used[i])
 			err = key_stack(&b, &v->keys, i, &stack_of[i]);
-	for (i = 0; !err && i < out->nr_samples; i++) {
-		/* the stack column holds keys until here (emit()) */
+	}
+	for (; !err && m < nr_at && at[m] == nr_keys; m++)
+		mark_stacks(out, &marks[m]);
+	builder_release(&b);
+	return err;
+}
+
+/*
+ * Do outputs of options @a and @b get the same stacks for the same keys?
+ * The builder (memviews_stacks.c) reads of its options only the kind
+ * (leaks: the exit-time pseudo-frame; the CPU and wall views: no size
+ * class, the thread state as leaf), size_classes and split_inline.
+ */
+static int same_stacks(const struct hs_memview_opts *a, const struct hs_memview_opts *b)
+{
+	return (a->kind == HS_MEM_LEAKS) == (b->kind == HS_MEM_LEAKS) &&
+	       is_sample_view(a->kind) == is_sample_view(b->kind) &&
+	       !!a->size_classes == !!b->size_classes &&
+	       !!a->split_inline == !!b->split_inline;
+}
+
+/*
+ * @dst (no frames or stacks yet) gets the first frames, locations and
+ * stacks of @src that @m counts, interned in @src's order: the same ids,
+ * as if the builder that made them had made them in @dst.
+ */
+static int copy_stacks(struct hs_stack_source *dst, const struct hs_stack_source *src,
+		       const struct stacks_mark *m)
+{
+	uint32_t id, line;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; !err && i < m->frames; i++) {
+		err =
+		    hs_source_intern_frame(dst, hs_source_frame_name(src, (uint32_t)i),
+					   hs_strtab_len(&src->frames, (uint32_t)i), &id);
+		HS_BUG_ON(!err && id != i);
+	}
+	for (i = 1; !err && i <= m->locs; i++) {
+		const char *file = hs_source_loc(src, (uint32_t)i, &line);
+
+		err = hs_source_intern_loc(dst, file, strlen(file), line, &id);
+		HS_BUG_ON(!err && id != i);
+	}
+	for (i = 0; !err && i < m->stacks; i++) {
+		err = hs_source_intern_stack_loc(
+		    dst, src->stack_frame[i], src->stack_caller[i],
+		    hs_source_stack_loc(src, (uint32_t)i), &id);
+		HS_BUG_ON(!err && id != i);
+	}
+	return err;
+}
+
+/* The samples of @out carry keys until here (emit()): now their stacks. */
+static void keys_to_stacks(struct hs_stack_source *out, const uint32_t *stack_of,
+			   size_t nr_keys)
+{
+	size_t i;
+
+	for (i = 0; i < out->nr_samples; i++) {
 		HS_BUG_ON(out->stack[i] >= nr_keys);
 		out->stack[i] = stack_of[out->stack[i]];
 	}
-	builder_release(&b);
-	hs_free(stack_of);
-	hs_free(used);
-	if (!err && is_sample_view(o->kind)) {
+}
+
+/* Output @out of view kind @o->kind gets its metric, name and defaults. */
+static int finish_meta(struct view *v, const struct hs_trace *t,
+		       const struct hs_memview_opts *o, struct hs_stack_source *out)
+{
+	int err = 0;
+
+	if (is_sample_view(o->kind)) {
 		out->kind = HS_METRIC_TIME;
 		if (!(out->metric_unit = hs_strdup("ms")))
 			err = -ENOMEM;
-	} else if (!err) {
+	} else {
 		out->kind = HS_METRIC_PLAIN;
 		out->metric_unit = hs_strdup("bytes");
 		if (!v->fold)
@@ -1048,6 +1121,109 @@ static int finish_output(struct view *v, const struct hs_trace *t,
 	}
 	if (!err && !(out->view_name = hs_strdup(kinds[o->kind].name)))
 		err = -ENOMEM;
+	return err;
+}
+
+/*
+ * Output @out of view kind @o->kind: its samples' keys [0, @nr_keys)
+ * become stacks, and it gets its defaults. @used_only: only the keys its
+ * samples have get a stack (the same samples and sums, fewer stacks and
+ * frames; run's summary, which only adds them up).
+ */
+static int finish_output(struct view *v, const struct hs_trace *t,
+			 const struct hs_memview_opts *o, struct hs_stack_source *out,
+			 size_t nr_keys, int used_only)
+{
+	uint32_t *stack_of = NULL;
+	uint8_t *used = NULL;
+	size_t i;
+	int err = 0;
+
+	if (!(stack_of = hs_malloc((nr_keys + 1) * sizeof(uint32_t))))
+		err = -ENOMEM;
+	if (!err && used_only && !(used = hs_calloc(nr_keys + 1, 1)))
+		err = -ENOMEM;
+	for (i = 0; !err && used && i < out->nr_samples; i++) {
+		HS_BUG_ON(out->stack[i] >= nr_keys);
+		used[out->stack[i]] = 1;
+	}
+	if (!err)
+		err = build_stacks(v, t, o, out, nr_keys, used, stack_of, NULL, NULL, 0);
+	if (!err)
+		keys_to_stacks(out, stack_of, nr_keys);
+	hs_free(stack_of);
+	hs_free(used);
+	return err ? err : finish_meta(v, t, o, out);
+}
+
+/* One output of a view: its options, its source, how many keys it has. */
+struct output {
+	const struct hs_memview_opts *o;
+	struct hs_stack_source *out;
+	size_t nr_keys;
+	int done;
+};
+
+/*
+ * The outputs of a view that need every one of their keys' stacks
+ * (stats: the peak view and its alloc, leaks and temporary side
+ * outputs), finished together: a builder runs once for the outputs whose
+ * stacks are the same (same_stacks()), over the most keys any of them
+ * has; each other one is a copy of what it built, up to that output's
+ * own number of keys (the peak's keys are a prefix: those met up to the
+ * peak). So stats builds two sets of stacks (leaks' and the others')
+ * rather than four, with the same ids, frames and samples.
+ */
+static int finish_outputs(struct view *v, const struct hs_trace *t, struct output *outs,
+			  size_t n)
+{
+	size_t at[HS_MEM__COUNT + 1], i, j, k, nr_at;
+	struct stacks_mark marks[HS_MEM__COUNT + 1];
+	uint32_t *stack_of;
+	int err = 0;
+
+	HS_BUG_ON(n > HS_MEM__COUNT + 1);
+	if (!(stack_of = hs_malloc((v->keys.n + 1) * sizeof(uint32_t))))
+		return -ENOMEM;
+	for (i = 0; i < n && !err; i++) {
+		size_t best = i;
+
+		if (outs[i].done)
+			continue;
+		/* the builder's output: the one with the most keys */
+		for (j = i + 1; j < n; j++)
+			if (!outs[j].done && same_stacks(outs[i].o, outs[j].o) &&
+			    outs[j].nr_keys > outs[best].nr_keys)
+				best = j;
+		/* the key counts of the copies, in increasing order */
+		nr_at = 0;
+		for (j = i; j < n; j++) {
+			if (outs[j].done || j == best ||
+			    !same_stacks(outs[i].o, outs[j].o))
+				continue;
+			for (k = nr_at; k > 0 && at[k - 1] > outs[j].nr_keys; k--)
+				at[k] = at[k - 1];
+			at[k] = outs[j].nr_keys;
+			nr_at++;
+		}
+		err = build_stacks(v, t, outs[best].o, outs[best].out, outs[best].nr_keys,
+				   NULL, stack_of, at, marks, nr_at);
+		for (j = i; j < n && !err; j++) {
+			if (outs[j].done || !same_stacks(outs[i].o, outs[j].o))
+				continue;
+			if (j != best) {
+				for (k = 0; at[k] != outs[j].nr_keys; k++)
+					;
+				err = copy_stacks(outs[j].out, outs[best].out, &marks[k]);
+			}
+			if (!err)
+				keys_to_stacks(outs[j].out, stack_of, outs[j].nr_keys);
+			if (!err)
+				err = finish_meta(v, t, outs[j].o, outs[j].out);
+			outs[j].done = 1;
+		}
+	}
+	hs_free(stack_of);
 	return err;
 }
 
@@ -1095,13 +1271,22 @@ static int view_finish(struct view *v, const struct hs_trace *t)
 		err = side_leaks(v);
 	/* peak: the stacks of the allocations up to the peak, no more */
 	nr_keys = v->o->kind == HS_MEM_PEAK ? v->peak.nr_keys : v->keys.n;
-	if (!err && v->out)
-		err = finish_output(v, t, v->o, v->out, nr_keys, 0);
+	if (!err && v->out) {
+		struct output outs[HS_MEM__COUNT + 1];
+		size_t n = 0;
+
+		outs[n++] = (struct output){v->o, v->out, nr_keys, 0};
+		for (k = 0; k < HS_MEM__COUNT; k++)
+			if (v->side[k].out)
+				outs[n++] = (struct output){&v->side[k].o, v->side[k].out,
+							    v->keys.n, 0};
+		err = finish_outputs(v, t, outs, n);
+	}
 	/* without the peak view (run's summary) the side views are only summed */
-	for (k = 0; k < HS_MEM__COUNT && !err; k++)
+	for (k = 0; k < HS_MEM__COUNT && !err && !v->out; k++)
 		if (v->side[k].out)
 			err = finish_output(v, t, &v->side[k].o, v->side[k].out,
-					    v->keys.n, !v->out);
+					    v->keys.n, 1);
 	if (!err && v->info) {
 		v->info->symbolized = t->syms.present;
 		v->info->cut_off = t->cut_off;

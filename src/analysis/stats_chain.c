@@ -42,36 +42,46 @@ static int timeline_append(struct hs_timeline *acc, const struct hs_timeline *pa
 
 /*
  * @tl in at most @points points: @duration_ms cut in @points equal
- * stretches, each point a stretch's start and its highest value.
+ * stretches, each point a stretch's start and its highest value. The
+ * images' timelines placed one after the other can go back in time (an
+ * image's last points after the next one's start): a stretch is one
+ * point however its values come.
  */
 static int timeline_cut(struct hs_timeline *tl, double duration_ms, size_t points)
 {
 	struct hs_timeline out = {0};
 	double width = duration_ms / (double)points;
-	size_t i, k, last = 0;
+	uint8_t *seen;
+	size_t i, k;
 
 	if (tl->n <= points)
 		return 0;
 	out.ms = hs_malloc(points * sizeof(*out.ms));
 	out.bytes = hs_malloc(points * sizeof(*out.bytes));
-	if (!out.ms || !out.bytes) {
+	seen = hs_calloc(points, 1);
+	if (!out.ms || !out.bytes || !seen) {
 		hs_timeline_release(&out);
+		hs_free(seen);
 		return -ENOMEM;
 	}
+	/* each stretch's highest value, in out.bytes[stretch] */
 	for (i = 0; i < tl->n; i++) {
 		double at = width > 0 ? floor(tl->ms[i] / width) : 0;
 
 		k = at <= 0 ? 0 : at >= (double)points ? points - 1 : (size_t)at;
-		if (out.n && last == k) {
-			if (tl->bytes[i] > out.bytes[out.n - 1])
-				out.bytes[out.n - 1] = tl->bytes[i];
-			continue;
-		}
-		out.ms[out.n] = (double)k * width;
-		out.bytes[out.n] = tl->bytes[i];
-		out.n++;
-		last = k;
+		if (!seen[k] || tl->bytes[i] > out.bytes[k])
+			out.bytes[k] = tl->bytes[i];
+		seen[k] = 1;
 	}
+	/* the stretches with a value, in time order */
+	for (k = 0; k < points; k++) {
+		if (!seen[k])
+			continue;
+		out.ms[out.n] = (double)k * width;
+		out.bytes[out.n] = out.bytes[k];
+		out.n++;
+	}
+	hs_free(seen);
 	hs_timeline_release(tl);
 	*tl = out;
 	return 0;

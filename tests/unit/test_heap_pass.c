@@ -410,6 +410,106 @@ static void heap_pass_gives_four_views(void **state)
 }
 
 /*
+ * A trace whose peak (a large block at node 1, one at node 2) comes
+ * before the allocations of node 3 and of other size classes, and a
+ * block that leaks: the peak view has fewer keys than the others.
+ */
+static void build_peak_then_new_node(struct tb *b)
+{
+	uint8_t *p;
+
+	tb_init(b);
+	p = tb_p(b);
+	p = put_process(p);
+	p = put_app_main(p);
+	p = put_alloc(b, p, HS_TAG_MALLOC, MS, 0x10000, 100000, 1);
+	p = put_alloc(b, p, HS_TAG_MALLOC, 0, 0x100, 300, 2);
+	p = put_free(b, p, MS, -0x100);
+	p = put_alloc(b, p, HS_TAG_MALLOC, MS, 0x200, 20, 3);
+	p = put_alloc(b, p, HS_TAG_CALLOC, MS, 0x100, 5000, 2);
+	p = put_free(b, p, MS, -0x200);
+	tb_end(b, p);
+	tb_chunk(b, HS_CHUNK_EVENTS, 1);
+	p = put_end(tb_p(b), 10 * MS, HS_END_EXIT, 0);
+	tb_end(b, p);
+	tb_chunk(b, HS_CHUNK_END, 0);
+}
+
+/* @a and @c have the same frames (by name) and stacks (frame, caller, location). */
+static void same_stack_tables(const struct hs_stack_source *a,
+			      const struct hs_stack_source *c)
+{
+	size_t i;
+
+	assert_int_equal(hs_source_nr_frames(a), hs_source_nr_frames(c));
+	for (i = 0; i < hs_source_nr_frames(a); i++)
+		assert_string_equal(hs_source_frame_name(a, (uint32_t)i),
+				    hs_source_frame_name(c, (uint32_t)i));
+	assert_int_equal(a->nr_stacks, c->nr_stacks);
+	assert_int_equal(a->nr_locs, c->nr_locs);
+	for (i = 0; i < a->nr_stacks; i++) {
+		assert_int_equal(a->stack_frame[i], c->stack_frame[i]);
+		assert_int_equal(a->stack_caller[i], c->stack_caller[i]);
+		assert_int_equal(hs_source_stack_loc(a, (uint32_t)i),
+				 hs_source_stack_loc(c, (uint32_t)i));
+	}
+}
+
+/*
+ * The four outputs of the heap pass share stack builders (the peak's
+ * stacks and the temporary view's are copies of the alloc view's): each
+ * output's frames and stacks are those of the view built alone, with size
+ * classes (more stacks per node) and without.
+ */
+static void heap_pass_stacks_as_built_alone(void **state)
+{
+	static const enum hs_memview_kind kinds[4] = {HS_MEM_PEAK, HS_MEM_ALLOC,
+						      HS_MEM_LEAKS, HS_MEM_TEMPORARY};
+	struct hs_stack_source got[4], want;
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct hs_memview_pass *pass;
+	struct hs_trace loaded;
+	struct tb b;
+	size_t i;
+	int classes;
+
+	(void)state;
+	build_peak_then_new_node(&b);
+	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "t", &loaded, &diag), 0);
+	for (classes = 0; classes < 2; classes++) {
+		struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT;
+		struct hs_memview_opts alone = HS_MEMVIEW_OPTS_INIT;
+
+		o.kind = HS_MEM_PEAK;
+		o.size_classes = alone.size_classes = classes;
+		assert_int_equal(hs_memview_pass_new_heap(&loaded, &o, &got[0], &got[1],
+							  &got[2], &got[3], &pass),
+				 0);
+		for (i = 0; i < loaded.nr_events; i++) {
+			struct hs_trace_event e;
+
+			hs_trace_event_get(&loaded, i, &e);
+			assert_int_equal(hs_memview_pass_events(pass, &e, 1), 0);
+		}
+		assert_int_equal(hs_memview_pass_finish(pass, &diag), 0);
+		/* the peak has fewer stacks than alloc: a copy of a prefix */
+		assert_true(got[0].nr_stacks < got[1].nr_stacks);
+		for (i = 0; i < 4; i++) {
+			alone.kind = kinds[i];
+			assert_int_equal(hs_memview_build(&loaded, &alone, &want, NULL, &diag),
+					 0);
+			same_source(&got[i], &want);
+			same_stack_tables(&got[i], &want);
+			hs_source_release(&want);
+			hs_source_release(&got[i]);
+		}
+		hs_memview_pass_free(pass);
+	}
+	hs_trace_release(&loaded);
+	free(b.buf);
+}
+
+/*
  * The totals fed with the view's live blocks (what stats does) equal the
  * totals that keep their own.
  */
@@ -783,6 +883,7 @@ int main(void)
 	    cmocka_unit_test(peak_in_one_pass),
 	    cmocka_unit_test(views_share_one_pass),
 	    cmocka_unit_test(heap_pass_gives_four_views),
+	    cmocka_unit_test(heap_pass_stacks_as_built_alone),
 	    cmocka_unit_test(totals_from_the_views_live_blocks),
 	    cmocka_unit_test(heap_pass_without_peak),
 	    cmocka_unit_test(summary_in_one_pass),

@@ -157,11 +157,35 @@ static void later_peak_and_points(void **state)
 	hs_heap_stats_release(&acc);
 }
 
+/*
+ * Timelines that go back in time (an image's last points after the next
+ * one's start) are cut into at most the points asked for, each stretch
+ * once with its highest value, in time order.
+ */
+static void points_of_a_timeline_back_in_time(void **state)
+{
+	static const double ms[] = {0, 6, 12, 1, 7, 13, 2, 8, 14};
+	static const double bytes[] = {10, 20, 30, 40, 5, 60, 1, 70, 2};
+	struct hs_heap_stats acc;
+
+	(void)state;
+	hs_heap_stats_chain_init(&acc);
+	acc.duration_ms = 15;
+	timeline(&acc.heap, ms, bytes, 9);
+	assert_int_equal(hs_heap_stats_chain_finish(&acc, 3), 0);
+	assert_int_equal(acc.heap.n, 3);
+	assert_true(acc.heap.ms[0] == 0 && acc.heap.bytes[0] == 40);
+	assert_true(acc.heap.ms[1] == 5 && acc.heap.bytes[1] == 70);
+	assert_true(acc.heap.ms[2] == 10 && acc.heap.bytes[2] == 60);
+	hs_heap_stats_release(&acc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(counts_summed_peak_highest),
 	    cmocka_unit_test(later_peak_and_points),
+	    cmocka_unit_test(points_of_a_timeline_back_in_time),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
