@@ -34,7 +34,7 @@
  * (hs_filtered.identity): node k >= 1 is then input stack k - 1 itself,
  * read through the hs_filtered_*() accessors, which every reader of
  * @f's stacks uses. That saves the filter's output stacks, their index
- * and the map (about 45 bytes a stack) and the time to build them.
+ * and the map (about 40 bytes a stack) and the time to build them.
  *
  * Ownership: a calltree owns its filter result and arrays and borrows the
  * input source, which must outlive it and not change. Names returned are
