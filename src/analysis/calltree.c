@@ -305,20 +305,21 @@ static void charge_samples(struct hs_calltree *ct)
 		int64_t t, end;
 		struct hs_node_exc *e;
 
-		if (i + 2 * PREFETCH_AHEAD < n_in &&
+		if (!f->identity && i + 2 * PREFETCH_AHEAD < n_in &&
 		    in->stack[i + 2 * PREFETCH_AHEAD] != HS_NO_STACK)
 			__builtin_prefetch(&f->map[in->stack[i + 2 * PREFETCH_AHEAD]]);
 		if (i + PREFETCH_AHEAD < n_in) {
 			uint32_t ahead = in->stack[i + PREFETCH_AHEAD];
 
-			if (ahead != HS_NO_STACK && f->map[ahead] < HS_DROPPED) {
+			if (ahead != HS_NO_STACK)
+				ahead = hs_filtered_map(f, ahead);
+			if (ahead < HS_DROPPED) {
 				/* a node's costs may straddle two cache lines */
-				__builtin_prefetch(&exc[f->map[ahead] + 1].metric, 1);
-				__builtin_prefetch(&exc[f->map[ahead] + 1].last, 1);
+				__builtin_prefetch(&exc[ahead + 1].metric, 1);
+				__builtin_prefetch(&exc[ahead + 1].last, 1);
 				if (hist)
-					__builtin_prefetch(&hist[last_bucket * nr_nodes +
-								 f->map[ahead] + 1],
-							   1);
+					__builtin_prefetch(
+					    &hist[last_bucket * nr_nodes + ahead + 1], 1);
 			}
 		}
 		if (!hs_filtered_sample(f, i, &s, &m, &c))
@@ -339,7 +340,7 @@ static void charge_samples(struct hs_calltree *ct)
 		e = &exc[n];
 		e->metric += m;
 		e->count += c;
-		if (is != HS_NO_STACK && f->folded[is]) {
+		if (is != HS_NO_STACK && hs_filtered_folded(f, is)) {
 			e->fold += m;
 			e->fold_count += c;
 		}
@@ -373,24 +374,25 @@ void hs_calltree_release(struct hs_calltree *ct)
 int hs_calltree_build(struct hs_calltree *ct, const struct hs_stack_source *in,
 		      const struct hs_view_params *p, struct hs_diag *diag)
 {
-	const struct hs_stack_source *out;
+	struct hs_filter_params fp = p->filter;
+	const struct hs_filtered *f = &ct->f;
 	size_t n;
 	int err;
 
 	memset(ct, 0, sizeof(*ct));
 	ct->in = in;
 	ct->fold_pct = NAN;
-	err = hs_filter_apply(in, &p->filter, &ct->f, diag);
+	fp.borrow_stacks = 1; /* nodes are read through the accessors */
+	err = hs_filter_apply(in, &fp, &ct->f, diag);
 	if (err) {
 		memset(ct, 0, sizeof(*ct));
 		return err;
 	}
-	out = &ct->f.out;
 	hs_when_range_init(
 	    &ct->range, in,
 	    isfinite(p->filter.start_ms) ? p->filter.start_ms : p->when_start_ms,
 	    isfinite(p->filter.end_ms) ? p->filter.end_ms : p->when_end_ms);
-	err = hs_tree_alloc(&ct->t, out->nr_stacks + 1, out);
+	err = hs_tree_alloc(&ct->t, hs_filtered_nr_stacks(f) + 1, &f->out);
 	if (err)
 		goto fail;
 	err = -ENOMEM;
@@ -409,9 +411,9 @@ int hs_calltree_build(struct hs_calltree *ct, const struct hs_stack_source *in,
 	ct->t.parent[0] = HS_NO_NODE;
 	ct->rep[0] = 0;
 	for (n = 1; n < ct->t.nr; n++) {
-		uint32_t caller = out->stack_caller[n - 1];
+		uint32_t caller = hs_filtered_stack_caller(f, (uint32_t)(n - 1));
 
-		ct->t.frame[n] = out->stack_frame[n - 1];
+		ct->t.frame[n] = hs_filtered_stack_frame(f, (uint32_t)(n - 1));
 		ct->t.parent[n] = caller == HS_NO_STACK ? 0 : caller + 1;
 		ct->rep[n] = (uint32_t)n;
 	}

@@ -28,6 +28,14 @@
  * are not kept per node but computed for the rows a view shows
  * (hs_calltree_when()).
  *
+ * When no pattern changes the stacks (no GroupPats, automatic group,
+ * ExcPats, FoldPats, IncPats or collapse applies, and the shown names
+ * are distinct), the filter keeps no output stacks and no map
+ * (hs_filtered.identity): node k >= 1 is then input stack k - 1 itself,
+ * read through the hs_filtered_*() accessors, which every reader of
+ * @f's stacks uses. That saves the filter's output stacks, their index
+ * and the map (about 40 bytes a stack) and the time to build them.
+ *
  * Ownership: a calltree owns its filter result and arrays and borrows the
  * input source, which must outlive it and not change. Names returned are
  * borrowed from the tree. Release with hs_calltree_release().

@@ -175,15 +175,16 @@ int hs_drill_pick(const struct hs_calltree *ct, const uint8_t *pick,
 int hs_flatten(const struct hs_calltree *ct, struct hs_stack_source *out)
 {
 	const struct hs_stack_source *in = ct->in, *fo = &ct->f.out;
+	size_t nr_out = hs_filtered_nr_stacks(&ct->f);
 	uint32_t *leaf = NULL;
 	size_t i;
 	int err = start_output(ct, out);
 
 	if (!err) {
-		leaf = hs_malloc((fo->nr_stacks + 1) * sizeof(*leaf));
+		leaf = hs_malloc((nr_out + 1) * sizeof(*leaf));
 		err = leaf ? 0 : -ENOMEM;
 	}
-	for (i = 0; !err && i < fo->nr_stacks; i++)
+	for (i = 0; !err && i < nr_out; i++)
 		leaf[i] = HS_DROPPED;
 	for (i = 0; !err && i < in->nr_samples; i++) {
 		uint32_t s, f;
@@ -192,7 +193,8 @@ int hs_flatten(const struct hs_calltree *ct, struct hs_stack_source *out)
 		if (!hs_filtered_sample(&ct->f, i, &s, &m, &k))
 			continue;
 		if (s != HS_NO_STACK && leaf[s] == HS_DROPPED) {
-			const char *name = hs_source_frame_name(fo, fo->stack_frame[s]);
+			const char *name =
+			    hs_source_frame_name(fo, hs_filtered_stack_frame(&ct->f, s));
 
 			err = hs_source_intern_frame(out, name, strlen(name), &f);
 			if (!err)

@@ -65,6 +65,7 @@ void hs_filtered_release(struct hs_filtered *f)
 	hs_strtab_release(&f->modules);
 	hs_free(f->map);
 	hs_free(f->folded);
+	hs_free(f->frame_out);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -357,6 +358,51 @@ static int process_stacks(struct apply *a)
 	return 0;
 }
 
+/*
+ * The identity result (hs_filtered.identity): visit the stacks in the
+ * order process_stacks() does, naming their frames as it would (so the
+ * output frames get the same ids), and keep the input stacks when each
+ * frame is a plain one (not grouped, excluded or folded) with a name of
+ * its own and no stack repeats its caller's frame. Returns 1 when it
+ * holds, 0 when not (the frames named so far stay, as process_stacks()
+ * would have named them), or an error.
+ */
+static int try_identity(struct apply *a)
+{
+	const struct hs_stack_source *in = a->in;
+	struct hs_filtered *f = a->f;
+	size_t nf = hs_source_nr_frames(in), s;
+	int err;
+
+	if (in->stack_loc || a->exc.nr || a->fold.nr || a->inc.nr)
+		return 0;
+	for (s = 0; s < in->nr_stacks; s++) {
+		uint32_t frame = in->stack_frame[s], caller = in->stack_caller[s];
+		const struct frame_info *info = &a->fi[frame];
+
+		if (info->kind == FK_UNSEEN) {
+			size_t before = hs_source_nr_frames(&f->out);
+
+			err = frame_info(a, frame);
+			if (err)
+				return err;
+			if (hs_source_nr_frames(&f->out) != before + 1)
+				return 0; /* a name shared with another frame */
+		}
+		if (info->kind != FK_NORMAL || info->group != NO_GROUP)
+			return 0;
+		if (caller != HS_NO_STACK && in->stack_frame[caller] == frame)
+			return 0; /* collapses into its caller */
+	}
+	f->frame_out = hs_malloc((nf + 1) * sizeof(*f->frame_out));
+	if (!f->frame_out)
+		return -ENOMEM;
+	for (s = 0; s < nf; s++)
+		f->frame_out[s] = a->fi[s].kind == FK_UNSEEN ? HS_NO_FRAME : a->fi[s].out;
+	f->identity = 1;
+	return 1;
+}
+
 static int parse_all(struct apply *a, const struct hs_filter_params *p)
 {
 	int err;
@@ -379,7 +425,8 @@ static int alloc_state(struct apply *a)
 
 	f->map = hs_malloc((ns + 1) * sizeof(*f->map));
 	f->folded = hs_calloc(ns + 1, 1);
-	a->fi = hs_calloc(nf + 1, sizeof(*a->fi));
+	if (!a->fi)
+		a->fi = hs_calloc(nf + 1, sizeof(*a->fi));
 	a->s_ident = hs_malloc((ns + 1) * sizeof(*a->s_ident));
 	a->s_group = hs_malloc((ns + 1) * sizeof(*a->s_group));
 	if (!f->map || !f->folded || !a->fi || !a->s_ident || !a->s_group)
@@ -442,7 +489,7 @@ static void check_output(const struct hs_filtered *f)
 	size_t i;
 
 	hs_source_check(&f->out);
-	for (i = 0; i < f->in->nr_stacks; i++)
+	for (i = 0; !f->identity && i < f->in->nr_stacks; i++)
 		HS_BUG_ON(f->map[i] != HS_DROPPED && f->map[i] != HS_NO_STACK &&
 			  f->map[i] >= f->out.nr_stacks);
 }
@@ -471,12 +518,20 @@ int hs_filter_apply(const struct hs_stack_source *in, const struct hs_filter_par
 	if (err)
 		goto out;
 	a.words = (a.inc.nr + 63) / 64;
-	err = alloc_state(&a);
-	if (err)
-		goto out;
-	err = process_stacks(&a);
-	if (err)
-		goto out;
+	if (p->borrow_stacks) {
+		a.fi = hs_calloc(hs_source_nr_frames(in) + 1, sizeof(*a.fi));
+		err = a.fi ? try_identity(&a) : -ENOMEM;
+		if (err < 0)
+			goto out;
+		err = 0;
+	}
+	if (!f->identity) {
+		err = alloc_state(&a);
+		if (!err)
+			err = process_stacks(&a);
+		if (err)
+			goto out;
+	}
 	f->root_map = a.inc.nr ? HS_DROPPED : HS_NO_STACK;
 	f->nr_groups = hs_strtab_count(&a.group_names);
 	set_window(f, p);
@@ -495,7 +550,7 @@ int hs_filtered_sample(const struct hs_filtered *f, size_t i, uint32_t *stack,
 	uint32_t s = in->stack[i];
 	double m = in->metric[i];
 
-	*stack = s == HS_NO_STACK ? f->root_map : f->map[s];
+	*stack = s == HS_NO_STACK ? f->root_map : f->identity ? s : f->map[s];
 	if (*stack == HS_DROPPED)
 		return 0;
 	if (f->has_window) {

@@ -71,6 +71,13 @@ struct hs_filter_params {
 	const char *inc;	 /* IncPats: every ';' entry must match a frame */
 	const char *exc;	 /* ExcPats: any match drops the sample */
 	double start_ms, end_ms; /* time window; NAN (or infinite) = open */
+	/*
+	 * Allow the identity result (hs_filtered.identity) when no pattern
+	 * changes the stacks. Callers that read @map, @folded or @out's
+	 * stacks directly leave it 0; those that use the hs_filtered_*()
+	 * accessors below may set it.
+	 */
+	int borrow_stacks;
 };
 #define HS_FILTER_PARAMS_INIT                                                            \
 	{                                                                                \
@@ -80,12 +87,22 @@ struct hs_filter_params {
 struct hs_filtered {
 	const struct hs_stack_source *in; /* borrowed */
 	struct hs_stack_source out;	  /* processed frames and stacks; no samples */
-	uint32_t *map;			  /* input stack -> output stack or HS_DROPPED */
-	uint8_t *folded;		  /* input stack -> 1 if its leaf's cost reached
-					   * the output leaf through a FoldPats fold
-					   * (PerfView's "number of folded frames" > 0:
-					   * set for A->F->A with F folded, too) */
-	struct hs_origin *origin;	  /* output frame -> what it stands for */
+	/*
+	 * Set (only with borrow_stacks) when the output stacks are the input
+	 * stacks with their frames renamed: no pattern, automatic group or
+	 * collapse changed any, and no two frames share a shown name. Then
+	 * output stack s is input stack s, @map and @folded are NULL, @out
+	 * holds the output frames but no stacks, and @frame_out renames the
+	 * input frames (input frame -> output frame, HS_NO_FRAME if unused).
+	 */
+	int identity;
+	uint32_t *frame_out;
+	uint32_t *map;		  /* input stack -> output stack or HS_DROPPED */
+	uint8_t *folded;	  /* input stack -> 1 if its leaf's cost reached
+				   * the output leaf through a FoldPats fold
+				   * (PerfView's "number of folded frames" > 0:
+				   * set for A->F->A with F folded, too) */
+	struct hs_origin *origin; /* output frame -> what it stands for */
 	size_t alloc_origin;
 	struct hs_strtab modules; /* short module names of @origin */
 	size_t nr_groups;	  /* distinct group names seen */
@@ -114,6 +131,30 @@ void hs_filtered_release(struct hs_filtered *f);
  */
 enum hs_origin_kind hs_filtered_origin(const struct hs_filtered *f, uint32_t frame,
 				       const char **module, size_t *entry_at);
+
+/* Output stacks of @f, and the leaf frame and caller of output stack @s. */
+static inline size_t hs_filtered_nr_stacks(const struct hs_filtered *f)
+{
+	return f->identity ? f->in->nr_stacks : f->out.nr_stacks;
+}
+static inline uint32_t hs_filtered_stack_frame(const struct hs_filtered *f, uint32_t s)
+{
+	return f->identity ? f->frame_out[f->in->stack_frame[s]] : f->out.stack_frame[s];
+}
+static inline uint32_t hs_filtered_stack_caller(const struct hs_filtered *f, uint32_t s)
+{
+	return f->identity ? f->in->stack_caller[s] : f->out.stack_caller[s];
+}
+/* Where input stack @s goes: an output stack or HS_DROPPED. */
+static inline uint32_t hs_filtered_map(const struct hs_filtered *f, uint32_t s)
+{
+	return f->identity ? s : f->map[s];
+}
+/* Whether input stack @s's leaf cost arrived through a FoldPats fold. */
+static inline int hs_filtered_folded(const struct hs_filtered *f, uint32_t s)
+{
+	return f->identity ? 0 : f->folded[s];
+}
 
 /*
  * Sample @i of the input as the views see it: its output stack, and its

@@ -35,7 +35,10 @@ static size_t entry_bytes(const struct hs_cache_entry *e)
 				   sizeof(struct hs_node_inc) + 21) +
 		       (ct->hist ? ct->t.nr * HS_WHEN_BUCKETS * sizeof(double) : 0) +
 		       hs_source_memory(&ct->f.out) +
-		       (ct->in ? ct->in->nr_stacks * 5 : 0);
+		       (ct->in && !ct->f.identity ? ct->in->nr_stacks * 5 : 0) +
+		       (ct->f.frame_out && ct->in
+			    ? hs_source_nr_frames(ct->in) * sizeof(*ct->f.frame_out)
+			    : 0);
 	case HS_CACHE_VIEW:
 		return v->nr_rows * (sizeof(*v->rows) + 2 * sizeof(uint32_t)) +
 		       hs_source_memory(&v->names);

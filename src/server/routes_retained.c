@@ -75,7 +75,7 @@ static json_t *retained_by_name(const struct hs_stack_source *src,
 /* The call-tree node that heap stack @k went to, or HS_NO_NODE (dropped). */
 static uint32_t node_of_stack(const struct hs_calltree *ct, uint32_t k)
 {
-	uint32_t m = ct->f.map[k];
+	uint32_t m = hs_filtered_map(&ct->f, k);
 
 	if (m == HS_DROPPED)
 		return HS_NO_NODE;

@@ -118,6 +118,93 @@ static void same_short_name_different_frames(void **state)
 	      "m!a;libx.so!?;m!b");
 }
 
+/*
+ * Filter @src with and without borrow_stacks (and @exc): the same frames,
+ * and through the accessors the same stacks and samples; returns whether
+ * the borrowing result kept the input's stacks.
+ */
+static int borrowed_same(const struct hs_stack_source *src, const char *exc)
+{
+	struct hs_filter_params p = HS_FILTER_PARAMS_INIT;
+	struct hs_diag d = HS_DIAG_INIT(NULL);
+	struct hs_filtered plain, lent;
+	size_t i, nr = hs_source_nr_frames(src);
+	int identity;
+
+	p.exc = exc;
+	p.end_ms = 0.001;
+	assert_int_equal(hs_filter_apply(src, &p, &plain, &d), 0);
+	p.borrow_stacks = 1;
+	assert_int_equal(hs_filter_apply(src, &p, &lent, &d), 0);
+	identity = lent.identity;
+	assert_int_equal(hs_source_nr_frames(&lent.out), hs_source_nr_frames(&plain.out));
+	for (i = 0; i < hs_source_nr_frames(&plain.out); i++)
+		assert_string_equal(hs_source_frame_name(&lent.out, (uint32_t)i),
+				    hs_source_frame_name(&plain.out, (uint32_t)i));
+	assert_int_equal(hs_filtered_nr_stacks(&lent), plain.out.nr_stacks);
+	for (i = 0; i < plain.out.nr_stacks; i++) {
+		assert_int_equal(hs_filtered_stack_frame(&lent, (uint32_t)i),
+				 plain.out.stack_frame[i]);
+		assert_int_equal(hs_filtered_stack_caller(&lent, (uint32_t)i),
+				 plain.out.stack_caller[i]);
+	}
+	for (i = 0; i < src->nr_stacks; i++) {
+		assert_int_equal(hs_filtered_map(&lent, (uint32_t)i), plain.map[i]);
+		assert_int_equal(hs_filtered_folded(&lent, (uint32_t)i), plain.folded[i]);
+	}
+	for (i = 0; i < src->nr_samples; i++) {
+		uint32_t s1 = 0, s2 = 0;
+		double m1 = 0, m2 = 0, c1 = 0, c2 = 0;
+
+		assert_int_equal(hs_filtered_sample(&lent, i, &s1, &m1, &c1),
+				 hs_filtered_sample(&plain, i, &s2, &m2, &c2));
+		assert_int_equal(s1, s2);
+		assert_true(m1 == m2 && c1 == c2);
+	}
+	if (identity) {
+		assert_null(lent.map);
+		assert_null(lent.folded);
+		assert_int_equal(lent.out.nr_stacks, 0);
+		for (i = 0; i < nr; i++)
+			assert_true(lent.frame_out[i] == HS_NO_FRAME ||
+				    lent.frame_out[i] < hs_source_nr_frames(&lent.out));
+	}
+	hs_filtered_release(&plain);
+	hs_filtered_release(&lent);
+	return identity;
+}
+
+static void borrowed_stacks(void **state)
+{
+	struct hs_stack_source src;
+
+	(void)state;
+	hs_source_init(&src);
+	add(&src, "/bin/app!main;/bin/app!work;/usr/lib/libc.so.6!malloc");
+	add(&src, "/bin/app!main;/bin/app!other;/usr/lib/libc.so.6!malloc");
+	tu_sample(&src, 1000000, 1, 1, "/bin/app!main"); /* after the window */
+	add(&src, NULL);
+	/* no pattern, distinct names, no collapse: the input's stacks */
+	assert_true(borrowed_same(&src, NULL));
+	/* a pattern that drops stacks */
+	assert_false(borrowed_same(&src, "other"));
+	/* a frame that collapses into its caller */
+	add(&src, "/bin/app!main;/bin/app!work;/bin/app!work");
+	assert_false(borrowed_same(&src, NULL));
+	hs_source_release(&src);
+	/* two frames shown with one name */
+	hs_source_init(&src);
+	add(&src, "/bin/app!main;/a/libx.so!f");
+	add(&src, "/bin/app!main;/b/libx.so!f");
+	assert_false(borrowed_same(&src, NULL));
+	hs_source_release(&src);
+	/* an unresolved address goes into its module's automatic group */
+	hs_source_init(&src);
+	add(&src, "/bin/app!main;/bin/app!?");
+	assert_false(borrowed_same(&src, NULL));
+	hs_source_release(&src);
+}
+
 static void plain_groups(void **state)
 {
 	struct hs_stack_source src;
@@ -787,6 +874,7 @@ int main(void)
 		cmocka_unit_test(bad_patterns),
 		cmocka_unit_test(out_of_memory),
 		cmocka_unit_test(random_sources),
+		cmocka_unit_test(borrowed_stacks),
 	};
 	return cmocka_run_group_tests_name("filter", tests, NULL, NULL);
 }
