@@ -95,7 +95,8 @@ static int build_counts(struct hs_route_ctx *c, void *arg, char **text, size_t *
 		double k = floor(((double)s->time[i] / 1e6 - cb->start) / cb->width);
 		size_t b = k <= 0 ? 0 : k >= (double)nb ? nb - 1 : (size_t)k;
 		uint32_t st = s->stack[i];
-		uint32_t to = st == HS_NO_STACK ? ct->f.root_map : hs_filtered_map(&ct->f, st);
+		uint32_t to =
+		    st == HS_NO_STACK ? ct->f.root_map : hs_filtered_map(&ct->f, st);
 
 		all[b] += s->count[i];
 		if (to != HS_DROPPED)

@@ -171,9 +171,9 @@ int hs__api_stats(struct hs_route_ctx *c)
 	    "memory_bytes", (json_int_t)hs_source_memory(s), "defaults",
 	    defaults_json(&s->defaults), "filter", "samples", (json_int_t)ct->nr_samples,
 	    "frames", (json_int_t)hs_source_nr_frames(&ct->f.out), "stacks",
-	    (json_int_t)hs_filtered_nr_stacks(&ct->f), "groups", (json_int_t)ct->f.nr_groups,
-	    "folded_nodes", (json_int_t)ct->nr_folded, "fold_threshold",
-	    ct->fold_threshold, "fold_pct",
+	    (json_int_t)hs_filtered_nr_stacks(&ct->f), "groups",
+	    (json_int_t)ct->f.nr_groups, "folded_nodes", (json_int_t)ct->nr_folded,
+	    "fold_threshold", ct->fold_threshold, "fold_pct",
 	    isnan(ct->fold_pct) ? NULL : json_real(ct->fold_pct), "cache", "entries",
 	    (json_int_t)entries, "hits", (json_int_t)hits, "misses", (json_int_t)misses);
 	/* a source switch wants the source's numbers, not seconds of heap stats */

@@ -156,7 +156,8 @@ static int build_timeline(struct hs_route_ctx *c, void *arg, char **text, size_t
 		double t = (double)s->time[i], m = s->metric[i];
 		double e = tm ? t + fabs(m) * 1e6 : t;
 		uint32_t st = s->stack[i];
-		uint32_t to = st == HS_NO_STACK ? ct->f.root_map : hs_filtered_map(&ct->f, st);
+		uint32_t to =
+		    st == HS_NO_STACK ? ct->f.root_map : hs_filtered_map(&ct->f, st);
 
 		spread(all, nb, lo, width, t, e, m);
 		if (to != HS_DROPPED)
