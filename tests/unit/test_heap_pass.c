@@ -587,6 +587,21 @@ static void same_frames(const struct hs_stack_source *a, uint32_t x,
  * the same; only the stacks no sample has are left out (a second,
  * small trace shows one left out).
  */
+
+/* Feed @pass every event of @t, in order. */
+static void pass_every_event(struct hs_memview_pass *pass, const struct hs_trace *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr_events; i++) {
+		struct hs_trace_event e;
+		uint64_t size = 0;
+
+		hs_trace_event_get(t, i, &e);
+		assert_true(hs_memview_pass_event(pass, &e, &size) >= 0);
+	}
+}
+
 static void heap_pass_without_peak(void **state)
 {
 	static const enum hs_memview_kind kinds[3] = {HS_MEM_ALLOC, HS_MEM_LEAKS,
@@ -607,13 +622,7 @@ static void heap_pass_without_peak(void **state)
 	o.kind = HS_MEM_PEAK;
 	assert_int_equal(
 	    hs_memview_pass_new_heap(&t, &o, NULL, &got[0], &got[1], &got[2], &pass), 0);
-	for (i = 0; i < t.nr_events; i++) {
-		struct hs_trace_event e;
-		uint64_t size = 0;
-
-		hs_trace_event_get(&t, i, &e);
-		assert_true(hs_memview_pass_event(pass, &e, &size) >= 0);
-	}
+	pass_every_event(pass, &t);
 	assert_int_equal(hs_memview_pass_finish(pass, &diag), 0);
 	for (k = 0; k < 3; k++) {
 		alone.kind = kinds[k];
@@ -662,13 +671,7 @@ static void heap_pass_without_peak(void **state)
 	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "t", &t, &diag), 0);
 	assert_int_equal(
 	    hs_memview_pass_new_heap(&t, &o, NULL, NULL, &got[1], NULL, &pass), 0);
-	for (i = 0; i < t.nr_events; i++) {
-		struct hs_trace_event e;
-		uint64_t size = 0;
-
-		hs_trace_event_get(&t, i, &e);
-		assert_true(hs_memview_pass_event(pass, &e, &size) >= 0);
-	}
+	pass_every_event(pass, &t);
 	assert_int_equal(hs_memview_pass_finish(pass, &diag), 0);
 	alone.kind = HS_MEM_LEAKS;
 	assert_int_equal(hs_memview_build(&t, &alone, &want, NULL, &diag), 0);
