@@ -560,9 +560,37 @@ int hs_dipc_read_reply(int fd, struct hs_dipc_reply *r, int timeout_ms)
 	return err ? err : reply_status(r);
 }
 
+unsigned long long hs_dipc_socket_key(pid_t pid)
+{
+	char path[64], buf[1024];
+	unsigned long long start;
+	const char *p;
+	size_t len;
+	FILE *f;
+	int field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[len] = '\0';
+	/* the command name is in parentheses and may hold anything but ')' last */
+	p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	for (field = 2; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%llu", &start) != 1)
+		return 0;
+	return start;
+}
+
 int hs_dipc_find_socket(pid_t pid, char *path, size_t n)
 {
 	const char *dir = getenv("TMPDIR");
+	unsigned long long key, start;
 	char prefix[64];
 	struct dirent *de;
 	time_t newest = 0;
@@ -572,6 +600,7 @@ int hs_dipc_find_socket(pid_t pid, char *path, size_t n)
 
 	if (pid <= 0 || (kill(pid, 0) && errno == ESRCH))
 		return -ESRCH;
+	start = hs_dipc_socket_key(pid);
 	if (!dir || !*dir)
 		dir = "/tmp";
 	d = opendir(dir);
@@ -586,6 +615,14 @@ int hs_dipc_find_socket(pid_t pid, char *path, size_t n)
 
 		if (strncmp(de->d_name, prefix, plen) || len < plen + 7 ||
 		    strcmp(de->d_name + len - 7, "-socket"))
+			continue;
+		/*
+		 * A runtime killed before it could remove its socket leaves it
+		 * behind, and its pid comes back to another process: only the
+		 * socket whose key is this process's start time is its own.
+		 */
+		if (start &&
+		    (sscanf(de->d_name + plen, "%llu", &key) != 1 || key != start))
 			continue;
 		if ((size_t)snprintf(cand, sizeof(cand), "%s/%s", dir, de->d_name) >=
 			sizeof(cand) ||

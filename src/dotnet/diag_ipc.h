@@ -186,12 +186,20 @@ HS_MUST_CHECK int hs_dipc_write_full(int fd, const void *buf, size_t n, int time
 HS_MUST_CHECK int hs_dipc_read_reply(int fd, struct hs_dipc_reply *r, int timeout_ms);
 
 /*
- * The diagnostic socket of process @pid: "$TMPDIR/dotnet-diagnostic-PID-*-socket"
- * ($TMPDIR or /tmp), the newest when there are several, into @path (@n
- * bytes). 0, -ESRCH when there is no such process, -ENOENT when it has no
- * socket (not a .NET process, or one with the diagnostics disabled).
+ * The diagnostic socket of process @pid: "$TMPDIR/dotnet-diagnostic-PID-KEY-socket"
+ * ($TMPDIR or /tmp) whose KEY is the process's start time (a socket left
+ * by an earlier process with the same pid has another), the newest when
+ * there are several, into @path (@n bytes). 0, -ESRCH when there is no such process,
+ * -ENOENT when it has no socket (not a .NET process, or one with the diagnostics
+ * disabled).
  */
 HS_MUST_CHECK int hs_dipc_find_socket(pid_t pid, char *path, size_t n);
+/*
+ * The start time of @pid in clock ticks since boot (field 22 of
+ * /proc/PID/stat): the runtime's "disambiguation key", the KEY of its
+ * socket's name. 0 when it cannot be read.
+ */
+unsigned long long hs_dipc_socket_key(pid_t pid);
 /* Connect to the Unix socket @path: a file descriptor or -errno. */
 HS_MUST_CHECK int hs_dipc_connect(const char *path);
 /* Listen on a new Unix socket @path: a file descriptor or -errno. */

@@ -84,7 +84,12 @@ start_gated() {
 		[ "$tries" -lt 500 ]
 		sleep 0.01
 	done
-	hs attach "$sleeper"
+	# A runtime killed before it removed its socket left one with this pid
+	# (pids come back): its key is another process's start time.
+	mkdir stale
+	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' \
+		"stale/dotnet-diagnostic-$sleeper-1-socket"
+	TMPDIR=$PWD/stale hs attach "$sleeper"
 	kill "$sleeper"
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == *"process $sleeper (sleep) is not a .NET process: it has no diagnostic socket"* ]]

@@ -395,7 +395,8 @@ static void collect_over_a_socket(void **state)
 
 static void listen_accept_and_find(void **state)
 {
-	char dir[] = "/tmp/test_diag_ipc.XXXXXX", path[256], found[256];
+	char dir[] = "/tmp/test_diag_ipc.XXXXXX", path[256], stale[256], found[256];
+	unsigned long long key;
 	uint8_t adv[34] = { 'A', 'D', 'V', 'R', '_', 'V', '1', 0 };
 	struct hs_dipc_advert a;
 	struct hs_dipc_reply r;
@@ -406,8 +407,17 @@ static void listen_accept_and_find(void **state)
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/dotnet-diagnostic-%d-123-socket", dir, (int)getpid());
+	key = hs_dipc_socket_key(getpid());
+	assert_true(key > 0);
+	snprintf(path, sizeof(path), "%s/dotnet-diagnostic-%d-%llu-socket", dir, (int)getpid(),
+		 key);
+	/* a socket an earlier process of the same pid left behind, newer */
+	snprintf(stale, sizeof(stale), "%s/dotnet-diagnostic-%d-%llu-socket", dir,
+		 (int)getpid(), key + 1);
 	lfd = hs_dipc_listen(path);
+	sfd = hs_dipc_listen(stale);
+	assert_true(sfd >= 0);
+	close(sfd);
 	assert_true(lfd >= 0);
 	/* nobody connects: a timeout */
 	assert_int_equal(hs_dipc_accept_advert(lfd, &a, 50), -ETIMEDOUT);
@@ -439,10 +449,13 @@ static void listen_accept_and_find(void **state)
 	assert_int_equal(write(cfd, adv, 10), 10);
 	close(cfd);
 	assert_int_equal(hs_dipc_accept_advert(lfd, &a, 1000), -ENODATA);
-	/* the socket of a process is found in $TMPDIR */
+	/* the socket of a process is found in $TMPDIR, not the stale one */
 	setenv("TMPDIR", dir, 1);
 	assert_int_equal(hs_dipc_find_socket(getpid(), found, sizeof(found)), 0);
 	assert_string_equal(found, path);
+	unlink(path);
+	assert_int_equal(hs_dipc_find_socket(getpid(), found, sizeof(found)), -ENOENT);
+	unlink(stale);
 	assert_int_equal(hs_dipc_find_socket(getppid(), found, sizeof(found)), -ENOENT);
 	assert_int_equal(hs_dipc_find_socket(0, found, sizeof(found)), -ESRCH);
 	assert_int_equal(hs_dipc_find_socket(0x7ffffff0, found, sizeof(found)), -ESRCH);
