@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "analysis/calltree.h"
+#include "analysis/pattern.h"
 #include "analysis/views.h"
 
 /*
@@ -76,4 +77,15 @@ size_t hs_view_parts_children(const struct hs_view_parts *p, uint32_t r, uint32_
  */
 HS_MUST_CHECK int hs_view_part(const struct hs_view_parts *p, const uint32_t *ids,
 			       size_t n, int no_when, struct hs_view *part);
+
+/*
+ * Find (view_order.h's hs_view_find()) in the view's own order, the row
+ * ids: the next row after row @from (HS_FIND_START: from the first, or
+ * the last when @backward) whose displayed name @re matches, wrapping
+ * around. Returns 1 with its id in *@at, 0 when none matches, -EINVAL
+ * when the pattern hit its match limits (message in @diag) or -ENOMEM.
+ */
+HS_MUST_CHECK int hs_view_parts_find(const struct hs_view_parts *p, struct hs_pattern *re,
+				     size_t from, int backward, size_t *at,
+				     struct hs_diag *diag);
 #endif

@@ -626,6 +626,14 @@ static json_t *row_obj_of(struct hs_route_ctx *c, uint32_t id)
 	return r;
 }
 
+/* Row @r's parent row in c->view (HS_NO_NODE for none). */
+static uint32_t row_parent(const struct hs_route_ctx *c, uint32_t r)
+{
+	if (c->view->kind == HS_CACHE_PARTS)
+		return hs_view_parts_parent(&c->view->u.parts, r);
+	return c->view->u.view.v.rows[r].parent;
+}
+
 /*
  * Find: the next row after "from" (in the order of "sort"/"order" for a
  * flat view, depth-first for a tree) whose name the regular expression
@@ -633,16 +641,21 @@ static json_t *row_obj_of(struct hs_route_ctx *c, uint32_t id)
  */
 int hs__api_find(struct hs_route_ctx *c)
 {
+	struct hs_view_order order;
 	const struct hs_view *v;
 	const char *pattern;
 	struct hs_pattern *re = NULL;
-	uint32_t *idx = NULL, from, *path = NULL, p;
+	uint32_t *idx = NULL, from, *path = NULL, p, at_id = 0;
 	size_t i, at = HS_FIND_START, n, depth = 0;
 	json_t *o = NULL, *pj;
 	int err, backward;
 
-	/* ByName's names are all in its parts; a CallTree's are in its rows */
-	err = c->query.view.kind == HS_VIEW_CALLTREE ? hs__get_view(c) : hs__get_parts(c);
+	/* in parts, but a CallTree in another order than its own whole */
+	err = hs__get_parts(c);
+	if (!err)
+		err = get_order(c, &order);
+	if (!err && tree_parts(c) && hs_view_order_changes(&order))
+		err = hs__get_view(c);
 	if (!err)
 		err = hs__get_string(c, "pattern", HS_PATTERN_MAX_LEN, &pattern);
 	if (!err)
@@ -653,7 +666,7 @@ int hs__api_find(struct hs_route_ctx *c)
 		hs_diag_set(&c->diag, 0, "find needs a pattern");
 		err = -EINVAL;
 	}
-	if (!err)
+	if (!err && !tree_parts(c))
 		err = sorted_rows(c, &idx);
 	if (err)
 		return hs__reply_err(c, err, "");
@@ -661,13 +674,22 @@ int hs__api_find(struct hs_route_ctx *c)
 	v = hs__view_of(c);
 	n = v->nr_rows;
 	/* the position of "from" in the order; the search starts after it */
-	for (i = 0; !err && from != HS_NO_NODE && i < n; i++)
+	for (i = 0; !err && idx && from != HS_NO_NODE && i < n; i++)
 		if (idx[i] == from) {
 			at = i;
 			break;
 		}
-	if (!err)
+	if (!err && !idx) {
+		/* a CallTree in parts: its own order, a row's id is its place */
+		err = hs_view_parts_find(&c->view->u.parts, re, from, backward, &at,
+					 &c->diag);
+	} else if (!err) {
 		err = hs_view_find(v, idx, n, re, at, backward, &at, &c->diag);
+		if (err > 0)
+			at_id = idx[at];
+	}
+	if (err > 0 && !idx)
+		at_id = (uint32_t)at;
 	hs_pattern_free(re);
 	if (err < 0) {
 		hs_free(idx);
@@ -682,21 +704,21 @@ int hs__api_find(struct hs_route_ctx *c)
 		goto out;
 	}
 	/* ancestors, root first */
-	for (p = v->rows[idx[at]].parent; p != HS_NO_NODE; p = v->rows[p].parent)
+	for (p = row_parent(c, at_id); p != HS_NO_NODE; p = row_parent(c, p))
 		depth++;
 	path = hs_malloc((depth + 1) * sizeof(*path));
 	pj = json_array();
 	if (!path || !pj || json_object_set_new(o, "path", pj))
 		goto fail;
 	n = depth;
-	for (p = v->rows[idx[at]].parent; p != HS_NO_NODE; p = v->rows[p].parent)
+	for (p = row_parent(c, at_id); p != HS_NO_NODE; p = row_parent(c, p))
 		path[--n] = p;
 	for (n = 0; n < depth; n++)
 		if (json_array_append_new(pj, json_integer(path[n])))
 			goto fail;
-	if (json_object_set_new(o, "id", json_integer(idx[at])) ||
+	if (json_object_set_new(o, "id", json_integer(at_id)) ||
 	    json_object_set_new(o, "index", json_integer((json_int_t)at)) ||
-	    json_object_set_new(o, "row", row_obj_of(c, idx[at])))
+	    json_object_set_new(o, "row", row_obj_of(c, at_id)))
 		goto fail;
 	goto out;
 fail:

@@ -671,6 +671,17 @@ static void rows_in_parts(void **state)
 		expect_row_is(json_array_get(json_object_get(a.json, "rows"), i), &r.view,
 			      i + 1);
 	answer_release(&a);
+	post(&app, "/api/find", "{\"view\":\"calltree\",\"pattern\":\"^D$\"}", &a);
+	expect_row_is(json_object_get(a.json, "row"), &r.view, 6);
+	expect_json(json_object_get(a.json, "path"), "[0,1,3,4,5]");
+	answer_release(&a);
+	/* in another order than the tree's own: depth first, children by name */
+	post(&app, "/api/find",
+	     "{\"view\":\"calltree\",\"pattern\":\"^[de]$\",\"sort\":\"name\"}",
+	     &a);
+	assert_true(num_at(a.json, "id") == 6);
+	assert_true(num_at(a.json, "index") == 5);
+	answer_release(&a);
 	hs_query_result_release(&r);
 	q.view.kind = HS_VIEW_BYNAME;
 	assert_int_equal(hs_query_run(&app.traces[0].sources[0].src, &q, &r, NULL), 0);

@@ -3,7 +3,8 @@
  * (analysis/view_part.h) are the rows of the whole view: every field,
  * When included, for every row and for subsets in any order, under
  * Fold%, a time window, GroupPats and fractional and negative metrics;
- * the numbering's parents and children are the whole view's; bad ids
+ * the numbering's parents and children are the whole view's, and so is
+ * Find in the view's own order; bad ids
  * and kinds are refused; failed allocations leak nothing.
  */
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <cmocka.h>
+#include "analysis/view_order.h"
 #include "analysis/view_part.h"
 #include "common/alloc.h"
 #include "views_helpers.h"
@@ -76,10 +78,13 @@ static void expect_same_row(const struct hs_view_row *p, const struct hs_view_ro
 		    (p->module && w->module && !strcmp(p->module, w->module)));
 }
 
+/* Find's patterns: several matches, one, none */
+static const char *const find_res[] = {"m2!", "sort", "^m1!main$", "ROOT", "nomatch"};
+
 /*
  * The parts of @kind of @ct against its whole view: every row at once,
  * then a subset in shuffled order with repeats, then each row alone; for
- * CallTree, each row's parent and children.
+ * CallTree, each row's parent and children; Find from rows all along.
  */
 static void check_parts(const struct hs_calltree *ct, enum hs_view_kind kind, uint32_t seed)
 {
@@ -157,6 +162,30 @@ static void check_parts(const struct hs_calltree *ct, enum hs_view_kind kind, ui
 			assert_int_equal(whole.rows[kids[k]].parent, i);
 			assert_true(k == 0 || kids[k] > kids[k - 1]);
 		}
+	}
+	/* Find in the own order: hs_view_find()'s answer over the whole view */
+	for (i = 0; i < n; i++)
+		ids[i] = (uint32_t)i;
+	for (k = 0; k < sizeof(find_res) / sizeof(find_res[0]); k++) {
+		struct hs_pattern *re;
+		size_t from, at_part, at_whole;
+		int back;
+
+		assert_int_equal(
+		    hs_view_find_compile(find_res[k], strlen(find_res[k]), &re, NULL), 0);
+		for (from = 0; from <= n; from += 1 + n / 20)
+			for (back = 0; back < 2; back++) {
+				size_t start = from == n ? HS_FIND_START : from;
+				int a = hs_view_parts_find(&parts, re, start, back, &at_part,
+							   NULL);
+				int b = hs_view_find(&whole, ids, n, re, start, back,
+						     &at_whole, NULL);
+
+				assert_int_equal(a, b);
+				if (a == 1)
+					assert_int_equal(at_part, at_whole);
+			}
+		hs_pattern_free(re);
 	}
 	free(ids);
 	free(kids);
