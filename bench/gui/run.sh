@@ -11,7 +11,8 @@
 # (6.2 GB; 20000 distinct walks, bench/README.md); HEAP_TRACE: e.g.
 # `heapscope run -q --no-view -o h.hstrace build/bench/rand_loop 1
 # 7000000` (7M allocations). Each step prints "STEP seconds (server CPU
-# seconds)"; run it with the old and the new binary and compare
+# seconds)", an Update also the server's resident memory after it and
+# its peak so far; run it with the old and the new binary and compare
 # (bench/README.md has the numbers). Targets: perf script opens in under
 # 5 s, each Update under 1 s, server under 1.5 GB; heap trace: any
 # Update under 200 ms, a first source switch under 2 s. Either file may
@@ -56,6 +57,12 @@ cpu() {
 }
 cpu_since() { awk -v a="$1" -v b="$(cpu)" 'BEGIN { printf "%.2f", b - a }'; }
 
+# the server's resident memory now and its peak so far, MB
+mem() {
+	awk '/VmRSS/ { r = $2 } /VmHWM/ { h = $2 }
+		END { printf "RSS %d MB, peak %d MB", r / 1024, h / 1024 }' "/proc/$PID/status"
+}
+
 stop() {
 	echo "server peak RSS MB $(awk '/VmHWM/ { printf "%d", $2 / 1024 }' "/proc/$PID/status")"
 	echo "server CPU s $(cpu)"
@@ -80,7 +87,7 @@ update() {
 	call rows "{$q,\"view\":\"byname\",\"offset\":0,\"count\":200}" & pids+=($!)
 	call timeline "{$q,\"buckets\":600}" & pids+=($!)
 	wait "${pids[@]}"
-	echo "update $1 $(since "$t0") (server CPU $(cpu_since "$c0"))"
+	echo "update $1 $(since "$t0") (server CPU $(cpu_since "$c0"), $(mem))"
 }
 
 # timed LABEL NAME BODY: one call's time

@@ -3,6 +3,7 @@
  * Graph rows from a call tree (see views.h).
  */
 #include "analysis/views.h"
+#include "analysis/views_internal.h"
 #include "common/alloc.h"
 #include "model/frame_name.h"
 #include <errno.h>
@@ -140,8 +141,8 @@ static struct hs_view_row *add_row(struct hs_view *v, size_t *alloc)
 	return r;
 }
 
-static void row_set(struct hs_view_row *r, const struct hs_node_exc *e,
-		    const struct hs_node_inc *c)
+void hs__view_row_set(struct hs_view_row *r, const struct hs_node_exc *e,
+		      const struct hs_node_inc *c)
 {
 	r->exc = e->metric;
 	r->exc_count = e->count;
@@ -246,8 +247,8 @@ static unsigned when_block(size_t nr)
  * time (when_block()); the first also gives ROOT's histogram, hence the
  * scale.
  */
-static int fill_when(struct hs_view *v, const struct hs_calltree *ct,
-		     const struct hs_when_map *m, const uint32_t *slot_row)
+int hs__view_fill_when(struct hs_view *v, const struct hs_calltree *ct,
+		       const struct hs_when_map *m, const uint32_t *slot_row)
 {
 	size_t nr = m->nr_slots, nr_h, r, s;
 	unsigned nb = when_block(nr > v->nr_rows ? nr : v->nr_rows), b0, b;
@@ -352,7 +353,7 @@ static int emit_tree(struct hs_view *v, const struct hs_tree *t,
 	r = add_row(v, &alloc);
 	if (!r)
 		goto oom;
-	row_set(r, &t->exc[0], &t->inc[0]);
+	hs__view_row_set(r, &t->exc[0], &t->inc[0]);
 	r->name = hs_tree_name(t, 0);
 	r->nr_children = (uint32_t)hs_tree_nr_children(t, 0);
 	if (flame) {
@@ -377,7 +378,7 @@ static int emit_tree(struct hs_view *v, const struct hs_tree *t,
 		r = add_row(v, &alloc);
 		if (!r)
 			goto oom;
-		row_set(r, &t->exc[c], &t->inc[c]);
+		hs__view_row_set(r, &t->exc[c], &t->inc[c]);
 		r->name = hs_tree_name(t, c);
 		r->parent = fr->row;
 		r->depth = (uint32_t)depth;
@@ -430,7 +431,7 @@ static int tree_when(struct hs_view *v, const struct hs_calltree *ct,
 		m.slot_of[n] = l == HS_NO_NODE ? HS_NO_NODE : near[l];
 	}
 	m.slot_parent = row_parent;
-	err = fill_when(v, ct, &m, NULL);
+	err = hs__view_fill_when(v, ct, &m, NULL);
 out:
 	hs_free(near);
 	hs_free(row_parent);
@@ -514,8 +515,8 @@ static int cmp_byname(const void *pa, const void *pb, void *arg)
  * a node's own samples go to its nearest slot, slots add up into their
  * nearest slot above, and each name's row sums its slots.
  */
-static int byname_when(struct hs_view *v, const struct hs_calltree *ct,
-		       const uint32_t *row_of)
+int hs__view_byname_when(struct hs_view *v, const struct hs_calltree *ct,
+			 const uint32_t *row_of)
 {
 	const struct hs_tree *t = &ct->t;
 	size_t nr_frames = hs_source_nr_frames(&ct->f.out), n, nr = 0, a1 = 0, a2 = 0;
@@ -547,7 +548,7 @@ static int byname_when(struct hs_view *v, const struct hs_calltree *ct,
 	m.nr_slots = nr;
 	m.slot_of = near;
 	m.slot_parent = slot_parent;
-	err = fill_when(v, ct, &m, slot_row);
+	err = hs__view_fill_when(v, ct, &m, slot_row);
 out:
 	hs_free(near);
 	hs_free(slot_parent);
@@ -590,11 +591,11 @@ static int build_byname(struct hs_view *v, const struct hs_calltree *ct,
 
 		if (!r)
 			goto out;
-		row_set(r, &re[order[k]], &ri[order[k]]);
+		hs__view_row_set(r, &re[order[k]], &ri[order[k]]);
 		r->name = frame_name(ct, order[k]);
 		row_of[order[k]] = (uint32_t)k;
 	}
-	err = o->no_when ? 0 : byname_when(v, ct, row_of);
+	err = o->no_when ? 0 : hs__view_byname_when(v, ct, row_of);
 out:
 	hs_free(re);
 	hs_free(ri);
@@ -1012,7 +1013,7 @@ static int cc_side(struct hs_view *v, size_t *alloc, const struct cc_state *s,
 		c.count = inc[order[k]].count;
 		c.first = inc[order[k]].first;
 		c.last = inc[order[k]].last;
-		row_set(r, &exc[order[k]], &c);
+		hs__view_row_set(r, &exc[order[k]], &c);
 		r->name = frame_name(s->ct, order[k]);
 		r->section = section;
 		row_of[order[k]] = (uint32_t)(v->nr_rows - 1);
@@ -1049,7 +1050,7 @@ static int cc_when(struct hs_view *v, const struct cc_state *s, uint32_t focus_r
 			goto out;
 	}
 	map_finish(&b, ct);
-	err = fill_when(v, ct, &b.m, NULL);
+	err = hs__view_fill_when(v, ct, &b.m, NULL);
 out:
 	map_release(&b);
 	return err;
@@ -1109,7 +1110,7 @@ static int build_caller_callee(struct hs_view *v, const struct hs_calltree *ct,
 	fi.count = s.focus_inc.count;
 	fi.first = s.focus_inc.first;
 	fi.last = s.focus_inc.last;
-	row_set(r, &s.focus_exc, &fi);
+	hs__view_row_set(r, &s.focus_exc, &fi);
 	r->name = focus == HS_NO_FRAME ? "ROOT" : hs_source_frame_name(&ct->f.out, focus);
 	r->section = HS_ROW_FOCUS;
 	focus_row = (uint32_t)(v->nr_rows - 1);
@@ -1162,7 +1163,7 @@ void hs_view_row_parts(const struct hs_view_row *r, struct hs_row_parts *p)
 }
 
 /* Each row's origin and module, from the output frame of its name. */
-static void set_origins(struct hs_view *v, const struct hs_calltree *ct)
+void hs__view_set_origins(struct hs_view *v, const struct hs_calltree *ct)
 {
 	size_t i, at;
 	uint32_t frame;
@@ -1240,7 +1241,7 @@ int hs_view_build(struct hs_view *v, const struct hs_calltree *ct,
 		hs_view_release(v);
 		return err;
 	}
-	set_origins(v, ct);
+	hs__view_set_origins(v, ct);
 	/* depth-first rows: a parent row comes before its children */
 	for (i = 0; i < v->nr_rows; i++)
 		HS_BUG_ON(v->rows[i].parent != HS_NO_NODE && v->rows[i].parent >= i);

@@ -16,6 +16,7 @@ void hs_cache_init(struct hs_cache *c)
 	c->max[HS_CACHE_SOURCE] = 8;
 	c->max[HS_CACHE_TREE] = 8;
 	c->max[HS_CACHE_VIEW] = 32;
+	c->max[HS_CACHE_PARTS] = 32;
 	c->max[HS_CACHE_TEXT] = 32;
 	c->max_bytes = (size_t)1 << 30;
 }
@@ -42,6 +43,8 @@ static size_t entry_bytes(const struct hs_cache_entry *e)
 	case HS_CACHE_VIEW:
 		return v->nr_rows * (sizeof(*v->rows) + 2 * sizeof(uint32_t)) +
 		       hs_source_memory(&v->names);
+	case HS_CACHE_PARTS:
+		return hs_view_parts_memory(&e->u.parts);
 	case HS_CACHE_TEXT:
 		return e->u.text.len;
 	default:
@@ -74,6 +77,14 @@ size_t hs_cache_view_estimate(const struct hs_calltree *ct, enum hs_view_kind ki
 	return rows * (sizeof(struct hs_view_row) + 2 * sizeof(uint32_t));
 }
 
+size_t hs_cache_parts_estimate(const struct hs_calltree *ct, enum hs_view_kind kind)
+{
+	/* ByName keeps its rows; CallTree three numbers a node */
+	if (kind == HS_VIEW_CALLTREE)
+		return ct->t.nr * 3 * sizeof(uint32_t);
+	return (hs_source_nr_frames(&ct->f.out) + 1) * sizeof(struct hs_view_row);
+}
+
 void hs_cache_entry_free(struct hs_cache_entry *e)
 {
 	if (!e)
@@ -89,6 +100,9 @@ void hs_cache_entry_free(struct hs_cache_entry *e)
 		hs_view_release(&e->u.view.v);
 		hs_free(e->u.view.child_off);
 		hs_free(e->u.view.child);
+		break;
+	case HS_CACHE_PARTS:
+		hs_view_parts_release(&e->u.parts);
 		break;
 	case HS_CACHE_TEXT:
 		hs_free(e->u.text.s);

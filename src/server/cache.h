@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "analysis/calltree.h"
+#include "analysis/view_part.h"
 #include "analysis/views.h"
 #include "common/diag.h"
 #include "model/stack_source.h"
@@ -14,8 +15,10 @@
  * expanding a tree node, scrolling or redrawing the timeline does not
  * compute anything again: derived sources (Drill Into, Flatten, diffs,
  * ranged memory views), call trees (a source and its filter parameters),
- * full views (a call tree, a view kind and a focus) and answer texts
- * (a timeline, a heap trace's heap and RSS curves).
+ * full views (a call tree, a view kind and a focus), the ByName and
+ * CallTree views whose rows are made per answer (view_part.h: what
+ * /api/tree and /api/rows read) and answer texts (a timeline, a heap
+ * trace's heap and RSS curves).
  *
  * Entries are found by their canonical key (params.h). Each kind keeps at
  * most max[kind] entries, and all of them together about max_bytes of
@@ -48,6 +51,7 @@ enum hs_cache_kind {
 	HS_CACHE_SOURCE,
 	HS_CACHE_TREE,
 	HS_CACHE_VIEW,
+	HS_CACHE_PARTS,
 	HS_CACHE_TEXT,
 	HS_CACHE__KINDS
 };
@@ -78,6 +82,7 @@ struct hs_cache_entry {
 			uint32_t *child_off; /* nr_rows + 1 offsets into child */
 			uint32_t *child;     /* row -> its children rows, in order */
 		} view;
+		struct hs_view_parts parts;
 		struct {
 			char *s; /* hs_malloc()ed text, NUL-terminated */
 			size_t len;
@@ -106,7 +111,10 @@ struct hs_cache_hold {
 		0                                                                        \
 	}
 
-/* Default sizes: 8 sources, 8 call trees, 32 views, 32 texts, 1 GiB in all. */
+/*
+ * Default sizes: 8 sources, 8 call trees, 32 views, 32 views in parts,
+ * 32 texts, 1 GiB in all.
+ */
 void hs_cache_init(struct hs_cache *c);
 /* Free every entry; no hold may reference any. */
 void hs_cache_release(struct hs_cache *c);
@@ -145,9 +153,13 @@ void hs_cache_publish(struct hs_cache *c, struct hs_cache_entry *e, int err,
  * request left behind goes before the build, not after it.
  */
 void hs_cache_make_room(struct hs_cache *c, enum hs_cache_kind kind, size_t bytes);
-/* About what a call tree of @in, or a view of @ct of @kind, will take. */
+/*
+ * About what a call tree of @in, a view of @ct of @kind, or its parts
+ * (view_part.h), will take.
+ */
 size_t hs_cache_tree_estimate(const struct hs_stack_source *in);
 size_t hs_cache_view_estimate(const struct hs_calltree *ct, enum hs_view_kind kind);
+size_t hs_cache_parts_estimate(const struct hs_calltree *ct, enum hs_view_kind kind);
 /*
  * A new empty entry of @kind with a copy of @key, to fill and then hand
  * to hs_cache_add() (or hs_cache_entry_free()). NULL when out of memory.

@@ -337,6 +337,94 @@ out:
 }
 
 /*
+ * The view of the query for answers that show some of its rows: ByName
+ * and CallTree in parts (view_part.h: c->view of kind HS_CACHE_PARTS,
+ * its rows made per answer by hs__rows_json()), any other view whole.
+ */
+int hs__get_parts(struct hs_route_ctx *c)
+{
+	enum hs_view_kind kind = c->query.view.kind;
+	struct hs_buf key = HS_BUF_INIT;
+	struct hs_cache_entry *e;
+	int err;
+
+	if (kind != HS_VIEW_BYNAME && kind != HS_VIEW_CALLTREE)
+		return hs__get_view(c);
+	err = hs_view_focus_check(kind, c->query.view.focus, 1, "focus", &c->diag);
+	if (err)
+		return err;
+	if (hs_buf_addf(&key, "%s\n%s\nparts", c->query.tree_key,
+			hs_view_kind_name(kind)))
+		return -ENOMEM;
+	e = hs_cache_get(&c->app->cache, &c->hold, HS_CACHE_PARTS, key.s);
+	if (!e) {
+		err = hs__get_tree(c);
+		if (!err)
+			err = check_superseded(c);
+		if (!err)
+			err = hs_cache_claim(&c->app->cache, &c->hold, HS_CACHE_PARTS,
+					     key.s, c->tree, &e, &c->diag);
+		if (err < 0)
+			goto out;
+		if (err == 1) {
+			hs_cache_make_room(
+			    &c->app->cache, HS_CACHE_PARTS,
+			    hs_cache_parts_estimate(&c->tree->u.tree, kind));
+			err = hs_view_parts_build(&e->u.parts, &c->tree->u.tree, kind);
+			hs_cache_publish(&c->app->cache, e, err, &c->diag);
+			if (err)
+				goto out;
+		}
+	}
+	c->tree = e->dep;
+	c->src = c->tree->u.tree.in;
+	c->view = e;
+	err = 0;
+out:
+	hs_buf_release(&key);
+	return err;
+}
+
+const struct hs_view *hs__view_of(const struct hs_route_ctx *c)
+{
+	return c->view->kind == HS_CACHE_PARTS ? &c->view->u.parts.v : &c->view->u.view.v;
+}
+
+size_t hs__view_rows(const struct hs_route_ctx *c)
+{
+	return c->view->kind == HS_CACHE_PARTS ? c->view->u.parts.nr_rows
+					       : c->view->u.view.v.nr_rows;
+}
+
+json_t *hs__rows_json(struct hs_route_ctx *c, const uint32_t *ids, size_t n)
+{
+	const struct hs_view *v = &c->view->u.view.v;
+	struct hs_view part;
+	json_t *a = json_array();
+	size_t i;
+	int parts = c->view->kind == HS_CACHE_PARTS;
+
+	if (!a)
+		return NULL;
+	if (parts) {
+		if (hs_view_part(&c->view->u.parts, ids, n, 0, &part)) {
+			json_decref(a);
+			return NULL;
+		}
+		v = &part;
+	}
+	for (i = 0; a && i < n; i++)
+		if (json_array_append_new(a, parts ? hs__row_obj_id(v, i, ids[i])
+						   : hs__row_obj(v, ids[i]))) {
+			json_decref(a);
+			a = NULL;
+		}
+	if (parts)
+		hs_view_release(&part);
+	return a;
+}
+
+/*
  * The answer text cached under @key (kind HS_CACHE_TEXT), built once by
  * @build(@c, @arg, &text, &len) (text hs_malloc()ed; 0 or a negative
  * errno) when it is not there: *@out, held in c->hold.
@@ -436,7 +524,7 @@ int hs__get_row(struct hs_route_ctx *c, const char *key, uint32_t *out)
 	int err = hs__get_uint(c, key, HS_NO_NODE, UINT32_MAX, &n);
 
 	*out = (uint32_t)n;
-	if (!err && n != HS_NO_NODE && n >= c->view->u.view.v.nr_rows) {
+	if (!err && n != HS_NO_NODE && n >= hs__view_rows(c)) {
 		hs_diag_set(&c->diag, 0, "%s: no row %zu", key, n);
 		return -EINVAL;
 	}
@@ -446,10 +534,16 @@ int hs__get_row(struct hs_route_ctx *c, const char *key, uint32_t *out)
 /* A row object with its "id" and "parent". */
 json_t *hs__row_obj(const struct hs_view *v, size_t i)
 {
+	return hs__row_obj_id(v, i, (uint32_t)i);
+}
+
+/* Row @i of @v as the row with id @id ("parent" is v->rows[i].parent). */
+json_t *hs__row_obj_id(const struct hs_view *v, size_t i, uint32_t id)
+{
 	json_t *o = hs_view_row_json(v, i);
 	uint32_t p = v->rows[i].parent;
 
-	if (!o || json_object_set_new(o, "id", json_integer((json_int_t)i)) ||
+	if (!o || json_object_set_new(o, "id", json_integer((json_int_t)id)) ||
 	    json_object_set_new(o, "parent",
 				p == HS_NO_NODE ? json_null() : json_integer(p))) {
 		json_decref(o);
@@ -461,12 +555,19 @@ json_t *hs__row_obj(const struct hs_view *v, size_t i)
 /* A document: the view's name, summary and total rows, plus @key: @val. */
 json_t *hs__doc(const struct hs_view *v, const char *key, json_t *val)
 {
+	return hs__doc_rows(v, v->nr_rows, key, val);
+}
+
+/* hs__doc() for a view of @nr_rows rows (a view in parts has fewer). */
+json_t *hs__doc_rows(const struct hs_view *v, size_t nr_rows, const char *key,
+		     json_t *val)
+{
 	json_t *o = json_object();
 
 	if (!o || !val ||
 	    json_object_set_new(o, "view", json_string(hs_view_kind_name(v->kind))) ||
 	    json_object_set_new(o, "summary", hs_view_summary_json(v)) ||
-	    json_object_set_new(o, "total_rows", json_integer((json_int_t)v->nr_rows)) ||
+	    json_object_set_new(o, "total_rows", json_integer((json_int_t)nr_rows)) ||
 	    json_object_set_new(o, key, val)) {
 		json_decref(o);
 		json_decref(val);

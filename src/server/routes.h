@@ -25,7 +25,8 @@
  *
  * A handler gets the request's context, answers into c->resp (through
  * hs__reply_json() or hs__reply_err()) and returns 0. What it finds
- * through the cache (c->src, c->tree, c->view) is held in c->hold for
+ * through the cache (c->src, c->tree, c->view: a full view, or one in
+ * parts for the routes that show some rows) is held in c->hold for
  * the request's duration (cache.h); handlers run on several threads at
  * once and touch shared state only through the cache and app.h.
  */
@@ -82,6 +83,22 @@ int hs__resolve_src(struct hs_route_ctx *c, const struct hs_api_src *s, size_t k
 int hs__get_tree(struct hs_route_ctx *c);
 /* The full view of the query (no limit, no depth): c->view. */
 int hs__get_view(struct hs_route_ctx *c);
+/*
+ * The view of the query for answers that show some of its rows (c->view):
+ * ByName and CallTree in parts (kind HS_CACHE_PARTS, view_part.h), any
+ * other view whole (hs__get_view()).
+ */
+int hs__get_parts(struct hs_route_ctx *c);
+/* c->view's kind, summary and basis (either kind of entry). */
+const struct hs_view *hs__view_of(const struct hs_route_ctx *c);
+/* c->view's number of rows (row ids are below it). */
+size_t hs__view_rows(const struct hs_route_ctx *c);
+/*
+ * A JSON array of the row objects (hs__row_obj()) of rows @ids (@n ids
+ * below hs__view_rows()) of c->view, made for them when it is in parts.
+ * A new reference, or NULL when out of memory.
+ */
+json_t *hs__rows_json(struct hs_route_ctx *c, const uint32_t *ids, size_t n);
 
 /*
  * The answer text cached under @key, built once by @build (see routes.c):
@@ -107,8 +124,13 @@ int hs__get_row(struct hs_route_ctx *c, const char *key, uint32_t *out);
 
 /* A row object with its "id" and "parent" (new reference, NULL: no memory). */
 json_t *hs__row_obj(const struct hs_view *v, size_t i);
+/* Row @i of @v as the row with id @id (a part's rows: view_part.h). */
+json_t *hs__row_obj_id(const struct hs_view *v, size_t i, uint32_t id);
 /* A document: the view's name, summary and total rows, plus @key: @val (taken). */
 json_t *hs__doc(const struct hs_view *v, const char *key, json_t *val);
+/* hs__doc() for a view of @nr_rows rows (a view in parts has fewer). */
+json_t *hs__doc_rows(const struct hs_view *v, size_t nr_rows, const char *key,
+		     json_t *val);
 
 /* The routes, one per API call. */
 int hs__api_view(struct hs_route_ctx *c);

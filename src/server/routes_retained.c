@@ -132,24 +132,24 @@ static json_t *retained_by_row(struct hs_route_ctx *c, const struct hs_stack_sou
 {
 	json_t *ids = json_object_get(c->q, "ids"), *out = NULL;
 	const struct hs_calltree *ct;
-	uint32_t *node_of_row = NULL;
-	size_t i, n, nr_rows = 0;
+	const uint32_t *node_of_row;
+	size_t i, n;
 	double *bytes = NULL;
 	uint8_t *merged = NULL;
 
-	*err = hs__get_view(c);
+	/* the CallTree in parts: its rows' nodes (view_part.h) */
+	*err = hs__get_parts(c);
 	if (*err)
 		return NULL;
 	ct = &c->tree->u.tree;
+	node_of_row = c->view->u.parts.node_of_row;
 	n = json_is_array(ids) ? json_array_size(ids) : MAX_ROWS_PAGE + 1;
 	for (i = 0; n <= MAX_ROWS_PAGE && i < n; i++) {
 		json_t *id = json_array_get(ids, i);
 
 		if (!json_is_integer(id) || json_integer_value(id) < 0 ||
-		    (size_t)json_integer_value(id) >= c->view->u.view.v.nr_rows)
+		    (size_t)json_integer_value(id) >= hs__view_rows(c))
 			break;
-		if ((size_t)json_integer_value(id) + 1 > nr_rows)
-			nr_rows = (size_t)json_integer_value(id) + 1;
 	}
 	if (n > MAX_ROWS_PAGE || i < n) {
 		*replied = 1;
@@ -163,9 +163,7 @@ static json_t *retained_by_row(struct hs_route_ctx *c, const struct hs_stack_sou
 	*err = -ENOMEM;
 	bytes = hs_calloc(ct->t.nr + 1, sizeof(*bytes));
 	merged = hs_calloc(ct->t.nr + 1, 1);
-	node_of_row = hs_malloc((nr_rows + 1) * sizeof(*node_of_row));
-	if (!bytes || !merged || !node_of_row ||
-	    hs_view_tree_nodes(&ct->t, node_of_row, nr_rows))
+	if (!bytes || !merged)
 		goto out;
 	retained_by_node(ct, hr, bytes, merged);
 	out = json_array();
@@ -183,7 +181,6 @@ static json_t *retained_by_row(struct hs_route_ctx *c, const struct hs_stack_sou
 out:
 	hs_free(bytes);
 	hs_free(merged);
-	hs_free(node_of_row);
 	return out;
 }
 

@@ -32,13 +32,22 @@ static int get_order(struct hs_route_ctx *c, struct hs_view_order *o)
 	return err;
 }
 
-/* The rows of the view in the order "sort" / "order" ask for (owned). */
+/*
+ * The rows of the view in the order "sort" / "order" ask for (owned): of
+ * c->view, whole or ByName in parts (which has every row but When).
+ */
 static int sorted_rows(struct hs_route_ctx *c, uint32_t **out)
 {
 	struct hs_view_order o;
 	int err = get_order(c, &o);
 
-	return err ? err : hs_view_order_rows(&c->view->u.view.v, &o, out);
+	return err ? err : hs_view_order_rows(hs__view_of(c), &o, out);
+}
+
+/* c->view is a CallTree in parts: no rows kept, only their numbering. */
+static int tree_parts(const struct hs_route_ctx *c)
+{
+	return c->view->kind == HS_CACHE_PARTS && c->view->u.parts.node_of_row;
 }
 
 /*
@@ -162,24 +171,10 @@ int hs__api_view(struct hs_route_ctx *c)
 	return 0;
 }
 
-/* A JSON array of row objects for @rows (with "id" and "parent"). */
-static json_t *rows_array(const struct hs_view *v, const uint32_t *rows, size_t n)
-{
-	json_t *a = json_array();
-	size_t i;
-
-	for (i = 0; a && i < n; i++)
-		if (json_array_append_new(a, hs__row_obj(v, rows[i]))) {
-			json_decref(a);
-			return NULL;
-		}
-	return a;
-}
-
 /* The rows whose ids "ids" lists (at most MAX_ROWS_PAGE), in that order. */
 static int rows_by_id(struct hs_route_ctx *c)
 {
-	const struct hs_view *v = &c->view->u.view.v;
+	size_t nr_rows = hs__view_rows(c);
 	json_t *ids = json_object_get(c->q, "ids"), *o;
 	uint32_t *rows;
 	size_t i, n = json_is_array(ids) ? json_array_size(ids) : MAX_ROWS_PAGE + 1;
@@ -195,27 +190,31 @@ static int rows_by_id(struct hs_route_ctx *c)
 		json_t *id = json_array_get(ids, i);
 
 		if (!json_is_integer(id) || json_integer_value(id) < 0 ||
-		    (size_t)json_integer_value(id) >= v->nr_rows) {
+		    (size_t)json_integer_value(id) >= nr_rows) {
 			hs_free(rows);
 			return hs__reply_error(c->resp, 400, "ids: no such row");
 		}
 		rows[i] = (uint32_t)json_integer_value(id);
 	}
-	o = hs__doc(v, "rows", rows_array(v, rows, n));
+	o = hs__doc_rows(hs__view_of(c), nr_rows, "rows", hs__rows_json(c, rows, n));
 	hs_free(rows);
 	return hs__reply_json(c->resp, o, COMPACT);
 }
 
-/* A page of rows in the order asked for, or the rows "ids" names. */
+/*
+ * A page of rows in the order asked for, or the rows "ids" names. ByName
+ * and CallTree rows are made for the page (hs__get_parts()); a CallTree
+ * page in another order than its own takes the whole view.
+ */
 int hs__api_rows(struct hs_route_ctx *c)
 {
-	const struct hs_view *v;
-	size_t offset, count, i;
-	uint32_t *idx = NULL;
-	json_t *rows, *o;
+	struct hs_view_order order;
+	size_t offset, count, i, n = 0, nr_rows = 0;
+	uint32_t *idx = NULL, *page = NULL;
+	json_t *o;
 	int err;
 
-	err = hs__get_view(c);
+	err = hs__get_parts(c);
 	if (!err)
 		err = hs__get_uint(c, "offset", 0, UINT32_MAX, &offset);
 	if (!err)
@@ -223,18 +222,27 @@ int hs__api_rows(struct hs_route_ctx *c)
 	if (!err && json_object_get(c->q, "ids"))
 		return rows_by_id(c);
 	if (!err)
+		err = get_order(c, &order);
+	if (!err && tree_parts(c) && hs_view_order_changes(&order))
+		err = hs__get_view(c);
+	if (!err && !tree_parts(c))
 		err = sorted_rows(c, &idx);
-	if (err)
+	if (!err) {
+		nr_rows = hs__view_rows(c);
+		page = hs_malloc((count + 1) * sizeof(*page));
+		if (!page)
+			err = -ENOMEM;
+	}
+	if (err) {
+		hs_free(idx);
 		return hs__reply_err(c, err, "");
-	v = &c->view->u.view.v;
-	rows = json_array();
-	for (i = offset; rows && i < v->nr_rows && i - offset < count; i++)
-		if (json_array_append_new(rows, hs__row_obj(v, idx[i]))) {
-			json_decref(rows);
-			rows = NULL;
-		}
+	}
+	/* a tree's own order is its row ids */
+	for (i = offset; i < nr_rows && i - offset < count; i++)
+		page[n++] = idx ? idx[i] : (uint32_t)i;
 	hs_free(idx);
-	o = hs__doc(v, "rows", rows);
+	o = hs__doc_rows(hs__view_of(c), nr_rows, "rows", hs__rows_json(c, page, n));
+	hs_free(page);
 	if (o && json_object_set_new(o, "offset", json_integer((json_int_t)offset))) {
 		json_decref(o);
 		o = NULL;
@@ -249,9 +257,12 @@ int hs__api_rows(struct hs_route_ctx *c)
  * its parent, so a client can place it. With "skeleton", only the ids,
  * parents and numbers of children of the rows come as arrays, and whole
  * rows for the first "detail" of them (the others by /api/rows "ids").
+ * A CallTree is walked in parts (view_part.h): the rows are numbered,
+ * and only those the answer carries whole are made.
  */
 struct walk {
-	const struct hs_cache_entry *e;
+	const struct hs_cache_entry *e;	   /* a whole view, */
+	const struct hs_view_parts *parts; /* or a CallTree in parts */
 	const struct hs_view_order *order; /* NULL: the view's order */
 	uint32_t *out;			   /* the rows emitted, in order */
 	size_t nr_out, alloc_out, max_rows;
@@ -260,6 +271,8 @@ struct walk {
 	size_t nr, alloc;
 	uint32_t *kids; /* scratch: children to sort */
 	size_t alloc_kids;
+	uint32_t *local; /* scratch: their positions, sorting in parts */
+	size_t alloc_local;
 };
 
 static void emit(struct walk *w, uint32_t row)
@@ -276,6 +289,43 @@ static void emit(struct walk *w, uint32_t row)
 		w->out[w->nr_out++] = row;
 }
 
+static uint32_t nr_kids(const struct walk *w, uint32_t r)
+{
+	const uint32_t *off = w->e ? w->e->u.view.child_off : NULL;
+
+	return off ? off[r + 1] - off[r]
+		   : (uint32_t)hs_view_parts_nr_children(w->parts, r);
+}
+
+static uint32_t parent_of(const struct walk *w, uint32_t r)
+{
+	return w->e ? w->e->u.view.v.rows[r].parent : hs_view_parts_parent(w->parts, r);
+}
+
+/* Sort the @n children at w->kids in w->order; 0 or -ENOMEM. */
+static int sort_kids(struct walk *w, uint32_t n)
+{
+	struct hs_view part;
+	uint32_t k;
+
+	if (w->e) {
+		hs_view_order_sort(&w->e->u.view.v, w->order, w->kids, n);
+		return 0;
+	}
+	/* the children's rows, without When (no column of an order is it) */
+	if (HS_GROW(w->local, n, w->alloc_local) ||
+	    hs_view_part(w->parts, w->kids, n, 1, &part))
+		return -ENOMEM;
+	for (k = 0; k < n; k++)
+		w->local[k] = k;
+	hs_view_order_sort(&part, w->order, w->local, n);
+	hs_view_release(&part);
+	for (k = 0; k < n; k++)
+		w->local[k] = w->kids[w->local[k]];
+	memcpy(w->kids, w->local, n * sizeof(*w->kids));
+	return 0;
+}
+
 /*
  * Emit the descendants of @row down @levels levels (0 = all). A stack
  * entry is (row, levels of its descendants to show); with @autoopen a
@@ -283,7 +333,6 @@ static void emit(struct walk *w, uint32_t row)
  */
 static void walk_children(struct walk *w, uint32_t row, uint32_t levels, int autoopen)
 {
-	const uint32_t *off = w->e->u.view.child_off, *child = w->e->u.view.child;
 	const uint32_t *kids;
 	uint32_t r, left, k, n, ch, ch_left;
 
@@ -301,26 +350,40 @@ static void walk_children(struct walk *w, uint32_t row, uint32_t levels, int aut
 			emit(w, r);
 		if (!left)
 			continue;
-		n = off[r + 1] - off[r];
-		kids = child + off[r];
+		n = nr_kids(w, r);
 		if (HS_GROW(w->stack, w->nr + 2 * (size_t)n, w->alloc)) {
 			w->failed = 1;
 			return;
 		}
-		if (w->order && n > 1) {
+		if (w->e) {
+			kids = w->e->u.view.child + w->e->u.view.child_off[r];
+		} else {
 			if (HS_GROW(w->kids, n, w->alloc_kids)) {
 				w->failed = 1;
 				return;
 			}
-			memcpy(w->kids, kids, n * sizeof(*kids));
-			hs_view_order_sort(&w->e->u.view.v, w->order, w->kids, n);
+			hs_view_parts_children(w->parts, r, w->kids);
+			kids = w->kids;
+		}
+		if (w->order && n > 1) {
+			if (w->e) {
+				if (HS_GROW(w->kids, n, w->alloc_kids)) {
+					w->failed = 1;
+					return;
+				}
+				memcpy(w->kids, kids, n * sizeof(*kids));
+			}
+			if (sort_kids(w, n)) {
+				w->failed = 1;
+				return;
+			}
 			kids = w->kids;
 		}
 		/* pushed in reverse, so that the first child comes out first */
 		for (k = n; k > 0; k--) {
 			ch = kids[k - 1];
 			ch_left = left == UINT32_MAX ? left : left - 1;
-			if (!ch_left && autoopen && off[ch + 1] - off[ch] == 1)
+			if (!ch_left && autoopen && nr_kids(w, ch) == 1)
 				ch_left = 1;
 			w->stack[w->nr++] = ch;
 			w->stack[w->nr++] = ch_left;
@@ -347,8 +410,6 @@ static int add_array(struct hs_buf *b, const char *key, const uint32_t *x, size_
 /* The skeleton answer: @o (the document without the arrays) plus them. */
 static int reply_skeleton(struct hs_route_ctx *c, json_t *o, const struct walk *w)
 {
-	const struct hs_view *v = &c->view->u.view.v;
-	const uint32_t *off = c->view->u.view.child_off;
 	struct hs_buf b = HS_BUF_INIT;
 	uint32_t *x = NULL;
 	char *head;
@@ -362,11 +423,11 @@ static int reply_skeleton(struct hs_route_ctx *c, json_t *o, const struct walk *
 		goto out;
 	err = add_array(&b, "id", w->out, w->nr_out, 0);
 	for (i = 0; i < w->nr_out; i++)
-		x[i] = v->rows[w->out[i]].parent;
+		x[i] = parent_of(w, w->out[i]);
 	if (!err)
 		err = add_array(&b, "parent", x, w->nr_out, 1);
 	for (i = 0; i < w->nr_out; i++)
-		x[i] = off[w->out[i] + 1] - off[w->out[i]];
+		x[i] = nr_kids(w, w->out[i]);
 	if (!err)
 		err = add_array(&b, "nr_children", x, w->nr_out, 0);
 	if (!err)
@@ -391,12 +452,11 @@ int hs__api_tree(struct hs_route_ctx *c)
 {
 	struct walk w = {0};
 	struct hs_view_order order;
-	const struct hs_view *v;
-	size_t levels, detail, i, n;
+	size_t levels, detail, i, n, nr_rows;
 	json_t *of, *o;
 	int err, autoopen, skeleton;
 
-	err = hs__get_view(c);
+	err = hs__get_parts(c);
 	if (!err)
 		err = hs__get_uint(c, "levels", 1, UINT32_MAX, &levels);
 	if (!err)
@@ -411,8 +471,11 @@ int hs__api_tree(struct hs_route_ctx *c)
 		err = get_order(c, &order);
 	if (err)
 		return hs__reply_err(c, err, "");
-	v = &c->view->u.view.v;
-	w.e = c->view;
+	nr_rows = hs__view_rows(c);
+	if (c->view->kind == HS_CACHE_PARTS)
+		w.parts = &c->view->u.parts;
+	else
+		w.e = c->view;
 	w.order = hs_view_order_changes(&order) ? &order : NULL;
 	of = json_object_get(c->q, "of");
 	if (of && !json_is_null(of)) {
@@ -426,7 +489,7 @@ int hs__api_tree(struct hs_route_ctx *c)
 			json_t *id = json_array_get(of, i);
 
 			if (!json_is_integer(id) || json_integer_value(id) < 0 ||
-			    (size_t)json_integer_value(id) >= v->nr_rows)
+			    (size_t)json_integer_value(id) >= nr_rows)
 				return hs__reply_error(c->resp, 400, "of: no row %s",
 						       json_is_integer(id)
 							   ? "with that id"
@@ -437,20 +500,25 @@ int hs__api_tree(struct hs_route_ctx *c)
 				      (uint32_t)json_integer_value(json_array_get(of, i)),
 				      (uint32_t)levels, autoopen);
 	} else {
-		for (i = 0; i < v->nr_rows; i++)
-			if (v->rows[i].parent == HS_NO_NODE) {
+		for (i = 0; i < nr_rows; i++)
+			if (parent_of(&w, (uint32_t)i) == HS_NO_NODE) {
 				emit(&w, (uint32_t)i);
 				walk_children(&w, (uint32_t)i, (uint32_t)levels,
 					      autoopen);
+				/* a CallTree has one root, ROOT's row */
+				if (w.parts && w.parts->node_of_row)
+					break;
 			}
 	}
 	hs_free(w.stack);
 	hs_free(w.kids);
+	hs_free(w.local);
 	o = w.failed
 		? NULL
-		: hs__doc(v, "rows",
-			  rows_array(v, w.out,
-				     skeleton && detail < w.nr_out ? detail : w.nr_out));
+		: hs__doc_rows(
+		      hs__view_of(c), nr_rows, "rows",
+		      hs__rows_json(c, w.out,
+				    skeleton && detail < w.nr_out ? detail : w.nr_out));
 	if (o && json_object_set_new(o, "truncated", json_boolean(w.truncated))) {
 		json_decref(o);
 		o = NULL;
@@ -548,6 +616,24 @@ done:
 	return hs__reply_json(c->resp, o, COMPACT);
 }
 
+/* The row object of row @id of c->view (made for it when in parts). */
+static json_t *row_obj_of(struct hs_route_ctx *c, uint32_t id)
+{
+	json_t *a = hs__rows_json(c, &id, 1), *r;
+
+	r = a ? json_incref(json_array_get(a, 0)) : NULL;
+	json_decref(a);
+	return r;
+}
+
+/* Row @r's parent row in c->view (HS_NO_NODE for none). */
+static uint32_t row_parent(const struct hs_route_ctx *c, uint32_t r)
+{
+	if (c->view->kind == HS_CACHE_PARTS)
+		return hs_view_parts_parent(&c->view->u.parts, r);
+	return c->view->u.view.v.rows[r].parent;
+}
+
 /*
  * Find: the next row after "from" (in the order of "sort"/"order" for a
  * flat view, depth-first for a tree) whose name the regular expression
@@ -555,15 +641,21 @@ done:
  */
 int hs__api_find(struct hs_route_ctx *c)
 {
+	struct hs_view_order order;
 	const struct hs_view *v;
 	const char *pattern;
 	struct hs_pattern *re = NULL;
-	uint32_t *idx = NULL, from, *path = NULL, p;
+	uint32_t *idx = NULL, from, *path = NULL, p, at_id = 0;
 	size_t i, at = HS_FIND_START, n, depth = 0;
 	json_t *o = NULL, *pj;
 	int err, backward;
 
-	err = hs__get_view(c);
+	/* in parts, but a CallTree in another order than its own whole */
+	err = hs__get_parts(c);
+	if (!err)
+		err = get_order(c, &order);
+	if (!err && tree_parts(c) && hs_view_order_changes(&order))
+		err = hs__get_view(c);
 	if (!err)
 		err = hs__get_string(c, "pattern", HS_PATTERN_MAX_LEN, &pattern);
 	if (!err)
@@ -574,21 +666,30 @@ int hs__api_find(struct hs_route_ctx *c)
 		hs_diag_set(&c->diag, 0, "find needs a pattern");
 		err = -EINVAL;
 	}
-	if (!err)
+	if (!err && !tree_parts(c))
 		err = sorted_rows(c, &idx);
 	if (err)
 		return hs__reply_err(c, err, "");
 	err = hs_view_find_compile(pattern, strlen(pattern), &re, &c->diag);
-	v = &c->view->u.view.v;
+	v = hs__view_of(c);
 	n = v->nr_rows;
 	/* the position of "from" in the order; the search starts after it */
-	for (i = 0; !err && from != HS_NO_NODE && i < n; i++)
+	for (i = 0; !err && idx && from != HS_NO_NODE && i < n; i++)
 		if (idx[i] == from) {
 			at = i;
 			break;
 		}
-	if (!err)
+	if (!err && !idx) {
+		/* a CallTree in parts: its own order, a row's id is its place */
+		err = hs_view_parts_find(&c->view->u.parts, re, from, backward, &at,
+					 &c->diag);
+	} else if (!err) {
 		err = hs_view_find(v, idx, n, re, at, backward, &at, &c->diag);
+		if (err > 0)
+			at_id = idx[at];
+	}
+	if (err > 0 && !idx)
+		at_id = (uint32_t)at;
 	hs_pattern_free(re);
 	if (err < 0) {
 		hs_free(idx);
@@ -603,21 +704,21 @@ int hs__api_find(struct hs_route_ctx *c)
 		goto out;
 	}
 	/* ancestors, root first */
-	for (p = v->rows[idx[at]].parent; p != HS_NO_NODE; p = v->rows[p].parent)
+	for (p = row_parent(c, at_id); p != HS_NO_NODE; p = row_parent(c, p))
 		depth++;
 	path = hs_malloc((depth + 1) * sizeof(*path));
 	pj = json_array();
 	if (!path || !pj || json_object_set_new(o, "path", pj))
 		goto fail;
 	n = depth;
-	for (p = v->rows[idx[at]].parent; p != HS_NO_NODE; p = v->rows[p].parent)
+	for (p = row_parent(c, at_id); p != HS_NO_NODE; p = row_parent(c, p))
 		path[--n] = p;
 	for (n = 0; n < depth; n++)
 		if (json_array_append_new(pj, json_integer(path[n])))
 			goto fail;
-	if (json_object_set_new(o, "id", json_integer(idx[at])) ||
+	if (json_object_set_new(o, "id", json_integer(at_id)) ||
 	    json_object_set_new(o, "index", json_integer((json_int_t)at)) ||
-	    json_object_set_new(o, "row", hs__row_obj(v, idx[at])))
+	    json_object_set_new(o, "row", row_obj_of(c, at_id)))
 		goto fail;
 	goto out;
 fail:

@@ -568,6 +568,133 @@ static void tree_rows(void **state)
 	hs_app_release(&app);
 }
 
+/*
+ * The rows /api/rows, /api/tree and /api/find make for the rows they
+ * show (ByName and CallTree in parts, analysis/view_part.h) are the whole
+ * view's rows, When included, with their parents.
+ */
+static void expect_row_is(json_t *row, const struct hs_view *v, size_t id)
+{
+	uint32_t parent = v->rows[id].parent;
+	char *got, *want;
+	json_t *w;
+
+	assert_true(num_at(row, "id") == (double)id);
+	if (parent == HS_NO_NODE)
+		assert_true(json_is_null(json_object_get(row, "parent")));
+	else
+		assert_true(num_at(row, "parent") == (double)parent);
+	row = json_deep_copy(row);
+	json_object_del(row, "id");
+	json_object_del(row, "parent");
+	w = hs_view_row_json(v, id);
+	got = json_dumps(row, JSON_COMPACT | JSON_REAL_PRECISION(15));
+	want = json_dumps(w, JSON_COMPACT | JSON_REAL_PRECISION(15));
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	json_decref(w);
+	json_decref(row);
+}
+
+static void expect_rows_of_view(struct hs_app *app, const char *kind, const char *params,
+				const struct hs_view *v)
+{
+	char body[512];
+	struct answer a;
+	json_t *rows;
+	size_t i, n = v->nr_rows;
+
+	/* ByName: a page of all rows; CallTree: all rows by id, last first */
+	if (!strcmp(kind, "byname")) {
+		snprintf(body, sizeof(body), "{\"view\":\"byname\",%s\"count\":%zu}",
+			 params, n);
+	} else {
+		size_t len = (size_t)snprintf(body, sizeof(body),
+					      "{\"view\":\"calltree\",%s\"ids\":[", params);
+
+		for (i = n; i-- > 0;)
+			len += (size_t)snprintf(body + len, sizeof(body) - len, "%zu%s", i,
+						i ? "," : "]}");
+	}
+	post(app, "/api/rows", body, &a);
+	assert_int_equal(a.status, 200);
+	assert_true(num_at(a.json, "total_rows") == (double)n);
+	rows = json_object_get(a.json, "rows");
+	assert_int_equal(json_array_size(rows), n);
+	for (i = 0; i < n; i++)
+		expect_row_is(json_array_get(rows, i), v, strcmp(kind, "byname") ? n - 1 - i : i);
+	answer_release(&a);
+}
+
+static void rows_in_parts(void **state)
+{
+	static const struct {
+		const char *json;
+		double fold_pct, start_ms, end_ms;
+	} params[] = {
+	    {"", NAN, NAN, NAN},
+	    {"\"params\":{\"fold_pct\":10},", 10, NAN, NAN},
+	    {"\"params\":{\"start\":5,\"end\":25},", NAN, 5, 25},
+	};
+	static const enum hs_view_kind kinds[] = {HS_VIEW_BYNAME, HS_VIEW_CALLTREE};
+	struct hs_query q = {.params = HS_VIEW_PARAMS_INIT};
+	struct hs_query_result r;
+	struct hs_app app;
+	struct answer a;
+	size_t i, k;
+
+	(void)state;
+	app_with_source(&app);
+	for (i = 0; i < sizeof(params) / sizeof(params[0]); i++)
+		for (k = 0; k < 2; k++) {
+			q.params.fold_pct = params[i].fold_pct;
+			q.params.filter.start_ms = params[i].start_ms;
+			q.params.filter.end_ms = params[i].end_ms;
+			q.view.kind = kinds[k];
+			assert_int_equal(
+			    hs_query_run(&app.traces[0].sources[0].src, &q, &r, NULL), 0);
+			expect_rows_of_view(&app, hs_view_kind_name(kinds[k]),
+					    params[i].json, &r.view);
+			hs_query_result_release(&r);
+		}
+	/* the skeleton's whole rows (1, 2, 3) and Find's row are made so too */
+	q.params = (struct hs_view_params)HS_VIEW_PARAMS_INIT;
+	q.view.kind = HS_VIEW_CALLTREE;
+	assert_int_equal(hs_query_run(&app.traces[0].sources[0].src, &q, &r, NULL), 0);
+	post(&app, "/api/tree",
+	     "{\"view\":\"calltree\",\"of\":[0],\"levels\":0,\"skeleton\":true,"
+	     "\"detail\":3}",
+	     &a);
+	assert_int_equal(json_array_size(json_object_get(a.json, "rows")), 3);
+	for (i = 0; i < 3; i++)
+		expect_row_is(json_array_get(json_object_get(a.json, "rows"), i), &r.view,
+			      i + 1);
+	answer_release(&a);
+	post(&app, "/api/find", "{\"view\":\"calltree\",\"pattern\":\"^D$\"}", &a);
+	expect_row_is(json_object_get(a.json, "row"), &r.view, 6);
+	expect_json(json_object_get(a.json, "path"), "[0,1,3,4,5]");
+	answer_release(&a);
+	/* in another order than the tree's own: depth first, children by name */
+	post(&app, "/api/find",
+	     "{\"view\":\"calltree\",\"pattern\":\"^[de]$\",\"sort\":\"name\"}",
+	     &a);
+	assert_true(num_at(a.json, "id") == 6);
+	assert_true(num_at(a.json, "index") == 5);
+	answer_release(&a);
+	hs_query_result_release(&r);
+	q.view.kind = HS_VIEW_BYNAME;
+	assert_int_equal(hs_query_run(&app.traces[0].sources[0].src, &q, &r, NULL), 0);
+	post(&app, "/api/find", "{\"view\":\"byname\",\"pattern\":\"^C$\"}", &a);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(a.json, "row"), "name")), "C");
+	expect_row_is(json_object_get(a.json, "row"), &r.view,
+		      (size_t)num_at(json_object_get(a.json, "row"), "id"));
+	answer_release(&a);
+	hs_query_result_release(&r);
+	hs_app_release(&app);
+}
+
 /* ByName pages in any column's order; Find in that order. */
 static void rows_and_find(void **state)
 {
@@ -1474,6 +1601,7 @@ int main(void)
 	    cmocka_unit_test(report_arguments),
 	    cmocka_unit_test(view_is_report_json),
 	    cmocka_unit_test(tree_rows),
+	    cmocka_unit_test(rows_in_parts),
 	    cmocka_unit_test(rows_and_find),
 	    cmocka_unit_test(timeline_and_samples),
 	    cmocka_unit_test(drill_diff_flame),
