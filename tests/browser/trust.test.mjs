@@ -6,7 +6,8 @@
 // kept by key across an Update, the timeline's legend and axes, a dead
 // server explained, Events without library paths, a diff's process names
 // and the module presets' library names with a '-', Ungroup on such a
-// module, and the default Fold%.
+// module, the default Fold%, headers
+// over their columns (Caller-Callee's parts lined up).
 // Each part runs on its own (a failure is reported and the next part
 // starts from a fresh page); screenshots go to $HS_BUILD/browser-artifacts/
 // (trust-*.png).
@@ -32,6 +33,34 @@ async function cutCells(view) {
   return page.$$eval(`#view-${view} .row:not([hidden]):not(.pending) > div, #view-${view} .head > div`,
     (cells) => cells.filter((c) => c.scrollWidth > c.clientWidth + 0.5 && c.getBoundingClientRect().width > 0)
       .map((c) => ({ cls: c.className, text: c.textContent, sw: c.scrollWidth, cw: c.clientWidth })));
+}
+
+// The header cells of the tables of @view that are not over their
+// column: each against the first row's cell below it, and each of
+// Caller-Callee's parts against the first part's header (they share
+// their columns).
+async function misaligned(view) {
+  return page.evaluate((view) => {
+    const bad = [];
+    const tables = [...document.querySelectorAll(`#view-${view} .vtable`)];
+    const top = tables[0]?.querySelector('.head');
+    const off = (a, b) => Math.abs(a.left - b.left) > 0.5 || Math.abs(a.width - b.width) > 0.5;
+    for (const t of tables) {
+      const head = [...t.querySelector('.head').children];
+      const row = t.querySelector('.row:not([hidden])');
+      head.forEach((h, k) => {
+        if (h.hidden) return;
+        const a = h.getBoundingClientRect();
+        if (row && off(a, row.children[k].getBoundingClientRect()))
+          bad.push({ part: t.dataset.part, col: h.dataset.col, head: [a.left, a.width],
+            cell: [row.children[k].getBoundingClientRect().left, row.children[k].getBoundingClientRect().width] });
+        if (off(a, top.children[k].getBoundingClientRect()))
+          bad.push({ part: t.dataset.part, col: h.dataset.col, head: [a.left, a.width],
+            first: [top.children[k].getBoundingClientRect().left, top.children[k].getBoundingClientRect().width] });
+      });
+    }
+    return bad;
+  }, view);
 }
 
 async function cellOf(view, key, col) {
@@ -99,7 +128,7 @@ function linesCut() {
 async function numbersAtWidths(long) {
   const want = report(path.join(tmp, 'long.data.txt')).rows[0];
   ok(want.inc > 100000 && want.last_ms > 100000, 'the long perf script has times over 100 s', want);
-  const cut = {};
+  const cut = {}, align = {};
   for (const width of [1024, 1920]) {
     await page.setViewportSize({ width, height: 900 });
     for (const [trace, focus] of [[0, 'stress!site_stress'], [long, want.key]]) {
@@ -107,23 +136,34 @@ async function numbersAtWidths(long) {
       await page.waitForSelector('#view-byname .row:not([hidden]):not(.pending)');
       cut[`${width} ${trace} byname`] = await cutCells('byname');
       cut[`${width} ${trace} byname: summary, tabs`] = await linesCut();
+      align[`${width} ${trace} byname`] = await misaligned('byname');
       await shot(`widths-${width}-${trace}-byname`);
       await tab('calltree');
       await page.click('#view-calltree .row[data-key="ROOT"]');
       await settled(() => page.click('#expandall'));
       cut[`${width} ${trace} calltree`] = await cutCells('calltree');
+      align[`${width} ${trace} calltree`] = await misaligned('calltree');
       await shot(`widths-${width}-${trace}-calltree`);
       await tab('byname');
       await settled(() => page.dblclick(`#view-byname .row[data-key="${focus}"] .c-name`));
       cut[`${width} ${trace} caller-callee`] = await cutCells('caller-callee');
       cut[`${width} ${trace} caller-callee: summary, tabs`] = await linesCut();
+      align[`${width} ${trace} caller-callee`] = await misaligned('caller-callee');
       await shot(`widths-${width}-${trace}-caller-callee`);
       await tab('callers');
       await page.click('#view-callers .row[data-index="0"]');
       await settled(() => page.click('#expandall'));
       cut[`${width} ${trace} callers`] = await cutCells('callers');
+      align[`${width} ${trace} callers`] = await misaligned('callers');
+      await tab('callees');
+      await page.click('#view-callees .row[data-index="0"]');
+      await settled(() => page.click('#expandall'));
+      align[`${width} ${trace} callees`] = await misaligned('callees');
     }
   }
+  const skew = Object.entries(align).filter(([, v]) => v.length);
+  ok(!skew.length, 'at 1024 and 1920 px every header cell is over its column (5 views, 2 ' +
+    'traces), and Caller-Callee\'s three parts line up', skew.map(([k, v]) => [k, v.slice(0, 3)]));
   await page.setViewportSize({ width: 1400, height: 900 });
   const bad = Object.entries(cut).filter(([, v]) => v.length);
   ok(!bad.length, 'at 1024 and 1920 px no cell\'s text is wider than its cell (4 views, 2 traces), ' +
@@ -500,6 +540,44 @@ async function ungroupPresets(perfIdx, classIdx) {
   { after, group: await page.inputValue('#group') });
 }
 
+// Item 3 in a narrow window (800 px): each table's header over its
+// columns, Caller-Callee's parts under one another (the callers and the
+// focus widen Inc for times over 100 s; the callees part, empty, must
+// too); sizing one part's column sizes them all.
+async function alignNarrow(long) {
+  const want = report(path.join(tmp, 'long.data.txt')).rows[0];
+  await page.setViewportSize({ width: 800, height: 700 });
+  const bad = {};
+  try {
+    await openTrace(long);
+    for (const view of ['byname', 'calltree']) {
+      await tab(view);
+      bad[view] = await misaligned(view);
+    }
+    await tab('byname');
+    await settled(() => page.dblclick(`#view-byname .row[data-key="${want.key}"] .c-name`));
+    bad['caller-callee'] = await misaligned('caller-callee');
+    await shot('align-narrow-caller-callee');
+    for (const view of ['callers', 'callees']) {
+      await tab(view);
+      bad[view] = await misaligned(view);
+    }
+    await tab('caller-callee');
+    const grip = await page.$eval('#view-caller-callee [data-part="callees"] .head [data-col="exc"] .grip',
+      (g) => { const r = g.getBoundingClientRect(); return { x: r.x + r.width / 2, y: r.y + r.height / 2 }; });
+    await page.mouse.move(grip.x, grip.y);
+    await page.mouse.down();
+    await page.mouse.move(grip.x + 30, grip.y, { steps: 3 });
+    await page.mouse.up();
+    bad['caller-callee, a column sized'] = await misaligned('caller-callee');
+  } finally {
+    await page.setViewportSize({ width: 1400, height: 900 });
+  }
+  const skew = Object.entries(bad).filter(([, v]) => v.length);
+  ok(!skew.length, 'at 800 px every header cell is over its column, and Caller-Callee\'s parts ' +
+    'line up (also after sizing a column of one)', skew.map(([k, v]) => [k, v.slice(0, 3)]));
+}
+
 // Item 10: Events shows module names without their directories.
 async function eventsNames() {
   await openTrace(0);
@@ -621,6 +699,7 @@ async function main() {
     ['process names', () => processNames(4, 5)],
     ['module names', () => moduleNames(6)],
     ['ungroup presets', () => ungroupPresets(1, 8)],
+    ['align narrow', () => alignNarrow(7)],
     ['defaults', () => defaults(1)],
     ['bind', () => bindAll(url)],
     ['dead server', () => deadServer()],

@@ -110,7 +110,10 @@ export function refitAll() {
 
 export class VTable {
   // opts: { tree, onNeed(first, last), onToggle(i), onActivate(i), onContext(i, ev),
-  //         onSort(sortKey), onSelect(i), onExpandAll(i) }
+  //         onSort(sortKey), onSelect(i), onExpandAll(i), linked }
+  // @linked: a table stacked above this one (Caller-Callee's parts) whose
+  // columns this one shares: widths, fitting, sizing and sideways scroll,
+  // so that every part's columns line up under one another.
   constructor(parent, opts = {}) {
     this.opts = opts;
     this.count = 0;
@@ -121,8 +124,11 @@ export class VTable {
     this.headH = 22;
     this.sortKey = null;
     this.sortAsc = false;
-    this.widths = COLUMNS.map((c) => c.px);
-    this.sized = new Set();	// columns sized by hand: no longer fitted
+    // shared with the linked tables (the same array and set)
+    this.widths = opts.linked ? opts.linked.widths : COLUMNS.map((c) => c.px);
+    this.sized = opts.linked ? opts.linked.sized : new Set();	// sized by hand: no longer fitted
+    this.peers = opts.linked ? opts.linked.peers : [];
+    this.peers.push(this);
     // the selected cells: rows r0..r1, columns c0..c1 (indexes in COLUMNS),
     // from an anchor cell; Shift-click extends it (null: none)
     this.cells = null;
@@ -158,7 +164,11 @@ export class VTable {
     this.pool = [];
     this.applyWidths();
     tables.add(this);
-    this.scroll.addEventListener('scroll', () => this.render());
+    this.scroll.addEventListener('scroll', () => {
+      for (const p of this.peers) if (p !== this && p.scroll.scrollLeft !== this.scroll.scrollLeft)
+        p.scroll.scrollLeft = this.scroll.scrollLeft;
+      this.render();
+    });
     new ResizeObserver(() => this.render()).observe(this.scroll);
     this.rows.addEventListener('click', (ev) => this.click(ev));
     // dragging across number cells selects the block, as in PerfView
@@ -243,8 +253,13 @@ export class VTable {
     return hiddenCols.has(c.key) || (c.optional && !this.retained);
   }
 
-  // Lay the columns out from this.widths (Name takes what is left over).
+  // Lay the columns out from this.widths (Name takes what is left over),
+  // in this table and the ones linked to it.
   applyWidths() {
+    for (const t of this.peers) t.layOut();
+  }
+
+  layOut() {
     const [name, ...rest] = this.widths;
     const shown = rest.filter((_, k) => !this.off(COLUMNS[k + 1]));
     this.el.style.setProperty('--cols',
