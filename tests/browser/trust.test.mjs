@@ -7,7 +7,8 @@
 // server explained, Events without library paths, a diff's process names
 // and the module presets' library names with a '-', Ungroup on such a
 // module, the default Fold%, headers
-// over their columns (Caller-Callee's parts lined up).
+// over their columns (Caller-Callee's parts lined up), and no timeline
+// nor time controls for a profile without times.
 // Each part runs on its own (a failure is reported and the next part
 // starts from a fresh page); screenshots go to $HS_BUILD/browser-artifacts/
 // (trust-*.png).
@@ -578,6 +579,46 @@ async function alignNarrow(long) {
     'line up (also after sizing a column of one)', skew.map(([k, v]) => [k, v.slice(0, 3)]));
 }
 
+// Item 2: a profile without times (folded stacks, pprof, speedscope's
+// sampled profile, all converted from the perf script) shows no timeline
+// from 0 to 1 ms but a note, and no time controls that cannot work; the
+// perf script and its .perfView.xml (which keep times) show theirs.
+async function untimed(files) {
+  const look = () => page.evaluate(() => ({
+    plot: !!window.heapscope.views.timeline.plot,
+    canvas: !!document.querySelector('#timeline canvas'),
+    note: document.querySelector('#timeline .notimes')?.textContent ?? null,
+    start: document.getElementById('start').disabled,
+    end: document.getElementById('end').disabled,
+    summary: document.getElementById('summary').textContent,
+    cols: [...document.querySelectorAll('#view-byname .head > div:not([hidden])')].map((h) => h.dataset.col),
+  }));
+  const menuOff = async () => {
+    await page.click('#view-byname .row[data-index="0"] .c-name', { button: 'right' });
+    await page.waitForSelector('#menu:not([hidden])');
+    const off = await page.$eval('#menu [data-action="time-range"]', (b) => b.disabled);
+    await page.keyboard.press('Escape');
+    return off;
+  };
+  for (const [idx, name, timed] of files) {
+    await openTrace(idx);
+    const l = await look();
+    const off = await menuOff();
+    await shot(`untimed-${name}`);
+    if (timed) {
+      ok(l.plot && l.canvas && l.note === null && !l.start && !l.end && /First: /.test(l.summary) &&
+         l.cols.includes('when') && !off,
+      `${name} has times: its timeline, Start, End, When and Set Time Range`, { ...l, off });
+    } else {
+      ok(!l.plot && !l.canvas && /no times/.test(l.note ?? '') && l.start && l.end &&
+         /No times/.test(l.summary) && !/First: |TimeBucket/.test(l.summary) &&
+         !l.cols.some((c) => ['when', 'first_ms', 'last_ms'].includes(c)) && l.cols.includes('inc') && off,
+      `${name} has no times: a note instead of a timeline, no Start, End, When, First, Last ` +
+      'nor Set Time Range', { ...l, off });
+    }
+  }
+}
+
 // Item 10: Events shows module names without their directories.
 async function eventsNames() {
   await openTrace(0);
@@ -679,9 +720,18 @@ async function main() {
   // C++ classes in two modules, for group classes
   writeFileSync(path.join(tmp, 'classes.folded'), 'app!main;libfoo.so!Foo::bar;libfoo.so!Baz::qux 5\n' +
     'app!main;libfoo.so!Foo::zap 3\napp!main;other.so!Foo::x 2\n');
+  // a folded file without times
+  writeFileSync(path.join(tmp, 'ungroup.folded'), ['app!main;libfoo.so!Foo::bar;libfoo.so!Baz::qux 5',
+    'app!main;libfoo.so!Foo::zap 3', 'app!main;libfoo.so!Foo::Inner::deep 4', 'app!main;other.so!Foo::x 2',
+    'app!main;/usr/lib/libc.so.6!malloc 1', 'app!main;/opt/xlibc.so.6!malloc 1',
+    'app!main;mscorlib!Foo;mscorlib!inner 3', 'app!main;mscorlib!FooBar 2', ''].join('\n'));
+  // the perf script in formats without times, and one with
+  const conv = ['w.pb.gz', 'w.speedscope.json', 'w.perfView.xml'].map((f) => path.join(tmp, f));
+  for (const f of conv) execFileSync(BIN, ['convert', PERF, '-o', f], { stdio: 'ignore' });
   const url = await startView([heap, PERF, path.join(tmp, 'deep.folded'), path.join(tmp, 'wide.folded'),
     path.join(tmp, 'test.folded'), path.join(tmp, 'base.folded'), path.join(tmp, 'linux.folded'),
-    path.join(tmp, 'long.data.txt'), path.join(tmp, 'classes.folded')]);
+    path.join(tmp, 'long.data.txt'), path.join(tmp, 'classes.folded'), path.join(tmp, 'ungroup.folded'),
+    ...conv]);
 
   ({ page } = await launchBrowser({ clipboard: true, ignoreConsole: /^Failed to load resource/ }));
   await page.goto(url);
@@ -699,6 +749,8 @@ async function main() {
     ['process names', () => processNames(4, 5)],
     ['module names', () => moduleNames(6)],
     ['ungroup presets', () => ungroupPresets(1, 8)],
+    ['untimed', () => untimed([[1, 'perf script', true], [9, 'folded', false], [10, 'pprof', false],
+      [11, 'speedscope', false], [12, 'perfView.xml', true], [0, 'heap trace', true]])],
     ['align narrow', () => alignNarrow(7)],
     ['defaults', () => defaults(1)],
     ['bind', () => bindAll(url)],

@@ -8,7 +8,7 @@ import * as api from './api.js';
 import * as H from './history.js';
 import * as fmt from './format.js';
 import { VTable, setMetricUnit, refitAll, tableHooks, COLUMNS, isColumnHidden,
-  setColumnHidden } from './table.js';
+  setColumnHidden, setUntimed } from './table.js';
 import { TreeModel } from './tree.js';
 import { Flame } from './flame.js';
 import { Timeline } from './timeline.js';
@@ -92,17 +92,35 @@ function tabKey(tab) {
 
 // ---- summary line ----
 
+// Whether the source shown has times (the timeline's answer says): one
+// without (folded stacks, pprof, a heap snapshot) has no timeline, no
+// When, First and Last columns, no time items on the summary line, and
+// Start, End and Set Time Range are off, since no range can select in it.
+let timed = true;
+
+function showTimed(on) {
+  const changed = timed !== on;
+  timed = on;
+  setUntimed(!on);
+  for (const id of ['start', 'end']) {
+    $(id).disabled = !on;
+    $(id).title = on ? '' : 'this profile has no times: no time range applies';
+  }
+  if (changed) showSummary(summary);
+}
+
 function showSummary(s) {
   if (!s) return;
   // bytes in binary units as in the tables and Stats; other units named
   const unit = s.unit && s.unit !== 'bytes' ? ` ${s.unit}` : '';
   const el = $('summary');
   setMetricUnit(s.unit);
-  const items = [`Totals Metric: ${fmt.metric(s.metric, s.unit)}${unit}`, `Count: ${fmt.count(s.count)}`,
-    `Samples: ${fmt.count(s.samples)}`, `First: ${fmt.ms(s.first_ms)}`, `Last: ${fmt.ms(s.last_ms)}`,
+  const times = timed ? [`First: ${fmt.ms(s.first_ms)}`, `Last: ${fmt.ms(s.last_ms)}`,
     `Last-First: ${fmt.ms(s.interval_ms)}`,
     `Metric/Interval: ${fmt.metric(s.metric_per_interval, s.unit)}${unit}`,
-    `TimeBucket: ${fmt.ms(s.bucket_ms)} ms`, ...(s.fold_pct !== null ? [`Fold%: ${s.fold_pct}`] : [])];
+    `TimeBucket: ${fmt.ms(s.bucket_ms)} ms`] : ['No times'];
+  const items = [`Totals Metric: ${fmt.metric(s.metric, s.unit)}${unit}`, `Count: ${fmt.count(s.count)}`,
+    `Samples: ${fmt.count(s.samples)}`, ...times, ...(s.fold_pct !== null ? [`Fold%: ${s.fold_pct}`] : [])];
   // one item a span: a narrow window wraps the line between items, never cuts one
   el.replaceChildren(...items.flatMap((t, i) => {
     const span = document.createElement('span');
@@ -491,6 +509,7 @@ async function loadTimeline() {
     const t = await api.call('timeline', H.query(state, { buckets: 600 }));
     const num = (s) => (s === '' || s === null || isNaN(Number(s)) ? null : Number(s));
     views.timeline.set(t, { start: num(state.params.start), end: num(state.params.end) });
+    showTimed(t.timed !== false);
   } catch (e) {
     fail(e);
   }
@@ -697,6 +716,7 @@ function editParams(fn) {
 }
 
 function setTimeRange(row) {
+  if (!timed) return status('this profile has no times: no time range applies', true);
   const c = shownCells()?.info;
   const fromCells = c && c.first !== null && c.last > c.first ? { start: c.first, end: c.last } : null;
   const r = whenSel || fromCells ||
@@ -798,7 +818,8 @@ function openMenu(ev, row, path, tree = null) {
     { id: 'include', label: 'Include Item', action: () => editParams((p) => { p.inc = appendPat(p.inc, literalPattern(name)); }) },
     { id: 'exclude', label: 'Exclude Item', action: () => editParams((p) => { p.exc = appendPat(p.exc, literalPattern(name)); }) },
     '-',
-    { id: 'time-range', label: 'Set Time Range', key: 'Alt-R', action: () => setTimeRange(row) },
+    { id: 'time-range', label: 'Set Time Range', key: 'Alt-R', disabled: !timed,
+      action: () => setTimeRange(row) },
     { id: 'source', label: 'Goto Source', key: 'Alt-D', action: () => gotoSource(row) },
     { id: 'callers', label: 'Goto Callers', action: () => gotoFocus('callers', name) },
     { id: 'callees', label: 'Goto Callees', action: () => gotoFocus('callees', name) },

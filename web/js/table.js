@@ -86,6 +86,20 @@ export function setColumnHidden(key, hide) {
   }
 }
 
+// A source without times (folded stacks, pprof, a heap snapshot): When,
+// First and Last say nothing, so every table leaves them out.
+const TIME_COLS = new Set(['when', 'first_ms', 'last_ms']);
+let untimed = false;
+
+export function setUntimed(on) {
+  if (untimed === !!on) return;
+  untimed = !!on;
+  for (const t of tables) {
+    t.applyWidths();
+    t.render();
+  }
+}
+
 // Handlers every table shares (main.js sets them): onCells(info, table)
 // when the selected cells change, onHeaderMenu(ev, columnKey).
 export const tableHooks = {};
@@ -250,7 +264,8 @@ export class VTable {
   // Whether column @c is left out: hidden by the user, or an optional
   // column this table has no data for.
   off(c) {
-    return hiddenCols.has(c.key) || (c.optional && !this.retained);
+    return hiddenCols.has(c.key) || (c.optional && !this.retained) ||
+      (untimed && TIME_COLS.has(c.key));
   }
 
   // Lay the columns out from this.widths (Name takes what is left over),

@@ -32,6 +32,8 @@ export class Timeline {
 
   // @t: the /api/timeline answer; @range: {start, end} in ms (null = all).
   set(t, range) {
+    this.untimed(t.timed === false);
+    if (t.timed === false) return;
     const heap = !!(t.heap && t.heap.length);
     if (this.plot && this.heap !== heap) {
       this.plot.destroy();
@@ -105,6 +107,29 @@ export class Timeline {
     }
     this.range = range;
     this.showRange();
+  }
+
+  // A source without times (@on) has no timeline: a note takes its place
+  // (and little room), since its buckets would all fall at one instant.
+  untimed(on) {
+    this.el.classList.toggle('untimed', on);
+    let note = this.el.querySelector('.notimes');
+    if (!on) {
+      note?.remove();
+      return;
+    }
+    if (this.plot) {
+      this.plot.destroy();
+      this.plot = null;
+    }
+    if (!note) {
+      note = document.createElement('div');
+      note.className = 'notimes';
+      note.textContent = 'No timeline: this profile has no times (all its samples have one ' +
+        'time), so Start, End and Set Time Range do not apply.';
+      this.el.append(note);
+    }
+    this.el.title = '';
   }
 
   // Draw the current Start-End as the plot's selection box.
