@@ -6,7 +6,7 @@
 // kept by key across an Update, the timeline's legend and axes, a dead
 // server explained, Events without library paths, a diff's process names
 // and the module presets' library names with a '-', Ungroup on such a
-// module, the default Fold%, headers
+// module and exactly on each preset's groups, the default Fold%, headers
 // over their columns (Caller-Callee's parts lined up), and no timeline
 // nor time controls for a profile without times.
 // Each part runs on its own (a failure is reported and the next part
@@ -619,6 +619,39 @@ async function untimed(files) {
   }
 }
 
+// Item 6, exactly: Ungroup takes out the row's frames and no other's, on
+// each preset's groups: a class whose module has another class and a
+// nested class, a module whose name ends another module's name, and an
+// entry group whose name starts another entry's (PerfView's heap preset).
+async function ungroupExact(idx) {
+  const keys = () => page.$$eval('#view-byname .row:not([hidden]):not(.pending)', (rs) =>
+    rs.map((r) => r.dataset.key));
+  const ungroup = async (key) => {
+    await page.click(`#view-byname .row[data-key="${key}"] .c-name`, { button: 'right' });
+    await page.waitForSelector('#menu:not([hidden])');
+    await settled(() => page.click('#menu [data-action="ungroup"]'));
+    return { keys: await keys(), group: await page.inputValue('#group') };
+  };
+  await openTrace(idx);
+  await settled(() => page.selectOption('#presets', 'group classes'));
+  const cls = await ungroup('class libfoo.so!Foo');
+  await shot('ungroup-exact-class');
+  ok(['libfoo.so!Foo::bar', 'libfoo.so!Foo::zap', 'class libfoo.so!Baz', 'class libfoo.so!Foo::Inner',
+    'class other.so!Foo'].every((k) => cls.keys.includes(k)) && !cls.keys.includes('class libfoo.so!Foo'),
+  'Ungroup on a class takes out its methods only: its module\'s other classes stay grouped', cls);
+  await settled(() => page.selectOption('#presets', 'group modules'));
+  const mod = await ungroup('module libc.so.6');
+  ok(mod.keys.includes('libc.so.6!malloc') && mod.keys.includes('module xlibc.so.6') &&
+     !mod.keys.includes('module libc.so.6'),
+  'Ungroup on module libc.so.6 leaves module xlibc.so.6 grouped', mod);
+  await setBox('group', 'mscorlib!=>LIB;System%!=>LIB;');
+  const ent = await ungroup('LIB <<mscorlib!Foo>>');
+  await shot('ungroup-exact-entry');
+  ok(ent.keys.includes('mscorlib!Foo') && ent.keys.includes('LIB <<mscorlib!FooBar>>') &&
+     !ent.keys.includes('mscorlib!FooBar') && !ent.keys.includes('LIB <<mscorlib!Foo>>'),
+  'Ungroup on an entry group ungroups its entry frame, not another whose name starts the same', ent);
+}
+
 // Item 10: Events shows module names without their directories.
 async function eventsNames() {
   await openTrace(0);
@@ -720,7 +753,7 @@ async function main() {
   // C++ classes in two modules, for group classes
   writeFileSync(path.join(tmp, 'classes.folded'), 'app!main;libfoo.so!Foo::bar;libfoo.so!Baz::qux 5\n' +
     'app!main;libfoo.so!Foo::zap 3\napp!main;other.so!Foo::x 2\n');
-  // a folded file without times
+  // Ungroup's cases: classes, modules and entry groups that share a start
   writeFileSync(path.join(tmp, 'ungroup.folded'), ['app!main;libfoo.so!Foo::bar;libfoo.so!Baz::qux 5',
     'app!main;libfoo.so!Foo::zap 3', 'app!main;libfoo.so!Foo::Inner::deep 4', 'app!main;other.so!Foo::x 2',
     'app!main;/usr/lib/libc.so.6!malloc 1', 'app!main;/opt/xlibc.so.6!malloc 1',
@@ -749,6 +782,7 @@ async function main() {
     ['process names', () => processNames(4, 5)],
     ['module names', () => moduleNames(6)],
     ['ungroup presets', () => ungroupPresets(1, 8)],
+    ['ungroup exact', () => ungroupExact(9)],
     ['untimed', () => untimed([[1, 'perf script', true], [9, 'folded', false], [10, 'pprof', false],
       [11, 'speedscope', false], [12, 'perfView.xml', true], [0, 'heap trace', true]])],
     ['align narrow', () => alignNarrow(7)],

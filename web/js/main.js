@@ -13,7 +13,7 @@ import { TreeModel } from './tree.js';
 import { Flame } from './flame.js';
 import { Timeline } from './timeline.js';
 import { CallerCallee } from './callercallee.js';
-import { showMenu, literalPattern, appendPat, ungroup,
+import { showMenu, literalPattern, appendPat, canUngroup, ungroupNamed,
   ungroupModule } from './menu.js';
 import { renderEvents, renderStats, renderOverweight, renderSource } from './events.js';
 import { renderGc, fetchGc, isNetTrace } from './gc.js';
@@ -791,7 +791,6 @@ function openMenu(ev, row, path, tree = null) {
   if (!row) return;
   const name = row.key;
   const mod = row.module; // from the API, which knows what the name stands for
-  const undone = ungroup(state.params.group || '', row);
   const inTree = views[state.tab]?.model;
   showMenu(ev.clientX, ev.clientY, [
     { id: 'drill-inc', label: 'Drill Into (inclusive)', action: () => drill(row, path, 'inc', false, tree) },
@@ -811,8 +810,7 @@ function openMenu(ev, row, path, tree = null) {
       action: () => editParams((p) => { p.group = appendPat(p.group, `${literalPattern(mod + '!')}->${mod}`); }) },
     { id: 'entry-group-module', label: 'Entry Group Module', disabled: !mod,
       action: () => editParams((p) => { p.group = appendPat(p.group, `${literalPattern(mod + '!')}=>${mod}`); }) },
-    { id: 'ungroup', label: 'Ungroup', disabled: undone === null,
-      action: () => editParams((p) => { p.group = ungroup(p.group, row) ?? p.group; }) },
+    { id: 'ungroup', label: 'Ungroup', disabled: !canUngroup(row), action: () => ungroupRow(row) },
     { id: 'ungroup-module', label: 'Ungroup Module', disabled: !mod,
       action: () => editParams((p) => { p.group = ungroupModule(p.group, mod); }) },
     { id: 'include', label: 'Include Item', action: () => editParams((p) => { p.inc = appendPat(p.inc, literalPattern(name)); }) },
@@ -829,6 +827,21 @@ function openMenu(ev, row, path, tree = null) {
       action: () => expandAll(views[state.tab], views[state.tab].table.selected) },
     { id: 'copy', label: 'Copy', key: 'Ctrl-C', action: () => copyRow(row) },
   ]);
+}
+
+// Ungroup @row: a group that GroupPats entries name loses them; another
+// (a template's, "class $1", or an entry group) gets the entries the
+// server finds that take out exactly its frames, and no other.
+async function ungroupRow(row) {
+  const named = ungroupNamed(state.params.group || '', row);
+  if (named !== null) return editParams((p) => { p.group = named; });
+  let a;
+  try {
+    a = await api.call('ungroup', H.query(state, { name: row.key }));
+  } catch (e) {
+    return fail(e);
+  }
+  return editParams((p) => { p.group = a.group; });
 }
 
 function tip(text, ev) {
