@@ -435,6 +435,13 @@ async function timeline() {
   const left = t.axes.find((a) => a && a.side === 3);
   ok(left && left.values.every((v) => /\d B$|iB$/.test(v)) && left.wide + 8 <= left.size,
     'the left axis of a heap trace counts bytes in binary units, and fits', left);
+  // bytes axes tick at binary steps, two or more ("64.0 KiB", not a lone "0 B" or "97.7 KiB")
+  const splits = await page.evaluate(() => window.heapscope.views.timeline.plot.axes.slice(1)
+    .map((a) => ({ side: a.side, splits: a._splits, values: a._values })));
+  ok(splits.length === 2 && splits.every((a) => a.splits.length >= 2 &&
+    Number.isInteger(Math.log2(a.splits[1] - a.splits[0])) &&
+    a.splits.every((v) => v % (a.splits[1] - a.splits[0]) === 0)),
+  'both bytes axes have two or more ticks, in binary steps', splits);
   ok(t.xmax <= sum.last_ms + 1e-6 || t.xmax <= t.xdata,
     'the x axis ends where the data ends', { xmax: t.xmax, last: sum.last_ms, xdata: t.xdata });
   const over = await page.$eval('#timeline .u-over', (el) => {
@@ -563,6 +570,14 @@ async function alignNarrow(long) {
       await tab(view);
       bad[view] = await misaligned(view);
     }
+    // the tab bar wraps: the buttons at its end stay in the window (a tree's Expand All too)
+    const bar = await page.evaluate(() => ['expandall', 'export'].map((id) => {
+      const r = document.getElementById(id).getBoundingClientRect();
+      return { id, left: r.left, right: r.right, width: innerWidth };
+    }));
+    await shot('align-narrow-callees');
+    ok(bar.every((b) => b.right > b.left && b.right <= b.width),
+      'at 800 px Expand All and Export are in the window', bar);
     await tab('caller-callee');
     const grip = await page.$eval('#view-caller-callee [data-part="callees"] .head [data-col="exc"] .grip',
       (g) => { const r = g.getBoundingClientRect(); return { x: r.x + r.width / 2, y: r.y + r.height / 2 }; });
