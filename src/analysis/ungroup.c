@@ -25,6 +25,7 @@ struct rows {
 
 struct ungroup_ctx {
 	const struct hs_stack_source *src;
+	const char *module; /* Ungroup Module's, or NULL for a row's Ungroup */
 	const char *desc; /* the leading "[description]" of the GroupPats */
 	size_t desc_len;
 	const char *rest; /* the entries after it, without blanks at the end */
@@ -83,7 +84,25 @@ static void split_desc(struct ungroup_ctx *c, const char *text)
 		c->rest_len--;
 }
 
-/* Each frame's row with the GroupPats as given, and which are @name's. */
+/*
+ * Whether frame @full, in a group of kind @kind as row @row, is one to
+ * take out: in row @name, or (Ungroup Module) of c->module.
+ */
+static int is_target(const struct ungroup_ctx *c, const char *full, int kind,
+		     const char *row, const char *name)
+{
+	const char *m;
+	size_t mlen;
+
+	if (kind == HS_GROUP_NONE)
+		return 0;
+	if (!c->module)
+		return !strcmp(row, name);
+	m = hs_frame_name_short_module(full, strlen(full), &mlen);
+	return m && mlen == strlen(c->module) && !memcmp(m, c->module, mlen);
+}
+
+/* Each frame's row with the GroupPats as given, and which are to be taken out. */
 static int old_rows(struct ungroup_ctx *c, const char *group_text, const char *name)
 {
 	struct hs_buf row = HS_BUF_INIT;
@@ -99,7 +118,9 @@ static int old_rows(struct ungroup_ctx *c, const char *group_text, const char *n
 	if (!c->old.kind || !c->old.row || !c->target)
 		return -ENOMEM;
 	for (i = 0; i < c->nr_frames; i++) {
-		kind = row_of(c, &c->groups, hs_source_frame_name(c->src, (uint32_t)i), &row);
+		const char *full = hs_source_frame_name(c->src, (uint32_t)i);
+
+		kind = row_of(c, &c->groups, full, &row);
 		if (kind < 0) {
 			err = kind;
 			break;
@@ -108,7 +129,7 @@ static int old_rows(struct ungroup_ctx *c, const char *group_text, const char *n
 		if (err)
 			break;
 		c->old.kind[i] = (uint8_t)kind;
-		c->target[i] = kind != HS_GROUP_NONE && !strcmp(row.s, name);
+		c->target[i] = (uint8_t)is_target(c, full, kind, row.s, name);
 		c->nr_target += c->target[i];
 	}
 	hs_buf_release(&row);
@@ -213,13 +234,16 @@ static int exact(struct ungroup_ctx *c, const char *cand)
 	return ok;
 }
 
-/* Candidate 1: the module all target frames share, "mod!->" (none: empty). */
+/*
+ * Candidate 1: the module all target frames share (Ungroup Module's
+ * own), "mod!->"; none: empty.
+ */
 static int module_candidate(struct ungroup_ctx *c, int anchored, struct hs_buf *cand)
 {
-	const char *mod = NULL, *m;
-	size_t i, len = 0, mlen;
+	const char *mod = c->module, *m;
+	size_t i, len = mod ? strlen(mod) : 0, mlen;
 
-	for (i = 0; i < c->nr_frames; i++) {
+	for (i = 0; !c->module && i < c->nr_frames; i++) {
 		const char *full = hs_source_frame_name(c->src, (uint32_t)i);
 
 		if (!c->target[i])
@@ -325,10 +349,16 @@ static void ctx_release(struct ungroup_ctx *c)
 	hs_buf_release(&c->text);
 }
 
-int hs_ungroup(const struct hs_stack_source *src, const char *group_text, const char *name,
-	       struct hs_buf *out, struct hs_diag *diag)
+/*
+ * hs_ungroup() of row @name, or (@module set) hs_ungroup_module() of
+ * @module: the candidates in turn until one is exact.
+ */
+static int ungroup(const struct hs_stack_source *src, const char *group_text,
+		   const char *name, const char *module, struct hs_buf *out,
+		   struct hs_diag *diag)
 {
 	struct ungroup_ctx c = {.src = src,
+				.module = module,
 				.groups = HS_GROUPS_INIT,
 				.name = HS_BUF_INIT,
 				.shown = HS_BUF_INIT,
@@ -338,27 +368,31 @@ int hs_ungroup(const struct hs_stack_source *src, const char *group_text, const 
 	    module_candidate, module_candidate, prefix_candidate, prefix_candidate,
 	    names_candidate, names_candidate};
 	struct hs_buf cand = HS_BUF_INIT;
-	size_t i, k;
+	size_t i, k = 0;
 	int err, ok = 0;
 
 	c.nr_frames = hs_source_nr_frames(src);
 	hs_strtab_init(&c.old.names, ROW_NAMES_MAX);
 	split_desc(&c, group_text);
 	err = old_rows(&c, group_text, name);
-	if (!err && !c.nr_target) {
+	/* a module none of whose frames is grouped still gets "mod!->": it keeps them so */
+	if (!err && !c.nr_target && !module) {
 		hs_diag_set(diag, 0, "'%s' is no group of these GroupPats", name);
 		err = -ENOENT;
 	}
 	/*
 	 * each kind plain (or short), then anchored (or full); an entry group
-	 * stands for its entry frame, whose own name comes first
+	 * stands for its entry frame, whose own name comes first; a module's
+	 * frames share no start but the module's
 	 */
-	for (i = 0, k = 0; !err && i < c.nr_frames; i++)
+	for (i = 0; !err && !ok && !module && i < c.nr_frames; i++)
 		if (c.target[i]) {
 			k = c.old.kind[i] == HS_GROUP_ENTRY ? 2 : 0;
 			break;
 		}
 	for (; !err && !ok && k < sizeof(make) / sizeof(make[0]); k++) {
+		if (module && make[k] == prefix_candidate)
+			continue;
 		hs_buf_reset(&cand);
 		err = make[k](&c, (int)(k % 2), &cand);
 		if (!err && cand.len)
@@ -370,7 +404,7 @@ int hs_ungroup(const struct hs_stack_source *src, const char *group_text, const 
 		hs_diag_set(diag, 0,
 			    "'%s' cannot be ungrouped alone: no pattern takes out only its "
 			    "frames",
-			    name);
+			    module ? module : name);
 		err = -EINVAL;
 	}
 	if (!err && hs_buf_add(out, c.text.s, c.text.len))
@@ -378,4 +412,16 @@ int hs_ungroup(const struct hs_stack_source *src, const char *group_text, const 
 	hs_buf_release(&cand);
 	ctx_release(&c);
 	return err;
+}
+
+int hs_ungroup(const struct hs_stack_source *src, const char *group_text, const char *name,
+	       struct hs_buf *out, struct hs_diag *diag)
+{
+	return ungroup(src, group_text, name, NULL, out, diag);
+}
+
+int hs_ungroup_module(const struct hs_stack_source *src, const char *group_text,
+		      const char *module, struct hs_buf *out, struct hs_diag *diag)
+{
+	return ungroup(src, group_text, NULL, module, out, diag);
 }

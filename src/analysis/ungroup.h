@@ -29,6 +29,8 @@
  * Text with a pattern's special characters becomes a raw regular
  * expression ("@...") that matches it literally.
  *
+ * Ungroup Module is the same for all the grouped frames of one module.
+ *
  * Ownership: nothing is kept; @out is the caller's.
  */
 
@@ -43,4 +45,15 @@
  */
 int hs_ungroup(const struct hs_stack_source *src, const char *group_text, const char *name,
 	       struct hs_buf *out, struct hs_diag *diag);
+
+/*
+ * Ungroup Module: the same for every grouped frame of module @module (its
+ * short name, "libc.so.6"), whatever group it is in: "libc.so.6!->", or
+ * "@(?:^|/)libc\.so\.6!->" when another module's name ends in it, else
+ * the frames' names. A module none of whose frames is grouped gets its
+ * "mod!->" all the same (it keeps them ungrouped), when that changes no
+ * other frame. Returns 0, -EINVAL or -ENOMEM as hs_ungroup().
+ */
+int hs_ungroup_module(const struct hs_stack_source *src, const char *group_text,
+		      const char *module, struct hs_buf *out, struct hs_diag *diag);
 #endif

@@ -526,7 +526,8 @@ static const struct route_key samples_keys[] = {{"name", KEY_STRING},
 						{"tree", KEY_STRING},
 						{NULL, 0}};
 static const struct route_key source_keys[] = {{"name", KEY_STRING}, {NULL, 0}};
-static const struct route_key ungroup_keys[] = {{"name", KEY_STRING}, {NULL, 0}};
+static const struct route_key ungroup_keys[] = {
+    {"name", KEY_STRING}, {"module", KEY_STRING}, {NULL, 0}};
 static const struct route_key overweight_keys[] = {
     {"base", KEY_JSON}, {"base_params", KEY_JSON}, {NULL, 0}};
 static const struct route_key stats_keys[] = {{"heap", KEY_BOOL}, {NULL, 0}};

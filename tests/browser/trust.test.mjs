@@ -637,14 +637,15 @@ async function untimed(files) {
 // Item 6, exactly: Ungroup takes out the row's frames and no other's, on
 // each preset's groups: a class whose module has another class and a
 // nested class, a module whose name ends another module's name, and an
-// entry group whose name starts another entry's (PerfView's heap preset).
+// entry group whose name starts another entry's (PerfView's heap preset);
+// Ungroup Module takes out its module's frames and no other module's.
 async function ungroupExact(idx) {
   const keys = () => page.$$eval('#view-byname .row:not([hidden]):not(.pending)', (rs) =>
     rs.map((r) => r.dataset.key));
-  const ungroup = async (key) => {
+  const ungroup = async (key, action = 'ungroup') => {
     await page.click(`#view-byname .row[data-key="${key}"] .c-name`, { button: 'right' });
     await page.waitForSelector('#menu:not([hidden])');
-    await settled(() => page.click('#menu [data-action="ungroup"]'));
+    await settled(() => page.click(`#menu [data-action="${action}"]`));
     return { keys: await keys(), group: await page.inputValue('#group') };
   };
   await openTrace(idx);
@@ -659,6 +660,16 @@ async function ungroupExact(idx) {
   ok(mod.keys.includes('libc.so.6!malloc') && mod.keys.includes('module xlibc.so.6') &&
      !mod.keys.includes('module libc.so.6'),
   'Ungroup on module libc.so.6 leaves module xlibc.so.6 grouped', mod);
+  // Ungroup Module: the same, and on a class all the classes of its module
+  await settled(() => page.selectOption('#presets', 'group modules'));
+  const modOf = await ungroup('module libc.so.6', 'ungroup-module');
+  ok(modOf.keys.includes('libc.so.6!malloc') && modOf.keys.includes('module xlibc.so.6'),
+    'Ungroup Module on module libc.so.6 leaves module xlibc.so.6 grouped', modOf);
+  await settled(() => page.selectOption('#presets', 'group classes'));
+  const clsOf = await ungroup('class libfoo.so!Foo', 'ungroup-module');
+  ok(['libfoo.so!Foo::bar', 'libfoo.so!Baz::qux', 'class other.so!Foo'].every((k) => clsOf.keys.includes(k)) &&
+     !clsOf.keys.some((k) => k.startsWith('class libfoo.so!')),
+  'Ungroup Module on a class takes out every class of its module, no other module\'s', clsOf);
   await setBox('group', 'mscorlib!=>LIB;System%!=>LIB;');
   const ent = await ungroup('LIB <<mscorlib!Foo>>');
   await shot('ungroup-exact-entry');

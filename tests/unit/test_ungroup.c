@@ -111,6 +111,48 @@ static void entries(void **state)
 	hs_source_release(&src);
 }
 
+/* hs_ungroup_module() of @module: its GroupPats (a static buffer), or NULL on error. */
+static const char *ungroup_module(const struct hs_stack_source *src, const char *group,
+				  const char *module, int *err)
+{
+	static char text[4096];
+	struct hs_buf out = HS_BUF_INIT;
+	struct hs_diag d = HS_DIAG_INIT(NULL);
+
+	*err = hs_ungroup_module(src, group, module, &out, &d);
+	if (*err) {
+		hs_buf_release(&out);
+		return NULL;
+	}
+	assert_true(out.len < sizeof(text));
+	memcpy(text, out.s, out.len + 1);
+	hs_buf_release(&out);
+	return text;
+}
+
+/* Ungroup Module: every grouped frame of the module, whatever its group. */
+static void module(void **state)
+{
+	struct hs_stack_source src;
+	int err;
+
+	(void)state;
+	hs_source_init(&src);
+	tu_sample(&src, 0, 5, 5, "app!main;/usr/lib/libfoo.so!Foo::bar;/usr/lib/libfoo.so!Baz::qux");
+	tu_sample(&src, 0, 1, 1, "app!main;/usr/lib/libc.so.6!malloc");
+	/* the classes of one module, all of them */
+	assert_string_equal(ungroup_module(&src, CLASSES, "libfoo.so", &err),
+			    "[group classes] libfoo.so!->;{%!*}.%(->class $1;{%!*}::->class $1");
+	/* a module no frame of which is grouped: "mod!->" all the same */
+	assert_string_equal(ungroup_module(&src, "libc.so.6!=>libc", "app", &err),
+			    "app!->;libc.so.6!=>libc");
+	/* another module whose name ends in it stays grouped */
+	tu_sample(&src, 0, 1, 1, "app!main;/opt/xlibc.so.6!malloc");
+	assert_string_equal(ungroup_module(&src, MODULES, "libc.so.6", &err),
+			    "[group modules] @(?:^|/)libc\\.so\\.6!->;{%}!->module $1");
+	hs_source_release(&src);
+}
+
 /* A frame GroupPats cannot leave ungrouped (an address: its own group) has no answer. */
 static void no_exact(void **state)
 {
@@ -131,6 +173,7 @@ int main(void)
 	    cmocka_unit_test(classes),
 	    cmocka_unit_test(modules),
 	    cmocka_unit_test(entries),
+	    cmocka_unit_test(module),
 	    cmocka_unit_test(no_exact),
 	};
 

@@ -13,8 +13,7 @@ import { TreeModel } from './tree.js';
 import { Flame } from './flame.js';
 import { Timeline } from './timeline.js';
 import { CallerCallee } from './callercallee.js';
-import { showMenu, literalPattern, appendPat, canUngroup, ungroupNamed,
-  ungroupModule } from './menu.js';
+import { showMenu, literalPattern, appendPat, canUngroup, ungroupNamed } from './menu.js';
 import { renderEvents, renderStats, renderOverweight, renderSource } from './events.js';
 import { renderGc, fetchGc, isNetTrace } from './gc.js';
 import * as X from './export.js';
@@ -811,8 +810,7 @@ function openMenu(ev, row, path, tree = null) {
     { id: 'entry-group-module', label: 'Entry Group Module', disabled: !mod,
       action: () => editParams((p) => { p.group = appendPat(p.group, `${literalPattern(mod + '!')}=>${mod}`); }) },
     { id: 'ungroup', label: 'Ungroup', disabled: !canUngroup(row), action: () => ungroupRow(row) },
-    { id: 'ungroup-module', label: 'Ungroup Module', disabled: !mod,
-      action: () => editParams((p) => { p.group = ungroupModule(p.group, mod); }) },
+    { id: 'ungroup-module', label: 'Ungroup Module', disabled: !mod, action: () => ungroupModule(mod) },
     { id: 'include', label: 'Include Item', action: () => editParams((p) => { p.inc = appendPat(p.inc, literalPattern(name)); }) },
     { id: 'exclude', label: 'Exclude Item', action: () => editParams((p) => { p.exc = appendPat(p.exc, literalPattern(name)); }) },
     '-',
@@ -835,9 +833,20 @@ function openMenu(ev, row, path, tree = null) {
 async function ungroupRow(row) {
   const named = ungroupNamed(state.params.group || '', row);
   if (named !== null) return editParams((p) => { p.group = named; });
+  return serverUngroup({ name: row.key });
+}
+
+// Ungroup Module: the server's entries that take every grouped frame of
+// module @mod out of its group ("mod!->"), and no frame of another module.
+function ungroupModule(mod) {
+  return serverUngroup({ module: mod });
+}
+
+// The GroupPats of /api/ungroup for @what ({name} or {module}), applied.
+async function serverUngroup(what) {
   let a;
   try {
-    a = await api.call('ungroup', H.query(state, { name: row.key }));
+    a = await api.call('ungroup', H.query(state, what));
   } catch (e) {
     return fail(e);
   }

@@ -71,14 +71,6 @@ export function appendPat(list, pat) {
   return t ? `${t};${pat}` : pat;
 }
 
-// Put @pat first (after a leading "[description]").
-export function prependPat(list, pat) {
-  const m = /^\s*(\[[^\]]*\])?\s*(.*)$/s.exec(list);
-  const desc = m[1] ? m[1] + ' ' : '';
-  const rest = m[2].trim();
-  return desc + (rest ? `${pat};${rest}` : pat);
-}
-
 // Remove the GroupPats entries that make group @group ("pat->group"); null
 // when no entry does (a preset's "{%}!->module $1" names no group itself).
 export function dropGroup(list, group) {
@@ -106,9 +98,4 @@ export function canUngroup(row) {
 // they are).
 export function ungroupNamed(list, row) {
   return row.group === 'plain' ? dropGroup(list, row.key) : null;
-}
-
-// "mod!->" first: the frames of module @mod are no group's.
-export function ungroupModule(list, mod) {
-  return prependPat(list, `${literalPattern(mod + '!')}->`);
 }
