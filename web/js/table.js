@@ -261,8 +261,8 @@ export class VTable {
     this.render();
   }
 
-  // Whether column @c is left out: hidden by the user, or an optional
-  // column this table has no data for.
+  // Whether column @c is left out: hidden by the user, an optional column
+  // this table has no data for, or a time column of a source without times.
   off(c) {
     return hiddenCols.has(c.key) || (c.optional && !this.retained) ||
       (untimed && TIME_COLS.has(c.key));
