@@ -627,6 +627,8 @@ static const struct route_key samples_keys[] = {{"name", KEY_STRING},
 						{"tree", KEY_STRING},
 						{NULL, 0}};
 static const struct route_key source_keys[] = {{"name", KEY_STRING}, {NULL, 0}};
+static const struct route_key ungroup_keys[] = {
+    {"name", KEY_STRING}, {"module", KEY_STRING}, {NULL, 0}};
 static const struct route_key overweight_keys[] = {
     {"base", KEY_JSON}, {"base_params", KEY_JSON}, {NULL, 0}};
 static const struct route_key stats_keys[] = {{"heap", KEY_BOOL}, {NULL, 0}};
@@ -654,6 +656,7 @@ static const struct route routes[] = {
     {"/api/overweight", hs__api_overweight, 1, overweight_keys},
     {"/api/gc", hs__api_gc, 0, no_keys},
     {"/api/retained", hs__api_retained, 1, retained_keys},
+    {"/api/ungroup", hs__api_ungroup, 1, ungroup_keys},
     {NULL, NULL, 0, NULL},
 };
 

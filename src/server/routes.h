@@ -21,7 +21,8 @@
  *   routes_time.c     samples over time: /api/timeline, samples;
  *   routes_counts.c   the samples' counts over time: /api/counts;
  *   routes_lines.c    a function's source lines: /api/source;
- *   routes_gc.c       a .NET trace's GCStats: /api/gc.
+ *   routes_gc.c       a .NET trace's GCStats: /api/gc;
+ *   routes_ungroup.c  Ungroup's GroupPats for a row: /api/ungroup.
  *
  * A handler gets the request's context, answers into c->resp (through
  * hs__reply_json() or hs__reply_err()) and returns 0. What it finds
@@ -148,4 +149,5 @@ int hs__api_source(struct hs_route_ctx *c);
 /* routes_retained.c: a heap snapshot's retained size per name */
 int hs__api_retained(struct hs_route_ctx *c);
 int hs__api_gc(struct hs_route_ctx *c);
+int hs__api_ungroup(struct hs_route_ctx *c);
 #endif

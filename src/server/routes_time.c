@@ -118,6 +118,19 @@ static int add_heap_timelines(struct hs_route_ctx *c, json_t *o, size_t points)
 }
 
 /*
+ * Whether @s has times to show: not when its samples carry none (a heap
+ * snapshot's) or all have one time (folded stacks, pprof, speedscope's
+ * sampled profiles), unless a heap trace's run gives the time axis (@ht).
+ */
+static int timed(const struct hs_stack_source *s, const struct hs_heap_history *ht,
+		 int64_t first, int64_t last)
+{
+	if (s->untimed)
+		return 0;
+	return first != last || (ht && ht->duration_ns > 0);
+}
+
+/*
  * The timeline's JSON text for @arg buckets: the source's metric per time
  * bucket over the whole trace, for all samples and for those the filter
  * keeps (the time window aside).
@@ -187,7 +200,8 @@ static int build_timeline(struct hs_route_ctx *c, void *arg, char **text, size_t
 				json_real((lo + width * (double)nb) / 1e6)) ||
 	    json_object_set_new(o, "bucket_ms", json_real(width / 1e6)) ||
 	    json_object_set_new(o, "time_metric", json_boolean(tm)) ||
-	    json_object_set_new(o, "unit", hs_view_json_text(s->metric_unit)))
+	    json_object_set_new(o, "unit", hs_view_json_text(s->metric_unit)) ||
+	    json_object_set_new(o, "timed", json_boolean(timed(s, ht, first, last))))
 		goto out;
 	err = dump_text(o, text, len);
 out:

@@ -92,6 +92,16 @@ async function charts(heap) {
     'the memory chart stacks the top call sites and "other", each in the legend', mem);
   ok(mem.max === st.peak_heap_bytes, 'the stack\'s highest point is the peak heap in use',
     { max: mem.max, peak: st.peak_heap_bytes });
+  // a stack's scale starts at zero (from its lowest value it cut the
+  // bottom layers off), and its ticks are binary steps ("4.0 KiB")
+  const axis = await page.evaluate(() => {
+    const u = window.heapscope.views.charts.el.plots[0];
+    return { min: u.scales.y.min, max: u.scales.y.max, splits: u.axes[1]._splits, labels: u.axes[1]._values };
+  });
+  const step = axis.splits[1] - axis.splits[0];
+  ok(axis.min === 0 && axis.max >= mem.max && axis.splits.length >= 2 && Number.isInteger(Math.log2(step)) &&
+     axis.splits.every((v) => v % step === 0),
+  'the memory chart\'s scale starts at zero, its ticks in binary steps', axis);
   const sites = await page.evaluate(() => {
     const u = window.heapscope.views.charts.el.plots[0];
     const i = u.data[0].length - 1;

@@ -6,7 +6,9 @@
 // kept by key across an Update, the timeline's legend and axes, a dead
 // server explained, Events without library paths, a diff's process names
 // and the module presets' library names with a '-', Ungroup on such a
-// module, and the default Fold%.
+// module and exactly on each preset's groups, the default Fold%, headers
+// over their columns (Caller-Callee's parts lined up), and no timeline
+// nor time controls for a profile without times.
 // Each part runs on its own (a failure is reported and the next part
 // starts from a fresh page); screenshots go to $HS_BUILD/browser-artifacts/
 // (trust-*.png).
@@ -32,6 +34,34 @@ async function cutCells(view) {
   return page.$$eval(`#view-${view} .row:not([hidden]):not(.pending) > div, #view-${view} .head > div`,
     (cells) => cells.filter((c) => c.scrollWidth > c.clientWidth + 0.5 && c.getBoundingClientRect().width > 0)
       .map((c) => ({ cls: c.className, text: c.textContent, sw: c.scrollWidth, cw: c.clientWidth })));
+}
+
+// The header cells of the tables of @view that are not over their
+// column: each against the first row's cell below it, and each of
+// Caller-Callee's parts against the first part's header (they share
+// their columns).
+async function misaligned(view) {
+  return page.evaluate((view) => {
+    const bad = [];
+    const tables = [...document.querySelectorAll(`#view-${view} .vtable`)];
+    const top = tables[0]?.querySelector('.head');
+    const off = (a, b) => Math.abs(a.left - b.left) > 0.5 || Math.abs(a.width - b.width) > 0.5;
+    for (const t of tables) {
+      const head = [...t.querySelector('.head').children];
+      const row = t.querySelector('.row:not([hidden])');
+      head.forEach((h, k) => {
+        if (h.hidden) return;
+        const a = h.getBoundingClientRect();
+        if (row && off(a, row.children[k].getBoundingClientRect()))
+          bad.push({ part: t.dataset.part, col: h.dataset.col, head: [a.left, a.width],
+            cell: [row.children[k].getBoundingClientRect().left, row.children[k].getBoundingClientRect().width] });
+        if (off(a, top.children[k].getBoundingClientRect()))
+          bad.push({ part: t.dataset.part, col: h.dataset.col, head: [a.left, a.width],
+            first: [top.children[k].getBoundingClientRect().left, top.children[k].getBoundingClientRect().width] });
+      });
+    }
+    return bad;
+  }, view);
 }
 
 async function cellOf(view, key, col) {
@@ -99,7 +129,7 @@ function linesCut() {
 async function numbersAtWidths(long) {
   const want = report(path.join(tmp, 'long.data.txt')).rows[0];
   ok(want.inc > 100000 && want.last_ms > 100000, 'the long perf script has times over 100 s', want);
-  const cut = {};
+  const cut = {}, align = {};
   for (const width of [1024, 1920]) {
     await page.setViewportSize({ width, height: 900 });
     for (const [trace, focus] of [[0, 'stress!site_stress'], [long, want.key]]) {
@@ -107,23 +137,30 @@ async function numbersAtWidths(long) {
       await page.waitForSelector('#view-byname .row:not([hidden]):not(.pending)');
       cut[`${width} ${trace} byname`] = await cutCells('byname');
       cut[`${width} ${trace} byname: summary, tabs`] = await linesCut();
+      align[`${width} ${trace} byname`] = await misaligned('byname');
       await shot(`widths-${width}-${trace}-byname`);
       await tab('calltree');
       await page.click('#view-calltree .row[data-key="ROOT"]');
       await settled(() => page.click('#expandall'));
       cut[`${width} ${trace} calltree`] = await cutCells('calltree');
+      align[`${width} ${trace} calltree`] = await misaligned('calltree');
       await shot(`widths-${width}-${trace}-calltree`);
       await tab('byname');
       await settled(() => page.dblclick(`#view-byname .row[data-key="${focus}"] .c-name`));
       cut[`${width} ${trace} caller-callee`] = await cutCells('caller-callee');
       cut[`${width} ${trace} caller-callee: summary, tabs`] = await linesCut();
+      align[`${width} ${trace} caller-callee`] = await misaligned('caller-callee');
       await shot(`widths-${width}-${trace}-caller-callee`);
       await tab('callers');
       await page.click('#view-callers .row[data-index="0"]');
       await settled(() => page.click('#expandall'));
       cut[`${width} ${trace} callers`] = await cutCells('callers');
+      align[`${width} ${trace} callers`] = await misaligned('callers');
     }
   }
+  const skew = Object.entries(align).filter(([, v]) => v.length);
+  ok(!skew.length, 'at 1024 and 1920 px every header cell is over its column (4 views, 2 ' +
+    'traces), and Caller-Callee\'s three parts line up', skew.map(([k, v]) => [k, v.slice(0, 3)]));
   await page.setViewportSize({ width: 1400, height: 900 });
   const bad = Object.entries(cut).filter(([, v]) => v.length);
   ok(!bad.length, 'at 1024 and 1920 px no cell\'s text is wider than its cell (4 views, 2 traces), ' +
@@ -394,6 +431,13 @@ async function timeline() {
   const left = t.axes.find((a) => a && a.side === 3);
   ok(left && left.values.every((v) => /\d B$|iB$/.test(v)) && left.wide + 8 <= left.size,
     'the left axis of a heap trace counts bytes in binary units, and fits', left);
+  // bytes axes tick at binary steps, two or more ("64.0 KiB", not a lone "0 B" or "97.7 KiB")
+  const splits = await page.evaluate(() => window.heapscope.views.timeline.plot.axes.slice(1)
+    .map((a) => ({ side: a.side, splits: a._splits, values: a._values })));
+  ok(splits.length === 2 && splits.every((a) => a.splits.length >= 2 &&
+    Number.isInteger(Math.log2(a.splits[1] - a.splits[0])) &&
+    a.splits.every((v) => v % (a.splits[1] - a.splits[0]) === 0)),
+  'both bytes axes have two or more ticks, in binary steps', splits);
   ok(t.xmax <= sum.last_ms + 1e-6 || t.xmax <= t.xdata,
     'the x axis ends where the data ends', { xmax: t.xmax, last: sum.last_ms, xdata: t.xdata });
   const over = await page.$eval('#timeline .u-over', (el) => {
@@ -500,6 +544,138 @@ async function ungroupPresets(perfIdx, classIdx) {
   { after, group: await page.inputValue('#group') });
 }
 
+// Item 3 in a narrow window (800 px): each table's header over its
+// columns, Caller-Callee's parts under one another (the callers and the
+// focus widen Inc for times over 100 s; the callees part, empty, must
+// too); sizing one part's column sizes them all.
+async function alignNarrow(long) {
+  const want = report(path.join(tmp, 'long.data.txt')).rows[0];
+  await page.setViewportSize({ width: 800, height: 700 });
+  const bad = {};
+  try {
+    await openTrace(long);
+    for (const view of ['byname', 'calltree']) {
+      await tab(view);
+      bad[view] = await misaligned(view);
+    }
+    await tab('byname');
+    await settled(() => page.dblclick(`#view-byname .row[data-key="${want.key}"] .c-name`));
+    bad['caller-callee'] = await misaligned('caller-callee');
+    await shot('align-narrow-caller-callee');
+    for (const view of ['callers', 'callees']) {
+      await tab(view);
+      bad[view] = await misaligned(view);
+    }
+    // the tab bar wraps: the buttons at its end stay in the window (a tree's Expand All too)
+    const bar = await page.evaluate(() => ['expandall', 'export'].map((id) => {
+      const r = document.getElementById(id).getBoundingClientRect();
+      return { id, left: r.left, right: r.right, width: innerWidth };
+    }));
+    await shot('align-narrow-callees');
+    ok(bar.every((b) => b.right > b.left && b.right <= b.width),
+      'at 800 px Expand All and Export are in the window', bar);
+    await tab('caller-callee');
+    const grip = await page.$eval('#view-caller-callee [data-part="callees"] .head [data-col="exc"] .grip',
+      (g) => { const r = g.getBoundingClientRect(); return { x: r.x + r.width / 2, y: r.y + r.height / 2 }; });
+    await page.mouse.move(grip.x, grip.y);
+    await page.mouse.down();
+    await page.mouse.move(grip.x + 30, grip.y, { steps: 3 });
+    await page.mouse.up();
+    bad['caller-callee, a column sized'] = await misaligned('caller-callee');
+  } finally {
+    await page.setViewportSize({ width: 1400, height: 900 });
+  }
+  const skew = Object.entries(bad).filter(([, v]) => v.length);
+  ok(!skew.length, 'at 800 px every header cell is over its column, and Caller-Callee\'s parts ' +
+    'line up (also after sizing a column of one)', skew.map(([k, v]) => [k, v.slice(0, 3)]));
+}
+
+// Item 2: a profile without times (folded stacks, pprof, speedscope's
+// sampled profile, all converted from the perf script) shows no timeline
+// from 0 to 1 ms but a note, and no time controls that cannot work; the
+// perf script and its .perfView.xml (which keep times) show theirs.
+async function untimed(files) {
+  const look = () => page.evaluate(() => ({
+    plot: !!window.heapscope.views.timeline.plot,
+    canvas: !!document.querySelector('#timeline canvas'),
+    note: document.querySelector('#timeline .notimes')?.textContent ?? null,
+    start: document.getElementById('start').disabled,
+    end: document.getElementById('end').disabled,
+    summary: document.getElementById('summary').textContent,
+    cols: [...document.querySelectorAll('#view-byname .head > div:not([hidden])')].map((h) => h.dataset.col),
+  }));
+  const menuOff = async () => {
+    await page.click('#view-byname .row[data-index="0"] .c-name', { button: 'right' });
+    await page.waitForSelector('#menu:not([hidden])');
+    const off = await page.$eval('#menu [data-action="time-range"]', (b) => b.disabled);
+    await page.keyboard.press('Escape');
+    return off;
+  };
+  await openTrace(files[0][0]);
+  for (const [idx, name, timed] of files) {
+    // from trace to trace in one page, as a user switches: nothing of the last stays
+    await settled(() => page.selectOption('#trace', String(idx)));
+    const l = await look();
+    const off = await menuOff();
+    if (name === 'folded') await shot('untimed-folded');
+    if (timed) {
+      ok(l.plot && l.canvas && l.note === null && !l.start && !l.end && /First: /.test(l.summary) &&
+         l.cols.includes('when') && !off,
+      `${name} has times: its timeline, Start, End, When and Set Time Range`, { ...l, off });
+    } else {
+      ok(!l.plot && !l.canvas && /no times/.test(l.note ?? '') && l.start && l.end &&
+         /No times/.test(l.summary) && !/First: |TimeBucket/.test(l.summary) &&
+         !l.cols.some((c) => ['when', 'first_ms', 'last_ms'].includes(c)) && l.cols.includes('inc') && off,
+      `${name} has no times: a note instead of a timeline, no Start, End, When, First, Last ` +
+      'nor Set Time Range', { ...l, off });
+    }
+  }
+}
+
+// Item 6, exactly: Ungroup takes out the row's frames and no other's, on
+// each preset's groups: a class whose module has another class and a
+// nested class, a module whose name ends another module's name, and an
+// entry group whose name starts another entry's (PerfView's heap preset);
+// Ungroup Module takes out its module's frames and no other module's.
+async function ungroupExact(idx) {
+  const keys = () => page.$$eval('#view-byname .row:not([hidden]):not(.pending)', (rs) =>
+    rs.map((r) => r.dataset.key));
+  const ungroup = async (key, action = 'ungroup') => {
+    await page.click(`#view-byname .row[data-key="${key}"] .c-name`, { button: 'right' });
+    await page.waitForSelector('#menu:not([hidden])');
+    await settled(() => page.click(`#menu [data-action="${action}"]`));
+    return { keys: await keys(), group: await page.inputValue('#group') };
+  };
+  await openTrace(idx);
+  await settled(() => page.selectOption('#presets', 'group classes'));
+  const cls = await ungroup('class libfoo.so!Foo');
+  await shot('ungroup-exact-class');
+  ok(['libfoo.so!Foo::bar', 'libfoo.so!Foo::zap', 'class libfoo.so!Baz', 'class libfoo.so!Foo::Inner',
+    'class other.so!Foo'].every((k) => cls.keys.includes(k)) && !cls.keys.includes('class libfoo.so!Foo'),
+  'Ungroup on a class takes out its methods only: its module\'s other classes stay grouped', cls);
+  await settled(() => page.selectOption('#presets', 'group modules'));
+  const mod = await ungroup('module libc.so.6');
+  ok(mod.keys.includes('libc.so.6!malloc') && mod.keys.includes('module xlibc.so.6') &&
+     !mod.keys.includes('module libc.so.6'),
+  'Ungroup on module libc.so.6 leaves module xlibc.so.6 grouped', mod);
+  // Ungroup Module: the same, and on a class all the classes of its module
+  await settled(() => page.selectOption('#presets', 'group modules'));
+  const modOf = await ungroup('module libc.so.6', 'ungroup-module');
+  ok(modOf.keys.includes('libc.so.6!malloc') && modOf.keys.includes('module xlibc.so.6'),
+    'Ungroup Module on module libc.so.6 leaves module xlibc.so.6 grouped', modOf);
+  await settled(() => page.selectOption('#presets', 'group classes'));
+  const clsOf = await ungroup('class libfoo.so!Foo', 'ungroup-module');
+  ok(['libfoo.so!Foo::bar', 'libfoo.so!Baz::qux', 'class other.so!Foo'].every((k) => clsOf.keys.includes(k)) &&
+     !clsOf.keys.some((k) => k.startsWith('class libfoo.so!')),
+  'Ungroup Module on a class takes out every class of its module, no other module\'s', clsOf);
+  await setBox('group', 'mscorlib!=>LIB;System%!=>LIB;');
+  const ent = await ungroup('LIB <<mscorlib!Foo>>');
+  await shot('ungroup-exact-entry');
+  ok(ent.keys.includes('mscorlib!Foo') && ent.keys.includes('LIB <<mscorlib!FooBar>>') &&
+     !ent.keys.includes('mscorlib!FooBar') && !ent.keys.includes('LIB <<mscorlib!Foo>>'),
+  'Ungroup on an entry group ungroups its entry frame, not another whose name starts the same', ent);
+}
+
 // Item 10: Events shows module names without their directories.
 async function eventsNames() {
   await openTrace(0);
@@ -601,9 +777,18 @@ async function main() {
   // C++ classes in two modules, for group classes
   writeFileSync(path.join(tmp, 'classes.folded'), 'app!main;libfoo.so!Foo::bar;libfoo.so!Baz::qux 5\n' +
     'app!main;libfoo.so!Foo::zap 3\napp!main;other.so!Foo::x 2\n');
+  // Ungroup's cases: classes, modules and entry groups that share a start
+  writeFileSync(path.join(tmp, 'ungroup.folded'), ['app!main;libfoo.so!Foo::bar;libfoo.so!Baz::qux 5',
+    'app!main;libfoo.so!Foo::zap 3', 'app!main;libfoo.so!Foo::Inner::deep 4', 'app!main;other.so!Foo::x 2',
+    'app!main;/usr/lib/libc.so.6!malloc 1', 'app!main;/opt/xlibc.so.6!malloc 1',
+    'app!main;mscorlib!Foo;mscorlib!inner 3', 'app!main;mscorlib!FooBar 2', ''].join('\n'));
+  // the perf script in formats without times, and one with
+  const conv = ['w.pb.gz', 'w.speedscope.json', 'w.perfView.xml'].map((f) => path.join(tmp, f));
+  for (const f of conv) execFileSync(BIN, ['convert', PERF, '-o', f], { stdio: 'ignore' });
   const url = await startView([heap, PERF, path.join(tmp, 'deep.folded'), path.join(tmp, 'wide.folded'),
     path.join(tmp, 'test.folded'), path.join(tmp, 'base.folded'), path.join(tmp, 'linux.folded'),
-    path.join(tmp, 'long.data.txt'), path.join(tmp, 'classes.folded')]);
+    path.join(tmp, 'long.data.txt'), path.join(tmp, 'classes.folded'), path.join(tmp, 'ungroup.folded'),
+    ...conv]);
 
   ({ page } = await launchBrowser({ clipboard: true, ignoreConsole: /^Failed to load resource/ }));
   await page.goto(url);
@@ -621,6 +806,10 @@ async function main() {
     ['process names', () => processNames(4, 5)],
     ['module names', () => moduleNames(6)],
     ['ungroup presets', () => ungroupPresets(1, 8)],
+    ['ungroup exact', () => ungroupExact(9)],
+    ['untimed', () => untimed([[0, 'heap trace', true], [9, 'folded', false], [1, 'perf script', true],
+      [10, 'pprof', false], [11, 'speedscope', false], [12, 'perfView.xml', true]])],
+    ['align narrow', () => alignNarrow(7)],
     ['defaults', () => defaults(1)],
     ['bind', () => bindAll(url)],
     ['dead server', () => deadServer()],

@@ -24,14 +24,18 @@ export class CallerCallee {
     parent.append(box);
     this.lists = { callers: [], focus: [], callees: [] };
     this.sort = null;
+    // the three tables share their columns, so that they line up
+    let first = null;
     const mk = (name, el) => {
       const t = new VTable(el, {
+        linked: first,
         onActivate: (i) => this.opts.onFocus(this.lists[name][i].key),
         onContext: (i, ev) => this.opts.onContext(this.lists[name][i], ev),
         onSelect: (i) => this.opts.onSelect?.(this.lists[name][i]),
         onSort: (key) => this.setSort(key),
       });
       t.el.dataset.part = name;
+      first ??= t;
       return t;
     };
     this.tables = {

@@ -174,8 +174,10 @@ function memoryChart(el, c) {
   }))];
   const u = new uPlot({
     width: width(plot), height: 240, legend: { show: true, live: true },
-    scales: { x: { time: false } },
-    axes: [msAxis, { size: 70, font: AXIS_FONT, values: (uu, t) => t.map((v) => fmt.bytes(v)) }],
+    // a stack starts at zero: a scale from its lowest value cut off the bottom layers
+    scales: { x: { time: false }, y: { range: (uu, lo, hi) => [0, hi > 0 ? hi * 1.05 : 1] } },
+    axes: [msAxis, { size: 70, font: AXIS_FONT, values: (uu, t) => t.map((v) => fmt.bytes(v)),
+      splits: (uu, i, lo, hi) => fmt.bytesTicks(lo, hi, 4) }],
     cursor: { points: { show: false } },
     series,
   }, [c.xs, ...order.map((k) => stacked[k])], plot);

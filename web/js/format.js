@@ -68,6 +68,18 @@ export function bytes(v) {
   return `${i ? v.toFixed(1) : num(v)} ${units[i]}`;
 }
 
+// The ticks of a bytes axis from @min to @max: multiples of a power of
+// two, about @most of them on each side of zero, so that they read "8.0
+// MiB" and "16.0 MiB" (decimal steps would read "9.5 MiB" and "19.1 MiB").
+export function bytesTicks(min, max, most = 2) {
+  const span = Math.max(Math.abs(min), Math.abs(max));
+  if (!(span > 0)) return [0];
+  const step = 2 ** Math.max(0, Math.ceil(Math.log2(span / most)));
+  const out = [];
+  for (let v = Math.ceil(min / step) * step; v <= max; v += step) out.push(v);
+  return out;
+}
+
 export function escapeHtml(s) {
   return String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;',
     '"': '&quot;', "'": '&#39;' })[c]);

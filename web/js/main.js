@@ -8,13 +8,12 @@ import * as api from './api.js';
 import * as H from './history.js';
 import * as fmt from './format.js';
 import { VTable, setMetricUnit, refitAll, tableHooks, COLUMNS, isColumnHidden,
-  setColumnHidden } from './table.js';
+  setColumnHidden, setUntimed } from './table.js';
 import { TreeModel } from './tree.js';
 import { Flame } from './flame.js';
 import { Timeline } from './timeline.js';
 import { CallerCallee } from './callercallee.js';
-import { showMenu, literalPattern, appendPat, ungroup,
-  ungroupModule } from './menu.js';
+import { showMenu, literalPattern, appendPat, canUngroup, ungroupNamed } from './menu.js';
 import { renderEvents, renderStats, renderOverweight, renderSource } from './events.js';
 import { renderGc, fetchGc, isNetTrace } from './gc.js';
 import * as X from './export.js';
@@ -92,17 +91,35 @@ function tabKey(tab) {
 
 // ---- summary line ----
 
+// Whether the source shown has times (the timeline's answer says): one
+// without (folded stacks, pprof, a heap snapshot) has no timeline, no
+// When, First and Last columns, no time items on the summary line, and
+// Start, End and Set Time Range are off, since no range can select in it.
+let timed = true;
+
+function showTimed(on) {
+  const changed = timed !== on;
+  timed = on;
+  setUntimed(!on);
+  for (const id of ['start', 'end']) {
+    $(id).disabled = !on;
+    $(id).title = on ? '' : 'this profile has no times: no time range applies';
+  }
+  if (changed) showSummary(summary);
+}
+
 function showSummary(s) {
   if (!s) return;
   // bytes in binary units as in the tables and Stats; other units named
   const unit = s.unit && s.unit !== 'bytes' ? ` ${s.unit}` : '';
   const el = $('summary');
   setMetricUnit(s.unit);
-  const items = [`Totals Metric: ${fmt.metric(s.metric, s.unit)}${unit}`, `Count: ${fmt.count(s.count)}`,
-    `Samples: ${fmt.count(s.samples)}`, `First: ${fmt.ms(s.first_ms)}`, `Last: ${fmt.ms(s.last_ms)}`,
+  const times = timed ? [`First: ${fmt.ms(s.first_ms)}`, `Last: ${fmt.ms(s.last_ms)}`,
     `Last-First: ${fmt.ms(s.interval_ms)}`,
     `Metric/Interval: ${fmt.metric(s.metric_per_interval, s.unit)}${unit}`,
-    `TimeBucket: ${fmt.ms(s.bucket_ms)} ms`, ...(s.fold_pct !== null ? [`Fold%: ${s.fold_pct}`] : [])];
+    `TimeBucket: ${fmt.ms(s.bucket_ms)} ms`] : ['No times'];
+  const items = [`Totals Metric: ${fmt.metric(s.metric, s.unit)}${unit}`, `Count: ${fmt.count(s.count)}`,
+    `Samples: ${fmt.count(s.samples)}`, ...times, ...(s.fold_pct !== null ? [`Fold%: ${s.fold_pct}`] : [])];
   // one item a span: a narrow window wraps the line between items, never cuts one
   el.replaceChildren(...items.flatMap((t, i) => {
     const span = document.createElement('span');
@@ -491,6 +508,7 @@ async function loadTimeline() {
     const t = await api.call('timeline', H.query(state, { buckets: 600 }));
     const num = (s) => (s === '' || s === null || isNaN(Number(s)) ? null : Number(s));
     views.timeline.set(t, { start: num(state.params.start), end: num(state.params.end) });
+    showTimed(t.timed !== false);
   } catch (e) {
     fail(e);
   }
@@ -697,6 +715,7 @@ function editParams(fn) {
 }
 
 function setTimeRange(row) {
+  if (!timed) return status('this profile has no times: no time range applies', true);
   const c = shownCells()?.info;
   const fromCells = c && c.first !== null && c.last > c.first ? { start: c.first, end: c.last } : null;
   const r = whenSel || fromCells ||
@@ -771,7 +790,6 @@ function openMenu(ev, row, path, tree = null) {
   if (!row) return;
   const name = row.key;
   const mod = row.module; // from the API, which knows what the name stands for
-  const undone = ungroup(state.params.group || '', row);
   const inTree = views[state.tab]?.model;
   showMenu(ev.clientX, ev.clientY, [
     { id: 'drill-inc', label: 'Drill Into (inclusive)', action: () => drill(row, path, 'inc', false, tree) },
@@ -791,14 +809,13 @@ function openMenu(ev, row, path, tree = null) {
       action: () => editParams((p) => { p.group = appendPat(p.group, `${literalPattern(mod + '!')}->${mod}`); }) },
     { id: 'entry-group-module', label: 'Entry Group Module', disabled: !mod,
       action: () => editParams((p) => { p.group = appendPat(p.group, `${literalPattern(mod + '!')}=>${mod}`); }) },
-    { id: 'ungroup', label: 'Ungroup', disabled: undone === null,
-      action: () => editParams((p) => { p.group = ungroup(p.group, row) ?? p.group; }) },
-    { id: 'ungroup-module', label: 'Ungroup Module', disabled: !mod,
-      action: () => editParams((p) => { p.group = ungroupModule(p.group, mod); }) },
+    { id: 'ungroup', label: 'Ungroup', disabled: !canUngroup(row), action: () => ungroupRow(row) },
+    { id: 'ungroup-module', label: 'Ungroup Module', disabled: !mod, action: () => ungroupModule(mod) },
     { id: 'include', label: 'Include Item', action: () => editParams((p) => { p.inc = appendPat(p.inc, literalPattern(name)); }) },
     { id: 'exclude', label: 'Exclude Item', action: () => editParams((p) => { p.exc = appendPat(p.exc, literalPattern(name)); }) },
     '-',
-    { id: 'time-range', label: 'Set Time Range', key: 'Alt-R', action: () => setTimeRange(row) },
+    { id: 'time-range', label: 'Set Time Range', key: 'Alt-R', disabled: !timed,
+      action: () => setTimeRange(row) },
     { id: 'source', label: 'Goto Source', key: 'Alt-D', action: () => gotoSource(row) },
     { id: 'callers', label: 'Goto Callers', action: () => gotoFocus('callers', name) },
     { id: 'callees', label: 'Goto Callees', action: () => gotoFocus('callees', name) },
@@ -808,6 +825,32 @@ function openMenu(ev, row, path, tree = null) {
       action: () => expandAll(views[state.tab], views[state.tab].table.selected) },
     { id: 'copy', label: 'Copy', key: 'Ctrl-C', action: () => copyRow(row) },
   ]);
+}
+
+// Ungroup @row: a group that GroupPats entries name loses them; another
+// (a template's, "class $1", or an entry group) gets the entries the
+// server finds that take out exactly its frames, and no other.
+async function ungroupRow(row) {
+  const named = ungroupNamed(state.params.group || '', row);
+  if (named !== null) return editParams((p) => { p.group = named; });
+  return serverUngroup({ name: row.key });
+}
+
+// Ungroup Module: the server's entries that take every grouped frame of
+// module @mod out of its group ("mod!->"), and no frame of another module.
+function ungroupModule(mod) {
+  return serverUngroup({ module: mod });
+}
+
+// The GroupPats of /api/ungroup for @what ({name} or {module}), applied.
+async function serverUngroup(what) {
+  let a;
+  try {
+    a = await api.call('ungroup', H.query(state, what));
+  } catch (e) {
+    return fail(e);
+  }
+  return editParams((p) => { p.group = a.group; });
 }
 
 function tip(text, ev) {

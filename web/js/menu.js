@@ -71,14 +71,6 @@ export function appendPat(list, pat) {
   return t ? `${t};${pat}` : pat;
 }
 
-// Put @pat first (after a leading "[description]").
-export function prependPat(list, pat) {
-  const m = /^\s*(\[[^\]]*\])?\s*(.*)$/s.exec(list);
-  const desc = m[1] ? m[1] + ' ' : '';
-  const rest = m[2].trim();
-  return desc + (rest ? `${pat};${rest}` : pat);
-}
-
 // Remove the GroupPats entries that make group @group ("pat->group"); null
 // when no entry does (a preset's "{%}!->module $1" names no group itself).
 export function dropGroup(list, group) {
@@ -93,21 +85,17 @@ export function dropGroup(list, group) {
   return desc + kept.join(';');
 }
 
-// Ungroup @row (a row of the API: its "group", "entry" and "module" say
-// what its name stands for; the GUI never parses names) in GroupPats
-// @list: an entry group's entry frame goes first as "entry->"; a plain
-// group loses the entries that name it, else (a pattern's template made
-// it) the module of its frames goes first as "mod!->". Returns the new
-// GroupPats, or null when the row is no group it can undo.
-export function ungroup(list, row) {
-  if (row.group === 'entry' && row.entry) return prependPat(list, `${literalPattern(row.entry)}->`);
-  if (row.group !== 'plain') return null;
-  const dropped = dropGroup(list, row.key);
-  if (dropped !== null) return dropped;
-  return row.module ? ungroupModule(list, row.module) : null;
+// Whether Ungroup applies to @row (a row of the API, whose "group" says
+// what its name stands for: the GUI never parses names).
+export function canUngroup(row) {
+  return row?.group === 'plain' || row?.group === 'entry';
 }
 
-// "mod!->" first: the frames of module @mod are no group's.
-export function ungroupModule(list, mod) {
-  return prependPat(list, `${literalPattern(mod + '!')}->`);
+// Ungroup of @row in GroupPats @list done here: a plain group that
+// entries name ("Thread -> AllThreads") loses them. null when no entry
+// names it: a template's group ("class $1") or an entry group, which only
+// the server can take out exactly (/api/ungroup: it knows which frames
+// they are).
+export function ungroupNamed(list, row) {
+  return row.group === 'plain' ? dropGroup(list, row.key) : null;
 }

@@ -86,6 +86,20 @@ export function setColumnHidden(key, hide) {
   }
 }
 
+// A source without times (folded stacks, pprof, a heap snapshot): When,
+// First and Last say nothing, so every table leaves them out.
+const TIME_COLS = new Set(['when', 'first_ms', 'last_ms']);
+let untimed = false;
+
+export function setUntimed(on) {
+  if (untimed === !!on) return;
+  untimed = !!on;
+  for (const t of tables) {
+    t.applyWidths();
+    t.render();
+  }
+}
+
 // Handlers every table shares (main.js sets them): onCells(info, table)
 // when the selected cells change, onHeaderMenu(ev, columnKey).
 export const tableHooks = {};
@@ -110,7 +124,10 @@ export function refitAll() {
 
 export class VTable {
   // opts: { tree, onNeed(first, last), onToggle(i), onActivate(i), onContext(i, ev),
-  //         onSort(sortKey), onSelect(i), onExpandAll(i) }
+  //         onSort(sortKey), onSelect(i), onExpandAll(i), linked }
+  // @linked: a table stacked above this one (Caller-Callee's parts) whose
+  // columns this one shares: widths, fitting, sizing and sideways scroll,
+  // so that every part's columns line up under one another.
   constructor(parent, opts = {}) {
     this.opts = opts;
     this.count = 0;
@@ -121,8 +138,11 @@ export class VTable {
     this.headH = 22;
     this.sortKey = null;
     this.sortAsc = false;
-    this.widths = COLUMNS.map((c) => c.px);
-    this.sized = new Set();	// columns sized by hand: no longer fitted
+    // shared with the linked tables (the same array and set)
+    this.widths = opts.linked ? opts.linked.widths : COLUMNS.map((c) => c.px);
+    this.sized = opts.linked ? opts.linked.sized : new Set();	// sized by hand: no longer fitted
+    this.peers = opts.linked ? opts.linked.peers : [];
+    this.peers.push(this);
     // the selected cells: rows r0..r1, columns c0..c1 (indexes in COLUMNS),
     // from an anchor cell; Shift-click extends it (null: none)
     this.cells = null;
@@ -158,7 +178,11 @@ export class VTable {
     this.pool = [];
     this.applyWidths();
     tables.add(this);
-    this.scroll.addEventListener('scroll', () => this.render());
+    this.scroll.addEventListener('scroll', () => {
+      for (const p of this.peers) if (p !== this && p.scroll.scrollLeft !== this.scroll.scrollLeft)
+        p.scroll.scrollLeft = this.scroll.scrollLeft;
+      this.render();
+    });
     new ResizeObserver(() => this.render()).observe(this.scroll);
     this.rows.addEventListener('click', (ev) => this.click(ev));
     // dragging across number cells selects the block, as in PerfView
@@ -237,14 +261,20 @@ export class VTable {
     this.render();
   }
 
-  // Whether column @c is left out: hidden by the user, or an optional
-  // column this table has no data for.
+  // Whether column @c is left out: hidden by the user, an optional column
+  // this table has no data for, or a time column of a source without times.
   off(c) {
-    return hiddenCols.has(c.key) || (c.optional && !this.retained);
+    return hiddenCols.has(c.key) || (c.optional && !this.retained) ||
+      (untimed && TIME_COLS.has(c.key));
   }
 
-  // Lay the columns out from this.widths (Name takes what is left over).
+  // Lay the columns out from this.widths (Name takes what is left over),
+  // in this table and the ones linked to it.
   applyWidths() {
+    for (const t of this.peers) t.layOut();
+  }
+
+  layOut() {
     const [name, ...rest] = this.widths;
     const shown = rest.filter((_, k) => !this.off(COLUMNS[k + 1]));
     this.el.style.setProperty('--cols',

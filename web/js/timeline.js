@@ -32,12 +32,17 @@ export class Timeline {
 
   // @t: the /api/timeline answer; @range: {start, end} in ms (null = all).
   set(t, range) {
+    this.untimed(t.timed === false);
+    if (t.timed === false) return;
     const heap = !!(t.heap && t.heap.length);
-    if (this.plot && this.heap !== heap) {
+    // a metric in bytes gets binary ticks: the axes are made with the plot
+    const bytesMetric = !t.time_metric && t.unit === 'bytes';
+    if (this.plot && (this.heap !== heap || this.bytesMetric !== bytesMetric)) {
       this.plot.destroy();
       this.plot = null;
     }
     this.heap = heap;
+    this.bytesMetric = bytesMetric;
     const n = t.all.length;
     const xs = new Float64Array(n + 1);
     const all = new Array(n + 1), kept = new Array(n + 1);
@@ -71,9 +76,10 @@ export class Timeline {
         scales: { x: { time: false, range: () => this.span } },
         axes: [
           { size: 22, values: (u, ticks) => ticks.map((v) => fmt.ms(v)), font },
-          { size: fitLabels, values: (u, ticks) => ticks.map((v) => this.metricValue(v)), font },
+          { size: fitLabels, values: (u, ticks) => ticks.map((v) => this.metricValue(v)), font,
+            ...(bytesMetric ? { splits: binarySplits } : {}) },
           ...(heap ? [{ scale: 'bytes', side: 1, size: fitLabels, grid: { show: false },
-            values: (u, ticks) => ticks.map((v) => fmt.bytes(v)), font }] : []),
+            values: (u, ticks) => ticks.map((v) => fmt.bytes(v)), font, splits: binarySplits }] : []),
         ],
         cursor: { drag: { x: true, y: false, setScale: false }, points: { show: false } },
         series: [
@@ -107,6 +113,29 @@ export class Timeline {
     this.showRange();
   }
 
+  // A source without times (@on) has no timeline: a note takes its place
+  // (and little room), since its buckets would all fall at one instant.
+  untimed(on) {
+    this.el.classList.toggle('untimed', on);
+    let note = this.el.querySelector('.notimes');
+    if (!on) {
+      note?.remove();
+      return;
+    }
+    if (this.plot) {
+      this.plot.destroy();
+      this.plot = null;
+    }
+    if (!note) {
+      note = document.createElement('div');
+      note.className = 'notimes';
+      note.textContent = 'No timeline: this profile has no times (all its samples have one ' +
+        'time), so Start, End and Set Time Range do not apply.';
+      this.el.append(note);
+    }
+    this.el.title = '';
+  }
+
   // Draw the current Start-End as the plot's selection box.
   showRange() {
     const u = this.plot;
@@ -123,6 +152,10 @@ export class Timeline {
     this.quiet = false;
   }
 }
+
+// uPlot's splits of a bytes axis: two binary steps up from zero (the
+// timeline is short; uPlot's decimal steps left the heap axis a lone "0 B").
+const binarySplits = (u, i, min, max) => fmt.bytesTicks(min, max, 2);
 
 // An axis's width: its widest label, the tick and the gap (uPlot's
 // size hook; @values null before the first layout).
