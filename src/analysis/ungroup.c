@@ -14,19 +14,19 @@
 
 #define ROW_NAMES_MAX ((size_t)1 << 30) /* bytes of the rows' names */
 #define MAX_ENTRIES 32			/* entries a candidate may add */
-#define CHUNK_BYTES 960			/* a regular expression's, under HS_PATTERN_MAX_LEN */
+#define CHUNK_BYTES 960 /* a regular expression's, under HS_PATTERN_MAX_LEN */
 
 /* What GroupPats make of the source's frames: each frame's row. */
 struct rows {
-	uint8_t *kind;	     /* frame -> enum hs_group_kind */
-	uint32_t *row;	     /* frame -> its row's name in @names */
+	uint8_t *kind; /* frame -> enum hs_group_kind */
+	uint32_t *row; /* frame -> its row's name in @names */
 	struct hs_strtab names;
 };
 
 struct ungroup_ctx {
 	const struct hs_stack_source *src;
 	const char *module; /* Ungroup Module's, or NULL for a row's Ungroup */
-	const char *desc; /* the leading "[description]" of the GroupPats */
+	const char *desc;   /* the leading "[description]" of the GroupPats */
 	size_t desc_len;
 	const char *rest; /* the entries after it, without blanks at the end */
 	size_t rest_len;
@@ -166,7 +166,8 @@ static int add_escaped(struct hs_buf *out, const char *s, size_t n)
 static int add_plain(struct hs_buf *out, const char *s, size_t n)
 {
 	size_t i;
-	int plain = n > 0 && !isspace((unsigned char)s[0]) && !isspace((unsigned char)s[n - 1]);
+	int plain =
+	    n > 0 && !isspace((unsigned char)s[0]) && !isspace((unsigned char)s[n - 1]);
 
 	for (i = 0; plain && i < n; i++)
 		if (strchr("*%^|{}@;", s[i]) ||
@@ -206,7 +207,8 @@ static int exact(struct ungroup_ctx *c, const char *cand)
 
 	hs_buf_reset(&c->text);
 	if (hs_buf_add(&c->text, c->desc, c->desc_len) ||
-	    hs_buf_adds(&c->text, c->desc_len ? " " : "") || hs_buf_adds(&c->text, cand) ||
+	    hs_buf_adds(&c->text, c->desc_len ? " " : "") ||
+	    hs_buf_adds(&c->text, cand) ||
 	    hs_buf_adds(&c->text, c->rest_len ? ";" : "") ||
 	    hs_buf_add(&c->text, c->rest, c->rest_len))
 		return -ENOMEM;
@@ -216,7 +218,8 @@ static int exact(struct ungroup_ctx *c, const char *cand)
 		return err == -ENOMEM ? err : 0;
 	c->diag = &quiet;
 	for (i = 0; ok && i < c->nr_frames; i++) {
-		kind = row_of(c, &c->groups, hs_source_frame_name(c->src, (uint32_t)i), &row);
+		kind = row_of(c, &c->groups, hs_source_frame_name(c->src, (uint32_t)i),
+			      &row);
 		if (kind < 0) {
 			ok = kind == -ENOMEM ? kind : 0;
 			break;
@@ -258,7 +261,8 @@ static int module_candidate(struct ungroup_ctx *c, int anchored, struct hs_buf *
 		return 0;
 	hs_buf_reset(&c->shown);
 	if (hs_buf_add(&c->shown, mod, len) || hs_buf_addc(&c->shown, '!') ||
-	    add_literal(cand, c->shown.s, c->shown.len, anchored) || hs_buf_adds(cand, "->"))
+	    add_literal(cand, c->shown.s, c->shown.len, anchored) ||
+	    hs_buf_adds(cand, "->"))
 		return -ENOMEM;
 	return 0;
 }
@@ -287,7 +291,9 @@ static int prefix_candidate(struct ungroup_ctx *c, int anchored, struct hs_buf *
 		len--;
 	if (!len)
 		return 0;
-	return add_literal(cand, first, len, anchored) || hs_buf_adds(cand, "->") ? -ENOMEM : 0;
+	return add_literal(cand, first, len, anchored) || hs_buf_adds(cand, "->")
+		   ? -ENOMEM
+		   : 0;
 }
 
 /*
@@ -365,8 +371,8 @@ static int ungroup(const struct hs_stack_source *src, const char *group_text,
 				.text = HS_BUF_INIT,
 				.diag = diag};
 	int (*const make[])(struct ungroup_ctx *, int, struct hs_buf *) = {
-	    module_candidate, module_candidate, prefix_candidate, prefix_candidate,
-	    names_candidate, names_candidate};
+	    module_candidate, module_candidate, prefix_candidate,
+	    prefix_candidate, names_candidate,	names_candidate};
 	struct hs_buf cand = HS_BUF_INIT;
 	size_t i, k = 0;
 	int err, ok = 0;
@@ -375,7 +381,8 @@ static int ungroup(const struct hs_stack_source *src, const char *group_text,
 	hs_strtab_init(&c.old.names, ROW_NAMES_MAX);
 	split_desc(&c, group_text);
 	err = old_rows(&c, group_text, name);
-	/* a module none of whose frames is grouped still gets "mod!->": it keeps them so */
+	/* a module none of whose frames is grouped still gets "mod!->": it keeps them so
+	 */
 	if (!err && !c.nr_target && !module) {
 		hs_diag_set(diag, 0, "'%s' is no group of these GroupPats", name);
 		err = -ENOENT;
@@ -401,10 +408,11 @@ static int ungroup(const struct hs_stack_source *src, const char *group_text,
 			err = ok;
 	}
 	if (!err && ok <= 0) {
-		hs_diag_set(diag, 0,
-			    "'%s' cannot be ungrouped alone: no pattern takes out only its "
-			    "frames",
-			    module ? module : name);
+		hs_diag_set(
+		    diag, 0,
+		    "'%s' cannot be ungrouped alone: no pattern takes out only its "
+		    "frames",
+		    module ? module : name);
 		err = -EINVAL;
 	}
 	if (!err && hs_buf_add(out, c.text.s, c.text.len))
@@ -414,8 +422,8 @@ static int ungroup(const struct hs_stack_source *src, const char *group_text,
 	return err;
 }
 
-int hs_ungroup(const struct hs_stack_source *src, const char *group_text, const char *name,
-	       struct hs_buf *out, struct hs_diag *diag)
+int hs_ungroup(const struct hs_stack_source *src, const char *group_text,
+	       const char *name, struct hs_buf *out, struct hs_diag *diag)
 {
 	return ungroup(src, group_text, name, NULL, out, diag);
 }

@@ -43,8 +43,8 @@
  * in that row; -EINVAL when @group_text is bad or no candidate is exact
  * (a message in @diag either way); -ENOMEM.
  */
-int hs_ungroup(const struct hs_stack_source *src, const char *group_text, const char *name,
-	       struct hs_buf *out, struct hs_diag *diag);
+int hs_ungroup(const struct hs_stack_source *src, const char *group_text,
+	       const char *name, struct hs_buf *out, struct hs_diag *diag);
 
 /*
  * Ungroup Module: the same for every grouped frame of module @module (its

@@ -38,7 +38,8 @@ int hs__api_ungroup(struct hs_route_ctx *c)
 		err = name ? hs_ungroup(c->src, group, name, &text, &c->diag)
 			   : hs_ungroup_module(c->src, group, module, &text, &c->diag);
 	if (!err && text.len > HS_API_MAX_TEXT) {
-		hs_diag_set(&c->diag, 0, "ungrouping '%s' takes more than %d bytes of GroupPats",
+		hs_diag_set(&c->diag, 0,
+			    "ungrouping '%s' takes more than %d bytes of GroupPats",
 			    name ? name : module, HS_API_MAX_TEXT);
 		err = -E2BIG;
 	}
