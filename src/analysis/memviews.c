@@ -1382,6 +1382,107 @@ static int net_events(struct view *v, const struct hs_trace_event *ev, size_t n)
 	return err;
 }
 
+/*
+ * peak_event() of a heap pass (no range) over an unsampled trace whose
+ * peak has a candidate (every event but the first), with its side
+ * outputs, as one loop: the kind, the range and the weights (all 1) are
+ * not asked again at every event, and the helpers are inlined. The same
+ * floating-point operations in the same order as peak_event(), so the
+ * same sums. Returns how many events it took (it stops at an error, in
+ * *@err), each one's effect on the live blocks in @gone and @gone_size.
+ */
+static size_t heap_events(struct view *v, const struct hs_trace_event *ev, size_t n,
+			  uint8_t *gone, uint64_t *gone_size, int *err)
+{
+	struct peak *p = &v->peak;
+	struct side *alloc = v->side[HS_MEM_ALLOC].out ? &v->side[HS_MEM_ALLOC] : NULL;
+	int temporary = v->side[HS_MEM_TEMPORARY].out != NULL;
+	size_t i;
+
+	*err = 0;
+	for (i = 0; i < n; i++) {
+		const struct hs_trace_event *e = &ev[i];
+		struct block blk, old;
+		int r;
+
+		if (i + LIVE_AHEAD < n)
+			live_prefetch(&v->live, ev[i + LIVE_AHEAD].addr);
+		gone[i] = 0;
+		v->ord++;
+		if (e->op == HS_OP_ALLOC) {
+			blk.ord = v->ord;
+			blk.time = e->time;
+			blk.size = e->size;
+			r = event_key(v, e, &blk.key);
+			if (!r && alloc) {
+				if (blk.key < alloc->nr_last)
+					r = emit_into(alloc->out, alloc->last, e->time,
+						      (double)e->size, 1.0, blk.key);
+				else
+					r = emit_side(v, HS_MEM_ALLOC, e->time,
+						      (double)e->size, 1.0, blk.key);
+			}
+			if (!r && e->addr) {
+				r = live_replace(&v->live, e->addr, &blk, &old);
+				if (r == 1) {
+					gone[i] = 1;
+					gone_size[i] = old.size;
+					r = peak_gone(v, &old);
+				}
+			}
+			if (!r && temporary)
+				r = temporary_alloc(v, e);
+			p->in_use += (double)e->size;
+		} else if (e->op == HS_OP_FREE && live_del(&v->live, e->addr, &old)) {
+			gone[i] = 1;
+			gone_size[i] = old.size;
+			r = peak_gone(v, &old);
+			if (!r && temporary && temporary_free(v, e, &old))
+				r = emit_side(v, HS_MEM_TEMPORARY, old.time, (double)old.size,
+					      1.0, old.key);
+		} else {
+			continue;
+		}
+		if (r) {
+			*err = r;
+			return i + 1;
+		}
+		if (p->in_use > p->bytes)
+			peak_candidate(v, v->ord, p->in_use, e->time);
+	}
+	return n;
+}
+
+/*
+ * The events of a heap pass or of a peak view without a range: those of
+ * an unsampled trace through heap_events(), the others one by one; event
+ * i's effect on the live blocks in @gone[i] and @gone_size[i] (as
+ * hs_memview_pass_event() says it).
+ */
+static int peak_events(struct view *v, const struct hs_trace_event *ev, size_t n,
+		       uint8_t *gone, uint64_t *gone_size)
+{
+	size_t i = 0;
+	int err;
+
+	while (i < n) {
+		if (v->peak.have && !v->t->info.sample_bytes) {
+			i += heap_events(v, ev + i, n - i, gone + i, gone_size + i, &err);
+			if (err)
+				return err;
+			continue;
+		}
+		v->gone = 0;
+		err = view_event(v, &ev[i]);
+		if (err)
+			return err;
+		gone[i] = (uint8_t)v->gone;
+		gone_size[i++] = v->gone_size;
+	}
+	return 0;
+}
+
+#define PEAK_SLICE 512
 static int sink_events(void *ctx, const struct hs_trace_event *ev, size_t n)
 {
 	struct view *v = ctx;
@@ -1390,6 +1491,19 @@ static int sink_events(void *ctx, const struct hs_trace_event *ev, size_t n)
 
 	if (v->o->kind == HS_MEM_NET && !v->t->info.sample_bytes)
 		return net_events(v, ev, n);
+	if (v->o->kind == HS_MEM_PEAK && !isfinite(v->lo) && !isfinite(v->hi)) {
+		/* (in slices: what the events did to the live blocks is for the
+		 * totals, which this view has not) */
+		uint64_t gone_size[PEAK_SLICE];
+		uint8_t gone[PEAK_SLICE];
+		size_t k;
+
+		for (i = 0; i < n && !err; i += k) {
+			k = n - i < PEAK_SLICE ? n - i : PEAK_SLICE;
+			err = peak_events(v, ev + i, k, gone, gone_size);
+		}
+		return err;
+	}
 	for (i = 0; i < n && !err; i++) {
 		if (i + LIVE_AHEAD < n)
 			live_prefetch(&v->live, ev[i + LIVE_AHEAD].addr);
@@ -1471,6 +1585,16 @@ int hs_memview_pass_event(struct hs_memview_pass *pass, const struct hs_trace_ev
 		return err;
 	*gone_size = v->gone_size;
 	return v->gone;
+}
+
+int hs_memview_pass_events_gone(struct hs_memview_pass *pass,
+				const struct hs_trace_event *ev, size_t n, uint8_t *gone,
+				uint64_t *gone_size)
+{
+	struct view *v = &pass->v;
+
+	HS_BUG_ON(v->o->kind != HS_MEM_PEAK || isfinite(v->hi) || isfinite(v->lo));
+	return peak_events(v, ev, n, gone, gone_size);
 }
 
 int hs_memview_pass_events(void *ctx, const struct hs_trace_event *ev, size_t n)

@@ -567,6 +567,112 @@ static void totals_from_the_views_live_blocks(void **state)
 	free(b.buf);
 }
 
+/* One heap pass and the totals beside it, fed one way or the other. */
+struct fed {
+	struct hs_stack_source src[4];
+	struct hs_heap_totals tot;
+	struct hs_heap_curve curve;
+	struct hs_heap_totals_pass tp;
+	struct hs_memview_pass *pass;
+};
+
+/*
+ * @f fed every event of @t: one at a time, or (@batched) in slices of
+ * random lengths through the batch calls (what stats and run's summary
+ * use), then finished.
+ */
+static void feed_heap_pass(struct fed *f, const struct hs_trace *t, int batched)
+{
+	struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT;
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct hs_trace_event ev[700];
+	uint64_t gone_size[700];
+	uint8_t gone[700];
+	size_t i = 0, k, n;
+
+	memset(f, 0, sizeof(*f));
+	o.kind = HS_MEM_PEAK;
+	assert_int_equal(hs_memview_pass_new_heap(t, &o, &f->src[0], &f->src[1],
+						  &f->src[2], &f->src[3], &f->pass),
+			 0);
+	hs_heap_totals_pass_init(&f->tp, t, &f->tot, &f->curve);
+	while (i < t->nr_events) {
+		n = batched ? 1 + rnd() % 700 : 1;
+		if (n > t->nr_events - i)
+			n = t->nr_events - i;
+		for (k = 0; k < n; k++)
+			hs_trace_event_get(t, i + k, &ev[k]);
+		if (batched) {
+			assert_int_equal(
+			    hs_memview_pass_events_gone(f->pass, ev, n, gone, gone_size), 0);
+			assert_int_equal(hs_heap_totals_pass_events_known(&f->tp, ev, n, gone,
+									  gone_size),
+					 0);
+		} else {
+			int g = hs_memview_pass_event(f->pass, &ev[0], &gone_size[0]);
+
+			assert_true(g == 0 || g == 1);
+			assert_int_equal(
+			    hs_heap_totals_pass_event_known(&f->tp, &ev[0], g, gone_size[0]),
+			    0);
+		}
+		i += n;
+	}
+	hs_heap_totals_pass_finish(&f->tp);
+	assert_int_equal(hs_memview_pass_finish(f->pass, &diag), 0);
+}
+
+static void fed_release(struct fed *f)
+{
+	unsigned k;
+
+	hs_memview_pass_free(f->pass);
+	hs_heap_curve_release(&f->curve);
+	for (k = 0; k < 4; k++)
+		hs_source_release(&f->src[k]);
+}
+
+/*
+ * The batch calls give what the one-event calls give: the four views,
+ * the totals and the heap curve, on an unsampled trace (its own loop)
+ * and a sampled one (event by event).
+ */
+static void heap_pass_batched_as_one_by_one(void **state)
+{
+	static const uint64_t sample_bytes[2] = {0, 256};
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct fed one, many;
+	struct hs_trace t;
+	struct tb b;
+	unsigned s, k;
+	size_t i;
+
+	(void)state;
+	for (s = 0; s < 2; s++) {
+		build_random(&b, 31 + s, 1);
+		assert_int_equal(hs_trace_load_mem(b.buf, b.len, "t", &t, &diag), 0);
+		t.info.sample_bytes = sample_bytes[s];
+		feed_heap_pass(&one, &t, 0);
+		feed_heap_pass(&many, &t, 1);
+		for (k = 0; k < 4; k++) {
+			same_source(&many.src[k], &one.src[k]);
+			same_stack_tables(&many.src[k], &one.src[k]);
+		}
+		assert_true(one.src[1].nr_samples > 100 && one.src[3].nr_samples > 10);
+		assert_memory_equal(&many.tot, &one.tot, sizeof(one.tot));
+		assert_int_equal(many.curve.n, one.curve.n);
+		for (i = 0; i < one.curve.n; i++) {
+			assert_true(many.curve.time[i] == one.curve.time[i]);
+			assert_true(many.curve.max[i] == one.curve.max[i]);
+			assert_true(many.curve.last[i] == one.curve.last[i]);
+		}
+		fed_release(&one);
+		fed_release(&many);
+		hs_trace_release(&t);
+		free(b.buf);
+	}
+}
+
 /* Whether stack @x of @a and stack @y of @c name the same frames. */
 static void same_frames(const struct hs_stack_source *a, uint32_t x,
 			const struct hs_stack_source *c, uint32_t y)
@@ -888,6 +994,7 @@ int main(void)
 	    cmocka_unit_test(heap_pass_gives_four_views),
 	    cmocka_unit_test(heap_pass_stacks_as_built_alone),
 	    cmocka_unit_test(totals_from_the_views_live_blocks),
+	    cmocka_unit_test(heap_pass_batched_as_one_by_one),
 	    cmocka_unit_test(heap_pass_without_peak),
 	    cmocka_unit_test(summary_in_one_pass),
 	    cmocka_unit_test(heap_pass_out_of_memory),
