@@ -673,6 +673,89 @@ static void heap_pass_batched_as_one_by_one(void **state)
 	}
 }
 
+/*
+ * A live table large enough for huge pages (100k blocks: 4 MB of slots
+ * after its last doubling), filled and emptied in a random order: every
+ * free finds its block, and the peak is every block's bytes.
+ */
+static void live_table_of_many_blocks(void **state)
+{
+	enum { BLOCKS = 100000, SLICE = 512 };
+	struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT;
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct hs_stack_source src[4];
+	struct hs_heap_totals tot;
+	struct hs_heap_totals_pass tp;
+	struct hs_memview_pass *pass;
+	struct hs_trace_event ev[SLICE];
+	uint64_t gone_size[SLICE], bytes = 0, *order;
+	uint8_t gone[SLICE];
+	double peak = 0;
+	struct hs_trace t;
+	struct tb b;
+	size_t i, k, nr_gone = 0;
+
+	(void)state;
+	build_random(&b, 5, 0);
+	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "t", &t, &diag), 0);
+	order = malloc(BLOCKS * sizeof(*order));
+	assert_non_null(order);
+	for (i = 0; i < BLOCKS; i++)
+		order[i] = 0x100000 + 48 * (uint64_t)i;
+	for (i = BLOCKS - 1; i > 0; i--) { /* the frees' order */
+		size_t j = (size_t)(((uint64_t)rnd() << 24 | rnd()) % (i + 1));
+		uint64_t x = order[i];
+
+		order[i] = order[j];
+		order[j] = x;
+	}
+	o.kind = HS_MEM_PEAK;
+	assert_int_equal(
+	    hs_memview_pass_new_heap(&t, &o, &src[0], &src[1], &src[2], &src[3], &pass), 0);
+	hs_heap_totals_pass_init(&tp, &t, &tot, NULL);
+	for (i = 0; i < 2 * BLOCKS; i += SLICE) {
+		for (k = 0; k < SLICE && i + k < 2 * BLOCKS; k++) {
+			size_t n = i + k;
+
+			memset(&ev[k], 0, sizeof(ev[k]));
+			ev[k].time = (int64_t)(n / 64);
+			ev[k].node = HS_TRACE_NONE;
+			ev[k].fn = HS_TAG_MALLOC;
+			if (n < BLOCKS) {
+				ev[k].op = HS_OP_ALLOC;
+				ev[k].addr = 0x100000 + 48 * (uint64_t)n;
+				ev[k].size = 1 + n % 300;
+				bytes += ev[k].size;
+			} else {
+				ev[k].op = HS_OP_FREE;
+				ev[k].fn = HS_TAG_FREE;
+				ev[k].addr = order[n - BLOCKS];
+			}
+		}
+		assert_int_equal(hs_memview_pass_events_gone(pass, ev, k, gone, gone_size), 0);
+		assert_int_equal(hs_heap_totals_pass_events_known(&tp, ev, k, gone, gone_size),
+				 0);
+		while (k-- > 0)
+			nr_gone += gone[k];
+	}
+	hs_heap_totals_pass_finish(&tp);
+	assert_int_equal(hs_memview_pass_finish(pass, &diag), 0);
+	assert_int_equal(nr_gone, BLOCKS);
+	assert_int_equal(tot.peak_heap, bytes);
+	assert_int_equal(tot.unmatched_frees, 0);
+	assert_int_equal(tot.leaked_blocks, 0);
+	for (i = 0; i < src[0].nr_samples; i++)
+		peak += src[0].metric[i];
+	assert_true(peak == (double)bytes);
+	assert_int_equal(src[2].nr_samples, 0); /* no leaks */
+	hs_memview_pass_free(pass);
+	for (k = 0; k < 4; k++)
+		hs_source_release(&src[k]);
+	free(order);
+	hs_trace_release(&t);
+	free(b.buf);
+}
+
 /* Whether stack @x of @a and stack @y of @c name the same frames. */
 static void same_frames(const struct hs_stack_source *a, uint32_t x,
 			const struct hs_stack_source *c, uint32_t y)
@@ -995,6 +1078,7 @@ int main(void)
 	    cmocka_unit_test(heap_pass_stacks_as_built_alone),
 	    cmocka_unit_test(totals_from_the_views_live_blocks),
 	    cmocka_unit_test(heap_pass_batched_as_one_by_one),
+	    cmocka_unit_test(live_table_of_many_blocks),
 	    cmocka_unit_test(heap_pass_without_peak),
 	    cmocka_unit_test(summary_in_one_pass),
 	    cmocka_unit_test(heap_pass_out_of_memory),
