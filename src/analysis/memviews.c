@@ -1471,8 +1471,8 @@ static size_t heap_events(struct view *v, const struct hs_trace_event *ev, size_
 			gone_size[i] = old.size;
 			r = peak_gone(v, &old);
 			if (!r && temporary && temporary_free(v, e, &old))
-				r = emit_side(v, HS_MEM_TEMPORARY, old.time, (double)old.size,
-					      1.0, old.key);
+				r = emit_side(v, HS_MEM_TEMPORARY, old.time,
+					      (double)old.size, 1.0, old.key);
 		} else {
 			continue;
 		}

@@ -380,7 +380,7 @@ static int view_then_totals(struct hs_memview_pass *heap,
 		err = hs_memview_pass_events_gone(heap, ev + i, k, gone, gone_size);
 		if (!err)
 			err = hs_heap_totals_pass_events_known(totals, ev + i, k, gone,
-								gone_size);
+							       gone_size);
 	}
 	return err;
 }

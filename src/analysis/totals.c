@@ -212,8 +212,9 @@ static inline int curve_point(struct hs_heap_curve *c, int64_t time, double v)
  * events go through totals_apply(). The same operations in the same
  * order, so the same sums.
  */
-static int totals_unsampled(struct hs_heap_totals_pass *ts, const struct hs_trace_event *ev,
-			    size_t n, const uint8_t *gone, const uint64_t *gone_size)
+static int totals_unsampled(struct hs_heap_totals_pass *ts,
+			    const struct hs_trace_event *ev, size_t n,
+			    const uint8_t *gone, const uint64_t *gone_size)
 {
 	struct hs_heap_totals *o = ts->out;
 	struct hs_heap_curve *curve = ts->curve;
