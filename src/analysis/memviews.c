@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static const struct {
 	const char *name, *description;
@@ -149,6 +150,7 @@ struct slot {
 
 struct live {
 	struct slot *slot;
+	void *mem; /* what holds the slots (slots_new()) */
 	size_t n, cap;
 	struct hs_u64map big; /* address -> size, of the slots with SIZE_BIG */
 };
@@ -207,29 +209,60 @@ static inline int slot_set(struct live *m, struct slot *s, const struct block *b
 
 /*
  * Ask for @a's home slot ahead of its lookup: the slots are read at
- * random, and a pass looks up every event's address in turn.
+ * random, and a pass looks up every event's address in turn. A macro:
+ * GCC takes a function that only prefetches for one without effects
+ * and drops the calls to it (ipa-pure-const), which it did to this one.
  */
 #define LIVE_AHEAD 8
-static inline void live_prefetch(const struct live *m, uint64_t a)
+#define live_prefetch(m, a)                                                              \
+	do {                                                                             \
+		const struct live *m_ = (m);                                             \
+		if (m_->cap)                                                             \
+			__builtin_prefetch(&m_->slot[addr_hash(a) & (m_->cap - 1)]);     \
+	} while (0)
+
+/*
+ * @cap empty slots, held by *@mem. A table of LIVE_HUGE bytes or more is
+ * asked for in huge pages (a hint the kernel may not take): its slots
+ * are read at random, and with 4 KiB pages a lookup in a large one
+ * (python3's million blocks: 64 MB) missed the TLB as well as the cache.
+ */
+#define LIVE_HUGE ((size_t)2 << 20)
+static struct slot *slots_new(size_t cap, void **mem)
 {
-	if (m->cap)
-		__builtin_prefetch(&m->slot[addr_hash(a) & (m->cap - 1)]);
+	size_t bytes = cap * sizeof(struct slot);
+	uintptr_t at;
+
+	if (bytes < LIVE_HUGE) {
+		*mem = hs_calloc(cap, sizeof(struct slot));
+		return *mem;
+	}
+	*mem = hs_malloc(bytes + LIVE_HUGE);
+	if (!*mem)
+		return NULL;
+	at = ((uintptr_t)*mem + LIVE_HUGE - 1) & ~(uintptr_t)(LIVE_HUGE - 1);
+	madvise((void *)at, bytes, MADV_HUGEPAGE);
+	memset((void *)at, 0, bytes);
+	return (struct slot *)at;
 }
 
 static int live_grow(struct live *m)
 {
 	size_t cap = m->cap ? 2 * m->cap : 256, j;
-	struct slot *slot = hs_calloc(cap, sizeof(struct slot)), *old = m->slot;
+	struct slot *old = m->slot;
 	size_t old_cap = m->cap;
+	void *mem, *old_mem = m->mem;
+	struct slot *slot = slots_new(cap, &mem);
 
 	if (!slot)
 		return -ENOMEM;
 	m->slot = slot;
+	m->mem = mem;
 	m->cap = cap;
 	for (j = 0; j < old_cap; j++)
 		if (old[j].addr)
 			m->slot[live_find(m, old[j].addr)] = old[j];
-	hs_free(old);
+	hs_free(old_mem);
 	return 0;
 }
 
@@ -322,7 +355,7 @@ static inline int live_del(struct live *m, uint64_t a, struct block *blk)
 
 static void live_release(struct live *m)
 {
-	hs_free(m->slot);
+	hs_free(m->mem);
 	hs_u64map_release(&m->big);
 	memset(m, 0, sizeof(*m));
 }
@@ -1382,6 +1415,107 @@ static int net_events(struct view *v, const struct hs_trace_event *ev, size_t n)
 	return err;
 }
 
+/*
+ * peak_event() of a heap pass (no range) over an unsampled trace whose
+ * peak has a candidate (every event but the first), with its side
+ * outputs, as one loop: the kind, the range and the weights (all 1) are
+ * not asked again at every event, and the helpers are inlined. The same
+ * floating-point operations in the same order as peak_event(), so the
+ * same sums. Returns how many events it took (it stops at an error, in
+ * *@err), each one's effect on the live blocks in @gone and @gone_size.
+ */
+static size_t heap_events(struct view *v, const struct hs_trace_event *ev, size_t n,
+			  uint8_t *gone, uint64_t *gone_size, int *err)
+{
+	struct peak *p = &v->peak;
+	struct side *alloc = v->side[HS_MEM_ALLOC].out ? &v->side[HS_MEM_ALLOC] : NULL;
+	int temporary = v->side[HS_MEM_TEMPORARY].out != NULL;
+	size_t i;
+
+	*err = 0;
+	for (i = 0; i < n; i++) {
+		const struct hs_trace_event *e = &ev[i];
+		struct block blk, old;
+		int r;
+
+		if (i + LIVE_AHEAD < n)
+			live_prefetch(&v->live, ev[i + LIVE_AHEAD].addr);
+		gone[i] = 0;
+		v->ord++;
+		if (e->op == HS_OP_ALLOC) {
+			blk.ord = v->ord;
+			blk.time = e->time;
+			blk.size = e->size;
+			r = event_key(v, e, &blk.key);
+			if (!r && alloc) {
+				if (blk.key < alloc->nr_last)
+					r = emit_into(alloc->out, alloc->last, e->time,
+						      (double)e->size, 1.0, blk.key);
+				else
+					r = emit_side(v, HS_MEM_ALLOC, e->time,
+						      (double)e->size, 1.0, blk.key);
+			}
+			if (!r && e->addr) {
+				r = live_replace(&v->live, e->addr, &blk, &old);
+				if (r == 1) {
+					gone[i] = 1;
+					gone_size[i] = old.size;
+					r = peak_gone(v, &old);
+				}
+			}
+			if (!r && temporary)
+				r = temporary_alloc(v, e);
+			p->in_use += (double)e->size;
+		} else if (e->op == HS_OP_FREE && live_del(&v->live, e->addr, &old)) {
+			gone[i] = 1;
+			gone_size[i] = old.size;
+			r = peak_gone(v, &old);
+			if (!r && temporary && temporary_free(v, e, &old))
+				r = emit_side(v, HS_MEM_TEMPORARY, old.time,
+					      (double)old.size, 1.0, old.key);
+		} else {
+			continue;
+		}
+		if (r) {
+			*err = r;
+			return i + 1;
+		}
+		if (p->in_use > p->bytes)
+			peak_candidate(v, v->ord, p->in_use, e->time);
+	}
+	return n;
+}
+
+/*
+ * The events of a heap pass or of a peak view without a range: those of
+ * an unsampled trace through heap_events(), the others one by one; event
+ * i's effect on the live blocks in @gone[i] and @gone_size[i] (as
+ * hs_memview_pass_event() says it).
+ */
+static int peak_events(struct view *v, const struct hs_trace_event *ev, size_t n,
+		       uint8_t *gone, uint64_t *gone_size)
+{
+	size_t i = 0;
+	int err;
+
+	while (i < n) {
+		if (v->peak.have && !v->t->info.sample_bytes) {
+			i += heap_events(v, ev + i, n - i, gone + i, gone_size + i, &err);
+			if (err)
+				return err;
+			continue;
+		}
+		v->gone = 0;
+		err = view_event(v, &ev[i]);
+		if (err)
+			return err;
+		gone[i] = (uint8_t)v->gone;
+		gone_size[i++] = v->gone_size;
+	}
+	return 0;
+}
+
+#define PEAK_SLICE 512
 static int sink_events(void *ctx, const struct hs_trace_event *ev, size_t n)
 {
 	struct view *v = ctx;
@@ -1390,6 +1524,19 @@ static int sink_events(void *ctx, const struct hs_trace_event *ev, size_t n)
 
 	if (v->o->kind == HS_MEM_NET && !v->t->info.sample_bytes)
 		return net_events(v, ev, n);
+	if (v->o->kind == HS_MEM_PEAK && !isfinite(v->lo) && !isfinite(v->hi)) {
+		/* (in slices: what the events did to the live blocks is for the
+		 * totals, which this view has not) */
+		uint64_t gone_size[PEAK_SLICE];
+		uint8_t gone[PEAK_SLICE];
+		size_t k;
+
+		for (i = 0; i < n && !err; i += k) {
+			k = n - i < PEAK_SLICE ? n - i : PEAK_SLICE;
+			err = peak_events(v, ev + i, k, gone, gone_size);
+		}
+		return err;
+	}
 	for (i = 0; i < n && !err; i++) {
 		if (i + LIVE_AHEAD < n)
 			live_prefetch(&v->live, ev[i + LIVE_AHEAD].addr);
@@ -1471,6 +1618,16 @@ int hs_memview_pass_event(struct hs_memview_pass *pass, const struct hs_trace_ev
 		return err;
 	*gone_size = v->gone_size;
 	return v->gone;
+}
+
+int hs_memview_pass_events_gone(struct hs_memview_pass *pass,
+				const struct hs_trace_event *ev, size_t n, uint8_t *gone,
+				uint64_t *gone_size)
+{
+	struct view *v = &pass->v;
+
+	HS_BUG_ON(v->o->kind != HS_MEM_PEAK || isfinite(v->hi) || isfinite(v->lo));
+	return peak_events(v, ev, n, gone, gone_size);
 }
 
 int hs_memview_pass_events(void *ctx, const struct hs_trace_event *ev, size_t n)

@@ -207,6 +207,15 @@ HS_MUST_CHECK int hs_memview_pass_event(struct hs_memview_pass *pass,
 					const struct hs_trace_event *e,
 					uint64_t *gone_size);
 /*
+ * hs_memview_pass_event() of @n events at @ev: event i's answer in
+ * @gone[i] (1 or 0) and, when 1, @gone_size[i] (the arrays are the
+ * caller's, @n long). What reading spends its time on: an unsampled
+ * trace's events go through one loop. 0 or a negative errno.
+ */
+HS_MUST_CHECK int hs_memview_pass_events_gone(struct hs_memview_pass *pass,
+					      const struct hs_trace_event *ev, size_t n,
+					      uint8_t *gone, uint64_t *gone_size);
+/*
  * A hint that an event at @addr comes soon (a few events ahead of
  * hs_memview_pass_event()): the pass starts reading its live block.
  */

@@ -362,23 +362,25 @@ struct stats_pass {
 /*
  * Each event to the view @heap, then to @totals with what it did to the
  * live blocks: one lookup of the live blocks per event (stats' and run's
- * summary's passes).
+ * summary's passes). In slices: the view's loop over a slice, then the
+ * totals' over the same events while they are in the cache.
  */
+#define PASS_SLICE 512
 static int view_then_totals(struct hs_memview_pass *heap,
 			    struct hs_heap_totals_pass *totals,
 			    const struct hs_trace_event *ev, size_t n)
 {
-	uint64_t gone_size = 0;
-	size_t i;
-	int err = 0, gone;
+	uint64_t gone_size[PASS_SLICE];
+	uint8_t gone[PASS_SLICE];
+	size_t i, k;
+	int err = 0;
 
-	for (i = 0; i < n && !err; i++) {
-		if (i + 8 < n)
-			hs_memview_pass_prefetch(heap, ev[i + 8].addr);
-		gone = hs_memview_pass_event(heap, &ev[i], &gone_size);
-		err = gone < 0 ? gone
-			       : hs_heap_totals_pass_event_known(totals, &ev[i], gone,
-								 gone_size);
+	for (i = 0; i < n && !err; i += k) {
+		k = n - i < PASS_SLICE ? n - i : PASS_SLICE;
+		err = hs_memview_pass_events_gone(heap, ev + i, k, gone, gone_size);
+		if (!err)
+			err = hs_heap_totals_pass_events_known(totals, ev + i, k, gone,
+							       gone_size);
 	}
 	return err;
 }

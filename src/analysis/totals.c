@@ -192,6 +192,116 @@ int hs_heap_totals_pass_event_known(struct hs_heap_totals_pass *ts,
 	return totals_apply(ts, e, gone, gone_size);
 }
 
+/* curve_add() where the tick is the last one's (nearly every event) inline */
+static inline int curve_point(struct hs_heap_curve *c, int64_t time, double v)
+{
+	size_t n = c->n;
+
+	if (n && c->time[n - 1] == time) {
+		if (v > c->max[n - 1])
+			c->max[n - 1] = v;
+		c->last[n - 1] = v;
+		return 0;
+	}
+	return curve_add(c, time, v);
+}
+
+/*
+ * totals_apply() of an unsampled trace's allocations and frees (the
+ * weights all 1) in one loop, the live counts in locals; the other
+ * events go through totals_apply(). The same operations in the same
+ * order, so the same sums.
+ */
+static int totals_unsampled(struct hs_heap_totals_pass *ts,
+			    const struct hs_trace_event *ev, size_t n,
+			    const uint8_t *gone, const uint64_t *gone_size)
+{
+	struct hs_heap_totals *o = ts->out;
+	struct hs_heap_curve *curve = ts->curve;
+	uint64_t live_blocks = ts->live_blocks, live_bytes = ts->live_bytes;
+	double live_est = ts->live_est;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < n && !err; i++) {
+		const struct hs_trace_event *e = &ev[i];
+		unsigned k;
+
+		if (e->op == HS_OP_ALLOC) {
+			o->events++;
+			if (o->peak_ns < 0)
+				o->peak_ns = e->time;
+			o->allocs++;
+			o->bytes_allocated += e->size;
+			if (hs_tag_is_realloc(e->fn)) {
+				o->reallocs++;
+				o->reallocs_est += 1.0;
+			}
+			k = bit_length(e->size);
+			o->hist[k].count += 1.0;
+			o->hist[k].bytes += (double)e->size;
+			if (!e->addr)
+				ts->zero_blocks++;
+			else if (!gone[i])
+				live_blocks++;
+			if (gone[i]) {
+				live_bytes -= gone_size[i];
+				live_est -= (double)gone_size[i];
+			}
+			live_bytes += e->size;
+			live_est += (double)e->size;
+			if (live_bytes > o->peak_heap)
+				o->peak_heap = live_bytes;
+			if (live_est > o->peak_heap_est) {
+				o->peak_heap_est = live_est;
+				o->peak_ns = e->time;
+			}
+		} else if (e->op == HS_OP_FREE) {
+			o->events++;
+			if (o->peak_ns < 0)
+				o->peak_ns = e->time;
+			o->frees++;
+			if (!gone[i]) {
+				o->unmatched_frees++;
+				continue;
+			}
+			live_blocks--;
+			live_bytes -= gone_size[i];
+			live_est -= (double)gone_size[i];
+			o->frees_est += 1.0;
+		} else {
+			ts->live_blocks = live_blocks;
+			ts->live_bytes = live_bytes;
+			ts->live_est = live_est;
+			err = totals_apply(ts, e, gone[i], gone[i] ? gone_size[i] : 0);
+			live_blocks = ts->live_blocks;
+			live_bytes = ts->live_bytes;
+			live_est = ts->live_est;
+			continue;
+		}
+		if (curve)
+			err = curve_point(curve, e->time, live_est);
+	}
+	ts->live_blocks = live_blocks;
+	ts->live_bytes = live_bytes;
+	ts->live_est = live_est;
+	return err;
+}
+
+int hs_heap_totals_pass_events_known(struct hs_heap_totals_pass *ts,
+				     const struct hs_trace_event *ev, size_t n,
+				     const uint8_t *gone, const uint64_t *gone_size)
+{
+	size_t i;
+	int err = 0;
+
+	if (!ts->t->info.sample_bytes)
+		return totals_unsampled(ts, ev, n, gone, gone_size);
+	for (i = 0; i < n && !err; i++)
+		err = totals_apply(ts, &ev[i], gone[i], gone[i] ? gone_size[i] : 0);
+	return err;
+}
+
 int hs_heap_totals_pass_events(void *ctx, const struct hs_trace_event *ev, size_t n)
 {
 	size_t i;

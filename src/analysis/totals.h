@@ -104,6 +104,14 @@ int hs_heap_totals_pass_live(void *ctx, uint64_t addr);
 int hs_heap_totals_pass_event_known(struct hs_heap_totals_pass *p,
 				    const struct hs_trace_event *e, int gone,
 				    uint64_t gone_size);
+/*
+ * hs_heap_totals_pass_event_known() of @n events at @ev, event i with
+ * @gone[i] and @gone_size[i] (as hs_memview_pass_events_gone() gives
+ * them). 0 or -ENOMEM.
+ */
+int hs_heap_totals_pass_events_known(struct hs_heap_totals_pass *p,
+				     const struct hs_trace_event *ev, size_t n,
+				     const uint8_t *gone, const uint64_t *gone_size);
 void hs_heap_totals_pass_finish(struct hs_heap_totals_pass *p);
 void hs_heap_totals_pass_release(struct hs_heap_totals_pass *p);
 

@@ -567,6 +567,195 @@ static void totals_from_the_views_live_blocks(void **state)
 	free(b.buf);
 }
 
+/* One heap pass and the totals beside it, fed one way or the other. */
+struct fed {
+	struct hs_stack_source src[4];
+	struct hs_heap_totals tot;
+	struct hs_heap_curve curve;
+	struct hs_heap_totals_pass tp;
+	struct hs_memview_pass *pass;
+};
+
+/*
+ * @f fed every event of @t: one at a time, or (@batched) in slices of
+ * random lengths through the batch calls (what stats and run's summary
+ * use), then finished.
+ */
+static void feed_heap_pass(struct fed *f, const struct hs_trace *t, int batched)
+{
+	struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT;
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct hs_trace_event ev[700];
+	uint64_t gone_size[700];
+	uint8_t gone[700];
+	size_t i = 0, k, n;
+
+	memset(f, 0, sizeof(*f));
+	o.kind = HS_MEM_PEAK;
+	assert_int_equal(hs_memview_pass_new_heap(t, &o, &f->src[0], &f->src[1],
+						  &f->src[2], &f->src[3], &f->pass),
+			 0);
+	hs_heap_totals_pass_init(&f->tp, t, &f->tot, &f->curve);
+	while (i < t->nr_events) {
+		n = batched ? 1 + rnd() % 700 : 1;
+		if (n > t->nr_events - i)
+			n = t->nr_events - i;
+		for (k = 0; k < n; k++)
+			hs_trace_event_get(t, i + k, &ev[k]);
+		if (batched) {
+			assert_int_equal(
+			    hs_memview_pass_events_gone(f->pass, ev, n, gone, gone_size), 0);
+			assert_int_equal(hs_heap_totals_pass_events_known(&f->tp, ev, n, gone,
+									  gone_size),
+					 0);
+		} else {
+			int g = hs_memview_pass_event(f->pass, &ev[0], &gone_size[0]);
+
+			assert_true(g == 0 || g == 1);
+			assert_int_equal(
+			    hs_heap_totals_pass_event_known(&f->tp, &ev[0], g, gone_size[0]),
+			    0);
+		}
+		i += n;
+	}
+	hs_heap_totals_pass_finish(&f->tp);
+	assert_int_equal(hs_memview_pass_finish(f->pass, &diag), 0);
+}
+
+static void fed_release(struct fed *f)
+{
+	unsigned k;
+
+	hs_memview_pass_free(f->pass);
+	hs_heap_curve_release(&f->curve);
+	for (k = 0; k < 4; k++)
+		hs_source_release(&f->src[k]);
+}
+
+/*
+ * The batch calls give what the one-event calls give: the four views,
+ * the totals and the heap curve, on an unsampled trace (its own loop)
+ * and a sampled one (event by event).
+ */
+static void heap_pass_batched_as_one_by_one(void **state)
+{
+	static const uint64_t sample_bytes[2] = {0, 256};
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct fed one, many;
+	struct hs_trace t;
+	struct tb b;
+	unsigned s, k;
+	size_t i;
+
+	(void)state;
+	for (s = 0; s < 2; s++) {
+		build_random(&b, 31 + s, 1);
+		assert_int_equal(hs_trace_load_mem(b.buf, b.len, "t", &t, &diag), 0);
+		t.info.sample_bytes = sample_bytes[s];
+		feed_heap_pass(&one, &t, 0);
+		feed_heap_pass(&many, &t, 1);
+		for (k = 0; k < 4; k++) {
+			same_source(&many.src[k], &one.src[k]);
+			same_stack_tables(&many.src[k], &one.src[k]);
+		}
+		assert_true(one.src[1].nr_samples > 100 && one.src[3].nr_samples > 10);
+		assert_memory_equal(&many.tot, &one.tot, sizeof(one.tot));
+		assert_int_equal(many.curve.n, one.curve.n);
+		for (i = 0; i < one.curve.n; i++) {
+			assert_true(many.curve.time[i] == one.curve.time[i]);
+			assert_true(many.curve.max[i] == one.curve.max[i]);
+			assert_true(many.curve.last[i] == one.curve.last[i]);
+		}
+		fed_release(&one);
+		fed_release(&many);
+		hs_trace_release(&t);
+		free(b.buf);
+	}
+}
+
+/*
+ * A live table large enough for huge pages (100k blocks: 4 MB of slots
+ * after its last doubling), filled and emptied in a random order: every
+ * free finds its block, and the peak is every block's bytes.
+ */
+static void live_table_of_many_blocks(void **state)
+{
+	enum { BLOCKS = 100000, SLICE = 512 };
+	struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT;
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct hs_stack_source src[4];
+	struct hs_heap_totals tot;
+	struct hs_heap_totals_pass tp;
+	struct hs_memview_pass *pass;
+	struct hs_trace_event ev[SLICE];
+	uint64_t gone_size[SLICE], bytes = 0, *order;
+	uint8_t gone[SLICE];
+	double peak = 0;
+	struct hs_trace t;
+	struct tb b;
+	size_t i, k, nr_gone = 0;
+
+	(void)state;
+	build_random(&b, 5, 0);
+	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "t", &t, &diag), 0);
+	order = malloc(BLOCKS * sizeof(*order));
+	assert_non_null(order);
+	for (i = 0; i < BLOCKS; i++)
+		order[i] = 0x100000 + 48 * (uint64_t)i;
+	for (i = BLOCKS - 1; i > 0; i--) { /* the frees' order */
+		size_t j = (size_t)(((uint64_t)rnd() << 24 | rnd()) % (i + 1));
+		uint64_t x = order[i];
+
+		order[i] = order[j];
+		order[j] = x;
+	}
+	o.kind = HS_MEM_PEAK;
+	assert_int_equal(
+	    hs_memview_pass_new_heap(&t, &o, &src[0], &src[1], &src[2], &src[3], &pass), 0);
+	hs_heap_totals_pass_init(&tp, &t, &tot, NULL);
+	for (i = 0; i < 2 * BLOCKS; i += SLICE) {
+		for (k = 0; k < SLICE && i + k < 2 * BLOCKS; k++) {
+			size_t n = i + k;
+
+			memset(&ev[k], 0, sizeof(ev[k]));
+			ev[k].time = (int64_t)(n / 64);
+			ev[k].node = HS_TRACE_NONE;
+			ev[k].fn = HS_TAG_MALLOC;
+			if (n < BLOCKS) {
+				ev[k].op = HS_OP_ALLOC;
+				ev[k].addr = 0x100000 + 48 * (uint64_t)n;
+				ev[k].size = 1 + n % 300;
+				bytes += ev[k].size;
+			} else {
+				ev[k].op = HS_OP_FREE;
+				ev[k].fn = HS_TAG_FREE;
+				ev[k].addr = order[n - BLOCKS];
+			}
+		}
+		assert_int_equal(hs_memview_pass_events_gone(pass, ev, k, gone, gone_size), 0);
+		assert_int_equal(hs_heap_totals_pass_events_known(&tp, ev, k, gone, gone_size),
+				 0);
+		while (k-- > 0)
+			nr_gone += gone[k];
+	}
+	hs_heap_totals_pass_finish(&tp);
+	assert_int_equal(hs_memview_pass_finish(pass, &diag), 0);
+	assert_int_equal(nr_gone, BLOCKS);
+	assert_int_equal(tot.peak_heap, bytes);
+	assert_int_equal(tot.unmatched_frees, 0);
+	assert_int_equal(tot.leaked_blocks, 0);
+	for (i = 0; i < src[0].nr_samples; i++)
+		peak += src[0].metric[i];
+	assert_true(peak == (double)bytes);
+	assert_int_equal(src[2].nr_samples, 0); /* no leaks */
+	hs_memview_pass_free(pass);
+	for (k = 0; k < 4; k++)
+		hs_source_release(&src[k]);
+	free(order);
+	hs_trace_release(&t);
+	free(b.buf);
+}
+
 /* Whether stack @x of @a and stack @y of @c name the same frames. */
 static void same_frames(const struct hs_stack_source *a, uint32_t x,
 			const struct hs_stack_source *c, uint32_t y)
@@ -888,6 +1077,8 @@ int main(void)
 	    cmocka_unit_test(heap_pass_gives_four_views),
 	    cmocka_unit_test(heap_pass_stacks_as_built_alone),
 	    cmocka_unit_test(totals_from_the_views_live_blocks),
+	    cmocka_unit_test(heap_pass_batched_as_one_by_one),
+	    cmocka_unit_test(live_table_of_many_blocks),
 	    cmocka_unit_test(heap_pass_without_peak),
 	    cmocka_unit_test(summary_in_one_pass),
 	    cmocka_unit_test(heap_pass_out_of_memory),
