@@ -73,7 +73,7 @@ int hs_fd_move_high(int fd)
 {
 	struct rlimit rl;
 	long base = 512, top = HS_FD_MAX - 64;
-	int nfd;
+	int nfd, flags;
 
 	if (fd < 0)
 		return fd;
@@ -91,7 +91,8 @@ int hs_fd_move_high(int fd)
 		mark(fd, 1); /* keep it where it is */
 		return fd;
 	}
-	if (!(fcntl(fd, F_GETFD) & FD_CLOEXEC)) {
+	flags = fcntl(fd, F_GETFD);
+	if (flags < 0 || !(flags & FD_CLOEXEC)) {
 		/*
 		 * @fd was a free number when it was opened: a program that
 		 * closes numbers with the raw system call and dup2()s files of

@@ -58,6 +58,9 @@
  * (write_chunk()); it is retried every RETRY_NS, for PENDING_NS at most */
 #define RETRY_NS 50000000ull
 #define PENDING_NS 10000000000ull
+/* when finishing, a chunk built already waits this long more for its
+ * descriptor (reattach_patiently()) */
+#define REATTACH_WAIT_MS 200
 
 _Atomic int hs_writer_alive;
 pid_t hs_writer_tid;
@@ -70,6 +73,7 @@ _Atomic uint64_t hs_count_lost;
 
 static struct {
 	int fd, statm_fd;
+	int statm_lost; /* statm_fd is -1 after a reopen failed: try again */
 	dev_t dev;
 	ino_t ino;
 	char path[4096]; /* the trace's absolute path, to reopen it (reattach()) */
@@ -194,6 +198,13 @@ static int fd_is_ours(void)
 	return w.fd >= 0 && !fstat(w.fd, &sb) && sb.st_dev == w.dev && sb.st_ino == w.ino;
 }
 
+/* Whether @sb is the trace's file, of a size from @from to w.offset. */
+static int same_trace(const struct stat *sb, uint64_t from)
+{
+	return sb->st_dev == w.dev && sb->st_ino == w.ino && (uint64_t)sb->st_size >= from &&
+	       (uint64_t)sb->st_size <= w.offset;
+}
+
 /*
  * The program closed the trace's descriptor behind the close() hook's back
  * (a raw close system call), or closed it and got its number back for a
@@ -202,8 +213,9 @@ static int fd_is_ours(void)
  * (same inode, a size from @from to w.offset: the bytes from @from on that
  * the file does not have went to the program's file, and w.offset goes
  * back to its size). The old number is the program's now, and no longer
- * protected. 0, or -1 with errno (EMFILE: every number is taken; ESTALE:
- * the path leads to another file, or the file has bytes not ours).
+ * protected. 0, or -1 with errno (EMFILE: every number is taken; EAGAIN:
+ * the program took each number we opened it at; ESTALE: the path leads
+ * to another file, or the file has bytes not ours).
  */
 static int reattach(uint64_t from)
 {
@@ -217,18 +229,24 @@ static int reattach(uint64_t from)
 	forget(w.fd);
 	w.fd = -1;
 	/* in the program's table, the program may dup2() over the number
-	 * between the open and the move: then again */
+	 * we open it at, any time until it is moved: then again */
 	for (tries = 0; tries < 3; tries++) {
+		/* the path, first, without a descriptor: still the trace? */
+		if (stat(w.path, &sb) || !same_trace(&sb, from)) {
+			errno = ESTALE;
+			return -1;
+		}
 		fd = open(w.path, O_WRONLY | O_APPEND | O_CLOEXEC);
 		if (fd < 0)
 			return -1;
-		if (!hs_fdkeep_private(&keep) && !(fcntl(fd, F_GETFD) & FD_CLOEXEC))
-			continue; /* dup2()'d over already: the program's */
-		if (fstat(fd, &sb) || sb.st_dev != w.dev || sb.st_ino != w.ino ||
-		    (uint64_t)sb.st_size < from || (uint64_t)sb.st_size > w.offset) {
-			syscall(SYS_close, fd);
-			errno = ESTALE;
-			return -1;
+		if (fstat(fd, &sb) || !same_trace(&sb, from)) {
+			/* another file at the number: the program's if it has
+			 * no close-on-exec (dup2()'d over), not ours to close */
+			int flags = fcntl(fd, F_GETFD);
+
+			if (hs_fdkeep_private(&keep) || (flags >= 0 && (flags & FD_CLOEXEC)))
+				syscall(SYS_close, fd);
+			continue;
 		}
 		w.offset = (uint64_t)sb.st_size;
 		w.fd = adopt(fd);
@@ -237,19 +255,52 @@ static int reattach(uint64_t from)
 		forget(w.fd);
 		w.fd = -1;
 	}
-	errno = ESTALE;
+	errno = EAGAIN;
 	return -1;
+}
+
+/* Whether reattach()'s failure may pass: no number free, or a race lost. */
+static int transient(int err)
+{
+	return err == EMFILE || err == ENFILE || err == EAGAIN;
+}
+
+/*
+ * reattach(), tried again every millisecond while it fails for a while
+ * only (transient()): for a chunk already built, which cannot wait as a
+ * chunk still open can (write_chunk()), as long as that one would
+ * (PENDING_NS; REATTACH_WAIT_MS once the trace is finishing).
+ */
+static int reattach_patiently(uint64_t from)
+{
+	struct timespec ms = {0, 1000000};
+	uint64_t start = hs_now_ns(), finishing = 0, now;
+
+	while (reattach(from)) {
+		int err = errno;
+
+		if (!transient(err))
+			return -1;
+		now = hs_now_ns();
+		if (!finishing && atomic_load(&w.finish_req))
+			finishing = now;
+		if (now - start >= PENDING_NS ||
+		    (finishing && now - finishing >= REATTACH_WAIT_MS * 1000000ull)) {
+			errno = err;
+			return -1;
+		}
+		nanosleep(&ms, NULL);
+	}
+	return 0;
 }
 
 /*
  * Write @n buffers (@total bytes), whose first ones up to w.offset - @at
- * are in the file already (@at: the file's size before them). A
- * descriptor closed under us is reopened once.
+ * are in the file already (@at: the file's size before them). 0 or -1
+ * (errno; EBADF: the descriptor was closed under us).
  */
 static int write_all(const struct iovec *iov, int n, size_t total, uint64_t at)
 {
-	int reopened = 0;
-
 	while (w.offset - at < total) {
 		struct iovec v[2];
 		size_t skip = (size_t)(w.offset - at);
@@ -268,8 +319,6 @@ static int write_all(const struct iovec *iov, int n, size_t total, uint64_t at)
 		k = writev(w.fd, v, nv);
 		if (k < 0) {
 			if (errno == EINTR)
-				continue;
-			if (errno == EBADF && !reopened++ && !reattach(at))
 				continue;
 			return -1;
 		}
@@ -299,25 +348,27 @@ static int write_trace(void *arg)
 
 	for (i = 0; i < r->n; i++)
 		total += r->iov[i].iov_len;
-	for (tries = 0;; tries++) {
-		if (!fd_is_ours() && reattach(at)) {
+	/* (each time, the program took the number over since) */
+	for (tries = 0; tries < 8; tries++) {
+		if (!fd_is_ours() && reattach_patiently(at)) {
 			r->lost = 1;
 			return -1;
 		}
-		if (write_all(r->iov, r->n, total, at))
+		if (write_all(r->iov, r->n, total, at)) {
+			if (errno == EBADF)
+				continue; /* closed under the write */
 			return -1;
+		}
 		/* still the trace after the write: it was the trace during it
 		 * (the number is not made ours again but by us) */
 		if (hs_fdkeep_private(&keep) || fd_is_ours())
 			return 0;
 		/* replaced under the write: the bytes the file lacks are
 		 * written again (reattach() finds which) */
-		if (tries == 2) {
-			r->lost = 1;
-			errno = ESTALE;
-			return -1;
-		}
 	}
+	r->lost = 1;
+	errno = EAGAIN;
+	return -1;
 }
 
 /* Whether the trace's descriptor is there, reopened if need be (0), or -1 (errno). */
@@ -483,6 +534,17 @@ static const uint8_t *compress_events(uint8_t *raw, size_t n, uint8_t *zbuf, siz
 	return NULL;
 }
 
+/* Why the trace's descriptor is lost for good, after reattach()'s @err. */
+static const char *lost_why(int err)
+{
+	if (err == EMFILE || err == ENFILE)
+		return "the program closed its file descriptor, and every number is taken";
+	if (err == EAGAIN)
+		return "the program keeps taking the numbers of its file descriptor";
+	return "the program closed or replaced its file descriptor, and its path no "
+	       "longer leads to the trace";
+}
+
 /*
  * Whether the chunk being built may wait for a descriptor number (every
  * one is taken, by a program that gave each a file of its own): not when
@@ -526,13 +588,11 @@ static int write_chunk(enum hs_chunk_kind kind, uint8_t *raw, size_t n, uint8_t 
 	/* the trace's descriptor, before the payload is built (which may
 	 * rearrange w.raw): a chunk that finds no free number can wait */
 	if (hs_fdkeep_call(&keep, check_trace, NULL)) {
-		int full = errno == EMFILE || errno == ENFILE;
+		int err = errno;
 
-		if (full && kind == HS_CHUNK_EVENTS && raw == w.raw && may_wait())
+		if (transient(err) && kind == HS_CHUNK_EVENTS && raw == w.raw && may_wait())
 			return 1;
-		write_failed(full ? "every file descriptor number is taken"
-				  : "the program closed or replaced its file descriptor, "
-				    "and its path no longer leads to the trace");
+		write_failed(lost_why(err));
 		return 0;
 	}
 	if (w.cctx && zbuf && kind == HS_CHUNK_EVENTS && raw == w.raw) {
@@ -558,9 +618,7 @@ static int write_chunk(enum hs_chunk_kind kind, uint8_t *raw, size_t n, uint8_t 
 	iov[1].iov_len = stored;
 	at = w.offset;
 	if (hs_fdkeep_call(&keep, write_trace, &req)) {
-		write_failed(req.lost ? "the program closed or replaced its file descriptor, "
-					"and its path no longer leads to the trace"
-				      : strerror(errno));
+		write_failed(req.lost ? lost_why(errno) : strerror(errno));
 		return 0;
 	}
 	w.seq++;
@@ -705,13 +763,15 @@ static int read_statm(void *arg)
 {
 	struct statm_req *r = arg;
 
-	r->n = pread(w.statm_fd, r->buf, r->size, 0);
-	if (r->n < 0 && errno == EBADF) {
-		/* closed by a raw system call (reattach()): open it again */
-		int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-
+	r->n = w.statm_fd < 0 ? -1 : pread(w.statm_fd, r->buf, r->size, 0);
+	/* closed by a raw system call, or another file now (statm is never
+	 * empty), or lost in a reopen: open it again (the next sample reads
+	 * it) */
+	if ((r->n < 0 && (w.statm_fd < 0 || errno == EBADF)) || r->n == 0) {
 		forget(w.statm_fd);
-		w.statm_fd = adopt(fd);
+		w.statm_fd = adopt(open("/proc/self/statm", O_RDONLY | O_CLOEXEC));
+		w.statm_lost = w.statm_fd < 0;
+		r->n = -1;
 	}
 	return 0;
 }
@@ -723,8 +783,8 @@ static void sample_rss(void)
 	struct statm_req req = {buf, sizeof(buf) - 1, -1};
 	ssize_t n;
 
-	if (w.statm_fd < 0)
-		return;
+	if (w.statm_fd < 0 && !w.statm_lost)
+		return; /* none at start (no /proc) */
 	hs_fdkeep_call(&keep, read_statm, &req);
 	n = req.n;
 	if (n > 0) {
@@ -1192,5 +1252,6 @@ void hs_writer_forget(void)
 	}
 	w.fd = -1;
 	w.statm_fd = -1;
+	w.statm_lost = 0;
 	atomic_store(&hs_writer_alive, 0);
 }
