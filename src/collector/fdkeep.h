@@ -37,16 +37,19 @@ enum hs_fdkeep_state {
 
 struct hs_fdkeep {
 	pthread_t thread;
-	_Atomic int state;	 /* enum hs_fdkeep_state; a futex word */
-	_Atomic uint32_t asked;	 /* calls asked (futex word) */
-	_Atomic uint32_t done;	 /* calls done (futex word) */
-	_Atomic int stop;	 /* hs_fdkeep_stop(): end the thread */
-	_Atomic pid_t tid;	 /* the keeper's thread id, 0 before it runs */
-	int (*fn)(void *arg);	 /* the call asked */
+	_Atomic int state;	/* enum hs_fdkeep_state; a futex word */
+	_Atomic uint32_t asked; /* calls asked (futex word) */
+	_Atomic uint32_t done;	/* calls done (futex word) */
+	_Atomic int stop;	/* hs_fdkeep_stop(): end the thread */
+	_Atomic pid_t tid;	/* the keeper's thread id, 0 before it runs */
+	int (*fn)(void *arg);	/* the call asked */
 	void *arg;
-	int ret, err;		 /* its value and errno */
+	int ret, err; /* its value and errno */
 };
-#define HS_FDKEEP_INIT {.state = HS_FDKEEP_NONE}
+#define HS_FDKEEP_INIT                                                                   \
+	{                                                                                \
+		.state = HS_FDKEEP_NONE                                                  \
+	}
 
 /*
  * Start the keeper of @k, unless it runs or was refused: a thread with

@@ -201,8 +201,8 @@ static int fd_is_ours(void)
 /* Whether @sb is the trace's file, of a size from @from to w.offset. */
 static int same_trace(const struct stat *sb, uint64_t from)
 {
-	return sb->st_dev == w.dev && sb->st_ino == w.ino && (uint64_t)sb->st_size >= from &&
-	       (uint64_t)sb->st_size <= w.offset;
+	return sb->st_dev == w.dev && sb->st_ino == w.ino &&
+	       (uint64_t)sb->st_size >= from && (uint64_t)sb->st_size <= w.offset;
 }
 
 /*
@@ -244,7 +244,8 @@ static int reattach(uint64_t from)
 			 * no close-on-exec (dup2()'d over), not ours to close */
 			int flags = fcntl(fd, F_GETFD);
 
-			if (hs_fdkeep_private(&keep) || (flags >= 0 && (flags & FD_CLOEXEC)))
+			if (hs_fdkeep_private(&keep) ||
+			    (flags >= 0 && (flags & FD_CLOEXEC)))
 				syscall(SYS_close, fd);
 			continue;
 		}
@@ -538,7 +539,8 @@ static const uint8_t *compress_events(uint8_t *raw, size_t n, uint8_t *zbuf, siz
 static const char *lost_why(int err)
 {
 	if (err == EMFILE || err == ENFILE)
-		return "the program closed its file descriptor, and every number is taken";
+		return "the program closed its file descriptor, and every number is "
+		       "taken";
 	if (err == EAGAIN)
 		return "the program keeps taking the numbers of its file descriptor";
 	return "the program closed or replaced its file descriptor, and its path no "
@@ -590,7 +592,8 @@ static int write_chunk(enum hs_chunk_kind kind, uint8_t *raw, size_t n, uint8_t 
 	if (hs_fdkeep_call(&keep, check_trace, NULL)) {
 		int err = errno;
 
-		if (transient(err) && kind == HS_CHUNK_EVENTS && raw == w.raw && may_wait())
+		if (transient(err) && kind == HS_CHUNK_EVENTS && raw == w.raw &&
+		    may_wait())
 			return 1;
 		write_failed(lost_why(err));
 		return 0;
@@ -926,7 +929,8 @@ static int program_gone(void)
 
 			off += d->d_reclen;
 			if (tid <= 0 || tid == hs_writer_tid ||
-			    tid == atomic_load(&hs_sampler_tid) || tid == hs_fdkeep_tid(&keep))
+			    tid == atomic_load(&hs_sampler_tid) ||
+			    tid == hs_fdkeep_tid(&keep))
 				continue;
 			alive = task_alive(d->d_name);
 		}
@@ -1069,7 +1073,8 @@ static int open_trace(void *arg)
 	if (r->precreated)
 		fd = open(r->path, O_WRONLY | O_APPEND | O_CLOEXEC);
 	else
-		fd = open(r->path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		fd = open(r->path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC,
+			  0644);
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &sb) || (r->precreated && sb.st_size != 0)) {
@@ -1109,9 +1114,11 @@ int hs_writer_start(const char *path, int precreated, unsigned flags, uint64_t p
 	start_keeper();
 	if (hs_fdkeep_call(&keep, open_trace, &open_req)) {
 		if (open_req.not_empty)
-			hs_msg("'%s' is not empty; not overwriting it, not tracing", path);
+			hs_msg("'%s' is not empty; not overwriting it, not tracing",
+			       path);
 		else
-			hs_msg("cannot create '%s': %s; not tracing", path, strerror(errno));
+			hs_msg("cannot create '%s': %s; not tracing", path,
+			       strerror(errno));
 		return -1;
 	}
 	w.path[0] = '\0';

@@ -236,9 +236,9 @@ static void a_forked_child_forgets_it(void **state)
 	if (!child) {
 		hs_fdkeep_forget(k);
 		_exit(hs_fdkeep_private(k) || hs_fdkeep_call(k, stat_fd, &p) ||
-				p.tid != (pid_t)syscall(SYS_gettid)
-			    ? 1
-			    : 0);
+			      p.tid != (pid_t)syscall(SYS_gettid)
+			  ? 1
+			  : 0);
 	}
 	assert_int_equal(waitpid(child, &status, 0), child);
 	assert_true(WIFEXITED(status));
@@ -249,11 +249,16 @@ static void a_forked_child_forgets_it(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(without_a_keeper_calls_run_on_the_caller, keeper_setup, keeper_teardown),
-		cmocka_unit_test_setup_teardown(calls_run_on_the_keeper_with_their_errno, keeper_setup, keeper_teardown),
-		cmocka_unit_test_setup_teardown(the_programs_closes_and_dup2s_do_not_reach_it, keeper_setup, keeper_teardown),
-		cmocka_unit_test_setup_teardown(it_holds_only_its_own_files, keeper_setup, keeper_teardown),
-		cmocka_unit_test_setup_teardown(a_forked_child_forgets_it, keeper_setup, keeper_teardown),
+	    cmocka_unit_test_setup_teardown(without_a_keeper_calls_run_on_the_caller,
+					    keeper_setup, keeper_teardown),
+	    cmocka_unit_test_setup_teardown(calls_run_on_the_keeper_with_their_errno,
+					    keeper_setup, keeper_teardown),
+	    cmocka_unit_test_setup_teardown(the_programs_closes_and_dup2s_do_not_reach_it,
+					    keeper_setup, keeper_teardown),
+	    cmocka_unit_test_setup_teardown(it_holds_only_its_own_files, keeper_setup,
+					    keeper_teardown),
+	    cmocka_unit_test_setup_teardown(a_forked_child_forgets_it, keeper_setup,
+					    keeper_teardown),
 	};
 	return cmocka_run_group_tests_name("fdkeep", tests, NULL, NULL);
 }
