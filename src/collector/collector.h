@@ -592,9 +592,10 @@ int hs_cpu_sigaction(int sig, const struct sigaction *act,
 /* --- the collector's descriptors (fds.c) ------------------------------- */
 
 /*
- * Move @fd above the numbers a program normally uses (close-on-exec) and
- * protect it from the program's close(): the new number, or @fd itself
- * (protected) if it cannot move.
+ * Move @fd (opened close-on-exec) above the numbers a program normally
+ * uses and protect it from the program's close(): the new number, or @fd
+ * itself (protected) if it cannot move, or -1 (EBADF) when the program
+ * closed @fd with the raw system call or dup2()'d over it meanwhile.
  */
 int hs_fd_move_high(int fd) HS_HIDDEN;
 /* Close a descriptor of hs_fd_move_high()'s. */

@@ -15,6 +15,9 @@
  * for a file of its own (dup2()): the collector's are close-on-exec and a
  * dup2()'d number is not, so a protected number without the flag is the
  * program's again (released()); the writer reopens its file (writer.c).
+ * The writer's own files are not here at all when it has a descriptor
+ * table of its own (fdkeep.c); these numbers are the fallback, and the
+ * sampler's (perf events, /proc files).
  */
 #include "collector/collector.h"
 #include <dirent.h>
@@ -70,7 +73,7 @@ int hs_fd_move_high(int fd)
 {
 	struct rlimit rl;
 	long base = 512, top = HS_FD_MAX - 64;
-	int nfd;
+	int nfd, flags;
 
 	if (fd < 0)
 		return fd;
@@ -87,6 +90,18 @@ int hs_fd_move_high(int fd)
 			real_close(nfd);
 		mark(fd, 1); /* keep it where it is */
 		return fd;
+	}
+	flags = fcntl(fd, F_GETFD);
+	if (flags < 0 || !(flags & FD_CLOEXEC)) {
+		/*
+		 * @fd was a free number when it was opened: a program that
+		 * closes numbers with the raw system call and dup2()s files of
+		 * its own over them got it meanwhile. Not ours to close; and
+		 * @nfd may be a copy of the program's file.
+		 */
+		real_close(nfd);
+		errno = EBADF;
+		return -1;
 	}
 	real_close(fd);
 	mark(nfd, 1);

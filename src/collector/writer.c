@@ -17,6 +17,7 @@
  * that crashed anywhere, even inside malloc.
  */
 #include "collector/collector.h"
+#include "collector/fdkeep.h"
 #include "format/trace_writer.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -53,6 +54,13 @@
  * plain ones a phase (a program's start, python3 freeing its heap at
  * exit) */
 #define COL_TRIAL_PLAIN 4
+/* a chunk that finds every descriptor number taken (EMFILE) waits for one
+ * (write_chunk()); it is retried every RETRY_NS, for PENDING_NS at most */
+#define RETRY_NS 50000000ull
+#define PENDING_NS 10000000000ull
+/* when finishing, a chunk built already waits this long more for its
+ * descriptor (reattach_patiently()) */
+#define REATTACH_WAIT_MS 200
 
 _Atomic int hs_writer_alive;
 pid_t hs_writer_tid;
@@ -65,12 +73,17 @@ _Atomic uint64_t hs_count_lost;
 
 static struct {
 	int fd, statm_fd;
+	int statm_lost; /* statm_fd is -1 after a reopen failed: try again */
 	dev_t dev;
 	ino_t ino;
 	char path[4096]; /* the trace's absolute path, to reopen it (reattach()) */
 	uint64_t offset; /* file size so far */
 	uint32_t seq;
 	int failed; /* a write failed: stop */
+	/* the chunk being built waits for a descriptor (every number taken):
+	 * since when, and the next try */
+	uint64_t pending_ns, retry_ns;
+	int pending;
 
 	uint8_t *raw; /* chunk being built */
 	size_t len;
@@ -112,6 +125,15 @@ static struct {
 
 static _Atomic int wake_word, sleeping;
 
+/*
+ * The thread whose descriptor table holds w.fd and w.statm_fd (fdkeep.h):
+ * everything that opens, reads, writes or closes them runs there, through
+ * hs_fdkeep_call(). Without it (unshare() refused), they are in the
+ * program's table, moved high and protected (fds.c), and reopened when the
+ * program closes them with the raw system call or dup2()s over them.
+ */
+static struct hs_fdkeep keep = HS_FDKEEP_INIT;
+
 static void *map(size_t n)
 {
 	void *p = (void *)syscall(SYS_mmap, NULL, n, PROT_READ | PROT_WRITE,
@@ -142,41 +164,30 @@ static void force_wake(void)
 	syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-static int reattach(void);
-
-/* Write @n buffers whole; a descriptor closed under us is reopened once. */
-static int write_all(const struct iovec *iov, int n)
+/* @fd, just opened where the writer's files are, as the writer keeps it. */
+static int adopt(int fd)
 {
-	int reopened = 0;
-	struct iovec v[2];
-	size_t total = 0;
-	int i;
+	if (fd < 0 || hs_fdkeep_private(&keep))
+		return fd;
+	return hs_fd_move_high(fd); /* above the program's numbers, protected */
+}
 
-	for (i = 0; i < n; i++) {
-		v[i] = iov[i];
-		total += iov[i].iov_len;
-	}
-	while (total) {
-		ssize_t k = writev(w.fd, v, n);
+/* Close a descriptor of adopt()'s. */
+static void release(int fd)
+{
+	if (fd < 0)
+		return;
+	if (hs_fdkeep_private(&keep))
+		syscall(SYS_close, fd);
+	else
+		hs_fd_close(fd);
+}
 
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EBADF && !reopened++ && !reattach())
-				continue;
-			return -1;
-		}
-		total -= (size_t)k;
-		w.offset += (uint64_t)k;
-		for (i = 0; i < n && k > 0; i++) {
-			size_t d = (size_t)k < v[i].iov_len ? (size_t)k : v[i].iov_len;
-
-			v[i].iov_base = (char *)v[i].iov_base + d;
-			v[i].iov_len -= d;
-			k -= (ssize_t)d;
-		}
-	}
-	return 0;
+/* Stop keeping number @fd, which is no longer the writer's file. */
+static void forget(int fd)
+{
+	if (!hs_fdkeep_private(&keep))
+		hs_fd_forget(fd);
 }
 
 /* The file behind our descriptor is still ours (not closed and reused). */
@@ -184,34 +195,196 @@ static int fd_is_ours(void)
 {
 	struct stat sb;
 
-	return !fstat(w.fd, &sb) && sb.st_dev == w.dev && sb.st_ino == w.ino;
+	return w.fd >= 0 && !fstat(w.fd, &sb) && sb.st_dev == w.dev && sb.st_ino == w.ino;
+}
+
+/* Whether @sb is the trace's file, of a size from @from to w.offset. */
+static int same_trace(const struct stat *sb, uint64_t from)
+{
+	return sb->st_dev == w.dev && sb->st_ino == w.ino &&
+	       (uint64_t)sb->st_size >= from && (uint64_t)sb->st_size <= w.offset;
 }
 
 /*
  * The program closed the trace's descriptor behind the close() hook's back
  * (a raw close system call), or closed it and got its number back for a
- * file of its own: open the trace again by its path, in append mode, if
- * that is still the file written so far (same inode, same size). The old
- * number is the program's now, and no longer protected. 0 or -1.
+ * file of its own (only possible without the keeper): open the trace again
+ * by its path, in append mode, if that is still the file written so far
+ * (same inode, a size from @from to w.offset: the bytes from @from on that
+ * the file does not have went to the program's file, and w.offset goes
+ * back to its size). The old number is the program's now, and no longer
+ * protected. 0, or -1 with errno (EMFILE: every number is taken; EAGAIN:
+ * the program took each number we opened it at; ESTALE: the path leads
+ * to another file, or the file has bytes not ours).
  */
-static int reattach(void)
+static int reattach(uint64_t from)
 {
 	struct stat sb;
-	int fd;
+	int fd, tries;
 
-	if (!w.path[0])
-		return -1;
-	hs_fd_forget(w.fd);
-	w.fd = -1;
-	fd = open(w.path, O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &sb) || sb.st_dev != w.dev || sb.st_ino != w.ino ||
-	    (uint64_t)sb.st_size != w.offset) {
-		close(fd);
+	if (!w.path[0]) {
+		errno = ESTALE;
 		return -1;
 	}
-	w.fd = hs_fd_move_high(fd);
+	forget(w.fd);
+	w.fd = -1;
+	/* in the program's table, the program may dup2() over the number
+	 * we open it at, any time until it is moved: then again */
+	for (tries = 0; tries < 3; tries++) {
+		/* the path, first, without a descriptor: still the trace? */
+		if (stat(w.path, &sb) || !same_trace(&sb, from)) {
+			errno = ESTALE;
+			return -1;
+		}
+		fd = open(w.path, O_WRONLY | O_APPEND | O_CLOEXEC);
+		if (fd < 0)
+			return -1;
+		if (fstat(fd, &sb) || !same_trace(&sb, from)) {
+			/* another file at the number: the program's if it has
+			 * no close-on-exec (dup2()'d over), not ours to close */
+			int flags = fcntl(fd, F_GETFD);
+
+			if (hs_fdkeep_private(&keep) ||
+			    (flags >= 0 && (flags & FD_CLOEXEC)))
+				syscall(SYS_close, fd);
+			continue;
+		}
+		w.offset = (uint64_t)sb.st_size;
+		w.fd = adopt(fd);
+		if (fd_is_ours())
+			return 0;
+		forget(w.fd);
+		w.fd = -1;
+	}
+	errno = EAGAIN;
+	return -1;
+}
+
+/* Whether reattach()'s failure may pass: no number free, or a race lost. */
+static int transient(int err)
+{
+	return err == EMFILE || err == ENFILE || err == EAGAIN;
+}
+
+/*
+ * reattach(), tried again every millisecond while it fails for a while
+ * only (transient()): for a chunk already built, which cannot wait as a
+ * chunk still open can (write_chunk()), as long as that one would
+ * (PENDING_NS; REATTACH_WAIT_MS once the trace is finishing).
+ */
+static int reattach_patiently(uint64_t from)
+{
+	struct timespec ms = {0, 1000000};
+	uint64_t start = hs_now_ns(), finishing = 0, now;
+
+	while (reattach(from)) {
+		int err = errno;
+
+		if (!transient(err))
+			return -1;
+		now = hs_now_ns();
+		if (!finishing && atomic_load(&w.finish_req))
+			finishing = now;
+		if (now - start >= PENDING_NS ||
+		    (finishing && now - finishing >= REATTACH_WAIT_MS * 1000000ull)) {
+			errno = err;
+			return -1;
+		}
+		nanosleep(&ms, NULL);
+	}
+	return 0;
+}
+
+/*
+ * Write @n buffers (@total bytes), whose first ones up to w.offset - @at
+ * are in the file already (@at: the file's size before them). 0 or -1
+ * (errno; EBADF: the descriptor was closed under us).
+ */
+static int write_all(const struct iovec *iov, int n, size_t total, uint64_t at)
+{
+	while (w.offset - at < total) {
+		struct iovec v[2];
+		size_t skip = (size_t)(w.offset - at);
+		int i, nv = 0;
+		ssize_t k;
+
+		for (i = 0; i < n; i++) {
+			if (skip >= iov[i].iov_len) {
+				skip -= iov[i].iov_len;
+				continue;
+			}
+			v[nv].iov_base = (char *)iov[i].iov_base + skip;
+			v[nv++].iov_len = iov[i].iov_len - skip;
+			skip = 0;
+		}
+		k = writev(w.fd, v, nv);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		w.offset += (uint64_t)k;
+	}
+	return 0;
+}
+
+/* A write of the trace, run where its descriptor is (hs_fdkeep_call()). */
+struct write_req {
+	const struct iovec *iov;
+	int n;
+	int lost; /* the trace's descriptor is gone and cannot be opened again */
+};
+
+/*
+ * Append @arg's buffers to the trace whole; reopens the trace if its
+ * descriptor was closed or replaced before or during the write. 0 or -1
+ * with errno.
+ */
+static int write_trace(void *arg)
+{
+	struct write_req *r = arg;
+	uint64_t at = w.offset;
+	size_t total = 0;
+	int i, tries;
+
+	for (i = 0; i < r->n; i++)
+		total += r->iov[i].iov_len;
+	/* (each time, the program took the number over since) */
+	for (tries = 0; tries < 8; tries++) {
+		if (!fd_is_ours() && reattach_patiently(at)) {
+			r->lost = 1;
+			return -1;
+		}
+		if (write_all(r->iov, r->n, total, at)) {
+			if (errno == EBADF)
+				continue; /* closed under the write */
+			return -1;
+		}
+		/* still the trace after the write: it was the trace during it
+		 * (the number is not made ours again but by us) */
+		if (hs_fdkeep_private(&keep) || fd_is_ours())
+			return 0;
+		/* replaced under the write: the bytes the file lacks are
+		 * written again (reattach() finds which) */
+	}
+	r->lost = 1;
+	errno = EAGAIN;
+	return -1;
+}
+
+/* Whether the trace's descriptor is there, reopened if need be (0), or -1 (errno). */
+static int check_trace(void *arg)
+{
+	(void)arg;
+	return fd_is_ours() ? 0 : reattach(w.offset);
+}
+
+/* Close the trace's descriptor. */
+static int close_trace(void *arg)
+{
+	(void)arg;
+	release(w.fd);
+	w.fd = -1;
 	return 0;
 }
 
@@ -362,26 +535,68 @@ static const uint8_t *compress_events(uint8_t *raw, size_t n, uint8_t *zbuf, siz
 	return NULL;
 }
 
+/* Why the trace's descriptor is lost for good, after reattach()'s @err. */
+static const char *lost_why(int err)
+{
+	if (err == EMFILE || err == ENFILE)
+		return "the program closed its file descriptor, and every number is "
+		       "taken";
+	if (err == EAGAIN)
+		return "the program keeps taking the numbers of its file descriptor";
+	return "the program closed or replaced its file descriptor, and its path no "
+	       "longer leads to the trace";
+}
+
+/*
+ * Whether the chunk being built may wait for a descriptor number (every
+ * one is taken, by a program that gave each a file of its own): not when
+ * finishing, nor after PENDING_NS of waiting. Sets the next try.
+ */
+static int may_wait(void)
+{
+	uint64_t now = hs_now_ns();
+
+	if (atomic_load(&w.finish_req))
+		return 0;
+	if (!w.pending) {
+		w.pending = 1;
+		w.pending_ns = now;
+	}
+	if (now - w.pending_ns >= PENDING_NS)
+		return 0;
+	w.retry_ns = now + RETRY_NS;
+	return 1;
+}
+
 /*
  * Compress and write @n bytes at @raw as one chunk of @kind. An EVENTS
- * payload is w.raw, which compress_events() may rearrange.
+ * payload is w.raw, which compress_events() may rearrange. Returns 1 when
+ * the chunk in w.raw waits, untouched, for a descriptor (may_wait()), else
+ * 0 (written, or w.failed).
  */
-static void write_chunk(enum hs_chunk_kind kind, uint8_t *raw, size_t n, uint8_t *zbuf,
-			size_t zcap)
+static int write_chunk(enum hs_chunk_kind kind, uint8_t *raw, size_t n, uint8_t *zbuf,
+		       size_t zcap)
 {
 	uint8_t h[HS_CHUNK_HEADER_SIZE];
 	struct iovec iov[2];
 	const uint8_t *payload = raw;
 	size_t stored = n, raw_n = n;
 	unsigned flags = 0;
-	uint64_t at = w.offset;
+	uint64_t at;
+	struct write_req req = {iov, 2, 0};
 
 	if (w.failed || !n)
-		return;
-	if (!fd_is_ours() && reattach()) {
-		write_failed("the program closed or replaced its file descriptor, and "
-			     "its path no longer leads to the trace");
-		return;
+		return 0;
+	/* the trace's descriptor, before the payload is built (which may
+	 * rearrange w.raw): a chunk that finds no free number can wait */
+	if (hs_fdkeep_call(&keep, check_trace, NULL)) {
+		int err = errno;
+
+		if (transient(err) && kind == HS_CHUNK_EVENTS && raw == w.raw &&
+		    may_wait())
+			return 1;
+		write_failed(lost_why(err));
+		return 0;
 	}
 	if (w.cctx && zbuf && kind == HS_CHUNK_EVENTS && raw == w.raw) {
 		const uint8_t *z =
@@ -404,18 +619,22 @@ static void write_chunk(enum hs_chunk_kind kind, uint8_t *raw, size_t n, uint8_t
 	iov[0].iov_len = sizeof(h);
 	iov[1].iov_base = (void *)payload;
 	iov[1].iov_len = stored;
-	if (write_all(iov, 2)) {
-		write_failed(strerror(errno));
-		return;
+	at = w.offset;
+	if (hs_fdkeep_call(&keep, write_trace, &req)) {
+		write_failed(req.lost ? lost_why(errno) : strerror(errno));
+		return 0;
 	}
 	w.seq++;
 	if (kind == HS_CHUNK_EVENTS)
 		add_index(at);
+	return 0;
 }
 
 static void flush_chunk(void)
 {
-	write_chunk(HS_CHUNK_EVENTS, w.raw, w.len, w.zbuf, w.zcap);
+	if (write_chunk(HS_CHUNK_EVENTS, w.raw, w.len, w.zbuf, w.zcap))
+		return; /* waits for a descriptor: the chunk stays, and grows */
+	w.pending = 0;
 	w.len = 0;
 	w.span_process = 0;
 	w.chunk_records = 0;
@@ -424,20 +643,32 @@ static void flush_chunk(void)
 	w.last_flush_ns = hs_now_ns();
 }
 
-/* Make room for @n more bytes in the chunk. */
-static void ensure_room(size_t n)
+/*
+ * Whether the chunk waits for a descriptor, and its next try is later
+ * (when finishing, every flush is a last try).
+ */
+static int waiting(uint64_t now)
 {
-	if (CHUNK_CAP - w.len < n)
+	return w.pending && now < w.retry_ns && !atomic_load(&w.finish_req);
+}
+
+/*
+ * Make room for @n more bytes in the chunk; 0 when there is none (a full
+ * chunk that waits for a descriptor).
+ */
+static int ensure_room(size_t n)
+{
+	if (CHUNK_CAP - w.len < n && !waiting(hs_now_ns()))
 		flush_chunk();
+	return CHUNK_CAP - w.len >= n;
 }
 
 void hs_writer_emit_sized(unsigned tag, const uint8_t *body, size_t n)
 {
 	uint8_t *p;
 
-	if (n > 8192)
-		return;
-	ensure_room(n + 64);
+	if (n > 8192 || !ensure_room(n + 64))
+		return; /* (RSS samples: the next ones tell the same) */
 	p = w.raw + w.len;
 	if (!w.span_process) {
 		p = hs_enc_span(p, 0, 0, 0);
@@ -489,7 +720,8 @@ static void drain(struct hs_thread *t)
 	if (read_head(t, &head, &ticks, &addr) || head == tail || w.failed)
 		return;
 	n = (size_t)(head - tail);
-	ensure_room(n + SPAN_MAX);
+	if (!ensure_room(n + SPAN_MAX))
+		return; /* the events wait in the ring */
 	/* (read after the head: a record up to it stored its mark before) */
 	if (atomic_load_explicit(&t->rec_end, memory_order_relaxed) > tail)
 		w.chunk_records = 1;
@@ -523,23 +755,41 @@ static void drain_all(void)
 			drain(t);
 }
 
+/* A read of /proc/self/statm, run where its descriptor is (hs_fdkeep_call()). */
+struct statm_req {
+	char *buf;
+	size_t size;
+	ssize_t n;
+};
+
+static int read_statm(void *arg)
+{
+	struct statm_req *r = arg;
+
+	r->n = w.statm_fd < 0 ? -1 : pread(w.statm_fd, r->buf, r->size, 0);
+	/* closed by a raw system call, or another file now (statm is never
+	 * empty), or lost in a reopen: open it again (the next sample reads
+	 * it) */
+	if ((r->n < 0 && (w.statm_fd < 0 || errno == EBADF)) || r->n == 0) {
+		forget(w.statm_fd);
+		w.statm_fd = adopt(open("/proc/self/statm", O_RDONLY | O_CLOEXEC));
+		w.statm_lost = w.statm_fd < 0;
+		r->n = -1;
+	}
+	return 0;
+}
+
 static void sample_rss(void)
 {
 	uint8_t body[2 * HS_VARINT_MAX], *q;
 	char buf[128];
+	struct statm_req req = {buf, sizeof(buf) - 1, -1};
 	ssize_t n;
 
-	if (w.statm_fd < 0)
-		return;
-	n = pread(w.statm_fd, buf, sizeof(buf) - 1, 0);
-	if (n < 0 && errno == EBADF) {
-		/* closed by a raw system call (reattach()): open it again */
-		int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-
-		hs_fd_forget(w.statm_fd);
-		w.statm_fd = fd < 0 ? -1 : hs_fd_move_high(fd);
-		return;
-	}
+	if (w.statm_fd < 0 && !w.statm_lost)
+		return; /* none at start (no /proc) */
+	hs_fdkeep_call(&keep, read_statm, &req);
+	n = req.n;
 	if (n > 0) {
 		const char *s = buf;
 		uint64_t pages = 0;
@@ -679,7 +929,8 @@ static int program_gone(void)
 
 			off += d->d_reclen;
 			if (tid <= 0 || tid == hs_writer_tid ||
-			    tid == atomic_load(&hs_sampler_tid))
+			    tid == atomic_load(&hs_sampler_tid) ||
+			    tid == hs_fdkeep_tid(&keep))
 				continue;
 			alive = task_alive(d->d_name);
 		}
@@ -718,8 +969,9 @@ static void *writer_main(void *arg)
 				w.next_rss_ns = now + RSS_NS;
 		}
 		drain_all();
-		if (w.len >= CHUNK_CAP / 2 ||
-		    (w.len && now - w.last_flush_ns >= FLUSH_NS))
+		if ((w.len >= CHUNK_CAP / 2 ||
+		     (w.len && now - w.last_flush_ns >= FLUSH_NS)) &&
+		    !waiting(now))
 			flush_chunk();
 	}
 	finish_here();
@@ -735,10 +987,8 @@ static void finish_here(void)
 	sample_rss();
 	flush_chunk();
 	write_end();
-	if (atomic_load(&w.finish_req) == 1 && w.fd >= 0) {
-		hs_fd_close(w.fd);
-		w.fd = -1;
-	}
+	if (atomic_load(&w.finish_req) == 1 && w.fd >= 0)
+		hs_fdkeep_call(&keep, close_trace, NULL);
 	atomic_store(&hs_writer_alive, 0);
 	atomic_store(&w.done, 1);
 }
@@ -806,34 +1056,71 @@ static int setup_buffers(void)
 	return 0;
 }
 
+/* The trace's creation, run where the writer's descriptors are (hs_fdkeep_call()). */
+struct open_req {
+	const char *path;
+	int precreated;
+	int not_empty; /* the precreated file is not empty */
+};
+
+/* Open (or create) the trace and /proc/self/statm. 0, or -1 with errno. */
+static int open_trace(void *arg)
+{
+	struct open_req *r = arg;
+	struct stat sb;
+	int fd;
+
+	if (r->precreated)
+		fd = open(r->path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	else
+		fd = open(r->path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC,
+			  0644);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &sb) || (r->precreated && sb.st_size != 0)) {
+		r->not_empty = 1;
+		syscall(SYS_close, fd);
+		return -1;
+	}
+	w.dev = sb.st_dev;
+	w.ino = sb.st_ino;
+	w.fd = adopt(fd);
+	if (w.statm_fd < 0)
+		w.statm_fd = adopt(open("/proc/self/statm", O_RDONLY | O_CLOEXEC));
+	return 0;
+}
+
+/* The keeper (fdkeep.h), started once: the collector's guard keeps its
+ * creation out of the pthread_create() hook. */
+static void start_keeper(void)
+{
+	int guard = hs_tls.guard;
+
+	hs_tls.guard = 1;
+	hs_fdkeep_start(&keep); /* or the program's table (fds.c) */
+	hs_tls.guard = guard;
+}
+
 int hs_writer_start(const char *path, int precreated, unsigned flags, uint64_t parent_pid,
 		    int argc, char **argv)
 {
 	uint8_t header[HS_FILE_HEADER_SIZE];
 	struct hs_process_info info;
-	struct stat sb;
+	struct open_req open_req = {path, precreated, 0};
 	char exe[1024] = "", comm[17] = "", cwd[1024] = "";
 	struct timespec rt;
 	ssize_t n;
-	int fd;
 
-	if (precreated)
-		fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
-	else
-		fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		hs_msg("cannot create '%s': %s; not tracing", path, strerror(errno));
+	start_keeper();
+	if (hs_fdkeep_call(&keep, open_trace, &open_req)) {
+		if (open_req.not_empty)
+			hs_msg("'%s' is not empty; not overwriting it, not tracing",
+			       path);
+		else
+			hs_msg("cannot create '%s': %s; not tracing", path,
+			       strerror(errno));
 		return -1;
 	}
-	if (fstat(fd, &sb) || (precreated && sb.st_size != 0)) {
-		hs_msg("'%s' is not empty; not overwriting it, not tracing", path);
-		close(fd);
-		return -1;
-	}
-	w.fd = hs_fd_move_high(fd);
-	fstat(w.fd, &sb);
-	w.dev = sb.st_dev;
-	w.ino = sb.st_ino;
 	w.path[0] = '\0';
 	if (path[0] == '/')
 		snprintf(w.path, sizeof(w.path), "%s", path);
@@ -847,15 +1134,10 @@ int hs_writer_start(const char *path, int precreated, unsigned flags, uint64_t p
 	atomic_store(&hs_count_modules, 0);
 	atomic_store(&hs_count_threads, 0);
 	atomic_store(&hs_count_lost, 0);
-	if (w.statm_fd < 0) {
-		fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-		if (fd >= 0)
-			w.statm_fd = hs_fd_move_high(fd);
-	}
+	w.pending = 0;
 	if (setup_buffers()) {
 		hs_msg("out of memory; not tracing");
-		hs_fd_close(w.fd);
-		w.fd = -1;
+		hs_fdkeep_call(&keep, close_trace, NULL);
 		return -1;
 	}
 	w.len = 0;
@@ -866,12 +1148,12 @@ int hs_writer_start(const char *path, int precreated, unsigned flags, uint64_t p
 	hs_tw_file_header(header);
 	{
 		struct iovec iov = {header, sizeof(header)};
+		struct write_req req = {&iov, 1, 0};
 
-		if (write_all(&iov, 1)) {
+		if (hs_fdkeep_call(&keep, write_trace, &req)) {
 			hs_msg("cannot write '%s': %s; not tracing", path,
 			       strerror(errno));
-			hs_fd_close(w.fd);
-			w.fd = -1;
+			hs_fdkeep_call(&keep, close_trace, NULL);
 			return -1;
 		}
 	}
@@ -964,12 +1246,19 @@ void hs_writer_resume(void)
 
 void hs_writer_forget(void)
 {
-	if (w.fd >= 0)
-		hs_fd_close(w.fd);
+	if (hs_fdkeep_private(&keep)) {
+		/* the keeper and its table stayed in the parent: the numbers
+		 * are none of the child's */
+		hs_fdkeep_forget(&keep);
+	} else {
+		if (w.fd >= 0)
+			hs_fd_close(w.fd);
+		/* /proc/self/statm was the parent's: a followed child opens its own */
+		if (w.statm_fd >= 0)
+			hs_fd_close(w.statm_fd);
+	}
 	w.fd = -1;
-	/* /proc/self/statm was the parent's: a followed child opens its own */
-	if (w.statm_fd >= 0)
-		hs_fd_close(w.statm_fd);
 	w.statm_fd = -1;
+	w.statm_lost = 0;
 	atomic_store(&hs_writer_alive, 0);
 }

@@ -70,11 +70,11 @@ wait_end() {
 
 # Issue 19, item 11: a close system call made without the libc function
 # (syscall(SYS_close), which no hook sees) closed the trace file, and the
-# whole trace was lost, the events recorded before too. The writer now
-# notices (EBADF, or another file at the number) and opens the trace again
-# by its path, if the file there is still the one it wrote (same inode,
-# same size); a number the program got back for its own file is the
-# program's to close.
+# whole trace was lost, the events recorded before too. The trace is now
+# in a descriptor table of the collector's own, which the program's
+# closes and dup2()s do not reach (src/collector/fdkeep.c); every number
+# is the program's to dup2() onto and to close. (Without that table, the
+# writer notices and opens the trace again by its path: next test.)
 @test "a raw close system call on the trace's descriptor loses nothing" {
 	trace_run -o r.heapscope -- "$TARGETS/lifecycle" raw-close
 	[ "$status" -eq 0 ]
@@ -88,6 +88,30 @@ wait_end() {
 	! grep -q "cannot write the trace" err.txt || false
 	trace_check out.txt u.heapscope
 	[ "$(summary_field u.heapscope status)" = complete ]
+}
+
+# The collector keeps the trace in a descriptor table of its own (a thread
+# that unshare()d it), which the program's closes and dup2()s do not
+# reach. Where unshare() is refused (a seccomp filter, as in containers),
+# the trace is in the program's table: a raw close is noticed and the
+# trace opened again; a chunk that then finds every number taken waits
+# for one (here 150 ms, until the program closes its numbers) instead of
+# stopping the trace.
+@test "where unshare() is refused, the trace waits for a free descriptor number" {
+	status=0
+	"$TARGETS/nounshare" "$HS_BIN" run -o r.heapscope -- "$TARGETS/lifecycle" raw-close \
+		> out.txt 2> err.txt || status=$?
+	[ "$status" -eq 0 ]
+	! grep -q "cannot write the trace" err.txt || false
+	trace_check out.txt r.heapscope
+	[ "$(summary_field r.heapscope status)" = complete ]
+	status=0
+	"$TARGETS/nounshare" "$HS_BIN" run -o f.heapscope -- "$TARGETS/lifecycle" raw-close fill \
+		> out.txt 2> err.txt || status=$?
+	[ "$status" -eq 0 ]
+	! grep -q "cannot write the trace" err.txt || false
+	trace_check out.txt f.heapscope
+	[ "$(summary_field f.heapscope status)" = complete ]
 }
 
 @test "with --cpu, the samples go on after the program closed every descriptor" {
