@@ -39,8 +39,8 @@
 static const char *const stream_names[HS_CC__COUNT + 1] = {
     [HS_CC_TIME] = "TIME",   [HS_CC_ADDR] = "ADDRESS", [HS_CC_REF] = "REF",
     [HS_CC_SIZE] = "SIZE",   [HS_CC_STACK] = "STACK",  [HS_CC_OTHER] = "OTHER",
-    [HS_CC_SIZE_LOW] = "SIZE_LOW", [HS_CC_REF_CLASS] = "REF_CLAS",
-    [HS_CC_REF_OTHER] = "REF_OTHR",
+    [HS_CC_SIZE_LOW] = "SIZE_LOW", [HS_CC_REF_ALLOC] = "REF_ALLC", [HS_CC_REF_CLASS] = "REF_CLAS",
+    [HS_CC_REF_OTHER] = "REF_OTHR", [HS_CC_REF_LOW] = "REF_LOW",
     [HS_CC_RECORDS] = "RECORD",
 };
 

@@ -173,6 +173,18 @@ static inline __attribute__((always_inline)) int expand(struct hs_chunk_unpack *
 		if (hs_get_varint(&s[x], e[x], &(val)))                                  \
 			goto short_column;                                               \
 	} while (0)
+		/* a free's (or an old block's) reference: 4.0 keeps its low 7 bits apart
+		 */
+#define GET_REF(val)                                                                     \
+	do {                                                                             \
+		GET(HS_CC_REF, val);                                                     \
+		if (classes) {                                                           \
+			GET(HS_CC_REF_LOW, low);                                         \
+			if ((val) > (UINT64_MAX >> 7) || low > 127)                      \
+				goto bad_ref;                                            \
+			(val) = (val) << 7 | low;                                        \
+		}                                                                        \
+	} while (0)
 	while (r < end) {
 		unsigned tag = *r;
 
@@ -230,7 +242,7 @@ static inline __attribute__((always_inline)) int expand(struct hs_chunk_unpack *
 		case HS_TAG_FREE:
 		case HS_TAG_REALLOC_FREE:
 		case HS_TAG_FREE_TEMPORARY:
-			GET(HS_CC_REF, ref);
+			GET_REF(ref);
 			if (!ref) {
 				COPY_VALUE(HS_CC_ADDR);
 				addr = last + (uint64_t)hs_unzigzag(v);
@@ -254,7 +266,6 @@ static inline __attribute__((always_inline)) int expand(struct hs_chunk_unpack *
 		default: /* the allocations */
 			break;
 		}
-		GET(HS_CC_REF, ref);
 		if (classes) {
 			/* the size first: its class says whose frees ref counts */
 			struct hs_cu_history *h;
@@ -275,6 +286,7 @@ static inline __attribute__((always_inline)) int expand(struct hs_chunk_unpack *
 			}
 			cls = hs_cc_class(high);
 			h = &t->class_frees[cls];
+			GET(HS_CC_REF_ALLOC, ref);
 			if (!ref) {
 				/* not of its class: of the class it names, else literal
 				 */
@@ -302,6 +314,7 @@ static inline __attribute__((always_inline)) int expand(struct hs_chunk_unpack *
 			else
 				COPY(HS_CC_SIZE);
 		} else {
+			GET(HS_CC_REF, ref);
 			if (!ref) {
 				COPY_VALUE(HS_CC_ADDR);
 				addr = last + (uint64_t)hs_unzigzag(v);
@@ -317,7 +330,7 @@ static inline __attribute__((always_inline)) int expand(struct hs_chunk_unpack *
 		if (hs_tag_is_realloc(tag)) {
 			uint64_t old;
 
-			GET(HS_CC_REF, ref);
+			GET_REF(ref);
 			if (!ref) {
 				COPY_VALUE(HS_CC_ADDR);
 				delta = hs_unzigzag(v);
@@ -349,6 +362,7 @@ static inline __attribute__((always_inline)) int expand(struct hs_chunk_unpack *
 #undef COPY
 #undef COPY_VALUE
 #undef GET
+#undef GET_REF
 	if (d != dend) {
 		*why = d > dend ? "a compact chunk's records are longer than it says"
 				: "a compact chunk's records are shorter than it says";

@@ -722,10 +722,20 @@ compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc, uint8_t *scratc
 		if (hs_get_svarint(&next, end, &(d)))                                    \
 			return 0;                                                        \
 	} while (0)
-	/* Write reference r, then the address delta only where r is 0. */
+	/*
+	 * Write reference r, then the address delta only where r is 0. In a
+	 * 4.0 payload (a free's or an old block's r) its low 7 bits go to
+	 * a stream of their own: Huffman codes them, near uniform, apart
+	 * from the rest.
+	 */
 #define CC_REF_OR_ADDR(r)                                                                \
 	do {                                                                             \
-		s[HS_CC_REF] = hs_put_varint(s[HS_CC_REF], (r));                         \
+		if (classes) {                                                           \
+			s[HS_CC_REF] = hs_put_varint(s[HS_CC_REF], (r) >> 7);            \
+			*s[HS_CC_REF_LOW]++ = (uint8_t)((r)&127);                        \
+		} else {                                                                 \
+			s[HS_CC_REF] = hs_put_varint(s[HS_CC_REF], (r));                 \
+		}                                                                        \
 		if (r)                                                                   \
 			p = next;                                                        \
 		else                                                                     \
@@ -810,7 +820,8 @@ compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc, uint8_t *scratc
 				ref = entry && cc_class(entry) == cls
 					  ? cc_back(class_frees[cls], cc_freed(entry))
 					  : 0;
-				s[HS_CC_REF] = hs_put_varint(s[HS_CC_REF], ref);
+				s[HS_CC_REF_ALLOC] =
+				    hs_put_varint(s[HS_CC_REF_ALLOC], ref);
 				if (!ref && entry && cc_freed(entry)) {
 					/* a free of another class, or of none */
 					unsigned other = cc_class(entry);

@@ -633,7 +633,9 @@ int hs_chunk_join(const uint8_t *in, size_t n, uint8_t *out, size_t cap, size_t 
  * SIZE_LOW stream. The layout (docs/trace-format.md, "Compact chunks"):
  * the length of the records it stands for, the varint stream lengths
  * (times, addresses, references, sizes, stacks, other; since 4.0 then
- * the sizes' low bits, the other references' classes and places), those
+ * the sizes' low bits, the allocations' references, the other
+ * references' classes and places, the frees' references' low bits),
+ * those
  * streams, then the record stream up to the end. The encoder is
  * here (it allocates nothing: the collector runs it); the decoder, which
  * keeps the histories, is trace_compact.h's.
@@ -646,10 +648,14 @@ enum hs_compact_stream {
 	HS_CC_STACK,	 /* stack node ids */
 	HS_CC_OTHER,	 /* alignment, lead, prot, flags */
 	HS_CC_SIZE_LOW,	 /* since 4.0: a heap size's low bits, a byte each */
-	HS_CC_REF_CLASS, /* since 4.0, where an allocation's REF is 0: 0, its
+	HS_CC_REF_ALLOC, /* since 4.0: an allocation's reference (REF: the
+			  * frees' and old blocks' alone) in its class */
+	HS_CC_REF_CLASS, /* since 4.0, where REF_ALLOC is 0: 0, its
 			  * address is literal; else 1 + the class of the
 			  * free it names (HS_CC_UNCLASSED: of no class) */
 	HS_CC_REF_OTHER, /* and then how far back among that class's frees */
+	HS_CC_REF_LOW,	 /* since 4.0: the low 7 bits of a free's REF, a byte
+			  * each (REF: the rest) */
 	HS_CC__COUNT,
 	HS_CC_RECORDS = HS_CC__COUNT, /* tags and the other records */
 };
