@@ -405,6 +405,7 @@ static void golden_payload(void **state)
  * 3.0's references, counting every free, go as far back as there are
  * classes.
  */
+#define ROUNDS 100 /* of 80 events, about 6 bytes each: in fits them */
 static void allocations_refer_within_their_class(void **state)
 {
 	static uint8_t in[RECORDS_MAX];
@@ -423,7 +424,7 @@ static void allocations_refer_within_their_class(void **state)
 				 1, 0);
 		last = addr[i];
 	}
-	for (round = 0; round < 200; round++) {
+	for (round = 0; round < ROUNDS; round++) {
 		/* free one block of each class in a random order, then take
 		 * each back, in another order, with a size of its class */
 		size_t order[40];
@@ -463,12 +464,12 @@ static void allocations_refer_within_their_class(void **state)
 		assert_int_equal(hs_get_varint(&q, packed + c, &v), 0);
 	for (i = 0; i < HS_CC_REF_ALLOC; i++)
 		q += len[1 + i];
-	assert_int_equal(len[1 + HS_CC_REF_ALLOC], 40 + 200 * 40);
-	for (i = 0; i < 40 + 200 * 40; i++)
+	assert_int_equal(len[1 + HS_CC_REF_ALLOC], 40 + ROUNDS * 40);
+	for (i = 0; i < 40 + ROUNDS * 40; i++)
 		assert_int_equal(q[i], i >= 40);
 	/* the frees' references, 1 to 40 back, are their low bits alone */
-	assert_int_equal(len[1 + HS_CC_REF], 200 * 40);
-	assert_int_equal(len[1 + HS_CC_REF_LOW], 200 * 40);
+	assert_int_equal(len[1 + HS_CC_REF], ROUNDS * 40);
+	assert_int_equal(len[1 + HS_CC_REF_LOW], ROUNDS * 40);
 	assert_int_equal(hs_chunk_unpack(&u, flags, packed, c, &out, &got, &why), 0);
 	assert_int_equal(got, n);
 	assert_memory_equal(out, in, n);
