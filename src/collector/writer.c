@@ -808,6 +808,7 @@ static int setup_buffers(void)
 	if (w.zcol && w.enc) {
 		w.col_scratch = w.zcol + w.zcol_cap;
 		w.compact = w.col_scratch + HS_CC_SCRATCH(CHUNK_CAP);
+		w.enc->scratch_room = CHUNK_CAP + HS_CS_SLACK;
 		/* the address table is looked up at random: huge pages spare
 		 * the TLB (a hint; without them it works the same) */
 		syscall(SYS_madvise, w.enc, sizeof(*w.enc), MADV_HUGEPAGE);

@@ -696,7 +696,10 @@ compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc, uint8_t *scratc
 	struct hs_cc_thread *thread = NULL;
 	uint32_t *class_frees = NULL; /* the thread's frees per size class */
 	uint64_t last = 0, total = 0;
-	size_t room = n + HS_CS_SLACK;
+	/* a fixed stride where the caller gives one: each stream then
+	 * writes the same pages chunk after chunk */
+	size_t room =
+	    enc->scratch_room >= n + HS_CS_SLACK ? enc->scratch_room : n + HS_CS_SLACK;
 	unsigned i;
 
 	cc_new_chunk(enc);

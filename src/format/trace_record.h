@@ -732,6 +732,15 @@ struct hs_compact_enc {
 	 * which suits random sizes, else whole, which suits sizes that
 	 * repeat in runs (zstd matches them) */
 	int split_sizes;
+	/*
+	 * The caller's too: the records the scratch has room for (its
+	 * HS_CC_SCRATCH(), less the slack), or 0. The streams' regions in
+	 * the scratch are that far apart, not as far as each chunk's
+	 * length: otherwise a stream's region starts elsewhere in every
+	 * chunk of another length, and over many chunks the scratch's
+	 * pages are all touched.
+	 */
+	size_t scratch_room;
 	uint32_t gen, nr_threads, nr_addrs;
 	struct hs_cc_thread threads[HS_CC_THREADS];
 	struct hs_cc_addr addrs[HS_CC_TABLE];
@@ -744,10 +753,10 @@ struct hs_compact_enc {
  * Encode the records [@in, @in + @n) as a compact payload with size
  * classes (chunk flags HS_CHUNK_COMPACT | HS_CHUNK_CLASSES) at @out (room
  * for @cap bytes; not @in), using @enc and @scratch (HS_CC_SCRATCH(@n)
- * bytes). Returns the payload's length, or 0 when a record is not one
- * this version knows (a fixed tag it has no layout for), is malformed,
- * or the payload does not fit @cap: the caller then writes the records
- * another way. Allocates nothing.
+ * bytes, or HS_CC_SCRATCH(enc->scratch_room - HS_CS_SLACK) when larger). Returns the
+ * payload's length, or 0 when a record is not one this version knows (a fixed tag it has
+ * no layout for), is malformed, or the payload does not fit @cap: the caller then writes
+ * the records another way. Allocates nothing.
  */
 size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 			uint8_t *scratch, uint8_t *out, size_t cap);
