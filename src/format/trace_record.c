@@ -849,8 +849,10 @@ compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc, uint8_t *scratc
 					    hs_put_varint(s[HS_CC_SIZE], high);
 					*s[HS_CC_SIZE_LOW]++ = (uint8_t)((size + 7) & 15);
 				} else {
-					p = next;
-					CC_COPY(HS_CC_SIZE);
+					/* the bytes parsed above, as they are */
+					memcpy(s[HS_CC_SIZE], next, (size_t)(f - next));
+					s[HS_CC_SIZE] += f - next;
+					p = f;
 				}
 			} else {
 				ref = entry ? cc_back(thread->frees, cc_freed(entry)) : 0;
