@@ -7,7 +7,10 @@
  * For each EVENTS chunk of each FILE: the bytes the file spends on it;
  * its records encoded compact by this build's encoder (hs_chunk_compact(),
  * the collector's), compressed with zstd -1 as the writer does (its
- * blocks ending where the streams do); plain,
+ * blocks ending where the streams do), heap sizes whole and split (the
+ * better of the two per chunk; the streams are the split one's); the
+ * same with the 3.0 encoder (hs_chunk_compact_3_0(), no size classes);
+ * plain,
  * compressed the same way; the better of the two; and each stream of the
  * compact payload compressed alone, which says which field the bytes go
  * to. Then the share of the heap events whose address the compact
@@ -36,12 +39,14 @@
 static const char *const stream_names[HS_CC__COUNT + 1] = {
     [HS_CC_TIME] = "TIME",   [HS_CC_ADDR] = "ADDRESS", [HS_CC_REF] = "REF",
     [HS_CC_SIZE] = "SIZE",   [HS_CC_STACK] = "STACK",  [HS_CC_OTHER] = "OTHER",
+    [HS_CC_SIZE_LOW] = "SIZE_LOW", [HS_CC_REF_ALLOC] = "REF_ALLC", [HS_CC_REF_CLASS] = "REF_CLAS",
+    [HS_CC_REF_OTHER] = "REF_OTHR", [HS_CC_REF_LOW] = "REF_LOW",
     [HS_CC_RECORDS] = "RECORD",
 };
 
 struct totals {
 	uint64_t chunks, compact_chunks, records;
-	uint64_t file, compact, plain, best;
+	uint64_t file, compact, compact_whole, compact_split, compact_3_0, plain, best;
 	uint64_t stream[HS_CC__COUNT + 1];
 	uint64_t old_frees, fresh_allocs;
 };
@@ -76,7 +81,7 @@ static int is_free(unsigned tag)
  * (collector/writer.c, compress_compact()): one frame whose blocks end
  * where the streams do. Its size, or @n when it does not come out.
  */
-static uint64_t zsize_compact(struct tables *t, const uint8_t *c, size_t n)
+static uint64_t zsize_compact(struct tables *t, const uint8_t *c, size_t n, unsigned count)
 {
 	ZSTD_outBuffer ob = { t->z, t->z_cap, 0 };
 	const uint8_t *q = c, *end = c + n;
@@ -86,21 +91,21 @@ static uint64_t zsize_compact(struct tables *t, const uint8_t *c, size_t n)
 
 	if (hs_get_varint(&q, end, &len))
 		return n;
-	for (i = 1; i <= HS_CC__COUNT; i++) {
+	for (i = 1; i <= count; i++) {
 		if (hs_get_varint(&q, end, &len))
 			return n;
 		part[i] = (size_t)len;
 	}
 	part[0] = (size_t)(q - c);
-	for (i = 1; i <= HS_CC__COUNT; i++)
+	for (i = 1; i <= count; i++)
 		q += part[i];
-	part[HS_CC__COUNT + 1] = (size_t)(end - q);
+	part[count + 1] = (size_t)(end - q);
 	ZSTD_CCtx_reset(t->cctx, ZSTD_reset_session_and_parameters);
 	ZSTD_CCtx_setParameter(t->cctx, ZSTD_c_compressionLevel, LEVEL);
 	ZSTD_CCtx_setPledgedSrcSize(t->cctx, n);
-	for (i = 0; i < HS_CC__COUNT + 2; i++) {
+	for (i = 0; i < count + 2; i++) {
 		ZSTD_inBuffer ib = { c + at, part[i], 0 };
-		ZSTD_EndDirective how = i == HS_CC__COUNT + 1 ? ZSTD_e_end : ZSTD_e_flush;
+		ZSTD_EndDirective how = i == count + 1 ? ZSTD_e_end : ZSTD_e_flush;
 
 		do {
 			left = ZSTD_compressStream2(t->cctx, &ob, &ib, how);
@@ -157,8 +162,8 @@ static int classify(struct tables *t, const uint8_t *p, const uint8_t *end,
 static int chunk(struct tables *t, const struct hs_chunk_header *h, const uint8_t *p,
 		 const uint8_t *end, struct totals *tot)
 {
-	size_t n = (size_t)(end - p), c;
-	uint64_t plain, compact, len[HS_CC__COUNT + 1];
+	size_t n = (size_t)(end - p), c, c3;
+	uint64_t plain, compact, whole, len[HS_CC__COUNT + 1];
 	const uint8_t *q, *qend;
 	unsigned i;
 
@@ -172,10 +177,31 @@ static int chunk(struct tables *t, const struct hs_chunk_header *h, const uint8_
 	if (!c) {
 		/* a record the encoder has no layout for: plain only */
 		tot->compact += plain;
+		tot->compact_whole += plain;
+		tot->compact_split += plain;
+		tot->compact_3_0 += plain;
 		tot->best += plain;
 		return classify(t, p, end, tot);
 	}
-	compact = HS_CHUNK_HEADER_SIZE + zsize_compact(t, t->packed, c);
+	/* the 3.0 encoder's, for comparison (its tables are the same) */
+	c3 = hs_chunk_compact_3_0(p, n, t->enc, t->scratch, t->packed,
+				  2 * HS_CHUNK_MAX + HS_CC_HEADER_MAX);
+	tot->compact_3_0 +=
+	    HS_CHUNK_HEADER_SIZE + (c3 ? zsize_compact(t, t->packed, c3, HS_CC_COUNT_3_0)
+				       : plain);
+	/* sizes whole, then split (whose streams are shown) */
+	t->enc->split_sizes = 0;
+	c = hs_chunk_compact(p, n, t->enc, t->scratch, t->packed,
+			     2 * HS_CHUNK_MAX + HS_CC_HEADER_MAX);
+	whole = HS_CHUNK_HEADER_SIZE + zsize_compact(t, t->packed, c, HS_CC__COUNT);
+	t->enc->split_sizes = 1;
+	c = hs_chunk_compact(p, n, t->enc, t->scratch, t->packed,
+			     2 * HS_CHUNK_MAX + HS_CC_HEADER_MAX);
+	compact = HS_CHUNK_HEADER_SIZE + zsize_compact(t, t->packed, c, HS_CC__COUNT);
+	tot->compact_whole += whole;
+	tot->compact_split += compact;
+	if (whole < compact)
+		compact = whole;
 	tot->compact += compact;
 	tot->best += compact < plain ? compact : plain;
 	q = t->packed;
@@ -201,9 +227,11 @@ static void report(const char *path, const struct totals *tot)
 	printf("%s: %llu EVENTS chunks (%llu compact in the file), %llu heap event records\n",
 	       path, (unsigned long long)tot->chunks, (unsigned long long)tot->compact_chunks,
 	       (unsigned long long)tot->records);
-	printf("  B/record: file %.3f; every chunk compact %.3f, plain %.3f, the better of "
-	       "the two %.3f\n",
-	       tot->file / r, tot->compact / r, tot->plain / r, tot->best / r);
+	printf("  B/record: file %.3f; every chunk compact %.3f (sizes whole %.3f, split "
+	       "%.3f; 3.0's compact %.3f), plain %.3f, the better of compact and plain "
+	       "%.3f\n",
+	       tot->file / r, tot->compact / r, tot->compact_whole / r,
+	       tot->compact_split / r, tot->compact_3_0 / r, tot->plain / r, tot->best / r);
 	for (i = 0; i <= HS_CC__COUNT; i++)
 		sum += tot->stream[i];
 	for (i = 0; i <= HS_CC__COUNT; i++)

@@ -482,7 +482,9 @@ static size_t compress_compact(uint8_t *out, size_t cap, const uint8_t *c, size_
 /*
  * Compress the EVENTS payload of @n bytes at @raw to @zbuf (@zcap bytes),
  * compact (hs_chunk_compact(), into w.compact) when that is an eighth
- * smaller or more, as the last trial found or this one finds. Returns the
+ * smaller or more, as the last trial found or this one finds. A trial
+ * also picks how the compact chunks write heap sizes (split, which
+ * suits random sizes, or whole, which suits sizes that repeat). Returns the
  * payload to write (NULL: @raw as it is) with its *@stored size, its
  * *@raw_n size after decompression and its chunk *@flags.
  */
@@ -492,6 +494,7 @@ static const uint8_t *compress_events(uint8_t *raw, size_t n, uint8_t *zbuf, siz
 	int trial = w.col_trial == 0 && n >= COL_TRIAL_MIN && w.compact;
 	int use = w.col_use && w.compact;
 	size_t z = 0, zc = 0, c = 0;
+	int held = 1; /* w.compact holds the payload of c bytes */
 	uint8_t *zout = trial ? w.zcol : zbuf; /* a trial keeps both */
 
 	if (trial || use)
@@ -499,6 +502,24 @@ static const uint8_t *compress_events(uint8_t *raw, size_t n, uint8_t *zbuf, siz
 				     w.compact_cap);
 	if (c) {
 		zc = compress_compact(zout, trial ? w.zcol_cap : zcap, w.compact, c);
+	}
+	if (trial && zc) {
+		/* heap sizes the other way too (split or whole), through zbuf */
+		size_t c2, zc2 = 0;
+
+		w.enc->split_sizes = !w.enc->split_sizes;
+		c2 = hs_chunk_compact(raw, n, w.enc, w.col_scratch, w.compact,
+				      w.compact_cap);
+		if (c2)
+			zc2 = compress_compact(zbuf, zcap, w.compact, c2);
+		if (zc2 && zc2 < zc) {
+			memcpy(zout, zbuf, zc2);
+			zc = zc2;
+			c = c2;
+		} else {
+			w.enc->split_sizes = !w.enc->split_sizes;
+			held = 0; /* w.compact holds the other payload */
+		}
 	}
 	/* plain: on a trial, or where compact did not come out (a record
 	 * the encoder has no layout for) */
@@ -517,7 +538,7 @@ static const uint8_t *compress_events(uint8_t *raw, size_t n, uint8_t *zbuf, siz
 	if (zc && (!z || zc < z - z / 8) && zc < c) {
 		*stored = zc;
 		*raw_n = c;
-		*flags = HS_CHUNK_ZSTD | HS_CHUNK_COMPACT;
+		*flags = HS_CHUNK_ZSTD | HS_CHUNK_COMPACT | HS_CHUNK_CLASSES;
 		return zout;
 	}
 	if (z && z < n) {
@@ -526,10 +547,10 @@ static const uint8_t *compress_events(uint8_t *raw, size_t n, uint8_t *zbuf, siz
 		*flags = HS_CHUNK_ZSTD;
 		return zbuf;
 	}
-	if (c && c < n) {
+	if (c && held && c < n) {
 		/* the compact payload, as it is */
 		*stored = *raw_n = c;
-		*flags = HS_CHUNK_COMPACT;
+		*flags = HS_CHUNK_COMPACT | HS_CHUNK_CLASSES;
 		return w.compact;
 	}
 	return NULL;
@@ -1037,6 +1058,7 @@ static int setup_buffers(void)
 	if (w.zcol && w.enc) {
 		w.col_scratch = w.zcol + w.zcol_cap;
 		w.compact = w.col_scratch + HS_CC_SCRATCH(CHUNK_CAP);
+		w.enc->scratch_room = CHUNK_CAP + HS_CS_SLACK;
 		/* the address table is looked up at random: huge pages spare
 		 * the TLB (a hint; without them it works the same) */
 		syscall(SYS_madvise, w.enc, sizeof(*w.enc), MADV_HUGEPAGE);

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+_Static_assert(HS_CU_CLASSES == HS_CC_CLASSES + 1, "a 4.0 payload's size classes");
+
 /* Room past the records that one event may write before it is checked
  * (a tag and six fields), and hs__copy_varint()'s slack. */
 #define EVENT_ROOM (1 + 6 * HS_VARINT_MAX + HS_CS_SLACK)
@@ -53,6 +55,8 @@ static struct hs_cu_thread *thread_of(struct hs_chunk_unpack *u, uint64_t tid)
 	u->slots[i] = (uint32_t)++u->nr_threads;
 	t->tid = tid;
 	t->nr_allocs = t->nr_frees = 0;
+	for (k = 0; k < HS_CU_CLASSES; k++)
+		t->class_frees[k].nr = 0;
 	return t;
 }
 
@@ -65,6 +69,29 @@ static inline int remember(uint64_t **arr, size_t *nr, size_t *alloc, uint64_t a
 	return 0;
 }
 
+/* Append an allocation at @addr of size class @cls (4.0); 0 or -ENOMEM. */
+static inline int remember_block(struct hs_cu_thread *t, uint64_t addr, unsigned cls)
+{
+	if (__builtin_expect(t->nr_allocs == t->alloc_alloc_class, 0) &&
+	    HS_GROW(t->alloc_class, t->nr_allocs + 1, t->alloc_alloc_class))
+		return -ENOMEM;
+	t->alloc_class[t->nr_allocs] = (uint8_t)cls;
+	return remember(&t->allocs, &t->nr_allocs, &t->alloc_allocs, addr);
+}
+
+/*
+ * A free at @addr (4.0) that named the thread's allocation number
+ * @block: a free of that allocation's class (SIZE_MAX: literal, of no
+ * class); 0 or -ENOMEM.
+ */
+static inline int remember_free(struct hs_cu_thread *t, uint64_t addr, size_t block)
+{
+	struct hs_cu_history *h =
+	    &t->class_frees[block == SIZE_MAX ? HS_CC_UNCLASSED : t->alloc_class[block]];
+
+	return remember(&h->addr, &h->nr, &h->alloc, addr);
+}
+
 /* Forget the threads of the last chunk (their histories' memory is kept). */
 static void new_chunk(struct hs_chunk_unpack *u)
 {
@@ -73,14 +100,23 @@ static void new_chunk(struct hs_chunk_unpack *u)
 	u->nr_threads = 0;
 }
 
-static int expand(struct hs_chunk_unpack *u, const uint8_t *in, size_t n, size_t *out_len,
-		  const char **why)
+/*
+ * The records of compact payload [@in, @in + @n) into u->out: 3.0's, or
+ * with @classes 4.0's (allocations refer to the frees of their size
+ * class; a heap size is its class and its low bits).
+ */
+static inline __attribute__((always_inline)) int expand(struct hs_chunk_unpack *u,
+							const uint8_t *in, size_t n,
+							size_t *out_len, const char **why,
+							const int classes)
 {
+	const unsigned count = classes ? HS_CC__COUNT : HS_CC_COUNT_3_0;
 	const uint8_t *q = in, *end = in + n, *s[HS_CC__COUNT], *e[HS_CC__COUNT], *r;
-	uint64_t len, total, last = 0, ref, addr, v;
+	uint64_t len, total, last = 0, ref, addr, v, high, low, other, size;
+	int split;
 	struct hs_cu_thread *t;
 	uint8_t *d, *dend;
-	unsigned i;
+	unsigned i, cls;
 	int64_t delta;
 
 	if (hs_get_varint(&q, end, &total)) {
@@ -91,14 +127,14 @@ static int expand(struct hs_chunk_unpack *u, const uint8_t *in, size_t n, size_t
 		*why = "a compact chunk's records are longer than a chunk";
 		return -1;
 	}
-	for (i = 0; i < HS_CC__COUNT; i++) {
+	for (i = 0; i < count; i++) {
 		if (hs_get_varint(&q, end, &len)) {
 			*why = "bad column lengths";
 			return -1;
 		}
 		s[i] = (const uint8_t *)(uintptr_t)len; /* placed below */
 	}
-	for (i = 0; i < HS_CC__COUNT; i++) {
+	for (i = 0; i < count; i++) {
 		len = (uint64_t)(uintptr_t)s[i];
 		if (len > (uint64_t)(end - q)) {
 			*why = "a column runs past the end of the payload";
@@ -109,6 +145,8 @@ static int expand(struct hs_chunk_unpack *u, const uint8_t *in, size_t n, size_t
 		e[i] = q;
 	}
 	r = q;
+	/* a 4.0 payload's heap sizes are split where SIZE_LOW holds bytes */
+	split = classes && s[HS_CC_SIZE_LOW] != e[HS_CC_SIZE_LOW];
 	if (HS_GROW(u->out, (size_t)total + EVENT_ROOM, u->alloc_out))
 		return -ENOMEM;
 	new_chunk(u);
@@ -134,6 +172,18 @@ static int expand(struct hs_chunk_unpack *u, const uint8_t *in, size_t n, size_t
 	do {                                                                             \
 		if (hs_get_varint(&s[x], e[x], &(val)))                                  \
 			goto short_column;                                               \
+	} while (0)
+		/* a free's (or an old block's) reference: 4.0 keeps its low 7 bits apart
+		 */
+#define GET_REF(val)                                                                     \
+	do {                                                                             \
+		GET(HS_CC_REF, val);                                                     \
+		if (classes) {                                                           \
+			GET(HS_CC_REF_LOW, low);                                         \
+			if ((val) > (UINT64_MAX >> 7) || low > 127)                      \
+				goto bad_ref;                                            \
+			(val) = (val) << 7 | low;                                        \
+		}                                                                        \
 	} while (0)
 	while (r < end) {
 		unsigned tag = *r;
@@ -192,7 +242,7 @@ static int expand(struct hs_chunk_unpack *u, const uint8_t *in, size_t n, size_t
 		case HS_TAG_FREE:
 		case HS_TAG_REALLOC_FREE:
 		case HS_TAG_FREE_TEMPORARY:
-			GET(HS_CC_REF, ref);
+			GET_REF(ref);
 			if (!ref) {
 				COPY_VALUE(HS_CC_ADDR);
 				addr = last + (uint64_t)hs_unzigzag(v);
@@ -202,29 +252,85 @@ static int expand(struct hs_chunk_unpack *u, const uint8_t *in, size_t n, size_t
 			} else {
 				goto bad_ref;
 			}
-			if (remember(&t->frees, &t->nr_frees, &t->alloc_frees, addr))
+			if (classes) {
+				/* of its allocation's class; a literal one of none */
+				if (remember_free(t, addr,
+						  ref ? t->nr_allocs - ref : SIZE_MAX))
+					return -ENOMEM;
+			} else if (remember(&t->frees, &t->nr_frees, &t->alloc_frees,
+					    addr)) {
 				return -ENOMEM;
+			}
 			last = addr;
 			continue;
 		default: /* the allocations */
 			break;
 		}
-		GET(HS_CC_REF, ref);
-		if (!ref) {
-			COPY_VALUE(HS_CC_ADDR);
-			addr = last + (uint64_t)hs_unzigzag(v);
-		} else if (ref <= t->nr_frees) {
-			addr = t->frees[t->nr_frees - ref];
-			d = hs_put_svarint(d, (int64_t)(addr - last));
+		if (classes) {
+			/* the size first: its class says whose frees ref counts */
+			struct hs_cu_history *h;
+
+			if (split) {
+				GET(HS_CC_SIZE, high);
+				GET(HS_CC_SIZE_LOW, low);
+				if (low > 15)
+					goto bad_size;
+				size = (high << 4) + low - 7;
+			} else {
+				/* copied as it is below, after the address */
+				const uint8_t *at = s[HS_CC_SIZE];
+
+				if (hs_get_varint(&at, e[HS_CC_SIZE], &size))
+					goto short_column;
+				high = hs_cc_size_high(size);
+			}
+			cls = hs_cc_class(high);
+			h = &t->class_frees[cls];
+			GET(HS_CC_REF_ALLOC, ref);
+			if (!ref) {
+				/* not of its class: of the class it names, else literal
+				 */
+				GET(HS_CC_REF_CLASS, other);
+				if (other > HS_CU_CLASSES)
+					goto bad_class;
+				if (other) {
+					h = &t->class_frees[other - 1];
+					GET(HS_CC_REF_OTHER, ref);
+					if (!ref)
+						goto bad_ref;
+				}
+			}
+			if (!ref) {
+				COPY_VALUE(HS_CC_ADDR);
+				addr = last + (uint64_t)hs_unzigzag(v);
+			} else if (ref <= h->nr) {
+				addr = h->addr[h->nr - ref];
+				d = hs_put_svarint(d, (int64_t)(addr - last));
+			} else {
+				goto bad_ref;
+			}
+			if (split)
+				d = hs_put_varint(d, size);
+			else
+				COPY(HS_CC_SIZE);
 		} else {
-			goto bad_ref;
+			GET(HS_CC_REF, ref);
+			if (!ref) {
+				COPY_VALUE(HS_CC_ADDR);
+				addr = last + (uint64_t)hs_unzigzag(v);
+			} else if (ref <= t->nr_frees) {
+				addr = t->frees[t->nr_frees - ref];
+				d = hs_put_svarint(d, (int64_t)(addr - last));
+			} else {
+				goto bad_ref;
+			}
+			COPY(HS_CC_SIZE);
 		}
-		COPY(HS_CC_SIZE);
 		COPY(HS_CC_STACK);
 		if (hs_tag_is_realloc(tag)) {
 			uint64_t old;
 
-			GET(HS_CC_REF, ref);
+			GET_REF(ref);
 			if (!ref) {
 				COPY_VALUE(HS_CC_ADDR);
 				delta = hs_unzigzag(v);
@@ -236,25 +342,33 @@ static int expand(struct hs_chunk_unpack *u, const uint8_t *in, size_t n, size_t
 				goto bad_ref;
 			}
 			COPY(HS_CC_OTHER);
-			if (old &&
-			    remember(&t->frees, &t->nr_frees, &t->alloc_frees, old))
+			if (classes) {
+				if (old &&
+				    remember_free(t, old,
+						  ref ? t->nr_allocs - ref : SIZE_MAX))
+					return -ENOMEM;
+			} else if (old && remember(&t->frees, &t->nr_frees,
+						   &t->alloc_frees, old)) {
 				return -ENOMEM;
+			}
 		} else if (hs_tag_has_align(tag)) {
 			COPY(HS_CC_OTHER);
 		}
-		if (remember(&t->allocs, &t->nr_allocs, &t->alloc_allocs, addr))
+		if (classes ? remember_block(t, addr, cls)
+			    : remember(&t->allocs, &t->nr_allocs, &t->alloc_allocs, addr))
 			return -ENOMEM;
 		last = addr;
 	}
 #undef COPY
 #undef COPY_VALUE
 #undef GET
+#undef GET_REF
 	if (d != dend) {
 		*why = d > dend ? "a compact chunk's records are longer than it says"
 				: "a compact chunk's records are shorter than it says";
 		return -1;
 	}
-	for (i = 0; i < HS_CC__COUNT; i++) {
+	for (i = 0; i < count; i++) {
 		if (s[i] != e[i]) {
 			*why = "a column holds more than its events";
 			return -1;
@@ -268,6 +382,12 @@ short_column:
 bad_ref:
 	*why =
 	    "an address refers back past the start of its thread's history in the chunk";
+	return -1;
+bad_size:
+	*why = "a size's low bits are more than 4 bits";
+	return -1;
+bad_class:
+	*why = "an address refers to a size class that does not exist";
 	return -1;
 bad_record:
 	*why = "unknown or malformed record in a compact chunk";
@@ -283,7 +403,8 @@ int hs_chunk_unpack(struct hs_chunk_unpack *u, unsigned flags, const uint8_t *in
 	int err;
 
 	if (flags & HS_CHUNK_COMPACT) {
-		err = expand(u, in, n, out_len, why);
+		err = flags & HS_CHUNK_CLASSES ? expand(u, in, n, out_len, why, 1)
+					       : expand(u, in, n, out_len, why, 0);
 		if (err)
 			return err;
 		*out = u->out;
@@ -307,8 +428,14 @@ void hs_chunk_unpack_release(struct hs_chunk_unpack *u)
 	size_t i;
 
 	for (i = 0; i < u->used_threads; i++) {
-		hs_free(u->threads[i].allocs);
-		hs_free(u->threads[i].frees);
+		struct hs_cu_thread *t = &u->threads[i];
+		size_t c;
+
+		hs_free(t->allocs);
+		hs_free(t->frees);
+		hs_free(t->alloc_class);
+		for (c = 0; c < HS_CU_CLASSES; c++)
+			hs_free(t->class_frees[c].addr);
 	}
 	hs_free(u->threads);
 	hs_free(u->slots);

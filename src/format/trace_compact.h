@@ -6,9 +6,10 @@
 
 /*
  * trace_compact - the reader's side of an EVENTS chunk's payload: a
- * columnar payload (2.x, hs_chunk_join()) or a compact one (3.x, whose
- * heap addresses refer back to the thread's allocations and frees in the
- * chunk; hs_chunk_compact() in trace_record.h writes them) is put back
+ * columnar payload (2.x, hs_chunk_join()) or a compact one (3.x and 4.x,
+ * whose heap addresses refer back to the thread's allocations and frees
+ * in the chunk, since 4.0 an allocation's to the frees of its size class;
+ * hs_chunk_compact() in trace_record.h writes them) is put back
  * into the record sequence that a plain chunk holds, which the record
  * decoder reads as usual.
  *
@@ -22,10 +23,25 @@
  * malformed, never a read or write out of bounds.
  */
 
+/* A 4.0 payload's size classes and no class (HS_CC_CLASSES + 1 of
+ * trace_record.h) */
+#define HS_CU_CLASSES 64
+
+/* Addresses in chunk order. */
+struct hs_cu_history {
+	uint64_t *addr;
+	size_t nr, alloc;
+};
+
 struct hs_cu_thread {
 	uint64_t tid;
 	uint64_t *allocs, *frees; /* addresses in chunk order */
 	size_t nr_allocs, nr_frees, alloc_allocs, alloc_frees;
+	/* a 4.0 payload's: each allocation's size class, beside allocs */
+	uint8_t *alloc_class;
+	size_t alloc_alloc_class;
+	/* and its frees of each class, then those of no class */
+	struct hs_cu_history class_frees[HS_CU_CLASSES];
 };
 
 struct hs_chunk_unpack {

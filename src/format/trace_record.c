@@ -555,10 +555,11 @@ static struct hs_cc_thread *cc_thread(struct hs_compact_enc *enc, uint64_t tid)
 		if (t->gen != enc->gen) {
 			if (enc->nr_threads >= HS_CC_THREADS / 2)
 				return NULL;
-			enc->nr_threads++;
+			t->row = enc->nr_threads++;
 			t->gen = enc->gen;
 			t->tid = tid;
 			t->allocs = t->frees = 0;
+			memset(enc->class_frees[t->row], 0, sizeof(enc->class_frees[0]));
 			return t;
 		}
 		if (t->tid == tid)
@@ -568,7 +569,9 @@ static struct hs_cc_thread *cc_thread(struct hs_compact_enc *enc, uint64_t tid)
 
 /* A mark's parts (struct hs_cc_addr). */
 #define CC_NUM_MASK ((1ull << HS_CC_NUM_BITS) - 1)
-#define CC_OWNER_SHIFT (2 * HS_CC_NUM_BITS)
+#define CC_CLASS_SHIFT (2 * HS_CC_NUM_BITS)
+#define CC_CLASS_MASK ((1ull << HS_CC_CLASS_BITS) - 1)
+#define CC_OWNER_SHIFT (CC_CLASS_SHIFT + HS_CC_CLASS_BITS)
 
 static inline uint32_t cc_allocated(const struct hs_cc_addr *a)
 {
@@ -590,6 +593,33 @@ static inline void cc_set_allocated(struct hs_cc_addr *a, uint32_t num)
 static inline void cc_set_freed(struct hs_cc_addr *a, uint32_t num)
 {
 	a->mark = (a->mark & ~CC_NUM_MASK) | num;
+}
+
+/* The size class of the latest allocation at @a (4.0 payloads). */
+static inline unsigned cc_class(const struct hs_cc_addr *a)
+{
+	return (unsigned)(a->mark >> CC_CLASS_SHIFT & CC_CLASS_MASK);
+}
+
+/*
+ * A free (4.0) at @a: of its allocation's class where it names it (@ref
+ * not 0), else of no class; numbered among the thread's frees of that
+ * class (@class_frees).
+ */
+static inline void cc_set_free(struct hs_cc_addr *a, uint32_t *class_frees, uint64_t ref)
+{
+	unsigned cls = ref ? cc_class(a) : HS_CC_UNCLASSED;
+
+	a->mark = (a->mark >> CC_OWNER_SHIFT << CC_OWNER_SHIFT) |
+		  (a->mark & CC_NUM_MASK << HS_CC_NUM_BITS) |
+		  (uint64_t)cls << CC_CLASS_SHIFT | ++class_frees[cls];
+}
+
+/* A new allocation at @a: its number and class, and no free since. */
+static inline void cc_set_block(struct hs_cc_addr *a, uint32_t num, unsigned cls)
+{
+	a->mark = (a->mark >> CC_OWNER_SHIFT << CC_OWNER_SHIFT) |
+		  (uint64_t)cls << CC_CLASS_SHIFT | (uint64_t)num << HS_CC_NUM_BITS;
 }
 
 /* The owner part of a mark: the chunk's generation and thread @t's slot. */
@@ -650,25 +680,39 @@ static inline uint64_t cc_back(uint32_t now, uint32_t mark)
 	return mark ? (uint64_t)(now - (mark - 1)) : 0;
 }
 
-size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
-			uint8_t *scratch, uint8_t *out, size_t cap)
+/*
+ * The encoder of both compact payloads: @classes (a constant where it is
+ * inlined) selects 4.0's, whose allocations refer to the frees of their
+ * size class and whose heap sizes are split in two streams.
+ */
+static inline __attribute__((always_inline)) size_t
+compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc, uint8_t *scratch,
+	uint8_t *out, size_t cap, const int classes)
 {
+	const unsigned count = classes ? HS_CC__COUNT : HS_CC_COUNT_3_0;
+	const int split = classes && enc->split_sizes;
 	uint8_t *base[HS_CC__COUNT + 1], *s[HS_CC__COUNT + 1], *q = out;
 	const uint8_t *p = in, *end = in + n;
 	struct hs_cc_thread *thread = NULL;
+	uint32_t *class_frees = NULL; /* the thread's frees per size class */
 	uint64_t last = 0, total = 0;
-	size_t room = n + HS_CS_SLACK;
+	/* a fixed stride where the caller gives one: each stream then
+	 * writes the same pages chunk after chunk */
+	size_t room =
+	    enc->scratch_room >= n + HS_CS_SLACK ? enc->scratch_room : n + HS_CS_SLACK;
 	unsigned i;
 
 	cc_new_chunk(enc);
-	for (i = 0; i <= HS_CC__COUNT; i++) {
-		/* the references may take more than the records (2 per event) */
+	for (i = 0; i <= count; i++) {
+		/* the references may take more than the records (2 per event);
+		 * base[count] is the RECORD stream */
 		base[i] = scratch + (i + (i > HS_CC_REF)) * room;
 		s[i] = base[i];
 	}
 	if (n > HS_CC_RECORDS_MAX)
 		return 0; /* more allocations or frees than a mark counts */
 	thread = cc_thread(enc, 0);
+	class_frees = enc->class_frees[thread->row];
 	/* Copy the next field to stream x; decode an address delta into d. */
 #define CC_COPY(x)                                                                       \
 	do {                                                                             \
@@ -681,20 +725,30 @@ size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 		if (hs_get_svarint(&next, end, &(d)))                                    \
 			return 0;                                                        \
 	} while (0)
-	/* Write reference r, then the address delta only where r is 0. */
+	/*
+	 * Write reference r, then the address delta only where r is 0. In a
+	 * 4.0 payload (a free's or an old block's r) its low 7 bits go to
+	 * a stream of their own: Huffman codes them, near uniform, apart
+	 * from the rest.
+	 */
 #define CC_REF_OR_ADDR(r)                                                                \
 	do {                                                                             \
-		s[HS_CC_REF] = hs_put_varint(s[HS_CC_REF], (r));                         \
+		if (classes) {                                                           \
+			s[HS_CC_REF] = hs_put_varint(s[HS_CC_REF], (r) >> 7);            \
+			*s[HS_CC_REF_LOW]++ = (uint8_t)((r)&127);                        \
+		} else {                                                                 \
+			s[HS_CC_REF] = hs_put_varint(s[HS_CC_REF], (r));                 \
+		}                                                                        \
 		if (r)                                                                   \
 			p = next;                                                        \
 		else                                                                     \
 			CC_COPY(HS_CC_ADDR);                                             \
 	} while (0)
 	while (p < end) {
-		unsigned tag = *p;
+		unsigned tag = *p, cls = 0;
 		const uint8_t *next; /* after the address delta */
 		struct hs_cc_addr *entry, *old_entry;
-		uint64_t addr, ref;
+		uint64_t addr, ref, size = 0;
 		int64_t d;
 
 		if (!hs__tag_is_event(tag)) {
@@ -707,12 +761,14 @@ size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 				    hs_get_varint(&f, end, &last))
 					return 0;
 				thread = cc_thread(enc, tid);
+				if (thread)
+					class_frees = enc->class_frees[thread->row];
 			}
-			if (copy_other(&s[HS_CC_RECORDS], &p, end))
+			if (copy_other(&s[count], &p, end))
 				return 0;
 			continue;
 		}
-		*s[HS_CC_RECORDS]++ = *p++;
+		*s[count]++ = *p++;
 		CC_COPY(HS_CC_TIME);
 		CC_DELTA(d);
 		addr = last + (uint64_t)d;
@@ -723,10 +779,19 @@ size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 			entry = thread ? cc_addr(enc, thread, addr) : NULL;
 			ref = entry ? cc_back(thread->allocs, cc_allocated(entry)) : 0;
 			CC_REF_OR_ADDR(ref);
-			if (thread && entry)
-				cc_set_freed(entry, thread->frees + 1);
-			if (thread)
-				thread->frees++;
+			if (classes) {
+				/* a free is of its allocation's class, when it
+				 * names it; a literal one is of none */
+				if (entry)
+					cc_set_free(entry, class_frees, ref);
+				else if (thread)
+					class_frees[HS_CC_UNCLASSED]++;
+			} else {
+				if (thread && entry)
+					cc_set_freed(entry, thread->frees + 1);
+				if (thread)
+					thread->frees++;
+			}
 			break;
 		case HS_TAG_MMAP:
 		case HS_TAG_MUNMAP:
@@ -745,9 +810,55 @@ size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 			break;
 		default: /* the allocations */
 			entry = thread ? cc_addr(enc, thread, addr) : NULL;
-			ref = entry ? cc_back(thread->frees, cc_freed(entry)) : 0;
-			CC_REF_OR_ADDR(ref);
-			CC_COPY(HS_CC_SIZE);
+			if (classes) {
+				/* the size (after the address) picks the class */
+				const uint8_t *f = next;
+				uint64_t high;
+
+				if (hs_get_varint(&f, end, &size))
+					return 0;
+				high = hs_cc_size_high(size);
+				cls = hs_cc_class(high);
+				/* a free of its class, else one of no class */
+				ref = entry && cc_class(entry) == cls
+					  ? cc_back(class_frees[cls], cc_freed(entry))
+					  : 0;
+				s[HS_CC_REF_ALLOC] =
+				    hs_put_varint(s[HS_CC_REF_ALLOC], ref);
+				if (!ref && entry && cc_freed(entry)) {
+					/* a free of another class, or of none */
+					unsigned other = cc_class(entry);
+
+					*s[HS_CC_REF_CLASS]++ = (uint8_t)(other + 1);
+					s[HS_CC_REF_OTHER] = hs_put_varint(
+					    s[HS_CC_REF_OTHER],
+					    cc_back(class_frees[other], cc_freed(entry)));
+				} else if (!ref) {
+					*s[HS_CC_REF_CLASS]++ = 0;
+					CC_COPY(HS_CC_ADDR);
+				}
+				if (split) {
+					uint8_t shortest[HS_VARINT_MAX];
+
+					/* the reader writes the size back shortest */
+					if (f - next !=
+					    hs_put_varint(shortest, size) - shortest)
+						return 0;
+					p = f;
+					s[HS_CC_SIZE] =
+					    hs_put_varint(s[HS_CC_SIZE], high);
+					*s[HS_CC_SIZE_LOW]++ = (uint8_t)((size + 7) & 15);
+				} else {
+					/* the bytes parsed above, as they are */
+					memcpy(s[HS_CC_SIZE], next, (size_t)(f - next));
+					s[HS_CC_SIZE] += f - next;
+					p = f;
+				}
+			} else {
+				ref = entry ? cc_back(thread->frees, cc_freed(entry)) : 0;
+				CC_REF_OR_ADDR(ref);
+				CC_COPY(HS_CC_SIZE);
+			}
 			CC_COPY(HS_CC_STACK);
 			if (hs_tag_is_realloc(tag)) {
 				uint64_t old;
@@ -762,15 +873,27 @@ size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 						     : 0;
 				CC_REF_OR_ADDR(ref);
 				CC_COPY(HS_CC_OTHER);
-				if (old_entry)
-					cc_set_freed(old_entry, thread->frees + 1);
-				if (thread && old)
-					thread->frees++;
+				if (classes) {
+					if (old_entry)
+						cc_set_free(old_entry, class_frees, ref);
+					else if (thread && old)
+						class_frees[HS_CC_UNCLASSED]++;
+				} else {
+					if (old_entry)
+						cc_set_freed(old_entry,
+							     thread->frees + 1);
+					if (thread && old)
+						thread->frees++;
+				}
 			} else if (hs_tag_has_align(tag)) {
 				CC_COPY(HS_CC_OTHER);
 			}
-			if (entry)
-				cc_set_allocated(entry, thread->allocs + 1);
+			if (entry) {
+				if (classes)
+					cc_set_block(entry, thread->allocs + 1, cls);
+				else
+					cc_set_allocated(entry, thread->allocs + 1);
+			}
 			if (thread)
 				thread->allocs++;
 			break;
@@ -780,11 +903,23 @@ size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 #undef CC_COPY
 #undef CC_DELTA
 #undef CC_REF_OR_ADDR
-	for (i = 0; i <= HS_CC__COUNT; i++)
+	for (i = 0; i <= count; i++)
 		total += (uint64_t)(s[i] - base[i]);
 	if (total + HS_CC_HEADER_MAX > cap)
 		return 0;
 	q = hs_put_varint(q, n);
-	q = put_columns(q, base, s, HS_CC__COUNT);
+	q = put_columns(q, base, s, (int)count);
 	return (size_t)(q - out);
+}
+
+size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
+			uint8_t *scratch, uint8_t *out, size_t cap)
+{
+	return compact(in, n, enc, scratch, out, cap, 1);
+}
+
+size_t hs_chunk_compact_3_0(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
+			    uint8_t *scratch, uint8_t *out, size_t cap)
+{
+	return compact(in, n, enc, scratch, out, cap, 0);
 }

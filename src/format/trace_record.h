@@ -614,7 +614,7 @@ HS_MUST_CHECK
 int hs_chunk_join(const uint8_t *in, size_t n, uint8_t *out, size_t cap, size_t *out_len,
 		  const char **why);
 
-/* --- compact EVENTS chunks (since 3.0) ------------------------------------ */
+/* --- compact EVENTS chunks (since 3.0; with size classes since 4.0) ------- */
 
 /*
  * A compact payload is a columnar one whose heap addresses refer back to
@@ -623,23 +623,46 @@ int hs_chunk_join(const uint8_t *in, size_t n, uint8_t *out, size_t cap, size_t 
  * had its address, an allocation the free j frees ago. So a program that
  * repeats itself writes repeating numbers, where the addresses differed,
  * and zstd's matches do the rest; the chunk still decodes on its own.
- * The layout (docs/trace-format.md, "Compact chunks"): the length of the
- * records it stands for, six varint stream lengths (times, addresses,
- * references, sizes, stacks, other), those streams, then the record
- * stream up to the end. The encoder is here (it allocates nothing: the
- * collector runs it); the decoder, which keeps the histories, is
- * trace_compact.h's.
+ * Since 4.0 (chunk flag HS_CHUNK_CLASSES) an allocation's j counts only
+ * the frees of blocks of its size class (hs_cc_class(): glibc's bins,
+ * which hand a freed block back to a request of its class); where it
+ * has none, two streams of their own name another class (or the frees
+ * of no class: of blocks the chunk did not allocate) and j in it. A
+ * heap allocation's size is whole, or split (the caller's choice) into
+ * its class in the SIZE stream and the low 4 bits of size + 7 in the
+ * SIZE_LOW stream. The layout (docs/trace-format.md, "Compact chunks"):
+ * the length of the records it stands for, the varint stream lengths
+ * (times, addresses, references, sizes, stacks, other; since 4.0 then
+ * the sizes' low bits, the allocations' references, the other
+ * references' classes and places, the frees' references' low bits),
+ * those
+ * streams, then the record stream up to the end. The encoder is
+ * here (it allocates nothing: the collector runs it); the decoder, which
+ * keeps the histories, is trace_compact.h's.
  */
 enum hs_compact_stream {
-	HS_CC_TIME,  /* dt */
-	HS_CC_ADDR,  /* da and old - new that are not references */
-	HS_CC_REF,   /* per heap address: 0 (literal), else how far back */
-	HS_CC_SIZE,  /* sizes and lengths */
-	HS_CC_STACK, /* stack node ids */
-	HS_CC_OTHER, /* alignment, lead, prot, flags */
+	HS_CC_TIME,	 /* dt */
+	HS_CC_ADDR,	 /* da and old - new that are not references */
+	HS_CC_REF,	 /* per heap address: 0 (literal), else how far back */
+	HS_CC_SIZE,	 /* sizes and lengths; since 4.0 a heap size's class */
+	HS_CC_STACK,	 /* stack node ids */
+	HS_CC_OTHER,	 /* alignment, lead, prot, flags */
+	HS_CC_SIZE_LOW,	 /* since 4.0: a heap size's low bits, a byte each */
+	HS_CC_REF_ALLOC, /* since 4.0: an allocation's reference (REF: the
+			  * frees' and old blocks' alone) in its class */
+	HS_CC_REF_CLASS, /* since 4.0, where REF_ALLOC is 0: 0, its
+			  * address is literal; else 1 + the class of the
+			  * free it names (HS_CC_UNCLASSED: of no class) */
+	HS_CC_REF_OTHER, /* and then how far back among that class's frees */
+	HS_CC_REF_LOW,	 /* since 4.0: the low 7 bits of a free's REF, a byte
+			  * each (REF: the rest) */
 	HS_CC__COUNT,
 	HS_CC_RECORDS = HS_CC__COUNT, /* tags and the other records */
 };
+
+/* Streams of a 3.0 compact payload (no SIZE_LOW), and of one with @flags. */
+#define HS_CC_COUNT_3_0 HS_CC_SIZE_LOW
+#define HS_CC_STREAMS(flags) ((flags)&HS_CHUNK_CLASSES ? HS_CC__COUNT : HS_CC_COUNT_3_0)
 
 /* Room a compact payload's header takes (its lengths). */
 #define HS_CC_HEADER_MAX ((HS_CC__COUNT + 1) * HS_VARINT_MAX)
@@ -652,23 +675,45 @@ enum hs_compact_stream {
 #define HS_CC_TABLE (1u << 18)
 /* Chunk generations before the tables are cleared (fits a mark's 8 bits) */
 #define HS_CC_GEN_LIMIT 256u
+/* Size classes an allocation's reference counts frees in (since 4.0):
+ * (size + 7) / 16, the last one taking every larger size; then the frees
+ * of no class (of a block the chunk did not allocate), HS_CC_UNCLASSED */
+#define HS_CC_CLASSES 63
+#define HS_CC_UNCLASSED HS_CC_CLASSES
+#define HS_CC_CLASS_BITS 6
 /* Bits of an allocation's or a free's number in a mark: records past
  * HS_CC_RECORDS_MAX bytes, which could count more, are not compacted */
-#define HS_CC_NUM_BITS 22
+#define HS_CC_NUM_BITS 19
 #define HS_CC_RECORDS_MAX (3 * (((size_t)1 << HS_CC_NUM_BITS) - 2))
+
+/* (size + 7) / 16 without overflow: what a 4.0 payload writes in SIZE. */
+static inline uint64_t hs_cc_size_high(uint64_t size)
+{
+	return (size >> 4) + (((size & 15) + 7) >> 4);
+}
+
+/* The size class of a size's hs_cc_size_high() @high. */
+static inline unsigned hs_cc_class(uint64_t high)
+{
+	return high < HS_CC_CLASSES - 1 ? (unsigned)high : HS_CC_CLASSES - 1;
+}
 
 /* A thread's allocations and frees so far in the chunk. */
 struct hs_cc_thread {
 	uint64_t tid;
 	uint32_t gen; /* the chunk it was last used in */
 	uint32_t allocs, frees;
+	uint32_t row; /* its frees per size class: hs_compact_enc's row */
 };
 
 /*
  * An address in a thread's history, 16 bytes so that four share a cache
  * line: @mark is the chunk's generation (8 bits), the thread's slot (12),
- * then the numbers + 1 of its latest allocation and of its latest free
- * (HS_CC_NUM_BITS each; 0: none).
+ * the size class of its latest allocation (HS_CC_CLASS_BITS; in a 4.0
+ * payload HS_CC_UNCLASSED after a free of no class), then the numbers + 1
+ * of its latest allocation and of its latest free (HS_CC_NUM_BITS each;
+ * 0: none; in a 4.0 payload a free's number counts the frees of its
+ * class, or of no class).
  */
 struct hs_cc_addr {
 	uint64_t addr;
@@ -679,24 +724,50 @@ struct hs_cc_addr {
  * The encoder's tables, kept from chunk to chunk (stamped with the
  * chunk's generation, so that a chunk does not clear them; every
  * HS_CC_GEN_LIMIT chunks they are cleared). Zero it once before the
- * first use; about 4.1 MiB.
+ * first use; about 4.6 MiB (the class rows are touched only for the
+ * threads a chunk has).
  */
 struct hs_compact_enc {
+	/* the caller's choice: heap sizes as class and low bits (SIZE_LOW),
+	 * which suits random sizes, else whole, which suits sizes that
+	 * repeat in runs (zstd matches them) */
+	int split_sizes;
+	/*
+	 * The caller's too: the records the scratch has room for (its
+	 * HS_CC_SCRATCH(), less the slack), or 0. The streams' regions in
+	 * the scratch are that far apart, not as far as each chunk's
+	 * length: otherwise a stream's region starts elsewhere in every
+	 * chunk of another length, and over many chunks the scratch's
+	 * pages are all touched.
+	 */
+	size_t scratch_room;
 	uint32_t gen, nr_threads, nr_addrs;
 	struct hs_cc_thread threads[HS_CC_THREADS];
 	struct hs_cc_addr addrs[HS_CC_TABLE];
+	/* per thread of the chunk, in the order seen: frees per size class,
+	 * then those of no class */
+	uint32_t class_frees[HS_CC_THREADS / 2][HS_CC_CLASSES + 1];
 };
 
 /*
- * Encode the records [@in, @in + @n) as a compact payload at @out (room
+ * Encode the records [@in, @in + @n) as a compact payload with size
+ * classes (chunk flags HS_CHUNK_COMPACT | HS_CHUNK_CLASSES) at @out (room
  * for @cap bytes; not @in), using @enc and @scratch (HS_CC_SCRATCH(@n)
- * bytes). Returns the payload's length, or 0 when a record is not one
- * this version knows (a fixed tag it has no layout for), is malformed,
- * or the payload does not fit @cap: the caller then writes the records
- * another way. Allocates nothing.
+ * bytes, or HS_CC_SCRATCH(enc->scratch_room - HS_CS_SLACK) when larger). Returns the
+ * payload's length, or 0 when a record is not one this version knows (a fixed tag it has
+ * no layout for), is malformed, or the payload does not fit @cap: the caller then writes
+ * the records another way. Allocates nothing.
  */
 size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 			uint8_t *scratch, uint8_t *out, size_t cap);
+
+/*
+ * The same as a 3.0 compact payload (chunk flag HS_CHUNK_COMPACT alone),
+ * which the collector wrote before 4.0: for the tests of the readers of
+ * 3.0 traces and for bench/tracesize, which compares the two.
+ */
+size_t hs_chunk_compact_3_0(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
+			    uint8_t *scratch, uint8_t *out, size_t cap);
 
 /* --- the FOOTER body ------------------------------------------------------ */
 

@@ -1,13 +1,16 @@
 /*
- * Tests of compact EVENTS chunks (3.0): hs_chunk_compact() in
- * format/trace_record.h writes them, hs_chunk_unpack() in
- * format/trace_compact.h reads them back. Records round-trip byte for
- * byte; addresses refer back to the thread's allocations and frees, so
- * that a program that repeats itself at new addresses writes the same
- * bytes again; a cut or damaged payload, and references a hostile file
- * makes up, are refused with a message, never read or written out of
- * bounds (the ASan build checks that); the reader reads a compact trace
- * as the plain one.
+ * Tests of compact EVENTS chunks (4.0, and 3.0's): hs_chunk_compact()
+ * and hs_chunk_compact_3_0() in format/trace_record.h write them,
+ * hs_chunk_unpack() in format/trace_compact.h reads them back. Records
+ * round-trip byte for byte, with heap sizes whole or split; addresses
+ * refer back to the thread's allocations and frees (an allocation's, in
+ * 4.0, to the frees of its size class), so that a program that repeats
+ * itself at new addresses writes the same bytes again; a golden payload
+ * pins the 4.0 layout; a cut or damaged payload, and references a
+ * hostile file makes up, are refused with a message, never read or
+ * written out of bounds (the ASan build checks that); the reader reads
+ * a compact trace as the plain one, and 3.0's compact chunks beside
+ * 4.0's.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -128,14 +131,36 @@ static size_t many_records(uint8_t *buf, size_t room, uint64_t seed)
 	return (size_t)(p - buf);
 }
 
-/* The stream lengths of compact payload @c: how many bytes each holds. */
-static void stream_lengths(const uint8_t *c, size_t n, uint64_t len[HS_CC__COUNT + 1])
+/* The stream lengths of compact payload @c of @flags: how many bytes each holds. */
+static void stream_lengths_of(const uint8_t *c, size_t n, unsigned flags,
+			      uint64_t len[HS_CC__COUNT + 1])
 {
 	const uint8_t *q = c;
 	unsigned i;
 
-	for (i = 0; i <= HS_CC__COUNT; i++)
+	memset(len, 0, (HS_CC__COUNT + 1) * sizeof(*len));
+	for (i = 0; i <= HS_CC_STREAMS(flags); i++)
 		assert_int_equal(hs_get_varint(&q, c + n, &len[i]), 0);
+}
+
+/* The same, of a 4.0 payload. */
+static void stream_lengths(const uint8_t *c, size_t n, uint64_t len[HS_CC__COUNT + 1])
+{
+	stream_lengths_of(c, n, HS_CHUNK_COMPACT | HS_CHUNK_CLASSES, len);
+}
+
+/* The compact payloads of a test: 3.0's, 4.0's with sizes whole and split. */
+enum mode { MODE_3_0, MODE_WHOLE, MODE_SPLIT, MODE__COUNT };
+
+/* Encode @n bytes of records at @in the way of @mode; its chunk flags in *@flags. */
+static size_t compact_as(enum mode mode, const uint8_t *in, size_t n, uint8_t *out,
+			 size_t cap, unsigned *flags)
+{
+	*flags = HS_CHUNK_COMPACT | (mode == MODE_3_0 ? 0 : HS_CHUNK_CLASSES);
+	enc.split_sizes = mode == MODE_SPLIT;
+	if (mode == MODE_3_0)
+		return hs_chunk_compact_3_0(in, n, &enc, scratch, out, cap);
+	return hs_chunk_compact(in, n, &enc, scratch, out, cap);
 }
 
 /* Compact and unpack: the same bytes; the references were used. */
@@ -146,30 +171,36 @@ static void compact_round_trip(void **state)
 	const uint8_t *out;
 	const char *why = NULL;
 	uint64_t len[HS_CC__COUNT + 1], seed;
-	size_t n, c, got;
+	size_t n = 0, c, got;
+	unsigned flags;
+	int mode;
 
 	(void)state;
-	for (seed = 1; seed <= 4; seed++) {
-		n = many_records(in, sizeof(in), seed * 0x9e3779b97f4a7c15ull);
-		c = hs_chunk_compact(in, n, &enc, scratch, packed, sizeof(packed));
-		assert_true(c > 0);
-		stream_lengths(packed, c, len);
-		assert_int_equal(len[0], n);
-		/* a free refers to its allocation: fewer literal addresses than
-		 * the events that have one (about two thirds of them) */
-		assert_true(len[1 + HS_CC_REF] > n / 16);
-		assert_int_equal(hs_chunk_unpack(&u, HS_CHUNK_COMPACT, packed, c, &out, &got,
-						 &why),
-				 0);
-		assert_int_equal(got, n);
-		assert_memory_equal(out, in, n);
+	for (mode = 0; mode < MODE__COUNT; mode++) {
+		for (seed = 1; seed <= 4; seed++) {
+			n = many_records(in, sizeof(in), seed * 0x9e3779b97f4a7c15ull);
+			c = compact_as(mode, in, n, packed, sizeof(packed), &flags);
+			assert_true(c > 0);
+			stream_lengths_of(packed, c, flags, len);
+			assert_int_equal(len[0], n);
+			/* a free refers to its allocation: fewer literal addresses
+			 * than the events that have one (about two thirds of them);
+			 * 4.0 writes the allocations' references apart */
+			assert_true(len[1 + HS_CC_REF] + len[1 + HS_CC_REF_ALLOC] > n / 16);
+			/* split sizes have their low bits, whole ones none */
+			assert_int_equal(len[1 + HS_CC_SIZE_LOW] > 0, mode == MODE_SPLIT);
+			assert_int_equal(
+			    hs_chunk_unpack(&u, flags, packed, c, &out, &got, &why), 0);
+			assert_int_equal(got, n);
+			assert_memory_equal(out, in, n);
+		}
+		/* nothing: an empty payload */
+		c = compact_as(mode, in, 0, packed, sizeof(packed), &flags);
+		assert_int_equal(c, HS_CC_STREAMS(flags) + 1);
+		assert_int_equal(hs_chunk_unpack(&u, flags, packed, c, &out, &got, &why), 0);
+		assert_int_equal(got, 0);
 	}
-	/* nothing: an empty payload */
-	c = hs_chunk_compact(in, 0, &enc, scratch, packed, sizeof(packed));
-	assert_int_equal(c, HS_CC__COUNT + 1);
-	assert_int_equal(hs_chunk_unpack(&u, HS_CHUNK_COMPACT, packed, c, &out, &got, &why),
-			 0);
-	assert_int_equal(got, 0);
+	enc.split_sizes = 0;
 	/* a plain payload is handed out as it is */
 	assert_int_equal(hs_chunk_unpack(&u, 0, in, n, &out, &got, &why), 0);
 	assert_ptr_equal(out, in);
@@ -238,7 +269,8 @@ static void a_full_table_writes_literals(void **state)
 	 * +64 after it); the frees of the blocks the table kept refer back,
 	 * the last 1000 are literal (+64, 2 bytes each) */
 	assert_int_equal(len[1 + HS_CC_ADDR], 5 + 2 * (blocks - 1) + 2 * 1000);
-	assert_int_equal(hs_chunk_unpack(&u, HS_CHUNK_COMPACT, out, c, &back, &got, &why),
+	assert_int_equal(hs_chunk_unpack(&u, HS_CHUNK_COMPACT | HS_CHUNK_CLASSES, out, c,
+					 &back, &got, &why),
 			 0);
 	assert_int_equal(got, n);
 	assert_memory_equal(back, in, n);
@@ -293,6 +325,158 @@ static void repeating_program_repeats_its_bytes(void **state)
 }
 
 /*
+ * The 4.0 layout, pinned: eight events of thread 0 and the payload they
+ * make, sizes whole and split. A free names its allocation (REF and
+ * REF_LOW: the high bits and the low 7); an allocation the latest free
+ * of its size class ((size + 7) / 16, REF_ALLOC), else, where that is
+ * 0, the class (+ 1) and place of another free (REF_CLASS, REF_OTHER),
+ * 64 being the frees of no class, else its address.
+ */
+static void golden_payload(void **state)
+{
+	static const uint8_t whole[] = {
+		0x25,				     /* the records' length */
+		8, 6, 3, 5, 5, 0, 0, 5, 4, 2, 3,     /* stream lengths */
+		0, 0, 0, 0, 0, 0, 0, 0,		     /* TIME */
+		0x80, 0x40, 0x40, 0xc0, 0xff, 0x01,  /* ADDRESS: +0x1000 +0x20 +0x3fe0 */
+		0, 0, 0,			     /* REF: the frees', high bits */
+		24, 100, 30, 104, 16,		     /* SIZE */
+		1, 2, 1, 2, 3,			     /* STACK */
+		0, 0, 0, 1, 0,			     /* REF_ALLOC */
+		0, 0, 2, 64,			     /* REF_CLASS */
+		1, 1,				     /* REF_OTHER */
+		2, 1, 0,			     /* REF_LOW: the frees', low bits */
+		3, 3, 0x0c, 0x0c, 3, 3, 0x0c, 3,     /* RECORD */
+	};
+	static const uint8_t split[] = {
+		0x25, 8, 6, 3, 5, 5, 0, 5, 5, 4, 2, 3,
+		0, 0, 0, 0, 0, 0, 0, 0,
+		0x80, 0x40, 0x40, 0xc0, 0xff, 0x01,
+		0, 0, 0,
+		1, 6, 2, 6, 1,			     /* SIZE: (size + 7) / 16 */
+		1, 2, 1, 2, 3,
+		15, 11, 5, 15, 7,		     /* SIZE_LOW: (size + 7) % 16 */
+		0, 0, 0, 1, 0,
+		0, 0, 2, 64,
+		1, 1,
+		2, 1, 0,
+		3, 3, 0x0c, 0x0c, 3, 3, 0x0c, 3,
+	};
+	uint8_t in[64], *p = in;
+	struct hs_chunk_unpack u = { 0 };
+	const uint8_t *out;
+	const char *why = NULL;
+	size_t n, c, got;
+	unsigned flags;
+
+	(void)state;
+	p = hs_enc_alloc(p, HS_TAG_MALLOC, 0, 0x1000, 24, 1, 0); /* 0x1000, class 1 */
+	p = hs_enc_alloc(p, HS_TAG_MALLOC, 0, 0x20, 100, 2, 0);	 /* 0x1020, class 6 */
+	p = hs_enc_free(p, HS_TAG_FREE, 0, -0x20);		 /* 0x1000: REF 2 */
+	p = hs_enc_free(p, HS_TAG_FREE, 0, 0x20);		 /* 0x1020: REF 1 */
+	/* 0x1000 again, class 2: the free of class 1 before it */
+	p = hs_enc_alloc(p, HS_TAG_MALLOC, 0, -0x20, 30, 1, 0);
+	/* 0x1020 again, class 6: the latest free of class 6 */
+	p = hs_enc_alloc(p, HS_TAG_MALLOC, 0, 0x20, 104, 2, 0);
+	p = hs_enc_free(p, HS_TAG_FREE, 0, 0x3fe0);		/* 0x5000: literal */
+	p = hs_enc_alloc(p, HS_TAG_MALLOC, 0, 0, 16, 3, 0);	/* 0x5000: of no class */
+	n = (size_t)(p - in);
+	assert_int_equal(n, 0x25);
+	c = compact_as(MODE_WHOLE, in, n, packed, sizeof(packed), &flags);
+	assert_int_equal(c, sizeof(whole));
+	assert_memory_equal(packed, whole, sizeof(whole));
+	c = compact_as(MODE_SPLIT, in, n, packed, sizeof(packed), &flags);
+	assert_int_equal(c, sizeof(split));
+	assert_memory_equal(packed, split, sizeof(split));
+	enc.split_sizes = 0;
+	assert_int_equal(hs_chunk_unpack(&u, flags, whole, sizeof(whole), &out, &got, &why), 0);
+	assert_int_equal(got, n);
+	assert_memory_equal(out, in, n);
+	assert_int_equal(hs_chunk_unpack(&u, flags, split, sizeof(split), &out, &got, &why), 0);
+	assert_int_equal(got, n);
+	assert_memory_equal(out, in, n);
+	hs_chunk_unpack_release(&u);
+}
+
+/*
+ * A program that frees blocks of many sizes and gets each back for a
+ * request of its size class (what glibc's bins do): every allocation
+ * after the first round refers to a free of its class 1 back, where
+ * 3.0's references, counting every free, go as far back as there are
+ * classes.
+ */
+#define ROUNDS 100 /* of 80 events, about 6 bytes each: in fits them */
+static void allocations_refer_within_their_class(void **state)
+{
+	static uint8_t in[RECORDS_MAX];
+	struct hs_chunk_unpack u = { 0 };
+	uint64_t len[HS_CC__COUNT + 1], last = 0, addr[40], x = 5, v;
+	const uint8_t *out, *q;
+	const char *why = NULL;
+	uint8_t *p = in;
+	size_t n, c, got, i, round;
+	unsigned flags;
+
+	(void)state;
+	for (i = 0; i < 40; i++) {
+		addr[i] = 0x200000 + 0x400 * i;
+		p = hs_enc_alloc(p, HS_TAG_MALLOC, 0, (int64_t)(addr[i] - last), 16 * i + 9,
+				 1, 0);
+		last = addr[i];
+	}
+	for (round = 0; round < ROUNDS; round++) {
+		/* free one block of each class in a random order, then take
+		 * each back, in another order, with a size of its class */
+		size_t order[40];
+
+		for (i = 0; i < 40; i++)
+			order[i] = i;
+		for (i = 39; i > 0; i--) {
+			size_t j = next_random(&x) % (i + 1), t = order[i];
+
+			order[i] = order[j];
+			order[j] = t;
+		}
+		for (i = 0; i < 40; i++) {
+			p = hs_enc_free(p, HS_TAG_FREE, 0, (int64_t)(addr[order[i]] - last));
+			last = addr[order[i]];
+		}
+		for (i = 0; i < 40; i++) {
+			size_t k = order[(i * 7) % 40];
+
+			p = hs_enc_alloc(p, HS_TAG_MALLOC, 0, (int64_t)(addr[k] - last),
+					 16 * k + 9 + next_random(&x) % 16, 1, 0);
+			last = addr[k];
+		}
+	}
+	n = (size_t)(p - in);
+	c = compact_as(MODE_WHOLE, in, n, packed, sizeof(packed), &flags);
+	assert_true(c > 0);
+	stream_lengths(packed, c, len);
+	/* no literal address past the first 40; each allocation's REF is 1
+	 * byte, never 0 */
+	assert_int_equal(len[1 + HS_CC_REF_CLASS], 40);
+	assert_int_equal(len[1 + HS_CC_REF_OTHER], 0);
+	/* the REF_ALLOC stream: the first 40 allocations' 0, then every
+	 * other's 1 */
+	q = packed;
+	for (i = 0; i <= HS_CC__COUNT; i++)
+		assert_int_equal(hs_get_varint(&q, packed + c, &v), 0);
+	for (i = 0; i < HS_CC_REF_ALLOC; i++)
+		q += len[1 + i];
+	assert_int_equal(len[1 + HS_CC_REF_ALLOC], 40 + ROUNDS * 40);
+	for (i = 0; i < 40 + ROUNDS * 40; i++)
+		assert_int_equal(q[i], i >= 40);
+	/* the frees' references, 1 to 40 back, are their low bits alone */
+	assert_int_equal(len[1 + HS_CC_REF], ROUNDS * 40);
+	assert_int_equal(len[1 + HS_CC_REF_LOW], ROUNDS * 40);
+	assert_int_equal(hs_chunk_unpack(&u, flags, packed, c, &out, &got, &why), 0);
+	assert_int_equal(got, n);
+	assert_memory_equal(out, in, n);
+	hs_chunk_unpack_release(&u);
+}
+
+/*
  * Every cut and every flipped bit of a compact payload: unpacked or
  * refused, never past its input or the room it takes (ASan).
  */
@@ -303,48 +487,56 @@ static void compact_survives_damage(void **state)
 	const uint8_t *out;
 	const char *why;
 	size_t n, c, k, got;
-	unsigned bit, refused = 0;
+	unsigned bit, refused, flags;
+	int mode;
 
 	(void)state;
-	n = many_records(in, sizeof(in), 7);
-	c = hs_chunk_compact(in, n, &enc, scratch, packed, sizeof(packed));
-	assert_true(c > 0);
-	for (k = 0; k < c; k++) {
-		/* a copy of exactly k bytes, so that ASan sees a read past it */
-		uint8_t *cut = malloc(k ? k : 1);
+	for (mode = 0; mode < MODE__COUNT; mode++) {
+		n = many_records(in, sizeof(in), 7);
+		c = compact_as(mode, in, n, packed, sizeof(packed), &flags);
+		assert_true(c > 0);
+		refused = 0;
+		for (k = 0; k < c; k++) {
+			/* a copy of exactly k bytes, so that ASan sees a read past it */
+			uint8_t *cut = malloc(k ? k : 1);
 
-		assert_non_null(cut);
-		memcpy(cut, packed, k);
-		why = NULL;
-		if (hs_chunk_unpack(&u, HS_CHUNK_COMPACT, cut, k, &out, &got, &why)) {
-			assert_non_null(why);
-			refused++;
+			assert_non_null(cut);
+			memcpy(cut, packed, k);
+			why = NULL;
+			if (hs_chunk_unpack(&u, flags, cut, k, &out, &got, &why)) {
+				assert_non_null(why);
+				refused++;
+			}
+			free(cut);
 		}
-		free(cut);
+		/* a cut payload is refused: its streams or records run short */
+		assert_int_equal(refused, c);
+		memcpy(copy, packed, c);
+		for (k = 0; k < c; k++)
+			for (bit = 0; bit < 8; bit++) {
+				copy[k] ^= (uint8_t)(1u << bit);
+				if (!hs_chunk_unpack(&u, flags, copy, c, &out, &got, &why))
+					assert_true(got <= HS_CHUNK_MAX);
+				copy[k] ^= (uint8_t)(1u << bit);
+			}
+		/* and read the other way (3.0's as 4.0's and back): the same */
+		flags ^= HS_CHUNK_CLASSES;
+		if (!hs_chunk_unpack(&u, flags, packed, c, &out, &got, &why))
+			assert_true(got <= HS_CHUNK_MAX);
 	}
-	/* a cut payload is refused: its streams or records run short */
-	assert_int_equal(refused, c);
-	memcpy(copy, packed, c);
-	for (k = 0; k < c; k++)
-		for (bit = 0; bit < 8; bit++) {
-			copy[k] ^= (uint8_t)(1u << bit);
-			if (!hs_chunk_unpack(&u, HS_CHUNK_COMPACT, copy, c, &out, &got, &why))
-				assert_true(got <= HS_CHUNK_MAX);
-			copy[k] ^= (uint8_t)(1u << bit);
-		}
+	enc.split_sizes = 0;
 	hs_chunk_unpack_release(&u);
 }
 
-/* Unpack hand-made payload @p (@n bytes); expect a refusal naming @what. */
-static void refused(const char *p, size_t n, const char *what)
+/* Unpack hand-made payload @p (@n bytes) of @flags; expect a refusal naming @what. */
+static void refused_as(unsigned flags, const char *p, size_t n, const char *what)
 {
 	struct hs_chunk_unpack u = { 0 };
 	const uint8_t *out;
 	const char *why = NULL;
 	size_t got;
 
-	assert_int_equal(hs_chunk_unpack(&u, HS_CHUNK_COMPACT, (const uint8_t *)p, n, &out,
-					 &got, &why),
+	assert_int_equal(hs_chunk_unpack(&u, flags, (const uint8_t *)p, n, &out, &got, &why),
 			 -1);
 	assert_non_null(why);
 	if (!strstr(why, what))
@@ -352,7 +544,9 @@ static void refused(const char *p, size_t n, const char *what)
 	hs_chunk_unpack_release(&u);
 }
 
-#define REFUSED(lit, what) refused(lit, sizeof(lit) - 1, what)
+#define REFUSED(lit, what) refused_as(HS_CHUNK_COMPACT, lit, sizeof(lit) - 1, what)
+#define REFUSED_4_0(lit, what)                                                           \
+	refused_as(HS_CHUNK_COMPACT | HS_CHUNK_CLASSES, lit, sizeof(lit) - 1, what)
 
 /*
  * References a hostile file makes up: before the thread's first
@@ -393,6 +587,42 @@ static void hostile_references_are_refused(void **state)
 		"more than its events");
 	/* a tag that is no record */
 	REFUSED("\x01\x00\x00\x00\x00\x00\x00" "\x0f", "unknown or malformed");
+	/*
+	 * 4.0: records 5 bytes (MALLOC dt da size stack); streams: time,
+	 * address, refs, sizes, stacks, other, size low bits, allocation
+	 * refs, ref classes, other refs, refs' low bits. A malloc that names
+	 * the latest free of its class when there was none.
+	 */
+	REFUSED_4_0("\x05\x01\x00\x00\x01\x01\x00\x00\x01\x00\x00\x00"
+		    "\x00" "\x10" "\x01" "\x01" "\x03",
+		    "refers back");
+	/* a class past the last (64: no class) */
+	REFUSED_4_0("\x05\x01\x00\x00\x01\x01\x00\x00\x01\x01\x00\x00"
+		    "\x00" "\x10" "\x01" "\x00" "\x41" "\x03",
+		    "size class that does not exist");
+	/* the latest free of no class, when there was none */
+	REFUSED_4_0("\x05\x01\x00\x00\x01\x01\x00\x00\x01\x01\x01\x00"
+		    "\x00" "\x10" "\x01" "\x00" "\x40" "\x01" "\x03",
+		    "refers back");
+	/* a class named, then no reference into it */
+	REFUSED_4_0("\x05\x01\x00\x00\x01\x01\x00\x00\x01\x01\x01\x00"
+		    "\x00" "\x10" "\x01" "\x00" "\x02" "\x00" "\x03",
+		    "refers back");
+	/* a literal free (of no class) is not of the malloc's class */
+	REFUSED_4_0("\x08\x02\x01\x01\x01\x01\x00\x00\x01\x00\x00\x01"
+		    "\x00\x00" "\x20" "\x00" "\x10" "\x01" "\x01" "\x00" "\x0c\x03",
+		    "refers back");
+	/* split sizes whose low bits are more than 4 bits */
+	REFUSED_4_0("\x05\x01\x01\x00\x01\x01\x00\x01\x01\x01\x00\x00"
+		    "\x00" "\x00" "\x01" "\x01" "\x10" "\x00" "\x00" "\x03",
+		    "more than 4 bits");
+	/* a free's low bits that are more than 7 bits */
+	REFUSED_4_0("\x03\x01\x00\x01\x00\x00\x00\x00\x00\x00\x00\x02"
+		    "\x00" "\x00" "\x80\x01" "\x0c",
+		    "refers back");
+	/* a 3.0 payload read as 4.0: its record stream is taken for streams */
+	REFUSED_4_0("\x03\x01\x01\x01\x00\x00\x00" "\x00" "\x00" "\x00" "\x0c",
+		    "");
 }
 
 /* The reader: a trace of compact chunks reads as the same trace written plain. */
@@ -400,7 +630,7 @@ static void reader_reads_compact_chunks(void **state)
 {
 	static uint8_t in[RECORDS_MAX], z[ZSTD_COMPRESSBOUND(sizeof(packed))];
 	uint8_t *files[2];
-	size_t lens[2], k;
+	size_t lens[2], k, bounds[3];
 	unsigned f, chunk;
 
 	(void)state;
@@ -416,11 +646,13 @@ static void reader_reads_compact_chunks(void **state)
 			unsigned flags = 0;
 
 			if (f) {
-				c = hs_chunk_compact(in, n, &enc, scratch, packed,
-						     sizeof(packed));
+				/* 4.0's, sizes split in the last; 3.0's in the middle */
+				c = compact_as(chunk == 1	? MODE_3_0
+					       : chunk == 2 ? MODE_SPLIT
+							    : MODE_WHOLE,
+					       in, n, packed, sizeof(packed), &flags);
 				assert_true(c > 0);
 				data = packed;
-				flags = HS_CHUNK_COMPACT;
 			}
 			s = c;
 			if (chunk != 1) {
@@ -433,6 +665,7 @@ static void reader_reads_compact_chunks(void **state)
 					   (uint32_t)s, (uint32_t)c, chunk, data);
 			memcpy(files[f] + lens[f] + HS_CHUNK_HEADER_SIZE, data, s);
 			lens[f] += HS_CHUNK_HEADER_SIZE + s;
+			bounds[chunk] = lens[f];
 		}
 	}
 	{
@@ -445,7 +678,7 @@ static void reader_reads_compact_chunks(void **state)
 			assert_int_equal(hs_trace_reader_open_mem(&r[f], files[f], lens[f],
 								  "t", &diag[f]),
 					 0);
-		assert_int_equal(r[1].major, 3);
+		assert_int_equal(r[1].major, HS_TRACE_MAJOR);
 		for (k = 0;; k++) {
 			for (f = 0; f < 2; f++)
 				ret[f] = hs_trace_reader_next(&r[f], &rec[f], &diag[f]);
@@ -478,17 +711,20 @@ static void reader_reads_compact_chunks(void **state)
 		while ((ret = hs_trace_reader_next(&r, &rec, &diag)) > 0)
 			;
 		assert_int_equal(ret, 0);
-		assert_true(r.cut_off || k == HS_FILE_HEADER_SIZE);
+		/* (a cut between chunks is a file without its END chunk) */
+		assert_true(r.cut_off || k == HS_FILE_HEADER_SIZE || k == bounds[0] ||
+			    k == bounds[1]);
 		hs_trace_reader_close(&r);
 	}
-	/* a compact chunk in a file of version 2: refused, not misread */
-	hs_put_le16(files[1] + 8, 2);
-	{
+	/* a compact chunk in a file of version 2, a chunk with size classes
+	 * in one of 3: refused, not misread */
+	for (k = 2; k <= 3; k++) {
 		struct hs_trace_reader r;
 		struct hs_diag diag = HS_DIAG_INIT("v2");
 		struct hs_rec rec;
 		int ret;
 
+		hs_put_le16(files[1] + 8, (uint16_t)k);
 		assert_int_equal(hs_trace_reader_open_mem(&r, files[1], lens[1], "t", &diag), 0);
 		while ((ret = hs_trace_reader_next(&r, &rec, &diag)) > 0)
 			;
@@ -507,6 +743,8 @@ int main(void)
 		cmocka_unit_test(tables_outlive_their_generations),
 		cmocka_unit_test(a_full_table_writes_literals),
 		cmocka_unit_test(repeating_program_repeats_its_bytes),
+		cmocka_unit_test(golden_payload),
+		cmocka_unit_test(allocations_refer_within_their_class),
 		cmocka_unit_test(compact_survives_damage),
 		cmocka_unit_test(hostile_references_are_refused),
 		cmocka_unit_test(reader_reads_compact_chunks),

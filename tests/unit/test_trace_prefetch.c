@@ -496,7 +496,7 @@ static size_t stream_with(const uint8_t *data, size_t n, const char *threads,
 }
 
 /*
- * Frame @b's payload as a compact EVENTS chunk (3.0), compressed: what
+ * Frame @b's payload as a compact EVENTS chunk (4.0), compressed: what
  * the collector's writer makes (hs_chunk_compact() before zstd).
  */
 static void tb_chunk_compact(struct tb *b)
@@ -510,8 +510,9 @@ static void tb_chunk_compact(struct tb *b)
 	n = hs_chunk_compact(b->payload, b->plen, &enc, scratch, packed, sizeof(packed));
 	assert_true(n > 0);
 	zn = compress(packed, n, 1, &z);
-	hs_tw_chunk_header(h, HS_CHUNK_EVENTS, HS_CHUNK_ZSTD | HS_CHUNK_COMPACT,
-			   (uint32_t)zn, (uint32_t)n, b->seq, z);
+	hs_tw_chunk_header(h, HS_CHUNK_EVENTS,
+			   HS_CHUNK_ZSTD | HS_CHUNK_COMPACT | HS_CHUNK_CLASSES, (uint32_t)zn,
+			   (uint32_t)n, b->seq, z);
 	tb_put(b, h, sizeof(h));
 	tb_put(b, z, zn);
 	free(z);
