@@ -23,17 +23,11 @@ void hs_heap_curve_release(struct hs_heap_curve *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* Heap in use @v after an event at @time. 0 or -ENOMEM. */
-static int curve_add(struct hs_heap_curve *c, int64_t time, double v)
+/* A point of the curve at a new tick @time: curve_add()'s slow path. */
+static int curve_append(struct hs_heap_curve *c, int64_t time, double v)
 {
 	size_t n = c->n;
 
-	if (n && c->time[n - 1] == time) {
-		if (v > c->max[n - 1])
-			c->max[n - 1] = v;
-		c->last[n - 1] = v;
-		return 0;
-	}
 	if (n == c->alloc) {
 		size_t a = n ? 2 * n : 1024;
 		int64_t *t = hs_realloc(c->time, a * sizeof(*t));
@@ -55,6 +49,24 @@ static int curve_add(struct hs_heap_curve *c, int64_t time, double v)
 	c->last[n] = v;
 	c->n++;
 	return 0;
+}
+
+/*
+ * Heap in use @v after an event at @time: the tick's point keeps its
+ * highest and its last value. Inline, as nearly every event's tick is the
+ * last one's. 0 or -ENOMEM.
+ */
+static inline int curve_add(struct hs_heap_curve *c, int64_t time, double v)
+{
+	size_t n = c->n;
+
+	if (n && c->time[n - 1] == time) {
+		if (v > c->max[n - 1])
+			c->max[n - 1] = v;
+		c->last[n - 1] = v;
+		return 0;
+	}
+	return curve_append(c, time, v);
 }
 
 static double weight(const struct hs_trace *t, uint64_t size)
@@ -192,19 +204,6 @@ int hs_heap_totals_pass_event_known(struct hs_heap_totals_pass *ts,
 	return totals_apply(ts, e, gone, gone_size);
 }
 
-/* curve_add() where the tick is the last one's (nearly every event) inline */
-static inline int curve_point(struct hs_heap_curve *c, int64_t time, double v)
-{
-	size_t n = c->n;
-
-	if (n && c->time[n - 1] == time) {
-		if (v > c->max[n - 1])
-			c->max[n - 1] = v;
-		c->last[n - 1] = v;
-		return 0;
-	}
-	return curve_add(c, time, v);
-}
 
 /*
  * totals_apply() of an unsampled trace's allocations and frees (the
@@ -280,7 +279,7 @@ static int totals_unsampled(struct hs_heap_totals_pass *ts,
 			continue;
 		}
 		if (curve)
-			err = curve_point(curve, e->time, live_est);
+			err = curve_add(curve, e->time, live_est);
 	}
 	ts->live_blocks = live_blocks;
 	ts->live_bytes = live_bytes;
