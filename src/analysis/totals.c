@@ -204,7 +204,6 @@ int hs_heap_totals_pass_event_known(struct hs_heap_totals_pass *ts,
 	return totals_apply(ts, e, gone, gone_size);
 }
 
-
 /*
  * totals_apply() of an unsampled trace's allocations and frees (the
  * weights all 1) in one loop, the live counts in locals; the other

@@ -207,11 +207,8 @@ int hs_view_find_compile(const char *re, size_t len, struct hs_pattern **out,
 	return err;
 }
 
-/* Does @p match row @r's displayed name? 1, 0 or an error (in @diag). */
-static int row_matches(const struct hs_view *v, uint32_t r, struct hs_pattern *p,
-		       struct hs_diag *diag)
+int hs_view_name_matches(struct hs_pattern *p, const char *name, struct hs_diag *diag)
 {
-	const char *name = v->rows[r].name;
 	int rc = hs_pattern_match(p, name, hs_view_display_len(name), NULL);
 
 	if (rc < 0) {
@@ -221,9 +218,9 @@ static int row_matches(const struct hs_view *v, uint32_t r, struct hs_pattern *p
 	return rc;
 }
 
-int hs_view_find(const struct hs_view *v, const uint32_t *order, size_t n,
-		 struct hs_pattern *p, size_t from, int backward, size_t *at,
-		 struct hs_diag *diag)
+int hs_view_find_named(size_t n, const char *(*name_at)(const void *rows, size_t i),
+		       const void *rows, struct hs_pattern *p, size_t from, int backward,
+		       size_t *at, struct hs_diag *diag)
 {
 	size_t k, i, first;
 	int rc;
@@ -236,7 +233,7 @@ int hs_view_find(const struct hs_view *v, const uint32_t *order, size_t n,
 		first = backward ? (from + n - 1) % n : (from + 1) % n;
 	for (k = 0; k < n; k++) {
 		i = backward ? (first + n - k) % n : (first + k) % n;
-		rc = row_matches(v, order[i], p, diag);
+		rc = hs_view_name_matches(p, name_at(rows, i), diag);
 		if (rc < 0)
 			return rc;
 		if (rc) {
@@ -245,6 +242,28 @@ int hs_view_find(const struct hs_view *v, const uint32_t *order, size_t n,
 		}
 	}
 	return 0;
+}
+
+/* The rows of a view in an order, for hs_view_find_named(). */
+struct ordered_rows {
+	const struct hs_view *v;
+	const uint32_t *order;
+};
+
+static const char *ordered_name(const void *rows, size_t i)
+{
+	const struct ordered_rows *o = rows;
+
+	return o->v->rows[o->order[i]].name;
+}
+
+int hs_view_find(const struct hs_view *v, const uint32_t *order, size_t n,
+		 struct hs_pattern *p, size_t from, int backward, size_t *at,
+		 struct hs_diag *diag)
+{
+	struct ordered_rows o = {v, order};
+
+	return hs_view_find_named(n, ordered_name, &o, p, from, backward, at, diag);
 }
 
 int hs_view_find_all(const struct hs_view *v, const uint32_t *order, size_t n,
@@ -265,7 +284,7 @@ int hs_view_find_all(const struct hs_view *v, const uint32_t *order, size_t n,
 	for (i = 0; i < n; i++) {
 		uint32_t r = order[i];
 
-		rc = row_matches(v, r, p, diag);
+		rc = hs_view_name_matches(p, v->rows[r].name, diag);
 		if (rc < 0)
 			goto out;
 		/* a match, and the ancestors that lead to it */

@@ -97,6 +97,15 @@ int hs_view_find_compile(const char *re, size_t len, struct hs_pattern **out,
 int hs_view_find(const struct hs_view *v, const uint32_t *order, size_t n,
 		 struct hs_pattern *p, size_t from, int backward, size_t *at,
 		 struct hs_diag *diag);
+/*
+ * hs_view_find() over any @n rows: @name_at(@rows, I) is the full name of
+ * the row at position I (its displayed part is matched).
+ */
+int hs_view_find_named(size_t n, const char *(*name_at)(const void *rows, size_t i),
+		       const void *rows, struct hs_pattern *p, size_t from, int backward,
+		       size_t *at, struct hs_diag *diag);
+/* Does @p match @name's displayed part? 1, 0 or an error (in @diag). */
+int hs_view_name_matches(struct hs_pattern *p, const char *name, struct hs_diag *diag);
 
 /*
  * Keep only rows @rows (@n ids, each row's parent before it or not kept)

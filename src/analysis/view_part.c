@@ -5,6 +5,7 @@
  * When column are smaller.
  */
 #include "analysis/view_part.h"
+#include "analysis/view_order.h"
 #include "analysis/views_internal.h"
 #include "common/alloc.h"
 #include <errno.h>
@@ -308,9 +309,11 @@ out:
 	return err;
 }
 
-/* Row @r's full name. */
-static const char *row_name(const struct hs_view_parts *p, size_t r)
+/* Row @r's full name (for hs_view_find_named(): @rows is the parts). */
+static const char *row_name(const void *rows, size_t r)
 {
+	const struct hs_view_parts *p = rows;
+
 	return p->node_of_row ? hs_tree_name(&p->ct->t, p->node_of_row[r])
 			      : p->v.rows[r].name;
 }
@@ -318,28 +321,5 @@ static const char *row_name(const struct hs_view_parts *p, size_t r)
 int hs_view_parts_find(const struct hs_view_parts *p, struct hs_pattern *re, size_t from,
 		       int backward, size_t *at, struct hs_diag *diag)
 {
-	size_t n = p->nr_rows, k, i, first;
-	const char *name;
-	int rc;
-
-	if (!n)
-		return 0;
-	if (from >= n)
-		first = backward ? n - 1 : 0;
-	else
-		first = backward ? (from + n - 1) % n : (from + 1) % n;
-	for (k = 0; k < n; k++) {
-		i = backward ? (first + n - k) % n : (first + k) % n;
-		name = row_name(p, i);
-		rc = hs_pattern_match(re, name, hs_view_display_len(name), NULL);
-		if (rc < 0) {
-			hs_pattern_match_error(diag, "find", re, rc, name);
-			return rc == -ENOMEM ? rc : -EINVAL;
-		}
-		if (rc) {
-			*at = i;
-			return 1;
-		}
-	}
-	return 0;
+	return hs_view_find_named(p->nr_rows, row_name, p, re, from, backward, at, diag);
 }
