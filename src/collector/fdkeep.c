@@ -35,21 +35,13 @@ static void futex_wake(void *word)
 	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-/*
- * Close every descriptor of the calling thread's table (the copies of the
- * program's that unshare() made, or the keeper's own when it stops):
- * close_range(), or one by one from /proc/thread-self/fd on a kernel
- * without it (before 5.9). 0 or -1.
- */
-static int close_copies(void)
+int hs_fd_close_listed(const char *dir_path, long lowfd, int (*keep)(long fd))
 {
 	char buf[2048];
 	long n;
 	int dir;
 
-	if (!syscall(SYS_close_range, 0u, ~0u, 0))
-		return 0;
-	dir = (int)syscall(SYS_openat, AT_FDCWD, "/proc/thread-self/fd",
+	dir = (int)syscall(SYS_openat, AT_FDCWD, dir_path,
 			   O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir < 0)
 		return -1;
@@ -63,12 +55,26 @@ static int close_copies(void)
 			long fd = strtol(d->d_name, NULL, 10);
 
 			off += d->d_reclen;
-			if (d->d_name[0] >= '0' && d->d_name[0] <= '9' && fd != dir)
+			if (d->d_name[0] >= '0' && d->d_name[0] <= '9' && fd >= lowfd &&
+			    fd != dir && !(keep && keep(fd)))
 				syscall(SYS_close, (int)fd);
 		}
 	}
 	syscall(SYS_close, dir);
 	return n < 0 ? -1 : 0;
+}
+
+/*
+ * Close every descriptor of the calling thread's table (the copies of the
+ * program's that unshare() made, or the keeper's own when it stops):
+ * close_range(), or one by one on a kernel without it (before 5.9).
+ * 0 or -1.
+ */
+static int close_copies(void)
+{
+	if (!syscall(SYS_close_range, 0u, ~0u, 0))
+		return 0;
+	return hs_fd_close_listed("/proc/thread-self/fd", 0, NULL);
 }
 
 static void *keeper_main(void *arg)

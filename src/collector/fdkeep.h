@@ -52,6 +52,15 @@ struct hs_fdkeep {
 	}
 
 /*
+ * Close, with raw system calls, every descriptor listed in @dir_path
+ * (/proc/self/fd or /proc/thread-self/fd) from @lowfd up, but those
+ * @keep (may be NULL) says to keep: closefrom() without close_range().
+ * 0, or -1 when the list cannot be read.
+ */
+int hs_fd_close_listed(const char *dir_path, long lowfd, int (*keep)(long fd))
+    __attribute__((visibility("hidden")));
+
+/*
  * Start the keeper of @k, unless it runs or was refused: a thread with
  * every signal blocked that unshares its descriptor table and closes
  * every descriptor it copied (it holds no file of the program's). Waits

@@ -20,7 +20,7 @@
  * sampler's (perf events, /proc files).
  */
 #include "collector/collector.h"
-#include <dirent.h>
+#include "collector/fdkeep.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -150,32 +150,18 @@ HS_EXPORT int close_range(unsigned first, unsigned last, int flags)
 	return hs_real.close_range(lo, last, flags);
 }
 
+/* Whether closefrom() leaves @fd open: the collector's own, not released. */
+static int collector_keeps(long fd)
+{
+	return owned(fd) && !released((int)fd);
+}
+
 /* closefrom(): close_range() above, or every open descriptor by hand. */
 HS_EXPORT void closefrom(int lowfd)
 {
-	char buf[2048];
-	long n;
-	int dir;
-
 	if (lowfd < 0)
 		lowfd = 0;
 	if (!close_range((unsigned)lowfd, ~0u, 0))
 		return;
-	dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dir < 0)
-		return;
-	while ((n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
-		long off = 0;
-
-		while (off < n) {
-			const struct dirent64 *d = (const void *)(buf + off);
-			long fd = strtol(d->d_name, NULL, 10);
-
-			off += d->d_reclen;
-			if (d->d_name[0] >= '0' && d->d_name[0] <= '9' && fd >= lowfd &&
-			    fd != dir && (!owned(fd) || released((int)fd)))
-				real_close((int)fd);
-		}
-	}
-	real_close(dir);
+	hs_fd_close_listed("/proc/self/fd", lowfd, collector_keeps);
 }

@@ -246,6 +246,34 @@ static void a_forked_child_forgets_it(void **state)
 	hs_fdkeep_stop(k);
 }
 
+static int kept_fd = -1;
+
+static int keep_one(long fd)
+{
+	return fd == kept_fd;
+}
+
+/* closefrom()'s fallback: the listed numbers from the lowest up, but the kept */
+static void close_listed_spares_the_kept_and_the_lower(void **state)
+{
+	int fd[4], i;
+
+	(void)state;
+	for (i = 0; i < 4; i++) {
+		fd[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		assert_true(fd[i] >= 0);
+	}
+	kept_fd = fd[2];
+	assert_int_equal(hs_fd_close_listed("/proc/self/fd", fd[1], keep_one), 0);
+	assert_int_not_equal(fcntl(fd[0], F_GETFD), -1);
+	assert_int_equal(fcntl(fd[1], F_GETFD), -1);
+	assert_int_not_equal(fcntl(fd[2], F_GETFD), -1);
+	assert_int_equal(fcntl(fd[3], F_GETFD), -1);
+	close(fd[0]);
+	close(fd[2]);
+	assert_int_equal(hs_fd_close_listed("/proc/self/no-such-dir", 0, NULL), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -259,6 +287,7 @@ int main(void)
 					    keeper_teardown),
 	    cmocka_unit_test_setup_teardown(a_forked_child_forgets_it, keeper_setup,
 					    keeper_teardown),
+	    cmocka_unit_test(close_listed_spares_the_kept_and_the_lower),
 	};
 	return cmocka_run_group_tests_name("fdkeep", tests, NULL, NULL);
 }
