@@ -286,54 +286,80 @@ int hs__get_tree(struct hs_route_ctx *c)
 	return 0;
 }
 
-/* The full view of the query (no limit, no depth): c->view. */
-int hs__get_view(struct hs_route_ctx *c)
+/*
+ * The cache's entry of @kind under @key, built from the query's call tree
+ * when missing: room made for @estimate's bytes, then @build fills the
+ * claimed entry (0 or an error, a message in c->diag). c->tree, c->src
+ * and c->view are set from it. 0 or an error.
+ */
+static int
+get_tree_entry(struct hs_route_ctx *c, enum hs_cache_kind kind, const char *key,
+	       size_t (*estimate)(const struct hs_calltree *ct, enum hs_view_kind vk),
+	       int (*build)(struct hs_route_ctx *c, struct hs_cache_entry *e))
 {
-	struct hs_view_opts o = {
-	    .kind = c->query.view.kind,
-	    .focus = c->query.view.focus,
-	};
-	struct hs_buf key = HS_BUF_INIT;
-	struct hs_cache_entry *e;
+	struct hs_cache_entry *e = hs_cache_get(&c->app->cache, &c->hold, kind, key);
 	int err;
 
-	err = hs_view_focus_check(o.kind, o.focus, 1, "focus", &c->diag);
-	if (err)
-		return err;
-	if (hs_buf_addf(&key, "%s\n%s\n%s", c->query.tree_key, hs_view_kind_name(o.kind),
-			o.focus ? o.focus : ""))
-		return -ENOMEM;
-	e = hs_cache_get(&c->app->cache, &c->hold, HS_CACHE_VIEW, key.s);
 	if (!e) {
 		err = hs__get_tree(c);
 		if (!err)
 			err = check_superseded(c);
 		if (!err)
-			err = hs_cache_claim(&c->app->cache, &c->hold, HS_CACHE_VIEW,
-					     key.s, c->tree, &e, &c->diag);
+			err = hs_cache_claim(&c->app->cache, &c->hold, kind, key, c->tree,
+					     &e, &c->diag);
 		if (err < 0)
-			goto out;
+			return err;
 		if (err == 1) {
 			hs_cache_make_room(
-			    &c->app->cache, HS_CACHE_VIEW,
-			    hs_cache_view_estimate(&c->tree->u.tree, o.kind));
-			err = hs_view_build(&e->u.view.v, &c->tree->u.tree, &o);
-			if (err == -ENOENT)
-				hs_diag_set(&c->diag, 0, "no frame named '%s'", o.focus);
-			if (!err)
-				err = hs_cache_index_view(e);
+			    &c->app->cache, kind,
+			    estimate(&c->tree->u.tree, c->query.view.kind));
+			err = build(c, e);
 			hs_cache_publish(&c->app->cache, e, err, &c->diag);
 			if (err)
-				goto out;
+				return err;
 		}
 	}
 	c->tree = e->dep;
 	c->src = c->tree->u.tree.in;
 	c->view = e;
-	err = 0;
-out:
+	return 0;
+}
+
+static int build_view(struct hs_route_ctx *c, struct hs_cache_entry *e)
+{
+	struct hs_view_opts o = {
+	    .kind = c->query.view.kind,
+	    .focus = c->query.view.focus,
+	};
+	int err = hs_view_build(&e->u.view.v, &c->tree->u.tree, &o);
+
+	if (err == -ENOENT)
+		hs_diag_set(&c->diag, 0, "no frame named '%s'", o.focus);
+	return err ? err : hs_cache_index_view(e);
+}
+
+/* The full view of the query (no limit, no depth): c->view. */
+int hs__get_view(struct hs_route_ctx *c)
+{
+	enum hs_view_kind kind = c->query.view.kind;
+	const char *focus = c->query.view.focus;
+	struct hs_buf key = HS_BUF_INIT;
+	int err;
+
+	err = hs_view_focus_check(kind, focus, 1, "focus", &c->diag);
+	if (err)
+		return err;
+	if (hs_buf_addf(&key, "%s\n%s\n%s", c->query.tree_key, hs_view_kind_name(kind),
+			focus ? focus : ""))
+		return -ENOMEM;
+	err = get_tree_entry(c, HS_CACHE_VIEW, key.s, hs_cache_view_estimate, build_view);
 	hs_buf_release(&key);
 	return err;
+}
+
+static int build_parts(struct hs_route_ctx *c, struct hs_cache_entry *e)
+{
+	return hs_view_parts_build(&e->u.parts, &c->tree->u.tree, c->query.view.kind);
 }
 
 /*
@@ -345,7 +371,6 @@ int hs__get_parts(struct hs_route_ctx *c)
 {
 	enum hs_view_kind kind = c->query.view.kind;
 	struct hs_buf key = HS_BUF_INIT;
-	struct hs_cache_entry *e;
 	int err;
 
 	if (kind != HS_VIEW_BYNAME && kind != HS_VIEW_CALLTREE)
@@ -356,31 +381,8 @@ int hs__get_parts(struct hs_route_ctx *c)
 	if (hs_buf_addf(&key, "%s\n%s\nparts", c->query.tree_key,
 			hs_view_kind_name(kind)))
 		return -ENOMEM;
-	e = hs_cache_get(&c->app->cache, &c->hold, HS_CACHE_PARTS, key.s);
-	if (!e) {
-		err = hs__get_tree(c);
-		if (!err)
-			err = check_superseded(c);
-		if (!err)
-			err = hs_cache_claim(&c->app->cache, &c->hold, HS_CACHE_PARTS,
-					     key.s, c->tree, &e, &c->diag);
-		if (err < 0)
-			goto out;
-		if (err == 1) {
-			hs_cache_make_room(
-			    &c->app->cache, HS_CACHE_PARTS,
-			    hs_cache_parts_estimate(&c->tree->u.tree, kind));
-			err = hs_view_parts_build(&e->u.parts, &c->tree->u.tree, kind);
-			hs_cache_publish(&c->app->cache, e, err, &c->diag);
-			if (err)
-				goto out;
-		}
-	}
-	c->tree = e->dep;
-	c->src = c->tree->u.tree.in;
-	c->view = e;
-	err = 0;
-out:
+	err = get_tree_entry(c, HS_CACHE_PARTS, key.s, hs_cache_parts_estimate,
+			     build_parts);
 	hs_buf_release(&key);
 	return err;
 }
