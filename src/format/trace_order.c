@@ -14,8 +14,9 @@
 #include <string.h>
 
 /*
- * Hand the oldest @n staged events (and the rest of their tick) over as a
- * batch with its groups (the reading thread).
+ * Hand the oldest @n staged events, at most BATCH_EVENTS (and the rest
+ * of their tick), over as a batch: a copy in the next slot's buffer (the
+ * reading thread).
  */
 int hs__order_publish(struct hs__order *s, size_t n)
 {
@@ -26,26 +27,32 @@ int hs__order_publish(struct hs__order *s, size_t n)
 
 	if (n > avail)
 		n = avail;
+	if (n > BATCH_EVENTS)
+		n = BATCH_EVENTS;
 	if (!n)
 		return 0;
 	while (n < avail && ev[n].time == ev[n - 1].time)
 		n++;
 	pthread_mutex_lock(&s->mu);
-	while (s->head - s->tail >= NR_BATCHES && !s->stop)
+	while ((s->head - s->tail >= NR_BATCHES ||
+		(s->head > s->tail && s->in_flight + n > STREAM_IN_FLIGHT)) &&
+	       !s->stop)
 		pthread_cond_wait(&s->cv, &s->mu);
 	stop = s->stop;
 	pthread_mutex_unlock(&s->mu);
 	if (stop)
 		return -ECANCELED;
+	/* (the slot is free: the caller's side is done with it) */
 	b = &s->b[s->head % NR_BATCHES];
-	b->ev = ev;
+	if (n > b->alloc && HS_GROW(b->ev, n > BATCH_EVENTS ? n : BATCH_EVENTS, b->alloc))
+		return -ENOMEM;
+	memcpy(b->ev, ev, n * sizeof(*ev));
 	b->n = n;
-	b->buf = s->cur;
 	s->st_head += n;
 	s->published = 1;
 	s->pub_time = ev[n - 1].time;
 	pthread_mutex_lock(&s->mu);
-	s->buf[s->cur].refs++;
+	s->in_flight += n;
 	s->head++;
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
@@ -53,12 +60,11 @@ int hs__order_publish(struct hs__order *s, size_t n)
 }
 
 /*
- * Room for @n more staged events: in place when no batch uses the buffer
- * (moving the waiting events to the front, or growing it), else the
- * waiting events move to a buffer no batch uses. The buffers hold at
- * most STREAM_BUDGET times the events that need room (with some for what
- * comes next): above that, the reading side waits for the caller's side
- * to hand batches back instead of taking more memory.
+ * Room for @n more staged events: the waiting events move to the front
+ * of the staging buffer, which grows (to half as many again as the
+ * events that need room, STREAM_SPARE: moving them to the front each
+ * time would cost more) when they would fill more than three quarters of
+ * it.
  */
 int hs__order_room(struct hs__order *s, size_t n)
 {
@@ -66,70 +72,17 @@ int hs__order_room(struct hs__order *s, size_t n)
 	/* (with the index, what waits is what the file has out of order, or
 	 * a chunk: no window's worth) */
 	size_t floor = s->nidx ? STREAM_FLOOR : STREAM_WINDOW;
-	size_t a = STREAM_ROOM * need > floor ? STREAM_ROOM * need : floor;
-	size_t budget = STREAM_BUDGET * (need > floor ? need : floor);
-	struct evbuf *to = NULL;
-	unsigned i;
+	size_t a =
+	    need + need / STREAM_SPARE > floor ? need + need / STREAM_SPARE : floor;
 
 	if (s->st_end + n <= s->st_alloc)
 		return 0;
-	pthread_mutex_lock(&s->mu);
-	while (s->buf[s->cur].refs) {
-		size_t total = 0;
-
-		/* a free buffer: the smallest one with room, else the largest */
-		to = NULL;
-		for (i = 0; i < NR_BUFS; i++) {
-			struct evbuf *b = &s->buf[i];
-
-			total += b->alloc;
-			if (i == s->cur || b->refs)
-				continue;
-			if (!to ||
-			    (b->alloc >= need ? to->alloc < need || b->alloc < to->alloc
-					      : to->alloc < need && b->alloc > to->alloc))
-				to = b;
-		}
-		/* (there is always one: NR_BATCHES batches and the current) */
-		if (to && (to->alloc >= need || total - to->alloc + a <= budget))
-			break;
-		to = NULL;
-		pthread_cond_wait(&s->cv, &s->mu);
-	}
-	pthread_mutex_unlock(&s->mu);
-	if (!to) {
-		struct evbuf *c = &s->buf[s->cur];
-
-		if (s->st_head)
-			memmove(s->stage, s->stage + s->st_head,
-				waiting * sizeof(*s->stage));
-		if (need > s->st_alloc - s->st_alloc / 4) {
-			/* (room for as many again: moving the waiting events
-			 * to the front each time would cost more) */
-			if (HS_GROW(c->ev, a, c->alloc)) {
-				s->st_head = 0;
-				s->st_end = waiting;
-				return -ENOMEM;
-			}
-			s->stage = c->ev;
-			s->st_alloc = c->alloc;
-		}
-	} else {
-		if (to->alloc < need) {
-			hs_free(to->ev);
-			to->alloc = 0;
-			to->ev = hs_malloc(a * sizeof(*to->ev));
-			if (!to->ev)
-				return -ENOMEM;
-			to->alloc = a;
-		}
-		memcpy(to->ev, s->stage + s->st_head, waiting * sizeof(*s->stage));
-		s->cur = (unsigned)(to - s->buf);
-		s->stage = to->ev;
-		s->st_alloc = to->alloc;
-	}
+	if (s->st_head)
+		memmove(s->stage, s->stage + s->st_head, waiting * sizeof(*s->stage));
 	s->st_head = 0;
 	s->st_end = waiting;
+	if (need > s->st_alloc - s->st_alloc / 4 && HS_GROW(s->stage, a, s->st_alloc))
+		return -ENOMEM;
 	return 0;
 }
 
@@ -627,8 +580,13 @@ static int stream(struct reading *rd, const struct hs_trace_sink *sink)
 		pthread_mutex_unlock(&s.mu);
 		if (!err && !failed)
 			err = stream_consume(&s, b);
+		if (b->alloc > BATCH_KEEP) {
+			hs_free(b->ev);
+			b->ev = NULL;
+			b->alloc = 0;
+		}
 		pthread_mutex_lock(&s.mu);
-		s.buf[b->buf].refs--;
+		s.in_flight -= b->n;
 		s.tail++;
 		pthread_cond_broadcast(&s.cv);
 		pthread_mutex_unlock(&s.mu);
@@ -644,8 +602,9 @@ static int stream(struct reading *rd, const struct hs_trace_sink *sink)
 	t->stream_moves = s.moves;
 out:
 	hs_trace_reader_close(&rd->r);
-	for (i = 0; i < NR_BUFS; i++)
-		hs_free(s.buf[i].ev);
+	for (i = 0; i < NR_BATCHES; i++)
+		hs_free(s.b[i].ev);
+	hs_free(s.stage);
 	hs_free(s.run);
 	for (i = 0; i < s.nseg; i++)
 		hs_free(s.seg[i].ev);

@@ -45,31 +45,33 @@
 /* with the chunk index: the chunks after the current one that are not
  * read ahead (hs__order_chunk()) */
 #define STREAM_AHEAD 1
-/* a staging buffer that grows or is taken anew has room for STREAM_ROOM
- * times the events that need it; all hold at most STREAM_BUDGET times */
-#define STREAM_ROOM 2
-#define STREAM_BUDGET 5
-/* the least room a staging buffer of a trace with the index has */
+/* a staging buffer that grows has room for the events that need it and
+ * 1/STREAM_SPARE as many again */
+#define STREAM_SPARE 2
+/* the least room the staging buffer of a trace with the index has */
 #define STREAM_FLOOR (16 * BATCH_EVENTS)
+/* the events handed over and not yet back, at most (unless one tick has
+ * more): a coarse clock puts tens of thousands of events in one tick, and
+ * NR_BATCHES batches of such ticks would hold megabytes each */
+#define STREAM_IN_FLIGHT (8 * BATCH_EVENTS)
+/* a batch's buffer larger than this (a large tick's) is freed once the
+ * caller's side is done with it */
+#define BATCH_KEEP (2 * BATCH_EVENTS)
 
 /*
- * A batch is a stretch of a staging buffer: the reading side stages
- * events in one buffer and hands them over where they are; it moves on to
- * another buffer when the current one is full while batches still use it.
+ * A batch is a copy of up to BATCH_EVENTS staged events (more only when
+ * one tick has more) in a buffer of its own, which it keeps for the next
+ * batch of its slot: the staging buffer stays the reading side's alone,
+ * so it moves its waiting events to its front and grows in place, and
+ * what the stream holds is the staged events and STREAM_IN_FLIGHT handed
+ * over (a staging buffer that batches pointed into had to be left to
+ * them while the waiting events moved to another: two to four times the
+ * events that wait).
  */
 struct batch {
-	struct hs_trace_event *ev; /* n events */
-	size_t n;
-	unsigned buf; /* in stream.buf[] */
+	struct hs_trace_event *ev; /* n events (room for alloc) */
+	size_t n, alloc;
 };
-
-struct evbuf {
-	struct hs_trace_event *ev;
-	size_t alloc;
-	unsigned refs; /* batches handed over from it (under mu) */
-};
-
-#define NR_BUFS (NR_BATCHES + 2)
 
 struct hs__order {
 	const struct hs_trace_sink *sink;
@@ -82,10 +84,9 @@ struct hs__order {
 	pthread_cond_t cv;
 	struct batch b[NR_BATCHES];
 	size_t head, tail;
+	size_t in_flight; /* events in the batches handed over */
 	int done, stop;
 	/* the reorder window (the reading thread) */
-	struct evbuf buf[NR_BUFS];
-	unsigned cur;		      /* the buffer that stage and st_alloc are */
 	struct hs_trace_event *stage; /* waiting events, in order: [st_head, st_end) */
 	size_t st_head, st_end, st_alloc;
 	struct hs_trace_event *run; /* late events in order, until they merge */
