@@ -630,17 +630,21 @@ static inline uint64_t cc_owner(const struct hs_compact_enc *enc,
 }
 
 /*
- * Where the search for @addr of @owner starts. Addresses that a program
- * uses one after the other are near each other: the low bits (a 1 KiB
- * span of addresses) pick a slot within a 64-slot block of the table, so
- * that they share cache lines, and a hash of the rest with the owner
- * picks the block.
+ * Where the search for @addr of thread slot @slot starts. Addresses that
+ * a program uses one after the other are near each other: the low bits (a
+ * 2 KiB span of addresses, 32 bytes a slot: glibc's blocks start 32 bytes
+ * apart or more, so that two do not share a slot) pick a slot within a
+ * 64-slot block of the table, so that they share cache lines, and a hash
+ * of the rest with the slot picks the block. Not the chunk's generation:
+ * an address then has the same home chunk after chunk, and the lines a
+ * program's heap maps to stay in the cache (the lookup missed it on most
+ * events of rand_loop when its home moved with every chunk).
  */
-static inline uint32_t cc_home(uint64_t addr, uint64_t owner)
+static inline uint32_t cc_home(uint64_t addr, uint64_t slot)
 {
-	uint64_t h = ((addr >> 10) ^ owner << 44) * 0x9e3779b97f4a7c15ull;
+	uint64_t h = ((addr >> 11) ^ slot << 44) * 0x9e3779b97f4a7c15ull;
 
-	return ((uint32_t)(h >> 40) << 6 | (uint32_t)(addr >> 4 & 63)) &
+	return ((uint32_t)(h >> 40) << 6 | (uint32_t)(addr >> 5 & 63)) &
 	       (HS_CC_TABLE - 1);
 }
 
@@ -652,7 +656,7 @@ static struct hs_cc_addr *cc_addr(struct hs_compact_enc *enc, struct hs_cc_threa
 				  uint64_t addr)
 {
 	uint64_t owner = cc_owner(enc, t);
-	uint32_t i = cc_home(addr, owner);
+	uint32_t i = cc_home(addr, (uint64_t)(t - enc->threads));
 
 	for (;; i = (i + 1) & (HS_CC_TABLE - 1)) {
 		struct hs_cc_addr *a = &enc->addrs[i];

@@ -1,0 +1,151 @@
+/*
+ * compact_time - the CPU of the collector's compact encoder (issue 14,
+ * bench/README.md, "Format 4.0: the encoder's CPU").
+ *
+ *   compact_time FILE [PASSES]      (PASSES=9)
+ *
+ * Reads FILE's EVENTS chunks (their records, as the writer had them),
+ * then encodes every chunk with hs_chunk_compact() (heap sizes split)
+ * and compresses each payload with zstd -1, PASSES times over. Prints
+ * the encoder's seconds (the minimum over the passes of the thread's CPU
+ * time, so that a shared machine's noise drops out), those of zstd
+ * beside them, and the payloads' bytes, which an encoder that is only
+ * faster must leave as they are. zstd runs between the encodings, as on
+ * the writer thread, so the encoder's tables see the cache they would.
+ * Owns the chunks it copied; reads the file with the trace reader.
+ */
+#include "common/alloc.h"
+#include "common/diag.h"
+#include "format/trace_reader.h"
+#include "format/trace_record.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zstd.h>
+
+#define LEVEL 1 /* the writer's zstd level */
+#define OUT_CAP (2 * HS_CHUNK_MAX + HS_CC_HEADER_MAX)
+
+struct records {
+	uint8_t *p;
+	size_t n;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Copy FILE's EVENTS chunks' records into *@out (*@count of them). */
+static int load(const char *path, struct records **out, size_t *count)
+{
+	struct hs_trace_reader r;
+	struct hs_diag diag = HS_DIAG_INIT(path);
+	struct records *v = NULL;
+	size_t n = 0, cap = 0;
+	char msg[600];
+	int ret;
+
+	if (hs_trace_reader_open(&r, path, &diag)) {
+		fprintf(stderr, "compact_time: %s\n",
+			hs_diag_format(&diag, msg, sizeof(msg)));
+		return -1;
+	}
+	while ((ret = hs__reader_next_chunk(&r, &diag)) == 1) {
+		if (r.chunk.kind != HS_CHUNK_EVENTS)
+			continue;
+		if (n == cap) {
+			struct records *g = hs_grow(v, sizeof(*v), n + 1, &cap);
+
+			if (!g) {
+				ret = -1;
+				break;
+			}
+			v = g;
+		}
+		v[n].n = (size_t)(r.end - r.p);
+		v[n].p = hs_malloc(v[n].n ? v[n].n : 1);
+		if (!v[n].p) {
+			ret = -1;
+			break;
+		}
+		memcpy(v[n].p, r.p, v[n].n);
+		n++;
+	}
+	if (ret < 0)
+		fprintf(stderr, "compact_time: %s\n",
+			diag.set ? hs_diag_format(&diag, msg, sizeof(msg))
+				 : "out of memory");
+	hs_trace_reader_close(&r);
+	*out = v;
+	*count = n;
+	return ret < 0 ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct hs_compact_enc *enc = hs_calloc(1, sizeof(*enc));
+	uint8_t *scratch = hs_malloc(HS_CC_SCRATCH(HS_CHUNK_MAX));
+	uint8_t *packed = hs_malloc(OUT_CAP);
+	size_t z_cap = ZSTD_compressBound(OUT_CAP), count = 0, i;
+	uint8_t *z = hs_malloc(z_cap);
+	ZSTD_CCtx *cctx = ZSTD_createCCtx();
+	struct records *chunks = NULL;
+	double best_enc = 1e30, best_z = 1e30;
+	uint64_t bytes = 0, zbytes = 0, records = 0;
+	int passes = argc > 2 ? atoi(argv[2]) : 9, pass;
+
+	if (argc < 2 || passes < 1) {
+		fprintf(stderr, "usage: compact_time FILE [PASSES]\n");
+		return 2;
+	}
+	if (!enc || !scratch || !packed || !z || !cctx) {
+		fprintf(stderr, "compact_time: out of memory\n");
+		return 1;
+	}
+	if (load(argv[1], &chunks, &count))
+		return 1;
+	enc->split_sizes = 1;
+	for (pass = 0; pass < passes; pass++) {
+		double t_enc = 0, t_z = 0, t0, t1;
+
+		bytes = zbytes = records = 0;
+		for (i = 0; i < count; i++) {
+			size_t c, zc;
+
+			t0 = now_s();
+			c = hs_chunk_compact(chunks[i].p, chunks[i].n, enc, scratch,
+					     packed, OUT_CAP);
+			t1 = now_s();
+			t_enc += t1 - t0;
+			records += chunks[i].n;
+			if (!c)
+				continue;
+			zc = ZSTD_compressCCtx(cctx, z, z_cap, packed, c, LEVEL);
+			t_z += now_s() - t1;
+			bytes += c;
+			zbytes += ZSTD_isError(zc) ? c : zc;
+		}
+		if (t_enc < best_enc)
+			best_enc = t_enc;
+		if (t_z < best_z)
+			best_z = t_z;
+	}
+	printf("%s: %zu chunks, %llu bytes of records: encoder %.4f s, zstd %.4f s "
+	       "(minimum of %d passes); compact %llu bytes, zstd %llu\n",
+	       argv[1], count, (unsigned long long)records, best_enc, best_z, passes,
+	       (unsigned long long)bytes, (unsigned long long)zbytes);
+	for (i = 0; i < count; i++)
+		hs_free(chunks[i].p);
+	hs_free(chunks);
+	ZSTD_freeCCtx(cctx);
+	hs_free(z);
+	hs_free(packed);
+	hs_free(scratch);
+	hs_free(enc);
+	return 0;
+}
