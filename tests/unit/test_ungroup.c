@@ -16,15 +16,18 @@
 #define CLASSES "[group classes] {%!*}.%(->class $1;{%!*}::->class $1"
 #define MODULES "[group modules] {%}!->module $1"
 
-/* hs_ungroup() of @name: its GroupPats (a static buffer), or NULL on error (*@err). */
-static const char *ungroup(const struct hs_stack_source *src, const char *group,
-			   const char *name, int *err)
+/* @fn (hs_ungroup() or hs_ungroup_module()) of @what: its GroupPats (a
+ * static buffer), or NULL on error (*@err). */
+static const char *
+answer(int (*fn)(const struct hs_stack_source *, const char *, const char *,
+		 struct hs_buf *, struct hs_diag *),
+       const struct hs_stack_source *src, const char *group, const char *what, int *err)
 {
 	static char text[4096];
 	struct hs_buf out = HS_BUF_INIT;
 	struct hs_diag d = HS_DIAG_INIT(NULL);
 
-	*err = hs_ungroup(src, group, name, &out, &d);
+	*err = fn(src, group, what, &out, &d);
 	if (*err) {
 		hs_buf_release(&out);
 		return NULL;
@@ -33,6 +36,18 @@ static const char *ungroup(const struct hs_stack_source *src, const char *group,
 	memcpy(text, out.s, out.len + 1);
 	hs_buf_release(&out);
 	return text;
+}
+
+static const char *ungroup(const struct hs_stack_source *src, const char *group,
+			   const char *name, int *err)
+{
+	return answer(hs_ungroup, src, group, name, err);
+}
+
+static const char *ungroup_module(const struct hs_stack_source *src, const char *group,
+				  const char *module, int *err)
+{
+	return answer(hs_ungroup_module, src, group, module, err);
 }
 
 static void classes(void **state)
@@ -109,25 +124,6 @@ static void entries(void **state)
 	assert_string_equal(ungroup(&src, "m!=>M", "M <<m!a->b>>", &err),
 			    "@m!a\\-\\>b->;m!=>M");
 	hs_source_release(&src);
-}
-
-/* hs_ungroup_module() of @module: its GroupPats (a static buffer), or NULL on error. */
-static const char *ungroup_module(const struct hs_stack_source *src, const char *group,
-				  const char *module, int *err)
-{
-	static char text[4096];
-	struct hs_buf out = HS_BUF_INIT;
-	struct hs_diag d = HS_DIAG_INIT(NULL);
-
-	*err = hs_ungroup_module(src, group, module, &out, &d);
-	if (*err) {
-		hs_buf_release(&out);
-		return NULL;
-	}
-	assert_true(out.len < sizeof(text));
-	memcpy(text, out.s, out.len + 1);
-	hs_buf_release(&out);
-	return text;
 }
 
 /* Ungroup Module: every grouped frame of the module, whatever its group. */
