@@ -117,7 +117,6 @@ static inline __attribute__((always_inline)) int expand(struct hs_chunk_unpack *
 	struct hs_cu_thread *t;
 	uint8_t *d, *dend;
 	unsigned i, cls;
-	int64_t delta;
 
 	if (hs_get_varint(&q, end, &total)) {
 		*why = "bad length of a compact chunk's records";
@@ -185,6 +184,21 @@ static inline __attribute__((always_inline)) int expand(struct hs_chunk_unpack *
 			(val) = (val) << 7 | low;                                        \
 		}                                                                        \
 	} while (0)
+		/* the address @ref names: the literal one's delta from @base (ref 0),
+		 * else entry @ref from the end of @hist (@n entries), written as
+		 * its delta from @base */
+#define ADDR_OF_REF(out, base, hist, n)                                                  \
+	do {                                                                             \
+		if (!ref) {                                                              \
+			COPY_VALUE(HS_CC_ADDR);                                          \
+			(out) = (base) + (uint64_t)hs_unzigzag(v);                       \
+		} else if (ref <= (n)) {                                                 \
+			(out) = (hist)[(n)-ref];                                         \
+			d = hs_put_svarint(d, (int64_t)((out) - (base)));                \
+		} else {                                                                 \
+			goto bad_ref;                                                    \
+		}                                                                        \
+	} while (0)
 	while (r < end) {
 		unsigned tag = *r;
 
@@ -243,15 +257,7 @@ static inline __attribute__((always_inline)) int expand(struct hs_chunk_unpack *
 		case HS_TAG_REALLOC_FREE:
 		case HS_TAG_FREE_TEMPORARY:
 			GET_REF(ref);
-			if (!ref) {
-				COPY_VALUE(HS_CC_ADDR);
-				addr = last + (uint64_t)hs_unzigzag(v);
-			} else if (ref <= t->nr_allocs) {
-				addr = t->allocs[t->nr_allocs - ref];
-				d = hs_put_svarint(d, (int64_t)(addr - last));
-			} else {
-				goto bad_ref;
-			}
+			ADDR_OF_REF(addr, last, t->allocs, t->nr_allocs);
 			if (classes) {
 				/* of its allocation's class; a literal one of none */
 				if (remember_free(t, addr,
@@ -300,30 +306,14 @@ static inline __attribute__((always_inline)) int expand(struct hs_chunk_unpack *
 						goto bad_ref;
 				}
 			}
-			if (!ref) {
-				COPY_VALUE(HS_CC_ADDR);
-				addr = last + (uint64_t)hs_unzigzag(v);
-			} else if (ref <= h->nr) {
-				addr = h->addr[h->nr - ref];
-				d = hs_put_svarint(d, (int64_t)(addr - last));
-			} else {
-				goto bad_ref;
-			}
+			ADDR_OF_REF(addr, last, h->addr, h->nr);
 			if (split)
 				d = hs_put_varint(d, size);
 			else
 				COPY(HS_CC_SIZE);
 		} else {
 			GET(HS_CC_REF, ref);
-			if (!ref) {
-				COPY_VALUE(HS_CC_ADDR);
-				addr = last + (uint64_t)hs_unzigzag(v);
-			} else if (ref <= t->nr_frees) {
-				addr = t->frees[t->nr_frees - ref];
-				d = hs_put_svarint(d, (int64_t)(addr - last));
-			} else {
-				goto bad_ref;
-			}
+			ADDR_OF_REF(addr, last, t->frees, t->nr_frees);
 			COPY(HS_CC_SIZE);
 		}
 		COPY(HS_CC_STACK);
@@ -331,16 +321,7 @@ static inline __attribute__((always_inline)) int expand(struct hs_chunk_unpack *
 			uint64_t old;
 
 			GET_REF(ref);
-			if (!ref) {
-				COPY_VALUE(HS_CC_ADDR);
-				delta = hs_unzigzag(v);
-				old = addr + (uint64_t)delta;
-			} else if (ref <= t->nr_allocs) {
-				old = t->allocs[t->nr_allocs - ref];
-				d = hs_put_svarint(d, (int64_t)(old - addr));
-			} else {
-				goto bad_ref;
-			}
+			ADDR_OF_REF(old, addr, t->allocs, t->nr_allocs);
 			COPY(HS_CC_OTHER);
 			if (classes) {
 				if (old &&
@@ -363,6 +344,7 @@ static inline __attribute__((always_inline)) int expand(struct hs_chunk_unpack *
 #undef COPY_VALUE
 #undef GET
 #undef GET_REF
+#undef ADDR_OF_REF
 	if (d != dend) {
 		*why = d > dend ? "a compact chunk's records are longer than it says"
 				: "a compact chunk's records are shorter than it says";
