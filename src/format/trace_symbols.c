@@ -7,7 +7,10 @@
 #include "common/alloc.h"
 #include "common/hash.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #define SYMW_CHUNK_BYTES ((size_t)4 << 20)  /* raw payload per chunk */
@@ -322,6 +325,48 @@ int hs__trace_syms_resolve(struct hs_trace *t)
 			s->node_sym[i] = id;
 	}
 	return 0;
+}
+
+int hs_trace_ends_with_data(const char *path)
+{
+	uint8_t hdr[HS_CHUNK_HEADER_SIZE];
+	struct hs_chunk_header ch = {0};
+	uint64_t off = HS_FILE_HEADER_SIZE;
+	struct stat sb;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), whole = 0;
+
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode))
+		goto out;
+	/* one header per chunk: a trace of 10M events has a few hundred */
+	while ((uint64_t)sb.st_size - off >= HS_CHUNK_HEADER_SIZE) {
+		if (pread(fd, hdr, sizeof(hdr), (off_t)off) != (ssize_t)sizeof(hdr) ||
+		    hs_chunk_header_parse(hdr, &ch) || ch.kind == HS_CHUNK_SYMBOLS ||
+		    (uint64_t)sb.st_size - off - HS_CHUNK_HEADER_SIZE < ch.stored)
+			goto out;
+		off += HS_CHUNK_HEADER_SIZE + ch.stored;
+	}
+	whole = off == (uint64_t)sb.st_size && off > HS_FILE_HEADER_SIZE &&
+		ch.kind == HS_CHUNK_END;
+out:
+	close(fd);
+	return whole;
+}
+
+int hs_trace_syms_take(struct hs_trace *t, struct hs_trace *from)
+{
+	if (from->nr_modules != t->nr_modules || from->nr_nodes != t->nr_nodes ||
+	    from->data_end != t->data_end)
+		return -EINVAL;
+	hs__trace_syms_release(&t->syms);
+	t->syms = from->syms;
+	memset(&from->syms, 0, sizeof(from->syms));
+	/* @from's map of its nodes: made again for @t's */
+	hs_free(t->syms.node_sym);
+	t->syms.node_sym = NULL;
+	t->sym_damage = from->sym_damage;
+	return hs__trace_syms_resolve(t);
 }
 
 unsigned hs_trace_node_syms(const struct hs_trace *t, uint32_t node,

@@ -62,6 +62,27 @@ HS_MUST_CHECK int hs_symw_add(struct hs_symw *w, uint32_t module, uint64_t addr,
 HS_MUST_CHECK int hs_symw_finish(struct hs_symw *w);
 void hs_symw_release(struct hs_symw *w);
 
+/*
+ * Whether the file at @path ends with its data: whole chunks up to its
+ * end, the last one END, and no symbol section (a trace whose program
+ * ended, before it was symbolized). A symbolizer then only appends: what
+ * a reader that opened the file before it wrote reads is unchanged.
+ * 1 or 0 (also when the file cannot be read).
+ */
+int hs_trace_ends_with_data(const char *path);
+
+/*
+ * Give @t, whose records were read before a symbolizer appended the
+ * section (a stream of the file's data chunks: `run`'s summary, read
+ * while `run`'s symbolizer works), the section @from read afterwards
+ * from the same file (hs_trace_load_flags() with HS_TRACE_NO_EVENTS |
+ * HS_TRACE_SKIP_EVENT_CHUNKS), as if @t had read it itself: its names,
+ * the damage it reported, every node mapped to its entry. @from loses
+ * its section. Returns 0; -EINVAL when @from is not the same file's
+ * data (other modules, nodes or data end: @t is unchanged); -ENOMEM.
+ */
+HS_MUST_CHECK int hs_trace_syms_take(struct hs_trace *t, struct hs_trace *from);
+
 /* --- for trace_reader.c ------------------------------------------------ */
 
 /* Forget the symbols read so far (a new section begins). */
