@@ -20,6 +20,11 @@ void cli_exec_summarize(const char *path, int exited, struct cli_run_pass *pass)
 {
 	struct hs_exec_successors s = HS_EXEC_SUCCESSORS_INIT;
 
+	/* a trace that did not end by exec has no images after it */
+	if (cli_run_pass_ended_by_exec(pass) == 0) {
+		cli_run_summarize_pass(path, path, exited, pass);
+		return;
+	}
 	if (hs_exec_successors_find(path, &s)) {
 		fprintf(stderr,
 			"heapscope: out of memory looking for the traces "

@@ -303,7 +303,6 @@ struct cli_run_pass *cli_run_pass_start(const char *path, int go_fd)
 static int pass_end(struct cli_run_pass *p, struct hs_diag *diag)
 {
 	struct hs_trace_sink sink = {.events = pass_events, .live = pass_live, .ctx = p};
-	struct hs_trace with_syms;
 	int err;
 
 	if (p->again) {
@@ -314,15 +313,7 @@ static int pass_end(struct cli_run_pass *p, struct hs_diag *diag)
 		if (!err)
 			err = hs_trace_feed(&p->t, &sink);
 	} else {
-		err = hs_trace_load_flags(p->path, &with_syms,
-					  HS_TRACE_NO_EVENTS | HS_TRACE_SKIP_EVENT_CHUNKS,
-					  diag);
-		if (err) {
-			hs_trace_release(&p->t);
-			return err;
-		}
-		err = hs_trace_syms_take(&p->t, &with_syms);
-		hs_trace_release(&with_syms);
+		err = hs_trace_syms_read(&p->t, p->path, diag);
 	}
 	if (!err) {
 		hs_heap_totals_pass_finish(&p->totals);
@@ -351,6 +342,13 @@ void cli_run_summarize_pass(const char *path, const char *shown, int exited,
 		cli_run_summarize_as(path, shown, exited);
 	}
 	cli_run_pass_free(p);
+}
+
+int cli_run_pass_ended_by_exec(const struct cli_run_pass *p)
+{
+	if (!p || p->failed || p->again)
+		return -1;
+	return p->t.has_end && p->t.end_reason == HS_END_EXEC;
 }
 
 void cli_run_pass_free(struct cli_run_pass *p)

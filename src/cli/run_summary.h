@@ -36,6 +36,11 @@ struct cli_run_pass *cli_run_pass_start(const char *path, int go_fd);
  */
 void cli_run_summarize_pass(const char *path, const char *shown, int exited,
 			    struct cli_run_pass *p);
+/*
+ * Whether the trace of pass @p ended by exec: 1 or 0 as its events said,
+ * -1 when @p (NULL is fine) cannot say (it failed, or will load the trace).
+ */
+int cli_run_pass_ended_by_exec(const struct cli_run_pass *p);
 /* Free pass @p (NULL is fine) without summarizing. */
 void cli_run_pass_free(struct cli_run_pass *p);
 

@@ -354,19 +354,60 @@ out:
 	return whole;
 }
 
-int hs_trace_syms_take(struct hs_trace *t, struct hs_trace *from)
+int hs_trace_syms_read(struct hs_trace *t, const char *path, struct hs_diag *diag)
 {
-	if (from->nr_modules != t->nr_modules || from->nr_nodes != t->nr_nodes ||
-	    from->data_end != t->data_end)
-		return -EINVAL;
+	struct hs_trace_reader r;
+	struct hs_rec rec;
+	unsigned section = 0;
+	const char *why = NULL;
+	int ret, err;
+
 	hs__trace_syms_release(&t->syms);
-	t->syms = from->syms;
-	memset(&from->syms, 0, sizeof(from->syms));
-	/* @from's map of its nodes: made again for @t's */
-	hs_free(t->syms.node_sym);
-	t->syms.node_sym = NULL;
-	t->sym_damage = from->sym_damage;
-	return hs__trace_syms_resolve(t);
+	memset(&t->sym_damage, 0, sizeof(t->sym_damage));
+	if (t->cut_off || !t->data_chunks)
+		return -EINVAL;
+	err = hs_trace_reader_open(&r, path, diag);
+	if (err)
+		return err;
+	/* the reader as it is after @t's data: an END chunk, then the section */
+	r.pf_threads = 0; /* a few chunks */
+	r.offset = r.data_end = t->data_end;
+	r.nr_chunks = r.data_chunks = t->data_chunks;
+	r.prev_kind = HS_CHUNK_END;
+	if (r.size < t->data_end)
+		err = -EINVAL;
+	while (!err && (ret = hs_trace_reader_next(&r, &rec, diag)) == 1) {
+		if (rec.tag != HS_TAG_SYM_STRING && rec.tag != HS_TAG_SYM_ADDR) {
+			err = -EINVAL; /* data after @t's: not the file @t read */
+			break;
+		}
+		/* the last symbol section counts (as trace_walk.c reads it) */
+		if (r.sym_sections != section) {
+			hs__trace_syms_reset(&t->syms);
+			section = r.sym_sections;
+			t->syms.offset = r.chunk_offset;
+		}
+		err = hs__trace_syms_record(t, &rec, &why);
+		if (err == -EINVAL) {
+			hs__reader_sym_damaged(&r, r.chunk_offset,
+					       why ? why : "malformed symbol record");
+			err = 0;
+		}
+	}
+	if (!err && r.done < 0)
+		err = r.done;
+	if (!err && r.data_end != t->data_end)
+		err = -EINVAL;
+	if (!err) {
+		t->sym_damage = r.sym_damage;
+		if (r.sym_damage.what)
+			hs__trace_syms_reset(&t->syms);
+		err = hs__trace_syms_resolve(t);
+	}
+	if (err)
+		hs__trace_syms_release(&t->syms);
+	hs_trace_reader_close(&r);
+	return err;
 }
 
 unsigned hs_trace_node_syms(const struct hs_trace *t, uint32_t node,

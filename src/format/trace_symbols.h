@@ -72,16 +72,18 @@ void hs_symw_release(struct hs_symw *w);
 int hs_trace_ends_with_data(const char *path);
 
 /*
- * Give @t, whose records were read before a symbolizer appended the
- * section (a stream of the file's data chunks: `run`'s summary, read
- * while `run`'s symbolizer works), the section @from read afterwards
- * from the same file (hs_trace_load_flags() with HS_TRACE_NO_EVENTS |
- * HS_TRACE_SKIP_EVENT_CHUNKS), as if @t had read it itself: its names,
- * the damage it reported, every node mapped to its entry. @from loses
- * its section. Returns 0; -EINVAL when @from is not the same file's
- * data (other modules, nodes or data end: @t is unchanged); -ENOMEM.
+ * Read into @t, whose records were read before a symbolizer appended the
+ * section (a stream of the file's data: `run`'s summary, read while
+ * `run`'s symbolizer works), the section of the file at @path that
+ * follows @t's data, as if @t had read it itself: its names, the damage
+ * the reader reports (the section is then dropped), every node mapped to
+ * its entry. Only the SYMBOLS chunks after @t->data_end are read. @t
+ * must have ended with END (not cut off). Returns 0; -EINVAL when the
+ * file holds more data after @t's, or @t was cut off (@t then has no
+ * section); the reader's errors (a diag filled), -ENOMEM.
  */
-HS_MUST_CHECK int hs_trace_syms_take(struct hs_trace *t, struct hs_trace *from);
+HS_MUST_CHECK int hs_trace_syms_read(struct hs_trace *t, const char *path,
+				     struct hs_diag *diag);
 
 /* --- for trace_reader.c ------------------------------------------------ */
 
