@@ -14,7 +14,9 @@
 #include "cli/run_dotnet.h"
 #include "cli/run_gcdump.h"
 #include "common/alloc.h"
+#include "common/log.h"
 #include "format/trace_reader.h"
+#include "format/trace_symbols.h"
 #include "symbols/trace_symbolize.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -535,27 +537,49 @@ static void drop_manifest(struct run_opts *o)
  * Symbolize @path in a child process. libdw ends the process it runs in
  * when memory is short (it calls exit() from its out-of-memory handler,
  * or crashes in dwarf_getsrclines() under a tight ulimit -v), and run
- * must still return the program's status. A failure is a warning: the
- * trace is whole without its symbol section, which `heapscope symbolize`
- * writes again from the data (a section cut short is replaced).
+ * must still return the program's status. With @go_fd not -1 (a pipe's
+ * read end, @other_fd its write end), the child starts once that pipe
+ * is closed: the summary's pass has the file open by then
+ * (cli_run_pass_start()). Returns the child's pid, or -errno.
  */
-static void symbolize_apart(const char *path, const struct hs_symbolize_opts *so)
+static pid_t symbolize_start(const char *path, const struct hs_symbolize_opts *so,
+			     int go_fd, int other_fd)
 {
-	const char *why = NULL;
-	char reason[96];
 	pid_t pid;
-	int st = 0;
+	char c;
 
 	fflush(stdout);
 	fflush(stderr);
 	pid = fork();
 	if (pid == 0) {
+		if (other_fd >= 0)
+			close(other_fd);
+		if (go_fd >= 0) {
+			while (read(go_fd, &c, 1) < 0 && errno == EINTR)
+				;
+			close(go_fd);
+		}
 		/* libdw's own messages go through error(): say who we are */
 		program_invocation_name = (char *)"heapscope";
 		_exit(cli_symbolize(path, NULL, so, 0) == HS_EXIT_OK ? 0 : 1);
 	}
+	return pid < 0 ? -errno : pid;
+}
+
+/*
+ * Wait for the symbolizer @pid (symbolize_start()'s result). A failure is
+ * a warning: the trace is whole without its symbol section, which
+ * `heapscope symbolize` writes again from the data (a section cut short
+ * is replaced).
+ */
+static void symbolize_wait(const char *path, pid_t pid)
+{
+	const char *why = NULL;
+	char reason[96];
+	int st = 0;
+
 	if (pid < 0) {
-		snprintf(reason, sizeof(reason), "cannot start it: %s", strerror(errno));
+		snprintf(reason, sizeof(reason), "cannot start it: %s", strerror(-pid));
 		why = reason;
 	} else {
 		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
@@ -576,6 +600,50 @@ static void symbolize_apart(const char *path, const struct hs_symbolize_opts *so
 			"the trace is complete without names: 'heapscope symbolize %s' "
 			"adds them later\n",
 			path, why, path);
+}
+
+static void symbolize_apart(const char *path, const struct hs_symbolize_opts *so)
+{
+	symbolize_wait(path, symbolize_start(path, so, -1, -1));
+}
+
+/*
+ * Symbolize @path while the summary's pass reads its events: the pass
+ * needs the names only at its end, and the two share the cores the
+ * program has left (issue 14: `run` finishes about when the program
+ * does). Returns the pass for the summary, or NULL (the summary then
+ * reads the trace itself).
+ */
+static struct cli_run_pass *symbolize_beside_summary(const char *path,
+						     const struct hs_symbolize_opts *so)
+{
+	struct cli_run_pass *pass;
+	int go[2];
+	pid_t pid;
+
+	/* a trace cut inside a chunk: the symbolizer writes over its end */
+	if (!hs_trace_ends_with_data(path)) {
+		hs_log(HS_LOG_DEBUG,
+		       "run: %s does not end with its data: symbolized "
+		       "before the summary reads it",
+		       path);
+		symbolize_apart(path, so);
+		return NULL;
+	}
+	if (pipe2(go, O_CLOEXEC)) {
+		symbolize_apart(path, so);
+		return NULL;
+	}
+	pid = symbolize_start(path, so, go[0], go[1]);
+	close(go[0]);
+	if (pid < 0) {
+		close(go[1]);
+		symbolize_wait(path, pid);
+		return NULL;
+	}
+	pass = cli_run_pass_start(path, go[1]);
+	symbolize_wait(path, pid);
+	return pass;
 }
 
 /*
@@ -799,6 +867,7 @@ int cmd_run(int argc, char **argv)
 	struct hs_dipc_providers providers = {0};
 	struct hs_dipc_collect req;
 	struct cli_dotnet_run dr;
+	struct cli_run_pass *pass = NULL;
 	pid_t pid;
 
 	memset(&dr, 0, sizeof(dr));
@@ -975,13 +1044,17 @@ int cmd_run(int argc, char **argv)
 		    .nr_debug_dirs = o.debug_dirs.nr,
 		};
 
-		if (path[0] && !o.no_symbolize)
+		if (path[0] && !o.no_symbolize && !o.quiet)
+			pass = symbolize_beside_summary(path, &so);
+		else if (path[0] && !o.no_symbolize)
 			symbolize_apart(path, &so);
 		finish_children(&o, &so);
 	}
 	cli_string_list_release(&o.debug_dirs);
 	if (path[0] && !o.quiet)
-		cli_exec_summarize(path, WIFEXITED(status));
+		cli_exec_summarize(path, WIFEXITED(status), pass);
+	else
+		cli_run_pass_free(pass);
 	/* then the viewer, for a person at a terminal (scripts get their status) */
 	if (path[0] && !o.no_view && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
 		char *paths[] = {path, dr.out};

@@ -16,16 +16,21 @@
 #include <string.h>
 #include <sys/stat.h>
 
-void cli_exec_summarize(const char *path, int exited)
+void cli_exec_summarize(const char *path, int exited, struct cli_run_pass *pass)
 {
 	struct hs_exec_successors s = HS_EXEC_SUCCESSORS_INIT;
 
+	/* a trace that did not end by exec has no images after it */
+	if (cli_run_pass_ended_by_exec(pass) == 0) {
+		cli_run_summarize_pass(path, path, exited, pass);
+		return;
+	}
 	if (hs_exec_successors_find(path, &s)) {
 		fprintf(stderr,
 			"heapscope: out of memory looking for the traces "
 			"after %s's exec\n",
 			path);
-		cli_run_summarize(path, exited);
+		cli_run_summarize_pass(path, path, exited, pass);
 		return;
 	}
 	if (s.ended_by_exec && !s.nr && !s.follows_exec)
@@ -50,9 +55,9 @@ void cli_exec_summarize(const char *path, int exited)
 			s.pid, s.first_comm, s.last_comm, s.last_comm, s.path[s.nr - 1],
 			s.first_comm);
 	if (s.nr)
-		cli_run_summarize_as(s.path[s.nr - 1], path, exited);
+		cli_run_summarize_pass(s.path[s.nr - 1], path, exited, pass);
 	else
-		cli_run_summarize(path, exited);
+		cli_run_summarize_pass(path, path, exited, pass);
 	hs_exec_successors_release(&s);
 }
 

@@ -17,9 +17,12 @@
  * line that names the images and how to read them as one; when they were
  * not traced (no --follow-exec), a line that says so. An exec frees the
  * heap of the image it replaces, so no image before an exec has leaks.
- * @exited: as for cli_run_summarize().
+ * @exited: as for cli_run_summarize(). @pass: the summary's pass over
+ * @path (cli_run_pass_start()), used when the summary is @path's, or
+ * NULL; freed here.
  */
-void cli_exec_summarize(const char *path, int exited);
+struct cli_run_pass;
+void cli_exec_summarize(const char *path, int exited, struct cli_run_pass *pass);
 
 /*
  * report FILE...: the @nr files @paths, and after them the traces that

@@ -3,17 +3,32 @@
  * once the program exited: the heap line (allocations, frees, peaks,
  * leaks as `heapscope stats` counts them), CPU and wall-clock samples,
  * whether the trace was cut off, and where it was written. It reads the
- * finished trace through analysis/totals.h and analysis/stats.h and owns
- * nothing past the call; cmd_run.c decides when to call it.
+ * finished trace through analysis/totals.h and analysis/stats.h;
+ * cmd_run.c decides when to call it.
+ *
+ * The summary's pass (struct cli_run_pass) can also read the events
+ * while `run`'s symbolizer works on the same file: the pass needs the
+ * names only at its end (the leaks' known exit-time allocations), so it
+ * streams the data chunks as they were when it opened the file, lets
+ * the symbolizer append its section only then, and takes the section
+ * once the symbolizer has finished. The pass is the caller's until
+ * cli_run_summarize_pass() prints and frees it.
  */
 #include "analysis/stats.h"
 #include "analysis/totals.h"
+#include "analysis/memviews.h"
 #include "cli/cli.h"
 #include "cli/run_summary.h"
+#include "common/alloc.h"
+#include "common/log.h"
 #include "format/trace_reader.h"
+#include "format/trace_symbols.h"
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /*
  * What leaked, as `heapscope stats` counts it (hs_heap_leaks_path(), or
@@ -79,38 +94,21 @@ static void summarize_heap(const char *path, const struct hs_trace *t,
 }
 
 /*
- * The end summary: the trace's totals (analysis/totals.h), as `heapscope
- * stats` and `dump --summary` give them, and stats's leaks
- * (docs/memory.md). A --no-heap trace (its SAMPLING record's flags bit
- * 0) has no heap line of zeros, only its peak RSS. @exited: the program
- * ended by exit, so a trace cut short was cut by a failed write, not by
- * the program's end.
+ * The end summary's lines of trace @t, read from @path: its totals @s
+ * and, when @have is not NULL, its leaks (else they are read again).
  */
-void cli_run_summarize_as(const char *path, const char *shown, int exited)
+static void summarize_read(const char *path, const char *shown, int exited,
+			   const struct hs_trace *t, const struct hs_heap_totals *s,
+			   const struct hs_leak_totals *have)
 {
 	struct hs_diag diag = HS_DIAG_INIT(path);
-	struct hs_heap_totals tot, *s = &tot;
 	struct hs_trace_sampling sampling;
-	struct hs_leak_totals l, *have = &l;
-	struct hs_trace t;
 	struct stat sb;
-	char a[32], msg[1024];
+	char a[32];
 
-	/* the totals and the leaks in one pass; each in its own if that fails */
-	if (hs_heap_summary_path(path, &t, &tot, &l, &diag)) {
-		have = NULL;
-		diag = (struct hs_diag)HS_DIAG_INIT(path);
-	}
-	if (!have && hs_heap_totals_path(path, &t, &tot, &diag)) {
-		if (!diag.set)
-			hs_diag_set(&diag, 0, "cannot read the trace");
-		fprintf(stderr, "heapscope: %s\n",
-			hs_diag_format(&diag, msg, sizeof(msg)));
-		return;
-	}
 	if (hs_trace_peek_sampling(path, &sampling, &diag) != 1 ||
 	    !(sampling.flags & 1)) {
-		summarize_heap(path, &t, s, have);
+		summarize_heap(path, t, s, have);
 	} else if (s->peak_rss) {
 		cli_human_bytes((double)s->peak_rss, a, sizeof(a));
 		fprintf(stderr, "heapscope: heap not recorded (--no-heap), peak RSS %s\n",
@@ -125,24 +123,23 @@ void cli_run_summarize_as(const char *path, const char *shown, int exited)
 			(double)s->cpu_ns / 1e6, s->wall_samples,
 			cli_s((double)s->wall_samples), s->cpu_samples ? "cpu" : "wall",
 			shown);
-	if (t.cut_off && exited)
+	if (t->cut_off && exited)
 		fprintf(stderr,
 			"heapscope: the trace was cut off although the program "
 			"finished: the collector could not write all of it (a full disk, "
 			"or a file size limit?): %" PRIu64 " event%s recovered\n",
 			s->events, cli_s((double)s->events));
-	else if (t.cut_off)
+	else if (t->cut_off)
 		fprintf(stderr,
 			"heapscope: the trace was cut off (the program did not "
 			"finish): %" PRIu64 " event%s recovered\n",
 			s->events, cli_s((double)s->events));
-	if (t.has_footer && t.footer[HS_FC_LOST])
+	if (t->has_footer && t->footer[HS_FC_LOST])
 		fprintf(stderr,
 			"heapscope: warning: the collector could not record %" PRIu64
 			" event%s (out of memory for a thread, or its writer had "
 			"stopped): the counts above miss them\n",
-			t.footer[HS_FC_LOST], cli_s((double)t.footer[HS_FC_LOST]));
-	hs_trace_release(&t);
+			t->footer[HS_FC_LOST], cli_s((double)t->footer[HS_FC_LOST]));
 	if (!stat(shown, &sb))
 		cli_human_bytes((double)sb.st_size, a, sizeof(a));
 	else
@@ -153,7 +150,213 @@ void cli_run_summarize_as(const char *path, const char *shown, int exited)
 		shown, a, shown);
 }
 
+/*
+ * The end summary: the trace's totals (analysis/totals.h), as `heapscope
+ * stats` and `dump --summary` give them, and stats's leaks
+ * (docs/memory.md). A --no-heap trace (its SAMPLING record's flags bit
+ * 0) has no heap line of zeros, only its peak RSS. @exited: the program
+ * ended by exit, so a trace cut short was cut by a failed write, not by
+ * the program's end.
+ */
+void cli_run_summarize_as(const char *path, const char *shown, int exited)
+{
+	struct hs_diag diag = HS_DIAG_INIT(path);
+	struct hs_heap_totals tot;
+	struct hs_leak_totals l, *have = &l;
+	struct hs_trace t;
+	char msg[1024];
+
+	/* the totals and the leaks in one pass; each in its own if that fails */
+	if (hs_heap_summary_path(path, &t, &tot, &l, &diag)) {
+		have = NULL;
+		diag = (struct hs_diag)HS_DIAG_INIT(path);
+	}
+	if (!have && hs_heap_totals_path(path, &t, &tot, &diag)) {
+		if (!diag.set)
+			hs_diag_set(&diag, 0, "cannot read the trace");
+		fprintf(stderr, "heapscope: %s\n",
+			hs_diag_format(&diag, msg, sizeof(msg)));
+		return;
+	}
+	summarize_read(path, shown, exited, &t, &tot, have);
+	hs_trace_release(&t);
+}
+
 void cli_run_summarize(const char *path, int exited)
 {
 	cli_run_summarize_as(path, path, exited);
+}
+
+/* --- the pass beside the symbolizer ---------------------------------------- */
+
+/*
+ * hs_heap_summary_path()'s pass (analysis/stats.c), cut in two: the
+ * events, then, once the symbol section is in @t, the leaks.
+ */
+struct cli_run_pass {
+	const char *path;
+	int go_fd;  /* closed once the file is open: the symbolizer's turn */
+	int again;  /* the stream gave up: the events are loaded at the end */
+	int failed; /* the summary reads the trace afresh */
+	struct hs_trace t;
+	struct hs_heap_totals tot;
+	struct hs_leak_totals leaks;
+	struct hs_heap_totals_pass totals;
+	struct hs_memview_opts opts;
+	struct hs_memview_pass *heap;
+	struct hs_stack_source leaks_src;
+};
+
+/* The symbolizer may write: the pass reads no further than it has seen. */
+static void let_go(struct cli_run_pass *p)
+{
+	if (p->go_fd >= 0)
+		close(p->go_fd);
+	p->go_fd = -1;
+}
+
+/* The peak pass with the leaks as its one side output, and the totals. */
+static int pass_init(struct cli_run_pass *p)
+{
+	hs_heap_totals_pass_init(&p->totals, &p->t, &p->tot, NULL);
+	p->opts = (struct hs_memview_opts)HS_MEMVIEW_OPTS_INIT;
+	p->opts.kind = HS_MEM_PEAK;
+	return hs_memview_pass_new_heap(&p->t, &p->opts, NULL, NULL, &p->leaks_src, NULL,
+					&p->heap);
+}
+
+static void pass_release(struct cli_run_pass *p)
+{
+	hs_heap_totals_pass_release(&p->totals);
+	hs_memview_pass_free(p->heap);
+	p->heap = NULL;
+	hs_source_release(&p->leaks_src);
+}
+
+/*
+ * Events to the view, then to the totals with what they did to the live
+ * blocks, in slices that stay in the cache (as stats.c's
+ * view_then_totals()).
+ */
+#define PASS_SLICE 512
+static int pass_events(void *ctx, const struct hs_trace_event *ev, size_t n)
+{
+	struct cli_run_pass *p = ctx;
+	uint64_t gone_size[PASS_SLICE];
+	uint8_t gone[PASS_SLICE];
+	size_t i, k;
+	int err = 0;
+
+	let_go(p);
+	for (i = 0; i < n && !err; i += k) {
+		k = n - i < PASS_SLICE ? n - i : PASS_SLICE;
+		err = hs_memview_pass_events_gone(p->heap, ev + i, k, gone, gone_size);
+		if (!err)
+			err = hs_heap_totals_pass_events_known(&p->totals, ev + i, k,
+							       gone, gone_size);
+	}
+	return err;
+}
+
+static int pass_live(void *ctx, uint64_t addr)
+{
+	struct cli_run_pass *p = ctx;
+
+	return hs_memview_pass_live(p->heap, addr);
+}
+
+struct cli_run_pass *cli_run_pass_start(const char *path, int go_fd)
+{
+	struct cli_run_pass *p = hs_calloc(1, sizeof(*p));
+	struct hs_trace_sink sink = {.events = pass_events, .live = pass_live};
+	struct hs_diag diag = HS_DIAG_INIT(path);
+	int err;
+
+	if (!p) {
+		close(go_fd);
+		return NULL;
+	}
+	p->path = path;
+	p->go_fd = go_fd;
+	sink.ctx = p;
+	err = pass_init(p);
+	if (!err)
+		err = hs_trace_stream(path, &p->t, &sink, &diag);
+	let_go(p);
+	if (err == -EAGAIN) {
+		/* loaded at the end, once the symbolizer has written its section */
+		hs_log(HS_LOG_DEBUG, "run: the summary's events are loaded after "
+				     "the symbols: not in time order");
+		pass_release(p);
+		p->again = 1;
+	} else if (err) {
+		pass_release(p);
+		p->failed = 1;
+	}
+	return p;
+}
+
+/*
+ * The pass's end, once the symbolizer is done: the section it wrote into
+ * the trace read; or the events loaded, when they could not be streamed.
+ */
+static int pass_end(struct cli_run_pass *p, struct hs_diag *diag)
+{
+	struct hs_trace_sink sink = {.events = pass_events, .live = pass_live, .ctx = p};
+	int err;
+
+	if (p->again) {
+		err = hs_trace_load(p->path, &p->t, diag);
+		if (err)
+			return err;
+		err = pass_init(p);
+		if (!err)
+			err = hs_trace_feed(&p->t, &sink);
+	} else {
+		err = hs_trace_syms_read(&p->t, p->path, diag);
+	}
+	if (!err) {
+		hs_heap_totals_pass_finish(&p->totals);
+		err = hs_memview_pass_finish(p->heap, diag);
+	}
+	if (!err)
+		err = hs_heap_leaks(&p->leaks_src, 0, NULL, &p->leaks, diag);
+	if (err)
+		hs_trace_release(&p->t);
+	return err;
+}
+
+void cli_run_summarize_pass(const char *path, const char *shown, int exited,
+			    struct cli_run_pass *p)
+{
+	struct hs_diag diag = HS_DIAG_INIT(path);
+
+	if (p && !p->failed && !strcmp(p->path, path) && !pass_end(p, &diag)) {
+		hs_log(HS_LOG_DEBUG, "run: the summary read the events while the "
+				     "trace was symbolized");
+		summarize_read(path, shown, exited, &p->t, &p->tot, &p->leaks);
+		hs_trace_release(&p->t);
+	} else {
+		if (p && diag.set)
+			hs_log(HS_LOG_DEBUG, "run: the summary reads the trace again");
+		cli_run_summarize_as(path, shown, exited);
+	}
+	cli_run_pass_free(p);
+}
+
+int cli_run_pass_ended_by_exec(const struct cli_run_pass *p)
+{
+	if (!p || p->failed || p->again)
+		return -1;
+	return p->t.has_end && p->t.end_reason == HS_END_EXEC;
+}
+
+void cli_run_pass_free(struct cli_run_pass *p)
+{
+	if (!p)
+		return;
+	let_go(p);
+	pass_release(p);
+	hs_trace_release(&p->t); /* (released already, or never read: a no-op) */
+	hs_free(p);
 }

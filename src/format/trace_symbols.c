@@ -7,7 +7,10 @@
 #include "common/alloc.h"
 #include "common/hash.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #define SYMW_CHUNK_BYTES ((size_t)4 << 20)  /* raw payload per chunk */
@@ -322,6 +325,89 @@ int hs__trace_syms_resolve(struct hs_trace *t)
 			s->node_sym[i] = id;
 	}
 	return 0;
+}
+
+int hs_trace_ends_with_data(const char *path)
+{
+	uint8_t hdr[HS_CHUNK_HEADER_SIZE];
+	struct hs_chunk_header ch = {0};
+	uint64_t off = HS_FILE_HEADER_SIZE;
+	struct stat sb;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), whole = 0;
+
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode))
+		goto out;
+	/* one header per chunk: a trace of 10M events has a few hundred */
+	while ((uint64_t)sb.st_size - off >= HS_CHUNK_HEADER_SIZE) {
+		if (pread(fd, hdr, sizeof(hdr), (off_t)off) != (ssize_t)sizeof(hdr) ||
+		    hs_chunk_header_parse(hdr, &ch) || ch.kind == HS_CHUNK_SYMBOLS ||
+		    (uint64_t)sb.st_size - off - HS_CHUNK_HEADER_SIZE < ch.stored)
+			goto out;
+		off += HS_CHUNK_HEADER_SIZE + ch.stored;
+	}
+	whole = off == (uint64_t)sb.st_size && off > HS_FILE_HEADER_SIZE &&
+		ch.kind == HS_CHUNK_END;
+out:
+	close(fd);
+	return whole;
+}
+
+int hs_trace_syms_read(struct hs_trace *t, const char *path, struct hs_diag *diag)
+{
+	struct hs_trace_reader r;
+	struct hs_rec rec;
+	unsigned section = 0;
+	const char *why = NULL;
+	int ret, err;
+
+	hs__trace_syms_release(&t->syms);
+	memset(&t->sym_damage, 0, sizeof(t->sym_damage));
+	if (t->cut_off || !t->data_chunks)
+		return -EINVAL;
+	err = hs_trace_reader_open(&r, path, diag);
+	if (err)
+		return err;
+	/* the reader as it is after @t's data: an END chunk, then the section */
+	r.pf_threads = 0; /* a few chunks */
+	r.offset = r.data_end = t->data_end;
+	r.nr_chunks = r.data_chunks = t->data_chunks;
+	r.prev_kind = HS_CHUNK_END;
+	if (r.size < t->data_end)
+		err = -EINVAL;
+	while (!err && (ret = hs_trace_reader_next(&r, &rec, diag)) == 1) {
+		if (rec.tag != HS_TAG_SYM_STRING && rec.tag != HS_TAG_SYM_ADDR) {
+			err = -EINVAL; /* data after @t's: not the file @t read */
+			break;
+		}
+		/* the last symbol section counts (as trace_walk.c reads it) */
+		if (r.sym_sections != section) {
+			hs__trace_syms_reset(&t->syms);
+			section = r.sym_sections;
+			t->syms.offset = r.chunk_offset;
+		}
+		err = hs__trace_syms_record(t, &rec, &why);
+		if (err == -EINVAL) {
+			hs__reader_sym_damaged(&r, r.chunk_offset,
+					       why ? why : "malformed symbol record");
+			err = 0;
+		}
+	}
+	if (!err && r.done < 0)
+		err = r.done;
+	if (!err && r.data_end != t->data_end)
+		err = -EINVAL;
+	if (!err) {
+		t->sym_damage = r.sym_damage;
+		if (r.sym_damage.what)
+			hs__trace_syms_reset(&t->syms);
+		err = hs__trace_syms_resolve(t);
+	}
+	if (err)
+		hs__trace_syms_release(&t->syms);
+	hs_trace_reader_close(&r);
+	return err;
 }
 
 unsigned hs_trace_node_syms(const struct hs_trace *t, uint32_t node,

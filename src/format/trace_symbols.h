@@ -62,6 +62,29 @@ HS_MUST_CHECK int hs_symw_add(struct hs_symw *w, uint32_t module, uint64_t addr,
 HS_MUST_CHECK int hs_symw_finish(struct hs_symw *w);
 void hs_symw_release(struct hs_symw *w);
 
+/*
+ * Whether the file at @path ends with its data: whole chunks up to its
+ * end, the last one END, and no symbol section (a trace whose program
+ * ended, before it was symbolized). A symbolizer then only appends: what
+ * a reader that opened the file before it wrote reads is unchanged.
+ * 1 or 0 (also when the file cannot be read).
+ */
+int hs_trace_ends_with_data(const char *path);
+
+/*
+ * Read into @t, whose records were read before a symbolizer appended the
+ * section (a stream of the file's data: `run`'s summary, read while
+ * `run`'s symbolizer works), the section of the file at @path that
+ * follows @t's data, as if @t had read it itself: its names, the damage
+ * the reader reports (the section is then dropped), every node mapped to
+ * its entry. Only the SYMBOLS chunks after @t->data_end are read. @t
+ * must have ended with END (not cut off). Returns 0; -EINVAL when the
+ * file holds more data after @t's, or @t was cut off (@t then has no
+ * section); the reader's errors (a diag filled), -ENOMEM.
+ */
+HS_MUST_CHECK int hs_trace_syms_read(struct hs_trace *t, const char *path,
+				     struct hs_diag *diag);
+
 /* --- for trace_reader.c ------------------------------------------------ */
 
 /* Forget the symbols read so far (a new section begins). */

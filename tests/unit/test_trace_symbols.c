@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include "common/alloc.h"
 #include "format/trace_reader.h"
@@ -345,6 +346,135 @@ static void out_of_memory(void **state)
 	free(b.buf);
 }
 
+/* tb_load() of the first @n bytes of @b. */
+static void tb_load_n(struct tb *b, size_t n, struct hs_trace *t)
+{
+	struct hs_diag diag = HS_DIAG_INIT("t");
+
+	assert_int_equal(hs_trace_load_mem(b->buf, n, "t", t, &diag), 0);
+}
+
+/* Write @n bytes of @data to a new temporary file; its path into @path. */
+static void write_file(char *path, size_t size, const uint8_t *data, size_t n)
+{
+	FILE *f;
+	int fd;
+
+	snprintf(path, size, "%s/test_trace_symbols.XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, n, f), n);
+	assert_int_equal(fclose(f), 0);
+}
+
+/*
+ * A trace ends with its data when it is whole chunks up to END and no
+ * section: not cut inside a chunk or before END, not symbolized.
+ */
+static void ends_with_data(void **state)
+{
+	char path[256];
+	struct tb b;
+	size_t data_len, events_end, cut;
+
+	(void)state;
+	build_events(&b);
+	data_len = b.len;
+	events_end = b.chunk_end[0];
+	add_section(&b, "main");
+	write_file(path, sizeof(path), b.buf, data_len);
+	assert_int_equal(hs_trace_ends_with_data(path), 1);
+	unlink(path);
+	/* symbolized, or cut anywhere: no */
+	write_file(path, sizeof(path), b.buf, b.len);
+	assert_int_equal(hs_trace_ends_with_data(path), 0);
+	unlink(path);
+	for (cut = 0; cut < data_len; cut += cut < events_end ? 7 : 1) {
+		write_file(path, sizeof(path), b.buf, cut);
+		assert_int_equal(hs_trace_ends_with_data(path), 0);
+		unlink(path);
+	}
+	assert_int_equal(hs_trace_ends_with_data(path), 0);	/* no file */
+	free(b.buf);
+}
+
+/*
+ * The section a symbolizer appended, read after the data: the trace read
+ * before it gets the names it would have read itself, or the damage; a
+ * file with more data, or a trace cut off, gives nothing.
+ */
+static void section_read_after_the_data(void **state)
+{
+	const struct hs_trace_sym *sym;
+	const struct hs_trace_sym_frame *f;
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct hs_trace t, whole;
+	char path[256];
+	struct tb b;
+	size_t data_len, i;
+
+	(void)state;
+	build_events(&b);
+	data_len = b.len;
+	add_section(&b, "main");
+	assert_int_equal(hs_trace_load_mem(b.buf, data_len, "t", &t, &diag), 0);
+	assert_false(t.syms.present);
+	write_file(path, sizeof(path), b.buf, b.len);
+	assert_int_equal(hs_trace_syms_read(&t, path, &diag), 0);
+	unlink(path);
+	/* what a reader of the whole file has */
+	tb_load(&b, &whole);
+	assert_true(t.syms.present);
+	assert_int_equal(t.syms.offset, whole.syms.offset);
+	assert_int_equal(t.syms.nr_sym, whole.syms.nr_sym);
+	assert_int_equal(t.syms.nr_str, whole.syms.nr_str);
+	for (i = 0; i < t.nr_nodes; i++)
+		assert_int_equal(t.syms.node_sym[i], whole.syms.node_sym[i]);
+	assert_int_equal(hs_trace_node_syms(&t, 1, &sym, &f), 2);
+	assert_string_equal(hs_trace_sym_module(&t, sym), "/bin/app");
+	assert_string_equal(hs_trace_sym_str(&t, f[1].function), "main");
+	assert_null(t.sym_damage.what);
+	hs_trace_release(&whole);
+	/* no section: none (read again: the one read before goes) */
+	write_file(path, sizeof(path), b.buf, data_len);
+	assert_int_equal(hs_trace_syms_read(&t, path, &diag), 0);
+	unlink(path);
+	assert_false(t.syms.present);
+	assert_int_equal(hs_trace_node_syms(&t, 1, &sym, &f), 0);
+	/* a section cut short: dropped, and the damage said as a reader says it */
+	for (i = data_len + 1; i < b.len; i += 5) {
+		write_file(path, sizeof(path), b.buf, i);
+		tb_load_n(&b, i, &whole);
+		assert_int_equal(hs_trace_syms_read(&t, path, &diag), 0);
+		unlink(path);
+		assert_int_equal(t.syms.present, whole.syms.present);
+		assert_int_equal(t.syms.nr_sym, whole.syms.nr_sym);
+		assert_string_equal(t.sym_damage.what, whole.sym_damage.what);
+		assert_int_equal(t.sym_damage.offset, whole.sym_damage.offset);
+		hs_trace_release(&whole);
+	}
+	hs_trace_release(&t);
+	/* more data after @t's (one more chunk of events): refused */
+	assert_int_equal(hs_trace_load_mem(b.buf, data_len, "t", &t, &diag), 0);
+	add_event_chunk(&b);
+	add_section(&b, "other");
+	write_file(path, sizeof(path), b.buf, b.len);
+	assert_int_equal(hs_trace_syms_read(&t, path, &diag), -EINVAL);
+	assert_false(t.syms.present);
+	hs_trace_release(&t);
+	/* a trace cut off has no END to read the section after */
+	assert_int_equal(hs_trace_load_mem(b.buf, data_len - 1, "t", &t, &diag), 0);
+	assert_true(t.cut_off);
+	assert_int_equal(hs_trace_syms_read(&t, path, &diag), -EINVAL);
+	assert_false(t.syms.present);
+	unlink(path);
+	hs_trace_release(&t);
+	free(b.buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -355,6 +485,8 @@ int main(void)
 		cmocka_unit_test(damaged_section_is_dropped),
 		cmocka_unit_test(damage_drops_the_whole_section),
 		cmocka_unit_test(out_of_memory),
+		cmocka_unit_test(ends_with_data),
+		cmocka_unit_test(section_read_after_the_data),
 	};
 	return cmocka_run_group_tests_name("trace_symbols", tests, NULL, NULL);
 }
