@@ -5,11 +5,13 @@
  *   trace_streams FILE...
  *
  * For each EVENTS chunk of each FILE: the bytes the file spends on it;
- * its records encoded compact by this build's encoder (hs_chunk_compact(),
+ * its records encoded compact by this build's encoder (hs_chunk_compact_5_0(),
  * the collector's), compressed with zstd -1 as the writer does (its
  * blocks ending where the streams do), heap sizes whole and split (the
  * better of the two per chunk; the streams are the split one's); the
- * same with the 3.0 encoder (hs_chunk_compact_3_0(), no size classes);
+ * same with the 4.0 encoder (hs_chunk_compact(), no predicted
+ * addresses, NODE records whole; the better of whole and split sizes)
+ * and the 3.0 one (hs_chunk_compact_3_0(), no size classes);
  * plain,
  * compressed the same way; the better of the two; and each stream of the
  * compact payload compressed alone, which says which field the bytes go
@@ -17,7 +19,9 @@
  * encoding writes literally for a reason no in-chunk reference can
  * remove: a free of a block allocated in an earlier chunk, an allocation
  * at an address never seen before. Figures are per heap event record (a
- * realloc counts once, the mmap family not at all).
+ * realloc counts once, the mmap family not at all). Every chunk's
+ * compact payload is unpacked again (trace_compact.h) and compared with
+ * the records it came from: a difference is an error.
  *
  * The chunk boundaries are the file's, so two encoders (this build's and
  * another's) compare on the same chunks, whatever the load of the machine
@@ -27,6 +31,7 @@
 #include "common/alloc.h"
 #include "common/diag.h"
 #include "common/u64map.h"
+#include "format/trace_compact.h"
 #include "format/trace_reader.h"
 #include "format/trace_record.h"
 #include <stdio.h>
@@ -41,12 +46,15 @@ static const char *const stream_names[HS_CC__COUNT + 1] = {
     [HS_CC_SIZE] = "SIZE",   [HS_CC_STACK] = "STACK",  [HS_CC_OTHER] = "OTHER",
     [HS_CC_SIZE_LOW] = "SIZE_LOW", [HS_CC_REF_ALLOC] = "REF_ALLC", [HS_CC_REF_CLASS] = "REF_CLAS",
     [HS_CC_REF_OTHER] = "REF_OTHR", [HS_CC_REF_LOW] = "REF_LOW",
+    [HS_CC_ADDR_NEW] = "ADDR_NEW", [HS_CC_NODE_ID] = "NODE_ID",
+    [HS_CC_NODE_PARENT] = "NODE_PAR", [HS_CC_NODE_ADDR] = "NODE_ADR",
     [HS_CC_RECORDS] = "RECORD",
 };
 
 struct totals {
 	uint64_t chunks, compact_chunks, records;
-	uint64_t file, compact, compact_whole, compact_split, compact_3_0, plain, best;
+	uint64_t file, compact, compact_whole, compact_split, compact_4_0, compact_3_0, plain,
+	    best, raw;
 	uint64_t stream[HS_CC__COUNT + 1];
 	uint64_t old_frees, fresh_allocs;
 };
@@ -56,6 +64,7 @@ struct tables {
 	uint8_t *scratch, *packed, *z;
 	size_t z_cap;
 	ZSTD_CCtx *cctx;
+	struct hs_chunk_unpack unpack;
 	struct hs_u64map live, seen, here; /* across chunks; this chunk's allocations */
 };
 
@@ -162,24 +171,28 @@ static int classify(struct tables *t, const uint8_t *p, const uint8_t *end,
 static int chunk(struct tables *t, const struct hs_chunk_header *h, const uint8_t *p,
 		 const uint8_t *end, struct totals *tot)
 {
-	size_t n = (size_t)(end - p), c, c3;
-	uint64_t plain, compact, whole, len[HS_CC__COUNT + 1];
+	size_t n = (size_t)(end - p), c, c3, back_n;
+	uint64_t plain, compact, whole, split4, len[HS_CC__COUNT + 1];
+	const uint8_t *back;
+	const char *why;
 	const uint8_t *q, *qend;
 	unsigned i;
 
 	tot->chunks++;
 	tot->compact_chunks += !!(h->flags & HS_CHUNK_COMPACT);
 	tot->file += HS_CHUNK_HEADER_SIZE + h->stored;
+	tot->raw += n;
 	plain = HS_CHUNK_HEADER_SIZE + zsize(t, p, n);
 	tot->plain += plain;
-	c = hs_chunk_compact(p, n, t->enc, t->scratch, t->packed,
-			     2 * HS_CHUNK_MAX + HS_CC_HEADER_MAX);
+	c = hs_chunk_compact_5_0(p, n, t->enc, t->scratch, t->packed,
+				 2 * HS_CHUNK_MAX + HS_CC_HEADER_MAX);
 	if (!c) {
 		/* a record the encoder has no layout for: plain only */
 		tot->compact += plain;
 		tot->compact_whole += plain;
 		tot->compact_split += plain;
 		tot->compact_3_0 += plain;
+		tot->compact_4_0 += plain;
 		tot->best += plain;
 		return classify(t, p, end, tot);
 	}
@@ -189,14 +202,24 @@ static int chunk(struct tables *t, const struct hs_chunk_header *h, const uint8_
 	tot->compact_3_0 +=
 	    HS_CHUNK_HEADER_SIZE + (c3 ? zsize_compact(t, t->packed, c3, HS_CC_COUNT_3_0)
 				       : plain);
+	/* the 4.0 encoder's, sizes whole and split, the better of the two */
+	t->enc->split_sizes = 0;
+	c3 = hs_chunk_compact(p, n, t->enc, t->scratch, t->packed,
+				  2 * HS_CHUNK_MAX + HS_CC_HEADER_MAX);
+	whole = c3 ? zsize_compact(t, t->packed, c3, HS_CC_COUNT_4_0) : plain;
+	t->enc->split_sizes = 1;
+	c3 = hs_chunk_compact(p, n, t->enc, t->scratch, t->packed,
+				  2 * HS_CHUNK_MAX + HS_CC_HEADER_MAX);
+	split4 = c3 ? zsize_compact(t, t->packed, c3, HS_CC_COUNT_4_0) : plain;
+	tot->compact_4_0 += HS_CHUNK_HEADER_SIZE + (whole < split4 ? whole : split4);
 	/* sizes whole, then split (whose streams are shown) */
 	t->enc->split_sizes = 0;
-	c = hs_chunk_compact(p, n, t->enc, t->scratch, t->packed,
-			     2 * HS_CHUNK_MAX + HS_CC_HEADER_MAX);
+	c = hs_chunk_compact_5_0(p, n, t->enc, t->scratch, t->packed,
+				 2 * HS_CHUNK_MAX + HS_CC_HEADER_MAX);
 	whole = HS_CHUNK_HEADER_SIZE + zsize_compact(t, t->packed, c, HS_CC__COUNT);
 	t->enc->split_sizes = 1;
-	c = hs_chunk_compact(p, n, t->enc, t->scratch, t->packed,
-			     2 * HS_CHUNK_MAX + HS_CC_HEADER_MAX);
+	c = hs_chunk_compact_5_0(p, n, t->enc, t->scratch, t->packed,
+				 2 * HS_CHUNK_MAX + HS_CC_HEADER_MAX);
 	compact = HS_CHUNK_HEADER_SIZE + zsize_compact(t, t->packed, c, HS_CC__COUNT);
 	tot->compact_whole += whole;
 	tot->compact_split += compact;
@@ -204,6 +227,14 @@ static int chunk(struct tables *t, const struct hs_chunk_header *h, const uint8_
 		compact = whole;
 	tot->compact += compact;
 	tot->best += compact < plain ? compact : plain;
+	/* read back, the records must be the same */
+	if (hs_chunk_unpack(&t->unpack, HS_CHUNK_COMPACT | HS_CHUNK_CLASSES | HS_CHUNK_PREDICT,
+			    t->packed, c, &back, &back_n, &why) ||
+	    back_n != n || memcmp(back, p, n)) {
+		fprintf(stderr, "trace_streams: chunk %u does not read back as it was\n",
+			h->seq);
+		return -1;
+	}
 	q = t->packed;
 	qend = q + c;
 	for (i = 0; i <= HS_CC__COUNT; i++)
@@ -228,10 +259,14 @@ static void report(const char *path, const struct totals *tot)
 	       path, (unsigned long long)tot->chunks, (unsigned long long)tot->compact_chunks,
 	       (unsigned long long)tot->records);
 	printf("  B/record: file %.3f; every chunk compact %.3f (sizes whole %.3f, split "
-	       "%.3f; 3.0's compact %.3f), plain %.3f, the better of compact and plain "
-	       "%.3f\n",
+	       "%.3f; 4.0's compact %.3f, 3.0's %.3f), plain %.3f, the better of compact "
+	       "and plain %.3f\n",
 	       tot->file / r, tot->compact / r, tot->compact_whole / r,
-	       tot->compact_split / r, tot->compact_3_0 / r, tot->plain / r, tot->best / r);
+	       tot->compact_split / r, tot->compact_4_0 / r, tot->compact_3_0 / r,
+	       tot->plain / r, tot->best / r);
+	printf("  chunks: %.1f KiB of records, %.0f heap events each on average\n",
+	       tot->chunks ? tot->raw / 1024.0 / (double)tot->chunks : 0.0,
+	       tot->chunks ? r / (double)tot->chunks : 0.0);
 	for (i = 0; i <= HS_CC__COUNT; i++)
 		sum += tot->stream[i];
 	for (i = 0; i <= HS_CC__COUNT; i++)
@@ -302,6 +337,7 @@ int main(int argc, char **argv)
 	hs_u64map_release(&t.live);
 	hs_u64map_release(&t.seen);
 	hs_u64map_release(&t.here);
+	hs_chunk_unpack_release(&t.unpack);
 	ZSTD_freeCCtx(t.cctx);
 	hs_free(t.z);
 	hs_free(t.packed);

@@ -93,7 +93,7 @@ static struct {
 	size_t zcap;
 	ZSTD_CCtx *cctx;
 	/*
-	 * Compact EVENTS chunks: hs_chunk_compact()'s tables, scratch and
+	 * Compact EVENTS chunks: hs_chunk_compact_5_0()'s tables, scratch and
 	 * output, and the second compressed copy of a trial chunk. A trial
 	 * every COL_TRIAL chunks (of COL_TRIAL_MIN bytes or more; every
 	 * COL_TRIAL_PLAIN after one that chose plain) compresses the
@@ -481,7 +481,7 @@ static size_t compress_compact(uint8_t *out, size_t cap, const uint8_t *c, size_
 
 /*
  * Compress the EVENTS payload of @n bytes at @raw to @zbuf (@zcap bytes),
- * compact (hs_chunk_compact(), into w.compact) when that is an eighth
+ * compact (hs_chunk_compact_5_0(), into w.compact) when that is an eighth
  * smaller or more, as the last trial found or this one finds. A trial
  * also picks how the compact chunks write heap sizes (split, which
  * suits random sizes, or whole, which suits sizes that repeat). Returns the
@@ -498,8 +498,8 @@ static const uint8_t *compress_events(uint8_t *raw, size_t n, uint8_t *zbuf, siz
 	uint8_t *zout = trial ? w.zcol : zbuf; /* a trial keeps both */
 
 	if (trial || use)
-		c = hs_chunk_compact(raw, n, w.enc, w.col_scratch, w.compact,
-				     w.compact_cap);
+		c = hs_chunk_compact_5_0(raw, n, w.enc, w.col_scratch, w.compact,
+					 w.compact_cap);
 	if (c) {
 		zc = compress_compact(zout, trial ? w.zcol_cap : zcap, w.compact, c);
 	}
@@ -508,8 +508,8 @@ static const uint8_t *compress_events(uint8_t *raw, size_t n, uint8_t *zbuf, siz
 		size_t c2, zc2 = 0;
 
 		w.enc->split_sizes = !w.enc->split_sizes;
-		c2 = hs_chunk_compact(raw, n, w.enc, w.col_scratch, w.compact,
-				      w.compact_cap);
+		c2 = hs_chunk_compact_5_0(raw, n, w.enc, w.col_scratch, w.compact,
+					  w.compact_cap);
 		if (c2)
 			zc2 = compress_compact(zbuf, zcap, w.compact, c2);
 		if (zc2 && zc2 < zc) {
@@ -538,7 +538,8 @@ static const uint8_t *compress_events(uint8_t *raw, size_t n, uint8_t *zbuf, siz
 	if (zc && (!z || zc < z - z / 8) && zc < c) {
 		*stored = zc;
 		*raw_n = c;
-		*flags = HS_CHUNK_ZSTD | HS_CHUNK_COMPACT | HS_CHUNK_CLASSES;
+		*flags = HS_CHUNK_ZSTD | HS_CHUNK_COMPACT | HS_CHUNK_CLASSES |
+			 HS_CHUNK_PREDICT;
 		return zout;
 	}
 	if (z && z < n) {
@@ -550,7 +551,7 @@ static const uint8_t *compress_events(uint8_t *raw, size_t n, uint8_t *zbuf, siz
 	if (c && held && c < n) {
 		/* the compact payload, as it is */
 		*stored = *raw_n = c;
-		*flags = HS_CHUNK_COMPACT | HS_CHUNK_CLASSES;
+		*flags = HS_CHUNK_COMPACT | HS_CHUNK_CLASSES | HS_CHUNK_PREDICT;
 		return w.compact;
 	}
 	return NULL;
