@@ -6,8 +6,9 @@
  *
  * For each EVENTS chunk of each FILE: the bytes the file spends on it;
  * its records encoded compact by this build's encoder (hs_chunk_compact_5_0(),
- * the collector's), compressed with zstd -1 as the writer does (its
- * blocks ending where the streams do), heap sizes whole and split (the
+ * the collector's), compressed with zstd as the writer does (its
+ * blocks ending where the streams do; -1, or -3 where -1 made the
+ * payload 8 times smaller or more), heap sizes whole and split (the
  * better of the two per chunk; the streams are the split one's); the
  * same with the 4.0 encoder (hs_chunk_compact(), no predicted
  * addresses, NODE records whole; the better of whole and split sizes)
@@ -40,6 +41,9 @@
 #include <zstd.h>
 
 #define LEVEL 1 /* the writer's zstd level */
+/* and the 5.0 writer's after a payload LEVEL made REPEATS_RATIO times smaller */
+#define LEVEL_REPEATS 3
+#define REPEATS_RATIO 8
 
 static const char *const stream_names[HS_CC__COUNT + 1] = {
     [HS_CC_TIME] = "TIME",   [HS_CC_ADDR] = "ADDRESS", [HS_CC_REF] = "REF",
@@ -90,7 +94,8 @@ static int is_free(unsigned tag)
  * (collector/writer.c, compress_compact()): one frame whose blocks end
  * where the streams do. Its size, or @n when it does not come out.
  */
-static uint64_t zsize_compact(struct tables *t, const uint8_t *c, size_t n, unsigned count)
+static uint64_t zsize_compact_at(struct tables *t, const uint8_t *c, size_t n,
+				 unsigned count, int level)
 {
 	ZSTD_outBuffer ob = { t->z, t->z_cap, 0 };
 	const uint8_t *q = c, *end = c + n;
@@ -110,7 +115,7 @@ static uint64_t zsize_compact(struct tables *t, const uint8_t *c, size_t n, unsi
 		q += part[i];
 	part[count + 1] = (size_t)(end - q);
 	ZSTD_CCtx_reset(t->cctx, ZSTD_reset_session_and_parameters);
-	ZSTD_CCtx_setParameter(t->cctx, ZSTD_c_compressionLevel, LEVEL);
+	ZSTD_CCtx_setParameter(t->cctx, ZSTD_c_compressionLevel, level);
 	ZSTD_CCtx_setPledgedSrcSize(t->cctx, n);
 	for (i = 0; i < count + 2; i++) {
 		ZSTD_inBuffer ib = { c + at, part[i], 0 };
@@ -124,6 +129,25 @@ static uint64_t zsize_compact(struct tables *t, const uint8_t *c, size_t n, unsi
 		at += part[i];
 	}
 	return ob.pos;
+}
+
+static uint64_t zsize_compact(struct tables *t, const uint8_t *c, size_t n, unsigned count)
+{
+	return zsize_compact_at(t, c, n, count, LEVEL);
+}
+
+/*
+ * The same at the level the 5.0 writer would take after this payload
+ * (collector/writer.c, ZSTD_LEVEL_REPEATS): a higher one where LEVEL
+ * makes it REPEATS_RATIO times smaller or more.
+ */
+static uint64_t zsize_compact_5_0(struct tables *t, const uint8_t *c, size_t n)
+{
+	uint64_t z = zsize_compact_at(t, c, n, HS_CC__COUNT, LEVEL);
+
+	if (z * REPEATS_RATIO <= n)
+		z = zsize_compact_at(t, c, n, HS_CC__COUNT, LEVEL_REPEATS);
+	return z;
 }
 
 /*
@@ -216,11 +240,11 @@ static int chunk(struct tables *t, const struct hs_chunk_header *h, const uint8_
 	t->enc->split_sizes = 0;
 	c = hs_chunk_compact_5_0(p, n, t->enc, t->scratch, t->packed,
 				 2 * HS_CHUNK_MAX + HS_CC_HEADER_MAX);
-	whole = HS_CHUNK_HEADER_SIZE + zsize_compact(t, t->packed, c, HS_CC__COUNT);
+	whole = HS_CHUNK_HEADER_SIZE + zsize_compact_5_0(t, t->packed, c);
 	t->enc->split_sizes = 1;
 	c = hs_chunk_compact_5_0(p, n, t->enc, t->scratch, t->packed,
 				 2 * HS_CHUNK_MAX + HS_CC_HEADER_MAX);
-	compact = HS_CHUNK_HEADER_SIZE + zsize_compact(t, t->packed, c, HS_CC__COUNT);
+	compact = HS_CHUNK_HEADER_SIZE + zsize_compact_5_0(t, t->packed, c);
 	tot->compact_whole += whole;
 	tot->compact_split += compact;
 	if (whole < compact)
