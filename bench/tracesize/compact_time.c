@@ -5,7 +5,7 @@
  *   compact_time FILE [PASSES]      (PASSES=9)
  *
  * Reads FILE's EVENTS chunks (their records, as the writer had them),
- * then encodes every chunk with hs_chunk_compact() (heap sizes split)
+ * then encodes every chunk with hs_chunk_compact_5_0() (heap sizes split)
  * and compresses each payload with zstd -1, PASSES times over. Prints
  * the encoder's seconds (the minimum over the passes of the thread's CPU
  * time, so that a shared machine's noise drops out), those of zstd
@@ -118,8 +118,8 @@ int main(int argc, char **argv)
 			size_t c, zc;
 
 			t0 = now_s();
-			c = hs_chunk_compact(chunks[i].p, chunks[i].n, enc, scratch,
-					     packed, OUT_CAP);
+			c = hs_chunk_compact_5_0(chunks[i].p, chunks[i].n, enc, scratch,
+						 packed, OUT_CAP);
 			t1 = now_s();
 			t_enc += t1 - t0;
 			records += chunks[i].n;

@@ -5,11 +5,14 @@
  *   trace_streams FILE...
  *
  * For each EVENTS chunk of each FILE: the bytes the file spends on it;
- * its records encoded compact by this build's encoder (hs_chunk_compact(),
- * the collector's), compressed with zstd -1 as the writer does (its
- * blocks ending where the streams do), heap sizes whole and split (the
+ * its records encoded compact by this build's encoder (hs_chunk_compact_5_0(),
+ * the collector's), compressed with zstd as the writer does (its
+ * blocks ending where the streams do; -1, or -3 where -1 made the
+ * payload 8 times smaller or more), heap sizes whole and split (the
  * better of the two per chunk; the streams are the split one's); the
- * same with the 3.0 encoder (hs_chunk_compact_3_0(), no size classes);
+ * same with the 4.0 encoder (hs_chunk_compact(), no predicted
+ * addresses, NODE records whole; the better of whole and split sizes)
+ * and the 3.0 one (hs_chunk_compact_3_0(), no size classes);
  * plain,
  * compressed the same way; the better of the two; and each stream of the
  * compact payload compressed alone, which says which field the bytes go
@@ -17,7 +20,9 @@
  * encoding writes literally for a reason no in-chunk reference can
  * remove: a free of a block allocated in an earlier chunk, an allocation
  * at an address never seen before. Figures are per heap event record (a
- * realloc counts once, the mmap family not at all).
+ * realloc counts once, the mmap family not at all). Every chunk's
+ * compact payload is unpacked again (trace_compact.h) and compared with
+ * the records it came from: a difference is an error.
  *
  * The chunk boundaries are the file's, so two encoders (this build's and
  * another's) compare on the same chunks, whatever the load of the machine
@@ -27,6 +32,7 @@
 #include "common/alloc.h"
 #include "common/diag.h"
 #include "common/u64map.h"
+#include "format/trace_compact.h"
 #include "format/trace_reader.h"
 #include "format/trace_record.h"
 #include <stdio.h>
@@ -35,18 +41,24 @@
 #include <zstd.h>
 
 #define LEVEL 1 /* the writer's zstd level */
+/* and the 5.0 writer's after a payload LEVEL made REPEATS_RATIO times smaller */
+#define LEVEL_REPEATS 3
+#define REPEATS_RATIO 8
 
 static const char *const stream_names[HS_CC__COUNT + 1] = {
     [HS_CC_TIME] = "TIME",   [HS_CC_ADDR] = "ADDRESS", [HS_CC_REF] = "REF",
     [HS_CC_SIZE] = "SIZE",   [HS_CC_STACK] = "STACK",  [HS_CC_OTHER] = "OTHER",
     [HS_CC_SIZE_LOW] = "SIZE_LOW", [HS_CC_REF_ALLOC] = "REF_ALLC", [HS_CC_REF_CLASS] = "REF_CLAS",
     [HS_CC_REF_OTHER] = "REF_OTHR", [HS_CC_REF_LOW] = "REF_LOW",
+    [HS_CC_ADDR_NEW] = "ADDR_NEW", [HS_CC_NODE_ID] = "NODE_ID",
+    [HS_CC_NODE_PARENT] = "NODE_PAR", [HS_CC_NODE_ADDR] = "NODE_ADR",
     [HS_CC_RECORDS] = "RECORD",
 };
 
 struct totals {
 	uint64_t chunks, compact_chunks, records;
-	uint64_t file, compact, compact_whole, compact_split, compact_3_0, plain, best;
+	uint64_t file, compact, compact_whole, compact_split, compact_4_0, compact_3_0, plain,
+	    best, raw;
 	uint64_t stream[HS_CC__COUNT + 1];
 	uint64_t old_frees, fresh_allocs;
 };
@@ -56,6 +68,7 @@ struct tables {
 	uint8_t *scratch, *packed, *z;
 	size_t z_cap;
 	ZSTD_CCtx *cctx;
+	struct hs_chunk_unpack unpack;
 	struct hs_u64map live, seen, here; /* across chunks; this chunk's allocations */
 };
 
@@ -81,7 +94,8 @@ static int is_free(unsigned tag)
  * (collector/writer.c, compress_compact()): one frame whose blocks end
  * where the streams do. Its size, or @n when it does not come out.
  */
-static uint64_t zsize_compact(struct tables *t, const uint8_t *c, size_t n, unsigned count)
+static uint64_t zsize_compact_at(struct tables *t, const uint8_t *c, size_t n,
+				 unsigned count, int level)
 {
 	ZSTD_outBuffer ob = { t->z, t->z_cap, 0 };
 	const uint8_t *q = c, *end = c + n;
@@ -101,7 +115,7 @@ static uint64_t zsize_compact(struct tables *t, const uint8_t *c, size_t n, unsi
 		q += part[i];
 	part[count + 1] = (size_t)(end - q);
 	ZSTD_CCtx_reset(t->cctx, ZSTD_reset_session_and_parameters);
-	ZSTD_CCtx_setParameter(t->cctx, ZSTD_c_compressionLevel, LEVEL);
+	ZSTD_CCtx_setParameter(t->cctx, ZSTD_c_compressionLevel, level);
 	ZSTD_CCtx_setPledgedSrcSize(t->cctx, n);
 	for (i = 0; i < count + 2; i++) {
 		ZSTD_inBuffer ib = { c + at, part[i], 0 };
@@ -115,6 +129,25 @@ static uint64_t zsize_compact(struct tables *t, const uint8_t *c, size_t n, unsi
 		at += part[i];
 	}
 	return ob.pos;
+}
+
+static uint64_t zsize_compact(struct tables *t, const uint8_t *c, size_t n, unsigned count)
+{
+	return zsize_compact_at(t, c, n, count, LEVEL);
+}
+
+/*
+ * The same at the level the 5.0 writer would take after this payload
+ * (collector/writer.c, ZSTD_LEVEL_REPEATS): a higher one where LEVEL
+ * makes it REPEATS_RATIO times smaller or more.
+ */
+static uint64_t zsize_compact_5_0(struct tables *t, const uint8_t *c, size_t n)
+{
+	uint64_t z = zsize_compact_at(t, c, n, HS_CC__COUNT, LEVEL);
+
+	if (z * REPEATS_RATIO <= n)
+		z = zsize_compact_at(t, c, n, HS_CC__COUNT, LEVEL_REPEATS);
+	return z;
 }
 
 /*
@@ -162,24 +195,28 @@ static int classify(struct tables *t, const uint8_t *p, const uint8_t *end,
 static int chunk(struct tables *t, const struct hs_chunk_header *h, const uint8_t *p,
 		 const uint8_t *end, struct totals *tot)
 {
-	size_t n = (size_t)(end - p), c, c3;
-	uint64_t plain, compact, whole, len[HS_CC__COUNT + 1];
+	size_t n = (size_t)(end - p), c, c3, back_n;
+	uint64_t plain, compact, whole, split4, len[HS_CC__COUNT + 1];
+	const uint8_t *back;
+	const char *why;
 	const uint8_t *q, *qend;
 	unsigned i;
 
 	tot->chunks++;
 	tot->compact_chunks += !!(h->flags & HS_CHUNK_COMPACT);
 	tot->file += HS_CHUNK_HEADER_SIZE + h->stored;
+	tot->raw += n;
 	plain = HS_CHUNK_HEADER_SIZE + zsize(t, p, n);
 	tot->plain += plain;
-	c = hs_chunk_compact(p, n, t->enc, t->scratch, t->packed,
-			     2 * HS_CHUNK_MAX + HS_CC_HEADER_MAX);
+	c = hs_chunk_compact_5_0(p, n, t->enc, t->scratch, t->packed,
+				 2 * HS_CHUNK_MAX + HS_CC_HEADER_MAX);
 	if (!c) {
 		/* a record the encoder has no layout for: plain only */
 		tot->compact += plain;
 		tot->compact_whole += plain;
 		tot->compact_split += plain;
 		tot->compact_3_0 += plain;
+		tot->compact_4_0 += plain;
 		tot->best += plain;
 		return classify(t, p, end, tot);
 	}
@@ -189,21 +226,39 @@ static int chunk(struct tables *t, const struct hs_chunk_header *h, const uint8_
 	tot->compact_3_0 +=
 	    HS_CHUNK_HEADER_SIZE + (c3 ? zsize_compact(t, t->packed, c3, HS_CC_COUNT_3_0)
 				       : plain);
+	/* the 4.0 encoder's, sizes whole and split, the better of the two */
+	t->enc->split_sizes = 0;
+	c3 = hs_chunk_compact(p, n, t->enc, t->scratch, t->packed,
+				  2 * HS_CHUNK_MAX + HS_CC_HEADER_MAX);
+	whole = c3 ? zsize_compact(t, t->packed, c3, HS_CC_COUNT_4_0) : plain;
+	t->enc->split_sizes = 1;
+	c3 = hs_chunk_compact(p, n, t->enc, t->scratch, t->packed,
+				  2 * HS_CHUNK_MAX + HS_CC_HEADER_MAX);
+	split4 = c3 ? zsize_compact(t, t->packed, c3, HS_CC_COUNT_4_0) : plain;
+	tot->compact_4_0 += HS_CHUNK_HEADER_SIZE + (whole < split4 ? whole : split4);
 	/* sizes whole, then split (whose streams are shown) */
 	t->enc->split_sizes = 0;
-	c = hs_chunk_compact(p, n, t->enc, t->scratch, t->packed,
-			     2 * HS_CHUNK_MAX + HS_CC_HEADER_MAX);
-	whole = HS_CHUNK_HEADER_SIZE + zsize_compact(t, t->packed, c, HS_CC__COUNT);
+	c = hs_chunk_compact_5_0(p, n, t->enc, t->scratch, t->packed,
+				 2 * HS_CHUNK_MAX + HS_CC_HEADER_MAX);
+	whole = HS_CHUNK_HEADER_SIZE + zsize_compact_5_0(t, t->packed, c);
 	t->enc->split_sizes = 1;
-	c = hs_chunk_compact(p, n, t->enc, t->scratch, t->packed,
-			     2 * HS_CHUNK_MAX + HS_CC_HEADER_MAX);
-	compact = HS_CHUNK_HEADER_SIZE + zsize_compact(t, t->packed, c, HS_CC__COUNT);
+	c = hs_chunk_compact_5_0(p, n, t->enc, t->scratch, t->packed,
+				 2 * HS_CHUNK_MAX + HS_CC_HEADER_MAX);
+	compact = HS_CHUNK_HEADER_SIZE + zsize_compact_5_0(t, t->packed, c);
 	tot->compact_whole += whole;
 	tot->compact_split += compact;
 	if (whole < compact)
 		compact = whole;
 	tot->compact += compact;
 	tot->best += compact < plain ? compact : plain;
+	/* read back, the records must be the same */
+	if (hs_chunk_unpack(&t->unpack, HS_CHUNK_COMPACT | HS_CHUNK_CLASSES | HS_CHUNK_PREDICT,
+			    t->packed, c, &back, &back_n, &why) ||
+	    back_n != n || memcmp(back, p, n)) {
+		fprintf(stderr, "trace_streams: chunk %u does not read back as it was\n",
+			h->seq);
+		return -1;
+	}
 	q = t->packed;
 	qend = q + c;
 	for (i = 0; i <= HS_CC__COUNT; i++)
@@ -228,10 +283,14 @@ static void report(const char *path, const struct totals *tot)
 	       path, (unsigned long long)tot->chunks, (unsigned long long)tot->compact_chunks,
 	       (unsigned long long)tot->records);
 	printf("  B/record: file %.3f; every chunk compact %.3f (sizes whole %.3f, split "
-	       "%.3f; 3.0's compact %.3f), plain %.3f, the better of compact and plain "
-	       "%.3f\n",
+	       "%.3f; 4.0's compact %.3f, 3.0's %.3f), plain %.3f, the better of compact "
+	       "and plain %.3f\n",
 	       tot->file / r, tot->compact / r, tot->compact_whole / r,
-	       tot->compact_split / r, tot->compact_3_0 / r, tot->plain / r, tot->best / r);
+	       tot->compact_split / r, tot->compact_4_0 / r, tot->compact_3_0 / r,
+	       tot->plain / r, tot->best / r);
+	printf("  chunks: %.1f KiB of records, %.0f heap events each on average\n",
+	       tot->chunks ? tot->raw / 1024.0 / (double)tot->chunks : 0.0,
+	       tot->chunks ? r / (double)tot->chunks : 0.0);
 	for (i = 0; i <= HS_CC__COUNT; i++)
 		sum += tot->stream[i];
 	for (i = 0; i <= HS_CC__COUNT; i++)
@@ -302,6 +361,7 @@ int main(int argc, char **argv)
 	hs_u64map_release(&t.live);
 	hs_u64map_release(&t.seen);
 	hs_u64map_release(&t.here);
+	hs_chunk_unpack_release(&t.unpack);
 	ZSTD_freeCCtx(t.cctx);
 	hs_free(t.z);
 	hs_free(t.packed);

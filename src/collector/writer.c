@@ -44,6 +44,11 @@
 #define RSS_NS 10000000ull   /* RSS every 10 ms */
 #define FLUSH_NS 50000000ull /* write at least every 50 ms */
 #define ZSTD_LEVEL 1
+/* a compact payload that zstd made this many times smaller takes it little
+ * time (it is a run of repeats): the next compact chunk gets the higher
+ * level, which finds more of them (sqlite3 12% smaller, python3 6%) */
+#define ZSTD_LEVEL_REPEATS 3
+#define REPEATS_RATIO 8
 #define COL_TRIAL 16 /* every 16th EVENTS chunk is compressed both ways */
 /* a smaller EVENTS chunk is no trial: too few events to tell (a chunk of
  * RSS records alone came out smaller plain, and sent 16 chunks of a
@@ -93,7 +98,7 @@ static struct {
 	size_t zcap;
 	ZSTD_CCtx *cctx;
 	/*
-	 * Compact EVENTS chunks: hs_chunk_compact()'s tables, scratch and
+	 * Compact EVENTS chunks: hs_chunk_compact_5_0()'s tables, scratch and
 	 * output, and the second compressed copy of a trial chunk. A trial
 	 * every COL_TRIAL chunks (of COL_TRIAL_MIN bytes or more; every
 	 * COL_TRIAL_PLAIN after one that chose plain) compresses the
@@ -107,6 +112,7 @@ static struct {
 	size_t zcol_cap, compact_cap;
 	unsigned col_trial; /* chunks to the next trial */
 	int col_use;	    /* the last trial chose columns */
+	int zlevel;	    /* compress_compact()'s: the last payload's ratio's */
 
 	struct hs_chunk_index *index; /* mmap'd, grown with mremap */
 	uint8_t *has_records;	      /* per index entry: the chunk holds records
@@ -121,7 +127,7 @@ static struct {
 	unsigned reason;
 	uint64_t detail;
 	uint64_t last_flush_ns, next_rss_ns;
-} w = {.fd = -1, .statm_fd = -1, .col_trial = 1, .col_use = 1};
+} w = {.fd = -1, .statm_fd = -1, .col_trial = 1, .col_use = 1, .zlevel = ZSTD_LEVEL};
 
 static _Atomic int wake_word, sleeping;
 
@@ -435,8 +441,10 @@ static int add_index(uint64_t offset)
  * one frame, as ZSTD_compressCCtx() makes, whose blocks end where the
  * payload's streams do, so that each stream's literals are coded with a
  * table of their own (over the same chunks: cc1 5% smaller, rand_loop
- * 1.3%, python3 0.7%; zstd takes a fifth longer). Returns its size, or 0
- * (the caller then writes the chunk another way).
+ * 1.3%, python3 0.7%; zstd takes a fifth longer), at ZSTD_LEVEL_REPEATS
+ * after a payload that came out REPEATS_RATIO times smaller or more, else
+ * ZSTD_LEVEL. Returns its size, or 0 (the caller then writes the chunk
+ * another way).
  */
 static size_t compress_compact(uint8_t *out, size_t cap, const uint8_t *c, size_t n)
 {
@@ -463,6 +471,8 @@ static size_t compress_compact(uint8_t *out, size_t cap, const uint8_t *c, size_
 	part[HS_CC__COUNT + 1] = (size_t)(end - q); /* the RECORD stream */
 	parts = HS_CC__COUNT + 2;
 	if (ZSTD_isError(ZSTD_CCtx_reset(w.cctx, ZSTD_reset_session_only)) ||
+	    ZSTD_isError(
+		ZSTD_CCtx_setParameter(w.cctx, ZSTD_c_compressionLevel, w.zlevel)) ||
 	    ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(w.cctx, n)))
 		return 0;
 	for (i = 0; i < parts; i++) {
@@ -476,12 +486,13 @@ static size_t compress_compact(uint8_t *out, size_t cap, const uint8_t *c, size_
 		} while (left || ib.pos < ib.size);
 		at += part[i];
 	}
+	w.zlevel = ob.pos * REPEATS_RATIO <= n ? ZSTD_LEVEL_REPEATS : ZSTD_LEVEL;
 	return ob.pos;
 }
 
 /*
  * Compress the EVENTS payload of @n bytes at @raw to @zbuf (@zcap bytes),
- * compact (hs_chunk_compact(), into w.compact) when that is an eighth
+ * compact (hs_chunk_compact_5_0(), into w.compact) when that is an eighth
  * smaller or more, as the last trial found or this one finds. A trial
  * also picks how the compact chunks write heap sizes (split, which
  * suits random sizes, or whole, which suits sizes that repeat). Returns the
@@ -498,8 +509,8 @@ static const uint8_t *compress_events(uint8_t *raw, size_t n, uint8_t *zbuf, siz
 	uint8_t *zout = trial ? w.zcol : zbuf; /* a trial keeps both */
 
 	if (trial || use)
-		c = hs_chunk_compact(raw, n, w.enc, w.col_scratch, w.compact,
-				     w.compact_cap);
+		c = hs_chunk_compact_5_0(raw, n, w.enc, w.col_scratch, w.compact,
+					 w.compact_cap);
 	if (c) {
 		zc = compress_compact(zout, trial ? w.zcol_cap : zcap, w.compact, c);
 	}
@@ -508,8 +519,8 @@ static const uint8_t *compress_events(uint8_t *raw, size_t n, uint8_t *zbuf, siz
 		size_t c2, zc2 = 0;
 
 		w.enc->split_sizes = !w.enc->split_sizes;
-		c2 = hs_chunk_compact(raw, n, w.enc, w.col_scratch, w.compact,
-				      w.compact_cap);
+		c2 = hs_chunk_compact_5_0(raw, n, w.enc, w.col_scratch, w.compact,
+					  w.compact_cap);
 		if (c2)
 			zc2 = compress_compact(zbuf, zcap, w.compact, c2);
 		if (zc2 && zc2 < zc) {
@@ -538,7 +549,8 @@ static const uint8_t *compress_events(uint8_t *raw, size_t n, uint8_t *zbuf, siz
 	if (zc && (!z || zc < z - z / 8) && zc < c) {
 		*stored = zc;
 		*raw_n = c;
-		*flags = HS_CHUNK_ZSTD | HS_CHUNK_COMPACT | HS_CHUNK_CLASSES;
+		*flags = HS_CHUNK_ZSTD | HS_CHUNK_COMPACT | HS_CHUNK_CLASSES |
+			 HS_CHUNK_PREDICT;
 		return zout;
 	}
 	if (z && z < n) {
@@ -550,7 +562,7 @@ static const uint8_t *compress_events(uint8_t *raw, size_t n, uint8_t *zbuf, siz
 	if (c && held && c < n) {
 		/* the compact payload, as it is */
 		*stored = *raw_n = c;
-		*flags = HS_CHUNK_COMPACT | HS_CHUNK_CLASSES;
+		*flags = HS_CHUNK_COMPACT | HS_CHUNK_CLASSES | HS_CHUNK_PREDICT;
 		return w.compact;
 	}
 	return NULL;
@@ -1065,8 +1077,10 @@ static int setup_buffers(void)
 	} else {
 		w.compact = NULL;
 	}
-	/* room to stream too (compress_compact()) */
-	ws = ZSTD_estimateCStreamSize(ZSTD_LEVEL);
+	/* room to stream too (compress_compact()), at either level */
+	ws = ZSTD_estimateCStreamSize(ZSTD_LEVEL_REPEATS);
+	if (ws < ZSTD_estimateCStreamSize(ZSTD_LEVEL))
+		ws = ZSTD_estimateCStreamSize(ZSTD_LEVEL);
 	if (ws < ZSTD_estimateCCtxSize(ZSTD_LEVEL))
 		ws = ZSTD_estimateCCtxSize(ZSTD_LEVEL);
 	wsp = map(ws);

@@ -55,6 +55,7 @@ static struct hs_cu_thread *thread_of(struct hs_chunk_unpack *u, uint64_t tid)
 	u->slots[i] = (uint32_t)++u->nr_threads;
 	t->tid = tid;
 	t->nr_allocs = t->nr_frees = 0;
+	t->predict = 0;
 	for (k = 0; k < HS_CU_CLASSES; k++)
 		t->class_frees[k].nr = 0;
 	return t;
@@ -103,16 +104,20 @@ static void new_chunk(struct hs_chunk_unpack *u)
 /*
  * The records of compact payload [@in, @in + @n) into u->out: 3.0's, or
  * with @classes 4.0's (allocations refer to the frees of their size
- * class; a heap size is its class and its low bits).
+ * class; a heap size is its class and its low bits), with @predict too
+ * 5.0's (a literal allocation's address from the thread's prediction,
+ * NODE records in streams).
  */
-static inline __attribute__((always_inline)) int expand(struct hs_chunk_unpack *u,
-							const uint8_t *in, size_t n,
-							size_t *out_len, const char **why,
-							const int classes)
+static inline __attribute__((always_inline)) int
+expand(struct hs_chunk_unpack *u, const uint8_t *in, size_t n, size_t *out_len,
+       const char **why, const int classes, const int predict)
 {
-	const unsigned count = classes ? HS_CC__COUNT : HS_CC_COUNT_3_0;
+	const unsigned count = predict	 ? HS_CC__COUNT
+			       : classes ? HS_CC_COUNT_4_0
+					 : HS_CC_COUNT_3_0;
 	const uint8_t *q = in, *end = in + n, *s[HS_CC__COUNT], *e[HS_CC__COUNT], *r;
 	uint64_t len, total, last = 0, ref, addr, v, high, low, other, size;
+	uint64_t node_id = 0, node_addr = 0; /* the last NODE's (5.0) */
 	int split;
 	struct hs_cu_thread *t;
 	uint8_t *d, *dend;
@@ -204,6 +209,23 @@ static inline __attribute__((always_inline)) int expand(struct hs_chunk_unpack *
 
 		if (d > dend)
 			goto too_long;
+		if (tag == HS_TAG_NODE && predict) {
+			/* 5.0: the fields are deltas in streams of their own
+			 * (u->out has room past the records for one) */
+			uint64_t parent;
+
+			GET(HS_CC_NODE_ID, v);
+			node_id += (uint64_t)hs_unzigzag(v) + 1;
+			GET(HS_CC_NODE_PARENT, parent);
+			parent = node_id - (uint64_t)hs_unzigzag(parent);
+			GET(HS_CC_NODE_ADDR, v);
+			node_addr += (uint64_t)hs_unzigzag(v);
+			*d++ = *r++;
+			d = hs_put_varint(d, node_id);
+			d = hs_put_varint(d, parent);
+			d = hs_put_varint(d, node_addr);
+			continue;
+		}
 		if (!hs__tag_is_event(tag)) {
 			const uint8_t *f = r + 1;
 			uint64_t tid, ticks;
@@ -297,16 +319,27 @@ static inline __attribute__((always_inline)) int expand(struct hs_chunk_unpack *
 				/* not of its class: of the class it names, else literal
 				 */
 				GET(HS_CC_REF_CLASS, other);
-				if (other > HS_CU_CLASSES)
+				if (other > HS_CU_CLASSES &&
+				    !(predict && other == HS_CC_REF_NEW))
 					goto bad_class;
-				if (other) {
+				if (other && other != HS_CC_REF_NEW) {
 					h = &t->class_frees[other - 1];
 					GET(HS_CC_REF_OTHER, ref);
 					if (!ref)
 						goto bad_ref;
 				}
 			}
-			ADDR_OF_REF(addr, last, h->addr, h->nr);
+			if (!ref && other == HS_CC_REF_NEW) {
+				/* 5.0: a new block, from the thread's prediction */
+				GET(HS_CC_ADDR_NEW, v);
+				addr = t->predict + (uint64_t)hs_unzigzag(v);
+				d = hs_put_svarint(d, (int64_t)(addr - last));
+			} else {
+				ADDR_OF_REF(addr, last, h->addr, h->nr);
+			}
+			if (!ref && predict)
+				t->predict =
+				    hs_cc_predict(addr, size); /* a literal one */
 			if (split)
 				d = hs_put_varint(d, size);
 			else
@@ -385,8 +418,9 @@ int hs_chunk_unpack(struct hs_chunk_unpack *u, unsigned flags, const uint8_t *in
 	int err;
 
 	if (flags & HS_CHUNK_COMPACT) {
-		err = flags & HS_CHUNK_CLASSES ? expand(u, in, n, out_len, why, 1)
-					       : expand(u, in, n, out_len, why, 0);
+		err = flags & HS_CHUNK_PREDICT	 ? expand(u, in, n, out_len, why, 1, 1)
+		      : flags & HS_CHUNK_CLASSES ? expand(u, in, n, out_len, why, 1, 0)
+						 : expand(u, in, n, out_len, why, 0, 0);
 		if (err)
 			return err;
 		*out = u->out;

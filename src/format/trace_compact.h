@@ -8,7 +8,8 @@
  * trace_compact - the reader's side of an EVENTS chunk's payload: a
  * columnar payload (2.x, hs_chunk_join()) or a compact one (3.x and 4.x,
  * whose heap addresses refer back to the thread's allocations and frees
- * in the chunk, since 4.0 an allocation's to the frees of its size class;
+ * in the chunk, since 4.0 an allocation's to the frees of its size class,
+ * since 5.0 a new block's from where the thread's last one ended;
  * hs_chunk_compact() in trace_record.h writes them) is put back
  * into the record sequence that a plain chunk holds, which the record
  * decoder reads as usual.
@@ -42,6 +43,7 @@ struct hs_cu_thread {
 	size_t alloc_alloc_class;
 	/* and its frees of each class, then those of no class */
 	struct hs_cu_history class_frees[HS_CU_CLASSES];
+	uint64_t predict; /* a 5.0 payload's: where its next new block is */
 };
 
 struct hs_chunk_unpack {

@@ -17,7 +17,7 @@
 #define HS_TRACE_MAGIC "\x89HSTR\r\n\x1a"
 #define HS_TRACE_MAGIC_LEN 8
 /* 4.0: compact chunks by size class; 3.0: compact EVENTS chunks; 2.0: columnar */
-#define HS_TRACE_MAJOR 4
+#define HS_TRACE_MAJOR 5
 #define HS_TRACE_MINOR 0
 #define HS_TRACE_MAJOR_OLDEST 1 /* readers still read 1.x */
 #define HS_FILE_HEADER_SIZE 16
@@ -29,6 +29,8 @@
 #define HS_CHUNK_COLUMNS 0x02	 /* since 2.0: an EVENTS payload in columns */
 #define HS_CHUNK_COMPACT 0x04	 /* since 3.0: an EVENTS payload in compact columns */
 #define HS_CHUNK_CLASSES 0x08	 /* since 4.0, with COMPACT: refers by size class */
+/* since 5.0, with CLASSES: new blocks' addresses predicted, NODE records in streams */
+#define HS_CHUNK_PREDICT 0x10
 
 enum hs_chunk_kind {
 	HS_CHUNK_EVENTS = 1,

@@ -363,15 +363,18 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 			bad = "chunk larger than 16 MiB";
 		else if (!(ch->flags & HS_CHUNK_ZSTD) && ch->raw != ch->stored)
 			bad = "stored chunk whose sizes differ";
-		else if ((ch->flags & ~(HS_CHUNK_ZSTD | HS_CHUNK_COLUMNS |
-					HS_CHUNK_COMPACT | HS_CHUNK_CLASSES)) ||
+		else if ((ch->flags &
+			  ~(HS_CHUNK_ZSTD | HS_CHUNK_COLUMNS | HS_CHUNK_COMPACT |
+			    HS_CHUNK_CLASSES | HS_CHUNK_PREDICT)) ||
 			 ((ch->flags & HS_CHUNK_COLUMNS) &&
 			  (r->major < 2 || ch->kind != HS_CHUNK_EVENTS)) ||
 			 ((ch->flags & HS_CHUNK_COMPACT) &&
 			  (r->major < 3 || ch->kind != HS_CHUNK_EVENTS ||
 			   (ch->flags & HS_CHUNK_COLUMNS))) ||
 			 ((ch->flags & HS_CHUNK_CLASSES) &&
-			  (r->major < 4 || !(ch->flags & HS_CHUNK_COMPACT))))
+			  (r->major < 4 || !(ch->flags & HS_CHUNK_COMPACT))) ||
+			 ((ch->flags & HS_CHUNK_PREDICT) &&
+			  (r->major < 5 || !(ch->flags & HS_CHUNK_CLASSES))))
 			bad = "unknown chunk flags";
 		else if (ch->seq != r->nr_chunks)
 			bad = "chunk out of sequence";

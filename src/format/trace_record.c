@@ -559,6 +559,7 @@ static struct hs_cc_thread *cc_thread(struct hs_compact_enc *enc, uint64_t tid)
 			t->gen = enc->gen;
 			t->tid = tid;
 			t->allocs = t->frees = 0;
+			t->predict = 0;
 			memset(enc->class_frees[t->row], 0, sizeof(enc->class_frees[0]));
 			return t;
 		}
@@ -691,15 +692,18 @@ static inline uint64_t cc_back(uint32_t now, uint32_t mark)
  */
 static inline __attribute__((always_inline)) size_t
 compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc, uint8_t *scratch,
-	uint8_t *out, size_t cap, const int classes)
+	uint8_t *out, size_t cap, const int classes, const int predict)
 {
-	const unsigned count = classes ? HS_CC__COUNT : HS_CC_COUNT_3_0;
+	const unsigned count = predict	 ? HS_CC__COUNT
+			       : classes ? HS_CC_COUNT_4_0
+					 : HS_CC_COUNT_3_0;
 	const int split = classes && enc->split_sizes;
 	uint8_t *base[HS_CC__COUNT + 1], *s[HS_CC__COUNT + 1], *q = out;
 	const uint8_t *p = in, *end = in + n;
 	struct hs_cc_thread *thread = NULL;
 	uint32_t *class_frees = NULL; /* the thread's frees per size class */
 	uint64_t last = 0, total = 0;
+	uint64_t node_id = 0, node_addr = 0; /* the last NODE's (5.0) */
 	/* a fixed stride where the caller gives one: each stream then
 	 * writes the same pages chunk after chunk */
 	size_t room =
@@ -767,6 +771,33 @@ compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc, uint8_t *scratc
 				thread = cc_thread(enc, tid);
 				if (thread)
 					class_frees = enc->class_frees[thread->row];
+			} else if (tag == HS_TAG_NODE && predict) {
+				/* 5.0: the tag alone, its fields as deltas */
+				const uint8_t *f = p + 1;
+				uint64_t id, parent, at;
+				uint8_t shortest[3 * HS_VARINT_MAX], *e = shortest;
+
+				if (hs_get_varint(&f, end, &id) ||
+				    hs_get_varint(&f, end, &parent) ||
+				    hs_get_varint(&f, end, &at))
+					return 0;
+				/* the reader writes the fields back shortest */
+				e = hs_put_varint(e, id);
+				e = hs_put_varint(e, parent);
+				e = hs_put_varint(e, at);
+				if (e - shortest != f - (p + 1))
+					return 0;
+				*s[count]++ = HS_TAG_NODE;
+				s[HS_CC_NODE_ID] = hs_put_svarint(
+				    s[HS_CC_NODE_ID], (int64_t)(id - node_id - 1));
+				s[HS_CC_NODE_PARENT] = hs_put_svarint(
+				    s[HS_CC_NODE_PARENT], (int64_t)(id - parent));
+				s[HS_CC_NODE_ADDR] = hs_put_svarint(
+				    s[HS_CC_NODE_ADDR], (int64_t)(at - node_addr));
+				node_id = id;
+				node_addr = at;
+				p = f;
+				continue;
 			}
 			if (copy_other(&s[count], &p, end))
 				return 0;
@@ -837,6 +868,36 @@ compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc, uint8_t *scratc
 					s[HS_CC_REF_OTHER] = hs_put_varint(
 					    s[HS_CC_REF_OTHER],
 					    cc_back(class_frees[other], cc_freed(entry)));
+				} else if (!ref && predict) {
+					/*
+					 * 5.0: from where the thread's last
+					 * new block ended when that is
+					 * shorter (or exact), else as 4.0;
+					 * the reader writes the delta back
+					 * shortest
+					 */
+					uint8_t shortest[HS_VARINT_MAX];
+					int64_t dp;
+
+					if (!thread)
+						return 0;
+					dp = (int64_t)(addr - thread->predict);
+					if (!dp ||
+					    hs_put_svarint(shortest, dp) - shortest <
+						next - p) {
+						if (next - p !=
+						    hs_put_svarint(shortest, d) -
+							shortest)
+							return 0;
+						*s[HS_CC_REF_CLASS]++ = HS_CC_REF_NEW;
+						s[HS_CC_ADDR_NEW] =
+						    hs_put_svarint(s[HS_CC_ADDR_NEW], dp);
+						p = next;
+					} else {
+						*s[HS_CC_REF_CLASS]++ = 0;
+						CC_COPY(HS_CC_ADDR);
+					}
+					thread->predict = hs_cc_predict(addr, size);
 				} else if (!ref) {
 					*s[HS_CC_REF_CLASS]++ = 0;
 					CC_COPY(HS_CC_ADDR);
@@ -916,14 +977,20 @@ compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc, uint8_t *scratc
 	return (size_t)(q - out);
 }
 
+size_t hs_chunk_compact_5_0(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
+			    uint8_t *scratch, uint8_t *out, size_t cap)
+{
+	return compact(in, n, enc, scratch, out, cap, 1, 1);
+}
+
 size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 			uint8_t *scratch, uint8_t *out, size_t cap)
 {
-	return compact(in, n, enc, scratch, out, cap, 1);
+	return compact(in, n, enc, scratch, out, cap, 1, 0);
 }
 
 size_t hs_chunk_compact_3_0(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 			    uint8_t *scratch, uint8_t *out, size_t cap)
 {
-	return compact(in, n, enc, scratch, out, cap, 0);
+	return compact(in, n, enc, scratch, out, cap, 0, 0);
 }

@@ -630,39 +630,56 @@ int hs_chunk_join(const uint8_t *in, size_t n, uint8_t *out, size_t cap, size_t 
  * of no class: of blocks the chunk did not allocate) and j in it. A
  * heap allocation's size is whole, or split (the caller's choice) into
  * its class in the SIZE stream and the low 4 bits of size + 7 in the
- * SIZE_LOW stream. The layout (docs/trace-format.md, "Compact chunks"):
+ * SIZE_LOW stream. Since 5.0 (HS_CHUNK_PREDICT) an allocation whose
+ * address is literal may write it as its distance from the thread's
+ * prediction, the end of its last such block (glibc carves new blocks
+ * one after the other), in a stream of its own, and a NODE record's
+ * fields are deltas in three streams. The layout (docs/trace-format.md,
+ * "Compact chunks"):
  * the length of the records it stands for, the varint stream lengths
  * (times, addresses, references, sizes, stacks, other; since 4.0 then
  * the sizes' low bits, the allocations' references, the other
- * references' classes and places, the frees' references' low bits),
- * those
+ * references' classes and places, the frees' references' low bits;
+ * since 5.0 then the new addresses, the nodes' ids, parents and
+ * addresses), those
  * streams, then the record stream up to the end. The encoder is
  * here (it allocates nothing: the collector runs it); the decoder, which
  * keeps the histories, is trace_compact.h's.
  */
 enum hs_compact_stream {
-	HS_CC_TIME,	 /* dt */
-	HS_CC_ADDR,	 /* da and old - new that are not references */
-	HS_CC_REF,	 /* per heap address: 0 (literal), else how far back */
-	HS_CC_SIZE,	 /* sizes and lengths; since 4.0 a heap size's class */
-	HS_CC_STACK,	 /* stack node ids */
-	HS_CC_OTHER,	 /* alignment, lead, prot, flags */
-	HS_CC_SIZE_LOW,	 /* since 4.0: a heap size's low bits, a byte each */
-	HS_CC_REF_ALLOC, /* since 4.0: an allocation's reference (REF: the
-			  * frees' and old blocks' alone) in its class */
-	HS_CC_REF_CLASS, /* since 4.0, where REF_ALLOC is 0: 0, its
-			  * address is literal; else 1 + the class of the
-			  * free it names (HS_CC_UNCLASSED: of no class) */
-	HS_CC_REF_OTHER, /* and then how far back among that class's frees */
-	HS_CC_REF_LOW,	 /* since 4.0: the low 7 bits of a free's REF, a byte
-			  * each (REF: the rest) */
+	HS_CC_TIME,	   /* dt */
+	HS_CC_ADDR,	   /* da and old - new that are not references */
+	HS_CC_REF,	   /* per heap address: 0 (literal), else how far back */
+	HS_CC_SIZE,	   /* sizes and lengths; since 4.0 a heap size's class */
+	HS_CC_STACK,	   /* stack node ids */
+	HS_CC_OTHER,	   /* alignment, lead, prot, flags */
+	HS_CC_SIZE_LOW,	   /* since 4.0: a heap size's low bits, a byte each */
+	HS_CC_REF_ALLOC,   /* since 4.0: an allocation's reference (REF: the
+			    * frees' and old blocks' alone) in its class */
+	HS_CC_REF_CLASS,   /* since 4.0, where REF_ALLOC is 0: 0, its
+			    * address is literal; else 1 + the class of the
+			    * free it names (HS_CC_UNCLASSED: of no class);
+			    * since 5.0 HS_CC_REF_NEW: in ADDR_NEW */
+	HS_CC_REF_OTHER,   /* and then how far back among that class's frees */
+	HS_CC_REF_LOW,	   /* since 4.0: the low 7 bits of a free's REF, a byte
+			    * each (REF: the rest) */
+	HS_CC_ADDR_NEW,	   /* since 5.0: a literal allocation's address as
+			    * its distance from the thread's prediction */
+	HS_CC_NODE_ID,	   /* since 5.0: a NODE's id - (the last one's + 1) */
+	HS_CC_NODE_PARENT, /* since 5.0: its id - its parent */
+	HS_CC_NODE_ADDR,   /* since 5.0: its address - the last NODE's */
 	HS_CC__COUNT,
 	HS_CC_RECORDS = HS_CC__COUNT, /* tags and the other records */
 };
 
-/* Streams of a 3.0 compact payload (no SIZE_LOW), and of one with @flags. */
+/* Streams of a 3.0 compact payload (no SIZE_LOW), of a 4.0 one (no
+ * ADDR_NEW), and of one with @flags. */
 #define HS_CC_COUNT_3_0 HS_CC_SIZE_LOW
-#define HS_CC_STREAMS(flags) ((flags)&HS_CHUNK_CLASSES ? HS_CC__COUNT : HS_CC_COUNT_3_0)
+#define HS_CC_COUNT_4_0 HS_CC_ADDR_NEW
+#define HS_CC_STREAMS(flags)                                                             \
+	((flags)&HS_CHUNK_PREDICT   ? HS_CC__COUNT                                       \
+	 : (flags)&HS_CHUNK_CLASSES ? HS_CC_COUNT_4_0                                    \
+				    : HS_CC_COUNT_3_0)
 
 /* Room a compact payload's header takes (its lengths). */
 #define HS_CC_HEADER_MAX ((HS_CC__COUNT + 1) * HS_VARINT_MAX)
@@ -680,6 +697,8 @@ enum hs_compact_stream {
  * of no class (of a block the chunk did not allocate), HS_CC_UNCLASSED */
 #define HS_CC_CLASSES 63
 #define HS_CC_UNCLASSED HS_CC_CLASSES
+/* A 5.0 REF_CLASS that says the address is in ADDR_NEW (one past no class) */
+#define HS_CC_REF_NEW (HS_CC_UNCLASSED + 2)
 #define HS_CC_CLASS_BITS 6
 /* Bits of an allocation's or a free's number in a mark: records past
  * HS_CC_RECORDS_MAX bytes, which could count more, are not compacted */
@@ -703,7 +722,8 @@ struct hs_cc_thread {
 	uint64_t tid;
 	uint32_t gen; /* the chunk it was last used in */
 	uint32_t allocs, frees;
-	uint32_t row; /* its frees per size class: hs_compact_enc's row */
+	uint32_t row;	  /* its frees per size class: hs_compact_enc's row */
+	uint64_t predict; /* since 5.0: where its next new block is likely */
 };
 
 /*
@@ -750,13 +770,22 @@ struct hs_compact_enc {
 };
 
 /*
- * Encode the records [@in, @in + @n) as a compact payload with size
- * classes (chunk flags HS_CHUNK_COMPACT | HS_CHUNK_CLASSES) at @out (room
+ * Encode the records [@in, @in + @n) as a 5.0 compact payload (chunk
+ * flags HS_CHUNK_COMPACT | HS_CHUNK_CLASSES | HS_CHUNK_PREDICT), what the
+ * collector writes, at @out (room
  * for @cap bytes; not @in), using @enc and @scratch (HS_CC_SCRATCH(@n)
  * bytes, or HS_CC_SCRATCH(enc->scratch_room - HS_CS_SLACK) when larger). Returns the
  * payload's length, or 0 when a record is not one this version knows (a fixed tag it has
  * no layout for), is malformed, or the payload does not fit @cap: the caller then writes
  * the records another way. Allocates nothing.
+ */
+size_t hs_chunk_compact_5_0(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
+			    uint8_t *scratch, uint8_t *out, size_t cap);
+
+/*
+ * The same as a 4.0 compact payload (HS_CHUNK_COMPACT | HS_CHUNK_CLASSES),
+ * which the collector wrote before 5.0: for the tests of the readers of
+ * 4.0 traces and for bench/tracesize, which compares the two.
  */
 size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 			uint8_t *scratch, uint8_t *out, size_t cap);
@@ -768,6 +797,19 @@ size_t hs_chunk_compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
  */
 size_t hs_chunk_compact_3_0(const uint8_t *in, size_t n, struct hs_compact_enc *enc,
 			    uint8_t *scratch, uint8_t *out, size_t cap);
+
+/*
+ * Where a 5.0 payload predicts a thread's next new block: just past the
+ * block of @size bytes at @addr, as glibc carves blocks from the top of
+ * its heap (a block of at least 32 bytes, the size and 8 bytes of header
+ * rounded up to 16).
+ */
+static inline uint64_t hs_cc_predict(uint64_t addr, uint64_t size)
+{
+	uint64_t block = size > UINT64_MAX - 23 ? 0 : (size + 23) & ~(uint64_t)15;
+
+	return addr + (block < 32 ? 32 : block);
+}
 
 /* --- the FOOTER body ------------------------------------------------------ */
 

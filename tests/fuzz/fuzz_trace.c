@@ -3,10 +3,11 @@
  * load (then the stats and the stack source are built from them) or are
  * rejected with a message; nothing may crash, leak or hang.
  *
- * Each input is tried six times: as a whole file, as the payload of one
+ * Each input is tried seven times: as a whole file, as the payload of one
  * stored EVENTS chunk with a valid header and check, as that of a
- * columnar one (2.0), of a compact one (3.0) and of a compact one with
- * size classes (4.0), and as the payload of a SYMBOLS chunk after a small
+ * columnar one (2.0), of a compact one (3.0), of a compact one with
+ * size classes (4.0) and of one with predicted addresses and NODE
+ * streams (5.0), and as the payload of a SYMBOLS chunk after a small
  * valid trace, so that the fuzzer reaches the record decoders, the
  * columns' join and the compact chunks' references without having to
  * forge checksums. A
@@ -15,9 +16,9 @@
  *
  * The stack source of the default memory view must hold up
  * (fuzz_util.h). Seeds: tests/fuzz/corpus/fuzz_trace/ (whole traces of
- * 1.4, 2.0, 3.0 and 4.0, a cut-off one, and the decompressed payloads of
- * a trace's chunks, plain, columnar, compact and compact with size
- * classes, sizes whole and split).
+ * 1.4, 2.0, 3.0, 4.0 and 5.0, a cut-off one, and the decompressed payloads
+ * of a trace's chunks, plain, columnar, compact, compact with size
+ * classes and 5.0's, sizes whole and split).
  */
 #include <math.h>
 #include <stddef.h>
@@ -98,6 +99,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	hs_tw_chunk_header(file + HS_FILE_HEADER_SIZE, HS_CHUNK_EVENTS,
 			   HS_CHUNK_COMPACT | HS_CHUNK_CLASSES, (uint32_t)size, (uint32_t)size,
 			   0, file + HS_FILE_HEADER_SIZE + HS_CHUNK_HEADER_SIZE);
+	try_file(file, HS_FILE_HEADER_SIZE + HS_CHUNK_HEADER_SIZE + size);
+	hs_tw_chunk_header(file + HS_FILE_HEADER_SIZE, HS_CHUNK_EVENTS,
+			   HS_CHUNK_COMPACT | HS_CHUNK_CLASSES | HS_CHUNK_PREDICT,
+			   (uint32_t)size, (uint32_t)size, 0,
+			   file + HS_FILE_HEADER_SIZE + HS_CHUNK_HEADER_SIZE);
 	try_file(file, HS_FILE_HEADER_SIZE + HS_CHUNK_HEADER_SIZE + size);
 	/* a valid trace, then the input as its symbol section */
 	c = file + HS_FILE_HEADER_SIZE;

@@ -46,7 +46,7 @@ setup() {
 	trace_run -o c.heapscope -- "$TARGETS/crasher" exit7
 	hs dump c.heapscope
 	[ "$status" -eq 0 ]
-	[[ "${lines[0]}" == "# c.heapscope: heapscope trace format 4.0, "*" bytes" ]]
+	[[ "${lines[0]}" == "# c.heapscope: heapscope trace format 5.0, "*" bytes" ]]
 	[[ "$output" == *$'\nprocess pid='* ]]
 	[[ "$output" == *$'\nmodule t='* ]]
 	[[ "$output" == *$'\nnode id=1 parent=0 addr=0x'* ]]

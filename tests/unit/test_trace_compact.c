@@ -1,6 +1,6 @@
 /*
- * Tests of compact EVENTS chunks (4.0, and 3.0's): hs_chunk_compact()
- * and hs_chunk_compact_3_0() in format/trace_record.h write them,
+ * Tests of compact EVENTS chunks (5.0, 4.0 and 3.0's): hs_chunk_compact_5_0(),
+ * hs_chunk_compact() and hs_chunk_compact_3_0() in format/trace_record.h write them,
  * hs_chunk_unpack() in format/trace_compact.h reads them back. Records
  * round-trip byte for byte, with heap sizes whole or split; addresses
  * refer back to the thread's allocations and frees (an allocation's, in
@@ -10,7 +10,9 @@
  * hostile file makes up, are refused with a message, never read or
  * written out of bounds (the ASan build checks that); the reader reads
  * a compact trace as the plain one, and 3.0's compact chunks beside
- * 4.0's.
+ * 4.0's. 5.0's (a new block's address from the thread's prediction,
+ * NODE records in streams) round-trip, survive damage, and read as the
+ * plain trace.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -460,7 +462,7 @@ static void allocations_refer_within_their_class(void **state)
 	/* the REF_ALLOC stream: the first 40 allocations' 0, then every
 	 * other's 1 */
 	q = packed;
-	for (i = 0; i <= HS_CC__COUNT; i++)
+	for (i = 0; i <= HS_CC_COUNT_4_0; i++)
 		assert_int_equal(hs_get_varint(&q, packed + c, &v), 0);
 	for (i = 0; i < HS_CC_REF_ALLOC; i++)
 		q += len[1 + i];
@@ -736,6 +738,352 @@ static void reader_reads_compact_chunks(void **state)
 		free(files[f]);
 }
 
+/* --- 5.0: new blocks' addresses predicted, NODE records in streams ------- */
+
+#define FLAGS_5_0 (HS_CHUNK_COMPACT | HS_CHUNK_CLASSES | HS_CHUNK_PREDICT)
+
+/* Where glibc puts the next block after one of @size bytes at @addr. */
+static uint64_t next_block(uint64_t addr, uint64_t size)
+{
+	uint64_t block = (size + 8 + 15) & ~(uint64_t)15;
+
+	return addr + (block < 32 ? 32 : block);
+}
+
+/* The length of the RECORD stream of payload @c (@n bytes, @flags, lengths @len). */
+static size_t record_stream(const uint8_t *c, size_t n, unsigned flags, const uint64_t *len)
+{
+	const uint8_t *q = c;
+	uint64_t v;
+	size_t rest;
+	unsigned i;
+
+	for (i = 0; i <= HS_CC_STREAMS(flags); i++)
+		assert_int_equal(hs_get_varint(&q, c + n, &v), 0);
+	rest = n - (size_t)(q - c);
+	for (i = 0; i < HS_CC_STREAMS(flags); i++)
+		rest -= (size_t)len[1 + i];
+	return rest;
+}
+
+/*
+ * 5.0 payloads round-trip byte for byte (sizes whole and split, every
+ * record kind, three threads), survive every cut and flipped bit, and a
+ * NODE record's fields leave the record stream for the node streams.
+ */
+static void predicted_round_trip(void **state)
+{
+	static uint8_t in[RECORDS_MAX], copy[sizeof(packed)];
+	struct hs_chunk_unpack u = { 0 };
+	uint64_t len[HS_CC__COUNT + 1], len4[HS_CC__COUNT + 1], seed;
+	const uint8_t *out;
+	const char *why = NULL;
+	size_t n, c, c4, got, k, rec4;
+	unsigned bit, refused;
+	int split;
+
+	(void)state;
+	for (split = 0; split < 2; split++) {
+		enc.split_sizes = split;
+		for (seed = 1; seed <= 4; seed++) {
+			n = many_records(in, sizeof(in), seed * 0x9e3779b97f4a7c15ull);
+			c4 = hs_chunk_compact(in, n, &enc, scratch, packed, sizeof(packed));
+			assert_true(c4 > 0);
+			stream_lengths(packed, c4, len4);
+			rec4 = record_stream(packed, c4, HS_CHUNK_COMPACT | HS_CHUNK_CLASSES,
+					     len4);
+			c = hs_chunk_compact_5_0(in, n, &enc, scratch, packed, sizeof(packed));
+			assert_true(c > 0);
+			stream_lengths_of(packed, c, FLAGS_5_0, len);
+			assert_int_equal(len[0], n);
+			/* the nodes' fields: one byte of parent each (id - 1) */
+			assert_true(len[1 + HS_CC_NODE_PARENT] > 0);
+			assert_int_equal(len[1 + HS_CC_NODE_ID], len[1 + HS_CC_NODE_PARENT]);
+			assert_true(len[1 + HS_CC_NODE_ADDR] >= len[1 + HS_CC_NODE_ID]);
+			assert_true(len[1 + HS_CC_ADDR_NEW] > 0);
+			/* the record stream keeps the NODE tags alone: shorter
+			 * than 4.0's by more than a byte a node */
+			assert_true(record_stream(packed, c, FLAGS_5_0, len) +
+					len[1 + HS_CC_NODE_ID] <
+				    rec4);
+			assert_int_equal(hs_chunk_unpack(&u, FLAGS_5_0, packed, c, &out, &got,
+							 &why),
+					 0);
+			assert_int_equal(got, n);
+			assert_memory_equal(out, in, n);
+		}
+		/* damage: refused or read, never out of bounds (ASan) */
+		n = many_records(in, 4096, 7);
+		c = hs_chunk_compact_5_0(in, n, &enc, scratch, packed, sizeof(packed));
+		assert_true(c > 0);
+		refused = 0;
+		for (k = 0; k < c; k++) {
+			uint8_t *cut = malloc(k ? k : 1);
+
+			assert_non_null(cut);
+			memcpy(cut, packed, k);
+			if (hs_chunk_unpack(&u, FLAGS_5_0, cut, k, &out, &got, &why))
+				refused++;
+			free(cut);
+		}
+		assert_int_equal(refused, c);
+		memcpy(copy, packed, c);
+		for (k = 0; k < c; k++)
+			for (bit = 0; bit < 8; bit++) {
+				copy[k] ^= (uint8_t)(1u << bit);
+				if (!hs_chunk_unpack(&u, FLAGS_5_0, copy, c, &out, &got, &why))
+					assert_true(got <= HS_CHUNK_MAX);
+				copy[k] ^= (uint8_t)(1u << bit);
+			}
+		/* a 5.0 payload read as 4.0's, a 4.0 one as 5.0's: refused or read */
+		if (!hs_chunk_unpack(&u, HS_CHUNK_COMPACT | HS_CHUNK_CLASSES, packed, c, &out,
+				     &got, &why))
+			assert_true(got <= HS_CHUNK_MAX);
+		c = hs_chunk_compact(in, n, &enc, scratch, packed, sizeof(packed));
+		if (!hs_chunk_unpack(&u, FLAGS_5_0, packed, c, &out, &got, &why))
+			assert_true(got <= HS_CHUNK_MAX);
+	}
+	enc.split_sizes = 0;
+	hs_chunk_unpack_release(&u);
+}
+
+/*
+ * A thread that takes new blocks one after the other, as glibc carves
+ * them from the top of its heap, with frees of blocks the chunk never
+ * saw between them: each new block's address but the first is its
+ * prediction, a 0 in ADDR_NEW.
+ */
+static void new_blocks_are_predicted(void **state)
+{
+	static uint8_t in[RECORDS_MAX];
+	struct hs_chunk_unpack u = { 0 };
+	uint64_t len[HS_CC__COUNT + 1], v, x = 9, last = 0, addr = 0x55d0a0c012a0, size;
+	const uint8_t *q, *out;
+	const char *why = NULL;
+	uint8_t *p = in;
+	size_t n, c, got, i;
+
+	(void)state;
+	p = hs_enc_span(p, 42, 0, 0);
+	for (i = 0; i < 500; i++) {
+		uint64_t old = 0x7f0000000000 + 16 * (next_random(&x) >> 40);
+
+		size = next_random(&x) % 2000;
+		p = hs_enc_alloc(p, i % 3 ? HS_TAG_MALLOC : HS_TAG_CALLOC, 1,
+				 (int64_t)(addr - last), size, 1 + i % 5, 0);
+		last = addr;
+		addr = next_block(addr, size);
+		p = hs_enc_free(p, HS_TAG_FREE, 0, (int64_t)(old - last));
+		last = old;
+	}
+	n = (size_t)(p - in);
+	c = hs_chunk_compact_5_0(in, n, &enc, scratch, packed, sizeof(packed));
+	assert_true(c > 0);
+	stream_lengths_of(packed, c, FLAGS_5_0, len);
+	q = packed;
+	for (i = 0; i <= HS_CC__COUNT; i++)
+		assert_int_equal(hs_get_varint(&q, packed + c, &v), 0);
+	for (i = 0; i < HS_CC_ADDR_NEW; i++)
+		q += len[1 + i];
+	/* the first is in ADDRESS (its prediction, 0, is no nearer than
+	 * the span's address); then 499 zeros */
+	for (i = 1; i < 500; i++)
+		assert_int_equal(*q++, 0);
+	assert_int_equal(len[1 + HS_CC_ADDR_NEW], 499);
+	/* REF_CLASS: 0 (literal), then HS_CC_REF_NEW (in ADDR_NEW) */
+	q = packed;
+	for (i = 0; i <= HS_CC__COUNT; i++)
+		assert_int_equal(hs_get_varint(&q, packed + c, &v), 0);
+	for (i = 0; i < HS_CC_REF_CLASS; i++)
+		q += len[1 + i];
+	assert_int_equal(len[1 + HS_CC_REF_CLASS], 500);
+	for (i = 0; i < 500; i++)
+		assert_int_equal(q[i], i ? HS_CC_REF_NEW : 0);
+	/* the frees' addresses stay in ADDRESS, with the first block's */
+	assert_true(len[1 + HS_CC_ADDR] >= 7 + 500);
+	assert_int_equal(hs_chunk_unpack(&u, FLAGS_5_0, packed, c, &out, &got, &why), 0);
+	assert_int_equal(got, n);
+	assert_memory_equal(out, in, n);
+	hs_chunk_unpack_release(&u);
+}
+
+/*
+ * A chain of NODE records (ids one after the other, each the child of
+ * the one before, addresses 37 apart) is three runs of one number; a
+ * record whose varints are not the shortest cannot be written back the
+ * same, nor can an allocation's literal address: the encoder leaves the
+ * chunk to be written plain.
+ */
+static void nodes_are_deltas(void **state)
+{
+	static uint8_t in[RECORDS_MAX];
+	struct hs_chunk_unpack u = { 0 };
+	uint64_t len[HS_CC__COUNT + 1], v;
+	const uint8_t *q, *out;
+	const char *why = NULL;
+	uint8_t *p = in;
+	size_t n, c, got, i;
+
+	(void)state;
+	for (i = 1; i <= 300; i++)
+		p = hs_enc_node(p, i, i - 1, 0x401000 + 37 * i);
+	n = (size_t)(p - in);
+	c = hs_chunk_compact_5_0(in, n, &enc, scratch, packed, sizeof(packed));
+	assert_true(c > 0);
+	stream_lengths_of(packed, c, FLAGS_5_0, len);
+	assert_int_equal(len[1 + HS_CC_NODE_ID], 300);
+	assert_int_equal(len[1 + HS_CC_NODE_PARENT], 300);
+	q = packed;
+	for (i = 0; i <= HS_CC__COUNT; i++)
+		assert_int_equal(hs_get_varint(&q, packed + c, &v), 0);
+	for (i = 0; i < HS_CC_NODE_ID; i++)
+		q += len[1 + i];
+	for (i = 0; i < 300; i++)
+		assert_int_equal(q[i], 0); /* id - (the last + 1) */
+	q += 300;
+	for (i = 0; i < 300; i++)
+		assert_int_equal(q[i], 2); /* id - parent, 1, zigzagged */
+	q += 300;
+	assert_int_equal(hs_get_varint(&q, packed + c, &v), 0);
+	assert_int_equal(v, 2 * (0x401000ull + 37));
+	for (i = 1; i < 300; i++)
+		assert_int_equal(q[i - 1], 74); /* +37, zigzagged */
+	/* the record stream: 300 NODE tags */
+	assert_int_equal(c - (size_t)(q + 299 - packed), 300);
+	assert_int_equal(hs_chunk_unpack(&u, FLAGS_5_0, packed, c, &out, &got, &why), 0);
+	assert_int_equal(got, n);
+	assert_memory_equal(out, in, n);
+	/* a NODE whose id is 0x81 0x00 (1, not the shortest) */
+	memcpy(in, "\x02\x81\x00\x00\x05", 5);
+	assert_int_equal(hs_chunk_compact_5_0(in, 5, &enc, scratch, packed, sizeof(packed)),
+			 0);
+	/* a malloc whose literal da is 0x80 0x00 (0) */
+	memcpy(in, "\x03\x00\x80\x00\x10\x01", 6);
+	assert_int_equal(hs_chunk_compact_5_0(in, 6, &enc, scratch, packed, sizeof(packed)),
+			 0);
+	/* which 4.0 writes, as it copies the bytes */
+	assert_true(hs_chunk_compact(in, 6, &enc, scratch, packed, sizeof(packed)) > 0);
+	hs_chunk_unpack_release(&u);
+}
+
+/*
+ * 5.0 payloads a hostile file makes up: a REF_CLASS past HS_CC_REF_NEW, a
+ * new block without its ADDR_NEW field, a NODE without its fields.
+ */
+static void hostile_5_0_payloads_are_refused(void **state)
+{
+	(void)state;
+	/*
+	 * records 5 bytes (MALLOC dt da size stack); streams: time,
+	 * address, refs, sizes, stacks, other, size low bits, allocation
+	 * refs, ref classes, other refs, refs' low bits, new addresses,
+	 * node ids, parents, addresses
+	 */
+	refused_as(FLAGS_5_0,
+		   "\x05\x01\x00\x00\x01\x01\x00\x00\x01\x01\x00\x00\x00\x00\x00\x00"
+		   "\x00\x10\x01\x00\x42\x03",
+		   22, "size class that does not exist");
+	refused_as(FLAGS_5_0,
+		   "\x05\x01\x00\x00\x01\x01\x00\x00\x01\x01\x00\x00\x00\x00\x00\x00"
+		   "\x00\x10\x01\x00\x41\x03",
+		   22, "runs past the end of its column");
+	/* with its field, it reads */
+	{
+		struct hs_chunk_unpack u = { 0 };
+		const uint8_t *out;
+		const char *why = NULL;
+		size_t got;
+
+		assert_int_equal(
+		    hs_chunk_unpack(&u, FLAGS_5_0,
+				    (const uint8_t *)"\x05\x01\x00\x00\x01\x01\x00\x00"
+						     "\x01\x01\x00\x00\x01\x00\x00\x00"
+						     "\x00\x10\x01\x00\x41\x06\x03",
+				    23, &out, &got, &why),
+		    0);
+		/* MALLOC dt 0, da +3 (0 + 3: the prediction's start), size 16, stack 1 */
+		assert_int_equal(got, 5);
+		assert_memory_equal(out, "\x03\x00\x06\x10\x01", 5);
+		hs_chunk_unpack_release(&u);
+	}
+	/* a NODE tag whose streams are empty */
+	refused_as(FLAGS_5_0,
+		   "\x04\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"
+		   "\x02",
+		   17, "runs past the end of its column");
+}
+
+/*
+ * The reader: a trace of 5.0 chunks reads as the same trace written
+ * plain; the 5.0 flag in a file of version 4 is refused, not misread.
+ */
+static void reader_reads_predicted_chunks(void **state)
+{
+	static uint8_t in[RECORDS_MAX], z[ZSTD_COMPRESSBOUND(sizeof(packed))];
+	static uint8_t files[2][HS_FILE_HEADER_SIZE + HS_CHUNK_HEADER_SIZE + sizeof(z)];
+	size_t lens[2], n, c, s;
+	unsigned f, k = 0;
+
+	(void)state;
+	n = many_records(in, sizeof(in), 5);
+	c = hs_chunk_compact_5_0(in, n, &enc, scratch, packed, sizeof(packed));
+	assert_true(c > 0);
+	s = ZSTD_compress(z, sizeof(z), packed, c, 1);
+	assert_false(ZSTD_isError(s));
+	for (f = 0; f < 2; f++) {
+		hs_tw_file_header(files[f]);
+		hs_tw_chunk_header(files[f] + HS_FILE_HEADER_SIZE, HS_CHUNK_EVENTS,
+				   f ? HS_CHUNK_ZSTD | FLAGS_5_0 : 0, (uint32_t)(f ? s : n),
+				   (uint32_t)(f ? c : n), 0, f ? z : in);
+		memcpy(files[f] + HS_FILE_HEADER_SIZE + HS_CHUNK_HEADER_SIZE, f ? z : in,
+		       f ? s : n);
+		lens[f] = HS_FILE_HEADER_SIZE + HS_CHUNK_HEADER_SIZE + (f ? s : n);
+	}
+	{
+		struct hs_trace_reader r[2];
+		struct hs_diag diag[2] = { HS_DIAG_INIT("plain"), HS_DIAG_INIT("5.0") };
+		struct hs_rec rec[2];
+		int ret[2];
+
+		for (f = 0; f < 2; f++)
+			assert_int_equal(hs_trace_reader_open_mem(&r[f], files[f], lens[f],
+								  "t", &diag[f]),
+					 0);
+		for (;; k++) {
+			for (f = 0; f < 2; f++)
+				ret[f] = hs_trace_reader_next(&r[f], &rec[f], &diag[f]);
+			assert_int_equal(ret[0], ret[1]);
+			if (ret[0] <= 0)
+				break;
+			assert_int_equal(rec[0].tag, rec[1].tag);
+			assert_int_equal(rec[0].tid, rec[1].tid);
+			assert_int_equal(rec[0].ticks, rec[1].ticks);
+			assert_int_equal(rec[0].addr, rec[1].addr);
+			assert_int_equal(rec[0].old_addr, rec[1].old_addr);
+			assert_int_equal(rec[0].size, rec[1].size);
+			assert_int_equal(rec[0].stack, rec[1].stack);
+		}
+		assert_int_equal(ret[0], 0);
+		assert_true(k > 1000);
+		for (f = 0; f < 2; f++)
+			hs_trace_reader_close(&r[f]);
+	}
+	{
+		struct hs_trace_reader r;
+		struct hs_diag diag = HS_DIAG_INIT("v4");
+		struct hs_rec rec;
+		int ret;
+
+		hs_put_le16(files[1] + 8, 4);
+		assert_int_equal(hs_trace_reader_open_mem(&r, files[1], lens[1], "t", &diag), 0);
+		while ((ret = hs_trace_reader_next(&r, &rec, &diag)) > 0)
+			;
+		assert_true(ret < 0);
+		assert_non_null(strstr(diag.msg, "unknown chunk flags"));
+		hs_trace_reader_close(&r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -748,6 +1096,11 @@ int main(void)
 		cmocka_unit_test(compact_survives_damage),
 		cmocka_unit_test(hostile_references_are_refused),
 		cmocka_unit_test(reader_reads_compact_chunks),
+		cmocka_unit_test(predicted_round_trip),
+		cmocka_unit_test(new_blocks_are_predicted),
+		cmocka_unit_test(nodes_are_deltas),
+		cmocka_unit_test(hostile_5_0_payloads_are_refused),
+		cmocka_unit_test(reader_reads_predicted_chunks),
 	};
 	return cmocka_run_group_tests_name("trace_compact", tests, NULL, NULL);
 }
