@@ -285,11 +285,13 @@ static int read_frame(struct ps *ps, const char *line, const char *end)
 {
 	const char *p = skip_space(line, end), *a = p, *text;
 	struct frame_text ft;
-	uint64_t addr = 0;
+	uint64_t addr, digits = 0;
 	int err, hit = 0, v;
 
 	for (; p < end && (v = hex_value(*p)) >= 0; p++)
-		addr = addr << 4 | (uint64_t)v;
+		digits = digits << 4 |
+			 (uint64_t)v; /* in a register: addr's address is taken */
+	addr = digits;
 	if (p - a > 16 || (p < end && !is_space(*p)))
 		return hs__ps_fail(ps, "bad frame address '%.*s' (expected hex)",
 				   quote_len(a, end), a);
@@ -976,7 +978,7 @@ int hs__ps_finish(struct ps *ps)
 	return ps->out->metric_unit ? 0 : hs__ps_nomem(ps);
 }
 
-#define DROP_BYTES ((size_t)32 << 20)
+#define DROP_BYTES ((size_t)8 << 20)
 
 /*
  * The mapped pages read before @upto leave the process: a file's pages
