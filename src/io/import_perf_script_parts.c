@@ -414,5 +414,6 @@ out:
 	hs_free(cuts);
 	if (map)
 		munmap((void *)map, (size_t)st.st_size);
+	fseeko(f, 0, SEEK_END); /* read to the end, as the stream reader leaves it */
 	return err;
 }
