@@ -22,7 +22,9 @@
  *
  * The samples are put in time order at the end.
  *
- * Speed: lines come from a block line reader and are parsed in place.
+ * Speed: lines are parsed in place, from the mapped file (a regular
+ * file, import_perf_script_parts.c, which also parses a big one in parts
+ * on all cores) or from a block line reader (a stream).
  * What costs is memory latency: every frame line looks its name up in the
  * frame table and its (frame, caller) pair up in the stack table, which
  * holds millions of stacks, and each lookup waits for a cache miss. So

@@ -19,9 +19,10 @@
  *                                    into a stack source of its own, merged
  *                                    in file order into the same model
  *
- * struct ps is the importer's state, owned by the driver
- * (hs__import_perf_script() creates and frees it); the other files borrow
- * it for the duration of a call. Errors: functions returning int give 0
+ * struct ps is the importer's state: hs__import_perf_script() creates and
+ * frees the stream's, hs__ps_import_mapped() the mapped file's and one per
+ * part (hs__ps_init() and hs__ps_release() in the driver); the other files
+ * borrow it for the duration of a call. Errors: functions returning int give 0
  * or a negative errno, with ps->diag filled (hs__ps_fail() and co.),
  * except the parser's, whose contracts are given beside them.
  */
