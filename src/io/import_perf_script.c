@@ -22,7 +22,9 @@
  *
  * The samples are put in time order at the end.
  *
- * Speed: lines come from a block line reader and are parsed in place.
+ * Speed: lines are parsed in place, from the mapped file (a regular
+ * file, import_perf_script_parts.c, which also parses a big one in parts
+ * on all cores) or from a block line reader (a stream).
  * What costs is memory latency: every frame line looks its name up in the
  * frame table and its (frame, caller) pair up in the stack table, which
  * holds millions of stacks, and each lookup waits for a cache miss. So
@@ -50,6 +52,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 struct ps;
 typedef int (*ps_handler)(struct ps *ps, const struct ps_event *ev);
@@ -283,17 +287,16 @@ static int read_frame(struct ps *ps, const char *line, const char *end)
 {
 	const char *p = skip_space(line, end), *a = p, *text;
 	struct frame_text ft;
-	uint64_t addr = 0;
-	int err, hit = 0;
+	uint64_t addr, digits = 0;
+	int err, hit = 0, v;
 
-	for (; p < end && !is_space(*p); p++) {
-		int v = hex_value(*p);
-
-		if (v < 0 || p - a >= 16)
-			return hs__ps_fail(ps, "bad frame address '%.*s' (expected hex)",
-					   quote_len(a, end), a);
-		addr = addr << 4 | (uint64_t)v;
-	}
+	for (; p < end && (v = hex_value(*p)) >= 0; p++)
+		digits = digits << 4 |
+			 (uint64_t)v; /* in a register: addr's address is taken */
+	addr = digits;
+	if (p - a > 16 || (p < end && !is_space(*p)))
+		return hs__ps_fail(ps, "bad frame address '%.*s' (expected hex)",
+				   quote_len(a, end), a);
 	text = skip_space(p, end);
 	end = trim_end(text, end);
 	if (text == end)
@@ -373,14 +376,18 @@ int hs__ps_process_frame(struct ps *ps, uint32_t pid, const char *comm, size_t l
 			return hs__ps_nomem(ps);
 		pr = &ps->procs[ps->nr_procs++];
 		memset(pr, 0, sizeof(*pr));
+		pr->pid = pid;
 		*v = ps->nr_procs;
 		err = proc_add_comm(ps, pr, pid, comm, len);
 		if (err)
 			return err;
 		hs_buf_reset(&ps->name);
-		if (hs_buf_adds(&ps->name, "Process ") ||
-		    hs_buf_add(&ps->name, comm, len) ||
-		    hs_buf_addf(&ps->name, " (%d)", (int)pid))
+		/* no frame line's name lacks a '!': a placeholder is unique */
+		if (ps->proc_placeholders
+			? hs_buf_addf(&ps->name, "\001%u", (unsigned)pid)
+			: hs_buf_adds(&ps->name, "Process ") ||
+			      hs_buf_add(&ps->name, comm, len) ||
+			      hs_buf_addf(&ps->name, " (%d)", (int)pid))
 			return hs__ps_nomem(ps);
 		err =
 		    hs_source_intern_frame(ps->out, ps->name.s, ps->name.len, &pr->frame);
@@ -635,40 +642,55 @@ static int on_cpu_sample(struct ps *ps, const struct ps_event *ev)
 	}
 	if (err)
 		return err;
+	if (!ps->tt) {
+		err = hs__ps_add_cpu_sample(ps, ev->time, ev->cpu, HS_NO_STACK);
+		return err ? err : queue_sample(ps, out->nr_samples - 1, proc, thread);
+	}
 	last = hs_u64map_ref(&ps->cpus, (uint64_t)(ev->cpu + 1), 0, &added);
 	if (!last)
 		return hs__ps_nomem(ps);
 	if (*last) {
 		size_t prev = *last - 1;
 
-		if (ev->time < out->time[prev]) {
-			/* weighed at the end, in time order (reweigh_per_cpu()) */
-			if (ps->tt)
-				return out_of_order(ps, ev, out->time[prev]);
-			ps->cpu_unordered = 1;
-		}
-		if (!ps->tt)
-			out->metric[prev] = (double)(ev->time - out->time[prev]) / 1e6;
-		else if (isnan(out->metric[prev]))
+		if (ev->time < out->time[prev])
+			return out_of_order(ps, ev, out->time[prev]);
+		if (isnan(out->metric[prev]))
 			out->metric[prev] = ms_between(out->time[prev], ev->time);
 	}
-	if (!ps->tt && HS_GROW(ps->sample_cpu, out->nr_samples - ps->first_sample + 1,
-			       ps->alloc_sample_cpu))
+	if (hs_source_add_sample(out, ev->time, NAN, 1, stack))
 		return hs__ps_nomem(ps);
-	if (hs_source_add_sample(out, ev->time, NAN, 1, ps->tt ? stack : HS_NO_STACK))
-		return hs__ps_nomem(ps);
-	if (!ps->tt)
-		ps->sample_cpu[out->nr_samples - 1 - ps->first_sample] =
-		    (uint32_t)(ev->cpu + 1);
 	*last = out->nr_samples;
-	if (!ps->tt)
-		return queue_sample(ps, out->nr_samples - 1, proc, thread);
-	if (ps->tt) {
-		err = hs__ps_get_thr(ps, ev->tid, &t);
-		if (err)
-			return err;
-		t->last_cpu = out->nr_samples;
+	err = hs__ps_get_thr(ps, ev->tid, &t);
+	if (err)
+		return err;
+	t->last_cpu = out->nr_samples;
+	return 0;
+}
+
+int hs__ps_add_cpu_sample(struct ps *ps, int64_t time, int64_t cpu, uint32_t stack)
+{
+	struct hs_stack_source *out = ps->out;
+	uint64_t *last;
+	int added;
+
+	last = hs_u64map_ref(&ps->cpus, (uint64_t)(cpu + 1), 0, &added);
+	if (!last)
+		return hs__ps_nomem(ps);
+	if (*last) {
+		size_t prev = *last - 1;
+
+		/* weighed at the end, in time order (reweigh_per_cpu()) */
+		if (time < out->time[prev])
+			ps->cpu_unordered = 1;
+		out->metric[prev] = (double)(time - out->time[prev]) / 1e6;
 	}
+	if (HS_GROW(ps->sample_cpu, out->nr_samples - ps->first_sample + 1,
+		    ps->alloc_sample_cpu))
+		return hs__ps_nomem(ps);
+	if (hs_source_add_sample(out, time, NAN, 1, stack))
+		return hs__ps_nomem(ps);
+	ps->sample_cpu[out->nr_samples - 1 - ps->first_sample] = (uint32_t)(cpu + 1);
+	*last = out->nr_samples;
 	return 0;
 }
 
@@ -935,7 +957,7 @@ static int reweigh_per_cpu(struct ps *ps)
 	return 0;
 }
 
-static int finish(struct ps *ps)
+int hs__ps_finish(struct ps *ps)
 {
 	int err = name_processes(ps);
 	size_t i;
@@ -958,13 +980,100 @@ static int finish(struct ps *ps)
 	return ps->out->metric_unit ? 0 : hs__ps_nomem(ps);
 }
 
+#define DROP_BYTES ((size_t)8 << 20)
+
+/*
+ * The mapped pages read before @upto leave the process: a file's pages
+ * would otherwise add up in its RSS. (They stay in the page cache; a page
+ * read again would just be mapped again.)
+ */
+static void drop_read(struct ps *ps, const char *upto)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t from = (uintptr_t)ps->mem_kept & ~(page - 1);
+	uintptr_t to = (uintptr_t)upto & ~(page - 1);
+
+	if (to > from)
+		madvise((void *)from, to - from, MADV_DONTNEED);
+	ps->mem_kept = upto;
+}
+
+/*
+ * The next line into *@line (*@len bytes, without its '\n' and a '\r'
+ * before it): 1, 0 at the end, -E2BIG for an overlong line (nothing
+ * consumed) or -EIO. From the mapped bytes, nothing is copied.
+ */
+static int next_line(struct ps *ps, const char **line, size_t *len)
+{
+	const char *p = ps->mem, *nl;
+	size_t n;
+
+	if (!ps->mapped) {
+		char *l;
+		int ret = hs_linereader_next(&ps->lr, &l, len);
+
+		*line = l;
+		return ret;
+	}
+	if (p == ps->mem_end)
+		return 0;
+	nl = memchr(p, '\n', (size_t)(ps->mem_end - p));
+	n = nl ? (size_t)(nl - p) : (size_t)(ps->mem_end - p);
+	if (n > MAX_LINE)
+		return -E2BIG;
+	ps->lr.last_had_newline = nl != NULL;
+	ps->mem = nl ? nl + 1 : ps->mem_end;
+	if ((size_t)(p - ps->mem_kept) >= DROP_BYTES)
+		drop_read(ps, p);
+	if (n && p[n - 1] == '\r')
+		n--;
+	*line = p;
+	*len = n;
+	ps->lr.lineno++;
+	return 1;
+}
+
+#define NUL_SCAN ((size_t)256 << 10)
+
+/* Whether [@line, @end), the line just read, holds a NUL byte. */
+static int has_nul(struct ps *ps, const char *line, const char *end)
+{
+	const char *from, *nul;
+	size_t n;
+
+	if (!ps->mapped)
+		return memchr(line, '\0', (size_t)(end - line)) != NULL;
+	/* a search per 256 KiB of mapped bytes, not one per line */
+	if (ps->mem_nul && ps->mem_nul >= line)
+		return ps->mem_nul < end;
+	while (ps->mem_clean < end) {
+		from = ps->mem_clean > line ? ps->mem_clean : line;
+		n = (size_t)(ps->mem_end - from);
+		nul = memchr(from, '\0', n < NUL_SCAN ? n : NUL_SCAN);
+		if (nul) {
+			ps->mem_nul = nul;
+			return nul < end;
+		}
+		ps->mem_clean = from + (n < NUL_SCAN ? n : NUL_SCAN);
+	}
+	return 0;
+}
+
+/* The bytes not read yet start with @s (@n bytes). */
+static int unread_starts_with(const struct ps *ps, const char *s, size_t n)
+{
+	if (ps->mapped)
+		return (size_t)(ps->mem_end - ps->mem) >= n && !memcmp(ps->mem, s, n);
+	return ps->lr.end - ps->lr.start >= n && !memcmp(ps->lr.buf + ps->lr.start, s, n);
+}
+
 static int read_lines(struct ps *ps)
 {
-	char *line, *end;
+	const char *line, *end;
 	size_t len;
-	int ret, first = 1, err;
+	int ret, first = ps->first_part, err;
 
-	while ((ret = hs_linereader_next(&ps->lr, &line, &len)) > 0) {
+	while ((ret = next_line(ps, &line, &len)) > 0) {
 		end = line + len;
 		if (first) {
 			first = 0;
@@ -976,7 +1085,7 @@ static int read_lines(struct ps *ps)
 						   "convert it with 'perf script -i FILE "
 						   "> FILE.data.txt'");
 		}
-		if (memchr(line, '\0', (size_t)(end - line)))
+		if (has_nul(ps, line, end))
 			return hs__ps_fail(ps,
 					   "NUL byte in a line: not perf script text");
 		if (line[0] == '\t' && !is_blank(line, end)) {
@@ -1002,8 +1111,8 @@ static int read_lines(struct ps *ps)
 		if (err)
 			return err;
 	}
-	if (ret == -E2BIG && !ps->lr.lineno && ps->lr.end - ps->lr.start >= 7 &&
-	    !memcmp(ps->lr.buf + ps->lr.start, "PERFILE", 7)) {
+	if (ret == -E2BIG && ps->first_part && !ps->lr.lineno &&
+	    unread_starts_with(ps, "PERFILE", 7)) {
 		hs_diag_set(ps->diag, 1,
 			    "this is a binary perf.data file: convert it "
 			    "with 'perf script -i FILE > FILE.data.txt'");
@@ -1021,7 +1130,14 @@ static int read_lines(struct ps *ps)
 	return end_event(ps);
 }
 
-static void ps_release(struct ps *ps)
+int hs__ps_read_all(struct ps *ps)
+{
+	int err = read_lines(ps);
+
+	return err ? err : flush_samples(ps);
+}
+
+void hs__ps_release(struct ps *ps)
 {
 	hs_linereader_release(&ps->lr);
 	hs_buf_release(&ps->name);
@@ -1047,20 +1163,15 @@ static void ps_release(struct ps *ps)
 	hs_free(ps->path_stack);
 }
 
-int hs__import_perf_script(FILE *f, enum hs_perf_view view, struct hs_stack_source *out,
-			   struct hs_diag *diag, const struct hs__perf_symbols *syms)
+void hs__ps_init(struct ps *ps, enum hs_perf_view view, struct hs_stack_source *out,
+		 struct hs_diag *diag, const struct hs__perf_symbols *syms)
 {
-	struct ps *ps = hs_calloc(1, sizeof(*ps));
-	int err;
-
-	if (!ps) {
-		hs_diag_set(diag, 0, "out of memory");
-		return -ENOMEM;
-	}
+	memset(ps, 0, sizeof(*ps));
 	ps->out = out;
 	ps->diag = diag;
 	ps->syms = syms;
 	ps->tt = view == HS_PERF_THREAD_TIME;
+	ps->first_part = 1;
 	ps->first_sample = out->nr_samples;
 	ps->cpu_time_frame = ps->blocked_frame = ps->ready_frame = NO_ID;
 	hs_buf_init(&ps->name);
@@ -1070,16 +1181,31 @@ int hs__import_perf_script(FILE *f, enum hs_perf_view view, struct hs_stack_sour
 	hs_buf_init(&ps->inl);
 	hs_buf_init(&ps->fnames);
 	hs_strtab_init(&ps->comms, 0);
+}
+
+int hs__import_perf_script(FILE *f, enum hs_perf_view view, struct hs_stack_source *out,
+			   struct hs_diag *diag, const struct hs__perf_symbols *syms)
+{
+	struct ps *ps;
+	int err;
+
+	err = hs__ps_import_mapped(f, view, out, diag, syms);
+	if (err != HS__PS_NOT_MAPPED)
+		return err;
+	ps = hs_malloc(sizeof(*ps));
+	if (!ps) {
+		hs_diag_set(diag, 0, "out of memory");
+		return -ENOMEM;
+	}
+	hs__ps_init(ps, view, out, diag, syms);
 	err = hs_linereader_init(&ps->lr, f, MAX_LINE);
 	if (err)
 		err = hs__ps_nomem(ps);
 	if (!err)
-		err = read_lines(ps);
+		err = hs__ps_read_all(ps);
 	if (!err)
-		err = flush_samples(ps);
-	if (!err)
-		err = finish(ps);
-	ps_release(ps);
+		err = hs__ps_finish(ps);
+	hs__ps_release(ps);
 	hs_free(ps);
 	return err;
 }

@@ -14,10 +14,15 @@
  *                                    else (no allocation, no stack source)
  *   import_perf_script_threadtime.c  the thread-time view's state machine
  *                                    (sched_switch, wakeups, exits)
+ *   import_perf_script_parts.c       a mapped file cut into parts at blank
+ *                                    lines, parsed on worker threads each
+ *                                    into a stack source of its own, merged
+ *                                    in file order into the same model
  *
- * struct ps is the importer's state, owned by the driver
- * (hs__import_perf_script() creates and frees it); the other files borrow
- * it for the duration of a call. Errors: functions returning int give 0
+ * struct ps is the importer's state: hs__import_perf_script() creates and
+ * frees the stream's, hs__ps_import_mapped() the mapped file's and one per
+ * part (hs__ps_init() and hs__ps_release() in the driver); the other files
+ * borrow it for the duration of a call. Errors: functions returning int give 0
  * or a negative errno, with ps->diag filled (hs__ps_fail() and co.),
  * except the parser's, whose contracts are given beside them.
  */
@@ -83,6 +88,7 @@ struct pending_sample {
 };
 
 struct proc {
+	uint32_t pid;
 	uint32_t frame;	      /* its `Process ...` frame */
 	uint32_t first, last; /* its comm ids, in order of first sight */
 	uint32_t nr_comms;
@@ -111,7 +117,25 @@ struct ps {
 	struct hs_diag *diag;
 	const struct hs__perf_symbols *syms;
 	int tt; /* the thread-time view (index into kinds[]) */
+	/*
+	 * Where lines come from: lr reading a stream, or (mapped) the bytes
+	 * [mem, mem_end) of a mapped file, one part of it or all; then
+	 * lr.lineno and lr.last_had_newline are kept as lr would keep them
+	 * and nothing else of lr is used.
+	 */
 	struct hs_linereader lr;
+	int mapped;
+	const char *mem, *mem_end;
+	const char *mem_clean; /* no NUL in the lines before this */
+	const char *mem_nul;   /* a NUL found at or after mem_clean, or NULL */
+	const char *mem_kept;  /* mapped pages from here on are not dropped yet */
+	int first_part;	       /* the text's first line is here (BOM, PERFILE) */
+	/*
+	 * A part after the first (import_perf_script_parts.c): a process frame
+	 * is a placeholder named after the pid alone, which the merge maps to
+	 * the real one (a pid's first name is known only in file order).
+	 */
+	int proc_placeholders;
 	struct hs_buf name; /* scratch: a name being built */
 
 	/* the current event */
@@ -202,7 +226,10 @@ struct frame_text {
 
 static inline int is_space(char c)
 {
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+	/* bits 9 to 13 (TAB, LF, VT, FF, CR) and 32, less LF */
+	unsigned u = (unsigned char)c;
+
+	return u <= 32 && ((1ull << u) & 0x100003A00ull);
 }
 
 static inline int is_digit(char c)
@@ -212,13 +239,12 @@ static inline int is_digit(char c)
 
 static inline int hex_value(char c)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
+	unsigned u = (unsigned char)c;
+
+	if (u - '0' < 10)
+		return (int)(u - '0');
+	u |= 0x20; /* lower case */
+	return u - 'a' < 6 ? (int)(u - 'a' + 10) : -1;
 }
 
 static inline const char *skip_space(const char *p, const char *end)
@@ -273,6 +299,35 @@ int hs__ps_process_frame(struct ps *ps, uint32_t pid, const char *comm, size_t l
 int hs__ps_thread_frame(struct ps *ps, uint32_t tid, uint32_t *frame);
 /* @proc -> @thread -> the event's frames (ps->frames), outermost first. */
 int hs__ps_build_stack(struct ps *ps, uint32_t proc, uint32_t thread, uint32_t *stack);
+
+/* Set up @ps to append the samples of @view to @out (errors to @diag). */
+void hs__ps_init(struct ps *ps, enum hs_perf_view view, struct hs_stack_source *out,
+		 struct hs_diag *diag, const struct hs__perf_symbols *syms);
+/* Free what @ps holds (not out, diag or syms). */
+void hs__ps_release(struct ps *ps);
+/* Read every line and intern what is still pending; 0 or an error. */
+int hs__ps_read_all(struct ps *ps);
+/* The end: process names, weights, order, the metric's unit. */
+int hs__ps_finish(struct ps *ps);
+/*
+ * CPU view: append a sample at @time (ns from the first event) on @cpu
+ * (-1: none) with @stack; the previous sample on that CPU gets its weight.
+ */
+int hs__ps_add_cpu_sample(struct ps *ps, int64_t time, int64_t cpu, uint32_t stack);
+
+/* --- import_perf_script_parts.c: a mapped file, in parts on all cores -- */
+
+#define HS__PS_NOT_MAPPED 1 /* hs__ps_import_mapped(): not a regular file */
+
+/*
+ * Import @f's text from its current position by mapping the file: in
+ * parts parsed on worker threads then merged in file order (CPU view,
+ * no @syms), else in one part. Returns what hs__import_perf_script()
+ * returns, or HS__PS_NOT_MAPPED (nothing done) when @f is no regular file
+ * or cannot be mapped.
+ */
+int hs__ps_import_mapped(FILE *f, enum hs_perf_view view, struct hs_stack_source *out,
+			 struct hs_diag *diag, const struct hs__perf_symbols *syms);
 
 /* --- import_perf_script_parse.c: the line parser --------------------------- */
 

@@ -274,12 +274,13 @@ static void strip_brackets(const char **p, const char **end)
 /* Remove the last "+0x..." from @p..*@end unless it starts or ends it. */
 static void strip_offset(const char *p, const char **end)
 {
-	const char *q;
+	const char *q, *lim;
 
 	if (*end - p < 4)
 		return;
-	for (q = *end - 3; q > p; q--)
-		if (q[0] == '+' && q[1] == '0' && q[2] == 'x') {
+	/* a '+' at p + 1 ... *end - 3, the last one first */
+	for (lim = *end - 2; (q = memrchr(p + 1, '+', (size_t)(lim - p - 1))); lim = q)
+		if (q[1] == '0' && q[2] == 'x') {
 			if (q + 3 < *end)
 				*end = q;
 			return;

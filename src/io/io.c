@@ -233,6 +233,15 @@ int hs_path_format(const char *path, enum hs_format fmt, enum hs_format *out,
 	return err;
 }
 
+/* Seek regular file @f back by the @len bytes just read: 1, else 0 (nothing done). */
+static int rewind_regular(FILE *f, size_t len)
+{
+	struct stat st;
+
+	return fileno(f) >= 0 && !fstat(fileno(f), &st) && S_ISREG(st.st_mode) &&
+	       !fseeko(f, -(off_t)len, SEEK_CUR);
+}
+
 int hs_import_path_source(const char *path, enum hs_format fmt, const char *source,
 			  struct hs_stack_source *out, struct hs_diag *diag)
 {
@@ -277,11 +286,15 @@ int hs_import_path_source(const char *path, enum hs_format fmt, const char *sour
 			hs_free(head);
 			goto out;
 		}
-		in = replay_open(f, head, len);
-		if (!in) {
-			hs_diag_set(diag, 0, "out of memory");
-			err = -ENOMEM;
-			goto out;
+		if (rewind_regular(f, len)) {
+			hs_free(head); /* read again as itself: importers may map it */
+		} else {
+			in = replay_open(f, head, len);
+			if (!in) {
+				hs_diag_set(diag, 0, "out of memory");
+				err = -ENOMEM;
+				goto out;
+			}
 		}
 	}
 	ops = hs_format_ops(fmt);

@@ -3,27 +3,92 @@
  * (io/import_perf_script.c): any bytes are imported as both of its sources
  * (CPU and thread time) and either give a stack source that holds up
  * (fuzz_util.h) or are refused with a message; nothing may crash, leak or
- * hang. Seeds: tests/fuzz/corpus/fuzz_perf_script/.
+ * hang. The CPU view is imported again from a file, mapped and cut at
+ * every blank line into parts parsed on three threads
+ * (io/import_perf_script_parts.c): it must give the same model as the
+ * serial parse of the stream, or the same refusal at the same line.
+ * Seeds: tests/fuzz/corpus/fuzz_perf_script/.
  */
 #include "fuzz_util.h"
 #include "io/io.h"
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
-static void import_as(const uint8_t *data, size_t size, enum hs_perf_view view)
+static int import_as(FILE *f, enum hs_perf_view view, struct hs_stack_source *src,
+		     struct hs_diag *diag)
 {
-	struct hs_diag diag = HS_DIAG_INIT("fuzz");
-	struct hs_stack_source src;
-	FILE *f = fuzz_open_mem(data, size);
+	int err;
 
-	hs_source_init(&src);
-	if (!hs_import_perf_script_view(f, view, &src, &diag))
-		fuzz_check_source(&src);
-	hs_source_release(&src);
+	hs_source_init(src);
+	err = hs_import_perf_script_view(f, view, src, diag);
+	if (!err)
+		fuzz_check_source(src);
 	fclose(f);
+	return err;
+}
+
+static void differ(const char *what)
+{
+	fprintf(stderr, "fuzz: parts and serial parse differ: %s\n", what);
+	abort();
+}
+
+/* @n bytes at @a and @b are equal (either may be NULL when @n is 0). */
+static int same_bytes(const void *a, const void *b, size_t n)
+{
+	return !n || !memcmp(a, b, n);
+}
+
+static void same_model(const struct hs_stack_source *a, const struct hs_stack_source *b)
+{
+	size_t i, n = a->nr_samples;
+
+	if (hs_source_nr_frames(a) != hs_source_nr_frames(b))
+		differ("number of frames");
+	for (i = 0; i < hs_source_nr_frames(a); i++)
+		if (strcmp(hs_source_frame_name(a, (uint32_t)i),
+			   hs_source_frame_name(b, (uint32_t)i)))
+			differ("a frame's name");
+	if (a->nr_stacks != b->nr_stacks || n != b->nr_samples)
+		differ("number of stacks or samples");
+	if (!same_bytes(a->stack_frame, b->stack_frame,
+			a->nr_stacks * sizeof(uint32_t)) ||
+	    !same_bytes(a->stack_caller, b->stack_caller,
+			a->nr_stacks * sizeof(uint32_t)))
+		differ("stacks");
+	if (!same_bytes(a->time, b->time, n * sizeof(*a->time)) ||
+	    !same_bytes(a->metric, b->metric, n * sizeof(*a->metric)) ||
+	    !same_bytes(a->count, b->count, n * sizeof(*a->count)) ||
+	    !same_bytes(a->stack, b->stack, n * sizeof(*a->stack)))
+		differ("samples");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	import_as(data, size, HS_PERF_CPU);
-	import_as(data, size, HS_PERF_THREAD_TIME);
+	struct hs_diag d1 = HS_DIAG_INIT("fuzz"), d2 = HS_DIAG_INIT("fuzz");
+	struct hs_diag d3 = HS_DIAG_INIT("fuzz");
+	struct hs_stack_source serial, tt, parts;
+	char path[64];
+	int fd = fuzz_memfd(data, size, path, sizeof(path));
+	int e1, e3;
+	FILE *f;
+
+	e1 = import_as(fuzz_open_mem(data, size), HS_PERF_CPU, &serial, &d1);
+	import_as(fuzz_open_mem(data, size), HS_PERF_THREAD_TIME, &tt, &d2);
+	hs_source_release(&tt);
+	f = fopen(path, "r");
+	if (!f)
+		abort();
+	setenv("HEAPSCOPE_PARSE_THREADS", "3", 1);
+	setenv("HEAPSCOPE_PARSE_PART_BYTES", "1", 1);
+	e3 = import_as(f, HS_PERF_CPU, &parts, &d3);
+	if (e1 != e3 || d1.line != d3.line || strcmp(d1.msg, d3.msg))
+		differ("the result or the error");
+	if (!e1)
+		same_model(&serial, &parts);
+	hs_source_release(&serial);
+	hs_source_release(&parts);
+	close(fd);
 	return 0;
 }

@@ -1,0 +1,310 @@
+/*
+ * test_import_perf_script_parts - a `perf script` file read from a mapping
+ * in parts on worker threads (import_perf_script_parts.c) gives the model
+ * of the serial parse: the same frame ids, stack ids, samples and weights,
+ * and the same error at the same line of the whole file. Parts are made
+ * tiny (HEAPSCOPE_PARSE_PART_BYTES) so that every blank line is a
+ * boundary: a pid renamed in a later part, a CPU whose samples span parts,
+ * times going back across a boundary, an error in the last part.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "common/buf.h"
+#include "io/io.h"
+
+/* Deterministic text with every case the merge must get right. */
+static void make_text(struct hs_buf *b, unsigned seed, int events)
+{
+	static const char *const comms[] = {"app", "app worker", ".NET Finalizer", "x!y",
+					    "sh"};
+	static const char *const blanks[] = {"", "", "", "  ", "\r"};
+	uint64_t r = seed * 2654435761u + 1;
+	double t = 100.0;
+	int i, d;
+
+#define RND(n)                                                                           \
+	((r = r * 6364136223846793005ull + 1442695040888963407ull), (r >> 33) % (n))
+	for (i = 0; i < events; i++) {
+		unsigned pid = 1 + (unsigned)RND(5), tid = pid * 10 + (unsigned)RND(3);
+		const char *comm = comms[RND(5)];
+		unsigned kind = (unsigned)RND(10);
+
+		t += ((double)RND(2500) - 500) / 1e6; /* sometimes back in time */
+		if (!RND(20))
+			assert_int_equal(hs_buf_adds(b, "# a comment\n"), 0);
+		if (kind == 0)
+			assert_int_equal(
+			    hs_buf_addf(b,
+					"%s %u/%u [%03u] %.6f: sched:sched_switch: "
+					"prev_comm=a prev_pid=%u prev_state=S ==> "
+					"next_comm=b next_pid=0\n",
+					comm, pid, tid, (unsigned)RND(4), t, tid),
+			    0);
+		else if (kind == 1)
+			assert_int_equal(hs_buf_addf(b, "%s %u/%u %.6f: 1 cycles:\n",
+						     comm, pid, tid, t),
+					 0);
+		else
+			assert_int_equal(
+			    hs_buf_addf(b, "%s %u/%u [%03u] %.6f: 1000 cycles:u:\n", comm,
+					pid, tid, (unsigned)RND(4), t),
+			    0);
+		for (d = (int)RND(7); d > 0; d--) {
+			unsigned k = (unsigned)RND(10), f = (unsigned)RND(30);
+
+			if (k == 0)
+				assert_int_equal(
+				    hs_buf_addf(b, "\t%x [unknown] ([unknown])\n", f), 0);
+			else if (k == 1)
+				assert_int_equal(hs_buf_addf(b, "\t%x inl_%u (inlined)\n",
+							     4096 + f, f % 3),
+						 0);
+			else
+				assert_int_equal(
+				    hs_buf_addf(b, "\t  %x f%u+0x%x (/lib/m%u.so)\n",
+						4096 + f, f, f * 7, f % 4),
+				    0);
+		}
+		assert_int_equal(hs_buf_addf(b, "%s\n", blanks[RND(5)]), 0);
+	}
+#undef RND
+}
+
+/* Write @len bytes at @text to a new temporary file; its path into @path. */
+static void write_file(const char *text, size_t len, char path[64])
+{
+	const char *dir = getenv("TMPDIR");
+	FILE *f;
+	int fd;
+
+	snprintf(path, 64, "%s/hs-parts-XXXXXX", dir && strlen(dir) < 40 ? dir : "/tmp");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+/*
+ * Import @path's CPU view with @threads threads (NULL: the default) and
+ * parts of @part_bytes (NULL: the default). Returns the import's result.
+ */
+static int import_with(const char *path, const char *threads, const char *part_bytes,
+		       struct hs_stack_source *src, struct hs_diag *d)
+{
+	FILE *f = fopen(path, "r");
+	int ret;
+
+	assert_non_null(f);
+	if (threads)
+		setenv("HEAPSCOPE_PARSE_THREADS", threads, 1);
+	else
+		unsetenv("HEAPSCOPE_PARSE_THREADS");
+	if (part_bytes)
+		setenv("HEAPSCOPE_PARSE_PART_BYTES", part_bytes, 1);
+	else
+		unsetenv("HEAPSCOPE_PARSE_PART_BYTES");
+	hs_source_init(src);
+	ret = hs_import_perf_script_view(f, HS_PERF_CPU, src, d);
+	fclose(f);
+	unsetenv("HEAPSCOPE_PARSE_THREADS");
+	unsetenv("HEAPSCOPE_PARSE_PART_BYTES");
+	return ret;
+}
+
+static void assert_same_model(const struct hs_stack_source *a,
+			      const struct hs_stack_source *b)
+{
+	size_t i;
+
+	assert_int_equal(hs_source_nr_frames(a), hs_source_nr_frames(b));
+	for (i = 0; i < hs_source_nr_frames(a); i++)
+		assert_string_equal(hs_source_frame_name(a, (uint32_t)i),
+				    hs_source_frame_name(b, (uint32_t)i));
+	assert_int_equal(a->nr_stacks, b->nr_stacks);
+	assert_memory_equal(a->stack_frame, b->stack_frame,
+			    a->nr_stacks * sizeof(*a->stack_frame));
+	assert_memory_equal(a->stack_caller, b->stack_caller,
+			    a->nr_stacks * sizeof(*a->stack_caller));
+	assert_int_equal(a->nr_samples, b->nr_samples);
+	assert_memory_equal(a->time, b->time, a->nr_samples * sizeof(*a->time));
+	assert_memory_equal(a->metric, b->metric, a->nr_samples * sizeof(*a->metric));
+	assert_memory_equal(a->count, b->count, a->nr_samples * sizeof(*a->count));
+	assert_memory_equal(a->stack, b->stack, a->nr_samples * sizeof(*a->stack));
+}
+
+/* Serial (one thread) and in parts of each size: the same model. */
+static void check_same(const char *text, size_t len)
+{
+	static const char *const sizes[] = {"1", "64", "1000", NULL};
+	struct hs_stack_source serial, parts;
+	struct hs_diag d = HS_DIAG_INIT("t");
+	char path[64];
+	size_t k;
+
+	write_file(text, len, path);
+	assert_int_equal(import_with(path, "1", NULL, &serial, &d), 0);
+	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		struct hs_diag dp = HS_DIAG_INIT("t");
+
+		assert_int_equal(import_with(path, "3", sizes[k], &parts, &dp), 0);
+		assert_same_model(&serial, &parts);
+		hs_source_release(&parts);
+	}
+	hs_source_release(&serial);
+	unlink(path);
+}
+
+static void parts_give_the_serial_model(void **state)
+{
+	struct hs_buf b;
+	unsigned seed;
+
+	(void)state;
+	for (seed = 1; seed <= 4; seed++) {
+		hs_buf_init(&b);
+		make_text(&b, seed, 300);
+		check_same(b.s, b.len);
+		hs_buf_release(&b);
+	}
+}
+
+/* A pid first seen under one name, renamed only in a later part. */
+static void a_pid_renamed_in_a_later_part(void **state)
+{
+	static const char text[] = "a 7/7 [000] 1.000000: 1 cycles:\n"
+				   "\t1 f (m)\n"
+				   "\n"
+				   "a 7/7 [000] 1.001000: 1 cycles:\n"
+				   "\t1 f (m)\n"
+				   "\n"
+				   "b 7/8 [000] 1.002000: 1 cycles:\n"
+				   "\t2 g (m)\n"
+				   "\n"
+				   "a 7/7 [000] 1.003000: 1 cycles:\n"
+				   "\n";
+	struct hs_stack_source src;
+	struct hs_diag d = HS_DIAG_INIT("t");
+	char path[64];
+	size_t i;
+	int found = 0;
+
+	(void)state;
+	check_same(text, sizeof(text) - 1);
+	write_file(text, sizeof(text) - 1, path);
+	assert_int_equal(import_with(path, "2", "1", &src, &d), 0);
+	for (i = 0; i < hs_source_nr_frames(&src); i++)
+		found +=
+		    !strcmp(hs_source_frame_name(&src, (uint32_t)i), "Process a;b (7)");
+	assert_int_equal(found, 1);
+	assert_int_equal(src.nr_samples, 3); /* the last one has no weight */
+	hs_source_release(&src);
+	unlink(path);
+}
+
+/*
+ * A later part where pid 7 is first "x!y" holds a frame line named as its
+ * process frame would be there ("Process x!y (7)"), but the pid's first
+ * name is "a": the two must stay apart, as in the serial parse.
+ */
+static void a_frame_named_like_a_later_parts_process(void **state)
+{
+	static const char text[] = "a 7/7 [000] 1.000000: 1 cycles:\n"
+				   "\t1 f (m)\n"
+				   "\n"
+				   "x!y 7/7 [000] 1.001000: 1 cycles:\n"
+				   "\t1 y (7) (Process x)\n"
+				   "\n"
+				   "a 7/7 [000] 1.002000: 1 cycles:\n"
+				   "\n";
+
+	(void)state;
+	check_same(text, sizeof(text) - 1);
+}
+
+/* @text fails alike serially and in parts, at @line with @msg in its message. */
+static void check_same_error(const char *text, size_t len, uint64_t line, const char *msg)
+{
+	struct hs_stack_source serial, parts;
+	struct hs_diag ds = HS_DIAG_INIT("t"), dp = HS_DIAG_INIT("t");
+	char path[64];
+
+	write_file(text, len, path);
+	assert_int_equal(import_with(path, "1", NULL, &serial, &ds), -EINVAL);
+	assert_int_equal(import_with(path, "3", "1", &parts, &dp), -EINVAL);
+	assert_int_equal(ds.line, line);
+	assert_int_equal(dp.line, line);
+	assert_string_equal(ds.msg, dp.msg);
+	assert_non_null(strstr(dp.msg, msg));
+	hs_source_release(&serial);
+	hs_source_release(&parts);
+	unlink(path);
+}
+
+static void errors_name_the_line_of_the_whole_file(void **state)
+{
+	struct hs_buf b;
+	size_t lines = 0, i, at;
+
+	(void)state;
+	hs_buf_init(&b);
+	make_text(&b, 9, 200);
+	for (i = 0; i < b.len; i++)
+		lines += b.s[i] == '\n';
+	/* a frame address that is no hex, in the last part */
+	assert_int_equal(hs_buf_adds(&b, "a 1/1 [000] 9.0: 1 cycles:\n\tzz f (m)\n"), 0);
+	check_same_error(b.s, b.len, lines + 2, "bad frame address 'zz'");
+	/* a NUL byte, the last line cut off */
+	b.len -= strlen("\tzz f (m)\n");
+	assert_int_equal(hs_buf_add(&b, "\t1 f\0(m)", 8), 0);
+	check_same_error(b.s, b.len, lines + 2, "NUL byte");
+	b.len -= 8;
+	assert_int_equal(hs_buf_adds(&b, "\t1 f (m"), 0);
+	check_same_error(b.s, b.len, lines + 2, "cut off?");
+	/* a line of more than 1 MiB in a later part */
+	at = b.len / 2;
+	while (b.s[at - 1] != '\n' || b.s[at - 2] != '\n')
+		at++;
+	b.len = at;
+	for (i = 0; i < ((size_t)1 << 20) + 1; i++)
+		assert_int_equal(hs_buf_addc(&b, 'x'), 0);
+	assert_int_equal(hs_buf_adds(&b, "\n\n"), 0);
+	for (i = 0, lines = 0; i < at; i++)
+		lines += b.s[i] == '\n';
+	check_same_error(b.s, b.len, lines + 1, "line longer than");
+	hs_buf_release(&b);
+}
+
+/* A file with no blank line, an empty file, one that is all blank lines. */
+static void files_without_boundaries(void **state)
+{
+	static const char one_event[] = "a 1/1 [000] 1.0: 1 cycles:\n\t1 f (m)\n"
+					"a 1/1 [000] 1.5: 1 cycles:\n\t1 f (m)";
+	static const char blank[] = "\n\n  \n\n\n";
+
+	(void)state;
+	check_same(one_event, sizeof(one_event) - 1);
+	check_same(blank, sizeof(blank) - 1);
+	check_same("", 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(parts_give_the_serial_model),
+	    cmocka_unit_test(a_pid_renamed_in_a_later_part),
+	    cmocka_unit_test(a_frame_named_like_a_later_parts_process),
+	    cmocka_unit_test(errors_name_the_line_of_the_whole_file),
+	    cmocka_unit_test(files_without_boundaries),
+	};
+	return cmocka_run_group_tests_name("import_perf_script_parts", tests, NULL, NULL);
+}
