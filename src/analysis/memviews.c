@@ -150,7 +150,7 @@ struct slot {
 
 struct live {
 	struct slot *slot;
-	void *mem; /* what holds the slots (slots_new()) */
+	void *mem; /* what holds the slots (huge_alloc()) */
 	size_t n, cap;
 	struct hs_u64map big; /* address -> size, of the slots with SIZE_BIG */
 };
@@ -208,8 +208,12 @@ static inline int slot_set(struct live *m, struct slot *s, const struct block *b
 }
 
 /*
- * Ask for @a's home slot ahead of its lookup: the slots are read at
- * random, and a pass looks up every event's address in turn. A macro:
+ * Ask for @a's home slot ahead of its lookup, and the cache line after
+ * its own: the slots are read at random, and a pass looks up every
+ * event's address in turn. A lookup or a free goes on past the home
+ * line often enough to want the next one too: on python3's stats, a
+ * quarter of the lookups ended in another line than their home slot's,
+ * and a free's shifting back read 2.7 slots after the block's. A macro:
  * GCC takes a function that only prefetches for one without effects
  * and drops the calls to it (ipa-pure-const), which it did to this one.
  */
@@ -217,33 +221,38 @@ static inline int slot_set(struct live *m, struct slot *s, const struct block *b
 #define live_prefetch(m, a)                                                              \
 	do {                                                                             \
 		const struct live *m_ = (m);                                             \
-		if (m_->cap)                                                             \
-			__builtin_prefetch(&m_->slot[addr_hash(a) & (m_->cap - 1)]);     \
+		if (m_->cap) {                                                           \
+			size_t h_ = addr_hash(a) & (m_->cap - 1);                        \
+			__builtin_prefetch(&m_->slot[h_]);                               \
+			__builtin_prefetch(&m_->slot[(h_ + 2) & (m_->cap - 1)]);         \
+		}                                                                        \
 	} while (0)
 
 /*
- * @cap empty slots, held by *@mem. A table of LIVE_HUGE bytes or more is
- * asked for in huge pages (a hint the kernel may not take): its slots
- * are read at random, and with 4 KiB pages a lookup in a large one
- * (python3's million blocks: 64 MB) missed the TLB as well as the cache.
+ * @bytes of memory, zeroed when @zero, held by *@mem (to be freed with
+ * hs_free()); NULL when out of memory. @bytes of LIVE_HUGE or more are
+ * asked for in huge pages (a hint the kernel may not take): the live
+ * blocks' slots are read at random, and with 4 KiB pages a lookup in a
+ * large table (python3's million blocks: 64 MB) missed the TLB as well
+ * as the cache; so did sort_blocks()' scatter. A large block comes
+ * from mmap, whose pages are zero already: calloc does not clear them
+ * again (the table's memset did, a second pass over every page).
  */
 #define LIVE_HUGE ((size_t)2 << 20)
-static struct slot *slots_new(size_t cap, void **mem)
+static void *huge_alloc(size_t bytes, int zero, void **mem)
 {
-	size_t bytes = cap * sizeof(struct slot);
 	uintptr_t at;
 
 	if (bytes < LIVE_HUGE) {
-		*mem = hs_calloc(cap, sizeof(struct slot));
+		*mem = zero ? hs_calloc(1, bytes) : hs_malloc(bytes);
 		return *mem;
 	}
-	*mem = hs_malloc(bytes + LIVE_HUGE);
+	*mem = zero ? hs_calloc(1, bytes + LIVE_HUGE) : hs_malloc(bytes + LIVE_HUGE);
 	if (!*mem)
 		return NULL;
 	at = ((uintptr_t)*mem + LIVE_HUGE - 1) & ~(uintptr_t)(LIVE_HUGE - 1);
 	madvise((void *)at, bytes, MADV_HUGEPAGE);
-	memset((void *)at, 0, bytes);
-	return (struct slot *)at;
+	return (void *)at;
 }
 
 static int live_grow(struct live *m)
@@ -252,7 +261,7 @@ static int live_grow(struct live *m)
 	struct slot *old = m->slot;
 	size_t old_cap = m->cap;
 	void *mem, *old_mem = m->mem;
-	struct slot *slot = slots_new(cap, &mem);
+	struct slot *slot = huge_alloc(cap * sizeof(struct slot), 1, &mem);
 
 	if (!slot)
 		return -ENOMEM;
@@ -702,46 +711,54 @@ static int cmp_block(const void *a, const void *b)
 
 /*
  * Blocks @all[0, @n) into event order, every ord at most @max_ord: an LSD
- * radix sort on ord, 11 bits a pass (ords are distinct, so the order is
- * the one qsort with cmp_block() gives). A million blocks live at a peak
- * took a tenth of `stats`' time in qsort; this is a few passes over
- * them. qsort when the scratch copy cannot be had.
+ * radix sort on ord (ords are distinct, so the order is the one qsort
+ * with cmp_block() gives). A million blocks live at a peak took a tenth
+ * of `stats`' time in qsort; this is a few passes over them. The digits
+ * are as wide as ORD_DIGIT_MAX bits allows for the fewest passes, split
+ * evenly: an ord below 2^24 (16M events) takes two passes, which also
+ * leave the blocks where they started, not three and a copy back. The
+ * scratch copy is asked for in huge pages (huge_alloc()): each pass
+ * scatters the blocks to 2^digit places at once, and with 4 KiB pages
+ * that missed the TLB at nearly every block. qsort when the scratch copy
+ * cannot be had.
  */
-#define ORD_DIGIT 11
+#define ORD_DIGIT_MAX 12
 static void sort_blocks(struct block *all, size_t n, uint64_t max_ord)
 {
 	struct block *tmp, *from = all, *to;
-	size_t count[1u << ORD_DIGIT];
-	unsigned shift, bits = max_ord ? 64u - (unsigned)__builtin_clzll(max_ord) : 1;
-	size_t i;
+	size_t count[1u << ORD_DIGIT_MAX];
+	unsigned bits = max_ord ? 64u - (unsigned)__builtin_clzll(max_ord) : 1;
+	unsigned passes = (bits + ORD_DIGIT_MAX - 1) / ORD_DIGIT_MAX;
+	unsigned digit = (bits + passes - 1) / passes, shift;
+	size_t mask = ((size_t)1 << digit) - 1, i;
+	void *mem;
 
-	if (n < 64 || !(tmp = hs_malloc(n * sizeof(*tmp)))) {
+	if (n < 64 || !(tmp = huge_alloc(n * sizeof(*tmp), 0, &mem))) {
 		qsort(all, n, sizeof(*all), cmp_block);
 		return;
 	}
 	to = tmp;
-	for (shift = 0; shift < bits; shift += ORD_DIGIT) {
+	for (shift = 0; shift < bits; shift += digit) {
 		size_t sum = 0, c;
 		struct block *swap;
 
-		memset(count, 0, sizeof(count));
+		memset(count, 0, (mask + 1) * sizeof(*count));
 		for (i = 0; i < n; i++)
-			count[(from[i].ord >> shift) & ((1u << ORD_DIGIT) - 1)]++;
-		for (i = 0; i < (1u << ORD_DIGIT); i++) {
+			count[(from[i].ord >> shift) & mask]++;
+		for (i = 0; i <= mask; i++) {
 			c = count[i];
 			count[i] = sum;
 			sum += c;
 		}
 		for (i = 0; i < n; i++)
-			to[count[(from[i].ord >> shift) & ((1u << ORD_DIGIT) - 1)]++] =
-			    from[i];
+			to[count[(from[i].ord >> shift) & mask]++] = from[i];
 		swap = from;
 		from = to;
 		to = swap;
 	}
 	if (from != all)
 		memcpy(all, from, n * sizeof(*all));
-	hs_free(tmp);
+	hs_free(mem);
 }
 
 /* Emit the live blocks allocated at @lo or later, in time order. */
