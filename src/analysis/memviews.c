@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/mman.h>
 
 static const struct {
@@ -446,6 +447,8 @@ struct view {
 	 * options they share, not on the kind. NULL: not yet.
 	 */
 	char *fold;
+	/* heap_fold() under way on a thread of its own (fold_start()) */
+	struct fold_job *folding;
 };
 
 static inline double weight(const struct hs_trace *t, uint64_t size)
@@ -1146,6 +1149,66 @@ static void keys_to_stacks(struct hs_stack_source *out, const uint32_t *stack_of
 	}
 }
 
+/*
+ * The view's FoldPats (heap_fold()) found on a thread of its own while
+ * the view's end makes its stacks (a builder over every node of the
+ * trace beside the builder of the first output's stacks). They
+ * depend only on the trace and on options that a view's outputs share
+ * (keep_wrappers, split_inline), so the view's own options give what
+ * its first output's did. No thread: found when first wanted, as before.
+ */
+struct fold_job {
+	pthread_t th;
+	const struct hs_trace *t;
+	const struct hs_memview_opts *o;
+	char *fold;
+	int err;
+};
+
+static void *fold_run(void *arg)
+{
+	struct fold_job *j = arg;
+
+	j->err = heap_fold(j->t, j->o, &j->fold);
+	return NULL;
+}
+
+static void fold_start(struct view *v, const struct hs_trace *t)
+{
+	struct fold_job *j;
+
+	if (v->fold || v->folding || is_sample_view(v->o->kind))
+		return;
+	j = hs_malloc(sizeof(*j));
+	if (!j)
+		return;
+	*j = (struct fold_job){.t = t, .o = v->o};
+	if (pthread_create(&j->th, NULL, fold_run, j)) {
+		hs_free(j);
+		return;
+	}
+	v->folding = j;
+}
+
+/* The FoldPats of fold_start(), once found: 0 or its error. */
+static int fold_wait(struct view *v)
+{
+	struct fold_job *j = v->folding;
+	int err;
+
+	if (!j)
+		return 0;
+	pthread_join(j->th, NULL);
+	v->folding = NULL;
+	err = j->err;
+	if (!err && !v->fold)
+		v->fold = j->fold;
+	else
+		hs_free(j->fold);
+	hs_free(j);
+	return err;
+}
+
 /* Output @out of view kind @o->kind gets its metric, name and defaults. */
 static int finish_meta(struct view *v, const struct hs_trace *t,
 		       const struct hs_memview_opts *o, struct hs_stack_source *out)
@@ -1159,7 +1222,8 @@ static int finish_meta(struct view *v, const struct hs_trace *t,
 	} else {
 		out->kind = HS_METRIC_PLAIN;
 		out->metric_unit = hs_strdup("bytes");
-		if (!v->fold)
+		err = fold_wait(v);
+		if (!err && !v->fold)
 			err = heap_fold(t, o, &v->fold);
 		if (!err && !(out->defaults.fold = hs_strdup(v->fold)))
 			err = -ENOMEM;
@@ -1319,6 +1383,10 @@ static int view_finish(struct view *v, const struct hs_trace *t)
 		err = peak_finish(v);
 	if (!err && v->side[HS_MEM_LEAKS].out && !ended_by_exec(t))
 		err = side_leaks(v);
+	/* (the FoldPats beside the stacks: after the sorts above, whose
+	 * copies of the blocks live at the peak are the end's most memory) */
+	if (!err)
+		fold_start(v, t);
 	/* peak: the stacks of the allocations up to the peak, no more */
 	nr_keys = v->o->kind == HS_MEM_PEAK ? v->peak.nr_keys : v->keys.n;
 	if (!err && v->out) {
@@ -1337,6 +1405,10 @@ static int view_finish(struct view *v, const struct hs_trace *t)
 		if (v->side[k].out)
 			err = finish_output(v, t, &v->side[k].o, v->side[k].out,
 					    v->keys.n, 1);
+	/* (the FoldPats' thread ends before the view does) */
+	k = fold_wait(v);
+	if (!err)
+		err = k;
 	if (!err && v->info) {
 		v->info->symbolized = t->syms.present;
 		v->info->cut_off = t->cut_off;
