@@ -690,7 +690,8 @@ static int view_event(struct view *v, const struct hs_trace_event *e)
 		if ((double)e->time > v->hi)
 			return 0;
 		if (e->op == HS_OP_ALLOC) {
-			live_del(&v->live, e->addr, &blk);
+			/* (a block live at the address is replaced where it is:
+			 * one lookup, and the blocks go out sorted by ord) */
 			err = event_key(v, e, &key);
 			if (!err)
 				err = put_block(v, e, key);
