@@ -214,18 +214,21 @@ static inline int slot_set(struct live *m, struct slot *s, const struct block *b
  * event's address in turn. A lookup or a free goes on past the home
  * line often enough to want the next one too: on python3's stats, a
  * quarter of the lookups ended in another line than their home slot's,
- * and a free's shifting back read 2.7 slots after the block's. A macro:
+ * and a free's shifting back read 2.7 slots after the block's (not for
+ * a table of less than LIVE_FAR slots, in the core's own cache). A macro:
  * GCC takes a function that only prefetches for one without effects
  * and drops the calls to it (ipa-pure-const), which it did to this one.
  */
 #define LIVE_AHEAD 8
+#define LIVE_FAR ((size_t)1 << 16) /* slots (2 MB): the next line too */
 #define live_prefetch(m, a)                                                              \
 	do {                                                                             \
 		const struct live *m_ = (m);                                             \
 		if (m_->cap) {                                                           \
 			size_t h_ = addr_hash(a) & (m_->cap - 1);                        \
 			__builtin_prefetch(&m_->slot[h_]);                               \
-			__builtin_prefetch(&m_->slot[(h_ + 2) & (m_->cap - 1)]);         \
+			if (m_->cap >= LIVE_FAR)                                         \
+				__builtin_prefetch(&m_->slot[(h_ + 2) & (m_->cap - 1)]); \
 		}                                                                        \
 	} while (0)
 
