@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/mman.h>
 
 static const struct {
@@ -150,7 +151,7 @@ struct slot {
 
 struct live {
 	struct slot *slot;
-	void *mem; /* what holds the slots (slots_new()) */
+	void *mem; /* what holds the slots (huge_alloc()) */
 	size_t n, cap;
 	struct hs_u64map big; /* address -> size, of the slots with SIZE_BIG */
 };
@@ -208,42 +209,54 @@ static inline int slot_set(struct live *m, struct slot *s, const struct block *b
 }
 
 /*
- * Ask for @a's home slot ahead of its lookup: the slots are read at
- * random, and a pass looks up every event's address in turn. A macro:
+ * Ask for @a's home slot ahead of its lookup, and the cache line after
+ * its own: the slots are read at random, and a pass looks up every
+ * event's address in turn. A lookup or a free goes on past the home
+ * line often enough to want the next one too: on python3's stats, a
+ * quarter of the lookups ended in another line than their home slot's,
+ * and a free's shifting back read 2.7 slots after the block's (not for
+ * a table of less than LIVE_FAR slots, in the core's own cache). A macro:
  * GCC takes a function that only prefetches for one without effects
  * and drops the calls to it (ipa-pure-const), which it did to this one.
  */
 #define LIVE_AHEAD 8
+#define LIVE_FAR ((size_t)1 << 16) /* slots (2 MB): the next line too */
 #define live_prefetch(m, a)                                                              \
 	do {                                                                             \
 		const struct live *m_ = (m);                                             \
-		if (m_->cap)                                                             \
-			__builtin_prefetch(&m_->slot[addr_hash(a) & (m_->cap - 1)]);     \
+		if (m_->cap) {                                                           \
+			size_t h_ = addr_hash(a) & (m_->cap - 1);                        \
+			__builtin_prefetch(&m_->slot[h_]);                               \
+			if (m_->cap >= LIVE_FAR)                                         \
+				__builtin_prefetch(&m_->slot[(h_ + 2) & (m_->cap - 1)]); \
+		}                                                                        \
 	} while (0)
 
 /*
- * @cap empty slots, held by *@mem. A table of LIVE_HUGE bytes or more is
- * asked for in huge pages (a hint the kernel may not take): its slots
- * are read at random, and with 4 KiB pages a lookup in a large one
- * (python3's million blocks: 64 MB) missed the TLB as well as the cache.
+ * @bytes of memory, zeroed when @zero, held by *@mem (to be freed with
+ * hs_free()); NULL when out of memory. @bytes of LIVE_HUGE or more are
+ * asked for in huge pages (a hint the kernel may not take): the live
+ * blocks' slots are read at random, and with 4 KiB pages a lookup in a
+ * large table (python3's million blocks: 64 MB) missed the TLB as well
+ * as the cache; so did sort_blocks()' scatter. A large block comes
+ * from mmap, whose pages are zero already: calloc does not clear them
+ * again (the table's memset did, a second pass over every page).
  */
 #define LIVE_HUGE ((size_t)2 << 20)
-static struct slot *slots_new(size_t cap, void **mem)
+static void *huge_alloc(size_t bytes, int zero, void **mem)
 {
-	size_t bytes = cap * sizeof(struct slot);
 	uintptr_t at;
 
 	if (bytes < LIVE_HUGE) {
-		*mem = hs_calloc(cap, sizeof(struct slot));
+		*mem = zero ? hs_calloc(1, bytes) : hs_malloc(bytes);
 		return *mem;
 	}
-	*mem = hs_malloc(bytes + LIVE_HUGE);
+	*mem = zero ? hs_calloc(1, bytes + LIVE_HUGE) : hs_malloc(bytes + LIVE_HUGE);
 	if (!*mem)
 		return NULL;
 	at = ((uintptr_t)*mem + LIVE_HUGE - 1) & ~(uintptr_t)(LIVE_HUGE - 1);
 	madvise((void *)at, bytes, MADV_HUGEPAGE);
-	memset((void *)at, 0, bytes);
-	return (struct slot *)at;
+	return (void *)at;
 }
 
 static int live_grow(struct live *m)
@@ -252,7 +265,7 @@ static int live_grow(struct live *m)
 	struct slot *old = m->slot;
 	size_t old_cap = m->cap;
 	void *mem, *old_mem = m->mem;
-	struct slot *slot = slots_new(cap, &mem);
+	struct slot *slot = huge_alloc(cap * sizeof(struct slot), 1, &mem);
 
 	if (!slot)
 		return -ENOMEM;
@@ -437,6 +450,8 @@ struct view {
 	 * options they share, not on the kind. NULL: not yet.
 	 */
 	char *fold;
+	/* heap_fold() under way on a thread of its own (fold_start()) */
+	struct fold_job *folding;
 };
 
 static inline double weight(const struct hs_trace *t, uint64_t size)
@@ -678,7 +693,8 @@ static int view_event(struct view *v, const struct hs_trace_event *e)
 		if ((double)e->time > v->hi)
 			return 0;
 		if (e->op == HS_OP_ALLOC) {
-			live_del(&v->live, e->addr, &blk);
+			/* (a block live at the address is replaced where it is:
+			 * one lookup, and the blocks go out sorted by ord) */
 			err = event_key(v, e, &key);
 			if (!err)
 				err = put_block(v, e, key);
@@ -702,46 +718,54 @@ static int cmp_block(const void *a, const void *b)
 
 /*
  * Blocks @all[0, @n) into event order, every ord at most @max_ord: an LSD
- * radix sort on ord, 11 bits a pass (ords are distinct, so the order is
- * the one qsort with cmp_block() gives). A million blocks live at a peak
- * took a tenth of `stats`' time in qsort; this is a few passes over
- * them. qsort when the scratch copy cannot be had.
+ * radix sort on ord (ords are distinct, so the order is the one qsort
+ * with cmp_block() gives). A million blocks live at a peak took a tenth
+ * of `stats`' time in qsort; this is a few passes over them. The digits
+ * are as wide as ORD_DIGIT_MAX bits allows for the fewest passes, split
+ * evenly: an ord below 2^24 (16M events) takes two passes, which also
+ * leave the blocks where they started, not three and a copy back. The
+ * scratch copy is asked for in huge pages (huge_alloc()): each pass
+ * scatters the blocks to 2^digit places at once, and with 4 KiB pages
+ * that missed the TLB at nearly every block. qsort when the scratch copy
+ * cannot be had.
  */
-#define ORD_DIGIT 11
+#define ORD_DIGIT_MAX 12
 static void sort_blocks(struct block *all, size_t n, uint64_t max_ord)
 {
 	struct block *tmp, *from = all, *to;
-	size_t count[1u << ORD_DIGIT];
-	unsigned shift, bits = max_ord ? 64u - (unsigned)__builtin_clzll(max_ord) : 1;
-	size_t i;
+	size_t count[1u << ORD_DIGIT_MAX];
+	unsigned bits = max_ord ? 64u - (unsigned)__builtin_clzll(max_ord) : 1;
+	unsigned passes = (bits + ORD_DIGIT_MAX - 1) / ORD_DIGIT_MAX;
+	unsigned digit = (bits + passes - 1) / passes, shift;
+	size_t mask = ((size_t)1 << digit) - 1, i;
+	void *mem;
 
-	if (n < 64 || !(tmp = hs_malloc(n * sizeof(*tmp)))) {
+	if (n < 64 || !(tmp = huge_alloc(n * sizeof(*tmp), 0, &mem))) {
 		qsort(all, n, sizeof(*all), cmp_block);
 		return;
 	}
 	to = tmp;
-	for (shift = 0; shift < bits; shift += ORD_DIGIT) {
+	for (shift = 0; shift < bits; shift += digit) {
 		size_t sum = 0, c;
 		struct block *swap;
 
-		memset(count, 0, sizeof(count));
+		memset(count, 0, (mask + 1) * sizeof(*count));
 		for (i = 0; i < n; i++)
-			count[(from[i].ord >> shift) & ((1u << ORD_DIGIT) - 1)]++;
-		for (i = 0; i < (1u << ORD_DIGIT); i++) {
+			count[(from[i].ord >> shift) & mask]++;
+		for (i = 0; i <= mask; i++) {
 			c = count[i];
 			count[i] = sum;
 			sum += c;
 		}
 		for (i = 0; i < n; i++)
-			to[count[(from[i].ord >> shift) & ((1u << ORD_DIGIT) - 1)]++] =
-			    from[i];
+			to[count[(from[i].ord >> shift) & mask]++] = from[i];
 		swap = from;
 		from = to;
 		to = swap;
 	}
 	if (from != all)
 		memcpy(all, from, n * sizeof(*all));
-	hs_free(tmp);
+	hs_free(mem);
 }
 
 /* Emit the live blocks allocated at @lo or later, in time order. */
@@ -1129,6 +1153,66 @@ static void keys_to_stacks(struct hs_stack_source *out, const uint32_t *stack_of
 	}
 }
 
+/*
+ * The view's FoldPats (heap_fold()) found on a thread of its own while
+ * the view's end makes its stacks (a builder over every node of the
+ * trace beside the builder of the first output's stacks). They
+ * depend only on the trace and on options that a view's outputs share
+ * (keep_wrappers, split_inline), so the view's own options give what
+ * its first output's did. No thread: found when first wanted, as before.
+ */
+struct fold_job {
+	pthread_t th;
+	const struct hs_trace *t;
+	const struct hs_memview_opts *o;
+	char *fold;
+	int err;
+};
+
+static void *fold_run(void *arg)
+{
+	struct fold_job *j = arg;
+
+	j->err = heap_fold(j->t, j->o, &j->fold);
+	return NULL;
+}
+
+static void fold_start(struct view *v, const struct hs_trace *t)
+{
+	struct fold_job *j;
+
+	if (v->fold || v->folding || is_sample_view(v->o->kind))
+		return;
+	j = hs_malloc(sizeof(*j));
+	if (!j)
+		return;
+	*j = (struct fold_job){.t = t, .o = v->o};
+	if (pthread_create(&j->th, NULL, fold_run, j)) {
+		hs_free(j);
+		return;
+	}
+	v->folding = j;
+}
+
+/* The FoldPats of fold_start(), once found: 0 or its error. */
+static int fold_wait(struct view *v)
+{
+	struct fold_job *j = v->folding;
+	int err;
+
+	if (!j)
+		return 0;
+	pthread_join(j->th, NULL);
+	v->folding = NULL;
+	err = j->err;
+	if (!err && !v->fold)
+		v->fold = j->fold;
+	else
+		hs_free(j->fold);
+	hs_free(j);
+	return err;
+}
+
 /* Output @out of view kind @o->kind gets its metric, name and defaults. */
 static int finish_meta(struct view *v, const struct hs_trace *t,
 		       const struct hs_memview_opts *o, struct hs_stack_source *out)
@@ -1142,7 +1226,8 @@ static int finish_meta(struct view *v, const struct hs_trace *t,
 	} else {
 		out->kind = HS_METRIC_PLAIN;
 		out->metric_unit = hs_strdup("bytes");
-		if (!v->fold)
+		err = fold_wait(v);
+		if (!err && !v->fold)
 			err = heap_fold(t, o, &v->fold);
 		if (!err && !(out->defaults.fold = hs_strdup(v->fold)))
 			err = -ENOMEM;
@@ -1302,6 +1387,10 @@ static int view_finish(struct view *v, const struct hs_trace *t)
 		err = peak_finish(v);
 	if (!err && v->side[HS_MEM_LEAKS].out && !ended_by_exec(t))
 		err = side_leaks(v);
+	/* (the FoldPats beside the stacks: after the sorts above, whose
+	 * copies of the blocks live at the peak are the end's most memory) */
+	if (!err)
+		fold_start(v, t);
 	/* peak: the stacks of the allocations up to the peak, no more */
 	nr_keys = v->o->kind == HS_MEM_PEAK ? v->peak.nr_keys : v->keys.n;
 	if (!err && v->out) {
@@ -1320,6 +1409,10 @@ static int view_finish(struct view *v, const struct hs_trace *t)
 		if (v->side[k].out)
 			err = finish_output(v, t, &v->side[k].o, v->side[k].out,
 					    v->keys.n, 1);
+	/* (the FoldPats' thread ends before the view does) */
+	k = fold_wait(v);
+	if (!err)
+		err = k;
 	if (!err && v->info) {
 		v->info->symbolized = t->syms.present;
 		v->info->cut_off = t->cut_off;

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -445,12 +446,66 @@ static void event_totals(const struct hs_heap_totals *tot, struct hs_heap_stats 
 	}
 }
 
+/*
+ * top() on a thread of its own: stats' three lists of top call sites
+ * (the alloc view's, the leaks', the peak's) are each a call tree of
+ * their own view, with its FoldPats matched against every frame, and
+ * once the events are read the second core has nothing else to do. The
+ * views no longer change (any number of readers may share a source).
+ * No thread: top() runs in top_wait(), as before.
+ */
+struct top_job {
+	pthread_t th;
+	int started;
+	const struct hs_stack_source *src; /* NULL: no job */
+	size_t n;
+	struct hs_top_list *by_bytes, *by_count;
+	double metric, count;
+	struct hs_diag diag;
+	int err;
+};
+
+static void *top_run(void *arg)
+{
+	struct top_job *j = arg;
+
+	j->err = top(j->src, j->n, j->by_bytes, j->by_count, &j->metric, &j->count,
+		     &j->diag);
+	return NULL;
+}
+
+static void top_start(struct top_job *j, const struct hs_stack_source *src, size_t n,
+		      struct hs_top_list *by_bytes, struct hs_top_list *by_count,
+		      const struct hs_diag *diag)
+{
+	*j = (struct top_job){.src = src, .n = n, .by_bytes = by_bytes,
+			      .by_count = by_count};
+	j->diag = *diag; /* (its file name) */
+	j->diag.set = 0;
+	j->started = !pthread_create(&j->th, NULL, top_run, j);
+}
+
+/* The lists of top_start(): 0, or its error with its message in @diag. */
+static int top_wait(struct top_job *j, struct hs_diag *diag)
+{
+	if (j->started)
+		pthread_join(j->th, NULL);
+	else
+		top_run(j);
+	if (j->err && j->diag.set)
+		*diag = j->diag;
+	else if (j->err)
+		diag->set = 0; /* (stats_oom() says what it was) */
+	return j->err;
+}
+
 /* The stats of trace @t once @sp has had its every event. */
 static int stats_finish(struct stats_pass *sp, const struct hs_trace *t,
 			const struct hs_stats_opts *o, struct hs_heap_stats *s,
 			struct hs_diag *diag)
 {
 	struct hs_leak_totals leaks;
+	struct top_job alloc_top = {0};
 	size_t n = o && o->top ? o->top : 10, i;
 	double m, c;
 	int err = 0;
@@ -469,10 +524,11 @@ static int stats_finish(struct stats_pass *sp, const struct hs_trace *t,
 	event_totals(&sp->tot, s);
 	err = hs_memview_pass_finish(sp->heap, diag);
 
-	/* alloc: totals, and the top call sites by bytes and by count */
+	/* alloc: the top call sites by bytes and by count (beside the rest),
+	 * and its totals */
 	if (!err)
-		err =
-		    top(&sp->src[SV_ALLOC], n, &s->by_bytes, &s->by_count, &m, &c, diag);
+		top_start(&alloc_top, &sp->src[SV_ALLOC], n, &s->by_bytes, &s->by_count,
+			  diag);
 	if (!err) {
 		hs_source_totals(&sp->src[SV_ALLOC], &s->bytes_allocated,
 				 &s->allocations);
@@ -503,6 +559,10 @@ static int stats_finish(struct stats_pass *sp, const struct hs_trace *t,
 	if (!err)
 		hs_source_totals(&sp->src[SV_TEMPORARY], &s->temporary_bytes,
 				 &s->temporary_allocations);
+	/* the alloc view's top call sites (its error first, as when they
+	 * came first) */
+	if (alloc_top.src && top_wait(&alloc_top, diag))
+		err = alloc_top.err;
 	/* the views, for a caller that reads several traces as one */
 	if (!err && o && o->keep_alloc) {
 		hs_source_release(o->keep_alloc);
