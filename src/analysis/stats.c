@@ -469,8 +469,8 @@ static void *top_run(void *arg)
 {
 	struct top_job *j = arg;
 
-	j->err = top(j->src, j->n, j->by_bytes, j->by_count, &j->metric, &j->count,
-		     &j->diag);
+	j->err =
+	    top(j->src, j->n, j->by_bytes, j->by_count, &j->metric, &j->count, &j->diag);
 	return NULL;
 }
 
@@ -478,8 +478,8 @@ static void top_start(struct top_job *j, const struct hs_stack_source *src, size
 		      struct hs_top_list *by_bytes, struct hs_top_list *by_count,
 		      const struct hs_diag *diag)
 {
-	*j = (struct top_job){.src = src, .n = n, .by_bytes = by_bytes,
-			      .by_count = by_count};
+	*j = (struct top_job){
+	    .src = src, .n = n, .by_bytes = by_bytes, .by_count = by_count};
 	j->diag = *diag; /* (its file name) */
 	j->diag.set = 0;
 	j->started = !pthread_create(&j->th, NULL, top_run, j);
