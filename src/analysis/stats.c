@@ -360,22 +360,18 @@ struct stats_pass {
 	struct hs_stack_source src[SV__COUNT];
 };
 
-/*
- * Each event to the view @heap, then to @totals with what it did to the
- * live blocks: one lookup of the live blocks per event (stats' and run's
- * summary's passes). In slices: the view's loop over a slice, then the
- * totals' over the same events while they are in the cache.
- */
 #define PASS_SLICE 512
-static int view_then_totals(struct hs_memview_pass *heap,
-			    struct hs_heap_totals_pass *totals,
-			    const struct hs_trace_event *ev, size_t n)
+int hs_heap_view_then_totals(struct hs_memview_pass *heap,
+			     struct hs_heap_totals_pass *totals,
+			     const struct hs_trace_event *ev, size_t n)
 {
 	uint64_t gone_size[PASS_SLICE];
 	uint8_t gone[PASS_SLICE];
 	size_t i, k;
 	int err = 0;
 
+	/* in slices: the view's loop over a slice, then the totals' over
+	 * the same events while they are in the cache */
 	for (i = 0; i < n && !err; i += k) {
 		k = n - i < PASS_SLICE ? n - i : PASS_SLICE;
 		err = hs_memview_pass_events_gone(heap, ev + i, k, gone, gone_size);
@@ -390,7 +386,7 @@ static int stats_events(void *ctx, const struct hs_trace_event *ev, size_t n)
 {
 	struct stats_pass *sp = ctx;
 
-	return view_then_totals(sp->heap, &sp->totals, ev, n);
+	return hs_heap_view_then_totals(sp->heap, &sp->totals, ev, n);
 }
 
 static int stats_live(void *ctx, uint64_t addr)
@@ -652,7 +648,7 @@ static int summary_events(void *ctx, const struct hs_trace_event *ev, size_t n)
 {
 	struct summary_pass *sp = ctx;
 
-	return view_then_totals(sp->heap, &sp->totals, ev, n);
+	return hs_heap_view_then_totals(sp->heap, &sp->totals, ev, n);
 }
 
 static int summary_live(void *ctx, uint64_t addr)

@@ -150,6 +150,17 @@ int hs_heap_summary_path(const char *path, struct hs_trace *t, struct hs_heap_to
 			 struct hs_leak_totals *leaks, struct hs_diag *diag);
 
 /*
+ * Each of the @n events @ev to the view pass @heap, then to the totals
+ * pass @totals with what it did to the live blocks: one lookup of the
+ * live blocks per event (the pass of `stats` and of run's summary).
+ * Returns 0 or the first pass's negative errno.
+ */
+struct hs_memview_pass;
+int hs_heap_view_then_totals(struct hs_memview_pass *heap,
+			     struct hs_heap_totals_pass *totals,
+			     const struct hs_trace_event *ev, size_t n);
+
+/*
  * The heap in use (live bytes; estimates for a sampled trace) and the RSS
  * over time, each in at most @points points: the trace's time is cut in
  * @points equal buckets and each point is a bucket's start and the

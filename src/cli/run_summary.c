@@ -233,29 +233,12 @@ static void pass_release(struct cli_run_pass *p)
 	hs_source_release(&p->leaks_src);
 }
 
-/*
- * Events to the view, then to the totals with what they did to the live
- * blocks, in slices that stay in the cache (as stats.c's
- * view_then_totals()).
- */
-#define PASS_SLICE 512
 static int pass_events(void *ctx, const struct hs_trace_event *ev, size_t n)
 {
 	struct cli_run_pass *p = ctx;
-	uint64_t gone_size[PASS_SLICE];
-	uint8_t gone[PASS_SLICE];
-	size_t i, k;
-	int err = 0;
 
 	let_go(p);
-	for (i = 0; i < n && !err; i += k) {
-		k = n - i < PASS_SLICE ? n - i : PASS_SLICE;
-		err = hs_memview_pass_events_gone(p->heap, ev + i, k, gone, gone_size);
-		if (!err)
-			err = hs_heap_totals_pass_events_known(&p->totals, ev + i, k,
-							       gone, gone_size);
-	}
-	return err;
+	return hs_heap_view_then_totals(p->heap, &p->totals, ev, n);
 }
 
 static int pass_live(void *ctx, uint64_t addr)
