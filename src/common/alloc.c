@@ -3,25 +3,34 @@
  */
 #include "common/alloc.h"
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-static long fail_countdown = -1;
+/* allocations left before they fail; -1: never. Atomic: passes that
+ * run on helper threads allocate while a test counts down. */
+static _Atomic long fail_countdown = -1;
 
 static int should_fail(void)
 {
-	if (fail_countdown < 0)
-		return 0;
-	if (fail_countdown == 0)
-		return 1;
-	fail_countdown--;
-	return 0;
+	long n = atomic_load_explicit(&fail_countdown, memory_order_relaxed);
+
+	for (;;) {
+		if (n < 0)
+			return 0;
+		if (n == 0)
+			return 1;
+		if (atomic_compare_exchange_weak_explicit(&fail_countdown, &n, n - 1,
+							  memory_order_relaxed,
+							  memory_order_relaxed))
+			return 0;
+	}
 }
 
 void hs_alloc_fail_after(long n)
 {
-	fail_countdown = n;
+	atomic_store_explicit(&fail_countdown, n, memory_order_relaxed);
 }
 
 void *hs_malloc(size_t size)
