@@ -26,12 +26,12 @@ struct setting {
 };
 
 static const struct setting settings[] = {
-	{"first (no Fold%)", NULL, NULL, NAN, NAN, NAN},
-	{"Fold% 1", NULL, NULL, 1, NAN, NAN},
-	{"Fold% 1 + IncPats", NULL, "libBuffer2", 1, NAN, NAN},
-	{"Fold% 1 + a time range", NULL, NULL, 1, 1000, 2000},
-	{"GroupPats by module", "{%}!->module $1", NULL, NAN, NAN, NAN},
-	{"back to the first", NULL, NULL, NAN, NAN, NAN},
+    {"first (no Fold%)", NULL, NULL, NAN, NAN, NAN},
+    {"Fold% 1", NULL, NULL, 1, NAN, NAN},
+    {"Fold% 1 + IncPats", NULL, "libBuffer2", 1, NAN, NAN},
+    {"Fold% 1 + a time range", NULL, NULL, 1, 1000, 2000},
+    {"GroupPats by module", "{%}!->module $1", NULL, NAN, NAN, NAN},
+    {"back to the first", NULL, NULL, NAN, NAN, NAN},
 };
 #define NR_SETTINGS (sizeof(settings) / sizeof(settings[0]))
 
@@ -121,7 +121,8 @@ int main(int argc, char **argv)
 			t0 = cpu_now();
 			w0 = wall_now();
 			if (one_update(&src, &settings[k])) {
-				fprintf(stderr, "update_bench: %s failed\n", settings[k].label);
+				fprintf(stderr, "update_bench: %s failed\n",
+					settings[k].label);
 				return 1;
 			}
 			t0 = cpu_now() - t0;

@@ -75,12 +75,12 @@ struct apply {
 	uint64_t *s_inc;   /* input stack -> IncPats bits matched so far */
 
 	/* the second pass (number_stacks()) */
-	uint32_t *s_up;		   /* input stack -> itself, or the nearest
-				    * caller that did not vanish */
-	uint8_t *s_vanished_into;  /* input stack -> something vanished into it */
-	uint8_t *o_merging;	   /* output stack -> stacks made below it are
-				    * looked up in @merge_index */
-	uint8_t *frame_shared;	   /* output frame -> several input frames */
+	uint32_t *s_up;		       /* input stack -> itself, or the nearest
+					* caller that did not vanish */
+	uint8_t *s_vanished_into;      /* input stack -> something vanished into it */
+	uint8_t *o_merging;	       /* output stack -> stacks made below it are
+					* looked up in @merge_index */
+	uint8_t *frame_shared;	       /* output frame -> several input frames */
 	struct hs_idindex merge_index; /* of merging output stacks */
 };
 

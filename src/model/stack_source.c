@@ -161,8 +161,8 @@ int hs_source_intern_stack_loc(struct hs_stack_source *src, uint32_t frame,
 	return 0;
 }
 
-int hs_source_append_stack(struct hs_stack_source *src, uint32_t frame,
-			   uint32_t caller, uint32_t *stack)
+int hs_source_append_stack(struct hs_stack_source *src, uint32_t frame, uint32_t caller,
+			   uint32_t *stack)
 {
 	uint32_t id;
 
