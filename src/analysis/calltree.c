@@ -54,6 +54,13 @@ int hs_tree_alloc(struct hs_tree *t, size_t nr, const struct hs_stack_source *na
 		hs_tree_release(t);
 		return -ENOMEM;
 	}
+	hs_hint_huge(t->frame, nr * sizeof(*t->frame));
+	hs_hint_huge(t->parent, nr * sizeof(*t->parent));
+	hs_hint_huge(t->exc, nr * sizeof(*t->exc));
+	hs_hint_huge(t->inc, nr * sizeof(*t->inc));
+	hs_hint_huge(t->flags, nr);
+	hs_hint_huge(t->child_off, (nr + 1) * sizeof(*t->child_off));
+	hs_hint_huge(t->child, nr * sizeof(*t->child));
 	for (i = 0; i < nr; i++)
 		hs_node_exc_clear(&t->exc[i]);
 	return 0;
@@ -399,6 +406,7 @@ int hs_calltree_build(struct hs_calltree *ct, const struct hs_stack_source *in,
 	ct->rep = hs_malloc(ct->t.nr * sizeof(*ct->rep));
 	if (!ct->rep)
 		goto fail;
+	hs_hint_huge(ct->rep, ct->t.nr * sizeof(*ct->rep));
 	if (!in->untimed &&
 	    (p->node_hist > 0 ||
 	     (p->node_hist == 0 && ct->t.nr <= HS_NODE_HIST_BUDGET(in->nr_samples) /

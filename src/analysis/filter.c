@@ -11,16 +11,33 @@
  * of its leaf node (for the collapse of identical neighbours), the group of
  * that node (for entry-group continuity) and the IncPats entries matched
  * so far; a folded or collapsed stack copies all of them from its caller.
+ *
+ * Output stacks are numbered as interning them in input order would
+ * number them, but most are appended without a hash lookup: a first pass
+ * says which input stacks vanish into their caller (folded, collapsed,
+ * inside an entry group) and which are dropped; the second gives the
+ * others their output stacks. An input stack (frame, caller) can only
+ * meet an output stack made before it when its output frame is shared
+ * by several input frames or its output caller holds more than one
+ * input stack (something vanished into it, or another stack was merged
+ * into it); those output stacks, and every output stack below them, are
+ * "merging": the stacks made under them are looked up in (and added to)
+ * an index of their own. Every other stack is new, and is appended. On
+ * a profile whose only change is the collapse of a few `[unknown]`
+ * frames, almost nothing is looked up.
  */
 #include "analysis/filter.h"
 #include "analysis/group.h"
 #include "analysis/pattern.h"
 #include "common/alloc.h"
 #include "common/buf.h"
+#include "common/hash.h"
+#include "common/idindex.h"
 #include "model/frame_name.h"
 #include <errno.h>
 #include <math.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define WINDOW_SLACK_NS 600 /* PerfView's 0.0006 ms */
 #define NO_GROUP UINT32_MAX
@@ -56,7 +73,38 @@ struct apply {
 	uint64_t *s_ident; /* input stack -> identity of its processed leaf */
 	uint32_t *s_group; /* input stack -> group of its processed leaf */
 	uint64_t *s_inc;   /* input stack -> IncPats bits matched so far */
+
+	/* the second pass (number_stacks()) */
+	uint32_t *s_up;		       /* input stack -> itself, or the nearest
+					* caller that did not vanish */
+	uint8_t *s_vanished_into;      /* input stack -> something vanished into it */
+	uint8_t *o_merging;	       /* output stack -> stacks made below it are
+					* looked up in @merge_index */
+	uint8_t *frame_shared;	       /* output frame -> several input frames */
+	struct hs_idindex merge_index; /* of merging output stacks */
 };
+
+struct out_key {
+	uint32_t frame, caller;
+};
+
+/*
+ * Huge pages over the 2 MiB pages inside the @bytes at @p (a hint the
+ * kernel may not take). The filter's per-stack arrays and a call tree
+ * of millions of nodes are a few hundred MB of fresh memory per
+ * recompute, read at random by the pass over the samples: with 4 KiB
+ * pages the faults that map them, and the TLB misses, were a tenth of
+ * an Update.
+ */
+#define HUGE_PAGE ((uintptr_t)2 << 20)
+void hs_hint_huge(void *p, size_t bytes)
+{
+	uintptr_t lo = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	uintptr_t hi = ((uintptr_t)p + bytes) & ~(HUGE_PAGE - 1);
+
+	if (p && hi > lo)
+		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+}
 
 void hs_filtered_release(struct hs_filtered *f)
 {
@@ -283,6 +331,100 @@ static int all_set(const uint64_t *bits, size_t nr)
 	return nr % 64 == 0 || (bits[nr / 64] | (UINT64_MAX << (nr % 64))) == UINT64_MAX;
 }
 
+static int out_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct hs_stack_source *out = ctx;
+	const struct out_key *k = key;
+
+	return out->stack_frame[id] == k->frame && out->stack_caller[id] == k->caller;
+}
+
+/* Which output frames stand for more than one input frame. */
+static int mark_shared_frames(struct apply *a)
+{
+	size_t nf = hs_source_nr_frames(a->in), no = hs_source_nr_frames(&a->f->out);
+	uint8_t *seen;
+	size_t i;
+
+	a->frame_shared = hs_calloc(no + 1, 1);
+	seen = hs_calloc(no + 1, 1);
+	if (!a->frame_shared || !seen) {
+		hs_free(seen);
+		return -ENOMEM;
+	}
+	for (i = 0; i < nf; i++) {
+		const struct frame_info *info = &a->fi[i];
+
+		if (info->kind == FK_UNSEEN || info->kind == FK_DISCARD)
+			continue;
+		if (seen[info->out])
+			a->frame_shared[info->out] = 1;
+		seen[info->out] = 1;
+	}
+	hs_free(seen);
+	return 0;
+}
+
+/*
+ * The second pass: the output stack of every input stack that neither
+ * was dropped nor vanished, in input order, looked up only where it
+ * may merge with an earlier one (see the top of this file); a vanished
+ * stack's is its caller's.
+ */
+static int number_stacks(struct apply *a)
+{
+	const struct hs_stack_source *in = a->in;
+	struct hs_filtered *f = a->f;
+	size_t s;
+	int err = mark_shared_frames(a);
+
+	if (err)
+		return err;
+	a->o_merging = hs_malloc(in->nr_stacks + 1);
+	if (!a->o_merging)
+		return -ENOMEM;
+	for (s = 0; s < in->nr_stacks; s++) {
+		uint32_t caller = in->stack_caller[s];
+		struct out_key k;
+		uint64_t h;
+		size_t pos;
+		uint32_t id;
+
+		if (f->map[s] == HS_DROPPED)
+			continue;
+		if (a->s_up[s] != s) {
+			f->map[s] = f->map[caller];
+			continue;
+		}
+		k.frame = a->fi[in->stack_frame[s]].out;
+		k.caller = caller == HS_NO_STACK ? HS_NO_STACK : f->map[caller];
+		if (!a->frame_shared[k.frame] &&
+		    (k.caller == HS_NO_STACK || !a->o_merging[k.caller])) {
+			/* no earlier stack can have this output: a new one */
+			err = hs_source_append_stack(&f->out, k.frame, k.caller, &id);
+			if (err)
+				return err;
+			a->o_merging[id] = a->s_vanished_into[s];
+			f->map[s] = id;
+			continue;
+		}
+		if (hs_idindex_reserve(&a->merge_index, a->merge_index.nr + 1))
+			return -ENOMEM;
+		h = hs_hash_pair(k.frame, k.caller);
+		pos = hs_idindex_slot(&a->merge_index, h, out_eq, &f->out, &k);
+		id = hs_idindex_at(&a->merge_index, pos);
+		if (id == HS_IDINDEX_NONE) {
+			err = hs_source_append_stack(&f->out, k.frame, k.caller, &id);
+			if (err)
+				return err;
+			hs_idindex_set(&a->merge_index, pos, h, id);
+			a->o_merging[id] = 1;
+		}
+		f->map[s] = id;
+	}
+	return 0;
+}
+
 static int process_stacks(struct apply *a)
 {
 	const struct hs_stack_source *in = a->in;
@@ -323,7 +465,9 @@ static int process_stacks(struct apply *a)
 		if (caller != HS_NO_STACK &&
 		    (info->kind == FK_FOLD || ident == a->s_ident[caller])) {
 			/* this frame vanishes: the stack is its caller's */
-			f->map[s] = f->map[caller];
+			f->map[s] = 0; /* its caller's, set by number_stacks() */
+			a->s_up[s] = a->s_up[caller];
+			a->s_vanished_into[a->s_up[caller]] = 1;
 			f->folded[s] = f->folded[caller] | (info->kind == FK_FOLD);
 			a->s_ident[s] = a->s_ident[caller];
 			a->s_group[s] = a->s_group[caller];
@@ -334,6 +478,8 @@ static int process_stacks(struct apply *a)
 		}
 		a->s_ident[s] = ident;
 		a->s_group[s] = info->group;
+		a->s_up[s] = (uint32_t)s;
+		f->map[s] = 0; /* made by number_stacks() */
 		if (w) {
 			const uint64_t *mine = a->fi_inc + (size_t)frame * w;
 
@@ -343,14 +489,10 @@ static int process_stacks(struct apply *a)
 				for (i = 0; i < w; i++)
 					inc[i] |= a->s_inc[(size_t)caller * w + i];
 		}
-		err = hs_source_intern_stack(
-		    &f->out, info->out,
-		    caller == HS_NO_STACK ? HS_NO_STACK : f->map[caller], &f->map[s]);
-		if (err)
-			return err;
 	}
-	if (!w)
-		return 0;
+	err = number_stacks(a);
+	if (err || !w)
+		return err;
 	/* IncPats: drop the stacks that did not match every entry */
 	for (s = 0; s < in->nr_stacks; s++)
 		if (f->map[s] != HS_DROPPED && !all_set(a->s_inc + s * w, a->inc.nr))
@@ -429,8 +571,17 @@ static int alloc_state(struct apply *a)
 		a->fi = hs_calloc(nf + 1, sizeof(*a->fi));
 	a->s_ident = hs_malloc((ns + 1) * sizeof(*a->s_ident));
 	a->s_group = hs_malloc((ns + 1) * sizeof(*a->s_group));
-	if (!f->map || !f->folded || !a->fi || !a->s_ident || !a->s_group)
+	a->s_up = hs_malloc((ns + 1) * sizeof(*a->s_up));
+	a->s_vanished_into = hs_calloc(ns + 1, 1);
+	if (!f->map || !f->folded || !a->fi || !a->s_ident || !a->s_group || !a->s_up ||
+	    !a->s_vanished_into)
 		return -ENOMEM;
+	hs_hint_huge(f->map, (ns + 1) * sizeof(*f->map));
+	hs_hint_huge(f->folded, ns + 1);
+	hs_hint_huge(a->s_ident, (ns + 1) * sizeof(*a->s_ident));
+	hs_hint_huge(a->s_group, (ns + 1) * sizeof(*a->s_group));
+	hs_hint_huge(a->s_up, (ns + 1) * sizeof(*a->s_up));
+	hs_hint_huge(a->s_vanished_into, ns + 1);
 	if (w) {
 		if (nf > SIZE_MAX / 8 / w || ns > SIZE_MAX / 8 / w)
 			return -ENOMEM;
@@ -481,6 +632,11 @@ static void apply_release(struct apply *a)
 	hs_free(a->s_ident);
 	hs_free(a->s_group);
 	hs_free(a->s_inc);
+	hs_free(a->s_up);
+	hs_free(a->s_vanished_into);
+	hs_free(a->o_merging);
+	hs_free(a->frame_shared);
+	hs_idindex_release(&a->merge_index);
 }
 
 /* The output's invariants: a model, and every input stack mapped into it */
@@ -502,6 +658,7 @@ int hs_filter_apply(const struct hs_stack_source *in, const struct hs_filter_par
 	    .f = f,
 	    .diag = diag,
 	    .groups = HS_GROUPS_INIT,
+	    .merge_index = HS_IDINDEX_INIT,
 	    .name = HS_BUF_INIT,
 	    .target = HS_BUF_INIT,
 	};

@@ -161,6 +161,28 @@ int hs_source_intern_stack_loc(struct hs_stack_source *src, uint32_t frame,
 	return 0;
 }
 
+int hs_source_append_stack(struct hs_stack_source *src, uint32_t frame, uint32_t caller,
+			   uint32_t *stack)
+{
+	uint32_t id;
+
+	if (frame >= hs_source_nr_frames(src) ||
+	    (caller != HS_NO_STACK && caller >= src->nr_stacks))
+		return -EINVAL;
+	if (src->nr_stacks >= UINT32_MAX - 1)
+		return -E2BIG;
+	if (grow_stacks(src))
+		return -ENOMEM;
+	id = (uint32_t)src->nr_stacks++;
+	src->stack_frame[id] = frame;
+	src->stack_caller[id] = caller;
+	src->stack_depth[id] = caller == HS_NO_STACK ? 1 : src->stack_depth[caller] + 1;
+	if (src->stack_loc)
+		src->stack_loc[id] = 0;
+	*stack = id;
+	return 0;
+}
+
 void hs_source_prefetch_stack(const struct hs_stack_source *src, uint32_t frame,
 			      uint32_t caller)
 {

@@ -134,6 +134,16 @@ HS_MUST_CHECK int hs_source_rename_frame(struct hs_stack_source *src, uint32_t f
 HS_MUST_CHECK int hs_source_intern_stack(struct hs_stack_source *src, uint32_t frame,
 					 uint32_t caller, uint32_t *stack);
 /*
+ * Append the stack (@frame, @caller) without looking it up or indexing
+ * it, for a builder that knows it is new (the filter's output, see
+ * analysis/filter.c). The stack index then holds only the stacks
+ * interned with hs_source_intern_stack(): a source built this way must
+ * not be interned into by anyone else. Returns 0 and the id in *@stack,
+ * -EINVAL, -ENOMEM or -E2BIG.
+ */
+HS_MUST_CHECK int hs_source_append_stack(struct hs_stack_source *src, uint32_t frame,
+					 uint32_t caller, uint32_t *stack);
+/*
  * Hints for a batch of coming hs_source_intern_stack() calls (an
  * importer's next samples), so that their memory accesses overlap
  * instead of waiting one after the other; neither changes the source,

@@ -778,6 +778,41 @@ static const char *const settings[][4] = {	/* group, fold, inc, exc */
 	{ "m!B=>G;m!C=>G", "m!A", "G|<<m!C", "" },
 };
 
+/*
+ * @f's output stacks are distinct (interning them again in order gives
+ * each its own id back) and numbered in the order of the first input
+ * stack that maps to each, as interning them in input order would number
+ * them (checked when no IncPats drops a prefix's callees).
+ */
+static void check_numbering(const struct hs_filtered *f, int check_order)
+{
+	const struct hs_stack_source *out = &f->out;
+	struct hs_stack_source again;
+	uint32_t next = 0, id, i;
+
+	hs_source_init(&again);
+	for (i = 0; i < hs_source_nr_frames(out); i++) {
+		const char *nm = hs_source_frame_name(out, i);
+
+		assert_int_equal(hs_source_intern_frame(&again, nm, strlen(nm), &id), 0);
+	}
+	for (i = 0; i < out->nr_stacks; i++) {
+		assert_int_equal(hs_source_intern_stack(&again, out->stack_frame[i],
+							out->stack_caller[i], &id),
+				 0);
+		assert_int_equal(id, i);
+	}
+	for (i = 0; check_order && i < f->in->nr_stacks; i++) {
+		if (f->map[i] == HS_DROPPED || f->map[i] < next)
+			continue;
+		assert_int_equal(f->map[i], next);
+		next++;
+	}
+	if (check_order)
+		assert_int_equal(next, out->nr_stacks);
+	hs_source_release(&again);
+}
+
 static void random_sources(void **state)
 {
 	size_t round, k, i;
@@ -840,6 +875,7 @@ static void random_sources(void **state)
 					out_c += c;
 				}
 			}
+			check_numbering(&f, !*st[2]);
 			hs_source_totals(&src, &in_m, &in_c);
 			if (keeps_all) {
 				/* grouping and folding never change the totals */

@@ -55,6 +55,35 @@ static void stacks_are_interned_by_frame_and_caller(void **state)
 	hs_source_release(&src);
 }
 
+/* Appended stacks take the next ids, keep depths and skip the index. */
+static void appended_stacks_are_not_indexed(void **state)
+{
+	struct hs_stack_source src;
+	uint32_t a, b, s0, s1, s2, again;
+
+	(void)state;
+	hs_source_init(&src);
+	assert_int_equal(hs_source_intern_frame(&src, "m!a", 3, &a), 0);
+	assert_int_equal(hs_source_intern_frame(&src, "m!b", 3, &b), 0);
+	assert_int_equal(hs_source_intern_stack(&src, a, HS_NO_STACK, &s0), 0);
+	assert_int_equal(hs_source_append_stack(&src, b, s0, &s1), 0);
+	assert_int_equal(hs_source_append_stack(&src, a, s1, &s2), 0);
+	assert_int_equal(s1, 1);
+	assert_int_equal(s2, 2);
+	assert_int_equal(hs_source_depth(&src, s2), 3);
+	assert_int_equal(src.stack_caller[s2], s1);
+	assert_int_equal(src.stack_frame[s1], b);
+	/* the interned one is found; an appended one is not in the index */
+	assert_int_equal(hs_source_intern_stack(&src, a, HS_NO_STACK, &again), 0);
+	assert_int_equal(again, s0);
+	assert_int_equal(src.nr_stacks, 3);
+	assert_int_equal(hs_source_append_stack(&src, 7, s0, &again), -EINVAL);
+	assert_int_equal(hs_source_append_stack(&src, a, 3, &again), -EINVAL);
+	assert_int_equal(src.nr_stacks, 3);
+	hs_source_check(&src);
+	hs_source_release(&src);
+}
+
 static void samples_are_columnar_with_totals(void **state)
 {
 	struct hs_stack_source src;
@@ -318,6 +347,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(stacks_are_interned_by_frame_and_caller),
+		cmocka_unit_test(appended_stacks_are_not_indexed),
 		cmocka_unit_test(samples_are_columnar_with_totals),
 		cmocka_unit_test(display_names_strip_the_directory),
 		cmocka_unit_test(million_stacks_intern_quickly),

@@ -1,0 +1,140 @@
+/*
+ * update_bench - the analysis side of a stack-viewer Update on a perf
+ * script, without the server: for each setting of bench/gui/run.sh
+ * (no Fold%, Fold% 1, IncPats, a time range, GroupPats by module, back
+ * to the first) the call tree (filter, pass over the samples, sums,
+ * Fold%), ByName and CallTree in parts, and the rows of a first screen
+ * of each with When. Prints each step's CPU and wall seconds (the best
+ * of ROUNDS each; a pass over the samples may use two threads).
+ *
+ *	build/bench/update_bench FILE [ROUNDS]	# default 3
+ *
+ * Owns everything it makes; frees each step's results before the next.
+ */
+#include "analysis/calltree.h"
+#include "analysis/view_part.h"
+#include "analysis/views.h"
+#include "io/io.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+struct setting {
+	const char *label, *group, *inc;
+	double fold_pct, start_ms, end_ms;
+};
+
+static const struct setting settings[] = {
+    {"first (no Fold%)", NULL, NULL, NAN, NAN, NAN},
+    {"Fold% 1", NULL, NULL, 1, NAN, NAN},
+    {"Fold% 1 + IncPats", NULL, "libBuffer2", 1, NAN, NAN},
+    {"Fold% 1 + a time range", NULL, NULL, 1, 1000, 2000},
+    {"GroupPats by module", "{%}!->module $1", NULL, NAN, NAN, NAN},
+    {"back to the first", NULL, NULL, NAN, NAN, NAN},
+};
+#define NR_SETTINGS (sizeof(settings) / sizeof(settings[0]))
+
+static double now(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+#define cpu_now() now(CLOCK_PROCESS_CPUTIME_ID)
+#define wall_now() now(CLOCK_MONOTONIC)
+
+/* The first @n rows of @p (the skeleton's or a page's), When included. */
+static int first_rows(const struct hs_view_parts *p, size_t n)
+{
+	uint32_t ids[200];
+	struct hs_view v;
+	size_t i;
+	int err;
+
+	if (n > p->nr_rows)
+		n = p->nr_rows;
+	for (i = 0; i < n; i++)
+		ids[i] = (uint32_t)i;
+	err = hs_view_part(p, ids, n, 0, &v);
+	if (!err)
+		hs_view_release(&v);
+	return err;
+}
+
+static int one_update(const struct hs_stack_source *src, const struct setting *s)
+{
+	struct hs_view_params p = HS_VIEW_PARAMS_INIT;
+	struct hs_diag diag = HS_DIAG_INIT("update_bench");
+	struct hs_view_parts byname, tree;
+	struct hs_calltree ct;
+	int err;
+
+	p.filter.group = s->group;
+	p.filter.inc = s->inc;
+	p.filter.start_ms = s->start_ms;
+	p.filter.end_ms = s->end_ms;
+	p.fold_pct = s->fold_pct;
+	err = hs_calltree_build(&ct, src, &p, &diag);
+	if (err)
+		return err;
+	err = hs_view_parts_build(&byname, &ct, HS_VIEW_BYNAME);
+	if (!err) {
+		err = hs_view_parts_build(&tree, &ct, HS_VIEW_CALLTREE);
+		if (!err) {
+			err = first_rows(&byname, 200);
+			if (!err)
+				err = first_rows(&tree, 200);
+			hs_view_parts_release(&tree);
+		}
+		hs_view_parts_release(&byname);
+	}
+	hs_calltree_release(&ct);
+	return err;
+}
+
+int main(int argc, char **argv)
+{
+	struct hs_diag diag = HS_DIAG_INIT("update_bench");
+	struct hs_stack_source src;
+	double best[NR_SETTINGS], best_wall[NR_SETTINGS], t0, w0;
+	int rounds = argc > 2 ? atoi(argv[2]) : 3, r;
+	size_t k;
+
+	if (argc < 2 || rounds < 1) {
+		fprintf(stderr, "usage: update_bench FILE [ROUNDS]\n");
+		return 2;
+	}
+	hs_source_init(&src);
+	t0 = cpu_now();
+	if (hs_import_path(argv[1], HS_FORMAT_UNKNOWN, &src, &diag)) {
+		fprintf(stderr, "update_bench: cannot read %s\n", argv[1]);
+		return 1;
+	}
+	printf("import: %.2f s CPU, %zu samples, %zu stacks\n", cpu_now() - t0,
+	       src.nr_samples, src.nr_stacks);
+	for (k = 0; k < NR_SETTINGS; k++)
+		best[k] = best_wall[k] = INFINITY;
+	for (r = 0; r < rounds; r++)
+		for (k = 0; k < NR_SETTINGS; k++) {
+			t0 = cpu_now();
+			w0 = wall_now();
+			if (one_update(&src, &settings[k])) {
+				fprintf(stderr, "update_bench: %s failed\n",
+					settings[k].label);
+				return 1;
+			}
+			t0 = cpu_now() - t0;
+			w0 = wall_now() - w0;
+			if (t0 < best[k])
+				best[k] = t0;
+			if (w0 < best_wall[k])
+				best_wall[k] = w0;
+		}
+	for (k = 0; k < NR_SETTINGS; k++)
+		printf("%-24s %.3f s CPU %.3f s wall\n", settings[k].label, best[k],
+		       best_wall[k]);
+	hs_source_release(&src);
+	return 0;
+}
