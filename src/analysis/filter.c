@@ -37,7 +37,6 @@
 #include <errno.h>
 #include <math.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #define WINDOW_SLACK_NS 600 /* PerfView's 0.0006 ms */
 #define NO_GROUP UINT32_MAX
@@ -87,24 +86,6 @@ struct apply {
 struct out_key {
 	uint32_t frame, caller;
 };
-
-/*
- * Huge pages over the 2 MiB pages inside the @bytes at @p (a hint the
- * kernel may not take). The filter's per-stack arrays and a call tree
- * of millions of nodes are a few hundred MB of fresh memory per
- * recompute, read at random by the pass over the samples: with 4 KiB
- * pages the faults that map them, and the TLB misses, were a tenth of
- * an Update.
- */
-#define HUGE_PAGE ((uintptr_t)2 << 20)
-void hs_hint_huge(void *p, size_t bytes)
-{
-	uintptr_t lo = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-	uintptr_t hi = ((uintptr_t)p + bytes) & ~(HUGE_PAGE - 1);
-
-	if (p && hi > lo)
-		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-}
 
 void hs_filtered_release(struct hs_filtered *f)
 {

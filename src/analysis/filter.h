@@ -112,13 +112,6 @@ struct hs_filtered {
 };
 
 /*
- * Ask that the @bytes at @p, fresh memory not touched yet, be mapped in
- * huge pages where whole 2 MiB pages fit (a hint; for the filter's and
- * the call tree's arrays of millions of entries).
- */
-void hs_hint_huge(void *p, size_t bytes);
-
-/*
  * Run the pipeline over @in with @p. Returns 0; -EINVAL for a bad pattern
  * or one that hit its match limits on some frame name (the message, naming
  * the pattern and the list it is in, is in @diag); -ENOMEM; -E2BIG when

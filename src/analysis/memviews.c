@@ -36,7 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
-#include <sys/mman.h>
 
 static const struct {
 	const char *name, *description;
@@ -242,7 +241,7 @@ static inline int slot_set(struct live *m, struct slot *s, const struct block *b
  * from mmap, whose pages are zero already: calloc does not clear them
  * again (the table's memset did, a second pass over every page).
  */
-#define LIVE_HUGE ((size_t)2 << 20)
+#define LIVE_HUGE HS_HUGE_PAGE
 static void *huge_alloc(size_t bytes, int zero, void **mem)
 {
 	uintptr_t at;
@@ -255,7 +254,7 @@ static void *huge_alloc(size_t bytes, int zero, void **mem)
 	if (!*mem)
 		return NULL;
 	at = ((uintptr_t)*mem + LIVE_HUGE - 1) & ~(uintptr_t)(LIVE_HUGE - 1);
-	madvise((void *)at, bytes, MADV_HUGEPAGE);
+	hs_hint_huge((void *)at, bytes);
 	return (void *)at;
 }
 

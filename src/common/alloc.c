@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* allocations left before they fail; -1: never. Atomic: passes that
  * run on helper threads allocate while a test counts down. */
@@ -100,4 +101,13 @@ char *hs_strdup(const char *s)
 void hs_free(void *ptr)
 {
 	free(ptr);
+}
+
+void hs_hint_huge(void *p, size_t bytes)
+{
+	uintptr_t lo = ((uintptr_t)p + HS_HUGE_PAGE - 1) & ~(uintptr_t)(HS_HUGE_PAGE - 1);
+	uintptr_t hi = ((uintptr_t)p + bytes) & ~(uintptr_t)(HS_HUGE_PAGE - 1);
+
+	if (p && hi > lo)
+		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
 }
