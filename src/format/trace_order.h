@@ -174,10 +174,9 @@ struct hs__order {
 	size_t defer_events;
 	size_t deferred; /* chunks deferred (for tests and benchmarks) */
 	size_t chunks;	 /* EVENTS chunks seen */
-	/* a deferred chunk's events, decoded again (hs__order_chunk()),
-	 * sorted by time into @redo_tmp */
-	struct hs_trace_event *redo, *redo_tmp;
-	size_t alloc_redo, alloc_redo_tmp;
+	/* a deferred chunk's events, decoded again (hs__order_chunk()) */
+	struct hs_trace_event *redo;
+	size_t alloc_redo;
 	/* set by the walk (trace_walk.c): thread id -> index, and the trace
 	 * whose stack nodes the events refer to */
 	const struct hs_u64map *tids;
