@@ -385,6 +385,8 @@ static int defer_decode(struct hs__order *s, struct hs_trace_reader *r,
 	const uint8_t *hdr, *q, *e;
 	const char *why;
 	size_t n = 0;
+	uint64_t tid = 0, th = 0, stack = 0, node = HS_TRACE_NONE;
+	int have_tid = 0;
 
 	if (HS_GROW(s->redo, d->events ? d->events : 1, s->alloc_redo))
 		return -ENOMEM;
@@ -418,26 +420,35 @@ static int defer_decode(struct hs__order *s, struct hs_trace_reader *r,
 		struct hs_rec_event ev[2];
 		unsigned k, j;
 
-		if (hs_rec_decode(&q, e, &st, &rec, &why))
+		/* (the fixed records the walk's fast paths take, then the rest) */
+		if (hs_rec_decode_fixed(&q, e, &st, &rec, &why) != 1 &&
+		    hs_rec_decode(&q, e, &st, &rec, &why))
 			return -EAGAIN;
 		k = hs_rec_events(&rec, ev);
 		for (j = 0; j < k; j++) {
-			struct hs_trace_event *x;
-			uint64_t th;
-			uint32_t node = HS_TRACE_NONE;
+			struct hs_trace_event *x = &s->redo[n];
 
-			if (n == d->events || !hs_u64map_get(s->tids, ev[j].tid, &th))
+			if (n == d->events)
 				return -EAGAIN;
-			if (ev[j].stack) {
-				node = hs_trace_node_index(s->trace, ev[j].stack);
-				x = &s->redo[n];
-				x->node = node == HS_TRACE_NONE
-					      ? HS_TRACE_EV_NODE_ID | ev[j].stack
-					      : node;
-			} else {
-				s->redo[n].node = HS_TRACE_NONE;
+			/* (a span's thread, a run's stack: the last ones looked up) */
+			if (!have_tid || ev[j].tid != tid) {
+				if (!hs_u64map_get(s->tids, ev[j].tid, &th))
+					return -EAGAIN;
+				tid = ev[j].tid;
+				have_tid = 1;
 			}
-			x = &s->redo[n++];
+			if (ev[j].stack != stack) {
+				uint32_t k2 = ev[j].stack ? hs_trace_node_index(s->trace,
+										 ev[j].stack)
+							  : HS_TRACE_NONE;
+
+				stack = ev[j].stack;
+				node = !stack		     ? HS_TRACE_NONE
+				       : k2 == HS_TRACE_NONE ? HS_TRACE_EV_NODE_ID | stack
+							     : k2;
+			}
+			n++;
+			x->node = node;
 			x->time = (int64_t)ev[j].ticks;
 			x->addr = ev[j].addr;
 			x->size = ev[j].size;
@@ -645,6 +656,10 @@ int hs__order_chunk(struct hs__order *s, struct hs_trace_reader *r, uint64_t off
 	    s->idx_off[lo] == offset && s->idx_first[lo] > low &&
 	    (!s->ndef || (uint16_t)(s->seq - s->def[0].seq) < STREAM_DEFER_SPAN / 2)) {
 		if (HS_GROW(s->def, s->ndef + 1, s->alloc_def))
+			return -ENOMEM;
+		if (!s->defer_scratch &&
+		    !(s->defer_scratch =
+			  hs_malloc(STREAM_DEFER_SCRATCH * sizeof(*s->defer_scratch))))
 			return -ENOMEM;
 		s->def[s->ndef++] = (struct order_deferred){
 		    .offset = offset, .low = s->idx_first[lo], .seq = s->seq};
@@ -903,6 +918,7 @@ out:
 	hs_free(s.seg);
 	hs_free(s.def);
 	hs_free(s.redo);
+	hs_free(s.defer_scratch);
 	hs_free(s.idx_off);
 	hs_free(s.idx_first);
 	hs_free(s.idx_peeked);

@@ -83,6 +83,7 @@
  * compares chunk ordinals within 2^15; every STREAM_SEQ_RENORM chunks the
  * staged events' ordinals are brought up to date: order_renorm()) */
 #define STREAM_DEFER_SPAN 16384u
+#define STREAM_DEFER_SCRATCH 4096
 #define STREAM_SEQ_RENORM 4096u
 
 /*
@@ -172,6 +173,9 @@ struct hs__order {
 	uint16_t seq;
 	int deferring;
 	size_t defer_events;
+	/* where the walk's fast loops put a deferred chunk's events, which
+	 * nobody reads (STREAM_DEFER_SCRATCH of them) */
+	struct hs_trace_event *defer_scratch;
 	size_t deferred; /* chunks deferred (for tests and benchmarks) */
 	size_t chunks;	 /* EVENTS chunks seen */
 	/* a deferred chunk's events, decoded again (hs__order_chunk()) */

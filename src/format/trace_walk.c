@@ -686,9 +686,10 @@ static inline size_t order_space(struct hs__order *s, struct hs_trace_event **fi
 	size_t room, waiting, max;
 
 	if (s->deferring) {
-		*first = s->stage + s->st_end;
+		/* (counted, not kept: the chunk is decoded again in its turn) */
+		*first = s->defer_scratch;
 		*tail = INT64_MIN;
-		return 0;
+		return STREAM_DEFER_SCRATCH;
 	}
 	if (s->in_run) {
 		*first = s->run + s->run_n;
@@ -781,7 +782,9 @@ static __attribute__((noinline)) int stream_run(struct hs_trace_reader *r,
 	n = (size_t)(e - first);
 	if (!n)
 		return 0;
-	if (s->in_run)
+	if (s->deferring)
+		s->defer_events += n;
+	else if (s->in_run)
 		s->run_n += n;
 	else
 		s->st_end += n;
@@ -866,7 +869,9 @@ piece_fill(struct hs_trace *t, struct load_state *ls, struct hs__order *s, uint3
 	ls->cache_index = cache_index;
 	if (!i)
 		return 0;
-	if (s->in_run)
+	if (s->deferring)
+		s->defer_events += i;
+	else if (s->in_run)
 		s->run_n += i;
 	else
 		s->st_end += i;
