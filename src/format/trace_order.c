@@ -81,8 +81,19 @@ int hs__order_room(struct hs__order *s, size_t n)
 		memmove(s->stage, s->stage + s->st_head, waiting * sizeof(*s->stage));
 	s->st_head = 0;
 	s->st_end = waiting;
-	if (need > s->st_alloc - s->st_alloc / 4 && HS_GROW(s->stage, a, s->st_alloc))
-		return -ENOMEM;
+	/* (to @a itself: growing by half the room, 399k -> 599k events,
+	 * made `stats` of a long trace 8 MB more than of a short one whose
+	 * most waiting events were as many) */
+	if (need > s->st_alloc - s->st_alloc / 4) {
+		struct hs_trace_event *p = a > SIZE_MAX / sizeof(*p)
+					       ? NULL
+					       : hs_realloc(s->stage, a * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		s->stage = p;
+		s->st_alloc = a;
+	}
 	return 0;
 }
 
@@ -319,6 +330,262 @@ static int order_below(struct hs__order *s, int64_t low)
 }
 
 /*
+ * Sort the @n events at @ev by time, keeping the order of equal times
+ * (@tmp: room for @n, not kept): the runs a chunk's threads make, merged
+ * pairwise until one is left.
+ */
+static void events_sort(struct hs_trace_event *ev, struct hs_trace_event *tmp, size_t n)
+{
+	struct hs_trace_event *src = ev, *dst = tmp, *sw;
+	int sorted = 0;
+
+	while (!sorted) {
+		size_t a = 0;
+
+		sorted = 1;
+		while (a < n) {
+			size_t b = a + 1, c, i, j, k = a;
+
+			while (b < n && src[b].time >= src[b - 1].time)
+				b++;
+			for (c = b; c < n && (c == b || src[c].time >= src[c - 1].time); c++)
+				;
+			if (c > b)
+				sorted = 0;
+			/* equal times: the first run was earlier in the chunk */
+			for (i = a, j = b; i < b && j < c;)
+				dst[k++] = src[j].time < src[i].time ? src[j++] : src[i++];
+			while (i < b)
+				dst[k++] = src[i++];
+			while (j < c)
+				dst[k++] = src[j++];
+			a = c;
+		}
+		sw = src;
+		src = dst;
+		dst = sw;
+	}
+	if (src != ev)
+		memcpy(ev, src, n * sizeof(*ev));
+}
+
+/*
+ * The events of deferred chunk @d, decoded again from the file @r reads
+ * into s->redo (in file order), as the walk staged them: thread ids to
+ * indexes, stack ids to node indexes (or ids, of nodes not defined).
+ * 0, -EAGAIN (the chunk does not decode to the events the walk went
+ * through) or -ENOMEM.
+ */
+static int defer_decode(struct hs__order *s, struct hs_trace_reader *r,
+			const struct order_deferred *d)
+{
+	struct hs_chunk_header ch;
+	struct hs_rec_state st;
+	struct hs_rec rec;
+	const uint8_t *hdr, *q, *e;
+	const char *why;
+	size_t n = 0;
+	uint64_t tid = 0, th = 0, stack = 0, node = HS_TRACE_NONE;
+	int have_tid = 0;
+
+	if (HS_GROW(s->redo, d->events ? d->events : 1, s->alloc_redo))
+		return -ENOMEM;
+	if (hs__reader_read(r, d->offset, HS_CHUNK_HEADER_SIZE, &s->peek_stored,
+			    &s->alloc_peek_stored, &hdr) ||
+	    hs_chunk_header_parse(hdr, &ch) || ch.kind != HS_CHUNK_EVENTS ||
+	    ch.stored > HS_CHUNK_MAX || ch.raw > HS_CHUNK_MAX ||
+	    hs__reader_read(r, d->offset + HS_CHUNK_HEADER_SIZE, ch.stored,
+			    &s->peek_stored, &s->alloc_peek_stored, &q))
+		return -EAGAIN;
+	e = q + ch.stored;
+	if (ch.flags & HS_CHUNK_ZSTD) {
+		size_t got;
+
+		if (hs__chunk_inflate(r->dctx, q, ch.stored, ch.raw, &s->peek_raw,
+				      &s->alloc_peek_raw, &got))
+			return -EAGAIN;
+		q = s->peek_raw;
+		e = q + ch.raw;
+	}
+	if (ch.flags & (HS_CHUNK_COLUMNS | HS_CHUNK_COMPACT)) {
+		size_t len;
+
+		if (hs_chunk_unpack(&s->peek_unpack, ch.flags, q, (size_t)(e - q), &q, &len,
+				    &why))
+			return -EAGAIN;
+		e = q + len;
+	}
+	memset(&st, 0, sizeof(st));
+	while (q < e) {
+		struct hs_rec_event ev[2];
+		unsigned k, j;
+
+		/* (the fixed records the walk's fast paths take, then the rest) */
+		if (hs_rec_decode_fixed(&q, e, &st, &rec, &why) != 1 &&
+		    hs_rec_decode(&q, e, &st, &rec, &why))
+			return -EAGAIN;
+		k = hs_rec_events(&rec, ev);
+		for (j = 0; j < k; j++) {
+			struct hs_trace_event *x = &s->redo[n];
+
+			if (n == d->events)
+				return -EAGAIN;
+			/* (a span's thread, a run's stack: the last ones looked up) */
+			if (!have_tid || ev[j].tid != tid) {
+				if (!hs_u64map_get(s->tids, ev[j].tid, &th))
+					return -EAGAIN;
+				tid = ev[j].tid;
+				have_tid = 1;
+			}
+			if (ev[j].stack != stack) {
+				uint32_t k2 = ev[j].stack ? hs_trace_node_index(s->trace,
+										 ev[j].stack)
+							  : HS_TRACE_NONE;
+
+				stack = ev[j].stack;
+				node = !stack		     ? HS_TRACE_NONE
+				       : k2 == HS_TRACE_NONE ? HS_TRACE_EV_NODE_ID | stack
+							     : k2;
+			}
+			n++;
+			x->node = node;
+			x->time = (int64_t)ev[j].ticks;
+			x->addr = ev[j].addr;
+			x->size = ev[j].size;
+			x->thread = (uint32_t)th;
+			x->op = ev[j].op;
+			x->fn = (uint8_t)rec.tag;
+			x->seq = d->seq;
+		}
+	}
+	return n == d->events ? 0 : -EAGAIN;
+}
+
+/*
+ * Merge the @n events at @r (in time order, of a deferred chunk) into
+ * the staged events: on equal times after those of the chunks before it
+ * (their @seq is lower) and before the others, as in file order.
+ */
+static int defer_merge(struct hs__order *s, const struct hs_trace_event *r, size_t n)
+{
+	struct hs_trace_event *st;
+	size_t i, j = n, k;
+	int err;
+
+	if (!n)
+		return 0;
+	if (s->published && r[0].time <= s->pub_time)
+		return -EAGAIN;
+	err = hs__order_room(s, n);
+	if (err)
+		return err;
+	st = s->stage;
+	i = s->st_end;
+	k = i + j;
+	while (j) {
+		if (i > s->st_head &&
+		    (st[i - 1].time > r[j - 1].time ||
+		     (st[i - 1].time == r[j - 1].time &&
+		      (int16_t)(uint16_t)(st[i - 1].seq - r[j - 1].seq) >= 0)))
+			st[--k] = st[--i];
+		else
+			st[--k] = r[--j];
+	}
+	s->moves += s->st_end + n - k;
+	s->st_end += n;
+	return 0;
+}
+
+/* The current chunk's events, when they were deferred, are counted. */
+static void defer_close(struct hs__order *s)
+{
+	if (!s->deferring)
+		return;
+	s->def[s->ndef - 1].events = s->defer_events;
+	s->deferring = 0;
+}
+
+/* The lowest time the deferred chunks can hold (INT64_MAX: none). */
+static void defer_low(struct hs__order *s)
+{
+	size_t i;
+
+	s->def_low = INT64_MAX;
+	for (i = 0; i < s->ndef; i++)
+		if (s->def[i].low < s->def_low)
+			s->def_low = s->def[i].low;
+}
+
+/*
+ * Deferred chunk @i's events into the stage (the reading thread), after
+ * the staged ones older than it can hold have gone on.
+ */
+static int defer_take(struct hs__order *s, struct hs_trace_reader *r, size_t i)
+{
+	struct order_deferred d = s->def[i];
+	int err = order_below(s, d.low);
+
+	if (!err)
+		err = defer_decode(s, r, &d);
+	/* (sorted through the stage's room for them, which the merge fills
+	 * from its end once they are back in s->redo) */
+	if (!err)
+		err = hs__order_room(s, d.events);
+	if (err)
+		return err;
+	events_sort(s->redo, s->stage + s->st_end, d.events);
+	err = defer_merge(s, s->redo, d.events);
+	if (err)
+		return err;
+	memmove(s->def + i, s->def + i + 1, (s->ndef - i - 1) * sizeof(*s->def));
+	s->ndef--;
+	defer_low(s);
+	return 0;
+}
+
+/* Every deferred chunk whose lowest time is at most @low, in the stage. */
+static int defer_take_below(struct hs__order *s, struct hs_trace_reader *r, int64_t low)
+{
+	int err = 0;
+
+	while (!err && s->ndef && s->def_low <= low) {
+		size_t i = 0;
+
+		while (s->def[i].low != s->def_low)
+			i++;
+		err = defer_take(s, r, i);
+	}
+	/* (a chunk's worth each: given back, they stay off the peak) */
+	if (!s->ndef) {
+		hs_free(s->redo);
+		s->redo = NULL;
+		s->alloc_redo = 0;
+	}
+	return err;
+}
+
+/*
+ * Every STREAM_SEQ_RENORM chunks: the staged events of chunks before the
+ * oldest deferred one (or the current one) say so with that chunk's
+ * ordinal less one, so that the ordinals compared stay within 2^15.
+ */
+static void order_renorm(struct hs__order *s)
+{
+	uint16_t ref = s->ndef ? s->def[0].seq : s->seq;
+	size_t i;
+
+	for (i = s->st_head; i < s->st_end; i++)
+		if ((int16_t)(uint16_t)(s->stage[i].seq - ref) < 0)
+			s->stage[i].seq = (uint16_t)(ref - 1);
+}
+
+int hs__order_undefer(struct hs__order *s, struct hs_trace_reader *r)
+{
+	defer_close(s);
+	return defer_take_below(s, r, INT64_MAX);
+}
+
+/*
  * A chunk of the trace @r reads starts at @offset (the reading thread):
  * with the index, the staged events older than every event still to come
  * go on. The chunk that can hold the oldest of them, when it is not one
@@ -335,11 +602,20 @@ int hs__order_chunk(struct hs__order *s, struct hs_trace_reader *r, uint64_t off
 
 	if (s->st_end - s->st_head + s->run_n + s->seg_events > s->staged_max)
 		s->staged_max = s->st_end - s->st_head + s->run_n + s->seg_events;
+	defer_close(s);
+	s->seq++;
+	s->chunks++;
 	if (!s->nidx)
 		return 0;
 	if ((s->in_run || s->nseg) && (err = hs__order_flush(s)))
 		return err;
 	s->run_thread = UINT32_MAX;
+	if (s->chunks % STREAM_SEQ_RENORM == 0)
+		order_renorm(s);
+	/* (a deferred chunk waits at most STREAM_DEFER_SPAN chunks) */
+	if (s->ndef && (uint16_t)(s->seq - s->def[0].seq) >= STREAM_DEFER_SPAN &&
+	    (err = defer_take_below(s, r, INT64_MAX)))
+		return err;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -364,7 +640,35 @@ int hs__order_chunk(struct hs__order *s, struct hs_trace_reader *r, uint64_t off
 	s->next_low = lo < s->nidx && s->idx_off[lo] == offset
 			  ? s->idx_first[stream_lowest(s, lo + 1)]
 			  : INT64_MIN;
-	return order_below(s, low);
+	/* the deferred chunks whose turn it is, then what goes before the rest */
+	if (s->ndef && (err = defer_take_below(s, r, low)))
+		return err;
+	if (s->ndef && s->def_low < low)
+		low = s->def_low;
+	err = order_below(s, low);
+	if (err)
+		return err;
+	/*
+	 * Too many events wait for a chunk further on: this one's wait in
+	 * the file instead (it is not the one they wait for)
+	 */
+	if (s->st_end - s->st_head >= STREAM_STAGE_CAP && lo < s->nidx &&
+	    s->idx_off[lo] == offset && s->idx_first[lo] > low &&
+	    (!s->ndef || (uint16_t)(s->seq - s->def[0].seq) < STREAM_DEFER_SPAN / 2)) {
+		if (HS_GROW(s->def, s->ndef + 1, s->alloc_def))
+			return -ENOMEM;
+		if (!s->defer_scratch &&
+		    !(s->defer_scratch =
+			  hs_malloc(STREAM_DEFER_SCRATCH * sizeof(*s->defer_scratch))))
+			return -ENOMEM;
+		s->def[s->ndef++] = (struct order_deferred){
+		    .offset = offset, .low = s->idx_first[lo], .seq = s->seq};
+		defer_low(s);
+		s->deferring = 1;
+		s->defer_events = 0;
+		s->deferred++;
+	}
+	return 0;
 }
 
 int hs__order_early(struct hs__order *s, int64_t rest)
@@ -372,7 +676,9 @@ int hs__order_early(struct hs__order *s, int64_t rest)
 	int64_t low = s->next_low < rest ? s->next_low : rest;
 	int err;
 
-	if (!s->nidx ||
+	if (s->ndef && s->def_low < low)
+		low = s->def_low;
+	if (s->deferring || !s->nidx ||
 	    s->st_end - s->st_head + s->run_n + s->seg_events < BATCH_EVENTS ||
 	    (s->st_end > s->st_head && s->stage[s->st_head].time >= low))
 		return 0;
@@ -600,6 +906,7 @@ static int stream(struct reading *rd, const struct hs_trace_sink *sink)
 		err = -EAGAIN;
 	t->stream_staged_max = s.staged_max;
 	t->stream_moves = s.moves;
+	t->stream_deferred = s.deferred;
 out:
 	hs_trace_reader_close(&rd->r);
 	for (i = 0; i < NR_BATCHES; i++)
@@ -609,6 +916,9 @@ out:
 	for (i = 0; i < s.nseg; i++)
 		hs_free(s.seg[i].ev);
 	hs_free(s.seg);
+	hs_free(s.def);
+	hs_free(s.redo);
+	hs_free(s.defer_scratch);
 	hs_free(s.idx_off);
 	hs_free(s.idx_first);
 	hs_free(s.idx_peeked);

@@ -8,6 +8,7 @@
 #include "format/trace_reader.h"
 #include "format/trace_ties.h"
 #include "common/log.h"
+#include "common/u64map.h"
 
 /*
  * trace_order - the time-order sink of the walk (trace_order.c): the
@@ -60,6 +61,30 @@
 /* a batch's buffer larger than this (a large tick's) is freed once the
  * caller's side is done with it */
 #define BATCH_KEEP (2 * BATCH_EVENTS)
+
+/*
+ * Deferred chunks: when more than STREAM_STAGE_CAP events wait in the
+ * staging buffer for a chunk further on that can hold older ones (a
+ * thread whose buffer the collector drained late, while the others wrote
+ * chunk after chunk), the events of the chunks read until then are not
+ * staged: the walk goes through their records as always (stack nodes,
+ * threads), and the chunk's place, lowest time and event count are kept
+ * (struct order_deferred, a few dozen bytes). When the stream's time
+ * reaches a deferred chunk's lowest time, its events are decoded again
+ * from the file (hs__order_chunk()) and merged into the stage, after the
+ * staged events of the same time from chunks before it and before those
+ * from chunks after it (struct hs_trace_event's @seq), as in file order.
+ * So what is kept back is at most about STREAM_STAGE_CAP events and a
+ * chunk, however late a thread's events come; a trace whose threads'
+ * chunks overlap less than that never re-decodes anything.
+ */
+#define STREAM_STAGE_CAP ((size_t)1 << 17)
+/* chunks a deferred chunk may wait (struct hs_trace_event's @seq
+ * compares chunk ordinals within 2^15; every STREAM_SEQ_RENORM chunks the
+ * staged events' ordinals are brought up to date: order_renorm()) */
+#define STREAM_DEFER_SPAN 16384u
+#define STREAM_DEFER_SCRATCH 4096
+#define STREAM_SEQ_RENORM 4096u
 
 /*
  * A batch is a copy of up to BATCH_EVENTS staged events (more only when
@@ -132,6 +157,34 @@ struct hs__order {
 	int published;		 /* some events were handed over ... */
 	int64_t pub_time;	 /* ... the last of them at this time */
 	struct hs_tie_work ties; /* the caller's side: hs_order_ties() */
+	/*
+	 * Deferred chunks (the reading thread), in file order: @seq is the
+	 * current EVENTS chunk's ordinal (mod 2^16), @deferring says its
+	 * events are not staged (@defer_events counts them).
+	 */
+	struct order_deferred {
+		uint64_t offset; /* the chunk's file offset */
+		int64_t low;	 /* the lowest time its events can have */
+		size_t events;	 /* how many the walk went through */
+		uint16_t seq;	 /* its ordinal */
+	} * def;
+	size_t ndef, alloc_def;
+	int64_t def_low; /* the lowest @low of @def (INT64_MAX: none) */
+	uint16_t seq;
+	int deferring;
+	size_t defer_events;
+	/* where the walk's fast loops put a deferred chunk's events, which
+	 * nobody reads (STREAM_DEFER_SCRATCH of them) */
+	struct hs_trace_event *defer_scratch;
+	size_t deferred; /* chunks deferred (for tests and benchmarks) */
+	size_t chunks;	 /* EVENTS chunks seen */
+	/* a deferred chunk's events, decoded again (hs__order_chunk()) */
+	struct hs_trace_event *redo;
+	size_t alloc_redo;
+	/* set by the walk (trace_walk.c): thread id -> index, and the trace
+	 * whose stack nodes the events refer to */
+	const struct hs_u64map *tids;
+	const struct hs_trace *trace;
 };
 
 HS_MUST_CHECK int hs__order_publish(struct hs__order *s, size_t n);
@@ -150,6 +203,15 @@ HS_MUST_CHECK int hs__order_flush(struct hs__order *s);
  */
 HS_MUST_CHECK int hs__order_chunk(struct hs__order *s, struct hs_trace_reader *r,
 				  uint64_t offset);
+
+/*
+ * The end of the walk over the trace @r reads (the reading thread): the
+ * deferred chunks' events are decoded again and staged, for
+ * hs_trace_stream() to hand everything over. 0, -ECANCELED, -EAGAIN (a
+ * chunk did not decode to the events the walk saw: the caller loads the
+ * trace whole) or -ENOMEM.
+ */
+HS_MUST_CHECK int hs__order_undefer(struct hs__order *s, struct hs_trace_reader *r);
 
 /*
  * In a chunk, the events still to come in it are no older than @rest
@@ -174,6 +236,11 @@ hs__order_event(struct hs__order *s, uint32_t thread, uint64_t ticks, enum hs_tr
 	int64_t time = (int64_t)ticks;
 	int err;
 
+	if (s->deferring) {
+		/* (the chunk's events are decoded again in their turn) */
+		s->defer_events++;
+		return 0;
+	}
 	/*
 	 * Another thread's events, or time going backwards: the run gathered
 	 * so far waits to merge, and the events that come now are a run of
@@ -207,6 +274,7 @@ hs__order_event(struct hs__order *s, uint32_t thread, uint64_t ticks, enum hs_tr
 	e->thread = thread;
 	e->op = (uint8_t)op;
 	e->fn = (uint8_t)fn;
+	e->seq = s->seq;
 	if (s->nidx || s->st_end - s->st_head < STREAM_WINDOW + BATCH_EVENTS)
 		return 0;
 	return hs__order_publish(s, BATCH_EVENTS);

@@ -292,6 +292,9 @@ struct hs_trace {
 	 * tests: it grows as n log n, not n^2, however often time runs
 	 * backwards in the file) */
 	size_t stream_moves;
+	/* hs_trace_stream(): chunks whose events waited in the file and were
+	 * decoded again in their turn (trace_order.h) */
+	size_t stream_deferred;
 };
 
 /*
@@ -328,6 +331,9 @@ struct hs_trace_event {
 	uint64_t node;
 	uint32_t thread; /* thread index */
 	uint8_t op, fn;	 /* enum hs_trace_op, record tag */
+	/* hs_trace_stream()'s reading side: the ordinal of the EVENTS chunk
+	 * the event came from, modulo 2^16 (trace_order.h); not for sinks */
+	uint16_t seq;
 };
 #define HS_TRACE_EV_NODE_ID (1ull << 63)
 

@@ -685,6 +685,12 @@ static inline size_t order_space(struct hs__order *s, struct hs_trace_event **fi
 {
 	size_t room, waiting, max;
 
+	if (s->deferring) {
+		/* (counted, not kept: the chunk is decoded again in its turn) */
+		*first = s->defer_scratch;
+		*tail = INT64_MIN;
+		return STREAM_DEFER_SCRATCH;
+	}
 	if (s->in_run) {
 		*first = s->run + s->run_n;
 		*tail = s->run_n ? s->run[s->run_n - 1].time : INT64_MIN;
@@ -764,6 +770,7 @@ static __attribute__((noinline)) int stream_run(struct hs_trace_reader *r,
 		e->thread = th;
 		e->fn = rec.tag;
 		e->op = ev[0].op;
+		e->seq = s->seq;
 		if (ev[0].op == HS_OP_FREE) {
 			frees++;
 		} else {
@@ -775,7 +782,9 @@ static __attribute__((noinline)) int stream_run(struct hs_trace_reader *r,
 	n = (size_t)(e - first);
 	if (!n)
 		return 0;
-	if (s->in_run)
+	if (s->deferring)
+		s->defer_events += n;
+	else if (s->in_run)
 		s->run_n += n;
 	else
 		s->st_end += n;
@@ -847,6 +856,7 @@ piece_fill(struct hs_trace *t, struct load_state *ls, struct hs__order *s, uint3
 		*e = *x;
 		e->node = node;
 		e->thread = th;
+		e->seq = s->seq;
 		if (x->op == HS_OP_ALLOC) {
 			allocs++;
 			bytes += x->size;
@@ -859,7 +869,9 @@ piece_fill(struct hs_trace *t, struct load_state *ls, struct hs__order *s, uint3
 	ls->cache_index = cache_index;
 	if (!i)
 		return 0;
-	if (s->in_run)
+	if (s->deferring)
+		s->defer_events += i;
+	else if (s->in_run)
 		s->run_n += i;
 	else
 		s->st_end += i;
@@ -998,6 +1010,11 @@ int hs__trace_walk(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags
 	memset(&ls, 0, sizeof(ls));
 	ls.flags = flags;
 	ls.stream = stream;
+	if (stream) {
+		/* (for decoding deferred chunks again: trace_order.h) */
+		stream->tids = &ls.tids;
+		stream->trace = t;
+	}
 	for (;;) {
 		if (r->done)
 			break;
@@ -1071,6 +1088,9 @@ int hs__trace_walk(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags
 		err = r->done;
 		goto out;
 	}
+	/* (the deferred chunks' events, while the thread ids are known) */
+	if (stream && (err = hs__order_undefer(stream, r)))
+		goto out;
 	/* A parent id that was never defined: the stack is BROKEN there. */
 	for (i = 0; i < t->nr_nodes; i++) {
 		t->node_parent[i] = HS_TRACE_NONE;

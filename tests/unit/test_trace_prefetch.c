@@ -21,6 +21,7 @@
 #include <zstd.h>
 #include "common/alloc.h"
 #include "format/trace_format.h"
+#include "format/trace_order.h"
 #include "format/trace_prefetch.h"
 #include "format/trace_reader.h"
 #include "format/trace_record.h"
@@ -611,6 +612,128 @@ static void stream_with_workers_is_the_stream_alone(void **state)
 	}
 }
 
+/* --- a thread's chunk far behind the others' (issue 14) ------------------ */
+
+#define LATE_PAIRS 8192	 /* allocations and frees per chunk of thread A */
+#define LATE_CHUNKS 16	 /* thread A's chunks */
+#define LATE_AT 12	 /* thread B's chunk comes after A's chunk LATE_AT */
+#define LATE_B_PAIRS 4000 /* thread B's, every LATE_B_DT ticks ... */
+#define LATE_B_DT 26	 /* ... on a tick of one of A's events */
+
+/*
+ * Thread A writes a chunk of 2 * LATE_PAIRS events, one per tick, after
+ * another; thread B's one chunk, whose events go from A's second chunk
+ * to its fifteenth, each on the tick of one of A's, comes in the file
+ * after A's chunk LATE_AT: more than STREAM_STAGE_CAP of A's events wait
+ * for it. The footer's index has each chunk's lowest time.
+ */
+static void build_late(struct tb *b)
+{
+	static struct hs_chunk_index idx[LATE_CHUNKS + 2];
+	static uint8_t raw[1 << 20];
+	uint64_t counts[HS_FC__COUNT] = {0}, tick = 1000;
+	uint64_t b_first = tick + 2 * LATE_PAIRS + 100;
+	unsigned c, i, n = 0, seq = 0;
+	uint8_t *p;
+
+	tb_init(b);
+	for (c = 0; c < LATE_CHUNKS; c++) {
+		p = raw;
+		if (c == 0) {
+			p = put_process(p);
+			p = put_node(p, 1, 0, 0x401000);
+		}
+		idx[n].offset = b->len;
+		idx[n].first_ticks = tick;
+		p = put_span(p, 100, tick, 0x10000000);
+		for (i = 0; i < LATE_PAIRS; i++) {
+			p = hs_enc_alloc(p, HS_TAG_MALLOC, i ? 1 : 0, 32, 16 + i % 300,
+					 i % 3 ? 1 : 0, 0);
+			p = hs_enc_free(p, HS_TAG_FREE, 1, 0);
+		}
+		tick += 2 * LATE_PAIRS - 1;
+		idx[n++].last_ticks = tick;
+		tick++;
+		assert_true((size_t)(p - raw) < sizeof(raw));
+		put_chunk(b, HS_CHUNK_EVENTS, raw, (size_t)(p - raw), seq++,
+			  (size_t)(p - raw));
+		if (c != LATE_AT)
+			continue;
+		p = raw;
+		idx[n].offset = b->len;
+		idx[n].first_ticks = b_first;
+		p = put_span(p, 200, b_first, 0x90000000);
+		for (i = 0; i < LATE_B_PAIRS; i++) {
+			p = hs_enc_alloc(p, HS_TAG_MALLOC, i ? LATE_B_DT : 0, 64, 48, 1, 0);
+			p = hs_enc_free(p, HS_TAG_FREE, LATE_B_DT, 0);
+		}
+		idx[n++].last_ticks = b_first + (2 * LATE_B_PAIRS - 1) * LATE_B_DT;
+		put_chunk(b, HS_CHUNK_EVENTS, raw, (size_t)(p - raw), seq++,
+			  (size_t)(p - raw));
+	}
+	p = put_end(raw, tick + 1, HS_END_EXIT, 0);
+	p = hs_tw_footer(p, counts, idx, n);
+	put_chunk(b, HS_CHUNK_END, raw, (size_t)(p - raw), seq, (size_t)(p - raw));
+}
+
+static void late_chunk_waits_in_the_file(void **state)
+{
+	struct hs_diag diag = HS_DIAG_INIT("late");
+	struct hs_trace_sink sink;
+	struct collected got, pool;
+	struct hs_trace t, loaded;
+	struct hs_trace_event e;
+	size_t i, ties_before = 0, ties_after = 0;
+	struct tb b;
+
+	(void)state;
+	build_late(&b);
+	/* the loaded trace: its events in time order, ties in file order */
+	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "late", &loaded, &diag), 0);
+	assert_int_equal(loaded.nr_events,
+			 2 * ((size_t)LATE_CHUNKS * LATE_PAIRS + LATE_B_PAIRS));
+
+	memset(&got, 0, sizeof(got));
+	sink = (struct hs_trace_sink){.events = collect, .ctx = &got};
+	setenv("HEAPSCOPE_READ_THREADS", "0", 1);
+	assert_int_equal(hs_trace_stream_mem(b.buf, b.len, "late", &t, &sink, &diag), 0);
+	unsetenv("HEAPSCOPE_READ_THREADS");
+	/* A's chunks waited in the file, not in memory */
+	assert_true(t.stream_deferred >= 2);
+	assert_true(t.stream_staged_max <= STREAM_STAGE_CAP + 3 * 2 * LATE_PAIRS);
+	hs_trace_release(&t);
+
+	assert_int_equal(got.n, loaded.nr_events);
+	for (i = 0; i < got.n; i++) {
+		hs_trace_event_get(&loaded, i, &e);
+		assert_int_equal(got.ev[i].time, e.time);
+		assert_int_equal(got.ev[i].addr, e.addr);
+		assert_int_equal(got.ev[i].size, e.size);
+		assert_int_equal(got.ev[i].node, e.node);
+		assert_int_equal(got.ev[i].thread, e.thread);
+		assert_int_equal(got.ev[i].op, e.op);
+		assert_int_equal(got.ev[i].fn, e.fn);
+		/* B's events on a tick of A's: after those of A's chunks
+		 * before B's, before those of A's chunks after it */
+		if (i && got.ev[i].time == got.ev[i - 1].time) {
+			if (got.ev[i].thread != got.ev[0].thread)
+				ties_before++;
+			else
+				ties_after++;
+		}
+	}
+	assert_true(ties_before > 0 && ties_after > 0);
+
+	/* the same with the pool decoding ahead */
+	stream_with(b.buf, b.len, "3", &pool);
+	assert_int_equal(pool.n, got.n);
+	assert_same_events(&got, &pool);
+	free(pool.ev);
+	free(got.ev);
+	hs_trace_release(&loaded);
+	free(b.buf);
+}
+
 /* --- declared sizes the data does not back (issue 19, item 8) ---------- */
 
 /*
@@ -704,6 +827,7 @@ int main(void)
 	    cmocka_unit_test(workers_read_what_the_reader_reads),
 	    cmocka_unit_test(chunk_events_are_what_the_records_say),
 	    cmocka_unit_test(stream_with_workers_is_the_stream_alone),
+	    cmocka_unit_test(late_chunk_waits_in_the_file),
 	};
 	return cmocka_run_group_tests_name("trace_prefetch", tests, NULL, NULL);
 }
