@@ -348,13 +348,15 @@ static void events_sort(struct hs_trace_event *ev, struct hs_trace_event *tmp, s
 
 			while (b < n && src[b].time >= src[b - 1].time)
 				b++;
-			for (c = b; c < n && (c == b || src[c].time >= src[c - 1].time); c++)
+			for (c = b; c < n && (c == b || src[c].time >= src[c - 1].time);
+			     c++)
 				;
 			if (c > b)
 				sorted = 0;
 			/* equal times: the first run was earlier in the chunk */
 			for (i = a, j = b; i < b && j < c;)
-				dst[k++] = src[j].time < src[i].time ? src[j++] : src[i++];
+				dst[k++] =
+				    src[j].time < src[i].time ? src[j++] : src[i++];
 			while (i < b)
 				dst[k++] = src[i++];
 			while (j < c)
@@ -410,8 +412,8 @@ static int defer_decode(struct hs__order *s, struct hs_trace_reader *r,
 	if (ch.flags & (HS_CHUNK_COLUMNS | HS_CHUNK_COMPACT)) {
 		size_t len;
 
-		if (hs_chunk_unpack(&s->peek_unpack, ch.flags, q, (size_t)(e - q), &q, &len,
-				    &why))
+		if (hs_chunk_unpack(&s->peek_unpack, ch.flags, q, (size_t)(e - q), &q,
+				    &len, &why))
 			return -EAGAIN;
 		e = q + len;
 	}
@@ -438,9 +440,10 @@ static int defer_decode(struct hs__order *s, struct hs_trace_reader *r,
 				have_tid = 1;
 			}
 			if (ev[j].stack != stack) {
-				uint32_t k2 = ev[j].stack ? hs_trace_node_index(s->trace,
-										 ev[j].stack)
-							  : HS_TRACE_NONE;
+				uint32_t k2 =
+				    ev[j].stack
+					? hs_trace_node_index(s->trace, ev[j].stack)
+					: HS_TRACE_NONE;
 
 				stack = ev[j].stack;
 				node = !stack		     ? HS_TRACE_NONE
