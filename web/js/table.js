@@ -286,8 +286,15 @@ export class VTable {
     });
   }
 
-  // Widen the columns whose text on screen is cut off (not those sized by hand).
+  // Widen the columns whose text on screen is cut off (not those sized by
+  // hand). Name takes what the others leave, so a number column that grew
+  // may cut a name that fitted: the rows are checked again after a change.
   fit(nrows) {
+    for (let pass = 0; pass < COLUMNS.length && this.fitOnce(nrows); pass++);
+  }
+
+  // One pass of fit(): whether it widened a column.
+  fitOnce(nrows) {
     let changed = false;
     const check = (cells) => {
       for (let c = 0; c < COLUMNS.length; c++) {
@@ -303,6 +310,7 @@ export class VTable {
     check(this.head.children);
     for (let k = 0; k < nrows; k++) if (!this.pool[k].classList.contains('pending')) check(this.pool[k].children);
     if (changed) this.applyWidths();
+    return changed;
   }
 
   // set({count, get(i) -> row|null, info(i) -> {depth, open, leaf}, selected, top})
