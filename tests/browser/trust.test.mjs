@@ -2,7 +2,8 @@
 // distrust it, each checked in Debian's chromium (playwright-core, headless)
 // against `heapscope view`: numbers that fit their cells (bytes over
 // 100 MB, counts over 1M, deep tree names, a name once the numbers beside
-// it have grown), the flame graph's first screen
+// it have grown), the first source's own queries again after a source
+// switch and back, the flame graph's first screen
 // and its tooltip, a visible sign of work with a Cancel, the selection
 // kept by key across an Update, the timeline's legend and axes, a dead
 // server explained, Events without library paths, a diff's process names
@@ -221,6 +222,29 @@ async function nameAfterNumbers(fit) {
   await page.setViewportSize({ width: 1400, height: 900 });
   ok(!cut.length, 'a name that fitted before the number columns grew is still shown whole',
     { width, m, cut });
+}
+
+// Item 5: back on a trace's first source after another, the GUI asks what
+// it asked at the open (no source named: the server's default), so the
+// server answers from what it computed then.
+async function sourceBack() {
+  await openTrace(0);
+  const asked = [];
+  const seen = (r) => {
+    if (new URL(r.url()).pathname === '/api/rows') asked.push(r.postData());
+  };
+  page.on('request', seen);
+  try {
+    await settled(() => page.selectOption('#source', 'peak'));
+    asked.length = 0;
+    await settled(() => page.selectOption('#source', 'alloc'));
+    const back = asked.map((b) => JSON.parse(b));
+    ok(back.length > 0 && back.every((q) => !('source' in q)) &&
+      (await page.inputValue('#source')) === 'alloc',
+    'back on the first source, its queries name no source, as at the open', back);
+  } finally {
+    page.off('request', seen);
+  }
 }
 
 // Item 2: deep tree names scroll sideways; columns resize by dragging.
@@ -858,6 +882,7 @@ async function main() {
     ['numbers', () => numbers(heap, 3)],
     ['widths', () => numbersAtWidths(7)],
     ['name after numbers', () => nameAfterNumbers(13)],
+    ['source back', () => sourceBack()],
     ['deep names', () => deepNames(2)],
     ['flame graph', () => flame(2)],
     ['busy', () => busy()],
