@@ -3,7 +3,7 @@
 // against `heapscope view`: numbers that fit their cells (bytes over
 // 100 MB, counts over 1M, deep tree names, a name once the numbers beside
 // it have grown), the first source's own queries again after a source
-// switch and back, the flame graph's first screen
+// switch and back, one request for a page of rows, the flame graph's first screen
 // and its tooltip, a visible sign of work with a Cancel, the selection
 // kept by key across an Update, the timeline's legend and axes, a dead
 // server explained, Events without library paths, a diff's process names
@@ -245,6 +245,27 @@ async function sourceBack() {
   } finally {
     page.off('request', seen);
   }
+}
+
+// Item 5: an Update of ByName asks for each page of rows once (the table
+// asks for the rows it draws while the load asks for its first page).
+async function rowsOnce() {
+  await openTrace(0);
+  const asked = [];
+  const seen = (r) => {
+    if (new URL(r.url()).pathname === '/api/rows') asked.push(r.postData());
+  };
+  page.on('request', seen);
+  try {
+    await setBox('foldpct', '3');
+    await setBox('inc', 'stress');
+  } finally {
+    page.off('request', seen);
+  }
+  await setBox('inc', '');
+  await setBox('foldpct', '');
+  ok(asked.length === 2 && new Set(asked).size === 2,
+    'two Updates of ByName: one request for the rows of each', asked);
 }
 
 // Item 2: deep tree names scroll sideways; columns resize by dragging.
@@ -883,6 +904,7 @@ async function main() {
     ['widths', () => numbersAtWidths(7)],
     ['name after numbers', () => nameAfterNumbers(13)],
     ['source back', () => sourceBack()],
+    ['rows once', () => rowsOnce()],
     ['deep names', () => deepNames(2)],
     ['flame graph', () => flame(2)],
     ['busy', () => busy()],
