@@ -153,11 +153,16 @@ function makeByName() {
     v.pages = new Map();
     v.pending = new Map();
     v.gen = (v.gen || 0) + 1;
+    v.retained = null;
+    // the first page is on its way before the table is laid out again
+    const page0 = fetchPage(v, 0);
+    page0.catch(() => {});
     const sort = state.sort.byname;
     v.table.setSort(sort?.key, sort?.asc);
     v.retained = await retainedByName();
     v.table.showRetained(!!v.retained);
-    const r = await fetchPage(v, 0);
+    const r = await page0;
+    if (v.retained) for (const x of r.rows) x.retained = v.retained[x.key] ?? null;
     v.total = r.total_rows;
     const sel = await locateName(v, r.rows);
     // the selected name stays selected (and in view); without one, the top

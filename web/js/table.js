@@ -537,8 +537,9 @@ export class VTable {
       }
     }
     for (let k = Math.max(n, 0); k < this.pool.length; k++) this.pool[k].hidden = true;
-    this.fit(Math.max(n, 0));
+    // ask for the missing rows first: fit() waits for a layout of the table
     if (missing && n > 0) this.opts.onNeed?.(first, first + n - 1);
+    this.fit(Math.max(n, 0));
   }
   // Hide the hidden columns' cells of row element @el (row @i) and mark
   // its selected cells.
