@@ -26,7 +26,8 @@
 //   first open (from starting `heapscope view` to the first screen, and
 //   from loading the page), an Update with ExcPats, one with IncPats, a
 //   Fold% change, a switch to the peak source (first: computed) and back
-//   and to peak again (cached).
+//   and to peak again (cached), then an Update while a second tab's Stats
+//   computes the trace's stats.
 // - perf: `gen_perf_script N 1 50000 20000` of the baseline (the same text
 //   for every build: 50,000 functions, 20,000 hot paths). Timed: the open, then each Update
 //   (IncPats, ExcPats, GroupPats by module, Fold%, a time range); the
@@ -230,6 +231,40 @@ class Session {
     return rssMb(this.view.pid);
   }
 
+  // Issue 17's "Stats must not block the other tabs": a second tab of the
+  // same server opens the Stats tab (the trace's `heapscope stats`, not
+  // computed before this step), and once its /api/stats is on its way an
+  // Update (Fold% 2) is timed in the first tab. r.update_during_stats_ms:
+  // that Update; r.stats_tab_ms: the other tab's Stats, from the click to
+  // its answer; r.stats_pending_ms: how long Stats still ran after the
+  // Update had settled (0 would mean it did not overlap, and says nothing).
+  async duringStats(r) {
+    const other = await this.context.newPage();
+    other.setDefaultTimeout(WAIT);
+    try {
+      await other.goto(this.url);
+      await other.waitForSelector('body[data-ready="1"]');
+      const isStats = (q) => new URL(q.url()).pathname === '/api/stats';
+      const sent = other.waitForRequest(isStats);
+      const answered = other.waitForResponse(isStats);
+      const t0 = performance.now();
+      await other.click('#tabs [data-tab="stats"]');
+      await sent;
+      await this.page.fill('#foldpct', '2');
+      await this.timed(r, 'update_during_stats_ms',
+        this.step(() => this.page.press('#foldpct', 'Enter')));
+      const tUpdate = this.lastEnd;
+      await answered;
+      const tStats = performance.now();
+      r.stats_tab_ms = tStats - t0;
+      r.stats_pending_ms = Math.max(0, tStats - tUpdate);
+      await this.page.fill('#foldpct', '');
+      await this.page.press('#foldpct', 'Enter');
+    } finally {
+      await other.close();
+    }
+  }
+
   async close() {
     await this.context?.close().catch(() => {});
     rmSync(this.profile, { recursive: true, force: true });
@@ -268,6 +303,7 @@ async function benchHeap(o, chromium, build, i) {
     await s.timed(r, 'source_first_ms', s.source('peak'));
     await s.timed(r, 'source_back_ms', s.source(first));
     await s.timed(r, 'source_cached_ms', s.source('peak'));
+    await s.duringStats(r);
     r.rss_peak_mb = s.rss().peak;
   } finally {
     await s.close();

@@ -1,7 +1,9 @@
 // trust.test.mjs - the GUI defects of issue 17 that make a new user
 // distrust it, each checked in Debian's chromium (playwright-core, headless)
 // against `heapscope view`: numbers that fit their cells (bytes over
-// 100 MB, counts over 1M, deep tree names), the flame graph's first screen
+// 100 MB, counts over 1M, deep tree names, a name once the numbers beside
+// it have grown), the first source's own queries again after a source
+// switch and back, one request for a page of rows, the flame graph's first screen
 // and its tooltip, a visible sign of work with a Cancel, the selection
 // kept by key across an Update, the timeline's legend and axes, a dead
 // server explained, Events without library paths, a diff's process names
@@ -26,6 +28,7 @@ import { BIN, BUILD, SRC, atCleanup, begin, errors, launchBrowser, ok, openTrace
 const PERF = path.join(SRC, 'tests/data/perf/workload.data.txt');
 const DEEP = 90;		// levels of the deep folded stack
 const WIDE = 3000;		// names of the wide folded file
+const FIT_NAME = 60;		// characters of the fit file's long name
 
 let page = null, tmp = null;
 
@@ -173,6 +176,96 @@ async function numbersAtWidths(long) {
   ok(/^[\d,]+(\.\d+)?$/.test(inc.text) && Math.abs(num(inc.text) - want.inc) <= 0.05 &&
     num(inc.title) === want.inc && num(last.text) === want.last_ms,
   'times over 100 s shown whole (Inc in ms to 0.1, exact in its tooltip; Last)', { inc, last, want });
+}
+
+// Item 2: a name that fits until the number columns grow. Name takes the
+// width the other columns leave, so numbers too wide for their columns
+// (fitted after Name) take room from it: at a window width where the
+// name fits before they grow and not after, it must still be shown
+// whole. The width is found from the file's own layout at 1400 px.
+async function nameAfterNumbers(fit) {
+  const key = `main!${'n'.repeat(FIT_NAME - 5)}`;
+  await page.setViewportSize({ width: 1400, height: 900 });
+  await openTrace(fit);
+  await page.waitForSelector(`#view-byname .row[data-key="${key}"]:not(.pending)`);
+  const m = await page.evaluate(async (key) => {
+    const { COLUMNS } = await import('/js/table.js');
+    const t = window.heapscope.views.byname.table;
+    const cell = document.querySelector(`#view-byname .row[data-key="${key}"] .c-name`);
+    const range = document.createRange();
+    range.selectNodeContents(cell);
+    const st = getComputedStyle(cell);
+    const heads = [...document.querySelectorAll('#view-byname .head > div')];
+    const shown = heads.map((h, k) => [h, COLUMNS[k]]).slice(1).filter(([h]) => !h.hidden);
+    return {
+      // the room the name needs in its cell, the other columns at the start and now
+      need: Math.ceil(range.getBoundingClientRect().width + parseFloat(st.paddingLeft) +
+        parseFloat(st.paddingRight)) + 1,
+      start: shown.reduce((a, [, c]) => a + c.px, 0),
+      grown: shown.reduce((a, [h]) => a + h.offsetWidth, 0),
+      room: t.scroll.clientWidth,
+    };
+  }, key);
+  const grew = m.grown - m.start;
+  // a window where Name has room for the name before the numbers grow, not after
+  const width = 1400 - m.room + m.start + m.need + Math.floor(grew / 2);
+  ok(grew >= 20 && width > 600, 'the fit file\'s numbers widen their columns', { m, grew, width });
+  // the first thing a fresh page shows (a trace switched to is laid out again)
+  const link = page.url();
+  await page.setViewportSize({ width, height: 900 });
+  await page.goto('about:blank');
+  await page.goto(link);
+  await page.waitForSelector('body[data-ready="1"]');
+  await page.waitForSelector(`#view-byname .row[data-key="${key}"]:not(.pending)`);
+  const cut = await cutCells('byname');
+  await shot('name-after-numbers');
+  await page.setViewportSize({ width: 1400, height: 900 });
+  ok(!cut.length, 'a name that fitted before the number columns grew is still shown whole',
+    { width, m, cut });
+}
+
+// Item 5: back on a trace's first source after another, the GUI asks what
+// it asked at the open (no source named: the server's default), so the
+// server answers from what it computed then.
+async function sourceBack() {
+  await openTrace(0);
+  const asked = [];
+  const seen = (r) => {
+    if (new URL(r.url()).pathname === '/api/rows') asked.push(r.postData());
+  };
+  page.on('request', seen);
+  try {
+    await settled(() => page.selectOption('#source', 'peak'));
+    asked.length = 0;
+    await settled(() => page.selectOption('#source', 'alloc'));
+    const back = asked.map((b) => JSON.parse(b));
+    ok(back.length > 0 && back.every((q) => !('source' in q)) &&
+      (await page.inputValue('#source')) === 'alloc',
+    'back on the first source, its queries name no source, as at the open', back);
+  } finally {
+    page.off('request', seen);
+  }
+}
+
+// Item 5: an Update of ByName asks for each page of rows once (the table
+// asks for the rows it draws while the load asks for its first page).
+async function rowsOnce() {
+  await openTrace(0);
+  const asked = [];
+  const seen = (r) => {
+    if (new URL(r.url()).pathname === '/api/rows') asked.push(r.postData());
+  };
+  page.on('request', seen);
+  try {
+    await setBox('foldpct', '3');
+    await setBox('inc', 'stress');
+  } finally {
+    page.off('request', seen);
+  }
+  await setBox('inc', '');
+  await setBox('foldpct', '');
+  ok(asked.length === 2 && new Set(asked).size === 2,
+    'two Updates of ByName: one request for the rows of each', asked);
 }
 
 // Item 2: deep tree names scroll sideways; columns resize by dragging.
@@ -782,13 +875,25 @@ async function main() {
     'app!main;libfoo.so!Foo::zap 3', 'app!main;libfoo.so!Foo::Inner::deep 4', 'app!main;other.so!Foo::x 2',
     'app!main;/usr/lib/libc.so.6!malloc 1', 'app!main;/opt/xlibc.so.6!malloc 1',
     'app!main;mscorlib!Foo;mscorlib!inner 3', 'app!main;mscorlib!FooBar 2', ''].join('\n'));
+  // one name of FIT_NAME characters and numbers wider than their columns'
+  // starting widths, with times (a source without them is laid out twice)
+  writeFileSync(path.join(tmp, 'fit.perfView.xml'), `<?xml version="1.0" encoding="utf-8"?>
+<StackWindow><StackSource>
+<Frames Count="3"><Frame ID="0">main!main</Frame>
+<Frame ID="1">main!${'n'.repeat(FIT_NAME - 5)}</Frame><Frame ID="2">main!other</Frame></Frames>
+<Stacks Count="3"><Stack ID="0" CallerID="-1" FrameID="0"/><Stack ID="1" CallerID="0" FrameID="1"/>
+<Stack ID="2" CallerID="-1" FrameID="2"/></Stacks>
+<Samples Count="2"><Sample ID="0" Time="1.5" StackID="1" Metric="123456789012" Count="123456789012"/>
+<Sample ID="1" Time="900.25" StackID="2"/></Samples>
+</StackSource></StackWindow>
+`);
   // the perf script in formats without times, and one with
   const conv = ['w.pb.gz', 'w.speedscope.json', 'w.perfView.xml'].map((f) => path.join(tmp, f));
   for (const f of conv) execFileSync(BIN, ['convert', PERF, '-o', f], { stdio: 'ignore' });
   const url = await startView([heap, PERF, path.join(tmp, 'deep.folded'), path.join(tmp, 'wide.folded'),
     path.join(tmp, 'test.folded'), path.join(tmp, 'base.folded'), path.join(tmp, 'linux.folded'),
     path.join(tmp, 'long.data.txt'), path.join(tmp, 'classes.folded'), path.join(tmp, 'ungroup.folded'),
-    ...conv]);
+    ...conv, path.join(tmp, 'fit.perfView.xml')]);
 
   ({ page } = await launchBrowser({ clipboard: true, ignoreConsole: /^Failed to load resource/ }));
   await page.goto(url);
@@ -797,6 +902,9 @@ async function main() {
   await parts([
     ['numbers', () => numbers(heap, 3)],
     ['widths', () => numbersAtWidths(7)],
+    ['name after numbers', () => nameAfterNumbers(13)],
+    ['source back', () => sourceBack()],
+    ['rows once', () => rowsOnce()],
     ['deep names', () => deepNames(2)],
     ['flame graph', () => flame(2)],
     ['busy', () => busy()],

@@ -12,6 +12,9 @@ export function emptyParams() {
 // The state a trace (and one of its sources) opens with: the saved text
 // boxes, else blank (no Fold%, as `heapscope report`: docs/gui.md says why).
 // @defaults: the source's saved boxes when @info does not have them yet.
+// The trace's first source is named by no source at all, as at the open:
+// the server's default, so that switching back to it asks the queries of
+// the open again and finds their answers in the server's cache.
 export function initialState(info, trace = 0, source = null, defaults = null) {
   const t = info.traces[trace] || { defaults: {}, sources: [] };
   const src = (t.sources || []).find((x) => x.name === source);
@@ -19,7 +22,8 @@ export function initialState(info, trace = 0, source = null, defaults = null) {
   const params = emptyParams();
   for (const k of PARAM_KEYS) if (d[k] !== null && d[k] !== undefined) params[k] = String(d[k]);
   return {
-    trace, source: src ? source : null, diff: null, steps: [], params, tab: 'byname',
+    trace, source: src && src !== t.sources[0] ? source : null, diff: null, steps: [], params,
+    tab: 'byname',
     focus: null, sort: {}, overweight: null,
   };
 }

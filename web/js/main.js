@@ -136,7 +136,8 @@ function showSummary(s) {
 // ---- ByName: a flat list loaded page by page ----
 
 function makeByName() {
-  const v = { pages: new Map(), total: 0, pending: new Set() };
+  // pending: page -> the request for it in flight
+  const v = { pages: new Map(), total: 0, pending: new Map() };
   v.table = new VTable($('view-byname'), {
     onNeed: (a, b) => loadPages(v, a, b),
     onActivate: (i) => gotoCallerCallee(v.get(i)?.key),
@@ -150,13 +151,18 @@ function makeByName() {
   v.get = (i) => v.pages.get(Math.floor(i / PAGE))?.[i % PAGE] ?? null;
   v.load = async () => {
     v.pages = new Map();
-    v.pending = new Set();
+    v.pending = new Map();
     v.gen = (v.gen || 0) + 1;
+    v.retained = null;
+    // the first page is on its way before the table is laid out again
+    const page0 = fetchPage(v, 0);
+    page0.catch(() => {});
     const sort = state.sort.byname;
     v.table.setSort(sort?.key, sort?.asc);
     v.retained = await retainedByName();
     v.table.showRetained(!!v.retained);
-    const r = await fetchPage(v, 0);
+    const r = await page0;
+    if (v.retained) for (const x of r.rows) x.retained = v.retained[x.key] ?? null;
     v.total = r.total_rows;
     const sel = await locateName(v, r.rows);
     // the selected name stays selected (and in view); without one, the top
@@ -222,21 +228,29 @@ async function locateName(v, firstPage) {
   return r.index;
 }
 
-async function fetchPage(v, page) {
+// Page @page of ByName; a page already asked for (the table asks for the
+// rows it draws, the load for its first page) is asked once.
+function fetchPage(v, page) {
+  const going = v.pending.get(page);
+  if (going) return going;
+  const pending = v.pending;
+  const job = askPage(v, page).finally(() => {
+    if (pending.get(page) === job) pending.delete(page);
+  });
+  pending.set(page, job);
+  return job;
+}
+
+async function askPage(v, page) {
   const sort = state.sort.byname;
   const g = v.gen;
-  v.pending.add(page);
-  try {
-    const r = await api.call('rows', H.query(state, { view: 'byname', offset: page * PAGE,
-      count: PAGE, sort: sort?.key ?? null, order: sort ? (sort.asc ? 'asc' : 'desc') : null }));
-    if (g !== v.gen) return r;
-    if (v.retained) for (const x of r.rows) x.retained = v.retained[x.key] ?? null;
-    v.pages.set(page, r.rows);
-    showSummary(r.summary);
-    return r;
-  } finally {
-    v.pending.delete(page);
-  }
+  const r = await api.call('rows', H.query(state, { view: 'byname', offset: page * PAGE,
+    count: PAGE, sort: sort?.key ?? null, order: sort ? (sort.asc ? 'asc' : 'desc') : null }));
+  if (g !== v.gen) return r;
+  if (v.retained) for (const x of r.rows) x.retained = v.retained[x.key] ?? null;
+  v.pages.set(page, r.rows);
+  showSummary(r.summary);
+  return r;
 }
 
 async function loadPages(v, first, last) {

@@ -286,8 +286,15 @@ export class VTable {
     });
   }
 
-  // Widen the columns whose text on screen is cut off (not those sized by hand).
+  // Widen the columns whose text on screen is cut off (not those sized by
+  // hand). Name takes what the others leave, so a number column that grew
+  // may cut a name that fitted: the rows are checked again after a change.
   fit(nrows) {
+    for (let pass = 0; pass < COLUMNS.length && this.fitOnce(nrows); pass++);
+  }
+
+  // One pass of fit(): whether it widened a column.
+  fitOnce(nrows) {
     let changed = false;
     const check = (cells) => {
       for (let c = 0; c < COLUMNS.length; c++) {
@@ -303,6 +310,7 @@ export class VTable {
     check(this.head.children);
     for (let k = 0; k < nrows; k++) if (!this.pool[k].classList.contains('pending')) check(this.pool[k].children);
     if (changed) this.applyWidths();
+    return changed;
   }
 
   // set({count, get(i) -> row|null, info(i) -> {depth, open, leaf}, selected, top})
@@ -529,8 +537,9 @@ export class VTable {
       }
     }
     for (let k = Math.max(n, 0); k < this.pool.length; k++) this.pool[k].hidden = true;
-    this.fit(Math.max(n, 0));
+    // ask for the missing rows first: fit() waits for a layout of the table
     if (missing && n > 0) this.opts.onNeed?.(first, first + n - 1);
+    this.fit(Math.max(n, 0));
   }
   // Hide the hidden columns' cells of row element @el (row @i) and mark
   // its selected cells.
