@@ -114,6 +114,26 @@ static int grow_stacks(struct hs_stack_source *src)
 	return 0;
 }
 
+/* Stack @frame under @caller at @loc as a new id, not indexed. */
+static int new_stack(struct hs_stack_source *src, uint32_t frame, uint32_t caller,
+		     uint32_t loc, uint32_t *stack)
+{
+	uint32_t id;
+
+	if (src->nr_stacks >= UINT32_MAX - 1)
+		return -E2BIG;
+	if (grow_stacks(src))
+		return -ENOMEM;
+	id = (uint32_t)src->nr_stacks++;
+	src->stack_frame[id] = frame;
+	src->stack_caller[id] = caller;
+	src->stack_depth[id] = caller == HS_NO_STACK ? 1 : src->stack_depth[caller] + 1;
+	if (src->stack_loc)
+		src->stack_loc[id] = loc;
+	*stack = id;
+	return 0;
+}
+
 int hs_source_intern_stack(struct hs_stack_source *src, uint32_t frame, uint32_t caller,
 			   uint32_t *stack)
 {
@@ -127,6 +147,7 @@ int hs_source_intern_stack_loc(struct hs_stack_source *src, uint32_t frame,
 	uint64_t h;
 	size_t i;
 	uint32_t id;
+	int err;
 
 	if (frame >= hs_source_nr_frames(src) ||
 	    (caller != HS_NO_STACK && caller >= src->nr_stacks) || loc > src->nr_locs)
@@ -146,16 +167,9 @@ int hs_source_intern_stack_loc(struct hs_stack_source *src, uint32_t frame,
 		*stack = id;
 		return 0;
 	}
-	if (src->nr_stacks >= UINT32_MAX - 1)
-		return -E2BIG;
-	if (grow_stacks(src))
-		return -ENOMEM;
-	id = (uint32_t)src->nr_stacks++;
-	src->stack_frame[id] = frame;
-	src->stack_caller[id] = caller;
-	src->stack_depth[id] = caller == HS_NO_STACK ? 1 : src->stack_depth[caller] + 1;
-	if (src->stack_loc)
-		src->stack_loc[id] = loc;
+	err = new_stack(src, frame, caller, loc, &id);
+	if (err)
+		return err;
 	hs_idindex_set(&src->stack_index, i, h, id);
 	*stack = id;
 	return 0;
@@ -164,23 +178,10 @@ int hs_source_intern_stack_loc(struct hs_stack_source *src, uint32_t frame,
 int hs_source_append_stack(struct hs_stack_source *src, uint32_t frame, uint32_t caller,
 			   uint32_t *stack)
 {
-	uint32_t id;
-
 	if (frame >= hs_source_nr_frames(src) ||
 	    (caller != HS_NO_STACK && caller >= src->nr_stacks))
 		return -EINVAL;
-	if (src->nr_stacks >= UINT32_MAX - 1)
-		return -E2BIG;
-	if (grow_stacks(src))
-		return -ENOMEM;
-	id = (uint32_t)src->nr_stacks++;
-	src->stack_frame[id] = frame;
-	src->stack_caller[id] = caller;
-	src->stack_depth[id] = caller == HS_NO_STACK ? 1 : src->stack_depth[caller] + 1;
-	if (src->stack_loc)
-		src->stack_loc[id] = 0;
-	*stack = id;
-	return 0;
+	return new_stack(src, frame, caller, 0, stack);
 }
 
 void hs_source_prefetch_stack(const struct hs_stack_source *src, uint32_t frame,
