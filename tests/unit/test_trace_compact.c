@@ -627,6 +627,48 @@ static void hostile_references_are_refused(void **state)
 		    "");
 }
 
+/*
+ * Read the trace files @a (plain) and @b (named @bname) side by side:
+ * the same records, field by field, and the same end. Returns how many
+ * records each held.
+ */
+static size_t same_records(const uint8_t *a, size_t la, const uint8_t *b, size_t lb,
+			   const char *bname)
+{
+	struct hs_trace_reader r[2];
+	struct hs_diag diag[2] = { HS_DIAG_INIT("plain"), HS_DIAG_INIT(bname) };
+	const uint8_t *files[2] = { a, b };
+	size_t lens[2] = { la, lb }, k;
+	struct hs_rec rec[2];
+	int ret[2];
+	unsigned f;
+
+	for (f = 0; f < 2; f++)
+		assert_int_equal(hs_trace_reader_open_mem(&r[f], files[f], lens[f], "t",
+							  &diag[f]),
+				 0);
+	assert_int_equal(r[1].major, HS_TRACE_MAJOR);
+	for (k = 0;; k++) {
+		for (f = 0; f < 2; f++)
+			ret[f] = hs_trace_reader_next(&r[f], &rec[f], &diag[f]);
+		assert_int_equal(ret[0], ret[1]);
+		if (ret[0] <= 0)
+			break;
+		assert_int_equal(rec[0].tag, rec[1].tag);
+		assert_int_equal(rec[0].tid, rec[1].tid);
+		assert_int_equal(rec[0].ticks, rec[1].ticks);
+		assert_int_equal(rec[0].addr, rec[1].addr);
+		assert_int_equal(rec[0].old_addr, rec[1].old_addr);
+		assert_int_equal(rec[0].size, rec[1].size);
+		assert_int_equal(rec[0].stack, rec[1].stack);
+	}
+	assert_int_equal(ret[0], 0);
+	assert_int_equal(r[0].nr_events, r[1].nr_events);
+	for (f = 0; f < 2; f++)
+		hs_trace_reader_close(&r[f]);
+	return k;
+}
+
 /* The reader: a trace of compact chunks reads as the same trace written plain. */
 static void reader_reads_compact_chunks(void **state)
 {
@@ -670,37 +712,8 @@ static void reader_reads_compact_chunks(void **state)
 			bounds[chunk] = lens[f];
 		}
 	}
-	{
-		struct hs_trace_reader r[2];
-		struct hs_diag diag[2] = { HS_DIAG_INIT("plain"), HS_DIAG_INIT("compact") };
-		struct hs_rec rec[2];
-		int ret[2];
-
-		for (f = 0; f < 2; f++)
-			assert_int_equal(hs_trace_reader_open_mem(&r[f], files[f], lens[f],
-								  "t", &diag[f]),
-					 0);
-		assert_int_equal(r[1].major, HS_TRACE_MAJOR);
-		for (k = 0;; k++) {
-			for (f = 0; f < 2; f++)
-				ret[f] = hs_trace_reader_next(&r[f], &rec[f], &diag[f]);
-			assert_int_equal(ret[0], ret[1]);
-			if (ret[0] <= 0)
-				break;
-			assert_int_equal(rec[0].tag, rec[1].tag);
-			assert_int_equal(rec[0].tid, rec[1].tid);
-			assert_int_equal(rec[0].ticks, rec[1].ticks);
-			assert_int_equal(rec[0].addr, rec[1].addr);
-			assert_int_equal(rec[0].old_addr, rec[1].old_addr);
-			assert_int_equal(rec[0].size, rec[1].size);
-			assert_int_equal(rec[0].stack, rec[1].stack);
-		}
-		assert_int_equal(ret[0], 0);
-		assert_true(k > 1000);
-		assert_int_equal(r[0].nr_events, r[1].nr_events);
-		for (f = 0; f < 2; f++)
-			hs_trace_reader_close(&r[f]);
-	}
+	k = same_records(files[0], lens[0], files[1], lens[1], "compact");
+	assert_true(k > 1000);
 	/* cut anywhere (every 61st byte): the chunks before the cut read, the
 	 * file is cut off */
 	for (k = HS_FILE_HEADER_SIZE; k < lens[1]; k += 61) {
@@ -1039,35 +1052,8 @@ static void reader_reads_predicted_chunks(void **state)
 		       f ? s : n);
 		lens[f] = HS_FILE_HEADER_SIZE + HS_CHUNK_HEADER_SIZE + (f ? s : n);
 	}
-	{
-		struct hs_trace_reader r[2];
-		struct hs_diag diag[2] = { HS_DIAG_INIT("plain"), HS_DIAG_INIT("5.0") };
-		struct hs_rec rec[2];
-		int ret[2];
-
-		for (f = 0; f < 2; f++)
-			assert_int_equal(hs_trace_reader_open_mem(&r[f], files[f], lens[f],
-								  "t", &diag[f]),
-					 0);
-		for (;; k++) {
-			for (f = 0; f < 2; f++)
-				ret[f] = hs_trace_reader_next(&r[f], &rec[f], &diag[f]);
-			assert_int_equal(ret[0], ret[1]);
-			if (ret[0] <= 0)
-				break;
-			assert_int_equal(rec[0].tag, rec[1].tag);
-			assert_int_equal(rec[0].tid, rec[1].tid);
-			assert_int_equal(rec[0].ticks, rec[1].ticks);
-			assert_int_equal(rec[0].addr, rec[1].addr);
-			assert_int_equal(rec[0].old_addr, rec[1].old_addr);
-			assert_int_equal(rec[0].size, rec[1].size);
-			assert_int_equal(rec[0].stack, rec[1].stack);
-		}
-		assert_int_equal(ret[0], 0);
-		assert_true(k > 1000);
-		for (f = 0; f < 2; f++)
-			hs_trace_reader_close(&r[f]);
-	}
+	k = (unsigned)same_records(files[0], lens[0], files[1], lens[1], "5.0");
+	assert_true(k > 1000);
 	{
 		struct hs_trace_reader r;
 		struct hs_diag diag = HS_DIAG_INIT("v4");
