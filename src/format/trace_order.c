@@ -584,7 +584,13 @@ static void order_renorm(struct hs__order *s)
 
 int hs__order_undefer(struct hs__order *s, struct hs_trace_reader *r)
 {
+	int err;
+
 	defer_close(s);
+	/* the last chunk's runs join the stage first, as at every chunk:
+	 * a deferred chunk merges into the stage, not into them */
+	if ((s->in_run || s->nseg) && (err = hs__order_flush(s)))
+		return err;
 	return defer_take_below(s, r, INT64_MAX);
 }
 
