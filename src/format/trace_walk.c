@@ -1118,6 +1118,11 @@ int hs__trace_walk(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags
 		hs__trace_syms_reset(&t->syms);
 	err = finish(t, &ls);
 out:
+	if (stream) {
+		/* (they pointed into this walk's state) */
+		stream->tids = NULL;
+		stream->trace = NULL;
+	}
 	load_state_release(&ls);
 	return err;
 }
