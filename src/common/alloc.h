@@ -39,7 +39,8 @@ void hs_hint_huge(void *p, size_t bytes);
 
 /*
  * Testing aid: after @n further successful allocations, every allocation
- * fails until hs_alloc_fail_after(-1) is called. Not thread-safe.
+ * fails until hs_alloc_fail_after(-1) is called. The countdown is atomic:
+ * threads a pass starts count down with it.
  */
 void hs_alloc_fail_after(long n);
 
