@@ -162,7 +162,8 @@ function makeByName() {
     v.retained = await retainedByName();
     v.table.showRetained(!!v.retained);
     const r = await page0;
-    if (v.retained) for (const x of r.rows) x.retained = v.retained[x.key] ?? null;
+    // pages that came before the retained sizes get them now
+    for (const rows of v.pages.values()) withRetainedByName(v, rows);
     v.total = r.total_rows;
     const sel = await locateName(v, r.rows);
     // the selected name stays selected (and in view); without one, the top
@@ -241,13 +242,18 @@ function fetchPage(v, page) {
   return job;
 }
 
+// ByName @rows with their retained bytes, once the view has them.
+function withRetainedByName(v, rows) {
+  if (v.retained) for (const x of rows) x.retained = v.retained[x.key] ?? null;
+}
+
 async function askPage(v, page) {
   const sort = state.sort.byname;
   const g = v.gen;
   const r = await api.call('rows', H.query(state, { view: 'byname', offset: page * PAGE,
     count: PAGE, sort: sort?.key ?? null, order: sort ? (sort.asc ? 'asc' : 'desc') : null }));
   if (g !== v.gen) return r;
-  if (v.retained) for (const x of r.rows) x.retained = v.retained[x.key] ?? null;
+  withRetainedByName(v, r.rows);
   v.pages.set(page, r.rows);
   showSummary(r.summary);
   return r;
