@@ -593,6 +593,38 @@ static void trees_share_a_filter_result(void **state)
 	}
 }
 
+/* The same when the shared result is the identity (no stack changed). */
+static void trees_share_an_identity_result(void **state)
+{
+	struct hs_stack_source src;
+	struct hs_view_params p = HS_VIEW_PARAMS_INIT;
+	struct hs_filtered shared;
+	struct hs_calltree alone, on;
+	size_t w;
+
+	(void)state;
+	hs_source_init(&src);
+	add(&src, 0, 4, 1, "main;a;b");
+	add(&src, 10, 3, 1, "main;c");
+	add(&src, 20, 2, 1, "main;a");
+	add(&src, 30, 1, 1, "main;a;b;d");
+	assert_int_equal(hs_calltree_filter(&src, &p, &shared, NULL), 0);
+	assert_true(shared.identity);
+	for (w = 0; w < 3; w++) {
+		p.filter.start_ms = w == 1 ? 15 : NAN;
+		p.filter.end_ms = w == 2 ? 25 : NAN;
+		p.fold_pct = w == 2 ? 30 : NAN;
+		assert_int_equal(hs_calltree_build(&alone, &src, &p, NULL), 0);
+		assert_int_equal(hs_calltree_build_on(&on, &shared, &p), 0);
+		assert_true(on.f.identity && on.f.borrowed);
+		assert_same_tree(&alone, &on);
+		hs_calltree_release(&alone);
+		hs_calltree_release(&on);
+	}
+	hs_filtered_release(&shared);
+	hs_source_release(&src);
+}
+
 /* Every failed allocation is reported and leaks nothing. */
 static void out_of_memory(void **state)
 {
@@ -653,6 +685,7 @@ int main(void)
 		cmocka_unit_test(untimed_source_has_no_when),
 		cmocka_unit_test(when_blocks_are_exact),
 		cmocka_unit_test(trees_share_a_filter_result),
+		cmocka_unit_test(trees_share_an_identity_result),
 		cmocka_unit_test(out_of_memory),
 	};
 	return cmocka_run_group_tests_name("calltree", tests, NULL, NULL);
