@@ -7,9 +7,15 @@
  * of each with When. Prints each step's CPU and wall seconds (the best
  * of ROUNDS each; a pass over the samples may use two threads).
  *
+ * As in the server's cache, the filter's result is shared by the steps
+ * of a round with the same patterns (Fold% and the time range do not
+ * change it): a step with the patterns of an earlier one builds only its
+ * call tree on that result (hs_calltree_build_on()).
+ *
  *	build/bench/update_bench FILE [ROUNDS]	# default 3
  *
- * Owns everything it makes; frees each step's results before the next.
+ * Owns everything it makes; frees each step's results before the next,
+ * and the round's filter results at its end.
  */
 #include "analysis/calltree.h"
 #include "analysis/view_part.h"
@@ -18,6 +24,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 struct setting {
@@ -63,12 +70,24 @@ static int first_rows(const struct hs_view_parts *p, size_t n)
 	return err;
 }
 
-static int one_update(const struct hs_stack_source *src, const struct setting *s)
+static int same_text(const char *a, const char *b)
 {
+	return !strcmp(a ? a : "", b ? b : "");
+}
+
+/*
+ * Step @k of a round: its call tree on the filter result of the first
+ * step with its patterns (built into filters[] when @k is that step).
+ */
+static int one_update(const struct hs_stack_source *src, size_t k,
+		      struct hs_filtered *filters, int *built)
+{
+	const struct setting *s = &settings[k];
 	struct hs_view_params p = HS_VIEW_PARAMS_INIT;
 	struct hs_diag diag = HS_DIAG_INIT("update_bench");
 	struct hs_view_parts byname, tree;
 	struct hs_calltree ct;
+	size_t j;
 	int err;
 
 	p.filter.group = s->group;
@@ -76,7 +95,17 @@ static int one_update(const struct hs_stack_source *src, const struct setting *s
 	p.filter.start_ms = s->start_ms;
 	p.filter.end_ms = s->end_ms;
 	p.fold_pct = s->fold_pct;
-	err = hs_calltree_build(&ct, src, &p, &diag);
+	for (j = 0; j < k; j++)
+		if (same_text(settings[j].group, s->group) &&
+		    same_text(settings[j].inc, s->inc))
+			break;
+	if (j == k) {
+		err = hs_calltree_filter(src, &p, &filters[k], &diag);
+		if (err)
+			return err;
+		built[k] = 1;
+	}
+	err = hs_calltree_build_on(&ct, &filters[j], &p);
 	if (err)
 		return err;
 	err = hs_view_parts_build(&byname, &ct, HS_VIEW_BYNAME);
@@ -98,6 +127,8 @@ int main(int argc, char **argv)
 {
 	struct hs_diag diag = HS_DIAG_INIT("update_bench");
 	struct hs_stack_source src;
+	struct hs_filtered filters[NR_SETTINGS];
+	int built[NR_SETTINGS];
 	double best[NR_SETTINGS], best_wall[NR_SETTINGS], t0, w0;
 	int rounds = argc > 2 ? atoi(argv[2]) : 3, r;
 	size_t k;
@@ -116,11 +147,12 @@ int main(int argc, char **argv)
 	       src.nr_samples, src.nr_stacks);
 	for (k = 0; k < NR_SETTINGS; k++)
 		best[k] = best_wall[k] = INFINITY;
-	for (r = 0; r < rounds; r++)
+	for (r = 0; r < rounds; r++) {
+		memset(built, 0, sizeof(built));
 		for (k = 0; k < NR_SETTINGS; k++) {
 			t0 = cpu_now();
 			w0 = wall_now();
-			if (one_update(&src, &settings[k])) {
+			if (one_update(&src, k, filters, built)) {
 				fprintf(stderr, "update_bench: %s failed\n",
 					settings[k].label);
 				return 1;
@@ -132,6 +164,10 @@ int main(int argc, char **argv)
 			if (w0 < best_wall[k])
 				best_wall[k] = w0;
 		}
+		for (k = 0; k < NR_SETTINGS; k++)
+			if (built[k])
+				hs_filtered_release(&filters[k]);
+	}
 	for (k = 0; k < NR_SETTINGS; k++)
 		printf("%-24s %.3f s CPU %.3f s wall\n", settings[k].label, best[k],
 		       best_wall[k]);

@@ -378,23 +378,53 @@ void hs_calltree_release(struct hs_calltree *ct)
 	memset(ct, 0, sizeof(*ct));
 }
 
+int hs_calltree_filter(const struct hs_stack_source *in, const struct hs_view_params *p,
+		       struct hs_filtered *f, struct hs_diag *diag)
+{
+	struct hs_filter_params fp = p->filter;
+
+	fp.borrow_stacks = 1; /* nodes are read through the accessors */
+	fp.start_ms = fp.end_ms = NAN;
+	return hs_filter_apply(in, &fp, f, diag);
+}
+
+/* The tree of @ct (its filter result in ct->f) with @p's Fold%. */
+static int build_on_filter(struct hs_calltree *ct, const struct hs_stack_source *in,
+			   const struct hs_view_params *p);
+
 int hs_calltree_build(struct hs_calltree *ct, const struct hs_stack_source *in,
 		      const struct hs_view_params *p, struct hs_diag *diag)
 {
 	struct hs_filter_params fp = p->filter;
-	const struct hs_filtered *f = &ct->f;
-	size_t n;
 	int err;
 
 	memset(ct, 0, sizeof(*ct));
-	ct->in = in;
-	ct->fold_pct = NAN;
 	fp.borrow_stacks = 1; /* nodes are read through the accessors */
 	err = hs_filter_apply(in, &fp, &ct->f, diag);
 	if (err) {
 		memset(ct, 0, sizeof(*ct));
 		return err;
 	}
+	return build_on_filter(ct, in, p);
+}
+
+int hs_calltree_build_on(struct hs_calltree *ct, const struct hs_filtered *shared,
+			 const struct hs_view_params *p)
+{
+	memset(ct, 0, sizeof(*ct));
+	hs_filtered_borrow(&ct->f, shared, &p->filter);
+	return build_on_filter(ct, shared->in, p);
+}
+
+static int build_on_filter(struct hs_calltree *ct, const struct hs_stack_source *in,
+			   const struct hs_view_params *p)
+{
+	const struct hs_filtered *f = &ct->f;
+	size_t n;
+	int err;
+
+	ct->in = in;
+	ct->fold_pct = NAN;
 	hs_when_range_init(
 	    &ct->range, in,
 	    isfinite(p->filter.start_ms) ? p->filter.start_ms : p->when_start_ms,

@@ -36,7 +36,8 @@
  * @f's stacks uses. That saves the filter's output stacks, their index
  * and the map (about 40 bytes a stack) and the time to build them.
  *
- * Ownership: a calltree owns its filter result and arrays and borrows the
+ * Ownership: a calltree owns its filter result (or, built with
+ * hs_calltree_build_on(), borrows it) and its arrays, and borrows the
  * input source, which must outlive it and not change. Names returned are
  * borrowed from the tree. Release with hs_calltree_release().
  */
@@ -154,6 +155,26 @@ HS_MUST_CHECK int hs_calltree_build(struct hs_calltree *ct,
 				    const struct hs_stack_source *in,
 				    const struct hs_view_params *p, struct hs_diag *diag);
 void hs_calltree_release(struct hs_calltree *ct);
+
+/*
+ * The filter result that the call trees of @in with @p's patterns share,
+ * whatever their time window and Fold%: hs_filter_apply() with
+ * borrow_stacks and no window. Returns as hs_filter_apply(); release
+ * @f with hs_filtered_release() after every tree built on it.
+ */
+HS_MUST_CHECK int hs_calltree_filter(const struct hs_stack_source *in,
+				     const struct hs_view_params *p,
+				     struct hs_filtered *f, struct hs_diag *diag);
+/*
+ * As hs_calltree_build() of @shared->in, on @shared: a result of
+ * hs_calltree_filter() with @p's patterns (its window and Fold% are
+ * @p's own). @ct borrows @shared, which must outlive it and not change;
+ * the tree is the one hs_calltree_build() makes, node for node. 0 or
+ * -ENOMEM (@ct left released).
+ */
+HS_MUST_CHECK int hs_calltree_build_on(struct hs_calltree *ct,
+				       const struct hs_filtered *shared,
+				       const struct hs_view_params *p);
 
 /*
  * The Start and End (ms) of @ct's When range, to pass on as

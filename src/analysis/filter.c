@@ -89,6 +89,10 @@ struct out_key {
 
 void hs_filtered_release(struct hs_filtered *f)
 {
+	if (f->borrowed) {
+		memset(f, 0, sizeof(*f));
+		return;
+	}
 	hs_source_release(&f->out);
 	hs_free(f->origin);
 	hs_strtab_release(&f->modules);
@@ -595,6 +599,16 @@ static void set_window(struct hs_filtered *f, const struct hs_filter_params *p)
 	f->has_window = 1;
 	f->start_ns = lo ? ms_to_ns(p->start_ms) - WINDOW_SLACK_NS : INT64_MIN;
 	f->end_ns = hi ? ms_to_ns(p->end_ms) + WINDOW_SLACK_NS : INT64_MAX;
+}
+
+void hs_filtered_borrow(struct hs_filtered *f, const struct hs_filtered *from,
+			const struct hs_filter_params *p)
+{
+	*f = *from;
+	f->borrowed = 1;
+	f->has_window = 0;
+	f->start_ns = f->end_ns = 0;
+	set_window(f, p);
 }
 
 static void apply_release(struct apply *a)

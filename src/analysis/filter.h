@@ -42,9 +42,17 @@
  *   OR). A sample with no stack is dropped when IncPats is not empty.
  *
  * Ownership: hs_filtered borrows the input source, which must outlive it
- * and not change; it owns everything else. Release with
- * hs_filtered_release(). @out may hold stacks that no input stack maps to
- * (a prefix built before IncPats dropped its callees).
+ * and not change; it owns everything else, unless it was made by
+ * hs_filtered_borrow() (@borrowed): then it borrows its stacks, map and
+ * frames from another result too. Release with hs_filtered_release().
+ * @out may hold stacks that no input stack maps to (a prefix built
+ * before IncPats dropped its callees).
+ *
+ * The time window is the only parameter that the stacks, the map and
+ * the frames do not depend on: it is applied per sample, by
+ * hs_filtered_sample(). So call trees that differ only in their window
+ * (or in Fold%, which the call tree applies) can share one result
+ * (hs_filtered_borrow(); the server caches it as an entry of its own).
  */
 
 #define HS_DROPPED (UINT32_MAX - 1) /* map value: the sample is filtered out */
@@ -107,6 +115,7 @@ struct hs_filtered {
 	struct hs_strtab modules; /* short module names of @origin */
 	size_t nr_groups;	  /* distinct group names seen */
 	uint32_t root_map;	  /* where a sample with no stack goes */
+	int borrowed;		  /* made by hs_filtered_borrow(): owns nothing */
 	int has_window;		  /* a Start or End bound is set */
 	int64_t start_ns, end_ns; /* window incl. PerfView's 0.0006 ms slack */
 };
@@ -121,6 +130,16 @@ HS_MUST_CHECK int hs_filter_apply(const struct hs_stack_source *in,
 				  const struct hs_filter_params *p,
 				  struct hs_filtered *out, struct hs_diag *diag);
 void hs_filtered_release(struct hs_filtered *f);
+
+/*
+ * @f as @from (a result of hs_filter_apply() with the same patterns as
+ * @p) but with @p's time window: the same stacks, map and frames,
+ * borrowed from @from, which must outlive @f and not change. The answer
+ * of every accessor is what hs_filter_apply(in, p) would give. Releasing
+ * @f frees none of @from's memory.
+ */
+void hs_filtered_borrow(struct hs_filtered *f, const struct hs_filtered *from,
+			const struct hs_filter_params *p);
 
 /*
  * What output frame @frame of @f stands for: whether it is a frame or a

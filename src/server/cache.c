@@ -14,11 +14,21 @@ void hs_cache_init(struct hs_cache *c)
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->built, NULL);
 	c->max[HS_CACHE_SOURCE] = 8;
+	c->max[HS_CACHE_FILTER] = 8;
 	c->max[HS_CACHE_TREE] = 8;
 	c->max[HS_CACHE_VIEW] = 32;
 	c->max[HS_CACHE_PARTS] = 32;
 	c->max[HS_CACHE_TEXT] = 32;
 	c->max_bytes = (size_t)1 << 30;
+}
+
+/* About the memory a filter result owns: its output, maps and names. */
+static size_t filter_bytes(const struct hs_filtered *f)
+{
+	if (f->borrowed || !f->in)
+		return 0;
+	return hs_source_memory(&f->out) + (f->identity ? 0 : f->in->nr_stacks * 5) +
+	       (f->frame_out ? hs_source_nr_frames(f->in) * sizeof(*f->frame_out) : 0);
 }
 
 /* About the memory an entry holds. */
@@ -30,16 +40,14 @@ static size_t entry_bytes(const struct hs_cache_entry *e)
 	switch (e->kind) {
 	case HS_CACHE_SOURCE:
 		return hs_source_memory(&e->u.source.src);
+	case HS_CACHE_FILTER:
+		return filter_bytes(&e->u.filter);
 	case HS_CACHE_TREE:
 		/* the nodes' arrays, When histograms, the filter's output and maps */
 		return ct->t.nr * (sizeof(struct hs_node_exc) +
 				   sizeof(struct hs_node_inc) + 21) +
 		       (ct->hist ? ct->t.nr * HS_WHEN_BUCKETS * sizeof(double) : 0) +
-		       hs_source_memory(&ct->f.out) +
-		       (ct->in && !ct->f.identity ? ct->in->nr_stacks * 5 : 0) +
-		       (ct->f.frame_out && ct->in
-			    ? hs_source_nr_frames(ct->in) * sizeof(*ct->f.frame_out)
-			    : 0);
+		       filter_bytes(&ct->f);
 	case HS_CACHE_VIEW:
 		return v->nr_rows * (sizeof(*v->rows) + 2 * sizeof(uint32_t)) +
 		       hs_source_memory(&v->names);
@@ -53,8 +61,16 @@ static size_t entry_bytes(const struct hs_cache_entry *e)
 }
 
 /* Per node of a call tree: costs, links, the filter's output stack and maps. */
+#define FILTER_STACK_BYTES (20 + 5)
 #define TREE_NODE_BYTES                                                                  \
-	(sizeof(struct hs_node_exc) + sizeof(struct hs_node_inc) + 21 + 20 + 5)
+	(sizeof(struct hs_node_exc) + sizeof(struct hs_node_inc) + 21 +                  \
+	 FILTER_STACK_BYTES)
+
+size_t hs_cache_filter_estimate(const struct hs_stack_source *in)
+{
+	/* at most an output stack per input stack */
+	return (in->nr_stacks + 1) * FILTER_STACK_BYTES;
+}
 
 size_t hs_cache_tree_estimate(const struct hs_stack_source *in)
 {
@@ -92,6 +108,9 @@ void hs_cache_entry_free(struct hs_cache_entry *e)
 	switch (e->kind) {
 	case HS_CACHE_SOURCE:
 		hs_source_release(&e->u.source.src);
+		break;
+	case HS_CACHE_FILTER:
+		hs_filtered_release(&e->u.filter);
 		break;
 	case HS_CACHE_TREE:
 		hs_calltree_release(&e->u.tree);
@@ -275,7 +294,10 @@ struct hs_cache_entry *hs_cache_entry_new(enum hs_cache_kind kind, const char *k
 {
 	struct hs_cache_entry *e;
 
-	/* a view borrows from a tree, a tree from a source: never the reverse */
+	/*
+	 * a view borrows from a tree, a tree from a filter result or a
+	 * source, a filter result from a source: never the reverse
+	 */
 	HS_BUG_ON(!key || kind >= HS_CACHE__KINDS);
 	HS_BUG_ON(dep && dep->kind >= kind);
 	e = hs_calloc(1, sizeof(*e));

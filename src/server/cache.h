@@ -14,7 +14,10 @@
  * cache - the server's recently used results, so that moving between tabs,
  * expanding a tree node, scrolling or redrawing the timeline does not
  * compute anything again: derived sources (Drill Into, Flatten, diffs,
- * ranged memory views), call trees (a source and its filter parameters),
+ * ranged memory views), filter results (a source and its patterns: what
+ * the call trees of every Fold% and time window with those patterns
+ * share, calltree.h's hs_calltree_build_on()), call trees (a source and
+ * its filter parameters),
  * full views (a call tree, a view kind and a focus), the ByName and
  * CallTree views whose rows are made per answer (view_part.h: what
  * /api/tree and /api/rows read) and answer texts (a timeline, a heap
@@ -24,7 +27,7 @@
  * most max[kind] entries, and all of them together about max_bytes of
  * memory; beyond that the least recently used entry goes, together with
  * every entry that borrows from it (a view borrows its call tree, a call
- * tree its derived source).
+ * tree its filter result, a filter result its derived source).
  *
  * Threads. The server answers several requests at once (server.h), so
  * the cache is shared: @lock covers the entry list, every entry's @refs,
@@ -49,6 +52,7 @@
 
 enum hs_cache_kind {
 	HS_CACHE_SOURCE,
+	HS_CACHE_FILTER,
 	HS_CACHE_TREE,
 	HS_CACHE_VIEW,
 	HS_CACHE_PARTS,
@@ -76,6 +80,7 @@ struct hs_cache_entry {
 			double when[2]; /* the When range it carries (query.h) */
 			int has_when;
 		} source;
+		struct hs_filtered filter; /* hs_calltree_filter()'s */
 		struct hs_calltree tree;
 		struct {
 			struct hs_view v;
@@ -112,8 +117,8 @@ struct hs_cache_hold {
 	}
 
 /*
- * Default sizes: 8 sources, 8 call trees, 32 views, 32 views in parts,
- * 32 texts, 1 GiB in all.
+ * Default sizes: 8 sources, 8 filter results, 8 call trees, 32 views,
+ * 32 views in parts, 32 texts, 1 GiB in all.
  */
 void hs_cache_init(struct hs_cache *c);
 /* Free every entry; no hold may reference any. */
@@ -154,9 +159,10 @@ void hs_cache_publish(struct hs_cache *c, struct hs_cache_entry *e, int err,
  */
 void hs_cache_make_room(struct hs_cache *c, enum hs_cache_kind kind, size_t bytes);
 /*
- * About what a call tree of @in, a view of @ct of @kind, or its parts
- * (view_part.h), will take.
+ * About what a filter result of @in, a call tree of @in (with its filter
+ * result), a view of @ct of @kind, or its parts (view_part.h), will take.
  */
+size_t hs_cache_filter_estimate(const struct hs_stack_source *in);
 size_t hs_cache_tree_estimate(const struct hs_stack_source *in);
 size_t hs_cache_view_estimate(const struct hs_calltree *ct, enum hs_view_kind kind);
 size_t hs_cache_parts_estimate(const struct hs_calltree *ct, enum hs_view_kind kind);

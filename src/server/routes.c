@@ -243,13 +243,54 @@ out:
 	return err;
 }
 
+/*
+ * The filter result of the query's patterns on @r's source, shared by its
+ * call trees of every Fold% and time window (held in c->hold), in *@out.
+ * Keyed by the source's cache key (or the query's, for a trace's source
+ * loaded in place) and the patterns, each prefixed by its length.
+ */
+static int get_filter(struct hs_route_ctx *c, const struct hs_resolved *r,
+		      const struct hs_view_params *p, struct hs_cache_entry **out)
+{
+	const struct hs_filter_params *f = &p->filter;
+	const char *pat[4] = {f->group, f->fold, f->inc, f->exc};
+	struct hs_buf key = HS_BUF_INIT;
+	struct hs_app *a = c->app;
+	struct hs_cache_entry *e;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < 4 && !err; i++)
+		err = hs_buf_addf(&key, "%zu:%s\n", pat[i] ? strlen(pat[i]) : 0,
+				  pat[i] ? pat[i] : "");
+	if (!err)
+		err = hs_buf_addf(&key, "%s",
+				  r->ent ? r->ent->key
+					 : c->query.src.keys[c->query.src.nr_steps]);
+	if (err)
+		goto out;
+	err = hs_cache_claim(&a->cache, &c->hold, HS_CACHE_FILTER, key.s, r->ent, &e,
+			     &c->diag);
+	if (err == 1) {
+		hs_cache_make_room(&a->cache, HS_CACHE_FILTER,
+				   hs_cache_filter_estimate(r->src));
+		err = hs_calltree_filter(r->src, p, &e->u.filter, &c->diag);
+		hs_cache_publish(&a->cache, e, err, &c->diag);
+	}
+	if (!err)
+		*out = e;
+out:
+	hs_buf_release(&key);
+	return err < 0 ? err : 0;
+}
+
 /* The call tree of the query (c->tree) and its source (c->src). */
 int hs__get_tree(struct hs_route_ctx *c)
 {
 	struct hs_view_params p = c->query.params.vp;
 	struct hs_app *a = c->app;
 	struct hs_resolved r;
-	struct hs_cache_entry *e;
+	struct hs_cache_entry *e, *fe = NULL;
 	int err;
 
 	e = hs_cache_get(&a->cache, &c->hold, HS_CACHE_TREE, c->query.tree_key);
@@ -262,9 +303,11 @@ int hs__get_tree(struct hs_route_ctx *c)
 	if (!err)
 		err = hs__resolve_src(c, &c->query.src, c->query.src.nr_steps,
 				      &c->query.params.vp.filter, &r);
+	if (!err)
+		err = get_filter(c, &r, &p, &fe);
 	if (err)
 		return err;
-	err = hs_cache_claim(&a->cache, &c->hold, HS_CACHE_TREE, c->query.tree_key, r.ent,
+	err = hs_cache_claim(&a->cache, &c->hold, HS_CACHE_TREE, c->query.tree_key, fe,
 			     &e, &c->diag);
 	if (err < 0)
 		return err;
@@ -275,8 +318,9 @@ int hs__get_tree(struct hs_route_ctx *c)
 			p.when_end_ms = r.when[1];
 		}
 		hs_cache_make_room(&a->cache, HS_CACHE_TREE,
-				   hs_cache_tree_estimate(r.src));
-		err = hs_calltree_build(&e->u.tree, r.src, &p, &c->diag);
+				   hs_cache_tree_estimate(r.src) -
+				       hs_cache_filter_estimate(r.src));
+		err = hs_calltree_build_on(&e->u.tree, &fe->u.filter, &p);
 		hs_cache_publish(&a->cache, e, err, &c->diag);
 		if (err)
 			return err;

@@ -491,6 +491,140 @@ static void when_blocks_are_exact(void **state)
 	}
 }
 
+/* Two trees are the same node for node: costs, links, flags, When and Fold%. */
+static void assert_same_tree(const struct hs_calltree *a, const struct hs_calltree *b)
+{
+	size_t nr = a->t.nr;
+	double ta[2], tb[2];
+
+	assert_int_equal(nr, b->t.nr);
+	assert_memory_equal(a->t.frame, b->t.frame, nr * sizeof(*a->t.frame));
+	assert_memory_equal(a->t.parent, b->t.parent, nr * sizeof(*a->t.parent));
+	assert_memory_equal(a->t.exc, b->t.exc, nr * sizeof(*a->t.exc));
+	assert_memory_equal(a->t.inc, b->t.inc, nr * sizeof(*a->t.inc));
+	assert_memory_equal(a->t.flags, b->t.flags, nr * sizeof(*a->t.flags));
+	assert_memory_equal(a->t.child_off, b->t.child_off, (nr + 1) * sizeof(uint32_t));
+	assert_memory_equal(a->t.child, b->t.child, a->t.child_off[nr] * sizeof(uint32_t));
+	assert_memory_equal(a->rep, b->rep, nr * sizeof(*a->rep));
+	assert_true((a->hist == NULL) == (b->hist == NULL));
+	if (a->hist)
+		assert_memory_equal(a->hist, b->hist,
+				    nr * HS_WHEN_BUCKETS * sizeof(*a->hist));
+	assert_memory_equal(a->root_hist, b->root_hist, sizeof(a->root_hist));
+	hs_calltree_when_bounds(a, &ta[0], &ta[1]);
+	hs_calltree_when_bounds(b, &tb[0], &tb[1]);
+	assert_memory_equal(ta, tb, sizeof(ta));
+	assert_int_equal(a->nr_samples, b->nr_samples);
+	assert_int_equal(a->nr_folded, b->nr_folded);
+	assert_true(a->fold_threshold == b->fold_threshold);
+	assert_int_equal(hs_filtered_nr_stacks(&a->f), hs_filtered_nr_stacks(&b->f));
+	assert_int_equal(hs_source_nr_frames(&a->f.out), hs_source_nr_frames(&b->f.out));
+}
+
+/*
+ * A tree built on a shared filter result (hs_calltree_build_on()) is the
+ * tree hs_calltree_build() makes, for every window and Fold% of the
+ * patterns it was filtered with; the result outlives the trees on it.
+ */
+static void trees_share_a_filter_result(void **state)
+{
+	static const char *const names[] = {"m!a", "m!b", "n!c", "n!d", "m!e"};
+	static const char *const groups[] = {NULL, "{%}!->module $1", "n!%=>n"};
+	static const char *const incs[] = {NULL, "m!b"};
+	static const double windows[][2] = {{NAN, NAN}, {100, 900}, {NAN, 400}};
+	static const double folds[] = {NAN, 5};
+	struct hs_stack_source src;
+	uint64_t rng = 88172645463325252ull;
+	size_t i, g, n, w, f, kind;
+
+	(void)state;
+	for (kind = 0; kind < 2; kind++) {
+		hs_source_init(&src);
+		src.kind = kind ? HS_METRIC_TIME : HS_METRIC_PLAIN;
+		for (i = 0; i < 2000; i++) {
+			char stack[96] = "main";
+			size_t depth, d, len = 4;
+
+			rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+			depth = rng % 8;
+			for (d = 0; d < depth; d++)
+				len += (size_t)snprintf(stack + len, sizeof(stack) - len, ";%s",
+							names[(rng >> (8 + 3 * d)) % 5]);
+			add(&src, (double)i * 0.5, (double)((rng >> 40) % 20) + 0.5, 1, stack);
+		}
+		for (g = 0; g < 3; g++)
+			for (n = 0; n < 2; n++) {
+				struct hs_view_params fp = HS_VIEW_PARAMS_INIT;
+				struct hs_filtered shared;
+				struct hs_calltree on[3 * 2];
+
+				fp.filter.group = groups[g];
+				fp.filter.inc = incs[n];
+				/* the window it is filtered with makes no difference */
+				fp.filter.start_ms = 300;
+				assert_int_equal(hs_calltree_filter(&src, &fp, &shared, NULL), 0);
+				for (w = 0; w < 3; w++)
+					for (f = 0; f < 2; f++) {
+						struct hs_view_params p = fp;
+						struct hs_calltree alone;
+
+						p.filter.start_ms = windows[w][0];
+						p.filter.end_ms = windows[w][1];
+						p.fold_pct = folds[f];
+						assert_int_equal(
+						    hs_calltree_build(&alone, &src, &p, NULL), 0);
+						assert_int_equal(
+						    hs_calltree_build_on(&on[2 * w + f], &shared, &p),
+						    0);
+						assert_true(on[2 * w + f].f.borrowed);
+						assert_same_tree(&alone, &on[2 * w + f]);
+						hs_calltree_release(&alone);
+					}
+				/* releasing a tree leaves the result, and the others, whole */
+				for (i = 0; i < 6; i++) {
+					if (i + 1 < 6)
+						assert_int_equal(hs_filtered_nr_stacks(&on[i + 1].f),
+								 hs_filtered_nr_stacks(&shared));
+					hs_calltree_release(&on[i]);
+				}
+				hs_filtered_release(&shared);
+			}
+		hs_source_release(&src);
+	}
+}
+
+/* The same when the shared result is the identity (no stack changed). */
+static void trees_share_an_identity_result(void **state)
+{
+	struct hs_stack_source src;
+	struct hs_view_params p = HS_VIEW_PARAMS_INIT;
+	struct hs_filtered shared;
+	struct hs_calltree alone, on;
+	size_t w;
+
+	(void)state;
+	hs_source_init(&src);
+	add(&src, 0, 4, 1, "main;a;b");
+	add(&src, 10, 3, 1, "main;c");
+	add(&src, 20, 2, 1, "main;a");
+	add(&src, 30, 1, 1, "main;a;b;d");
+	assert_int_equal(hs_calltree_filter(&src, &p, &shared, NULL), 0);
+	assert_true(shared.identity);
+	for (w = 0; w < 3; w++) {
+		p.filter.start_ms = w == 1 ? 15 : NAN;
+		p.filter.end_ms = w == 2 ? 25 : NAN;
+		p.fold_pct = w == 2 ? 30 : NAN;
+		assert_int_equal(hs_calltree_build(&alone, &src, &p, NULL), 0);
+		assert_int_equal(hs_calltree_build_on(&on, &shared, &p), 0);
+		assert_true(on.f.identity && on.f.borrowed);
+		assert_same_tree(&alone, &on);
+		hs_calltree_release(&alone);
+		hs_calltree_release(&on);
+	}
+	hs_filtered_release(&shared);
+	hs_source_release(&src);
+}
+
 /* Every failed allocation is reported and leaks nothing. */
 static void out_of_memory(void **state)
 {
@@ -550,6 +684,8 @@ int main(void)
 		cmocka_unit_test(summary_line),
 		cmocka_unit_test(untimed_source_has_no_when),
 		cmocka_unit_test(when_blocks_are_exact),
+		cmocka_unit_test(trees_share_a_filter_result),
+		cmocka_unit_test(trees_share_an_identity_result),
 		cmocka_unit_test(out_of_memory),
 	};
 	return cmocka_run_group_tests_name("calltree", tests, NULL, NULL);

@@ -1180,6 +1180,89 @@ static void cache_evicts(void **state)
 	hs_cache_release(&c);
 }
 
+/* Listed entries of @kind in @app's cache. */
+static size_t nr_of_kind(struct hs_app *app, enum hs_cache_kind kind)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < app->cache.nr; i++)
+		n += app->cache.e[i]->kind == kind;
+	return n;
+}
+
+/*
+ * The call trees of one set of patterns share one filter result, whatever
+ * their Fold% and time window; a filter result that goes takes its trees.
+ */
+static void trees_share_the_filter_of_their_patterns(void **state)
+{
+	static const char *const bodies[] = {
+	    "{\"view\":\"byname\"}",
+	    "{\"view\":\"byname\",\"params\":{\"fold_pct\":10}}",
+	    "{\"view\":\"byname\",\"params\":{\"start\":0,\"end\":1}}",
+	    "{\"view\":\"byname\",\"params\":{\"inc\":\"C\"}}",
+	};
+	struct hs_cache_entry *filter = NULL, *e;
+	struct hs_app app;
+	struct answer a;
+	char *alone[4];
+	size_t i;
+
+	(void)state;
+	/* each answer on its own, in a fresh app */
+	for (i = 0; i < 4; i++) {
+		app_with_source(&app);
+		post(&app, "/api/view", bodies[i], &a);
+		assert_int_equal(a.status, 200);
+		alone[i] = strdup(a.text);
+		answer_release(&a);
+		hs_app_release(&app);
+	}
+	app_with_source(&app);
+	for (i = 0; i < 4; i++) {
+		post(&app, "/api/view", bodies[i], &a);
+		assert_int_equal(a.status, 200);
+		assert_string_equal(a.text, alone[i]);
+		answer_release(&a);
+	}
+	assert_int_equal(nr_of_kind(&app, HS_CACHE_FILTER), 2);
+	assert_int_equal(nr_of_kind(&app, HS_CACHE_TREE), 4);
+	for (i = 0; i < app.cache.nr; i++) {
+		e = app.cache.e[i];
+		if (e->kind != HS_CACHE_TREE)
+			continue;
+		assert_non_null(e->dep);
+		assert_int_equal(e->dep->kind, HS_CACHE_FILTER);
+		assert_true(e->u.tree.f.borrowed);
+		if (!strstr(e->key, "\"inc\":\"C\"")) {
+			if (!filter)
+				filter = e->dep;
+			assert_ptr_equal(e->dep, filter);
+		} else {
+			assert_ptr_not_equal(e->dep, filter);
+		}
+	}
+	assert_non_null(filter);
+	/* one filter result at most: the older goes with its three trees */
+	app.cache.max[HS_CACHE_FILTER] = 1;
+	post(&app, "/api/view", "{\"view\":\"byname\",\"params\":{\"exc\":\"D\"}}",
+	     &a);
+	assert_int_equal(a.status, 200);
+	answer_release(&a);
+	assert_int_equal(nr_of_kind(&app, HS_CACHE_FILTER), 1);
+	assert_int_equal(nr_of_kind(&app, HS_CACHE_TREE), 1);
+	for (i = 0; i < app.cache.nr; i++)
+		assert_int_equal(app.cache.e[i]->refs, 0);
+	/* and the first answer is made again, the same */
+	post(&app, "/api/view", bodies[0], &a);
+	assert_int_equal(a.status, 200);
+	assert_string_equal(a.text, alone[0]);
+	answer_release(&a);
+	for (i = 0; i < 4; i++)
+		free(alone[i]);
+	hs_app_release(&app);
+}
+
 /* GET @path with @args and the token cookie. */
 static void get(struct hs_app *app, const char *path, const char *const *args,
 		struct answer *out)
@@ -1610,6 +1693,7 @@ int main(void)
 	    cmocka_unit_test(merged_trace_concurrent_loads),
 	    cmocka_unit_test(cache_evicts),
 	    cmocka_unit_test(get_arguments_of_every_call),
+	    cmocka_unit_test(trees_share_the_filter_of_their_patterns),
 	    cmocka_unit_test(cache_builds_once),
 	    cmocka_unit_test(concurrent_requests_agree),
 	    cmocka_unit_test(names_not_utf8),
