@@ -22,13 +22,32 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+/*
+ * How long the read ahead (hs_app_prefetch()) still waits after the last
+ * request was answered: the browser draws the answer and sends the next
+ * request meanwhile (Chromium's own work after an Update's answers is
+ * 40-80 ms on two shared cores, bench/README.md), and the read ahead,
+ * which runs at the requests' priority, should not take a core from it.
+ */
+#define READ_AHEAD_QUIET_NS (150 * 1000000LL)
+
+/* CLOCK_MONOTONIC in ns: the clock of @changed's timed waits. */
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
 
 int hs_app_init(struct hs_app *a, const char *token)
 {
 	unsigned char raw[HS_APP_TOKEN_LEN / 2];
+	pthread_condattr_t attr;
 	size_t i;
 	ssize_t n;
 
@@ -47,7 +66,12 @@ int hs_app_init(struct hs_app *a, const char *token)
 	}
 	hs_cache_init(&a->cache);
 	pthread_mutex_init(&a->lock, NULL);
-	pthread_cond_init(&a->changed, NULL);
+	/* app_pace() waits until a time of now_ns()'s clock */
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&a->changed, &attr);
+	pthread_condattr_destroy(&attr);
+	a->quiet_ns = READ_AHEAD_QUIET_NS;
 	return 0;
 }
 
@@ -637,18 +661,33 @@ fail:
 
 /*
  * The pace of what the app reads on its own (hs_app_prefetch()): it
- * waits while requests are served, unless one of them waits for it, so
- * that on few cores it takes no CPU from an Update. 1 (give up) once
- * hs_app_release() began.
+ * waits while requests are served and for @quiet_ns after the last one
+ * (the browser draws its answer, the next one comes), unless a request
+ * waits for something being read: then it goes on at once. So it takes
+ * no CPU from an Update on few cores, and needs no lower priority than
+ * the requests', which would slow down the request that waits for it.
+ * 1 (give up) once hs_app_release() began.
  */
 static int app_pace(void *arg)
 {
 	struct hs_app *a = arg;
+	struct timespec until;
+	int64_t end;
 	int stop;
 
 	pthread_mutex_lock(&a->lock);
-	while (!a->stopping && a->serving && !a->awaited)
-		pthread_cond_wait(&a->changed, &a->lock);
+	while (!a->stopping && !a->awaited) {
+		if (a->serving) {
+			pthread_cond_wait(&a->changed, &a->lock);
+			continue;
+		}
+		end = a->quiet_since + a->quiet_ns;
+		if (now_ns() >= end)
+			break;
+		until.tv_sec = (time_t)(end / 1000000000LL);
+		until.tv_nsec = (long)(end % 1000000000LL);
+		pthread_cond_timedwait(&a->changed, &a->lock, &until);
+	}
 	stop = a->stopping;
 	pthread_mutex_unlock(&a->lock);
 	return stop;
@@ -789,25 +828,20 @@ static int heap_file(const struct hs_app_trace *t, struct hs_diag *diag)
 }
 
 /*
- * The nice value of hs_app_prefetch()'s thread, and of the threads its
- * reads start (they inherit it): below the requests' threads when both
- * want a core (between two requests, while the browser draws), yet not
- * so low that a request waiting for it starves on a busy machine.
- */
-#define PREFETCH_NICE 10
-
-/*
  * hs_app_prefetch()'s thread: each heap trace's peak source, in turn, at
- * app_pace().
+ * app_pace(). At the requests' own priority: a request that wants the
+ * peak waits for this thread and the reading threads its stream starts
+ * (they inherit its nice value), and a nice value above the requests'
+ * (10 before) cannot be taken back by an unprivileged process once a
+ * request waits, so on a busy machine that request waited for threads
+ * that got a tenth of a core's share (bench/README.md, gui/bench.mjs).
+ * app_pace() alone keeps it from the requests' way.
  */
 static void *prefetch_run(void *arg)
 {
 	struct hs_app *a = arg;
 	struct hs_app_source *s;
 	size_t i;
-
-	/* a thread's own nice value (Linux); it may fail: then as fast as requests */
-	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), PREFETCH_NICE);
 
 	for (i = 0; i < a->nr_traces && !app_stopping(a); i++) {
 		struct hs_diag d = HS_DIAG_INIT(a->traces[i].name);
@@ -978,13 +1012,18 @@ static void serve_asset(const struct hs_request *req, struct hs_response *resp)
 	resp->len = as->len;
 }
 
-/* The requests served now go up or down by @d (app_pace() waits for 0). */
+/*
+ * The requests served now go up or down by @d (app_pace() waits for 0,
+ * then for @quiet_ns from the moment it was 0 again).
+ */
 static void count_serving(struct hs_app *a, int d)
 {
 	pthread_mutex_lock(&a->lock);
 	a->serving += d;
-	if (!a->serving)
+	if (!a->serving) {
+		a->quiet_since = now_ns();
 		pthread_cond_broadcast(&a->changed);
+	}
 	pthread_mutex_unlock(&a->lock);
 }
 

@@ -2,6 +2,7 @@
 #define HS_SERVER_APP_H
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "common/diag.h"
 #include "analysis/heap_history.h"
 #include "analysis/memviews.h"
@@ -113,6 +114,10 @@ struct hs_app {
 	 * something another thread reads (under @lock): the app's own reads
 	 * wait while the first is not 0 and the second is (app.c app_pace()) */
 	int serving, awaited;
+	/* when @serving last fell to 0 (CLOCK_MONOTONIC ns), and how long
+	 * after it the app's own reads still wait (under @lock; tests may
+	 * change @quiet_ns, hs_app_init() sets 150 ms) */
+	int64_t quiet_since, quiet_ns;
 };
 
 struct hs_request {
@@ -200,9 +205,11 @@ struct hs_app_source *hs_app_source(const struct hs_app *a, size_t trace,
  * likely to be asked for: each heap trace's peak source (a pass that
  * holds every live block), so that a first switch to it finds it read,
  * or waits only for the rest of that read (hs_app_load_source()'s claim,
- * as for a source another request reads). It reads while no request is
- * served, or while one waits for what it reads (so that on few cores an
- * Update is not slowed down by it), at nice 10. Call it once, after the last
+ * as for a source another request reads). It reads once no request has
+ * been served for @quiet_ns, or while one waits for what it reads (so
+ * that on few cores an Update is not slowed down by it), at the
+ * requests' priority (the request that waits for it is not held up by a
+ * lower one). Call it once, after the last
  * trace is added (it reads the list of traces), when requests may come;
  * hs_app_release() waits for the thread. Returns 0, or the error of
  * pthread_create() (then nothing is read ahead).

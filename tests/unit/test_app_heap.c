@@ -6,7 +6,8 @@
  * the views `report` builds for it, the peak source read ahead
  * (hs_app_prefetch()) is `report`'s, and a trace that is not a heap trace
  * has no history and no heap series. The read ahead waits while requests
- * are served, and goes on when one of them waits for it.
+ * are served and for a quiet time after them, and goes on when one of
+ * them waits for it, at the requests' priority.
  */
 #include <errno.h>
 #include <math.h>
@@ -20,6 +21,7 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <jansson.h>
@@ -295,25 +297,37 @@ static int loading(struct hs_app *app, const char *name)
 	return busy;
 }
 
-/* The app serves @d more requests (as hs_app_handle() counts them). */
+/*
+ * The app serves @d more requests (as hs_app_handle() counts them, and
+ * when none is left the quiet time starts).
+ */
 static void serving(struct hs_app *app, int d)
 {
+	struct timespec now;
+
 	pthread_mutex_lock(&app->lock);
 	app->serving += d;
+	if (!app->serving) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		app->quiet_since = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
+	}
 	pthread_cond_broadcast(&app->changed);
 	pthread_mutex_unlock(&app->lock);
 }
 
-/* Whether a thread of this process runs at nice value @nice (/proc). */
-static int thread_at_nice(int nice)
+/*
+ * How many threads of this process run at another nice value than
+ * @nice (/proc).
+ */
+static int threads_not_at_nice(int nice)
 {
 	char path[300], line[1024], *p;
 	struct dirent *de;
-	int found = 0, k;
+	int other = 0, k;
 	DIR *dir = opendir("/proc/self/task");
 
 	assert_non_null(dir);
-	while (!found && (de = readdir(dir))) {
+	while ((de = readdir(dir))) {
 		FILE *f;
 
 		if (de->d_name[0] == '.')
@@ -327,16 +341,30 @@ static int thread_at_nice(int nice)
 		/* after the command's ')': state is field 3, nice field 19 */
 		for (k = 3; p && k <= 19; k++)
 			p = strchr(p + 1, ' ');
-		found = p && atoi(p + 1) == nice;
+		other += p && atoi(p + 1) != nice;
 	}
 	closedir(dir);
-	return found;
+	return other;
+}
+
+/* Set how long @app's read ahead waits after the last request. */
+static void quiet_for(struct hs_app *app, int64_t ns)
+{
+	pthread_mutex_lock(&app->lock);
+	app->quiet_ns = ns;
+	pthread_cond_broadcast(&app->changed);
+	pthread_mutex_unlock(&app->lock);
 }
 
 /*
- * The read ahead waits while a request is served; a request that then
- * asks for what it reads gets it (the read goes on for it), and the read
- * ahead goes on by itself once no request is served.
+ * The read ahead waits while a request is served, and after the last
+ * one for the quiet time (the browser draws the answer); a request that
+ * then asks for what it reads gets it (the read goes on for it at once,
+ * quiet time or not), and the read ahead goes on by itself once no
+ * request has been served for the quiet time. It waits at the requests'
+ * priority, not at a lower one (nice 10 before): the request that waits
+ * for it would otherwise wait at that priority, which an unprivileged
+ * process cannot raise again.
  */
 static void read_ahead_yields_to_requests(void **state)
 {
@@ -350,6 +378,7 @@ static void read_ahead_yields_to_requests(void **state)
 		assert_int_equal(hs_app_init(&app, APP_TEST_TOKEN), 0);
 		assert_int_equal(
 		    hs_app_open(&app, fx->path, "m.heapscope", HS_FORMAT_UNKNOWN, &d), 0);
+		quiet_for(&app, 3600 * 1000000000LL);
 		serving(&app, 1);
 		assert_int_equal(hs_app_prefetch(&app), 0);
 		for (i = 0; i < 1000 && !loading(&app, "peak"); i++)
@@ -357,19 +386,21 @@ static void read_ahead_yields_to_requests(void **state)
 		assert_true(loading(&app, "peak"));
 		usleep(200000); /* a few ms of work at most, were it not waiting */
 		assert_false(loaded(&app, "peak"));
-		/* and it waits at a lower priority than the requests' threads
-		 * (unless this test itself runs at that nice value or lower) */
-		if (getpriority(PRIO_PROCESS, 0) < 10)
-			assert_true(thread_at_nice(10));
+		/* every thread, the read ahead's too, at the requests' priority */
+		assert_int_equal(threads_not_at_nice(getpriority(PRIO_PROCESS, 0)), 0);
 		if (!round) {
-			/* a request waits for it */
+			/* a request waits for it: not held by the quiet time */
 			assert_int_equal(hs_app_load_source(&app, 0,
 							    hs_app_source(&app, 0, "peak"), &d),
 					 0);
 			assert_true(loaded(&app, "peak"));
 		} else {
-			/* the request ends */
+			/* the request ends: the read ahead still waits, quiet */
 			serving(&app, -1);
+			usleep(200000);
+			assert_false(loaded(&app, "peak"));
+			/* then goes on once no request came for the quiet time */
+			quiet_for(&app, 50 * 1000000LL);
 			for (i = 0; i < 1000 && !loaded(&app, "peak"); i++)
 				usleep(10000);
 			assert_true(loaded(&app, "peak"));
@@ -382,6 +413,38 @@ static void read_ahead_yields_to_requests(void **state)
 	}
 }
 
+/*
+ * A request answered (hs_app_handle()) starts the quiet time: the read
+ * ahead started right after it waits for that time to pass, then reads.
+ */
+static void read_ahead_quiet_after_a_request(void **state)
+{
+	struct fixture *fx = *state;
+	struct hs_diag d = HS_DIAG_INIT("t");
+	struct hs_app app;
+	int i;
+	json_t *o;
+
+	assert_int_equal(hs_app_init(&app, APP_TEST_TOKEN), 0);
+	assert_int_equal(hs_app_open(&app, fx->path, "m.heapscope", HS_FORMAT_UNKNOWN, &d),
+			 0);
+	quiet_for(&app, 3600 * 1000000000LL);
+	assert_int_equal(
+	    app_ask_json(&app, "POST", "/api/info", NULL, "{}", &o), 200);
+	json_decref(o);
+	assert_int_equal(hs_app_prefetch(&app), 0);
+	for (i = 0; i < 1000 && !loading(&app, "peak"); i++)
+		usleep(1000);
+	assert_true(loading(&app, "peak"));
+	usleep(200000);
+	assert_false(loaded(&app, "peak"));
+	quiet_for(&app, 0);
+	for (i = 0; i < 1000 && !loaded(&app, "peak"); i++)
+		usleep(10000);
+	assert_true(loaded(&app, "peak"));
+	hs_app_release(&app);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -390,6 +453,7 @@ int main(void)
 	    cmocka_unit_test(ranged_views_from_the_file),
 	    cmocka_unit_test(peak_read_ahead),
 	    cmocka_unit_test(read_ahead_yields_to_requests),
+	    cmocka_unit_test(read_ahead_quiet_after_a_request),
 	};
 
 	return cmocka_run_group_tests_name("app_heap", tests, setup, teardown);
