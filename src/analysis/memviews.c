@@ -374,23 +374,23 @@ static void live_release(struct live *m)
 
 /*
  * The table's blocks allocated by event @upto, in its own memory as an
- * array of blocks, then the @nr_extra blocks at @extra; *@n is their
+ * array of blocks with room for @room more after them; *@n is their
  * number. A slot and a block are the same size, so the slots are turned
  * into blocks front to back, each one read before any block is written
  * over it. The table is empty afterwards: the array is the caller's,
  * freed with hs_free(*@mem). NULL when the table's memory cannot hold
- * them (the table as it was). The peak's ghosts always fit: they and
- * the blocks still live that are taken were all live at the candidate,
- * in this table, which never shrinks.
+ * them (the table as it was). The peak's ghosts always fit as room:
+ * they and the blocks still live that are taken were all live at the
+ * candidate, in this table, which never shrinks.
  */
 _Static_assert(sizeof(struct block) == sizeof(struct slot), "a slot becomes a block");
-static struct block *live_take(struct live *m, uint64_t upto, const struct block *extra,
-			       size_t nr_extra, size_t *n, void **mem)
+static struct block *live_take(struct live *m, uint64_t upto, size_t room, size_t *n,
+			       void **mem)
 {
 	struct block *all = (struct block *)m->slot;
 	size_t i, k = 0;
 
-	if (!m->cap || m->n + nr_extra > m->cap)
+	if (!m->cap || m->n + room > m->cap)
 		return NULL;
 	for (i = 0; i < m->cap; i++) {
 		struct slot s = m->slot[i];
@@ -401,9 +401,7 @@ static struct block *live_take(struct live *m, uint64_t upto, const struct block
 		slot_block(m, &s, &blk);
 		all[k++] = blk;
 	}
-	if (nr_extra)
-		memcpy(all + k, extra, nr_extra * sizeof(*extra));
-	*n = k + nr_extra;
+	*n = k;
 	*mem = m->mem;
 	m->mem = NULL;
 	m->slot = NULL;
@@ -427,15 +425,28 @@ static struct block *live_take(struct live *m, uint64_t upto, const struct block
  * once, so they are at most the blocks live at the candidate). A higher
  * candidate forgets the ghosts, which were all gone by then.
  */
+/*
+ * A ghost: a block of 24 bytes rather than 32 (python3's exit frees its
+ * 1.4M blocks after the peak), a size of 4 GiB or more SIZE_BIG here and
+ * its value in the peak's @big_ghosts by ord.
+ */
+struct ghost {
+	uint64_t ord;
+	int64_t time;
+	uint32_t size;
+	uint32_t key;
+};
+
 struct peak {
 	double in_use, bytes; /* heap in use now, and at the candidate */
 	int64_t ns;	      /* the candidate's time */
 	uint64_t upto;	      /* the candidate follows events [1, upto] */
 	size_t nr_keys;	      /* keys met by then */
 	int have, done;	      /* a candidate; the range ended */
-	struct block *ghost;
+	struct ghost *ghost;
 	size_t nr_ghosts, alloc_ghosts;
-	size_t max_ghosts; /* blocks live at the candidate: no more ghosts */
+	size_t max_ghosts;	     /* blocks live at the candidate: no more ghosts */
+	struct hs_u64map big_ghosts; /* ord -> size, of the ghosts with SIZE_BIG */
 };
 
 /*
@@ -937,6 +948,8 @@ static void peak_candidate(struct view *v, uint64_t upto, double bytes, int64_t 
 	p->nr_keys = v->keys.n;
 	p->nr_ghosts = 0; /* all gone by now */
 	p->max_ghosts = v->live.n;
+	if (hs_u64map_count(&p->big_ghosts))
+		hs_u64map_clear(&p->big_ghosts);
 }
 
 /* A block that goes: a ghost when it was live at the candidate. */
@@ -956,14 +969,22 @@ static int peak_gone(struct view *v, const struct block *blk)
 	if (p->nr_ghosts == p->alloc_ghosts) {
 		size_t want =
 		    p->max_ghosts > p->nr_ghosts ? p->max_ghosts : 2 * p->nr_ghosts + 16;
-		struct block *ghost = hs_realloc(p->ghost, want * sizeof(*ghost));
+		struct ghost *ghost = hs_realloc(p->ghost, want * sizeof(*ghost));
 
 		if (!ghost)
 			return -ENOMEM;
 		p->ghost = ghost;
 		p->alloc_ghosts = want;
 	}
-	p->ghost[p->nr_ghosts++] = *blk;
+	if (blk->size >= SIZE_BIG &&
+	    hs_u64map_put(&p->big_ghosts, blk->ord, blk->size, NULL) < 0)
+		return -ENOMEM;
+	p->ghost[p->nr_ghosts++] = (struct ghost){
+	    .ord = blk->ord,
+	    .time = blk->time,
+	    .size = blk->size >= SIZE_BIG ? SIZE_BIG : (uint32_t)blk->size,
+	    .key = blk->key,
+	};
 	return 0;
 }
 
@@ -1047,21 +1068,30 @@ static int peak_finish(struct view *v)
 	/* the blocks in the live table's memory, the ghosts after them (the
 	 * table's last use: python3's 1.4M blocks live at its peak cost no
 	 * copy of them) */
-	all =
-	    live_take(&v->live, p->have ? p->upto : 0, p->ghost, p->nr_ghosts, &n, &mem);
-	if (all) {
-		hs_free(p->ghost);
-	} else {
-		/* (no table: the ghosts' array, grown to take the live ones) */
-		all = hs_realloc(p->ghost, (v->live.n + p->nr_ghosts + 1) * sizeof(*all));
+	all = live_take(&v->live, p->have ? p->upto : 0, p->nr_ghosts, &n, &mem);
+	if (!all) {
+		/* (no room in the table: an array of them all) */
+		all = hs_malloc((v->live.n + p->nr_ghosts + 1) * sizeof(*all));
 		if (!all)
 			return -ENOMEM;
 		mem = all;
-		n = p->nr_ghosts;
 		for (i = 0; p->have && i < v->live.cap; i++)
 			if (v->live.slot[i].addr && v->live.slot[i].ord <= p->upto)
 				slot_block(&v->live, &v->live.slot[i], &all[n++]);
 	}
+	for (i = 0; i < p->nr_ghosts; i++) {
+		const struct ghost *g = &p->ghost[i];
+		struct block *blk = &all[n++];
+		uint64_t big;
+
+		blk->ord = g->ord;
+		blk->time = g->time;
+		blk->size = g->size;
+		blk->key = g->key;
+		if (g->size == SIZE_BIG && hs_u64map_get(&p->big_ghosts, g->ord, &big))
+			blk->size = big;
+	}
+	hs_free(p->ghost);
 	p->ghost = NULL;
 	p->nr_ghosts = p->alloc_ghosts = 0;
 	order_blocks(all, n, v->ord, &order);
@@ -1207,6 +1237,7 @@ static void view_release(struct view *v)
 	live_release(&v->live);
 	hs_free(v->last_ord);
 	hs_free(v->peak.ghost);
+	hs_u64map_release(&v->peak.big_ghosts);
 	hs_free(v->maps.m);
 	hs_free(v->maps.pieces);
 	hs_free(v->fold);
