@@ -237,7 +237,7 @@ static inline int slot_set(struct live *m, struct slot *s, const struct block *b
  * asked for in huge pages (a hint the kernel may not take): the live
  * blocks' slots are read at random, and with 4 KiB pages a lookup in a
  * large table (python3's million blocks: 64 MB) missed the TLB as well
- * as the cache; so did sort_blocks()' scatter. A large block comes
+ * as the cache; so did radix_blocks()' scatter. A large block comes
  * from mmap, whose pages are zero already: calloc does not clear them
  * again (the table's memset did, a second pass over every page).
  */
@@ -372,6 +372,44 @@ static void live_release(struct live *m)
 	memset(m, 0, sizeof(*m));
 }
 
+/*
+ * The table's blocks allocated by event @upto, in its own memory as an
+ * array of blocks with room for @room more after them; *@n is their
+ * number. A slot and a block are the same size, so the slots are turned
+ * into blocks front to back, each one read before any block is written
+ * over it. The table is empty afterwards: the array is the caller's,
+ * freed with hs_free(*@mem). NULL when the table's memory cannot hold
+ * them (the table as it was). The peak's ghosts always fit as room:
+ * they and the blocks still live that are taken were all live at the
+ * candidate, in this table, which never shrinks.
+ */
+_Static_assert(sizeof(struct block) == sizeof(struct slot), "a slot becomes a block");
+static struct block *live_take(struct live *m, uint64_t upto, size_t room, size_t *n,
+			       void **mem)
+{
+	struct block *all = (struct block *)m->slot;
+	size_t i, k = 0;
+
+	if (!m->cap || m->n + room > m->cap)
+		return NULL;
+	for (i = 0; i < m->cap; i++) {
+		struct slot s = m->slot[i];
+		struct block blk;
+
+		if (!s.addr || s.ord > upto)
+			continue;
+		slot_block(m, &s, &blk);
+		all[k++] = blk;
+	}
+	*n = k;
+	*mem = m->mem;
+	m->mem = NULL;
+	m->slot = NULL;
+	m->n = m->cap = 0;
+	hs_u64map_release(&m->big);
+	return all;
+}
+
 /* --- the views -------------------------------------------------------------- */
 
 /*
@@ -387,14 +425,28 @@ static void live_release(struct live *m)
  * once, so they are at most the blocks live at the candidate). A higher
  * candidate forgets the ghosts, which were all gone by then.
  */
+/*
+ * A ghost: a block of 24 bytes rather than 32 (python3's exit frees its
+ * 1.4M blocks after the peak), a size of 4 GiB or more SIZE_BIG here and
+ * its value in the peak's @big_ghosts by ord.
+ */
+struct ghost {
+	uint64_t ord;
+	int64_t time;
+	uint32_t size;
+	uint32_t key;
+};
+
 struct peak {
 	double in_use, bytes; /* heap in use now, and at the candidate */
 	int64_t ns;	      /* the candidate's time */
 	uint64_t upto;	      /* the candidate follows events [1, upto] */
 	size_t nr_keys;	      /* keys met by then */
 	int have, done;	      /* a candidate; the range ended */
-	struct block *ghost;
+	struct ghost *ghost;
 	size_t nr_ghosts, alloc_ghosts;
+	size_t max_ghosts;	     /* blocks live at the candidate: no more ghosts */
+	struct hs_u64map big_ghosts; /* ord -> size, of the ghosts with SIZE_BIG */
 };
 
 /*
@@ -718,18 +770,18 @@ static int cmp_block(const void *a, const void *b)
 /*
  * Blocks @all[0, @n) into event order, every ord at most @max_ord: an LSD
  * radix sort on ord (ords are distinct, so the order is the one qsort
- * with cmp_block() gives). A million blocks live at a peak took a tenth
- * of `stats`' time in qsort; this is a few passes over them. The digits
- * are as wide as ORD_DIGIT_MAX bits allows for the fewest passes, split
- * evenly: an ord below 2^24 (16M events) takes two passes, which also
- * leave the blocks where they started, not three and a copy back. The
- * scratch copy is asked for in huge pages (huge_alloc()): each pass
+ * with cmp_block() gives), where rank_blocks() would take more memory.
+ * A million blocks live at a peak took a tenth of `stats`' time in
+ * qsort; this is a few passes over them. The digits are as wide as
+ * ORD_DIGIT_MAX bits allows for the fewest passes, split evenly: an ord below 2^24 (16M
+ * events) takes two passes, which also leave the blocks where they started, not three and
+ * a copy back. The scratch copy is asked for in huge pages (huge_alloc()): each pass
  * scatters the blocks to 2^digit places at once, and with 4 KiB pages
  * that missed the TLB at nearly every block. qsort when the scratch copy
  * cannot be had.
  */
 #define ORD_DIGIT_MAX 12
-static void sort_blocks(struct block *all, size_t n, uint64_t max_ord)
+static void radix_blocks(struct block *all, size_t n, uint64_t max_ord)
 {
 	struct block *tmp, *from = all, *to;
 	size_t count[1u << ORD_DIGIT_MAX];
@@ -767,10 +819,101 @@ static void sort_blocks(struct block *all, size_t n, uint64_t max_ord)
 	hs_free(mem);
 }
 
+/*
+ * The event order of blocks @all[0, @n), their ords within [@lo, @hi],
+ * without moving them: ords are distinct, so a block's rank is the
+ * number of ords below its own, counted in a bitmap of the span (a bit
+ * an event, and the count before every 64 of them); the result holds at
+ * each rank the index of its block (the caller frees it). The span
+ * costs 3/16 of a byte an event and the result 4 bytes a block: on
+ * python3's stats, 1.4M blocks live at the peak over 5.6M events, 7 MB
+ * against radix_blocks()' 46 MB scratch copy. NULL when out of memory
+ * or when two blocks have one ord.
+ */
+static uint32_t *rank_blocks(const struct block *all, size_t n, uint64_t lo, uint64_t hi)
+{
+	size_t words = (size_t)((hi - lo) >> 6) + 1, w, i;
+	uint64_t *bit = hs_calloc(words, sizeof(*bit));
+	uint32_t *below = hs_malloc(words * sizeof(*below));
+	uint32_t *order = hs_malloc(n * sizeof(*order));
+	uint32_t sum = 0;
+
+	if (!bit || !below || !order)
+		goto fail;
+	for (i = 0; i < n; i++) {
+		uint64_t d = all[i].ord - lo;
+
+		bit[d >> 6] |= 1ull << (d & 63);
+	}
+	for (w = 0; w < words; w++) {
+		below[w] = sum;
+		sum += (uint32_t)__builtin_popcountll(bit[w]);
+	}
+	if (sum != n)
+		goto fail;
+	for (i = 0; i < n; i++) {
+		uint64_t d = all[i].ord - lo;
+
+		order[below[d >> 6] + (uint32_t)__builtin_popcountll(
+					  bit[d >> 6] & ((1ull << (d & 63)) - 1))] =
+		    (uint32_t)i;
+	}
+	hs_free(bit);
+	hs_free(below);
+	return order;
+fail:
+	hs_free(bit);
+	hs_free(below);
+	hs_free(order);
+	return NULL;
+}
+
+/*
+ * Blocks @all[0, @n) in event order (every ord at most @max_ord): their
+ * indexes by rank in *@order (rank_blocks(), the caller frees it) when
+ * the bitmap of their span and the indexes take less memory than a copy
+ * of the blocks, else *@order is NULL and @all is radix-sorted
+ * (radix_blocks()). Block @r in order is blocks_at() of @r.
+ */
+static void order_blocks(struct block *all, size_t n, uint64_t max_ord, uint32_t **order)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	size_t i;
+
+	*order = NULL;
+	for (i = 0; i < n; i++) {
+		if (all[i].ord < lo)
+			lo = all[i].ord;
+		if (all[i].ord > hi)
+			hi = all[i].ord;
+	}
+	if (n >= 64 && n <= UINT32_MAX &&
+	    (hi - lo) / 64 * 12 + n * sizeof(**order) < n * sizeof(*all))
+		*order = rank_blocks(all, n, lo, hi);
+	if (!*order)
+		radix_blocks(all, n, max_ord);
+}
+
+/*
+ * Block @r of @all in the order order_blocks() gave, the one @ahead ranks
+ * later asked for (the blocks are read at random).
+ */
+#define BLOCK_AHEAD 16
+static inline const struct block *blocks_at(const struct block *all,
+					    const uint32_t *order, size_t n, size_t r)
+{
+	if (!order)
+		return &all[r];
+	if (r + BLOCK_AHEAD < n)
+		__builtin_prefetch(&all[order[r + BLOCK_AHEAD]]);
+	return &all[order[r]];
+}
+
 /* Emit the live blocks allocated at @lo or later, in time order. */
 static int emit_live(struct view *v, double lo)
 {
 	struct block *all = hs_malloc((v->live.n + 1) * sizeof(*all));
+	uint32_t *order;
 	size_t i, n = 0;
 	int err = 0;
 
@@ -779,9 +922,13 @@ static int emit_live(struct view *v, double lo)
 	for (i = 0; i < v->live.cap; i++)
 		if (v->live.slot[i].addr && (double)v->live.slot[i].time >= lo)
 			slot_block(&v->live, &v->live.slot[i], &all[n++]);
-	sort_blocks(all, n, v->ord);
-	for (i = 0; i < n && !err; i++)
-		err = emit_block(v, &all[i], 1, all[i].time);
+	order_blocks(all, n, v->ord, &order);
+	for (i = 0; i < n && !err; i++) {
+		const struct block *blk = blocks_at(all, order, n, i);
+
+		err = emit_block(v, blk, 1, blk->time);
+	}
+	hs_free(order);
 	hs_free(all);
 	return err;
 }
@@ -800,6 +947,9 @@ static void peak_candidate(struct view *v, uint64_t upto, double bytes, int64_t 
 	p->ns = ns;
 	p->nr_keys = v->keys.n;
 	p->nr_ghosts = 0; /* all gone by now */
+	p->max_ghosts = v->live.n;
+	if (hs_u64map_count(&p->big_ghosts))
+		hs_u64map_clear(&p->big_ghosts);
 }
 
 /* A block that goes: a ghost when it was live at the candidate. */
@@ -813,9 +963,28 @@ static int peak_gone(struct view *v, const struct block *blk)
 	p->in_use -= (double)blk->size * weight(v->t, blk->size);
 	if (!v->out || !p->have || blk->ord > p->upto)
 		return 0;
-	if (HS_GROW(p->ghost, p->nr_ghosts + 1, p->alloc_ghosts))
+	/* grown at once to the most ghosts there can be: the pages of a
+	 * large array are only had as they are written, where doubling left
+	 * up to half of them unused (python3's peak: 64 MB for 46 of ghosts) */
+	if (p->nr_ghosts == p->alloc_ghosts) {
+		size_t want =
+		    p->max_ghosts > p->nr_ghosts ? p->max_ghosts : 2 * p->nr_ghosts + 16;
+		struct ghost *ghost = hs_realloc(p->ghost, want * sizeof(*ghost));
+
+		if (!ghost)
+			return -ENOMEM;
+		p->ghost = ghost;
+		p->alloc_ghosts = want;
+	}
+	if (blk->size >= SIZE_BIG &&
+	    hs_u64map_put(&p->big_ghosts, blk->ord, blk->size, NULL) < 0)
 		return -ENOMEM;
-	p->ghost[p->nr_ghosts++] = *blk;
+	p->ghost[p->nr_ghosts++] = (struct ghost){
+	    .ord = blk->ord,
+	    .time = blk->time,
+	    .size = blk->size >= SIZE_BIG ? SIZE_BIG : (uint32_t)blk->size,
+	    .key = blk->key,
+	};
 	return 0;
 }
 
@@ -875,11 +1044,16 @@ static int peak_event(struct view *v, const struct hs_trace_event *e)
 	return err;
 }
 
-/* The blocks live at the peak (those still live, and the ghosts), in time order. */
+/*
+ * The blocks live at the peak (those still live, and the ghosts), in time
+ * order. The live table's last use: it is empty afterwards.
+ */
 static int peak_finish(struct view *v)
 {
 	struct peak *p = &v->peak;
 	struct block *all;
+	void *mem;
+	uint32_t *order;
 	size_t i, n = 0;
 	int err = 0;
 
@@ -891,21 +1065,43 @@ static int peak_finish(struct view *v)
 	}
 	if (!p->have)
 		p->nr_keys = 0;
-	/* the ghosts' array, grown to take the live ones too (python3's
-	 * exit frees a million blocks after its peak: no second copy) */
-	all = hs_realloc(p->ghost, (v->live.n + p->nr_ghosts + 1) * sizeof(*all));
-	if (!all)
-		return -ENOMEM;
-	n = p->nr_ghosts;
+	/* the blocks in the live table's memory, the ghosts after them (the
+	 * table's last use: python3's 1.4M blocks live at its peak cost no
+	 * copy of them) */
+	all = live_take(&v->live, p->have ? p->upto : 0, p->nr_ghosts, &n, &mem);
+	if (!all) {
+		/* (no room in the table: an array of them all) */
+		all = hs_malloc((v->live.n + p->nr_ghosts + 1) * sizeof(*all));
+		if (!all)
+			return -ENOMEM;
+		mem = all;
+		for (i = 0; p->have && i < v->live.cap; i++)
+			if (v->live.slot[i].addr && v->live.slot[i].ord <= p->upto)
+				slot_block(&v->live, &v->live.slot[i], &all[n++]);
+	}
+	for (i = 0; i < p->nr_ghosts; i++) {
+		const struct ghost *g = &p->ghost[i];
+		struct block *blk = &all[n++];
+		uint64_t big;
+
+		blk->ord = g->ord;
+		blk->time = g->time;
+		blk->size = g->size;
+		blk->key = g->key;
+		if (g->size == SIZE_BIG && hs_u64map_get(&p->big_ghosts, g->ord, &big))
+			blk->size = big;
+	}
+	hs_free(p->ghost);
 	p->ghost = NULL;
 	p->nr_ghosts = p->alloc_ghosts = 0;
-	for (i = 0; p->have && i < v->live.cap; i++)
-		if (v->live.slot[i].addr && v->live.slot[i].ord <= p->upto)
-			slot_block(&v->live, &v->live.slot[i], &all[n++]);
-	sort_blocks(all, n, v->ord);
-	for (i = 0; i < n && !err; i++)
-		err = emit_block(v, &all[i], 1, all[i].time);
-	hs_free(all);
+	order_blocks(all, n, v->ord, &order);
+	for (i = 0; i < n && !err; i++) {
+		const struct block *blk = blocks_at(all, order, n, i);
+
+		err = emit_block(v, blk, 1, blk->time);
+	}
+	hs_free(order);
+	hs_free(mem);
 	return err;
 }
 
@@ -1041,6 +1237,7 @@ static void view_release(struct view *v)
 	live_release(&v->live);
 	hs_free(v->last_ord);
 	hs_free(v->peak.ghost);
+	hs_u64map_release(&v->peak.big_ghosts);
 	hs_free(v->maps.m);
 	hs_free(v->maps.pieces);
 	hs_free(v->fold);
@@ -1348,6 +1545,7 @@ static int finish_outputs(struct view *v, const struct hs_trace *t, struct outpu
 static int side_leaks(struct view *v)
 {
 	struct block *all = hs_malloc((v->live.n + 1) * sizeof(*all));
+	uint32_t *order;
 	size_t i, n = 0;
 	int err = 0;
 
@@ -1356,13 +1554,15 @@ static int side_leaks(struct view *v)
 	for (i = 0; i < v->live.cap; i++)
 		if (v->live.slot[i].addr)
 			slot_block(&v->live, &v->live.slot[i], &all[n++]);
-	sort_blocks(all, n, v->ord);
+	order_blocks(all, n, v->ord, &order);
 	for (i = 0; i < n && !err; i++) {
-		double w = weight(v->t, all[i].size);
+		const struct block *blk = blocks_at(all, order, n, i);
+		double w = weight(v->t, blk->size);
 
-		err = emit_side(v, HS_MEM_LEAKS, all[i].time, (double)all[i].size * w, w,
-				all[i].key);
+		err = emit_side(v, HS_MEM_LEAKS, blk->time, (double)blk->size * w, w,
+				blk->key);
 	}
+	hs_free(order);
 	hs_free(all);
 	return err;
 }
@@ -1382,10 +1582,11 @@ static int view_finish(struct view *v, const struct hs_trace *t)
 	/* an exec frees the heap of the image it replaces: no leaks */
 	if (v->o->kind == HS_MEM_LEAKS && !ended_by_exec(t))
 		err = emit_live(v, v->lo);
-	else if (v->o->kind == HS_MEM_PEAK && v->out)
-		err = peak_finish(v);
 	if (!err && v->side[HS_MEM_LEAKS].out && !ended_by_exec(t))
 		err = side_leaks(v);
+	/* (after the leaks: the peak takes the live table's memory) */
+	if (!err && v->o->kind == HS_MEM_PEAK && v->out)
+		err = peak_finish(v);
 	/* (the FoldPats beside the stacks: after the sorts above, whose
 	 * copies of the blocks live at the peak are the end's most memory) */
 	if (!err)

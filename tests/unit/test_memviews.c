@@ -594,7 +594,7 @@ static void same_both_ways(const char *path, const struct tb *b, enum hs_memview
 }
 
 /*
- * Many blocks (the live table grows, the blocks are sorted by radix),
+ * Many blocks (the live table grows, the blocks are placed in order),
  * some of 4 GiB or more (kept beside the table's 32-bit sizes): 1000
  * blocks of 16 + i bytes at 0x100000 + 64 i, a microsecond apart, but
  * block 500 of 5 GiB + 3, 700 of 2^32 - 1 and 701 of 2^32 - 2; the even
@@ -691,6 +691,97 @@ static void many_blocks_and_huge_sizes(void **state)
 	to_file(&b, path);
 	same_both_ways(path, &b, HS_MEM_PEAK, MANY);
 	same_both_ways(path, &b, HS_MEM_LEAKS, MANY / 2);
+	unlink(path);
+	free(b.buf);
+}
+
+/*
+ * The peak's blocks, most of them gone since ("ghosts"): 200 blocks of
+ * 32 + i bytes at 0x200000 + 64 i, a microsecond apart, block 150 of
+ * 5 GiB; then all but every tenth freed in a shuffled order (7 i mod
+ * 200), block 150 among them; then 50 blocks of 8 bytes that come too
+ * late for the peak. The peak view has the 200 in order: the table's 20
+ * and the 180 ghosts, placed together in the table's memory.
+ */
+#define GHOSTS 200
+static uint64_t ghost_size(size_t i)
+{
+	return i == 150 ? (5ull << 30) : 32 + i;
+}
+
+static void build_ghosts(struct tb *b)
+{
+	uint64_t at = 0;
+	uint8_t *p;
+	size_t i;
+
+	tb_init(b);
+	p = tb_p(b);
+	p = put_process_sampled(p, 0);
+	p = put_module(p, 0, 1, 0x1000, 0x1000, 0x2000, "/bin/app");
+	p = put_span(p, 10, 0, 0);
+	p = put_thread_start(p, 0, "main");
+	p = put_node(p, 1, 0, 0x1010);
+	for (i = 0; i < GHOSTS; i++) {
+		uint64_t a = 0x200000 + 64 * i;
+
+		p = put_alloc(b, p, HS_TAG_MALLOC, 1000, (int64_t)(a - at), ghost_size(i), 1);
+		at = a;
+	}
+	for (i = 0; i < GHOSTS; i++) {
+		size_t k = 7 * i % GHOSTS;
+		uint64_t a = 0x200000 + 64 * k;
+
+		if (k % 10 == 0)
+			continue;
+		p = put_free(b, p, 1000, (int64_t)(a - at));
+		at = a;
+	}
+	for (i = 0; i < 50; i++) {
+		uint64_t a = 0x400000 + 64 * i;
+
+		p = put_alloc(b, p, HS_TAG_MALLOC, 1000, (int64_t)(a - at), 8, 1);
+		at = a;
+	}
+	tb_end(b, p);
+	tb_chunk(b, HS_CHUNK_EVENTS, 1);
+}
+
+static void peak_with_ghosts(void **state)
+{
+	struct hs_memview_info info;
+	struct hs_stack_source src;
+	struct hs_trace t;
+	double all = 0;
+	char path[64];
+	struct tb b;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < GHOSTS; i++)
+		all += (double)ghost_size(i);
+	build_ghosts(&b);
+	tb_load(&b, &t);
+	build(&t, HS_MEM_PEAK, NAN, NAN, &src, &info);
+	assert_true(info.peak_bytes == all);
+	assert_int_equal(info.peak_ns, (int64_t)GHOSTS * 1000);
+	assert_int_equal(src.nr_samples, GHOSTS);
+	for (i = 0; i < GHOSTS; i++) {
+		assert_true(src.time[i] == (int64_t)(i + 1) * 1000);
+		assert_true(src.metric[i] == (double)ghost_size(i));
+		assert_true(src.count[i] == 1);
+	}
+	hs_source_release(&src);
+	/* leaks: the 20 left and the 50 late ones, in time order */
+	build(&t, HS_MEM_LEAKS, NAN, NAN, &src, NULL);
+	assert_int_equal(src.nr_samples, GHOSTS / 10 + 50);
+	for (i = 1; i < src.nr_samples; i++)
+		assert_true(src.time[i] > src.time[i - 1]);
+	hs_source_release(&src);
+	hs_trace_release(&t);
+	to_file(&b, path);
+	same_both_ways(path, &b, HS_MEM_PEAK, GHOSTS);
+	same_both_ways(path, &b, HS_MEM_LEAKS, GHOSTS / 10 + 50);
 	unlink(path);
 	free(b.buf);
 }
@@ -1395,6 +1486,7 @@ int main(void)
 		cmocka_unit_test(alloc_and_net),
 		cmocka_unit_test(leaks_peak_temporary),
 		cmocka_unit_test(many_blocks_and_huge_sizes),
+		cmocka_unit_test(peak_with_ghosts),
 		cmocka_unit_test(no_leaks_after_exec),
 		cmocka_unit_test(exit_time_allocations),
 		cmocka_unit_test(sampled_frees_carry_their_weight),
