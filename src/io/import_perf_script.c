@@ -37,7 +37,10 @@
  * sample. Nothing is allocated per line once the tables are warm. (A
  * cache keyed by the raw frame text was measured slower: it holds every
  * distinct return address and sampled IP, far more entries than there
- * are frames.)
+ * are frames.) In the CPU view of a mapped file, whole stacks are
+ * memoized by the bytes of their frame lines ("whole stacks memoized"
+ * below): a sample whose lines were seen before is neither split nor
+ * looked up frame by frame, and HEAPSCOPE_PARSE_MEMO=0 turns that off.
  *
  * Process names are final only at the end (a pid's threads may have
  * several COMM values): each pid's process frame is interned at first
@@ -567,6 +570,297 @@ static int queue_sample(struct ps *ps, size_t sample, uint32_t proc, uint32_t th
 	return ps->nr_spend == SAMPLE_BATCH ? flush_samples(ps) : 0;
 }
 
+/*
+ * ---- whole stacks memoized ----
+ *
+ * Samples repeat their stacks, and a stack's frame lines repeat their
+ * text but for the addresses and the leaf's offset. In the CPU view of
+ * a mapped text (no symbol files), the frame lines of a CPU sample, from
+ * the first to the blank line that ends it, are looked up by a key made
+ * of their bytes less what the parse ignores (memo_key_line()) before
+ * they are parsed: a key seen before gives the frames it gave then,
+ * without a split or a frame lookup, and with the same pid and tid the
+ * stack it gave then, without a stack lookup. Only new keys are parsed,
+ * and remembered (a copy of the key, the frames) once their event ended
+ * well. Lines of one key give the same frames (the symbol hook that asks
+ * by pid and address turns the memo off), the process and thread frames
+ * depend on the pid and tid alone, and a hit interns nothing, which the
+ * first occurrence did before: every id is the parse's. A text that is
+ * not only frame lines up to a blank line (srclines, comments, a cut-off
+ * end) is parsed. After every MEMO_CHECK lookups the memo turns itself off if fewer than
+ * an eighth hit (profiles whose stacks never repeat), and it remembers
+ * no new key once its keys take MEMO_MAX_BYTES (the frequent stacks come
+ * early; a key is about as long as its text).
+ */
+#define MEMO_CHECK 16384
+#define MEMO_MAX_BYTES ((size_t)64 << 20)
+#define MEMO_RESOLVED (UINT64_C(1) << 63) /* memo_stacks: a stack id, not a sample */
+
+static int memo_env(void)
+{
+	const char *s = getenv("HEAPSCOPE_PARSE_MEMO");
+
+	return !s || strcmp(s, "0");
+}
+
+static void memo_release(struct ps *ps)
+{
+	hs_idindex_release(&ps->memo_index);
+	hs_free(ps->memo_texts);
+	ps->memo_texts = NULL;
+	ps->nr_memo_texts = ps->alloc_memo_texts = 0;
+	hs_buf_release(&ps->memo_bytes);
+	hs_buf_release(&ps->memo_key);
+	hs_free(ps->memo_frames);
+	ps->memo_frames = NULL;
+	ps->nr_memo_frames = ps->alloc_memo_frames = 0;
+	hs_u64map_release(&ps->memo_threads);
+	hs_u64map_release(&ps->memo_stacks);
+}
+
+struct memo_key {
+	const char *p;
+	size_t len;
+};
+
+static int memo_text_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct ps *ps = ctx;
+	const struct memo_text *t = &ps->memo_texts[id];
+	const struct memo_key *k = key;
+
+	return t->len == k->len && !memcmp(ps->memo_bytes.s + t->off, k->p, k->len);
+}
+
+/*
+ * Append the key of frame line [@p, @nl) (after its TAB) to @k: a tag
+ * byte, the bytes the frame depends on, '\n'. 'a': the address is left
+ * out (1 to 16 hex digits and the blanks around them, which the parse
+ * only checks: without symbol files it uses an address only to match
+ * inlined frames with their host); 'o': so are the digits of the
+ * symbol's "+0x" offset, which the parse cuts off (the last "+0x" of
+ * the symbol, not its start, followed by hex digits to its end; not in
+ * map-file text, which the parse reads otherwise); 'r': the line as it
+ * is (what the parse refuses or reads otherwise). Returns 1 for an
+ * inlined frame (whose address matters), else 0, or -ENOMEM.
+ */
+static int memo_key_line(struct hs_buf *k, const char *p, const char *nl)
+{
+	const char *a = skip_space(p, nl), *q = a, *rest, *end, *lp, *se, *d, *m;
+	char *w;
+
+	if (k->len + (size_t)(nl - p) + 3 > k->alloc &&
+	    hs_buf_grow(k, (size_t)(nl - p) + 2))
+		return -ENOMEM;
+	w = k->s + k->len;
+	while (q < nl && hex_value(*q) >= 0)
+		q++;
+	rest = skip_space(q, nl);
+	end = trim_end(rest, nl);
+	lp = end > rest && end[-1] == ')' ? memrchr(rest, '(', (size_t)(end - rest))
+					  : NULL;
+	if (q == a || q - a > 16 || q == nl || !is_space(*q) || !lp) {
+		*w++ = 'r';
+		memcpy(w, p, (size_t)(nl - p));
+		w += nl - p;
+	} else if ((size_t)(end - lp) == 9 && !memcmp(lp, "(inlined)", 9)) {
+		return 1;
+	} else {
+		se = trim_end(rest, lp);
+		for (d = se; d > rest && hex_value(d[-1]) >= 0; d--)
+			;
+		/* the module as the parse reads it ends where brackets and blanks do */
+		for (m = end;
+		     m > lp && (*(m - 1) == ')' || *(m - 1) == ']' || is_space(m[-1]));
+		     m--)
+			;
+		if (d < se && d - rest >= 4 && !memcmp(d - 3, "+0x", 3) &&
+		    (m - lp < 4 || memcmp(m - 4, ".map", 4))) {
+			*w++ = 'o';
+			memcpy(w, rest, (size_t)(d - rest));
+			w += d - rest;
+			memcpy(w, se, (size_t)(nl - se));
+			w += nl - se;
+		} else {
+			*w++ = 'a';
+			memcpy(w, rest, (size_t)(nl - rest));
+			w += nl - rest;
+		}
+	}
+	*w++ = '\n';
+	k->len = (size_t)(w - k->s);
+	return 0;
+}
+
+/*
+ * A CPU sample's header was just read: look its frame lines up by their
+ * key (memo_key_line() for each; the raw bytes when one is an inlined
+ * frame). A hit reads them (its frames into ps->frames, ps->memo_text
+ * set); a miss keeps the key in ps->memo_key for memo_add_text(); text
+ * the memo does not take is left to the parse as it is.
+ */
+static int memo_try(struct ps *ps)
+{
+	const char *start = ps->mem, *p = start, *end = ps->mem_end, *nl;
+	struct hs_buf *k = &ps->memo_key;
+	struct memo_key key;
+	const struct memo_text *t;
+	uint32_t lines = 0, id;
+	int raw = 0, ret;
+
+	hs_buf_reset(k);
+	if (hs_buf_addc(k, '\001'))
+		return hs__ps_nomem(ps);
+	while (p < end && *p == '\t') {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl || (size_t)(nl - p) > MAX_LINE)
+			return 0;
+		if (is_blank(p, nl))
+			break;
+		if (!raw) {
+			ret = memo_key_line(k, p + 1, nl);
+			if (ret < 0)
+				return hs__ps_nomem(ps);
+			raw = ret;
+		}
+		lines++;
+		p = nl + 1;
+	}
+	if (!lines || p == end)
+		return 0;
+	nl = memchr(p, '\n', (size_t)(end - p));
+	if (!is_blank(p, nl ? nl : end))
+		return 0;
+	if (raw) {
+		hs_buf_reset(k);
+		if (hs_buf_addc(k, '\002') || hs_buf_add(k, start, (size_t)(p - start)))
+			return hs__ps_nomem(ps);
+	}
+	key.p = k->s;
+	key.len = k->len;
+	ps->memo_hash = hs_hash_bytes(key.p, key.len);
+	ps->memo_lookups++;
+	id = hs_idindex_find(&ps->memo_index, ps->memo_hash, memo_text_eq, ps, &key);
+	if (id == HS_IDINDEX_NONE) {
+		ps->memo_block = k->s;
+		ps->memo_len = k->len;
+		ps->memo_last_line = ps->lr.lineno + lines;
+		return 0;
+	}
+	ps->memo_hits++;
+	t = &ps->memo_texts[id];
+	if (HS_GROW(ps->frames, (size_t)t->nr_frames + 1, ps->alloc_frames))
+		return hs__ps_nomem(ps);
+	memcpy(ps->frames, ps->memo_frames + t->frames_off,
+	       t->nr_frames * sizeof(*ps->frames));
+	ps->nr_frames = t->nr_frames;
+	ps->memo_text = id;
+	ps->mem = p;
+	ps->lr.lineno += lines;
+	ps->lr.last_had_newline = 1;
+	ps->after_frame = 1;
+	return 0;
+}
+
+/* Remember the missed text of the event ending now, with its frames: its id. */
+static int memo_add_text(struct ps *ps, uint32_t *text)
+{
+	struct memo_key key = {ps->memo_block, ps->memo_len};
+	struct memo_text *t;
+	size_t pos;
+
+	if (ps->nr_memo_texts >= NO_ID ||
+	    hs_idindex_reserve(&ps->memo_index, ps->nr_memo_texts + 1) ||
+	    HS_GROW(ps->memo_texts, ps->nr_memo_texts + 1, ps->alloc_memo_texts) ||
+	    HS_GROW(ps->memo_frames, ps->nr_memo_frames + ps->nr_frames + 1,
+		    ps->alloc_memo_frames) ||
+	    hs_buf_grow(&ps->memo_bytes, ps->memo_len))
+		return hs__ps_nomem(ps);
+	pos = hs_idindex_slot(&ps->memo_index, ps->memo_hash, memo_text_eq, ps, &key);
+	HS_BUG_ON(hs_idindex_at(&ps->memo_index, pos) != HS_IDINDEX_NONE);
+	*text = (uint32_t)ps->nr_memo_texts;
+	t = &ps->memo_texts[ps->nr_memo_texts++];
+	t->hash = ps->memo_hash;
+	t->off = ps->memo_bytes.len;
+	t->len = ps->memo_len;
+	t->frames_off = ps->nr_memo_frames;
+	t->nr_frames = (uint32_t)ps->nr_frames;
+	memcpy(ps->memo_bytes.s + ps->memo_bytes.len, ps->memo_block, ps->memo_len);
+	ps->memo_bytes.len += ps->memo_len;
+	memcpy(ps->memo_frames + ps->nr_memo_frames, ps->frames,
+	       ps->nr_frames * sizeof(*ps->frames));
+	ps->nr_memo_frames += ps->nr_frames;
+	hs_idindex_set(&ps->memo_index, pos, ps->memo_hash, *text);
+	return 0;
+}
+
+/*
+ * CPU view: the sample of event @ev (frames in ps->frames), its process
+ * @proc and thread @thread, through the memo. *@done is 1 when the sample
+ * was added with a known stack, else 0 and *@slot (or NULL) is where its
+ * index goes once it is queued.
+ */
+static int memo_sample(struct ps *ps, const struct ps_event *ev, uint64_t **slot,
+		       int *done)
+{
+	uint32_t text = ps->memo_text, stack;
+	uint64_t *v, key;
+	int added;
+
+	*slot = NULL;
+	*done = 0;
+	if (text == NO_ID) {
+		/* parsed: remember it if the memo's text was the whole stack */
+		if (!ps->memo_block || ps->lr.lineno != ps->memo_last_line + 1 ||
+		    ps->memo_bytes.len + ps->memo_len > MEMO_MAX_BYTES)
+			return 0;
+		int err = memo_add_text(ps, &text);
+
+		if (err)
+			return err;
+	}
+	v = hs_u64map_ref(&ps->memo_threads, (uint64_t)ev->pid << 32 | ev->tid,
+			  hs_u64map_count(&ps->memo_threads), &added);
+	if (!v)
+		return hs__ps_nomem(ps);
+	key = (uint64_t)text << 32 | (uint32_t)*v;
+	v = hs_u64map_ref(&ps->memo_stacks, key, 0, &added);
+	if (!v)
+		return hs__ps_nomem(ps);
+	if (added) {
+		*slot = v;
+		return 0;
+	}
+	if (*v & MEMO_RESOLVED) {
+		stack = (uint32_t)*v;
+	} else {
+		size_t sample = (size_t)*v;
+
+		/* that sample's stack may still be queued: intern the queue */
+		if (ps->nr_spend && sample >= ps->spend[0].sample) {
+			int err = flush_samples(ps);
+
+			if (err)
+				return err;
+		}
+		stack = ps->out->stack[sample];
+		*v = MEMO_RESOLVED | stack;
+	}
+	*done = 1;
+	return hs__ps_add_cpu_sample(ps, ev->time, ev->cpu, stack);
+}
+
+/* After every MEMO_CHECK lookups: off if fewer than an eighth hit. */
+static void memo_check(struct ps *ps)
+{
+	if (ps->memo_lookups < MEMO_CHECK || ps->memo_lookups % MEMO_CHECK)
+		return;
+	if (ps->memo_hits * 8 >= ps->memo_lookups)
+		return;
+	ps->memo_on = 0;
+	memo_release(ps);
+}
+
 /* ---- event handlers ---- */
 
 static int on_ignored(struct ps *ps, const struct ps_event *ev)
@@ -643,8 +937,20 @@ static int on_cpu_sample(struct ps *ps, const struct ps_event *ev)
 	if (err)
 		return err;
 	if (!ps->tt) {
+		uint64_t *memo_slot = NULL;
+		int done = 0;
+
+		if (ps->memo_on) {
+			err = memo_sample(ps, ev, &memo_slot, &done);
+			if (err || done)
+				return err;
+		}
 		err = hs__ps_add_cpu_sample(ps, ev->time, ev->cpu, HS_NO_STACK);
-		return err ? err : queue_sample(ps, out->nr_samples - 1, proc, thread);
+		if (err)
+			return err;
+		if (memo_slot)
+			*memo_slot = out->nr_samples - 1;
+		return queue_sample(ps, out->nr_samples - 1, proc, thread);
 	}
 	last = hs_u64map_ref(&ps->cpus, (uint64_t)(ev->cpu + 1), 0, &added);
 	if (!last)
@@ -708,7 +1014,8 @@ static int end_event(struct ps *ps)
 		if (err)
 			return err;
 	}
-	err = resolve_frames(ps);
+	/* a memo hit's frames are known */
+	err = ps->memo_text == NO_ID ? resolve_frames(ps) : 0;
 	if (err)
 		return err;
 	if (ps->tt) {
@@ -718,6 +1025,10 @@ static int end_event(struct ps *ps)
 	}
 	err = kinds[ps->ev.kind].finish[ps->tt](ps, &ps->ev);
 	ps->nr_frames = 0;
+	ps->memo_text = NO_ID;
+	ps->memo_block = NULL;
+	if (ps->memo_on)
+		memo_check(ps);
 	return err;
 }
 
@@ -1108,6 +1419,10 @@ static int read_lines(struct ps *ps)
 		if (line[0] == '#')
 			continue;
 		err = start_event(ps, line, end);
+		/* a header (not a srcline) of a CPU sample */
+		if (!err && ps->memo_on && ps->mapped && ps->in_event &&
+		    ps->ev.line == ps->lr.lineno && ps->ev.kind == PS_CPU)
+			err = memo_try(ps);
 		if (err)
 			return err;
 	}
@@ -1161,6 +1476,7 @@ void hs__ps_release(struct ps *ps)
 	hs_free(ps->thrs);
 	hs_free(ps->path_frame);
 	hs_free(ps->path_stack);
+	memo_release(ps);
 }
 
 void hs__ps_init(struct ps *ps, enum hs_perf_view view, struct hs_stack_source *out,
@@ -1174,6 +1490,11 @@ void hs__ps_init(struct ps *ps, enum hs_perf_view view, struct hs_stack_source *
 	ps->first_part = 1;
 	ps->first_sample = out->nr_samples;
 	ps->cpu_time_frame = ps->blocked_frame = ps->ready_frame = NO_ID;
+	ps->memo_on = !ps->tt && !syms && memo_env();
+	ps->memo_text = NO_ID;
+	hs_idindex_init(&ps->memo_index);
+	hs_buf_init(&ps->memo_bytes);
+	hs_buf_init(&ps->memo_key);
 	hs_buf_init(&ps->name);
 	hs_buf_init(&ps->comm);
 	hs_buf_init(&ps->event);

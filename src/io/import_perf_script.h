@@ -29,6 +29,7 @@
 #include "io/io.h"
 #include "io/perf_script.h"
 #include "common/buf.h"
+#include "common/idindex.h"
 #include "common/linereader.h"
 #include "common/strtab.h"
 #include "common/u64map.h"
@@ -85,6 +86,14 @@ struct pending_sample {
 	uint32_t proc, thread; /* its process and thread frames */
 	size_t off, n;	       /* its frames: spend_frames[off, off + n) */
 	uint64_t line;	       /* of its header, for an error */
+};
+
+/* A sample's frame lines seen before (struct ps's memo_texts). */
+struct memo_text {
+	uint64_t hash;	   /* hs_hash_bytes() of its key */
+	size_t off, len;   /* its key: memo_bytes.s[off, off + len) */
+	size_t frames_off; /* its frames: memo_frames[frames_off, + nr_frames) */
+	uint32_t nr_frames;
 };
 
 struct proc {
@@ -189,6 +198,31 @@ struct ps {
 	uint32_t *sample_cpu;
 	size_t alloc_sample_cpu;
 	int cpu_unordered;
+
+	/*
+	 * CPU view of mapped text (import_perf_script.c, "whole stacks
+	 * memoized"): a sample's frame lines, as bytes, to their frames and,
+	 * with its pid and tid, to its stack. memo_on: 0 when off (a stream,
+	 * thread time, symbol files, HEAPSCOPE_PARSE_MEMO=0, or too few
+	 * repeats).
+	 */
+	int memo_on;
+	struct hs_idindex memo_index; /* text id by hash of its key */
+	struct memo_text *memo_texts; /* by text id */
+	size_t nr_memo_texts, alloc_memo_texts;
+	struct hs_buf memo_bytes; /* the texts' keys, one after the other */
+	struct hs_buf memo_key;	  /* scratch: the current event's key */
+	uint32_t *memo_frames;	  /* the texts' frames, leaf first */
+	size_t nr_memo_frames, alloc_memo_frames;
+	struct hs_u64map memo_threads; /* pid << 32 | tid -> thread key */
+	struct hs_u64map memo_stacks;  /* text id << 32 | thread key -> stack */
+	size_t memo_lookups, memo_hits;
+	/* the current event: its text's id on a hit, else NO_ID */
+	uint32_t memo_text;
+	/* on a miss: its key (in memo_key), its hash, its last frame line */
+	const char *memo_block;
+	size_t memo_len;
+	uint64_t memo_hash, memo_last_line;
 
 	/* the previous sample's path, root first, to reuse its prefix */
 	uint32_t *path_frame, *path_stack;

@@ -5,8 +5,10 @@
  * (fuzz_util.h) or are refused with a message; nothing may crash, leak or
  * hang. The CPU view is imported again from a file, mapped and cut at
  * every blank line into parts parsed on three threads
- * (io/import_perf_script_parts.c): it must give the same model as the
- * serial parse of the stream, or the same refusal at the same line.
+ * (io/import_perf_script_parts.c), and from the file in one part, where
+ * the memo of whole stacks (io/import_perf_script.c), which only a mapped
+ * file uses, meets the input's repeats: each must give the same model as
+ * the serial parse of the stream, or the same refusal at the same line.
  * Seeds: tests/fuzz/corpus/fuzz_perf_script/.
  */
 #include "fuzz_util.h"
@@ -30,7 +32,7 @@ static int import_as(FILE *f, enum hs_perf_view view, struct hs_stack_source *sr
 
 static void differ(const char *what)
 {
-	fprintf(stderr, "fuzz: parts and serial parse differ: %s\n", what);
+	fprintf(stderr, "fuzz: the stream's parse and a mapped one differ: %s\n", what);
 	abort();
 }
 
@@ -67,11 +69,11 @@ static void same_model(const struct hs_stack_source *a, const struct hs_stack_so
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct hs_diag d1 = HS_DIAG_INIT("fuzz"), d2 = HS_DIAG_INIT("fuzz");
-	struct hs_diag d3 = HS_DIAG_INIT("fuzz");
-	struct hs_stack_source serial, tt, parts;
+	struct hs_diag d3 = HS_DIAG_INIT("fuzz"), d4 = HS_DIAG_INIT("fuzz");
+	struct hs_stack_source serial, tt, parts, mapped;
 	char path[64];
 	int fd = fuzz_memfd(data, size, path, sizeof(path));
-	int e1, e3;
+	int e1, e3, e4;
 	FILE *f;
 
 	e1 = import_as(fuzz_open_mem(data, size), HS_PERF_CPU, &serial, &d1);
@@ -87,8 +89,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		differ("the result or the error");
 	if (!e1)
 		same_model(&serial, &parts);
+	f = fopen(path, "r");
+	if (!f)
+		abort();
+	setenv("HEAPSCOPE_PARSE_THREADS", "1", 1);
+	e4 = import_as(f, HS_PERF_CPU, &mapped, &d4);
+	if (e1 != e4 || d1.line != d4.line || strcmp(d1.msg, d4.msg))
+		differ("the result or the error (one part)");
+	if (!e1)
+		same_model(&serial, &mapped);
 	hs_source_release(&serial);
 	hs_source_release(&parts);
+	hs_source_release(&mapped);
 	close(fd);
 	return 0;
 }

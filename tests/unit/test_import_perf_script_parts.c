@@ -6,6 +6,10 @@
  * tiny (HEAPSCOPE_PARSE_PART_BYTES) so that every blank line is a
  * boundary: a pid renamed in a later part, a CPU whose samples span parts,
  * times going back across a boundary, an error in the last part.
+ *
+ * The same for the memo of whole stacks (import_perf_script.c): a mapped
+ * file read with it (the default) and without it (HEAPSCOPE_PARSE_MEMO=0)
+ * gives the same model, or the same error at the same line.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -94,6 +98,9 @@ static void write_file(const char *text, size_t len, char path[64])
 	assert_int_equal(fclose(f), 0);
 }
 
+/* import_with() reads without the memo of whole stacks */
+static int memo_off;
+
 /*
  * Import @path's CPU view with @threads threads (NULL: the default) and
  * parts of @part_bytes (NULL: the default). Returns the import's result.
@@ -105,6 +112,10 @@ static int import_with(const char *path, const char *threads, const char *part_b
 	int ret;
 
 	assert_non_null(f);
+	if (memo_off)
+		setenv("HEAPSCOPE_PARSE_MEMO", "0", 1);
+	else
+		unsetenv("HEAPSCOPE_PARSE_MEMO");
 	if (threads)
 		setenv("HEAPSCOPE_PARSE_THREADS", threads, 1);
 	else
@@ -118,6 +129,7 @@ static int import_with(const char *path, const char *threads, const char *part_b
 	fclose(f);
 	unsetenv("HEAPSCOPE_PARSE_THREADS");
 	unsetenv("HEAPSCOPE_PARSE_PART_BYTES");
+	unsetenv("HEAPSCOPE_PARSE_MEMO");
 	return ret;
 }
 
@@ -160,6 +172,17 @@ static void check_same(const char *text, size_t len)
 		assert_same_model(&serial, &parts);
 		hs_source_release(&parts);
 	}
+	/* without the memo, serially and in parts */
+	memo_off = 1;
+	for (k = 0; k < 2; k++) {
+		struct hs_diag dp = HS_DIAG_INIT("t");
+
+		assert_int_equal(
+		    import_with(path, k ? "3" : "1", k ? "64" : NULL, &parts, &dp), 0);
+		assert_same_model(&serial, &parts);
+		hs_source_release(&parts);
+	}
+	memo_off = 0;
 	hs_source_release(&serial);
 	unlink(path);
 }
@@ -247,6 +270,12 @@ static void check_same_error(const char *text, size_t len, uint64_t line, const 
 	assert_non_null(strstr(dp.msg, msg));
 	hs_source_release(&serial);
 	hs_source_release(&parts);
+	memo_off = 1;
+	assert_int_equal(import_with(path, "1", NULL, &serial, &dp), -EINVAL);
+	memo_off = 0;
+	assert_int_equal(dp.line, line);
+	assert_string_equal(ds.msg, dp.msg);
+	hs_source_release(&serial);
 	unlink(path);
 }
 
@@ -297,6 +326,111 @@ static void files_without_boundaries(void **state)
 	check_same("", 0);
 }
 
+/* Read serially with and without the memo: the same model. */
+static void check_same_memo(const char *text, size_t len)
+{
+	struct hs_stack_source with, without;
+	struct hs_diag d = HS_DIAG_INIT("t");
+	char path[64];
+
+	write_file(text, len, path);
+	assert_int_equal(import_with(path, "1", NULL, &with, &d), 0);
+	memo_off = 1;
+	assert_int_equal(import_with(path, "1", NULL, &without, &d), 0);
+	memo_off = 0;
+	assert_same_model(&with, &without);
+	hs_source_release(&with);
+	hs_source_release(&without);
+	unlink(path);
+}
+
+/*
+ * Stacks that repeat, as the memo meets them: the same frame lines under
+ * other pids and tids and with other addresses and offsets (which the
+ * memo's key leaves out), offsets it must keep ("+0x" alone, a symbol
+ * that is only an offset, map-file text), a repeat while the first one's
+ * stack is still queued, inlined and unknown frames, srclines and a
+ * comment inside a stack (parsed, never memoized), a stack ended by the
+ * next header or by the end of the file, CR line ends; an error after
+ * repeats; then enough new stacks to turn the memo off, and repeats.
+ */
+static void repeated_stacks_give_the_parse_model(void **state)
+{
+	static const char *const stacks[] = {
+	    "\t1 f+0x1 (/lib/m.so)\n\t2 g (/lib/m.so)\n",
+	    "\t3 inl (inlined)\n\t3 h+0x4 (m)\n\t4 g (/lib/m.so)\n",
+	    "\t5 [unknown] ([unknown])\n\t2 g (/lib/m.so)\n",
+	    "\t1 f+0x1 (/lib/m.so)\n  f.c:12\n\t2 g (/lib/m.so)\n",
+	    "\t1 f+0x1 (/lib/m.so)\n# c\n\t2 g (/lib/m.so)\n",
+	    "\t1 f+0x1 (/lib/m.so)\r\n\t2 g (/lib/m.so)\r\n",
+	    "\t7 x (inlined)\n",
+	    NULL, /* varied(), below */
+	};
+	static const char *const ends[] = {"\n", "  \n", "\t\n", "\r\n"};
+	struct hs_buf b;
+	size_t lines = 0, i;
+	int k, j;
+
+	(void)state;
+	hs_buf_init(&b);
+	for (k = 0; k < 1500; k++) {
+		int s = (k * 7 + k / 5) % 8, v = k / 10; /* k % 10 is 1 when s is 7 */
+
+		assert_int_equal(hs_buf_addf(&b, "c%d %d/%d [%03d] %d.%06d: 1 cycles:\n",
+					     k % 3, 1 + k % 3, 10 + k % 5, k % 4,
+					     1 + k / 1000, k % 1000 * 1000),
+				 0);
+		if (stacks[s])
+			assert_int_equal(hs_buf_adds(&b, stacks[s]), 0);
+		else
+			assert_int_equal(hs_buf_addf(&b,
+						     "\t%16x f+0x%x (/lib/m.so)\n"
+						     "\t%x +0x%x (m)\n"
+						     "\t%x g+0x%.0x (m)\n"
+						     "\t%x h+0x1+0x%x (m)\n"
+						     "\t%x [A] M+0x%x (/tmp/perf-9.map)\n"
+						     "\t%x q+0x%x ([m])\n",
+						     (unsigned)(v % 9) << (v % 4 * 8),
+						     v % 3, v % 2, 7, v % 5, v % 3, v % 2,
+						     v % 2, v % 4, v / 3 % 2, v % 2,
+						     v % 3),
+					 0);
+		assert_int_equal(hs_buf_adds(&b, ends[k % 4]), 0);
+	}
+	/* a stack ended by the next header, one by the end of the file */
+	assert_int_equal(hs_buf_addf(&b,
+				     "c 1/10 [001] 10.0: 1 cycles:\n%s"
+				     "c 1/10 [001] 10.1: 1 cycles:\n%s",
+				     stacks[0], stacks[0]),
+			 0);
+	check_same(b.s, b.len);
+	/* an error after repeats: the same line with or without the memo */
+	for (i = 0; i < b.len; i++)
+		lines += b.s[i] == '\n';
+	assert_int_equal(
+	    hs_buf_addf(&b, "\nc 1/10 [001] 11.0: 1 cycles:\n%s\tzz f (m)\n", stacks[1]),
+	    0);
+	check_same_error(b.s, b.len, lines + 6, "bad frame address 'zz'");
+	/* 20000 new stacks: fewer than an eighth hit, the memo turns off */
+	b.len -= strlen("\tzz f (m)\n");
+	assert_int_equal(hs_buf_adds(&b, "\n"), 0);
+	for (k = 0; k < 20000; k++)
+		assert_int_equal(hs_buf_addf(&b,
+					     "c 1/10 [000] 12.%06d: 1 cycles:\n"
+					     "\t%x u%d (m)\n\t2 g (/lib/m.so)\n\n",
+					     k, 100 + k, k),
+				 0);
+	for (k = 0; k < 100; k++)
+		for (j = 0; j < 2; j++)
+			assert_int_equal(hs_buf_addf(&b,
+						     "c 1/10 [001] 13.%06d: 1 cycles:\n"
+						     "%s\n",
+						     k, stacks[j]),
+					 0);
+	check_same_memo(b.s, b.len);
+	hs_buf_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -305,6 +439,7 @@ int main(void)
 	    cmocka_unit_test(a_frame_named_like_a_later_parts_process),
 	    cmocka_unit_test(errors_name_the_line_of_the_whole_file),
 	    cmocka_unit_test(files_without_boundaries),
+	    cmocka_unit_test(repeated_stacks_give_the_parse_model),
 	};
 	return cmocka_run_group_tests_name("import_perf_script_parts", tests, NULL, NULL);
 }
