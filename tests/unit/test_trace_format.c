@@ -135,6 +135,73 @@ static void varint_rejects_overlong(void **state)
 	assert_true(v == UINT64_MAX);
 }
 
+/* hs_get_varint() as a byte loop, what its 8-byte path must agree with */
+static int varint_by_bytes(const uint8_t **p, const uint8_t *end, uint64_t *out)
+{
+	const uint8_t *q = *p;
+	uint64_t v = 0;
+	unsigned shift = 0;
+
+	for (;;) {
+		if (q >= end || shift > 63)
+			return -1;
+		if (shift == 63 && *q > 1)
+			return -1;
+		v |= (uint64_t)(*q & 0x7f) << shift;
+		if (!(*q++ & 0x80))
+			break;
+		shift += 7;
+	}
+	*p = q;
+	*out = v;
+	return 0;
+}
+
+static void varint_with_bytes_after_it(void **state)
+{
+	uint8_t buf[HS_VARINT_MAX + 8];
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	unsigned b, k, round;
+
+	(void)state;
+	/* every length, the varint followed by bytes that are not its own */
+	for (b = 0; b < 64; b++) {
+		uint64_t vals[3] = { (1ull << b) - 1, 1ull << b, (1ull << b) | 1 };
+
+		for (k = 0; k < 3; k++) {
+			const uint8_t *q = buf;
+			size_t len;
+			uint64_t back = 7;
+
+			memset(buf, 0xff, sizeof(buf));
+			len = (size_t)(hs_put_varint(buf, vals[k]) - buf);
+			assert_int_equal(hs_get_varint(&q, buf + sizeof(buf), &back), 0);
+			assert_true(back == vals[k]);
+			assert_ptr_equal(q, buf + len);
+		}
+	}
+	/* any bytes at all (non-minimal, overlong, too big): as the byte loop */
+	for (round = 0; round < 200000; round++) {
+		const uint8_t *q = buf, *r = buf;
+		uint64_t a = 1, c = 2;
+		size_t avail;
+		int ra, rc;
+
+		for (k = 0; k < sizeof(buf); k++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			/* mostly continuation bytes, so that long ones come up */
+			buf[k] = (uint8_t)(seed >> 56) | ((seed >> 40 & 7) ? 0x80 : 0);
+		}
+		avail = 1 + (size_t)(seed >> 20) % sizeof(buf);
+		ra = hs_get_varint(&q, buf + avail, &a);
+		rc = varint_by_bytes(&r, buf + avail, &c);
+		assert_int_equal(ra, rc);
+		assert_ptr_equal(q, r);
+		if (!ra)
+			assert_true(a == c);
+	}
+}
+
 static void zigzag(void **state)
 {
 	(void)state;
@@ -1171,6 +1238,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(varint_lengths_and_round_trip),
 		cmocka_unit_test(varint_rejects_overlong),
+		cmocka_unit_test(varint_with_bytes_after_it),
 		cmocka_unit_test(zigzag),
 		cmocka_unit_test(decode_records_with_span_state),
 		cmocka_unit_test(chunk_header_round_trip),
