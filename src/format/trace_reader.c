@@ -309,6 +309,18 @@ out:
 	return ret;
 }
 
+int hs__reader_resume_after_data(struct hs_trace_reader *r, uint64_t data_end,
+				 uint64_t data_chunks)
+{
+	if (r->size < data_end)
+		return -EINVAL;
+	r->pf_threads = 0; /* a few chunks */
+	r->offset = r->data_end = data_end;
+	r->nr_chunks = r->data_chunks = data_chunks;
+	r->prev_kind = HS_CHUNK_END;
+	return 0;
+}
+
 /*
  * The symbol section is damaged in the chunk at file offset @off: the
  * rest of the section is skipped (the first damage is the one told).

@@ -457,6 +457,15 @@ HS_MUST_CHECK
 int hs__reader_read_at(struct hs_trace_reader *r, uint64_t off, size_t n,
 		       const uint8_t **out);
 /*
+ * Put @r, just opened, where a walk that read @data_chunks chunks of data
+ * ending (with an END chunk) at file offset @data_end left it: its next
+ * chunks are the symbol sections written after the data. 0, or -EINVAL
+ * when the file is shorter than @data_end.
+ */
+HS_MUST_CHECK
+int hs__reader_resume_after_data(struct hs_trace_reader *r, uint64_t data_end,
+				 uint64_t data_chunks);
+/*
  * The symbol section is damaged in the chunk at file offset @off (@what:
  * a static string): the rest of the section is skipped.
  */

@@ -327,6 +327,26 @@ int hs__trace_syms_resolve(struct hs_trace *t)
 	return 0;
 }
 
+int hs__trace_syms_take(struct hs_trace *t, struct hs_trace_reader *r,
+			const struct hs_rec *rec, unsigned *section)
+{
+	const char *why = NULL;
+	int err;
+
+	if (r->sym_sections != *section) {
+		hs__trace_syms_reset(&t->syms);
+		*section = r->sym_sections;
+		t->syms.offset = r->chunk_offset;
+	}
+	err = hs__trace_syms_record(t, rec, &why);
+	if (err == -EINVAL) {
+		hs__reader_sym_damaged(r, r->chunk_offset,
+				       why ? why : "malformed symbol record");
+		err = 0;
+	}
+	return err;
+}
+
 int hs_trace_ends_with_data(const char *path)
 {
 	uint8_t hdr[HS_CHUNK_HEADER_SIZE];
@@ -359,7 +379,6 @@ int hs_trace_syms_read(struct hs_trace *t, const char *path, struct hs_diag *dia
 	struct hs_trace_reader r;
 	struct hs_rec rec;
 	unsigned section = 0;
-	const char *why = NULL;
 	int ret, err;
 
 	hs__trace_syms_release(&t->syms);
@@ -370,29 +389,13 @@ int hs_trace_syms_read(struct hs_trace *t, const char *path, struct hs_diag *dia
 	if (err)
 		return err;
 	/* the reader as it is after @t's data: an END chunk, then the section */
-	r.pf_threads = 0; /* a few chunks */
-	r.offset = r.data_end = t->data_end;
-	r.nr_chunks = r.data_chunks = t->data_chunks;
-	r.prev_kind = HS_CHUNK_END;
-	if (r.size < t->data_end)
-		err = -EINVAL;
+	err = hs__reader_resume_after_data(&r, t->data_end, t->data_chunks);
 	while (!err && (ret = hs_trace_reader_next(&r, &rec, diag)) == 1) {
 		if (rec.tag != HS_TAG_SYM_STRING && rec.tag != HS_TAG_SYM_ADDR) {
 			err = -EINVAL; /* data after @t's: not the file @t read */
 			break;
 		}
-		/* the last symbol section counts (as trace_walk.c reads it) */
-		if (r.sym_sections != section) {
-			hs__trace_syms_reset(&t->syms);
-			section = r.sym_sections;
-			t->syms.offset = r.chunk_offset;
-		}
-		err = hs__trace_syms_record(t, &rec, &why);
-		if (err == -EINVAL) {
-			hs__reader_sym_damaged(&r, r.chunk_offset,
-					       why ? why : "malformed symbol record");
-			err = 0;
-		}
+		err = hs__trace_syms_take(t, &r, &rec, &section);
 	}
 	if (!err && r.done < 0)
 		err = r.done;
