@@ -205,17 +205,14 @@ static int in_symbols(const struct hs_trace_reader *r, const uint8_t *hdr, uint6
 	return n > 4 ? hdr[4] == HS_CHUNK_SYMBOLS : r->prev_kind == HS_CHUNK_END;
 }
 
-int hs__reader_footer(struct hs_trace_reader *r, uint8_t **raw, const uint8_t **body,
-		      size_t *len)
+void hs__reader_chunk_chain(struct hs_trace_reader *r, struct hs_chunk_chain *c)
 {
-	uint64_t off = HS_FILE_HEADER_SIZE, end_off = 0;
+	uint64_t off = HS_FILE_HEADER_SIZE;
 	struct hs_chunk_header ch;
-	struct hs_rec_state st;
-	struct hs_rec rec;
-	const uint8_t *hdr, *q, *e;
-	const char *why;
+	const uint8_t *hdr;
 
-	*raw = NULL;
+	memset(c, 0, sizeof(*c));
+	/* one header per chunk: a trace of 10M events has a few hundred */
 	while (r->size - off >= HS_CHUNK_HEADER_SIZE) {
 		if (hs__reader_read_at(r, off, HS_CHUNK_HEADER_SIZE, &hdr) ||
 		    hs_chunk_header_parse(hdr, &ch) || ch.stored > HS_CHUNK_MAX ||
@@ -223,9 +220,29 @@ int hs__reader_footer(struct hs_trace_reader *r, uint8_t **raw, const uint8_t **
 		    r->size - off - HS_CHUNK_HEADER_SIZE < ch.stored)
 			break;
 		if (ch.kind == HS_CHUNK_END)
-			end_off = off;
+			c->end_off = off;
+		if (ch.kind == HS_CHUNK_SYMBOLS)
+			c->symbols = 1;
+		c->last_kind = ch.kind;
 		off += HS_CHUNK_HEADER_SIZE + ch.stored;
 	}
+	c->reached = off;
+}
+
+int hs__reader_footer(struct hs_trace_reader *r, uint8_t **raw, const uint8_t **body,
+		      size_t *len)
+{
+	struct hs_chunk_chain chain;
+	struct hs_chunk_header ch;
+	struct hs_rec_state st;
+	struct hs_rec rec;
+	const uint8_t *hdr, *q, *e;
+	const char *why;
+	uint64_t end_off;
+
+	*raw = NULL;
+	hs__reader_chunk_chain(r, &chain);
+	end_off = chain.end_off;
 	if (!end_off || hs__reader_read_at(r, end_off, HS_CHUNK_HEADER_SIZE, &hdr) ||
 	    hs_chunk_header_parse(hdr, &ch))
 		return -1;

@@ -445,6 +445,19 @@ int hs__reader_read(struct hs_trace_reader *r, uint64_t off, size_t n, uint8_t *
 		    size_t *alloc, const uint8_t **out);
 /* The same into the reader's own buffer (valid until its next read). */
 /*
+ * The chain of chunk headers of the file @r reads, from the first
+ * (hs__reader_footer(), hs_trace_ends_with_data()). It stops at the
+ * file's end or at a header that cannot be read or parsed, or whose
+ * chunk is larger than the format allows or runs past the file's end.
+ */
+struct hs_chunk_chain {
+	uint64_t reached;   /* where it stopped: the file's size if whole */
+	uint64_t end_off;   /* the last END chunk's offset; 0: none */
+	unsigned last_kind; /* the last whole chunk's kind; 0: none */
+	int symbols;	    /* a SYMBOLS chunk is in it */
+};
+void hs__reader_chunk_chain(struct hs_trace_reader *r, struct hs_chunk_chain *c);
+/*
  * The FOOTER record of the trace @r reads (in its last END chunk): 0 with
  * its body at *@body (@len bytes; in *@raw, which the caller frees with
  * hs_free, or in the reader's buffers until its next read), or -1: none

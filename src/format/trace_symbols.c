@@ -349,28 +349,17 @@ int hs__trace_syms_take(struct hs_trace *t, struct hs_trace_reader *r,
 
 int hs_trace_ends_with_data(const char *path)
 {
-	uint8_t hdr[HS_CHUNK_HEADER_SIZE];
-	struct hs_chunk_header ch = {0};
-	uint64_t off = HS_FILE_HEADER_SIZE;
-	struct stat sb;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), whole = 0;
+	struct hs_diag diag = HS_DIAG_INIT(path);
+	struct hs_trace_reader r;
+	struct hs_chunk_chain c;
+	int whole;
 
-	if (fd < 0)
+	if (hs_trace_reader_open(&r, path, &diag))
 		return 0;
-	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode))
-		goto out;
-	/* one header per chunk: a trace of 10M events has a few hundred */
-	while ((uint64_t)sb.st_size - off >= HS_CHUNK_HEADER_SIZE) {
-		if (pread(fd, hdr, sizeof(hdr), (off_t)off) != (ssize_t)sizeof(hdr) ||
-		    hs_chunk_header_parse(hdr, &ch) || ch.kind == HS_CHUNK_SYMBOLS ||
-		    (uint64_t)sb.st_size - off - HS_CHUNK_HEADER_SIZE < ch.stored)
-			goto out;
-		off += HS_CHUNK_HEADER_SIZE + ch.stored;
-	}
-	whole = off == (uint64_t)sb.st_size && off > HS_FILE_HEADER_SIZE &&
-		ch.kind == HS_CHUNK_END;
-out:
-	close(fd);
+	hs__reader_chunk_chain(&r, &c);
+	whole = !c.symbols && c.reached == r.size && c.reached > HS_FILE_HEADER_SIZE &&
+		c.last_kind == HS_CHUNK_END;
+	hs_trace_reader_close(&r);
 	return whole;
 }
 
