@@ -229,13 +229,18 @@ void hs__reader_chunk_chain(struct hs_trace_reader *r, struct hs_chunk_chain *c)
 	c->reached = off;
 }
 
-int hs__reader_footer(struct hs_trace_reader *r, uint8_t **raw, const uint8_t **body,
-		      size_t *len)
+/*
+ * The first record tagged @tag (with a body when @need_body) in the last
+ * END chunk of the file @r reads: 0 with it in *@rec (its bytes in *@raw,
+ * the caller's to hs_free(), or in the reader's buffers until its next
+ * read), or -1: none, unreadable or out of memory.
+ */
+static int end_chunk_record(struct hs_trace_reader *r, unsigned tag, int need_body,
+			    uint8_t **raw, struct hs_rec *rec)
 {
 	struct hs_chunk_chain chain;
 	struct hs_chunk_header ch;
 	struct hs_rec_state st;
-	struct hs_rec rec;
 	const uint8_t *hdr, *q, *e;
 	const char *why;
 	uint64_t end_off;
@@ -261,16 +266,43 @@ int hs__reader_footer(struct hs_trace_reader *r, uint8_t **raw, const uint8_t **
 		e = *raw + ch.raw;
 	}
 	memset(&st, 0, sizeof(st));
-	while (q < e && !hs_rec_decode(&q, e, &st, &rec, &why)) {
-		if (rec.tag != HS_TAG_FOOTER || !rec.body)
-			continue;
-		*body = rec.body;
-		*len = rec.body_len;
-		return 0;
+	while (q < e && !hs_rec_decode(&q, e, &st, rec, &why)) {
+		if (rec->tag == tag && (rec->body || !need_body))
+			return 0;
 	}
 	hs_free(*raw);
 	*raw = NULL;
 	return -1;
+}
+
+int hs__reader_footer(struct hs_trace_reader *r, uint8_t **raw, const uint8_t **body,
+		      size_t *len)
+{
+	struct hs_rec rec;
+
+	if (end_chunk_record(r, HS_TAG_FOOTER, 1, raw, &rec))
+		return -1;
+	*body = rec.body;
+	*len = rec.body_len;
+	return 0;
+}
+
+int hs_trace_peek_end(const char *path, unsigned *reason)
+{
+	struct hs_diag diag = HS_DIAG_INIT(path);
+	struct hs_trace_reader r;
+	struct hs_rec rec;
+	uint8_t *raw;
+	int found;
+
+	if (hs_trace_reader_open(&r, path, &diag))
+		return 0;
+	found = !end_chunk_record(&r, HS_TAG_END, 0, &raw, &rec);
+	if (found)
+		*reason = (unsigned)rec.value;
+	hs_free(raw);
+	hs_trace_reader_close(&r);
+	return found;
 }
 
 int hs_trace_reader_skip_events(struct hs_trace_reader *r)

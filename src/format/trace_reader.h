@@ -419,6 +419,14 @@ const char *hs_trace_sym_module(const struct hs_trace *t, const struct hs_trace_
 double hs_trace_weight(const struct hs_trace *t, uint64_t size);
 
 /*
+ * How the trace at @path ended, from its END record alone (the chunk
+ * headers, then the last END chunk; no events read): 1 with *@reason
+ * (enum hs_end_reason: HS_END_EXEC, ...) set, or 0 when it has none (cut
+ * off) or cannot be read.
+ */
+int hs_trace_peek_end(const char *path, unsigned *reason);
+
+/*
  * Whether the trace at @path was recorded with CPU or wall-clock sampling:
  * looks for its SAMPLING record in the first chunks only (the collector
  * writes it at start-up). Returns 1 with *@out filled (its counts are 0),
