@@ -34,16 +34,14 @@
 #include "common/u64map.h"
 #include "format/trace_compact.h"
 #include "format/trace_reader.h"
+#include "format/trace_writer.h"
 #include "format/trace_record.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
 
-#define LEVEL 1 /* the writer's zstd level */
-/* and the 5.0 writer's after a payload LEVEL made REPEATS_RATIO times smaller */
-#define LEVEL_REPEATS 3
-#define REPEATS_RATIO 8
+#define LEVEL 1 /* the writer's zstd level (and HS_ZSTD_LEVEL_REPEATS) */
 
 static const char *const stream_names[HS_CC__COUNT + 1] = {
     [HS_CC_TIME] = "TIME",   [HS_CC_ADDR] = "ADDRESS", [HS_CC_REF] = "REF",
@@ -69,6 +67,7 @@ struct tables {
 	size_t z_cap;
 	ZSTD_CCtx *cctx;
 	struct hs_chunk_unpack unpack;
+	int zlevel; /* the next compact payload's, as the writer picks it */
 	struct hs_u64map live, seen, here; /* across chunks; this chunk's allocations */
 };
 
@@ -137,16 +136,16 @@ static uint64_t zsize_compact(struct tables *t, const uint8_t *c, size_t n, unsi
 }
 
 /*
- * The same at the level the 5.0 writer would take after this payload
- * (collector/writer.c, ZSTD_LEVEL_REPEATS): a higher one where LEVEL
- * makes it REPEATS_RATIO times smaller or more.
+ * The same at the level the 5.0 writer takes (collector/writer.c): the
+ * one the previous compact payload's ratio chose, HS_ZSTD_LEVEL_REPEATS
+ * after a payload zstd made HS_ZSTD_REPEATS_RATIO times smaller or more,
+ * else LEVEL.
  */
 static uint64_t zsize_compact_5_0(struct tables *t, const uint8_t *c, size_t n)
 {
-	uint64_t z = zsize_compact_at(t, c, n, HS_CC__COUNT, LEVEL);
+	uint64_t z = zsize_compact_at(t, c, n, HS_CC__COUNT, t->zlevel);
 
-	if (z * REPEATS_RATIO <= n)
-		z = zsize_compact_at(t, c, n, HS_CC__COUNT, LEVEL_REPEATS);
+	t->zlevel = z * HS_ZSTD_REPEATS_RATIO <= n ? HS_ZSTD_LEVEL_REPEATS : LEVEL;
 	return z;
 }
 
@@ -335,7 +334,7 @@ static int one_file(struct tables *t, const char *path)
 
 int main(int argc, char **argv)
 {
-	struct tables t = { 0 };
+	struct tables t = { .zlevel = LEVEL };
 	int i, status = 0;
 
 	if (argc < 2) {

@@ -360,10 +360,16 @@ struct stats_pass {
 	struct hs_stack_source src[SV__COUNT];
 };
 
+/*
+ * Each of the @n events @ev to the view pass @heap, then to the totals
+ * pass @totals with what it did to the live blocks: one lookup of the
+ * live blocks per event (the pass of `stats` and of run's summary).
+ * Returns 0 or the first pass's negative errno.
+ */
 #define PASS_SLICE 512
-int hs_heap_view_then_totals(struct hs_memview_pass *heap,
-			     struct hs_heap_totals_pass *totals,
-			     const struct hs_trace_event *ev, size_t n)
+static int hs_heap_view_then_totals(struct hs_memview_pass *heap,
+				    struct hs_heap_totals_pass *totals,
+				    const struct hs_trace_event *ev, size_t n)
 {
 	uint64_t gone_size[PASS_SLICE];
 	uint8_t gone[PASS_SLICE];
@@ -637,50 +643,99 @@ int hs_heap_stats_compute_path(const char *path, const struct hs_stats_opts *o,
  * from a peak pass of the whole trace (without the peak view's own
  * output: the totals have the peak) that gives the leaks view.
  */
-struct summary_pass {
+struct hs_heap_summary_pass {
 	struct hs_heap_totals_pass totals;
 	struct hs_memview_opts opts;
 	struct hs_memview_pass *heap;
 	struct hs_stack_source leaks;
+	void (*first_batch)(void *arg); /* cleared once called */
+	void *first_arg;
 };
 
 static int summary_events(void *ctx, const struct hs_trace_event *ev, size_t n)
 {
-	struct summary_pass *sp = ctx;
+	struct hs_heap_summary_pass *sp = ctx;
 
+	if (sp->first_batch) {
+		void (*first)(void *arg) = sp->first_batch;
+
+		sp->first_batch = NULL;
+		first(sp->first_arg);
+	}
 	return hs_heap_view_then_totals(sp->heap, &sp->totals, ev, n);
 }
 
 static int summary_live(void *ctx, uint64_t addr)
 {
-	struct summary_pass *sp = ctx;
+	struct hs_heap_summary_pass *sp = ctx;
 
 	return hs_memview_pass_live(sp->heap, addr);
 }
 
-static int summary_init(struct summary_pass *sp, const struct hs_trace *t,
-			struct hs_heap_totals *tot)
+int hs_heap_summary_begin(const struct hs_trace *t, struct hs_heap_totals *tot,
+			  void (*first_batch)(void *arg), void *arg,
+			  struct hs_heap_summary_pass **pass, struct hs_trace_sink *sink)
 {
-	memset(sp, 0, sizeof(*sp));
+	struct hs_heap_summary_pass *sp = hs_calloc(1, sizeof(*sp));
+	int err;
+
+	*pass = NULL;
+	if (!sp)
+		return -ENOMEM;
+	sp->first_batch = first_batch;
+	sp->first_arg = arg;
 	hs_heap_totals_pass_init(&sp->totals, t, tot, NULL);
 	sp->opts = (struct hs_memview_opts)HS_MEMVIEW_OPTS_INIT;
 	sp->opts.kind = HS_MEM_PEAK;
-	return hs_memview_pass_new_heap(t, &sp->opts, NULL, NULL, &sp->leaks, NULL,
-					&sp->heap);
+	err = hs_memview_pass_new_heap(t, &sp->opts, NULL, NULL, &sp->leaks, NULL,
+				       &sp->heap);
+	if (err) {
+		hs_heap_summary_free(sp);
+		return err;
+	}
+	*sink = (struct hs_trace_sink){
+	    .events = summary_events, .live = summary_live, .ctx = sp};
+	*pass = sp;
+	return 0;
 }
 
-static void summary_release(struct summary_pass *sp)
+void hs_heap_summary_free(struct hs_heap_summary_pass *sp)
 {
+	if (!sp)
+		return;
 	hs_heap_totals_pass_release(&sp->totals);
 	hs_memview_pass_free(sp->heap);
 	hs_source_release(&sp->leaks);
+	hs_free(sp);
 }
 
-static int summary_finish(struct summary_pass *sp, struct hs_leak_totals *leaks,
-			  struct hs_diag *diag)
+int hs_heap_summary_load(const char *path, struct hs_trace *t, struct hs_heap_totals *tot,
+			 struct hs_heap_summary_pass **pass, struct hs_diag *diag)
+{
+	struct hs_trace_sink sink;
+	int err;
+
+	*pass = NULL;
+	err = hs_trace_load(path, t, diag);
+	if (err)
+		return err;
+	err = hs_heap_summary_begin(t, tot, NULL, NULL, pass, &sink);
+	if (!err)
+		err = hs_trace_feed(t, &sink);
+	if (err) {
+		hs_heap_summary_free(*pass);
+		*pass = NULL;
+		hs_trace_release(t);
+	}
+	return err;
+}
+
+int hs_heap_summary_finish(struct hs_heap_summary_pass *sp, struct hs_leak_totals *leaks,
+			   struct hs_diag *diag)
 {
 	int err;
 
+	memset(leaks, 0, sizeof(*leaks));
 	hs_heap_totals_pass_finish(&sp->totals);
 	err = hs_memview_pass_finish(sp->heap, diag);
 	return err ? err : hs_heap_leaks(&sp->leaks, 0, NULL, leaks, diag);
@@ -689,33 +744,25 @@ static int summary_finish(struct summary_pass *sp, struct hs_leak_totals *leaks,
 int hs_heap_summary_path(const char *path, struct hs_trace *t, struct hs_heap_totals *tot,
 			 struct hs_leak_totals *leaks, struct hs_diag *diag)
 {
-	struct summary_pass sp;
-	struct hs_trace_sink sink = {
-	    .events = summary_events, .live = summary_live, .ctx = &sp};
+	struct hs_heap_summary_pass *sp;
+	struct hs_trace_sink sink;
 	int err;
 
 	memset(leaks, 0, sizeof(*leaks));
-	err = summary_init(&sp, t, tot);
+	err = hs_heap_summary_begin(t, tot, NULL, NULL, &sp, &sink);
 	if (!err)
 		err = hs_trace_stream(path, t, &sink, diag);
 	if (err == -EAGAIN) {
 		/* not in time order: the same pass over the loaded events */
-		summary_release(&sp);
-		err = hs_trace_load(path, t, diag);
-		if (err)
-			return stats_oom(err, diag);
-		err = summary_init(&sp, t, tot);
-		if (!err)
-			err = hs_trace_feed(t, &sink);
-		if (err)
-			hs_trace_release(t);
+		hs_heap_summary_free(sp);
+		err = hs_heap_summary_load(path, t, tot, &sp, diag);
 	}
 	if (!err) {
-		err = summary_finish(&sp, leaks, diag);
+		err = hs_heap_summary_finish(sp, leaks, diag);
 		if (err)
 			hs_trace_release(t);
 	}
-	summary_release(&sp);
+	hs_heap_summary_free(sp);
 	return stats_oom(err, diag);
 }
 

@@ -150,15 +150,29 @@ int hs_heap_summary_path(const char *path, struct hs_trace *t, struct hs_heap_to
 			 struct hs_leak_totals *leaks, struct hs_diag *diag);
 
 /*
- * Each of the @n events @ev to the view pass @heap, then to the totals
- * pass @totals with what it did to the live blocks: one lookup of the
- * live blocks per event (the pass of `stats` and of run's summary).
- * Returns 0 or the first pass's negative errno.
+ * hs_heap_summary_path()'s pass in steps, for a caller that streams or
+ * feeds the trace itself (run's pass beside the symbolizer):
+ * hs_heap_summary_begin() makes the pass over @t (the trace being read;
+ * borrowed) with its totals into @tot and fills @sink with it; the
+ * caller streams @t through @sink (hs_trace_stream(), hs_trace_feed());
+ * hs_heap_summary_finish() then gives the leaks into @leaks. When not
+ * NULL, @first_batch(@arg) is called once, before the pass takes its
+ * first events. When a stream returned -EAGAIN (not in time order), the
+ * caller frees the pass and hs_heap_summary_load() loads the trace at
+ * @path into @t and feeds a new pass with it (@t is released if that
+ * fails). hs_heap_summary_free() frees a pass (NULL is a no-op). Each
+ * returns 0 or a negative errno (-ENOMEM, the reader's) with @diag
+ * filled; a failed begin or load leaves *@pass NULL.
  */
-struct hs_memview_pass;
-int hs_heap_view_then_totals(struct hs_memview_pass *heap,
-			     struct hs_heap_totals_pass *totals,
-			     const struct hs_trace_event *ev, size_t n);
+struct hs_heap_summary_pass;
+int hs_heap_summary_begin(const struct hs_trace *t, struct hs_heap_totals *tot,
+			  void (*first_batch)(void *arg), void *arg,
+			  struct hs_heap_summary_pass **pass, struct hs_trace_sink *sink);
+int hs_heap_summary_load(const char *path, struct hs_trace *t, struct hs_heap_totals *tot,
+			 struct hs_heap_summary_pass **pass, struct hs_diag *diag);
+int hs_heap_summary_finish(struct hs_heap_summary_pass *pass,
+			   struct hs_leak_totals *leaks, struct hs_diag *diag);
+void hs_heap_summary_free(struct hs_heap_summary_pass *pass);
 
 /*
  * The heap in use (live bytes; estimates for a sampled trace) and the RSS

@@ -621,6 +621,11 @@ static struct cli_run_pass *symbolize_beside_summary(const char *path,
 	int go[2];
 	pid_t pid;
 
+	/* the summary is of the image its exec ran: none of @path's events */
+	if (cli_exec_summary_elsewhere(path)) {
+		symbolize_apart(path, so);
+		return NULL;
+	}
 	/* a trace cut inside a chunk: the symbolizer writes over its end */
 	if (!hs_trace_ends_with_data(path)) {
 		hs_log(HS_LOG_DEBUG,

@@ -11,6 +11,7 @@
 #include "cli/exec_images.h"
 #include "cli/run_summary.h"
 #include "common/alloc.h"
+#include "format/trace_reader.h"
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -59,6 +60,23 @@ void cli_exec_summarize(const char *path, int exited, struct cli_run_pass *pass)
 	else
 		cli_run_summarize_pass(path, path, exited, pass);
 	hs_exec_successors_release(&s);
+}
+
+int cli_exec_summary_elsewhere(const char *path)
+{
+	struct hs_exec_successors s = HS_EXEC_SUCCESSORS_INIT;
+	unsigned reason;
+	int elsewhere;
+
+	/* the END record first: a trace that did not end by exec has no images
+	 * after it (and most do not: their END alone is read) */
+	if (hs_trace_peek_end(path, &reason) != 1 || reason != HS_END_EXEC)
+		return 0;
+	if (hs_exec_successors_find(path, &s))
+		return 0; /* (out of memory: cli_exec_summarize() says so) */
+	elsewhere = s.ended_by_exec && s.nr > 0;
+	hs_exec_successors_release(&s);
+	return elsewhere;
 }
 
 /* Whether the file at @path is one of the @nr files @paths. */

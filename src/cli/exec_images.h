@@ -25,6 +25,14 @@ struct cli_run_pass;
 void cli_exec_summarize(const char *path, int exited, struct cli_run_pass *pass);
 
 /*
+ * Whether cli_exec_summarize() of @path gives another trace's summary:
+ * @path ended by exec (its END record says so) and the images after it
+ * were traced. A pass over @path's events (cli_run_pass_start()) would
+ * then be read for nothing. 1 or 0 (also when it cannot tell).
+ */
+int cli_exec_summary_elsewhere(const char *path);
+
+/*
  * report FILE...: the @nr files @paths, and after them the traces that
  * continue their processes after an exec, those not among @paths already.
  * *@out (owned, hs_free(); its strings are @paths' or in *@owned, an array

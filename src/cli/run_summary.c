@@ -16,7 +16,6 @@
  */
 #include "analysis/stats.h"
 #include "analysis/totals.h"
-#include "analysis/memviews.h"
 #include "cli/cli.h"
 #include "cli/run_summary.h"
 #include "common/alloc.h"
@@ -190,7 +189,7 @@ void cli_run_summarize(const char *path, int exited)
 /* --- the pass beside the symbolizer ---------------------------------------- */
 
 /*
- * hs_heap_summary_path()'s pass (analysis/stats.c), cut in two: the
+ * hs_heap_summary_path()'s pass (analysis/stats.h), cut in two: the
  * events, then, once the symbol section is in @t, the leaks.
  */
 struct cli_run_pass {
@@ -201,10 +200,7 @@ struct cli_run_pass {
 	struct hs_trace t;
 	struct hs_heap_totals tot;
 	struct hs_leak_totals leaks;
-	struct hs_heap_totals_pass totals;
-	struct hs_memview_opts opts;
-	struct hs_memview_pass *heap;
-	struct hs_stack_source leaks_src;
+	struct hs_heap_summary_pass *pass;
 };
 
 /* The symbolizer may write: the pass reads no further than it has seen. */
@@ -215,43 +211,16 @@ static void let_go(struct cli_run_pass *p)
 	p->go_fd = -1;
 }
 
-/* The peak pass with the leaks as its one side output, and the totals. */
-static int pass_init(struct cli_run_pass *p)
+/* let_go() as the summary pass's first-batch callback */
+static void let_go_first(void *arg)
 {
-	hs_heap_totals_pass_init(&p->totals, &p->t, &p->tot, NULL);
-	p->opts = (struct hs_memview_opts)HS_MEMVIEW_OPTS_INIT;
-	p->opts.kind = HS_MEM_PEAK;
-	return hs_memview_pass_new_heap(&p->t, &p->opts, NULL, NULL, &p->leaks_src, NULL,
-					&p->heap);
-}
-
-static void pass_release(struct cli_run_pass *p)
-{
-	hs_heap_totals_pass_release(&p->totals);
-	hs_memview_pass_free(p->heap);
-	p->heap = NULL;
-	hs_source_release(&p->leaks_src);
-}
-
-static int pass_events(void *ctx, const struct hs_trace_event *ev, size_t n)
-{
-	struct cli_run_pass *p = ctx;
-
-	let_go(p);
-	return hs_heap_view_then_totals(p->heap, &p->totals, ev, n);
-}
-
-static int pass_live(void *ctx, uint64_t addr)
-{
-	struct cli_run_pass *p = ctx;
-
-	return hs_memview_pass_live(p->heap, addr);
+	let_go(arg);
 }
 
 struct cli_run_pass *cli_run_pass_start(const char *path, int go_fd)
 {
 	struct cli_run_pass *p = hs_calloc(1, sizeof(*p));
-	struct hs_trace_sink sink = {.events = pass_events, .live = pass_live};
+	struct hs_trace_sink sink;
 	struct hs_diag diag = HS_DIAG_INIT(path);
 	int err;
 
@@ -261,8 +230,7 @@ struct cli_run_pass *cli_run_pass_start(const char *path, int go_fd)
 	}
 	p->path = path;
 	p->go_fd = go_fd;
-	sink.ctx = p;
-	err = pass_init(p);
+	err = hs_heap_summary_begin(&p->t, &p->tot, let_go_first, p, &p->pass, &sink);
 	if (!err)
 		err = hs_trace_stream(path, &p->t, &sink, &diag);
 	let_go(p);
@@ -270,10 +238,12 @@ struct cli_run_pass *cli_run_pass_start(const char *path, int go_fd)
 		/* loaded at the end, once the symbolizer has written its section */
 		hs_log(HS_LOG_DEBUG, "run: the summary's events are loaded after "
 				     "the symbols: not in time order");
-		pass_release(p);
+		hs_heap_summary_free(p->pass);
+		p->pass = NULL;
 		p->again = 1;
 	} else if (err) {
-		pass_release(p);
+		hs_heap_summary_free(p->pass);
+		p->pass = NULL;
 		p->failed = 1;
 	}
 	return p;
@@ -285,25 +255,14 @@ struct cli_run_pass *cli_run_pass_start(const char *path, int go_fd)
  */
 static int pass_end(struct cli_run_pass *p, struct hs_diag *diag)
 {
-	struct hs_trace_sink sink = {.events = pass_events, .live = pass_live, .ctx = p};
 	int err;
 
-	if (p->again) {
-		err = hs_trace_load(p->path, &p->t, diag);
-		if (err)
-			return err;
-		err = pass_init(p);
-		if (!err)
-			err = hs_trace_feed(&p->t, &sink);
-	} else {
+	if (p->again)
+		err = hs_heap_summary_load(p->path, &p->t, &p->tot, &p->pass, diag);
+	else
 		err = hs_trace_syms_read(&p->t, p->path, diag);
-	}
-	if (!err) {
-		hs_heap_totals_pass_finish(&p->totals);
-		err = hs_memview_pass_finish(p->heap, diag);
-	}
 	if (!err)
-		err = hs_heap_leaks(&p->leaks_src, 0, NULL, &p->leaks, diag);
+		err = hs_heap_summary_finish(p->pass, &p->leaks, diag);
 	if (err)
 		hs_trace_release(&p->t);
 	return err;
@@ -339,7 +298,7 @@ void cli_run_pass_free(struct cli_run_pass *p)
 	if (!p)
 		return;
 	let_go(p);
-	pass_release(p);
+	hs_heap_summary_free(p->pass);
 	hs_trace_release(&p->t); /* (released already, or never read: a no-op) */
 	hs_free(p);
 }

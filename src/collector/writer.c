@@ -43,12 +43,7 @@
 #define CLOCK_NS 1000000ull  /* the event clock's resolution */
 #define RSS_NS 10000000ull   /* RSS every 10 ms */
 #define FLUSH_NS 50000000ull /* write at least every 50 ms */
-#define ZSTD_LEVEL 1
-/* a compact payload that zstd made this many times smaller takes it little
- * time (it is a run of repeats): the next compact chunk gets the higher
- * level, which finds more of them (sqlite3 12% smaller, python3 6%) */
-#define ZSTD_LEVEL_REPEATS 3
-#define REPEATS_RATIO 8
+#define ZSTD_LEVEL 1 /* (and trace_writer.h's HS_HS_ZSTD_LEVEL_REPEATS) */
 #define COL_TRIAL 16 /* every 16th EVENTS chunk is compressed both ways */
 /* a smaller EVENTS chunk is no trial: too few events to tell (a chunk of
  * RSS records alone came out smaller plain, and sent 16 chunks of a
@@ -441,8 +436,8 @@ static int add_index(uint64_t offset)
  * one frame, as ZSTD_compressCCtx() makes, whose blocks end where the
  * payload's streams do, so that each stream's literals are coded with a
  * table of their own (over the same chunks: cc1 5% smaller, rand_loop
- * 1.3%, python3 0.7%; zstd takes a fifth longer), at ZSTD_LEVEL_REPEATS
- * after a payload that came out REPEATS_RATIO times smaller or more, else
+ * 1.3%, python3 0.7%; zstd takes a fifth longer), at HS_ZSTD_LEVEL_REPEATS
+ * after a payload that came out HS_ZSTD_REPEATS_RATIO times smaller or more, else
  * ZSTD_LEVEL. Returns its size, or 0 (the caller then writes the chunk
  * another way).
  */
@@ -486,7 +481,7 @@ static size_t compress_compact(uint8_t *out, size_t cap, const uint8_t *c, size_
 		} while (left || ib.pos < ib.size);
 		at += part[i];
 	}
-	w.zlevel = ob.pos * REPEATS_RATIO <= n ? ZSTD_LEVEL_REPEATS : ZSTD_LEVEL;
+	w.zlevel = ob.pos * HS_ZSTD_REPEATS_RATIO <= n ? HS_ZSTD_LEVEL_REPEATS : ZSTD_LEVEL;
 	return ob.pos;
 }
 
@@ -1078,7 +1073,7 @@ static int setup_buffers(void)
 		w.compact = NULL;
 	}
 	/* room to stream too (compress_compact()), at either level */
-	ws = ZSTD_estimateCStreamSize(ZSTD_LEVEL_REPEATS);
+	ws = ZSTD_estimateCStreamSize(HS_ZSTD_LEVEL_REPEATS);
 	if (ws < ZSTD_estimateCStreamSize(ZSTD_LEVEL))
 		ws = ZSTD_estimateCStreamSize(ZSTD_LEVEL);
 	if (ws < ZSTD_estimateCCtxSize(ZSTD_LEVEL))

@@ -205,17 +205,14 @@ static int in_symbols(const struct hs_trace_reader *r, const uint8_t *hdr, uint6
 	return n > 4 ? hdr[4] == HS_CHUNK_SYMBOLS : r->prev_kind == HS_CHUNK_END;
 }
 
-int hs__reader_footer(struct hs_trace_reader *r, uint8_t **raw, const uint8_t **body,
-		      size_t *len)
+void hs__reader_chunk_chain(struct hs_trace_reader *r, struct hs_chunk_chain *c)
 {
-	uint64_t off = HS_FILE_HEADER_SIZE, end_off = 0;
+	uint64_t off = HS_FILE_HEADER_SIZE;
 	struct hs_chunk_header ch;
-	struct hs_rec_state st;
-	struct hs_rec rec;
-	const uint8_t *hdr, *q, *e;
-	const char *why;
+	const uint8_t *hdr;
 
-	*raw = NULL;
+	memset(c, 0, sizeof(*c));
+	/* one header per chunk: a trace of 10M events has a few hundred */
 	while (r->size - off >= HS_CHUNK_HEADER_SIZE) {
 		if (hs__reader_read_at(r, off, HS_CHUNK_HEADER_SIZE, &hdr) ||
 		    hs_chunk_header_parse(hdr, &ch) || ch.stored > HS_CHUNK_MAX ||
@@ -223,9 +220,34 @@ int hs__reader_footer(struct hs_trace_reader *r, uint8_t **raw, const uint8_t **
 		    r->size - off - HS_CHUNK_HEADER_SIZE < ch.stored)
 			break;
 		if (ch.kind == HS_CHUNK_END)
-			end_off = off;
+			c->end_off = off;
+		if (ch.kind == HS_CHUNK_SYMBOLS)
+			c->symbols = 1;
+		c->last_kind = ch.kind;
 		off += HS_CHUNK_HEADER_SIZE + ch.stored;
 	}
+	c->reached = off;
+}
+
+/*
+ * The first record tagged @tag (with a body when @need_body) in the last
+ * END chunk of the file @r reads: 0 with it in *@rec (its bytes in *@raw,
+ * the caller's to hs_free(), or in the reader's buffers until its next
+ * read), or -1: none, unreadable or out of memory.
+ */
+static int end_chunk_record(struct hs_trace_reader *r, unsigned tag, int need_body,
+			    uint8_t **raw, struct hs_rec *rec)
+{
+	struct hs_chunk_chain chain;
+	struct hs_chunk_header ch;
+	struct hs_rec_state st;
+	const uint8_t *hdr, *q, *e;
+	const char *why;
+	uint64_t end_off;
+
+	*raw = NULL;
+	hs__reader_chunk_chain(r, &chain);
+	end_off = chain.end_off;
 	if (!end_off || hs__reader_read_at(r, end_off, HS_CHUNK_HEADER_SIZE, &hdr) ||
 	    hs_chunk_header_parse(hdr, &ch))
 		return -1;
@@ -244,16 +266,43 @@ int hs__reader_footer(struct hs_trace_reader *r, uint8_t **raw, const uint8_t **
 		e = *raw + ch.raw;
 	}
 	memset(&st, 0, sizeof(st));
-	while (q < e && !hs_rec_decode(&q, e, &st, &rec, &why)) {
-		if (rec.tag != HS_TAG_FOOTER || !rec.body)
-			continue;
-		*body = rec.body;
-		*len = rec.body_len;
-		return 0;
+	while (q < e && !hs_rec_decode(&q, e, &st, rec, &why)) {
+		if (rec->tag == tag && (rec->body || !need_body))
+			return 0;
 	}
 	hs_free(*raw);
 	*raw = NULL;
 	return -1;
+}
+
+int hs__reader_footer(struct hs_trace_reader *r, uint8_t **raw, const uint8_t **body,
+		      size_t *len)
+{
+	struct hs_rec rec;
+
+	if (end_chunk_record(r, HS_TAG_FOOTER, 1, raw, &rec))
+		return -1;
+	*body = rec.body;
+	*len = rec.body_len;
+	return 0;
+}
+
+int hs_trace_peek_end(const char *path, unsigned *reason)
+{
+	struct hs_diag diag = HS_DIAG_INIT(path);
+	struct hs_trace_reader r;
+	struct hs_rec rec;
+	uint8_t *raw;
+	int found;
+
+	if (hs_trace_reader_open(&r, path, &diag))
+		return 0;
+	found = !end_chunk_record(&r, HS_TAG_END, 0, &raw, &rec);
+	if (found)
+		*reason = (unsigned)rec.value;
+	hs_free(raw);
+	hs_trace_reader_close(&r);
+	return found;
 }
 
 int hs_trace_reader_skip_events(struct hs_trace_reader *r)
@@ -307,6 +356,18 @@ out:
 	hs_free(keep);
 	hs_free(raw);
 	return ret;
+}
+
+int hs__reader_resume_after_data(struct hs_trace_reader *r, uint64_t data_end,
+				 uint64_t data_chunks)
+{
+	if (r->size < data_end)
+		return -EINVAL;
+	r->pf_threads = 0; /* a few chunks */
+	r->offset = r->data_end = data_end;
+	r->nr_chunks = r->data_chunks = data_chunks;
+	r->prev_kind = HS_CHUNK_END;
+	return 0;
 }
 
 /*

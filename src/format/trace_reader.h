@@ -419,6 +419,14 @@ const char *hs_trace_sym_module(const struct hs_trace *t, const struct hs_trace_
 double hs_trace_weight(const struct hs_trace *t, uint64_t size);
 
 /*
+ * How the trace at @path ended, from its END record alone (the chunk
+ * headers, then the last END chunk; no events read): 1 with *@reason
+ * (enum hs_end_reason: HS_END_EXEC, ...) set, or 0 when it has none (cut
+ * off) or cannot be read.
+ */
+int hs_trace_peek_end(const char *path, unsigned *reason);
+
+/*
  * Whether the trace at @path was recorded with CPU or wall-clock sampling:
  * looks for its SAMPLING record in the first chunks only (the collector
  * writes it at start-up). Returns 1 with *@out filled (its counts are 0),
@@ -445,6 +453,19 @@ int hs__reader_read(struct hs_trace_reader *r, uint64_t off, size_t n, uint8_t *
 		    size_t *alloc, const uint8_t **out);
 /* The same into the reader's own buffer (valid until its next read). */
 /*
+ * The chain of chunk headers of the file @r reads, from the first
+ * (hs__reader_footer(), hs_trace_ends_with_data()). It stops at the
+ * file's end or at a header that cannot be read or parsed, or whose
+ * chunk is larger than the format allows or runs past the file's end.
+ */
+struct hs_chunk_chain {
+	uint64_t reached;   /* where it stopped: the file's size if whole */
+	uint64_t end_off;   /* the last END chunk's offset; 0: none */
+	unsigned last_kind; /* the last whole chunk's kind; 0: none */
+	int symbols;	    /* a SYMBOLS chunk is in it */
+};
+void hs__reader_chunk_chain(struct hs_trace_reader *r, struct hs_chunk_chain *c);
+/*
  * The FOOTER record of the trace @r reads (in its last END chunk): 0 with
  * its body at *@body (@len bytes; in *@raw, which the caller frees with
  * hs_free, or in the reader's buffers until its next read), or -1: none
@@ -456,6 +477,15 @@ int hs__reader_footer(struct hs_trace_reader *r, uint8_t **raw, const uint8_t **
 HS_MUST_CHECK
 int hs__reader_read_at(struct hs_trace_reader *r, uint64_t off, size_t n,
 		       const uint8_t **out);
+/*
+ * Put @r, just opened, where a walk that read @data_chunks chunks of data
+ * ending (with an END chunk) at file offset @data_end left it: its next
+ * chunks are the symbol sections written after the data. 0, or -EINVAL
+ * when the file is shorter than @data_end.
+ */
+HS_MUST_CHECK
+int hs__reader_resume_after_data(struct hs_trace_reader *r, uint64_t data_end,
+				 uint64_t data_chunks);
 /*
  * The symbol section is damaged in the chunk at file offset @off (@what:
  * a static string): the rest of the section is skipped.

@@ -327,30 +327,39 @@ int hs__trace_syms_resolve(struct hs_trace *t)
 	return 0;
 }
 
+int hs__trace_syms_take(struct hs_trace *t, struct hs_trace_reader *r,
+			const struct hs_rec *rec, unsigned *section)
+{
+	const char *why = NULL;
+	int err;
+
+	if (r->sym_sections != *section) {
+		hs__trace_syms_reset(&t->syms);
+		*section = r->sym_sections;
+		t->syms.offset = r->chunk_offset;
+	}
+	err = hs__trace_syms_record(t, rec, &why);
+	if (err == -EINVAL) {
+		hs__reader_sym_damaged(r, r->chunk_offset,
+				       why ? why : "malformed symbol record");
+		err = 0;
+	}
+	return err;
+}
+
 int hs_trace_ends_with_data(const char *path)
 {
-	uint8_t hdr[HS_CHUNK_HEADER_SIZE];
-	struct hs_chunk_header ch = {0};
-	uint64_t off = HS_FILE_HEADER_SIZE;
-	struct stat sb;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), whole = 0;
+	struct hs_diag diag = HS_DIAG_INIT(path);
+	struct hs_trace_reader r;
+	struct hs_chunk_chain c;
+	int whole;
 
-	if (fd < 0)
+	if (hs_trace_reader_open(&r, path, &diag))
 		return 0;
-	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode))
-		goto out;
-	/* one header per chunk: a trace of 10M events has a few hundred */
-	while ((uint64_t)sb.st_size - off >= HS_CHUNK_HEADER_SIZE) {
-		if (pread(fd, hdr, sizeof(hdr), (off_t)off) != (ssize_t)sizeof(hdr) ||
-		    hs_chunk_header_parse(hdr, &ch) || ch.kind == HS_CHUNK_SYMBOLS ||
-		    (uint64_t)sb.st_size - off - HS_CHUNK_HEADER_SIZE < ch.stored)
-			goto out;
-		off += HS_CHUNK_HEADER_SIZE + ch.stored;
-	}
-	whole = off == (uint64_t)sb.st_size && off > HS_FILE_HEADER_SIZE &&
-		ch.kind == HS_CHUNK_END;
-out:
-	close(fd);
+	hs__reader_chunk_chain(&r, &c);
+	whole = !c.symbols && c.reached == r.size && c.reached > HS_FILE_HEADER_SIZE &&
+		c.last_kind == HS_CHUNK_END;
+	hs_trace_reader_close(&r);
 	return whole;
 }
 
@@ -359,7 +368,6 @@ int hs_trace_syms_read(struct hs_trace *t, const char *path, struct hs_diag *dia
 	struct hs_trace_reader r;
 	struct hs_rec rec;
 	unsigned section = 0;
-	const char *why = NULL;
 	int ret, err;
 
 	hs__trace_syms_release(&t->syms);
@@ -370,29 +378,13 @@ int hs_trace_syms_read(struct hs_trace *t, const char *path, struct hs_diag *dia
 	if (err)
 		return err;
 	/* the reader as it is after @t's data: an END chunk, then the section */
-	r.pf_threads = 0; /* a few chunks */
-	r.offset = r.data_end = t->data_end;
-	r.nr_chunks = r.data_chunks = t->data_chunks;
-	r.prev_kind = HS_CHUNK_END;
-	if (r.size < t->data_end)
-		err = -EINVAL;
+	err = hs__reader_resume_after_data(&r, t->data_end, t->data_chunks);
 	while (!err && (ret = hs_trace_reader_next(&r, &rec, diag)) == 1) {
 		if (rec.tag != HS_TAG_SYM_STRING && rec.tag != HS_TAG_SYM_ADDR) {
 			err = -EINVAL; /* data after @t's: not the file @t read */
 			break;
 		}
-		/* the last symbol section counts (as trace_walk.c reads it) */
-		if (r.sym_sections != section) {
-			hs__trace_syms_reset(&t->syms);
-			section = r.sym_sections;
-			t->syms.offset = r.chunk_offset;
-		}
-		err = hs__trace_syms_record(t, &rec, &why);
-		if (err == -EINVAL) {
-			hs__reader_sym_damaged(&r, r.chunk_offset,
-					       why ? why : "malformed symbol record");
-			err = 0;
-		}
+		err = hs__trace_syms_take(t, &r, &rec, &section);
 	}
 	if (!err && r.done < 0)
 		err = r.done;

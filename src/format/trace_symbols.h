@@ -96,6 +96,16 @@ void hs__trace_syms_release(struct hs_trace_symtab *s);
  */
 HS_MUST_CHECK int hs__trace_syms_record(struct hs_trace *t, const struct hs_rec *rec,
 					const char **why);
+/*
+ * Take a SYM_STRING or SYM_ADDR record @rec, as reader @r gave it, into
+ * @t (the walk's and hs_trace_syms_read()'s one way): the last symbol
+ * section counts, so a new one (r->sym_sections is not *@section, then
+ * updated) forgets what was taken before; a malformed record marks the
+ * section damaged in @r, which skips the rest of it. Returns 0 or
+ * -ENOMEM.
+ */
+HS_MUST_CHECK int hs__trace_syms_take(struct hs_trace *t, struct hs_trace_reader *r,
+				      const struct hs_rec *rec, unsigned *section);
 /* Map every node to its entry (after the modules are resolved). 0 or -ENOMEM. */
 HS_MUST_CHECK int hs__trace_syms_resolve(struct hs_trace *t);
 #endif

@@ -1057,23 +1057,10 @@ int hs__trace_walk(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags
 		ret = hs_trace_reader_next(r, &rec, diag);
 		if (ret != 1)
 			break;
-		if (rec.tag == HS_TAG_SYM_STRING || rec.tag == HS_TAG_SYM_ADDR) {
-			/* the last symbol section counts */
-			if (r->sym_sections != ls.sym_section) {
-				hs__trace_syms_reset(&t->syms);
-				ls.sym_section = r->sym_sections;
-				t->syms.offset = r->chunk_offset;
-			}
-			err = hs__trace_syms_record(t, &rec, &why);
-			if (err == -EINVAL) {
-				hs__reader_sym_damaged(r, r->chunk_offset,
-						       why ? why
-							   : "malformed symbol record");
-				err = 0;
-			}
-		} else {
+		if (rec.tag == HS_TAG_SYM_STRING || rec.tag == HS_TAG_SYM_ADDR)
+			err = hs__trace_syms_take(t, r, &rec, &ls.sym_section);
+		else
 			err = walk_record(t, &ls, &rec, &why);
-		}
 		if (err == -EINVAL) {
 			hs_diag_set_offset(diag, r->chunk_offset,
 					   "corrupt trace: chunk %llu: %s",

@@ -16,18 +16,12 @@ setup() {
 # and its last line the size of the whole (symbolized) file.
 summary_is_stats() {
 	"$HS_BIN" stats "$2" --format json > s.json
-	python3 - "$1" s.json "$2" <<'EOF'
-import json, math, sys
+	PYTHONPATH="$HS_SRC/tests/integration" python3 - "$1" s.json "$2" <<'EOF'
+import json, sys
+from run_sizes import count, human
 line = [l for l in open(sys.argv[1]) if ", leaked " in l]
 assert len(line) == 1, line
 s = json.load(open(sys.argv[2]))
-def human(b):
-    v, u = abs(b), 0
-    while v >= 1024 and u < 4:
-        v, u = v / 1024, u + 1
-    return "%.0f B" % b if u == 0 else "%.1f %s" % (v, ["B", "KiB", "MiB", "GiB", "TiB"][u])
-def count(x):
-    return "%.0f" % x if x == math.floor(x) else "%.1f" % x
 def s_(n):
     return "" if n == 1 else "s"
 want = "heapscope: %d allocation%s (%s), %d free%s, peak heap %s, peak RSS %s" % (

@@ -111,18 +111,12 @@ EOF
 # as run formats sizes and counts.
 leak_check() {
 	"$HS_BIN" stats "$2" --format json > lk.json
-	python3 - "$1" lk.json <<'EOF'
-import json, math, sys
+	PYTHONPATH="$HS_SRC/tests/integration" python3 - "$1" lk.json <<'EOF'
+import json, sys
+from run_sizes import count, human
 line = [l for l in open(sys.argv[1]) if ", leaked " in l]
 assert len(line) == 1, line
 s = json.load(open(sys.argv[2]))
-def human(b):
-    v, u = abs(b), 0
-    while v >= 1024 and u < 4:
-        v, u = v / 1024, u + 1
-    return "%.0f B" % b if u == 0 else "%.1f %s" % (v, ["B", "KiB", "MiB", "GiB", "TiB"][u])
-def count(x):
-    return "%.0f" % x if x == math.floor(x) else "%.1f" % x
 want = ", leaked %s in %s block%s" % (human(s["leaked_bytes"]), count(s["leaked_blocks"]),
                                      "" if s["leaked_blocks"] == 1 else "s")
 if s["suppressed_leaked_blocks"] > 0:

@@ -906,6 +906,56 @@ static void summary_in_one_pass(void **state)
 	free(b.buf);
 }
 
+static void count_call(void *arg)
+{
+	(*(unsigned *)arg)++;
+}
+
+/*
+ * The summary pass in steps (run's, beside its symbolizer): streamed or
+ * fed from the loaded trace, the totals and leaks of
+ * hs_heap_summary_path(); the first-batch callback called once.
+ */
+static void summary_in_steps(void **state)
+{
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	char path[] = "/tmp/hs-heap-pass-XXXXXX";
+	struct hs_heap_totals want, got;
+	struct hs_leak_totals want_leaks, got_leaks;
+	struct hs_heap_summary_pass *pass;
+	struct hs_trace_sink sink;
+	struct hs_trace t;
+	struct tb b;
+	unsigned firsts = 0;
+
+	(void)state;
+	build_random(&b, 13, 1);
+	write_trace(&b, path);
+	assert_int_equal(hs_heap_summary_path(path, &t, &want, &want_leaks, &diag), 0);
+	hs_trace_release(&t);
+	assert_int_equal(
+	    hs_heap_summary_begin(&t, &got, count_call, &firsts, &pass, &sink), 0);
+	assert_int_equal(firsts, 0);
+	assert_int_equal(hs_trace_stream(path, &t, &sink, &diag), 0);
+	assert_int_equal(firsts, 1);
+	assert_int_equal(hs_heap_summary_finish(pass, &got_leaks, &diag), 0);
+	hs_heap_summary_free(pass);
+	assert_int_equal(memcmp(&got, &want, sizeof(got)), 0);
+	assert_memory_equal(&got_leaks, &want_leaks, sizeof(got_leaks));
+	hs_trace_release(&t);
+	/* the fallback of a stream that gave up: the loaded events fed */
+	memset(&got, 0, sizeof(got));
+	assert_int_equal(hs_heap_summary_load(path, &t, &got, &pass, &diag), 0);
+	assert_true(t.nr_events > 0);
+	assert_int_equal(hs_heap_summary_finish(pass, &got_leaks, &diag), 0);
+	hs_heap_summary_free(pass);
+	assert_int_equal(memcmp(&got, &want, sizeof(got)), 0);
+	assert_memory_equal(&got_leaks, &want_leaks, sizeof(got_leaks));
+	hs_trace_release(&t);
+	unlink(path);
+	free(b.buf);
+}
+
 /*
  * Out of memory anywhere in a peak pass with a side output, and in the
  * totals fed from it: -ENOMEM, nothing leaked (the ASan build checks),
@@ -1081,6 +1131,7 @@ int main(void)
 	    cmocka_unit_test(live_table_of_many_blocks),
 	    cmocka_unit_test(heap_pass_without_peak),
 	    cmocka_unit_test(summary_in_one_pass),
+	    cmocka_unit_test(summary_in_steps),
 	    cmocka_unit_test(heap_pass_out_of_memory),
 	    cmocka_unit_test(stats_streamed_like_loaded),
 	    cmocka_unit_test(curve_one_point_per_tick),

@@ -479,6 +479,45 @@ static void allocations_refer_within_their_class(void **state)
 }
 
 /*
+ * The damage a compact payload @payload of @c bytes read with @flags
+ * survives: each cut of it is refused with a reason (its streams or
+ * records run short), each flipped bit (in @copy, room for @c bytes) is
+ * refused or read within HS_CHUNK_MAX records; never read out of bounds
+ * (ASan).
+ */
+static void cuts_refused_flips_bounded(struct hs_chunk_unpack *u, unsigned flags,
+				       const uint8_t *payload, size_t c, uint8_t *copy)
+{
+	const uint8_t *out;
+	const char *why;
+	size_t k, got, refused = 0;
+	unsigned bit;
+
+	for (k = 0; k < c; k++) {
+		/* a copy of exactly k bytes, so that ASan sees a read past it */
+		uint8_t *cut = malloc(k ? k : 1);
+
+		assert_non_null(cut);
+		memcpy(cut, payload, k);
+		why = NULL;
+		if (hs_chunk_unpack(u, flags, cut, k, &out, &got, &why)) {
+			assert_non_null(why);
+			refused++;
+		}
+		free(cut);
+	}
+	assert_int_equal(refused, c);
+	memcpy(copy, payload, c);
+	for (k = 0; k < c; k++)
+		for (bit = 0; bit < 8; bit++) {
+			copy[k] ^= (uint8_t)(1u << bit);
+			if (!hs_chunk_unpack(u, flags, copy, c, &out, &got, &why))
+				assert_true(got <= HS_CHUNK_MAX);
+			copy[k] ^= (uint8_t)(1u << bit);
+		}
+}
+
+/*
  * Every cut and every flipped bit of a compact payload: unpacked or
  * refused, never past its input or the room it takes (ASan).
  */
@@ -488,8 +527,8 @@ static void compact_survives_damage(void **state)
 	struct hs_chunk_unpack u = { 0 };
 	const uint8_t *out;
 	const char *why;
-	size_t n, c, k, got;
-	unsigned bit, refused, flags;
+	size_t n, c, got;
+	unsigned flags;
 	int mode;
 
 	(void)state;
@@ -497,30 +536,7 @@ static void compact_survives_damage(void **state)
 		n = many_records(in, sizeof(in), 7);
 		c = compact_as(mode, in, n, packed, sizeof(packed), &flags);
 		assert_true(c > 0);
-		refused = 0;
-		for (k = 0; k < c; k++) {
-			/* a copy of exactly k bytes, so that ASan sees a read past it */
-			uint8_t *cut = malloc(k ? k : 1);
-
-			assert_non_null(cut);
-			memcpy(cut, packed, k);
-			why = NULL;
-			if (hs_chunk_unpack(&u, flags, cut, k, &out, &got, &why)) {
-				assert_non_null(why);
-				refused++;
-			}
-			free(cut);
-		}
-		/* a cut payload is refused: its streams or records run short */
-		assert_int_equal(refused, c);
-		memcpy(copy, packed, c);
-		for (k = 0; k < c; k++)
-			for (bit = 0; bit < 8; bit++) {
-				copy[k] ^= (uint8_t)(1u << bit);
-				if (!hs_chunk_unpack(&u, flags, copy, c, &out, &got, &why))
-					assert_true(got <= HS_CHUNK_MAX);
-				copy[k] ^= (uint8_t)(1u << bit);
-			}
+		cuts_refused_flips_bounded(&u, flags, packed, c, copy);
 		/* and read the other way (3.0's as 4.0's and back): the same */
 		flags ^= HS_CHUNK_CLASSES;
 		if (!hs_chunk_unpack(&u, flags, packed, c, &out, &got, &why))
@@ -791,8 +807,7 @@ static void predicted_round_trip(void **state)
 	uint64_t len[HS_CC__COUNT + 1], len4[HS_CC__COUNT + 1], seed;
 	const uint8_t *out;
 	const char *why = NULL;
-	size_t n, c, c4, got, k, rec4;
-	unsigned bit, refused;
+	size_t n, c, c4, got, rec4;
 	int split;
 
 	(void)state;
@@ -829,25 +844,7 @@ static void predicted_round_trip(void **state)
 		n = many_records(in, 4096, 7);
 		c = hs_chunk_compact_5_0(in, n, &enc, scratch, packed, sizeof(packed));
 		assert_true(c > 0);
-		refused = 0;
-		for (k = 0; k < c; k++) {
-			uint8_t *cut = malloc(k ? k : 1);
-
-			assert_non_null(cut);
-			memcpy(cut, packed, k);
-			if (hs_chunk_unpack(&u, FLAGS_5_0, cut, k, &out, &got, &why))
-				refused++;
-			free(cut);
-		}
-		assert_int_equal(refused, c);
-		memcpy(copy, packed, c);
-		for (k = 0; k < c; k++)
-			for (bit = 0; bit < 8; bit++) {
-				copy[k] ^= (uint8_t)(1u << bit);
-				if (!hs_chunk_unpack(&u, FLAGS_5_0, copy, c, &out, &got, &why))
-					assert_true(got <= HS_CHUNK_MAX);
-				copy[k] ^= (uint8_t)(1u << bit);
-			}
+		cuts_refused_flips_bounded(&u, FLAGS_5_0, packed, c, copy);
 		/* a 5.0 payload read as 4.0's, a 4.0 one as 5.0's: refused or read */
 		if (!hs_chunk_unpack(&u, HS_CHUNK_COMPACT | HS_CHUNK_CLASSES, packed, c, &out,
 				     &got, &why))

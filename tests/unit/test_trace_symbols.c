@@ -372,13 +372,15 @@ static void write_file(char *path, size_t size, const uint8_t *data, size_t n)
 
 /*
  * A trace ends with its data when it is whole chunks up to END and no
- * section: not cut inside a chunk or before END, not symbolized.
+ * section: not cut inside a chunk or before END, not symbolized. Its END
+ * record (hs_trace_peek_end()) is read with or without the section.
  */
 static void ends_with_data(void **state)
 {
 	char path[256];
 	struct tb b;
 	size_t data_len, events_end, cut;
+	unsigned reason;
 
 	(void)state;
 	build_events(&b);
@@ -387,17 +389,26 @@ static void ends_with_data(void **state)
 	add_section(&b, "main");
 	write_file(path, sizeof(path), b.buf, data_len);
 	assert_int_equal(hs_trace_ends_with_data(path), 1);
+	reason = 99;
+	assert_int_equal(hs_trace_peek_end(path, &reason), 1);
+	assert_int_equal(reason, HS_END_EXIT);
 	unlink(path);
-	/* symbolized, or cut anywhere: no */
+	/* symbolized, or cut anywhere: no (the END record is still there
+	 * after a section, gone from a cut) */
 	write_file(path, sizeof(path), b.buf, b.len);
 	assert_int_equal(hs_trace_ends_with_data(path), 0);
+	reason = 99;
+	assert_int_equal(hs_trace_peek_end(path, &reason), 1);
+	assert_int_equal(reason, HS_END_EXIT);
 	unlink(path);
 	for (cut = 0; cut < data_len; cut += cut < events_end ? 7 : 1) {
 		write_file(path, sizeof(path), b.buf, cut);
 		assert_int_equal(hs_trace_ends_with_data(path), 0);
+		assert_int_equal(hs_trace_peek_end(path, &reason), 0);
 		unlink(path);
 	}
 	assert_int_equal(hs_trace_ends_with_data(path), 0);	/* no file */
+	assert_int_equal(hs_trace_peek_end(path, &reason), 0);
 	free(b.buf);
 }
 
