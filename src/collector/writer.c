@@ -43,8 +43,8 @@
 #define CLOCK_NS 1000000ull  /* the event clock's resolution */
 #define RSS_NS 10000000ull   /* RSS every 10 ms */
 #define FLUSH_NS 50000000ull /* write at least every 50 ms */
-#define ZSTD_LEVEL 1 /* (and trace_writer.h's HS_HS_ZSTD_LEVEL_REPEATS) */
-#define COL_TRIAL 16 /* every 16th EVENTS chunk is compressed both ways */
+#define ZSTD_LEVEL 1	     /* (and trace_writer.h's HS_HS_ZSTD_LEVEL_REPEATS) */
+#define COL_TRIAL 16	     /* every 16th EVENTS chunk is compressed both ways */
 /* a smaller EVENTS chunk is no trial: too few events to tell (a chunk of
  * RSS records alone came out smaller plain, and sent 16 chunks of a
  * program whose chunks were a fifth of that compact into the plain way) */
@@ -481,7 +481,8 @@ static size_t compress_compact(uint8_t *out, size_t cap, const uint8_t *c, size_
 		} while (left || ib.pos < ib.size);
 		at += part[i];
 	}
-	w.zlevel = ob.pos * HS_ZSTD_REPEATS_RATIO <= n ? HS_ZSTD_LEVEL_REPEATS : ZSTD_LEVEL;
+	w.zlevel =
+	    ob.pos * HS_ZSTD_REPEATS_RATIO <= n ? HS_ZSTD_LEVEL_REPEATS : ZSTD_LEVEL;
 	return ob.pos;
 }
 
