@@ -98,11 +98,15 @@ int hs__order_room(struct hs__order *s, size_t n)
 }
 
 /*
- * Merge the @n events at @r (in time order, after the staged ones in the
- * file) into the staged events, from the back: only the staged events
- * later than the first of @r move.
+ * Merge the @n events at @r (in time order) into the staged events, from
+ * the back: only the staged events later than the first of @r move. On
+ * equal times a run's events go after the staged ones, which were earlier
+ * in the file; a @deferred chunk's go after those of the chunks before it
+ * (their @seq is lower) and before the others, as in file order, and must
+ * all be later than what was published (else -EAGAIN).
  */
-static int stage_merge(struct hs__order *s, const struct hs_trace_event *r, size_t n)
+static inline __attribute__((always_inline)) int
+stage_merge(struct hs__order *s, const struct hs_trace_event *r, size_t n, int deferred)
 {
 	struct hs_trace_event *st;
 	size_t i, j = n, k;
@@ -110,15 +114,19 @@ static int stage_merge(struct hs__order *s, const struct hs_trace_event *r, size
 
 	if (!n)
 		return 0;
+	if (deferred && s->published && r[0].time <= s->pub_time)
+		return -EAGAIN;
 	err = hs__order_room(s, n);
 	if (err)
 		return err;
 	st = s->stage;
 	i = s->st_end;
 	k = i + j;
-	/* equal times: the staged events were earlier in the file */
 	while (j) {
-		if (i > s->st_head && st[i - 1].time > r[j - 1].time)
+		if (i > s->st_head &&
+		    (st[i - 1].time > r[j - 1].time ||
+		     (deferred && st[i - 1].time == r[j - 1].time &&
+		      (int16_t)(uint16_t)(st[i - 1].seq - r[j - 1].seq) >= 0)))
 			st[--k] = st[--i];
 		else
 			st[--k] = r[--j];
@@ -137,7 +145,7 @@ static int merge_last(struct hs__order *s)
 	int err;
 
 	if (s->nseg == 1) {
-		err = stage_merge(s, b->ev, b->n);
+		err = stage_merge(s, b->ev, b->n, 0);
 		if (err)
 			return err;
 	} else {
@@ -464,41 +472,6 @@ static int defer_decode(struct hs__order *s, struct hs_trace_reader *r,
 	return n == d->events ? 0 : -EAGAIN;
 }
 
-/*
- * Merge the @n events at @r (in time order, of a deferred chunk) into
- * the staged events: on equal times after those of the chunks before it
- * (their @seq is lower) and before the others, as in file order.
- */
-static int defer_merge(struct hs__order *s, const struct hs_trace_event *r, size_t n)
-{
-	struct hs_trace_event *st;
-	size_t i, j = n, k;
-	int err;
-
-	if (!n)
-		return 0;
-	if (s->published && r[0].time <= s->pub_time)
-		return -EAGAIN;
-	err = hs__order_room(s, n);
-	if (err)
-		return err;
-	st = s->stage;
-	i = s->st_end;
-	k = i + j;
-	while (j) {
-		if (i > s->st_head &&
-		    (st[i - 1].time > r[j - 1].time ||
-		     (st[i - 1].time == r[j - 1].time &&
-		      (int16_t)(uint16_t)(st[i - 1].seq - r[j - 1].seq) >= 0)))
-			st[--k] = st[--i];
-		else
-			st[--k] = r[--j];
-	}
-	s->moves += s->st_end + n - k;
-	s->st_end += n;
-	return 0;
-}
-
 /* The current chunk's events, when they were deferred, are counted. */
 static void defer_close(struct hs__order *s)
 {
@@ -537,7 +510,7 @@ static int defer_take(struct hs__order *s, struct hs_trace_reader *r, size_t i)
 	if (err)
 		return err;
 	events_sort(s->redo, s->stage + s->st_end, d.events);
-	err = defer_merge(s, s->redo, d.events);
+	err = stage_merge(s, s->redo, d.events, 1);
 	if (err)
 		return err;
 	memmove(s->def + i, s->def + i + 1, (s->ndef - i - 1) * sizeof(*s->def));
