@@ -16,14 +16,16 @@
  * The directory is $HEAPSCOPE_DEBUG_CACHE when set (empty: no cache),
  * else $XDG_CACHE_HOME/heapscope/debug, else ~/.cache/heapscope/debug.
  * Copies are written to a temporary name and renamed, so concurrent
- * symbolizers never see half a file. Every failure here only means the
- * symbolizer reads the original. The caller owns the strings it gets.
+ * symbolizers never see half a file; a copy that is no longer an ELF file
+ * of its build id with nothing compressed is removed and made again. Every failure here
+ * only means the symbolizer reads the original. The caller owns the strings it gets.
  */
 #include "symbols/symbols_internal.h"
 #include "common/alloc.h"
 #include "common/buf.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <elfutils/libdwelf.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,6 +118,31 @@ static long long compressed_bytes(Elf *e)
 	return total;
 }
 
+/*
+ * Whether the file at @path is a usable copy: an ELF file with build id
+ * @id and nothing compressed (a copy damaged by hand would otherwise
+ * shadow the original: libdwfl takes the first file of the right name).
+ */
+static int copy_ok(const char *path, const unsigned char *id, size_t idlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ok = 0;
+	const void *bits;
+	Elf *e;
+
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (e && compressed_bytes(e) == 0 &&
+	    dwelf_elf_gnu_build_id(e, &bits) == (ssize_t)idlen &&
+	    !memcmp(bits, id, idlen))
+		ok = 1;
+	if (e)
+		elf_end(e);
+	close(fd);
+	return ok;
+}
+
 /* Decompress every compressed section of the ELF file open at @fd in place. */
 static int decompress_in_place(int fd)
 {
@@ -161,9 +188,12 @@ int hs__debug_cache_fill(const char *cache, const char *from, const unsigned cha
 		err = hs_buf_addf(&src, "%s%s", from, rel.s);
 	if (err)
 		goto out;
-	if (!stat(dst.s, &st) && S_ISREG(st.st_mode)) {
-		err = 1; /* an earlier run's copy */
-		goto out;
+	if (!stat(dst.s, &st)) {
+		if (S_ISREG(st.st_mode) && copy_ok(dst.s, id, idlen)) {
+			err = 1; /* an earlier run's copy */
+			goto out;
+		}
+		unlink(dst.s); /* damaged: made again below, or left to the original */
 	}
 	in = open(src.s, O_RDONLY | O_CLOEXEC);
 	if (in < 0 || fstat(in, &st) || !S_ISREG(st.st_mode))

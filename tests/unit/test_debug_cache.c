@@ -39,11 +39,13 @@ static unsigned char *payload(size_t n)
 /* Write @path: an ELF whose .debug_info holds @data (@n bytes), compressed. */
 static void write_elf(const char *path, const unsigned char *data, size_t n)
 {
-	static char names[] = "\0.shstrtab\0.debug_info";
+	static char names[] = "\0.shstrtab\0.debug_info\0.note.gnu.build-id";
+	/* the note: name size, descriptor size, NT_GNU_BUILD_ID, "GNU", the id */
+	static uint32_t note[6] = {4, sizeof(BUILD_ID), 3, 0x00554e47};
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
 	Elf64_Ehdr *eh;
 	Elf64_Shdr *sh;
-	Elf_Scn *str, *dbg;
+	Elf_Scn *str, *dbg, *scn;
 	Elf_Data *d;
 	Elf *e;
 
@@ -77,6 +79,18 @@ static void write_elf(const char *path, const unsigned char *data, size_t n)
 	sh->sh_name = 11;
 	sh->sh_type = SHT_PROGBITS;
 	sh->sh_addralign = 1;
+	memcpy(&note[4], BUILD_ID, sizeof(BUILD_ID));
+	scn = elf_newscn(e);
+	d = elf_newdata(scn);
+	d->d_buf = note;
+	d->d_size = sizeof(note);
+	d->d_type = ELF_T_NHDR;
+	d->d_align = 4;
+	sh = elf64_getshdr(scn);
+	sh->sh_name = 23;
+	sh->sh_type = SHT_NOTE;
+	sh->sh_flags = SHF_ALLOC;
+	sh->sh_addralign = 4;
 	assert_true(elf_update(e, ELF_C_NULL) >= 0);
 	assert_int_equal(elf_compress(dbg, ELFCOMPRESS_ZLIB, 0), 1);
 	assert_true(elf_update(e, ELF_C_WRITE) >= 0);
@@ -177,12 +191,30 @@ static void test_copy_decompressed(void **state)
 	snprintf(tmp_left, sizeof(tmp_left), "%s.%ld.tmp", want, (long)getpid());
 	assert_int_not_equal(stat(tmp_left, &st), 0);
 
+	/* a damaged copy is made again */
+	assert_int_equal(truncate(want, 100), 0);
+	assert_int_equal(
+	    hs__debug_cache_fill(d.cache, d.from, BUILD_ID, sizeof(BUILD_ID), &copy), 1);
+	hs_free(copy);
+	got = read_debug_info(want, &got_n, &flags);
+	assert_false(flags & SHF_COMPRESSED);
+	assert_int_equal(got_n, n);
+	assert_memory_equal(got, data, n);
+	free(got);
+
 	/* the next run finds the copy: the original is not read again */
 	assert_int_equal(unlink(d.file), 0);
 	assert_int_equal(
 	    hs__debug_cache_fill(d.cache, d.from, BUILD_ID, sizeof(BUILD_ID), &copy), 1);
 	assert_string_equal(copy, want);
 	hs_free(copy);
+
+	/* nor a damaged copy without the original: it is removed */
+	assert_int_equal(truncate(want, 100), 0);
+	assert_int_equal(
+	    hs__debug_cache_fill(d.cache, d.from, BUILD_ID, sizeof(BUILD_ID), &copy), 0);
+	assert_null(copy);
+	assert_int_not_equal(stat(want, &st), 0);
 	free(data);
 	remove_dirs(&d);
 }
