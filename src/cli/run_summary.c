@@ -100,13 +100,11 @@ static void summarize_read(const char *path, const char *shown, int exited,
 			   const struct hs_trace *t, const struct hs_heap_totals *s,
 			   const struct hs_leak_totals *have)
 {
-	struct hs_diag diag = HS_DIAG_INIT(path);
-	struct hs_trace_sampling sampling;
 	struct stat sb;
 	char a[32];
 
-	if (hs_trace_peek_sampling(path, &sampling, &diag) != 1 ||
-	    !(sampling.flags & 1)) {
+	/* (the pass read the SAMPLING record: no second reader for it) */
+	if (!t->sampling.present || !(t->sampling.flags & 1)) {
 		summarize_heap(path, t, s, have);
 	} else if (s->peak_rss) {
 		cli_human_bytes((double)s->peak_rss, a, sizeof(a));

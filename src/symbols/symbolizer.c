@@ -164,6 +164,7 @@ void hs_symbolizer_free(struct hs_symbolizer *s)
 		hs_free(s->debug_dir[i]);
 	hs_free(s->debug_dir);
 	hs_free(s->debuginfo_path);
+	hs_free(s->debug_cache);
 	hs_strtab_release(&s->str);
 	hs_free(s->demangled);
 	hs_buf_release(&s->tmp);
@@ -209,7 +210,8 @@ int hs_symbolizer_add_debug_dir(struct hs_symbolizer *s, const char *dir)
 /*
  * The string libdwfl's standard callbacks search (see libdwfl.h): the
  * file's own directory, its .debug subdirectory, the caller's directories,
- * then /usr/lib/debug. Build-id lookups use the absolute entries in that
+ * the decompressed copies of /usr/lib/debug's files (debug_cache.c), then
+ * /usr/lib/debug. Build-id lookups use the absolute entries in that
  * order, debuglink lookups all of them.
  */
 static int build_debuginfo_path(struct hs_symbolizer *s)
@@ -220,6 +222,11 @@ static int build_debuginfo_path(struct hs_symbolizer *s)
 
 	for (i = 0; !err && i < s->nr_debug_dir; i++)
 		err = hs_buf_addf(&b, ":%s", s->debug_dir[i]);
+	if (!err && !(s->flags & HS_SYM_NO_SYSTEM_DEBUG)) {
+		s->debug_cache = hs__debug_cache_dir();
+		if (s->debug_cache)
+			err = hs_buf_addf(&b, ":%s", s->debug_cache);
+	}
 	if (!err && !(s->flags & HS_SYM_NO_SYSTEM_DEBUG))
 		err = hs_buf_adds(&b, ":" SYSTEM_DEBUG_DIR);
 	if (err) {
@@ -392,6 +399,19 @@ static int open_module(struct hs_symbolizer *s, struct hs__sym_mod *m)
 			if (err <= 0)
 				return err;
 		}
+	}
+	if (s->debug_cache && m->build_id_len) {
+		/* libdwfl finds the copy by build id, before /usr/lib/debug */
+		char *copy;
+
+		err = hs__debug_cache_fill(s->debug_cache, SYSTEM_DEBUG_DIR, m->build_id,
+					   m->build_id_len, &copy);
+		if (err < 0 && err != -ENOMEM)
+			hs_log(HS_LOG_DEBUG,
+			       "symbols: no decompressed copy of %s's debug file "
+			       "in %s: %s",
+			       m->path, s->debug_cache, strerror(-err));
+		hs_free(copy);
 	}
 	err = try_file(s, m, m->path);
 	if (err <= 0)

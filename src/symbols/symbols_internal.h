@@ -85,6 +85,7 @@ struct hs_symbolizer {
 	char **debug_dir;  /* owned absolute names, in search order */
 	size_t nr_debug_dir, alloc_debug_dir;
 	char *debuginfo_path;	  /* libdwfl's search string, owned */
+	char *debug_cache;	  /* debug_cache.c's directory, owned; or NULL */
 	Dwfl_Callbacks callbacks; /* shared by every module's Dwfl */
 
 	struct hs__sym_mod **mod; /* owned, by id */
@@ -166,4 +167,19 @@ int hs__sym_elf_lookup(struct hs_symbolizer *s, struct hs__sym_mod *m, uint64_t 
 void hs__sym_elf_release(struct hs__sym_mod *m);
 /* Free what dwarf.c keeps in @s. */
 void hs__sym_dwarf_release(struct hs_symbolizer *s);
+
+/* --- debug_cache.c: decompressed copies of system debug files ------------ */
+
+/* The cache's directory (owned by the caller), or NULL for none. */
+char *hs__debug_cache_dir(void);
+
+/*
+ * The debug file of build id @id (@idlen bytes) under @cache: copied from
+ * the same name under @from (a debug directory, as .build-id/xx/yyyy.debug)
+ * with its compressed sections decompressed, unless an earlier run did so.
+ * Returns 1 with *@out the copy's name (the caller's), 0 when there is no
+ * copy (no such file, or too little compressed in it), or a negative errno.
+ */
+int hs__debug_cache_fill(const char *cache, const char *from, const unsigned char *id,
+			 size_t idlen, char **out);
 #endif
