@@ -128,6 +128,14 @@ function log(s) {
   process.stderr.write(`${s}\n`);
 }
 
+// The CPU time (user + system, all threads) process @pid has used, in ms.
+function cpuMs(pid) {
+  const st = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) * 1000 / CLK_TCK;
+}
+const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
 // The peak and current RSS of process @pid in MB (Linux).
 function rssMb(pid) {
   const st = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -159,6 +167,8 @@ class Session {
     });
     this.page = this.context.pages()[0] || await this.context.newPage();
     this.page.setDefaultTimeout(WAIT);
+    this.cdp = await this.context.newCDPSession(this.page);
+    await this.cdp.send('Performance.enable');
     const api = (r) => new URL(r.url()).pathname.startsWith('/api/');
     this.page.on('request', (r) => {
       if (!api(r)) return;
@@ -192,15 +202,36 @@ class Session {
     this.lastEnd = Math.max(settledAt, this.lastDone);
   }
 
+  // Chromium's own time so far in the page's renderer (ms): scripts,
+  // layout, style and all its tasks (CDP Performance.getMetrics).
+  async chromiumMs() {
+    const { metrics } = await this.cdp.send('Performance.getMetrics');
+    const m = Object.fromEntries(metrics.map((x) => [x.name, x.value * 1000]));
+    return { script: m.ScriptDuration, layout: m.LayoutDuration + m.RecalcStyleDuration,
+      task: m.TaskDuration };
+  }
+
   // Time @action: ms from it to the view settled with nothing in flight.
-  // this.slowest: the API requests it caused, slowest first ("rows 812").
+  // this.slowest: the API requests it caused, slowest first ("rows 812");
+  // this.cost: the server's CPU and Chromium's script and layout time
+  // (ms) from the action to the settled view, and the requests' spans
+  // (ms from the action: "rows 3-95").
   async step(action) {
     const before = await this.page.evaluate(() => Number(document.body.dataset.settled || 0));
+    const c0 = await this.chromiumMs();
+    const s0 = cpuMs(this.view.pid);
     const t0 = performance.now();
     await action();
     await this.quiet(before);
-    this.slowest = this.answers.filter((a) => a.t0 >= t0).sort((a, b) => b.ms - a.ms)
+    const s1 = cpuMs(this.view.pid);
+    const c1 = await this.chromiumMs();
+    const mine = this.answers.filter((a) => a.t0 >= t0);
+    this.slowest = mine.slice().sort((a, b) => b.ms - a.ms)
       .slice(0, 3).map((a) => `${a.path} ${Math.round(a.ms)}`).join(', ');
+    this.cost = { server_cpu: s1 - s0, script: c1.script - c0.script,
+      layout: c1.layout - c0.layout, task: c1.task - c0.task,
+      requests: mine.map((a) => `${a.path} ${Math.round(a.t0 - t0)}-${Math.round(a.t0 - t0 + a.ms)}`)
+        .join(', ') };
     return this.lastEnd - t0;
   }
 
@@ -209,6 +240,8 @@ class Session {
     r[name] = await promise;
     r.why ??= {};
     r.why[name] = this.slowest;
+    r.cost ??= {};
+    r.cost[name] = this.cost;
   }
 
   // Type @value into box @id (not timed), then time its Enter.
@@ -343,7 +376,8 @@ async function benchPerf(o, chromium, build, i, file) {
 // A Markdown table of the numbers of @rows (one per build) with the
 // ratios to the first, then each build's slowest requests per step.
 function table(title, builds, rows) {
-  const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))].filter((k) => k !== 'why');
+  const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))].filter((k) => k !== 'why' &&
+    k !== 'cost');
   const base = rows[0];
   const head = ['', ...builds.map((b, i) => (i ? `build ${i}` : 'baseline')),
     ...builds.slice(1).map((b, i) => `ratio ${i + 1}`)];
@@ -353,9 +387,26 @@ function table(title, builds, rows) {
     const ratio = v.slice(1).map((x) => (base[k] > 0 && x >= 0 ? `${(x / base[k]).toFixed(2)}x` : ''));
     lines.push(`| ${[k, ...v.map((x) => (x === undefined ? '' : x.toFixed(0))), ...ratio].join(' | ')} |`);
   }
+  const costs = [...new Set(rows.flatMap((r) => Object.keys(r.cost || {})))];
+  if (costs.length) {
+    lines.push('', 'CPU of each step (ms): the server\'s, then Chromium\'s scripts and ' +
+      'layout (with style), per build:', '',
+    `| | ${builds.map((b, i) => (i ? `build ${i}` : 'baseline')).join(' | ')} |`,
+    `|---|${builds.map(() => '---:').join('|')}|`);
+    for (const k of costs) {
+      lines.push(`| ${k} | ${rows.map((r) => {
+        const c = r.cost?.[k];
+        return c ? `${c.server_cpu.toFixed(0)} / ${c.script.toFixed(0)} / ${c.layout.toFixed(0)}` : '';
+      }).join(' | ')} |`);
+    }
+  }
   lines.push('', 'Slowest API requests of each step (ms):');
   for (const [i, r] of rows.entries())
     for (const [k, w] of Object.entries(r.why || {})) lines.push(`- ${i ? `build ${i}` : 'baseline'} ${k}: ${w}`);
+  lines.push('', 'The requests of each step (ms from the action to the sending and the answer):');
+  for (const [i, r] of rows.entries())
+    for (const [k, c] of Object.entries(r.cost || {}))
+      lines.push(`- ${i ? `build ${i}` : 'baseline'} ${k}: ${c.requests}`);
   return lines.join('\n');
 }
 
