@@ -27,8 +27,8 @@ const EXPORT_TABS = ['byname', ...TREE_TABS, 'caller-callee', 'flame'];
 // ByName's rows come in pages of PAGE, and a tree's first answer carries
 // PAGE whole rows: about a screenful of a tall window, since the server
 // makes each row for the answer (its When column scans the row's
-// samples): 200 rows took it 4x as long as 50, and the first screen
-// waited for all of them.
+// samples): 200 rows took it about 4x as long as 48 (a cached view),
+// and the first screen waited for all of them.
 const PAGE = 60;
 
 let INFO = null;
