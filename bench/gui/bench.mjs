@@ -18,6 +18,10 @@
 //                        given is reused, so a rerun records nothing again
 //   --json FILE          also write the results as JSON
 //   --only heap|perf     one of the two workloads
+//   --repeat N           heap: do the Updates and the cached source
+//                        switches N times in the session (other patterns
+//                        and Fold% each time, so the server computes
+//                        them), and give each step's median (default 1)
 //
 // Workloads:
 // - heap: python3 building dicts under PYTHONMALLOC=malloc, recorded by
@@ -37,7 +41,7 @@
 // run it twice and compare. Not part of `make check`.
 
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync,
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync,
   openSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -51,13 +55,13 @@ const WAIT = 600000;		// ms: the bound of one step
 function usage(msg) {
   if (msg) console.error(`bench.mjs: ${msg}`);
   console.error('usage: node bench/gui/bench.mjs [--heap-iterations N] [--perf-bytes N] ' +
-    '[--work DIR] [--json FILE] [--only heap|perf] BUILD [BUILD...]');
+    '[--work DIR] [--json FILE] [--only heap|perf] [--repeat N] BUILD [BUILD...]');
   process.exit(2);
 }
 
 function parseArgs(argv) {
   const o = { heapIterations: 750000, perfBytes: 6170000000, work: null, json: null, only: null,
-    builds: [] };
+    repeat: 1, builds: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => (i + 1 < argv.length ? argv[++i] : usage(`${a} needs a value`));
@@ -66,11 +70,13 @@ function parseArgs(argv) {
     else if (a === '--work') o.work = path.resolve(val());
     else if (a === '--json') o.json = path.resolve(val());
     else if (a === '--only') o.only = val();
+    else if (a === '--repeat') o.repeat = Number(val());
     else if (a.startsWith('-')) usage(`unknown option ${a}`);
     else o.builds.push(path.resolve(a));
   }
   if (!o.builds.length) usage('no BUILD');
-  if (!(o.heapIterations > 0) || !(o.perfBytes > 0)) usage('counts must be positive');
+  if (!(o.heapIterations > 0) || !(o.perfBytes > 0) || !(o.repeat >= 1))
+    usage('counts must be positive');
   if (o.only && !['heap', 'perf'].includes(o.only)) usage('--only takes heap or perf');
   for (const b of o.builds)
     if (!existsSync(path.join(b, 'heapscope'))) usage(`${b}/heapscope does not exist`);
@@ -128,6 +134,44 @@ function log(s) {
   process.stderr.write(`${s}\n`);
 }
 
+// The CPU time (user + system, all threads) process @pid has used, in ms.
+function cpuMs(pid) {
+  const st = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) * 1000 / CLK_TCK;
+}
+// The CPU time (ms) of the processes started from the one whose command
+// line names @mark (Chromium's: its profile directory) and of that one.
+function treeCpuMs(mark) {
+  const kids = new Map(), roots = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const st = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const ppid = Number(st.slice(st.lastIndexOf(')') + 2).split(' ')[1]);
+      (kids.get(ppid) ?? kids.set(ppid, []).get(ppid)).push(Number(d));
+      if (readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(mark)) roots.push(Number(d));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const seen = new Set();
+  let ms = 0;
+  for (const todo = [...roots]; todo.length;) {
+    const pid = todo.pop();
+    if (seen.has(pid)) continue;
+    seen.add(pid);
+    try {
+      ms += cpuMs(pid);
+    } catch {
+      // gone meanwhile
+    }
+    todo.push(...(kids.get(pid) ?? []));
+  }
+  return ms;
+}
+const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
 // The peak and current RSS of process @pid in MB (Linux).
 function rssMb(pid) {
   const st = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -159,6 +203,8 @@ class Session {
     });
     this.page = this.context.pages()[0] || await this.context.newPage();
     this.page.setDefaultTimeout(WAIT);
+    this.cdp = await this.context.newCDPSession(this.page);
+    await this.cdp.send('Performance.enable');
     const api = (r) => new URL(r.url()).pathname.startsWith('/api/');
     this.page.on('request', (r) => {
       if (!api(r)) return;
@@ -192,23 +238,49 @@ class Session {
     this.lastEnd = Math.max(settledAt, this.lastDone);
   }
 
+  // Chromium's own time so far in the page's renderer (ms): scripts,
+  // layout, style and all its tasks (CDP Performance.getMetrics).
+  async chromiumMs() {
+    const { metrics } = await this.cdp.send('Performance.getMetrics');
+    const m = Object.fromEntries(metrics.map((x) => [x.name, x.value * 1000]));
+    return { script: m.ScriptDuration, layout: m.LayoutDuration + m.RecalcStyleDuration,
+      task: m.TaskDuration };
+  }
+
   // Time @action: ms from it to the view settled with nothing in flight.
-  // this.slowest: the API requests it caused, slowest first ("rows 812").
+  // this.slowest: the API requests it caused, slowest first ("rows 812");
+  // this.cost: the server's CPU and Chromium's script and layout time
+  // (ms) from the action to the settled view, and the requests' spans
+  // (ms from the action: "rows 3-95").
   async step(action) {
     const before = await this.page.evaluate(() => Number(document.body.dataset.settled || 0));
+    const c0 = await this.chromiumMs();
+    const s0 = cpuMs(this.view.pid), b0 = treeCpuMs(this.profile);
     const t0 = performance.now();
     await action();
     await this.quiet(before);
-    this.slowest = this.answers.filter((a) => a.t0 >= t0).sort((a, b) => b.ms - a.ms)
+    const s1 = cpuMs(this.view.pid), b1 = treeCpuMs(this.profile);
+    const c1 = await this.chromiumMs();
+    const mine = this.answers.filter((a) => a.t0 >= t0);
+    this.slowest = mine.slice().sort((a, b) => b.ms - a.ms)
       .slice(0, 3).map((a) => `${a.path} ${Math.round(a.ms)}`).join(', ');
+    this.cost = { server_cpu: s1 - s0, chromium_cpu: b1 - b0, script: c1.script - c0.script,
+      layout: c1.layout - c0.layout, task: c1.task - c0.task,
+      requests: mine.map((a) => `${a.path} ${Math.round(a.t0 - t0)}-${Math.round(a.t0 - t0 + a.ms)}`)
+        .join(', ') };
     return this.lastEnd - t0;
   }
 
-  // Step @name of result @r: its time, and its slowest requests in r.why.
+  // Step @name of result @r: its time, and its slowest requests in r.why;
+  // a step done again adds to r.runs (medians()).
   async timed(r, name, promise) {
     r[name] = await promise;
     r.why ??= {};
     r.why[name] = this.slowest;
+    r.cost ??= {};
+    r.cost[name] = this.cost;
+    r.runs ??= {};
+    (r.runs[name] ??= []).push({ ms: r[name], ...this.cost });
   }
 
   // Type @value into box @id (not timed), then time its Enter.
@@ -282,6 +354,21 @@ function literal(key) {
   return key.replace(/[%*;|{}^$@\\].*$/, '') || key;
 }
 
+const median = (xs) => {
+  const v = xs.slice().sort((a, b) => a - b), h = v.length >> 1;
+  return v.length % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
+};
+
+// Each step of @r done more than once: its median time and costs.
+function medians(r) {
+  for (const [name, runs] of Object.entries(r.runs || {})) {
+    if (runs.length < 2) continue;
+    r[name] = median(runs.map((x) => x.ms));
+    for (const k of ['server_cpu', 'chromium_cpu', 'script', 'layout', 'task'])
+      r.cost[name][k] = median(runs.map((x) => x[k]));
+  }
+}
+
 async function benchHeap(o, chromium, build, i) {
   const file = heapTrace(o, build, i);
   const s = new Session(build, [file], path.join(o.work, `profile-${process.pid}-h${i}`));
@@ -292,7 +379,7 @@ async function benchHeap(o, chromium, build, i) {
     r.open_page_ms = open.from_page_ms;
     r.why = { open_ms: s.answers.sort((a, b) => b.ms - a.ms).slice(0, 3)
       .map((a) => `${a.path} ${Math.round(a.ms)}`).join(', ') };
-    const keys = await s.topKeys(4);
+    const keys = await s.topKeys(4 + 2 * o.repeat);
     await s.timed(r, 'update_exc_ms', s.box('exc', literal(keys[1] ?? keys[0])));
     await s.timed(r, 'update_inc_ms', s.box('inc', literal(keys[0])));
     await s.box('exc', '');
@@ -303,6 +390,19 @@ async function benchHeap(o, chromium, build, i) {
     await s.timed(r, 'source_first_ms', s.source('peak'));
     await s.timed(r, 'source_back_ms', s.source(first));
     await s.timed(r, 'source_cached_ms', s.source('peak'));
+    // again, with names and a Fold% not asked before
+    for (let k = 1; k < o.repeat; k++) {
+      const name = (j) => literal(keys[Math.min(keys.length - 1, 2 * k + j)]);
+      await s.timed(r, 'source_back_ms', s.source(first));
+      await s.timed(r, 'update_exc_ms', s.box('exc', name(1)));
+      await s.timed(r, 'update_inc_ms', s.box('inc', name(0)));
+      await s.box('exc', '');
+      await s.box('inc', '');
+      await s.timed(r, 'fold_pct_ms', s.box('foldpct', String(3 + k)));
+      await s.box('foldpct', '');
+      await s.timed(r, 'source_cached_ms', s.source('peak'));
+    }
+    medians(r);
     await s.duringStats(r);
     r.rss_peak_mb = s.rss().peak;
   } finally {
@@ -343,7 +443,8 @@ async function benchPerf(o, chromium, build, i, file) {
 // A Markdown table of the numbers of @rows (one per build) with the
 // ratios to the first, then each build's slowest requests per step.
 function table(title, builds, rows) {
-  const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))].filter((k) => k !== 'why');
+  const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))].filter((k) => k !== 'why' &&
+    k !== 'cost' && k !== 'runs');
   const base = rows[0];
   const head = ['', ...builds.map((b, i) => (i ? `build ${i}` : 'baseline')),
     ...builds.slice(1).map((b, i) => `ratio ${i + 1}`)];
@@ -353,9 +454,27 @@ function table(title, builds, rows) {
     const ratio = v.slice(1).map((x) => (base[k] > 0 && x >= 0 ? `${(x / base[k]).toFixed(2)}x` : ''));
     lines.push(`| ${[k, ...v.map((x) => (x === undefined ? '' : x.toFixed(0))), ...ratio].join(' | ')} |`);
   }
+  const costs = [...new Set(rows.flatMap((r) => Object.keys(r.cost || {})))];
+  if (costs.length) {
+    lines.push('', 'CPU of each step (ms): the server\'s, all of Chromium\'s processes\', ' +
+      'then the time of its scripts and of its layout (with style) in the page, per build:', '',
+    `| | ${builds.map((b, i) => (i ? `build ${i}` : 'baseline')).join(' | ')} |`,
+    `|---|${builds.map(() => '---:').join('|')}|`);
+    for (const k of costs) {
+      lines.push(`| ${k} | ${rows.map((r) => {
+        const c = r.cost?.[k];
+        return c ? `${c.server_cpu.toFixed(0)} / ${c.chromium_cpu.toFixed(0)} / ` +
+          `${c.script.toFixed(0)} / ${c.layout.toFixed(0)}` : '';
+      }).join(' | ')} |`);
+    }
+  }
   lines.push('', 'Slowest API requests of each step (ms):');
   for (const [i, r] of rows.entries())
     for (const [k, w] of Object.entries(r.why || {})) lines.push(`- ${i ? `build ${i}` : 'baseline'} ${k}: ${w}`);
+  lines.push('', 'The requests of each step (ms from the action to the sending and the answer):');
+  for (const [i, r] of rows.entries())
+    for (const [k, c] of Object.entries(r.cost || {}))
+      lines.push(`- ${i ? `build ${i}` : 'baseline'} ${k}: ${c.requests}`);
   return lines.join('\n');
 }
 
@@ -389,7 +508,8 @@ async function main() {
   }
   console.log(o.builds.map((b, i) => `- ${i ? `build ${i}` : 'baseline'}: ${b}`).join('\n') + '\n');
   if (out.heap.length)
-    console.log(table(`heap trace, python dicts x ${o.heapIterations} (ms, MB)`, o.builds, out.heap) + '\n');
+    console.log(table(`heap trace, python dicts x ${o.heapIterations} (ms, MB${o.repeat > 1
+      ? `; Updates and cached switches: medians of ${o.repeat}` : ''})`, o.builds, out.heap) + '\n');
   if (out.perf.length)
     console.log(table(`perf script, gen_perf_script ${o.perfBytes} ${PERF_GEN.join(' ')} (ms, MB)`,
       o.builds, out.perf));

@@ -24,7 +24,12 @@ const BOXES = { start: 'start', end: 'end', group: 'group', fold_pct: 'foldpct',
   inc: 'inc', exc: 'exc' };
 const TREE_TABS = ['calltree', 'callers', 'callees'];
 const EXPORT_TABS = ['byname', ...TREE_TABS, 'caller-callee', 'flame'];
-const PAGE = 200;
+// ByName's rows come in pages of PAGE, and a tree's first answer carries
+// PAGE whole rows: about a screenful of a tall window, since the server
+// makes each row for the answer (its When column scans the row's
+// samples): 200 rows took it about 4x as long as 48 (a cached view),
+// and the first screen waited for all of them.
+const PAGE = 60;
 
 let INFO = null;
 let state = null;
@@ -37,6 +42,9 @@ let settled = 0;		// counts finished loads (tests wait on body[data-settled])
 let cancelled = false;		// Cancel was pressed during the current load
 let afterBack = null;		// the status to show once Back (after a Cancel) has loaded
 let shownSource = null;		// the source query of what is shown (JSON)
+// the sources (INFO entries) a switch has read in this page: a switch to
+// one of them or to a trace's first source needs no /api/stats first
+const switchedTo = new Set();
 const views = {};
 
 // ---- status line ----
@@ -314,7 +322,7 @@ function makeTree(tab) {
     v.model = new TreeModel({
       tree: async (of, levels) => {
         const r = await api.call('tree', { ...q, of, levels, auto: true, skeleton: true,
-          detail: 300, max_rows: 200000 });
+          detail: PAGE, max_rows: 200000 });
         showSummary(r.summary);
         return retained ? withRetained(q, r) : r;
       },
@@ -494,10 +502,14 @@ function tabStatus(tab) {
 }
 
 async function loadTab(tab, force = false) {
-  try {
-    await ensureFocus(tab);
-  } catch (e) {
-    return fail(e);
+  // without a name to find, the tab's first request leaves at once (an
+  // await would let the page's style pass go first)
+  if (!state.focus && ['callers', 'callees', 'caller-callee'].includes(tab)) {
+    try {
+      await ensureFocus(tab);
+    } catch (e) {
+      return fail(e);
+    }
   }
   const key = tabKey(tab);
   const v = views[tab];
@@ -566,22 +578,33 @@ async function show(s) {
   const note = afterBack;
   afterBack = null;
   status(note ?? '');
+  setActiveTab(state.tab);
+  // the tab's and the timeline's requests leave first, the rows' first of
+  // all (the slowest answer); the page is written while they are out
+  const loads = Promise.all([loadTab(state.tab), loadTimeline()]);
+  // what an Update leaves as it was is not written again: each write
+  // makes the page's styles and layout be computed again before the rows
+  // are drawn
+  const put = (el, key, value) => {
+    if (el[key] !== value) el[key] = value;
+  };
   for (const [k, id] of Object.entries(BOXES)) {
-    $(id).value = state.params[k] ?? '';
+    put($(id), 'value', state.params[k] ?? '');
     $(id).classList.remove('bad');
   }
-  $('trace').value = state.diff ? '' : String(state.trace);
+  put($('trace'), 'value', state.diff ? '' : String(state.trace));
   const origin = describeSource();
-  $('origin').textContent = state.steps.length || state.diff ? origin : '';
-  $('origin').title = origin;
-  document.title = `heapscope \u2013 ${origin}`;
-  fillSources();
-  $('focusname').textContent = state.focus ? `Focus: ${state.focus}` : '';
-  $('focusname').title = state.focus ?? '';
-  $('notes').value = localStorage.getItem(notesKey()) ??
-    (INFO.traces[state.trace]?.defaults?.notes || '');
-  setActiveTab(state.tab);
-  await Promise.all([loadTimeline(), loadTab(state.tab)]);
+  put($('origin'), 'textContent', state.steps.length || state.diff ? origin : '');
+  put($('origin'), 'title', origin);
+  put(document, 'title', `heapscope \u2013 ${origin}`);
+  fillSources(true);
+  put($('focusname'), 'textContent', state.focus ? `Focus: ${state.focus}` : '');
+  put($('focusname'), 'title', state.focus ?? '');
+  put($('notes'), 'value', localStorage.getItem(notesKey()) ??
+    (INFO.traces[state.trace]?.defaults?.notes || ''));
+  await loads;
+  // a cancelled load leaves the box naming the source still shown
+  if (!cancelled) fillSources();
   if (note && !$('status').dataset.error) status(note);
   settle();
   return !cancelled;
@@ -1190,16 +1213,25 @@ function onKey(ev) {
 
 // ---- the page ----
 
-function fillSources() {
+// The Source box: the trace's sources, the shown one selected; with
+// @keep, a box that has the trace's sources keeps the one it names (the
+// source shown until the new one's answers came).
+function fillSources(keep = false) {
   const t = INFO.traces[state.trace] || { sources: [] };
   const sel = $('source');
-  sel.textContent = '';
-  for (const src of t.sources) {
-    const o = new Option(src.name, src.name);
-    o.title = src.summary || '';
-    sel.append(o);
+  // the same trace's sources stay the same options (every Update shows
+  // them again; new options would lay the page out again)
+  const same = sel.options.length === t.sources.length &&
+    t.sources.every((src, i) => sel.options[i].value === src.name);
+  if (!same) {
+    sel.textContent = '';
+    for (const src of t.sources) {
+      const o = new Option(src.name, src.name);
+      o.title = src.summary || '';
+      sel.append(o);
+    }
   }
-  sel.value = state.source || t.sources[0]?.name || '';
+  if (!same || !keep) sel.value = state.source || t.sources[0]?.name || '';
   sel.disabled = t.sources.length < 2 || !!state.diff;
 }
 
@@ -1301,17 +1333,32 @@ function wire() {
     applyPreset(ev.target.value);
     ev.target.value = '';
   });
-  // a source not read yet: its saved boxes come with its stats (which read it)
+  // a source not read yet: its saved boxes come with its stats (which read
+  // it); one this page switched to before, or the trace's first source
+  // (whose boxes /api/info gave), is shown at once, as an Update is (its
+  // answers are in the server's cache)
   $('source').addEventListener('change', async (ev) => {
     const name = ev.target.value;
     // the box names what is shown until the new source has arrived
     fillSources();
     working(`reading source ${name}\u2026`);
     try {
-      const st = await api.call('stats', { trace: state.trace, source: name, heap: false });
-      const entry = INFO.traces[state.trace]?.sources?.find((x) => x.name === name);
-      if (entry) entry.defaults ??= st.source.defaults;
-      await go(H.initialState(INFO, state.trace, name, st.source.defaults));
+      const t = INFO.traces[state.trace];
+      const entry = t?.sources?.find((x) => x.name === name);
+      let defaults = entry && (entry === t.sources[0] || switchedTo.has(entry)) ? entry.defaults : null;
+      if (!defaults) {
+        // asked with the boxes the trace's own defaults give (the sources
+        // of a heap trace mostly share them): the call tree it builds is
+        // then the view's, which the rows and timeline take from the cache
+        const guess = H.initialState(INFO, state.trace, name, INFO.traces[state.trace]?.defaults);
+        const st = await api.call('stats', { ...H.query(guess), heap: false });
+        defaults = st.source.defaults;
+        if (entry) {
+          entry.defaults ??= defaults;
+          switchedTo.add(entry);
+        }
+      }
+      await go(H.initialState(INFO, state.trace, name, defaults));
     } catch (e) {
       fail(e);
       fillSources();

@@ -253,6 +253,9 @@ export class VTable {
 
   // The Retained column: shown (@on) or taking no room.
   showRetained(on) {
+    // the same columns: nothing to draw again (an Update asks this before
+    // its rows came, and a draw now would lay out a screen of pending rows)
+    if (this.retained === on) return;
     this.retained = on;
     this.el.classList.toggle('no-retained', !on);
     const h = this.head.querySelector('[data-col="retained"]');
