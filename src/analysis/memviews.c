@@ -376,6 +376,48 @@ static inline int live_full(const struct live *m)
 }
 
 /*
+ * A mapped table halved in place once it is a quarter full (an eighth
+ * when the half is LIVE_SMALL slots or fewer, so that it is then at most
+ * a quarter full where it grows at half): python3's exit frees its 1.4M
+ * blocks while the peak's ghosts of them grow, and the table's pages go
+ * back as the ghosts take theirs. The blocks of the lower half stay (a
+ * block's home there is the same), those of the upper half and of the
+ * cluster that wrapped to the start (the first @s slots: their homes
+ * move) are put back into it. Never below LIVE_HUGE bytes (a smaller
+ * table is not a mapping). When the copy of the wrapped blocks cannot be
+ * had, the table stays as it is.
+ */
+static inline int live_sparse(const struct live *m)
+{
+	size_t half = m->cap / 2;
+
+	return m->mapped && half * sizeof(struct slot) >= LIVE_HUGE &&
+	       (half > LIVE_SMALL ? 4 * m->n < m->cap : 8 * m->n < m->cap);
+}
+
+static void live_shrink(struct live *m)
+{
+	size_t cap = m->cap, half = cap / 2, s = 0, i;
+	struct slot local[WRAP_LOCAL], *wrap = local;
+
+	while (m->slot[s].addr)
+		s++;
+	if (s > WRAP_LOCAL && !(wrap = hs_malloc(s * sizeof(*wrap))))
+		return;
+	memcpy(wrap, m->slot, s * sizeof(*wrap));
+	memset(m->slot, 0, s * sizeof(*wrap));
+	m->cap = half;
+	for (i = half; i < cap; i++)
+		if (m->slot[i].addr)
+			m->slot[live_find(m, m->slot[i].addr)] = m->slot[i];
+	for (i = 0; i < s; i++)
+		m->slot[live_find(m, wrap[i].addr)] = wrap[i];
+	if (wrap != local)
+		hs_free(wrap);
+	m->mapped = hs_map_shrink(m->mem, m->mapped, half * sizeof(struct slot));
+}
+
+/*
  * Put @blk at @a; when a block was live there already, 1 with it in
  * *@old (when @old is not NULL). Returns 0, 1 or -ENOMEM.
  */
@@ -446,6 +488,8 @@ static inline int live_del(struct live *m, uint64_t a, struct block *blk)
 		}
 	}
 	m->slot[i].addr = 0;
+	if (live_sparse(m))
+		live_shrink(m);
 	return 1;
 }
 
@@ -466,18 +510,32 @@ static void live_release(struct live *m)
  * into blocks front to back, each one read before any block is written
  * over it. The table is empty afterwards, its memory still its own
  * (live_release() frees the array). NULL when the table's memory cannot hold
- * them (the table as it was). The peak's ghosts always fit as room:
- * they and the blocks still live that are taken were all live at the
- * candidate, in this table, which never shrinks.
+ * them (the table as it was). A mapped table that has not room for
+ * @room more (it shrank: live_shrink()) grows its mapping past its
+ * slots for them; a table that never shrank holds the peak's ghosts as
+ * room: they and the blocks still live that are taken were all live at
+ * the candidate, in this table.
  */
 _Static_assert(sizeof(struct block) == sizeof(struct slot), "a slot becomes a block");
 static struct block *live_take(struct live *m, uint64_t upto, size_t room, size_t *n)
 {
-	struct block *all = (struct block *)m->slot;
+	struct block *all;
 	size_t i, k = 0;
 
-	if (!m->cap || m->n + room > m->cap)
+	if (!m->cap)
 		return NULL;
+	if (m->n + room > m->cap) {
+		/* (a table that shrank: its mapping grows past its slots) */
+		size_t bytes = (m->n + room) * sizeof(struct block);
+		void *mem;
+
+		if (!m->mapped || !(mem = hs_map_grow(m->mem, m->mapped, bytes)))
+			return NULL;
+		m->mem = mem;
+		m->slot = mem;
+		m->mapped = bytes;
+	}
+	all = (struct block *)m->slot;
 	for (i = 0; i < m->cap; i++) {
 		struct slot s = m->slot[i];
 		struct block blk;

@@ -138,6 +138,16 @@ void *hs_map_grow(void *p, size_t old_bytes, size_t bytes)
 	return q;
 }
 
+size_t hs_map_shrink(void *p, size_t old_bytes, size_t bytes)
+{
+	if (bytes >= old_bytes)
+		return old_bytes;
+	if (mremap(p, old_bytes, bytes, 0) != MAP_FAILED)
+		return bytes;
+	madvise((char *)p + bytes, old_bytes - bytes, MADV_DONTNEED);
+	return old_bytes;
+}
+
 void hs_map_free(void *p, size_t bytes)
 {
 	if (p)

@@ -49,6 +49,12 @@ void hs_hint_huge(void *p, size_t bytes);
  */
 void *hs_map_zeroed(size_t bytes);
 void *hs_map_grow(void *p, size_t old_bytes, size_t bytes);
+/*
+ * The bytes of mapping @p past @bytes (a multiple of the page size) go
+ * back to the kernel; it stays where it is. Returns its size now: @bytes,
+ * or @old_bytes when it could not be cut, its tail then zero again.
+ */
+size_t hs_map_shrink(void *p, size_t old_bytes, size_t bytes);
 void hs_map_free(void *p, size_t bytes);
 
 /*

@@ -758,12 +758,14 @@ static void live_table_of_many_blocks(void **state)
 
 /*
  * A live table that grows in place (its mapping doubled, the blocks
- * moved within it) while blocks come and go: 300k blocks at addresses
- * spread over the table (16-byte aligned, in a scrambled order), every
- * third one freed while the table fills, half of the others at random
- * once all are made. Every free finds its block, the peak is the heap
- * after the last allocation, and the leaks are exactly the blocks left,
- * each at its allocation's tick.
+ * moved within it) while blocks come and go, then shrinks in place as it
+ * empties: 300k blocks at addresses spread over the table (16-byte
+ * aligned, in a scrambled order), every third one freed while the table
+ * fills, all but a twentieth of the others at random once all are made
+ * (the table halves three times). Every free finds its block, the peak
+ * is the heap after the last allocation (its blocks, mostly gone, fit
+ * in the shrunk table's mapping), and the leaks are exactly the blocks
+ * left.
  */
 #define SPREAD 300000
 static uint64_t spread_addr(size_t i)
@@ -810,7 +812,7 @@ static void live_table_grows_in_place(void **state)
 			freed[i - 2] = 1;
 			nr_frees++;
 		}
-		if (i % 3 == 1)
+		if (i % 3 != 0)
 			late[nr_late++] = i;
 	}
 	for (i = nr_late - 1; i > 0; i--) { /* the late frees' order */
@@ -819,7 +821,7 @@ static void live_table_grows_in_place(void **state)
 		late[i] = late[j];
 		late[j] = x;
 	}
-	for (i = 0; i < nr_late / 2; i++) {
+	for (i = 0; i < nr_late - nr_late / 20; i++) {
 		all[n].op = HS_OP_FREE;
 		all[n].fn = HS_TAG_FREE;
 		all[n++].addr = spread_addr(late[i]);
