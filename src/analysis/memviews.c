@@ -395,7 +395,7 @@ static inline int live_sparse(const struct live *m)
 	       (half > LIVE_SMALL ? 4 * m->n < m->cap : 8 * m->n < m->cap);
 }
 
-static void live_shrink(struct live *m)
+__attribute__((cold, noinline)) static void live_shrink(struct live *m)
 {
 	size_t cap = m->cap, half = cap / 2, s = 0, i;
 	struct slot local[WRAP_LOCAL], *wrap = local;
@@ -488,7 +488,7 @@ static inline int live_del(struct live *m, uint64_t a, struct block *blk)
 		}
 	}
 	m->slot[i].addr = 0;
-	if (live_sparse(m))
+	if (__builtin_expect(live_sparse(m), 0))
 		live_shrink(m);
 	return 1;
 }
