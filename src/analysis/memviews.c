@@ -525,15 +525,20 @@ static struct block *live_take(struct live *m, uint64_t upto, size_t room, size_
 	if (!m->cap)
 		return NULL;
 	if (m->n + room > m->cap) {
-		/* (a table that shrank: its mapping grows past its slots) */
+		/* (a table that shrank: its mapping grows past its slots,
+		 * unless it could not be cut then) */
 		size_t bytes = (m->n + room) * sizeof(struct block);
 		void *mem;
 
-		if (!m->mapped || !(mem = hs_map_grow(m->mem, m->mapped, bytes)))
+		if (!m->mapped)
 			return NULL;
-		m->mem = mem;
-		m->slot = mem;
-		m->mapped = bytes;
+		if (bytes > m->mapped) {
+			if (!(mem = hs_map_grow(m->mem, m->mapped, bytes)))
+				return NULL;
+			m->mem = mem;
+			m->slot = mem;
+			m->mapped = bytes;
+		}
 	}
 	all = (struct block *)m->slot;
 	for (i = 0; i < m->cap; i++) {
