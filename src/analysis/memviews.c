@@ -150,7 +150,8 @@ struct slot {
 
 struct live {
 	struct slot *slot;
-	void *mem; /* what holds the slots (huge_alloc()) */
+	void *mem;     /* what holds the slots */
+	size_t mapped; /* its bytes when hs_map_zeroed() gave it, else 0 (hs_calloc()) */
 	size_t n, cap;
 	struct hs_u64map big; /* address -> size, of the slots with SIZE_BIG */
 };
@@ -214,43 +215,50 @@ static inline int slot_set(struct live *m, struct slot *s, const struct block *b
  * line often enough to want the next one too: on python3's stats, a
  * quarter of the lookups ended in another line than their home slot's,
  * and a free's shifting back read 2.7 slots after the block's (not for
- * a table of less than LIVE_FAR slots, in the core's own cache). A macro:
+ * a table of less than LIVE_FAR slots, in the core's own cache). For a
+ * free the heap pass asks for two lines more (live_prefetch_lines()):
+ * its shifting back reads to the end of the block's cluster, and those
+ * loads were half of the pass's stalls on python3 (0.91x the CPU of
+ * `report --source peak` there). A macro:
  * GCC takes a function that only prefetches for one without effects
  * and drops the calls to it (ipa-pure-const), which it did to this one.
  */
 #define LIVE_AHEAD 8
 #define LIVE_FAR ((size_t)1 << 16) /* slots (2 MB): the next line too */
-#define live_prefetch(m, a)                                                              \
+#define live_prefetch(m, a) live_prefetch_lines(m, a, 0)
+#define live_prefetch_lines(m, a, more)                                                  \
 	do {                                                                             \
 		const struct live *m_ = (m);                                             \
 		if (m_->cap) {                                                           \
 			size_t h_ = addr_hash(a) & (m_->cap - 1);                        \
 			__builtin_prefetch(&m_->slot[h_]);                               \
-			if (m_->cap >= LIVE_FAR)                                         \
+			if (m_->cap >= LIVE_FAR) {                                       \
 				__builtin_prefetch(&m_->slot[(h_ + 2) & (m_->cap - 1)]); \
+				if (more) {                                              \
+					__builtin_prefetch(                              \
+					    &m_->slot[(h_ + 4) & (m_->cap - 1)]);        \
+					__builtin_prefetch(                              \
+					    &m_->slot[(h_ + 6) & (m_->cap - 1)]);        \
+				}                                                        \
+			}                                                                \
 		}                                                                        \
 	} while (0)
 
 /*
- * @bytes of memory, zeroed when @zero, held by *@mem (to be freed with
- * hs_free()); NULL when out of memory. @bytes of LIVE_HUGE or more are
- * asked for in huge pages (a hint the kernel may not take): the live
- * blocks' slots are read at random, and with 4 KiB pages a lookup in a
- * large table (python3's million blocks: 64 MB) missed the TLB as well
- * as the cache; so did radix_blocks()' scatter. A large block comes
- * from mmap, whose pages are zero already: calloc does not clear them
- * again (the table's memset did, a second pass over every page).
+ * @bytes of memory held by *@mem (to be freed with hs_free()); NULL
+ * when out of memory. @bytes of LIVE_HUGE or more are asked for in huge
+ * pages (a hint the kernel may not take): radix_blocks()' scatter, like
+ * the live table's lookups (a mapping, live_grow()), missed the TLB at
+ * nearly every block with 4 KiB pages.
  */
 #define LIVE_HUGE HS_HUGE_PAGE
-static void *huge_alloc(size_t bytes, int zero, void **mem)
+static void *huge_alloc(size_t bytes, void **mem)
 {
 	uintptr_t at;
 
-	if (bytes < LIVE_HUGE) {
-		*mem = zero ? hs_calloc(1, bytes) : hs_malloc(bytes);
-		return *mem;
-	}
-	*mem = zero ? hs_calloc(1, bytes + LIVE_HUGE) : hs_malloc(bytes + LIVE_HUGE);
+	if (bytes < LIVE_HUGE)
+		return *mem = hs_malloc(bytes);
+	*mem = hs_malloc(bytes + LIVE_HUGE);
 	if (!*mem)
 		return NULL;
 	at = ((uintptr_t)*mem + LIVE_HUGE - 1) & ~(uintptr_t)(LIVE_HUGE - 1);
@@ -258,18 +266,94 @@ static void *huge_alloc(size_t bytes, int zero, void **mem)
 	return (void *)at;
 }
 
+/*
+ * A mapped table of @half slots doubled in place (its mapping holds 2
+ * @half slots, the upper half zero): each block moves to where a lookup
+ * in the larger table looks for it, with no second table. Blocks are
+ * taken out and put back in slot order from the first empty slot @s on,
+ * so a block is only ever put back over slots whose blocks were put back
+ * already (a block's home is at or before its slot, and the slots
+ * between are its cluster's, met first; one whose home is in the upper
+ * half probes there, among blocks already put back, and wraps only into
+ * slots already done). The blocks before @s may belong to a cluster
+ * that wrapped from the table's end: they wait in @wrap (the first @s
+ * slots' copy) and are put back last.
+ */
+static void live_spread(struct live *m, size_t half, size_t s, const struct slot *wrap)
+{
+	size_t i;
+
+	m->cap = 2 * half;
+	for (i = s + 1; i < half; i++) {
+		struct slot x = m->slot[i];
+
+		if (!x.addr)
+			continue;
+		m->slot[i].addr = 0;
+		m->slot[live_find(m, x.addr)] = x;
+	}
+	for (i = 0; i < s; i++)
+		m->slot[live_find(m, wrap[i].addr)] = wrap[i];
+}
+
+/*
+ * A mapped table twice as large, grown in place (live_spread()): the
+ * old and the new table are never held together, and the pages that
+ * were the old table's are not cleared again.
+ */
+#define WRAP_LOCAL 64
+static int live_grow_mapped(struct live *m)
+{
+	size_t half = m->cap, s = 0, bytes = 2 * half * sizeof(struct slot);
+	struct slot local[WRAP_LOCAL], *wrap = local;
+	void *mem;
+
+	while (m->slot[s].addr)
+		s++;
+	if (s > WRAP_LOCAL && !(wrap = hs_malloc(s * sizeof(*wrap))))
+		return -ENOMEM;
+	mem = hs_map_grow(m->mem, m->mapped, bytes);
+	if (!mem) {
+		if (wrap != local)
+			hs_free(wrap);
+		return -ENOMEM;
+	}
+	m->mem = mem;
+	m->slot = mem;
+	m->mapped = bytes;
+	memcpy(wrap, m->slot, s * sizeof(*wrap));
+	memset(m->slot, 0, s * sizeof(*wrap));
+	live_spread(m, half, s, wrap);
+	if (wrap != local)
+		hs_free(wrap);
+	return 0;
+}
+
+/*
+ * Twice the slots (256 at first). A table of LIVE_HUGE bytes or more is
+ * a mapping (hs_map_zeroed()) and grows in place from then on; a
+ * smaller one comes from calloc and its blocks move to a new one.
+ */
 static int live_grow(struct live *m)
 {
-	size_t cap = m->cap ? 2 * m->cap : 256, j;
-	struct slot *old = m->slot;
-	size_t old_cap = m->cap;
-	void *mem, *old_mem = m->mem;
-	struct slot *slot = huge_alloc(cap * sizeof(struct slot), 1, &mem);
+	size_t cap = m->cap ? 2 * m->cap : 256, j, bytes = cap * sizeof(struct slot);
+	struct slot *old = m->slot, *slot;
+	size_t old_cap = m->cap, mapped = 0;
+	void *old_mem = m->mem;
 
+	if (m->mapped)
+		return live_grow_mapped(m);
+	if (bytes >= LIVE_HUGE) {
+		slot = hs_map_zeroed(bytes);
+		mapped = bytes;
+	} else {
+		slot = hs_calloc(cap, sizeof(*slot));
+	}
 	if (!slot)
 		return -ENOMEM;
 	m->slot = slot;
-	m->mem = mem;
+	m->mem = slot;
+	m->mapped = mapped;
 	m->cap = cap;
 	for (j = 0; j < old_cap; j++)
 		if (old[j].addr)
@@ -289,6 +373,48 @@ static inline int live_full(const struct live *m)
 {
 	return m->cap <= LIVE_SMALL ? 2 * (m->n + 1) > m->cap
 				    : 4 * (m->n + 1) > 3 * m->cap;
+}
+
+/*
+ * A mapped table halved in place once it is a quarter full (an eighth
+ * when the half is LIVE_SMALL slots or fewer, so that it is then at most
+ * a quarter full where it grows at half): python3's exit frees its 1.4M
+ * blocks while the peak's ghosts of them grow, and the table's pages go
+ * back as the ghosts take theirs. The blocks of the lower half stay (a
+ * block's home there is the same), those of the upper half and of the
+ * cluster that wrapped to the start (the first @s slots: their homes
+ * move) are put back into it. Never below LIVE_HUGE bytes (a smaller
+ * table is not a mapping). When the copy of the wrapped blocks cannot be
+ * had, the table stays as it is.
+ */
+static inline int live_sparse(const struct live *m)
+{
+	size_t half = m->cap / 2;
+
+	return m->mapped && half * sizeof(struct slot) >= LIVE_HUGE &&
+	       (half > LIVE_SMALL ? 4 * m->n < m->cap : 8 * m->n < m->cap);
+}
+
+__attribute__((cold, noinline)) static void live_shrink(struct live *m)
+{
+	size_t cap = m->cap, half = cap / 2, s = 0, i;
+	struct slot local[WRAP_LOCAL], *wrap = local;
+
+	while (m->slot[s].addr)
+		s++;
+	if (s > WRAP_LOCAL && !(wrap = hs_malloc(s * sizeof(*wrap))))
+		return;
+	memcpy(wrap, m->slot, s * sizeof(*wrap));
+	memset(m->slot, 0, s * sizeof(*wrap));
+	m->cap = half;
+	for (i = half; i < cap; i++)
+		if (m->slot[i].addr)
+			m->slot[live_find(m, m->slot[i].addr)] = m->slot[i];
+	for (i = 0; i < s; i++)
+		m->slot[live_find(m, wrap[i].addr)] = wrap[i];
+	if (wrap != local)
+		hs_free(wrap);
+	m->mapped = hs_map_shrink(m->mem, m->mapped, half * sizeof(struct slot));
 }
 
 /*
@@ -362,12 +488,17 @@ static inline int live_del(struct live *m, uint64_t a, struct block *blk)
 		}
 	}
 	m->slot[i].addr = 0;
+	if (__builtin_expect(live_sparse(m), 0))
+		live_shrink(m);
 	return 1;
 }
 
 static void live_release(struct live *m)
 {
-	hs_free(m->mem);
+	if (m->mapped)
+		hs_map_free(m->mem, m->mapped);
+	else
+		hs_free(m->mem);
 	hs_u64map_release(&m->big);
 	memset(m, 0, sizeof(*m));
 }
@@ -377,21 +508,39 @@ static void live_release(struct live *m)
  * array of blocks with room for @room more after them; *@n is their
  * number. A slot and a block are the same size, so the slots are turned
  * into blocks front to back, each one read before any block is written
- * over it. The table is empty afterwards: the array is the caller's,
- * freed with hs_free(*@mem). NULL when the table's memory cannot hold
- * them (the table as it was). The peak's ghosts always fit as room:
- * they and the blocks still live that are taken were all live at the
- * candidate, in this table, which never shrinks.
+ * over it. The table is empty afterwards, its memory still its own
+ * (live_release() frees the array). NULL when the table's memory cannot hold
+ * them (the table as it was). A mapped table that has not room for
+ * @room more (it shrank: live_shrink()) grows its mapping past its
+ * slots for them; a table that never shrank holds the peak's ghosts as
+ * room: they and the blocks still live that are taken were all live at
+ * the candidate, in this table.
  */
 _Static_assert(sizeof(struct block) == sizeof(struct slot), "a slot becomes a block");
-static struct block *live_take(struct live *m, uint64_t upto, size_t room, size_t *n,
-			       void **mem)
+static struct block *live_take(struct live *m, uint64_t upto, size_t room, size_t *n)
 {
-	struct block *all = (struct block *)m->slot;
+	struct block *all;
 	size_t i, k = 0;
 
-	if (!m->cap || m->n + room > m->cap)
+	if (!m->cap)
 		return NULL;
+	if (m->n + room > m->cap) {
+		/* (a table that shrank: its mapping grows past its slots,
+		 * unless it could not be cut then) */
+		size_t bytes = (m->n + room) * sizeof(struct block);
+		void *mem;
+
+		if (!m->mapped)
+			return NULL;
+		if (bytes > m->mapped) {
+			if (!(mem = hs_map_grow(m->mem, m->mapped, bytes)))
+				return NULL;
+			m->mem = mem;
+			m->slot = mem;
+			m->mapped = bytes;
+		}
+	}
+	all = (struct block *)m->slot;
 	for (i = 0; i < m->cap; i++) {
 		struct slot s = m->slot[i];
 		struct block blk;
@@ -402,8 +551,6 @@ static struct block *live_take(struct live *m, uint64_t upto, size_t room, size_
 		all[k++] = blk;
 	}
 	*n = k;
-	*mem = m->mem;
-	m->mem = NULL;
 	m->slot = NULL;
 	m->n = m->cap = 0;
 	hs_u64map_release(&m->big);
@@ -791,7 +938,7 @@ static void radix_blocks(struct block *all, size_t n, uint64_t max_ord)
 	size_t mask = ((size_t)1 << digit) - 1, i;
 	void *mem;
 
-	if (n < 64 || !(tmp = huge_alloc(n * sizeof(*tmp), 0, &mem))) {
+	if (n < 64 || !(tmp = huge_alloc(n * sizeof(*tmp), &mem))) {
 		qsort(all, n, sizeof(*all), cmp_block);
 		return;
 	}
@@ -1052,7 +1199,7 @@ static int peak_finish(struct view *v)
 {
 	struct peak *p = &v->peak;
 	struct block *all;
-	void *mem;
+	void *own = NULL; /* the array when the table could not hold it */
 	uint32_t *order;
 	size_t i, n = 0;
 	int err = 0;
@@ -1068,13 +1215,12 @@ static int peak_finish(struct view *v)
 	/* the blocks in the live table's memory, the ghosts after them (the
 	 * table's last use: python3's 1.4M blocks live at its peak cost no
 	 * copy of them) */
-	all = live_take(&v->live, p->have ? p->upto : 0, p->nr_ghosts, &n, &mem);
+	all = live_take(&v->live, p->have ? p->upto : 0, p->nr_ghosts, &n);
 	if (!all) {
 		/* (no room in the table: an array of them all) */
-		all = hs_malloc((v->live.n + p->nr_ghosts + 1) * sizeof(*all));
+		all = own = hs_malloc((v->live.n + p->nr_ghosts + 1) * sizeof(*all));
 		if (!all)
 			return -ENOMEM;
-		mem = all;
 		for (i = 0; p->have && i < v->live.cap; i++)
 			if (v->live.slot[i].addr && v->live.slot[i].ord <= p->upto)
 				slot_block(&v->live, &v->live.slot[i], &all[n++]);
@@ -1101,7 +1247,8 @@ static int peak_finish(struct view *v)
 		err = emit_block(v, blk, 1, blk->time);
 	}
 	hs_free(order);
-	hs_free(mem);
+	hs_free(own);
+	live_release(&v->live);
 	return err;
 }
 
@@ -1732,7 +1879,8 @@ static size_t heap_events(struct view *v, const struct hs_trace_event *ev, size_
 		int r;
 
 		if (i + LIVE_AHEAD < n)
-			live_prefetch(&v->live, ev[i + LIVE_AHEAD].addr);
+			live_prefetch_lines(&v->live, ev[i + LIVE_AHEAD].addr,
+					    ev[i + LIVE_AHEAD].op == HS_OP_FREE);
 		gone[i] = 0;
 		v->ord++;
 		if (e->op == HS_OP_ALLOC) {

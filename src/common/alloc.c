@@ -111,3 +111,45 @@ void hs_hint_huge(void *p, size_t bytes)
 	if (p && hi > lo)
 		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
 }
+
+void *hs_map_zeroed(size_t bytes)
+{
+	void *p;
+
+	if (!bytes || should_fail())
+		return NULL;
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	hs_hint_huge(p, bytes);
+	return p;
+}
+
+void *hs_map_grow(void *p, size_t old_bytes, size_t bytes)
+{
+	void *q;
+
+	if (bytes < old_bytes || should_fail())
+		return NULL;
+	q = mremap(p, old_bytes, bytes, MREMAP_MAYMOVE);
+	if (q == MAP_FAILED)
+		return NULL;
+	hs_hint_huge(q, bytes);
+	return q;
+}
+
+size_t hs_map_shrink(void *p, size_t old_bytes, size_t bytes)
+{
+	if (bytes >= old_bytes)
+		return old_bytes;
+	if (mremap(p, old_bytes, bytes, 0) != MAP_FAILED)
+		return bytes;
+	madvise((char *)p + bytes, old_bytes - bytes, MADV_DONTNEED);
+	return old_bytes;
+}
+
+void hs_map_free(void *p, size_t bytes)
+{
+	if (p)
+		munmap(p, bytes);
+}

@@ -38,6 +38,26 @@ void hs_free(void *ptr);
 void hs_hint_huge(void *p, size_t bytes);
 
 /*
+ * Large zeroed memory mapped from the kernel, for a table that grows by
+ * doubling (the memory views' live blocks): hs_map_grow() extends it in
+ * place where it can, else moves its pages without copying them, and
+ * the new bytes are zero pages had only when first written. So growing
+ * never holds the old and the new table at once, and no page is cleared
+ * twice. Both count as allocations for hs_alloc_fail_after() and ask
+ * for huge pages (hs_hint_huge()). NULL on failure (hs_map_grow(): @p is
+ * left as it was). Freed with hs_map_free() and the same @bytes.
+ */
+void *hs_map_zeroed(size_t bytes);
+void *hs_map_grow(void *p, size_t old_bytes, size_t bytes);
+/*
+ * The bytes of mapping @p past @bytes (a multiple of the page size) go
+ * back to the kernel; it stays where it is. Returns its size now: @bytes,
+ * or @old_bytes when it could not be cut, its tail then zero again.
+ */
+size_t hs_map_shrink(void *p, size_t old_bytes, size_t bytes);
+void hs_map_free(void *p, size_t bytes);
+
+/*
  * Testing aid: after @n further successful allocations, every allocation
  * fails until hs_alloc_fail_after(-1) is called. The countdown is atomic:
  * threads a pass starts count down with it.

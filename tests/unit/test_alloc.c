@@ -49,6 +49,36 @@ static void grow_rejects_overflow(void **state)
 	assert_int_equal(alloc, 0);
 }
 
+/*
+ * A mapping grows keeping its bytes, the new ones zero, and a failed
+ * growth (injected) leaves it as it was.
+ */
+static void map_grows_keeping_content(void **state)
+{
+	size_t small = (size_t)4 << 20, big = (size_t)16 << 20, i;
+	unsigned char *p = hs_map_zeroed(small), *q;
+
+	(void)state;
+	assert_non_null(p);
+	for (i = 0; i < small; i += 4093)
+		assert_int_equal(p[i], 0);
+	for (i = 0; i < small; i += 4093)
+		p[i] = (unsigned char)(i % 251 + 1);
+	hs_alloc_fail_after(0);
+	assert_null(hs_map_grow(p, small, big));
+	assert_null(hs_map_zeroed(small));
+	hs_alloc_fail_after(-1);
+	assert_int_equal(p[4093], 4093 % 251 + 1);
+	q = hs_map_grow(p, small, big);
+	assert_non_null(q);
+	for (i = 0; i < small; i += 4093)
+		assert_int_equal(q[i], i % 251 + 1);
+	for (i = small; i < big; i += 4093)
+		assert_int_equal(q[i], 0);
+	assert_null(hs_map_grow(q, big, small));
+	hs_map_free(q, big);
+}
+
 static void strdup_copies(void **state)
 {
 	char *s = hs_strndup("heapscope", 4);
@@ -67,6 +97,7 @@ int main(void)
 		cmocka_unit_test(grow_is_geometric_and_keeps_content),
 		cmocka_unit_test(grow_failure_keeps_old_array),
 		cmocka_unit_test(grow_rejects_overflow),
+		cmocka_unit_test(map_grows_keeping_content),
 		cmocka_unit_test(strdup_copies),
 	};
 	return cmocka_run_group_tests_name("alloc", tests, NULL, NULL);

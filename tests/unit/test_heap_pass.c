@@ -756,6 +756,122 @@ static void live_table_of_many_blocks(void **state)
 	free(b.buf);
 }
 
+/*
+ * A live table that grows in place (its mapping doubled, the blocks
+ * moved within it) while blocks come and go, then shrinks in place as it
+ * empties: 300k blocks at addresses spread over the table (16-byte
+ * aligned, in a scrambled order), every third one freed while the table
+ * fills, all but a twentieth of the others at random once all are made
+ * (the table halves three times). Every free finds its block, the peak
+ * is the heap after the last allocation (its blocks, mostly gone, fit
+ * in the shrunk table's mapping), and the leaks are exactly the blocks
+ * left.
+ */
+#define SPREAD 300000
+static uint64_t spread_addr(size_t i)
+{
+	return 0x10000000 + 16 * (((uint64_t)i * 0x9e3779b1u) & 0xffffff);
+}
+
+static void live_table_grows_in_place(void **state)
+{
+	enum { SLICE = 512 };
+	struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT;
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct hs_stack_source src[4];
+	struct hs_memview_pass *pass;
+	struct hs_trace_event *all, ev[SLICE];
+	uint64_t gone_size[SLICE], in_use = 0, peak = 0, left = 0, nr_left = 0;
+	uint8_t gone[SLICE], *freed;
+	double leaked = 0, leaked_count = 0;
+	size_t i, k, n = 0, nr_gone = 0, nr_frees = 0, *late;
+	size_t nr_late = 0;
+	struct hs_trace t;
+	struct tb b;
+
+	(void)state;
+	build_random(&b, 7, 0);
+	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "t", &t, &diag), 0);
+	all = calloc(2 * SPREAD, sizeof(*all));
+	freed = calloc(SPREAD, 1);
+	late = malloc(SPREAD * sizeof(*late));
+	assert_true(all && freed && late);
+	for (i = 0; i < SPREAD; i++) {
+		all[n].op = HS_OP_ALLOC;
+		all[n].fn = HS_TAG_MALLOC;
+		all[n].addr = spread_addr(i);
+		all[n++].size = 1 + i % 700;
+		in_use += 1 + i % 700;
+		if (in_use > peak)
+			peak = in_use;
+		if (i % 3 == 2) {
+			all[n].op = HS_OP_FREE;
+			all[n].fn = HS_TAG_FREE;
+			all[n++].addr = spread_addr(i - 2);
+			in_use -= 1 + (i - 2) % 700;
+			freed[i - 2] = 1;
+			nr_frees++;
+		}
+		if (i % 3 != 0)
+			late[nr_late++] = i;
+	}
+	for (i = nr_late - 1; i > 0; i--) { /* the late frees' order */
+		size_t j = (size_t)(((uint64_t)rnd() << 24 | rnd()) % (i + 1)), x = late[i];
+
+		late[i] = late[j];
+		late[j] = x;
+	}
+	for (i = 0; i < nr_late - nr_late / 20; i++) {
+		all[n].op = HS_OP_FREE;
+		all[n].fn = HS_TAG_FREE;
+		all[n++].addr = spread_addr(late[i]);
+		freed[late[i]] = 1;
+		nr_frees++;
+	}
+	for (i = 0; i < n; i++) {
+		all[i].time = (int64_t)(i / 64);
+		all[i].node = HS_TRACE_NONE;
+	}
+	for (i = 0; i < SPREAD; i++)
+		if (!freed[i]) {
+			left += 1 + i % 700;
+			nr_left++;
+		}
+	o.kind = HS_MEM_PEAK;
+	assert_int_equal(
+	    hs_memview_pass_new_heap(&t, &o, &src[0], &src[1], &src[2], &src[3], &pass), 0);
+	for (i = 0; i < n; i += k) {
+		k = n - i < SLICE ? n - i : SLICE;
+		memcpy(ev, all + i, k * sizeof(*ev));
+		assert_int_equal(hs_memview_pass_events_gone(pass, ev, k, gone, gone_size), 0);
+		while (k-- > 0)
+			nr_gone += gone[k];
+		k = n - i < SLICE ? n - i : SLICE;
+	}
+	assert_int_equal(hs_memview_pass_finish(pass, &diag), 0);
+	assert_int_equal(nr_gone, nr_frees);
+	for (i = 0, leaked = 0; i < src[0].nr_samples; i++)
+		leaked += src[0].metric[i];
+	assert_true(leaked == (double)peak);
+	leaked = 0;
+	for (i = 0; i < src[2].nr_samples; i++) {
+		leaked += src[2].metric[i];
+		leaked_count += src[2].count[i];
+		if (i)
+			assert_true(src[2].time[i] >= src[2].time[i - 1]);
+	}
+	assert_true(leaked == (double)left);
+	assert_true(leaked_count == (double)nr_left);
+	hs_memview_pass_free(pass);
+	for (k = 0; k < 4; k++)
+		hs_source_release(&src[k]);
+	free(all);
+	free(freed);
+	free(late);
+	hs_trace_release(&t);
+	free(b.buf);
+}
+
 /* Whether stack @x of @a and stack @y of @c name the same frames. */
 static void same_frames(const struct hs_stack_source *a, uint32_t x,
 			const struct hs_stack_source *c, uint32_t y)
@@ -1127,6 +1243,7 @@ int main(void)
 	    cmocka_unit_test(heap_pass_gives_four_views),
 	    cmocka_unit_test(heap_pass_stacks_as_built_alone),
 	    cmocka_unit_test(totals_from_the_views_live_blocks),
+	    cmocka_unit_test(live_table_grows_in_place),
 	    cmocka_unit_test(heap_pass_batched_as_one_by_one),
 	    cmocka_unit_test(live_table_of_many_blocks),
 	    cmocka_unit_test(heap_pass_without_peak),
