@@ -64,6 +64,7 @@ struct repack {
 	uint8_t *scratch, *compact, *zbuf[3]; /* compact whole, split; plain */
 	size_t compact_cap, zcap;
 	ZSTD_CCtx *cctx;
+	int plain; /* the last trial found plain chunks smallest */
 
 };
 
@@ -187,14 +188,14 @@ static int add_index(struct repack *r, uint64_t offset)
 }
 
 /*
- * The chunk being built, compressed: compact and plain (its records as
- * they are), the smaller kept (a Python program's chunks, whose records
- * repeat as a whole, can come out smaller plain); heap sizes in the
- * compact payload whole or split as the last trial found smaller. A trial
- * (every REPACK_TRIAL_EVERY chunks from the second: the first holds the
- * program's start) encodes them the other way too. Returns the payload
- * (in one of r->zbuf) with its *@stored and *@raw sizes and chunk
- * *@flags, or NULL when zstd failed.
+ * The chunk being built, compressed: compact with heap sizes whole or
+ * split, or plain (its records as they are: a Python program's chunks,
+ * whose records repeat as a whole, can come out smaller so), as the last
+ * trial found smallest. A trial (every REPACK_TRIAL_EVERY chunks from the
+ * second: the first holds the program's start) compresses the chunk
+ * every way and keeps the smallest. Returns the payload (in one of
+ * r->zbuf) with its *@stored and *@raw sizes and chunk *@flags, or NULL
+ * when zstd failed.
  */
 static const uint8_t *encode_chunk(struct repack *r, int trial, size_t *stored,
 				   size_t *raw, unsigned *flags)
@@ -204,19 +205,26 @@ static const uint8_t *encode_chunk(struct repack *r, int trial, size_t *stored,
 	size_t z[3] = {0, 0, 0}, c[3] = {0, 0, 0};
 	int best = -1, i, split = r->enc->split_sizes;
 
-	z[0] = encode(r, split, r->zbuf[0], &c[0]);
-	if (trial)
-		z[1] = encode(r, !split, r->zbuf[1], &c[1]);
-	z[2] = ZSTD_compressCCtx(r->cctx, r->zbuf[2], r->zcap, r->records, r->nr_records,
-				 REPACK_ZSTD_LEVEL);
-	if (ZSTD_isError(z[2]))
-		z[2] = 0;
-	c[2] = r->nr_records;
+	if (trial || !r->plain) {
+		z[0] = encode(r, split, r->zbuf[0], &c[0]);
+		if (trial)
+			z[1] = encode(r, !split, r->zbuf[1], &c[1]);
+	}
+	if (trial || r->plain || !z[0]) {
+		z[2] = ZSTD_compressCCtx(r->cctx, r->zbuf[2], r->zcap, r->records,
+					 r->nr_records, REPACK_ZSTD_LEVEL);
+		if (ZSTD_isError(z[2]))
+			z[2] = 0;
+		c[2] = r->nr_records;
+	}
 	for (i = 0; i < 3; i++)
 		if (z[i] && (best < 0 || z[i] < z[best]))
 			best = i;
-	/* the rule for the next chunks */
-	r->enc->split_sizes = trial && z[1] && (!z[0] || z[1] < z[0]) ? !split : split;
+	if (trial) {
+		/* the rule for the next chunks */
+		r->enc->split_sizes = z[1] && (!z[0] || z[1] < z[0]) ? !split : split;
+		r->plain = best == 2;
+	}
 	if (best < 0)
 		return NULL;
 	*stored = z[best];
@@ -473,7 +481,13 @@ static int setup(struct repack *r, size_t limit)
 	 * whatever the encoder takes */
 	r->enc = hs_calloc(1, sizeof(*r->enc));
 	r->scratch = hs_malloc(HS_CC_SCRATCH(HS_CC_RECORDS_MAX));
-	r->compact_cap = HS_CHUNK_MAX;
+	/* a compact payload takes at most about twice its records (two
+	 * references an event), and a chunk's records at most @limit unless
+	 * one input chunk held more (encoded plain, then, or compact when it
+	 * fits) */
+	r->compact_cap = 2 * limit + HS_CC_HEADER_MAX;
+	if (r->compact_cap > HS_CHUNK_MAX)
+		r->compact_cap = HS_CHUNK_MAX;
 	r->compact = hs_malloc(r->compact_cap);
 	r->zcap = ZSTD_compressBound(HS_CHUNK_MAX);
 	for (int i = 0; i < 3; i++) {
