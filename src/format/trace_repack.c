@@ -561,6 +561,7 @@ int hs_trace_repack(const char *path, const struct hs_repack_opts *opts,
 	if (!st)
 		st = &dummy;
 	memset(st, 0, sizeof(*st));
+	st->probe_gain_permille = INT32_MIN;
 	limit = opts->chunk_records && opts->chunk_records < HS_REPACK_RECORDS_DEFAULT
 		    ? opts->chunk_records
 		    : HS_REPACK_RECORDS_DEFAULT;
@@ -583,12 +584,18 @@ int hs_trace_repack(const char *path, const struct hs_repack_opts *opts,
 	nr = list_chunks(map, (uint64_t)sb.st_size, &ch, &st->skipped);
 	if (!nr)
 		goto out;
-	for (i = 0; i < nr && ch[i].h.kind == HS_CHUNK_EVENTS; i++)
+	for (i = 0; i < nr && ch[i].h.kind == HS_CHUNK_EVENTS; i++) {
 		st->records_in += ch[i].h.raw;
+		st->stored_in += ch[i].h.stored;
+	}
 	nr_events = i;
 	st->chunks_in = st->chunks_out = nr_events;
 	if (nr_events < 2) {
 		st->skipped = "one chunk of events";
+		goto out;
+	}
+	if (opts->skip_stored_mean && st->stored_in >= opts->skip_stored_mean * nr_events) {
+		st->skipped = "its chunks are big already";
 		goto out;
 	}
 	dctx = ZSTD_createDCtx();

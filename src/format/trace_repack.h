@@ -55,6 +55,13 @@ struct hs_repack_opts {
 	int probe;
 	uint64_t large_records;
 	unsigned large_min_gain_permille;
+	/*
+	 * Skip, without reading a payload, a trace whose EVENTS chunks take
+	 * on average this many bytes or more in the file (0: never): chunks
+	 * that zstd leaves that big start their histories and zstd's window
+	 * afresh too rarely for joining to pay (rand_loop's, 166 KB each).
+	 */
+	uint64_t skip_stored_mean;
 	/* tests: fail as a write error would after this many chunks (0: never) */
 	unsigned fault_after_chunks;
 };
@@ -62,8 +69,9 @@ struct hs_repack_opts {
 struct hs_repack_stats {
 	uint64_t bytes_in, bytes_out;	  /* the file's size before and after */
 	uint64_t chunks_in, chunks_out;	  /* EVENTS chunks before and after */
-	uint64_t records_in;		  /* bytes of records of the EVENTS chunks */
-	int probe_gain_permille;	  /* the sample's gain, when probed */
+	uint64_t records_in;		  /* payload bytes of the EVENTS chunks, before zstd */
+	uint64_t stored_in;		  /* and in the file */
+	int probe_gain_permille;	  /* the sample's gain; INT32_MIN: none */
 	const char *skipped;		  /* why it was not rewritten, or NULL */
 };
 

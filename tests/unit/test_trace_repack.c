@@ -416,6 +416,10 @@ static void test_repack_skips_cut_off(void **state)
 		assert_int_equal(hs_trace_repack(path, &o, &st), 0);
 		assert_non_null(st.skipped);
 		o.large_min_gain_permille = 1;
+		o.skip_stored_mean = st.stored_in / CHUNKS;
+		assert_int_equal(hs_trace_repack(path, &o, &st), 0);
+		assert_string_equal(st.skipped, "its chunks are big already");
+		o.skip_stored_mean += 1;
 		assert_int_equal(hs_trace_repack(path, &o, &st), 0);
 		assert_null(st.skipped);
 		assert_int_equal(st.chunks_out, 1);
