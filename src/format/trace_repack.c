@@ -225,8 +225,8 @@ static const uint8_t *encode_chunk(struct repack *r, int trial, size_t *stored,
 		r->enc->split_sizes = z[1] && (!z[0] || z[1] < z[0]) ? !split : split;
 		r->plain = best == 2;
 	}
-	if (best < 0)
-		return NULL;
+	if (best < 0 || z[best] > HS_CHUNK_MAX || c[best] > HS_CHUNK_MAX)
+		return NULL; /* (no zstd frame of 1.5 MiB of records is that big) */
 	*stored = z[best];
 	*raw = c[best];
 	*flags = best == 2 ? HS_CHUNK_ZSTD : compact_flags;
@@ -537,6 +537,7 @@ static int probe_gain(struct repack *r, ZSTD_DCtx *dctx, struct hs_chunk_unpack 
 	r->nr_records = 0;
 	r->has_records_mark = 0;
 	r->enc->split_sizes = 1;
+	r->plain = 0;
 	return (int)(1000 - (int64_t)((HS_CHUNK_HEADER_SIZE + z) * 1000 / in));
 }
 
@@ -638,7 +639,7 @@ int hs_trace_repack(const char *path, const struct hs_repack_opts *opts,
 
 		st->probe_gain_permille = gain;
 		if (gain == INT32_MIN) {
-			st->skipped = "its chunks are full already";
+			st->skipped = "no two of its chunks join into one";
 			goto out;
 		}
 		if (gain < (int)need) {
@@ -651,7 +652,13 @@ int hs_trace_repack(const char *path, const struct hs_repack_opts *opts,
 		err = -ENOMEM;
 		goto out;
 	}
-	r.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	/* a file left by a rewrite that was killed is replaced, never
+	 * followed (a link there is removed, not written through) */
+	if (unlink(tmp) && errno != ENOENT) {
+		err = -errno;
+		goto out;
+	}
+	r.fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (r.fd < 0) {
 		err = -errno;
 		goto out;

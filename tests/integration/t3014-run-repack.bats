@@ -74,6 +74,16 @@ chunks() {
 	records a.heapscope > a.txt
 	records b.heapscope > b.txt
 	cmp a.txt b.txt
+	# a link left there is replaced, not written through
+	cp a.heapscope c.heapscope
+	echo keep > victim
+	ln -s victim c.heapscope.repack
+	hs repack c.heapscope
+	[ "$status" -eq 0 ]
+	[ "$(cat victim)" = keep ]
+	[ ! -e c.heapscope.repack ]
+	records c.heapscope > c.txt
+	cmp a.txt c.txt
 }
 
 @test "repack leaves a cut-off trace as it is" {

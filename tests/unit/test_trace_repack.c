@@ -409,7 +409,7 @@ static void test_repack_skips_cut_off(void **state)
 		o.chunk_records = 100;
 		o.min_gain_permille = 0;
 		assert_int_equal(hs_trace_repack(path, &o, &st), 0);
-		assert_string_equal(st.skipped, "its chunks are full already");
+		assert_string_equal(st.skipped, "no two of its chunks join into one");
 		o.chunk_records = 0;
 		o.large_records = 1000;
 		o.large_min_gain_permille = 999;
