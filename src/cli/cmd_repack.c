@@ -55,7 +55,8 @@ void cli_repack_after_run(const char *path)
 	fflush(stderr);
 	pid = fork();
 	if (pid < 0) {
-		hs_log(HS_LOG_DEBUG, "run: %s was not repacked: %s", path, strerror(errno));
+		hs_log(HS_LOG_DEBUG, "run: %s was not repacked: %s", path,
+		       strerror(errno));
 		return;
 	}
 	if (pid > 0) {
@@ -65,10 +66,11 @@ void cli_repack_after_run(const char *path)
 	}
 	err = hs_trace_repack(path, &run_rule, &st);
 	if (err)
-		hs_log(HS_LOG_DEBUG, "run: %s was not repacked: %s", path, strerror(-err));
+		hs_log(HS_LOG_DEBUG, "run: %s was not repacked: %s", path,
+		       strerror(-err));
 	else if (st.skipped && st.probe_gain_permille > INT32_MIN)
-		hs_log(HS_LOG_DEBUG, "run: %s was not repacked: %s: %.1f%%", path, st.skipped,
-		       st.probe_gain_permille / 10.0);
+		hs_log(HS_LOG_DEBUG, "run: %s was not repacked: %s: %.1f%%", path,
+		       st.skipped, st.probe_gain_permille / 10.0);
 	else if (st.skipped)
 		hs_log(HS_LOG_DEBUG, "run: %s was not repacked: %s", path, st.skipped);
 	else
@@ -101,7 +103,8 @@ static const struct cli_option repack_options[] = {
 
 const struct cli_syntax cli_repack_syntax = {
     .cmd = "repack",
-    .usage = "usage: heapscope repack [--chunk-records BYTES] [--if-it-pays] [-q] TRACE\n",
+    .usage =
+	"usage: heapscope repack [--chunk-records BYTES] [--if-it-pays] [-q] TRACE\n",
     .intro = "Rewrite TRACE (a finished .heapscope file) into fewer, bigger chunks of\n"
 	     "events, each still readable on its own: the same records, fewer bytes\n"
 	     "where the program wrote many small chunks. The new file is written\n"

@@ -45,12 +45,12 @@ struct in_chunk {
 
 /* The chunk being built and what encodes it. */
 struct repack {
-	int fd;		   /* the temporary file */
-	uint64_t written;  /* its size so far */
-	uint32_t seq;	   /* the next chunk's sequence number */
-	unsigned nr_out;   /* chunks written (fault injection counts them) */
+	int fd;		  /* the temporary file */
+	uint64_t written; /* its size so far */
+	uint32_t seq;	  /* the next chunk's sequence number */
+	unsigned nr_out;  /* chunks written (fault injection counts them) */
 	unsigned fault_after;
-	uint8_t *records;  /* the records of the chunk being built */
+	uint8_t *records; /* the records of the chunk being built */
 	size_t nr_records, cap_records;
 	uint64_t first_ticks, last_ticks;
 	int has_records_mark; /* one of its chunks was marked */
@@ -65,7 +65,6 @@ struct repack {
 	size_t compact_cap, zcap;
 	ZSTD_CCtx *cctx;
 	int plain; /* the last trial found plain chunks smallest */
-
 };
 
 static int write_all(struct repack *r, const void *p, size_t n)
@@ -109,8 +108,8 @@ static int write_chunk(struct repack *r, unsigned kind, unsigned flags, const ui
  * collector writes it (each stream's literals get a Huffman table of
  * their own). Returns its size, or 0.
  */
-static size_t compress_compact(ZSTD_CCtx *cctx, uint8_t *out, size_t cap, const uint8_t *c,
-			       size_t n)
+static size_t compress_compact(ZSTD_CCtx *cctx, uint8_t *out, size_t cap,
+			       const uint8_t *c, size_t n)
 {
 	ZSTD_outBuffer ob = {out, cap, 0};
 	const uint8_t *q = c, *end = c + n;
@@ -139,7 +138,8 @@ static size_t compress_compact(ZSTD_CCtx *cctx, uint8_t *out, size_t cap, const 
 		return 0;
 	for (i = 0; i < HS_CC__COUNT + 2; i++) {
 		ZSTD_inBuffer ib = {c + at, part[i], 0};
-		ZSTD_EndDirective how = i + 1 == HS_CC__COUNT + 2 ? ZSTD_e_end : ZSTD_e_flush;
+		ZSTD_EndDirective how =
+		    i + 1 == HS_CC__COUNT + 2 ? ZSTD_e_end : ZSTD_e_flush;
 
 		do {
 			left = ZSTD_compressStream2(cctx, &ob, &ib, how);
@@ -158,8 +158,8 @@ static size_t encode(struct repack *r, int split, uint8_t *out, size_t *raw)
 	size_t c;
 
 	r->enc->split_sizes = split;
-	c = hs_chunk_compact_5_0(r->records, r->nr_records, r->enc, r->scratch, r->compact,
-				 r->compact_cap);
+	c = hs_chunk_compact_5_0(r->records, r->nr_records, r->enc, r->scratch,
+				 r->compact, r->compact_cap);
 	*raw = c;
 	return c ? compress_compact(r->cctx, out, r->zcap, r->compact, c) : 0;
 }
@@ -336,7 +336,7 @@ static int chunk_payload(ZSTD_DCtx *dctx, const uint8_t *map, const struct in_ch
 struct footer {
 	uint64_t counts[HS_FC__COUNT];
 	struct hs_chunk_index *index;
-	uint8_t *marks;	 /* per index entry, when the footer has marks */
+	uint8_t *marks; /* per index entry, when the footer has marks */
 	uint64_t nr_index;
 	int has_marks;
 };
@@ -347,8 +347,8 @@ static int parse_footer(const uint8_t *body, size_t n, struct footer *f)
 	uint64_t i, nm, at = 0;
 	int k;
 
-	if (hs_footer_counts(&q, end, f->counts) || hs_footer_index_len(&q, end, &f->nr_index) ||
-	    f->nr_index > n)
+	if (hs_footer_counts(&q, end, f->counts) ||
+	    hs_footer_index_len(&q, end, &f->nr_index) || f->nr_index > n)
 		return -1;
 	f->index = hs_calloc(f->nr_index + 1, sizeof(*f->index));
 	f->marks = hs_calloc(f->nr_index + 1, 1);
@@ -403,7 +403,8 @@ static size_t end_records(const struct repack *r, const uint8_t *p, size_t n,
 			if (tag == HS_TAG_FOOTER) {
 				if (seen++ || parse_footer(f0, (size_t)len, f))
 					goto bad;
-				w = hs_tw_footer_marked(w, f->counts, r->index, r->nr_index,
+				w = hs_tw_footer_marked(w, f->counts, r->index,
+							r->nr_index,
 							f->has_marks ? r->marks : NULL);
 				continue;
 			}
@@ -433,7 +434,8 @@ static size_t list_chunks(const uint8_t *map, uint64_t size, struct in_chunk **o
 	uint64_t off = HS_FILE_HEADER_SIZE;
 
 	*why = "not a whole trace of this format version";
-	if (size < HS_FILE_HEADER_SIZE || memcmp(map, HS_TRACE_MAGIC, HS_TRACE_MAGIC_LEN) ||
+	if (size < HS_FILE_HEADER_SIZE ||
+	    memcmp(map, HS_TRACE_MAGIC, HS_TRACE_MAGIC_LEN) ||
 	    hs_get_le16(map + 8) != HS_TRACE_MAJOR)
 		return 0;
 	while (off < size) {
@@ -441,9 +443,10 @@ static size_t list_chunks(const uint8_t *map, uint64_t size, struct in_chunk **o
 
 		if (size - off < HS_CHUNK_HEADER_SIZE ||
 		    hs_chunk_header_parse(map + off, &h) || h.stored > HS_CHUNK_MAX ||
-		    h.raw > HS_CHUNK_MAX || size - off - HS_CHUNK_HEADER_SIZE < h.stored ||
-		    hs_chunk_check(map + off, map + off + HS_CHUNK_HEADER_SIZE, h.stored) !=
-			h.check)
+		    h.raw > HS_CHUNK_MAX ||
+		    size - off - HS_CHUNK_HEADER_SIZE < h.stored ||
+		    hs_chunk_check(map + off, map + off + HS_CHUNK_HEADER_SIZE,
+				   h.stored) != h.check)
 			goto no;
 		/* EVENTS chunks, one END chunk, then SYMBOLS chunks */
 		if ((h.kind == HS_CHUNK_EVENTS && ends) ||
@@ -595,7 +598,8 @@ int hs_trace_repack(const char *path, const struct hs_repack_opts *opts,
 		st->skipped = "one chunk of events";
 		goto out;
 	}
-	if (opts->skip_stored_mean && st->stored_in >= opts->skip_stored_mean * nr_events) {
+	if (opts->skip_stored_mean &&
+	    st->stored_in >= opts->skip_stored_mean * nr_events) {
 		st->skipped = "its chunks are big already";
 		goto out;
 	}
@@ -643,7 +647,8 @@ int hs_trace_repack(const char *path, const struct hs_repack_opts *opts,
 			goto out;
 		}
 		if (gain < (int)need) {
-			st->skipped = "a sample of its chunks came out too little smaller joined";
+			st->skipped =
+			    "a sample of its chunks came out too little smaller joined";
 			goto out;
 		}
 	}
@@ -679,7 +684,8 @@ int hs_trace_repack(const char *path, const struct hs_repack_opts *opts,
 			err = k == -ENOMEM ? -ENOMEM : -EIO;
 			break;
 		}
-		err = append(&r, limit, rec, n, &f.index[ie], !f.has_marks || f.marks[ie]);
+		err =
+		    append(&r, limit, rec, n, &f.index[ie], !f.has_marks || f.marks[ie]);
 	}
 	if (!err)
 		err = flush(&r);
@@ -703,8 +709,8 @@ int hs_trace_repack(const char *path, const struct hs_repack_opts *opts,
 			if (ZSTD_isError(z))
 				err = -EIO;
 			else
-				err = write_chunk(&r, HS_CHUNK_END, HS_CHUNK_ZSTD, r.zbuf[0], z,
-						  n);
+				err = write_chunk(&r, HS_CHUNK_END, HS_CHUNK_ZSTD,
+						  r.zbuf[0], z, n);
 		} else if (!err) {
 			err = write_chunk(&r, HS_CHUNK_END, 0, endrec, n, n);
 		}
@@ -712,15 +718,15 @@ int hs_trace_repack(const char *path, const struct hs_repack_opts *opts,
 	/* the symbol section as it is, numbered on */
 	for (i = nr_events + 1; !err && i < nr; i++)
 		err = write_chunk(&r, ch[i].h.kind, ch[i].h.flags,
-				  map + ch[i].offset + HS_CHUNK_HEADER_SIZE, ch[i].h.stored,
-				  ch[i].h.raw);
+				  map + ch[i].offset + HS_CHUNK_HEADER_SIZE,
+				  ch[i].h.stored, ch[i].h.raw);
 	if (err)
 		goto out;
 	st->chunks_out = r.nr_index;
 	if (r.written * 1000 >
-	    (uint64_t)sb.st_size * (1000 - (opts->min_gain_permille < 1000
-						? opts->min_gain_permille
-						: 999))) {
+	    (uint64_t)sb.st_size *
+		(1000 -
+		 (opts->min_gain_permille < 1000 ? opts->min_gain_permille : 999))) {
 		st->skipped = "the rewrite came out no smaller";
 		st->chunks_out = st->chunks_in;
 		goto out;

@@ -67,12 +67,12 @@ struct hs_repack_opts {
 };
 
 struct hs_repack_stats {
-	uint64_t bytes_in, bytes_out;	  /* the file's size before and after */
-	uint64_t chunks_in, chunks_out;	  /* EVENTS chunks before and after */
-	uint64_t records_in;		  /* payload bytes of the EVENTS chunks, before zstd */
-	uint64_t stored_in;		  /* and in the file */
-	int probe_gain_permille;	  /* the sample's gain; INT32_MIN: none */
-	const char *skipped;		  /* why it was not rewritten, or NULL */
+	uint64_t bytes_in, bytes_out;	/* the file's size before and after */
+	uint64_t chunks_in, chunks_out; /* EVENTS chunks before and after */
+	uint64_t records_in;	 /* payload bytes of the EVENTS chunks, before zstd */
+	uint64_t stored_in;	 /* and in the file */
+	int probe_gain_permille; /* the sample's gain; INT32_MIN: none */
+	const char *skipped;	 /* why it was not rewritten, or NULL */
 };
 
 /*

@@ -67,7 +67,8 @@ static void gen_chunk(struct gen *g, unsigned kind, const uint8_t *rec, size_t n
 	assert_non_null(c);
 	assert_non_null(scratch);
 	if (how == 2) {
-		raw = hs_chunk_compact_5_0(rec, n, &enc, scratch, c, 2 * n + HS_CC_HEADER_MAX);
+		raw = hs_chunk_compact_5_0(rec, n, &enc, scratch, c,
+					   2 * n + HS_CC_HEADER_MAX);
 		assert_true(raw > 0);
 		data = c;
 		flags |= HS_CHUNK_COMPACT | HS_CHUNK_CLASSES | HS_CHUNK_PREDICT;
@@ -79,7 +80,8 @@ static void gen_chunk(struct gen *g, unsigned kind, const uint8_t *rec, size_t n
 		data = z;
 		flags |= HS_CHUNK_ZSTD;
 	}
-	hs_tw_chunk_header(h, kind, flags, (uint32_t)stored, (uint32_t)raw, g->seq++, data);
+	hs_tw_chunk_header(h, kind, flags, (uint32_t)stored, (uint32_t)raw, g->seq++,
+			   data);
 	gen_put(g, h, sizeof(h));
 	gen_put(g, data, stored);
 	free(z);
@@ -120,8 +122,9 @@ static uint8_t *one_event(struct gen *g, struct thr *t, uint8_t *p, uint64_t fre
 			addr = t->bump;
 			t->bump += (size + 23) & ~15ull;
 		}
-		p = hs_enc_alloc(p, rnd() % 7 ? HS_TAG_MALLOC : HS_TAG_CALLOC, (int64_t)dt,
-				 (int64_t)(addr - t->addr), size, 1 + rnd() % 3, 0);
+		p = hs_enc_alloc(p, rnd() % 7 ? HS_TAG_MALLOC : HS_TAG_CALLOC,
+				 (int64_t)dt, (int64_t)(addr - t->addr), size,
+				 1 + rnd() % 3, 0);
 		t->live[t->nr_live++] = addr;
 		g->counts[HS_FC_ALLOCS]++;
 		g->counts[HS_FC_BYTES] += size;
@@ -190,7 +193,8 @@ static void write_trace(const char *path)
 		g.ix[g.nix].first_ticks = first;
 		g.ix[g.nix].last_ticks = last;
 		g.marks[g.nix++] = c == 0;
-		gen_chunk(&g, HS_CHUNK_EVENTS, rec, (size_t)(p - rec), c % 3 == 0 ? 0 : c % 3);
+		gen_chunk(&g, HS_CHUNK_EVENTS, rec, (size_t)(p - rec),
+			  c % 3 == 0 ? 0 : c % 3);
 	}
 	g.counts[HS_FC_THREADS] = 2;
 	p = hs_tw_sized(rec, HS_TAG_END, body,
@@ -217,9 +221,9 @@ static size_t records_of(const char *path, uint8_t **out, uint64_t *chunks)
 
 	assert_int_equal(hs_trace_reader_open(&r, path, &diag), 0);
 	while ((ret = hs_trace_reader_next(&r, &rec, &diag)) == 1) {
-		uint64_t v[] = {rec.tag,      rec.tid,	  rec.ticks,	rec.addr,
-				rec.size,     rec.stack,  rec.old_addr, rec.old_size,
-				rec.lead,     rec.id,	  rec.value,	rec.body_len};
+		uint64_t v[] = {rec.tag,  rec.tid,   rec.ticks,	   rec.addr,
+				rec.size, rec.stack, rec.old_addr, rec.old_size,
+				rec.lead, rec.id,    rec.value,	   rec.body_len};
 		size_t need = sizeof(v) + (rec.body ? rec.body_len : 0);
 
 		if (rec.tag == HS_TAG_FOOTER)
