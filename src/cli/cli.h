@@ -235,6 +235,11 @@ extern const struct cli_syntax cli_dump_syntax;
 int cmd_dump(int argc, char **argv);
 extern const struct cli_syntax cli_symbolize_syntax;
 int cmd_symbolize(int argc, char **argv);
+extern const struct cli_syntax cli_repack_syntax;
+int cmd_repack(int argc, char **argv);
+/* `run`'s rewrite of its finished trace into bigger chunks, where that pays
+ * (cmd_repack.c); what it did goes to the debug log */
+void cli_repack_after_run(const char *path);
 extern const struct cli_syntax cli_stats_syntax;
 int cmd_stats(int argc, char **argv);
 extern const struct cli_syntax cli_gcstats_syntax;

@@ -43,6 +43,7 @@ struct run_opts {
 	int follow_fork, no_view, quiet;
 	int follow_exec; /* 1: every exec; 0: CMD's own pid's; -1: none */
 	int no_symbolize;
+	int no_repack; /* --no-repack (cmd_repack.c does the rewrite) */
 	unsigned long cpu_hz, wall_hz;	   /* --cpu, --wall; 0: off */
 	int cpu_timer;			   /* --cpu-clock timer */
 	int no_heap;			   /* --no-heap */
@@ -787,6 +788,10 @@ static const struct cli_option run_options[] = {
 	     "leave the addresses unresolved (see 'heapscope\n"
 	     "symbolize'); by default names and file:line of\n"
 	     "every address are stored in the trace at the end"),
+    OPT_FLAG(0, "no-repack", struct run_opts, no_repack,
+	     "leave the trace in the chunks written while the\n"
+	     "program ran (see 'heapscope repack'); by default a\n"
+	     "trace of many small chunks is rewritten at the end"),
     OPT_STRING_LIST(0, "debug-dir", struct run_opts, debug_dirs, "DIR",
 		    "look for separate debug files in DIR too"),
     OPT_CALLBACK_F(0, "cpu", struct run_opts, cpu_hz, "HZ",
@@ -1049,6 +1054,9 @@ int cmd_run(int argc, char **argv)
 		    .nr_debug_dirs = o.debug_dirs.nr,
 		};
 
+		/* bigger chunks first: what reads the trace next reads those */
+		if (path[0] && !o.no_repack)
+			cli_repack_after_run(path);
 		if (path[0] && !o.no_symbolize && !o.quiet)
 			pass = symbolize_beside_summary(path, &so);
 		else if (path[0] && !o.no_symbolize)
