@@ -43,11 +43,11 @@ struct run_opts {
 	int follow_fork, no_view, quiet;
 	int follow_exec; /* 1: every exec; 0: CMD's own pid's; -1: none */
 	int no_symbolize;
-	int no_repack; /* --no-repack (cmd_repack.c does the rewrite) */
-	unsigned long cpu_hz, wall_hz;	   /* --cpu, --wall; 0: off */
-	int cpu_timer;			   /* --cpu-clock timer */
-	int no_heap;			   /* --no-heap */
-	int perf;			   /* --perf: let perf record instead */
+	int no_repack;		       /* --no-repack (cmd_repack.c does the rewrite) */
+	unsigned long cpu_hz, wall_hz; /* --cpu, --wall; 0: off */
+	int cpu_timer;		       /* --cpu-clock timer */
+	int no_heap;		       /* --no-heap */
+	int perf;		       /* --perf: let perf record instead */
 	struct cli_string_list debug_dirs; /* --debug-dir, for the symbols */
 	char manifest[PATH_MAX];	   /* the children's traces are listed here; "" */
 	int dotnet;			   /* --dotnet 1, --no-dotnet -1, 0: detect */
