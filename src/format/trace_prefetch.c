@@ -99,7 +99,7 @@ int64_t hs__events_low(const struct hs_rec_event *ev, unsigned n, int64_t low)
  * stretch's low: the lowest time from its first event to the end of its
  * piece. 0 or -ENOMEM.
  */
-static int pieces_rest(struct hs__chunk_events *ce)
+int hs__chunk_events_rest(struct hs__chunk_events *ce)
 {
 	size_t k, from = 0, g;
 	int64_t acc = INT64_MAX;
@@ -273,7 +273,7 @@ int hs__chunk_events_decode(const uint8_t *payload, size_t n, size_t max_events,
 	}
 	/* the rests are known when every event of the chunk is */
 	out->complete = q == end;
-	return out->complete ? pieces_rest(out) : 0;
+	return out->complete ? hs__chunk_events_rest(out) : 0;
 }
 
 void hs__chunk_events_release(struct hs__chunk_events *ce)

@@ -59,6 +59,9 @@ struct hs__chunk_piece {
 				 * INT64_MIN: one is past INT64_MAX) */
 	int64_t low_rest;	/* with @complete: the lowest time of every event
 				 * after it in the chunk */
+	size_t skipped;		/* bytes of records left out up to @end (the
+				 * reader's own, hs_chunk_unpack_events();
+				 * the pool's: 0) */
 };
 
 /* events of a piece between looks at what can go on (stretch_low) */
@@ -86,6 +89,12 @@ struct hs__chunk_events {
 HS_MUST_CHECK
 int hs__chunk_events_decode(const uint8_t *payload, size_t n, size_t max_events,
 			    struct hs__chunk_events *out);
+/*
+ * With every event of the chunk in @ce's pieces: each piece's low_rest
+ * (the lowest time after it; on entry, of the records after it) and each
+ * stretch's low. 0 or -ENOMEM.
+ */
+HS_MUST_CHECK int hs__chunk_events_rest(struct hs__chunk_events *ce);
 /* Free @ce's arrays (the struct is the caller's). */
 void hs__chunk_events_release(struct hs__chunk_events *ce);
 /*
