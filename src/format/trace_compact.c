@@ -476,6 +476,9 @@ expand(struct hs_chunk_unpack *u, const uint8_t *in, size_t n, size_t *out_len,
 				p->begin = p->end = (size_t)(d - u->out);
 				p->tid = t->tid;
 				p->low = p->low_rest = INT64_MAX;
+				p->sorted = 1;
+			} else if (ticks < ce->piece[pc].st.ticks) {
+				ce->piece[pc].sorted = 0;
 			}
 			if (direct_room(ce))
 				return -ENOMEM;

@@ -116,6 +116,14 @@ int hs__chunk_events_rest(struct hs__chunk_events *ce)
 	if (HS_GROW(ce->stretch_low, ce->nr_ev / HS_CHUNK_STRETCH + 1, ce->alloc_stretch))
 		return -ENOMEM;
 	for (k = 0; k < ce->nr_pieces; from = ce->piece[k++].ev_end) {
+		if (ce->piece[k].sorted) {
+			/* (the lowest from an event on is its own time) */
+			for (g = (from + HS_CHUNK_STRETCH - 1) / HS_CHUNK_STRETCH *
+				 HS_CHUNK_STRETCH;
+			     g < ce->piece[k].ev_end; g += HS_CHUNK_STRETCH)
+				ce->stretch_low[g / HS_CHUNK_STRETCH] = ce->ev[g].time;
+			continue;
+		}
 		acc = INT64_MAX;
 		for (g = ce->piece[k].ev_end; g-- > from;) {
 			if (ce->ev[g].time < acc)

@@ -45,7 +45,10 @@
  * between pieces (stack nodes, sized records, a malformed record, the
  * events after HS_CHUNK_EVENTS_MAX) is for the reader to decode. Every
  * event is a struct hs_trace_event whose @node is the record's stack id
- * (0: none), @fn its tag, @time its ticks; @thread is not set.
+ * (0: none), @fn its tag, @time its ticks; @thread is not set. The
+ * reader's own unpacking of a 5.0 compact chunk (hs_chunk_unpack_events()
+ * in trace_compact.h) makes pieces too, of the MALLOC, CALLOC and FREE
+ * records it did not write: there @begin == @end.
  */
 #define HS_CHUNK_EVENTS_MAX ((size_t)1 << 16)
 struct hs__chunk_piece {
@@ -62,6 +65,8 @@ struct hs__chunk_piece {
 	size_t skipped;		/* bytes of records left out up to @end (the
 				 * reader's own, hs_chunk_unpack_events();
 				 * the pool's: 0) */
+	int sorted;		/* its events' times never go down (the
+				 * reader's own; the pool's: 0, not known) */
 };
 
 /* events of a piece between looks at what can go on (stretch_low) */
