@@ -17,10 +17,6 @@ _Static_assert(HS_CU_CLASSES == HS_CC_CLASSES + 1, "a 4.0 payload's size classes
  * (a tag and six fields), and hs__copy_varint()'s slack. */
 #define EVENT_ROOM (1 + 6 * HS_VARINT_MAX + HS_CS_SLACK)
 
-/* hs_chunk_unpack_events(): the most events of a chunk made into pieces
- * (the rest stay records), 40 bytes each */
-#define DIRECT_EVENTS_MAX ((size_t)1 << 17)
-
 /* The bytes of @v as a varint. */
 static inline size_t varint_len(uint64_t v)
 {
@@ -131,7 +127,7 @@ static void new_chunk(struct hs_chunk_unpack *u)
 static inline __attribute__((always_inline)) int
 expand(struct hs_chunk_unpack *u, const uint8_t *in, size_t n, size_t *out_len,
        const char **why, const int classes, const int predict,
-       struct hs__chunk_events *const ce)
+       struct hs__chunk_events *const ce, size_t max_events)
 {
 	const unsigned count = predict	 ? HS_CC__COUNT
 			       : classes ? HS_CC_COUNT_4_0
@@ -277,7 +273,7 @@ expand(struct hs_chunk_unpack *u, const uint8_t *in, size_t n, size_t *out_len,
 			now = ticks + (uint64_t)hs_unzigzag(v);
 			piece = (tag == HS_TAG_MALLOC || tag == HS_TAG_FREE ||
 				 tag == HS_TAG_CALLOC) &&
-				now <= INT64_MAX && ce->nr_ev < DIRECT_EVENTS_MAX;
+				now <= INT64_MAX && ce->nr_ev < max_events;
 			ticks = now;
 			if (!piece) {
 				pc = SIZE_MAX;
@@ -561,10 +557,10 @@ int hs_chunk_unpack(struct hs_chunk_unpack *u, unsigned flags, const uint8_t *in
 	int err;
 
 	if (flags & HS_CHUNK_COMPACT) {
-		err = flags & HS_CHUNK_PREDICT ? expand(u, in, n, out_len, why, 1, 1, NULL)
+		err = flags & HS_CHUNK_PREDICT ? expand(u, in, n, out_len, why, 1, 1, NULL, 0)
 		      : flags & HS_CHUNK_CLASSES
-			  ? expand(u, in, n, out_len, why, 1, 0, NULL)
-			  : expand(u, in, n, out_len, why, 0, 0, NULL);
+			  ? expand(u, in, n, out_len, why, 1, 0, NULL, 0)
+			  : expand(u, in, n, out_len, why, 0, 0, NULL, 0);
 		if (err)
 			return err;
 		*out = u->out;
@@ -585,7 +581,7 @@ int hs_chunk_unpack(struct hs_chunk_unpack *u, unsigned flags, const uint8_t *in
 
 int hs_chunk_unpack_events(struct hs_chunk_unpack *u, unsigned flags, const uint8_t *in,
 			   size_t n, const uint8_t **out, size_t *out_len,
-			   struct hs__chunk_events *ce, const char **why)
+			   struct hs__chunk_events *ce, size_t max_events, const char **why)
 {
 	int err;
 
@@ -596,7 +592,7 @@ int hs_chunk_unpack_events(struct hs_chunk_unpack *u, unsigned flags, const uint
 		ce->complete = 0;
 		return hs_chunk_unpack(u, flags, in, n, out, out_len, why);
 	}
-	err = expand(u, in, n, out_len, why, 1, 1, ce);
+	err = expand(u, in, n, out_len, why, 1, 1, ce, max_events);
 	if (err)
 		return err;
 	*out = u->out;

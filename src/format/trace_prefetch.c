@@ -395,6 +395,18 @@ static int slot_decode(struct slot *s, const uint8_t *raw, size_t n)
 	size_t len;
 	int err;
 
+	if ((s->ch.flags & (HS_CHUNK_COMPACT | HS_CHUNK_PREDICT)) ==
+	    (HS_CHUNK_COMPACT | HS_CHUNK_PREDICT)) {
+		/* (a 5.0 chunk's events straight from its streams) */
+		err = hs_chunk_unpack_events(&s->unpack, s->ch.flags, raw, n, &records,
+					     &len, &s->events, HS_CHUNK_EVENTS_MAX, &why);
+		if (err)
+			return err == -ENOMEM ? err : 0;
+		s->res.records = records;
+		s->res.records_len = len;
+		s->res.events = &s->events;
+		return 0;
+	}
 	err = hs_chunk_unpack(&s->unpack, s->ch.flags, raw, n, &records, &len, &why);
 	if (err)
 		return err == -ENOMEM ? err : 0;

@@ -16,6 +16,11 @@
 #include <unistd.h>
 #include <zstd.h>
 
+/* a stream's reader: the most events of a 5.0 chunk it decodes into
+ * pieces itself (hs_chunk_unpack_events(); the rest stay records), 40
+ * bytes each: more than a chunk of the collector's holds */
+#define READER_EVENTS_MAX ((size_t)1 << 17)
+
 /* --- the record stream ----------------------------------------------- */
 
 static int check_file_header(struct hs_trace_reader *r, const uint8_t *h,
@@ -561,7 +566,8 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 				return -ENOMEM;
 			err = hs_chunk_unpack_events(&r->unpack, ch->flags, payload,
 						     ch->raw, &payload, &raw_len,
-						     r->own_events, &why);
+						     r->own_events, READER_EVENTS_MAX,
+						     &why);
 			if (err == -ENOMEM)
 				return err;
 			if (err) {

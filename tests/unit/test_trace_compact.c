@@ -1110,10 +1110,12 @@ static size_t items_of_records(const uint8_t *in, size_t n, struct item *it)
 /*
  * The items of hs_chunk_unpack_events()' records [@in, @in + @n) and
  * pieces @ce, walked as the stream's walk does: at each offset its
- * pieces first (the reader's state then the piece's), then a record.
+ * pieces first (the reader's state then the piece's), then a record
+ * (@capped: that many events in pieces, and the rest records).
  */
 static size_t items_of_pieces(const uint8_t *in, size_t n,
-			      const struct hs__chunk_events *ce, struct item *it)
+			      const struct hs__chunk_events *ce, size_t capped,
+			      struct item *it)
 {
 	const uint8_t *q = in;
 	struct hs_rec_state st = { 0 };
@@ -1157,9 +1159,10 @@ static size_t items_of_pieces(const uint8_t *in, size_t n,
 			break;
 		assert_true(k < ITEMS_MAX);
 		assert_int_equal(hs_rec_decode(&q, in + n, &st, &rec, &why), 0);
-		/* what has a piece never is a record */
-		assert_true(rec.tag != HS_TAG_MALLOC && rec.tag != HS_TAG_CALLOC &&
-			    rec.tag != HS_TAG_FREE);
+		/* what has a piece never is a record (but past @capped) */
+		assert_true((rec.tag != HS_TAG_MALLOC && rec.tag != HS_TAG_CALLOC &&
+			     rec.tag != HS_TAG_FREE) ||
+			    (capped && ev == capped));
 		it[k] = (struct item){ .tag = rec.tag, .tid = rec.tid, .ticks = rec.ticks,
 				       .addr = rec.addr, .size = rec.size,
 				       .stack = rec.stack, .id = rec.id,
@@ -1195,7 +1198,8 @@ static void items_equal(const struct item *a, const struct item *b, size_t n)
  * and the record decoder give: the same events of MALLOC, CALLOC and
  * FREE (in pieces, their records left out) and the same other records,
  * in the same order, with the same offsets in the whole records; each
- * piece's low is its lowest time; a damaged payload is refused exactly
+ * piece's low is its lowest time; past @max_events the events are
+ * records again; a damaged payload is refused exactly
  * when hs_chunk_unpack() refuses it, and a payload that is not 5.0's
  * has no pieces.
  */
@@ -1220,13 +1224,13 @@ static void unpack_events_matches_the_records(void **state)
 			c = hs_chunk_compact_5_0(in, n, &enc, scratch, packed, sizeof(packed));
 			assert_true(c > 0);
 			assert_int_equal(hs_chunk_unpack_events(&u, FLAGS_5_0, packed, c,
-								&out, &got, &ce, &why),
+								&out, &got, &ce, ITEMS_MAX, &why),
 					 0);
 			assert_true(got < n);
 			assert_true(ce.nr_pieces > 1);
 			pieces += ce.nr_pieces;
 			nw = items_of_records(in, n, want);
-			ng = items_of_pieces(out, got, &ce, got_items);
+			ng = items_of_pieces(out, got, &ce, 0, got_items);
 			assert_int_equal(ng, nw);
 			items_equal(got_items, want, nw);
 			/* many_records() has reallocs and mmaps: not complete */
@@ -1240,6 +1244,14 @@ static void unpack_events_matches_the_records(void **state)
 						low = ce.ev[e].time;
 				assert_int_equal(ce.piece[k].low, low);
 			}
+			/* past @max_events, the rest are records */
+			assert_int_equal(hs_chunk_unpack_events(&u, FLAGS_5_0, packed, c,
+								&out, &got, &ce, 10, &why),
+					 0);
+			assert_int_equal(ce.nr_ev, 10);
+			ng = items_of_pieces(out, got, &ce, 10, got_items);
+			assert_int_equal(ng, nw);
+			items_equal(got_items, want, nw);
 		}
 	}
 	enc.split_sizes = 0;
@@ -1256,7 +1268,7 @@ static void unpack_events_matches_the_records(void **state)
 			copy[k] ^= (uint8_t)(1u << bit);
 			a = hs_chunk_unpack(&v, FLAGS_5_0, copy, c, &out2, &got2, &why2);
 			b = hs_chunk_unpack_events(&u, FLAGS_5_0, copy, c, &out, &got, &ce,
-						   &why);
+						   ITEMS_MAX, &why);
 			assert_int_equal(a, b);
 			if (a)
 				assert_string_equal(why, why2);
@@ -1265,13 +1277,13 @@ static void unpack_events_matches_the_records(void **state)
 	for (k = 0; k < c; k++) {
 		/* every cut: refused as hs_chunk_unpack() refuses it */
 		assert_int_not_equal(hs_chunk_unpack_events(&u, FLAGS_5_0, packed, k,
-							    &out, &got, &ce, &why),
+							    &out, &got, &ce, ITEMS_MAX, &why),
 				     0);
 	}
 	/* a 4.0 payload: its records, no pieces */
 	c = hs_chunk_compact(in, n, &enc, scratch, packed, sizeof(packed));
 	assert_int_equal(hs_chunk_unpack_events(&u, HS_CHUNK_COMPACT | HS_CHUNK_CLASSES,
-						packed, c, &out, &got, &ce, &why),
+						packed, c, &out, &got, &ce, ITEMS_MAX, &why),
 			 0);
 	assert_int_equal(got, n);
 	assert_memory_equal(out, in, n);
