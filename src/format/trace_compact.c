@@ -464,7 +464,8 @@ expand(struct hs_chunk_unpack *u, const uint8_t *in, size_t n, size_t *out_len,
 
 			piece = 0;
 			if (pc == SIZE_MAX) {
-				if (HS_GROW(ce->piece, ce->nr_pieces + 1, ce->alloc_pieces))
+				if (HS_GROW(ce->piece, ce->nr_pieces + 1,
+					    ce->alloc_pieces))
 					return -ENOMEM;
 				pc = ce->nr_pieces++;
 				p = &ce->piece[pc];
@@ -557,7 +558,8 @@ int hs_chunk_unpack(struct hs_chunk_unpack *u, unsigned flags, const uint8_t *in
 	int err;
 
 	if (flags & HS_CHUNK_COMPACT) {
-		err = flags & HS_CHUNK_PREDICT ? expand(u, in, n, out_len, why, 1, 1, NULL, 0)
+		err = flags & HS_CHUNK_PREDICT
+			  ? expand(u, in, n, out_len, why, 1, 1, NULL, 0)
 		      : flags & HS_CHUNK_CLASSES
 			  ? expand(u, in, n, out_len, why, 1, 0, NULL, 0)
 			  : expand(u, in, n, out_len, why, 0, 0, NULL, 0);
@@ -581,7 +583,8 @@ int hs_chunk_unpack(struct hs_chunk_unpack *u, unsigned flags, const uint8_t *in
 
 int hs_chunk_unpack_events(struct hs_chunk_unpack *u, unsigned flags, const uint8_t *in,
 			   size_t n, const uint8_t **out, size_t *out_len,
-			   struct hs__chunk_events *ce, size_t max_events, const char **why)
+			   struct hs__chunk_events *ce, size_t max_events,
+			   const char **why)
 {
 	int err;
 

@@ -81,7 +81,8 @@ struct hs__chunk_events;
 HS_MUST_CHECK
 int hs_chunk_unpack_events(struct hs_chunk_unpack *u, unsigned flags, const uint8_t *in,
 			   size_t n, const uint8_t **out, size_t *out_len,
-			   struct hs__chunk_events *ce, size_t max_events, const char **why);
+			   struct hs__chunk_events *ce, size_t max_events,
+			   const char **why);
 
 /* Free @u's buffers (it may be used again afterwards). */
 void hs_chunk_unpack_release(struct hs_chunk_unpack *u);

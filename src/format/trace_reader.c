@@ -564,10 +564,9 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 			if (!r->own_events &&
 			    !(r->own_events = hs_calloc(1, sizeof(*r->own_events))))
 				return -ENOMEM;
-			err = hs_chunk_unpack_events(&r->unpack, ch->flags, payload,
-						     ch->raw, &payload, &raw_len,
-						     r->own_events, READER_EVENTS_MAX,
-						     &why);
+			err = hs_chunk_unpack_events(
+			    &r->unpack, ch->flags, payload, ch->raw, &payload, &raw_len,
+			    r->own_events, READER_EVENTS_MAX, &why);
 			if (err == -ENOMEM)
 				return err;
 			if (err) {
@@ -588,7 +587,8 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 				return corrupt(r, diag, r->chunk_offset, why);
 			}
 		}
-		r->pre = pre && ch->kind == HS_CHUNK_EVENTS && got.events ? got.events : direct;
+		r->pre = pre && ch->kind == HS_CHUNK_EVENTS && got.events ? got.events
+									  : direct;
 		r->payload = payload;
 		r->p = payload;
 		r->end = payload + raw_len;

@@ -1069,7 +1069,6 @@ static void reader_reads_predicted_chunks(void **state)
 	}
 }
 
-
 /* --- a stream's reader: 5.0 payloads into events and records ----------- */
 
 /*
@@ -1090,7 +1089,7 @@ struct item {
 static size_t items_of_records(const uint8_t *in, size_t n, struct item *it)
 {
 	const uint8_t *q = in;
-	struct hs_rec_state st = { 0 };
+	struct hs_rec_state st = {0};
 	struct hs_rec rec;
 	const char *why;
 	size_t k = 0;
@@ -1098,10 +1097,14 @@ static size_t items_of_records(const uint8_t *in, size_t n, struct item *it)
 	while (q < in + n) {
 		assert_true(k < ITEMS_MAX);
 		assert_int_equal(hs_rec_decode(&q, in + n, &st, &rec, &why), 0);
-		it[k] = (struct item){ .tag = rec.tag, .tid = rec.tid, .ticks = rec.ticks,
-				       .addr = rec.addr, .size = rec.size,
-				       .stack = rec.stack, .id = rec.id,
-				       .next = (size_t)(q - in) };
+		it[k] = (struct item){.tag = rec.tag,
+				      .tid = rec.tid,
+				      .ticks = rec.ticks,
+				      .addr = rec.addr,
+				      .size = rec.size,
+				      .stack = rec.stack,
+				      .id = rec.id,
+				      .next = (size_t)(q - in)};
 		k++;
 	}
 	return k;
@@ -1118,7 +1121,7 @@ static size_t items_of_pieces(const uint8_t *in, size_t n,
 			      struct item *it)
 {
 	const uint8_t *q = in;
-	struct hs_rec_state st = { 0 };
+	struct hs_rec_state st = {0};
 	struct hs_rec rec;
 	const char *why;
 	size_t k = 0, pc = 0, ev = 0, skipped = 0;
@@ -1137,13 +1140,16 @@ static size_t items_of_pieces(const uint8_t *in, size_t n,
 				const struct hs_trace_event *x = &ce->ev[ev];
 
 				assert_true(k < ITEMS_MAX);
-				it[k] = (struct item){ .tag = x->fn, .tid = p->tid,
-						       .ticks = (uint64_t)x->time,
-						       .addr = x->addr, .size = x->size,
-						       .stack = x->node,
-						       .next = SIZE_MAX };
-				assert_int_equal(x->op, x->fn == HS_TAG_FREE ? HS_OP_FREE
-									    : HS_OP_ALLOC);
+				it[k] = (struct item){.tag = x->fn,
+						      .tid = p->tid,
+						      .ticks = (uint64_t)x->time,
+						      .addr = x->addr,
+						      .size = x->size,
+						      .stack = x->node,
+						      .next = SIZE_MAX};
+				assert_int_equal(x->op, x->fn == HS_TAG_FREE
+							    ? HS_OP_FREE
+							    : HS_OP_ALLOC);
 				k++;
 			}
 			assert_int_equal(records, p->records);
@@ -1163,10 +1169,14 @@ static size_t items_of_pieces(const uint8_t *in, size_t n,
 		assert_true((rec.tag != HS_TAG_MALLOC && rec.tag != HS_TAG_CALLOC &&
 			     rec.tag != HS_TAG_FREE) ||
 			    (capped && ev == capped));
-		it[k] = (struct item){ .tag = rec.tag, .tid = rec.tid, .ticks = rec.ticks,
-				       .addr = rec.addr, .size = rec.size,
-				       .stack = rec.stack, .id = rec.id,
-				       .next = (size_t)(q - in) + skipped };
+		it[k] = (struct item){.tag = rec.tag,
+				      .tid = rec.tid,
+				      .ticks = rec.ticks,
+				      .addr = rec.addr,
+				      .size = rec.size,
+				      .stack = rec.stack,
+				      .id = rec.id,
+				      .next = (size_t)(q - in) + skipped};
 		k++;
 	}
 	assert_int_equal(pc, ce->nr_pieces);
@@ -1207,8 +1217,8 @@ static void unpack_events_matches_the_records(void **state)
 {
 	static uint8_t in[RECORDS_MAX], copy[sizeof(packed)];
 	static struct item want[ITEMS_MAX], got_items[ITEMS_MAX];
-	struct hs_chunk_unpack u = { 0 }, v = { 0 };
-	struct hs__chunk_events ce = { 0 };
+	struct hs_chunk_unpack u = {0}, v = {0};
+	struct hs__chunk_events ce = {0};
 	const uint8_t *out, *out2;
 	const char *why = NULL, *why2 = NULL;
 	size_t n, c, got, got2, nw, ng, k, pieces = 0;
@@ -1221,10 +1231,12 @@ static void unpack_events_matches_the_records(void **state)
 		enc.split_sizes = split;
 		for (seed = 1; seed <= 4; seed++) {
 			n = many_records(in, sizeof(in), seed * 0x9e3779b97f4a7c15ull);
-			c = hs_chunk_compact_5_0(in, n, &enc, scratch, packed, sizeof(packed));
+			c = hs_chunk_compact_5_0(in, n, &enc, scratch, packed,
+						 sizeof(packed));
 			assert_true(c > 0);
 			assert_int_equal(hs_chunk_unpack_events(&u, FLAGS_5_0, packed, c,
-								&out, &got, &ce, ITEMS_MAX, &why),
+								&out, &got, &ce,
+								ITEMS_MAX, &why),
 					 0);
 			assert_true(got < n);
 			assert_true(ce.nr_pieces > 1);
@@ -1246,7 +1258,8 @@ static void unpack_events_matches_the_records(void **state)
 			}
 			/* past @max_events, the rest are records */
 			assert_int_equal(hs_chunk_unpack_events(&u, FLAGS_5_0, packed, c,
-								&out, &got, &ce, 10, &why),
+								&out, &got, &ce, 10,
+								&why),
 					 0);
 			assert_int_equal(ce.nr_ev, 10);
 			ng = items_of_pieces(out, got, &ce, 10, got_items);
@@ -1267,8 +1280,8 @@ static void unpack_events_matches_the_records(void **state)
 
 			copy[k] ^= (uint8_t)(1u << bit);
 			a = hs_chunk_unpack(&v, FLAGS_5_0, copy, c, &out2, &got2, &why2);
-			b = hs_chunk_unpack_events(&u, FLAGS_5_0, copy, c, &out, &got, &ce,
-						   ITEMS_MAX, &why);
+			b = hs_chunk_unpack_events(&u, FLAGS_5_0, copy, c, &out, &got,
+						   &ce, ITEMS_MAX, &why);
 			assert_int_equal(a, b);
 			if (a)
 				assert_string_equal(why, why2);
@@ -1277,13 +1290,15 @@ static void unpack_events_matches_the_records(void **state)
 	for (k = 0; k < c; k++) {
 		/* every cut: refused as hs_chunk_unpack() refuses it */
 		assert_int_not_equal(hs_chunk_unpack_events(&u, FLAGS_5_0, packed, k,
-							    &out, &got, &ce, ITEMS_MAX, &why),
+							    &out, &got, &ce, ITEMS_MAX,
+							    &why),
 				     0);
 	}
 	/* a 4.0 payload: its records, no pieces */
 	c = hs_chunk_compact(in, n, &enc, scratch, packed, sizeof(packed));
 	assert_int_equal(hs_chunk_unpack_events(&u, HS_CHUNK_COMPACT | HS_CHUNK_CLASSES,
-						packed, c, &out, &got, &ce, ITEMS_MAX, &why),
+						packed, c, &out, &got, &ce, ITEMS_MAX,
+						&why),
 			 0);
 	assert_int_equal(got, n);
 	assert_memory_equal(out, in, n);
@@ -1296,21 +1311,21 @@ static void unpack_events_matches_the_records(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(compact_round_trip),
-		cmocka_unit_test(tables_outlive_their_generations),
-		cmocka_unit_test(a_full_table_writes_literals),
-		cmocka_unit_test(repeating_program_repeats_its_bytes),
-		cmocka_unit_test(golden_payload),
-		cmocka_unit_test(allocations_refer_within_their_class),
-		cmocka_unit_test(compact_survives_damage),
-		cmocka_unit_test(hostile_references_are_refused),
-		cmocka_unit_test(reader_reads_compact_chunks),
-		cmocka_unit_test(predicted_round_trip),
-		cmocka_unit_test(new_blocks_are_predicted),
-		cmocka_unit_test(nodes_are_deltas),
-		cmocka_unit_test(hostile_5_0_payloads_are_refused),
-		cmocka_unit_test(reader_reads_predicted_chunks),
-		cmocka_unit_test(unpack_events_matches_the_records),
+	    cmocka_unit_test(compact_round_trip),
+	    cmocka_unit_test(tables_outlive_their_generations),
+	    cmocka_unit_test(a_full_table_writes_literals),
+	    cmocka_unit_test(repeating_program_repeats_its_bytes),
+	    cmocka_unit_test(golden_payload),
+	    cmocka_unit_test(allocations_refer_within_their_class),
+	    cmocka_unit_test(compact_survives_damage),
+	    cmocka_unit_test(hostile_references_are_refused),
+	    cmocka_unit_test(reader_reads_compact_chunks),
+	    cmocka_unit_test(predicted_round_trip),
+	    cmocka_unit_test(new_blocks_are_predicted),
+	    cmocka_unit_test(nodes_are_deltas),
+	    cmocka_unit_test(hostile_5_0_payloads_are_refused),
+	    cmocka_unit_test(reader_reads_predicted_chunks),
+	    cmocka_unit_test(unpack_events_matches_the_records),
 	};
 	return cmocka_run_group_tests_name("trace_compact", tests, NULL, NULL);
 }
