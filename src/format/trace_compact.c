@@ -4,6 +4,7 @@
  * "Compact chunks"). See trace_compact.h.
  */
 #include "format/trace_compact.h"
+#include "format/trace_prefetch.h"
 #include "format/trace_record.h"
 #include "common/alloc.h"
 #include <errno.h>
@@ -15,6 +16,21 @@ _Static_assert(HS_CU_CLASSES == HS_CC_CLASSES + 1, "a 4.0 payload's size classes
 /* Room past the records that one event may write before it is checked
  * (a tag and six fields), and hs__copy_varint()'s slack. */
 #define EVENT_ROOM (1 + 6 * HS_VARINT_MAX + HS_CS_SLACK)
+
+/* The bytes of @v as a varint. */
+static inline size_t varint_len(uint64_t v)
+{
+	return v < 0x80 ? 1 : (size_t)(63 - __builtin_clzll(v)) / 7 + 1;
+}
+
+/* Room for one more event in @ce; 0 or -ENOMEM. */
+static inline int direct_room(struct hs__chunk_events *ce)
+{
+	if (__builtin_expect(ce->nr_ev == ce->alloc_ev, 0) &&
+	    HS_GROW(ce->ev, ce->nr_ev + 1, ce->alloc_ev))
+		return -ENOMEM;
+	return 0;
+}
 
 /* The thread @tid in this chunk, added if new; NULL: out of memory. */
 static struct hs_cu_thread *thread_of(struct hs_chunk_unpack *u, uint64_t tid)
@@ -110,18 +126,31 @@ static void new_chunk(struct hs_chunk_unpack *u)
  */
 static inline __attribute__((always_inline)) int
 expand(struct hs_chunk_unpack *u, const uint8_t *in, size_t n, size_t *out_len,
-       const char **why, const int classes, const int predict)
+       const char **why, const int classes, const int predict,
+       struct hs__chunk_events *const ce, size_t max_events)
 {
 	const unsigned count = predict	 ? HS_CC__COUNT
 			       : classes ? HS_CC_COUNT_4_0
 					 : HS_CC_COUNT_3_0;
 	const uint8_t *q = in, *end = in + n, *s[HS_CC__COUNT], *e[HS_CC__COUNT], *r;
-	uint64_t len, total, last = 0, ref, addr, v, high, low, other, size;
+	uint64_t len, total, last = 0, ref, addr, v, high, low, other, size = 0;
 	uint64_t node_id = 0, node_addr = 0; /* the last NODE's (5.0) */
 	int split;
 	struct hs_cu_thread *t;
 	uint8_t *d, *dend;
 	unsigned i, cls;
+	/*
+	 * With @ce (hs_chunk_unpack_events()): the MALLOC, CALLOC and FREE
+	 * records (@piece: this one) go to @ce as events, not written, the
+	 * bytes they would take counted in @skip (so that lengths are
+	 * checked as for the records), in pieces of one thread's events
+	 * between the records written; @pc: the piece open (SIZE_MAX: none),
+	 * @ticks: the records' time, @all: every event of the chunk is in a
+	 * piece
+	 */
+	size_t skip = 0, pc = SIZE_MAX;
+	uint64_t ticks = 0, stack = 0;
+	int piece = 0, all = 1;
 
 	if (hs_get_varint(&q, end, &total)) {
 		*why = "bad length of a compact chunk's records";
@@ -156,13 +185,24 @@ expand(struct hs_chunk_unpack *u, const uint8_t *in, size_t n, size_t *out_len,
 	new_chunk(u);
 	d = u->out;
 	dend = d + total;
+	if (ce) {
+		ce->nr_ev = 0;
+		ce->nr_pieces = 0;
+		ce->complete = 0;
+	}
 	if (!(t = thread_of(u, 0)))
 		return -ENOMEM;
 		/* the next field of stream x, copied as it is */
 #define COPY(x)                                                                          \
 	do {                                                                             \
-		if (hs__copy_varint(&d, &s[x], e[x]))                                    \
+		if (ce && piece) {                                                       \
+			const uint8_t *from_ = s[x];                                     \
+			if (hs_get_varint(&s[x], e[x], &v))                              \
+				goto short_column;                                       \
+			skip += (size_t)(s[x] - from_);                                  \
+		} else if (hs__copy_varint(&d, &s[x], e[x])) {                           \
 			goto short_column;                                               \
+		}                                                                        \
 	} while (0)
 		/* the next field of stream x, copied, its value in v */
 #define COPY_VALUE(x)                                                                    \
@@ -170,8 +210,22 @@ expand(struct hs_chunk_unpack *u, const uint8_t *in, size_t n, size_t *out_len,
 		const uint8_t *at_ = s[x];                                               \
 		if (hs_get_varint(&at_, e[x], &v))                                       \
 			goto short_column;                                               \
-		COPY(x);                                                                 \
+		if (ce && piece) {                                                       \
+			skip += (size_t)(at_ - s[x]);                                    \
+			s[x] = at_;                                                      \
+		} else {                                                                 \
+			COPY(x);                                                         \
+		}                                                                        \
 	} while (0)
+		/* a field the record holds as varint @val, signed (PUT_S) or not */
+#define PUT_U(val)                                                                       \
+	do {                                                                             \
+		if (ce && piece)                                                         \
+			skip += varint_len(val);                                         \
+		else                                                                     \
+			d = hs_put_varint(d, (val));                                     \
+	} while (0)
+#define PUT_S(val) PUT_U(hs_zigzag(val))
 #define GET(x, val)                                                                      \
 	do {                                                                             \
 		if (hs_get_varint(&s[x], e[x], &(val)))                                  \
@@ -199,7 +253,7 @@ expand(struct hs_chunk_unpack *u, const uint8_t *in, size_t n, size_t *out_len,
 			(out) = (base) + (uint64_t)hs_unzigzag(v);                       \
 		} else if (ref <= (n)) {                                                 \
 			(out) = (hist)[(n)-ref];                                         \
-			d = hs_put_svarint(d, (int64_t)((out) - (base)));                \
+			PUT_S((int64_t)((out) - (base)));                                \
 		} else {                                                                 \
 			goto bad_ref;                                                    \
 		}                                                                        \
@@ -207,8 +261,27 @@ expand(struct hs_chunk_unpack *u, const uint8_t *in, size_t n, size_t *out_len,
 	while (r < end) {
 		unsigned tag = *r;
 
-		if (d > dend)
+		if (ce ? (size_t)(d - u->out) + skip > (size_t)total : d > dend)
 			goto too_long;
+		if (ce && hs__tag_is_event(tag)) {
+			/* a piece's event when it is one of those, in time */
+			const uint8_t *at = s[HS_CC_TIME];
+			uint64_t now;
+
+			if (hs_get_varint(&at, e[HS_CC_TIME], &v))
+				goto short_column;
+			now = ticks + (uint64_t)hs_unzigzag(v);
+			piece = (tag == HS_TAG_MALLOC || tag == HS_TAG_FREE ||
+				 tag == HS_TAG_CALLOC) &&
+				now <= INT64_MAX && ce->nr_ev < max_events;
+			ticks = now;
+			if (!piece) {
+				pc = SIZE_MAX;
+				all = 0;
+			}
+		} else if (ce) {
+			pc = SIZE_MAX; /* a record is written: the piece ends */
+		}
 		if (tag == HS_TAG_NODE && predict) {
 			/* 5.0: the fields are deltas in streams of their own
 			 * (u->out has room past the records for one) */
@@ -228,17 +301,18 @@ expand(struct hs_chunk_unpack *u, const uint8_t *in, size_t n, size_t *out_len,
 		}
 		if (!hs__tag_is_event(tag)) {
 			const uint8_t *f = r + 1;
-			uint64_t tid, ticks;
+			uint64_t tid, ticks_;
 
 			if (tag == HS_TAG_SPAN || tag == HS_TAG_NODE) {
 				if (hs_get_varint(&f, end, &tid) ||
-				    hs_get_varint(&f, end, &ticks) ||
+				    hs_get_varint(&f, end, &ticks_) ||
 				    hs_get_varint(&f, end, &v))
 					goto bad_record;
 				if (tag == HS_TAG_SPAN) {
 					if (!(t = thread_of(u, tid)))
 						return -ENOMEM;
 					last = v;
+					ticks = ticks_;
 				}
 			} else if (tag >= HS_TAG_SIZED_FIRST &&
 				   tag <= HS_TAG_SIZED_LAST) {
@@ -256,7 +330,12 @@ expand(struct hs_chunk_unpack *u, const uint8_t *in, size_t n, size_t *out_len,
 			r = f;
 			continue;
 		}
-		*d++ = *r++;
+		if (ce && piece) {
+			skip++;
+			r++;
+		} else {
+			*d++ = *r++;
+		}
 		COPY(HS_CC_TIME);
 		switch (tag) {
 		case HS_TAG_MMAP:
@@ -290,7 +369,7 @@ expand(struct hs_chunk_unpack *u, const uint8_t *in, size_t n, size_t *out_len,
 				return -ENOMEM;
 			}
 			last = addr;
-			continue;
+			goto event_done;
 		default: /* the allocations */
 			break;
 		}
@@ -333,7 +412,7 @@ expand(struct hs_chunk_unpack *u, const uint8_t *in, size_t n, size_t *out_len,
 				/* 5.0: a new block, from the thread's prediction */
 				GET(HS_CC_ADDR_NEW, v);
 				addr = t->predict + (uint64_t)hs_unzigzag(v);
-				d = hs_put_svarint(d, (int64_t)(addr - last));
+				PUT_S((int64_t)(addr - last));
 			} else {
 				ADDR_OF_REF(addr, last, h->addr, h->nr);
 			}
@@ -341,7 +420,7 @@ expand(struct hs_chunk_unpack *u, const uint8_t *in, size_t n, size_t *out_len,
 				t->predict =
 				    hs_cc_predict(addr, size); /* a literal one */
 			if (split)
-				d = hs_put_varint(d, size);
+				PUT_U(size);
 			else
 				COPY(HS_CC_SIZE);
 		} else {
@@ -349,7 +428,12 @@ expand(struct hs_chunk_unpack *u, const uint8_t *in, size_t n, size_t *out_len,
 			ADDR_OF_REF(addr, last, t->frees, t->nr_frees);
 			COPY(HS_CC_SIZE);
 		}
-		COPY(HS_CC_STACK);
+		if (ce) {
+			COPY_VALUE(HS_CC_STACK);
+			stack = v;
+		} else {
+			COPY(HS_CC_STACK);
+		}
 		if (hs_tag_is_realloc(tag)) {
 			uint64_t old;
 
@@ -372,12 +456,64 @@ expand(struct hs_chunk_unpack *u, const uint8_t *in, size_t n, size_t *out_len,
 			    : remember(&t->allocs, &t->nr_allocs, &t->alloc_allocs, addr))
 			return -ENOMEM;
 		last = addr;
+	event_done:
+		if (ce && piece) {
+			/* the event, in the open piece or a new one */
+			struct hs_trace_event *x;
+			struct hs__chunk_piece *p;
+
+			piece = 0;
+			if (pc == SIZE_MAX) {
+				if (HS_GROW(ce->piece, ce->nr_pieces + 1,
+					    ce->alloc_pieces))
+					return -ENOMEM;
+				pc = ce->nr_pieces++;
+				p = &ce->piece[pc];
+				memset(p, 0, sizeof(*p));
+				p->begin = p->end = (size_t)(d - u->out);
+				p->tid = t->tid;
+				p->low = p->low_rest = INT64_MAX;
+				p->sorted = 1;
+			} else if (ticks < ce->piece[pc].st.ticks) {
+				ce->piece[pc].sorted = 0;
+			}
+			if (direct_room(ce))
+				return -ENOMEM;
+			p = &ce->piece[pc];
+			x = &ce->ev[ce->nr_ev++];
+			x->time = (int64_t)ticks;
+			x->addr = addr;
+			x->thread = 0;
+			x->fn = (uint8_t)tag;
+			x->seq = 0;
+			if (tag == HS_TAG_FREE) {
+				x->size = 0;
+				x->node = 0;
+				x->op = HS_OP_FREE;
+			} else {
+				x->size = size;
+				x->node = stack;
+				x->op = HS_OP_ALLOC;
+			}
+			if (x->time < p->low)
+				p->low = x->time;
+			p->st.tid = t->tid;
+			p->st.ticks = ticks;
+			p->st.addr = last;
+			p->ev_end = ce->nr_ev;
+			p->records++;
+			p->skipped = skip;
+		}
 	}
 #undef COPY
 #undef COPY_VALUE
 #undef GET
 #undef GET_REF
 #undef ADDR_OF_REF
+#undef PUT_U
+#undef PUT_S
+	if (ce)
+		dend -= skip; /* (the bytes of the records not written) */
 	if (d != dend) {
 		*why = d > dend ? "a compact chunk's records are longer than it says"
 				: "a compact chunk's records are shorter than it says";
@@ -389,7 +525,11 @@ expand(struct hs_chunk_unpack *u, const uint8_t *in, size_t n, size_t *out_len,
 			return -1;
 		}
 	}
-	*out_len = (size_t)total;
+	*out_len = (size_t)(d - u->out);
+	if (ce && all && hs__chunk_events_rest(ce))
+		return -ENOMEM;
+	if (ce)
+		ce->complete = all;
 	return 0;
 short_column:
 	*why = "an event's field runs past the end of its column";
@@ -418,9 +558,11 @@ int hs_chunk_unpack(struct hs_chunk_unpack *u, unsigned flags, const uint8_t *in
 	int err;
 
 	if (flags & HS_CHUNK_COMPACT) {
-		err = flags & HS_CHUNK_PREDICT	 ? expand(u, in, n, out_len, why, 1, 1)
-		      : flags & HS_CHUNK_CLASSES ? expand(u, in, n, out_len, why, 1, 0)
-						 : expand(u, in, n, out_len, why, 0, 0);
+		err = flags & HS_CHUNK_PREDICT
+			  ? expand(u, in, n, out_len, why, 1, 1, NULL, 0)
+		      : flags & HS_CHUNK_CLASSES
+			  ? expand(u, in, n, out_len, why, 1, 0, NULL, 0)
+			  : expand(u, in, n, out_len, why, 0, 0, NULL, 0);
 		if (err)
 			return err;
 		*out = u->out;
@@ -436,6 +578,27 @@ int hs_chunk_unpack(struct hs_chunk_unpack *u, unsigned flags, const uint8_t *in
 	}
 	*out = in;
 	*out_len = n;
+	return 0;
+}
+
+int hs_chunk_unpack_events(struct hs_chunk_unpack *u, unsigned flags, const uint8_t *in,
+			   size_t n, const uint8_t **out, size_t *out_len,
+			   struct hs__chunk_events *ce, size_t max_events,
+			   const char **why)
+{
+	int err;
+
+	if ((flags & (HS_CHUNK_COMPACT | HS_CHUNK_PREDICT)) !=
+	    (HS_CHUNK_COMPACT | HS_CHUNK_PREDICT)) {
+		ce->nr_ev = 0;
+		ce->nr_pieces = 0;
+		ce->complete = 0;
+		return hs_chunk_unpack(u, flags, in, n, out, out_len, why);
+	}
+	err = expand(u, in, n, out_len, why, 1, 1, ce, max_events);
+	if (err)
+		return err;
+	*out = u->out;
 	return 0;
 }
 

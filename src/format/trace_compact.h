@@ -67,6 +67,23 @@ HS_MUST_CHECK
 int hs_chunk_unpack(struct hs_chunk_unpack *u, unsigned flags, const uint8_t *in,
 		    size_t n, const uint8_t **out, size_t *out_len, const char **why);
 
+/*
+ * hs_chunk_unpack() for a stream's reader (trace_walk.c) and the pool's
+ * decoding (trace_prefetch.c): of a 5.0 compact payload, the MALLOC,
+ * CALLOC and FREE records (the first @max_events of them: the rest stay
+ * records) are not written but decoded into @ce's events, in
+ * pieces (trace_prefetch.h) that are empty stretches of the records
+ * handed out, each piece's @skipped the bytes left out up to its end;
+ * @ce->complete when every event is in a piece. Any other payload is
+ * hs_chunk_unpack()'s, with no pieces. The same returns and messages.
+ */
+struct hs__chunk_events;
+HS_MUST_CHECK
+int hs_chunk_unpack_events(struct hs_chunk_unpack *u, unsigned flags, const uint8_t *in,
+			   size_t n, const uint8_t **out, size_t *out_len,
+			   struct hs__chunk_events *ce, size_t max_events,
+			   const char **why);
+
 /* Free @u's buffers (it may be used again afterwards). */
 void hs_chunk_unpack_release(struct hs_chunk_unpack *u);
 

@@ -841,6 +841,8 @@ static int stream(struct reading *rd, const struct hs_trace_sink *sink)
 	hs__order_index(&rd->r, &s);
 	/* the pool decodes the events too, when it has the cores for it */
 	rd->r.pf_decode = rd->r.pf_threads >= HS_PREFETCH_DECODE_MIN;
+	/* else the reading thread decodes compact chunks into events itself */
+	rd->r.unpack_events = 1;
 	pthread_mutex_init(&s.mu, NULL);
 	pthread_cond_init(&s.cv, NULL);
 	if (pthread_create(&th, NULL, stream_read, rd)) {

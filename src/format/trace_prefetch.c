@@ -99,7 +99,7 @@ int64_t hs__events_low(const struct hs_rec_event *ev, unsigned n, int64_t low)
  * stretch's low: the lowest time from its first event to the end of its
  * piece. 0 or -ENOMEM.
  */
-static int pieces_rest(struct hs__chunk_events *ce)
+int hs__chunk_events_rest(struct hs__chunk_events *ce)
 {
 	size_t k, from = 0, g;
 	int64_t acc = INT64_MAX;
@@ -116,6 +116,14 @@ static int pieces_rest(struct hs__chunk_events *ce)
 	if (HS_GROW(ce->stretch_low, ce->nr_ev / HS_CHUNK_STRETCH + 1, ce->alloc_stretch))
 		return -ENOMEM;
 	for (k = 0; k < ce->nr_pieces; from = ce->piece[k++].ev_end) {
+		if (ce->piece[k].sorted) {
+			/* (the lowest from an event on is its own time) */
+			for (g = (from + HS_CHUNK_STRETCH - 1) / HS_CHUNK_STRETCH *
+				 HS_CHUNK_STRETCH;
+			     g < ce->piece[k].ev_end; g += HS_CHUNK_STRETCH)
+				ce->stretch_low[g / HS_CHUNK_STRETCH] = ce->ev[g].time;
+			continue;
+		}
 		acc = INT64_MAX;
 		for (g = ce->piece[k].ev_end; g-- > from;) {
 			if (ce->ev[g].time < acc)
@@ -273,7 +281,7 @@ int hs__chunk_events_decode(const uint8_t *payload, size_t n, size_t max_events,
 	}
 	/* the rests are known when every event of the chunk is */
 	out->complete = q == end;
-	return out->complete ? pieces_rest(out) : 0;
+	return out->complete ? hs__chunk_events_rest(out) : 0;
 }
 
 void hs__chunk_events_release(struct hs__chunk_events *ce)
@@ -387,6 +395,18 @@ static int slot_decode(struct slot *s, const uint8_t *raw, size_t n)
 	size_t len;
 	int err;
 
+	if ((s->ch.flags & (HS_CHUNK_COMPACT | HS_CHUNK_PREDICT)) ==
+	    (HS_CHUNK_COMPACT | HS_CHUNK_PREDICT)) {
+		/* (a 5.0 chunk's events straight from its streams) */
+		err = hs_chunk_unpack_events(&s->unpack, s->ch.flags, raw, n, &records,
+					     &len, &s->events, HS_CHUNK_EVENTS_MAX, &why);
+		if (err)
+			return err == -ENOMEM ? err : 0;
+		s->res.records = records;
+		s->res.records_len = len;
+		s->res.events = &s->events;
+		return 0;
+	}
 	err = hs_chunk_unpack(&s->unpack, s->ch.flags, raw, n, &records, &len, &why);
 	if (err)
 		return err == -ENOMEM ? err : 0;

@@ -45,7 +45,10 @@
  * between pieces (stack nodes, sized records, a malformed record, the
  * events after HS_CHUNK_EVENTS_MAX) is for the reader to decode. Every
  * event is a struct hs_trace_event whose @node is the record's stack id
- * (0: none), @fn its tag, @time its ticks; @thread is not set.
+ * (0: none), @fn its tag, @time its ticks; @thread is not set. The
+ * reader's own unpacking of a 5.0 compact chunk (hs_chunk_unpack_events()
+ * in trace_compact.h) makes pieces too, of the MALLOC, CALLOC and FREE
+ * records it did not write: there @begin == @end.
  */
 #define HS_CHUNK_EVENTS_MAX ((size_t)1 << 16)
 struct hs__chunk_piece {
@@ -59,6 +62,11 @@ struct hs__chunk_piece {
 				 * INT64_MIN: one is past INT64_MAX) */
 	int64_t low_rest;	/* with @complete: the lowest time of every event
 				 * after it in the chunk */
+	size_t skipped;		/* bytes of records left out up to @end (the
+				 * reader's own, hs_chunk_unpack_events();
+				 * the pool's: 0) */
+	int sorted;		/* its events' times never go down (the
+				 * reader's own; the pool's: 0, not known) */
 };
 
 /* events of a piece between looks at what can go on (stretch_low) */
@@ -86,6 +94,12 @@ struct hs__chunk_events {
 HS_MUST_CHECK
 int hs__chunk_events_decode(const uint8_t *payload, size_t n, size_t max_events,
 			    struct hs__chunk_events *out);
+/*
+ * With every event of the chunk in @ce's pieces: each piece's low_rest
+ * (the lowest time after it; on entry, of the records after it) and each
+ * stretch's low. 0 or -ENOMEM.
+ */
+HS_MUST_CHECK int hs__chunk_events_rest(struct hs__chunk_events *ce);
 /* Free @ce's arrays (the struct is the caller's). */
 void hs__chunk_events_release(struct hs__chunk_events *ce);
 /*

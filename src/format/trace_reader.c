@@ -16,6 +16,11 @@
 #include <unistd.h>
 #include <zstd.h>
 
+/* a stream's reader: the most events of a 5.0 chunk it decodes into
+ * pieces itself (hs_chunk_unpack_events(); the rest stay records), 40
+ * bytes each: more than a chunk of the collector's holds */
+#define READER_EVENTS_MAX ((size_t)1 << 17)
+
 /* --- the record stream ----------------------------------------------- */
 
 static int check_file_header(struct hs_trace_reader *r, const uint8_t *h,
@@ -135,6 +140,12 @@ void hs_trace_reader_close(struct hs_trace_reader *r)
 	hs_free(r->stored);
 	hs_free(r->raw);
 	hs_chunk_unpack_release(&r->unpack);
+	if (r->own_events) {
+		hs__chunk_events_release(r->own_events);
+		hs_free(r->own_events);
+		r->own_events = NULL;
+	}
+	r->pre = NULL;
 	r->stored = r->raw = NULL;
 	ZSTD_freeDCtx(r->dctx);
 	r->dctx = NULL;
@@ -398,6 +409,7 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 		struct hs_chunk_header *ch = &r->chunk;
 		uint8_t h[HS_CHUNK_HEADER_SIZE];
 		struct hs__prefetched got;
+		const struct hs__chunk_events *direct = NULL;
 		const char *bad = NULL;
 		size_t raw_len;
 		uint32_t check;
@@ -545,6 +557,24 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 		if (pre && got.records) {
 			payload = got.records; /* (unpacked by the pool) */
 			raw_len = got.records_len;
+		} else if (r->unpack_events && ch->kind == HS_CHUNK_EVENTS &&
+			   (ch->flags & HS_CHUNK_COMPACT)) {
+			const char *why;
+
+			if (!r->own_events &&
+			    !(r->own_events = hs_calloc(1, sizeof(*r->own_events))))
+				return -ENOMEM;
+			err = hs_chunk_unpack_events(
+			    &r->unpack, ch->flags, payload, ch->raw, &payload, &raw_len,
+			    r->own_events, READER_EVENTS_MAX, &why);
+			if (err == -ENOMEM)
+				return err;
+			if (err) {
+				r->nr_chunks--;
+				return corrupt(r, diag, r->chunk_offset, why);
+			}
+			if (r->own_events->nr_pieces)
+				direct = r->own_events;
 		} else if (ch->flags & (HS_CHUNK_COLUMNS | HS_CHUNK_COMPACT)) {
 			const char *why;
 
@@ -557,7 +587,8 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 				return corrupt(r, diag, r->chunk_offset, why);
 			}
 		}
-		r->pre = pre && ch->kind == HS_CHUNK_EVENTS ? got.events : NULL;
+		r->pre = pre && ch->kind == HS_CHUNK_EVENTS && got.events ? got.events
+									  : direct;
 		r->payload = payload;
 		r->p = payload;
 		r->end = payload + raw_len;
@@ -568,6 +599,20 @@ int hs__reader_next_chunk(struct hs_trace_reader *r, struct hs_diag *diag)
 			r->end_seen = ch->kind == HS_CHUNK_END;
 		return 1;
 	}
+}
+
+/*
+ * Where the reader is in the current chunk's records, as they are in the
+ * file: past the bytes of the records that hs_chunk_unpack_events() left
+ * out before it.
+ */
+static size_t payload_offset(const struct hs_trace_reader *r)
+{
+	size_t at = (size_t)(r->p - r->payload), skipped = 0, k;
+
+	for (k = 0; r->pre && k < r->pre->nr_pieces && r->pre->piece[k].end <= at; k++)
+		skipped = r->pre->piece[k].skipped;
+	return at + skipped;
 }
 
 int hs_trace_reader_next(struct hs_trace_reader *r, struct hs_rec *rec,
@@ -597,7 +642,7 @@ int hs_trace_reader_next(struct hs_trace_reader *r, struct hs_rec *rec,
 			    "corrupt trace: chunk %llu, record at payload offset "
 			    "%llu: %s",
 			    (unsigned long long)(r->nr_chunks - 1),
-			    (unsigned long long)(r->p - r->payload), why);
+			    (unsigned long long)payload_offset(r), why);
 			r->done = -EINVAL;
 			return -EINVAL;
 		}

@@ -96,6 +96,11 @@ struct hs_trace_reader {
 	 * (NULL: none; borrowed from the pool until the next chunk) */
 	int pf_decode;
 	const struct hs__chunk_events *pre;
+	/* a stream's reader unpacks the 5.0 compact chunks the pool did not
+	 * decode into events itself (hs_chunk_unpack_events(); hs_trace_stream()
+	 * sets it): their pieces, owned, are @pre then */
+	int unpack_events;
+	struct hs__chunk_events *own_events;
 };
 
 /*

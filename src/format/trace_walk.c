@@ -1019,6 +1019,17 @@ int hs__trace_walk(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags
 		if (r->done)
 			break;
 		if (r->p >= r->end) {
+			/* (pieces of events whose records were not written may
+			 * end the chunk: hs_chunk_unpack_events()) */
+			if (stream && r->pre) {
+				ret = stream_piece(r, t, &ls, stream);
+				if (ret < 0) {
+					err = ret;
+					goto out;
+				}
+				if (ret)
+					continue;
+			}
 			ret = hs__reader_next_chunk(r, diag);
 			if (ret <= 0) {
 				r->done = ret < 0 ? ret : 1;

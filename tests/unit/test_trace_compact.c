@@ -12,7 +12,8 @@
  * a compact trace as the plain one, and 3.0's compact chunks beside
  * 4.0's. 5.0's (a new block's address from the thread's prediction,
  * NODE records in streams) round-trip, survive damage, and read as the
- * plain trace.
+ * plain trace; a stream's reader gets their MALLOC, CALLOC and FREE
+ * records as events (hs_chunk_unpack_events()) and the rest as records.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,6 +24,7 @@
 #include <cmocka.h>
 #include <zstd.h>
 #include "format/trace_compact.h"
+#include "format/trace_prefetch.h"
 #include "format/trace_reader.h"
 #include "format/trace_record.h"
 #include "format/trace_writer.h"
@@ -1067,23 +1069,263 @@ static void reader_reads_predicted_chunks(void **state)
 	}
 }
 
+/* --- a stream's reader: 5.0 payloads into events and records ----------- */
+
+/*
+ * One item of a payload as a stream's reader sees it: an event of a
+ * MALLOC, CALLOC or FREE record, or another record, with the offset of
+ * the record after it in the records hs_chunk_unpack() makes.
+ */
+struct item {
+	uint8_t tag;
+	uint64_t tid, ticks, addr, size, stack, id;
+	size_t next; /* offset after it, as in the whole records (SIZE_MAX:
+		      * not known, an event inside a piece) */
+};
+
+#define ITEMS_MAX (RECORDS_MAX / 2)
+
+/* The items of the records [@in, @in + @n) (hs_chunk_unpack()'s). */
+static size_t items_of_records(const uint8_t *in, size_t n, struct item *it)
+{
+	const uint8_t *q = in;
+	struct hs_rec_state st = {0};
+	struct hs_rec rec;
+	const char *why;
+	size_t k = 0;
+
+	while (q < in + n) {
+		assert_true(k < ITEMS_MAX);
+		assert_int_equal(hs_rec_decode(&q, in + n, &st, &rec, &why), 0);
+		it[k] = (struct item){.tag = rec.tag,
+				      .tid = rec.tid,
+				      .ticks = rec.ticks,
+				      .addr = rec.addr,
+				      .size = rec.size,
+				      .stack = rec.stack,
+				      .id = rec.id,
+				      .next = (size_t)(q - in)};
+		k++;
+	}
+	return k;
+}
+
+/*
+ * The items of hs_chunk_unpack_events()' records [@in, @in + @n) and
+ * pieces @ce, walked as the stream's walk does: at each offset its
+ * pieces first (the reader's state then the piece's), then a record
+ * (@capped: that many events in pieces, and the rest records).
+ */
+static size_t items_of_pieces(const uint8_t *in, size_t n,
+			      const struct hs__chunk_events *ce, size_t capped,
+			      struct item *it)
+{
+	const uint8_t *q = in;
+	struct hs_rec_state st = {0};
+	struct hs_rec rec;
+	const char *why;
+	size_t k = 0, pc = 0, ev = 0, skipped = 0;
+
+	for (;;) {
+		size_t at = (size_t)(q - in);
+
+		if (pc < ce->nr_pieces && ce->piece[pc].begin == at) {
+			const struct hs__chunk_piece *p = &ce->piece[pc];
+			size_t records = 0;
+
+			/* pieces are empty stretches of the records */
+			assert_int_equal(p->end, at);
+			assert_true(ev < p->ev_end);
+			for (; ev < p->ev_end; ev++, records++) {
+				const struct hs_trace_event *x = &ce->ev[ev];
+
+				assert_true(k < ITEMS_MAX);
+				it[k] = (struct item){.tag = x->fn,
+						      .tid = p->tid,
+						      .ticks = (uint64_t)x->time,
+						      .addr = x->addr,
+						      .size = x->size,
+						      .stack = x->node,
+						      .next = SIZE_MAX};
+				assert_int_equal(x->op, x->fn == HS_TAG_FREE
+							    ? HS_OP_FREE
+							    : HS_OP_ALLOC);
+				k++;
+			}
+			assert_int_equal(records, p->records);
+			/* the record after the piece is where the whole
+			 * records have it */
+			skipped = p->skipped;
+			it[k - 1].next = at + skipped;
+			st = p->st;
+			pc++;
+			continue;
+		}
+		if (q >= in + n)
+			break;
+		assert_true(k < ITEMS_MAX);
+		assert_int_equal(hs_rec_decode(&q, in + n, &st, &rec, &why), 0);
+		/* what has a piece never is a record (but past @capped) */
+		assert_true((rec.tag != HS_TAG_MALLOC && rec.tag != HS_TAG_CALLOC &&
+			     rec.tag != HS_TAG_FREE) ||
+			    (capped && ev == capped));
+		it[k] = (struct item){.tag = rec.tag,
+				      .tid = rec.tid,
+				      .ticks = rec.ticks,
+				      .addr = rec.addr,
+				      .size = rec.size,
+				      .stack = rec.stack,
+				      .id = rec.id,
+				      .next = (size_t)(q - in) + skipped};
+		k++;
+	}
+	assert_int_equal(pc, ce->nr_pieces);
+	assert_int_equal(ev, ce->nr_ev);
+	return k;
+}
+
+static void items_equal(const struct item *a, const struct item *b, size_t n)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		assert_int_equal(a[k].tag, b[k].tag);
+		assert_int_equal(a[k].tid, b[k].tid);
+		assert_int_equal(a[k].ticks, b[k].ticks);
+		assert_int_equal(a[k].addr, b[k].addr);
+		assert_int_equal(a[k].stack, b[k].stack);
+		assert_int_equal(a[k].id, b[k].id);
+		/* (inside a piece, where the records would be is not kept) */
+		if (a[k].next != SIZE_MAX)
+			assert_int_equal(a[k].next, b[k].next);
+		/* (a free's size is the record's, 0) */
+		assert_int_equal(a[k].size, b[k].size);
+	}
+}
+
+/*
+ * hs_chunk_unpack_events() gives a stream's reader what hs_chunk_unpack()
+ * and the record decoder give: the same events of MALLOC, CALLOC and
+ * FREE (in pieces, their records left out) and the same other records,
+ * in the same order, with the same offsets in the whole records; each
+ * piece's low is its lowest time; past @max_events the events are
+ * records again; a damaged payload is refused exactly
+ * when hs_chunk_unpack() refuses it, and a payload that is not 5.0's
+ * has no pieces.
+ */
+static void unpack_events_matches_the_records(void **state)
+{
+	static uint8_t in[RECORDS_MAX], copy[sizeof(packed)];
+	static struct item want[ITEMS_MAX], got_items[ITEMS_MAX];
+	struct hs_chunk_unpack u = {0}, v = {0};
+	struct hs__chunk_events ce = {0};
+	const uint8_t *out, *out2;
+	const char *why = NULL, *why2 = NULL;
+	size_t n, c, got, got2, nw, ng, k, pieces = 0;
+	unsigned bit;
+	uint64_t seed;
+	int split;
+
+	(void)state;
+	for (split = 0; split < 2; split++) {
+		enc.split_sizes = split;
+		for (seed = 1; seed <= 4; seed++) {
+			n = many_records(in, sizeof(in), seed * 0x9e3779b97f4a7c15ull);
+			c = hs_chunk_compact_5_0(in, n, &enc, scratch, packed,
+						 sizeof(packed));
+			assert_true(c > 0);
+			assert_int_equal(hs_chunk_unpack_events(&u, FLAGS_5_0, packed, c,
+								&out, &got, &ce,
+								ITEMS_MAX, &why),
+					 0);
+			assert_true(got < n);
+			assert_true(ce.nr_pieces > 1);
+			pieces += ce.nr_pieces;
+			nw = items_of_records(in, n, want);
+			ng = items_of_pieces(out, got, &ce, 0, got_items);
+			assert_int_equal(ng, nw);
+			items_equal(got_items, want, nw);
+			/* many_records() has reallocs and mmaps: not complete */
+			assert_false(ce.complete);
+			for (k = 0; k < ce.nr_pieces; k++) {
+				size_t from = k ? ce.piece[k - 1].ev_end : 0, e;
+				int64_t low = INT64_MAX;
+
+				for (e = from; e < ce.piece[k].ev_end; e++)
+					if (ce.ev[e].time < low)
+						low = ce.ev[e].time;
+				assert_int_equal(ce.piece[k].low, low);
+			}
+			/* past @max_events, the rest are records */
+			assert_int_equal(hs_chunk_unpack_events(&u, FLAGS_5_0, packed, c,
+								&out, &got, &ce, 10,
+								&why),
+					 0);
+			assert_int_equal(ce.nr_ev, 10);
+			ng = items_of_pieces(out, got, &ce, 10, got_items);
+			assert_int_equal(ng, nw);
+			items_equal(got_items, want, nw);
+		}
+	}
+	enc.split_sizes = 0;
+	assert_true(pieces > 8);
+	/* damage: refused when hs_chunk_unpack() refuses, else the same */
+	n = many_records(in, 2048, 11);
+	c = hs_chunk_compact_5_0(in, n, &enc, scratch, packed, sizeof(packed));
+	assert_true(c > 0);
+	memcpy(copy, packed, c);
+	for (k = 0; k < c; k++)
+		for (bit = 0; bit < 8; bit++) {
+			int a, b;
+
+			copy[k] ^= (uint8_t)(1u << bit);
+			a = hs_chunk_unpack(&v, FLAGS_5_0, copy, c, &out2, &got2, &why2);
+			b = hs_chunk_unpack_events(&u, FLAGS_5_0, copy, c, &out, &got,
+						   &ce, ITEMS_MAX, &why);
+			assert_int_equal(a, b);
+			if (a)
+				assert_string_equal(why, why2);
+			copy[k] ^= (uint8_t)(1u << bit);
+		}
+	for (k = 0; k < c; k++) {
+		/* every cut: refused as hs_chunk_unpack() refuses it */
+		assert_int_not_equal(hs_chunk_unpack_events(&u, FLAGS_5_0, packed, k,
+							    &out, &got, &ce, ITEMS_MAX,
+							    &why),
+				     0);
+	}
+	/* a 4.0 payload: its records, no pieces */
+	c = hs_chunk_compact(in, n, &enc, scratch, packed, sizeof(packed));
+	assert_int_equal(hs_chunk_unpack_events(&u, HS_CHUNK_COMPACT | HS_CHUNK_CLASSES,
+						packed, c, &out, &got, &ce, ITEMS_MAX,
+						&why),
+			 0);
+	assert_int_equal(got, n);
+	assert_memory_equal(out, in, n);
+	assert_int_equal(ce.nr_pieces, 0);
+	hs__chunk_events_release(&ce);
+	hs_chunk_unpack_release(&u);
+	hs_chunk_unpack_release(&v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(compact_round_trip),
-		cmocka_unit_test(tables_outlive_their_generations),
-		cmocka_unit_test(a_full_table_writes_literals),
-		cmocka_unit_test(repeating_program_repeats_its_bytes),
-		cmocka_unit_test(golden_payload),
-		cmocka_unit_test(allocations_refer_within_their_class),
-		cmocka_unit_test(compact_survives_damage),
-		cmocka_unit_test(hostile_references_are_refused),
-		cmocka_unit_test(reader_reads_compact_chunks),
-		cmocka_unit_test(predicted_round_trip),
-		cmocka_unit_test(new_blocks_are_predicted),
-		cmocka_unit_test(nodes_are_deltas),
-		cmocka_unit_test(hostile_5_0_payloads_are_refused),
-		cmocka_unit_test(reader_reads_predicted_chunks),
+	    cmocka_unit_test(compact_round_trip),
+	    cmocka_unit_test(tables_outlive_their_generations),
+	    cmocka_unit_test(a_full_table_writes_literals),
+	    cmocka_unit_test(repeating_program_repeats_its_bytes),
+	    cmocka_unit_test(golden_payload),
+	    cmocka_unit_test(allocations_refer_within_their_class),
+	    cmocka_unit_test(compact_survives_damage),
+	    cmocka_unit_test(hostile_references_are_refused),
+	    cmocka_unit_test(reader_reads_compact_chunks),
+	    cmocka_unit_test(predicted_round_trip),
+	    cmocka_unit_test(new_blocks_are_predicted),
+	    cmocka_unit_test(nodes_are_deltas),
+	    cmocka_unit_test(hostile_5_0_payloads_are_refused),
+	    cmocka_unit_test(reader_reads_predicted_chunks),
+	    cmocka_unit_test(unpack_events_matches_the_records),
 	};
 	return cmocka_run_group_tests_name("trace_compact", tests, NULL, NULL);
 }
