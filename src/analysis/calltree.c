@@ -627,7 +627,8 @@ int hs_calltree_when(const struct hs_calltree *ct, const struct hs_when_map *m,
 		/*
 		 * Fetch what the samples ahead will read, a stage each: the
 		 * filter's map entry, then the node's slot, then the slot's
-		 * link; each stage reads what the one before fetched. ByName's
+		 * link, then the next link; each stage reads what the one
+		 * before fetched. ByName's
 		 * slots are millions (a topmost node each): each read is a
 		 * cache miss otherwise. (In the loop: GCC drops a function
 		 * that only prefetches.)
@@ -642,6 +643,11 @@ int hs_calltree_when(const struct hs_calltree *ct, const struct hs_when_map *m,
 			n = m->chain ? sample_node(ct, i + PREFETCH_AHEAD) : HS_NO_NODE;
 			if (n != HS_NO_NODE && m->slot_of[n] != HS_NO_NODE)
 				__builtin_prefetch(&m->chain[m->slot_of[n]]);
+			n = m->chain ? sample_node(ct, i + PREFETCH_AHEAD / 2)
+				     : HS_NO_NODE;
+			if (n != HS_NO_NODE && m->slot_of[n] != HS_NO_NODE &&
+			    m->chain[m->slot_of[n]].up != HS_NO_NODE)
+				__builtin_prefetch(&m->chain[m->chain[m->slot_of[n]].up]);
 		}
 		/*
 		 * A sample none of whose buckets is in the block is skipped
