@@ -513,10 +513,13 @@ static int cmp_byname(const void *pa, const void *pb, void *arg)
 /*
  * ByName When: a sample counts once in each shown name on its path, so in
  * the topmost node of that name (HS_NODE_TOP). Those nodes are the slots:
- * a node's own samples go to its nearest slot, and from there to the row
- * of that slot and of every slot above it (no name twice on a path), so
- * that each name's row gets its slots' subtrees: one pass, with no
- * histogram per slot (a tree of 4M nodes can have 2M such slots).
+ * a node's own samples go to its nearest slot, slots add up into their
+ * nearest slot above, and each name's row sums its slots. When the
+ * slots' histograms would not fit one block of buckets (a tree of 4M
+ * nodes can have 2M such slots: a pass over the samples per block),
+ * each sample goes instead straight to the rows of its slot and of
+ * every slot above it (no name twice on a path): one pass, no
+ * histogram per slot, but an add per shown name on the sample's path.
  */
 int hs__view_byname_when(struct hs_view *v, const struct hs_calltree *ct,
 			 const uint32_t *row_of)
@@ -524,6 +527,7 @@ int hs__view_byname_when(struct hs_view *v, const struct hs_calltree *ct,
 	const struct hs_tree *t = &ct->t;
 	size_t nr_frames = hs_source_nr_frames(&ct->f.out), n, nr = 0, alloc = 0;
 	uint32_t *near = hs_malloc(t->nr * sizeof(*near));
+	uint32_t *slot_parent = NULL, *slot_row = NULL;
 	struct hs_when_link *chain = NULL;
 	struct hs_when_map m = {0};
 	int err = -ENOMEM;
@@ -550,13 +554,30 @@ int hs__view_byname_when(struct hs_view *v, const struct hs_calltree *ct,
 		near[n] = near[ct->rep[n]];
 	m.nr_slots = nr;
 	m.slot_of = near;
-	/* straight to the rows: the slots may be millions (a top node each) */
-	m.chain = chain;
-	m.nr_rows = v->nr_rows;
-	err = hs__view_fill_when(v, ct, &m, NULL);
+	if (when_block(nr) < HS_WHEN_BUCKETS) {
+		/* straight to the rows: one pass, however many slots */
+		m.chain = chain;
+		m.nr_rows = v->nr_rows;
+		err = hs__view_fill_when(v, ct, &m, NULL);
+		goto out;
+	}
+	/* the slots' histograms fit: one add a sample, then the forest */
+	slot_parent = hs_malloc((nr + 1) * sizeof(*slot_parent));
+	slot_row = hs_malloc((nr + 1) * sizeof(*slot_row));
+	err = -ENOMEM;
+	if (!slot_parent || !slot_row)
+		goto out;
+	for (n = 0; n < nr; n++) {
+		slot_parent[n] = chain[n].up;
+		slot_row[n] = chain[n].row;
+	}
+	m.slot_parent = slot_parent;
+	err = hs__view_fill_when(v, ct, &m, slot_row);
 out:
 	hs_free(near);
 	hs_free(chain);
+	hs_free(slot_parent);
+	hs_free(slot_row);
 	return err;
 }
 
