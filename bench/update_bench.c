@@ -189,7 +189,8 @@ int main(int argc, char **argv)
 			}
 			t0 = cpu_now() - t0;
 			if (getenv("UB_MARKS"))
-				fprintf(stderr, "MARK %zu %.6f,%.6f\n", k, w0, wall_now());
+				fprintf(stderr, "MARK %zu %.6f,%.6f\n", k, w0,
+					wall_now());
 			w0 = wall_now() - w0;
 			if (t0 < best[k])
 				best[k] = t0;

@@ -669,7 +669,8 @@ int hs_calltree_when(const struct hs_calltree *ct, const struct hs_when_map *m,
 			uint32_t slot = m->slot_of[n];
 
 			if (slot != HS_NO_NODE)
-				add_chain(m->chain, slot, hist, nr, b0, nb, bucket, val, k);
+				add_chain(m->chain, slot, hist, nr, b0, nb, bucket, val,
+					  k);
 			continue;
 		}
 		if (m->slot_of) {

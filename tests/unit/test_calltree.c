@@ -549,8 +549,8 @@ static void when_chains_are_forest_sums(void **state)
 			struct hs_when_map forest = {
 			    .nr_slots = nr, .slot_of = slot_of, .slot_parent = parent};
 
-			assert_int_equal(hs_calltree_when(&ct, &forest, 0, HS_WHEN_BUCKETS,
-							  slots, root),
+			assert_int_equal(hs_calltree_when(&ct, &forest, 0,
+							  HS_WHEN_BUCKETS, slots, root),
 					 0);
 		}
 		for (b = 0; b < HS_WHEN_BUCKETS; b++)
@@ -568,7 +568,8 @@ static void when_chains_are_forest_sums(void **state)
 				for (b = 0; b < nb * nr_rows; b++) {
 					double w = want[b0 * nr_rows + b];
 
-					assert_true(fabs(rows[b] - w) <= 1e-9 * (fabs(w) + 1));
+					assert_true(fabs(rows[b] - w) <=
+						    1e-9 * (fabs(w) + 1));
 				}
 			}
 		}
