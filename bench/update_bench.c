@@ -12,7 +12,14 @@
  * change it): a step with the patterns of an earlier one builds only its
  * call tree on that result (hs_calltree_build_on()).
  *
- *	build/bench/update_bench FILE [ROUNDS]	# default 3
+ *	build/bench/update_bench FILE [ROUNDS [STEPS]]	# default 3, all
+ *
+ * STEPS, a list of step numbers from 0 ("0,4"), runs those steps only
+ * (for `perf record` of one of them); a step still shares the filter
+ * result of the first listed step with its patterns. With UB_MARKS set
+ * in the environment, each step prints "MARK step start,end" to stderr
+ * in CLOCK_MONOTONIC seconds: `perf record -k CLOCK_MONOTONIC` then
+ * `perf report --time start,end` shows that step alone.
  *
  * Owns everything it makes; frees each step's results before the next,
  * and the round's filter results at its end.
@@ -70,6 +77,27 @@ static int first_rows(const struct hs_view_parts *p, size_t n)
 	return err;
 }
 
+static int run_step[NR_SETTINGS];
+
+/* The steps to run: @list ("0,4"), or every one when NULL. 0 or -1. */
+static int parse_steps(const char *list)
+{
+	size_t k;
+
+	for (k = 0; k < NR_SETTINGS; k++)
+		run_step[k] = !list;
+	while (list && *list) {
+		char *end;
+		unsigned long v = strtoul(list, &end, 10);
+
+		if (end == list || v >= NR_SETTINGS || (*end && *end != ','))
+			return -1;
+		run_step[v] = 1;
+		list = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
 static int same_text(const char *a, const char *b)
 {
 	return !strcmp(a ? a : "", b ? b : "");
@@ -96,7 +124,7 @@ static int one_update(const struct hs_stack_source *src, size_t k,
 	p.filter.end_ms = s->end_ms;
 	p.fold_pct = s->fold_pct;
 	for (j = 0; j < k; j++)
-		if (same_text(settings[j].group, s->group) &&
+		if (run_step[j] && same_text(settings[j].group, s->group) &&
 		    same_text(settings[j].inc, s->inc))
 			break;
 	if (j == k) {
@@ -133,8 +161,8 @@ int main(int argc, char **argv)
 	int rounds = argc > 2 ? atoi(argv[2]) : 3, r;
 	size_t k;
 
-	if (argc < 2 || rounds < 1) {
-		fprintf(stderr, "usage: update_bench FILE [ROUNDS]\n");
+	if (argc < 2 || rounds < 1 || parse_steps(argc > 3 ? argv[3] : NULL)) {
+		fprintf(stderr, "usage: update_bench FILE [ROUNDS [STEPS]]\n");
 		return 2;
 	}
 	hs_source_init(&src);
@@ -150,6 +178,8 @@ int main(int argc, char **argv)
 	for (r = 0; r < rounds; r++) {
 		memset(built, 0, sizeof(built));
 		for (k = 0; k < NR_SETTINGS; k++) {
+			if (!run_step[k])
+				continue;
 			t0 = cpu_now();
 			w0 = wall_now();
 			if (one_update(&src, k, filters, built)) {
@@ -158,6 +188,9 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			t0 = cpu_now() - t0;
+			if (getenv("UB_MARKS"))
+				fprintf(stderr, "MARK %zu %.6f,%.6f\n", k, w0,
+					wall_now());
 			w0 = wall_now() - w0;
 			if (t0 < best[k])
 				best[k] = t0;
@@ -169,8 +202,9 @@ int main(int argc, char **argv)
 				hs_filtered_release(&filters[k]);
 	}
 	for (k = 0; k < NR_SETTINGS; k++)
-		printf("%-24s %.3f s CPU %.3f s wall\n", settings[k].label, best[k],
-		       best_wall[k]);
+		if (run_step[k])
+			printf("%-24s %.3f s CPU %.3f s wall\n", settings[k].label,
+			       best[k], best_wall[k]);
 	hs_source_release(&src);
 	return 0;
 }

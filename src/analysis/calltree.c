@@ -530,12 +530,29 @@ int hs_calltree_byname(const struct hs_calltree *ct, struct hs_node_exc **rows_e
 	return 0;
 }
 
+/*
+ * Add a sample's @k bucket values to the rows of slot @slot and of the
+ * slots above it (@hist: @nb buckets from @b0 of @nr rows each).
+ */
+static void add_chain(const struct hs_when_link *chain, uint32_t slot, double *hist,
+		      size_t nr, unsigned b0, unsigned nb, const uint8_t *bucket,
+		      const double *val, unsigned k)
+{
+	unsigned j;
+
+	for (; slot != HS_NO_NODE; slot = chain[slot].up)
+		for (j = 0; j < k; j++)
+			if (bucket[j] - b0 < nb)
+				hist[(bucket[j] - b0) * nr + chain[slot].row] += val[j];
+}
+
 /* hs_calltree_when() from the nodes' histograms: one pass over the nodes. */
 static void nodes_when(const struct hs_calltree *ct, const struct hs_when_map *m,
 		       unsigned b0, unsigned nb, double *hist)
 {
-	size_t nr = m->nr_slots, nn = ct->t.nr, n;
+	size_t nr = m->chain ? m->nr_rows : m->nr_slots, nn = ct->t.nr, n;
 	uint32_t b, e;
+	uint8_t one = 0;
 
 	for (b = 0; b < nb; b++) {
 		const double *h = ct->hist + (b0 + b) * nn;
@@ -546,6 +563,12 @@ static void nodes_when(const struct hs_calltree *ct, const struct hs_when_map *m
 
 			if (h[n] == 0)
 				continue;
+			if (m->chain) {
+				if (m->slot_of[n] != HS_NO_NODE)
+					add_chain(m->chain, m->slot_of[n], out, nr, 0, 1,
+						  &one, &h[n], 1);
+				continue;
+			}
 			if (m->slot_of) {
 				if (m->slot_of[n] != HS_NO_NODE)
 					out[m->slot_of[n]] += h[n];
@@ -556,6 +579,17 @@ static void nodes_when(const struct hs_calltree *ct, const struct hs_when_map *m
 				out[m->ent[e].slot] += m->ent[e].w * h[n];
 		}
 	}
+}
+
+/* The node of sample @i (the filter's map, no window), or HS_NO_NODE. */
+static uint32_t sample_node(const struct hs_calltree *ct, size_t i)
+{
+	uint32_t s = ct->in->stack[i];
+
+	if (s == HS_NO_STACK)
+		return 0;
+	s = hs_filtered_map(&ct->f, s);
+	return s < HS_DROPPED ? s + 1 : HS_NO_NODE;
 }
 
 /* Whether any of the @k buckets is in [@b0, @b0 + @nb). */
@@ -573,7 +607,7 @@ int hs_calltree_when(const struct hs_calltree *ct, const struct hs_when_map *m,
 		     unsigned b0, unsigned nb, double *hist, double *root_hist)
 {
 	const struct hs_stack_source *in = ct->in;
-	size_t nr = m->nr_slots, i, r;
+	size_t nr = m->chain ? m->nr_rows : m->nr_slots, i, r;
 	uint8_t bucket[HS_WHEN_BUCKETS];
 	double val[HS_WHEN_BUCKETS];
 
@@ -591,6 +625,31 @@ int hs_calltree_when(const struct hs_calltree *ct, const struct hs_when_map *m,
 		double metric, count;
 
 		/*
+		 * Fetch what the samples ahead will read, a stage each: the
+		 * filter's map entry, then the node's slot, then the slot's
+		 * link, then the next link; each stage reads what the one
+		 * before fetched. ByName's
+		 * slots are millions (a topmost node each): each read is a
+		 * cache miss otherwise. (In the loop: GCC drops a function
+		 * that only prefetches.)
+		 */
+		if (m->slot_of && i + 3 * PREFETCH_AHEAD < in->nr_samples) {
+			s = in->stack[i + 3 * PREFETCH_AHEAD];
+			if (!ct->f.identity && s != HS_NO_STACK)
+				__builtin_prefetch(&ct->f.map[s]);
+			n = sample_node(ct, i + 2 * PREFETCH_AHEAD);
+			if (n != HS_NO_NODE)
+				__builtin_prefetch(&m->slot_of[n]);
+			n = m->chain ? sample_node(ct, i + PREFETCH_AHEAD) : HS_NO_NODE;
+			if (n != HS_NO_NODE && m->slot_of[n] != HS_NO_NODE)
+				__builtin_prefetch(&m->chain[m->slot_of[n]]);
+			n = m->chain ? sample_node(ct, i + PREFETCH_AHEAD / 2)
+				     : HS_NO_NODE;
+			if (n != HS_NO_NODE && m->slot_of[n] != HS_NO_NODE &&
+			    m->chain[m->slot_of[n]].up != HS_NO_NODE)
+				__builtin_prefetch(&m->chain[m->chain[m->slot_of[n]].up]);
+		}
+		/*
 		 * A sample none of whose buckets is in the block is skipped
 		 * before the filter's map (the buckets do not depend on the
 		 * filtered metric).
@@ -606,6 +665,14 @@ int hs_calltree_when(const struct hs_calltree *ct, const struct hs_when_map *m,
 		n = s == HS_NO_STACK ? 0 : s + 1;
 		k = hs_when_spread(&ct->range, in->time[i], in->metric[i], metric, bucket,
 				   val);
+		if (m->chain) {
+			uint32_t slot = m->slot_of[n];
+
+			if (slot != HS_NO_NODE)
+				add_chain(m->chain, slot, hist, nr, b0, nb, bucket, val,
+					  k);
+			continue;
+		}
 		if (m->slot_of) {
 			uint32_t slot = m->slot_of[n];
 
@@ -627,7 +694,7 @@ int hs_calltree_when(const struct hs_calltree *ct, const struct hs_when_map *m,
 		}
 	}
 forest:
-	if (!m->slot_parent)
+	if (!m->slot_parent || m->chain)
 		return 0;
 	for (r = nr; r-- > 0;) {
 		uint32_t p = m->slot_parent[r], b;

@@ -230,12 +230,25 @@ struct hs_when_ent {
 	uint32_t slot;
 	double w;
 };
+struct hs_when_link {
+	uint32_t row, up; /* up: the slot above, HS_NO_NODE at a root */
+};
 struct hs_when_map {
 	size_t nr_slots;
 	uint32_t *slot_of; /* NULL, or node (any, rep or not) -> slot */
 	uint32_t *off;	   /* ct->t.nr + 1 offsets into @ent */
 	struct hs_when_ent *ent;
 	const uint32_t *slot_parent; /* NULL or slot -> parent slot, HS_NO_NODE */
+	/*
+	 * NULL, or slot -> its row and the slot above it (with @slot_of;
+	 * @slot_parent unused): then @hist has @nr_rows per bucket instead
+	 * of a histogram per slot, and a sample of slot s goes straight to
+	 * the row of s and of each slot above it (no row twice on one
+	 * chain: ByName's slots). One pass however many slots, where slot
+	 * histograms would take one per block of buckets.
+	 */
+	const struct hs_when_link *chain;
+	size_t nr_rows;
 };
 int hs_calltree_when(const struct hs_calltree *ct, const struct hs_when_map *m,
 		     unsigned b0, unsigned nb, double *hist, double *root_hist);

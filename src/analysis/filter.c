@@ -360,13 +360,23 @@ static int number_stacks(struct apply *a)
 {
 	const struct hs_stack_source *in = a->in;
 	struct hs_filtered *f = a->f;
-	size_t s;
+	size_t s, nr_shared;
 	int err = mark_shared_frames(a);
 
 	if (err)
 		return err;
 	a->o_merging = hs_malloc(in->nr_stacks + 1);
 	if (!a->o_merging)
+		return -ENOMEM;
+	/*
+	 * Size the index once for the stacks sure to be looked up (those
+	 * with a shared output frame: under GroupPats by module, nearly
+	 * all) rather than growing it a rehash at a time.
+	 */
+	for (s = 0, nr_shared = 0; s < in->nr_stacks; s++)
+		nr_shared += f->map[s] != HS_DROPPED && a->s_up[s] == s &&
+			     a->frame_shared[a->fi[in->stack_frame[s]].out];
+	if (nr_shared && hs_idindex_reserve(&a->merge_index, nr_shared))
 		return -ENOMEM;
 	for (s = 0; s < in->nr_stacks; s++) {
 		uint32_t caller = in->stack_caller[s];

@@ -242,7 +242,8 @@ static unsigned when_block(size_t nr)
 
 /*
  * Fill the map's slots (hs_calltree_when()) and write the When strings of v->rows:
- * row r's histogram is its slot's (@slot_row NULL: slot r is row r) or
+ * row r's histogram is its slot's (@slot_row NULL: slot r is row r; or,
+ * with m->chain, the map's row r itself) or
  * the sum of the slots with slot_row[slot] == r. A block of buckets at a
  * time (when_block()); the first also gives ROOT's histogram, hence the
  * scale.
@@ -250,7 +251,7 @@ static unsigned when_block(size_t nr)
 int hs__view_fill_when(struct hs_view *v, const struct hs_calltree *ct,
 		       const struct hs_when_map *m, const uint32_t *slot_row)
 {
-	size_t nr = m->nr_slots, nr_h, r, s;
+	size_t nr = m->chain ? m->nr_rows : m->nr_slots, nr_h, r, s;
 	unsigned nb = when_block(nr > v->nr_rows ? nr : v->nr_rows), b0, b;
 	double *hist = NULL, *rows = NULL, root[HS_WHEN_BUCKETS], scale = 0;
 	const double *h;
@@ -513,15 +514,21 @@ static int cmp_byname(const void *pa, const void *pb, void *arg)
  * ByName When: a sample counts once in each shown name on its path, so in
  * the topmost node of that name (HS_NODE_TOP). Those nodes are the slots:
  * a node's own samples go to its nearest slot, slots add up into their
- * nearest slot above, and each name's row sums its slots.
+ * nearest slot above, and each name's row sums its slots. When the
+ * slots' histograms would not fit one block of buckets (a tree of 4M
+ * nodes can have 2M such slots: a pass over the samples per block),
+ * each sample goes instead straight to the rows of its slot and of
+ * every slot above it (no name twice on a path): one pass, no
+ * histogram per slot, but an add per shown name on the sample's path.
  */
 int hs__view_byname_when(struct hs_view *v, const struct hs_calltree *ct,
 			 const uint32_t *row_of)
 {
 	const struct hs_tree *t = &ct->t;
-	size_t nr_frames = hs_source_nr_frames(&ct->f.out), n, nr = 0, a1 = 0, a2 = 0;
+	size_t nr_frames = hs_source_nr_frames(&ct->f.out), n, nr = 0, alloc = 0;
 	uint32_t *near = hs_malloc(t->nr * sizeof(*near));
 	uint32_t *slot_parent = NULL, *slot_row = NULL;
+	struct hs_when_link *chain = NULL;
 	struct hs_when_map m = {0};
 	int err = -ENOMEM;
 
@@ -536,10 +543,10 @@ int hs__view_byname_when(struct hs_view *v, const struct hs_calltree *ct,
 			(HS_NODE_ALIVE | HS_NODE_TOP) ||
 		    row_of[k] == HS_NO_NODE)
 			continue;
-		if (HS_GROW(slot_parent, nr + 1, a1) || HS_GROW(slot_row, nr + 1, a2))
+		if (HS_GROW(chain, nr + 1, alloc))
 			goto out;
-		slot_parent[nr] = up;
-		slot_row[nr] = row_of[k];
+		chain[nr].up = up;
+		chain[nr].row = row_of[k];
 		near[n] = (uint32_t)nr++;
 	}
 	/* a node's samples go to its representative's nearest slot */
@@ -547,10 +554,28 @@ int hs__view_byname_when(struct hs_view *v, const struct hs_calltree *ct,
 		near[n] = near[ct->rep[n]];
 	m.nr_slots = nr;
 	m.slot_of = near;
+	if (when_block(nr) < HS_WHEN_BUCKETS) {
+		/* straight to the rows: one pass, however many slots */
+		m.chain = chain;
+		m.nr_rows = v->nr_rows;
+		err = hs__view_fill_when(v, ct, &m, NULL);
+		goto out;
+	}
+	/* the slots' histograms fit: one add a sample, then the forest */
+	slot_parent = hs_malloc((nr + 1) * sizeof(*slot_parent));
+	slot_row = hs_malloc((nr + 1) * sizeof(*slot_row));
+	err = -ENOMEM;
+	if (!slot_parent || !slot_row)
+		goto out;
+	for (n = 0; n < nr; n++) {
+		slot_parent[n] = chain[n].up;
+		slot_row[n] = chain[n].row;
+	}
 	m.slot_parent = slot_parent;
 	err = hs__view_fill_when(v, ct, &m, slot_row);
 out:
 	hs_free(near);
+	hs_free(chain);
 	hs_free(slot_parent);
 	hs_free(slot_row);
 	return err;

@@ -491,6 +491,99 @@ static void when_blocks_are_exact(void **state)
 	}
 }
 
+/*
+ * A map with slot chains (hs_when_map.chain: each sample straight to the
+ * rows of its slot and of every slot above it) gives each row what the
+ * slot forest gives the sum of its slots, with or without per-node
+ * histograms and in blocks of buckets.
+ */
+static void when_chains_are_forest_sums(void **state)
+{
+	static const char *const names[] = {"a", "b", "c", "d", "e", "f"};
+	struct hs_stack_source src;
+	uint64_t rng = 2463534242ull;
+	int hist;
+	size_t i;
+
+	(void)state;
+	hs_source_init(&src);
+	src.kind = HS_METRIC_TIME;
+	for (i = 0; i < 2000; i++) {
+		char stack[64] = "main";
+		size_t depth, d, len = 4;
+
+		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+		depth = rng % 7;
+		for (d = 0; d < depth; d++)
+			len += (size_t)snprintf(stack + len, sizeof(stack) - len, ";%s",
+						names[(rng >> (8 + 3 * d)) % 6]);
+		add(&src, (double)i * 0.9, (double)((rng >> 40) % 50) + 0.25, 1, stack);
+	}
+	for (hist = -1; hist <= 1; hist += 2) {
+		struct hs_view_params p = HS_VIEW_PARAMS_INIT;
+		struct hs_calltree ct;
+		size_t nr, n, nr_rows = 4, b;
+		uint32_t *slot_of, *parent;
+		struct hs_when_link *chain;
+		double *slots, *rows, *want, root[HS_WHEN_BUCKETS];
+		unsigned nb, b0;
+
+		p.node_hist = hist;
+		assert_int_equal(hs_calltree_build(&ct, &src, &p, NULL), 0);
+		nr = ct.t.nr;
+		slot_of = hs_malloc(nr * sizeof(*slot_of));
+		parent = hs_malloc(nr * sizeof(*parent));
+		chain = hs_malloc(nr * sizeof(*chain));
+		slots = hs_calloc(HS_WHEN_BUCKETS * nr, sizeof(*slots));
+		rows = hs_malloc(HS_WHEN_BUCKETS * nr_rows * sizeof(*rows));
+		want = hs_calloc(HS_WHEN_BUCKETS * nr_rows, sizeof(*want));
+		assert_true(slot_of && parent && chain && slots && rows && want);
+		/* every node a slot; odd ones feed no slot of their own */
+		for (n = 0; n < nr; n++) {
+			slot_of[n] = (uint32_t)n;
+			parent[n] = n ? ct.t.parent[n] : HS_NO_NODE;
+			chain[n].up = parent[n];
+			chain[n].row = (uint32_t)(n % nr_rows);
+		}
+		{
+			struct hs_when_map forest = {
+			    .nr_slots = nr, .slot_of = slot_of, .slot_parent = parent};
+
+			assert_int_equal(hs_calltree_when(&ct, &forest, 0,
+							  HS_WHEN_BUCKETS, slots, root),
+					 0);
+		}
+		for (b = 0; b < HS_WHEN_BUCKETS; b++)
+			for (n = 0; n < nr; n++)
+				want[b * nr_rows + chain[n].row] += slots[b * nr + n];
+		for (nb = 1; nb <= HS_WHEN_BUCKETS; nb *= 2) {
+			struct hs_when_map m = {.nr_slots = nr,
+						.slot_of = slot_of,
+						.chain = chain,
+						.nr_rows = nr_rows};
+
+			for (b0 = 0; b0 < HS_WHEN_BUCKETS; b0 += nb) {
+				assert_int_equal(
+				    hs_calltree_when(&ct, &m, b0, nb, rows, NULL), 0);
+				for (b = 0; b < nb * nr_rows; b++) {
+					double w = want[b0 * nr_rows + b];
+
+					assert_true(fabs(rows[b] - w) <=
+						    1e-9 * (fabs(w) + 1));
+				}
+			}
+		}
+		hs_free(slot_of);
+		hs_free(parent);
+		hs_free(chain);
+		hs_free(slots);
+		hs_free(rows);
+		hs_free(want);
+		hs_calltree_release(&ct);
+	}
+	hs_source_release(&src);
+}
+
 /* Two trees are the same node for node: costs, links, flags, When and Fold%. */
 static void assert_same_tree(const struct hs_calltree *a, const struct hs_calltree *b)
 {
@@ -684,6 +777,7 @@ int main(void)
 		cmocka_unit_test(summary_line),
 		cmocka_unit_test(untimed_source_has_no_when),
 		cmocka_unit_test(when_blocks_are_exact),
+		cmocka_unit_test(when_chains_are_forest_sums),
 		cmocka_unit_test(trees_share_a_filter_result),
 		cmocka_unit_test(trees_share_an_identity_result),
 		cmocka_unit_test(out_of_memory),
