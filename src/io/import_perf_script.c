@@ -288,15 +288,15 @@ static int flush_inlined(struct ps *ps, uint64_t addr, const char *mod,
  */
 static int read_frame(struct ps *ps, const char *line, const char *end)
 {
-	const char *p = skip_space(line, end), *a = p, *text;
+	const char *a = skip_space(line, end), *p = skip_hex(a, end), *text;
 	struct frame_text ft;
 	uint64_t addr, digits = 0;
-	int err, hit = 0, v;
+	int err, hit = 0;
 
-	for (; p < end && (v = hex_value(*p)) >= 0; p++)
-		digits = digits << 4 |
-			 (uint64_t)v; /* in a register: addr's address is taken */
-	addr = digits;
+	if (p - a <= 16)
+		for (text = a; text < p; text++)
+			digits = digits << 4 | (uint64_t)hex_value(*text);
+	addr = digits; /* digits in a register: addr's address is taken */
 	if (p - a > 16 || (p < end && !is_space(*p)))
 		return hs__ps_fail(ps, "bad frame address '%.*s' (expected hex)",
 				   quote_len(a, end), a);
@@ -633,7 +633,8 @@ static int memo_text_eq(const void *ctx, uint32_t id, const void *key)
 }
 
 /*
- * Append the key of frame line [@p, @nl) (after its TAB) to @k: a tag
+ * Append the key of frame line [@p, @nl) (after its TAB; @a is its first
+ * byte that is not blank, before @nl) to @k: a tag
  * byte, the bytes the frame depends on, '\n'. 'a': the address is left
  * out (1 to 16 hex digits and the blanks around them, which the parse
  * only checks: without symbol files it uses an address only to match
@@ -644,17 +645,16 @@ static int memo_text_eq(const void *ctx, uint32_t id, const void *key)
  * is (what the parse refuses or reads otherwise). Returns 1 for an
  * inlined frame (whose address matters), else 0, or -ENOMEM.
  */
-static int memo_key_line(struct hs_buf *k, const char *p, const char *nl)
+static int memo_key_line(struct hs_buf *k, const char *p, const char *a, const char *nl)
 {
-	const char *a = skip_space(p, nl), *q = a, *rest, *end, *lp, *se, *d, *m;
+	const char *q, *rest, *end, *lp, *se, *d, *m;
 	char *w;
 
 	if (k->len + (size_t)(nl - p) + 3 > k->alloc &&
 	    hs_buf_grow(k, (size_t)(nl - p) + 2))
 		return -ENOMEM;
 	w = k->s + k->len;
-	while (q < nl && hex_value(*q) >= 0)
-		q++;
+	q = skip_hex(a, nl);
 	rest = skip_space(q, nl);
 	end = trim_end(rest, nl);
 	lp = end > rest && end[-1] == ')' ? memrchr(rest, '(', (size_t)(end - rest))
@@ -667,8 +667,7 @@ static int memo_key_line(struct hs_buf *k, const char *p, const char *nl)
 		return 1;
 	} else {
 		se = trim_end(rest, lp);
-		for (d = se; d > rest && hex_value(d[-1]) >= 0; d--)
-			;
+		d = skip_hex_back(rest, se);
 		/* the module as the parse reads it ends where brackets and blanks do */
 		for (m = end;
 		     m > lp && (*(m - 1) == ')' || *(m - 1) == ']' || is_space(m[-1]));
@@ -701,7 +700,7 @@ static int memo_key_line(struct hs_buf *k, const char *p, const char *nl)
  */
 static int memo_try(struct ps *ps)
 {
-	const char *start = ps->mem, *p = start, *end = ps->mem_end, *nl;
+	const char *start = ps->mem, *p = start, *end = ps->mem_end, *nl, *a;
 	struct hs_buf *k = &ps->memo_key;
 	struct memo_key key;
 	const struct memo_text *t;
@@ -715,10 +714,11 @@ static int memo_try(struct ps *ps)
 		nl = memchr(p, '\n', (size_t)(end - p));
 		if (!nl || (size_t)(nl - p) > MAX_LINE)
 			return 0;
-		if (is_blank(p, nl))
-			break;
+		a = skip_space(p + 1, nl);
+		if (a == nl)
+			break; /* blank */
 		if (!raw) {
-			ret = memo_key_line(k, p + 1, nl);
+			ret = memo_key_line(k, p + 1, a, nl);
 			if (ret < 0)
 				return hs__ps_nomem(ps);
 			raw = ret;
@@ -767,7 +767,7 @@ static int memo_add_text(struct ps *ps, uint32_t *text)
 {
 	struct memo_key key = {ps->memo_block, ps->memo_len};
 	struct memo_text *t;
-	size_t pos;
+	size_t pos, bytes_alloc = ps->memo_bytes.alloc;
 
 	if (ps->nr_memo_texts >= NO_ID ||
 	    hs_idindex_reserve(&ps->memo_index, ps->nr_memo_texts + 1) ||
@@ -776,6 +776,9 @@ static int memo_add_text(struct ps *ps, uint32_t *text)
 		    ps->alloc_memo_frames) ||
 	    hs_buf_grow(&ps->memo_bytes, ps->memo_len))
 		return hs__ps_nomem(ps);
+	/* hits compare keys anywhere in it: fewer TLB misses in huge pages */
+	if (ps->memo_bytes.alloc != bytes_alloc)
+		hs_hint_huge(ps->memo_bytes.s, ps->memo_bytes.alloc);
 	pos = hs_idindex_slot(&ps->memo_index, ps->memo_hash, memo_text_eq, ps, &key);
 	HS_BUG_ON(hs_idindex_at(&ps->memo_index, pos) != HS_IDINDEX_NONE);
 	*text = (uint32_t)ps->nr_memo_texts;
