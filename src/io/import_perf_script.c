@@ -590,10 +590,11 @@ static int queue_sample(struct ps *ps, size_t sample, uint32_t proc, uint32_t th
  * end) is parsed. After every MEMO_CHECK lookups the memo turns itself off if fewer than
  * an eighth hit (profiles whose stacks never repeat), and it remembers
  * no new key once its keys take MEMO_MAX_BYTES (the frequent stacks come
- * early; a key is about as long as its text).
+ * early; a key is about two thirds of its text: 40 MiB hold as many
+ * stacks as 64 MiB of the longer keys of before did).
  */
 #define MEMO_CHECK 16384
-#define MEMO_MAX_BYTES ((size_t)64 << 20)
+#define MEMO_MAX_BYTES ((size_t)40 << 20)
 #define MEMO_RESOLVED (UINT64_C(1) << 63) /* memo_stacks: a stack id, not a sample */
 
 static int memo_env(void)
@@ -642,12 +643,18 @@ static int memo_text_eq(const void *ctx, uint32_t id, const void *key)
  * symbol's "+0x" offset, which the parse cuts off (the last "+0x" of
  * the symbol, not its start, followed by hex digits to its end; not in
  * map-file text, which the parse reads otherwise); 'r': the line as it
- * is (what the parse refuses or reads otherwise). Returns 1 for an
- * inlined frame (whose address matters), else 0, or -ENOMEM.
+ * is (what the parse refuses or reads otherwise). In 'a' and 'o' keys a
+ * module path "(/DIR/FILE)" is keyed as "(/FILE)": the parse keeps the
+ * file name alone (after the last '/' or '\\'), and what is left out,
+ * between "(/" and a separator, changes nothing in it (the brackets it
+ * strips are the outer pair; ".map" and the file name lie after the last
+ * separator), so keys are a third shorter (1.7 KB a stack instead of 2.5
+ * in issue 17's profile). Returns 1 for an inlined frame (whose address
+ * matters), else 0, or -ENOMEM.
  */
 static int memo_key_line(struct hs_buf *k, const char *p, const char *a, const char *nl)
 {
-	const char *q, *rest, *end, *lp, *se, *d, *m;
+	const char *q, *rest, *end, *lp, *se, *d, *m, *file, *from;
 	char *w;
 
 	if (k->len + (size_t)(nl - p) + 3 > k->alloc &&
@@ -673,18 +680,25 @@ static int memo_key_line(struct hs_buf *k, const char *p, const char *a, const c
 		     m > lp && (*(m - 1) == ')' || *(m - 1) == ']' || is_space(m[-1]));
 		     m--)
 			;
+		/* "(/DIR/FILE)": the module is FILE, whatever DIR is */
+		file = lp[1] == '/' ? after_last_slash(lp + 2, end) : NULL;
 		if (d < se && d - rest >= 4 && !memcmp(d - 3, "+0x", 3) &&
 		    (m - lp < 4 || memcmp(m - 4, ".map", 4))) {
 			*w++ = 'o';
 			memcpy(w, rest, (size_t)(d - rest));
 			w += d - rest;
-			memcpy(w, se, (size_t)(nl - se));
-			w += nl - se;
+			from = se;
 		} else {
 			*w++ = 'a';
-			memcpy(w, rest, (size_t)(nl - rest));
-			w += nl - rest;
+			from = rest;
 		}
+		if (file) {
+			memcpy(w, from, (size_t)(lp + 2 - from));
+			w += lp + 2 - from;
+			from = file;
+		}
+		memcpy(w, from, (size_t)(nl - from));
+		w += nl - from;
 	}
 	*w++ = '\n';
 	k->len = (size_t)(w - k->s);

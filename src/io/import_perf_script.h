@@ -362,6 +362,24 @@ static inline const char *skip_hex(const char *p, const char *end)
 	return p;
 }
 
+/* After the last '/' or '\\' in [@begin, @p), or @begin when there is none. */
+static inline const char *after_last_slash(const char *begin, const char *p)
+{
+	while (PS_WORDS && p - begin >= 8) {
+		uint64_t w = load_word(p - 8);
+		uint64_t m = ~(nonzero_bytes(w ^ (PS_ONES * '/')) &
+			       nonzero_bytes(w ^ (PS_ONES * '\\'))) &
+			     PS_HIGHS;
+
+		if (m)
+			return p - 8 + (63 - __builtin_clzll(m)) / 8 + 1;
+		p -= 8;
+	}
+	while (p > begin && p[-1] != '/' && p[-1] != '\\')
+		p--;
+	return p;
+}
+
 /* The start of the hex digits that end at @p, not before @begin. */
 static inline const char *skip_hex_back(const char *begin, const char *p)
 {

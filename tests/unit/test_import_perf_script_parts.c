@@ -431,6 +431,46 @@ static void repeated_stacks_give_the_parse_model(void **state)
 	hs_buf_release(&b);
 }
 
+/*
+ * Module paths that the memo keys by their file name alone ("(/DIR/FILE)"
+ * as "(/FILE)"): other directories, '\\' separators, brackets, blanks and
+ * ".map" around or inside the path, and paths that do not start with
+ * "(/", each repeated under the others: the parse's model.
+ */
+static void module_dirs_keyed_by_file_name(void **state)
+{
+	static const char *const mods[] = {
+	    "(/usr/lib/m.so)", "(/opt/x/m.so)",	 "(/m.so)",	  "(/a\\b\\m.so)",
+	    "(/a\\b/m.so)",	"(/a/b\\m.so)",	 "(/a)b/m.so)",	  "(/a(b/m.so)",
+	    "(/a/m.so ])",	"(/a/[m.so])",	 "([/a/m.so])",	  "(/a/ m.so)",
+	    "( /a/m.so)",	"(/a/b/)",	 "(/a/b/ )",	  "(/a/b/ap)",
+	    "(/a/.map)",	"(/a/x.map)",	 "(/a/b.map/m)",  "(/a/map)",
+	    "(/a/m.so) ",	"(/a/m.so)\r",	 "(/a/jitted-1.so)", "(/b/jitted-1.so)",
+	    "(/a/unknown)",	"(/)",		 "(//)",	  "(/a//m.so)",
+	    "([m.so)",		"([/a/m.so)",	 "(x/m.so)",	  "(x/a/m.so)",
+	};
+	static const char *const syms[] = {"f+0x1", "[A] M+0x2", "f", "Int32 [A] N::M()"};
+	size_t nr = sizeof(mods) / sizeof(mods[0]);
+	struct hs_buf b;
+	int k;
+
+	(void)state;
+	hs_buf_init(&b);
+	for (k = 0; k < 4000; k++) {
+		size_t m = (size_t)(k * 7 + k / 13) % nr;
+
+		assert_int_equal(hs_buf_addf(&b,
+					     "c %d/%d [%03d] %d.%06d: 1 cycles:\n"
+					     "\t%x %s %s\n\t2 g %s\n\n",
+					     1 + k % 2, 10 + k % 3, k % 4, 1 + k / 1000,
+					     k % 1000 * 1000, 1 + k % 5, syms[k / 3 % 4],
+					     mods[m], mods[(m + k / 50) % nr]),
+				 0);
+	}
+	check_same_memo(b.s, b.len);
+	hs_buf_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -440,6 +480,7 @@ int main(void)
 	    cmocka_unit_test(errors_name_the_line_of_the_whole_file),
 	    cmocka_unit_test(files_without_boundaries),
 	    cmocka_unit_test(repeated_stacks_give_the_parse_model),
+	    cmocka_unit_test(module_dirs_keyed_by_file_name),
 	};
 	return cmocka_run_group_tests_name("import_perf_script_parts", tests, NULL, NULL);
 }

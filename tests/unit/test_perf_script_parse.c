@@ -200,14 +200,22 @@ static const char *bytes_skip_hex_back(const char *begin, const char *p)
 	return p;
 }
 
+static const char *bytes_after_last_slash(const char *begin, const char *p)
+{
+	while (p > begin && p[-1] != '/' && p[-1] != '\\')
+		p--;
+	return p;
+}
+
 /*
- * skip_space(), skip_hex() and skip_hex_back() read words where they can:
+ * skip_space(), skip_hex(), skip_hex_back() and after_last_slash() read
+ * words where they can:
  * every start and end in texts made of runs of each byte class (and of
  * every byte value, high bit included) must give what a byte loop gives.
  */
 static void word_scanners_match_bytes(void **state)
 {
-	static const char cls[] = " \t\v\f\r09afAFgGxX+:(\n\x80\xb0\xe6\xff\x00";
+	static const char cls[] = " \t\v\f\r09afAFgGxX+:(/\\\n\x80\xb0\xe6\xff\xaf\xdc\x00";
 	char text[64];
 	unsigned seed = 12345, round, c;
 	size_t i, j;
@@ -232,6 +240,8 @@ static void word_scanners_match_bytes(void **state)
 						 bytes_skip_hex(text + i, text + j));
 				assert_ptr_equal(skip_hex_back(text + i, text + j),
 						 bytes_skip_hex_back(text + i, text + j));
+				assert_ptr_equal(after_last_slash(text + i, text + j),
+						 bytes_after_last_slash(text + i, text + j));
 			}
 	}
 	/* every byte value as a hex digit or not, at every place in a word */
@@ -247,6 +257,8 @@ static void word_scanners_match_bytes(void **state)
 			text[i] = (char)c;
 			assert_ptr_equal(skip_space(text, text + 16),
 					 bytes_skip_space(text, text + 16));
+			assert_ptr_equal(after_last_slash(text, text + 16),
+					 bytes_after_last_slash(text, text + 16));
 		}
 }
 
