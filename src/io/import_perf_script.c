@@ -570,6 +570,8 @@ static int queue_sample(struct ps *ps, size_t sample, uint32_t proc, uint32_t th
 	return ps->nr_spend == SAMPLE_BATCH ? flush_samples(ps) : 0;
 }
 
+static int has_nul(struct ps *ps, const char *line, const char *end);
+
 /*
  * ---- whole stacks memoized ----
  *
@@ -744,6 +746,9 @@ static int memo_try(struct ps *ps)
 		return 0;
 	nl = memchr(p, '\n', (size_t)(end - p));
 	if (!is_blank(p, nl ? nl : end))
+		return 0;
+	/* a key leaves bytes out: a NUL among them is the parse's error */
+	if (has_nul(ps, start, p))
 		return 0;
 	if (raw) {
 		hs_buf_reset(k);

@@ -439,7 +439,8 @@ static void repeated_stacks_give_the_parse_model(void **state)
  * Module paths that the memo keys by their file name alone ("(/DIR/FILE)"
  * as "(/FILE)"): other directories, '\\' separators, brackets, blanks and
  * ".map" around or inside the path, and paths that do not start with
- * "(/", each repeated under the others: the parse's model.
+ * "(/", each repeated under the others: the parse's model. A NUL byte
+ * in a left-out directory is the parse's error at its line.
  */
 static void module_dirs_keyed_by_file_name(void **state)
 {
@@ -472,6 +473,16 @@ static void module_dirs_keyed_by_file_name(void **state)
 				 0);
 	}
 	check_same_memo(b.s, b.len);
+	/* a NUL in a directory the key leaves out: still the parse's error */
+	hs_buf_reset(&b);
+	for (k = 0; k < 3; k++)
+		assert_int_equal(hs_buf_addf(&b,
+					     "c 1/1 [000] 1.%06d: 1 cycles:\n"
+					     "\t1 f+0x1 (/a/m.so)\n\t2 g (/%s/m.so)\n\n",
+					     k, k < 2 ? "b" : "b\001"),
+				 0);
+	b.s[b.len - 10] = '\0'; /* the \001 */
+	check_same_error(b.s, b.len, 11, "NUL byte in a line");
 	hs_buf_release(&b);
 }
 
