@@ -35,6 +35,7 @@
 #include "common/u64map.h"
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define MAX_LINE ((size_t)1 << 20) /* longest line accepted */
 #define MAX_FRAMES 100000	   /* frames of one event */
@@ -281,10 +282,116 @@ static inline int hex_value(char c)
 	return u - 'a' < 6 ? (int)(u - 'a' + 10) : -1;
 }
 
+/*
+ * Eight bytes at a time: the runs of blanks and hex digits that every
+ * frame line starts with (perf pads its addresses to 16 columns) are
+ * skipped a word at a time where the byte order allows, and a byte at a
+ * time for the rest (same result: the word loops only skip bytes the
+ * byte loops would skip, and stop at or before where those stop).
+ */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define PS_WORDS 1
+#else
+#define PS_WORDS 0
+#endif
+#define PS_ONES UINT64_C(0x0101010101010101)
+#define PS_HIGHS (PS_ONES * 0x80)
+
+/* The 8 bytes at @p (unaligned), the first in the low byte. */
+static inline uint64_t load_word(const char *p)
+{
+	uint64_t w;
+
+	memcpy(&w, p, sizeof(w));
+	return w;
+}
+
+/* The high bit of each byte of @x that is not zero. */
+static inline uint64_t nonzero_bytes(uint64_t x)
+{
+	return (((x & ~PS_HIGHS) + ~PS_HIGHS) | x) & PS_HIGHS;
+}
+
+/* The high bit of each byte of @w that is a hex digit (as hex_value()). */
+static inline uint64_t hex_bytes(uint64_t w)
+{
+	/* per byte, no carry: b + (0x80 - lo) has its high bit iff b >= lo */
+	uint64_t b = w & ~PS_HIGHS, l = b | (PS_ONES * 0x20);
+	uint64_t digit = (b + PS_ONES * (0x80 - '0')) & ~(b + PS_ONES * (0x7f - '9'));
+	uint64_t alpha = (l + PS_ONES * (0x80 - 'a')) & ~(l + PS_ONES * (0x7f - 'f'));
+
+	return (digit | alpha) & ~w & PS_HIGHS;
+}
+
+/* The index of the first byte flagged (high bit) in @m, which is not 0. */
+static inline size_t first_flagged(uint64_t m)
+{
+	return (size_t)__builtin_ctzll(m) / 8;
+}
+
 static inline const char *skip_space(const char *p, const char *end)
 {
-	while (p < end && is_space(*p))
+	while (p < end && is_space(*p)) {
 		p++;
+		/* after a blank, spaces a word at a time */
+		while (PS_WORDS && end - p >= 8) {
+			uint64_t m = nonzero_bytes(load_word(p) ^ (PS_ONES * ' '));
+
+			if (m) {
+				p += first_flagged(m);
+				break;
+			}
+			p += 8;
+		}
+	}
+	return p;
+}
+
+/* The end of the hex digits at @p (@p itself when there are none). */
+static inline const char *skip_hex(const char *p, const char *end)
+{
+	while (PS_WORDS && end - p >= 8) {
+		uint64_t m = ~hex_bytes(load_word(p)) & PS_HIGHS;
+
+		if (m)
+			return p + first_flagged(m);
+		p += 8;
+	}
+	while (p < end && hex_value(*p) >= 0)
+		p++;
+	return p;
+}
+
+/* After the last '/' or '\\' in [@begin, @p), or @begin when there is none. */
+static inline const char *after_last_slash(const char *begin, const char *p)
+{
+	while (PS_WORDS && p - begin >= 8) {
+		uint64_t w = load_word(p - 8);
+		uint64_t m = ~(nonzero_bytes(w ^ (PS_ONES * '/')) &
+			       nonzero_bytes(w ^ (PS_ONES * '\\'))) &
+			     PS_HIGHS;
+
+		if (m)
+			return p - 8 + (63 - __builtin_clzll(m)) / 8 + 1;
+		p -= 8;
+	}
+	while (p > begin && p[-1] != '/' && p[-1] != '\\')
+		p--;
+	return p;
+}
+
+/* The start of the hex digits that end at @p, not before @begin. */
+static inline const char *skip_hex_back(const char *begin, const char *p)
+{
+	while (PS_WORDS && p - begin >= 8) {
+		uint64_t m = ~hex_bytes(load_word(p - 8)) & PS_HIGHS;
+
+		if (m) /* after the last byte that is no digit */
+			return p - 8 + (63 - __builtin_clzll(m)) / 8 + 1;
+		p -= 8;
+	}
+	while (p > begin && hex_value(p[-1]) >= 0)
+		p--;
 	return p;
 }
 

@@ -23,6 +23,14 @@
  * weighs it (the time to the next sample on its CPU), as it is appended.
  * An error is the first one in file order, at its line in the whole file.
  *
+ * A file that shrinks while it is mapped (truncated, or rewritten in
+ * place) makes a read past its new end fault with SIGBUS. Every read of
+ * the mapping (read_guarded()) runs under a SIGBUS handler that turns
+ * such a fault, in that thread and inside the mapping, into the error
+ * "the file shrank while it was read" at the line being read; any other
+ * SIGBUS goes to the action there was before, which is put back once no
+ * mapped import runs.
+ *
  * HEAPSCOPE_PARSE_THREADS=N sets the threads (1: one part, no thread),
  * HEAPSCOPE_PARSE_PART_BYTES=N the size parts are cut near (tests use
  * tiny parts so that every boundary case is met).
@@ -34,6 +42,8 @@
 #include "common/alloc.h"
 #include <errno.h>
 #include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -60,6 +70,100 @@ struct parts {
 	pthread_mutex_t lock;
 	pthread_cond_t done;
 };
+
+/* ---- reads of a mapping that may shrink ---- */
+
+struct bus_guard {
+	const char *lo, *hi; /* the mapping */
+	sigjmp_buf jump;
+};
+
+static __thread struct bus_guard *bus_guard; /* this thread's read, or NULL */
+static pthread_mutex_t bus_lock = PTHREAD_MUTEX_INITIALIZER;
+static size_t bus_users; /* mapped imports running, under bus_lock */
+static struct sigaction bus_before;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	struct bus_guard *g = bus_guard;
+	const char *at = si->si_addr;
+	struct sigaction dfl;
+
+	if (g && at >= g->lo && at < g->hi)
+		siglongjmp(g->jump, 1);
+	if (bus_before.sa_flags & SA_SIGINFO) {
+		bus_before.sa_sigaction(sig, si, uc);
+		return;
+	}
+	if (bus_before.sa_handler != SIG_DFL && bus_before.sa_handler != SIG_IGN) {
+		bus_before.sa_handler(sig);
+		return;
+	}
+	/* the default action: the faulting read faults again on return */
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigaction(SIGBUS, &dfl, NULL);
+}
+
+static void bus_watch(void)
+{
+	struct sigaction sa;
+
+	pthread_mutex_lock(&bus_lock);
+	if (!bus_users++) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = on_sigbus;
+		sa.sa_flags = SA_SIGINFO;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGBUS, &sa, &bus_before);
+	}
+	pthread_mutex_unlock(&bus_lock);
+}
+
+static void bus_unwatch(void)
+{
+	pthread_mutex_lock(&bus_lock);
+	if (!--bus_users)
+		sigaction(SIGBUS, &bus_before, NULL);
+	pthread_mutex_unlock(&bus_lock);
+}
+
+/*
+ * @read(@arg), which reads the mapping [@lo, @hi) for @ps: its result, or
+ * -EIO with ps->diag set when the file shrank under the read. What the
+ * read allocates hangs from @ps or @arg at every read of the mapping, so
+ * a read cut short is released as one that failed.
+ */
+static int read_guarded(struct ps *ps, const char *lo, const char *hi,
+			int (*read)(void *arg), void *arg)
+{
+	struct bus_guard g = {.lo = lo, .hi = hi};
+	int err;
+
+	if (sigsetjmp(g.jump, 1)) {
+		bus_guard = NULL;
+		hs_diag_set(ps->diag, ps->lr.lineno + 1,
+			    "the file shrank while it was read (truncated or "
+			    "rewritten meanwhile?)");
+		return -EIO;
+	}
+	bus_guard = &g;
+	err = read(arg);
+	bus_guard = NULL;
+	return err;
+}
+
+static int read_all(void *ps)
+{
+	return hs__ps_read_all(ps);
+}
+
+/* hs__ps_read_all(@ps) of its mapped bytes, under read_guarded(). */
+static int read_mapped(struct ps *ps)
+{
+	return read_guarded(ps, ps->mem, ps->mem_end, read_all, ps);
+}
 
 /* A positive number from the environment variable @name, else @dflt. */
 static size_t env_size(const char *name, size_t dflt)
@@ -101,27 +205,33 @@ static const char *after_blank_line(const char *from, const char *end)
 	return NULL;
 }
 
+/* Where a mapped text is cut into parts: at[0, nr) start them, at[nr] ends. */
+struct cuts {
+	const char *start, *end;
+	size_t part_bytes;
+	const char **at; /* owned */
+	size_t nr, alloc;
+};
+
 /*
- * Cut [@start, @end) into parts of about @part_bytes, each ending after a
- * blank line (the last one at @end): *@cuts (owned) gets the start of
- * each and then @end. Returns how many parts, or 0 when out of memory.
+ * Cut [c->start, c->end) into parts of about c->part_bytes, each ending
+ * after a blank line (the last one at the end), into c->at. Returns 0 or
+ * -ENOMEM.
  */
-static size_t cut_parts(const char *start, const char *end, size_t part_bytes,
-			const char ***cuts)
+static int cut_parts(void *arg)
 {
-	const char **at = NULL, *from = start, *nl, *cut;
-	size_t n = 0, alloc = 0, k;
+	struct cuts *c = arg;
+	const char *start = c->start, *end = c->end, *from = start, *nl, *cut;
+	size_t k;
 
 	for (k = 1;; k++) {
-		if (HS_GROW(at, n + 2, alloc)) {
-			hs_free(at);
-			return 0;
-		}
-		at[n++] = from;
+		if (HS_GROW(c->at, c->nr + 2, c->alloc))
+			return -ENOMEM;
+		c->at[c->nr++] = from;
 		/* from the first line that starts at or after the target */
-		if (part_bytes > (size_t)(end - start) / k)
+		if (c->part_bytes > (size_t)(end - start) / k)
 			break; /* the target is past the end */
-		nl = start + k * part_bytes - 1;
+		nl = start + k * c->part_bytes - 1;
 		if (nl + 1 < from)
 			nl = from - 1; /* the blank line's '\n' */
 		nl = memchr(nl, '\n', (size_t)(end - nl));
@@ -130,9 +240,8 @@ static size_t cut_parts(const char *start, const char *end, size_t part_bytes,
 			break;
 		from = cut;
 	}
-	at[n] = end;
-	*cuts = at;
-	return n;
+	c->at[c->nr] = end;
+	return 0;
 }
 
 /* Parse part @k into its own source (a worker, or the merger helping). */
@@ -147,7 +256,7 @@ static void parse_part(struct parts *pp, size_t k)
 	ps->mem_kept = ps->mem_clean = pt->start;
 	ps->first_part = 0;
 	ps->proc_placeholders = 1;
-	pt->err = hs__ps_read_all(ps);
+	pt->err = read_mapped(ps);
 	pthread_mutex_lock(&pp->lock);
 	if (pt->err)
 		pp->stop = 1;
@@ -309,7 +418,7 @@ static int import_parts(struct ps *g, const char **cuts, size_t nr, size_t threa
 			break; /* fewer workers: the merger parses what is left */
 		nr_tid++;
 	}
-	err = hs__ps_read_all(g);
+	err = read_mapped(g);
 	if (err) {
 		pthread_mutex_lock(&pp.lock);
 		pp.stop = 1;
@@ -359,8 +468,8 @@ int hs__ps_import_mapped(FILE *f, enum hs_perf_view view, struct hs_stack_source
 	off_t pos;
 	int fd = fileno(f), err;
 	const char *map = NULL, *start = empty, *end = empty;
-	const char **cuts = NULL;
-	size_t threads, nr = 1, part_bytes;
+	struct cuts *cuts;
+	size_t threads;
 	struct ps *ps;
 
 	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode))
@@ -377,11 +486,13 @@ int hs__ps_import_mapped(FILE *f, enum hs_perf_view view, struct hs_stack_source
 		end = map + st.st_size;
 	}
 	ps = hs_malloc(sizeof(*ps));
-	if (!ps) {
+	cuts = hs_calloc(1, sizeof(*cuts));
+	if (!ps || !cuts) {
 		hs_diag_set(diag, 0, "out of memory");
 		err = -ENOMEM;
 		goto out;
 	}
+	bus_watch();
 	hs__ps_init(ps, view, out, diag, syms);
 	ps->mapped = 1;
 	ps->mem = start;
@@ -389,28 +500,35 @@ int hs__ps_import_mapped(FILE *f, enum hs_perf_view view, struct hs_stack_source
 	ps->mem_kept = ps->mem_clean = start;
 	threads = nr_threads();
 	if (view == HS_PERF_CPU && !syms && threads > 1) {
-		part_bytes = (size_t)(end - start) / threads + 1;
-		if (part_bytes < MIN_PART_BYTES)
-			part_bytes = MIN_PART_BYTES;
-		part_bytes = env_size("HEAPSCOPE_PARSE_PART_BYTES", part_bytes);
-		nr = cut_parts(start, end, part_bytes, &cuts);
-		if (!nr) {
-			err = hs__ps_nomem(ps);
+		cuts->start = start;
+		cuts->end = end;
+		cuts->part_bytes = (size_t)(end - start) / threads + 1;
+		if (cuts->part_bytes < MIN_PART_BYTES)
+			cuts->part_bytes = MIN_PART_BYTES;
+		cuts->part_bytes =
+		    env_size("HEAPSCOPE_PARSE_PART_BYTES", cuts->part_bytes);
+		err = read_guarded(ps, start, end, cut_parts, cuts);
+		if (err) {
+			if (err == -ENOMEM)
+				hs__ps_nomem(ps);
 			goto release;
 		}
 	}
-	if (nr > 1) {
-		ps->mem_end = cuts[1];
-		err = import_parts(ps, cuts, nr, threads);
+	if (cuts->nr > 1) {
+		ps->mem_end = cuts->at[1];
+		err = import_parts(ps, cuts->at, cuts->nr, threads);
 	} else {
-		err = hs__ps_read_all(ps);
+		err = read_mapped(ps);
 	}
 	if (!err)
 		err = hs__ps_finish(ps);
 release:
 	hs__ps_release(ps);
-	hs_free(ps);
+	bus_unwatch();
 out:
+	hs_free(ps);
+	if (cuts)
+		hs_free(cuts->at);
 	hs_free(cuts);
 	if (map)
 		munmap((void *)map, (size_t)st.st_size);

@@ -10,9 +10,12 @@
  * The same for the memo of whole stacks (import_perf_script.c): a mapped
  * file read with it (the default) and without it (HEAPSCOPE_PARSE_MEMO=0)
  * gives the same model, or the same error at the same line.
+ *
+ * A mapped file that shrinks while it is read gives an error, not SIGBUS.
  */
 #include <errno.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -23,6 +26,7 @@
 #include <cmocka.h>
 #include "common/buf.h"
 #include "io/io.h"
+#include "io/perf_script.h"
 
 /* Deterministic text with every case the merge must get right. */
 static void make_text(struct hs_buf *b, unsigned seed, int events)
@@ -431,6 +435,137 @@ static void repeated_stacks_give_the_parse_model(void **state)
 	hs_buf_release(&b);
 }
 
+/*
+ * Module paths that the memo keys by their file name alone ("(/DIR/FILE)"
+ * as "(/FILE)"): other directories, '\\' separators, brackets, blanks and
+ * ".map" around or inside the path, and paths that do not start with
+ * "(/", each repeated under the others: the parse's model. A NUL byte
+ * in a left-out directory is the parse's error at its line.
+ */
+static void module_dirs_keyed_by_file_name(void **state)
+{
+	static const char *const mods[] = {
+	    "(/usr/lib/m.so)", "(/opt/x/m.so)",	 "(/m.so)",	  "(/a\\b\\m.so)",
+	    "(/a\\b/m.so)",	"(/a/b\\m.so)",	 "(/a)b/m.so)",	  "(/a(b/m.so)",
+	    "(/a/m.so ])",	"(/a/[m.so])",	 "([/a/m.so])",	  "(/a/ m.so)",
+	    "( /a/m.so)",	"(/a/b/)",	 "(/a/b/ )",	  "(/a/b/ap)",
+	    "(/a/.map)",	"(/a/x.map)",	 "(/a/b.map/m)",  "(/a/map)",
+	    "(/a/m.so) ",	"(/a/m.so)\r",	 "(/a/jitted-1.so)", "(/b/jitted-1.so)",
+	    "(/a/unknown)",	"(/)",		 "(//)",	  "(/a//m.so)",
+	    "([m.so)",		"([/a/m.so)",	 "(x/m.so)",	  "(x/a/m.so)",
+	};
+	static const char *const syms[] = {"f+0x1", "[A] M+0x2", "f", "Int32 [A] N::M()"};
+	size_t nr = sizeof(mods) / sizeof(mods[0]);
+	struct hs_buf b;
+	int k;
+
+	(void)state;
+	hs_buf_init(&b);
+	for (k = 0; k < 4000; k++) {
+		size_t m = (size_t)(k * 7 + k / 13) % nr;
+
+		assert_int_equal(hs_buf_addf(&b,
+					     "c %d/%d [%03d] %d.%06d: 1 cycles:\n"
+					     "\t%x %s %s\n\t2 g %s\n\n",
+					     1 + k % 2, 10 + k % 3, k % 4, 1 + k / 1000,
+					     k % 1000 * 1000, 1 + k % 5, syms[k / 3 % 4],
+					     mods[m], mods[(m + k / 50) % nr]),
+				 0);
+	}
+	check_same_memo(b.s, b.len);
+	/* a NUL in a directory the key leaves out: still the parse's error */
+	hs_buf_reset(&b);
+	for (k = 0; k < 3; k++)
+		assert_int_equal(hs_buf_addf(&b,
+					     "c 1/1 [000] 1.%06d: 1 cycles:\n"
+					     "\t1 f+0x1 (/a/m.so)\n\t2 g (/%s/m.so)\n\n",
+					     k, k < 2 ? "b" : "b\001"),
+				 0);
+	b.s[b.len - 10] = '\0'; /* the \001 */
+	check_same_error(b.s, b.len, 11, "NUL byte in a line");
+	hs_buf_release(&b);
+}
+
+/* The symbol hook of shrink_while_read(): the file is cut to one page. */
+static int shrink_file(void *ctx, uint32_t pid, uint64_t addr, const char *module,
+		       size_t module_len, const char **sym, size_t *sym_len,
+		       const char **module_out, size_t *module_out_len)
+{
+	(void)pid;
+	(void)addr;
+	(void)module;
+	(void)module_len;
+	(void)sym;
+	(void)sym_len;
+	(void)module_out;
+	(void)module_out_len;
+	assert_int_equal(truncate(ctx, 4096), 0);
+	return 0;
+}
+
+/*
+ * Import @path with the symbol hook shrink_file(), which its first frame
+ * calls: the rest of the file, past the first page, is gone before the
+ * parse reads it. @view's source.
+ */
+static int shrink_while_read(const char *path, enum hs_perf_view view,
+			     struct hs_stack_source *src, struct hs_diag *d)
+{
+	struct hs__perf_symbols syms = {shrink_file, (void *)path};
+	FILE *f = fopen(path, "r");
+	int ret;
+
+	assert_non_null(f);
+	hs_source_init(src);
+	ret = hs__import_perf_script(f, view, src, d, &syms);
+	fclose(f);
+	return ret;
+}
+
+/*
+ * A file truncated while the importer reads it from its mapping: the
+ * reads past the new end would fault (SIGBUS, which kills the process);
+ * the import fails with a message instead, in both views, and the SIGBUS
+ * action is the one before again afterwards (cmocka's, here).
+ */
+static void a_file_that_shrinks_while_read(void **state)
+{
+	enum hs_perf_view views[] = {HS_PERF_CPU, HS_PERF_THREAD_TIME};
+	struct hs_stack_source src;
+	struct hs_diag d = HS_DIAG_INIT("t");
+	struct sigaction before, after;
+	struct hs_buf b;
+	char path[64], msg[300];
+	size_t v;
+	int k;
+
+	(void)state;
+	assert_int_equal(sigaction(SIGBUS, NULL, &before), 0);
+	hs_buf_init(&b);
+	assert_int_equal(hs_buf_adds(&b, "c 1/1 [000] 1.000000: 1 cycles:\n"
+					 "\t1 x ([unknown])\n\n"),
+			 0);
+	for (k = 0; b.len < (64 << 10); k++)
+		assert_int_equal(hs_buf_addf(&b,
+					     "c 1/1 [000] 1.%06d: 1 cycles:\n"
+					     "\t%x f+0x1 (/lib/m.so)\n\t2 g (/lib/m.so)\n\n",
+					     k + 1, k),
+				 0);
+	for (v = 0; v < sizeof(views) / sizeof(views[0]); v++) {
+		write_file(b.s, b.len, path);
+		assert_int_equal(shrink_while_read(path, views[v], &src, &d), -EIO);
+		hs_diag_format(&d, msg, sizeof(msg));
+		assert_non_null(strstr(msg, "the file shrank while it was read"));
+		assert_true(d.line > 2);
+		hs_source_release(&src);
+		unlink(path);
+	}
+	assert_int_equal(sigaction(SIGBUS, NULL, &after), 0);
+	assert_int_equal(after.sa_flags, before.sa_flags);
+	assert_ptr_equal(after.sa_handler, before.sa_handler);
+	hs_buf_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -440,6 +575,8 @@ int main(void)
 	    cmocka_unit_test(errors_name_the_line_of_the_whole_file),
 	    cmocka_unit_test(files_without_boundaries),
 	    cmocka_unit_test(repeated_stacks_give_the_parse_model),
+	    cmocka_unit_test(module_dirs_keyed_by_file_name),
+	    cmocka_unit_test(a_file_that_shrinks_while_read),
 	};
 	return cmocka_run_group_tests_name("import_perf_script_parts", tests, NULL, NULL);
 }

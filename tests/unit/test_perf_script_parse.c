@@ -178,6 +178,90 @@ static void fields_and_numbers(void **state)
 	assert_int_equal(hs__ps_parse_uint(&p, p + 2, 10, &n), -1);
 }
 
+/* The byte-at-a-time definitions that the word scanners must agree with. */
+static const char *bytes_skip_space(const char *p, const char *end)
+{
+	while (p < end && is_space(*p))
+		p++;
+	return p;
+}
+
+static const char *bytes_skip_hex(const char *p, const char *end)
+{
+	while (p < end && hex_value(*p) >= 0)
+		p++;
+	return p;
+}
+
+static const char *bytes_skip_hex_back(const char *begin, const char *p)
+{
+	while (p > begin && hex_value(p[-1]) >= 0)
+		p--;
+	return p;
+}
+
+static const char *bytes_after_last_slash(const char *begin, const char *p)
+{
+	while (p > begin && p[-1] != '/' && p[-1] != '\\')
+		p--;
+	return p;
+}
+
+/*
+ * skip_space(), skip_hex(), skip_hex_back() and after_last_slash() read
+ * words where they can:
+ * every start and end in texts made of runs of each byte class (and of
+ * every byte value, high bit included) must give what a byte loop gives.
+ */
+static void word_scanners_match_bytes(void **state)
+{
+	static const char cls[] = " \t\v\f\r09afAFgGxX+:(/\\\n\x80\xb0\xe6\xff\xaf\xdc\x00";
+	char text[64];
+	unsigned seed = 12345, round, c;
+	size_t i, j;
+
+	(void)state;
+	for (round = 0; round < 4000; round++) {
+		for (i = 0; i < sizeof(text); i++) {
+			seed = seed * 1103515245u + 12345u;
+			/* runs: mostly the byte before, sometimes a new class */
+			if (i && (seed >> 16) % 4)
+				text[i] = text[i - 1];
+			else
+				text[i] = round < 256 && (seed >> 20) % 8 == 0
+					      ? (char)(round + i)
+					      : cls[(seed >> 8) % (sizeof(cls) - 1)];
+		}
+		for (i = 0; i <= sizeof(text); i++)
+			for (j = i; j <= sizeof(text); j++) {
+				assert_ptr_equal(skip_space(text + i, text + j),
+						 bytes_skip_space(text + i, text + j));
+				assert_ptr_equal(skip_hex(text + i, text + j),
+						 bytes_skip_hex(text + i, text + j));
+				assert_ptr_equal(skip_hex_back(text + i, text + j),
+						 bytes_skip_hex_back(text + i, text + j));
+				assert_ptr_equal(after_last_slash(text + i, text + j),
+						 bytes_after_last_slash(text + i, text + j));
+			}
+	}
+	/* every byte value as a hex digit or not, at every place in a word */
+	for (c = 0; c < 256; c++)
+		for (i = 0; i < 8; i++) {
+			memset(text, '7', 16);
+			text[i] = (char)c;
+			assert_ptr_equal(skip_hex(text, text + 16),
+					 bytes_skip_hex(text, text + 16));
+			assert_ptr_equal(skip_hex_back(text, text + 16),
+					 bytes_skip_hex_back(text, text + 16));
+			memset(text, ' ', 16);
+			text[i] = (char)c;
+			assert_ptr_equal(skip_space(text, text + 16),
+					 bytes_skip_space(text, text + 16));
+			assert_ptr_equal(after_last_slash(text, text + 16),
+					 bytes_after_last_slash(text, text + 16));
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -187,6 +271,7 @@ int main(void)
 		cmocka_unit_test(frame_text),
 		cmocka_unit_test(srcline_lines),
 		cmocka_unit_test(fields_and_numbers),
+		cmocka_unit_test(word_scanners_match_bytes),
 	};
 	return cmocka_run_group_tests_name("perf_script_parse", tests, NULL, NULL);
 }
