@@ -89,45 +89,16 @@ static int is_free(unsigned tag)
 }
 
 /*
- * zstd -1 of the compact payload of @n bytes at @c as the writer makes it
- * (collector/writer.c, compress_compact()): one frame whose blocks end
- * where the streams do. Its size, or @n when it does not come out.
+ * zstd at @level of the compact payload of @n bytes at @c and its @count
+ * streams as the writer makes it (hs_tw_zstd_compact()). Its size, or @n
+ * when it does not come out.
  */
 static uint64_t zsize_compact_at(struct tables *t, const uint8_t *c, size_t n,
 				 unsigned count, int level)
 {
-	ZSTD_outBuffer ob = { t->z, t->z_cap, 0 };
-	const uint8_t *q = c, *end = c + n;
-	size_t part[HS_CC__COUNT + 2], at = 0, left;
-	uint64_t len;
-	unsigned i;
+	size_t z = hs_tw_zstd_compact(t->cctx, level, t->z, t->z_cap, c, n, count);
 
-	if (hs_get_varint(&q, end, &len))
-		return n;
-	for (i = 1; i <= count; i++) {
-		if (hs_get_varint(&q, end, &len))
-			return n;
-		part[i] = (size_t)len;
-	}
-	part[0] = (size_t)(q - c);
-	for (i = 1; i <= count; i++)
-		q += part[i];
-	part[count + 1] = (size_t)(end - q);
-	ZSTD_CCtx_reset(t->cctx, ZSTD_reset_session_and_parameters);
-	ZSTD_CCtx_setParameter(t->cctx, ZSTD_c_compressionLevel, level);
-	ZSTD_CCtx_setPledgedSrcSize(t->cctx, n);
-	for (i = 0; i < count + 2; i++) {
-		ZSTD_inBuffer ib = { c + at, part[i], 0 };
-		ZSTD_EndDirective how = i == count + 1 ? ZSTD_e_end : ZSTD_e_flush;
-
-		do {
-			left = ZSTD_compressStream2(t->cctx, &ob, &ib, how);
-			if (ZSTD_isError(left) || (left && ob.pos == ob.size))
-				return n;
-		} while (left || ib.pos < ib.size);
-		at += part[i];
-	}
-	return ob.pos;
+	return z ? z : n;
 }
 
 static uint64_t zsize_compact(struct tables *t, const uint8_t *c, size_t n, unsigned count)

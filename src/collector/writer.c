@@ -43,7 +43,7 @@
 #define CLOCK_NS 1000000ull  /* the event clock's resolution */
 #define RSS_NS 10000000ull   /* RSS every 10 ms */
 #define FLUSH_NS 50000000ull /* write at least every 50 ms */
-#define ZSTD_LEVEL 1	     /* (and trace_writer.h's HS_HS_ZSTD_LEVEL_REPEATS) */
+#define ZSTD_LEVEL 1	     /* (and trace_writer.h's HS_ZSTD_LEVEL_REPEATS) */
 #define COL_TRIAL 16	     /* every 16th EVENTS chunk is compressed both ways */
 /* a smaller EVENTS chunk is no trial: too few events to tell (a chunk of
  * RSS records alone came out smaller plain, and sent 16 chunks of a
@@ -432,58 +432,19 @@ static int add_index(uint64_t offset)
 }
 
 /*
- * zstd of the compact payload of @n bytes at @c into @out (@cap bytes):
- * one frame, as ZSTD_compressCCtx() makes, whose blocks end where the
- * payload's streams do, so that each stream's literals are coded with a
- * table of their own (over the same chunks: cc1 5% smaller, rand_loop
- * 1.3%, python3 0.7%; zstd takes a fifth longer), at HS_ZSTD_LEVEL_REPEATS
- * after a payload that came out HS_ZSTD_REPEATS_RATIO times smaller or more, else
- * ZSTD_LEVEL. Returns its size, or 0 (the caller then writes the chunk
- * another way).
+ * hs_tw_zstd_compact() of the compact payload of @n bytes at @c into @out
+ * (@cap bytes) at HS_ZSTD_LEVEL_REPEATS after a payload that came out
+ * HS_ZSTD_REPEATS_RATIO times smaller or more, else ZSTD_LEVEL. Returns
+ * its size, or 0 (the caller then writes the chunk another way).
  */
 static size_t compress_compact(uint8_t *out, size_t cap, const uint8_t *c, size_t n)
 {
-	ZSTD_outBuffer ob = {out, cap, 0};
-	const uint8_t *q = c, *end = c + n;
-	size_t part[HS_CC__COUNT + 2], at = 0, left;
-	uint64_t len;
-	unsigned i, parts = 0;
+	size_t z = hs_tw_zstd_compact(w.cctx, w.zlevel, out, cap, c, n, HS_CC__COUNT);
 
-	/* the lengths (the records', then each stream's), then the streams */
-	if (hs_get_varint(&q, end, &len))
-		return 0;
-	for (i = 0; i < HS_CC__COUNT; i++) {
-		if (hs_get_varint(&q, end, &len))
-			return 0;
-		part[i + 1] = (size_t)len;
-	}
-	part[0] = (size_t)(q - c);
-	for (i = 1; i <= HS_CC__COUNT; i++) {
-		if (part[i] > (size_t)(end - q))
-			return 0;
-		q += part[i];
-	}
-	part[HS_CC__COUNT + 1] = (size_t)(end - q); /* the RECORD stream */
-	parts = HS_CC__COUNT + 2;
-	if (ZSTD_isError(ZSTD_CCtx_reset(w.cctx, ZSTD_reset_session_only)) ||
-	    ZSTD_isError(
-		ZSTD_CCtx_setParameter(w.cctx, ZSTD_c_compressionLevel, w.zlevel)) ||
-	    ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(w.cctx, n)))
-		return 0;
-	for (i = 0; i < parts; i++) {
-		ZSTD_inBuffer ib = {c + at, part[i], 0};
-		ZSTD_EndDirective how = i + 1 == parts ? ZSTD_e_end : ZSTD_e_flush;
-
-		do {
-			left = ZSTD_compressStream2(w.cctx, &ob, &ib, how);
-			if (ZSTD_isError(left) || (left && ob.pos == ob.size))
-				return 0;
-		} while (left || ib.pos < ib.size);
-		at += part[i];
-	}
-	w.zlevel =
-	    ob.pos * HS_ZSTD_REPEATS_RATIO <= n ? HS_ZSTD_LEVEL_REPEATS : ZSTD_LEVEL;
-	return ob.pos;
+	if (z)
+		w.zlevel =
+		    z * HS_ZSTD_REPEATS_RATIO <= n ? HS_ZSTD_LEVEL_REPEATS : ZSTD_LEVEL;
+	return z;
 }
 
 /*

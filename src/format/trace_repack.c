@@ -102,55 +102,6 @@ static int write_chunk(struct repack *r, unsigned kind, unsigned flags, const ui
 	return err;
 }
 
-/*
- * zstd of the compact payload of @n bytes at @c into @out (@cap bytes):
- * one frame whose blocks end where the payload's streams do, as the
- * collector writes it (each stream's literals get a Huffman table of
- * their own). Returns its size, or 0.
- */
-static size_t compress_compact(ZSTD_CCtx *cctx, uint8_t *out, size_t cap,
-			       const uint8_t *c, size_t n)
-{
-	ZSTD_outBuffer ob = {out, cap, 0};
-	const uint8_t *q = c, *end = c + n;
-	size_t part[HS_CC__COUNT + 2], at = 0, left;
-	uint64_t len;
-	unsigned i;
-
-	if (hs_get_varint(&q, end, &len))
-		return 0;
-	for (i = 0; i < HS_CC__COUNT; i++) {
-		if (hs_get_varint(&q, end, &len))
-			return 0;
-		part[i + 1] = (size_t)len;
-	}
-	part[0] = (size_t)(q - c);
-	for (i = 1; i <= HS_CC__COUNT; i++) {
-		if (part[i] > (size_t)(end - q))
-			return 0;
-		q += part[i];
-	}
-	part[HS_CC__COUNT + 1] = (size_t)(end - q);
-	if (ZSTD_isError(ZSTD_CCtx_reset(cctx, ZSTD_reset_session_only)) ||
-	    ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel,
-						REPACK_ZSTD_LEVEL)) ||
-	    ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(cctx, n)))
-		return 0;
-	for (i = 0; i < HS_CC__COUNT + 2; i++) {
-		ZSTD_inBuffer ib = {c + at, part[i], 0};
-		ZSTD_EndDirective how =
-		    i + 1 == HS_CC__COUNT + 2 ? ZSTD_e_end : ZSTD_e_flush;
-
-		do {
-			left = ZSTD_compressStream2(cctx, &ob, &ib, how);
-			if (ZSTD_isError(left) || (left && ob.pos == ob.size))
-				return 0;
-		} while (left || ib.pos < ib.size);
-		at += part[i];
-	}
-	return ob.pos;
-}
-
 /* The compact payload of the records at hand with sizes whole or split
  * (@split), compressed into @out: its size (0: none), *@raw its raw size. */
 static size_t encode(struct repack *r, int split, uint8_t *out, size_t *raw)
@@ -161,7 +112,9 @@ static size_t encode(struct repack *r, int split, uint8_t *out, size_t *raw)
 	c = hs_chunk_compact_5_0(r->records, r->nr_records, r->enc, r->scratch,
 				 r->compact, r->compact_cap);
 	*raw = c;
-	return c ? compress_compact(r->cctx, out, r->zcap, r->compact, c) : 0;
+	return c ? hs_tw_zstd_compact(r->cctx, REPACK_ZSTD_LEVEL, out, r->zcap,
+				      r->compact, c, HS_CC__COUNT)
+		 : 0;
 }
 
 static int add_index(struct repack *r, uint64_t offset)

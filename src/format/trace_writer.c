@@ -4,7 +4,9 @@
  */
 #include "format/trace_writer.h"
 #include "common/hash.h"
+#include <assert.h>
 #include <string.h>
+#include <zstd.h>
 
 void hs_tw_file_header(uint8_t out[HS_FILE_HEADER_SIZE])
 {
@@ -99,4 +101,48 @@ uint8_t *hs_tw_footer_marked(uint8_t *out, const uint64_t counts[HS_FC__COUNT],
 	return hs_tw_sized(
 	    out, HS_TAG_FOOTER, body,
 	    (size_t)(hs_enc_footer_body(body, counts, index, n, has_records) - body));
+}
+
+size_t hs_tw_zstd_compact(struct ZSTD_CCtx_s *cctx, int level, uint8_t *out, size_t cap,
+			  const uint8_t *c, size_t n, unsigned streams)
+{
+	ZSTD_outBuffer ob = {out, cap, 0};
+	const uint8_t *q = c, *end = c + n;
+	size_t part[HS_CC__COUNT + 2], at = 0, left;
+	uint64_t len;
+	unsigned i;
+
+	/* the lengths (the records', then each stream's), then the streams */
+	assert(streams <= HS_CC__COUNT);
+	if (hs_get_varint(&q, end, &len))
+		return 0;
+	for (i = 0; i < streams; i++) {
+		if (hs_get_varint(&q, end, &len))
+			return 0;
+		part[i + 1] = (size_t)len;
+	}
+	part[0] = (size_t)(q - c);
+	for (i = 1; i <= streams; i++) {
+		if (part[i] > (size_t)(end - q))
+			return 0;
+		q += part[i];
+	}
+	part[streams + 1] = (size_t)(end - q); /* the RECORD stream */
+	if (ZSTD_isError(ZSTD_CCtx_reset(cctx, ZSTD_reset_session_only)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level)) ||
+	    ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(cctx, n)))
+		return 0;
+	for (i = 0; i < HS_CC__COUNT + 2; i++) {
+		ZSTD_inBuffer ib = {c + at, part[i], 0};
+		ZSTD_EndDirective how =
+		    i + 1 == HS_CC__COUNT + 2 ? ZSTD_e_end : ZSTD_e_flush;
+
+		do {
+			left = ZSTD_compressStream2(cctx, &ob, &ib, how);
+			if (ZSTD_isError(left) || (left && ob.pos == ob.size))
+				return 0;
+		} while (left || ib.pos < ib.size);
+		at += part[i];
+	}
+	return ob.pos;
 }
