@@ -1018,18 +1018,19 @@ int hs__trace_walk(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags
 	for (;;) {
 		if (r->done)
 			break;
-		if (r->p >= r->end) {
-			/* (pieces of events whose records were not written may
-			 * end the chunk: hs_chunk_unpack_events()) */
-			if (stream && r->pre) {
-				ret = stream_piece(r, t, &ls, stream);
-				if (ret < 0) {
-					err = ret;
-					goto out;
-				}
-				if (ret)
-					continue;
+		/* the pieces of events first (those whose records were not
+		 * written may end the chunk: hs_chunk_unpack_events()) */
+		if (stream && r->pre &&
+		    (r->p >= r->end || r->chunk.kind != HS_CHUNK_SYMBOLS)) {
+			ret = stream_piece(r, t, &ls, stream);
+			if (ret < 0) {
+				err = ret;
+				goto out;
 			}
+			if (ret)
+				continue;
+		}
+		if (r->p >= r->end) {
 			ret = hs__reader_next_chunk(r, diag);
 			if (ret <= 0) {
 				r->done = ret < 0 ? ret : 1;
@@ -1043,15 +1044,6 @@ int hs__trace_walk(struct hs_trace_reader *r, struct hs_trace *t, unsigned flags
 			continue;
 		}
 		if (r->chunk.kind != HS_CHUNK_SYMBOLS) {
-			if (stream && r->pre) {
-				ret = stream_piece(r, t, &ls, stream);
-				if (ret < 0) {
-					err = ret;
-					goto out;
-				}
-				if (ret)
-					continue;
-			}
 			if (stream) {
 				stream_run(r, t, &ls, stream);
 				if (r->p >= r->end)
