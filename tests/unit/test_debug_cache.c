@@ -36,6 +36,28 @@ static unsigned char *payload(size_t n)
 	return p;
 }
 
+/* A new section of @e named at @name in the names, holding @n bytes at @buf. */
+static Elf64_Shdr *add_section(Elf *e, Elf_Scn **scn, void *buf, size_t n, Elf_Type type,
+			       size_t align, unsigned name, unsigned sh_type)
+{
+	Elf_Data *d;
+	Elf64_Shdr *sh;
+
+	*scn = elf_newscn(e);
+	assert_non_null(*scn);
+	d = elf_newdata(*scn);
+	assert_non_null(d);
+	d->d_buf = buf;
+	d->d_size = n;
+	d->d_type = type;
+	d->d_align = align;
+	sh = elf64_getshdr(*scn);
+	assert_non_null(sh);
+	sh->sh_name = name;
+	sh->sh_type = sh_type;
+	return sh;
+}
+
 /* Write @path: an ELF whose .debug_info holds @data (@n bytes), compressed. */
 static void write_elf(const char *path, const unsigned char *data, size_t n)
 {
@@ -46,7 +68,6 @@ static void write_elf(const char *path, const unsigned char *data, size_t n)
 	Elf64_Ehdr *eh;
 	Elf64_Shdr *sh;
 	Elf_Scn *str, *dbg, *scn;
-	Elf_Data *d;
 	Elf *e;
 
 	assert_true(fd >= 0);
@@ -59,36 +80,12 @@ static void write_elf(const char *path, const unsigned char *data, size_t n)
 	eh->e_type = ET_REL;
 	eh->e_machine = EM_X86_64;
 	eh->e_version = EV_CURRENT;
-	str = elf_newscn(e);
-	d = elf_newdata(str);
-	d->d_buf = names;
-	d->d_size = sizeof(names);
-	d->d_type = ELF_T_BYTE;
-	d->d_align = 1;
-	sh = elf64_getshdr(str);
-	sh->sh_name = 1;
-	sh->sh_type = SHT_STRTAB;
+	add_section(e, &str, names, sizeof(names), ELF_T_BYTE, 1, 1, SHT_STRTAB);
 	eh->e_shstrndx = (Elf64_Half)elf_ndxscn(str);
-	dbg = elf_newscn(e);
-	d = elf_newdata(dbg);
-	d->d_buf = (void *)data;
-	d->d_size = n;
-	d->d_type = ELF_T_BYTE;
-	d->d_align = 1;
-	sh = elf64_getshdr(dbg);
-	sh->sh_name = 11;
-	sh->sh_type = SHT_PROGBITS;
+	sh = add_section(e, &dbg, (void *)data, n, ELF_T_BYTE, 1, 11, SHT_PROGBITS);
 	sh->sh_addralign = 1;
 	memcpy(&note[4], BUILD_ID, sizeof(BUILD_ID));
-	scn = elf_newscn(e);
-	d = elf_newdata(scn);
-	d->d_buf = note;
-	d->d_size = sizeof(note);
-	d->d_type = ELF_T_NHDR;
-	d->d_align = 4;
-	sh = elf64_getshdr(scn);
-	sh->sh_name = 23;
-	sh->sh_type = SHT_NOTE;
+	sh = add_section(e, &scn, note, sizeof(note), ELF_T_NHDR, 4, 23, SHT_NOTE);
 	sh->sh_flags = SHF_ALLOC;
 	sh->sh_addralign = 4;
 	assert_true(elf_update(e, ELF_C_NULL) >= 0);
