@@ -393,6 +393,32 @@ static void untimed_source_has_no_when(void **state)
 }
 
 /*
+ * @n samples of random stacks under "main" (up to six frames of a..f,
+ * from the xorshift state *@rng), the i-th at @step * i ms, lasting
+ * @extra plus up to @spread - 1 ms.
+ */
+static void add_random_stacks(struct hs_stack_source *src, uint64_t *rng, size_t n, double step,
+			      unsigned spread, double extra)
+{
+	static const char *const names[] = {"a", "b", "c", "d", "e", "f"};
+	uint64_t x = *rng;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		char stack[64] = "main";
+		size_t depth, d, len = 4;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		depth = x % 7;
+		for (d = 0; d < depth; d++)
+			len += (size_t)snprintf(stack + len, sizeof(stack) - len, ";%s",
+						names[(x >> (8 + 3 * d)) % 6]);
+		add(src, (double)i * step, (double)((x >> 40) % spread) + extra, 1, stack);
+	}
+	*rng = x;
+}
+
+/*
  * A block of When buckets (hs_calltree_when() with @b0, @nb) gives each of
  * its buckets exactly what the whole histogram gives, bit for bit: from
  * the samples and from the nodes' histograms, for both kinds of maps
@@ -401,28 +427,16 @@ static void untimed_source_has_no_when(void **state)
  */
 static void when_blocks_are_exact(void **state)
 {
-	static const char *const names[] = {"a", "b", "c", "d", "e", "f"};
 	struct hs_stack_source src;
 	uint64_t rng = 88172645463325252ull;
 	int kind, hist, form;
-	size_t i;
 
 	(void)state;
 	for (kind = 0; kind < 2; kind++) {
 		hs_source_init(&src);
 		src.kind = kind ? HS_METRIC_TIME : HS_METRIC_PLAIN;
-		for (i = 0; i < 3000; i++) {
-			char stack[64] = "main";
-			size_t depth, d, len = 4;
-
-			rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-			depth = rng % 7;
-			for (d = 0; d < depth; d++)
-				len += (size_t)snprintf(stack + len, sizeof(stack) - len, ";%s",
-							names[(rng >> (8 + 3 * d)) % 6]);
-			/* up to 60 ms long: a time metric straddles buckets */
-			add(&src, (double)i * 0.7, (double)((rng >> 40) % 60) + 0.5, 1, stack);
-		}
+		/* up to 60 ms long: a time metric straddles buckets */
+		add_random_stacks(&src, &rng, 3000, 0.7, 60, 0.5);
 		for (hist = -1; hist <= 1; hist += 2) {
 			struct hs_view_params p = HS_VIEW_PARAMS_INIT;
 			struct hs_calltree ct;
@@ -499,26 +513,14 @@ static void when_blocks_are_exact(void **state)
  */
 static void when_chains_are_forest_sums(void **state)
 {
-	static const char *const names[] = {"a", "b", "c", "d", "e", "f"};
 	struct hs_stack_source src;
 	uint64_t rng = 2463534242ull;
 	int hist;
-	size_t i;
 
 	(void)state;
 	hs_source_init(&src);
 	src.kind = HS_METRIC_TIME;
-	for (i = 0; i < 2000; i++) {
-		char stack[64] = "main";
-		size_t depth, d, len = 4;
-
-		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-		depth = rng % 7;
-		for (d = 0; d < depth; d++)
-			len += (size_t)snprintf(stack + len, sizeof(stack) - len, ";%s",
-						names[(rng >> (8 + 3 * d)) % 6]);
-		add(&src, (double)i * 0.9, (double)((rng >> 40) % 50) + 0.25, 1, stack);
-	}
+	add_random_stacks(&src, &rng, 2000, 0.9, 50, 0.25);
 	for (hist = -1; hist <= 1; hist += 2) {
 		struct hs_view_params p = HS_VIEW_PARAMS_INIT;
 		struct hs_calltree ct;
