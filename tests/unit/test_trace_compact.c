@@ -1085,6 +1085,19 @@ struct item {
 
 #define ITEMS_MAX (RECORDS_MAX / 2)
 
+/* @rec as an item, the next record at @next */
+static struct item item_of(const struct hs_rec *rec, size_t next)
+{
+	return (struct item){.tag = rec->tag,
+			     .tid = rec->tid,
+			     .ticks = rec->ticks,
+			     .addr = rec->addr,
+			     .size = rec->size,
+			     .stack = rec->stack,
+			     .id = rec->id,
+			     .next = next};
+}
+
 /* The items of the records [@in, @in + @n) (hs_chunk_unpack()'s). */
 static size_t items_of_records(const uint8_t *in, size_t n, struct item *it)
 {
@@ -1097,15 +1110,7 @@ static size_t items_of_records(const uint8_t *in, size_t n, struct item *it)
 	while (q < in + n) {
 		assert_true(k < ITEMS_MAX);
 		assert_int_equal(hs_rec_decode(&q, in + n, &st, &rec, &why), 0);
-		it[k] = (struct item){.tag = rec.tag,
-				      .tid = rec.tid,
-				      .ticks = rec.ticks,
-				      .addr = rec.addr,
-				      .size = rec.size,
-				      .stack = rec.stack,
-				      .id = rec.id,
-				      .next = (size_t)(q - in)};
-		k++;
+		it[k++] = item_of(&rec, (size_t)(q - in));
 	}
 	return k;
 }
@@ -1169,15 +1174,7 @@ static size_t items_of_pieces(const uint8_t *in, size_t n,
 		assert_true((rec.tag != HS_TAG_MALLOC && rec.tag != HS_TAG_CALLOC &&
 			     rec.tag != HS_TAG_FREE) ||
 			    (capped && ev == capped));
-		it[k] = (struct item){.tag = rec.tag,
-				      .tid = rec.tid,
-				      .ticks = rec.ticks,
-				      .addr = rec.addr,
-				      .size = rec.size,
-				      .stack = rec.stack,
-				      .id = rec.id,
-				      .next = (size_t)(q - in) + skipped};
-		k++;
+		it[k++] = item_of(&rec, (size_t)(q - in) + skipped);
 	}
 	assert_int_equal(pc, ce->nr_pieces);
 	assert_int_equal(ev, ce->nr_ev);
