@@ -1164,7 +1164,11 @@ int hs_writer_start(const char *path, int precreated, unsigned flags, uint64_t p
 	info.max_depth = hs_cfg.max_depth;
 	info.unwind = hs_cfg.unwind;
 	info.clock = HS_CLOCK_NS;
-	info.start_realtime_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+	/* the wall time of tick 0 (the collector's start), not of this
+	 * moment, which a loaded machine can put milliseconds later: an exec
+	 * chain lays its images out on one time line by these */
+	info.start_realtime_ns =
+	    (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec - hs_now_ns();
 	/* with sampling, the hooks mark temporary blocks' frees (FREE_TEMPORARY) */
 	info.flags = flags | (hs_cfg.sample_bytes ? HS_PROC_TEMPORARY_MARKS : 0);
 	info.parent_pid = parent_pid;
