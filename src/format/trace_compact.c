@@ -464,16 +464,11 @@ expand(struct hs_chunk_unpack *u, const uint8_t *in, size_t n, size_t *out_len,
 
 			piece = 0;
 			if (pc == SIZE_MAX) {
-				if (HS_GROW(ce->piece, ce->nr_pieces + 1,
-					    ce->alloc_pieces))
+				if (hs__chunk_piece_open(ce, (size_t)(d - u->out),
+							 t->tid))
 					return -ENOMEM;
-				pc = ce->nr_pieces++;
-				p = &ce->piece[pc];
-				memset(p, 0, sizeof(*p));
-				p->begin = p->end = (size_t)(d - u->out);
-				p->tid = t->tid;
-				p->low = p->low_rest = INT64_MAX;
-				p->sorted = 1;
+				pc = ce->nr_pieces - 1;
+				ce->piece[pc].sorted = 1;
 			} else if (ticks < ce->piece[pc].st.ticks) {
 				ce->piece[pc].sorted = 0;
 			}

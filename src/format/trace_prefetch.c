@@ -63,8 +63,7 @@ int hs__chunk_inflate(void *dctx, const uint8_t *src, size_t stored, size_t raw,
 	return 0;
 }
 
-/* Room for one more piece, the one being filled being the last. */
-static int piece_open(struct hs__chunk_events *ce, size_t begin, uint64_t tid)
+int hs__chunk_piece_open(struct hs__chunk_events *ce, size_t begin, uint64_t tid)
 {
 	struct hs__chunk_piece *pc;
 
@@ -239,7 +238,7 @@ int hs__chunk_events_decode(const uint8_t *payload, size_t n, size_t max_events,
 		}
 		/* a SPAN begins a piece of its thread's events */
 		if (!pc || rec.tag == HS_TAG_SPAN) {
-			if (piece_open(out, (size_t)(q - payload), next.tid))
+			if (hs__chunk_piece_open(out, (size_t)(q - payload), next.tid))
 				return -ENOMEM;
 			pc = &out->piece[out->nr_pieces - 1];
 		}

@@ -100,6 +100,12 @@ int hs__chunk_events_decode(const uint8_t *payload, size_t n, size_t max_events,
  * stretch's low. 0 or -ENOMEM.
  */
 HS_MUST_CHECK int hs__chunk_events_rest(struct hs__chunk_events *ce);
+/*
+ * A new piece at the end of @ce's, empty, of thread @tid, starting at
+ * @begin in the records: the one being filled. 0 or -ENOMEM.
+ */
+HS_MUST_CHECK int hs__chunk_piece_open(struct hs__chunk_events *ce, size_t begin,
+				       uint64_t tid);
 /* Free @ce's arrays (the struct is the caller's). */
 void hs__chunk_events_release(struct hs__chunk_events *ce);
 /*
