@@ -755,13 +755,28 @@ int hs_trace_peek_sampling(const char *path, struct hs_trace_sampling *out,
 {
 	struct hs_trace_reader r;
 	struct hs_rec rec;
-	int ret, err;
+	int ret, err, skipping = 0;
 
 	memset(out, 0, sizeof(*out));
 	err = hs_trace_reader_open(&r, path, diag);
 	if (err)
 		return err;
+	/*
+	 * The sampler thread writes SAMPLING when it first runs, into its
+	 * ring like any thread's records: the chunk it lands in depends on
+	 * when the writer drains that ring (a busy program fills a chunk in
+	 * a few ms), so it is looked for in the first nine chunks as before.
+	 * But SAMPLING is no event, so its chunk is marked in the footer
+	 * (1.4): once the first chunk is read (the footer is not looked
+	 * for when SAMPLING is there, as it usually is), the chunks of
+	 * events only are stepped over unread (they still count as
+	 * chunks). A trace without the marks is read whole.
+	 */
 	while ((ret = hs_trace_reader_next(&r, &rec, diag)) == 1) {
+		/* the records looked at are those of chunks 0-7 and the first
+		 * of chunk 8: what reading every chunk from the start sees */
+		if (r.nr_chunks > 9)
+			break;
 		if (rec.tag == HS_TAG_SAMPLING) {
 			out->present = 1;
 			out->cpu_hz = rec.value;
@@ -771,7 +786,13 @@ int hs_trace_peek_sampling(const char *path, struct hs_trace_sampling *out,
 			break;
 		}
 		if (r.nr_chunks > 8)
-			break; /* the collector writes it at start-up */
+			break;
+		if (!skipping && r.p >= r.end) {
+			skipping = 1;
+			ret = hs_trace_reader_skip_events(&r);
+			if (ret < 0)
+				break;
+		}
 	}
 	hs_trace_reader_close(&r);
 	return ret < 0 ? ret : out->present;

@@ -433,9 +433,14 @@ int hs_trace_peek_end(const char *path, unsigned *reason);
 
 /*
  * Whether the trace at @path was recorded with CPU or wall-clock sampling:
- * looks for its SAMPLING record in the first chunks only (the collector
- * writes it at start-up). Returns 1 with *@out filled (its counts are 0),
- * 0 when there is none, or a negative errno with @diag filled.
+ * looks for its SAMPLING record in the first nine chunks only (the
+ * collector's sampler thread writes it when it starts; the chunk it lands
+ * in is the writer's next after that, usually the first), and of those
+ * reads only the chunks the footer's 1.4 marks say hold records other
+ * than events (all of them in a trace without the marks). Returns 1 with
+ * *@out filled (its counts are 0), 0 when there is none, or a negative
+ * errno with @diag filled (a damaged chunk among those read, or the
+ * first read after the nine).
  */
 HS_MUST_CHECK
 int hs_trace_peek_sampling(const char *path, struct hs_trace_sampling *out,

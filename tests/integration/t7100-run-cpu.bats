@@ -233,3 +233,19 @@ share_of() {
 	hs run --wall=abc -- true
 	[ "$status" -eq 2 ]
 }
+
+@test "report --list-sources: cpu in a --cpu trace of many chunks, not without" {
+	# a busy thread: chunks of heap events only, which the peek for the
+	# SAMPLING record steps over by the footer's marks
+	CHURN="$HS_BUILD/tests/targets/churn"
+	hs run -q --no-view --cpu -o many.hs -- "$CHURN" 1 1 2000000
+	[ "$status" -eq 0 ]
+	"$HS_BIN" report --list-sources many.hs > many.txt
+	grep -q '^cpu ' many.txt
+	grep -q '^alloc ' many.txt
+	hs run -q --no-view -o plain.hs -- "$CHURN" 1 1 2000000
+	[ "$status" -eq 0 ]
+	"$HS_BIN" report --list-sources plain.hs > plain.txt
+	grep -q '^alloc ' plain.txt
+	[ "$(grep -c '^cpu ' plain.txt)" = 0 ]
+}

@@ -1233,6 +1233,115 @@ static void chunks_of_events_only_are_skipped(void **state)
 	free(b.buf);
 }
 
+/*
+ * @nr EVENTS chunks as the collector writes them with --cpu: the process,
+ * a module, a node and an allocation; then allocations only; except
+ * chunk @at, where the sampler's SAMPLING record is (after its SPAN, or
+ * first in the chunk with @first). The footer marks chunk 0 and @at as
+ * holding records other than events (@marked) or has no marks.
+ */
+static void build_sampling(struct tb *b, int nr, int at, int first, int marked)
+{
+	struct hs_chunk_index idx[12];
+	uint8_t has_records[12] = {0};
+	uint64_t counts[HS_FC__COUNT] = {0};
+	uint8_t body[5 * HS_VARINT_MAX], *p, *q;
+	uint64_t ticks = 10, addr = 0x1000;
+	int c, i;
+
+	assert_true(nr <= 12 && at < nr);
+	tb_init(b);
+	for (c = 0; c < nr; c++) {
+		idx[c] = (struct hs_chunk_index){b->len, ticks, ticks + 20};
+		p = tb_p(b);
+		if (c == 0) {
+			p = put_span(p, 0, 0, 0);
+			p = put_process(p);
+			p = put_module(p, 0, 1, 0, 0x400000, 0x500000, "/usr/bin/prog");
+			has_records[c] = 1;
+		}
+		if (c == at) {
+			q = hs_enc_sampling_body(body, ticks, 99, 0, 34, 2);
+			if (!first)
+				p = put_span(p, 8, ticks, 0);
+			p = hs_tw_sized(p, HS_TAG_SAMPLING, body, (size_t)(q - body));
+			has_records[c] = 1;
+		}
+		p = put_span(p, 7, ticks, addr);
+		if (c == 0)
+			p = put_node(p, 1, 0, 0x401000);
+		for (i = 0; i < 20; i++) {
+			p = put_alloc(b, p, HS_TAG_MALLOC, 1, 64, 32, 1);
+			addr += 64;
+		}
+		ticks += 20;
+		tb_end(b, p);
+		tb_chunk(b, HS_CHUNK_EVENTS, c == 0);
+	}
+	p = put_end(tb_p(b), ticks, HS_END_EXIT, 0);
+	p = marked ? hs_tw_footer_marked(p, counts, idx, (size_t)nr, has_records)
+		   : hs_tw_footer(p, counts, idx, (size_t)nr);
+	tb_end(b, p);
+	tb_chunk(b, HS_CHUNK_END, 1);
+}
+
+/* hs_trace_peek_sampling() of @b's bytes in a file */
+static int peek_sampling(const struct tb *b, struct hs_trace_sampling *s)
+{
+	char path[] = "/tmp/hs-peek-XXXXXX";
+	struct hs_diag diag = HS_DIAG_INIT("peek");
+	int fd, ret;
+
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, b->buf, b->len), (ssize_t)b->len);
+	close(fd);
+	ret = hs_trace_peek_sampling(path, s, &diag);
+	unlink(path);
+	return ret;
+}
+
+/*
+ * The peek finds SAMPLING where a reading of every record from the start
+ * does: in chunks 0 to 7 and as chunk 8's first record, not later; with
+ * the marks it steps over the chunks of events only unread (a damaged
+ * one goes unseen), without them it reads them.
+ */
+static void sampling_is_peeked_past_the_first_chunk(void **state)
+{
+	static const struct {
+		int at, first, found;
+	} cases[] = {
+	    {0, 0, 1}, {3, 0, 1}, {7, 0, 1}, {8, 1, 1}, {8, 0, 0}, {9, 1, 0}, {11, 0, 0},
+	};
+	struct hs_trace_sampling s;
+	struct tb b;
+	size_t k;
+	int marked;
+
+	(void)state;
+	for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		for (marked = 0; marked < 2; marked++) {
+			build_sampling(&b, 12, cases[k].at, cases[k].first, marked);
+			assert_int_equal(peek_sampling(&b, &s), cases[k].found);
+			assert_int_equal(s.present, cases[k].found);
+			if (cases[k].found) {
+				assert_true(s.cpu_hz == 99 && s.wall_hz == 0);
+				assert_true(s.signal == 34 && s.flags == 2);
+			}
+			free(b.buf);
+		}
+	}
+	/* chunk 2 holds events only: damaged, it stops a reading of every
+	 * chunk, not the peek that the marks let step over it */
+	for (marked = 0; marked < 2; marked++) {
+		build_sampling(&b, 6, 4, 0, marked);
+		b.buf[b.chunk_end[1] + HS_CHUNK_HEADER_SIZE + 3] ^= 0x40;
+		assert_int_equal(peek_sampling(&b, &s), marked ? 1 : -EINVAL);
+		free(b.buf);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1259,6 +1368,7 @@ int main(void)
 		cmocka_unit_test(time_running_backwards_is_not_quadratic),
 		cmocka_unit_test(sampling_weight),
 		cmocka_unit_test(chunks_of_events_only_are_skipped),
+		cmocka_unit_test(sampling_is_peeked_past_the_first_chunk),
 	};
 	return cmocka_run_group_tests_name("trace_format", tests, NULL, NULL);
 }
