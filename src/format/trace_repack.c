@@ -16,6 +16,7 @@
 #include "format/trace_record.h"
 #include "format/trace_writer.h"
 #include "common/alloc.h"
+#include "common/fileio.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -69,20 +70,11 @@ struct repack {
 
 static int write_all(struct repack *r, const void *p, size_t n)
 {
-	const uint8_t *q = p;
+	int err = hs_write_all(r->fd, p, n);
 
-	while (n) {
-		ssize_t k = write(r->fd, q, n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		q += k;
-		n -= (size_t)k;
-		r->written += (uint64_t)k;
-	}
-	return 0;
+	if (!err)
+		r->written += n;
+	return err;
 }
 
 /* Write one chunk of @kind: its header (sequence number r->seq) and payload. */

@@ -23,6 +23,7 @@
 #include "symbols/symbols_internal.h"
 #include "common/alloc.h"
 #include "common/buf.h"
+#include "common/fileio.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <elfutils/libdwelf.h>
@@ -84,23 +85,18 @@ static int make_parents(char *path)
 static int copy_fd(int in, int out)
 {
 	char buf[1 << 16];
-	ssize_t n, w, off;
+	ssize_t n;
+	int err = 0;
 
-	while ((n = read(in, buf, sizeof(buf))) != 0) {
+	while (!err && (n = read(in, buf, sizeof(buf))) != 0) {
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
 		}
-		for (off = 0; off < n; off += w) {
-			w = write(out, buf + off, (size_t)(n - off));
-			if (w < 0 && errno == EINTR)
-				w = 0;
-			else if (w < 0)
-				return -errno;
-		}
+		err = hs_write_all(out, buf, (size_t)n);
 	}
-	return 0;
+	return err;
 }
 
 /* The bytes of @e's SHF_COMPRESSED sections, or -1 if @e is no ELF. */
