@@ -3,8 +3,15 @@
  */
 #include "common/fileio.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+/* Times the lock is taken again when a rewrite renamed a new file over
+ * the path meanwhile: each one means another rewrite finished. */
+#define LOCK_TRIES 8
 
 int hs_write_all(int fd, const void *buf, size_t n)
 {
@@ -24,4 +31,44 @@ int hs_write_all(int fd, const void *buf, size_t n)
 		n -= (size_t)k;
 	}
 	return 0;
+}
+
+int hs_path_is_fd(const char *path, int fd)
+{
+	struct stat a, b;
+
+	if (lstat(path, &a) || fstat(fd, &b))
+		return 0;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* As hs_path_is_fd(), but through a symbolic link */
+static int path_names_fd(const char *path, int fd)
+{
+	struct stat a, b;
+
+	if (stat(path, &a) || fstat(fd, &b))
+		return 0;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+int hs_open_locked(const char *path, int oflags, int wait)
+{
+	int tries, fd, err;
+
+	for (tries = 0; tries < LOCK_TRIES; tries++) {
+		fd = open(path, oflags | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		while (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)))
+			if (errno != EINTR) {
+				err = errno == EWOULDBLOCK ? -EWOULDBLOCK : -errno;
+				close(fd);
+				return err;
+			}
+		if (path_names_fd(path, fd))
+			return fd;
+		close(fd); /* renamed over meanwhile: the new file's lock */
+	}
+	return -ESTALE;
 }

@@ -16,4 +16,20 @@
  * written then). Borrows @buf.
  */
 int hs_write_all(int fd, const void *buf, size_t n);
+
+/*
+ * Open @path with @oflags (O_CLOEXEC is added) and hold an exclusive
+ * flock() on it: the lock of a trace's rewriters, held until the
+ * descriptor is closed. A rewrite renames a new file over the path while
+ * it holds the old file's lock, so after locking, this checks that @path
+ * still names the file it locked, and opens it again if not. @wait: block
+ * until the lock is free; else fail at once with -EWOULDBLOCK when another
+ * holds it; -ESTALE when the path kept changing. Returns the descriptor
+ * (the caller closes it) or -errno.
+ */
+int hs_open_locked(const char *path, int oflags, int wait);
+
+/* 1 when @path (not followed if a symbolic link) names the file open as
+ * @fd, else 0 (also when either cannot be stat()ed). */
+int hs_path_is_fd(const char *path, int fd);
 #endif

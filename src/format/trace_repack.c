@@ -515,8 +515,20 @@ int hs_trace_repack(const char *path, const struct hs_repack_opts *opts,
 		    ? opts->chunk_records
 		    : HS_REPACK_RECORDS_DEFAULT;
 	r.fault_after = opts->fault_after_chunks;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &sb)) {
+	/* the rewriters' lock on the trace, held up to the rename: whoever
+	 * holds it owns PATH.repack too */
+	fd = hs_open_locked(path, O_RDONLY, 0);
+	if (fd == -EWOULDBLOCK) {
+		fd = -1;
+		st->skipped = "another heapscope is rewriting it";
+		goto out;
+	}
+	if (fd < 0) {
+		err = fd;
+		fd = -1;
+		goto out;
+	}
+	if (fstat(fd, &sb)) {
 		err = -errno;
 		goto out;
 	}
@@ -603,7 +615,8 @@ int hs_trace_repack(const char *path, const struct hs_repack_opts *opts,
 		goto out;
 	}
 	/* a file left by a rewrite that was killed is replaced, never
-	 * followed (a link there is removed, not written through) */
+	 * followed (a link there is removed, not written through); no other
+	 * rewrite writes it while the lock is held */
 	if (unlink(tmp) && errno != ENOENT) {
 		err = -errno;
 		goto out;
@@ -693,6 +706,12 @@ int hs_trace_repack(const char *path, const struct hs_repack_opts *opts,
 		goto out;
 	}
 	r.fd = -1;
+	/* and the path still names it (not a file renamed over it by a
+	 * rewrite that held the lock before this one took it) */
+	if (!hs_path_is_fd(path, fd)) {
+		st->skipped = "the trace was replaced while it was rewritten";
+		goto out;
+	}
 	if (rename(tmp, path)) {
 		err = -errno;
 		goto out;
