@@ -515,6 +515,13 @@ int hs_trace_repack(const char *path, const struct hs_repack_opts *opts,
 		    ? opts->chunk_records
 		    : HS_REPACK_RECORDS_DEFAULT;
 	r.fault_after = opts->fault_after_chunks;
+	/* not opened at all when no regular file (a FIFO would block) */
+	if (!lstat(path, &sb) && !S_ISREG(sb.st_mode)) {
+		st->skipped = S_ISLNK(sb.st_mode)
+				  ? "it is a symbolic link (repack the file it names)"
+				  : "it is not a regular file";
+		goto out;
+	}
 	/* the rewriters' lock on the trace, held up to the rename: whoever
 	 * holds it owns PATH.repack too */
 	fd = hs_open_locked(path, O_RDONLY, 0);
@@ -530,6 +537,20 @@ int hs_trace_repack(const char *path, const struct hs_repack_opts *opts,
 	}
 	if (fstat(fd, &sb)) {
 		err = -errno;
+		goto out;
+	}
+	/* the rename would put a regular file in place of a symbolic link,
+	 * and leave the trace's other hard links with the old file */
+	if (!hs_path_is_fd(path, fd)) {
+		st->skipped = "it is a symbolic link (repack the file it names)";
+		goto out;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		st->skipped = "it is not a regular file";
+		goto out;
+	}
+	if (sb.st_nlink != 1) {
+		st->skipped = "it has other hard links";
 		goto out;
 	}
 	st->bytes_in = st->bytes_out = (uint64_t)sb.st_size;
@@ -708,7 +729,7 @@ int hs_trace_repack(const char *path, const struct hs_repack_opts *opts,
 	r.fd = -1;
 	/* and the path still names it (not a file renamed over it by a
 	 * rewrite that held the lock before this one took it) */
-	if (!hs_path_is_fd(path, fd)) {
+	if (!hs_path_is_fd(path, fd) || sb2.st_nlink != 1) {
 		st->skipped = "the trace was replaced while it was rewritten";
 		goto out;
 	}
