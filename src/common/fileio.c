@@ -33,21 +33,11 @@ int hs_write_all(int fd, const void *buf, size_t n)
 	return 0;
 }
 
-int hs_path_is_fd(const char *path, int fd)
+int hs_path_is_fd(const char *path, int fd, int follow)
 {
 	struct stat a, b;
 
-	if (lstat(path, &a) || fstat(fd, &b))
-		return 0;
-	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
-/* As hs_path_is_fd(), but through a symbolic link */
-static int path_names_fd(const char *path, int fd)
-{
-	struct stat a, b;
-
-	if (stat(path, &a) || fstat(fd, &b))
+	if ((follow ? stat(path, &a) : lstat(path, &a)) || fstat(fd, &b))
 		return 0;
 	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
@@ -66,7 +56,7 @@ int hs_open_locked(const char *path, int oflags, int wait)
 				close(fd);
 				return err;
 			}
-		if (path_names_fd(path, fd))
+		if (hs_path_is_fd(path, fd, 1))
 			return fd;
 		close(fd); /* renamed over meanwhile: the new file's lock */
 	}

@@ -29,7 +29,8 @@ int hs_write_all(int fd, const void *buf, size_t n);
  */
 int hs_open_locked(const char *path, int oflags, int wait);
 
-/* 1 when @path (not followed if a symbolic link) names the file open as
- * @fd, else 0 (also when either cannot be stat()ed). */
-int hs_path_is_fd(const char *path, int fd);
+/* 1 when @path names the file open as @fd (same device and inode), else
+ * 0 (also when either cannot be stat()ed). @follow: through a symbolic
+ * link at @path; else a link is not the file. */
+int hs_path_is_fd(const char *path, int fd, int follow);
 #endif

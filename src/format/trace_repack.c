@@ -541,7 +541,7 @@ int hs_trace_repack(const char *path, const struct hs_repack_opts *opts,
 	}
 	/* the rename would put a regular file in place of a symbolic link,
 	 * and leave the trace's other hard links with the old file */
-	if (!hs_path_is_fd(path, fd)) {
+	if (!hs_path_is_fd(path, fd, 0)) {
 		st->skipped = "it is a symbolic link (repack the file it names)";
 		goto out;
 	}
@@ -729,7 +729,7 @@ int hs_trace_repack(const char *path, const struct hs_repack_opts *opts,
 	r.fd = -1;
 	/* and the path still names it (not a file renamed over it by a
 	 * rewrite that held the lock before this one took it) */
-	if (!hs_path_is_fd(path, fd) || sb2.st_nlink != 1) {
+	if (!hs_path_is_fd(path, fd, 0) || sb2.st_nlink != 1) {
 		st->skipped = "the trace was replaced while it was rewritten";
 		goto out;
 	}

@@ -292,23 +292,42 @@ int hs_trace_symbolize(const char *path, const char *out,
 	int in = -1, err, in_place = !out || !strcmp(out, path), w_ready = 0;
 
 	memset(res, 0, sizeof(*res));
+	/*
+	 * The rewriters' lock on the trace (trace_repack.h) from before it is
+	 * read until its symbol section is written: a repack neither renames
+	 * its file over the trace meanwhile nor reads it half written. After a
+	 * repack that held it, this locks the file that repack left.
+	 */
+	in = hs_open_locked(path, in_place ? O_RDWR : O_RDONLY, 1);
+	if (in < 0) {
+		err = in;
+		in = -1;
+		if (in_place)
+			hs_diag_set(diag, 0, "cannot open '%s' for writing: %s", path,
+				    strerror(-err));
+		else
+			hs_diag_set(diag, 0, "cannot open: %s", strerror(-err));
+		return err;
+	}
 	/* the stack tree and the modules: chunks of events only go unread */
 	err = hs_trace_load_flags(path, &t,
 				  HS_TRACE_NO_EVENTS | HS_TRACE_SKIP_EVENT_CHUNKS, diag);
-	if (err)
+	if (err) {
+		close(in);
 		return err;
+	}
 	err = open_symbolizer(o, &t, &s, res, diag);
 	if (err)
 		goto out;
+	if (!hs_path_is_fd(path, in, 1)) {
+		err = -ESTALE;
+		hs_diag_set(diag, 0, "the trace was replaced while it was read");
+		goto out;
+	}
 	if (in_place) {
-		sink.fd = open(path, O_RDWR | O_CLOEXEC);
+		sink.fd = in; /* the file read, locked */
+		in = -1;
 	} else {
-		in = open(path, O_RDONLY | O_CLOEXEC);
-		if (in < 0) {
-			err = -errno;
-			hs_diag_set(diag, 0, "cannot open: %s", strerror(errno));
-			goto out;
-		}
 		sink.fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	}
 	if (sink.fd < 0) {
