@@ -731,6 +731,7 @@ int hs_trace_repack(const char *path, const struct hs_repack_opts *opts,
 	 * rewrite that held the lock before this one took it) */
 	if (!hs_path_is_fd(path, fd, 0) || sb2.st_nlink != 1) {
 		st->skipped = "the trace was replaced while it was rewritten";
+		st->chunks_out = st->chunks_in;
 		goto out;
 	}
 	if (rename(tmp, path)) {
