@@ -312,15 +312,19 @@ static int live_grow_mapped(struct live *m)
 		s++;
 	if (s > WRAP_LOCAL && !(wrap = hs_malloc(s * sizeof(*wrap))))
 		return -ENOMEM;
-	mem = hs_map_grow(m->mem, m->mapped, bytes);
-	if (!mem) {
-		if (wrap != local)
-			hs_free(wrap);
-		return -ENOMEM;
+	/* (a table whose halvings could not cut its mapping has room in it
+	 * already, the upper half zero: hs_map_shrink()) */
+	if (bytes > m->mapped) {
+		mem = hs_map_grow(m->mem, m->mapped, bytes);
+		if (!mem) {
+			if (wrap != local)
+				hs_free(wrap);
+			return -ENOMEM;
+		}
+		m->mem = mem;
+		m->slot = mem;
+		m->mapped = bytes;
 	}
-	m->mem = mem;
-	m->slot = mem;
-	m->mapped = bytes;
 	memcpy(wrap, m->slot, s * sizeof(*wrap));
 	memset(m->slot, 0, s * sizeof(*wrap));
 	live_spread(m, half, s, wrap);

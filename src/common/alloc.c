@@ -34,6 +34,14 @@ void hs_alloc_fail_after(long n)
 	atomic_store_explicit(&fail_countdown, n, memory_order_relaxed);
 }
 
+/* hs_map_shrink() behaves as when mremap() cannot cut the mapping */
+static _Atomic int shrink_fails;
+
+void hs_map_shrink_fail(int on)
+{
+	atomic_store_explicit(&shrink_fails, on, memory_order_relaxed);
+}
+
 void *hs_malloc(size_t size)
 {
 	return should_fail() ? NULL : malloc(size ? size : 1);
@@ -142,7 +150,8 @@ size_t hs_map_shrink(void *p, size_t old_bytes, size_t bytes)
 {
 	if (bytes >= old_bytes)
 		return old_bytes;
-	if (mremap(p, old_bytes, bytes, 0) != MAP_FAILED)
+	if (!atomic_load_explicit(&shrink_fails, memory_order_relaxed) &&
+	    mremap(p, old_bytes, bytes, 0) != MAP_FAILED)
 		return bytes;
 	madvise((char *)p + bytes, old_bytes - bytes, MADV_DONTNEED);
 	return old_bytes;

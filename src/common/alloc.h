@@ -63,6 +63,9 @@ void hs_map_free(void *p, size_t bytes);
  * threads a pass starts count down with it.
  */
 void hs_alloc_fail_after(long n);
+/* Testing aid: while @on, hs_map_shrink() keeps every mapping whole (its
+ * tail zeroed), as when mremap() cannot cut it. */
+void hs_map_shrink_fail(int on);
 
 /* Grow @arr (a typed pointer) with capacity @alloc to hold @need items. */
 #define HS_GROW(arr, need, alloc)                                                        \

@@ -16,6 +16,7 @@
 #include "format/trace_record.h"
 #include "format/trace_writer.h"
 #include "common/alloc.h"
+#include "common/fileio.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -69,20 +70,11 @@ struct repack {
 
 static int write_all(struct repack *r, const void *p, size_t n)
 {
-	const uint8_t *q = p;
+	int err = hs_write_all(r->fd, p, n);
 
-	while (n) {
-		ssize_t k = write(r->fd, q, n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		q += k;
-		n -= (size_t)k;
-		r->written += (uint64_t)k;
-	}
-	return 0;
+	if (!err)
+		r->written += n;
+	return err;
 }
 
 /* Write one chunk of @kind: its header (sequence number r->seq) and payload. */
@@ -523,9 +515,42 @@ int hs_trace_repack(const char *path, const struct hs_repack_opts *opts,
 		    ? opts->chunk_records
 		    : HS_REPACK_RECORDS_DEFAULT;
 	r.fault_after = opts->fault_after_chunks;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &sb)) {
+	/* not opened at all when no regular file (a FIFO would block) */
+	if (!lstat(path, &sb) && !S_ISREG(sb.st_mode)) {
+		st->skipped = S_ISLNK(sb.st_mode)
+				  ? "it is a symbolic link (repack the file it names)"
+				  : "it is not a regular file";
+		goto out;
+	}
+	/* the rewriters' lock on the trace, held up to the rename: whoever
+	 * holds it owns PATH.repack too */
+	fd = hs_open_locked(path, O_RDONLY, 0);
+	if (fd == -EWOULDBLOCK) {
+		fd = -1;
+		st->skipped = "another heapscope is rewriting it";
+		goto out;
+	}
+	if (fd < 0) {
+		err = fd;
+		fd = -1;
+		goto out;
+	}
+	if (fstat(fd, &sb)) {
 		err = -errno;
+		goto out;
+	}
+	/* the rename would put a regular file in place of a symbolic link,
+	 * and leave the trace's other hard links with the old file */
+	if (!hs_path_is_fd(path, fd, 0)) {
+		st->skipped = "it is a symbolic link (repack the file it names)";
+		goto out;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		st->skipped = "it is not a regular file";
+		goto out;
+	}
+	if (sb.st_nlink != 1) {
+		st->skipped = "it has other hard links";
 		goto out;
 	}
 	st->bytes_in = st->bytes_out = (uint64_t)sb.st_size;
@@ -611,7 +636,8 @@ int hs_trace_repack(const char *path, const struct hs_repack_opts *opts,
 		goto out;
 	}
 	/* a file left by a rewrite that was killed is replaced, never
-	 * followed (a link there is removed, not written through) */
+	 * followed (a link there is removed, not written through); no other
+	 * rewrite writes it while the lock is held */
 	if (unlink(tmp) && errno != ENOENT) {
 		err = -errno;
 		goto out;
@@ -701,6 +727,13 @@ int hs_trace_repack(const char *path, const struct hs_repack_opts *opts,
 		goto out;
 	}
 	r.fd = -1;
+	/* and the path still names it (not a file renamed over it by a
+	 * rewrite that held the lock before this one took it) */
+	if (!hs_path_is_fd(path, fd, 0) || sb2.st_nlink != 1) {
+		st->skipped = "the trace was replaced while it was rewritten";
+		st->chunks_out = st->chunks_in;
+		goto out;
+	}
 	if (rename(tmp, path)) {
 		err = -errno;
 		goto out;

@@ -26,7 +26,10 @@
  * complete and synced: a crash or SIGKILL during the rewrite leaves the
  * original whole (and a stale PATH.repack, which the next rewrite
  * replaces), and anything that has the trace open keeps reading the
- * original.
+ * original. The rewrite holds an exclusive flock() on the trace
+ * (hs_open_locked()) up to the rename, as `heapscope symbolize` does:
+ * when another holds it the trace is skipped, and PATH.repack is only
+ * written by the lock's holder.
  *
  * What is repacked: a trace of this format version with EVENTS chunks,
  * one END chunk and then only SYMBOLS chunks, every chunk whole and

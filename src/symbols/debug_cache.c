@@ -15,14 +15,17 @@
  *
  * The directory is $HEAPSCOPE_DEBUG_CACHE when set (empty: no cache),
  * else $XDG_CACHE_HOME/heapscope/debug, else ~/.cache/heapscope/debug.
- * Copies are written to a temporary name and renamed, so concurrent
- * symbolizers never see half a file; a copy that is no longer an ELF file
+ * Copies are written to a temporary name of their own (mkostemp()) and
+ * renamed, so concurrent symbolizers never see half a file (temporaries
+ * a killed writer left are removed after an hour); a copy that is no longer an ELF file
  * of its build id with nothing compressed is removed and made again. Every failure here
  * only means the symbolizer reads the original. The caller owns the strings it gets.
  */
 #include "symbols/symbols_internal.h"
 #include "common/alloc.h"
 #include "common/buf.h"
+#include "common/fileio.h"
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <elfutils/libdwelf.h>
@@ -31,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Files with fewer compressed bytes are read as they are: the copy would
@@ -84,23 +88,68 @@ static int make_parents(char *path)
 static int copy_fd(int in, int out)
 {
 	char buf[1 << 16];
-	ssize_t n, w, off;
+	ssize_t n;
+	int err = 0;
 
-	while ((n = read(in, buf, sizeof(buf))) != 0) {
+	while (!err && (n = read(in, buf, sizeof(buf))) != 0) {
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
 		}
-		for (off = 0; off < n; off += w) {
-			w = write(out, buf + off, (size_t)(n - off));
-			if (w < 0 && errno == EINTR)
-				w = 0;
-			else if (w < 0)
-				return -errno;
-		}
+		err = hs_write_all(out, buf, (size_t)n);
 	}
-	return 0;
+	return err;
+}
+
+/* A temporary copy is this old when its writer was killed: no copy takes
+ * that long to write. */
+#define DEBUG_CACHE_STALE_SECONDS 3600
+
+/* 1 when @name is a temporary copy's: "ID.debug." and mkostemp()'s six
+ * characters, or "ID.debug.PID.tmp" (as heapscope 1.1 named them). */
+static int temp_name(const char *name)
+{
+	const char *tail = strstr(name, ".debug."), *end;
+
+	if (!tail)
+		return 0;
+	tail += strlen(".debug.");
+	end = tail + strlen(tail);
+	if (end - tail == 6)
+		return 1;
+	if (end - tail < 5 || strcmp(end - 4, ".tmp"))
+		return 0;
+	return strspn(tail, "0123456789") == (size_t)(end - 4 - tail);
+}
+
+/* Remove the temporary copies older than an hour in the directory of
+ * @path (a killed writer's; the writer's own is younger), so that kills
+ * do not fill the cache. */
+static void remove_stale_temps(char *path)
+{
+	char *slash = strrchr(path, '/');
+	struct hs_buf old = HS_BUF_INIT;
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+
+	*slash = '\0';
+	d = opendir(path);
+	while (d && (de = readdir(d))) {
+		if (!temp_name(de->d_name))
+			continue;
+		hs_buf_reset(&old);
+		if (hs_buf_addf(&old, "%s/%s", path, de->d_name))
+			break;
+		if (!lstat(old.s, &st) && !S_ISDIR(st.st_mode) &&
+		    st.st_mtime + DEBUG_CACHE_STALE_SECONDS < time(NULL))
+			unlink(old.s);
+	}
+	if (d)
+		closedir(d);
+	*slash = '/';
+	hs_buf_release(&old);
 }
 
 /* The bytes of @e's SHF_COMPRESSED sections, or -1 if @e is no ELF. */
@@ -205,17 +254,22 @@ int hs__debug_cache_fill(const char *cache, const char *from, const unsigned cha
 		elf_end(e);
 	if (packed < (long long)DEBUG_CACHE_MIN_COMPRESSED)
 		goto out;
-	err = hs_buf_addf(&tmp, "%s.%ld.tmp", dst.s, (long)getpid());
+	/* a name of its own, made here (never a file or link planted there,
+	 * never another symbolizer's, whatever its pid) */
+	err = hs_buf_addf(&tmp, "%s.XXXXXX", dst.s);
 	if (!err)
 		err = make_parents(tmp.s);
 	if (err)
 		goto out;
-	fd = open(tmp.s, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	remove_stale_temps(tmp.s);
+	fd = mkostemp(tmp.s, O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;
 		goto out;
 	}
-	if (lseek(in, 0, SEEK_SET) < 0)
+	if (fchmod(fd, 0644))
+		err = -errno;
+	if (!err && lseek(in, 0, SEEK_SET) < 0)
 		err = -errno;
 	if (!err)
 		err = copy_fd(in, fd);

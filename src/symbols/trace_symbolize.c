@@ -8,6 +8,7 @@
 #include "format/trace_symbols.h"
 #include "common/alloc.h"
 #include "common/diag.h"
+#include "common/fileio.h"
 #include "common/hash.h"
 #include "common/idindex.h"
 #include <errno.h>
@@ -50,35 +51,16 @@ static int node_key_eq(const void *ctx, uint32_t node, const void *key)
 	return other.mod == k->mod && other.addr == k->addr;
 }
 
-/* Where the chunks go: @fd at @offset onwards. */
+/* Where the chunks go: @fd, whose offset is @offset, onwards. */
 struct sink {
 	int fd;
 	uint64_t offset;
 };
 
-static int write_all(int fd, const void *p, size_t n, uint64_t off)
-{
-	const uint8_t *b = p;
-
-	while (n) {
-		ssize_t k = pwrite(fd, b, n, (off_t)off);
-
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		b += k;
-		n -= (size_t)k;
-		off += (uint64_t)k;
-	}
-	return 0;
-}
-
 static int emit(void *ctx, const uint8_t *chunk, size_t n)
 {
 	struct sink *s = ctx;
-	int err = write_all(s->fd, chunk, n, s->offset);
+	int err = hs_write_all(s->fd, chunk, n);
 
 	if (!err)
 		s->offset += n;
@@ -106,7 +88,7 @@ static int copy_prefix(int in, int out, uint64_t n)
 			err = -EIO;
 			break;
 		}
-		err = write_all(out, buf, (size_t)k, off);
+		err = hs_write_all(out, buf, (size_t)k);
 		off += (uint64_t)k;
 	}
 	hs_free(buf);
@@ -310,23 +292,42 @@ int hs_trace_symbolize(const char *path, const char *out,
 	int in = -1, err, in_place = !out || !strcmp(out, path), w_ready = 0;
 
 	memset(res, 0, sizeof(*res));
+	/*
+	 * The rewriters' lock on the trace (trace_repack.h) from before it is
+	 * read until its symbol section is written: a repack neither renames
+	 * its file over the trace meanwhile nor reads it half written. After a
+	 * repack that held it, this locks the file that repack left.
+	 */
+	in = hs_open_locked(path, in_place ? O_RDWR : O_RDONLY, 1);
+	if (in < 0) {
+		err = in;
+		in = -1;
+		if (in_place)
+			hs_diag_set(diag, 0, "cannot open '%s' for writing: %s", path,
+				    strerror(-err));
+		else
+			hs_diag_set(diag, 0, "cannot open: %s", strerror(-err));
+		return err;
+	}
 	/* the stack tree and the modules: chunks of events only go unread */
 	err = hs_trace_load_flags(path, &t,
 				  HS_TRACE_NO_EVENTS | HS_TRACE_SKIP_EVENT_CHUNKS, diag);
-	if (err)
+	if (err) {
+		close(in);
 		return err;
+	}
 	err = open_symbolizer(o, &t, &s, res, diag);
 	if (err)
 		goto out;
+	if (!hs_path_is_fd(path, in, 1)) {
+		err = -ESTALE;
+		hs_diag_set(diag, 0, "the trace was replaced while it was read");
+		goto out;
+	}
 	if (in_place) {
-		sink.fd = open(path, O_RDWR | O_CLOEXEC);
+		sink.fd = in; /* the file read, locked */
+		in = -1;
 	} else {
-		in = open(path, O_RDONLY | O_CLOEXEC);
-		if (in < 0) {
-			err = -errno;
-			hs_diag_set(diag, 0, "cannot open: %s", strerror(errno));
-			goto out;
-		}
 		sink.fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	}
 	if (sink.fd < 0) {
@@ -345,6 +346,12 @@ int hs_trace_symbolize(const char *path, const char *out,
 	}
 	/* the new section replaces what follows the last data chunk */
 	sink.offset = t.data_end;
+	if (lseek(sink.fd, (off_t)sink.offset, SEEK_SET) < 0) {
+		err = -errno;
+		hs_diag_set(diag, 0, "cannot write '%s': %s", in_place ? path : out,
+			    strerror(errno));
+		goto out;
+	}
 	err = hs_symw_init(&w, (uint32_t)t.data_chunks, emit, &sink);
 	w_ready = !err;
 	if (!err)

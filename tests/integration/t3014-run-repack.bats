@@ -98,6 +98,36 @@ chunks() {
 	[ ! -e cut.heapscope.repack ]
 }
 
+@test "repack leaves a symbolic link and a file with other hard links alone" {
+	trace_run --no-repack -o a.heapscope -- "$TARGETS/churn" 100 8 300
+	[ "$status" -eq 0 ]
+	cp a.heapscope b.heapscope
+	ln -s b.heapscope link.heapscope
+	hs repack link.heapscope
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"left as it is (it is a symbolic link"* ]]
+	[ -L link.heapscope ]
+	cmp a.heapscope b.heapscope
+	[ ! -e link.heapscope.repack ]
+	ln b.heapscope hard.heapscope
+	hs repack b.heapscope
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"left as it is (it has other hard links)"* ]]
+	[ "$(stat -c %i b.heapscope)" = "$(stat -c %i hard.heapscope)" ]
+	cmp a.heapscope b.heapscope
+	[ ! -e b.heapscope.repack ]
+	mkfifo fifo.heapscope
+	run timeout 20 "$HS_BIN" repack fifo.heapscope
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"left as it is (it is not a regular file)"* ]]
+	# one link again: repacked
+	rm hard.heapscope
+	hs repack b.heapscope
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"chunks of events ->"* ]]
+	[ -L link.heapscope ]
+}
+
 @test "repack usage errors" {
 	hs repack
 	[ "$status" -eq 2 ]

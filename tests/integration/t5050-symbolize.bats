@@ -151,3 +151,19 @@ setup() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"usage: heapscope symbolize TRACE"* ]]
 }
+
+@test "symbolize waits for a repack's lock and writes the file that repack left" {
+	trace_run --no-symbolize --no-repack -o s.heapscope -- "$TARGETS/sites"
+	[ "$status" -eq 0 ]
+	cp s.heapscope copy.heapscope
+	# a rewrite that holds the lock and then renames its file over the trace
+	flock s.heapscope -c 'touch locked; sleep 2; mv copy.heapscope s.heapscope' &
+	while [ ! -e locked ]; do sleep 0.05; done
+	hs symbolize s.heapscope
+	wait
+	[ "$status" -eq 0 ]
+	"$HS_BIN" dump s.heapscope | grep -q ': symbols,'
+	hs report s.heapscope --view calltree
+	[[ "$output" == *"sites!site_deep"* ]]
+	[[ "$output" != *"sites!0x"* ]]
+}

@@ -76,7 +76,16 @@ static void map_grows_keeping_content(void **state)
 	for (i = small; i < big; i += 4093)
 		assert_int_equal(q[i], 0);
 	assert_null(hs_map_grow(q, big, small));
-	hs_map_free(q, big);
+	/* a shrink that cannot cut keeps the mapping whole, its tail zero */
+	hs_map_shrink_fail(1);
+	assert_int_equal(hs_map_shrink(q, big, small), big);
+	hs_map_shrink_fail(0);
+	for (i = 0; i < small; i += 4093)
+		assert_int_equal(q[i], i % 251 + 1);
+	for (i = small; i < big; i += 4093)
+		assert_int_equal(q[i], 0);
+	assert_int_equal(hs_map_shrink(q, big, small), small);
+	hs_map_free(q, small);
 }
 
 static void strdup_copies(void **state)

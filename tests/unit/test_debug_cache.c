@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <gelf.h>
@@ -216,6 +217,71 @@ static void test_copy_decompressed(void **state)
 	remove_dirs(&d);
 }
 
+/* The temporary copy gets a name of its own: a link planted at the name
+ * of an older heapscope's temporary (ID.debug.PID.tmp) is not written
+ * through, and temporaries left by killed writers more than an hour ago
+ * are removed, younger ones not. */
+static void test_temp_name_of_its_own(void **state)
+{
+	const size_t n = 256 << 10;
+	unsigned char *data = payload(n);
+	char *copy = NULL, dir[160], want[200], planted[220], victim[160];
+	char old_tmp[220], old_x[220], young[220];
+	const char *leftovers[] = {old_tmp, old_x, young};
+	struct timeval two_hours_ago[2];
+	struct dirs d;
+	struct stat st;
+	size_t i;
+	FILE *f;
+
+	(void)state;
+	make_dirs(&d);
+	write_elf(d.file, data, n);
+	snprintf(dir, sizeof(dir), "%s/.build-id/ab", d.cache);
+	assert_int_equal(mkdir(d.cache, 0755), 0);
+	snprintf(want, sizeof(want), "%s/.build-id", d.cache);
+	assert_int_equal(mkdir(want, 0755), 0);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(want, sizeof(want), "%s/cdef0123.debug", dir);
+	snprintf(victim, sizeof(victim), "%s/victim", d.root);
+	f = fopen(victim, "w");
+	assert_non_null(f);
+	fputs("keep", f);
+	fclose(f);
+	snprintf(planted, sizeof(planted), "%s.%ld.tmp", want, (long)getpid());
+	assert_int_equal(symlink(victim, planted), 0);
+	snprintf(old_tmp, sizeof(old_tmp), "%s/0099.debug.4242.tmp", dir);
+	snprintf(old_x, sizeof(old_x), "%s/0099.debug.Ab3xYz", dir);
+	snprintf(young, sizeof(young), "%s/0077.debug.Zz9Qq1", dir);
+	for (i = 0; i < sizeof(leftovers) / sizeof(leftovers[0]); i++) {
+		f = fopen(leftovers[i], "w");
+		assert_non_null(f);
+		fclose(f);
+	}
+	gettimeofday(&two_hours_ago[0], NULL);
+	two_hours_ago[0].tv_sec -= 7200;
+	two_hours_ago[1] = two_hours_ago[0];
+	assert_int_equal(utimes(old_tmp, two_hours_ago), 0);
+	assert_int_equal(utimes(old_x, two_hours_ago), 0);
+
+	assert_int_equal(
+	    hs__debug_cache_fill(d.cache, d.from, BUILD_ID, sizeof(BUILD_ID), &copy),
+	    1);
+	assert_string_equal(copy, want);
+	hs_free(copy);
+	assert_int_equal(stat(victim, &st), 0);
+	assert_int_equal(st.st_size, 4);
+	assert_int_equal(stat(want, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644);
+	assert_int_not_equal(lstat(old_tmp, &st), 0);
+	assert_int_not_equal(lstat(old_x, &st), 0);
+	assert_int_equal(lstat(young, &st), 0);
+	/* the planted link is young: left, and never followed */
+	assert_int_equal(lstat(planted, &st), 0);
+	free(data);
+	remove_dirs(&d);
+}
+
 /* Little compressed, or no file: no copy, and nothing written. */
 static void test_no_copy(void **state)
 {
@@ -284,6 +350,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_copy_decompressed),
+	    cmocka_unit_test(test_temp_name_of_its_own),
 	    cmocka_unit_test(test_no_copy),
 	    cmocka_unit_test(test_where),
 	};

@@ -873,6 +873,83 @@ static void live_table_grows_in_place(void **state)
 }
 
 /* Whether stack @x of @a and stack @y of @c name the same frames. */
+/*
+ * A live table whose halvings could not cut its mapping (hs_map_shrink()
+ * kept it whole) grows again within that mapping: 300k blocks made and
+ * all but a thousand freed (the table halves), then 300k more made at
+ * other addresses (it doubles back) and freed. No step runs out of
+ * memory, and every free finds its block.
+ */
+static void live_table_grows_after_uncut_shrink(void **state)
+{
+	enum { SLICE = 512, KEEP = 1000 };
+	struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT;
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct hs_stack_source src[4];
+	struct hs_memview_pass *pass;
+	struct hs_trace_event *all, ev[SLICE];
+	uint64_t gone_size[SLICE];
+	uint8_t gone[SLICE];
+	size_t i, k, n = 0, nr_gone = 0, nr_frees = 0;
+	struct hs_trace t;
+	struct tb b;
+	int err = 0;
+
+	(void)state;
+	build_random(&b, 7, 0);
+	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "t", &t, &diag), 0);
+	all = calloc(4 * SPREAD, sizeof(*all));
+	assert_non_null(all);
+	for (i = 0; i < SPREAD; i++) { /* made, then all but KEEP freed */
+		all[n].op = HS_OP_ALLOC;
+		all[n].fn = HS_TAG_MALLOC;
+		all[n].addr = spread_addr(i);
+		all[n++].size = 1 + i % 700;
+	}
+	for (i = KEEP; i < SPREAD; i++, nr_frees++) {
+		all[n].op = HS_OP_FREE;
+		all[n].fn = HS_TAG_FREE;
+		all[n++].addr = spread_addr(i);
+	}
+	for (i = 0; i < SPREAD; i++) { /* more, at other addresses, and freed */
+		all[n].op = HS_OP_ALLOC;
+		all[n].fn = HS_TAG_MALLOC;
+		all[n].addr = spread_addr(i) + 8;
+		all[n++].size = 1 + i % 500;
+	}
+	for (i = 0; i < SPREAD; i++, nr_frees++) {
+		all[n].op = HS_OP_FREE;
+		all[n].fn = HS_TAG_FREE;
+		all[n++].addr = spread_addr(i) + 8;
+	}
+	for (i = 0; i < n; i++) {
+		all[i].time = (int64_t)(i / 64);
+		all[i].node = HS_TRACE_NONE;
+	}
+	o.kind = HS_MEM_PEAK;
+	assert_int_equal(
+	    hs_memview_pass_new_heap(&t, &o, &src[0], &src[1], &src[2], &src[3], &pass), 0);
+	hs_map_shrink_fail(1);
+	for (i = 0; !err && i < n; i += k) {
+		k = n - i < SLICE ? n - i : SLICE;
+		memcpy(ev, all + i, k * sizeof(*ev));
+		err = hs_memview_pass_events_gone(pass, ev, k, gone, gone_size);
+		while (!err && k-- > 0)
+			nr_gone += gone[k];
+		k = n - i < SLICE ? n - i : SLICE;
+	}
+	hs_map_shrink_fail(0);
+	assert_int_equal(err, 0);
+	assert_int_equal(hs_memview_pass_finish(pass, &diag), 0);
+	assert_int_equal(nr_gone, nr_frees);
+	hs_memview_pass_free(pass);
+	for (k = 0; k < 4; k++)
+		hs_source_release(&src[k]);
+	free(all);
+	hs_trace_release(&t);
+	free(b.buf);
+}
+
 static void same_frames(const struct hs_stack_source *a, uint32_t x,
 			const struct hs_stack_source *c, uint32_t y)
 {
@@ -1244,6 +1321,7 @@ int main(void)
 	    cmocka_unit_test(heap_pass_stacks_as_built_alone),
 	    cmocka_unit_test(totals_from_the_views_live_blocks),
 	    cmocka_unit_test(live_table_grows_in_place),
+	    cmocka_unit_test(live_table_grows_after_uncut_shrink),
 	    cmocka_unit_test(heap_pass_batched_as_one_by_one),
 	    cmocka_unit_test(live_table_of_many_blocks),
 	    cmocka_unit_test(heap_pass_without_peak),

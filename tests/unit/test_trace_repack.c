@@ -7,6 +7,7 @@
  * to be repacked is left as it is.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
+#include "common/fileio.h"
 #include "format/trace_reader.h"
 #include "format/trace_record.h"
 #include "format/trace_repack.h"
@@ -371,6 +373,50 @@ static void test_repack_fault_leaves_original(void **state)
 	unlink(path);
 }
 
+/* While another process holds the rewriters' lock on the trace (a repack
+ * or a symbolize under way), the trace and that rewrite's temporary file
+ * are left alone. */
+static void test_repack_skips_locked(void **state)
+{
+	char path[512], tmp[600];
+	struct hs_repack_stats st;
+	uint8_t *before, *after, *t;
+	size_t nb, na, nt;
+	int lock;
+
+	(void)state;
+	tmp_path(path, sizeof(path), "locked");
+	write_trace(path);
+	before = read_file(path, &nb);
+	snprintf(tmp, sizeof(tmp), "%s.repack", path);
+	{
+		FILE *f = fopen(tmp, "wb");
+
+		assert_non_null(f);
+		fputs("the other rewrite's half", f);
+		fclose(f);
+	}
+	lock = hs_open_locked(path, O_RDONLY, 1);
+	assert_true(lock >= 0);
+	assert_int_equal(hs_trace_repack(path, NULL, &st), 0);
+	assert_string_equal(st.skipped, "another heapscope is rewriting it");
+	after = read_file(path, &na);
+	assert_int_equal(na, nb);
+	assert_memory_equal(before, after, nb);
+	free(after);
+	t = read_file(tmp, &nt);
+	assert_int_equal(nt, strlen("the other rewrite's half"));
+	assert_memory_equal(t, "the other rewrite's half", nt);
+	free(t);
+	/* the lock let go: rewritten, and the stale file replaced */
+	close(lock);
+	assert_int_equal(hs_trace_repack(path, NULL, &st), 0);
+	assert_null(st.skipped);
+	assert_int_not_equal(access(tmp, F_OK), 0);
+	free(before);
+	unlink(path);
+}
+
 /* A cut-off trace (no END chunk, or one cut inside a chunk) is left as it is. */
 static void test_repack_skips_cut_off(void **state)
 {
@@ -439,6 +485,7 @@ int main(void)
 	    cmocka_unit_test(test_repack_several_chunks),
 	    cmocka_unit_test(test_repack_fault_leaves_original),
 	    cmocka_unit_test(test_repack_skips_cut_off),
+	    cmocka_unit_test(test_repack_skips_locked),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
