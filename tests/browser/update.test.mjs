@@ -57,10 +57,14 @@ async function paging() {
     shown.length > 20 && shown.every((r) => !r.pending),
   'an Update of ByName asks for a screenful of rows and shows them all', { rows, n: shown.length });
   await page.$eval('#view-byname .scroll', (s) => { s.scrollTop = s.scrollHeight; });
+  // the scroll is handled on a later frame: wait for the bottom's rows
+  // (ROOT last) with nothing pending, not only for nothing pending, which
+  // the rows from before the scroll already are
   await page.waitForFunction(() => {
     const rs = [...document.querySelectorAll('#view-byname .row:not([hidden])')];
-    return rs.length && rs.every((r) => !r.classList.contains('pending'));
-  }, null, { timeout: 10000 });
+    return rs.length && rs[rs.length - 1].dataset.key === 'ROOT' &&
+      rs.every((r) => !r.classList.contains('pending'));
+  }, null, { timeout: 10000 }).catch(() => {});
   // the smallest function kept is f000498 (f000499 is excluded), below
   // it only main (1) and ROOT (0)
   const bottom = (await byName()).map((r) => r.key).slice(-3);
