@@ -148,6 +148,19 @@ static void make_dirs(struct dirs *d)
 	snprintf(d->file, sizeof(d->file), "%s/.build-id/ab/cdef0123.debug", d->from);
 }
 
+/* The ELF at @path holds @data (@n bytes) in .debug_info, uncompressed. */
+static void expect_decompressed(const char *path, const unsigned char *data, size_t n)
+{
+	uint64_t flags = 0;
+	size_t got_n = 0;
+	unsigned char *got = read_debug_info(path, &got_n, &flags);
+
+	assert_false(flags & SHF_COMPRESSED);
+	assert_int_equal(got_n, n);
+	assert_memory_equal(got, data, n);
+	free(got);
+}
+
 static void remove_dirs(struct dirs *d)
 {
 	char cmd[160];
@@ -181,11 +194,7 @@ static void test_copy_decompressed(void **state)
 	assert_non_null(copy);
 	assert_string_equal(copy, want);
 	hs_free(copy);
-	got = read_debug_info(want, &got_n, &flags);
-	assert_false(flags & SHF_COMPRESSED);
-	assert_int_equal(got_n, n);
-	assert_memory_equal(got, data, n);
-	free(got);
+	expect_decompressed(want, data, n);
 	snprintf(tmp_left, sizeof(tmp_left), "%s.%ld.tmp", want, (long)getpid());
 	assert_int_not_equal(stat(tmp_left, &st), 0);
 
@@ -194,11 +203,7 @@ static void test_copy_decompressed(void **state)
 	assert_int_equal(
 	    hs__debug_cache_fill(d.cache, d.from, BUILD_ID, sizeof(BUILD_ID), &copy), 1);
 	hs_free(copy);
-	got = read_debug_info(want, &got_n, &flags);
-	assert_false(flags & SHF_COMPRESSED);
-	assert_int_equal(got_n, n);
-	assert_memory_equal(got, data, n);
-	free(got);
+	expect_decompressed(want, data, n);
 
 	/* the next run finds the copy: the original is not read again */
 	assert_int_equal(unlink(d.file), 0);
