@@ -12,10 +12,17 @@
  * beside them, and the payloads' bytes, which an encoder that is only
  * faster must leave as they are. zstd runs between the encodings, as on
  * the writer thread, so the encoder's tables see the cache they would.
+ * Last, what a table of the live blocks' allocation numbers, kept by the
+ * writer across chunks, would add to it (bench/README.md, "Frees that
+ * name their block across chunks"): a pass that decodes the records and
+ * puts every allocation in such a table and takes every free out of it,
+ * less a pass that only decodes them (the minimum of each over the
+ * passes; the same table for all threads).
  * Owns the chunks it copied; reads the file with the trace reader.
  */
 #include "common/alloc.h"
 #include "common/diag.h"
+#include "common/u64map.h"
 #include "format/trace_reader.h"
 #include "format/trace_record.h"
 #include <stdio.h>
@@ -86,6 +93,46 @@ static int load(const char *path, struct records **out, size_t *count)
 	return ret < 0 ? -1 : 0;
 }
 
+static int is_free(unsigned tag)
+{
+	return tag == HS_TAG_FREE || tag == HS_TAG_REALLOC_FREE ||
+	       tag == HS_TAG_FREE_TEMPORARY;
+}
+
+/*
+ * Decode the records of @c; with @table, keep in it every live block's
+ * address -> its allocation number (*@number counts them). The heap
+ * events seen, or -1 (malformed, or no memory).
+ */
+static long long table_pass(const struct records *c, struct hs_u64map *table,
+			    uint64_t *number)
+{
+	struct hs_rec_state st = { 0 };
+	struct hs_rec rec;
+	const uint8_t *p = c->p, *end = c->p + c->n;
+	const char *why;
+	long long events = 0;
+
+	while (p < end) {
+		if (hs_rec_decode(&p, end, &st, &rec, &why))
+			return -1;
+		if (rec.tag < HS_TAG_MALLOC || rec.tag > HS_TAG_FREE_TEMPORARY)
+			continue;
+		events++;
+		if (!table)
+			continue;
+		if (is_free(rec.tag)) {
+			hs_u64map_del(table, rec.addr, NULL);
+			continue;
+		}
+		if (hs_tag_is_realloc(rec.tag) && rec.old_addr)
+			hs_u64map_del(table, rec.old_addr, NULL);
+		if (hs_u64map_put(table, rec.addr, ++*number, NULL) < 0)
+			return -1;
+	}
+	return events;
+}
+
 int main(int argc, char **argv)
 {
 	struct hs_compact_enc *enc = hs_calloc(1, sizeof(*enc));
@@ -95,7 +142,9 @@ int main(int argc, char **argv)
 	uint8_t *z = hs_malloc(z_cap);
 	ZSTD_CCtx *cctx = ZSTD_createCCtx();
 	struct records *chunks = NULL;
-	double best_enc = 1e30, best_z = 1e30;
+	double best_enc = 1e30, best_z = 1e30, best_dec = 1e30, best_tab = 1e30;
+	struct hs_u64map table;
+	long long events = 0;
 	uint64_t bytes = 0, zbytes = 0, records = 0;
 	int passes = argc > 2 ? atoi(argv[2]) : 9, pass;
 
@@ -135,10 +184,43 @@ int main(int argc, char **argv)
 		if (t_z < best_z)
 			best_z = t_z;
 	}
+	hs_u64map_init(&table);
+	for (pass = 0; pass < passes; pass++) {
+		uint64_t number = 0;
+		double t_dec, t_tab, t0;
+		long long e = 0;
+
+		hs_u64map_clear(&table);
+		t0 = now_s();
+		for (i = 0, events = 0; i < count; i++) {
+			if ((e = table_pass(&chunks[i], NULL, NULL)) < 0)
+				break;
+			events += e;
+		}
+		t_dec = now_s() - t0;
+		t0 = now_s();
+		for (i = 0; i < count && e >= 0; i++)
+			e = table_pass(&chunks[i], &table, &number);
+		t_tab = now_s() - t0;
+		if (e < 0) {
+			fprintf(stderr, "compact_time: a malformed record, or no memory\n");
+			return 1;
+		}
+		if (t_dec < best_dec)
+			best_dec = t_dec;
+		if (t_tab < best_tab)
+			best_tab = t_tab;
+	}
 	printf("%s: %zu chunks, %llu bytes of records: encoder %.4f s, zstd %.4f s "
 	       "(minimum of %d passes); compact %llu bytes, zstd %llu\n",
 	       argv[1], count, (unsigned long long)records, best_enc, best_z, passes,
 	       (unsigned long long)bytes, (unsigned long long)zbytes);
+	printf("  a table of the live blocks across chunks: %.4f s over %lld heap events "
+	       "(%.1f ns an event; decoding alone %.4f s, with the table %.4f s), %.1f MiB\n",
+	       best_tab - best_dec, events,
+	       events ? 1e9 * (best_tab - best_dec) / (double)events : 0.0, best_dec, best_tab,
+	       hs_u64map_memory(&table) / 1048576.0);
+	hs_u64map_release(&table);
 	for (i = 0; i < count; i++)
 		hs_free(chunks[i].p);
 	hs_free(chunks);
