@@ -446,6 +446,10 @@ async function selection(perfIdx, wide) {
   await page.waitForFunction(() => /copied/.test(document.getElementById('status').textContent));
   const copied = await page.evaluate(() => navigator.clipboard.readText());
   ok(copied.startsWith(pick + '\t'), 'Ctrl-C copies the highlighted row', copied);
+  const shownCells = await page.$$eval(`#view-byname .row.sel[data-key="${pick}"] > div`, (cs) =>
+    cs.filter((c) => !c.hidden).map((c) => c.textContent));
+  ok(copied === shownCells.join('\t'), 'and copies it as displayed (units, no raw decimals)',
+    { copied, shownCells });
   // ExcPats removes the selected row: nothing is selected, Ctrl-C copies nothing
   await page.evaluate(() => navigator.clipboard.writeText('sentinel'));
   await setBox('exc', `${await page.inputValue('#exc')};${pick.replace(/[*%^|{}@;]/g, '.')}`);

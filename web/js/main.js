@@ -8,7 +8,7 @@ import * as api from './api.js';
 import * as H from './history.js';
 import * as fmt from './format.js';
 import { VTable, setMetricUnit, refitAll, tableHooks, COLUMNS, isColumnHidden,
-  setColumnHidden, setUntimed } from './table.js';
+  setColumnHidden, setUntimed, rowText } from './table.js';
 import { TreeModel } from './tree.js';
 import { Flame } from './flame.js';
 import { Timeline } from './timeline.js';
@@ -802,8 +802,7 @@ function copyRow(row) {
     return;
   }
   if (!row) return;
-  const text = [row.name, row.exc_pct, row.exc, row.exc_count, row.inc_pct, row.inc, row.inc_count,
-    row.fold, row.when, row.first_ms, row.last_ms].join('\t');
+  const text = rowText(row);
   navigator.clipboard?.writeText(text).then(() => status(`copied ${row.name}`),
     () => status('the browser did not allow copying', true));
 }

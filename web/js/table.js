@@ -111,6 +111,15 @@ export function cellText(col, r) {
   return col.text(r);
 }
 
+// Row @r as one line of tab-separated cells, as the tables show it: the
+// columns on screen (none the user hid, no time column for a source
+// without times, Retained only for a row that has it). Ctrl-C on a
+// selected row copies this.
+export function rowText(r) {
+  return COLUMNS.filter((c) => !hiddenCols.has(c.key) && !(untimed && TIME_COLS.has(c.key)) &&
+    !(c.optional && !(c.key in r))).map((c) => cellText(c, r)).join('\t');
+}
+
 // Another source is shown: the columns that grew to fit the last one's
 // text start again from their own widths (those sized by hand stay).
 export function refitAll() {
