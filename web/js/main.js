@@ -49,11 +49,18 @@ const views = {};
 
 // ---- status line ----
 
+// Each error shown gets its own number (shownError: the one on the
+// status line, 0 for none), so that a view that loads well replaces an
+// error from before its load, never one raised while it loaded (the
+// timeline's, say, in the same Update).
+let errorSeq = 0, shownError = 0;
+
 function status(msg, error = false) {
   const s = $('status');
   s.textContent = msg;
   s.classList.toggle('error', error);
   s.dataset.error = error ? '1' : '';
+  shownError = error ? ++errorSeq : 0;
 }
 
 function fail(e) {
@@ -494,14 +501,17 @@ async function ensureFocus(tab) {
 }
 
 // The status line names the tab shown, never another one whose load ended
-// later (issue 17 item 10): each tab keeps its own "TAB in N ms".
+// later (issue 17 item 10): each tab keeps its own "TAB in N ms". An
+// error shown since @since (the data-error when the load began) stays; an
+// older one has been answered by this view.
 const timing = {};
 
-function tabStatus(tab) {
-  if (state.tab === tab && !$('status').dataset.error) status(timing[tab] ?? '');
+function tabStatus(tab, since = shownError) {
+  if (state.tab === tab && shownError === since) status(timing[tab] ?? '');
 }
 
 async function loadTab(tab, force = false) {
+  const since = shownError;
   // without a name to find, the tab's first request leaves at once (an
   // await would let the page's style pass go first)
   if (!state.focus && ['callers', 'callees', 'caller-callee'].includes(tab)) {
@@ -513,7 +523,7 @@ async function loadTab(tab, force = false) {
   }
   const key = tabKey(tab);
   const v = views[tab];
-  if (!v || !v.load || (!force && loaded[tab] === key)) return tabStatus(tab);
+  if (!v || !v.load || (!force && loaded[tab] === key)) return tabStatus(tab, since);
   const t0 = performance.now();
   // the busy bar names what is being computed (unless it names more already)
   if (state.tab === tab && $('busytext').textContent === 'working\u2026')
@@ -522,7 +532,7 @@ async function loadTab(tab, force = false) {
     await v.load();
     loaded[tab] = key;
     timing[tab] = `${tabTitle(tab)} in ${Math.round(performance.now() - t0)} ms`;
-    tabStatus(tab);
+    tabStatus(tab, since);
   } catch (e) {
     loaded[tab] = null;
     fail(e);
