@@ -547,6 +547,19 @@ async function timeline() {
   await shot('timeline-hover');
   ok(/heap in use/.test(legend) && /\d(\.\d)? (B|KiB|MiB)/.test(legend) && /ms/.test(legend),
     'hovering the timeline shows the time and each series\' value', legend);
+  // a CPU profile's axis counts busy CPUs: the legend says so
+  await openTrace(1);
+  const cpu = await page.$eval('#timeline .u-over', (el) => {
+    const r = el.getBoundingClientRect();
+    return { x: r.x, y: r.y, w: r.width, h: r.height };
+  });
+  await page.mouse.move(cpu.x + cpu.w * 0.5, cpu.y + cpu.h / 2);
+  await sleep(200);
+  const values = await page.$$eval('#timeline .u-legend .u-value', (v) => v.map((x) => x.textContent));
+  await shot('timeline-cpu');
+  ok(/ ms$/.test(values[0]) && values.slice(1, 3).every((v) => /^(1 CPU|[\d.]+ CPUs)$/.test(v) &&
+    v !== '1 CPUs'),
+    'a CPU profile\'s legend gives busy CPUs', values);
 }
 
 // Item 8: a diff's Ignore PID/TID names a process by its whole command,
