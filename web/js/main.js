@@ -81,10 +81,15 @@ function fail(e) {
 
 // A sign of work: body.busy shows the busy bar (after a moment, so quick
 // answers do not flicker) and dims the views; @what says what is loading.
-api.onBusy((n) => {
+// A tab's own view (Stats of a big trace: seconds) is work on that tab
+// only: the other tabs are neither dimmed nor busy while it computes.
+function showBusy() {
+  const n = api.pending(state?.tab);
   document.body.classList.toggle('busy', n > 0);
   if (!n) $('busytext').textContent = 'working\u2026';
-});
+}
+
+api.onBusy(showBusy);
 
 function working(what) {
   $('busytext').textContent = what;
@@ -457,7 +462,7 @@ async function loadEvents(el, offset = 0) {
 }
 
 async function loadStats(el) {
-  const s = await api.call('stats', H.query(state));
+  const s = await api.call('stats', H.query(state), 'stats');
   renderStats(el, s, INFO.traces[state.trace]?.name);
 }
 
@@ -466,7 +471,7 @@ async function loadCharts(el) {
   const t = INFO.traces[state.trace];
   if (!isHeapTrace(t)) return renderCharts(el, null);
   working('drawing the charts\u2026');
-  renderCharts(el, await fetchCharts(api.call, state.trace), t.name);
+  renderCharts(el, await fetchCharts((name, q) => api.call(name, q, 'charts'), state.trace), t.name);
 }
 
 async function loadGc(el) {
@@ -479,7 +484,7 @@ async function loadOverweight(el) {
     return renderOverweight(el, null);
   const params = { ...state.params, start: '', end: '' };
   const doc = await api.call('overweight', H.query(state, {
-    base: { trace: state.overweight }, base_params: params }));
+    base: { trace: state.overweight }, base_params: params }), 'overweight');
   renderOverweight(el, doc, INFO.traces[state.overweight].name, describeSource());
 }
 
@@ -639,6 +644,7 @@ function setActiveTab(tab) {
   document.querySelector('[data-tab="charts"]').hidden = !isHeapTrace(INFO.traces[state.trace]);
   $('expandall').hidden = !TREE_TABS.includes(tab);
   $('export').hidden = !EXPORT_TABS.includes(tab);
+  showBusy();
 }
 
 // A new parameter set: record it, then show it. When Cancel stops it,
