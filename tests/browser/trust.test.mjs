@@ -27,6 +27,7 @@ import { BIN, BUILD, SRC, atCleanup, begin, errors, launchBrowser, ok, openTrace
 
 const PERF = path.join(SRC, 'tests/data/perf/workload.data.txt');
 const DEEP = 90;		// levels of the deep folded stack
+const DEEPEST = 250;		// levels of a python3 heap trace's deepest stacks (241)
 const WIDE = 3000;		// names of the wide folded file
 const FIT_NAME = 60;		// characters of the fit file's long name
 
@@ -321,6 +322,35 @@ async function deepNames(deep) {
     cw: document.querySelector('#view-calltree .scroll').clientWidth }));
   ok(w.name < 800 && w.inc === w1 && w.sw <= w.cw,
     'another trace starts from the usual widths, but for the one sized by hand', w);
+}
+
+// Item 2 on python3's deepest stacks (241 levels on issue 17's kind of
+// trace): the indent of so deep a node (14 px a level) does not count
+// against Name's greatest width, so the leaf's name is shown whole, and
+// scrolled to the right end it is on screen.
+async function deepestNames(idx) {
+  await openTrace(idx);
+  await tab('calltree');
+  await page.click('#view-calltree .row[data-key="ROOT"]');
+  await settled(() => page.click('#expandall'));
+  const sc = '#view-calltree .scroll';
+  const key = `libpython3.11.so.1.0!_PyEval_EvalFrameDefault_${DEEPEST}`;
+  await page.$eval(sc, (s) => { s.scrollTop = s.scrollHeight; });
+  await page.waitForSelector(`#view-calltree .row[data-key="${key}"]:not(.pending)`);
+  await page.$eval(sc, (s) => { s.scrollLeft = s.scrollWidth; });
+  await sleep(200);
+  const leaf = await page.evaluate(({ sc, key }) => {
+    const c = document.querySelector(`#view-calltree .row[data-key="${key}"] .c-name`);
+    const text = [...c.childNodes].find((n) => n.nodeType === Node.TEXT_NODE);
+    const range = document.createRange();
+    range.selectNodeContents(text);
+    const t = range.getBoundingClientRect(), v = document.querySelector(sc).getBoundingClientRect();
+    return { sw: c.scrollWidth, cw: c.clientWidth, left: t.left, right: t.right, vleft: v.left,
+      vright: v.right };
+  }, { sc, key });
+  await shot('deepest-calltree');
+  ok(leaf.sw <= leaf.cw && leaf.left >= leaf.vleft && leaf.right <= leaf.vright,
+    `a ${DEEPEST}-level node's name fits its cell, and is on screen scrolled to the right`, leaf);
 }
 
 // Item 3: the flame graph opens where ROOT is; its tooltip goes after a zoom.
@@ -905,6 +935,9 @@ async function main() {
     path.join(BUILD, 'tests/targets/stress'), '1', '1100000'], { stdio: 'ignore' });
   const chain = [];
   for (let d = 1; d <= DEEP; d++) chain.push(`deep_function_number_${d}`);
+  const deepest = [];
+  for (let d = 1; d <= DEEPEST; d++) deepest.push(`libpython3.11.so.1.0!_PyEval_EvalFrameDefault_${d}`);
+  writeFileSync(path.join(tmp, 'deepest.folded'), `python3!main;${deepest.join(';')} 7\n`);
   writeFileSync(path.join(tmp, 'deep.folded'), `main;${chain.join(';')} 5\nmain;other 3\n`);
   const wide = [];
   for (let i = 0; i < WIDE; i++) wide.push(`main!w${String(i).padStart(6, '0')} ${WIDE - i}`);
@@ -956,7 +989,7 @@ async function main() {
   const url = await startView([heap, PERF, path.join(tmp, 'deep.folded'), path.join(tmp, 'wide.folded'),
     path.join(tmp, 'test.folded'), path.join(tmp, 'base.folded'), path.join(tmp, 'linux.folded'),
     path.join(tmp, 'long.data.txt'), path.join(tmp, 'classes.folded'), path.join(tmp, 'ungroup.folded'),
-    ...conv, path.join(tmp, 'fit.perfView.xml')]);
+    ...conv, path.join(tmp, 'fit.perfView.xml'), path.join(tmp, 'deepest.folded')]);
 
   ({ page } = await launchBrowser({ clipboard: true, ignoreConsole: /^Failed to load resource/ }));
   await page.goto(url);
@@ -969,6 +1002,7 @@ async function main() {
     ['source back', () => sourceBack()],
     ['rows once', () => rowsOnce()],
     ['deep names', () => deepNames(2)],
+    ['deepest names', () => deepestNames(14)],
     ['flame graph', () => flame(2)],
     ['busy', () => busy()],
     ['stats apart', () => statsApart()],

@@ -312,7 +312,10 @@ export class VTable {
       for (let c = 0; c < COLUMNS.length; c++) {
         const cell = cells[c];
         if (this.sized.has(c) || cell.hidden || cell.scrollWidth <= cell.clientWidth) continue;
-        const want = Math.min(COLUMNS[c].max ?? MAX_PX, Math.ceil(cell.scrollWidth) + 2);
+        // a tree's indent (14 px a level: 3,400 px for python3's deepest
+        // stacks) does not count against Name's greatest width
+        const indent = c === 0 ? parseFloat(cell.style.paddingLeft) || 0 : 0;
+        const want = Math.min((COLUMNS[c].max ?? MAX_PX) + indent, Math.ceil(cell.scrollWidth) + 2);
         if (want > this.widths[c] && cell.offsetWidth < want) {
           this.widths[c] = want;
           changed = true;
