@@ -526,6 +526,18 @@ async function selection(perfIdx, wide) {
     cs.filter((c) => !c.hidden).map((c) => c.textContent));
   ok(copied === shownCells.join('\t'), 'and copies it as displayed (units, no raw decimals)',
     { copied, shownCells });
+  // Alt-R acts on that row too: its First and Last (exact in the tooltips)
+  const ms = (col) => page.$eval(`#view-byname .row.sel[data-key="${pick}"] .${col}`,
+    (c) => Number(c.title.replace(/[^\d.]/g, '')));
+  const first = await ms('c-first'), last = await ms('c-last');
+  await settled(() => page.keyboard.press('Alt+r'));
+  const range = (await page.evaluate(() => window.heapscope.state())).params;
+  ok(Math.abs(Number(range.start) - first) < 1e-6 && Math.abs(Number(range.end) - last) < 1e-6,
+    'Alt-R sets the highlighted row\'s First and Last', { pick, first, last, range });
+  await settled(() => page.click('#back'));
+  const still = await page.$$eval('#view-byname .row.sel:not([hidden])', (r) => r.map((x) => x.dataset.key));
+  ok(still.length === 1 && still[0] === pick, 'Back: the same row is still selected', { pick, still });
+  await page.focus('#view-byname .vtable');
   // ExcPats removes the selected row: nothing is selected, Ctrl-C copies nothing
   await page.evaluate(() => navigator.clipboard.writeText('sentinel'));
   await setBox('exc', `${await page.inputValue('#exc')};${pick.replace(/[*%^|{}@;]/g, '.')}`);
