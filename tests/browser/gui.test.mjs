@@ -319,6 +319,15 @@ async function main() {
     await statusText());
   await tab('calltree');
   ok(/^CallTree in \d+ ms$/.test(await statusText()), 'and CallTree again', await statusText());
+  // an error from before a view is shown does not stay under it
+  await page.fill('#find', '');
+  await settled(() => page.press('#find', 'Enter'));
+  ok(/Find first/.test(await statusText()), 'Find without a pattern says so', await statusText());
+  await tab('byname');
+  ok(/^ByName in \d+ ms$/.test(await statusText()) &&
+    !await page.$eval('#status', (s) => s.classList.contains('error')),
+  'the next view shown replaces that error on the status line', await statusText());
+  await tab('calltree');
   // open the first process and check the rows again
   await settled(() => page.click('#view-calltree .row[data-key^="Process"] .twist'));
   await checkCallTree(file, 'CallTree after opening a node');

@@ -162,6 +162,16 @@ async function columns() {
     return { head: h.left, cell: c.left };
   });
   ok(Math.abs(align.head - align.cell) < 1, 'the columns after it stay under their headers', align);
+  // Ctrl-C on one selected row copies its cells as displayed, Fold left out
+  await page.click(`${row(HOT)} .c-name`);
+  await page.evaluate(() => navigator.clipboard.writeText('sentinel'));
+  await page.keyboard.press('Control+c');
+  await page.waitForFunction(() => /copied/.test(document.getElementById('status').textContent));
+  const copied = await page.evaluate(() => navigator.clipboard.readText());
+  const cells = await page.$$eval(`${row(HOT)} > div`, (cs) => cs.filter((c) => !c.hidden)
+    .map((c) => c.textContent));
+  ok(copied === cells.join('\t') && cells.length === 10,
+    'Ctrl-C copies the selected row as displayed, without the hidden column', { copied, cells });
   await rightClick('#view-byname .head [data-col="name"]');
   await page.click('#menu [data-action="column-fold"]');
   s = await shown();

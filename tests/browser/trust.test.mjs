@@ -27,6 +27,7 @@ import { BIN, BUILD, SRC, atCleanup, begin, errors, launchBrowser, ok, openTrace
 
 const PERF = path.join(SRC, 'tests/data/perf/workload.data.txt');
 const DEEP = 90;		// levels of the deep folded stack
+const DEEPEST = 250;		// levels of a python3 heap trace's deepest stacks (241)
 const WIDE = 3000;		// names of the wide folded file
 const FIT_NAME = 60;		// characters of the fit file's long name
 
@@ -323,6 +324,35 @@ async function deepNames(deep) {
     'another trace starts from the usual widths, but for the one sized by hand', w);
 }
 
+// Item 2 on python3's deepest stacks (241 levels on issue 17's kind of
+// trace): the indent of so deep a node (14 px a level) does not count
+// against Name's greatest width, so the leaf's name is shown whole, and
+// scrolled to the right end it is on screen.
+async function deepestNames(idx) {
+  await openTrace(idx);
+  await tab('calltree');
+  await page.click('#view-calltree .row[data-key="ROOT"]');
+  await settled(() => page.click('#expandall'));
+  const sc = '#view-calltree .scroll';
+  const key = `libpython3.11.so.1.0!_PyEval_EvalFrameDefault_${DEEPEST}`;
+  await page.$eval(sc, (s) => { s.scrollTop = s.scrollHeight; });
+  await page.waitForSelector(`#view-calltree .row[data-key="${key}"]:not(.pending)`);
+  await page.$eval(sc, (s) => { s.scrollLeft = s.scrollWidth; });
+  await sleep(200);
+  const leaf = await page.evaluate(({ sc, key }) => {
+    const c = document.querySelector(`#view-calltree .row[data-key="${key}"] .c-name`);
+    const text = [...c.childNodes].find((n) => n.nodeType === Node.TEXT_NODE);
+    const range = document.createRange();
+    range.selectNodeContents(text);
+    const t = range.getBoundingClientRect(), v = document.querySelector(sc).getBoundingClientRect();
+    return { sw: c.scrollWidth, cw: c.clientWidth, left: t.left, right: t.right, vleft: v.left,
+      vright: v.right };
+  }, { sc, key });
+  await shot('deepest-calltree');
+  ok(leaf.sw <= leaf.cw && leaf.left >= leaf.vleft && leaf.right <= leaf.vright,
+    `a ${DEEPEST}-level node's name fits its cell, and is on screen scrolled to the right`, leaf);
+}
+
 // Item 3: the flame graph opens where ROOT is; its tooltip goes after a zoom.
 async function flame(deep) {
   await openTrace(deep);
@@ -429,6 +459,52 @@ async function busy() {
   await tab('byname');
 }
 
+// Item 5 and the targets: Stats must not block the other tabs. While a
+// slow Stats computes (26 s on issue 17's trace; held here), ByName is
+// shown undimmed, without the busy bar, and an Update of it arrives; back
+// on Stats, its busy bar and Cancel are there, and its answer then shows.
+async function statsApart() {
+  await openTrace(0);
+  const releases = [];
+  await page.route('**/api/stats', async (route) => {
+    await new Promise((r) => { releases.push(r); setTimeout(r, 20000); });
+    await route.continue().catch(() => {});
+  });
+  await page.click('#tabs [data-tab="stats"]');
+  await page.waitForFunction(() => document.body.classList.contains('busy'));
+  await page.click('#tabs [data-tab="byname"]');
+  await page.waitForFunction(() => !document.body.classList.contains('busy'), null, { timeout: 5000 })
+    .catch(() => {});
+  const look = () => page.evaluate(() => ({ busy: document.body.classList.contains('busy'),
+    dim: Number(getComputedStyle(document.querySelector('#views')).opacity),
+    bar: getComputedStyle(document.getElementById('busy')).display }));
+  const onByName = await look();
+  ok(!onByName.busy && onByName.bar === 'none', 'while Stats computes, ByName is not busy', onByName);
+  const first = await page.$eval('#view-byname .row:not([hidden])', (r) => r.dataset.key);
+  await setBox('exc', first.replace(/[*%^|{}@;()]/g, '.'));
+  await sleep(300);
+  const after = await look();
+  const rows = await page.$$eval('#view-byname .row:not([hidden])', (r) => r.map((x) => x.dataset.key));
+  await shot('stats-apart');
+  ok(!rows.includes(first) && rows.length && after.dim === 1 && !after.busy && releases.length,
+    'and an Update of ByName shows its rows, undimmed, while Stats still waits',
+    { first, rows, after, waiting: releases.length });
+  await page.click('#tabs [data-tab="stats"]');
+  await page.waitForFunction(() => document.body.classList.contains('busy'));
+  await sleep(300);
+  const onStats = await page.evaluate(() => ({ text: document.getElementById('busytext').textContent,
+    cancel: getComputedStyle(document.getElementById('cancel')).display !== 'none' }));
+  ok(/computing Stats/.test(onStats.text) && onStats.cancel,
+    'back on Stats: its busy bar says what it computes, with Cancel', onStats);
+  for (const r of releases) r();
+  await page.unroute('**/api/stats');
+  await page.waitForFunction(() => !document.body.classList.contains('busy') &&
+    /Allocations/.test(document.getElementById('view-stats').textContent));
+  ok(true, 'then Stats shows its answer');
+  await setBox('exc', '');
+  await tab('byname');
+}
+
 // Item 7: the selection is kept by key across an Update; ByName's scroll.
 async function selection(perfIdx, wide) {
   await openTrace(perfIdx);
@@ -446,6 +522,22 @@ async function selection(perfIdx, wide) {
   await page.waitForFunction(() => /copied/.test(document.getElementById('status').textContent));
   const copied = await page.evaluate(() => navigator.clipboard.readText());
   ok(copied.startsWith(pick + '\t'), 'Ctrl-C copies the highlighted row', copied);
+  const shownCells = await page.$$eval(`#view-byname .row.sel[data-key="${pick}"] > div`, (cs) =>
+    cs.filter((c) => !c.hidden).map((c) => c.textContent));
+  ok(copied === shownCells.join('\t'), 'and copies it as displayed (units, no raw decimals)',
+    { copied, shownCells });
+  // Alt-R acts on that row too: its First and Last (exact in the tooltips)
+  const ms = (col) => page.$eval(`#view-byname .row.sel[data-key="${pick}"] .${col}`,
+    (c) => Number(c.title.replace(/[^\d.]/g, '')));
+  const first = await ms('c-first'), last = await ms('c-last');
+  await settled(() => page.keyboard.press('Alt+r'));
+  const range = (await page.evaluate(() => window.heapscope.state())).params;
+  ok(Math.abs(Number(range.start) - first) < 1e-6 && Math.abs(Number(range.end) - last) < 1e-6,
+    'Alt-R sets the highlighted row\'s First and Last', { pick, first, last, range });
+  await settled(() => page.click('#back'));
+  const still = await page.$$eval('#view-byname .row.sel:not([hidden])', (r) => r.map((x) => x.dataset.key));
+  ok(still.length === 1 && still[0] === pick, 'Back: the same row is still selected', { pick, still });
+  await page.focus('#view-byname .vtable');
   // ExcPats removes the selected row: nothing is selected, Ctrl-C copies nothing
   await page.evaluate(() => navigator.clipboard.writeText('sentinel'));
   await setBox('exc', `${await page.inputValue('#exc')};${pick.replace(/[*%^|{}@;]/g, '.')}`);
@@ -543,6 +635,19 @@ async function timeline() {
   await shot('timeline-hover');
   ok(/heap in use/.test(legend) && /\d(\.\d)? (B|KiB|MiB)/.test(legend) && /ms/.test(legend),
     'hovering the timeline shows the time and each series\' value', legend);
+  // a CPU profile's axis counts busy CPUs: the legend says so
+  await openTrace(1);
+  const cpu = await page.$eval('#timeline .u-over', (el) => {
+    const r = el.getBoundingClientRect();
+    return { x: r.x, y: r.y, w: r.width, h: r.height };
+  });
+  await page.mouse.move(cpu.x + cpu.w * 0.5, cpu.y + cpu.h / 2);
+  await sleep(200);
+  const values = await page.$$eval('#timeline .u-legend .u-value', (v) => v.map((x) => x.textContent));
+  await shot('timeline-cpu');
+  ok(/ ms$/.test(values[0]) && values.slice(1, 3).every((v) => /^(1 CPU|[\d.]+ CPUs)$/.test(v) &&
+    v !== '1 CPUs'),
+    'a CPU profile\'s legend gives busy CPUs', values);
 }
 
 // Item 8: a diff's Ignore PID/TID names a process by its whole command,
@@ -842,6 +947,9 @@ async function main() {
     path.join(BUILD, 'tests/targets/stress'), '1', '1100000'], { stdio: 'ignore' });
   const chain = [];
   for (let d = 1; d <= DEEP; d++) chain.push(`deep_function_number_${d}`);
+  const deepest = [];
+  for (let d = 1; d <= DEEPEST; d++) deepest.push(`libpython3.11.so.1.0!_PyEval_EvalFrameDefault_${d}`);
+  writeFileSync(path.join(tmp, 'deepest.folded'), `python3!main;${deepest.join(';')} 7\n`);
   writeFileSync(path.join(tmp, 'deep.folded'), `main;${chain.join(';')} 5\nmain;other 3\n`);
   const wide = [];
   for (let i = 0; i < WIDE; i++) wide.push(`main!w${String(i).padStart(6, '0')} ${WIDE - i}`);
@@ -893,7 +1001,7 @@ async function main() {
   const url = await startView([heap, PERF, path.join(tmp, 'deep.folded'), path.join(tmp, 'wide.folded'),
     path.join(tmp, 'test.folded'), path.join(tmp, 'base.folded'), path.join(tmp, 'linux.folded'),
     path.join(tmp, 'long.data.txt'), path.join(tmp, 'classes.folded'), path.join(tmp, 'ungroup.folded'),
-    ...conv, path.join(tmp, 'fit.perfView.xml')]);
+    ...conv, path.join(tmp, 'fit.perfView.xml'), path.join(tmp, 'deepest.folded')]);
 
   ({ page } = await launchBrowser({ clipboard: true, ignoreConsole: /^Failed to load resource/ }));
   await page.goto(url);
@@ -906,8 +1014,10 @@ async function main() {
     ['source back', () => sourceBack()],
     ['rows once', () => rowsOnce()],
     ['deep names', () => deepNames(2)],
+    ['deepest names', () => deepestNames(14)],
     ['flame graph', () => flame(2)],
     ['busy', () => busy()],
+    ['stats apart', () => statsApart()],
     ['selection', () => selection(1, 3)],
     ['timeline', () => timeline()],
     ['events', () => eventsNames()],

@@ -22,6 +22,9 @@ const GONE = 'heapscope view is not answering: it has stopped (or its computer i
   'unreachable). Start it again with `heapscope view FILE...`, then open the URL it prints.';
 
 let inflight = 0;
+// the requests in flight for one tab's own view (Stats, Charts, ...), by
+// tab: they are a sign of work on that tab only (pending)
+const inflightOf = new Map();
 let aborter = new AbortController();
 // Sent with each call: the server skips what a Cancel made stale (docs/json-api.md).
 const client = Array.from(crypto.getRandomValues(new Uint8Array(8)),
@@ -35,15 +38,25 @@ export function onBusy(fn) {
   listeners.add(fn);
 }
 
-function busy(delta) {
+// The requests in flight that tab @tab waits for: every one but those of
+// other tabs' own views.
+export function pending(tab) {
+  let n = inflight;
+  for (const [t, k] of inflightOf) if (t !== tab) n -= k;
+  return n;
+}
+
+function busy(delta, tab) {
   inflight += delta;
+  if (tab) inflightOf.set(tab, (inflightOf.get(tab) || 0) + delta);
   for (const fn of listeners) fn(inflight);
 }
 
 // call('view', query) -> the parsed answer; throws ApiError with the server's message.
-export async function call(name, query) {
+// @tab: the tab whose own view this is for (null: the view every tab shows).
+export async function call(name, query, tab = null) {
   const signal = aborter.signal;
-  busy(1);
+  busy(1, tab);
   try {
     let r;
     try {
@@ -68,7 +81,7 @@ export async function call(name, query) {
     if (!r.ok) throw new ApiError(body.error || `HTTP ${r.status}`, r.status);
     return body;
   } finally {
-    busy(-1);
+    busy(-1, tab);
   }
 }
 

@@ -8,7 +8,7 @@ import * as api from './api.js';
 import * as H from './history.js';
 import * as fmt from './format.js';
 import { VTable, setMetricUnit, refitAll, tableHooks, COLUMNS, isColumnHidden,
-  setColumnHidden, setUntimed } from './table.js';
+  setColumnHidden, setUntimed, rowText } from './table.js';
 import { TreeModel } from './tree.js';
 import { Flame } from './flame.js';
 import { Timeline } from './timeline.js';
@@ -49,11 +49,18 @@ const views = {};
 
 // ---- status line ----
 
+// Each error shown gets its own number (shownError: the one on the
+// status line, 0 for none), so that a view that loads well replaces an
+// error from before its load, never one raised while it loaded (the
+// timeline's, say, in the same Update).
+let errorSeq = 0, shownError = 0;
+
 function status(msg, error = false) {
   const s = $('status');
   s.textContent = msg;
   s.classList.toggle('error', error);
   s.dataset.error = error ? '1' : '';
+  shownError = error ? ++errorSeq : 0;
 }
 
 function fail(e) {
@@ -74,10 +81,15 @@ function fail(e) {
 
 // A sign of work: body.busy shows the busy bar (after a moment, so quick
 // answers do not flicker) and dims the views; @what says what is loading.
-api.onBusy((n) => {
+// A tab's own view (Stats of a big trace: seconds) is work on that tab
+// only: the other tabs are neither dimmed nor busy while it computes.
+function showBusy() {
+  const n = api.pending(state?.tab);
   document.body.classList.toggle('busy', n > 0);
   if (!n) $('busytext').textContent = 'working\u2026';
-});
+}
+
+api.onBusy(showBusy);
 
 function working(what) {
   $('busytext').textContent = what;
@@ -450,7 +462,7 @@ async function loadEvents(el, offset = 0) {
 }
 
 async function loadStats(el) {
-  const s = await api.call('stats', H.query(state));
+  const s = await api.call('stats', H.query(state), 'stats');
   renderStats(el, s, INFO.traces[state.trace]?.name);
 }
 
@@ -459,7 +471,7 @@ async function loadCharts(el) {
   const t = INFO.traces[state.trace];
   if (!isHeapTrace(t)) return renderCharts(el, null);
   working('drawing the charts\u2026');
-  renderCharts(el, await fetchCharts(api.call, state.trace), t.name);
+  renderCharts(el, await fetchCharts((name, q) => api.call(name, q, 'charts'), state.trace), t.name);
 }
 
 async function loadGc(el) {
@@ -472,7 +484,7 @@ async function loadOverweight(el) {
     return renderOverweight(el, null);
   const params = { ...state.params, start: '', end: '' };
   const doc = await api.call('overweight', H.query(state, {
-    base: { trace: state.overweight }, base_params: params }));
+    base: { trace: state.overweight }, base_params: params }), 'overweight');
   renderOverweight(el, doc, INFO.traces[state.overweight].name, describeSource());
 }
 
@@ -494,14 +506,17 @@ async function ensureFocus(tab) {
 }
 
 // The status line names the tab shown, never another one whose load ended
-// later (issue 17 item 10): each tab keeps its own "TAB in N ms".
+// later (issue 17 item 10): each tab keeps its own "TAB in N ms". An
+// error shown since @since (the data-error when the load began) stays; an
+// older one has been answered by this view.
 const timing = {};
 
-function tabStatus(tab) {
-  if (state.tab === tab && !$('status').dataset.error) status(timing[tab] ?? '');
+function tabStatus(tab, since = shownError) {
+  if (state.tab === tab && shownError === since) status(timing[tab] ?? '');
 }
 
 async function loadTab(tab, force = false) {
+  const since = shownError;
   // without a name to find, the tab's first request leaves at once (an
   // await would let the page's style pass go first)
   if (!state.focus && ['callers', 'callees', 'caller-callee'].includes(tab)) {
@@ -513,7 +528,7 @@ async function loadTab(tab, force = false) {
   }
   const key = tabKey(tab);
   const v = views[tab];
-  if (!v || !v.load || (!force && loaded[tab] === key)) return tabStatus(tab);
+  if (!v || !v.load || (!force && loaded[tab] === key)) return tabStatus(tab, since);
   const t0 = performance.now();
   // the busy bar names what is being computed (unless it names more already)
   if (state.tab === tab && $('busytext').textContent === 'working\u2026')
@@ -522,7 +537,7 @@ async function loadTab(tab, force = false) {
     await v.load();
     loaded[tab] = key;
     timing[tab] = `${tabTitle(tab)} in ${Math.round(performance.now() - t0)} ms`;
-    tabStatus(tab);
+    tabStatus(tab, since);
   } catch (e) {
     loaded[tab] = null;
     fail(e);
@@ -629,6 +644,7 @@ function setActiveTab(tab) {
   document.querySelector('[data-tab="charts"]').hidden = !isHeapTrace(INFO.traces[state.trace]);
   $('expandall').hidden = !TREE_TABS.includes(tab);
   $('export').hidden = !EXPORT_TABS.includes(tab);
+  showBusy();
 }
 
 // A new parameter set: record it, then show it. When Cancel stops it,
@@ -802,8 +818,7 @@ function copyRow(row) {
     return;
   }
   if (!row) return;
-  const text = [row.name, row.exc_pct, row.exc, row.exc_count, row.inc_pct, row.inc, row.inc_count,
-    row.fold, row.when, row.first_ms, row.last_ms].join('\t');
+  const text = rowText(row);
   navigator.clipboard?.writeText(text).then(() => status(`copied ${row.name}`),
     () => status('the browser did not allow copying', true));
 }

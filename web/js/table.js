@@ -111,6 +111,15 @@ export function cellText(col, r) {
   return col.text(r);
 }
 
+// Row @r as one line of tab-separated cells, as the tables show it: the
+// columns on screen (none the user hid, no time column for a source
+// without times, Retained only for a row that has it). Ctrl-C on a
+// selected row copies this.
+export function rowText(r) {
+  return COLUMNS.filter((c) => !hiddenCols.has(c.key) && !(untimed && TIME_COLS.has(c.key)) &&
+    !(c.optional && !(c.key in r))).map((c) => cellText(c, r)).join('\t');
+}
+
 // Another source is shown: the columns that grew to fit the last one's
 // text start again from their own widths (those sized by hand stay).
 export function refitAll() {
@@ -303,7 +312,10 @@ export class VTable {
       for (let c = 0; c < COLUMNS.length; c++) {
         const cell = cells[c];
         if (this.sized.has(c) || cell.hidden || cell.scrollWidth <= cell.clientWidth) continue;
-        const want = Math.min(COLUMNS[c].max ?? MAX_PX, Math.ceil(cell.scrollWidth) + 2);
+        // a tree's indent (14 px a level: 3,400 px for python3's deepest
+        // stacks) does not count against Name's greatest width
+        const indent = c === 0 ? parseFloat(cell.style.paddingLeft) || 0 : 0;
+        const want = Math.min((COLUMNS[c].max ?? MAX_PX) + indent, Math.ceil(cell.scrollWidth) + 2);
         if (want > this.widths[c] && cell.offsetWidth < want) {
           this.widths[c] = want;
           changed = true;

@@ -69,6 +69,11 @@ export class Timeline {
     const metricValue = t.time_metric ? (v) => fmt.num(Math.round(v * 100) / 100)
       : t.unit === 'bytes' ? fmt.bytes : fmt.compact;
     this.metricValue = metricValue;
+    // the legend names the unit the axis leaves out: "2.5 CPUs"
+    this.legendValue = !t.time_metric ? metricValue : (v) => {
+      const n = metricValue(v);
+      return `${n} ${n === '1' ? 'CPU' : 'CPUs'}`;
+    };
     if (!this.plot) {
       const stepped = uPlot.paths.stepped({ align: 1 });
       const font = '11px system-ui';
@@ -90,9 +95,9 @@ export class Timeline {
           { label: 'ms', value: show((v) => `${fmt.ms(v)} ms`) },
           { label: 'all', stroke: '#9ca3af',
             fill: 'rgba(156,163,175,0.25)', paths: stepped, width: 1,
-            value: show((v) => this.metricValue(v)) },
+            value: show((v) => this.legendValue(v)) },
           { label: 'filtered', stroke: '#2563eb', fill: 'rgba(37,99,235,0.25)', paths: stepped,
-            width: 1, value: show((v) => this.metricValue(v)) },
+            width: 1, value: show((v) => this.legendValue(v)) },
           ...(heap ? [
             { label: 'heap in use', scale: 'bytes', stroke: '#ea580c', width: 2, paths: stepped,
               value: show(fmt.bytes) },
