@@ -15,44 +15,60 @@
 /*
  * Number the alive nodes as hs_view_build()'s CallTree rows: depth
  * first from ROOT, a node, then its children's subtrees in the tree's
- * order (hs_view_tree_nodes() walks the same way).
+ * order (hs_view_tree_nodes() walks the same way). One walk fills the
+ * three maps: rows come in order, so node_of_row and depth are written
+ * in sequence and each row's depth rides on the walk's stack.
  */
 static int number_rows(struct hs_view_parts *p)
 {
 	const struct hs_tree *t = &p->ct->t;
-	uint32_t *todo = NULL;
+	uint32_t *todo = NULL, *todo_depth = NULL;
 	size_t top = 0, row = 0, n, k;
 
 	p->row_of_node = hs_malloc((t->nr + 1) * sizeof(*p->row_of_node));
+	p->node_of_row = hs_malloc((t->nr + 1) * sizeof(*p->node_of_row));
+	p->depth = hs_malloc((t->nr + 1) * sizeof(*p->depth));
 	todo = hs_malloc((t->nr + 1) * sizeof(*todo));
-	if (!p->row_of_node || !todo) {
+	todo_depth = hs_malloc((t->nr + 1) * sizeof(*todo_depth));
+	if (!p->row_of_node || !p->node_of_row || !p->depth || !todo || !todo_depth) {
 		hs_free(todo);
+		hs_free(todo_depth);
 		return -ENOMEM;
 	}
 	for (n = 0; n < t->nr; n++)
 		p->row_of_node[n] = HS_NO_NODE;
-	if (t->nr)
-		todo[top++] = 0;
+	if (t->nr) {
+		todo[top] = 0;
+		todo_depth[top++] = 0;
+	}
 	while (top) {
-		n = todo[--top];
-		p->row_of_node[n] = (uint32_t)row++;
-		for (k = hs_tree_nr_children(t, (uint32_t)n); k-- > 0;)
-			todo[top++] = hs_tree_children(t, (uint32_t)n)[k];
+		uint32_t d;
+		const uint32_t *child;
+
+		top--;
+		n = todo[top];
+		d = todo_depth[top];
+		p->row_of_node[n] = (uint32_t)row;
+		p->node_of_row[row] = (uint32_t)n;
+		p->depth[row++] = d;
+		child = hs_tree_children(t, (uint32_t)n);
+		for (k = hs_tree_nr_children(t, (uint32_t)n); k-- > 0;) {
+			todo[top] = child[k];
+			todo_depth[top++] = d + 1;
+		}
 	}
 	hs_free(todo);
+	hs_free(todo_depth);
 	p->nr_rows = row;
-	p->node_of_row = hs_malloc((row + 1) * sizeof(*p->node_of_row));
-	p->depth = hs_malloc((row + 1) * sizeof(*p->depth));
-	if (!p->node_of_row || !p->depth)
-		return -ENOMEM;
-	/* parents first: a node's parent has a smaller id (calltree.h) */
-	for (n = 0; n < t->nr; n++) {
-		uint32_t r = p->row_of_node[n];
+	if (row < t->nr) {
+		/* give back the slots of the nodes that are no row */
+		uint32_t *less = hs_realloc(p->node_of_row, (row + 1) * sizeof(*less));
 
-		if (r == HS_NO_NODE)
-			continue;
-		p->node_of_row[r] = (uint32_t)n;
-		p->depth[r] = n ? p->depth[p->row_of_node[t->parent[n]]] + 1 : 0;
+		if (less)
+			p->node_of_row = less;
+		less = hs_realloc(p->depth, (row + 1) * sizeof(*less));
+		if (less)
+			p->depth = less;
 	}
 	return 0;
 }
