@@ -17,48 +17,52 @@
  * first from ROOT, a node, then its children's subtrees in the tree's
  * order (hs_view_tree_nodes() walks the same way). One walk fills the
  * three maps: rows come in order, so node_of_row and depth are written
- * in sequence and each row's depth rides on the walk's stack.
+ * in sequence. The walk keeps only the path from ROOT (each node on it
+ * and its next child), so its own memory is the tree's depth, not one
+ * slot a node.
  */
 static int number_rows(struct hs_view_parts *p)
 {
 	const struct hs_tree *t = &p->ct->t;
-	uint32_t *todo = NULL, *todo_depth = NULL;
-	size_t top = 0, row = 0, n, k;
+	struct path_step {
+		uint32_t node, next; /* a node on the path, its next child */
+	} *path = NULL;
+	size_t alloc_path = 0, top = 0, row = 0, n;
 
 	p->row_of_node = hs_malloc((t->nr + 1) * sizeof(*p->row_of_node));
 	p->node_of_row = hs_malloc((t->nr + 1) * sizeof(*p->node_of_row));
 	p->depth = hs_malloc((t->nr + 1) * sizeof(*p->depth));
-	todo = hs_malloc((t->nr + 1) * sizeof(*todo));
-	todo_depth = hs_malloc((t->nr + 1) * sizeof(*todo_depth));
-	if (!p->row_of_node || !p->node_of_row || !p->depth || !todo || !todo_depth) {
-		hs_free(todo);
-		hs_free(todo_depth);
+	if (!p->row_of_node || !p->node_of_row || !p->depth)
 		return -ENOMEM;
-	}
 	for (n = 0; n < t->nr; n++)
 		p->row_of_node[n] = HS_NO_NODE;
 	if (t->nr) {
-		todo[top] = 0;
-		todo_depth[top++] = 0;
+		if (HS_GROW(path, 1, alloc_path))
+			return -ENOMEM;
+		path[top++] = (struct path_step){0, 0};
+		p->row_of_node[0] = 0;
+		p->node_of_row[0] = 0;
+		p->depth[row++] = 0;
 	}
 	while (top) {
-		uint32_t d;
-		const uint32_t *child;
+		struct path_step *at = &path[top - 1];
+		uint32_t child;
 
-		top--;
-		n = todo[top];
-		d = todo_depth[top];
-		p->row_of_node[n] = (uint32_t)row;
-		p->node_of_row[row] = (uint32_t)n;
-		p->depth[row++] = d;
-		child = hs_tree_children(t, (uint32_t)n);
-		for (k = hs_tree_nr_children(t, (uint32_t)n); k-- > 0;) {
-			todo[top] = child[k];
-			todo_depth[top++] = d + 1;
+		if (at->next == hs_tree_nr_children(t, at->node)) {
+			top--;
+			continue;
 		}
+		child = hs_tree_children(t, at->node)[at->next++];
+		p->row_of_node[child] = (uint32_t)row;
+		p->node_of_row[row] = child;
+		p->depth[row++] = (uint32_t)top;
+		if (HS_GROW(path, top + 1, alloc_path)) {
+			hs_free(path);
+			return -ENOMEM;
+		}
+		path[top++] = (struct path_step){child, 0};
 	}
-	hs_free(todo);
-	hs_free(todo_depth);
+	hs_free(path);
 	p->nr_rows = row;
 	if (row < t->nr) {
 		/* give back the slots of the nodes that are no row */
