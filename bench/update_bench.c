@@ -3,10 +3,11 @@
  * script, without the server: for each setting of bench/gui/run.sh
  * (no Fold%, Fold% 1, IncPats, a time range, GroupPats by module, back
  * to the first), then the pattern Updates of bench/gui/bench.mjs
- * (IncPats and ExcPats without Fold%: steps 6 and 7), the call tree (filter, pass over the samples, sums,
- * Fold%), ByName and CallTree in parts, and the rows of a first screen
- * of each with When. Prints each step's CPU and wall seconds (the best
- * of ROUNDS each; a pass over the samples may use two threads).
+ * (IncPats and ExcPats without Fold%: steps 6 and 7), the call tree
+ * (filter, pass over the samples, sums, Fold%), ByName and CallTree in
+ * parts, and the rows of a first screen of each with When. Prints each
+ * step's CPU and wall seconds (the best of ROUNDS each; a pass over the
+ * samples may use two threads).
  *
  * As in the server's cache, the filter's result is shared by the steps
  * of a round with the same patterns (Fold% and the time range do not
@@ -132,7 +133,8 @@ static int one_update(const struct hs_stack_source *src, size_t k,
 	p.fold_pct = s->fold_pct;
 	for (j = 0; j < k; j++)
 		if (run_step[j] && same_text(settings[j].group, s->group) &&
-		    same_text(settings[j].inc, s->inc) && same_text(settings[j].exc, s->exc))
+		    same_text(settings[j].inc, s->inc) &&
+		    same_text(settings[j].exc, s->exc))
 			break;
 	if (j == k) {
 		err = hs_calltree_filter(src, &p, &filters[k], &diag);

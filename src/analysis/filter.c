@@ -496,7 +496,8 @@ static int keep_reached_stacks(struct hs_filtered *f)
 		}
 		renum[s] = (uint32_t)kept;
 		out->stack_frame[kept] = out->stack_frame[s];
-		out->stack_caller[kept] = caller == HS_NO_STACK ? HS_NO_STACK : renum[caller];
+		out->stack_caller[kept] =
+		    caller == HS_NO_STACK ? HS_NO_STACK : renum[caller];
 		out->stack_depth[kept] = out->stack_depth[s];
 		if (out->stack_loc)
 			out->stack_loc[kept] = out->stack_loc[s];
