@@ -15,44 +15,64 @@
 /*
  * Number the alive nodes as hs_view_build()'s CallTree rows: depth
  * first from ROOT, a node, then its children's subtrees in the tree's
- * order (hs_view_tree_nodes() walks the same way).
+ * order (hs_view_tree_nodes() walks the same way). One walk fills the
+ * three maps: rows come in order, so node_of_row and depth are written
+ * in sequence. The walk keeps only the path from ROOT (each node on it
+ * and its next child), so its own memory is the tree's depth, not one
+ * slot a node.
  */
 static int number_rows(struct hs_view_parts *p)
 {
 	const struct hs_tree *t = &p->ct->t;
-	uint32_t *todo = NULL;
-	size_t top = 0, row = 0, n, k;
+	struct path_step {
+		uint32_t node, next; /* a node on the path, its next child */
+	} *path = NULL;
+	size_t alloc_path = 0, top = 0, row = 0, n;
 
 	p->row_of_node = hs_malloc((t->nr + 1) * sizeof(*p->row_of_node));
-	todo = hs_malloc((t->nr + 1) * sizeof(*todo));
-	if (!p->row_of_node || !todo) {
-		hs_free(todo);
+	p->node_of_row = hs_malloc((t->nr + 1) * sizeof(*p->node_of_row));
+	p->depth = hs_malloc((t->nr + 1) * sizeof(*p->depth));
+	if (!p->row_of_node || !p->node_of_row || !p->depth)
 		return -ENOMEM;
-	}
 	for (n = 0; n < t->nr; n++)
 		p->row_of_node[n] = HS_NO_NODE;
-	if (t->nr)
-		todo[top++] = 0;
-	while (top) {
-		n = todo[--top];
-		p->row_of_node[n] = (uint32_t)row++;
-		for (k = hs_tree_nr_children(t, (uint32_t)n); k-- > 0;)
-			todo[top++] = hs_tree_children(t, (uint32_t)n)[k];
+	if (t->nr) {
+		if (HS_GROW(path, 1, alloc_path))
+			return -ENOMEM;
+		path[top++] = (struct path_step){0, 0};
+		p->row_of_node[0] = 0;
+		p->node_of_row[0] = 0;
+		p->depth[row++] = 0;
 	}
-	hs_free(todo);
-	p->nr_rows = row;
-	p->node_of_row = hs_malloc((row + 1) * sizeof(*p->node_of_row));
-	p->depth = hs_malloc((row + 1) * sizeof(*p->depth));
-	if (!p->node_of_row || !p->depth)
-		return -ENOMEM;
-	/* parents first: a node's parent has a smaller id (calltree.h) */
-	for (n = 0; n < t->nr; n++) {
-		uint32_t r = p->row_of_node[n];
+	while (top) {
+		struct path_step *at = &path[top - 1];
+		uint32_t child;
 
-		if (r == HS_NO_NODE)
+		if (at->next == hs_tree_nr_children(t, at->node)) {
+			top--;
 			continue;
-		p->node_of_row[r] = (uint32_t)n;
-		p->depth[r] = n ? p->depth[p->row_of_node[t->parent[n]]] + 1 : 0;
+		}
+		child = hs_tree_children(t, at->node)[at->next++];
+		p->row_of_node[child] = (uint32_t)row;
+		p->node_of_row[row] = child;
+		p->depth[row++] = (uint32_t)top;
+		if (HS_GROW(path, top + 1, alloc_path)) {
+			hs_free(path);
+			return -ENOMEM;
+		}
+		path[top++] = (struct path_step){child, 0};
+	}
+	hs_free(path);
+	p->nr_rows = row;
+	if (row < t->nr) {
+		/* give back the slots of the nodes that are no row */
+		uint32_t *less = hs_realloc(p->node_of_row, (row + 1) * sizeof(*less));
+
+		if (less)
+			p->node_of_row = less;
+		less = hs_realloc(p->depth, (row + 1) * sizeof(*less));
+		if (less)
+			p->depth = less;
 	}
 	return 0;
 }
