@@ -55,6 +55,7 @@ int hs__order_publish(struct hs__order *s, size_t n)
 		/* (the stage keeps these events until the batch is back) */
 		b->ev = ev;
 		b->lent = s->stg_cur + 1;
+		s->lent++;
 	}
 	b->n = n;
 	s->st_head += n;
@@ -1022,6 +1023,7 @@ static int stream(struct reading *rd, const struct hs_trace_sink *sink)
 	t->stream_staged_max = s.staged_max;
 	t->stream_moves = s.moves;
 	t->stream_deferred = s.deferred;
+	t->stream_lent = s.lent;
 out:
 	hs_trace_reader_close(&rd->r);
 	for (i = 0; i < NR_BATCHES; i++)
