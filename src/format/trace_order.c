@@ -72,18 +72,10 @@ int hs__order_publish(struct hs__order *s, size_t n)
 }
 
 /*
- * Room for @n more staged events: the waiting events move to the front
- * of the staging buffer, which grows (to half as many again as the
- * events that need room, STREAM_SPARE: moving them to the front each
- * time would cost more) when they would fill more than three quarters of
- * it.
+ * Wait (the reading thread) until no batch handed over points into any
+ * stage buffer. 0, or -ECANCELED when the caller's side stopped.
  */
-/*
- * Wait (the reading thread) until no batch handed over points into stage
- * buffer @i (@i = STAGE_BUFS: into any). 0, or -ECANCELED when the
- * caller's side stopped.
- */
-static int stage_wait_back(struct hs__order *s, unsigned i)
+static int stage_wait_back(struct hs__order *s)
 {
 	int stop;
 
@@ -92,8 +84,7 @@ static int stage_wait_back(struct hs__order *s, unsigned i)
 		unsigned k, lent = 0;
 
 		for (k = 0; k < STAGE_BUFS; k++)
-			if (i == STAGE_BUFS || k == i)
-				lent |= s->stg[k].lent != 0;
+			lent |= s->stg[k].lent != 0;
 		if (!lent || s->stop)
 			break;
 		pthread_cond_wait(&s->cv, &s->mu);
@@ -130,6 +121,16 @@ static unsigned stage_free_buf(struct hs__order *s)
 	return i;
 }
 
+/*
+ * Room for @n more staged events: the waiting events move to the front
+ * of the staging buffer, which grows (to half as many again as the
+ * events that need room, STREAM_SPARE: moving them to the front each
+ * time would cost more) when they would fill more than three quarters of
+ * it. While batches are lent (trace_order.h), they move to a stage
+ * buffer no batch points into, the current one when its batches are
+ * back; a stage that would grow past STAGE_LEND_MAX waits for them all
+ * and lends no more. 0, -ENOMEM or -ECANCELED.
+ */
 int hs__order_room(struct hs__order *s, size_t n)
 {
 	size_t waiting = s->st_end - s->st_head, need = waiting + n;
@@ -146,7 +147,7 @@ int hs__order_room(struct hs__order *s, size_t n)
 		return 0;
 	if (!s->lend_off && need > s->st_alloc - s->st_alloc / 4 && a > STAGE_LEND_MAX) {
 		/* too large a stage to lend: copies from now on, one buffer */
-		err = stage_wait_back(s, STAGE_BUFS);
+		err = stage_wait_back(s);
 		if (err)
 			return err;
 		for (i = 0; i < STAGE_BUFS; i++)
