@@ -300,6 +300,9 @@ struct hs_trace {
 	/* hs_trace_stream(): chunks whose events waited in the file and were
 	 * decoded again in their turn (trace_order.h) */
 	size_t stream_deferred;
+	/* hs_trace_stream(): batches handed over that pointed into the
+	 * stage, not copies (trace_order.h) */
+	size_t stream_lent;
 };
 
 /*

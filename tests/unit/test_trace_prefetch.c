@@ -734,6 +734,104 @@ static void late_chunk_waits_in_the_file(void **state)
 	free(b.buf);
 }
 
+/* --- batches lent from the stage (issue 14) ----------------------------- */
+
+#define LEND_CHUNKS 24 /* one thread's chunks of LATE_PAIRS pairs */
+
+/* One thread, LEND_CHUNKS chunks in order, the footer's index. */
+static void build_one_thread(struct tb *b)
+{
+	static struct hs_chunk_index idx[LEND_CHUNKS];
+	static uint8_t raw[1 << 20];
+	uint64_t counts[HS_FC__COUNT] = {0}, tick = 1000;
+	unsigned c, i;
+	uint8_t *p;
+
+	tb_init(b);
+	for (c = 0; c < LEND_CHUNKS; c++) {
+		p = raw;
+		if (c == 0) {
+			p = put_process(p);
+			p = put_node(p, 1, 0, 0x401000);
+		}
+		idx[c].offset = b->len;
+		idx[c].first_ticks = tick;
+		p = put_span(p, 100, tick, 0x10000000);
+		for (i = 0; i < LATE_PAIRS; i++) {
+			/* (two events on a tick now and then) */
+			p = hs_enc_alloc(p, HS_TAG_MALLOC, i && i % 5 ? 1 : 0, 32,
+					 16 + i % 300, i % 3 ? 1 : 0, 0);
+			p = hs_enc_free(p, HS_TAG_FREE, 1, 0);
+		}
+		tick += 2 * LATE_PAIRS - 1;
+		idx[c].last_ticks = tick;
+		tick++;
+		assert_true((size_t)(p - raw) < sizeof(raw));
+		put_chunk(b, HS_CHUNK_EVENTS, raw, (size_t)(p - raw), c,
+			  (size_t)(p - raw));
+	}
+	p = put_end(raw, tick + 1, HS_END_EXIT, 0);
+	p = hs_tw_footer(p, counts, idx, LEND_CHUNKS);
+	put_chunk(b, HS_CHUNK_END, raw, (size_t)(p - raw), c, (size_t)(p - raw));
+}
+
+/* collect(), slowly now and then: the reading side runs out of buffers */
+static int collect_slowly(void *ctx, const struct hs_trace_event *ev, size_t n)
+{
+	struct collected *c = ctx;
+
+	if (c->n / BATCH_EVENTS % 16 == 0)
+		usleep(2000);
+	return collect(ctx, ev, n);
+}
+
+static void stream_lends_the_stage(void **state)
+{
+	struct hs_diag diag = HS_DIAG_INIT("lend");
+	struct hs_trace_sink sink;
+	struct collected got, pool;
+	struct hs_trace t, loaded;
+	struct hs_trace_event e;
+	size_t i;
+	struct tb b;
+
+	(void)state;
+	build_one_thread(&b);
+	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "lend", &loaded, &diag), 0);
+	assert_int_equal(loaded.nr_events, 2 * (size_t)LEND_CHUNKS * LATE_PAIRS);
+	/* more events than the stage buffers hold: each is taken again */
+	assert_true(loaded.nr_events > 2 * STAGE_BUFS * STREAM_FLOOR);
+
+	memset(&got, 0, sizeof(got));
+	sink = (struct hs_trace_sink){.events = collect_slowly, .ctx = &got};
+	setenv("HEAPSCOPE_READ_THREADS", "0", 1);
+	assert_int_equal(hs_trace_stream_mem(b.buf, b.len, "lend", &t, &sink, &diag), 0);
+	unsetenv("HEAPSCOPE_READ_THREADS");
+	/* every batch was lent (nothing waits long: the stage stays small) */
+	assert_true(t.stream_lent > 0);
+	assert_true(t.stream_lent >= loaded.nr_events / BATCH_EVENTS);
+	hs_trace_release(&t);
+	assert_int_equal(got.n, loaded.nr_events);
+	for (i = 0; i < got.n; i++) {
+		hs_trace_event_get(&loaded, i, &e);
+		assert_int_equal(got.ev[i].time, e.time);
+		assert_int_equal(got.ev[i].addr, e.addr);
+		assert_int_equal(got.ev[i].size, e.size);
+		assert_int_equal(got.ev[i].node, e.node);
+		assert_int_equal(got.ev[i].thread, e.thread);
+		assert_int_equal(got.ev[i].op, e.op);
+		assert_int_equal(got.ev[i].fn, e.fn);
+	}
+	/* the same with the pool decoding ahead */
+	stream_with(b.buf, b.len, "3", &pool);
+	assert_int_equal(pool.n, got.n);
+	assert_same_events(&got, &pool);
+	free(pool.ev);
+	free(got.ev);
+	hs_trace_release(&loaded);
+	free(b.buf);
+}
+
 /* --- declared sizes the data does not back (issue 19, item 8) ---------- */
 
 /*
@@ -828,6 +926,7 @@ int main(void)
 	    cmocka_unit_test(chunk_events_are_what_the_records_say),
 	    cmocka_unit_test(stream_with_workers_is_the_stream_alone),
 	    cmocka_unit_test(late_chunk_waits_in_the_file),
+	    cmocka_unit_test(stream_lends_the_stage),
 	};
 	return cmocka_run_group_tests_name("trace_prefetch", tests, NULL, NULL);
 }
