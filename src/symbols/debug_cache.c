@@ -601,7 +601,8 @@ static int sweep_copies(struct sweep *w, int root, const struct hs__debug_cache_
 			err = sweep_list(w, fd, hi * 16 + lo);
 	}
 	if (!err) {
-		qsort(w->copy, w->nr_copy, sizeof(*w->copy), by_last_use);
+		if (w->nr_copy) /* (qsort() wants an array, even of nothing) */
+			qsort(w->copy, w->nr_copy, sizeof(*w->copy), by_last_use);
 		for (i = 0; i < w->nr_copy; i++)
 			total += w->copy[i].size;
 		for (i = 0; i < w->nr_copy; i++) {
