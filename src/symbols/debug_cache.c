@@ -437,6 +437,8 @@ void hs__debug_cache_limits_from_env(struct hs__debug_cache_limits *l)
 	}
 }
 
+void (*hs__debug_cache_sweep_race)(int dir_fd, const char *name, const char *tmp);
+
 /* A copy the sweep found: where, and when it was last used. */
 struct sweep_copy {
 	char *name; /* owned */
@@ -560,6 +562,8 @@ static int sweep_remove(struct sweep *w, const struct sweep_copy *c)
 		hs_buf_release(&tmp);
 		return 0;
 	}
+	if (hs__debug_cache_sweep_race)
+		hs__debug_cache_sweep_race(fd, c->name, tmp.s);
 	made = 0;
 	if (!fstatat(fd, tmp.s, &st, AT_SYMLINK_NOFOLLOW)) {
 		if (S_ISREG(st.st_mode) && st.st_mtime < w->keep_after) {

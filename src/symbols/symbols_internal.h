@@ -213,4 +213,8 @@ struct hs__debug_cache_swept {
  */
 int hs__debug_cache_sweep(const char *cache, const struct hs__debug_cache_limits *l,
 			  time_t now, struct hs__debug_cache_swept *out);
+/* Testing aid: when set, a sweep calls it between renaming the copy
+ * @name of the directory open at @dir_fd to @tmp and reading its mtime
+ * again, where a symbolizer may come in. */
+extern void (*hs__debug_cache_sweep_race)(int dir_fd, const char *name, const char *tmp);
 #endif

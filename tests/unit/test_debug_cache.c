@@ -644,6 +644,76 @@ static void test_copy_marked_used(void **state)
 	remove_dirs(&d);
 }
 
+/* The race a sweep guards against, played at its one window (after the
+ * rename, before the mtime is read again): a symbolizer that marked the
+ * copy just before the rename keeps it; one that comes after the rename
+ * does not find it, and makes its own copy, which the sweep leaves. */
+static struct dirs *race_dirs;
+static int race_calls;
+
+static void mark_before_rename(int dir_fd, const char *name, const char *tmp)
+{
+	(void)name;
+	race_calls++;
+	/* what the symbolizer's utimensat() did to the file, now at @tmp */
+	assert_int_equal(utimensat(dir_fd, tmp, NULL, AT_SYMLINK_NOFOLLOW), 0);
+}
+
+static void fill_after_rename(int dir_fd, const char *name, const char *tmp)
+{
+	char *copy = NULL;
+
+	(void)dir_fd;
+	(void)name;
+	(void)tmp;
+	race_calls++;
+	assert_int_equal(hs__debug_cache_fill(race_dirs->cache, race_dirs->from, BUILD_ID,
+					      sizeof(BUILD_ID), &copy),
+			 1);
+	hs_free(copy);
+}
+
+static void test_sweep_race(void **state)
+{
+	struct hs__debug_cache_limits lim = {.max_age = DAY, .max_size = 0};
+	struct hs__debug_cache_swept out;
+	const size_t n = 256 << 10;
+	unsigned char *data = payload(n);
+	char *copy = NULL, dir[200], path[220];
+	struct dirs d;
+
+	(void)state;
+	make_dirs(&d);
+	race_dirs = &d;
+	write_elf(d.file, data, n);
+	assert_int_equal(
+	    hs__debug_cache_fill(d.cache, d.from, BUILD_ID, sizeof(BUILD_ID), &copy), 1);
+	hs_free(copy);
+	snprintf(dir, sizeof(dir), "%s/.build-id/ab", d.cache);
+	snprintf(path, sizeof(path), "%s/cdef0123.debug", dir);
+
+	age_entry(dir, "cdef0123.debug", 10 * DAY);
+	hs__debug_cache_sweep_race = mark_before_rename;
+	assert_int_equal(hs__debug_cache_sweep(d.cache, &lim, time(NULL), &out), 1);
+	assert_int_equal(race_calls, 1);
+	assert_int_equal(out.removed, 0);
+	assert_int_equal(count_entries(dir), 1);
+	expect_decompressed(path, data, n);
+
+	age_entry(dir, "cdef0123.debug", 10 * DAY);
+	age_entry(d.cache, ".last-sweep", 2 * DAY);
+	hs__debug_cache_sweep_race = fill_after_rename;
+	assert_int_equal(hs__debug_cache_sweep(d.cache, &lim, time(NULL), &out), 1);
+	hs__debug_cache_sweep_race = NULL;
+	assert_int_equal(race_calls, 2);
+	/* the old copy is gone (removed by the sweep, or as a stale temporary
+	 * by the writer), the new one is there, and nothing else */
+	assert_int_equal(count_entries(dir), 1);
+	expect_decompressed(path, data, n);
+	free(data);
+	remove_dirs(&d);
+}
+
 static void expect_limits(const char *age, const char *size, long long want_age,
 			  unsigned long long want_size)
 {
@@ -690,6 +760,7 @@ int main(void)
 	    cmocka_unit_test(test_sweep_only_its_own),
 	    cmocka_unit_test(test_sweep_stamp),
 	    cmocka_unit_test(test_copy_marked_used),
+	    cmocka_unit_test(test_sweep_race),
 	    cmocka_unit_test(test_limits),
 	};
 
