@@ -207,6 +207,25 @@ int hs_symbolizer_add_debug_dir(struct hs_symbolizer *s, const char *dir)
 	return 0;
 }
 
+/* The daily sweep of the debug cache, when it is due (one lstat() when
+ * not): its failures only leave the cache as it is. */
+static void sweep_debug_cache(const char *cache)
+{
+	struct hs__debug_cache_limits lim;
+	struct hs__debug_cache_swept out;
+	int n;
+
+	hs__debug_cache_limits_from_env(&lim);
+	n = hs__debug_cache_sweep(cache, &lim, time(NULL), &out);
+	if (n < 0)
+		pr_debug("symbols: debug cache %s not swept: %s", cache, strerror(-n));
+	else if (n > 0)
+		pr_debug("symbols: debug cache %s swept: %u copies (%llu KiB) removed, "
+			 "%llu KiB kept",
+			 cache, out.removed, out.removed_bytes >> 10,
+			 out.kept_bytes >> 10);
+}
+
 /*
  * The string libdwfl's standard callbacks search (see libdwfl.h): the
  * file's own directory, its .debug subdirectory, the caller's directories,
@@ -224,8 +243,10 @@ static int build_debuginfo_path(struct hs_symbolizer *s)
 		err = hs_buf_addf(&b, ":%s", s->debug_dir[i]);
 	if (!err && !(s->flags & HS_SYM_NO_SYSTEM_DEBUG)) {
 		s->debug_cache = hs__debug_cache_dir();
-		if (s->debug_cache)
+		if (s->debug_cache) {
+			sweep_debug_cache(s->debug_cache);
 			err = hs_buf_addf(&b, ":%s", s->debug_cache);
+		}
 	}
 	if (!err && !(s->flags & HS_SYM_NO_SYSTEM_DEBUG))
 		err = hs_buf_adds(&b, ":" SYSTEM_DEBUG_DIR);

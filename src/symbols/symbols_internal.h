@@ -7,6 +7,7 @@
 #include <elfutils/debuginfod.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <time.h>
 #include "common/log.h"
 
 /*
@@ -182,4 +183,38 @@ char *hs__debug_cache_dir(void);
  */
 int hs__debug_cache_fill(const char *cache, const char *from, const unsigned char *id,
 			 size_t idlen, char **out);
+
+/* What a sweep keeps, by default: copies used in the last week (as
+ * debuginfod's client keeps its downloads), at most 1 GiB of them. */
+#define HS_DEBUG_CACHE_MAX_AGE (7LL * 24 * 3600)
+#define HS_DEBUG_CACHE_MAX_SIZE (1ULL << 30)
+struct hs__debug_cache_limits {
+	long long max_age;	     /* seconds a copy stays unused; 0: no limit */
+	unsigned long long max_size; /* bytes of copies kept; 0: no limit */
+};
+/* The defaults, or $HEAPSCOPE_DEBUG_CACHE_MAX_AGE (N[smhd], days without
+ * a unit) and $HEAPSCOPE_DEBUG_CACHE_MAX_SIZE (N[KMG], bytes without). */
+void hs__debug_cache_limits_from_env(struct hs__debug_cache_limits *l);
+
+/* What a sweep did. */
+struct hs__debug_cache_swept {
+	unsigned removed;		  /* copies removed */
+	unsigned long long removed_bytes; /* their bytes */
+	unsigned long long kept_bytes;	  /* the bytes of the copies left */
+};
+/*
+ * Sweep @cache as of @now if its last sweep is a day old (see the top of
+ * debug_cache.c): the copies unused for longer than @l->max_age go, then
+ * the least recently used ones while the copies take more than
+ * @l->max_size; none used within the last day and an hour. Returns 1 when
+ * it swept (*@out says what went), 0 when no sweep was due, another run
+ * is sweeping or there is no cache, or a negative errno (the cache is
+ * then not swept, or only in part). Costs one lstat() when not due.
+ */
+int hs__debug_cache_sweep(const char *cache, const struct hs__debug_cache_limits *l,
+			  time_t now, struct hs__debug_cache_swept *out);
+/* Testing aid: when set, a sweep calls it between renaming the copy
+ * @name of the directory open at @dir_fd to @tmp and reading its mtime
+ * again, where a symbolizer may come in. */
+extern void (*hs__debug_cache_sweep_race)(int dir_fd, const char *name, const char *tmp);
 #endif

@@ -63,3 +63,38 @@ symbolize_to() {
 	[ -d home/.cache/heapscope/debug/.build-id ]
 	[ -z "$(find home -mindepth 1 -not -path 'home/.cache*')" ]
 }
+
+@test "a daily sweep removes the copies unused for long, and nothing else" {
+	mkdir -p cache/.build-id/00 cache/.build-id/01
+	echo old > cache/.build-id/00/1122.debug
+	echo mine > cache/.build-id/00/notes.txt
+	echo recent > cache/.build-id/01/3344.debug
+	touch -d '40 days ago' cache/.build-id/00/1122.debug cache/.build-id/00/notes.txt
+	touch -d '2 days ago' cache/.build-id/01/3344.debug
+	HS_LOG=debug HEAPSCOPE_DEBUG_CACHE="$PWD/cache" "$HS_BIN" symbolize s.heapscope \
+		-o a.heapscope 2> log
+	grep -q 'debug cache .* swept: 1 copies' log
+	[ ! -e cache/.build-id/00/1122.debug ]
+	[ -e cache/.build-id/00/notes.txt ]
+	[ -e cache/.build-id/01/3344.debug ]
+	[ -d cache/.last-sweep ]
+
+	# swept today: not again, however old a copy is
+	echo old > cache/.build-id/01/5566.debug
+	touch -d '40 days ago' cache/.build-id/01/5566.debug
+	HEAPSCOPE_DEBUG_CACHE="$PWD/cache" symbolize_to b.heapscope
+	[ -e cache/.build-id/01/5566.debug ]
+	cmp a.heapscope b.heapscope
+
+	# a day later it is, with the limits of the environment
+	touch -d '25 hours ago' cache/.last-sweep
+	HEAPSCOPE_DEBUG_CACHE_MAX_AGE=0 HEAPSCOPE_DEBUG_CACHE_MAX_SIZE=0 \
+		HEAPSCOPE_DEBUG_CACHE="$PWD/cache" symbolize_to c.heapscope
+	[ -e cache/.build-id/01/5566.debug ]
+	touch -d '25 hours ago' cache/.last-sweep
+	HEAPSCOPE_DEBUG_CACHE_MAX_AGE=3d HEAPSCOPE_DEBUG_CACHE="$PWD/cache" \
+		symbolize_to d.heapscope
+	[ ! -e cache/.build-id/01/5566.debug ]
+	[ -e cache/.build-id/01/3344.debug ]
+	cmp a.heapscope d.heapscope
+}
