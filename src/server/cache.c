@@ -8,6 +8,11 @@
 #include <errno.h>
 #include <string.h>
 
+static const char *const kind_names[HS_CACHE__KINDS] = {
+    [HS_CACHE_SOURCE] = "source", [HS_CACHE_FILTER] = "filter", [HS_CACHE_TREE] = "tree",
+    [HS_CACHE_VIEW] = "view",	  [HS_CACHE_PARTS] = "parts",	[HS_CACHE_TEXT] = "text",
+};
+
 void hs_cache_init(struct hs_cache *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -44,10 +49,7 @@ static size_t entry_bytes(const struct hs_cache_entry *e)
 		return filter_bytes(&e->u.filter);
 	case HS_CACHE_TREE:
 		/* the nodes' arrays, When histograms, the filter's output and maps */
-		return ct->t.nr * (sizeof(struct hs_node_exc) +
-				   sizeof(struct hs_node_inc) + 21) +
-		       (ct->hist ? ct->t.nr * HS_WHEN_BUCKETS * sizeof(double) : 0) +
-		       filter_bytes(&ct->f);
+		return hs_calltree_memory(ct) + filter_bytes(&ct->f);
 	case HS_CACHE_VIEW:
 		return v->nr_rows * (sizeof(*v->rows) + 2 * sizeof(uint32_t)) +
 		       hs_source_memory(&v->names);
@@ -60,27 +62,13 @@ static size_t entry_bytes(const struct hs_cache_entry *e)
 	}
 }
 
-/* Per node of a call tree: costs, links, the filter's output stack and maps. */
+/* Per stack of a filter result: its output stack and maps. */
 #define FILTER_STACK_BYTES (20 + 5)
-#define TREE_NODE_BYTES                                                                  \
-	(sizeof(struct hs_node_exc) + sizeof(struct hs_node_inc) + 21 +                  \
-	 FILTER_STACK_BYTES)
 
 size_t hs_cache_filter_estimate(const struct hs_stack_source *in)
 {
 	/* at most an output stack per input stack */
 	return (in->nr_stacks + 1) * FILTER_STACK_BYTES;
-}
-
-size_t hs_cache_tree_estimate(const struct hs_stack_source *in)
-{
-	/* at most a node per input stack, patterns only merge them */
-	size_t nodes = in->nr_stacks + 1;
-	size_t hist = nodes * HS_WHEN_BUCKETS * sizeof(double);
-
-	if (in->untimed || hist > HS_NODE_HIST_BUDGET(in->nr_samples))
-		hist = 0;
-	return nodes * TREE_NODE_BYTES + hist;
 }
 
 size_t hs_cache_view_estimate(const struct hs_calltree *ct, enum hs_view_kind kind)
@@ -203,6 +191,8 @@ static void drop(struct hs_cache *c, struct hs_cache_entry *victim)
 	memmove(&c->e[i], &c->e[i + 1], (c->nr - i - 1) * sizeof(*c->e));
 	c->nr--;
 	c->bytes -= victim->bytes;
+	pr_debug("cache: drop %s of %zu KiB (%zu KiB kept)", kind_names[victim->kind],
+		 victim->bytes >> 10, c->bytes >> 10);
 	hs_cache_entry_free(victim);
 }
 
@@ -337,6 +327,8 @@ static void ready(struct hs_cache *c, struct hs_cache_entry *e)
 	e->state = HS_CACHE_READY;
 	e->bytes = entry_bytes(e);
 	c->bytes += e->bytes;
+	pr_debug("cache: add %s of %zu KiB (%zu KiB kept)", kind_names[e->kind],
+		 e->bytes >> 10, c->bytes >> 10);
 	evict(c, e->kind, 0);
 }
 

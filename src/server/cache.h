@@ -159,11 +159,11 @@ void hs_cache_publish(struct hs_cache *c, struct hs_cache_entry *e, int err,
  */
 void hs_cache_make_room(struct hs_cache *c, enum hs_cache_kind kind, size_t bytes);
 /*
- * About what a filter result of @in, a call tree of @in (with its filter
- * result), a view of @ct of @kind, or its parts (view_part.h), will take.
+ * About what a filter result of @in, a view of @ct of @kind, or its parts
+ * (view_part.h), will take. (A call tree says what it will take itself,
+ * before it allocates: hs_calltree_build_on_room().)
  */
 size_t hs_cache_filter_estimate(const struct hs_stack_source *in);
-size_t hs_cache_tree_estimate(const struct hs_stack_source *in);
 size_t hs_cache_view_estimate(const struct hs_calltree *ct, enum hs_view_kind kind);
 size_t hs_cache_parts_estimate(const struct hs_calltree *ct, enum hs_view_kind kind);
 /*

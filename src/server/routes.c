@@ -284,6 +284,12 @@ out:
 	return err < 0 ? err : 0;
 }
 
+/* Room in @cache for a call tree of @bytes, before it is allocated. */
+static void tree_room(void *cache, size_t bytes)
+{
+	hs_cache_make_room(cache, HS_CACHE_TREE, bytes);
+}
+
 /* The call tree of the query (c->tree) and its source (c->src). */
 int hs__get_tree(struct hs_route_ctx *c)
 {
@@ -317,10 +323,8 @@ int hs__get_tree(struct hs_route_ctx *c)
 			p.when_start_ms = r.when[0];
 			p.when_end_ms = r.when[1];
 		}
-		hs_cache_make_room(&a->cache, HS_CACHE_TREE,
-				   hs_cache_tree_estimate(r.src) -
-				       hs_cache_filter_estimate(r.src));
-		err = hs_calltree_build_on(&e->u.tree, &fe->u.filter, &p);
+		err = hs_calltree_build_on_room(&e->u.tree, &fe->u.filter, &p,
+						tree_room, &a->cache);
 		hs_cache_publish(&a->cache, e, err, &c->diag);
 		if (err)
 			return err;
