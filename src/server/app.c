@@ -329,6 +329,7 @@ int hs_app_add_source(struct hs_app *a, size_t trace, const char *name,
 	s = &t->sources[t->nr_sources - 1];
 	s->src = *src;
 	s->loaded = 1;
+	hs_cache_count_outside(&a->cache, hs_source_memory(&s->src));
 	hs_source_init(src);
 	return 0;
 fail:
@@ -353,6 +354,7 @@ int hs_app_add_trace(struct hs_app *a, const char *name, const char *format,
 	}
 	t->sources[0].src = *src;
 	t->sources[0].loaded = 1;
+	hs_cache_count_outside(&a->cache, hs_source_memory(&t->sources[0].src));
 	hs_source_init(src);
 	a->nr_traces++;
 	return 0;
@@ -423,6 +425,7 @@ int hs_app_open(struct hs_app *a, const char *path, const char *name, enum hs_fo
 	if (err)
 		goto fail;
 	t->sources[0].loaded = 1;
+	hs_cache_count_outside(&a->cache, hs_source_memory(&t->sources[0].src));
 	if (!n) {
 		hs_free(t->sources[0].name);
 		t->sources[0].name = hs_strdup(only_source_name(&t->sources[0].src));
@@ -804,6 +807,9 @@ static int load_source(struct hs_app *a, size_t trace, struct hs_app_source *s,
 	}
 	finish_once(a, &s->loading);
 	pthread_mutex_unlock(&a->lock);
+	/* the cache leaves room for it (after the app's lock: never both) */
+	if (!err)
+		hs_cache_count_outside(&a->cache, hs_source_memory(&s->src));
 	return err;
 }
 

@@ -24,7 +24,19 @@ void hs_cache_init(struct hs_cache *c)
 	c->max[HS_CACHE_VIEW] = 32;
 	c->max[HS_CACHE_PARTS] = 32;
 	c->max[HS_CACHE_TEXT] = 32;
-	c->max_bytes = (size_t)1 << 30;
+	c->max_bytes = (size_t)11 << 27;
+	c->working = (size_t)128 << 20;
+	c->min_bytes = (size_t)256 << 20;
+}
+
+/* What the entries may keep: the budget less what it leaves room for. */
+static size_t entries_budget(const struct hs_cache *c)
+{
+	size_t other = c->outside + c->working;
+
+	if (c->max_bytes < other || c->max_bytes - other < c->min_bytes)
+		return c->min_bytes < c->max_bytes ? c->min_bytes : c->max_bytes;
+	return c->max_bytes - other;
 }
 
 /* About the memory a filter result owns: its output, maps and names. */
@@ -205,9 +217,10 @@ static void evict(struct hs_cache *c, enum hs_cache_kind kind, size_t room)
 	struct hs_cache_entry *old;
 	size_t i, n;
 
+	size_t max = entries_budget(c);
+
 	for (;;) {
-		int over_bytes =
-		    c->bytes > c->max_bytes || room > c->max_bytes - c->bytes;
+		int over_bytes = c->bytes > max || room > max - c->bytes;
 
 		/* the oldest free entry of this kind, or of any kind for memory */
 		old = NULL;
@@ -239,7 +252,7 @@ void hs_cache_hold_release(struct hs_cache *c, struct hs_cache_hold *h)
 	 */
 	for (i = 0; i < h->nr; i++)
 		unref(h->e[i]);
-	if (c->bytes > c->max_bytes && h->nr)
+	if (c->bytes > entries_budget(c) && h->nr)
 		evict(c, h->e[0]->kind, 0);
 	pthread_mutex_unlock(&c->lock);
 	hs_free(h->e);
@@ -330,6 +343,16 @@ static void ready(struct hs_cache *c, struct hs_cache_entry *e)
 	pr_debug("cache: add %s of %zu KiB (%zu KiB kept)", kind_names[e->kind],
 		 e->bytes >> 10, c->bytes >> 10);
 	evict(c, e->kind, 0);
+}
+
+void hs_cache_count_outside(struct hs_cache *c, size_t bytes)
+{
+	pthread_mutex_lock(&c->lock);
+	c->outside += bytes;
+	pr_debug("cache: %zu KiB held beside it, %zu KiB for its entries", c->outside >> 10,
+		 entries_budget(c) >> 10);
+	evict(c, HS_CACHE_SOURCE, 0);
+	pthread_mutex_unlock(&c->lock);
 }
 
 void hs_cache_make_room(struct hs_cache *c, enum hs_cache_kind kind, size_t bytes)
