@@ -1043,6 +1043,12 @@ static void serve_asset(const struct hs_request *req, struct hs_response *resp)
  * The requests served now go up or down by @d (app_pace() waits for 0,
  * then for @quiet_ns from the moment it was 0 again).
  */
+void hs_app_trim(void)
+{
+	/* what the temporaries left below the mmap threshold (MALLOC_MAP_BYTES) */
+	malloc_trim(0);
+}
+
 static int count_serving(struct hs_app *a, int d)
 {
 	int idle;
@@ -1078,13 +1084,7 @@ void hs_app_handle(struct hs_app *a, const struct hs_request *req,
 		hs__routes_handle(a, req, resp);
 	else
 		serve_asset(req, resp);
-	/*
-	 * The last API request of a burst (an Update's three) hands back
-	 * the free pages of every arena: what its temporaries and the
-	 * cache entries it evicted left below the mmap threshold (about a
-	 * millisecond when little is free).
-	 */
-	if (count_serving(a, -1) && api)
-		malloc_trim(0);
+	/* the last API request of a burst (an Update's three) */
+	resp->trim = count_serving(a, -1) && api;
 	resp->set_cookie = arg_token != NULL && resp->status < 400;
 }
