@@ -335,7 +335,8 @@ static void charge_samples(struct hs_calltree *ct)
 			continue;
 		nr++;
 		n = hs_calltree_stack_node(ct, s);
-		HS_BUG_ON(n == HS_NO_NODE); /* plan_nodes() kept every stack with a sample */
+		/* plan_nodes() kept every stack with a sample */
+		HS_BUG_ON(n == HS_NO_NODE);
 		k = hs_when_spread(&ct->range, in->time[i], in->metric[i], m, bucket,
 				   val);
 		if (hist) {
@@ -540,9 +541,9 @@ static int build_tree(struct hs_calltree *ct, const struct hs_stack_source *in,
 		for (nr_nodes = 1, n = 0; n < nr_stacks; n++)
 			nr_nodes += ct->node_of[n] != HS_NO_NODE;
 	hist = !in->untimed &&
-	       (p->node_hist > 0 ||
-		(p->node_hist == 0 && nr_nodes <= HS_NODE_HIST_BUDGET(in->nr_samples) /
-						      (HS_WHEN_BUCKETS * sizeof(double))));
+	       (p->node_hist > 0 || (p->node_hist == 0 &&
+				     nr_nodes <= HS_NODE_HIST_BUDGET(in->nr_samples) /
+						     (HS_WHEN_BUCKETS * sizeof(double))));
 	if (room)
 		room(arg, nr_nodes * node_bytes(hist));
 	err = hs_tree_alloc(&ct->t, nr_nodes, &f->out);

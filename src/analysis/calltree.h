@@ -144,7 +144,7 @@ struct hs_calltree {
 	double root_hist[HS_WHEN_BUCKETS]; /* all samples: the nodes' sums
 					    * with @hist, else added in
 					    * sample order */
-	uint32_t *rep;	       /* node -> the alive node its samples are charged to */
+	uint32_t *rep; /* node -> the alive node its samples are charged to */
 	/*
 	 * NULL: node k >= 1 is output stack k - 1. Otherwise output stack
 	 * -> its node, HS_NO_NODE for a stack no sample that passes the

@@ -349,8 +349,8 @@ void hs_cache_count_outside(struct hs_cache *c, size_t bytes)
 {
 	pthread_mutex_lock(&c->lock);
 	c->outside += bytes;
-	pr_debug("cache: %zu KiB held beside it, %zu KiB for its entries", c->outside >> 10,
-		 entries_budget(c) >> 10);
+	pr_debug("cache: %zu KiB held beside it, %zu KiB for its entries",
+		 c->outside >> 10, entries_budget(c) >> 10);
 	evict(c, HS_CACHE_SOURCE, 0);
 	pthread_mutex_unlock(&c->lock);
 }

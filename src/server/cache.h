@@ -106,8 +106,8 @@ struct hs_cache {
 	uint64_t clock;
 	size_t max[HS_CACHE__KINDS];
 	size_t bytes, max_bytes;
-	size_t outside; /* held beside the entries (hs_cache_count_outside()) */
-	size_t working; /* left for a request's temporaries */
+	size_t outside;	  /* held beside the entries (hs_cache_count_outside()) */
+	size_t working;	  /* left for a request's temporaries */
 	size_t min_bytes; /* what the entries may keep whatever @outside */
 	size_t hits, misses;
 };

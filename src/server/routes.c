@@ -328,8 +328,8 @@ int hs__get_tree(struct hs_route_ctx *c)
 			p.when_start_ms = r.when[0];
 			p.when_end_ms = r.when[1];
 		}
-		err = hs_calltree_build_on_room(&e->u.tree, &fe->u.filter, &p,
-						tree_room, &a->cache);
+		err = hs_calltree_build_on_room(&e->u.tree, &fe->u.filter, &p, tree_room,
+						&a->cache);
 		hs_cache_publish(&a->cache, e, err, &c->diag);
 		if (err)
 			return err;
