@@ -320,19 +320,23 @@ static void charge_samples(struct hs_calltree *ct)
 
 			if (ahead != HS_NO_STACK)
 				ahead = hs_filtered_map(f, ahead);
-			if (ahead < HS_DROPPED) {
+			ahead = ahead < HS_DROPPED ? hs_calltree_stack_node(ct, ahead)
+						   : HS_NO_NODE;
+			if (ahead != HS_NO_NODE) {
 				/* a node's costs may straddle two cache lines */
-				__builtin_prefetch(&exc[ahead + 1].metric, 1);
-				__builtin_prefetch(&exc[ahead + 1].last, 1);
+				__builtin_prefetch(&exc[ahead].metric, 1);
+				__builtin_prefetch(&exc[ahead].last, 1);
 				if (hist)
 					__builtin_prefetch(
-					    &hist[last_bucket * nr_nodes + ahead + 1], 1);
+					    &hist[last_bucket * nr_nodes + ahead], 1);
 			}
 		}
 		if (!hs_filtered_sample(f, i, &s, &m, &c))
 			continue;
 		nr++;
-		n = s == HS_NO_STACK ? 0 : s + 1;
+		n = hs_calltree_stack_node(ct, s);
+		/* plan_nodes() kept every stack with a sample */
+		HS_BUG_ON(n == HS_NO_NODE);
 		k = hs_when_spread(&ct->range, in->time[i], in->metric[i], m, bucket,
 				   val);
 		if (hist) {
@@ -375,6 +379,7 @@ void hs_calltree_release(struct hs_calltree *ct)
 	hs_filtered_release(&ct->f);
 	hs_free(ct->rep);
 	hs_free(ct->hist);
+	hs_free(ct->node_of);
 	memset(ct, 0, sizeof(*ct));
 }
 
@@ -411,17 +416,116 @@ int hs_calltree_build(struct hs_calltree *ct, const struct hs_stack_source *in,
 int hs_calltree_build_on(struct hs_calltree *ct, const struct hs_filtered *shared,
 			 const struct hs_view_params *p)
 {
+	return hs_calltree_build_on_room(ct, shared, p, NULL, NULL);
+}
+
+/* The build, with its room callback (hs_calltree_build_on_room()). */
+static int build_tree(struct hs_calltree *ct, const struct hs_stack_source *in,
+		      const struct hs_view_params *p, void (*room)(void *, size_t),
+		      void *arg);
+
+int hs_calltree_build_on_room(struct hs_calltree *ct, const struct hs_filtered *shared,
+			      const struct hs_view_params *p,
+			      void (*room)(void *arg, size_t bytes), void *arg)
+{
 	memset(ct, 0, sizeof(*ct));
 	hs_filtered_borrow(&ct->f, shared, &p->filter);
-	return build_on_filter(ct, shared->in, p);
+	return build_tree(ct, shared->in, p, room, arg);
 }
 
 static int build_on_filter(struct hs_calltree *ct, const struct hs_stack_source *in,
 			   const struct hs_view_params *p)
 {
+	return build_tree(ct, in, p, NULL, NULL);
+}
+
+/* Bytes a node of @ct takes (hist: whether it keeps When histograms). */
+static size_t node_bytes(int hist)
+{
+	return sizeof(uint32_t) * 5 /* frame, parent, child_off, child, rep */ + 1 +
+	       sizeof(struct hs_node_exc) + sizeof(struct hs_node_inc) +
+	       (hist ? HS_WHEN_BUCKETS * sizeof(double) : 0);
+}
+
+size_t hs_calltree_memory(const struct hs_calltree *ct)
+{
+	return ct->t.nr * node_bytes(ct->hist != NULL) +
+	       (ct->node_of ? hs_filtered_nr_stacks(&ct->f) * sizeof(*ct->node_of) : 0);
+}
+
+/*
+ * Whether the filter or the window may leave stacks without any sample:
+ * IncPats, ExcPats or a time window (patterns that only rename keep a
+ * sample on every stack that had one).
+ */
+static int may_drop(const struct hs_calltree *ct, const struct hs_view_params *p)
+{
+	return ct->f.has_window || (p->filter.inc && *p->filter.inc) ||
+	       (p->filter.exc && *p->filter.exc);
+}
+
+/*
+ * The stacks that get a node (ct->node_of): when a quarter of the output
+ * stacks or more have no sample that passes, only those that have one,
+ * or a callee that has, in the stacks' order (so parents still come
+ * first, and every loop over nodes meets them in the order it would in
+ * the full tree: the same sums). A pass over the samples and one over
+ * the stacks; ct->node_of stays NULL otherwise. 0 or -ENOMEM.
+ */
+static int plan_nodes(struct hs_calltree *ct, const struct hs_view_params *p)
+{
 	const struct hs_filtered *f = &ct->f;
-	size_t n;
-	int err;
+	const struct hs_stack_source *in = ct->in;
+	size_t nr = hs_filtered_nr_stacks(f), i, kept = 0;
+	uint32_t s, next = 1;
+	uint8_t *used;
+
+	if (p->all_nodes || !may_drop(ct, p) || !nr)
+		return 0;
+	used = hs_calloc(nr, 1);
+	if (!used)
+		return -ENOMEM;
+	for (i = 0; i < in->nr_samples; i++) {
+		double m, c;
+
+		if (!f->identity && i + PREFETCH_AHEAD < in->nr_samples &&
+		    in->stack[i + PREFETCH_AHEAD] != HS_NO_STACK)
+			__builtin_prefetch(&f->map[in->stack[i + PREFETCH_AHEAD]]);
+		if (hs_filtered_sample(f, i, &s, &m, &c) && s != HS_NO_STACK)
+			used[s] = 1;
+	}
+	for (i = nr; i-- > 0;) {
+		if (!used[i])
+			continue;
+		kept++;
+		s = hs_filtered_stack_caller(f, (uint32_t)i);
+		if (s != HS_NO_STACK) {
+			HS_BUG_ON(s >= i); /* callers are interned first */
+			used[s] = 1;
+		}
+	}
+	if (kept > nr - nr / 4) {
+		hs_free(used);
+		return 0;
+	}
+	ct->node_of = hs_malloc(nr * sizeof(*ct->node_of));
+	if (!ct->node_of) {
+		hs_free(used);
+		return -ENOMEM;
+	}
+	for (i = 0; i < nr; i++)
+		ct->node_of[i] = used[i] ? next++ : HS_NO_NODE;
+	hs_free(used);
+	return 0;
+}
+
+static int build_tree(struct hs_calltree *ct, const struct hs_stack_source *in,
+		      const struct hs_view_params *p, void (*room)(void *, size_t),
+		      void *arg)
+{
+	const struct hs_filtered *f = &ct->f;
+	size_t n, nr_nodes, nr_stacks = hs_filtered_nr_stacks(f);
+	int err, hist;
 
 	ct->in = in;
 	ct->fold_pct = NAN;
@@ -429,7 +533,20 @@ static int build_on_filter(struct hs_calltree *ct, const struct hs_stack_source 
 	    &ct->range, in,
 	    isfinite(p->filter.start_ms) ? p->filter.start_ms : p->when_start_ms,
 	    isfinite(p->filter.end_ms) ? p->filter.end_ms : p->when_end_ms);
-	err = hs_tree_alloc(&ct->t, hs_filtered_nr_stacks(f) + 1, &f->out);
+	err = plan_nodes(ct, p);
+	if (err)
+		goto fail;
+	nr_nodes = nr_stacks + 1;
+	if (ct->node_of)
+		for (nr_nodes = 1, n = 0; n < nr_stacks; n++)
+			nr_nodes += ct->node_of[n] != HS_NO_NODE;
+	hist = !in->untimed &&
+	       (p->node_hist > 0 || (p->node_hist == 0 &&
+				     nr_nodes <= HS_NODE_HIST_BUDGET(in->nr_samples) /
+						     (HS_WHEN_BUCKETS * sizeof(double))));
+	if (room)
+		room(arg, nr_nodes * node_bytes(hist));
+	err = hs_tree_alloc(&ct->t, nr_nodes, &f->out);
 	if (err)
 		goto fail;
 	err = -ENOMEM;
@@ -437,10 +554,7 @@ static int build_on_filter(struct hs_calltree *ct, const struct hs_stack_source 
 	if (!ct->rep)
 		goto fail;
 	hs_hint_huge(ct->rep, ct->t.nr * sizeof(*ct->rep));
-	if (!in->untimed &&
-	    (p->node_hist > 0 ||
-	     (p->node_hist == 0 && ct->t.nr <= HS_NODE_HIST_BUDGET(in->nr_samples) /
-						   (HS_WHEN_BUCKETS * sizeof(double))))) {
+	if (hist) {
 		ct->hist = hs_calloc(ct->t.nr * HS_WHEN_BUCKETS, sizeof(*ct->hist));
 		if (!ct->hist)
 			goto fail;
@@ -448,12 +562,15 @@ static int build_on_filter(struct hs_calltree *ct, const struct hs_stack_source 
 	ct->t.frame[0] = HS_NO_FRAME;
 	ct->t.parent[0] = HS_NO_NODE;
 	ct->rep[0] = 0;
-	for (n = 1; n < ct->t.nr; n++) {
-		uint32_t caller = hs_filtered_stack_caller(f, (uint32_t)(n - 1));
+	for (n = 0; n < nr_stacks; n++) {
+		uint32_t caller = hs_filtered_stack_caller(f, (uint32_t)n);
+		uint32_t node = hs_calltree_stack_node(ct, (uint32_t)n);
 
-		ct->t.frame[n] = hs_filtered_stack_frame(f, (uint32_t)(n - 1));
-		ct->t.parent[n] = caller == HS_NO_STACK ? 0 : caller + 1;
-		ct->rep[n] = (uint32_t)n;
+		if (node == HS_NO_NODE)
+			continue;
+		ct->t.frame[node] = hs_filtered_stack_frame(f, (uint32_t)n);
+		ct->t.parent[node] = hs_calltree_stack_node(ct, caller);
+		ct->rep[node] = node;
 	}
 	charge_samples(ct);
 	sum_tree(&ct->t);
@@ -589,7 +706,7 @@ static uint32_t sample_node(const struct hs_calltree *ct, size_t i)
 	if (s == HS_NO_STACK)
 		return 0;
 	s = hs_filtered_map(&ct->f, s);
-	return s < HS_DROPPED ? s + 1 : HS_NO_NODE;
+	return s < HS_DROPPED ? hs_calltree_stack_node(ct, s) : HS_NO_NODE;
 }
 
 /* Whether any of the @k buckets is in [@b0, @b0 + @nb). */
@@ -662,7 +779,7 @@ int hs_calltree_when(const struct hs_calltree *ct, const struct hs_when_map *m,
 		}
 		if (!hs_filtered_sample(&ct->f, i, &s, &metric, &count))
 			continue;
-		n = s == HS_NO_STACK ? 0 : s + 1;
+		n = hs_calltree_stack_node(ct, s);
 		k = hs_when_spread(&ct->range, in->time[i], in->metric[i], metric, bucket,
 				   val);
 		if (m->chain) {

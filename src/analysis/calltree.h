@@ -21,10 +21,13 @@
  * struct hs_calltree runs the filter over an input source and builds the
  * call tree from its output: the filter's output stacks are path-unique
  * nodes already (an interned (frame, caller) pair with display names), so
- * node k >= 1 is output stack k - 1 and node 0 is ROOT. One pass over the
+ * node k >= 1 is output stack k - 1 and node 0 is ROOT. When the filter
+ * or the time window drop the samples of a quarter of the stacks or more,
+ * only the stacks some kept sample goes through get a node, in the same
+ * order (@node_of). One pass over the
  * samples charges each one to its node; inclusive sums follow by walking
  * the nodes in decreasing id. Fold% then folds small subtrees into their
- * parents. Memory is about 100 bytes per output stack; When histograms
+ * parents. Memory is about 100 bytes per node; When histograms
  * are not kept per node but computed for the rows a view shows
  * (hs_calltree_when()).
  *
@@ -121,6 +124,8 @@ struct hs_view_params {
 	double when_start_ms, when_end_ms;
 	int node_hist; /* per-node When histograms: 0 = within the
 			* budget, 1 = always, -1 = never */
+	int all_nodes; /* 1: a node for every output stack, even those
+			* without a sample (hs_calltree.node_of NULL) */
 };
 #define HS_VIEW_PARAMS_INIT                                                              \
 	{                                                                                \
@@ -129,7 +134,7 @@ struct hs_view_params {
 	}
 
 struct hs_calltree {
-	struct hs_tree t;		  /* node k >= 1 is output stack k - 1 */
+	struct hs_tree t;		  /* node k >= 1: see @node_of */
 	struct hs_filtered f;		  /* the filter's result (owned) */
 	const struct hs_stack_source *in; /* borrowed input */
 	struct hs_when_range range;
@@ -139,12 +144,29 @@ struct hs_calltree {
 	double root_hist[HS_WHEN_BUCKETS]; /* all samples: the nodes' sums
 					    * with @hist, else added in
 					    * sample order */
-	uint32_t *rep;	       /* node -> the alive node its samples are charged to */
+	uint32_t *rep; /* node -> the alive node its samples are charged to */
+	/*
+	 * NULL: node k >= 1 is output stack k - 1. Otherwise output stack
+	 * -> its node, HS_NO_NODE for a stack no sample that passes the
+	 * filter and the window goes through: such stacks get no node when
+	 * they are many (an IncPats, ExcPats or a time window dropped
+	 * their samples), numbered in the stacks' order without them.
+	 * Read through hs_calltree_stack_node().
+	 */
+	uint32_t *node_of;
 	double fold_pct;       /* as applied; NAN when none */
 	double fold_threshold; /* |Inc| below which nodes folded; 0 when none */
 	size_t nr_samples;     /* samples that passed the filter */
 	size_t nr_folded;      /* nodes Fold% removed (counting subtrees once) */
 };
+
+/* The node of output stack @s (HS_NO_STACK: ROOT), or HS_NO_NODE (none). */
+static inline uint32_t hs_calltree_stack_node(const struct hs_calltree *ct, uint32_t s)
+{
+	if (s == HS_NO_STACK)
+		return 0;
+	return ct->node_of ? ct->node_of[s] : s + 1;
+}
 
 /*
  * Filter @in with @p and build its call tree with Fold%. Returns 0;
@@ -175,6 +197,19 @@ HS_MUST_CHECK int hs_calltree_filter(const struct hs_stack_source *in,
 HS_MUST_CHECK int hs_calltree_build_on(struct hs_calltree *ct,
 				       const struct hs_filtered *shared,
 				       const struct hs_view_params *p);
+/*
+ * As hs_calltree_build_on(), calling @room(@arg, BYTES) once the number
+ * of nodes is known and before the tree's arrays are allocated, with
+ * about what they will take (hs_calltree_memory() of the result): the
+ * server's cache makes room for it.
+ */
+HS_MUST_CHECK int hs_calltree_build_on_room(struct hs_calltree *ct,
+					    const struct hs_filtered *shared,
+					    const struct hs_view_params *p,
+					    void (*room)(void *arg, size_t bytes),
+					    void *arg);
+/* About the memory @ct's own arrays take (not its filter result's). */
+size_t hs_calltree_memory(const struct hs_calltree *ct);
 
 /*
  * The Start and End (ms) of @ct's When range, to pass on as

@@ -108,7 +108,7 @@ static int copy_samples(const struct hs_calltree *ct, const uint8_t *pick,
 
 		if (!hs_filtered_sample(&ct->f, i, &s, &m, &k))
 			continue;
-		n = ct->rep[s == HS_NO_STACK ? 0 : s + 1];
+		n = ct->rep[hs_calltree_stack_node(ct, s)];
 		if (!pick[n])
 			continue;
 		err = copy_stack(&c, in->stack[i], &os);

@@ -16,6 +16,7 @@
 #include "analysis/exec_chain.h"
 #include <errno.h>
 #include <jansson.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -44,6 +45,25 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/*
+ * Blocks of at least this many bytes get a mapping of their own, which
+ * free() hands back to the system. glibc's default starts at 128 KiB but
+ * rises to the size of every mapped block freed (up to 32 MiB), after
+ * which a call tree's arrays of millions of nodes (4 to 20 MiB each)
+ * come from the arena of the worker that built them: freed, they stay in
+ * the process and only that worker can reuse them, so each Update's
+ * tree could land in memory another worker's freed tree still held.
+ */
+#define MALLOC_MAP_BYTES ((size_t)1 << 20)
+
+/* The allocator settings of a server (see MALLOC_MAP_BYTES). */
+static void malloc_policy(void)
+{
+	/* fixing the threshold also stops glibc from moving it */
+	if (!mallopt(M_MMAP_THRESHOLD, (int)MALLOC_MAP_BYTES))
+		pr_debug("mallopt(M_MMAP_THRESHOLD) refused");
+}
+
 int hs_app_init(struct hs_app *a, const char *token)
 {
 	unsigned char raw[HS_APP_TOKEN_LEN / 2];
@@ -64,6 +84,7 @@ int hs_app_init(struct hs_app *a, const char *token)
 		for (i = 0; i < sizeof(raw); i++)
 			snprintf(a->token + 2 * i, 3, "%02x", raw[i]);
 	}
+	malloc_policy();
 	hs_cache_init(&a->cache);
 	pthread_mutex_init(&a->lock, NULL);
 	/* app_pace() waits until a time of now_ns()'s clock */
@@ -308,6 +329,7 @@ int hs_app_add_source(struct hs_app *a, size_t trace, const char *name,
 	s = &t->sources[t->nr_sources - 1];
 	s->src = *src;
 	s->loaded = 1;
+	hs_cache_count_outside(&a->cache, hs_source_memory(&s->src));
 	hs_source_init(src);
 	return 0;
 fail:
@@ -332,6 +354,7 @@ int hs_app_add_trace(struct hs_app *a, const char *name, const char *format,
 	}
 	t->sources[0].src = *src;
 	t->sources[0].loaded = 1;
+	hs_cache_count_outside(&a->cache, hs_source_memory(&t->sources[0].src));
 	hs_source_init(src);
 	a->nr_traces++;
 	return 0;
@@ -402,6 +425,7 @@ int hs_app_open(struct hs_app *a, const char *path, const char *name, enum hs_fo
 	if (err)
 		goto fail;
 	t->sources[0].loaded = 1;
+	hs_cache_count_outside(&a->cache, hs_source_memory(&t->sources[0].src));
 	if (!n) {
 		hs_free(t->sources[0].name);
 		t->sources[0].name = hs_strdup(only_source_name(&t->sources[0].src));
@@ -783,6 +807,9 @@ static int load_source(struct hs_app *a, size_t trace, struct hs_app_source *s,
 	}
 	finish_once(a, &s->loading);
 	pthread_mutex_unlock(&a->lock);
+	/* the cache leaves room for it (after the app's lock: never both) */
+	if (!err)
+		hs_cache_count_outside(&a->cache, hs_source_memory(&s->src));
 	return err;
 }
 
@@ -1016,21 +1043,32 @@ static void serve_asset(const struct hs_request *req, struct hs_response *resp)
  * The requests served now go up or down by @d (app_pace() waits for 0,
  * then for @quiet_ns from the moment it was 0 again).
  */
-static void count_serving(struct hs_app *a, int d)
+void hs_app_trim(void)
 {
+	/* what the temporaries left below the mmap threshold (MALLOC_MAP_BYTES) */
+	malloc_trim(0);
+}
+
+static int count_serving(struct hs_app *a, int d)
+{
+	int idle;
+
 	pthread_mutex_lock(&a->lock);
 	a->serving += d;
-	if (!a->serving) {
+	idle = !a->serving;
+	if (idle) {
 		a->quiet_since = now_ns();
 		pthread_cond_broadcast(&a->changed);
 	}
 	pthread_mutex_unlock(&a->lock);
+	return idle;
 }
 
 void hs_app_handle(struct hs_app *a, const struct hs_request *req,
 		   struct hs_response *resp)
 {
 	const char *arg_token = req->arg ? req->arg(req->ctx, "token") : NULL;
+	int api;
 
 	memset(resp, 0, sizeof(*resp));
 	if (arg_token ? !hs_app_token_ok(a, arg_token)
@@ -1041,10 +1079,12 @@ void hs_app_handle(struct hs_app *a, const struct hs_request *req,
 		return;
 	}
 	count_serving(a, 1);
-	if (!strncmp(req->path, "/api/", 5))
+	api = !strncmp(req->path, "/api/", 5);
+	if (api)
 		hs__routes_handle(a, req, resp);
 	else
 		serve_asset(req, resp);
-	count_serving(a, -1);
+	/* the last API request of a burst (an Update's three) */
+	resp->trim = count_serving(a, -1) && api;
 	resp->set_cookie = arg_token != NULL && resp->status < 400;
 }

@@ -145,6 +145,9 @@ struct hs_response {
 	size_t len;
 	int owned;	/* @data is hs_malloc()ed, for hs_free() */
 	int set_cookie; /* keep the token in a cookie */
+	int trim;	/* the last API request being served: once the
+			 * answer is sent, hs_app_trim() hands back the free
+			 * memory of its burst */
 };
 
 /*
@@ -245,6 +248,13 @@ int hs_app_heap_view(struct hs_app *a, size_t trace, const struct hs_memview_opt
 struct json_t *hs_app_heap_stats(struct hs_app *a, size_t trace, struct hs_diag *diag);
 /* Whether @given is the token (constant time). */
 int hs_app_token_ok(const struct hs_app *a, const char *given);
+/*
+ * Hand the free pages of every malloc arena back to the system
+ * (malloc_trim()): what a burst of requests' temporaries and the cache
+ * entries they evicted left free. For the server, after sending an
+ * answer marked @trim, so that no answer waits for it.
+ */
+void hs_app_trim(void);
 /*
  * Answer @req in @resp (always filled; release with hs_response_release()).
  * Thread-safe (see Threads above).

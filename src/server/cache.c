@@ -8,6 +8,11 @@
 #include <errno.h>
 #include <string.h>
 
+static const char *const kind_names[HS_CACHE__KINDS] = {
+    [HS_CACHE_SOURCE] = "source", [HS_CACHE_FILTER] = "filter", [HS_CACHE_TREE] = "tree",
+    [HS_CACHE_VIEW] = "view",	  [HS_CACHE_PARTS] = "parts",	[HS_CACHE_TEXT] = "text",
+};
+
 void hs_cache_init(struct hs_cache *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -19,7 +24,19 @@ void hs_cache_init(struct hs_cache *c)
 	c->max[HS_CACHE_VIEW] = 32;
 	c->max[HS_CACHE_PARTS] = 32;
 	c->max[HS_CACHE_TEXT] = 32;
-	c->max_bytes = (size_t)1 << 30;
+	c->max_bytes = (size_t)11 << 27;
+	c->working = (size_t)128 << 20;
+	c->min_bytes = (size_t)256 << 20;
+}
+
+/* What the entries may keep: the budget less what it leaves room for. */
+static size_t entries_budget(const struct hs_cache *c)
+{
+	size_t other = c->outside + c->working;
+
+	if (c->max_bytes < other || c->max_bytes - other < c->min_bytes)
+		return c->min_bytes < c->max_bytes ? c->min_bytes : c->max_bytes;
+	return c->max_bytes - other;
 }
 
 /* About the memory a filter result owns: its output, maps and names. */
@@ -44,10 +61,7 @@ static size_t entry_bytes(const struct hs_cache_entry *e)
 		return filter_bytes(&e->u.filter);
 	case HS_CACHE_TREE:
 		/* the nodes' arrays, When histograms, the filter's output and maps */
-		return ct->t.nr * (sizeof(struct hs_node_exc) +
-				   sizeof(struct hs_node_inc) + 21) +
-		       (ct->hist ? ct->t.nr * HS_WHEN_BUCKETS * sizeof(double) : 0) +
-		       filter_bytes(&ct->f);
+		return hs_calltree_memory(ct) + filter_bytes(&ct->f);
 	case HS_CACHE_VIEW:
 		return v->nr_rows * (sizeof(*v->rows) + 2 * sizeof(uint32_t)) +
 		       hs_source_memory(&v->names);
@@ -60,27 +74,13 @@ static size_t entry_bytes(const struct hs_cache_entry *e)
 	}
 }
 
-/* Per node of a call tree: costs, links, the filter's output stack and maps. */
+/* Per stack of a filter result: its output stack and maps. */
 #define FILTER_STACK_BYTES (20 + 5)
-#define TREE_NODE_BYTES                                                                  \
-	(sizeof(struct hs_node_exc) + sizeof(struct hs_node_inc) + 21 +                  \
-	 FILTER_STACK_BYTES)
 
 size_t hs_cache_filter_estimate(const struct hs_stack_source *in)
 {
 	/* at most an output stack per input stack */
 	return (in->nr_stacks + 1) * FILTER_STACK_BYTES;
-}
-
-size_t hs_cache_tree_estimate(const struct hs_stack_source *in)
-{
-	/* at most a node per input stack, patterns only merge them */
-	size_t nodes = in->nr_stacks + 1;
-	size_t hist = nodes * HS_WHEN_BUCKETS * sizeof(double);
-
-	if (in->untimed || hist > HS_NODE_HIST_BUDGET(in->nr_samples))
-		hist = 0;
-	return nodes * TREE_NODE_BYTES + hist;
 }
 
 size_t hs_cache_view_estimate(const struct hs_calltree *ct, enum hs_view_kind kind)
@@ -203,6 +203,8 @@ static void drop(struct hs_cache *c, struct hs_cache_entry *victim)
 	memmove(&c->e[i], &c->e[i + 1], (c->nr - i - 1) * sizeof(*c->e));
 	c->nr--;
 	c->bytes -= victim->bytes;
+	pr_debug("cache: drop %s of %zu KiB (%zu KiB kept)", kind_names[victim->kind],
+		 victim->bytes >> 10, c->bytes >> 10);
 	hs_cache_entry_free(victim);
 }
 
@@ -215,9 +217,10 @@ static void evict(struct hs_cache *c, enum hs_cache_kind kind, size_t room)
 	struct hs_cache_entry *old;
 	size_t i, n;
 
+	size_t max = entries_budget(c);
+
 	for (;;) {
-		int over_bytes =
-		    c->bytes > c->max_bytes || room > c->max_bytes - c->bytes;
+		int over_bytes = c->bytes > max || room > max - c->bytes;
 
 		/* the oldest free entry of this kind, or of any kind for memory */
 		old = NULL;
@@ -249,7 +252,7 @@ void hs_cache_hold_release(struct hs_cache *c, struct hs_cache_hold *h)
 	 */
 	for (i = 0; i < h->nr; i++)
 		unref(h->e[i]);
-	if (c->bytes > c->max_bytes && h->nr)
+	if (c->bytes > entries_budget(c) && h->nr)
 		evict(c, h->e[0]->kind, 0);
 	pthread_mutex_unlock(&c->lock);
 	hs_free(h->e);
@@ -337,7 +340,19 @@ static void ready(struct hs_cache *c, struct hs_cache_entry *e)
 	e->state = HS_CACHE_READY;
 	e->bytes = entry_bytes(e);
 	c->bytes += e->bytes;
+	pr_debug("cache: add %s of %zu KiB (%zu KiB kept)", kind_names[e->kind],
+		 e->bytes >> 10, c->bytes >> 10);
 	evict(c, e->kind, 0);
+}
+
+void hs_cache_count_outside(struct hs_cache *c, size_t bytes)
+{
+	pthread_mutex_lock(&c->lock);
+	c->outside += bytes;
+	pr_debug("cache: %zu KiB held beside it, %zu KiB for its entries",
+		 c->outside >> 10, entries_budget(c) >> 10);
+	evict(c, HS_CACHE_SOURCE, 0);
+	pthread_mutex_unlock(&c->lock);
 }
 
 void hs_cache_make_room(struct hs_cache *c, enum hs_cache_kind kind, size_t bytes)

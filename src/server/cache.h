@@ -25,7 +25,10 @@
  *
  * Entries are found by their canonical key (params.h). Each kind keeps at
  * most max[kind] entries, and all of them together about max_bytes of
- * memory; beyond that the least recently used entry goes, together with
+ * memory less what is held beside the cache (@outside: the sources the
+ * app loads in place) and less @working (what a request builds that is
+ * not kept: its temporaries, its answer's text), but never less than
+ * @min_bytes; beyond that the least recently used entry goes, together with
  * every entry that borrows from it (a view borrows its call tree, a call
  * tree its filter result, a filter result its derived source).
  *
@@ -103,6 +106,9 @@ struct hs_cache {
 	uint64_t clock;
 	size_t max[HS_CACHE__KINDS];
 	size_t bytes, max_bytes;
+	size_t outside;	  /* held beside the entries (hs_cache_count_outside()) */
+	size_t working;	  /* left for a request's temporaries */
+	size_t min_bytes; /* what the entries may keep whatever @outside */
 	size_t hits, misses;
 };
 
@@ -118,9 +124,17 @@ struct hs_cache_hold {
 
 /*
  * Default sizes: 8 sources, 8 filter results, 8 call trees, 32 views,
- * 32 views in parts, 32 texts, 1 GiB in all.
+ * 32 views in parts, 32 texts; 1.375 GiB for the entries, the sources
+ * loaded in place and 128 MiB of a request's temporaries together (issue
+ * 17's 2M-sample profile then stays under 1.5 GB, its entries keeping
+ * about 1 GiB), the entries keeping at least 256 MiB.
  */
 void hs_cache_init(struct hs_cache *c);
+/*
+ * Count @bytes more held beside the cache (a source loaded in place)
+ * against its memory budget; the entries over it go now.
+ */
+void hs_cache_count_outside(struct hs_cache *c, size_t bytes);
 /* Free every entry; no hold may reference any. */
 void hs_cache_release(struct hs_cache *c);
 /* Drop @h's references; @h is reusable. */
@@ -159,11 +173,11 @@ void hs_cache_publish(struct hs_cache *c, struct hs_cache_entry *e, int err,
  */
 void hs_cache_make_room(struct hs_cache *c, enum hs_cache_kind kind, size_t bytes);
 /*
- * About what a filter result of @in, a call tree of @in (with its filter
- * result), a view of @ct of @kind, or its parts (view_part.h), will take.
+ * About what a filter result of @in, a view of @ct of @kind, or its parts
+ * (view_part.h), will take. (A call tree says what it will take itself,
+ * before it allocates: hs_calltree_build_on_room().)
  */
 size_t hs_cache_filter_estimate(const struct hs_stack_source *in);
-size_t hs_cache_tree_estimate(const struct hs_stack_source *in);
 size_t hs_cache_view_estimate(const struct hs_calltree *ct, enum hs_view_kind kind);
 size_t hs_cache_parts_estimate(const struct hs_calltree *ct, enum hs_view_kind kind);
 /*

@@ -413,12 +413,16 @@ static void run_request(struct hs_job *j)
 	    .superseded = superseded,
 	};
 	struct hs_server *s = p->s;
+	int trim;
 
 	hs_app_handle(s->app, &req, &p->resp);
+	trim = p->resp.trim; /* @p is the connection's once it resumes */
 	pthread_mutex_lock(&s->lock);
 	p->state = ANSWERED;
 	pthread_mutex_unlock(&s->lock);
 	MHD_resume_connection(p->c);
+	if (trim)
+		hs_app_trim();
 }
 
 /* The pool stops before the request started: answer that. */

@@ -22,26 +22,31 @@
 /* Reply with @o (taken), dumped with @flags. */
 int hs__reply_json(struct hs_response *resp, json_t *o, size_t flags)
 {
-	char *s = o ? json_dumps(o, flags) : NULL;
+	char *s = o ? json_dumps(o, flags) : NULL, *data;
+	size_t len;
 
 	json_decref(o);
 	if (!s)
 		return hs__reply_error(resp, 503, "out of memory");
-	hs_response_release(resp);
-	resp->status = 200;
-	resp->type = "application/json";
-	resp->len = strlen(s);
-	/* json_dumps() allocates with malloc; hand over an hs_malloc copy */
-	resp->data = hs_malloc(resp->len + 2);
-	if (!resp->data) {
+	len = strlen(s);
+	/*
+	 * json_dumps() allocates with malloc(), which hs_free() frees:
+	 * grown in place for the newline rather than copied, so a big
+	 * answer is not held twice
+	 */
+	data = hs_realloc(s, len + 2);
+	if (!data) {
 		free(s);
 		return hs__reply_error(resp, 503, "out of memory");
 	}
-	memcpy((char *)resp->data, s, resp->len);
-	((char *)resp->data)[resp->len++] = '\n';
-	((char *)resp->data)[resp->len] = '\0';
+	hs_response_release(resp);
+	resp->status = 200;
+	resp->type = "application/json";
+	data[len++] = '\n';
+	data[len] = '\0';
+	resp->data = data;
+	resp->len = len;
 	resp->owned = 1;
-	free(s);
 	return 0;
 }
 
@@ -284,6 +289,12 @@ out:
 	return err < 0 ? err : 0;
 }
 
+/* Room in @cache for a call tree of @bytes, before it is allocated. */
+static void tree_room(void *cache, size_t bytes)
+{
+	hs_cache_make_room(cache, HS_CACHE_TREE, bytes);
+}
+
 /* The call tree of the query (c->tree) and its source (c->src). */
 int hs__get_tree(struct hs_route_ctx *c)
 {
@@ -317,10 +328,8 @@ int hs__get_tree(struct hs_route_ctx *c)
 			p.when_start_ms = r.when[0];
 			p.when_end_ms = r.when[1];
 		}
-		hs_cache_make_room(&a->cache, HS_CACHE_TREE,
-				   hs_cache_tree_estimate(r.src) -
-				       hs_cache_filter_estimate(r.src));
-		err = hs_calltree_build_on(&e->u.tree, &fe->u.filter, &p);
+		err = hs_calltree_build_on_room(&e->u.tree, &fe->u.filter, &p, tree_room,
+						&a->cache);
 		hs_cache_publish(&a->cache, e, err, &c->diag);
 		if (err)
 			return err;

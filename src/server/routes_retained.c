@@ -75,11 +75,12 @@ static json_t *retained_by_name(const struct hs_stack_source *src,
 /* The call-tree node that heap stack @k went to, or HS_NO_NODE (dropped). */
 static uint32_t node_of_stack(const struct hs_calltree *ct, uint32_t k)
 {
-	uint32_t m = hs_filtered_map(&ct->f, k);
+	uint32_t m = hs_filtered_map(&ct->f, k), n;
 
 	if (m == HS_DROPPED)
 		return HS_NO_NODE;
-	return ct->rep[m == HS_NO_STACK ? 0 : m + 1];
+	n = hs_calltree_stack_node(ct, m);
+	return n == HS_NO_NODE ? HS_NO_NODE : ct->rep[n];
 }
 
 /* Whether @a and @b have the same stacks and samples (on the same stacks). */
@@ -117,7 +118,7 @@ static void retained_by_node(const struct hs_calltree *ct,
 		double m, cnt;
 
 		if (hs_filtered_sample(&ct->f, i, &s, &m, &cnt))
-			bytes[ct->rep[s == HS_NO_STACK ? 0 : s + 1]] += hr->metric[i];
+			bytes[ct->rep[hs_calltree_stack_node(ct, s)]] += hr->metric[i];
 	}
 }
 

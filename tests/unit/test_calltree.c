@@ -688,6 +688,112 @@ static void trees_share_a_filter_result(void **state)
 	}
 }
 
+/* The rows of @a and @b (every view kind that has no focus) are the same. */
+static void assert_same_views(const struct hs_calltree *a, const struct hs_calltree *b)
+{
+	static const enum hs_view_kind kinds[] = {HS_VIEW_BYNAME, HS_VIEW_CALLTREE,
+						  HS_VIEW_FLAME};
+	size_t k, r;
+
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		struct hs_view_opts o = {.kind = kinds[k]};
+		struct hs_view va, vb;
+
+		assert_int_equal(hs_view_build(&va, a, &o), 0);
+		assert_int_equal(hs_view_build(&vb, b, &o), 0);
+		assert_int_equal(va.nr_rows, vb.nr_rows);
+		for (r = 0; r < va.nr_rows; r++) {
+			const struct hs_view_row *x = &va.rows[r], *y = &vb.rows[r];
+
+			assert_string_equal(x->name, y->name);
+			assert_int_equal(x->parent, y->parent);
+			assert_true(x->exc == y->exc && x->inc == y->inc &&
+				    x->exc_count == y->exc_count &&
+				    x->inc_count == y->inc_count && x->fold == y->fold &&
+				    x->x == y->x && x->width == y->width);
+			assert_true(x->first == y->first && x->last == y->last);
+			assert_string_equal(x->when, y->when);
+		}
+		hs_view_release(&va);
+		hs_view_release(&vb);
+	}
+}
+
+/*
+ * When IncPats, ExcPats or the window leave most stacks without a sample,
+ * only the others get nodes (node_of), in the same order: the tree is the
+ * full one's present part, node for node, its views row for row, and it
+ * takes less memory. Patterns that drop nothing keep a node per stack.
+ */
+static void trees_leave_out_stacks_without_samples(void **state)
+{
+	static const char *const incs[] = {NULL, "e", "f"};
+	static const char *const excs[] = {NULL, "a"};
+	static const double windows[][2] = {{NAN, NAN}, {100, 140}};
+	struct hs_stack_source src;
+	uint64_t rng = 88172645463325252ull;
+	size_t i, w, compacted = 0;
+
+	(void)state;
+	hs_source_init(&src);
+	src.kind = HS_METRIC_TIME;
+	add_random_stacks(&src, &rng, 3000, 0.25, 4, 0.5);
+	for (i = 0; i < 3 * 2 * 2 * 2; i++) {
+		struct hs_view_params p = HS_VIEW_PARAMS_INIT, all;
+		struct hs_calltree full, part;
+		uint32_t s;
+
+		p.filter.inc = incs[i % 3];
+		p.filter.exc = excs[i / 3 % 2];
+		w = i / 6 % 2;
+		p.filter.start_ms = windows[w][0];
+		p.filter.end_ms = windows[w][1];
+		p.fold_pct = i / 12 ? 2 : NAN;
+		p.node_hist = i % 2 ? -1 : 0; /* When from the samples, or the nodes' */
+		all = p;
+		all.all_nodes = 1;
+		assert_int_equal(hs_calltree_build(&full, &src, &all, NULL), 0);
+		assert_int_equal(hs_calltree_build(&part, &src, &p, NULL), 0);
+		assert_null(full.node_of);
+		if (!p.filter.inc && !p.filter.exc && !w)
+			assert_null(part.node_of);
+		if (!part.node_of) {
+			assert_same_tree(&full, &part);
+			goto next;
+		}
+		compacted++;
+		assert_true(part.t.nr < full.t.nr);
+		assert_true(hs_calltree_memory(&part) < hs_calltree_memory(&full));
+		for (s = 0; s < hs_filtered_nr_stacks(&full.f); s++) {
+			uint32_t n = hs_calltree_stack_node(&part, s), m = s + 1;
+
+			if (n == HS_NO_NODE) {
+				assert_false(full.t.flags[m] & HS_NODE_PRESENT);
+				continue;
+			}
+			assert_int_equal(part.t.frame[n], full.t.frame[m]);
+			assert_int_equal(part.t.flags[n], full.t.flags[m]);
+			assert_memory_equal(&part.t.exc[n], &full.t.exc[m],
+					    sizeof(*full.t.exc));
+			assert_memory_equal(&part.t.inc[n], &full.t.inc[m],
+					    sizeof(*full.t.inc));
+			assert_int_equal(
+			    part.t.parent[n],
+			    hs_calltree_stack_node(
+				&part, hs_filtered_stack_caller(&full.f, s)));
+		}
+		assert_memory_equal(part.root_hist, full.root_hist, sizeof(full.root_hist));
+		assert_int_equal(part.nr_samples, full.nr_samples);
+		assert_int_equal(part.nr_folded, full.nr_folded);
+	next:
+		assert_same_views(&full, &part);
+		hs_calltree_release(&full);
+		hs_calltree_release(&part);
+	}
+	assert_true(compacted >= 8);
+	hs_source_release(&src);
+}
+
 /* The same when the shared result is the identity (no stack changed). */
 static void trees_share_an_identity_result(void **state)
 {
@@ -782,6 +888,7 @@ int main(void)
 		cmocka_unit_test(when_chains_are_forest_sums),
 		cmocka_unit_test(trees_share_a_filter_result),
 		cmocka_unit_test(trees_share_an_identity_result),
+		cmocka_unit_test(trees_leave_out_stacks_without_samples),
 		cmocka_unit_test(out_of_memory),
 	};
 	return cmocka_run_group_tests_name("calltree", tests, NULL, NULL);

@@ -1178,6 +1178,37 @@ static void cache_evicts(void **state)
 	assert_int_equal(c.nr, 0);
 	assert_int_equal(c.bytes, 0);
 	hs_cache_release(&c);
+
+	/*
+	 * what is held beside the cache and a request's temporaries come out
+	 * of the budget, down to the entries' floor
+	 */
+	hs_cache_init(&c);
+	s[0] = hs_cache_entry_new(HS_CACHE_SOURCE, "kept", NULL);
+	assert_int_equal(
+	    hs_source_intern_frame(&s[0]->u.source.src, "main", 4, &(uint32_t){0}), 0);
+	assert_int_equal(hs_cache_add(&c, &h, s[0]), 0);
+	hs_cache_hold_release(&c, &h);
+	c.working = 100;
+	c.min_bytes = c.bytes;
+	c.max_bytes = 100 + c.bytes + 50;
+	hs_cache_count_outside(&c, 50);
+	assert_non_null(hs_cache_get(&c, &h, HS_CACHE_SOURCE, "kept"));
+	hs_cache_hold_release(&c, &h);
+	hs_cache_make_room(&c, HS_CACHE_TREE, 1);
+	assert_int_equal(c.nr, 0);
+	s[0] = hs_cache_entry_new(HS_CACHE_SOURCE, "floor", NULL);
+	assert_int_equal(
+	    hs_source_intern_frame(&s[0]->u.source.src, "main", 4, &(uint32_t){0}), 0);
+	assert_int_equal(hs_cache_add(&c, &h, s[0]), 0);
+	hs_cache_hold_release(&c, &h);
+	/* far more beside it: the entries still keep their floor */
+	hs_cache_count_outside(&c, (size_t)1 << 40);
+	assert_non_null(hs_cache_get(&c, &h, HS_CACHE_SOURCE, "floor"));
+	hs_cache_hold_release(&c, &h);
+	hs_cache_make_room(&c, HS_CACHE_TREE, 1);
+	assert_int_equal(c.nr, 0);
+	hs_cache_release(&c);
 }
 
 /* Listed entries of @kind in @app's cache. */
