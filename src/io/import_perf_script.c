@@ -802,7 +802,8 @@ static void memo_prefetch(const struct ps *ps, const struct memo_ahead *a, int s
 		return;
 	}
 	/* the first slot of that fingerprint: most likely the text */
-	for (; (id1 = ix->slot[i].id1) && ix->slot[i].fp != fp; i = (i + 1) & (ix->cap - 1))
+	for (; (id1 = ix->slot[i].id1) && ix->slot[i].fp != fp;
+	     i = (i + 1) & (ix->cap - 1))
 		;
 	if (!id1)
 		return;

@@ -228,13 +228,14 @@ struct ps {
 	struct memo_text *memo_texts; /* by text id */
 	size_t nr_memo_texts, alloc_memo_texts;
 	struct hs_buf memo_bytes; /* the texts' keys, one after the other */
-	struct memo_ahead memo_ahead[MEMO_AHEAD]; /* keys, a ring */
-	size_t memo_next;			  /* memo_ahead[] to fill next */
 	uint32_t *memo_frames;	  /* the texts' frames, leaf first */
 	size_t nr_memo_frames, alloc_memo_frames;
 	struct hs_u64map memo_threads; /* pid << 32 | tid -> thread key */
 	struct hs_u64map memo_stacks;  /* text id << 32 | thread key -> stack */
 	size_t memo_lookups, memo_hits;
+	/* keys, a ring (memo_try()); memo_next: the one to fill next */
+	struct memo_ahead memo_ahead[MEMO_AHEAD];
+	size_t memo_next;
 	/* the current event: its text's id on a hit, else NO_ID */
 	uint32_t memo_text;
 	/* on a miss: its key (in memo_ahead[]), its hash, its last frame line */
