@@ -671,8 +671,7 @@ static int memo_key_line(struct hs_buf *k, const char *p, const char *a, const c
 	q = skip_hex(a, nl);
 	rest = skip_space(q, nl);
 	end = trim_end(rest, nl);
-	lp = end > rest && end[-1] == ')' ? memrchr(rest, '(', (size_t)(end - rest))
-					  : NULL;
+	lp = end > rest && end[-1] == ')' ? last_paren(rest, end) : NULL;
 	if (q == a || q - a > 16 || q == nl || !is_space(*q) || !lp) {
 		*w++ = 'r';
 		memcpy(w, p, (size_t)(nl - p));

@@ -380,6 +380,26 @@ static inline const char *skip_hex(const char *p, const char *end)
 	return p;
 }
 
+/*
+ * The last '(' in [@begin, @p), or NULL: memrchr() without the call, a
+ * word at a time from the end (a frame line's module bracket is near it).
+ */
+static inline const char *last_paren(const char *begin, const char *p)
+{
+	while (PS_WORDS && p - begin >= 8) {
+		uint64_t m =
+		    ~nonzero_bytes(load_word(p - 8) ^ (PS_ONES * '(')) & PS_HIGHS;
+
+		if (m)
+			return p - 8 + (63 - __builtin_clzll(m)) / 8;
+		p -= 8;
+	}
+	while (p > begin)
+		if (*--p == '(')
+			return p;
+	return NULL;
+}
+
 /* After the last '/' or '\\' in [@begin, @p), or @begin when there is none. */
 static inline const char *after_last_slash(const char *begin, const char *p)
 {
