@@ -608,12 +608,17 @@ static int memo_env(void)
 
 static void memo_release(struct ps *ps)
 {
+	size_t k;
+
 	hs_idindex_release(&ps->memo_index);
 	hs_free(ps->memo_texts);
 	ps->memo_texts = NULL;
 	ps->nr_memo_texts = ps->alloc_memo_texts = 0;
 	hs_buf_release(&ps->memo_bytes);
-	hs_buf_release(&ps->memo_key);
+	for (k = 0; k < MEMO_AHEAD; k++) {
+		hs_buf_release(&ps->memo_ahead[k].key);
+		ps->memo_ahead[k].at = NULL;
+	}
 	hs_free(ps->memo_frames);
 	ps->memo_frames = NULL;
 	ps->nr_memo_frames = ps->alloc_memo_frames = 0;
@@ -666,8 +671,7 @@ static int memo_key_line(struct hs_buf *k, const char *p, const char *a, const c
 	q = skip_hex(a, nl);
 	rest = skip_space(q, nl);
 	end = trim_end(rest, nl);
-	lp = end > rest && end[-1] == ')' ? memrchr(rest, '(', (size_t)(end - rest))
-					  : NULL;
+	lp = end > rest && end[-1] == ')' ? last_paren(rest, end) : NULL;
 	if (q == a || q - a > 16 || q == nl || !is_space(*q) || !lp) {
 		*w++ = 'r';
 		memcpy(w, p, (size_t)(nl - p));
@@ -708,35 +712,37 @@ static int memo_key_line(struct hs_buf *k, const char *p, const char *a, const c
 }
 
 /*
- * A CPU sample's header was just read: look its frame lines up by their
- * key (memo_key_line() for each; the raw bytes when one is an inlined
- * frame). A hit reads them (its frames into ps->frames, ps->memo_text
- * set); a miss keeps the key in ps->memo_key for memo_add_text(); text
- * the memo does not take is left to the parse as it is.
+ * Key the frame lines that start at @at for the memo into @a
+ * (memo_key_line() for each; the raw bytes when one is an inlined frame),
+ * up to the blank line that ends them: a->ok is 0 when the memo does not
+ * take them (no frame line, a line too long, or not ended by a blank
+ * line). A function of the bytes of [@at, ps->mem_end) alone, so a key
+ * made ahead is the key made in time; the NUL check is memo_try()'s.
+ * Returns 0 or -ENOMEM.
  */
-static int memo_try(struct ps *ps)
+static int memo_scan(const struct ps *ps, const char *at, struct memo_ahead *a)
 {
-	const char *start = ps->mem, *p = start, *end = ps->mem_end, *nl, *a;
-	struct hs_buf *k = &ps->memo_key;
-	struct memo_key key;
-	const struct memo_text *t;
-	uint32_t lines = 0, id;
+	const char *p = at, *end = ps->mem_end, *nl, *sp;
+	struct hs_buf *k = &a->key;
+	uint32_t lines = 0;
 	int raw = 0, ret;
 
+	a->at = at;
+	a->ok = 0;
 	hs_buf_reset(k);
 	if (hs_buf_addc(k, '\001'))
-		return hs__ps_nomem(ps);
+		return -ENOMEM;
 	while (p < end && *p == '\t') {
 		nl = memchr(p, '\n', (size_t)(end - p));
 		if (!nl || (size_t)(nl - p) > MAX_LINE)
 			return 0;
-		a = skip_space(p + 1, nl);
-		if (a == nl)
+		sp = skip_space(p + 1, nl);
+		if (sp == nl)
 			break; /* blank */
 		if (!raw) {
-			ret = memo_key_line(k, p + 1, a, nl);
+			ret = memo_key_line(k, p + 1, sp, nl);
 			if (ret < 0)
-				return hs__ps_nomem(ps);
+				return -ENOMEM;
 			raw = ret;
 		}
 		lines++;
@@ -747,23 +753,138 @@ static int memo_try(struct ps *ps)
 	nl = memchr(p, '\n', (size_t)(end - p));
 	if (!is_blank(p, nl ? nl : end))
 		return 0;
-	/* a key leaves bytes out: a NUL among them is the parse's error */
-	if (has_nul(ps, start, p))
-		return 0;
 	if (raw) {
 		hs_buf_reset(k);
-		if (hs_buf_addc(k, '\002') || hs_buf_add(k, start, (size_t)(p - start)))
+		if (hs_buf_addc(k, '\002') || hs_buf_add(k, at, (size_t)(p - at)))
+			return -ENOMEM;
+	}
+	a->stop = p;
+	a->lines = lines;
+	a->hash = hs_hash_bytes(k->s, k->len);
+	a->ok = 1;
+	return 0;
+}
+
+/*
+ * The frame lines of the CPU sample after the one whose key @a holds,
+ * when the text goes on with its header right after @a's blank line;
+ * else NULL. Only a guess of where a later sample's key starts: a key
+ * is used when the parse meets its very first line.
+ */
+static const char *memo_next_lines(const struct ps *ps, const struct memo_ahead *a)
+{
+	const char *p = a->stop, *end = ps->mem_end, *nl;
+
+	nl = memchr(p, '\n', (size_t)(end - p)); /* the blank line */
+	if (!nl || ++nl == end || *nl == '\t' || *nl == '#' || *nl == '\n')
+		return NULL;
+	nl = memchr(nl, '\n', (size_t)(end - nl)); /* the header */
+	return nl && nl + 1 < end && nl[1] == '\t' ? nl + 1 : NULL;
+}
+
+/*
+ * Fetch ahead what looking up key @a will read, stage @stage: 0 its
+ * index slot, 1 its text's entry (the slot fetched before), 2 the first
+ * bytes of that text's key (the entry fetched before). Nothing changes.
+ */
+static void memo_prefetch(const struct ps *ps, const struct memo_ahead *a, int stage)
+{
+	const struct hs_idindex *ix = &ps->memo_index;
+	uint32_t fp = hs_idindex_fp(a->hash), id1;
+	size_t i;
+
+	if (!a->ok || !ix->cap)
+		return;
+	i = fp & (ix->cap - 1);
+	if (stage == 0) {
+		__builtin_prefetch(&ix->slot[i]);
+		return;
+	}
+	/* the first slot of that fingerprint: most likely the text */
+	for (; (id1 = ix->slot[i].id1) && ix->slot[i].fp != fp;
+	     i = (i + 1) & (ix->cap - 1))
+		;
+	if (!id1)
+		return;
+	if (stage == 1) {
+		__builtin_prefetch(&ps->memo_texts[id1 - 1]);
+	} else {
+		const struct memo_text *t = &ps->memo_texts[id1 - 1];
+		const char *b = ps->memo_bytes.s + t->off;
+
+		__builtin_prefetch(b);
+		__builtin_prefetch(b + 64);
+		__builtin_prefetch(b + 128);
+		__builtin_prefetch(b + 192);
+	}
+}
+
+/*
+ * A CPU sample's header was just read: look its frame lines up by their
+ * key (memo_scan()). A hit reads them (its frames into ps->frames,
+ * ps->memo_text set); a miss keeps the key in ps->memo_ahead[] for
+ * memo_add_text(); text the memo does not take is left to the parse as
+ * it is. The keys of the next MEMO_AHEAD - 1 samples are made now (or
+ * were made by the samples before), and their lookups' slot, text entry
+ * and key bytes fetched a stage a sample, so that these misses overlap
+ * the reading of the samples between instead of waiting one after the
+ * other; the lookups themselves run in the text's order.
+ */
+static int memo_try(struct ps *ps)
+{
+	const char *start = ps->mem, *next;
+	struct memo_ahead *ring = ps->memo_ahead, *a = NULL, *b;
+	struct memo_key key;
+	const struct memo_text *t;
+	size_t k, d;
+	uint32_t id;
+
+	for (k = 0; k < MEMO_AHEAD; k++)
+		if (ring[k].at == start) {
+			a = &ring[k];
+			break;
+		}
+	if (!a) {
+		/* not made ahead: start the ring here */
+		for (k = 0; k < MEMO_AHEAD; k++)
+			ring[k].at = NULL;
+		a = &ring[0];
+		ps->memo_next = 1;
+		if (memo_scan(ps, start, a))
 			return hs__ps_nomem(ps);
 	}
-	key.p = k->s;
-	key.len = k->len;
-	ps->memo_hash = hs_hash_bytes(key.p, key.len);
+	/* the samples ahead: make the missing keys, fetch a stage of each */
+	for (b = a, d = 1; d < MEMO_AHEAD; d++) {
+		next = b->ok ? memo_next_lines(ps, b) : NULL;
+		if (!next)
+			break;
+		for (k = 0; k < MEMO_AHEAD && ring[k].at != next; k++)
+			;
+		if (k == MEMO_AHEAD) {
+			k = ps->memo_next;
+			ps->memo_next = (k + 1) % MEMO_AHEAD;
+			if (&ring[k] == a) /* never the current key */
+				break;
+			if (memo_scan(ps, next, &ring[k]))
+				return hs__ps_nomem(ps);
+		}
+		b = &ring[k];
+		memo_prefetch(ps, b, (int)(MEMO_AHEAD - 1 - d));
+	}
+	if (!a->ok)
+		return 0;
+	/* a key leaves bytes out: a NUL among them is the parse's error */
+	if (has_nul(ps, start, a->stop))
+		return 0;
+	key.p = a->key.s;
+	key.len = a->key.len;
+	ps->memo_hash = a->hash;
 	ps->memo_lookups++;
 	id = hs_idindex_find(&ps->memo_index, ps->memo_hash, memo_text_eq, ps, &key);
 	if (id == HS_IDINDEX_NONE) {
-		ps->memo_block = k->s;
-		ps->memo_len = k->len;
-		ps->memo_last_line = ps->lr.lineno + lines;
+		ps->memo_block = key.p;
+		ps->memo_len = key.len;
+		ps->memo_last_line = ps->lr.lineno + a->lines;
 		return 0;
 	}
 	ps->memo_hits++;
@@ -774,8 +895,8 @@ static int memo_try(struct ps *ps)
 	       t->nr_frames * sizeof(*ps->frames));
 	ps->nr_frames = t->nr_frames;
 	ps->memo_text = id;
-	ps->mem = p;
-	ps->lr.lineno += lines;
+	ps->mem = a->stop;
+	ps->lr.lineno += a->lines;
 	ps->lr.last_had_newline = 1;
 	ps->after_frame = 1;
 	return 0;
@@ -1504,6 +1625,8 @@ void hs__ps_release(struct ps *ps)
 void hs__ps_init(struct ps *ps, enum hs_perf_view view, struct hs_stack_source *out,
 		 struct hs_diag *diag, const struct hs__perf_symbols *syms)
 {
+	size_t k;
+
 	memset(ps, 0, sizeof(*ps));
 	ps->out = out;
 	ps->diag = diag;
@@ -1516,7 +1639,8 @@ void hs__ps_init(struct ps *ps, enum hs_perf_view view, struct hs_stack_source *
 	ps->memo_text = NO_ID;
 	hs_idindex_init(&ps->memo_index);
 	hs_buf_init(&ps->memo_bytes);
-	hs_buf_init(&ps->memo_key);
+	for (k = 0; k < MEMO_AHEAD; k++)
+		hs_buf_init(&ps->memo_ahead[k].key);
 	hs_buf_init(&ps->name);
 	hs_buf_init(&ps->comm);
 	hs_buf_init(&ps->event);

@@ -97,6 +97,22 @@ struct memo_text {
 	uint32_t nr_frames;
 };
 
+/*
+ * A CPU sample's frame lines keyed for the memo (memo_scan()), maybe
+ * before the parse reaches them, so that their lookup's memory can be
+ * fetched while the samples before them are read.
+ */
+struct memo_ahead {
+	const char *at;	  /* the first frame line keyed, or NULL: none */
+	const char *stop; /* the line after the last frame line */
+	uint32_t lines;	  /* frame lines keyed */
+	int ok;		  /* the memo takes them: key and hash are set */
+	struct hs_buf key;
+	uint64_t hash;
+};
+
+#define MEMO_AHEAD 4 /* the current sample's key and up to 3 ahead */
+
 struct proc {
 	uint32_t pid;
 	uint32_t frame;	      /* its `Process ...` frame */
@@ -212,15 +228,17 @@ struct ps {
 	struct memo_text *memo_texts; /* by text id */
 	size_t nr_memo_texts, alloc_memo_texts;
 	struct hs_buf memo_bytes; /* the texts' keys, one after the other */
-	struct hs_buf memo_key;	  /* scratch: the current event's key */
 	uint32_t *memo_frames;	  /* the texts' frames, leaf first */
 	size_t nr_memo_frames, alloc_memo_frames;
 	struct hs_u64map memo_threads; /* pid << 32 | tid -> thread key */
 	struct hs_u64map memo_stacks;  /* text id << 32 | thread key -> stack */
 	size_t memo_lookups, memo_hits;
+	/* keys, a ring (memo_try()); memo_next: the one to fill next */
+	struct memo_ahead memo_ahead[MEMO_AHEAD];
+	size_t memo_next;
 	/* the current event: its text's id on a hit, else NO_ID */
 	uint32_t memo_text;
-	/* on a miss: its key (in memo_key), its hash, its last frame line */
+	/* on a miss: its key (in memo_ahead[]), its hash, its last frame line */
 	const char *memo_block;
 	size_t memo_len;
 	uint64_t memo_hash, memo_last_line;
@@ -360,6 +378,26 @@ static inline const char *skip_hex(const char *p, const char *end)
 	while (p < end && hex_value(*p) >= 0)
 		p++;
 	return p;
+}
+
+/*
+ * The last '(' in [@begin, @p), or NULL: memrchr() without the call, a
+ * word at a time from the end (a frame line's module bracket is near it).
+ */
+static inline const char *last_paren(const char *begin, const char *p)
+{
+	while (PS_WORDS && p - begin >= 8) {
+		uint64_t m =
+		    ~nonzero_bytes(load_word(p - 8) ^ (PS_ONES * '(')) & PS_HIGHS;
+
+		if (m)
+			return p - 8 + (63 - __builtin_clzll(m)) / 8;
+		p -= 8;
+	}
+	while (p > begin)
+		if (*--p == '(')
+			return p;
+	return NULL;
 }
 
 /* After the last '/' or '\\' in [@begin, @p), or @begin when there is none. */

@@ -414,7 +414,7 @@ int hs__ps_split_frame(struct ps *ps, const char *p, const char *end,
 {
 	const char *lp, *raw_sym, *raw_sym_end, *s;
 
-	lp = memrchr(p, '(', (size_t)(end - p));
+	lp = last_paren(p, end);
 	if (!lp)
 		return hs__ps_fail(
 		    ps, "frame line has no '(MODULE)' after '%.*s'%s", quote_len(p, end),

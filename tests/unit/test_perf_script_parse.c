@@ -207,8 +207,17 @@ static const char *bytes_after_last_slash(const char *begin, const char *p)
 	return p;
 }
 
+static const char *bytes_last_paren(const char *begin, const char *p)
+{
+	while (p > begin)
+		if (*--p == '(')
+			return p;
+	return NULL;
+}
+
 /*
- * skip_space(), skip_hex(), skip_hex_back() and after_last_slash() read
+ * skip_space(), skip_hex(), skip_hex_back(), after_last_slash() and
+ * last_paren() read
  * words where they can:
  * every start and end in texts made of runs of each byte class (and of
  * every byte value, high bit included) must give what a byte loop gives.
@@ -242,6 +251,8 @@ static void word_scanners_match_bytes(void **state)
 						 bytes_skip_hex_back(text + i, text + j));
 				assert_ptr_equal(after_last_slash(text + i, text + j),
 						 bytes_after_last_slash(text + i, text + j));
+				assert_ptr_equal(last_paren(text + i, text + j),
+						 bytes_last_paren(text + i, text + j));
 			}
 	}
 	/* every byte value as a hex digit or not, at every place in a word */
@@ -259,6 +270,8 @@ static void word_scanners_match_bytes(void **state)
 					 bytes_skip_space(text, text + 16));
 			assert_ptr_equal(after_last_slash(text, text + 16),
 					 bytes_after_last_slash(text, text + 16));
+			assert_ptr_equal(last_paren(text, text + 16),
+					 bytes_last_paren(text, text + 16));
 		}
 }
 
