@@ -240,7 +240,7 @@ static void check_when(const struct hs_calltree *ct, const struct hs_view *v, we
 
 		if (!hs_filtered_sample(&ct->f, i, &s, &m, &c))
 			continue;
-		n = ct->rep[s == HS_NO_STACK ? 0 : s + 1];
+		n = ct->rep[hs_calltree_stack_node(ct, s)];
 		k = hs_when_spread(&ct->range, in->time[i], in->metric[i], m, b, val);
 		for (j = 0; j < k; j++)
 			root[b[j]] += val[j];
