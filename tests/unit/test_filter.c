@@ -5,7 +5,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 #include "analysis/filter.h"
@@ -814,52 +813,6 @@ static void check_numbering(const struct hs_filtered *f, int check_order)
 	hs_source_release(&again);
 }
 
-/*
- * @f has IncPats, @all the same patterns without: @f keeps exactly the
- * output stacks of @all that a kept input stack maps to and their
- * callers, in @all's order, and reports @all's count as numbered.
- */
-static void check_reached(const struct hs_filtered *f, const struct hs_filtered *all)
-{
-	size_t nr = f->out.nr_stacks, s;
-	uint8_t *reached = calloc(nr + 1, 1);
-	uint32_t *old_of = malloc((nr + 1) * sizeof(*old_of));
-
-	assert_int_equal(f->nr_numbered, all->out.nr_stacks);
-	assert_true(nr <= all->out.nr_stacks);
-	for (s = 0; s < nr; s++)
-		old_of[s] = HS_NO_STACK;
-	for (s = 0; s < f->in->nr_stacks; s++) {
-		uint32_t o = f->map[s];
-
-		if (o == HS_DROPPED)
-			continue;
-		assert_true(all->map[s] != HS_DROPPED);
-		assert_true(old_of[o] == HS_NO_STACK || old_of[o] == all->map[s]);
-		old_of[o] = all->map[s];
-		reached[o] = 1;
-	}
-	for (s = nr; s-- > 0;) {
-		uint32_t caller = f->out.stack_caller[s];
-
-		if (!reached[s] || caller == HS_NO_STACK)
-			continue;
-		assert_true(old_of[s] != HS_NO_STACK);
-		if (old_of[caller] == HS_NO_STACK)
-			old_of[caller] = all->out.stack_caller[old_of[s]];
-		assert_int_equal(old_of[caller], all->out.stack_caller[old_of[s]]);
-		reached[caller] = 1;
-	}
-	for (s = 0; s < nr; s++) {
-		assert_true(reached[s]);
-		assert_int_equal(f->out.stack_frame[s], all->out.stack_frame[old_of[s]]);
-		if (s)
-			assert_true(old_of[s] > old_of[s - 1]);
-	}
-	free(reached);
-	free(old_of);
-}
-
 static void random_sources(void **state)
 {
 	size_t round, k, i;
@@ -923,13 +876,6 @@ static void random_sources(void **state)
 				}
 			}
 			check_numbering(&f, !*st[2]);
-			if (*st[2]) {
-				struct hs_filtered all;
-
-				apply(&src, st[0], st[1], NULL, st[3], &all);
-				check_reached(&f, &all);
-				hs_filtered_release(&all);
-			}
 			hs_source_totals(&src, &in_m, &in_c);
 			if (keeps_all) {
 				/* grouping and folding never change the totals */
