@@ -456,61 +456,6 @@ static int number_stacks(struct apply *a)
 	return 0;
 }
 
-/*
- * After IncPats: keep only the output stacks that a kept input stack maps
- * to, and their callers. The others can hold no sample (every input
- * stack mapped to them was dropped), so the call tree would give them
- * nodes that are never alive; with an IncPats entry that few samples
- * match, that is most of the stacks. The kept ones stay in their order
- * (new id = how many kept ones come before), so every later walk over
- * stacks or nodes meets them in the same order and adds the same sums.
- * @f->nr_numbered keeps the count before (what /api/stats reports).
- * The output's own stack index is empty (its stacks are appended), so
- * nothing else refers to the old ids.
- */
-static int keep_reached_stacks(struct hs_filtered *f)
-{
-	struct hs_stack_source *out = &f->out;
-	size_t nr = out->nr_stacks, s, kept = 0;
-	uint32_t *renum;
-
-	if (!nr)
-		return 0;
-	renum = hs_calloc(nr, sizeof(*renum));
-	if (!renum)
-		return -ENOMEM;
-	hs_hint_huge(renum, nr * sizeof(*renum));
-	for (s = 0; s < f->in->nr_stacks; s++)
-		if (f->map[s] != HS_DROPPED)
-			renum[f->map[s]] = 1;
-	/* a caller's id is smaller than its callee's: one pass down */
-	for (s = nr; s-- > 0;)
-		if (renum[s] && out->stack_caller[s] != HS_NO_STACK)
-			renum[out->stack_caller[s]] = 1;
-	for (s = 0; s < nr; s++) {
-		uint32_t caller = out->stack_caller[s];
-
-		if (!renum[s]) {
-			renum[s] = HS_NO_STACK;
-			continue;
-		}
-		renum[s] = (uint32_t)kept;
-		out->stack_frame[kept] = out->stack_frame[s];
-		out->stack_caller[kept] =
-		    caller == HS_NO_STACK ? HS_NO_STACK : renum[caller];
-		out->stack_depth[kept] = out->stack_depth[s];
-		if (out->stack_loc)
-			out->stack_loc[kept] = out->stack_loc[s];
-		kept++;
-	}
-	out->nr_stacks = kept;
-	for (s = 0; s < f->in->nr_stacks; s++)
-		if (f->map[s] != HS_DROPPED)
-			f->map[s] = renum[f->map[s]];
-	hs_free(renum);
-	return 0;
-}
-
 static int process_stacks(struct apply *a)
 {
 	const struct hs_stack_source *in = a->in;
@@ -577,14 +522,13 @@ static int process_stacks(struct apply *a)
 		}
 	}
 	err = number_stacks(a);
-	f->nr_numbered = f->out.nr_stacks;
 	if (err || !w)
 		return err;
 	/* IncPats: drop the stacks that did not match every entry */
 	for (s = 0; s < in->nr_stacks; s++)
 		if (f->map[s] != HS_DROPPED && !all_set(a->s_inc + s * w, a->inc.nr))
 			f->map[s] = HS_DROPPED;
-	return keep_reached_stacks(f);
+	return 0;
 }
 
 /*

@@ -114,8 +114,6 @@ struct hs_filtered {
 	size_t alloc_origin;
 	struct hs_strtab modules; /* short module names of @origin */
 	size_t nr_groups;	  /* distinct group names seen */
-	size_t nr_numbered;	  /* output stacks made, before IncPats dropped
-				   * those no kept stack reaches */
 	uint32_t root_map;	  /* where a sample with no stack goes */
 	int borrowed;		  /* made by hs_filtered_borrow(): owns nothing */
 	int has_window;		  /* a Start or End bound is set */
@@ -165,14 +163,6 @@ static inline uint32_t hs_filtered_stack_frame(const struct hs_filtered *f, uint
 static inline uint32_t hs_filtered_stack_caller(const struct hs_filtered *f, uint32_t s)
 {
 	return f->identity ? f->in->stack_caller[s] : f->out.stack_caller[s];
-}
-/*
- * Output stacks as numbered before IncPats dropped those that no kept
- * input stack reaches (what the stack viewer's statistics report).
- */
-static inline size_t hs_filtered_nr_numbered(const struct hs_filtered *f)
-{
-	return f->identity ? f->in->nr_stacks : f->nr_numbered;
 }
 /* Where input stack @s goes: an output stack or HS_DROPPED. */
 static inline uint32_t hs_filtered_map(const struct hs_filtered *f, uint32_t s)

@@ -171,7 +171,7 @@ int hs__api_stats(struct hs_route_ctx *c)
 	    "memory_bytes", (json_int_t)hs_source_memory(s), "defaults",
 	    defaults_json(&s->defaults), "filter", "samples", (json_int_t)ct->nr_samples,
 	    "frames", (json_int_t)hs_source_nr_frames(&ct->f.out), "stacks",
-	    (json_int_t)hs_filtered_nr_numbered(&ct->f), "groups",
+	    (json_int_t)hs_filtered_nr_stacks(&ct->f), "groups",
 	    (json_int_t)ct->f.nr_groups, "folded_nodes", (json_int_t)ct->nr_folded,
 	    "fold_threshold", ct->fold_threshold, "fold_pct",
 	    isnan(ct->fold_pct) ? NULL : json_real(ct->fold_pct), "cache", "entries",
