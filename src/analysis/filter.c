@@ -351,40 +351,6 @@ static int mark_shared_frames(struct apply *a)
 }
 
 /*
- * How many stacks ahead number_stacks() fetches the merge index's slot:
- * under GroupPats by module nearly every stack is looked up in an index
- * of millions of slots, and each probe's first read is a cache miss.
- */
-#define MERGE_PREFETCH_AHEAD 16
-
-/*
- * Fetch the merge index's slot of input stack @t ahead of its turn, when
- * number_stacks() will look it up and its caller's output is known
- * already (a caller before @done, the stack being numbered). Only a
- * hint: the index is not changed, and a wrong guess costs a read.
- */
-static void prefetch_merge_slot(const struct apply *a, size_t t, size_t done)
-{
-	const struct hs_stack_source *in = a->in;
-	const struct hs_filtered *f = a->f;
-	uint32_t caller = in->stack_caller[t];
-	struct out_key k;
-	uint32_t fp;
-
-	if (f->map[t] == HS_DROPPED || a->s_up[t] != t || !a->merge_index.cap)
-		return;
-	if (caller != HS_NO_STACK && (caller >= done || f->map[caller] == HS_DROPPED))
-		return;
-	k.frame = a->fi[in->stack_frame[t]].out;
-	k.caller = caller == HS_NO_STACK ? HS_NO_STACK : f->map[caller];
-	if (!a->frame_shared[k.frame] &&
-	    (k.caller == HS_NO_STACK || !a->o_merging[k.caller]))
-		return;
-	fp = hs_idindex_fp(hs_hash_pair(k.frame, k.caller));
-	__builtin_prefetch(&a->merge_index.slot[fp & (a->merge_index.cap - 1)]);
-}
-
-/*
  * The second pass: the output stack of every input stack that neither
  * was dropped nor vanished, in input order, looked up only where it
  * may merge with an earlier one (see the top of this file); a vanished
@@ -419,8 +385,6 @@ static int number_stacks(struct apply *a)
 		size_t pos;
 		uint32_t id;
 
-		if (s + MERGE_PREFETCH_AHEAD < in->nr_stacks)
-			prefetch_merge_slot(a, s + MERGE_PREFETCH_AHEAD, s);
 		if (f->map[s] == HS_DROPPED)
 			continue;
 		if (a->s_up[s] != s) {
