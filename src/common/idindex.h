@@ -119,6 +119,41 @@ static inline void hs_idindex_set(struct hs_idindex *ix, size_t pos, uint64_t ha
 	ix->slot[pos].fp = hs_idindex_fp(hash);
 }
 
+/*
+ * Prefetching ahead of a lookup, for callers that look up many keys in a
+ * row (an importer's stacks and names): the slot array and the caller's
+ * columns are too big for the caches, and a miss waited for one key at a
+ * time costs more than the lookup. Both calls only read the index.
+ *
+ * hs_idindex_prefetch(): fetch @hash's home slot (nothing on an index
+ * without slots).
+ */
+static inline void hs_idindex_prefetch(const struct hs_idindex *ix, uint64_t hash)
+{
+	if (ix->cap)
+		__builtin_prefetch(&ix->slot[hs_idindex_fp(hash) & (ix->cap - 1)]);
+}
+
+/*
+ * The id of the first slot from @hash's home whose fingerprint matches,
+ * or HS_IDINDEX_NONE (none, or no slots): most likely the id that holds
+ * the key, found without the caller's equality. Only a guess, to fetch
+ * that id's row of the columns ahead: it may hold another key with the
+ * same fingerprint, and the caller checks the id is one of its rows.
+ */
+static inline uint32_t hs_idindex_guess(const struct hs_idindex *ix, uint64_t hash)
+{
+	uint32_t fp = hs_idindex_fp(hash);
+	size_t mask = ix->cap - 1, i;
+
+	if (!ix->cap)
+		return HS_IDINDEX_NONE;
+	for (i = fp & mask; ix->slot[i].id1; i = (i + 1) & mask)
+		if (ix->slot[i].fp == fp)
+			return ix->slot[i].id1 - 1;
+	return HS_IDINDEX_NONE;
+}
+
 /* The id that holds @key, or HS_IDINDEX_NONE. */
 static inline uint32_t hs_idindex_find(const struct hs_idindex *ix, uint64_t hash,
 				       hs_idindex_eq_fn eq, const void *ctx,

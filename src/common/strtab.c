@@ -75,36 +75,15 @@ int hs_strtab_find(const struct hs_strtab *t, const char *s, size_t len, uint32_
 	return 0;
 }
 
-/*
- * The id of the first slot from @hash's home whose fingerprint matches,
- * or HS_IDINDEX_NONE: the likely holder of the string, for prefetching.
- */
-static uint32_t guess_id(const struct hs_strtab *t, uint64_t hash)
-{
-	const struct hs_idindex *ix = &t->index;
-	uint32_t fp = hs_idindex_fp(hash);
-	size_t mask = ix->cap - 1, i = fp & mask;
-
-	while (ix->slot[i].id1) {
-		if (ix->slot[i].fp == fp)
-			return ix->slot[i].id1 - 1;
-		i = (i + 1) & mask;
-	}
-	return HS_IDINDEX_NONE;
-}
-
 void hs_strtab_prefetch(const struct hs_strtab *t, uint64_t hash, int stage)
 {
 	uint32_t id;
 
-	if (!t->index.cap)
-		return;
 	if (stage == 0) {
-		__builtin_prefetch(
-		    &t->index.slot[hs_idindex_fp(hash) & (t->index.cap - 1)]);
+		hs_idindex_prefetch(&t->index, hash);
 		return;
 	}
-	id = guess_id(t, hash);
+	id = hs_idindex_guess(&t->index, hash);
 	if (id == HS_IDINDEX_NONE || id >= t->nr)
 		return;
 	if (stage == 1)

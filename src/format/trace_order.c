@@ -51,6 +51,7 @@ int hs__order_publish(struct hs__order *s, size_t n)
 		memcpy(b->own, ev, n * sizeof(*ev));
 		b->ev = b->own;
 		b->lent = 0;
+		s->copied++;
 	} else {
 		/* (the stage keeps these events until the batch is back) */
 		b->ev = ev;
@@ -1025,6 +1026,7 @@ static int stream(struct reading *rd, const struct hs_trace_sink *sink)
 	t->stream_moves = s.moves;
 	t->stream_deferred = s.deferred;
 	t->stream_lent = s.lent;
+	t->stream_copied = s.copied;
 out:
 	hs_trace_reader_close(&rd->r);
 	for (i = 0; i < NR_BATCHES; i++)

@@ -151,6 +151,7 @@ struct hs__order {
 	struct stage_buf stg[STAGE_BUFS];
 	unsigned stg_cur;
 	size_t lent;		    /* batches lent (for tests) */
+	size_t copied;		    /* batches copied (for tests) */
 	int lend_off;		    /* batches are copies (no index, or a large stage) */
 	struct hs_trace_event *run; /* late events in order, until they merge */
 	size_t run_n, run_alloc;

@@ -303,6 +303,10 @@ struct hs_trace {
 	/* hs_trace_stream(): batches handed over that pointed into the
 	 * stage, not copies (trace_order.h) */
 	size_t stream_lent;
+	/* hs_trace_stream(): batches handed over as copies (no index, or
+	 * after a stage too large to lend from: both counters non-zero show
+	 * the switch) */
+	size_t stream_copied;
 };
 
 /*

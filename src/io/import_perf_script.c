@@ -789,27 +789,22 @@ static const char *memo_next_lines(const struct ps *ps, const struct memo_ahead 
  */
 static void memo_prefetch(const struct ps *ps, const struct memo_ahead *a, int stage)
 {
-	const struct hs_idindex *ix = &ps->memo_index;
-	uint32_t fp = hs_idindex_fp(a->hash), id1;
-	size_t i;
+	uint32_t id;
 
-	if (!a->ok || !ix->cap)
+	if (!a->ok)
 		return;
-	i = fp & (ix->cap - 1);
 	if (stage == 0) {
-		__builtin_prefetch(&ix->slot[i]);
+		hs_idindex_prefetch(&ps->memo_index, a->hash);
 		return;
 	}
 	/* the first slot of that fingerprint: most likely the text */
-	for (; (id1 = ix->slot[i].id1) && ix->slot[i].fp != fp;
-	     i = (i + 1) & (ix->cap - 1))
-		;
-	if (!id1)
+	id = hs_idindex_guess(&ps->memo_index, a->hash);
+	if (id == HS_IDINDEX_NONE)
 		return;
 	if (stage == 1) {
-		__builtin_prefetch(&ps->memo_texts[id1 - 1]);
+		__builtin_prefetch(&ps->memo_texts[id]);
 	} else {
-		const struct memo_text *t = &ps->memo_texts[id1 - 1];
+		const struct memo_text *t = &ps->memo_texts[id];
 		const char *b = ps->memo_bytes.s + t->off;
 
 		__builtin_prefetch(b);

@@ -187,34 +187,20 @@ int hs_source_append_stack(struct hs_stack_source *src, uint32_t frame, uint32_t
 void hs_source_prefetch_stack(const struct hs_stack_source *src, uint32_t frame,
 			      uint32_t caller)
 {
-	const struct hs_idindex *ix = &src->stack_index;
-
-	if (ix->cap)
-		__builtin_prefetch(&ix->slot[hs_idindex_fp(hs_hash_pair(frame, caller)) &
-					     (ix->cap - 1)]);
+	hs_idindex_prefetch(&src->stack_index, hs_hash_pair(frame, caller));
 }
 
 uint32_t hs_source_guess_stack(const struct hs_stack_source *src, uint32_t frame,
 			       uint32_t caller)
 {
-	const struct hs_idindex *ix = &src->stack_index;
-	uint32_t fp = hs_idindex_fp(hs_hash_pair(frame, caller)), id;
-	size_t mask = ix->cap - 1, i;
+	uint32_t id = hs_idindex_guess(&src->stack_index, hs_hash_pair(frame, caller));
 
-	if (!ix->cap)
+	if (id == HS_IDINDEX_NONE || id >= src->nr_stacks)
 		return HS_NO_STACK;
-	for (i = fp & mask; ix->slot[i].id1; i = (i + 1) & mask) {
-		if (ix->slot[i].fp != fp)
-			continue;
-		id = ix->slot[i].id1 - 1;
-		if (id >= src->nr_stacks)
-			return HS_NO_STACK;
-		__builtin_prefetch(&src->stack_frame[id]);
-		__builtin_prefetch(&src->stack_caller[id]);
-		__builtin_prefetch(&src->stack_depth[id]);
-		return id;
-	}
-	return HS_NO_STACK;
+	__builtin_prefetch(&src->stack_frame[id]);
+	__builtin_prefetch(&src->stack_caller[id]);
+	__builtin_prefetch(&src->stack_depth[id]);
+	return id;
 }
 
 /* A location to look up: (file id, line). */

@@ -1,8 +1,8 @@
 /*
  * test_idindex - the id index over caller-owned columns: find-or-add,
  * growth, colliding hashes (all ids on one fingerprint), removal through
- * runs that wrap, replacement, rebuilds with clear + insert, and a
- * fault-injection sweep.
+ * runs that wrap, replacement, rebuilds with clear + insert, the
+ * prefetch guess, and a fault-injection sweep.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -185,6 +185,48 @@ static void one_fingerprint_for_all_still_works(void **state)
 	free(c);
 }
 
+/* The prefetch guess: the first id of the key's fingerprint, found from
+ * the slots alone (no equality call), NONE without one or without slots. */
+static void guess_is_the_first_id_of_the_fingerprint(void **state)
+{
+	struct hs_idindex ix = HS_IDINDEX_INIT;
+	struct cols *c = new_cols(0);
+	uint32_t i, id;
+	size_t home;
+
+	(void)state;
+	hs_idindex_prefetch(&ix, 0x1234);
+	assert_int_equal(hs_idindex_guess(&ix, 0x1234), HS_IDINDEX_NONE);
+	for (i = 0; i < 1000; i++)
+		assert_int_equal(intern(&ix, c, i, 3 * i, &id), 0);
+	c->eq_calls = 0;
+	for (i = 0; i < 1000; i++) {
+		hs_idindex_prefetch(&ix, hs_hash_pair(i, 3 * i));
+		assert_int_equal(hs_idindex_guess(&ix, hs_hash_pair(i, 3 * i)), i);
+	}
+	assert_int_equal(hs_idindex_guess(&ix, hs_hash_pair(7, 7)), HS_IDINDEX_NONE);
+	assert_int_equal(c->eq_calls, 0);
+	hs_idindex_release(&ix);
+	free(c);
+
+	/* one fingerprint for all: the id in the run's first (home) slot,
+	 * whatever the key; after its removal, the one that took its place */
+	c = new_cols(1);
+	for (i = 0; i < 50; i++)
+		assert_int_equal(intern(&ix, c, i, i + 1, &id), 0);
+	home = hs_idindex_fp(0x1234) & (ix.cap - 1);
+	c->eq_calls = 0;
+	id = hs_idindex_guess(&ix, 0x1234);
+	assert_int_equal(id, ix.slot[home].id1 - 1);
+	assert_int_equal(hs_idindex_remove(&ix, 0x1234, id), 1);
+	i = hs_idindex_guess(&ix, 0x1234);
+	assert_true(i != id && i < 50);
+	assert_int_equal(i, ix.slot[home].id1 - 1);
+	assert_int_equal(c->eq_calls, 0);
+	hs_idindex_release(&ix);
+	free(c);
+}
+
 static void removal_closes_gaps_across_the_wrap(void **state)
 {
 	struct hs_idindex ix = HS_IDINDEX_INIT;
@@ -342,6 +384,7 @@ int main(void)
 		cmocka_unit_test(equal_keys_share_an_id),
 		cmocka_unit_test(growth_keeps_every_id),
 		cmocka_unit_test(one_fingerprint_for_all_still_works),
+		cmocka_unit_test(guess_is_the_first_id_of_the_fingerprint),
 		cmocka_unit_test(removal_closes_gaps_across_the_wrap),
 		cmocka_unit_test(set_replaces_the_id_of_a_key),
 		cmocka_unit_test(clear_and_insert_rebuild),

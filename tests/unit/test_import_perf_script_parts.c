@@ -9,7 +9,8 @@
  *
  * The same for the memo of whole stacks (import_perf_script.c): a mapped
  * file read with it (the default) and without it (HEAPSCOPE_PARSE_MEMO=0)
- * gives the same model, or the same error at the same line.
+ * gives the same model, or the same error at the same line, also in the
+ * shapes that test the keys it makes of the next samples ahead.
  *
  * A mapped file that shrinks while it is read gives an error, not SIGBUS.
  */
@@ -436,6 +437,106 @@ static void repeated_stacks_give_the_parse_model(void **state)
 }
 
 /*
+ * With the memo and without it, serially and in parts: the same result,
+ * the same model or the same error at the same line. For texts cut
+ * anywhere, which may or may not parse.
+ */
+static void check_same_either_way(const char *text, size_t len)
+{
+	static const struct {
+		int memo_off;
+		const char *threads, *part_bytes;
+	} runs[] = {
+	    {1, "1", NULL}, {0, "3", "1"}, {0, "3", "64"}, {1, "3", "64"},
+	};
+	struct hs_stack_source ref, other;
+	struct hs_diag dr = HS_DIAG_INIT("t");
+	char path[64];
+	size_t k;
+	int want;
+
+	write_file(text, len, path);
+	want = import_with(path, "1", NULL, &ref, &dr);
+	for (k = 0; k < sizeof(runs) / sizeof(runs[0]); k++) {
+		struct hs_diag d = HS_DIAG_INIT("t");
+
+		memo_off = runs[k].memo_off;
+		assert_int_equal(import_with(path, runs[k].threads, runs[k].part_bytes,
+					     &other, &d),
+				 want);
+		memo_off = 0;
+		if (want) {
+			assert_int_equal(d.line, dr.line);
+			assert_string_equal(d.msg, dr.msg);
+		} else {
+			assert_same_model(&ref, &other);
+		}
+		hs_source_release(&other);
+	}
+	hs_source_release(&ref);
+	unlink(path);
+}
+
+/*
+ * The keys the memo makes ahead (memo_scan(), memo_next_lines()) in the
+ * shapes that could fool a key made early: runs of samples with the same
+ * stack (the ring full of one key), one line changed among repeats (the
+ * first, a middle and the last frame line; a line more, a line less),
+ * and a stack cut by the end of the text or of a part, at every byte of
+ * the last samples: the model, or the error, of the parse without it.
+ */
+static void keys_made_ahead_give_the_parse_model(void **state)
+{
+	static const char *const same = "\t1 f+0x1 (/lib/m.so)\n\t2 g+0x2 (/lib/m.so)\n"
+					"\t3 h (/lib/m.so)\n\t4 main (/bin/p)\n";
+	static const char *const changed[] = {
+	    "\t1 F+0x1 (/lib/m.so)\n\t2 g+0x2 (/lib/m.so)\n\t3 h (/lib/m.so)\n\t4 main (/bin/p)\n",
+	    "\t1 f+0x1 (/lib/m.so)\n\t2 g+0x2 (/lib/n.so)\n\t3 h (/lib/m.so)\n\t4 main (/bin/p)\n",
+	    "\t1 f+0x1 (/lib/m.so)\n\t2 g+0x2 (/lib/m.so)\n\t3 h (/lib/m.so)\n\t4 mainx (/bin/p)\n",
+	    "\t1 f+0x1 (/lib/m.so)\n\t2 g+0x2 (/lib/m.so)\n\t3 h (/lib/m.so)\n\t4 main (/bin/p)\n"
+	    "\t5 start (/bin/p)\n",
+	    "\t1 f+0x1 (/lib/m.so)\n\t2 g+0x2 (/lib/m.so)\n\t3 h (/lib/m.so)\n",
+	    "\t1 f+0x1 (/lib/m.so)\n\t2 g+0x2 (/lib/m.so)\n\t3 h+0x9 (/lib/m.so)\n\t4 main (/bin/p)\n",
+	};
+	size_t nr = sizeof(changed) / sizeof(changed[0]), whole, cut;
+	struct hs_buf b;
+	int k, n = 0;
+
+	(void)state;
+	hs_buf_init(&b);
+#define SAMPLE(stack)                                                                    \
+	assert_int_equal(hs_buf_addf(&b, "p %d/%d [%03d] 1.%06d: 1 cycles:\n%s\n",        \
+				     1 + n % 2, 10 + n % 3, n % 4, n, (stack)),          \
+			 0),                                                             \
+	    n++
+	/* a long run of one stack: every key ahead is the same */
+	for (k = 0; k < 40; k++)
+		SAMPLE(same);
+	/* one line changed among repeats, then the run again */
+	for (k = 0; k < (int)nr; k++) {
+		int r;
+
+		SAMPLE(changed[k]);
+		for (r = 0; r < 7; r++)
+			SAMPLE(same);
+		/* the changed one again, right after a repeat, and twice */
+		SAMPLE(changed[k]);
+		SAMPLE(changed[k]);
+		SAMPLE(same);
+	}
+	check_same_either_way(b.s, b.len);
+	/* the same stack cut by the end of the text at each byte of the last
+	 * three samples (the memo looks ahead into them) */
+	for (k = 0; k < 3; k++)
+		SAMPLE(same);
+#undef SAMPLE
+	whole = b.len;
+	for (cut = whole - 3 * (strlen(same) + 40); cut <= whole; cut++)
+		check_same_either_way(b.s, cut);
+	hs_buf_release(&b);
+}
+
+/*
  * Module paths that the memo keys by their file name alone ("(/DIR/FILE)"
  * as "(/FILE)"): other directories, '\\' separators, brackets, blanks and
  * ".map" around or inside the path, and paths that do not start with
@@ -576,6 +677,7 @@ int main(void)
 	    cmocka_unit_test(files_without_boundaries),
 	    cmocka_unit_test(repeated_stacks_give_the_parse_model),
 	    cmocka_unit_test(module_dirs_keyed_by_file_name),
+	    cmocka_unit_test(keys_made_ahead_give_the_parse_model),
 	    cmocka_unit_test(a_file_that_shrinks_while_read),
 	};
 	return cmocka_run_group_tests_name("import_perf_script_parts", tests, NULL, NULL);

@@ -4,7 +4,8 @@
  * ahead on worker threads giving exactly what the reader alone gives
  * (events, cut-off files, corrupt chunks and their messages), a chunk's
  * events decoded on a worker being what its records say, and a stream
- * read with workers handing over what it hands over alone.
+ * read with workers handing over what it hands over alone; batches lent
+ * from the stage, and the switch to copies when the stage grows.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -622,17 +623,18 @@ static void stream_with_workers_is_the_stream_alone(void **state)
 
 /*
  * Thread A writes a chunk of 2 * LATE_PAIRS events, one per tick, after
- * another; thread B's one chunk, whose events go from A's second chunk
- * to its fifteenth, each on the tick of one of A's, comes in the file
- * after A's chunk LATE_AT: more than STREAM_STAGE_CAP of A's events wait
- * for it. The footer's index has each chunk's lowest time.
+ * another; thread B's one chunk, whose events go from A's chunk @from
+ * (build_late(): the second) over the next 13, each on the tick of one
+ * of A's, comes in the file after A's chunk LATE_AT: more than
+ * STREAM_STAGE_CAP of A's events wait for it. The footer's index has
+ * each chunk's lowest time.
  */
-static void build_late(struct tb *b)
+static void build_late_from(struct tb *b, unsigned from)
 {
 	static struct hs_chunk_index idx[LATE_CHUNKS + 2];
 	static uint8_t raw[1 << 20];
 	uint64_t counts[HS_FC__COUNT] = {0}, tick = 1000;
-	uint64_t b_first = tick + 2 * LATE_PAIRS + 100;
+	uint64_t b_first = tick + (uint64_t)from * 2 * LATE_PAIRS + 100;
 	unsigned c, i, n = 0, seq = 0;
 	uint8_t *p;
 
@@ -674,6 +676,11 @@ static void build_late(struct tb *b)
 	p = put_end(raw, tick + 1, HS_END_EXIT, 0);
 	p = hs_tw_footer(p, counts, idx, n);
 	put_chunk(b, HS_CHUNK_END, raw, (size_t)(p - raw), seq, (size_t)(p - raw));
+}
+
+static void build_late(struct tb *b)
+{
+	build_late_from(b, 1);
 }
 
 static void late_chunk_waits_in_the_file(void **state)
@@ -832,6 +839,79 @@ static void stream_lends_the_stage(void **state)
 	free(b.buf);
 }
 
+/*
+ * Lent batches, then copies: A's first chunks are streamed as they come
+ * (lent from the stage), then more than STAGE_LEND_MAX of A's events wait
+ * for B's late chunk, so the stage must grow past what it lends from:
+ * the reading side waits for every lent batch to come back before it
+ * moves the waiting events and frees the other stage buffers (the
+ * caller's side is slow, so batches are out at that moment), and copies
+ * from then on. The events are the loaded trace's either way.
+ */
+#define SWITCH_FROM 4 /* B's events begin in A's fifth chunk */
+
+/* collect(), slowly for A's events before B's (the lent batches): they
+ * are still out when the stage grows past STAGE_LEND_MAX */
+static int collect_lent_slowly(void *ctx, const struct hs_trace_event *ev, size_t n)
+{
+	struct collected *c = ctx;
+
+	if (c->n < (size_t)SWITCH_FROM * 2 * LATE_PAIRS)
+		usleep(3000);
+	return collect(ctx, ev, n);
+}
+
+static void stream_switches_from_lent_to_copied(void **state)
+{
+	struct hs_diag diag = HS_DIAG_INIT("switch");
+	struct hs_trace_sink sink;
+	struct collected got, pool;
+	struct hs_trace t, loaded;
+	struct hs_trace_event e;
+	size_t i;
+	struct tb b;
+
+	(void)state;
+	build_late_from(&b, SWITCH_FROM);
+	/* what waits for B: A's chunks from SWITCH_FROM to LATE_AT */
+	assert_true((size_t)(LATE_AT - SWITCH_FROM + 1) * 2 * LATE_PAIRS > STAGE_LEND_MAX);
+	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "switch", &loaded, &diag), 0);
+	assert_int_equal(loaded.nr_events,
+			 2 * ((size_t)LATE_CHUNKS * LATE_PAIRS + LATE_B_PAIRS));
+
+	memset(&got, 0, sizeof(got));
+	sink = (struct hs_trace_sink){.events = collect_lent_slowly, .ctx = &got};
+	setenv("HEAPSCOPE_READ_THREADS", "0", 1);
+	assert_int_equal(hs_trace_stream_mem(b.buf, b.len, "switch", &t, &sink, &diag), 0);
+	unsetenv("HEAPSCOPE_READ_THREADS");
+	/* A's first chunks lent, then the stage past STAGE_LEND_MAX: copies */
+	assert_true(t.stream_staged_max > STAGE_LEND_MAX);
+	assert_true(t.stream_lent >= (size_t)SWITCH_FROM * 2 * LATE_PAIRS / BATCH_EVENTS / 2);
+	assert_true(t.stream_copied > 0);
+	assert_true(t.stream_copied >= (size_t)(LATE_CHUNKS - LATE_AT) * 2 * LATE_PAIRS /
+					 BATCH_EVENTS);
+	hs_trace_release(&t);
+	assert_int_equal(got.n, loaded.nr_events);
+	for (i = 0; i < got.n; i++) {
+		hs_trace_event_get(&loaded, i, &e);
+		assert_int_equal(got.ev[i].time, e.time);
+		assert_int_equal(got.ev[i].addr, e.addr);
+		assert_int_equal(got.ev[i].size, e.size);
+		assert_int_equal(got.ev[i].node, e.node);
+		assert_int_equal(got.ev[i].thread, e.thread);
+		assert_int_equal(got.ev[i].op, e.op);
+		assert_int_equal(got.ev[i].fn, e.fn);
+	}
+	/* the same with the pool decoding ahead */
+	stream_with(b.buf, b.len, "3", &pool);
+	assert_int_equal(pool.n, got.n);
+	assert_same_events(&got, &pool);
+	free(pool.ev);
+	free(got.ev);
+	hs_trace_release(&loaded);
+	free(b.buf);
+}
+
 /* --- declared sizes the data does not back (issue 19, item 8) ---------- */
 
 /*
@@ -927,6 +1007,7 @@ int main(void)
 	    cmocka_unit_test(stream_with_workers_is_the_stream_alone),
 	    cmocka_unit_test(late_chunk_waits_in_the_file),
 	    cmocka_unit_test(stream_lends_the_stage),
+	    cmocka_unit_test(stream_switches_from_lent_to_copied),
 	};
 	return cmocka_run_group_tests_name("trace_prefetch", tests, NULL, NULL);
 }

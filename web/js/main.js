@@ -515,6 +515,13 @@ function tabStatus(tab, since = shownError) {
   if (state.tab === tab && shownError === since) status(timing[tab] ?? '');
 }
 
+// The loads under way, by tab: { key, done }. Back on a tab whose load of
+// the same answer is still running (Stats of a big trace: seconds), the
+// tab waits for that load instead of asking again: each extra request
+// would hold a server worker and one of the browser's few connections
+// until the first answer is computed, and an Update could queue behind.
+const loading = {};
+
 async function loadTab(tab, force = false) {
   const since = shownError;
   // without a name to find, the tab's first request leaves at once (an
@@ -529,10 +536,23 @@ async function loadTab(tab, force = false) {
   const key = tabKey(tab);
   const v = views[tab];
   if (!v || !v.load || (!force && loaded[tab] === key)) return tabStatus(tab, since);
-  const t0 = performance.now();
   // the busy bar names what is being computed (unless it names more already)
   if (state.tab === tab && $('busytext').textContent === 'working\u2026')
     working(`computing ${tabTitle(tab)}\u2026`);
+  const running = loading[tab];
+  if (!force && running && running.key === key) return running.done;
+  const done = runLoad(tab, v, key, since);
+  loading[tab] = { key, done };
+  try {
+    await done;
+  } finally {
+    if (loading[tab]?.done === done) delete loading[tab];
+  }
+}
+
+// One load of @tab's view for @key (loadTab); never rejects.
+async function runLoad(tab, v, key, since) {
+  const t0 = performance.now();
   try {
     await v.load();
     loaded[tab] = key;
