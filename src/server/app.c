@@ -1039,16 +1039,17 @@ static void serve_asset(const struct hs_request *req, struct hs_response *resp)
 	resp->len = as->len;
 }
 
-/*
- * The requests served now go up or down by @d (app_pace() waits for 0,
- * then for @quiet_ns from the moment it was 0 again).
- */
 void hs_app_trim(void)
 {
 	/* what the temporaries left below the mmap threshold (MALLOC_MAP_BYTES) */
 	malloc_trim(0);
 }
 
+/*
+ * The requests served now go up or down by @d (app_pace() waits for 0,
+ * then for @quiet_ns from the moment it was 0 again). 1 when none is
+ * served any more: the end of a burst.
+ */
 static int count_serving(struct hs_app *a, int d)
 {
 	int idle;
