@@ -355,11 +355,22 @@ static void test_where(void **state)
 	expect_dir(NULL);
 }
 
+/* Date the entry @dir/@name (not followed) @age seconds back. */
+static void age_entry(const char *dir, const char *name, long age)
+{
+	struct timespec t[2];
+	char path[320];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	t[0].tv_sec = t[1].tv_sec = time(NULL) - age;
+	t[0].tv_nsec = t[1].tv_nsec = 0;
+	assert_int_equal(utimensat(AT_FDCWD, path, t, AT_SYMLINK_NOFOLLOW), 0);
+}
+
 /* Write @size bytes at @dir/@name and date them @age seconds back. */
 static void make_file(const char *dir, const char *name, size_t size, long age)
 {
-	struct timespec t[2];
-	char path[300];
+	char path[320];
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
@@ -368,9 +379,7 @@ static void make_file(const char *dir, const char *name, size_t size, long age)
 	while (size--)
 		fputc('x', f);
 	assert_int_equal(fclose(f), 0);
-	t[0].tv_sec = t[1].tv_sec = time(NULL) - age;
-	t[0].tv_nsec = t[1].tv_nsec = 0;
-	assert_int_equal(utimensat(AT_FDCWD, path, t, AT_SYMLINK_NOFOLLOW), 0);
+	age_entry(dir, name, age);
 }
 
 static int exists(const char *dir, const char *name)
@@ -380,18 +389,6 @@ static int exists(const char *dir, const char *name)
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	return !lstat(path, &st);
-}
-
-/* Date the entry @dir/@name (not followed) @age seconds back. */
-static void age_entry(const char *dir, const char *name, long age)
-{
-	struct timespec t[2];
-	char path[300];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	t[0].tv_sec = t[1].tv_sec = time(NULL) - age;
-	t[0].tv_nsec = t[1].tv_nsec = 0;
-	assert_int_equal(utimensat(AT_FDCWD, path, t, AT_SYMLINK_NOFOLLOW), 0);
 }
 
 #define DAY (24L * 3600)
@@ -608,6 +605,21 @@ static void test_sweep_stamp(void **state)
 	remove_dirs(&d);
 }
 
+/* The system's debug file holding @data (@n bytes), and the cache's
+ * copy of it, in the cache directory @dir (@dir_n bytes) names. */
+static void make_copy(struct dirs *d, const unsigned char *data, size_t n, char *dir,
+		      size_t dir_n)
+{
+	char *copy = NULL;
+
+	make_dirs(d);
+	write_elf(d->file, data, n);
+	assert_int_equal(
+	    hs__debug_cache_fill(d->cache, d->from, BUILD_ID, sizeof(BUILD_ID), &copy), 1);
+	hs_free(copy);
+	snprintf(dir, dir_n, "%s/.build-id/ab", d->cache);
+}
+
 /* A copy taken is marked used (mtime now) when its mark is a day old,
  * and left untouched when it is younger. */
 static void test_copy_marked_used(void **state)
@@ -620,12 +632,7 @@ static void test_copy_marked_used(void **state)
 	time_t was;
 
 	(void)state;
-	make_dirs(&d);
-	write_elf(d.file, data, n);
-	assert_int_equal(
-	    hs__debug_cache_fill(d.cache, d.from, BUILD_ID, sizeof(BUILD_ID), &copy), 1);
-	hs_free(copy);
-	snprintf(dir, sizeof(dir), "%s/.build-id/ab", d.cache);
+	make_copy(&d, data, n, dir, sizeof(dir));
 	age_entry(dir, "cdef0123.debug", 3 * DAY);
 	assert_int_equal(
 	    hs__debug_cache_fill(d.cache, d.from, BUILD_ID, sizeof(BUILD_ID), &copy), 1);
@@ -679,17 +686,12 @@ static void test_sweep_race(void **state)
 	struct hs__debug_cache_swept out;
 	const size_t n = 256 << 10;
 	unsigned char *data = payload(n);
-	char *copy = NULL, dir[200], path[220];
+	char dir[200], path[220];
 	struct dirs d;
 
 	(void)state;
-	make_dirs(&d);
 	race_dirs = &d;
-	write_elf(d.file, data, n);
-	assert_int_equal(
-	    hs__debug_cache_fill(d.cache, d.from, BUILD_ID, sizeof(BUILD_ID), &copy), 1);
-	hs_free(copy);
-	snprintf(dir, sizeof(dir), "%s/.build-id/ab", d.cache);
+	make_copy(&d, data, n, dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/cdef0123.debug", dir);
 
 	age_entry(dir, "cdef0123.debug", 10 * DAY);
