@@ -63,6 +63,15 @@ struct fixture {
 	struct hs_trace t; /* the same file loaded, to compare with */
 };
 
+/* @app made, with the file at @path open in it as trace 0. */
+static void open_app(struct hs_app *app, const char *path)
+{
+	struct hs_diag d = HS_DIAG_INIT("t");
+
+	assert_int_equal(hs_app_init(app, APP_TEST_TOKEN), 0);
+	assert_int_equal(hs_app_open(app, path, "m.heapscope", HS_FORMAT_UNKNOWN, &d), 0);
+}
+
 static int setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
@@ -72,9 +81,7 @@ static int setup(void **state)
 	assert_non_null(fx);
 	snprintf(fx->path, sizeof(fx->path), "/tmp/hs-app-heap-%d.heapscope", (int)getpid());
 	write_trace(fx->path);
-	assert_int_equal(hs_app_init(&fx->app, APP_TEST_TOKEN), 0);
-	assert_int_equal(hs_app_open(&fx->app, fx->path, "m.heapscope", HS_FORMAT_UNKNOWN, &d),
-			 0);
+	open_app(&fx->app, fx->path);
 	recursion_source(&src);
 	assert_int_equal(hs_app_add_trace(&fx->app, "rec.folded", "folded", &src), 0);
 	assert_int_equal(hs_trace_load(fx->path, &fx->t, &d), 0);
@@ -243,6 +250,16 @@ static int loaded(struct hs_app *app, const char *name)
 	return done;
 }
 
+/* Wait (ten seconds at the most) until source @name of trace 0 is loaded. */
+static void wait_loaded(struct hs_app *app, const char *name)
+{
+	int i;
+
+	for (i = 0; i < 1000 && !loaded(app, name); i++)
+		usleep(10000);
+	assert_true(loaded(app, name));
+}
+
 /*
  * hs_app_prefetch() reads the peak source ahead, with no request for it:
  * the source `report --source peak` builds. A release right after the
@@ -252,19 +269,13 @@ static int loaded(struct hs_app *app, const char *name)
 static void peak_read_ahead(void **state)
 {
 	struct fixture *fx = *state;
-	struct hs_diag d = HS_DIAG_INIT("t");
 	struct hs_app app;
-	int i;
 	json_t *o;
 
-	assert_int_equal(hs_app_init(&app, APP_TEST_TOKEN), 0);
-	assert_int_equal(hs_app_open(&app, fx->path, "m.heapscope", HS_FORMAT_UNKNOWN, &d),
-			 0);
+	open_app(&app, fx->path);
 	assert_false(loaded(&app, "peak"));
 	assert_int_equal(hs_app_prefetch(&app), 0);
-	for (i = 0; i < 1000 && !loaded(&app, "peak"); i++)
-		usleep(10000);
-	assert_true(loaded(&app, "peak"));
+	wait_loaded(&app, "peak");
 	assert_false(loaded(&app, "temporary")); /* only what costs most */
 	assert_int_equal(app_ask_json(&app, "POST", "/api/view", NULL,
 				      "{\"trace\":0,\"source\":\"peak\",\"view\":\"byname\","
@@ -278,9 +289,7 @@ static void peak_read_ahead(void **state)
 	json_decref(o);
 	hs_app_release(&app);
 	/* released at once: the reads stop, or end, first */
-	assert_int_equal(hs_app_init(&app, APP_TEST_TOKEN), 0);
-	assert_int_equal(hs_app_open(&app, fx->path, "m.heapscope", HS_FORMAT_UNKNOWN, &d),
-			 0);
+	open_app(&app, fx->path);
 	assert_int_equal(hs_app_prefetch(&app), 0);
 	hs_app_release(&app);
 }
@@ -295,6 +304,16 @@ static int loading(struct hs_app *app, const char *name)
 	busy = s->loading;
 	pthread_mutex_unlock(&app->lock);
 	return busy;
+}
+
+/* Wait (a second at the most) until source @name of trace 0 is being read. */
+static void wait_loading(struct hs_app *app, const char *name)
+{
+	int i;
+
+	for (i = 0; i < 1000 && !loading(app, name); i++)
+		usleep(1000);
+	assert_true(loading(app, name));
 }
 
 /*
@@ -372,18 +391,14 @@ static void read_ahead_yields_to_requests(void **state)
 	struct hs_diag d = HS_DIAG_INIT("t");
 	struct hs_app app;
 	double metric, count;
-	int i, round;
+	int round;
 
 	for (round = 0; round < 2; round++) {
-		assert_int_equal(hs_app_init(&app, APP_TEST_TOKEN), 0);
-		assert_int_equal(
-		    hs_app_open(&app, fx->path, "m.heapscope", HS_FORMAT_UNKNOWN, &d), 0);
+		open_app(&app, fx->path);
 		quiet_for(&app, 3600 * 1000000000LL);
 		serving(&app, 1);
 		assert_int_equal(hs_app_prefetch(&app), 0);
-		for (i = 0; i < 1000 && !loading(&app, "peak"); i++)
-			usleep(1000);
-		assert_true(loading(&app, "peak"));
+		wait_loading(&app, "peak");
 		usleep(200000); /* a few ms of work at most, were it not waiting */
 		assert_false(loaded(&app, "peak"));
 		/* every thread, the read ahead's too, at the requests' priority */
@@ -401,9 +416,7 @@ static void read_ahead_yields_to_requests(void **state)
 			assert_false(loaded(&app, "peak"));
 			/* then goes on once no request came for the quiet time */
 			quiet_for(&app, 50 * 1000000LL);
-			for (i = 0; i < 1000 && !loaded(&app, "peak"); i++)
-				usleep(10000);
-			assert_true(loaded(&app, "peak"));
+			wait_loaded(&app, "peak");
 			serving(&app, 1);
 		}
 		hs_source_totals(&hs_app_source(&app, 0, "peak")->src, &metric, &count);
@@ -420,28 +433,20 @@ static void read_ahead_yields_to_requests(void **state)
 static void read_ahead_quiet_after_a_request(void **state)
 {
 	struct fixture *fx = *state;
-	struct hs_diag d = HS_DIAG_INIT("t");
 	struct hs_app app;
-	int i;
 	json_t *o;
 
-	assert_int_equal(hs_app_init(&app, APP_TEST_TOKEN), 0);
-	assert_int_equal(hs_app_open(&app, fx->path, "m.heapscope", HS_FORMAT_UNKNOWN, &d),
-			 0);
+	open_app(&app, fx->path);
 	quiet_for(&app, 3600 * 1000000000LL);
 	assert_int_equal(
 	    app_ask_json(&app, "POST", "/api/info", NULL, "{}", &o), 200);
 	json_decref(o);
 	assert_int_equal(hs_app_prefetch(&app), 0);
-	for (i = 0; i < 1000 && !loading(&app, "peak"); i++)
-		usleep(1000);
-	assert_true(loading(&app, "peak"));
+	wait_loading(&app, "peak");
 	usleep(200000);
 	assert_false(loaded(&app, "peak"));
 	quiet_for(&app, 0);
-	for (i = 0; i < 1000 && !loaded(&app, "peak"); i++)
-		usleep(10000);
-	assert_true(loaded(&app, "peak"));
+	wait_loaded(&app, "peak");
 	hs_app_release(&app);
 }
 

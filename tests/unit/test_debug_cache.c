@@ -152,6 +152,13 @@ static void make_dirs(struct dirs *d)
 	snprintf(d->file, sizeof(d->file), "%s/.build-id/ab/cdef0123.debug", d->from);
 }
 
+/* The cache's copy of the system's debug file of BUILD_ID: 1 with its
+ * path in *@copy, else 0 (hs__debug_cache_fill()). */
+static int fill(const struct dirs *d, char **copy)
+{
+	return hs__debug_cache_fill(d->cache, d->from, BUILD_ID, sizeof(BUILD_ID), copy);
+}
+
 /* The ELF at @path holds @data (@n bytes) in .debug_info, uncompressed. */
 static void expect_decompressed(const char *path, const unsigned char *data, size_t n)
 {
@@ -192,8 +199,7 @@ static void test_copy_decompressed(void **state)
 	assert_true(got_n >= 64 << 10 && got_n < n);
 	free(got);
 
-	assert_int_equal(
-	    hs__debug_cache_fill(d.cache, d.from, BUILD_ID, sizeof(BUILD_ID), &copy), 1);
+	assert_int_equal(fill(&d, &copy), 1);
 	snprintf(want, sizeof(want), "%s/.build-id/ab/cdef0123.debug", d.cache);
 	assert_non_null(copy);
 	assert_string_equal(copy, want);
@@ -204,22 +210,19 @@ static void test_copy_decompressed(void **state)
 
 	/* a damaged copy is made again */
 	assert_int_equal(truncate(want, 100), 0);
-	assert_int_equal(
-	    hs__debug_cache_fill(d.cache, d.from, BUILD_ID, sizeof(BUILD_ID), &copy), 1);
+	assert_int_equal(fill(&d, &copy), 1);
 	hs_free(copy);
 	expect_decompressed(want, data, n);
 
 	/* the next run finds the copy: the original is not read again */
 	assert_int_equal(unlink(d.file), 0);
-	assert_int_equal(
-	    hs__debug_cache_fill(d.cache, d.from, BUILD_ID, sizeof(BUILD_ID), &copy), 1);
+	assert_int_equal(fill(&d, &copy), 1);
 	assert_string_equal(copy, want);
 	hs_free(copy);
 
 	/* nor a damaged copy without the original: it is removed */
 	assert_int_equal(truncate(want, 100), 0);
-	assert_int_equal(
-	    hs__debug_cache_fill(d.cache, d.from, BUILD_ID, sizeof(BUILD_ID), &copy), 0);
+	assert_int_equal(fill(&d, &copy), 0);
 	assert_null(copy);
 	assert_int_not_equal(stat(want, &st), 0);
 	free(data);
@@ -273,9 +276,7 @@ static void test_temp_name_of_its_own(void **state)
 	assert_int_equal(utimes(old_tmp, two_hours_ago), 0);
 	assert_int_equal(utimes(old_x, two_hours_ago), 0);
 
-	assert_int_equal(
-	    hs__debug_cache_fill(d.cache, d.from, BUILD_ID, sizeof(BUILD_ID), &copy),
-	    1);
+	assert_int_equal(fill(&d, &copy), 1);
 	assert_string_equal(copy, want);
 	hs_free(copy);
 	assert_int_equal(stat(victim, &st), 0);
@@ -301,18 +302,15 @@ static void test_no_copy(void **state)
 
 	(void)state;
 	make_dirs(&d);
-	assert_int_equal(
-	    hs__debug_cache_fill(d.cache, d.from, BUILD_ID, sizeof(BUILD_ID), &copy), 0);
+	assert_int_equal(fill(&d, &copy), 0);
 	assert_null(copy);
 	write_elf(d.file, data, 16 << 10);
-	assert_int_equal(
-	    hs__debug_cache_fill(d.cache, d.from, BUILD_ID, sizeof(BUILD_ID), &copy), 0);
+	assert_int_equal(fill(&d, &copy), 0);
 	assert_null(copy);
 	assert_int_not_equal(stat(d.cache, &st), 0);
 	/* not an ELF file */
 	assert_int_equal(truncate(d.file, 0), 0);
-	assert_int_equal(
-	    hs__debug_cache_fill(d.cache, d.from, BUILD_ID, sizeof(BUILD_ID), &copy), 0);
+	assert_int_equal(fill(&d, &copy), 0);
 	assert_null(copy);
 	/* a build id too short to name a file */
 	assert_int_equal(hs__debug_cache_fill(d.cache, d.from, BUILD_ID, 1, &copy), 0);
@@ -355,11 +353,22 @@ static void test_where(void **state)
 	expect_dir(NULL);
 }
 
+/* Date the entry @dir/@name (not followed) @age seconds back. */
+static void age_entry(const char *dir, const char *name, long age)
+{
+	struct timespec t[2];
+	char path[320];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	t[0].tv_sec = t[1].tv_sec = time(NULL) - age;
+	t[0].tv_nsec = t[1].tv_nsec = 0;
+	assert_int_equal(utimensat(AT_FDCWD, path, t, AT_SYMLINK_NOFOLLOW), 0);
+}
+
 /* Write @size bytes at @dir/@name and date them @age seconds back. */
 static void make_file(const char *dir, const char *name, size_t size, long age)
 {
-	struct timespec t[2];
-	char path[300];
+	char path[320];
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
@@ -368,9 +377,7 @@ static void make_file(const char *dir, const char *name, size_t size, long age)
 	while (size--)
 		fputc('x', f);
 	assert_int_equal(fclose(f), 0);
-	t[0].tv_sec = t[1].tv_sec = time(NULL) - age;
-	t[0].tv_nsec = t[1].tv_nsec = 0;
-	assert_int_equal(utimensat(AT_FDCWD, path, t, AT_SYMLINK_NOFOLLOW), 0);
+	age_entry(dir, name, age);
 }
 
 static int exists(const char *dir, const char *name)
@@ -380,18 +387,6 @@ static int exists(const char *dir, const char *name)
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	return !lstat(path, &st);
-}
-
-/* Date the entry @dir/@name (not followed) @age seconds back. */
-static void age_entry(const char *dir, const char *name, long age)
-{
-	struct timespec t[2];
-	char path[300];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	t[0].tv_sec = t[1].tv_sec = time(NULL) - age;
-	t[0].tv_nsec = t[1].tv_nsec = 0;
-	assert_int_equal(utimensat(AT_FDCWD, path, t, AT_SYMLINK_NOFOLLOW), 0);
 }
 
 #define DAY (24L * 3600)
@@ -608,6 +603,20 @@ static void test_sweep_stamp(void **state)
 	remove_dirs(&d);
 }
 
+/* The system's debug file holding @data (@n bytes), and the cache's
+ * copy of it, in the cache directory @dir (@dir_n bytes) names. */
+static void make_copy(struct dirs *d, const unsigned char *data, size_t n, char *dir,
+		      size_t dir_n)
+{
+	char *copy = NULL;
+
+	make_dirs(d);
+	write_elf(d->file, data, n);
+	assert_int_equal(fill(d, &copy), 1);
+	hs_free(copy);
+	snprintf(dir, dir_n, "%s/.build-id/ab", d->cache);
+}
+
 /* A copy taken is marked used (mtime now) when its mark is a day old,
  * and left untouched when it is younger. */
 static void test_copy_marked_used(void **state)
@@ -620,23 +629,16 @@ static void test_copy_marked_used(void **state)
 	time_t was;
 
 	(void)state;
-	make_dirs(&d);
-	write_elf(d.file, data, n);
-	assert_int_equal(
-	    hs__debug_cache_fill(d.cache, d.from, BUILD_ID, sizeof(BUILD_ID), &copy), 1);
-	hs_free(copy);
-	snprintf(dir, sizeof(dir), "%s/.build-id/ab", d.cache);
+	make_copy(&d, data, n, dir, sizeof(dir));
 	age_entry(dir, "cdef0123.debug", 3 * DAY);
-	assert_int_equal(
-	    hs__debug_cache_fill(d.cache, d.from, BUILD_ID, sizeof(BUILD_ID), &copy), 1);
+	assert_int_equal(fill(&d, &copy), 1);
 	assert_int_equal(stat(copy, &st), 0);
 	assert_true(st.st_mtime >= time(NULL) - 60);
 	age_entry(dir, "cdef0123.debug", 3600);
 	assert_int_equal(stat(copy, &st), 0);
 	hs_free(copy);
 	was = st.st_mtime;
-	assert_int_equal(
-	    hs__debug_cache_fill(d.cache, d.from, BUILD_ID, sizeof(BUILD_ID), &copy), 1);
+	assert_int_equal(fill(&d, &copy), 1);
 	assert_int_equal(stat(copy, &st), 0);
 	assert_int_equal(st.st_mtime, was);
 	hs_free(copy);
@@ -667,9 +669,7 @@ static void fill_after_rename(int dir_fd, const char *name, const char *tmp)
 	(void)name;
 	(void)tmp;
 	race_calls++;
-	assert_int_equal(hs__debug_cache_fill(race_dirs->cache, race_dirs->from, BUILD_ID,
-					      sizeof(BUILD_ID), &copy),
-			 1);
+	assert_int_equal(fill(race_dirs, &copy), 1);
 	hs_free(copy);
 }
 
@@ -679,17 +679,12 @@ static void test_sweep_race(void **state)
 	struct hs__debug_cache_swept out;
 	const size_t n = 256 << 10;
 	unsigned char *data = payload(n);
-	char *copy = NULL, dir[200], path[220];
+	char dir[200], path[220];
 	struct dirs d;
 
 	(void)state;
-	make_dirs(&d);
 	race_dirs = &d;
-	write_elf(d.file, data, n);
-	assert_int_equal(
-	    hs__debug_cache_fill(d.cache, d.from, BUILD_ID, sizeof(BUILD_ID), &copy), 1);
-	hs_free(copy);
-	snprintf(dir, sizeof(dir), "%s/.build-id/ab", d.cache);
+	make_copy(&d, data, n, dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/cdef0123.debug", dir);
 
 	age_entry(dir, "cdef0123.debug", 10 * DAY);

@@ -42,6 +42,24 @@ static uint8_t *put_munmap(struct tb *b, uint8_t *p, int64_t dt, int64_t da, uin
 	return hs_enc_munmap(p, dt, da, len);
 }
 
+/*
+ * Begin @b as /bin/app's trace, unsampled: its module, its main thread
+ * (span 10) and stack 1 at app 0x1010; the records go on at the return.
+ */
+static uint8_t *start_app(struct tb *b)
+{
+	uint8_t *p;
+
+	tb_init(b);
+	p = tb_p(b);
+	p = put_process_sampled(p, 0);
+	p = put_module(p, 0, 1, 0x1000, 0x1000, 0x2000, "/bin/app");
+	p = put_span(p, 10, 0, 0);
+	p = put_thread_start(p, 0, "main");
+	p = put_node(p, 1, 0, 0x1010);
+	return p;
+}
+
 /* put_heap_program() (trace_builder.h), traced with --sample-bytes @sample_bytes. */
 static void build_heap(struct tb *b, uint64_t sample_bytes)
 {
@@ -479,13 +497,7 @@ static void mappings(void **state)
 	size_t i;
 
 	(void)state;
-	tb_init(&b);
-	p = tb_p(&b);
-	p = put_process_sampled(p, 0);
-	p = put_module(p, 0, 1, 0x1000, 0x1000, 0x2000, "/bin/app");
-	p = put_span(p, 10, 0, 0);
-	p = put_thread_start(p, 0, "main");
-	p = put_node(p, 1, 0, 0x1010);
+	p = start_app(&b);
 	p = put_mmap(&b, p, 1 * MS, 0x100000, 3 * 4096, 1);
 	p = put_munmap(&b, p, 1 * MS, 4096, 4096);
 	p = put_mmap(&b, p, 1 * MS, 0x200000 - 0x101000, 4096, 1);
@@ -594,6 +606,26 @@ static void same_both_ways(const char *path, const struct tb *b, enum hs_memview
 }
 
 /*
+ * A malloc() of @size bytes at @addr from stack 1, or its free(), a
+ * microsecond after the record before; *@at, the address that record
+ * named (what the next one's delta is from), moves to @addr.
+ */
+static uint8_t *alloc_at(struct tb *b, uint8_t *p, uint64_t *at, uint64_t addr,
+			 uint64_t size)
+{
+	p = put_alloc(b, p, HS_TAG_MALLOC, 1000, (int64_t)(addr - *at), size, 1);
+	*at = addr;
+	return p;
+}
+
+static uint8_t *free_at(struct tb *b, uint8_t *p, uint64_t *at, uint64_t addr)
+{
+	p = put_free(b, p, 1000, (int64_t)(addr - *at));
+	*at = addr;
+	return p;
+}
+
+/*
  * Many blocks (the live table grows, the blocks are placed in order),
  * some of 4 GiB or more (kept beside the table's 32-bit sizes): 1000
  * blocks of 16 + i bytes at 0x100000 + 64 i, a microsecond apart, but
@@ -615,25 +647,11 @@ static void build_many(struct tb *b)
 	uint8_t *p;
 	size_t i;
 
-	tb_init(b);
-	p = tb_p(b);
-	p = put_process_sampled(p, 0);
-	p = put_module(p, 0, 1, 0x1000, 0x1000, 0x2000, "/bin/app");
-	p = put_span(p, 10, 0, 0);
-	p = put_thread_start(p, 0, "main");
-	p = put_node(p, 1, 0, 0x1010);
-	for (i = 0; i < MANY; i++) {
-		uint64_t a = 0x100000 + 64 * i;
-
-		p = put_alloc(b, p, HS_TAG_MALLOC, 1000, (int64_t)(a - at), many_size(i), 1);
-		at = a;
-	}
-	for (i = 0; i < MANY; i += 2) {
-		uint64_t a = 0x100000 + 64 * i;
-
-		p = put_free(b, p, 1000, (int64_t)(a - at));
-		at = a;
-	}
+	p = start_app(b);
+	for (i = 0; i < MANY; i++)
+		p = alloc_at(b, p, &at, 0x100000 + 64 * i, many_size(i));
+	for (i = 0; i < MANY; i += 2)
+		p = free_at(b, p, &at, 0x100000 + 64 * i);
 	p = put_alloc(b, p, HS_TAG_MALLOC, 1000, (int64_t)(0x100040 - at), 6ull << 30, 1);
 	p = put_alloc(b, p, HS_TAG_MALLOC, 1000, 0, 9, 1);
 	p = put_alloc(b, p, HS_TAG_MALLOC, 1000, 0x80, 7ull << 30, 1);
@@ -715,34 +733,17 @@ static void build_ghosts(struct tb *b)
 	uint8_t *p;
 	size_t i;
 
-	tb_init(b);
-	p = tb_p(b);
-	p = put_process_sampled(p, 0);
-	p = put_module(p, 0, 1, 0x1000, 0x1000, 0x2000, "/bin/app");
-	p = put_span(p, 10, 0, 0);
-	p = put_thread_start(p, 0, "main");
-	p = put_node(p, 1, 0, 0x1010);
-	for (i = 0; i < GHOSTS; i++) {
-		uint64_t a = 0x200000 + 64 * i;
-
-		p = put_alloc(b, p, HS_TAG_MALLOC, 1000, (int64_t)(a - at), ghost_size(i), 1);
-		at = a;
-	}
+	p = start_app(b);
+	for (i = 0; i < GHOSTS; i++)
+		p = alloc_at(b, p, &at, 0x200000 + 64 * i, ghost_size(i));
 	for (i = 0; i < GHOSTS; i++) {
 		size_t k = 7 * i % GHOSTS;
-		uint64_t a = 0x200000 + 64 * k;
 
-		if (k % 10 == 0)
-			continue;
-		p = put_free(b, p, 1000, (int64_t)(a - at));
-		at = a;
+		if (k % 10)
+			p = free_at(b, p, &at, 0x200000 + 64 * k);
 	}
-	for (i = 0; i < 50; i++) {
-		uint64_t a = 0x400000 + 64 * i;
-
-		p = put_alloc(b, p, HS_TAG_MALLOC, 1000, (int64_t)(a - at), 8, 1);
-		at = a;
-	}
+	for (i = 0; i < 50; i++)
+		p = alloc_at(b, p, &at, 0x400000 + 64 * i, 8);
 	tb_end(b, p);
 	tb_chunk(b, HS_CHUNK_EVENTS, 1);
 }

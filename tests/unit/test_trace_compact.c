@@ -153,6 +153,25 @@ static void stream_lengths(const uint8_t *c, size_t n, uint64_t len[HS_CC__COUNT
 	stream_lengths_of(c, n, HS_CHUNK_COMPACT | HS_CHUNK_CLASSES, len);
 }
 
+/*
+ * Where stream @stream begins in payload @c (@n bytes) of @flags, whose
+ * lengths stream_lengths_of() gave in @len: past the header of lengths
+ * (each one read) and the streams before it.
+ */
+static const uint8_t *stream_at(const uint8_t *c, size_t n, unsigned flags,
+				const uint64_t len[HS_CC__COUNT + 1], unsigned stream)
+{
+	const uint8_t *q = c;
+	uint64_t v;
+	unsigned i;
+
+	for (i = 0; i <= HS_CC_STREAMS(flags); i++)
+		assert_int_equal(hs_get_varint(&q, c + n, &v), 0);
+	for (i = 0; i < stream; i++)
+		q += len[1 + i];
+	return q;
+}
+
 /* The compact payloads of a test: 3.0's, 4.0's with sizes whole and split. */
 enum mode { MODE_3_0, MODE_WHOLE, MODE_SPLIT, MODE__COUNT };
 
@@ -414,7 +433,7 @@ static void allocations_refer_within_their_class(void **state)
 {
 	static uint8_t in[RECORDS_MAX];
 	struct hs_chunk_unpack u = { 0 };
-	uint64_t len[HS_CC__COUNT + 1], last = 0, addr[40], x = 5, v;
+	uint64_t len[HS_CC__COUNT + 1], last = 0, addr[40], x = 5;
 	const uint8_t *out, *q;
 	const char *why = NULL;
 	uint8_t *p = in;
@@ -463,11 +482,7 @@ static void allocations_refer_within_their_class(void **state)
 	assert_int_equal(len[1 + HS_CC_REF_OTHER], 0);
 	/* the REF_ALLOC stream: the first 40 allocations' 0, then every
 	 * other's 1 */
-	q = packed;
-	for (i = 0; i <= HS_CC_COUNT_4_0; i++)
-		assert_int_equal(hs_get_varint(&q, packed + c, &v), 0);
-	for (i = 0; i < HS_CC_REF_ALLOC; i++)
-		q += len[1 + i];
+	q = stream_at(packed, c, flags, len, HS_CC_REF_ALLOC);
 	assert_int_equal(len[1 + HS_CC_REF_ALLOC], 40 + ROUNDS * 40);
 	for (i = 0; i < 40 + ROUNDS * 40; i++)
 		assert_int_equal(q[i], i >= 40);
@@ -869,7 +884,7 @@ static void new_blocks_are_predicted(void **state)
 {
 	static uint8_t in[RECORDS_MAX];
 	struct hs_chunk_unpack u = { 0 };
-	uint64_t len[HS_CC__COUNT + 1], v, x = 9, last = 0, addr = 0x55d0a0c012a0, size;
+	uint64_t len[HS_CC__COUNT + 1], x = 9, last = 0, addr = 0x55d0a0c012a0, size;
 	const uint8_t *q, *out;
 	const char *why = NULL;
 	uint8_t *p = in;
@@ -892,22 +907,14 @@ static void new_blocks_are_predicted(void **state)
 	c = hs_chunk_compact_5_0(in, n, &enc, scratch, packed, sizeof(packed));
 	assert_true(c > 0);
 	stream_lengths_of(packed, c, FLAGS_5_0, len);
-	q = packed;
-	for (i = 0; i <= HS_CC__COUNT; i++)
-		assert_int_equal(hs_get_varint(&q, packed + c, &v), 0);
-	for (i = 0; i < HS_CC_ADDR_NEW; i++)
-		q += len[1 + i];
+	q = stream_at(packed, c, FLAGS_5_0, len, HS_CC_ADDR_NEW);
 	/* the first is in ADDRESS (its prediction, 0, is no nearer than
 	 * the span's address); then 499 zeros */
 	for (i = 1; i < 500; i++)
 		assert_int_equal(*q++, 0);
 	assert_int_equal(len[1 + HS_CC_ADDR_NEW], 499);
 	/* REF_CLASS: 0 (literal), then HS_CC_REF_NEW (in ADDR_NEW) */
-	q = packed;
-	for (i = 0; i <= HS_CC__COUNT; i++)
-		assert_int_equal(hs_get_varint(&q, packed + c, &v), 0);
-	for (i = 0; i < HS_CC_REF_CLASS; i++)
-		q += len[1 + i];
+	q = stream_at(packed, c, FLAGS_5_0, len, HS_CC_REF_CLASS);
 	assert_int_equal(len[1 + HS_CC_REF_CLASS], 500);
 	for (i = 0; i < 500; i++)
 		assert_int_equal(q[i], i ? HS_CC_REF_NEW : 0);
@@ -945,11 +952,7 @@ static void nodes_are_deltas(void **state)
 	stream_lengths_of(packed, c, FLAGS_5_0, len);
 	assert_int_equal(len[1 + HS_CC_NODE_ID], 300);
 	assert_int_equal(len[1 + HS_CC_NODE_PARENT], 300);
-	q = packed;
-	for (i = 0; i <= HS_CC__COUNT; i++)
-		assert_int_equal(hs_get_varint(&q, packed + c, &v), 0);
-	for (i = 0; i < HS_CC_NODE_ID; i++)
-		q += len[1 + i];
+	q = stream_at(packed, c, FLAGS_5_0, len, HS_CC_NODE_ID);
 	for (i = 0; i < 300; i++)
 		assert_int_equal(q[i], 0); /* id - (the last + 1) */
 	q += 300;

@@ -449,6 +449,9 @@ struct collected {
 	size_t n, cap;
 };
 
+/* a sink's events(): collect() or a slower one */
+typedef int events_fn(void *ctx, const struct hs_trace_event *ev, size_t n);
+
 static int collect(void *ctx, const struct hs_trace_event *ev, size_t n)
 {
 	struct collected *c = ctx;
@@ -620,6 +623,7 @@ static void stream_with_workers_is_the_stream_alone(void **state)
 #define LATE_AT 12	 /* thread B's chunk comes after A's chunk LATE_AT */
 #define LATE_B_PAIRS 4000 /* thread B's, every LATE_B_DT ticks ... */
 #define LATE_B_DT 26	 /* ... on a tick of one of A's events */
+#define LATE_EVENTS (2 * ((size_t)LATE_CHUNKS * LATE_PAIRS + LATE_B_PAIRS))
 
 /*
  * Thread A writes a chunk of 2 * LATE_PAIRS events, one per tick, after
@@ -683,61 +687,79 @@ static void build_late(struct tb *b)
 	build_late_from(b, 1);
 }
 
+/*
+ * Stream @b one thread at a time into @got through @events (collect(),
+ * or a slower one) and check it hands over @b loaded, @nr_events events
+ * event for event, and then what the pool decoding ahead hands over.
+ * The stream's counters stay in @t for the caller to check and release;
+ * @got's events are the caller's to free.
+ */
+static void stream_alone_is_loaded(const struct tb *b, const char *name, size_t nr_events,
+				   events_fn *events, struct hs_trace *t,
+				   struct collected *got)
+{
+	struct hs_diag diag = HS_DIAG_INIT("stream");
+	struct hs_trace_sink sink = {.events = events, .ctx = got};
+	struct collected pool;
+	struct hs_trace loaded;
+	struct hs_trace_event e;
+	size_t i;
+
+	/* the loaded trace: its events in time order, ties in file order */
+	assert_int_equal(hs_trace_load_mem(b->buf, b->len, name, &loaded, &diag), 0);
+	assert_int_equal(loaded.nr_events, nr_events);
+
+	memset(got, 0, sizeof(*got));
+	setenv("HEAPSCOPE_READ_THREADS", "0", 1);
+	assert_int_equal(hs_trace_stream_mem(b->buf, b->len, name, t, &sink, &diag), 0);
+	unsetenv("HEAPSCOPE_READ_THREADS");
+	assert_int_equal(got->n, loaded.nr_events);
+	for (i = 0; i < got->n; i++) {
+		hs_trace_event_get(&loaded, i, &e);
+		assert_int_equal(got->ev[i].time, e.time);
+		assert_int_equal(got->ev[i].addr, e.addr);
+		assert_int_equal(got->ev[i].size, e.size);
+		assert_int_equal(got->ev[i].node, e.node);
+		assert_int_equal(got->ev[i].thread, e.thread);
+		assert_int_equal(got->ev[i].op, e.op);
+		assert_int_equal(got->ev[i].fn, e.fn);
+	}
+	hs_trace_release(&loaded);
+
+	/* the same with the pool decoding ahead */
+	stream_with(b->buf, b->len, "3", &pool);
+	assert_int_equal(pool.n, got->n);
+	assert_same_events(got, &pool);
+	free(pool.ev);
+}
+
 static void late_chunk_waits_in_the_file(void **state)
 {
-	struct hs_diag diag = HS_DIAG_INIT("late");
-	struct hs_trace_sink sink;
-	struct collected got, pool;
-	struct hs_trace t, loaded;
-	struct hs_trace_event e;
+	struct collected got;
+	struct hs_trace t;
 	size_t i, ties_before = 0, ties_after = 0;
 	struct tb b;
 
 	(void)state;
 	build_late(&b);
-	/* the loaded trace: its events in time order, ties in file order */
-	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "late", &loaded, &diag), 0);
-	assert_int_equal(loaded.nr_events,
-			 2 * ((size_t)LATE_CHUNKS * LATE_PAIRS + LATE_B_PAIRS));
-
-	memset(&got, 0, sizeof(got));
-	sink = (struct hs_trace_sink){.events = collect, .ctx = &got};
-	setenv("HEAPSCOPE_READ_THREADS", "0", 1);
-	assert_int_equal(hs_trace_stream_mem(b.buf, b.len, "late", &t, &sink, &diag), 0);
-	unsetenv("HEAPSCOPE_READ_THREADS");
+	stream_alone_is_loaded(&b, "late", LATE_EVENTS, collect, &t, &got);
 	/* A's chunks waited in the file, not in memory */
 	assert_true(t.stream_deferred >= 2);
 	assert_true(t.stream_staged_max <= STREAM_STAGE_CAP + 3 * 2 * LATE_PAIRS);
 	hs_trace_release(&t);
 
-	assert_int_equal(got.n, loaded.nr_events);
-	for (i = 0; i < got.n; i++) {
-		hs_trace_event_get(&loaded, i, &e);
-		assert_int_equal(got.ev[i].time, e.time);
-		assert_int_equal(got.ev[i].addr, e.addr);
-		assert_int_equal(got.ev[i].size, e.size);
-		assert_int_equal(got.ev[i].node, e.node);
-		assert_int_equal(got.ev[i].thread, e.thread);
-		assert_int_equal(got.ev[i].op, e.op);
-		assert_int_equal(got.ev[i].fn, e.fn);
-		/* B's events on a tick of A's: after those of A's chunks
-		 * before B's, before those of A's chunks after it */
-		if (i && got.ev[i].time == got.ev[i - 1].time) {
-			if (got.ev[i].thread != got.ev[0].thread)
-				ties_before++;
-			else
-				ties_after++;
-		}
+	/* B's events on a tick of A's: after those of A's chunks before
+	 * B's, before those of A's chunks after it */
+	for (i = 1; i < got.n; i++) {
+		if (got.ev[i].time != got.ev[i - 1].time)
+			continue;
+		if (got.ev[i].thread != got.ev[0].thread)
+			ties_before++;
+		else
+			ties_after++;
 	}
 	assert_true(ties_before > 0 && ties_after > 0);
-
-	/* the same with the pool decoding ahead */
-	stream_with(b.buf, b.len, "3", &pool);
-	assert_int_equal(pool.n, got.n);
-	assert_same_events(&got, &pool);
-	free(pool.ev);
 	free(got.ev);
-	hs_trace_release(&loaded);
 	free(b.buf);
 }
 
@@ -794,48 +816,21 @@ static int collect_slowly(void *ctx, const struct hs_trace_event *ev, size_t n)
 
 static void stream_lends_the_stage(void **state)
 {
-	struct hs_diag diag = HS_DIAG_INIT("lend");
-	struct hs_trace_sink sink;
-	struct collected got, pool;
-	struct hs_trace t, loaded;
-	struct hs_trace_event e;
-	size_t i;
+	size_t nr_events = 2 * (size_t)LEND_CHUNKS * LATE_PAIRS;
+	struct collected got;
+	struct hs_trace t;
 	struct tb b;
 
 	(void)state;
-	build_one_thread(&b);
-	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "lend", &loaded, &diag), 0);
-	assert_int_equal(loaded.nr_events, 2 * (size_t)LEND_CHUNKS * LATE_PAIRS);
 	/* more events than the stage buffers hold: each is taken again */
-	assert_true(loaded.nr_events > 2 * STAGE_BUFS * STREAM_FLOOR);
-
-	memset(&got, 0, sizeof(got));
-	sink = (struct hs_trace_sink){.events = collect_slowly, .ctx = &got};
-	setenv("HEAPSCOPE_READ_THREADS", "0", 1);
-	assert_int_equal(hs_trace_stream_mem(b.buf, b.len, "lend", &t, &sink, &diag), 0);
-	unsetenv("HEAPSCOPE_READ_THREADS");
+	assert_true(nr_events > 2 * STAGE_BUFS * STREAM_FLOOR);
+	build_one_thread(&b);
+	stream_alone_is_loaded(&b, "lend", nr_events, collect_slowly, &t, &got);
 	/* every batch was lent (nothing waits long: the stage stays small) */
 	assert_true(t.stream_lent > 0);
-	assert_true(t.stream_lent >= loaded.nr_events / BATCH_EVENTS);
+	assert_true(t.stream_lent >= nr_events / BATCH_EVENTS);
 	hs_trace_release(&t);
-	assert_int_equal(got.n, loaded.nr_events);
-	for (i = 0; i < got.n; i++) {
-		hs_trace_event_get(&loaded, i, &e);
-		assert_int_equal(got.ev[i].time, e.time);
-		assert_int_equal(got.ev[i].addr, e.addr);
-		assert_int_equal(got.ev[i].size, e.size);
-		assert_int_equal(got.ev[i].node, e.node);
-		assert_int_equal(got.ev[i].thread, e.thread);
-		assert_int_equal(got.ev[i].op, e.op);
-		assert_int_equal(got.ev[i].fn, e.fn);
-	}
-	/* the same with the pool decoding ahead */
-	stream_with(b.buf, b.len, "3", &pool);
-	assert_int_equal(pool.n, got.n);
-	assert_same_events(&got, &pool);
-	free(pool.ev);
 	free(got.ev);
-	hs_trace_release(&loaded);
 	free(b.buf);
 }
 
@@ -863,27 +858,15 @@ static int collect_lent_slowly(void *ctx, const struct hs_trace_event *ev, size_
 
 static void stream_switches_from_lent_to_copied(void **state)
 {
-	struct hs_diag diag = HS_DIAG_INIT("switch");
-	struct hs_trace_sink sink;
-	struct collected got, pool;
-	struct hs_trace t, loaded;
-	struct hs_trace_event e;
-	size_t i;
+	struct collected got;
+	struct hs_trace t;
 	struct tb b;
 
 	(void)state;
-	build_late_from(&b, SWITCH_FROM);
 	/* what waits for B: A's chunks from SWITCH_FROM to LATE_AT */
 	assert_true((size_t)(LATE_AT - SWITCH_FROM + 1) * 2 * LATE_PAIRS > STAGE_LEND_MAX);
-	assert_int_equal(hs_trace_load_mem(b.buf, b.len, "switch", &loaded, &diag), 0);
-	assert_int_equal(loaded.nr_events,
-			 2 * ((size_t)LATE_CHUNKS * LATE_PAIRS + LATE_B_PAIRS));
-
-	memset(&got, 0, sizeof(got));
-	sink = (struct hs_trace_sink){.events = collect_lent_slowly, .ctx = &got};
-	setenv("HEAPSCOPE_READ_THREADS", "0", 1);
-	assert_int_equal(hs_trace_stream_mem(b.buf, b.len, "switch", &t, &sink, &diag), 0);
-	unsetenv("HEAPSCOPE_READ_THREADS");
+	build_late_from(&b, SWITCH_FROM);
+	stream_alone_is_loaded(&b, "switch", LATE_EVENTS, collect_lent_slowly, &t, &got);
 	/* A's first chunks lent, then the stage past STAGE_LEND_MAX: copies */
 	assert_true(t.stream_staged_max > STAGE_LEND_MAX);
 	assert_true(t.stream_lent >= (size_t)SWITCH_FROM * 2 * LATE_PAIRS / BATCH_EVENTS / 2);
@@ -891,24 +874,7 @@ static void stream_switches_from_lent_to_copied(void **state)
 	assert_true(t.stream_copied >= (size_t)(LATE_CHUNKS - LATE_AT) * 2 * LATE_PAIRS /
 					 BATCH_EVENTS);
 	hs_trace_release(&t);
-	assert_int_equal(got.n, loaded.nr_events);
-	for (i = 0; i < got.n; i++) {
-		hs_trace_event_get(&loaded, i, &e);
-		assert_int_equal(got.ev[i].time, e.time);
-		assert_int_equal(got.ev[i].addr, e.addr);
-		assert_int_equal(got.ev[i].size, e.size);
-		assert_int_equal(got.ev[i].node, e.node);
-		assert_int_equal(got.ev[i].thread, e.thread);
-		assert_int_equal(got.ev[i].op, e.op);
-		assert_int_equal(got.ev[i].fn, e.fn);
-	}
-	/* the same with the pool decoding ahead */
-	stream_with(b.buf, b.len, "3", &pool);
-	assert_int_equal(pool.n, got.n);
-	assert_same_events(&got, &pool);
-	free(pool.ev);
 	free(got.ev);
-	hs_trace_release(&loaded);
 	free(b.buf);
 }
 
