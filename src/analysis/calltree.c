@@ -470,9 +470,11 @@ static int may_drop(const struct hs_calltree *ct, const struct hs_view_params *p
  * or a callee that has, in the stacks' order (so parents still come
  * first, and every loop over nodes meets them in the order it would in
  * the full tree: the same sums). A pass over the samples and one over
- * the stacks; ct->node_of stays NULL otherwise. 0 or -ENOMEM.
+ * the stacks; ct->node_of stays NULL otherwise. *@nr_nodes: the tree's
+ * nodes, ROOT included. 0 or -ENOMEM.
  */
-static int plan_nodes(struct hs_calltree *ct, const struct hs_view_params *p)
+static int plan_nodes(struct hs_calltree *ct, const struct hs_view_params *p,
+		      size_t *nr_nodes)
 {
 	const struct hs_filtered *f = &ct->f;
 	const struct hs_stack_source *in = ct->in;
@@ -480,6 +482,7 @@ static int plan_nodes(struct hs_calltree *ct, const struct hs_view_params *p)
 	uint32_t s, next = 1;
 	uint8_t *used;
 
+	*nr_nodes = nr + 1;
 	if (p->all_nodes || !may_drop(ct, p) || !nr)
 		return 0;
 	used = hs_calloc(nr, 1);
@@ -516,6 +519,7 @@ static int plan_nodes(struct hs_calltree *ct, const struct hs_view_params *p)
 	for (i = 0; i < nr; i++)
 		ct->node_of[i] = used[i] ? next++ : HS_NO_NODE;
 	hs_free(used);
+	*nr_nodes = next;
 	return 0;
 }
 
@@ -533,13 +537,9 @@ static int build_tree(struct hs_calltree *ct, const struct hs_stack_source *in,
 	    &ct->range, in,
 	    isfinite(p->filter.start_ms) ? p->filter.start_ms : p->when_start_ms,
 	    isfinite(p->filter.end_ms) ? p->filter.end_ms : p->when_end_ms);
-	err = plan_nodes(ct, p);
+	err = plan_nodes(ct, p, &nr_nodes);
 	if (err)
 		goto fail;
-	nr_nodes = nr_stacks + 1;
-	if (ct->node_of)
-		for (nr_nodes = 1, n = 0; n < nr_stacks; n++)
-			nr_nodes += ct->node_of[n] != HS_NO_NODE;
 	hist = !in->untimed &&
 	       (p->node_hist > 0 || (p->node_hist == 0 &&
 				     nr_nodes <= HS_NODE_HIST_BUDGET(in->nr_samples) /
