@@ -33,6 +33,7 @@ ALLOWED = {
     'sigismember': 'async-signal-safe (POSIX)',
     'clock_ns': 'cpu_internal.h inline over clock_gettime(), async-signal-safe (POSIX)',
     'clock_gettime': 'async-signal-safe (POSIX)',
+    'read': 'async-signal-safe (POSIX); the count of the thread\'s perf event',
     # libunwind: local unwinding is signal-safe (libunwind(3), "Signal safety")
     'unw_init_local2': 'libunwind local unwinding', 'unw_step': 'libunwind local unwinding',
     'unw_get_reg': 'libunwind local unwinding', 'unw_is_signal_frame': 'libunwind local unwinding',

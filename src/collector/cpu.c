@@ -103,6 +103,9 @@ static int set_perf(struct cpu_thread *c, int sig, uint64_t period)
 	fd = hs_fd_move_high(fd);
 	if (fd < 0)
 		return -1;
+	/* before the first signal can come; the handler uses it with
+	 * @perf_fd, set after */
+	c->perf_origin = clock_ns(thread_clock(c->tid));
 	if (fcntl(fd, F_SETOWN_EX, &owner) || fcntl(fd, F_SETSIG, sig) ||
 	    fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) ||
 	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {

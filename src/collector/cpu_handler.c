@@ -8,7 +8,8 @@
  * allocates, and calls only async-signal-safe functions: atomics,
  * clock_gettime(), libunwind's local unwinding (which libunwind makes
  * signal-safe; its memory pool is mmap'd, with the guard set so that it is
- * not recorded), the collector's hs_now_ns() and hs_fatal_signal(), and
+ * not recorded), read(2) of the thread's perf event, the collector's
+ * hs_now_ns() and hs_fatal_signal(), and
  * hs_msg() (a stack buffer and write(2); only with unwind=check). Nothing
  * else goes in this file: code for the sampler thread or the program's
  * threads lives beside it in cpu_*.c. scripts/check-signal-safe.py lists
@@ -421,6 +422,32 @@ static void foreign(int sig)
 	hs_fatal_signal(sig);
 }
 
+/*
+ * Thread @c's CPU time in ns, at a CPU sample whose signal is @si. A
+ * sample of the perf event reads its count (the thread's CPU time since
+ * @perf_origin), not clock_gettime(CLOCK_THREAD_CPUTIME_ID). Called a
+ * thousand times a second on a loaded machine, that clock made the
+ * kernel's tick-sampled CPU time of the process, which ITIMER_PROF
+ * counts, fall to about half of what the process used: a program's own
+ * SIGPROF profile came at half its rate (t7100's SIGPROF test, 7 to 16
+ * signals instead of about 20; a program that only reads the clock in
+ * such a handler does the same, one that reads a perf event does not).
+ * Reading the thread's clock updates the scheduler's accounting of the
+ * running thread (update_curr()), which can end its slice between two
+ * ticks, so that the next tick charges another task; reading the event's
+ * count does not touch the scheduler.
+ */
+static uint64_t thread_cpu_ns(const struct cpu_thread *c, const siginfo_t *si)
+{
+	int fd = c->perf_fd;
+	uint64_t count;
+
+	if (fd >= 0 && si->si_code > 0 && si->si_fd == fd &&
+	    read(fd, &count, sizeof(count)) == (ssize_t)sizeof(count))
+		return c->perf_origin + count;
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID); /* a POSIX timer's */
+}
+
 void hs__cpu_on_signal(int sig, siginfo_t *si, void *uc)
 {
 	struct cpu_thread *c = hs__cpu_self;
@@ -438,9 +465,11 @@ void hs__cpu_on_signal(int sig, siginfo_t *si, void *uc)
 	if (si->si_code != SI_QUEUE &&
 	    !(si->si_code == SI_TIMER && si->si_value.sival_ptr == hs__cpu_wall_cookie) &&
 	    !(si->si_code > 0 && si->si_fd == atomic_load(&c->wall_fd))) {
-		uint64_t now = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		uint64_t now = thread_cpu_ns(c, si);
 
-		take(c, uc, HS_SAMPLE_CPU, hs_now_ns(), now - c->cpu_prev, 0);
+		/* the two clocks differ by µs: never a negative time */
+		take(c, uc, HS_SAMPLE_CPU, hs_now_ns(),
+		     now > c->cpu_prev ? now - c->cpu_prev : 0, 0);
 		c->cpu_prev = now;
 	} else {
 		int k = atomic_exchange(&c->req, 0);

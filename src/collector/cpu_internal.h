@@ -62,6 +62,8 @@ struct cpu_thread {
 	pid_t tid;
 	int timer;	   /* kernel timer id, -1: none */
 	int perf_fd;	   /* the perf event instead, -1: none */
+	uint64_t perf_origin; /* CPU ns when @perf_fd was enabled: its count
+			       * is the CPU time since (cpu_handler.c) */
 	uint64_t cpu_prev; /* handler: CPU ns at the previous CPU sample */
 	uint64_t dropped;  /* handler: samples the full ring lost */
 	int in_collector;  /* handler: the signal came inside the collector */

@@ -93,6 +93,7 @@ int hs_app_init(struct hs_app *a, const char *token)
 	pthread_cond_init(&a->changed, &attr);
 	pthread_condattr_destroy(&attr);
 	a->quiet_ns = READ_AHEAD_QUIET_NS;
+	a->trim_answer_bytes = HS_APP_TRIM_ANSWER_BYTES;
 	return 0;
 }
 
@@ -156,6 +157,7 @@ static void *history_read(void *arg)
 	j->err = hs_heap_history_path(j->path, &j->h, app_stopping, j->app, &j->diag);
 	pthread_mutex_lock(&j->app->lock);
 	j->done = 1;
+	j->app->kept++;
 	pthread_cond_broadcast(&j->app->changed);
 	pthread_mutex_unlock(&j->app->lock);
 	return NULL;
@@ -482,6 +484,7 @@ static void finish_once(struct hs_app *a, int *busy)
 {
 	HS_BUG_ON(!*busy);
 	*busy = 0;
+	a->kept++; /* what it computed is kept, what it read meanwhile freed */
 	pthread_cond_broadcast(&a->changed);
 }
 
@@ -1041,34 +1044,72 @@ static void serve_asset(const struct hs_request *req, struct hs_response *resp)
 
 void hs_app_trim(void)
 {
+	int64_t t0 = now_ns();
+
 	/* what the temporaries left below the mmap threshold (MALLOC_MAP_BYTES) */
 	malloc_trim(0);
+	pr_debug("server: malloc_trim() after a burst took %.1f ms",
+		 (double)(now_ns() - t0) / 1e6);
 }
 
 /*
  * The requests served now go up or down by @d (app_pace() waits for 0,
- * then for @quiet_ns from the moment it was 0 again). 1 when none is
- * served any more: the end of a burst.
+ * then for @quiet_ns from the moment it was 0 again); a request done
+ * answered @answered bytes. 1 when none is served any more: the end of a
+ * burst, whose answers' bytes are then in *@burst_bytes.
  */
-static int count_serving(struct hs_app *a, int d)
+static int count_serving(struct hs_app *a, int d, size_t answered, size_t *burst_bytes)
 {
 	int idle;
 
 	pthread_mutex_lock(&a->lock);
 	a->serving += d;
+	a->burst_bytes += answered;
 	idle = !a->serving;
 	if (idle) {
 		a->quiet_since = now_ns();
+		*burst_bytes = a->burst_bytes;
+		a->burst_bytes = 0;
 		pthread_cond_broadcast(&a->changed);
 	}
 	pthread_mutex_unlock(&a->lock);
 	return idle;
 }
 
+/*
+ * Whether the burst that just ended, having answered @burst_bytes, is
+ * worth a malloc_trim() (see hs_app_trim() and struct hs_app): it built
+ * or dropped cache entries, the app computed something it keeps, or its
+ * answers were long. Then what it saw is the new mark.
+ */
+static int burst_freed_much(struct hs_app *a, size_t burst_bytes)
+{
+	size_t entries, hits, misses;
+	int changed;
+
+	/* the cache's lock is never taken under the app's */
+	hs_cache_counts(&a->cache, &entries, &hits, &misses);
+	pthread_mutex_lock(&a->lock);
+	changed = misses != a->trimmed_misses || entries != a->trimmed_entries ||
+		  a->kept != a->trimmed_kept || burst_bytes >= a->trim_answer_bytes;
+	if (changed) {
+		a->trimmed_misses = misses;
+		a->trimmed_entries = entries;
+		a->trimmed_kept = a->kept;
+	}
+	pthread_mutex_unlock(&a->lock);
+	if (!changed)
+		pr_debug("server: no malloc_trim() after a burst of %zu bytes that "
+			 "built nothing",
+			 burst_bytes);
+	return changed;
+}
+
 void hs_app_handle(struct hs_app *a, const struct hs_request *req,
 		   struct hs_response *resp)
 {
 	const char *arg_token = req->arg ? req->arg(req->ctx, "token") : NULL;
+	size_t burst_bytes = 0;
 	int api;
 
 	memset(resp, 0, sizeof(*resp));
@@ -1079,13 +1120,15 @@ void hs_app_handle(struct hs_app *a, const struct hs_request *req,
 				"(with its token)");
 		return;
 	}
-	count_serving(a, 1);
+	count_serving(a, 1, 0, NULL);
 	api = !strncmp(req->path, "/api/", 5);
 	if (api)
 		hs__routes_handle(a, req, resp);
 	else
 		serve_asset(req, resp);
-	/* the last API request of a burst (an Update's three) */
-	resp->trim = count_serving(a, -1) && api;
+	/* the last API request of a burst (an Update's three) that built,
+	 * dropped or answered much */
+	resp->trim = count_serving(a, -1, api ? resp->len : 0, &burst_bytes) && api &&
+		     burst_freed_much(a, burst_bytes);
 	resp->set_cookie = arg_token != NULL && resp->status < 400;
 }

@@ -74,6 +74,9 @@
 
 #define HS_APP_TOKEN_LEN 32	   /* hex digits */
 #define HS_APP_MAX_BODY (1u << 20) /* bytes of a POST body */
+/* A burst's answers this long (JSON text) left at least as much in the
+ * small blocks of the JSON trees they were dumped from (struct hs_app) */
+#define HS_APP_TRIM_ANSWER_BYTES ((size_t)1 << 20)
 
 struct hs_app_source {
 	char *name;		    /* "cpu", "samples", "alloc", ... (owned) */
@@ -118,6 +121,20 @@ struct hs_app {
 	 * after it the app's own reads still wait (under @lock; tests may
 	 * change @quiet_ns, hs_app_init() sets 150 ms) */
 	int64_t quiet_since, quiet_ns;
+	/*
+	 * Whether a burst of requests ends with a malloc_trim() (under
+	 * @lock; see hs_app_trim()): @kept counts what the app computed once
+	 * and keeps (sources read, stats, histories); @burst_bytes the text
+	 * of the API answers since @serving was last 0; @trimmed_* what the
+	 * cache's misses and entries and @kept were when the last burst that
+	 * trimmed ended. A burst trims when it answered @trim_answer_bytes
+	 * or more (hs_app_init() sets HS_APP_TRIM_ANSWER_BYTES; tests may
+	 * change it), or when any of the three changed since.
+	 */
+	uint64_t kept;
+	size_t burst_bytes, trim_answer_bytes;
+	size_t trimmed_misses, trimmed_entries;
+	uint64_t trimmed_kept;
 };
 
 struct hs_request {
@@ -145,9 +162,11 @@ struct hs_response {
 	size_t len;
 	int owned;	/* @data is hs_malloc()ed, for hs_free() */
 	int set_cookie; /* keep the token in a cookie */
-	int trim;	/* the last API request being served: once the
-			 * answer is sent, hs_app_trim() hands back the free
-			 * memory of its burst */
+	int trim;	/* the last API request being served, of a burst
+			 * that built or dropped what the app keeps, or that
+			 * answered much: once the answer is sent,
+			 * hs_app_trim() hands back the free memory of its
+			 * burst */
 };
 
 /*
@@ -252,7 +271,12 @@ int hs_app_token_ok(const struct hs_app *a, const char *given);
  * Hand the free pages of every malloc arena back to the system
  * (malloc_trim()): what a burst of requests' temporaries and the cache
  * entries they evicted left free. For the server, after sending an
- * answer marked @trim, so that no answer waits for it.
+ * answer marked @trim, so that no answer waits for it. Only such bursts
+ * trim: malloc_trim() walks every free block of every arena holding its
+ * lock (tens of ms, up to seconds, on hundreds of MB of half-freed small
+ * blocks), and a burst that only read what the cache holds (scrolling,
+ * expanding a row) freed little that the next one does not reuse. With
+ * HS_LOG=debug each trim logs the time it took.
  */
 void hs_app_trim(void);
 /*

@@ -16,7 +16,7 @@
  *
  * The directory is $HEAPSCOPE_DEBUG_CACHE when set (empty: no cache),
  * else $XDG_CACHE_HOME/heapscope/debug, else ~/.cache/heapscope/debug.
- * Copies are written to a temporary name of their own (mkostemp()) and
+ * Copies are written to a temporary name of their own (hs_mkostempat()) and
  * renamed, so concurrent symbolizers never see half a file (temporaries
  * a killed writer left are removed after an hour); a copy that is no longer an ELF file
  * of its build id with nothing compressed is removed and made again. Every failure here
@@ -142,7 +142,7 @@ enum cache_name { NAME_FOREIGN, NAME_COPY, NAME_TEMP };
 /*
  * The copy of a build id is named by its hex digits after the first byte
  * and ".debug" ("cdef0123.debug"). A temporary is the copy's name, a dot
- * and mkostemp()'s six letters or digits, or, as heapscope 1.1 named
+ * and hs_mkostempat()'s six letters or digits, or, as heapscope 1.1 named
  * them, the copy's name, a dot, a pid and ".tmp". Nothing else is ours.
  */
 static enum cache_name cache_name(const char *name)
@@ -326,14 +326,14 @@ int hs__debug_cache_fill(const char *cache, const char *from, const unsigned cha
 	if (err)
 		goto out;
 	remove_stale_temps(tmp.s);
-	fd = mkostemp(tmp.s, O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT && !make_parents(tmp.s)) {
+	fd = hs_mkostempat(AT_FDCWD, tmp.s, 0);
+	if (fd == -ENOENT && !make_parents(tmp.s)) {
 		/* a sweep removed the directory, empty, meanwhile */
 		memcpy(tmp.s + tmp.len - 6, "XXXXXX", 6);
-		fd = mkostemp(tmp.s, O_CLOEXEC);
+		fd = hs_mkostempat(AT_FDCWD, tmp.s, 0);
 	}
 	if (fd < 0) {
-		err = -errno;
+		err = fd;
 		goto out;
 	}
 	if (fchmod(fd, 0644))
@@ -452,7 +452,6 @@ struct sweep {
 	int dir_fd[256];	/* .build-id/xx, open with O_NOFOLLOW, or -1 */
 	struct sweep_copy *copy;
 	size_t nr_copy, alloc_copy;
-	unsigned long long seq; /* for the temporary names it makes */
 	struct hs__debug_cache_swept *out;
 };
 
@@ -525,38 +524,20 @@ static int by_last_use(const void *a, const void *b)
  */
 static int sweep_remove(struct sweep *w, const struct sweep_copy *c)
 {
-	static const char letters[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-	int fd = w->dir_fd[c->dir], made = 0, tries, k;
+	int fd = w->dir_fd[c->dir], made, k;
 	struct hs_buf tmp = HS_BUF_INIT;
-	unsigned long long x;
 	struct stat st;
 
-	for (tries = 0; !made && tries < 16; tries++) {
-		/* a name no one else has: reserved with O_EXCL, then renamed over */
-		x = (unsigned long long)getpid() * 1000003u + (unsigned long long)w->now +
-		    w->seq++ * 7919u;
-		hs_buf_reset(&tmp);
-		if (hs_buf_addf(&tmp, "%s.", c->name))
-			break;
-		for (k = 0; k < 6; k++, x /= 62)
-			if (hs_buf_addf(&tmp, "%c", letters[x % 62]))
-				break;
-		if (k < 6)
-			break;
-		k = openat(fd, tmp.s,
-			   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (k >= 0) {
-			close(k);
-			made = 1;
-		} else if (errno != EEXIST) {
-			break;
-		}
-	}
-	if (!made) {
+	/* a name no one else has: reserved in the directory the sweep holds
+	 * open, then renamed over */
+	k = hs_buf_addf(&tmp, "%s.XXXXXX", c->name);
+	if (!k)
+		k = hs_mkostempat(fd, tmp.s, 0);
+	if (k < 0) {
 		hs_buf_release(&tmp);
 		return 0;
 	}
+	close(k);
 	if (renameat(fd, c->name, fd, tmp.s)) {
 		unlinkat(fd, tmp.s, 0); /* gone already, or not ours to move */
 		hs_buf_release(&tmp);

@@ -105,12 +105,149 @@ static void lock_follows_a_rename_over_the_path(void **state)
 	rmdir(dir);
 }
 
+/* Whether @name is "t." and six of mkostemp()'s letters or digits. */
+static int temp_name_ok(const char *name)
+{
+	return strlen(name) == 8 && !strncmp(name, "t.", 2) &&
+	       strspn(name + 2, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				"abcdefghijklmnopqrstuvwxyz0123456789") == 6;
+}
+
+static void mkostempat_makes_a_new_file_in_the_directory(void **state)
+{
+	char dir[64], path[96], a[16], b[16];
+	struct stat st;
+	mode_t mask;
+	int dfd, fa, fb;
+
+	(void)state;
+	make_file(dir, path, sizeof(path));
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+	assert_true(dfd >= 0);
+	snprintf(a, sizeof(a), "t.XXXXXX");
+	fa = hs_mkostempat(dfd, a, 0);
+	assert_true(fa >= 0);
+	assert_true(temp_name_ok(a));
+	snprintf(b, sizeof(b), "t.XXXXXX");
+	fb = hs_mkostempat(dfd, b, O_APPEND);
+	assert_true(fb >= 0);
+	assert_true(temp_name_ok(b));
+	assert_string_not_equal(a, b);
+	/* a new empty regular file, 0600 less the umask, read-write,
+	 * close-on-exec, with the flags asked for */
+	assert_int_equal(fstatat(dfd, a, &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_size, 0);
+	mask = umask(0);
+	umask(mask);
+	assert_int_equal(st.st_mode & 07777, 0600 & ~mask);
+	assert_int_equal(fcntl(fa, F_GETFL) & O_ACCMODE, O_RDWR);
+	assert_int_equal(fcntl(fa, F_GETFL) & O_APPEND, 0);
+	assert_int_equal(fcntl(fb, F_GETFL) & O_APPEND, O_APPEND);
+	assert_true(fcntl(fa, F_GETFD) & FD_CLOEXEC);
+	assert_int_equal(hs_write_all(fa, "new", 3), 0);
+	close(fa);
+	close(fb);
+	assert_int_equal(unlinkat(dfd, a, 0), 0);
+	assert_int_equal(unlinkat(dfd, b, 0), 0);
+	/* AT_FDCWD and a path, as mkostemp() */
+	snprintf(path, sizeof(path), "%s/t.XXXXXX", dir);
+	fa = hs_mkostempat(AT_FDCWD, path, 0);
+	assert_true(fa >= 0);
+	assert_true(temp_name_ok(strrchr(path, '/') + 1));
+	assert_int_equal(hs_path_is_fd(path, fa, 0), 1);
+	close(fa);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/t", dir);
+	unlink(path);
+	close(dfd);
+	rmdir(dir);
+}
+
+static void mkostempat_refuses_a_bad_template_and_a_missing_directory(void **state)
+{
+	char dir[64], path[96], name[32];
+
+	(void)state;
+	make_file(dir, path, sizeof(path));
+	snprintf(name, sizeof(name), "t.XXXXX");
+	assert_int_equal(hs_mkostempat(AT_FDCWD, name, 0), -EINVAL);
+	snprintf(name, sizeof(name), "XXXXXX.t");
+	assert_int_equal(hs_mkostempat(AT_FDCWD, name, 0), -EINVAL);
+	snprintf(name, sizeof(name), "XXXX");
+	assert_int_equal(hs_mkostempat(AT_FDCWD, name, 0), -EINVAL);
+	/* the error of openat(), not a retry */
+	snprintf(path, sizeof(path), "%s/gone/t.XXXXXX", dir);
+	assert_int_equal(hs_mkostempat(AT_FDCWD, path, 0), -ENOENT);
+	snprintf(path, sizeof(path), "%s/t", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* The names drawn: 0 (all "A") while @draws_left_same, then a count. */
+static int draws_left_same;
+static unsigned long long next_draw;
+
+static unsigned long long scripted_random(void)
+{
+	if (draws_left_same > 0) {
+		draws_left_same--;
+		return 0;
+	}
+	return ++next_draw;
+}
+
+static void mkostempat_draws_again_past_taken_names_and_links(void **state)
+{
+	char dir[64], path[96], name[16], taken[16];
+	struct stat st;
+	int dfd, fd;
+
+	(void)state;
+	make_file(dir, path, sizeof(path));
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	assert_true(dfd >= 0);
+	hs__mkostempat_random = scripted_random;
+	/* "t.AAAAAA" is taken by a link to "t": drawn again, the link and
+	 * what it points to left as they were */
+	snprintf(taken, sizeof(taken), "t.AAAAAA");
+	assert_int_equal(symlinkat("t", dfd, taken), 0);
+	draws_left_same = 3;
+	next_draw = 0;
+	snprintf(name, sizeof(name), "t.XXXXXX");
+	fd = hs_mkostempat(dfd, name, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(draws_left_same, 0);
+	assert_string_equal(name, "t.BAAAAA"); /* the draw 1 */
+	assert_int_equal(hs_write_all(fd, "x", 1), 0);
+	close(fd);
+	assert_int_equal(fstatat(dfd, taken, &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_int_equal(fstatat(dfd, "t", &st, 0), 0);
+	assert_int_equal(st.st_size, 3);
+	/* every draw taken: -EEXIST after HS_MKOSTEMP_TRIES of them */
+	draws_left_same = HS_MKOSTEMP_TRIES;
+	snprintf(name, sizeof(name), "t.XXXXXX");
+	assert_int_equal(hs_mkostempat(dfd, name, 0), -EEXIST);
+	assert_int_equal(draws_left_same, 0);
+	assert_string_equal(name, taken);
+	hs__mkostempat_random = NULL;
+	assert_int_equal(unlinkat(dfd, "t.BAAAAA", 0), 0);
+	assert_int_equal(unlinkat(dfd, taken, 0), 0);
+	assert_int_equal(unlinkat(dfd, "t", 0), 0);
+	close(dfd);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(write_all_writes_everything),
-		cmocka_unit_test(lock_is_exclusive),
-		cmocka_unit_test(lock_follows_a_rename_over_the_path),
+	    cmocka_unit_test(write_all_writes_everything),
+	    cmocka_unit_test(lock_is_exclusive),
+	    cmocka_unit_test(lock_follows_a_rename_over_the_path),
+	    cmocka_unit_test(mkostempat_makes_a_new_file_in_the_directory),
+	    cmocka_unit_test(mkostempat_refuses_a_bad_template_and_a_missing_directory),
+	    cmocka_unit_test(mkostempat_draws_again_past_taken_names_and_links),
 	};
 	return cmocka_run_group_tests_name("fileio", tests, NULL, NULL);
 }

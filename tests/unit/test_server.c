@@ -1671,6 +1671,99 @@ static void merged_trace_concurrent_loads(void **state)
 	rmdir(dir);
 }
 
+/* POST @body to @path (with the token): whether the answer is marked to
+ * trim after it (hs_response's @trim); its status in *@status. */
+static int trims_after(struct hs_app *app, const char *path, const char *body,
+		       unsigned *status)
+{
+	struct hs_request req = {
+	    .method = "POST",
+	    .path = path,
+	    .arg = args_get,
+	    .cookie_token = TOKEN,
+	    .body = body,
+	    .body_len = body ? strlen(body) : 0,
+	};
+	struct hs_response resp;
+	int trim;
+
+	hs_app_handle(app, &req, &resp);
+	trim = resp.trim;
+	*status = resp.status;
+	hs_response_release(&resp);
+	return trim;
+}
+
+/*
+ * malloc_trim() after a burst only when it built or dropped cache entries,
+ * the app computed something it keeps, or the answers were long: not for
+ * a burst that reads what the cache holds (scrolling).
+ */
+static void trim_only_after_bursts_that_freed(void **state)
+{
+	struct hs_app app;
+	unsigned st;
+
+	(void)state;
+	app_with_source(&app);
+	/* the first tree: the filter, the tree and the view built */
+	assert_int_equal(trims_after(&app, "/api/tree", "{\"view\":\"calltree\"}", &st),
+			 1);
+	assert_int_equal(st, 200);
+	/* scrolling and expanding read them */
+	assert_int_equal(
+	    trims_after(&app, "/api/rows", "{\"view\":\"calltree\",\"ids\":[6,0]}", &st),
+	    0);
+	assert_int_equal(st, 200);
+	assert_int_equal(
+	    trims_after(&app, "/api/tree", "{\"view\":\"calltree\",\"of\":[1]}", &st), 0);
+	assert_int_equal(st, 200);
+	/* a bad request builds nothing */
+	assert_int_equal(
+	    trims_after(&app, "/api/rows", "{\"view\":\"calltree\",\"ids\":[7]}", &st),
+	    0);
+	assert_int_equal(st, 400);
+	/* new patterns: a new tree */
+	assert_int_equal(trims_after(&app, "/api/tree",
+				     "{\"view\":\"calltree\",\"params\":{\"inc\":\"B\"}}",
+				     &st),
+			 1);
+	assert_int_equal(st, 200);
+	assert_int_equal(trims_after(&app, "/api/tree",
+				     "{\"view\":\"calltree\",\"params\":{\"inc\":\"B\"}}",
+				     &st),
+			 0);
+	/* a long answer, whatever the cache did */
+	app.trim_answer_bytes = 16;
+	assert_int_equal(trims_after(&app, "/api/tree", "{\"view\":\"calltree\"}", &st),
+			 1);
+	app.trim_answer_bytes = HS_APP_TRIM_ANSWER_BYTES;
+	assert_int_equal(trims_after(&app, "/api/tree", "{\"view\":\"calltree\"}", &st),
+			 0);
+	/* a burst of two: only its last answer marks it */
+	app.serving++;
+	assert_int_equal(trims_after(&app, "/api/tree",
+				     "{\"view\":\"calltree\",\"params\":{\"exc\":\"E\"}}",
+				     &st),
+			 0);
+	app.serving--;
+	assert_int_equal(
+	    trims_after(&app, "/api/rows", "{\"view\":\"calltree\",\"ids\":[0]}", &st),
+	    1);
+	/* assets never */
+	{
+		struct hs_request req = {
+		    .method = "GET", .path = "/", .cookie_token = TOKEN};
+		struct hs_response resp;
+
+		hs_app_handle(&app, &req, &resp);
+		assert_int_equal(resp.status, 200);
+		assert_int_equal(resp.trim, 0);
+		hs_response_release(&resp);
+	}
+	hs_app_release(&app);
+}
+
 /* Out of memory anywhere: a 503 (or the answer), never a crash or a leak. */
 static void allocation_failures(void **state)
 {
@@ -1728,6 +1821,7 @@ int main(void)
 	    cmocka_unit_test(cache_builds_once),
 	    cmocka_unit_test(concurrent_requests_agree),
 	    cmocka_unit_test(names_not_utf8),
+	    cmocka_unit_test(trim_only_after_bursts_that_freed),
 	    cmocka_unit_test(allocation_failures),
 	};
 	return cmocka_run_group_tests_name("server", tests, NULL, NULL);
