@@ -36,7 +36,7 @@
 #define HS_RING_SIZE (256u << 10) /* per-thread ring, power of two */
 #define HS_RULE_CACHE 2048	  /* per-thread unwind rules, power of two */
 #define HS_REC_MAX 64		  /* largest hot record */
-#define HS_MEMO 64		  /* walks remembered per thread, power of two */
+#define HS_MEMO 64		  /* walks remembered per thread (pairs), power of two */
 #define HS_NODE_CACHE 4096	  /* per-thread (parent, call site) -> node */
 #define HS_MEMO_READS 96	  /* stack words a remembered walk may read */
 #define HS_ALTSTACK (64u << 10)	  /* a thread's signal stack, if it has none */
@@ -249,6 +249,9 @@ struct hs_thread {
 	uintptr_t scratch[HS_DEPTH_LIMIT]; /* the stack being unwound */
 	uintptr_t check[HS_DEPTH_LIMIT];   /* libunwind's, with check_unwind */
 	struct hs_memo memo[HS_MEMO];
+	/* per pair of memo slots (2k, 2k + 1): which of the two was used
+	 * last (0 or 1); a walk neither holds replaces the other */
+	uint8_t memo_last[HS_MEMO / 2];
 	struct hs_walk walks[2]; /* the last walk and the current one */
 	unsigned cur_walk;
 	struct {
@@ -459,34 +462,66 @@ uint32_t hs_stack_walk(struct hs_thread *t, void *fp, struct hs_memo *m) HS_HIDD
 uint32_t hs_stack_memo_check(struct hs_thread *t, void *fp, struct hs_memo *m) HS_HIDDEN;
 void hs_unwind_memo_checked(uint32_t remembered, uint32_t walked) HS_HIDDEN;
 
+/* Whether remembered walk @m is the stack of a hook whose caller has these registers. */
+static inline int hs_memo_holds(const struct hs_thread *t, const struct hs_memo *m,
+				uintptr_t ra0, uintptr_t sp0, uintptr_t bp0)
+{
+	unsigned i;
+
+	if (m->epoch != t->memo_epoch || m->ra0 != ra0 || m->sp0 != sp0 ||
+	    (m->uses_bp0 && m->bp0 != bp0))
+		return 0;
+	for (i = 0; i < m->nreads; i++)
+		if (*(const uintptr_t *)m->addr[i] != m->val[i])
+			return 0;
+	return 1;
+}
+
+/* Memo slot @slot was used: it is its pair's last (t->memo_last). */
+static inline void hs_memo_used(struct hs_thread *t, unsigned slot)
+{
+	if (t->memo_last[slot >> 1] != (slot & 1))
+		t->memo_last[slot >> 1] = (uint8_t)(slot & 1);
+}
+
 /*
  * The node id of the stack of the hook whose frame is @fp (0 if the depth
  * is 0): a remembered walk if its stack words are unchanged, else a walk.
+ * A start (return address and stack pointer) has a pair of memo slots, so
+ * that two starts whose slot is the same by chance, or two stacks from one
+ * start, do not push each other out at every call (python3: about 600k
+ * walks more in some runs, by where the address space randomisation put
+ * its stack and code, when a start had one slot).
  */
 static inline uint32_t hs_stack_here(struct hs_thread *t, void *fp)
 {
 	const uintptr_t *f = fp;
 	uintptr_t sp0 = (uintptr_t)fp + 16, bp0 = f[0], ra0 = f[1];
 	struct hs_memo *m;
-	unsigned i;
+	unsigned slot;
 
 	if (HS_UNLIKELY(t->seen_gen !=
 			atomic_load_explicit(&hs_gen, memory_order_relaxed)))
 		hs_thread_check_gen(t);
-	m = &t->memo[((ra0 ^ (sp0 >> 4)) * 0x9E3779B97F4A7C15ull) >>
-		     (64 - __builtin_ctz(HS_MEMO))];
-	if (HS_LIKELY(m->epoch == t->memo_epoch && m->ra0 == ra0 && m->sp0 == sp0 &&
-		      (!m->uses_bp0 || m->bp0 == bp0))) {
-		for (i = 0; i < m->nreads; i++)
-			if (*(const uintptr_t *)m->addr[i] != m->val[i])
-				break;
-		if (HS_LIKELY(i == m->nreads)) {
-			if (HS_UNLIKELY(hs_cfg.check_unwind))
-				return hs_stack_memo_check(t, fp, m);
-			return m->node;
-		}
-	}
-	return hs_stack_walk(t, fp, m);
+	/* two slots for a start (a pair): either may hold its walk */
+	slot = (unsigned)(((ra0 ^ (sp0 >> 4)) * 0x9E3779B97F4A7C15ull) >>
+			  (64 - __builtin_ctz(HS_MEMO)));
+	m = &t->memo[slot];
+	if (HS_LIKELY(hs_memo_holds(t, m, ra0, sp0, bp0)))
+		goto hit;
+	slot ^= 1;
+	m = &t->memo[slot];
+	if (hs_memo_holds(t, m, ra0, sp0, bp0))
+		goto hit;
+	/* the pair's slot used longer ago takes the new walk */
+	slot = (slot & ~1u) | (t->memo_last[slot >> 1] ^ 1u);
+	hs_memo_used(t, slot);
+	return hs_stack_walk(t, fp, &t->memo[slot]);
+hit:
+	hs_memo_used(t, slot);
+	if (HS_UNLIKELY(hs_cfg.check_unwind))
+		return hs_stack_memo_check(t, fp, m);
+	return m->node;
 }
 int hs_stacks_init(void) HS_HIDDEN;
 /*

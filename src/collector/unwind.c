@@ -269,14 +269,30 @@ static inline uintptr_t rd(struct hs_walk *w, uintptr_t a)
 	return v;
 }
 
-/* Whether the reads of walk @p from frame @j on still hold. */
+/*
+ * Whether the reads of walk @p from frame @j on still hold: the words its
+ * frames from @j on depend on. A frame's saved rbp is left out unless the
+ * frames above it use it (HS_WF_NEED_BP on the next frame), as the memo
+ * leaves it out (memo_reads() in stacks.c): code built without frame
+ * pointers keeps data in rbp, which changes between walks without
+ * changing the stack, and a splice refused for it made the walk go on
+ * frame by frame, checking the words above again at each.
+ */
 static int reads_hold(const struct hs_walk *p, unsigned j)
 {
-	unsigned i;
+	unsigned k, i, end;
 
-	for (i = p->logpos[j]; i < p->nlog; i++)
-		if (*(const uintptr_t *)p->addr[i] != p->val[i])
-			return 0;
+	for (k = j; k < p->n; k++) {
+		i = p->logpos[k];
+		end = k + 1 < p->n ? p->logpos[k + 1] : p->nlog;
+		/* a restoring frame reads the saved rbp first, then the return address */
+		if ((p->flags[k] & HS_WF_RESTORE) && i < end &&
+		    !(k + 1 < p->n && (p->flags[k + 1] & HS_WF_NEED_BP)))
+			i++;
+		for (; i < end; i++)
+			if (*(const uintptr_t *)p->addr[i] != p->val[i])
+				return 0;
+	}
 	return 1;
 }
 

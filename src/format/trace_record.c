@@ -522,6 +522,52 @@ short_column:
 
 /* --- compact EVENTS chunks: the encoder ---------------------------------- */
 
+/*
+ * hs_get_varint() for the encoder's hot fields (times, address deltas,
+ * sizes: 1 to 4 bytes): with 10 bytes to read, the first three bytes are
+ * taken unrolled, without the loop's bounds and overflow checks on each
+ * byte (half its instructions on rand_loop's 2- and 3-byte fields).
+ * Longer varints and the end of the buffer go to hs_get_varint(): the
+ * same values, the same errors.
+ */
+static inline int cc_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
+{
+	const uint8_t *q = *p;
+	uint64_t v;
+
+	if (__builtin_expect(end - q >= HS_VARINT_MAX, 1)) {
+		v = q[0];
+		if (v < 0x80) {
+			*p = q + 1;
+			*out = v;
+			return 0;
+		}
+		v = (v & 0x7f) | (uint64_t)q[1] << 7;
+		if (q[1] < 0x80) {
+			*p = q + 2;
+			*out = v;
+			return 0;
+		}
+		v = (v & 0x3fff) | (uint64_t)q[2] << 14;
+		if (q[2] < 0x80) {
+			*p = q + 3;
+			*out = v;
+			return 0;
+		}
+	}
+	return hs_get_varint(p, end, out);
+}
+
+static inline int cc_get_svarint(const uint8_t **p, const uint8_t *end, int64_t *out)
+{
+	uint64_t v;
+
+	if (cc_get_varint(p, end, &v))
+		return -1;
+	*out = hs_unzigzag(v);
+	return 0;
+}
+
 /* Forget every thread and address: a new chunk (or a wrapped generation). */
 static void cc_new_chunk(struct hs_compact_enc *enc)
 {
@@ -544,6 +590,13 @@ static inline uint64_t cc_hash(uint64_t x)
 	return x;
 }
 
+/* The owner part of a mark: the chunk's generation and thread @t's slot. */
+static inline uint64_t cc_owner(const struct hs_compact_enc *enc,
+				const struct hs_cc_thread *t)
+{
+	return (uint64_t)enc->gen << 12 | (uint64_t)(t - enc->threads);
+}
+
 /* The slot of thread @tid in this chunk, or NULL when the table is full. */
 static struct hs_cc_thread *cc_thread(struct hs_compact_enc *enc, uint64_t tid)
 {
@@ -557,6 +610,8 @@ static struct hs_cc_thread *cc_thread(struct hs_compact_enc *enc, uint64_t tid)
 				return NULL;
 			t->row = enc->nr_threads++;
 			t->gen = enc->gen;
+			t->owner = cc_owner(enc, t);
+			t->home_salt = (uint64_t)(t - enc->threads) << 44;
 			t->tid = tid;
 			t->allocs = t->frees = 0;
 			t->predict = 0;
@@ -623,15 +678,9 @@ static inline void cc_set_block(struct hs_cc_addr *a, uint32_t num, unsigned cls
 		  (uint64_t)cls << CC_CLASS_SHIFT | (uint64_t)num << HS_CC_NUM_BITS;
 }
 
-/* The owner part of a mark: the chunk's generation and thread @t's slot. */
-static inline uint64_t cc_owner(const struct hs_compact_enc *enc,
-				const struct hs_cc_thread *t)
-{
-	return (uint64_t)enc->gen << 12 | (uint64_t)(t - enc->threads);
-}
-
 /*
- * Where the search for @addr of thread slot @slot starts. Addresses that
+ * Where the search for @addr starts, for the thread whose slot gives
+ * @salt (its hs_cc_thread.home_salt: the slot shifted left 44). Addresses that
  * a program uses one after the other are near each other: the low bits (a
  * 2 KiB span of addresses, 32 bytes a slot: glibc's blocks start 32 bytes
  * apart or more, so that two do not share a slot) pick a slot within a
@@ -641,9 +690,9 @@ static inline uint64_t cc_owner(const struct hs_compact_enc *enc,
  * program's heap maps to stay in the cache (the lookup missed it on most
  * events of rand_loop when its home moved with every chunk).
  */
-static inline uint32_t cc_home(uint64_t addr, uint64_t slot)
+static inline uint32_t cc_home(uint64_t addr, uint64_t salt)
 {
-	uint64_t h = ((addr >> 11) ^ slot << 44) * 0x9e3779b97f4a7c15ull;
+	uint64_t h = ((addr >> 11) ^ salt) * 0x9e3779b97f4a7c15ull;
 
 	return ((uint32_t)(h >> 40) << 6 | (uint32_t)(addr >> 5 & 63)) &
 	       (HS_CC_TABLE - 1);
@@ -656,8 +705,8 @@ static inline uint32_t cc_home(uint64_t addr, uint64_t slot)
 static struct hs_cc_addr *cc_addr(struct hs_compact_enc *enc, struct hs_cc_thread *t,
 				  uint64_t addr)
 {
-	uint64_t owner = cc_owner(enc, t);
-	uint32_t i = cc_home(addr, (uint64_t)(t - enc->threads));
+	uint64_t owner = t->owner;
+	uint32_t i = cc_home(addr, t->home_salt);
 
 	for (;; i = (i + 1) & (HS_CC_TABLE - 1)) {
 		struct hs_cc_addr *a = &enc->addrs[i];
@@ -730,7 +779,7 @@ compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc, uint8_t *scratc
 #define CC_DELTA(d)                                                                      \
 	do {                                                                             \
 		next = p;                                                                \
-		if (hs_get_svarint(&next, end, &(d)))                                    \
+		if (cc_get_svarint(&next, end, &(d)))                                    \
 			return 0;                                                        \
 	} while (0)
 	/*
@@ -850,7 +899,7 @@ compact(const uint8_t *in, size_t n, struct hs_compact_enc *enc, uint8_t *scratc
 				const uint8_t *f = next;
 				uint64_t high;
 
-				if (hs_get_varint(&f, end, &size))
+				if (cc_get_varint(&f, end, &size))
 					return 0;
 				high = hs_cc_size_high(size);
 				cls = hs_cc_class(high);

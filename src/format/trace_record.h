@@ -724,6 +724,11 @@ struct hs_cc_thread {
 	uint32_t allocs, frees;
 	uint32_t row;	  /* its frees per size class: hs_compact_enc's row */
 	uint64_t predict; /* since 5.0: where its next new block is likely */
+	/* set with @gen: the owner part of its addresses' marks (the
+	 * generation and this slot), and its slot as the address table's
+	 * homes mix it in; kept here so that a lookup does not work them
+	 * out again */
+	uint64_t owner, home_salt;
 };
 
 /*
