@@ -79,6 +79,11 @@ int cli_view_serve(struct hs_app *app, const struct cli_view_opts *o)
 		return cli_fail("%s", diag.set ? diag.msg : strerror(-err));
 	}
 	/*
+	 * The page's first questions, asked now: their call tree is built
+	 * while the browser starts (none asked if it fails: the page asks).
+	 */
+	(void)hs_app_warm(app);
+	/*
 	 * Read ahead what a first source switch would wait for; it pauses
 	 * while requests are served, so it does not slow the Updates down
 	 * on few cores (none if it fails).

@@ -251,6 +251,7 @@ void hs_app_release(struct hs_app *a)
 	pthread_mutex_unlock(&a->lock);
 	if (a->prefetching)
 		pthread_join(a->prefetch, NULL);
+	hs_app_warm_wait(a);
 	hs_cache_release(&a->cache);
 	for (i = 0; i < a->nr_traces; i++)
 		trace_release(&a->traces[i]);
@@ -898,6 +899,130 @@ int hs_app_prefetch(struct hs_app *a)
 		return -err;
 	a->prefetching = 1;
 	return 0;
+}
+
+/*
+ * ---- The first view asked ahead (hs_app_warm()) ----
+ *
+ * The page's first questions, as web/js/main.js asks them on opening
+ * (history.js initialState(): ByName, the first trace's first source, its
+ * saved defaults as the boxes' texts): ByName's first page of rows and the
+ * timeline of 600 buckets. Each is answered by hs_app_handle() on a thread
+ * of its own, as two workers would answer the page, and the answer is
+ * dropped: what stays is the cache's call tree, filter result, ByName
+ * parts and timeline text, which the page's own requests then find (or
+ * wait for, as for another request's build: hs_cache_claim()). A query
+ * that the page does not send (other defaults, another tab) costs only
+ * this CPU: the cache keys the results by their parameters.
+ */
+#define WARM_ROWS 60	 /* main.js PAGE */
+#define WARM_BUCKETS 600 /* main.js's timeline */
+
+/* A warm request gives up when the app stops (checked before each build). */
+static int warm_stopping(void *arg)
+{
+	struct hs_app *a = arg;
+	int stop;
+
+	pthread_mutex_lock(&a->lock);
+	stop = a->stopping;
+	pthread_mutex_unlock(&a->lock);
+	return stop;
+}
+
+static void *warm_run(void *arg)
+{
+	struct hs_app_warm *w = arg;
+	struct hs_request req = {
+	    .method = "POST",
+	    .path = w->path,
+	    .ctx = w->app,
+	    .cookie_token = w->app->token,
+	    .body = w->body,
+	    .body_len = strlen(w->body),
+	    .superseded = warm_stopping,
+	};
+	struct hs_response resp;
+
+	hs_app_handle(w->app, &req, &resp);
+	if (resp.status >= 400)
+		hs_log(HS_LOG_DEBUG, "%s not asked ahead: %.*s", w->path, (int)resp.len,
+		       (const char *)resp.data);
+	hs_response_release(&resp);
+	return NULL;
+}
+
+/* The page's "params" for source @s: its saved defaults' texts, else "". */
+static json_t *warm_params(const struct hs_stack_source *s)
+{
+	const struct hs_source_defaults *d = &s->defaults;
+#define TEXT(x) ((x) ? (x) : "")
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "start", TEXT(d->start),
+			 "end", TEXT(d->end), "group", TEXT(d->group), "fold",
+			 TEXT(d->fold), "fold_pct", TEXT(d->fold_pct), "inc",
+			 TEXT(d->inc), "exc", TEXT(d->exc));
+#undef TEXT
+}
+
+/* The query of warm request @k (0: rows, 1: the timeline) as JSON text. */
+static char *warm_body(const struct hs_stack_source *s, int k)
+{
+	json_t *params = warm_params(s), *q;
+	char *text;
+
+	if (!params)
+		return NULL;
+	q = k ? json_pack("{s:i, s:o, s:i}", "trace", 0, "params", params, "buckets",
+			  WARM_BUCKETS)
+	      : json_pack("{s:i, s:o, s:s, s:i, s:i, s:n, s:n}", "trace", 0, "params",
+			  params, "view", "byname", "offset", 0, "count", WARM_ROWS,
+			  "sort", "order");
+	if (!q)
+		return NULL;
+	text = json_dumps(q, JSON_COMPACT);
+	json_decref(q);
+	return text;
+}
+
+int hs_app_warm(struct hs_app *a)
+{
+	static const char *const paths[HS_APP_WARM] = {"/api/rows", "/api/timeline"};
+	size_t k;
+	int err = 0;
+
+	HS_BUG_ON(a->nr_warm);
+	if (!a->nr_traces || !a->traces[0].nr_sources || !a->traces[0].sources[0].loaded)
+		return 0;
+	for (k = 0; k < HS_APP_WARM && !err; k++) {
+		struct hs_app_warm *w = &a->warm[k];
+
+		w->app = a;
+		w->path = paths[k];
+		w->body = warm_body(&a->traces[0].sources[0].src, (int)k);
+		if (!w->body) {
+			err = -ENOMEM;
+			break;
+		}
+		err = -start_thread(&w->thread, warm_run, w);
+		if (err) {
+			free(w->body);
+			w->body = NULL;
+			break;
+		}
+		a->nr_warm++;
+	}
+	return err;
+}
+
+void hs_app_warm_wait(struct hs_app *a)
+{
+	size_t k;
+
+	for (k = 0; k < a->nr_warm; k++) {
+		pthread_join(a->warm[k].thread, NULL);
+		free(a->warm[k].body);
+	}
+	a->nr_warm = 0;
 }
 
 int hs_app_heap_view(struct hs_app *a, size_t trace, const struct hs_memview_opts *mo,

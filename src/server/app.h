@@ -103,6 +103,15 @@ struct hs_app_trace {
 	size_t *members;     /* [0, nr_members) are its members (owned) */
 };
 
+/* hs_app_warm(): one question asked ahead (app.c) */
+#define HS_APP_WARM 2
+struct hs_app_warm {
+	struct hs_app *app;
+	const char *path;
+	char *body; /* the query's JSON text (malloc()ed) */
+	pthread_t thread;
+};
+
 struct hs_app {
 	struct hs_app_trace *traces;
 	size_t nr_traces, alloc_traces;
@@ -112,6 +121,8 @@ struct hs_app {
 	pthread_cond_t changed; /* some of it was computed (or failed) */
 	pthread_t prefetch;	/* hs_app_prefetch()'s thread, */
 	int prefetching;	/* when it was started (joined at the release) */
+	struct hs_app_warm warm[HS_APP_WARM]; /* hs_app_warm()'s threads: */
+	size_t nr_warm;			      /* those started (joined at the release) */
 	int stopping;		/* hs_app_release() began (under @lock) */
 	/* requests in hs_app_handle(), and those of them waiting for
 	 * something another thread reads (under @lock): the app's own reads
@@ -237,6 +248,23 @@ struct hs_app_source *hs_app_source(const struct hs_app *a, size_t trace,
  * pthread_create() (then nothing is read ahead).
  */
 int hs_app_prefetch(struct hs_app *a);
+/*
+ * Ask, each on a thread of its own, the questions the page asks first when
+ * it opens (web/js/main.js: ByName's first rows and the timeline of the
+ * first trace's first source, with its saved defaults), so that the call
+ * tree and what else they need are built while the browser starts and
+ * loads the page, and are in the cache when the page asks: the page's
+ * requests find them there, or wait for the build under way. The answers
+ * are dropped. Call it once, after the last trace is added, when requests
+ * may come (the threads count as requests being served, so
+ * hs_app_prefetch()'s read waits for them); hs_app_release() waits for
+ * the threads, which skip what they have not started once it begins.
+ * Returns 0, -ENOMEM or the error of pthread_create() (then fewer
+ * questions are asked ahead).
+ */
+int hs_app_warm(struct hs_app *a);
+/* Wait for hs_app_warm()'s threads (hs_app_release() does). */
+void hs_app_warm_wait(struct hs_app *a);
 /*
  * Make sure source @s of trace @trace is loaded (reading the file again
  * when it is not). Returns 0, -ENOENT when the file cannot be read again,

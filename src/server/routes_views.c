@@ -206,39 +206,36 @@ static int rows_by_id(struct hs_route_ctx *c)
  * and CallTree rows are made for the page (hs__get_parts()); a CallTree
  * page in another order than its own takes the whole view.
  */
-int hs__api_rows(struct hs_route_ctx *c)
-{
+/* A page of rows: where it starts, how many at most, in which order. */
+struct rows_page {
+	size_t offset, count;
 	struct hs_view_order order;
-	size_t offset, count, i, n = 0, nr_rows = 0;
-	uint32_t *idx = NULL, *page = NULL;
-	json_t *o;
-	int err;
+};
 
-	err = hs__get_parts(c);
-	if (!err)
-		err = hs__get_uint(c, "offset", 0, UINT32_MAX, &offset);
-	if (!err)
-		err = hs__get_uint(c, "count", 500, MAX_ROWS_PAGE, &count);
-	if (!err && json_object_get(c->q, "ids"))
-		return rows_by_id(c);
-	if (!err)
-		err = get_order(c, &order);
-	if (!err && tree_parts(c) && hs_view_order_changes(&order))
+/* The answer to the page of rows @arg (struct rows_page) as JSON text. */
+static int build_rows_page(struct hs_route_ctx *c, void *arg, char **text, size_t *len)
+{
+	const struct rows_page *pg = arg;
+	size_t offset = pg->offset, i, n = 0, nr_rows;
+	uint32_t *idx = NULL, *page;
+	char *s;
+	json_t *o;
+	int err = 0;
+
+	if (tree_parts(c) && hs_view_order_changes(&pg->order))
 		err = hs__get_view(c);
 	if (!err && !tree_parts(c))
-		err = sorted_rows(c, &idx);
-	if (!err) {
-		nr_rows = hs__view_rows(c);
-		page = hs_malloc((count + 1) * sizeof(*page));
-		if (!page)
-			err = -ENOMEM;
-	}
-	if (err) {
+		err = hs_view_order_rows(hs__view_of(c), &pg->order, &idx);
+	if (err)
+		return err;
+	nr_rows = hs__view_rows(c);
+	page = hs_malloc((pg->count + 1) * sizeof(*page));
+	if (!page) {
 		hs_free(idx);
-		return hs__reply_err(c, err, "");
+		return -ENOMEM;
 	}
 	/* a tree's own order is its row ids */
-	for (i = offset; i < nr_rows && i - offset < count; i++)
+	for (i = offset; i < nr_rows && i - offset < pg->count; i++)
 		page[n++] = idx ? idx[i] : (uint32_t)i;
 	hs_free(idx);
 	o = hs__doc_rows(hs__view_of(c), nr_rows, "rows", hs__rows_json(c, page, n));
@@ -247,7 +244,61 @@ int hs__api_rows(struct hs_route_ctx *c)
 		json_decref(o);
 		o = NULL;
 	}
-	return hs__reply_json(c->resp, o, COMPACT);
+	s = o ? json_dumps(o, COMPACT) : NULL;
+	json_decref(o);
+	*text = NULL;
+	if (s) {
+		*len = strlen(s);
+		*text = hs_malloc(*len + 1);
+		if (*text)
+			memcpy(*text, s, *len + 1);
+		free(s);
+	}
+	return *text ? 0 : -ENOMEM;
+}
+
+/*
+ * A page of rows in the order asked for, or rows by id. The first page
+ * (offset 0: what the page asks on opening and after every Update, and
+ * what hs_app_warm() asks ahead) is kept as text in the cache under the
+ * view, the order and the count, so that the same question again (the
+ * page's after the warm one, "back" to earlier settings) costs no When
+ * pass; later pages are made each time.
+ */
+int hs__api_rows(struct hs_route_ctx *c)
+{
+	const struct hs_cache_entry *e;
+	struct hs_buf key = HS_BUF_INIT;
+	struct rows_page pg;
+	char *text = NULL;
+	size_t len = 0;
+	int err;
+
+	err = hs__get_parts(c);
+	if (!err)
+		err = hs__get_uint(c, "offset", 0, UINT32_MAX, &pg.offset);
+	if (!err)
+		err = hs__get_uint(c, "count", 500, MAX_ROWS_PAGE, &pg.count);
+	if (!err && json_object_get(c->q, "ids"))
+		return rows_by_id(c);
+	if (!err)
+		err = get_order(c, &pg.order);
+	if (!err && pg.offset) {
+		err = build_rows_page(c, &pg, &text, &len);
+		if (!err)
+			return hs__reply_json_text(c->resp, text, len);
+	}
+	if (!err && hs_buf_addf(&key, "rows\ncount %zu\nsort %d %d\n%s\n%s\nfocus %s",
+				pg.count, (int)pg.order.col, pg.order.desc,
+				c->query.tree_key, hs_view_kind_name(c->query.view.kind),
+				c->query.view.focus ? c->query.view.focus : ""))
+		err = -ENOMEM;
+	if (!err)
+		err = hs__cached_text(c, key.s, build_rows_page, &pg, &e);
+	hs_buf_release(&key);
+	if (err)
+		return hs__reply_err(c, err, "");
+	return hs__reply_text_entry(c->resp, e);
 }
 
 /*

@@ -70,10 +70,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct hs_diag d1 = HS_DIAG_INIT("fuzz"), d2 = HS_DIAG_INIT("fuzz");
 	struct hs_diag d3 = HS_DIAG_INIT("fuzz"), d4 = HS_DIAG_INIT("fuzz");
+	struct hs_diag d5 = HS_DIAG_INIT("fuzz");
 	struct hs_stack_source serial, tt, parts, mapped;
 	char path[64];
 	int fd = fuzz_memfd(data, size, path, sizeof(path));
-	int e1, e3, e4;
+	int e1, e3, e4, e5;
 	FILE *f;
 
 	e1 = import_as(fuzz_open_mem(data, size), HS_PERF_CPU, &serial, &d1);
@@ -87,6 +88,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	e3 = import_as(f, HS_PERF_CPU, &parts, &d3);
 	if (e1 != e3 || d1.line != d3.line || strcmp(d1.msg, d3.msg))
 		differ("the result or the error");
+	if (!e1)
+		same_model(&serial, &parts);
+	hs_source_release(&parts);
+	/* two big parts, the second handed over an event at a time */
+	f = fopen(path, "r");
+	if (!f)
+		abort();
+	setenv("HEAPSCOPE_PARSE_THREADS", "2", 1);
+	setenv("HEAPSCOPE_PARSE_PART_BYTES", "4096", 1);
+	setenv("HEAPSCOPE_PARSE_CHUNK_BYTES", "1", 1);
+	e5 = import_as(f, HS_PERF_CPU, &parts, &d5);
+	unsetenv("HEAPSCOPE_PARSE_CHUNK_BYTES");
+	setenv("HEAPSCOPE_PARSE_PART_BYTES", "1", 1);
+	if (e1 != e5 || d1.line != d5.line || strcmp(d1.msg, d5.msg))
+		differ("the result or the error (chunks)");
 	if (!e1)
 		same_model(&serial, &parts);
 	f = fopen(path, "r");

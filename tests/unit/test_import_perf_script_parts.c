@@ -5,7 +5,9 @@
  * and the same error at the same line of the whole file. Parts are made
  * tiny (HEAPSCOPE_PARSE_PART_BYTES) so that every blank line is a
  * boundary: a pid renamed in a later part, a CPU whose samples span parts,
- * times going back across a boundary, an error in the last part.
+ * times going back across a boundary, an error in the last part. Big
+ * parts are handed to the merger in chunks made as tiny
+ * (HEAPSCOPE_PARSE_CHUNK_BYTES), which must give the same model too.
  *
  * The same for the memo of whole stacks (import_perf_script.c): a mapped
  * file read with it (the default) and without it (HEAPSCOPE_PARSE_MEMO=0)
@@ -105,6 +107,8 @@ static void write_file(const char *text, size_t len, char path[64])
 
 /* import_with() reads without the memo of whole stacks */
 static int memo_off;
+/* import_with()'s parts are handed over in chunks of this (NULL: the default) */
+static const char *chunk_bytes;
 
 /*
  * Import @path's CPU view with @threads threads (NULL: the default) and
@@ -129,11 +133,16 @@ static int import_with(const char *path, const char *threads, const char *part_b
 		setenv("HEAPSCOPE_PARSE_PART_BYTES", part_bytes, 1);
 	else
 		unsetenv("HEAPSCOPE_PARSE_PART_BYTES");
+	if (chunk_bytes)
+		setenv("HEAPSCOPE_PARSE_CHUNK_BYTES", chunk_bytes, 1);
+	else
+		unsetenv("HEAPSCOPE_PARSE_CHUNK_BYTES");
 	hs_source_init(src);
 	ret = hs_import_perf_script_view(f, HS_PERF_CPU, src, d);
 	fclose(f);
 	unsetenv("HEAPSCOPE_PARSE_THREADS");
 	unsetenv("HEAPSCOPE_PARSE_PART_BYTES");
+	unsetenv("HEAPSCOPE_PARSE_CHUNK_BYTES");
 	unsetenv("HEAPSCOPE_PARSE_MEMO");
 	return ret;
 }
@@ -163,6 +172,7 @@ static void assert_same_model(const struct hs_stack_source *a,
 static void check_same(const char *text, size_t len)
 {
 	static const char *const sizes[] = {"1", "64", "1000", NULL};
+	static const char *const chunks[] = {"1", "1", "300", "300", "2000"};
 	struct hs_stack_source serial, parts;
 	struct hs_diag d = HS_DIAG_INIT("t");
 	char path[64];
@@ -174,6 +184,17 @@ static void check_same(const char *text, size_t len)
 		struct hs_diag dp = HS_DIAG_INIT("t");
 
 		assert_int_equal(import_with(path, "3", sizes[k], &parts, &dp), 0);
+		assert_same_model(&serial, &parts);
+		hs_source_release(&parts);
+	}
+	/* big parts handed over in chunks of one event or a few */
+	for (k = 0; k < sizeof(chunks) / sizeof(chunks[0]); k++) {
+		struct hs_diag dp = HS_DIAG_INIT("t");
+
+		chunk_bytes = chunks[k];
+		assert_int_equal(
+		    import_with(path, k % 2 ? "2" : "3", "5000", &parts, &dp), 0);
+		chunk_bytes = NULL;
 		assert_same_model(&serial, &parts);
 		hs_source_release(&parts);
 	}
@@ -263,7 +284,8 @@ static void a_frame_named_like_a_later_parts_process(void **state)
 static void check_same_error(const char *text, size_t len, uint64_t line, const char *msg)
 {
 	struct hs_stack_source serial, parts;
-	struct hs_diag ds = HS_DIAG_INIT("t"), dp = HS_DIAG_INIT("t");
+	struct hs_diag ds = HS_DIAG_INIT("t"), dp = HS_DIAG_INIT("t"),
+		       dc = HS_DIAG_INIT("t");
 	char path[64];
 
 	write_file(text, len, path);
@@ -274,6 +296,13 @@ static void check_same_error(const char *text, size_t len, uint64_t line, const 
 	assert_string_equal(ds.msg, dp.msg);
 	assert_non_null(strstr(dp.msg, msg));
 	hs_source_release(&serial);
+	hs_source_release(&parts);
+	/* in two big parts handed over an event at a time */
+	chunk_bytes = "1";
+	assert_int_equal(import_with(path, "2", "2000", &parts, &dc), -EINVAL);
+	chunk_bytes = NULL;
+	assert_int_equal(dc.line, line);
+	assert_string_equal(ds.msg, dc.msg);
 	hs_source_release(&parts);
 	memo_off = 1;
 	assert_int_equal(import_with(path, "1", NULL, &serial, &dp), -EINVAL);

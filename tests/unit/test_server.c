@@ -472,6 +472,81 @@ static void view_is_report_json(void **state)
 	hs_app_release(&app);
 }
 
+/*
+ * hs_app_warm() asks the page's first questions ahead: afterwards the
+ * page's own rows and timeline come from the cache (no miss), with the
+ * bytes a server that asked nothing ahead answers.
+ */
+static void first_view_asked_ahead(void **state)
+{
+	static const char *const queries[][2] = {
+	    {"/api/rows",
+	     "{\"trace\":0,\"params\":{\"start\":\"\",\"end\":\"\",\"group\":"
+	     "\"\",\"fold\":\"\",\"fold_pct\":\"\",\"inc\":\"\",\"exc\":\"\"},"
+	     "\"view\":\"byname\",\"offset\":0,\"count\":60,\"sort\":null,"
+	     "\"order\":null}"},
+	    {"/api/timeline", "{\"trace\":0,\"params\":{\"start\":\"\",\"end\":\"\","
+			      "\"group\":\"\",\"fold\":\"\",\"fold_pct\":\"\",\"inc\":"
+			      "\"\",\"exc\":\"\"},\"buckets\":600}"},
+	};
+	static const char *const others[] = {
+	    "{\"view\":\"byname\",\"offset\":0,\"count\":2}",
+	    "{\"view\":\"byname\",\"offset\":0,\"count\":60,\"sort\":\"name\"}",
+	    "{\"view\":\"byname\",\"offset\":0,\"count\":60,\"sort\":\"name\","
+	    "\"order\":\"desc\"}",
+	    "{\"view\":\"byname\",\"offset\":1,\"count\":2}",
+	    "{\"view\":\"calltree\",\"offset\":0,\"count\":3,\"sort\":\"inc\","
+	    "\"order\":\"asc\"}",
+	    "{\"view\":\"calltree\",\"offset\":2,\"count\":3}",
+	};
+	struct hs_app warm, cold;
+	struct answer a, b;
+	size_t k, entries, hits, misses, entries2, misses2;
+
+	(void)state;
+	app_with_source(&warm);
+	app_with_source(&cold);
+	assert_int_equal(hs_app_warm(&warm), 0);
+	assert_int_equal(warm.nr_warm, HS_APP_WARM);
+	hs_app_warm_wait(&warm);
+	assert_int_equal(warm.nr_warm, 0);
+	hs_cache_counts(&warm.cache, &entries, &hits, &misses);
+	/* the filter result, the call tree, ByName's parts, two answer texts */
+	assert_true(entries >= 5);
+	for (k = 0; k < 2; k++) {
+		post(&warm, queries[k][0], queries[k][1], &a);
+		post(&cold, queries[k][0], queries[k][1], &b);
+		assert_int_equal(a.status, 200);
+		assert_int_equal(b.status, 200);
+		assert_string_equal(a.text, b.text);
+		answer_release(&a);
+		answer_release(&b);
+	}
+	hs_cache_counts(&warm.cache, &entries2, &hits, &misses2);
+	assert_int_equal(entries2, entries);
+	assert_int_equal(misses2, misses);
+	hs_cache_counts(&cold.cache, &entries2, &hits, &misses2);
+	assert_true(misses2 > 0);
+	/* other first pages are kept apart (count, order); later ones made */
+	for (k = 0; k < sizeof(others) / sizeof(*others); k++) {
+		post(&warm, "/api/rows", others[k], &a);
+		post(&cold, "/api/rows", others[k], &b);
+		assert_int_equal(a.status, 200);
+		assert_string_equal(a.text, b.text);
+		answer_release(&a);
+		post(&warm, "/api/rows", others[k], &a);
+		assert_string_equal(a.text, b.text);
+		answer_release(&a);
+		answer_release(&b);
+	}
+	/* released while the threads may still run: they are waited for */
+	hs_app_release(&cold);
+	app_with_source(&cold);
+	assert_int_equal(hs_app_warm(&cold), 0);
+	hs_app_release(&cold);
+	hs_app_release(&warm);
+}
+
 /* The ids of an answer's rows, as "0 1 2". */
 static void ids_of(json_t *rows, char *buf, size_t n)
 {
@@ -1807,6 +1882,7 @@ int main(void)
 	    cmocka_unit_test(canonical_keys),
 	    cmocka_unit_test(report_arguments),
 	    cmocka_unit_test(view_is_report_json),
+	    cmocka_unit_test(first_view_asked_ahead),
 	    cmocka_unit_test(tree_rows),
 	    cmocka_unit_test(rows_in_parts),
 	    cmocka_unit_test(rows_and_find),
