@@ -7,7 +7,7 @@
  * are computed once; the stack of (thread, node) is memoised, and so is
  * the final stack of (base stack, allocation function, size class). Each
  * view is then one pass over the events in time order, with a map of the
- * live blocks where it needs one.
+ * live blocks where it needs one (memviews_live.h).
  *
  * The leaks view puts the known exit-time allocations of libc and
  * libstdc++ under a pseudo-frame (HS_EXIT_TIME_FRAME in presets.h) that
@@ -20,6 +20,7 @@
  * the dynamic linker's functions are on its stack.
  */
 #include "analysis/memviews_internal.h"
+#include "analysis/memviews_live.h"
 #include "analysis/pattern.h"
 #include "analysis/presets.h"
 #include "common/alloc.h"
@@ -120,447 +121,6 @@ json_t *hs_memview_list_json(const struct hs_trace *t)
 	return a;
 }
 
-/* --- maps ---------------------------------------------------------------- */
-
-/* A live block's allocation. */
-struct block {
-	uint64_t ord; /* its event's place in the stream */
-	int64_t time;
-	uint64_t size;
-	uint32_t key; /* its stack key */
-};
-
-/*
- * The live blocks: address (never 0) -> the block's allocation, open
- * addressing with linear probing. A slot is 32 bytes, so two share a
- * cache line and none straddles one (a lookup at random is one miss): a
- * size of 4 GiB or more is SIZE_BIG in the slot, its value in @big by
- * address (nearly always empty). A large table grows at three quarters
- * full (live_full()), so a block costs 43-85 bytes (32 / load), not the
- * 80-160 of 40-byte slots at most half full.
- */
-#define SIZE_BIG UINT32_MAX
-struct slot {
-	uint64_t addr; /* 0 = empty */
-	uint64_t ord;
-	int64_t time;
-	uint32_t size; /* SIZE_BIG: in big */
-	uint32_t key;
-};
-
-struct live {
-	struct slot *slot;
-	void *mem;     /* what holds the slots */
-	size_t mapped; /* its bytes when hs_map_zeroed() gave it, else 0 (hs_calloc()) */
-	size_t n, cap;
-	struct hs_u64map big; /* address -> size, of the slots with SIZE_BIG */
-};
-
-/* A cheap mix of an address (aligned: the low bits say little). */
-static inline size_t addr_hash(uint64_t a)
-{
-	a ^= a >> 33;
-	a *= 0xff51afd7ed558ccdull;
-	return (size_t)(a ^ (a >> 33));
-}
-
-static inline size_t live_find(const struct live *m, uint64_t a)
-{
-	size_t mask = m->cap - 1, i = addr_hash(a) & mask;
-
-	while (m->slot[i].addr && m->slot[i].addr != a)
-		i = (i + 1) & mask;
-	return i;
-}
-
-/* The block of occupied slot @s. */
-static inline void slot_block(const struct live *m, const struct slot *s,
-			      struct block *blk)
-{
-	uint64_t big;
-
-	blk->ord = s->ord;
-	blk->time = s->time;
-	blk->key = s->key;
-	blk->size = s->size;
-	if (s->size == SIZE_BIG && hs_u64map_get(&m->big, s->addr, &big))
-		blk->size = big;
-}
-
-/*
- * Slot @s (its address set) holds @blk from now on; a size of 4 GiB or
- * more goes to @big. 0 or -ENOMEM (then @s is as it was).
- */
-static inline int slot_set(struct live *m, struct slot *s, const struct block *blk)
-{
-	if (blk->size >= SIZE_BIG) {
-		if (hs_u64map_put(&m->big, s->addr, blk->size, NULL) < 0)
-			return -ENOMEM;
-		s->size = SIZE_BIG;
-	} else {
-		if (s->size == SIZE_BIG)
-			hs_u64map_del(&m->big, s->addr, NULL);
-		s->size = (uint32_t)blk->size;
-	}
-	s->ord = blk->ord;
-	s->time = blk->time;
-	s->key = blk->key;
-	return 0;
-}
-
-/*
- * Ask for @a's home slot ahead of its lookup, and the cache line after
- * its own: the slots are read at random, and a pass looks up every
- * event's address in turn. A lookup or a free goes on past the home
- * line often enough to want the next one too: on python3's stats, a
- * quarter of the lookups ended in another line than their home slot's,
- * and a free's shifting back read 2.7 slots after the block's (not for
- * a table of less than LIVE_FAR slots, in the core's own cache). For a
- * free the heap pass asks for two lines more (live_prefetch_lines()):
- * its shifting back reads to the end of the block's cluster, and those
- * loads were half of the pass's stalls on python3 (0.91x the CPU of
- * `report --source peak` there). A macro:
- * GCC takes a function that only prefetches for one without effects
- * and drops the calls to it (ipa-pure-const), which it did to this one.
- */
-#define LIVE_AHEAD 8
-#define LIVE_FAR ((size_t)1 << 16) /* slots (2 MB): the next line too */
-#define live_prefetch(m, a) live_prefetch_lines(m, a, 0)
-#define live_prefetch_lines(m, a, more)                                                  \
-	do {                                                                             \
-		const struct live *m_ = (m);                                             \
-		if (m_->cap) {                                                           \
-			size_t h_ = addr_hash(a) & (m_->cap - 1);                        \
-			__builtin_prefetch(&m_->slot[h_]);                               \
-			if (m_->cap >= LIVE_FAR) {                                       \
-				__builtin_prefetch(&m_->slot[(h_ + 2) & (m_->cap - 1)]); \
-				if (more) {                                              \
-					__builtin_prefetch(                              \
-					    &m_->slot[(h_ + 4) & (m_->cap - 1)]);        \
-					__builtin_prefetch(                              \
-					    &m_->slot[(h_ + 6) & (m_->cap - 1)]);        \
-				}                                                        \
-			}                                                                \
-		}                                                                        \
-	} while (0)
-
-/*
- * @bytes of memory held by *@mem (to be freed with hs_free()); NULL
- * when out of memory. @bytes of LIVE_HUGE or more are asked for in huge
- * pages (a hint the kernel may not take): radix_blocks()' scatter, like
- * the live table's lookups (a mapping, live_grow()), missed the TLB at
- * nearly every block with 4 KiB pages.
- */
-#define LIVE_HUGE HS_HUGE_PAGE
-static void *huge_alloc(size_t bytes, void **mem)
-{
-	uintptr_t at;
-
-	if (bytes < LIVE_HUGE)
-		return *mem = hs_malloc(bytes);
-	*mem = hs_malloc(bytes + LIVE_HUGE);
-	if (!*mem)
-		return NULL;
-	at = ((uintptr_t)*mem + LIVE_HUGE - 1) & ~(uintptr_t)(LIVE_HUGE - 1);
-	hs_hint_huge((void *)at, bytes);
-	return (void *)at;
-}
-
-/*
- * A mapped table of @half slots doubled in place (its mapping holds 2
- * @half slots, the upper half zero): each block moves to where a lookup
- * in the larger table looks for it, with no second table. Blocks are
- * taken out and put back in slot order from the first empty slot @s on,
- * so a block is only ever put back over slots whose blocks were put back
- * already (a block's home is at or before its slot, and the slots
- * between are its cluster's, met first; one whose home is in the upper
- * half probes there, among blocks already put back, and wraps only into
- * slots already done). The blocks before @s may belong to a cluster
- * that wrapped from the table's end: they wait in @wrap (the first @s
- * slots' copy) and are put back last.
- */
-static void live_spread(struct live *m, size_t half, size_t s, const struct slot *wrap)
-{
-	size_t i;
-
-	m->cap = 2 * half;
-	for (i = s + 1; i < half; i++) {
-		struct slot x = m->slot[i];
-
-		if (!x.addr)
-			continue;
-		m->slot[i].addr = 0;
-		m->slot[live_find(m, x.addr)] = x;
-	}
-	for (i = 0; i < s; i++)
-		m->slot[live_find(m, wrap[i].addr)] = wrap[i];
-}
-
-/*
- * A mapped table twice as large, grown in place (live_spread()): the
- * old and the new table are never held together, and the pages that
- * were the old table's are not cleared again.
- */
-#define WRAP_LOCAL 64
-static int live_grow_mapped(struct live *m)
-{
-	size_t half = m->cap, s = 0, bytes = 2 * half * sizeof(struct slot);
-	struct slot local[WRAP_LOCAL], *wrap = local;
-	void *mem;
-
-	while (m->slot[s].addr)
-		s++;
-	if (s > WRAP_LOCAL && !(wrap = hs_malloc(s * sizeof(*wrap))))
-		return -ENOMEM;
-	/* (a table whose halvings could not cut its mapping has room in it
-	 * already, the upper half zero: hs_map_shrink()) */
-	if (bytes > m->mapped) {
-		mem = hs_map_grow(m->mem, m->mapped, bytes);
-		if (!mem) {
-			if (wrap != local)
-				hs_free(wrap);
-			return -ENOMEM;
-		}
-		m->mem = mem;
-		m->slot = mem;
-		m->mapped = bytes;
-	}
-	memcpy(wrap, m->slot, s * sizeof(*wrap));
-	memset(m->slot, 0, s * sizeof(*wrap));
-	live_spread(m, half, s, wrap);
-	if (wrap != local)
-		hs_free(wrap);
-	return 0;
-}
-
-/*
- * Twice the slots (256 at first). A table of LIVE_HUGE bytes or more is
- * a mapping (hs_map_zeroed()) and grows in place from then on; a
- * smaller one comes from calloc and its blocks move to a new one.
- */
-static int live_grow(struct live *m)
-{
-	size_t cap = m->cap ? 2 * m->cap : 256, j, bytes = cap * sizeof(struct slot);
-	struct slot *old = m->slot, *slot;
-	size_t old_cap = m->cap, mapped = 0;
-	void *old_mem = m->mem;
-
-	if (m->mapped)
-		return live_grow_mapped(m);
-	if (bytes >= LIVE_HUGE) {
-		slot = hs_map_zeroed(bytes);
-		mapped = bytes;
-	} else {
-		slot = hs_calloc(cap, sizeof(*slot));
-	}
-	if (!slot)
-		return -ENOMEM;
-	m->slot = slot;
-	m->mem = slot;
-	m->mapped = mapped;
-	m->cap = cap;
-	for (j = 0; j < old_cap; j++)
-		if (old[j].addr)
-			m->slot[live_find(m, old[j].addr)] = old[j];
-	hs_free(old_mem);
-	return 0;
-}
-
-/*
- * Is the table too full for one more block? At most half full while it
- * is small (LIVE_SMALL slots, 8 MB: probes stay short where the table
- * is in the caches anyway), three quarters once it is larger, where its
- * memory is what counts and a lookup's cost is its first cache miss.
- */
-#define LIVE_SMALL ((size_t)1 << 18)
-static inline int live_full(const struct live *m)
-{
-	return m->cap <= LIVE_SMALL ? 2 * (m->n + 1) > m->cap
-				    : 4 * (m->n + 1) > 3 * m->cap;
-}
-
-/*
- * A mapped table halved in place once it is a quarter full (an eighth
- * when the half is LIVE_SMALL slots or fewer, so that it is then at most
- * a quarter full where it grows at half): python3's exit frees its 1.4M
- * blocks while the peak's ghosts of them grow, and the table's pages go
- * back as the ghosts take theirs. The blocks of the lower half stay (a
- * block's home there is the same), those of the upper half and of the
- * cluster that wrapped to the start (the first @s slots: their homes
- * move) are put back into it. Never below LIVE_HUGE bytes (a smaller
- * table is not a mapping). When the copy of the wrapped blocks cannot be
- * had, the table stays as it is.
- */
-static inline int live_sparse(const struct live *m)
-{
-	size_t half = m->cap / 2;
-
-	return m->mapped && half * sizeof(struct slot) >= LIVE_HUGE &&
-	       (half > LIVE_SMALL ? 4 * m->n < m->cap : 8 * m->n < m->cap);
-}
-
-__attribute__((cold, noinline)) static void live_shrink(struct live *m)
-{
-	size_t cap = m->cap, half = cap / 2, s = 0, i;
-	struct slot local[WRAP_LOCAL], *wrap = local;
-
-	while (m->slot[s].addr)
-		s++;
-	if (s > WRAP_LOCAL && !(wrap = hs_malloc(s * sizeof(*wrap))))
-		return;
-	memcpy(wrap, m->slot, s * sizeof(*wrap));
-	memset(m->slot, 0, s * sizeof(*wrap));
-	m->cap = half;
-	for (i = half; i < cap; i++)
-		if (m->slot[i].addr)
-			m->slot[live_find(m, m->slot[i].addr)] = m->slot[i];
-	for (i = 0; i < s; i++)
-		m->slot[live_find(m, wrap[i].addr)] = wrap[i];
-	if (wrap != local)
-		hs_free(wrap);
-	m->mapped = hs_map_shrink(m->mem, m->mapped, half * sizeof(struct slot));
-}
-
-/*
- * Put @blk at @a; when a block was live there already, 1 with it in
- * *@old (when @old is not NULL). Returns 0, 1 or -ENOMEM.
- */
-static inline int live_replace(struct live *m, uint64_t a, const struct block *blk,
-			       struct block *old)
-{
-	struct slot *s;
-
-	if (live_full(m) && live_grow(m))
-		return -ENOMEM;
-	s = &m->slot[live_find(m, a)];
-	if (s->addr) {
-		if (old)
-			slot_block(m, s, old);
-		if (slot_set(m, s, blk))
-			return -ENOMEM;
-		return 1;
-	}
-	s->addr = a;
-	s->size = 0;
-	if (slot_set(m, s, blk)) {
-		s->addr = 0;
-		return -ENOMEM;
-	}
-	m->n++;
-	return 0;
-}
-
-static int live_put(struct live *m, uint64_t a, const struct block *blk)
-{
-	int err = live_replace(m, a, blk, NULL);
-
-	return err < 0 ? err : 0;
-}
-
-static int live_has(const struct live *m, uint64_t a)
-{
-	return m->cap && a && m->slot[live_find(m, a)].addr == a;
-}
-
-/* Remove @a; 1 with its block in *@blk, or 0 when it is not live. */
-static inline int live_del(struct live *m, uint64_t a, struct block *blk)
-{
-	size_t mask, i, j;
-
-	if (!m->n || !a)
-		return 0;
-	mask = m->cap - 1;
-	i = live_find(m, a);
-	if (!m->slot[i].addr)
-		return 0;
-	slot_block(m, &m->slot[i], blk);
-	if (m->slot[i].size == SIZE_BIG)
-		hs_u64map_del(&m->big, a, NULL);
-	m->n--;
-	j = i;
-	for (;;) {
-		size_t home;
-
-		j = (j + 1) & mask;
-		if (!m->slot[j].addr)
-			break;
-		home = addr_hash(m->slot[j].addr) & mask;
-		if ((j > i && (home <= i || home > j)) ||
-		    (j < i && (home <= i && home > j))) {
-			m->slot[i] = m->slot[j];
-			i = j;
-		}
-	}
-	m->slot[i].addr = 0;
-	if (__builtin_expect(live_sparse(m), 0))
-		live_shrink(m);
-	return 1;
-}
-
-static void live_release(struct live *m)
-{
-	if (m->mapped)
-		hs_map_free(m->mem, m->mapped);
-	else
-		hs_free(m->mem);
-	hs_u64map_release(&m->big);
-	memset(m, 0, sizeof(*m));
-}
-
-/*
- * The table's blocks allocated by event @upto, in its own memory as an
- * array of blocks with room for @room more after them; *@n is their
- * number. A slot and a block are the same size, so the slots are turned
- * into blocks front to back, each one read before any block is written
- * over it. The table is empty afterwards, its memory still its own
- * (live_release() frees the array). NULL when the table's memory cannot hold
- * them (the table as it was). A mapped table that has not room for
- * @room more (it shrank: live_shrink()) grows its mapping past its
- * slots for them; a table that never shrank holds the peak's ghosts as
- * room: they and the blocks still live that are taken were all live at
- * the candidate, in this table.
- */
-_Static_assert(sizeof(struct block) == sizeof(struct slot), "a slot becomes a block");
-static struct block *live_take(struct live *m, uint64_t upto, size_t room, size_t *n)
-{
-	struct block *all;
-	size_t i, k = 0;
-
-	if (!m->cap)
-		return NULL;
-	if (m->n + room > m->cap) {
-		/* (a table that shrank: its mapping grows past its slots,
-		 * unless it could not be cut then) */
-		size_t bytes = (m->n + room) * sizeof(struct block);
-		void *mem;
-
-		if (!m->mapped)
-			return NULL;
-		if (bytes > m->mapped) {
-			if (!(mem = hs_map_grow(m->mem, m->mapped, bytes)))
-				return NULL;
-			m->mem = mem;
-			m->slot = mem;
-			m->mapped = bytes;
-		}
-	}
-	all = (struct block *)m->slot;
-	for (i = 0; i < m->cap; i++) {
-		struct slot s = m->slot[i];
-		struct block blk;
-
-		if (!s.addr || s.ord > upto)
-			continue;
-		slot_block(m, &s, &blk);
-		all[k++] = blk;
-	}
-	*n = k;
-	m->slot = NULL;
-	m->n = m->cap = 0;
-	hs_u64map_release(&m->big);
-	return all;
-}
-
 /* --- the views -------------------------------------------------------------- */
 
 /*
@@ -576,16 +136,43 @@ static struct block *live_take(struct live *m, uint64_t upto, size_t room, size_
  * once, so they are at most the blocks live at the candidate). A higher
  * candidate forgets the ghosts, which were all gone by then.
  */
-/*
- * A ghost: a block of 24 bytes rather than 32 (python3's exit frees its
- * 1.4M blocks after the peak), a size of 4 GiB or more SIZE_BIG here and
- * its value in the peak's @big_ghosts by ord.
- */
-struct ghost {
+/* A block with its time: what the end of a sampled trace's view sorts. */
+struct dated_block {
 	uint64_t ord;
 	int64_t time;
-	uint32_t size;
+	uint64_t size;
 	uint32_t key;
+};
+
+/*
+ * Blocks added up by stack key and run of allocations at one time
+ * (live_run()), each sum with its first block's event number: what the
+ * views of an unsampled trace emit at their end in event order. The
+ * blocks of one key and run are next to each other among that key's
+ * blocks in event order (a run is a stretch of event numbers, all at
+ * its time), and a sample adds up a key's blocks of one time that come
+ * one after another: so emitting the sums in the order of their first
+ * blocks, through emit_into(), gives the samples that emitting the
+ * blocks one by one gave, with the same sums (of whole numbers, exact
+ * below 2^53 bytes). python3's 1.4M blocks live at its peak are 14k
+ * sums. An index of 64-bit slots, the current generation << 32 | the
+ * sum's number + 1, finds a sum; a slot of another generation is
+ * free, so a new candidate forgets the peak's sums at once.
+ */
+struct sum {
+	uint64_t run;	/* its run's first event number */
+	uint64_t first; /* its first block's event number */
+	int64_t time;
+	uint64_t bytes, count;
+	uint32_t key;
+};
+
+struct sums {
+	struct sum *s;
+	size_t n, alloc;
+	uint64_t *index; /* see above; cap slots, at most half in use */
+	size_t cap;
+	uint64_t gen; /* from 1 */
 };
 
 struct peak {
@@ -594,10 +181,16 @@ struct peak {
 	uint64_t upto;	      /* the candidate follows events [1, upto] */
 	size_t nr_keys;	      /* keys met by then */
 	int have, done;	      /* a candidate; the range ended */
-	struct ghost *ghost;
+	/*
+	 * The ghosts: of an unsampled trace as sums (struct sums, @summed
+	 * set), of a sampled one each with its time (a weight per block,
+	 * and few blocks)
+	 */
+	int summed;
+	struct sums sums;
+	struct dated_block *ghost;
 	size_t nr_ghosts, alloc_ghosts;
-	size_t max_ghosts;	     /* blocks live at the candidate: no more ghosts */
-	struct hs_u64map big_ghosts; /* ord -> size, of the ghosts with SIZE_BIG */
+	size_t max_ghosts; /* blocks live at the candidate: no more ghosts */
 };
 
 /*
@@ -736,9 +329,9 @@ static int emit_block(struct view *v, const struct block *blk, double sign, int6
 
 static int put_block(struct view *v, const struct hs_trace_event *e, uint32_t key)
 {
-	struct block blk = {.ord = v->ord, .time = e->time, .size = e->size, .key = key};
+	struct block blk = {.ord = v->ord, .size = e->size, .key = key};
 
-	return live_put(&v->live, e->addr, &blk);
+	return live_put(&v->live, e->addr, &blk, e->time);
 }
 
 /*
@@ -829,7 +422,9 @@ static int temporary_event(struct view *v, const struct hs_trace_event *e)
 	}
 	if (e->op != HS_OP_FREE || !live_del(&v->live, e->addr, &blk))
 		return 0;
-	return temporary_free(v, e, &blk) ? emit_block(v, &blk, 1, blk.time) : 0;
+	return temporary_free(v, e, &blk)
+		   ? emit_block(v, &blk, 1, live_time(&v->live, blk.ord))
+		   : 0;
 }
 
 static int peak_event(struct view *v, const struct hs_trace_event *e);
@@ -862,10 +457,9 @@ static int view_event(struct view *v, const struct hs_trace_event *e)
 			if (err)
 				return err;
 			nb.ord = v->ord;
-			nb.time = e->time;
 			nb.size = e->size;
 			nb.key = key;
-			err = live_replace(&v->live, e->addr, &nb, &blk);
+			err = live_replace(&v->live, e->addr, &nb, e->time, &blk);
 			if (err == 1) {
 				/* a block at a live address: its free was missed */
 				err = emit_block(v, &blk, -1, e->time);
@@ -911,176 +505,205 @@ static int view_event(struct view *v, const struct hs_trace_event *e)
 	}
 }
 
-static int cmp_block(const void *a, const void *b)
+/* --- the blocks a view emits at its end, in event order ------------------------ */
+
+static int cmp_dated(const void *a, const void *b)
 {
-	const struct block *x = a, *y = b;
+	const struct dated_block *x = a, *y = b;
 
 	return x->ord < y->ord ? -1 : x->ord > y->ord;
 }
 
-/*
- * Blocks @all[0, @n) into event order, every ord at most @max_ord: an LSD
- * radix sort on ord (ords are distinct, so the order is the one qsort
- * with cmp_block() gives), where rank_blocks() would take more memory.
- * A million blocks live at a peak took a tenth of `stats`' time in
- * qsort; this is a few passes over them. The digits are as wide as
- * ORD_DIGIT_MAX bits allows for the fewest passes, split evenly: an ord below 2^24 (16M
- * events) takes two passes, which also leave the blocks where they started, not three and
- * a copy back. The scratch copy is asked for in huge pages (huge_alloc()): each pass
- * scatters the blocks to 2^digit places at once, and with 4 KiB pages
- * that missed the TLB at nearly every block. qsort when the scratch copy
- * cannot be had.
- */
-#define ORD_DIGIT_MAX 12
-static void radix_blocks(struct block *all, size_t n, uint64_t max_ord)
+static int cmp_sum(const void *a, const void *b)
 {
-	struct block *tmp, *from = all, *to;
-	size_t count[1u << ORD_DIGIT_MAX];
-	unsigned bits = max_ord ? 64u - (unsigned)__builtin_clzll(max_ord) : 1;
-	unsigned passes = (bits + ORD_DIGIT_MAX - 1) / ORD_DIGIT_MAX;
-	unsigned digit = (bits + passes - 1) / passes, shift;
-	size_t mask = ((size_t)1 << digit) - 1, i;
-	void *mem;
+	const struct sum *x = a, *y = b;
 
-	if (n < 64 || !(tmp = huge_alloc(n * sizeof(*tmp), &mem))) {
-		qsort(all, n, sizeof(*all), cmp_block);
-		return;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+static inline size_t sum_hash(uint32_t key, uint64_t run)
+{
+	return live_hash(run ^ (uint64_t)key << 40 ^ key);
+}
+
+/* The sums' index twice as large (64 slots at first): 0 or -ENOMEM. */
+static int sums_grow(struct sums *ss)
+{
+	size_t cap = ss->cap ? 2 * ss->cap : 64, i, j;
+	uint64_t *index = hs_calloc(cap, sizeof(*index));
+
+	if (!index)
+		return -ENOMEM;
+	hs_free(ss->index);
+	ss->index = index;
+	ss->cap = cap;
+	if (!ss->gen)
+		ss->gen = 1;
+	for (i = 0; i < ss->n; i++) {
+		j = sum_hash(ss->s[i].key, ss->s[i].run) & (cap - 1);
+		while (index[j] >> 32 == ss->gen)
+			j = (j + 1) & (cap - 1);
+		index[j] = ss->gen << 32 | (i + 1);
 	}
-	to = tmp;
-	for (shift = 0; shift < bits; shift += digit) {
-		size_t sum = 0, c;
-		struct block *swap;
+	return 0;
+}
 
-		memset(count, 0, (mask + 1) * sizeof(*count));
-		for (i = 0; i < n; i++)
-			count[(from[i].ord >> shift) & mask]++;
-		for (i = 0; i <= mask; i++) {
-			c = count[i];
-			count[i] = sum;
-			sum += c;
+/* Block @b, of the run that starts at event @run at @time, into its sum. */
+static int sums_add(struct sums *ss, const struct block *b, uint64_t run, int64_t time)
+{
+	size_t mask, j;
+
+	if (2 * (ss->n + 1) > ss->cap && (ss->n >= UINT32_MAX - 1 || sums_grow(ss)))
+		return -ENOMEM;
+	mask = ss->cap - 1;
+	for (j = sum_hash(b->key, run) & mask; ss->index[j] >> 32 == ss->gen;
+	     j = (j + 1) & mask) {
+		struct sum *s = &ss->s[(uint32_t)ss->index[j] - 1];
+
+		if (s->run == run && s->key == b->key) {
+			s->bytes += b->size;
+			s->count++;
+			if (b->ord < s->first)
+				s->first = b->ord;
+			return 0;
 		}
-		for (i = 0; i < n; i++)
-			to[count[(from[i].ord >> shift) & mask]++] = from[i];
-		swap = from;
-		from = to;
-		to = swap;
 	}
-	if (from != all)
-		memcpy(all, from, n * sizeof(*all));
-	hs_free(mem);
+	if (HS_GROW(ss->s, ss->n + 1, ss->alloc))
+		return -ENOMEM;
+	ss->s[ss->n] = (struct sum){.run = run,
+				    .first = b->ord,
+				    .time = time,
+				    .bytes = b->size,
+				    .count = 1,
+				    .key = b->key};
+	ss->index[j] = ss->gen << 32 | ++ss->n;
+	return 0;
 }
 
-/*
- * The event order of blocks @all[0, @n), their ords within [@lo, @hi],
- * without moving them: ords are distinct, so a block's rank is the
- * number of ords below its own, counted in a bitmap of the span (a bit
- * an event, and the count before every 64 of them); the result holds at
- * each rank the index of its block (the caller frees it). The span
- * costs 3/16 of a byte an event and the result 4 bytes a block: on
- * python3's stats, 1.4M blocks live at the peak over 5.6M events, 7 MB
- * against radix_blocks()' 46 MB scratch copy. NULL when out of memory
- * or when two blocks have one ord.
- */
-static uint32_t *rank_blocks(const struct block *all, size_t n, uint64_t lo, uint64_t hi)
+/* Forget every sum (the index stays, its slots of an older generation). */
+static void sums_clear(struct sums *ss)
 {
-	size_t words = (size_t)((hi - lo) >> 6) + 1, w, i;
-	uint64_t *bit = hs_calloc(words, sizeof(*bit));
-	uint32_t *below = hs_malloc(words * sizeof(*below));
-	uint32_t *order = hs_malloc(n * sizeof(*order));
-	uint32_t sum = 0;
-
-	if (!bit || !below || !order)
-		goto fail;
-	for (i = 0; i < n; i++) {
-		uint64_t d = all[i].ord - lo;
-
-		bit[d >> 6] |= 1ull << (d & 63);
+	ss->n = 0;
+	if (++ss->gen >> 32) {
+		if (ss->cap)
+			memset(ss->index, 0, ss->cap * sizeof(*ss->index));
+		ss->gen = 1;
 	}
-	for (w = 0; w < words; w++) {
-		below[w] = sum;
-		sum += (uint32_t)__builtin_popcountll(bit[w]);
-	}
-	if (sum != n)
-		goto fail;
-	for (i = 0; i < n; i++) {
-		uint64_t d = all[i].ord - lo;
-
-		order[below[d >> 6] + (uint32_t)__builtin_popcountll(
-					  bit[d >> 6] & ((1ull << (d & 63)) - 1))] =
-		    (uint32_t)i;
-	}
-	hs_free(bit);
-	hs_free(below);
-	return order;
-fail:
-	hs_free(bit);
-	hs_free(below);
-	hs_free(order);
-	return NULL;
 }
 
-/*
- * Blocks @all[0, @n) in event order (every ord at most @max_ord): their
- * indexes by rank in *@order (rank_blocks(), the caller frees it) when
- * the bitmap of their span and the indexes take less memory than a copy
- * of the blocks, else *@order is NULL and @all is radix-sorted
- * (radix_blocks()). Block @r in order is blocks_at() of @r.
- */
-static void order_blocks(struct block *all, size_t n, uint64_t max_ord, uint32_t **order)
+static void sums_release(struct sums *ss)
 {
-	uint64_t lo = UINT64_MAX, hi = 0;
+	hs_free(ss->s);
+	hs_free(ss->index);
+	memset(ss, 0, sizeof(*ss));
+}
+
+/* Does the view's end add its blocks up (struct sums): are their weights all 1? */
+static int summed(const struct view *v)
+{
+	return !v->t->info.sample_bytes;
+}
+
+/* A sample of output @kind: HS_MEM__COUNT the view's own, else a side output. */
+static int emit_to(struct view *v, int kind, int64_t time, double bytes, double count,
+		   uint32_t key)
+{
+	if (kind == HS_MEM__COUNT)
+		return emit(v, time, bytes, count, key);
+	return emit_side(v, (enum hs_memview_kind)kind, time, bytes, count, key);
+}
+
+/* The live blocks allocated by event @upto, at @lo or later, into sums @ss. */
+static int sum_live(struct view *v, struct sums *ss, uint64_t upto, double lo)
+{
+	struct block b;
+	size_t i = 0;
+	int err = 0;
+
+	while (!err && live_next(&v->live, &i, &b)) {
+		uint64_t run;
+		int64_t time;
+
+		if (b.ord > upto)
+			continue;
+		time = live_run(&v->live, b.ord, &run);
+		if ((double)time >= lo)
+			err = sums_add(ss, &b, run, time);
+	}
+	return err;
+}
+
+/* Sums @ss to output @kind, in the order of their first blocks; @ss is empty afterwards.
+ */
+static int emit_sums(struct view *v, struct sums *ss, int kind)
+{
 	size_t i;
+	int err = 0;
 
-	*order = NULL;
-	for (i = 0; i < n; i++) {
-		if (all[i].ord < lo)
-			lo = all[i].ord;
-		if (all[i].ord > hi)
-			hi = all[i].ord;
+	if (ss->n)
+		qsort(ss->s, ss->n, sizeof(*ss->s), cmp_sum);
+	for (i = 0; i < ss->n && !err; i++) {
+		const struct sum *s = &ss->s[i];
+
+		err =
+		    emit_to(v, kind, s->time, (double)s->bytes, (double)s->count, s->key);
 	}
-	if (n >= 64 && n <= UINT32_MAX &&
-	    (hi - lo) / 64 * 12 + n * sizeof(**order) < n * sizeof(*all))
-		*order = rank_blocks(all, n, lo, hi);
-	if (!*order)
-		radix_blocks(all, n, max_ord);
+	sums_release(ss);
+	return err;
 }
 
 /*
- * Block @r of @all in the order order_blocks() gave, the one @ahead ranks
- * later asked for (the blocks are read at random).
+ * The live blocks allocated by event @upto, at @lo or later, and the
+ * @nr_more blocks @more, to output @kind one by one in event order, each
+ * with its weight (a sampled trace's: few blocks).
  */
-#define BLOCK_AHEAD 16
-static inline const struct block *blocks_at(const struct block *all,
-					    const uint32_t *order, size_t n, size_t r)
+static int emit_dated(struct view *v, int kind, uint64_t upto, double lo,
+		      const struct dated_block *more, size_t nr_more)
 {
-	if (!order)
-		return &all[r];
-	if (r + BLOCK_AHEAD < n)
-		__builtin_prefetch(&all[order[r + BLOCK_AHEAD]]);
-	return &all[order[r]];
-}
-
-/* Emit the live blocks allocated at @lo or later, in time order. */
-static int emit_live(struct view *v, double lo)
-{
-	struct block *all = hs_malloc((v->live.n + 1) * sizeof(*all));
-	uint32_t *order;
-	size_t i, n = 0;
+	struct dated_block *all = hs_malloc((v->live.n + nr_more + 1) * sizeof(*all));
+	struct block b;
+	size_t i = 0, n = 0;
 	int err = 0;
 
 	if (!all)
 		return -ENOMEM;
-	for (i = 0; i < v->live.cap; i++)
-		if (v->live.slot[i].addr && (double)v->live.slot[i].time >= lo)
-			slot_block(&v->live, &v->live.slot[i], &all[n++]);
-	order_blocks(all, n, v->ord, &order);
-	for (i = 0; i < n && !err; i++) {
-		const struct block *blk = blocks_at(all, order, n, i);
+	while (live_next(&v->live, &i, &b)) {
+		int64_t time;
 
-		err = emit_block(v, blk, 1, blk->time);
+		if (b.ord > upto)
+			continue;
+		time = live_time(&v->live, b.ord);
+		if ((double)time >= lo)
+			all[n++] = (struct dated_block){
+			    .ord = b.ord, .time = time, .size = b.size, .key = b.key};
 	}
-	hs_free(order);
+	if (nr_more)
+		memcpy(all + n, more, nr_more * sizeof(*all));
+	n += nr_more;
+	if (n)
+		qsort(all, n, sizeof(*all), cmp_dated);
+	for (i = 0; i < n && !err; i++) {
+		double w = weight(v->t, all[i].size);
+
+		err =
+		    emit_to(v, kind, all[i].time, (double)all[i].size * w, w, all[i].key);
+	}
 	hs_free(all);
+	return err;
+}
+
+/* Emit the live blocks allocated at @lo or later, in time order, to output @kind. */
+static int emit_live(struct view *v, int kind, double lo)
+{
+	struct sums ss = {0};
+	int err;
+
+	if (!summed(v))
+		return emit_dated(v, kind, UINT64_MAX, lo, NULL, 0);
+	err = sum_live(v, &ss, UINT64_MAX, lo);
+	if (!err)
+		err = emit_sums(v, &ss, kind);
+	sums_release(&ss);
 	return err;
 }
 
@@ -1097,10 +720,12 @@ static void peak_candidate(struct view *v, uint64_t upto, double bytes, int64_t 
 	p->bytes = bytes;
 	p->ns = ns;
 	p->nr_keys = v->keys.n;
-	p->nr_ghosts = 0; /* all gone by now */
+	/* the ghosts are all gone by now */
+	p->nr_ghosts = 0;
 	p->max_ghosts = v->live.n;
-	if (hs_u64map_count(&p->big_ghosts))
-		hs_u64map_clear(&p->big_ghosts);
+	if (p->sums.n)
+		sums_clear(&p->sums);
+	p->summed = summed(v);
 }
 
 /* A block that goes: a ghost when it was live at the candidate. */
@@ -1114,26 +739,28 @@ static int peak_gone(struct view *v, const struct block *blk)
 	p->in_use -= (double)blk->size * weight(v->t, blk->size);
 	if (!v->out || !p->have || blk->ord > p->upto)
 		return 0;
+	if (p->summed) {
+		uint64_t run;
+		int64_t time = live_run(&v->live, blk->ord, &run);
+
+		return sums_add(&p->sums, blk, run, time);
+	}
 	/* grown at once to the most ghosts there can be: the pages of a
-	 * large array are only had as they are written, where doubling left
-	 * up to half of them unused (python3's peak: 64 MB for 46 of ghosts) */
+	 * large array are only had as they are written */
 	if (p->nr_ghosts == p->alloc_ghosts) {
 		size_t want =
 		    p->max_ghosts > p->nr_ghosts ? p->max_ghosts : 2 * p->nr_ghosts + 16;
-		struct ghost *ghost = hs_realloc(p->ghost, want * sizeof(*ghost));
+		struct dated_block *ghost = hs_realloc(p->ghost, want * sizeof(*ghost));
 
 		if (!ghost)
 			return -ENOMEM;
 		p->ghost = ghost;
 		p->alloc_ghosts = want;
 	}
-	if (blk->size >= SIZE_BIG &&
-	    hs_u64map_put(&p->big_ghosts, blk->ord, blk->size, NULL) < 0)
-		return -ENOMEM;
-	p->ghost[p->nr_ghosts++] = (struct ghost){
+	p->ghost[p->nr_ghosts++] = (struct dated_block){
 	    .ord = blk->ord,
-	    .time = blk->time,
-	    .size = blk->size >= SIZE_BIG ? SIZE_BIG : (uint32_t)blk->size,
+	    .time = live_time(&v->live, blk->ord),
+	    .size = blk->size,
 	    .key = blk->key,
 	};
 	return 0;
@@ -1166,14 +793,13 @@ static int peak_event(struct view *v, const struct hs_trace_event *e)
 	if (e->op == HS_OP_ALLOC) {
 		w = weight(v->t, e->size);
 		blk.ord = v->ord;
-		blk.time = e->time;
 		blk.size = e->size;
 		err = event_key(v, e, &blk.key);
 		if (!err && v->side[HS_MEM_ALLOC].out)
 			err = emit_side(v, HS_MEM_ALLOC, e->time, (double)e->size * w, w,
 					blk.key);
 		if (!err && e->addr) {
-			err = live_replace(&v->live, e->addr, &blk, &old);
+			err = live_replace(&v->live, e->addr, &blk, e->time, &old);
 			if (err == 1)
 				err = peak_gone(v, &old);
 		}
@@ -1184,7 +810,7 @@ static int peak_event(struct view *v, const struct hs_trace_event *e)
 		err = peak_gone(v, &old);
 		if (!err && v->side[HS_MEM_TEMPORARY].out && temporary_free(v, e, &old)) {
 			w = weight(v->t, old.size);
-			err = emit_side(v, HS_MEM_TEMPORARY, old.time,
+			err = emit_side(v, HS_MEM_TEMPORARY, live_time(&v->live, old.ord),
 					(double)old.size * w, w, old.key);
 		}
 	} else {
@@ -1197,15 +823,11 @@ static int peak_event(struct view *v, const struct hs_trace_event *e)
 
 /*
  * The blocks live at the peak (those still live, and the ghosts), in time
- * order. The live table's last use: it is empty afterwards.
+ * order. The live table's last use: it is freed afterwards.
  */
 static int peak_finish(struct view *v)
 {
 	struct peak *p = &v->peak;
-	struct block *all;
-	void *own = NULL; /* the array when the table could not hold it */
-	uint32_t *order;
-	size_t i, n = 0;
 	int err = 0;
 
 	if (!p->done && !p->have && isfinite(v->lo))
@@ -1214,44 +836,19 @@ static int peak_finish(struct view *v)
 		v->info->peak_ns = p->have ? p->ns : -1;
 		v->info->peak_bytes = p->have ? p->bytes : 0;
 	}
-	if (!p->have)
+	if (!p->have) {
 		p->nr_keys = 0;
-	/* the blocks in the live table's memory, the ghosts after them (the
-	 * table's last use: python3's 1.4M blocks live at its peak cost no
-	 * copy of them) */
-	all = live_take(&v->live, p->have ? p->upto : 0, p->nr_ghosts, &n);
-	if (!all) {
-		/* (no room in the table: an array of them all) */
-		all = own = hs_malloc((v->live.n + p->nr_ghosts + 1) * sizeof(*all));
-		if (!all)
-			return -ENOMEM;
-		for (i = 0; p->have && i < v->live.cap; i++)
-			if (v->live.slot[i].addr && v->live.slot[i].ord <= p->upto)
-				slot_block(&v->live, &v->live.slot[i], &all[n++]);
-	}
-	for (i = 0; i < p->nr_ghosts; i++) {
-		const struct ghost *g = &p->ghost[i];
-		struct block *blk = &all[n++];
-		uint64_t big;
-
-		blk->ord = g->ord;
-		blk->time = g->time;
-		blk->size = g->size;
-		blk->key = g->key;
-		if (g->size == SIZE_BIG && hs_u64map_get(&p->big_ghosts, g->ord, &big))
-			blk->size = big;
+	} else if (p->summed) {
+		err = sum_live(v, &p->sums, p->upto, -INFINITY);
+		if (!err)
+			err = emit_sums(v, &p->sums, HS_MEM__COUNT);
+	} else {
+		err = emit_dated(v, HS_MEM__COUNT, p->upto, -INFINITY, p->ghost,
+				 p->nr_ghosts);
 	}
 	hs_free(p->ghost);
 	p->ghost = NULL;
 	p->nr_ghosts = p->alloc_ghosts = 0;
-	order_blocks(all, n, v->ord, &order);
-	for (i = 0; i < n && !err; i++) {
-		const struct block *blk = blocks_at(all, order, n, i);
-
-		err = emit_block(v, blk, 1, blk->time);
-	}
-	hs_free(order);
-	hs_free(own);
 	live_release(&v->live);
 	return err;
 }
@@ -1388,7 +985,7 @@ static void view_release(struct view *v)
 	live_release(&v->live);
 	hs_free(v->last_ord);
 	hs_free(v->peak.ghost);
-	hs_u64map_release(&v->peak.big_ghosts);
+	sums_release(&v->peak.sums);
 	hs_free(v->maps.m);
 	hs_free(v->maps.pieces);
 	hs_free(v->fold);
@@ -1692,32 +1289,6 @@ static int finish_outputs(struct view *v, const struct hs_trace *t, struct outpu
 	return err;
 }
 
-/* Emit the live blocks (all of them) to side output leaks, in time order. */
-static int side_leaks(struct view *v)
-{
-	struct block *all = hs_malloc((v->live.n + 1) * sizeof(*all));
-	uint32_t *order;
-	size_t i, n = 0;
-	int err = 0;
-
-	if (!all)
-		return -ENOMEM;
-	for (i = 0; i < v->live.cap; i++)
-		if (v->live.slot[i].addr)
-			slot_block(&v->live, &v->live.slot[i], &all[n++]);
-	order_blocks(all, n, v->ord, &order);
-	for (i = 0; i < n && !err; i++) {
-		const struct block *blk = blocks_at(all, order, n, i);
-		double w = weight(v->t, blk->size);
-
-		err = emit_side(v, HS_MEM_LEAKS, blk->time, (double)blk->size * w, w,
-				blk->key);
-	}
-	hs_free(order);
-	hs_free(all);
-	return err;
-}
-
 /* The end of a view: the live blocks of leaks, then keys become stacks. */
 static int ended_by_exec(const struct hs_trace *t)
 {
@@ -1732,14 +1303,14 @@ static int view_finish(struct view *v, const struct hs_trace *t)
 	v->t = t;
 	/* an exec frees the heap of the image it replaces: no leaks */
 	if (v->o->kind == HS_MEM_LEAKS && !ended_by_exec(t))
-		err = emit_live(v, v->lo);
+		err = emit_live(v, HS_MEM__COUNT, v->lo);
 	if (!err && v->side[HS_MEM_LEAKS].out && !ended_by_exec(t))
-		err = side_leaks(v);
-	/* (after the leaks: the peak takes the live table's memory) */
+		err = emit_live(v, HS_MEM_LEAKS, -INFINITY);
 	if (!err && v->o->kind == HS_MEM_PEAK && v->out)
 		err = peak_finish(v);
-	/* (the FoldPats beside the stacks: after the sorts above, whose
-	 * copies of the blocks live at the peak are the end's most memory) */
+	/* (the live blocks are all emitted: their memory goes before the
+	 * stacks are made, and the FoldPats are found beside them) */
+	live_release(&v->live);
 	if (!err)
 		fold_start(v, t);
 	/* peak: the stacks of the allocations up to the peak, no more */
@@ -1833,9 +1404,8 @@ static int net_events(struct view *v, const struct hs_trace_event *ev, size_t n)
 			if (err)
 				break;
 			nb.ord = v->ord + i + 1;
-			nb.time = e->time;
 			nb.size = e->size;
-			err = live_replace(&v->live, e->addr, &nb, &blk);
+			err = live_replace(&v->live, e->addr, &nb, e->time, &blk);
 			if (err == 1) {
 				/* a block at a live address: its free was missed */
 				err = emit(v, e->time, -(double)blk.size, -1.0, blk.key);
@@ -1889,7 +1459,6 @@ static size_t heap_events(struct view *v, const struct hs_trace_event *ev, size_
 		v->ord++;
 		if (e->op == HS_OP_ALLOC) {
 			blk.ord = v->ord;
-			blk.time = e->time;
 			blk.size = e->size;
 			r = event_key(v, e, &blk.key);
 			if (!r && alloc) {
@@ -1901,7 +1470,7 @@ static size_t heap_events(struct view *v, const struct hs_trace_event *ev, size_
 						      (double)e->size, 1.0, blk.key);
 			}
 			if (!r && e->addr) {
-				r = live_replace(&v->live, e->addr, &blk, &old);
+				r = live_replace(&v->live, e->addr, &blk, e->time, &old);
 				if (r == 1) {
 					gone[i] = 1;
 					gone_size[i] = old.size;
@@ -1916,7 +1485,8 @@ static size_t heap_events(struct view *v, const struct hs_trace_event *ev, size_
 			gone_size[i] = old.size;
 			r = peak_gone(v, &old);
 			if (!r && temporary && temporary_free(v, e, &old))
-				r = emit_side(v, HS_MEM_TEMPORARY, old.time,
+				r = emit_side(v, HS_MEM_TEMPORARY,
+					      live_time(&v->live, old.ord),
 					      (double)old.size, 1.0, old.key);
 		} else {
 			continue;
