@@ -115,8 +115,8 @@ struct part {
 struct parts {
 	struct part *part;
 	size_t nr;
-	size_t next; /* the next part nobody parses yet, under lock */
-	int stop;    /* an error: parse no more parts */
+	size_t next;	    /* the next part nobody parses yet, under lock */
+	int stop;	    /* an error: parse no more parts */
 	size_t chunk_bytes; /* a part is handed over in chunks of about this */
 	pthread_mutex_t lock;
 	pthread_cond_t done; /* a part is parsed or a chunk is ready */
@@ -277,7 +277,7 @@ static const char *after_blank_line(const char *from, const char *end)
 struct cuts {
 	const char *start, *end;
 	size_t first_bytes, part_bytes; /* the first part's target, the others' */
-	const char **at; /* owned */
+	const char **at;		/* owned */
 	size_t nr, alloc;
 };
 

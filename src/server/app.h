@@ -123,7 +123,7 @@ struct hs_app {
 	int prefetching;	/* when it was started (joined at the release) */
 	struct hs_app_warm warm[HS_APP_WARM]; /* hs_app_warm()'s threads: */
 	size_t nr_warm;			      /* those started (joined at the release) */
-	int stopping;		/* hs_app_release() began (under @lock) */
+	int stopping;			      /* hs_app_release() began (under @lock) */
 	/* requests in hs_app_handle(), and those of them waiting for
 	 * something another thread reads (under @lock): the app's own reads
 	 * wait while the first is not 0 and the second is (app.c app_pace()) */
