@@ -29,7 +29,7 @@
  * copies (its tables move as they grow), which the calling thread merges,
  * in order, as soon as the parts before are in. So that the calling thread
  * ends with the workers, its own first part is the smaller by what the
- * merges cost it (first_part_bytes()): at the end only the last chunk's
+ * merges cost it (hs__ps_first_part_bytes()): at the end only the last chunk's
  * merge is left, not a whole part's.
  *
  * A file that shrinks while it is mapped (truncated, or rewritten in
@@ -52,6 +52,7 @@
  */
 #include "io/import_perf_script.h"
 #include "common/alloc.h"
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -243,15 +244,23 @@ static size_t nr_threads(void)
  * since it also merges their parts while they parse, so that it ends when
  * they do. With a share s of the text and the others (1 - s) / (n - 1)
  * each, s + m (1 - s) = (1 - s) / (n - 1) for a merge cost m per byte
- * parsed; at least an eighth of an even part.
+ * parsed; at least an eighth of an even part, which is all it takes
+ * once the others' merges alone would keep it busy (m >= 1 / (n - 1)).
  */
-static size_t first_part_bytes(size_t bytes, size_t threads, size_t part_bytes)
+size_t hs__ps_first_part_bytes(size_t bytes, size_t threads, size_t part_bytes)
 {
-	double m = MERGE_PER_MILLE / 1000.0, o = 1.0 / (double)(threads - 1);
-	double share = (o - m) / (1.0 + o - m);
-	size_t first = (size_t)(share * (double)bytes);
+	double m = MERGE_PER_MILLE / 1000.0, o, share;
+	size_t first, floor = part_bytes / 8;
 
-	return first < part_bytes / 8 ? part_bytes / 8 : first;
+	assert(threads >= 2);
+	o = 1.0 / (double)(threads - 1);
+	/* from 9 threads on, merging alone keeps the caller busy: o <= m */
+	if (o <= m)
+		return floor;
+	share = (o - m) / (1.0 + o - m);
+	assert(share > 0.0 && share < 1.0);
+	first = (size_t)(share * (double)bytes);
+	return first < floor ? floor : first;
 }
 
 /*
@@ -830,10 +839,11 @@ int hs__ps_import_mapped(FILE *f, enum hs_perf_view view, struct hs_stack_source
 		if (cuts->part_bytes < MIN_PART_BYTES)
 			cuts->part_bytes = MIN_PART_BYTES;
 		/* a file of one part's minimum or less: one part */
-		cuts->first_bytes = (size_t)(end - start) <= MIN_PART_BYTES
-					? (size_t)(end - start)
-					: first_part_bytes((size_t)(end - start), threads,
-							   cuts->part_bytes);
+		cuts->first_bytes =
+		    (size_t)(end - start) <= MIN_PART_BYTES
+			? (size_t)(end - start)
+			: hs__ps_first_part_bytes((size_t)(end - start), threads,
+						  cuts->part_bytes);
 		cuts->part_bytes =
 		    (size_t)(end - start) > cuts->first_bytes
 			? ((size_t)(end - start) - cuts->first_bytes) / (threads - 1) + 1

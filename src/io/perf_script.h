@@ -38,4 +38,11 @@ struct hs__perf_symbols {
 HS_MUST_CHECK
 int hs__import_perf_script(FILE *f, enum hs_perf_view view, struct hs_stack_source *out,
 			   struct hs_diag *diag, const struct hs__perf_symbols *syms);
+
+/*
+ * The bytes of a @bytes text that the calling thread of a @threads-part
+ * import parses itself (the others' parts about @part_bytes each): less
+ * than a part, since it also merges the others'. For @threads >= 2.
+ */
+size_t hs__ps_first_part_bytes(size_t bytes, size_t threads, size_t part_bytes);
 #endif

@@ -696,6 +696,30 @@ static void a_file_that_shrinks_while_read(void **state)
 	hs_buf_release(&b);
 }
 
+/*
+ * The caller's own share of the text: under an even part from 2 threads
+ * on, never negative or past the text, and only the floor (an eighth of
+ * a part) once the others' merges alone would keep it busy.
+ */
+static void callers_share_at_every_thread_count(void **state)
+{
+	const size_t bytes = (size_t)6170 << 20;
+	size_t n, first, part;
+
+	(void)state;
+	for (n = 2; n <= 64; n++) {
+		part = bytes / n + 1;
+		first = hs__ps_first_part_bytes(bytes, n, part);
+		assert_true(first >= part / 8);
+		assert_true(first < part);
+		if (n >= 9)
+			assert_int_equal(first, part / 8);
+	}
+	/* two threads: the caller takes a little under half */
+	first = hs__ps_first_part_bytes(bytes, 2, bytes / 2 + 1);
+	assert_true(first > bytes / 100 * 45 && first < bytes / 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -708,6 +732,7 @@ int main(void)
 	    cmocka_unit_test(module_dirs_keyed_by_file_name),
 	    cmocka_unit_test(keys_made_ahead_give_the_parse_model),
 	    cmocka_unit_test(a_file_that_shrinks_while_read),
+	    cmocka_unit_test(callers_share_at_every_thread_count),
 	};
 	return cmocka_run_group_tests_name("import_perf_script_parts", tests, NULL, NULL);
 }
