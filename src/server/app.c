@@ -918,18 +918,6 @@ int hs_app_prefetch(struct hs_app *a)
 #define WARM_ROWS 60	 /* main.js PAGE */
 #define WARM_BUCKETS 600 /* main.js's timeline */
 
-/* A warm request gives up when the app stops (checked before each build). */
-static int warm_stopping(void *arg)
-{
-	struct hs_app *a = arg;
-	int stop;
-
-	pthread_mutex_lock(&a->lock);
-	stop = a->stopping;
-	pthread_mutex_unlock(&a->lock);
-	return stop;
-}
-
 static void *warm_run(void *arg)
 {
 	struct hs_app_warm *w = arg;
@@ -940,7 +928,7 @@ static void *warm_run(void *arg)
 	    .cookie_token = w->app->token,
 	    .body = w->body,
 	    .body_len = strlen(w->body),
-	    .superseded = warm_stopping,
+	    .superseded = app_stopping, /* checked before each build */
 	};
 	struct hs_response resp;
 
@@ -948,6 +936,9 @@ static void *warm_run(void *arg)
 	if (resp.status >= 400)
 		hs_log(HS_LOG_DEBUG, "%s not asked ahead: %.*s", w->path, (int)resp.len,
 		       (const char *)resp.data);
+	/* the last of a burst: its build's temporaries go back as http.c's do */
+	if (resp.trim)
+		hs_app_trim();
 	hs_response_release(&resp);
 	return NULL;
 }

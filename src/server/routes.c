@@ -19,6 +19,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * @o's compact text (NULL: out of memory) as an hs_malloc()ed copy in
+ * *@text, for the cache to own. 0 or -ENOMEM.
+ */
+int hs__json_text(const json_t *o, char **text, size_t *len)
+{
+	char *s = o ? json_dumps(o, COMPACT) : NULL;
+
+	*text = NULL;
+	if (s) {
+		*len = strlen(s);
+		*text = hs_malloc(*len + 1);
+		if (*text)
+			memcpy(*text, s, *len + 1);
+		free(s);
+	}
+	return *text ? 0 : -ENOMEM;
+}
+
 /* Reply with @o (taken), dumped with @flags. */
 int hs__reply_json(struct hs_response *resp, json_t *o, size_t flags)
 {

@@ -70,6 +70,8 @@ static inline double hs__ms(int64_t ns)
 
 /* Reply with @o (taken), dumped with @flags. Returns 0. */
 int hs__reply_json(struct hs_response *resp, json_t *o, size_t flags);
+/* @o's compact JSON text as an hs_malloc()ed copy (a cache entry's). */
+int hs__json_text(const json_t *o, char **text, size_t *len);
 /* Reply with the error of an engine call (400, 404, 413 or 503). Returns 0. */
 int hs__reply_err(struct hs_route_ctx *c, int err, const char *what);
 

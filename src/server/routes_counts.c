@@ -54,22 +54,6 @@ static json_t *array_of(const double *h, size_t n)
 	return a;
 }
 
-/* @o's compact text as an hs_malloc()ed copy (the cache frees it). */
-static int text_copy(const json_t *o, char **text, size_t *len)
-{
-	char *s = json_dumps(o, COMPACT);
-
-	*text = NULL;
-	if (s) {
-		*len = strlen(s);
-		*text = hs_malloc(*len + 1);
-		if (*text)
-			memcpy(*text, s, *len + 1);
-		free(s);
-	}
-	return *text ? 0 : -ENOMEM;
-}
-
 /* The buckets an /api/counts request names (its cache key has them). */
 struct counts_buckets {
 	size_t nb;
@@ -108,7 +92,7 @@ static int build_counts(struct hs_route_ctx *c, void *arg, char **text, size_t *
 	    json_object_set_new(o, "start_ms", json_real(cb->start)) ||
 	    json_object_set_new(o, "bucket_ms", json_real(cb->width)))
 		goto out;
-	err = text_copy(o, text, len);
+	err = hs__json_text(o, text, len);
 out:
 	if (err)
 		hs_diag_set(&c->diag, 0, "out of memory");

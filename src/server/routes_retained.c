@@ -190,28 +190,17 @@ static int build_by_name(struct hs_route_ctx *c, void *arg, char **text, size_t 
 {
 	const struct hs_app_source *as = arg;
 	json_t *names, *o;
-	char *t;
 	int err;
 
 	names = retained_by_name(&as->src, &c->query.params.vp, &c->diag, &err);
 	if (err)
 		return err;
 	o = json_pack("{s:o}", "retained", names);
-	t = o ? json_dumps(o, COMPACT) : NULL;
+	err = hs__json_text(o, text, len);
 	json_decref(o);
-	*text = NULL;
-	if (t) {
-		*len = strlen(t);
-		*text = hs_malloc(*len + 1);
-		if (*text)
-			memcpy(*text, t, *len + 1);
-		free(t);
-	}
-	if (!*text) {
+	if (err)
 		hs_diag_set(&c->diag, 0, "out of memory");
-		return -ENOMEM;
-	}
-	return 0;
+	return err;
 }
 
 int hs__api_retained(struct hs_route_ctx *c)

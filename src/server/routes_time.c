@@ -54,22 +54,6 @@ static const struct hs_heap_history *heap_history(const struct hs_route_ctx *c)
 	return hs_app_heap_history(c->app, c->query.src.trace);
 }
 
-/* json_dumps() text as an hs_malloc()ed copy in *@text. 0 or -ENOMEM. */
-static int dump_text(json_t *o, char **text, size_t *len)
-{
-	char *s = o ? json_dumps(o, COMPACT) : NULL;
-
-	*text = NULL;
-	if (s) {
-		*len = strlen(s);
-		*text = hs_malloc(*len + 1);
-		if (*text)
-			memcpy(*text, s, *len + 1);
-		free(s);
-	}
-	return *text ? 0 : -ENOMEM;
-}
-
 /* Build the heap and RSS curves of the query's trace in @points points. */
 static int build_heap_curves(struct hs_route_ctx *c, void *arg, char **text, size_t *len)
 {
@@ -85,7 +69,7 @@ static int build_heap_curves(struct hs_route_ctx *c, void *arg, char **text, siz
 			    hs_timeline_json(&rss));
 	hs_timeline_release(&heap);
 	hs_timeline_release(&rss);
-	err = dump_text(o, text, len);
+	err = hs__json_text(o, text, len);
 	json_decref(o);
 	return err;
 }
@@ -203,7 +187,7 @@ static int build_timeline(struct hs_route_ctx *c, void *arg, char **text, size_t
 	    json_object_set_new(o, "unit", hs_view_json_text(s->metric_unit)) ||
 	    json_object_set_new(o, "timed", json_boolean(timed(s, ht, first, last))))
 		goto out;
-	err = dump_text(o, text, len);
+	err = hs__json_text(o, text, len);
 out:
 	json_decref(o);
 	hs_free(all);

@@ -218,7 +218,6 @@ static int build_rows_page(struct hs_route_ctx *c, void *arg, char **text, size_
 	const struct rows_page *pg = arg;
 	size_t offset = pg->offset, i, n = 0, nr_rows;
 	uint32_t *idx = NULL, *page;
-	char *s;
 	json_t *o;
 	int err = 0;
 
@@ -244,17 +243,9 @@ static int build_rows_page(struct hs_route_ctx *c, void *arg, char **text, size_
 		json_decref(o);
 		o = NULL;
 	}
-	s = o ? json_dumps(o, COMPACT) : NULL;
+	err = hs__json_text(o, text, len);
 	json_decref(o);
-	*text = NULL;
-	if (s) {
-		*len = strlen(s);
-		*text = hs_malloc(*len + 1);
-		if (*text)
-			memcpy(*text, s, *len + 1);
-		free(s);
-	}
-	return *text ? 0 : -ENOMEM;
+	return err;
 }
 
 /*
