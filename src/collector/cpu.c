@@ -105,14 +105,16 @@ static int set_perf(struct cpu_thread *c, int sig, uint64_t period)
 		return -1;
 	/* before the first signal can come; the handler uses it with
 	 * @perf_fd, set after */
-	c->perf_origin = clock_ns(thread_clock(c->tid));
+	atomic_store_explicit(&c->perf_origin, clock_ns(thread_clock(c->tid)),
+			      memory_order_relaxed);
 	if (fcntl(fd, F_SETOWN_EX, &owner) || fcntl(fd, F_SETSIG, sig) ||
 	    fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) ||
 	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
 		hs_fd_close(fd);
 		return -1;
 	}
-	c->perf_fd = fd;
+	/* another thread re-arms the timers while the handler may run */
+	atomic_store_explicit(&c->perf_fd, fd, memory_order_release);
 	return 0;
 }
 

@@ -439,12 +439,14 @@ static void foreign(int sig)
  */
 static uint64_t thread_cpu_ns(const struct cpu_thread *c, const siginfo_t *si)
 {
-	int fd = c->perf_fd;
+	/* set_perf() stores @perf_origin before @perf_fd (release) */
+	int fd = atomic_load_explicit(&c->perf_fd, memory_order_acquire);
 	uint64_t count;
 
 	if (fd >= 0 && si->si_code > 0 && si->si_fd == fd &&
 	    read(fd, &count, sizeof(count)) == (ssize_t)sizeof(count))
-		return c->perf_origin + count;
+		return atomic_load_explicit(&c->perf_origin, memory_order_relaxed) +
+		       count;
 	return clock_ns(CLOCK_THREAD_CPUTIME_ID); /* a POSIX timer's */
 }
 

@@ -60,13 +60,13 @@ struct cpu_thread {
 	_Atomic int state;	 /* HS_T_* */
 	_Atomic int ready;	 /* tid and clocks are set (wall ticks look) */
 	pid_t tid;
-	int timer;	      /* kernel timer id, -1: none */
-	int perf_fd;	      /* the perf event instead, -1: none */
-	uint64_t perf_origin; /* CPU ns when @perf_fd was enabled: its count
-			       * is the CPU time since (cpu_handler.c) */
-	uint64_t cpu_prev;    /* handler: CPU ns at the previous CPU sample */
-	uint64_t dropped;     /* handler: samples the full ring lost */
-	int in_collector;     /* handler: the signal came inside the collector */
+	int timer;		      /* kernel timer id, -1: none */
+	_Atomic int perf_fd;	      /* the perf event instead, -1: none */
+	_Atomic uint64_t perf_origin; /* CPU ns when @perf_fd was enabled: its count
+				       * is the CPU time since (cpu_handler.c) */
+	uint64_t cpu_prev;	      /* handler: CPU ns at the previous CPU sample */
+	uint64_t dropped;	      /* handler: samples the full ring lost */
+	int in_collector;	      /* handler: the signal came inside the collector */
 	/* wall: the sampler's view */
 	uint64_t wall_ref;  /* CPU ns at the previous tick */
 	uint64_t wall_prev; /* ns of the previous tick */
