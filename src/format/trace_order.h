@@ -102,7 +102,8 @@ struct batch {
 	size_t n;
 	struct hs_trace_event *own; /* the slot's buffer (room for alloc) */
 	size_t alloc;
-	unsigned lent; /* 1 + the stage buffer @ev points into, or 0 */
+	unsigned lent;	/* 1 + the stage buffer @ev points into, or 0 */
+	int one_thread; /* its events are all of one thread */
 };
 
 /*
@@ -157,6 +158,19 @@ struct hs__order {
 	size_t run_n, run_alloc;
 	uint32_t run_thread; /* the thread whose events come now */
 	int in_run;	     /* they go to @run, not to @stage */
+	/*
+	 * Batches of one thread's events, which have no ties to order: the
+	 * caller's side need not look at each of their events
+	 * (stream_consume()). @last_thread is the thread of the events
+	 * staged last (UINT32_MAX: none, or not known); when another
+	 * thread's come, the events staged so far are no later than the
+	 * latest of them, and @mixed_to becomes that time (at least): a
+	 * batch whose first event is later holds events staged since, of
+	 * the one thread (hs__order_switch()). The walk's fast loops stage
+	 * only the events of run_thread, which hs__order_event() sets.
+	 */
+	uint32_t last_thread;
+	int64_t mixed_to;
 	/*
 	 * Runs that wait to be merged (hs__order_push()): in file order,
 	 * each in time order and under half the size of the one before it
@@ -224,6 +238,12 @@ struct hs__order {
 };
 
 HS_MUST_CHECK int hs__order_publish(struct hs__order *s, size_t n);
+/*
+ * The events of @thread are staged from now on, and those staged so far
+ * may be of another (the reading thread): @mixed_to goes up to the
+ * latest time staged.
+ */
+void hs__order_switch(struct hs__order *s, uint32_t thread);
 HS_MUST_CHECK int hs__order_room(struct hs__order *s, size_t n);
 /*
  * The run gathered so far waits to be merged (it becomes the last of the
@@ -287,6 +307,8 @@ hs__order_event(struct hs__order *s, uint32_t thread, uint64_t ticks, enum hs_tr
 		       : s->st_end > s->st_head && time < s->stage[s->st_end - 1].time)) {
 		if (s->in_run && (err = hs__order_push(s)))
 			return err;
+		if (thread != s->last_thread)
+			hs__order_switch(s, thread);
 		s->run_thread = thread;
 		s->in_run = s->nseg || (s->st_end > s->st_head &&
 					time < s->stage[s->st_end - 1].time);

@@ -268,6 +268,15 @@ static inline size_t seen_slot(uint64_t a, size_t mask)
 }
 
 /*
+ * A tick's table of more than TIE_FAR slots is past the core's first
+ * cache: each event asks for the slot of the event TIE_AHEAD after it
+ * (a coarse clock puts thousands of events in one tick, whose table's
+ * random loads were most of hs_order_ties() on a 2-thread loop)
+ */
+#define TIE_AHEAD 24
+#define TIE_FAR ((size_t)1 << 12)
+
+/*
  * Order the @n events of one tick, @grp (in file order), where several
  * threads' events of one address share it (order_run()); @live says
  * whether the block at an address was live before the tick. Returns 1
@@ -302,6 +311,9 @@ int hs_order_ties(struct hs_tie_work *w, struct hs_trace_event *grp, size_t n,
 	for (i = 0; i < n; i++) {
 		uint64_t a = grp[i].addr;
 
+		if (mask >= TIE_FAR && i + TIE_AHEAD < n)
+			__builtin_prefetch(
+			    &w->seen[seen_slot(grp[i + TIE_AHEAD].addr, mask)], 1);
 		if (!is_heap_op(grp[i].op) || !a)
 			continue;
 		k = seen_slot(a, mask);

@@ -878,6 +878,143 @@ static void stream_switches_from_lent_to_copied(void **state)
 	free(b.buf);
 }
 
+/* --- batches of one thread's events, then ties (issue 14, statspar) ----- */
+
+#define ONE_CHUNKS 4		/* thread A's chunks alone */
+#define ONE_TIE_ADDR 0x70000000 /* the block the tick's threads share */
+
+/*
+ * Thread A (tid 100) alone for ONE_CHUNKS chunks of LATE_PAIRS pairs, one
+ * event per tick, then a chunk in which A allocates ONE_TIE_ADDR at tick
+ * @tie - 1, and at tick @tie thread 2 frees it and allocates it again,
+ * thread 3 allocates and frees it (written so). The footer's index has
+ * each chunk's lowest time, so A's batches go on before 2 and 3 appear.
+ */
+static void build_one_then_ties(struct tb *b, uint64_t *tie)
+{
+	static struct hs_chunk_index idx[ONE_CHUNKS + 1];
+	static uint8_t raw[1 << 20];
+	uint64_t counts[HS_FC__COUNT] = {0}, tick = 1000;
+	unsigned c, i;
+	uint8_t *p;
+
+	tb_init(b);
+	for (c = 0; c < ONE_CHUNKS; c++) {
+		p = raw;
+		if (c == 0)
+			p = put_process(p);
+		idx[c].offset = b->len;
+		idx[c].first_ticks = tick;
+		p = put_span(p, 100, tick, 0x10000000);
+		for (i = 0; i < LATE_PAIRS; i++) {
+			p = hs_enc_alloc(p, HS_TAG_MALLOC, i ? 1 : 0, 32, 16 + i % 300, 0,
+					 0);
+			p = hs_enc_free(p, HS_TAG_FREE, 1, 0);
+		}
+		tick += 2 * LATE_PAIRS - 1;
+		idx[c].last_ticks = tick;
+		tick++;
+		put_chunk(b, HS_CHUNK_EVENTS, raw, (size_t)(p - raw), c,
+			  (size_t)(p - raw));
+	}
+	*tie = tick + 10;
+	idx[c].offset = b->len;
+	idx[c].first_ticks = *tie - 1;
+	idx[c].last_ticks = *tie;
+	p = put_span(raw, 100, *tie - 1, ONE_TIE_ADDR);
+	p = hs_enc_alloc(p, HS_TAG_MALLOC, 0, 0, 24, 0, 0);
+	p = put_span(p, 2, *tie, ONE_TIE_ADDR);
+	p = hs_enc_free(p, HS_TAG_FREE, 0, 0);
+	p = hs_enc_alloc(p, HS_TAG_MALLOC, 0, 0, 32, 0, 0);
+	p = put_span(p, 3, *tie, ONE_TIE_ADDR);
+	p = hs_enc_alloc(p, HS_TAG_MALLOC, 0, 0, 48, 0, 0);
+	p = hs_enc_free(p, HS_TAG_FREE, 0, 0);
+	put_chunk(b, HS_CHUNK_EVENTS, raw, (size_t)(p - raw), c, (size_t)(p - raw));
+	p = put_end(raw, *tie + 1, HS_END_EXIT, 0);
+	p = hs_tw_footer(p, counts, idx, ONE_CHUNKS + 1);
+	put_chunk(b, HS_CHUNK_END, raw, (size_t)(p - raw), c + 1, (size_t)(p - raw));
+}
+
+/* A sink that keeps the tick @tie's events and whether the shared block is live. */
+struct tie_sink {
+	uint64_t tie;
+	int live;
+	uint32_t thread[8];
+	char op[8];
+	size_t n;
+	size_t batches; /* events() calls before the tick */
+};
+
+static int tie_sink_events(void *ctx, const struct hs_trace_event *ev, size_t n)
+{
+	struct tie_sink *o = ctx;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (ev[i].addr != ONE_TIE_ADDR)
+			continue;
+		o->live = ev[i].op == HS_OP_ALLOC;
+		if ((uint64_t)ev[i].time != o->tie)
+			continue;
+		assert_true(o->n < 8);
+		o->thread[o->n] = ev[i].thread;
+		o->op[o->n++] = ev[i].op == HS_OP_FREE ? 'f' : 'a';
+	}
+	if (!o->n)
+		o->batches++;
+	return 0;
+}
+
+static int tie_sink_live(void *ctx, uint64_t addr)
+{
+	struct tie_sink *o = ctx;
+
+	return addr == ONE_TIE_ADDR && o->live;
+}
+
+/*
+ * The caller's side gives a batch of one thread's events to the sink
+ * whole (no ties to order); once other threads' events come, a tick
+ * they share is ordered as ever: thread 2's free,
+ * thread 3's allocation and free, thread 2's allocation (in file order
+ * thread 2 would allocate a live block). With and without the pool.
+ */
+static void one_thread_batches_then_ties(void **state)
+{
+	static const char *const threads[] = {"0", "3"};
+	struct hs_diag diag = HS_DIAG_INIT("one");
+	struct tie_sink o;
+	struct hs_trace_sink sink = {
+	    .events = tie_sink_events, .live = tie_sink_live, .ctx = &o};
+	struct hs_trace t;
+	struct tb b;
+	uint64_t tie;
+	char got[32];
+	size_t i, k, len;
+
+	(void)state;
+	build_one_then_ties(&b, &tie);
+	for (k = 0; k < 2; k++) {
+		memset(&o, 0, sizeof(o));
+		o.tie = tie;
+		setenv("HEAPSCOPE_READ_THREADS", threads[k], 1);
+		assert_int_equal(hs_trace_stream_mem(b.buf, b.len, "one", &t, &sink, &diag),
+				 0);
+		unsetenv("HEAPSCOPE_READ_THREADS");
+		/* thread A's events went on in batches before the tick */
+		assert_true(o.batches >= (size_t)ONE_CHUNKS * 2 * LATE_PAIRS / BATCH_EVENTS / 2);
+		assert_int_equal(o.n, 4);
+		for (i = 0, len = 0; i < o.n; i++)
+			len += (size_t)snprintf(got + len, sizeof(got) - len, "%s%llu%c",
+						i ? " " : "",
+						(unsigned long long)t.threads[o.thread[i]].tid,
+						o.op[i]);
+		assert_string_equal(got, "2f 3a 3f 2a");
+		hs_trace_release(&t);
+	}
+	free(b.buf);
+}
+
 /* --- declared sizes the data does not back (issue 19, item 8) ---------- */
 
 /*
@@ -974,6 +1111,7 @@ int main(void)
 	    cmocka_unit_test(late_chunk_waits_in_the_file),
 	    cmocka_unit_test(stream_lends_the_stage),
 	    cmocka_unit_test(stream_switches_from_lent_to_copied),
+	    cmocka_unit_test(one_thread_batches_then_ties),
 	};
 	return cmocka_run_group_tests_name("trace_prefetch", tests, NULL, NULL);
 }
