@@ -21,7 +21,8 @@
  * result of the first listed step with its patterns. With UB_MARKS set
  * in the environment, each step prints "MARK step start,end" to stderr
  * in CLOCK_MONOTONIC seconds: `perf record -k CLOCK_MONOTONIC` then
- * `perf report --time start,end` shows that step alone.
+ * `perf report --time start,end` shows that step alone. With UB_PHASES
+ * set, each step prints the wall seconds of its phases to stderr.
  *
  * Owns everything it makes; frees each step's results before the next,
  * and the round's filter results at its end.
@@ -86,6 +87,20 @@ static int first_rows(const struct hs_view_parts *p, size_t n)
 
 static int run_step[NR_SETTINGS];
 
+/*
+ * With UB_PHASES set: the wall seconds of each phase of a step (filter,
+ * call tree, ByName parts, CallTree parts, the first rows), to stderr.
+ */
+static double phase_t0;
+static void phase(const char *what)
+{
+	double t = wall_now();
+
+	if (what && getenv("UB_PHASES"))
+		fprintf(stderr, " %s %.3f", what, t - phase_t0);
+	phase_t0 = t;
+}
+
 /* The steps to run: @list ("0,4"), or every one when NULL. 0 or -1. */
 static int parse_steps(const char *list)
 {
@@ -136,27 +151,36 @@ static int one_update(const struct hs_stack_source *src, size_t k,
 		    same_text(settings[j].inc, s->inc) &&
 		    same_text(settings[j].exc, s->exc))
 			break;
+	phase(NULL);
 	if (j == k) {
 		err = hs_calltree_filter(src, &p, &filters[k], &diag);
 		if (err)
 			return err;
 		built[k] = 1;
+		phase("filter");
 	}
 	err = hs_calltree_build_on(&ct, &filters[j], &p);
 	if (err)
 		return err;
+	phase("tree");
 	err = hs_view_parts_build(&byname, &ct, HS_VIEW_BYNAME);
 	if (!err) {
+		phase("byname");
 		err = hs_view_parts_build(&tree, &ct, HS_VIEW_CALLTREE);
 		if (!err) {
+			phase("calltree");
 			err = first_rows(&byname, 200);
 			if (!err)
 				err = first_rows(&tree, 200);
+			phase("rows");
 			hs_view_parts_release(&tree);
 		}
 		hs_view_parts_release(&byname);
 	}
 	hs_calltree_release(&ct);
+	phase("release");
+	if (getenv("UB_PHASES"))
+		fprintf(stderr, " (step %zu)\n", k);
 	return err;
 }
 
