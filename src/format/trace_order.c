@@ -67,6 +67,8 @@ int hs__order_publish(struct hs__order *s, size_t n)
 	if (b->lent)
 		s->stg[b->lent - 1].lent++;
 	s->in_flight += n;
+	if (s->in_flight_max == STREAM_COPY_IN_FLIGHT && s->in_flight > s->copy_in_flight)
+		s->copy_in_flight = s->in_flight;
 	s->head++;
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
@@ -1066,6 +1068,7 @@ static int stream(struct reading *rd, const struct hs_trace_sink *sink)
 	t->stream_deferred = s.deferred;
 	t->stream_lent = s.lent;
 	t->stream_copied = s.copied;
+	t->stream_copy_in_flight = s.copy_in_flight;
 out:
 	hs_trace_reader_close(&rd->r);
 	for (i = 0; i < NR_BATCHES; i++)

@@ -161,6 +161,7 @@ struct hs__order {
 	size_t copied;		    /* batches copied (for tests) */
 	int lend_off;		    /* batches are copies (no index, or a large stage) */
 	size_t in_flight_max;	    /* STREAM_IN_FLIGHT, or STREAM_COPY_IN_FLIGHT */
+	size_t copy_in_flight;	    /* the most in flight under the latter (tests) */
 	struct hs_trace_event *run; /* late events in order, until they merge */
 	size_t run_n, run_alloc;
 	uint32_t run_thread; /* the thread whose events come now */
