@@ -238,6 +238,15 @@ struct view {
 		size_t *last; /* key -> its latest sample here, or SIZE_MAX */
 		size_t nr_last;
 		struct hs_memview_opts o;
+		/*
+		 * Only summed (hs_memview_pass_sum_temporary()): @out is
+		 * @own, whose samples (one per key and tick, as always) get
+		 * no stacks; view_finish() leaves their sums in @bytes and
+		 * @count and frees them
+		 */
+		int sums_only;
+		struct hs_stack_source own;
+		double bytes, count;
 	} side[HS_MEM__COUNT];
 	/*
 	 * The heap views' default FoldPats (heap_fold()), found once for
@@ -989,8 +998,11 @@ static void view_release(struct view *v)
 	hs_free(v->maps.m);
 	hs_free(v->maps.pieces);
 	hs_free(v->fold);
-	for (k = 0; k < HS_MEM__COUNT; k++)
+	for (k = 0; k < HS_MEM__COUNT; k++) {
 		hs_free(v->side[k].last);
+		if (v->side[k].sums_only)
+			hs_source_release(&v->side[k].own);
+	}
 }
 
 /*
@@ -1313,6 +1325,15 @@ static int view_finish(struct view *v, const struct hs_trace *t)
 	live_release(&v->live);
 	if (!err)
 		fold_start(v, t);
+	/* an output only summed: its sums, then its samples go (the
+	 * same sums, in the same order, as hs_source_totals() of the view) */
+	for (k = 0; k < HS_MEM__COUNT && !err; k++)
+		if (v->side[k].sums_only) {
+			hs_source_totals(&v->side[k].own, &v->side[k].bytes,
+					 &v->side[k].count);
+			hs_source_release(&v->side[k].own);
+			hs_source_init(&v->side[k].own);
+		}
 	/* peak: the stacks of the allocations up to the peak, no more */
 	nr_keys = v->o->kind == HS_MEM_PEAK ? v->peak.nr_keys : v->keys.n;
 	if (!err && v->out) {
@@ -1321,14 +1342,14 @@ static int view_finish(struct view *v, const struct hs_trace *t)
 
 		outs[n++] = (struct output){v->o, v->out, nr_keys, 0};
 		for (k = 0; k < HS_MEM__COUNT; k++)
-			if (v->side[k].out)
+			if (v->side[k].out && !v->side[k].sums_only)
 				outs[n++] = (struct output){&v->side[k].o, v->side[k].out,
 							    v->keys.n, 0};
 		err = finish_outputs(v, t, outs, n);
 	}
 	/* without the peak view (run's summary) the side views are only summed */
 	for (k = 0; k < HS_MEM__COUNT && !err && !v->out; k++)
-		if (v->side[k].out)
+		if (v->side[k].out && !v->side[k].sums_only)
 			err = finish_output(v, t, &v->side[k].o, v->side[k].out,
 					    v->keys.n, 1);
 	/* (the FoldPats' thread ends before the view does) */
@@ -1613,6 +1634,28 @@ int hs_memview_pass_new_heap(const struct hs_trace *t, const struct hs_memview_o
 		sd->o.kind = side_kind[k];
 	}
 	return err;
+}
+
+void hs_memview_pass_sum_temporary(struct hs_memview_pass *pass)
+{
+	struct side *sd = &pass->v.side[HS_MEM_TEMPORARY];
+
+	HS_BUG_ON(sd->out || pass->v.o->kind != HS_MEM_PEAK);
+	hs_source_init(&sd->own);
+	sd->out = &sd->own;
+	sd->sums_only = 1;
+	sd->o = *pass->v.o;
+	sd->o.kind = HS_MEM_TEMPORARY;
+}
+
+void hs_memview_pass_temporary_totals(const struct hs_memview_pass *pass, double *bytes,
+				      double *count)
+{
+	const struct side *sd = &pass->v.side[HS_MEM_TEMPORARY];
+
+	HS_BUG_ON(!sd->sums_only);
+	*bytes = sd->bytes;
+	*count = sd->count;
 }
 
 void hs_memview_pass_prefetch(const struct hs_memview_pass *pass, uint64_t addr)

@@ -197,6 +197,17 @@ hs_memview_pass_new_heap(const struct hs_trace *t, const struct hs_memview_opts 
 			 struct hs_stack_source *leaks, struct hs_stack_source *temporary,
 			 struct hs_memview_pass **pass);
 /*
+ * A pass of hs_memview_pass_new_heap() given no @temporary also sums the
+ * temporary view (call before its first event): what stats prints of
+ * it, without the view's stacks (a quarter of the stacks stats' pass
+ * makes). After hs_memview_pass_finish(), hs_memview_pass_temporary_totals()
+ * gives the bytes and allocations that hs_source_totals() of that view
+ * gives, bit for bit (the same samples, summed in the same order).
+ */
+void hs_memview_pass_sum_temporary(struct hs_memview_pass *pass);
+void hs_memview_pass_temporary_totals(const struct hs_memview_pass *pass, double *bytes,
+				      double *count);
+/*
  * One event to a pass of hs_memview_pass_new_heap(), saying what it did
  * to the live blocks, for a consumer that needs them too (the totals,
  * hs_heap_totals_pass_event_known()): 1 with the size of the block it

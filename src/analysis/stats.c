@@ -349,7 +349,7 @@ int hs_heap_leaks_path(const char *path, struct hs_leak_totals *out, struct hs_d
  * for the timeline) and the peak view, which also gives the alloc, leaks
  * and temporary views from the same keys and live blocks.
  */
-enum { SV_ALLOC, SV_LEAKS, SV_PEAK, SV_TEMPORARY, SV__COUNT };
+enum { SV_ALLOC, SV_LEAKS, SV_PEAK, SV__COUNT };
 
 struct stats_pass {
 	struct hs_heap_totals tot;
@@ -402,15 +402,21 @@ static int stats_live(void *ctx, uint64_t addr)
 	return hs_memview_pass_live(sp->heap, addr);
 }
 
+/* (the temporary view only summed: stats prints its totals alone) */
 static int stats_pass_init(struct stats_pass *sp, const struct hs_trace *t)
 {
+	int err;
+
 	memset(sp, 0, sizeof(*sp));
 	hs_heap_totals_pass_init(&sp->totals, t, &sp->tot, &sp->curve);
 	sp->opts = (struct hs_memview_opts)HS_MEMVIEW_OPTS_INIT;
 	sp->opts.kind = HS_MEM_PEAK;
-	return hs_memview_pass_new_heap(t, &sp->opts, &sp->src[SV_PEAK],
-					&sp->src[SV_ALLOC], &sp->src[SV_LEAKS],
-					&sp->src[SV_TEMPORARY], &sp->heap);
+	err =
+	    hs_memview_pass_new_heap(t, &sp->opts, &sp->src[SV_PEAK], &sp->src[SV_ALLOC],
+				     &sp->src[SV_LEAKS], NULL, &sp->heap);
+	if (!err)
+		hs_memview_pass_sum_temporary(sp->heap);
+	return err;
 }
 
 static void stats_pass_release(struct stats_pass *sp)
@@ -559,8 +565,8 @@ static int stats_finish(struct stats_pass *sp, const struct hs_trace *t,
 		err = top(&sp->src[SV_PEAK], n, &s->at_peak, NULL, &m, &c, diag);
 	/* temporary allocations */
 	if (!err)
-		hs_source_totals(&sp->src[SV_TEMPORARY], &s->temporary_bytes,
-				 &s->temporary_allocations);
+		hs_memview_pass_temporary_totals(sp->heap, &s->temporary_bytes,
+						 &s->temporary_allocations);
 	/* the alloc view's top call sites (its error first, as when they
 	 * came first) */
 	if (alloc_top.src && top_wait(&alloc_top, diag))

@@ -35,7 +35,7 @@ int hs__order_publish(struct hs__order *s, size_t n)
 		n++;
 	pthread_mutex_lock(&s->mu);
 	while ((s->head - s->tail >= NR_BATCHES ||
-		(s->head > s->tail && s->in_flight + n > STREAM_IN_FLIGHT)) &&
+		(s->head > s->tail && s->in_flight + n > s->in_flight_max)) &&
 	       !s->stop)
 		pthread_cond_wait(&s->cv, &s->mu);
 	stop = s->stop;
@@ -67,6 +67,8 @@ int hs__order_publish(struct hs__order *s, size_t n)
 	if (b->lent)
 		s->stg[b->lent - 1].lent++;
 	s->in_flight += n;
+	if (s->in_flight_max == STREAM_COPY_IN_FLIGHT && s->in_flight > s->copy_in_flight)
+		s->copy_in_flight = s->in_flight;
 	s->head++;
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
@@ -177,6 +179,10 @@ int hs__order_room(struct hs__order *s, size_t n)
 				s->stg[i].alloc = 0;
 			}
 		s->lend_off = 1;
+		/* (the caller's side reads it too: it frees the copies) */
+		pthread_mutex_lock(&s->mu);
+		s->in_flight_max = STREAM_COPY_IN_FLIGHT;
+		pthread_mutex_unlock(&s->mu);
 	}
 	i = s->lend_off ? s->stg_cur : stage_free_buf(s);
 	if (i == STAGE_BUFS)
@@ -999,6 +1005,7 @@ static int stream(struct reading *rd, const struct hs_trace_sink *sink)
 	s.run_thread = UINT32_MAX;
 	s.last_thread = UINT32_MAX;
 	s.mixed_to = INT64_MIN;
+	s.in_flight_max = STREAM_IN_FLIGHT;
 	rd->s = &s;
 	hs__order_index(&rd->r, &s);
 	/* (without the index the stage holds a window: copies) */
@@ -1015,7 +1022,7 @@ static int stream(struct reading *rd, const struct hs_trace_sink *sink)
 	}
 	for (;;) {
 		struct batch *b;
-		int failed;
+		int failed, copy_cap;
 
 		pthread_mutex_lock(&s.mu);
 		while (s.tail == s.head && !s.done)
@@ -1031,10 +1038,11 @@ static int stream(struct reading *rd, const struct hs_trace_sink *sink)
 		}
 		b = &s.b[s.tail % NR_BATCHES];
 		failed = s.done && s.read_err;
+		copy_cap = s.in_flight_max < STREAM_IN_FLIGHT;
 		pthread_mutex_unlock(&s.mu);
 		if (!err && !failed)
 			err = stream_consume(&s, b);
-		if (b->alloc > BATCH_KEEP) {
+		if (b->alloc > BATCH_KEEP || copy_cap) {
 			hs_free(b->own);
 			b->own = NULL;
 			b->alloc = 0;
@@ -1060,6 +1068,7 @@ static int stream(struct reading *rd, const struct hs_trace_sink *sink)
 	t->stream_deferred = s.deferred;
 	t->stream_lent = s.lent;
 	t->stream_copied = s.copied;
+	t->stream_copy_in_flight = s.copy_in_flight;
 out:
 	hs_trace_reader_close(&rd->r);
 	for (i = 0; i < NR_BATCHES; i++)

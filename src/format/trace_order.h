@@ -58,6 +58,12 @@
  * while the caller's side works through this one: at 16k, the two sides
  * took turns (`stats` of a 10M-event trace 1.45x the wall time) */
 #define STREAM_IN_FLIGHT (64 * BATCH_EVENTS)
+/* the same once a large stage turned lending off (hs__order_room()): its
+ * staged events already hold megabytes, and batches in flight are copies
+ * beside them, each buffer freed once the caller's side is done with it.
+ * python3's exit (a stage of 110k events, then 62 copied batches): 4 MB
+ * less at `stats`' highest point */
+#define STREAM_COPY_IN_FLIGHT (16 * BATCH_EVENTS)
 /* a batch's buffer larger than this (a large tick's) is freed once the
  * caller's side is done with it */
 #define BATCH_KEEP (2 * BATCH_EVENTS)
@@ -121,7 +127,7 @@ struct batch {
  * STAGE_LEND_MAX (threads whose events come out of order) waits for
  * every batch to come back, keeps only its current buffer, and batches
  * are copies from then on (@lend_off), as the earlier memory bound
- * wants.
+ * wants, at most STREAM_COPY_IN_FLIGHT events of them in flight.
  */
 #define STAGE_BUFS 4
 #define STAGE_LEND_MAX (4 * STREAM_FLOOR)
@@ -154,6 +160,8 @@ struct hs__order {
 	size_t lent;		    /* batches lent (for tests) */
 	size_t copied;		    /* batches copied (for tests) */
 	int lend_off;		    /* batches are copies (no index, or a large stage) */
+	size_t in_flight_max;	    /* STREAM_IN_FLIGHT, or STREAM_COPY_IN_FLIGHT */
+	size_t copy_in_flight;	    /* the most in flight under the latter (tests) */
 	struct hs_trace_event *run; /* late events in order, until they merge */
 	size_t run_n, run_alloc;
 	uint32_t run_thread; /* the thread whose events come now */

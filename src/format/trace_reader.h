@@ -307,6 +307,10 @@ struct hs_trace {
 	 * after a stage too large to lend from: both counters non-zero show
 	 * the switch) */
 	size_t stream_copied;
+	/* hs_trace_stream(): the most events in batches handed over at once
+	 * after a stage too large to lend from (at most
+	 * STREAM_COPY_IN_FLIGHT, unless one tick has more; 0: no such stage) */
+	size_t stream_copy_in_flight;
 };
 
 /*

@@ -1069,6 +1069,68 @@ static void heap_pass_without_peak(void **state)
 	free(b.buf);
 }
 
+/*
+ * The temporary view only summed (hs_memview_pass_sum_temporary(), what
+ * stats asks): the totals of the view built alone, bit for bit, on an
+ * unsampled trace and a sampled one (weights that are not whole
+ * numbers), beside the peak, alloc and leaks outputs it leaves as they
+ * were.
+ */
+static void heap_pass_temporary_summed(void **state)
+{
+	static const uint64_t sample_bytes[2] = {0, 256};
+	struct hs_memview_opts o = HS_MEMVIEW_OPTS_INIT, alone = HS_MEMVIEW_OPTS_INIT;
+	struct hs_diag diag = HS_DIAG_INIT("t");
+	struct hs_stack_source got[3], full[4], want;
+	struct hs_memview_pass *pass, *whole;
+	double bytes, count, want_bytes, want_count;
+	struct hs_trace t;
+	struct tb b;
+	unsigned s, k;
+
+	(void)state;
+	o.kind = HS_MEM_PEAK;
+	alone.kind = HS_MEM_TEMPORARY;
+	for (s = 0; s < 2; s++) {
+		build_random(&b, 41 + s, 1);
+		assert_int_equal(hs_trace_load_mem(b.buf, b.len, "t", &t, &diag), 0);
+		t.info.sample_bytes = sample_bytes[s];
+		assert_int_equal(hs_memview_pass_new_heap(&t, &o, &got[0], &got[1],
+							  &got[2], NULL, &pass),
+				 0);
+		hs_memview_pass_sum_temporary(pass);
+		pass_every_event(pass, &t);
+		assert_int_equal(hs_memview_pass_finish(pass, &diag), 0);
+		hs_memview_pass_temporary_totals(pass, &bytes, &count);
+		assert_int_equal(hs_memview_build(&t, &alone, &want, NULL, &diag), 0);
+		assert_true(want.nr_samples > 10);
+		hs_source_totals(&want, &want_bytes, &want_count);
+		assert_true(count > 0);
+		assert_true(bytes == want_bytes);
+		assert_true(count == want_count);
+		/* the other outputs: those of a pass that made all four */
+		assert_int_equal(hs_memview_pass_new_heap(&t, &o, &full[0], &full[1],
+							  &full[2], &full[3], &whole),
+				 0);
+		pass_every_event(whole, &t);
+		assert_int_equal(hs_memview_pass_finish(whole, &diag), 0);
+		for (k = 0; k < 3; k++) {
+			same_source(&got[k], &full[k]);
+			same_stack_tables(&got[k], &full[k]);
+		}
+		for (k = 0; k < 4; k++) {
+			if (k < 3)
+				hs_source_release(&got[k]);
+			hs_source_release(&full[k]);
+		}
+		hs_source_release(&want);
+		hs_memview_pass_free(whole);
+		hs_memview_pass_free(pass);
+		hs_trace_release(&t);
+		free(b.buf);
+	}
+}
+
 /* run's summary in one pass: the totals and the leaks of their own passes. */
 static void summary_in_one_pass(void **state)
 {
@@ -1325,6 +1387,7 @@ int main(void)
 	    cmocka_unit_test(heap_pass_batched_as_one_by_one),
 	    cmocka_unit_test(live_table_of_many_blocks),
 	    cmocka_unit_test(heap_pass_without_peak),
+	    cmocka_unit_test(heap_pass_temporary_summed),
 	    cmocka_unit_test(summary_in_one_pass),
 	    cmocka_unit_test(summary_in_steps),
 	    cmocka_unit_test(heap_pass_out_of_memory),

@@ -878,6 +878,43 @@ static void stream_switches_from_lent_to_copied(void **state)
 	free(b.buf);
 }
 
+/* collect(), slowly for the lent batches as above, then a little for
+ * every batch: the reading side, faster, fills what may be in flight */
+static int collect_slowly_throughout(void *ctx, const struct hs_trace_event *ev, size_t n)
+{
+	struct collected *c = ctx;
+
+	usleep(c->n < (size_t)SWITCH_FROM * 2 * LATE_PAIRS ? 3000 : 300);
+	return collect(ctx, ev, n);
+}
+
+/*
+ * Once a stage too large to lend from has turned lending off, the copied
+ * batches in flight hold at most STREAM_COPY_IN_FLIGHT events (one event
+ * per tick here), beside the stage: not STREAM_IN_FLIGHT's 64 batches.
+ */
+static void stream_copies_fewer_in_flight(void **state)
+{
+	struct collected got;
+	struct hs_trace t;
+	struct tb b;
+
+	(void)state;
+	/* (what is copied after the switch is more than either bound) */
+	assert_true((size_t)(LATE_CHUNKS - SWITCH_FROM) * 2 * LATE_PAIRS >
+		    STREAM_IN_FLIGHT);
+	build_late_from(&b, SWITCH_FROM);
+	stream_alone_is_loaded(&b, "copies", LATE_EVENTS, collect_slowly_throughout, &t,
+			       &got);
+	assert_true(t.stream_lent > 0 && t.stream_copied > 0);
+	/* the reading side got ahead, up to the bound and no further */
+	assert_true(t.stream_copy_in_flight > STREAM_COPY_IN_FLIGHT / 2);
+	assert_true(t.stream_copy_in_flight <= STREAM_COPY_IN_FLIGHT);
+	hs_trace_release(&t);
+	free(got.ev);
+	free(b.buf);
+}
+
 /* --- batches of one thread's events, then ties (issue 14, statspar) ----- */
 
 #define ONE_CHUNKS 4		/* thread A's chunks alone */
@@ -1111,6 +1148,7 @@ int main(void)
 	    cmocka_unit_test(late_chunk_waits_in_the_file),
 	    cmocka_unit_test(stream_lends_the_stage),
 	    cmocka_unit_test(stream_switches_from_lent_to_copied),
+	    cmocka_unit_test(stream_copies_fewer_in_flight),
 	    cmocka_unit_test(one_thread_batches_then_ties),
 	};
 	return cmocka_run_group_tests_name("trace_prefetch", tests, NULL, NULL);
