@@ -24,7 +24,11 @@
  * "merging": the stacks made under them are looked up in (and added to)
  * an index of their own. Every other stack is new, and is appended. On
  * a profile whose only change is the collapse of a few `[unknown]`
- * frames, almost nothing is looked up.
+ * frames, almost nothing is looked up. A source with locations is the
+ * exception: stacks that differ only in their leaf's line (three calls
+ * to malloc from one function) are distinct input stacks with the same
+ * frame and caller, which the views show as one node; there every
+ * stack is looked up.
  */
 #include "analysis/filter.h"
 #include "analysis/group.h"
@@ -361,6 +365,7 @@ static int number_stacks(struct apply *a)
 	const struct hs_stack_source *in = a->in;
 	struct hs_filtered *f = a->f;
 	size_t s, nr_shared;
+	int locs = in->stack_loc != NULL; /* same (frame, caller), other lines */
 	int err = mark_shared_frames(a);
 
 	if (err)
@@ -375,7 +380,7 @@ static int number_stacks(struct apply *a)
 	 */
 	for (s = 0, nr_shared = 0; s < in->nr_stacks; s++)
 		nr_shared += f->map[s] != HS_DROPPED && a->s_up[s] == s &&
-			     a->frame_shared[a->fi[in->stack_frame[s]].out];
+			     (locs || a->frame_shared[a->fi[in->stack_frame[s]].out]);
 	if (nr_shared && hs_idindex_reserve(&a->merge_index, nr_shared))
 		return -ENOMEM;
 	for (s = 0; s < in->nr_stacks; s++) {
@@ -393,7 +398,7 @@ static int number_stacks(struct apply *a)
 		}
 		k.frame = a->fi[in->stack_frame[s]].out;
 		k.caller = caller == HS_NO_STACK ? HS_NO_STACK : f->map[caller];
-		if (!a->frame_shared[k.frame] &&
+		if (!locs && !a->frame_shared[k.frame] &&
 		    (k.caller == HS_NO_STACK || !a->o_merging[k.caller])) {
 			/* no earlier stack can have this output: a new one */
 			err = hs_source_append_stack(&f->out, k.frame, k.caller, &id);

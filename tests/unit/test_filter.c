@@ -205,6 +205,52 @@ static void borrowed_stacks(void **state)
 	hs_source_release(&src);
 }
 
+/*
+ * Stacks that differ only in their leaf's line (one function calling
+ * malloc from three lines) are one stack to the views: CallTree keys a
+ * node's children by name, so the filter must give them one output
+ * stack, with or without patterns.
+ */
+static void lines_of_one_frame_merge(void **state)
+{
+	struct hs_stack_source src;
+	struct hs_filtered f;
+	uint32_t main_f, ins_f, top, loc[3], st[3], out, o;
+	double m, c;
+	size_t i;
+
+	(void)state;
+	hs_source_init(&src);
+	assert_int_equal(hs_source_intern_frame(&src, "app!main", 8, &main_f), 0);
+	assert_int_equal(hs_source_intern_frame(&src, "app!insert", 10, &ins_f), 0);
+	assert_int_equal(hs_source_intern_stack(&src, main_f, HS_NO_STACK, &top), 0);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(hs_source_intern_loc(&src, "app.c", 5, (uint32_t)(20 + i),
+						      &loc[i]),
+				 0);
+		assert_int_equal(
+		    hs_source_intern_stack_loc(&src, ins_f, top, loc[i], &st[i]), 0);
+		assert_int_equal(hs_source_add_sample(&src, 0, 8.0 * (double)(i + 1), 1, st[i]),
+				 0);
+	}
+	assert_int_not_equal(st[0], st[1]);
+	apply(&src, NULL, NULL, NULL, NULL, &f);
+	assert_int_equal(hs_filtered_sample(&f, 0, &out, &m, &c), 1);
+	for (i = 1; i < 3; i++) {
+		assert_int_equal(hs_filtered_sample(&f, i, &o, &m, &c), 1);
+		assert_int_equal(o, out);
+	}
+	assert_string_equal(stack_text(&f.out, out), "app!main;app!insert");
+	hs_filtered_release(&f);
+	/* a pattern that changes nothing on these stacks: the same */
+	apply(&src, NULL, "other!x", NULL, NULL, &f);
+	assert_int_equal(hs_filtered_sample(&f, 0, &out, &m, &c), 1);
+	assert_int_equal(hs_filtered_sample(&f, 2, &o, &m, &c), 1);
+	assert_int_equal(o, out);
+	hs_filtered_release(&f);
+	hs_source_release(&src);
+}
+
 static void plain_groups(void **state)
 {
 	struct hs_stack_source src;
@@ -897,6 +943,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(display_names_and_collapse),
 		cmocka_unit_test(same_short_name_different_frames),
+		cmocka_unit_test(lines_of_one_frame_merge),
 		cmocka_unit_test(plain_groups),
 		cmocka_unit_test(entry_groups),
 		cmocka_unit_test(recursion),
