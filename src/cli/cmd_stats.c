@@ -287,7 +287,10 @@ static int show_traces(const char *name, char *const *paths, size_t n,
 		hs_free(events);
 		return cli_fail("stats: out of memory");
 	}
-	/* one streamed pass a trace: memory bounded by the live blocks and the stacks */
+	/* one streamed pass a trace: memory bounded by the live blocks and
+	 * the stacks, the reading side's buffers handed back as they go */
+	if (hs_alloc_map_large())
+		pr_debug("stats: the allocator kept its own threshold");
 	if (n == 1)
 		err = hs_heap_stats_compute_path(paths[0], o, &t[0], &s, &diag);
 	else

@@ -278,6 +278,9 @@ static int load_view(const char *cmd, const struct cli_input *in, const char *fr
 		return cli_fail("%s: the trace has no '%s' source (it has: %s)", in->name,
 				source,
 				source_names(avail, n_avail, names, sizeof(names)));
+	/* (the streamed read's buffers handed back as they go: common/alloc.h) */
+	if (hs_alloc_map_large())
+		pr_debug("%s: the allocator kept its own threshold", cmd);
 	err = hs_memview_build_path(in->path, &own_mv, src, info, &diag);
 	if (!err)
 		cli_trace_warn(in->name, info->cut_off, info->events, info->lost,

@@ -3,6 +3,7 @@
  */
 #include "common/alloc.h"
 #include <errno.h>
+#include <malloc.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -40,6 +41,11 @@ static _Atomic int shrink_fails;
 void hs_map_shrink_fail(int on)
 {
 	atomic_store_explicit(&shrink_fails, on, memory_order_relaxed);
+}
+
+int hs_alloc_map_large(void)
+{
+	return mallopt(M_MMAP_THRESHOLD, (int)HS_MAP_LARGE) ? 0 : -EINVAL;
 }
 
 void *hs_malloc(size_t size)

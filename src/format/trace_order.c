@@ -20,7 +20,7 @@
  */
 int hs__order_publish(struct hs__order *s, size_t n)
 {
-	struct hs_trace_event *ev = s->stage + s->st_head;
+	struct hs_trace_event *ev = s->stage + s->st_head, *old = NULL;
 	size_t avail = s->st_end - s->st_head;
 	struct batch *b;
 	int stop;
@@ -39,11 +39,20 @@ int hs__order_publish(struct hs__order *s, size_t n)
 	       !s->stop)
 		pthread_cond_wait(&s->cv, &s->mu);
 	stop = s->stop;
-	pthread_mutex_unlock(&s->mu);
-	if (stop)
-		return -ECANCELED;
 	/* (the slot is free: the caller's side is done with it) */
 	b = &s->b[s->head % NR_BATCHES];
+	if (s->lend_off && n > b->alloc && s->spare_alloc >= n) {
+		old = b->own;
+		b->own = s->spare;
+		b->alloc = s->spare_alloc;
+		s->spare = NULL;
+		s->spare_alloc = 0;
+		s->spares++;
+	}
+	pthread_mutex_unlock(&s->mu);
+	hs_free(old);
+	if (stop)
+		return -ECANCELED;
 	if (s->lend_off) {
 		if (n > b->alloc &&
 		    HS_GROW(b->own, n > BATCH_EVENTS ? n : BATCH_EVENTS, b->alloc))
@@ -1021,6 +1030,8 @@ static int stream(struct reading *rd, const struct hs_trace_sink *sink)
 		goto out;
 	}
 	for (;;) {
+		struct hs_trace_event *drop;
+		size_t drop_alloc = 0;
 		struct batch *b;
 		int failed, copy_cap;
 
@@ -1042,12 +1053,21 @@ static int stream(struct reading *rd, const struct hs_trace_sink *sink)
 		pthread_mutex_unlock(&s.mu);
 		if (!err && !failed)
 			err = stream_consume(&s, b);
+		drop = NULL;
 		if (b->alloc > BATCH_KEEP || copy_cap) {
-			hs_free(b->own);
+			drop = b->own;
+			drop_alloc = b->alloc;
 			b->own = NULL;
 			b->alloc = 0;
 		}
 		pthread_mutex_lock(&s.mu);
+		if (drop && drop_alloc > BATCH_KEEP && drop_alloc > s.spare_alloc) {
+			struct hs_trace_event *was = s.spare;
+
+			s.spare = drop;
+			s.spare_alloc = drop_alloc;
+			drop = was;
+		}
 		if (b->lent)
 			s.stg[b->lent - 1].lent--;
 		b->lent = 0;
@@ -1055,6 +1075,7 @@ static int stream(struct reading *rd, const struct hs_trace_sink *sink)
 		s.tail++;
 		pthread_cond_broadcast(&s.cv);
 		pthread_mutex_unlock(&s.mu);
+		hs_free(drop);
 	}
 	pthread_join(th, NULL);
 	rerr = s.read_err;
@@ -1068,11 +1089,13 @@ static int stream(struct reading *rd, const struct hs_trace_sink *sink)
 	t->stream_deferred = s.deferred;
 	t->stream_lent = s.lent;
 	t->stream_copied = s.copied;
+	t->stream_spares = s.spares;
 	t->stream_copy_in_flight = s.copy_in_flight;
 out:
 	hs_trace_reader_close(&rd->r);
 	for (i = 0; i < NR_BATCHES; i++)
 		hs_free(s.b[i].own);
+	hs_free(s.spare);
 	/* (the stage is one of them) */
 	for (i = 0; i < STAGE_BUFS; i++)
 		hs_free(s.stg[i].ev);

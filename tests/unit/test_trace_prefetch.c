@@ -915,6 +915,78 @@ static void stream_copies_fewer_in_flight(void **state)
 	free(b.buf);
 }
 
+/* --- large ticks' copies (issue 14, pystats) ----------------------------- */
+
+#define BIG_TICKS 96	   /* ticks, more than NR_BATCHES */
+#define BIG_TICK_PAIRS 3000 /* allocations and frees at each */
+#define BIG_PER_CHUNK 8	   /* ticks a chunk */
+#define BIG_EVENTS ((size_t)2 * BIG_TICKS * BIG_TICK_PAIRS)
+
+/*
+ * One thread, BIG_TICKS ticks of 2 * BIG_TICK_PAIRS events each (more
+ * than BATCH_KEEP: each tick's batch a buffer of its own), and no chunk
+ * index: every batch is a copy.
+ */
+static void build_big_ticks(struct tb *b)
+{
+	static uint8_t raw[1 << 20];
+	uint64_t counts[HS_FC__COUNT] = {0}, tick = 1000;
+	unsigned c, k, i, seq = 0;
+	uint8_t *p;
+
+	tb_init(b);
+	for (c = 0; c < BIG_TICKS / BIG_PER_CHUNK; c++) {
+		p = raw;
+		if (c == 0)
+			p = put_process(p);
+		p = put_span(p, 100, tick, 0x10000000);
+		for (k = 0; k < BIG_PER_CHUNK; k++, tick += 7)
+			for (i = 0; i < BIG_TICK_PAIRS; i++) {
+				p = hs_enc_alloc(p, HS_TAG_MALLOC, i || !k ? 0 : 7, 32,
+						 16 + i % 300, 0, 0);
+				p = hs_enc_free(p, HS_TAG_FREE, 0, 0);
+			}
+		assert_true((size_t)(p - raw) < sizeof(raw));
+		put_chunk(b, HS_CHUNK_EVENTS, raw, (size_t)(p - raw), seq++,
+			  (size_t)(p - raw));
+	}
+	p = put_end(raw, tick + 1, HS_END_EXIT, 0);
+	p = hs_tw_footer(p, counts, NULL, 0);
+	put_chunk(b, HS_CHUNK_END, raw, (size_t)(p - raw), seq, (size_t)(p - raw));
+}
+
+/* collect(), slowly: the reading side waits for room at each batch */
+static int collect_each_slowly(void *ctx, const struct hs_trace_event *ev, size_t n)
+{
+	usleep(2000);
+	return collect(ctx, ev, n);
+}
+
+/*
+ * A large tick's copy goes to the buffer of one the caller's side is
+ * done with (the stream's spare), not to a new one each time, and the
+ * events are still the loaded trace's.
+ */
+static void stream_reuses_large_ticks_buffers(void **state)
+{
+	struct collected got;
+	struct hs_trace t;
+	struct tb b;
+
+	(void)state;
+	assert_true(2 * BIG_TICK_PAIRS > BATCH_KEEP);
+	build_big_ticks(&b);
+	stream_alone_is_loaded(&b, "big", BIG_EVENTS, collect_each_slowly, &t, &got);
+	assert_int_equal(t.stream_lent, 0);
+	assert_true(t.stream_copied >= BIG_TICKS);
+	/* (once what may be in flight is, each copy waits for one to be
+	 * back, whose buffer it takes) */
+	assert_true(t.stream_spares >= BIG_TICKS - NR_BATCHES);
+	hs_trace_release(&t);
+	free(got.ev);
+	free(b.buf);
+}
+
 /* --- batches of one thread's events, then ties (issue 14, statspar) ----- */
 
 #define ONE_CHUNKS 4		/* thread A's chunks alone */
@@ -1149,6 +1221,7 @@ int main(void)
 	    cmocka_unit_test(stream_lends_the_stage),
 	    cmocka_unit_test(stream_switches_from_lent_to_copied),
 	    cmocka_unit_test(stream_copies_fewer_in_flight),
+	    cmocka_unit_test(stream_reuses_large_ticks_buffers),
 	    cmocka_unit_test(one_thread_batches_then_ties),
 	};
 	return cmocka_run_group_tests_name("trace_prefetch", tests, NULL, NULL);
