@@ -46,21 +46,16 @@ static int64_t now_ns(void)
 }
 
 /*
- * Blocks of at least this many bytes get a mapping of their own, which
- * free() hands back to the system. glibc's default starts at 128 KiB but
- * rises to the size of every mapped block freed (up to 32 MiB), after
- * which a call tree's arrays of millions of nodes (4 to 20 MiB each)
- * come from the arena of the worker that built them: freed, they stay in
- * the process and only that worker can reuse them, so each Update's
- * tree could land in memory another worker's freed tree still held.
+ * The server's allocator (hs_alloc_map_large()): glibc's moving mmap
+ * threshold would let a call tree's arrays of millions of nodes (4 to 20
+ * MiB each) come from the arena of the worker that built them: freed,
+ * they stay in the process and only that worker can reuse them, so each
+ * Update's tree could land in memory another worker's freed tree still
+ * held.
  */
-#define MALLOC_MAP_BYTES ((size_t)1 << 20)
-
-/* The allocator settings of a server (see MALLOC_MAP_BYTES). */
 static void malloc_policy(void)
 {
-	/* fixing the threshold also stops glibc from moving it */
-	if (!mallopt(M_MMAP_THRESHOLD, (int)MALLOC_MAP_BYTES))
+	if (hs_alloc_map_large())
 		pr_debug("mallopt(M_MMAP_THRESHOLD) refused");
 }
 
@@ -1162,7 +1157,7 @@ void hs_app_trim(void)
 {
 	int64_t t0 = now_ns();
 
-	/* what the temporaries left below the mmap threshold (MALLOC_MAP_BYTES) */
+	/* what the temporaries left below the mmap threshold (HS_MAP_LARGE) */
 	malloc_trim(0);
 	pr_debug("server: malloc_trim() after a burst took %.1f ms",
 		 (double)(now_ns() - t0) / 1e6);
