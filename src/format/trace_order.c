@@ -329,6 +329,8 @@ int hs__order_push(struct hs__order *s)
 		return 0;
 	if (s->published && s->run[0].time <= s->pub_time)
 		return -EAGAIN; /* later than the window: load it whole */
+	if (s->run_n > s->run_max)
+		s->run_max = s->run_n;
 	if (HS_GROW(s->seg, s->nseg + 1, s->alloc_seg))
 		return -ENOMEM;
 	/* the run's buffer becomes the waiting run's */
@@ -1017,8 +1019,10 @@ static int stream(struct reading *rd, const struct hs_trace_sink *sink)
 	s.in_flight_max = STREAM_IN_FLIGHT;
 	rd->s = &s;
 	hs__order_index(&rd->r, &s);
-	/* (without the index the stage holds a window: copies) */
+	/* (without the index the stage holds a window: copies, and a run
+	 * ends at a bound) */
 	s.lend_off = !s.nidx;
+	s.run_cap = s.nidx ? 0 : 2 * STREAM_WINDOW;
 	/* the pool decodes the events too, when it has the cores for it */
 	rd->r.pf_decode = rd->r.pf_threads >= HS_PREFETCH_DECODE_MIN;
 	/* else the reading thread decodes compact chunks into events itself */
@@ -1090,6 +1094,7 @@ static int stream(struct reading *rd, const struct hs_trace_sink *sink)
 	t->stream_lent = s.lent;
 	t->stream_copied = s.copied;
 	t->stream_spares = s.spares;
+	t->stream_run_max = s.run_max;
 	t->stream_copy_in_flight = s.copy_in_flight;
 out:
 	hs_trace_reader_close(&rd->r);

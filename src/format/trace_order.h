@@ -175,6 +175,16 @@ struct hs__order {
 	size_t copy_in_flight;	    /* the most in flight under the latter (tests) */
 	struct hs_trace_event *run; /* late events in order, until they merge */
 	size_t run_n, run_alloc;
+	/*
+	 * Without the footer's index (a cut-off trace) nothing else ends a
+	 * run of a thread whose time went back once: in a one-thread
+	 * program the rest of the trace would gather in it (`stats` of a
+	 * 10M-event loop cut short: 800 MB). A run that reaches @run_cap
+	 * events waits to merge, as at a thread's switch, and a new one goes
+	 * on; the merges are stable, so the order is the same. 0: no bound.
+	 */
+	size_t run_cap;
+	size_t run_max;	     /* the most events in one run pushed (tests) */
 	uint32_t run_thread; /* the thread whose events come now */
 	int in_run;	     /* they go to @run, not to @stage */
 	/*
@@ -329,6 +339,13 @@ hs__order_event(struct hs__order *s, uint32_t thread, uint64_t ticks, enum hs_tr
 		if (thread != s->last_thread)
 			hs__order_switch(s, thread);
 		s->run_thread = thread;
+		s->in_run = s->nseg || (s->st_end > s->st_head &&
+					time < s->stage[s->st_end - 1].time);
+	}
+	/* a run at its bound waits to merge, as at a thread's switch */
+	if (s->in_run && s->run_cap && s->run_n >= s->run_cap) {
+		if ((err = hs__order_push(s)))
+			return err;
 		s->in_run = s->nseg || (s->st_end > s->st_head &&
 					time < s->stage[s->st_end - 1].time);
 	}

@@ -314,6 +314,10 @@ struct hs_trace {
 	/* hs_trace_stream(): copies of a large tick made in the buffer a
 	 * batch before had (trace_order.h's spare), not a new one */
 	size_t stream_spares;
+	/* hs_trace_stream(): the most events of one thread's run of late
+	 * events merged at once (at most 2 * STREAM_WINDOW without the
+	 * footer's index: trace_order.h's run_cap) */
+	size_t stream_run_max;
 };
 
 /*

@@ -694,7 +694,13 @@ static inline size_t order_space(struct hs__order *s, struct hs_trace_event **fi
 	if (s->in_run) {
 		*first = s->run + s->run_n;
 		*tail = s->run_n ? s->run[s->run_n - 1].time : INT64_MIN;
-		return s->run_alloc - s->run_n;
+		room = s->run_alloc - s->run_n;
+		/* (at the bound hs__order_event() starts a new run) */
+		if (s->run_cap)
+			room = s->run_n >= s->run_cap	      ? 0
+			       : room < s->run_cap - s->run_n ? room
+							      : s->run_cap - s->run_n;
+		return room;
 	}
 	*first = s->stage + s->st_end;
 	*tail = s->st_end > s->st_head ? s->stage[s->st_end - 1].time : INT64_MIN;

@@ -987,6 +987,67 @@ static void stream_reuses_large_ticks_buffers(void **state)
 	free(b.buf);
 }
 
+/* --- a cut-off trace whose one thread's time went back once ------------- */
+
+#define BACK_CHUNKS 12	  /* EVENTS chunks, no END and no index */
+#define BACK_PAIRS 15000 /* allocation and free pairs a chunk */
+
+/*
+ * Thread 100 alone, one event a tick; its second chunk starts 10 ticks
+ * before the first ended, then time only goes on. Cut off: no END chunk,
+ * so no chunk index, and the events after the step back are a run that
+ * only the stream's bound ends.
+ */
+static void build_back_once(struct tb *b)
+{
+	static uint8_t raw[1 << 20];
+	uint64_t tick = 1000;
+	unsigned c, i;
+	uint8_t *p;
+
+	tb_init(b);
+	for (c = 0; c < BACK_CHUNKS; c++) {
+		p = raw;
+		if (c == 0)
+			p = put_process(p);
+		if (c == 1)
+			tick -= 10;
+		p = put_span(p, 100, tick, 0x10000000);
+		for (i = 0; i < BACK_PAIRS; i++) {
+			p = hs_enc_alloc(p, HS_TAG_MALLOC, 1, 32, 16 + i % 300, 0, 0);
+			p = hs_enc_free(p, HS_TAG_FREE, 1, 0);
+		}
+		tick += 2 * BACK_PAIRS;
+		assert_true((size_t)(p - raw) < sizeof(raw));
+		put_chunk(b, HS_CHUNK_EVENTS, raw, (size_t)(p - raw), c,
+			  (size_t)(p - raw));
+	}
+}
+
+/*
+ * Without the index a run of late events is merged in pieces of at most
+ * two windows, not gathered to the end of the trace (a one-thread
+ * program's cut-off trace took memory for all its events), and the
+ * events are the loaded trace's, in its order.
+ */
+static void cut_off_run_is_bounded(void **state)
+{
+	struct collected got;
+	struct hs_trace t;
+	struct tb b;
+
+	(void)state;
+	assert_true((size_t)(BACK_CHUNKS - 1) * BACK_PAIRS * 2 > 2 * STREAM_WINDOW);
+	build_back_once(&b);
+	stream_alone_is_loaded(&b, "back", (size_t)BACK_CHUNKS * BACK_PAIRS * 2, collect, &t,
+			       &got);
+	assert_true(t.stream_run_max > 0);
+	assert_true(t.stream_run_max <= 2 * STREAM_WINDOW);
+	hs_trace_release(&t);
+	free(got.ev);
+	free(b.buf);
+}
+
 /* --- batches of one thread's events, then ties (issue 14, statspar) ----- */
 
 #define ONE_CHUNKS 4		/* thread A's chunks alone */
@@ -1222,6 +1283,7 @@ int main(void)
 	    cmocka_unit_test(stream_switches_from_lent_to_copied),
 	    cmocka_unit_test(stream_copies_fewer_in_flight),
 	    cmocka_unit_test(stream_reuses_large_ticks_buffers),
+	    cmocka_unit_test(cut_off_run_is_bounded),
 	    cmocka_unit_test(one_thread_batches_then_ties),
 	};
 	return cmocka_run_group_tests_name("trace_prefetch", tests, NULL, NULL);
