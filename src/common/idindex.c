@@ -56,6 +56,9 @@ int hs__idindex_grow(struct hs_idindex *ix, size_t n)
 	slot = hs_calloc(cap, sizeof(*slot));
 	if (!slot)
 		return -ENOMEM;
+	/* a big index is probed at random: fewer TLB misses in huge pages */
+	if (cap * sizeof(*slot) >= ((size_t)4 << 20))
+		hs_hint_huge(slot, cap * sizeof(*slot));
 	for (i = 0; i < ix->cap; i++)
 		if (ix->slot[i].id1) {
 			slot[free_slot(slot, cap - 1, ix->slot[i].fp)] = ix->slot[i];

@@ -40,7 +40,9 @@
  * are frames.) In the CPU view of a mapped file, whole stacks are
  * memoized by the bytes of their frame lines ("whole stacks memoized"
  * below): a sample whose lines were seen before is neither split nor
- * looked up frame by frame, and HEAPSCOPE_PARSE_MEMO=0 turns that off.
+ * looked up frame by frame, and HEAPSCOPE_PARSE_MEMO=0 turns that off;
+ * most are found by their "fast keys", whose lines after the first few
+ * are compared as raw bytes, without a pass over each line's fields.
  *
  * Process names are final only at the end (a pid's threads may have
  * several COMM values): each pid's process frame is interned at first
@@ -593,11 +595,16 @@ static int has_nul(struct ps *ps, const char *line, const char *end);
  * an eighth hit (profiles whose stacks never repeat), and it remembers
  * no new key once its keys take MEMO_MAX_BYTES (the frequent stacks come
  * early; a key is about two thirds of its text: 40 MiB hold as many
- * stacks as 64 MiB of the longer keys of before did).
+ * stacks as 64 MiB of the longer keys of before did). A text with a fast
+ * key ("fast keys" below) is remembered by that alone, and only one that
+ * has none gets a key: the keys hold the texts the fast keys do not take.
  */
 #define MEMO_CHECK 16384
 #define MEMO_MAX_BYTES ((size_t)40 << 20)
 #define MEMO_RESOLVED (UINT64_C(1) << 63) /* memo_stacks: a stack id, not a sample */
+#define MEMO_FAST_MAX ((size_t)64 << 20)  /* the fast keys' bytes, at most */
+#define MEMO_FAST_SPAN 256		  /* raw bytes hashed after the head */
+#define MEMO_FAST_HEAD 16		  /* lines of a head, at most */
 
 static int memo_env(void)
 {
@@ -614,7 +621,10 @@ static void memo_release(struct ps *ps)
 	hs_free(ps->memo_texts);
 	ps->memo_texts = NULL;
 	ps->nr_memo_texts = ps->alloc_memo_texts = 0;
-	hs_buf_release(&ps->memo_bytes);
+	if (ps->memo_keys)
+		hs_map_free(ps->memo_keys, MEMO_MAX_BYTES);
+	ps->memo_keys = NULL;
+	ps->memo_keys_len = 0;
 	for (k = 0; k < MEMO_AHEAD; k++) {
 		hs_buf_release(&ps->memo_ahead[k].key);
 		ps->memo_ahead[k].at = NULL;
@@ -624,6 +634,13 @@ static void memo_release(struct ps *ps)
 	ps->nr_memo_frames = ps->alloc_memo_frames = 0;
 	hs_u64map_release(&ps->memo_threads);
 	hs_u64map_release(&ps->memo_stacks);
+	hs_idindex_release(&ps->memo_fast_index);
+	if (ps->memo_fast)
+		hs_map_free(ps->memo_fast, MEMO_FAST_MAX);
+	ps->memo_fast = NULL;
+	ps->memo_fast_len = 0;
+	hs_buf_release(&ps->memo_fast_key);
+	ps->memo_fast_ok = 0;
 }
 
 struct memo_key {
@@ -637,7 +654,7 @@ static int memo_text_eq(const void *ctx, uint32_t id, const void *key)
 	const struct memo_text *t = &ps->memo_texts[id];
 	const struct memo_key *k = key;
 
-	return t->len == k->len && !memcmp(ps->memo_bytes.s + t->off, k->p, k->len);
+	return t->len == k->len && !memcmp(ps->memo_keys + t->off, k->p, k->len);
 }
 
 /*
@@ -659,13 +676,15 @@ static int memo_text_eq(const void *ctx, uint32_t id, const void *key)
  * in issue 17's profile). Returns 1 for an inlined frame (whose address
  * matters), else 0, or -ENOMEM.
  */
-static int memo_key_line(struct hs_buf *k, const char *p, const char *a, const char *nl)
+static int memo_key_line(struct hs_buf *k, const char *p, const char *a, const char *nl,
+			 const char *lim)
 {
 	const char *q, *rest, *end, *lp, *se, *d, *m, *file, *from;
 	char *w;
 
-	if (k->len + (size_t)(nl - p) + 3 > k->alloc &&
-	    hs_buf_grow(k, (size_t)(nl - p) + 2))
+	/* 16 bytes more: copy_short() may write past what it copies */
+	if (k->len + (size_t)(nl - p) + 3 + 16 > k->alloc &&
+	    hs_buf_grow(k, (size_t)(nl - p) + 2 + 16))
 		return -ENOMEM;
 	w = k->s + k->len;
 	q = skip_hex(a, nl);
@@ -674,8 +693,7 @@ static int memo_key_line(struct hs_buf *k, const char *p, const char *a, const c
 	lp = end > rest && end[-1] == ')' ? last_paren(rest, end) : NULL;
 	if (q == a || q - a > 16 || q == nl || !is_space(*q) || !lp) {
 		*w++ = 'r';
-		memcpy(w, p, (size_t)(nl - p));
-		w += nl - p;
+		w = copy_short(w, p, (size_t)(nl - p), lim);
 	} else if ((size_t)(end - lp) == 9 && !memcmp(lp, "(inlined)", 9)) {
 		return 1;
 	} else {
@@ -691,20 +709,17 @@ static int memo_key_line(struct hs_buf *k, const char *p, const char *a, const c
 		if (d < se && d - rest >= 4 && !memcmp(d - 3, "+0x", 3) &&
 		    (m - lp < 4 || memcmp(m - 4, ".map", 4))) {
 			*w++ = 'o';
-			memcpy(w, rest, (size_t)(d - rest));
-			w += d - rest;
+			w = copy_short(w, rest, (size_t)(d - rest), lim);
 			from = se;
 		} else {
 			*w++ = 'a';
 			from = rest;
 		}
 		if (file) {
-			memcpy(w, from, (size_t)(lp + 2 - from));
-			w += lp + 2 - from;
+			w = copy_short(w, from, (size_t)(lp + 2 - from), lim);
 			from = file;
 		}
-		memcpy(w, from, (size_t)(nl - from));
-		w += nl - from;
+		w = copy_short(w, from, (size_t)(nl - from), lim);
 	}
 	*w++ = '\n';
 	k->len = (size_t)(w - k->s);
@@ -733,14 +748,14 @@ static int memo_scan(const struct ps *ps, const char *at, struct memo_ahead *a)
 	if (hs_buf_addc(k, '\001'))
 		return -ENOMEM;
 	while (p < end && *p == '\t') {
-		nl = memchr(p, '\n', (size_t)(end - p));
+		nl = find_nl(p, end);
 		if (!nl || (size_t)(nl - p) > MAX_LINE)
 			return 0;
 		sp = skip_space(p + 1, nl);
 		if (sp == nl)
 			break; /* blank */
 		if (!raw) {
-			ret = memo_key_line(k, p + 1, sp, nl);
+			ret = memo_key_line(k, p + 1, sp, nl, end);
 			if (ret < 0)
 				return -ENOMEM;
 			raw = ret;
@@ -750,7 +765,7 @@ static int memo_scan(const struct ps *ps, const char *at, struct memo_ahead *a)
 	}
 	if (!lines || p == end)
 		return 0;
-	nl = memchr(p, '\n', (size_t)(end - p));
+	nl = find_nl(p, end);
 	if (!is_blank(p, nl ? nl : end))
 		return 0;
 	if (raw) {
@@ -775,10 +790,10 @@ static const char *memo_next_lines(const struct ps *ps, const struct memo_ahead 
 {
 	const char *p = a->stop, *end = ps->mem_end, *nl;
 
-	nl = memchr(p, '\n', (size_t)(end - p)); /* the blank line */
+	nl = find_nl(p, end); /* the blank line */
 	if (!nl || ++nl == end || *nl == '\t' || *nl == '#' || *nl == '\n')
 		return NULL;
-	nl = memchr(nl, '\n', (size_t)(end - nl)); /* the header */
+	nl = find_nl(nl, end); /* the header */
 	return nl && nl + 1 < end && nl[1] == '\t' ? nl + 1 : NULL;
 }
 
@@ -805,13 +820,186 @@ static void memo_prefetch(const struct ps *ps, const struct memo_ahead *a, int s
 		__builtin_prefetch(&ps->memo_texts[id]);
 	} else {
 		const struct memo_text *t = &ps->memo_texts[id];
-		const char *b = ps->memo_bytes.s + t->off;
+		const char *b = ps->memo_keys + t->off;
 
 		__builtin_prefetch(b);
 		__builtin_prefetch(b + 64);
 		__builtin_prefetch(b + 128);
 		__builtin_prefetch(b + 192);
 	}
+}
+
+/*
+ * ---- fast keys ----
+ *
+ * Most of a sample's frame lines repeat byte for byte, addresses and
+ * offsets included (return addresses); only the leaf's do not (the
+ * sampled address), and a kernel stack's first user frame. A fast key
+ * is the key of the head, the kernel frames' lines and the first line
+ * after them (memo_key_line(), as in a key), then the raw bytes of the
+ * other lines: the text is found by the hash of the head's key and of
+ * the raw lines that end within MEMO_FAST_SPAN bytes, and a candidate is
+ * the text when its head key and all its raw bytes are those of the
+ * sample, up to a blank line. Equal raw bytes parse the same; so a fast
+ * hit is a hit of the key (the whole key is never made, compared or
+ * hashed: no pass over each line's fields, only a compare of the bytes
+ * as they lie). A sample the fast keys miss is looked up by its key; a
+ * text is given its fast key when it is remembered, while the fast
+ * keys take less than MEMO_FAST_MAX bytes.
+ */
+
+/* Whether frame line [@p, @nl) is a kernel frame's. */
+static int kernel_line(const char *p, const char *nl)
+{
+	static const char k[] = "([kernel.kallsyms])";
+	size_t n = sizeof(k) - 1;
+
+	return (size_t)(nl - p) >= n && !memcmp(nl - n, k, n);
+}
+
+/*
+ * The fast key of the frame lines that start at @at into ps->memo_fast_*
+ * (memo_fast_ok 0: none, when the head is not all frame lines that the
+ * memo takes, or is more than MEMO_FAST_HEAD lines). 0 or -ENOMEM.
+ */
+static int memo_fast_scan(struct ps *ps, const char *at)
+{
+	const char *p = at, *end = ps->mem_end, *nl, *sp, *raw;
+	struct hs_buf *k = &ps->memo_fast_key;
+	uint32_t lines = 0;
+	int ret, more = 1;
+
+	ps->memo_fast_ok = 0;
+	ps->memo_fast_at = at;
+	hs_buf_reset(k);
+	while (more) {
+		if (p == end || *p != '\t' || lines == MEMO_FAST_HEAD)
+			return 0;
+		nl = find_nl(p, end);
+		if (!nl || (size_t)(nl - p) > MAX_LINE)
+			return 0;
+		sp = skip_space(p + 1, nl);
+		if (sp == nl)
+			return 0; /* the text ends in its head: the key's */
+		ret = memo_key_line(k, p + 1, sp, nl, end);
+		if (ret)
+			return ret < 0 ? -ENOMEM : 0; /* inlined: its address counts */
+		more = kernel_line(p, nl);
+		lines++;
+		p = nl + 1;
+	}
+	raw = p;
+	ps->memo_fast_head = k->len;
+	ps->memo_fast_lines = lines;
+	while (p < end && *p == '\t') {
+		nl = find_nl(p, end);
+		if (!nl || nl + 1 - raw > (ptrdiff_t)MEMO_FAST_SPAN ||
+		    is_blank(p + 1, nl))
+			break;
+		p = nl + 1;
+	}
+	if (hs_buf_add(k, raw, (size_t)(p - raw)))
+		return -ENOMEM;
+	ps->memo_fast_raw = raw;
+	ps->memo_fast_hash = hs_hash_bytes(k->s, k->len);
+	ps->memo_fast_ok = 1;
+	return 0;
+}
+
+/* Whether text @id's fast key is the one memo_fast_scan() just made. */
+static int memo_fast_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct ps *ps = ctx;
+	const struct memo_text *t = &ps->memo_texts[id];
+	const char *stored = ps->memo_fast + t->fast_off, *raw = ps->memo_fast_raw;
+	const char *stop = raw + t->fast_raw, *nl;
+
+	(void)key;
+	if (t->fast_head != ps->memo_fast_head ||
+	    (size_t)(ps->mem_end - raw) <= t->fast_raw ||
+	    memcmp(stored, ps->memo_fast_key.s, t->fast_head) ||
+	    memcmp(stored + t->fast_head, raw, t->fast_raw))
+		return 0;
+	/* and the sample's frame lines end there, as the text's did */
+	nl = find_nl(stop, ps->mem_end);
+	return is_blank(stop, nl ? nl : ps->mem_end);
+}
+
+/*
+ * The fast lookup of the CPU sample whose header was just read: on a hit
+ * its lines are read (as memo_try()'s hit) and *@hit is 1. 0 or -ENOMEM.
+ */
+static int memo_fast_try(struct ps *ps, int *hit)
+{
+	const char *start = ps->mem, *stop;
+	const struct memo_text *t;
+	uint32_t id;
+
+	*hit = 0;
+	if (memo_fast_scan(ps, start))
+		return hs__ps_nomem(ps);
+	if (!ps->memo_fast_ok || !ps->memo_fast_len)
+		return 0;
+	id = hs_idindex_find(&ps->memo_fast_index, ps->memo_fast_hash, memo_fast_eq, ps,
+			     NULL);
+	if (id == HS_IDINDEX_NONE)
+		return 0;
+	t = &ps->memo_texts[id];
+	stop = ps->memo_fast_raw + t->fast_raw;
+	if (has_nul(ps, start, stop))
+		return 0;
+	if (HS_GROW(ps->frames, (size_t)t->nr_frames + 1, ps->alloc_frames))
+		return hs__ps_nomem(ps);
+	memcpy(ps->frames, ps->memo_frames + t->frames_off,
+	       t->nr_frames * sizeof(*ps->frames));
+	ps->nr_frames = t->nr_frames;
+	ps->memo_text = id;
+	ps->memo_lookups++;
+	ps->memo_hits++;
+	ps->memo_fast_hits++;
+	ps->mem = stop;
+	ps->lr.lineno += ps->memo_fast_lines + t->raw_lines;
+	ps->lr.last_had_newline = 1;
+	ps->after_frame = 1;
+	*hit = 1;
+	return 0;
+}
+
+/*
+ * Give text @t, just remembered from the sample whose key memo_try() made
+ * at @at (its frame lines [@at, @stop), @lines of them), its fast key
+ * when the sample has one. Its @id goes in the fast index. 0 or -ENOMEM.
+ */
+static int memo_fast_fits(const struct ps *ps)
+{
+	return ps->memo_fast_ok && ps->memo_fast_at == ps->memo_at &&
+	       ps->memo_fast_len + ps->memo_fast_head +
+		       (size_t)(ps->memo_stop - ps->memo_fast_raw) <=
+		   MEMO_FAST_MAX;
+}
+
+static int memo_fast_add(struct ps *ps, struct memo_text *t, uint32_t id)
+{
+	size_t raw = (size_t)(ps->memo_stop - ps->memo_fast_raw);
+	size_t n = ps->memo_fast_head + raw;
+
+	HS_BUG_ON(!memo_fast_fits(ps));
+	if (!ps->memo_fast && !(ps->memo_fast = hs_map_zeroed(MEMO_FAST_MAX)))
+		return -ENOMEM;
+	if (hs_idindex_insert(&ps->memo_fast_index, ps->memo_fast_hash, id))
+		return -ENOMEM;
+	HS_BUG_ON(ps->memo_fast_raw > ps->memo_stop ||
+		  ps->memo_fast_lines > ps->memo_lines);
+	t->fast_off = ps->memo_fast_len;
+	t->fast_head = (uint32_t)ps->memo_fast_head;
+	t->fast_raw = (uint32_t)raw;
+	t->raw_lines = ps->memo_lines - ps->memo_fast_lines;
+	memcpy(ps->memo_fast + ps->memo_fast_len, ps->memo_fast_key.s,
+	       ps->memo_fast_head);
+	memcpy(ps->memo_fast + ps->memo_fast_len + ps->memo_fast_head, ps->memo_fast_raw,
+	       raw);
+	ps->memo_fast_len += n;
+	return 0;
 }
 
 /*
@@ -833,7 +1021,11 @@ static int memo_try(struct ps *ps)
 	const struct memo_text *t;
 	size_t k, d;
 	uint32_t id;
+	int hit, err;
 
+	err = memo_fast_try(ps, &hit);
+	if (err || hit)
+		return err;
 	for (k = 0; k < MEMO_AHEAD; k++)
 		if (ring[k].at == start) {
 			a = &ring[k];
@@ -848,8 +1040,12 @@ static int memo_try(struct ps *ps)
 		if (memo_scan(ps, start, a))
 			return hs__ps_nomem(ps);
 	}
-	/* the samples ahead: make the missing keys, fetch a stage of each */
-	for (b = a, d = 1; d < MEMO_AHEAD; d++) {
+	/*
+	 * the samples ahead: make the missing keys, fetch a stage of each;
+	 * not once there are fast keys, which find most texts: then the key
+	 * is made for this sample alone
+	 */
+	for (b = a, d = 1; !ps->memo_fast_len && d < MEMO_AHEAD; d++) {
 		next = b->ok ? memo_next_lines(ps, b) : NULL;
 		if (!next)
 			break;
@@ -880,6 +1076,9 @@ static int memo_try(struct ps *ps)
 		ps->memo_block = key.p;
 		ps->memo_len = key.len;
 		ps->memo_last_line = ps->lr.lineno + a->lines;
+		ps->memo_at = start;
+		ps->memo_stop = a->stop;
+		ps->memo_lines = a->lines;
 		return 0;
 	}
 	ps->memo_hits++;
@@ -902,32 +1101,41 @@ static int memo_add_text(struct ps *ps, uint32_t *text)
 {
 	struct memo_key key = {ps->memo_block, ps->memo_len};
 	struct memo_text *t;
-	size_t pos, bytes_alloc = ps->memo_bytes.alloc;
+	size_t pos;
 
 	if (ps->nr_memo_texts >= NO_ID ||
 	    hs_idindex_reserve(&ps->memo_index, ps->nr_memo_texts + 1) ||
 	    HS_GROW(ps->memo_texts, ps->nr_memo_texts + 1, ps->alloc_memo_texts) ||
 	    HS_GROW(ps->memo_frames, ps->nr_memo_frames + ps->nr_frames + 1,
-		    ps->alloc_memo_frames) ||
-	    hs_buf_grow(&ps->memo_bytes, ps->memo_len))
+		    ps->alloc_memo_frames))
 		return hs__ps_nomem(ps);
-	/* hits compare keys anywhere in it: fewer TLB misses in huge pages */
-	if (ps->memo_bytes.alloc != bytes_alloc)
-		hs_hint_huge(ps->memo_bytes.s, ps->memo_bytes.alloc);
-	pos = hs_idindex_slot(&ps->memo_index, ps->memo_hash, memo_text_eq, ps, &key);
-	HS_BUG_ON(hs_idindex_at(&ps->memo_index, pos) != HS_IDINDEX_NONE);
 	*text = (uint32_t)ps->nr_memo_texts;
 	t = &ps->memo_texts[ps->nr_memo_texts++];
 	t->hash = ps->memo_hash;
-	t->off = ps->memo_bytes.len;
-	t->len = ps->memo_len;
+	t->off = t->len = 0; /* no key (yet) */
+	t->fast_head = 0;    /* no fast key (yet) */
 	t->frames_off = ps->nr_memo_frames;
 	t->nr_frames = (uint32_t)ps->nr_frames;
-	memcpy(ps->memo_bytes.s + ps->memo_bytes.len, ps->memo_block, ps->memo_len);
-	ps->memo_bytes.len += ps->memo_len;
 	memcpy(ps->memo_frames + ps->nr_memo_frames, ps->frames,
 	       ps->nr_frames * sizeof(*ps->frames));
 	ps->nr_memo_frames += ps->nr_frames;
+	/* a text with a fast key is found by it alone */
+	if (memo_fast_fits(ps))
+		return memo_fast_add(ps, t, *text) ? hs__ps_nomem(ps) : 0;
+	/*
+	 * The keys' room is mapped once, whole: its pages are had as they are
+	 * first written (in huge pages: hits compare keys anywhere in it), and
+	 * no key is ever copied to a bigger buffer.
+	 */
+	if (!ps->memo_keys && !(ps->memo_keys = hs_map_zeroed(MEMO_MAX_BYTES)))
+		return hs__ps_nomem(ps);
+	HS_BUG_ON(ps->memo_keys_len + ps->memo_len > MEMO_MAX_BYTES);
+	pos = hs_idindex_slot(&ps->memo_index, ps->memo_hash, memo_text_eq, ps, &key);
+	HS_BUG_ON(hs_idindex_at(&ps->memo_index, pos) != HS_IDINDEX_NONE);
+	t->off = ps->memo_keys_len;
+	t->len = ps->memo_len;
+	memcpy(ps->memo_keys + ps->memo_keys_len, ps->memo_block, ps->memo_len);
+	ps->memo_keys_len += ps->memo_len;
 	hs_idindex_set(&ps->memo_index, pos, ps->memo_hash, *text);
 	return 0;
 }
@@ -950,7 +1158,8 @@ static int memo_sample(struct ps *ps, const struct ps_event *ev, uint64_t **slot
 	if (text == NO_ID) {
 		/* parsed: remember it if the memo's text was the whole stack */
 		if (!ps->memo_block || ps->lr.lineno != ps->memo_last_line + 1 ||
-		    ps->memo_bytes.len + ps->memo_len > MEMO_MAX_BYTES)
+		    (!memo_fast_fits(ps) &&
+		     ps->memo_keys_len + ps->memo_len > MEMO_MAX_BYTES))
 			return 0;
 		int err = memo_add_text(ps, &text);
 
@@ -1165,6 +1374,7 @@ static int end_event(struct ps *ps)
 	ps->nr_frames = 0;
 	ps->memo_text = NO_ID;
 	ps->memo_block = NULL;
+	ps->memo_fast_ok = 0;
 	if (ps->memo_on)
 		memo_check(ps);
 	return err;
@@ -1466,7 +1676,7 @@ static int next_line(struct ps *ps, const char **line, size_t *len)
 	}
 	if (p == ps->mem_end)
 		return 0;
-	nl = memchr(p, '\n', (size_t)(ps->mem_end - p));
+	nl = find_nl(p, ps->mem_end);
 	n = nl ? (size_t)(nl - p) : (size_t)(ps->mem_end - p);
 	if (n > MAX_LINE)
 		return -E2BIG;
@@ -1633,7 +1843,8 @@ void hs__ps_init(struct ps *ps, enum hs_perf_view view, struct hs_stack_source *
 	ps->memo_on = !ps->tt && !syms && memo_env();
 	ps->memo_text = NO_ID;
 	hs_idindex_init(&ps->memo_index);
-	hs_buf_init(&ps->memo_bytes);
+	hs_idindex_init(&ps->memo_fast_index);
+	hs_buf_init(&ps->memo_fast_key);
 	for (k = 0; k < MEMO_AHEAD; k++)
 		hs_buf_init(&ps->memo_ahead[k].key);
 	hs_buf_init(&ps->name);

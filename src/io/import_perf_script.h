@@ -36,6 +36,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define MAX_LINE ((size_t)1 << 20) /* longest line accepted */
 #define MAX_FRAMES 100000	   /* frames of one event */
@@ -92,9 +95,16 @@ struct pending_sample {
 /* A sample's frame lines seen before (struct ps's memo_texts). */
 struct memo_text {
 	uint64_t hash;	   /* hs_hash_bytes() of its key */
-	size_t off, len;   /* its key: memo_bytes.s[off, off + len) */
+	size_t off, len;   /* its key: memo_keys[off, off + len) */
 	size_t frames_off; /* its frames: memo_frames[frames_off, + nr_frames) */
 	uint32_t nr_frames;
+	/*
+	 * Its fast key (import_perf_script.c, memo_fast_scan()), when it has
+	 * one: memo_fast[fast_off, + fast_head + fast_raw), the head's key
+	 * then the raw bytes of the other lines (raw_lines of them).
+	 */
+	size_t fast_off;
+	uint32_t fast_head, fast_raw, raw_lines;
 };
 
 /*
@@ -227,12 +237,33 @@ struct ps {
 	struct hs_idindex memo_index; /* text id by hash of its key */
 	struct memo_text *memo_texts; /* by text id */
 	size_t nr_memo_texts, alloc_memo_texts;
-	struct hs_buf memo_bytes; /* the texts' keys, one after the other */
-	uint32_t *memo_frames;	  /* the texts' frames, leaf first */
+	char *memo_keys; /* the texts' keys, one after the other (a mapping) */
+	size_t memo_keys_len;
+	uint32_t *memo_frames; /* the texts' frames, leaf first */
 	size_t nr_memo_frames, alloc_memo_frames;
 	struct hs_u64map memo_threads; /* pid << 32 | tid -> thread key */
 	struct hs_u64map memo_stacks;  /* text id << 32 | thread key -> stack */
 	size_t memo_lookups, memo_hits;
+	/*
+	 * The fast keys (memo_fast_scan()): text id by hash of the head's key
+	 * and the raw bytes of the lines after it, up to MEMO_FAST_SPAN; the
+	 * keys one after the other in memo_fast (a mapping); fast_key the
+	 * current sample's head key and hashed bytes (scratch); on a miss,
+	 * what memo_add_text() keeps of it (fast_ok: the sample has a fast
+	 * key; fast_at its first frame line, fast_raw where its raw lines
+	 * start, fast_head the head key's length, fast_hash, fast_lines the
+	 * head's lines).
+	 */
+	struct hs_idindex memo_fast_index;
+	char *memo_fast;
+	size_t memo_fast_len;
+	struct hs_buf memo_fast_key;
+	int memo_fast_ok;
+	const char *memo_fast_at, *memo_fast_raw;
+	size_t memo_fast_head;
+	uint64_t memo_fast_hash;
+	uint32_t memo_fast_lines;
+	size_t memo_fast_hits;
 	/* keys, a ring (memo_try()); memo_next: the one to fill next */
 	struct memo_ahead memo_ahead[MEMO_AHEAD];
 	size_t memo_next;
@@ -242,6 +273,9 @@ struct ps {
 	const char *memo_block;
 	size_t memo_len;
 	uint64_t memo_hash, memo_last_line;
+	/* and its frame lines [memo_at, memo_stop), memo_lines of them */
+	const char *memo_at, *memo_stop;
+	uint32_t memo_lines;
 
 	/* the previous sample's path, root first, to reuse its prefix */
 	uint32_t *path_frame, *path_stack;
@@ -431,6 +465,52 @@ static inline const char *skip_hex_back(const char *begin, const char *p)
 	while (p > begin && hex_value(p[-1]) >= 0)
 		p--;
 	return p;
+}
+
+/*
+ * The first '\n' in [@p, @end), or NULL: memchr() without the call, 16
+ * bytes at a time where SSE2 is there (a frame line is about 100 bytes:
+ * the call and its set-up cost more than the search).
+ */
+static inline const char *find_nl(const char *p, const char *end)
+{
+#ifdef __SSE2__
+	const __m128i nl = _mm_set1_epi8('\n');
+
+	while (end - p >= 16) {
+		unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(
+		    _mm_loadu_si128((const __m128i *)(const void *)p), nl));
+
+		if (m)
+			return p + __builtin_ctz(m);
+		p += 16;
+	}
+#endif
+	return end > p ? memchr(p, '\n', (size_t)(end - p)) : NULL;
+}
+
+/*
+ * Copy @n bytes from @src to @dst, which may be overwritten up to 15
+ * bytes past @dst + @n; @src may be read up to 15 bytes past @src + @n
+ * when that stays before @lim. Short copies without a call.
+ */
+static inline char *copy_short(char *dst, const char *src, size_t n, const char *lim)
+{
+#ifdef __SSE2__
+	if (lim - src >= (ptrdiff_t)n + 16) {
+		size_t o;
+
+		for (o = 0; o < n; o += 16)
+			_mm_storeu_si128(
+			    (__m128i *)(void *)(dst + o),
+			    _mm_loadu_si128((const __m128i *)(const void *)(src + o)));
+		return dst + n;
+	}
+#else
+	(void)lim;
+#endif
+	memcpy(dst, src, n);
+	return dst + n;
 }
 
 static inline const char *trim_end(const char *p, const char *end)

@@ -466,6 +466,102 @@ static void repeated_stacks_give_the_parse_model(void **state)
 }
 
 /*
+ * The memo's fast keys (a head of kernel frames and the line after them
+ * keyed, the other lines raw): texts that share their head and their
+ * first 256 raw bytes and differ after them, a text that is a stored
+ * one's prefix and one that goes on past it, inlined frames in the raw
+ * lines (whose addresses count) and in the head (no fast key), heads of
+ * more than 16 lines, texts that end in their head; under other pids
+ * and tids, with other leaf addresses and offsets, and other blank
+ * lines. The model with the memo is the one without it, serially and in
+ * parts.
+ */
+static void fast_keys_give_the_parse_model(void **state)
+{
+	static const char *const ends[] = {"\n", "  \n", "\t\n", "\r\n"};
+	struct hs_buf b, tail;
+	int k, j;
+
+	(void)state;
+	hs_buf_init(&b);
+	hs_buf_init(&tail);
+	/* raw lines enough to pass 256 bytes */
+	for (j = 0; j < 8; j++)
+		assert_int_equal(hs_buf_addf(&tail,
+					     "\t%16x mid%d::call+0x%x (/usr/lib/libm%d.so)\n",
+					     0x1000 + j, j, 0x10 + j, j % 3),
+				 0);
+	for (k = 0; k < 1200; k++) {
+		int s = (k * 5 + k / 7) % 9, v = k / 9;
+
+		assert_int_equal(hs_buf_addf(&b, "c%d %d/%d [%03d] %d.%06d: 1 cycles:\n",
+					     k % 3, 1 + k % 3, 10 + k % 5, k % 4,
+					     1 + k / 1000, k % 1000 * 1000),
+				 0);
+		if (s <= 5 && s != 3) {
+			/* kernel head, leaf offsets that vary, then raw lines */
+			assert_int_equal(
+			    hs_buf_addf(&b,
+					"\t%x k0+0x%x ([kernel.kallsyms])\n"
+					"\t%x kcall+0x10 ([kernel.kallsyms])\n"
+					"\t%x user+0x%x (/lib/u.so)\n",
+					0x100 + v % 7, v % 5, 0x200, 0x300 + v % 3, v % 4),
+			    0);
+			if (s == 1) /* a prefix of the others */
+				assert_int_equal(hs_buf_add(&b, tail.s, tail.len / 2), 0);
+			else
+				assert_int_equal(hs_buf_add(&b, tail.s, tail.len), 0);
+			/* after the first 256 raw bytes: one of two, or more */
+			if (s == 2)
+				assert_int_equal(hs_buf_addf(&b, "\t9 last%d (m)\n", v % 2),
+						 0);
+			else if (s == 4)
+				assert_int_equal(hs_buf_addf(&b,
+							     "\t%x in (inlined)\n"
+							     "\t%x host+0x4 (/lib/h.so)\n",
+							     7 + v % 2, 8),
+						 0);
+			else if (s == 5)
+				assert_int_equal(hs_buf_addf(&b, "\t9 last0 (m)\n"
+								 "\t9 more (m)\n"),
+						 0);
+		} else if (s == 3) {
+			/* inlined in the head: no fast key */
+			assert_int_equal(hs_buf_addf(&b,
+						     "\t%x in (inlined)\n"
+						     "\t%x f+0x%x (m)\n%s",
+						     3 + v % 2, 3, v % 3, tail.s),
+					 0);
+		} else if (s == 6) {
+			/* a head of 20 kernel lines */
+			for (j = 0; j < 20; j++)
+				assert_int_equal(
+				    hs_buf_addf(&b, "\t%x k%d+0x%x ([kernel.kallsyms])\n",
+						j, j, j ? 8 : v % 4),
+				    0);
+			assert_int_equal(hs_buf_adds(&b, tail.s), 0);
+		} else if (s == 7) {
+			/* a text that ends in its head */
+			assert_int_equal(hs_buf_addf(&b,
+						     "\t%x k0+0x%x ([kernel.kallsyms])\n"
+						     "\t1 k1+0x8 ([kernel.kallsyms])\n",
+						     v % 3, v % 4),
+					 0);
+		} else {
+			/* no kernel frame: the head is the leaf */
+			assert_int_equal(hs_buf_addf(&b, "\t%x leaf+0x%x (/lib/u.so)\n%s",
+						     0x10 + v % 5, v % 6, tail.s),
+					 0);
+		}
+		assert_int_equal(hs_buf_adds(&b, ends[k % 4]), 0);
+	}
+	check_same(b.s, b.len);
+	check_same_memo(b.s, b.len);
+	hs_buf_release(&tail);
+	hs_buf_release(&b);
+}
+
+/*
  * With the memo and without it, serially and in parts: the same result,
  * the same model or the same error at the same line. For texts cut
  * anywhere, which may or may not parse.
@@ -729,6 +825,7 @@ int main(void)
 	    cmocka_unit_test(errors_name_the_line_of_the_whole_file),
 	    cmocka_unit_test(files_without_boundaries),
 	    cmocka_unit_test(repeated_stacks_give_the_parse_model),
+	    cmocka_unit_test(fast_keys_give_the_parse_model),
 	    cmocka_unit_test(module_dirs_keyed_by_file_name),
 	    cmocka_unit_test(keys_made_ahead_give_the_parse_model),
 	    cmocka_unit_test(a_file_that_shrinks_while_read),

@@ -216,9 +216,25 @@ static const char *bytes_last_paren(const char *begin, const char *p)
 }
 
 /*
+ * copy_short() of the @n bytes at @src (readable up to @lim) copies them
+ * and returns their end, writing at most 15 bytes past it.
+ */
+static void copy_matches(const char *src, size_t n, const char *lim)
+{
+	char dst[64 + 32];
+	char *end;
+
+	memset(dst, '#', sizeof(dst));
+	end = copy_short(dst, src, n, lim);
+	assert_ptr_equal(end, dst + n);
+	assert_memory_equal(dst, src, n);
+	assert_int_equal(dst[n + 15], '#');
+}
+
+/*
  * skip_space(), skip_hex(), skip_hex_back(), after_last_slash() and
  * last_paren() read
- * words where they can:
+ * words where they can, find_nl() and copy_short() 16 bytes at a time:
  * every start and end in texts made of runs of each byte class (and of
  * every byte value, high bit included) must give what a byte loop gives.
  */
@@ -253,6 +269,9 @@ static void word_scanners_match_bytes(void **state)
 						 bytes_after_last_slash(text + i, text + j));
 				assert_ptr_equal(last_paren(text + i, text + j),
 						 bytes_last_paren(text + i, text + j));
+				assert_ptr_equal(find_nl(text + i, text + j),
+						 memchr(text + i, '\n', j - i));
+				copy_matches(text + i, j - i, text + sizeof(text));
 			}
 	}
 	/* every byte value as a hex digit or not, at every place in a word */
