@@ -136,6 +136,18 @@ static int cmp_children(const void *pa, const void *pb, void *arg)
 	return a < b ? -1 : a > b;
 }
 
+/* Sort each node's children (cmp_children()). */
+static void sort_children(struct hs_tree *t)
+{
+	const uint32_t *off = t->child_off;
+	size_t n;
+
+	for (n = 0; n < t->nr; n++)
+		if (off[n + 1] - off[n] > 1)
+			qsort_r(t->child + off[n], off[n + 1] - off[n], sizeof(*t->child),
+				cmp_children, t);
+}
+
 /* CSR children lists of the alive nodes, optionally sorted. */
 static void link_children(struct hs_tree *t, int sort)
 {
@@ -158,12 +170,8 @@ static void link_children(struct hs_tree *t, int sort)
 	for (n = t->nr; n > 0; n--)
 		off[n] = off[n - 1];
 	off[0] = 0;
-	if (!sort)
-		return;
-	for (n = 0; n < t->nr; n++)
-		if (off[n + 1] - off[n] > 1)
-			qsort_r(t->child + off[n], off[n + 1] - off[n], sizeof(*t->child),
-				cmp_children, t);
+	if (sort)
+		sort_children(t);
 }
 
 int hs_tree_finish(struct hs_tree *t)
@@ -488,6 +496,7 @@ static int plan_nodes(struct hs_calltree *ct, const struct hs_view_params *p,
 	used = hs_calloc(nr, 1);
 	if (!used)
 		return -ENOMEM;
+	hs_hint_huge(used, nr);
 	for (i = 0; i < in->nr_samples; i++) {
 		double m, c;
 
@@ -516,6 +525,7 @@ static int plan_nodes(struct hs_calltree *ct, const struct hs_view_params *p,
 		hs_free(used);
 		return -ENOMEM;
 	}
+	hs_hint_huge(ct->node_of, nr * sizeof(*ct->node_of));
 	for (i = 0; i < nr; i++)
 		ct->node_of[i] = used[i] ? next++ : HS_NO_NODE;
 	hs_free(used);
@@ -581,7 +591,11 @@ static int build_tree(struct hs_calltree *ct, const struct hs_stack_source *in,
 	err = fold_small(ct, p->fold_pct);
 	if (err)
 		goto fail;
-	link_children(&ct->t, 1);
+	/* the alive nodes changed only if Fold% folded some */
+	if (ct->nr_folded)
+		link_children(&ct->t, 1);
+	else
+		sort_children(&ct->t);
 	return 0;
 fail:
 	hs_calltree_release(ct);

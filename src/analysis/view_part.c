@@ -34,6 +34,9 @@ static int number_rows(struct hs_view_parts *p)
 	p->depth = hs_malloc((t->nr + 1) * sizeof(*p->depth));
 	if (!p->row_of_node || !p->node_of_row || !p->depth)
 		return -ENOMEM;
+	hs_hint_huge(p->row_of_node, (t->nr + 1) * sizeof(*p->row_of_node));
+	hs_hint_huge(p->node_of_row, (t->nr + 1) * sizeof(*p->node_of_row));
+	hs_hint_huge(p->depth, (t->nr + 1) * sizeof(*p->depth));
 	for (n = 0; n < t->nr; n++)
 		p->row_of_node[n] = HS_NO_NODE;
 	if (t->nr) {
@@ -217,6 +220,7 @@ static int tree_when(struct hs_view *w, const struct hs_view_parts *p, const uin
 
 	if (!near || !slot_parent)
 		goto out;
+	hs_hint_huge(near, (t->nr + 1) * sizeof(*near));
 	for (n = 0; n < t->nr; n++)
 		near[n] = HS_NO_NODE;
 	for (i = 0; i < w->nr_rows; i++)

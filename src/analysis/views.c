@@ -525,15 +525,23 @@ int hs__view_byname_when(struct hs_view *v, const struct hs_calltree *ct,
 			 const uint32_t *row_of)
 {
 	const struct hs_tree *t = &ct->t;
-	size_t nr_frames = hs_source_nr_frames(&ct->f.out), n, nr = 0, alloc = 0;
+	size_t nr_frames = hs_source_nr_frames(&ct->f.out), n, nr = 0;
 	uint32_t *near = hs_malloc(t->nr * sizeof(*near));
 	uint32_t *slot_parent = NULL, *slot_row = NULL;
-	struct hs_when_link *chain = NULL;
+	/* a slot a node at most; only the slots' pages are touched */
+	struct hs_when_link *chain = hs_malloc((t->nr + 1) * sizeof(*chain));
 	struct hs_when_map m = {0};
 	int err = -ENOMEM;
 
-	if (!near)
+	if (!near || !chain)
 		goto out;
+	/*
+	 * Both are read at random, a sample at a time, by the When pass
+	 * (tens of MB at 4M nodes): in 4 KiB pages nearly every read is
+	 * also a TLB miss.
+	 */
+	hs_hint_huge(near, t->nr * sizeof(*near));
+	hs_hint_huge(chain, (t->nr + 1) * sizeof(*chain));
 	for (n = 0; n < t->nr; n++) {
 		size_t k = t->frame[n] == HS_NO_FRAME ? nr_frames : t->frame[n];
 		uint32_t up = n ? near[t->parent[n]] : HS_NO_NODE;
@@ -543,8 +551,6 @@ int hs__view_byname_when(struct hs_view *v, const struct hs_calltree *ct,
 			(HS_NODE_ALIVE | HS_NODE_TOP) ||
 		    row_of[k] == HS_NO_NODE)
 			continue;
-		if (HS_GROW(chain, nr + 1, alloc))
-			goto out;
 		chain[nr].up = up;
 		chain[nr].row = row_of[k];
 		near[n] = (uint32_t)nr++;

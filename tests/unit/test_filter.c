@@ -276,6 +276,40 @@ static void plain_groups(void **state)
 	      "Process app (1);Thread (2) main;m!f", "app;Thread;m!f");
 }
 
+static void check_numbering(const struct hs_filtered *f, int check_order);
+
+/*
+ * Children of one output stack that merge: the first made below it is
+ * found beside it (b into a), a later one in the merge index (d into
+ * c); a stack below an output stack with nothing looked up below it yet
+ * (e, under a's) is new without a probe.
+ */
+static void merges_below_one_caller(void **state)
+{
+	struct hs_stack_source src;
+	struct hs_filtered f;
+	size_t a, b, c, d, e;
+
+	(void)state;
+	hs_source_init(&src);
+	a = add(&src, "app!main;m1!a");
+	b = add(&src, "app!main;m1!b");
+	c = add(&src, "app!main;m2!c");
+	d = add(&src, "app!main;m2!d");
+	e = add(&src, "app!main;m1!a;m2!e");
+	apply(&src, "{%}!->module $1", NULL, NULL, NULL, &f);
+	assert_string_equal(shown(&f, b), "module app;module m1");
+	assert_string_equal(shown(&f, d), "module app;module m2");
+	assert_string_equal(shown(&f, e), "module app;module m1;module m2");
+	assert_int_equal(f.map[src.stack[b]], f.map[src.stack[a]]);
+	assert_int_equal(f.map[src.stack[d]], f.map[src.stack[c]]);
+	assert_int_not_equal(f.map[src.stack[c]], f.map[src.stack[a]]);
+	assert_int_equal(f.out.nr_stacks, 4);
+	check_numbering(&f, 1);
+	hs_filtered_release(&f);
+	hs_source_release(&src);
+}
+
 static void entry_groups(void **state)
 {
 	const char *x = "/bin/app!A;/lib/libc.so.6!x;/lib/libc.so.6!y;/bin/app!A2;"
@@ -945,6 +979,7 @@ int main(void)
 		cmocka_unit_test(same_short_name_different_frames),
 		cmocka_unit_test(lines_of_one_frame_merge),
 		cmocka_unit_test(plain_groups),
+		cmocka_unit_test(merges_below_one_caller),
 		cmocka_unit_test(entry_groups),
 		cmocka_unit_test(recursion),
 		cmocka_unit_test(fold_patterns),
