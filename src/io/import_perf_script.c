@@ -906,6 +906,20 @@ static int memo_fast_scan(struct ps *ps, const char *at)
 	return 0;
 }
 
+/* The frames of remembered text @id become the sample's. 0 or -ENOMEM. */
+static int memo_take(struct ps *ps, uint32_t id)
+{
+	const struct memo_text *t = &ps->memo_texts[id];
+
+	if (HS_GROW(ps->frames, (size_t)t->nr_frames + 1, ps->alloc_frames))
+		return -ENOMEM;
+	memcpy(ps->frames, ps->memo_frames + t->frames_off,
+	       t->nr_frames * sizeof(*ps->frames));
+	ps->nr_frames = t->nr_frames;
+	ps->memo_text = id;
+	return 0;
+}
+
 /* Whether text @id's fast key is the one memo_fast_scan() just made. */
 static int memo_fast_eq(const void *ctx, uint32_t id, const void *key)
 {
@@ -948,12 +962,8 @@ static int memo_fast_try(struct ps *ps, int *hit)
 	stop = ps->memo_fast_raw + t->fast_raw;
 	if (has_nul(ps, start, stop))
 		return 0;
-	if (HS_GROW(ps->frames, (size_t)t->nr_frames + 1, ps->alloc_frames))
+	if (memo_take(ps, id))
 		return hs__ps_nomem(ps);
-	memcpy(ps->frames, ps->memo_frames + t->frames_off,
-	       t->nr_frames * sizeof(*ps->frames));
-	ps->nr_frames = t->nr_frames;
-	ps->memo_text = id;
 	ps->memo_lookups++;
 	ps->memo_hits++;
 	ps->memo_fast_hits++;
@@ -1018,7 +1028,6 @@ static int memo_try(struct ps *ps)
 	const char *start = ps->mem, *next;
 	struct memo_ahead *ring = ps->memo_ahead, *a = NULL, *b;
 	struct memo_key key;
-	const struct memo_text *t;
 	size_t k, d;
 	uint32_t id;
 	int hit, err;
@@ -1082,13 +1091,8 @@ static int memo_try(struct ps *ps)
 		return 0;
 	}
 	ps->memo_hits++;
-	t = &ps->memo_texts[id];
-	if (HS_GROW(ps->frames, (size_t)t->nr_frames + 1, ps->alloc_frames))
+	if (memo_take(ps, id))
 		return hs__ps_nomem(ps);
-	memcpy(ps->frames, ps->memo_frames + t->frames_off,
-	       t->nr_frames * sizeof(*ps->frames));
-	ps->nr_frames = t->nr_frames;
-	ps->memo_text = id;
 	ps->mem = a->stop;
 	ps->lr.lineno += a->lines;
 	ps->lr.last_had_newline = 1;
