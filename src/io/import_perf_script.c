@@ -976,9 +976,8 @@ static int memo_fast_try(struct ps *ps, int *hit)
 }
 
 /*
- * Give text @t, just remembered from the sample whose key memo_try() made
- * at @at (its frame lines [@at, @stop), @lines of them), its fast key
- * when the sample has one. Its @id goes in the fast index. 0 or -ENOMEM.
+ * Whether the sample whose key memo_try() made last (ps->memo_at) has
+ * the fast key memo_fast_scan() made, and it fits in MEMO_FAST_MAX.
  */
 static int memo_fast_fits(const struct ps *ps)
 {
@@ -988,6 +987,11 @@ static int memo_fast_fits(const struct ps *ps)
 		   MEMO_FAST_MAX;
 }
 
+/*
+ * Give text @t (@id), just remembered from that sample (its frame lines
+ * [memo_at, memo_stop), memo_lines of them), its fast key, which
+ * memo_fast_fits(); @id goes in the fast index. 0 or -ENOMEM.
+ */
 static int memo_fast_add(struct ps *ps, struct memo_text *t, uint32_t id)
 {
 	size_t raw = (size_t)(ps->memo_stop - ps->memo_fast_raw);
