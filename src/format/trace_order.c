@@ -461,6 +461,22 @@ static int64_t stream_peek(struct hs__order *s, struct hs_trace_reader *r, size_
 	return low;
 }
 
+/*
+ * The buffers stream_peek() and defer_decode() read a chunk into, and
+ * the decoder's address histories, given back: a peek is rare (a thread
+ * idle for long), and what it held (python3's exit: 3.5 MB, the chunk's
+ * records rebuilt and its histories) stayed in the reading thread's
+ * arena beside the stage at the stream's highest point.
+ */
+static void peek_release(struct hs__order *s)
+{
+	hs_free(s->peek_stored);
+	hs_free(s->peek_raw);
+	s->peek_stored = s->peek_raw = NULL;
+	s->alloc_peek_stored = s->alloc_peek_raw = 0;
+	hs_chunk_unpack_release(&s->peek_unpack);
+}
+
 /* Hand over the staged events older than @low (the reading thread). */
 static int order_below(struct hs__order *s, int64_t low)
 {
@@ -688,6 +704,7 @@ static int defer_take_below(struct hs__order *s, struct hs_trace_reader *r, int6
 		hs_free(s->redo);
 		s->redo = NULL;
 		s->alloc_redo = 0;
+		peek_release(s);
 	}
 	return err;
 }
@@ -766,6 +783,8 @@ int hs__order_chunk(struct hs__order *s, struct hs_trace_reader *r, uint64_t off
 			break;
 		s->idx_peeked[at] = 1;
 		v = stream_peek(s, r, at);
+		if (!s->ndef)
+			peek_release(s);
 		if (v != INT64_MIN)
 			stream_set_first(s, at, v);
 	}
@@ -1115,9 +1134,7 @@ out:
 	hs_free(s.idx_first);
 	hs_free(s.idx_peeked);
 	hs_free(s.idx_tree);
-	hs_free(s.peek_stored);
-	hs_free(s.peek_raw);
-	hs_chunk_unpack_release(&s.peek_unpack);
+	peek_release(&s);
 	hs_tie_work_release(&s.ties);
 	pthread_cond_destroy(&s.cv);
 	pthread_mutex_destroy(&s.mu);
