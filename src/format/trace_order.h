@@ -124,7 +124,9 @@ struct batch {
  * The STAGE_BUFS buffers of STREAM_FLOOR events or more hold about what
  * STREAM_IN_FLIGHT lets the caller's side have, so the reading side
  * seldom waits for one (six of them made `stats` of that loop 7 MB
- * larger than with copies, four as large). A stage that must grow past
+ * larger than with copies, four as large; three, 2-3 MB less than four
+ * on that loop and on python3, whose caller's side is the slower one
+ * and kept all four full). A stage that must grow past
  * STAGE_LEND_MAX (threads whose events come out of order) waits for
  * every batch to come back, keeps only its current buffer, and batches
  * are copies from then on (@lend_off), as the earlier memory bound
@@ -133,7 +135,7 @@ struct batch {
  * buffer, whose events move (to its front, or as it grows) only once it
  * is back (hs__order_room()).
  */
-#define STAGE_BUFS 4
+#define STAGE_BUFS 3
 #define STAGE_LEND_MAX (4 * STREAM_FLOOR)
 struct stage_buf {
 	struct hs_trace_event *ev;
