@@ -16,11 +16,11 @@
 /*
  * Hand the oldest @n staged events, at most BATCH_EVENTS (and the rest
  * of their tick), over as a batch (the reading thread): lent, or a copy
- * in the next slot's buffer (@lend_off).
+ * in the next slot's buffer (@lend_off), unless it is a large tick's.
  */
 int hs__order_publish(struct hs__order *s, size_t n)
 {
-	struct hs_trace_event *ev = s->stage + s->st_head, *old = NULL;
+	struct hs_trace_event *ev = s->stage + s->st_head;
 	size_t avail = s->st_end - s->st_head;
 	struct batch *b;
 	int stop;
@@ -39,21 +39,12 @@ int hs__order_publish(struct hs__order *s, size_t n)
 	       !s->stop)
 		pthread_cond_wait(&s->cv, &s->mu);
 	stop = s->stop;
-	/* (the slot is free: the caller's side is done with it) */
-	b = &s->b[s->head % NR_BATCHES];
-	if (s->lend_off && n > b->alloc && s->spare_alloc >= n) {
-		old = b->own;
-		b->own = s->spare;
-		b->alloc = s->spare_alloc;
-		s->spare = NULL;
-		s->spare_alloc = 0;
-		s->spares++;
-	}
 	pthread_mutex_unlock(&s->mu);
-	hs_free(old);
 	if (stop)
 		return -ECANCELED;
-	if (s->lend_off) {
+	/* (the slot is free: the caller's side is done with it) */
+	b = &s->b[s->head % NR_BATCHES];
+	if (s->lend_off && n <= BATCH_KEEP) {
 		if (n > b->alloc &&
 		    HS_GROW(b->own, n > BATCH_EVENTS ? n : BATCH_EVENTS, b->alloc))
 			return -ENOMEM;
@@ -193,6 +184,10 @@ int hs__order_room(struct hs__order *s, size_t n)
 		s->in_flight_max = STREAM_COPY_IN_FLIGHT;
 		pthread_mutex_unlock(&s->mu);
 	}
+	/* (under @lend_off a large tick's batch points into the one buffer,
+	 * whose events move: it comes back first) */
+	if (s->lend_off && (err = stage_wait_back(s)))
+		return err;
 	i = s->lend_off ? s->stg_cur : stage_free_buf(s);
 	if (i == STAGE_BUFS)
 		return -ECANCELED;
@@ -461,6 +456,22 @@ static int64_t stream_peek(struct hs__order *s, struct hs_trace_reader *r, size_
 	return low;
 }
 
+/*
+ * The buffers stream_peek() and defer_decode() read a chunk into, and
+ * the decoder's address histories, given back: a peek is rare (a thread
+ * idle for long), and what it held (python3's exit: 3.5 MB, the chunk's
+ * records rebuilt and its histories) stayed in the reading thread's
+ * arena beside the stage at the stream's highest point.
+ */
+static void peek_release(struct hs__order *s)
+{
+	hs_free(s->peek_stored);
+	hs_free(s->peek_raw);
+	s->peek_stored = s->peek_raw = NULL;
+	s->alloc_peek_stored = s->alloc_peek_raw = 0;
+	hs_chunk_unpack_release(&s->peek_unpack);
+}
+
 /* Hand over the staged events older than @low (the reading thread). */
 static int order_below(struct hs__order *s, int64_t low)
 {
@@ -688,6 +699,7 @@ static int defer_take_below(struct hs__order *s, struct hs_trace_reader *r, int6
 		hs_free(s->redo);
 		s->redo = NULL;
 		s->alloc_redo = 0;
+		peek_release(s);
 	}
 	return err;
 }
@@ -766,6 +778,8 @@ int hs__order_chunk(struct hs__order *s, struct hs_trace_reader *r, uint64_t off
 			break;
 		s->idx_peeked[at] = 1;
 		v = stream_peek(s, r, at);
+		if (!s->ndef)
+			peek_release(s);
 		if (v != INT64_MIN)
 			stream_set_first(s, at, v);
 	}
@@ -1035,7 +1049,6 @@ static int stream(struct reading *rd, const struct hs_trace_sink *sink)
 	}
 	for (;;) {
 		struct hs_trace_event *drop;
-		size_t drop_alloc = 0;
 		struct batch *b;
 		int failed, copy_cap;
 
@@ -1060,18 +1073,10 @@ static int stream(struct reading *rd, const struct hs_trace_sink *sink)
 		drop = NULL;
 		if (b->alloc > BATCH_KEEP || copy_cap) {
 			drop = b->own;
-			drop_alloc = b->alloc;
 			b->own = NULL;
 			b->alloc = 0;
 		}
 		pthread_mutex_lock(&s.mu);
-		if (drop && drop_alloc > BATCH_KEEP && drop_alloc > s.spare_alloc) {
-			struct hs_trace_event *was = s.spare;
-
-			s.spare = drop;
-			s.spare_alloc = drop_alloc;
-			drop = was;
-		}
 		if (b->lent)
 			s.stg[b->lent - 1].lent--;
 		b->lent = 0;
@@ -1093,14 +1098,12 @@ static int stream(struct reading *rd, const struct hs_trace_sink *sink)
 	t->stream_deferred = s.deferred;
 	t->stream_lent = s.lent;
 	t->stream_copied = s.copied;
-	t->stream_spares = s.spares;
 	t->stream_run_max = s.run_max;
 	t->stream_copy_in_flight = s.copy_in_flight;
 out:
 	hs_trace_reader_close(&rd->r);
 	for (i = 0; i < NR_BATCHES; i++)
 		hs_free(s.b[i].own);
-	hs_free(s.spare);
 	/* (the stage is one of them) */
 	for (i = 0; i < STAGE_BUFS; i++)
 		hs_free(s.stg[i].ev);
@@ -1115,9 +1118,7 @@ out:
 	hs_free(s.idx_first);
 	hs_free(s.idx_peeked);
 	hs_free(s.idx_tree);
-	hs_free(s.peek_stored);
-	hs_free(s.peek_raw);
-	hs_chunk_unpack_release(&s.peek_unpack);
+	peek_release(&s);
 	hs_tie_work_release(&s.ties);
 	pthread_cond_destroy(&s.cv);
 	pthread_mutex_destroy(&s.mu);

@@ -64,8 +64,9 @@
  * python3's exit (a stage of 110k events, then 62 copied batches): 4 MB
  * less at `stats`' highest point */
 #define STREAM_COPY_IN_FLIGHT (16 * BATCH_EVENTS)
-/* a batch's buffer larger than this (a large tick's) is freed once the
- * caller's side is done with it */
+/* a batch of more than this (a large tick's) is lent from the stage even
+ * under @lend_off, not copied: python3's exit, whose ticks hold up to
+ * 180k events, had a copy of megabytes beside a stage as large */
 #define BATCH_KEEP (2 * BATCH_EVENTS)
 
 /*
@@ -123,13 +124,18 @@ struct batch {
  * The STAGE_BUFS buffers of STREAM_FLOOR events or more hold about what
  * STREAM_IN_FLIGHT lets the caller's side have, so the reading side
  * seldom waits for one (six of them made `stats` of that loop 7 MB
- * larger than with copies, four as large). A stage that must grow past
+ * larger than with copies, four as large; three, 2-3 MB less than four
+ * on that loop and on python3, whose caller's side is the slower one
+ * and kept all four full). A stage that must grow past
  * STAGE_LEND_MAX (threads whose events come out of order) waits for
  * every batch to come back, keeps only its current buffer, and batches
  * are copies from then on (@lend_off), as the earlier memory bound
- * wants, at most STREAM_COPY_IN_FLIGHT events of them in flight.
+ * wants, at most STREAM_COPY_IN_FLIGHT events of them in flight; a large
+ * tick's batch (more than BATCH_KEEP events) is still lent, from the one
+ * buffer, whose events move (to its front, or as it grows) only once it
+ * is back (hs__order_room()).
  */
-#define STAGE_BUFS 4
+#define STAGE_BUFS 3
 #define STAGE_LEND_MAX (4 * STREAM_FLOOR)
 struct stage_buf {
 	struct hs_trace_event *ev;
@@ -149,17 +155,6 @@ struct hs__order {
 	struct batch b[NR_BATCHES];
 	size_t head, tail;
 	size_t in_flight; /* events in the batches handed over */
-	/*
-	 * A large tick's batch buffer (more than BATCH_KEEP events) the
-	 * caller's side is done with, kept for the next large tick's copy
-	 * rather than freed: buffers of megabytes are mappings of their own
-	 * (hs_alloc_map_large()), and each new one is pages the kernel
-	 * clears again (a 2-thread 10M-event loop: 122 ticks' batches, 534
-	 * MB of fresh pages, 0.3 s of system time). The larger one is kept.
-	 */
-	struct hs_trace_event *spare;
-	size_t spare_alloc;
-	size_t spares; /* batches that took it (for tests) */
 	int done, stop;
 	/* the reorder window (the reading thread) */
 	struct hs_trace_event *stage; /* waiting events, in order: [st_head, st_end) */

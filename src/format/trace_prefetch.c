@@ -23,7 +23,12 @@
  * busy, and each slot holds up to HS_CHUNK_EVENTS_MAX decoded events
  */
 #define PREFETCH_DECODE_THREADS 3
-/* chunks in flight per worker: one it works on, one waiting */
+/*
+ * chunks in flight per worker that decodes: one it works on, one waiting.
+ * Workers that only decompress need one each and the reader's: a chunk
+ * decompresses in a fraction of the time the reader takes over it, and
+ * each slot keeps a chunk's stored and raw bytes (a megabyte and more)
+ */
 #define PREFETCH_SLOTS_PER_THREAD 2
 /* the first room for a chunk's raw bytes: this many times its stored ones */
 #define INFLATE_FIRST_RATIO 8
@@ -502,7 +507,8 @@ struct hs__prefetch *hs__prefetch_new(int fd, const uint8_t *mem, uint64_t size,
 	pf->skip = skip;
 	pf->nr_skip = nr_skip;
 	pf->decode = decode;
-	pf->nr_slots = (size_t)threads * PREFETCH_SLOTS_PER_THREAD;
+	pf->nr_slots =
+	    decode ? (size_t)threads * PREFETCH_SLOTS_PER_THREAD : threads + 1u;
 	pf->slot = hs_calloc(pf->nr_slots, sizeof(*pf->slot));
 	pf->th = hs_calloc(threads, sizeof(*pf->th));
 	if (!pf->slot || !pf->th) {

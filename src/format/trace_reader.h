@@ -311,9 +311,6 @@ struct hs_trace {
 	 * after a stage too large to lend from (at most
 	 * STREAM_COPY_IN_FLIGHT, unless one tick has more; 0: no such stage) */
 	size_t stream_copy_in_flight;
-	/* hs_trace_stream(): copies of a large tick made in the buffer a
-	 * batch before had (trace_order.h's spare), not a new one */
-	size_t stream_spares;
 	/* hs_trace_stream(): the most events of one thread's run of late
 	 * events merged at once (at most 2 * STREAM_WINDOW without the
 	 * footer's index: trace_order.h's run_cap) */
