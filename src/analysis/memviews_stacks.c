@@ -433,16 +433,35 @@ static int frame_kind(struct builder *b, uint32_t frame, unsigned *kind, size_t 
 /*
  * Is the allocation at node @idx a known exit-time allocation: does one of
  * its allocating frames (the file's header comment) match? 0, 1 or an error.
+ * Once the allocating module is known, the rest of the walk depends only
+ * on the node it has come to and that module: each node it went through
+ * keeps the answer (b->node_cont), and a later walk that comes to one of
+ * them in the same module stops there with it, so that the nodes of a
+ * deep stack in one module (an interpreter's) are walked once, not once
+ * per allocating node below them.
  */
 static int exit_time_walk(struct builder *b, uint32_t idx)
 {
 	const char *mod = NULL;
-	size_t mod_len = 0, len_here;
-	uint32_t first;
+	size_t mod_len = 0, len_here, nr_path = 0, i;
+	uint32_t first, mod_frame = HS_NO_FRAME;
 	unsigned len, k, kind;
-	int err;
+	int err, r = 0;
 
 	while (idx != HS_TRACE_NONE && idx != HS_TRACE_MISSING) {
+		if (mod) {
+			/* the walk goes on from here as from any walk that
+			 * came to this node in the same module: its answer */
+			uint32_t c = b->node_cont[idx];
+
+			if (c != HS_NO_FRAME && b->frame_mod[c >> 1] == mod_len &&
+			    !memcmp(hs_source_frame_name(b->out, c >> 1), mod, mod_len)) {
+				r = (int)(c & 1);
+				break;
+			}
+			if (nr_path < HS_DEPTH_LIMIT + 4)
+				b->path[nr_path++] = idx;
+		}
 		err = node_chain(b, idx, &first, &len);
 		for (k = len; !err && k-- > 0;) {
 			uint32_t f = b->chain_frame[first + k];
@@ -455,21 +474,28 @@ static int exit_time_walk(struct builder *b, uint32_t idx)
 					continue; /* the allocator's own */
 				mod = hs_source_frame_name(b->out, f);
 				mod_len = len_here;
+				mod_frame = f;
 				if (mod_len == SIZE_MAX)
 					return 0;
 			} else if (len_here != mod_len ||
 				   memcmp(hs_source_frame_name(b->out, f), mod,
 					  mod_len)) {
-				return 0; /* called from another module */
+				r = 0; /* called from another module */
+				goto out;
 			}
-			if (kind & FK_EXIT)
-				return 1;
+			if (kind & FK_EXIT) {
+				r = 1;
+				goto out;
+			}
 		}
 		if (err)
 			return err;
 		idx = b->t->node_parent[idx];
 	}
-	return 0;
+out:
+	for (i = 0; i < nr_path && mod_frame < UINT32_MAX / 2; i++)
+		b->node_cont[b->path[i]] = mod_frame << 1 | (uint32_t)r;
+	return r;
 }
 
 /* exit_time_walk() once per node: keys of several threads share nodes. */
@@ -479,6 +505,15 @@ static int exit_time(struct builder *b, uint32_t idx)
 
 	if (!b->node_exit && !(b->node_exit = hs_calloc(b->t->nr_nodes + 1, 1)))
 		return -ENOMEM;
+	if (!b->node_cont) {
+		size_t i;
+
+		b->node_cont = hs_malloc((b->t->nr_nodes + 1) * sizeof(*b->node_cont));
+		if (!b->node_cont)
+			return -ENOMEM;
+		for (i = 0; i <= b->t->nr_nodes; i++)
+			b->node_cont[i] = HS_NO_FRAME;
+	}
 	if (b->node_exit[idx])
 		return b->node_exit[idx] - 1;
 	r = exit_time_walk(b, idx);
@@ -678,6 +713,7 @@ void builder_release(struct builder *b)
 	hs_free(b->frame_kind);
 	hs_free(b->frame_mod);
 	hs_free(b->node_exit);
+	hs_free(b->node_cont);
 	hs_strtab_release(&b->outofline);
 	hs_buf_release(&b->name);
 	hs_free(b->node_first);
