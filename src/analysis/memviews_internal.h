@@ -62,6 +62,12 @@ struct builder {
 	size_t alloc_kind;
 	/* node -> is its allocation an exit-time one: 0 not known, 1 no, 2 yes */
 	uint8_t *node_exit;
+	/*
+	 * node -> the answer of a walk that came to it from below with its
+	 * module known: frame << 1 | answer, the frame one of that module
+	 * (HS_NO_FRAME: none yet)
+	 */
+	uint32_t *node_cont;
 	uint32_t exit_frame; /* HS_EXIT_TIME_FRAME */
 	/*
 	 * "module!function" of every out-of-line frame of the symbol

@@ -5,7 +5,8 @@
  * node's frames, the pseudo-frames for Process, Thread, the exit-time
  * allocations, LargeAlloc and size classes, the allocation function),
  * and the heap views' default FoldPats with the trace's allocation
- * wrappers (heap_fold()), which a builder over every node computes.
+ * wrappers (heap_fold()), found over the paths of every node by a builder
+ * that interns their frames alone.
  *
  * Ownership: the builder owns its caches and borrows the trace, the
  * options and the output source; memviews_internal.h lists what the view
@@ -432,16 +433,35 @@ static int frame_kind(struct builder *b, uint32_t frame, unsigned *kind, size_t 
 /*
  * Is the allocation at node @idx a known exit-time allocation: does one of
  * its allocating frames (the file's header comment) match? 0, 1 or an error.
+ * Once the allocating module is known, the rest of the walk depends only
+ * on the node it has come to and that module: each node it went through
+ * keeps the answer (b->node_cont), and a later walk that comes to one of
+ * them in the same module stops there with it, so that the nodes of a
+ * deep stack in one module (an interpreter's) are walked once, not once
+ * per allocating node below them.
  */
 static int exit_time_walk(struct builder *b, uint32_t idx)
 {
 	const char *mod = NULL;
-	size_t mod_len = 0, len_here;
-	uint32_t first;
+	size_t mod_len = 0, len_here, nr_path = 0, i;
+	uint32_t first, mod_frame = HS_NO_FRAME;
 	unsigned len, k, kind;
-	int err;
+	int err, r = 0;
 
 	while (idx != HS_TRACE_NONE && idx != HS_TRACE_MISSING) {
+		if (mod) {
+			/* the walk goes on from here as from any walk that
+			 * came to this node in the same module: its answer */
+			uint32_t c = b->node_cont[idx];
+
+			if (c != HS_NO_FRAME && b->frame_mod[c >> 1] == mod_len &&
+			    !memcmp(hs_source_frame_name(b->out, c >> 1), mod, mod_len)) {
+				r = (int)(c & 1);
+				break;
+			}
+			if (nr_path < HS_DEPTH_LIMIT + 4)
+				b->path[nr_path++] = idx;
+		}
 		err = node_chain(b, idx, &first, &len);
 		for (k = len; !err && k-- > 0;) {
 			uint32_t f = b->chain_frame[first + k];
@@ -454,21 +474,28 @@ static int exit_time_walk(struct builder *b, uint32_t idx)
 					continue; /* the allocator's own */
 				mod = hs_source_frame_name(b->out, f);
 				mod_len = len_here;
+				mod_frame = f;
 				if (mod_len == SIZE_MAX)
 					return 0;
 			} else if (len_here != mod_len ||
 				   memcmp(hs_source_frame_name(b->out, f), mod,
 					  mod_len)) {
-				return 0; /* called from another module */
+				r = 0; /* called from another module */
+				goto out;
 			}
-			if (kind & FK_EXIT)
-				return 1;
+			if (kind & FK_EXIT) {
+				r = 1;
+				goto out;
+			}
 		}
 		if (err)
 			return err;
 		idx = b->t->node_parent[idx];
 	}
-	return 0;
+out:
+	for (i = 0; i < nr_path && mod_frame < UINT32_MAX / 2; i++)
+		b->node_cont[b->path[i]] = mod_frame << 1 | (uint32_t)r;
+	return r;
 }
 
 /* exit_time_walk() once per node: keys of several threads share nodes. */
@@ -478,6 +505,15 @@ static int exit_time(struct builder *b, uint32_t idx)
 
 	if (!b->node_exit && !(b->node_exit = hs_calloc(b->t->nr_nodes + 1, 1)))
 		return -ENOMEM;
+	if (!b->node_cont) {
+		size_t i;
+
+		b->node_cont = hs_malloc((b->t->nr_nodes + 1) * sizeof(*b->node_cont));
+		if (!b->node_cont)
+			return -ENOMEM;
+		for (i = 0; i <= b->t->nr_nodes; i++)
+			b->node_cont[i] = HS_NO_FRAME;
+	}
 	if (b->node_exit[idx])
 		return b->node_exit[idx] - 1;
 	r = exit_time_walk(b, idx);
@@ -677,6 +713,7 @@ void builder_release(struct builder *b)
 	hs_free(b->frame_kind);
 	hs_free(b->frame_mod);
 	hs_free(b->node_exit);
+	hs_free(b->node_cont);
 	hs_strtab_release(&b->outofline);
 	hs_buf_release(&b->name);
 	hs_free(b->node_first);
@@ -692,22 +729,75 @@ void builder_release(struct builder *b)
 }
 
 /*
+ * heap_fold()'s walk of the path of node @node up to the process, as
+ * base_stack() walks it under the process's stack (root 0), the calls
+ * between its frames handed to @g instead of interned as stacks: the
+ * same frames in the same order, and so the same calls. @frame_of is
+ * the memo base_stack() keeps as stacks: node -> the frame its path
+ * ends in (HS_NO_FRAME: not walked yet); a path of more than
+ * HS_DEPTH_LIMIT + 1 nodes none of which was walked hangs under the
+ * process, as there. The frame @node's path ends in goes in *@last.
+ */
+static int fold_path(struct builder *b, uint32_t *frame_of, struct hs_wrappers_graph *g,
+		     uint32_t node, uint32_t *last)
+{
+	uint32_t f, first;
+	size_t n = 0, i;
+	unsigned len, k;
+	int err = 0, found;
+
+	for (;;) {
+		found = frame_of[node] != HS_NO_FRAME;
+		if (found || n > HS_DEPTH_LIMIT + 1)
+			break;
+		b->path[n++] = node;
+		node = b->t->node_parent[node];
+		if (node == HS_TRACE_MISSING) {
+			b->path[n++] = HS_TRACE_NONE; /* BROKEN */
+			break;
+		}
+		if (node == HS_TRACE_NONE)
+			break;
+	}
+	f = found ? frame_of[node] : b->out->stack_frame[b->process_stack];
+	for (i = n; !err && i-- > 0;) {
+		if (b->path[i] == HS_TRACE_NONE) {
+			err = hs_wrappers_graph_call(g, f, b->broken_frame);
+			f = b->broken_frame;
+			continue;
+		}
+		err = node_chain(b, b->path[i], &first, &len);
+		for (k = 0; !err && k < len; k++) {
+			err = hs_wrappers_graph_call(g, f, b->chain_frame[first + k]);
+			f = b->chain_frame[first + k];
+		}
+		frame_of[b->path[i]] = f;
+	}
+	*last = f;
+	return err;
+}
+
+/*
  * The heap views' default FoldPats: the heap preset, then the trace's
  * allocation wrappers (analysis/wrappers.h) unless @o->keep_wrappers.
- * The wrappers are found over every stack of the trace, whatever the view
- * keeps: each leaf of the stack tree, under the process, with an
- * allocation function below it (the event's own function is not known
- * here; any of them is one). Returns 0 or -ENOMEM.
+ * The wrappers are found over every path of the trace's stack tree,
+ * whatever the view keeps: from the process to each leaf of the tree,
+ * with an allocation function below it (the event's own function is not
+ * known here; any of them is one). The calls along the paths go to the
+ * wrappers' graph as they are walked (fold_path()): the frames are
+ * interned, the paths are not. Returns 0 or -ENOMEM.
  */
 int heap_fold(const struct hs_trace *t, const struct hs_memview_opts *o, char **fold)
 {
 	struct hs_memview_opts all = *o;
 	struct hs_diag diag = HS_DIAG_INIT(NULL);
-	struct hs_stack_source graph;
+	struct hs_wrappers_graph g = HS_WRAPPERS_GRAPH_INIT;
+	struct hs_stack_source frames;
 	struct builder b;
 	uint8_t *has_child = NULL;
+	uint32_t *frame_of = NULL;
 	char *wrappers = NULL;
-	uint32_t alloc, s;
+	uint32_t alloc, f;
 	size_t i, n;
 	int err;
 
@@ -715,27 +805,35 @@ int heap_fold(const struct hs_trace *t, const struct hs_memview_opts *o, char **
 	if (o->keep_wrappers || !t->nr_nodes)
 		return (*fold = hs_strdup(HS_PRESET_HEAP_FOLD)) ? 0 : -ENOMEM;
 	all.kind = HS_MEM_ALLOC;
-	hs_source_init(&graph);
-	err = builder_init(&b, t, &all, &graph);
-	if (!err && !(has_child = hs_calloc(t->nr_nodes, 1)))
+	hs_source_init(&frames);
+	err = builder_init(&b, t, &all, &frames);
+	if (!err && (!(has_child = hs_calloc(t->nr_nodes, 1)) ||
+		     !(frame_of = hs_malloc(t->nr_nodes * sizeof(*frame_of)))))
 		err = -ENOMEM;
-	for (i = 0; !err && i < t->nr_nodes; i++)
+	for (i = 0; !err && i < t->nr_nodes; i++) {
+		frame_of[i] = HS_NO_FRAME;
 		if (t->node_parent[i] < t->nr_nodes)
 			has_child[t->node_parent[i]] = 1;
+	}
 	if (!err)
 		err = intern(&b, "?!malloc", 8, &alloc);
 	for (i = 0; !err && i < t->nr_nodes; i++) {
 		if (has_child[i])
 			continue;
-		err = base_stack(&b, 0, b.process_stack, (uint32_t)i, &s);
+		err = fold_path(&b, frame_of, &g, (uint32_t)i, &f);
 		if (!err)
-			err = hs_source_intern_stack(&graph, alloc, s, &s);
+			err = hs_wrappers_graph_call(&g, f, alloc);
+		if (!err)
+			err = hs_wrappers_graph_leaf(&g, alloc);
 	}
 	if (!err)
-		err = hs_wrappers_find(&graph, HS_PRESET_HEAP_FOLD, &wrappers, &diag);
+		err = hs_wrappers_graph_find(&g, &frames.frames, HS_PRESET_HEAP_FOLD,
+					     &wrappers, &diag);
+	hs_wrappers_graph_release(&g);
 	builder_release(&b);
-	hs_source_release(&graph);
+	hs_source_release(&frames);
 	hs_free(has_child);
+	hs_free(frame_of);
 	if (err)
 		return err == -ENOMEM ? -ENOMEM : 0;
 	n = strlen(HS_PRESET_HEAP_FOLD) + (wrappers ? 1 + strlen(wrappers) : 0) + 1;

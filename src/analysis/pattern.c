@@ -14,6 +14,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <pcre2.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,6 +28,7 @@
 struct hs_pattern {
 	char *text;	     /* as written, NUL-terminated */
 	pcre2_code *code[2]; /* UTF mode; byte mode (NULL if it failed) */
+	int jit;	     /* code[0] was compiled by the JIT */
 	pcre2_match_data *md[2];
 	pcre2_match_context *mctx;
 };
@@ -177,7 +179,7 @@ static int compile_regex(struct hs_pattern *p, const char *regex, size_t rlen,
 	if (!p->code[1] && code == PCRE2_ERROR_HEAP_FAILED)
 		goto out;
 	/* JIT is an optimisation: without it the interpreter does the work */
-	pcre2_jit_compile(p->code[0], PCRE2_JIT_COMPLETE);
+	p->jit = pcre2_jit_compile(p->code[0], PCRE2_JIT_COMPLETE) == 0;
 	p->md[0] = pcre2_match_data_create_from_pattern(p->code[0], gctx);
 	if (p->code[1]) {
 		pcre2_jit_compile(p->code[1], PCRE2_JIT_COMPLETE);
@@ -248,13 +250,41 @@ int hs_pattern_compile_regex(const char *re, size_t len, struct hs_pattern **out
 	return compile(re, len, 1, out, diag);
 }
 
-int hs_pattern_match(struct hs_pattern *p, const char *s, size_t len, struct hs_match *m)
+/* Are the @len bytes at @s all ASCII (and so valid UTF-8)? */
+static int all_ascii(const char *s, size_t len)
+{
+	uint64_t w, any = 0;
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, s + i, 8);
+		any |= w;
+	}
+	for (; i < len; i++)
+		any |= (unsigned char)s[i];
+	return !(any & UINT64_C(0x8080808080808080));
+}
+
+/*
+ * hs_pattern_match() knowing whether @s is @ascii: ASCII is valid UTF-8,
+ * so PCRE2 need not check it again for every pattern of a list (its check
+ * costs more than a JIT-compiled match of a frame name), and the JIT's
+ * code runs directly (pcre2_match() would call it after its checks). Any
+ * other text goes through pcre2_match() and its UTF check as before.
+ */
+static int match_known(struct hs_pattern *p, const char *s, size_t len, int ascii,
+		       struct hs_match *m)
 {
 	PCRE2_SIZE *ov;
 	int rc, mode = 0;
 	unsigned i;
 
-	rc = pcre2_match(p->code[0], (PCRE2_SPTR)s, len, 0, 0, p->md[0], p->mctx);
+	if (ascii && p->jit)
+		rc = pcre2_jit_match(p->code[0], (PCRE2_SPTR)s, len, 0, 0, p->md[0],
+				     p->mctx);
+	else
+		rc = pcre2_match(p->code[0], (PCRE2_SPTR)s, len, 0,
+				 ascii ? PCRE2_NO_UTF_CHECK : 0, p->md[0], p->mctx);
 	if (rc <= PCRE2_ERROR_UTF8_ERR1 && rc >= PCRE2_ERROR_UTF8_ERR21) {
 		/* not UTF-8: match the bytes */
 		if (!p->code[1])
@@ -283,6 +313,11 @@ int hs_pattern_match(struct hs_pattern *p, const char *s, size_t len, struct hs_
 		}
 	}
 	return 1;
+}
+
+int hs_pattern_match(struct hs_pattern *p, const char *s, size_t len, struct hs_match *m)
+{
+	return match_known(p, s, len, all_ascii(s, len), m);
 }
 
 void hs_pattern_match_error(struct hs_diag *diag, const char *what,
@@ -381,9 +416,10 @@ int hs_patlist_match_any(const struct hs_patlist *l, const char *s, size_t len,
 			 size_t *which)
 {
 	size_t i;
+	int ascii = l->nr ? all_ascii(s, len) : 0;
 
 	for (i = 0; i < l->nr; i++) {
-		int rc = hs_pattern_match(l->pat[i], s, len, NULL);
+		int rc = match_known(l->pat[i], s, len, ascii, NULL);
 
 		if (rc) {
 			*which = i;
@@ -397,9 +433,10 @@ int hs_patlist_match_set(const struct hs_patlist *l, const char *s, size_t len,
 			 uint64_t *bits, size_t *bad)
 {
 	size_t i;
+	int ascii = l->nr ? all_ascii(s, len) : 0;
 
 	for (i = 0; i < l->nr; i++) {
-		int rc = hs_pattern_match(l->pat[i], s, len, NULL);
+		int rc = match_known(l->pat[i], s, len, ascii, NULL);
 
 		if (rc < 0) {
 			*bad = i;

@@ -205,10 +205,78 @@ int hs_heap_totals_pass_event_known(struct hs_heap_totals_pass *ts,
 }
 
 /*
+ * totals_unsampled()'s counters and the curve's last point, held in
+ * locals across a batch: the project builds with -fno-strict-aliasing,
+ * so through the pointers the compiler would load and store every
+ * counter at every event (any store may change them).
+ */
+struct acc {
+	uint64_t events, allocs, frees, reallocs, bytes_allocated, peak_heap;
+	uint64_t unmatched_frees, zero_blocks, live_blocks, live_bytes;
+	double reallocs_est, frees_est, peak_heap_est, live_est;
+	int64_t peak_ns;
+	size_t cn;	    /* the curve's points (0: none, or no curve) */
+	int64_t ctime;	    /* the last point's tick */
+	double cmax, clast; /* its highest and last values */
+};
+
+static inline void acc_load(struct acc *a, const struct hs_heap_totals_pass *ts)
+{
+	const struct hs_heap_totals *o = ts->out;
+	const struct hs_heap_curve *c = ts->curve;
+
+	a->events = o->events;
+	a->allocs = o->allocs;
+	a->frees = o->frees;
+	a->reallocs = o->reallocs;
+	a->bytes_allocated = o->bytes_allocated;
+	a->peak_heap = o->peak_heap;
+	a->unmatched_frees = o->unmatched_frees;
+	a->reallocs_est = o->reallocs_est;
+	a->frees_est = o->frees_est;
+	a->peak_heap_est = o->peak_heap_est;
+	a->peak_ns = o->peak_ns;
+	a->zero_blocks = ts->zero_blocks;
+	a->live_blocks = ts->live_blocks;
+	a->live_bytes = ts->live_bytes;
+	a->live_est = ts->live_est;
+	a->cn = c ? c->n : 0;
+	a->ctime = a->cn ? c->time[a->cn - 1] : 0;
+	a->cmax = a->cn ? c->max[a->cn - 1] : 0;
+	a->clast = a->cn ? c->last[a->cn - 1] : 0;
+}
+
+static inline void acc_store(const struct acc *a, struct hs_heap_totals_pass *ts)
+{
+	struct hs_heap_totals *o = ts->out;
+	struct hs_heap_curve *c = ts->curve;
+
+	o->events = a->events;
+	o->allocs = a->allocs;
+	o->frees = a->frees;
+	o->reallocs = a->reallocs;
+	o->bytes_allocated = a->bytes_allocated;
+	o->peak_heap = a->peak_heap;
+	o->unmatched_frees = a->unmatched_frees;
+	o->reallocs_est = a->reallocs_est;
+	o->frees_est = a->frees_est;
+	o->peak_heap_est = a->peak_heap_est;
+	o->peak_ns = a->peak_ns;
+	ts->zero_blocks = a->zero_blocks;
+	ts->live_blocks = a->live_blocks;
+	ts->live_bytes = a->live_bytes;
+	ts->live_est = a->live_est;
+	if (a->cn) {
+		c->max[a->cn - 1] = a->cmax;
+		c->last[a->cn - 1] = a->clast;
+	}
+}
+
+/*
  * totals_apply() of an unsampled trace's allocations and frees (the
- * weights all 1) in one loop, the live counts in locals; the other
- * events go through totals_apply(). The same operations in the same
- * order, so the same sums.
+ * weights all 1) in one loop, the counters and the curve's last point in
+ * locals (struct acc); the other events go through totals_apply(). The
+ * same operations in the same order, so the same sums.
  */
 static int totals_unsampled(struct hs_heap_totals_pass *ts,
 			    const struct hs_trace_event *ev, size_t n,
@@ -216,73 +284,77 @@ static int totals_unsampled(struct hs_heap_totals_pass *ts,
 {
 	struct hs_heap_totals *o = ts->out;
 	struct hs_heap_curve *curve = ts->curve;
-	uint64_t live_blocks = ts->live_blocks, live_bytes = ts->live_bytes;
-	double live_est = ts->live_est;
+	struct acc a;
 	size_t i;
 	int err = 0;
 
+	acc_load(&a, ts);
 	for (i = 0; i < n && !err; i++) {
 		const struct hs_trace_event *e = &ev[i];
 		unsigned k;
 
 		if (e->op == HS_OP_ALLOC) {
-			o->events++;
-			if (o->peak_ns < 0)
-				o->peak_ns = e->time;
-			o->allocs++;
-			o->bytes_allocated += e->size;
+			a.events++;
+			if (a.peak_ns < 0)
+				a.peak_ns = e->time;
+			a.allocs++;
+			a.bytes_allocated += e->size;
 			if (hs_tag_is_realloc(e->fn)) {
-				o->reallocs++;
-				o->reallocs_est += 1.0;
+				a.reallocs++;
+				a.reallocs_est += 1.0;
 			}
 			k = bit_length(e->size);
 			o->hist[k].count += 1.0;
 			o->hist[k].bytes += (double)e->size;
 			if (!e->addr)
-				ts->zero_blocks++;
+				a.zero_blocks++;
 			else if (!gone[i])
-				live_blocks++;
+				a.live_blocks++;
 			if (gone[i]) {
-				live_bytes -= gone_size[i];
-				live_est -= (double)gone_size[i];
+				a.live_bytes -= gone_size[i];
+				a.live_est -= (double)gone_size[i];
 			}
-			live_bytes += e->size;
-			live_est += (double)e->size;
-			if (live_bytes > o->peak_heap)
-				o->peak_heap = live_bytes;
-			if (live_est > o->peak_heap_est) {
-				o->peak_heap_est = live_est;
-				o->peak_ns = e->time;
+			a.live_bytes += e->size;
+			a.live_est += (double)e->size;
+			if (a.live_bytes > a.peak_heap)
+				a.peak_heap = a.live_bytes;
+			if (a.live_est > a.peak_heap_est) {
+				a.peak_heap_est = a.live_est;
+				a.peak_ns = e->time;
 			}
 		} else if (e->op == HS_OP_FREE) {
-			o->events++;
-			if (o->peak_ns < 0)
-				o->peak_ns = e->time;
-			o->frees++;
+			a.events++;
+			if (a.peak_ns < 0)
+				a.peak_ns = e->time;
+			a.frees++;
 			if (!gone[i]) {
-				o->unmatched_frees++;
+				a.unmatched_frees++;
 				continue;
 			}
-			live_blocks--;
-			live_bytes -= gone_size[i];
-			live_est -= (double)gone_size[i];
-			o->frees_est += 1.0;
+			a.live_blocks--;
+			a.live_bytes -= gone_size[i];
+			a.live_est -= (double)gone_size[i];
+			a.frees_est += 1.0;
 		} else {
-			ts->live_blocks = live_blocks;
-			ts->live_bytes = live_bytes;
-			ts->live_est = live_est;
+			acc_store(&a, ts);
 			err = totals_apply(ts, e, gone[i], gone[i] ? gone_size[i] : 0);
-			live_blocks = ts->live_blocks;
-			live_bytes = ts->live_bytes;
-			live_est = ts->live_est;
+			acc_load(&a, ts);
 			continue;
 		}
-		if (curve)
-			err = curve_add(curve, e->time, live_est);
+		if (!curve)
+			continue;
+		/* curve_add() with the last point in locals */
+		if (a.cn && a.ctime == e->time) {
+			if (a.live_est > a.cmax)
+				a.cmax = a.live_est;
+			a.clast = a.live_est;
+			continue;
+		}
+		acc_store(&a, ts);
+		err = curve_append(curve, e->time, a.live_est);
+		acc_load(&a, ts);
 	}
-	ts->live_blocks = live_blocks;
-	ts->live_bytes = live_bytes;
-	ts->live_est = live_est;
+	acc_store(&a, ts);
 	return err;
 }
 

@@ -93,6 +93,22 @@ static int listed(const char *path, char *const *paths, int nr)
 	return 0;
 }
 
+/*
+ * Whether the file at @path is a trace whose last END record says it did
+ * not end by exec: it has no images after it, and its END alone is read
+ * (hs_exec_successors_find() reads the whole stack tree of the file,
+ * every chunk of a trace whose chunks hold nodes). Not for standard input
+ * or anything but a regular file, which a peek would consume.
+ */
+static int ended_otherwise(const char *path)
+{
+	struct stat st;
+	unsigned reason;
+
+	return strcmp(path, "-") && !stat(path, &st) && S_ISREG(st.st_mode) &&
+	       hs_trace_peek_end(path, &reason) == 1 && reason != HS_END_EXEC;
+}
+
 int cli_exec_images_add(const char *cmd, char *const *paths, int nr, char ***out,
 			int *nr_out, char ***owned)
 {
@@ -109,6 +125,8 @@ int cli_exec_images_add(const char *cmd, char *const *paths, int nr, char ***out
 	for (i = 0; i < nr; i++) {
 		struct hs_exec_successors s = HS_EXEC_SUCCESSORS_INIT;
 
+		if (ended_otherwise(paths[i]))
+			continue;
 		if (hs_exec_successors_find(paths[i], &s))
 			goto oom;
 		for (k = 0; k < s.nr; k++) {

@@ -53,12 +53,14 @@ int hs__idindex_grow(struct hs_idindex *ix, size_t n)
 			return -ENOMEM;
 		cap *= 2;
 	}
-	slot = hs_calloc(cap, sizeof(*slot));
+	slot = hs_malloc(cap * sizeof(*slot));
 	if (!slot)
 		return -ENOMEM;
 	/* a big index is probed at random: fewer TLB misses in huge pages */
 	if (cap * sizeof(*slot) >= ((size_t)4 << 20))
 		hs_hint_huge(slot, cap * sizeof(*slot));
+	/* written zero before the rehash probes it (as hs__u64map_grow()) */
+	memset(slot, 0, cap * sizeof(*slot));
 	for (i = 0; i < ix->cap; i++)
 		if (ix->slot[i].id1) {
 			slot[free_slot(slot, cap - 1, ix->slot[i].fp)] = ix->slot[i];

@@ -42,9 +42,16 @@ int hs__u64map_grow(struct hs_u64map *m, size_t n)
 	}
 	if (cap == m->cap)
 		return 0;
-	g.slot = hs_calloc(cap, sizeof(*g.slot));
+	/*
+	 * Written zero before the rehash probes it: a block of a megabyte or
+	 * more is a fresh mapping, and a page first read maps the shared zero
+	 * page, whose write then costs a copy and a TLB flush on every CPU
+	 * the process's threads run on (calloc() leaves it unwritten).
+	 */
+	g.slot = hs_malloc(cap * sizeof(*g.slot));
 	if (!g.slot)
 		return -ENOMEM;
+	memset(g.slot, 0, cap * sizeof(*g.slot));
 	g.cap = cap;
 	for (i = 0; i < m->cap; i++)
 		if (m->slot[i].key) {

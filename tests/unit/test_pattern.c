@@ -232,6 +232,55 @@ static void lists(void **state)
 	hs_patlist_release(&l);
 }
 
+/*
+ * A list looks at a name's bytes once: an ASCII name, valid UTF-8 with
+ * letters of other scripts anywhere in it, and bytes that are not UTF-8
+ * anywhere in it get the answers that each pattern alone gives.
+ */
+static void lists_of_any_text(void **state)
+{
+	struct hs_patlist l = HS_PATLIST_INIT;
+	struct hs_diag d = HS_DIAG_INIT(NULL);
+	char name[32];
+	size_t i, which;
+	uint64_t bits[1];
+
+	(void)state;
+	assert_int_equal(hs_patlist_parse(&l, "zz;@^x.*!f$;caf%!", "IncPats", &d), 0);
+	/* not UTF-8 at byte i (in an 8-byte word or the rest): the bytes */
+	for (i = 1; i < 20; i++) {
+		memset(name, 'x', 20);
+		memcpy(name + 20, "!f", 3);
+		name[i] = '\xff';
+		assert_int_equal(hs_patlist_match_any(&l, name, 22, &which), 1);
+		assert_int_equal(which, 1);
+		bits[0] = 0;
+		assert_int_equal(hs_patlist_match_set(&l, name, 22, bits, &which), 0);
+		assert_int_equal(bits[0], 2);
+		assert_int_equal(hs_pattern_match(l.pat[1], name, 22, NULL), 1);
+	}
+	/* UTF-8 with a letter of another script at byte i: UTF mode */
+	for (i = 0; i < 16; i++) {
+		memset(name, 'y', i);
+		memcpy(name + i, "caf\xc3\xa9!f", 8);
+		assert_int_equal(hs_patlist_match_any(&l, name, i + 7, &which), 1);
+		assert_int_equal(which, 2);
+		bits[0] = 0;
+		assert_int_equal(hs_patlist_match_set(&l, name, i + 7, bits, &which), 0);
+		assert_int_equal(bits[0], 4);
+		assert_int_equal(hs_pattern_match(l.pat[2], name, i + 7, NULL), 1);
+	}
+	/* all ASCII, of every length around a word */
+	for (i = 1; i < 20; i++) {
+		memset(name, 'x', i);
+		memcpy(name + i, "!f", 3);
+		assert_int_equal(hs_patlist_match_any(&l, name, i + 2, &which), 1);
+		assert_int_equal(which, 1);
+		assert_int_equal(hs_patlist_match_any(&l, name, i + 1, &which), 0);
+	}
+	hs_patlist_release(&l);
+}
+
 static void list_errors(void **state)
 {
 	struct hs_patlist l = HS_PATLIST_INIT;
@@ -324,6 +373,7 @@ int main(void)
 		cmocka_unit_test(bad_patterns),
 		cmocka_unit_test(match_limit),
 		cmocka_unit_test(lists),
+		cmocka_unit_test(lists_of_any_text),
 		cmocka_unit_test(list_errors),
 		cmocka_unit_test(out_of_memory),
 		cmocka_unit_test(extend_default),

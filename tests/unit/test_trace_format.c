@@ -367,6 +367,13 @@ static void check_reference(const struct hs_trace *t)
 			    "/usr/bin/prog!0x100");
 	assert_string_equal(hs_trace_frame_name(t, frames[2], name, sizeof(name)),
 			    "/lib/libc.so.6!0x123");
+	/* cut as snprintf() cuts: in the path, in "!0x", in the digits */
+	assert_string_equal(hs_trace_frame_name(t, frames[0], name, 10), "/usr/bin/");
+	assert_string_equal(hs_trace_frame_name(t, frames[0], name, 16),
+			    "/usr/bin/prog!0");
+	assert_string_equal(hs_trace_frame_name(t, frames[2], name, 20),
+			    "/lib/libc.so.6!0x12");
+	assert_string_equal(hs_trace_frame_name(t, frames[2], name, 1), "");
 
 	assert_int_equal(hs_heap_totals(t, &s), 0);
 	assert_int_equal(s.allocs, 4);
