@@ -96,13 +96,12 @@
 /*
  * A batch is up to BATCH_EVENTS staged events (more only when one tick
  * has more): lent (below), or a copy in a buffer of its own, which it
- * keeps for the next batch of its slot: the staging buffer stays the
- * reading side's alone,
- * so it moves its waiting events to its front and grows in place, and
- * what the stream holds is the staged events and STREAM_IN_FLIGHT handed
- * over (a staging buffer that batches pointed into had to be left to
- * them while the waiting events moved to another: two to four times the
- * events that wait).
+ * keeps for the next batch of its slot. A copied batch leaves the
+ * staging buffer the reading side's alone, so it moves its waiting
+ * events to its front and grows in place, and what the stream holds is
+ * the staged events and STREAM_IN_FLIGHT handed over; a lent batch holds
+ * its stage buffer until it comes back (hs__order_room() waits for it
+ * before moving the events it points into).
  */
 struct batch {
 	struct hs_trace_event *ev; /* n events: in @own, or lent */

@@ -28,8 +28,9 @@
  * puts them in time order. The chunk-level functions are the ones the
  * reader itself calls; what they make is the same on either thread.
  *
- * Memory: a window of a few chunks per worker (PREFETCH_SLOTS_PER_THREAD)
- * is in flight, each with its own buffers, which grow as zstd produces
+ * Memory: a window of chunks is in flight: PREFETCH_SLOTS_PER_THREAD per
+ * worker when the workers also decode, one per worker and one more when
+ * they only decompress, each with its own buffers, which grow as zstd produces
  * bytes (hs__chunk_inflate()): never to a declared size the data does not
  * back, and never past HS_CHUNK_MAX; decoded events are at most
  * HS_CHUNK_EVENTS_MAX per chunk (the rest of a larger chunk is decoded by
