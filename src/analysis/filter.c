@@ -679,12 +679,20 @@ static void apply_release(struct apply *a)
 	hs_idindex_release(&a->merge_index);
 }
 
-/* The output's invariants: a model, and every input stack mapped into it */
+/*
+ * The output's invariants: every input stack mapped into it. Those of
+ * the output model itself (hs_source_check()) hold by construction: each
+ * of its stacks went through hs_source_append_stack(), which refuses a
+ * frame or a caller not there yet and sets the depth from the caller's,
+ * and it has no samples; checking them again was a pass over millions of
+ * stacks, 1-2% of a pattern Update (bench/README.md, updpool); the unit
+ * tests check them (test_filter).
+ */
 static void check_output(const struct hs_filtered *f)
 {
 	size_t i;
 
-	hs_source_check(&f->out);
+	HS_BUG_ON(f->out.nr_samples);
 	for (i = 0; !f->identity && i < f->in->nr_stacks; i++)
 		HS_BUG_ON(f->map[i] != HS_DROPPED && f->map[i] != HS_NO_STACK &&
 			  f->map[i] >= f->out.nr_stacks);

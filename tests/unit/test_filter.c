@@ -57,6 +57,8 @@ static void apply(const struct hs_stack_source *src, const char *group,
 	if (rc)
 		fprintf(stderr, "hs_filter_apply: %d %s\n", rc, d.msg);
 	assert_int_equal(rc, 0);
+	/* the output model's invariants, which the filter no longer checks */
+	hs_source_check(&f->out);
 }
 
 /* The sample's output stack after applying the patterns. */
@@ -870,6 +872,7 @@ static void check_numbering(const struct hs_filtered *f, int check_order)
 	struct hs_stack_source again;
 	uint32_t next = 0, id, i;
 
+	hs_source_check(out);
 	hs_source_init(&again);
 	for (i = 0; i < hs_source_nr_frames(out); i++) {
 		const char *nm = hs_source_frame_name(out, i);
