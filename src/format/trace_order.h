@@ -170,10 +170,11 @@ struct hs__order {
 	struct hs_trace_event *run; /* late events in order, until they merge */
 	size_t run_n, run_alloc;
 	/*
-	 * Without the footer's index (a cut-off trace) nothing else ends a
-	 * run of a thread whose time went back once: in a one-thread
-	 * program the rest of the trace would gather in it (`stats` of a
-	 * 10M-event loop cut short: 800 MB). A run that reaches @run_cap
+	 * Without an index (a cut-off trace whose index could not be
+	 * rebuilt: index_rebuild()) nothing else ends a run of a thread
+	 * whose time went back once: in a one-thread program the rest of
+	 * the trace would gather in it (`stats` of a 10M-event loop cut
+	 * short: 800 MB). A run that reaches @run_cap
 	 * events waits to merge, as at a thread's switch, and a new one goes
 	 * on; the merges are stable, so the order is the same. 0: no bound.
 	 */
@@ -210,7 +211,8 @@ struct hs__order {
 	 * The footer's chunk index, when the trace has one: EVENTS chunks'
 	 * offsets (increasing) and the lowest time each can hold (its first
 	 * ticks, or what stream_peek() found; idx_first[nidx] is INT64_MAX),
-	 * and a tree of the lowest of them (stream_lowest()). Events older
+	 * and a tree of the lowest of them (stream_lowest()); a cut-off
+	 * trace's, rebuilt from its chunks (index_rebuild()). Events older
 	 * than what the chunks still to come can hold go on; without an
 	 * index, all but the last STREAM_WINDOW.
 	 */
@@ -219,6 +221,7 @@ struct hs__order {
 	uint8_t *idx_peeked; /* stream_peek() read the chunk */
 	size_t *idx_tree;    /* 2 * idx_leaves: chunks, the lowest first */
 	size_t nidx, idx_leaves;
+	int idx_rebuilt;		 /* no footer: index_rebuild() made it */
 	uint8_t *peek_stored, *peek_raw; /* stream_peek()'s buffers */
 	size_t alloc_peek_stored, alloc_peek_raw;
 	struct hs_chunk_unpack peek_unpack;

@@ -315,6 +315,9 @@ struct hs_trace {
 	 * events merged at once (at most 2 * STREAM_WINDOW without the
 	 * footer's index: trace_order.h's run_cap) */
 	size_t stream_run_max;
+	/* hs_trace_stream(): the trace had no footer, and its chunk index
+	 * was rebuilt from its chunks (trace_order.c's index_rebuild()) */
+	int stream_index_rebuilt;
 };
 
 /*
