@@ -296,6 +296,24 @@ static int category_root(struct builder *b, uint32_t th, unsigned cat, int exit,
 	return 0;
 }
 
+/*
+ * One step of a climb from a node towards the root, for base_stack() and
+ * fold_path(): *@node goes onto b->path (its *@n-th entry), then *@node
+ * becomes its parent. Returns 0 where the climb ends: at the root
+ * (HS_TRACE_NONE), or at a parent that is missing, where a BROKEN entry
+ * (HS_TRACE_NONE) goes onto the path; 1 while it goes on.
+ */
+static int climb_up(struct builder *b, uint32_t *node, size_t *n)
+{
+	b->path[(*n)++] = *node;
+	*node = b->t->node_parent[*node];
+	if (*node == HS_TRACE_MISSING) {
+		b->path[(*n)++] = HS_TRACE_NONE; /* BROKEN */
+		return 0;
+	}
+	return *node != HS_TRACE_NONE;
+}
+
 /* The stack of node @node under root @root (without the allocation function). */
 static int base_stack(struct builder *b, uint32_t root, uint32_t root_stack,
 		      uint32_t node, uint32_t *stack)
@@ -313,15 +331,7 @@ static int base_stack(struct builder *b, uint32_t root, uint32_t root_stack,
 	/* climb until a node already known under this root, or the root */
 	for (;;) {
 		found = hs_u64map_get(&b->base, (uint64_t)root << 32 | node, &hit);
-		if (found || n > HS_DEPTH_LIMIT + 1)
-			break;
-		b->path[n++] = node;
-		node = b->t->node_parent[node];
-		if (node == HS_TRACE_MISSING) {
-			b->path[n++] = HS_TRACE_NONE; /* BROKEN */
-			break;
-		}
-		if (node == HS_TRACE_NONE)
+		if (found || n > HS_DEPTH_LIMIT + 1 || !climb_up(b, &node, &n))
 			break;
 	}
 	s = found ? (uint32_t)hit : root_stack;
@@ -748,15 +758,7 @@ static int fold_path(struct builder *b, uint32_t *frame_of, struct hs_wrappers_g
 
 	for (;;) {
 		found = frame_of[node] != HS_NO_FRAME;
-		if (found || n > HS_DEPTH_LIMIT + 1)
-			break;
-		b->path[n++] = node;
-		node = b->t->node_parent[node];
-		if (node == HS_TRACE_MISSING) {
-			b->path[n++] = HS_TRACE_NONE; /* BROKEN */
-			break;
-		}
-		if (node == HS_TRACE_NONE)
+		if (found || n > HS_DEPTH_LIMIT + 1 || !climb_up(b, &node, &n))
 			break;
 	}
 	f = found ? frame_of[node] : b->out->stack_frame[b->process_stack];
